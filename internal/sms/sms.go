@@ -1,0 +1,69 @@
+// Package sms sends text messages through Twilio's REST API and holds the small pieces
+// of Twilio's SMS protocol the rest of the server needs: signing and checking webhook
+// signatures, classifying send errors as permanent or transient, and counting the
+// segments a body costs.
+//
+// Twilio sends through twilio-go (rest/api/v2010 CreateMessage). LogSender stands in for
+// it on a developer's machine without credentials. Both have the same Text method, so the
+// packages that send texts declare a one-method interface and take either.
+//
+// The package never logs (except LogSender, whose whole job is to log) and never reads
+// the environment: everything arrives through Config.
+package sms
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+)
+
+// ErrInvalidMessage is returned, wrapped, when a Message is missing a field or has a
+// negative ValidityPeriod. It is a bug in the caller, not a property of the recipient,
+// so Permanent reports false for it.
+var ErrInvalidMessage = errors.New("sms: invalid message")
+
+// MaxValidityPeriod is the longest ValidityPeriod Twilio accepts (36,000 s); longer
+// periods are clamped to it.
+const MaxValidityPeriod = 10 * time.Hour
+
+// Message is one outbound text.
+type Message struct {
+	// From is the sender: a Twilio number in E.164 form, a short code or an
+	// alphanumeric sender id.
+	From string
+	// To is the recipient in E.164 form.
+	To string
+	// Body is the text itself.
+	Body string
+	// ValidityPeriod, when positive, tells Twilio to drop the message instead of
+	// delivering it if it is still queued after that long, so a stale offer is never
+	// delivered late. Zero means Twilio's default (10 h). It is sent in whole seconds:
+	// rounded up (so 1 ms means 1 s), and clamped to MaxValidityPeriod. A negative value
+	// is rejected with ErrInvalidMessage: the message is already stale.
+	ValidityPeriod time.Duration
+}
+
+// validate checks what Twilio would reject anyway, before spending a round trip.
+func (m Message) validate() error {
+	switch {
+	case m.From == "":
+		return fmt.Errorf("%w: from is empty", ErrInvalidMessage)
+	case m.To == "":
+		return fmt.Errorf("%w: to is empty", ErrInvalidMessage)
+	case m.Body == "":
+		return fmt.Errorf("%w: body is empty", ErrInvalidMessage)
+	case m.ValidityPeriod < 0:
+		return fmt.Errorf("%w: validity period %s is negative", ErrInvalidMessage, m.ValidityPeriod)
+	}
+	return nil
+}
+
+// validitySeconds converts a positive ValidityPeriod to the whole seconds Twilio takes
+// (1..36000). Rounding up keeps a sub-second period from becoming 0, which Twilio rejects.
+func validitySeconds(d time.Duration) int {
+	if d >= MaxValidityPeriod {
+		return int(MaxValidityPeriod / time.Second)
+	}
+	return max(1, int(math.Ceil(d.Seconds())))
+}

@@ -1,0 +1,181 @@
+package sms
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"github.com/twilio/twilio-go/client"
+	openapi "github.com/twilio/twilio-go/rest/api/v2010"
+
+	"github.com/slotrecovery/slotrecovery/internal/phone"
+)
+
+// DefaultTimeout bounds one call to Twilio when Config.Timeout is zero. It is twilio-go's
+// own default, which a custom HTTP client would otherwise lose.
+const DefaultTimeout = 10 * time.Second
+
+// Config configures a Twilio sender. Zero optional fields mean "use the default".
+type Config struct {
+	// AccountSID is the Twilio account SID (AC…). Required.
+	AccountSID string
+	// AuthToken is the account's auth token. Required.
+	AuthToken string
+	// APIURL optionally replaces https://api.twilio.com, for a proxy or a local fake
+	// (http://127.0.0.1:PORT). Its path, if any, is prefixed to Twilio's paths.
+	APIURL string
+	// Timeout bounds each call to Twilio, on top of the caller's context. Zero means
+	// DefaultTimeout.
+	Timeout time.Duration
+}
+
+// alphanumeric is what twilio-go accepts as basic-auth user and password; checking it
+// here turns a bad credential into a start-up error instead of a failed send.
+var alphanumeric = regexp.MustCompile(`^[A-Za-z0-9]+$`)
+
+// Twilio sends texts through Twilio's Messages API. It is safe for concurrent use.
+type Twilio struct {
+	sid, token   string
+	timeout      time.Duration
+	base         *url.URL          // nil: leave twilio-go's URL alone
+	transport    http.RoundTripper // shared, so connections are pooled across calls
+	edge, region string            // twilio-go's TWILIO_EDGE/TWILIO_REGION, read once by twilio-go
+}
+
+// NewTwilio checks cfg and returns a sender. It makes no network call.
+func NewTwilio(cfg Config) (*Twilio, error) {
+	if cfg.AccountSID == "" {
+		return nil, errors.New("new twilio sender: account sid is required")
+	}
+	if cfg.AuthToken == "" {
+		return nil, errors.New("new twilio sender: auth token is required")
+	}
+	if !alphanumeric.MatchString(cfg.AccountSID) {
+		return nil, errors.New("new twilio sender: account sid must be alphanumeric")
+	}
+	if !alphanumeric.MatchString(cfg.AuthToken) {
+		return nil, errors.New("new twilio sender: auth token must be alphanumeric")
+	}
+	if cfg.Timeout < 0 {
+		return nil, fmt.Errorf("new twilio sender: timeout %s is negative", cfg.Timeout)
+	}
+	var base *url.URL
+	if cfg.APIURL != "" {
+		u, err := url.Parse(cfg.APIURL)
+		if err != nil {
+			return nil, fmt.Errorf("new twilio sender: parse api url: %w", err)
+		}
+		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("new twilio sender: api url %q is not an absolute http(s) url", cfg.APIURL)
+		}
+		if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return nil, errors.New("new twilio sender: api url must not carry user info, a query or a fragment")
+		}
+		u.Path = strings.TrimSuffix(u.Path, "/")
+		u.RawPath = ""
+		base = u
+	}
+
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	// Offer waves send many texts at once; the default of 2 idle connections per host
+	// would make most of them dial (and handshake TLS) anew.
+	tr.MaxIdleConnsPerHost = 32
+
+	// NewRequestHandler is where twilio-go reads TWILIO_EDGE and TWILIO_REGION; keep
+	// what it found so per-call handlers behave exactly as the library would.
+	rh := client.NewRequestHandler(&client.Client{})
+	return &Twilio{
+		sid:       cfg.AccountSID,
+		token:     cfg.AuthToken,
+		timeout:   cmp.Or(cfg.Timeout, DefaultTimeout),
+		base:      base,
+		transport: tr,
+		edge:      rh.Edge,
+		region:    rh.Region,
+	}, nil
+}
+
+// Text sends m and returns Twilio's message SID. Twilio answers errors as *Error (use
+// errors.As, and Permanent to decide whether to give up on the recipient).
+//
+// twilio-go v1.31.0 has no context-aware call (it builds every request with
+// context.Background()), so each call gets its own twilio-go client whose RoundTripper
+// re-issues the request under ctx: cancelling ctx aborts the HTTP request itself, and no
+// goroutine is left waiting. A cancelled or expired ctx is reported as ctx's error,
+// wrapped. A timeout does not prove the text was not sent.
+func (t *Twilio) Text(ctx context.Context, m Message) (string, error) {
+	if err := m.validate(); err != nil {
+		return "", err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", fmt.Errorf("send sms to %s: %w", phone.Mask(m.To), err)
+	}
+
+	params := &openapi.CreateMessageParams{}
+	params.SetFrom(m.From)
+	params.SetTo(m.To)
+	params.SetBody(m.Body)
+	if m.ValidityPeriod > 0 {
+		params.SetValidityPeriod(validitySeconds(m.ValidityPeriod))
+	}
+
+	msg, err := t.api(ctx).CreateMessage(params)
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
+			err = fmt.Errorf("%w: %w", cerr, err)
+		}
+		return "", fmt.Errorf("send sms to %s: %w", phone.Mask(m.To), fromTwilio(err))
+	}
+	if msg.Sid == nil || *msg.Sid == "" {
+		return "", fmt.Errorf("send sms to %s: twilio answered without a message sid", phone.Mask(m.To))
+	}
+	return *msg.Sid, nil
+}
+
+// api builds a twilio-go service bound to ctx. Everything it allocates is small; the
+// connection pool lives in t.transport and is shared.
+func (t *Twilio) api(ctx context.Context) *openapi.ApiService {
+	c := &client.Client{
+		Credentials: client.NewCredentials(t.sid, t.token),
+		// A custom HTTPClient replaces twilio-go's default one, so restore both of its
+		// properties: a timeout and never following redirects.
+		HTTPClient: &http.Client{
+			Transport: &transport{ctx: ctx, base: t.base, next: t.transport},
+			Timeout:   t.timeout,
+			CheckRedirect: func(*http.Request, []*http.Request) error {
+				return http.ErrUseLastResponse
+			},
+		},
+	}
+	c.SetAccountSid(t.sid)
+	return openapi.NewApiService(&client.RequestHandler{Client: c, Edge: t.edge, Region: t.region})
+}
+
+// transport sends twilio-go's requests under the caller's context and, when base is
+// set, to base's scheme and host with base's path prefixed. It lives for one Text call
+// only, which is why it may hold a context (as http.Request does).
+type transport struct {
+	ctx  context.Context
+	base *url.URL
+	next http.RoundTripper
+}
+
+// RoundTrip implements http.RoundTripper. It clones the request, as RoundTrippers must
+// not modify theirs.
+func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
+	r := req.Clone(tr.ctx)
+	if tr.base != nil {
+		r.URL.Scheme = tr.base.Scheme
+		r.URL.Host = tr.base.Host
+		r.URL.Path = tr.base.Path + r.URL.Path
+		r.URL.RawPath = ""
+		r.Host = "" // the Host header follows the new URL
+	}
+	return tr.next.RoundTrip(r)
+}
