@@ -1,0 +1,134 @@
+package payments
+
+import (
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/stripe/stripe-go/v76/webhook"
+)
+
+// testEventAmount and testEventCurrency price the objects in TestEventPayload.
+const (
+	testEventAmount   = 2500
+	testEventCurrency = "usd"
+)
+
+// SignedTestPayload returns the Stripe-Signature header Stripe would send
+// for payload signed with secret at ts (now when ts is zero). It is for
+// tests and for simulating Stripe against a running server.
+func SignedTestPayload(payload []byte, secret string, ts time.Time) string {
+	return webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{
+		Payload:   payload,
+		Secret:    secret,
+		Timestamp: ts,
+	}).Header
+}
+
+// TestEventPayload returns the JSON body of a realistic test-mode Stripe
+// event (API version 2023-10-16) of type typ. For checkout.session.* types
+// data.object is a Checkout Session and for payment_intent.* types a
+// PaymentIntent; both carry metadata.booking_id, and the session also
+// client_reference_id, as CreateCheckout sets them. paymentStatus is the
+// session's payment_status ("paid", "unpaid"); an empty paymentIntentID
+// gives a session whose payment_intent is null. The amount is 2500 usd.
+func TestEventPayload(id, typ, bookingID, sessionID, paymentIntentID, paymentStatus string, created time.Time) []byte {
+	var object map[string]any
+	switch {
+	case strings.HasPrefix(typ, "payment_intent."):
+		object = testPaymentIntent(typ, bookingID, paymentIntentID, created)
+	default:
+		object = testSession(typ, bookingID, sessionID, paymentIntentID, paymentStatus, created)
+	}
+	event := map[string]any{
+		"id":               id,
+		"object":           "event",
+		"api_version":      "2023-10-16",
+		"created":          created.Unix(),
+		"data":             map[string]any{"object": object},
+		"livemode":         false,
+		"pending_webhooks": 1,
+		"request":          map[string]any{"id": nil, "idempotency_key": nil},
+		"type":             typ,
+	}
+	b, err := json.MarshalIndent(event, "", "  ")
+	if err != nil {
+		// Only maps, strings and numbers above: Marshal cannot fail.
+		panic("payments: marshal test event: " + err.Error())
+	}
+	return b
+}
+
+func testSession(typ, bookingID, sessionID, paymentIntentID, paymentStatus string, created time.Time) map[string]any {
+	status := SessionOpen
+	switch typ {
+	case EventCheckoutCompleted, EventCheckoutAsyncSucceeded, EventCheckoutAsyncFailed:
+		status = SessionComplete
+	case EventCheckoutExpired:
+		status = SessionExpired
+	}
+	var payURL any
+	if status == SessionOpen {
+		payURL = "https://checkout.stripe.com/c/pay/" + sessionID
+	}
+	var pi any
+	if paymentIntentID != "" {
+		pi = paymentIntentID
+	}
+	return map[string]any{
+		"id":                   sessionID,
+		"object":               "checkout.session",
+		"amount_subtotal":      testEventAmount,
+		"amount_total":         testEventAmount,
+		"cancel_url":           nil,
+		"client_reference_id":  bookingID,
+		"created":              created.Add(-10 * time.Minute).Unix(),
+		"currency":             testEventCurrency,
+		"customer":             nil,
+		"customer_details":     nil,
+		"expires_at":           created.Add(21 * time.Minute).Unix(),
+		"livemode":             false,
+		"metadata":             map[string]string{"booking_id": bookingID},
+		"mode":                 "payment",
+		"payment_intent":       pi,
+		"payment_method_types": []string{"card"},
+		"payment_status":       paymentStatus,
+		"status":               status,
+		"success_url":          "https://example.com/paid",
+		"url":                  payURL,
+	}
+}
+
+func testPaymentIntent(typ, bookingID, paymentIntentID string, created time.Time) map[string]any {
+	status := "processing"
+	var lastErr any
+	var received int64
+	switch typ {
+	case EventPaymentFailed:
+		status = "requires_payment_method"
+		lastErr = map[string]any{
+			"code":         "card_declined",
+			"decline_code": "generic_decline",
+			"message":      "Your card was declined.",
+			"type":         "card_error",
+		}
+	case "payment_intent.succeeded":
+		status = "succeeded"
+		received = testEventAmount
+	case "payment_intent.canceled":
+		status = "canceled"
+	}
+	return map[string]any{
+		"id":                   paymentIntentID,
+		"object":               "payment_intent",
+		"amount":               testEventAmount,
+		"amount_received":      received,
+		"created":              created.Add(-time.Minute).Unix(),
+		"currency":             testEventCurrency,
+		"last_payment_error":   lastErr,
+		"livemode":             false,
+		"metadata":             map[string]string{"booking_id": bookingID},
+		"payment_method_types": []string{"card"},
+		"status":               status,
+	}
+}

@@ -1,0 +1,215 @@
+package payments_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"github.com/stripe/stripe-go/v76/webhook"
+
+	"github.com/slotrecovery/slotrecovery/internal/payments"
+)
+
+const (
+	whsecOld = "whsec_test_old_secret"
+	whsecNew = "whsec_test_new_secret"
+)
+
+// sign signs payload the way Stripe does, with stripe-go's own helper.
+func sign(payload []byte, secret string, ts time.Time) string {
+	return webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{
+		Payload: payload, Secret: secret, Timestamp: ts,
+	}).Header
+}
+
+func TestParseEvent(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	created := now.Add(-time.Second).Truncate(time.Second)
+	completed := payments.TestEventPayload("evt_completed", payments.EventCheckoutCompleted,
+		"bk_1", "cs_test_1", "pi_test_1", payments.PaymentPaid, created)
+	failed := payments.TestEventPayload("evt_failed", payments.EventPaymentFailed,
+		"bk_2", "", "pi_test_2", "", created)
+	newerAPI := []byte(strings.Replace(string(completed), `"2023-10-16"`, `"2024-06-20"`, 1))
+	expandedPI := []byte(strings.Replace(string(completed), `"payment_intent": "pi_test_1"`,
+		`"payment_intent": {"id": "pi_test_1", "object": "payment_intent", "status": "succeeded"}`, 1))
+	refOnly := []byte(strings.Replace(string(completed), `"booking_id": "bk_1"`, `"note": "x"`, 1))
+	unknown := []byte(`{"id":"evt_unknown","object":"event","api_version":"2023-10-16","created":` +
+		strconv.FormatInt(created.Unix(), 10) + `,"data":{"object":{"id":"cus_1","object":"customer"}},"livemode":false,"type":"customer.created"}`)
+	require.NotEqual(t, string(completed), string(newerAPI))
+	require.NotEqual(t, string(completed), string(expandedPI))
+	require.NotEqual(t, string(completed), string(refOnly))
+
+	completedEvent := payments.Event{
+		ID:              "evt_completed",
+		Type:            payments.EventCheckoutCompleted,
+		Created:         created.UTC(),
+		APIVersion:      "2023-10-16",
+		BookingID:       "bk_1",
+		SessionID:       "cs_test_1",
+		PaymentIntentID: "pi_test_1",
+		SessionStatus:   payments.SessionComplete,
+		PaymentStatus:   payments.PaymentPaid,
+		AmountTotal:     2500,
+		Currency:        "usd",
+	}
+	withAPI := func(e payments.Event, v string) payments.Event { e.APIVersion = v; return e }
+
+	cases := map[string]struct {
+		payload []byte
+		header  string
+		secrets []string
+		want    payments.Event
+		wantErr error
+	}{
+		"good signature": {
+			payload: completed, header: sign(completed, whsecOld, now), secrets: []string{whsecOld},
+			want: completedEvent,
+		},
+		"second secret during rotation": {
+			payload: completed, header: sign(completed, whsecNew, now), secrets: []string{whsecOld, whsecNew},
+			want: completedEvent,
+		},
+		"empty secret skipped": {
+			payload: completed, header: sign(completed, whsecNew, now), secrets: []string{"", whsecNew},
+			want: completedEvent,
+		},
+		"newer api version accepted": {
+			payload: newerAPI, header: sign(newerAPI, whsecOld, now), secrets: []string{whsecOld},
+			want: withAPI(completedEvent, "2024-06-20"),
+		},
+		"expanded payment intent": {
+			payload: expandedPI, header: sign(expandedPI, whsecOld, now), secrets: []string{whsecOld},
+			want: completedEvent,
+		},
+		"booking from client_reference_id": {
+			payload: refOnly, header: sign(refOnly, whsecOld, now), secrets: []string{whsecOld},
+			want: completedEvent,
+		},
+		"payment intent event": {
+			payload: failed, header: sign(failed, whsecOld, now), secrets: []string{whsecOld},
+			want: payments.Event{
+				ID:              "evt_failed",
+				Type:            payments.EventPaymentFailed,
+				Created:         created.UTC(),
+				APIVersion:      "2023-10-16",
+				BookingID:       "bk_2",
+				PaymentIntentID: "pi_test_2",
+				AmountTotal:     2500,
+				Currency:        "usd",
+			},
+		},
+		"unknown type": {
+			payload: unknown, header: sign(unknown, whsecOld, now), secrets: []string{whsecOld},
+			want: payments.Event{
+				ID: "evt_unknown", Type: "customer.created", Created: created.UTC(), APIVersion: "2023-10-16",
+			},
+		},
+		"forged signature": {
+			payload: completed, header: sign(completed, "whsec_attacker", now), secrets: []string{whsecOld, whsecNew},
+			wantErr: webhook.ErrNoValidSignature,
+		},
+		"tampered body": {
+			payload: refOnly, header: sign(completed, whsecOld, now), secrets: []string{whsecOld},
+			wantErr: webhook.ErrNoValidSignature,
+		},
+		"stale timestamp": {
+			payload: completed, header: sign(completed, whsecOld, now.Add(-301*time.Second)), secrets: []string{whsecOld},
+			wantErr: webhook.ErrTooOld,
+		},
+		"missing header": {
+			payload: completed, header: "", secrets: []string{whsecOld},
+			wantErr: webhook.ErrNotSigned,
+		},
+		"malformed header": {
+			payload: completed, header: "t=now,v1", secrets: []string{whsecOld},
+			wantErr: webhook.ErrInvalidHeader,
+		},
+		"no secrets": {
+			payload: completed, header: sign(completed, whsecOld, now), secrets: []string{""},
+			wantErr: payments.ErrBadSignature,
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got, err := payments.ParseEvent(tc.payload, tc.header, tc.secrets, 300*time.Second)
+			if tc.wantErr != nil {
+				require.ErrorIs(t, err, payments.ErrBadSignature)
+				require.ErrorIs(t, err, tc.wantErr)
+				require.NotErrorIs(t, err, payments.ErrBadPayload)
+				return
+			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+func TestParseEventBadPayload(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	cases := map[string]string{
+		"garbage":              `{"id": "evt_1", "type": `,
+		"not an object":        `["evt_1"]`,
+		"no id":                `{"object":"event","type":"checkout.session.completed","data":{"object":{}}}`,
+		"checkout no object":   `{"id":"evt_1","object":"event","type":"checkout.session.completed","data":{}}`,
+		"checkout object null": `{"id":"evt_1","object":"event","type":"checkout.session.expired","data":{"object":null}}`,
+		"bad payment_intent":   `{"id":"evt_1","object":"event","type":"checkout.session.completed","data":{"object":{"id":"cs_1","payment_intent":42}}}`,
+		"bad metadata":         `{"id":"evt_1","object":"event","type":"payment_intent.payment_failed","data":{"object":{"id":"pi_1","metadata":"bk_1"}}}`,
+	}
+	for name, body := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			payload := []byte(body)
+			_, err := payments.ParseEvent(payload, sign(payload, whsecOld, now), []string{whsecOld}, 0)
+			require.ErrorIs(t, err, payments.ErrBadPayload)
+			require.NotErrorIs(t, err, payments.ErrBadSignature)
+		})
+	}
+}
+
+// TestParseEventDefaultTolerance checks that a zero tolerance means Stripe's
+// 300 s, not "anything goes" or "nothing goes".
+func TestParseEventDefaultTolerance(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	payload := payments.TestEventPayload("evt_tol", payments.EventCheckoutExpired, "bk_tol", "cs_tol", "", payments.PaymentUnpaid, now)
+
+	ev, err := payments.ParseEvent(payload, sign(payload, whsecOld, now.Add(-4*time.Minute)), []string{whsecOld}, 0)
+	require.NoError(t, err)
+	require.Equal(t, payments.SessionExpired, ev.SessionStatus)
+	require.Empty(t, ev.PaymentIntentID)
+
+	_, err = payments.ParseEvent(payload, sign(payload, whsecOld, now.Add(-6*time.Minute)), []string{whsecOld}, 0)
+	require.ErrorIs(t, err, webhook.ErrTooOld)
+}
+
+// TestSignedTestPayload checks our wrapper against stripe-go's verifier.
+func TestSignedTestPayload(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	for _, typ := range []string{
+		payments.EventCheckoutCompleted,
+		payments.EventCheckoutAsyncSucceeded,
+		payments.EventCheckoutAsyncFailed,
+		payments.EventCheckoutExpired,
+		payments.EventPaymentFailed,
+	} {
+		t.Run(typ, func(t *testing.T) {
+			t.Parallel()
+			payload := payments.TestEventPayload("evt_"+typ, typ, "bk_sim", "cs_sim", "pi_sim", payments.PaymentUnpaid, now)
+			header := payments.SignedTestPayload(payload, whsecNew, now)
+			require.NoError(t, webhook.ValidatePayload(payload, header, whsecNew))
+
+			ev, err := payments.ParseEvent(payload, header, []string{whsecNew}, 0)
+			require.NoError(t, err)
+			require.Equal(t, typ, ev.Type)
+			require.Equal(t, "bk_sim", ev.BookingID)
+			require.Equal(t, "pi_sim", ev.PaymentIntentID)
+			require.False(t, ev.Livemode)
+		})
+	}
+}
