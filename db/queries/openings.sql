@@ -1,0 +1,54 @@
+-- name: OpeningInsert :one
+INSERT INTO slot_openings (shop_id, starts_at, duration_minutes, service, price_cents, status,
+    created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, 'open', $6, $6)
+RETURNING *;
+
+-- name: OpeningGet :one
+SELECT * FROM slot_openings WHERE id = $1;
+
+-- name: OpeningGetForShop :one
+SELECT * FROM slot_openings WHERE id = $1 AND shop_id = $2;
+
+-- name: OpeningLock :one
+SELECT * FROM slot_openings WHERE id = $1 FOR UPDATE;
+
+-- name: OpeningList :many
+SELECT * FROM slot_openings
+WHERE shop_id = sqlc.arg(shop_id)
+  AND (sqlc.narg(status)::text IS NULL OR status = sqlc.narg(status)::text)
+ORDER BY starts_at DESC, id
+LIMIT sqlc.arg(max_rows);
+
+-- name: OpeningMarkFilled :one
+UPDATE slot_openings
+SET status = 'filled', filled_by = sqlc.arg(customer_id), filled_at = sqlc.arg(now)::timestamptz,
+    updated_at = sqlc.arg(now)::timestamptz, version = version + 1
+WHERE id = sqlc.arg(id) AND status = 'open'
+RETURNING *;
+
+-- name: OpeningCancel :one
+UPDATE slot_openings
+SET status = 'cancelled', updated_at = sqlc.arg(now)::timestamptz, version = version + 1
+WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id) AND status = 'open'
+RETURNING *;
+
+-- name: OpeningExpire :one
+UPDATE slot_openings
+SET status = 'expired', updated_at = sqlc.arg(now)::timestamptz, version = version + 1
+WHERE id = sqlc.arg(id) AND status = 'open'
+RETURNING *;
+
+-- name: OpeningReopen :one
+-- A reopened opening starts a new offer generation.
+UPDATE slot_openings
+SET status = 'open', filled_by = NULL, filled_at = NULL, generation = generation + 1,
+    updated_at = sqlc.arg(now)::timestamptz, version = version + 1
+WHERE id = sqlc.arg(id) AND status = 'filled'
+RETURNING *;
+
+-- name: OpeningExpireFilled :one
+UPDATE slot_openings
+SET status = 'expired', filled_by = NULL, updated_at = sqlc.arg(now)::timestamptz, version = version + 1
+WHERE id = sqlc.arg(id) AND status = 'filled'
+RETURNING *;

@@ -1,0 +1,119 @@
+-- 0001_init: shops, customers, openings, offers, bookings and the webhook ledgers.
+
+CREATE TABLE shops (
+    id                    uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    name                  text NOT NULL CHECK (length(name) BETWEEN 1 AND 200),
+    timezone              text NOT NULL,
+    sms_number            text NOT NULL UNIQUE,
+    currency              text NOT NULL CHECK (currency ~ '^[a-z]{3}$'),
+    payment_mode          text NOT NULL CHECK (payment_mode IN ('checkout', 'none')),
+    wave_size             integer NOT NULL CHECK (wave_size BETWEEN 1 AND 1000),
+    wave_interval_seconds integer NOT NULL CHECK (wave_interval_seconds BETWEEN 10 AND 86400),
+    min_lead_minutes      integer NOT NULL CHECK (min_lead_minutes BETWEEN 0 AND 10080),
+    -- Quiet hours as minutes after local midnight; both NULL when the shop has none.
+    quiet_start_minute    integer CHECK (quiet_start_minute BETWEEN 0 AND 1439),
+    quiet_end_minute      integer CHECK (quiet_end_minute BETWEEN 0 AND 1439),
+    cooldown_seconds      integer NOT NULL CHECK (cooldown_seconds BETWEEN 0 AND 2592000),
+    api_key_hash          bytea NOT NULL UNIQUE,
+    created_at            timestamptz NOT NULL,
+    CHECK ((quiet_start_minute IS NULL) = (quiet_end_minute IS NULL))
+);
+
+CREATE TABLE customers (
+    id               uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    shop_id          uuid NOT NULL REFERENCES shops (id) ON DELETE CASCADE,
+    phone            text NOT NULL,
+    name             text NOT NULL,
+    sms_opt_in       boolean NOT NULL,
+    opted_out_at     timestamptz,
+    -- Set when Twilio says the number cannot receive texts (21610, 21211, ...).
+    unreachable_at   timestamptz,
+    unreachable_code integer,
+    priority         integer NOT NULL DEFAULT 0,
+    created_at       timestamptz NOT NULL,
+    UNIQUE (shop_id, phone)
+);
+
+CREATE TABLE slot_openings (
+    id               uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    shop_id          uuid NOT NULL REFERENCES shops (id) ON DELETE CASCADE,
+    starts_at        timestamptz NOT NULL,
+    duration_minutes integer NOT NULL CHECK (duration_minutes BETWEEN 1 AND 1440),
+    service          text NOT NULL CHECK (length(service) BETWEEN 1 AND 100),
+    price_cents      bigint NOT NULL CHECK (price_cents > 0),
+    status           text NOT NULL CHECK (status IN ('open', 'filled', 'completed', 'cancelled', 'expired')),
+    filled_by        uuid REFERENCES customers (id),
+    -- A reopened opening starts a new offer generation.
+    generation       integer NOT NULL DEFAULT 1,
+    version          integer NOT NULL DEFAULT 1,
+    created_at       timestamptz NOT NULL,
+    updated_at       timestamptz NOT NULL,
+    filled_at        timestamptz,
+    CHECK (status <> 'filled' OR filled_by IS NOT NULL)
+);
+CREATE INDEX slot_openings_shop_status_idx ON slot_openings (shop_id, status, starts_at);
+
+CREATE TABLE slot_offers (
+    id          uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    opening_id  uuid NOT NULL REFERENCES slot_openings (id) ON DELETE CASCADE,
+    customer_id uuid NOT NULL REFERENCES customers (id) ON DELETE CASCADE,
+    shop_id     uuid NOT NULL REFERENCES shops (id) ON DELETE CASCADE,
+    generation  integer NOT NULL,
+    wave        integer NOT NULL,
+    -- queued: recorded, not yet texted; sending: claimed by one sender, so a retried
+    -- job never texts twice; sent: texted (claimable while the opening is open).
+    status      text NOT NULL CHECK (status IN ('queued', 'sending', 'sent', 'accepted', 'declined', 'lost', 'failed')),
+    twilio_sid  text,
+    error_code  integer,
+    created_at  timestamptz NOT NULL,
+    sent_at     timestamptz,
+    UNIQUE (opening_id, generation, customer_id)
+);
+CREATE INDEX slot_offers_customer_idx ON slot_offers (customer_id, created_at DESC);
+CREATE INDEX slot_offers_wave_idx ON slot_offers (opening_id, generation, wave);
+
+CREATE TABLE bookings (
+    id                         uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    opening_id                 uuid NOT NULL REFERENCES slot_openings (id) ON DELETE CASCADE,
+    customer_id                uuid NOT NULL REFERENCES customers (id),
+    offer_id                   uuid REFERENCES slot_offers (id),
+    shop_id                    uuid NOT NULL REFERENCES shops (id) ON DELETE CASCADE,
+    status                     text NOT NULL CHECK (status IN ('pending_payment', 'confirmed', 'payment_failed', 'cancelled')),
+    amount_cents               bigint NOT NULL,
+    currency                   text NOT NULL,
+    stripe_checkout_session_id text,
+    stripe_payment_intent_id   text,
+    payment_url                text,
+    checkout_expires_at        timestamptz,
+    refund_id                  text,
+    created_at                 timestamptz NOT NULL,
+    updated_at                 timestamptz NOT NULL,
+    confirmed_at               timestamptz
+);
+-- The last fence against a double booking, whatever happens to the Redis lock.
+CREATE UNIQUE INDEX bookings_one_live_per_opening
+    ON bookings (opening_id) WHERE status IN ('pending_payment', 'confirmed');
+CREATE INDEX bookings_opening_idx ON bookings (opening_id, created_at DESC);
+CREATE INDEX bookings_pending_idx ON bookings (checkout_expires_at) WHERE status = 'pending_payment';
+
+CREATE TABLE inbound_messages (
+    message_sid text PRIMARY KEY,
+    shop_id     uuid REFERENCES shops (id) ON DELETE CASCADE,
+    from_phone  text NOT NULL,
+    to_phone    text NOT NULL,
+    body        text NOT NULL,
+    received_at timestamptz NOT NULL,
+    outcome     text,
+    reply       text,
+    handled_at  timestamptz
+);
+
+CREATE TABLE stripe_events (
+    event_id    text PRIMARY KEY,
+    type        text NOT NULL,
+    booking_id  uuid,
+    payload     jsonb NOT NULL,
+    received_at timestamptz NOT NULL,
+    result      text,
+    handled_at  timestamptz
+);

@@ -1,0 +1,91 @@
+package migrate_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/migrate"
+	"github.com/slotrecovery/slotrecovery/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// TestUpIsIdempotentAndConcurrent starts eight migrators at once on an already migrated
+// database and on a fresh one: the advisory lock makes them take turns and none fails.
+func TestUpIsIdempotentAndConcurrent(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.New(t)
+	ctx := context.Background()
+	// Empty the database so the migrations really run concurrently from scratch.
+	_, err := pool.Exec(ctx, "DROP SCHEMA public CASCADE; CREATE SCHEMA public")
+	require.NoError(t, err)
+
+	var wg sync.WaitGroup
+	errs := make([]error, 8)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = migrate.Up(ctx, pool, quiet())
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	all, err := migrate.All()
+	require.NoError(t, err)
+	var n int
+	require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM schema_migrations").Scan(&n))
+	require.Equal(t, len(all), n)
+	require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM river_job").Scan(&n))
+}
+
+// TestSchemaFileMatchesMigrations keeps db/schema.sql (what sqlc reads) and the
+// migrations (what production runs) describing the same tables, columns, constraints
+// and indexes.
+func TestSchemaFileMatchesMigrations(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	migrated, _ := pgtest.New(t)
+	fromFile, _ := pgtest.New(t)
+	_, err := fromFile.Exec(ctx, "DROP SCHEMA public CASCADE; CREATE SCHEMA public")
+	require.NoError(t, err)
+	schema, err := os.ReadFile("../../db/schema.sql")
+	require.NoError(t, err)
+	_, err = fromFile.Exec(ctx, string(schema))
+	require.NoError(t, err)
+	require.Equal(t, describe(t, fromFile), describe(t, migrated))
+}
+
+func describe(t *testing.T, pool *pgxpool.Pool) []string {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `
+		SELECT 'column ' || table_name || '.' || column_name || ' ' || data_type || ' ' || is_nullable || ' ' || coalesce(column_default, '')
+		FROM information_schema.columns
+		WHERE table_schema = 'public' AND table_name NOT LIKE 'river%' AND table_name <> 'schema_migrations'
+		UNION ALL
+		SELECT 'index ' || indexdef FROM pg_indexes
+		WHERE schemaname = 'public' AND tablename NOT LIKE 'river%' AND tablename <> 'schema_migrations'
+		UNION ALL
+		SELECT 'constraint ' || conrelid::regclass || ' ' || pg_get_constraintdef(oid)
+		FROM pg_constraint
+		WHERE connamespace = 'public'::regnamespace AND conrelid::regclass::text NOT LIKE 'river%'
+		  AND conrelid::regclass::text <> 'schema_migrations'
+		ORDER BY 1`)
+	require.NoError(t, err)
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.NotEmpty(t, out)
+	return out
+}
