@@ -1,0 +1,272 @@
+package cooldown_test
+
+import (
+	"context"
+	"net"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/cooldown"
+	"github.com/slotrecovery/slotrecovery/internal/redistest"
+)
+
+// backends are the Redis deployments the suite runs on.
+var backends = []struct {
+	name   string
+	client func(t *testing.T) (redis.UniversalClient, string)
+}{
+	{"single", func(t *testing.T) (redis.UniversalClient, string) { return redistest.New(t) }},
+	{"cluster", func(t *testing.T) (redis.UniversalClient, string) {
+		rdb := redistest.Cluster(t)
+		return rdb, redistest.Prefix(t, rdb)
+	}},
+}
+
+func newStore(t testing.TB, rdb redis.UniversalClient, prefix string) *cooldown.Store {
+	t.Helper()
+	s, err := cooldown.New(rdb, cooldown.Config{Prefix: prefix})
+	require.NoError(t, err)
+	return s
+}
+
+// TestStore runs every case on a single Redis and on a three-master cluster.
+func TestStore(t *testing.T) {
+	cases := []struct {
+		name string
+		run  func(t *testing.T, rdb redis.UniversalClient, s *cooldown.Store)
+	}{
+		{"StartCoolingRemaining", testStartCoolingRemaining},
+		{"DefaultDuration", testDefaultDuration},
+		{"Expiry", testExpiry},
+		{"Clear", testClear},
+		{"RestartReplacesRemaining", testRestart},
+		{"TenThousandIDs", testTenThousand},
+		{"NoExpiryIsAnError", testNoExpiry},
+	}
+	for _, b := range backends {
+		t.Run(b.name, func(t *testing.T) {
+			rdb, prefix := b.client(t)
+			t.Parallel()
+			for _, c := range cases {
+				t.Run(c.name, func(t *testing.T) {
+					t.Parallel()
+					c.run(t, rdb, newStore(t, rdb, prefix+c.name+":"))
+				})
+			}
+		})
+	}
+}
+
+func testStartCoolingRemaining(t *testing.T, rdb redis.UniversalClient, s *cooldown.Store) {
+	ctx := t.Context()
+	require.NoError(t, s.Start(ctx, "42", 10*time.Second))
+	require.Equal(t, "1", rdb.Get(ctx, s.Key("42")).Val())
+
+	got, err := s.Cooling(ctx, []string{"42", "43"})
+	require.NoError(t, err)
+	require.Equal(t, map[string]bool{"42": true, "43": false}, got)
+
+	left, err := s.Remaining(ctx, "42")
+	require.NoError(t, err)
+	require.Greater(t, left, 9*time.Second)
+	require.LessOrEqual(t, left, 10*time.Second)
+
+	left, err = s.Remaining(ctx, "43")
+	require.NoError(t, err)
+	require.Zero(t, left)
+
+	require.Error(t, s.Start(ctx, "", time.Second))
+}
+
+func testDefaultDuration(t *testing.T, rdb redis.UniversalClient, s *cooldown.Store) {
+	ctx := t.Context()
+	for _, d := range []time.Duration{0, -time.Second} {
+		require.NoError(t, s.Start(ctx, "42", d))
+		left, err := s.Remaining(ctx, "42")
+		require.NoError(t, err)
+		require.Greater(t, left, cooldown.DefaultDuration-time.Minute, "d=%s", d)
+		require.LessOrEqual(t, left, cooldown.DefaultDuration)
+	}
+
+	short, err := cooldown.New(rdb, cooldown.Config{Prefix: s.Key("short:"), Default: time.Minute})
+	require.NoError(t, err)
+	require.NoError(t, short.Start(ctx, "42", 0))
+	left, err := short.Remaining(ctx, "42")
+	require.NoError(t, err)
+	require.Greater(t, left, 59*time.Second)
+	require.LessOrEqual(t, left, time.Minute)
+}
+
+func testExpiry(t *testing.T, _ redis.UniversalClient, s *cooldown.Store) {
+	ctx := t.Context()
+	require.NoError(t, s.Start(ctx, "42", 50*time.Millisecond))
+	got, err := s.Cooling(ctx, []string{"42"})
+	require.NoError(t, err)
+	require.True(t, got["42"])
+
+	require.Eventually(t, func() bool {
+		got, err := s.Cooling(ctx, []string{"42"})
+		return err == nil && !got["42"]
+	}, 2*time.Second, 5*time.Millisecond)
+	left, err := s.Remaining(ctx, "42")
+	require.NoError(t, err)
+	require.Zero(t, left)
+}
+
+func testClear(t *testing.T, _ redis.UniversalClient, s *cooldown.Store) {
+	ctx := t.Context()
+	require.NoError(t, s.Start(ctx, "42", time.Hour))
+	require.NoError(t, s.Clear(ctx, "42"))
+	got, err := s.Cooling(ctx, []string{"42"})
+	require.NoError(t, err)
+	require.False(t, got["42"])
+	require.NoError(t, s.Clear(ctx, "42"), "clearing twice is fine")
+}
+
+func testRestart(t *testing.T, _ redis.UniversalClient, s *cooldown.Store) {
+	ctx := t.Context()
+	require.NoError(t, s.Start(ctx, "42", time.Hour))
+	require.NoError(t, s.Start(ctx, "42", time.Minute))
+	left, err := s.Remaining(ctx, "42")
+	require.NoError(t, err)
+	require.LessOrEqual(t, left, time.Minute)
+}
+
+// testTenThousand checks 10,000 ids in one call, about half of them cooling
+// down, with duplicates thrown in.
+func testTenThousand(t *testing.T, rdb redis.UniversalClient, s *cooldown.Store) {
+	ctx := t.Context()
+	const n = 10_000
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = strconv.Itoa(i)
+	}
+	pipe := rdb.Pipeline()
+	for i := 0; i < n; i += 2 { // even ids cool down
+		pipe.Set(ctx, s.Key(ids[i]), "1", time.Minute)
+	}
+	_, err := pipe.Exec(ctx)
+	require.NoError(t, err)
+
+	got, err := s.Cooling(ctx, append(ids, "0", "1"))
+	require.NoError(t, err)
+	require.Len(t, got, n)
+	for i, id := range ids {
+		require.Equal(t, i%2 == 0, got[id], "id %s", id)
+	}
+}
+
+func testNoExpiry(t *testing.T, rdb redis.UniversalClient, s *cooldown.Store) {
+	ctx := t.Context()
+	require.NoError(t, rdb.Set(ctx, s.Key("42"), "1", 0).Err())
+	_, err := s.Remaining(ctx, "42")
+	require.Error(t, err)
+}
+
+// roundTrips counts what a client sends: one per command outside a
+// pipeline, one per pipeline, and every new connection.
+type roundTrips struct{ calls, dials atomic.Int64 }
+
+func (h *roundTrips) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		h.dials.Add(1)
+		return next(ctx, network, addr)
+	}
+}
+
+func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.calls.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.calls.Add(1)
+		return next(ctx, cmds)
+	}
+}
+
+// TestCoolingOneRoundTrip proves with a hook that Cooling sends one pipeline,
+// and nothing else, for 10,000 ids on a single Redis, and nothing at all for
+// none.
+func TestCoolingOneRoundTrip(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	rdb, prefix := redistest.New(t)
+	s := newStore(t, rdb, prefix)
+	for i := 0; i < 10_000; i += 2 {
+		require.NoError(t, s.Start(ctx, strconv.Itoa(i), time.Minute))
+	}
+	ids := make([]string, 10_000)
+	for i := range ids {
+		ids[i] = strconv.Itoa(i)
+	}
+
+	h := &roundTrips{}
+	rdb.AddHook(h)
+	// go-redis v9.23 runs pipelines on a pool of their own, whose first use
+	// dials and sends HELLO through the hooks. Warm it up so that only
+	// Cooling is counted.
+	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error { return p.Ping(ctx).Err() })
+	require.NoError(t, err)
+	h.calls.Store(0)
+	h.dials.Store(0)
+
+	got, err := s.Cooling(ctx, nil)
+	require.NoError(t, err)
+	require.NotNil(t, got)
+	require.Empty(t, got)
+	got, err = s.Cooling(ctx, []string{})
+	require.NoError(t, err)
+	require.Empty(t, got)
+	require.Zero(t, h.calls.Load(), "no ids, no redis call")
+
+	got, err = s.Cooling(ctx, ids)
+	require.NoError(t, err)
+	require.EqualValues(t, 1, h.calls.Load(), "round trips for 10,000 ids")
+	require.Zero(t, h.dials.Load(), "a new connection would be another round trip")
+	var cooling int
+	for i, id := range ids {
+		require.Equal(t, i%2 == 0, got[id], "id %s", id)
+		if got[id] {
+			cooling++
+		}
+	}
+	require.Equal(t, 5_000, cooling)
+}
+
+func TestNew(t *testing.T) {
+	t.Parallel()
+	rdb, _ := redistest.New(t)
+	_, err := cooldown.New(rdb, cooldown.Config{Default: -time.Second})
+	require.Error(t, err)
+	_, err = cooldown.New(nil, cooldown.Config{})
+	require.Error(t, err)
+
+	s, err := cooldown.New(rdb, cooldown.Config{})
+	require.NoError(t, err)
+	require.Equal(t, "offer_cooldown:42", s.Key("42"), "the production key")
+	s, err = cooldown.New(rdb, cooldown.Config{Prefix: "test:x:"})
+	require.NoError(t, err)
+	require.Equal(t, "test:x:offer_cooldown:42", s.Key("42"))
+}
+
+func TestUnreachable(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	s, err := cooldown.New(redistest.Unreachable(t), cooldown.Config{})
+	require.NoError(t, err)
+	require.Error(t, s.Start(ctx, "42", time.Second))
+	_, err = s.Cooling(ctx, []string{"42"})
+	require.Error(t, err, "an unknown cooldown is an error, not 'not cooling'")
+	_, err = s.Remaining(ctx, "42")
+	require.Error(t, err)
+	require.Error(t, s.Clear(ctx, "42"))
+}

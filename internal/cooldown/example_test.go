@@ -1,0 +1,45 @@
+package cooldown_test
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/slotrecovery/slotrecovery/internal/cooldown"
+	"github.com/slotrecovery/slotrecovery/internal/redistest"
+)
+
+func ExampleStore_Cooling() {
+	ctx := context.Background()
+	opt, err := redis.ParseURL(redistest.URL())
+	if err != nil {
+		panic(err)
+	}
+	rdb := redis.NewClient(opt)
+	defer rdb.Close()
+
+	// In production Prefix is "" and Default 0 (24 hours).
+	cooldowns, err := cooldown.New(rdb, cooldown.Config{Prefix: "example:cooldown:"})
+	if err != nil {
+		panic(err)
+	}
+	defer cooldowns.Clear(ctx, "alice")
+
+	if err := cooldowns.Start(ctx, "alice", time.Hour); err != nil {
+		fmt.Println("redis is unavailable:", err)
+		return
+	}
+	cooling, err := cooldowns.Cooling(ctx, []string{"alice", "bob"})
+	if err != nil {
+		fmt.Println("redis is unavailable:", err)
+		return
+	}
+	fmt.Println(cooldowns.Key("alice"))
+	fmt.Println("alice:", cooling["alice"], "bob:", cooling["bob"])
+
+	// Output:
+	// example:cooldown:offer_cooldown:alice
+	// alice: true bob: false
+}
