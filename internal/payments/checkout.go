@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/stripe/stripe-go/v76"
@@ -43,7 +44,7 @@ const (
 type CheckoutRequest struct {
 	// BookingID identifies the booking; it becomes the session's
 	// client_reference_id and metadata.booking_id, the PaymentIntent's
-	// metadata.booking_id, and the idempotency key.
+	// metadata.booking_id, and (with ExpiresAt) the idempotency key.
 	BookingID string
 	// AmountCents is the price in the currency's smallest unit; positive.
 	AmountCents int64
@@ -133,7 +134,7 @@ func (c *Client) CreateCheckout(ctx context.Context, r CheckoutRequest) (Checkou
 	}
 	params.Context = ctx
 	params.AddMetadata("booking_id", r.BookingID)
-	params.SetIdempotencyKey(checkoutIdempotencyKey(r.BookingID))
+	params.SetIdempotencyKey(checkoutIdempotencyKey(r.BookingID, r.ExpiresAt))
 
 	s, err := c.api.CheckoutSessions.New(params)
 	if err != nil {
@@ -146,7 +147,13 @@ func (c *Client) CreateCheckout(ctx context.Context, r CheckoutRequest) (Checkou
 	return out, nil
 }
 
-func checkoutIdempotencyKey(bookingID string) string { return "checkout:" + bookingID }
+// checkoutIdempotencyKey derives the key from the booking and its stored expiry: a retry
+// with the same expiry replays Stripe's first answer, and a booking whose first attempt
+// never reached Stripe in time can move to a later expiry under a new key (Stripe refuses
+// an expiry less than 30 minutes ahead).
+func checkoutIdempotencyKey(bookingID string, expiresAt time.Time) string {
+	return "checkout:" + bookingID + ":" + strconv.FormatInt(expiresAt.Unix(), 10)
+}
 
 func refundIdempotencyKey(bookingID string) string { return "refund:" + bookingID }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -93,7 +94,7 @@ func TestCreateCheckout(t *testing.T) {
 	r := reqs[0]
 	require.Equal(t, http.MethodPost, r.Method)
 	require.Equal(t, "/v1/checkout/sessions", r.Path)
-	require.Equal(t, "checkout:bk_create_1", r.IdempotencyKey)
+	require.Equal(t, "checkout:bk_create_1:"+strconv.FormatInt(req.ExpiresAt.Unix(), 10), r.IdempotencyKey)
 	want := map[string]string{
 		"mode":                 "payment",
 		"client_reference_id":  "bk_create_1",
@@ -119,8 +120,15 @@ func TestCreateCheckout(t *testing.T) {
 	require.NoError(t, err)
 	reqs = rec.Requests()
 	require.Equal(t, 3, rec.Count(http.MethodPost, "/v1/checkout/sessions"))
-	require.Equal(t, "checkout:bk_create_1", reqs[1].IdempotencyKey)
-	require.Equal(t, "checkout:bk_create_2", reqs[2].IdempotencyKey)
+	require.Equal(t, reqs[0].IdempotencyKey, reqs[1].IdempotencyKey)
+	require.True(t, strings.HasPrefix(reqs[2].IdempotencyKey, "checkout:bk_create_2:"), reqs[2].IdempotencyKey)
+
+	// A later expiry (the first attempt never reached Stripe in time) is a new key.
+	later := req
+	later.ExpiresAt = req.ExpiresAt.Add(time.Minute)
+	_, err = c.CreateCheckout(t.Context(), later)
+	require.NoError(t, err)
+	require.NotEqual(t, reqs[0].IdempotencyKey, rec.Requests()[3].IdempotencyKey)
 }
 
 func TestCreateCheckoutValidation(t *testing.T) {
