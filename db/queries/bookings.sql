@@ -1,7 +1,7 @@
 -- name: BookingInsert :one
 INSERT INTO bookings (opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency,
-    created_at, updated_at, confirmed_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, sqlc.narg(confirmed_at))
+    created_at, updated_at, confirmed_at, checkout_expires_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, sqlc.narg(confirmed_at), sqlc.narg(checkout_expires_at))
 RETURNING *;
 
 -- name: BookingGet :one
@@ -18,3 +18,7 @@ SET stripe_checkout_session_id = sqlc.arg(session_id), payment_url = sqlc.arg(pa
     checkout_expires_at = sqlc.arg(expires_at)::timestamptz, updated_at = sqlc.arg(now)::timestamptz
 WHERE id = sqlc.arg(id) AND payment_url IS NULL AND status = 'pending_payment'
 RETURNING *;
+
+-- name: BookingSetCheckoutExpiry :exec
+UPDATE bookings SET checkout_expires_at = sqlc.arg(expires_at)::timestamptz, updated_at = sqlc.arg(now)::timestamptz
+WHERE id = sqlc.arg(id) AND payment_url IS NULL;

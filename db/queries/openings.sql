@@ -52,3 +52,25 @@ UPDATE slot_openings
 SET status = 'expired', filled_by = NULL, updated_at = sqlc.arg(now)::timestamptz, version = version + 1
 WHERE id = sqlc.arg(id) AND status = 'filled'
 RETURNING *;
+
+-- name: OpeningListDetailed :many
+-- Openings as owners see them: who filled each, its latest booking, offers texted.
+SELECT s.id, s.shop_id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status,
+    s.generation, s.created_at, s.filled_at,
+    s.filled_by AS filled_by_id,
+    COALESCE(c.phone, '')::text AS filled_phone, COALESCE(c.name, '')::text AS filled_name,
+    COALESCE(b.id::text, '')::text AS booking_id, COALESCE(b.status, '')::text AS booking_status,
+    COALESCE(b.amount_cents, 0)::bigint AS booking_amount_cents,
+    COALESCE(b.payment_url, '')::text AS booking_payment_url,
+    COALESCE(b.stripe_checkout_session_id, '')::text AS booking_session_id,
+    (SELECT count(*) FROM slot_offers o WHERE o.opening_id = s.id AND o.status <> 'queued') AS offers_sent
+FROM slot_openings s
+LEFT JOIN customers c ON c.id = s.filled_by
+LEFT JOIN LATERAL (
+    SELECT * FROM bookings bk WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
+) b ON true
+WHERE s.shop_id = sqlc.arg(shop_id)
+  AND (sqlc.narg(id)::uuid IS NULL OR s.id = sqlc.narg(id)::uuid)
+  AND (sqlc.narg(status)::text IS NULL OR s.status = sqlc.narg(status)::text)
+ORDER BY s.starts_at DESC, s.id
+LIMIT sqlc.arg(max_rows);

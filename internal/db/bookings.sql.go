@@ -43,21 +43,22 @@ func (q *Queries) BookingGet(ctx context.Context, db DBTX, id uuid.UUID) (Bookin
 
 const bookingInsert = `-- name: BookingInsert :one
 INSERT INTO bookings (opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency,
-    created_at, updated_at, confirmed_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9)
+    created_at, updated_at, confirmed_at, checkout_expires_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10)
 RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at
 `
 
 type BookingInsertParams struct {
-	OpeningID   uuid.UUID
-	CustomerID  uuid.UUID
-	OfferID     uuid.NullUUID
-	ShopID      uuid.UUID
-	Status      string
-	AmountCents int64
-	Currency    string
-	CreatedAt   time.Time
-	ConfirmedAt *time.Time
+	OpeningID         uuid.UUID
+	CustomerID        uuid.UUID
+	OfferID           uuid.NullUUID
+	ShopID            uuid.UUID
+	Status            string
+	AmountCents       int64
+	Currency          string
+	CreatedAt         time.Time
+	ConfirmedAt       *time.Time
+	CheckoutExpiresAt *time.Time
 }
 
 func (q *Queries) BookingInsert(ctx context.Context, db DBTX, arg BookingInsertParams) (Booking, error) {
@@ -71,6 +72,7 @@ func (q *Queries) BookingInsert(ctx context.Context, db DBTX, arg BookingInsertP
 		arg.Currency,
 		arg.CreatedAt,
 		arg.ConfirmedAt,
+		arg.CheckoutExpiresAt,
 	)
 	var i Booking
 	err := row.Scan(
@@ -170,4 +172,20 @@ func (q *Queries) BookingSetCheckout(ctx context.Context, db DBTX, arg BookingSe
 		&i.ConfirmedAt,
 	)
 	return i, err
+}
+
+const bookingSetCheckoutExpiry = `-- name: BookingSetCheckoutExpiry :exec
+UPDATE bookings SET checkout_expires_at = $1::timestamptz, updated_at = $2::timestamptz
+WHERE id = $3 AND payment_url IS NULL
+`
+
+type BookingSetCheckoutExpiryParams struct {
+	ExpiresAt time.Time
+	Now       time.Time
+	ID        uuid.UUID
+}
+
+func (q *Queries) BookingSetCheckoutExpiry(ctx context.Context, db DBTX, arg BookingSetCheckoutExpiryParams) error {
+	_, err := db.Exec(ctx, bookingSetCheckoutExpiry, arg.ExpiresAt, arg.Now, arg.ID)
+	return err
 }

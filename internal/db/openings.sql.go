@@ -260,6 +260,103 @@ func (q *Queries) OpeningList(ctx context.Context, db DBTX, arg OpeningListParam
 	return items, nil
 }
 
+const openingListDetailed = `-- name: OpeningListDetailed :many
+SELECT s.id, s.shop_id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status,
+    s.generation, s.created_at, s.filled_at,
+    s.filled_by AS filled_by_id,
+    COALESCE(c.phone, '')::text AS filled_phone, COALESCE(c.name, '')::text AS filled_name,
+    COALESCE(b.id::text, '')::text AS booking_id, COALESCE(b.status, '')::text AS booking_status,
+    COALESCE(b.amount_cents, 0)::bigint AS booking_amount_cents,
+    COALESCE(b.payment_url, '')::text AS booking_payment_url,
+    COALESCE(b.stripe_checkout_session_id, '')::text AS booking_session_id,
+    (SELECT count(*) FROM slot_offers o WHERE o.opening_id = s.id AND o.status <> 'queued') AS offers_sent
+FROM slot_openings s
+LEFT JOIN customers c ON c.id = s.filled_by
+LEFT JOIN LATERAL (
+    SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at FROM bookings bk WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
+) b ON true
+WHERE s.shop_id = $1
+  AND ($2::uuid IS NULL OR s.id = $2::uuid)
+  AND ($3::text IS NULL OR s.status = $3::text)
+ORDER BY s.starts_at DESC, s.id
+LIMIT $4
+`
+
+type OpeningListDetailedParams struct {
+	ShopID  uuid.UUID
+	ID      uuid.NullUUID
+	Status  pgtype.Text
+	MaxRows int32
+}
+
+type OpeningListDetailedRow struct {
+	ID                 uuid.UUID
+	ShopID             uuid.UUID
+	StartsAt           time.Time
+	DurationMinutes    int32
+	Service            string
+	PriceCents         int64
+	Status             string
+	Generation         int32
+	CreatedAt          time.Time
+	FilledAt           *time.Time
+	FilledByID         uuid.NullUUID
+	FilledPhone        string
+	FilledName         string
+	BookingID          string
+	BookingStatus      string
+	BookingAmountCents int64
+	BookingPaymentUrl  string
+	BookingSessionID   string
+	OffersSent         int64
+}
+
+// Openings as owners see them: who filled each, its latest booking, offers texted.
+func (q *Queries) OpeningListDetailed(ctx context.Context, db DBTX, arg OpeningListDetailedParams) ([]OpeningListDetailedRow, error) {
+	rows, err := db.Query(ctx, openingListDetailed,
+		arg.ShopID,
+		arg.ID,
+		arg.Status,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []OpeningListDetailedRow
+	for rows.Next() {
+		var i OpeningListDetailedRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.ShopID,
+			&i.StartsAt,
+			&i.DurationMinutes,
+			&i.Service,
+			&i.PriceCents,
+			&i.Status,
+			&i.Generation,
+			&i.CreatedAt,
+			&i.FilledAt,
+			&i.FilledByID,
+			&i.FilledPhone,
+			&i.FilledName,
+			&i.BookingID,
+			&i.BookingStatus,
+			&i.BookingAmountCents,
+			&i.BookingPaymentUrl,
+			&i.BookingSessionID,
+			&i.OffersSent,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const openingLock = `-- name: OpeningLock :one
 SELECT id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at FROM slot_openings WHERE id = $1 FOR UPDATE
 `

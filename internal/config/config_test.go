@@ -1,0 +1,114 @@
+package config_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/config"
+)
+
+func env(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func base() map[string]string {
+	return map[string]string{
+		"DATABASE_URL":          "postgres://app:s3cretpw@127.0.0.1:5432/slots",
+		"REDIS_URL":             "redis://:redispw@127.0.0.1:6379/0",
+		"PUBLIC_URL":            "https://slots.example.com/",
+		"ADMIN_TOKEN":           "admin-token-0123456789",
+		"TWILIO_ACCOUNT_SID":    "AC0123",
+		"TWILIO_AUTH_TOKEN":     "twiliosecret",
+		"STRIPE_SECRET_KEY":     "sk_test_abc",
+		"STRIPE_WEBHOOK_SECRET": "whsec_new, whsec_old",
+	}
+}
+
+func TestLoadValid(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(base()))
+	require.NoError(t, err)
+	require.Equal(t, ":8080", c.HTTPAddr)
+	require.Equal(t, "https://slots.example.com", c.PublicURL)
+	require.Equal(t, []string{"whsec_new", "whsec_old"}, c.StripeWebhookSecrets)
+	require.False(t, c.DevMode)
+	require.True(t, c.TwilioConfigured())
+}
+
+func TestLoadErrorsNameTheVariableAndHideSecrets(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct {
+		set     map[string]string
+		wantVar string
+	}{
+		"no database":        {map[string]string{"DATABASE_URL": ""}, "DATABASE_URL"},
+		"bad database":       {map[string]string{"DATABASE_URL": "mysql://root:s3cretpw@x/y"}, "DATABASE_URL"},
+		"no redis":           {map[string]string{"REDIS_URL": ""}, "REDIS_URL"},
+		"bad redis":          {map[string]string{"REDIS_URL": "memcache://:redispw@x"}, "REDIS_URL"},
+		"bad addr":           {map[string]string{"HTTP_ADDR": "8080"}, "HTTP_ADDR"},
+		"no public url":      {map[string]string{"PUBLIC_URL": ""}, "PUBLIC_URL"},
+		"short admin":        {map[string]string{"ADMIN_TOKEN": "short"}, "ADMIN_TOKEN"},
+		"half twilio":        {map[string]string{"TWILIO_AUTH_TOKEN": ""}, "TWILIO_AUTH_TOKEN"},
+		"no twilio, no dev":  {map[string]string{"TWILIO_AUTH_TOKEN": "", "TWILIO_ACCOUNT_SID": ""}, "DEV_MODE=1"},
+		"bad stripe key":     {map[string]string{"STRIPE_SECRET_KEY": "pk_live_oops"}, "STRIPE_SECRET_KEY"},
+		"no webhook secret":  {map[string]string{"STRIPE_WEBHOOK_SECRET": ""}, "STRIPE_WEBHOOK_SECRET"},
+		"three secrets":      {map[string]string{"STRIPE_WEBHOOK_SECRET": "a,b,c"}, "STRIPE_WEBHOOK_SECRET"},
+		"bad twilio api url": {map[string]string{"TWILIO_API_URL": "localhost:9"}, "TWILIO_API_URL"},
+		"short session":      {map[string]string{"SESSION_SECRET": "abc"}, "SESSION_SECRET"},
+		"bad dev mode":       {map[string]string{"DEV_MODE": "yes"}, "DEV_MODE"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			m := base()
+			for k, v := range tc.set {
+				m[k] = v
+			}
+			_, err := config.Load(env(m))
+			require.Error(t, err)
+			require.Contains(t, err.Error(), tc.wantVar)
+			for _, secret := range []string{"s3cretpw", "redispw", "twiliosecret", "sk_test_abc", "whsec_new", "admin-token-0123456789"} {
+				require.False(t, strings.Contains(err.Error(), secret), "error leaks a secret: %v", err)
+			}
+		})
+	}
+}
+
+func TestLoadDevModeDefaults(t *testing.T) {
+	t.Parallel()
+	m := base()
+	delete(m, "TWILIO_ACCOUNT_SID")
+	delete(m, "TWILIO_AUTH_TOKEN")
+	delete(m, "PUBLIC_URL")
+	m["DEV_MODE"] = "1"
+	m["HTTP_ADDR"] = "127.0.0.1:9090"
+	c, err := config.Load(env(m))
+	require.NoError(t, err)
+	require.Equal(t, "http://127.0.0.1:9090", c.PublicURL)
+	require.False(t, c.TwilioConfigured())
+}
+
+func TestRedisOptions(t *testing.T) {
+	t.Parallel()
+	o, err := config.RedisOptions("redis://:pw@127.0.0.1:6380/3")
+	require.NoError(t, err)
+	require.Equal(t, []string{"127.0.0.1:6380"}, o.Addrs)
+	require.Equal(t, 3, o.DB)
+	require.Equal(t, "pw", o.Password)
+
+	o, err = config.RedisOptions("redis://127.0.0.1:7000?addr=127.0.0.1:7001&addr=127.0.0.1:7002")
+	require.NoError(t, err)
+	require.True(t, o.IsClusterMode)
+	require.Len(t, o.Addrs, 3)
+
+	o, err = config.RedisOptions("redis+sentinel://:pw@10.0.0.1:26379,10.0.0.2:26379/mymaster?db=2")
+	require.NoError(t, err)
+	require.Equal(t, "mymaster", o.MasterName)
+	require.Equal(t, []string{"10.0.0.1:26379", "10.0.0.2:26379"}, o.Addrs)
+	require.Equal(t, 2, o.DB)
+
+	_, err = config.RedisOptions("redis+sentinel://10.0.0.1:26379")
+	require.Error(t, err)
+}

@@ -1,0 +1,77 @@
+// Package jobs names the River jobs the server runs. The kind strings are stored in
+// river_job rows: never rename them. Workers live with the code they call (offers, slots);
+// this package only holds the arguments, so that a domain package can enqueue another's
+// job inside its own transaction without importing it.
+package jobs
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+)
+
+// Inserter enqueues a job inside the caller's transaction, so the job exists only if the
+// transaction commits. *river.Client[pgx.Tx] implements it.
+type Inserter interface {
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+}
+
+// Wave runs one wave of offers for an opening's generation.
+type Wave struct {
+	OpeningID  uuid.UUID `json:"opening_id"`
+	Generation int       `json:"generation"`
+	Wave       int       `json:"wave"`
+}
+
+// Kind implements river.JobArgs.
+func (Wave) Kind() string { return "offer_wave" }
+
+// InsertOpts makes a wave unique per (opening, generation, wave): a retried transaction
+// cannot schedule the same wave twice.
+func (Wave) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueOffers, MaxAttempts: 10, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// Checkout makes sure a pending booking has a Stripe Checkout link and that the
+// customer received it. It is enqueued with the booking as a safety net for a Stripe
+// outage or a crash between the booking and the link.
+type Checkout struct {
+	BookingID uuid.UUID `json:"booking_id"`
+}
+
+// Kind implements river.JobArgs.
+func (Checkout) Kind() string { return "booking_checkout" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (Checkout) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueuePayments, MaxAttempts: 25, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// Text sends one SMS. Key makes it unique, so the same message is enqueued once.
+type Text struct {
+	Key      string    `json:"key"`
+	ShopID   uuid.UUID `json:"shop_id"`
+	From     string    `json:"from"`
+	To       string    `json:"to"`
+	Body     string    `json:"body"`
+	NotAfter time.Time `json:"not_after,omitzero"`
+}
+
+// Kind implements river.JobArgs.
+func (Text) Kind() string { return "sms_text" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (Text) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueTexts, MaxAttempts: 8, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// Queues the server works.
+const (
+	QueueOffers   = "offers"
+	QueuePayments = "payments"
+	QueueTexts    = "texts"
+)

@@ -1,0 +1,375 @@
+// Package shops holds the shops that declare openings and the customers they text: who
+// they are, their offer policy, and how a shop proves who it is (an API key that is
+// stored only as a hash).
+package shops
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/phone"
+	"github.com/slotrecovery/slotrecovery/internal/problem"
+)
+
+// Payment modes.
+const (
+	PaymentCheckout = "checkout"
+	PaymentNone     = "none"
+)
+
+// keyPrefix marks shop API keys so a leaked one is easy to recognise in a scan.
+const keyPrefix = "shop_"
+
+// ErrUnauthorized means the API key is missing or unknown.
+var ErrUnauthorized = problem.New(problem.Unauthorized, "unauthorized", "a valid shop API key is required")
+
+// QuietHours is a daily window, in the shop's time zone, in which no offer is texted.
+// Start may be after End (21:00–08:00 spans midnight).
+type QuietHours struct {
+	Start, End int // minutes after local midnight
+}
+
+// Contains reports whether the local time t falls inside the window.
+func (q QuietHours) Contains(t time.Time) bool {
+	m := t.Hour()*60 + t.Minute()
+	if q.Start <= q.End {
+		return m >= q.Start && m < q.End
+	}
+	return m >= q.Start || m < q.End
+}
+
+// EndAfter returns the first end of the window after local time t (t in the shop's zone).
+func (q QuietHours) EndAfter(t time.Time) time.Time {
+	y, mo, d := t.Date()
+	end := time.Date(y, mo, d, q.End/60, q.End%60, 0, 0, t.Location())
+	if !end.After(t) {
+		end = time.Date(y, mo, d+1, q.End/60, q.End%60, 0, 0, t.Location())
+	}
+	return end
+}
+
+// Policy says how a shop's openings are offered.
+type Policy struct {
+	WaveSize     int
+	WaveInterval time.Duration
+	MinLead      time.Duration
+	Quiet        *QuietHours
+	Cooldown     time.Duration
+}
+
+// DefaultPolicy is used for fields a new shop leaves out.
+var DefaultPolicy = Policy{WaveSize: 10, WaveInterval: 10 * time.Minute, MinLead: time.Hour, Cooldown: 24 * time.Hour}
+
+// Shop is a business that declares openings.
+type Shop struct {
+	ID          uuid.UUID
+	Name        string
+	Timezone    string
+	Location    *time.Location
+	SMSNumber   string
+	Currency    string
+	PaymentMode string
+	Policy      Policy
+	CreatedAt   time.Time
+}
+
+// NewShop is what a shop is created from. Zero policy fields take DefaultPolicy's.
+type NewShop struct {
+	Name        string
+	Timezone    string
+	SMSNumber   string
+	Currency    string
+	PaymentMode string
+	Policy      Policy
+	// PolicySet marks which policy fields were given, so that an explicit 0 (no lead
+	// time, no cooldown) is kept rather than defaulted.
+	LeadSet, CooldownSet bool
+}
+
+// Customer is someone a shop may text.
+type Customer struct {
+	ID         uuid.UUID
+	ShopID     uuid.UUID
+	Phone      string
+	Name       string
+	SMSOptIn   bool
+	OptedOutAt *time.Time
+	Priority   int
+	CreatedAt  time.Time
+}
+
+// NewCustomer is what a customer is created from.
+type NewCustomer struct {
+	Phone    string
+	Name     string
+	SMSOptIn bool
+	Priority int
+}
+
+// Config configures the service.
+type Config struct {
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// PaymentsEnabled says whether checkout shops can be served (Stripe is configured).
+	PaymentsEnabled bool
+}
+
+// Service creates and finds shops and customers.
+type Service struct {
+	pool *pgxpool.Pool
+	q    *db.Queries
+	cfg  Config
+}
+
+// New returns a Service on pool.
+func New(pool *pgxpool.Pool, cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Service{pool: pool, q: db.New(), cfg: cfg}
+}
+
+// Create makes a shop and returns it with its API key, which is shown only this once.
+func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
+	if err := s.normalise(&n); err != nil {
+		return Shop{}, "", err
+	}
+	key, hash, err := newKey()
+	if err != nil {
+		return Shop{}, "", err
+	}
+	p := n.Policy
+	var qs, qe pgtype.Int4
+	if p.Quiet != nil {
+		qs = pgtype.Int4{Int32: int32(p.Quiet.Start), Valid: true}
+		qe = pgtype.Int4{Int32: int32(p.Quiet.End), Valid: true}
+	}
+	row, err := s.q.ShopInsert(ctx, s.pool, db.ShopInsertParams{
+		Name: n.Name, Timezone: n.Timezone, SmsNumber: n.SMSNumber, Currency: n.Currency,
+		PaymentMode: n.PaymentMode, WaveSize: int32(p.WaveSize),
+		WaveIntervalSeconds: int32(p.WaveInterval / time.Second), MinLeadMinutes: int32(p.MinLead / time.Minute),
+		QuietStartMinute: qs, QuietEndMinute: qe, CooldownSeconds: int32(p.Cooldown / time.Second),
+		ApiKeyHash: hash, CreatedAt: s.cfg.Now().UTC(),
+	})
+	if isUnique(err) {
+		return Shop{}, "", &problem.Error{Kind: problem.Conflict, Code: "sms_number_taken", Field: "sms_number",
+			Message: "another shop already uses this SMS number"}
+	}
+	if err != nil {
+		return Shop{}, "", fmt.Errorf("insert shop: %w", err)
+	}
+	shop, err := FromRow(row)
+	return shop, key, err
+}
+
+func (s *Service) normalise(n *NewShop) error {
+	n.Name = strings.TrimSpace(n.Name)
+	if n.Name == "" || len(n.Name) > 200 {
+		return problem.Invalidf("name", "name is required (at most 200 characters)")
+	}
+	if n.Timezone == "" {
+		return problem.Invalidf("timezone", "timezone is required, an IANA name such as Europe/London")
+	}
+	if _, err := time.LoadLocation(n.Timezone); err != nil || n.Timezone == "Local" {
+		return problem.Invalidf("timezone", "%q is not an IANA time zone such as America/New_York", n.Timezone)
+	}
+	if !phone.Valid(n.SMSNumber) {
+		return problem.Invalidf("sms_number", "sms_number must be in E.164 form, e.g. +15555550100")
+	}
+	n.Currency = strings.ToLower(strings.TrimSpace(n.Currency))
+	if len(n.Currency) != 3 || strings.Trim(n.Currency, "abcdefghijklmnopqrstuvwxyz") != "" {
+		return problem.Invalidf("currency", "currency must be a three-letter ISO code such as usd")
+	}
+	if n.PaymentMode == "" {
+		n.PaymentMode = PaymentCheckout
+	}
+	switch n.PaymentMode {
+	case PaymentCheckout:
+		if !s.cfg.PaymentsEnabled {
+			return problem.Invalidf("payment_mode", "payment_mode checkout needs Stripe, which this server has not configured; use none")
+		}
+	case PaymentNone:
+	default:
+		return problem.Invalidf("payment_mode", "payment_mode must be checkout or none")
+	}
+	p := &n.Policy
+	if p.WaveSize == 0 {
+		p.WaveSize = DefaultPolicy.WaveSize
+	}
+	if p.WaveInterval == 0 {
+		p.WaveInterval = DefaultPolicy.WaveInterval
+	}
+	if p.MinLead == 0 && !n.LeadSet {
+		p.MinLead = DefaultPolicy.MinLead
+	}
+	if p.Cooldown == 0 && !n.CooldownSet {
+		p.Cooldown = DefaultPolicy.Cooldown
+	}
+	switch {
+	case p.WaveSize < 1 || p.WaveSize > 1000:
+		return problem.Invalidf("offer_policy.wave_size", "wave_size must be between 1 and 1000")
+	case p.WaveInterval < 10*time.Second || p.WaveInterval > 24*time.Hour:
+		return problem.Invalidf("offer_policy.wave_interval_seconds", "wave_interval_seconds must be between 10 and 86400")
+	case p.MinLead < 0 || p.MinLead > 7*24*time.Hour:
+		return problem.Invalidf("offer_policy.min_lead_minutes", "min_lead_minutes must be between 0 and 10080")
+	case p.Cooldown < 0 || p.Cooldown > 30*24*time.Hour:
+		return problem.Invalidf("offer_policy.cooldown_seconds", "cooldown_seconds must be between 0 and 2592000")
+	}
+	if q := p.Quiet; q != nil {
+		if q.Start < 0 || q.Start >= 1440 || q.End < 0 || q.End >= 1440 || q.Start == q.End {
+			return problem.Invalidf("offer_policy.quiet_hours", "quiet_hours needs different start and end times, HH:MM")
+		}
+	}
+	return nil
+}
+
+// Authenticate finds the shop whose API key is key.
+func (s *Service) Authenticate(ctx context.Context, key string) (Shop, error) {
+	if !strings.HasPrefix(key, keyPrefix) || len(key) > 200 {
+		return Shop{}, ErrUnauthorized
+	}
+	hash := hashKey(key)
+	row, err := s.q.ShopGetByKeyHash(ctx, s.pool, hash)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Shop{}, ErrUnauthorized
+	}
+	if err != nil {
+		return Shop{}, fmt.Errorf("find shop by key: %w", err)
+	}
+	// The lookup is by hash, so timing reveals nothing of the key; compare anyway so the
+	// check does not rest on the index alone.
+	if subtle.ConstantTimeCompare(row.ApiKeyHash, hash) != 1 {
+		return Shop{}, ErrUnauthorized
+	}
+	return FromRow(row)
+}
+
+// Get returns the shop with id.
+func (s *Service) Get(ctx context.Context, id uuid.UUID) (Shop, error) {
+	row, err := s.q.ShopGet(ctx, s.pool, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Shop{}, problem.New(problem.NotFound, "shop_not_found", "no such shop")
+	}
+	if err != nil {
+		return Shop{}, fmt.Errorf("get shop %s: %w", id, err)
+	}
+	return FromRow(row)
+}
+
+// ErrNoShopForNumber means no shop texts from that number.
+var ErrNoShopForNumber = problem.New(problem.NotFound, "shop_not_found", "no shop uses this number")
+
+// BySMSNumber returns the shop whose texts come from number.
+func (s *Service) BySMSNumber(ctx context.Context, number string) (Shop, error) {
+	row, err := s.q.ShopGetBySMSNumber(ctx, s.pool, number)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Shop{}, ErrNoShopForNumber
+	}
+	if err != nil {
+		return Shop{}, fmt.Errorf("get shop by number: %w", err)
+	}
+	return FromRow(row)
+}
+
+// AddCustomer adds a customer to shopID.
+func (s *Service) AddCustomer(ctx context.Context, shopID uuid.UUID, n NewCustomer) (Customer, error) {
+	n.Name = strings.TrimSpace(n.Name)
+	if !phone.Valid(n.Phone) {
+		return Customer{}, problem.Invalidf("phone", "phone must be in E.164 form, e.g. +15555550100")
+	}
+	if len(n.Name) > 200 {
+		return Customer{}, problem.Invalidf("name", "name must be at most 200 characters")
+	}
+	if n.Priority < -1000 || n.Priority > 1000 {
+		return Customer{}, problem.Invalidf("priority", "priority must be between -1000 and 1000")
+	}
+	row, err := s.q.CustomerInsert(ctx, s.pool, db.CustomerInsertParams{
+		ShopID: shopID, Phone: n.Phone, Name: n.Name, SmsOptIn: n.SMSOptIn, Priority: int32(n.Priority),
+		CreatedAt: s.cfg.Now().UTC(),
+	})
+	if isUnique(err) {
+		return Customer{}, &problem.Error{Kind: problem.Conflict, Code: "phone_exists", Field: "phone",
+			Message: "a customer with this phone already exists"}
+	}
+	if err != nil {
+		return Customer{}, fmt.Errorf("insert customer: %w", err)
+	}
+	return CustomerFromRow(row), nil
+}
+
+// CustomerByPhone returns shopID's customer with that phone, or a NotFound problem.
+func (s *Service) CustomerByPhone(ctx context.Context, shopID uuid.UUID, number string) (Customer, error) {
+	row, err := s.q.CustomerGetByPhone(ctx, s.pool, db.CustomerGetByPhoneParams{ShopID: shopID, Phone: number})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Customer{}, problem.New(problem.NotFound, "customer_not_found", "no such customer")
+	}
+	if err != nil {
+		return Customer{}, fmt.Errorf("get customer by phone: %w", err)
+	}
+	return CustomerFromRow(row), nil
+}
+
+// FromRow maps a database row to a Shop.
+func FromRow(r db.Shop) (Shop, error) {
+	loc, err := time.LoadLocation(r.Timezone)
+	if err != nil {
+		return Shop{}, fmt.Errorf("shop %s time zone %q: %w", r.ID, r.Timezone, err)
+	}
+	s := Shop{
+		ID: r.ID, Name: r.Name, Timezone: r.Timezone, Location: loc, SMSNumber: r.SmsNumber,
+		Currency: r.Currency, PaymentMode: r.PaymentMode, CreatedAt: r.CreatedAt,
+		Policy: Policy{
+			WaveSize:     int(r.WaveSize),
+			WaveInterval: time.Duration(r.WaveIntervalSeconds) * time.Second,
+			MinLead:      time.Duration(r.MinLeadMinutes) * time.Minute,
+			Cooldown:     time.Duration(r.CooldownSeconds) * time.Second,
+		},
+	}
+	if r.QuietStartMinute.Valid && r.QuietEndMinute.Valid {
+		s.Policy.Quiet = &QuietHours{Start: int(r.QuietStartMinute.Int32), End: int(r.QuietEndMinute.Int32)}
+	}
+	return s, nil
+}
+
+// CustomerFromRow maps a database row to a Customer.
+func CustomerFromRow(r db.Customer) Customer {
+	return Customer{
+		ID: r.ID, ShopID: r.ShopID, Phone: r.Phone, Name: r.Name, SMSOptIn: r.SmsOptIn,
+		OptedOutAt: r.OptedOutAt, Priority: int(r.Priority), CreatedAt: r.CreatedAt,
+	}
+}
+
+func newKey() (key string, hash []byte, err error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", nil, fmt.Errorf("make api key: %w", err)
+	}
+	key = keyPrefix + base64.RawURLEncoding.EncodeToString(b)
+	return key, hashKey(key), nil
+}
+
+// hashKey is a plain SHA-256: the key carries 256 random bits, so a slow password hash
+// would add cost without adding safety.
+func hashKey(key string) []byte {
+	h := sha256.Sum256([]byte(key))
+	return h[:]
+}
+
+func isUnique(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "23505"
+}

@@ -1,0 +1,18 @@
+// Package slots owns slot openings and their bookings: the state machine, declaring and
+// cancelling an opening, booking it for the first customer who says YES, and what owners
+// read back.
+//
+// An opening moves like this:
+//
+//	open ──YES wins──▶ filled ──payment confirmed, slot passes──▶ completed
+//	 │  ▲                 │
+//	 │  └──payment failed─┘  (new offer generation; expired instead if inside the cutoff)
+//	 ├──owner cancels──▶ cancelled
+//	 └──start passes the lead-time cutoff unfilled──▶ expired
+//
+// A booking is pending_payment → confirmed | payment_failed | cancelled; at most one
+// booking per opening is pending_payment or confirmed, which a partial unique index
+// enforces. The Redis lock in Book only spares Postgres the losing attempts: the row lock
+// on the opening, its conditional UPDATE and that index are what make a double booking
+// impossible.
+package slots

@@ -1,0 +1,309 @@
+package slots
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/problem"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+)
+
+// Opening statuses.
+const (
+	StatusOpen      = "open"
+	StatusFilled    = "filled"
+	StatusCompleted = "completed"
+	StatusCancelled = "cancelled"
+	StatusExpired   = "expired"
+)
+
+// Booking statuses.
+const (
+	BookingPendingPayment = "pending_payment"
+	BookingConfirmed      = "confirmed"
+	BookingPaymentFailed  = "payment_failed"
+	BookingCancelled      = "cancelled"
+)
+
+var statuses = []string{StatusOpen, StatusFilled, StatusCompleted, StatusCancelled, StatusExpired}
+
+// ErrNotFound means no opening with that id belongs to the shop.
+var ErrNotFound = problem.New(problem.NotFound, "opening_not_found", "no such opening")
+
+// Opening is a slot a shop wants filled, as owners see it.
+type Opening struct {
+	ID              uuid.UUID
+	ShopID          uuid.UUID
+	StartsAt        time.Time
+	DurationMinutes int
+	Service         string
+	PriceCents      int64
+	Status          string
+	Generation      int
+	OffersSent      int
+	CreatedAt       time.Time
+	FilledAt        *time.Time
+	FilledBy        *Filler
+	Booking         *Booking
+}
+
+// Filler is the customer holding an opening.
+type Filler struct {
+	CustomerID uuid.UUID
+	Phone      string
+	Name       string
+}
+
+// Booking is an opening's latest booking, as owners see it.
+type Booking struct {
+	ID                      uuid.UUID
+	Status                  string
+	AmountCents             int64
+	PaymentURL              string
+	StripeCheckoutSessionID string
+}
+
+// NewOpening is what a shop declares.
+type NewOpening struct {
+	StartsAt        time.Time
+	DurationMinutes int
+	Service         string
+	PriceCents      int64
+}
+
+// Checkouts creates Stripe Checkout Sessions for bookings.
+type Checkouts interface {
+	CreateCheckout(ctx context.Context, r CheckoutRequest) (Checkout, error)
+}
+
+// CheckoutRequest asks for a payment link for one booking.
+type CheckoutRequest struct {
+	BookingID   string
+	AmountCents int64
+	Currency    string
+	Description string
+	ExpiresAt   time.Time
+}
+
+// Checkout is a created payment link.
+type Checkout struct {
+	SessionID, URL, PaymentIntentID string
+	ExpiresAt                       time.Time
+}
+
+// Locker takes the per-slot lock without waiting. It returns ErrLockHeld when another
+// holder has it, and another error when the lock service cannot be reached.
+type Locker interface {
+	TryLock(ctx context.Context, key string, ttl time.Duration) (unlock func(), err error)
+}
+
+// ErrLockHeld is what a Locker returns when the key is held by someone else.
+var ErrLockHeld = errors.New("slots: lock held")
+
+// Cooldowns starts a customer's offer cooldown.
+type Cooldowns interface {
+	Start(ctx context.Context, customerID string, d time.Duration) error
+}
+
+// Config configures the service. Zero fields mean the defaults.
+type Config struct {
+	Now func() time.Time
+	// LockTTL bounds how long a crashed holder blocks a slot; default 30s.
+	LockTTL time.Duration
+	// CheckoutHold is how long a payment link holds a slot; default 30 min, Stripe's
+	// minimum (plus a minute so the request is never just under it).
+	CheckoutHold time.Duration
+	// CheckoutTimeout bounds the Stripe call on the YES path; default 5s. After it the
+	// customer is told the link comes by text and a job finishes the work.
+	CheckoutTimeout time.Duration
+	// CheckoutRetryDelay is when the safety-net checkout job first runs; default 15s.
+	CheckoutRetryDelay time.Duration
+	// KeyPrefix is prepended to lock keys (tests).
+	KeyPrefix string
+	Logger    *slog.Logger
+}
+
+// Service runs openings and bookings.
+type Service struct {
+	pool      *pgxpool.Pool
+	q         *db.Queries
+	queue     jobs.Inserter
+	checkouts Checkouts // nil when Stripe is not configured
+	locker    Locker
+	cooldowns Cooldowns
+	cfg       Config
+	log       *slog.Logger
+}
+
+// New returns a Service. checkouts may be nil when no shop uses checkout payments.
+func New(pool *pgxpool.Pool, queue jobs.Inserter, locker Locker, cooldowns Cooldowns, checkouts Checkouts, cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.LockTTL == 0 {
+		cfg.LockTTL = 30 * time.Second
+	}
+	if cfg.CheckoutHold == 0 {
+		cfg.CheckoutHold = 31 * time.Minute
+	}
+	if cfg.CheckoutTimeout == 0 {
+		cfg.CheckoutTimeout = 5 * time.Second
+	}
+	if cfg.CheckoutRetryDelay == 0 {
+		cfg.CheckoutRetryDelay = 15 * time.Second
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{pool: pool, q: db.New(), queue: queue, locker: locker, cooldowns: cooldowns,
+		checkouts: checkouts, cfg: cfg, log: cfg.Logger}
+}
+
+// LockKey is the Redis key that serialises claims on one slot of one shop:
+// slot_lock:<shop_id>:<starts_at in RFC 3339, UTC, seconds>.
+func LockKey(shopID uuid.UUID, startsAt time.Time) string {
+	return "slot_lock:" + shopID.String() + ":" + startsAt.UTC().Truncate(time.Second).Format(time.RFC3339)
+}
+
+// Cutoff is the last moment an opening may still be offered or booked.
+func Cutoff(shop shops.Shop, startsAt time.Time) time.Time {
+	return startsAt.Add(-shop.Policy.MinLead)
+}
+
+// Declare records a new opening and enqueues its first wave of offers in the same
+// transaction: the wave exists if and only if the opening does.
+func (s *Service) Declare(ctx context.Context, shop shops.Shop, n NewOpening) (Opening, error) {
+	now := s.cfg.Now()
+	n.Service = strings.TrimSpace(n.Service)
+	switch {
+	case n.StartsAt.IsZero():
+		return Opening{}, problem.Invalidf("starts_at", "starts_at is required, RFC 3339, e.g. 2026-11-22T15:00:00Z")
+	case !n.StartsAt.After(now):
+		return Opening{}, problem.Invalidf("starts_at", "starts_at must be in the future")
+	case n.StartsAt.After(now.AddDate(1, 0, 0)):
+		return Opening{}, problem.Invalidf("starts_at", "starts_at must be within a year")
+	case !Cutoff(shop, n.StartsAt).After(now):
+		return Opening{}, problem.Invalidf("starts_at", "starts_at is inside the shop's minimum lead time of %d minutes", int(shop.Policy.MinLead/time.Minute))
+	case n.DurationMinutes <= 0 || n.DurationMinutes > 1440:
+		return Opening{}, problem.Invalidf("duration_minutes", "duration_minutes must be between 1 and 1440")
+	case n.Service == "" || len(n.Service) > 100:
+		return Opening{}, problem.Invalidf("service", "service is required (at most 100 characters)")
+	case n.PriceCents <= 0 || n.PriceCents > 100_000_000:
+		return Opening{}, problem.Invalidf("price_cents", "price_cents must be a positive amount in the smallest currency unit")
+	}
+	var id uuid.UUID
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		row, err := s.q.OpeningInsert(ctx, tx, db.OpeningInsertParams{
+			ShopID: shop.ID, StartsAt: n.StartsAt.UTC().Truncate(time.Second), DurationMinutes: int32(n.DurationMinutes),
+			Service: n.Service, PriceCents: n.PriceCents, CreatedAt: now.UTC(),
+		})
+		if err != nil {
+			return fmt.Errorf("insert opening: %w", err)
+		}
+		id = row.ID
+		if _, err := s.queue.InsertTx(ctx, tx, jobs.Wave{OpeningID: row.ID, Generation: 1, Wave: 1}, nil); err != nil {
+			return fmt.Errorf("enqueue first wave: %w", err)
+		}
+		return nil
+	})
+	if err != nil {
+		return Opening{}, err
+	}
+	return s.Get(ctx, shop.ID, id)
+}
+
+// Get returns shopID's opening id.
+func (s *Service) Get(ctx context.Context, shopID, id uuid.UUID) (Opening, error) {
+	rows, err := s.q.OpeningListDetailed(ctx, s.pool, db.OpeningListDetailedParams{
+		ShopID: shopID, ID: uuid.NullUUID{UUID: id, Valid: true}, MaxRows: 1,
+	})
+	if err != nil {
+		return Opening{}, fmt.Errorf("get opening %s: %w", id, err)
+	}
+	if len(rows) == 0 {
+		return Opening{}, ErrNotFound
+	}
+	return fromDetailed(rows[0]), nil
+}
+
+// List returns shopID's openings, newest start first, optionally only those in status.
+func (s *Service) List(ctx context.Context, shopID uuid.UUID, status string, limit int) ([]Opening, error) {
+	p := db.OpeningListDetailedParams{ShopID: shopID, MaxRows: int32(limit)}
+	if status != "" {
+		if !validStatus(status) {
+			return nil, problem.Invalidf("status", "status must be one of %s", strings.Join(statuses, ", "))
+		}
+		p.Status = pgtype.Text{String: status, Valid: true}
+	}
+	if limit <= 0 || limit > 500 {
+		p.MaxRows = 500
+	}
+	rows, err := s.q.OpeningListDetailed(ctx, s.pool, p)
+	if err != nil {
+		return nil, fmt.Errorf("list openings: %w", err)
+	}
+	out := make([]Opening, len(rows))
+	for i, r := range rows {
+		out[i] = fromDetailed(r)
+	}
+	return out, nil
+}
+
+// Cancel cancels an open opening; its pending waves find it cancelled and stop. A filled
+// opening cannot be cancelled here: it has a customer and maybe a payment.
+func (s *Service) Cancel(ctx context.Context, shopID, id uuid.UUID) (Opening, error) {
+	_, err := s.q.OpeningCancel(ctx, s.pool, db.OpeningCancelParams{ID: id, ShopID: shopID, Now: s.cfg.Now().UTC()})
+	if errors.Is(err, pgx.ErrNoRows) {
+		o, gerr := s.Get(ctx, shopID, id)
+		if gerr != nil {
+			return Opening{}, gerr
+		}
+		if o.Status == StatusCancelled {
+			return o, nil // cancelling twice is harmless
+		}
+		return Opening{}, &problem.Error{Kind: problem.Conflict, Code: "opening_not_open",
+			Message: fmt.Sprintf("only an open opening can be cancelled; this one is %s", o.Status)}
+	}
+	if err != nil {
+		return Opening{}, fmt.Errorf("cancel opening %s: %w", id, err)
+	}
+	return s.Get(ctx, shopID, id)
+}
+
+func validStatus(s string) bool {
+	for _, v := range statuses {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func fromDetailed(r db.OpeningListDetailedRow) Opening {
+	o := Opening{
+		ID: r.ID, ShopID: r.ShopID, StartsAt: r.StartsAt.UTC(), DurationMinutes: int(r.DurationMinutes),
+		Service: r.Service, PriceCents: r.PriceCents, Status: r.Status, Generation: int(r.Generation),
+		OffersSent: int(r.OffersSent), CreatedAt: r.CreatedAt, FilledAt: r.FilledAt,
+	}
+	if r.FilledByID.Valid {
+		o.FilledBy = &Filler{CustomerID: r.FilledByID.UUID, Phone: r.FilledPhone, Name: r.FilledName}
+	}
+	if r.BookingID != "" {
+		o.Booking = &Booking{
+			ID: uuid.MustParse(r.BookingID), Status: r.BookingStatus, AmountCents: r.BookingAmountCents,
+			PaymentURL: r.BookingPaymentUrl, StripeCheckoutSessionID: r.BookingSessionID,
+		}
+	}
+	return o
+}
