@@ -39,9 +39,9 @@ WHERE o.customer_id = $1
 ORDER BY o.created_at DESC, o.id
 LIMIT 1;
 
--- name: OfferNewestOpenForCustomer :one
--- The customer's newest offer in any state whose opening is not open any more, for a
--- precise answer to a late YES.
+-- name: OfferNewestForCustomer :one
+-- The customer's newest offer in any state, to tell a late YES ("taken") from a YES
+-- that was never offered anything ("no_offer").
 SELECT o.id, o.status FROM slot_offers o
 WHERE o.customer_id = $1
 ORDER BY o.created_at DESC, o.id

@@ -256,23 +256,23 @@ func (q *Queries) OfferNewestClaimable(ctx context.Context, db DBTX, customerID 
 	return i, err
 }
 
-const offerNewestOpenForCustomer = `-- name: OfferNewestOpenForCustomer :one
+const offerNewestForCustomer = `-- name: OfferNewestForCustomer :one
 SELECT o.id, o.status FROM slot_offers o
 WHERE o.customer_id = $1
 ORDER BY o.created_at DESC, o.id
 LIMIT 1
 `
 
-type OfferNewestOpenForCustomerRow struct {
+type OfferNewestForCustomerRow struct {
 	ID     uuid.UUID
 	Status string
 }
 
-// The customer's newest offer in any state whose opening is not open any more, for a
-// precise answer to a late YES.
-func (q *Queries) OfferNewestOpenForCustomer(ctx context.Context, db DBTX, customerID uuid.UUID) (OfferNewestOpenForCustomerRow, error) {
-	row := db.QueryRow(ctx, offerNewestOpenForCustomer, customerID)
-	var i OfferNewestOpenForCustomerRow
+// The customer's newest offer in any state, to tell a late YES ("taken") from a YES
+// that was never offered anything ("no_offer").
+func (q *Queries) OfferNewestForCustomer(ctx context.Context, db DBTX, customerID uuid.UUID) (OfferNewestForCustomerRow, error) {
+	row := db.QueryRow(ctx, offerNewestForCustomer, customerID)
+	var i OfferNewestForCustomerRow
 	err := row.Scan(&i.ID, &i.Status)
 	return i, err
 }

@@ -1,0 +1,105 @@
+-- Read-only queries behind the shop owners' dashboard (internal/dashboard). Every query
+-- is scoped by shop_id: a shop sees only its own rows.
+
+-- name: DashboardFilledPage :many
+-- Recovered openings (filled or completed), most recently filled first, with who holds
+-- each and its latest booking.
+SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status, s.filled_at,
+    COALESCE(c.name, '')::text AS customer_name, COALESCE(c.phone, '')::text AS customer_phone,
+    COALESCE(b.status, '')::text AS booking_status,
+    COALESCE(b.amount_cents, s.price_cents)::bigint AS amount_cents
+FROM slot_openings s
+LEFT JOIN customers c ON c.id = s.filled_by
+LEFT JOIN LATERAL (
+    SELECT bk.status, bk.amount_cents FROM bookings bk
+    WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
+) b ON true
+WHERE s.shop_id = sqlc.arg(shop_id) AND s.status IN ('filled', 'completed')
+ORDER BY s.filled_at DESC NULLS LAST, s.starts_at DESC, s.id
+LIMIT sqlc.arg(max_rows) OFFSET sqlc.arg(skip_rows);
+
+-- name: DashboardFilledExport :many
+-- Recovered openings whose appointment starts in [starts_from, starts_until), in start
+-- order, for the CSV export.
+SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status, s.filled_at,
+    COALESCE(c.name, '')::text AS customer_name, COALESCE(c.phone, '')::text AS customer_phone,
+    COALESCE(b.id::text, '')::text AS booking_id,
+    COALESCE(b.status, '')::text AS booking_status,
+    COALESCE(b.amount_cents, s.price_cents)::bigint AS amount_cents
+FROM slot_openings s
+LEFT JOIN customers c ON c.id = s.filled_by
+LEFT JOIN LATERAL (
+    SELECT bk.id, bk.status, bk.amount_cents FROM bookings bk
+    WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
+) b ON true
+WHERE s.shop_id = sqlc.arg(shop_id) AND s.status IN ('filled', 'completed')
+  AND s.starts_at >= sqlc.arg(starts_from)::timestamptz
+  AND s.starts_at < sqlc.arg(starts_until)::timestamptz
+ORDER BY s.starts_at, s.id
+LIMIT sqlc.arg(max_rows);
+
+-- name: DashboardOpenList :many
+-- Open openings, soonest first, with the offers texted and the replies they got.
+SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.generation, s.created_at,
+    (count(o.id) FILTER (WHERE o.status IN ('sent', 'accepted', 'declined', 'lost')))::int AS offers_sent,
+    (count(o.id) FILTER (WHERE o.status = 'accepted'))::int AS replies_yes,
+    (count(o.id) FILTER (WHERE o.status = 'declined'))::int AS replies_no
+FROM slot_openings s
+LEFT JOIN slot_offers o ON o.opening_id = s.id
+WHERE s.shop_id = sqlc.arg(shop_id) AND s.status = 'open'
+GROUP BY s.id
+ORDER BY s.starts_at, s.id
+LIMIT sqlc.arg(max_rows);
+
+-- name: DashboardWaves :many
+-- The waves of offers of some of a shop's openings: how many offers each wave holds,
+-- how many were texted, and when the first text went out (or, before any was, when the
+-- wave was recorded).
+SELECT o.opening_id, o.generation, o.wave,
+    count(*)::int AS offers,
+    (count(*) FILTER (WHERE o.sent_at IS NOT NULL))::int AS texted,
+    COALESCE(min(o.sent_at), min(o.created_at))::timestamptz AS first_at
+FROM slot_offers o
+WHERE o.shop_id = sqlc.arg(shop_id) AND o.opening_id = ANY(sqlc.arg(opening_ids)::uuid[])
+GROUP BY o.opening_id, o.generation, o.wave
+ORDER BY o.opening_id, o.generation, o.wave;
+
+-- name: DashboardTotals :one
+-- Recovery figures of one shop for the period [since, until). Bookings count in the
+-- period they were made; fill rate counts the openings declared in it, cancelled ones
+-- aside.
+WITH booked AS (
+    SELECT
+        COALESCE(sum(b.amount_cents) FILTER (WHERE b.status = 'confirmed'), 0)::bigint AS confirmed_cents,
+        COALESCE(sum(b.amount_cents) FILTER (WHERE b.status = 'pending_payment'), 0)::bigint AS pending_cents,
+        (count(DISTINCT b.opening_id) FILTER (
+            WHERE b.status = 'confirmed' AND s.status IN ('filled', 'completed')))::int AS slots_recovered,
+        (count(*) FILTER (WHERE b.status = 'pending_payment'))::int AS pending_count,
+        COALESCE(percentile_cont(0.5) WITHIN GROUP (ORDER BY extract(epoch FROM b.created_at - s.created_at))
+            FILTER (WHERE b.status = 'confirmed'), 0)::float8 AS median_seconds
+    FROM bookings b
+    JOIN slot_openings s ON s.id = b.opening_id
+    WHERE b.shop_id = sqlc.arg(shop_id)
+      AND b.created_at >= sqlc.arg(since)::timestamptz AND b.created_at < sqlc.arg(until)::timestamptz
+), declared AS (
+    SELECT
+        (count(*) FILTER (WHERE s.status IN ('filled', 'completed')))::int AS openings_filled,
+        (count(*) FILTER (WHERE s.status <> 'cancelled'))::int AS openings_declared
+    FROM slot_openings s
+    WHERE s.shop_id = sqlc.arg(shop_id)
+      AND s.created_at >= sqlc.arg(since)::timestamptz AND s.created_at < sqlc.arg(until)::timestamptz
+)
+SELECT booked.confirmed_cents, booked.pending_cents, booked.slots_recovered, booked.pending_count,
+    booked.median_seconds, declared.openings_filled, declared.openings_declared
+FROM booked, declared;
+
+-- name: DashboardWeekly :many
+-- Confirmed money per week (weeks start on Monday in the shop's time zone) since a
+-- moment; weeks without bookings are absent.
+SELECT (date_trunc('week', b.created_at AT TIME ZONE sqlc.arg(tz)::text))::date AS week_start,
+    sum(b.amount_cents)::bigint AS confirmed_cents
+FROM bookings b
+WHERE b.shop_id = sqlc.arg(shop_id) AND b.status = 'confirmed'
+  AND b.created_at >= sqlc.arg(since)::timestamptz
+GROUP BY 1
+ORDER BY 1;

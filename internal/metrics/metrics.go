@@ -1,0 +1,112 @@
+// Package metrics holds the product's own Prometheus metrics (DESIGN §8). A nil *Metrics
+// is valid and records nothing, so tests and tools need not build one.
+package metrics
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics are the product's counters and histograms.
+type Metrics struct {
+	replies      *prometheus.CounterVec
+	offersTexted prometheus.Counter
+	wavesRun     *prometheus.CounterVec
+	bookings     *prometheus.CounterVec
+	locks        *prometheus.CounterVec
+	stripeEvents *prometheus.CounterVec
+	sendErrors   *prometheus.CounterVec
+	yesLatency   prometheus.Histogram
+}
+
+// New registers the metrics on reg.
+func New(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		replies: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "slotrecovery_inbound_replies_total", Help: "Inbound SMS replies by outcome.",
+		}, []string{"outcome"}),
+		offersTexted: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "slotrecovery_offers_texted_total", Help: "Offer texts accepted by the SMS provider.",
+		}),
+		wavesRun: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "slotrecovery_waves_run_total", Help: "Offer waves run, by result.",
+		}, []string{"result"}),
+		bookings: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "slotrecovery_bookings_total", Help: "Booking state changes, by status reached.",
+		}, []string{"status"}),
+		locks: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "slotrecovery_lock_obtains_total", Help: "Slot lock attempts by result (obtained, held, error).",
+		}, []string{"result"}),
+		stripeEvents: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "slotrecovery_stripe_events_total", Help: "Stripe webhook events by type and result.",
+		}, []string{"type", "result"}),
+		sendErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "slotrecovery_twilio_send_errors_total", Help: "Failed Twilio sends by error code.",
+		}, []string{"code"}),
+		yesLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "slotrecovery_yes_answer_seconds",
+			Help:    "Time from receiving a YES to answering it.",
+			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
+		}),
+	}
+	reg.MustRegister(m.replies, m.offersTexted, m.wavesRun, m.bookings, m.locks, m.stripeEvents, m.sendErrors, m.yesLatency)
+	return m
+}
+
+// Reply counts an inbound reply's outcome.
+func (m *Metrics) Reply(outcome string) {
+	if m != nil {
+		m.replies.WithLabelValues(outcome).Inc()
+	}
+}
+
+// OfferTexted counts one offer text handed to the provider.
+func (m *Metrics) OfferTexted() {
+	if m != nil {
+		m.offersTexted.Inc()
+	}
+}
+
+// WaveRun counts a wave by result (texted, quiet_hours, expired, stopped, error).
+func (m *Metrics) WaveRun(result string) {
+	if m != nil {
+		m.wavesRun.WithLabelValues(result).Inc()
+	}
+}
+
+// Booking counts a booking reaching status.
+func (m *Metrics) Booking(status string) {
+	if m != nil {
+		m.bookings.WithLabelValues(status).Inc()
+	}
+}
+
+// Lock counts a slot lock attempt by result: obtained, held or error.
+func (m *Metrics) Lock(result string) {
+	if m != nil {
+		m.locks.WithLabelValues(result).Inc()
+	}
+}
+
+// StripeEvent counts a Stripe event by type and result.
+func (m *Metrics) StripeEvent(typ, result string) {
+	if m != nil {
+		m.stripeEvents.WithLabelValues(typ, result).Inc()
+	}
+}
+
+// SendError counts a failed Twilio send by its error code (0 when there was none).
+func (m *Metrics) SendError(code int) {
+	if m != nil {
+		m.sendErrors.WithLabelValues(strconv.Itoa(code)).Inc()
+	}
+}
+
+// YesAnswered observes the time from receiving a YES to answering it.
+func (m *Metrics) YesAnswered(d time.Duration) {
+	if m != nil {
+		m.yesLatency.Observe(d.Seconds())
+	}
+}

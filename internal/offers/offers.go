@@ -1,0 +1,334 @@
+package offers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/metrics"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/sms"
+)
+
+// Texter sends one SMS and returns the provider's message id.
+type Texter interface {
+	Text(ctx context.Context, m sms.Message) (sid string, err error)
+}
+
+// CooldownChecker tells which customers are cooling down, in one round trip.
+type CooldownChecker interface {
+	Cooling(ctx context.Context, ids []string) (map[string]bool, error)
+}
+
+// Config configures the service; zero fields mean the defaults.
+type Config struct {
+	Now func() time.Time
+	// MaxCandidates caps how many eligible customers one wave considers; default 5000.
+	MaxCandidates int
+	// SendParallelism is how many texts of a wave are in flight at once; default 8.
+	SendParallelism int
+	// MaxValidity caps an offer text's validity period; default 2h (never beyond the
+	// cutoff).
+	MaxValidity time.Duration
+	Logger      *slog.Logger
+	Metrics     *metrics.Metrics
+}
+
+// Service runs waves and handles replies.
+type Service struct {
+	pool      *pgxpool.Pool
+	q         *db.Queries
+	queue     jobs.Inserter
+	texter    Texter
+	cooldowns CooldownChecker
+	shops     *shops.Service
+	slots     *slots.Service
+	cfg       Config
+	log       *slog.Logger
+	m         *metrics.Metrics
+}
+
+// New returns a Service.
+func New(pool *pgxpool.Pool, queue jobs.Inserter, texter Texter, cooldowns CooldownChecker, shopsSvc *shops.Service, slotsSvc *slots.Service, cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MaxCandidates == 0 {
+		cfg.MaxCandidates = 5000
+	}
+	if cfg.SendParallelism == 0 {
+		cfg.SendParallelism = 8
+	}
+	if cfg.MaxValidity == 0 {
+		cfg.MaxValidity = 2 * time.Hour
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{pool: pool, q: db.New(), queue: queue, texter: texter, cooldowns: cooldowns,
+		shops: shopsSvc, slots: slotsSvc, cfg: cfg, log: cfg.Logger, m: cfg.Metrics}
+}
+
+// WaveResult says what a wave did.
+type WaveResult struct {
+	Texted   int
+	Failed   int
+	Stopped  string    // why nothing was texted: "not_open", "old_generation", "expired"
+	SnoozeTo time.Time // set when quiet hours postpone the wave
+}
+
+// RunWave runs one wave of an opening's offers. It is safe to run again after a crash
+// or an error: offers already recorded are reused and a claimed offer is never texted
+// twice.
+func (s *Service) RunWave(ctx context.Context, w jobs.Wave) (WaveResult, error) {
+	op, err := s.q.OpeningGet(ctx, s.pool, w.OpeningID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return WaveResult{Stopped: "not_found"}, nil
+	}
+	if err != nil {
+		return WaveResult{}, fmt.Errorf("get opening: %w", err)
+	}
+	if op.Status != slots.StatusOpen {
+		return WaveResult{Stopped: "not_open"}, nil
+	}
+	if int(op.Generation) != w.Generation {
+		return WaveResult{Stopped: "old_generation"}, nil
+	}
+	shop, err := s.shops.Get(ctx, op.ShopID)
+	if err != nil {
+		return WaveResult{}, err
+	}
+	now := s.cfg.Now()
+	cutoff := slots.Cutoff(shop, op.StartsAt)
+	if !now.Before(cutoff) {
+		if _, err := s.q.OpeningExpire(ctx, s.pool, db.OpeningExpireParams{ID: op.ID, Now: now.UTC()}); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return WaveResult{}, fmt.Errorf("expire opening: %w", err)
+		}
+		return WaveResult{Stopped: "expired"}, nil
+	}
+	if q := shop.Policy.Quiet; q != nil && q.Contains(now.In(shop.Location)) {
+		return WaveResult{SnoozeTo: q.EndAfter(now.In(shop.Location))}, nil
+	}
+
+	batch, err := s.q.OfferListWave(ctx, s.pool, db.OfferListWaveParams{OpeningID: op.ID, Generation: op.Generation, Wave: int32(w.Wave)})
+	if err != nil {
+		return WaveResult{}, fmt.Errorf("list wave offers: %w", err)
+	}
+	if len(batch) == 0 {
+		if err := s.recordWave(ctx, shop, op, w, now); err != nil {
+			return WaveResult{}, err
+		}
+		if batch, err = s.q.OfferListWave(ctx, s.pool, db.OfferListWaveParams{OpeningID: op.ID, Generation: op.Generation, Wave: int32(w.Wave)}); err != nil {
+			return WaveResult{}, fmt.Errorf("list wave offers: %w", err)
+		}
+	}
+	validity := min(cutoff.Sub(now), s.cfg.MaxValidity)
+	body := OfferText(shop, op.Service, op.StartsAt, op.PriceCents)
+	return s.send(ctx, shop, batch, body, validity)
+}
+
+// recordWave picks the wave's customers and records their offers, and schedules the next
+// wave, in one transaction that holds the opening's row lock (so a YES or a cancel cannot
+// interleave).
+func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.SlotOpening, w jobs.Wave, now time.Time) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		locked, err := s.q.OpeningLock(ctx, tx, op.ID)
+		if err != nil {
+			return fmt.Errorf("lock opening: %w", err)
+		}
+		if locked.Status != slots.StatusOpen || locked.Generation != op.Generation {
+			return nil
+		}
+		cands, err := s.q.CustomerListEligible(ctx, tx, db.CustomerListEligibleParams{
+			ShopID: shop.ID, OpeningID: op.ID, Generation: op.Generation, MaxRows: int32(s.cfg.MaxCandidates),
+		})
+		if err != nil {
+			return fmt.Errorf("list eligible customers: %w", err)
+		}
+		ids := make([]string, len(cands))
+		for i, c := range cands {
+			ids[i] = c.ID.String()
+		}
+		cooling, err := s.cooldowns.Cooling(ctx, ids)
+		if err != nil {
+			return fmt.Errorf("check cooldowns: %w", err)
+		}
+		picked, remaining := 0, 0
+		for _, c := range cands {
+			if cooling[c.ID.String()] {
+				continue
+			}
+			if picked == shop.Policy.WaveSize {
+				remaining++
+				continue
+			}
+			if _, err := s.q.OfferInsert(ctx, tx, db.OfferInsertParams{
+				OpeningID: op.ID, CustomerID: c.ID, ShopID: shop.ID, Generation: op.Generation,
+				Wave: int32(w.Wave), CreatedAt: now.UTC(),
+			}); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("insert offer: %w", err)
+			}
+			picked++
+		}
+		if remaining > 0 {
+			next := jobs.Wave{OpeningID: op.ID, Generation: w.Generation, Wave: w.Wave + 1}
+			if _, err := s.queue.InsertTx(ctx, tx, next, &river.InsertOpts{ScheduledAt: now.Add(shop.Policy.WaveInterval)}); err != nil {
+				return fmt.Errorf("schedule next wave: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// send texts every queued offer of the batch, a few at a time. An offer is claimed
+// (queued→sending) before its text goes out, so a retried job skips it.
+func (s *Service) send(ctx context.Context, shop shops.Shop, batch []db.OfferListWaveRow, body string, validity time.Duration) (WaveResult, error) {
+	var (
+		mu        sync.Mutex
+		res       WaveResult
+		transient error
+		wg        sync.WaitGroup
+		sem       = make(chan struct{}, s.cfg.SendParallelism)
+	)
+	for _, o := range batch {
+		if o.Status != "queued" {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			ok, err := s.sendOne(ctx, shop, o, body, validity)
+			mu.Lock()
+			defer mu.Unlock()
+			switch {
+			case err != nil:
+				transient = err
+			case ok:
+				res.Texted++
+			default:
+				res.Failed++
+			}
+		}()
+	}
+	wg.Wait()
+	if transient != nil {
+		return res, fmt.Errorf("text offers: %w", transient)
+	}
+	return res, nil
+}
+
+// sendOne texts one offer. It returns true when texted, false when the number cannot
+// receive texts (the customer is marked so no later wave tries), and an error for a
+// failure worth retrying (the offer goes back to queued).
+func (s *Service) sendOne(ctx context.Context, shop shops.Shop, o db.OfferListWaveRow, body string, validity time.Duration) (bool, error) {
+	if _, err := s.q.OfferClaimForSending(ctx, s.pool, o.ID); errors.Is(err, pgx.ErrNoRows) {
+		return false, nil // another run has it
+	} else if err != nil {
+		return false, fmt.Errorf("claim offer: %w", err)
+	}
+	sid, err := s.texter.Text(ctx, sms.Message{From: shop.SMSNumber, To: o.Phone, Body: body, ValidityPeriod: validity})
+	bg := context.WithoutCancel(ctx)
+	if err != nil {
+		var se *sms.Error
+		code := 0
+		if errors.As(err, &se) {
+			code = se.Code
+		}
+		s.m.SendError(code)
+		if sms.Permanent(err) {
+			if err := s.q.OfferMarkFailed(bg, s.pool, db.OfferMarkFailedParams{ID: o.ID, ErrorCode: pgInt4(code)}); err != nil {
+				return false, fmt.Errorf("mark offer failed: %w", err)
+			}
+			if err := s.q.CustomerMarkUnreachable(bg, s.pool, db.CustomerMarkUnreachableParams{ID: o.CustomerID, Now: s.cfg.Now().UTC(), Code: int32(code)}); err != nil {
+				return false, fmt.Errorf("mark customer unreachable: %w", err)
+			}
+			s.log.InfoContext(ctx, "customer unreachable by sms", "customer_id", o.CustomerID, "twilio_code", code)
+			return false, nil
+		}
+		if se == nil {
+			// No answer from Twilio (a timeout or a dropped connection): the text may have
+			// gone out. Count it as sent rather than risk texting twice; the customer can
+			// still reply YES.
+			s.log.WarnContext(ctx, "offer text outcome unknown", "offer_id", o.ID, "err", err)
+			return true, s.q.OfferMarkSent(bg, s.pool, db.OfferMarkSentParams{ID: o.ID, Now: s.cfg.Now().UTC()})
+		}
+		if err := s.q.OfferUnclaim(bg, s.pool, o.ID); err != nil {
+			return false, fmt.Errorf("unclaim offer: %w", err)
+		}
+		return false, err
+	}
+	s.m.OfferTexted()
+	p := db.OfferMarkSentParams{ID: o.ID, Now: s.cfg.Now().UTC()}
+	p.TwilioSid.String, p.TwilioSid.Valid = sid, true
+	if err := s.q.OfferMarkSent(bg, s.pool, p); err != nil {
+		return true, fmt.Errorf("mark offer sent: %w", err)
+	}
+	return true, nil
+}
+
+// WaveWorker runs jobs.Wave.
+type WaveWorker struct {
+	river.WorkerDefaults[jobs.Wave]
+	Service *Service
+}
+
+// Work implements river.Worker.
+func (w *WaveWorker) Work(ctx context.Context, job *river.Job[jobs.Wave]) error {
+	res, err := w.Service.RunWave(ctx, job.Args)
+	switch {
+	case err != nil:
+		w.Service.m.WaveRun("error")
+		return err
+	case !res.SnoozeTo.IsZero():
+		w.Service.m.WaveRun("quiet_hours")
+		return river.JobSnooze(time.Until(res.SnoozeTo))
+	case res.Stopped != "":
+		w.Service.m.WaveRun(res.Stopped)
+	default:
+		w.Service.m.WaveRun("texted")
+	}
+	return nil
+}
+
+// TextWorker runs jobs.Text: one transactional SMS (a payment link, a confirmation).
+type TextWorker struct {
+	river.WorkerDefaults[jobs.Text]
+	Texter Texter
+	Now    func() time.Time
+}
+
+// Work implements river.Worker.
+func (w *TextWorker) Work(ctx context.Context, job *river.Job[jobs.Text]) error {
+	a := job.Args
+	now := time.Now()
+	if w.Now != nil {
+		now = w.Now()
+	}
+	if !a.NotAfter.IsZero() && now.After(a.NotAfter) {
+		return nil // stale: a late payment link or reminder would only confuse
+	}
+	_, err := w.Texter.Text(ctx, sms.Message{From: a.From, To: a.To, Body: a.Body})
+	if sms.Permanent(err) {
+		return river.JobCancel(err)
+	}
+	return err
+}
+
+func pgInt4(v int) (p pgtype.Int4) {
+	if v != 0 {
+		p.Int32, p.Valid = int32(v), true
+	}
+	return p
+}

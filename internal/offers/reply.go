@@ -1,0 +1,181 @@
+package offers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/problem"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
+)
+
+// Outcome is what a reply led to; it is the X-Slot-Outcome header of the public contract.
+type Outcome string
+
+// Reply outcomes (DESIGN §6).
+const (
+	OutcomeBooked       Outcome = "booked"
+	OutcomeTaken        Outcome = "taken"
+	OutcomeNoOffer      Outcome = "no_offer"
+	OutcomeDeclined     Outcome = "declined"
+	OutcomeOptedOut     Outcome = "opted_out"
+	OutcomeOptedIn      Outcome = "opted_in"
+	OutcomeHelp         Outcome = "help"
+	OutcomeUnrecognized Outcome = "unrecognized"
+	OutcomeRetryLater   Outcome = "retry_later"
+)
+
+// Inbound is one text a customer sent to a shop's number.
+type Inbound struct {
+	MessageSID string
+	From, To   string
+	Body       string
+	// OptOutType is Twilio's Advanced Opt-Out classification (STOP, START, HELP), if any.
+	OptOutType string
+}
+
+// Answer is what the customer is told, and why.
+type Answer struct {
+	Outcome Outcome
+	Message string
+	// Replayed is true when this MessageSid was answered before and the stored answer is
+	// being repeated.
+	Replayed bool
+}
+
+// Reply handles one inbound text. It stores the message first (MessageSid is the key),
+// so a redelivery gets the first answer again and does nothing else. A failure of
+// Postgres or Redis gives retry_later and no booking; the error is returned alongside
+// the answer for logging.
+func (s *Service) Reply(ctx context.Context, in Inbound) (Answer, error) {
+	now := s.cfg.Now()
+	shop, err := s.shops.BySMSNumber(ctx, in.To)
+	known := err == nil
+	if err != nil && !errors.Is(err, shops.ErrNoShopForNumber) {
+		return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, err
+	}
+	var shopID uuid.NullUUID
+	if known {
+		shopID = uuid.NullUUID{UUID: shop.ID, Valid: true}
+	}
+	_, err = s.q.InboundInsert(ctx, s.pool, db.InboundInsertParams{
+		MessageSid: in.MessageSID, ShopID: shopID, FromPhone: in.From, ToPhone: in.To, Body: in.Body, ReceivedAt: now.UTC(),
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s.replay(ctx, in.MessageSID)
+	}
+	if err != nil {
+		return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, fmt.Errorf("store inbound message: %w", err)
+	}
+
+	var ans Answer
+	var herr error
+	if !known {
+		ans = Answer{Outcome: OutcomeUnrecognized, Message: unknownNumberText}
+	} else {
+		ans, herr = s.handle(ctx, shop, in)
+	}
+	// The answer is stored even when it is retry_later, so that a redelivery of this
+	// MessageSid repeats it; the customer's next text is a new message and is handled
+	// afresh.
+	if err := s.q.InboundSetOutcome(context.WithoutCancel(ctx), s.pool, db.InboundSetOutcomeParams{
+		MessageSid: in.MessageSID, Outcome: text(string(ans.Outcome)), Reply: text(ans.Message), HandledAt: ptr(s.cfg.Now().UTC()),
+	}); err != nil {
+		herr = errors.Join(herr, fmt.Errorf("store reply outcome: %w", err))
+	}
+	return ans, herr
+}
+
+func (s *Service) replay(ctx context.Context, sid string) (Answer, error) {
+	m, err := s.q.InboundGet(ctx, s.pool, sid)
+	if err != nil {
+		return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, fmt.Errorf("read stored message: %w", err)
+	}
+	if !m.Outcome.Valid {
+		// The first delivery is still being handled (or died mid-way): don't act twice.
+		return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText, Replayed: true}, nil
+	}
+	return Answer{Outcome: Outcome(m.Outcome.String), Message: m.Reply.String, Replayed: true}, nil
+}
+
+func (s *Service) handle(ctx context.Context, shop shops.Shop, in Inbound) (Answer, error) {
+	kw := Parse(in.Body, in.OptOutType)
+	cust, err := s.shops.CustomerByPhone(ctx, shop.ID, in.From)
+	var p *problem.Error
+	isNotFound := errors.As(err, &p) && p.Kind == problem.NotFound
+	if err != nil && !isNotFound {
+		return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, err
+	}
+	known := err == nil
+	switch kw {
+	case KeywordYes:
+		if !known {
+			return Answer{Outcome: OutcomeNoOffer, Message: noOfferText(shop)}, nil
+		}
+		return s.claim(ctx, shop, cust)
+	case KeywordNo:
+		if known {
+			if off, err := s.q.OfferNewestClaimable(ctx, s.pool, cust.ID); err == nil {
+				if _, err := s.q.OfferDecline(ctx, s.pool, off.OfferID); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+					return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, fmt.Errorf("decline offer: %w", err)
+				}
+			} else if !errors.Is(err, pgx.ErrNoRows) {
+				return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, fmt.Errorf("find offer to decline: %w", err)
+			}
+		}
+		return Answer{Outcome: OutcomeDeclined, Message: declinedText(shop)}, nil
+	case KeywordStop:
+		if known {
+			if _, err := s.q.CustomerOptOut(ctx, s.pool, db.CustomerOptOutParams{ID: cust.ID, Now: s.cfg.Now().UTC()}); err != nil {
+				return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, fmt.Errorf("opt out: %w", err)
+			}
+		}
+		return Answer{Outcome: OutcomeOptedOut, Message: optedOutText(shop)}, nil
+	case KeywordStart:
+		if known {
+			if _, err := s.q.CustomerOptIn(ctx, s.pool, cust.ID); err != nil {
+				return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, fmt.Errorf("opt in: %w", err)
+			}
+		}
+		return Answer{Outcome: OutcomeOptedIn, Message: optedInText(shop)}, nil
+	case KeywordHelp:
+		return Answer{Outcome: OutcomeHelp, Message: helpText(shop)}, nil
+	default:
+		return Answer{Outcome: OutcomeUnrecognized, Message: unrecognizedText(shop)}, nil
+	}
+}
+
+func (s *Service) claim(ctx context.Context, shop shops.Shop, cust shops.Customer) (Answer, error) {
+	c, err := s.slots.Book(ctx, shop, cust.ID)
+	if err != nil {
+		return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, err
+	}
+	switch c.Outcome {
+	case slots.Booked:
+		switch {
+		case c.Confirmed:
+			s.m.Booking(slots.BookingConfirmed)
+			return Answer{Outcome: OutcomeBooked, Message: bookedConfirmedText(shop, c.Service, c.StartsAt)}, nil
+		case c.LinkFollows:
+			s.m.Booking(slots.BookingPendingPayment)
+			return Answer{Outcome: OutcomeBooked, Message: bookedLinkFollowsText(shop, c.Service, c.StartsAt)}, nil
+		default:
+			s.m.Booking(slots.BookingPendingPayment)
+			return Answer{Outcome: OutcomeBooked, Message: bookedText(shop, c.Service, c.StartsAt, c.PaymentURL)}, nil
+		}
+	case slots.Taken:
+		return Answer{Outcome: OutcomeTaken, Message: takenText(shop)}, nil
+	default:
+		return Answer{Outcome: OutcomeNoOffer, Message: noOfferText(shop)}, nil
+	}
+}
+
+func text(s string) pgtype.Text { return pgtype.Text{String: s, Valid: true} }
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,88 @@
+package offers
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+)
+
+// OfferText is the offer SMS: shop, service, local day and time, price, how to book and
+// how to stop. It fits one GSM-7 segment for typical names.
+func OfferText(shop shops.Shop, service string, startsAt time.Time, priceCents int64) string {
+	when := startsAt.In(shop.Location).Format("Mon 2 Jan 15:04")
+	return fmt.Sprintf("%s: %s opening %s, %s. Reply YES to book. STOP to opt out",
+		shop.Name, service, when, Money(priceCents, shop.Currency))
+}
+
+// Money formats an amount in the smallest currency unit for a text: "$45.00", "€45.00",
+// "45.00 SEK". Zero-decimal currencies (JPY, KRW) have no fraction.
+func Money(cents int64, currency string) string {
+	cur := strings.ToUpper(currency)
+	var amount string
+	switch cur {
+	case "JPY", "KRW", "VND", "CLP", "ISK", "UGX", "XAF", "XOF":
+		amount = fmt.Sprintf("%d", cents)
+	default:
+		amount = fmt.Sprintf("%d.%02d", cents/100, cents%100)
+	}
+	switch cur {
+	case "USD", "CAD", "AUD", "NZD":
+		return "$" + amount
+	case "GBP":
+		return "£" + amount
+	case "EUR":
+		return "€" + amount
+	default:
+		return amount + " " + cur
+	}
+}
+
+// Reply texts, kept together so their tone stays the same.
+func bookedText(shop shops.Shop, service string, startsAt time.Time, url string) string {
+	return fmt.Sprintf("%s: %s %s is yours! Pay within 30 min to keep it: %s",
+		shop.Name, service, startsAt.In(shop.Location).Format("Mon 2 Jan 15:04"), url)
+}
+
+func bookedLinkFollowsText(shop shops.Shop, service string, startsAt time.Time) string {
+	return fmt.Sprintf("%s: %s %s is yours! Your payment link is on its way in a separate text.",
+		shop.Name, service, startsAt.In(shop.Location).Format("Mon 2 Jan 15:04"))
+}
+
+func bookedConfirmedText(shop shops.Shop, service string, startsAt time.Time) string {
+	return fmt.Sprintf("%s: you're booked for %s %s. See you then!",
+		shop.Name, service, startsAt.In(shop.Location).Format("Mon 2 Jan 15:04"))
+}
+
+func takenText(shop shops.Shop) string {
+	return shop.Name + ": sorry, that slot was just taken. We'll text you when another opens up."
+}
+
+func noOfferText(shop shops.Shop) string {
+	return shop.Name + ": there's no open offer for you right now. We'll text you when a slot opens up."
+}
+
+func declinedText(shop shops.Shop) string {
+	return shop.Name + ": no problem, we'll let you know about the next opening."
+}
+
+func optedOutText(shop shops.Shop) string {
+	return shop.Name + ": you're unsubscribed and won't get more offers. Reply START to resubscribe."
+}
+
+func optedInText(shop shops.Shop) string {
+	return shop.Name + ": you're subscribed to last-minute openings again. Reply STOP to opt out."
+}
+
+func helpText(shop shops.Shop) string {
+	return shop.Name + ": we text you when a slot opens. Reply YES to book, NO to pass, STOP to opt out. Contact: " + shop.SMSNumber
+}
+
+func unrecognizedText(shop shops.Shop) string {
+	return shop.Name + ": sorry, we didn't understand. Reply YES to book the slot we offered, NO to pass, HELP for help."
+}
+
+const unknownNumberText = "Sorry, this number doesn't take replies."
+
+const retryLaterText = "Sorry, we couldn't handle your reply just now. Please reply again in a minute."

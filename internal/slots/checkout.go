@@ -1,0 +1,116 @@
+package slots
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+)
+
+// stripeMinExpiry is Stripe's floor for a Checkout Session's expires_at, with a margin
+// for the request's own travel time.
+const stripeMinExpiry = 30*time.Minute + 20*time.Second
+
+// EnsureCheckout makes sure a pending booking has a payment link and that the customer
+// was sent it. It is the safety net behind Book's inline attempt: it runs after Stripe
+// errors, timeouts or a crash, and does nothing when the link already exists. The same
+// idempotency key (booking and stored expiry) makes Stripe return the first session if an
+// earlier attempt reached it.
+func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error {
+	b, err := s.q.BookingGet(ctx, s.pool, bookingID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get booking %s: %w", bookingID, err)
+	}
+	if b.Status != BookingPendingPayment || b.PaymentUrl.Valid {
+		return nil
+	}
+	if s.checkouts == nil {
+		return errors.New("payments are not configured")
+	}
+	shopRow, err := s.q.ShopGet(ctx, s.pool, b.ShopID)
+	if err != nil {
+		return fmt.Errorf("get shop: %w", err)
+	}
+	shop, err := shops.FromRow(shopRow)
+	if err != nil {
+		return err
+	}
+	op, err := s.q.OpeningGet(ctx, s.pool, b.OpeningID)
+	if err != nil {
+		return fmt.Errorf("get opening: %w", err)
+	}
+	customer, err := s.q.CustomerGet(ctx, s.pool, b.CustomerID)
+	if err != nil {
+		return fmt.Errorf("get customer: %w", err)
+	}
+
+	now := s.cfg.Now()
+	expires := now.Add(s.cfg.CheckoutHold)
+	if b.CheckoutExpiresAt != nil {
+		expires = *b.CheckoutExpiresAt
+	}
+	if expires.Sub(now) < stripeMinExpiry {
+		// The first attempt never reached Stripe in time; Stripe would refuse the stored
+		// expiry now. Move to a later one (a new idempotency key) and hold the slot that
+		// much longer.
+		expires = now.Add(s.cfg.CheckoutHold).UTC().Truncate(time.Second)
+		if err := s.q.BookingSetCheckoutExpiry(ctx, s.pool, db.BookingSetCheckoutExpiryParams{ID: b.ID, ExpiresAt: expires, Now: now.UTC()}); err != nil {
+			return fmt.Errorf("move checkout expiry: %w", err)
+		}
+	}
+	callCtx, cancel := context.WithTimeout(ctx, 2*s.cfg.CheckoutTimeout)
+	defer cancel()
+	co, err := s.checkouts.CreateCheckout(callCtx, CheckoutRequest{
+		BookingID: b.ID.String(), AmountCents: b.AmountCents, Currency: b.Currency,
+		Description: CheckoutDescription(shop, op.Service, op.StartsAt), ExpiresAt: expires,
+	})
+	if err != nil {
+		return fmt.Errorf("create checkout for booking %s: %w", b.ID, err)
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		row, err := s.q.BookingSetCheckout(ctx, tx, setCheckoutParams(b.ID, co, now))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // stored by the YES path meanwhile: it answered with the link
+		}
+		if err != nil {
+			return fmt.Errorf("store checkout: %w", err)
+		}
+		_, err = s.queue.InsertTx(ctx, tx, jobs.Text{
+			Key: "checkout_link:" + b.ID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone,
+			Body:     LinkText(shop, op.Service, op.StartsAt, row.PaymentUrl.String),
+			NotAfter: expires,
+		}, nil)
+		if err != nil {
+			return fmt.Errorf("enqueue link text: %w", err)
+		}
+		return nil
+	})
+}
+
+// LinkText is the SMS that carries a payment link.
+func LinkText(shop shops.Shop, service string, startsAt time.Time, url string) string {
+	return fmt.Sprintf("%s: %s %s is yours. Pay within 30 min to keep it: %s",
+		shop.Name, service, startsAt.In(shop.Location).Format("Mon 2 Jan 15:04"), url)
+}
+
+// CheckoutWorker runs jobs.Checkout.
+type CheckoutWorker struct {
+	river.WorkerDefaults[jobs.Checkout]
+	Service *Service
+}
+
+// Work implements river.Worker.
+func (w *CheckoutWorker) Work(ctx context.Context, job *river.Job[jobs.Checkout]) error {
+	return w.Service.EnsureCheckout(ctx, job.Args.BookingID)
+}
