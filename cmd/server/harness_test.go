@@ -1,0 +1,308 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/offers"
+	"github.com/slotrecovery/slotrecovery/internal/pgtest"
+	"github.com/slotrecovery/slotrecovery/internal/redistest"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/stripetest"
+	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
+	"github.com/slotrecovery/slotrecovery/internal/webhooks"
+)
+
+func TestMain(m *testing.M) {
+	defer stripetest.Stop()
+	pgtest.Main(m)
+}
+
+const (
+	adminToken    = "test-admin-token-0123456789"
+	publicURL     = "https://slots.example.test"
+	webhookSecret = "whsec_test_secret"
+)
+
+// env is one test's world: its own database, Redis key prefix, Twilio fake and Stripe
+// recorder, shared by every server instance the test starts.
+type env struct {
+	t       *testing.T
+	pool    *pgxpool.Pool
+	dbURL   string
+	redis   redis.UniversalClient
+	prefix  string
+	twilio  *twiliofake.Server
+	stripe  *stripetest.Recorder
+	servers []string
+	client  *http.Client
+	seq     atomic.Int64
+}
+
+func newEnv(t *testing.T) *env {
+	t.Helper()
+	pool, dbURL := pgtest.New(t)
+	rdb, prefix := redistest.New(t)
+	e := &env{
+		t: t, pool: pool, dbURL: dbURL, redis: rdb, prefix: prefix,
+		twilio: twiliofake.New(t),
+		stripe: stripetest.NewRecorder(t, stripetest.Mock(t)),
+		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 200}},
+	}
+	return e
+}
+
+func (e *env) vars(extra map[string]string) func(string) string {
+	m := map[string]string{
+		"DATABASE_URL":          e.dbURL,
+		"REDIS_URL":             redistest.URL(),
+		"REDIS_KEY_PREFIX":      e.prefix,
+		"HTTP_ADDR":             "127.0.0.1:0",
+		"PUBLIC_URL":            publicURL,
+		"ADMIN_TOKEN":           adminToken,
+		"TWILIO_ACCOUNT_SID":    twiliofake.TestAccountSID,
+		"TWILIO_AUTH_TOKEN":     twiliofake.TestAuthToken,
+		"TWILIO_API_URL":        e.twilio.URL(),
+		"STRIPE_SECRET_KEY":     "sk_test_123",
+		"STRIPE_WEBHOOK_SECRET": webhookSecret,
+		"STRIPE_API_URL":        e.stripe.URL,
+		"LOG_LEVEL":             "warn",
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	return func(k string) string { return m[k] }
+}
+
+// start runs a server instance in-process and returns its base URL; it stops with the
+// test.
+func (e *env) start(extra map[string]string, tune func(*slots.Config, *offers.Config)) string {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ready := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- serve(ctx, e.vars(extra), io.Discard, serveOptions{ready: ready, tune: tune})
+	}()
+	select {
+	case addr := <-ready:
+		base := "http://" + addr
+		e.servers = append(e.servers, base)
+		e.t.Cleanup(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					e.t.Errorf("server stopped with: %v", err)
+				}
+			case <-time.After(30 * time.Second):
+				e.t.Errorf("server did not stop in time")
+			}
+		})
+		return base
+	case err := <-done:
+		cancel()
+		e.t.Fatalf("server did not start: %v", err)
+	case <-time.After(60 * time.Second):
+		cancel()
+		e.t.Fatalf("server did not start in time")
+	}
+	return ""
+}
+
+// fastTune shortens delays so tests do not wait for production timings.
+func fastTune(s *slots.Config, _ *offers.Config) {
+	s.CheckoutRetryDelay = 300 * time.Millisecond
+	s.CheckoutTimeout = 2 * time.Second
+}
+
+// api calls a JSON endpoint and decodes the answer into out (if not nil).
+func (e *env) api(base, method, path, token string, body any, out any) int {
+	e.t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		require.NoError(e.t, err)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, base+path, rd)
+	require.NoError(e.t, err)
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := e.client.Do(req)
+	require.NoError(e.t, err)
+	defer res.Body.Close()
+	raw, err := io.ReadAll(res.Body)
+	require.NoError(e.t, err)
+	if out != nil && len(raw) > 0 {
+		require.NoError(e.t, json.Unmarshal(raw, out), "body: %s", raw)
+	}
+	return res.StatusCode
+}
+
+type shopInfo struct {
+	ID        string `json:"id"`
+	APIKey    string `json:"api_key"`
+	SMSNumber string `json:"sms_number"`
+}
+
+var shopNumbers atomic.Int64
+
+// newShop creates a shop through the API. policy fields override the defaults.
+func (e *env) newShop(base string, paymentMode string, policy map[string]any) shopInfo {
+	e.t.Helper()
+	p := map[string]any{"wave_size": 1000, "wave_interval_seconds": 60, "min_lead_minutes": 30, "cooldown_seconds": 86400}
+	for k, v := range policy {
+		p[k] = v
+	}
+	number := fmt.Sprintf("+1555%07d", 1000000+shopNumbers.Add(1)+time.Now().UnixNano()%1000000)
+	var s shopInfo
+	status := e.api(base, http.MethodPost, "/api/shops", adminToken, map[string]any{
+		"name": "Joe's Barbers", "timezone": "America/New_York", "sms_number": number, "currency": "usd",
+		"payment_mode": paymentMode, "offer_policy": p,
+	}, &s)
+	require.Equal(e.t, http.StatusCreated, status)
+	require.NotEmpty(e.t, s.APIKey)
+	return s
+}
+
+type customerInfo struct {
+	ID    string `json:"id"`
+	Phone string `json:"phone"`
+}
+
+func (e *env) newCustomer(base string, shop shopInfo, phone string, optIn bool) customerInfo {
+	e.t.Helper()
+	var c customerInfo
+	status := e.api(base, http.MethodPost, "/api/customers", shop.APIKey, map[string]any{
+		"phone": phone, "name": "Customer " + phone[len(phone)-4:], "sms_opt_in": optIn, "priority": 0,
+	}, &c)
+	require.Equal(e.t, http.StatusCreated, status)
+	return c
+}
+
+// bulkCustomers inserts n opted-in customers straight into the database (the API is
+// tested on its own; a race test needs hundreds quickly) and returns their phones.
+func (e *env) bulkCustomers(shop shopInfo, n int, base int) []string {
+	e.t.Helper()
+	rows, err := e.pool.Query(context.Background(), `
+		INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, created_at)
+		SELECT $1::uuid, '+1666' || lpad((($2::int) + i)::text, 7, '0'), 'Bulk ' || i, true, 0, now()
+		FROM generate_series(1, $3::int) AS i
+		RETURNING phone`, shop.ID, base, n)
+	require.NoError(e.t, err)
+	var phones []string
+	for rows.Next() {
+		var p string
+		require.NoError(e.t, rows.Scan(&p))
+		phones = append(phones, p)
+	}
+	require.NoError(e.t, rows.Err())
+	return phones
+}
+
+type openingInfo struct {
+	ID         string `json:"id"`
+	Status     string `json:"status"`
+	OffersSent int    `json:"offers_sent"`
+	FilledBy   *struct {
+		CustomerID string `json:"customer_id"`
+		Phone      string `json:"phone"`
+	} `json:"filled_by"`
+	Booking *struct {
+		ID         string `json:"id"`
+		Status     string `json:"status"`
+		PaymentURL string `json:"payment_url"`
+		SessionID  string `json:"stripe_checkout_session_id"`
+	} `json:"booking"`
+}
+
+func (e *env) newOpening(base string, shop shopInfo, startsIn time.Duration) openingInfo {
+	e.t.Helper()
+	var o openingInfo
+	status := e.api(base, http.MethodPost, "/api/openings", shop.APIKey, map[string]any{
+		"starts_at":        time.Now().Add(startsIn).UTC().Truncate(time.Second).Format(time.RFC3339),
+		"duration_minutes": 30, "service": "Haircut", "price_cents": 4500,
+	}, &o)
+	require.Equal(e.t, http.StatusCreated, status)
+	return o
+}
+
+func (e *env) opening(base string, shop shopInfo, id string) openingInfo {
+	e.t.Helper()
+	var o openingInfo
+	require.Equal(e.t, http.StatusOK, e.api(base, http.MethodGet, "/api/openings/"+id, shop.APIKey, nil, &o))
+	return o
+}
+
+type smsAnswer struct {
+	Status  int
+	Outcome string
+	Body    string
+}
+
+// text sends a correctly signed inbound SMS to base, as Twilio would.
+func (e *env) text(base, from, to, body string, extra ...string) smsAnswer {
+	return e.textSID(base, fmt.Sprintf("SM%032d", e.seq.Add(1)+time.Now().UnixNano()), from, to, body, extra...)
+}
+
+func (e *env) textSID(base, sid, from, to, body string, extra ...string) smsAnswer {
+	form := url.Values{"MessageSid": {sid}, "From": {from}, "To": {to}, "Body": {body}, "AccountSid": {twiliofake.TestAccountSID}}
+	for i := 0; i+1 < len(extra); i += 2 {
+		form.Set(extra[i], extra[i+1])
+	}
+	return e.postForm(base, form, sms.Signature(twiliofake.TestAuthToken, publicURL+webhooks.TwilioPath, form))
+}
+
+func (e *env) postForm(base string, form url.Values, signature string) smsAnswer {
+	req, err := http.NewRequest(http.MethodPost, base+webhooks.TwilioPath, strings.NewReader(form.Encode()))
+	if err != nil {
+		return smsAnswer{Status: -1, Body: err.Error()}
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if signature != "" {
+		req.Header.Set("X-Twilio-Signature", signature)
+	}
+	res, err := e.client.Do(req)
+	if err != nil {
+		return smsAnswer{Status: -1, Body: err.Error()}
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	return smsAnswer{Status: res.StatusCode, Outcome: res.Header.Get(webhooks.OutcomeHeader), Body: string(b)}
+}
+
+// eventually polls cond until it holds or the deadline passes.
+func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", within, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (e *env) count(query string, args ...any) int {
+	e.t.Helper()
+	var n int
+	require.NoError(e.t, e.pool.QueryRow(context.Background(), query, args...).Scan(&n))
+	return n
+}

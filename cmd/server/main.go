@@ -1,0 +1,25 @@
+// Command server runs slot recovery: the shop API, the Twilio and Stripe webhooks, the
+// owners' dashboard and the offer loop's workers.
+//
+//	server [serve]     apply migrations, then serve until SIGINT/SIGTERM
+//	server migrate     apply migrations and exit
+//	server simulate sms --from +1555... --to +1555... --body YES
+//	                   sign and send an inbound text to a running server
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Getenv, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "server:", err)
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo-contrib/echoprometheus"
+	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/slotrecovery/slotrecovery/internal/httperr"
+	"github.com/slotrecovery/slotrecovery/internal/logging"
+	"github.com/slotrecovery/slotrecovery/internal/shopapi"
+	"github.com/slotrecovery/slotrecovery/internal/webhooks"
+)
+
+// routes lists every route the server answers.
+func (a *app) routes() http.Handler {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	e.HTTPErrorHandler = httperr.Handler(a.log)
+
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, DisablePrintStack: true}))
+	e.Use(middleware.RequestID())
+	e.Use(a.requestLogger)
+	e.Use(echoprometheus.NewMiddlewareWithConfig(echoprometheus.MiddlewareConfig{
+		Registerer: a.registry,
+		Skipper:    func(c echo.Context) bool { return c.Path() == "/metrics" },
+	}))
+	e.Use(middleware.BodyLimit("64K"))
+	e.Use(middleware.ContextTimeout(20 * time.Second))
+
+	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
+	e.GET("/readyz", a.readyz)
+	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{})))
+
+	(&shopapi.Handlers{Shops: a.shops, Openings: a.slots, AdminToken: a.cfg.AdminToken}).Register(e)
+
+	tw := &webhooks.Twilio{Offers: a.offers, Validator: a.validator, PublicURL: a.cfg.PublicURL, Logger: a.log, Metrics: a.metrics}
+	e.POST(webhooks.TwilioPath, tw.Handle)
+
+	e.GET("/pay/done", payPage("Thank you! Your payment is being confirmed; we'll text you."))
+	e.GET("/pay/cancelled", payPage("Payment not completed. Your slot is held until the link expires."))
+	return e
+}
+
+// requestLogger puts the request id into the request's context (every log line of the
+// request carries it) and logs one line per request, without query strings (which may
+// carry a phone number).
+func (a *app) requestLogger(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		start := time.Now()
+		id := c.Response().Header().Get(echo.HeaderXRequestID)
+		req := c.Request()
+		ctx := logging.WithRequestID(req.Context(), id)
+		c.SetRequest(req.WithContext(ctx))
+		err := next(c)
+		if err != nil {
+			c.Error(err)
+		}
+		a.log.LogAttrs(ctx, levelFor(c.Response().Status), "request",
+			slogStr("method", req.Method), slogStr("path", c.Path()), slogInt("status", c.Response().Status),
+			slogDur("duration", time.Since(start)))
+		return nil
+	}
+}
+
+func (a *app) readyz(c echo.Context) error {
+	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
+	defer cancel()
+	checks := map[string]string{"postgres": "ok", "redis": "ok"}
+	status := http.StatusOK
+	if err := a.pool.Ping(ctx); err != nil {
+		checks["postgres"], status = "unreachable", http.StatusServiceUnavailable
+	}
+	if err := a.redis.Ping(ctx).Err(); err != nil {
+		checks["redis"], status = "unreachable", http.StatusServiceUnavailable
+	}
+	return c.JSON(status, checks)
+}
+
+func payPage(msg string) echo.HandlerFunc {
+	page := `<!doctype html><html lang="en"><meta charset="utf-8"><meta name="viewport" content="width=device-width">` +
+		`<title>Payment</title><body style="font-family:system-ui;max-width:30em;margin:3em auto;padding:0 1em">` +
+		`<h1>Slot recovery</h1><p>` + msg + `</p></body></html>`
+	return func(c echo.Context) error { return c.HTML(http.StatusOK, page) }
+}

@@ -1,0 +1,278 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/redis/go-redis/v9"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/slotrecovery/slotrecovery/internal/config"
+	"github.com/slotrecovery/slotrecovery/internal/cooldown"
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/logging"
+	"github.com/slotrecovery/slotrecovery/internal/metrics"
+	"github.com/slotrecovery/slotrecovery/internal/migrate"
+	"github.com/slotrecovery/slotrecovery/internal/offers"
+	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/redislock"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/sms"
+)
+
+const usage = `usage: server [serve | migrate | simulate sms ...]
+
+  serve      apply migrations, then serve HTTP and run the offer workers (default)
+  migrate    apply migrations and exit
+  simulate   sign and send a test webhook to a running server (see: server simulate -h)
+
+Configuration comes from the environment; see README.md.`
+
+// run is the whole program, callable from tests: args without the program name,
+// getenv for configuration, and where to write.
+func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cmd := "serve"
+	if len(args) > 0 {
+		cmd, args = args[0], args[1:]
+	}
+	switch cmd {
+	case "serve":
+		return serve(ctx, getenv, stderr, serveOptions{})
+	case "migrate":
+		cfg, err := config.Load(getenv)
+		if err != nil {
+			return fmt.Errorf("configuration: %w", err)
+		}
+		log := logging.New(stderr, cfg.LogLevel)
+		pool, err := openPostgres(ctx, cfg)
+		if err != nil {
+			return err
+		}
+		defer pool.Close()
+		if err := migrate.Up(ctx, pool, log); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "migrations applied")
+		return nil
+	case "simulate":
+		return simulate(ctx, args, getenv, stdout)
+	case "help", "-h", "--help":
+		fmt.Fprintln(stdout, usage)
+		return nil
+	default:
+		return fmt.Errorf("unknown command %q\n%s", cmd, usage)
+	}
+}
+
+// app is the wired server.
+type app struct {
+	cfg           config.Config
+	log           *slog.Logger
+	pool          *pgxpool.Pool
+	redis         redis.UniversalClient
+	river         *river.Client[pgx.Tx]
+	registry      *prometheus.Registry
+	metrics       *metrics.Metrics
+	shops         *shops.Service
+	slots         *slots.Service
+	offers        *offers.Service
+	payments      *payments.Client
+	validator     *sms.Validator
+	sessionSecret []byte
+}
+
+// serveOptions are what tests change beyond the environment.
+type serveOptions struct {
+	// ready, if not nil, receives the listening address.
+	ready chan<- string
+	// tune adjusts the services' configuration (shorter delays in tests).
+	tune func(*slots.Config, *offers.Config)
+}
+
+// serve runs until ctx ends.
+func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, opts serveOptions) error {
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	log := logging.New(stderr, cfg.LogLevel)
+	a, err := build(ctx, cfg, log, opts.tune)
+	if err != nil {
+		return err
+	}
+	defer a.close()
+
+	if err := a.river.Start(ctx); err != nil {
+		return fmt.Errorf("start workers: %w", err)
+	}
+	srv := &http.Server{
+		Handler:           a.routes(),
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       15 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       90 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	ln, err := net.Listen("tcp", cfg.HTTPAddr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
+	}
+	log.Info("serving", "addr", ln.Addr().String(), "public_url", cfg.PublicURL, "dev_mode", cfg.DevMode,
+		"twilio", cfg.TwilioConfigured(), "stripe", cfg.StripeConfigured())
+	if opts.ready != nil {
+		opts.ready <- ln.Addr().String()
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve: %w", err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down")
+	shutCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 25*time.Second)
+	defer cancel()
+	// In-flight requests finish first, then the workers finish their current jobs.
+	err = srv.Shutdown(shutCtx)
+	if serr := a.river.Stop(shutCtx); serr != nil {
+		err = errors.Join(err, fmt.Errorf("stop workers: %w", serr))
+	}
+	log.Info("stopped")
+	return err
+}
+
+func openPostgres(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error) {
+	pcfg, err := pgxpool.ParseConfig(cfg.DatabaseURL)
+	if err != nil {
+		return nil, errors.New("DATABASE_URL is malformed")
+	}
+	if pcfg.MaxConns < 20 {
+		pcfg.MaxConns = 20
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("open postgres: %w", err)
+	}
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to postgres (DATABASE_URL): %w", err)
+	}
+	return pool, nil
+}
+
+// build wires every part of the server from the configuration.
+func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*slots.Config, *offers.Config)) (*app, error) {
+	a := &app{cfg: cfg, log: log}
+	var err error
+	if a.pool, err = openPostgres(ctx, cfg); err != nil {
+		return nil, err
+	}
+	if err := migrate.Up(ctx, a.pool, log); err != nil {
+		a.pool.Close()
+		return nil, err
+	}
+	ropts, _ := config.RedisOptions(cfg.RedisURL) // validated by config.Load
+	ropts.DialTimeout, ropts.ReadTimeout, ropts.WriteTimeout = 2*time.Second, time.Second, time.Second
+	a.redis = redis.NewUniversalClient(ropts)
+	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	if err := a.redis.Ping(pctx).Err(); err != nil {
+		// Not fatal: bookings fail closed and /readyz reports it until Redis is back.
+		log.Warn("redis unreachable at start", "err", err)
+	}
+	cancel()
+
+	a.registry = prometheus.NewRegistry()
+	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a.metrics = metrics.New(a.registry)
+
+	var texter offers.Texter
+	if cfg.TwilioConfigured() {
+		t, err := sms.NewTwilio(sms.Config{AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken, APIURL: cfg.TwilioAPIURL})
+		if err != nil {
+			return nil, fmt.Errorf("twilio: %w", err)
+		}
+		texter = t
+		a.validator = sms.NewValidator(cfg.TwilioAuthToken)
+	} else {
+		log.Warn("DEV_MODE: no Twilio credentials; texts are logged, inbound texts are not verified")
+		texter = sms.NewLogSender(log)
+	}
+	var checkouts slots.Checkouts
+	if cfg.StripeConfigured() {
+		a.payments, err = payments.New(payments.Config{SecretKey: cfg.StripeSecretKey, APIURL: cfg.StripeAPIURL})
+		if err != nil {
+			return nil, fmt.Errorf("stripe: %w", err)
+		}
+		checkouts = slots.StripeCheckouts(a.payments, cfg.PublicURL+"/pay/done", cfg.PublicURL+"/pay/cancelled")
+	}
+	cool, err := cooldown.New(a.redis, cooldown.Config{Prefix: cfg.RedisKeyPrefix})
+	if err != nil {
+		return nil, err
+	}
+	a.sessionSecret = []byte(cfg.SessionSecret)
+	if len(a.sessionSecret) == 0 {
+		a.sessionSecret = make([]byte, 32)
+		_, _ = rand.Read(a.sessionSecret)
+	}
+
+	// The services enqueue through the River client, which needs their workers before it
+	// exists: they get a reference that is filled in below, before anything runs.
+	queue := &riverRef{}
+	a.shops = shops.New(a.pool, shops.Config{PaymentsEnabled: cfg.StripeConfigured()})
+	slotsCfg := slots.Config{KeyPrefix: cfg.RedisKeyPrefix, Logger: log}
+	offersCfg := offers.Config{Logger: log, Metrics: a.metrics}
+	if tune != nil {
+		tune(&slotsCfg, &offersCfg)
+	}
+	a.slots = slots.New(a.pool, queue, slots.RedisLocker(redislock.New(a.redis), a.metrics), cool, checkouts, slotsCfg)
+	a.offers = offers.New(a.pool, queue, texter, cool, a.shops, a.slots, offersCfg)
+
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &offers.WaveWorker{Service: a.offers})
+	river.AddWorker(workers, &offers.TextWorker{Texter: texter})
+	river.AddWorker(workers, &slots.CheckoutWorker{Service: a.slots})
+	a.river, err = river.NewClient(riverpgxv5.New(a.pool), &river.Config{
+		Queues: map[string]river.QueueConfig{
+			jobs.QueueOffers:   {MaxWorkers: 8},
+			jobs.QueuePayments: {MaxWorkers: 4},
+			jobs.QueueTexts:    {MaxWorkers: 8},
+		},
+		Workers: workers,
+		Logger:  log.With("component", "river"),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("river: %w", err)
+	}
+	queue.c = a.river
+	return a, nil
+}
+
+func (a *app) close() {
+	_ = a.redis.Close()
+	a.pool.Close()
+}
+
+// riverRef lets the services hold the River client before it is built.
+type riverRef struct{ c *river.Client[pgx.Tx] }
+
+func (r *riverRef) InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
+	return r.c.InsertTx(ctx, tx, args, opts)
+}
