@@ -227,3 +227,72 @@ func TestTwilioSignature(t *testing.T) {
 	require.Zero(t, e.count(`SELECT count(*) FROM inbound_messages`))
 	require.Zero(t, e.count(`SELECT count(*) FROM customers WHERE opted_out_at IS NOT NULL`))
 }
+
+// TestRedisUnreachableFailsClosed: an instance that cannot reach Redis makes no booking,
+// answers retry_later and keeps the message; a healthy instance then books it.
+func TestRedisUnreachableFailsClosed(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	healthy := e.start(nil, fastTune)
+	broken := e.start(map[string]string{"REDIS_URL": "redis://127.0.0.1:1/0"}, fastTune)
+	shop := e.newShop(healthy, "checkout", nil)
+	c := e.newCustomer(healthy, shop, "+15550000021", true)
+	op := e.newOpening(healthy, shop, 3*time.Hour)
+	eventually(t, 20*time.Second, "offer texted", func() bool { return e.twilio.Count() == 1 })
+
+	a := e.text(broken, c.Phone, shop.SMSNumber, "YES")
+	require.Equal(t, http.StatusOK, a.Status)
+	require.Equal(t, "retry_later", a.Outcome)
+	require.Contains(t, a.Body, "again")
+	require.Zero(t, e.count(`SELECT count(*) FROM bookings`))
+	require.Equal(t, "open", e.opening(healthy, shop, op.ID).Status)
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM inbound_messages WHERE outcome = 'retry_later'`), "the message is stored")
+	require.Zero(t, e.stripe.Count(http.MethodPost, "/v1/checkout/sessions"))
+
+	var ready map[string]string
+	require.Equal(t, http.StatusServiceUnavailable, e.api(broken, http.MethodGet, "/readyz", "", nil, &ready))
+	require.Equal(t, "unreachable", ready["redis"])
+
+	require.Equal(t, "booked", e.text(healthy, c.Phone, shop.SMSNumber, "YES").Outcome)
+}
+
+// TestStripeFailingThenRecovering: when Stripe errors on the YES path the booking holds,
+// the customer is told the link is coming, and the checkout job makes one session and
+// texts the link once.
+func TestStripeFailingThenRecovering(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	base := e.start(nil, fastTune)
+	shop := e.newShop(base, "checkout", nil)
+	c := e.newCustomer(base, shop, "+15550000031", true)
+	op := e.newOpening(base, shop, 3*time.Hour)
+	eventually(t, 20*time.Second, "offer texted", func() bool { return e.twilio.Count() == 1 })
+
+	e.stripe.FailNext(1, http.StatusInternalServerError)
+	a := e.text(base, c.Phone, shop.SMSNumber, "YES")
+	require.Equal(t, "booked", a.Outcome)
+	require.Contains(t, a.Body, "on its way")
+	got := e.opening(base, shop, op.ID)
+	require.Equal(t, "filled", got.Status)
+	require.Equal(t, "pending_payment", got.Booking.Status)
+
+	eventually(t, 30*time.Second, "payment link texted", func() bool { return len(e.twilio.MessagesTo(c.Phone)) == 2 })
+	time.Sleep(time.Second) // a second text would show up by now
+	msgs := e.twilio.MessagesTo(c.Phone)
+	require.Len(t, msgs, 2, "offer, then the link once")
+	require.Contains(t, msgs[1].Body, "http")
+	got = e.opening(base, shop, op.ID)
+	require.NotEmpty(t, got.Booking.PaymentURL)
+	require.Contains(t, msgs[1].Body, got.Booking.PaymentURL)
+
+	reqs := e.stripe.Requests()
+	var keys []string
+	for _, r := range reqs {
+		if r.Method == http.MethodPost && r.Path == "/v1/checkout/sessions" {
+			keys = append(keys, r.IdempotencyKey)
+		}
+	}
+	require.Len(t, keys, 2, "one failed attempt, one session made")
+	require.Equal(t, keys[0], keys[1], "the retry reuses the idempotency key")
+	require.True(t, strings.HasPrefix(keys[0], "checkout:"+got.Booking.ID+":"), keys[0])
+}

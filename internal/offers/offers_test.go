@@ -1,0 +1,323 @@
+package offers_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/cooldown"
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/offers"
+	"github.com/slotrecovery/slotrecovery/internal/pgtest"
+	"github.com/slotrecovery/slotrecovery/internal/redislock"
+	"github.com/slotrecovery/slotrecovery/internal/redistest"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// clock is a settable time source shared by the services under test.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
+
+type world struct {
+	pool   *pgxpool.Pool
+	shops  *shops.Service
+	slots  *slots.Service
+	offers *offers.Service
+	twilio *twiliofake.Server
+	cool   *cooldown.Store
+	clock  *clock
+}
+
+func newWorld(t *testing.T) *world {
+	t.Helper()
+	pool, _ := pgtest.New(t)
+	rdb, prefix := redistest.New(t)
+	queue, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	require.NoError(t, err)
+	fake := twiliofake.New(t)
+	texter, err := sms.NewTwilio(sms.Config{AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken, APIURL: fake.URL()})
+	require.NoError(t, err)
+	cool, err := cooldown.New(rdb, cooldown.Config{Prefix: prefix})
+	require.NoError(t, err)
+	clk := &clock{t: time.Now()}
+	w := &world{pool: pool, twilio: fake, cool: cool, clock: clk}
+	w.shops = shops.New(pool, shops.Config{Now: clk.Now})
+	w.slots = slots.New(pool, queue, slots.RedisLocker(redislock.New(rdb), nil), cool, nil, slots.Config{Now: clk.Now, KeyPrefix: prefix})
+	w.offers = offers.New(pool, queue, texter, cool, w.shops, w.slots, offers.Config{Now: clk.Now})
+	return w
+}
+
+func (w *world) shop(t *testing.T, p shops.Policy) shops.Shop {
+	t.Helper()
+	s, _, err := w.shops.Create(context.Background(), shops.NewShop{
+		Name: "Ana's Salon", Timezone: "Europe/London", SMSNumber: "+447700900001", Currency: "gbp",
+		PaymentMode: shops.PaymentNone, Policy: p, LeadSet: true, CooldownSet: true,
+	})
+	require.NoError(t, err)
+	return s
+}
+
+func (w *world) customers(t *testing.T, shop shops.Shop, n int) []shops.Customer {
+	t.Helper()
+	var out []shops.Customer
+	for i := range n {
+		c, err := w.shops.AddCustomer(context.Background(), shop.ID, shops.NewCustomer{
+			Phone: fmt.Sprintf("+4477009%05d", 10000+i), Name: fmt.Sprint("C", i), SMSOptIn: true, Priority: n - i,
+		})
+		require.NoError(t, err)
+		out = append(out, c)
+	}
+	return out
+}
+
+func (w *world) declare(t *testing.T, shop shops.Shop, in time.Duration) slots.Opening {
+	t.Helper()
+	o, err := w.slots.Declare(context.Background(), shop, slots.NewOpening{
+		StartsAt: w.clock.Now().Add(in), DurationMinutes: 45, Service: "Colour", PriceCents: 6000,
+	})
+	require.NoError(t, err)
+	return o
+}
+
+func (w *world) offerStatuses(t *testing.T, openingID uuid.UUID) map[string]int {
+	t.Helper()
+	rows, err := w.pool.Query(context.Background(), `SELECT status, count(*) FROM slot_offers WHERE opening_id = $1 GROUP BY status`, openingID)
+	require.NoError(t, err)
+	out := map[string]int{}
+	for rows.Next() {
+		var s string
+		var n int
+		require.NoError(t, rows.Scan(&s, &n))
+		out[s] = n
+	}
+	return out
+}
+
+var policy = shops.Policy{WaveSize: 2, WaveInterval: 10 * time.Minute, MinLead: time.Hour, Cooldown: 24 * time.Hour}
+
+// TestWavesInPriorityOrderAndScheduleTheNext: waves of wave_size, waitlist priority
+// first, each scheduling the next while eligible customers remain.
+func TestWavesInPriorityOrderAndScheduleTheNext(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	shop := w.shop(t, policy)
+	cs := w.customers(t, shop, 5)
+	op := w.declare(t, shop, 5*time.Hour)
+	ctx := context.Background()
+
+	for wave, want := range [][]int{{0, 1}, {2, 3}, {4}} {
+		res, err := w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: wave + 1})
+		require.NoError(t, err)
+		require.Equal(t, len(want), res.Texted)
+		for _, i := range want {
+			require.Len(t, w.twilio.MessagesTo(cs[i].Phone), 1, "wave %d texts customer %d", wave+1, i)
+		}
+	}
+	require.Equal(t, 5, w.twilio.Count())
+	var scheduled []int
+	rows, err := w.pool.Query(ctx, `SELECT (args->>'wave')::int FROM river_job WHERE kind = 'offer_wave' ORDER BY 1`)
+	require.NoError(t, err)
+	scheduled, err = pgx.CollectRows(rows, pgx.RowTo[int])
+	require.NoError(t, err)
+	require.Equal(t, []int{1, 2, 3}, scheduled, "declare enqueues wave 1; waves 1 and 2 schedule the next; wave 3 finds nobody left")
+	msg := w.twilio.MessagesTo(cs[0].Phone)[0]
+	require.Contains(t, msg.Body, "Ana's Salon")
+	require.Contains(t, msg.Body, "£60.00")
+	require.Equal(t, 1, sms.Segments(msg.Body), msg.Body)
+}
+
+// TestRetriedWaveNeverTextsTwice: running a wave again, after a crash mid-send or a
+// transient Twilio error, texts only what was not texted.
+func TestRetriedWaveNeverTextsTwice(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	shop := w.shop(t, shops.Policy{WaveSize: 4, WaveInterval: time.Minute, MinLead: time.Hour, Cooldown: time.Hour})
+	cs := w.customers(t, shop, 4)
+	op := w.declare(t, shop, 5*time.Hour)
+	ctx := context.Background()
+	wave := jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1}
+
+	// A transient Twilio failure: the job fails, the offer returns to queued.
+	w.twilio.FailNext(1, 20500, 500)
+	res, err := w.offers.RunWave(ctx, wave)
+	require.Error(t, err)
+	require.Equal(t, 3, res.Texted)
+	require.Equal(t, map[string]int{"sent": 3, "queued": 1}, w.offerStatuses(t, op.ID))
+
+	// Simulate a crash between claim and send on another run: an offer stuck in sending
+	// is not texted again.
+	_, err = w.pool.Exec(ctx, `UPDATE slot_offers SET status = 'sending' WHERE status = 'queued'`)
+	require.NoError(t, err)
+	res, err = w.offers.RunWave(ctx, wave)
+	require.NoError(t, err)
+	require.Zero(t, res.Texted)
+	require.Equal(t, 3, w.twilio.Count())
+
+	// Put it back to queued (as the error path does) and retry: texted once.
+	_, err = w.pool.Exec(ctx, `UPDATE slot_offers SET status = 'queued' WHERE status = 'sending'`)
+	require.NoError(t, err)
+	res, err = w.offers.RunWave(ctx, wave)
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Texted)
+	for _, c := range cs {
+		require.Len(t, w.twilio.MessagesTo(c.Phone), 1, "each customer texted exactly once")
+	}
+	// Many concurrent retries of the same wave still text nobody twice.
+	var wg sync.WaitGroup
+	for range 10 {
+		wg.Add(1)
+		go func() { defer wg.Done(); _, _ = w.offers.RunWave(ctx, wave) }()
+	}
+	wg.Wait()
+	require.Equal(t, 4, w.twilio.Count())
+}
+
+// TestUnreachableNumberIsNotTriedAgain: a Twilio error that means the number cannot
+// receive texts marks the customer; later waves and openings skip them.
+func TestUnreachableNumberIsNotTriedAgain(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	shop := w.shop(t, shops.Policy{WaveSize: 10, WaveInterval: time.Minute, MinLead: time.Hour, Cooldown: time.Hour})
+	cs := w.customers(t, shop, 3)
+	w.twilio.FailNumber(cs[1].Phone, 21610, 400)
+	ctx := context.Background()
+	op := w.declare(t, shop, 5*time.Hour)
+	res, err := w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
+	require.NoError(t, err, "a permanent error is not worth a retry")
+	require.Equal(t, 2, res.Texted)
+	require.Equal(t, 1, res.Failed)
+	var code int
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT unreachable_code FROM customers WHERE id = $1`, cs[1].ID).Scan(&code))
+	require.Equal(t, 21610, code)
+
+	attempts := w.twilio.Attempts()
+	op2 := w.declare(t, shop, 6*time.Hour)
+	res, err = w.offers.RunWave(ctx, jobs.Wave{OpeningID: op2.ID, Generation: 1, Wave: 1})
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Texted)
+	require.Equal(t, attempts+2, w.twilio.Attempts(), "the unreachable number is not tried again")
+}
+
+// TestQuietHoursPostponeTheWave: inside the shop's quiet hours (its own time zone) a wave
+// texts nobody and asks to run again at their end.
+func TestQuietHoursPostponeTheWave(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	london, _ := time.LoadLocation("Europe/London")
+	w.clock.Set(time.Date(2026, 11, 23, 22, 30, 0, 0, london))
+	p := policy
+	p.Quiet = &shops.QuietHours{Start: 21 * 60, End: 8 * 60}
+	shop := w.shop(t, p)
+	w.customers(t, shop, 2)
+	op := w.declare(t, shop, 14*time.Hour)
+	res, err := w.offers.RunWave(context.Background(), jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
+	require.NoError(t, err)
+	require.Zero(t, res.Texted)
+	require.Equal(t, time.Date(2026, 11, 24, 8, 0, 0, 0, london), res.SnoozeTo)
+	require.Zero(t, w.twilio.Count())
+
+	// At 08:00 the wave goes out.
+	w.clock.Set(time.Date(2026, 11, 24, 8, 0, 0, 0, london))
+	res, err = w.offers.RunWave(context.Background(), jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Texted)
+}
+
+// TestCutoffExpiresTheOpening: no wave runs inside min_lead of the start; the opening
+// becomes expired, and a late YES is told it is taken.
+func TestCutoffExpiresTheOpening(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	shop := w.shop(t, policy)
+	cs := w.customers(t, shop, 4)
+	op := w.declare(t, shop, 3*time.Hour)
+	ctx := context.Background()
+	_, err := w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
+	require.NoError(t, err)
+	require.Equal(t, 2, w.twilio.Count())
+
+	w.clock.Set(w.clock.Now().Add(2*time.Hour + time.Second)) // 59m59s before the start
+	res, err := w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 2})
+	require.NoError(t, err)
+	require.Equal(t, "expired", res.Stopped)
+	require.Equal(t, 2, w.twilio.Count(), "no texts inside the cutoff")
+	got, err := w.slots.Get(ctx, shop.ID, op.ID)
+	require.NoError(t, err)
+	require.Equal(t, slots.StatusExpired, got.Status)
+
+	claim, err := w.slots.Book(ctx, shop, cs[0].ID)
+	require.NoError(t, err)
+	require.Equal(t, slots.Taken, claim.Outcome)
+}
+
+// TestBookRechecksTheCutoff: a YES that arrives after the cutoff but before any wave
+// noticed it does not book.
+func TestBookRechecksTheCutoff(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	shop := w.shop(t, policy)
+	cs := w.customers(t, shop, 1)
+	op := w.declare(t, shop, 3*time.Hour)
+	_, err := w.offers.RunWave(context.Background(), jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
+	require.NoError(t, err)
+	w.clock.Set(w.clock.Now().Add(2*time.Hour + time.Minute))
+	claim, err := w.slots.Book(context.Background(), shop, cs[0].ID)
+	require.NoError(t, err)
+	require.Equal(t, slots.Taken, claim.Outcome)
+	var n int
+	require.NoError(t, w.pool.QueryRow(context.Background(), `SELECT count(*) FROM bookings`).Scan(&n))
+	require.Zero(t, n)
+}
+
+// TestCancelStopsTheWaves: a cancelled opening's pending waves find it cancelled and
+// text nobody.
+func TestCancelStopsTheWaves(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	shop := w.shop(t, policy)
+	w.customers(t, shop, 4)
+	op := w.declare(t, shop, 5*time.Hour)
+	ctx := context.Background()
+	_, err := w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
+	require.NoError(t, err)
+	_, err = w.slots.Cancel(ctx, shop.ID, op.ID)
+	require.NoError(t, err)
+	res, err := w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 2})
+	require.NoError(t, err)
+	require.Equal(t, "not_open", res.Stopped)
+	require.Equal(t, 2, w.twilio.Count())
+}
+
+// TestCoolingCustomersAreSkipped: the cooldown check leaves out customers who booked
+// recently, in one round trip for the whole batch.
+func TestCoolingCustomersAreSkipped(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	shop := w.shop(t, shops.Policy{WaveSize: 10, WaveInterval: time.Minute, MinLead: time.Hour, Cooldown: time.Hour})
+	cs := w.customers(t, shop, 3)
+	require.NoError(t, w.cool.Start(context.Background(), cs[2].ID.String(), time.Hour))
+	op := w.declare(t, shop, 5*time.Hour)
+	res, err := w.offers.RunWave(context.Background(), jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Texted)
+	require.Empty(t, w.twilio.MessagesTo(cs[2].Phone))
+}
