@@ -63,4 +63,4 @@ WHERE id = $1 AND status IN ('sending', 'sent')
 RETURNING *;
 
 -- name: OfferCountForOpening :one
-SELECT count(*) FROM slot_offers WHERE opening_id = $1 AND status <> 'queued';
+SELECT count(*) FROM slot_offers WHERE opening_id = $1 AND sent_at IS NOT NULL;

@@ -63,7 +63,7 @@ SELECT s.id, s.shop_id, s.starts_at, s.duration_minutes, s.service, s.price_cent
     COALESCE(b.amount_cents, 0)::bigint AS booking_amount_cents,
     COALESCE(b.payment_url, '')::text AS booking_payment_url,
     COALESCE(b.stripe_checkout_session_id, '')::text AS booking_session_id,
-    (SELECT count(*) FROM slot_offers o WHERE o.opening_id = s.id AND o.status <> 'queued') AS offers_sent
+    (SELECT count(*) FROM slot_offers o WHERE o.opening_id = s.id AND o.sent_at IS NOT NULL) AS offers_sent
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
 LEFT JOIN LATERAL (

@@ -53,7 +53,7 @@ func (q *Queries) OfferClaimForSending(ctx context.Context, db DBTX, id uuid.UUI
 }
 
 const offerCountForOpening = `-- name: OfferCountForOpening :one
-SELECT count(*) FROM slot_offers WHERE opening_id = $1 AND status <> 'queued'
+SELECT count(*) FROM slot_offers WHERE opening_id = $1 AND sent_at IS NOT NULL
 `
 
 func (q *Queries) OfferCountForOpening(ctx context.Context, db DBTX, openingID uuid.UUID) (int64, error) {

@@ -6,6 +6,7 @@ package problem
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Kind classifies a problem for the edges (HTTP status, SMS wording).
@@ -37,7 +38,7 @@ func (e *Error) Error() string {
 
 // Invalidf reports bad input in field.
 func Invalidf(field, format string, args ...any) *Error {
-	return &Error{Kind: Invalid, Code: "invalid_" + field, Field: field, Message: fmt.Sprintf(format, args...)}
+	return &Error{Kind: Invalid, Code: "invalid_" + strings.ReplaceAll(field, ".", "_"), Field: field, Message: fmt.Sprintf(format, args...)}
 }
 
 // New makes a problem of kind with a code and message.

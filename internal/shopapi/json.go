@@ -1,0 +1,344 @@
+package shopapi
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/slotrecovery/slotrecovery/internal/httperr"
+	"github.com/slotrecovery/slotrecovery/internal/problem"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
+)
+
+// decode reads the body as one JSON object into v. Unknown fields are ignored (clients
+// may send more than we read), but a value of the wrong type is a 400 naming the field,
+// rather than a silent zero.
+func decode(c echo.Context, v any) error {
+	dec := json.NewDecoder(c.Request().Body)
+	if err := dec.Decode(v); err != nil {
+		return decodeError(err)
+	}
+	// One object and nothing after it: a second value means a confused client.
+	if err := dec.Decode(&struct{}{}); !errors.Is(err, io.EOF) {
+		if tooLarge(err) {
+			return echo.ErrStatusRequestEntityTooLarge
+		}
+		return httperr.BadRequest("bad_json", "the request body must be a single JSON object")
+	}
+	return nil
+}
+
+func decodeError(err error) error {
+	if tooLarge(err) {
+		return echo.ErrStatusRequestEntityTooLarge
+	}
+	var typeErr *json.UnmarshalTypeError
+	var syntaxErr *json.SyntaxError
+	switch {
+	case errors.Is(err, io.EOF):
+		return httperr.BadRequest("bad_json", "the request body must be a JSON object")
+	case errors.As(err, &typeErr):
+		if typeErr.Field == "" {
+			return httperr.BadRequest("bad_json", "the request body must be a JSON object")
+		}
+		return httperr.BadRequestField("bad_json", typeErr.Field,
+			fmt.Sprintf("%s must be %s (got %s)", typeErr.Field, jsonKind(typeErr.Type), jsonValue(typeErr.Value)))
+	case errors.As(err, &syntaxErr):
+		return httperr.BadRequest("bad_json", fmt.Sprintf("the request body is not valid JSON (at byte %d)", syntaxErr.Offset))
+	default:
+		// io.ErrUnexpectedEOF, a broken connection: nothing of it is worth echoing back.
+		return httperr.BadRequest("bad_json", "the request body is not valid JSON")
+	}
+}
+
+// tooLarge reports whether reading the body stopped at the BodyLimit middleware's cap.
+func tooLarge(err error) bool {
+	var he *echo.HTTPError
+	if errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge {
+		return true
+	}
+	var mbe *http.MaxBytesError
+	return errors.As(err, &mbe)
+}
+
+// jsonKind names, in JSON's words, what a Go type accepts.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "an object"
+	}
+}
+
+// jsonValue describes the offending value from json.UnmarshalTypeError.Value ("string",
+// "number 12.5", "bool", ...).
+func jsonValue(v string) string {
+	switch {
+	case strings.HasPrefix(v, "number "):
+		return strings.TrimPrefix(v, "number ")
+	case v == "number":
+		return "a number out of range"
+	case v == "bool":
+		return "a boolean"
+	case v == "array", v == "object":
+		return "an " + v
+	case v == "":
+		return "something else"
+	}
+	return "a " + v
+}
+
+type shopRequest struct {
+	Name        string         `json:"name"`
+	Timezone    string         `json:"timezone"`
+	SMSNumber   string         `json:"sms_number"`
+	Currency    string         `json:"currency"`
+	PaymentMode string         `json:"payment_mode"`
+	OfferPolicy *policyRequest `json:"offer_policy"`
+}
+
+// policyRequest uses pointers so that a field left out (default) can be told from an
+// explicit 0 (no lead time, no cooldown).
+type policyRequest struct {
+	WaveSize            *int64           `json:"wave_size"`
+	WaveIntervalSeconds *int64           `json:"wave_interval_seconds"`
+	MinLeadMinutes      *int64           `json:"min_lead_minutes"`
+	QuietHours          *quietHoursValue `json:"quiet_hours"`
+	CooldownSeconds     *int64           `json:"cooldown_seconds"`
+}
+
+type quietHoursValue struct {
+	Start *string `json:"start"`
+	End   *string `json:"end"`
+}
+
+func (r shopRequest) newShop() (shops.NewShop, error) {
+	n := shops.NewShop{
+		Name: r.Name, Timezone: r.Timezone, SMSNumber: r.SMSNumber, Currency: r.Currency, PaymentMode: r.PaymentMode,
+	}
+	p := r.OfferPolicy
+	if p == nil {
+		return n, nil
+	}
+	if p.WaveSize != nil {
+		n.Policy.WaveSize = int(clamp(*p.WaveSize, 1<<30)) // 0 means the default, as in shops.NewShop
+	}
+	if p.WaveIntervalSeconds != nil {
+		n.Policy.WaveInterval = time.Duration(clamp(*p.WaveIntervalSeconds, 1<<32)) * time.Second
+	}
+	if p.MinLeadMinutes != nil {
+		n.Policy.MinLead = time.Duration(clamp(*p.MinLeadMinutes, 1<<26)) * time.Minute
+		n.LeadSet = true
+	}
+	if p.CooldownSeconds != nil {
+		n.Policy.Cooldown = time.Duration(clamp(*p.CooldownSeconds, 1<<32)) * time.Second
+		n.CooldownSet = true
+	}
+	if q := p.QuietHours; q != nil {
+		const msg = `quiet_hours needs start and end as "HH:MM" (24-hour clock), e.g. {"start":"21:00","end":"08:00"}, or null`
+		if q.Start == nil || q.End == nil {
+			return n, problem.Invalidf("offer_policy.quiet_hours", msg)
+		}
+		start, ok1 := parseClock(*q.Start)
+		end, ok2 := parseClock(*q.End)
+		if !ok1 || !ok2 {
+			return n, problem.Invalidf("offer_policy.quiet_hours", msg)
+		}
+		n.Policy.Quiet = &shops.QuietHours{Start: start, End: end}
+	}
+	return n, nil
+}
+
+// clamp bounds v to ±limit, far outside every valid range, so that converting a huge
+// number to a time.Duration cannot overflow into a valid-looking value.
+func clamp(v, limit int64) int64 {
+	return max(-limit, min(v, limit))
+}
+
+// parseClock reads "HH:MM" (exactly, 00:00 to 23:59) as minutes after midnight.
+func parseClock(s string) (int, bool) {
+	if len(s) != 5 || s[2] != ':' {
+		return 0, false
+	}
+	digits := []byte{s[0], s[1], s[3], s[4]}
+	for _, d := range digits {
+		if d < '0' || d > '9' {
+			return 0, false
+		}
+	}
+	h := int(s[0]-'0')*10 + int(s[1]-'0')
+	m := int(s[3]-'0')*10 + int(s[4]-'0')
+	if h > 23 || m > 59 {
+		return 0, false
+	}
+	return h*60 + m, true
+}
+
+func formatClock(minutes int) string {
+	return fmt.Sprintf("%02d:%02d", minutes/60, minutes%60)
+}
+
+type shopJSON struct {
+	ID          uuid.UUID  `json:"id"`
+	Name        string     `json:"name"`
+	Timezone    string     `json:"timezone"`
+	SMSNumber   string     `json:"sms_number"`
+	Currency    string     `json:"currency"`
+	PaymentMode string     `json:"payment_mode"`
+	OfferPolicy policyJSON `json:"offer_policy"`
+	APIKey      string     `json:"api_key,omitempty"`
+	CreatedAt   time.Time  `json:"created_at"`
+}
+
+type policyJSON struct {
+	WaveSize            int             `json:"wave_size"`
+	WaveIntervalSeconds int64           `json:"wave_interval_seconds"`
+	MinLeadMinutes      int64           `json:"min_lead_minutes"`
+	QuietHours          *quietHoursJSON `json:"quiet_hours"`
+	CooldownSeconds     int64           `json:"cooldown_seconds"`
+}
+
+type quietHoursJSON struct {
+	Start string `json:"start"`
+	End   string `json:"end"`
+}
+
+func newShopJSON(s shops.Shop) shopJSON {
+	p := s.Policy
+	out := shopJSON{
+		ID: s.ID, Name: s.Name, Timezone: s.Timezone, SMSNumber: s.SMSNumber, Currency: s.Currency,
+		PaymentMode: s.PaymentMode, CreatedAt: s.CreatedAt.UTC(),
+		OfferPolicy: policyJSON{
+			WaveSize:            p.WaveSize,
+			WaveIntervalSeconds: int64(p.WaveInterval / time.Second),
+			MinLeadMinutes:      int64(p.MinLead / time.Minute),
+			CooldownSeconds:     int64(p.Cooldown / time.Second),
+		},
+	}
+	if q := p.Quiet; q != nil {
+		out.OfferPolicy.QuietHours = &quietHoursJSON{Start: formatClock(q.Start), End: formatClock(q.End)}
+	}
+	return out
+}
+
+type customerRequest struct {
+	Phone    string `json:"phone"`
+	Name     string `json:"name"`
+	SMSOptIn bool   `json:"sms_opt_in"`
+	Priority int    `json:"priority"`
+}
+
+type customerJSON struct {
+	ID        uuid.UUID `json:"id"`
+	Phone     string    `json:"phone"`
+	Name      string    `json:"name"`
+	SMSOptIn  bool      `json:"sms_opt_in"`
+	Priority  int       `json:"priority"`
+	OptedOut  bool      `json:"opted_out"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+func newCustomerJSON(c shops.Customer) customerJSON {
+	return customerJSON{
+		ID: c.ID, Phone: c.Phone, Name: c.Name, SMSOptIn: c.SMSOptIn, Priority: c.Priority,
+		OptedOut: c.OptedOutAt != nil, CreatedAt: c.CreatedAt.UTC(),
+	}
+}
+
+type openingRequest struct {
+	// StartsAt is a string parsed here, so that a bad time is a 422 on starts_at
+	// rather than a JSON error.
+	StartsAt        *string `json:"starts_at"`
+	DurationMinutes int     `json:"duration_minutes"`
+	Service         string  `json:"service"`
+	PriceCents      int64   `json:"price_cents"`
+}
+
+// openingJSON is the public shape of an opening (DESIGN §6). Fields may be added, never
+// renamed or removed.
+type openingJSON struct {
+	ID              uuid.UUID    `json:"id"`
+	ShopID          uuid.UUID    `json:"shop_id"`
+	StartsAt        string       `json:"starts_at"`
+	DurationMinutes int          `json:"duration_minutes"`
+	Service         string       `json:"service"`
+	PriceCents      int64        `json:"price_cents"`
+	Currency        string       `json:"currency"`
+	Status          string       `json:"status"`
+	OffersSent      int          `json:"offers_sent"`
+	FilledBy        *fillerJSON  `json:"filled_by"`
+	Booking         *bookingJSON `json:"booking"`
+	Generation      int          `json:"generation"`
+	CreatedAt       time.Time    `json:"created_at"`
+	FilledAt        *time.Time   `json:"filled_at"`
+}
+
+type fillerJSON struct {
+	CustomerID uuid.UUID `json:"customer_id"`
+	Phone      string    `json:"phone"`
+	Name       string    `json:"name"`
+}
+
+type bookingJSON struct {
+	ID                      uuid.UUID `json:"id"`
+	Status                  string    `json:"status"`
+	AmountCents             int64     `json:"amount_cents"`
+	PaymentURL              *string   `json:"payment_url"`
+	StripeCheckoutSessionID *string   `json:"stripe_checkout_session_id"`
+}
+
+type listJSON struct {
+	Openings []openingJSON `json:"openings"`
+}
+
+func newOpeningJSON(o slots.Opening, currency string) openingJSON {
+	out := openingJSON{
+		ID: o.ID, ShopID: o.ShopID, StartsAt: o.StartsAt.UTC().Format(time.RFC3339),
+		DurationMinutes: o.DurationMinutes, Service: o.Service, PriceCents: o.PriceCents, Currency: currency,
+		Status: o.Status, OffersSent: o.OffersSent, Generation: o.Generation, CreatedAt: o.CreatedAt.UTC(),
+	}
+	if o.FilledAt != nil {
+		t := o.FilledAt.UTC()
+		out.FilledAt = &t
+	}
+	if f := o.FilledBy; f != nil {
+		out.FilledBy = &fillerJSON{CustomerID: f.CustomerID, Phone: f.Phone, Name: f.Name}
+	}
+	if b := o.Booking; b != nil {
+		out.Booking = &bookingJSON{
+			ID: b.ID, Status: b.Status, AmountCents: b.AmountCents,
+			PaymentURL: nonEmpty(b.PaymentURL), StripeCheckoutSessionID: nonEmpty(b.StripeCheckoutSessionID),
+		}
+	}
+	return out
+}
+
+// nonEmpty is nil for "": a booking without a payment link yet has a null one.
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

@@ -1,0 +1,220 @@
+// Package shopapi is the shop owners' JSON API: creating shops (with the admin token),
+// adding customers, and declaring, listing, reading and cancelling openings (with the
+// shop's own key). Handlers only translate: they check the bearer token, decode the body,
+// make one call to the shops or slots service and encode the answer. Errors are returned
+// to echo, whose error handler must be httperr.Handler, so every error has one shape.
+//
+// A shop's key only ever reaches that shop's rows: every domain call takes the shop id
+// from the authenticated key, never from the request, so another shop's opening is simply
+// not found (404).
+package shopapi
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/slotrecovery/slotrecovery/internal/problem"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
+)
+
+// Handlers serves the shop API.
+type Handlers struct {
+	Shops    *shops.Service
+	Openings *slots.Service
+	// AdminToken is the bearer token that may create shops. Empty means no one may.
+	AdminToken string
+}
+
+// Register adds the shop API's routes to e. The routes are registered one by one (not
+// as an echo group with middleware) so that an unknown path or a wrong method gets its
+// 404 or 405 before, not after, the credentials are checked.
+func (h *Handlers) Register(e *echo.Echo) {
+	e.POST("/api/shops", h.createShop, h.requireAdmin)
+	e.POST("/api/customers", h.addCustomer, h.requireShop)
+	e.POST("/api/openings", h.declareOpening, h.requireShop)
+	e.GET("/api/openings", h.listOpenings, h.requireShop)
+	e.GET("/api/openings/:id", h.getOpening, h.requireShop)
+	e.POST("/api/openings/:id/cancel", h.cancelOpening, h.requireShop)
+}
+
+// errAdminUnauthorized answers a missing or wrong admin token.
+var errAdminUnauthorized = problem.New(problem.Unauthorized, "unauthorized", "a valid admin token is required")
+
+const shopKey = "shopapi.shop"
+
+// requireAdmin lets the request through only with the admin token.
+func (h *Handlers) requireAdmin(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		token, ok := bearer(c.Request())
+		if !ok || h.AdminToken == "" || !equalSecret(token, h.AdminToken) {
+			return errAdminUnauthorized
+		}
+		return next(c)
+	}
+}
+
+// requireShop finds the shop whose key the request carries and keeps it in c.
+func (h *Handlers) requireShop(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		key, ok := bearer(c.Request())
+		if !ok {
+			return shops.ErrUnauthorized
+		}
+		shop, err := h.Shops.Authenticate(c.Request().Context(), key)
+		if err != nil {
+			return err
+		}
+		c.Set(shopKey, shop)
+		return next(c)
+	}
+}
+
+func shopOf(c echo.Context) shops.Shop {
+	// requireShop runs before every handler that calls this; a missing shop is a
+	// wiring bug, and the zero shop id finds nothing.
+	s, _ := c.Get(shopKey).(shops.Shop)
+	return s
+}
+
+// bearer returns the token of an "Authorization: Bearer <token>" header.
+func bearer(r *http.Request) (string, bool) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(r.Header.Get(echo.HeaderAuthorization)), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(token)
+	return token, token != ""
+}
+
+// equalSecret compares in constant time; hashing first keeps the length of the secret
+// out of the timing too.
+func equalSecret(got, want string) bool {
+	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
+	return subtle.ConstantTimeCompare(g[:], w[:]) == 1
+}
+
+func (h *Handlers) createShop(c echo.Context) error {
+	var req shopRequest
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	n, err := req.newShop()
+	if err != nil {
+		return err
+	}
+	shop, key, err := h.Shops.Create(c.Request().Context(), n)
+	if err != nil {
+		return err
+	}
+	// The key is in this answer and nowhere else: keep it out of caches.
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	out := newShopJSON(shop)
+	out.APIKey = key
+	return c.JSON(http.StatusCreated, out)
+}
+
+func (h *Handlers) addCustomer(c echo.Context) error {
+	var req customerRequest
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	cust, err := h.Shops.AddCustomer(c.Request().Context(), shopOf(c).ID, shops.NewCustomer{
+		Phone: req.Phone, Name: req.Name, SMSOptIn: req.SMSOptIn, Priority: req.Priority,
+	})
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusCreated, newCustomerJSON(cust))
+}
+
+func (h *Handlers) declareOpening(c echo.Context) error {
+	var req openingRequest
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	var startsAt time.Time
+	if req.StartsAt != nil && *req.StartsAt != "" {
+		t, err := time.Parse(time.RFC3339, *req.StartsAt)
+		if err != nil {
+			return problem.Invalidf("starts_at", "starts_at must be an RFC 3339 time such as 2026-11-22T15:00:00Z")
+		}
+		startsAt = t
+	}
+	shop := shopOf(c)
+	o, err := h.Openings.Declare(c.Request().Context(), shop, slots.NewOpening{
+		StartsAt: startsAt, DurationMinutes: req.DurationMinutes, Service: req.Service, PriceCents: req.PriceCents,
+	})
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderLocation, "/api/openings/"+o.ID.String())
+	return c.JSON(http.StatusCreated, newOpeningJSON(o, shop.Currency))
+}
+
+// maxList is the most openings one list answer holds.
+const maxList = 500
+
+func (h *Handlers) listOpenings(c echo.Context) error {
+	limit := 0 // the domain's default, which is maxList
+	if s := c.QueryParam("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > maxList {
+			return problem.Invalidf("limit", "limit must be a whole number from 1 to %d", maxList)
+		}
+		limit = n
+	}
+	shop := shopOf(c)
+	list, err := h.Openings.List(c.Request().Context(), shop.ID, c.QueryParam("status"), limit)
+	if err != nil {
+		return err
+	}
+	out := listJSON{Openings: make([]openingJSON, 0, len(list))}
+	for _, o := range list {
+		out.Openings = append(out.Openings, newOpeningJSON(o, shop.Currency))
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (h *Handlers) getOpening(c echo.Context) error {
+	id, err := openingID(c)
+	if err != nil {
+		return err
+	}
+	shop := shopOf(c)
+	o, err := h.Openings.Get(c.Request().Context(), shop.ID, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, newOpeningJSON(o, shop.Currency))
+}
+
+func (h *Handlers) cancelOpening(c echo.Context) error {
+	id, err := openingID(c)
+	if err != nil {
+		return err
+	}
+	shop := shopOf(c)
+	o, err := h.Openings.Cancel(c.Request().Context(), shop.ID, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, newOpeningJSON(o, shop.Currency))
+}
+
+// openingID reads the :id path parameter; a malformed one names no opening, so it is a
+// 404 like any other unknown id.
+func openingID(c echo.Context) (uuid.UUID, error) {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return uuid.Nil, slots.ErrNotFound
+	}
+	return id, nil
+}
