@@ -1,0 +1,183 @@
+package slots_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/pgtest"
+	"github.com/slotrecovery/slotrecovery/internal/redislock"
+	"github.com/slotrecovery/slotrecovery/internal/redistest"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// noLock grants every caller: it stands for a Redis lock that failed open (expired under
+// a slow holder, lost in a failover). Postgres alone must still allow one booking.
+type noLock struct{}
+
+func (noLock) TryLock(context.Context, string, time.Duration) (func(), error) { return func() {}, nil }
+
+type noCooldown struct{}
+
+func (noCooldown) Start(context.Context, string, time.Duration) error { return nil }
+
+type fixture struct {
+	pool  *pgxpool.Pool
+	shops *shops.Service
+	shop  shops.Shop
+	op    slots.Opening
+	cust  []uuid.UUID
+}
+
+// setup makes a payment-free shop with n customers who each hold a sent offer for one
+// opening.
+func setup(t testing.TB, n int, locker slots.Locker, keyPrefix string) (*slots.Service, fixture) {
+	t.Helper()
+	pool, _ := pgtest.New(t)
+	queue, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	require.NoError(t, err)
+	shopsSvc := shops.New(pool, shops.Config{})
+	svc := slots.New(pool, queue, locker, noCooldown{}, nil, slots.Config{KeyPrefix: keyPrefix})
+	ctx := context.Background()
+	shop, _, err := shopsSvc.Create(ctx, shops.NewShop{Name: "Fence", Timezone: "UTC", SMSNumber: "+15550001000",
+		Currency: "usd", PaymentMode: shops.PaymentNone})
+	require.NoError(t, err)
+	op, err := svc.Declare(ctx, shop, slots.NewOpening{StartsAt: time.Now().Add(5 * time.Hour), DurationMinutes: 30, Service: "Cut", PriceCents: 1000})
+	require.NoError(t, err)
+	f := fixture{pool: pool, shops: shopsSvc, shop: shop, op: op}
+	for i := range n {
+		c, err := shopsSvc.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: fmt.Sprintf("+1555100%04d", i), SMSOptIn: true})
+		require.NoError(t, err)
+		_, err = pool.Exec(ctx, `INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at)
+			VALUES ($1, $2, $3, 1, 1, 'sent', now(), now())`, op.ID, c.ID, shop.ID)
+		require.NoError(t, err)
+		f.cust = append(f.cust, c.ID)
+	}
+	return svc, f
+}
+
+// TestPostgresIsTheLastFence: with a lock that lets everyone in, 64 concurrent claims
+// still produce exactly one booking, and the others are told the slot is taken.
+func TestPostgresIsTheLastFence(t *testing.T) {
+	t.Parallel()
+	svc, f := setup(t, 64, noLock{}, "")
+	var booked, taken atomic.Int32
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for _, id := range f.cust {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			c, err := svc.Book(context.Background(), f.shop, id)
+			if err != nil {
+				t.Errorf("book: %v", err)
+				return
+			}
+			switch c.Outcome {
+			case slots.Booked:
+				booked.Add(1)
+			case slots.Taken:
+				taken.Add(1)
+			default:
+				t.Errorf("unexpected outcome %s", c.Outcome)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	require.EqualValues(t, 1, booked.Load())
+	require.EqualValues(t, 63, taken.Load())
+	var n int
+	require.NoError(t, f.pool.QueryRow(context.Background(), `SELECT count(*) FROM bookings`).Scan(&n))
+	require.Equal(t, 1, n)
+	require.NoError(t, f.pool.QueryRow(context.Background(), `SELECT count(*) FROM slot_offers WHERE status = 'accepted'`).Scan(&n))
+	require.Equal(t, 1, n)
+	got, err := svc.Get(context.Background(), f.shop.ID, f.op.ID)
+	require.NoError(t, err)
+	require.Equal(t, slots.StatusFilled, got.Status)
+	require.Equal(t, slots.BookingConfirmed, got.Booking.Status)
+}
+
+// TestUniqueIndexRefusesASecondLiveBooking checks the fence itself, below the service.
+func TestUniqueIndexRefusesASecondLiveBooking(t *testing.T) {
+	t.Parallel()
+	_, f := setup(t, 2, noLock{}, "")
+	ctx := context.Background()
+	ins := `INSERT INTO bookings (opening_id, customer_id, shop_id, status, amount_cents, currency, created_at, updated_at)
+		VALUES ($1, $2, $3, $4, 1000, 'usd', now(), now())`
+	_, err := f.pool.Exec(ctx, ins, f.op.ID, f.cust[0], f.shop.ID, "pending_payment")
+	require.NoError(t, err)
+	_, err = f.pool.Exec(ctx, ins, f.op.ID, f.cust[1], f.shop.ID, "confirmed")
+	require.ErrorContains(t, err, "bookings_one_live_per_opening")
+	_, err = f.pool.Exec(ctx, ins, f.op.ID, f.cust[1], f.shop.ID, "payment_failed")
+	require.NoError(t, err, "failed bookings do not count")
+}
+
+// TestLockHeldIsTakenAtOnce: a claim that finds the slot locked loses without waiting
+// and writes nothing.
+func TestLockHeldIsTakenAtOnce(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := redistest.New(t)
+	locks := redislock.New(rdb)
+	svc, f := setup(t, 1, slots.RedisLocker(locks, nil), prefix)
+	held, err := locks.Obtain(context.Background(), prefix+slots.LockKey(f.shop.ID, f.op.StartsAt), 10*time.Second, nil)
+	require.NoError(t, err)
+	defer held.Release(context.Background())
+	t0 := time.Now()
+	c, err := svc.Book(context.Background(), f.shop, f.cust[0])
+	require.NoError(t, err)
+	require.Equal(t, slots.Taken, c.Outcome)
+	require.Less(t, time.Since(t0), 5*time.Second, "no waiting on the lock")
+	var n int
+	require.NoError(t, f.pool.QueryRow(context.Background(), `SELECT count(*) FROM bookings`).Scan(&n))
+	require.Zero(t, n)
+}
+
+// TestLockKey pins the key format of DESIGN §5.
+func TestLockKey(t *testing.T) {
+	t.Parallel()
+	id := uuid.MustParse("6b0f2a52-8f55-4a39-9d4c-0a4f6c1b2a10")
+	at := time.Date(2026, 11, 22, 10, 0, 0, 500, time.FixedZone("EST", -5*3600))
+	require.Equal(t, "slot_lock:6b0f2a52-8f55-4a39-9d4c-0a4f6c1b2a10:2026-11-22T15:00:00Z", slots.LockKey(id, at))
+}
+
+// BenchmarkBook measures one YES → booking on the domain path: the Redis lock, the
+// booking transaction and the release (no Stripe: payment mode none). Each iteration
+// books a fresh opening.
+func BenchmarkBook(b *testing.B) {
+	rdb, prefix := redistest.New(b)
+	svc, f := setup(b, 1, slots.RedisLocker(redislock.New(rdb), nil), prefix)
+	ctx := context.Background()
+	openings := make([]uuid.UUID, b.N)
+	for i := range b.N {
+		op, err := svc.Declare(ctx, f.shop, slots.NewOpening{StartsAt: time.Now().Add(5*time.Hour + time.Duration(i)*time.Minute), DurationMinutes: 30, Service: "Cut", PriceCents: 1000})
+		require.NoError(b, err)
+		_, err = f.pool.Exec(ctx, `INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at)
+			VALUES ($1, $2, $3, 1, 1, 'sent', now() + make_interval(secs => $4), now())`, op.ID, f.cust[0], f.shop.ID, i)
+		require.NoError(b, err)
+		openings[i] = op.ID
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		// Newest offer first: each YES claims the next opening.
+		c, err := svc.Book(ctx, f.shop, f.cust[0])
+		if err != nil || c.Outcome != slots.Booked {
+			b.Fatalf("book %d: %v %v", i, c.Outcome, err)
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "bookings/s")
+}
