@@ -164,13 +164,12 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.SlotOpe
 		if err != nil {
 			return fmt.Errorf("check cooldowns: %w", err)
 		}
-		picked, remaining := 0, 0
+		picked := 0
 		for _, c := range cands {
-			if cooling[c.ID.String()] {
-				continue
-			}
 			if picked == shop.Policy.WaveSize {
-				remaining++
+				break
+			}
+			if cooling[c.ID.String()] {
 				continue
 			}
 			if _, err := s.q.OfferInsert(ctx, tx, db.OfferInsertParams{
@@ -181,11 +180,16 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.SlotOpe
 			}
 			picked++
 		}
-		if remaining > 0 {
-			next := jobs.Wave{OpeningID: op.ID, Generation: w.Generation, Wave: w.Wave + 1}
-			if _, err := s.queue.InsertTx(ctx, tx, next, &river.InsertOpts{ScheduledAt: now.Add(shop.Policy.WaveInterval)}); err != nil {
-				return fmt.Errorf("schedule next wave: %w", err)
-			}
+		// The next wave is scheduled even when nobody is left: it picks up customers added
+		// or out of cooldown by then, and the last one, run at the cutoff at the latest,
+		// marks an unfilled opening expired.
+		at := now.Add(shop.Policy.WaveInterval)
+		if cutoff := slots.Cutoff(shop, locked.StartsAt); cutoff.Before(at) {
+			at = cutoff
+		}
+		next := jobs.Wave{OpeningID: op.ID, Generation: w.Generation, Wave: w.Wave + 1}
+		if _, err := s.queue.InsertTx(ctx, tx, next, &river.InsertOpts{ScheduledAt: at}); err != nil {
+			return fmt.Errorf("schedule next wave: %w", err)
 		}
 		return nil
 	})

@@ -133,12 +133,23 @@ func TestWavesInPriorityOrderAndScheduleTheNext(t *testing.T) {
 		}
 	}
 	require.Equal(t, 5, w.twilio.Count())
-	var scheduled []int
 	rows, err := w.pool.Query(ctx, `SELECT (args->>'wave')::int FROM river_job WHERE kind = 'offer_wave' ORDER BY 1`)
 	require.NoError(t, err)
-	scheduled, err = pgx.CollectRows(rows, pgx.RowTo[int])
+	scheduled, err := pgx.CollectRows(rows, pgx.RowTo[int])
 	require.NoError(t, err)
-	require.Equal(t, []int{1, 2, 3}, scheduled, "declare enqueues wave 1; waves 1 and 2 schedule the next; wave 3 finds nobody left")
+	require.Equal(t, []int{1, 2, 3, 4}, scheduled, "declare enqueues wave 1; each wave schedules the next")
+	// Wave 4 finds nobody left; it still runs (new customers, cooldowns ending) and the
+	// chain ends at the cutoff, where the opening expires.
+	res, err := w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 4})
+	require.NoError(t, err)
+	require.Zero(t, res.Texted)
+	var last time.Time
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT max(scheduled_at) FROM river_job WHERE kind = 'offer_wave'`).Scan(&last))
+	require.WithinDuration(t, w.clock.Now().Add(policy.WaveInterval), last, time.Second)
+	w.clock.Set(op.StartsAt.Add(-policy.MinLead))
+	res, err = w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 5})
+	require.NoError(t, err)
+	require.Equal(t, "expired", res.Stopped)
 	msg := w.twilio.MessagesTo(cs[0].Phone)[0]
 	require.Contains(t, msg.Body, "Ana's Salon")
 	require.Contains(t, msg.Body, "£60.00")
