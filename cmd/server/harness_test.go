@@ -41,7 +41,7 @@ const (
 // env is one test's world: its own database, Redis key prefix, Twilio fake and Stripe
 // recorder, shared by every server instance the test starts.
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	pool    *pgxpool.Pool
 	dbURL   string
 	redis   redis.UniversalClient
@@ -53,7 +53,7 @@ type env struct {
 	seq     atomic.Int64
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	pool, dbURL := pgtest.New(t)
 	rdb, prefix := redistest.New(t)
