@@ -1,0 +1,234 @@
+package dashboard_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/slots"
+)
+
+// chromiumPath finds a Chromium or Chrome binary, or says why there is none.
+func chromiumPath() (string, string) {
+	names := []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}
+	for _, n := range names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p, ""
+		}
+	}
+	return "", "no Chromium found on PATH (looked for " + strings.Join(names, ", ") +
+		"); install it with `apt-get update && apt-get install -y chromium`"
+}
+
+// artifactsDir is where screenshots go: $ARTIFACTS_DIR, or a directory under the
+// system's temporary directory. They are test output, never committed.
+func artifactsDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("ARTIFACTS_DIR")
+	if dir == "" {
+		dir = filepath.Join(os.TempDir(), "slotrecovery-artifacts")
+	}
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	return dir
+}
+
+// saveScreenshot saves the whole page as a PNG.
+func saveScreenshot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	saveShot(t, ctx, name, chromedp.FullScreenshot(100))
+}
+
+func saveShot(t *testing.T, ctx context.Context, name string, shot chromedp.Action[[]byte]) {
+	t.Helper()
+	png, err := chromedp.Run(ctx, shot)
+	require.NoError(t, err)
+	path := filepath.Join(artifactsDir(t), name)
+	require.NoError(t, os.WriteFile(path, png, 0o644))
+	t.Logf("screenshot: %s", path)
+}
+
+// simulateYes does to the database what a customer's YES does: the opening becomes
+// filled by customerID and gets a booking. It is SQL for now; swap it for a signed
+// Twilio webhook call once the YES flow is wired into the server.
+func simulateYes(t *testing.T, pool *pgxpool.Pool, openingID, customerID uuid.UUID) {
+	t.Helper()
+	ctx := context.Background()
+	now := time.Now().UTC()
+	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `
+			UPDATE slot_openings SET status = 'filled', filled_by = $2, filled_at = $3, updated_at = $3, version = version + 1
+			WHERE id = $1 AND status = 'open'`, openingID, customerID, now)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() != 1 {
+			return pgx.ErrNoRows
+		}
+		_, err = tx.Exec(ctx, `
+			INSERT INTO bookings (opening_id, customer_id, shop_id, status, amount_cents, currency, created_at, updated_at, confirmed_at)
+			SELECT s.id, $2, s.shop_id, 'confirmed', s.price_cents, sh.currency, $3, $3, $3
+			FROM slot_openings s JOIN shops sh ON sh.id = s.shop_id WHERE s.id = $1`, openingID, customerID, now)
+		return err
+	})
+	require.NoError(t, err, "simulate YES for opening %s", openingID)
+}
+
+// TestBrowserDeclareAndFill drives Debian's Chromium through the dashboard: sign in,
+// fail and then pass the form, see the opening listed, see it turn filled after a YES
+// without reloading (the live refresh), and keep screenshots.
+func TestBrowserDeclareAndFill(t *testing.T) {
+	path, why := chromiumPath()
+	if path == "" {
+		t.Skip(why)
+	}
+	en := newEnv(t, envOpts{dev: true, refreshEvery: time.Second})
+	customer := en.addCustomer(t, en.shopA, "+15555550142", "Dana Whitfield")
+	srv := httptest.NewServer(en.e)
+	t.Cleanup(srv.Close)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path),
+		chromedp.Headless,
+		chromedp.NoSandbox,
+		chromedp.DisableGPU,
+		chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+		chromedp.WindowSize(1280, 900),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	t.Cleanup(cancelTab)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	t.Cleanup(cancelTimeout)
+
+	// Collect what the page writes to the console: a blocked script or style (the
+	// Content-Security-Policy) or a script error shows up there.
+	var consoleMu sync.Mutex
+	var consoleErrors []string
+	consoleCtx, stopConsole := context.WithCancel(ctx)
+	consoleDone := make(chan struct{})
+	messages := chromedp.Console(consoleCtx)
+	go func() {
+		defer close(consoleDone)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			// The invalid form's 422 answer is expected; Chromium logs every 4xx.
+			expected := strings.Contains(m.Text, "status of 422")
+			if (m.Type == chromedp.ConsoleError || m.Type == chromedp.ConsoleException) && !expected {
+				consoleMu.Lock()
+				consoleErrors = append(consoleErrors, m.Text)
+				consoleMu.Unlock()
+			}
+		}
+	}()
+
+	// Sign in: the dashboard sends a signed-out visitor to the form.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/dashboard"),
+		chromedp.WaitVisible(chromedp.ID("api_key")),
+	))
+	saveScreenshot(t, ctx, "dashboard-1-login.png")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.ID("api_key"), en.keyA),
+		chromedp.Click(chromedp.CSS(`form[action="/dashboard/login"] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.ID("declare-h")),
+	))
+
+	// An empty form comes back with its messages next to the fields.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`form[action="/dashboard/openings"] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.ID("starts-error")),
+	))
+	msg, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("price-error")))
+	require.NoError(t, err)
+	require.Contains(t, msg, "Enter the price")
+	saveScreenshot(t, ctx, "dashboard-2-form-errors.png")
+
+	// Declare an opening tomorrow at 15:00, shop time.
+	day := time.Now().In(en.shopA.Location).AddDate(0, 0, 1).Format(time.DateOnly)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.ID("starts-date"), day),
+		chromedp.SetValue(chromedp.ID("starts-time"), "15:00"),
+		chromedp.SetValue(chromedp.ID("duration"), "45"),
+		chromedp.SendKeys(chromedp.ID("service"), "Beard trim"),
+		chromedp.SendKeys(chromedp.ID("price"), "25.00"),
+		chromedp.Click(chromedp.CSS(`form[action="/dashboard/openings"] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
+		chromedp.WaitVisible(chromedp.CSS(`tr.open-row`)),
+	))
+	open, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("live-open")))
+	require.NoError(t, err)
+	require.Contains(t, open, "Beard trim")
+	require.Contains(t, open, "15:00")
+	require.Contains(t, open, "Wave 1 due now")
+
+	list, err := en.slots.List(context.Background(), en.shopA.ID, slots.StatusOpen, 10)
+	require.NoError(t, err)
+	require.Len(t, list, 1)
+	opening := list[0]
+	require.Equal(t, 2500, int(opening.PriceCents))
+	saveScreenshot(t, ctx, "dashboard-3-open.png")
+
+	// The customer says YES; the open page picks it up on its own.
+	simulateYes(t, en.pool, opening.ID, customer.ID)
+	filledRow := chromedp.CSS(`tr.filled-row[data-opening="` + opening.ID.String() + `"]`)
+	waitCtx, cancelWait := context.WithTimeout(ctx, 20*time.Second)
+	defer cancelWait()
+	require.NoError(t, chromedp.Do(waitCtx, chromedp.WaitVisible(filledRow)), "live refresh shows the filled slot")
+	filled, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("live-filled")))
+	require.NoError(t, err)
+	require.Contains(t, filled, "Beard trim")
+	require.Contains(t, filled, "Dana Whitfield")
+	require.Contains(t, filled, "+155******42")
+	require.Contains(t, filled, "Paid")
+	require.Contains(t, filled, "$25.00")
+	require.NotContains(t, filled, "+15555550142")
+	open, err = chromedp.Run(ctx, chromedp.Text(chromedp.ID("live-open")))
+	require.NoError(t, err)
+	require.Contains(t, open, "No open slots")
+	totals, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("live-totals")))
+	require.NoError(t, err)
+	require.Contains(t, totals, "$25.00")
+	saveScreenshot(t, ctx, "dashboard-4-filled.png")
+
+	// The same page on a phone, with one more opening still being offered.
+	_, err = en.slots.Declare(context.Background(), en.shopA, slots.NewOpening{
+		StartsAt: time.Now().Add(30 * time.Hour).Truncate(time.Hour), DurationMinutes: 60, Service: "Colour and cut", PriceCents: 8000,
+	})
+	require.NoError(t, err)
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)),
+		chromedp.Reload(),
+		chromedp.WaitVisible(filledRow),
+	))
+	saveScreenshot(t, ctx, "dashboard-5-phone.png")
+	require.NoError(t, chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.CSS("header"))))
+	saveShot(t, ctx, "dashboard-6-phone-top.png", chromedp.CaptureScreenshot())
+	require.NoError(t, chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.ID("open-h"))))
+	saveShot(t, ctx, "dashboard-7-phone-lists.png", chromedp.CaptureScreenshot())
+
+	stopConsole()
+	<-consoleDone
+	consoleMu.Lock()
+	defer consoleMu.Unlock()
+	require.Empty(t, consoleErrors, "the browser console reports no errors")
+}

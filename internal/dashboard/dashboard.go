@@ -1,0 +1,406 @@
+// Package dashboard is the shop owners' web dashboard: server-rendered HTML that shows
+// the slots the service recovered, the openings still being offered, and the money
+// recovered, with forms to declare and cancel openings and a CSV export.
+//
+// It is an edge like the JSON API: it signs the owner in with the shop's API key,
+// translates forms into calls on slots.Service, and reads its figures through the
+// queries in db/queries/dashboard.sql. Sessions are stateless signed cookies (HMAC-SHA256
+// under Config.SessionSecret); every form carries a CSRF token derived from the session.
+// Pages work without JavaScript; a small script refreshes the live parts of the page.
+package dashboard
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/labstack/echo/v4"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
+	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/httperr"
+	"github.com/slotrecovery/slotrecovery/internal/problem"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
+)
+
+//go:embed templates/*.html static/*
+var assets embed.FS
+
+// Config configures the dashboard. Zero fields mean the defaults, except SessionSecret,
+// which is required.
+type Config struct {
+	// SessionSecret signs session cookies and CSRF tokens; at least 32 bytes. The caller
+	// generates a random one when SESSION_SECRET is unset (sessions then end on restart).
+	SessionSecret []byte
+	// Secure marks cookies Secure; false only in DEV_MODE (plain http on localhost).
+	Secure bool
+	// SessionTTL is how long a sign-in lasts; 0 means 12 hours.
+	SessionTTL time.Duration
+	// RefreshEvery is how often the page's script refreshes the live figures; 0 means
+	// 15 seconds.
+	RefreshEvery time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Logger receives errors the owner only sees as "internal error"; nil discards them.
+	Logger *slog.Logger
+}
+
+// Dashboard serves the owners' pages. Build it with New and mount it with Register.
+type Dashboard struct {
+	pool     *pgxpool.Pool
+	q        *db.Queries
+	shops    *shops.Service
+	openings *slots.Service
+	waveJobs *river.Client[pgx.Tx]
+	cfg      Config
+	log      *slog.Logger
+	pages    map[string]*template.Template
+	static   fs.FS
+	version  string // of the static assets, for cache busting
+}
+
+// New returns a Dashboard reading from pool and acting through shopsSvc and openings.
+func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, cfg Config) (*Dashboard, error) {
+	if pool == nil || shopsSvc == nil || openings == nil {
+		return nil, errors.New("dashboard: pool, shops and openings are required")
+	}
+	if len(cfg.SessionSecret) < 32 {
+		return nil, errors.New("dashboard: SessionSecret must be at least 32 bytes")
+	}
+	cfg.SessionSecret = bytes.Clone(cfg.SessionSecret)
+	cfg.SessionTTL = cmp.Or(cfg.SessionTTL, 12*time.Hour)
+	cfg.RefreshEvery = cmp.Or(cfg.RefreshEvery, 15*time.Second)
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	// An insert-only River client (never started) lists the scheduled offer waves through
+	// River's own API instead of SQL on its tables.
+	jobsClient, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Logger: cfg.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: river client: %w", err)
+	}
+	d := &Dashboard{pool: pool, q: db.New(), shops: shopsSvc, openings: openings, waveJobs: jobsClient,
+		cfg: cfg, log: cfg.Logger}
+	if d.static, err = fs.Sub(assets, "static"); err != nil {
+		return nil, fmt.Errorf("dashboard: static assets: %w", err)
+	}
+	if d.version, err = assetVersion(d.static); err != nil {
+		return nil, err
+	}
+	if d.pages, err = parsePages(); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// Register adds the dashboard's routes to e:
+//
+//	GET  /dashboard                       the page (redirects to the login when signed out)
+//	GET  /dashboard/login                 the sign-in form
+//	POST /dashboard/login                 sign in with the shop's API key
+//	POST /dashboard/logout                sign out
+//	POST /dashboard/openings              declare an opening
+//	POST /dashboard/openings/:id/cancel   cancel an opening
+//	GET  /dashboard/export.csv            filled slots, ?from=YYYY-MM-DD&to=YYYY-MM-DD
+//	GET  /dashboard/static/*              embedded CSS, JavaScript and icon
+//
+// Any other path under /dashboard gets an HTML 404 page (and /dashboard itself an HTML
+// 405 for other methods), so the global JSON error handler never answers a browser here.
+func (d *Dashboard) Register(e *echo.Echo) {
+	e.GET("/dashboard", d.page(d.signedIn(d.home)))
+	e.GET("/dashboard/", func(c echo.Context) error { return c.Redirect(http.StatusMovedPermanently, "/dashboard") })
+	e.Match([]string{http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete}, "/dashboard", d.page(d.methodNotAllowed))
+	e.GET("/dashboard/login", d.page(d.loginForm))
+	e.POST("/dashboard/login", d.page(d.login))
+	e.POST("/dashboard/logout", d.page(d.logout))
+	e.POST("/dashboard/openings", d.page(d.signedIn(d.withCSRF(d.declare))))
+	e.POST("/dashboard/openings/:id/cancel", d.page(d.signedIn(d.withCSRF(d.cancel))))
+	e.GET("/dashboard/export.csv", d.page(d.signedIn(d.export)))
+	e.GET("/dashboard/static/*", d.serveStatic)
+	e.Any("/dashboard/*", d.page(d.notFound))
+}
+
+// logger is the request's logger (carrying its request id) when the server set one,
+// else the dashboard's.
+func (d *Dashboard) logger(c echo.Context) *slog.Logger {
+	if l, ok := c.Get(httperr.LoggerKey).(*slog.Logger); ok && l != nil {
+		return l
+	}
+	return d.log
+}
+
+// contentSecurityPolicy allows only the dashboard's own files: no inline script or
+// style, no framing, forms posting only back here.
+const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
+	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+
+// page sets the headers every dashboard answer carries. Pages hold customer data, so
+// nothing is cached.
+func (d *Dashboard) page(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Cache-Control", "no-store")
+		h.Set("Content-Security-Policy", contentSecurityPolicy)
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "same-origin")
+		return next(c)
+	}
+}
+
+// ctxSession is the echo context key of the signed-in shop.
+const ctxSession = "dashboard.session"
+
+// signedIn is what a handler behind the session check receives.
+type signedIn struct {
+	Shop    shops.Shop
+	Session session
+	CSRF    string
+}
+
+func current(c echo.Context) *signedIn { return c.Get(ctxSession).(*signedIn) }
+
+// signedIn lets the request through only with a valid, unexpired session cookie of an
+// existing shop; anyone else is sent to the sign-in form.
+func (d *Dashboard) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		s, ok := d.sessionFrom(c)
+		if !ok {
+			return c.Redirect(http.StatusSeeOther, loginPath)
+		}
+		shop, err := d.shops.Get(c.Request().Context(), s.ShopID)
+		if p, isProblem := problem.As(err); isProblem && p.Kind == problem.NotFound {
+			c.SetCookie(d.expiredCookie(sessionCookie, cookiePath))
+			return c.Redirect(http.StatusSeeOther, loginPath)
+		}
+		if err != nil {
+			return d.internalError(c, "load shop", err)
+		}
+		c.Set(ctxSession, &signedIn{Shop: shop, Session: s, CSRF: d.csrfToken(s)})
+		return next(c)
+	}
+}
+
+func (d *Dashboard) sessionFrom(c echo.Context) (session, bool) {
+	ck, err := c.Cookie(sessionCookie)
+	if err != nil {
+		return session{}, false
+	}
+	return d.decodeSession(ck.Value, d.cfg.Now())
+}
+
+// withCSRF refuses a POST whose form does not carry the session's CSRF token.
+func (d *Dashboard) withCSRF(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if !validCSRF(c.FormValue("csrf"), current(c).CSRF) {
+			return d.errorPage(c, http.StatusForbidden, "This form has expired",
+				"The form was missing its security token, or it came from an old page. Go back, reload the page and try again.")
+		}
+		return next(c)
+	}
+}
+
+// loginView is the sign-in page's data.
+type loginView struct {
+	CSRF  string
+	Error string
+}
+
+func (d *Dashboard) loginForm(c echo.Context) error {
+	if _, ok := d.sessionFrom(c); ok {
+		return c.Redirect(http.StatusSeeOther, "/dashboard")
+	}
+	nonce, err := d.loginNonce(c)
+	if err != nil {
+		return d.internalError(c, "login nonce", err)
+	}
+	return d.render(c, http.StatusOK, "login", "Sign in", loginView{CSRF: d.loginToken(nonce)})
+}
+
+// loginNonce returns the nonce of the login cookie, setting a new cookie when there is
+// none, so that several open login tabs keep working.
+func (d *Dashboard) loginNonce(c echo.Context) (string, error) {
+	if ck, err := c.Cookie(loginCookie); err == nil && len(ck.Value) == 32 {
+		return ck.Value, nil
+	}
+	nonce, err := randomHex(16)
+	if err != nil {
+		return "", err
+	}
+	c.SetCookie(d.cookie(loginCookie, nonce, loginPath, loginCookieTTL))
+	return nonce, nil
+}
+
+func (d *Dashboard) login(c echo.Context) error {
+	ck, err := c.Cookie(loginCookie)
+	if err != nil || !validCSRF(c.FormValue("csrf"), d.loginToken(ck.Value)) {
+		return d.errorPage(c, http.StatusForbidden, "This form has expired",
+			"The sign-in form was missing its security token or is too old. Open the sign-in page again and retry.")
+	}
+	ctx := c.Request().Context()
+	key := strings.TrimSpace(c.FormValue("api_key"))
+	shop, err := d.shops.Authenticate(ctx, key)
+	if errors.Is(err, shops.ErrUnauthorized) {
+		msg := "That API key is not valid. Paste the key you were given when the shop was created."
+		if key == "" {
+			msg = "Enter your shop's API key."
+		}
+		return d.render(c, http.StatusUnauthorized, "login", "Sign in", loginView{CSRF: d.loginToken(ck.Value), Error: msg})
+	}
+	if err != nil {
+		return d.internalError(c, "authenticate", err)
+	}
+	s, err := d.newSession(shop.ID)
+	if err != nil {
+		return d.internalError(c, "new session", err)
+	}
+	c.SetCookie(d.cookie(sessionCookie, d.encodeSession(s), cookiePath, d.cfg.SessionTTL))
+	c.SetCookie(d.expiredCookie(loginCookie, loginPath))
+	d.logger(c).Info("dashboard sign-in", "shop_id", shop.ID)
+	return c.Redirect(http.StatusSeeOther, "/dashboard")
+}
+
+// logout clears the session cookie. The cookie is stateless, so signing out ends this
+// browser's session; a copied cookie stays valid until it expires.
+func (d *Dashboard) logout(c echo.Context) error {
+	s, ok := d.sessionFrom(c)
+	if !ok {
+		return c.Redirect(http.StatusSeeOther, loginPath)
+	}
+	if !validCSRF(c.FormValue("csrf"), d.csrfToken(s)) {
+		return d.errorPage(c, http.StatusForbidden, "This form has expired",
+			"The form was missing its security token, or it came from an old page. Go back, reload the page and try again.")
+	}
+	c.SetCookie(d.expiredCookie(sessionCookie, cookiePath))
+	d.logger(c).Info("dashboard sign-out", "shop_id", s.ShopID)
+	return c.Redirect(http.StatusSeeOther, loginPath)
+}
+
+func (d *Dashboard) methodNotAllowed(c echo.Context) error {
+	c.Response().Header().Set("Allow", http.MethodGet)
+	return d.errorPage(c, http.StatusMethodNotAllowed, "Not allowed", "This page can only be viewed. Go back to the dashboard and use its forms.")
+}
+
+func (d *Dashboard) notFound(c echo.Context) error {
+	return d.errorPage(c, http.StatusNotFound, "Page not found", "There is nothing here. It may belong to another shop, or the link is wrong.")
+}
+
+// internalError logs err and answers a plain 500 page that reveals nothing of it.
+func (d *Dashboard) internalError(c echo.Context, what string, err error) error {
+	d.logger(c).Error("dashboard "+what, "err", err, "path", c.Request().URL.Path)
+	return d.errorPage(c, http.StatusInternalServerError, "Something went wrong", "internal error")
+}
+
+// errorView is the error page's data.
+type errorView struct {
+	Status  int
+	Heading string
+	Message string
+}
+
+func (d *Dashboard) errorPage(c echo.Context, status int, heading, message string) error {
+	return d.render(c, status, "error", heading, errorView{Status: status, Heading: heading, Message: message})
+}
+
+// layout is what every page's frame needs.
+type layout struct {
+	Title   string
+	CSS     string
+	JS      string
+	Icon    string
+	Refresh int
+	Shop    *shops.Shop
+	CSRF    string
+	Data    any
+}
+
+func (d *Dashboard) render(c echo.Context, status int, page, title string, data any) error {
+	l := layout{
+		Title: title, CSS: "/dashboard/static/dashboard.css?v=" + d.version,
+		JS: "/dashboard/static/refresh.js?v=" + d.version, Icon: "/dashboard/static/icon.svg?v=" + d.version,
+		Refresh: int(d.cfg.RefreshEvery / time.Second), Data: data,
+	}
+	if s, ok := c.Get(ctxSession).(*signedIn); ok {
+		l.Shop, l.CSRF = &s.Shop, s.CSRF
+	}
+	var buf bytes.Buffer
+	if err := d.pages[page].ExecuteTemplate(&buf, "layout", l); err != nil {
+		d.logger(c).Error("dashboard render", "page", page, "err", err)
+		return c.String(http.StatusInternalServerError, "internal error")
+	}
+	return c.HTMLBlob(status, buf.Bytes())
+}
+
+func parsePages() (map[string]*template.Template, error) {
+	pages := map[string]*template.Template{}
+	for _, p := range []string{"login", "home", "error"} {
+		t, err := template.New(p).Funcs(templateFuncs).ParseFS(assets, "templates/layout.html", "templates/"+p+".html")
+		if err != nil {
+			return nil, fmt.Errorf("dashboard: parse %s template: %w", p, err)
+		}
+		pages[p] = t
+	}
+	return pages, nil
+}
+
+var templateFuncs = template.FuncMap{
+	// fieldError returns the message for field, or "".
+	"fieldError": func(errs map[string]string, field string) string { return errs[field] },
+}
+
+func assetVersion(static fs.FS) (string, error) {
+	h := sha256.New()
+	err := fs.WalkDir(static, ".", func(path string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		b, err := fs.ReadFile(static, path)
+		h.Write([]byte(path))
+		h.Write(b)
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("dashboard: hash static assets: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12], nil
+}
+
+// serveStatic serves the embedded assets. Their URLs carry a version, so they may be
+// cached for long.
+func (d *Dashboard) serveStatic(c echo.Context) error {
+	name := c.Param("*")
+	types := map[string]string{
+		".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".svg": "image/svg+xml",
+	}
+	var ctype string
+	for ext, t := range types {
+		if strings.HasSuffix(name, ext) {
+			ctype = t
+		}
+	}
+	b, err := fs.ReadFile(d.static, name)
+	if ctype == "" || err != nil || strings.Contains(name, "..") {
+		return d.page(d.notFound)(c)
+	}
+	h := c.Response().Header()
+	h.Set("Cache-Control", "public, max-age=86400")
+	h.Set("X-Content-Type-Options", "nosniff")
+	return c.Blob(http.StatusOK, ctype, b)
+}

@@ -1,0 +1,86 @@
+package dashboard
+
+import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/phone"
+)
+
+const (
+	// maxExportDays bounds one export's date range.
+	maxExportDays = 366
+	// maxExportRows bounds one export's size; a year of a busy shop fits well inside.
+	maxExportRows = 50_000
+)
+
+// exportHeader names the CSV columns. Phones are masked as on the page: owners keep
+// their customer list elsewhere, and a file that travels by email should not carry it.
+var exportHeader = []string{
+	"opening_id", "date", "start_time", "timezone", "duration_minutes", "service",
+	"customer_name", "customer_phone_masked", "opening_status", "payment_status",
+	"amount", "currency", "booking_id",
+}
+
+// export answers a CSV of the filled slots whose appointment falls on a local date in
+// [from, to], both inclusive, in the shop's time zone.
+func (d *Dashboard) export(c echo.Context) error {
+	s := current(c)
+	loc := s.Shop.Location
+	from, errFrom := time.ParseInLocation(time.DateOnly, c.QueryParam("from"), loc)
+	to, errTo := time.ParseInLocation(time.DateOnly, c.QueryParam("to"), loc)
+	switch {
+	case errFrom != nil || errTo != nil:
+		return d.errorPage(c, http.StatusBadRequest, "Check the dates",
+			"Choose a first and a last day for the export, as YYYY-MM-DD (for example 2026-11-01 and 2026-11-30).")
+	case to.Before(from):
+		return d.errorPage(c, http.StatusBadRequest, "Check the dates", "The last day of the export comes before the first day.")
+	case to.Sub(from) > maxExportDays*24*time.Hour:
+		return d.errorPage(c, http.StatusBadRequest, "Check the dates",
+			fmt.Sprintf("An export covers at most %d days; choose a shorter range.", maxExportDays))
+	}
+	until := time.Date(to.Year(), to.Month(), to.Day()+1, 0, 0, 0, 0, loc)
+	rows, err := d.q.DashboardFilledExport(c.Request().Context(), d.pool, db.DashboardFilledExportParams{
+		ShopID: s.Shop.ID, StartsFrom: from, StartsUntil: until, MaxRows: maxExportRows,
+	})
+	if err != nil {
+		return d.internalError(c, "export filled slots", err)
+	}
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	_ = w.Write(exportHeader)
+	cur := strings.ToUpper(s.Shop.Currency)
+	for _, r := range rows {
+		start := r.StartsAt.In(loc)
+		payment, _ := paymentLabel(r.BookingStatus, s.Shop.PaymentMode)
+		_ = w.Write([]string{
+			r.ID.String(), start.Format(time.DateOnly), start.Format("15:04"), s.Shop.Timezone,
+			fmt.Sprint(r.DurationMinutes), safeCell(r.Service), safeCell(r.CustomerName),
+			phone.Mask(r.CustomerPhone), r.Status, payment,
+			formatAmount(r.AmountCents, s.Shop.Currency, false), cur, r.BookingID,
+		})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return d.internalError(c, "write csv", err)
+	}
+	name := fmt.Sprintf("filled-slots_%s_%s.csv", from.Format(time.DateOnly), to.Format(time.DateOnly))
+	c.Response().Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
+}
+
+// safeCell defuses text a spreadsheet would run as a formula (=, +, -, @ first), since
+// service names and customer names are typed by other people.
+func safeCell(s string) string {
+	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
+		return "'" + s
+	}
+	return s
+}

@@ -1,0 +1,374 @@
+package dashboard
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/phone"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
+)
+
+const (
+	// pageSize is how many filled slots one page lists.
+	pageSize = 25
+	// maxOpen is how many open openings the page lists.
+	maxOpen = 50
+	// chartWeeks is how many weeks the chart covers, this one included.
+	chartWeeks = 8
+)
+
+// notices are the fixed messages a redirect may ask the page to show; the query string
+// only picks one, so nothing a link carries is ever echoed into the page.
+var notices = map[string]string{
+	"declared":  "Opening declared. Offers go out to your customers in waves.",
+	"cancelled": "Opening cancelled. No more offers will be texted for it.",
+}
+
+// homeView is the dashboard page's data.
+type homeView struct {
+	Notice   string
+	Error    string
+	Timezone string
+	Currency string
+	Today    string
+	Updated  string
+	Week     totalsView
+	Month    totalsView
+	Chart    chartView
+	Open     []openView
+	OpenMore bool
+	Filled   []filledView
+	Page     int
+	PrevPage int
+	NextPage int
+	Form     declareForm
+	Export   exportForm
+}
+
+type totalsView struct {
+	ID           string
+	Label        string
+	Range        string
+	Money        string
+	Pending      string
+	PendingCount int
+	Slots        int
+	FillRate     string
+	FillDetail   string
+	Median       string
+}
+
+type openView struct {
+	ID         uuid.UUID
+	When       string
+	ISO        string
+	Duration   int
+	Service    string
+	Price      string
+	Generation int
+	OffersSent int
+	Yes        int
+	No         int
+	Waves      []waveView
+	Next       string
+}
+
+type waveView struct {
+	Label  string
+	Detail string
+}
+
+type filledView struct {
+	ID       uuid.UUID
+	When     string
+	ISO      string
+	Duration int
+	Service  string
+	Customer string
+	Phone    string
+	Payment  string
+	PayClass string
+	Amount   string
+	Status   string
+}
+
+type exportForm struct {
+	From, To string
+	Error    string
+}
+
+func (d *Dashboard) home(c echo.Context) error {
+	s := current(c)
+	page := 1
+	if n, err := strconv.Atoi(c.QueryParam("page")); err == nil && n > 1 && n <= 10_000 {
+		page = n
+	}
+	v, err := d.homeView(c.Request().Context(), s.Shop, page)
+	if err != nil {
+		return d.internalError(c, "load dashboard", err)
+	}
+	v.Notice = notices[c.QueryParam("notice")]
+	v.Form = declareForm{Duration: "30"}
+	return d.render(c, http.StatusOK, "home", s.Shop.Name+" · Slot recovery", v)
+}
+
+// homeView gathers everything the page shows for shop.
+func (d *Dashboard) homeView(ctx context.Context, shop shops.Shop, page int) (homeView, error) {
+	now := d.cfg.Now().In(shop.Location)
+	v := homeView{
+		Timezone: shop.Timezone, Currency: strings.ToUpper(shop.Currency), Page: page,
+		Today: now.Format(time.DateOnly), Updated: now.Format("15:04:05"),
+		Export: exportForm{From: monthStart(now).Format(time.DateOnly), To: now.Format(time.DateOnly)},
+	}
+	ws := weekStart(now)
+	var err error
+	if v.Week, err = d.totals(ctx, shop, "week", "This week", ws, ws.AddDate(0, 0, 7)); err != nil {
+		return v, err
+	}
+	ms := monthStart(now)
+	if v.Month, err = d.totals(ctx, shop, "month", "This month", ms, ms.AddDate(0, 1, 0)); err != nil {
+		return v, err
+	}
+	if v.Chart, err = d.weeklyChart(ctx, shop, ws); err != nil {
+		return v, err
+	}
+	if v.Open, v.OpenMore, err = d.openList(ctx, shop, now); err != nil {
+		return v, err
+	}
+	rows, err := d.q.DashboardFilledPage(ctx, d.pool, db.DashboardFilledPageParams{
+		ShopID: shop.ID, MaxRows: pageSize + 1, SkipRows: int32((page - 1) * pageSize),
+	})
+	if err != nil {
+		return v, fmt.Errorf("list filled slots: %w", err)
+	}
+	if len(rows) > pageSize {
+		rows, v.NextPage = rows[:pageSize], page+1
+	}
+	if page > 1 {
+		v.PrevPage = page - 1
+	}
+	for _, r := range rows {
+		label, class := paymentLabel(r.BookingStatus, shop.PaymentMode)
+		v.Filled = append(v.Filled, filledView{
+			ID: r.ID, When: formatWhen(r.StartsAt, shop.Location), ISO: r.StartsAt.UTC().Format(time.RFC3339),
+			Duration: int(r.DurationMinutes), Service: r.Service, Customer: cmpOr(r.CustomerName, "(no name)"),
+			Phone: phone.Mask(r.CustomerPhone), Payment: label, PayClass: class,
+			Amount: formatMoney(r.AmountCents, shop.Currency), Status: titleCase(r.Status),
+		})
+	}
+	return v, nil
+}
+
+func (d *Dashboard) totals(ctx context.Context, shop shops.Shop, id, label string, since, until time.Time) (totalsView, error) {
+	r, err := d.q.DashboardTotals(ctx, d.pool, db.DashboardTotalsParams{ShopID: shop.ID, Since: since, Until: until})
+	if err != nil {
+		return totalsView{}, fmt.Errorf("totals since %s: %w", since.Format(time.DateOnly), err)
+	}
+	t := totalsView{
+		ID: id, Label: label, Range: formatRange(since, until.AddDate(0, 0, -1)),
+		Money: formatMoney(r.ConfirmedCents, shop.Currency), Pending: formatMoney(r.PendingCents, shop.Currency),
+		PendingCount: int(r.PendingCount), Slots: int(r.SlotsRecovered),
+		FillRate: "–", FillDetail: "no openings declared yet", Median: "–",
+	}
+	if r.OpeningsDeclared > 0 {
+		t.FillRate = fmt.Sprintf("%d%%", (100*int(r.OpeningsFilled)+int(r.OpeningsDeclared)/2)/int(r.OpeningsDeclared))
+		t.FillDetail = fmt.Sprintf("%d of %d openings filled", r.OpeningsFilled, r.OpeningsDeclared)
+		if r.OpeningsDeclared == 1 {
+			t.FillDetail = fmt.Sprintf("%d of 1 opening filled", r.OpeningsFilled)
+		}
+	}
+	if r.SlotsRecovered > 0 {
+		t.Median = formatDuration(time.Duration(r.MedianSeconds * float64(time.Second)))
+	}
+	return t, nil
+}
+
+// openList returns the open openings with their offers, replies and waves.
+func (d *Dashboard) openList(ctx context.Context, shop shops.Shop, now time.Time) ([]openView, bool, error) {
+	rows, err := d.q.DashboardOpenList(ctx, d.pool, db.DashboardOpenListParams{ShopID: shop.ID, MaxRows: maxOpen + 1})
+	if err != nil {
+		return nil, false, fmt.Errorf("list open slots: %w", err)
+	}
+	more := len(rows) > maxOpen
+	if more {
+		rows = rows[:maxOpen]
+	}
+	if len(rows) == 0 {
+		return nil, false, nil
+	}
+	ids := make([]uuid.UUID, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	waves, err := d.q.DashboardWaves(ctx, d.pool, db.DashboardWavesParams{ShopID: shop.ID, OpeningIds: ids})
+	if err != nil {
+		return nil, false, fmt.Errorf("list waves: %w", err)
+	}
+	byOpening := map[uuid.UUID][]db.DashboardWavesRow{}
+	for _, w := range waves {
+		byOpening[w.OpeningID] = append(byOpening[w.OpeningID], w)
+	}
+	next, err := d.nextWaves(ctx, ids)
+	if err != nil {
+		// The schedule is a nicety; the page is still worth showing without it.
+		d.log.Warn("dashboard next waves", "shop_id", shop.ID, "err", err)
+	}
+	out := make([]openView, len(rows))
+	for i, r := range rows {
+		o := openView{
+			ID: r.ID, When: formatWhen(r.StartsAt, shop.Location), ISO: r.StartsAt.UTC().Format(time.RFC3339),
+			Duration: int(r.DurationMinutes), Service: r.Service, Price: formatMoney(r.PriceCents, shop.Currency),
+			Generation: int(r.Generation), OffersSent: int(r.OffersSent), Yes: int(r.RepliesYes), No: int(r.RepliesNo),
+		}
+		for _, w := range byOpening[r.ID] {
+			label := fmt.Sprintf("Wave %d", w.Wave)
+			if r.Generation > 1 {
+				label = fmt.Sprintf("Round %d, wave %d", w.Generation, w.Wave)
+			}
+			detail := fmt.Sprintf("%d texted, first at %s", w.Texted, shortTime(w.FirstAt, shop.Location, now))
+			if w.Texted == 0 {
+				detail = fmt.Sprintf("%d queued", w.Offers)
+			}
+			o.Waves = append(o.Waves, waveView{Label: label, Detail: detail})
+		}
+		if n, ok := next[r.ID]; ok && n.Generation == int(r.Generation) {
+			if n.At.After(now) {
+				o.Next = fmt.Sprintf("Wave %d at %s", n.Wave, shortTime(n.At, shop.Location, now))
+			} else {
+				o.Next = fmt.Sprintf("Wave %d due now", n.Wave)
+			}
+		}
+		out[i] = o
+	}
+	return out, more, nil
+}
+
+// scheduledWave is the next offer_wave job of an opening.
+type scheduledWave struct {
+	Generation, Wave int
+	At               time.Time
+}
+
+// nextWaves finds, through River's job list, the earliest pending offer_wave job of each
+// opening in ids.
+func (d *Dashboard) nextWaves(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]scheduledWave, error) {
+	strs := make([]string, len(ids))
+	for i, id := range ids {
+		strs[i] = id.String()
+	}
+	params := river.NewJobListParams().
+		Kinds(jobs.Wave{}.Kind()).
+		States(rivertype.JobStateAvailable, rivertype.JobStateScheduled, rivertype.JobStateRetryable, rivertype.JobStatePending).
+		// River's documented escape hatch; the opening ids travel as a bound parameter.
+		Where("args->>'opening_id' = any(@opening_ids::text[])", river.NamedArgs{"opening_ids": strs}).
+		First(min(10*len(ids)+10, 10_000))
+	res, err := d.waveJobs.JobList(ctx, params)
+	if err != nil {
+		return nil, fmt.Errorf("list wave jobs: %w", err)
+	}
+	out := map[uuid.UUID]scheduledWave{}
+	for _, j := range res.Jobs {
+		var w jobs.Wave
+		if err := json.Unmarshal(j.EncodedArgs, &w); err != nil {
+			continue
+		}
+		cur, seen := out[w.OpeningID]
+		if !seen || j.ScheduledAt.Before(cur.At) {
+			out[w.OpeningID] = scheduledWave{Generation: w.Generation, Wave: w.Wave, At: j.ScheduledAt}
+		}
+	}
+	return out, nil
+}
+
+// paymentLabel says in words where a filled slot's payment stands.
+func paymentLabel(status, paymentMode string) (label, class string) {
+	switch status {
+	case slots.BookingConfirmed:
+		if paymentMode == shops.PaymentNone {
+			return "Confirmed", "ok"
+		}
+		return "Paid", "ok"
+	case slots.BookingPendingPayment:
+		return "Awaiting payment", "wait"
+	case slots.BookingPaymentFailed:
+		return "Payment failed", "bad"
+	case slots.BookingCancelled:
+		return "Cancelled", "bad"
+	}
+	return "No booking", "muted"
+}
+
+// weekStart is Monday 00:00 of t's week in t's location (ISO weeks, as Postgres'
+// date_trunc('week') counts them).
+func weekStart(t time.Time) time.Time {
+	y, m, d := t.Date()
+	return time.Date(y, m, d-(int(t.Weekday())+6)%7, 0, 0, 0, 0, t.Location())
+}
+
+func monthStart(t time.Time) time.Time {
+	y, m, _ := t.Date()
+	return time.Date(y, m, 1, 0, 0, 0, 0, t.Location())
+}
+
+// formatWhen is an appointment's local day and time: "Tue 24 Nov 2026, 15:00".
+func formatWhen(t time.Time, loc *time.Location) string {
+	return t.In(loc).Format("Mon 2 Jan 2006, 15:04")
+}
+
+// shortTime is a time near now: "14:02" today, "Tue 24 Nov 14:02" otherwise.
+func shortTime(t time.Time, loc *time.Location, now time.Time) string {
+	t = t.In(loc)
+	if y, m, d := t.Date(); y == now.Year() && m == now.Month() && d == now.Day() {
+		return t.Format("15:04")
+	}
+	return t.Format("Mon 2 Jan 15:04")
+}
+
+// formatRange is "17–23 Nov", "27 Oct – 2 Nov" or "1–30 Nov".
+func formatRange(from, to time.Time) string {
+	if from.Month() == to.Month() {
+		return fmt.Sprintf("%d–%d %s", from.Day(), to.Day(), to.Format("Jan"))
+	}
+	return from.Format("2 Jan") + " – " + to.Format("2 Jan")
+}
+
+// formatDuration is a median wait in words: "under 1 min", "12 min", "3 h 5 min",
+// "2.5 days".
+func formatDuration(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return "under 1 min"
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%d h %d min", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%.1f days", d.Hours()/24)
+}
+
+func titleCase(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + strings.ReplaceAll(s[1:], "_", " ")
+}
+
+func cmpOr(s, fallback string) string {
+	if strings.TrimSpace(s) == "" {
+		return fallback
+	}
+	return s
+}

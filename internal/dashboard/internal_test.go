@@ -1,0 +1,138 @@
+package dashboard
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/problem"
+)
+
+func TestParseAmount(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		in       string
+		currency string
+		want     int64
+		ok       bool
+	}{
+		{"45", "usd", 4500, true},
+		{"45.5", "usd", 4550, true},
+		{"45.00", "usd", 4500, true},
+		{" 45.05 ", "usd", 4505, true},
+		{"45,50", "eur", 4550, true},
+		{".5", "usd", 50, true},
+		{"45.", "usd", 4500, true},
+		{"45.500", "usd", 4550, true},
+		{"0", "usd", 0, true}, // a zero price is the domain's to refuse
+		{"4500", "jpy", 4500, true},
+		{"4500.00", "jpy", 4500, true},
+		{"1.234", "kwd", 1234, true},
+		{"45.999", "usd", 0, false},
+		{"4500.5", "jpy", 0, false},
+		{"", "usd", 0, false},
+		{".", "usd", 0, false},
+		{"-5", "usd", 0, false},
+		{"+5", "usd", 0, false},
+		{"1,234.50", "usd", 0, false},
+		{"1e3", "usd", 0, false},
+		{"$45", "usd", 0, false},
+		{"forty", "usd", 0, false},
+		{"9999999999999", "usd", 0, false},
+	}
+	for _, tc := range cases {
+		got, err := parseAmount(tc.in, tc.currency)
+		if !tc.ok {
+			assert.Error(t, err, "%q", tc.in)
+			continue
+		}
+		if assert.NoError(t, err, "%q", tc.in) {
+			assert.Equal(t, tc.want, got, "%q", tc.in)
+		}
+	}
+}
+
+func TestFormatMoney(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, "$0.00", formatMoney(0, "usd"))
+	assert.Equal(t, "$0.05", formatMoney(5, "usd"))
+	assert.Equal(t, "$1,234,567.89", formatMoney(123456789, "usd"))
+	assert.Equal(t, "-$4.50", formatMoney(-450, "usd"))
+	assert.Equal(t, "€45.00", formatMoney(4500, "eur"))
+	assert.Equal(t, "¥4,500", formatMoney(4500, "jpy"))
+	assert.Equal(t, "CHF 45.00", formatMoney(4500, "chf"))
+	assert.Equal(t, "KWD 1.234", formatMoney(1234, "kwd"))
+	assert.Equal(t, "$450", formatMoneyShort(45000, "usd"))
+	assert.Equal(t, "$45.50", formatMoneyShort(4550, "usd"))
+	assert.Equal(t, "$9,999", formatMoneyShort(999900, "usd"))
+	assert.Equal(t, "$12k", formatMoneyShort(1234567, "usd"))
+	assert.Equal(t, "1234.50", formatAmount(123450, "usd", false))
+}
+
+func TestWeekAndMonthStartInTheShopsZone(t *testing.T) {
+	t.Parallel()
+	ny, err := time.LoadLocation("America/New_York")
+	require.NoError(t, err)
+	// Sunday 1 Nov 2026, the day summer time ends in New York.
+	sun := time.Date(2026, 11, 1, 23, 0, 0, 0, ny)
+	assert.Equal(t, time.Date(2026, 10, 26, 0, 0, 0, 0, ny), weekStart(sun))
+	assert.Equal(t, time.Date(2026, 11, 2, 0, 0, 0, 0, ny), weekStart(sun.Add(2*time.Hour)))
+	assert.Equal(t, time.Date(2026, 11, 16, 0, 0, 0, 0, ny), weekStart(time.Date(2026, 11, 16, 0, 0, 0, 0, ny)))
+	assert.Equal(t, time.Date(2026, 11, 1, 0, 0, 0, 0, ny), monthStart(sun))
+	assert.Equal(t, "26 Oct – 1 Nov", formatRange(time.Date(2026, 10, 26, 0, 0, 0, 0, ny), sun))
+}
+
+func TestFormatDuration(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, "under 1 min", formatDuration(20*time.Second))
+	assert.Equal(t, "12 min", formatDuration(12*time.Minute+30*time.Second))
+	assert.Equal(t, "3 h 5 min", formatDuration(3*time.Hour+5*time.Minute))
+	assert.Equal(t, "2.5 days", formatDuration(60*time.Hour))
+}
+
+func TestFriendly(t *testing.T) {
+	t.Parallel()
+	assert.Equal(t, "The start must be in the future.", friendly(problem.Invalidf("starts_at", "starts_at must be in the future"), "usd"))
+	assert.Equal(t, "The length in minutes must be between 1 and 1440.",
+		friendly(problem.Invalidf("duration_minutes", "duration_minutes must be between 1 and 1440"), "usd"))
+	assert.Equal(t, "Enter a price above zero and at most €1,000,000.00.",
+		friendly(problem.Invalidf("price_cents", "price_cents must be positive"), "eur"))
+}
+
+func TestSessionCookieRoundTripAndTampering(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 11, 18, 12, 0, 0, 0, time.UTC)
+	d := &Dashboard{cfg: Config{SessionSecret: []byte("0123456789abcdef0123456789abcdef"), SessionTTL: time.Hour,
+		Now: func() time.Time { return now }}}
+	s, err := d.newSession(uuid.New())
+	require.NoError(t, err)
+	v := d.encodeSession(s)
+
+	got, ok := d.decodeSession(v, now)
+	require.True(t, ok)
+	assert.Equal(t, s.ShopID, got.ShopID)
+	assert.Equal(t, s.ID, got.ID)
+	assert.True(t, s.Expires.Equal(got.Expires))
+
+	_, ok = d.decodeSession(v, now.Add(time.Hour))
+	assert.False(t, ok, "expired at its expiry")
+	for i := range v {
+		flipped := []byte(v)
+		flipped[i] ^= 1
+		_, ok := d.decodeSession(string(flipped), now)
+		assert.False(t, ok, "a changed byte at %d is refused", i)
+	}
+
+	other := &Dashboard{cfg: Config{SessionSecret: []byte("fedcba9876543210fedcba9876543210")}}
+	_, ok = other.decodeSession(v, now)
+	assert.False(t, ok, "another secret refuses it")
+
+	assert.NotEqual(t, d.csrfToken(s), other.csrfToken(s))
+	s2, err := d.newSession(s.ShopID)
+	require.NoError(t, err)
+	assert.NotEqual(t, d.csrfToken(s), d.csrfToken(s2), "each sign-in gets its own CSRF token")
+	assert.NotEqual(t, d.loginToken(s.ID), d.csrfToken(s), "purposes keep MACs apart")
+}
