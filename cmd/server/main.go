@@ -5,6 +5,8 @@
 //	server migrate     apply migrations and exit
 //	server simulate sms --from +1555... --to +1555... --body YES
 //	                   sign and send an inbound text to a running server
+//	server simulate stripe --type checkout.session.expired --booking ID
+//	                   sign and send a Stripe event to a running server
 package main
 
 import (

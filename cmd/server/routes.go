@@ -29,7 +29,10 @@ func (a *app) routes() http.Handler {
 		Registerer: a.registry,
 		Skipper:    func(c echo.Context) bool { return c.Path() == "/metrics" },
 	}))
-	e.Use(middleware.BodyLimit("64K"))
+	// Stripe's events may be larger than anything else we take; its route has its own cap.
+	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
+		Limit: "64K", Skipper: func(c echo.Context) bool { return c.Request().URL.Path == webhooks.StripePath },
+	}))
 	e.Use(middleware.ContextTimeout(20 * time.Second))
 
 	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
@@ -37,9 +40,12 @@ func (a *app) routes() http.Handler {
 	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{})))
 
 	(&shopapi.Handlers{Shops: a.shops, Openings: a.slots, AdminToken: a.cfg.AdminToken}).Register(e)
+	a.dashboard.Register(e)
 
 	tw := &webhooks.Twilio{Offers: a.offers, Validator: a.validator, PublicURL: a.cfg.PublicURL, Logger: a.log, Metrics: a.metrics}
 	e.POST(webhooks.TwilioPath, tw.Handle)
+	st := &webhooks.Stripe{Payments: a.slotPayments, Secrets: a.cfg.StripeWebhookSecrets, Logger: a.log, Metrics: a.metrics}
+	e.POST(webhooks.StripePath, st.Handle, middleware.BodyLimit("1M"))
 
 	e.GET("/pay/done", payPage("Thank you! Your payment is being confirmed; we'll text you."))
 	e.GET("/pay/cancelled", payPage("Payment not completed. Your slot is held until the link expires."))

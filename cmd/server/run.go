@@ -22,6 +22,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/config"
 	"github.com/slotrecovery/slotrecovery/internal/cooldown"
+	"github.com/slotrecovery/slotrecovery/internal/dashboard"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/logging"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
@@ -34,7 +35,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/sms"
 )
 
-const usage = `usage: server [serve | migrate | simulate sms ...]
+const usage = `usage: server [serve | migrate | simulate sms|stripe ...]
 
   serve      apply migrations, then serve HTTP and run the offer workers (default)
   migrate    apply migrations and exit
@@ -90,8 +91,10 @@ type app struct {
 	shops         *shops.Service
 	slots         *slots.Service
 	offers        *offers.Service
+	slotPayments  *slots.Payments
 	payments      *payments.Client
 	validator     *sms.Validator
+	dashboard     *dashboard.Dashboard
 	sessionSecret []byte
 }
 
@@ -244,11 +247,23 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	}
 	a.slots = slots.New(a.pool, queue, slots.RedisLocker(redislock.New(a.redis), a.metrics), cool, checkouts, slotsCfg)
 	a.offers = offers.New(a.pool, queue, texter, cool, a.shops, a.slots, offersCfg)
+	if a.dashboard, err = dashboard.New(a.pool, a.shops, a.slots, dashboard.Config{
+		SessionSecret: a.sessionSecret, Secure: !cfg.DevMode, Logger: log,
+	}); err != nil {
+		return nil, fmt.Errorf("dashboard: %w", err)
+	}
+	var stripeAPI slots.Stripe // a nil *payments.Client must stay a nil interface
+	if a.payments != nil {
+		stripeAPI = a.payments
+	}
+	a.slotPayments = slots.NewPayments(a.slots, stripeAPI, slots.PaymentsConfig{Metrics: a.metrics})
 
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &offers.WaveWorker{Service: a.offers})
 	river.AddWorker(workers, &offers.TextWorker{Texter: texter})
 	river.AddWorker(workers, &slots.CheckoutWorker{Service: a.slots})
+	river.AddWorker(workers, &slots.RefundWorker{Payments: a.slotPayments})
+	river.AddWorker(workers, &slots.ReconcileWorker{Payments: a.slotPayments})
 	a.river, err = river.NewClient(riverpgxv5.New(a.pool), &river.Config{
 		Queues: map[string]river.QueueConfig{
 			jobs.QueueOffers:   {MaxWorkers: 8},
@@ -256,7 +271,11 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 			jobs.QueueTexts:    {MaxWorkers: 8},
 		},
 		Workers: workers,
-		Logger:  log.With("component", "river"),
+		// Only the leader instance enqueues it: a lost Stripe webhook never leaves a
+		// slot held.
+		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
+			func() (river.JobArgs, *river.InsertOpts) { return jobs.Reconcile{}, nil }, nil)},
+		Logger: log.With("component", "river"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("river: %w", err)

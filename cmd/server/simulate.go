@@ -19,7 +19,8 @@ import (
 // simulate signs and sends a webhook to a running server, as Twilio (or Stripe) would.
 func simulate(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) == 0 {
-		return fmt.Errorf("usage: server simulate sms --from E164 --to E164 --body TEXT [--url URL]")
+		return fmt.Errorf("usage: server simulate sms --from E164 --to E164 --body TEXT [--url URL]\n" +
+			"       server simulate stripe --type checkout.session.expired --booking ID [--url URL]")
 	}
 	switch args[0] {
 	case "sms":

@@ -1,11 +1,78 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"flag"
 	"fmt"
 	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
 
+// simulateStripe signs a realistic test-mode event for a booking with the webhook
+// secret and posts it to a running server, as Stripe would.
 func simulateStripe(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
-	return fmt.Errorf("simulate stripe: the Stripe webhook is not served yet")
+	fs := flag.NewFlagSet("simulate stripe", flag.ContinueOnError)
+	fs.SetOutput(stdout)
+	base := fs.String("url", firstNonEmpty(getenv("PUBLIC_URL"), "http://127.0.0.1:8080"), "server base URL")
+	typ := fs.String("type", payments.EventCheckoutExpired, "event type: "+strings.Join([]string{
+		payments.EventCheckoutCompleted, payments.EventCheckoutAsyncSucceeded, payments.EventCheckoutExpired,
+		payments.EventCheckoutAsyncFailed, payments.EventPaymentFailed}, ", "))
+	booking := fs.String("booking", "", "booking id (the opening's booking.id in GET /api/openings/{id})")
+	session := fs.String("session", "", "Checkout Session id (booking.stripe_checkout_session_id); empty matches any")
+	intent := fs.String("payment-intent", "", "PaymentIntent id (random for payment types when empty)")
+	status := fs.String("payment-status", "", "session payment_status: paid or unpaid (default: paid for completed and async_payment_succeeded)")
+	id := fs.String("id", "", "event id (random when empty; repeat one to test a redelivery)")
+	age := fs.Duration("age", 0, "sign as if sent this long ago (over 5m0s is refused as stale)")
+	secret := fs.String("secret", firstSecret(getenv("STRIPE_WEBHOOK_SECRET")), "webhook signing secret (default: the first of STRIPE_WEBHOOK_SECRET)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *booking == "" {
+		return fmt.Errorf("simulate stripe: --booking is required")
+	}
+	if *secret == "" {
+		return fmt.Errorf("simulate stripe: --secret or STRIPE_WEBHOOK_SECRET is required")
+	}
+	if *id == "" {
+		*id = "evt_sim_" + randomHex(12)
+	}
+	if *status == "" {
+		*status = payments.PaymentUnpaid
+		if *typ == payments.EventCheckoutCompleted || *typ == payments.EventCheckoutAsyncSucceeded {
+			*status = payments.PaymentPaid
+		}
+	}
+	if *intent == "" && (*status == payments.PaymentPaid || strings.HasPrefix(*typ, "payment_intent.")) {
+		*intent = "pi_sim_" + randomHex(12)
+	}
+	at := time.Now().Add(-*age)
+	payload := payments.TestEventPayload(*id, *typ, *booking, *session, *intent, *status, at)
+	target := strings.TrimRight(*base, "/") + webhooks.StripePath
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(payload))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/json; charset=utf-8")
+	req.Header.Set("Stripe-Signature", payments.SignedTestPayload(payload, *secret, at))
+	fmt.Fprintf(stdout, "POST %s  %s %s booking %s\n", target, *typ, *id, *booking)
+	return send(req, stdout, "")
+}
+
+func firstSecret(v string) string {
+	first, _, _ := strings.Cut(v, ",")
+	return strings.TrimSpace(first)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
 }

@@ -24,8 +24,9 @@ UPDATE customers SET unreachable_at = sqlc.arg(now)::timestamptz, unreachable_co
 WHERE id = sqlc.arg(id);
 
 -- name: CustomerListEligible :many
--- Customers a wave may text: opted in, not opted out, reachable, and not offered this
--- opening in this generation; waitlist priority first.
+-- Customers a wave may text: opted in, not opted out, reachable, not offered this
+-- opening in this generation, and not someone who declined it or whose hold on it
+-- lapsed in an earlier generation; waitlist priority first.
 SELECT c.id, c.phone, c.name, c.priority
 FROM customers c
 WHERE c.shop_id = sqlc.arg(shop_id)
@@ -35,7 +36,10 @@ WHERE c.shop_id = sqlc.arg(shop_id)
   AND NOT EXISTS (
       SELECT 1 FROM slot_offers o
       WHERE o.opening_id = sqlc.arg(opening_id)
-        AND o.generation = sqlc.arg(generation)
-        AND o.customer_id = c.id)
+        AND o.customer_id = c.id
+        AND (o.generation = sqlc.arg(generation) OR o.status = 'declined'))
+  AND NOT EXISTS (
+      SELECT 1 FROM bookings b
+      WHERE b.opening_id = sqlc.arg(opening_id) AND b.customer_id = c.id)
 ORDER BY c.priority DESC, c.created_at, c.id
 LIMIT sqlc.arg(max_rows);

@@ -111,8 +111,11 @@ WHERE c.shop_id = $1
   AND NOT EXISTS (
       SELECT 1 FROM slot_offers o
       WHERE o.opening_id = $2
-        AND o.generation = $3
-        AND o.customer_id = c.id)
+        AND o.customer_id = c.id
+        AND (o.generation = $3 OR o.status = 'declined'))
+  AND NOT EXISTS (
+      SELECT 1 FROM bookings b
+      WHERE b.opening_id = $2 AND b.customer_id = c.id)
 ORDER BY c.priority DESC, c.created_at, c.id
 LIMIT $4
 `
@@ -131,8 +134,9 @@ type CustomerListEligibleRow struct {
 	Priority int32
 }
 
-// Customers a wave may text: opted in, not opted out, reachable, and not offered this
-// opening in this generation; waitlist priority first.
+// Customers a wave may text: opted in, not opted out, reachable, not offered this
+// opening in this generation, and not someone who declined it or whose hold on it
+// lapsed in an earlier generation; waitlist priority first.
 func (q *Queries) CustomerListEligible(ctx context.Context, db DBTX, arg CustomerListEligibleParams) ([]CustomerListEligibleRow, error) {
 	rows, err := db.Query(ctx, customerListEligible,
 		arg.ShopID,

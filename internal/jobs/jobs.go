@@ -69,6 +69,38 @@ func (Text) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueTexts, MaxAttempts: 8, UniqueOpts: river.UniqueOpts{ByArgs: true}}
 }
 
+// Refund refunds a booking's payment in full: a payment that succeeded after its booking
+// failed and the slot went to someone else. Stripe's idempotency key is derived from the
+// booking, and the job is unique per booking, so a booking is refunded at most once.
+type Refund struct {
+	BookingID uuid.UUID `json:"booking_id" river:"unique"`
+	// PaymentIntentID is the payment to refund when the event carried it; empty means
+	// the job reads it from the Checkout Session.
+	PaymentIntentID string `json:"payment_intent_id,omitempty"`
+}
+
+// Kind implements river.JobArgs.
+func (Refund) Kind() string { return "booking_refund" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (Refund) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueuePayments, MaxAttempts: 25, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// Reconcile reads back from Stripe the pending bookings whose Checkout Session expired
+// a while ago with no webhook seen, and applies what Stripe says. It runs periodically;
+// two runs at once are harmless (each transition is conditional).
+type Reconcile struct{}
+
+// Kind implements river.JobArgs.
+func (Reconcile) Kind() string { return "payments_reconcile" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts. A missed run is made up by the
+// next one, so it is not retried for long.
+func (Reconcile) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueuePayments, MaxAttempts: 3}
+}
+
 // Queues the server works.
 const (
 	QueueOffers   = "offers"

@@ -332,3 +332,37 @@ func TestCoolingCustomersAreSkipped(t *testing.T) {
 	require.Equal(t, 2, res.Texted)
 	require.Empty(t, w.twilio.MessagesTo(cs[2].Phone))
 }
+
+// TestNewGenerationSkipsDeclinersAndTheLapsedHolder: when a reopened opening starts a new
+// generation, customers who were offered before hear it is open again, but not those who
+// said NO to it, nor the one whose hold on it lapsed (even with no cooldown).
+func TestNewGenerationSkipsDeclinersAndTheLapsedHolder(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	shop := w.shop(t, shops.Policy{WaveSize: 10, WaveInterval: time.Minute, MinLead: time.Hour, Cooldown: 0})
+	cs := w.customers(t, shop, 4)
+	op := w.declare(t, shop, 5*time.Hour)
+	ctx := context.Background()
+	_, err := w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
+	require.NoError(t, err)
+	require.Equal(t, 4, w.twilio.Count())
+
+	// cs[0] declines; cs[1] books, then the hold lapses and the opening reopens.
+	_, err = w.pool.Exec(ctx, `UPDATE slot_offers SET status = 'declined' WHERE customer_id = $1`, cs[0].ID)
+	require.NoError(t, err)
+	claim, err := w.slots.Book(ctx, shop, cs[1].ID)
+	require.NoError(t, err)
+	require.Equal(t, slots.Booked, claim.Outcome)
+	_, err = w.pool.Exec(ctx, `UPDATE bookings SET status = 'payment_failed' WHERE id = $1`, claim.BookingID)
+	require.NoError(t, err)
+	_, err = w.pool.Exec(ctx, `UPDATE slot_openings SET status = 'open', filled_by = NULL, generation = 2 WHERE id = $1`, op.ID)
+	require.NoError(t, err)
+
+	res, err := w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 2, Wave: 1})
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Texted)
+	require.Len(t, w.twilio.MessagesTo(cs[0].Phone), 1, "the decliner is not asked again")
+	require.Len(t, w.twilio.MessagesTo(cs[1].Phone), 1, "the lapsed holder is not asked again")
+	require.Len(t, w.twilio.MessagesTo(cs[2].Phone), 2, "others hear it is open again")
+	require.Len(t, w.twilio.MessagesTo(cs[3].Phone), 2)
+}

@@ -10,6 +10,10 @@
 //	 ├──owner cancels──▶ cancelled
 //	 └──start passes the lead-time cutoff unfilled──▶ expired
 //
+// A payment that succeeds after its booking failed takes the opening back (open or
+// expired → filled) if nobody else holds it and it has not started; otherwise it is
+// refunded. Payments (payment.go) applies Stripe's events and the reconciliation.
+//
 // A booking is pending_payment → confirmed | payment_failed | cancelled; at most one
 // booking per opening is pending_payment or confirmed, which a partial unique index
 // enforces. The Redis lock in Book only spares Postgres the losing attempts: the row lock

@@ -1,0 +1,26 @@
+-- name: StripeEventInsert :one
+-- Every verified event is stored before it is acted on. A redelivery finds its row
+-- (no row returned) and is not stored again.
+INSERT INTO stripe_events (event_id, type, booking_id, payload, received_at)
+VALUES (sqlc.arg(event_id), sqlc.arg(type), sqlc.narg(booking_id), sqlc.arg(payload), sqlc.arg(received_at)::timestamptz)
+ON CONFLICT (event_id) DO NOTHING
+RETURNING event_id;
+
+-- name: StripeEventGet :one
+SELECT * FROM stripe_events WHERE event_id = $1;
+
+-- name: StripeEventLock :one
+-- Held while an event's transition runs, so two deliveries of one event never act
+-- twice: the second waits, then finds the result.
+SELECT * FROM stripe_events WHERE event_id = $1 FOR UPDATE;
+
+-- name: StripeEventSetResult :exec
+UPDATE stripe_events SET result = sqlc.arg(result), handled_at = sqlc.arg(now)::timestamptz
+WHERE event_id = sqlc.arg(event_id) AND result IS NULL;
+
+-- name: StripeEventRefundDecided :one
+-- Whether an earlier event already decided to refund the booking's payment: once
+-- refunded, a booking never takes its slot back.
+SELECT EXISTS (
+    SELECT 1 FROM stripe_events WHERE booking_id = $1 AND result = 'refunded'
+)::boolean;

@@ -1,0 +1,97 @@
+package webhooks
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/slotrecovery/slotrecovery/internal/httperr"
+	"github.com/slotrecovery/slotrecovery/internal/metrics"
+	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
+)
+
+// StripePath is where Stripe posts webhook events.
+const StripePath = "/webhooks/stripe"
+
+// MaxStripeBody caps a Stripe event body. Stripe's events are a few kilobytes; 1 MiB
+// leaves room for large objects without letting anyone make us buffer more.
+const MaxStripeBody = 1 << 20
+
+// Stripe handles Stripe's webhook events.
+type Stripe struct {
+	Payments *slots.Payments
+	// Secrets are the endpoint's signing secrets: one, or the new and the old one
+	// while the secret is rotated. A signature by any of them is accepted.
+	Secrets []string
+	// Tolerance is how old a signature may be; zero means Stripe's 300 s.
+	Tolerance time.Duration
+	Logger    *slog.Logger
+	Metrics   *metrics.Metrics
+}
+
+// StripeAnswer is the body of a 200: the event was stored, with what it led to.
+type StripeAnswer struct {
+	Received bool   `json:"received"`
+	Result   string `json:"result"`
+	Replayed bool   `json:"replayed,omitempty"`
+}
+
+// Handle verifies, stores and applies one event. A bad, missing or stale signature, or
+// a signed body that is not an event, is a 400 that changes nothing. A stored event
+// gets a 200, whether it changed a booking or was ignored (unknown type, unknown
+// booking, redelivery), so Stripe does not retry it; only a failure to store or apply
+// it (the database or Stripe unreachable) is a 500, which Stripe retries.
+func (h *Stripe) Handle(c echo.Context) error {
+	req := c.Request()
+	ctx := req.Context()
+	// The signature covers the raw bytes, so they are read (capped) before anything is
+	// decoded; nothing is stored before the signature is checked.
+	body, err := io.ReadAll(io.LimitReader(req.Body, MaxStripeBody+1))
+	var tooLarge *echo.HTTPError
+	if errors.As(err, &tooLarge) {
+		return tooLarge // echo's body limit, met by a body without a Content-Length
+	}
+	if err != nil {
+		return httperr.BadRequest("unreadable_body", "the request body could not be read")
+	}
+	if len(body) > MaxStripeBody {
+		return &httperr.Error{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: "the event is larger than 1 MiB"}
+	}
+	// ParseEvent accepts events rendered with another API version than stripe-go v76's
+	// pinned 2023-10-16: the signature is verified first either way, and the fields read
+	// (id, type, metadata.booking_id, client_reference_id, status, payment_status,
+	// payment_intent, amount, currency) have kept their names and shapes across API
+	// versions. They are decoded into our own structs, never into stripe-go's typed
+	// objects, so a version that adds or renames other fields changes nothing here.
+	ev, err := payments.ParseEvent(body, req.Header.Get("Stripe-Signature"), h.Secrets, h.Tolerance)
+	switch {
+	case errors.Is(err, payments.ErrBadSignature):
+		h.Logger.WarnContext(ctx, "stripe signature rejected", "err", err)
+		h.Metrics.StripeEvent("unverified", "bad_signature")
+		return httperr.BadRequest("bad_signature", "Stripe-Signature is missing, wrong or too old")
+	case err != nil:
+		h.Logger.WarnContext(ctx, "stripe event rejected", "err", err)
+		h.Metrics.StripeEvent("unverified", "bad_payload")
+		return httperr.BadRequest("bad_payload", "the body is not a Stripe event")
+	}
+	res, err := h.Payments.HandleEvent(ctx, slots.PaymentEvent{
+		ID: ev.ID, Type: ev.Type, BookingID: ev.BookingID, SessionID: ev.SessionID,
+		PaymentIntentID: ev.PaymentIntentID, PaymentStatus: ev.PaymentStatus, Payload: body,
+	})
+	if err != nil {
+		h.Metrics.StripeEvent(ev.Type, "error")
+		// httperr logs it and answers "internal error"; Stripe retries the event.
+		return err
+	}
+	if !res.Replayed {
+		h.Metrics.StripeEvent(ev.Type, res.Result)
+	}
+	h.Logger.InfoContext(ctx, "stripe event handled", "event_id", ev.ID, "type", ev.Type,
+		"booking_id", ev.BookingID, "result", res.Result, "replayed", res.Replayed)
+	return c.JSON(http.StatusOK, StripeAnswer{Received: true, Result: res.Result, Replayed: res.Replayed})
+}
