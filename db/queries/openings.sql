@@ -48,8 +48,9 @@ WHERE id = sqlc.arg(id) AND status = 'filled'
 RETURNING *;
 
 -- name: OpeningExpireFilled :one
+-- A filled opening whose hold lapsed inside the cutoff: nobody holds it any more.
 UPDATE slot_openings
-SET status = 'expired', filled_by = NULL, updated_at = sqlc.arg(now)::timestamptz, version = version + 1
+SET status = 'expired', filled_by = NULL, filled_at = NULL, updated_at = sqlc.arg(now)::timestamptz, version = version + 1
 WHERE id = sqlc.arg(id) AND status = 'filled'
 RETURNING *;
 

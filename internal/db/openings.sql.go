@@ -82,7 +82,7 @@ func (q *Queries) OpeningExpire(ctx context.Context, db DBTX, arg OpeningExpireP
 
 const openingExpireFilled = `-- name: OpeningExpireFilled :one
 UPDATE slot_openings
-SET status = 'expired', filled_by = NULL, updated_at = $1::timestamptz, version = version + 1
+SET status = 'expired', filled_by = NULL, filled_at = NULL, updated_at = $1::timestamptz, version = version + 1
 WHERE id = $2 AND status = 'filled'
 RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at
 `
@@ -92,6 +92,7 @@ type OpeningExpireFilledParams struct {
 	ID  uuid.UUID
 }
 
+// A filled opening whose hold lapsed inside the cutoff: nobody holds it any more.
 func (q *Queries) OpeningExpireFilled(ctx context.Context, db DBTX, arg OpeningExpireFilledParams) (SlotOpening, error) {
 	row := db.QueryRow(ctx, openingExpireFilled, arg.Now, arg.ID)
 	var i SlotOpening
