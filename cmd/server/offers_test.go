@@ -296,3 +296,27 @@ func TestStripeFailingThenRecovering(t *testing.T) {
 	require.Equal(t, keys[0], keys[1], "the retry reuses the idempotency key")
 	require.True(t, strings.HasPrefix(keys[0], "checkout:"+got.Booking.ID+":"), keys[0])
 }
+
+// TestWinnerSaysYesAgain: the customer who holds the slot and texts YES again (the
+// first answer was slow) gets the same answer with the same link, and nothing else
+// happens. A shop with no cooldown sets none.
+func TestWinnerSaysYesAgain(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	base := e.start(nil, fastTune)
+	shop := e.newShop(base, "checkout", map[string]any{"cooldown_seconds": 0})
+	c := e.newCustomer(base, shop, "+15550000041", true)
+	e.newOpening(base, shop, 3*time.Hour)
+	eventually(t, 20*time.Second, "offer texted", func() bool { return e.twilio.Count() == 1 })
+
+	first := e.text(base, c.Phone, shop.SMSNumber, "Yes")
+	require.Equal(t, "booked", first.Outcome)
+	again := e.text(base, c.Phone, shop.SMSNumber, "YES!!")
+	require.Equal(t, "booked", again.Outcome)
+	require.Equal(t, first.Body, again.Body, "the same link again")
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM bookings`))
+	require.Equal(t, 1, e.stripe.Count(http.MethodPost, "/v1/checkout/sessions"))
+	n, err := e.redis.Exists(context.Background(), e.prefix+"offer_cooldown:"+c.ID).Result()
+	require.NoError(t, err)
+	require.Zero(t, n, "cooldown_seconds 0 means no cooldown")
+}

@@ -11,10 +11,30 @@ WHERE o.opening_id = $1 AND o.generation = $2 AND o.wave = $3
 ORDER BY o.created_at, o.id;
 
 -- name: OfferClaimForSending :one
--- Only one sender may text an offer: a retried job skips offers already claimed.
-UPDATE slot_offers SET status = 'sending'
-WHERE id = $1 AND status = 'queued'
-RETURNING id;
+-- Only one sender may text an offer: a retried job skips offers already claimed. The
+-- claim also rechecks, at the moment of sending, that the customer has not opted out or
+-- become unreachable and that the opening is still open in the offer's generation: a
+-- STOP or a cancel between recording a wave and texting it must win.
+UPDATE slot_offers o SET status = 'sending'
+FROM customers c, slot_openings s
+WHERE o.id = $1 AND o.status = 'queued'
+  AND c.id = o.customer_id AND c.opted_out_at IS NULL AND c.unreachable_at IS NULL AND c.sms_opt_in
+  AND s.id = o.opening_id AND s.status = 'open' AND s.generation = o.generation
+RETURNING o.id;
+
+-- name: OfferMarkQueuedLost :exec
+-- Offers of an opening that closed (cancelled, expired) that were never texted.
+UPDATE slot_offers SET status = 'lost'
+WHERE opening_id = $1 AND status = 'queued';
+
+-- name: OfferAcceptedBooking :one
+-- The live booking behind a customer's accepted offer, so a winner who says YES again
+-- gets the same answer.
+SELECT b.id, b.status, b.payment_url, s.starts_at, s.service, s.id AS opening_id
+FROM slot_offers o
+JOIN bookings b ON b.offer_id = o.id
+JOIN slot_openings s ON s.id = o.opening_id
+WHERE o.id = $1 AND o.status = 'accepted' AND b.status IN ('pending_payment', 'confirmed');
 
 -- name: OfferMarkSent :exec
 UPDATE slot_offers SET status = 'sent', twilio_sid = sqlc.narg(twilio_sid), sent_at = sqlc.arg(now)::timestamptz
@@ -61,6 +81,3 @@ WHERE opening_id = sqlc.arg(opening_id) AND id <> sqlc.arg(accepted_id)
 UPDATE slot_offers SET status = 'declined'
 WHERE id = $1 AND status IN ('sending', 'sent')
 RETURNING *;
-
--- name: OfferCountForOpening :one
-SELECT count(*) FROM slot_offers WHERE opening_id = $1 AND sent_at IS NOT NULL;

@@ -7,18 +7,8 @@ RETURNING *;
 -- name: OpeningGet :one
 SELECT * FROM slot_openings WHERE id = $1;
 
--- name: OpeningGetForShop :one
-SELECT * FROM slot_openings WHERE id = $1 AND shop_id = $2;
-
 -- name: OpeningLock :one
 SELECT * FROM slot_openings WHERE id = $1 FOR UPDATE;
-
--- name: OpeningList :many
-SELECT * FROM slot_openings
-WHERE shop_id = sqlc.arg(shop_id)
-  AND (sqlc.narg(status)::text IS NULL OR status = sqlc.narg(status)::text)
-ORDER BY starts_at DESC, id
-LIMIT sqlc.arg(max_rows);
 
 -- name: OpeningMarkFilled :one
 UPDATE slot_openings

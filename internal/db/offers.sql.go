@@ -38,29 +38,57 @@ func (q *Queries) OfferAccept(ctx context.Context, db DBTX, id uuid.UUID) (SlotO
 	return i, err
 }
 
-const offerClaimForSending = `-- name: OfferClaimForSending :one
-UPDATE slot_offers SET status = 'sending'
-WHERE id = $1 AND status = 'queued'
-RETURNING id
+const offerAcceptedBooking = `-- name: OfferAcceptedBooking :one
+SELECT b.id, b.status, b.payment_url, s.starts_at, s.service, s.id AS opening_id
+FROM slot_offers o
+JOIN bookings b ON b.offer_id = o.id
+JOIN slot_openings s ON s.id = o.opening_id
+WHERE o.id = $1 AND o.status = 'accepted' AND b.status IN ('pending_payment', 'confirmed')
 `
 
-// Only one sender may text an offer: a retried job skips offers already claimed.
+type OfferAcceptedBookingRow struct {
+	ID         uuid.UUID
+	Status     string
+	PaymentUrl pgtype.Text
+	StartsAt   time.Time
+	Service    string
+	OpeningID  uuid.UUID
+}
+
+// The live booking behind a customer's accepted offer, so a winner who says YES again
+// gets the same answer.
+func (q *Queries) OfferAcceptedBooking(ctx context.Context, db DBTX, id uuid.UUID) (OfferAcceptedBookingRow, error) {
+	row := db.QueryRow(ctx, offerAcceptedBooking, id)
+	var i OfferAcceptedBookingRow
+	err := row.Scan(
+		&i.ID,
+		&i.Status,
+		&i.PaymentUrl,
+		&i.StartsAt,
+		&i.Service,
+		&i.OpeningID,
+	)
+	return i, err
+}
+
+const offerClaimForSending = `-- name: OfferClaimForSending :one
+UPDATE slot_offers o SET status = 'sending'
+FROM customers c, slot_openings s
+WHERE o.id = $1 AND o.status = 'queued'
+  AND c.id = o.customer_id AND c.opted_out_at IS NULL AND c.unreachable_at IS NULL AND c.sms_opt_in
+  AND s.id = o.opening_id AND s.status = 'open' AND s.generation = o.generation
+RETURNING o.id
+`
+
+// Only one sender may text an offer: a retried job skips offers already claimed. The
+// claim also rechecks, at the moment of sending, that the customer has not opted out or
+// become unreachable and that the opening is still open in the offer's generation: a
+// STOP or a cancel between recording a wave and texting it must win.
 func (q *Queries) OfferClaimForSending(ctx context.Context, db DBTX, id uuid.UUID) (uuid.UUID, error) {
 	row := db.QueryRow(ctx, offerClaimForSending, id)
 	var id_2 uuid.UUID
 	err := row.Scan(&id_2)
 	return id_2, err
-}
-
-const offerCountForOpening = `-- name: OfferCountForOpening :one
-SELECT count(*) FROM slot_offers WHERE opening_id = $1 AND sent_at IS NOT NULL
-`
-
-func (q *Queries) OfferCountForOpening(ctx context.Context, db DBTX, openingID uuid.UUID) (int64, error) {
-	row := db.QueryRow(ctx, offerCountForOpening, openingID)
-	var count int64
-	err := row.Scan(&count)
-	return count, err
 }
 
 const offerDecline = `-- name: OfferDecline :one
@@ -203,6 +231,17 @@ type OfferMarkOthersLostParams struct {
 
 func (q *Queries) OfferMarkOthersLost(ctx context.Context, db DBTX, arg OfferMarkOthersLostParams) error {
 	_, err := db.Exec(ctx, offerMarkOthersLost, arg.OpeningID, arg.AcceptedID)
+	return err
+}
+
+const offerMarkQueuedLost = `-- name: OfferMarkQueuedLost :exec
+UPDATE slot_offers SET status = 'lost'
+WHERE opening_id = $1 AND status = 'queued'
+`
+
+// Offers of an opening that closed (cancelled, expired) that were never texted.
+func (q *Queries) OfferMarkQueuedLost(ctx context.Context, db DBTX, openingID uuid.UUID) error {
+	_, err := db.Exec(ctx, offerMarkQueuedLost, openingID)
 	return err
 }
 

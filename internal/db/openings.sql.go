@@ -139,36 +139,6 @@ func (q *Queries) OpeningGet(ctx context.Context, db DBTX, id uuid.UUID) (SlotOp
 	return i, err
 }
 
-const openingGetForShop = `-- name: OpeningGetForShop :one
-SELECT id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at FROM slot_openings WHERE id = $1 AND shop_id = $2
-`
-
-type OpeningGetForShopParams struct {
-	ID     uuid.UUID
-	ShopID uuid.UUID
-}
-
-func (q *Queries) OpeningGetForShop(ctx context.Context, db DBTX, arg OpeningGetForShopParams) (SlotOpening, error) {
-	row := db.QueryRow(ctx, openingGetForShop, arg.ID, arg.ShopID)
-	var i SlotOpening
-	err := row.Scan(
-		&i.ID,
-		&i.ShopID,
-		&i.StartsAt,
-		&i.DurationMinutes,
-		&i.Service,
-		&i.PriceCents,
-		&i.Status,
-		&i.FilledBy,
-		&i.Generation,
-		&i.Version,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-		&i.FilledAt,
-	)
-	return i, err
-}
-
 const openingInsert = `-- name: OpeningInsert :one
 INSERT INTO slot_openings (shop_id, starts_at, duration_minutes, service, price_cents, status,
     created_at, updated_at)
@@ -211,54 +181,6 @@ func (q *Queries) OpeningInsert(ctx context.Context, db DBTX, arg OpeningInsertP
 		&i.FilledAt,
 	)
 	return i, err
-}
-
-const openingList = `-- name: OpeningList :many
-SELECT id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at FROM slot_openings
-WHERE shop_id = $1
-  AND ($2::text IS NULL OR status = $2::text)
-ORDER BY starts_at DESC, id
-LIMIT $3
-`
-
-type OpeningListParams struct {
-	ShopID  uuid.UUID
-	Status  pgtype.Text
-	MaxRows int32
-}
-
-func (q *Queries) OpeningList(ctx context.Context, db DBTX, arg OpeningListParams) ([]SlotOpening, error) {
-	rows, err := db.Query(ctx, openingList, arg.ShopID, arg.Status, arg.MaxRows)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []SlotOpening
-	for rows.Next() {
-		var i SlotOpening
-		if err := rows.Scan(
-			&i.ID,
-			&i.ShopID,
-			&i.StartsAt,
-			&i.DurationMinutes,
-			&i.Service,
-			&i.PriceCents,
-			&i.Status,
-			&i.FilledBy,
-			&i.Generation,
-			&i.Version,
-			&i.CreatedAt,
-			&i.UpdatedAt,
-			&i.FilledAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const openingListDetailed = `-- name: OpeningListDetailed :many

@@ -21,6 +21,9 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/sms"
 )
 
+// idleWaveInterval is how often a wave that found nobody to text looks again.
+const idleWaveInterval = time.Hour
+
 // Texter sends one SMS and returns the provider's message id.
 type Texter interface {
 	Text(ctx context.Context, m sms.Message) (sid string, err error)
@@ -84,7 +87,7 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, texter Texter, cooldowns Coold
 type WaveResult struct {
 	Texted   int
 	Failed   int
-	Stopped  string    // why nothing was texted: "not_open", "old_generation", "expired"
+	Stopped  string    // why nothing was texted: "not_found", "not_open", "old_generation", "expired"
 	SnoozeTo time.Time // set when quiet hours postpone the wave
 }
 
@@ -114,6 +117,9 @@ func (s *Service) RunWave(ctx context.Context, w jobs.Wave) (WaveResult, error) 
 	if !now.Before(cutoff) {
 		if _, err := s.q.OpeningExpire(ctx, s.pool, db.OpeningExpireParams{ID: op.ID, Now: now.UTC()}); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return WaveResult{}, fmt.Errorf("expire opening: %w", err)
+		}
+		if err := s.q.OfferMarkQueuedLost(ctx, s.pool, op.ID); err != nil {
+			return WaveResult{}, fmt.Errorf("close untexted offers: %w", err)
 		}
 		return WaveResult{Stopped: "expired"}, nil
 	}
@@ -184,6 +190,11 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.SlotOpe
 		// or out of cooldown by then, and the last one, run at the cutoff at the latest,
 		// marks an unfilled opening expired.
 		at := now.Add(shop.Policy.WaveInterval)
+		if picked == 0 {
+			// Nobody to text now: look again less often, for customers added or out of
+			// cooldown later, instead of every interval until a start months away.
+			at = now.Add(max(shop.Policy.WaveInterval, idleWaveInterval))
+		}
 		if cutoff := slots.Cutoff(shop, locked.StartsAt); cutoff.Before(at) {
 			at = cutoff
 		}
@@ -209,38 +220,53 @@ func (s *Service) send(ctx context.Context, shop shops.Shop, batch []db.OfferLis
 		if o.Status != "queued" {
 			continue
 		}
+		if ctx.Err() != nil {
+			break // the job ran out of time; the rest stay queued for the retry
+		}
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			ok, err := s.sendOne(ctx, shop, o, body, validity)
+			out, err := s.sendOne(ctx, shop, o, body, validity)
 			mu.Lock()
 			defer mu.Unlock()
 			switch {
 			case err != nil:
 				transient = err
-			case ok:
+			case out == texted:
 				res.Texted++
-			default:
+			case out == unreachable:
 				res.Failed++
 			}
 		}()
 	}
 	wg.Wait()
+	if transient == nil && ctx.Err() != nil {
+		transient = ctx.Err()
+	}
 	if transient != nil {
 		return res, fmt.Errorf("text offers: %w", transient)
 	}
 	return res, nil
 }
 
-// sendOne texts one offer. It returns true when texted, false when the number cannot
-// receive texts (the customer is marked so no later wave tries), and an error for a
-// failure worth retrying (the offer goes back to queued).
-func (s *Service) sendOne(ctx context.Context, shop shops.Shop, o db.OfferListWaveRow, body string, validity time.Duration) (bool, error) {
+// sendResult is what became of one offer.
+type sendResult int
+
+const (
+	skipped     sendResult = iota // claimed by another run, or no longer sendable
+	texted                        // handed to Twilio (or maybe: see ErrOutcomeUnknown)
+	unreachable                   // the number cannot receive texts
+)
+
+// sendOne texts one offer. The claim rechecks opt-out and the opening at the last
+// moment; a number that cannot receive texts marks the customer so no later wave tries;
+// a failure worth retrying puts the offer back to queued and returns the error.
+func (s *Service) sendOne(ctx context.Context, shop shops.Shop, o db.OfferListWaveRow, body string, validity time.Duration) (sendResult, error) {
 	if _, err := s.q.OfferClaimForSending(ctx, s.pool, o.ID); errors.Is(err, pgx.ErrNoRows) {
-		return false, nil // another run has it
+		return skipped, nil
 	} else if err != nil {
-		return false, fmt.Errorf("claim offer: %w", err)
+		return skipped, fmt.Errorf("claim offer: %w", err)
 	}
 	sid, err := s.texter.Text(ctx, sms.Message{From: shop.SMSNumber, To: o.Phone, Body: body, ValidityPeriod: validity})
 	bg := context.WithoutCancel(ctx)
@@ -251,41 +277,55 @@ func (s *Service) sendOne(ctx context.Context, shop shops.Shop, o db.OfferListWa
 			code = se.Code
 		}
 		s.m.SendError(code)
-		if sms.Permanent(err) {
+		switch {
+		case sms.Permanent(err):
 			if err := s.q.OfferMarkFailed(bg, s.pool, db.OfferMarkFailedParams{ID: o.ID, ErrorCode: pgInt4(code)}); err != nil {
-				return false, fmt.Errorf("mark offer failed: %w", err)
+				return skipped, fmt.Errorf("mark offer failed: %w", err)
 			}
 			if err := s.q.CustomerMarkUnreachable(bg, s.pool, db.CustomerMarkUnreachableParams{ID: o.CustomerID, Now: s.cfg.Now().UTC(), Code: int32(code)}); err != nil {
-				return false, fmt.Errorf("mark customer unreachable: %w", err)
+				return skipped, fmt.Errorf("mark customer unreachable: %w", err)
 			}
 			s.log.InfoContext(ctx, "customer unreachable by sms", "customer_id", o.CustomerID, "twilio_code", code)
-			return false, nil
-		}
-		if se == nil {
-			// No answer from Twilio (a timeout or a dropped connection): the text may have
-			// gone out. Count it as sent rather than risk texting twice; the customer can
-			// still reply YES.
+			return unreachable, nil
+		case errors.Is(err, sms.ErrOutcomeUnknown):
+			// The request reached Twilio and no answer came back: the text may have gone
+			// out. Count it as sent rather than risk texting twice; the customer can still
+			// reply YES.
 			s.log.WarnContext(ctx, "offer text outcome unknown", "offer_id", o.ID, "err", err)
-			return true, s.q.OfferMarkSent(bg, s.pool, db.OfferMarkSentParams{ID: o.ID, Now: s.cfg.Now().UTC()})
+			return texted, s.q.OfferMarkSent(bg, s.pool, db.OfferMarkSentParams{ID: o.ID, Now: s.cfg.Now().UTC()})
+		default:
+			// Nothing was sent (Twilio refused for now, or could not be reached).
+			if err := s.q.OfferUnclaim(bg, s.pool, o.ID); err != nil {
+				return skipped, fmt.Errorf("unclaim offer: %w", err)
+			}
+			return skipped, err
 		}
-		if err := s.q.OfferUnclaim(bg, s.pool, o.ID); err != nil {
-			return false, fmt.Errorf("unclaim offer: %w", err)
-		}
-		return false, err
 	}
 	s.m.OfferTexted()
 	p := db.OfferMarkSentParams{ID: o.ID, Now: s.cfg.Now().UTC()}
 	p.TwilioSid.String, p.TwilioSid.Valid = sid, true
 	if err := s.q.OfferMarkSent(bg, s.pool, p); err != nil {
-		return true, fmt.Errorf("mark offer sent: %w", err)
+		return texted, fmt.Errorf("mark offer sent: %w", err)
 	}
-	return true, nil
+	return texted, nil
 }
 
 // WaveWorker runs jobs.Wave.
 type WaveWorker struct {
 	river.WorkerDefaults[jobs.Wave]
 	Service *Service
+}
+
+// Timeout bounds one run: a wave of up to 1000 texts, 8 at a time, with Twilio slow.
+// River's default (1 min) would cut a large wave short.
+func (w *WaveWorker) Timeout(*river.Job[jobs.Wave]) time.Duration { return 10 * time.Minute }
+
+// NextRetry retries a failed wave (Postgres, Redis or Twilio unavailable) soon and
+// steadily, at most a minute apart, rather than River's growing backoff: offers are
+// only worth sending before the slot starts.
+func (w *WaveWorker) NextRetry(job *river.Job[jobs.Wave]) time.Time {
+	d := time.Duration(job.Attempt*job.Attempt) * time.Second
+	return time.Now().Add(min(d, time.Minute))
 }
 
 // Work implements river.Worker.
@@ -324,8 +364,11 @@ func (w *TextWorker) Work(ctx context.Context, job *river.Job[jobs.Text]) error 
 		return nil // stale: a late payment link or reminder would only confuse
 	}
 	_, err := w.Texter.Text(ctx, sms.Message{From: a.From, To: a.To, Body: a.Body})
-	if sms.Permanent(err) {
+	switch {
+	case sms.Permanent(err):
 		return river.JobCancel(err)
+	case errors.Is(err, sms.ErrOutcomeUnknown):
+		return nil // it may have gone out: a second copy is worse than none
 	}
 	return err
 }

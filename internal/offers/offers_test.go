@@ -38,6 +38,7 @@ func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t 
 func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 type world struct {
+	queue  *river.Client[pgx.Tx]
 	pool   *pgxpool.Pool
 	shops  *shops.Service
 	slots  *slots.Service
@@ -59,7 +60,7 @@ func newWorld(t *testing.T) *world {
 	cool, err := cooldown.New(rdb, cooldown.Config{Prefix: prefix})
 	require.NoError(t, err)
 	clk := &clock{t: time.Now()}
-	w := &world{pool: pool, twilio: fake, cool: cool, clock: clk}
+	w := &world{pool: pool, queue: queue, twilio: fake, cool: cool, clock: clk}
 	w.shops = shops.New(pool, shops.Config{Now: clk.Now})
 	w.slots = slots.New(pool, queue, slots.RedisLocker(redislock.New(rdb), nil), cool, nil, slots.Config{Now: clk.Now, KeyPrefix: prefix})
 	w.offers = offers.New(pool, queue, texter, cool, w.shops, w.slots, offers.Config{Now: clk.Now})
@@ -145,7 +146,7 @@ func TestWavesInPriorityOrderAndScheduleTheNext(t *testing.T) {
 	require.Zero(t, res.Texted)
 	var last time.Time
 	require.NoError(t, w.pool.QueryRow(ctx, `SELECT max(scheduled_at) FROM river_job WHERE kind = 'offer_wave'`).Scan(&last))
-	require.WithinDuration(t, w.clock.Now().Add(policy.WaveInterval), last, time.Second)
+	require.WithinDuration(t, w.clock.Now().Add(time.Hour), last, time.Second, "a wave that found nobody looks again in an hour")
 	w.clock.Set(op.StartsAt.Add(-policy.MinLead))
 	res, err = w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 5})
 	require.NoError(t, err)
@@ -365,4 +366,77 @@ func TestNewGenerationSkipsDeclinersAndTheLapsedHolder(t *testing.T) {
 	require.Len(t, w.twilio.MessagesTo(cs[1].Phone), 1, "the lapsed holder is not asked again")
 	require.Len(t, w.twilio.MessagesTo(cs[2].Phone), 2, "others hear it is open again")
 	require.Len(t, w.twilio.MessagesTo(cs[3].Phone), 2)
+}
+
+// TestStopAndCancelWinOverARetriedWave: offers recorded for a wave but not texted yet
+// (Twilio was failing) are not texted after the customer says STOP, nor after the owner
+// cancels the opening.
+func TestStopAndCancelWinOverARetriedWave(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	shop := w.shop(t, shops.Policy{WaveSize: 10, WaveInterval: time.Minute, MinLead: time.Hour, Cooldown: time.Hour})
+	cs := w.customers(t, shop, 3)
+	ctx := context.Background()
+	op := w.declare(t, shop, 5*time.Hour)
+	wave := jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1}
+	w.twilio.FailNext(3, 20500, 500)
+	_, err := w.offers.RunWave(ctx, wave)
+	require.Error(t, err)
+	require.Equal(t, map[string]int{"queued": 3}, w.offerStatuses(t, op.ID))
+
+	_, err = w.offers.Reply(ctx, offers.Inbound{MessageSID: "SMstop1", From: cs[0].Phone, To: shop.SMSNumber, Body: "STOP"})
+	require.NoError(t, err)
+	res, err := w.offers.RunWave(ctx, wave)
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Texted)
+	require.Empty(t, w.twilio.MessagesTo(cs[0].Phone), "no text after STOP")
+
+	op2 := w.declare(t, shop, 6*time.Hour)
+	wave2 := jobs.Wave{OpeningID: op2.ID, Generation: 1, Wave: 1}
+	w.twilio.FailNext(2, 20500, 500)
+	_, err = w.offers.RunWave(ctx, wave2)
+	require.Error(t, err)
+	_, err = w.slots.Cancel(ctx, shop.ID, op2.ID)
+	require.NoError(t, err)
+	before := w.twilio.Count()
+	res, err = w.offers.RunWave(ctx, wave2)
+	require.NoError(t, err)
+	require.Equal(t, "not_open", res.Stopped)
+	require.Equal(t, before, w.twilio.Count(), "no text for a cancelled opening")
+	require.Equal(t, map[string]int{"lost": 2}, w.offerStatuses(t, op2.ID))
+}
+
+// TestTwilioUnreachableIsRetriedNotCountedAsSent: when Twilio cannot be reached at all,
+// nothing was sent: the offers stay queued and the wave fails so River retries it.
+func TestTwilioUnreachableIsRetriedNotCountedAsSent(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	shop := w.shop(t, policy)
+	w.customers(t, shop, 2)
+	op := w.declare(t, shop, 5*time.Hour)
+	down, err := sms.NewTwilio(sms.Config{AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken, APIURL: "http://127.0.0.1:1"})
+	require.NoError(t, err)
+	svc := offers.New(w.pool, w.queue, down, w.cool, w.shops, w.slots, offers.Config{Now: w.clock.Now})
+	res, err := svc.RunWave(context.Background(), jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
+	require.Error(t, err)
+	require.Zero(t, res.Texted)
+	require.Equal(t, map[string]int{"queued": 2}, w.offerStatuses(t, op.ID))
+}
+
+// TestYesThatTwilioCountedAsOptInOptsIn: a YES that arrives with OptOutType=START from
+// someone who had said STOP follows Twilio: they are opted in again.
+func TestYesThatTwilioCountedAsOptInOptsIn(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	shop := w.shop(t, policy)
+	cs := w.customers(t, shop, 1)
+	ctx := context.Background()
+	_, err := w.offers.Reply(ctx, offers.Inbound{MessageSID: "SMa", From: cs[0].Phone, To: shop.SMSNumber, Body: "stop"})
+	require.NoError(t, err)
+	ans, err := w.offers.Reply(ctx, offers.Inbound{MessageSID: "SMb", From: cs[0].Phone, To: shop.SMSNumber, Body: "YES", OptOutType: "START"})
+	require.NoError(t, err)
+	require.Equal(t, offers.OutcomeNoOffer, ans.Outcome)
+	var optedOut *time.Time
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT opted_out_at FROM customers WHERE id = $1`, cs[0].ID).Scan(&optedOut))
+	require.Nil(t, optedOut)
 }

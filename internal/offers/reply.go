@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -118,6 +119,13 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Inbound) (Answ
 		if !known {
 			return Answer{Outcome: OutcomeNoOffer, Message: noOfferText(shop)}, nil
 		}
+		if cust.OptedOutAt != nil && strings.EqualFold(in.OptOutType, "START") {
+			// Twilio counted this YES as an opt-in and will deliver to the number again;
+			// follow it, or the customer would never hear of another opening.
+			if _, err := s.q.CustomerOptIn(ctx, s.pool, cust.ID); err != nil {
+				return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, fmt.Errorf("opt in: %w", err)
+			}
+		}
 		return s.claim(ctx, shop, cust)
 	case KeywordNo:
 		if known {
@@ -158,15 +166,19 @@ func (s *Service) claim(ctx context.Context, shop shops.Shop, cust shops.Custome
 	}
 	switch c.Outcome {
 	case slots.Booked:
+		if c.Repeat {
+			s.log.InfoContext(ctx, "repeated yes from the slot's holder", "booking_id", c.BookingID)
+		} else if c.Confirmed {
+			s.m.Booking(slots.BookingConfirmed)
+		} else {
+			s.m.Booking(slots.BookingPendingPayment)
+		}
 		switch {
 		case c.Confirmed:
-			s.m.Booking(slots.BookingConfirmed)
 			return Answer{Outcome: OutcomeBooked, Message: bookedConfirmedText(shop, c.Service, c.StartsAt)}, nil
 		case c.LinkFollows:
-			s.m.Booking(slots.BookingPendingPayment)
 			return Answer{Outcome: OutcomeBooked, Message: bookedLinkFollowsText(shop, c.Service, c.StartsAt)}, nil
 		default:
-			s.m.Booking(slots.BookingPendingPayment)
 			return Answer{Outcome: OutcomeBooked, Message: bookedText(shop, c.Service, c.StartsAt, c.PaymentURL)}, nil
 		}
 	case slots.Taken:

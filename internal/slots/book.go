@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -47,8 +48,10 @@ type Claim struct {
 	// LinkFollows means the booking holds but the link could not be made in time: a job
 	// makes it and texts it.
 	LinkFollows bool
-	// Confirmed means no payment is needed (the shop's payment mode is none).
+	// Confirmed means the booking needs no (more) payment.
 	Confirmed bool
+	// Repeat means this customer already held the slot: the answer repeats the booking.
+	Repeat bool
 }
 
 // Book gives the customer's newest claimable offer's slot to the customer, if nobody
@@ -76,7 +79,10 @@ func (s *Service) Book(ctx context.Context, shop shops.Shop, customerID uuid.UUI
 	if err != nil {
 		return Claim{}, fmt.Errorf("lock slot: %w: %w", ErrUnavailable, err)
 	}
-	defer unlock()
+	// Released as soon as the transaction has decided who holds the slot (Postgres says
+	// so from then on): the Stripe call below must not keep other claims waiting.
+	release := sync.OnceFunc(unlock)
+	defer release()
 
 	now := s.cfg.Now()
 	claim := Claim{OpeningID: offer.OpeningID}
@@ -137,6 +143,7 @@ func (s *Service) Book(ctx context.Context, shop shops.Shop, customerID uuid.UUI
 		claim.Outcome = Booked
 		return nil
 	})
+	release()
 	if errors.Is(err, errRollback) {
 		return claim, nil
 	}
@@ -150,8 +157,10 @@ func (s *Service) Book(ctx context.Context, shop shops.Shop, customerID uuid.UUI
 
 	// The cooldown is a courtesy (fewer texts to someone who just booked); a failure to
 	// set it must not undo a booking that Postgres has already committed.
-	if err := s.cooldowns.Start(context.WithoutCancel(ctx), customerID.String(), shop.Policy.Cooldown); err != nil {
-		s.log.WarnContext(ctx, "cooldown not set", "customer_id", customerID, "err", err)
+	if shop.Policy.Cooldown > 0 {
+		if err := s.cooldowns.Start(context.WithoutCancel(ctx), customerID.String(), shop.Policy.Cooldown); err != nil {
+			s.log.WarnContext(ctx, "cooldown not set", "customer_id", customerID, "err", err)
+		}
 	}
 	if shop.PaymentMode == shops.PaymentNone {
 		claim.Confirmed = true
@@ -209,6 +218,22 @@ func (s *Service) noClaimable(ctx context.Context, customerID uuid.UUID) (Claim,
 	switch last.Status {
 	case "lost", "sent", "sending":
 		return Claim{Outcome: Taken}, nil
+	case "accepted":
+		// The winner saying YES again (the first answer was slow or lost): the same
+		// answer, with the link if there is one.
+		b, err := s.q.OfferAcceptedBooking(ctx, s.pool, last.ID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return Claim{Outcome: NoOffer}, nil
+		}
+		if err != nil {
+			return Claim{}, fmt.Errorf("find booking of accepted offer: %w: %w", ErrUnavailable, err)
+		}
+		return Claim{
+			Outcome: Booked, Repeat: true, OpeningID: b.OpeningID, BookingID: b.ID,
+			StartsAt: b.StartsAt.UTC(), Service: b.Service, PaymentURL: b.PaymentUrl.String,
+			LinkFollows: b.Status == BookingPendingPayment && !b.PaymentUrl.Valid,
+			Confirmed:   b.Status == BookingConfirmed,
+		}, nil
 	default:
 		return Claim{Outcome: NoOffer}, nil
 	}

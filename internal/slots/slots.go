@@ -263,7 +263,14 @@ func (s *Service) List(ctx context.Context, shopID uuid.UUID, status string, lim
 // Cancel cancels an open opening; its pending waves find it cancelled and stop. A filled
 // opening cannot be cancelled here: it has a customer and maybe a payment.
 func (s *Service) Cancel(ctx context.Context, shopID, id uuid.UUID) (Opening, error) {
-	_, err := s.q.OpeningCancel(ctx, s.pool, db.OpeningCancelParams{ID: id, ShopID: shopID, Now: s.cfg.Now().UTC()})
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := s.q.OpeningCancel(ctx, tx, db.OpeningCancelParams{ID: id, ShopID: shopID, Now: s.cfg.Now().UTC()}); err != nil {
+			return err
+		}
+		// Offers recorded but not texted yet are closed with it (the send-time claim
+		// rechecks the opening too).
+		return s.q.OfferMarkQueuedLost(ctx, tx, id)
+	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		o, gerr := s.Get(ctx, shopID, id)
 		if gerr != nil {

@@ -23,6 +23,11 @@ import (
 // so Permanent reports false for it.
 var ErrInvalidMessage = errors.New("sms: invalid message")
 
+// ErrOutcomeUnknown marks a send that failed after the request reached Twilio with no
+// answer back (a timeout, a dropped connection): the text may have gone out. A caller
+// that must never text twice treats it as sent.
+var ErrOutcomeUnknown = errors.New("sms: outcome unknown")
+
 // MaxValidityPeriod is the longest ValidityPeriod Twilio accepts (36,000 s); longer
 // periods are clamped to it.
 const MaxValidityPeriod = 10 * time.Hour

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/twilio/twilio-go/client"
@@ -108,7 +110,9 @@ func NewTwilio(cfg Config) (*Twilio, error) {
 // context.Background()), so each call gets its own twilio-go client whose RoundTripper
 // re-issues the request under ctx: cancelling ctx aborts the HTTP request itself, and no
 // goroutine is left waiting. A cancelled or expired ctx is reported as ctx's error,
-// wrapped. A timeout does not prove the text was not sent.
+// wrapped. A failure after the request was written, with no answer from Twilio (a
+// timeout, a dropped connection), wraps ErrOutcomeUnknown: the text may have been sent.
+// Any other error means it was not.
 func (t *Twilio) Text(ctx context.Context, m Message) (string, error) {
 	if err := m.validate(); err != nil {
 		return "", err
@@ -125,12 +129,19 @@ func (t *Twilio) Text(ctx context.Context, m Message) (string, error) {
 		params.SetValidityPeriod(validitySeconds(m.ValidityPeriod))
 	}
 
-	msg, err := t.api(ctx).CreateMessage(params)
+	var written atomic.Bool
+	msg, err := t.api(ctx, &written).CreateMessage(params)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil && !errors.Is(err, cerr) {
 			err = fmt.Errorf("%w: %w", cerr, err)
 		}
-		return "", fmt.Errorf("send sms to %s: %w", phone.Mask(m.To), fromTwilio(err))
+		err = fromTwilio(err)
+		var te *Error
+		if !errors.As(err, &te) && written.Load() {
+			// The request went out and no answer came back: Twilio may have queued the text.
+			err = fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+		}
+		return "", fmt.Errorf("send sms to %s: %w", phone.Mask(m.To), err)
 	}
 	if msg.Sid == nil || *msg.Sid == "" {
 		return "", fmt.Errorf("send sms to %s: twilio answered without a message sid", phone.Mask(m.To))
@@ -140,13 +151,13 @@ func (t *Twilio) Text(ctx context.Context, m Message) (string, error) {
 
 // api builds a twilio-go service bound to ctx. Everything it allocates is small; the
 // connection pool lives in t.transport and is shared.
-func (t *Twilio) api(ctx context.Context) *openapi.ApiService {
+func (t *Twilio) api(ctx context.Context, written *atomic.Bool) *openapi.ApiService {
 	c := &client.Client{
 		Credentials: client.NewCredentials(t.sid, t.token),
 		// A custom HTTPClient replaces twilio-go's default one, so restore both of its
 		// properties: a timeout and never following redirects.
 		HTTPClient: &http.Client{
-			Transport: &transport{ctx: ctx, base: t.base, next: t.transport},
+			Transport: &transport{ctx: ctx, base: t.base, next: t.transport, written: written},
 			Timeout:   t.timeout,
 			CheckRedirect: func(*http.Request, []*http.Request) error {
 				return http.ErrUseLastResponse
@@ -164,12 +175,25 @@ type transport struct {
 	ctx  context.Context
 	base *url.URL
 	next http.RoundTripper
+	// written is set once the whole request has been written to the connection: from
+	// then on a failure leaves the outcome unknown.
+	written *atomic.Bool
 }
 
 // RoundTrip implements http.RoundTripper. It clones the request, as RoundTrippers must
 // not modify theirs.
 func (tr *transport) RoundTrip(req *http.Request) (*http.Response, error) {
-	r := req.Clone(tr.ctx)
+	ctx := tr.ctx
+	if tr.written != nil {
+		ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{
+			WroteRequest: func(info httptrace.WroteRequestInfo) {
+				if info.Err == nil {
+					tr.written.Store(true)
+				}
+			},
+		})
+	}
+	r := req.Clone(ctx)
 	if tr.base != nil {
 		r.URL.Scheme = tr.base.Scheme
 		r.URL.Host = tr.base.Host

@@ -1,0 +1,45 @@
+package sms_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
+)
+
+// TestOutcomeUnknownOnlyAfterTheRequestWentOut: a refused connection proves the text was
+// not sent; a timeout after the request was written does not.
+func TestOutcomeUnknownOnlyAfterTheRequestWentOut(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	closed := "http://" + ln.Addr().String()
+	require.NoError(t, ln.Close())
+	msg := sms.Message{From: "+15550001111", To: "+15550002222", Body: "hi"}
+
+	refused, err := sms.NewTwilio(sms.Config{AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken, APIURL: closed})
+	require.NoError(t, err)
+	_, err = refused.Text(context.Background(), msg)
+	require.Error(t, err)
+	require.False(t, errors.Is(err, sms.ErrOutcomeUnknown), "connection refused: nothing was sent: %v", err)
+	require.False(t, sms.Permanent(err))
+
+	fake := twiliofake.New(t)
+	fake.Delay(2 * time.Second)
+	slow, err := sms.NewTwilio(sms.Config{AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken, APIURL: fake.URL(), Timeout: 200 * time.Millisecond})
+	require.NoError(t, err)
+	_, err = slow.Text(context.Background(), msg)
+	require.ErrorIs(t, err, sms.ErrOutcomeUnknown)
+
+	fake.Delay(0)
+	fake.FailNext(1, 20500, 500)
+	_, err = slow.Text(context.Background(), msg)
+	require.Error(t, err)
+	require.False(t, errors.Is(err, sms.ErrOutcomeUnknown), "Twilio answered: the outcome is known")
+}
