@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -165,7 +166,9 @@ func openPostgres(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error)
 	if err != nil {
 		return nil, errors.New("DATABASE_URL is malformed")
 	}
-	if pcfg.MaxConns < 20 {
+	// Workers and webhooks share the pool; without an explicit pool_max_conns in
+	// DATABASE_URL, pgx's default (4 on 2 cores) is too small for both.
+	if !strings.Contains(cfg.DatabaseURL, "pool_max_conns") {
 		pcfg.MaxConns = 20
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)

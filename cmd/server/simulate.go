@@ -41,9 +41,13 @@ func simulateSMS(ctx context.Context, args []string, getenv func(string) string,
 	body := fs.String("body", "YES", "message text")
 	sid := fs.String("sid", "", "MessageSid (random when empty; repeat one to test redelivery)")
 	optOut := fs.String("opt-out-type", "", "Twilio OptOutType (STOP, START, HELP)")
-	token := fs.String("token", getenv("TWILIO_AUTH_TOKEN"), "Twilio auth token to sign with (unsigned when empty: DEV_MODE servers only)")
+	// The default is read after parsing, so -h and usage errors never print the secret.
+	token := fs.String("token", "", "Twilio auth token to sign with (default $TWILIO_AUTH_TOKEN; unsigned when both are empty: DEV_MODE servers only)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *token == "" {
+		*token = getenv("TWILIO_AUTH_TOKEN")
 	}
 	if *from == "" || *to == "" {
 		return fmt.Errorf("simulate sms: --from and --to are required")

@@ -31,9 +31,11 @@ type Wave struct {
 func (Wave) Kind() string { return "offer_wave" }
 
 // InsertOpts makes a wave unique per (opening, generation, wave): a retried transaction
-// cannot schedule the same wave twice.
+// cannot schedule the same wave twice. The worker retries at most a minute apart, so
+// 1000 attempts ride out a long Postgres, Redis or Twilio outage; the wave chain is
+// also what expires an unfilled opening, so it must not give up early.
 func (Wave) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueOffers, MaxAttempts: 10, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+	return river.InsertOpts{Queue: QueueOffers, MaxAttempts: 1000, UniqueOpts: river.UniqueOpts{ByArgs: true}}
 }
 
 // Checkout makes sure a pending booking has a Stripe Checkout link and that the
