@@ -155,7 +155,13 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, op
 	// In-flight requests finish first, then the workers finish their current jobs.
 	err = srv.Shutdown(shutCtx)
 	if serr := a.river.Stop(shutCtx); serr != nil {
-		err = errors.Join(err, fmt.Errorf("stop workers: %w", serr))
+		// Jobs still running past the deadline are cancelled; River retries them on
+		// another instance (every job here is safe to run again).
+		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		if cerr := a.river.StopAndCancel(cctx); cerr != nil {
+			err = errors.Join(err, fmt.Errorf("stop workers: %w", cerr))
+		}
+		ccancel()
 	}
 	log.Info("stopped")
 	return err
@@ -185,14 +191,17 @@ func openPostgres(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error)
 }
 
 // build wires every part of the server from the configuration.
-func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*slots.Config, *offers.Config)) (*app, error) {
+func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*slots.Config, *offers.Config)) (_ *app, err error) {
 	a := &app{cfg: cfg, log: log}
-	var err error
+	defer func() {
+		if err != nil {
+			a.close()
+		}
+	}()
 	if a.pool, err = openPostgres(ctx, cfg); err != nil {
 		return nil, err
 	}
 	if err := migrate.Up(ctx, a.pool, log); err != nil {
-		a.pool.Close()
 		return nil, err
 	}
 	ropts, _ := config.RedisOptions(cfg.RedisURL) // validated by config.Load
@@ -237,6 +246,9 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	if len(a.sessionSecret) == 0 {
 		a.sessionSecret = make([]byte, 32)
 		_, _ = rand.Read(a.sessionSecret)
+		if !cfg.DevMode {
+			log.Warn("SESSION_SECRET is unset: dashboard sessions end on restart and do not cross instances")
+		}
 	}
 
 	// The services enqueue through the River client, which needs their workers before it
@@ -263,7 +275,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &offers.WaveWorker{Service: a.offers})
-	river.AddWorker(workers, &offers.TextWorker{Texter: texter})
+	river.AddWorker(workers, &offers.TextWorker{Service: a.offers})
 	river.AddWorker(workers, &slots.CheckoutWorker{Service: a.slots})
 	river.AddWorker(workers, &slots.RefundWorker{Payments: a.slotPayments})
 	river.AddWorker(workers, &slots.ReconcileWorker{Payments: a.slotPayments})
@@ -288,8 +300,12 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 }
 
 func (a *app) close() {
-	_ = a.redis.Close()
-	a.pool.Close()
+	if a.redis != nil {
+		_ = a.redis.Close()
+	}
+	if a.pool != nil {
+		a.pool.Close()
+	}
 }
 
 // riverRef lets the services hold the River client before it is built.

@@ -346,24 +346,33 @@ func (w *WaveWorker) Work(ctx context.Context, job *river.Job[jobs.Wave]) error 
 	return nil
 }
 
-// TextWorker runs jobs.Text: one transactional SMS (a payment link, a confirmation).
+// TextWorker runs jobs.Text: one transactional SMS (a payment link, a confirmation, a
+// lapsed hold). Nothing is sent to a customer who has opted out since it was queued.
 type TextWorker struct {
 	river.WorkerDefaults[jobs.Text]
-	Texter Texter
-	Now    func() time.Time
+	Service *Service
 }
 
 // Work implements river.Worker.
 func (w *TextWorker) Work(ctx context.Context, job *river.Job[jobs.Text]) error {
-	a := job.Args
-	now := time.Now()
-	if w.Now != nil {
-		now = w.Now()
-	}
-	if !a.NotAfter.IsZero() && now.After(a.NotAfter) {
+	return w.Service.SendText(ctx, job.Args)
+}
+
+// SendText sends a queued transactional text, unless it is stale or the customer opted
+// out. An error means a retry may help; river.JobCancel wraps one that cannot.
+func (s *Service) SendText(ctx context.Context, a jobs.Text) error {
+	if !a.NotAfter.IsZero() && s.cfg.Now().After(a.NotAfter) {
 		return nil // stale: a late payment link or reminder would only confuse
 	}
-	_, err := w.Texter.Text(ctx, sms.Message{From: a.From, To: a.To, Body: a.Body})
+	c, err := s.q.CustomerGetByPhone(ctx, s.pool, db.CustomerGetByPhoneParams{ShopID: a.ShopID, Phone: a.To})
+	switch {
+	case err == nil && (c.OptedOutAt != nil || c.UnreachableAt != nil):
+		s.log.InfoContext(ctx, "text not sent: customer opted out", "customer_id", c.ID, "key", a.Key)
+		return nil
+	case err != nil && !errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("check customer: %w", err)
+	}
+	_, err = s.texter.Text(ctx, sms.Message{From: a.From, To: a.To, Body: a.Body})
 	switch {
 	case sms.Permanent(err):
 		return river.JobCancel(err)

@@ -440,3 +440,24 @@ func TestYesThatTwilioCountedAsOptInOptsIn(t *testing.T) {
 	require.NoError(t, w.pool.QueryRow(ctx, `SELECT opted_out_at FROM customers WHERE id = $1`, cs[0].ID).Scan(&optedOut))
 	require.Nil(t, optedOut)
 }
+
+// TestTransactionalTextsRespectStop: a queued confirmation or link is not sent to a
+// customer who has said STOP since, nor when it has gone stale.
+func TestTransactionalTextsRespectStop(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	shop := w.shop(t, policy)
+	cs := w.customers(t, shop, 2)
+	ctx := context.Background()
+	_, err := w.offers.Reply(ctx, offers.Inbound{MessageSID: "SMs", From: cs[0].Phone, To: shop.SMSNumber, Body: "STOP"})
+	require.NoError(t, err)
+	text := func(to string, notAfter time.Time) jobs.Text {
+		return jobs.Text{Key: "k:" + to, ShopID: shop.ID, From: shop.SMSNumber, To: to, Body: "You're booked", NotAfter: notAfter}
+	}
+	require.NoError(t, w.offers.SendText(ctx, text(cs[0].Phone, time.Time{})))
+	require.Empty(t, w.twilio.MessagesTo(cs[0].Phone))
+	require.NoError(t, w.offers.SendText(ctx, text(cs[1].Phone, w.clock.Now().Add(-time.Minute))))
+	require.Empty(t, w.twilio.MessagesTo(cs[1].Phone), "stale")
+	require.NoError(t, w.offers.SendText(ctx, text(cs[1].Phone, w.clock.Now().Add(time.Minute))))
+	require.Len(t, w.twilio.MessagesTo(cs[1].Phone), 1)
+}
