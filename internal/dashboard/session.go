@@ -59,8 +59,10 @@ func (d *Dashboard) decodeSession(v string, now time.Time) (session, bool) {
 		return session{}, false
 	}
 	payload, sig := v[:i], v[i+1:]
-	got, err := base64.RawURLEncoding.DecodeString(sig)
-	if err != nil || !hmac.Equal(got, d.mac("session", payload)) {
+	// Compare the encoded MACs: decoding first would accept other spellings of the same
+	// bytes (base64's unused low bits), a malleable cookie.
+	want := base64.RawURLEncoding.EncodeToString(d.mac("session", payload))
+	if !hmac.Equal([]byte(sig), []byte(want)) {
 		return session{}, false
 	}
 	parts := strings.Split(payload, ".")

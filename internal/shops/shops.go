@@ -95,8 +95,8 @@ type NewShop struct {
 	Currency    string
 	PaymentMode string
 	Policy      Policy
-	// PolicySet marks which policy fields were given, so that an explicit 0 (no lead
-	// time, no cooldown) is kept rather than defaulted.
+	// LeadSet and CooldownSet mark that MinLead and Cooldown were given, so that an
+	// explicit 0 (no lead time, no cooldown) is kept rather than defaulted.
 	LeadSet, CooldownSet bool
 }
 

@@ -306,9 +306,9 @@ func fromDetailed(r db.OpeningListDetailedRow) Opening {
 	if r.FilledByID.Valid {
 		o.FilledBy = &Filler{CustomerID: r.FilledByID.UUID, Phone: r.FilledPhone, Name: r.FilledName}
 	}
-	if r.BookingID != "" {
+	if id, err := uuid.Parse(r.BookingID); err == nil { // "" when there is no booking
 		o.Booking = &Booking{
-			ID: uuid.MustParse(r.BookingID), Status: r.BookingStatus, AmountCents: r.BookingAmountCents,
+			ID: id, Status: r.BookingStatus, AmountCents: r.BookingAmountCents,
 			PaymentURL: r.BookingPaymentUrl, StripeCheckoutSessionID: r.BookingSessionID,
 		}
 	}
