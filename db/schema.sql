@@ -117,3 +117,12 @@ CREATE TABLE stripe_events (
     result      text,
     handled_at  timestamptz
 );
+
+-- 0002_payment_recovery
+-- When the reconciliation may read a pending booking back again, and how often it has
+-- found it unresolved (still open at Stripe, or an error).
+ALTER TABLE bookings ADD COLUMN reconcile_after timestamptz;
+ALTER TABLE bookings ADD COLUMN reconcile_attempts integer NOT NULL DEFAULT 0;
+-- Set in the transaction that enqueues the refund of the booking's late payment: from
+-- then on the booking never takes its slot back.
+ALTER TABLE bookings ADD COLUMN refund_requested_at timestamptz;

@@ -284,6 +284,8 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 			jobs.QueueOffers:   {MaxWorkers: 8},
 			jobs.QueuePayments: {MaxWorkers: 4},
 			jobs.QueueTexts:    {MaxWorkers: 8},
+			// One run at a time (the job is unique too), apart from checkouts and refunds.
+			jobs.QueueReconcile: {MaxWorkers: 1},
 		},
 		Workers: workers,
 		// Only the leader instance enqueues it: a lost Stripe webhook never leaves a

@@ -138,3 +138,18 @@ func TestSimulateSMS(t *testing.T) {
 	err = run(context.Background(), []string{"simulate", "sms", "--url", base, "--token", "wrongtoken", "--from", c.Phone, "--to", shop.SMSNumber}, getenv, &out, io.Discard)
 	require.ErrorContains(t, err, "403")
 }
+
+// TestSimulateHelpHidesSecrets: the simulate commands' help never prints a secret taken
+// from the environment.
+func TestSimulateHelpHidesSecrets(t *testing.T) {
+	t.Parallel()
+	getenv := func(k string) string {
+		return map[string]string{"TWILIO_AUTH_TOKEN": "supersecrettoken123", "STRIPE_WEBHOOK_SECRET": "whsec_supersecret"}[k]
+	}
+	for _, kind := range []string{"sms", "stripe"} {
+		var out bytes.Buffer
+		_ = run(context.Background(), []string{"simulate", kind, "-h"}, getenv, &out, &out)
+		require.NotEmpty(t, out.String())
+		require.NotContains(t, out.String(), "supersecret", kind)
+	}
+}

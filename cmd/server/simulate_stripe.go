@@ -18,10 +18,15 @@ import (
 
 // simulateStripe signs a realistic test-mode event for a booking with the webhook
 // secret and posts it to a running server, as Stripe would.
+//
+// The event is signed with the server's real secret, so it is as good as Stripe's own:
+// a "completed" sent to production would confirm a booking nobody paid for. The target
+// is therefore never guessed from PUBLIC_URL: --url is required, unless DEV_MODE=1 says
+// this is a development machine.
 func simulateStripe(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("simulate stripe", flag.ContinueOnError)
 	fs.SetOutput(stdout)
-	base := fs.String("url", firstNonEmpty(getenv("PUBLIC_URL"), "http://127.0.0.1:8080"), "server base URL")
+	base := fs.String("url", "", "server base URL (required unless DEV_MODE=1, where it defaults to PUBLIC_URL, else http://127.0.0.1:8080)")
 	typ := fs.String("type", payments.EventCheckoutExpired, "event type: "+strings.Join([]string{
 		payments.EventCheckoutCompleted, payments.EventCheckoutAsyncSucceeded, payments.EventCheckoutExpired,
 		payments.EventCheckoutAsyncFailed, payments.EventPaymentFailed}, ", "))
@@ -31,9 +36,20 @@ func simulateStripe(ctx context.Context, args []string, getenv func(string) stri
 	status := fs.String("payment-status", "", "session payment_status: paid or unpaid (default: paid for completed and async_payment_succeeded)")
 	id := fs.String("id", "", "event id (random when empty; repeat one to test a redelivery)")
 	age := fs.Duration("age", 0, "sign as if sent this long ago (over 5m0s is refused as stale)")
-	secret := fs.String("secret", firstSecret(getenv("STRIPE_WEBHOOK_SECRET")), "webhook signing secret (default: the first of STRIPE_WEBHOOK_SECRET)")
+	// The default is filled in after parsing, so that -h never prints the secret.
+	secret := fs.String("secret", "", "webhook signing secret (default: the first of STRIPE_WEBHOOK_SECRET)")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	if *secret == "" {
+		*secret = firstSecret(getenv("STRIPE_WEBHOOK_SECRET"))
+	}
+	if *base == "" {
+		if dev := getenv("DEV_MODE"); dev != "1" && dev != "true" {
+			return fmt.Errorf("simulate stripe: --url is required (the event is signed with the real webhook secret; " +
+				"only DEV_MODE=1 defaults it to PUBLIC_URL or http://127.0.0.1:8080)")
+		}
+		*base = firstNonEmpty(getenv("PUBLIC_URL"), "http://127.0.0.1:8080")
 	}
 	if *booking == "" {
 		return fmt.Errorf("simulate stripe: --booking is required")

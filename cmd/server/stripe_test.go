@@ -19,6 +19,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/stripetest"
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
 
@@ -352,15 +353,20 @@ func TestStripeWebhookVerification(t *testing.T) {
 		require.Equal(t, tc.status, r.Status, "%s: %s", name, r.Body)
 		require.Contains(t, r.Body, `"error"`, name)
 	}
-	// The same without a Content-Length (chunked): cut off at the cap all the same.
+	// The same without a Content-Length (chunked), so no middleware can refuse it up
+	// front: the handler's own cap cuts it off (its message, not a generic one).
 	req, err := http.NewRequest(http.MethodPost, base+webhooks.StripePath, io.MultiReader(bytes.NewReader(huge)))
 	require.NoError(t, err)
+	req.ContentLength, req.TransferEncoding = -1, []string{"chunked"}
 	req.Header.Set("Stripe-Signature", payments.SignedTestPayload(huge, webhookSecret, now))
 	res, err := e.client.Do(req)
 	require.NoError(t, err)
+	answer, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
 	res.Body.Close()
 	require.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode)
-	require.Zero(t, req.ContentLength, "unknown length: sent chunked")
+	require.Contains(t, string(answer), `"code":"body_too_large"`, "%s", answer)
+	require.Contains(t, string(answer), "larger than 1 MiB", "the handler's cap answered: %s", answer)
 
 	require.Zero(t, e.count(`SELECT count(*) FROM stripe_events`))
 	require.Equal(t, "pending_payment", e.opening(base, shop, op.ID).Booking.Status)
@@ -449,7 +455,7 @@ func TestLatePayment(t *testing.T) {
 	for _, q := range refunds {
 		if q.Method == http.MethodPost && q.Path == "/v1/refunds" {
 			n++
-			require.Equal(t, "refund:"+late.ID, q.IdempotencyKey)
+			require.Equal(t, "refund:"+late.ID+":pi_late_alice", q.IdempotencyKey)
 			require.Equal(t, "pi_late_alice", q.Form.Get("payment_intent"))
 		}
 	}
@@ -476,6 +482,23 @@ func TestLatePayment(t *testing.T) {
 		return len(texts) == 3 && strings.Contains(texts[2], "you're booked")
 	})
 	require.Equal(t, 1, e.stripe.Count(http.MethodPost, "/v1/refunds"))
+
+	// Carol also paid through an orphan session: that second payment is refunded (its
+	// own idempotency key), the first one keeps the booking.
+	r = e.send(base, event{id: evtID(), typ: payments.EventCheckoutCompleted, booking: b.ID, session: "cs_test_orphan", intent: "pi_dup_carol"})
+	require.Equal(t, "refunded_duplicate", r.Result, r.Body)
+	eventually(t, 20*time.Second, "duplicate refunded and carol told", func() bool {
+		texts := e.textsTo(carol.Phone)
+		return e.stripe.Count(http.MethodPost, "/v1/refunds") == 2 && len(texts) == 4 && strings.Contains(texts[3], "paid twice")
+	})
+	last := e.stripe.Requests()
+	for _, q := range last {
+		if q.Method == http.MethodPost && q.Path == "/v1/refunds" && q.Form.Get("payment_intent") == "pi_dup_carol" {
+			require.Equal(t, "refund:"+b.ID+":pi_dup_carol", q.IdempotencyKey)
+		}
+	}
+	require.Equal(t, "confirmed", bookingStatus(e, b.ID))
+	require.Zero(t, e.count(`SELECT count(*) FROM bookings WHERE id = $1 AND refund_id IS NOT NULL`, b.ID))
 }
 
 func bookingStatus(e *env, id string) string {
@@ -521,11 +544,19 @@ func TestReconcileHealsLostWebhook(t *testing.T) {
 	require.NoError(t, err)
 	reconcile := func() {
 		t.Helper()
-		res, err := inserter.Insert(context.Background(), jobs.Reconcile{}, nil)
-		require.NoError(t, err)
-		eventually(t, 20*time.Second, "reconcile job done", func() bool {
-			return e.count(`SELECT count(*) FROM river_job WHERE id = $1 AND state = 'completed'`, res.Job.ID) == 1
-		})
+		// The job is unique while it waits or runs: a run already under way (the
+		// periodic one) may have listed the bookings before the test changed them, so
+		// wait for it and insert another.
+		for {
+			res, err := inserter.Insert(context.Background(), jobs.Reconcile{}, nil)
+			require.NoError(t, err)
+			eventually(t, 20*time.Second, "reconcile job done", func() bool {
+				return e.count(`SELECT count(*) FROM river_job WHERE id = $1 AND state = 'completed'`, res.Job.ID) == 1
+			})
+			if !res.UniqueSkippedAsDuplicate {
+				return
+			}
+		}
 	}
 	stale := func(bookingID string, d time.Duration) {
 		_, err := e.pool.Exec(context.Background(), `UPDATE bookings SET checkout_expires_at = $2 WHERE id = $1`, bookingID, time.Now().Add(-d))
@@ -563,13 +594,15 @@ func TestReconcileHealsLostWebhook(t *testing.T) {
 		return len(texts) == 2 && strings.Contains(texts[1], "you're booked")
 	})
 
-	// Stripe still says open (clocks disagree): left alone.
+	// Stripe still says open (clocks disagree): left alone, and not read again for a
+	// while.
 	shopC, _, opC := e.booked(base, "+15557770003")
 	c := opC.Booking
 	e.stripe.Respond(http.MethodGet, "/v1/checkout/sessions/"+c.SessionID, http.StatusOK, sessionJSON(c.SessionID, "open", "unpaid", c.ID, ""))
 	stale(c.ID, 10*time.Minute)
 	reconcile()
 	require.Equal(t, "pending_payment", e.opening(base, shopC, opC.ID).Booking.Status)
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM bookings WHERE id = $1 AND reconcile_after > now() + interval '4 minutes'`, c.ID))
 
 	// No session was ever made and the hold is long over: failed like an expiry.
 	shopD, _, opD := e.booked(base, "+15557770004")
@@ -582,7 +615,136 @@ func TestReconcileHealsLostWebhook(t *testing.T) {
 	require.Equal(t, "open", e.opening(base, shopD, opD.ID).Status)
 	require.Equal(t, "payment_failed", bookingStatus(e, d.ID))
 	require.Equal(t, "pending_payment", bookingStatus(e, c.ID), "still open at Stripe")
-	require.Equal(t, gets+1, e.stripe.Count(http.MethodGet, "/v1/checkout/sessions/"), "only C was read back")
+	require.Equal(t, gets, e.stripe.Count(http.MethodGet, "/v1/checkout/sessions/"), "D has no session; C waits out its backoff")
+}
+
+// TestReconcileStuckAndMissingSessions: a session Stripe does not know (made under
+// another key) fails its booking like one that never got a session; one Stripe refuses
+// to show for another reason keeps its booking pending, but is not read back on every
+// run.
+func TestReconcileStuckAndMissingSessions(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	base := e.start(nil, fastTune)
+	inserter, err := river.NewClient(riverpgxv5.New(e.pool), &river.Config{})
+	require.NoError(t, err)
+	reconcile := func() {
+		t.Helper()
+		for {
+			res, err := inserter.Insert(context.Background(), jobs.Reconcile{}, nil)
+			require.NoError(t, err)
+			eventually(t, 20*time.Second, "reconcile job done", func() bool {
+				return e.count(`SELECT count(*) FROM river_job WHERE id = $1 AND state = 'completed'`, res.Job.ID) == 1
+			})
+			if !res.UniqueSkippedAsDuplicate {
+				return
+			}
+		}
+	}
+	shopA, _, opA := e.booked(base, "+15557780001")
+	a := opA.Booking
+	shopB, _, opB := e.booked(base, "+15557780002")
+	b := opB.Booking
+	e.stripe.Respond(http.MethodGet, "/v1/checkout/sessions/"+a.SessionID, http.StatusForbidden,
+		stripetest.ErrorBody("invalid_request_error", "", "The provided key does not have access to this session."))
+	e.stripe.Respond(http.MethodGet, "/v1/checkout/sessions/"+b.SessionID, http.StatusNotFound,
+		stripetest.ErrorBody("invalid_request_error", "resource_missing", "No such checkout.session"))
+	_, err = e.pool.Exec(context.Background(), `UPDATE bookings SET checkout_expires_at = now() - interval '10 minutes' WHERE id = ANY($1)`, []string{a.ID, b.ID})
+	require.NoError(t, err)
+
+	reconcile()
+	require.Equal(t, "pending_payment", e.opening(base, shopA, opA.ID).Booking.Status)
+	got := e.opening(base, shopB, opB.ID)
+	require.Equal(t, "open", got.Status)
+	require.Equal(t, "payment_failed", got.Booking.Status)
+	require.Equal(t, 1, e.stripe.Count(http.MethodGet, "/v1/checkout/sessions/"+a.SessionID))
+
+	reconcile()
+	require.Equal(t, 1, e.stripe.Count(http.MethodGet, "/v1/checkout/sessions/"+a.SessionID), "backing off")
+	require.Equal(t, 1, e.count(`SELECT reconcile_attempts FROM bookings WHERE id = $1`, a.ID))
+}
+
+// TestExpireRefused: a declined card, and Stripe refuses to expire the session for a
+// reason a retry cannot fix: 200 with expire_refused (Stripe stops retrying), and the
+// booking waits for the session's own expiry, whose event reopens the slot.
+func TestExpireRefused(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	base := e.start(nil, fastTune)
+	shop, _, op := e.booked(base, "+15553340001")
+	b := op.Booking
+	e.stripe.Respond(http.MethodPost, "/v1/checkout/sessions/"+b.SessionID+"/expire", http.StatusBadRequest,
+		stripetest.ErrorBody("invalid_request_error", "", "This Checkout Session cannot be expired."))
+	e.stripe.Respond(http.MethodGet, "/v1/checkout/sessions/"+b.SessionID, http.StatusOK, sessionJSON(b.SessionID, "open", "unpaid", b.ID, ""))
+	declined := event{id: evtID(), typ: payments.EventPaymentFailed, booking: b.ID, intent: "pi_refused"}
+	r := e.send(base, declined)
+	require.Equal(t, http.StatusOK, r.Status, r.Body)
+	require.Equal(t, "expire_refused", r.Result)
+	got := e.opening(base, shop, op.ID)
+	require.Equal(t, "filled", got.Status)
+	require.Equal(t, "pending_payment", got.Booking.Status)
+	again := e.send(base, declined)
+	require.True(t, again.Replayed)
+	require.Equal(t, "expire_refused", again.Result)
+	require.Equal(t, 1, e.stripe.Count(http.MethodPost, "/v1/checkout/sessions/"+b.SessionID+"/expire"), "a redelivery asks nothing")
+
+	require.Equal(t, "reopened", e.send(base, event{id: evtID(), typ: payments.EventCheckoutExpired, booking: b.ID, session: b.SessionID}).Result)
+}
+
+// TestCheckoutRefusedFailsBooking: Stripe refuses to make the payment link for good (a
+// 400, not an outage): the booking holds only until the safety-net job sees the refusal,
+// which fails it at once (the slot reopens in a new generation, the customer is told)
+// and cancels itself instead of retrying.
+func TestCheckoutRefusedFailsBooking(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	base := e.start(nil, fastTune)
+	shop := e.newShop(base, "checkout", nil)
+	c := e.newCustomer(base, shop, "+15550000041", true)
+	op := e.newOpening(base, shop, 3*time.Hour)
+	eventually(t, 20*time.Second, "offer texted", func() bool { return len(e.twilio.MessagesTo(c.Phone)) == 1 })
+	e.stripe.Respond(http.MethodPost, "/v1/checkout/sessions", http.StatusBadRequest,
+		stripetest.ErrorBody("invalid_request_error", "parameter_invalid_integer", "Invalid integer: amount"))
+
+	a := e.text(base, c.Phone, shop.SMSNumber, "YES")
+	require.Equal(t, "booked", a.Outcome, a.Body)
+	eventually(t, 20*time.Second, "booking failed", func() bool { return e.opening(base, shop, op.ID).Status == "open" })
+	got := e.opening(base, shop, op.ID)
+	require.Equal(t, "payment_failed", got.Booking.Status)
+	require.Equal(t, 2, e.count(`SELECT generation FROM slot_openings WHERE id = $1`, op.ID))
+	eventually(t, 20*time.Second, "lapsed text", func() bool {
+		texts := e.textsTo(c.Phone)
+		return len(texts) == 2 && strings.Contains(texts[1], "has lapsed")
+	})
+	eventually(t, 20*time.Second, "checkout job cancelled", func() bool {
+		return e.count(`SELECT count(*) FROM river_job WHERE kind = 'booking_checkout' AND args->>'booking_id' = $1 AND state = 'cancelled'`, got.Booking.ID) == 1
+	})
+	require.Equal(t, 2, e.stripe.Count(http.MethodPost, "/v1/checkout/sessions"), "the YES path's attempt and the job's, no retries")
+}
+
+// TestStripeEventUnstorablePayload: a signed event whose JSON Postgres's jsonb refuses
+// (a \u0000 escape) is stored cleaned and applied: 200, not a 500 Stripe would retry for
+// days.
+func TestStripeEventUnstorablePayload(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	base := e.start(nil, fastTune)
+	shop, _, op := e.booked(base, "+15553350001")
+	b := op.Booking
+	id := evtID()
+	p := event{id: id, typ: payments.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_nul"}.payload()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(p, &m))
+	// A NUL in a string is valid JSON (Go writes it \u0000); jsonb refuses it.
+	m["data"].(map[string]any)["object"].(map[string]any)["customer_details"] = map[string]any{"name": "Ana\x00 B"}
+	p, err := json.Marshal(m)
+	require.NoError(t, err)
+	require.Contains(t, string(p), `"Ana\u0000 B"`)
+	r := e.postStripe(base, p, payments.SignedTestPayload(p, webhookSecret, time.Now()))
+	require.Equal(t, http.StatusOK, r.Status, r.Body)
+	require.Equal(t, "confirmed", r.Result)
+	require.Equal(t, "confirmed", e.opening(base, shop, op.ID).Booking.Status)
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM stripe_events WHERE event_id = $1 AND payload #>> '{data,object,customer_details,name}' = $2`, id, "Ana\uFFFD B"))
 }
 
 // TestSimulateStripe: `server simulate stripe` signs an event with the configured
@@ -611,6 +773,25 @@ func TestSimulateStripe(t *testing.T) {
 	err = run(context.Background(), []string{"simulate", "stripe", "--url", base, "--type", payments.EventCheckoutCompleted, "--booking", op.Booking.ID, "--id", "evt_sim_fixed"}, getenv, &out, io.Discard)
 	require.NoError(t, err, out.String())
 	require.Contains(t, out.String(), `"result":"confirmed_late"`)
+
+	// Signed with the real secret, an event is as good as Stripe's: the target is never
+	// guessed from PUBLIC_URL outside DEV_MODE.
+	before := e.count(`SELECT count(*) FROM stripe_events`)
+	withPublic := func(k string) string {
+		return map[string]string{"STRIPE_WEBHOOK_SECRET": webhookSecret, "PUBLIC_URL": base}[k]
+	}
+	out.Reset()
+	err = run(context.Background(), []string{"simulate", "stripe", "--type", payments.EventCheckoutExpired, "--booking", op.Booking.ID}, withPublic, &out, io.Discard)
+	require.ErrorContains(t, err, "--url is required")
+	require.Equal(t, before, e.count(`SELECT count(*) FROM stripe_events`), "nothing sent")
+	devMode := func(k string) string {
+		return map[string]string{"STRIPE_WEBHOOK_SECRET": webhookSecret, "PUBLIC_URL": base, "DEV_MODE": "1"}[k]
+	}
+	out.Reset()
+	err = run(context.Background(), []string{"simulate", "stripe", "--type", payments.EventCheckoutExpired, "--booking", op.Booking.ID}, devMode, &out, io.Discard)
+	require.NoError(t, err, out.String())
+	require.Contains(t, out.String(), "POST "+base+webhooks.StripePath)
+	require.Contains(t, out.String(), `"result":"kept_confirmed"`)
 }
 
 // TestStripeEventsConcurrent: the same event delivered many times at once acts once,

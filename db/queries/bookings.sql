@@ -19,6 +19,9 @@ SET stripe_checkout_session_id = sqlc.arg(session_id), payment_url = sqlc.arg(pa
 WHERE id = sqlc.arg(id) AND payment_url IS NULL AND status = 'pending_payment'
 RETURNING *;
 
--- name: BookingSetCheckoutExpiry :exec
+-- name: BookingSetCheckoutExpiry :one
+-- Moves the expiry of a pending booking whose link was never stored. No row means the
+-- link was stored or the booking ended meanwhile: nothing is left to extend.
 UPDATE bookings SET checkout_expires_at = sqlc.arg(expires_at)::timestamptz, updated_at = sqlc.arg(now)::timestamptz
-WHERE id = sqlc.arg(id) AND payment_url IS NULL;
+WHERE id = sqlc.arg(id) AND payment_url IS NULL AND status = 'pending_payment'
+RETURNING *;

@@ -1,4 +1,4 @@
--- Payment outcomes: what Stripe's webhooks and the reconciliation job change.
+-- Payment outcomes: what Stripe's webhooks, the reconciliation and the refund job change.
 
 -- name: BookingLock :one
 SELECT * FROM bookings WHERE id = $1 FOR UPDATE;
@@ -13,12 +13,13 @@ WHERE id = sqlc.arg(id) AND status = 'pending_payment'
 RETURNING *;
 
 -- name: BookingMarkConfirmedLate :one
--- A payment that succeeded after its booking failed, while the slot is still free. The
--- partial unique index refuses it if another booking went live meanwhile.
+-- A payment that succeeded after its booking failed, while the slot is still free. Once
+-- a refund is decided the booking never comes back; the partial unique index refuses it
+-- if another booking went live meanwhile.
 UPDATE bookings
 SET status = 'confirmed', confirmed_at = sqlc.arg(now)::timestamptz, updated_at = sqlc.arg(now)::timestamptz,
     stripe_payment_intent_id = COALESCE(sqlc.narg(payment_intent_id), stripe_payment_intent_id)
-WHERE id = sqlc.arg(id) AND status = 'payment_failed' AND refund_id IS NULL
+WHERE id = sqlc.arg(id) AND status = 'payment_failed' AND refund_requested_at IS NULL AND refund_id IS NULL
 RETURNING *;
 
 -- name: BookingMarkFailed :one
@@ -27,26 +28,43 @@ UPDATE bookings SET status = 'payment_failed', updated_at = sqlc.arg(now)::times
 WHERE id = sqlc.arg(id) AND status = 'pending_payment'
 RETURNING *;
 
+-- name: BookingMarkRefundRequested :exec
+-- The booking's late payment will be refunded. Written in the transaction that enqueues
+-- the refund job: from then on BookingMarkConfirmedLate refuses the booking.
+UPDATE bookings SET refund_requested_at = sqlc.arg(now)::timestamptz, updated_at = sqlc.arg(now)::timestamptz
+WHERE id = sqlc.arg(id) AND refund_requested_at IS NULL;
+
 -- name: BookingSetRefund :one
--- Stores the refund once; a second run of the refund job finds it stored.
+-- Stores the refund of the booking's own (late) payment once; a second run of the refund
+-- job finds it stored. A confirmed booking's payment is never recorded as refunded.
 UPDATE bookings
 SET refund_id = sqlc.arg(refund_id), updated_at = sqlc.arg(now)::timestamptz,
     stripe_payment_intent_id = COALESCE(stripe_payment_intent_id, sqlc.narg(payment_intent_id))
-WHERE id = sqlc.arg(id) AND refund_id IS NULL
+WHERE id = sqlc.arg(id) AND refund_id IS NULL AND status <> 'confirmed'
 RETURNING *;
 
 -- name: BookingListStale :many
 -- Pending bookings whose checkout expired before `before` (expiry plus a grace period)
--- with no outcome recorded: a lost webhook must not hold a slot forever.
-SELECT id FROM bookings
+-- with no outcome recorded, and not deferred past `now` by an earlier run: a lost
+-- webhook must not hold a slot forever, and a booking that stays pending must not hold
+-- up the others. Deferred ones sort by when they are due again.
+SELECT id, stripe_checkout_session_id, checkout_expires_at, reconcile_attempts FROM bookings
 WHERE status = 'pending_payment' AND checkout_expires_at < sqlc.arg(before)::timestamptz
-ORDER BY checkout_expires_at, id
+  AND (reconcile_after IS NULL OR reconcile_after <= sqlc.arg(now)::timestamptz)
+ORDER BY COALESCE(reconcile_after, checkout_expires_at), id
 LIMIT sqlc.arg(max_rows);
 
--- name: OfferMarkFailedForBooking :exec
+-- name: BookingDeferReconcile :exec
+-- The reconciliation found the booking unresolved (still open at Stripe, or an error):
+-- it is not read back again before `after`.
+UPDATE bookings
+SET reconcile_after = sqlc.arg(after)::timestamptz, reconcile_attempts = reconcile_attempts + 1
+WHERE id = sqlc.arg(id) AND status = 'pending_payment';
+
+-- name: OfferMarkPaymentFailed :exec
 -- The accepted offer behind a booking whose payment failed.
 UPDATE slot_offers SET status = 'failed'
-WHERE id = (SELECT b.offer_id FROM bookings b WHERE b.id = sqlc.arg(booking_id)) AND status = 'accepted';
+WHERE id = sqlc.arg(id) AND status = 'accepted';
 
 -- name: OpeningMarkFilledLate :one
 -- A late payer takes back a slot nobody else holds: reopened (open) or given up inside

@@ -14,13 +14,9 @@ SELECT * FROM stripe_events WHERE event_id = $1;
 -- twice: the second waits, then finds the result.
 SELECT * FROM stripe_events WHERE event_id = $1 FOR UPDATE;
 
--- name: StripeEventSetResult :exec
+-- name: StripeEventSetResult :one
+-- Stores an event's result once. No row means another delivery stored one first: read
+-- it back (StripeEventGet) and answer with that.
 UPDATE stripe_events SET result = sqlc.arg(result), handled_at = sqlc.arg(now)::timestamptz
-WHERE event_id = sqlc.arg(event_id) AND result IS NULL;
-
--- name: StripeEventRefundDecided :one
--- Whether an earlier event already decided to refund the booking's payment: once
--- refunded, a booking never takes its slot back.
-SELECT EXISTS (
-    SELECT 1 FROM stripe_events WHERE booking_id = $1 AND result = 'refunded'
-)::boolean;
+WHERE event_id = sqlc.arg(event_id) AND result IS NULL
+RETURNING result;

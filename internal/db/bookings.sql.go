@@ -14,7 +14,7 @@ import (
 )
 
 const bookingGet = `-- name: BookingGet :one
-SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at FROM bookings WHERE id = $1
+SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at FROM bookings WHERE id = $1
 `
 
 func (q *Queries) BookingGet(ctx context.Context, db DBTX, id uuid.UUID) (Booking, error) {
@@ -37,6 +37,9 @@ func (q *Queries) BookingGet(ctx context.Context, db DBTX, id uuid.UUID) (Bookin
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ConfirmedAt,
+		&i.ReconcileAfter,
+		&i.ReconcileAttempts,
+		&i.RefundRequestedAt,
 	)
 	return i, err
 }
@@ -45,7 +48,7 @@ const bookingInsert = `-- name: BookingInsert :one
 INSERT INTO bookings (opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency,
     created_at, updated_at, confirmed_at, checkout_expires_at)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10)
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at
 `
 
 type BookingInsertParams struct {
@@ -92,12 +95,15 @@ func (q *Queries) BookingInsert(ctx context.Context, db DBTX, arg BookingInsertP
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ConfirmedAt,
+		&i.ReconcileAfter,
+		&i.ReconcileAttempts,
+		&i.RefundRequestedAt,
 	)
 	return i, err
 }
 
 const bookingLatestForOpening = `-- name: BookingLatestForOpening :one
-SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at FROM bookings WHERE opening_id = $1 ORDER BY created_at DESC, id LIMIT 1
+SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at FROM bookings WHERE opening_id = $1 ORDER BY created_at DESC, id LIMIT 1
 `
 
 func (q *Queries) BookingLatestForOpening(ctx context.Context, db DBTX, openingID uuid.UUID) (Booking, error) {
@@ -120,6 +126,9 @@ func (q *Queries) BookingLatestForOpening(ctx context.Context, db DBTX, openingI
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ConfirmedAt,
+		&i.ReconcileAfter,
+		&i.ReconcileAttempts,
+		&i.RefundRequestedAt,
 	)
 	return i, err
 }
@@ -130,7 +139,7 @@ SET stripe_checkout_session_id = $1, payment_url = $2,
     stripe_payment_intent_id = $3,
     checkout_expires_at = $4::timestamptz, updated_at = $5::timestamptz
 WHERE id = $6 AND payment_url IS NULL AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at
 `
 
 type BookingSetCheckoutParams struct {
@@ -170,13 +179,17 @@ func (q *Queries) BookingSetCheckout(ctx context.Context, db DBTX, arg BookingSe
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ConfirmedAt,
+		&i.ReconcileAfter,
+		&i.ReconcileAttempts,
+		&i.RefundRequestedAt,
 	)
 	return i, err
 }
 
-const bookingSetCheckoutExpiry = `-- name: BookingSetCheckoutExpiry :exec
+const bookingSetCheckoutExpiry = `-- name: BookingSetCheckoutExpiry :one
 UPDATE bookings SET checkout_expires_at = $1::timestamptz, updated_at = $2::timestamptz
-WHERE id = $3 AND payment_url IS NULL
+WHERE id = $3 AND payment_url IS NULL AND status = 'pending_payment'
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at
 `
 
 type BookingSetCheckoutExpiryParams struct {
@@ -185,7 +198,31 @@ type BookingSetCheckoutExpiryParams struct {
 	ID        uuid.UUID
 }
 
-func (q *Queries) BookingSetCheckoutExpiry(ctx context.Context, db DBTX, arg BookingSetCheckoutExpiryParams) error {
-	_, err := db.Exec(ctx, bookingSetCheckoutExpiry, arg.ExpiresAt, arg.Now, arg.ID)
-	return err
+// Moves the expiry of a pending booking whose link was never stored. No row means the
+// link was stored or the booking ended meanwhile: nothing is left to extend.
+func (q *Queries) BookingSetCheckoutExpiry(ctx context.Context, db DBTX, arg BookingSetCheckoutExpiryParams) (Booking, error) {
+	row := db.QueryRow(ctx, bookingSetCheckoutExpiry, arg.ExpiresAt, arg.Now, arg.ID)
+	var i Booking
+	err := row.Scan(
+		&i.ID,
+		&i.OpeningID,
+		&i.CustomerID,
+		&i.OfferID,
+		&i.ShopID,
+		&i.Status,
+		&i.AmountCents,
+		&i.Currency,
+		&i.StripeCheckoutSessionID,
+		&i.StripePaymentIntentID,
+		&i.PaymentUrl,
+		&i.CheckoutExpiresAt,
+		&i.RefundID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.ConfirmedAt,
+		&i.ReconcileAfter,
+		&i.ReconcileAttempts,
+		&i.RefundRequestedAt,
+	)
+	return i, err
 }

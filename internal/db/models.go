@@ -28,6 +28,9 @@ type Booking struct {
 	CreatedAt               time.Time
 	UpdatedAt               time.Time
 	ConfirmedAt             *time.Time
+	ReconcileAfter          *time.Time
+	ReconcileAttempts       int32
+	RefundRequestedAt       *time.Time
 }
 
 type Customer struct {

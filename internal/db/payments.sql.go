@@ -13,33 +13,67 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const bookingDeferReconcile = `-- name: BookingDeferReconcile :exec
+UPDATE bookings
+SET reconcile_after = $1::timestamptz, reconcile_attempts = reconcile_attempts + 1
+WHERE id = $2 AND status = 'pending_payment'
+`
+
+type BookingDeferReconcileParams struct {
+	After time.Time
+	ID    uuid.UUID
+}
+
+// The reconciliation found the booking unresolved (still open at Stripe, or an error):
+// it is not read back again before `after`.
+func (q *Queries) BookingDeferReconcile(ctx context.Context, db DBTX, arg BookingDeferReconcileParams) error {
+	_, err := db.Exec(ctx, bookingDeferReconcile, arg.After, arg.ID)
+	return err
+}
+
 const bookingListStale = `-- name: BookingListStale :many
-SELECT id FROM bookings
+SELECT id, stripe_checkout_session_id, checkout_expires_at, reconcile_attempts FROM bookings
 WHERE status = 'pending_payment' AND checkout_expires_at < $1::timestamptz
-ORDER BY checkout_expires_at, id
-LIMIT $2
+  AND (reconcile_after IS NULL OR reconcile_after <= $2::timestamptz)
+ORDER BY COALESCE(reconcile_after, checkout_expires_at), id
+LIMIT $3
 `
 
 type BookingListStaleParams struct {
 	Before  time.Time
+	Now     time.Time
 	MaxRows int32
 }
 
+type BookingListStaleRow struct {
+	ID                      uuid.UUID
+	StripeCheckoutSessionID pgtype.Text
+	CheckoutExpiresAt       *time.Time
+	ReconcileAttempts       int32
+}
+
 // Pending bookings whose checkout expired before `before` (expiry plus a grace period)
-// with no outcome recorded: a lost webhook must not hold a slot forever.
-func (q *Queries) BookingListStale(ctx context.Context, db DBTX, arg BookingListStaleParams) ([]uuid.UUID, error) {
-	rows, err := db.Query(ctx, bookingListStale, arg.Before, arg.MaxRows)
+// with no outcome recorded, and not deferred past `now` by an earlier run: a lost
+// webhook must not hold a slot forever, and a booking that stays pending must not hold
+// up the others. Deferred ones sort by when they are due again.
+func (q *Queries) BookingListStale(ctx context.Context, db DBTX, arg BookingListStaleParams) ([]BookingListStaleRow, error) {
+	rows, err := db.Query(ctx, bookingListStale, arg.Before, arg.Now, arg.MaxRows)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []uuid.UUID
+	var items []BookingListStaleRow
 	for rows.Next() {
-		var id uuid.UUID
-		if err := rows.Scan(&id); err != nil {
+		var i BookingListStaleRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.StripeCheckoutSessionID,
+			&i.CheckoutExpiresAt,
+			&i.ReconcileAttempts,
+		); err != nil {
 			return nil, err
 		}
-		items = append(items, id)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -49,10 +83,10 @@ func (q *Queries) BookingListStale(ctx context.Context, db DBTX, arg BookingList
 
 const bookingLock = `-- name: BookingLock :one
 
-SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at FROM bookings WHERE id = $1 FOR UPDATE
+SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at FROM bookings WHERE id = $1 FOR UPDATE
 `
 
-// Payment outcomes: what Stripe's webhooks and the reconciliation job change.
+// Payment outcomes: what Stripe's webhooks, the reconciliation and the refund job change.
 func (q *Queries) BookingLock(ctx context.Context, db DBTX, id uuid.UUID) (Booking, error) {
 	row := db.QueryRow(ctx, bookingLock, id)
 	var i Booking
@@ -73,6 +107,9 @@ func (q *Queries) BookingLock(ctx context.Context, db DBTX, id uuid.UUID) (Booki
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ConfirmedAt,
+		&i.ReconcileAfter,
+		&i.ReconcileAttempts,
+		&i.RefundRequestedAt,
 	)
 	return i, err
 }
@@ -82,7 +119,7 @@ UPDATE bookings
 SET status = 'confirmed', confirmed_at = $1::timestamptz, updated_at = $1::timestamptz,
     stripe_payment_intent_id = COALESCE($2, stripe_payment_intent_id)
 WHERE id = $3 AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at
 `
 
 type BookingMarkConfirmedParams struct {
@@ -113,6 +150,9 @@ func (q *Queries) BookingMarkConfirmed(ctx context.Context, db DBTX, arg Booking
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ConfirmedAt,
+		&i.ReconcileAfter,
+		&i.ReconcileAttempts,
+		&i.RefundRequestedAt,
 	)
 	return i, err
 }
@@ -121,8 +161,8 @@ const bookingMarkConfirmedLate = `-- name: BookingMarkConfirmedLate :one
 UPDATE bookings
 SET status = 'confirmed', confirmed_at = $1::timestamptz, updated_at = $1::timestamptz,
     stripe_payment_intent_id = COALESCE($2, stripe_payment_intent_id)
-WHERE id = $3 AND status = 'payment_failed' AND refund_id IS NULL
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at
+WHERE id = $3 AND status = 'payment_failed' AND refund_requested_at IS NULL AND refund_id IS NULL
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at
 `
 
 type BookingMarkConfirmedLateParams struct {
@@ -131,8 +171,9 @@ type BookingMarkConfirmedLateParams struct {
 	ID              uuid.UUID
 }
 
-// A payment that succeeded after its booking failed, while the slot is still free. The
-// partial unique index refuses it if another booking went live meanwhile.
+// A payment that succeeded after its booking failed, while the slot is still free. Once
+// a refund is decided the booking never comes back; the partial unique index refuses it
+// if another booking went live meanwhile.
 func (q *Queries) BookingMarkConfirmedLate(ctx context.Context, db DBTX, arg BookingMarkConfirmedLateParams) (Booking, error) {
 	row := db.QueryRow(ctx, bookingMarkConfirmedLate, arg.Now, arg.PaymentIntentID, arg.ID)
 	var i Booking
@@ -153,6 +194,9 @@ func (q *Queries) BookingMarkConfirmedLate(ctx context.Context, db DBTX, arg Boo
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ConfirmedAt,
+		&i.ReconcileAfter,
+		&i.ReconcileAttempts,
+		&i.RefundRequestedAt,
 	)
 	return i, err
 }
@@ -160,7 +204,7 @@ func (q *Queries) BookingMarkConfirmedLate(ctx context.Context, db DBTX, arg Boo
 const bookingMarkFailed = `-- name: BookingMarkFailed :one
 UPDATE bookings SET status = 'payment_failed', updated_at = $1::timestamptz
 WHERE id = $2 AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at
 `
 
 type BookingMarkFailedParams struct {
@@ -189,16 +233,36 @@ func (q *Queries) BookingMarkFailed(ctx context.Context, db DBTX, arg BookingMar
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ConfirmedAt,
+		&i.ReconcileAfter,
+		&i.ReconcileAttempts,
+		&i.RefundRequestedAt,
 	)
 	return i, err
+}
+
+const bookingMarkRefundRequested = `-- name: BookingMarkRefundRequested :exec
+UPDATE bookings SET refund_requested_at = $1::timestamptz, updated_at = $1::timestamptz
+WHERE id = $2 AND refund_requested_at IS NULL
+`
+
+type BookingMarkRefundRequestedParams struct {
+	Now time.Time
+	ID  uuid.UUID
+}
+
+// The booking's late payment will be refunded. Written in the transaction that enqueues
+// the refund job: from then on BookingMarkConfirmedLate refuses the booking.
+func (q *Queries) BookingMarkRefundRequested(ctx context.Context, db DBTX, arg BookingMarkRefundRequestedParams) error {
+	_, err := db.Exec(ctx, bookingMarkRefundRequested, arg.Now, arg.ID)
+	return err
 }
 
 const bookingSetRefund = `-- name: BookingSetRefund :one
 UPDATE bookings
 SET refund_id = $1, updated_at = $2::timestamptz,
     stripe_payment_intent_id = COALESCE(stripe_payment_intent_id, $3)
-WHERE id = $4 AND refund_id IS NULL
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at
+WHERE id = $4 AND refund_id IS NULL AND status <> 'confirmed'
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at
 `
 
 type BookingSetRefundParams struct {
@@ -208,7 +272,8 @@ type BookingSetRefundParams struct {
 	ID              uuid.UUID
 }
 
-// Stores the refund once; a second run of the refund job finds it stored.
+// Stores the refund of the booking's own (late) payment once; a second run of the refund
+// job finds it stored. A confirmed booking's payment is never recorded as refunded.
 func (q *Queries) BookingSetRefund(ctx context.Context, db DBTX, arg BookingSetRefundParams) (Booking, error) {
 	row := db.QueryRow(ctx, bookingSetRefund,
 		arg.RefundID,
@@ -234,18 +299,21 @@ func (q *Queries) BookingSetRefund(ctx context.Context, db DBTX, arg BookingSetR
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.ConfirmedAt,
+		&i.ReconcileAfter,
+		&i.ReconcileAttempts,
+		&i.RefundRequestedAt,
 	)
 	return i, err
 }
 
-const offerMarkFailedForBooking = `-- name: OfferMarkFailedForBooking :exec
+const offerMarkPaymentFailed = `-- name: OfferMarkPaymentFailed :exec
 UPDATE slot_offers SET status = 'failed'
-WHERE id = (SELECT b.offer_id FROM bookings b WHERE b.id = $1) AND status = 'accepted'
+WHERE id = $1 AND status = 'accepted'
 `
 
 // The accepted offer behind a booking whose payment failed.
-func (q *Queries) OfferMarkFailedForBooking(ctx context.Context, db DBTX, bookingID uuid.UUID) error {
-	_, err := db.Exec(ctx, offerMarkFailedForBooking, bookingID)
+func (q *Queries) OfferMarkPaymentFailed(ctx context.Context, db DBTX, id uuid.UUID) error {
+	_, err := db.Exec(ctx, offerMarkPaymentFailed, id)
 	return err
 }
 

@@ -83,24 +83,10 @@ func (q *Queries) StripeEventLock(ctx context.Context, db DBTX, eventID string) 
 	return i, err
 }
 
-const stripeEventRefundDecided = `-- name: StripeEventRefundDecided :one
-SELECT EXISTS (
-    SELECT 1 FROM stripe_events WHERE booking_id = $1 AND result = 'refunded'
-)::boolean
-`
-
-// Whether an earlier event already decided to refund the booking's payment: once
-// refunded, a booking never takes its slot back.
-func (q *Queries) StripeEventRefundDecided(ctx context.Context, db DBTX, bookingID uuid.NullUUID) (bool, error) {
-	row := db.QueryRow(ctx, stripeEventRefundDecided, bookingID)
-	var column_1 bool
-	err := row.Scan(&column_1)
-	return column_1, err
-}
-
-const stripeEventSetResult = `-- name: StripeEventSetResult :exec
+const stripeEventSetResult = `-- name: StripeEventSetResult :one
 UPDATE stripe_events SET result = $1, handled_at = $2::timestamptz
 WHERE event_id = $3 AND result IS NULL
+RETURNING result
 `
 
 type StripeEventSetResultParams struct {
@@ -109,7 +95,11 @@ type StripeEventSetResultParams struct {
 	EventID string
 }
 
-func (q *Queries) StripeEventSetResult(ctx context.Context, db DBTX, arg StripeEventSetResultParams) error {
-	_, err := db.Exec(ctx, stripeEventSetResult, arg.Result, arg.Now, arg.EventID)
-	return err
+// Stores an event's result once. No row means another delivery stored one first: read
+// it back (StripeEventGet) and answer with that.
+func (q *Queries) StripeEventSetResult(ctx context.Context, db DBTX, arg StripeEventSetResultParams) (pgtype.Text, error) {
+	row := db.QueryRow(ctx, stripeEventSetResult, arg.Result, arg.Now, arg.EventID)
+	var result pgtype.Text
+	err := row.Scan(&result)
+	return result, err
 }

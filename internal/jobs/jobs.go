@@ -71,36 +71,49 @@ func (Text) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueTexts, MaxAttempts: 8, UniqueOpts: river.UniqueOpts{ByArgs: true}}
 }
 
-// Refund refunds a booking's payment in full: a payment that succeeded after its booking
-// failed and the slot went to someone else. Stripe's idempotency key is derived from the
-// booking, and the job is unique per booking, so a booking is refunded at most once.
+// Refund refunds one payment of a booking in full: a payment that succeeded after its
+// booking failed and the slot went to someone else, or a second payment for a booking
+// that is confirmed already. Stripe's idempotency key is derived from the booking and
+// the payment, and the job is unique per (booking, payment), so each payment is
+// refunded at most once.
 type Refund struct {
 	BookingID uuid.UUID `json:"booking_id" river:"unique"`
 	// PaymentIntentID is the payment to refund when the event carried it; empty means
-	// the job reads it from the Checkout Session.
-	PaymentIntentID string `json:"payment_intent_id,omitempty"`
+	// the job reads it from the booking or its Checkout Session.
+	PaymentIntentID string `json:"payment_intent_id,omitempty" river:"unique"`
 }
 
 // Kind implements river.JobArgs.
 func (Refund) Kind() string { return "booking_refund" }
 
+// RefundMaxAttempts keeps every retry inside Stripe's 24-hour idempotency window: River
+// waits about attempt^4 seconds between attempts, so the 12th runs some 11 hours after
+// the first.
+const RefundMaxAttempts = 12
+
 // InsertOpts implements river.JobArgsWithInsertOpts.
 func (Refund) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueuePayments, MaxAttempts: 25, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+	return river.InsertOpts{Queue: QueuePayments, MaxAttempts: RefundMaxAttempts, UniqueOpts: river.UniqueOpts{ByArgs: true}}
 }
 
 // Reconcile reads back from Stripe the pending bookings whose Checkout Session expired
-// a while ago with no webhook seen, and applies what Stripe says. It runs periodically;
-// two runs at once are harmless (each transition is conditional).
+// a while ago with no webhook seen, and applies what Stripe says. It runs periodically
+// on its own queue (one worker), so a slow Stripe never holds up checkouts and refunds.
 type Reconcile struct{}
 
 // Kind implements river.JobArgs.
 func (Reconcile) Kind() string { return "payments_reconcile" }
 
 // InsertOpts implements river.JobArgsWithInsertOpts. A missed run is made up by the
-// next one, so it is not retried for long.
+// next one, so it is not retried for long; and at most one run waits or runs at a time,
+// so slow runs never pile up behind each other.
 func (Reconcile) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueuePayments, MaxAttempts: 3}
+	return river.InsertOpts{Queue: QueueReconcile, MaxAttempts: 3, UniqueOpts: river.UniqueOpts{
+		ByState: []rivertype.JobState{
+			rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+			rivertype.JobStateRunning, rivertype.JobStateScheduled,
+		},
+	}}
 }
 
 // Queues the server works.
@@ -108,4 +121,6 @@ const (
 	QueueOffers   = "offers"
 	QueuePayments = "payments"
 	QueueTexts    = "texts"
+	// QueueReconcile runs only jobs.Reconcile, one at a time.
+	QueueReconcile = "reconcile"
 )

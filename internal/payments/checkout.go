@@ -101,11 +101,14 @@ type Session struct {
 	Currency string
 }
 
-// CreateCheckout creates a Checkout Session in payment mode for one booking.
+// CreateCheckout creates a Checkout Session in payment mode for one booking,
+// paid by card only.
 //
-// The idempotency key is derived from the booking id alone, so a retry (after
-// a timeout, or by a re-run job) returns the session the first call created
-// rather than a second payment link for the same booking.
+// The idempotency key is derived from the booking id and ExpiresAt, so a retry
+// with the same expiry (after a timeout, or by a re-run job) returns the
+// session the first call created rather than a second payment link for the
+// same booking; a request with a later expiry is a new key, and so may make a
+// second session.
 func (c *Client) CreateCheckout(ctx context.Context, r CheckoutRequest) (Checkout, error) {
 	if err := c.validateCheckout(r); err != nil {
 		return Checkout{}, fmt.Errorf("create checkout for booking %s: %w", r.BookingID, err)
@@ -122,7 +125,12 @@ func (c *Client) CreateCheckout(ctx context.Context, r CheckoutRequest) (Checkou
 			},
 			Quantity: stripe.Int64(1),
 		}},
-		ClientReferenceID: stripe.String(r.BookingID),
+		// Card only: a card payment succeeds or fails while the customer is on
+		// the page. Bank debits and vouchers settle days later, long after the
+		// 30-minute hold has given the slot to someone else, so they are not
+		// offered (the dashboard's default methods could include them).
+		PaymentMethodTypes: stripe.StringSlice([]string{"card"}),
+		ClientReferenceID:  stripe.String(r.BookingID),
 		PaymentIntentData: &stripe.CheckoutSessionPaymentIntentDataParams{
 			Metadata: map[string]string{"booking_id": r.BookingID},
 		},
@@ -155,7 +163,14 @@ func checkoutIdempotencyKey(bookingID string, expiresAt time.Time) string {
 	return "checkout:" + bookingID + ":" + strconv.FormatInt(expiresAt.Unix(), 10)
 }
 
-func refundIdempotencyKey(bookingID string) string { return "refund:" + bookingID }
+// refundIdempotencyKey is per payment, not per booking: a booking may have to refund
+// two payments (a late one, and one made through an orphan session).
+func refundIdempotencyKey(bookingID, paymentIntentID string) string {
+	return "refund:" + bookingID + ":" + paymentIntentID
+}
+
+// maxIdempotencyKeyLen is Stripe's limit on an Idempotency-Key.
+const maxIdempotencyKeyLen = 255
 
 func (c *Client) validateCheckout(r CheckoutRequest) error {
 	if err := validateBookingID(r.BookingID); err != nil {
@@ -277,9 +292,13 @@ func (c *Client) GetCheckout(ctx context.Context, sessionID string) (Session, er
 	return out, nil
 }
 
-// Refund refunds a booking's payment in full and returns the refund id. The
-// idempotency key is derived from the booking id, so a retry cannot refund
-// twice.
+// Refund refunds one payment of a booking in full and returns the refund id.
+// The idempotency key is derived from the booking and the PaymentIntent
+// ("refund:<booking>:<payment_intent>"), so a retry within Stripe's 24 hours
+// cannot refund twice, and a booking's second payment gets its own refund.
+// If Stripe answers that the payment is refunded already (a retry after the
+// key expired, or a refund made by hand), the existing refund is read back
+// and its id returned: that is success, not an error.
 func (c *Client) Refund(ctx context.Context, paymentIntentID, bookingID string) (refundID string, err error) {
 	if err := validateBookingID(bookingID); err != nil {
 		return "", fmt.Errorf("refund booking %s: %w", bookingID, err)
@@ -287,15 +306,46 @@ func (c *Client) Refund(ctx context.Context, paymentIntentID, bookingID string) 
 	if paymentIntentID == "" {
 		return "", fmt.Errorf("refund booking %s: %w: payment intent id is required", bookingID, ErrInvalid)
 	}
+	key := refundIdempotencyKey(bookingID, paymentIntentID)
+	if len(key) > maxIdempotencyKeyLen {
+		return "", fmt.Errorf("refund booking %s: %w: payment intent id is too long", bookingID, ErrInvalid)
+	}
 	params := &stripe.RefundParams{PaymentIntent: stripe.String(paymentIntentID)}
 	params.Context = ctx
 	params.AddMetadata("booking_id", bookingID)
-	params.SetIdempotencyKey(refundIdempotencyKey(bookingID))
+	params.SetIdempotencyKey(key)
 	r, err := c.api.Refunds.New(params)
-	if err != nil {
+	if err == nil {
+		return r.ID, nil
+	}
+	var se *stripe.Error
+	if !errors.As(err, &se) || se.Code != stripe.ErrorCodeChargeAlreadyRefunded {
 		return "", fmt.Errorf("refund booking %s: %w", bookingID, translate(err))
 	}
-	return r.ID, nil
+	id, lerr := c.existingRefund(ctx, paymentIntentID)
+	if lerr != nil {
+		return "", fmt.Errorf("refund booking %s: already refunded (%v), then %w", bookingID, translate(err), lerr)
+	}
+	return id, nil
+}
+
+// existingRefund returns the newest refund of a payment that Stripe reports as
+// refunded already.
+func (c *Client) existingRefund(ctx context.Context, paymentIntentID string) (string, error) {
+	params := &stripe.RefundListParams{PaymentIntent: stripe.String(paymentIntentID)}
+	params.Context = ctx
+	params.Limit = stripe.Int64(10)
+	it := c.api.Refunds.List(params)
+	for it.Next() {
+		r := it.Refund()
+		if r.Status != stripe.RefundStatusFailed && r.Status != stripe.RefundStatusCanceled {
+			return r.ID, nil
+		}
+	}
+	if err := it.Err(); err != nil {
+		return "", fmt.Errorf("list refunds of %s: %w", paymentIntentID, translate(err))
+	}
+	return "", fmt.Errorf("list refunds of %s: %w: none found", paymentIntentID, ErrNotFound)
 }
 
 func unixTime(sec int64) time.Time {

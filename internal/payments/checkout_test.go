@@ -3,6 +3,7 @@ package payments_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -107,10 +108,14 @@ func TestCreateCheckout(t *testing.T) {
 		"expires_at":  strconv.FormatInt(req.ExpiresAt.Unix(), 10),
 		"success_url": "https://example.com/paid",
 		"cancel_url":  "https://example.com/cancelled",
+		// Card only: a bank debit settles days after the 30-minute hold.
+		"payment_method_types[0]": "card",
 	}
 	for k, v := range want {
 		require.Equal(t, v, r.Form.Get(k), "form field %s", k)
 	}
+	require.Len(t, r.Form["payment_method_types[1]"], 0, "no other payment method")
+	require.Equal(t, http.StatusOK, r.Status, "stripe-mock accepts the parameters")
 
 	// A retry for the same booking sends the same key, so real Stripe
 	// returns the first session instead of making a second payment link.
@@ -397,19 +402,98 @@ func TestRefund(t *testing.T) {
 	require.NotEmpty(t, id)
 	_, err = c.Refund(t.Context(), "pi_refund", "bk_refund")
 	require.NoError(t, err)
+	// A second payment of the same booking is another refund, under another key.
+	_, err = c.Refund(t.Context(), "pi_second", "bk_refund")
+	require.NoError(t, err)
 
 	reqs := rec.Requests()
-	require.Len(t, reqs, 2)
+	require.Len(t, reqs, 3)
 	for _, r := range reqs {
 		require.Equal(t, "/v1/refunds", r.Path)
-		require.Equal(t, "refund:bk_refund", r.IdempotencyKey)
-		require.Equal(t, "pi_refund", r.Form.Get("payment_intent"))
+		require.Equal(t, "refund:bk_refund:"+r.Form.Get("payment_intent"), r.IdempotencyKey)
 		require.Equal(t, "bk_refund", r.Form.Get("metadata[booking_id]"))
+		require.Equal(t, http.StatusOK, r.Status)
 	}
+	require.Equal(t, "pi_refund", reqs[0].Form.Get("payment_intent"))
+	require.Equal(t, reqs[0].IdempotencyKey, reqs[1].IdempotencyKey)
+	require.NotEqual(t, reqs[0].IdempotencyKey, reqs[2].IdempotencyKey)
 
 	_, err = c.Refund(t.Context(), "", "bk_refund")
 	require.ErrorIs(t, err, payments.ErrInvalid)
 	_, err = c.Refund(t.Context(), "pi_refund", "")
 	require.ErrorIs(t, err, payments.ErrInvalid)
-	require.Equal(t, 2, rec.Count("", "/"))
+	require.Equal(t, 3, rec.Count("", "/"))
+}
+
+// TestRefundAlreadyRefunded: Stripe refuses to refund a payment refunded already (a
+// retry after the idempotency key expired, or a refund made by hand); that is success,
+// with the existing refund read back.
+func TestRefundAlreadyRefunded(t *testing.T) {
+	t.Parallel()
+	refused := stripetest.ErrorBody("invalid_request_error", "charge_already_refunded", "Charge ch_1 has already been refunded.")
+
+	t.Run("read back", func(t *testing.T) {
+		t.Parallel()
+		c, rec := newClient(t, payments.Config{})
+		rec.Respond(http.MethodPost, "/v1/refunds", http.StatusBadRequest, refused)
+		rec.Respond(http.MethodGet, "/v1/refunds", http.StatusOK, `{"object":"list","url":"/v1/refunds","has_more":false,"data":[`+
+			`{"id":"re_failed","object":"refund","status":"failed","payment_intent":"pi_done"},`+
+			`{"id":"re_existing","object":"refund","status":"succeeded","payment_intent":"pi_done"}]}`)
+		id, err := c.Refund(t.Context(), "pi_done", "bk_done")
+		require.NoError(t, err)
+		require.Equal(t, "re_existing", id)
+		reqs := rec.Requests()
+		require.Len(t, reqs, 2)
+		require.Equal(t, http.MethodGet, reqs[1].Method)
+		require.Equal(t, "pi_done", reqs[1].Query.Get("payment_intent"))
+	})
+
+	t.Run("nothing to read back", func(t *testing.T) {
+		t.Parallel()
+		c, rec := newClient(t, payments.Config{})
+		rec.Respond(http.MethodPost, "/v1/refunds", http.StatusBadRequest, refused)
+		rec.Respond(http.MethodGet, "/v1/refunds", http.StatusOK, `{"object":"list","url":"/v1/refunds","has_more":false,"data":[]}`)
+		_, err := c.Refund(t.Context(), "pi_odd", "bk_odd")
+		require.ErrorIs(t, err, payments.ErrNotFound)
+		require.False(t, payments.Transient(err))
+	})
+
+	t.Run("stripe-mock list", func(t *testing.T) {
+		t.Parallel()
+		c, rec := newClient(t, payments.Config{})
+		rec.Respond(http.MethodPost, "/v1/refunds", http.StatusBadRequest, refused)
+		id, err := c.Refund(t.Context(), "pi_mock", "bk_mock")
+		require.NoError(t, err)
+		require.NotEmpty(t, id)
+		require.Equal(t, http.StatusOK, rec.Requests()[1].Status, "stripe-mock accepts the list parameters")
+	})
+
+	t.Run("another refusal is an error", func(t *testing.T) {
+		t.Parallel()
+		c, rec := newClient(t, payments.Config{})
+		rec.Respond(http.MethodPost, "/v1/refunds", http.StatusBadRequest,
+			stripetest.ErrorBody("invalid_request_error", "payment_intent_unexpected_state", "This PaymentIntent is not refundable."))
+		_, err := c.Refund(t.Context(), "pi_bad", "bk_bad")
+		require.Error(t, err)
+		require.False(t, payments.Transient(err))
+		require.Equal(t, 1, rec.Count("", "/"))
+	})
+}
+
+// TestErrorClassification: an *Error built without stripe-go's error behind it (a fake
+// in another package's tests) is classified like one that has it, and ErrNotFound
+// matches Stripe's resource_missing.
+func TestErrorClassification(t *testing.T) {
+	t.Parallel()
+	missing := &payments.Error{Type: "invalid_request_error", Code: "resource_missing", Status: 404}
+	require.ErrorIs(t, fmt.Errorf("get checkout: %w", missing), payments.ErrNotFound)
+	require.False(t, payments.Transient(missing))
+	var se *stripe.Error
+	require.False(t, errors.As(missing, &se), "no stripe error to unwrap to")
+
+	require.True(t, payments.Transient(&payments.Error{Type: "api_error", Status: 500}))
+	require.True(t, payments.Transient(&payments.Error{Type: "invalid_request_error", Status: 429}))
+	require.False(t, payments.Transient(&payments.Error{Type: "api_error", Status: 500, ShouldRetry: "false"}))
+	require.True(t, payments.Transient(&payments.Error{Type: "invalid_request_error", Status: 400, ShouldRetry: "true"}))
+	require.NotErrorIs(t, &payments.Error{Type: "card_error", Code: "card_declined", Status: 402}, payments.ErrNotFound)
 }

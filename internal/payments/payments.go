@@ -38,6 +38,11 @@ var ErrInvalid = errors.New("payments: invalid request")
 // because the customer already paid: the booking must stay confirmed.
 var ErrAlreadyCompleted = errors.New("payments: checkout session already completed")
 
+// ErrNotFound matches (with errors.Is) an *Error for an object Stripe does not
+// have (code resource_missing), e.g. a Checkout Session made with another key
+// or account. Asking again cannot find it.
+var ErrNotFound = errors.New("payments: no such stripe object")
+
 // Config configures a Client. Zero fields mean "use the default".
 type Config struct {
 	// SecretKey is the Stripe secret key (sk_live_… or sk_test_…). Required.
@@ -122,6 +127,9 @@ type Error struct {
 	Msg string
 	// RequestID is Stripe's request id, for support and the request log.
 	RequestID string
+	// ShouldRetry is Stripe's Stripe-Should-Retry header ("true", "false" or
+	// empty), which overrides the status when Transient decides.
+	ShouldRetry string
 
 	err *stripe.Error
 }
@@ -141,8 +149,35 @@ func (e *Error) Error() string {
 	return s
 }
 
-// Unwrap returns the underlying *stripe.Error.
-func (e *Error) Unwrap() error { return e.err }
+// Unwrap returns the underlying *stripe.Error, if any.
+func (e *Error) Unwrap() error {
+	if e.err == nil {
+		// A nil *stripe.Error in an interface is not a nil error: errors.As would
+		// match it and hand out a nil pointer.
+		return nil
+	}
+	return e.err
+}
+
+// Is makes errors.Is(err, ErrNotFound) true for Stripe's resource_missing.
+func (e *Error) Is(target error) bool {
+	return target == ErrNotFound && e.Code == string(stripe.ErrorCodeResourceMissing)
+}
+
+// transient is Transient's verdict on an answer from Stripe.
+func (e *Error) transient() bool {
+	switch e.ShouldRetry {
+	case "true":
+		return true
+	case "false":
+		return false
+	}
+	return e.Status >= 500 ||
+		e.Status == http.StatusTooManyRequests ||
+		e.Status == http.StatusConflict ||
+		e.Code == string(stripe.ErrorCodeLockTimeout) ||
+		e.Type == string(stripe.ErrorTypeAPI)
+}
 
 // translate turns a *stripe.Error into an *Error and leaves anything else
 // (network errors, context errors) alone.
@@ -151,7 +186,7 @@ func translate(err error) error {
 	if !errors.As(err, &se) {
 		return err
 	}
-	return &Error{
+	e := &Error{
 		Type:      string(se.Type),
 		Code:      string(se.Code),
 		Status:    se.HTTPStatusCode,
@@ -159,6 +194,10 @@ func translate(err error) error {
 		RequestID: se.RequestID,
 		err:       se,
 	}
+	if se.LastResponse != nil {
+		e.ShouldRetry = se.LastResponse.Header.Get("Stripe-Should-Retry")
+	}
+	return e
 }
 
 // Transient reports whether retrying the failed call later, with the same
@@ -168,7 +207,7 @@ func translate(err error) error {
 // unknown, and the idempotency key makes a retry safe), and for Stripe's
 // 409 (a concurrent request with the same idempotency key), 429 (rate limit,
 // lock_timeout) and 5xx answers, unless Stripe's Stripe-Should-Retry header
-// says otherwise. It is false for ErrInvalid, ErrAlreadyCompleted and
+// says otherwise. It is false for ErrInvalid, ErrAlreadyCompleted, ErrNotFound and
 // Stripe's other 4xx answers (card_error, invalid_request_error,
 // idempotency_error for a key reused with different parameters).
 //
@@ -178,28 +217,16 @@ func Transient(err error) bool {
 	if err == nil {
 		return false
 	}
-	if errors.Is(err, ErrInvalid) || errors.Is(err, ErrAlreadyCompleted) {
+	if errors.Is(err, ErrInvalid) || errors.Is(err, ErrAlreadyCompleted) || errors.Is(err, ErrNotFound) {
 		return false
+	}
+	var pe *Error
+	if errors.As(err, &pe) {
+		return pe.transient()
 	}
 	var se *stripe.Error
 	if errors.As(err, &se) {
-		if se.LastResponse != nil {
-			switch se.LastResponse.Header.Get("Stripe-Should-Retry") {
-			case "true":
-				return true
-			case "false":
-				return false
-			}
-		}
-		switch {
-		case se.HTTPStatusCode >= 500,
-			se.HTTPStatusCode == http.StatusTooManyRequests,
-			se.HTTPStatusCode == http.StatusConflict,
-			se.Code == stripe.ErrorCodeLockTimeout,
-			se.Type == stripe.ErrorTypeAPI:
-			return true
-		}
-		return false
+		return translate(se).(*Error).transient()
 	}
 	// Everything else came from the transport (a refused connection, a
 	// timeout, a cancelled context) or from an answer stripe-go could not

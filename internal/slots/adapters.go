@@ -3,6 +3,7 @@ package slots
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
@@ -57,6 +58,9 @@ func (s stripeCheckouts) CreateCheckout(ctx context.Context, r CheckoutRequest) 
 		BookingID: r.BookingID, AmountCents: r.AmountCents, Currency: r.Currency, Description: r.Description,
 		ExpiresAt: r.ExpiresAt, SuccessURL: s.success, CancelURL: s.cancel,
 	})
+	if err != nil && !payments.Transient(err) {
+		return Checkout{}, fmt.Errorf("%w: %w", ErrCheckoutRefused, err)
+	}
 	if err != nil {
 		return Checkout{}, err
 	}

@@ -186,9 +186,11 @@ func (s *Service) checkoutNow(ctx context.Context, shop shops.Shop, b db.Booking
 	if s.checkouts == nil {
 		return "", errors.New("payments are not configured")
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.CheckoutTimeout)
+	// The timeout is Stripe's alone: a session that arrives at the last moment must still
+	// be stored, with the request's own context.
+	callCtx, cancel := context.WithTimeout(ctx, s.cfg.CheckoutTimeout)
 	defer cancel()
-	co, err := s.checkouts.CreateCheckout(ctx, CheckoutRequest{
+	co, err := s.checkouts.CreateCheckout(callCtx, CheckoutRequest{
 		BookingID: b.ID.String(), AmountCents: b.AmountCents, Currency: b.Currency,
 		Description: CheckoutDescription(shop, c.Service, c.StartsAt), ExpiresAt: *b.CheckoutExpiresAt,
 	})

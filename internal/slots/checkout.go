@@ -19,11 +19,30 @@ import (
 // for the request's own travel time.
 const stripeMinExpiry = 30*time.Minute + 20*time.Second
 
+// maxHoldExtension bounds how far past CheckoutHold (counted from the booking) the
+// safety net may push the expiry while it waits for Stripe. After that the customer has
+// had no link for too long: the slot goes back to the others.
+const maxHoldExtension = 10 * time.Minute
+
+// maxCheckoutRetryDelay caps the wait between the checkout job's attempts, so that it
+// tries several times before the hold runs out.
+const maxCheckoutRetryDelay = 2 * time.Minute
+
+// ErrCheckoutRefused is wrapped by a Checkouts error that retrying cannot fix (Stripe
+// refused the request itself, not an outage or a timeout). The booking then fails at
+// once instead of holding the slot while the job retries.
+var ErrCheckoutRefused = errors.New("slots: checkout refused")
+
 // EnsureCheckout makes sure a pending booking has a payment link and that the customer
 // was sent it. It is the safety net behind Book's inline attempt: it runs after Stripe
 // errors, timeouts or a crash, and does nothing when the link already exists. The same
 // idempotency key (booking and stored expiry) makes Stripe return the first session if an
 // earlier attempt reached it.
+//
+// It never holds a slot without a link for long: when Stripe refuses the request for
+// good (ErrCheckoutRefused), or payments are not configured, or a new expiry would end
+// more than maxHoldExtension after the hold that began with the booking, the booking
+// fails like an unpaid one (the slot reopens, the customer is told the hold lapsed).
 func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error {
 	b, err := s.q.BookingGet(ctx, s.pool, bookingID)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -36,7 +55,10 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 		return nil
 	}
 	if s.checkouts == nil {
-		return errors.New("payments are not configured")
+		if _, err := s.lapse(ctx, b); err != nil {
+			return err
+		}
+		return river.JobCancel(fmt.Errorf("booking %s failed: %w", b.ID, errUnconfigured))
 	}
 	shopRow, err := s.q.ShopGet(ctx, s.pool, b.ShopID)
 	if err != nil {
@@ -63,11 +85,24 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 	if expires.Sub(now) < stripeMinExpiry {
 		// The first attempt never reached Stripe in time; Stripe would refuse the stored
 		// expiry now. Move to a later one (a new idempotency key) and hold the slot that
-		// much longer.
-		expires = now.Add(s.cfg.CheckoutHold).UTC().Truncate(time.Second)
-		if err := s.q.BookingSetCheckoutExpiry(ctx, s.pool, db.BookingSetCheckoutExpiryParams{ID: b.ID, ExpiresAt: expires, Now: now.UTC()}); err != nil {
+		// much longer, within bounds.
+		later := now.Add(s.cfg.CheckoutHold).UTC().Truncate(time.Second)
+		if later.After(b.CreatedAt.Add(s.cfg.CheckoutHold + maxHoldExtension)) {
+			res, err := s.lapse(ctx, b)
+			if err != nil {
+				return err
+			}
+			s.log.WarnContext(ctx, "no payment link within the hold", "booking_id", b.ID, "result", res)
+			return nil
+		}
+		b, err = s.q.BookingSetCheckoutExpiry(ctx, s.pool, db.BookingSetCheckoutExpiryParams{ID: b.ID, ExpiresAt: later, Now: now.UTC()})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil // a link was stored or the booking ended meanwhile
+		}
+		if err != nil {
 			return fmt.Errorf("move checkout expiry: %w", err)
 		}
+		expires = later
 	}
 	callCtx, cancel := context.WithTimeout(ctx, 2*s.cfg.CheckoutTimeout)
 	defer cancel()
@@ -75,13 +110,21 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 		BookingID: b.ID.String(), AmountCents: b.AmountCents, Currency: b.Currency,
 		Description: CheckoutDescription(shop, op.Service, op.StartsAt), ExpiresAt: expires,
 	})
+	if errors.Is(err, ErrCheckoutRefused) {
+		res, ferr := s.lapse(ctx, b)
+		if ferr != nil {
+			return errors.Join(fmt.Errorf("create checkout for booking %s: %w", b.ID, err), ferr)
+		}
+		s.log.WarnContext(ctx, "checkout refused; booking failed", "booking_id", b.ID, "result", res, "err", err)
+		return river.JobCancel(fmt.Errorf("create checkout for booking %s: %w", b.ID, err))
+	}
 	if err != nil {
 		return fmt.Errorf("create checkout for booking %s: %w", b.ID, err)
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		row, err := s.q.BookingSetCheckout(ctx, tx, setCheckoutParams(b.ID, co, now))
 		if errors.Is(err, pgx.ErrNoRows) {
-			return nil // stored by the YES path meanwhile: it answered with the link
+			return nil // stored by the YES path meanwhile (it answered with the link), or failed
 		}
 		if err != nil {
 			return fmt.Errorf("store checkout: %w", err)
@@ -113,4 +156,15 @@ type CheckoutWorker struct {
 // Work implements river.Worker.
 func (w *CheckoutWorker) Work(ctx context.Context, job *river.Job[jobs.Checkout]) error {
 	return w.Service.EnsureCheckout(ctx, job.Args.BookingID)
+}
+
+// NextRetry implements river.Worker: CheckoutRetryDelay, doubling, at most
+// maxCheckoutRetryDelay apart, so the job tries several times inside the hold rather
+// than River's default (which waits over ten minutes by the fifth attempt).
+func (w *CheckoutWorker) NextRetry(job *river.Job[jobs.Checkout]) time.Time {
+	wait := w.Service.cfg.CheckoutRetryDelay
+	for i := 1; i < job.Attempt && wait < maxCheckoutRetryDelay; i++ {
+		wait *= 2
+	}
+	return time.Now().Add(min(wait, maxCheckoutRetryDelay))
 }

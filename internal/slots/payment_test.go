@@ -2,6 +2,9 @@ package slots_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,6 +15,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -28,36 +32,109 @@ func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.now
 
 func (c *clock) Set(t time.Time) { c.mu.Lock(); defer c.mu.Unlock(); c.now = t }
 
-// fakeCheckouts makes one session per booking, named after it.
-type fakeCheckouts struct{}
+// fakeCheckouts makes one session per booking, named after it, unless told to fail or
+// to answer only once the caller's context is done.
+type fakeCheckouts struct {
+	mu    sync.Mutex
+	err   error
+	late  bool
+	calls []slots.CheckoutRequest
+}
 
-func (fakeCheckouts) CreateCheckout(_ context.Context, r slots.CheckoutRequest) (slots.Checkout, error) {
+func (f *fakeCheckouts) CreateCheckout(ctx context.Context, r slots.CheckoutRequest) (slots.Checkout, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, r)
+	err, late := f.err, f.late
+	f.mu.Unlock()
+	if err != nil {
+		return slots.Checkout{}, err
+	}
+	if late {
+		// Stripe's answer arrives just as the caller's timer fires.
+		<-ctx.Done()
+	}
 	return slots.Checkout{SessionID: "cs_" + r.BookingID, URL: "https://pay.example/" + r.BookingID, ExpiresAt: r.ExpiresAt}, nil
 }
 
-// fakeStripe answers GetCheckout from a table and counts the reads. Stripe's API runs
-// in stripe-mock in the end-to-end tests; here only the clock matters.
+func (f *fakeCheckouts) fail(err error) { f.mu.Lock(); defer f.mu.Unlock(); f.err = err }
+
+func (f *fakeCheckouts) count() int { f.mu.Lock(); defer f.mu.Unlock(); return len(f.calls) }
+
+// fakeStripe answers GetCheckout from a table and records the calls. Stripe's API runs
+// in stripe-mock in the end-to-end tests; here only the clock and the interleavings
+// matter. The on* hooks run before the answer, outside the lock, to act "meanwhile".
 type fakeStripe struct {
-	mu       sync.Mutex
-	sessions map[string]payments.Session
-	reads    int
+	mu        sync.Mutex
+	sessions  map[string]payments.Session
+	getErrs   map[string]error
+	reads     []string
+	expireErr error
+	refunds   []string // payment intents refunded
+	onGet     func(sessionID string)
+	onExpire  func()
 }
 
-func (f *fakeStripe) ExpireCheckout(context.Context, string) error { return nil }
+func (f *fakeStripe) ExpireCheckout(context.Context, string) error {
+	f.mu.Lock()
+	hook, err := f.onExpire, f.expireErr
+	f.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
+	return err
+}
 
 func (f *fakeStripe) GetCheckout(_ context.Context, id string) (payments.Session, error) {
 	f.mu.Lock()
+	f.reads = append(f.reads, id)
+	hook := f.onGet
+	f.mu.Unlock()
+	if hook != nil {
+		hook(id)
+	}
+	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.reads++
+	if err := f.getErrs[id]; err != nil {
+		return payments.Session{}, err
+	}
 	return f.sessions[id], nil
 }
 
-func (f *fakeStripe) Refund(context.Context, string, string) (string, error) { return "re_1", nil }
+func (f *fakeStripe) Refund(_ context.Context, paymentIntentID, _ string) (string, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.refunds = append(f.refunds, paymentIntentID)
+	return "re_" + paymentIntentID, nil
+}
 
 func (f *fakeStripe) set(id, status, paymentStatus string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.sessions[id] = payments.Session{ID: id, Status: status, PaymentStatus: paymentStatus, PaymentIntentID: "pi_" + id}
+}
+
+func (f *fakeStripe) failGet(id string, err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.getErrs[id] = err
+}
+
+func (f *fakeStripe) readCount(id string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, r := range f.reads {
+		if r == id {
+			n++
+		}
+	}
+	return n
+}
+
+func (f *fakeStripe) refunded() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.refunds...)
 }
 
 type grantLock struct{}
@@ -70,73 +147,149 @@ type noCooling struct{}
 
 func (noCooling) Start(context.Context, string, time.Duration) error { return nil }
 
-// paymentFixture books an opening starting in 3 hours (lead time 1 hour) for one
-// customer, through Book, with the clock at start.
-func paymentFixture(t *testing.T, start time.Time) (*slots.Payments, *fakeStripe, *clock, *pgxpool.Pool, slots.Opening, uuid.UUID) {
+// world is one test's checkout shop (lead time 1 hour) with its own database, a
+// settable clock and fake Stripe sides.
+type world struct {
+	t      *testing.T
+	pool   *pgxpool.Pool
+	clk    *clock
+	start  time.Time
+	shops  *shops.Service
+	shop   shops.Shop
+	svc    *slots.Service
+	pay    *slots.Payments
+	stripe *fakeStripe
+	co     *fakeCheckouts
+	phones int
+}
+
+type worldOpts struct {
+	cfg      slots.Config
+	payments slots.PaymentsConfig
+	noStripe bool
+}
+
+func newWorld(t *testing.T, opts worldOpts) *world {
 	t.Helper()
-	ctx := context.Background()
 	pool, _ := pgtest.New(t)
 	queue, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
-	clk := &clock{now: start}
-	shopsSvc := shops.New(pool, shops.Config{PaymentsEnabled: true, Now: clk.Now})
-	svc := slots.New(pool, queue, grantLock{}, noCooling{}, fakeCheckouts{}, slots.Config{Now: clk.Now})
-	stripe := &fakeStripe{sessions: map[string]payments.Session{}}
-	pay := slots.NewPayments(svc, stripe, slots.PaymentsConfig{})
+	start := time.Now().Truncate(time.Second)
+	w := &world{t: t, pool: pool, clk: &clock{now: start}, start: start,
+		stripe: &fakeStripe{sessions: map[string]payments.Session{}, getErrs: map[string]error{}}, co: &fakeCheckouts{}}
+	w.shops = shops.New(pool, shops.Config{PaymentsEnabled: true, Now: w.clk.Now})
+	opts.cfg.Now = w.clk.Now
+	w.svc = slots.New(pool, queue, grantLock{}, noCooling{}, w.co, opts.cfg)
+	var stripe slots.Stripe = w.stripe
+	if opts.noStripe {
+		stripe = nil
+	}
+	w.pay = slots.NewPayments(w.svc, stripe, opts.payments)
+	w.shop, _, err = w.shops.Create(context.Background(), shops.NewShop{Name: "Clockwork", Timezone: "UTC",
+		SMSNumber: "+15550002000", Currency: "usd", PaymentMode: shops.PaymentCheckout})
+	require.NoError(t, err)
+	return w
+}
 
-	shop, _, err := shopsSvc.Create(ctx, shops.NewShop{Name: "Clockwork", Timezone: "UTC", SMSNumber: "+15550002000",
-		Currency: "usd", PaymentMode: shops.PaymentCheckout})
-	require.NoError(t, err)
-	op, err := svc.Declare(ctx, shop, slots.NewOpening{StartsAt: start.Add(3 * time.Hour), DurationMinutes: 30, Service: "Cut", PriceCents: 1000})
-	require.NoError(t, err)
-	c, err := shopsSvc.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: "+15551002000", SMSOptIn: true})
-	require.NoError(t, err)
-	_, err = pool.Exec(ctx, `INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at)
-		VALUES ($1, $2, $3, 1, 1, 'sent', $4, $4)`, op.ID, c.ID, shop.ID, start)
-	require.NoError(t, err)
-	claim, err := svc.Book(ctx, shop, c.ID)
-	require.NoError(t, err)
-	require.Equal(t, slots.Booked, claim.Outcome)
-	return pay, stripe, clk, pool, op, claim.BookingID
+// open declares an opening starting 3 hours after the world's start.
+func (w *world) open() slots.Opening {
+	w.t.Helper()
+	op, err := w.svc.Declare(context.Background(), w.shop, slots.NewOpening{
+		StartsAt: w.start.Add(3 * time.Hour), DurationMinutes: 30, Service: "Cut", PriceCents: 1000})
+	require.NoError(w.t, err)
+	return op
+}
+
+// claim gives a new customer an offer of the opening's generation and has them say YES.
+func (w *world) claim(openingID uuid.UUID, generation int) (slots.Claim, uuid.UUID) {
+	w.t.Helper()
+	ctx := context.Background()
+	w.phones++
+	c, err := w.shops.AddCustomer(ctx, w.shop.ID, shops.NewCustomer{Phone: fmt.Sprintf("+1555100%04d", w.phones), SMSOptIn: true})
+	require.NoError(w.t, err)
+	_, err = w.pool.Exec(ctx, `INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at)
+		VALUES ($1, $2, $3, $4, 1, 'sent', $5, $5)`, openingID, c.ID, w.shop.ID, generation, w.clk.Now())
+	require.NoError(w.t, err)
+	claim, err := w.svc.Book(ctx, w.shop, c.ID)
+	require.NoError(w.t, err)
+	require.Equal(w.t, slots.Booked, claim.Outcome)
+	return claim, c.ID
+}
+
+// book declares an opening and books it for a new customer; it returns the booking id.
+func (w *world) book() (slots.Opening, uuid.UUID) {
+	w.t.Helper()
+	op := w.open()
+	claim, _ := w.claim(op.ID, 1)
+	return op, claim.BookingID
+}
+
+func (w *world) query(q string, args ...any) string {
+	w.t.Helper()
+	var s string
+	require.NoError(w.t, w.pool.QueryRow(context.Background(), q, args...).Scan(&s))
+	return s
+}
+
+func (w *world) bookingStatus(id uuid.UUID) string {
+	return w.query(`SELECT status FROM bookings WHERE id = $1`, id)
+}
+
+func (w *world) openingStatus(id uuid.UUID) string {
+	return w.query(`SELECT status FROM slot_openings WHERE id = $1`, id)
+}
+
+func (w *world) event(id, typ string, bookingID uuid.UUID, paymentIntent string) slots.PaymentEvent {
+	ev := slots.PaymentEvent{ID: id, Type: typ, BookingID: bookingID.String(), SessionID: "cs_" + bookingID.String(),
+		PaymentIntentID: paymentIntent, Payload: []byte(`{"id":"` + id + `"}`)}
+	if typ == payments.EventCheckoutCompleted {
+		ev.PaymentStatus = payments.PaymentPaid
+	}
+	if typ == payments.EventPaymentFailed {
+		ev.SessionID = ""
+	}
+	return ev
+}
+
+func (w *world) handle(ev slots.PaymentEvent) slots.EventResult {
+	w.t.Helper()
+	res, err := w.pay.HandleEvent(context.Background(), ev)
+	require.NoError(w.t, err)
+	return res
+}
+
+func (w *world) reconcile() int {
+	w.t.Helper()
+	n, err := w.pay.Reconcile(context.Background())
+	require.NoError(w.t, err)
+	return n
 }
 
 // TestReconcileUsesTheClock: a pending booking is read back from Stripe only once its
 // session has been expired for longer than the grace period; an expired session then
 // reopens the opening in a new generation, with its first wave enqueued in the same
-// transaction; past the lead-time cutoff the opening expires instead.
+// transaction.
 func TestReconcileUsesTheClock(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	start := time.Now().Truncate(time.Second)
-	pay, stripe, clk, pool, op, bookingID := paymentFixture(t, start)
+	w := newWorld(t, worldOpts{})
+	op, bookingID := w.book()
 	session := "cs_" + bookingID.String()
-	stripe.set(session, payments.SessionExpired, payments.PaymentUnpaid)
+	w.stripe.set(session, payments.SessionExpired, payments.PaymentUnpaid)
 
 	// The hold is 31 minutes; the grace 5 more.
-	clk.Set(start.Add(34 * time.Minute))
-	n, err := pay.Reconcile(ctx)
-	require.NoError(t, err)
-	require.Zero(t, n)
-	require.Zero(t, stripe.reads, "inside the grace period Stripe is not asked")
+	w.clk.Set(w.start.Add(34 * time.Minute))
+	require.Zero(t, w.reconcile())
+	require.Zero(t, w.stripe.readCount(session), "inside the grace period Stripe is not asked")
 
-	clk.Set(start.Add(37 * time.Minute))
-	n, err = pay.Reconcile(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 1, n)
-	var status string
-	var generation, waves int
-	require.NoError(t, pool.QueryRow(ctx, `SELECT status, generation FROM slot_openings WHERE id = $1`, op.ID).Scan(&status, &generation))
-	require.Equal(t, slots.StatusOpen, status)
-	require.Equal(t, 2, generation)
-	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'offer_wave' AND (args->>'generation')::int = 2`).Scan(&waves))
-	require.Equal(t, 1, waves)
-	require.NoError(t, pool.QueryRow(ctx, `SELECT status FROM bookings WHERE id = $1`, bookingID).Scan(&status))
-	require.Equal(t, slots.BookingPaymentFailed, status)
+	w.clk.Set(w.start.Add(37 * time.Minute))
+	require.Equal(t, 1, w.reconcile())
+	require.Equal(t, slots.StatusOpen, w.openingStatus(op.ID))
+	require.Equal(t, "2", w.query(`SELECT generation::text FROM slot_openings WHERE id = $1`, op.ID))
+	require.Equal(t, "1", w.query(`SELECT count(*)::text FROM river_job WHERE kind = 'offer_wave' AND (args->>'generation')::int = 2`))
+	require.Equal(t, slots.BookingPaymentFailed, w.bookingStatus(bookingID))
 
 	// Nothing is pending any more: a second run changes nothing.
-	n, err = pay.Reconcile(ctx)
-	require.NoError(t, err)
-	require.Zero(t, n)
+	require.Zero(t, w.reconcile())
 }
 
 // TestReconcileInsideCutoffExpires: a lost webhook noticed when the start is already
@@ -144,35 +297,365 @@ func TestReconcileUsesTheClock(t *testing.T) {
 // free slot, and its redelivery changes nothing.
 func TestReconcileInsideCutoffExpires(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	start := time.Now().Truncate(time.Second)
-	pay, stripe, clk, pool, op, bookingID := paymentFixture(t, start)
-	stripe.set("cs_"+bookingID.String(), payments.SessionExpired, payments.PaymentUnpaid)
+	w := newWorld(t, worldOpts{})
+	op, bookingID := w.book()
+	w.stripe.set("cs_"+bookingID.String(), payments.SessionExpired, payments.PaymentUnpaid)
 
 	// The webhook was lost and nobody noticed until 2h30 later: the start (3h) is
 	// inside the shop's 1h lead time.
-	clk.Set(start.Add(150 * time.Minute))
-	n, err := pay.Reconcile(ctx)
-	require.NoError(t, err)
-	require.Equal(t, 1, n)
-	var status string
-	var generation int
-	require.NoError(t, pool.QueryRow(ctx, `SELECT status, generation FROM slot_openings WHERE id = $1`, op.ID).Scan(&status, &generation))
-	require.Equal(t, slots.StatusExpired, status)
-	require.Equal(t, 1, generation)
+	w.clk.Set(w.start.Add(150 * time.Minute))
+	require.Equal(t, 1, w.reconcile())
+	require.Equal(t, slots.StatusExpired, w.openingStatus(op.ID))
+	require.Equal(t, "1", w.query(`SELECT generation::text FROM slot_openings WHERE id = $1`, op.ID))
 
-	// A completed session found by the reconciliation is a payment: paid late, and the
-	// slot is still free and not started, so the payer gets it.
-	res, err := pay.HandleEvent(ctx, slots.PaymentEvent{ID: "evt_1", Type: payments.EventCheckoutCompleted,
-		BookingID: bookingID.String(), SessionID: "cs_" + bookingID.String(), PaymentIntentID: "pi_1",
-		PaymentStatus: payments.PaymentPaid, Payload: []byte(`{"id":"evt_1"}`)})
-	require.NoError(t, err)
-	require.Equal(t, slots.ResultConfirmedLate, res.Result)
-	require.NoError(t, pool.QueryRow(ctx, `SELECT status FROM slot_openings WHERE id = $1`, op.ID).Scan(&status))
-	require.Equal(t, slots.StatusFilled, status)
-
-	res, err = pay.HandleEvent(ctx, slots.PaymentEvent{ID: "evt_1", Type: payments.EventCheckoutCompleted,
-		BookingID: bookingID.String(), Payload: []byte(`{"id":"evt_1"}`)})
-	require.NoError(t, err)
+	// The payment, reported late: the slot is still free and not started, so the payer
+	// gets it.
+	paid := w.event("evt_1", payments.EventCheckoutCompleted, bookingID, "pi_1")
+	require.Equal(t, slots.ResultConfirmedLate, w.handle(paid).Result)
+	require.Equal(t, slots.StatusFilled, w.openingStatus(op.ID))
+	res := w.handle(paid)
 	require.True(t, res.Replayed)
+	require.Equal(t, slots.ResultConfirmedLate, res.Result)
+}
+
+// TestReconcileStuckBookingsDoNotBlockNewer: bookings that stay pending (Stripe errs
+// for good, or still reports the session open) are left alone for a while, longer each
+// time, so newer stale bookings are reached even when the batch holds only one; a
+// session Stripe does not know fails its booking like one that never got a session.
+func TestReconcileStuckBookingsDoNotBlockNewer(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldOpts{payments: slots.PaymentsConfig{ReconcileBatch: 1}})
+	// Booked a minute apart, so they come up oldest first.
+	_, broken := w.book()
+	w.clk.Set(w.start.Add(time.Minute))
+	_, open := w.book()
+	w.clk.Set(w.start.Add(2 * time.Minute))
+	missingOp, missing := w.book()
+	w.clk.Set(w.start.Add(3 * time.Minute))
+	expiredOp, expired := w.book()
+	forbidden := &payments.Error{Type: "invalid_request_error", Status: 403, Msg: "this key may not read sessions"}
+	w.stripe.failGet("cs_"+broken.String(), forbidden)
+	w.stripe.set("cs_"+open.String(), payments.SessionOpen, payments.PaymentUnpaid)
+	w.stripe.failGet("cs_"+missing.String(), fmt.Errorf("get checkout: %w",
+		&payments.Error{Type: "invalid_request_error", Code: "resource_missing", Status: 404}))
+	w.stripe.set("cs_"+expired.String(), payments.SessionExpired, payments.PaymentUnpaid)
+
+	now := w.start.Add(45 * time.Minute)
+	w.clk.Set(now)
+	require.Zero(t, w.reconcile(), "the broken one errs")
+	require.Zero(t, w.reconcile(), "the open one is still open: not a change")
+	require.Equal(t, 1, w.reconcile(), "the unknown session fails its booking")
+	require.Equal(t, 1, w.reconcile(), "the newest, expired, is reached")
+	require.Zero(t, w.reconcile(), "the stuck ones wait")
+	for _, id := range []uuid.UUID{broken, open, missing, expired} {
+		require.Equal(t, 1, w.stripe.readCount("cs_"+id.String()), "read once: %s", id)
+	}
+	require.Equal(t, slots.BookingPendingPayment, w.bookingStatus(broken))
+	require.Equal(t, slots.BookingPendingPayment, w.bookingStatus(open))
+	require.Equal(t, slots.BookingPaymentFailed, w.bookingStatus(missing))
+	require.Equal(t, slots.StatusOpen, w.openingStatus(missingOp.ID))
+	require.Equal(t, slots.BookingPaymentFailed, w.bookingStatus(expired))
+	require.Equal(t, slots.StatusOpen, w.openingStatus(expiredOp.ID))
+	require.Equal(t, now.Add(5*time.Minute).UTC().Format(time.RFC3339),
+		w.query(`SELECT to_char(reconcile_after AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') FROM bookings WHERE id = $1`, broken))
+
+	// Five minutes on, both are due again: one each run, and the backoff doubles.
+	now = now.Add(5 * time.Minute)
+	w.clk.Set(now)
+	require.Zero(t, w.reconcile())
+	require.Zero(t, w.reconcile())
+	require.Zero(t, w.reconcile())
+	require.Equal(t, 2, w.stripe.readCount("cs_"+broken.String()))
+	require.Equal(t, 2, w.stripe.readCount("cs_"+open.String()))
+	require.Equal(t, "2", w.query(`SELECT reconcile_attempts::text FROM bookings WHERE id = $1`, broken))
+	require.Equal(t, now.Add(10*time.Minute).UTC().Format(time.RFC3339),
+		w.query(`SELECT to_char(reconcile_after AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') FROM bookings WHERE id = $1`, open))
+
+	// The backoff stops growing at an hour.
+	_, err := w.pool.Exec(context.Background(), `UPDATE bookings SET reconcile_attempts = 30, reconcile_after = NULL WHERE id = $1`, broken)
+	require.NoError(t, err)
+	require.Zero(t, w.reconcile())
+	require.Equal(t, now.Add(time.Hour).UTC().Format(time.RFC3339),
+		w.query(`SELECT to_char(reconcile_after AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') FROM bookings WHERE id = $1`, broken))
+}
+
+// TestReconcileLeavesBookingChangedMeanwhile: the reconciliation decides from a read
+// without locks. A booking it saw without a session, that got one while it was busy
+// (the checkout job stored it and moved the expiry), is left for a later run, not
+// failed under the customer who is about to pay. A booking whose webhook confirmed it
+// meanwhile is not counted as reconciled.
+func TestReconcileLeavesBookingChangedMeanwhile(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldOpts{})
+	firstOp, first := w.book()
+	w.clk.Set(w.start.Add(time.Minute))
+	secondOp, second := w.book()
+	w.clk.Set(w.start.Add(2 * time.Minute))
+	_, third := w.book()
+	_, err := w.pool.Exec(context.Background(),
+		`UPDATE bookings SET stripe_checkout_session_id = NULL, payment_url = NULL WHERE id = $1`, second)
+	require.NoError(t, err)
+	w.stripe.set("cs_"+first.String(), payments.SessionExpired, payments.PaymentUnpaid)
+	w.stripe.set("cs_"+third.String(), payments.SessionComplete, payments.PaymentPaid)
+	now := w.start.Add(40 * time.Minute)
+	w.clk.Set(now)
+	w.stripe.onGet = func(id string) {
+		if id == "cs_"+third.String() {
+			// Its webhook arrives while Stripe answers the reconciliation.
+			require.Equal(t, slots.ResultConfirmed, w.handle(w.event("evt_third", payments.EventCheckoutCompleted, third, "pi_"+id)).Result)
+			return
+		}
+		// While Stripe answers about the first booking, the second gets its link.
+		_, err := w.pool.Exec(context.Background(), `UPDATE bookings SET stripe_checkout_session_id = 'cs_late',
+			payment_url = 'https://pay.example/late', checkout_expires_at = $2 WHERE id = $1`, second, now.Add(31*time.Minute))
+		require.NoError(t, err)
+	}
+	require.Equal(t, 1, w.reconcile(), "only the first changed")
+	require.Equal(t, slots.BookingConfirmed, w.bookingStatus(third))
+	require.Equal(t, slots.BookingPaymentFailed, w.bookingStatus(first))
+	require.Equal(t, slots.StatusOpen, w.openingStatus(firstOp.ID))
+	require.Equal(t, slots.BookingPendingPayment, w.bookingStatus(second), "changed since it was listed: left alone")
+	require.Equal(t, slots.StatusFilled, w.openingStatus(secondOp.ID))
+}
+
+// TestReconcileReadsTheClockPerBooking: a run that takes long decides each booking at
+// its own moment: the lead-time cutoff passing mid-run expires the later opening
+// instead of offering it again.
+func TestReconcileReadsTheClockPerBooking(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldOpts{})
+	firstOp, first := w.book()
+	w.clk.Set(w.start.Add(time.Minute))
+	secondOp, second := w.book()
+	w.stripe.set("cs_"+first.String(), payments.SessionExpired, payments.PaymentUnpaid)
+	w.stripe.set("cs_"+second.String(), payments.SessionExpired, payments.PaymentUnpaid)
+	w.clk.Set(w.start.Add(119 * time.Minute)) // the cutoff is at 2h
+	w.stripe.onGet = func(id string) {
+		if id == "cs_"+second.String() {
+			w.clk.Set(w.start.Add(121 * time.Minute)) // a slow answer
+		}
+	}
+	require.Equal(t, 2, w.reconcile())
+	require.Equal(t, slots.StatusOpen, w.openingStatus(firstOp.ID))
+	require.Equal(t, slots.StatusExpired, w.openingStatus(secondOp.ID))
+}
+
+// TestCheckoutRefusedFailsBookingAtOnce: when Stripe refuses to make the session for
+// good, the safety net fails the booking at once (the slot reopens and the customer is
+// told) and cancels its job, instead of holding the slot through retries.
+func TestCheckoutRefusedFailsBookingAtOnce(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldOpts{})
+	w.co.fail(fmt.Errorf("%w: stripe 400 invalid_request_error", slots.ErrCheckoutRefused))
+	op := w.open()
+	claim, _ := w.claim(op.ID, 1)
+	require.True(t, claim.LinkFollows)
+
+	w.clk.Set(w.start.Add(15 * time.Second))
+	err := w.svc.EnsureCheckout(context.Background(), claim.BookingID)
+	var cancel *river.JobCancelError
+	require.ErrorAs(t, err, &cancel, "retrying cannot help")
+	require.ErrorIs(t, err, slots.ErrCheckoutRefused)
+	require.Equal(t, slots.BookingPaymentFailed, w.bookingStatus(claim.BookingID))
+	require.Equal(t, slots.StatusOpen, w.openingStatus(op.ID))
+	require.Equal(t, "2", w.query(`SELECT generation::text FROM slot_openings WHERE id = $1`, op.ID))
+	require.Equal(t, "1", w.query(`SELECT count(*)::text FROM river_job WHERE kind = 'sms_text' AND args->>'key' = $1`, "lapsed:"+claim.BookingID.String()))
+	require.Equal(t, "failed", w.query(`SELECT o.status FROM slot_offers o JOIN bookings b ON b.offer_id = o.id WHERE b.id = $1`, claim.BookingID))
+
+	// A transient error is retried and changes nothing.
+	op = w.open()
+	w.co.fail(errors.New("stripe: connection reset"))
+	claim, _ = w.claim(op.ID, 1)
+	err = w.svc.EnsureCheckout(context.Background(), claim.BookingID)
+	require.Error(t, err)
+	require.NotErrorAs(t, err, &cancel)
+	require.Equal(t, slots.BookingPendingPayment, w.bookingStatus(claim.BookingID))
+}
+
+// TestCheckoutHoldIsBounded: while Stripe is down, each retry may move the expiry later
+// (Stripe refuses one less than 30 minutes ahead), but never past the hold plus
+// ten minutes from the booking; then the booking fails instead of extending.
+func TestCheckoutHoldIsBounded(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldOpts{})
+	w.co.fail(errors.New("stripe: 503"))
+	op := w.open()
+	claim, _ := w.claim(op.ID, 1)
+	expiry := func() time.Time {
+		var t time.Time
+		require.NoError(w.t, w.pool.QueryRow(context.Background(), `SELECT checkout_expires_at FROM bookings WHERE id = $1`, claim.BookingID).Scan(&t))
+		return t
+	}
+	ensure := func(at time.Duration) error {
+		w.clk.Set(w.start.Add(at))
+		return w.svc.EnsureCheckout(context.Background(), claim.BookingID)
+	}
+	require.True(t, expiry().Equal(w.start.Add(31*time.Minute)))
+
+	require.Error(t, ensure(time.Minute))
+	require.True(t, expiry().Equal(w.start.Add(32*time.Minute)), "moved once Stripe would refuse the first")
+	require.Error(t, ensure(10*time.Minute))
+	require.True(t, expiry().Equal(w.start.Add(41*time.Minute)), "up to the bound")
+	calls := w.co.count()
+
+	require.NoError(t, ensure(11*time.Minute), "done: the booking failed")
+	require.Equal(t, calls, w.co.count(), "Stripe not asked again")
+	require.True(t, expiry().Equal(w.start.Add(41*time.Minute)), "not extended")
+	require.Equal(t, slots.BookingPaymentFailed, w.bookingStatus(claim.BookingID))
+	require.Equal(t, slots.StatusOpen, w.openingStatus(op.ID))
+}
+
+// TestCheckoutNowStoresALateAnswer: the YES path's Stripe call is timed, but storing a
+// session that arrived at the last moment is not cut off by that timer.
+func TestCheckoutNowStoresALateAnswer(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldOpts{cfg: slots.Config{CheckoutTimeout: 50 * time.Millisecond}})
+	w.co.late = true
+	op := w.open()
+	claim, _ := w.claim(op.ID, 1)
+	require.False(t, claim.LinkFollows)
+	require.Equal(t, "https://pay.example/"+claim.BookingID.String(), claim.PaymentURL)
+	require.Equal(t, claim.PaymentURL, w.query(`SELECT payment_url FROM bookings WHERE id = $1`, claim.BookingID))
+}
+
+// TestRefundDecisionIsFinal: once a late payment's refund is decided, the booking never
+// takes its slot back, even when the slot frees up later and the payment is reported
+// again. Here the refund is decided by the reconciliation (which writes no event), the
+// case a lookup in the event ledger missed.
+func TestRefundDecisionIsFinal(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, worldOpts{})
+	op, alice := w.book()
+	session := "cs_" + alice.String()
+	w.stripe.set(session, payments.SessionComplete, payments.PaymentPaid)
+	w.clk.Set(w.start.Add(40 * time.Minute))
+	var bob slots.Claim
+	w.stripe.onGet = func(string) {
+		w.stripe.onGet = nil
+		// While the reconciliation reads Alice's paid session back, her expiry event
+		// (sent before she paid) reopens the slot and Bob takes it.
+		require.Equal(t, slots.ResultReopened, w.handle(w.event("evt_expired", payments.EventCheckoutExpired, alice, "")).Result)
+		bob, _ = w.claim(op.ID, 2)
+	}
+	require.Equal(t, 1, w.reconcile())
+	require.Equal(t, slots.BookingPaymentFailed, w.bookingStatus(alice))
+	require.Equal(t, "1", w.query(`SELECT count(*)::text FROM bookings WHERE id = $1 AND refund_requested_at IS NOT NULL`, alice))
+	require.Equal(t, "1", w.query(`SELECT count(*)::text FROM river_job WHERE kind = 'booking_refund' AND args->>'booking_id' = $1`, alice.String()))
+
+	// Bob's hold lapses: the slot is free again. Alice's payment webhook finally
+	// arrives: it is refunded, not booked.
+	require.Equal(t, slots.ResultReopened, w.handle(w.event("evt_bob_expired", payments.EventCheckoutExpired, bob.BookingID, "")).Result)
+	require.Equal(t, slots.StatusOpen, w.openingStatus(op.ID))
+	require.Equal(t, slots.ResultRefunded, w.handle(w.event("evt_alice_paid", payments.EventCheckoutCompleted, alice, "pi_"+session)).Result)
+	require.Equal(t, slots.StatusOpen, w.openingStatus(op.ID))
+	require.Equal(t, slots.BookingPaymentFailed, w.bookingStatus(alice))
+
+	require.NoError(t, w.pay.RefundBooking(ctx, alice, "pi_"+session))
+	require.Equal(t, []string{"pi_" + session}, w.stripe.refunded())
+	require.Equal(t, "re_pi_"+session, w.query(`SELECT refund_id FROM bookings WHERE id = $1`, alice))
+
+	// She paid a second time, with another card: that payment is refunded too, by a
+	// job of its own.
+	require.Equal(t, slots.ResultRefunded, w.handle(w.event("evt_alice_paid_again", payments.EventCheckoutCompleted, alice, "pi_again")).Result)
+	require.Equal(t, "pi_again,pi_"+session, w.query(`SELECT string_agg(args->>'payment_intent_id', ',' ORDER BY args->>'payment_intent_id')
+		FROM river_job WHERE kind = 'booking_refund' AND args->>'booking_id' = $1`, alice.String()))
+	require.NoError(t, w.pay.RefundBooking(ctx, alice, "pi_again"))
+	require.Equal(t, []string{"pi_" + session, "pi_again"}, w.stripe.refunded())
+}
+
+// TestRefundGuard: the payment that holds a confirmed booking is never refunded; a
+// second payment of a confirmed booking, through another PaymentIntent (an orphan
+// session also paid), is refunded, and only that one.
+func TestRefundGuard(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, worldOpts{})
+	_, b := w.book()
+	require.Equal(t, slots.ResultConfirmed, w.handle(w.event("evt_paid", payments.EventCheckoutCompleted, b, "pi_first")).Result)
+	require.Equal(t, slots.ResultAlreadyConfirmed, w.handle(w.event("evt_paid_again", payments.EventCheckoutAsyncSucceeded, b, "pi_first")).Result)
+	orphan := w.event("evt_orphan_paid", payments.EventCheckoutCompleted, b, "pi_second")
+	orphan.SessionID = "cs_orphan"
+	require.Equal(t, slots.ResultRefundedDuplicate, w.handle(orphan).Result)
+	require.Equal(t, "pi_second", w.query(`SELECT string_agg(args->>'payment_intent_id', ',') FROM river_job WHERE kind = 'booking_refund'`))
+
+	// The booking's own payment: never, whoever asks.
+	require.NoError(t, w.pay.RefundBooking(ctx, b, "pi_first"))
+	require.NoError(t, w.pay.RefundBooking(ctx, b, ""))
+	require.Empty(t, w.stripe.refunded())
+
+	require.NoError(t, w.pay.RefundBooking(ctx, b, "pi_second"))
+	require.Equal(t, []string{"pi_second"}, w.stripe.refunded())
+	require.Equal(t, slots.BookingConfirmed, w.bookingStatus(b))
+	require.Equal(t, "0", w.query(`SELECT count(*)::text FROM bookings WHERE id = $1 AND refund_id IS NOT NULL`, b))
+	text := w.query(`SELECT args->>'body' FROM river_job WHERE kind = 'sms_text' AND args->>'key' = $1`, "refunded:"+b.String()+":pi_second")
+	require.Contains(t, text, "paid twice")
+}
+
+// TestSettleAnswersWithTheStoredResult: when another delivery of the same event stored
+// a result first, the answer is that result, not the one this delivery tried to store.
+func TestSettleAnswersWithTheStoredResult(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, worldOpts{})
+	_, b := w.book()
+	ev := w.event("evt_declined", payments.EventPaymentFailed, b, "pi_declined")
+	w.stripe.expireErr = fmt.Errorf("expire: %w", payments.ErrAlreadyCompleted)
+	w.stripe.onExpire = func() {
+		// The concurrent delivery finished first.
+		_, err := w.pool.Exec(ctx, `UPDATE stripe_events SET result = 'reopened', handled_at = now() WHERE event_id = $1`, ev.ID)
+		require.NoError(t, err)
+	}
+	res := w.handle(ev)
+	require.Equal(t, slots.ResultReopened, res.Result)
+	require.True(t, res.Replayed)
+}
+
+// TestPaymentEventsWithoutStripe: a declined card needs Stripe (to expire the session);
+// without it the event is stored with a result and answered, not retried forever.
+func TestPaymentEventsWithoutStripe(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldOpts{noStripe: true})
+	_, b := w.book()
+	ev := w.event("evt_declined", payments.EventPaymentFailed, b, "pi_declined")
+	require.Equal(t, slots.ResultUnconfigured, w.handle(ev).Result)
+	require.Equal(t, string(slots.ResultUnconfigured), w.query(`SELECT result FROM stripe_events WHERE event_id = $1`, ev.ID))
+	require.Equal(t, slots.BookingPendingPayment, w.bookingStatus(b))
+	res := w.handle(ev)
+	require.True(t, res.Replayed)
+	// The session's own expiry needs no Stripe call.
+	require.Equal(t, slots.ResultReopened, w.handle(w.event("evt_expired", payments.EventCheckoutExpired, b, "")).Result)
+}
+
+// TestUnstorablePayloadIsStoredCleaned: Postgres's jsonb refuses a \u0000 escape that
+// is valid JSON; the event is stored with it replaced, and applied.
+func TestUnstorablePayloadIsStoredCleaned(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, worldOpts{})
+	_, b := w.book()
+	ev := w.event("evt_nul", payments.EventCheckoutCompleted, b, "pi_nul")
+	ev.Payload = []byte(`{"id":"evt_nul","data":{"object":{"metadata":{"note":"a\u0000b","k\u0000":1}}}}`)
+	require.Equal(t, slots.ResultConfirmed, w.handle(ev).Result)
+	stored := w.query(`SELECT payload::text FROM stripe_events WHERE event_id = 'evt_nul'`)
+	require.Contains(t, stored, "a\uFFFDb")
+	require.Contains(t, stored, `"k`+"\uFFFD"+`": 1`)
+	require.False(t, strings.Contains(stored, `\u0000`))
+}
+
+// TestReconcileJobIsUnique: the periodic reconciliation never piles up: while one run
+// waits or runs, another is not enqueued; and it runs on its own queue, away from
+// checkouts and refunds.
+func TestReconcileJobIsUnique(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.New(t)
+	client, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	require.NoError(t, err)
+	first, err := client.Insert(context.Background(), jobs.Reconcile{}, nil)
+	require.NoError(t, err)
+	require.False(t, first.UniqueSkippedAsDuplicate)
+	require.Equal(t, jobs.QueueReconcile, first.Job.Queue)
+	second, err := client.Insert(context.Background(), jobs.Reconcile{}, nil)
+	require.NoError(t, err)
+	require.True(t, second.UniqueSkippedAsDuplicate)
+	require.Equal(t, first.Job.ID, second.Job.ID)
 }

@@ -24,43 +24,47 @@ const MaxStripeBody = 1 << 20
 
 // Stripe handles Stripe's webhook events.
 type Stripe struct {
+	// Payments stores and applies the events.
 	Payments *slots.Payments
 	// Secrets are the endpoint's signing secrets: one, or the new and the old one
 	// while the secret is rotated. A signature by any of them is accepted.
 	Secrets []string
 	// Tolerance is how old a signature may be; zero means Stripe's 300 s.
 	Tolerance time.Duration
-	Logger    *slog.Logger
-	Metrics   *metrics.Metrics
+	// Logger logs refusals and outcomes.
+	Logger *slog.Logger
+	// Metrics counts events by type and result; nil counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // StripeAnswer is the body of a 200: the event was stored, with what it led to.
 type StripeAnswer struct {
-	Received bool   `json:"received"`
-	Result   string `json:"result"`
-	Replayed bool   `json:"replayed,omitempty"`
+	// Received is always true.
+	Received bool `json:"received"`
+	// Result is the slots.Result the event led to.
+	Result string `json:"result"`
+	// Replayed is true when the event was handled before and Result is the stored one.
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 // Handle verifies, stores and applies one event. A bad, missing or stale signature, or
-// a signed body that is not an event, is a 400 that changes nothing. A stored event
-// gets a 200, whether it changed a booking or was ignored (unknown type, unknown
-// booking, redelivery), so Stripe does not retry it; only a failure to store or apply
-// it (the database or Stripe unreachable) is a 500, which Stripe retries.
+// a signed body that is not an event, is a 400 and a body over MaxStripeBody a 413, both
+// changing nothing. A stored event gets a 200, whether it changed a booking or was
+// ignored (unknown type, unknown booking, redelivery, Stripe not configured), so Stripe
+// does not retry it; only a passing failure to store or apply it (the database or Stripe
+// unreachable) is a 500, which Stripe retries.
 func (h *Stripe) Handle(c echo.Context) error {
 	req := c.Request()
 	ctx := req.Context()
 	// The signature covers the raw bytes, so they are read (capped) before anything is
 	// decoded; nothing is stored before the signature is checked.
 	body, err := io.ReadAll(io.LimitReader(req.Body, MaxStripeBody+1))
-	var tooLarge *echo.HTTPError
-	if errors.As(err, &tooLarge) {
-		return tooLarge // echo's body limit, met by a body without a Content-Length
+	if len(body) > MaxStripeBody {
+		// Checked before err: the cap is this handler's, whatever reader sits in front.
+		return &httperr.Error{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: "the event is larger than 1 MiB"}
 	}
 	if err != nil {
 		return httperr.BadRequest("unreadable_body", "the request body could not be read")
-	}
-	if len(body) > MaxStripeBody {
-		return &httperr.Error{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: "the event is larger than 1 MiB"}
 	}
 	// ParseEvent accepts events rendered with another API version than stripe-go v76's
 	// pinned 2023-10-16: the signature is verified first either way, and the fields read
@@ -89,9 +93,9 @@ func (h *Stripe) Handle(c echo.Context) error {
 		return err
 	}
 	if !res.Replayed {
-		h.Metrics.StripeEvent(ev.Type, res.Result)
+		h.Metrics.StripeEvent(ev.Type, string(res.Result))
 	}
 	h.Logger.InfoContext(ctx, "stripe event handled", "event_id", ev.ID, "type", ev.Type,
 		"booking_id", ev.BookingID, "result", res.Result, "replayed", res.Replayed)
-	return c.JSON(http.StatusOK, StripeAnswer{Received: true, Result: res.Result, Replayed: res.Replayed})
+	return c.JSON(http.StatusOK, StripeAnswer{Received: true, Result: string(res.Result), Replayed: res.Replayed})
 }

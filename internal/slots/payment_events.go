@@ -1,0 +1,285 @@
+package slots
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/payments"
+)
+
+// PaymentEvent is a verified Stripe webhook event, as the booking flow reads it.
+type PaymentEvent struct {
+	// ID is Stripe's event id, the key of the ledger.
+	ID string
+	// Type is the event type, e.g. payments.EventCheckoutCompleted.
+	Type string
+	// BookingID comes from metadata.booking_id, else client_reference_id.
+	BookingID string
+	// SessionID is the Checkout Session id (checkout.session.* events only).
+	SessionID string
+	// PaymentIntentID is the PaymentIntent id, when known.
+	PaymentIntentID string
+	// PaymentStatus is the session's payment_status (checkout.session.* events only).
+	PaymentStatus string
+	// Payload is the event as received, stored in the ledger.
+	Payload []byte
+}
+
+// EventResult is what handling an event did.
+type EventResult struct {
+	// Result is what the event led to.
+	Result Result
+	// Replayed is true when the event was handled before (or by a concurrent delivery)
+	// and its stored result is repeated.
+	Replayed bool
+}
+
+type eventKind int
+
+const (
+	kindOther eventKind = iota
+	kindPaid
+	kindAwaiting
+	kindFailed
+)
+
+func classify(ev PaymentEvent) eventKind {
+	switch ev.Type {
+	case payments.EventCheckoutCompleted:
+		if ev.PaymentStatus == payments.PaymentPaid || ev.PaymentStatus == payments.PaymentNoPaymentRequired {
+			return kindPaid
+		}
+		return kindAwaiting
+	case payments.EventCheckoutAsyncSucceeded:
+		return kindPaid
+	case payments.EventCheckoutExpired, payments.EventCheckoutAsyncFailed, payments.EventPaymentFailed:
+		return kindFailed
+	}
+	return kindOther
+}
+
+// HandleEvent stores a verified event and applies it, once. The event is stored first
+// (its id is the key); a redelivery of an event that has a result gets that result back
+// and changes nothing. Unknown types, unknown bookings and events that would need Stripe
+// when it is not configured are stored with a result, so Stripe stops retrying them. An
+// error means the event could not be applied for now (the database or Stripe is
+// unreachable): the stored event has no result yet, and Stripe's retry applies it.
+func (p *Payments) HandleEvent(ctx context.Context, ev PaymentEvent) (EventResult, error) {
+	ev = ev.storable()
+	now := p.s.cfg.Now()
+	bookingID, idErr := uuid.Parse(ev.BookingID)
+	inserted, err := p.store(ctx, ev, uuid.NullUUID{UUID: bookingID, Valid: idErr == nil}, now)
+	if err != nil {
+		return EventResult{}, err
+	}
+	if !inserted {
+		stored, err := p.s.q.StripeEventGet(ctx, p.s.pool, ev.ID)
+		if err != nil {
+			return EventResult{}, fmt.Errorf("read stored stripe event %s: %w", ev.ID, err)
+		}
+		if stored.Result.Valid {
+			return EventResult{Result: Result(stored.Result.String), Replayed: true}, nil
+		}
+		// Stored by an earlier delivery that failed (or is still running): handle it
+		// now. The transition below runs under the event's row lock, so two deliveries
+		// never both apply it; what comes before the lock (reading the booking,
+		// expiring its session at Stripe) may run twice, which is harmless: expiring an
+		// expired session succeeds.
+	}
+
+	kind := classify(ev)
+	if kind == kindOther {
+		return p.settle(ctx, ev.ID, ResultIgnoredType)
+	}
+	if idErr != nil {
+		return p.settle(ctx, ev.ID, ResultUnknownBooking)
+	}
+	b, err := p.s.q.BookingGet(ctx, p.s.pool, bookingID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return p.settle(ctx, ev.ID, ResultUnknownBooking)
+	}
+	if err != nil {
+		return EventResult{}, fmt.Errorf("get booking %s: %w", bookingID, err)
+	}
+	if kind == kindAwaiting {
+		return p.settle(ctx, ev.ID, ResultAwaitingPayment)
+	}
+	if ev.Type == payments.EventPaymentFailed && b.Status == BookingPendingPayment {
+		// A declined card does not end a Checkout Session: the customer could still pay
+		// with another card after the slot went to someone else. End the session first,
+		// outside the transaction (a slow Stripe must not hold the opening's lock).
+		res, err := p.expireSession(ctx, b)
+		if err != nil {
+			return EventResult{}, err
+		}
+		if res != "" {
+			return p.settle(ctx, ev.ID, res)
+		}
+	}
+
+	var out EventResult
+	err = pgx.BeginFunc(ctx, p.s.pool, func(tx pgx.Tx) error {
+		stored, err := p.s.q.StripeEventLock(ctx, tx, ev.ID)
+		if err != nil {
+			return fmt.Errorf("lock stripe event %s: %w", ev.ID, err)
+		}
+		if stored.Result.Valid {
+			out = EventResult{Result: Result(stored.Result.String), Replayed: true}
+			return nil
+		}
+		var res Result
+		if kind == kindPaid {
+			res, err = p.s.paid(ctx, tx, bookingID, ev.SessionID, ev.PaymentIntentID, now)
+		} else {
+			res, err = p.s.failed(ctx, tx, bookingID, ev.SessionID, nil, now)
+		}
+		if err != nil {
+			return err
+		}
+		out = EventResult{Result: res}
+		_, err = p.s.q.StripeEventSetResult(ctx, tx, db.StripeEventSetResultParams{EventID: ev.ID, Result: pgText(string(res)), Now: now.UTC()})
+		return err
+	})
+	if err != nil {
+		return EventResult{}, fmt.Errorf("apply stripe event %s (%s) to booking %s: %w", ev.ID, ev.Type, bookingID, err)
+	}
+	if !out.Replayed {
+		p.counted(out.Result)
+	}
+	return out, nil
+}
+
+// store inserts the event into the ledger and reports whether it was new. Postgres's
+// jsonb refuses some valid JSON (a \u0000 escape, a lone surrogate); such a payload is
+// stored in a cleaned form rather than refused forever, since the event's fields were
+// read already and a real payment must not be dropped for an odd byte elsewhere in it.
+func (p *Payments) store(ctx context.Context, ev PaymentEvent, bookingID uuid.NullUUID, now time.Time) (bool, error) {
+	params := db.StripeEventInsertParams{
+		EventID: ev.ID, Type: ev.Type, BookingID: bookingID, Payload: ev.Payload, ReceivedAt: now.UTC(),
+	}
+	_, err := p.s.q.StripeEventInsert(ctx, p.s.pool, params)
+	if isDataException(err) {
+		p.log.WarnContext(ctx, "stripe event payload stored cleaned", "event_id", ev.ID, "err", err)
+		params.Payload = cleanPayload(ev)
+		_, err = p.s.q.StripeEventInsert(ctx, p.s.pool, params)
+	}
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("store stripe event %s: %w", ev.ID, err)
+	}
+	return true, nil
+}
+
+// settle stores the result of an event that changes nothing. Should another delivery
+// have stored a result first, that one is the answer.
+func (p *Payments) settle(ctx context.Context, eventID string, result Result) (EventResult, error) {
+	_, err := p.s.q.StripeEventSetResult(ctx, p.s.pool, db.StripeEventSetResultParams{
+		EventID: eventID, Result: pgText(string(result)), Now: p.s.cfg.Now().UTC(),
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		stored, gerr := p.s.q.StripeEventGet(ctx, p.s.pool, eventID)
+		if gerr != nil {
+			return EventResult{}, fmt.Errorf("read result of stripe event %s: %w", eventID, gerr)
+		}
+		return EventResult{Result: Result(stored.Result.String), Replayed: true}, nil
+	}
+	if err != nil {
+		return EventResult{}, fmt.Errorf("store result of stripe event %s: %w", eventID, err)
+	}
+	return EventResult{Result: result}, nil
+}
+
+// expireSession ends a pending booking's Checkout Session before its failure is
+// applied. It returns a result when the failure must not be applied now (the session was
+// paid meanwhile, or Stripe refuses for good, or cannot be asked), "" to go on, and an
+// error when a retry may help.
+func (p *Payments) expireSession(ctx context.Context, b db.Booking) (Result, error) {
+	if !b.StripeCheckoutSessionID.Valid {
+		// The link is still being made; Stripe retries the event, by when it exists.
+		return "", fmt.Errorf("booking %s has no checkout session yet", b.ID)
+	}
+	if p.stripe == nil {
+		// Retrying cannot configure Stripe. The session ends by itself at its expiry,
+		// and that event fails the booking without asking Stripe anything.
+		p.log.WarnContext(ctx, "declined card not acted on: stripe is not configured", "booking_id", b.ID)
+		return ResultUnconfigured, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.StripeTimeout)
+	defer cancel()
+	err := p.stripe.ExpireCheckout(ctx, b.StripeCheckoutSessionID.String)
+	switch {
+	case err == nil:
+		return "", nil
+	case errors.Is(err, payments.ErrAlreadyCompleted):
+		return ResultKeptCompleted, nil
+	case payments.Transient(err):
+		return "", fmt.Errorf("expire checkout of booking %s: %w", b.ID, err)
+	default:
+		// The session ends by itself at its expiry, and that event fails the booking.
+		p.log.WarnContext(ctx, "stripe refused to expire checkout session", "booking_id", b.ID, "err", err)
+		return ResultExpireRefused, nil
+	}
+}
+
+// storable returns ev with NUL characters replaced in its text fields: Postgres text
+// cannot hold them, and Stripe's ids never contain them, so nothing real is lost.
+func (ev PaymentEvent) storable() PaymentEvent {
+	for _, f := range []*string{&ev.ID, &ev.Type, &ev.BookingID, &ev.SessionID, &ev.PaymentIntentID, &ev.PaymentStatus} {
+		*f = strings.ToValidUTF8(strings.ReplaceAll(*f, "\x00", "\uFFFD"), "\uFFFD")
+	}
+	return ev
+}
+
+// cleanPayload re-encodes an event's JSON so that jsonb takes it: NUL characters in
+// strings and keys become U+FFFD (decoding already turned lone surrogates into it). A
+// payload that does not decode is replaced by the event's id and type.
+func cleanPayload(ev PaymentEvent) []byte {
+	dec := json.NewDecoder(bytes.NewReader(ev.Payload))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err == nil {
+		if b, err := json.Marshal(withoutNUL(v)); err == nil {
+			return b
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"id": ev.ID, "type": ev.Type, "unstorable_payload": true})
+	return b
+}
+
+func withoutNUL(v any) any {
+	switch t := v.(type) {
+	case string:
+		return strings.ReplaceAll(t, "\x00", "\uFFFD")
+	case []any:
+		for i := range t {
+			t[i] = withoutNUL(t[i])
+		}
+		return t
+	case map[string]any:
+		out := make(map[string]any, len(t))
+		for k, x := range t {
+			out[strings.ReplaceAll(k, "\x00", "\uFFFD")] = withoutNUL(x)
+		}
+		return out
+	}
+	return v
+}
+
+// isDataException reports a value Postgres refuses (SQLSTATE class 22), such as a jsonb
+// payload with \u0000: storing it again as it is cannot succeed.
+func isDataException(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && strings.HasPrefix(pg.Code, "22")
+}

@@ -1,0 +1,264 @@
+package slots
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+)
+
+// The transitions of a booking's payment. They run inside the caller's transaction,
+// take the opening's row lock and then the booking's (the order Book uses), read the
+// booking afresh under them and decide from that alone; their follow-up jobs are
+// inserted in the same transaction.
+
+// locked is a booking with its opening, both row-locked, and what texts need.
+type locked struct {
+	b        db.Booking
+	op       db.SlotOpening
+	shop     shops.Shop
+	customer db.Customer
+}
+
+// seen is what a caller read of a pending booking before taking any lock, and decided
+// from. A failure it asks for applies only if the booking still looks so under the lock:
+// meanwhile the checkout job may have stored a session or moved the expiry, and the
+// customer may be paying it. Webhook events pass none: an event is Stripe's word, not a
+// conclusion from an earlier read.
+type seen struct {
+	sessionID string // "" when the booking had none
+	expiresAt *time.Time
+}
+
+func seenOf(b db.Booking) *seen {
+	return &seen{sessionID: b.StripeCheckoutSessionID.String, expiresAt: b.CheckoutExpiresAt}
+}
+
+func (s *seen) still(b db.Booking) bool {
+	if s == nil {
+		return true
+	}
+	if b.StripeCheckoutSessionID.String != s.sessionID {
+		return false
+	}
+	if (b.CheckoutExpiresAt == nil) != (s.expiresAt == nil) {
+		return false
+	}
+	return b.CheckoutExpiresAt == nil || b.CheckoutExpiresAt.Equal(*s.expiresAt)
+}
+
+// lock takes the opening's row lock (the order Book uses: opening, then booking) and
+// reads the booking afresh under it.
+func (s *Service) lock(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID) (locked, error) {
+	var l locked
+	b, err := s.q.BookingGet(ctx, tx, bookingID)
+	if err != nil {
+		return l, fmt.Errorf("get booking: %w", err)
+	}
+	if l.op, err = s.q.OpeningLock(ctx, tx, b.OpeningID); err != nil {
+		return l, fmt.Errorf("lock opening: %w", err)
+	}
+	if l.b, err = s.q.BookingLock(ctx, tx, bookingID); err != nil {
+		return l, fmt.Errorf("lock booking: %w", err)
+	}
+	shopRow, err := s.q.ShopGet(ctx, tx, l.b.ShopID)
+	if err != nil {
+		return l, fmt.Errorf("get shop: %w", err)
+	}
+	if l.shop, err = shops.FromRow(shopRow); err != nil {
+		return l, err
+	}
+	if l.customer, err = s.q.CustomerGet(ctx, tx, l.b.CustomerID); err != nil {
+		return l, fmt.Errorf("get customer: %w", err)
+	}
+	return l, nil
+}
+
+// paid applies a successful payment.
+func (s *Service) paid(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, sessionID, paymentIntentID string, now time.Time) (Result, error) {
+	l, err := s.lock(ctx, tx, bookingID)
+	if err != nil {
+		return "", err
+	}
+	b := l.b
+	if sessionID != "" && b.StripeCheckoutSessionID.Valid && b.StripeCheckoutSessionID.String != sessionID {
+		// Money arrived through a session that is not the booking's. Unlike a failure,
+		// a payment is real whichever session took it, so it is applied all the same.
+		s.log.WarnContext(ctx, "payment on another checkout session", "booking_id", b.ID, "session_id", sessionID)
+	}
+	switch b.Status {
+	case BookingConfirmed:
+		if paymentIntentID != "" && b.StripePaymentIntentID.Valid && b.StripePaymentIntentID.String != paymentIntentID {
+			// Paid twice (the booking's session and an orphan one): the payment that
+			// confirmed the booking stays, this one goes back.
+			if err := s.requestRefund(ctx, tx, b.ID, paymentIntentID); err != nil {
+				return "", err
+			}
+			return ResultRefundedDuplicate, nil
+		}
+		return ResultAlreadyConfirmed, nil
+	case BookingPendingPayment:
+		if _, err := s.q.BookingMarkConfirmed(ctx, tx, db.BookingMarkConfirmedParams{ID: b.ID, Now: now.UTC(), PaymentIntentID: pgText(paymentIntentID)}); err != nil {
+			return "", fmt.Errorf("confirm booking: %w", err)
+		}
+		if err := s.textConfirmed(ctx, tx, l); err != nil {
+			return "", err
+		}
+		return ResultConfirmed, nil
+	}
+	return s.latePayment(ctx, tx, l, paymentIntentID, now)
+}
+
+// latePayment handles money that arrived after its booking failed: the late payer gets
+// the slot if nobody else holds it, it has not started and no refund was decided;
+// otherwise the payment is refunded. The decision to refund is stored on the booking
+// with the refund job, and from then on the booking never takes the slot back, so a
+// customer is never both refunded and booked.
+func (s *Service) latePayment(ctx context.Context, tx pgx.Tx, l locked, paymentIntentID string, now time.Time) (Result, error) {
+	b, op := l.b, l.op
+	free := (op.Status == StatusOpen || op.Status == StatusExpired) && !op.FilledBy.Valid && now.Before(op.StartsAt)
+	if b.Status == BookingPaymentFailed && b.RefundRequestedAt == nil && !b.RefundID.Valid && free {
+		ok, err := s.retake(ctx, tx, l, paymentIntentID, now)
+		if err != nil {
+			return "", err
+		}
+		if ok {
+			return ResultConfirmedLate, nil
+		}
+	}
+	if err := s.q.BookingMarkRefundRequested(ctx, tx, db.BookingMarkRefundRequestedParams{ID: b.ID, Now: now.UTC()}); err != nil {
+		return "", fmt.Errorf("mark refund requested: %w", err)
+	}
+	if err := s.requestRefund(ctx, tx, b.ID, paymentIntentID); err != nil {
+		return "", err
+	}
+	return ResultRefunded, nil
+}
+
+// requestRefund enqueues the refund of one payment of a booking; the job is unique per
+// (booking, payment), so a redelivered event enqueues nothing more.
+func (s *Service) requestRefund(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, paymentIntentID string) error {
+	if _, err := s.queue.InsertTx(ctx, tx, jobs.Refund{BookingID: bookingID, PaymentIntentID: paymentIntentID}, nil); err != nil {
+		return fmt.Errorf("enqueue refund: %w", err)
+	}
+	return nil
+}
+
+// retake gives a free opening back to the late payer. It runs in a savepoint: should
+// the partial unique index refuse the booking (another went live), the payment is
+// refunded instead.
+func (s *Service) retake(ctx context.Context, tx pgx.Tx, l locked, paymentIntentID string, now time.Time) (bool, error) {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return false, fmt.Errorf("savepoint: %w", err)
+	}
+	defer func() { _ = sp.Rollback(ctx) }()
+	if _, err := s.q.OpeningMarkFilledLate(ctx, sp, db.OpeningMarkFilledLateParams{
+		ID: l.op.ID, CustomerID: uuid.NullUUID{UUID: l.b.CustomerID, Valid: true}, Now: now.UTC(),
+	}); errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("mark opening filled: %w", err)
+	}
+	_, err = s.q.BookingMarkConfirmedLate(ctx, sp, db.BookingMarkConfirmedLateParams{ID: l.b.ID, Now: now.UTC(), PaymentIntentID: pgText(paymentIntentID)})
+	if errors.Is(err, pgx.ErrNoRows) || isUniqueViolation(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("confirm late booking: %w", err)
+	}
+	// The new generation's offers are over: their YES now gets "taken".
+	if err := s.q.OfferMarkOthersLost(ctx, sp, db.OfferMarkOthersLostParams{OpeningID: l.op.ID, AcceptedID: l.b.OfferID.UUID}); err != nil {
+		return false, fmt.Errorf("mark other offers lost: %w", err)
+	}
+	if err := s.textConfirmed(ctx, sp, l); err != nil {
+		return false, err
+	}
+	if err := sp.Commit(ctx); err != nil {
+		return false, fmt.Errorf("release savepoint: %w", err)
+	}
+	return true, nil
+}
+
+// failed applies a failed or expired payment, or a hold that ended without one. sessionID
+// is the session the failure is about ("" when unknown or none); saw, if not nil, is
+// what the caller decided from, and the booking is left alone (ResultStillOpen) if it
+// changed since.
+func (s *Service) failed(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, sessionID string, saw *seen, now time.Time) (Result, error) {
+	l, err := s.lock(ctx, tx, bookingID)
+	if err != nil {
+		return "", err
+	}
+	b, op := l.b, l.op
+	switch b.Status {
+	case BookingConfirmed:
+		return ResultKeptConfirmed, nil
+	case BookingPaymentFailed:
+		return ResultAlreadyFailed, nil
+	}
+	if !saw.still(b) {
+		return ResultStillOpen, nil
+	}
+	if sessionID != "" && b.StripeCheckoutSessionID.Valid && b.StripeCheckoutSessionID.String != sessionID {
+		// An orphan session from an earlier attempt expired; the booking's own
+		// session may still be paid.
+		return ResultOtherSession, nil
+	}
+	if _, err := s.q.BookingMarkFailed(ctx, tx, db.BookingMarkFailedParams{ID: b.ID, Now: now.UTC()}); err != nil {
+		return "", fmt.Errorf("mark booking failed: %w", err)
+	}
+	if b.OfferID.Valid {
+		if err := s.q.OfferMarkPaymentFailed(ctx, tx, b.OfferID.UUID); err != nil {
+			return "", fmt.Errorf("mark offer failed: %w", err)
+		}
+	}
+	res := ResultFailed
+	if op.Status == StatusFilled && op.FilledBy.Valid && op.FilledBy.UUID == b.CustomerID {
+		if now.Before(Cutoff(l.shop, op.StartsAt)) {
+			// A new generation from the top of the list. The failed customer is not
+			// offered it again: CustomerListEligible passes over anyone who has had a
+			// booking for this opening.
+			reopened, err := s.q.OpeningReopen(ctx, tx, db.OpeningReopenParams{ID: op.ID, Now: now.UTC()})
+			if err != nil {
+				return "", fmt.Errorf("reopen opening: %w", err)
+			}
+			if _, err := s.queue.InsertTx(ctx, tx, jobs.Wave{OpeningID: op.ID, Generation: int(reopened.Generation), Wave: 1}, nil); err != nil {
+				return "", fmt.Errorf("enqueue wave: %w", err)
+			}
+			res = ResultReopened
+		} else {
+			if _, err := s.q.OpeningExpireFilled(ctx, tx, db.OpeningExpireFilledParams{ID: op.ID, Now: now.UTC()}); err != nil {
+				return "", fmt.Errorf("expire opening: %w", err)
+			}
+			res = ResultExpired
+		}
+	}
+	if err := s.textLapsed(ctx, tx, l); err != nil {
+		return "", err
+	}
+	return res, nil
+}
+
+// lapse fails a pending booking whose payment link could not be made (Stripe refused,
+// or the hold ran out first), through the same transition as a failed payment: the
+// slot reopens and the customer is told the hold lapsed. b is the booking as the caller
+// read it; if it changed since (a link was stored meanwhile) it is left alone.
+func (s *Service) lapse(ctx context.Context, b db.Booking) (Result, error) {
+	var res Result
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		res, err = s.failed(ctx, tx, b.ID, "", seenOf(b), s.cfg.Now())
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("fail booking %s: %w", b.ID, err)
+	}
+	return res, nil
+}
