@@ -22,9 +22,10 @@ func (a *app) routes() http.Handler {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = httperr.Handler(a.log)
 
-	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, DisablePrintStack: true}))
 	e.Use(middleware.RequestID())
 	e.Use(a.requestLogger)
+	// Inside the logger, so a recovered panic is logged as the 500 it becomes.
+	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, DisablePrintStack: true}))
 	e.Use(echoprometheus.NewMiddlewareWithConfig(echoprometheus.MiddlewareConfig{
 		Registerer: a.registry,
 		Skipper:    func(c echo.Context) bool { return c.Path() == "/metrics" },
@@ -45,7 +46,7 @@ func (a *app) routes() http.Handler {
 	tw := &webhooks.Twilio{Offers: a.offers, Validator: a.validator, PublicURL: a.cfg.PublicURL, Logger: a.log, Metrics: a.metrics}
 	e.POST(webhooks.TwilioPath, tw.Handle)
 	st := &webhooks.Stripe{Payments: a.slotPayments, Secrets: a.cfg.StripeWebhookSecrets, Logger: a.log, Metrics: a.metrics}
-	e.POST(webhooks.StripePath, st.Handle, middleware.BodyLimit("1M"))
+	e.POST(webhooks.StripePath, st.Handle) // the handler caps the body at 1 MiB itself
 
 	e.GET("/pay/done", payPage("Thank you! Your payment is being confirmed; we'll text you."))
 	e.GET("/pay/cancelled", payPage("Payment not completed. Your slot is held until the link expires."))
