@@ -68,7 +68,9 @@ func newEnv(t testing.TB) *env {
 
 func (e *env) vars(extra map[string]string) func(string) string {
 	m := map[string]string{
-		"DATABASE_URL":          e.dbURL,
+		// Several instances run at once, beside other packages' tests, on one Postgres
+		// (max_connections is often 100): keep each instance's pool small.
+		"DATABASE_URL":          withQuery(e.dbURL, "pool_max_conns", "10"),
 		"REDIS_URL":             redistest.URL(),
 		"REDIS_KEY_PREFIX":      e.prefix,
 		"HTTP_ADDR":             "127.0.0.1:0",
@@ -86,6 +88,18 @@ func (e *env) vars(extra map[string]string) func(string) string {
 		m[k] = v
 	}
 	return func(k string) string { return m[k] }
+}
+
+// withQuery sets one query parameter of a URL.
+func withQuery(raw, key, value string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		panic(err)
+	}
+	q := u.Query()
+	q.Set(key, value)
+	u.RawQuery = q.Encode()
+	return u.String()
 }
 
 // start runs a server instance in-process and returns its base URL; it stops with the

@@ -175,11 +175,11 @@ func (s *Service) claim(ctx context.Context, shop shops.Shop, cust shops.Custome
 		}
 		switch {
 		case c.Confirmed:
-			return Answer{Outcome: OutcomeBooked, Message: bookedConfirmedText(shop, c.Service, c.StartsAt)}, nil
+			return Answer{Outcome: OutcomeBooked, Message: slots.ConfirmedText(shop, c.Service, c.StartsAt)}, nil
 		case c.LinkFollows:
 			return Answer{Outcome: OutcomeBooked, Message: bookedLinkFollowsText(shop, c.Service, c.StartsAt)}, nil
 		default:
-			return Answer{Outcome: OutcomeBooked, Message: bookedText(shop, c.Service, c.StartsAt, c.PaymentURL)}, nil
+			return Answer{Outcome: OutcomeBooked, Message: slots.LinkText(shop, c.Service, c.StartsAt, c.PaymentURL)}, nil
 		}
 	case slots.Taken:
 		return Answer{Outcome: OutcomeTaken, Message: takenText(shop)}, nil

@@ -11,9 +11,8 @@ import (
 // OfferText is the offer SMS: shop, service, local day and time, price, how to book and
 // how to stop. It fits one GSM-7 segment for typical names.
 func OfferText(shop shops.Shop, service string, startsAt time.Time, priceCents int64) string {
-	when := startsAt.In(shop.Location).Format("Mon 2 Jan 15:04")
 	return fmt.Sprintf("%s: %s opening %s, %s. Reply YES to book. STOP to opt out",
-		shop.Name, service, when, Money(priceCents, shop.Currency))
+		shop.Name, service, shop.When(startsAt), Money(priceCents, shop.Currency))
 }
 
 // Money formats an amount in the smallest currency unit for a text: "$45.00", "€45.00",
@@ -39,20 +38,11 @@ func Money(cents int64, currency string) string {
 	}
 }
 
-// Reply texts, kept together so their tone stays the same.
-func bookedText(shop shops.Shop, service string, startsAt time.Time, url string) string {
-	return fmt.Sprintf("%s: %s %s is yours! Pay within 30 min to keep it: %s",
-		shop.Name, service, startsAt.In(shop.Location).Format("Mon 2 Jan 15:04"), url)
-}
-
+// Reply texts, kept together so their tone stays the same. The booking texts (link,
+// confirmation) are slots', since its jobs send them too.
 func bookedLinkFollowsText(shop shops.Shop, service string, startsAt time.Time) string {
 	return fmt.Sprintf("%s: %s %s is yours! Your payment link is on its way in a separate text.",
-		shop.Name, service, startsAt.In(shop.Location).Format("Mon 2 Jan 15:04"))
-}
-
-func bookedConfirmedText(shop shops.Shop, service string, startsAt time.Time) string {
-	return fmt.Sprintf("%s: you're booked for %s %s. See you then!",
-		shop.Name, service, startsAt.In(shop.Location).Format("Mon 2 Jan 15:04"))
+		shop.Name, service, shop.When(startsAt))
 }
 
 func takenText(shop shops.Shop) string {

@@ -100,6 +100,12 @@ type NewShop struct {
 	LeadSet, CooldownSet bool
 }
 
+// When formats t as customers read it in texts: the shop's local day and time,
+// "Sat 22 Nov 15:00".
+func (s Shop) When(t time.Time) string {
+	return t.In(s.Location).Format("Mon 2 Jan 15:04")
+}
+
 // Customer is someone a shop may text.
 type Customer struct {
 	ID         uuid.UUID

@@ -243,7 +243,7 @@ func (s *Service) noClaimable(ctx context.Context, customerID uuid.UUID) (Claim,
 
 // CheckoutDescription is the line item the customer sees on the Stripe page.
 func CheckoutDescription(shop shops.Shop, service string, startsAt time.Time) string {
-	return fmt.Sprintf("%s at %s, %s", service, shop.Name, startsAt.In(shop.Location).Format("Mon 2 Jan 15:04"))
+	return fmt.Sprintf("%s at %s, %s", service, shop.Name, shop.When(startsAt))
 }
 
 func setCheckoutParams(id uuid.UUID, co Checkout, now time.Time) db.BookingSetCheckoutParams {

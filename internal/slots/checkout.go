@@ -141,12 +141,6 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 	})
 }
 
-// LinkText is the SMS that carries a payment link.
-func LinkText(shop shops.Shop, service string, startsAt time.Time, url string) string {
-	return fmt.Sprintf("%s: %s %s is yours. Pay within 30 min to keep it: %s",
-		shop.Name, service, startsAt.In(shop.Location).Format("Mon 2 Jan 15:04"), url)
-}
-
 // CheckoutWorker runs jobs.Checkout.
 type CheckoutWorker struct {
 	river.WorkerDefaults[jobs.Checkout]
