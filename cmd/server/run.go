@@ -34,6 +34,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 )
 
 const usage = `usage: server [serve | migrate | simulate sms|stripe ...]
@@ -94,7 +95,7 @@ type app struct {
 	offers        *offers.Service
 	slotPayments  *slots.Payments
 	payments      *payments.Client
-	validator     *sms.Validator
+	validator     *twilio.Validator
 	dashboard     *dashboard.Dashboard
 	sessionSecret []byte
 }
@@ -220,12 +221,12 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 
 	var texter offers.Texter
 	if cfg.TwilioConfigured() {
-		t, err := sms.NewTwilio(sms.Config{AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken, APIURL: cfg.TwilioAPIURL})
+		t, err := twilio.New(twilio.Config{AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken, APIURL: cfg.TwilioAPIURL})
 		if err != nil {
 			return nil, fmt.Errorf("twilio: %w", err)
 		}
 		texter = t
-		a.validator = sms.NewValidator(cfg.TwilioAuthToken)
+		a.validator = twilio.NewValidator(cfg.TwilioAuthToken)
 	} else {
 		log.Warn("DEV_MODE: no Twilio credentials; texts are logged, inbound texts are not verified")
 		texter = sms.NewLogSender(log)

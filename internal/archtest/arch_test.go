@@ -4,6 +4,7 @@ package archtest
 
 import (
 	"go/build"
+	"os/exec"
 	"strings"
 	"testing"
 )
@@ -54,6 +55,25 @@ func TestOnlyEdgesImportEcho(t *testing.T) {
 		for _, imp := range imports(t, pkg) {
 			if strings.HasPrefix(imp, "github.com/labstack/echo") {
 				t.Errorf("%s imports echo; only cmd/server and the HTTP packages may", pkg)
+			}
+		}
+	}
+}
+
+// TestDomainDoesNotReachEchoOrTwilio follows every import, not only direct ones: the
+// domain speaks internal/sms's vendor-neutral types, and only internal/sms/twilio
+// imports twilio-go. (stripe-go is still reached through internal/payments, whose
+// provider-neutral types slots uses; splitting it the way sms is split is known work.)
+func TestDomainDoesNotReachEchoOrTwilio(t *testing.T) {
+	t.Parallel()
+	out, err := exec.Command("go", "list", "-deps", module+"internal/slots", module+"internal/offers", module+"internal/shops").Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		for _, f := range []string{"github.com/labstack/echo", "github.com/twilio/twilio-go"} {
+			if dep == f || strings.HasPrefix(dep, f+"/") {
+				t.Errorf("the domain reaches %s", dep)
 			}
 		}
 	}

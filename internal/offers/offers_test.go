@@ -23,6 +23,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
 )
 
@@ -55,7 +56,7 @@ func newWorld(t *testing.T) *world {
 	queue, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
 	fake := twiliofake.New(t)
-	texter, err := sms.NewTwilio(sms.Config{AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken, APIURL: fake.URL()})
+	texter, err := twilio.New(twilio.Config{AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken, APIURL: fake.URL()})
 	require.NoError(t, err)
 	cool, err := cooldown.New(rdb, cooldown.Config{Prefix: prefix})
 	require.NoError(t, err)
@@ -414,7 +415,7 @@ func TestTwilioUnreachableIsRetriedNotCountedAsSent(t *testing.T) {
 	shop := w.shop(t, policy)
 	w.customers(t, shop, 2)
 	op := w.declare(t, shop, 5*time.Hour)
-	down, err := sms.NewTwilio(sms.Config{AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken, APIURL: "http://127.0.0.1:1"})
+	down, err := twilio.New(twilio.Config{AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken, APIURL: "http://127.0.0.1:1"})
 	require.NoError(t, err)
 	svc := offers.New(w.pool, w.queue, down, w.cool, w.shops, w.slots, offers.Config{Now: w.clock.Now})
 	res, err := svc.RunWave(context.Background(), jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})

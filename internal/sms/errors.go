@@ -3,8 +3,6 @@ package sms
 import (
 	"errors"
 	"fmt"
-
-	"github.com/twilio/twilio-go/client"
 )
 
 // Error is an error answer from Twilio's API.
@@ -45,17 +43,4 @@ var permanentCodes = map[int]bool{
 func Permanent(err error) bool {
 	var e *Error
 	return errors.As(err, &e) && permanentCodes[e.Code]
-}
-
-// fromTwilio maps twilio-go's error types to *Error; other errors pass through.
-func fromTwilio(err error) error {
-	var rest *client.TwilioRestError
-	if errors.As(err, &rest) {
-		return &Error{Code: rest.Code, Status: rest.Status, Message: rest.Message}
-	}
-	var v1 *client.RestErrorV1
-	if errors.As(err, &v1) {
-		return &Error{Code: v1.Code, Status: v1.HttpStatusCode, Message: v1.Message}
-	}
-	return err
 }

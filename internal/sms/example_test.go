@@ -5,6 +5,7 @@ import (
 	"net/url"
 
 	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 )
 
 func ExampleSegments() {
@@ -23,7 +24,7 @@ func ExampleSignature() {
 	form := url.Values{"From": {"+15555550167"}, "To": {"+15555550100"}, "Body": {"YES"}, "MessageSid": {"SM1"}}
 
 	sig := sms.Signature(token, hook, form) // what Twilio sends as X-Twilio-Signature
-	v := sms.NewValidator(token)
+	v := twilio.NewValidator(token)
 	fmt.Println(v.Valid(hook, form, sig))
 
 	form.Set("Body", "NO")

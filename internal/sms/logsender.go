@@ -29,7 +29,7 @@ func NewLogSender(l *slog.Logger) *LogSender {
 // Text logs m with masked phone numbers and its body, and returns a random fake SID
 // of Twilio's length that starts with "SMdev".
 func (s *LogSender) Text(ctx context.Context, m Message) (string, error) {
-	if err := m.validate(); err != nil {
+	if err := m.Validate(); err != nil {
 		return "", err
 	}
 	if err := ctx.Err(); err != nil {
@@ -47,7 +47,7 @@ func (s *LogSender) Text(ctx context.Context, m Message) (string, error) {
 		slog.Int("segments", Segments(m.Body)),
 	}
 	if m.ValidityPeriod > 0 {
-		attrs = append(attrs, slog.Int("validity_seconds", validitySeconds(m.ValidityPeriod)))
+		attrs = append(attrs, slog.Int("validity_seconds", ValiditySeconds(m.ValidityPeriod)))
 	}
 	s.log.LogAttrs(ctx, slog.LevelInfo, "sms not sent (dev mode)", attrs...)
 	return sid, nil

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 )
 
 // lockedBuffer lets parallel tests share nothing but still be race-free if the logger
@@ -20,6 +21,11 @@ type lockedBuffer struct {
 	mu sync.Mutex
 	b  bytes.Buffer
 }
+
+const (
+	shopNumber = "+15555550100"
+	customer   = "+15555550167"
+)
 
 func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
@@ -74,7 +80,7 @@ func TestLogSenderErrors(t *testing.T) {
 
 // The senders are interchangeable behind the one-method interface their users declare.
 var (
-	_ texter = (*sms.Twilio)(nil)
+	_ texter = (*twilio.Sender)(nil)
 	_ texter = (*sms.LogSender)(nil)
 )
 

@@ -8,6 +8,7 @@ import (
 	"github.com/twilio/twilio-go/client"
 
 	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 )
 
 const webhookToken = "12345"
@@ -53,14 +54,14 @@ func TestSignatureAcceptedByTwilioGo(t *testing.T) {
 
 	rv := client.NewRequestValidator(webhookToken)
 	require.True(t, rv.ValidateBody(hook, []byte(params.Encode()), sig), "twilio-go must accept our signature of a form body")
-	require.True(t, sms.NewValidator(webhookToken).Valid(hook, params, sig))
+	require.True(t, twilio.NewValidator(webhookToken).Valid(hook, params, sig))
 }
 
 func TestValidatorRejectsTampering(t *testing.T) {
 	t.Parallel()
 	const hook = "https://slots.example.com/webhooks/twilio/sms"
 	sig := sms.Signature(webhookToken, hook, inboundSMS())
-	v := sms.NewValidator(webhookToken)
+	v := twilio.NewValidator(webhookToken)
 
 	cases := []struct {
 		name   string
@@ -105,7 +106,7 @@ func TestValidatorRejectsTampering(t *testing.T) {
 			}
 			validator := v
 			if tc.token != "" {
-				validator = sms.NewValidator(tc.token)
+				validator = twilio.NewValidator(tc.token)
 			}
 			require.Equal(t, tc.want, validator.Valid(u, p, s))
 		})

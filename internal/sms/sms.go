@@ -1,14 +1,14 @@
-// Package sms sends text messages through Twilio's REST API and holds the small pieces
-// of Twilio's SMS protocol the rest of the server needs: signing and checking webhook
-// signatures, classifying send errors as permanent or transient, and counting the
-// segments a body costs.
-//
-// Twilio sends through twilio-go (rest/api/v2010 CreateMessage). LogSender stands in for
-// it on a developer's machine without credentials. Both have the same Text method, so the
-// packages that send texts declare a one-method interface and take either.
+// Package sms holds what the server knows about text messages, independent of the
+// provider: the Message to send, how a send can fail (Error, Permanent,
+// ErrOutcomeUnknown), signing webhook requests the way Twilio does (Signature, for tests
+// and `server simulate sms`), and counting the segments a body costs. The Twilio sender
+// and the webhook signature check live in internal/sms/twilio, the only package that
+// imports twilio-go; LogSender stands in for it on a developer's machine without
+// credentials. Both have the same Text method, so the packages that send texts declare a
+// one-method interface and take either.
 //
 // The package never logs (except LogSender, whose whole job is to log) and never reads
-// the environment: everything arrives through Config.
+// the environment.
 package sms
 
 import (
@@ -49,8 +49,8 @@ type Message struct {
 	ValidityPeriod time.Duration
 }
 
-// validate checks what Twilio would reject anyway, before spending a round trip.
-func (m Message) validate() error {
+// Validate checks what Twilio would reject anyway, before spending a round trip.
+func (m Message) Validate() error {
 	switch {
 	case m.From == "":
 		return fmt.Errorf("%w: from is empty", ErrInvalidMessage)
@@ -64,9 +64,9 @@ func (m Message) validate() error {
 	return nil
 }
 
-// validitySeconds converts a positive ValidityPeriod to the whole seconds Twilio takes
+// ValiditySeconds converts a positive ValidityPeriod to the whole seconds Twilio takes
 // (1..36000). Rounding up keeps a sub-second period from becoming 0, which Twilio rejects.
-func validitySeconds(d time.Duration) int {
+func ValiditySeconds(d time.Duration) int {
 	if d >= MaxValidityPeriod {
 		return int(MaxValidityPeriod / time.Second)
 	}

@@ -2,7 +2,7 @@
 // (Twilio ships no local server). It serves
 // POST /2010-04-01/Accounts/{AccountSid}/Messages.json on an httptest.Server with HTTP
 // basic auth, records the messages it accepts, answers with Twilio-shaped JSON, and can
-// be told to fail or to be slow. Point the sender at it with sms.Config.APIURL (or
+// be told to fail or to be slow. Point the sender at it with twilio.Config.APIURL (or
 // TWILIO_API_URL) set to URL().
 //
 // A Server is safe for concurrent use.
@@ -110,7 +110,7 @@ func NewWithCreds(t testing.TB, sid, token string) *Server {
 }
 
 // URL returns the fake's base URL (http://127.0.0.1:PORT), the value for
-// sms.Config.APIURL.
+// twilio.Config.APIURL.
 func (s *Server) URL() string { return s.srv.URL }
 
 // Messages returns a copy of the accepted messages, in the order they were accepted.

@@ -13,7 +13,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
-	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 )
 
 // TwilioPath is where Twilio posts inbound texts.
@@ -27,7 +27,7 @@ type Twilio struct {
 	Offers *offers.Service
 	// Validator checks X-Twilio-Signature; nil accepts unsigned requests, which the
 	// server allows only in DEV_MODE without Twilio credentials.
-	Validator *sms.Validator
+	Validator *twilio.Validator
 	// PublicURL is the external base URL Twilio signs against (not the Host header,
 	// which a proxy may rewrite).
 	PublicURL string

@@ -1,4 +1,4 @@
-package sms_test
+package twilio_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
 )
 
@@ -23,7 +24,7 @@ func TestOutcomeUnknownOnlyAfterTheRequestWentOut(t *testing.T) {
 	require.NoError(t, ln.Close())
 	msg := sms.Message{From: "+15550001111", To: "+15550002222", Body: "hi"}
 
-	refused, err := sms.NewTwilio(sms.Config{AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken, APIURL: closed})
+	refused, err := twilio.New(twilio.Config{AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken, APIURL: closed})
 	require.NoError(t, err)
 	_, err = refused.Text(context.Background(), msg)
 	require.Error(t, err)
@@ -32,7 +33,7 @@ func TestOutcomeUnknownOnlyAfterTheRequestWentOut(t *testing.T) {
 
 	fake := twiliofake.New(t)
 	fake.Delay(2 * time.Second)
-	slow, err := sms.NewTwilio(sms.Config{AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken, APIURL: fake.URL(), Timeout: 200 * time.Millisecond})
+	slow, err := twilio.New(twilio.Config{AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken, APIURL: fake.URL(), Timeout: 200 * time.Millisecond})
 	require.NoError(t, err)
 	_, err = slow.Text(context.Background(), msg)
 	require.ErrorIs(t, err, sms.ErrOutcomeUnknown)

@@ -1,4 +1,4 @@
-package sms
+package twilio
 
 import (
 	"cmp"
@@ -17,6 +17,7 @@ import (
 	openapi "github.com/twilio/twilio-go/rest/api/v2010"
 
 	"github.com/slotrecovery/slotrecovery/internal/phone"
+	"github.com/slotrecovery/slotrecovery/internal/sms"
 )
 
 // DefaultTimeout bounds one call to Twilio when Config.Timeout is zero. It is twilio-go's
@@ -41,8 +42,8 @@ type Config struct {
 // here turns a bad credential into a start-up error instead of a failed send.
 var alphanumeric = regexp.MustCompile(`^[A-Za-z0-9]+$`)
 
-// Twilio sends texts through Twilio's Messages API. It is safe for concurrent use.
-type Twilio struct {
+// Sender sends texts through Twilio's Messages API. It is safe for concurrent use.
+type Sender struct {
 	sid, token   string
 	timeout      time.Duration
 	base         *url.URL          // nil: leave twilio-go's URL alone
@@ -50,8 +51,8 @@ type Twilio struct {
 	edge, region string            // twilio-go's TWILIO_EDGE/TWILIO_REGION, read once by twilio-go
 }
 
-// NewTwilio checks cfg and returns a sender. It makes no network call.
-func NewTwilio(cfg Config) (*Twilio, error) {
+// New checks cfg and returns a sender. It makes no network call.
+func New(cfg Config) (*Sender, error) {
 	if cfg.AccountSID == "" {
 		return nil, errors.New("new twilio sender: account sid is required")
 	}
@@ -92,7 +93,7 @@ func NewTwilio(cfg Config) (*Twilio, error) {
 	// NewRequestHandler is where twilio-go reads TWILIO_EDGE and TWILIO_REGION; keep
 	// what it found so per-call handlers behave exactly as the library would.
 	rh := client.NewRequestHandler(&client.Client{})
-	return &Twilio{
+	return &Sender{
 		sid:       cfg.AccountSID,
 		token:     cfg.AuthToken,
 		timeout:   cmp.Or(cfg.Timeout, DefaultTimeout),
@@ -103,18 +104,18 @@ func NewTwilio(cfg Config) (*Twilio, error) {
 	}, nil
 }
 
-// Text sends m and returns Twilio's message SID. Twilio answers errors as *Error (use
-// errors.As, and Permanent to decide whether to give up on the recipient).
+// Text sends m and returns Twilio's message SID. Twilio answers errors as *sms.Error (use
+// errors.As, and sms.Permanent to decide whether to give up on the recipient).
 //
 // twilio-go v1.31.0 has no context-aware call (it builds every request with
 // context.Background()), so each call gets its own twilio-go client whose RoundTripper
 // re-issues the request under ctx: cancelling ctx aborts the HTTP request itself, and no
 // goroutine is left waiting. A cancelled or expired ctx is reported as ctx's error,
 // wrapped. A failure after the request was written, with no answer from Twilio (a
-// timeout, a dropped connection), wraps ErrOutcomeUnknown: the text may have been sent.
+// timeout, a dropped connection), wraps sms.ErrOutcomeUnknown: the text may have been sent.
 // Any other error means it was not.
-func (t *Twilio) Text(ctx context.Context, m Message) (string, error) {
-	if err := m.validate(); err != nil {
+func (t *Sender) Text(ctx context.Context, m sms.Message) (string, error) {
+	if err := m.Validate(); err != nil {
 		return "", err
 	}
 	if err := ctx.Err(); err != nil {
@@ -126,7 +127,7 @@ func (t *Twilio) Text(ctx context.Context, m Message) (string, error) {
 	params.SetTo(m.To)
 	params.SetBody(m.Body)
 	if m.ValidityPeriod > 0 {
-		params.SetValidityPeriod(validitySeconds(m.ValidityPeriod))
+		params.SetValidityPeriod(sms.ValiditySeconds(m.ValidityPeriod))
 	}
 
 	var written atomic.Bool
@@ -136,10 +137,10 @@ func (t *Twilio) Text(ctx context.Context, m Message) (string, error) {
 			err = fmt.Errorf("%w: %w", cerr, err)
 		}
 		err = fromTwilio(err)
-		var te *Error
+		var te *sms.Error
 		if !errors.As(err, &te) && written.Load() {
 			// The request went out and no answer came back: Twilio may have queued the text.
-			err = fmt.Errorf("%w: %w", ErrOutcomeUnknown, err)
+			err = fmt.Errorf("%w: %w", sms.ErrOutcomeUnknown, err)
 		}
 		return "", fmt.Errorf("send sms to %s: %w", phone.Mask(m.To), err)
 	}
@@ -151,7 +152,7 @@ func (t *Twilio) Text(ctx context.Context, m Message) (string, error) {
 
 // api builds a twilio-go service bound to ctx. Everything it allocates is small; the
 // connection pool lives in t.transport and is shared.
-func (t *Twilio) api(ctx context.Context, written *atomic.Bool) *openapi.ApiService {
+func (t *Sender) api(ctx context.Context, written *atomic.Bool) *openapi.ApiService {
 	c := &client.Client{
 		Credentials: client.NewCredentials(t.sid, t.token),
 		// A custom HTTPClient replaces twilio-go's default one, so restore both of its

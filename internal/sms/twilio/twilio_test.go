@@ -1,4 +1,4 @@
-package sms_test
+package twilio_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
 )
 
@@ -28,10 +29,10 @@ const (
 var sidRE = regexp.MustCompile(`^SM[0-9a-f]{32}$`)
 
 // newSender returns a sender pointed at a fresh fake.
-func newSender(t *testing.T) (*sms.Twilio, *twiliofake.Server) {
+func newSender(t *testing.T) (*twilio.Sender, *twiliofake.Server) {
 	t.Helper()
 	fake := twiliofake.New(t)
-	tw, err := sms.NewTwilio(sms.Config{
+	tw, err := twilio.New(twilio.Config{
 		AccountSID: twiliofake.TestAccountSID,
 		AuthToken:  twiliofake.TestAuthToken,
 		APIURL:     fake.URL(),
@@ -186,7 +187,7 @@ func TestTwilioTextErrorClasses(t *testing.T) {
 func TestTwilioTextWrongCredentials(t *testing.T) {
 	t.Parallel()
 	fake := twiliofake.NewWithCreds(t, "ACother0123456789abcdef012345678a", "othertoken0123456789abcdef01234")
-	tw, err := sms.NewTwilio(sms.Config{
+	tw, err := twilio.New(twilio.Config{
 		AccountSID: twiliofake.TestAccountSID,
 		AuthToken:  twiliofake.TestAuthToken,
 		APIURL:     fake.URL(),
@@ -245,7 +246,7 @@ func TestTwilioTimeout(t *testing.T) {
 	t.Parallel()
 	fake := twiliofake.New(t)
 	fake.Delay(10 * time.Second)
-	tw, err := sms.NewTwilio(sms.Config{
+	tw, err := twilio.New(twilio.Config{
 		AccountSID: twiliofake.TestAccountSID,
 		AuthToken:  twiliofake.TestAuthToken,
 		APIURL:     fake.URL(),
@@ -279,7 +280,7 @@ func TestTwilioAPIURLWithPathPrefix(t *testing.T) {
 	t.Cleanup(gateway.Close)
 
 	for _, apiURL := range []string{gateway.URL + "/twilio", gateway.URL + "/twilio/"} {
-		tw, err := sms.NewTwilio(sms.Config{
+		tw, err := twilio.New(twilio.Config{
 			AccountSID: twiliofake.TestAccountSID,
 			AuthToken:  twiliofake.TestAuthToken,
 			APIURL:     apiURL,
@@ -299,33 +300,33 @@ func TestTwilioAPIURLWithPathPrefix(t *testing.T) {
 
 func TestNewTwilioConfig(t *testing.T) {
 	t.Parallel()
-	ok := sms.Config{AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken}
+	ok := twilio.Config{AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken}
 	cases := []struct {
 		name    string
-		change  func(*sms.Config)
+		change  func(*twilio.Config)
 		wantErr string // "" means valid
 	}{
-		{name: "minimal", change: func(*sms.Config) {}},
-		{name: "https api url", change: func(c *sms.Config) { c.APIURL = "https://twilio-proxy.internal:8443/base" }},
-		{name: "timeout", change: func(c *sms.Config) { c.Timeout = 3 * time.Second }},
-		{name: "no sid", change: func(c *sms.Config) { c.AccountSID = "" }, wantErr: "account sid is required"},
-		{name: "no token", change: func(c *sms.Config) { c.AuthToken = "" }, wantErr: "auth token is required"},
-		{name: "sid not alphanumeric", change: func(c *sms.Config) { c.AccountSID = "AC-123" }, wantErr: "alphanumeric"},
-		{name: "token not alphanumeric", change: func(c *sms.Config) { c.AuthToken = "tok en" }, wantErr: "alphanumeric"},
-		{name: "relative api url", change: func(c *sms.Config) { c.APIURL = "/twilio" }, wantErr: "absolute"},
-		{name: "host only api url", change: func(c *sms.Config) { c.APIURL = "127.0.0.1:8080" }, wantErr: "api url"},
-		{name: "ftp api url", change: func(c *sms.Config) { c.APIURL = "ftp://example.com" }, wantErr: "absolute"},
-		{name: "api url without host", change: func(c *sms.Config) { c.APIURL = "http://" }, wantErr: "absolute"},
-		{name: "api url with query", change: func(c *sms.Config) { c.APIURL = "http://127.0.0.1:1/?a=b" }, wantErr: "query"},
-		{name: "unparsable api url", change: func(c *sms.Config) { c.APIURL = "http://[::1" }, wantErr: "parse api url"},
-		{name: "negative timeout", change: func(c *sms.Config) { c.Timeout = -time.Second }, wantErr: "negative"},
+		{name: "minimal", change: func(*twilio.Config) {}},
+		{name: "https api url", change: func(c *twilio.Config) { c.APIURL = "https://twilio-proxy.internal:8443/base" }},
+		{name: "timeout", change: func(c *twilio.Config) { c.Timeout = 3 * time.Second }},
+		{name: "no sid", change: func(c *twilio.Config) { c.AccountSID = "" }, wantErr: "account sid is required"},
+		{name: "no token", change: func(c *twilio.Config) { c.AuthToken = "" }, wantErr: "auth token is required"},
+		{name: "sid not alphanumeric", change: func(c *twilio.Config) { c.AccountSID = "AC-123" }, wantErr: "alphanumeric"},
+		{name: "token not alphanumeric", change: func(c *twilio.Config) { c.AuthToken = "tok en" }, wantErr: "alphanumeric"},
+		{name: "relative api url", change: func(c *twilio.Config) { c.APIURL = "/twilio" }, wantErr: "absolute"},
+		{name: "host only api url", change: func(c *twilio.Config) { c.APIURL = "127.0.0.1:8080" }, wantErr: "api url"},
+		{name: "ftp api url", change: func(c *twilio.Config) { c.APIURL = "ftp://example.com" }, wantErr: "absolute"},
+		{name: "api url without host", change: func(c *twilio.Config) { c.APIURL = "http://" }, wantErr: "absolute"},
+		{name: "api url with query", change: func(c *twilio.Config) { c.APIURL = "http://127.0.0.1:1/?a=b" }, wantErr: "query"},
+		{name: "unparsable api url", change: func(c *twilio.Config) { c.APIURL = "http://[::1" }, wantErr: "parse api url"},
+		{name: "negative timeout", change: func(c *twilio.Config) { c.Timeout = -time.Second }, wantErr: "negative"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			cfg := ok
 			tc.change(&cfg)
-			tw, err := sms.NewTwilio(cfg)
+			tw, err := twilio.New(cfg)
 			if tc.wantErr == "" {
 				require.NoError(t, err)
 				require.NotNil(t, tw)
