@@ -3,6 +3,7 @@ package cooldown_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -20,8 +21,10 @@ func ExampleStore_Cooling() {
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
 
-	// In production Prefix is "" and Default 0 (24 hours).
-	cooldowns, err := cooldown.New(rdb, cooldown.Config{Prefix: "example:cooldown:"})
+	// In production Prefix is "" and Default 0 (24 hours). Here the prefix is this
+	// process's own, so that two test runs sharing a Redis do not see each other's keys.
+	prefix := fmt.Sprintf("example:cooldown:%d:%d:", os.Getpid(), time.Now().UnixNano())
+	cooldowns, err := cooldown.New(rdb, cooldown.Config{Prefix: prefix})
 	if err != nil {
 		panic(err)
 	}
@@ -36,10 +39,8 @@ func ExampleStore_Cooling() {
 		fmt.Println("redis is unavailable:", err)
 		return
 	}
-	fmt.Println(cooldowns.Key("alice"))
 	fmt.Println("alice:", cooling["alice"], "bob:", cooling["bob"])
 
 	// Output:
-	// example:cooldown:offer_cooldown:alice
 	// alice: true bob: false
 }

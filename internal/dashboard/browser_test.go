@@ -60,8 +60,10 @@ func saveShot(t *testing.T, ctx context.Context, name string, shot chromedp.Acti
 }
 
 // simulateYes does to the database what a customer's YES does: the opening becomes
-// filled by customerID and gets a booking. It is SQL for now; swap it for a signed
-// Twilio webhook call once the YES flow is wired into the server.
+// filled by customerID and gets a booking. It is SQL on purpose: this package's browser
+// tests are about what the dashboard shows. The real YES (a signed Twilio webhook on a
+// running server) is covered end to end by TestBrowserOwnerSeesARealYes in
+// cmd/server/browser_test.go.
 func simulateYes(t *testing.T, pool *pgxpool.Pool, openingID, customerID uuid.UUID) {
 	t.Helper()
 	ctx := context.Background()

@@ -20,8 +20,9 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-// TestUpIsIdempotentAndConcurrent starts eight migrators at once on an already migrated
-// database and on a fresh one: the advisory lock makes them take turns and none fails.
+// TestUpIsIdempotentAndConcurrent starts eight migrators at once on a fresh database,
+// then eight more on the migrated one: the advisory lock makes them take turns, none
+// fails, and the second eight apply nothing.
 func TestUpIsIdempotentAndConcurrent(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.New(t)
@@ -49,6 +50,38 @@ func TestUpIsIdempotentAndConcurrent(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM schema_migrations").Scan(&n))
 	require.Equal(t, len(all), n)
 	require.NoError(t, pool.QueryRow(ctx, "SELECT count(*) FROM river_job").Scan(&n))
+	before := applied(t, pool)
+
+	// Eight more on the now migrated database (every restart of the server): nothing
+	// fails and nothing is applied again.
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = migrate.Up(ctx, pool, quiet())
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err, "up on a migrated database")
+	}
+	require.Equal(t, before, applied(t, pool), "up on a migrated database applied something again")
+}
+
+// applied lists the schema's and River's applied migrations with when they were
+// applied, so that a second run that applied one again would show.
+func applied(t *testing.T, pool *pgxpool.Pool) []string {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `
+		SELECT 'schema ' || version || ' ' || name || ' ' || applied_at FROM schema_migrations
+		UNION ALL
+		SELECT 'river ' || line || ' ' || version || ' ' || created_at FROM river_migration
+		ORDER BY 1`)
+	require.NoError(t, err)
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.NotEmpty(t, out)
+	return out
 }
 
 // TestSchemaFileMatchesMigrations keeps db/schema.sql (what sqlc reads) and the

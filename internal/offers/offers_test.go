@@ -3,13 +3,16 @@ package offers_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
@@ -45,6 +48,7 @@ type world struct {
 	slots  *slots.Service
 	offers *offers.Service
 	twilio *twiliofake.Server
+	texter offers.Texter
 	cool   *cooldown.Store
 	clock  *clock
 }
@@ -61,7 +65,7 @@ func newWorld(t *testing.T) *world {
 	cool, err := cooldown.New(rdb, cooldown.Config{Prefix: prefix})
 	require.NoError(t, err)
 	clk := &clock{t: time.Now()}
-	w := &world{pool: pool, queue: queue, twilio: fake, cool: cool, clock: clk}
+	w := &world{pool: pool, queue: queue, twilio: fake, texter: texter, cool: cool, clock: clk}
 	w.shops = shops.New(pool, shops.Config{Now: clk.Now})
 	w.slots = slots.New(pool, queue, slots.RedisLocker(redislock.New(rdb), nil), cool, nil, slots.Config{Now: clk.Now, KeyPrefix: prefix})
 	w.offers = offers.New(pool, queue, texter, cool, w.shops, w.slots, offers.Config{Now: clk.Now})
@@ -114,6 +118,15 @@ func (w *world) offerStatuses(t *testing.T, openingID uuid.UUID) map[string]int 
 	return out
 }
 
+// waveScheduledAt returns when the opening's job for wave is scheduled to run.
+func (w *world) waveScheduledAt(t *testing.T, openingID uuid.UUID, wave int) time.Time {
+	t.Helper()
+	var at time.Time
+	require.NoError(t, w.pool.QueryRow(context.Background(), `SELECT scheduled_at FROM river_job
+		WHERE kind = 'offer_wave' AND args->>'opening_id' = $1 AND (args->>'wave')::int = $2`, openingID.String(), wave).Scan(&at))
+	return at
+}
+
 var policy = shops.Policy{WaveSize: 2, WaveInterval: 10 * time.Minute, MinLead: time.Hour, Cooldown: 24 * time.Hour}
 
 // TestWavesInPriorityOrderAndScheduleTheNext: waves of wave_size, waitlist priority
@@ -133,6 +146,9 @@ func TestWavesInPriorityOrderAndScheduleTheNext(t *testing.T) {
 		for _, i := range want {
 			require.Len(t, w.twilio.MessagesTo(cs[i].Phone), 1, "wave %d texts customer %d", wave+1, i)
 		}
+		// A wave that texted someone schedules the next one wave_interval later.
+		require.WithinDuration(t, w.clock.Now().Add(policy.WaveInterval), w.waveScheduledAt(t, op.ID, wave+2), time.Second,
+			"wave %d is scheduled wave_interval after wave %d", wave+2, wave+1)
 	}
 	require.Equal(t, 5, w.twilio.Count())
 	rows, err := w.pool.Query(ctx, `SELECT (args->>'wave')::int FROM river_job WHERE kind = 'offer_wave' ORDER BY 1`)
@@ -156,6 +172,38 @@ func TestWavesInPriorityOrderAndScheduleTheNext(t *testing.T) {
 	require.Contains(t, msg.Body, "Ana's Salon")
 	require.Contains(t, msg.Body, "£60.00")
 	require.Equal(t, 1, sms.Segments(msg.Body), msg.Body)
+}
+
+// TestOffersStayClaimableAcrossWaves: a later wave adds customers without taking the
+// slot away from those texted earlier; a YES to a wave-1 offer after wave 2 went out
+// still books.
+func TestOffersStayClaimableAcrossWaves(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	p := policy
+	p.WaveSize = 1
+	shop := w.shop(t, p)
+	cs := w.customers(t, shop, 2)
+	op := w.declare(t, shop, 5*time.Hour)
+	ctx := context.Background()
+
+	res, err := w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Texted)
+	require.Len(t, w.twilio.MessagesTo(cs[0].Phone), 1, "wave 1 texts the first in priority")
+
+	w.clock.Set(w.clock.Now().Add(p.WaveInterval))
+	res, err = w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 2})
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Texted)
+	require.Len(t, w.twilio.MessagesTo(cs[1].Phone), 1, "wave 2 texts the next")
+	require.Equal(t, map[string]int{"sent": 2}, w.offerStatuses(t, op.ID))
+
+	claim, err := w.slots.Book(ctx, shop, cs[0].ID)
+	require.NoError(t, err)
+	require.Equal(t, slots.Booked, claim.Outcome, "the wave-1 offer is still claimable after wave 2")
+	require.Equal(t, op.ID, claim.OpeningID)
+	require.Equal(t, map[string]int{"accepted": 1, "lost": 1}, w.offerStatuses(t, op.ID))
 }
 
 // TestRetriedWaveNeverTextsTwice: running a wave again, after a crash mid-send or a
@@ -194,14 +242,46 @@ func TestRetriedWaveNeverTextsTwice(t *testing.T) {
 	for _, c := range cs {
 		require.Len(t, w.twilio.MessagesTo(c.Phone), 1, "each customer texted exactly once")
 	}
-	// Many concurrent retries of the same wave still text nobody twice.
+
+	// Twenty runs of a new opening's wave at once (River retrying a job that was also
+	// picked up again after a crash), while Twilio fails the first four sends: the
+	// offers are recorded once, each is claimed by one run at a time, and the only
+	// errors are the injected failures, whose offers go back to queued.
+	op2 := w.declare(t, shop, 6*time.Hour)
+	wave2 := jobs.Wave{OpeningID: op2.ID, Generation: 1, Wave: 1}
+	sentBefore, attemptsBefore := w.twilio.Count(), w.twilio.Attempts()
+	w.twilio.FailNext(4, 20500, 500)
+	errs := make([]error, 20)
 	var wg sync.WaitGroup
-	for range 10 {
-		wg.Add(1)
-		go func() { defer wg.Done(); _, _ = w.offers.RunWave(ctx, wave) }()
+	for i := range errs {
+		wg.Go(func() { _, errs[i] = w.offers.RunWave(ctx, wave2) })
 	}
 	wg.Wait()
-	require.Equal(t, 4, w.twilio.Count())
+	succeeded := 0
+	for _, err := range errs {
+		if err == nil {
+			succeeded++
+			continue
+		}
+		var se *sms.Error
+		require.ErrorAs(t, err, &se, "a run failed with something other than the injected Twilio error")
+		require.Equal(t, 20500, se.Code, "a run failed with something other than the injected Twilio error: %v", err)
+	}
+	require.Positive(t, succeeded, "every run failed")
+	// Every queued offer is tried by the first run that reaches it, so all four
+	// failures are used up by now; River's next retry texts what they left queued.
+	_, err = w.offers.RunWave(ctx, wave2)
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{"sent": 4}, w.offerStatuses(t, op2.ID))
+	for _, c := range cs {
+		require.Len(t, w.twilio.MessagesTo(c.Phone), 2, "exactly one text per opening for %s", c.Name)
+	}
+	require.Equal(t, sentBefore+4, w.twilio.Count())
+	require.Equal(t, attemptsBefore+4+4, w.twilio.Attempts(), "four injected failures and four texts, no other send")
+	var next int
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'offer_wave'
+		AND args->>'opening_id' = $1 AND (args->>'wave')::int = 2`, op2.ID.String()).Scan(&next))
+	require.Equal(t, 1, next, "the runs schedule the next wave once")
 }
 
 // TestUnreachableNumberIsNotTriedAgain: a Twilio error that means the number cannot
@@ -320,19 +400,67 @@ func TestCancelStopsTheWaves(t *testing.T) {
 	require.Equal(t, 2, w.twilio.Count())
 }
 
+// roundTrips counts what a Redis client sends: one per command outside a pipeline, one
+// per pipeline, and every new connection; and how many commands the pipelines held.
+type roundTrips struct{ calls, dials, pipelined atomic.Int64 }
+
+func (h *roundTrips) DialHook(next redis.DialHook) redis.DialHook {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		h.dials.Add(1)
+		return next(ctx, network, addr)
+	}
+}
+
+func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.calls.Add(1)
+		return next(ctx, cmd)
+	}
+}
+
+func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.calls.Add(1)
+		h.pipelined.Add(int64(len(cmds)))
+		return next(ctx, cmds)
+	}
+}
+
 // TestCoolingCustomersAreSkipped: the cooldown check leaves out customers who booked
 // recently, in one round trip for the whole batch.
 func TestCoolingCustomersAreSkipped(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
+	ctx := context.Background()
+	// The cooldowns live on a client of their own, so the hook counts only what the
+	// wave's cooldown check sends (locks and the rest use the world's client).
+	rdb, prefix := redistest.New(t)
+	cool, err := cooldown.New(rdb, cooldown.Config{Prefix: prefix})
+	require.NoError(t, err)
+	svc := offers.New(w.pool, w.queue, w.texter, cool, w.shops, w.slots, offers.Config{Now: w.clock.Now})
+
 	shop := w.shop(t, shops.Policy{WaveSize: 10, WaveInterval: time.Minute, MinLead: time.Hour, Cooldown: time.Hour})
 	cs := w.customers(t, shop, 3)
-	require.NoError(t, w.cool.Start(context.Background(), cs[2].ID.String(), time.Hour))
+	require.NoError(t, cool.Start(ctx, cs[2].ID.String(), time.Hour))
 	op := w.declare(t, shop, 5*time.Hour)
-	res, err := w.offers.RunWave(context.Background(), jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
+
+	h := &roundTrips{}
+	rdb.AddHook(h)
+	// go-redis runs pipelines on a pool of their own, whose first use dials and sends
+	// HELLO through the hooks: warm it up so that only the wave is counted.
+	_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { return p.Ping(ctx).Err() })
+	require.NoError(t, err)
+	h.calls.Store(0)
+	h.dials.Store(0)
+	h.pipelined.Store(0)
+
+	res, err := svc.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
 	require.NoError(t, err)
 	require.Equal(t, 2, res.Texted)
 	require.Empty(t, w.twilio.MessagesTo(cs[2].Phone))
+	require.EqualValues(t, 1, h.calls.Load(), "redis round trips for the wave's cooldown check")
+	require.EqualValues(t, 3, h.pipelined.Load(), "one pipeline checks every candidate")
+	require.Zero(t, h.dials.Load(), "a new connection would be another round trip")
 }
 
 // TestNewGenerationSkipsDeclinersAndTheLapsedHolder: when a reopened opening starts a new
@@ -349,9 +477,14 @@ func TestNewGenerationSkipsDeclinersAndTheLapsedHolder(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 4, w.twilio.Count())
 
-	// cs[0] declines; cs[1] books, then the hold lapses and the opening reopens.
-	_, err = w.pool.Exec(ctx, `UPDATE slot_offers SET status = 'declined' WHERE customer_id = $1`, cs[0].ID)
+	// cs[0] texts NO, which declines their newest claimable offer (this one); cs[1]
+	// books, then the hold lapses and the opening reopens.
+	ans, err := w.offers.Reply(ctx, offers.Inbound{MessageSID: "SMno1", From: cs[0].Phone, To: shop.SMSNumber, Body: "NO"})
 	require.NoError(t, err)
+	require.Equal(t, offers.OutcomeDeclined, ans.Outcome)
+	var status string
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT status FROM slot_offers WHERE opening_id = $1 AND customer_id = $2`, op.ID, cs[0].ID).Scan(&status))
+	require.Equal(t, "declined", status, "NO declines the offer")
 	claim, err := w.slots.Book(ctx, shop, cs[1].ID)
 	require.NoError(t, err)
 	require.Equal(t, slots.Booked, claim.Outcome)

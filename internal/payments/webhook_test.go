@@ -1,12 +1,16 @@
 package payments_test
 
 import (
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+	"github.com/stripe/stripe-go/v76"
 	"github.com/stripe/stripe-go/v76/webhook"
 
 	"github.com/slotrecovery/slotrecovery/internal/payments"
@@ -144,6 +148,98 @@ func TestParseEvent(t *testing.T) {
 			}
 			require.NoError(t, err)
 			require.Equal(t, tc.want, got)
+		})
+	}
+}
+
+// TestParseEventGolden parses events written after Stripe's documented examples for API
+// version 2023-10-16 (testdata/), not made by our own TestEventPayload, so that a
+// parser and a generator sharing one misreading of Stripe cannot pass together. Each is
+// checked against stripe-go's strict verifier and typed objects too.
+func TestParseEventGolden(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct {
+		want payments.Event
+		// typed decodes data.object with stripe-go and returns what it read for the
+		// fields ParseEvent extracts.
+		typed func(t *testing.T, raw json.RawMessage) payments.Event
+	}{
+		"checkout.session.completed": {
+			want: payments.Event{
+				ID:              "evt_1OT8nBLkdIwHu7ixKq3rV2xQ",
+				Type:            payments.EventCheckoutCompleted,
+				Created:         time.Unix(1704712153, 0).UTC(),
+				APIVersion:      "2023-10-16",
+				BookingID:       "3f0c9a4e-6c1b-4d8e-9a57-2b1e8f0d4c21",
+				SessionID:       "cs_test_a1Hk6bYQ0r9Xw7sJmFz2pL4nC8dE3gT5uV6yR1oK9iM2aB7cD4eF0gH1jJ2",
+				PaymentIntentID: "pi_3OT8jOLkdIwHu7ix0n5sT9Wq",
+				SessionStatus:   payments.SessionComplete,
+				PaymentStatus:   payments.PaymentPaid,
+				AmountTotal:     4500,
+				Currency:        "usd",
+			},
+			typed: func(t *testing.T, raw json.RawMessage) payments.Event {
+				var cs stripe.CheckoutSession
+				require.NoError(t, json.Unmarshal(raw, &cs))
+				require.Equal(t, cs.Metadata["booking_id"], cs.ClientReferenceID, "CreateCheckout sets both")
+				require.NotNil(t, cs.PaymentIntent)
+				return payments.Event{
+					BookingID: cs.Metadata["booking_id"], SessionID: cs.ID, PaymentIntentID: cs.PaymentIntent.ID,
+					SessionStatus: string(cs.Status), PaymentStatus: string(cs.PaymentStatus),
+					AmountTotal: cs.AmountTotal, Currency: string(cs.Currency),
+				}
+			},
+		},
+		"payment_intent.payment_failed": {
+			want: payments.Event{
+				ID:              "evt_3OT9a2LkdIwHu7ix1Xc8Gm4P",
+				Type:            payments.EventPaymentFailed,
+				Created:         time.Unix(1704714982, 0).UTC(),
+				APIVersion:      "2023-10-16",
+				BookingID:       "9b2d7e61-0f4a-4c3b-8d25-6e1a0c7f9b34",
+				PaymentIntentID: "pi_3OT9ZsLkdIwHu7ix1d6QvHk2",
+				AmountTotal:     3500,
+				Currency:        "gbp",
+			},
+			typed: func(t *testing.T, raw json.RawMessage) payments.Event {
+				var pi stripe.PaymentIntent
+				require.NoError(t, json.Unmarshal(raw, &pi))
+				require.Equal(t, stripe.PaymentIntentStatusRequiresPaymentMethod, pi.Status)
+				require.NotNil(t, pi.LastPaymentError)
+				require.Equal(t, "card_declined", string(pi.LastPaymentError.Code))
+				return payments.Event{
+					BookingID: pi.Metadata["booking_id"], PaymentIntentID: pi.ID,
+					AmountTotal: pi.Amount, Currency: string(pi.Currency),
+				}
+			},
+		},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			payload, err := os.ReadFile(filepath.Join("testdata", name+".json"))
+			require.NoError(t, err)
+			header := sign(payload, whsecNew, time.Now())
+
+			// stripe-go's own verifier, without ParseEvent's leniency on API versions:
+			// the event is signed right and rendered in the version stripe-go v76 expects.
+			se, err := webhook.ConstructEvent(payload, header, whsecNew)
+			require.NoError(t, err)
+			require.Equal(t, stripe.APIVersion, se.APIVersion)
+
+			got, err := payments.ParseEvent(payload, header, []string{whsecOld, whsecNew}, 0)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, got)
+
+			// ParseEvent reads the object as stripe-go's typed objects do.
+			typed := tc.typed(t, se.Data.Raw)
+			typed.ID, typed.Type, typed.Created, typed.APIVersion = se.ID, string(se.Type), time.Unix(se.Created, 0).UTC(), se.APIVersion
+			require.Equal(t, typed, got)
+
+			// The same bytes signed with payments.SignedTestPayload parse the same.
+			again, err := payments.ParseEvent(payload, payments.SignedTestPayload(payload, whsecOld, time.Now()), []string{whsecOld}, 0)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, again)
 		})
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"net/url"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -28,6 +29,11 @@ import (
 
 // DefaultURL is used when TEST_DATABASE_URL is unset.
 const DefaultURL = "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+
+// poolMaxConns caps the pool New returns. Tests run in parallel on a shared server
+// (max_connections is often 100); pgxpool's default, max(4, GOMAXPROCS) per pool, would
+// let a many-core machine exhaust it.
+const poolMaxConns = 4
 
 const howToStart = "start Postgres with `pg_ctlcluster --skip-systemctl-redirect $(ls /etc/postgresql) main start` " +
 	"(or run `scripts/services.sh`), or point TEST_DATABASE_URL at a server where this role may CREATE DATABASE"
@@ -63,8 +69,9 @@ func Main(m *testing.M) {
 	os.Exit(code)
 }
 
-// New makes a fresh migrated database for t and returns a pool on it and its URL (for
-// servers the test starts). Both are cleaned up with the test.
+// New makes a fresh migrated database for t and returns a pool on it, of at most
+// poolMaxConns connections, and its URL (for servers the test starts, which size their
+// own pools: the URL carries no cap). Both are cleaned up with the test.
 func New(t testing.TB) (*pgxpool.Pool, string) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
@@ -88,7 +95,7 @@ func New(t testing.TB) (*pgxpool.Pool, string) {
 		t.Fatalf("pgtest: create database: %v", err)
 	}
 	dbURL := withDatabase(AdminURL(), name)
-	pool, err := pgxpool.New(ctx, dbURL)
+	pool, err := pgxpool.New(ctx, withPoolCap(dbURL, poolMaxConns))
 	if err != nil {
 		t.Fatalf("pgtest: open pool: %v", err)
 	}
@@ -136,6 +143,19 @@ func withDatabase(base, name string) string {
 		panic(fmt.Sprintf("pgtest: bad TEST_DATABASE_URL: %v", err))
 	}
 	u.Path = "/" + name
+	return u.String()
+}
+
+// withPoolCap returns dbURL with pool_max_conns=n in its query. It is a pgxpool
+// setting, not a Postgres one: only pgxpool may be given the result.
+func withPoolCap(dbURL string, n int) string {
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		panic(fmt.Sprintf("pgtest: bad TEST_DATABASE_URL: %v", err))
+	}
+	q := u.Query()
+	q.Set("pool_max_conns", strconv.Itoa(n))
+	u.RawQuery = q.Encode()
 	return u.String()
 }
 

@@ -139,18 +139,20 @@ func testInvalidTTL(t *testing.T, e env) {
 func testExpiryFreesKey(t *testing.T, e env) {
 	ctx := t.Context()
 	key := e.key("lock")
+	// A ttl long enough that a loaded machine still finds the key held right after.
+	const ttl = time.Second
 	start := time.Now()
-	_, err := e.locks.Obtain(ctx, key, 50*time.Millisecond, nil)
+	_, err := e.locks.Obtain(ctx, key, ttl, nil)
 	require.NoError(t, err)
 	_, err = e.locks.Obtain(ctx, key, time.Second, nil)
-	require.ErrorIs(t, err, redislock.ErrNotObtained)
+	require.ErrorIs(t, err, redislock.ErrNotObtained, "held within its ttl")
 
 	var next *redislock.Lock
 	require.Eventually(t, func() bool {
 		next, err = e.locks.Obtain(ctx, key, time.Second, nil)
 		return err == nil
-	}, 2*time.Second, 5*time.Millisecond, "the key never expired")
-	require.GreaterOrEqual(t, time.Since(start), 45*time.Millisecond)
+	}, 3*ttl, 10*time.Millisecond, "the key never expired")
+	require.GreaterOrEqual(t, time.Since(start), ttl-50*time.Millisecond, "freed before its ttl")
 	require.NoError(t, next.Release(ctx))
 }
 
@@ -186,14 +188,17 @@ func testStaleHolder(t *testing.T, e env) {
 func testRefreshExtendsTTL(t *testing.T, e env) {
 	ctx := t.Context()
 	key := e.key("lock")
-	lock, err := e.locks.Obtain(ctx, key, 100*time.Millisecond, nil)
+	// The first ttl is long enough that a loaded machine still refreshes in time.
+	const first = time.Second
+	start := time.Now()
+	lock, err := e.locks.Obtain(ctx, key, first, nil)
 	require.NoError(t, err)
 	require.NoError(t, lock.Refresh(ctx, 10*time.Second))
 	ttl, err := lock.TTL(ctx)
 	require.NoError(t, err)
 	require.Greater(t, ttl, 9*time.Second)
 
-	time.Sleep(150 * time.Millisecond) // past the original ttl
+	time.Sleep(time.Until(start.Add(first + 100*time.Millisecond))) // past the original ttl
 	_, err = e.locks.Obtain(ctx, key, time.Second, nil)
 	require.ErrorIs(t, err, redislock.ErrNotObtained, "still held after the original ttl")
 
@@ -204,25 +209,32 @@ func testRefreshExtendsTTL(t *testing.T, e env) {
 	require.NoError(t, lock.Release(ctx))
 }
 
+// testRetryWaitsForRelease holds the key for each strategy in turn and frees it a
+// little later: each one must find it held, wait, and then obtain it.
 func testRetryWaitsForRelease(t *testing.T, e env) {
 	ctx := t.Context()
 	key := e.key("lock")
-	held, err := e.locks.Obtain(ctx, key, 10*time.Second, nil)
-	require.NoError(t, err)
-	released := make(chan error, 1)
-	time.AfterFunc(100*time.Millisecond, func() { released <- held.Release(context.Background()) })
+	const holdFor = 100 * time.Millisecond
+	strategies := map[string]redislock.RetryStrategy{
+		"linear":      redislock.LinearBackoff(10 * time.Millisecond),
+		"exponential": redislock.ExponentialBackoff(time.Millisecond, 20*time.Millisecond),
+	}
+	for name, s := range strategies {
+		held, err := e.locks.Obtain(ctx, key, 10*time.Second, nil)
+		require.NoError(t, err, name)
+		start := time.Now()
+		released := make(chan error, 1)
+		time.AfterFunc(holdFor, func() { released <- held.Release(context.Background()) })
 
-	for _, s := range []redislock.RetryStrategy{
-		redislock.LinearBackoff(10 * time.Millisecond),
-		redislock.ExponentialBackoff(time.Millisecond, 20*time.Millisecond),
-	} {
 		obtainCtx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		lock, err := e.locks.Obtain(obtainCtx, key, 10*time.Second, &redislock.Options{RetryStrategy: s})
 		cancel()
-		require.NoError(t, err, "%T", s)
-		require.NoError(t, lock.Release(ctx))
+		require.NoError(t, err, name)
+		require.GreaterOrEqual(t, time.Since(start), holdFor, "%s: obtained while the key was still held", name)
+		require.NoError(t, <-released, name)
+		require.Equal(t, lock.Token(), e.rdb.Get(ctx, key).Val(), name)
+		require.NoError(t, lock.Release(ctx), name)
 	}
-	require.NoError(t, <-released)
 }
 
 func testRetryBoundedByContext(t *testing.T, e env) {
@@ -357,7 +369,9 @@ func testDoNotObtained(t *testing.T, e env) {
 func testDoRefreshesPastTTL(t *testing.T, e env) {
 	ctx := t.Context()
 	key := e.key("lock")
-	const ttl = 150 * time.Millisecond
+	// Refreshed every ttl/3: long enough that a loaded machine still refreshes
+	// in time.
+	const ttl = 300 * time.Millisecond
 	err := e.locks.Do(ctx, key, ttl, nil, func(ctx context.Context) error {
 		for range 4 { // 4 × ttl in all
 			select {
@@ -489,6 +503,9 @@ func TestRetryStrategies(t *testing.T) {
 type interrupter struct {
 	n      atomic.Int64 // script calls left before the interrupted one; <= 0 is off
 	cancel context.CancelFunc
+	// between, if set, runs after each script call that is let through,
+	// before the caller sees its answer.
+	between func()
 }
 
 func (h *interrupter) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -496,9 +513,15 @@ func (h *interrupter) DialHook(next redis.DialHook) redis.DialHook { return next
 func (h *interrupter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		if (cmd.Name() == "evalsha" || cmd.Name() == "eval") && h.n.Add(-1) == 0 {
+		if cmd.Name() != "evalsha" && cmd.Name() != "eval" {
+			return err
+		}
+		if h.n.Add(-1) == 0 {
 			h.cancel()
 			return context.Canceled
+		}
+		if h.between != nil {
+			h.between()
 		}
 		return err
 	}
@@ -527,14 +550,19 @@ func TestObtainInterrupted(t *testing.T) {
 			rdb, prefix := redistest.New(t)
 			locks := redislock.New(rdb)
 			key := prefix + "lock"
-			if c.held {
-				_, err := locks.Obtain(t.Context(), key, 30*time.Millisecond, nil)
-				require.NoError(t, err)
-			}
 			ctx, cancel := context.WithCancel(t.Context())
 			defer cancel()
 			h := &interrupter{cancel: cancel}
 			h.n.Store(c.interrupt)
+			if c.held {
+				// Someone else holds the key (on a client of their own, outside
+				// the hook) until the first attempt has found it held; the
+				// retry then takes it and is interrupted.
+				other, _ := redistest.New(t)
+				held, err := redislock.New(other).Obtain(t.Context(), key, 10*time.Second, nil)
+				require.NoError(t, err)
+				h.between = func() { _ = held.Release(context.WithoutCancel(ctx)) }
+			}
 			rdb.AddHook(h)
 
 			_, err := locks.Obtain(ctx, key, 10*time.Second, &redislock.Options{RetryStrategy: redislock.LinearBackoff(50 * time.Millisecond)})
@@ -575,7 +603,9 @@ func TestDoCancelsWhenUnconfirmed(t *testing.T) {
 	rdb, prefix := redistest.New(t)
 	h := &breaker{}
 	rdb.AddHook(h)
-	const ttl = 150 * time.Millisecond
+	// Long enough that a loaded machine still stops fn well before the lock
+	// could expire.
+	const ttl = 600 * time.Millisecond
 
 	start := time.Now()
 	var cancelledAfter time.Duration

@@ -69,6 +69,15 @@ func newEnv(t *testing.T) *env {
 	return &env{t: t, url: srv.URL, pool: pool}
 }
 
+// sub returns e for the subtest t: its requests and queries report failures to t, not
+// to the parent test (whose require would stop the wrong goroutine and blame the wrong
+// test).
+func (e *env) sub(t *testing.T) *env {
+	c := *e
+	c.t = t
+	return &c
+}
+
 // resp is an answer, decoded as loosely as a client outside Go would.
 type resp struct {
 	status int
@@ -404,7 +413,7 @@ func TestCreateShopValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := e.do(http.MethodPost, "/api/shops", adminToken, tt.body)
+			r := e.sub(t).do(http.MethodPost, "/api/shops", adminToken, tt.body)
 			requireError(t, r, tt.status, tt.code)
 			require.Equal(t, tt.field, r.errFieldName(), r.raw)
 		})
@@ -450,7 +459,7 @@ func TestShopRoutesNeedShopKey(t *testing.T) {
 	for _, rt := range routes {
 		for name, tok := range tokens {
 			t.Run(rt.method+" "+rt.path+" "+name, func(t *testing.T) {
-				r := e.do(rt.method, rt.path, tok, rt.body)
+				r := e.sub(t).do(rt.method, rt.path, tok, rt.body)
 				requireError(t, r, http.StatusUnauthorized, "unauthorized")
 			})
 		}
@@ -508,7 +517,7 @@ func TestCustomers(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := e.do(http.MethodPost, "/api/customers", key, tt.body)
+			r := e.sub(t).do(http.MethodPost, "/api/customers", key, tt.body)
 			requireError(t, r, tt.status, tt.code)
 			require.Equal(t, tt.field, r.errFieldName())
 		})
@@ -642,7 +651,7 @@ func TestDeclareOpeningValidation(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := e.do(http.MethodPost, "/api/openings", key, tt.body)
+			r := e.sub(t).do(http.MethodPost, "/api/openings", key, tt.body)
 			requireError(t, r, tt.status, tt.code)
 			require.Equal(t, tt.field, r.errFieldName())
 		})

@@ -3,6 +3,7 @@ package slots_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
@@ -69,7 +71,8 @@ func setup(t testing.TB, n int, locker slots.Locker, keyPrefix string) (*slots.S
 }
 
 // TestPostgresIsTheLastFence: with a lock that lets everyone in, 64 concurrent claims
-// still produce exactly one booking, and the others are told the slot is taken.
+// still produce exactly one booking, the others are told the slot is taken, and their
+// offers are lost.
 func TestPostgresIsTheLastFence(t *testing.T) {
 	t.Parallel()
 	svc, f := setup(t, 64, noLock{}, "")
@@ -105,10 +108,16 @@ func TestPostgresIsTheLastFence(t *testing.T) {
 	require.Equal(t, 1, n)
 	require.NoError(t, f.pool.QueryRow(context.Background(), `SELECT count(*) FROM slot_offers WHERE status = 'accepted'`).Scan(&n))
 	require.Equal(t, 1, n)
+	require.NoError(t, f.pool.QueryRow(context.Background(), `SELECT count(*) FROM slot_offers WHERE status = 'lost'`).Scan(&n))
+	require.Equal(t, 63, n, "every other offer is lost")
 	got, err := svc.Get(context.Background(), f.shop.ID, f.op.ID)
 	require.NoError(t, err)
 	require.Equal(t, slots.StatusFilled, got.Status)
 	require.Equal(t, slots.BookingConfirmed, got.Booking.Status)
+	var winner, booker uuid.UUID
+	require.NoError(t, f.pool.QueryRow(context.Background(), `SELECT customer_id FROM slot_offers WHERE status = 'accepted'`).Scan(&winner))
+	require.NoError(t, f.pool.QueryRow(context.Background(), `SELECT customer_id FROM bookings`).Scan(&booker))
+	require.Equal(t, winner, booker, "the booking is the accepted offer's customer's")
 }
 
 // TestUniqueIndexRefusesASecondLiveBooking checks the fence itself, below the service.
@@ -126,21 +135,47 @@ func TestUniqueIndexRefusesASecondLiveBooking(t *testing.T) {
 	require.NoError(t, err, "failed bookings do not count")
 }
 
-// TestLockHeldIsTakenAtOnce: a claim that finds the slot locked loses without waiting
-// and writes nothing.
+// lockAttempts counts the attempts to obtain a lock on key: each attempt of redislock
+// sends exactly one EVALSHA on it (followed by an EVAL if Redis lacks the script).
+type lockAttempts struct {
+	key string
+	n   atomic.Int32
+}
+
+func (h *lockAttempts) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *lockAttempts) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if slices.Contains(cmd.Args(), any(h.key)) && cmd.Name() == "evalsha" {
+			h.n.Add(1)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *lockAttempts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestLockHeldIsTakenAtOnce: a claim that finds the slot locked loses after one attempt,
+// without waiting, and writes nothing.
 func TestLockHeldIsTakenAtOnce(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := redistest.New(t)
 	locks := redislock.New(rdb)
 	svc, f := setup(t, 1, slots.RedisLocker(locks, nil), prefix)
-	held, err := locks.Obtain(context.Background(), prefix+slots.LockKey(f.shop.ID, f.op.StartsAt), 10*time.Second, nil)
+	key := prefix + slots.LockKey(f.shop.ID, f.op.StartsAt)
+	held, err := locks.Obtain(context.Background(), key, 10*time.Second, nil)
 	require.NoError(t, err)
 	defer held.Release(context.Background())
+	h := &lockAttempts{key: key}
+	rdb.AddHook(h)
 	t0 := time.Now()
 	c, err := svc.Book(context.Background(), f.shop, f.cust[0])
 	require.NoError(t, err)
 	require.Equal(t, slots.Taken, c.Outcome)
-	require.Less(t, time.Since(t0), 5*time.Second, "no waiting on the lock")
+	require.Less(t, time.Since(t0), time.Second, "no waiting on the lock")
+	require.EqualValues(t, 1, h.n.Load(), "one attempt at the lock, no retries")
 	var n int
 	require.NoError(t, f.pool.QueryRow(context.Background(), `SELECT count(*) FROM bookings`).Scan(&n))
 	require.Zero(t, n)
