@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
@@ -314,9 +316,62 @@ func eventually(t *testing.T, within time.Duration, what string, cond func() boo
 	}
 }
 
+// until is eventually for helpers that only have the env.
+func (e *env) until(within time.Duration, what string, cond func() bool) {
+	e.t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("timed out after %s waiting for %s", within, what)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func (e *env) count(query string, args ...any) int {
 	e.t.Helper()
 	var n int
 	require.NoError(e.t, e.pool.QueryRow(context.Background(), query, args...).Scan(&n))
 	return n
+}
+
+// waveDone waits until the wave job of an opening's generation has completed. A wave
+// records all its offers in one transaction before it texts anyone, and its job ends
+// only after every text of the wave was handed to Twilio (or failed for good), so once
+// it is done the wave's offers and texts are all there is: nothing more will come of it.
+func (e *env) waveDone(openingID string, generation, wave int) {
+	e.t.Helper()
+	e.until(30*time.Second, fmt.Sprintf("wave %d of generation %d done", wave, generation), func() bool {
+		return e.count(`SELECT count(*) FROM river_job WHERE kind = 'offer_wave' AND args->>'opening_id' = $1
+			AND (args->>'generation')::int = $2 AND (args->>'wave')::int = $3 AND state = 'completed'`,
+			openingID, generation, wave) == 1
+	})
+}
+
+// settle waits until every job of the given kinds is in a final state (completed,
+// cancelled or discarded). A job that leads to another (a checkout job to its link text,
+// a refund job to its text) inserts it in its own transaction, before it is final
+// itself, so once nothing of these kinds is left to run, nothing more of theirs will
+// happen: the texts and Stripe requests they make can be counted exactly.
+func (e *env) settle(kinds ...string) {
+	e.t.Helper()
+	e.until(30*time.Second, fmt.Sprintf("jobs %v settled", kinds), func() bool {
+		return e.count(`SELECT count(*) FROM river_job WHERE kind = ANY($1)
+			AND state NOT IN ('completed', 'cancelled', 'discarded')`, kinds) == 0
+	})
+}
+
+// offerStatus returns the status of a customer's offer for an opening, in its current
+// generation ("" when there is none).
+func (e *env) offerStatus(customerID, openingID string) string {
+	e.t.Helper()
+	var s string
+	err := e.pool.QueryRow(context.Background(), `
+		SELECT o.status FROM slot_offers o JOIN slot_openings s ON s.id = o.opening_id
+		WHERE o.customer_id = $1 AND o.opening_id = $2 AND o.generation = s.generation`, customerID, openingID).Scan(&s)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ""
+	}
+	require.NoError(e.t, err)
+	return s
 }

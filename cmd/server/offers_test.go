@@ -50,8 +50,23 @@ func TestWaveTextsExactlyTheEligible(t *testing.T) {
 		}
 	}
 	op := e.newOpening(base, shop, 3*time.Hour)
-	eventually(t, 30*time.Second, "270 offer texts", func() bool { return e.twilio.Count() >= len(eligible) })
-	time.Sleep(300 * time.Millisecond) // nothing more should arrive
+	// The wave recorded every offer before texting anyone and its job ended after the
+	// last text: what is there now is all the wave did.
+	e.waveDone(op.ID, 1, 1)
+	sort.Strings(eligible)
+	offered := make([]string, 0, len(eligible))
+	rows, err := e.pool.Query(context.Background(), `
+		SELECT c.phone FROM slot_offers o JOIN customers c ON c.id = o.customer_id
+		WHERE o.opening_id = $1 ORDER BY c.phone`, op.ID)
+	require.NoError(t, err)
+	for rows.Next() {
+		var p string
+		require.NoError(t, rows.Scan(&p))
+		offered = append(offered, p)
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, eligible, offered, "an offer for exactly the eligible customers, once each")
+	require.Equal(t, len(eligible), e.count(`SELECT count(*) FROM slot_offers WHERE opening_id = $1 AND status = 'sent'`, op.ID))
 	msgs := e.twilio.Messages()
 	require.Len(t, msgs, len(eligible))
 	var got []string
@@ -68,7 +83,6 @@ func TestWaveTextsExactlyTheEligible(t *testing.T) {
 		require.Greater(t, m.ValidityPeriod, time.Duration(0), "offers carry a validity period")
 	}
 	sort.Strings(got)
-	sort.Strings(eligible)
 	require.Equal(t, eligible, got, "exactly the eligible customers, once each")
 	require.Equal(t, len(eligible), e.opening(base, shop, op.ID).OffersSent)
 }
@@ -86,13 +100,14 @@ func TestRaceThreeHundredYes(t *testing.T) {
 	}
 	const rounds, n = 20, 300
 	var durations []time.Duration
+	var bookingIDs []string
 	for round := range rounds {
 		shop := e.newShop(e.servers[0], "checkout", nil)
 		phones := e.bulkCustomers(shop, n, round*1000)
 		before := e.twilio.Count()
 		op := e.newOpening(e.servers[round%3], shop, 3*time.Hour)
 		eventually(t, 60*time.Second, "offers texted", func() bool { return e.twilio.Count()-before >= n })
-		checkoutsBefore := e.stripe.Count(http.MethodPost, "/v1/checkout/sessions")
+		stripeBefore := len(e.stripe.Requests())
 
 		answers := make([]smsAnswer, n)
 		var wg sync.WaitGroup
@@ -135,7 +150,26 @@ func TestRaceThreeHundredYes(t *testing.T) {
 		require.Equal(t, winner, got.FilledBy.Phone)
 		require.Equal(t, "pending_payment", got.Booking.Status)
 		require.NotEmpty(t, got.Booking.PaymentURL)
-		require.Equal(t, 1, e.stripe.Count(http.MethodPost, "/v1/checkout/sessions")-checkoutsBefore, "round %d: one Checkout Session", round)
+		bookingIDs = append(bookingIDs, got.Booking.ID)
+		// The winner's offer is accepted and every other offer of the opening is lost.
+		require.Equal(t, "accepted", e.offerStatus(got.FilledBy.CustomerID, op.ID), "round %d", round)
+		require.Equal(t, 1, e.count(`SELECT count(*) FROM slot_offers WHERE opening_id = $1 AND status = 'accepted'`, op.ID), "round %d", round)
+		require.Equal(t, n-1, e.count(`SELECT count(*) FROM slot_offers WHERE opening_id = $1 AND status = 'lost'`, op.ID), "round %d: the others' offers are lost", round)
+		// One Checkout Session: one idempotency key, derived from the one booking. (The
+		// safety-net job may repeat the request with the same key, which Stripe answers
+		// with the same session; an earlier round's job may post meanwhile for its own
+		// booking.)
+		sessionKeys := map[string]bool{}
+		for _, q := range e.stripe.Requests()[stripeBefore:] {
+			if q.Method != http.MethodPost || q.Path != "/v1/checkout/sessions" {
+				continue
+			}
+			require.Contains(t, bookingIDs, checkoutKeyBooking(q.IdempotencyKey), "round %d: a session for a booking of this test: %s", round, q.IdempotencyKey)
+			if strings.HasPrefix(q.IdempotencyKey, "checkout:"+got.Booking.ID+":") {
+				sessionKeys[q.IdempotencyKey] = true
+			}
+		}
+		require.Len(t, sessionKeys, 1, "round %d: one Checkout Session key: %v", round, sessionKeys)
 		ttl, err := e.redis.PTTL(context.Background(), e.prefix+"offer_cooldown:"+got.FilledBy.CustomerID).Result()
 		require.NoError(t, err)
 		require.InDelta(t, (24 * time.Hour).Seconds(), ttl.Seconds(), 120, "winner cools down ~24h")
@@ -144,9 +178,36 @@ func TestRaceThreeHundredYes(t *testing.T) {
 		require.Empty(t, keys, "no lock left behind")
 	}
 	require.Zero(t, e.count(`SELECT count(*) FROM (SELECT opening_id FROM bookings GROUP BY opening_id HAVING count(*) > 1) d`))
+	// Once the safety-net jobs have all run, still one session key per booking and no
+	// other.
+	e.settle("booking_checkout")
+	keysOf := map[string]map[string]bool{}
+	for _, q := range e.stripe.Requests() {
+		if q.Method == http.MethodPost && q.Path == "/v1/checkout/sessions" {
+			b := checkoutKeyBooking(q.IdempotencyKey)
+			if keysOf[b] == nil {
+				keysOf[b] = map[string]bool{}
+			}
+			keysOf[b][q.IdempotencyKey] = true
+		}
+	}
+	require.Len(t, keysOf, rounds, "sessions for the %d bookings only", rounds)
+	for _, b := range bookingIDs {
+		require.Len(t, keysOf[b], 1, "booking %s: one Checkout Session key", b)
+	}
 	sort.Slice(durations, func(i, j int) bool { return durations[i] < durations[j] })
 	t.Logf("300 concurrent YES over 3 instances, %d rounds: min %s, median %s, max %s",
 		rounds, durations[0], durations[len(durations)/2], durations[len(durations)-1])
+}
+
+// checkoutKeyBooking returns the booking id a Checkout Session idempotency key
+// ("checkout:<booking id>:<expiry>") was derived from, or "" for another key.
+func checkoutKeyBooking(key string) string {
+	parts := strings.Split(key, ":")
+	if len(parts) < 3 || parts[0] != "checkout" {
+		return ""
+	}
+	return parts[1]
 }
 
 // TestRepliesAndKeywords covers the other replies and the inbound edge cases.
@@ -170,24 +231,37 @@ func TestRepliesAndKeywords(t *testing.T) {
 	require.Contains(t, a.Body, "STOP")
 	require.Equal(t, "unrecognized", e.text(base, alice.Phone, shop.SMSNumber, "what time?").Outcome)
 
-	// Bob says STOP; a new opening texts Alice only.
+	// Bob says STOP; a new opening texts Alice only. Once its wave is done, nothing more
+	// comes of it: no offer for Bob was recorded, so none can be texted.
 	require.Equal(t, "opted_out", e.text(base, bob.Phone, shop.SMSNumber, "STOP").Outcome)
 	op := e.newOpening(base, shop, 3*time.Hour)
-	eventually(t, 20*time.Second, "offer to alice", func() bool { return len(e.twilio.MessagesTo(alice.Phone)) == 1 })
-	time.Sleep(300 * time.Millisecond)
+	e.waveDone(op.ID, 1, 1)
+	require.Len(t, e.twilio.MessagesTo(alice.Phone), 1, "offer to alice")
+	require.Equal(t, "sent", e.offerStatus(alice.ID, op.ID))
+	require.Zero(t, e.count(`SELECT count(*) FROM slot_offers WHERE opening_id = $1 AND customer_id = $2`, op.ID, bob.ID), "no offer after STOP")
 	require.Empty(t, e.twilio.MessagesTo(bob.Phone), "no text after STOP")
 
-	// Bob opts back in (START); the next opening reaches him.
+	// Bob opts back in (START); the next opening reaches him, and Alice too.
 	require.Equal(t, "opted_in", e.text(base, bob.Phone, shop.SMSNumber, "Start").Outcome)
-	e.newOpening(base, shop, 4*time.Hour)
-	eventually(t, 20*time.Second, "offer to bob", func() bool { return len(e.twilio.MessagesTo(bob.Phone)) == 1 })
+	op2 := e.newOpening(base, shop, 4*time.Hour)
+	e.waveDone(op2.ID, 1, 1)
+	require.Len(t, e.twilio.MessagesTo(bob.Phone), 1, "offer to bob")
+	require.Len(t, e.twilio.MessagesTo(alice.Phone), 2, "second offer to alice")
+	require.Equal(t, "sent", e.offerStatus(alice.ID, op2.ID))
 
-	// Alice declines the first; her NO is recorded and a redelivery repeats the answer.
+	// Alice says NO: it declines her newest claimable offer (the second opening's) and
+	// no other. A redelivery repeats the answer and declines nothing more.
+	declined := func() int { return e.count(`SELECT count(*) FROM slot_offers WHERE status = 'declined'`) }
 	sid := "SM0000000000000000000000000000decl"
 	first := e.textSID(base, sid, alice.Phone, shop.SMSNumber, "No thanks")
 	require.Equal(t, "declined", first.Outcome)
+	require.Equal(t, "declined", e.offerStatus(alice.ID, op2.ID), "the newest offer is declined")
+	require.Equal(t, "sent", e.offerStatus(alice.ID, op.ID), "the older offer stands")
+	require.Equal(t, 1, declined())
 	again := e.textSID(base, sid, alice.Phone, shop.SMSNumber, "No thanks")
 	require.Equal(t, first, again, "a redelivered MessageSid gets the same answer")
+	require.Equal(t, 1, declined(), "a redelivery declines nothing more")
+	require.Equal(t, "sent", e.offerStatus(alice.ID, op.ID))
 
 	// A YES (Twilio may flag it as an opt-in) books Bob's newest offer; the shop takes no
 	// payment, so it is confirmed at once. Redelivering it changes nothing.
@@ -199,7 +273,20 @@ func TestRepliesAndKeywords(t *testing.T) {
 	require.Equal(t, yes, again)
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM bookings WHERE customer_id = $1`, bob.ID))
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM bookings WHERE status = 'confirmed'`))
-	require.Equal(t, "open", e.opening(base, shop, op.ID).Status, "alice declined the first opening")
+	got2 := e.opening(base, shop, op2.ID)
+	require.Equal(t, "filled", got2.Status)
+	require.Equal(t, bob.Phone, got2.FilledBy.Phone)
+	require.Equal(t, "declined", e.offerStatus(alice.ID, op2.ID), "a declined offer is not also lost")
+	require.Equal(t, 1, declined())
+	require.Equal(t, "open", e.opening(base, shop, op.ID).Status, "nobody claimed the first opening")
+
+	// Alice's NO did not touch her first offer: her YES books that opening.
+	aliceYes := e.text(base, alice.Phone, shop.SMSNumber, "yes")
+	require.Equal(t, "booked", aliceYes.Outcome, aliceYes.Body)
+	got1 := e.opening(base, shop, op.ID)
+	require.Equal(t, "filled", got1.Status)
+	require.Equal(t, alice.Phone, got1.FilledBy.Phone)
+	require.Equal(t, "confirmed", got1.Booking.Status)
 
 	// TwiML is escaped XML.
 	require.True(t, strings.HasPrefix(yes.Body, "<?xml"), yes.Body)
@@ -277,7 +364,9 @@ func TestStripeFailingThenRecovering(t *testing.T) {
 	require.Equal(t, "pending_payment", got.Booking.Status)
 
 	eventually(t, 30*time.Second, "payment link texted", func() bool { return len(e.twilio.MessagesTo(c.Phone)) == 2 })
-	time.Sleep(time.Second) // a second text would show up by now
+	// Once the checkout job and the texts it queued have all finished, any second link
+	// text or session request would be in.
+	e.settle("booking_checkout", "sms_text")
 	msgs := e.twilio.MessagesTo(c.Phone)
 	require.Len(t, msgs, 2, "offer, then the link once")
 	require.Contains(t, msgs[1].Body, "http")
@@ -319,4 +408,109 @@ func TestWinnerSaysYesAgain(t *testing.T) {
 	n, err := e.redis.Exists(context.Background(), e.prefix+"offer_cooldown:"+c.ID).Result()
 	require.NoError(t, err)
 	require.Zero(t, n, "cooldown_seconds 0 means no cooldown")
+}
+
+// TestConcurrentRedeliveredYes: Twilio delivers one YES (one MessageSid) many times at
+// once. It books once; every delivery is answered either with the booking's answer,
+// identical each time, or, while the first delivery is still being handled, with
+// retry_later. Nothing is done twice.
+func TestConcurrentRedeliveredYes(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	base := e.start(nil, fastTune)
+	shop := e.newShop(base, "checkout", nil)
+	c := e.newCustomer(base, shop, "+15550000051", true)
+	op := e.newOpening(base, shop, 3*time.Hour)
+	e.waveDone(op.ID, 1, 1)
+	require.Equal(t, "sent", e.offerStatus(c.ID, op.ID))
+
+	const n = 20
+	sid := "SM00000000000000000000000000concyes"
+	answers := make([]smsAnswer, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			answers[i] = e.textSID(base, sid, c.Phone, shop.SMSNumber, "YES")
+		})
+	}
+	close(start)
+	wg.Wait()
+
+	var booked []smsAnswer
+	for i, a := range answers {
+		require.Equal(t, http.StatusOK, a.Status, "delivery %d: %s", i, a.Body)
+		switch a.Outcome {
+		case "booked":
+			booked = append(booked, a)
+		case "retry_later":
+			require.Contains(t, a.Body, "reply again", "delivery %d", i)
+		default:
+			t.Fatalf("delivery %d: unexpected outcome %q: %s", i, a.Outcome, a.Body)
+		}
+	}
+	require.NotEmpty(t, booked, "the first delivery books")
+	t.Logf("%d deliveries: %d answered booked, %d retry_later", n, len(booked), n-len(booked))
+	for _, a := range booked[1:] {
+		require.Equal(t, booked[0], a, "every booked answer is the same")
+	}
+	require.Contains(t, booked[0].Body, "http", "the answer carries the payment link")
+	// Once handled, a redelivery gets the stored answer.
+	require.Equal(t, booked[0], e.textSID(base, sid, c.Phone, shop.SMSNumber, "YES"))
+
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM bookings`))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM inbound_messages WHERE message_sid = $1 AND outcome = 'booked'`, sid))
+	got := e.opening(base, shop, op.ID)
+	require.Equal(t, "filled", got.Status)
+	require.Equal(t, c.Phone, got.FilledBy.Phone)
+	require.Equal(t, "accepted", e.offerStatus(c.ID, op.ID))
+	sessionKeys := map[string]bool{}
+	for _, q := range e.stripe.Requests() {
+		if q.Method == http.MethodPost && q.Path == "/v1/checkout/sessions" {
+			sessionKeys[q.IdempotencyKey] = true
+		}
+	}
+	require.Len(t, sessionKeys, 1, "one Checkout Session: %v", sessionKeys)
+	for k := range sessionKeys {
+		require.Equal(t, got.Booking.ID, checkoutKeyBooking(k), k)
+	}
+}
+
+// TestOffersStayClaimableAcrossWaves: an offer from the first wave can still be taken
+// after the next wave has texted someone else; the later customer is then told it is
+// taken.
+func TestOffersStayClaimableAcrossWaves(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	base := e.start(nil, fastTune)
+	shop := e.newShop(base, "none", map[string]any{"wave_size": 1, "wave_interval_seconds": 10})
+	first := e.newCustomer(base, shop, "+15550000061", true) // created first: wave 1
+	second := e.newCustomer(base, shop, "+15550000062", true)
+	op := e.newOpening(base, shop, 3*time.Hour)
+
+	e.waveDone(op.ID, 1, 1)
+	require.Len(t, e.twilio.MessagesTo(first.Phone), 1)
+	require.Empty(t, e.twilio.MessagesTo(second.Phone), "wave 1 texts one customer")
+	// Wave 2 is due 10 s later; River's scheduler makes a scheduled job available
+	// within a few seconds of its time.
+	e.until(40*time.Second, "wave 2 done", func() bool {
+		return e.count(`SELECT count(*) FROM river_job WHERE kind = 'offer_wave' AND args->>'opening_id' = $1
+			AND (args->>'wave')::int = 2 AND state = 'completed'`, op.ID) == 1
+	})
+	require.Len(t, e.twilio.MessagesTo(second.Phone), 1, "wave 2 texts the next customer")
+	require.Len(t, e.twilio.MessagesTo(first.Phone), 1, "and not the first again")
+	require.Equal(t, "sent", e.offerStatus(first.ID, op.ID))
+	require.Equal(t, "sent", e.offerStatus(second.ID, op.ID))
+
+	a := e.text(base, first.Phone, shop.SMSNumber, "YES")
+	require.Equal(t, "booked", a.Outcome, a.Body)
+	got := e.opening(base, shop, op.ID)
+	require.Equal(t, "filled", got.Status)
+	require.Equal(t, first.Phone, got.FilledBy.Phone)
+	require.Equal(t, "confirmed", got.Booking.Status)
+	require.Equal(t, "accepted", e.offerStatus(first.ID, op.ID))
+	require.Equal(t, "lost", e.offerStatus(second.ID, op.ID))
+	require.Equal(t, "taken", e.text(base, second.Phone, shop.SMSNumber, "YES").Outcome)
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM bookings`))
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -30,26 +31,43 @@ type stripeReply struct {
 	Body     string
 }
 
-// postStripe posts a body with a Stripe-Signature header ("" sends none).
+// postStripe posts a body with a Stripe-Signature header ("" sends none). It must run on
+// the test's goroutine; others use tryPostStripe.
 func (e *env) postStripe(base string, payload []byte, signature string) stripeReply {
 	e.t.Helper()
-	req, err := http.NewRequest(http.MethodPost, base+webhooks.StripePath, bytes.NewReader(payload))
+	r, err := e.tryPostStripe(base, payload, signature)
 	require.NoError(e.t, err)
+	return r
+}
+
+// tryPostStripe is postStripe returning its error, for use off the test's goroutine.
+func (e *env) tryPostStripe(base string, payload []byte, signature string) (stripeReply, error) {
+	req, err := http.NewRequest(http.MethodPost, base+webhooks.StripePath, bytes.NewReader(payload))
+	if err != nil {
+		return stripeReply{}, err
+	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	if signature != "" {
 		req.Header.Set("Stripe-Signature", signature)
 	}
 	res, err := e.client.Do(req)
-	require.NoError(e.t, err)
+	if err != nil {
+		return stripeReply{}, err
+	}
 	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return stripeReply{}, fmt.Errorf("read answer: %w", err)
+	}
 	r := stripeReply{Status: res.StatusCode, Body: string(b)}
 	if res.StatusCode == http.StatusOK {
 		var a webhooks.StripeAnswer
-		require.NoError(e.t, json.Unmarshal(b, &a), string(b))
+		if err := json.Unmarshal(b, &a); err != nil {
+			return r, fmt.Errorf("decode answer %q: %w", b, err)
+		}
 		r.Result, r.Replayed = a.Result, a.Replayed
 	}
-	return r
+	return r, nil
 }
 
 // event is one Stripe event for a booking; zero fields take a realistic default.
@@ -68,11 +86,19 @@ func (ev event) payload() []byte {
 	return payments.TestEventPayload(ev.id, ev.typ, ev.booking, ev.session, ev.intent, status, time.Now())
 }
 
-// send signs ev with the test secret, as Stripe would, and posts it.
+// send signs ev with the test secret, as Stripe would, and posts it. It must run on the
+// test's goroutine; others use trySend.
 func (e *env) send(base string, ev event) stripeReply {
 	e.t.Helper()
+	r, err := e.trySend(base, ev)
+	require.NoError(e.t, err)
+	return r
+}
+
+// trySend is send returning its error, for use off the test's goroutine.
+func (e *env) trySend(base string, ev event) (stripeReply, error) {
 	p := ev.payload()
-	return e.postStripe(base, p, payments.SignedTestPayload(p, webhookSecret, time.Now()))
+	return e.tryPostStripe(base, p, payments.SignedTestPayload(p, webhookSecret, time.Now()))
 }
 
 var eventSeq atomic.Int64
@@ -108,18 +134,6 @@ func (e *env) booked(base string, phones ...string) (shopInfo, []customerInfo, o
 	require.Equal(e.t, "pending_payment", got.Booking.Status)
 	require.NotEmpty(e.t, got.Booking.SessionID)
 	return shop, cs, got
-}
-
-// until is eventually for helpers that only have the env.
-func (e *env) until(within time.Duration, what string, cond func() bool) {
-	e.t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			e.t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // textsTo returns the bodies of the texts sent to phone through Twilio's API.
@@ -171,7 +185,10 @@ func TestPaymentLoop(t *testing.T) {
 		return len(e.twilio.MessagesTo(bob.Phone)) == 2 && len(e.twilio.MessagesTo(carol.Phone)) == 2 &&
 			len(e.twilio.MessagesTo(alice.Phone)) == 2
 	})
-	time.Sleep(300 * time.Millisecond)
+	// The new generation's first wave is done and every queued text has gone: nothing
+	// more is on its way to Alice.
+	e.waveDone(got.ID, 2, 1)
+	e.settle("sms_text", "booking_checkout")
 	aliceTexts := e.textsTo(alice.Phone)
 	require.Len(t, aliceTexts, 2, "one offer and the lapsed notice: %q", aliceTexts)
 	require.Contains(t, aliceTexts[1], "has lapsed")
@@ -242,7 +259,7 @@ func TestStripeEventsOutOfOrder(t *testing.T) {
 	require.Equal(t, "already_failed", e.send(base, event{id: evtID(), typ: payments.EventCheckoutAsyncFailed, booking: b.ID, session: b.SessionID}).Result)
 	require.Equal(t, 2, e.count(`SELECT generation FROM slot_openings WHERE id = $1`, op.ID), "reopened once")
 	require.Equal(t, "open", e.opening(base, shop, op.ID).Status)
-	require.Equal(t, 1, e.count(`SELECT count(*) FROM river_job WHERE kind = 'offer_wave' AND args->>'opening_id' = $1 AND (args->>'generation')::int = 2`, op.ID))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM river_job WHERE kind = 'offer_wave' AND args->>'opening_id' = $1 AND (args->>'generation')::int = 2 AND (args->>'wave')::int = 1`, op.ID), "one first wave of the new generation")
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM river_job WHERE kind = 'sms_text' AND args->>'key' = $1`, "lapsed:"+b.ID))
 
 	// A delayed payment method: completed but unpaid waits; its failure reopens.
@@ -449,17 +466,21 @@ func TestLatePayment(t *testing.T) {
 		texts := e.textsTo(alice.Phone)
 		return len(texts) == 3 && strings.Contains(texts[2], "refunded")
 	})
-	time.Sleep(500 * time.Millisecond)
-	refunds := e.stripe.Requests()
-	n := 0
-	for _, q := range refunds {
+	// Every refund job and the texts they queued have finished: any second refund
+	// request would be in.
+	e.settle("booking_refund", "sms_text")
+	require.Len(t, e.textsTo(alice.Phone), 3)
+	n, matches := 0, 0
+	for _, q := range e.stripe.Requests() {
 		if q.Method == http.MethodPost && q.Path == "/v1/refunds" {
 			n++
-			require.Equal(t, "refund:"+late.ID+":pi_late_alice", q.IdempotencyKey)
-			require.Equal(t, "pi_late_alice", q.Form.Get("payment_intent"))
+			if q.IdempotencyKey == "refund:"+late.ID+":pi_late_alice" && q.Form.Get("payment_intent") == "pi_late_alice" {
+				matches++
+			}
 		}
 	}
 	require.Equal(t, 1, n, "one refund requested")
+	require.Equal(t, 1, matches, "the refund of alice's late payment, under its own key")
 	got := e.opening(base, shop, op.ID)
 	require.Equal(t, "filled", got.Status)
 	require.Equal(t, bob.Phone, got.FilledBy.Phone, "bob keeps the slot")
@@ -491,12 +512,17 @@ func TestLatePayment(t *testing.T) {
 		texts := e.textsTo(carol.Phone)
 		return e.stripe.Count(http.MethodPost, "/v1/refunds") == 2 && len(texts) == 4 && strings.Contains(texts[3], "paid twice")
 	})
-	last := e.stripe.Requests()
-	for _, q := range last {
+	e.settle("booking_refund", "sms_text")
+	require.Equal(t, 2, e.stripe.Count(http.MethodPost, "/v1/refunds"))
+	require.Len(t, e.textsTo(carol.Phone), 4)
+	dup := 0
+	for _, q := range e.stripe.Requests() {
 		if q.Method == http.MethodPost && q.Path == "/v1/refunds" && q.Form.Get("payment_intent") == "pi_dup_carol" {
 			require.Equal(t, "refund:"+b.ID+":pi_dup_carol", q.IdempotencyKey)
+			dup++
 		}
 	}
+	require.Equal(t, 1, dup, "one refund of the duplicate payment")
 	require.Equal(t, "confirmed", bookingStatus(e, b.ID))
 	require.Zero(t, e.count(`SELECT count(*) FROM bookings WHERE id = $1 AND refund_id IS NOT NULL`, b.ID))
 }
@@ -807,17 +833,19 @@ func TestStripeEventsConcurrent(t *testing.T) {
 	dup := event{id: evtID(), typ: payments.EventCheckoutExpired, booking: b.ID, session: b.SessionID}
 	const n = 12
 	replies := make([]stripeReply, n)
+	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for i := range n {
 		wg.Go(func() {
 			if i%2 == 0 {
-				replies[i] = e.send(base, dup)
+				replies[i], errs[i] = e.trySend(base, dup)
 			} else {
-				replies[i] = e.send(base, event{id: evtID(), typ: payments.EventCheckoutExpired, booking: b.ID, session: b.SessionID})
+				replies[i], errs[i] = e.trySend(base, event{id: evtID(), typ: payments.EventCheckoutExpired, booking: b.ID, session: b.SessionID})
 			}
 		})
 	}
 	wg.Wait()
+	require.NoError(t, errors.Join(errs...))
 	reopened := 0
 	for _, r := range replies {
 		require.Equal(t, http.StatusOK, r.Status, r.Body)
@@ -834,13 +862,16 @@ func TestStripeEventsConcurrent(t *testing.T) {
 		shop, cs, op := e.booked(base, fmt.Sprintf("+1555999%04d", 100+round))
 		b := op.Booking
 		var done, expired stripeReply
+		var doneErr, expiredErr error
 		wg.Go(func() {
-			done = e.send(base, event{id: evtID(), typ: payments.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_race"})
+			done, doneErr = e.trySend(base, event{id: evtID(), typ: payments.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_race"})
 		})
 		wg.Go(func() {
-			expired = e.send(base, event{id: evtID(), typ: payments.EventCheckoutExpired, booking: b.ID, session: b.SessionID})
+			expired, expiredErr = e.trySend(base, event{id: evtID(), typ: payments.EventCheckoutExpired, booking: b.ID, session: b.SessionID})
 		})
 		wg.Wait()
+		require.NoError(t, doneErr)
+		require.NoError(t, expiredErr)
 		require.Equal(t, http.StatusOK, done.Status, done.Body)
 		require.Equal(t, http.StatusOK, expired.Status, expired.Body)
 		got := e.opening(base, shop, op.ID)
