@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -93,16 +94,33 @@ func (s *Service) Reply(ctx context.Context, in Inbound) (Answer, error) {
 	return ans, herr
 }
 
+// replayWait bounds how long a redelivery waits for the first delivery of the same
+// MessageSid to be answered, well inside Twilio's 15 s.
+const replayWait = 5 * time.Second
+
+// replay answers a redelivered MessageSid with the first delivery's answer. When the
+// first delivery is still being handled (a redelivery racing it), it waits for that
+// answer a little; only a first delivery that died mid-way, or takes longer than
+// replayWait, leaves the redelivery with retry_later. It never acts twice.
 func (s *Service) replay(ctx context.Context, sid string) (Answer, error) {
-	m, err := s.q.InboundGet(ctx, s.pool, sid)
-	if err != nil {
-		return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, fmt.Errorf("read stored message: %w", err)
+	deadline := time.Now().Add(replayWait)
+	for {
+		m, err := s.q.InboundGet(ctx, s.pool, sid)
+		if err != nil {
+			return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, fmt.Errorf("read stored message: %w", err)
+		}
+		if m.Outcome.Valid {
+			return Answer{Outcome: Outcome(m.Outcome.String), Message: m.Reply.String, Replayed: true}, nil
+		}
+		if time.Now().After(deadline) {
+			return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText, Replayed: true}, nil
+		}
+		select {
+		case <-ctx.Done():
+			return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText, Replayed: true}, nil
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
-	if !m.Outcome.Valid {
-		// The first delivery is still being handled (or died mid-way): don't act twice.
-		return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText, Replayed: true}, nil
-	}
-	return Answer{Outcome: Outcome(m.Outcome.String), Message: m.Reply.String, Replayed: true}, nil
 }
 
 func (s *Service) handle(ctx context.Context, shop shops.Shop, in Inbound) (Answer, error) {
