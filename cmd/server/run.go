@@ -278,6 +278,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	river.AddWorker(workers, &offers.WaveWorker{Service: a.offers})
 	river.AddWorker(workers, &offers.TextWorker{Service: a.offers})
 	river.AddWorker(workers, &slots.CheckoutWorker{Service: a.slots})
+	river.AddWorker(workers, &slots.CompleteWorker{Service: a.slots})
 	river.AddWorker(workers, &slots.RefundWorker{Payments: a.slotPayments})
 	river.AddWorker(workers, &slots.ReconcileWorker{Payments: a.slotPayments})
 	a.river, err = river.NewClient(riverpgxv5.New(a.pool), &river.Config{
@@ -291,8 +292,12 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 		Workers: workers,
 		// Only the leader instance enqueues it: a lost Stripe webhook never leaves a
 		// slot held.
-		PeriodicJobs: []*river.PeriodicJob{river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
-			func() (river.JobArgs, *river.InsertOpts) { return jobs.Reconcile{}, nil }, nil)},
+		PeriodicJobs: []*river.PeriodicJob{
+			river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
+				func() (river.JobArgs, *river.InsertOpts) { return jobs.Reconcile{}, nil }, nil),
+			river.NewPeriodicJob(river.PeriodicInterval(15*time.Minute),
+				func() (river.JobArgs, *river.InsertOpts) { return jobs.Complete{}, nil }, nil),
+		},
 		Logger: log.With("component", "river"),
 	})
 	if err != nil {

@@ -65,3 +65,11 @@ WHERE s.shop_id = sqlc.arg(shop_id)
   AND (sqlc.narg(status)::text IS NULL OR s.status = sqlc.narg(status)::text)
 ORDER BY s.starts_at DESC, s.id
 LIMIT sqlc.arg(max_rows);
+
+-- name: OpeningCompletePast :execrows
+-- A filled opening whose appointment has ended, with a confirmed booking, is completed.
+UPDATE slot_openings s
+SET status = 'completed', updated_at = sqlc.arg(now)::timestamptz, version = version + 1
+WHERE s.status = 'filled'
+  AND s.starts_at + make_interval(mins => s.duration_minutes) <= sqlc.arg(now)::timestamptz
+  AND EXISTS (SELECT 1 FROM bookings b WHERE b.opening_id = s.id AND b.status = 'confirmed');

@@ -47,6 +47,23 @@ func (q *Queries) OpeningCancel(ctx context.Context, db DBTX, arg OpeningCancelP
 	return i, err
 }
 
+const openingCompletePast = `-- name: OpeningCompletePast :execrows
+UPDATE slot_openings s
+SET status = 'completed', updated_at = $1::timestamptz, version = version + 1
+WHERE s.status = 'filled'
+  AND s.starts_at + make_interval(mins => s.duration_minutes) <= $1::timestamptz
+  AND EXISTS (SELECT 1 FROM bookings b WHERE b.opening_id = s.id AND b.status = 'confirmed')
+`
+
+// A filled opening whose appointment has ended, with a confirmed booking, is completed.
+func (q *Queries) OpeningCompletePast(ctx context.Context, db DBTX, now time.Time) (int64, error) {
+	result, err := db.Exec(ctx, openingCompletePast, now)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const openingExpire = `-- name: OpeningExpire :one
 UPDATE slot_openings
 SET status = 'expired', updated_at = $1::timestamptz, version = version + 1

@@ -116,6 +116,24 @@ func (Reconcile) InsertOpts() river.InsertOpts {
 	}}
 }
 
+// Complete marks filled openings whose appointment has ended, with a confirmed
+// booking, completed. It runs periodically.
+type Complete struct{}
+
+// Kind implements river.JobArgs.
+func (Complete) Kind() string { return "openings_complete" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts: one run at a time; a missed run is
+// made up by the next.
+func (Complete) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueOffers, MaxAttempts: 3, UniqueOpts: river.UniqueOpts{
+		ByState: []rivertype.JobState{
+			rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+			rivertype.JobStateRunning, rivertype.JobStateScheduled,
+		},
+	}}
+}
+
 // Queues the server works.
 const (
 	QueueOffers   = "offers"

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
@@ -313,4 +314,26 @@ func fromDetailed(r db.OpeningListDetailedRow) Opening {
 		}
 	}
 	return o
+}
+
+// CompletePast marks filled openings whose appointment has ended, with a confirmed
+// booking, completed, and says how many.
+func (s *Service) CompletePast(ctx context.Context) (int64, error) {
+	n, err := s.q.OpeningCompletePast(ctx, s.pool, s.cfg.Now().UTC())
+	if err != nil {
+		return 0, fmt.Errorf("complete past openings: %w", err)
+	}
+	return n, nil
+}
+
+// CompleteWorker runs jobs.Complete.
+type CompleteWorker struct {
+	river.WorkerDefaults[jobs.Complete]
+	Service *Service
+}
+
+// Work implements river.Worker.
+func (w *CompleteWorker) Work(ctx context.Context, _ *river.Job[jobs.Complete]) error {
+	_, err := w.Service.CompletePast(ctx)
+	return err
 }
