@@ -29,7 +29,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/migrate"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
-	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
@@ -94,7 +94,7 @@ type app struct {
 	slots         *slots.Service
 	offers        *offers.Service
 	slotPayments  *slots.Payments
-	payments      *payments.Client
+	payments      *stripe.Client
 	validator     *twilio.Validator
 	dashboard     *dashboard.Dashboard
 	sessionSecret []byte
@@ -233,7 +233,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	}
 	var checkouts slots.Checkouts
 	if cfg.StripeConfigured() {
-		a.payments, err = payments.New(payments.Config{SecretKey: cfg.StripeSecretKey, APIURL: cfg.StripeAPIURL})
+		a.payments, err = stripe.New(stripe.Config{SecretKey: cfg.StripeSecretKey, APIURL: cfg.StripeAPIURL})
 		if err != nil {
 			return nil, fmt.Errorf("stripe: %w", err)
 		}
@@ -268,7 +268,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	}); err != nil {
 		return nil, fmt.Errorf("dashboard: %w", err)
 	}
-	var stripeAPI slots.Stripe // a nil *payments.Client must stay a nil interface
+	var stripeAPI slots.Stripe // a nil *stripe.Client must stay a nil interface
 	if a.payments != nil {
 		stripeAPI = a.payments
 	}

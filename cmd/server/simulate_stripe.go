@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
 
@@ -70,14 +71,14 @@ func simulateStripe(ctx context.Context, args []string, getenv func(string) stri
 		*intent = "pi_sim_" + randomHex(12)
 	}
 	at := time.Now().Add(-*age)
-	payload := payments.TestEventPayload(*id, *typ, *booking, *session, *intent, *status, at)
+	payload := stripe.TestEventPayload(*id, *typ, *booking, *session, *intent, *status, at)
 	target := strings.TrimRight(*base, "/") + webhooks.StripePath
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(payload))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
-	req.Header.Set("Stripe-Signature", payments.SignedTestPayload(payload, *secret, at))
+	req.Header.Set("Stripe-Signature", stripe.SignedTestPayload(payload, *secret, at))
 	fmt.Fprintf(stdout, "POST %s  %s %s booking %s\n", target, *typ, *id, *booking)
 	return send(req, stdout, "")
 }

@@ -20,6 +20,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 	"github.com/slotrecovery/slotrecovery/internal/stripetest"
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
@@ -83,7 +84,7 @@ func (ev event) payload() []byte {
 			status = payments.PaymentPaid
 		}
 	}
-	return payments.TestEventPayload(ev.id, ev.typ, ev.booking, ev.session, ev.intent, status, time.Now())
+	return stripe.TestEventPayload(ev.id, ev.typ, ev.booking, ev.session, ev.intent, status, time.Now())
 }
 
 // send signs ev with the test secret, as Stripe would, and posts it. It must run on the
@@ -98,7 +99,7 @@ func (e *env) send(base string, ev event) stripeReply {
 // trySend is send returning its error, for use off the test's goroutine.
 func (e *env) trySend(base string, ev event) (stripeReply, error) {
 	p := ev.payload()
-	return e.tryPostStripe(base, p, payments.SignedTestPayload(p, webhookSecret, time.Now()))
+	return e.tryPostStripe(base, p, stripe.SignedTestPayload(p, webhookSecret, time.Now()))
 }
 
 var eventSeq atomic.Int64
@@ -359,12 +360,12 @@ func TestStripeWebhookVerification(t *testing.T) {
 		status int
 	}{
 		"missing signature": {p, "", http.StatusBadRequest},
-		"forged":            {p, payments.SignedTestPayload(p, "whsec_someone_else", now), http.StatusBadRequest},
+		"forged":            {p, stripe.SignedTestPayload(p, "whsec_someone_else", now), http.StatusBadRequest},
 		"garbage header":    {p, "t=1,v1=deadbeef", http.StatusBadRequest},
-		"stale":             {p, payments.SignedTestPayload(p, webhookSecret, now.Add(-6*time.Minute)), http.StatusBadRequest},
-		"tampered body":     {tampered, payments.SignedTestPayload(p, webhookSecret, now), http.StatusBadRequest},
-		"signed non-event":  {notEvent, payments.SignedTestPayload(notEvent, webhookSecret, now), http.StatusBadRequest},
-		"over 1 MiB":        {huge, payments.SignedTestPayload(huge, webhookSecret, now), http.StatusRequestEntityTooLarge},
+		"stale":             {p, stripe.SignedTestPayload(p, webhookSecret, now.Add(-6*time.Minute)), http.StatusBadRequest},
+		"tampered body":     {tampered, stripe.SignedTestPayload(p, webhookSecret, now), http.StatusBadRequest},
+		"signed non-event":  {notEvent, stripe.SignedTestPayload(notEvent, webhookSecret, now), http.StatusBadRequest},
+		"over 1 MiB":        {huge, stripe.SignedTestPayload(huge, webhookSecret, now), http.StatusRequestEntityTooLarge},
 	} {
 		r := e.postStripe(base, tc.body, tc.sig)
 		require.Equal(t, tc.status, r.Status, "%s: %s", name, r.Body)
@@ -375,7 +376,7 @@ func TestStripeWebhookVerification(t *testing.T) {
 	req, err := http.NewRequest(http.MethodPost, base+webhooks.StripePath, io.MultiReader(bytes.NewReader(huge)))
 	require.NoError(t, err)
 	req.ContentLength, req.TransferEncoding = -1, []string{"chunked"}
-	req.Header.Set("Stripe-Signature", payments.SignedTestPayload(huge, webhookSecret, now))
+	req.Header.Set("Stripe-Signature", stripe.SignedTestPayload(huge, webhookSecret, now))
 	res, err := e.client.Do(req)
 	require.NoError(t, err)
 	answer, err := io.ReadAll(res.Body)
@@ -397,7 +398,7 @@ func TestStripeWebhookVerification(t *testing.T) {
 	m["padding"] = strings.Repeat("x", 200<<10)
 	big, err = json.Marshal(m)
 	require.NoError(t, err)
-	r := e.postStripe(base, big, payments.SignedTestPayload(big, webhookSecret, now))
+	r := e.postStripe(base, big, stripe.SignedTestPayload(big, webhookSecret, now))
 	require.Equal(t, http.StatusOK, r.Status, r.Body)
 	require.Equal(t, "confirmed", r.Result)
 
@@ -405,7 +406,7 @@ func TestStripeWebhookVerification(t *testing.T) {
 	rotated := e.start(map[string]string{"STRIPE_WEBHOOK_SECRET": "whsec_new_secret," + webhookSecret}, fastTune)
 	for secret, status := range map[string]int{"whsec_new_secret": 200, webhookSecret: 200, "whsec_third": 400} {
 		q := event{id: evtID(), typ: "customer.created"}.payload()
-		require.Equal(t, status, e.postStripe(rotated, q, payments.SignedTestPayload(q, secret, time.Now())).Status, secret)
+		require.Equal(t, status, e.postStripe(rotated, q, stripe.SignedTestPayload(q, secret, time.Now())).Status, secret)
 	}
 }
 
@@ -766,7 +767,7 @@ func TestStripeEventUnstorablePayload(t *testing.T) {
 	p, err := json.Marshal(m)
 	require.NoError(t, err)
 	require.Contains(t, string(p), `"Ana\u0000 B"`)
-	r := e.postStripe(base, p, payments.SignedTestPayload(p, webhookSecret, time.Now()))
+	r := e.postStripe(base, p, stripe.SignedTestPayload(p, webhookSecret, time.Now()))
 	require.Equal(t, http.StatusOK, r.Status, r.Body)
 	require.Equal(t, "confirmed", r.Result)
 	require.Equal(t, "confirmed", e.opening(base, shop, op.ID).Booking.Status)

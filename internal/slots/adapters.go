@@ -42,14 +42,20 @@ func (r redisLocker) TryLock(ctx context.Context, key string, ttl time.Duration)
 	}, nil
 }
 
+// CheckoutCreator creates a provider's checkout session for one booking.
+// *stripe.Client (internal/payments/stripe) implements it.
+type CheckoutCreator interface {
+	CreateCheckout(ctx context.Context, r payments.CheckoutRequest) (payments.Checkout, error)
+}
+
 // StripeCheckouts adapts the payments client to Checkouts, with the pages Stripe sends
 // the customer back to.
-func StripeCheckouts(p *payments.Client, successURL, cancelURL string) Checkouts {
+func StripeCheckouts(p CheckoutCreator, successURL, cancelURL string) Checkouts {
 	return stripeCheckouts{p: p, success: successURL, cancel: cancelURL}
 }
 
 type stripeCheckouts struct {
-	p               *payments.Client
+	p               CheckoutCreator
 	success, cancel string
 }
 

@@ -23,7 +23,7 @@ import (
 //	payment_texts.go        what the customer is told
 
 // Stripe is what payment outcomes ask of Stripe besides creating sessions.
-// *payments.Client implements it.
+// *stripe.Client (internal/payments/stripe) implements it.
 type Stripe interface {
 	// ExpireCheckout ends an open session so it can no longer be paid; it returns
 	// payments.ErrAlreadyCompleted when the customer has paid.

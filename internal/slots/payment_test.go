@@ -337,7 +337,7 @@ func TestReconcileStuckBookingsDoNotBlockNewer(t *testing.T) {
 	w.stripe.failGet("cs_"+broken.String(), forbidden)
 	w.stripe.set("cs_"+open.String(), payments.SessionOpen, payments.PaymentUnpaid)
 	w.stripe.failGet("cs_"+missing.String(), fmt.Errorf("get checkout: %w",
-		&payments.Error{Type: "invalid_request_error", Code: "resource_missing", Status: 404}))
+		&payments.Error{Type: "invalid_request_error", Code: "resource_missing", Status: 404, NotFound: true}))
 	w.stripe.set("cs_"+expired.String(), payments.SessionExpired, payments.PaymentUnpaid)
 
 	now := w.start.Add(45 * time.Minute)

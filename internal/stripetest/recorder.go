@@ -45,7 +45,7 @@ type canned struct {
 // Recorder is a reverse proxy in front of stripe-mock (or any upstream) that
 // records every request and can answer instead of the upstream: a failure
 // for the next n requests (FailNext), a fixed answer for a method and path
-// (Respond), or a delay (Delay). Give its URL to payments.Config.APIURL.
+// (Respond), or a delay (Delay). Give its URL to stripe.Config.APIURL (internal/payments/stripe).
 type Recorder struct {
 	// URL is the proxy's base URL.
 	URL string

@@ -12,6 +12,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
@@ -72,7 +73,7 @@ func (h *Stripe) Handle(c echo.Context) error {
 	// payment_intent, amount, currency) have kept their names and shapes across API
 	// versions. They are decoded into our own structs, never into stripe-go's typed
 	// objects, so a version that adds or renames other fields changes nothing here.
-	ev, err := payments.ParseEvent(body, req.Header.Get("Stripe-Signature"), h.Secrets, h.Tolerance)
+	ev, err := stripe.ParseEvent(body, req.Header.Get("Stripe-Signature"), h.Secrets, h.Tolerance)
 	switch {
 	case errors.Is(err, payments.ErrBadSignature):
 		h.Logger.WarnContext(ctx, "stripe signature rejected", "err", err)

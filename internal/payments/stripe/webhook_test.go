@@ -1,4 +1,4 @@
-package payments_test
+package stripe_test
 
 import (
 	"encoding/json"
@@ -10,10 +10,11 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/stripe/stripe-go/v76"
+	stripego "github.com/stripe/stripe-go/v76"
 	"github.com/stripe/stripe-go/v76/webhook"
 
 	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 )
 
 const (
@@ -32,9 +33,9 @@ func TestParseEvent(t *testing.T) {
 	t.Parallel()
 	now := time.Now()
 	created := now.Add(-time.Second).Truncate(time.Second)
-	completed := payments.TestEventPayload("evt_completed", payments.EventCheckoutCompleted,
+	completed := stripe.TestEventPayload("evt_completed", payments.EventCheckoutCompleted,
 		"bk_1", "cs_test_1", "pi_test_1", payments.PaymentPaid, created)
-	failed := payments.TestEventPayload("evt_failed", payments.EventPaymentFailed,
+	failed := stripe.TestEventPayload("evt_failed", payments.EventPaymentFailed,
 		"bk_2", "", "pi_test_2", "", created)
 	newerAPI := []byte(strings.Replace(string(completed), `"2023-10-16"`, `"2024-06-20"`, 1))
 	expandedPI := []byte(strings.Replace(string(completed), `"payment_intent": "pi_test_1"`,
@@ -139,7 +140,7 @@ func TestParseEvent(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			got, err := payments.ParseEvent(tc.payload, tc.header, tc.secrets, 300*time.Second)
+			got, err := stripe.ParseEvent(tc.payload, tc.header, tc.secrets, 300*time.Second)
 			if tc.wantErr != nil {
 				require.ErrorIs(t, err, payments.ErrBadSignature)
 				require.ErrorIs(t, err, tc.wantErr)
@@ -179,7 +180,7 @@ func TestParseEventGolden(t *testing.T) {
 				Currency:        "usd",
 			},
 			typed: func(t *testing.T, raw json.RawMessage) payments.Event {
-				var cs stripe.CheckoutSession
+				var cs stripego.CheckoutSession
 				require.NoError(t, json.Unmarshal(raw, &cs))
 				require.Equal(t, cs.Metadata["booking_id"], cs.ClientReferenceID, "CreateCheckout sets both")
 				require.NotNil(t, cs.PaymentIntent)
@@ -202,9 +203,9 @@ func TestParseEventGolden(t *testing.T) {
 				Currency:        "gbp",
 			},
 			typed: func(t *testing.T, raw json.RawMessage) payments.Event {
-				var pi stripe.PaymentIntent
+				var pi stripego.PaymentIntent
 				require.NoError(t, json.Unmarshal(raw, &pi))
-				require.Equal(t, stripe.PaymentIntentStatusRequiresPaymentMethod, pi.Status)
+				require.Equal(t, stripego.PaymentIntentStatusRequiresPaymentMethod, pi.Status)
 				require.NotNil(t, pi.LastPaymentError)
 				require.Equal(t, "card_declined", string(pi.LastPaymentError.Code))
 				return payments.Event{
@@ -225,9 +226,9 @@ func TestParseEventGolden(t *testing.T) {
 			// the event is signed right and rendered in the version stripe-go v76 expects.
 			se, err := webhook.ConstructEvent(payload, header, whsecNew)
 			require.NoError(t, err)
-			require.Equal(t, stripe.APIVersion, se.APIVersion)
+			require.Equal(t, stripego.APIVersion, se.APIVersion)
 
-			got, err := payments.ParseEvent(payload, header, []string{whsecOld, whsecNew}, 0)
+			got, err := stripe.ParseEvent(payload, header, []string{whsecOld, whsecNew}, 0)
 			require.NoError(t, err)
 			require.Equal(t, tc.want, got)
 
@@ -236,8 +237,8 @@ func TestParseEventGolden(t *testing.T) {
 			typed.ID, typed.Type, typed.Created, typed.APIVersion = se.ID, string(se.Type), time.Unix(se.Created, 0).UTC(), se.APIVersion
 			require.Equal(t, typed, got)
 
-			// The same bytes signed with payments.SignedTestPayload parse the same.
-			again, err := payments.ParseEvent(payload, payments.SignedTestPayload(payload, whsecOld, time.Now()), []string{whsecOld}, 0)
+			// The same bytes signed with stripe.SignedTestPayload parse the same.
+			again, err := stripe.ParseEvent(payload, stripe.SignedTestPayload(payload, whsecOld, time.Now()), []string{whsecOld}, 0)
 			require.NoError(t, err)
 			require.Equal(t, tc.want, again)
 		})
@@ -260,7 +261,7 @@ func TestParseEventBadPayload(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			payload := []byte(body)
-			_, err := payments.ParseEvent(payload, sign(payload, whsecOld, now), []string{whsecOld}, 0)
+			_, err := stripe.ParseEvent(payload, sign(payload, whsecOld, now), []string{whsecOld}, 0)
 			require.ErrorIs(t, err, payments.ErrBadPayload)
 			require.NotErrorIs(t, err, payments.ErrBadSignature)
 		})
@@ -272,14 +273,14 @@ func TestParseEventBadPayload(t *testing.T) {
 func TestParseEventDefaultTolerance(t *testing.T) {
 	t.Parallel()
 	now := time.Now()
-	payload := payments.TestEventPayload("evt_tol", payments.EventCheckoutExpired, "bk_tol", "cs_tol", "", payments.PaymentUnpaid, now)
+	payload := stripe.TestEventPayload("evt_tol", payments.EventCheckoutExpired, "bk_tol", "cs_tol", "", payments.PaymentUnpaid, now)
 
-	ev, err := payments.ParseEvent(payload, sign(payload, whsecOld, now.Add(-4*time.Minute)), []string{whsecOld}, 0)
+	ev, err := stripe.ParseEvent(payload, sign(payload, whsecOld, now.Add(-4*time.Minute)), []string{whsecOld}, 0)
 	require.NoError(t, err)
 	require.Equal(t, payments.SessionExpired, ev.SessionStatus)
 	require.Empty(t, ev.PaymentIntentID)
 
-	_, err = payments.ParseEvent(payload, sign(payload, whsecOld, now.Add(-6*time.Minute)), []string{whsecOld}, 0)
+	_, err = stripe.ParseEvent(payload, sign(payload, whsecOld, now.Add(-6*time.Minute)), []string{whsecOld}, 0)
 	require.ErrorIs(t, err, webhook.ErrTooOld)
 }
 
@@ -296,11 +297,11 @@ func TestSignedTestPayload(t *testing.T) {
 	} {
 		t.Run(typ, func(t *testing.T) {
 			t.Parallel()
-			payload := payments.TestEventPayload("evt_"+typ, typ, "bk_sim", "cs_sim", "pi_sim", payments.PaymentUnpaid, now)
-			header := payments.SignedTestPayload(payload, whsecNew, now)
+			payload := stripe.TestEventPayload("evt_"+typ, typ, "bk_sim", "cs_sim", "pi_sim", payments.PaymentUnpaid, now)
+			header := stripe.SignedTestPayload(payload, whsecNew, now)
 			require.NoError(t, webhook.ValidatePayload(payload, header, whsecNew))
 
-			ev, err := payments.ParseEvent(payload, header, []string{whsecNew}, 0)
+			ev, err := stripe.ParseEvent(payload, header, []string{whsecNew}, 0)
 			require.NoError(t, err)
 			require.Equal(t, typ, ev.Type)
 			require.Equal(t, "bk_sim", ev.BookingID)

@@ -1,21 +1,22 @@
-package payments_test
+package stripe_test
 
 import (
 	"fmt"
 	"time"
 
 	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 )
 
 // A Stripe webhook handler verifies and decodes the raw body with the
 // endpoint secrets (two of them while rotating), then acts on the booking.
 func ExampleParseEvent() {
 	now := time.Now()
-	body := payments.TestEventPayload("evt_1", payments.EventCheckoutCompleted,
+	body := stripe.TestEventPayload("evt_1", payments.EventCheckoutCompleted,
 		"bk_42", "cs_test_1", "pi_test_1", payments.PaymentPaid, now)
-	header := payments.SignedTestPayload(body, "whsec_new", now)
+	header := stripe.SignedTestPayload(body, "whsec_new", now)
 
-	ev, err := payments.ParseEvent(body, header, []string{"whsec_old", "whsec_new"}, 5*time.Minute)
+	ev, err := stripe.ParseEvent(body, header, []string{"whsec_old", "whsec_new"}, 5*time.Minute)
 	if err != nil {
 		fmt.Println("400:", err)
 		return

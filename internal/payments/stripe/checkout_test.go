@@ -1,9 +1,8 @@
-package payments_test
+package stripe_test
 
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -11,9 +10,10 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-	"github.com/stripe/stripe-go/v76"
+	stripego "github.com/stripe/stripe-go/v76"
 
 	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 	"github.com/slotrecovery/slotrecovery/internal/stripetest"
 )
 
@@ -25,14 +25,14 @@ func TestMain(m *testing.M) {
 }
 
 // newClient returns a Client talking to stripe-mock through a fresh Recorder.
-func newClient(t *testing.T, cfg payments.Config) (*payments.Client, *stripetest.Recorder) {
+func newClient(t *testing.T, cfg stripe.Config) (*stripe.Client, *stripetest.Recorder) {
 	t.Helper()
 	rec := stripetest.NewRecorder(t, stripetest.Mock(t))
 	if cfg.SecretKey == "" {
 		cfg.SecretKey = "sk_test_slotrecovery"
 	}
 	cfg.APIURL = rec.URL
-	c, err := payments.New(cfg)
+	c, err := stripe.New(cfg)
 	require.NoError(t, err)
 	return c, rec
 }
@@ -52,21 +52,21 @@ func checkoutRequest(bookingID string) payments.CheckoutRequest {
 func TestNew(t *testing.T) {
 	t.Parallel()
 	cases := map[string]struct {
-		cfg payments.Config
+		cfg stripe.Config
 		ok  bool
 	}{
-		"minimal":          {cfg: payments.Config{SecretKey: "sk_test_x"}, ok: true},
-		"all fields":       {cfg: payments.Config{SecretKey: "sk_test_x", APIURL: "http://127.0.0.1:12111", Timeout: time.Second, MaxNetworkRetries: 1}, ok: true},
-		"no key":           {cfg: payments.Config{}},
-		"relative url":     {cfg: payments.Config{SecretKey: "sk_test_x", APIURL: "localhost:12111"}},
-		"ftp url":          {cfg: payments.Config{SecretKey: "sk_test_x", APIURL: "ftp://example.com"}},
-		"negative timeout": {cfg: payments.Config{SecretKey: "sk_test_x", Timeout: -time.Second}},
-		"negative retries": {cfg: payments.Config{SecretKey: "sk_test_x", MaxNetworkRetries: -1}},
+		"minimal":          {cfg: stripe.Config{SecretKey: "sk_test_x"}, ok: true},
+		"all fields":       {cfg: stripe.Config{SecretKey: "sk_test_x", APIURL: "http://127.0.0.1:12111", Timeout: time.Second, MaxNetworkRetries: 1}, ok: true},
+		"no key":           {cfg: stripe.Config{}},
+		"relative url":     {cfg: stripe.Config{SecretKey: "sk_test_x", APIURL: "localhost:12111"}},
+		"ftp url":          {cfg: stripe.Config{SecretKey: "sk_test_x", APIURL: "ftp://example.com"}},
+		"negative timeout": {cfg: stripe.Config{SecretKey: "sk_test_x", Timeout: -time.Second}},
+		"negative retries": {cfg: stripe.Config{SecretKey: "sk_test_x", MaxNetworkRetries: -1}},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			c, err := payments.New(tc.cfg)
+			c, err := stripe.New(tc.cfg)
 			if tc.ok {
 				require.NoError(t, err)
 				require.NotNil(t, c)
@@ -79,7 +79,7 @@ func TestNew(t *testing.T) {
 
 func TestCreateCheckout(t *testing.T) {
 	t.Parallel()
-	c, rec := newClient(t, payments.Config{})
+	c, rec := newClient(t, stripe.Config{})
 	req := checkoutRequest("bk_create_1")
 
 	got, err := c.CreateCheckout(t.Context(), req)
@@ -139,7 +139,7 @@ func TestCreateCheckout(t *testing.T) {
 func TestCreateCheckoutValidation(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
-	c, rec := newClient(t, payments.Config{Now: func() time.Time { return now }})
+	c, rec := newClient(t, stripe.Config{Now: func() time.Time { return now }})
 	valid := checkoutRequest("bk_valid")
 	valid.ExpiresAt = now.Add(31 * time.Minute)
 
@@ -198,7 +198,7 @@ func TestTransient(t *testing.T) {
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			c, rec := newClient(t, payments.Config{})
+			c, rec := newClient(t, stripe.Config{})
 			rec.FailNext(1, tc.status)
 
 			_, err := c.CreateCheckout(t.Context(), checkoutRequest("bk_transient"))
@@ -208,7 +208,7 @@ func TestTransient(t *testing.T) {
 			require.ErrorAs(t, err, &pe)
 			require.Equal(t, tc.status, pe.Status)
 			require.Equal(t, tc.typ, pe.Type)
-			var se *stripe.Error
+			var se *stripego.Error
 			require.ErrorAs(t, err, &se, "payments.Error unwraps to *stripe.Error")
 
 			// The failure was answered at the proxy; the next call goes
@@ -223,7 +223,7 @@ func TestTransient(t *testing.T) {
 
 	t.Run("lock_timeout", func(t *testing.T) {
 		t.Parallel()
-		c, rec := newClient(t, payments.Config{})
+		c, rec := newClient(t, stripe.Config{})
 		rec.Respond(http.MethodGet, "/v1/checkout/sessions/cs_locked", 429,
 			stripetest.ErrorBody("invalid_request_error", "lock_timeout", "This object cannot be accessed right now."))
 		_, err := c.GetCheckout(t.Context(), "cs_locked")
@@ -232,7 +232,7 @@ func TestTransient(t *testing.T) {
 
 	t.Run("timeout", func(t *testing.T) {
 		t.Parallel()
-		c, rec := newClient(t, payments.Config{Timeout: 100 * time.Millisecond})
+		c, rec := newClient(t, stripe.Config{Timeout: 100 * time.Millisecond})
 		rec.Delay(2 * time.Second)
 		_, err := c.GetCheckout(t.Context(), "cs_slow")
 		require.Error(t, err)
@@ -241,7 +241,7 @@ func TestTransient(t *testing.T) {
 
 	t.Run("connection refused", func(t *testing.T) {
 		t.Parallel()
-		c, err := payments.New(payments.Config{SecretKey: "sk_test_x", APIURL: "http://127.0.0.1:1"})
+		c, err := stripe.New(stripe.Config{SecretKey: "sk_test_x", APIURL: "http://127.0.0.1:1"})
 		require.NoError(t, err)
 		_, err = c.GetCheckout(t.Context(), "cs_nowhere")
 		require.Error(t, err)
@@ -250,7 +250,7 @@ func TestTransient(t *testing.T) {
 
 	t.Run("cancelled context", func(t *testing.T) {
 		t.Parallel()
-		c, _ := newClient(t, payments.Config{})
+		c, _ := newClient(t, stripe.Config{})
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
 		_, err := c.GetCheckout(ctx, "cs_cancelled")
@@ -268,7 +268,7 @@ func TestTransient(t *testing.T) {
 
 func TestGetCheckout(t *testing.T) {
 	t.Parallel()
-	c, rec := newClient(t, payments.Config{})
+	c, rec := newClient(t, stripe.Config{})
 
 	t.Run("stripe-mock", func(t *testing.T) {
 		s, err := c.GetCheckout(t.Context(), "cs_test_get")
@@ -339,7 +339,7 @@ func TestExpireCheckout(t *testing.T) {
 
 	t.Run("open session", func(t *testing.T) {
 		t.Parallel()
-		c, rec := newClient(t, payments.Config{})
+		c, rec := newClient(t, stripe.Config{})
 		require.NoError(t, c.ExpireCheckout(t.Context(), "cs_open"))
 		require.Equal(t, 1, rec.Count(http.MethodPost, "/v1/checkout/sessions/cs_open/expire"))
 		require.Equal(t, 0, rec.Count(http.MethodGet, "/v1/checkout/sessions/"))
@@ -347,7 +347,7 @@ func TestExpireCheckout(t *testing.T) {
 
 	t.Run("already completed", func(t *testing.T) {
 		t.Parallel()
-		c, rec := newClient(t, payments.Config{})
+		c, rec := newClient(t, stripe.Config{})
 		rec.Respond(http.MethodPost, "/v1/checkout/sessions/cs_paid/expire", 400, notOpen)
 		rec.Respond(http.MethodGet, "/v1/checkout/sessions/cs_paid", 200, sessionJSON("cs_paid", "complete", "paid", "bk_paid", "bk_paid", `"pi_paid"`))
 		err := c.ExpireCheckout(t.Context(), "cs_paid")
@@ -358,7 +358,7 @@ func TestExpireCheckout(t *testing.T) {
 
 	t.Run("already expired", func(t *testing.T) {
 		t.Parallel()
-		c, rec := newClient(t, payments.Config{})
+		c, rec := newClient(t, stripe.Config{})
 		rec.Respond(http.MethodPost, "/v1/checkout/sessions/cs_old/expire", 400, notOpen)
 		rec.Respond(http.MethodGet, "/v1/checkout/sessions/cs_old", 200, sessionJSON("cs_old", "expired", "unpaid", "bk_old", "bk_old", "null"))
 		require.NoError(t, c.ExpireCheckout(t.Context(), "cs_old"))
@@ -366,7 +366,7 @@ func TestExpireCheckout(t *testing.T) {
 
 	t.Run("still open after a 400", func(t *testing.T) {
 		t.Parallel()
-		c, rec := newClient(t, payments.Config{})
+		c, rec := newClient(t, stripe.Config{})
 		rec.Respond(http.MethodPost, "/v1/checkout/sessions/cs_odd/expire", 400, notOpen)
 		rec.Respond(http.MethodGet, "/v1/checkout/sessions/cs_odd", 200, sessionJSON("cs_odd", "open", "unpaid", "bk_odd", "bk_odd", "null"))
 		err := c.ExpireCheckout(t.Context(), "cs_odd")
@@ -379,7 +379,7 @@ func TestExpireCheckout(t *testing.T) {
 
 	t.Run("server error does not retrieve", func(t *testing.T) {
 		t.Parallel()
-		c, rec := newClient(t, payments.Config{})
+		c, rec := newClient(t, stripe.Config{})
 		rec.FailNext(1, 500)
 		err := c.ExpireCheckout(t.Context(), "cs_flaky")
 		require.True(t, payments.Transient(err))
@@ -388,14 +388,14 @@ func TestExpireCheckout(t *testing.T) {
 
 	t.Run("no id", func(t *testing.T) {
 		t.Parallel()
-		c, _ := newClient(t, payments.Config{})
+		c, _ := newClient(t, stripe.Config{})
 		require.ErrorIs(t, c.ExpireCheckout(t.Context(), ""), payments.ErrInvalid)
 	})
 }
 
 func TestRefund(t *testing.T) {
 	t.Parallel()
-	c, rec := newClient(t, payments.Config{})
+	c, rec := newClient(t, stripe.Config{})
 
 	id, err := c.Refund(t.Context(), "pi_refund", "bk_refund")
 	require.NoError(t, err)
@@ -434,7 +434,7 @@ func TestRefundAlreadyRefunded(t *testing.T) {
 
 	t.Run("read back", func(t *testing.T) {
 		t.Parallel()
-		c, rec := newClient(t, payments.Config{})
+		c, rec := newClient(t, stripe.Config{})
 		rec.Respond(http.MethodPost, "/v1/refunds", http.StatusBadRequest, refused)
 		rec.Respond(http.MethodGet, "/v1/refunds", http.StatusOK, `{"object":"list","url":"/v1/refunds","has_more":false,"data":[`+
 			`{"id":"re_failed","object":"refund","status":"failed","payment_intent":"pi_done"},`+
@@ -450,7 +450,7 @@ func TestRefundAlreadyRefunded(t *testing.T) {
 
 	t.Run("nothing to read back", func(t *testing.T) {
 		t.Parallel()
-		c, rec := newClient(t, payments.Config{})
+		c, rec := newClient(t, stripe.Config{})
 		rec.Respond(http.MethodPost, "/v1/refunds", http.StatusBadRequest, refused)
 		rec.Respond(http.MethodGet, "/v1/refunds", http.StatusOK, `{"object":"list","url":"/v1/refunds","has_more":false,"data":[]}`)
 		_, err := c.Refund(t.Context(), "pi_odd", "bk_odd")
@@ -460,7 +460,7 @@ func TestRefundAlreadyRefunded(t *testing.T) {
 
 	t.Run("stripe-mock list", func(t *testing.T) {
 		t.Parallel()
-		c, rec := newClient(t, payments.Config{})
+		c, rec := newClient(t, stripe.Config{})
 		rec.Respond(http.MethodPost, "/v1/refunds", http.StatusBadRequest, refused)
 		id, err := c.Refund(t.Context(), "pi_mock", "bk_mock")
 		require.NoError(t, err)
@@ -470,7 +470,7 @@ func TestRefundAlreadyRefunded(t *testing.T) {
 
 	t.Run("another refusal is an error", func(t *testing.T) {
 		t.Parallel()
-		c, rec := newClient(t, payments.Config{})
+		c, rec := newClient(t, stripe.Config{})
 		rec.Respond(http.MethodPost, "/v1/refunds", http.StatusBadRequest,
 			stripetest.ErrorBody("invalid_request_error", "payment_intent_unexpected_state", "This PaymentIntent is not refundable."))
 		_, err := c.Refund(t.Context(), "pi_bad", "bk_bad")
@@ -478,22 +478,4 @@ func TestRefundAlreadyRefunded(t *testing.T) {
 		require.False(t, payments.Transient(err))
 		require.Equal(t, 1, rec.Count("", "/"))
 	})
-}
-
-// TestErrorClassification: an *Error built without stripe-go's error behind it (a fake
-// in another package's tests) is classified like one that has it, and ErrNotFound
-// matches Stripe's resource_missing.
-func TestErrorClassification(t *testing.T) {
-	t.Parallel()
-	missing := &payments.Error{Type: "invalid_request_error", Code: "resource_missing", Status: 404}
-	require.ErrorIs(t, fmt.Errorf("get checkout: %w", missing), payments.ErrNotFound)
-	require.False(t, payments.Transient(missing))
-	var se *stripe.Error
-	require.False(t, errors.As(missing, &se), "no stripe error to unwrap to")
-
-	require.True(t, payments.Transient(&payments.Error{Type: "api_error", Status: 500}))
-	require.True(t, payments.Transient(&payments.Error{Type: "invalid_request_error", Status: 429}))
-	require.False(t, payments.Transient(&payments.Error{Type: "api_error", Status: 500, ShouldRetry: "false"}))
-	require.True(t, payments.Transient(&payments.Error{Type: "invalid_request_error", Status: 400, ShouldRetry: "true"}))
-	require.NotErrorIs(t, &payments.Error{Type: "card_error", Code: "card_declined", Status: 402}, payments.ErrNotFound)
 }

@@ -1,4 +1,4 @@
-package payments
+package stripe
 
 import (
 	"cmp"
@@ -9,7 +9,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/stripe/stripe-go/v76"
+	stripego "github.com/stripe/stripe-go/v76"
+
+	"github.com/slotrecovery/slotrecovery/internal/payments"
 )
 
 // Stripe's limits on a Checkout Session's expires_at, counted from when the
@@ -25,82 +27,6 @@ const (
 // client_reference_id holds 200 characters and an idempotency key 255.
 const maxBookingIDLen = 200
 
-// Checkout Session statuses, as in Session.Status and Event.SessionStatus.
-const (
-	SessionOpen     = "open"
-	SessionComplete = "complete"
-	SessionExpired  = "expired"
-)
-
-// Checkout Session payment statuses, as in Session.PaymentStatus and
-// Event.PaymentStatus.
-const (
-	PaymentPaid              = "paid"
-	PaymentUnpaid            = "unpaid"
-	PaymentNoPaymentRequired = "no_payment_required"
-)
-
-// CheckoutRequest describes the payment for one booking.
-type CheckoutRequest struct {
-	// BookingID identifies the booking; it becomes the session's
-	// client_reference_id and metadata.booking_id, the PaymentIntent's
-	// metadata.booking_id, and (with ExpiresAt) the idempotency key.
-	BookingID string
-	// AmountCents is the price in the currency's smallest unit; positive.
-	AmountCents int64
-	// Currency is an ISO 4217 code in lower case, e.g. "usd".
-	Currency string
-	// Description names the line item the customer sees, e.g.
-	// "Haircut at Joe's, Sat 22 Nov 15:00".
-	Description string
-	// ExpiresAt is when the session stops accepting payment: Stripe requires
-	// 30 minutes to 24 hours ahead (pick 31 minutes for a quick turnover).
-	// A retry must send the same value, so store it with the booking: Stripe
-	// refuses an idempotency key reused with different parameters.
-	ExpiresAt time.Time
-	// SuccessURL is where Checkout sends the customer after paying.
-	// Required.
-	SuccessURL string
-	// CancelURL is where Checkout's back button leads; optional.
-	CancelURL string
-}
-
-// Checkout is a created Checkout Session.
-type Checkout struct {
-	// SessionID is the Checkout Session id (cs_…).
-	SessionID string
-	// URL is the payment page to send to the customer.
-	URL string
-	// PaymentIntentID is the PaymentIntent id (pi_…). Since API version
-	// 2022-08-01 Stripe creates the PaymentIntent only when the customer
-	// submits the form, so it is usually empty here; webhook events carry it.
-	PaymentIntentID string
-	// ExpiresAt is when the session expires, as Stripe reports it.
-	ExpiresAt time.Time
-}
-
-// Session is a Checkout Session as read back from Stripe.
-type Session struct {
-	// ID is the Checkout Session id.
-	ID string
-	// Status is SessionOpen, SessionComplete or SessionExpired.
-	Status string
-	// PaymentStatus is PaymentPaid, PaymentUnpaid or PaymentNoPaymentRequired.
-	PaymentStatus string
-	// PaymentIntentID is the PaymentIntent id, empty until the customer pays.
-	PaymentIntentID string
-	// BookingID comes from metadata.booking_id, else client_reference_id.
-	BookingID string
-	// URL is the payment page; empty once the session is complete or expired.
-	URL string
-	// ExpiresAt is when the session expires.
-	ExpiresAt time.Time
-	// AmountTotal is the total in the currency's smallest unit.
-	AmountTotal int64
-	// Currency is the ISO 4217 code in lower case.
-	Currency string
-}
-
 // CreateCheckout creates a Checkout Session in payment mode for one booking,
 // paid by card only.
 //
@@ -109,36 +35,36 @@ type Session struct {
 // session the first call created rather than a second payment link for the
 // same booking; a request with a later expiry is a new key, and so may make a
 // second session.
-func (c *Client) CreateCheckout(ctx context.Context, r CheckoutRequest) (Checkout, error) {
+func (c *Client) CreateCheckout(ctx context.Context, r payments.CheckoutRequest) (payments.Checkout, error) {
 	if err := c.validateCheckout(r); err != nil {
-		return Checkout{}, fmt.Errorf("create checkout for booking %s: %w", r.BookingID, err)
+		return payments.Checkout{}, fmt.Errorf("create checkout for booking %s: %w", r.BookingID, err)
 	}
-	params := &stripe.CheckoutSessionParams{
-		Mode: stripe.String(string(stripe.CheckoutSessionModePayment)),
-		LineItems: []*stripe.CheckoutSessionLineItemParams{{
-			PriceData: &stripe.CheckoutSessionLineItemPriceDataParams{
-				Currency:   stripe.String(r.Currency),
-				UnitAmount: stripe.Int64(r.AmountCents),
-				ProductData: &stripe.CheckoutSessionLineItemPriceDataProductDataParams{
-					Name: stripe.String(r.Description),
+	params := &stripego.CheckoutSessionParams{
+		Mode: stripego.String(string(stripego.CheckoutSessionModePayment)),
+		LineItems: []*stripego.CheckoutSessionLineItemParams{{
+			PriceData: &stripego.CheckoutSessionLineItemPriceDataParams{
+				Currency:   stripego.String(r.Currency),
+				UnitAmount: stripego.Int64(r.AmountCents),
+				ProductData: &stripego.CheckoutSessionLineItemPriceDataProductDataParams{
+					Name: stripego.String(r.Description),
 				},
 			},
-			Quantity: stripe.Int64(1),
+			Quantity: stripego.Int64(1),
 		}},
 		// Card only: a card payment succeeds or fails while the customer is on
 		// the page. Bank debits and vouchers settle days later, long after the
 		// 30-minute hold has given the slot to someone else, so they are not
 		// offered (the dashboard's default methods could include them).
-		PaymentMethodTypes: stripe.StringSlice([]string{"card"}),
-		ClientReferenceID:  stripe.String(r.BookingID),
-		PaymentIntentData: &stripe.CheckoutSessionPaymentIntentDataParams{
+		PaymentMethodTypes: stripego.StringSlice([]string{"card"}),
+		ClientReferenceID:  stripego.String(r.BookingID),
+		PaymentIntentData: &stripego.CheckoutSessionPaymentIntentDataParams{
 			Metadata: map[string]string{"booking_id": r.BookingID},
 		},
-		ExpiresAt:  stripe.Int64(r.ExpiresAt.Unix()),
-		SuccessURL: stripe.String(r.SuccessURL),
+		ExpiresAt:  stripego.Int64(r.ExpiresAt.Unix()),
+		SuccessURL: stripego.String(r.SuccessURL),
 	}
 	if r.CancelURL != "" {
-		params.CancelURL = stripe.String(r.CancelURL)
+		params.CancelURL = stripego.String(r.CancelURL)
 	}
 	params.Context = ctx
 	params.AddMetadata("booking_id", r.BookingID)
@@ -146,9 +72,9 @@ func (c *Client) CreateCheckout(ctx context.Context, r CheckoutRequest) (Checkou
 
 	s, err := c.api.CheckoutSessions.New(params)
 	if err != nil {
-		return Checkout{}, fmt.Errorf("create checkout for booking %s: %w", r.BookingID, translate(err))
+		return payments.Checkout{}, fmt.Errorf("create checkout for booking %s: %w", r.BookingID, translate(err))
 	}
-	out := Checkout{SessionID: s.ID, URL: s.URL, ExpiresAt: unixTime(s.ExpiresAt)}
+	out := payments.Checkout{SessionID: s.ID, URL: s.URL, ExpiresAt: unixTime(s.ExpiresAt)}
 	if s.PaymentIntent != nil {
 		out.PaymentIntentID = s.PaymentIntent.ID
 	}
@@ -172,42 +98,42 @@ func refundIdempotencyKey(bookingID, paymentIntentID string) string {
 // maxIdempotencyKeyLen is Stripe's limit on an Idempotency-Key.
 const maxIdempotencyKeyLen = 255
 
-func (c *Client) validateCheckout(r CheckoutRequest) error {
+func (c *Client) validateCheckout(r payments.CheckoutRequest) error {
 	if err := validateBookingID(r.BookingID); err != nil {
 		return err
 	}
 	if r.AmountCents <= 0 {
-		return fmt.Errorf("%w: amount %d is not positive", ErrInvalid, r.AmountCents)
+		return fmt.Errorf("%w: amount %d is not positive", payments.ErrInvalid, r.AmountCents)
 	}
 	if !validCurrency(r.Currency) {
-		return fmt.Errorf("%w: currency %q is not a lower-case ISO 4217 code", ErrInvalid, r.Currency)
+		return fmt.Errorf("%w: currency %q is not a lower-case ISO 4217 code", payments.ErrInvalid, r.Currency)
 	}
 	if r.Description == "" {
-		return fmt.Errorf("%w: description is required", ErrInvalid)
+		return fmt.Errorf("%w: description is required", payments.ErrInvalid)
 	}
 	if r.ExpiresAt.IsZero() {
-		return fmt.Errorf("%w: expiry time is required", ErrInvalid)
+		return fmt.Errorf("%w: expiry time is required", payments.ErrInvalid)
 	}
 	ahead := r.ExpiresAt.Sub(c.now())
 	if ahead < MinCheckoutExpiry || ahead > MaxCheckoutExpiry {
 		return fmt.Errorf("%w: expiry %s is %s ahead, outside stripe's %s to %s",
-			ErrInvalid, r.ExpiresAt.UTC().Format(time.RFC3339), ahead.Round(time.Second), MinCheckoutExpiry, MaxCheckoutExpiry)
+			payments.ErrInvalid, r.ExpiresAt.UTC().Format(time.RFC3339), ahead.Round(time.Second), MinCheckoutExpiry, MaxCheckoutExpiry)
 	}
 	if !absoluteURL(r.SuccessURL) {
-		return fmt.Errorf("%w: success url %q is not an absolute http(s) url", ErrInvalid, r.SuccessURL)
+		return fmt.Errorf("%w: success url %q is not an absolute http(s) url", payments.ErrInvalid, r.SuccessURL)
 	}
 	if r.CancelURL != "" && !absoluteURL(r.CancelURL) {
-		return fmt.Errorf("%w: cancel url %q is not an absolute http(s) url", ErrInvalid, r.CancelURL)
+		return fmt.Errorf("%w: cancel url %q is not an absolute http(s) url", payments.ErrInvalid, r.CancelURL)
 	}
 	return nil
 }
 
 func validateBookingID(id string) error {
 	if id == "" {
-		return fmt.Errorf("%w: booking id is required", ErrInvalid)
+		return fmt.Errorf("%w: booking id is required", payments.ErrInvalid)
 	}
 	if len(id) > maxBookingIDLen {
-		return fmt.Errorf("%w: booking id is longer than %d bytes", ErrInvalid, maxBookingIDLen)
+		return fmt.Errorf("%w: booking id is longer than %d bytes", payments.ErrInvalid, maxBookingIDLen)
 	}
 	return nil
 }
@@ -232,12 +158,12 @@ func absoluteURL(s string) bool {
 // ExpireCheckout ends an open Checkout Session so that it can no longer be
 // paid, before the slot is offered to someone else. An already expired
 // session counts as success. If the customer has already paid, it returns
-// ErrAlreadyCompleted and the booking must stand.
+// payments.ErrAlreadyCompleted and the booking must stand.
 func (c *Client) ExpireCheckout(ctx context.Context, sessionID string) error {
 	if sessionID == "" {
-		return fmt.Errorf("expire checkout: %w: session id is required", ErrInvalid)
+		return fmt.Errorf("expire checkout: %w: session id is required", payments.ErrInvalid)
 	}
-	params := &stripe.CheckoutSessionExpireParams{}
+	params := &stripego.CheckoutSessionExpireParams{}
 	params.Context = ctx
 	_, err := c.api.CheckoutSessions.Expire(sessionID, params)
 	if err == nil {
@@ -246,8 +172,8 @@ func (c *Client) ExpireCheckout(ctx context.Context, sessionID string) error {
 	// Stripe answers invalid_request_error for a session that is not open
 	// any more, whether it completed or expired. Its status tells which; the
 	// message text is not an API.
-	var se *stripe.Error
-	if !errors.As(err, &se) || se.Type != stripe.ErrorTypeInvalidRequest {
+	var se *stripego.Error
+	if !errors.As(err, &se) || se.Type != stripego.ErrorTypeInvalidRequest {
 		return fmt.Errorf("expire checkout %s: %w", sessionID, translate(err))
 	}
 	s, gerr := c.GetCheckout(ctx, sessionID)
@@ -257,26 +183,26 @@ func (c *Client) ExpireCheckout(ctx context.Context, sessionID string) error {
 		return fmt.Errorf("expire checkout %s: refused (%v), then %w", sessionID, translate(err), gerr)
 	}
 	switch s.Status {
-	case SessionComplete:
-		return fmt.Errorf("expire checkout %s: %w", sessionID, ErrAlreadyCompleted)
-	case SessionExpired:
+	case payments.SessionComplete:
+		return fmt.Errorf("expire checkout %s: %w", sessionID, payments.ErrAlreadyCompleted)
+	case payments.SessionExpired:
 		return nil
 	}
 	return fmt.Errorf("expire checkout %s (status %s): %w", sessionID, s.Status, translate(err))
 }
 
 // GetCheckout reads a Checkout Session back from Stripe.
-func (c *Client) GetCheckout(ctx context.Context, sessionID string) (Session, error) {
+func (c *Client) GetCheckout(ctx context.Context, sessionID string) (payments.Session, error) {
 	if sessionID == "" {
-		return Session{}, fmt.Errorf("get checkout: %w: session id is required", ErrInvalid)
+		return payments.Session{}, fmt.Errorf("get checkout: %w: session id is required", payments.ErrInvalid)
 	}
-	params := &stripe.CheckoutSessionParams{}
+	params := &stripego.CheckoutSessionParams{}
 	params.Context = ctx
 	s, err := c.api.CheckoutSessions.Get(sessionID, params)
 	if err != nil {
-		return Session{}, fmt.Errorf("get checkout %s: %w", sessionID, translate(err))
+		return payments.Session{}, fmt.Errorf("get checkout %s: %w", sessionID, translate(err))
 	}
-	out := Session{
+	out := payments.Session{
 		ID:            s.ID,
 		Status:        string(s.Status),
 		PaymentStatus: string(s.PaymentStatus),
@@ -304,13 +230,13 @@ func (c *Client) Refund(ctx context.Context, paymentIntentID, bookingID string) 
 		return "", fmt.Errorf("refund booking %s: %w", bookingID, err)
 	}
 	if paymentIntentID == "" {
-		return "", fmt.Errorf("refund booking %s: %w: payment intent id is required", bookingID, ErrInvalid)
+		return "", fmt.Errorf("refund booking %s: %w: payment intent id is required", bookingID, payments.ErrInvalid)
 	}
 	key := refundIdempotencyKey(bookingID, paymentIntentID)
 	if len(key) > maxIdempotencyKeyLen {
-		return "", fmt.Errorf("refund booking %s: %w: payment intent id is too long", bookingID, ErrInvalid)
+		return "", fmt.Errorf("refund booking %s: %w: payment intent id is too long", bookingID, payments.ErrInvalid)
 	}
-	params := &stripe.RefundParams{PaymentIntent: stripe.String(paymentIntentID)}
+	params := &stripego.RefundParams{PaymentIntent: stripego.String(paymentIntentID)}
 	params.Context = ctx
 	params.AddMetadata("booking_id", bookingID)
 	params.SetIdempotencyKey(key)
@@ -318,8 +244,8 @@ func (c *Client) Refund(ctx context.Context, paymentIntentID, bookingID string) 
 	if err == nil {
 		return r.ID, nil
 	}
-	var se *stripe.Error
-	if !errors.As(err, &se) || se.Code != stripe.ErrorCodeChargeAlreadyRefunded {
+	var se *stripego.Error
+	if !errors.As(err, &se) || se.Code != stripego.ErrorCodeChargeAlreadyRefunded {
 		return "", fmt.Errorf("refund booking %s: %w", bookingID, translate(err))
 	}
 	id, lerr := c.existingRefund(ctx, paymentIntentID)
@@ -332,20 +258,20 @@ func (c *Client) Refund(ctx context.Context, paymentIntentID, bookingID string) 
 // existingRefund returns the newest refund of a payment that Stripe reports as
 // refunded already.
 func (c *Client) existingRefund(ctx context.Context, paymentIntentID string) (string, error) {
-	params := &stripe.RefundListParams{PaymentIntent: stripe.String(paymentIntentID)}
+	params := &stripego.RefundListParams{PaymentIntent: stripego.String(paymentIntentID)}
 	params.Context = ctx
-	params.Limit = stripe.Int64(10)
+	params.Limit = stripego.Int64(10)
 	it := c.api.Refunds.List(params)
 	for it.Next() {
 		r := it.Refund()
-		if r.Status != stripe.RefundStatusFailed && r.Status != stripe.RefundStatusCanceled {
+		if r.Status != stripego.RefundStatusFailed && r.Status != stripego.RefundStatusCanceled {
 			return r.ID, nil
 		}
 	}
 	if err := it.Err(); err != nil {
 		return "", fmt.Errorf("list refunds of %s: %w", paymentIntentID, translate(err))
 	}
-	return "", fmt.Errorf("list refunds of %s: %w: none found", paymentIntentID, ErrNotFound)
+	return "", fmt.Errorf("list refunds of %s: %w: none found", paymentIntentID, payments.ErrNotFound)
 }
 
 func unixTime(sec int64) time.Time {

@@ -1,4 +1,4 @@
-package payments
+package stripe
 
 import (
 	"cmp"
@@ -8,81 +8,25 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stripe/stripe-go/v76"
+	stripego "github.com/stripe/stripe-go/v76"
 	"github.com/stripe/stripe-go/v76/webhook"
-)
 
-// The event types the webhook acts on.
-const (
-	// EventCheckoutCompleted: the customer finished Checkout; the payment
-	// is done when PaymentStatus is PaymentPaid, still pending otherwise.
-	EventCheckoutCompleted = "checkout.session.completed"
-	// EventCheckoutAsyncSucceeded: a delayed payment method succeeded.
-	EventCheckoutAsyncSucceeded = "checkout.session.async_payment_succeeded"
-	// EventCheckoutAsyncFailed: a delayed payment method failed.
-	EventCheckoutAsyncFailed = "checkout.session.async_payment_failed"
-	// EventCheckoutExpired: the session expired unpaid.
-	EventCheckoutExpired = "checkout.session.expired"
-	// EventPaymentFailed: a payment attempt failed; the Checkout Session
-	// stays open for another card until it is expired.
-	EventPaymentFailed = "payment_intent.payment_failed"
+	"github.com/slotrecovery/slotrecovery/internal/payments"
 )
 
 // DefaultWebhookTolerance is how old a signature ParseEvent accepts when
 // given a zero tolerance: Stripe's recommended 300 seconds.
 const DefaultWebhookTolerance = webhook.DefaultTolerance
 
-// ErrBadSignature reports a missing, malformed, forged or stale
-// Stripe-Signature header. The handler answers 400 and Stripe retries.
-var ErrBadSignature = errors.New("payments: bad stripe signature")
-
-// ErrBadPayload reports a correctly signed body that is not a Stripe event.
-var ErrBadPayload = errors.New("payments: bad stripe event payload")
-
-// Event is a verified Stripe webhook event with the fields the booking flow
-// reads. The object fields are filled for checkout.session.* and
-// payment_intent.* events and empty for other types.
-type Event struct {
-	// ID is the event id (evt_…), the key for deduplication.
-	ID string
-	// Type is the event type, e.g. EventCheckoutCompleted.
-	Type string
-	// Created is when Stripe created the event.
-	Created time.Time
-	// APIVersion is the API version the event was rendered with.
-	APIVersion string
-	// Livemode is false for test-mode events.
-	Livemode bool
-
-	// BookingID comes from the object's metadata.booking_id, else (for
-	// Checkout Sessions) its client_reference_id.
-	BookingID string
-	// SessionID is the Checkout Session id, for checkout.session.* events.
-	SessionID string
-	// PaymentIntentID is the PaymentIntent id (possibly empty for a session
-	// that was never paid).
-	PaymentIntentID string
-	// SessionStatus is the session's status (SessionOpen, SessionComplete,
-	// SessionExpired), for checkout.session.* events.
-	SessionStatus string
-	// PaymentStatus is the session's payment status (PaymentPaid, …), for
-	// checkout.session.* events.
-	PaymentStatus string
-	// AmountTotal is the session's amount_total or the PaymentIntent's amount.
-	AmountTotal int64
-	// Currency is the ISO 4217 code in lower case.
-	Currency string
-}
-
 // ParseEvent verifies a webhook body against its Stripe-Signature header and
 // decodes it. It tries each secret in turn, so that both the old and the new
 // endpoint secret are accepted while one is rotated; empty secrets are
 // skipped. A zero (or negative) tolerance means DefaultWebhookTolerance.
 //
-// It returns an error wrapping ErrBadSignature (and the webhook package's
+// It returns an error wrapping payments.ErrBadSignature (and the webhook package's
 // reason) for a bad, missing or stale signature, and one wrapping
-// ErrBadPayload for a signed body that does not decode.
-func ParseEvent(payload []byte, sigHeader string, secrets []string, tolerance time.Duration) (Event, error) {
+// payments.ErrBadPayload for a signed body that does not decode.
+func ParseEvent(payload []byte, sigHeader string, secrets []string, tolerance time.Duration) (payments.Event, error) {
 	if tolerance <= 0 {
 		tolerance = DefaultWebhookTolerance
 	}
@@ -111,14 +55,14 @@ func ParseEvent(payload []byte, sigHeader string, secrets []string, tolerance ti
 		}
 		if !signatureError(err) {
 			// The signature matched; the JSON did not decode.
-			return Event{}, fmt.Errorf("%w: %w", ErrBadPayload, err)
+			return payments.Event{}, fmt.Errorf("%w: %w", payments.ErrBadPayload, err)
 		}
 		lastErr = err
 	}
 	if lastErr == nil {
-		return Event{}, fmt.Errorf("%w: no webhook secret configured", ErrBadSignature)
+		return payments.Event{}, fmt.Errorf("%w: no webhook secret configured", payments.ErrBadSignature)
 	}
-	return Event{}, fmt.Errorf("%w: %w", ErrBadSignature, lastErr)
+	return payments.Event{}, fmt.Errorf("%w: %w", payments.ErrBadSignature, lastErr)
 }
 
 func signatureError(err error) bool {
@@ -148,8 +92,8 @@ type paymentIntentObject struct {
 	Currency string            `json:"currency"`
 }
 
-func decodeEvent(se stripe.Event) (Event, error) {
-	ev := Event{
+func decodeEvent(se stripego.Event) (payments.Event, error) {
+	ev := payments.Event{
 		ID:         se.ID,
 		Type:       string(se.Type),
 		Created:    unixTime(se.Created),
@@ -157,7 +101,7 @@ func decodeEvent(se stripe.Event) (Event, error) {
 		Livemode:   se.Livemode,
 	}
 	if se.ID == "" || se.Type == "" {
-		return Event{}, fmt.Errorf("%w: event without id or type", ErrBadPayload)
+		return payments.Event{}, fmt.Errorf("%w: event without id or type", payments.ErrBadPayload)
 	}
 	var raw []byte
 	if se.Data != nil {
@@ -167,11 +111,11 @@ func decodeEvent(se stripe.Event) (Event, error) {
 	case strings.HasPrefix(ev.Type, "checkout.session."):
 		var o sessionObject
 		if err := decodeObject(raw, &o); err != nil {
-			return Event{}, fmt.Errorf("%w: event %s: checkout session: %w", ErrBadPayload, ev.ID, err)
+			return payments.Event{}, fmt.Errorf("%w: event %s: checkout session: %w", payments.ErrBadPayload, ev.ID, err)
 		}
 		pi, err := objectID(o.PaymentIntent)
 		if err != nil {
-			return Event{}, fmt.Errorf("%w: event %s: payment_intent: %w", ErrBadPayload, ev.ID, err)
+			return payments.Event{}, fmt.Errorf("%w: event %s: payment_intent: %w", payments.ErrBadPayload, ev.ID, err)
 		}
 		ev.BookingID = cmp.Or(o.Metadata["booking_id"], o.ClientReferenceID)
 		ev.SessionID = o.ID
@@ -183,7 +127,7 @@ func decodeEvent(se stripe.Event) (Event, error) {
 	case strings.HasPrefix(ev.Type, "payment_intent."):
 		var o paymentIntentObject
 		if err := decodeObject(raw, &o); err != nil {
-			return Event{}, fmt.Errorf("%w: event %s: payment intent: %w", ErrBadPayload, ev.ID, err)
+			return payments.Event{}, fmt.Errorf("%w: event %s: payment intent: %w", payments.ErrBadPayload, ev.ID, err)
 		}
 		ev.BookingID = o.Metadata["booking_id"]
 		ev.PaymentIntentID = o.ID

@@ -1,4 +1,4 @@
-package payments
+package stripe
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stripe/stripe-go/v76/webhook"
+
+	"github.com/slotrecovery/slotrecovery/internal/payments"
 )
 
 // testEventAmount and testEventCurrency price the objects in TestEventPayload.
@@ -60,15 +62,15 @@ func TestEventPayload(id, typ, bookingID, sessionID, paymentIntentID, paymentSta
 }
 
 func testSession(typ, bookingID, sessionID, paymentIntentID, paymentStatus string, created time.Time) map[string]any {
-	status := SessionOpen
+	status := payments.SessionOpen
 	switch typ {
-	case EventCheckoutCompleted, EventCheckoutAsyncSucceeded, EventCheckoutAsyncFailed:
-		status = SessionComplete
-	case EventCheckoutExpired:
-		status = SessionExpired
+	case payments.EventCheckoutCompleted, payments.EventCheckoutAsyncSucceeded, payments.EventCheckoutAsyncFailed:
+		status = payments.SessionComplete
+	case payments.EventCheckoutExpired:
+		status = payments.SessionExpired
 	}
 	var payURL any
-	if status == SessionOpen {
+	if status == payments.SessionOpen {
 		payURL = "https://checkout.stripe.com/c/pay/" + sessionID
 	}
 	var pi any
@@ -104,7 +106,7 @@ func testPaymentIntent(typ, bookingID, paymentIntentID string, created time.Time
 	var lastErr any
 	var received int64
 	switch typ {
-	case EventPaymentFailed:
+	case payments.EventPaymentFailed:
 		status = "requires_payment_method"
 		lastErr = map[string]any{
 			"code":         "card_declined",

@@ -1,0 +1,20 @@
+// Package stripe talks to Stripe with stripe-go: it creates and expires the Checkout
+// Sessions that collect payment for a booking, reads them back, refunds, and verifies
+// and decodes Stripe's webhook events. It is the only package that imports stripe-go:
+// it answers in internal/payments's provider-neutral types (CheckoutRequest, Checkout,
+// Session, Event) and translates Stripe's errors into *payments.Error, deciding there,
+// where the Stripe error is known, whether a retry can help (payments.Transient).
+//
+// Every Stripe object this package creates carries the booking id
+// (client_reference_id, metadata.booking_id and the PaymentIntent's
+// metadata.booking_id), so webhook handling finds the booking from the
+// object itself. Writes use idempotency keys derived from the booking id, so a
+// retried job returns the object the first attempt made instead of a second
+// one.
+//
+// The package uses its own stripe-go client and backend per [Client]; it never
+// touches stripe-go's global key or backends, and it does not log: errors are
+// returned, wrapped, and payments.Transient tells a caller whether retrying can help.
+//
+// stripe-go's own package is also named stripe; this package imports it as stripego.
+package stripe
