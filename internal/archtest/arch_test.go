@@ -48,7 +48,7 @@ func TestLeafLibrariesImportNothingOfOurs(t *testing.T) {
 func TestOnlyEdgesImportEcho(t *testing.T) {
 	t.Parallel()
 	allowed := map[string]bool{"cmd/server": true, "internal/webhooks": true, "internal/shopapi": true, "internal/httperr": true, "internal/dashboard": true}
-	for _, pkg := range []string{"internal/slots", "internal/offers", "internal/shops", "internal/jobs", "internal/payments", "internal/sms", "internal/config", "internal/migrate", "internal/metrics", "internal/logging"} {
+	for _, pkg := range []string{"internal/slots", "internal/offers", "internal/shops", "internal/jobs", "internal/payments", "internal/payments/stripe", "internal/sms", "internal/config", "internal/migrate", "internal/metrics", "internal/logging"} {
 		if allowed[pkg] {
 			continue
 		}
@@ -60,18 +60,18 @@ func TestOnlyEdgesImportEcho(t *testing.T) {
 	}
 }
 
-// TestDomainDoesNotReachEchoOrTwilio follows every import, not only direct ones: the
-// domain speaks internal/sms's vendor-neutral types, and only internal/sms/twilio
-// imports twilio-go. (stripe-go is still reached through internal/payments, whose
-// provider-neutral types slots uses; splitting it the way sms is split is known work.)
-func TestDomainDoesNotReachEchoOrTwilio(t *testing.T) {
+// TestDomainDoesNotReachVendorSDKs follows every import, not only direct ones: the
+// domain speaks the vendor-neutral types of internal/sms and internal/payments, and only
+// internal/sms/twilio imports twilio-go and only internal/payments/stripe imports
+// stripe-go.
+func TestDomainDoesNotReachVendorSDKs(t *testing.T) {
 	t.Parallel()
 	out, err := exec.Command("go", "list", "-deps", module+"internal/slots", module+"internal/offers", module+"internal/shops").Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
 	}
 	for _, dep := range strings.Fields(string(out)) {
-		for _, f := range []string{"github.com/labstack/echo", "github.com/twilio/twilio-go"} {
+		for _, f := range []string{"github.com/labstack/echo", "github.com/twilio/twilio-go", "github.com/stripe/stripe-go"} {
 			if dep == f || strings.HasPrefix(dep, f+"/") {
 				t.Errorf("the domain reaches %s", dep)
 			}
