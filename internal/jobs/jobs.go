@@ -108,12 +108,7 @@ func (Reconcile) Kind() string { return "payments_reconcile" }
 // next one, so it is not retried for long; and at most one run waits or runs at a time,
 // so slow runs never pile up behind each other.
 func (Reconcile) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueReconcile, MaxAttempts: 3, UniqueOpts: river.UniqueOpts{
-		ByState: []rivertype.JobState{
-			rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
-			rivertype.JobStateRunning, rivertype.JobStateScheduled,
-		},
-	}}
+	return river.InsertOpts{Queue: QueueReconcile, MaxAttempts: 3, UniqueOpts: oneAtATime}
 }
 
 // Complete marks filled openings whose appointment has ended, with a confirmed
@@ -126,13 +121,15 @@ func (Complete) Kind() string { return "openings_complete" }
 // InsertOpts implements river.JobArgsWithInsertOpts: one run at a time; a missed run is
 // made up by the next.
 func (Complete) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueOffers, MaxAttempts: 3, UniqueOpts: river.UniqueOpts{
-		ByState: []rivertype.JobState{
-			rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
-			rivertype.JobStateRunning, rivertype.JobStateScheduled,
-		},
-	}}
+	return river.InsertOpts{Queue: QueueOffers, MaxAttempts: 3, UniqueOpts: oneAtATime}
 }
+
+// oneAtATime makes a periodic job unique while it waits or runs, so slow runs never pile
+// up behind each other; a finished run does not block the next.
+var oneAtATime = river.UniqueOpts{ByState: []rivertype.JobState{
+	rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRetryable,
+	rivertype.JobStateRunning, rivertype.JobStateScheduled,
+}}
 
 // Queues the server works.
 const (
