@@ -2,6 +2,8 @@ package dashboard_test
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -97,7 +99,19 @@ func TestBrowserDeclareAndFill(t *testing.T) {
 	}
 	en := newEnv(t, envOpts{dev: true, refreshEvery: time.Second})
 	customer := en.addCustomer(t, en.shopA, "+15555550142", "Dana Whitfield")
-	srv := httptest.NewServer(en.e)
+	// Every answer the browser got that was not a success, by path, so a console error
+	// about a failed resource says which one.
+	var failedMu sync.Mutex
+	var failed []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		en.e.ServeHTTP(rec, r)
+		if rec.status >= 400 && rec.status != http.StatusUnprocessableEntity {
+			failedMu.Lock()
+			failed = append(failed, fmt.Sprintf("%d %s %s", rec.status, r.Method, r.URL.Path))
+			failedMu.Unlock()
+		}
+	}))
 	t.Cleanup(srv.Close)
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
@@ -232,5 +246,20 @@ func TestBrowserDeclareAndFill(t *testing.T) {
 	<-consoleDone
 	consoleMu.Lock()
 	defer consoleMu.Unlock()
-	require.Empty(t, consoleErrors, "the browser console reports no errors")
+	failedMu.Lock()
+	defer failedMu.Unlock()
+	require.Empty(t, consoleErrors, "the browser console reports no errors; failed answers: %v", failed)
 }
+
+// statusRecorder remembers the status a handler answered with.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.status = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

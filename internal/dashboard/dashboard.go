@@ -5,7 +5,9 @@
 // It is an edge like the JSON API: it signs the owner in with the shop's API key,
 // translates forms into calls on slots.Service, and reads its figures through the
 // queries in db/queries/dashboard.sql. Sessions are stateless signed cookies (HMAC-SHA256
-// under Config.SessionSecret); every form carries a CSRF token derived from the session.
+// under Config.SessionSecret), and sign-out records the session as ended in Redis so that
+// copies of its cookie stop working; every form carries a CSRF token derived from the
+// session. Sign-in attempts are rate-limited per client address and per shop.
 // Pages work without JavaScript; a small script refreshes the live parts of the page.
 package dashboard
 
@@ -21,12 +23,14 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
+	"github.com/redis/go-redis/v9"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
@@ -57,6 +61,18 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives errors the owner only sees as "internal error"; nil discards them.
 	Logger *slog.Logger
+	// Redis records the sessions that signed out, until they would have expired, so a
+	// copy of a session cookie stops working at sign-out. Required. The dashboard fails
+	// closed without it: no session is honoured while Redis cannot be asked.
+	Redis redis.UniversalClient
+	// KeyPrefix is prepended to the dashboard's Redis keys (REDIS_KEY_PREFIX).
+	KeyPrefix string
+	// SignInsPerClient limits sign-in attempts from one client address; the zero value
+	// means a burst of 10, then one every 6 seconds.
+	SignInsPerClient Limit
+	// SignInsPerShop limits successful sign-ins to one shop; the zero value means a
+	// burst of 20, then one every 3 minutes.
+	SignInsPerShop Limit
 }
 
 // Dashboard serves the owners' pages. Build it with New and mount it with Register.
@@ -71,6 +87,8 @@ type Dashboard struct {
 	pages    map[string]*template.Template
 	static   fs.FS
 	version  string // of the static assets, for cache busting
+	perIP    *limiter
+	perShop  *limiter
 }
 
 // New returns a Dashboard reading from pool and acting through shopsSvc and openings.
@@ -80,6 +98,20 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 	}
 	if len(cfg.SessionSecret) < 32 {
 		return nil, errors.New("dashboard: SessionSecret must be at least 32 bytes")
+	}
+	if cfg.Redis == nil {
+		return nil, errors.New("dashboard: Redis is required (it records signed-out sessions)")
+	}
+	if cfg.SignInsPerClient == (Limit{}) {
+		cfg.SignInsPerClient = Limit{Burst: 10, Every: 6 * time.Second}
+	}
+	if cfg.SignInsPerShop == (Limit{}) {
+		cfg.SignInsPerShop = Limit{Burst: 20, Every: 3 * time.Minute}
+	}
+	for _, l := range []Limit{cfg.SignInsPerClient, cfg.SignInsPerShop} {
+		if l.Burst < 1 || l.Every <= 0 {
+			return nil, errors.New("dashboard: a sign-in limit needs Burst >= 1 and Every > 0")
+		}
 	}
 	cfg.SessionSecret = bytes.Clone(cfg.SessionSecret)
 	cfg.SessionTTL = cmp.Or(cfg.SessionTTL, 12*time.Hour)
@@ -97,7 +129,8 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 		return nil, fmt.Errorf("dashboard: river client: %w", err)
 	}
 	d := &Dashboard{pool: pool, q: db.New(), shops: shopsSvc, openings: openings, waveJobs: jobsClient,
-		cfg: cfg, log: cfg.Logger}
+		cfg: cfg, log: cfg.Logger,
+		perIP: newLimiter(cfg.SignInsPerClient, cfg.Now), perShop: newLimiter(cfg.SignInsPerShop, cfg.Now)}
 	if d.static, err = fs.Sub(assets, "static"); err != nil {
 		return nil, fmt.Errorf("dashboard: static assets: %w", err)
 	}
@@ -181,7 +214,10 @@ func current(c echo.Context) *signedIn { return c.Get(ctxSession).(*signedIn) }
 // existing shop; anyone else is sent to the sign-in form.
 func (d *Dashboard) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		s, ok := d.sessionFrom(c)
+		s, ok, err := d.sessionFrom(c)
+		if err != nil {
+			return d.unavailable(c, "check session", err)
+		}
 		if !ok {
 			return c.Redirect(http.StatusSeeOther, loginPath)
 		}
@@ -198,12 +234,22 @@ func (d *Dashboard) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func (d *Dashboard) sessionFrom(c echo.Context) (session, bool) {
+// sessionFrom returns the request's session: its cookie must be valid, unexpired and
+// not signed out. err is set only when Redis could not say whether it signed out.
+func (d *Dashboard) sessionFrom(c echo.Context) (session, bool, error) {
 	ck, err := c.Cookie(sessionCookie)
 	if err != nil {
-		return session{}, false
+		return session{}, false, nil
 	}
-	return d.decodeSession(ck.Value, d.cfg.Now())
+	s, ok := d.decodeSession(ck.Value, d.cfg.Now())
+	if !ok {
+		return session{}, false, nil
+	}
+	ended, err := d.sessionEnded(c.Request().Context(), s)
+	if err != nil || ended {
+		return session{}, false, err
+	}
+	return s, true, nil
 }
 
 // withCSRF refuses a POST whose form does not carry the session's CSRF token.
@@ -224,7 +270,7 @@ type loginView struct {
 }
 
 func (d *Dashboard) loginForm(c echo.Context) error {
-	if _, ok := d.sessionFrom(c); ok {
+	if _, ok, _ := d.sessionFrom(c); ok { // when Redis cannot tell, show the form
 		return c.Redirect(http.StatusSeeOther, "/dashboard")
 	}
 	nonce, err := d.loginNonce(c)
@@ -249,6 +295,14 @@ func (d *Dashboard) loginNonce(c echo.Context) (string, error) {
 }
 
 func (d *Dashboard) login(c echo.Context) error {
+	// Every attempt counts against the client's address before any work is done: a
+	// guess costs a database lookup. (Keys are 256-bit random, so guessing one is
+	// hopeless anyway; the limit keeps floods off Postgres.) c.RealIP is the proxy's
+	// X-Forwarded-For only when the server trusts the proxy (see cmd/server's routes).
+	if ok, wait := d.perIP.allow(clientKey(c.RealIP())); !ok {
+		d.logger(c).Warn("dashboard sign-in limited", "by", "client")
+		return d.tooManySignIns(c, wait, "Too many sign-in attempts from your network.")
+	}
 	ck, err := c.Cookie(loginCookie)
 	if err != nil || !validCSRF(c.FormValue("csrf"), d.loginToken(ck.Value)) {
 		return d.errorPage(c, http.StatusForbidden, "This form has expired",
@@ -267,6 +321,13 @@ func (d *Dashboard) login(c echo.Context) error {
 	if err != nil {
 		return d.internalError(c, "authenticate", err)
 	}
+	// Keys do not name their shop, so only good keys can be counted per shop: this caps
+	// the sessions minted for one shop, whoever holds its key and from however many
+	// addresses.
+	if ok, wait := d.perShop.allow(shop.ID.String()); !ok {
+		d.logger(c).Warn("dashboard sign-in limited", "by", "shop", "shop_id", shop.ID)
+		return d.tooManySignIns(c, wait, "Too many sign-ins to this shop.")
+	}
 	s, err := d.newSession(shop.ID)
 	if err != nil {
 		return d.internalError(c, "new session", err)
@@ -277,16 +338,26 @@ func (d *Dashboard) login(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/dashboard")
 }
 
-// logout clears the session cookie. The cookie is stateless, so signing out ends this
-// browser's session; a copied cookie stays valid until it expires.
+// logout ends the session: it is recorded as signed out in Redis until it would have
+// expired, so a copy of the cookie (another tab, a stolen copy) is refused from now on,
+// and the browser's cookie is cleared.
 func (d *Dashboard) logout(c echo.Context) error {
-	s, ok := d.sessionFrom(c)
+	s, ok, err := d.sessionFrom(c)
+	if err != nil {
+		return d.unavailable(c, "check session", err)
+	}
 	if !ok {
+		c.SetCookie(d.expiredCookie(sessionCookie, cookiePath))
 		return c.Redirect(http.StatusSeeOther, loginPath)
 	}
 	if !validCSRF(c.FormValue("csrf"), d.csrfToken(s)) {
 		return d.errorPage(c, http.StatusForbidden, "This form has expired",
 			"The form was missing its security token, or it came from an old page. Go back, reload the page and try again.")
+	}
+	// The cookie is cleared only once the end is recorded: a sign-out that looks done
+	// but left copies working would be worse than one that asks to be retried.
+	if err := d.endSession(c.Request().Context(), s); err != nil {
+		return d.unavailable(c, "end session", err)
 	}
 	c.SetCookie(d.expiredCookie(sessionCookie, cookiePath))
 	d.logger(c).Info("dashboard sign-out", "shop_id", s.ShopID)
@@ -306,6 +377,36 @@ func (d *Dashboard) notFound(c echo.Context) error {
 func (d *Dashboard) internalError(c echo.Context, what string, err error) error {
 	d.logger(c).Error("dashboard "+what, "err", err, "path", c.Request().URL.Path)
 	return d.errorPage(c, http.StatusInternalServerError, "Something went wrong", "internal error")
+}
+
+// unavailable logs err and answers a 503 page: Redis, which says which sessions signed
+// out, could not be asked, and a session is not honoured unchecked.
+func (d *Dashboard) unavailable(c echo.Context, what string, err error) error {
+	d.logger(c).Error("dashboard "+what, "err", err, "path", c.Request().URL.Path)
+	c.Response().Header().Set("Retry-After", "30")
+	return d.errorPage(c, http.StatusServiceUnavailable, "Try again in a moment",
+		"The dashboard cannot check your session right now. Wait a moment and reload the page.")
+}
+
+// tooManySignIns answers 429 with the sign-in form, a message saying when to retry, and
+// Retry-After.
+func (d *Dashboard) tooManySignIns(c echo.Context, wait time.Duration, why string) error {
+	secs := int((wait + time.Second - 1) / time.Second)
+	c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
+	msg := why + " Wait " + formatWait(wait) + " and try again."
+	view := loginView{Error: msg}
+	if ck, err := c.Cookie(loginCookie); err == nil {
+		view.CSRF = d.loginToken(ck.Value)
+	}
+	return d.render(c, http.StatusTooManyRequests, "login", "Sign in", view)
+}
+
+// formatWait says how long to wait in words: "10 seconds", "3 minutes".
+func formatWait(d time.Duration) string {
+	if d <= time.Minute {
+		return strconv.Itoa(max(1, int((d+time.Second-1)/time.Second))) + " seconds"
+	}
+	return strconv.Itoa(int((d+time.Minute-1)/time.Minute)) + " minutes"
 }
 
 // errorView is the error page's data.

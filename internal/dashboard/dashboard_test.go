@@ -28,8 +28,10 @@ func TestNewRefusesAShortSecret(t *testing.T) {
 	en := newEnv(t, envOpts{now: wednesday})
 	_, err := dashboard.New(en.pool, en.shops, en.slots, dashboard.Config{SessionSecret: []byte("short")})
 	require.ErrorContains(t, err, "32 bytes")
-	_, err = dashboard.New(nil, en.shops, en.slots, dashboard.Config{SessionSecret: secret})
+	_, err = dashboard.New(nil, en.shops, en.slots, dashboard.Config{SessionSecret: secret, Redis: en.redis})
 	require.Error(t, err)
+	_, err = dashboard.New(en.pool, en.shops, en.slots, dashboard.Config{SessionSecret: secret})
+	require.ErrorContains(t, err, "Redis is required")
 }
 
 func TestLoginPage(t *testing.T) {
@@ -134,6 +136,7 @@ func TestMissingOrForgedSession(t *testing.T) {
 	// refuse.
 	other, err := dashboard.New(en.pool, en.shops, en.slots, dashboard.Config{
 		SessionSecret: []byte("another-secret-another-secret-another"), Secure: true, Now: en.clock.Now,
+		Redis: en.redis, KeyPrefix: en.prefix,
 	})
 	require.NoError(t, err)
 	otherEnv := *en

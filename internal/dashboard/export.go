@@ -12,6 +12,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
 const (
@@ -56,16 +57,8 @@ func (d *Dashboard) export(c echo.Context) error {
 	var buf bytes.Buffer
 	w := csv.NewWriter(&buf)
 	_ = w.Write(exportHeader)
-	cur := strings.ToUpper(s.Shop.Currency)
 	for _, r := range rows {
-		start := r.StartsAt.In(loc)
-		payment, _ := paymentLabel(r.BookingStatus, s.Shop.PaymentMode)
-		_ = w.Write([]string{
-			r.ID.String(), start.Format(time.DateOnly), start.Format("15:04"), s.Shop.Timezone,
-			fmt.Sprint(r.DurationMinutes), safeCell(r.Service), safeCell(r.CustomerName),
-			phone.Mask(r.CustomerPhone), r.Status, payment,
-			formatAmount(r.AmountCents, s.Shop.Currency, false), cur, r.BookingID,
-		})
+		_ = w.Write(exportRecord(r, s.Shop))
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {
@@ -74,6 +67,30 @@ func (d *Dashboard) export(c echo.Context) error {
 	name := fmt.Sprintf("filled-slots_%s_%s.csv", from.Format(time.DateOnly), to.Format(time.DateOnly))
 	c.Response().Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
 	return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
+}
+
+// exportRecord is one filled slot's CSV row. Every cell that holds text stored from
+// someone's input is defused, not only the free-text names: phones and statuses are
+// checked when they are stored, but the export does not rest on that.
+func exportRecord(r db.DashboardFilledExportRow, shop shops.Shop) []string {
+	start := r.StartsAt.In(shop.Location)
+	payment, _ := paymentLabel(r.BookingStatus, shop.PaymentMode)
+	return []string{
+		r.ID.String(), start.Format(time.DateOnly), start.Format("15:04"), safeCell(shop.Timezone),
+		fmt.Sprint(r.DurationMinutes), safeCell(r.Service), safeCell(r.CustomerName),
+		exportPhone(r.CustomerPhone), safeCell(r.Status), safeCell(payment),
+		formatAmount(r.AmountCents, shop.Currency, false), safeCell(strings.ToUpper(shop.Currency)), safeCell(r.BookingID),
+	}
+}
+
+// exportPhone is the masked phone. A valid E.164 number masks to "+155******23": a
+// leading "+" but only digits and asterisks, which no spreadsheet can run, so it is
+// kept as owners know it; anything else stored in the column is defused like free text.
+func exportPhone(p string) string {
+	if phone.Valid(p) {
+		return phone.Mask(p)
+	}
+	return safeCell(phone.Mask(p))
 }
 
 // safeCell defuses text a spreadsheet would run as a formula (=, +, -, @ first), since

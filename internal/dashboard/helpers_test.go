@@ -16,12 +16,14 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
+	"github.com/redis/go-redis/v9"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
+	"github.com/slotrecovery/slotrecovery/internal/redistest"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
@@ -65,12 +67,16 @@ type env struct {
 	shopB  shops.Shop
 	keyB   string
 	secure bool
+	redis  redis.UniversalClient
+	prefix string
 }
 
 type envOpts struct {
 	now          time.Time // zero: the real time
 	dev          bool      // cookies without Secure
 	refreshEvery time.Duration
+	perClient    dashboard.Limit // zero: the default
+	perShop      dashboard.Limit // zero: the default
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -85,13 +91,16 @@ func newEnv(t *testing.T, o envOpts) *env {
 	require.NoError(t, err)
 	shopsSvc := shops.New(pool, shops.Config{Now: now, PaymentsEnabled: true})
 	slotsSvc := slots.New(pool, rc, nil, nil, nil, slots.Config{Now: now})
+	rdb, prefix := redistest.New(t)
 	d, err := dashboard.New(pool, shopsSvc, slotsSvc, dashboard.Config{
 		SessionSecret: secret, Secure: !o.dev, Now: now, RefreshEvery: o.refreshEvery,
+		Redis: rdb, KeyPrefix: prefix, SignInsPerClient: o.perClient, SignInsPerShop: o.perShop,
 	})
 	require.NoError(t, err)
 	e := echo.New()
 	d.Register(e)
-	en := &env{pool: pool, dbURL: dbURL, clock: ck, shops: shopsSvc, slots: slotsSvc, river: rc, dash: d, e: e, secure: !o.dev}
+	en := &env{pool: pool, dbURL: dbURL, clock: ck, shops: shopsSvc, slots: slotsSvc, river: rc, dash: d, e: e, secure: !o.dev,
+		redis: rdb, prefix: prefix}
 	ctx := context.Background()
 	en.shopA, en.keyA, err = shopsSvc.Create(ctx, shops.NewShop{
 		Name: "Ada's Barbers", Timezone: "America/New_York", SMSNumber: "+15555550100", Currency: "usd",

@@ -1,0 +1,169 @@
+package dashboard_test
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/dashboard"
+)
+
+// TestLogoutEndsCopiedSessions: after sign-out, a copy of the session cookie taken
+// before it (another tab, a stolen copy) is refused everywhere, while another sign-in
+// of the same shop goes on.
+func TestLogoutEndsCopiedSessions(t *testing.T) {
+	t.Parallel()
+	en := newEnv(t, envOpts{now: wednesday})
+	ck := en.login(t, en.keyA)
+	copied := &http.Cookie{Name: ck.Name, Value: ck.Value}
+	elsewhere := en.login(t, en.keyA)
+	_, csrf := en.page(t, ck, "/dashboard")
+	open := insertOpening(t, en.pool, en.shopA.ID, wednesday.Add(48*time.Hour), wednesday, "Cut", 3000, "open")
+
+	rec := en.post("/dashboard/logout", url.Values{"csrf": {csrf}}, ck)
+	require.Equal(t, http.StatusSeeOther, rec.Code)
+
+	for _, path := range []string{"/dashboard", "/dashboard/export.csv?from=2026-11-01&to=2026-11-30"} {
+		rec = en.get(path, copied)
+		require.Equal(t, http.StatusSeeOther, rec.Code, path)
+		require.Equal(t, "/dashboard/login", rec.Header().Get("Location"))
+	}
+	rec = en.post("/dashboard/openings/"+open.String()+"/cancel", url.Values{"csrf": {csrf}}, copied)
+	require.Equal(t, http.StatusSeeOther, rec.Code)
+	require.Equal(t, "/dashboard/login", rec.Header().Get("Location"))
+	require.Equal(t, "open", openingStatus(t, en.pool, open))
+	rec = en.get("/dashboard/login", copied)
+	require.Equal(t, http.StatusOK, rec.Code, "the sign-in form, not a redirect loop")
+	rec = en.post("/dashboard/logout", url.Values{"csrf": {csrf}}, copied)
+	require.Equal(t, http.StatusSeeOther, rec.Code, "signing out again is harmless")
+
+	en.page(t, elsewhere, "/dashboard") // the other sign-in is untouched
+
+	ttl, err := en.redis.TTL(t.Context(), en.prefix+"dashboard_session_ended:"+sessionID(t, copied)).Result()
+	require.NoError(t, err)
+	assert.Greater(t, ttl, 11*time.Hour, "kept until the session would have expired")
+	assert.LessOrEqual(t, ttl, 12*time.Hour+time.Minute)
+}
+
+// sessionID is the id part of a session cookie ("1.<shop>.<expiry>.<id>.<mac>").
+func sessionID(t *testing.T, ck *http.Cookie) string {
+	t.Helper()
+	parts := strings.Split(ck.Value, ".")
+	require.Len(t, parts, 5)
+	return parts[3]
+}
+
+// TestSessionsFailClosedWithoutRedis: when Redis cannot say whether a session signed
+// out, the dashboard answers 503 rather than honour it, and sign-out does not pretend
+// to have worked.
+func TestSessionsFailClosedWithoutRedis(t *testing.T) {
+	t.Parallel()
+	en := newEnv(t, envOpts{now: wednesday})
+	ck := en.login(t, en.keyA)
+	_, csrf := en.page(t, ck, "/dashboard")
+
+	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
+	t.Cleanup(func() { _ = down.Close() })
+	d, err := dashboard.New(en.pool, en.shops, en.slots, dashboard.Config{
+		SessionSecret: secret, Secure: true, Now: en.clock.Now, Redis: down,
+	})
+	require.NoError(t, err)
+	broken := *en
+	broken.e = newEcho(d)
+
+	rec := broken.get("/dashboard", ck)
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code)
+	assert.Contains(t, rec.Body.String(), "cannot check your session")
+	assert.NotContains(t, rec.Body.String(), "127.0.0.1:1")
+	rec = broken.post("/dashboard/logout", url.Values{"csrf": {csrf}}, ck)
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code)
+	assert.Nil(t, cookieNamed(rec, "sr_session"), "the cookie stays until the sign-out is recorded")
+	rec = broken.get("/dashboard/login", ck)
+	require.Equal(t, http.StatusOK, rec.Code, "the sign-in form still shows")
+}
+
+// TestSignInIsRateLimited: sign-in attempts are limited per client address (every
+// attempt counts, before the key is looked up) and successful sign-ins per shop; the
+// limited get a 429 sign-in page that says how long to wait.
+func TestSignInIsRateLimited(t *testing.T) {
+	t.Parallel()
+	en := newEnv(t, envOpts{now: wednesday,
+		perClient: dashboard.Limit{Burst: 3, Every: 10 * time.Minute},
+		perShop:   dashboard.Limit{Burst: 2, Every: time.Hour},
+	})
+	attempt := func(ip, key string) *http.Response {
+		t.Helper()
+		form := en.get("/dashboard/login")
+		loginCk := cookieNamed(form, "sr_login")
+		req := newPost("/dashboard/login", url.Values{"csrf": {csrfIn(t, form.Body.String())}, "api_key": {key}})
+		req.Header.Set("X-Real-IP", ip)
+		return en.do(req, loginCk).Result()
+	}
+
+	t.Run("per client", func(t *testing.T) {
+		for range 3 {
+			require.Equal(t, http.StatusUnauthorized, attempt("198.51.100.7", "shop_wrong").StatusCode)
+		}
+		for _, key := range []string{"shop_wrong", en.keyB} {
+			res := attempt("198.51.100.7", key)
+			require.Equal(t, http.StatusTooManyRequests, res.StatusCode, "even a good key, once limited")
+			body := readBody(t, res)
+			assert.Contains(t, body, "Too many sign-in attempts from your network. Wait 10 minutes and try again.")
+			assert.Contains(t, body, `<h1>Sign in</h1>`)
+			assert.Equal(t, "600", res.Header.Get("Retry-After"))
+			assert.Nil(t, responseCookie(res, "sr_session"))
+		}
+		require.Equal(t, http.StatusUnauthorized, attempt("198.51.100.8", "shop_wrong").StatusCode, "another client is not limited")
+		// Every address of one IPv6 /64 shares a bucket.
+		for range 3 {
+			require.Equal(t, http.StatusUnauthorized, attempt("2001:db8:1:2::1", "shop_wrong").StatusCode)
+		}
+		require.Equal(t, http.StatusTooManyRequests, attempt("2001:db8:1:2:ffff::9", "shop_wrong").StatusCode)
+		require.Equal(t, http.StatusUnauthorized, attempt("2001:db8:1:3::1", "shop_wrong").StatusCode)
+	})
+
+	t.Run("per shop", func(t *testing.T) {
+		require.Equal(t, http.StatusSeeOther, attempt("203.0.113.1", en.keyA).StatusCode)
+		require.Equal(t, http.StatusSeeOther, attempt("203.0.113.2", en.keyA).StatusCode)
+		res := attempt("203.0.113.3", en.keyA)
+		require.Equal(t, http.StatusTooManyRequests, res.StatusCode, "a third address, the same shop")
+		assert.Contains(t, readBody(t, res), "Too many sign-ins to this shop. Wait 60 minutes and try again.")
+		require.Equal(t, http.StatusSeeOther, attempt("203.0.113.4", en.keyB).StatusCode, "another shop is not limited")
+	})
+
+	t.Run("buckets refill", func(t *testing.T) {
+		en.clock.Set(wednesday.Add(time.Hour))
+		defer en.clock.Set(wednesday)
+		require.Equal(t, http.StatusSeeOther, attempt("198.51.100.7", en.keyA).StatusCode)
+	})
+}
+
+func newPost(path string, form url.Values) *http.Request {
+	req := httptest.NewRequest(http.MethodPost, path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return req
+}
+
+func readBody(t *testing.T, res *http.Response) string {
+	t.Helper()
+	b, err := io.ReadAll(res.Body)
+	require.NoError(t, err)
+	return string(b)
+}
+
+func responseCookie(res *http.Response, name string) *http.Cookie {
+	for _, c := range res.Cookies() {
+		if c.Name == name {
+			return c
+		}
+	}
+	return nil
+}
