@@ -126,3 +126,12 @@ ALTER TABLE bookings ADD COLUMN reconcile_attempts integer NOT NULL DEFAULT 0;
 -- Set in the transaction that enqueues the refund of the booking's late payment: from
 -- then on the booking never takes its slot back.
 ALTER TABLE bookings ADD COLUMN refund_requested_at timestamptz;
+
+-- 0003_answers_reach_customers
+-- When the customer was told of their booking (the YES answer written back to Twilio in
+-- time, or the notice text).
+ALTER TABLE bookings ADD COLUMN customer_told_at timestamptz;
+-- When a redelivery or the sweeper took over a text whose first handler died before it
+-- stored an answer.
+ALTER TABLE inbound_messages ADD COLUMN taken_over_at timestamptz;
+CREATE INDEX inbound_messages_unanswered_idx ON inbound_messages (received_at) WHERE outcome IS NULL;

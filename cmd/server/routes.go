@@ -5,10 +5,8 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/labstack/echo-contrib/echoprometheus"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/logging"
@@ -22,14 +20,16 @@ func (a *app) routes() http.Handler {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = httperr.Handler(a.log)
 
-	e.Use(middleware.RequestID())
+	// X-Forwarded-For is believed only when the peer is a proxy on a private network or
+	// loopback (echo's default trust ranges); otherwise c.RealIP() is the TCP peer, so a
+	// client cannot pick the address the dashboard's sign-in limit counts against.
+	e.IPExtractor = echo.ExtractIPFromXFFHeader()
+
+	e.Use(requestID)
 	e.Use(a.requestLogger)
 	// Inside the logger, so a recovered panic is logged as the 500 it becomes.
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, DisablePrintStack: true}))
-	e.Use(echoprometheus.NewMiddlewareWithConfig(echoprometheus.MiddlewareConfig{
-		Registerer: a.registry,
-		Skipper:    func(c echo.Context) bool { return c.Path() == "/metrics" },
-	}))
+	e.Use(httpMetrics(a.registry))
 	// Stripe's events may be larger than anything else we take; its route has its own cap.
 	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
 		Limit: "64K", Skipper: func(c echo.Context) bool { return c.Request().URL.Path == webhooks.StripePath },
@@ -38,12 +38,12 @@ func (a *app) routes() http.Handler {
 
 	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
 	e.GET("/readyz", a.readyz)
-	e.GET("/metrics", echo.WrapHandler(promhttp.HandlerFor(a.registry, promhttp.HandlerOpts{})))
+	e.GET("/metrics", a.publicMetrics(metricsHandler(a.registry)))
 
 	(&shopapi.Handlers{Shops: a.shops, Openings: a.slots, AdminToken: a.cfg.AdminToken}).Register(e)
 	a.dashboard.Register(e)
 
-	tw := &webhooks.Twilio{Offers: a.offers, Validator: a.validator, PublicURL: a.cfg.PublicURL, Logger: a.log, Metrics: a.metrics}
+	tw := &webhooks.Twilio{Inbound: a.inbound, Validator: a.validator, PublicURL: a.cfg.PublicURL, Logger: a.log, Metrics: a.metrics}
 	e.POST(webhooks.TwilioPath, tw.Handle)
 	st := &webhooks.Stripe{Payments: a.slotPayments, Secrets: a.cfg.StripeWebhookSecrets, Logger: a.log, Metrics: a.metrics}
 	e.POST(webhooks.StripePath, st.Handle) // the handler caps the body at 1 MiB itself

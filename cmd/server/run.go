@@ -24,6 +24,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/config"
 	"github.com/slotrecovery/slotrecovery/internal/cooldown"
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
+	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/logging"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
@@ -87,17 +88,21 @@ type app struct {
 	log           *slog.Logger
 	pool          *pgxpool.Pool
 	redis         redis.UniversalClient
+	lockWatcher   *redislock.Watcher
 	river         *river.Client[pgx.Tx]
 	registry      *prometheus.Registry
 	metrics       *metrics.Metrics
 	shops         *shops.Service
 	slots         *slots.Service
 	offers        *offers.Service
+	inbound       *inbound.Service
 	slotPayments  *slots.Payments
 	payments      *stripe.Client
 	validator     *twilio.Validator
 	dashboard     *dashboard.Dashboard
 	sessionSecret []byte
+	// jobTimeouts is each registered job kind's longest run (see addWorker).
+	jobTimeouts map[string]time.Duration
 }
 
 // serveOptions are what tests change beyond the environment.
@@ -106,6 +111,9 @@ type serveOptions struct {
 	ready chan<- string
 	// tune adjusts the services' configuration (shorter delays in tests).
 	tune func(*slots.Config, *offers.Config)
+	// listening, if not nil, is told the address of each private listener ("metrics",
+	// "pprof") once it listens.
+	listening func(name, addr string)
 }
 
 // serve runs until ctx ends.
@@ -142,8 +150,16 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, op
 	if opts.ready != nil {
 		opts.ready <- ln.Addr().String()
 	}
-	errc := make(chan error, 1)
+	errc := make(chan error, 3)
 	go func() { errc <- srv.Serve(ln) }()
+	private, err := a.servePrivate(ctx, errc, opts.listening)
+	if err != nil {
+		_ = srv.Close()
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		defer cancel()
+		_ = a.river.Stop(sctx)
+		return err
+	}
 
 	select {
 	case err := <-errc:
@@ -155,6 +171,9 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, op
 	defer cancel()
 	// In-flight requests finish first, then the workers finish their current jobs.
 	err = srv.Shutdown(shutCtx)
+	for _, p := range private {
+		_ = p.Close() // scrapes and profiles need no grace
+	}
 	if serr := a.river.Stop(shutCtx); serr != nil {
 		// Jobs still running past the deadline are cancelled; River retries them on
 		// another instance (every job here is safe to run again).
@@ -166,6 +185,61 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, op
 	}
 	log.Info("stopped")
 	return err
+}
+
+// servePrivate starts the optional private listeners: METRICS_ADDR (GET /metrics) and
+// PPROF_ADDR (net/http/pprof). They are never the public port, and pprof is off unless
+// PPROF_ADDR is set. A listener that stops unexpectedly sends its error to errc.
+func (a *app) servePrivate(ctx context.Context, errc chan<- error, listening func(name, addr string)) ([]*http.Server, error) {
+	var servers []*http.Server
+	for _, l := range []struct {
+		name, addr string
+		handler    http.Handler
+		// writeTimeout is 0 for pprof, whose CPU profile and trace stream for as long as
+		// asked (30 s by default).
+		writeTimeout time.Duration
+	}{
+		{"metrics", a.cfg.MetricsAddr, privateMetrics(a.registry), 30 * time.Second},
+		{"pprof", a.cfg.PprofAddr, pprofHandler(), 0},
+	} {
+		if l.addr == "" {
+			continue
+		}
+		ln, err := net.Listen("tcp", l.addr)
+		if err != nil {
+			for _, s := range servers {
+				_ = s.Close()
+			}
+			return nil, fmt.Errorf("listen for %s on %s: %w", l.name, l.addr, err)
+		}
+		if host, _, _ := net.SplitHostPort(l.addr); l.name == "pprof" && !isLoopbackHost(host) {
+			a.log.Warn("pprof listens beyond loopback: keep PPROF_ADDR off public networks", "addr", ln.Addr().String())
+		}
+		srv := &http.Server{
+			Handler: l.handler, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: l.writeTimeout,
+			IdleTimeout: 90 * time.Second, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+			BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+		}
+		servers = append(servers, srv)
+		a.log.Info("serving "+l.name, "addr", ln.Addr().String())
+		if listening != nil {
+			listening(l.name, ln.Addr().String())
+		}
+		go func() {
+			if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+				errc <- fmt.Errorf("%s listener: %w", l.name, err)
+			}
+		}()
+	}
+	return servers, nil
+}
+
+func isLoopbackHost(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func openPostgres(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error) {
@@ -261,10 +335,16 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	if tune != nil {
 		tune(&slotsCfg, &offersCfg)
 	}
-	a.slots = slots.New(a.pool, queue, slots.RedisLocker(redislock.New(a.redis), a.metrics), cool, checkouts, slotsCfg)
+	// One subscription per instance announces slot lock releases to the claims waiting
+	// on them (see slots.Book).
+	lockChannel := cfg.RedisKeyPrefix + slots.LockChannel
+	a.lockWatcher = redislock.NewWatcher(a.redis, lockChannel)
+	a.slots = slots.New(a.pool, queue, slots.RedisLocker(redislock.New(a.redis), a.lockWatcher, lockChannel, a.metrics), cool, checkouts, slotsCfg)
 	a.offers = offers.New(a.pool, queue, texter, cool, a.shops, a.slots, offersCfg)
+	a.inbound = inbound.New(a.pool, queue, a.shops, a.slots, inbound.Config{Logger: log, Metrics: a.metrics})
 	if a.dashboard, err = dashboard.New(a.pool, a.shops, a.slots, dashboard.Config{
 		SessionSecret: a.sessionSecret, Secure: !cfg.DevMode, Logger: log,
+		Redis: a.redis, KeyPrefix: cfg.RedisKeyPrefix,
 	}); err != nil {
 		return nil, fmt.Errorf("dashboard: %w", err)
 	}
@@ -275,12 +355,15 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	a.slotPayments = slots.NewPayments(a.slots, stripeAPI, slots.PaymentsConfig{Metrics: a.metrics})
 
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &offers.WaveWorker{Service: a.offers})
-	river.AddWorker(workers, &offers.TextWorker{Service: a.offers})
-	river.AddWorker(workers, &slots.CheckoutWorker{Service: a.slots})
-	river.AddWorker(workers, &slots.CompleteWorker{Service: a.slots})
-	river.AddWorker(workers, &slots.RefundWorker{Payments: a.slotPayments})
-	river.AddWorker(workers, &slots.ReconcileWorker{Payments: a.slotPayments})
+	a.jobTimeouts = map[string]time.Duration{}
+	addWorker(workers, a.jobTimeouts, &offers.WaveWorker{Service: a.offers})
+	addWorker(workers, a.jobTimeouts, &offers.TextWorker{Service: a.offers})
+	addWorker(workers, a.jobTimeouts, &slots.CheckoutWorker{Service: a.slots})
+	addWorker(workers, a.jobTimeouts, &slots.NoticeWorker{Service: a.slots})
+	addWorker(workers, a.jobTimeouts, &inbound.SweepWorker{Service: a.inbound})
+	addWorker(workers, a.jobTimeouts, &slots.CompleteWorker{Service: a.slots})
+	addWorker(workers, a.jobTimeouts, &slots.RefundWorker{Payments: a.slotPayments})
+	addWorker(workers, a.jobTimeouts, &slots.ReconcileWorker{Payments: a.slotPayments})
 	a.river, err = river.NewClient(riverpgxv5.New(a.pool), &river.Config{
 		Queues: map[string]river.QueueConfig{
 			jobs.QueueOffers:   {MaxWorkers: 8},
@@ -295,10 +378,19 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 		PeriodicJobs: []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return jobs.Reconcile{}, nil }, nil),
+			// Texts whose handler died before answering are answered by text.
+			river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
+				func() (river.JobArgs, *river.InsertOpts) { return jobs.InboundSweep{}, nil }, nil),
 			river.NewPeriodicJob(river.PeriodicInterval(15*time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return jobs.Complete{}, nil }, nil),
 		},
-		Logger: log.With("component", "river"),
+		// A job whose process died (killed, OOM, lost host) stays "running" until River's
+		// rescuer retries it after this long; River's default is an hour, during which an
+		// offer wave or a payment link is stuck. It must stay above every job's own
+		// timeout, or a slow but live job would be run a second time beside itself: the
+		// longest is the offer wave's 10 minutes (TestRescueHorizonAboveJobTimeouts).
+		RescueStuckJobsAfter: rescueStuckJobsAfter,
+		Logger:               log.With("component", "river"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("river: %w", err)
@@ -307,7 +399,25 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	return a, nil
 }
 
+// rescueStuckJobsAfter is River's RescueStuckJobsAfter; see build.
+const rescueStuckJobsAfter = 15 * time.Minute
+
+// addWorker registers w and records how long River lets one of its jobs run (its
+// Timeout, else River's default), which must stay below rescueStuckJobsAfter.
+func addWorker[T river.JobArgs](ws *river.Workers, timeouts map[string]time.Duration, w river.Worker[T]) {
+	river.AddWorker(ws, w)
+	var args T
+	d := w.Timeout(&river.Job[T]{JobRow: &rivertype.JobRow{Kind: args.Kind()}, Args: args})
+	if d == 0 {
+		d = river.JobTimeoutDefault
+	}
+	timeouts[args.Kind()] = d // -1 (no timeout) is kept: the test refuses it
+}
+
 func (a *app) close() {
+	if a.lockWatcher != nil {
+		_ = a.lockWatcher.Close()
+	}
 	if a.redis != nil {
 		_ = a.redis.Close()
 	}
@@ -318,6 +428,10 @@ func (a *app) close() {
 
 // riverRef lets the services hold the River client before it is built.
 type riverRef struct{ c *river.Client[pgx.Tx] }
+
+func (r *riverRef) InsertManyTx(ctx context.Context, tx pgx.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
+	return r.c.InsertManyTx(ctx, tx, params)
+}
 
 func (r *riverRef) InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
 	return r.c.InsertTx(ctx, tx, args, opts)

@@ -1,9 +1,3 @@
--- name: BookingInsert :one
-INSERT INTO bookings (opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency,
-    created_at, updated_at, confirmed_at, checkout_expires_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, sqlc.narg(confirmed_at), sqlc.narg(checkout_expires_at))
-RETURNING *;
-
 -- name: BookingGet :one
 SELECT * FROM bookings WHERE id = $1;
 
@@ -25,3 +19,50 @@ RETURNING *;
 UPDATE bookings SET checkout_expires_at = sqlc.arg(expires_at)::timestamptz, updated_at = sqlc.arg(now)::timestamptz
 WHERE id = sqlc.arg(id) AND payment_url IS NULL AND status = 'pending_payment'
 RETURNING *;
+
+-- name: BookingMarkTold :execrows
+-- Records that the customer has learnt of their booking; 0 rows means someone (the
+-- answer or the notice) told them already.
+UPDATE bookings SET customer_told_at = sqlc.arg(now)::timestamptz
+WHERE id = sqlc.arg(id) AND customer_told_at IS NULL;
+
+-- name: BookingClaim :one
+-- A YES's booking in one statement (the booking transaction's round trips were the
+-- throughput limit): the offer is locked and must be live and its customer not opted
+-- out; the opening is filled only if it is open, in the offer's generation and starts
+-- after starts_after (now + the shop's lead time); then the offer is accepted, the
+-- opening's other offers lost and the booking inserted. No row: nothing was changed
+-- (the caller reads the opening to tell "taken" from "no offer"). The conditional
+-- UPDATE and the partial unique index stay the fences against a double booking.
+WITH offer AS (
+    SELECT o.id FROM slot_offers o JOIN customers c ON c.id = o.customer_id
+    WHERE o.id = sqlc.arg(offer_id) AND o.customer_id = sqlc.arg(customer_id)
+      AND o.status IN ('sending', 'sent') AND c.opted_out_at IS NULL
+    FOR UPDATE OF o
+), filled AS (
+    UPDATE slot_openings s
+    SET status = 'filled', filled_by = sqlc.arg(customer_id), filled_at = sqlc.arg(now)::timestamptz,
+        updated_at = sqlc.arg(now)::timestamptz, version = version + 1
+    WHERE s.id = sqlc.arg(opening_id) AND s.status = 'open' AND s.generation = sqlc.arg(generation)
+      AND s.starts_at > sqlc.arg(starts_after)::timestamptz
+      AND EXISTS (SELECT 1 FROM offer)
+    RETURNING s.id, s.price_cents, s.service, s.starts_at
+), accepted AS (
+    UPDATE slot_offers SET status = 'accepted'
+    WHERE id IN (SELECT id FROM offer) AND EXISTS (SELECT 1 FROM filled)
+    RETURNING id
+), lost AS (
+    UPDATE slot_offers SET status = 'lost'
+    WHERE opening_id IN (SELECT id FROM filled) AND id <> sqlc.arg(offer_id)
+      AND status IN ('queued', 'sending', 'sent')
+), booking AS (
+    INSERT INTO bookings (opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency,
+        created_at, updated_at, confirmed_at, checkout_expires_at)
+    SELECT f.id, sqlc.arg(customer_id), a.id, sqlc.arg(shop_id), sqlc.arg(status), f.price_cents, sqlc.arg(currency),
+        sqlc.arg(now)::timestamptz, sqlc.arg(now)::timestamptz, sqlc.narg(confirmed_at), sqlc.narg(checkout_expires_at)
+    FROM filled f, accepted a
+    RETURNING *
+)
+SELECT b.id, b.status, b.amount_cents, b.currency, b.checkout_expires_at, b.created_at, b.shop_id, b.opening_id, b.customer_id,
+       f.service, f.starts_at, f.price_cents
+FROM booking b JOIN filled f ON f.id = b.opening_id;

@@ -10,3 +10,81 @@ SELECT * FROM inbound_messages WHERE message_sid = $1;
 -- name: InboundSetOutcome :exec
 UPDATE inbound_messages SET outcome = $2, reply = $3, handled_at = $4
 WHERE message_sid = $1 AND outcome IS NULL;
+
+-- name: InboundTakeOver :one
+-- Claims a stored text whose handler died before answering (no outcome, received before
+-- stale_before, and not taken over since then), for a redelivery or the sweeper to
+-- finish. Exactly one claimant gets the row.
+UPDATE inbound_messages
+SET taken_over_at = sqlc.arg(now)::timestamptz
+WHERE message_sid = sqlc.arg(message_sid) AND outcome IS NULL
+  AND received_at < sqlc.arg(stale_before)::timestamptz
+  AND (taken_over_at IS NULL OR taken_over_at < sqlc.arg(stale_before)::timestamptz)
+RETURNING *;
+
+-- name: InboundListUnanswered :many
+-- Stored texts still without an answer, received before stale_before: their handler
+-- died.
+SELECT message_sid FROM inbound_messages
+WHERE outcome IS NULL AND received_at < sqlc.arg(stale_before)::timestamptz
+  AND (taken_over_at IS NULL OR taken_over_at < sqlc.arg(stale_before)::timestamptz)
+ORDER BY received_at
+LIMIT sqlc.arg(max_rows);
+
+-- name: InboundSetOutcomes :exec
+-- InboundSetOutcome for many texts in one statement: the answers of concurrent replies
+-- are written together (see inbound's answer writer).
+UPDATE inbound_messages m
+SET outcome = v.outcome, reply = v.reply, handled_at = sqlc.arg(handled_at)::timestamptz
+FROM (SELECT unnest(sqlc.arg(sids)::text[]) AS sid,
+             unnest(sqlc.arg(outcomes)::text[]) AS outcome,
+             unnest(sqlc.arg(replies)::text[]) AS reply) AS v
+WHERE m.message_sid = v.sid AND m.outcome IS NULL;
+
+-- name: InboundStoreMany :many
+-- Stores the texts of concurrent requests (MessageSid is the key: stored is false for a
+-- redelivery) and, in the same statement, reads what answering each needs: the sender
+-- as a customer of the shop, their newest offer in any state (the nil UUID: none), and
+-- their offers that can still be taken (texted, in the opening's current generation,
+-- the opening open), newest first, one per row (none: one row whose offer_id is the nil
+-- UUID). Each row carries its text's MessageSid; a MessageSid must appear once per call.
+-- One statement for a whole storm's texts instead of four per text.
+WITH input AS (
+    SELECT unnest(sqlc.arg(message_sids)::text[]) AS message_sid,
+           unnest(sqlc.arg(shop_ids)::uuid[]) AS shop_id,
+           unnest(sqlc.arg(from_phones)::text[]) AS from_phone,
+           unnest(sqlc.arg(to_phones)::text[]) AS to_phone,
+           unnest(sqlc.arg(bodies)::text[]) AS body
+), stored AS (
+    INSERT INTO inbound_messages (message_sid, shop_id, from_phone, to_phone, body, received_at)
+    SELECT i.message_sid, i.shop_id, i.from_phone, i.to_phone, i.body, sqlc.arg(received_at)::timestamptz FROM input i
+    ON CONFLICT (message_sid) DO NOTHING
+    RETURNING message_sid
+)
+SELECT i.message_sid::text AS message_sid,
+       EXISTS (SELECT 1 FROM stored s WHERE s.message_sid = i.message_sid) AS stored,
+       cust.id AS customer_id, cust.opted_out_at,
+       COALESCE(newest.id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS newest_offer_id,
+       COALESCE(newest.status, '')::text AS newest_offer_status,
+       COALESCE(live.offer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS offer_id,
+       COALESCE(live.opening_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS opening_id,
+       COALESCE(live.generation, 0)::integer AS generation,
+       COALESCE(live.starts_at, 'epoch'::timestamptz)::timestamptz AS starts_at
+FROM input i
+LEFT JOIN customers cust ON cust.shop_id = i.shop_id AND cust.phone = i.from_phone
+LEFT JOIN LATERAL (
+    SELECT o.id, o.status FROM slot_offers o
+    WHERE o.customer_id = cust.id
+    ORDER BY o.created_at DESC, o.id
+    LIMIT 1
+) AS newest ON true
+LEFT JOIN LATERAL (
+    SELECT o.id AS offer_id, o.opening_id, o.generation, s.starts_at
+    FROM slot_offers o JOIN slot_openings s ON s.id = o.opening_id
+    WHERE o.customer_id = cust.id AND o.shop_id = i.shop_id
+      AND o.status IN ('sending', 'sent')
+      AND s.status = 'open'
+      AND o.generation = s.generation
+    ORDER BY o.created_at DESC, o.id
+    LIMIT 20
+) AS live ON true;

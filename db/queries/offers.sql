@@ -1,8 +1,11 @@
--- name: OfferInsert :one
+-- name: OfferInsertMany :exec
+-- Records a wave's offers, one statement for all its customers; an offer that exists
+-- already (a retried wave) is kept.
 INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at)
-VALUES ($1, $2, $3, $4, $5, 'queued', $6)
-ON CONFLICT (opening_id, generation, customer_id) DO NOTHING
-RETURNING *;
+SELECT sqlc.arg(opening_id), c.id, sqlc.arg(shop_id), sqlc.arg(generation), sqlc.arg(wave), 'queued', sqlc.arg(created_at)
+FROM unnest(sqlc.arg(customer_ids)::uuid[]) WITH ORDINALITY AS c(id, n)
+ORDER BY c.n
+ON CONFLICT (opening_id, generation, customer_id) DO NOTHING;
 
 -- name: OfferListWave :many
 SELECT o.id, o.customer_id, o.status, c.phone
@@ -10,17 +13,24 @@ FROM slot_offers o JOIN customers c ON c.id = o.customer_id
 WHERE o.opening_id = $1 AND o.generation = $2 AND o.wave = $3
 ORDER BY o.created_at, o.id;
 
--- name: OfferClaimForSending :one
+-- name: OfferClaimManyForSending :many
 -- Only one sender may text an offer: a retried job skips offers already claimed. The
 -- claim also rechecks, at the moment of sending, that the customer has not opted out or
 -- become unreachable and that the opening is still open in the offer's generation: a
--- STOP or a cancel between recording a wave and texting it must win.
+-- STOP or a cancel between recording a wave and texting it must win. One statement
+-- claims a chunk of a wave's offers and returns those this sender got.
 UPDATE slot_offers o SET status = 'sending'
 FROM customers c, slot_openings s
-WHERE o.id = $1 AND o.status = 'queued'
+WHERE o.id = ANY(sqlc.arg(ids)::uuid[]) AND o.status = 'queued'
   AND c.id = o.customer_id AND c.opted_out_at IS NULL AND c.unreachable_at IS NULL AND c.sms_opt_in
   AND s.id = o.opening_id AND s.status = 'open' AND s.generation = o.generation
 RETURNING o.id;
+
+-- name: OfferMarkManySent :exec
+-- Marks claimed offers sent, with their message SIDs ('' when the outcome was unknown).
+UPDATE slot_offers o SET status = 'sent', twilio_sid = NULLIF(v.sid, ''), sent_at = sqlc.arg(now)::timestamptz
+FROM (SELECT unnest(sqlc.arg(ids)::uuid[]) AS id, unnest(sqlc.arg(sids)::text[]) AS sid) AS v
+WHERE o.id = v.id AND o.status = 'sending';
 
 -- name: OfferMarkQueuedLost :exec
 -- Offers of an opening that closed (cancelled, expired) that were never texted.
@@ -35,10 +45,6 @@ FROM slot_offers o
 JOIN bookings b ON b.offer_id = o.id
 JOIN slot_openings s ON s.id = o.opening_id
 WHERE o.id = $1 AND o.status = 'accepted' AND b.status IN ('pending_payment', 'confirmed');
-
--- name: OfferMarkSent :exec
-UPDATE slot_offers SET status = 'sent', twilio_sid = sqlc.narg(twilio_sid), sent_at = sqlc.arg(now)::timestamptz
-WHERE id = sqlc.arg(id) AND status = 'sending';
 
 -- name: OfferUnclaim :exec
 UPDATE slot_offers SET status = 'queued' WHERE id = $1 AND status = 'sending';
@@ -67,10 +73,18 @@ WHERE o.customer_id = $1
 ORDER BY o.created_at DESC, o.id
 LIMIT 1;
 
--- name: OfferAccept :one
-UPDATE slot_offers SET status = 'accepted'
-WHERE id = $1 AND status IN ('sending', 'sent')
-RETURNING *;
+-- name: OfferListClaimable :many
+-- The customer's offers from this shop that can still be taken (texted or being
+-- texted, in the opening's current generation, the opening open), newest first: a YES
+-- claims the newest whose slot is still free.
+SELECT o.id AS offer_id, o.opening_id, o.generation, s.starts_at
+FROM slot_offers o JOIN slot_openings s ON s.id = o.opening_id
+WHERE o.customer_id = sqlc.arg(customer_id) AND o.shop_id = sqlc.arg(shop_id)
+  AND o.status IN ('sending', 'sent')
+  AND s.status = 'open'
+  AND o.generation = s.generation
+ORDER BY o.created_at DESC, o.id
+LIMIT 20;
 
 -- name: OfferMarkOthersLost :exec
 UPDATE slot_offers SET status = 'lost'

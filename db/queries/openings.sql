@@ -10,13 +10,6 @@ SELECT * FROM slot_openings WHERE id = $1;
 -- name: OpeningLock :one
 SELECT * FROM slot_openings WHERE id = $1 FOR UPDATE;
 
--- name: OpeningMarkFilled :one
-UPDATE slot_openings
-SET status = 'filled', filled_by = sqlc.arg(customer_id), filled_at = sqlc.arg(now)::timestamptz,
-    updated_at = sqlc.arg(now)::timestamptz, version = version + 1
-WHERE id = sqlc.arg(id) AND status = 'open'
-RETURNING *;
-
 -- name: OpeningCancel :one
 UPDATE slot_openings
 SET status = 'cancelled', updated_at = sqlc.arg(now)::timestamptz, version = version + 1

@@ -23,7 +23,7 @@ func imports(t *testing.T, pkg string) []string {
 func TestDomainSeesNoHTTPOrVendorSDK(t *testing.T) {
 	t.Parallel()
 	forbidden := []string{"net/http", "github.com/labstack/echo", "github.com/twilio/twilio-go", "github.com/stripe/stripe-go"}
-	for _, pkg := range []string{"internal/slots", "internal/offers", "internal/shops"} {
+	for _, pkg := range []string{"internal/slots", "internal/offers", "internal/inbound", "internal/shops"} {
 		for _, imp := range imports(t, pkg) {
 			for _, f := range forbidden {
 				if imp == f || strings.HasPrefix(imp, f+"/") {
@@ -66,7 +66,7 @@ func TestOnlyEdgesImportEcho(t *testing.T) {
 // stripe-go.
 func TestDomainDoesNotReachVendorSDKs(t *testing.T) {
 	t.Parallel()
-	out, err := exec.Command("go", "list", "-deps", module+"internal/slots", module+"internal/offers", module+"internal/shops").Output()
+	out, err := exec.Command("go", "list", "-deps", module+"internal/slots", module+"internal/offers", module+"internal/inbound", module+"internal/shops").Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
 	}

@@ -35,6 +35,16 @@ type Config struct {
 	SessionSecret string
 	DevMode       bool
 	LogLevel      string
+
+	// MetricsAddr, when set, is a second listener that serves only GET /metrics, for a
+	// Prometheus on a private network (METRICS_ADDR, e.g. 127.0.0.1:9090).
+	MetricsAddr string
+	// MetricsToken, when set, is the bearer token GET /metrics on HTTP_ADDR requires
+	// (METRICS_TOKEN). See docs/design.md for who may read /metrics without it.
+	MetricsToken string
+	// PprofAddr, when set, is a separate listener serving net/http/pprof (PPROF_ADDR);
+	// pprof is never served on HTTP_ADDR. Empty (the default) turns it off.
+	PprofAddr string
 }
 
 // TwilioConfigured reports whether real texts can be sent and inbound signatures checked.
@@ -60,6 +70,9 @@ func Load(getenv func(string) string) (Config, error) {
 		StripeAPIURL:     get("STRIPE_API_URL"),
 		SessionSecret:    get("SESSION_SECRET"),
 		LogLevel:         get("LOG_LEVEL"),
+		MetricsAddr:      get("METRICS_ADDR"),
+		MetricsToken:     get("METRICS_TOKEN"),
+		PprofAddr:        get("PPROF_ADDR"),
 	}
 	for _, s := range strings.Split(get("STRIPE_WEBHOOK_SECRET"), ",") {
 		if s = strings.TrimSpace(s); s != "" {
@@ -96,6 +109,22 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
 		bad("HTTP_ADDR", "must be host:port or :port")
+	}
+	for _, v := range []struct{ name, val string }{{"METRICS_ADDR", c.MetricsAddr}, {"PPROF_ADDR", c.PprofAddr}} {
+		if v.val == "" {
+			continue
+		}
+		if _, _, err := net.SplitHostPort(v.val); err != nil {
+			bad(v.name, "must be host:port or :port (e.g. 127.0.0.1:9090)")
+		} else if v.val == c.HTTPAddr && !strings.HasSuffix(v.val, ":0") {
+			bad(v.name, "must differ from HTTP_ADDR: it is a separate, private listener")
+		}
+	}
+	if c.MetricsAddr != "" && c.MetricsAddr == c.PprofAddr && !strings.HasSuffix(c.PprofAddr, ":0") {
+		bad("PPROF_ADDR", "must differ from METRICS_ADDR")
+	}
+	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {
+		bad("METRICS_TOKEN", "must be at least 16 characters")
 	}
 	if c.PublicURL == "" {
 		if c.DevMode {

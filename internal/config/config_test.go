@@ -35,6 +35,9 @@ func TestLoadValid(t *testing.T) {
 	require.Equal(t, []string{"whsec_new", "whsec_old"}, c.StripeWebhookSecrets)
 	require.False(t, c.DevMode)
 	require.True(t, c.TwilioConfigured())
+	require.Empty(t, c.PprofAddr, "pprof is off by default")
+	require.Empty(t, c.MetricsAddr)
+	require.Empty(t, c.MetricsToken)
 }
 
 func TestLoadErrorsNameTheVariableAndHideSecrets(t *testing.T) {
@@ -58,6 +61,12 @@ func TestLoadErrorsNameTheVariableAndHideSecrets(t *testing.T) {
 		"bad twilio api url": {map[string]string{"TWILIO_API_URL": "localhost:9"}, "TWILIO_API_URL"},
 		"short session":      {map[string]string{"SESSION_SECRET": "abc"}, "SESSION_SECRET"},
 		"bad dev mode":       {map[string]string{"DEV_MODE": "yes"}, "DEV_MODE"},
+		"bad metrics addr":   {map[string]string{"METRICS_ADDR": "9090"}, "METRICS_ADDR"},
+		"metrics on public":  {map[string]string{"METRICS_ADDR": ":8080"}, "METRICS_ADDR"},
+		"short metrics tok":  {map[string]string{"METRICS_TOKEN": "abc"}, "METRICS_TOKEN"},
+		"bad pprof addr":     {map[string]string{"PPROF_ADDR": "localhost"}, "PPROF_ADDR"},
+		"pprof on public":    {map[string]string{"PPROF_ADDR": ":8080"}, "PPROF_ADDR"},
+		"pprof on metrics":   {map[string]string{"PPROF_ADDR": "127.0.0.1:9090", "METRICS_ADDR": "127.0.0.1:9090"}, "PPROF_ADDR"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {

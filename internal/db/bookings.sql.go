@@ -13,8 +13,111 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const bookingClaim = `-- name: BookingClaim :one
+WITH offer AS (
+    SELECT o.id FROM slot_offers o JOIN customers c ON c.id = o.customer_id
+    WHERE o.id = $1 AND o.customer_id = $2
+      AND o.status IN ('sending', 'sent') AND c.opted_out_at IS NULL
+    FOR UPDATE OF o
+), filled AS (
+    UPDATE slot_openings s
+    SET status = 'filled', filled_by = $2, filled_at = $3::timestamptz,
+        updated_at = $3::timestamptz, version = version + 1
+    WHERE s.id = $4 AND s.status = 'open' AND s.generation = $5
+      AND s.starts_at > $6::timestamptz
+      AND EXISTS (SELECT 1 FROM offer)
+    RETURNING s.id, s.price_cents, s.service, s.starts_at
+), accepted AS (
+    UPDATE slot_offers SET status = 'accepted'
+    WHERE id IN (SELECT id FROM offer) AND EXISTS (SELECT 1 FROM filled)
+    RETURNING id
+), lost AS (
+    UPDATE slot_offers SET status = 'lost'
+    WHERE opening_id IN (SELECT id FROM filled) AND id <> $1
+      AND status IN ('queued', 'sending', 'sent')
+), booking AS (
+    INSERT INTO bookings (opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency,
+        created_at, updated_at, confirmed_at, checkout_expires_at)
+    SELECT f.id, $2, a.id, $7, $8, f.price_cents, $9,
+        $3::timestamptz, $3::timestamptz, $10, $11
+    FROM filled f, accepted a
+    RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at
+)
+SELECT b.id, b.status, b.amount_cents, b.currency, b.checkout_expires_at, b.created_at, b.shop_id, b.opening_id, b.customer_id,
+       f.service, f.starts_at, f.price_cents
+FROM booking b JOIN filled f ON f.id = b.opening_id
+`
+
+type BookingClaimParams struct {
+	OfferID           uuid.UUID
+	CustomerID        uuid.UUID
+	Now               time.Time
+	OpeningID         uuid.UUID
+	Generation        int32
+	StartsAfter       time.Time
+	ShopID            uuid.UUID
+	Status            string
+	Currency          string
+	ConfirmedAt       *time.Time
+	CheckoutExpiresAt *time.Time
+}
+
+type BookingClaimRow struct {
+	ID                uuid.UUID
+	Status            string
+	AmountCents       int64
+	Currency          string
+	CheckoutExpiresAt *time.Time
+	CreatedAt         time.Time
+	ShopID            uuid.UUID
+	OpeningID         uuid.UUID
+	CustomerID        uuid.UUID
+	Service           string
+	StartsAt          time.Time
+	PriceCents        int64
+}
+
+// A YES's booking in one statement (the booking transaction's round trips were the
+// throughput limit): the offer is locked and must be live and its customer not opted
+// out; the opening is filled only if it is open, in the offer's generation and starts
+// after starts_after (now + the shop's lead time); then the offer is accepted, the
+// opening's other offers lost and the booking inserted. No row: nothing was changed
+// (the caller reads the opening to tell "taken" from "no offer"). The conditional
+// UPDATE and the partial unique index stay the fences against a double booking.
+func (q *Queries) BookingClaim(ctx context.Context, db DBTX, arg BookingClaimParams) (BookingClaimRow, error) {
+	row := db.QueryRow(ctx, bookingClaim,
+		arg.OfferID,
+		arg.CustomerID,
+		arg.Now,
+		arg.OpeningID,
+		arg.Generation,
+		arg.StartsAfter,
+		arg.ShopID,
+		arg.Status,
+		arg.Currency,
+		arg.ConfirmedAt,
+		arg.CheckoutExpiresAt,
+	)
+	var i BookingClaimRow
+	err := row.Scan(
+		&i.ID,
+		&i.Status,
+		&i.AmountCents,
+		&i.Currency,
+		&i.CheckoutExpiresAt,
+		&i.CreatedAt,
+		&i.ShopID,
+		&i.OpeningID,
+		&i.CustomerID,
+		&i.Service,
+		&i.StartsAt,
+		&i.PriceCents,
+	)
+	return i, err
+}
+
 const bookingGet = `-- name: BookingGet :one
-SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at FROM bookings WHERE id = $1
+SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at FROM bookings WHERE id = $1
 `
 
 func (q *Queries) BookingGet(ctx context.Context, db DBTX, id uuid.UUID) (Booking, error) {
@@ -40,70 +143,13 @@ func (q *Queries) BookingGet(ctx context.Context, db DBTX, id uuid.UUID) (Bookin
 		&i.ReconcileAfter,
 		&i.ReconcileAttempts,
 		&i.RefundRequestedAt,
-	)
-	return i, err
-}
-
-const bookingInsert = `-- name: BookingInsert :one
-INSERT INTO bookings (opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency,
-    created_at, updated_at, confirmed_at, checkout_expires_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8, $9, $10)
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at
-`
-
-type BookingInsertParams struct {
-	OpeningID         uuid.UUID
-	CustomerID        uuid.UUID
-	OfferID           uuid.NullUUID
-	ShopID            uuid.UUID
-	Status            string
-	AmountCents       int64
-	Currency          string
-	CreatedAt         time.Time
-	ConfirmedAt       *time.Time
-	CheckoutExpiresAt *time.Time
-}
-
-func (q *Queries) BookingInsert(ctx context.Context, db DBTX, arg BookingInsertParams) (Booking, error) {
-	row := db.QueryRow(ctx, bookingInsert,
-		arg.OpeningID,
-		arg.CustomerID,
-		arg.OfferID,
-		arg.ShopID,
-		arg.Status,
-		arg.AmountCents,
-		arg.Currency,
-		arg.CreatedAt,
-		arg.ConfirmedAt,
-		arg.CheckoutExpiresAt,
-	)
-	var i Booking
-	err := row.Scan(
-		&i.ID,
-		&i.OpeningID,
-		&i.CustomerID,
-		&i.OfferID,
-		&i.ShopID,
-		&i.Status,
-		&i.AmountCents,
-		&i.Currency,
-		&i.StripeCheckoutSessionID,
-		&i.StripePaymentIntentID,
-		&i.PaymentUrl,
-		&i.CheckoutExpiresAt,
-		&i.RefundID,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-		&i.ConfirmedAt,
-		&i.ReconcileAfter,
-		&i.ReconcileAttempts,
-		&i.RefundRequestedAt,
+		&i.CustomerToldAt,
 	)
 	return i, err
 }
 
 const bookingLatestForOpening = `-- name: BookingLatestForOpening :one
-SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at FROM bookings WHERE opening_id = $1 ORDER BY created_at DESC, id LIMIT 1
+SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at FROM bookings WHERE opening_id = $1 ORDER BY created_at DESC, id LIMIT 1
 `
 
 func (q *Queries) BookingLatestForOpening(ctx context.Context, db DBTX, openingID uuid.UUID) (Booking, error) {
@@ -129,8 +175,29 @@ func (q *Queries) BookingLatestForOpening(ctx context.Context, db DBTX, openingI
 		&i.ReconcileAfter,
 		&i.ReconcileAttempts,
 		&i.RefundRequestedAt,
+		&i.CustomerToldAt,
 	)
 	return i, err
+}
+
+const bookingMarkTold = `-- name: BookingMarkTold :execrows
+UPDATE bookings SET customer_told_at = $1::timestamptz
+WHERE id = $2 AND customer_told_at IS NULL
+`
+
+type BookingMarkToldParams struct {
+	Now time.Time
+	ID  uuid.UUID
+}
+
+// Records that the customer has learnt of their booking; 0 rows means someone (the
+// answer or the notice) told them already.
+func (q *Queries) BookingMarkTold(ctx context.Context, db DBTX, arg BookingMarkToldParams) (int64, error) {
+	result, err := db.Exec(ctx, bookingMarkTold, arg.Now, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const bookingSetCheckout = `-- name: BookingSetCheckout :one
@@ -139,7 +206,7 @@ SET stripe_checkout_session_id = $1, payment_url = $2,
     stripe_payment_intent_id = $3,
     checkout_expires_at = $4::timestamptz, updated_at = $5::timestamptz
 WHERE id = $6 AND payment_url IS NULL AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at
 `
 
 type BookingSetCheckoutParams struct {
@@ -182,6 +249,7 @@ func (q *Queries) BookingSetCheckout(ctx context.Context, db DBTX, arg BookingSe
 		&i.ReconcileAfter,
 		&i.ReconcileAttempts,
 		&i.RefundRequestedAt,
+		&i.CustomerToldAt,
 	)
 	return i, err
 }
@@ -189,7 +257,7 @@ func (q *Queries) BookingSetCheckout(ctx context.Context, db DBTX, arg BookingSe
 const bookingSetCheckoutExpiry = `-- name: BookingSetCheckoutExpiry :one
 UPDATE bookings SET checkout_expires_at = $1::timestamptz, updated_at = $2::timestamptz
 WHERE id = $3 AND payment_url IS NULL AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at
 `
 
 type BookingSetCheckoutExpiryParams struct {
@@ -223,6 +291,7 @@ func (q *Queries) BookingSetCheckoutExpiry(ctx context.Context, db DBTX, arg Boo
 		&i.ReconcileAfter,
 		&i.ReconcileAttempts,
 		&i.RefundRequestedAt,
+		&i.CustomerToldAt,
 	)
 	return i, err
 }

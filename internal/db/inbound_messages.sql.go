@@ -14,7 +14,7 @@ import (
 )
 
 const inboundGet = `-- name: InboundGet :one
-SELECT message_sid, shop_id, from_phone, to_phone, body, received_at, outcome, reply, handled_at FROM inbound_messages WHERE message_sid = $1
+SELECT message_sid, shop_id, from_phone, to_phone, body, received_at, outcome, reply, handled_at, taken_over_at FROM inbound_messages WHERE message_sid = $1
 `
 
 func (q *Queries) InboundGet(ctx context.Context, db DBTX, messageSid string) (InboundMessage, error) {
@@ -30,6 +30,7 @@ func (q *Queries) InboundGet(ctx context.Context, db DBTX, messageSid string) (I
 		&i.Outcome,
 		&i.Reply,
 		&i.HandledAt,
+		&i.TakenOverAt,
 	)
 	return i, err
 }
@@ -64,6 +65,41 @@ func (q *Queries) InboundInsert(ctx context.Context, db DBTX, arg InboundInsertP
 	return message_sid, err
 }
 
+const inboundListUnanswered = `-- name: InboundListUnanswered :many
+SELECT message_sid FROM inbound_messages
+WHERE outcome IS NULL AND received_at < $1::timestamptz
+  AND (taken_over_at IS NULL OR taken_over_at < $1::timestamptz)
+ORDER BY received_at
+LIMIT $2
+`
+
+type InboundListUnansweredParams struct {
+	StaleBefore time.Time
+	MaxRows     int32
+}
+
+// Stored texts still without an answer, received before stale_before: their handler
+// died.
+func (q *Queries) InboundListUnanswered(ctx context.Context, db DBTX, arg InboundListUnansweredParams) ([]string, error) {
+	rows, err := db.Query(ctx, inboundListUnanswered, arg.StaleBefore, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var message_sid string
+		if err := rows.Scan(&message_sid); err != nil {
+			return nil, err
+		}
+		items = append(items, message_sid)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const inboundSetOutcome = `-- name: InboundSetOutcome :exec
 UPDATE inbound_messages SET outcome = $2, reply = $3, handled_at = $4
 WHERE message_sid = $1 AND outcome IS NULL
@@ -84,4 +120,177 @@ func (q *Queries) InboundSetOutcome(ctx context.Context, db DBTX, arg InboundSet
 		arg.HandledAt,
 	)
 	return err
+}
+
+const inboundSetOutcomes = `-- name: InboundSetOutcomes :exec
+UPDATE inbound_messages m
+SET outcome = v.outcome, reply = v.reply, handled_at = $1::timestamptz
+FROM (SELECT unnest($2::text[]) AS sid,
+             unnest($3::text[]) AS outcome,
+             unnest($4::text[]) AS reply) AS v
+WHERE m.message_sid = v.sid AND m.outcome IS NULL
+`
+
+type InboundSetOutcomesParams struct {
+	HandledAt time.Time
+	Sids      []string
+	Outcomes  []string
+	Replies   []string
+}
+
+// InboundSetOutcome for many texts in one statement: the answers of concurrent replies
+// are written together (see inbound's answer writer).
+func (q *Queries) InboundSetOutcomes(ctx context.Context, db DBTX, arg InboundSetOutcomesParams) error {
+	_, err := db.Exec(ctx, inboundSetOutcomes,
+		arg.HandledAt,
+		arg.Sids,
+		arg.Outcomes,
+		arg.Replies,
+	)
+	return err
+}
+
+const inboundStoreMany = `-- name: InboundStoreMany :many
+WITH input AS (
+    SELECT unnest($1::text[]) AS message_sid,
+           unnest($2::uuid[]) AS shop_id,
+           unnest($3::text[]) AS from_phone,
+           unnest($4::text[]) AS to_phone,
+           unnest($5::text[]) AS body
+), stored AS (
+    INSERT INTO inbound_messages (message_sid, shop_id, from_phone, to_phone, body, received_at)
+    SELECT i.message_sid, i.shop_id, i.from_phone, i.to_phone, i.body, $6::timestamptz FROM input i
+    ON CONFLICT (message_sid) DO NOTHING
+    RETURNING message_sid
+)
+SELECT i.message_sid::text AS message_sid,
+       EXISTS (SELECT 1 FROM stored s WHERE s.message_sid = i.message_sid) AS stored,
+       cust.id AS customer_id, cust.opted_out_at,
+       COALESCE(newest.id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS newest_offer_id,
+       COALESCE(newest.status, '')::text AS newest_offer_status,
+       COALESCE(live.offer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS offer_id,
+       COALESCE(live.opening_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS opening_id,
+       COALESCE(live.generation, 0)::integer AS generation,
+       COALESCE(live.starts_at, 'epoch'::timestamptz)::timestamptz AS starts_at
+FROM input i
+LEFT JOIN customers cust ON cust.shop_id = i.shop_id AND cust.phone = i.from_phone
+LEFT JOIN LATERAL (
+    SELECT o.id, o.status FROM slot_offers o
+    WHERE o.customer_id = cust.id
+    ORDER BY o.created_at DESC, o.id
+    LIMIT 1
+) AS newest ON true
+LEFT JOIN LATERAL (
+    SELECT o.id AS offer_id, o.opening_id, o.generation, s.starts_at
+    FROM slot_offers o JOIN slot_openings s ON s.id = o.opening_id
+    WHERE o.customer_id = cust.id AND o.shop_id = i.shop_id
+      AND o.status IN ('sending', 'sent')
+      AND s.status = 'open'
+      AND o.generation = s.generation
+    ORDER BY o.created_at DESC, o.id
+    LIMIT 20
+) AS live ON true
+`
+
+type InboundStoreManyParams struct {
+	MessageSids []string
+	ShopIds     []uuid.UUID
+	FromPhones  []string
+	ToPhones    []string
+	Bodies      []string
+	ReceivedAt  time.Time
+}
+
+type InboundStoreManyRow struct {
+	MessageSid        string
+	Stored            bool
+	CustomerID        uuid.NullUUID
+	OptedOutAt        *time.Time
+	NewestOfferID     uuid.UUID
+	NewestOfferStatus string
+	OfferID           uuid.UUID
+	OpeningID         uuid.UUID
+	Generation        int32
+	StartsAt          time.Time
+}
+
+// Stores the texts of concurrent requests (MessageSid is the key: stored is false for a
+// redelivery) and, in the same statement, reads what answering each needs: the sender
+// as a customer of the shop, their newest offer in any state (the nil UUID: none), and
+// their offers that can still be taken (texted, in the opening's current generation,
+// the opening open), newest first, one per row (none: one row whose offer_id is the nil
+// UUID). Each row carries its text's MessageSid; a MessageSid must appear once per call.
+// One statement for a whole storm's texts instead of four per text.
+func (q *Queries) InboundStoreMany(ctx context.Context, db DBTX, arg InboundStoreManyParams) ([]InboundStoreManyRow, error) {
+	rows, err := db.Query(ctx, inboundStoreMany,
+		arg.MessageSids,
+		arg.ShopIds,
+		arg.FromPhones,
+		arg.ToPhones,
+		arg.Bodies,
+		arg.ReceivedAt,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []InboundStoreManyRow
+	for rows.Next() {
+		var i InboundStoreManyRow
+		if err := rows.Scan(
+			&i.MessageSid,
+			&i.Stored,
+			&i.CustomerID,
+			&i.OptedOutAt,
+			&i.NewestOfferID,
+			&i.NewestOfferStatus,
+			&i.OfferID,
+			&i.OpeningID,
+			&i.Generation,
+			&i.StartsAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const inboundTakeOver = `-- name: InboundTakeOver :one
+UPDATE inbound_messages
+SET taken_over_at = $1::timestamptz
+WHERE message_sid = $2 AND outcome IS NULL
+  AND received_at < $3::timestamptz
+  AND (taken_over_at IS NULL OR taken_over_at < $3::timestamptz)
+RETURNING message_sid, shop_id, from_phone, to_phone, body, received_at, outcome, reply, handled_at, taken_over_at
+`
+
+type InboundTakeOverParams struct {
+	Now         time.Time
+	MessageSid  string
+	StaleBefore time.Time
+}
+
+// Claims a stored text whose handler died before answering (no outcome, received before
+// stale_before, and not taken over since then), for a redelivery or the sweeper to
+// finish. Exactly one claimant gets the row.
+func (q *Queries) InboundTakeOver(ctx context.Context, db DBTX, arg InboundTakeOverParams) (InboundMessage, error) {
+	row := db.QueryRow(ctx, inboundTakeOver, arg.Now, arg.MessageSid, arg.StaleBefore)
+	var i InboundMessage
+	err := row.Scan(
+		&i.MessageSid,
+		&i.ShopID,
+		&i.FromPhone,
+		&i.ToPhone,
+		&i.Body,
+		&i.ReceivedAt,
+		&i.Outcome,
+		&i.Reply,
+		&i.HandledAt,
+		&i.TakenOverAt,
+	)
+	return i, err
 }

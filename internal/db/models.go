@@ -31,6 +31,7 @@ type Booking struct {
 	ReconcileAfter          *time.Time
 	ReconcileAttempts       int32
 	RefundRequestedAt       *time.Time
+	CustomerToldAt          *time.Time
 }
 
 type Customer struct {
@@ -47,15 +48,16 @@ type Customer struct {
 }
 
 type InboundMessage struct {
-	MessageSid string
-	ShopID     uuid.NullUUID
-	FromPhone  string
-	ToPhone    string
-	Body       string
-	ReceivedAt time.Time
-	Outcome    pgtype.Text
-	Reply      pgtype.Text
-	HandledAt  *time.Time
+	MessageSid  string
+	ShopID      uuid.NullUUID
+	FromPhone   string
+	ToPhone     string
+	Body        string
+	ReceivedAt  time.Time
+	Outcome     pgtype.Text
+	Reply       pgtype.Text
+	HandledAt   *time.Time
+	TakenOverAt *time.Time
 }
 
 type Shop struct {

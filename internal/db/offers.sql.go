@@ -13,31 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
-const offerAccept = `-- name: OfferAccept :one
-UPDATE slot_offers SET status = 'accepted'
-WHERE id = $1 AND status IN ('sending', 'sent')
-RETURNING id, opening_id, customer_id, shop_id, generation, wave, status, twilio_sid, error_code, created_at, sent_at
-`
-
-func (q *Queries) OfferAccept(ctx context.Context, db DBTX, id uuid.UUID) (SlotOffer, error) {
-	row := db.QueryRow(ctx, offerAccept, id)
-	var i SlotOffer
-	err := row.Scan(
-		&i.ID,
-		&i.OpeningID,
-		&i.CustomerID,
-		&i.ShopID,
-		&i.Generation,
-		&i.Wave,
-		&i.Status,
-		&i.TwilioSid,
-		&i.ErrorCode,
-		&i.CreatedAt,
-		&i.SentAt,
-	)
-	return i, err
-}
-
 const offerAcceptedBooking = `-- name: OfferAcceptedBooking :one
 SELECT b.id, b.status, b.payment_url, s.starts_at, s.service, s.id AS opening_id
 FROM slot_offers o
@@ -71,10 +46,10 @@ func (q *Queries) OfferAcceptedBooking(ctx context.Context, db DBTX, id uuid.UUI
 	return i, err
 }
 
-const offerClaimForSending = `-- name: OfferClaimForSending :one
+const offerClaimManyForSending = `-- name: OfferClaimManyForSending :many
 UPDATE slot_offers o SET status = 'sending'
 FROM customers c, slot_openings s
-WHERE o.id = $1 AND o.status = 'queued'
+WHERE o.id = ANY($1::uuid[]) AND o.status = 'queued'
   AND c.id = o.customer_id AND c.opted_out_at IS NULL AND c.unreachable_at IS NULL AND c.sms_opt_in
   AND s.id = o.opening_id AND s.status = 'open' AND s.generation = o.generation
 RETURNING o.id
@@ -83,12 +58,26 @@ RETURNING o.id
 // Only one sender may text an offer: a retried job skips offers already claimed. The
 // claim also rechecks, at the moment of sending, that the customer has not opted out or
 // become unreachable and that the opening is still open in the offer's generation: a
-// STOP or a cancel between recording a wave and texting it must win.
-func (q *Queries) OfferClaimForSending(ctx context.Context, db DBTX, id uuid.UUID) (uuid.UUID, error) {
-	row := db.QueryRow(ctx, offerClaimForSending, id)
-	var id_2 uuid.UUID
-	err := row.Scan(&id_2)
-	return id_2, err
+// STOP or a cancel between recording a wave and texting it must win. One statement
+// claims a chunk of a wave's offers and returns those this sender got.
+func (q *Queries) OfferClaimManyForSending(ctx context.Context, db DBTX, ids []uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, offerClaimManyForSending, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const offerDecline = `-- name: OfferDecline :one
@@ -116,46 +105,86 @@ func (q *Queries) OfferDecline(ctx context.Context, db DBTX, id uuid.UUID) (Slot
 	return i, err
 }
 
-const offerInsert = `-- name: OfferInsert :one
+const offerInsertMany = `-- name: OfferInsertMany :exec
 INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at)
-VALUES ($1, $2, $3, $4, $5, 'queued', $6)
+SELECT $1, c.id, $2, $3, $4, 'queued', $5
+FROM unnest($6::uuid[]) WITH ORDINALITY AS c(id, n)
+ORDER BY c.n
 ON CONFLICT (opening_id, generation, customer_id) DO NOTHING
-RETURNING id, opening_id, customer_id, shop_id, generation, wave, status, twilio_sid, error_code, created_at, sent_at
 `
 
-type OfferInsertParams struct {
-	OpeningID  uuid.UUID
-	CustomerID uuid.UUID
-	ShopID     uuid.UUID
-	Generation int32
-	Wave       int32
-	CreatedAt  time.Time
+type OfferInsertManyParams struct {
+	OpeningID   uuid.UUID
+	ShopID      uuid.UUID
+	Generation  int32
+	Wave        int32
+	CreatedAt   time.Time
+	CustomerIds []uuid.UUID
 }
 
-func (q *Queries) OfferInsert(ctx context.Context, db DBTX, arg OfferInsertParams) (SlotOffer, error) {
-	row := db.QueryRow(ctx, offerInsert,
+// Records a wave's offers, one statement for all its customers; an offer that exists
+// already (a retried wave) is kept.
+func (q *Queries) OfferInsertMany(ctx context.Context, db DBTX, arg OfferInsertManyParams) error {
+	_, err := db.Exec(ctx, offerInsertMany,
 		arg.OpeningID,
-		arg.CustomerID,
 		arg.ShopID,
 		arg.Generation,
 		arg.Wave,
 		arg.CreatedAt,
+		arg.CustomerIds,
 	)
-	var i SlotOffer
-	err := row.Scan(
-		&i.ID,
-		&i.OpeningID,
-		&i.CustomerID,
-		&i.ShopID,
-		&i.Generation,
-		&i.Wave,
-		&i.Status,
-		&i.TwilioSid,
-		&i.ErrorCode,
-		&i.CreatedAt,
-		&i.SentAt,
-	)
-	return i, err
+	return err
+}
+
+const offerListClaimable = `-- name: OfferListClaimable :many
+SELECT o.id AS offer_id, o.opening_id, o.generation, s.starts_at
+FROM slot_offers o JOIN slot_openings s ON s.id = o.opening_id
+WHERE o.customer_id = $1 AND o.shop_id = $2
+  AND o.status IN ('sending', 'sent')
+  AND s.status = 'open'
+  AND o.generation = s.generation
+ORDER BY o.created_at DESC, o.id
+LIMIT 20
+`
+
+type OfferListClaimableParams struct {
+	CustomerID uuid.UUID
+	ShopID     uuid.UUID
+}
+
+type OfferListClaimableRow struct {
+	OfferID    uuid.UUID
+	OpeningID  uuid.UUID
+	Generation int32
+	StartsAt   time.Time
+}
+
+// The customer's offers from this shop that can still be taken (texted or being
+// texted, in the opening's current generation, the opening open), newest first: a YES
+// claims the newest whose slot is still free.
+func (q *Queries) OfferListClaimable(ctx context.Context, db DBTX, arg OfferListClaimableParams) ([]OfferListClaimableRow, error) {
+	rows, err := db.Query(ctx, offerListClaimable, arg.CustomerID, arg.ShopID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []OfferListClaimableRow
+	for rows.Next() {
+		var i OfferListClaimableRow
+		if err := rows.Scan(
+			&i.OfferID,
+			&i.OpeningID,
+			&i.Generation,
+			&i.StartsAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const offerListWave = `-- name: OfferListWave :many
@@ -218,6 +247,24 @@ func (q *Queries) OfferMarkFailed(ctx context.Context, db DBTX, arg OfferMarkFai
 	return err
 }
 
+const offerMarkManySent = `-- name: OfferMarkManySent :exec
+UPDATE slot_offers o SET status = 'sent', twilio_sid = NULLIF(v.sid, ''), sent_at = $1::timestamptz
+FROM (SELECT unnest($2::uuid[]) AS id, unnest($3::text[]) AS sid) AS v
+WHERE o.id = v.id AND o.status = 'sending'
+`
+
+type OfferMarkManySentParams struct {
+	Now  time.Time
+	Ids  []uuid.UUID
+	Sids []string
+}
+
+// Marks claimed offers sent, with their message SIDs (” when the outcome was unknown).
+func (q *Queries) OfferMarkManySent(ctx context.Context, db DBTX, arg OfferMarkManySentParams) error {
+	_, err := db.Exec(ctx, offerMarkManySent, arg.Now, arg.Ids, arg.Sids)
+	return err
+}
+
 const offerMarkOthersLost = `-- name: OfferMarkOthersLost :exec
 UPDATE slot_offers SET status = 'lost'
 WHERE opening_id = $1 AND id <> $2
@@ -242,22 +289,6 @@ WHERE opening_id = $1 AND status = 'queued'
 // Offers of an opening that closed (cancelled, expired) that were never texted.
 func (q *Queries) OfferMarkQueuedLost(ctx context.Context, db DBTX, openingID uuid.UUID) error {
 	_, err := db.Exec(ctx, offerMarkQueuedLost, openingID)
-	return err
-}
-
-const offerMarkSent = `-- name: OfferMarkSent :exec
-UPDATE slot_offers SET status = 'sent', twilio_sid = $1, sent_at = $2::timestamptz
-WHERE id = $3 AND status = 'sending'
-`
-
-type OfferMarkSentParams struct {
-	TwilioSid pgtype.Text
-	Now       time.Time
-	ID        uuid.UUID
-}
-
-func (q *Queries) OfferMarkSent(ctx context.Context, db DBTX, arg OfferMarkSentParams) error {
-	_, err := db.Exec(ctx, offerMarkSent, arg.TwilioSid, arg.Now, arg.ID)
 	return err
 }
 

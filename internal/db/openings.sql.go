@@ -213,7 +213,7 @@ SELECT s.id, s.shop_id, s.starts_at, s.duration_minutes, s.service, s.price_cent
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
 LEFT JOIN LATERAL (
-    SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at FROM bookings bk WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
+    SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at FROM bookings bk WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
 ) b ON true
 WHERE s.shop_id = $1
   AND ($2::uuid IS NULL OR s.id = $2::uuid)
@@ -303,41 +303,6 @@ SELECT id, shop_id, starts_at, duration_minutes, service, price_cents, status, f
 
 func (q *Queries) OpeningLock(ctx context.Context, db DBTX, id uuid.UUID) (SlotOpening, error) {
 	row := db.QueryRow(ctx, openingLock, id)
-	var i SlotOpening
-	err := row.Scan(
-		&i.ID,
-		&i.ShopID,
-		&i.StartsAt,
-		&i.DurationMinutes,
-		&i.Service,
-		&i.PriceCents,
-		&i.Status,
-		&i.FilledBy,
-		&i.Generation,
-		&i.Version,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-		&i.FilledAt,
-	)
-	return i, err
-}
-
-const openingMarkFilled = `-- name: OpeningMarkFilled :one
-UPDATE slot_openings
-SET status = 'filled', filled_by = $1, filled_at = $2::timestamptz,
-    updated_at = $2::timestamptz, version = version + 1
-WHERE id = $3 AND status = 'open'
-RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at
-`
-
-type OpeningMarkFilledParams struct {
-	CustomerID uuid.NullUUID
-	Now        time.Time
-	ID         uuid.UUID
-}
-
-func (q *Queries) OpeningMarkFilled(ctx context.Context, db DBTX, arg OpeningMarkFilledParams) (SlotOpening, error) {
-	row := db.QueryRow(ctx, openingMarkFilled, arg.CustomerID, arg.Now, arg.ID)
 	var i SlotOpening
 	err := row.Scan(
 		&i.ID,

@@ -83,7 +83,7 @@ func (q *Queries) BookingListStale(ctx context.Context, db DBTX, arg BookingList
 
 const bookingLock = `-- name: BookingLock :one
 
-SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at FROM bookings WHERE id = $1 FOR UPDATE
+SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at FROM bookings WHERE id = $1 FOR UPDATE
 `
 
 // Payment outcomes: what Stripe's webhooks, the reconciliation and the refund job change.
@@ -110,6 +110,7 @@ func (q *Queries) BookingLock(ctx context.Context, db DBTX, id uuid.UUID) (Booki
 		&i.ReconcileAfter,
 		&i.ReconcileAttempts,
 		&i.RefundRequestedAt,
+		&i.CustomerToldAt,
 	)
 	return i, err
 }
@@ -119,7 +120,7 @@ UPDATE bookings
 SET status = 'confirmed', confirmed_at = $1::timestamptz, updated_at = $1::timestamptz,
     stripe_payment_intent_id = COALESCE($2, stripe_payment_intent_id)
 WHERE id = $3 AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at
 `
 
 type BookingMarkConfirmedParams struct {
@@ -153,6 +154,7 @@ func (q *Queries) BookingMarkConfirmed(ctx context.Context, db DBTX, arg Booking
 		&i.ReconcileAfter,
 		&i.ReconcileAttempts,
 		&i.RefundRequestedAt,
+		&i.CustomerToldAt,
 	)
 	return i, err
 }
@@ -162,7 +164,7 @@ UPDATE bookings
 SET status = 'confirmed', confirmed_at = $1::timestamptz, updated_at = $1::timestamptz,
     stripe_payment_intent_id = COALESCE($2, stripe_payment_intent_id)
 WHERE id = $3 AND status = 'payment_failed' AND refund_requested_at IS NULL AND refund_id IS NULL
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at
 `
 
 type BookingMarkConfirmedLateParams struct {
@@ -197,6 +199,7 @@ func (q *Queries) BookingMarkConfirmedLate(ctx context.Context, db DBTX, arg Boo
 		&i.ReconcileAfter,
 		&i.ReconcileAttempts,
 		&i.RefundRequestedAt,
+		&i.CustomerToldAt,
 	)
 	return i, err
 }
@@ -204,7 +207,7 @@ func (q *Queries) BookingMarkConfirmedLate(ctx context.Context, db DBTX, arg Boo
 const bookingMarkFailed = `-- name: BookingMarkFailed :one
 UPDATE bookings SET status = 'payment_failed', updated_at = $1::timestamptz
 WHERE id = $2 AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at
 `
 
 type BookingMarkFailedParams struct {
@@ -236,6 +239,7 @@ func (q *Queries) BookingMarkFailed(ctx context.Context, db DBTX, arg BookingMar
 		&i.ReconcileAfter,
 		&i.ReconcileAttempts,
 		&i.RefundRequestedAt,
+		&i.CustomerToldAt,
 	)
 	return i, err
 }
@@ -262,7 +266,7 @@ UPDATE bookings
 SET refund_id = $1, updated_at = $2::timestamptz,
     stripe_payment_intent_id = COALESCE(stripe_payment_intent_id, $3)
 WHERE id = $4 AND refund_id IS NULL AND status <> 'confirmed'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at
 `
 
 type BookingSetRefundParams struct {
@@ -302,6 +306,7 @@ func (q *Queries) BookingSetRefund(ctx context.Context, db DBTX, arg BookingSetR
 		&i.ReconcileAfter,
 		&i.ReconcileAttempts,
 		&i.RefundRequestedAt,
+		&i.CustomerToldAt,
 	)
 	return i, err
 }

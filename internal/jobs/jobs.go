@@ -18,6 +18,8 @@ import (
 // transaction commits. *river.Client[pgx.Tx] implements it.
 type Inserter interface {
 	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+	// InsertManyTx enqueues several jobs in one statement.
+	InsertManyTx(ctx context.Context, tx pgx.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
 }
 
 // Wave runs one wave of offers for an opening's generation.
@@ -51,6 +53,34 @@ func (Checkout) Kind() string { return "booking_checkout" }
 // InsertOpts implements river.JobArgsWithInsertOpts.
 func (Checkout) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueuePayments, MaxAttempts: 25, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// BookingNotice texts a booked customer the outcome of their YES (the link or the
+// confirmation) when the answer may not have reached them. It is enqueued with the
+// booking, to run a little later.
+type BookingNotice struct {
+	BookingID uuid.UUID `json:"booking_id"`
+}
+
+// Kind implements river.JobArgs.
+func (BookingNotice) Kind() string { return "booking_notice" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts.
+func (BookingNotice) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueTexts, MaxAttempts: 10, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// InboundSweep finishes the inbound texts whose handler died before answering: it
+// handles them again and texts the answer. It runs periodically.
+type InboundSweep struct{}
+
+// Kind implements river.JobArgs.
+func (InboundSweep) Kind() string { return "inbound_sweep" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts: one run at a time; a missed run is
+// made up by the next.
+func (InboundSweep) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueTexts, MaxAttempts: 3, UniqueOpts: oneAtATime}
 }
 
 // Text sends one SMS. Key makes it unique, so the same message is enqueued once.

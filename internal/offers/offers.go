@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -39,7 +41,7 @@ type Config struct {
 	Now func() time.Time
 	// MaxCandidates caps how many eligible customers one wave considers; default 5000.
 	MaxCandidates int
-	// SendParallelism is how many texts of a wave are in flight at once; default 8.
+	// SendParallelism is how many texts of a wave are in flight at once; default 32.
 	SendParallelism int
 	// MaxValidity caps an offer text's validity period; default 2h (never beyond the
 	// cutoff).
@@ -48,7 +50,7 @@ type Config struct {
 	Metrics     *metrics.Metrics
 }
 
-// Service runs waves and handles replies.
+// Service runs the waves of offers and sends queued transactional texts.
 type Service struct {
 	pool      *pgxpool.Pool
 	q         *db.Queries
@@ -71,7 +73,7 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, texter Texter, cooldowns Coold
 		cfg.MaxCandidates = 5000
 	}
 	if cfg.SendParallelism == 0 {
-		cfg.SendParallelism = 8
+		cfg.SendParallelism = 32
 	}
 	if cfg.MaxValidity == 0 {
 		cfg.MaxValidity = 2 * time.Hour
@@ -170,27 +172,28 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.SlotOpe
 		if err != nil {
 			return fmt.Errorf("check cooldowns: %w", err)
 		}
-		picked := 0
+		var picked []uuid.UUID
 		for _, c := range cands {
-			if picked == shop.Policy.WaveSize {
+			if len(picked) == shop.Policy.WaveSize {
 				break
 			}
-			if cooling[c.ID.String()] {
-				continue
+			if !cooling[c.ID.String()] {
+				picked = append(picked, c.ID)
 			}
-			if _, err := s.q.OfferInsert(ctx, tx, db.OfferInsertParams{
-				OpeningID: op.ID, CustomerID: c.ID, ShopID: shop.ID, Generation: op.Generation,
-				Wave: int32(w.Wave), CreatedAt: now.UTC(),
-			}); err != nil && !errors.Is(err, pgx.ErrNoRows) {
-				return fmt.Errorf("insert offer: %w", err)
+		}
+		if len(picked) > 0 {
+			if err := s.q.OfferInsertMany(ctx, tx, db.OfferInsertManyParams{
+				OpeningID: op.ID, ShopID: shop.ID, Generation: op.Generation, Wave: int32(w.Wave),
+				CreatedAt: now.UTC(), CustomerIds: picked,
+			}); err != nil {
+				return fmt.Errorf("insert offers: %w", err)
 			}
-			picked++
 		}
 		// The next wave is scheduled even when nobody is left: it picks up customers added
 		// or out of cooldown by then, and the last one, run at the cutoff at the latest,
 		// marks an unfilled opening expired.
 		at := now.Add(shop.Policy.WaveInterval)
-		if picked == 0 {
+		if len(picked) == 0 {
 			// Nobody to text now: look again less often, for customers added or out of
 			// cooldown later, instead of every interval until a start months away.
 			at = now.Add(max(shop.Policy.WaveInterval, idleWaveInterval))
@@ -206,41 +209,34 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.SlotOpe
 	})
 }
 
-// send texts every queued offer of the batch, a few at a time. An offer is claimed
-// (queued→sending) before its text goes out, so a retried job skips it.
+// sendChunk is how many of a wave's offers are claimed at once. The claim is what makes
+// a text go out at most once; a crash mid-chunk leaves the chunk's unsent offers claimed
+// (counted as sent), so the chunk also bounds what a crash can cost.
+const sendChunk = 100
+
+// send texts every queued offer of the batch: it claims them a chunk at a time
+// (queued→sending, one statement), texts the chunk's offers a few at a time, and marks
+// them sent in one statement. A retried job skips the offers already claimed.
 func (s *Service) send(ctx context.Context, shop shops.Shop, batch []db.OfferListWaveRow, body string, validity time.Duration) (WaveResult, error) {
-	var (
-		mu        sync.Mutex
-		res       WaveResult
-		transient error
-		wg        sync.WaitGroup
-		sem       = make(chan struct{}, s.cfg.SendParallelism)
-	)
+	var queued []db.OfferListWaveRow
 	for _, o := range batch {
-		if o.Status != "queued" {
-			continue
+		if o.Status == "queued" {
+			queued = append(queued, o)
 		}
+	}
+	var res WaveResult
+	var transient error
+	for chunk := range slices.Chunk(queued, sendChunk) {
 		if ctx.Err() != nil {
 			break // the job ran out of time; the rest stay queued for the retry
 		}
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			out, err := s.sendOne(ctx, shop, o, body, validity)
-			mu.Lock()
-			defer mu.Unlock()
-			switch {
-			case err != nil:
-				transient = err
-			case out == texted:
-				res.Texted++
-			case out == unreachable:
-				res.Failed++
-			}
-		}()
+		r, err := s.sendChunk(ctx, shop, chunk, body, validity)
+		res.Texted += r.Texted
+		res.Failed += r.Failed
+		if err != nil {
+			transient = err
+		}
 	}
-	wg.Wait()
 	if transient == nil && ctx.Err() != nil {
 		transient = ctx.Err()
 	}
@@ -250,64 +246,101 @@ func (s *Service) send(ctx context.Context, shop shops.Shop, batch []db.OfferLis
 	return res, nil
 }
 
-// sendResult is what became of one offer.
-type sendResult int
-
-const (
-	skipped     sendResult = iota // claimed by another run, or no longer sendable
-	texted                        // handed to Twilio (or maybe: see ErrOutcomeUnknown)
-	unreachable                   // the number cannot receive texts
-)
-
-// sendOne texts one offer. The claim rechecks opt-out and the opening at the last
-// moment; a number that cannot receive texts marks the customer so no later wave tries;
-// a failure worth retrying puts the offer back to queued and returns the error.
-func (s *Service) sendOne(ctx context.Context, shop shops.Shop, o db.OfferListWaveRow, body string, validity time.Duration) (sendResult, error) {
-	if _, err := s.q.OfferClaimForSending(ctx, s.pool, o.ID); errors.Is(err, pgx.ErrNoRows) {
-		return skipped, nil
-	} else if err != nil {
-		return skipped, fmt.Errorf("claim offer: %w", err)
+// sendChunk claims, texts and marks one chunk of offers. The claim rechecks opt-out and
+// the opening at the last moment; a number that cannot receive texts marks the customer
+// so no later wave tries; a failure worth retrying puts the offer back to queued and is
+// returned.
+func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.OfferListWaveRow, body string, validity time.Duration) (WaveResult, error) {
+	ids := make([]uuid.UUID, len(chunk))
+	for i, o := range chunk {
+		ids[i] = o.ID
 	}
-	sid, err := s.texter.Text(ctx, sms.Message{From: shop.SMSNumber, To: o.Phone, Body: body, ValidityPeriod: validity})
-	bg := context.WithoutCancel(ctx)
+	claimed, err := s.q.OfferClaimManyForSending(ctx, s.pool, ids)
 	if err != nil {
+		return WaveResult{}, fmt.Errorf("claim offers: %w", err)
+	}
+	mine := make(map[uuid.UUID]bool, len(claimed))
+	for _, id := range claimed {
+		mine[id] = true
+	}
+	type sent struct {
+		offer db.OfferListWaveRow
+		sid   string
+		err   error
+	}
+	var (
+		mu   sync.Mutex
+		out  []sent
+		wg   sync.WaitGroup
+		sem  = make(chan struct{}, s.cfg.SendParallelism)
+		bg   = context.WithoutCancel(ctx)
+		res  WaveResult
+		errs error
+	)
+	for _, o := range chunk {
+		if !mine[o.ID] {
+			continue
+		}
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			sid, err := s.texter.Text(ctx, sms.Message{From: shop.SMSNumber, To: o.Phone, Body: body, ValidityPeriod: validity})
+			mu.Lock()
+			out = append(out, sent{offer: o, sid: sid, err: err})
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+
+	var sentIDs []uuid.UUID
+	var sids []string
+	for _, r := range out {
+		if r.err == nil {
+			s.m.OfferTexted()
+			sentIDs, sids = append(sentIDs, r.offer.ID), append(sids, r.sid)
+			continue
+		}
 		var se *sms.Error
 		code := 0
-		if errors.As(err, &se) {
+		if errors.As(r.err, &se) {
 			code = se.Code
 		}
 		s.m.SendError(code)
 		switch {
-		case sms.Permanent(err):
-			if err := s.q.OfferMarkFailed(bg, s.pool, db.OfferMarkFailedParams{ID: o.ID, ErrorCode: pgInt4(code)}); err != nil {
-				return skipped, fmt.Errorf("mark offer failed: %w", err)
+		case sms.Permanent(r.err):
+			if err := s.q.OfferMarkFailed(bg, s.pool, db.OfferMarkFailedParams{ID: r.offer.ID, ErrorCode: pgInt4(code)}); err != nil {
+				errs = errors.Join(errs, fmt.Errorf("mark offer failed: %w", err))
+				continue
 			}
-			if err := s.q.CustomerMarkUnreachable(bg, s.pool, db.CustomerMarkUnreachableParams{ID: o.CustomerID, Now: s.cfg.Now().UTC(), Code: int32(code)}); err != nil {
-				return skipped, fmt.Errorf("mark customer unreachable: %w", err)
+			if err := s.shops.MarkUnreachable(bg, r.offer.CustomerID, code); err != nil {
+				errs = errors.Join(errs, err)
+				continue
 			}
-			s.log.InfoContext(ctx, "customer unreachable by sms", "customer_id", o.CustomerID, "twilio_code", code)
-			return unreachable, nil
-		case errors.Is(err, sms.ErrOutcomeUnknown):
+			s.log.InfoContext(ctx, "customer unreachable by sms", "customer_id", r.offer.CustomerID, "twilio_code", code)
+			res.Failed++
+		case errors.Is(r.err, sms.ErrOutcomeUnknown):
 			// The request reached Twilio and no answer came back: the text may have gone
 			// out. Count it as sent rather than risk texting twice; the customer can still
 			// reply YES.
-			s.log.WarnContext(ctx, "offer text outcome unknown", "offer_id", o.ID, "err", err)
-			return texted, s.q.OfferMarkSent(bg, s.pool, db.OfferMarkSentParams{ID: o.ID, Now: s.cfg.Now().UTC()})
+			s.log.WarnContext(ctx, "offer text outcome unknown", "offer_id", r.offer.ID, "err", r.err)
+			sentIDs, sids = append(sentIDs, r.offer.ID), append(sids, "")
 		default:
 			// Nothing was sent (Twilio refused for now, or could not be reached).
-			if err := s.q.OfferUnclaim(bg, s.pool, o.ID); err != nil {
-				return skipped, fmt.Errorf("unclaim offer: %w", err)
+			if err := s.q.OfferUnclaim(bg, s.pool, r.offer.ID); err != nil {
+				errs = errors.Join(errs, fmt.Errorf("unclaim offer: %w", err))
+				continue
 			}
-			return skipped, err
+			errs = errors.Join(errs, r.err)
 		}
 	}
-	s.m.OfferTexted()
-	p := db.OfferMarkSentParams{ID: o.ID, Now: s.cfg.Now().UTC()}
-	p.TwilioSid.String, p.TwilioSid.Valid = sid, true
-	if err := s.q.OfferMarkSent(bg, s.pool, p); err != nil {
-		return texted, fmt.Errorf("mark offer sent: %w", err)
+	if len(sentIDs) > 0 {
+		if err := s.q.OfferMarkManySent(bg, s.pool, db.OfferMarkManySentParams{Ids: sentIDs, Sids: sids, Now: s.cfg.Now().UTC()}); err != nil {
+			errs = errors.Join(errs, fmt.Errorf("mark offers sent: %w", err))
+		}
+		res.Texted += len(sentIDs)
 	}
-	return texted, nil
+	return res, errs
 }
 
 // WaveWorker runs jobs.Wave.
@@ -316,7 +349,7 @@ type WaveWorker struct {
 	Service *Service
 }
 
-// Timeout bounds one run: a wave of up to 1000 texts, 8 at a time, with Twilio slow.
+// Timeout bounds one run: a wave of up to 1000 texts, 32 at a time, with Twilio slow.
 // River's default (1 min) would cut a large wave short.
 func (w *WaveWorker) Timeout(*river.Job[jobs.Wave]) time.Duration { return 10 * time.Minute }
 

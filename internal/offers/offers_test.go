@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/cooldown"
+	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
@@ -42,15 +43,16 @@ func (c *clock) Now() time.Time  { c.mu.Lock(); defer c.mu.Unlock(); return c.t 
 func (c *clock) Set(t time.Time) { c.mu.Lock(); c.t = t; c.mu.Unlock() }
 
 type world struct {
-	queue  *river.Client[pgx.Tx]
-	pool   *pgxpool.Pool
-	shops  *shops.Service
-	slots  *slots.Service
-	offers *offers.Service
-	twilio *twiliofake.Server
-	texter offers.Texter
-	cool   *cooldown.Store
-	clock  *clock
+	queue   *river.Client[pgx.Tx]
+	pool    *pgxpool.Pool
+	shops   *shops.Service
+	slots   *slots.Service
+	offers  *offers.Service
+	inbound *inbound.Service
+	twilio  *twiliofake.Server
+	texter  offers.Texter
+	cool    *cooldown.Store
+	clock   *clock
 }
 
 func newWorld(t *testing.T) *world {
@@ -67,8 +69,11 @@ func newWorld(t *testing.T) *world {
 	clk := &clock{t: time.Now()}
 	w := &world{pool: pool, queue: queue, twilio: fake, texter: texter, cool: cool, clock: clk}
 	w.shops = shops.New(pool, shops.Config{Now: clk.Now})
-	w.slots = slots.New(pool, queue, slots.RedisLocker(redislock.New(rdb), nil), cool, nil, slots.Config{Now: clk.Now, KeyPrefix: prefix})
+	watcher := redislock.NewWatcher(rdb, prefix+slots.LockChannel)
+	t.Cleanup(func() { _ = watcher.Close() })
+	w.slots = slots.New(pool, queue, slots.RedisLocker(redislock.New(rdb), watcher, prefix+slots.LockChannel, nil), cool, nil, slots.Config{Now: clk.Now, KeyPrefix: prefix})
 	w.offers = offers.New(pool, queue, texter, cool, w.shops, w.slots, offers.Config{Now: clk.Now})
+	w.inbound = inbound.New(pool, queue, w.shops, w.slots, inbound.Config{Now: clk.Now})
 	return w
 }
 
@@ -479,9 +484,9 @@ func TestNewGenerationSkipsDeclinersAndTheLapsedHolder(t *testing.T) {
 
 	// cs[0] texts NO, which declines their newest claimable offer (this one); cs[1]
 	// books, then the hold lapses and the opening reopens.
-	ans, err := w.offers.Reply(ctx, offers.Inbound{MessageSID: "SMno1", From: cs[0].Phone, To: shop.SMSNumber, Body: "NO"})
+	ans, err := w.inbound.Reply(ctx, inbound.Message{MessageSID: "SMno1", From: cs[0].Phone, To: shop.SMSNumber, Body: "NO"})
 	require.NoError(t, err)
-	require.Equal(t, offers.OutcomeDeclined, ans.Outcome)
+	require.Equal(t, inbound.OutcomeDeclined, ans.Outcome)
 	var status string
 	require.NoError(t, w.pool.QueryRow(ctx, `SELECT status FROM slot_offers WHERE opening_id = $1 AND customer_id = $2`, op.ID, cs[0].ID).Scan(&status))
 	require.Equal(t, "declined", status, "NO declines the offer")
@@ -518,7 +523,7 @@ func TestStopAndCancelWinOverARetriedWave(t *testing.T) {
 	require.Error(t, err)
 	require.Equal(t, map[string]int{"queued": 3}, w.offerStatuses(t, op.ID))
 
-	_, err = w.offers.Reply(ctx, offers.Inbound{MessageSID: "SMstop1", From: cs[0].Phone, To: shop.SMSNumber, Body: "STOP"})
+	_, err = w.inbound.Reply(ctx, inbound.Message{MessageSID: "SMstop1", From: cs[0].Phone, To: shop.SMSNumber, Body: "STOP"})
 	require.NoError(t, err)
 	res, err := w.offers.RunWave(ctx, wave)
 	require.NoError(t, err)
@@ -565,11 +570,11 @@ func TestYesThatTwilioCountedAsOptInOptsIn(t *testing.T) {
 	shop := w.shop(t, policy)
 	cs := w.customers(t, shop, 1)
 	ctx := context.Background()
-	_, err := w.offers.Reply(ctx, offers.Inbound{MessageSID: "SMa", From: cs[0].Phone, To: shop.SMSNumber, Body: "stop"})
+	_, err := w.inbound.Reply(ctx, inbound.Message{MessageSID: "SMa", From: cs[0].Phone, To: shop.SMSNumber, Body: "stop"})
 	require.NoError(t, err)
-	ans, err := w.offers.Reply(ctx, offers.Inbound{MessageSID: "SMb", From: cs[0].Phone, To: shop.SMSNumber, Body: "YES", OptOutType: "START"})
+	ans, err := w.inbound.Reply(ctx, inbound.Message{MessageSID: "SMb", From: cs[0].Phone, To: shop.SMSNumber, Body: "YES", OptOutType: "START"})
 	require.NoError(t, err)
-	require.Equal(t, offers.OutcomeNoOffer, ans.Outcome)
+	require.Equal(t, inbound.OutcomeNoOffer, ans.Outcome)
 	var optedOut *time.Time
 	require.NoError(t, w.pool.QueryRow(ctx, `SELECT opted_out_at FROM customers WHERE id = $1`, cs[0].ID).Scan(&optedOut))
 	require.Nil(t, optedOut)
@@ -583,7 +588,7 @@ func TestTransactionalTextsRespectStop(t *testing.T) {
 	shop := w.shop(t, policy)
 	cs := w.customers(t, shop, 2)
 	ctx := context.Background()
-	_, err := w.offers.Reply(ctx, offers.Inbound{MessageSID: "SMs", From: cs[0].Phone, To: shop.SMSNumber, Body: "STOP"})
+	_, err := w.inbound.Reply(ctx, inbound.Message{MessageSID: "SMs", From: cs[0].Phone, To: shop.SMSNumber, Body: "STOP"})
 	require.NoError(t, err)
 	text := func(to string, notAfter time.Time) jobs.Text {
 		return jobs.Text{Key: "k:" + to, ShopID: shop.ID, From: shop.SMSNumber, To: to, Body: "You're booked", NotAfter: notAfter}

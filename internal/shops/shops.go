@@ -136,9 +136,10 @@ type Config struct {
 
 // Service creates and finds shops and customers.
 type Service struct {
-	pool *pgxpool.Pool
-	q    *db.Queries
-	cfg  Config
+	pool  *pgxpool.Pool
+	q     *db.Queries
+	cfg   Config
+	cache cache
 }
 
 // New returns a Service on pool.
@@ -279,8 +280,13 @@ func (s *Service) Get(ctx context.Context, id uuid.UUID) (Shop, error) {
 // ErrNoShopForNumber means no shop texts from that number.
 var ErrNoShopForNumber = problem.New(problem.NotFound, "shop_not_found", "no shop uses this number")
 
-// BySMSNumber returns the shop whose texts come from number.
+// BySMSNumber returns the shop whose texts come from number. It may be up to cacheTTL
+// old.
 func (s *Service) BySMSNumber(ctx context.Context, number string) (Shop, error) {
+	now := time.Now()
+	if shop, ok := s.cache.get(number, now); ok {
+		return shop, nil
+	}
 	row, err := s.q.ShopGetBySMSNumber(ctx, s.pool, number)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Shop{}, ErrNoShopForNumber
@@ -288,7 +294,12 @@ func (s *Service) BySMSNumber(ctx context.Context, number string) (Shop, error) 
 	if err != nil {
 		return Shop{}, fmt.Errorf("get shop by number: %w", err)
 	}
-	return FromRow(row)
+	shop, err := FromRow(row)
+	if err != nil {
+		return Shop{}, err
+	}
+	s.cache.put(shop, now)
+	return shop, nil
 }
 
 // AddCustomer adds a customer to shopID.
@@ -331,7 +342,7 @@ func (s *Service) CustomerByPhone(ctx context.Context, shopID uuid.UUID, number 
 
 // FromRow maps a database row to a Shop.
 func FromRow(r db.Shop) (Shop, error) {
-	loc, err := time.LoadLocation(r.Timezone)
+	loc, err := loadLocation(r.Timezone)
 	if err != nil {
 		return Shop{}, fmt.Errorf("shop %s time zone %q: %w", r.ID, r.Timezone, err)
 	}
@@ -378,4 +389,32 @@ func hashKey(key string) []byte {
 func isUnique(err error) bool {
 	var pg *pgconn.PgError
 	return errors.As(err, &pg) && pg.Code == "23505"
+}
+
+// OptOut records that a customer asked not to be texted (STOP). An earlier opt-out time
+// is kept.
+func (s *Service) OptOut(ctx context.Context, customerID uuid.UUID) error {
+	if _, err := s.q.CustomerOptOut(ctx, s.pool, db.CustomerOptOutParams{ID: customerID, Now: s.cfg.Now().UTC()}); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("opt out customer %s: %w", customerID, err)
+	}
+	return nil
+}
+
+// OptIn records that a customer asked to be texted again (START, or a YES that Twilio
+// counted as one); it also clears an earlier unreachable mark, since the carrier now
+// delivers to the number.
+func (s *Service) OptIn(ctx context.Context, customerID uuid.UUID) error {
+	if _, err := s.q.CustomerOptIn(ctx, s.pool, customerID); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("opt in customer %s: %w", customerID, err)
+	}
+	return nil
+}
+
+// MarkUnreachable records that texts to the customer's number fail for good (the
+// provider's error code says why), so no later wave tries it; a START clears it.
+func (s *Service) MarkUnreachable(ctx context.Context, customerID uuid.UUID, code int) error {
+	if err := s.q.CustomerMarkUnreachable(ctx, s.pool, db.CustomerMarkUnreachableParams{ID: customerID, Now: s.cfg.Now().UTC(), Code: int32(code)}); err != nil {
+		return fmt.Errorf("mark customer %s unreachable: %w", customerID, err)
+	}
+	return nil
 }

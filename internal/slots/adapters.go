@@ -12,17 +12,24 @@ import (
 )
 
 // RedisLocker adapts redislock to Locker: no retries (a claim that finds the slot
-// locked loses at once), and release through a context that outlives the request's.
-func RedisLocker(c *redislock.Client, m *metrics.Metrics) Locker {
-	return redisLocker{c: c, m: m}
+// locked waits for the release notice instead), releases that announce the holder's
+// note on the watcher's channel, and release through a context that outlives the
+// request's.
+func RedisLocker(c *redislock.Client, w *redislock.Watcher, channel string, m *metrics.Metrics) Locker {
+	return redisLocker{c: c, w: w, channel: channel, m: m}
 }
+
+// LockChannel is the Redis channel on which slot lock releases are announced.
+const LockChannel = "slot_lock_released"
 
 type redisLocker struct {
-	c *redislock.Client
-	m *metrics.Metrics
+	c       *redislock.Client
+	w       *redislock.Watcher
+	channel string
+	m       *metrics.Metrics
 }
 
-func (r redisLocker) TryLock(ctx context.Context, key string, ttl time.Duration) (func(), error) {
+func (r redisLocker) TryLock(ctx context.Context, key string, ttl time.Duration) (func(string), error) {
 	l, err := r.c.Obtain(ctx, key, ttl, nil)
 	switch {
 	case errors.Is(err, redislock.ErrNotObtained):
@@ -33,14 +40,18 @@ func (r redisLocker) TryLock(ctx context.Context, key string, ttl time.Duration)
 		return nil, err
 	}
 	r.m.Lock("obtained")
-	return func() {
+	return func(note string) {
 		// Release must happen even if the request was cancelled; a failure only means the
-		// key lives until its TTL.
+		// key lives until its TTL (and its waiters until their deadline).
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
-		_ = l.Release(ctx)
+		_ = l.ReleaseAndNotify(ctx, r.channel, note)
 	}, nil
 }
+
+func (r redisLocker) Watch(key string) (<-chan string, func()) { return r.w.Watch(key) }
+
+func (r redisLocker) Recent(key string) []string { return r.w.Recent(key) }
 
 // CheckoutCreator creates a provider's checkout session for one booking.
 // *stripe.Client (internal/payments/stripe) implements it.

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -54,107 +56,286 @@ type Claim struct {
 	Repeat bool
 }
 
-// Book gives the customer's newest claimable offer's slot to the customer, if nobody
-// else has it. The order matters: the Redis lock turns away concurrent claims at once
-// (a loser is told "taken" without waiting); then one transaction locks the opening
-// row, rechecks that it is open, before the cutoff and that the offer is still live,
-// and writes the booking, whose partial unique index is the final fence. The Stripe
-// call happens after the commit, so a slow Stripe never holds the row lock.
+// Book gives the customer a slot they hold a live offer for, if one is still free: the
+// newest offer's slot first, then older ones (two chairs free at 15:00 are two slots).
+// It answers Taken only when none of them can be booked by this customer any more.
+//
+// Claims on one slot key (shop and start) are serialised by the Redis lock, so that a
+// storm of replies queues in Redis rather than on a Postgres row. A contender that finds
+// the lock held waits for the holder's release notice, which names the openings the
+// holder found or left decided: if those are all of the contender's, it is told Taken at
+// once, without touching Postgres; otherwise it tries again. The wait is bounded
+// (LockWait): a holder that died keeps its key until the TTL, and then Postgres decides
+// alone. Whatever Redis says, one transaction per attempt locks the opening row, rechecks
+// that it is open, before the cutoff and that the offer is live, and writes the booking,
+// whose partial unique index is the final fence. The Stripe call happens after the
+// commit, so a slow Stripe never holds the row lock or the slot lock.
 func (s *Service) Book(ctx context.Context, shop shops.Shop, customerID uuid.UUID) (Claim, error) {
-	offer, err := s.q.OfferNewestClaimable(ctx, s.pool, customerID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return s.noClaimable(ctx, customerID)
-	}
+	rows, err := s.q.OfferListClaimable(ctx, s.pool, db.OfferListClaimableParams{CustomerID: customerID, ShopID: shop.ID})
 	if err != nil {
-		return Claim{}, fmt.Errorf("find claimable offer: %w: %w", ErrUnavailable, err)
+		return Claim{}, fmt.Errorf("find claimable offers: %w: %w", ErrUnavailable, err)
 	}
-	if offer.ShopID != shop.ID {
-		return Claim{Outcome: NoOffer}, nil
+	var c Claimable
+	for _, r := range rows {
+		c.Live = append(c.Live, LiveOffer{OfferID: r.OfferID, OpeningID: r.OpeningID, Generation: r.Generation, StartsAt: r.StartsAt})
 	}
-
-	unlock, err := s.locker.TryLock(ctx, s.cfg.KeyPrefix+LockKey(shop.ID, offer.StartsAt), s.cfg.LockTTL)
-	if errors.Is(err, ErrLockHeld) {
-		return Claim{Outcome: Taken, OpeningID: offer.OpeningID}, nil
-	}
-	if err != nil {
-		return Claim{}, fmt.Errorf("lock slot: %w: %w", ErrUnavailable, err)
-	}
-	// Released as soon as the transaction has decided who holds the slot (Postgres says
-	// so from then on): the Stripe call below must not keep other claims waiting.
-	release := sync.OnceFunc(unlock)
-	defer release()
-
-	now := s.cfg.Now()
-	claim := Claim{OpeningID: offer.OpeningID}
-	var booking db.Booking
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		op, err := s.q.OpeningLock(ctx, tx, offer.OpeningID)
-		if err != nil {
-			return fmt.Errorf("lock opening: %w", err)
-		}
-		claim.StartsAt, claim.Service, claim.PriceCents = op.StartsAt.UTC(), op.Service, op.PriceCents
-		if op.Status != StatusOpen || op.Generation != offer.Generation || !now.Before(Cutoff(shop, op.StartsAt)) {
-			claim.Outcome = Taken
-			return nil
-		}
-		if _, err := s.q.OfferAccept(ctx, tx, offer.OfferID); errors.Is(err, pgx.ErrNoRows) {
-			// Declined or failed since we looked: nothing to claim.
-			claim.Outcome = NoOffer
-			return nil
-		} else if err != nil {
-			return fmt.Errorf("accept offer: %w", err)
-		}
-		if _, err := s.q.OpeningMarkFilled(ctx, tx, db.OpeningMarkFilledParams{ID: op.ID, CustomerID: uuid.NullUUID{UUID: customerID, Valid: true}, Now: now.UTC()}); err != nil {
-			return fmt.Errorf("mark opening filled: %w", err)
-		}
-		p := db.BookingInsertParams{
-			OpeningID: op.ID, CustomerID: customerID, OfferID: uuid.NullUUID{UUID: offer.OfferID, Valid: true},
-			ShopID: shop.ID, AmountCents: op.PriceCents, Currency: shop.Currency, CreatedAt: now.UTC(),
-		}
-		if shop.PaymentMode == shops.PaymentNone {
-			p.Status = BookingConfirmed
-			t := now.UTC()
-			p.ConfirmedAt = &t
-		} else {
-			p.Status = BookingPendingPayment
-			exp := now.Add(s.cfg.CheckoutHold).UTC().Truncate(time.Second)
-			p.CheckoutExpiresAt = &exp
-		}
-		booking, err = s.q.BookingInsert(ctx, tx, p)
-		if isUniqueViolation(err) {
-			// The fence held: a live booking exists although the opening looked open.
-			claim.Outcome = Taken
-			return errRollback
+	if len(c.Live) == 0 {
+		last, err := s.q.OfferNewestForCustomer(ctx, s.pool, customerID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return Claim{Outcome: NoOffer}, nil
 		}
 		if err != nil {
-			return fmt.Errorf("insert booking: %w", err)
+			return Claim{}, fmt.Errorf("find newest offer: %w: %w", ErrUnavailable, err)
 		}
-		if err := s.q.OfferMarkOthersLost(ctx, tx, db.OfferMarkOthersLostParams{OpeningID: op.ID, AcceptedID: offer.OfferID}); err != nil {
-			return fmt.Errorf("mark other offers lost: %w", err)
+		c.NewestOfferID, c.NewestStatus = last.ID, last.Status
+	}
+	return s.BookClaimable(ctx, shop, customerID, c)
+}
+
+// Claimable is what a customer's YES can claim, as read when the text arrived (see
+// Book).
+type Claimable struct {
+	// Live are the customer's offers from the shop that can still be taken, newest
+	// first.
+	Live []LiveOffer
+	// NewestOfferID and NewestStatus are the customer's newest offer in any state; they
+	// tell a late YES ("taken") from one with nothing behind it when Live is empty.
+	NewestOfferID uuid.UUID
+	NewestStatus  string
+}
+
+// LiveOffer is an offer that can still be taken.
+type LiveOffer struct {
+	OfferID, OpeningID uuid.UUID
+	Generation         int32
+	StartsAt           time.Time
+}
+
+// BookClaimable is Book for a caller that has already read what the customer can claim
+// (the inbound path reads it in the statement that stores the text).
+func (s *Service) BookClaimable(ctx context.Context, shop shops.Shop, customerID uuid.UUID, c Claimable) (Claim, error) {
+	if len(c.Live) == 0 {
+		return s.noClaimable(ctx, c)
+	}
+	live := c.Live
+	deadline := time.Now().Add(s.cfg.LockWait)
+	result := attempt{claim: Claim{Outcome: NoOffer, OpeningID: live[0].OpeningID}}
+	for _, g := range bySlot(live) {
+		a, err := s.claimSlot(ctx, shop, customerID, g, deadline)
+		if err != nil {
+			return Claim{}, err
 		}
-		if shop.PaymentMode != shops.PaymentNone {
-			// The safety net: if Stripe is down or this process dies before the link is
-			// stored, the job makes the link and texts it.
-			if _, err := s.queue.InsertTx(ctx, tx, jobs.Checkout{BookingID: booking.ID},
-				&river.InsertOpts{ScheduledAt: now.Add(s.cfg.CheckoutRetryDelay)}); err != nil {
-				return fmt.Errorf("enqueue checkout job: %w", err)
+		if a.claim.Outcome == Booked {
+			return s.booked(ctx, shop, customerID, a)
+		}
+		if a.claim.Outcome == Taken && result.claim.Outcome != Taken {
+			result = a
+		}
+	}
+	return result.claim, nil
+}
+
+// slot is the live offers of one customer that share a lock key.
+type slot struct {
+	startsAt time.Time
+	offers   []LiveOffer
+}
+
+// bySlot groups offers by start time, keeping the newest-first order of their first
+// appearance.
+func bySlot(offers []LiveOffer) []slot {
+	var out []slot
+	index := map[time.Time]int{}
+	for _, o := range offers {
+		at := o.StartsAt.UTC().Truncate(time.Second)
+		i, ok := index[at]
+		if !ok {
+			i = len(out)
+			index[at] = i
+			out = append(out, slot{startsAt: at})
+		}
+		out[i].offers = append(out[i].offers, o)
+	}
+	return out
+}
+
+// attempt is how trying one slot's offers ended.
+type attempt struct {
+	claim   Claim
+	booking db.Booking
+	// decided lists the openings found (or left) no longer bookable, for the release
+	// notice.
+	decided []string
+}
+
+// claimSlot tries the customer's offers for one slot key under its lock, waiting for the
+// current holder's decision when the lock is held (see Book).
+func (s *Service) claimSlot(ctx context.Context, shop shops.Shop, customerID uuid.UUID, g slot, deadline time.Time) (attempt, error) {
+	key := s.cfg.KeyPrefix + LockKey(shop.ID, g.startsAt)
+	// What recent holders of this slot decided answers most of a storm's late replies
+	// without the lock or Postgres: a decided (opening, generation) never becomes
+	// bookable again (a reopen starts a new generation).
+	pending := g.offers
+	for _, note := range s.locker.Recent(key) {
+		pending = undecided(pending, note)
+	}
+	if len(pending) == 0 {
+		return attempt{claim: Claim{Outcome: Taken, OpeningID: g.offers[0].OpeningID}}, nil
+	}
+	for {
+		// Watch before trying, so a release between the try and the wait is seen.
+		notes, stop := s.locker.Watch(key)
+		release, err := s.locker.TryLock(ctx, key, s.cfg.LockTTL)
+		if err == nil {
+			stop()
+			a, err := s.tryOffers(ctx, shop, customerID, pending)
+			release(strings.Join(a.decided, ","))
+			return a, err
+		}
+		if !errors.Is(err, ErrLockHeld) {
+			stop()
+			return attempt{}, fmt.Errorf("lock slot: %w: %w", ErrUnavailable, err)
+		}
+		wait := time.NewTimer(time.Until(deadline))
+		select {
+		case note := <-notes:
+			wait.Stop()
+			stop()
+			if pending = undecided(pending, note); len(pending) == 0 {
+				return attempt{claim: Claim{Outcome: Taken, OpeningID: g.offers[0].OpeningID}}, nil
+			}
+		case <-wait.C:
+			stop()
+			// The holder is slow, or died and left its key until the TTL: Postgres's row
+			// lock and unique index decide without the lock.
+			s.log.WarnContext(ctx, "slot lock still held after the wait; booking without it", "wait", s.cfg.LockWait)
+			return s.tryOffers(ctx, shop, customerID, pending)
+		case <-ctx.Done():
+			wait.Stop()
+			stop()
+			return attempt{}, fmt.Errorf("wait for slot lock: %w: %w", ErrUnavailable, ctx.Err())
+		}
+	}
+}
+
+// undecided drops the offers whose opening and generation the release note names as
+// decided.
+func undecided(offers []LiveOffer, note string) []LiveOffer {
+	if note == "" {
+		return offers
+	}
+	decided := strings.Split(note, ",")
+	var out []LiveOffer
+	for _, o := range offers {
+		if !slices.Contains(decided, decidedEntry(o)) {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// decidedEntry names an offer's opening and generation in a release note.
+func decidedEntry(o LiveOffer) string {
+	return o.OpeningID.String() + ":" + strconv.Itoa(int(o.Generation))
+}
+
+// tryOffers tries the offers in order, one transaction each, until one books.
+func (s *Service) tryOffers(ctx context.Context, shop shops.Shop, customerID uuid.UUID, offers []LiveOffer) (attempt, error) {
+	res := attempt{claim: Claim{Outcome: NoOffer, OpeningID: offers[0].OpeningID}}
+	for _, o := range offers {
+		a, err := s.tryOffer(ctx, shop, customerID, o)
+		if err != nil {
+			return res, err
+		}
+		if a.claim.Outcome == Booked {
+			a.decided = append(res.decided, decidedEntry(o))
+			return a, nil
+		}
+		if a.claim.Outcome == Taken {
+			res.decided = append(res.decided, decidedEntry(o))
+			if res.claim.Outcome != Taken {
+				res.claim = a.claim
 			}
 		}
-		claim.Outcome = Booked
+	}
+	return res, nil
+}
+
+// tryOffer books one offer's opening for the customer if it is still free: one
+// statement (BookingClaim) under the opening's row lock, with the booking's follow-up
+// jobs, in one transaction.
+func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid.UUID, offer LiveOffer) (attempt, error) {
+	now := s.cfg.Now()
+	a := attempt{claim: Claim{OpeningID: offer.OpeningID}}
+	p := db.BookingClaimParams{
+		OfferID: offer.OfferID, CustomerID: customerID, Now: now.UTC(), OpeningID: offer.OpeningID,
+		Generation: offer.Generation, StartsAfter: now.Add(shop.Policy.MinLead).UTC(), ShopID: shop.ID, Currency: shop.Currency,
+	}
+	if shop.PaymentMode == shops.PaymentNone {
+		p.Status = BookingConfirmed
+		t := now.UTC()
+		p.ConfirmedAt = &t
+	} else {
+		p.Status = BookingPendingPayment
+		exp := now.Add(s.cfg.CheckoutHold).UTC().Truncate(time.Second)
+		p.CheckoutExpiresAt = &exp
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		row, err := s.q.BookingClaim(ctx, tx, p)
+		if isUniqueViolation(err) {
+			// The fence held: a live booking exists although the opening looked open.
+			a.claim.Outcome = Taken
+			return errRollback
+		}
+		if errors.Is(err, pgx.ErrNoRows) {
+			// Nothing changed. Taken, unless the opening is still open for this offer's
+			// generation (then the offer was declined or withdrawn, or its customer opted
+			// out, since it was read).
+			op, err := s.q.OpeningGet(ctx, tx, offer.OpeningID)
+			if err != nil {
+				return fmt.Errorf("read opening: %w", err)
+			}
+			a.claim.Outcome = Taken
+			if op.Status == StatusOpen && op.Generation == offer.Generation && now.Before(Cutoff(shop, op.StartsAt)) {
+				a.claim.Outcome = NoOffer
+			}
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("claim opening: %w", err)
+		}
+		a.claim.StartsAt, a.claim.Service, a.claim.PriceCents = row.StartsAt.UTC(), row.Service, row.PriceCents
+		a.booking = db.Booking{
+			ID: row.ID, OpeningID: row.OpeningID, CustomerID: row.CustomerID, ShopID: row.ShopID, Status: row.Status,
+			AmountCents: row.AmountCents, Currency: row.Currency, CheckoutExpiresAt: row.CheckoutExpiresAt, CreatedAt: row.CreatedAt,
+		}
+		// If the answer to this YES never reaches the customer, the notice tells them;
+		// if Stripe is down or this process dies before the link is stored, the
+		// checkout job makes the link and texts it.
+		follow := []river.InsertManyParams{{Args: jobs.BookingNotice{BookingID: row.ID}, InsertOpts: &river.InsertOpts{ScheduledAt: now.Add(s.cfg.NoticeDelay)}}}
+		if shop.PaymentMode != shops.PaymentNone {
+			follow = append(follow, river.InsertManyParams{Args: jobs.Checkout{BookingID: row.ID}, InsertOpts: &river.InsertOpts{ScheduledAt: now.Add(s.cfg.CheckoutRetryDelay)}})
+		}
+		if _, err := s.queue.InsertManyTx(ctx, tx, follow); err != nil {
+			return fmt.Errorf("enqueue booking follow-ups: %w", err)
+		}
+		a.claim.Outcome = Booked
 		return nil
 	})
-	release()
 	if errors.Is(err, errRollback) {
-		return claim, nil
+		return a, nil
 	}
 	if err != nil {
-		return Claim{}, fmt.Errorf("book opening %s: %w: %w", offer.OpeningID, ErrUnavailable, err)
+		return attempt{}, fmt.Errorf("book opening %s: %w: %w", offer.OpeningID, ErrUnavailable, err)
 	}
-	if claim.Outcome != Booked {
-		return claim, nil
-	}
-	claim.BookingID = booking.ID
+	return a, nil
+}
 
+// booked finishes a booking that Postgres has committed: the cooldown, and the payment
+// link when the shop takes payments.
+func (s *Service) booked(ctx context.Context, shop shops.Shop, customerID uuid.UUID, a attempt) (Claim, error) {
+	claim, booking := a.claim, a.booking
+	claim.BookingID = booking.ID
 	// The cooldown is a courtesy (fewer texts to someone who just booked); a failure to
 	// set it must not undo a booking that Postgres has already committed.
 	if shop.Policy.Cooldown > 0 {
@@ -209,21 +390,14 @@ func (s *Service) checkoutNow(ctx context.Context, shop shops.Shop, b db.Booking
 
 // noClaimable tells a late YES (the customer had an offer, now lost or gone) from a YES
 // with nothing behind it.
-func (s *Service) noClaimable(ctx context.Context, customerID uuid.UUID) (Claim, error) {
-	last, err := s.q.OfferNewestForCustomer(ctx, s.pool, customerID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Claim{Outcome: NoOffer}, nil
-	}
-	if err != nil {
-		return Claim{}, fmt.Errorf("find newest offer: %w: %w", ErrUnavailable, err)
-	}
-	switch last.Status {
+func (s *Service) noClaimable(ctx context.Context, c Claimable) (Claim, error) {
+	switch c.NewestStatus {
 	case "lost", "sent", "sending":
 		return Claim{Outcome: Taken}, nil
 	case "accepted":
 		// The winner saying YES again (the first answer was slow or lost): the same
 		// answer, with the link if there is one.
-		b, err := s.q.OfferAcceptedBooking(ctx, s.pool, last.ID)
+		b, err := s.q.OfferAcceptedBooking(ctx, s.pool, c.NewestOfferID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return Claim{Outcome: NoOffer}, nil
 		}

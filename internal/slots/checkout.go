@@ -129,6 +129,10 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 		if err != nil {
 			return fmt.Errorf("store checkout: %w", err)
 		}
+		// The link text tells the customer of the booking: no notice after it.
+		if _, err := s.q.BookingMarkTold(ctx, tx, db.BookingMarkToldParams{ID: b.ID, Now: now.UTC()}); err != nil {
+			return fmt.Errorf("mark booking told: %w", err)
+		}
 		_, err = s.queue.InsertTx(ctx, tx, jobs.Text{
 			Key: "checkout_link:" + b.ID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone,
 			Body:     LinkText(shop, op.Service, op.StartsAt, row.PaymentUrl.String),

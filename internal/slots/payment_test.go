@@ -139,9 +139,13 @@ func (f *fakeStripe) refunded() []string {
 
 type grantLock struct{}
 
-func (grantLock) TryLock(context.Context, string, time.Duration) (func(), error) {
-	return func() {}, nil
+func (grantLock) TryLock(context.Context, string, time.Duration) (func(string), error) {
+	return func(string) {}, nil
 }
+
+func (grantLock) Watch(string) (<-chan string, func()) { return nil, func() {} }
+
+func (grantLock) Recent(string) []string { return nil }
 
 type noCooling struct{}
 

@@ -103,10 +103,17 @@ type Checkout struct {
 	ExpiresAt                       time.Time
 }
 
-// Locker takes the per-slot lock without waiting. It returns ErrLockHeld when another
-// holder has it, and another error when the lock service cannot be reached.
+// Locker holds the per-slot locks, shared by every instance.
 type Locker interface {
-	TryLock(ctx context.Context, key string, ttl time.Duration) (unlock func(), err error)
+	// TryLock takes key without waiting. It returns ErrLockHeld when another holder has
+	// it, and another error when the lock service cannot be reached. release frees the
+	// key (if still ours) and announces note to the key's watchers.
+	TryLock(ctx context.Context, key string, ttl time.Duration) (release func(note string), err error)
+	// Watch delivers the notes of key's releases from now on until stop is called.
+	// Notices can be missed: a wait on them must be bounded.
+	Watch(key string) (notes <-chan string, stop func())
+	// Recent returns the notes of key's releases seen lately (possibly not all).
+	Recent(key string) []string
 }
 
 // ErrLockHeld is what a Locker returns when the key is held by someone else.
@@ -120,8 +127,12 @@ type Cooldowns interface {
 // Config configures the service. Zero fields mean the defaults.
 type Config struct {
 	Now func() time.Time
-	// LockTTL bounds how long a crashed holder blocks a slot; default 30s.
+	// LockTTL bounds how long a crashed holder keeps its key; default 30s.
 	LockTTL time.Duration
+	// LockWait bounds how long a claim waits for another holder's decision on the same
+	// slot before Postgres decides without the lock; default 3s, well inside Twilio's
+	// 15s.
+	LockWait time.Duration
 	// CheckoutHold is how long a payment link holds a slot; default 30 min, Stripe's
 	// minimum (plus a minute so the request is never just under it).
 	CheckoutHold time.Duration
@@ -130,6 +141,9 @@ type Config struct {
 	CheckoutTimeout time.Duration
 	// CheckoutRetryDelay is when the safety-net checkout job first runs; default 15s.
 	CheckoutRetryDelay time.Duration
+	// NoticeDelay is when a booking's notice job checks that the customer learnt of it;
+	// default 40s (Twilio waits 15s for an answer).
+	NoticeDelay time.Duration
 	// KeyPrefix is prepended to lock keys (tests).
 	KeyPrefix string
 	Logger    *slog.Logger
@@ -154,6 +168,12 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, locker Locker, cooldowns Coold
 	}
 	if cfg.LockTTL == 0 {
 		cfg.LockTTL = 30 * time.Second
+	}
+	if cfg.NoticeDelay == 0 {
+		cfg.NoticeDelay = 40 * time.Second
+	}
+	if cfg.LockWait == 0 {
+		cfg.LockWait = 3 * time.Second
 	}
 	if cfg.CheckoutHold == 0 {
 		cfg.CheckoutHold = 31 * time.Minute

@@ -4,6 +4,7 @@ package webhooks
 
 import (
 	"bytes"
+	"context"
 	"encoding/xml"
 	"log/slog"
 	"net/http"
@@ -11,8 +12,8 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
-	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 )
 
@@ -24,7 +25,7 @@ const OutcomeHeader = "X-Slot-Outcome"
 
 // Twilio handles inbound texts.
 type Twilio struct {
-	Offers *offers.Service
+	Inbound *inbound.Service
 	// Validator checks X-Twilio-Signature; nil accepts unsigned requests, which the
 	// server allows only in DEV_MODE without Twilio credentials.
 	Validator *twilio.Validator
@@ -51,7 +52,7 @@ func (h *Twilio) Handle(c echo.Context) error {
 				"code": "bad_signature", "message": "X-Twilio-Signature is missing or wrong"}})
 		}
 	}
-	in := offers.Inbound{
+	in := inbound.Message{
 		MessageSID: req.PostForm.Get("MessageSid"),
 		From:       req.PostForm.Get("From"),
 		To:         req.PostForm.Get("To"),
@@ -65,20 +66,37 @@ func (h *Twilio) Handle(c echo.Context) error {
 		return c.JSON(http.StatusBadRequest, map[string]any{"error": map[string]string{
 			"code": "bad_request", "message": "MessageSid, From and To are required"}})
 	}
-	ans, err := h.Offers.Reply(ctx, in)
+	ans, err := h.Inbound.Reply(ctx, in)
 	if err != nil {
 		h.Logger.ErrorContext(ctx, "inbound text not fully handled", "outcome", ans.Outcome, "err", err)
 	}
 	if !ans.Replayed {
 		h.Metrics.Reply(string(ans.Outcome))
-		if offers.Parse(in.Body, in.OptOutType) == offers.KeywordYes {
+		if ans.Keyword == inbound.KeywordYes {
 			h.Metrics.YesAnswered(time.Since(start))
 		}
 	}
 	h.Logger.InfoContext(ctx, "inbound text answered", "outcome", ans.Outcome, "replayed", ans.Replayed)
 	c.Response().Header().Set(OutcomeHeader, string(ans.Outcome))
-	return c.Blob(http.StatusOK, "text/xml; charset=utf-8", TwiML(ans.Message))
+	if err := c.Blob(http.StatusOK, "text/xml; charset=utf-8", TwiML(ans.Message)); err != nil {
+		return err
+	}
+	// A booked customer learns it from this answer only if it reaches Twilio in time;
+	// otherwise the booking's notice job texts them.
+	if ans.Outcome == inbound.OutcomeBooked && time.Since(start) < answerDeadline {
+		if err := http.NewResponseController(c.Response()).Flush(); err != nil {
+			h.Logger.WarnContext(ctx, "booked answer not written; the notice text will follow", "err", err)
+			return nil
+		}
+		if err := h.Inbound.Delivered(context.WithoutCancel(ctx), ans); err != nil {
+			h.Logger.WarnContext(ctx, "booked answer not recorded as delivered; the notice text will follow", "err", err)
+		}
+	}
+	return nil
 }
+
+// answerDeadline is how long Twilio waits for a webhook's answer (15 s), less a margin.
+const answerDeadline = 13 * time.Second
 
 // TwiML renders a messaging response with one message, escaped.
 func TwiML(message string) []byte {

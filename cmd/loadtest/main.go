@@ -1,0 +1,580 @@
+// Command loadtest measures the YES path and the offer wave the way customers meet them:
+// several real server instances on the local Postgres and Redis, a fake Twilio that
+// counts texts, a Stripe stand-in that answers Checkout creates at once, and inbound
+// texts signed exactly as Twilio signs them, sent round robin. In the same run it sends
+// the same requests to an ideal server (a separate process that only reads the form and
+// answers a fixed TwiML), so each figure also reads as a ratio to this machine's ceiling.
+//
+//	go run ./cmd/loadtest                        # every scenario, 3 instances
+//	go run ./cmd/loadtest -scenario race -repeat 3
+//	go run ./cmd/loadtest -quick                 # tiny sizes, a smoke test in seconds
+//
+// It creates its own database (slotrec_load_<pid>) and Redis key prefix and removes
+// both at the end; it sends traffic to loopback only and stops by itself.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+)
+
+const (
+	adminToken = "loadtest-admin-token-0123456789"
+	accountSID = "AC00000000000000000000000000000000"
+	authToken  = "loadtestauthtoken0123456789abcdef"
+	publicURL  = "https://slots.loadtest.invalid"
+	twilioPath = "/webhooks/twilio/sms"
+)
+
+type options struct {
+	instances   int
+	scenarios   string
+	repeat      int
+	quick       bool
+	databaseURL string
+	redisURL    string
+	poolConns   int
+	pprofDir    string
+	jsonOut     bool
+	logDir      string
+}
+
+func main() {
+	if len(os.Args) > 2 && os.Args[1] == "ideal" {
+		serveIdeal(os.Args[2])
+		return
+	}
+	var o options
+	flag.IntVar(&o.instances, "instances", 3, "server instances")
+	flag.StringVar(&o.scenarios, "scenario", "all", "race, throughput, flash, wave or all (comma-separated)")
+	flag.IntVar(&o.repeat, "repeat", 1, "runs of each scenario")
+	flag.BoolVar(&o.quick, "quick", false, "tiny sizes (a smoke test)")
+	flag.StringVar(&o.databaseURL, "database-url", envOr("LOADTEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "an admin connection to the Postgres to use; a database is created on it")
+	flag.StringVar(&o.redisURL, "redis-url", envOr("LOADTEST_REDIS_URL", "redis://127.0.0.1:6379/0"), "the Redis to use (keys under a prefix of the run's own)")
+	flag.IntVar(&o.poolConns, "pool", 0, "pool_max_conns per instance (0: the server's default)")
+	flag.StringVar(&o.pprofDir, "pprof", "", "write a CPU profile of every instance during each scenario into this directory")
+	flag.BoolVar(&o.jsonOut, "json", false, "print the results as JSON")
+	flag.StringVar(&o.logDir, "logs", "", "where the instances' logs go (default: a temporary directory)")
+	flag.Parse()
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Minute) // bounded, whatever happens
+	defer cancel()
+	if err := run(ctx, o); err != nil {
+		fmt.Fprintln(os.Stderr, "loadtest:", err)
+		os.Exit(1)
+	}
+}
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+func run(ctx context.Context, o options) (err error) {
+	work, err := os.MkdirTemp("", "slotrec-load-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	if o.logDir == "" {
+		o.logDir = work
+	}
+
+	say("building the server and the ideal server")
+	bin := filepath.Join(work, "server")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/server").CombinedOutput(); err != nil {
+		return fmt.Errorf("build server: %v\n%s", err, out)
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+
+	db, err := newDatabase(ctx, o.databaseURL)
+	if err != nil {
+		return err
+	}
+	defer db.drop()
+	prefix := "loadtest:" + randomHex(6) + ":"
+	rdb, err := newRedis(ctx, o.redisURL)
+	if err != nil {
+		return err
+	}
+	defer cleanRedis(rdb, prefix)
+
+	tw := startTwilio()
+	defer tw.close()
+	st := startStripe()
+	defer st.close()
+
+	fleet, err := startFleet(ctx, o, bin, db.url, prefix, tw.url, st.url)
+	if err != nil {
+		return err
+	}
+	defer fleet.stop()
+	ideal, err := startIdeal(ctx, self, o.logDir)
+	if err != nil {
+		return err
+	}
+	defer ideal.stop()
+
+	h := &harness{o: o, fleet: fleet, ideal: ideal, twilio: tw, pool: db.pool, client: newClient()}
+	say("warming up")
+	if err := h.warmUp(ctx); err != nil {
+		return fmt.Errorf("warm-up: %w", err)
+	}
+
+	var results []result
+	for _, name := range scenarioNames(o.scenarios) {
+		for i := range o.repeat {
+			r, err := h.scenario(ctx, name)
+			if err != nil {
+				return fmt.Errorf("%s (run %d): %w", name, i+1, err)
+			}
+			results = append(results, r)
+			if !o.jsonOut {
+				r.print(os.Stdout)
+			}
+		}
+	}
+	if o.jsonOut {
+		enc := json.NewEncoder(os.Stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(results)
+	}
+	failed := 0
+	for _, r := range results {
+		if !r.OK {
+			failed++
+		}
+	}
+	if failed > 0 {
+		return fmt.Errorf("%d scenario run(s) FAILED their correctness checks (see above)", failed)
+	}
+	return nil
+}
+
+func scenarioNames(s string) []string {
+	if s == "all" {
+		return []string{"race", "throughput", "flash", "wave"}
+	}
+	return strings.Split(s, ",")
+}
+
+func say(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "loadtest: "+format+"\n", args...)
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// --- Postgres and Redis ------------------------------------------------------------
+
+type database struct {
+	admin *pgx.Conn
+	name  string
+	url   string
+	pool  *pgxpool.Pool
+}
+
+func newDatabase(ctx context.Context, adminURL string) (*database, error) {
+	admin, err := pgx.Connect(ctx, adminURL)
+	if err != nil {
+		return nil, fmt.Errorf("connect to Postgres (%s): %w; start it, or pass -database-url", redactURL(adminURL), err)
+	}
+	name := fmt.Sprintf("slotrec_load_%d", os.Getpid())
+	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
+		admin.Close(ctx)
+		return nil, fmt.Errorf("create database %s: %w", name, err)
+	}
+	cfg, err := pgx.ParseConfig(adminURL)
+	if err != nil {
+		return nil, err
+	}
+	u := fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
+	if cfg.Password != "" {
+		u = fmt.Sprintf("postgres://%s:%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Password, cfg.Host, cfg.Port, name)
+	}
+	d := &database{admin: admin, name: name, url: u}
+	if d.pool, err = pgxpool.New(ctx, u+"&pool_max_conns=4"); err != nil {
+		d.drop()
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *database) drop() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if d.pool != nil {
+		d.pool.Close()
+	}
+	if _, err := d.admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{d.name}.Sanitize()+" WITH (FORCE)"); err != nil {
+		say("could not drop database %s: %v", d.name, err)
+	}
+	d.admin.Close(ctx)
+}
+
+func redactURL(u string) string {
+	if i := strings.Index(u, "@"); i > 0 {
+		if j := strings.Index(u, "://"); j > 0 && j < i {
+			return u[:j+3] + "…" + u[i:]
+		}
+	}
+	return u
+}
+
+func newRedis(ctx context.Context, u string) (*redis.Client, error) {
+	opt, err := redis.ParseURL(u)
+	if err != nil {
+		return nil, err
+	}
+	rdb := redis.NewClient(opt)
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		return nil, fmt.Errorf("connect to Redis (%s): %w; start it, or pass -redis-url", u, err)
+	}
+	return rdb, nil
+}
+
+// cleanRedis deletes this run's keys only.
+func cleanRedis(rdb *redis.Client, prefix string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	iter := rdb.Scan(ctx, 0, prefix+"*", 1000).Iterator()
+	for iter.Next(ctx) {
+		rdb.Del(ctx, iter.Val())
+	}
+	_ = rdb.Close()
+}
+
+// --- the server instances ------------------------------------------------------------
+
+type instance struct {
+	base  string
+	pprof string
+	cmd   *exec.Cmd
+	done  chan struct{}
+}
+
+type fleet struct{ instances []*instance }
+
+func freePort() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
+}
+
+func startFleet(ctx context.Context, o options, bin, dbURL, prefix, twilioURL, stripeURL string) (*fleet, error) {
+	f := &fleet{}
+	if o.poolConns > 0 {
+		dbURL += fmt.Sprintf("&pool_max_conns=%d", o.poolConns)
+	}
+	if extra := os.Getenv("LOADTEST_DB_PARAMS"); extra != "" {
+		dbURL += "&" + extra
+	}
+	// Migrate once, so the instances do not queue on the migration lock.
+	migrate := exec.CommandContext(ctx, bin, "migrate")
+	migrate.Env = serverEnv(dbURL, o.redisURL, prefix, twilioURL, stripeURL, "127.0.0.1:0", "")
+	if out, err := migrate.CombinedOutput(); err != nil {
+		return nil, fmt.Errorf("migrate: %v\n%s", err, out)
+	}
+	for i := range o.instances {
+		addr, err := freePort()
+		if err != nil {
+			return nil, err
+		}
+		pprof := ""
+		if o.pprofDir != "" {
+			if pprof, err = freePort(); err != nil {
+				return nil, err
+			}
+		}
+		logf, err := os.Create(filepath.Join(o.logDir, fmt.Sprintf("instance-%d.log", i+1)))
+		if err != nil {
+			return nil, err
+		}
+		cmd := exec.Command(bin, "serve")
+		cmd.Env = serverEnv(dbURL, o.redisURL, prefix, twilioURL, stripeURL, addr, pprof)
+		cmd.Stdout, cmd.Stderr = logf, logf
+		if err := cmd.Start(); err != nil {
+			f.stop()
+			return nil, fmt.Errorf("start instance %d: %w", i+1, err)
+		}
+		in := &instance{base: "http://" + addr, pprof: pprof, cmd: cmd, done: make(chan struct{})}
+		go func() { _ = cmd.Wait(); logf.Close(); close(in.done) }()
+		f.instances = append(f.instances, in)
+	}
+	for i, in := range f.instances {
+		if err := waitReady(ctx, in.base+"/readyz", in.done); err != nil {
+			f.stop()
+			return nil, fmt.Errorf("instance %d: %w (its log: %s)", i+1, err, filepath.Join(o.logDir, fmt.Sprintf("instance-%d.log", i+1)))
+		}
+	}
+	say("%d instances ready (logs in %s)", len(f.instances), o.logDir)
+	return f, nil
+}
+
+func serverEnv(dbURL, redisURL, prefix, twilioURL, stripeURL, addr, pprof string) []string {
+	env := []string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
+		"DATABASE_URL=" + dbURL, "REDIS_URL=" + redisURL, "REDIS_KEY_PREFIX=" + prefix,
+		"HTTP_ADDR=" + addr, "PUBLIC_URL=" + publicURL, "ADMIN_TOKEN=" + adminToken,
+		"TWILIO_ACCOUNT_SID=" + accountSID, "TWILIO_AUTH_TOKEN=" + authToken, "TWILIO_API_URL=" + twilioURL,
+		"STRIPE_SECRET_KEY=sk_test_loadtest", "STRIPE_WEBHOOK_SECRET=whsec_loadtest", "STRIPE_API_URL=" + stripeURL,
+		"SESSION_SECRET=loadtest-session-secret-0123456789abcdef", "LOG_LEVEL=warn",
+	}
+	if pprof != "" {
+		env = append(env, "PPROF_ADDR="+pprof)
+	}
+	return env
+}
+
+func waitReady(ctx context.Context, url string, died <-chan struct{}) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for time.Now().Before(deadline) {
+		select {
+		case <-died:
+			return errors.New("exited before it was ready")
+		case <-ctx.Done():
+			return ctx.Err()
+		default:
+		}
+		res, err := http.Get(url)
+		if err == nil {
+			io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return errors.New("not ready within 60s")
+}
+
+func (f *fleet) stop() {
+	for _, in := range f.instances {
+		_ = in.cmd.Process.Signal(syscall.SIGTERM)
+	}
+	for _, in := range f.instances {
+		select {
+		case <-in.done:
+		case <-time.After(30 * time.Second):
+			_ = in.cmd.Process.Kill()
+			<-in.done
+		}
+	}
+}
+
+// pids returns the instances' process ids.
+func (f *fleet) pids() []int {
+	var out []int
+	for _, in := range f.instances {
+		out = append(out, in.cmd.Process.Pid)
+	}
+	return out
+}
+
+func (f *fleet) bases() []string {
+	var out []string
+	for _, in := range f.instances {
+		out = append(out, in.base)
+	}
+	return out
+}
+
+// --- the ideal server ------------------------------------------------------------------
+
+// idealTwiML is what the ideal server answers: what a real answer looks like, fixed.
+const idealTwiML = `<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
+	`<Response><Message>Joe&#39;s Barbers: sorry, that slot was just taken. We&#39;ll text you when another opens up.</Message></Response>`
+
+// serveIdeal is the ideal server's process: it reads the form and answers fixed TwiML.
+func serveIdeal(addr string) {
+	srv := &http.Server{Addr: addr, ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			w.WriteHeader(http.StatusOK)
+			return
+		}
+		if err := r.ParseForm(); err != nil || r.PostForm.Get("MessageSid") == "" {
+			http.Error(w, "bad form", http.StatusBadRequest)
+			return
+		}
+		w.Header().Set("Content-Type", "text/xml; charset=utf-8")
+		w.Header().Set("X-Slot-Outcome", "taken")
+		_, _ = io.WriteString(w, idealTwiML)
+	})}
+	go func() {
+		ch := make(chan os.Signal, 1)
+		signal.Notify(ch, syscall.SIGTERM, os.Interrupt)
+		<-ch
+		_ = srv.Close()
+	}()
+	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintln(os.Stderr, "ideal:", err)
+		os.Exit(1)
+	}
+}
+
+func startIdeal(ctx context.Context, self, logDir string) (*fleet, error) {
+	addr, err := freePort()
+	if err != nil {
+		return nil, err
+	}
+	logf, err := os.Create(filepath.Join(logDir, "ideal.log"))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.Command(self, "ideal", addr)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	in := &instance{base: "http://" + addr, cmd: cmd, done: make(chan struct{})}
+	go func() { _ = cmd.Wait(); logf.Close(); close(in.done) }()
+	f := &fleet{instances: []*instance{in}}
+	if err := waitReady(ctx, in.base+"/", in.done); err != nil {
+		f.stop()
+		return nil, fmt.Errorf("ideal server: %w", err)
+	}
+	return f, nil
+}
+
+// --- fakes: Twilio's REST API and Stripe's Checkout -------------------------------------
+
+// twilioFake accepts every message, answers at once and counts them.
+type twilioFake struct {
+	srv   *http.Server
+	url   string
+	count atomic.Int64
+	seq   atomic.Int64
+
+	mu      sync.Mutex
+	waiting []countWaiter
+}
+
+type countWaiter struct {
+	n  int64
+	ch chan time.Time
+}
+
+func startTwilio() *twilioFake {
+	f := &twilioFake{}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	f.url = "http://" + ln.Addr().String()
+	f.srv = &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || !strings.HasSuffix(r.URL.Path, "/Messages.json") {
+			http.NotFound(w, r)
+			return
+		}
+		_ = r.ParseForm()
+		sid := fmt.Sprintf("SM%032d", f.seq.Add(1))
+		n := f.count.Add(1)
+		f.notify(n)
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"sid": sid, "account_sid": accountSID, "to": r.PostForm.Get("To"), "from": r.PostForm.Get("From"),
+			"body": r.PostForm.Get("Body"), "status": "queued", "num_segments": "1", "direction": "outbound-api",
+			"date_created": time.Now().UTC().Format(time.RFC1123Z), "uri": "/2010-04-01/Accounts/" + accountSID + "/Messages/" + sid + ".json",
+		})
+	})}
+	go func() { _ = f.srv.Serve(ln) }()
+	return f
+}
+
+func (f *twilioFake) notify(n int64) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	kept := f.waiting[:0]
+	for _, w := range f.waiting {
+		if n >= w.n {
+			w.ch <- time.Now()
+		} else {
+			kept = append(kept, w)
+		}
+	}
+	f.waiting = kept
+}
+
+// when returns a channel that receives the moment the count reaches n.
+func (f *twilioFake) when(n int64) <-chan time.Time {
+	ch := make(chan time.Time, 1)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.count.Load() >= n {
+		ch <- time.Now()
+		return ch
+	}
+	f.waiting = append(f.waiting, countWaiter{n: n, ch: ch})
+	return ch
+}
+
+func (f *twilioFake) close() { _ = f.srv.Close() }
+
+// stripeFake answers Checkout Session creates at once, as Stripe would shape them.
+type stripeFake struct {
+	srv *http.Server
+	url string
+	seq atomic.Int64
+}
+
+func startStripe() *stripeFake {
+	f := &stripeFake{}
+	ln, _ := net.Listen("tcp", "127.0.0.1:0")
+	f.url = "http://" + ln.Addr().String()
+	f.srv = &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/checkout/sessions" {
+			w.Header().Set("Content-Type", "application/json")
+			w.WriteHeader(http.StatusNotFound)
+			_, _ = io.WriteString(w, `{"error":{"type":"invalid_request_error","message":"not in the stand-in"}}`)
+			return
+		}
+		_ = r.ParseForm()
+		id := fmt.Sprintf("cs_test_load%024d", f.seq.Add(1))
+		var expires int64
+		_, _ = fmt.Sscan(r.PostForm.Get("expires_at"), &expires)
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"id": id, "object": "checkout.session", "url": "https://checkout.stripe.com/c/pay/" + id,
+			"expires_at": expires, "status": "open", "payment_status": "unpaid", "mode": "payment",
+			"client_reference_id": r.PostForm.Get("client_reference_id"), "payment_intent": nil,
+			"amount_total": 4500, "currency": r.PostForm.Get("currency"), "livemode": false,
+		})
+	})}
+	go func() { _ = f.srv.Serve(ln) }()
+	return f
+}
+
+func (f *stripeFake) close() { _ = f.srv.Close() }

@@ -1,0 +1,522 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/slotrecovery/slotrecovery/internal/sms"
+)
+
+type harness struct {
+	o      options
+	fleet  *fleet
+	ideal  *fleet
+	twilio *twilioFake
+	pool   *pgxpool.Pool
+	client *http.Client
+	seq    atomic.Int64 // phones, numbers and MessageSids
+	runs   atomic.Int64
+}
+
+func newClient() *http.Client {
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		MaxIdleConns: 4096, MaxIdleConnsPerHost: 2048, IdleConnTimeout: time.Minute,
+	}}
+}
+
+// sizes are a scenario's numbers.
+type sizes struct {
+	shops, customersPerShop, inFlight int
+	allAtOnce                         bool
+	repliesPerCustomer                int
+}
+
+func (h *harness) sizes(name string) sizes {
+	full := map[string]sizes{
+		"race":       {shops: 1, customersPerShop: 1000, allAtOnce: true, repliesPerCustomer: 1},
+		"throughput": {shops: 200, customersPerShop: 5, inFlight: 64, repliesPerCustomer: 1},
+		"flash":      {shops: 1000, customersPerShop: 10, inFlight: 64, repliesPerCustomer: 1},
+		"wave":       {shops: 1, customersPerShop: 1000},
+		"warmup":     {shops: 20, customersPerShop: 10, inFlight: 64, repliesPerCustomer: 1},
+	}
+	quick := map[string]sizes{
+		"race":       {shops: 1, customersPerShop: 50, allAtOnce: true, repliesPerCustomer: 1},
+		"throughput": {shops: 10, customersPerShop: 5, inFlight: 16, repliesPerCustomer: 1},
+		"flash":      {shops: 20, customersPerShop: 10, inFlight: 16, repliesPerCustomer: 1},
+		"wave":       {shops: 1, customersPerShop: 50},
+		"warmup":     {shops: 2, customersPerShop: 5, inFlight: 8, repliesPerCustomer: 1},
+	}
+	if h.o.quick {
+		return quick[name]
+	}
+	return full[name]
+}
+
+// result is one run of one scenario.
+type result struct {
+	Scenario      string    `json:"scenario"`
+	Instances     int       `json:"instances"`
+	Replies       int       `json:"replies"`
+	InFlight      int       `json:"in_flight"`
+	Wall          float64   `json:"wall_s"`
+	PerSecond     float64   `json:"replies_per_s"`
+	Latency       latencies `json:"latency_ms"`
+	Outcomes      map[string]int
+	Bookings      int     `json:"bookings"`
+	WantBookings  int     `json:"want_bookings"`
+	DoubleBooked  int     `json:"double_booked_openings"`
+	CPUPerReplyMS float64 `json:"server_cpu_ms_per_reply"`
+	PeakRSSMiB    []float64
+	Ideal         *idealFigures `json:"ideal,omitempty"`
+	WaveTexts     int           `json:"wave_texts,omitempty"`
+	WaveSeconds   float64       `json:"wave_s,omitempty"`
+	OK            bool          `json:"ok"`
+	Problems      []string      `json:"problems,omitempty"`
+}
+
+type latencies struct {
+	P50, P90, P99, Max float64
+}
+
+type idealFigures struct {
+	Wall      float64   `json:"wall_s"`
+	PerSecond float64   `json:"replies_per_s"`
+	Latency   latencies `json:"latency_ms"`
+}
+
+func (h *harness) warmUp(ctx context.Context) error {
+	_, err := h.replies(ctx, "warmup")
+	return err
+}
+
+func (h *harness) scenario(ctx context.Context, name string) (result, error) {
+	switch name {
+	case "race", "throughput", "flash":
+		return h.replies(ctx, name)
+	case "wave":
+		return h.wave(ctx)
+	}
+	return result{}, fmt.Errorf("unknown scenario %q (race, throughput, flash, wave)", name)
+}
+
+type shopInfo struct {
+	ID        string `json:"id"`
+	APIKey    string `json:"api_key"`
+	SMSNumber string `json:"sms_number"`
+}
+
+// api calls a JSON endpoint of the first instance.
+func (h *harness) api(ctx context.Context, method, path, token string, body, out any) error {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, h.fleet.instances[0].base+path, rd)
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	res, err := h.client.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode >= 300 {
+		return fmt.Errorf("%s %s: %d %s", method, path, res.StatusCode, b)
+	}
+	if out != nil {
+		return json.Unmarshal(b, out)
+	}
+	return nil
+}
+
+func (h *harness) newShop(ctx context.Context, waveSize int) (shopInfo, error) {
+	var s shopInfo
+	err := h.api(ctx, http.MethodPost, "/api/shops", adminToken, map[string]any{
+		"name": "Joe's Barbers", "timezone": "America/New_York", "sms_number": fmt.Sprintf("+1555%07d", h.seq.Add(1)),
+		"currency": "usd", "payment_mode": "checkout",
+		"offer_policy": map[string]any{"wave_size": waveSize, "wave_interval_seconds": 600, "min_lead_minutes": 30, "cooldown_seconds": 86400, "quiet_hours": nil},
+	}, &s)
+	return s, err
+}
+
+// customers adds n opted-in customers straight into the database (the API is not what
+// is measured, and thousands are needed quickly) and returns their phones.
+func (h *harness) customers(ctx context.Context, shop shopInfo, n int) ([]string, error) {
+	base := h.seq.Add(int64(n)) - int64(n)
+	rows, err := h.pool.Query(ctx, `
+		INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, created_at)
+		SELECT $1::uuid, '+1666' || lpad(($2::bigint + i)::text, 8, '0'), 'Load ' || i, true, 0, now()
+		FROM generate_series(1, $3::int) AS i
+		RETURNING phone`, shop.ID, base, n)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
+func (h *harness) newOpening(ctx context.Context, shop shopInfo) (string, error) {
+	var o struct {
+		ID string `json:"id"`
+	}
+	at := time.Now().Add(3*time.Hour + time.Duration(h.seq.Add(1)%600)*time.Second).UTC().Truncate(time.Second)
+	err := h.api(ctx, http.MethodPost, "/api/openings", shop.APIKey, map[string]any{
+		"starts_at": at.Format(time.RFC3339), "duration_minutes": 30, "service": "Haircut", "price_cents": 4500,
+	}, &o)
+	return o.ID, err
+}
+
+// reply is one signed inbound text.
+type reply struct {
+	form url.Values
+}
+
+func (h *harness) yes(from, to string) reply {
+	form := url.Values{
+		"MessageSid": {fmt.Sprintf("SM%032d", h.seq.Add(1))}, "AccountSid": {accountSID},
+		"From": {from}, "To": {to}, "Body": {"YES"}, "NumMedia": {"0"}, "NumSegments": {"1"},
+	}
+	return reply{form: form}
+}
+
+// replies runs a scenario of YES storms: shops, customers and one opening each; once
+// every offer is texted, every customer replies YES.
+func (h *harness) replies(ctx context.Context, name string) (result, error) {
+	sz := h.sizes(name)
+	r := result{Scenario: name, Instances: len(h.fleet.instances)}
+	before := h.twilio.count.Load()
+	var all []reply
+	var openings []string
+	for range sz.shops {
+		shop, err := h.newShop(ctx, sz.customersPerShop)
+		if err != nil {
+			return r, err
+		}
+		phones, err := h.customers(ctx, shop, sz.customersPerShop)
+		if err != nil {
+			return r, err
+		}
+		op, err := h.newOpening(ctx, shop)
+		if err != nil {
+			return r, err
+		}
+		openings = append(openings, op)
+		for _, p := range phones {
+			all = append(all, h.yes(p, shop.SMSNumber))
+		}
+	}
+	want := before + int64(sz.shops*sz.customersPerShop)
+	select {
+	case <-h.twilio.when(want):
+	case <-time.After(3 * time.Minute):
+		return r, fmt.Errorf("offers not all texted within 3 minutes: %d of %d", h.twilio.count.Load()-before, want-before)
+	case <-ctx.Done():
+		return r, ctx.Err()
+	}
+	rand.Shuffle(len(all), func(i, j int) { all[i], all[j] = all[j], all[i] })
+	inFlight := sz.inFlight
+	if sz.allAtOnce {
+		inFlight = len(all)
+	}
+	r.Replies, r.InFlight, r.WantBookings = len(all), inFlight, len(openings)
+
+	cpu0 := cpuTicks(h.fleet.pids())
+	stopProfiles := h.profile(ctx, name)
+	lat, outcomes, wall, err := h.fire(ctx, h.fleet.bases(), all, inFlight)
+	stopProfiles()
+	if err != nil {
+		return r, err
+	}
+	cpu := cpuTicks(h.fleet.pids()) - cpu0
+	r.Wall, r.PerSecond, r.Latency, r.Outcomes = wall.Seconds(), float64(len(all))/wall.Seconds(), summarize(lat), outcomes
+	r.CPUPerReplyMS = float64(cpu) * 10 / float64(len(all)) // USER_HZ is 100 on Linux: a tick is 10 ms
+	r.PeakRSSMiB = peakRSS(h.fleet.pids())
+
+	// The same requests (new MessageSids), the same client and concurrency, to the ideal
+	// server.
+	var again []reply
+	for _, x := range all {
+		again = append(again, h.yes(x.form.Get("From"), x.form.Get("To")))
+	}
+	ilat, _, iwall, err := h.fire(ctx, h.ideal.bases(), again, inFlight)
+	if err != nil {
+		return r, fmt.Errorf("ideal server: %w", err)
+	}
+	r.Ideal = &idealFigures{Wall: iwall.Seconds(), PerSecond: float64(len(again)) / iwall.Seconds(), Latency: summarize(ilat)}
+
+	// What Postgres says: exactly one live booking per opening, none twice.
+	err = h.pool.QueryRow(ctx, `SELECT count(*) FROM bookings WHERE opening_id = ANY($1::uuid[]) AND status IN ('pending_payment', 'confirmed')`, openings).Scan(&r.Bookings)
+	if err != nil {
+		return r, err
+	}
+	err = h.pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT opening_id FROM bookings WHERE opening_id = ANY($1::uuid[])
+		AND status IN ('pending_payment', 'confirmed') GROUP BY opening_id HAVING count(*) > 1) d`, openings).Scan(&r.DoubleBooked)
+	if err != nil {
+		return r, err
+	}
+	r.check()
+	return r, nil
+}
+
+func (r *result) check() {
+	r.OK = true
+	fail := func(format string, args ...any) {
+		r.OK = false
+		r.Problems = append(r.Problems, fmt.Sprintf(format, args...))
+	}
+	if r.Scenario == "wave" {
+		if r.WaveTexts < r.WantBookings {
+			fail("only %d of %d texts", r.WaveTexts, r.WantBookings)
+		}
+		return
+	}
+	if r.Bookings != r.WantBookings {
+		fail("%d bookings, want %d", r.Bookings, r.WantBookings)
+	}
+	if r.DoubleBooked != 0 {
+		fail("%d openings booked twice", r.DoubleBooked)
+	}
+	if r.Outcomes["booked"] != r.WantBookings {
+		fail("%d answered booked, want %d", r.Outcomes["booked"], r.WantBookings)
+	}
+	for o, n := range r.Outcomes {
+		if o != "booked" && o != "taken" {
+			fail("%d answered %q", n, o)
+		}
+	}
+}
+
+// fire sends the replies round robin over bases, inFlight at a time, and returns each
+// one's latency, the outcomes and the wall time to the last answer.
+func (h *harness) fire(ctx context.Context, bases []string, replies []reply, inFlight int) ([]time.Duration, map[string]int, time.Duration, error) {
+	type signed struct {
+		base, body, sig string
+	}
+	reqs := make([]signed, len(replies))
+	for i, r := range replies {
+		reqs[i] = signed{base: bases[i%len(bases)], body: r.form.Encode(), sig: sms.Signature(authToken, publicURL+twilioPath, r.form)}
+	}
+	lat := make([]time.Duration, len(reqs))
+	outs := make([]string, len(reqs))
+	var firstErr atomic.Value
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for range min(inFlight, len(reqs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(reqs) || ctx.Err() != nil {
+					return
+				}
+				t0 := time.Now()
+				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, reqs[i].base+twilioPath, strings.NewReader(reqs[i].body))
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				req.Header.Set("X-Twilio-Signature", reqs[i].sig)
+				res, err := h.client.Do(req)
+				if err != nil {
+					firstErr.CompareAndSwap(nil, err)
+					outs[i] = "error"
+					continue
+				}
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+				lat[i] = time.Since(t0)
+				outs[i] = res.Header.Get("X-Slot-Outcome")
+				if res.StatusCode != http.StatusOK {
+					outs[i] = "http_" + strconv.Itoa(res.StatusCode)
+				}
+			}
+		}()
+	}
+	t0 := time.Now()
+	close(start)
+	wg.Wait()
+	wall := time.Since(t0)
+	outcomes := map[string]int{}
+	for _, o := range outs {
+		outcomes[o]++
+	}
+	if err, _ := firstErr.Load().(error); err != nil {
+		return lat, outcomes, wall, fmt.Errorf("a request failed: %w", err)
+	}
+	return lat, outcomes, wall, nil
+}
+
+// wave declares one opening for a shop with many eligible customers and times the texts.
+func (h *harness) wave(ctx context.Context) (result, error) {
+	sz := h.sizes("wave")
+	r := result{Scenario: "wave", Instances: len(h.fleet.instances), WantBookings: sz.customersPerShop}
+	shop, err := h.newShop(ctx, sz.customersPerShop)
+	if err != nil {
+		return r, err
+	}
+	if _, err := h.customers(ctx, shop, sz.customersPerShop); err != nil {
+		return r, err
+	}
+	before := h.twilio.count.Load()
+	done := h.twilio.when(before + int64(sz.customersPerShop))
+	cpu0 := cpuTicks(h.fleet.pids())
+	stopProfiles := h.profile(ctx, "wave")
+	t0 := time.Now()
+	if _, err := h.newOpening(ctx, shop); err != nil {
+		return r, err
+	}
+	select {
+	case at := <-done:
+		r.WaveSeconds = at.Sub(t0).Seconds()
+	case <-time.After(2 * time.Minute):
+		stopProfiles()
+		return r, fmt.Errorf("the wave texted %d of %d within 2 minutes", h.twilio.count.Load()-before, sz.customersPerShop)
+	}
+	stopProfiles()
+	r.WaveTexts = int(h.twilio.count.Load() - before)
+	r.CPUPerReplyMS = float64(cpuTicks(h.fleet.pids())-cpu0) * 10 / float64(r.WaveTexts)
+	r.PeakRSSMiB = peakRSS(h.fleet.pids())
+	r.check()
+	return r, nil
+}
+
+// profile takes a CPU profile of every instance while a scenario runs (with -pprof).
+func (h *harness) profile(ctx context.Context, name string) (stop func()) {
+	if h.o.pprofDir == "" {
+		return func() {}
+	}
+	run := h.runs.Add(1)
+	// A CPU profile is written only when its time is up: long enough for the scenario.
+	seconds := map[string]int{"race": 4, "throughput": 6, "flash": 20, "wave": 4}[name]
+	var wg sync.WaitGroup
+	for i, in := range h.fleet.instances {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", in.pprof, seconds), nil)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				say("profile of instance %d: %v", i+1, err)
+				return
+			}
+			defer res.Body.Close()
+			b, _ := io.ReadAll(res.Body)
+			p := filepath.Join(h.o.pprofDir, fmt.Sprintf("%s-%d-instance-%d.pprof", name, run, i+1))
+			if err := os.WriteFile(p, b, 0o644); err != nil {
+				say("write %s: %v", p, err)
+			}
+		}()
+	}
+	time.Sleep(200 * time.Millisecond) // let the profiles start
+	return wg.Wait
+}
+
+func summarize(d []time.Duration) latencies {
+	var ok []time.Duration
+	for _, x := range d {
+		if x > 0 {
+			ok = append(ok, x)
+		}
+	}
+	if len(ok) == 0 {
+		return latencies{}
+	}
+	slices.Sort(ok)
+	return latencies{P50: ms(percentile(ok, 50)), P90: ms(percentile(ok, 90)), P99: ms(percentile(ok, 99)), Max: ms(ok[len(ok)-1])}
+}
+
+// percentile is the nearest-rank percentile of sorted durations.
+func percentile(sorted []time.Duration, p int) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	rank := (p*len(sorted) + 99) / 100 // ceil(p/100 × n)
+	return sorted[max(rank, 1)-1]
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// cpuTicks sums the user and system CPU time of the processes, in clock ticks.
+func cpuTicks(pids []int) int64 {
+	var total int64
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+		if err != nil {
+			continue
+		}
+		// The command name (field 2) may hold spaces; fields after its ")" are plain.
+		s := string(b)
+		fields := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+		// utime and stime are fields 14 and 15 of the whole line: 12 and 13 here.
+		if len(fields) > 13 {
+			u, _ := strconv.ParseInt(fields[11], 10, 64)
+			st, _ := strconv.ParseInt(fields[12], 10, 64)
+			total += u + st
+		}
+	}
+	return total
+}
+
+// peakRSS returns each process's peak resident set (VmHWM), in MiB.
+func peakRSS(pids []int) []float64 {
+	var out []float64
+	for _, pid := range pids {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "VmHWM:") {
+				kb, _ := strconv.ParseFloat(strings.Fields(line)[1], 64)
+				out = append(out, float64(int(kb/1024*10))/10)
+			}
+		}
+	}
+	return out
+}
+
+func (r result) print(w io.Writer) {
+	status := "ok"
+	if !r.OK {
+		status = "FAIL: " + strings.Join(r.Problems, "; ")
+	}
+	if r.Scenario == "wave" {
+		fmt.Fprintf(w, "%-10s %d instances  %d texts in %.3fs (%.0f/s)  server CPU %.3f ms/text  peak RSS %v MiB  %s\n",
+			r.Scenario, r.Instances, r.WaveTexts, r.WaveSeconds, float64(r.WaveTexts)/r.WaveSeconds, r.CPUPerReplyMS, r.PeakRSSMiB, status)
+		return
+	}
+	ratio := func(a, b float64) string {
+		if b == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.1f×", a/b)
+	}
+	fmt.Fprintf(w, "%-10s %d instances  %d YES, %d in flight\n", r.Scenario, r.Instances, r.Replies, r.InFlight)
+	fmt.Fprintf(w, "  server: last answer %.3fs  %.0f replies/s  p50 %.1f  p90 %.1f  p99 %.1f  max %.1f ms\n",
+		r.Wall, r.PerSecond, r.Latency.P50, r.Latency.P90, r.Latency.P99, r.Latency.Max)
+	fmt.Fprintf(w, "  ideal:  last answer %.3fs  %.0f replies/s  p50 %.1f  p90 %.1f  p99 %.1f  max %.1f ms\n",
+		r.Ideal.Wall, r.Ideal.PerSecond, r.Ideal.Latency.P50, r.Ideal.Latency.P90, r.Ideal.Latency.P99, r.Ideal.Latency.Max)
+	fmt.Fprintf(w, "  ratio:  wall %s  p99 %s   server CPU %.3f ms/YES  peak RSS %v MiB\n",
+		ratio(r.Wall, r.Ideal.Wall), ratio(r.Latency.P99, r.Ideal.Latency.P99), r.CPUPerReplyMS, r.PeakRSSMiB)
+	fmt.Fprintf(w, "  outcomes %v  bookings %d (want %d)  double-booked %d  %s\n", r.Outcomes, r.Bookings, r.WantBookings, r.DoubleBooked, status)
+}

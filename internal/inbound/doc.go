@@ -1,0 +1,10 @@
+// Package inbound answers the texts customers send to a shop's number: it stores each
+// message by its MessageSid before acting on it, reads the keyword (YES, NO, STOP,
+// START, HELP), does what it asks through the owners of the data (slots books, shops
+// opts in and out, offers' rows are declined through slots), and stores the answer, so
+// that a redelivery of the same MessageSid is answered the same and changes nothing.
+//
+//	text ─▶ store (MessageSid) ─┬─ new ──────▶ parse ─▶ act ─▶ store answer ─▶ TwiML
+//	                            └─ seen before ─▶ the stored answer (waiting briefly
+//	                                              for a first delivery still in flight)
+package inbound

@@ -1,0 +1,96 @@
+package inbound
+
+import (
+	"context"
+	"sync"
+)
+
+// group runs the statements of concurrent callers together: a storm of replies to one
+// opening arrives at once, and one statement per text queued them behind each other on
+// Postgres (the race profile's largest cost once the lookups were merged). Each caller
+// still returns only once its own part is done (nothing is answered before it is
+// stored). There is no background goroutine: the caller at the head of the queue runs
+// the next batch (itself included), then hands the turn to the new head, so no caller
+// runs others' batches for longer than one run. Inputs with the same key never share a
+// run.
+type group[In, Out any] struct {
+	max int
+	key func(In) string
+	run func(ctx context.Context, ins []In) ([]Out, error)
+
+	mu      sync.Mutex
+	running bool
+	queue   []call[In, Out]
+}
+
+type call[In, Out any] struct {
+	in   In
+	done chan outcome[Out]
+	turn chan struct{}
+}
+
+type outcome[Out any] struct {
+	out Out
+	err error
+}
+
+// do runs in with whatever else is pending and returns its own result. It does not
+// return early when ctx ends: the caller may have the turn to run a batch, and the
+// statement itself is bounded.
+func (g *group[In, Out]) do(ctx context.Context, in In) (Out, error) {
+	c := call[In, Out]{in: in, done: make(chan outcome[Out], 1), turn: make(chan struct{}, 1)}
+	g.mu.Lock()
+	g.queue = append(g.queue, c)
+	if !g.running {
+		g.running = true
+		c.turn <- struct{}{}
+	}
+	g.mu.Unlock()
+	for {
+		select {
+		case r := <-c.done:
+			return r.out, r.err
+		case <-c.turn:
+			g.mu.Lock()
+			batch := g.take() // the head of the queue, this caller, is always in it
+			g.mu.Unlock()
+			ins := make([]In, len(batch))
+			for i, b := range batch {
+				ins[i] = b.in
+			}
+			// The callers' requests may end meanwhile; their parts must still be done.
+			outs, err := g.run(context.WithoutCancel(ctx), ins)
+			for i, b := range batch {
+				var o Out
+				if err == nil {
+					o = outs[i]
+				}
+				b.done <- outcome[Out]{out: o, err: err}
+			}
+			g.mu.Lock()
+			if len(g.queue) > 0 {
+				g.queue[0].turn <- struct{}{}
+			} else {
+				g.running = false
+			}
+			g.mu.Unlock()
+		}
+	}
+}
+
+// take removes the next run's calls from the queue: up to max, one per key.
+func (g *group[In, Out]) take() []call[In, Out] {
+	var batch, rest []call[In, Out]
+	seen := map[string]bool{}
+	for _, c := range g.queue {
+		k := g.key(c.in)
+		if len(batch) == g.max || seen[k] {
+			rest = append(rest, c)
+			continue
+		}
+		seen[k] = true
+		batch = append(batch, c)
+	}
+	g.queue = rest
+	return batch
+}

@@ -1,0 +1,185 @@
+package inbound_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/cooldown"
+	"github.com/slotrecovery/slotrecovery/internal/inbound"
+	"github.com/slotrecovery/slotrecovery/internal/pgtest"
+	"github.com/slotrecovery/slotrecovery/internal/redislock"
+	"github.com/slotrecovery/slotrecovery/internal/redistest"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// world is a payment-free shop whose customers each hold a sent offer for one opening,
+// with the real services on the test's own database and Redis prefix. River does not
+// run: the tests call the jobs' work and read the jobs they enqueue.
+type world struct {
+	pool    *pgxpool.Pool
+	slots   *slots.Service
+	inbound *inbound.Service
+	shop    shops.Shop
+	phones  []string
+	opening uuid.UUID
+}
+
+func newWorld(t *testing.T, customers int) *world {
+	t.Helper()
+	ctx := context.Background()
+	pool, _ := pgtest.New(t)
+	rdb, prefix := redistest.New(t)
+	queue, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	require.NoError(t, err)
+	cool, err := cooldown.New(rdb, cooldown.Config{Prefix: prefix})
+	require.NoError(t, err)
+	watcher := redislock.NewWatcher(rdb, prefix+slots.LockChannel)
+	t.Cleanup(func() { _ = watcher.Close() })
+	shopsSvc := shops.New(pool, shops.Config{})
+	w := &world{pool: pool}
+	w.slots = slots.New(pool, queue, slots.RedisLocker(redislock.New(rdb), watcher, prefix+slots.LockChannel, nil), cool, nil, slots.Config{KeyPrefix: prefix})
+	w.inbound = inbound.New(pool, queue, shopsSvc, w.slots, inbound.Config{})
+	w.shop, _, err = shopsSvc.Create(ctx, shops.NewShop{Name: "Ana's Salon", Timezone: "Europe/London", SMSNumber: "+447700900001",
+		Currency: "gbp", PaymentMode: shops.PaymentNone})
+	require.NoError(t, err)
+	op, err := w.slots.Declare(ctx, w.shop, slots.NewOpening{StartsAt: time.Now().Add(5 * time.Hour), DurationMinutes: 30, Service: "Cut", PriceCents: 2500})
+	require.NoError(t, err)
+	w.opening = op.ID
+	for i := range customers {
+		c, err := shopsSvc.AddCustomer(ctx, w.shop.ID, shops.NewCustomer{Phone: fmt.Sprintf("+4477009%05d", i), SMSOptIn: true})
+		require.NoError(t, err)
+		_, err = pool.Exec(ctx, `INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at)
+			VALUES ($1, $2, $3, 1, 1, 'sent', now(), now())`, op.ID, c.ID, w.shop.ID)
+		require.NoError(t, err)
+		w.phones = append(w.phones, c.Phone)
+	}
+	return w
+}
+
+func (w *world) yes(t *testing.T, sid, from string) inbound.Answer {
+	t.Helper()
+	ans, err := w.inbound.Reply(context.Background(), inbound.Message{MessageSID: sid, From: from, To: w.shop.SMSNumber, Body: "YES"})
+	require.NoError(t, err)
+	return ans
+}
+
+// texts returns the bodies of the transactional texts enqueued under key.
+func (w *world) texts(t *testing.T, key string) []string {
+	t.Helper()
+	rows, err := w.pool.Query(context.Background(), `SELECT args->>'body' FROM river_job WHERE kind = 'sms_text' AND args->>'key' = $1`, key)
+	require.NoError(t, err)
+	bodies, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	return bodies
+}
+
+// storeUnanswered stores a text as its handler would have just before dying: received
+// at, no answer.
+func (w *world) storeUnanswered(t *testing.T, sid, from, body string, at time.Time) {
+	t.Helper()
+	_, err := w.pool.Exec(context.Background(), `INSERT INTO inbound_messages (message_sid, shop_id, from_phone, to_phone, body, received_at)
+		VALUES ($1, $2, $3, $4, $5, $6)`, sid, w.shop.ID, from, w.shop.SMSNumber, body, at)
+	require.NoError(t, err)
+}
+
+// TestBookedCustomerIsToldOnce: when the booked answer was recorded as delivered, the
+// notice job texts nothing; when it was not, the notice texts the outcome, once.
+func TestBookedCustomerIsToldOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	w := newWorld(t, 1)
+	ans := w.yes(t, "SMdelivered", w.phones[0])
+	require.Equal(t, inbound.OutcomeBooked, ans.Outcome)
+	require.NotEqual(t, uuid.Nil, ans.BookingID)
+	require.NoError(t, w.inbound.Delivered(ctx, ans))
+	require.NoError(t, w.slots.Notify(ctx, ans.BookingID))
+	require.Empty(t, w.texts(t, "booking_notice:"+ans.BookingID.String()), "the answer reached the customer")
+
+	w = newWorld(t, 1)
+	ans = w.yes(t, "SMlost", w.phones[0])
+	require.Equal(t, inbound.OutcomeBooked, ans.Outcome)
+	var scheduled time.Time
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT scheduled_at FROM river_job WHERE kind = 'booking_notice' AND args->>'booking_id' = $1`,
+		ans.BookingID.String()).Scan(&scheduled))
+	require.WithinDuration(t, time.Now().Add(40*time.Second), scheduled, 10*time.Second, "the notice runs within a minute")
+	// The answer was never recorded as delivered (the process died, the connection
+	// dropped): the notice texts the confirmation, and only once.
+	require.NoError(t, w.slots.Notify(ctx, ans.BookingID))
+	require.NoError(t, w.slots.Notify(ctx, ans.BookingID))
+	bodies := w.texts(t, "booking_notice:"+ans.BookingID.String())
+	require.Len(t, bodies, 1)
+	require.Contains(t, bodies[0], "you're booked")
+}
+
+// TestUnansweredTextsAreFinished: a text whose handler died after storing it is finished
+// by its redelivery (answered in TwiML) or, without one, by the sweeper (answered by
+// text); a text still being handled is left alone.
+func TestUnansweredTextsAreFinished(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, 3)
+	long := time.Now().Add(-2 * time.Minute)
+	w.storeUnanswered(t, "SMredelivered", w.phones[0], "YES", long)
+	w.storeUnanswered(t, "SMswept", w.phones[1], "NO", long)
+	w.storeUnanswered(t, "SMinflight", w.phones[2], "YES", time.Now())
+
+	// The redelivery takes over and books.
+	ans := w.yes(t, "SMredelivered", w.phones[0])
+	require.Equal(t, inbound.OutcomeBooked, ans.Outcome)
+	require.False(t, ans.Replayed)
+	// A second redelivery repeats the stored answer.
+	again := w.yes(t, "SMredelivered", w.phones[0])
+	require.Equal(t, inbound.OutcomeBooked, again.Outcome)
+	require.True(t, again.Replayed)
+
+	n, err := w.inbound.Sweep(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n, "only the stale, unanswered text is swept")
+	var outcome, status string
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT outcome FROM inbound_messages WHERE message_sid = 'SMswept'`).Scan(&outcome))
+	require.Equal(t, string(inbound.OutcomeDeclined), outcome)
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT o.status FROM slot_offers o JOIN customers c ON c.id = o.customer_id WHERE c.phone = $1`, w.phones[1]).Scan(&status))
+	require.Equal(t, "lost", status, "declined, then lost to the booking")
+	bodies := w.texts(t, "reply:SMswept")
+	require.Len(t, bodies, 1, "the sweeper's answer goes by text")
+	require.Contains(t, bodies[0], "no problem")
+	var unanswered int
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT count(*) FROM inbound_messages WHERE outcome IS NULL`).Scan(&unanswered))
+	require.Equal(t, 1, unanswered, "the text still in its handler's hands is left alone")
+
+	n, err = w.inbound.Sweep(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing is finished twice")
+	require.Len(t, w.texts(t, "reply:SMswept"), 1)
+}
+
+// TestSweptYesBooksAndTellsTheCustomer: a YES whose handler died before deciding is
+// decided by the sweeper, and the customer gets the outcome by text.
+func TestSweptYesBooksAndTellsTheCustomer(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, 1)
+	w.storeUnanswered(t, "SMyes", w.phones[0], "yes please", time.Now().Add(-time.Minute))
+	n, err := w.inbound.Sweep(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	bodies := w.texts(t, "reply:SMyes")
+	require.Len(t, bodies, 1)
+	require.Contains(t, bodies[0], "you're booked")
+	var told *time.Time
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT customer_told_at FROM bookings WHERE opening_id = $1`, w.opening).Scan(&told))
+	require.NotNil(t, told, "the text told them: no notice follows")
+}

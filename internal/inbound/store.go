@@ -1,0 +1,96 @@
+package inbound
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+
+	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
+)
+
+// newText is a text to store, of a shop's number.
+type newText struct {
+	in     Message
+	shopID uuid.UUID
+}
+
+// stored is what storing a text found.
+type stored struct {
+	// fresh is false for a MessageSid seen before (a redelivery).
+	fresh  bool
+	sender sender
+}
+
+// answer is an answer to store.
+type answer struct {
+	sid, outcome, reply string
+}
+
+func (s *Service) storeTexts(ctx context.Context, texts []newText) ([]stored, error) {
+	p := db.InboundStoreManyParams{ReceivedAt: s.cfg.Now().UTC()}
+	for _, t := range texts {
+		p.MessageSids = append(p.MessageSids, t.in.MessageSID)
+		p.ShopIds = append(p.ShopIds, t.shopID)
+		p.FromPhones = append(p.FromPhones, t.in.From)
+		p.ToPhones = append(p.ToPhones, t.in.To)
+		p.Bodies = append(p.Bodies, t.in.Body)
+	}
+	rows, err := s.q.InboundStoreMany(ctx, s.pool, p)
+	if err != nil {
+		return nil, fmt.Errorf("store inbound messages: %w", err)
+	}
+	bySID := map[string][]db.InboundStoreManyRow{}
+	for _, r := range rows {
+		bySID[r.MessageSid] = append(bySID[r.MessageSid], r)
+	}
+	out := make([]stored, len(texts))
+	for i, t := range texts {
+		rs := bySID[t.in.MessageSID]
+		if len(rs) == 0 {
+			return nil, fmt.Errorf("store inbound messages: no row for %s", t.in.MessageSID)
+		}
+		out[i] = stored{fresh: rs[0].Stored, sender: senderFrom(rs)}
+	}
+	return out, nil
+}
+
+func (s *Service) storeAnswers(ctx context.Context, answers []answer) ([]struct{}, error) {
+	p := db.InboundSetOutcomesParams{HandledAt: s.cfg.Now().UTC()}
+	for _, a := range answers {
+		p.Sids = append(p.Sids, a.sid)
+		p.Outcomes = append(p.Outcomes, a.outcome)
+		p.Replies = append(p.Replies, a.reply)
+	}
+	if err := s.q.InboundSetOutcomes(ctx, s.pool, p); err != nil {
+		return nil, err
+	}
+	return make([]struct{}, len(answers)), nil
+}
+
+// senderFrom reads the sender and their claims from one text's rows.
+func senderFrom(rows []db.InboundStoreManyRow) sender {
+	r := rows[0]
+	if !r.CustomerID.Valid {
+		return sender{}
+	}
+	snd := sender{known: true, id: r.CustomerID.UUID, optedOut: r.OptedOutAt != nil, claims: &slots.Claimable{}}
+	if r.NewestOfferID != uuid.Nil {
+		snd.claims.NewestOfferID, snd.claims.NewestStatus = r.NewestOfferID, r.NewestOfferStatus
+	}
+	for _, r := range rows {
+		if r.OfferID != uuid.Nil {
+			snd.claims.Live = append(snd.claims.Live, slots.LiveOffer{OfferID: r.OfferID, OpeningID: r.OpeningID, Generation: r.Generation, StartsAt: r.StartsAt})
+		}
+	}
+	return snd
+}
+
+// groupMax bounds one statement's texts.
+const groupMax = 500
+
+func (s *Service) initGroups() {
+	s.stores = &group[newText, stored]{max: groupMax, key: func(t newText) string { return t.in.MessageSID }, run: s.storeTexts}
+	s.answers = &group[answer, struct{}]{max: groupMax, key: func(a answer) string { return a.sid }, run: s.storeAnswers}
+}

@@ -1,0 +1,43 @@
+package phone_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/slotrecovery/slotrecovery/internal/phone"
+)
+
+// e164 is the definition Valid implements (DESIGN §6): "+", a non-zero digit, 8 to 15
+// digits in all.
+var e164 = regexp.MustCompile(`^\+[1-9][0-9]{7,14}$`)
+
+// FuzzPhone: Valid agrees with the E.164 pattern on any input; Mask never panics, keeps
+// the length, and for a valid number reveals only its first four characters and last
+// two.
+func FuzzPhone(f *testing.F) {
+	for _, s := range []string{
+		"+15555550100", "+447700900123", "+12345678", "+123456789012345", "+1234567890123456",
+		"+05555550100", "15555550100", "+1555 555 0100", "", "+", "+1", "++15555550100",
+		"+１５５５５５５０１００", "+1555555010\x00", "+15555550100\n", "+٣٣٣٣٣٣٣٣٣", "\xff\xfe",
+	} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := phone.Valid(s), e164.MatchString(s); got != want {
+			t.Fatalf("Valid(%q) = %v, the E.164 pattern says %v", s, got, want)
+		}
+		m := phone.Mask(s)
+		if len(m) != len(s) {
+			t.Fatalf("Mask(%q) = %q: length changed", s, m)
+		}
+		if !phone.Valid(s) {
+			return
+		}
+		if !utf8.ValidString(m) || m[:4] != s[:4] || m[len(m)-2:] != s[len(s)-2:] ||
+			m[4:len(m)-2] != strings.Repeat("*", len(s)-6) {
+			t.Fatalf("Mask(%q) = %q", s, m)
+		}
+	})
+}

@@ -1,0 +1,58 @@
+package shops
+
+import (
+	"sync"
+	"time"
+)
+
+// cacheTTL is how long a shop read for an inbound text is reused. Every YES starts by
+// finding the shop that owns the number it was sent to; in a storm of replies that is
+// the same row thousands of times. A shop's settings change rarely, and a change is
+// seen by every instance within this time.
+const cacheTTL = 5 * time.Second
+
+// cache holds shops by SMS number for cacheTTL. Unknown numbers are not cached.
+type cache struct {
+	mu       sync.Mutex
+	byNumber map[string]cached
+}
+
+type cached struct {
+	shop    Shop
+	expires time.Time
+}
+
+func (c *cache) get(number string, now time.Time) (Shop, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.byNumber[number]
+	if !ok || now.After(e.expires) {
+		return Shop{}, false
+	}
+	return e.shop, true
+}
+
+func (c *cache) put(s Shop, now time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byNumber == nil || len(c.byNumber) > 10_000 {
+		c.byNumber = map[string]cached{} // bounded: a full map starts over
+	}
+	c.byNumber[s.SMSNumber] = cached{shop: s, expires: now.Add(cacheTTL)}
+}
+
+// locations caches time zones: time.LoadLocation reads the zone file from disk on every
+// call.
+var locations sync.Map // string → *time.Location
+
+func loadLocation(name string) (*time.Location, error) {
+	if l, ok := locations.Load(name); ok {
+		return l.(*time.Location), nil
+	}
+	l, err := time.LoadLocation(name)
+	if err != nil {
+		return nil, err
+	}
+	locations.Store(name, l)
+	return l, nil
+}

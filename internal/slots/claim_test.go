@@ -1,0 +1,171 @@
+package slots_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/redislock"
+	"github.com/slotrecovery/slotrecovery/internal/redistest"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
+)
+
+// outcomes books for every customer at once and counts the outcomes.
+func outcomes(t *testing.T, svc *slots.Service, shop shops.Shop, customers []uuid.UUID) map[slots.Outcome]int {
+	t.Helper()
+	var mu sync.Mutex
+	got := map[slots.Outcome]int{}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for _, id := range customers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			c, err := svc.Book(context.Background(), shop, id)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				got["error: "+slots.Outcome(err.Error())]++
+				return
+			}
+			got[c.Outcome]++
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return got
+}
+
+func count(t *testing.T, f fixture, query string, args ...any) int {
+	t.Helper()
+	var n int
+	require.NoError(t, f.pool.QueryRow(context.Background(), query, args...).Scan(&n))
+	return n
+}
+
+// TestWaitersLearnTheHoldersDecision: 50 claims on one slot through the real lock: one
+// books; the others wait for its release notice and are told "taken" from it, long
+// before their wait would have run out.
+func TestWaitersLearnTheHoldersDecision(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := redistest.New(t)
+	const wait = 20 * time.Second
+	svc, f := setup(t, 50, redisLocker(t, rdb, prefix), prefix, func(c *slots.Config) { c.LockWait = wait })
+	start := time.Now()
+	got := outcomes(t, svc, f.shop, f.cust)
+	took := time.Since(start)
+	require.Equal(t, map[slots.Outcome]int{slots.Booked: 1, slots.Taken: 49}, got)
+	require.Less(t, took, wait/2, "the waiters were woken by the release, not by their deadline")
+	require.Equal(t, 1, count(t, f, `SELECT count(*) FROM bookings`))
+	require.Zero(t, rdb.Exists(context.Background(), prefix+slots.LockKey(f.shop.ID, f.op.StartsAt)).Val(), "no lock left behind")
+}
+
+// TestAFailedHolderLeavesTheSlotToItsWaiters: when the holder of the lock decides
+// nothing (its own claim failed), the claims it kept waiting try again and one of them
+// books: nobody is told "taken" for a slot that stayed free.
+func TestAFailedHolderLeavesTheSlotToItsWaiters(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := redistest.New(t)
+	svc, f := setup(t, 10, redisLocker(t, rdb, prefix), prefix, func(c *slots.Config) { c.LockWait = 20 * time.Second })
+	ctx := context.Background()
+	key := prefix + slots.LockKey(f.shop.ID, f.op.StartsAt)
+	holder, err := redislock.New(rdb).Obtain(ctx, key, 30*time.Second, nil)
+	require.NoError(t, err)
+	h := &lockAttempts{key: key}
+	rdb.AddHook(h)
+
+	done := make(chan map[slots.Outcome]int, 1)
+	go func() { done <- outcomes(t, svc, f.shop, f.cust) }()
+	// Every claim has tried the lock once and is waiting.
+	require.Eventually(t, func() bool { return h.n.Load() >= int32(len(f.cust)) }, 10*time.Second, 5*time.Millisecond,
+		"claims that tried the lock: %d of %d", h.n.Load(), len(f.cust))
+	require.Zero(t, count(t, f, `SELECT count(*) FROM bookings`), "nobody books while the lock is held")
+	// The holder's claim failed: it releases and decided nothing.
+	require.NoError(t, holder.ReleaseAndNotify(ctx, prefix+slots.LockChannel, ""))
+	select {
+	case got := <-done:
+		require.Equal(t, map[slots.Outcome]int{slots.Booked: 1, slots.Taken: 9}, got)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the waiters did not finish within 10s of the release")
+	}
+	require.Equal(t, 1, count(t, f, `SELECT count(*) FROM bookings`))
+}
+
+// TestADeadHoldersLockNeverTurnsAYesAway: a lock left by a holder that died (it is never
+// released) only delays the claim by the wait; Postgres then books it. The claim tried
+// the lock once and did not poll.
+func TestADeadHoldersLockNeverTurnsAYesAway(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := redistest.New(t)
+	const wait = 300 * time.Millisecond
+	svc, f := setup(t, 3, redisLocker(t, rdb, prefix), prefix, func(c *slots.Config) { c.LockWait = wait })
+	ctx := context.Background()
+	key := prefix + slots.LockKey(f.shop.ID, f.op.StartsAt)
+	_, err := redislock.New(rdb).Obtain(ctx, key, time.Minute, nil)
+	require.NoError(t, err)
+	h := &lockAttempts{key: key}
+	rdb.AddHook(h)
+
+	start := time.Now()
+	c, err := svc.Book(ctx, f.shop, f.cust[0])
+	require.NoError(t, err)
+	require.Equal(t, slots.Booked, c.Outcome)
+	require.GreaterOrEqual(t, time.Since(start), wait, "it waited for the holder's decision first")
+	require.EqualValues(t, 1, h.n.Load(), "one attempt at the lock: waiting is not polling")
+
+	// Later claims find the opening decided in Postgres and are told at once.
+	start = time.Now()
+	c, err = svc.Book(ctx, f.shop, f.cust[1])
+	require.NoError(t, err)
+	require.Equal(t, slots.Taken, c.Outcome)
+	require.Less(t, time.Since(start), wait, "a decided opening is answered without waiting")
+	require.Equal(t, 1, count(t, f, `SELECT count(*) FROM bookings`))
+}
+
+// TestFourChairsFourBookings: four openings of one shop at the same start share one
+// lock key. Four customers who each hold offers for all four reply at once: all four
+// are booked, one chair each.
+func TestFourChairsFourBookings(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := redistest.New(t)
+	svc, f := setup(t, 4, redisLocker(t, rdb, prefix), prefix, func(c *slots.Config) { c.LockWait = 10 * time.Second })
+	ctx := context.Background()
+	for i := range 3 {
+		op, err := svc.Declare(ctx, f.shop, slots.NewOpening{StartsAt: f.op.StartsAt, DurationMinutes: 30, Service: fmt.Sprint("Chair ", i+2), PriceCents: 1000})
+		require.NoError(t, err)
+		for _, c := range f.cust {
+			_, err = f.pool.Exec(ctx, `INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at)
+				VALUES ($1, $2, $3, 1, 1, 'sent', now(), now())`, op.ID, c, f.shop.ID)
+			require.NoError(t, err)
+		}
+	}
+	got := outcomes(t, svc, f.shop, f.cust)
+	require.Equal(t, map[slots.Outcome]int{slots.Booked: 4}, got)
+	require.Equal(t, 4, count(t, f, `SELECT count(DISTINCT opening_id) FROM bookings WHERE status = 'confirmed'`))
+	require.Equal(t, 4, count(t, f, `SELECT count(DISTINCT customer_id) FROM bookings WHERE status = 'confirmed'`))
+	require.Equal(t, 4, count(t, f, `SELECT count(*) FROM slot_openings WHERE status = 'filled'`))
+}
+
+// TestOptedOutCustomerCannotBook: the booking transaction refuses a customer who said
+// STOP, even with a live offer.
+func TestOptedOutCustomerCannotBook(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := redistest.New(t)
+	svc, f := setup(t, 2, redisLocker(t, rdb, prefix), prefix)
+	ctx := context.Background()
+	require.NoError(t, f.shops.OptOut(ctx, f.cust[0]))
+	c, err := svc.Book(ctx, f.shop, f.cust[0])
+	require.NoError(t, err)
+	require.Equal(t, slots.NoOffer, c.Outcome)
+	require.Zero(t, count(t, f, `SELECT count(*) FROM bookings`))
+	c, err = svc.Book(ctx, f.shop, f.cust[1])
+	require.NoError(t, err)
+	require.Equal(t, slots.Booked, c.Outcome, "the slot is still free for others")
+}

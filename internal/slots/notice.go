@@ -1,0 +1,107 @@
+package slots
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+)
+
+// A booked customer must learn of it. The answer to their YES normally tells them (the
+// TwiML carries the link or the confirmation), and the handler records that it was
+// written back to Twilio in time (MarkTold). If it was not (the process died after the
+// commit, the connection dropped, Twilio's 15 s passed), the notice job that the booking
+// transaction enqueued texts them the outcome, once.
+
+// MarkTold records that the customer has learnt of the booking.
+func (s *Service) MarkTold(ctx context.Context, bookingID uuid.UUID) error {
+	if _, err := s.q.BookingMarkTold(ctx, s.pool, db.BookingMarkToldParams{ID: bookingID, Now: s.cfg.Now().UTC()}); err != nil {
+		return fmt.Errorf("mark booking %s told: %w", bookingID, err)
+	}
+	return nil
+}
+
+// Notify texts the customer the outcome of their booking if nothing told them yet: the
+// payment link, or the confirmation when the shop takes no payment. A pending booking
+// whose link is not made yet is left to the checkout job, which texts the link itself.
+func (s *Service) Notify(ctx context.Context, bookingID uuid.UUID) error {
+	b, err := s.q.BookingGet(ctx, s.pool, bookingID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("get booking %s: %w", bookingID, err)
+	}
+	if b.CustomerToldAt != nil {
+		return nil
+	}
+	pendingWithLink := b.Status == BookingPendingPayment && b.PaymentUrl.Valid
+	confirmedAtOnce := b.Status == BookingConfirmed && b.StripeCheckoutSessionID.String == ""
+	if !pendingWithLink && !confirmedAtOnce {
+		// Still waiting for its link (the checkout job texts it), paid (the customer used
+		// the link), or over.
+		return nil
+	}
+	shopRow, err := s.q.ShopGet(ctx, s.pool, b.ShopID)
+	if err != nil {
+		return fmt.Errorf("get shop: %w", err)
+	}
+	shop, err := shops.FromRow(shopRow)
+	if err != nil {
+		return err
+	}
+	op, err := s.q.OpeningGet(ctx, s.pool, b.OpeningID)
+	if err != nil {
+		return fmt.Errorf("get opening: %w", err)
+	}
+	customer, err := s.q.CustomerGet(ctx, s.pool, b.CustomerID)
+	if err != nil {
+		return fmt.Errorf("get customer: %w", err)
+	}
+	text := jobs.Text{Key: "booking_notice:" + b.ID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone}
+	if pendingWithLink {
+		text.Body = LinkText(shop, op.Service, op.StartsAt, b.PaymentUrl.String)
+		if b.CheckoutExpiresAt != nil {
+			text.NotAfter = *b.CheckoutExpiresAt
+		}
+	} else {
+		text.Body = ConfirmedText(shop, op.Service, op.StartsAt)
+		text.NotAfter = op.StartsAt
+	}
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		n, err := s.q.BookingMarkTold(ctx, tx, db.BookingMarkToldParams{ID: b.ID, Now: s.cfg.Now().UTC()})
+		if err != nil {
+			return fmt.Errorf("mark booking told: %w", err)
+		}
+		if n == 0 {
+			return nil // the answer was recorded as delivered meanwhile
+		}
+		if _, err := s.queue.InsertTx(ctx, tx, text, nil); err != nil {
+			return fmt.Errorf("enqueue booking notice: %w", err)
+		}
+		s.log.InfoContext(ctx, "booking notice texted: the answer may not have reached the customer", "booking_id", b.ID)
+		return nil
+	})
+}
+
+// NoticeWorker runs jobs.BookingNotice.
+type NoticeWorker struct {
+	river.WorkerDefaults[jobs.BookingNotice]
+	Service *Service
+}
+
+// Work implements river.Worker.
+func (w *NoticeWorker) Work(ctx context.Context, job *river.Job[jobs.BookingNotice]) error {
+	return w.Service.Notify(ctx, job.Args.BookingID)
+}
+
+// Timeout implements river.Worker: a few quick queries.
+func (w *NoticeWorker) Timeout(*river.Job[jobs.BookingNotice]) time.Duration { return 30 * time.Second }
