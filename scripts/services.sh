@@ -8,14 +8,19 @@
 #   scripts/services.sh postgres          only Postgres (also: redis, stripe-mock)
 #   scripts/services.sh stripe-mock-server  also start stripe-mock on 127.0.0.1:12111
 #   scripts/services.sh chromium          install Debian's chromium (optional; never fails)
+#   scripts/services.sh cc                install gcc and libc6-dev unless cgo already works
+#   scripts/services.sh jq                install jq
 #   scripts/services.sh status            report, change nothing
 #
 # Or source it (`. scripts/services.sh`): that only defines the functions below
 # (ensure_services, ensure_postgres, ensure_redis, ensure_stripe_mock_bin,
-# start_stripe_mock, install_chromium, services_status) and runs nothing; each
-# returns non-zero with a message on stderr when it cannot do its job.
+# start_stripe_mock, install_chromium, ensure_cc, ensure_jq, services_status) and runs
+# nothing; each returns non-zero with a message on stderr when it cannot do its job.
 #
-# What it does when something is missing (as root, or through sudo):
+# What it does when something is missing (as root, or through sudo). Every install is
+# `apt-get install -y --no-install-recommends` (without it, postgresql brings exim4,
+# cron and sysstat); apt's and dpkg's output goes to APT_LOG [artifacts/apt.log, or
+# /tmp/slotrecovery-apt.log when that is not writable], one line a step to stderr:
 #   Postgres  apt-get install postgresql; pg_createcluster if there is no cluster;
 #             pg_ctlcluster --skip-systemctl-redirect VERSION CLUSTER start. If role
 #             postgres cannot connect over 127.0.0.1 without a password, it puts
@@ -24,6 +29,8 @@
 #   Redis     apt-get install redis-server; redis-server --daemonize yes on loopback,
 #             no persistence, maxmemory-policy noeviction.
 #   stripe-mock  built from the pinned tools module into $(go env GOPATH)/bin.
+#   cc        apt-get install gcc libc6-dev (cgo: go test -race and sqlc need it).
+#   chromium, jq  apt-get install chromium / jq.
 # It never flushes Redis, never drops a database and never stops a service.
 #
 # Settings (environment; defaults in brackets):
@@ -59,27 +66,53 @@ _svc_as_root() {
 
 _svc_can_be_root() { [[ $(id -u) -eq 0 ]] || command -v sudo >/dev/null 2>&1; }
 
-# _svc_apt_install PKG...: apt-get update (once per process tree), then install.
+# _svc_apt_log: where apt-get and dpkg write (the terminal gets one line a step).
+_svc_apt_log() {
+	local log=${APT_LOG:-$_SVC_ROOT/artifacts/apt.log}
+	if ! mkdir -p "$(dirname "$log")" 2>/dev/null || ! touch "$log" 2>/dev/null; then
+		log=${TMPDIR:-/tmp}/slotrecovery-apt.log
+	fi
+	printf '%s' "$log"
+}
+
+# _svc_apt_install PKG...: apt-get update (once per process tree), then install
+# PKG... without recommended packages (plain `apt-get install postgresql` pulls exim4,
+# cron and sysstat). The whole apt/dpkg output goes to $APT_LOG (default
+# artifacts/apt.log); the terminal gets one line a step, and the log's tail on failure.
 _svc_apt_install() {
+	local log start rc
 	if ! command -v apt-get >/dev/null 2>&1; then
 		_svc_err "apt-get not found: install $* by hand"
 		return 1
 	fi
+	log=$(_svc_apt_log)
 	if [[ -z ${_SVC_APT_UPDATED:-} ]]; then
-		_svc_log "apt-get update"
+		start=$SECONDS
+		_svc_log "apt-get update (log $log)"
+		printf '\n=== %s apt-get update\n' "$(date -u +%FT%TZ)" >>"$log"
 		if ! _svc_as_root env DEBIAN_FRONTEND=noninteractive \
-			timeout 600 apt-get -o DPkg::Lock::Timeout=300 -qq update; then
-			_svc_err "apt-get update failed"
+			timeout 600 apt-get -o DPkg::Lock::Timeout=300 update </dev/null >>"$log" 2>&1; then
+			_svc_err "apt-get update failed; the end of $log:"
+			tail -n 20 "$log" >&2
 			return 1
 		fi
 		export _SVC_APT_UPDATED=1
 	fi
-	_svc_log "apt-get install -y $*"
-	if ! _svc_as_root env DEBIAN_FRONTEND=noninteractive \
-		timeout 1200 apt-get -o DPkg::Lock::Timeout=300 -qq install -y "$@" </dev/null; then
-		_svc_err "apt-get install $* failed"
+	start=$SECONDS
+	printf '\n=== %s apt-get install --no-install-recommends %s\n' "$(date -u +%FT%TZ)" "$*" >>"$log"
+	if _svc_as_root env DEBIAN_FRONTEND=noninteractive \
+		timeout 1200 apt-get -o DPkg::Lock::Timeout=300 install -y --no-install-recommends "$@" \
+		</dev/null >>"$log" 2>&1; then
+		rc=0
+	else
+		rc=$?
+	fi
+	if ((rc != 0)); then
+		_svc_err "apt-get install $* failed (exit $rc); the end of $log:"
+		tail -n 20 "$log" >&2
 		return 1
 	fi
+	_svc_log "installed $* ($((SECONDS - start))s; log $log)"
 }
 
 # _svc_tcp_open PORT: something accepts TCP connections on 127.0.0.1:PORT.
@@ -395,10 +428,14 @@ _svc_stripe_mock_answers() {
 
 # start_stripe_mock: run stripe-mock in the background on STRIPE_MOCK_ADDR (HTTP
 # only to the outside world: its HTTPS listener stays on loopback too), unless one
-# answers there already. It keeps running after this script ends.
+# answers there already. It keeps running after this script ends; when this call
+# started it, STRIPE_MOCK_STARTED_PID holds its pid (else it is empty), so that a
+# caller can stop what it started (scripts/dev.sh does).
+STRIPE_MOCK_STARTED_PID=
 start_stripe_mock() {
 	local addr=${STRIPE_MOCK_ADDR:-127.0.0.1:12111} https=${STRIPE_MOCK_HTTPS_ADDR:-127.0.0.1:12112}
 	local bin log pid deadline
+	STRIPE_MOCK_STARTED_PID=
 	if _svc_stripe_mock_answers "$addr"; then
 		return 0
 	fi
@@ -420,6 +457,7 @@ start_stripe_mock() {
 	fi
 	pid=$!
 	disown "$pid" 2>/dev/null || true
+	STRIPE_MOCK_STARTED_PID=$pid
 	deadline=$((SECONDS + $(_svc_timeout)))
 	until _svc_stripe_mock_answers "$addr"; do
 		if ! kill -0 "$pid" 2>/dev/null; then
@@ -437,21 +475,50 @@ start_stripe_mock() {
 }
 
 # ---------------------------------------------------------------------------
-# Chromium (optional: the browser test skips with a message without it)
+# Chromium (the browser test skips with a message without it), a C compiler, jq
 
 install_chromium() {
 	local b
 	for b in chromium chromium-browser google-chrome; do
 		command -v "$b" >/dev/null 2>&1 && return 0
 	done
-	local log=${TMPDIR:-/tmp}/install-chromium.log
-	_svc_log "installing chromium for the browser test (optional)"
-	if _svc_apt_install chromium >"$log" 2>&1; then
-		_svc_log "chromium installed: $(command -v chromium)"
-	else
-		_svc_log "chromium could not be installed (see $log); the browser test will skip"
+	if ! _svc_can_be_root; then
+		_svc_log "chromium is not installed and this user cannot install it; the browser test will skip"
+		return 0
+	fi
+	_svc_log "chromium not found: installing it for the browser test"
+	if ! _svc_apt_install chromium; then
+		_svc_log "chromium could not be installed; the browser test will skip"
 	fi
 	return 0
+}
+
+# _svc_cc_works: the C compiler cgo uses builds a program (gcc alone, without
+# libc6-dev's headers, does not).
+_svc_cc_works() {
+	local cc
+	cc=$(go env CC 2>/dev/null)
+	cc=${cc%% *}
+	command -v "${cc:-gcc}" >/dev/null 2>&1 || return 1
+	printf '#include <stdlib.h>\nint main(void) { return 0; }\n' |
+		"${cc:-gcc}" -x c -o /dev/null - >/dev/null 2>&1
+}
+
+# ensure_cc: a C compiler for cgo (go test -race, sqlc): gcc and libc6-dev.
+ensure_cc() {
+	_svc_cc_works && return 0
+	_svc_log "no working C compiler (go test -race and sqlc need cgo): installing gcc"
+	_svc_apt_install gcc libc6-dev || return 1
+	if ! _svc_cc_works; then
+		_svc_err "gcc was installed but still cannot build a C program; see $(_svc_apt_log)"
+		return 1
+	fi
+}
+
+# ensure_jq: jq, which the README's walkthrough uses to pick ids out of answers.
+ensure_jq() {
+	command -v jq >/dev/null 2>&1 && return 0
+	_svc_apt_install jq
 }
 
 # ---------------------------------------------------------------------------
@@ -504,6 +571,8 @@ _svc_main() {
 		stripe-mock) ensure_stripe_mock_bin ;;
 		stripe-mock-server) ensure_services && start_stripe_mock ;;
 		chromium) install_chromium ;;
+		cc | gcc) ensure_cc ;;
+		jq) ensure_jq ;;
 		status) services_status ;;
 		-h | --help | help)
 			sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"

@@ -6,15 +6,21 @@
 #                                           replaces ./... (the gofmt/vet/sqlc checks still cover
 #                                           the whole repository)
 #
-# Before testing it makes sure Postgres and Redis answer on 127.0.0.1 and that the
-# redis-server and stripe-mock binaries are installed (scripts/services.sh); the tests
-# start their own stripe-mock and Redis cluster processes.
+# Before testing it installs and starts what is missing (scripts/services.sh; as root,
+# or through sudo): Postgres and Redis answering on 127.0.0.1, the redis-server and
+# stripe-mock binaries (the tests start their own stripe-mock and Redis cluster
+# processes), a C compiler (gcc, libc6-dev: -race and sqlc need cgo) and chromium (the
+# browser test). Debian packages go in with `apt-get install --no-install-recommends`;
+# apt's output goes to artifacts/apt.log (APT_LOG), one line a step here. On a fresh
+# Debian 12 with only Go, git and curl, the first run takes about 10 minutes.
 #
 # Environment:
 #   TEST_DATABASE_URL, TEST_REDIS_URL  used by the tests; when set, this script does not
 #                                      start the local Postgres / Redis for them
 #   SKIP_CHECKS=1     skip gofmt, go vet and sqlc diff (quick iterations)
-#   RACE=0            run without the race detector
+#   RACE=0            run without the race detector (then, with SKIP_CHECKS=1 too, no C
+#                     compiler is needed or installed)
+#   CHROMIUM=0        do not install chromium (the browser test then skips)
 #   TEST_TIMEOUT      go test -timeout (default 20m)
 #   TEST_JSON         where to keep go test's JSON event stream (default artifacts/go-test.json)
 #
@@ -49,8 +55,12 @@ fail_step() {
 total_start=$SECONDS
 
 # --- services ---------------------------------------------------------------
-begin "services (Postgres, Redis, stripe-mock binary)"
+begin "services and tools (Postgres, Redis, stripe-mock, C compiler, chromium)"
 services_ok=1
+if [[ ${RACE:-1} != 0 || ${SKIP_CHECKS:-0} != 1 ]]; then
+	# go test -race and sqlc need cgo, and a minimal Debian has no C compiler.
+	ensure_cc || services_ok=0
+fi
 if [[ -n ${TEST_DATABASE_URL:-} ]]; then
 	echo "TEST_DATABASE_URL is set: not checking the local Postgres"
 else
@@ -65,6 +75,7 @@ else
 	ensure_redis || services_ok=0
 fi
 ensure_stripe_mock_bin || services_ok=0
+[[ ${CHROMIUM:-1} == 0 ]] || install_chromium # never fails: the browser test skips without it
 if ((services_ok)); then
 	done_step services ok
 else
