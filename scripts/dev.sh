@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
 # scripts/dev.sh: run the server locally for development.
 #
-#   scripts/dev.sh              go run ./cmd/server serve, with local defaults
+#   scripts/dev.sh              build bin/server, run `bin/server serve` with local defaults
 #   scripts/dev.sh ARGS...      extra arguments go after `serve`
 #
-# It makes sure Postgres and Redis answer on 127.0.0.1 (scripts/services.sh), creates
-# the database `slotrecovery` if it is missing, starts stripe-mock on 127.0.0.1:12111
-# in the background if nothing answers there (it keeps running afterwards), and runs
-# the server with DEV_MODE=1.
+# It makes sure Postgres and Redis answer on 127.0.0.1 (scripts/services.sh: it installs
+# them with apt-get when missing, as root or through sudo, and jq for the README's
+# walkthrough), creates the database `slotrecovery` if it is missing, starts stripe-mock
+# on 127.0.0.1:12111 if nothing answers there, builds the server into bin/server and
+# runs it as its child with DEV_MODE=1. Once /readyz answers it prints a banner (address,
+# admin token, how to stop) and writes tmp/dev.env, which the walkthrough sources:
+#
+#   . tmp/dev.env    # BASE, ADMIN_TOKEN, PUBLIC_URL, STRIPE_WEBHOOK_SECRET, SERVER
+#
+# Stop it with Ctrl-C, or `kill <pid of dev.sh>` (SIGTERM or SIGINT): the signal goes on
+# to the server, which shuts down gracefully; then the stripe-mock this script started,
+# if it did, is stopped too (one that already ran is left alone), and tmp/dev.env is
+# removed. dev.sh exits with the server's status.
 #
 # Every variable below can be set beforehand to override its default. Twilio is left
 # unconfigured on purpose: texts are logged instead of sent, and in DEV_MODE inbound
@@ -21,13 +30,16 @@ cd "$ROOT"
 # shellcheck source=scripts/services.sh
 . "$ROOT/scripts/services.sh"
 
+say() { printf 'dev.sh: %s\n' "$*" >&2; }
+
 if ! command -v go >/dev/null 2>&1; then
-	echo "dev.sh: go not found (expected /usr/local/go/bin/go)" >&2
+	say "go not found (expected /usr/local/go/bin/go)"
 	exit 1
 fi
 
 ensure_postgres
 ensure_redis
+ensure_jq || say "warning: jq is missing; the README's walkthrough uses it"
 
 # Create the default database only when the default URL is used: a DATABASE_URL set
 # by hand points at a database someone else manages.
@@ -35,47 +47,144 @@ if [[ -z ${DATABASE_URL:-} ]]; then
 	pg_admin="postgres://postgres@127.0.0.1:${PG_PORT:-5432}/postgres?sslmode=disable"
 	exists=$(psql -w -X -Atq -d "$pg_admin" -c "select 1 from pg_database where datname = 'slotrecovery'" </dev/null)
 	if [[ $exists != 1 ]]; then
-		echo "dev.sh: creating database slotrecovery"
+		say "creating database slotrecovery"
 		psql -w -X -q -d "$pg_admin" -c 'create database slotrecovery' </dev/null
 	fi
 	export DATABASE_URL="postgres://postgres@127.0.0.1:${PG_PORT:-5432}/slotrecovery?sslmode=disable"
+fi
+
+ENV_FILE=$ROOT/tmp/dev.env
+server_pid=
+stripe_mock_pid=
+cleanup() {
+	if [[ -n $server_pid ]] && kill -0 "$server_pid" 2>/dev/null; then
+		kill -TERM "$server_pid" 2>/dev/null || true
+		wait "$server_pid" 2>/dev/null || true
+	fi
+	if [[ -n $stripe_mock_pid ]] && kill -0 "$stripe_mock_pid" 2>/dev/null; then
+		say "stopping the stripe-mock it started (pid $stripe_mock_pid)"
+		kill -TERM "$stripe_mock_pid" 2>/dev/null || true
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
+			kill -0 "$stripe_mock_pid" 2>/dev/null || break
+			sleep 0.2
+		done
+	fi
+	# Only our own file: another dev.sh may have written one since.
+	if [[ -f $ENV_FILE ]] && grep -q "^# pid $$\$" "$ENV_FILE" 2>/dev/null; then
+		rm -f "$ENV_FILE"
+	fi
+}
+trap cleanup EXIT
+
+# A dev.sh killed with SIGKILL leaves its file behind: drop it when its pid is gone.
+if [[ -f $ENV_FILE ]]; then
+	old_pid=$(sed -n 's/^# pid \([0-9]*\)$/\1/p' "$ENV_FILE")
+	if [[ -z $old_pid ]] || ! kill -0 "$old_pid" 2>/dev/null; then
+		rm -f "$ENV_FILE"
+	else
+		say "warning: another scripts/dev.sh (pid $old_pid) runs from this folder; tmp/dev.env will describe this one"
+	fi
 fi
 
 # stripe-mock stands in for Stripe unless STRIPE_API_URL points somewhere else.
 if [[ -z ${STRIPE_API_URL:-} ]]; then
 	export STRIPE_MOCK_ADDR=${STRIPE_MOCK_ADDR:-127.0.0.1:12111}
 	start_stripe_mock
+	stripe_mock_pid=$STRIPE_MOCK_STARTED_PID
 	export STRIPE_API_URL="http://$STRIPE_MOCK_ADDR"
 fi
 
 export DEV_MODE=${DEV_MODE:-1}
 export REDIS_URL=${REDIS_URL:-redis://127.0.0.1:${REDIS_PORT:-6379}/0}
 export HTTP_ADDR=${HTTP_ADDR:-127.0.0.1:8080}
-if [[ -z ${PUBLIC_URL:-} ]]; then
-	host=${HTTP_ADDR%:*}
-	[[ -n $host && $host != 0.0.0.0 ]] || host=127.0.0.1
-	export PUBLIC_URL="http://$host:${HTTP_ADDR##*:}"
-fi
+# Where this script reaches the server (PUBLIC_URL may be a tunnel's address).
+host=${HTTP_ADDR%:*}
+[[ -n $host && $host != 0.0.0.0 && $host != '[::]' ]] || host=127.0.0.1
+LOCAL_URL="http://$host:${HTTP_ADDR##*:}"
+export PUBLIC_URL=${PUBLIC_URL:-$LOCAL_URL}
 export ADMIN_TOKEN=${ADMIN_TOKEN:-dev-admin-token-change-me}
 export STRIPE_SECRET_KEY=${STRIPE_SECRET_KEY:-sk_test_123} # stripe-mock takes any sk_test_ key
 export STRIPE_WEBHOOK_SECRET=${STRIPE_WEBHOOK_SECRET:-whsec_dev_secret}
 
-twilio="not configured: texts are logged; inbound texts need no signature in DEV_MODE"
-[[ -z ${TWILIO_ACCOUNT_SID:-} ]] || twilio="account $TWILIO_ACCOUNT_SID${TWILIO_API_URL:+ via $TWILIO_API_URL}"
+# Build first, then run the binary as this script's child: `go run` would leave the
+# server running when its parent is killed, and `exec` would lose the clean-up above.
+BIN=$ROOT/bin/server
+mkdir -p "$ROOT/bin" "$ROOT/tmp"
+say "building… (go build -o bin/server ./cmd/server)"
+build_start=$SECONDS
+go build -o "$BIN.tmp.$$" ./cmd/server
+mv -f "$BIN.tmp.$$" "$BIN"
+say "built in $((SECONDS - build_start))s; starting the server on $HTTP_ADDR"
 
-cat <<EOF
+# A background job of a script ignores SIGINT, so both signals go on as SIGTERM: the
+# server shuts down gracefully on either.
+stop_server() {
+	say "stopping the server (pid $server_pid)"
+	kill -TERM "$server_pid" 2>/dev/null || true
+}
+trap stop_server TERM INT
 
-  slot recovery, development server (DEV_MODE=$DEV_MODE)
+"$BIN" serve "$@" &
+server_pid=$!
+
+until curl -fsS -o /dev/null --max-time 2 "$LOCAL_URL/readyz" 2>/dev/null; do
+	if ! kill -0 "$server_pid" 2>/dev/null; then
+		break
+	fi
+	sleep 0.2
+done
+
+if kill -0 "$server_pid" 2>/dev/null; then
+	twilio="not configured: texts are logged; inbound texts need no signature in DEV_MODE"
+	[[ -z ${TWILIO_ACCOUNT_SID:-} ]] || twilio="account $TWILIO_ACCOUNT_SID${TWILIO_API_URL:+ via $TWILIO_API_URL}"
+	stripe_note="(webhook secret $STRIPE_WEBHOOK_SECRET)"
+	[[ -z $stripe_mock_pid ]] || stripe_note="$stripe_note; stripe-mock pid $stripe_mock_pid, stopped with the server"
+
+	umask 077
+	{
+		printf '# written by scripts/dev.sh for the server it runs; removed when it stops\n'
+		printf '# pid %s\n' "$$"
+		printf 'export BASE=%q\n' "$LOCAL_URL"
+		printf 'export PUBLIC_URL=%q\n' "$PUBLIC_URL"
+		printf 'export ADMIN_TOKEN=%q\n' "$ADMIN_TOKEN"
+		printf 'export STRIPE_WEBHOOK_SECRET=%q\n' "$STRIPE_WEBHOOK_SECRET"
+		[[ -z ${TWILIO_AUTH_TOKEN:-} ]] || printf 'export TWILIO_AUTH_TOKEN=%q\n' "$TWILIO_AUTH_TOKEN"
+		printf 'export SERVER=%q\n' "$BIN"
+		printf 'export DEV_PID=%q\n' "$$"
+	} >"$ENV_FILE"
+
+	cat >&2 <<EOF
+
+  slot recovery, development server (DEV_MODE=$DEV_MODE) is ready
     server        $PUBLIC_URL   (listening on $HTTP_ADDR)
     dashboard     $PUBLIC_URL/dashboard
     health        $PUBLIC_URL/healthz  $PUBLIC_URL/readyz  $PUBLIC_URL/metrics
     admin token   $ADMIN_TOKEN
-                  curl -H 'Authorization: Bearer $ADMIN_TOKEN' -d '{...}' $PUBLIC_URL/api/shops
+                  curl -H 'Authorization: Bearer $ADMIN_TOKEN' -d '{...}' $LOCAL_URL/api/shops
     Postgres      $DATABASE_URL
     Redis         $REDIS_URL
-    Stripe API    $STRIPE_API_URL   (webhook secret $STRIPE_WEBHOOK_SECRET)
+    Stripe API    $STRIPE_API_URL   $stripe_note
     Twilio        $twilio
+    walkthrough   . tmp/dev.env   (in another shell, from $ROOT; see the README)
+    stop          Ctrl-C here, or: kill $$
 
 EOF
+fi
 
-exec go run ./cmd/server serve "$@"
+# wait returns early when a trapped signal arrives: wait again until the server is gone.
+status=0
+while :; do
+	if wait "$server_pid" 2>/dev/null; then status=0; else status=$?; fi
+	((status == 127)) && break # already reaped: status is the one before
+	kill -0 "$server_pid" 2>/dev/null || break
+done
+# A signal may have cut the last wait short as the server exited: ask once more.
+if ((status > 128)); then
+	if wait "$server_pid" 2>/dev/null; then status=0; else
+		s=$?
+		((s == 127)) || status=$s
+	fi
+fi
+server_pid=
+say "server exited (status $status)"
+exit "$status"
