@@ -21,7 +21,9 @@
 #      configured to use it (as on a machine behind a proxy) and Go and curl get
 #      http_proxy/https_proxy (loopback excluded). The host's GOPROXY, GOFLAGS, GOSUMDB,
 #      GONOSUMDB, GOPRIVATE, GONOPROXY and GOTOOLCHAIN are passed in; an HTTP(S)_PROXY of
-#      the host's is used by the host-side proxy for its own connections.
+#      the host's is used by the host-side proxy for its own connections; and the CA
+#      certificates the host trusts beyond Debian's (a TLS-inspecting egress's) are
+#      added to the root's, as on any machine of that network.
 #      (No host-network fallback: where unshare --net is not allowed, this script stops
 #      and says so.)
 #   3. Inside, as root, from /work/main, each step printed with its result and time:
@@ -140,7 +142,22 @@ mkdir -p "$R/usr/local" "$R/work" "$R/opt/fresh-machine"
 cp -a "$GOROOT_HOST" "$R/usr/local/go"
 git clone -q --no-hardlinks "$REPO" "$R/work/main"
 if [[ -d $REPO/../shared ]]; then cp -a "$REPO/../shared" "$R/work/shared"; fi
-log "step copy: Go ($GOROOT_HOST), the repository (clone of $(git -C "$R/work/main" rev-parse --short HEAD)), shared/: ok ($((SECONDS - s))s)"
+# CA certificates the host trusts beyond Debian's (on a network whose egress inspects
+# TLS, its CA): a machine on this network has them too, or no HTTPS registry answers.
+mkdir -p "$R/usr/local/share/ca-certificates"
+awk -v dir="$R/usr/local/share/ca-certificates" '
+	/BEGIN CERTIFICATE/ { body = ""; pem = ""; incert = 1 }
+	incert { pem = pem $0 "\n"; if ($0 !~ /CERTIFICATE/) body = body $0 }
+	/END CERTIFICATE/ {
+		incert = 0
+		if (FILENAME == ARGV[1]) { have[body] = 1; next }
+		if (!(body in have)) { n++; f = dir "/host-extra-" n ".crt"; printf "%s", pem > f; close(f) }
+	}' "$R/etc/ssl/certs/ca-certificates.crt" /etc/ssl/certs/ca-certificates.crt
+extra_cas=$(find "$R/usr/local/share/ca-certificates" -name 'host-extra-*.crt' | wc -l)
+if ((extra_cas > 0)); then
+	chroot "$R" update-ca-certificates >/dev/null 2>&1 || die "update-ca-certificates failed in the root"
+fi
+log "step copy: Go ($GOROOT_HOST), the repository (clone of $(git -C "$R/work/main" rev-parse --short HEAD)), shared/, $extra_cas CA certificate(s) the host trusts beyond Debian's: ok ($((SECONDS - s))s)"
 
 # --- 2. the proxy ----------------------------------------------------------------
 s=$SECONDS
