@@ -387,7 +387,10 @@ absent_tools() {
 		if p=$(command -v "$c"); then echo "$c: present at $p"; else echo "$c: absent"; fi
 	done
 	# /proc/net/tcp{,6}: state 0A is LISTEN; the namespace starts with none.
-	echo "TCP sockets listening in this network namespace: $(cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$4 == "0A"' | wc -l)"
+	echo "TCP sockets listening in this network namespace: $(cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk '$4 == "0A"' | wc -l) (1 is the proxy bridge on 127.0.0.1:3128)"
+	if (exec 3<>/dev/tcp/127.0.0.1/5432) 2>/dev/null; then echo "something answers on 127.0.0.1:5432"; return 1; fi
+	if (exec 3<>/dev/tcp/127.0.0.1/6379) 2>/dev/null; then echo "something answers on 127.0.0.1:6379"; return 1; fi
+	echo "nothing answers on 127.0.0.1:5432 (Postgres) or 127.0.0.1:6379 (Redis)"
 }
 
 # No procps in a minimal Debian: read /proc. running PID: alive and not a zombie.
