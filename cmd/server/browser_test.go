@@ -69,7 +69,7 @@ func TestBrowserOwnerSeesARealYes(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS(`tr.open-row`)),
 	))
 
-	eventually(t, 30*time.Second, "the offer text", func() bool { return len(e.twilio.MessagesTo(c.Phone)) == 1 })
+	e.eventually("the offer text", func() bool { return len(e.twilio.MessagesTo(c.Phone)) == 1 })
 	require.Contains(t, e.twilio.MessagesTo(c.Phone)[0].Body, "Haircut")
 	a := e.text(base, c.Phone, shop.SMSNumber, "Yes!")
 	require.Equal(t, "booked", a.Outcome, a.Body)

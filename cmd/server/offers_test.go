@@ -106,7 +106,7 @@ func TestRaceThreeHundredYes(t *testing.T) {
 		phones := e.bulkCustomers(shop, n, round*1000)
 		before := e.twilio.Count()
 		op := e.newOpening(e.servers[round%3], shop, 3*time.Hour)
-		eventually(t, 60*time.Second, "offers texted", func() bool { return e.twilio.Count()-before >= n })
+		e.until(bigWave, "offers texted", func() bool { return e.twilio.Count()-before >= n })
 		stripeBefore := len(e.stripe.Requests())
 
 		answers := make([]smsAnswer, n)
@@ -324,7 +324,7 @@ func TestRedisUnreachableFailsClosed(t *testing.T) {
 	shop := e.newShop(healthy, "checkout", nil)
 	c := e.newCustomer(healthy, shop, "+15550000021", true)
 	op := e.newOpening(healthy, shop, 3*time.Hour)
-	eventually(t, 20*time.Second, "offer texted", func() bool { return e.twilio.Count() == 1 })
+	e.eventually("offer texted", func() bool { return e.twilio.Count() == 1 })
 	// Started only now: its workers share River's jobs, and a wave run there fails
 	// (cooldowns live in Redis) and is retried with a growing backoff, which made the
 	// wait above flaky.
@@ -356,7 +356,7 @@ func TestStripeFailingThenRecovering(t *testing.T) {
 	shop := e.newShop(base, "checkout", nil)
 	c := e.newCustomer(base, shop, "+15550000031", true)
 	op := e.newOpening(base, shop, 3*time.Hour)
-	eventually(t, 20*time.Second, "offer texted", func() bool { return e.twilio.Count() == 1 })
+	e.eventually("offer texted", func() bool { return e.twilio.Count() == 1 })
 
 	e.stripe.FailNext(1, http.StatusInternalServerError)
 	a := e.text(base, c.Phone, shop.SMSNumber, "YES")
@@ -366,7 +366,7 @@ func TestStripeFailingThenRecovering(t *testing.T) {
 	require.Equal(t, "filled", got.Status)
 	require.Equal(t, "pending_payment", got.Booking.Status)
 
-	eventually(t, 30*time.Second, "payment link texted", func() bool { return len(e.twilio.MessagesTo(c.Phone)) == 2 })
+	e.eventually("payment link texted", func() bool { return len(e.twilio.MessagesTo(c.Phone)) == 2 })
 	// Once the checkout job and the texts it queued have all finished, any second link
 	// text or session request would be in.
 	e.settle("booking_checkout", "sms_text")
@@ -399,7 +399,7 @@ func TestWinnerSaysYesAgain(t *testing.T) {
 	shop := e.newShop(base, "checkout", map[string]any{"cooldown_seconds": 0})
 	c := e.newCustomer(base, shop, "+15550000041", true)
 	e.newOpening(base, shop, 3*time.Hour)
-	eventually(t, 20*time.Second, "offer texted", func() bool { return e.twilio.Count() == 1 })
+	e.eventually("offer texted", func() bool { return e.twilio.Count() == 1 })
 
 	first := e.text(base, c.Phone, shop.SMSNumber, "Yes")
 	require.Equal(t, "booked", first.Outcome)
@@ -493,7 +493,7 @@ func TestOffersStayClaimableAcrossWaves(t *testing.T) {
 	require.Empty(t, e.twilio.MessagesTo(second.Phone), "wave 1 texts one customer")
 	// Wave 2 is due 10 s later; River's scheduler makes a scheduled job available
 	// within a few seconds of its time.
-	e.until(40*time.Second, "wave 2 done", func() bool {
+	e.until(asyncStep, "wave 2 done", func() bool {
 		return e.count(`SELECT count(*) FROM river_job WHERE kind = 'offer_wave' AND args->>'opening_id' = $1
 			AND (args->>'wave')::int = 2 AND state = 'completed'`, op.ID) == 1
 	})

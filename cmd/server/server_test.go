@@ -315,7 +315,7 @@ func TestPostgresUnreachableFailsClosed(t *testing.T) {
 	require.Empty(t, keys, "no lock left behind")
 
 	proxy.setCut(false)
-	eventually(t, 20*time.Second, "ready again", func() bool {
+	e.eventually("ready again", func() bool {
 		return e.api(base, http.MethodGet, "/readyz", "", nil, nil) == http.StatusOK
 	})
 	a = e.text(base, c.Phone, shop.SMSNumber, "YES")

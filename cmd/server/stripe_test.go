@@ -119,7 +119,7 @@ func (e *env) booked(base string, phones ...string) (shopInfo, []customerInfo, o
 		cs = append(cs, e.newCustomer(base, shop, p, true))
 	}
 	op := e.newOpening(base, shop, 3*time.Hour)
-	e.until(20*time.Second, "offers texted", func() bool {
+	e.eventually("offers texted", func() bool {
 		for _, c := range cs {
 			if len(e.twilio.MessagesTo(c.Phone)) == 0 {
 				return false
@@ -182,7 +182,7 @@ func TestPaymentLoop(t *testing.T) {
 
 	// The new generation texts Bob and Carol again; Alice hears that her hold lapsed,
 	// and no new offer: she is cooling down from her YES.
-	eventually(t, 20*time.Second, "second wave and lapsed text", func() bool {
+	e.eventually("second wave and lapsed text", func() bool {
 		return len(e.twilio.MessagesTo(bob.Phone)) == 2 && len(e.twilio.MessagesTo(carol.Phone)) == 2 &&
 			len(e.twilio.MessagesTo(alice.Phone)) == 2
 	})
@@ -215,7 +215,7 @@ func TestPaymentLoop(t *testing.T) {
 	require.Equal(t, "confirmed", got.Booking.Status)
 
 	want := "Joe's Barbers: you're booked for Haircut " + e.localStart(got.ID) + ". See you then!"
-	eventually(t, 20*time.Second, "confirmation text", func() bool { return len(e.twilio.MessagesTo(bob.Phone)) == 3 })
+	e.eventually("confirmation text", func() bool { return len(e.twilio.MessagesTo(bob.Phone)) == 3 })
 	require.Equal(t, want, e.textsTo(bob.Phone)[2])
 	require.Equal(t, 2, e.count(`SELECT count(*) FROM stripe_events WHERE result IS NOT NULL`))
 }
@@ -449,7 +449,12 @@ func TestLatePayment(t *testing.T) {
 	alice, bob := cs[0], cs[1]
 	late := op.Booking
 	require.Equal(t, "reopened", e.send(base, event{id: evtID(), typ: payments.EventCheckoutExpired, booking: late.ID, session: late.SessionID}).Result)
-	eventually(t, 20*time.Second, "second offer to bob", func() bool { return len(e.twilio.MessagesTo(bob.Phone)) == 2 })
+	// The lapsed text is a job of its own, like the refund text below: wait for it, so
+	// the texts alice gets are in the order the events came.
+	e.eventually("second offer to bob and the lapsed text to alice", func() bool {
+		texts := e.textsTo(alice.Phone)
+		return len(e.twilio.MessagesTo(bob.Phone)) == 2 && len(texts) == 2 && strings.Contains(texts[1], "has lapsed")
+	})
 	require.Equal(t, "booked", e.text(base, bob.Phone, shop.SMSNumber, "YES").Outcome)
 
 	paid := event{id: evtID(), typ: payments.EventCheckoutCompleted, booking: late.ID, session: late.SessionID, intent: "pi_late_alice"}
@@ -460,10 +465,10 @@ func TestLatePayment(t *testing.T) {
 	require.Equal(t, "refunded", e.send(base, event{id: evtID(), typ: payments.EventCheckoutAsyncSucceeded, booking: late.ID, session: late.SessionID, intent: "pi_late_alice"}).Result)
 	require.Equal(t, "already_failed", e.send(base, event{id: evtID(), typ: payments.EventCheckoutExpired, booking: late.ID, session: late.SessionID}).Result)
 
-	eventually(t, 20*time.Second, "refund stored", func() bool {
+	e.eventually("refund stored", func() bool {
 		return e.count(`SELECT count(*) FROM bookings WHERE id = $1 AND refund_id IS NOT NULL`, late.ID) == 1
 	})
-	eventually(t, 20*time.Second, "refund text", func() bool {
+	e.eventually("refund text", func() bool {
 		texts := e.textsTo(alice.Phone)
 		return len(texts) == 3 && strings.Contains(texts[2], "refunded")
 	})
@@ -493,13 +498,20 @@ func TestLatePayment(t *testing.T) {
 	carol, b := cs[0], op.Booking
 	require.Equal(t, "reopened", e.send(base, event{id: evtID(), typ: payments.EventCheckoutExpired, booking: b.ID, session: b.SessionID}).Result)
 	require.Equal(t, "open", e.opening(base, shop, op.ID).Status)
+	// The lapsed text and the confirmation below are separate jobs that River may run
+	// in either order when the payment comes within moments of the expiry (a real
+	// late payment comes minutes later): wait for the first before the payment.
+	e.eventually("lapsed text to carol", func() bool {
+		texts := e.textsTo(carol.Phone)
+		return len(texts) == 2 && strings.Contains(texts[1], "has lapsed")
+	})
 	require.Equal(t, "confirmed_late", e.send(base, event{id: evtID(), typ: payments.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_late_carol"}).Result)
 	got = e.opening(base, shop, op.ID)
 	require.Equal(t, "filled", got.Status)
 	require.Equal(t, carol.Phone, got.FilledBy.Phone)
 	require.Equal(t, "confirmed", got.Booking.Status)
 	require.Equal(t, "kept_confirmed", e.send(base, event{id: evtID(), typ: payments.EventCheckoutExpired, booking: b.ID, session: b.SessionID}).Result)
-	eventually(t, 20*time.Second, "confirmation to carol", func() bool {
+	e.eventually("confirmation to carol", func() bool {
 		texts := e.textsTo(carol.Phone)
 		return len(texts) == 3 && strings.Contains(texts[2], "you're booked")
 	})
@@ -509,7 +521,7 @@ func TestLatePayment(t *testing.T) {
 	// own idempotency key), the first one keeps the booking.
 	r = e.send(base, event{id: evtID(), typ: payments.EventCheckoutCompleted, booking: b.ID, session: "cs_test_orphan", intent: "pi_dup_carol"})
 	require.Equal(t, "refunded_duplicate", r.Result, r.Body)
-	eventually(t, 20*time.Second, "duplicate refunded and carol told", func() bool {
+	e.eventually("duplicate refunded and carol told", func() bool {
 		texts := e.textsTo(carol.Phone)
 		return e.stripe.Count(http.MethodPost, "/v1/refunds") == 2 && len(texts) == 4 && strings.Contains(texts[3], "paid twice")
 	})
@@ -577,7 +589,7 @@ func TestReconcileHealsLostWebhook(t *testing.T) {
 		for {
 			res, err := inserter.Insert(context.Background(), jobs.Reconcile{}, nil)
 			require.NoError(t, err)
-			eventually(t, 20*time.Second, "reconcile job done", func() bool {
+			e.eventually("reconcile job done", func() bool {
 				return e.count(`SELECT count(*) FROM river_job WHERE id = $1 AND state = 'completed'`, res.Job.ID) == 1
 			})
 			if !res.UniqueSkippedAsDuplicate {
@@ -616,7 +628,7 @@ func TestReconcileHealsLostWebhook(t *testing.T) {
 	got = e.opening(base, shopB, opB.ID)
 	require.Equal(t, "filled", got.Status)
 	require.Equal(t, "confirmed", got.Booking.Status)
-	eventually(t, 20*time.Second, "confirmation text", func() bool {
+	e.eventually("confirmation text", func() bool {
 		texts := e.textsTo(cs[0].Phone)
 		return len(texts) == 2 && strings.Contains(texts[1], "you're booked")
 	})
@@ -660,7 +672,7 @@ func TestReconcileStuckAndMissingSessions(t *testing.T) {
 		for {
 			res, err := inserter.Insert(context.Background(), jobs.Reconcile{}, nil)
 			require.NoError(t, err)
-			eventually(t, 20*time.Second, "reconcile job done", func() bool {
+			e.eventually("reconcile job done", func() bool {
 				return e.count(`SELECT count(*) FROM river_job WHERE id = $1 AND state = 'completed'`, res.Job.ID) == 1
 			})
 			if !res.UniqueSkippedAsDuplicate {
@@ -729,21 +741,21 @@ func TestCheckoutRefusedFailsBooking(t *testing.T) {
 	shop := e.newShop(base, "checkout", nil)
 	c := e.newCustomer(base, shop, "+15550000041", true)
 	op := e.newOpening(base, shop, 3*time.Hour)
-	eventually(t, 20*time.Second, "offer texted", func() bool { return len(e.twilio.MessagesTo(c.Phone)) == 1 })
+	e.eventually("offer texted", func() bool { return len(e.twilio.MessagesTo(c.Phone)) == 1 })
 	e.stripe.Respond(http.MethodPost, "/v1/checkout/sessions", http.StatusBadRequest,
 		stripetest.ErrorBody("invalid_request_error", "parameter_invalid_integer", "Invalid integer: amount"))
 
 	a := e.text(base, c.Phone, shop.SMSNumber, "YES")
 	require.Equal(t, "booked", a.Outcome, a.Body)
-	eventually(t, 20*time.Second, "booking failed", func() bool { return e.opening(base, shop, op.ID).Status == "open" })
+	e.eventually("booking failed", func() bool { return e.opening(base, shop, op.ID).Status == "open" })
 	got := e.opening(base, shop, op.ID)
 	require.Equal(t, "payment_failed", got.Booking.Status)
 	require.Equal(t, 2, e.count(`SELECT generation FROM slot_openings WHERE id = $1`, op.ID))
-	eventually(t, 20*time.Second, "lapsed text", func() bool {
+	e.eventually("lapsed text", func() bool {
 		texts := e.textsTo(c.Phone)
 		return len(texts) == 2 && strings.Contains(texts[1], "has lapsed")
 	})
-	eventually(t, 20*time.Second, "checkout job cancelled", func() bool {
+	e.eventually("checkout job cancelled", func() bool {
 		return e.count(`SELECT count(*) FROM river_job WHERE kind = 'booking_checkout' AND args->>'booking_id' = $1 AND state = 'cancelled'`, got.Booking.ID) == 1
 	})
 	require.Equal(t, 2, e.stripe.Count(http.MethodPost, "/v1/checkout/sessions"), "the YES path's attempt and the job's, no retries")
