@@ -104,7 +104,9 @@ func TestAFailedHolderLeavesTheSlotToItsWaiters(t *testing.T) {
 func TestADeadHoldersLockNeverTurnsAYesAway(t *testing.T) {
 	t.Parallel()
 	rdb, prefix := redistest.New(t)
-	const wait = 300 * time.Millisecond
+	// Long enough that "answered without waiting" below cannot be a busy machine's
+	// ordinary slowness (it was 300 ms).
+	const wait = 3 * time.Second
 	svc, f := setup(t, 3, redisLocker(t, rdb, prefix), prefix, func(c *slots.Config) { c.LockWait = wait })
 	ctx := context.Background()
 	key := prefix + slots.LockKey(f.shop.ID, f.op.StartsAt)

@@ -31,9 +31,12 @@ func TestOutcomeUnknownOnlyAfterTheRequestWentOut(t *testing.T) {
 	require.False(t, errors.Is(err, sms.ErrOutcomeUnknown), "connection refused: nothing was sent: %v", err)
 	require.False(t, sms.Permanent(err))
 
+	// The request must be written before the client gives up for the outcome to be
+	// unknown: a timeout of seconds lets a busy machine connect and write it (200 ms
+	// did not always), and the fake holds its answer far longer than that.
 	fake := twiliofake.New(t)
-	fake.Delay(2 * time.Second)
-	slow, err := twilio.New(twilio.Config{AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken, APIURL: fake.URL(), Timeout: 200 * time.Millisecond})
+	fake.Delay(time.Minute)
+	slow, err := twilio.New(twilio.Config{AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken, APIURL: fake.URL(), Timeout: 3 * time.Second})
 	require.NoError(t, err)
 	_, err = slow.Text(context.Background(), msg)
 	require.ErrorIs(t, err, sms.ErrOutcomeUnknown)
