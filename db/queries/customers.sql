@@ -26,13 +26,30 @@ WHERE id = sqlc.arg(id);
 -- name: CustomerListEligible :many
 -- Customers a wave may text: opted in, not opted out, reachable, not offered this
 -- opening in this generation, and not someone who declined it or whose hold on it
--- lapsed in an earlier generation; waitlist priority first.
+-- lapsed in an earlier generation; whose preferences (if any) contain the opening:
+-- its local day of the week, a window that holds the whole appointment, its service;
+-- and who have not reached the shop's daily cap of offers texted (max_per_day 0 means
+-- no cap) in the local day [day_start, day_end). Waitlist priority first.
 SELECT c.id, c.phone, c.name, c.priority
 FROM customers c
 WHERE c.shop_id = sqlc.arg(shop_id)
   AND c.sms_opt_in
   AND c.opted_out_at IS NULL
   AND c.unreachable_at IS NULL
+  AND c.erased_at IS NULL
+  AND (cardinality(c.pref_days) = 0 OR sqlc.arg(local_dow)::smallint = ANY(c.pref_days))
+  AND (cardinality(c.pref_window_starts) = 0 OR EXISTS (
+      SELECT 1 FROM generate_subscripts(c.pref_window_starts, 1) AS k
+      WHERE c.pref_window_starts[k] <= sqlc.arg(start_minute)::integer
+        AND sqlc.arg(end_minute)::integer <= c.pref_window_ends[k]))
+  AND (cardinality(c.pref_services) = 0 OR EXISTS (
+      SELECT 1 FROM unnest(c.pref_services) AS ps(name)
+      WHERE lower(ps.name) = lower(sqlc.arg(service)::text)))
+  AND (sqlc.arg(max_per_day)::integer = 0 OR (
+      SELECT count(*) FROM slot_offers d
+      WHERE d.customer_id = c.id
+        AND d.created_at >= sqlc.arg(day_start)::timestamptz AND d.created_at < sqlc.arg(day_end)::timestamptz
+        AND (d.sent_at IS NOT NULL OR d.status IN ('queued', 'sending'))) < sqlc.arg(max_per_day)::integer)
   AND NOT EXISTS (
       SELECT 1 FROM slot_offers o
       WHERE o.opening_id = sqlc.arg(opening_id)
@@ -43,3 +60,124 @@ WHERE c.shop_id = sqlc.arg(shop_id)
       WHERE b.opening_id = sqlc.arg(opening_id) AND b.customer_id = c.id)
 ORDER BY c.priority DESC, c.created_at, c.id
 LIMIT sqlc.arg(max_rows);
+
+-- name: CustomerGetForShop :one
+-- A shop's live (not erased) customer: another shop's id finds nothing.
+SELECT * FROM customers WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id) AND erased_at IS NULL;
+
+-- name: CustomerGetForShopForUpdate :one
+SELECT * FROM customers WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id) AND erased_at IS NULL
+FOR UPDATE;
+
+-- name: CustomerList :many
+-- A page of a shop's live customers in creation order, after the cursor (after_created,
+-- after_id); search matches the name (name_pattern, ILIKE) or the phone (phone_pattern,
+-- LIKE, '' for none); status is '', opted_in, opted_out, unreachable or not_opted_in.
+SELECT * FROM customers c
+WHERE c.shop_id = sqlc.arg(shop_id) AND c.erased_at IS NULL
+  AND (c.created_at, c.id) > (sqlc.arg(after_created)::timestamptz, sqlc.arg(after_id)::uuid)
+  AND (NOT sqlc.arg(searching)::boolean
+       OR c.name ILIKE sqlc.arg(name_pattern)::text
+       OR (sqlc.arg(phone_pattern)::text <> '' AND c.phone LIKE sqlc.arg(phone_pattern)::text))
+  AND (CASE sqlc.arg(status)::text
+         WHEN '' THEN true
+         WHEN 'opted_in' THEN c.sms_opt_in AND c.opted_out_at IS NULL AND c.unreachable_at IS NULL
+         WHEN 'opted_out' THEN c.opted_out_at IS NOT NULL
+         WHEN 'unreachable' THEN c.unreachable_at IS NOT NULL
+         WHEN 'not_opted_in' THEN NOT c.sms_opt_in AND c.opted_out_at IS NULL
+         ELSE false END)
+ORDER BY c.created_at, c.id
+LIMIT sqlc.arg(max_rows);
+
+-- name: CustomerUpdate :one
+-- The owner's edit. It never touches opted_out_at: only the customer's START clears it.
+UPDATE customers SET name = sqlc.arg(name), priority = sqlc.arg(priority), sms_opt_in = sqlc.arg(sms_opt_in),
+    pref_days = sqlc.arg(pref_days)::smallint[], pref_window_starts = sqlc.arg(pref_window_starts)::integer[],
+    pref_window_ends = sqlc.arg(pref_window_ends)::integer[], pref_services = sqlc.arg(pref_services)::text[]
+WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id) AND erased_at IS NULL
+RETURNING *;
+
+-- name: CustomerEraseMessages :exec
+-- The texts a customer sent keep their outcome (a redelivery still gets its answer) but
+-- lose the number and the words.
+UPDATE inbound_messages SET from_phone = '', body = ''
+WHERE shop_id = sqlc.arg(shop_id) AND from_phone = sqlc.arg(phone)::text AND sqlc.arg(phone)::text <> '';
+
+-- name: CustomerErase :one
+-- Erases a customer: name, phone and preferences gone, opted out for good; the row stays
+-- so that offers and bookings (and the shop's totals) keep it. Only a hash of shop id and
+-- phone is kept, so a text queued before the erasure can tell the number was erased.
+UPDATE customers SET name = '', phone = '', sms_opt_in = false,
+    opted_out_at = COALESCE(opted_out_at, sqlc.arg(now)::timestamptz), erased_at = sqlc.arg(now)::timestamptz,
+    erased_phone_sha256 = sha256(convert_to(shop_id::text || ':' || phone, 'UTF8')),
+    pref_days = '{}', pref_window_starts = '{}', pref_window_ends = '{}', pref_services = '{}'
+WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id) AND erased_at IS NULL
+RETURNING id;
+
+-- name: CustomerPhoneErased :one
+-- Whether phone belonged to one of the shop's erased customers.
+SELECT EXISTS (
+    SELECT 1 FROM customers
+    WHERE shop_id = sqlc.arg(shop_id) AND erased_at IS NOT NULL
+      AND erased_phone_sha256 = sha256(convert_to(shop_id::text || ':' || sqlc.arg(phone)::text, 'UTF8'))
+)::boolean AS erased;
+
+-- name: CustomerImportBatch :many
+-- One batch of a CSV import, in one statement: rows is a JSON array of objects
+-- {line, phone, name?, priority?, sms_opt_in?, prefs?:{days, starts, ends, services}}
+-- where a missing key keeps the existing customer's value (a new one gets the default:
+-- no name, priority 0, NOT opted in). A customer who opted out (STOP) keeps their
+-- sms_opt_in whatever the file says. Rows are matched by phone among live customers;
+-- each row's result is created, updated, unchanged, or retry (a concurrent insert of the
+-- same phone won; the caller runs the row again).
+WITH input AS (
+    SELECT (r->>'line')::integer AS line, r->>'phone' AS phone, r->>'name' AS name,
+        (r->>'priority')::integer AS priority, (r->>'sms_opt_in')::boolean AS sms_opt_in,
+        r ? 'prefs' AS prefs_set,
+        ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'days', '[]')))::smallint[] AS days,
+        ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'starts', '[]')))::integer[] AS starts,
+        ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'ends', '[]')))::integer[] AS ends,
+        ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'services', '[]')))::text[] AS services
+    FROM jsonb_array_elements(sqlc.arg(rows)::jsonb) AS r
+), merged AS (
+    SELECT i.line, i.phone, e.id AS existing_id,
+        COALESCE(i.name, e.name, '') AS name,
+        COALESCE(i.priority, e.priority, 0) AS priority,
+        CASE WHEN e.opted_out_at IS NOT NULL THEN e.sms_opt_in
+             ELSE COALESCE(i.sms_opt_in, e.sms_opt_in, false) END AS sms_opt_in,
+        CASE WHEN i.prefs_set OR e.id IS NULL THEN i.days ELSE e.pref_days END AS days,
+        CASE WHEN i.prefs_set OR e.id IS NULL THEN i.starts ELSE e.pref_window_starts END AS starts,
+        CASE WHEN i.prefs_set OR e.id IS NULL THEN i.ends ELSE e.pref_window_ends END AS ends,
+        CASE WHEN i.prefs_set OR e.id IS NULL THEN i.services ELSE e.pref_services END AS services,
+        (e.opted_out_at IS NOT NULL) AS opted_out
+    FROM input i
+    LEFT JOIN customers e ON e.shop_id = sqlc.arg(shop_id) AND e.phone = i.phone AND e.erased_at IS NULL
+), inserted AS (
+    INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, pref_days, pref_window_starts,
+        pref_window_ends, pref_services, created_at)
+    SELECT sqlc.arg(shop_id), m.phone, m.name, m.sms_opt_in, m.priority, m.days, m.starts, m.ends, m.services,
+        sqlc.arg(now)::timestamptz
+    FROM merged m WHERE m.existing_id IS NULL
+    ORDER BY m.line
+    ON CONFLICT (shop_id, phone) WHERE erased_at IS NULL DO NOTHING
+    RETURNING id, phone
+), updated AS (
+    UPDATE customers c SET name = m.name, priority = m.priority, sms_opt_in = m.sms_opt_in,
+        pref_days = m.days, pref_window_starts = m.starts, pref_window_ends = m.ends, pref_services = m.services
+    FROM merged m
+    WHERE c.id = m.existing_id
+      AND (c.name, c.priority, c.sms_opt_in, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services)
+          IS DISTINCT FROM (m.name, m.priority, m.sms_opt_in, m.days, m.starts, m.ends, m.services)
+    RETURNING c.id
+)
+SELECT m.line::integer AS line,
+    COALESCE(ins.id, m.existing_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS id,
+    (CASE WHEN ins.id IS NOT NULL THEN 'created'
+          WHEN upd.id IS NOT NULL THEN 'updated'
+          WHEN m.existing_id IS NOT NULL THEN 'unchanged'
+          ELSE 'retry' END)::text AS result,
+    m.opted_out::boolean AS opted_out
+FROM merged m
+LEFT JOIN inserted ins ON ins.phone = m.phone
+LEFT JOIN updated upd ON upd.id = m.existing_id
+ORDER BY m.line;

@@ -95,3 +95,8 @@ WHERE opening_id = sqlc.arg(opening_id) AND id <> sqlc.arg(accepted_id)
 UPDATE slot_offers SET status = 'declined'
 WHERE id = $1 AND status IN ('sending', 'sent')
 RETURNING *;
+
+-- name: OfferLockShopWaves :exec
+-- Serialises the recording of one shop's waves (held to the end of the transaction), so
+-- that two openings' waves cannot both give a customer their last offer of the day.
+SELECT pg_advisory_xact_lock(hashtextextended('offer_waves:' || sqlc.arg(shop_id)::uuid::text, 0));

@@ -1,8 +1,8 @@
 -- name: ShopInsert :one
 INSERT INTO shops (name, timezone, sms_number, currency, payment_mode, wave_size,
     wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute,
-    cooldown_seconds, api_key_hash, created_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+    cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, sqlc.narg(max_offers_per_day), sqlc.arg(first_wave_delay_seconds))
 RETURNING *;
 
 -- name: ShopGet :one
@@ -13,3 +13,23 @@ SELECT * FROM shops WHERE api_key_hash = $1;
 
 -- name: ShopGetBySMSNumber :one
 SELECT * FROM shops WHERE sms_number = $1;
+
+-- name: ShopGetForUpdate :one
+SELECT * FROM shops WHERE id = $1 FOR UPDATE;
+
+-- name: ShopUpdate :one
+-- The owner's settings; the SMS number and the key are not among them.
+UPDATE shops SET name = sqlc.arg(name), timezone = sqlc.arg(timezone), currency = sqlc.arg(currency),
+    payment_mode = sqlc.arg(payment_mode), wave_size = sqlc.arg(wave_size),
+    wave_interval_seconds = sqlc.arg(wave_interval_seconds), min_lead_minutes = sqlc.arg(min_lead_minutes),
+    quiet_start_minute = sqlc.narg(quiet_start_minute), quiet_end_minute = sqlc.narg(quiet_end_minute),
+    cooldown_seconds = sqlc.arg(cooldown_seconds), max_offers_per_day = sqlc.narg(max_offers_per_day),
+    first_wave_delay_seconds = sqlc.arg(first_wave_delay_seconds)
+WHERE id = sqlc.arg(id)
+RETURNING *;
+
+-- name: ShopRotateKey :one
+-- A new key hash replaces the old one: the old key stops working with this commit
+-- (Authenticate reads the hash from Postgres on every request, never from a cache).
+UPDATE shops SET api_key_hash = sqlc.arg(api_key_hash) WHERE id = sqlc.arg(id)
+RETURNING *;

@@ -12,8 +12,50 @@ import (
 	"github.com/google/uuid"
 )
 
+const customerErase = `-- name: CustomerErase :one
+UPDATE customers SET name = '', phone = '', sms_opt_in = false,
+    opted_out_at = COALESCE(opted_out_at, $1::timestamptz), erased_at = $1::timestamptz,
+    erased_phone_sha256 = sha256(convert_to(shop_id::text || ':' || phone, 'UTF8')),
+    pref_days = '{}', pref_window_starts = '{}', pref_window_ends = '{}', pref_services = '{}'
+WHERE id = $2 AND shop_id = $3 AND erased_at IS NULL
+RETURNING id
+`
+
+type CustomerEraseParams struct {
+	Now    time.Time
+	ID     uuid.UUID
+	ShopID uuid.UUID
+}
+
+// Erases a customer: name, phone and preferences gone, opted out for good; the row stays
+// so that offers and bookings (and the shop's totals) keep it. Only a hash of shop id and
+// phone is kept, so a text queued before the erasure can tell the number was erased.
+func (q *Queries) CustomerErase(ctx context.Context, db DBTX, arg CustomerEraseParams) (uuid.UUID, error) {
+	row := db.QueryRow(ctx, customerErase, arg.Now, arg.ID, arg.ShopID)
+	var id uuid.UUID
+	err := row.Scan(&id)
+	return id, err
+}
+
+const customerEraseMessages = `-- name: CustomerEraseMessages :exec
+UPDATE inbound_messages SET from_phone = '', body = ''
+WHERE shop_id = $1 AND from_phone = $2::text AND $2::text <> ''
+`
+
+type CustomerEraseMessagesParams struct {
+	ShopID uuid.NullUUID
+	Phone  string
+}
+
+// The texts a customer sent keep their outcome (a redelivery still gets its answer) but
+// lose the number and the words.
+func (q *Queries) CustomerEraseMessages(ctx context.Context, db DBTX, arg CustomerEraseMessagesParams) error {
+	_, err := db.Exec(ctx, customerEraseMessages, arg.ShopID, arg.Phone)
+	return err
+}
+
 const customerGet = `-- name: CustomerGet :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at FROM customers WHERE id = $1
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, erased_phone_sha256 FROM customers WHERE id = $1
 `
 
 func (q *Queries) CustomerGet(ctx context.Context, db DBTX, id uuid.UUID) (Customer, error) {
@@ -30,12 +72,18 @@ func (q *Queries) CustomerGet(ctx context.Context, db DBTX, id uuid.UUID) (Custo
 		&i.UnreachableCode,
 		&i.Priority,
 		&i.CreatedAt,
+		&i.PrefDays,
+		&i.PrefWindowStarts,
+		&i.PrefWindowEnds,
+		&i.PrefServices,
+		&i.ErasedAt,
+		&i.ErasedPhoneSha256,
 	)
 	return i, err
 }
 
 const customerGetByPhone = `-- name: CustomerGetByPhone :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at FROM customers WHERE shop_id = $1 AND phone = $2
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, erased_phone_sha256 FROM customers WHERE shop_id = $1 AND phone = $2
 `
 
 type CustomerGetByPhoneParams struct {
@@ -57,14 +105,187 @@ func (q *Queries) CustomerGetByPhone(ctx context.Context, db DBTX, arg CustomerG
 		&i.UnreachableCode,
 		&i.Priority,
 		&i.CreatedAt,
+		&i.PrefDays,
+		&i.PrefWindowStarts,
+		&i.PrefWindowEnds,
+		&i.PrefServices,
+		&i.ErasedAt,
+		&i.ErasedPhoneSha256,
 	)
 	return i, err
+}
+
+const customerGetForShop = `-- name: CustomerGetForShop :one
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, erased_phone_sha256 FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
+`
+
+type CustomerGetForShopParams struct {
+	ID     uuid.UUID
+	ShopID uuid.UUID
+}
+
+// A shop's live (not erased) customer: another shop's id finds nothing.
+func (q *Queries) CustomerGetForShop(ctx context.Context, db DBTX, arg CustomerGetForShopParams) (Customer, error) {
+	row := db.QueryRow(ctx, customerGetForShop, arg.ID, arg.ShopID)
+	var i Customer
+	err := row.Scan(
+		&i.ID,
+		&i.ShopID,
+		&i.Phone,
+		&i.Name,
+		&i.SmsOptIn,
+		&i.OptedOutAt,
+		&i.UnreachableAt,
+		&i.UnreachableCode,
+		&i.Priority,
+		&i.CreatedAt,
+		&i.PrefDays,
+		&i.PrefWindowStarts,
+		&i.PrefWindowEnds,
+		&i.PrefServices,
+		&i.ErasedAt,
+		&i.ErasedPhoneSha256,
+	)
+	return i, err
+}
+
+const customerGetForShopForUpdate = `-- name: CustomerGetForShopForUpdate :one
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, erased_phone_sha256 FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
+FOR UPDATE
+`
+
+type CustomerGetForShopForUpdateParams struct {
+	ID     uuid.UUID
+	ShopID uuid.UUID
+}
+
+func (q *Queries) CustomerGetForShopForUpdate(ctx context.Context, db DBTX, arg CustomerGetForShopForUpdateParams) (Customer, error) {
+	row := db.QueryRow(ctx, customerGetForShopForUpdate, arg.ID, arg.ShopID)
+	var i Customer
+	err := row.Scan(
+		&i.ID,
+		&i.ShopID,
+		&i.Phone,
+		&i.Name,
+		&i.SmsOptIn,
+		&i.OptedOutAt,
+		&i.UnreachableAt,
+		&i.UnreachableCode,
+		&i.Priority,
+		&i.CreatedAt,
+		&i.PrefDays,
+		&i.PrefWindowStarts,
+		&i.PrefWindowEnds,
+		&i.PrefServices,
+		&i.ErasedAt,
+		&i.ErasedPhoneSha256,
+	)
+	return i, err
+}
+
+const customerImportBatch = `-- name: CustomerImportBatch :many
+WITH input AS (
+    SELECT (r->>'line')::integer AS line, r->>'phone' AS phone, r->>'name' AS name,
+        (r->>'priority')::integer AS priority, (r->>'sms_opt_in')::boolean AS sms_opt_in,
+        r ? 'prefs' AS prefs_set,
+        ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'days', '[]')))::smallint[] AS days,
+        ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'starts', '[]')))::integer[] AS starts,
+        ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'ends', '[]')))::integer[] AS ends,
+        ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'services', '[]')))::text[] AS services
+    FROM jsonb_array_elements($1::jsonb) AS r
+), merged AS (
+    SELECT i.line, i.phone, e.id AS existing_id,
+        COALESCE(i.name, e.name, '') AS name,
+        COALESCE(i.priority, e.priority, 0) AS priority,
+        CASE WHEN e.opted_out_at IS NOT NULL THEN e.sms_opt_in
+             ELSE COALESCE(i.sms_opt_in, e.sms_opt_in, false) END AS sms_opt_in,
+        CASE WHEN i.prefs_set OR e.id IS NULL THEN i.days ELSE e.pref_days END AS days,
+        CASE WHEN i.prefs_set OR e.id IS NULL THEN i.starts ELSE e.pref_window_starts END AS starts,
+        CASE WHEN i.prefs_set OR e.id IS NULL THEN i.ends ELSE e.pref_window_ends END AS ends,
+        CASE WHEN i.prefs_set OR e.id IS NULL THEN i.services ELSE e.pref_services END AS services,
+        (e.opted_out_at IS NOT NULL) AS opted_out
+    FROM input i
+    LEFT JOIN customers e ON e.shop_id = $2 AND e.phone = i.phone AND e.erased_at IS NULL
+), inserted AS (
+    INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, pref_days, pref_window_starts,
+        pref_window_ends, pref_services, created_at)
+    SELECT $2, m.phone, m.name, m.sms_opt_in, m.priority, m.days, m.starts, m.ends, m.services,
+        $3::timestamptz
+    FROM merged m WHERE m.existing_id IS NULL
+    ORDER BY m.line
+    ON CONFLICT (shop_id, phone) WHERE erased_at IS NULL DO NOTHING
+    RETURNING id, phone
+), updated AS (
+    UPDATE customers c SET name = m.name, priority = m.priority, sms_opt_in = m.sms_opt_in,
+        pref_days = m.days, pref_window_starts = m.starts, pref_window_ends = m.ends, pref_services = m.services
+    FROM merged m
+    WHERE c.id = m.existing_id
+      AND (c.name, c.priority, c.sms_opt_in, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services)
+          IS DISTINCT FROM (m.name, m.priority, m.sms_opt_in, m.days, m.starts, m.ends, m.services)
+    RETURNING c.id
+)
+SELECT m.line::integer AS line,
+    COALESCE(ins.id, m.existing_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS id,
+    (CASE WHEN ins.id IS NOT NULL THEN 'created'
+          WHEN upd.id IS NOT NULL THEN 'updated'
+          WHEN m.existing_id IS NOT NULL THEN 'unchanged'
+          ELSE 'retry' END)::text AS result,
+    m.opted_out::boolean AS opted_out
+FROM merged m
+LEFT JOIN inserted ins ON ins.phone = m.phone
+LEFT JOIN updated upd ON upd.id = m.existing_id
+ORDER BY m.line
+`
+
+type CustomerImportBatchParams struct {
+	Rows   []byte
+	ShopID uuid.UUID
+	Now    time.Time
+}
+
+type CustomerImportBatchRow struct {
+	Line     int32
+	ID       uuid.UUID
+	Result   string
+	OptedOut bool
+}
+
+// One batch of a CSV import, in one statement: rows is a JSON array of objects
+// {line, phone, name?, priority?, sms_opt_in?, prefs?:{days, starts, ends, services}}
+// where a missing key keeps the existing customer's value (a new one gets the default:
+// no name, priority 0, NOT opted in). A customer who opted out (STOP) keeps their
+// sms_opt_in whatever the file says. Rows are matched by phone among live customers;
+// each row's result is created, updated, unchanged, or retry (a concurrent insert of the
+// same phone won; the caller runs the row again).
+func (q *Queries) CustomerImportBatch(ctx context.Context, db DBTX, arg CustomerImportBatchParams) ([]CustomerImportBatchRow, error) {
+	rows, err := db.Query(ctx, customerImportBatch, arg.Rows, arg.ShopID, arg.Now)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []CustomerImportBatchRow
+	for rows.Next() {
+		var i CustomerImportBatchRow
+		if err := rows.Scan(
+			&i.Line,
+			&i.ID,
+			&i.Result,
+			&i.OptedOut,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const customerInsert = `-- name: CustomerInsert :one
 INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, created_at)
 VALUES ($1, $2, $3, $4, $5, $6)
-RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at
+RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, erased_phone_sha256
 `
 
 type CustomerInsertParams struct {
@@ -97,8 +318,92 @@ func (q *Queries) CustomerInsert(ctx context.Context, db DBTX, arg CustomerInser
 		&i.UnreachableCode,
 		&i.Priority,
 		&i.CreatedAt,
+		&i.PrefDays,
+		&i.PrefWindowStarts,
+		&i.PrefWindowEnds,
+		&i.PrefServices,
+		&i.ErasedAt,
+		&i.ErasedPhoneSha256,
 	)
 	return i, err
+}
+
+const customerList = `-- name: CustomerList :many
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, erased_phone_sha256 FROM customers c
+WHERE c.shop_id = $1 AND c.erased_at IS NULL
+  AND (c.created_at, c.id) > ($2::timestamptz, $3::uuid)
+  AND (NOT $4::boolean
+       OR c.name ILIKE $5::text
+       OR ($6::text <> '' AND c.phone LIKE $6::text))
+  AND (CASE $7::text
+         WHEN '' THEN true
+         WHEN 'opted_in' THEN c.sms_opt_in AND c.opted_out_at IS NULL AND c.unreachable_at IS NULL
+         WHEN 'opted_out' THEN c.opted_out_at IS NOT NULL
+         WHEN 'unreachable' THEN c.unreachable_at IS NOT NULL
+         WHEN 'not_opted_in' THEN NOT c.sms_opt_in AND c.opted_out_at IS NULL
+         ELSE false END)
+ORDER BY c.created_at, c.id
+LIMIT $8
+`
+
+type CustomerListParams struct {
+	ShopID       uuid.UUID
+	AfterCreated time.Time
+	AfterID      uuid.UUID
+	Searching    bool
+	NamePattern  string
+	PhonePattern string
+	Status       string
+	MaxRows      int32
+}
+
+// A page of a shop's live customers in creation order, after the cursor (after_created,
+// after_id); search matches the name (name_pattern, ILIKE) or the phone (phone_pattern,
+// LIKE, ” for none); status is ”, opted_in, opted_out, unreachable or not_opted_in.
+func (q *Queries) CustomerList(ctx context.Context, db DBTX, arg CustomerListParams) ([]Customer, error) {
+	rows, err := db.Query(ctx, customerList,
+		arg.ShopID,
+		arg.AfterCreated,
+		arg.AfterID,
+		arg.Searching,
+		arg.NamePattern,
+		arg.PhonePattern,
+		arg.Status,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Customer
+	for rows.Next() {
+		var i Customer
+		if err := rows.Scan(
+			&i.ID,
+			&i.ShopID,
+			&i.Phone,
+			&i.Name,
+			&i.SmsOptIn,
+			&i.OptedOutAt,
+			&i.UnreachableAt,
+			&i.UnreachableCode,
+			&i.Priority,
+			&i.CreatedAt,
+			&i.PrefDays,
+			&i.PrefWindowStarts,
+			&i.PrefWindowEnds,
+			&i.PrefServices,
+			&i.ErasedAt,
+			&i.ErasedPhoneSha256,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const customerListEligible = `-- name: CustomerListEligible :many
@@ -108,23 +413,44 @@ WHERE c.shop_id = $1
   AND c.sms_opt_in
   AND c.opted_out_at IS NULL
   AND c.unreachable_at IS NULL
+  AND c.erased_at IS NULL
+  AND (cardinality(c.pref_days) = 0 OR $2::smallint = ANY(c.pref_days))
+  AND (cardinality(c.pref_window_starts) = 0 OR EXISTS (
+      SELECT 1 FROM generate_subscripts(c.pref_window_starts, 1) AS k
+      WHERE c.pref_window_starts[k] <= $3::integer
+        AND $4::integer <= c.pref_window_ends[k]))
+  AND (cardinality(c.pref_services) = 0 OR EXISTS (
+      SELECT 1 FROM unnest(c.pref_services) AS ps(name)
+      WHERE lower(ps.name) = lower($5::text)))
+  AND ($6::integer = 0 OR (
+      SELECT count(*) FROM slot_offers d
+      WHERE d.customer_id = c.id
+        AND d.created_at >= $7::timestamptz AND d.created_at < $8::timestamptz
+        AND (d.sent_at IS NOT NULL OR d.status IN ('queued', 'sending'))) < $6::integer)
   AND NOT EXISTS (
       SELECT 1 FROM slot_offers o
-      WHERE o.opening_id = $2
+      WHERE o.opening_id = $9
         AND o.customer_id = c.id
-        AND (o.generation = $3 OR o.status = 'declined'))
+        AND (o.generation = $10 OR o.status = 'declined'))
   AND NOT EXISTS (
       SELECT 1 FROM bookings b
-      WHERE b.opening_id = $2 AND b.customer_id = c.id)
+      WHERE b.opening_id = $9 AND b.customer_id = c.id)
 ORDER BY c.priority DESC, c.created_at, c.id
-LIMIT $4
+LIMIT $11
 `
 
 type CustomerListEligibleParams struct {
-	ShopID     uuid.UUID
-	OpeningID  uuid.UUID
-	Generation int32
-	MaxRows    int32
+	ShopID      uuid.UUID
+	LocalDow    int16
+	StartMinute int32
+	EndMinute   int32
+	Service     string
+	MaxPerDay   int32
+	DayStart    time.Time
+	DayEnd      time.Time
+	OpeningID   uuid.UUID
+	Generation  int32
+	MaxRows     int32
 }
 
 type CustomerListEligibleRow struct {
@@ -136,10 +462,20 @@ type CustomerListEligibleRow struct {
 
 // Customers a wave may text: opted in, not opted out, reachable, not offered this
 // opening in this generation, and not someone who declined it or whose hold on it
-// lapsed in an earlier generation; waitlist priority first.
+// lapsed in an earlier generation; whose preferences (if any) contain the opening:
+// its local day of the week, a window that holds the whole appointment, its service;
+// and who have not reached the shop's daily cap of offers texted (max_per_day 0 means
+// no cap) in the local day [day_start, day_end). Waitlist priority first.
 func (q *Queries) CustomerListEligible(ctx context.Context, db DBTX, arg CustomerListEligibleParams) ([]CustomerListEligibleRow, error) {
 	rows, err := db.Query(ctx, customerListEligible,
 		arg.ShopID,
+		arg.LocalDow,
+		arg.StartMinute,
+		arg.EndMinute,
+		arg.Service,
+		arg.MaxPerDay,
+		arg.DayStart,
+		arg.DayEnd,
 		arg.OpeningID,
 		arg.Generation,
 		arg.MaxRows,
@@ -186,7 +522,7 @@ func (q *Queries) CustomerMarkUnreachable(ctx context.Context, db DBTX, arg Cust
 const customerOptIn = `-- name: CustomerOptIn :one
 UPDATE customers SET sms_opt_in = true, opted_out_at = NULL, unreachable_at = NULL, unreachable_code = NULL
 WHERE id = $1
-RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at
+RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, erased_phone_sha256
 `
 
 func (q *Queries) CustomerOptIn(ctx context.Context, db DBTX, id uuid.UUID) (Customer, error) {
@@ -203,6 +539,12 @@ func (q *Queries) CustomerOptIn(ctx context.Context, db DBTX, id uuid.UUID) (Cus
 		&i.UnreachableCode,
 		&i.Priority,
 		&i.CreatedAt,
+		&i.PrefDays,
+		&i.PrefWindowStarts,
+		&i.PrefWindowEnds,
+		&i.PrefServices,
+		&i.ErasedAt,
+		&i.ErasedPhoneSha256,
 	)
 	return i, err
 }
@@ -210,7 +552,7 @@ func (q *Queries) CustomerOptIn(ctx context.Context, db DBTX, id uuid.UUID) (Cus
 const customerOptOut = `-- name: CustomerOptOut :one
 UPDATE customers SET opted_out_at = COALESCE(opted_out_at, $1::timestamptz)
 WHERE id = $2
-RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at
+RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, erased_phone_sha256
 `
 
 type CustomerOptOutParams struct {
@@ -232,6 +574,88 @@ func (q *Queries) CustomerOptOut(ctx context.Context, db DBTX, arg CustomerOptOu
 		&i.UnreachableCode,
 		&i.Priority,
 		&i.CreatedAt,
+		&i.PrefDays,
+		&i.PrefWindowStarts,
+		&i.PrefWindowEnds,
+		&i.PrefServices,
+		&i.ErasedAt,
+		&i.ErasedPhoneSha256,
+	)
+	return i, err
+}
+
+const customerPhoneErased = `-- name: CustomerPhoneErased :one
+SELECT EXISTS (
+    SELECT 1 FROM customers
+    WHERE shop_id = $1 AND erased_at IS NOT NULL
+      AND erased_phone_sha256 = sha256(convert_to(shop_id::text || ':' || $2::text, 'UTF8'))
+)::boolean AS erased
+`
+
+type CustomerPhoneErasedParams struct {
+	ShopID uuid.UUID
+	Phone  string
+}
+
+// Whether phone belonged to one of the shop's erased customers.
+func (q *Queries) CustomerPhoneErased(ctx context.Context, db DBTX, arg CustomerPhoneErasedParams) (bool, error) {
+	row := db.QueryRow(ctx, customerPhoneErased, arg.ShopID, arg.Phone)
+	var erased bool
+	err := row.Scan(&erased)
+	return erased, err
+}
+
+const customerUpdate = `-- name: CustomerUpdate :one
+UPDATE customers SET name = $1, priority = $2, sms_opt_in = $3,
+    pref_days = $4::smallint[], pref_window_starts = $5::integer[],
+    pref_window_ends = $6::integer[], pref_services = $7::text[]
+WHERE id = $8 AND shop_id = $9 AND erased_at IS NULL
+RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, erased_phone_sha256
+`
+
+type CustomerUpdateParams struct {
+	Name             string
+	Priority         int32
+	SmsOptIn         bool
+	PrefDays         []int16
+	PrefWindowStarts []int32
+	PrefWindowEnds   []int32
+	PrefServices     []string
+	ID               uuid.UUID
+	ShopID           uuid.UUID
+}
+
+// The owner's edit. It never touches opted_out_at: only the customer's START clears it.
+func (q *Queries) CustomerUpdate(ctx context.Context, db DBTX, arg CustomerUpdateParams) (Customer, error) {
+	row := db.QueryRow(ctx, customerUpdate,
+		arg.Name,
+		arg.Priority,
+		arg.SmsOptIn,
+		arg.PrefDays,
+		arg.PrefWindowStarts,
+		arg.PrefWindowEnds,
+		arg.PrefServices,
+		arg.ID,
+		arg.ShopID,
+	)
+	var i Customer
+	err := row.Scan(
+		&i.ID,
+		&i.ShopID,
+		&i.Phone,
+		&i.Name,
+		&i.SmsOptIn,
+		&i.OptedOutAt,
+		&i.UnreachableAt,
+		&i.UnreachableCode,
+		&i.Priority,
+		&i.CreatedAt,
+		&i.PrefDays,
+		&i.PrefWindowStarts,
+		&i.PrefWindowEnds,
+		&i.PrefServices,
+		&i.ErasedAt,
+		&i.ErasedPhoneSha256,
 	)
 	return i, err
 }

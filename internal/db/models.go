@@ -35,16 +35,22 @@ type Booking struct {
 }
 
 type Customer struct {
-	ID              uuid.UUID
-	ShopID          uuid.UUID
-	Phone           string
-	Name            string
-	SmsOptIn        bool
-	OptedOutAt      *time.Time
-	UnreachableAt   *time.Time
-	UnreachableCode pgtype.Int4
-	Priority        int32
-	CreatedAt       time.Time
+	ID                uuid.UUID
+	ShopID            uuid.UUID
+	Phone             string
+	Name              string
+	SmsOptIn          bool
+	OptedOutAt        *time.Time
+	UnreachableAt     *time.Time
+	UnreachableCode   pgtype.Int4
+	Priority          int32
+	CreatedAt         time.Time
+	PrefDays          []int16
+	PrefWindowStarts  []int32
+	PrefWindowEnds    []int32
+	PrefServices      []string
+	ErasedAt          *time.Time
+	ErasedPhoneSha256 []byte
 }
 
 type InboundMessage struct {
@@ -61,20 +67,22 @@ type InboundMessage struct {
 }
 
 type Shop struct {
-	ID                  uuid.UUID
-	Name                string
-	Timezone            string
-	SmsNumber           string
-	Currency            string
-	PaymentMode         string
-	WaveSize            int32
-	WaveIntervalSeconds int32
-	MinLeadMinutes      int32
-	QuietStartMinute    pgtype.Int4
-	QuietEndMinute      pgtype.Int4
-	CooldownSeconds     int32
-	ApiKeyHash          []byte
-	CreatedAt           time.Time
+	ID                    uuid.UUID
+	Name                  string
+	Timezone              string
+	SmsNumber             string
+	Currency              string
+	PaymentMode           string
+	WaveSize              int32
+	WaveIntervalSeconds   int32
+	MinLeadMinutes        int32
+	QuietStartMinute      pgtype.Int4
+	QuietEndMinute        pgtype.Int4
+	CooldownSeconds       int32
+	ApiKeyHash            []byte
+	CreatedAt             time.Time
+	MaxOffersPerDay       pgtype.Int4
+	FirstWaveDelaySeconds int32
 }
 
 type SlotOffer struct {

@@ -232,6 +232,17 @@ func (q *Queries) OfferListWave(ctx context.Context, db DBTX, arg OfferListWaveP
 	return items, nil
 }
 
+const offerLockShopWaves = `-- name: OfferLockShopWaves :exec
+SELECT pg_advisory_xact_lock(hashtextextended('offer_waves:' || $1::uuid::text, 0))
+`
+
+// Serialises the recording of one shop's waves (held to the end of the transaction), so
+// that two openings' waves cannot both give a customer their last offer of the day.
+func (q *Queries) OfferLockShopWaves(ctx context.Context, db DBTX, shopID uuid.UUID) error {
+	_, err := db.Exec(ctx, offerLockShopWaves, shopID)
+	return err
+}
+
 const offerMarkFailed = `-- name: OfferMarkFailed :exec
 UPDATE slot_offers SET status = 'failed', error_code = $1
 WHERE id = $2 AND status IN ('queued', 'sending', 'sent')

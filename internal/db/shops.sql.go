@@ -14,7 +14,7 @@ import (
 )
 
 const shopGet = `-- name: ShopGet :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at FROM shops WHERE id = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds FROM shops WHERE id = $1
 `
 
 func (q *Queries) ShopGet(ctx context.Context, db DBTX, id uuid.UUID) (Shop, error) {
@@ -35,12 +35,14 @@ func (q *Queries) ShopGet(ctx context.Context, db DBTX, id uuid.UUID) (Shop, err
 		&i.CooldownSeconds,
 		&i.ApiKeyHash,
 		&i.CreatedAt,
+		&i.MaxOffersPerDay,
+		&i.FirstWaveDelaySeconds,
 	)
 	return i, err
 }
 
 const shopGetByKeyHash = `-- name: ShopGetByKeyHash :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at FROM shops WHERE api_key_hash = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds FROM shops WHERE api_key_hash = $1
 `
 
 func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []byte) (Shop, error) {
@@ -61,12 +63,14 @@ func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []by
 		&i.CooldownSeconds,
 		&i.ApiKeyHash,
 		&i.CreatedAt,
+		&i.MaxOffersPerDay,
+		&i.FirstWaveDelaySeconds,
 	)
 	return i, err
 }
 
 const shopGetBySMSNumber = `-- name: ShopGetBySMSNumber :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at FROM shops WHERE sms_number = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds FROM shops WHERE sms_number = $1
 `
 
 func (q *Queries) ShopGetBySMSNumber(ctx context.Context, db DBTX, smsNumber string) (Shop, error) {
@@ -87,6 +91,36 @@ func (q *Queries) ShopGetBySMSNumber(ctx context.Context, db DBTX, smsNumber str
 		&i.CooldownSeconds,
 		&i.ApiKeyHash,
 		&i.CreatedAt,
+		&i.MaxOffersPerDay,
+		&i.FirstWaveDelaySeconds,
+	)
+	return i, err
+}
+
+const shopGetForUpdate = `-- name: ShopGetForUpdate :one
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds FROM shops WHERE id = $1 FOR UPDATE
+`
+
+func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (Shop, error) {
+	row := db.QueryRow(ctx, shopGetForUpdate, id)
+	var i Shop
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Timezone,
+		&i.SmsNumber,
+		&i.Currency,
+		&i.PaymentMode,
+		&i.WaveSize,
+		&i.WaveIntervalSeconds,
+		&i.MinLeadMinutes,
+		&i.QuietStartMinute,
+		&i.QuietEndMinute,
+		&i.CooldownSeconds,
+		&i.ApiKeyHash,
+		&i.CreatedAt,
+		&i.MaxOffersPerDay,
+		&i.FirstWaveDelaySeconds,
 	)
 	return i, err
 }
@@ -94,25 +128,27 @@ func (q *Queries) ShopGetBySMSNumber(ctx context.Context, db DBTX, smsNumber str
 const shopInsert = `-- name: ShopInsert :one
 INSERT INTO shops (name, timezone, sms_number, currency, payment_mode, wave_size,
     wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute,
-    cooldown_seconds, api_key_hash, created_at)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at
+    cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds
 `
 
 type ShopInsertParams struct {
-	Name                string
-	Timezone            string
-	SmsNumber           string
-	Currency            string
-	PaymentMode         string
-	WaveSize            int32
-	WaveIntervalSeconds int32
-	MinLeadMinutes      int32
-	QuietStartMinute    pgtype.Int4
-	QuietEndMinute      pgtype.Int4
-	CooldownSeconds     int32
-	ApiKeyHash          []byte
-	CreatedAt           time.Time
+	Name                  string
+	Timezone              string
+	SmsNumber             string
+	Currency              string
+	PaymentMode           string
+	WaveSize              int32
+	WaveIntervalSeconds   int32
+	MinLeadMinutes        int32
+	QuietStartMinute      pgtype.Int4
+	QuietEndMinute        pgtype.Int4
+	CooldownSeconds       int32
+	ApiKeyHash            []byte
+	CreatedAt             time.Time
+	MaxOffersPerDay       pgtype.Int4
+	FirstWaveDelaySeconds int32
 }
 
 func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams) (Shop, error) {
@@ -130,6 +166,8 @@ func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams)
 		arg.CooldownSeconds,
 		arg.ApiKeyHash,
 		arg.CreatedAt,
+		arg.MaxOffersPerDay,
+		arg.FirstWaveDelaySeconds,
 	)
 	var i Shop
 	err := row.Scan(
@@ -147,6 +185,110 @@ func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams)
 		&i.CooldownSeconds,
 		&i.ApiKeyHash,
 		&i.CreatedAt,
+		&i.MaxOffersPerDay,
+		&i.FirstWaveDelaySeconds,
+	)
+	return i, err
+}
+
+const shopRotateKey = `-- name: ShopRotateKey :one
+UPDATE shops SET api_key_hash = $1 WHERE id = $2
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds
+`
+
+type ShopRotateKeyParams struct {
+	ApiKeyHash []byte
+	ID         uuid.UUID
+}
+
+// A new key hash replaces the old one: the old key stops working with this commit
+// (Authenticate reads the hash from Postgres on every request, never from a cache).
+func (q *Queries) ShopRotateKey(ctx context.Context, db DBTX, arg ShopRotateKeyParams) (Shop, error) {
+	row := db.QueryRow(ctx, shopRotateKey, arg.ApiKeyHash, arg.ID)
+	var i Shop
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Timezone,
+		&i.SmsNumber,
+		&i.Currency,
+		&i.PaymentMode,
+		&i.WaveSize,
+		&i.WaveIntervalSeconds,
+		&i.MinLeadMinutes,
+		&i.QuietStartMinute,
+		&i.QuietEndMinute,
+		&i.CooldownSeconds,
+		&i.ApiKeyHash,
+		&i.CreatedAt,
+		&i.MaxOffersPerDay,
+		&i.FirstWaveDelaySeconds,
+	)
+	return i, err
+}
+
+const shopUpdate = `-- name: ShopUpdate :one
+UPDATE shops SET name = $1, timezone = $2, currency = $3,
+    payment_mode = $4, wave_size = $5,
+    wave_interval_seconds = $6, min_lead_minutes = $7,
+    quiet_start_minute = $8, quiet_end_minute = $9,
+    cooldown_seconds = $10, max_offers_per_day = $11,
+    first_wave_delay_seconds = $12
+WHERE id = $13
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds
+`
+
+type ShopUpdateParams struct {
+	Name                  string
+	Timezone              string
+	Currency              string
+	PaymentMode           string
+	WaveSize              int32
+	WaveIntervalSeconds   int32
+	MinLeadMinutes        int32
+	QuietStartMinute      pgtype.Int4
+	QuietEndMinute        pgtype.Int4
+	CooldownSeconds       int32
+	MaxOffersPerDay       pgtype.Int4
+	FirstWaveDelaySeconds int32
+	ID                    uuid.UUID
+}
+
+// The owner's settings; the SMS number and the key are not among them.
+func (q *Queries) ShopUpdate(ctx context.Context, db DBTX, arg ShopUpdateParams) (Shop, error) {
+	row := db.QueryRow(ctx, shopUpdate,
+		arg.Name,
+		arg.Timezone,
+		arg.Currency,
+		arg.PaymentMode,
+		arg.WaveSize,
+		arg.WaveIntervalSeconds,
+		arg.MinLeadMinutes,
+		arg.QuietStartMinute,
+		arg.QuietEndMinute,
+		arg.CooldownSeconds,
+		arg.MaxOffersPerDay,
+		arg.FirstWaveDelaySeconds,
+		arg.ID,
+	)
+	var i Shop
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Timezone,
+		&i.SmsNumber,
+		&i.Currency,
+		&i.PaymentMode,
+		&i.WaveSize,
+		&i.WaveIntervalSeconds,
+		&i.MinLeadMinutes,
+		&i.QuietStartMinute,
+		&i.QuietEndMinute,
+		&i.CooldownSeconds,
+		&i.ApiKeyHash,
+		&i.CreatedAt,
+		&i.MaxOffersPerDay,
+		&i.FirstWaveDelaySeconds,
 	)
 	return i, err
 }

@@ -125,6 +125,14 @@ func (s *Service) RunWave(ctx context.Context, w jobs.Wave) (WaveResult, error) 
 		}
 		return WaveResult{Stopped: "expired"}, nil
 	}
+	// The grace period after a declaration: the first wave of the first round waits,
+	// so an owner who declared by mistake can cancel before anyone is texted. (A later
+	// round, after a failed payment, is not a fresh declaration and does not wait.)
+	if w.Generation == 1 && w.Wave == 1 {
+		if at := op.CreatedAt.Add(shop.Policy.FirstWaveDelay); now.Before(at) {
+			return WaveResult{SnoozeTo: at}, nil
+		}
+	}
 	if q := shop.Policy.Quiet; q != nil && q.Contains(now.In(shop.Location)) {
 		return WaveResult{SnoozeTo: q.EndAfter(now.In(shop.Location))}, nil
 	}
@@ -158,9 +166,14 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.SlotOpe
 		if locked.Status != slots.StatusOpen || locked.Generation != op.Generation {
 			return nil
 		}
-		cands, err := s.q.CustomerListEligible(ctx, tx, db.CustomerListEligibleParams{
-			ShopID: shop.ID, OpeningID: op.ID, Generation: op.Generation, MaxRows: int32(s.cfg.MaxCandidates),
-		})
+		params := eligibility(shop, locked, now)
+		params.MaxRows = int32(s.cfg.MaxCandidates)
+		if params.MaxPerDay > 0 {
+			if err := s.q.OfferLockShopWaves(ctx, tx, shop.ID); err != nil {
+				return fmt.Errorf("lock shop waves: %w", err)
+			}
+		}
+		cands, err := s.q.CustomerListEligible(ctx, tx, params)
 		if err != nil {
 			return fmt.Errorf("list eligible customers: %w", err)
 		}
@@ -207,6 +220,30 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.SlotOpe
 		}
 		return nil
 	})
+}
+
+// eligibility is who a wave of op may text, besides the rules that need no parameter
+// (opted in, reachable, not offered this round): customers whose preferences contain the
+// opening (its local day of the week, a window holding the whole appointment, its
+// service), and who have not had the shop's daily cap of offers in the shop's local day
+// of now.
+func eligibility(shop shops.Shop, op db.SlotOpening, now time.Time) db.CustomerListEligibleParams {
+	local := op.StartsAt.In(shop.Location)
+	startMinute := local.Hour()*60 + local.Minute()
+	today := now.In(shop.Location)
+	y, m, d := today.Date()
+	dayStart := time.Date(y, m, d, 0, 0, 0, 0, shop.Location)
+	return db.CustomerListEligibleParams{
+		ShopID: shop.ID, OpeningID: op.ID, Generation: op.Generation,
+		LocalDow:    int16(shops.ISODay(local.Weekday())),
+		StartMinute: int32(startMinute),
+		EndMinute:   int32(startMinute + int(op.DurationMinutes)),
+		Service:     op.Service,
+		MaxPerDay:   int32(shop.Policy.MaxOffersPerDay),
+		DayStart:    dayStart.UTC(),
+		// AddDate, not 24 hours: a day with a daylight-saving change is 23 or 25 hours.
+		DayEnd: time.Date(y, m, d+1, 0, 0, 0, 0, shop.Location).UTC(),
+	}
 }
 
 // sendChunk is how many of a wave's offers are claimed at once. The claim is what makes
@@ -397,12 +434,28 @@ func (s *Service) SendText(ctx context.Context, a jobs.Text) error {
 	if !a.NotAfter.IsZero() && s.cfg.Now().After(a.NotAfter) {
 		return nil // stale: a late payment link or reminder would only confuse
 	}
+	if a.To == "" {
+		// The customer was erased after the text was queued (their phone is gone).
+		s.log.InfoContext(ctx, "text not sent: no number (customer erased)", "key", a.Key)
+		return nil
+	}
 	c, err := s.q.CustomerGetByPhone(ctx, s.pool, db.CustomerGetByPhoneParams{ShopID: a.ShopID, Phone: a.To})
 	switch {
 	case err == nil && (c.OptedOutAt != nil || c.UnreachableAt != nil):
 		s.log.InfoContext(ctx, "text not sent: customer opted out", "customer_id", c.ID, "key", a.Key)
 		return nil
-	case err != nil && !errors.Is(err, pgx.ErrNoRows):
+	case errors.Is(err, pgx.ErrNoRows):
+		// Not a customer (a reply to a stranger), or one the owner erased since the text
+		// was queued: an erased customer is never texted again.
+		erased, err := s.shops.PhoneErased(ctx, a.ShopID, a.To)
+		if err != nil {
+			return err
+		}
+		if erased {
+			s.log.InfoContext(ctx, "text not sent: customer erased", "key", a.Key)
+			return nil
+		}
+	case err != nil:
 		return fmt.Errorf("check customer: %w", err)
 	}
 	_, err = s.texter.Text(ctx, sms.Message{From: a.From, To: a.To, Body: a.Body})

@@ -56,3 +56,11 @@ func loadLocation(name string) (*time.Location, error) {
 	locations.Store(name, l)
 	return l, nil
 }
+
+// forget drops number's entry, so this instance sees a change at once (others within
+// cacheTTL).
+func (c *cache) forget(number string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.byNumber, number)
+}

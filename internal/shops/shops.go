@@ -69,6 +69,12 @@ type Policy struct {
 	MinLead      time.Duration
 	Quiet        *QuietHours
 	Cooldown     time.Duration
+	// MaxOffersPerDay caps the offers texted to one customer in one of the shop's local
+	// days, across openings; 0 means no cap.
+	MaxOffersPerDay int
+	// FirstWaveDelay is a grace period between declaring an opening and its first wave,
+	// so a mistaken declaration can be cancelled before anyone is texted.
+	FirstWaveDelay time.Duration
 }
 
 // DefaultPolicy is used for fields a new shop leaves out.
@@ -114,8 +120,13 @@ type Customer struct {
 	Name       string
 	SMSOptIn   bool
 	OptedOutAt *time.Time
-	Priority   int
-	CreatedAt  time.Time
+	// UnreachableAt is set when texts to the number fail for good; a START clears it.
+	UnreachableAt *time.Time
+	Priority      int
+	CreatedAt     time.Time
+	Preferences   Preferences
+	// ErasedAt is set once the customer is erased: no name, no phone, never texted.
+	ErasedAt *time.Time
 }
 
 // NewCustomer is what a customer is created from.
@@ -171,6 +182,7 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 		WaveIntervalSeconds: int32(p.WaveInterval / time.Second), MinLeadMinutes: int32(p.MinLead / time.Minute),
 		QuietStartMinute: qs, QuietEndMinute: qe, CooldownSeconds: int32(p.Cooldown / time.Second),
 		ApiKeyHash: hash, CreatedAt: s.cfg.Now().UTC(),
+		MaxOffersPerDay: capParam(p.MaxOffersPerDay), FirstWaveDelaySeconds: int32(p.FirstWaveDelay / time.Second),
 	})
 	if isUnique(err) {
 		return Shop{}, "", &problem.Error{Kind: problem.Conflict, Code: "sms_number_taken", Field: "sms_number",
@@ -235,6 +247,10 @@ func (s *Service) normalise(n *NewShop) error {
 		return problem.Invalidf("offer_policy.min_lead_minutes", "min_lead_minutes must be between 0 and 10080")
 	case p.Cooldown < 0 || p.Cooldown > 30*24*time.Hour:
 		return problem.Invalidf("offer_policy.cooldown_seconds", "cooldown_seconds must be between 0 and 2592000")
+	case p.MaxOffersPerDay < 0 || p.MaxOffersPerDay > 1000:
+		return problem.Invalidf("offer_policy.max_offers_per_day", "max_offers_per_day must be between 1 and 1000, or null for no cap")
+	case p.FirstWaveDelay < 0 || p.FirstWaveDelay > 24*time.Hour || p.FirstWaveDelay%time.Second != 0:
+		return problem.Invalidf("offer_policy.first_wave_delay_seconds", "first_wave_delay_seconds must be between 0 and 86400")
 	}
 	if q := p.Quiet; q != nil {
 		if q.Start < 0 || q.Start >= 1440 || q.End < 0 || q.End >= 1440 || q.Start == q.End {
@@ -354,6 +370,9 @@ func FromRow(r db.Shop) (Shop, error) {
 			WaveInterval: time.Duration(r.WaveIntervalSeconds) * time.Second,
 			MinLead:      time.Duration(r.MinLeadMinutes) * time.Minute,
 			Cooldown:     time.Duration(r.CooldownSeconds) * time.Second,
+			// A NULL cap reads as 0: no cap.
+			MaxOffersPerDay: int(r.MaxOffersPerDay.Int32),
+			FirstWaveDelay:  time.Duration(r.FirstWaveDelaySeconds) * time.Second,
 		},
 	}
 	if r.QuietStartMinute.Valid && r.QuietEndMinute.Valid {
@@ -364,10 +383,27 @@ func FromRow(r db.Shop) (Shop, error) {
 
 // CustomerFromRow maps a database row to a Customer.
 func CustomerFromRow(r db.Customer) Customer {
-	return Customer{
+	c := Customer{
 		ID: r.ID, ShopID: r.ShopID, Phone: r.Phone, Name: r.Name, SMSOptIn: r.SmsOptIn,
-		OptedOutAt: r.OptedOutAt, Priority: int(r.Priority), CreatedAt: r.CreatedAt,
+		OptedOutAt: r.OptedOutAt, UnreachableAt: r.UnreachableAt, Priority: int(r.Priority), CreatedAt: r.CreatedAt,
+		ErasedAt: r.ErasedAt,
 	}
+	for _, d := range r.PrefDays {
+		c.Preferences.Days = append(c.Preferences.Days, int(d))
+	}
+	for i := range min(len(r.PrefWindowStarts), len(r.PrefWindowEnds)) {
+		c.Preferences.Windows = append(c.Preferences.Windows, Window{Start: int(r.PrefWindowStarts[i]), End: int(r.PrefWindowEnds[i])})
+	}
+	c.Preferences.Services = append(c.Preferences.Services, r.PrefServices...)
+	return c
+}
+
+// capParam is the daily cap as stored: NULL for none.
+func capParam(n int) pgtype.Int4 {
+	if n <= 0 {
+		return pgtype.Int4{}
+	}
+	return pgtype.Int4{Int32: int32(n), Valid: true}
 }
 
 func newKey() (key string, hash []byte, err error) {

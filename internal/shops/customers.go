@@ -1,0 +1,436 @@
+package shops
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/problem"
+)
+
+// Customer statuses, as owners filter and read them.
+const (
+	StatusOptedIn     = "opted_in"     // texted when an opening suits them
+	StatusNotOptedIn  = "not_opted_in" // no consent recorded: never texted
+	StatusOptedOut    = "opted_out"    // replied STOP: only their START opts them back in
+	StatusUnreachable = "unreachable"  // texts to the number fail for good
+)
+
+// ErrCustomerNotFound means the shop has no such (live) customer.
+var ErrCustomerNotFound = problem.New(problem.NotFound, "customer_not_found", "no such customer")
+
+// ErrOptedOut refuses an owner's attempt to opt back in a customer who replied STOP:
+// only the customer's own START may do that.
+var ErrOptedOut = &problem.Error{Kind: problem.Conflict, Code: "customer_opted_out", Field: "sms_opt_in",
+	Message: "this customer replied STOP; only their own START can opt them back in"}
+
+// MaxWindows is how many time windows a customer's preferences may hold.
+const MaxWindows = 4
+
+// maxServices is how many services a customer's preferences may name.
+const maxServices = 20
+
+// Window is a daily time window in the shop's time zone, in minutes after local
+// midnight: Start inclusive, End exclusive (End may be 1440, midnight).
+type Window struct {
+	Start, End int
+}
+
+// Preferences say which openings a customer wants to hear about. An empty field means
+// "any": a customer with no preferences is offered everything.
+type Preferences struct {
+	// Days are ISO days of the week: 1 is Monday, 7 is Sunday.
+	Days []int
+	// Windows are times of day; an opening suits one when the whole appointment fits.
+	Windows []Window
+	// Services are the services they want, compared without regard to case.
+	Services []string
+}
+
+// IsZero reports whether there are no preferences.
+func (p Preferences) IsZero() bool {
+	return len(p.Days) == 0 && len(p.Windows) == 0 && len(p.Services) == 0
+}
+
+// Contains reports whether an opening of service starting at start (in the shop's
+// location loc) and lasting duration suits these preferences. The wave's query applies
+// the same rule in SQL; this is its reference.
+func (p Preferences) Contains(start time.Time, duration time.Duration, service string, loc *time.Location) bool {
+	local := start.In(loc)
+	if len(p.Days) > 0 && !slices.Contains(p.Days, ISODay(local.Weekday())) {
+		return false
+	}
+	m := local.Hour()*60 + local.Minute()
+	end := m + int(duration/time.Minute)
+	if len(p.Windows) > 0 && !slices.ContainsFunc(p.Windows, func(w Window) bool { return w.Start <= m && end <= w.End }) {
+		return false
+	}
+	if len(p.Services) > 0 && !slices.ContainsFunc(p.Services, func(s string) bool { return strings.EqualFold(s, service) }) {
+		return false
+	}
+	return true
+}
+
+// ISODay is d as an ISO day number, 1 (Monday) to 7 (Sunday).
+func ISODay(d time.Weekday) int {
+	if d == time.Sunday {
+		return 7
+	}
+	return int(d)
+}
+
+var dayNames = []string{"mon", "tue", "wed", "thu", "fri", "sat", "sun"}
+
+// DayName is the three-letter name of an ISO day ("mon" for 1).
+func DayName(d int) string {
+	if d < 1 || d > 7 {
+		return ""
+	}
+	return dayNames[d-1]
+}
+
+// ParseDay reads a day of the week: "mon", "Monday", "MON".
+func ParseDay(s string) (int, bool) {
+	s = strings.ToLower(strings.TrimSpace(s))
+	if len(s) < 3 {
+		return 0, false
+	}
+	for i, n := range dayNames {
+		full := []string{"monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"}[i]
+		if s == n || s == full || (len(s) >= 3 && strings.HasPrefix(full, s)) {
+			return i + 1, true
+		}
+	}
+	return 0, false
+}
+
+// ParseClock reads "HH:MM" (24-hour, 00:00 to 24:00) as minutes after midnight;
+// "24:00" is only meaningful as a window's end.
+func ParseClock(s string) (int, bool) {
+	if len(s) != 5 || s[2] != ':' {
+		return 0, false
+	}
+	h, err1 := strconv.Atoi(s[:2])
+	m, err2 := strconv.Atoi(s[3:])
+	if err1 != nil || err2 != nil || s[0] == '+' || s[0] == '-' || s[3] == '+' || s[3] == '-' {
+		return 0, false
+	}
+	if h == 24 && m == 0 {
+		return 1440, true
+	}
+	if h < 0 || h > 23 || m < 0 || m > 59 {
+		return 0, false
+	}
+	return h*60 + m, true
+}
+
+// FormatClock writes minutes after midnight as "HH:MM".
+func FormatClock(minutes int) string {
+	return fmt.Sprintf("%02d:%02d", minutes/60, minutes%60)
+}
+
+// normalise checks the preferences and puts them in a canonical order (days and
+// windows sorted, services deduplicated), so that equal preferences compare equal.
+func (p *Preferences) normalise() error {
+	days := slices.Clone(p.Days)
+	slices.Sort(days)
+	days = slices.Compact(days)
+	for _, d := range days {
+		if d < 1 || d > 7 {
+			return problem.Invalidf("preferences.days", "days must be days of the week: mon, tue, wed, thu, fri, sat, sun")
+		}
+	}
+	if len(p.Windows) > MaxWindows {
+		return problem.Invalidf("preferences.windows", "at most %d time windows", MaxWindows)
+	}
+	windows := slices.Clone(p.Windows)
+	for _, w := range windows {
+		if w.Start < 0 || w.End > 1440 || w.Start >= w.End {
+			return problem.Invalidf("preferences.windows", `each window needs a start before its end, "HH:MM" from 00:00 to 24:00 (a window cannot span midnight: use two)`)
+		}
+	}
+	slices.SortFunc(windows, func(a, b Window) int { return a.Start*2000 + a.End - (b.Start*2000 + b.End) })
+	windows = slices.Compact(windows)
+	var services []string
+	for _, s := range p.Services {
+		s = strings.TrimSpace(s)
+		if s == "" || len(s) > 100 {
+			return problem.Invalidf("preferences.services", "each service must be 1 to 100 characters")
+		}
+		if !slices.ContainsFunc(services, func(x string) bool { return strings.EqualFold(x, s) }) {
+			services = append(services, s)
+		}
+	}
+	if len(services) > maxServices {
+		return problem.Invalidf("preferences.services", "at most %d services", maxServices)
+	}
+	*p = Preferences{Days: days, Windows: windows, Services: services}
+	return nil
+}
+
+// columns are the preferences as the customers table stores them.
+func (p Preferences) columns() (days []int16, starts, ends []int32, services []string) {
+	days, starts, ends, services = []int16{}, []int32{}, []int32{}, []string{}
+	for _, d := range p.Days {
+		days = append(days, int16(d))
+	}
+	for _, w := range p.Windows {
+		starts, ends = append(starts, int32(w.Start)), append(ends, int32(w.End))
+	}
+	services = append(services, p.Services...)
+	return days, starts, ends, services
+}
+
+// Status is the customer's standing for texts: opted_out, unreachable, opted_in or
+// not_opted_in (in that order of precedence).
+func (c Customer) Status() string {
+	switch {
+	case c.OptedOutAt != nil:
+		return StatusOptedOut
+	case c.UnreachableAt != nil:
+		return StatusUnreachable
+	case c.SMSOptIn:
+		return StatusOptedIn
+	}
+	return StatusNotOptedIn
+}
+
+// Customer returns shopID's customer id; another shop's or an erased one is not found.
+func (s *Service) Customer(ctx context.Context, shopID, id uuid.UUID) (Customer, error) {
+	row, err := s.q.CustomerGetForShop(ctx, s.pool, db.CustomerGetForShopParams{ID: id, ShopID: shopID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Customer{}, ErrCustomerNotFound
+	}
+	if err != nil {
+		return Customer{}, fmt.Errorf("get customer %s: %w", id, err)
+	}
+	return CustomerFromRow(row), nil
+}
+
+// CustomerQuery selects a page of a shop's customers.
+type CustomerQuery struct {
+	// Search matches a fragment of the name (any case) or of the phone's digits.
+	Search string
+	// Status is "" (all) or one of the Status constants.
+	Status string
+	// Limit is the page size, 1 to MaxCustomerPage; 0 means DefaultCustomerPage.
+	Limit int
+	// Cursor is the Next of the previous page; "" starts at the beginning.
+	Cursor string
+}
+
+// Page sizes of the customer list.
+const (
+	DefaultCustomerPage = 50
+	MaxCustomerPage     = 200
+)
+
+// CustomerPage is one page of customers in creation order; Next is the cursor of the
+// following page, "" on the last.
+type CustomerPage struct {
+	Customers []Customer
+	Next      string
+}
+
+// Customers lists shopID's customers, a page at a time.
+func (s *Service) Customers(ctx context.Context, shopID uuid.UUID, q CustomerQuery) (CustomerPage, error) {
+	limit := q.Limit
+	if limit == 0 {
+		limit = DefaultCustomerPage
+	}
+	if limit < 1 || limit > MaxCustomerPage {
+		return CustomerPage{}, problem.Invalidf("limit", "limit must be a whole number from 1 to %d", MaxCustomerPage)
+	}
+	switch q.Status {
+	case "", StatusOptedIn, StatusNotOptedIn, StatusOptedOut, StatusUnreachable:
+	default:
+		return CustomerPage{}, problem.Invalidf("status", "status must be opted_in, not_opted_in, opted_out or unreachable")
+	}
+	search := strings.TrimSpace(q.Search)
+	if len(search) > 100 {
+		return CustomerPage{}, problem.Invalidf("q", "q must be at most 100 characters")
+	}
+	afterAt, afterID, err := decodeCursor(q.Cursor)
+	if err != nil {
+		return CustomerPage{}, err
+	}
+	params := db.CustomerListParams{
+		ShopID: shopID, AfterCreated: afterAt, AfterID: afterID, Status: q.Status, MaxRows: int32(limit + 1),
+	}
+	if search != "" {
+		params.Searching = true
+		params.NamePattern = "%" + escapeLike(search) + "%"
+		if digits := phoneDigits(search); digits != "" {
+			params.PhonePattern = "%" + digits + "%"
+		}
+	}
+	rows, err := s.q.CustomerList(ctx, s.pool, params)
+	if err != nil {
+		return CustomerPage{}, fmt.Errorf("list customers: %w", err)
+	}
+	var page CustomerPage
+	if len(rows) > limit {
+		rows = rows[:limit]
+		last := rows[limit-1]
+		page.Next = encodeCursor(last.CreatedAt, last.ID)
+	}
+	page.Customers = make([]Customer, len(rows))
+	for i, r := range rows {
+		page.Customers[i] = CustomerFromRow(r)
+	}
+	return page, nil
+}
+
+// phoneDigits is the search's digits when it looks like (part of) a phone number:
+// only digits, '+', spaces, dashes, dots and parentheses.
+func phoneDigits(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r >= '0' && r <= '9':
+			b.WriteRune(r)
+		case strings.ContainsRune("+ -.()", r):
+		default:
+			return ""
+		}
+	}
+	return b.String()
+}
+
+// escapeLike escapes LIKE's wildcards (the default escape character is backslash).
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// The cursor is opaque to clients: base64 of "<unix nanoseconds>.<id>" of the last row.
+func encodeCursor(t time.Time, id uuid.UUID) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(t.UnixNano(), 10) + "." + id.String()))
+}
+
+var errBadCursor = problem.Invalidf("cursor", "cursor is not one this server gave out; start again without it")
+
+func decodeCursor(c string) (time.Time, uuid.UUID, error) {
+	if c == "" {
+		return time.Unix(0, 0).UTC(), uuid.Nil, nil
+	}
+	if len(c) > 200 {
+		return time.Time{}, uuid.Nil, errBadCursor
+	}
+	b, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil {
+		return time.Time{}, uuid.Nil, errBadCursor
+	}
+	ns, idText, ok := strings.Cut(string(b), ".")
+	n, err1 := strconv.ParseInt(ns, 10, 64)
+	id, err2 := uuid.Parse(idText)
+	if !ok || err1 != nil || err2 != nil {
+		return time.Time{}, uuid.Nil, errBadCursor
+	}
+	return time.Unix(0, n).UTC(), id, nil
+}
+
+// CustomerChange is an owner's edit of a customer; nil fields stay as they are.
+type CustomerChange struct {
+	Name     *string
+	Priority *int
+	SMSOptIn *bool
+	// Preferences, when set, replace the customer's (an empty value clears them).
+	Preferences *Preferences
+}
+
+// UpdateCustomer applies an owner's change. Opting in a customer who replied STOP is
+// refused (ErrOptedOut): only their own START does that.
+func (s *Service) UpdateCustomer(ctx context.Context, shopID, id uuid.UUID, ch CustomerChange) (Customer, error) {
+	var out Customer
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		row, err := s.q.CustomerGetForShopForUpdate(ctx, tx, db.CustomerGetForShopForUpdateParams{ID: id, ShopID: shopID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrCustomerNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("get customer %s: %w", id, err)
+		}
+		c := CustomerFromRow(row)
+		if ch.Name != nil {
+			name := strings.TrimSpace(*ch.Name)
+			if len(name) > 200 {
+				return problem.Invalidf("name", "name must be at most 200 characters")
+			}
+			c.Name = name
+		}
+		if ch.Priority != nil {
+			if *ch.Priority < -1000 || *ch.Priority > 1000 {
+				return problem.Invalidf("priority", "priority must be between -1000 and 1000")
+			}
+			c.Priority = *ch.Priority
+		}
+		if ch.SMSOptIn != nil {
+			// The row lock makes this check and the update one step: a STOP that lands
+			// meanwhile waits, and opted_out_at is never touched here anyway.
+			if *ch.SMSOptIn && c.OptedOutAt != nil {
+				return ErrOptedOut
+			}
+			c.SMSOptIn = *ch.SMSOptIn
+		}
+		if ch.Preferences != nil {
+			p := *ch.Preferences
+			if err := p.normalise(); err != nil {
+				return err
+			}
+			c.Preferences = p
+		}
+		days, starts, ends, services := c.Preferences.columns()
+		updated, err := s.q.CustomerUpdate(ctx, tx, db.CustomerUpdateParams{
+			ID: id, ShopID: shopID, Name: c.Name, Priority: int32(c.Priority), SmsOptIn: c.SMSOptIn,
+			PrefDays: days, PrefWindowStarts: starts, PrefWindowEnds: ends, PrefServices: services,
+		})
+		if err != nil {
+			return fmt.Errorf("update customer %s: %w", id, err)
+		}
+		out = CustomerFromRow(updated)
+		return nil
+	})
+	return out, err
+}
+
+// EraseCustomer erases a customer at the owner's request: the name, phone and
+// preferences are gone, the texts they sent lose their number and words, and they are
+// opted out for good (no wave or queued text reaches the number again). The row stays,
+// so their past offers and bookings (and the shop's totals) are kept, anonymised.
+func (s *Service) EraseCustomer(ctx context.Context, shopID, id uuid.UUID) error {
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		row, err := s.q.CustomerGetForShopForUpdate(ctx, tx, db.CustomerGetForShopForUpdateParams{ID: id, ShopID: shopID})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrCustomerNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("get customer %s: %w", id, err)
+		}
+		if err := s.q.CustomerEraseMessages(ctx, tx, db.CustomerEraseMessagesParams{ShopID: uuid.NullUUID{UUID: shopID, Valid: true}, Phone: row.Phone}); err != nil {
+			return fmt.Errorf("erase customer %s messages: %w", id, err)
+		}
+		if _, err := s.q.CustomerErase(ctx, tx, db.CustomerEraseParams{ID: id, ShopID: shopID, Now: s.cfg.Now().UTC()}); err != nil {
+			return fmt.Errorf("erase customer %s: %w", id, err)
+		}
+		return nil
+	})
+}
+
+// PhoneErased reports whether number belonged to one of shopID's erased customers, so a
+// text queued before the erasure is not sent.
+func (s *Service) PhoneErased(ctx context.Context, shopID uuid.UUID, number string) (bool, error) {
+	erased, err := s.q.CustomerPhoneErased(ctx, s.pool, db.CustomerPhoneErasedParams{ShopID: shopID, Phone: number})
+	if err != nil {
+		return false, fmt.Errorf("check erased phone: %w", err)
+	}
+	return erased, nil
+}
