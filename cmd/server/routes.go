@@ -8,6 +8,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/slotrecovery/slotrecovery/internal/dashboard"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/logging"
 	"github.com/slotrecovery/slotrecovery/internal/shopapi"
@@ -30,9 +31,16 @@ func (a *app) routes() http.Handler {
 	// Inside the logger, so a recovered panic is logged as the 500 it becomes.
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, DisablePrintStack: true}))
 	e.Use(httpMetrics(a.registry))
-	// Stripe's events may be larger than anything else we take; its route has its own cap.
+	// Stripe's events and customer CSV imports may be larger than anything else we take;
+	// their routes have their own caps.
 	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
-		Limit: "64K", Skipper: func(c echo.Context) bool { return c.Request().URL.Path == webhooks.StripePath },
+		Limit: "64K", Skipper: func(c echo.Context) bool {
+			switch c.Request().URL.Path {
+			case webhooks.StripePath, shopapi.ImportPath, dashboard.ImportPath:
+				return true
+			}
+			return false
+		},
 	}))
 	e.Use(middleware.ContextTimeout(20 * time.Second))
 

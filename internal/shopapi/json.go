@@ -127,6 +127,9 @@ type policyRequest struct {
 	MinLeadMinutes      *int64           `json:"min_lead_minutes"`
 	QuietHours          *quietHoursValue `json:"quiet_hours"`
 	CooldownSeconds     *int64           `json:"cooldown_seconds"`
+	// MaxOffersPerDay is null (or absent) for no cap.
+	MaxOffersPerDay       *int64 `json:"max_offers_per_day"`
+	FirstWaveDelaySeconds *int64 `json:"first_wave_delay_seconds"`
 }
 
 type quietHoursValue struct {
@@ -134,8 +137,8 @@ type quietHoursValue struct {
 	End   *string `json:"end"`
 }
 
-func (r shopRequest) newShop() (shops.NewShop, error) {
-	n := shops.NewShop{
+func (r shopRequest) newShop() (n shops.NewShop, err error) {
+	n = shops.NewShop{
 		Name: r.Name, Timezone: r.Timezone, SMSNumber: r.SMSNumber, Currency: r.Currency, PaymentMode: r.PaymentMode,
 	}
 	p := r.OfferPolicy
@@ -157,18 +160,43 @@ func (r shopRequest) newShop() (shops.NewShop, error) {
 		n.CooldownSet = true
 	}
 	if q := p.QuietHours; q != nil {
-		const msg = `quiet_hours needs start and end as "HH:MM" (24-hour clock), e.g. {"start":"21:00","end":"08:00"}, or null`
-		if q.Start == nil || q.End == nil {
-			return n, problem.Invalidf("offer_policy.quiet_hours", msg)
+		quiet, err := q.parse()
+		if err != nil {
+			return n, err
 		}
-		start, ok1 := parseClock(*q.Start)
-		end, ok2 := parseClock(*q.End)
-		if !ok1 || !ok2 {
-			return n, problem.Invalidf("offer_policy.quiet_hours", msg)
+		n.Policy.Quiet = quiet
+	}
+	if p.MaxOffersPerDay != nil {
+		if n.Policy.MaxOffersPerDay, err = dailyCap(*p.MaxOffersPerDay); err != nil {
+			return n, err
 		}
-		n.Policy.Quiet = &shops.QuietHours{Start: start, End: end}
+	}
+	if p.FirstWaveDelaySeconds != nil {
+		n.Policy.FirstWaveDelay = time.Duration(clamp(*p.FirstWaveDelaySeconds, 1<<32)) * time.Second
 	}
 	return n, nil
+}
+
+func (q quietHoursValue) parse() (*shops.QuietHours, error) {
+	const msg = `quiet_hours needs start and end as "HH:MM" (24-hour clock), e.g. {"start":"21:00","end":"08:00"}, or null`
+	if q.Start == nil || q.End == nil {
+		return nil, problem.Invalidf("offer_policy.quiet_hours", msg)
+	}
+	start, ok1 := parseClock(*q.Start)
+	end, ok2 := parseClock(*q.End)
+	if !ok1 || !ok2 {
+		return nil, problem.Invalidf("offer_policy.quiet_hours", msg)
+	}
+	return &shops.QuietHours{Start: start, End: end}, nil
+}
+
+// dailyCap reads max_offers_per_day: a number from 1 (0 would read as "no cap" in the
+// domain, so it is refused here rather than silently meaning the opposite).
+func dailyCap(v int64) (int, error) {
+	if v < 1 || v > 1000 {
+		return 0, problem.Invalidf("offer_policy.max_offers_per_day", "max_offers_per_day must be between 1 and 1000, or null for no cap")
+	}
+	return int(v), nil
 }
 
 // clamp bounds v to ±limit, far outside every valid range, so that converting a huge
@@ -218,6 +246,9 @@ type policyJSON struct {
 	MinLeadMinutes      int64           `json:"min_lead_minutes"`
 	QuietHours          *quietHoursJSON `json:"quiet_hours"`
 	CooldownSeconds     int64           `json:"cooldown_seconds"`
+	// MaxOffersPerDay is null when there is no cap.
+	MaxOffersPerDay       *int  `json:"max_offers_per_day"`
+	FirstWaveDelaySeconds int64 `json:"first_wave_delay_seconds"`
 }
 
 type quietHoursJSON struct {
@@ -231,11 +262,16 @@ func newShopJSON(s shops.Shop) shopJSON {
 		ID: s.ID, Name: s.Name, Timezone: s.Timezone, SMSNumber: s.SMSNumber, Currency: s.Currency,
 		PaymentMode: s.PaymentMode, CreatedAt: s.CreatedAt.UTC(),
 		OfferPolicy: policyJSON{
-			WaveSize:            p.WaveSize,
-			WaveIntervalSeconds: int64(p.WaveInterval / time.Second),
-			MinLeadMinutes:      int64(p.MinLead / time.Minute),
-			CooldownSeconds:     int64(p.Cooldown / time.Second),
+			WaveSize:              p.WaveSize,
+			WaveIntervalSeconds:   int64(p.WaveInterval / time.Second),
+			MinLeadMinutes:        int64(p.MinLead / time.Minute),
+			CooldownSeconds:       int64(p.Cooldown / time.Second),
+			FirstWaveDelaySeconds: int64(p.FirstWaveDelay / time.Second),
 		},
+	}
+	if p.MaxOffersPerDay > 0 {
+		n := p.MaxOffersPerDay
+		out.OfferPolicy.MaxOffersPerDay = &n
 	}
 	if q := p.Quiet; q != nil {
 		out.OfferPolicy.QuietHours = &quietHoursJSON{Start: formatClock(q.Start), End: formatClock(q.End)}
@@ -258,13 +294,42 @@ type customerJSON struct {
 	Priority  int       `json:"priority"`
 	OptedOut  bool      `json:"opted_out"`
 	CreatedAt time.Time `json:"created_at"`
+	// Status is opted_in, not_opted_in, opted_out (replied STOP) or unreachable.
+	Status      string          `json:"status"`
+	OptedOutAt  *time.Time      `json:"opted_out_at"`
+	Preferences preferencesJSON `json:"preferences"`
+}
+
+// preferencesJSON is a customer's preferences; empty lists mean "any".
+type preferencesJSON struct {
+	Days     []string     `json:"days"`
+	Windows  []windowJSON `json:"windows"`
+	Services []string     `json:"services"`
+}
+
+type windowJSON struct {
+	Start string `json:"start"`
+	End   string `json:"end"`
 }
 
 func newCustomerJSON(c shops.Customer) customerJSON {
-	return customerJSON{
+	out := customerJSON{
 		ID: c.ID, Phone: c.Phone, Name: c.Name, SMSOptIn: c.SMSOptIn, Priority: c.Priority,
-		OptedOut: c.OptedOutAt != nil, CreatedAt: c.CreatedAt.UTC(),
+		OptedOut: c.OptedOutAt != nil, CreatedAt: c.CreatedAt.UTC(), Status: c.Status(),
+		Preferences: preferencesJSON{Days: []string{}, Windows: []windowJSON{}, Services: []string{}},
 	}
+	if c.OptedOutAt != nil {
+		t := c.OptedOutAt.UTC()
+		out.OptedOutAt = &t
+	}
+	for _, d := range c.Preferences.Days {
+		out.Preferences.Days = append(out.Preferences.Days, shops.DayName(d))
+	}
+	for _, w := range c.Preferences.Windows {
+		out.Preferences.Windows = append(out.Preferences.Windows, windowJSON{Start: shops.FormatClock(w.Start), End: shops.FormatClock(w.End)})
+	}
+	out.Preferences.Services = append(out.Preferences.Services, c.Preferences.Services...)
+	return out
 }
 
 type openingRequest struct {

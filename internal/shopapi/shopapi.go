@@ -1,6 +1,8 @@
-// Package shopapi is the shop owners' JSON API: creating shops (with the admin token),
-// adding customers, and declaring, listing, reading and cancelling openings (with the
-// shop's own key). Handlers only translate: they check the bearer token, decode the body,
+// Package shopapi is the shop owners' JSON API: creating shops (with the admin token);
+// and, with the shop's own key, reading and changing the shop's settings and rotating
+// its key, adding, listing, importing (CSV), editing and erasing customers, and
+// declaring, listing, reading and cancelling openings. The API is described by an
+// OpenAPI 3.1 document (api/openapi.json), served at /api/openapi.json. Handlers only translate: they check the bearer token, decode the body,
 // make one call to the shops or slots service and encode the answer. Errors are returned
 // to echo, whose error handler must be httperr.Handler, so every error has one shape.
 //
@@ -20,6 +22,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
@@ -37,8 +40,17 @@ type Handlers struct {
 // as an echo group with middleware) so that an unknown path or a wrong method gets its
 // 404 or 405 before, not after, the credentials are checked.
 func (h *Handlers) Register(e *echo.Echo) {
+	e.GET("/api/openapi.json", serveOpenAPI)
 	e.POST("/api/shops", h.createShop, h.requireAdmin)
 	e.POST("/api/customers", h.addCustomer, h.requireShop)
+	e.GET("/api/customers", h.listCustomers, h.requireShop)
+	e.POST(ImportPath, h.importCustomers, h.requireShop)
+	e.GET("/api/customers/:id", h.getCustomer, h.requireShop)
+	e.PATCH("/api/customers/:id", h.patchCustomer, h.requireShop)
+	e.DELETE("/api/customers/:id", h.deleteCustomer, h.requireShop)
+	e.GET("/api/shop", h.getShop, h.requireShop)
+	e.PATCH("/api/shop", h.patchShop, h.requireShop)
+	e.POST("/api/shop/rotate-key", h.rotateKey, h.requireShop)
 	e.POST("/api/openings", h.declareOpening, h.requireShop)
 	e.GET("/api/openings", h.listOpenings, h.requireShop)
 	e.GET("/api/openings/:id", h.getOpening, h.requireShop)
@@ -217,4 +229,10 @@ func openingID(c echo.Context) (uuid.UUID, error) {
 		return uuid.Nil, slots.ErrNotFound
 	}
 	return id, nil
+}
+
+// serveOpenAPI answers the API's OpenAPI document; it needs no credentials.
+func serveOpenAPI(c echo.Context) error {
+	c.Response().Header().Set(echo.HeaderCacheControl, "public, max-age=300")
+	return c.Blob(http.StatusOK, echo.MIMEApplicationJSON, api.OpenAPI)
 }

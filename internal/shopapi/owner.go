@@ -1,0 +1,413 @@
+package shopapi
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/slotrecovery/slotrecovery/internal/httperr"
+	"github.com/slotrecovery/slotrecovery/internal/problem"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+)
+
+// ImportPath is the CSV import's route. Its body may be far larger than the server's
+// usual cap: the server's BodyLimit middleware skips it and the handler caps it at
+// MaxImportBytes itself.
+const ImportPath = "/api/customers/import"
+
+// MaxImportBytes caps an import's body: MaxImportRows lines of a few hundred bytes.
+const MaxImportBytes = 4 << 20
+
+// optional is a JSON field that may be absent (Set false), null (Set, Null) or a value.
+// A PATCH needs all three: absent keeps, null clears, a value replaces.
+type optional[T any] struct {
+	Set   bool
+	Null  bool
+	Value T
+}
+
+func (o *optional[T]) UnmarshalJSON(b []byte) error {
+	o.Set = true
+	if bytes.Equal(bytes.TrimSpace(b), []byte("null")) {
+		o.Null = true
+		return nil
+	}
+	return json.Unmarshal(b, &o.Value)
+}
+
+// ptr is the value as a pointer when set and not null; a null for a field that cannot be
+// cleared is an error naming it.
+func ptr[T any](o optional[T], field string) (*T, error) {
+	if !o.Set {
+		return nil, nil
+	}
+	if o.Null {
+		return nil, problem.Invalidf(field, "%s cannot be null", field)
+	}
+	return &o.Value, nil
+}
+
+// ---- the shop itself ----
+
+type shopPatchRequest struct {
+	Name        optional[string]             `json:"name"`
+	Timezone    optional[string]             `json:"timezone"`
+	Currency    optional[string]             `json:"currency"`
+	PaymentMode optional[string]             `json:"payment_mode"`
+	OfferPolicy optional[policyPatchRequest] `json:"offer_policy"`
+}
+
+type policyPatchRequest struct {
+	WaveSize              optional[int64]           `json:"wave_size"`
+	WaveIntervalSeconds   optional[int64]           `json:"wave_interval_seconds"`
+	MinLeadMinutes        optional[int64]           `json:"min_lead_minutes"`
+	QuietHours            optional[quietHoursValue] `json:"quiet_hours"`
+	CooldownSeconds       optional[int64]           `json:"cooldown_seconds"`
+	MaxOffersPerDay       optional[int64]           `json:"max_offers_per_day"`
+	FirstWaveDelaySeconds optional[int64]           `json:"first_wave_delay_seconds"`
+}
+
+func (r shopPatchRequest) change() (ch shops.ShopChange, err error) {
+	if ch.Name, err = ptr(r.Name, "name"); err != nil {
+		return ch, err
+	}
+	if ch.Timezone, err = ptr(r.Timezone, "timezone"); err != nil {
+		return ch, err
+	}
+	if ch.Currency, err = ptr(r.Currency, "currency"); err != nil {
+		return ch, err
+	}
+	if ch.PaymentMode, err = ptr(r.PaymentMode, "payment_mode"); err != nil {
+		return ch, err
+	}
+	if !r.OfferPolicy.Set {
+		return ch, nil
+	}
+	if r.OfferPolicy.Null {
+		return ch, problem.Invalidf("offer_policy", "offer_policy cannot be null")
+	}
+	p := r.OfferPolicy.Value
+	num := func(o optional[int64], field string, limit int64) (*int64, error) {
+		v, err := ptr(o, "offer_policy."+field)
+		if v != nil {
+			c := clamp(*v, limit)
+			v = &c
+		}
+		return v, err
+	}
+	seconds := func(o optional[int64], field string, unit time.Duration, dst **time.Duration) error {
+		v, err := num(o, field, 1<<32)
+		if v != nil {
+			d := time.Duration(*v) * unit
+			*dst = &d
+		}
+		return err
+	}
+	if v, err := num(p.WaveSize, "wave_size", 1<<30); err != nil {
+		return ch, err
+	} else if v != nil {
+		n := int(*v)
+		ch.WaveSize = &n
+	}
+	if err := seconds(p.WaveIntervalSeconds, "wave_interval_seconds", time.Second, &ch.WaveInterval); err != nil {
+		return ch, err
+	}
+	if err := seconds(p.MinLeadMinutes, "min_lead_minutes", time.Minute, &ch.MinLead); err != nil {
+		return ch, err
+	}
+	if err := seconds(p.CooldownSeconds, "cooldown_seconds", time.Second, &ch.Cooldown); err != nil {
+		return ch, err
+	}
+	if err := seconds(p.FirstWaveDelaySeconds, "first_wave_delay_seconds", time.Second, &ch.FirstWaveDelay); err != nil {
+		return ch, err
+	}
+	if q := p.QuietHours; q.Set {
+		ch.QuietSet = true
+		if !q.Null {
+			if ch.Quiet, err = q.Value.parse(); err != nil {
+				return ch, err
+			}
+		}
+	}
+	if c := p.MaxOffersPerDay; c.Set {
+		n := 0 // null: no cap
+		if !c.Null {
+			if n, err = dailyCap(c.Value); err != nil {
+				return ch, err
+			}
+		}
+		ch.MaxOffersPerDay = &n
+	}
+	return ch, nil
+}
+
+func (h *Handlers) getShop(c echo.Context) error {
+	// Read afresh, not the copy the key check loaded: the answer is the stored state.
+	shop, err := h.Shops.Get(c.Request().Context(), shopOf(c).ID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, newShopJSON(shop))
+}
+
+func (h *Handlers) patchShop(c echo.Context) error {
+	var req shopPatchRequest
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	ch, err := req.change()
+	if err != nil {
+		return err
+	}
+	shop, err := h.Shops.Update(c.Request().Context(), shopOf(c).ID, ch)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, newShopJSON(shop))
+}
+
+func (h *Handlers) rotateKey(c echo.Context) error {
+	shop, key, err := h.Shops.RotateKey(c.Request().Context(), shopOf(c).ID)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	out := newShopJSON(shop)
+	out.APIKey = key
+	return c.JSON(http.StatusOK, out)
+}
+
+// ---- customers ----
+
+type customerListJSON struct {
+	Customers []customerJSON `json:"customers"`
+	// NextCursor is null on the last page.
+	NextCursor *string `json:"next_cursor"`
+}
+
+func (h *Handlers) listCustomers(c echo.Context) error {
+	q := shops.CustomerQuery{Search: c.QueryParam("q"), Status: c.QueryParam("status"), Cursor: c.QueryParam("cursor")}
+	if s := c.QueryParam("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > shops.MaxCustomerPage {
+			return problem.Invalidf("limit", "limit must be a whole number from 1 to %d", shops.MaxCustomerPage)
+		}
+		q.Limit = n
+	}
+	page, err := h.Shops.Customers(c.Request().Context(), shopOf(c).ID, q)
+	if err != nil {
+		return err
+	}
+	out := customerListJSON{Customers: make([]customerJSON, 0, len(page.Customers))}
+	for _, cu := range page.Customers {
+		out.Customers = append(out.Customers, newCustomerJSON(cu))
+	}
+	if page.Next != "" {
+		out.NextCursor = &page.Next
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// customerID reads the :id path parameter; a malformed one names no customer (404).
+func customerID(c echo.Context) (uuid.UUID, error) {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return uuid.Nil, shops.ErrCustomerNotFound
+	}
+	return id, nil
+}
+
+func (h *Handlers) getCustomer(c echo.Context) error {
+	id, err := customerID(c)
+	if err != nil {
+		return err
+	}
+	cu, err := h.Shops.Customer(c.Request().Context(), shopOf(c).ID, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, newCustomerJSON(cu))
+}
+
+type customerPatchRequest struct {
+	Name        optional[string]             `json:"name"`
+	Priority    optional[int64]              `json:"priority"`
+	SMSOptIn    optional[bool]               `json:"sms_opt_in"`
+	Preferences optional[preferencesRequest] `json:"preferences"`
+}
+
+type preferencesRequest struct {
+	Days     []string     `json:"days"`
+	Windows  []windowJSON `json:"windows"`
+	Services []string     `json:"services"`
+}
+
+// preferences reads the JSON form; the domain checks the rest (counts, order, sizes).
+func (p preferencesRequest) preferences() (shops.Preferences, error) {
+	var out shops.Preferences
+	if len(p.Days) > 7 || len(p.Windows) > shops.MaxWindows*4 || len(p.Services) > 100 {
+		return out, problem.Invalidf("preferences", "preferences hold at most 7 days, %d windows and 20 services", shops.MaxWindows)
+	}
+	for _, d := range p.Days {
+		n, ok := shops.ParseDay(d)
+		if !ok {
+			return out, problem.Invalidf("preferences.days", "days must be days of the week: mon, tue, wed, thu, fri, sat, sun")
+		}
+		out.Days = append(out.Days, n)
+	}
+	for _, w := range p.Windows {
+		start, ok1 := shops.ParseClock(w.Start)
+		end, ok2 := shops.ParseClock(w.End)
+		if !ok1 || !ok2 {
+			return out, problem.Invalidf("preferences.windows", `each window needs start and end as "HH:MM", e.g. {"start":"09:00","end":"12:00"}`)
+		}
+		out.Windows = append(out.Windows, shops.Window{Start: start, End: end})
+	}
+	out.Services = p.Services
+	return out, nil
+}
+
+func (h *Handlers) patchCustomer(c echo.Context) error {
+	id, err := customerID(c)
+	if err != nil {
+		return err
+	}
+	var req customerPatchRequest
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	var ch shops.CustomerChange
+	if ch.Name, err = ptr(req.Name, "name"); err != nil {
+		return err
+	}
+	if ch.SMSOptIn, err = ptr(req.SMSOptIn, "sms_opt_in"); err != nil {
+		return err
+	}
+	if v, err := ptr(req.Priority, "priority"); err != nil {
+		return err
+	} else if v != nil {
+		n := int(clamp(*v, 1<<20))
+		ch.Priority = &n
+	}
+	if p := req.Preferences; p.Set {
+		prefs := shops.Preferences{} // null clears them
+		if !p.Null {
+			if prefs, err = p.Value.preferences(); err != nil {
+				return err
+			}
+		}
+		ch.Preferences = &prefs
+	}
+	cu, err := h.Shops.UpdateCustomer(c.Request().Context(), shopOf(c).ID, id, ch)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, newCustomerJSON(cu))
+}
+
+func (h *Handlers) deleteCustomer(c echo.Context) error {
+	id, err := customerID(c)
+	if err != nil {
+		return err
+	}
+	if err := h.Shops.EraseCustomer(c.Request().Context(), shopOf(c).ID, id); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+// ---- the CSV import ----
+
+type importJSON struct {
+	Created   int             `json:"created"`
+	Updated   int             `json:"updated"`
+	Unchanged int             `json:"unchanged"`
+	Rejected  int             `json:"rejected"`
+	Rows      []importRowJSON `json:"rows"`
+}
+
+type importRowJSON struct {
+	Line       int        `json:"line"`
+	Phone      string     `json:"phone"`
+	Result     string     `json:"result"`
+	CustomerID *uuid.UUID `json:"customer_id"`
+	Reason     string     `json:"reason,omitempty"`
+}
+
+// NewImportJSON is the JSON answer of an import, for the API (and its tests).
+func newImportJSON(rep shops.ImportReport) importJSON {
+	out := importJSON{Created: rep.Created, Updated: rep.Updated, Unchanged: rep.Unchanged, Rejected: rep.Rejected,
+		Rows: make([]importRowJSON, 0, len(rep.Rows))}
+	for _, r := range rep.Rows {
+		row := importRowJSON{Line: r.Line, Phone: r.Phone, Result: r.Result, Reason: r.Reason}
+		if r.CustomerID != uuid.Nil {
+			id := r.CustomerID
+			row.CustomerID = &id
+		}
+		out.Rows = append(out.Rows, row)
+	}
+	return out
+}
+
+var errNotCSVType = &httperr.Error{Status: http.StatusUnsupportedMediaType, Code: "unsupported_media_type",
+	Message: "send the file as text/csv, or as the part named file of a multipart/form-data upload"}
+
+func (h *Handlers) importCustomers(c echo.Context) error {
+	req := c.Request()
+	body := http.MaxBytesReader(c.Response(), req.Body, MaxImportBytes)
+	file, err := CSVBody(req.Header.Get(echo.HeaderContentType), body)
+	if err != nil {
+		return err
+	}
+	rep, err := h.Shops.ImportCustomers(req.Context(), shopOf(c).ID, file)
+	if err != nil {
+		if tooLarge(err) {
+			return &httperr.Error{Status: http.StatusRequestEntityTooLarge, Code: "file_too_large",
+				Message: "the file is larger than 4 MiB; split it"}
+		}
+		return err
+	}
+	return c.JSON(http.StatusOK, newImportJSON(rep))
+}
+
+// CSVBody returns the CSV file a request carries: the body itself (text/csv and kin) or
+// the part named "file" of a multipart/form-data body, read as a stream (never spooled
+// to memory or disk whole).
+func CSVBody(contentType string, body io.Reader) (io.Reader, error) {
+	mt, params, err := mime.ParseMediaType(contentType)
+	if err != nil {
+		return nil, errNotCSVType
+	}
+	switch mt {
+	case "text/csv", "application/csv", "text/plain", "application/vnd.ms-excel":
+		return body, nil
+	case "multipart/form-data":
+		mr := multipart.NewReader(body, params["boundary"])
+		for {
+			part, err := mr.NextPart()
+			if errors.Is(err, io.EOF) {
+				return nil, httperr.BadRequestField("no_file", "file", "the upload has no part named file")
+			}
+			if err != nil {
+				if tooLarge(err) {
+					return nil, &httperr.Error{Status: http.StatusRequestEntityTooLarge, Code: "file_too_large",
+						Message: "the file is larger than 4 MiB; split it"}
+				}
+				return nil, httperr.BadRequest("bad_multipart", "the multipart/form-data body could not be read")
+			}
+			if part.FormName() == "file" {
+				return part, nil
+			}
+		}
+	}
+	return nil, errNotCSVType
+}
