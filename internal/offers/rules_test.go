@@ -36,7 +36,7 @@ func TestPreferencesAndDailyCapDecideWhoIsTexted(t *testing.T) {
 		"afternoon": {Windows: []shops.Window{{Start: 13 * 60, End: 16 * 60}}},
 		"morning":   {Windows: []shops.Window{{Start: 9 * 60, End: 12 * 60}}},
 		"tight":     {Windows: []shops.Window{{Start: 14 * 60, End: 14*60 + 30}}}, // 14:00–14:45 does not fit
-		"colour":    {Services: []string{"colour"}},                                // any case
+		"colour":    {Services: []string{"colour"}},                               // any case
 		"cuts":      {Services: []string{"Haircut"}, Days: []int{1, 2, 3, 4, 5}},
 	}
 	order := []string{"any", "mondays", "tuesdays", "afternoon", "morning", "tight", "colour", "cuts"}
