@@ -70,12 +70,12 @@ host_mirror() { # suite
 		[[ -f $f ]] || continue
 		awk -v s="$1" '/^URIs:/ { u = $2 } /^Suites:/ { for (i = 2; i <= NF; i++) if ($i == s) { print u; exit } }' "$f"
 	done
-	cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null |
+	{ cat /etc/apt/sources.list /etc/apt/sources.list.d/*.list 2>/dev/null || true; } |
 		awk -v s="$1" '$1 == "deb" { i = 2; if ($2 ~ /^\[/) while ($i !~ /\]$/) i++; if ($2 ~ /^\[/) i++; if ($(i + 1) == s) print $i }'
 }
-MIRROR=${MIRROR:-$(host_mirror "$SUITE" | head -n 1)}
+MIRROR=${MIRROR:-$(host_mirror "$SUITE" | sed -n 1p)}
 MIRROR=${MIRROR:-http://deb.debian.org/debian}
-SECURITY_MIRROR=${SECURITY_MIRROR:-$(host_mirror "$SUITE-security" | head -n 1)}
+SECURITY_MIRROR=${SECURITY_MIRROR:-$(host_mirror "$SUITE-security" | sed -n 1p)}
 SECURITY_MIRROR=${SECURITY_MIRROR:-http://deb.debian.org/debian-security}
 url_host() { local h=${1#*://}; h=${h%%/*}; h=${h##*@}; printf '%s\n' "${h%:*}"; }
 
