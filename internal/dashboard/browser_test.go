@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
@@ -178,6 +179,11 @@ func TestBrowserDeclareAndFill(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, msg, "Enter the price")
 	saveScreenshot(t, ctx, "dashboard-2-form-errors.png")
+	// Stay on the form's answer longer than the refresh interval, as a slow machine
+	// does. The address bar now holds the form's action (POST only): the live refresh
+	// must fetch the dashboard page, not that address, or it gets a 404 (the flaky
+	// "404 for a resource" on 2-core machines).
+	require.NoError(t, chromedp.Do(ctx, chromedp.Sleep(2500*time.Millisecond)))
 
 	// Declare an opening tomorrow at 15:00, shop time.
 	day := time.Now().In(en.shopA.Location).AddDate(0, 0, 1).Format(time.DateOnly)
@@ -241,6 +247,105 @@ func TestBrowserDeclareAndFill(t *testing.T) {
 	saveShot(t, ctx, "dashboard-6-phone-top.png", chromedp.CaptureScreenshot())
 	require.NoError(t, chromedp.Do(ctx, chromedp.ScrollIntoView(chromedp.ID("open-h"))))
 	saveShot(t, ctx, "dashboard-7-phone-lists.png", chromedp.CaptureScreenshot())
+
+	// The owner's list: import a small file, see the customers, edit one.
+	stopped := en.addCustomer(t, en.shopA, "+15555550199", "Sam Stopped")
+	require.NoError(t, en.shops.OptOut(context.Background(), stopped.ID))
+	csvPath := filepath.Join(t.TempDir(), "customers.csv")
+	require.NoError(t, os.WriteFile(csvPath, []byte("phone,name,priority,sms_opt_in,preferences\n"+
+		"+15555550161,Ada Lovelace,5,yes,\"days=mon,tue; times=09:00-12:00\"\n"+
+		"+15555550162,Bea Brown,,no,\n"+
+		"+15555550163,Cy Chan,,,services=Beard trim\n"+
+		"555-0164,Dee Bad,,yes,\n"+
+		"+15555550142,Dana Whitfield,2,yes,\n"), 0o644))
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.EmulateViewport(1280, 900),
+		chromedp.Navigate(srv.URL+"/dashboard/customers"),
+		chromedp.WaitVisible(chromedp.ID("import-file")),
+		chromedp.SetUploadFiles(chromedp.ID("import-file"), []string{csvPath}),
+		chromedp.Click(chromedp.CSS(`form[action="/dashboard/customers/import"] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.ID("import-report")),
+	))
+	report, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("main")))
+	require.NoError(t, err)
+	require.Regexp(t, `3\s+new`, report)
+	require.Regexp(t, `1\s+updated`, report)
+	require.Regexp(t, `1\s+not imported`, report)
+	require.Contains(t, report, "E.164")
+	saveScreenshot(t, ctx, "dashboard-8-import-report.png")
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/dashboard/customers"),
+		chromedp.WaitVisible(chromedp.ID("customer-list")),
+	))
+	listText, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("customer-list")))
+	require.NoError(t, err)
+	for _, want := range []string{"Ada Lovelace", "Bea Brown", "Cy Chan", "Sam Stopped", "Opted out (STOP)", "Not opted in", "days=mon,tue; times=09:00-12:00"} {
+		require.Contains(t, listText, want)
+	}
+	require.NotContains(t, listText, "+15555550161", "phones masked")
+	saveScreenshot(t, ctx, "dashboard-9-customers.png")
+
+	// The opted-out customer: seen as such, and the page says why it cannot be undone.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/dashboard/customers/"+stopped.ID.String()),
+		chromedp.WaitVisible(chromedp.ID("optout-note")),
+	))
+	note, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("optout-note")))
+	require.NoError(t, err)
+	require.Contains(t, note, "only their own START")
+	disabled, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("sms_opt_in").disabled`))
+	require.NoError(t, err)
+	require.True(t, disabled)
+
+	// Edit Cy: a bad preference first (the message sits by the field), then a good one.
+	page, err := en.shops.Customers(context.Background(), en.shopA.ID, shops.CustomerQuery{Search: "Cy Chan"})
+	require.NoError(t, err)
+	require.Len(t, page.Customers, 1)
+	cy := page.Customers[0]
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/dashboard/customers/"+cy.ID.String()),
+		chromedp.WaitVisible(chromedp.ID("preferences")),
+		chromedp.SetValue(chromedp.ID("preferences"), "days=someday"),
+		chromedp.Click(chromedp.CSS(`form[action="/dashboard/customers/`+cy.ID.String()+`"] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.ID("preferences-error")),
+	))
+	saveScreenshot(t, ctx, "dashboard-10-customer-error.png")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.ID("preferences"), "days=sat; times=10:00-14:00; services=Beard trim"),
+		chromedp.SetValue(chromedp.ID("priority"), "9"),
+		chromedp.Click(chromedp.ID("sms_opt_in")),
+		chromedp.Click(chromedp.CSS(`form[action="/dashboard/customers/`+cy.ID.String()+`"] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
+	))
+	cy, err = en.shops.Customer(context.Background(), en.shopA.ID, cy.ID)
+	require.NoError(t, err)
+	require.Equal(t, 9, cy.Priority)
+	require.True(t, cy.SMSOptIn)
+	require.Equal(t, shops.Preferences{Days: []int{6}, Windows: []shops.Window{{Start: 600, End: 840}}, Services: []string{"Beard trim"}}, cy.Preferences)
+
+	// Settings: an error by its field, then a change that sticks.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/dashboard/settings"),
+		chromedp.WaitVisible(chromedp.ID("set-timezone")),
+		chromedp.SetValue(chromedp.ID("set-timezone"), "Mars/Olympus"),
+		chromedp.SetValue(chromedp.ID("set-max-per-day"), "2"),
+		chromedp.Click(chromedp.CSS(`form[action="/dashboard/settings"] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.ID("set-timezone-error")),
+	))
+	saveScreenshot(t, ctx, "dashboard-11-settings-error.png")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SetValue(chromedp.ID("set-timezone"), "America/Chicago"),
+		chromedp.SetValue(chromedp.ID("set-delay"), "120"),
+		chromedp.Click(chromedp.CSS(`form[action="/dashboard/settings"] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
+	))
+	saveScreenshot(t, ctx, "dashboard-12-settings-saved.png")
+	shopA, err := en.shops.Get(context.Background(), en.shopA.ID)
+	require.NoError(t, err)
+	require.Equal(t, "America/Chicago", shopA.Timezone)
+	require.Equal(t, 2, shopA.Policy.MaxOffersPerDay)
+	require.Equal(t, 2*time.Minute, shopA.Policy.FirstWaveDelay)
 
 	stopConsole()
 	<-consoleDone

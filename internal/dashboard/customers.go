@@ -1,6 +1,281 @@
 package dashboard
 
+import (
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/slotrecovery/slotrecovery/internal/phone"
+	"github.com/slotrecovery/slotrecovery/internal/problem"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+)
+
 // ImportPath is the dashboard's CSV upload. Its body may be far larger than the
 // server's usual cap: the server's BodyLimit middleware skips it and the handler caps it
 // itself.
 const ImportPath = "/dashboard/customers/import"
+
+// maxImportBytes caps an upload (the API's cap too).
+const maxImportBytes = 4 << 20
+
+// customerNotices are the fixed messages a redirect may ask the customers page to show.
+var customerNotices = map[string]string{
+	"saved":  "Customer saved.",
+	"erased": "Customer erased: their name and phone are gone and they will never be texted again. Their past bookings still count in your totals.",
+}
+
+// statusLabels say a customer's standing in words.
+var statusLabels = map[string]string{
+	shops.StatusOptedIn:     "Opted in",
+	shops.StatusNotOptedIn:  "Not opted in",
+	shops.StatusOptedOut:    "Opted out (STOP)",
+	shops.StatusUnreachable: "Unreachable",
+}
+
+type customersView struct {
+	Notice   string
+	Query    string
+	Status   string
+	Statuses []option
+	Rows     []customerRow
+	Next     string // the next page's URL, "" on the last
+	Empty    bool
+}
+
+type option struct {
+	Value, Label string
+	Selected     bool
+}
+
+type customerRow struct {
+	ID          uuid.UUID
+	Name        string
+	Phone       string
+	Status      string
+	StatusLabel string
+	Priority    int
+	Preferences string
+}
+
+func (d *Dashboard) customers(c echo.Context) error {
+	s := current(c)
+	q := shops.CustomerQuery{Search: c.QueryParam("q"), Status: c.QueryParam("status"), Cursor: c.QueryParam("cursor")}
+	if _, ok := statusLabels[q.Status]; !ok {
+		q.Status = ""
+	}
+	page, err := d.shops.Customers(c.Request().Context(), s.Shop.ID, q)
+	if p, ok := problem.As(err); ok && p.Kind == problem.Invalid {
+		// A stale or edited cursor, an overlong search: start again from the top.
+		q.Cursor, q.Search = "", strings.TrimSpace(q.Search)[:min(len(strings.TrimSpace(q.Search)), 100)]
+		page, err = d.shops.Customers(c.Request().Context(), s.Shop.ID, q)
+	}
+	if err != nil {
+		return d.internalError(c, "list customers", err)
+	}
+	v := customersView{Notice: customerNotices[c.QueryParam("notice")], Query: q.Search, Status: q.Status,
+		Empty: len(page.Customers) == 0}
+	v.Statuses = append(v.Statuses, option{Value: "", Label: "Everyone", Selected: q.Status == ""})
+	for _, st := range []string{shops.StatusOptedIn, shops.StatusNotOptedIn, shops.StatusOptedOut, shops.StatusUnreachable} {
+		v.Statuses = append(v.Statuses, option{Value: st, Label: statusLabels[st], Selected: q.Status == st})
+	}
+	for _, cu := range page.Customers {
+		v.Rows = append(v.Rows, customerRow{ID: cu.ID, Name: cmpOr(cu.Name, "(no name)"), Phone: phone.Mask(cu.Phone),
+			Status: cu.Status(), StatusLabel: statusLabels[cu.Status()], Priority: cu.Priority,
+			Preferences: cmpOr(shops.FormatPreferences(cu.Preferences), "any time")})
+	}
+	if page.Next != "" {
+		v.Next = "/dashboard/customers?" + url.Values{"q": {q.Search}, "status": {q.Status}, "cursor": {page.Next}}.Encode()
+	}
+	return d.render(c, http.StatusOK, "customers", "Customers · "+s.Shop.Name, v)
+}
+
+// customerForm is the edit form as typed, with a message per field that is wrong.
+type customerForm struct {
+	Name, Priority, Preferences string
+	OptIn                       bool
+	Errors                      map[string]string
+}
+
+type customerView struct {
+	ID       uuid.UUID
+	Phone    string
+	Status   string
+	Label    string
+	OptedOut bool
+	Form     customerForm
+}
+
+func (d *Dashboard) customerPage(c echo.Context) error {
+	s := current(c)
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return d.notFound(c)
+	}
+	cu, err := d.shops.Customer(c.Request().Context(), s.Shop.ID, id)
+	if errors.Is(err, shops.ErrCustomerNotFound) {
+		return d.notFound(c)
+	}
+	if err != nil {
+		return d.internalError(c, "get customer", err)
+	}
+	v := newCustomerView(cu)
+	v.Form = customerForm{Name: cu.Name, Priority: strconv.Itoa(cu.Priority), OptIn: cu.SMSOptIn,
+		Preferences: shops.FormatPreferences(cu.Preferences)}
+	return d.render(c, http.StatusOK, "customer", cmpOr(cu.Name, "Customer")+" · "+s.Shop.Name, v)
+}
+
+func newCustomerView(cu shops.Customer) customerView {
+	return customerView{ID: cu.ID, Phone: phone.Mask(cu.Phone), Status: cu.Status(), Label: statusLabels[cu.Status()],
+		OptedOut: cu.OptedOutAt != nil}
+}
+
+// customerFields maps the domain's field names to the form's inputs.
+var customerFields = map[string]string{"name": "name", "priority": "priority", "sms_opt_in": "sms_opt_in",
+	"preferences": "preferences", "preferences.days": "preferences", "preferences.windows": "preferences",
+	"preferences.services": "preferences"}
+
+func (d *Dashboard) saveCustomer(c echo.Context) error {
+	s := current(c)
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return d.notFound(c)
+	}
+	ctx := c.Request().Context()
+	cu, err := d.shops.Customer(ctx, s.Shop.ID, id)
+	if errors.Is(err, shops.ErrCustomerNotFound) {
+		return d.notFound(c)
+	}
+	if err != nil {
+		return d.internalError(c, "get customer", err)
+	}
+	f := customerForm{Name: strings.TrimSpace(c.FormValue("name")), Priority: strings.TrimSpace(c.FormValue("priority")),
+		Preferences: strings.TrimSpace(c.FormValue("preferences")), OptIn: c.FormValue("sms_opt_in") == "yes",
+		Errors: map[string]string{}}
+	ch := shops.CustomerChange{Name: &f.Name}
+	if n, err := strconv.Atoi(cmpOr(f.Priority, "0")); err != nil {
+		f.Errors["priority"] = "Enter a whole number from -1000 to 1000 (higher is offered first)."
+	} else {
+		ch.Priority = &n
+	}
+	// An opted-out customer's box is disabled (so never sent): leave their consent alone.
+	if cu.OptedOutAt == nil {
+		ch.SMSOptIn = &f.OptIn
+	}
+	if prefs, err := shops.ParsePreferences(f.Preferences); err != nil {
+		f.Errors["preferences"] = err.Error()
+	} else {
+		ch.Preferences = &prefs
+	}
+	if len(f.Errors) == 0 {
+		_, err := d.shops.UpdateCustomer(ctx, s.Shop.ID, id, ch)
+		p, isProblem := problem.As(err)
+		switch {
+		case err == nil:
+			d.logger(c).Info("dashboard customer saved", "shop_id", s.Shop.ID, "customer_id", id)
+			return c.Redirect(http.StatusSeeOther, "/dashboard/customers?notice=saved")
+		case errors.Is(err, shops.ErrCustomerNotFound):
+			return d.notFound(c)
+		case isProblem && customerFields[p.Field] != "":
+			f.Errors[customerFields[p.Field]] = p.Message
+		default:
+			return d.internalError(c, "save customer", err)
+		}
+	}
+	v := newCustomerView(cu)
+	v.Form = f
+	return d.render(c, http.StatusUnprocessableEntity, "customer", "Check the customer · "+s.Shop.Name, v)
+}
+
+func (d *Dashboard) eraseCustomer(c echo.Context) error {
+	s := current(c)
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return d.notFound(c)
+	}
+	err = d.shops.EraseCustomer(c.Request().Context(), s.Shop.ID, id)
+	switch {
+	case errors.Is(err, shops.ErrCustomerNotFound):
+		return d.notFound(c)
+	case err != nil:
+		return d.internalError(c, "erase customer", err)
+	}
+	d.logger(c).Info("dashboard customer erased", "shop_id", s.Shop.ID, "customer_id", id)
+	return c.Redirect(http.StatusSeeOther, "/dashboard/customers?notice=erased")
+}
+
+type importView struct {
+	Error                                 string
+	Created, Updated, Unchanged, Rejected int
+	Problems                              []shops.ImportRow
+	MoreProblems                          int
+	Took                                  string
+}
+
+// maxShownProblems is how many rejected lines the report page lists.
+const maxShownProblems = 200
+
+// importCustomers streams the upload: the form's csrf field comes first (the form puts it
+// there), so the token is checked before the file is read, and the file is parsed as it
+// arrives, never spooled to memory or disk whole (c.FormValue would do both).
+func (d *Dashboard) importCustomers(c echo.Context) error {
+	s := current(c)
+	req := c.Request()
+	fail := func(status int, msg string) error {
+		return d.render(c, status, "import", "Import · "+s.Shop.Name, importView{Error: msg})
+	}
+	mt, params, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
+	if err != nil || mt != "multipart/form-data" {
+		return fail(http.StatusUnsupportedMediaType, "Upload the file with the form on the customers page.")
+	}
+	mr := multipart.NewReader(http.MaxBytesReader(c.Response(), req.Body, maxImportBytes), params["boundary"])
+	part, err := mr.NextPart()
+	if err != nil || part.FormName() != "csrf" {
+		return d.errorPage(c, http.StatusForbidden, "This form has expired",
+			"The form was missing its security token, or it came from an old page. Go back, reload the page and try again.")
+	}
+	token, _ := io.ReadAll(io.LimitReader(part, 200))
+	if !validCSRF(string(token), s.CSRF) {
+		return d.errorPage(c, http.StatusForbidden, "This form has expired",
+			"The form was missing its security token, or it came from an old page. Go back, reload the page and try again.")
+	}
+	part, err = mr.NextPart()
+	if err != nil || part.FormName() != "file" {
+		return fail(http.StatusBadRequest, "Choose a CSV file to import.")
+	}
+	start := time.Now()
+	rep, err := d.shops.ImportCustomers(req.Context(), s.Shop.ID, part)
+	var mbe *http.MaxBytesError
+	p, isProblem := problem.As(err)
+	switch {
+	case errors.As(err, &mbe):
+		return fail(http.StatusRequestEntityTooLarge, "The file is larger than 4 MB. Split it into smaller files.")
+	case isProblem && p.Kind == problem.Invalid:
+		return fail(http.StatusUnprocessableEntity, p.Message+".")
+	case err != nil:
+		return d.internalError(c, "import customers", err)
+	}
+	v := importView{Created: rep.Created, Updated: rep.Updated, Unchanged: rep.Unchanged, Rejected: rep.Rejected,
+		Took: time.Since(start).Round(time.Millisecond).String()}
+	for _, r := range rep.Rows {
+		if r.Result != shops.ImportRejected {
+			continue
+		}
+		if len(v.Problems) == maxShownProblems {
+			v.MoreProblems++
+			continue
+		}
+		v.Problems = append(v.Problems, r)
+	}
+	d.logger(c).Info("dashboard customers imported", "shop_id", s.Shop.ID, "created", rep.Created,
+		"updated", rep.Updated, "unchanged", rep.Unchanged, "rejected", rep.Rejected)
+	return d.render(c, http.StatusOK, "import", "Import · "+s.Shop.Name, v)
+}

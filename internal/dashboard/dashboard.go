@@ -152,6 +152,13 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 //	POST /dashboard/openings              declare an opening
 //	POST /dashboard/openings/:id/cancel   cancel an opening
 //	GET  /dashboard/export.csv            filled slots, ?from=YYYY-MM-DD&to=YYYY-MM-DD
+//	GET  /dashboard/customers             the customer list (?q=, ?status=, ?cursor=)
+//	POST /dashboard/customers/import      a CSV upload (multipart: csrf, then file)
+//	GET  /dashboard/customers/:id         a customer's form
+//	POST /dashboard/customers/:id         save it
+//	POST /dashboard/customers/:id/erase   erase the customer
+//	GET  /dashboard/settings              the shop's settings form
+//	POST /dashboard/settings              save it
 //	GET  /dashboard/static/*              embedded CSS, JavaScript and icon
 //
 // Any other path under /dashboard gets an HTML 404 page (and /dashboard itself an HTML
@@ -166,6 +173,13 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	e.POST("/dashboard/openings", d.page(d.signedIn(d.withCSRF(d.declare))))
 	e.POST("/dashboard/openings/:id/cancel", d.page(d.signedIn(d.withCSRF(d.cancel))))
 	e.GET("/dashboard/export.csv", d.page(d.signedIn(d.export)))
+	e.GET("/dashboard/customers", d.page(d.signedIn(d.customers)))
+	e.POST(ImportPath, d.page(d.signedIn(d.importCustomers)))
+	e.GET("/dashboard/customers/:id", d.page(d.signedIn(d.customerPage)))
+	e.POST("/dashboard/customers/:id", d.page(d.signedIn(d.withCSRF(d.saveCustomer))))
+	e.POST("/dashboard/customers/:id/erase", d.page(d.signedIn(d.withCSRF(d.eraseCustomer))))
+	e.GET("/dashboard/settings", d.page(d.signedIn(d.settings)))
+	e.POST("/dashboard/settings", d.page(d.signedIn(d.withCSRF(d.saveSettings))))
 	e.GET("/dashboard/static/*", d.serveStatic)
 	e.Any("/dashboard/*", d.page(d.notFound))
 }
@@ -427,9 +441,15 @@ type layout struct {
 	JS      string
 	Icon    string
 	Refresh int
-	Shop    *shops.Shop
-	CSRF    string
-	Data    any
+	// RefreshURL is what the page's script fetches to refresh its live parts: the
+	// dashboard page's own GET address, never the URL in the address bar, which after
+	// a form's answer is the form's POST-only action (a GET there is a 404). Empty on
+	// pages without live parts.
+	RefreshURL string
+	Nav        string // which top link is current
+	Shop       *shops.Shop
+	CSRF       string
+	Data       any
 }
 
 func (d *Dashboard) render(c echo.Context, status int, page, title string, data any) error {
@@ -441,6 +461,17 @@ func (d *Dashboard) render(c echo.Context, status int, page, title string, data 
 	if s, ok := c.Get(ctxSession).(*signedIn); ok {
 		l.Shop, l.CSRF = &s.Shop, s.CSRF
 	}
+	switch v := data.(type) {
+	case homeView:
+		l.Nav, l.RefreshURL = "home", "/dashboard"
+		if v.Page > 1 {
+			l.RefreshURL += "?page=" + strconv.Itoa(v.Page)
+		}
+	case customersView, customerView, importView:
+		l.Nav = "customers"
+	case settingsView:
+		l.Nav = "settings"
+	}
 	var buf bytes.Buffer
 	if err := d.pages[page].ExecuteTemplate(&buf, "layout", l); err != nil {
 		d.logger(c).Error("dashboard render", "page", page, "err", err)
@@ -451,7 +482,7 @@ func (d *Dashboard) render(c echo.Context, status int, page, title string, data 
 
 func parsePages() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
-	for _, p := range []string{"login", "home", "error"} {
+	for _, p := range []string{"login", "home", "error", "customers", "customer", "import", "settings"} {
 		t, err := template.New(p).Funcs(templateFuncs).ParseFS(assets, "templates/layout.html", "templates/"+p+".html")
 		if err != nil {
 			return nil, fmt.Errorf("dashboard: parse %s template: %w", p, err)

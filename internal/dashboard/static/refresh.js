@@ -4,7 +4,10 @@
 (function () {
   "use strict";
   var seconds = parseInt(document.body.getAttribute("data-refresh-seconds"), 10);
-  if (!(seconds > 0) || !window.fetch || !window.DOMParser) {
+  // The server says which address to refresh from: after a form's answer the address
+  // bar holds the form's action, which only takes POST.
+  var url = document.body.getAttribute("data-refresh-url");
+  if (!(seconds > 0) || !url || url.charAt(0) !== "/" || !window.fetch || !window.DOMParser) {
     return;
   }
   var busy = false;
@@ -13,7 +16,7 @@
       return;
     }
     busy = true;
-    fetch(window.location.pathname + window.location.search, {
+    fetch(url, {
       credentials: "same-origin",
       headers: { "Accept": "text/html" },
       cache: "no-store"

@@ -1,0 +1,129 @@
+package dashboard
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/slotrecovery/slotrecovery/internal/problem"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+)
+
+// settingsForm is the settings form as typed, with a message per field that is wrong.
+// Field names are the API's (problem.Error.Field), so the domain's errors land next to
+// the input they are about.
+type settingsForm struct {
+	Name, Timezone, Currency, PaymentMode                       string
+	WaveSize, WaveInterval, MinLead, Cooldown, MaxPerDay, Delay string
+	QuietStart, QuietEnd                                        string
+	Errors                                                      map[string]string
+}
+
+type settingsView struct {
+	Notice string
+	SMS    string
+	Form   settingsForm
+}
+
+func settingsFormOf(s shops.Shop) settingsForm {
+	p := s.Policy
+	f := settingsForm{Name: s.Name, Timezone: s.Timezone, Currency: strings.ToUpper(s.Currency), PaymentMode: s.PaymentMode,
+		WaveSize: strconv.Itoa(p.WaveSize), WaveInterval: strconv.Itoa(int(p.WaveInterval / time.Second)),
+		MinLead: strconv.Itoa(int(p.MinLead / time.Minute)), Cooldown: strconv.Itoa(int(p.Cooldown / time.Second)),
+		Delay: strconv.Itoa(int(p.FirstWaveDelay / time.Second))}
+	if p.MaxOffersPerDay > 0 {
+		f.MaxPerDay = strconv.Itoa(p.MaxOffersPerDay)
+	}
+	if q := p.Quiet; q != nil {
+		f.QuietStart, f.QuietEnd = shops.FormatClock(q.Start), shops.FormatClock(q.End)
+	}
+	return f
+}
+
+func (d *Dashboard) settings(c echo.Context) error {
+	s := current(c)
+	v := settingsView{SMS: s.Shop.SMSNumber, Form: settingsFormOf(s.Shop)}
+	if c.QueryParam("notice") == "saved" {
+		v.Notice = "Settings saved. They apply to the next wave of offers."
+	}
+	return d.render(c, http.StatusOK, "settings", "Settings · "+s.Shop.Name, v)
+}
+
+func (d *Dashboard) saveSettings(c echo.Context) error {
+	s := current(c)
+	val := func(k string) string { return strings.TrimSpace(c.FormValue(k)) }
+	f := settingsForm{Name: val("name"), Timezone: val("timezone"), Currency: val("currency"), PaymentMode: val("payment_mode"),
+		WaveSize: val("wave_size"), WaveInterval: val("wave_interval_seconds"), MinLead: val("min_lead_minutes"),
+		Cooldown: val("cooldown_seconds"), MaxPerDay: val("max_offers_per_day"), Delay: val("first_wave_delay_seconds"),
+		QuietStart: val("quiet_start"), QuietEnd: val("quiet_end"), Errors: map[string]string{}}
+	ch := shops.ShopChange{Name: &f.Name, Timezone: &f.Timezone, Currency: &f.Currency, PaymentMode: &f.PaymentMode}
+	number := func(field, text, msg string) *int {
+		n, err := strconv.Atoi(text)
+		if err != nil {
+			f.Errors[field] = msg
+			return nil
+		}
+		return &n
+	}
+	duration := func(field, text string, unit time.Duration, msg string) *time.Duration {
+		n := number(field, text, msg)
+		if n == nil {
+			return nil
+		}
+		d := time.Duration(max(min(*n, 1<<30), -1)) * unit
+		return &d
+	}
+	ch.WaveSize = number("offer_policy.wave_size", f.WaveSize, "Enter how many customers each wave texts, 1 to 1000.")
+	ch.WaveInterval = duration("offer_policy.wave_interval_seconds", f.WaveInterval, time.Second, "Enter the seconds between waves, 10 to 86400.")
+	ch.MinLead = duration("offer_policy.min_lead_minutes", f.MinLead, time.Minute, "Enter the minutes before the start when offers stop, 0 to 10080.")
+	ch.Cooldown = duration("offer_policy.cooldown_seconds", f.Cooldown, time.Second, "Enter the seconds a customer who booked is left alone, 0 to 2592000.")
+	ch.FirstWaveDelay = duration("offer_policy.first_wave_delay_seconds", cmpOr(f.Delay, "0"), time.Second, "Enter the grace period in seconds, 0 to 86400.")
+	if f.MaxPerDay == "" {
+		none := 0
+		ch.MaxOffersPerDay = &none
+	} else if n := number("offer_policy.max_offers_per_day", f.MaxPerDay, "Enter a whole number from 1 to 1000, or leave it empty for no limit."); n != nil {
+		if *n < 1 {
+			f.Errors["offer_policy.max_offers_per_day"] = "Enter a whole number from 1 to 1000, or leave it empty for no limit."
+		}
+		ch.MaxOffersPerDay = n
+	}
+	ch.QuietSet = true
+	switch {
+	case f.QuietStart == "" && f.QuietEnd == "":
+	default:
+		start, ok1 := shops.ParseClock(f.QuietStart)
+		end, ok2 := shops.ParseClock(f.QuietEnd)
+		if !ok1 || !ok2 || start == 1440 || end == 1440 {
+			f.Errors["offer_policy.quiet_hours"] = "Enter both times as HH:MM, or leave both empty for no quiet hours."
+		} else {
+			ch.Quiet = &shops.QuietHours{Start: start, End: end}
+		}
+	}
+	if len(f.Errors) == 0 {
+		_, err := d.shops.Update(c.Request().Context(), s.Shop.ID, ch)
+		p, isProblem := problem.As(err)
+		switch {
+		case err == nil:
+			d.logger(c).Info("dashboard settings saved", "shop_id", s.Shop.ID)
+			return c.Redirect(http.StatusSeeOther, "/dashboard/settings?notice=saved")
+		case isProblem && p.Kind == problem.Invalid && p.Field != "":
+			f.Errors[p.Field] = friendlySetting(p)
+		default:
+			return d.internalError(c, "save settings", err)
+		}
+	}
+	return d.render(c, http.StatusUnprocessableEntity, "settings", "Check the settings · "+s.Shop.Name,
+		settingsView{SMS: s.Shop.SMSNumber, Form: f})
+}
+
+// friendlySetting ends a domain message as a sentence.
+func friendlySetting(p *problem.Error) string {
+	msg := p.Message
+	if !strings.HasSuffix(msg, ".") {
+		msg += "."
+	}
+	return strings.ToUpper(msg[:1]) + msg[1:]
+}
