@@ -431,6 +431,7 @@ start_dev() {
 	done
 	sleep 0.5
 	sed -n "$((seen + 1)),\$p" /tmp/dev.log | grep -v '^{' | sed 's/^/    | /'
+	return 0
 }
 
 walkthrough() {
