@@ -6,6 +6,7 @@
 -- each and its latest booking.
 SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status, s.filled_at,
     COALESCE(c.name, '')::text AS customer_name, COALESCE(c.phone, '')::text AS customer_phone,
+    (c.erased_at IS NOT NULL)::boolean AS customer_erased,
     COALESCE(b.status, '')::text AS booking_status,
     COALESCE(b.amount_cents, s.price_cents)::bigint AS amount_cents
 FROM slot_openings s
@@ -23,6 +24,7 @@ LIMIT sqlc.arg(max_rows) OFFSET sqlc.arg(skip_rows);
 -- order, for the CSV export.
 SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status, s.filled_at,
     COALESCE(c.name, '')::text AS customer_name, COALESCE(c.phone, '')::text AS customer_phone,
+    (c.erased_at IS NOT NULL)::boolean AS customer_erased,
     COALESCE(b.id::text, '')::text AS booking_id,
     COALESCE(b.status, '')::text AS booking_status,
     COALESCE(b.amount_cents, s.price_cents)::bigint AS amount_cents

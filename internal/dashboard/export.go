@@ -75,9 +75,15 @@ func (d *Dashboard) export(c echo.Context) error {
 func exportRecord(r db.DashboardFilledExportRow, shop shops.Shop) []string {
 	start := r.StartsAt.In(shop.Location)
 	payment, _ := paymentLabel(r.BookingStatus, shop.PaymentMode)
+	// An erased customer's name is empty, like one who never gave a name; the file says
+	// which it was, as the page does. (Their phone is empty too.)
+	name := r.CustomerName
+	if r.CustomerErased {
+		name = erasedLabel
+	}
 	return []string{
 		r.ID.String(), start.Format(time.DateOnly), start.Format("15:04"), safeCell(shop.Timezone),
-		fmt.Sprint(r.DurationMinutes), safeCell(r.Service), safeCell(r.CustomerName),
+		fmt.Sprint(r.DurationMinutes), safeCell(r.Service), safeCell(name),
 		exportPhone(r.CustomerPhone), safeCell(r.Status), safeCell(payment),
 		formatAmount(r.AmountCents, shop.Currency, false), safeCell(strings.ToUpper(shop.Currency)), safeCell(r.BookingID),
 	}

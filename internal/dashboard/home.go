@@ -164,7 +164,7 @@ func (d *Dashboard) homeView(ctx context.Context, shop shops.Shop, page int) (ho
 		label, class := paymentLabel(r.BookingStatus, shop.PaymentMode)
 		v.Filled = append(v.Filled, filledView{
 			ID: r.ID, When: formatWhen(r.StartsAt, shop.Location), ISO: r.StartsAt.UTC().Format(time.RFC3339),
-			Duration: int(r.DurationMinutes), Service: r.Service, Customer: cmpOr(r.CustomerName, "(no name)"),
+			Duration: int(r.DurationMinutes), Service: r.Service, Customer: customerLabel(r.CustomerName, r.CustomerErased),
 			Phone: phone.Mask(r.CustomerPhone), Payment: label, PayClass: class,
 			Amount: formatMoney(r.AmountCents, shop.Currency), Status: titleCase(r.Status),
 		})
@@ -364,6 +364,18 @@ func titleCase(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + strings.ReplaceAll(s[1:], "_", " ")
+}
+
+// erasedLabel stands for a customer the shop erased: their slot still counts, but who
+// they were is gone, which "(no name)" (a customer who never gave one) would not say.
+const erasedLabel = "(erased)"
+
+// customerLabel is how a filled slot names its customer.
+func customerLabel(name string, erased bool) string {
+	if erased {
+		return erasedLabel
+	}
+	return cmpOr(name, "(no name)")
 }
 
 func cmpOr(s, fallback string) string {

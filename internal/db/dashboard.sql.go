@@ -16,6 +16,7 @@ import (
 const dashboardFilledExport = `-- name: DashboardFilledExport :many
 SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status, s.filled_at,
     COALESCE(c.name, '')::text AS customer_name, COALESCE(c.phone, '')::text AS customer_phone,
+    (c.erased_at IS NOT NULL)::boolean AS customer_erased,
     COALESCE(b.id::text, '')::text AS booking_id,
     COALESCE(b.status, '')::text AS booking_status,
     COALESCE(b.amount_cents, s.price_cents)::bigint AS amount_cents
@@ -49,6 +50,7 @@ type DashboardFilledExportRow struct {
 	FilledAt        *time.Time
 	CustomerName    string
 	CustomerPhone   string
+	CustomerErased  bool
 	BookingID       string
 	BookingStatus   string
 	AmountCents     int64
@@ -80,6 +82,7 @@ func (q *Queries) DashboardFilledExport(ctx context.Context, db DBTX, arg Dashbo
 			&i.FilledAt,
 			&i.CustomerName,
 			&i.CustomerPhone,
+			&i.CustomerErased,
 			&i.BookingID,
 			&i.BookingStatus,
 			&i.AmountCents,
@@ -98,6 +101,7 @@ const dashboardFilledPage = `-- name: DashboardFilledPage :many
 
 SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status, s.filled_at,
     COALESCE(c.name, '')::text AS customer_name, COALESCE(c.phone, '')::text AS customer_phone,
+    (c.erased_at IS NOT NULL)::boolean AS customer_erased,
     COALESCE(b.status, '')::text AS booking_status,
     COALESCE(b.amount_cents, s.price_cents)::bigint AS amount_cents
 FROM slot_openings s
@@ -127,6 +131,7 @@ type DashboardFilledPageRow struct {
 	FilledAt        *time.Time
 	CustomerName    string
 	CustomerPhone   string
+	CustomerErased  bool
 	BookingStatus   string
 	AmountCents     int64
 }
@@ -154,6 +159,7 @@ func (q *Queries) DashboardFilledPage(ctx context.Context, db DBTX, arg Dashboar
 			&i.FilledAt,
 			&i.CustomerName,
 			&i.CustomerPhone,
+			&i.CustomerErased,
 			&i.BookingStatus,
 			&i.AmountCents,
 		); err != nil {
