@@ -171,3 +171,11 @@ ALTER TABLE customers DROP CONSTRAINT customers_shop_id_phone_key;
 CREATE UNIQUE INDEX customers_shop_phone_live ON customers (shop_id, phone) WHERE erased_at IS NULL;
 -- The owners' list pages by creation order.
 CREATE INDEX customers_shop_created_idx ON customers (shop_id, created_at, id);
+
+-- 0006_key_version
+
+-- Counts the shop's API keys: every rotation adds one, in the same UPDATE that stores
+-- the new key's hash. A dashboard session carries the version it was signed in under
+-- and is refused once the shop's version has moved on, so the check costs nothing more
+-- than the shop row each dashboard request reads anyway.
+ALTER TABLE shops ADD COLUMN api_key_version integer NOT NULL DEFAULT 1 CHECK (api_key_version >= 1);

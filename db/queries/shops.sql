@@ -31,5 +31,8 @@ RETURNING *;
 -- name: ShopRotateKey :one
 -- A new key hash replaces the old one: the old key stops working with this commit
 -- (Authenticate reads the hash from Postgres on every request, never from a cache).
-UPDATE shops SET api_key_hash = sqlc.arg(api_key_hash) WHERE id = sqlc.arg(id)
+-- The key's version moves on in the same statement, which ends every dashboard session
+-- signed in under the old key.
+UPDATE shops SET api_key_hash = sqlc.arg(api_key_hash), api_key_version = api_key_version + 1
+WHERE id = sqlc.arg(id)
 RETURNING *;

@@ -347,6 +347,38 @@ func TestBrowserDeclareAndFill(t *testing.T) {
 	require.Equal(t, 2, shopA.Policy.MaxOffersPerDay)
 	require.Equal(t, 2*time.Minute, shopA.Policy.FirstWaveDelay)
 
+	// Rotate the API key from the settings page: the warning is there, the box must be
+	// ticked, and the answer shows the new key once; this browser stays signed in.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/dashboard/settings"),
+		chromedp.WaitVisible(chromedp.ID("rotate-warning")),
+		chromedp.ScrollIntoView(chromedp.ID("rotate-key")),
+		chromedp.Click(chromedp.ID("rotate-confirm")),
+		chromedp.Click(chromedp.CSS(`form[action="/dashboard/settings/rotate-key"] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.ID("new-key")),
+	))
+	newKey, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("new-key")))
+	require.NoError(t, err)
+	rotated, err := en.shops.Authenticate(context.Background(), strings.TrimSpace(newKey))
+	require.NoError(t, err, "the page shows the shop's new key")
+	require.Equal(t, en.shopA.ID, rotated.ID)
+	_, err = en.shops.Authenticate(context.Background(), en.keyA)
+	require.ErrorIs(t, err, shops.ErrUnauthorized, "the old key stopped working")
+	effects, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("main")))
+	require.NoError(t, err)
+	require.Contains(t, effects, "Your old key stopped working just now.")
+	saveScreenshot(t, ctx, "dashboard-13-key-rotated.png")
+	cookies, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.cookie`))
+	require.NoError(t, err)
+	require.NotContains(t, cookies, strings.TrimSpace(newKey), "the key is in no cookie script can read")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`a[href="/dashboard/settings"].btn`)),
+		chromedp.WaitVisible(chromedp.ID("rotate-key")),
+	))
+	settingsText, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("main")))
+	require.NoError(t, err)
+	require.NotContains(t, settingsText, strings.TrimSpace(newKey), "the key is not shown again")
+
 	stopConsole()
 	<-consoleDone
 	consoleMu.Lock()

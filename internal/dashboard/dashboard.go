@@ -6,14 +6,17 @@
 // translates forms into calls on slots.Service, and reads its figures through the
 // queries in db/queries/dashboard.sql. Sessions are stateless signed cookies (HMAC-SHA256
 // under Config.SessionSecret), and sign-out records the session as ended in Redis so that
-// copies of its cookie stop working; every form carries a CSRF token derived from the
-// session. Sign-in attempts are rate-limited per client address and per shop.
+// copies of its cookie stop working; a session also carries the version of the shop's
+// API key it signed in under, so rotating the key (here or through the API) ends every
+// session of the shop. Every form carries a CSRF token derived from the session.
+// Sign-in attempts are rate-limited per client address and per shop.
 // Pages work without JavaScript; a small script refreshes the live parts of the page.
 package dashboard
 
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"crypto/sha256"
 	"embed"
 	"encoding/hex"
@@ -159,6 +162,7 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 //	POST /dashboard/customers/:id/erase   erase the customer
 //	GET  /dashboard/settings              the shop's settings form
 //	POST /dashboard/settings              save it
+//	POST /dashboard/settings/rotate-key   a new API key, shown once; ends other sessions
 //	GET  /dashboard/static/*              embedded CSS, JavaScript and icon
 //
 // Any other path under /dashboard gets an HTML 404 page (and /dashboard itself an HTML
@@ -180,6 +184,7 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	e.POST("/dashboard/customers/:id/erase", d.page(d.signedIn(d.withCSRF(d.eraseCustomer))))
 	e.GET("/dashboard/settings", d.page(d.signedIn(d.settings)))
 	e.POST("/dashboard/settings", d.page(d.signedIn(d.withCSRF(d.saveSettings))))
+	e.POST("/dashboard/settings/rotate-key", d.page(d.signedIn(d.withCSRF(d.rotateKey))))
 	e.GET("/dashboard/static/*", d.serveStatic)
 	e.Any("/dashboard/*", d.page(d.notFound))
 }
@@ -225,7 +230,8 @@ type signedIn struct {
 func current(c echo.Context) *signedIn { return c.Get(ctxSession).(*signedIn) }
 
 // signedIn lets the request through only with a valid, unexpired session cookie of an
-// existing shop; anyone else is sent to the sign-in form.
+// existing shop, signed in under the shop's current API key; anyone else is sent to the
+// sign-in form.
 func (d *Dashboard) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		s, ok, err := d.sessionFrom(c)
@@ -235,17 +241,38 @@ func (d *Dashboard) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 		if !ok {
 			return c.Redirect(http.StatusSeeOther, loginPath)
 		}
-		shop, err := d.shops.Get(c.Request().Context(), s.ShopID)
-		if p, isProblem := problem.As(err); isProblem && p.Kind == problem.NotFound {
-			c.SetCookie(d.expiredCookie(sessionCookie, cookiePath))
-			return c.Redirect(http.StatusSeeOther, loginPath)
-		}
+		shop, live, err := d.sessionShop(c.Request().Context(), s)
 		if err != nil {
 			return d.internalError(c, "load shop", err)
+		}
+		if !live {
+			c.SetCookie(d.expiredCookie(sessionCookie, cookiePath))
+			return c.Redirect(http.StatusSeeOther, loginPath)
 		}
 		c.Set(ctxSession, &signedIn{Shop: shop, Session: s, CSRF: d.csrfToken(s)})
 		return next(c)
 	}
+}
+
+// sessionShop returns the shop of s. live is false when the shop is gone or its API
+// key was rotated since s signed in: the session is over. The shop row is read on every
+// signed-in request anyway (the page needs it), so comparing the key's version there
+// ends the sessions on every instance at the rotation's commit, at no extra round trip.
+// err is set only when Postgres could not say.
+func (d *Dashboard) sessionShop(ctx context.Context, s session) (shop shops.Shop, live bool, err error) {
+	shop, err = d.shops.Get(ctx, s.ShopID)
+	if p, isProblem := problem.As(err); isProblem && p.Kind == problem.NotFound {
+		return shops.Shop{}, false, nil
+	}
+	if err != nil {
+		return shops.Shop{}, false, err
+	}
+	// Any difference ends the session, not only an older version: a version this shop
+	// never had is not one to trust.
+	if s.KeyVersion != shop.KeyVersion {
+		return shops.Shop{}, false, nil
+	}
+	return shop, true, nil
 }
 
 // sessionFrom returns the request's session: its cookie must be valid, unexpired and
@@ -284,8 +311,17 @@ type loginView struct {
 }
 
 func (d *Dashboard) loginForm(c echo.Context) error {
-	if _, ok, _ := d.sessionFrom(c); ok { // when Redis cannot tell, show the form
-		return c.Redirect(http.StatusSeeOther, "/dashboard")
+	// A live session goes on to the dashboard. When Redis or Postgres cannot tell, show
+	// the form; a session that a rotation of the key ended is cleared here, or the
+	// dashboard and this form would send a browser that kept it back and forth.
+	if s, ok, _ := d.sessionFrom(c); ok {
+		_, live, err := d.sessionShop(c.Request().Context(), s)
+		if err == nil && live {
+			return c.Redirect(http.StatusSeeOther, "/dashboard")
+		}
+		if err == nil {
+			c.SetCookie(d.expiredCookie(sessionCookie, cookiePath))
+		}
 	}
 	nonce, err := d.loginNonce(c)
 	if err != nil {
@@ -342,7 +378,7 @@ func (d *Dashboard) login(c echo.Context) error {
 		d.logger(c).Warn("dashboard sign-in limited", "by", "shop", "shop_id", shop.ID)
 		return d.tooManySignIns(c, wait, "Too many sign-ins to this shop.")
 	}
-	s, err := d.newSession(shop.ID)
+	s, err := d.newSession(shop.ID, shop.KeyVersion)
 	if err != nil {
 		return d.internalError(c, "new session", err)
 	}
@@ -469,7 +505,7 @@ func (d *Dashboard) render(c echo.Context, status int, page, title string, data 
 		}
 	case customersView, customerView, importView:
 		l.Nav = "customers"
-	case settingsView:
+	case settingsView, newKeyView:
 		l.Nav = "settings"
 	}
 	var buf bytes.Buffer
@@ -482,7 +518,7 @@ func (d *Dashboard) render(c echo.Context, status int, page, title string, data 
 
 func parsePages() (map[string]*template.Template, error) {
 	pages := map[string]*template.Template{}
-	for _, p := range []string{"login", "home", "error", "customers", "customer", "import", "settings"} {
+	for _, p := range []string{"login", "home", "error", "customers", "customer", "import", "settings", "newkey"} {
 		t, err := template.New(p).Funcs(templateFuncs).ParseFS(assets, "templates/layout.html", "templates/"+p+".html")
 		if err != nil {
 			return nil, fmt.Errorf("dashboard: parse %s template: %w", p, err)

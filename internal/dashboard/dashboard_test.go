@@ -144,9 +144,10 @@ func TestMissingOrForgedSession(t *testing.T) {
 	foreign := otherEnv.login(t, en.keyA)
 
 	parts := strings.Split(good.Value, ".")
-	require.Len(t, parts, 5)
+	require.Len(t, parts, 6)
 	swapped := strings.Join(append([]string{parts[0], en.shopB.ID.String()}, parts[2:]...), ".")
-	longer := strings.Join([]string{parts[0], parts[1], "9999999999", parts[3], parts[4]}, ".")
+	longer := strings.Join([]string{parts[0], parts[1], "9999999999", parts[3], parts[4], parts[5]}, ".")
+	newerKey := strings.Join([]string{parts[0], parts[1], parts[2], parts[3], "2", parts[5]}, ".")
 
 	cases := map[string]*http.Cookie{
 		"no cookie":             nil,
@@ -154,6 +155,7 @@ func TestMissingOrForgedSession(t *testing.T) {
 		"empty":                 {Name: "sr_session", Value: ""},
 		"another shop's id":     {Name: "sr_session", Value: swapped},
 		"a stretched expiry":    {Name: "sr_session", Value: longer},
+		"a raised key version":  {Name: "sr_session", Value: newerKey},
 		"another server secret": {Name: "sr_session", Value: foreign.Value},
 		"a truncated MAC":       {Name: "sr_session", Value: good.Value[:len(good.Value)-4]},
 	}

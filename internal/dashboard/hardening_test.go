@@ -53,11 +53,12 @@ func TestLogoutEndsCopiedSessions(t *testing.T) {
 	assert.LessOrEqual(t, ttl, 12*time.Hour+time.Minute)
 }
 
-// sessionID is the id part of a session cookie ("1.<shop>.<expiry>.<id>.<mac>").
+// sessionID is the id part of a session cookie
+// ("2.<shop>.<expiry>.<id>.<key version>.<mac>").
 func sessionID(t *testing.T, ck *http.Cookie) string {
 	t.Helper()
 	parts := strings.Split(ck.Value, ".")
-	require.Len(t, parts, 5)
+	require.Len(t, parts, 6)
 	return parts[3]
 }
 

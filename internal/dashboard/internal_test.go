@@ -1,6 +1,9 @@
 package dashboard
 
 import (
+	"encoding/base64"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -107,7 +110,7 @@ func TestSessionCookieRoundTripAndTampering(t *testing.T) {
 	now := time.Date(2026, 11, 18, 12, 0, 0, 0, time.UTC)
 	d := &Dashboard{cfg: Config{SessionSecret: []byte("0123456789abcdef0123456789abcdef"), SessionTTL: time.Hour,
 		Now: func() time.Time { return now }}}
-	s, err := d.newSession(uuid.New())
+	s, err := d.newSession(uuid.New(), 3)
 	require.NoError(t, err)
 	v := d.encodeSession(s)
 
@@ -115,7 +118,21 @@ func TestSessionCookieRoundTripAndTampering(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, s.ShopID, got.ShopID)
 	assert.Equal(t, s.ID, got.ID)
+	assert.Equal(t, 3, got.KeyVersion)
 	assert.True(t, s.Expires.Equal(got.Expires))
+
+	// A well-signed cookie of the format before key versions is refused: it cannot show
+	// which key it was signed in under.
+	old := strings.Join([]string{"1", s.ShopID.String(), strconv.FormatInt(s.Expires.Unix(), 10), s.ID}, ".")
+	old += "." + base64.RawURLEncoding.EncodeToString(d.mac("session", old))
+	_, ok = d.decodeSession(old, now)
+	assert.False(t, ok, "a format-1 cookie is refused")
+	for _, version := range []string{"0", "-1", "x", ""} {
+		bad := strings.Join([]string{"2", s.ShopID.String(), strconv.FormatInt(s.Expires.Unix(), 10), s.ID, version}, ".")
+		bad += "." + base64.RawURLEncoding.EncodeToString(d.mac("session", bad))
+		_, ok = d.decodeSession(bad, now)
+		assert.False(t, ok, "key version %q is refused", version)
+	}
 
 	_, ok = d.decodeSession(v, now.Add(time.Hour))
 	assert.False(t, ok, "expired at its expiry")
@@ -131,7 +148,7 @@ func TestSessionCookieRoundTripAndTampering(t *testing.T) {
 	assert.False(t, ok, "another secret refuses it")
 
 	assert.NotEqual(t, d.csrfToken(s), other.csrfToken(s))
-	s2, err := d.newSession(s.ShopID)
+	s2, err := d.newSession(s.ShopID, 3)
 	require.NoError(t, err)
 	assert.NotEqual(t, d.csrfToken(s), d.csrfToken(s2), "each sign-in gets its own CSRF token")
 	assert.NotEqual(t, d.loginToken(s.ID), d.csrfToken(s), "purposes keep MACs apart")

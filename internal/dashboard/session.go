@@ -23,17 +23,22 @@ const (
 	loginCookie   = "sr_login"
 	cookiePath    = "/dashboard"
 	loginPath     = "/dashboard/login"
-	sessionFormat = "1"
+	// sessionFormat is "2" since sessions carry the shop's key version; a format-1
+	// cookie (from before) is refused, since it cannot show which key it came from.
+	sessionFormat = "2"
 	// loginCookieTTL bounds how long a login form stays usable.
 	loginCookieTTL = time.Hour
 )
 
-// session is what a valid session cookie says: which shop, until when, and a random id
-// that the CSRF token of its forms is derived from.
+// session is what a valid session cookie says: which shop, until when, a random id
+// that the CSRF token of its forms is derived from, and the version of the shop's API
+// key it was signed in under (shops.Shop.KeyVersion): once the key is rotated the
+// versions differ and the session is over.
 type session struct {
-	ShopID  uuid.UUID
-	Expires time.Time
-	ID      string
+	ShopID     uuid.UUID
+	Expires    time.Time
+	ID         string
+	KeyVersion int
 }
 
 // mac is HMAC-SHA256 under the server secret. The purpose string keeps the MACs of
@@ -46,10 +51,12 @@ func (d *Dashboard) mac(purpose, msg string) []byte {
 	return h.Sum(nil)
 }
 
-// encodeSession makes the cookie value: "1.<shop id>.<expiry unix>.<session id>.<mac>".
-// Every part is cookie-safe, so no further encoding is needed.
+// encodeSession makes the cookie value:
+// "2.<shop id>.<expiry unix>.<session id>.<key version>.<mac>". Every part is
+// cookie-safe, so no further encoding is needed.
 func (d *Dashboard) encodeSession(s session) string {
-	payload := strings.Join([]string{sessionFormat, s.ShopID.String(), strconv.FormatInt(s.Expires.Unix(), 10), s.ID}, ".")
+	payload := strings.Join([]string{sessionFormat, s.ShopID.String(), strconv.FormatInt(s.Expires.Unix(), 10), s.ID,
+		strconv.Itoa(s.KeyVersion)}, ".")
 	return payload + "." + base64.RawURLEncoding.EncodeToString(d.mac("session", payload))
 }
 
@@ -67,7 +74,7 @@ func (d *Dashboard) decodeSession(v string, now time.Time) (session, bool) {
 		return session{}, false
 	}
 	parts := strings.Split(payload, ".")
-	if len(parts) != 4 || parts[0] != sessionFormat {
+	if len(parts) != 5 || parts[0] != sessionFormat {
 		return session{}, false
 	}
 	shopID, err := uuid.Parse(parts[1])
@@ -78,16 +85,22 @@ func (d *Dashboard) decodeSession(v string, now time.Time) (session, bool) {
 	if err != nil || !now.Before(time.Unix(exp, 0)) {
 		return session{}, false
 	}
-	return session{ShopID: shopID, Expires: time.Unix(exp, 0), ID: parts[3]}, true
+	keyVersion, err := strconv.Atoi(parts[4])
+	if err != nil || keyVersion < 1 {
+		return session{}, false
+	}
+	return session{ShopID: shopID, Expires: time.Unix(exp, 0), ID: parts[3], KeyVersion: keyVersion}, true
 }
 
-// newSession starts a session for shopID.
-func (d *Dashboard) newSession(shopID uuid.UUID) (session, error) {
+// newSession starts a session for shopID, signed in under its API key of version
+// keyVersion.
+func (d *Dashboard) newSession(shopID uuid.UUID, keyVersion int) (session, error) {
 	id, err := randomHex(16)
 	if err != nil {
 		return session{}, err
 	}
-	return session{ShopID: shopID, Expires: d.cfg.Now().Add(d.cfg.SessionTTL).Truncate(time.Second), ID: id}, nil
+	return session{ShopID: shopID, Expires: d.cfg.Now().Add(d.cfg.SessionTTL).Truncate(time.Second), ID: id,
+		KeyVersion: keyVersion}, nil
 }
 
 // csrfToken is the token every form of a session carries. It is derived from the

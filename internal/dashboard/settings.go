@@ -26,6 +26,13 @@ type settingsView struct {
 	Notice string
 	SMS    string
 	Form   settingsForm
+	// RotateError asks for the confirmation a key rotation needs.
+	RotateError string
+}
+
+// newKeyView is the answer to a key rotation: the new key, shown on this page only.
+type newKeyView struct {
+	Key string
 }
 
 func settingsFormOf(s shops.Shop) settingsForm {
@@ -126,4 +133,37 @@ func friendlySetting(p *problem.Error) string {
 		msg += "."
 	}
 	return strings.ToUpper(msg[:1]) + msg[1:]
+}
+
+// rotateKey gives the shop a new API key and shows it once, on this answer only: it is
+// never put in a cookie, a URL or a log, and the page is not cached (no-store). The old
+// key stops working at once, for the API and for signing in, and every dashboard
+// session of the shop ends (their key version is now behind). This browser gets a new
+// session under the new key, so the owner who rotated stays signed in. Reloading the
+// answer re-posts the form with the ended session's CSRF token and is refused: a reload
+// never rotates again.
+func (d *Dashboard) rotateKey(c echo.Context) error {
+	s := current(c)
+	if c.FormValue("confirm") != "yes" {
+		return d.render(c, http.StatusUnprocessableEntity, "settings", "Settings · "+s.Shop.Name, settingsView{
+			SMS: s.Shop.SMSNumber, Form: settingsFormOf(s.Shop),
+			RotateError: "Tick the box to confirm that the current key should stop working.",
+		})
+	}
+	// The new session is made before the rotation, so nothing can fail between the
+	// rotation and showing its key: a key that was never shown would leave the owner
+	// with no working key and no session.
+	ns, err := d.newSession(s.Shop.ID, 0)
+	if err != nil {
+		return d.internalError(c, "new session", err)
+	}
+	shop, key, err := d.shops.RotateKey(c.Request().Context(), s.Shop.ID)
+	if err != nil {
+		return d.internalError(c, "rotate key", err)
+	}
+	ns.KeyVersion = shop.KeyVersion
+	c.SetCookie(d.cookie(sessionCookie, d.encodeSession(ns), cookiePath, d.cfg.SessionTTL))
+	c.Set(ctxSession, &signedIn{Shop: shop, Session: ns, CSRF: d.csrfToken(ns)})
+	d.logger(c).Info("dashboard key rotated", "shop_id", shop.ID, "key_version", shop.KeyVersion)
+	return d.render(c, http.StatusOK, "newkey", "New API key · "+shop.Name, newKeyView{Key: key})
 }

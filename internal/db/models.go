@@ -83,6 +83,7 @@ type Shop struct {
 	CreatedAt             time.Time
 	MaxOffersPerDay       pgtype.Int4
 	FirstWaveDelaySeconds int32
+	ApiKeyVersion         int32
 }
 
 type SlotOffer struct {

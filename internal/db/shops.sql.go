@@ -14,7 +14,7 @@ import (
 )
 
 const shopGet = `-- name: ShopGet :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds FROM shops WHERE id = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version FROM shops WHERE id = $1
 `
 
 func (q *Queries) ShopGet(ctx context.Context, db DBTX, id uuid.UUID) (Shop, error) {
@@ -37,12 +37,13 @@ func (q *Queries) ShopGet(ctx context.Context, db DBTX, id uuid.UUID) (Shop, err
 		&i.CreatedAt,
 		&i.MaxOffersPerDay,
 		&i.FirstWaveDelaySeconds,
+		&i.ApiKeyVersion,
 	)
 	return i, err
 }
 
 const shopGetByKeyHash = `-- name: ShopGetByKeyHash :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds FROM shops WHERE api_key_hash = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version FROM shops WHERE api_key_hash = $1
 `
 
 func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []byte) (Shop, error) {
@@ -65,12 +66,13 @@ func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []by
 		&i.CreatedAt,
 		&i.MaxOffersPerDay,
 		&i.FirstWaveDelaySeconds,
+		&i.ApiKeyVersion,
 	)
 	return i, err
 }
 
 const shopGetBySMSNumber = `-- name: ShopGetBySMSNumber :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds FROM shops WHERE sms_number = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version FROM shops WHERE sms_number = $1
 `
 
 func (q *Queries) ShopGetBySMSNumber(ctx context.Context, db DBTX, smsNumber string) (Shop, error) {
@@ -93,12 +95,13 @@ func (q *Queries) ShopGetBySMSNumber(ctx context.Context, db DBTX, smsNumber str
 		&i.CreatedAt,
 		&i.MaxOffersPerDay,
 		&i.FirstWaveDelaySeconds,
+		&i.ApiKeyVersion,
 	)
 	return i, err
 }
 
 const shopGetForUpdate = `-- name: ShopGetForUpdate :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds FROM shops WHERE id = $1 FOR UPDATE
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version FROM shops WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (Shop, error) {
@@ -121,6 +124,7 @@ func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (
 		&i.CreatedAt,
 		&i.MaxOffersPerDay,
 		&i.FirstWaveDelaySeconds,
+		&i.ApiKeyVersion,
 	)
 	return i, err
 }
@@ -130,7 +134,7 @@ INSERT INTO shops (name, timezone, sms_number, currency, payment_mode, wave_size
     wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute,
     cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version
 `
 
 type ShopInsertParams struct {
@@ -187,13 +191,15 @@ func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams)
 		&i.CreatedAt,
 		&i.MaxOffersPerDay,
 		&i.FirstWaveDelaySeconds,
+		&i.ApiKeyVersion,
 	)
 	return i, err
 }
 
 const shopRotateKey = `-- name: ShopRotateKey :one
-UPDATE shops SET api_key_hash = $1 WHERE id = $2
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds
+UPDATE shops SET api_key_hash = $1, api_key_version = api_key_version + 1
+WHERE id = $2
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version
 `
 
 type ShopRotateKeyParams struct {
@@ -203,6 +209,8 @@ type ShopRotateKeyParams struct {
 
 // A new key hash replaces the old one: the old key stops working with this commit
 // (Authenticate reads the hash from Postgres on every request, never from a cache).
+// The key's version moves on in the same statement, which ends every dashboard session
+// signed in under the old key.
 func (q *Queries) ShopRotateKey(ctx context.Context, db DBTX, arg ShopRotateKeyParams) (Shop, error) {
 	row := db.QueryRow(ctx, shopRotateKey, arg.ApiKeyHash, arg.ID)
 	var i Shop
@@ -223,6 +231,7 @@ func (q *Queries) ShopRotateKey(ctx context.Context, db DBTX, arg ShopRotateKeyP
 		&i.CreatedAt,
 		&i.MaxOffersPerDay,
 		&i.FirstWaveDelaySeconds,
+		&i.ApiKeyVersion,
 	)
 	return i, err
 }
@@ -235,7 +244,7 @@ UPDATE shops SET name = $1, timezone = $2, currency = $3,
     cooldown_seconds = $10, max_offers_per_day = $11,
     first_wave_delay_seconds = $12
 WHERE id = $13
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version
 `
 
 type ShopUpdateParams struct {
@@ -289,6 +298,7 @@ func (q *Queries) ShopUpdate(ctx context.Context, db DBTX, arg ShopUpdateParams)
 		&i.CreatedAt,
 		&i.MaxOffersPerDay,
 		&i.FirstWaveDelaySeconds,
+		&i.ApiKeyVersion,
 	)
 	return i, err
 }

@@ -117,7 +117,8 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 
 // RotateKey gives the shop a new API key and returns it; it is shown only this once.
 // The old key stops working when this returns: Authenticate reads the key's hash from
-// Postgres on every call and caches nothing.
+// Postgres on every call and caches nothing. The returned shop's KeyVersion has moved
+// on in the same statement, which ends the dashboard sessions signed in before.
 func (s *Service) RotateKey(ctx context.Context, id uuid.UUID) (Shop, string, error) {
 	key, hash, err := newKey()
 	if err != nil {

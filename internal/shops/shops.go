@@ -91,6 +91,10 @@ type Shop struct {
 	PaymentMode string
 	Policy      Policy
 	CreatedAt   time.Time
+	// KeyVersion counts the shop's API keys: it starts at 1 and every RotateKey adds
+	// one. A dashboard session records the version it was signed in under, so that a
+	// rotation ends it (on every instance: the version is read from Postgres).
+	KeyVersion int
 }
 
 // NewShop is what a shop is created from. Zero policy fields take DefaultPolicy's.
@@ -364,7 +368,7 @@ func FromRow(r db.Shop) (Shop, error) {
 	}
 	s := Shop{
 		ID: r.ID, Name: r.Name, Timezone: r.Timezone, Location: loc, SMSNumber: r.SmsNumber,
-		Currency: r.Currency, PaymentMode: r.PaymentMode, CreatedAt: r.CreatedAt,
+		Currency: r.Currency, PaymentMode: r.PaymentMode, CreatedAt: r.CreatedAt, KeyVersion: int(r.ApiKeyVersion),
 		Policy: Policy{
 			WaveSize:     int(r.WaveSize),
 			WaveInterval: time.Duration(r.WaveIntervalSeconds) * time.Second,
