@@ -58,6 +58,7 @@ type options struct {
 	pprofDir    string
 	jsonOut     bool
 	logDir      string
+	keep        bool
 }
 
 func main() {
@@ -76,6 +77,7 @@ func main() {
 	flag.StringVar(&o.pprofDir, "pprof", "", "write a CPU profile of every instance during each scenario into this directory")
 	flag.BoolVar(&o.jsonOut, "json", false, "print the results as JSON")
 	flag.StringVar(&o.logDir, "logs", "", "where the instances' logs go (default: a temporary directory)")
+	flag.BoolVar(&o.keep, "keep", false, "keep the run's database afterwards, to look into it")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -119,7 +121,11 @@ func run(ctx context.Context, o options) (err error) {
 	if err != nil {
 		return err
 	}
-	defer db.drop()
+	if o.keep {
+		say("keeping database %s (-keep): drop it with DROP DATABASE %s", db.name, db.name)
+	} else {
+		defer db.drop()
+	}
 	prefix := "loadtest:" + randomHex(6) + ":"
 	rdb, err := newRedis(ctx, o.redisURL)
 	if err != nil {

@@ -32,7 +32,9 @@ type harness struct {
 	pool   *pgxpool.Pool
 	client *http.Client
 	seq    atomic.Int64 // phones, numbers and MessageSids
-	runs   atomic.Int64
+	// noStatements is set once pg_stat_statements is found missing.
+	noStatements bool
+	runs         atomic.Int64
 }
 
 func newClient() *http.Client {
@@ -83,12 +85,17 @@ type result struct {
 	WantBookings  int     `json:"want_bookings"`
 	DoubleBooked  int     `json:"double_booked_openings"`
 	CPUPerReplyMS float64 `json:"server_cpu_ms_per_reply"`
-	PeakRSSMiB    []float64
-	Ideal         *idealFigures `json:"ideal,omitempty"`
-	WaveTexts     int           `json:"wave_texts,omitempty"`
-	WaveSeconds   float64       `json:"wave_s,omitempty"`
-	OK            bool          `json:"ok"`
-	Problems      []string      `json:"problems,omitempty"`
+	// PostgresCPUPerReplyMS is the CPU of the Postgres backends (when Postgres runs on
+	// this machine and its processes can be seen).
+	PostgresCPUPerReplyMS float64 `json:"postgres_cpu_ms_per_reply,omitempty"`
+	// Statements is Postgres's view of the scenario (pg_stat_statements, when loaded).
+	Statements  []statement `json:"statements,omitempty"`
+	PeakRSSMiB  []float64
+	Ideal       *idealFigures `json:"ideal,omitempty"`
+	WaveTexts   int           `json:"wave_texts,omitempty"`
+	WaveSeconds float64       `json:"wave_s,omitempty"`
+	OK          bool          `json:"ok"`
+	Problems    []string      `json:"problems,omitempty"`
 }
 
 type latencies struct {
@@ -240,16 +247,22 @@ func (h *harness) replies(ctx context.Context, name string) (result, error) {
 	}
 	r.Replies, r.InFlight, r.WantBookings = len(all), inFlight, len(openings)
 
-	cpu0 := cpuTicks(h.fleet.pids())
+	h.resetStatements(ctx)
+	pgPids := h.postgresPids(ctx)
+	cpu0, pgCPU0 := cpuTicks(h.fleet.pids()), cpuTicks(pgPids)
 	stopProfiles := h.profile(ctx, name)
 	lat, outcomes, wall, err := h.fire(ctx, h.fleet.bases(), all, inFlight)
 	stopProfiles()
 	if err != nil {
 		return r, err
 	}
-	cpu := cpuTicks(h.fleet.pids()) - cpu0
+	cpu, pgCPU := cpuTicks(h.fleet.pids())-cpu0, cpuTicks(pgPids)-pgCPU0
 	r.Wall, r.PerSecond, r.Latency, r.Outcomes = wall.Seconds(), float64(len(all))/wall.Seconds(), summarize(lat), outcomes
 	r.CPUPerReplyMS = float64(cpu) * 10 / float64(len(all)) // USER_HZ is 100 on Linux: a tick is 10 ms
+	if len(pgPids) > 0 {
+		r.PostgresCPUPerReplyMS = float64(pgCPU) * 10 / float64(len(all))
+	}
+	r.Statements = h.topStatements(ctx, len(all))
 	r.PeakRSSMiB = peakRSS(h.fleet.pids())
 
 	// The same requests (new MessageSids), the same client and concurrency, to the ideal
@@ -518,5 +531,11 @@ func (r result) print(w io.Writer) {
 		r.Ideal.Wall, r.Ideal.PerSecond, r.Ideal.Latency.P50, r.Ideal.Latency.P90, r.Ideal.Latency.P99, r.Ideal.Latency.Max)
 	fmt.Fprintf(w, "  ratio:  wall %s  p99 %s   server CPU %.3f ms/YES  peak RSS %v MiB\n",
 		ratio(r.Wall, r.Ideal.Wall), ratio(r.Latency.P99, r.Ideal.Latency.P99), r.CPUPerReplyMS, r.PeakRSSMiB)
+	if r.PostgresCPUPerReplyMS > 0 {
+		fmt.Fprintf(w, "  postgres CPU %.3f ms/YES\n", r.PostgresCPUPerReplyMS)
+	}
+	for _, st := range r.Statements {
+		fmt.Fprintf(w, "  pg %6.3f calls/YES %7.1f ms total %6.3f ms mean  %s\n", st.CallsPerReply, st.TotalMS, st.MeanMS, st.Query)
+	}
 	fmt.Fprintf(w, "  outcomes %v  bookings %d (want %d)  double-booked %d  %s\n", r.Outcomes, r.Bookings, r.WantBookings, r.DoubleBooked, status)
 }
