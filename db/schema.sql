@@ -180,7 +180,8 @@ CREATE INDEX customers_shop_created_idx ON customers (shop_id, created_at, id);
 -- than the shop row each dashboard request reads anyway.
 ALTER TABLE shops ADD COLUMN api_key_version integer NOT NULL DEFAULT 1 CHECK (api_key_version >= 1);
 
--- 0005_inbound_log_without_shop_fk
+-- 0005_yes_path_fences
 -- The inbound log keeps shop_id without a foreign key: the key's check locked the shop's
 -- row for every stored text (see the migration).
 ALTER TABLE inbound_messages DROP CONSTRAINT inbound_messages_shop_id_fkey;
+CREATE INDEX bookings_customer_live_idx ON bookings (customer_id) WHERE status IN ('pending_payment', 'confirmed');

@@ -32,12 +32,30 @@ WHERE id = sqlc.arg(id) AND customer_told_at IS NULL;
 -- out; the opening is filled only if it is open, in the offer's generation and starts
 -- after starts_after (now + the shop's lead time); then the offer is accepted, the
 -- opening's other offers lost and the booking inserted. No row: nothing was changed
--- (the caller reads the opening to tell "taken" from "no offer"). The conditional
--- UPDATE and the partial unique index stay the fences against a double booking.
-WITH offer AS (
+-- (the caller reads the opening to tell "taken" from "no offer" and from a customer who
+-- already holds a chair at that time). The conditional UPDATE and the partial unique
+-- index stay the fences against a double booking.
+--
+-- Lock order: the opening row first, then the offer, then the opening's other offers
+-- (lost). Every claim on one opening takes them in that order, so claims that reach
+-- Postgres without the Redis lock (its wait ran out, its TTL lapsed) queue on the
+-- opening row instead of deadlocking (offer -> opening against opening -> offer).
+--
+-- A customer is one person: one who already holds a live booking at this shop at this
+-- start (a second YES while holding offers for several chairs at 15:00) does not take
+-- another chair. Claims at one start share the Redis lock key, so this is checked after
+-- the previous claim committed.
+WITH opening AS (
+    SELECT s.id, s.shop_id, s.starts_at FROM slot_openings s WHERE s.id = sqlc.arg(opening_id) FOR UPDATE
+), offer AS (
     SELECT o.id FROM slot_offers o JOIN customers c ON c.id = o.customer_id
     WHERE o.id = sqlc.arg(offer_id) AND o.customer_id = sqlc.arg(customer_id)
       AND o.status IN ('sending', 'sent') AND c.opted_out_at IS NULL
+      AND EXISTS (SELECT 1 FROM opening)
+      AND NOT EXISTS (
+          SELECT 1 FROM bookings b JOIN slot_openings s2 ON s2.id = b.opening_id, opening op
+          WHERE b.customer_id = sqlc.arg(customer_id) AND b.status IN ('pending_payment', 'confirmed')
+            AND s2.shop_id = op.shop_id AND s2.starts_at = op.starts_at)
     FOR UPDATE OF o
 ), filled AS (
     UPDATE slot_openings s
@@ -66,3 +84,14 @@ WITH offer AS (
 SELECT b.id, b.status, b.amount_cents, b.currency, b.checkout_expires_at, b.created_at, b.shop_id, b.opening_id, b.customer_id,
        f.service, f.starts_at, f.price_cents
 FROM booking b JOIN filled f ON f.id = b.opening_id;
+
+-- name: BookingLiveForCustomerAt :one
+-- The customer's live booking at the shop for an opening starting when the given one
+-- does (a repeated YES from someone who holds a chair then gets the same answer).
+SELECT b.id, b.status, b.payment_url, s.starts_at, s.service, s.id AS opening_id
+FROM bookings b
+JOIN slot_openings s ON s.id = b.opening_id
+JOIN slot_openings same ON same.id = sqlc.arg(opening_id) AND same.shop_id = s.shop_id AND same.starts_at = s.starts_at
+WHERE b.customer_id = sqlc.arg(customer_id) AND b.status IN ('pending_payment', 'confirmed')
+ORDER BY b.created_at DESC
+LIMIT 1;

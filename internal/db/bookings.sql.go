@@ -14,16 +14,23 @@ import (
 )
 
 const bookingClaim = `-- name: BookingClaim :one
-WITH offer AS (
+WITH opening AS (
+    SELECT s.id, s.shop_id, s.starts_at FROM slot_openings s WHERE s.id = $1 FOR UPDATE
+), offer AS (
     SELECT o.id FROM slot_offers o JOIN customers c ON c.id = o.customer_id
-    WHERE o.id = $1 AND o.customer_id = $2
+    WHERE o.id = $2 AND o.customer_id = $3
       AND o.status IN ('sending', 'sent') AND c.opted_out_at IS NULL
+      AND EXISTS (SELECT 1 FROM opening)
+      AND NOT EXISTS (
+          SELECT 1 FROM bookings b JOIN slot_openings s2 ON s2.id = b.opening_id, opening op
+          WHERE b.customer_id = $3 AND b.status IN ('pending_payment', 'confirmed')
+            AND s2.shop_id = op.shop_id AND s2.starts_at = op.starts_at)
     FOR UPDATE OF o
 ), filled AS (
     UPDATE slot_openings s
-    SET status = 'filled', filled_by = $2, filled_at = $3::timestamptz,
-        updated_at = $3::timestamptz, version = version + 1
-    WHERE s.id = $4 AND s.status = 'open' AND s.generation = $5
+    SET status = 'filled', filled_by = $3, filled_at = $4::timestamptz,
+        updated_at = $4::timestamptz, version = version + 1
+    WHERE s.id = $1 AND s.status = 'open' AND s.generation = $5
       AND s.starts_at > $6::timestamptz
       AND EXISTS (SELECT 1 FROM offer)
     RETURNING s.id, s.price_cents, s.service, s.starts_at
@@ -33,13 +40,13 @@ WITH offer AS (
     RETURNING id
 ), lost AS (
     UPDATE slot_offers SET status = 'lost'
-    WHERE opening_id IN (SELECT id FROM filled) AND id <> $1
+    WHERE opening_id IN (SELECT id FROM filled) AND id <> $2
       AND status IN ('queued', 'sending', 'sent')
 ), booking AS (
     INSERT INTO bookings (opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency,
         created_at, updated_at, confirmed_at, checkout_expires_at)
-    SELECT f.id, $2, a.id, $7, $8, f.price_cents, $9,
-        $3::timestamptz, $3::timestamptz, $10, $11
+    SELECT f.id, $3, a.id, $7, $8, f.price_cents, $9,
+        $4::timestamptz, $4::timestamptz, $10, $11
     FROM filled f, accepted a
     RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at
 )
@@ -49,10 +56,10 @@ FROM booking b JOIN filled f ON f.id = b.opening_id
 `
 
 type BookingClaimParams struct {
+	OpeningID         uuid.UUID
 	OfferID           uuid.UUID
 	CustomerID        uuid.UUID
 	Now               time.Time
-	OpeningID         uuid.UUID
 	Generation        int32
 	StartsAfter       time.Time
 	ShopID            uuid.UUID
@@ -82,14 +89,25 @@ type BookingClaimRow struct {
 // out; the opening is filled only if it is open, in the offer's generation and starts
 // after starts_after (now + the shop's lead time); then the offer is accepted, the
 // opening's other offers lost and the booking inserted. No row: nothing was changed
-// (the caller reads the opening to tell "taken" from "no offer"). The conditional
-// UPDATE and the partial unique index stay the fences against a double booking.
+// (the caller reads the opening to tell "taken" from "no offer" and from a customer who
+// already holds a chair at that time). The conditional UPDATE and the partial unique
+// index stay the fences against a double booking.
+//
+// Lock order: the opening row first, then the offer, then the opening's other offers
+// (lost). Every claim on one opening takes them in that order, so claims that reach
+// Postgres without the Redis lock (its wait ran out, its TTL lapsed) queue on the
+// opening row instead of deadlocking (offer -> opening against opening -> offer).
+//
+// A customer is one person: one who already holds a live booking at this shop at this
+// start (a second YES while holding offers for several chairs at 15:00) does not take
+// another chair. Claims at one start share the Redis lock key, so this is checked after
+// the previous claim committed.
 func (q *Queries) BookingClaim(ctx context.Context, db DBTX, arg BookingClaimParams) (BookingClaimRow, error) {
 	row := db.QueryRow(ctx, bookingClaim,
+		arg.OpeningID,
 		arg.OfferID,
 		arg.CustomerID,
 		arg.Now,
-		arg.OpeningID,
 		arg.Generation,
 		arg.StartsAfter,
 		arg.ShopID,
@@ -176,6 +194,46 @@ func (q *Queries) BookingLatestForOpening(ctx context.Context, db DBTX, openingI
 		&i.ReconcileAttempts,
 		&i.RefundRequestedAt,
 		&i.CustomerToldAt,
+	)
+	return i, err
+}
+
+const bookingLiveForCustomerAt = `-- name: BookingLiveForCustomerAt :one
+SELECT b.id, b.status, b.payment_url, s.starts_at, s.service, s.id AS opening_id
+FROM bookings b
+JOIN slot_openings s ON s.id = b.opening_id
+JOIN slot_openings same ON same.id = $1 AND same.shop_id = s.shop_id AND same.starts_at = s.starts_at
+WHERE b.customer_id = $2 AND b.status IN ('pending_payment', 'confirmed')
+ORDER BY b.created_at DESC
+LIMIT 1
+`
+
+type BookingLiveForCustomerAtParams struct {
+	OpeningID  uuid.UUID
+	CustomerID uuid.UUID
+}
+
+type BookingLiveForCustomerAtRow struct {
+	ID         uuid.UUID
+	Status     string
+	PaymentUrl pgtype.Text
+	StartsAt   time.Time
+	Service    string
+	OpeningID  uuid.UUID
+}
+
+// The customer's live booking at the shop for an opening starting when the given one
+// does (a repeated YES from someone who holds a chair then gets the same answer).
+func (q *Queries) BookingLiveForCustomerAt(ctx context.Context, db DBTX, arg BookingLiveForCustomerAtParams) (BookingLiveForCustomerAtRow, error) {
+	row := db.QueryRow(ctx, bookingLiveForCustomerAt, arg.OpeningID, arg.CustomerID)
+	var i BookingLiveForCustomerAtRow
+	err := row.Scan(
+		&i.ID,
+		&i.Status,
+		&i.PaymentUrl,
+		&i.StartsAt,
+		&i.Service,
+		&i.OpeningID,
 	)
 	return i, err
 }

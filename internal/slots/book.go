@@ -126,6 +126,9 @@ func (s *Service) BookClaimable(ctx context.Context, shop shops.Shop, customerID
 			return Claim{}, err
 		}
 		if a.claim.Outcome == Booked {
+			if a.claim.Repeat {
+				return a.claim, nil // nothing new was booked: the same answer again
+			}
 			return s.booked(ctx, shop, customerID, a)
 		}
 		if a.claim.Outcome == Taken && result.claim.Outcome != Taken {
@@ -248,7 +251,11 @@ func (s *Service) tryOffers(ctx context.Context, shop shops.Shop, customerID uui
 			return res, err
 		}
 		if a.claim.Outcome == Booked {
-			a.decided = append(res.decided, decidedEntry(o))
+			a.decided = res.decided
+			if !a.claim.Repeat {
+				// A repeat leaves this opening open for others: it is not decided.
+				a.decided = append(a.decided, decidedEntry(o))
+			}
 			return a, nil
 		}
 		if a.claim.Outcome == Taken {
@@ -298,6 +305,14 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 			a.claim.Outcome = Taken
 			if op.Status == StatusOpen && op.Generation == offer.Generation && now.Before(Cutoff(shop, op.StartsAt)) {
 				a.claim.Outcome = NoOffer
+				// Or the customer already holds another chair at this time (a second YES
+				// while holding offers for several): the same answer as their booking's.
+				held, err := s.q.BookingLiveForCustomerAt(ctx, tx, db.BookingLiveForCustomerAtParams{OpeningID: offer.OpeningID, CustomerID: customerID})
+				if err == nil {
+					a.claim = repeatClaim(db.OfferAcceptedBookingRow(held))
+				} else if !errors.Is(err, pgx.ErrNoRows) {
+					return fmt.Errorf("read customer's booking: %w", err)
+				}
 			}
 			return nil
 		}
@@ -404,14 +419,19 @@ func (s *Service) noClaimable(ctx context.Context, c Claimable) (Claim, error) {
 		if err != nil {
 			return Claim{}, fmt.Errorf("find booking of accepted offer: %w: %w", ErrUnavailable, err)
 		}
-		return Claim{
-			Outcome: Booked, Repeat: true, OpeningID: b.OpeningID, BookingID: b.ID,
-			StartsAt: b.StartsAt.UTC(), Service: b.Service, PaymentURL: b.PaymentUrl.String,
-			LinkFollows: b.Status == BookingPendingPayment && !b.PaymentUrl.Valid,
-			Confirmed:   b.Status == BookingConfirmed,
-		}, nil
+		return repeatClaim(b), nil
 	default:
 		return Claim{Outcome: NoOffer}, nil
+	}
+}
+
+// repeatClaim answers a YES from a customer who already holds the booking b.
+func repeatClaim(b db.OfferAcceptedBookingRow) Claim {
+	return Claim{
+		Outcome: Booked, Repeat: true, OpeningID: b.OpeningID, BookingID: b.ID,
+		StartsAt: b.StartsAt.UTC(), Service: b.Service, PaymentURL: b.PaymentUrl.String,
+		LinkFollows: b.Status == BookingPendingPayment && !b.PaymentUrl.Valid,
+		Confirmed:   b.Status == BookingConfirmed,
 	}
 }
 

@@ -171,3 +171,37 @@ func TestOptedOutCustomerCannotBook(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, slots.Booked, c.Outcome, "the slot is still free for others")
 }
+
+// TestASecondYesDoesNotTakeAnotherChair: a winner whose first answer was slow says YES
+// again while still holding an offer for another chair at the same time. The second YES
+// repeats the first booking; the other chair stays open for someone else.
+func TestASecondYesDoesNotTakeAnotherChair(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := redistest.New(t)
+	svc, f := setup(t, 2, redisLocker(t, rdb, prefix), prefix, func(c *slots.Config) { c.LockWait = time.Second })
+	ctx := context.Background()
+	chair2, err := svc.Declare(ctx, f.shop, slots.NewOpening{StartsAt: f.op.StartsAt, DurationMinutes: 30, Service: "Chair 2", PriceCents: 1000})
+	require.NoError(t, err)
+	for _, c := range f.cust {
+		_, err = f.pool.Exec(ctx, `INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at)
+			VALUES ($1, $2, $3, 1, 1, 'sent', now(), now())`, chair2.ID, c, f.shop.ID)
+		require.NoError(t, err)
+	}
+
+	first, err := svc.Book(ctx, f.shop, f.cust[0])
+	require.NoError(t, err)
+	require.Equal(t, slots.Booked, first.Outcome)
+	again, err := svc.Book(ctx, f.shop, f.cust[0])
+	require.NoError(t, err)
+	require.Equal(t, slots.Booked, again.Outcome, "the second YES is answered as the booking it repeats")
+	require.True(t, again.Repeat, "nothing new is booked")
+	require.Equal(t, first.BookingID, again.BookingID)
+	require.Equal(t, 1, count(t, f, `SELECT count(*) FROM bookings WHERE customer_id = $1 AND status IN ('pending_payment','confirmed')`, f.cust[0]),
+		"one customer, one chair at 15:00")
+
+	// The other chair is still free, and the other customer gets it.
+	other, err := svc.Book(ctx, f.shop, f.cust[1])
+	require.NoError(t, err)
+	require.Equal(t, slots.Booked, other.Outcome)
+	require.NotEqual(t, first.OpeningID, other.OpeningID)
+}
