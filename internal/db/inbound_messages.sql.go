@@ -160,6 +160,7 @@ WITH input AS (
 ), stored AS (
     INSERT INTO inbound_messages (message_sid, shop_id, from_phone, to_phone, body, received_at)
     SELECT i.message_sid, i.shop_id, i.from_phone, i.to_phone, i.body, $6::timestamptz FROM input i
+    ORDER BY i.message_sid -- one lock order for concurrent batches
     ON CONFLICT (message_sid) DO NOTHING
     RETURNING message_sid
 )

@@ -2,7 +2,11 @@ package inbound
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"sync"
+	"time"
 )
 
 // group runs the statements of concurrent callers together: a storm of replies to one
@@ -35,8 +39,9 @@ type outcome[Out any] struct {
 }
 
 // do runs in with whatever else is pending and returns its own result. It does not
-// return early when ctx ends: the caller may have the turn to run a batch, and the
-// statement itself is bounded.
+// return early when ctx ends: the caller may have the turn to run a batch. A batch is
+// bounded by runTimeout, so a stalled Postgres cannot hold every request of the
+// instance behind it for longer.
 func (g *group[In, Out]) do(ctx context.Context, in In) (Out, error) {
 	c := call[In, Out]{in: in, done: make(chan outcome[Out], 1), turn: make(chan struct{}, 1)}
 	g.mu.Lock()
@@ -54,26 +59,63 @@ func (g *group[In, Out]) do(ctx context.Context, in In) (Out, error) {
 			g.mu.Lock()
 			batch := g.take() // the head of the queue, this caller, is always in it
 			g.mu.Unlock()
-			ins := make([]In, len(batch))
-			for i, b := range batch {
-				ins[i] = b.in
+			g.runBatch(ctx, batch)
+		}
+	}
+}
+
+// runTimeout bounds one batch's statement (and, when it fails, the retries of its
+// inputs one by one).
+const runTimeout = 10 * time.Second
+
+// runBatch runs a batch and tells each of its callers their result. Whatever happens
+// (even a panic in run), every caller gets an answer and the turn passes on.
+func (g *group[In, Out]) runBatch(ctx context.Context, batch []call[In, Out]) {
+	results := make([]outcome[Out], len(batch))
+	defer func() {
+		if p := recover(); p != nil {
+			for i := range results {
+				results[i] = outcome[Out]{err: fmt.Errorf("batch panicked: %v", p)}
 			}
-			// The callers' requests may end meanwhile; their parts must still be done.
-			outs, err := g.run(context.WithoutCancel(ctx), ins)
-			for i, b := range batch {
-				var o Out
-				if err == nil {
-					o = outs[i]
-				}
-				b.done <- outcome[Out]{out: o, err: err}
-			}
-			g.mu.Lock()
-			if len(g.queue) > 0 {
-				g.queue[0].turn <- struct{}{}
-			} else {
-				g.running = false
-			}
-			g.mu.Unlock()
+		}
+		for i, b := range batch {
+			b.done <- results[i]
+		}
+		g.mu.Lock()
+		if len(g.queue) > 0 {
+			g.queue[0].turn <- struct{}{}
+		} else {
+			g.running = false
+		}
+		g.mu.Unlock()
+	}()
+	ins := make([]In, len(batch))
+	for i, b := range batch {
+		ins[i] = b.in
+	}
+	// The callers' requests may end meanwhile; their parts must still be done.
+	runCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), runTimeout)
+	defer cancel()
+	outs, err := g.run(runCtx, ins)
+	if err == nil {
+		for i := range batch {
+			results[i] = outcome[Out]{out: outs[i]}
+		}
+		return
+	}
+	if len(ins) == 1 || runCtx.Err() != nil {
+		for i := range batch {
+			results[i] = outcome[Out]{err: err}
+		}
+		return
+	}
+	// One input Postgres refuses must not fail the others: each alone.
+	for i, in := range ins {
+		out, err := g.run(runCtx, []In{in})
+		if err == nil {
+			results[i] = outcome[Out]{out: out[0]}
+		} else {
+			results[i] = outcome[Out]{err: err}
 		}
 	}
 }
@@ -92,5 +134,7 @@ func (g *group[In, Out]) take() []call[In, Out] {
 		batch = append(batch, c)
 	}
 	g.queue = rest
+	// In key order, so that two instances' batches lock the same rows in the same order.
+	slices.SortFunc(batch, func(a, b call[In, Out]) int { return strings.Compare(g.key(a.in), g.key(b.in)) })
 	return batch
 }

@@ -107,6 +107,7 @@ type Answer struct {
 // failure of Postgres or Redis gives retry_later and no booking; the error is returned
 // alongside the answer for logging.
 func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
+	in = clean(in)
 	now := s.cfg.Now()
 	shop, err := s.shops.BySMSNumber(ctx, in.To)
 	known := err == nil
@@ -222,12 +223,19 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 		known := m.ShopID.Valid
 		if known {
 			if shop, err = s.shops.Get(ctx, m.ShopID.UUID); err != nil {
-				return done, err
+				// Left for the next sweep (taken over again once stale); the others go on.
+				s.log.ErrorContext(ctx, "unanswered text not finished: shop not read", "err", err)
+				continue
 			}
 		}
 		in := Message{MessageSID: m.MessageSid, From: m.FromPhone, To: m.ToPhone, Body: m.Body}
 		ans, err := s.process(ctx, shop, known, in, nil, func(tx pgx.Tx, ans Answer) error {
-			if !known || ans.Message == "" || ans.Outcome == OutcomeRetryLater {
+			if ans.Outcome == OutcomeRetryLater {
+				// Nobody would answer it again: roll back, so the text stays unanswered
+				// and a later sweep takes it over once this take-over is stale.
+				return errLeaveForNextSweep
+			}
+			if !known || ans.Message == "" {
 				return nil
 			}
 			// No HTTP answer can carry it any more: it goes by text, from the shop's number.
@@ -237,7 +245,7 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 			return err
 		})
 		if err != nil {
-			s.log.ErrorContext(ctx, "unanswered text not finished", "outcome", ans.Outcome, "err", err)
+			s.log.ErrorContext(ctx, "unanswered text not finished; the next sweep tries again", "outcome", ans.Outcome, "err", err)
 			continue
 		}
 		if ans.Outcome == OutcomeBooked {
@@ -249,6 +257,19 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 		done++
 	}
 	return done, nil
+}
+
+// errLeaveForNextSweep rolls back a sweep's answer that is only "try again later".
+var errLeaveForNextSweep = errors.New("inbound: left for the next sweep")
+
+// clean makes a text storable: Postgres refuses NUL bytes and invalid UTF-8 in text
+// columns, and one such text must not fail the statement that stores the others.
+func clean(in Message) Message {
+	fix := func(s string) string {
+		return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
+	}
+	in.MessageSID, in.From, in.To, in.Body, in.OptOutType = fix(in.MessageSID), fix(in.From), fix(in.To), fix(in.Body), fix(in.OptOutType)
+	return in
 }
 
 // SweepWorker runs jobs.InboundSweep.

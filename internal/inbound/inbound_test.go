@@ -3,6 +3,7 @@ package inbound_test
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -182,4 +183,42 @@ func TestSweptYesBooksAndTellsTheCustomer(t *testing.T) {
 	var told *time.Time
 	require.NoError(t, w.pool.QueryRow(ctx, `SELECT customer_told_at FROM bookings WHERE opening_id = $1`, w.opening).Scan(&told))
 	require.NotNil(t, told, "the text told them: no notice follows")
+}
+
+// TestOneBadTextDoesNotFailItsBatch: texts of concurrent requests are stored in one
+// statement; a text Postgres would refuse (a NUL byte, invalid UTF-8) is cleaned before
+// it is stored, and had one still failed, the others of its batch are stored one by
+// one. Every text is stored and none is answered retry_later.
+func TestOneBadTextDoesNotFailItsBatch(t *testing.T) {
+	w := newWorld(t, 1)
+	const n = 200
+	var mu sync.Mutex
+	retry := 0
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			body := "HELP"
+			if i%50 == 0 {
+				body = "YES\x00\xff" // a NUL and invalid UTF-8 every 50
+			}
+			ans, _ := w.inbound.Reply(context.Background(), inbound.Message{
+				MessageSID: fmt.Sprintf("SMpoison%04d", i), From: fmt.Sprintf("+1555300%04d", i), To: w.shop.SMSNumber, Body: body})
+			if ans.Outcome == inbound.OutcomeRetryLater {
+				mu.Lock()
+				retry++
+				mu.Unlock()
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	var stored int
+	require.NoError(t, w.pool.QueryRow(context.Background(), `SELECT count(*) FROM inbound_messages`).Scan(&stored))
+	t.Logf("texts answered retry_later: %d of %d; stored: %d", retry, n, stored)
+	require.Zero(t, retry, "no text is answered retry_later because of another in its batch")
+	require.Equal(t, n, stored, "every text is stored")
 }

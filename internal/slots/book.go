@@ -393,7 +393,11 @@ func (s *Service) checkoutNow(ctx context.Context, shop shops.Shop, b db.Booking
 	if err != nil {
 		return "", err
 	}
-	row, err := s.q.BookingSetCheckout(ctx, s.pool, setCheckoutParams(b.ID, co, s.cfg.Now()))
+	// Stored even if the request ends meanwhile: a link stored but answered as "link
+	// follows" would be texted by nobody (the checkout job finds it stored).
+	storeCtx, cancelStore := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancelStore()
+	row, err := s.q.BookingSetCheckout(storeCtx, s.pool, setCheckoutParams(b.ID, co, s.cfg.Now()))
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", nil
 	}
