@@ -536,7 +536,9 @@ unshare --net --mount --pid --uts --fork --propagation private bash -euo pipefai
 	"${goenv[@]}"
 rc=$?
 set -e
-log "step run inside: $( ((rc == 0)) && echo ok || echo "FAILED (exit $rc)") ($((SECONDS - s))s)"
+result=ok
+((rc == 0)) || result="FAILED (exit $rc)"
+log "step run inside: $result ($((SECONDS - s))s)"
 log "total $((SECONDS - T0))s"
 ((rc == 0)) && ok=1
 exit "$rc"

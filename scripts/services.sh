@@ -86,6 +86,11 @@ _svc_apt_install() {
 		return 1
 	fi
 	log=$(_svc_apt_log)
+	# Package lists fetched within the hour (by an earlier script) are recent enough.
+	if [[ -z ${_SVC_APT_UPDATED:-} ]] &&
+		[[ -n $(find /var/lib/apt/lists -maxdepth 1 -name '*_Packages*' -mmin -60 -print -quit 2>/dev/null) ]]; then
+		export _SVC_APT_UPDATED=1
+	fi
 	if [[ -z ${_SVC_APT_UPDATED:-} ]]; then
 		start=$SECONDS
 		_svc_log "apt-get update (log $log)"
