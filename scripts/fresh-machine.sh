@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # scripts/fresh-machine.sh: check, on demand, that the README's set-up works on a fresh
-# Debian 12 that has only Go, git and curl. Not run by CI: it takes 15-25 minutes on 2
-# cores (a cold build of everything, package installs, the whole test suite).
+# Debian 12 that has only Go, git and curl. Not run by CI: it takes about 30 minutes on
+# 2 cores (package installs, cold builds of everything, the whole test suite).
 #
 #   scripts/fresh-machine.sh 2>&1 | tee /tmp/fresh-machine.out      (as root)
 #
