@@ -91,6 +91,11 @@ type Text struct {
 	To       string    `json:"to"`
 	Body     string    `json:"body"`
 	NotAfter time.Time `json:"not_after,omitzero"`
+	// BookingID and WhileBookingStatus, when set, send the text only while the booking
+	// is still in that status: a "your hold lapsed" text queued just before a late
+	// payment confirmed the booking must not reach the customer after "you're booked".
+	BookingID          uuid.UUID `json:"booking_id,omitzero"`
+	WhileBookingStatus string    `json:"while_booking_status,omitempty"`
 }
 
 // Kind implements river.JobArgs.

@@ -434,6 +434,16 @@ func (s *Service) SendText(ctx context.Context, a jobs.Text) error {
 	if !a.NotAfter.IsZero() && s.cfg.Now().After(a.NotAfter) {
 		return nil // stale: a late payment link or reminder would only confuse
 	}
+	if a.BookingID != uuid.Nil && a.WhileBookingStatus != "" {
+		status, err := s.slots.BookingStatus(ctx, a.BookingID)
+		if err != nil && !errors.Is(err, slots.ErrBookingNotFound) {
+			return fmt.Errorf("check booking: %w", err)
+		}
+		if status != a.WhileBookingStatus {
+			s.log.InfoContext(ctx, "text not sent: the booking moved on", "booking_id", a.BookingID, "status", status, "key", a.Key)
+			return nil
+		}
+	}
 	if a.To == "" {
 		// The customer was erased after the text was queued (their phone is gone).
 		s.log.InfoContext(ctx, "text not sent: no number (customer erased)", "key", a.Key)

@@ -600,3 +600,34 @@ func TestTransactionalTextsRespectStop(t *testing.T) {
 	require.NoError(t, w.offers.SendText(ctx, text(cs[1].Phone, w.clock.Now().Add(time.Minute))))
 	require.Len(t, w.twilio.MessagesTo(cs[1].Phone), 1)
 }
+
+// TestLapsedTextNotSentAfterTheBookingMovedOn: a text queued for a booking's status (the
+// lapsed hold) is not sent once a late payment has confirmed the booking, so the customer
+// never reads "your hold lapsed" after "you're booked"; while the status holds, it is sent.
+func TestLapsedTextNotSentAfterTheBookingMovedOn(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	shop := w.shop(t, policy)
+	cs := w.customers(t, shop, 2)
+	ctx := context.Background()
+	op, err := w.slots.Declare(ctx, shop, slots.NewOpening{StartsAt: w.clock.Now().Add(5 * time.Hour), DurationMinutes: 30, Service: "Cut", PriceCents: 2500})
+	require.NoError(t, err)
+	booking := func(customer uuid.UUID, status string) uuid.UUID {
+		var id uuid.UUID
+		require.NoError(t, w.pool.QueryRow(ctx, `INSERT INTO bookings (opening_id, customer_id, shop_id, status, amount_cents, currency, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, 2500, 'usd', now(), now()) RETURNING id`, op.ID, customer, shop.ID, status).Scan(&id))
+		return id
+	}
+	lapsed := func(to string, b uuid.UUID) jobs.Text {
+		return jobs.Text{Key: "lapsed:" + b.String(), ShopID: shop.ID, From: shop.SMSNumber, To: to, Body: "Your hold lapsed",
+			BookingID: b, WhileBookingStatus: slots.BookingPaymentFailed}
+	}
+
+	confirmed := booking(cs[0].ID, slots.BookingConfirmed) // the late payment came first
+	require.NoError(t, w.offers.SendText(ctx, lapsed(cs[0].Phone, confirmed)))
+	require.Empty(t, w.twilio.MessagesTo(cs[0].Phone), "the booking is confirmed: no lapsed text after it")
+
+	failed := booking(cs[1].ID, slots.BookingPaymentFailed)
+	require.NoError(t, w.offers.SendText(ctx, lapsed(cs[1].Phone, failed)))
+	require.Len(t, w.twilio.MessagesTo(cs[1].Phone), 1, "the hold did lapse: the text goes out")
+}

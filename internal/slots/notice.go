@@ -105,3 +105,18 @@ func (w *NoticeWorker) Work(ctx context.Context, job *river.Job[jobs.BookingNoti
 
 // Timeout implements river.Worker: a few quick queries.
 func (w *NoticeWorker) Timeout(*river.Job[jobs.BookingNotice]) time.Duration { return 30 * time.Second }
+
+// ErrBookingNotFound means no booking has that id.
+var ErrBookingNotFound = errors.New("slots: booking not found")
+
+// BookingStatus returns a booking's status.
+func (s *Service) BookingStatus(ctx context.Context, bookingID uuid.UUID) (string, error) {
+	b, err := s.q.BookingGet(ctx, s.pool, bookingID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", ErrBookingNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("read booking %s: %w", bookingID, err)
+	}
+	return b.Status, nil
+}

@@ -57,7 +57,8 @@ func (s *Service) textConfirmed(ctx context.Context, tx pgx.Tx, l locked) error 
 func (s *Service) textLapsed(ctx context.Context, tx pgx.Tx, l locked) error {
 	_, err := s.queue.InsertTx(ctx, tx, jobs.Text{
 		Key: "lapsed:" + l.b.ID.String(), ShopID: l.shop.ID, From: l.shop.SMSNumber, To: l.customer.Phone,
-		Body: LapsedText(l.shop, l.op.Service, l.op.StartsAt),
+		Body:      LapsedText(l.shop, l.op.Service, l.op.StartsAt),
+		BookingID: l.b.ID, WhileBookingStatus: BookingPaymentFailed,
 	}, nil)
 	if err != nil {
 		return fmt.Errorf("enqueue lapsed text: %w", err)
