@@ -86,9 +86,8 @@ _svc_apt_install() {
 		return 1
 	fi
 	log=$(_svc_apt_log)
-	# Package lists fetched within the hour (by an earlier script) are recent enough.
-	if [[ -z ${_SVC_APT_UPDATED:-} ]] &&
-		[[ -n $(find /var/lib/apt/lists -maxdepth 1 -name '*_Packages*' -mmin -60 -print -quit 2>/dev/null) ]]; then
+	# An apt-get update of ours within the hour (an earlier script's) is recent enough.
+	if [[ -z ${_SVC_APT_UPDATED:-} && -n $(find "$log.updated" -mmin -60 2>/dev/null) ]]; then
 		export _SVC_APT_UPDATED=1
 	fi
 	if [[ -z ${_SVC_APT_UPDATED:-} ]]; then
@@ -102,6 +101,7 @@ _svc_apt_install() {
 			return 1
 		fi
 		export _SVC_APT_UPDATED=1
+		touch "$log.updated" 2>/dev/null || true
 	fi
 	start=$SECONDS
 	printf '\n=== %s apt-get install --no-install-recommends %s\n' "$(date -u +%FT%TZ)" "$*" >>"$log"

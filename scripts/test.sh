@@ -12,7 +12,7 @@
 # processes), a C compiler (gcc, libc6-dev: -race and sqlc need cgo) and chromium (the
 # browser test). Debian packages go in with `apt-get install --no-install-recommends`;
 # apt's output goes to artifacts/apt.log (APT_LOG), one line a step here. On a fresh
-# Debian 12 with only Go, git and curl, the first run takes about 20 minutes on 2 cores.
+# Debian 12 with only Go, git and curl, the first run takes 7-20 minutes on 2 cores.
 #
 # Environment:
 #   TEST_DATABASE_URL, TEST_REDIS_URL  used by the tests; when set, this script does not
