@@ -7,7 +7,7 @@ RETURNING *;
 SELECT * FROM customers WHERE id = $1;
 
 -- name: CustomerGetByPhone :one
-SELECT * FROM customers WHERE shop_id = $1 AND phone = $2;
+SELECT * FROM customers WHERE shop_id = $1 AND phone = $2 AND erased_at IS NULL;
 
 -- name: CustomerOptOut :one
 UPDATE customers SET opted_out_at = COALESCE(opted_out_at, sqlc.arg(now)::timestamptz)

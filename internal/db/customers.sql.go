@@ -83,7 +83,7 @@ func (q *Queries) CustomerGet(ctx context.Context, db DBTX, id uuid.UUID) (Custo
 }
 
 const customerGetByPhone = `-- name: CustomerGetByPhone :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, erased_phone_sha256 FROM customers WHERE shop_id = $1 AND phone = $2
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, erased_phone_sha256 FROM customers WHERE shop_id = $1 AND phone = $2 AND erased_at IS NULL
 `
 
 type CustomerGetByPhoneParams struct {

@@ -174,7 +174,7 @@ SELECT i.message_sid::text AS message_sid,
        COALESCE(live.generation, 0)::integer AS generation,
        COALESCE(live.starts_at, 'epoch'::timestamptz)::timestamptz AS starts_at
 FROM input i
-LEFT JOIN customers cust ON cust.shop_id = i.shop_id AND cust.phone = i.from_phone
+LEFT JOIN customers cust ON cust.shop_id = i.shop_id AND cust.phone = i.from_phone AND cust.erased_at IS NULL
 LEFT JOIN LATERAL (
     SELECT o.id, o.status FROM slot_offers o
     WHERE o.customer_id = cust.id
