@@ -12,7 +12,6 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
-	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
 // stripeMinExpiry is Stripe's floor for a Checkout Session's expires_at, with a margin
@@ -60,21 +59,9 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 		}
 		return river.JobCancel(fmt.Errorf("booking %s failed: %w", b.ID, errUnconfigured))
 	}
-	shopRow, err := s.q.ShopGet(ctx, s.pool, b.ShopID)
-	if err != nil {
-		return fmt.Errorf("get shop: %w", err)
-	}
-	shop, err := shops.FromRow(shopRow)
+	shop, op, customer, err := s.parties(ctx, b)
 	if err != nil {
 		return err
-	}
-	op, err := s.q.OpeningGet(ctx, s.pool, b.OpeningID)
-	if err != nil {
-		return fmt.Errorf("get opening: %w", err)
-	}
-	customer, err := s.q.CustomerGet(ctx, s.pool, b.CustomerID)
-	if err != nil {
-		return fmt.Errorf("get customer: %w", err)
 	}
 
 	now := s.cfg.Now()

@@ -50,21 +50,9 @@ func (s *Service) Notify(ctx context.Context, bookingID uuid.UUID) error {
 		// the link), or over.
 		return nil
 	}
-	shopRow, err := s.q.ShopGet(ctx, s.pool, b.ShopID)
-	if err != nil {
-		return fmt.Errorf("get shop: %w", err)
-	}
-	shop, err := shops.FromRow(shopRow)
+	shop, op, customer, err := s.parties(ctx, b)
 	if err != nil {
 		return err
-	}
-	op, err := s.q.OpeningGet(ctx, s.pool, b.OpeningID)
-	if err != nil {
-		return fmt.Errorf("get opening: %w", err)
-	}
-	customer, err := s.q.CustomerGet(ctx, s.pool, b.CustomerID)
-	if err != nil {
-		return fmt.Errorf("get customer: %w", err)
 	}
 	text := jobs.Text{Key: "booking_notice:" + b.ID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone}
 	if pendingWithLink {
@@ -119,4 +107,31 @@ func (s *Service) BookingStatus(ctx context.Context, bookingID uuid.UUID) (strin
 		return "", fmt.Errorf("read booking %s: %w", bookingID, err)
 	}
 	return b.Status, nil
+}
+
+// parties reads what texting a booking's customer needs: the shop, the opening and the
+// customer.
+func (s *Service) parties(ctx context.Context, b db.Booking) (shops.Shop, db.SlotOpening, db.Customer, error) {
+	shop, err := s.shopOf(ctx, s.pool, b.ShopID)
+	if err != nil {
+		return shops.Shop{}, db.SlotOpening{}, db.Customer{}, err
+	}
+	op, err := s.q.OpeningGet(ctx, s.pool, b.OpeningID)
+	if err != nil {
+		return shops.Shop{}, db.SlotOpening{}, db.Customer{}, fmt.Errorf("get opening: %w", err)
+	}
+	customer, err := s.q.CustomerGet(ctx, s.pool, b.CustomerID)
+	if err != nil {
+		return shops.Shop{}, db.SlotOpening{}, db.Customer{}, fmt.Errorf("get customer: %w", err)
+	}
+	return shop, op, customer, nil
+}
+
+// shopOf reads a shop through q (the pool or a transaction).
+func (s *Service) shopOf(ctx context.Context, q db.DBTX, id uuid.UUID) (shops.Shop, error) {
+	row, err := s.q.ShopGet(ctx, q, id)
+	if err != nil {
+		return shops.Shop{}, fmt.Errorf("get shop: %w", err)
+	}
+	return shops.FromRow(row)
 }

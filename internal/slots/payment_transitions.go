@@ -68,11 +68,7 @@ func (s *Service) lock(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID) (loc
 	if l.b, err = s.q.BookingLock(ctx, tx, bookingID); err != nil {
 		return l, fmt.Errorf("lock booking: %w", err)
 	}
-	shopRow, err := s.q.ShopGet(ctx, tx, l.b.ShopID)
-	if err != nil {
-		return l, fmt.Errorf("get shop: %w", err)
-	}
-	if l.shop, err = shops.FromRow(shopRow); err != nil {
+	if l.shop, err = s.shopOf(ctx, tx, l.b.ShopID); err != nil {
 		return l, err
 	}
 	if l.customer, err = s.q.CustomerGet(ctx, tx, l.b.CustomerID); err != nil {

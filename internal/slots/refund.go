@@ -13,7 +13,6 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
-	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
 // RefundBooking refunds one payment of a booking and tells the customer: a late payment
@@ -92,11 +91,7 @@ func (p *Payments) RefundBooking(ctx context.Context, bookingID uuid.UUID, payme
 }
 
 func (p *Payments) textRefunded(ctx context.Context, tx pgx.Tx, b db.Booking, paymentIntentID string, duplicate bool) error {
-	shopRow, err := p.s.q.ShopGet(ctx, tx, b.ShopID)
-	if err != nil {
-		return fmt.Errorf("get shop: %w", err)
-	}
-	shop, err := shops.FromRow(shopRow)
+	shop, err := p.s.shopOf(ctx, tx, b.ShopID)
 	if err != nil {
 		return err
 	}
