@@ -338,7 +338,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	// exists: they get a reference that is filled in below, before anything runs.
 	queue := &riverRef{}
 	a.shops = shops.New(a.pool, shops.Config{PaymentsEnabled: cfg.StripeConfigured()})
-	slotsCfg := slots.Config{KeyPrefix: cfg.RedisKeyPrefix, Logger: log}
+	slotsCfg := slots.Config{KeyPrefix: cfg.RedisKeyPrefix, Logger: log, MinimumCharge: stripe.MinimumCharge}
 	offersCfg := offers.Config{Logger: log, Metrics: a.metrics}
 	if tune != nil {
 		tune(&slotsCfg, &offersCfg)

@@ -103,6 +103,10 @@ var fieldLabels = map[string]string{
 // friendly rewords a domain problem about a form field for the person at the form.
 func friendly(p *problem.Error, currency string) string {
 	if p.Field == "price_cents" {
+		if strings.Contains(p.Message, "at least") {
+			// Under the payment provider's minimum for the currency.
+			return "This price is below the smallest payment the payment provider accepts in " + strings.ToUpper(currency) + "."
+		}
 		return "Enter a price above zero and at most " + formatMoney(maxPriceCents, currency) + "."
 	}
 	msg := p.Message

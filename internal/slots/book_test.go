@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
+	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
 	"github.com/slotrecovery/slotrecovery/internal/redistest"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -213,4 +215,41 @@ func BenchmarkBook(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "bookings/s")
+}
+
+// TestPricesThePaymentProviderRefusesAreRefused: a shop that takes payments cannot
+// declare an opening below the provider's minimum for its currency (its taker would hear
+// "yours!" and then "hold lapsed"); a shop without payments can.
+func TestPricesThePaymentProviderRefusesAreRefused(t *testing.T) {
+	t.Parallel()
+	minimum := func(currency string) int64 { return map[string]int64{"gbp": 30, "jpy": 50}[currency] }
+	svc, f := setup(t, 0, noLock{}, "", func(c *slots.Config) { c.MinimumCharge = minimum })
+	ctx := context.Background()
+	at := time.Now().Add(5 * time.Hour)
+	for i, tc := range []struct {
+		currency string
+		mode     string
+		price    int64
+		ok       bool
+	}{
+		{"gbp", shops.PaymentCheckout, 29, false},
+		{"gbp", shops.PaymentCheckout, 30, true},
+		{"jpy", shops.PaymentCheckout, 49, false},
+		{"gbp", shops.PaymentNone, 1, true},
+		{"chf", shops.PaymentCheckout, 1, true}, // no minimum known: the provider decides
+	} {
+		shop, _, err := shops.New(f.pool, shops.Config{PaymentsEnabled: true}).Create(ctx, shops.NewShop{Name: "Min", Timezone: "UTC", SMSNumber: fmt.Sprintf("+1555200%04d", i),
+			Currency: tc.currency, PaymentMode: tc.mode})
+		require.NoError(t, err)
+		_, err = svc.Declare(ctx, shop, slots.NewOpening{StartsAt: at, DurationMinutes: 30, Service: "Cut", PriceCents: tc.price})
+		if tc.ok {
+			require.NoError(t, err, "%+v", tc)
+			continue
+		}
+		var p *problem.Error
+		require.ErrorAs(t, err, &p, "%+v", tc)
+		require.Equal(t, problem.Invalid, p.Kind)
+		require.Equal(t, "price_cents", p.Field)
+		require.Contains(t, p.Message, strings.ToUpper(tc.currency))
+	}
 }

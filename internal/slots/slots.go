@@ -141,6 +141,10 @@ type Config struct {
 	CheckoutTimeout time.Duration
 	// CheckoutRetryDelay is when the safety-net checkout job first runs; default 15s.
 	CheckoutRetryDelay time.Duration
+	// MinimumCharge, when set, is the payment provider's smallest charge in a currency
+	// (0: none known): a shop that takes payments cannot declare an opening for less,
+	// since its taker would be told "yours!" and then that the hold lapsed.
+	MinimumCharge func(currency string) int64
 	// NoticeDelay is when a booking's notice job checks that the customer learnt of it;
 	// default 40s (Twilio waits 15s for an answer).
 	NoticeDelay time.Duration
@@ -222,6 +226,11 @@ func (s *Service) Declare(ctx context.Context, shop shops.Shop, n NewOpening) (O
 		return Opening{}, problem.Invalidf("service", "service is required (at most 100 characters)")
 	case n.PriceCents <= 0 || n.PriceCents > 100_000_000:
 		return Opening{}, problem.Invalidf("price_cents", "price_cents must be a positive amount in the smallest currency unit")
+	}
+	if shop.PaymentMode != shops.PaymentNone && s.cfg.MinimumCharge != nil {
+		if minimum := s.cfg.MinimumCharge(shop.Currency); n.PriceCents < minimum {
+			return Opening{}, problem.Invalidf("price_cents", "price_cents must be at least %d %s: the payment provider refuses smaller payments", minimum, strings.ToUpper(shop.Currency))
+		}
 	}
 	var id uuid.UUID
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
