@@ -1,6 +1,14 @@
 -- name: CustomerInsert :one
-INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, created_at)
-VALUES ($1, $2, $3, $4, $5, $6)
+-- A number the shop erased before comes back opted out: the person asked to be
+-- forgotten, or had replied STOP; only their own START opts them back in.
+INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, created_at, opted_out_at)
+SELECT sqlc.arg(shop_id), sqlc.arg(phone), sqlc.arg(name), sqlc.arg(sms_opt_in)::boolean AND NOT e.erased,
+    sqlc.arg(priority), sqlc.arg(created_at), CASE WHEN e.erased THEN sqlc.arg(created_at)::timestamptz END
+FROM (SELECT EXISTS (
+    SELECT 1 FROM customers x
+    WHERE x.shop_id = sqlc.arg(shop_id) AND x.erased_at IS NOT NULL
+      AND x.erased_phone_sha256 = sha256(convert_to(sqlc.arg(shop_id)::uuid::text || ':' || sqlc.arg(phone)::text, 'UTF8'))
+) AS erased) e
 RETURNING *;
 
 -- name: CustomerGet :one
@@ -16,7 +24,7 @@ RETURNING *;
 
 -- name: CustomerOptIn :one
 UPDATE customers SET sms_opt_in = true, opted_out_at = NULL, unreachable_at = NULL, unreachable_code = NULL
-WHERE id = $1
+WHERE id = $1 AND erased_at IS NULL
 RETURNING *;
 
 -- name: CustomerMarkUnreachable :exec
@@ -119,7 +127,7 @@ RETURNING id;
 SELECT EXISTS (
     SELECT 1 FROM customers
     WHERE shop_id = sqlc.arg(shop_id) AND erased_at IS NOT NULL
-      AND erased_phone_sha256 = sha256(convert_to(shop_id::text || ':' || sqlc.arg(phone)::text, 'UTF8'))
+      AND erased_phone_sha256 = sha256(convert_to(sqlc.arg(shop_id)::uuid::text || ':' || sqlc.arg(phone)::text, 'UTF8'))
 )::boolean AS erased;
 
 -- name: CustomerImportBatch :many
@@ -149,23 +157,30 @@ WITH input AS (
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.starts ELSE e.pref_window_starts END AS starts,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.ends ELSE e.pref_window_ends END AS ends,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.services ELSE e.pref_services END AS services,
-        (e.opted_out_at IS NOT NULL) AS opted_out
+        (e.opted_out_at IS NOT NULL OR (e.id IS NULL AND er.erased)) AS opted_out,
+        (e.id IS NULL AND er.erased) AS was_erased
     FROM input i
     LEFT JOIN customers e ON e.shop_id = sqlc.arg(shop_id) AND e.phone = i.phone AND e.erased_at IS NULL
+    -- A number the shop erased before comes back opted out (see CustomerInsert).
+    CROSS JOIN LATERAL (SELECT EXISTS (
+        SELECT 1 FROM customers x
+        WHERE x.shop_id = sqlc.arg(shop_id) AND x.erased_at IS NOT NULL
+          AND x.erased_phone_sha256 = sha256(convert_to(sqlc.arg(shop_id)::uuid::text || ':' || i.phone, 'UTF8'))
+    ) AS erased) er
 ), inserted AS (
     INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, pref_days, pref_window_starts,
-        pref_window_ends, pref_services, created_at)
-    SELECT sqlc.arg(shop_id), m.phone, m.name, m.sms_opt_in, m.priority, m.days, m.starts, m.ends, m.services,
-        sqlc.arg(now)::timestamptz
+        pref_window_ends, pref_services, created_at, opted_out_at)
+    SELECT sqlc.arg(shop_id), m.phone, m.name, m.sms_opt_in AND NOT m.was_erased, m.priority, m.days, m.starts, m.ends, m.services,
+        sqlc.arg(now)::timestamptz, CASE WHEN m.was_erased THEN sqlc.arg(now)::timestamptz END
     FROM merged m WHERE m.existing_id IS NULL
-    ORDER BY m.line
+    ORDER BY m.phone -- one lock order for concurrent imports
     ON CONFLICT (shop_id, phone) WHERE erased_at IS NULL DO NOTHING
     RETURNING id, phone
 ), updated AS (
     UPDATE customers c SET name = m.name, priority = m.priority, sms_opt_in = m.sms_opt_in,
         pref_days = m.days, pref_window_starts = m.starts, pref_window_ends = m.ends, pref_services = m.services
     FROM merged m
-    WHERE c.id = m.existing_id
+    WHERE c.id = m.existing_id AND c.erased_at IS NULL -- erased meanwhile: left alone (reported as retry)
       AND (c.name, c.priority, c.sms_opt_in, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services)
           IS DISTINCT FROM (m.name, m.priority, m.sms_opt_in, m.days, m.starts, m.ends, m.services)
     RETURNING c.id
@@ -176,7 +191,8 @@ SELECT m.line::integer AS line,
           WHEN upd.id IS NOT NULL THEN 'updated'
           WHEN m.existing_id IS NOT NULL THEN 'unchanged'
           ELSE 'retry' END)::text AS result,
-    m.opted_out::boolean AS opted_out
+    m.opted_out::boolean AS opted_out,
+    m.was_erased::boolean AS was_erased
 FROM merged m
 LEFT JOIN inserted ins ON ins.phone = m.phone
 LEFT JOIN updated upd ON upd.id = m.existing_id

@@ -80,7 +80,9 @@ func (d *Dashboard) saveSettings(c echo.Context) error {
 		if n == nil {
 			return nil
 		}
-		d := time.Duration(max(min(*n, 1<<30), -1)) * unit
+		// Bounded so that the product cannot overflow; the domain refuses what is out
+		// of range.
+		d := time.Duration(max(min(*n, int((1<<62)/int64(unit))), -1)) * unit
 		return &d
 	}
 	ch.WaveSize = number("offer_policy.wave_size", f.WaveSize, "Enter how many customers each wave texts, 1 to 1000.")

@@ -203,23 +203,30 @@ WITH input AS (
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.starts ELSE e.pref_window_starts END AS starts,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.ends ELSE e.pref_window_ends END AS ends,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.services ELSE e.pref_services END AS services,
-        (e.opted_out_at IS NOT NULL) AS opted_out
+        (e.opted_out_at IS NOT NULL OR (e.id IS NULL AND er.erased)) AS opted_out,
+        (e.id IS NULL AND er.erased) AS was_erased
     FROM input i
     LEFT JOIN customers e ON e.shop_id = $2 AND e.phone = i.phone AND e.erased_at IS NULL
+    -- A number the shop erased before comes back opted out (see CustomerInsert).
+    CROSS JOIN LATERAL (SELECT EXISTS (
+        SELECT 1 FROM customers x
+        WHERE x.shop_id = $2 AND x.erased_at IS NOT NULL
+          AND x.erased_phone_sha256 = sha256(convert_to($2::uuid::text || ':' || i.phone, 'UTF8'))
+    ) AS erased) er
 ), inserted AS (
     INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, pref_days, pref_window_starts,
-        pref_window_ends, pref_services, created_at)
-    SELECT $2, m.phone, m.name, m.sms_opt_in, m.priority, m.days, m.starts, m.ends, m.services,
-        $3::timestamptz
+        pref_window_ends, pref_services, created_at, opted_out_at)
+    SELECT $2, m.phone, m.name, m.sms_opt_in AND NOT m.was_erased, m.priority, m.days, m.starts, m.ends, m.services,
+        $3::timestamptz, CASE WHEN m.was_erased THEN $3::timestamptz END
     FROM merged m WHERE m.existing_id IS NULL
-    ORDER BY m.line
+    ORDER BY m.phone -- one lock order for concurrent imports
     ON CONFLICT (shop_id, phone) WHERE erased_at IS NULL DO NOTHING
     RETURNING id, phone
 ), updated AS (
     UPDATE customers c SET name = m.name, priority = m.priority, sms_opt_in = m.sms_opt_in,
         pref_days = m.days, pref_window_starts = m.starts, pref_window_ends = m.ends, pref_services = m.services
     FROM merged m
-    WHERE c.id = m.existing_id
+    WHERE c.id = m.existing_id AND c.erased_at IS NULL -- erased meanwhile: left alone (reported as retry)
       AND (c.name, c.priority, c.sms_opt_in, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services)
           IS DISTINCT FROM (m.name, m.priority, m.sms_opt_in, m.days, m.starts, m.ends, m.services)
     RETURNING c.id
@@ -230,7 +237,8 @@ SELECT m.line::integer AS line,
           WHEN upd.id IS NOT NULL THEN 'updated'
           WHEN m.existing_id IS NOT NULL THEN 'unchanged'
           ELSE 'retry' END)::text AS result,
-    m.opted_out::boolean AS opted_out
+    m.opted_out::boolean AS opted_out,
+    m.was_erased::boolean AS was_erased
 FROM merged m
 LEFT JOIN inserted ins ON ins.phone = m.phone
 LEFT JOIN updated upd ON upd.id = m.existing_id
@@ -244,10 +252,11 @@ type CustomerImportBatchParams struct {
 }
 
 type CustomerImportBatchRow struct {
-	Line     int32
-	ID       uuid.UUID
-	Result   string
-	OptedOut bool
+	Line      int32
+	ID        uuid.UUID
+	Result    string
+	OptedOut  bool
+	WasErased bool
 }
 
 // One batch of a CSV import, in one statement: rows is a JSON array of objects
@@ -271,6 +280,7 @@ func (q *Queries) CustomerImportBatch(ctx context.Context, db DBTX, arg Customer
 			&i.ID,
 			&i.Result,
 			&i.OptedOut,
+			&i.WasErased,
 		); err != nil {
 			return nil, err
 		}
@@ -283,8 +293,14 @@ func (q *Queries) CustomerImportBatch(ctx context.Context, db DBTX, arg Customer
 }
 
 const customerInsert = `-- name: CustomerInsert :one
-INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, created_at)
-VALUES ($1, $2, $3, $4, $5, $6)
+INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, created_at, opted_out_at)
+SELECT $1, $2, $3, $4::boolean AND NOT e.erased,
+    $5, $6, CASE WHEN e.erased THEN $6::timestamptz END
+FROM (SELECT EXISTS (
+    SELECT 1 FROM customers x
+    WHERE x.shop_id = $1 AND x.erased_at IS NOT NULL
+      AND x.erased_phone_sha256 = sha256(convert_to($1::uuid::text || ':' || $2::text, 'UTF8'))
+) AS erased) e
 RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, erased_phone_sha256
 `
 
@@ -297,6 +313,8 @@ type CustomerInsertParams struct {
 	CreatedAt time.Time
 }
 
+// A number the shop erased before comes back opted out: the person asked to be
+// forgotten, or had replied STOP; only their own START opts them back in.
 func (q *Queries) CustomerInsert(ctx context.Context, db DBTX, arg CustomerInsertParams) (Customer, error) {
 	row := db.QueryRow(ctx, customerInsert,
 		arg.ShopID,
@@ -521,7 +539,7 @@ func (q *Queries) CustomerMarkUnreachable(ctx context.Context, db DBTX, arg Cust
 
 const customerOptIn = `-- name: CustomerOptIn :one
 UPDATE customers SET sms_opt_in = true, opted_out_at = NULL, unreachable_at = NULL, unreachable_code = NULL
-WHERE id = $1
+WHERE id = $1 AND erased_at IS NULL
 RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, erased_phone_sha256
 `
 
@@ -588,7 +606,7 @@ const customerPhoneErased = `-- name: CustomerPhoneErased :one
 SELECT EXISTS (
     SELECT 1 FROM customers
     WHERE shop_id = $1 AND erased_at IS NOT NULL
-      AND erased_phone_sha256 = sha256(convert_to(shop_id::text || ':' || $2::text, 'UTF8'))
+      AND erased_phone_sha256 = sha256(convert_to($1::uuid::text || ':' || $2::text, 'UTF8'))
 )::boolean AS erased
 `
 

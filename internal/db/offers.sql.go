@@ -50,7 +50,7 @@ const offerClaimManyForSending = `-- name: OfferClaimManyForSending :many
 UPDATE slot_offers o SET status = 'sending'
 FROM customers c, slot_openings s
 WHERE o.id = ANY($1::uuid[]) AND o.status = 'queued'
-  AND c.id = o.customer_id AND c.opted_out_at IS NULL AND c.unreachable_at IS NULL AND c.sms_opt_in
+  AND c.id = o.customer_id AND c.opted_out_at IS NULL AND c.unreachable_at IS NULL AND c.sms_opt_in AND c.erased_at IS NULL
   AND s.id = o.opening_id AND s.status = 'open' AND s.generation = o.generation
 RETURNING o.id
 `

@@ -105,7 +105,9 @@ func (r shopPatchRequest) change() (ch shops.ShopChange, err error) {
 		return v, err
 	}
 	seconds := func(o optional[int64], field string, unit time.Duration, dst **time.Duration) error {
-		v, err := num(o, field, 1<<32)
+		// Bounded so that v × unit cannot overflow (2^26 minutes, 2^32 seconds); the
+		// domain then refuses what is out of range, exactly as at creation.
+		v, err := num(o, field, min(1<<32, (1<<62)/int64(unit)))
 		if v != nil {
 			d := time.Duration(*v) * unit
 			*dst = &d

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -258,6 +259,9 @@ func (s *Service) Customers(ctx context.Context, shopID uuid.UUID, q CustomerQue
 	search := strings.TrimSpace(q.Search)
 	if len(search) > 100 {
 		return CustomerPage{}, problem.Invalidf("q", "q must be at most 100 characters")
+	}
+	if !utf8.ValidString(search) {
+		return CustomerPage{}, problem.Invalidf("q", "q must be UTF-8 text")
 	}
 	afterAt, afterID, err := decodeCursor(q.Cursor)
 	if err != nil {

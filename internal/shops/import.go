@@ -42,6 +42,10 @@ var (
 		Message: "the file's first line must name its columns, one of them phone (also: name, priority, sms_opt_in, preferences)"}
 	ErrImportTooManyRows = &problem.Error{Kind: problem.Invalid, Code: "too_many_rows", Field: "file",
 		Message: fmt.Sprintf("the file has more than %d customers; split it", MaxImportRows)}
+	// ErrImportUnreadable wraps the body's own error (a cut-off upload; a body over its
+	// cap, which the caller can tell apart with errors.As).
+	ErrImportUnreadable = &problem.Error{Kind: problem.Invalid, Code: "upload_incomplete", Field: "file",
+		Message: "the file could not be read to its end; send it again"}
 )
 
 // ImportRow is what became of one line of the file.
@@ -148,7 +152,10 @@ func (s *Service) ImportCustomers(ctx context.Context, shopID uuid.UUID, r io.Re
 			row.Result, row.Reason = ImportRejected, "another change to this customer happened at the same time; import the file again"
 		default:
 			row.Result, row.CustomerID = res.Result, res.ID
-			if res.OptedOut {
+			switch {
+			case res.WasErased:
+				row.Reason = "this number was erased before: imported opted out; only their own START opts them back in"
+			case res.OptedOut:
 				row.Reason = "opted out by STOP: only their own START opts them back in"
 			}
 		}
@@ -174,7 +181,7 @@ func parseImport(r io.Reader) ([]importRecord, ImportReport, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	head, err := br.Peek(4096)
 	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, bufio.ErrBufferFull) {
-		return nil, ImportReport{}, err // the body's own error, e.g. too large
+		return nil, ImportReport{}, fmt.Errorf("%w: %w", ErrImportUnreadable, err) // the body's own error, e.g. too large
 	}
 	head = bytes.TrimPrefix(head, []byte("\uFEFF"))
 	if len(bytes.TrimSpace(head)) == 0 {
@@ -238,7 +245,7 @@ func parseImport(r io.Reader) ([]importRecord, ImportReport, error) {
 			continue
 		}
 		if err != nil {
-			return nil, ImportReport{}, err // the body's own error, e.g. too large
+			return nil, ImportReport{}, fmt.Errorf("%w: %w", ErrImportUnreadable, err) // the body's own error, e.g. too large
 		}
 		line, _ := cr.FieldPos(0)
 		if blank(fields) {
