@@ -98,3 +98,20 @@ func TestAnImportRacingAnErasureLeavesItErased(t *testing.T) {
 }
 
 // Finding (low): an unterminated quote swallows every later line: they are neither
+
+// Was: a quote that never closes swallowed the rest of the file, and its lines appeared
+// nowhere in the report. Each is now reported.
+func TestAnUnterminatedQuoteReportsEveryLine(t *testing.T) {
+	e := newEnv(t)
+	_, key := e.shop("+15555550100")
+	r := e.importCSV(key, "phone,name\n+15555550101,\"Ann\n+15555550102,Bob\n+15555550103,Cy\n")
+	require.Equal(t, http.StatusOK, r.status, r.raw)
+	rows := r.body["rows"].([]any)
+	require.Len(t, rows, 3, "every line of the file appears in the report: %s", r.raw)
+	for i, row := range rows {
+		m := row.(map[string]any)
+		require.Equal(t, "rejected", m["result"])
+		require.EqualValues(t, i+2, m["line"])
+		require.Contains(t, m["reason"], "never closes")
+	}
+}

@@ -240,6 +240,20 @@ func parseImport(r io.Reader) ([]importRecord, ImportReport, error) {
 			if n++; n > MaxImportRows {
 				return nil, ImportReport{}, ErrImportTooManyRows
 			}
+			if errors.Is(pe.Err, csv.ErrQuote) && pe.Line > pe.StartLine {
+				// A quote that never closes swallows the lines after it: each of them is
+				// reported, so that no line of the file goes unmentioned.
+				reason := fmt.Sprintf("not read: the quote opened on line %d never closes (lines %d to %d were read as one field)", pe.StartLine, pe.StartLine, pe.Line)
+				for l := pe.StartLine; l <= pe.Line; l++ {
+					if l > pe.StartLine {
+						if n++; n > MaxImportRows {
+							return nil, ImportReport{}, ErrImportTooManyRows
+						}
+					}
+					rep.Rows = append(rep.Rows, ImportRow{Line: l, Result: ImportRejected, Reason: reason})
+				}
+				continue
+			}
 			rep.Rows = append(rep.Rows, ImportRow{Line: pe.StartLine, Result: ImportRejected,
 				Reason: "not valid CSV: " + pe.Err.Error()})
 			continue
