@@ -1,45 +1,140 @@
-// Package archtest keeps the dependency direction of DESIGN §2 and STYLE.md: the domain
-// never sees HTTP or a vendor SDK, and the small Redis libraries import nothing of ours.
+// Package archtest keeps the layout true as code is added: the domain never sees HTTP or
+// a vendor SDK, only the HTTP edges import echo, only the vendor adapters import the
+// vendors' SDKs, and the small libraries import nothing of ours. The package lists come
+// from `go list`, so a new package is checked by the rule of its class the day it is
+// added.
 package archtest
 
 import (
-	"go/build"
+	"encoding/json"
+	"errors"
+	"io"
 	"os/exec"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
-const module = "github.com/slotrecovery/slotrecovery/"
+const module = "github.com/slotrecovery/slotrecovery"
 
-func imports(t *testing.T, pkg string) []string {
-	t.Helper()
-	p, err := build.Import(module+pkg, "", 0)
+// goPackage is what `go list -json` says of one package of the module.
+type goPackage struct {
+	ImportPath string
+	Rel        string `json:"-"` // the import path inside the module: "internal/slots", "cmd/server"
+	Dir        string
+	GoFiles    []string
+	Imports    []string
+}
+
+var listed = sync.OnceValues(func() ([]goPackage, error) {
+	// -e: a package that does not build (someone mid-edit) is still listed, so the
+	// rules check what they can and the build failure is reported by go test itself.
+	out, err := exec.Command("go", "list", "-e", "-json", module+"/...").Output()
 	if err != nil {
-		t.Fatalf("import %s: %v", pkg, err)
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return nil, errors.New(string(ee.Stderr))
+		}
+		return nil, err
 	}
-	return p.Imports
+	var pkgs []goPackage
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p goPackage
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			return nil, err
+		}
+		p.Rel = strings.TrimPrefix(strings.TrimPrefix(p.ImportPath, module), "/")
+		pkgs = append(pkgs, p)
+	}
+	return pkgs, nil
+})
+
+// modulePackages lists every package of the module, with its non-test imports.
+func modulePackages(t *testing.T) []goPackage {
+	t.Helper()
+	pkgs, err := listed()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	if len(pkgs) == 0 {
+		t.Fatal("go list found no package")
+	}
+	return pkgs
+}
+
+// within reports whether rel is one of roots or a package under one of them.
+func within(rel string, roots ...string) bool {
+	for _, r := range roots {
+		if rel == r || strings.HasPrefix(rel, r+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// The classes of packages. A package that is in none of them is a plain library: it may
+// import our other libraries and the domain, but not echo or a vendor SDK.
+var (
+	// domainRoots are the packages that own the rules (and their subpackages).
+	domainRoots = []string{"internal/slots", "internal/offers", "internal/inbound", "internal/shops"}
+	// edgeRoots translate HTTP: only they import echo. Every command is an edge.
+	edgeRoots = []string{"cmd", "internal/webhooks", "internal/shopapi", "internal/httperr", "internal/dashboard"}
+	// vendorAdapters are the only packages that import each vendor's SDK.
+	vendorAdapters = map[string]string{
+		"github.com/twilio/twilio-go": "internal/sms/twilio",
+		"github.com/stripe/stripe-go": "internal/payments/stripe",
+	}
+	// leafLibraries import nothing of ours: they are small enough to lift out.
+	leafLibraries = []string{"internal/redislock", "internal/cooldown", "internal/phone", "internal/problem"}
+)
+
+// importsModule reports whether imp is path or a package under it (path "a/b" matches
+// "a/b" and "a/b/v2/c", not "a/bc").
+func importsModule(imp, path string) bool {
+	return imp == path || strings.HasPrefix(imp, path+"/")
 }
 
 func TestDomainSeesNoHTTPOrVendorSDK(t *testing.T) {
 	t.Parallel()
 	forbidden := []string{"net/http", "github.com/labstack/echo", "github.com/twilio/twilio-go", "github.com/stripe/stripe-go"}
-	for _, pkg := range []string{"internal/slots", "internal/offers", "internal/inbound", "internal/shops"} {
-		for _, imp := range imports(t, pkg) {
+	seen := 0
+	for _, p := range modulePackages(t) {
+		if !within(p.Rel, domainRoots...) {
+			continue
+		}
+		seen++
+		for _, imp := range p.Imports {
 			for _, f := range forbidden {
-				if imp == f || strings.HasPrefix(imp, f+"/") {
-					t.Errorf("%s imports %s: the domain declares small interfaces instead", pkg, imp)
+				if importsModule(imp, f) {
+					t.Errorf("%s imports %s: the domain declares small interfaces instead", p.Rel, imp)
 				}
 			}
 		}
+	}
+	if seen < len(domainRoots) {
+		t.Errorf("found %d of the %d domain packages %v: update domainRoots", seen, len(domainRoots), domainRoots)
 	}
 }
 
 func TestLeafLibrariesImportNothingOfOurs(t *testing.T) {
 	t.Parallel()
-	for _, pkg := range []string{"internal/redislock", "internal/cooldown", "internal/phone", "internal/problem"} {
-		for _, imp := range imports(t, pkg) {
-			if strings.HasPrefix(imp, module) {
-				t.Errorf("%s imports %s: it must stay a leaf library", pkg, imp)
+	byRel := map[string]goPackage{}
+	for _, p := range modulePackages(t) {
+		byRel[p.Rel] = p
+	}
+	for _, rel := range leafLibraries {
+		p, ok := byRel[rel]
+		if !ok {
+			t.Errorf("leaf library %s is not in go list: update leafLibraries", rel)
+			continue
+		}
+		for _, imp := range p.Imports {
+			if importsModule(imp, module) {
+				t.Errorf("%s imports %s: it must stay a leaf library", rel, imp)
 			}
 		}
 	}
@@ -47,14 +142,29 @@ func TestLeafLibrariesImportNothingOfOurs(t *testing.T) {
 
 func TestOnlyEdgesImportEcho(t *testing.T) {
 	t.Parallel()
-	allowed := map[string]bool{"cmd/server": true, "internal/webhooks": true, "internal/shopapi": true, "internal/httperr": true, "internal/dashboard": true}
-	for _, pkg := range []string{"internal/slots", "internal/offers", "internal/shops", "internal/jobs", "internal/payments", "internal/payments/stripe", "internal/sms", "internal/config", "internal/migrate", "internal/metrics", "internal/logging"} {
-		if allowed[pkg] {
+	for _, p := range modulePackages(t) {
+		if within(p.Rel, edgeRoots...) {
 			continue
 		}
-		for _, imp := range imports(t, pkg) {
-			if strings.HasPrefix(imp, "github.com/labstack/echo") {
-				t.Errorf("%s imports echo; only cmd/server and the HTTP packages may", pkg)
+		for _, imp := range p.Imports {
+			if importsModule(imp, "github.com/labstack/echo") || importsModule(imp, "github.com/labstack/echo-contrib") {
+				t.Errorf("%s imports %s; only the edges %v may", p.Rel, imp, edgeRoots)
+			}
+		}
+	}
+}
+
+// TestOnlyAdaptersImportVendorSDKs keeps each vendor's words in one package: the rest
+// speaks the neutral types of internal/sms and internal/payments. Tests may use an SDK
+// (to sign a webhook, say); only non-test imports count.
+func TestOnlyAdaptersImportVendorSDKs(t *testing.T) {
+	t.Parallel()
+	for _, p := range modulePackages(t) {
+		for _, imp := range p.Imports {
+			for sdk, adapter := range vendorAdapters {
+				if importsModule(imp, sdk) && p.Rel != adapter {
+					t.Errorf("%s imports %s; only %s may", p.Rel, imp, adapter)
+				}
 			}
 		}
 	}
@@ -66,15 +176,39 @@ func TestOnlyEdgesImportEcho(t *testing.T) {
 // stripe-go.
 func TestDomainDoesNotReachVendorSDKs(t *testing.T) {
 	t.Parallel()
-	out, err := exec.Command("go", "list", "-deps", module+"internal/slots", module+"internal/offers", module+"internal/inbound", module+"internal/shops").Output()
+	args := []string{"list", "-e", "-deps"}
+	for _, p := range modulePackages(t) {
+		if within(p.Rel, domainRoots...) {
+			args = append(args, p.ImportPath)
+		}
+	}
+	out, err := exec.Command("go", args...).Output()
 	if err != nil {
 		t.Fatalf("go list -deps: %v", err)
 	}
 	for _, dep := range strings.Fields(string(out)) {
 		for _, f := range []string{"github.com/labstack/echo", "github.com/twilio/twilio-go", "github.com/stripe/stripe-go"} {
-			if dep == f || strings.HasPrefix(dep, f+"/") {
+			if importsModule(dep, f) {
 				t.Errorf("the domain reaches %s", dep)
 			}
+		}
+	}
+}
+
+func TestClassesNameRealPackages(t *testing.T) {
+	t.Parallel()
+	var rels []string
+	for _, p := range modulePackages(t) {
+		rels = append(rels, p.Rel)
+	}
+	for _, adapter := range vendorAdapters {
+		if !slices.Contains(rels, adapter) {
+			t.Errorf("vendor adapter %s is not in go list: update vendorAdapters", adapter)
+		}
+	}
+	for _, e := range edgeRoots {
+		if !slices.ContainsFunc(rels, func(rel string) bool { return within(rel, e) }) {
+			t.Errorf("edge %s is not in go list: update edgeRoots", e)
 		}
 	}
 }
