@@ -25,7 +25,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -34,17 +33,16 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/slotrecovery/slotrecovery/internal/loadkit"
 )
 
+// The Twilio credentials the instances are given; the load tool's own fake Twilio
+// takes any.
 const (
-	adminToken = "loadtest-admin-token-0123456789"
 	accountSID = "AC00000000000000000000000000000000"
 	authToken  = "loadtestauthtoken0123456789abcdef"
-	publicURL  = "https://slots.loadtest.invalid"
-	twilioPath = "/webhooks/twilio/sms"
 )
 
 type options struct {
@@ -109,22 +107,22 @@ func run(ctx context.Context, o options) (err error) {
 
 	say("building the server and the ideal server")
 	bin := filepath.Join(work, "server")
-	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/server").CombinedOutput(); err != nil {
-		return fmt.Errorf("build server: %v\n%s", err, out)
+	if err := loadkit.Build(ctx, bin); err != nil {
+		return err
 	}
 	self, err := os.Executable()
 	if err != nil {
 		return err
 	}
 
-	db, err := newDatabase(ctx, o.databaseURL)
+	db, err := loadkit.NewDatabase(ctx, o.databaseURL, fmt.Sprintf("slotrec_load_%d", os.Getpid()), say)
 	if err != nil {
 		return err
 	}
 	if o.keep {
-		say("keeping database %s (-keep): drop it with DROP DATABASE %s", db.name, db.name)
+		say("keeping database %s (-keep): drop it with DROP DATABASE %s", db.Name, db.Name)
 	} else {
-		defer db.drop()
+		defer db.Drop()
 	}
 	prefix := "loadtest:" + randomHex(6) + ":"
 	rdb, err := newRedis(ctx, o.redisURL)
@@ -135,10 +133,16 @@ func run(ctx context.Context, o options) (err error) {
 
 	tw := startTwilio()
 	defer tw.close()
-	st := startStripe()
-	defer st.close()
+	st, err := loadkit.StartStripe()
+	if err != nil {
+		return err
+	}
+	defer st.Close()
 
-	fleet, err := startFleet(ctx, o, bin, db.url, prefix, tw.url, st.url)
+	fleet, err := startFleet(ctx, o, bin, loadkit.Env{
+		DatabaseURL: db.URL, RedisURL: o.redisURL, KeyPrefix: prefix, TwilioURL: tw.url,
+		TwilioSID: accountSID, TwilioToken: authToken, StripeURL: st.URL,
+	})
 	if err != nil {
 		return err
 	}
@@ -149,7 +153,8 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	defer ideal.stop()
 
-	h := &harness{o: o, fleet: fleet, ideal: ideal, twilio: tw, pool: db.pool, client: newClient()}
+	h := &harness{o: o, fleet: fleet, ideal: ideal, twilio: tw, pool: db.Pool,
+		drive: &loadkit.Driver{Client: loadkit.NewClient(), AccountSID: accountSID, AuthToken: authToken}}
 	say("warming up")
 	if err := h.warmUp(ctx); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
@@ -202,61 +207,7 @@ func randomHex(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// --- Postgres and Redis ------------------------------------------------------------
-
-type database struct {
-	admin *pgx.Conn
-	name  string
-	url   string
-	pool  *pgxpool.Pool
-}
-
-func newDatabase(ctx context.Context, adminURL string) (*database, error) {
-	admin, err := pgx.Connect(ctx, adminURL)
-	if err != nil {
-		return nil, fmt.Errorf("connect to Postgres (%s): %w; start it, or pass -database-url", redactURL(adminURL), err)
-	}
-	name := fmt.Sprintf("slotrec_load_%d", os.Getpid())
-	if _, err := admin.Exec(ctx, "CREATE DATABASE "+pgx.Identifier{name}.Sanitize()); err != nil {
-		admin.Close(ctx)
-		return nil, fmt.Errorf("create database %s: %w", name, err)
-	}
-	cfg, err := pgx.ParseConfig(adminURL)
-	if err != nil {
-		return nil, err
-	}
-	u := fmt.Sprintf("postgres://%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Host, cfg.Port, name)
-	if cfg.Password != "" {
-		u = fmt.Sprintf("postgres://%s:%s@%s:%d/%s?sslmode=disable", cfg.User, cfg.Password, cfg.Host, cfg.Port, name)
-	}
-	d := &database{admin: admin, name: name, url: u}
-	if d.pool, err = pgxpool.New(ctx, u+"&pool_max_conns=4"); err != nil {
-		d.drop()
-		return nil, err
-	}
-	return d, nil
-}
-
-func (d *database) drop() {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if d.pool != nil {
-		d.pool.Close()
-	}
-	if _, err := d.admin.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{d.name}.Sanitize()+" WITH (FORCE)"); err != nil {
-		say("could not drop database %s: %v", d.name, err)
-	}
-	d.admin.Close(ctx)
-}
-
-func redactURL(u string) string {
-	if i := strings.Index(u, "@"); i > 0 {
-		if j := strings.Index(u, "://"); j > 0 && j < i {
-			return u[:j+3] + "…" + u[i:]
-		}
-	}
-	return u
-}
+// --- Redis ------------------------------------------------------------------------
 
 func newRedis(ctx context.Context, u string) (*redis.Client, error) {
 	opt, err := redis.ParseURL(u)
@@ -283,131 +234,65 @@ func cleanRedis(rdb *redis.Client, prefix string) {
 
 // --- the server instances ------------------------------------------------------------
 
-type instance struct {
-	base  string
-	pprof string
-	cmd   *exec.Cmd
-	done  chan struct{}
+type fleet struct {
+	instances []*loadkit.Process
+	pprofs    []string // each instance's PPROF_ADDR, with -pprof
 }
 
-type fleet struct{ instances []*instance }
-
-func freePort() (string, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer ln.Close()
-	return ln.Addr().String(), nil
-}
-
-func startFleet(ctx context.Context, o options, bin, dbURL, prefix, twilioURL, stripeURL string) (*fleet, error) {
+func startFleet(ctx context.Context, o options, bin string, env loadkit.Env) (*fleet, error) {
 	f := &fleet{}
 	if o.poolConns > 0 {
-		dbURL += fmt.Sprintf("&pool_max_conns=%d", o.poolConns)
+		env.DatabaseURL += fmt.Sprintf("&pool_max_conns=%d", o.poolConns)
 	}
 	if extra := os.Getenv("LOADTEST_DB_PARAMS"); extra != "" {
-		dbURL += "&" + extra
+		env.DatabaseURL += "&" + extra
 	}
-	// Migrate once, so the instances do not queue on the migration lock.
-	migrate := exec.CommandContext(ctx, bin, "migrate")
-	migrate.Env = serverEnv(dbURL, o.redisURL, prefix, twilioURL, stripeURL, "127.0.0.1:0", "")
-	if out, err := migrate.CombinedOutput(); err != nil {
-		return nil, fmt.Errorf("migrate: %v\n%s", err, out)
+	if err := loadkit.Migrate(ctx, bin, env); err != nil {
+		return nil, err
 	}
+	logPath := func(i int) string { return filepath.Join(o.logDir, fmt.Sprintf("instance-%d.log", i+1)) }
 	for i := range o.instances {
-		addr, err := freePort()
-		if err != nil {
+		var err error
+		if env.Addr, err = loadkit.FreePort(); err != nil {
 			return nil, err
 		}
-		pprof := ""
+		env.Pprof = ""
 		if o.pprofDir != "" {
-			if pprof, err = freePort(); err != nil {
+			if env.Pprof, err = loadkit.FreePort(); err != nil {
 				return nil, err
 			}
 		}
-		logf, err := os.Create(filepath.Join(o.logDir, fmt.Sprintf("instance-%d.log", i+1)))
+		in, err := loadkit.StartServer(bin, env, logPath(i))
 		if err != nil {
-			return nil, err
-		}
-		cmd := exec.Command(bin, "serve")
-		cmd.Env = serverEnv(dbURL, o.redisURL, prefix, twilioURL, stripeURL, addr, pprof)
-		cmd.Stdout, cmd.Stderr = logf, logf
-		if err := cmd.Start(); err != nil {
 			f.stop()
-			return nil, fmt.Errorf("start instance %d: %w", i+1, err)
+			return nil, fmt.Errorf("instance %d: %w", i+1, err)
 		}
-		in := &instance{base: "http://" + addr, pprof: pprof, cmd: cmd, done: make(chan struct{})}
-		go func() { _ = cmd.Wait(); logf.Close(); close(in.done) }()
 		f.instances = append(f.instances, in)
+		f.pprofs = append(f.pprofs, env.Pprof)
 	}
 	for i, in := range f.instances {
-		if err := waitReady(ctx, in.base+"/readyz", in.done); err != nil {
+		if err := in.WaitReady(ctx, in.Base+"/readyz", time.Minute); err != nil {
 			f.stop()
-			return nil, fmt.Errorf("instance %d: %w (its log: %s)", i+1, err, filepath.Join(o.logDir, fmt.Sprintf("instance-%d.log", i+1)))
+			return nil, fmt.Errorf("instance %d: %w (its log: %s)", i+1, err, logPath(i))
 		}
 	}
 	say("%d instances ready (logs in %s)", len(f.instances), o.logDir)
 	return f, nil
 }
 
-func serverEnv(dbURL, redisURL, prefix, twilioURL, stripeURL, addr, pprof string) []string {
-	env := []string{
-		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
-		"DATABASE_URL=" + dbURL, "REDIS_URL=" + redisURL, "REDIS_KEY_PREFIX=" + prefix,
-		"HTTP_ADDR=" + addr, "PUBLIC_URL=" + publicURL, "ADMIN_TOKEN=" + adminToken,
-		"TWILIO_ACCOUNT_SID=" + accountSID, "TWILIO_AUTH_TOKEN=" + authToken, "TWILIO_API_URL=" + twilioURL,
-		"STRIPE_SECRET_KEY=sk_test_loadtest", "STRIPE_WEBHOOK_SECRET=whsec_loadtest", "STRIPE_API_URL=" + stripeURL,
-		"SESSION_SECRET=loadtest-session-secret-0123456789abcdef", "LOG_LEVEL=warn",
-	}
-	if pprof != "" {
-		env = append(env, "PPROF_ADDR="+pprof)
-	}
-	return env
-}
-
-func waitReady(ctx context.Context, url string, died <-chan struct{}) error {
-	deadline := time.Now().Add(60 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case <-died:
-			return errors.New("exited before it was ready")
-		case <-ctx.Done():
-			return ctx.Err()
-		default:
-		}
-		res, err := http.Get(url)
-		if err == nil {
-			io.Copy(io.Discard, res.Body)
-			res.Body.Close()
-			if res.StatusCode == http.StatusOK {
-				return nil
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return errors.New("not ready within 60s")
-}
-
 func (f *fleet) stop() {
+	var wg sync.WaitGroup
 	for _, in := range f.instances {
-		_ = in.cmd.Process.Signal(syscall.SIGTERM)
+		wg.Go(func() { in.Stop(30 * time.Second) })
 	}
-	for _, in := range f.instances {
-		select {
-		case <-in.done:
-		case <-time.After(30 * time.Second):
-			_ = in.cmd.Process.Kill()
-			<-in.done
-		}
-	}
+	wg.Wait()
 }
 
 // pids returns the instances' process ids.
 func (f *fleet) pids() []int {
 	var out []int
 	for _, in := range f.instances {
-		out = append(out, in.cmd.Process.Pid)
+		out = append(out, in.Pid())
 	}
 	return out
 }
@@ -415,7 +300,7 @@ func (f *fleet) pids() []int {
 func (f *fleet) bases() []string {
 	var out []string
 	for _, in := range f.instances {
-		out = append(out, in.base)
+		out = append(out, in.Base)
 	}
 	return out
 }
@@ -454,30 +339,24 @@ func serveIdeal(addr string) {
 }
 
 func startIdeal(ctx context.Context, self, logDir string) (*fleet, error) {
-	addr, err := freePort()
+	addr, err := loadkit.FreePort()
 	if err != nil {
 		return nil, err
 	}
-	logf, err := os.Create(filepath.Join(logDir, "ideal.log"))
+	in, err := loadkit.Start(self, []string{"ideal", addr}, nil, filepath.Join(logDir, "ideal.log"))
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.Command(self, "ideal", addr)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	in := &instance{base: "http://" + addr, cmd: cmd, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); logf.Close(); close(in.done) }()
-	f := &fleet{instances: []*instance{in}}
-	if err := waitReady(ctx, in.base+"/", in.done); err != nil {
+	in.Base = "http://" + addr
+	f := &fleet{instances: []*loadkit.Process{in}}
+	if err := in.WaitReady(ctx, in.Base+"/", time.Minute); err != nil {
 		f.stop()
 		return nil, fmt.Errorf("ideal server: %w", err)
 	}
 	return f, nil
 }
 
-// --- fakes: Twilio's REST API and Stripe's Checkout -------------------------------------
+// --- a fake of Twilio's REST API ------------------------------------------------------
 
 // twilioFake accepts every message, answers at once and counts them.
 type twilioFake struct {
@@ -548,39 +427,3 @@ func (f *twilioFake) when(n int64) <-chan time.Time {
 }
 
 func (f *twilioFake) close() { _ = f.srv.Close() }
-
-// stripeFake answers Checkout Session creates at once, as Stripe would shape them.
-type stripeFake struct {
-	srv *http.Server
-	url string
-	seq atomic.Int64
-}
-
-func startStripe() *stripeFake {
-	f := &stripeFake{}
-	ln, _ := net.Listen("tcp", "127.0.0.1:0")
-	f.url = "http://" + ln.Addr().String()
-	f.srv = &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || r.URL.Path != "/v1/checkout/sessions" {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusNotFound)
-			_, _ = io.WriteString(w, `{"error":{"type":"invalid_request_error","message":"not in the stand-in"}}`)
-			return
-		}
-		_ = r.ParseForm()
-		id := fmt.Sprintf("cs_test_load%024d", f.seq.Add(1))
-		var expires int64
-		_, _ = fmt.Sscan(r.PostForm.Get("expires_at"), &expires)
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"id": id, "object": "checkout.session", "url": "https://checkout.stripe.com/c/pay/" + id,
-			"expires_at": expires, "status": "open", "payment_status": "unpaid", "mode": "payment",
-			"client_reference_id": r.PostForm.Get("client_reference_id"), "payment_intent": nil,
-			"amount_total": 4500, "currency": r.PostForm.Get("currency"), "livemode": false,
-		})
-	})}
-	go func() { _ = f.srv.Serve(ln) }()
-	return f
-}
-
-func (f *stripeFake) close() { _ = f.srv.Close() }

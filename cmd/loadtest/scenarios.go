@@ -1,9 +1,7 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -21,7 +19,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/loadkit"
 )
 
 type harness struct {
@@ -30,17 +28,10 @@ type harness struct {
 	ideal  *fleet
 	twilio *twilioFake
 	pool   *pgxpool.Pool
-	client *http.Client
-	seq    atomic.Int64 // phones, numbers and MessageSids
+	drive  *loadkit.Driver
 	// noStatements is set once pg_stat_statements is found missing.
 	noStatements bool
 	runs         atomic.Int64
-}
-
-func newClient() *http.Client {
-	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		MaxIdleConns: 4096, MaxIdleConnsPerHost: 2048, IdleConnTimeout: time.Minute,
-	}}
 }
 
 // sizes are a scenario's numbers.
@@ -123,54 +114,10 @@ func (h *harness) scenario(ctx context.Context, name string) (result, error) {
 	return result{}, fmt.Errorf("unknown scenario %q (race, throughput, flash, wave)", name)
 }
 
-type shopInfo struct {
-	ID        string `json:"id"`
-	APIKey    string `json:"api_key"`
-	SMSNumber string `json:"sms_number"`
-}
-
-// api calls a JSON endpoint of the first instance.
-func (h *harness) api(ctx context.Context, method, path, token string, body, out any) error {
-	var rd io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		rd = bytes.NewReader(b)
-	}
-	req, err := http.NewRequestWithContext(ctx, method, h.fleet.instances[0].base+path, rd)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	res, err := h.client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	if res.StatusCode >= 300 {
-		return fmt.Errorf("%s %s: %d %s", method, path, res.StatusCode, b)
-	}
-	if out != nil {
-		return json.Unmarshal(b, out)
-	}
-	return nil
-}
-
-func (h *harness) newShop(ctx context.Context, waveSize int) (shopInfo, error) {
-	var s shopInfo
-	err := h.api(ctx, http.MethodPost, "/api/shops", adminToken, map[string]any{
-		"name": "Joe's Barbers", "timezone": "America/New_York", "sms_number": fmt.Sprintf("+1555%07d", h.seq.Add(1)),
-		"currency": "usd", "payment_mode": "checkout",
-		"offer_policy": map[string]any{"wave_size": waveSize, "wave_interval_seconds": 600, "min_lead_minutes": 30, "cooldown_seconds": 86400, "quiet_hours": nil},
-	}, &s)
-	return s, err
-}
-
 // customers adds n opted-in customers straight into the database (the API is not what
 // is measured, and thousands are needed quickly) and returns their phones.
-func (h *harness) customers(ctx context.Context, shop shopInfo, n int) ([]string, error) {
-	base := h.seq.Add(int64(n)) - int64(n)
+func (h *harness) customers(ctx context.Context, shop loadkit.Shop, n int) ([]string, error) {
+	base := h.drive.Reserve(n) - 1
 	rows, err := h.pool.Query(ctx, `
 		INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, created_at)
 		SELECT $1::uuid, '+1666' || lpad(($2::bigint + i)::text, 8, '0'), 'Load ' || i, true, 0, now()
@@ -182,29 +129,12 @@ func (h *harness) customers(ctx context.Context, shop shopInfo, n int) ([]string
 	return pgx.CollectRows(rows, pgx.RowTo[string])
 }
 
-func (h *harness) newOpening(ctx context.Context, shop shopInfo) (string, error) {
-	var o struct {
-		ID string `json:"id"`
-	}
-	at := time.Now().Add(3*time.Hour + time.Duration(h.seq.Add(1)%600)*time.Second).UTC().Truncate(time.Second)
-	err := h.api(ctx, http.MethodPost, "/api/openings", shop.APIKey, map[string]any{
-		"starts_at": at.Format(time.RFC3339), "duration_minutes": 30, "service": "Haircut", "price_cents": 4500,
-	}, &o)
-	return o.ID, err
-}
-
 // reply is one signed inbound text.
 type reply struct {
 	form url.Values
 }
 
-func (h *harness) yes(from, to string) reply {
-	form := url.Values{
-		"MessageSid": {fmt.Sprintf("SM%032d", h.seq.Add(1))}, "AccountSid": {accountSID},
-		"From": {from}, "To": {to}, "Body": {"YES"}, "NumMedia": {"0"}, "NumSegments": {"1"},
-	}
-	return reply{form: form}
-}
+func (h *harness) yes(from, to string) reply { return reply{form: h.drive.Yes(from, to)} }
 
 // replies runs a scenario of YES storms: shops, customers and one opening each; once
 // every offer is texted, every customer replies YES.
@@ -215,7 +145,7 @@ func (h *harness) replies(ctx context.Context, name string) (result, error) {
 	var all []reply
 	var openings []string
 	for range sz.shops {
-		shop, err := h.newShop(ctx, sz.customersPerShop)
+		shop, err := h.drive.NewShop(ctx, h.fleet.instances[0].Base, sz.customersPerShop)
 		if err != nil {
 			return r, err
 		}
@@ -223,7 +153,7 @@ func (h *harness) replies(ctx context.Context, name string) (result, error) {
 		if err != nil {
 			return r, err
 		}
-		op, err := h.newOpening(ctx, shop)
+		op, err := h.drive.NewOpening(ctx, h.fleet.instances[0].Base, shop)
 		if err != nil {
 			return r, err
 		}
@@ -322,59 +252,23 @@ func (r *result) check() {
 // fire sends the replies round robin over bases, inFlight at a time, and returns each
 // one's latency, the outcomes and the wall time to the last answer.
 func (h *harness) fire(ctx context.Context, bases []string, replies []reply, inFlight int) ([]time.Duration, map[string]int, time.Duration, error) {
-	type signed struct {
-		base, body, sig string
-	}
-	reqs := make([]signed, len(replies))
+	forms := make([]url.Values, len(replies))
 	for i, r := range replies {
-		reqs[i] = signed{base: bases[i%len(bases)], body: r.form.Encode(), sig: sms.Signature(authToken, publicURL+twilioPath, r.form)}
+		forms[i] = r.form
 	}
-	lat := make([]time.Duration, len(reqs))
-	outs := make([]string, len(reqs))
-	var firstErr atomic.Value
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	start := make(chan struct{})
-	for range min(inFlight, len(reqs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(reqs) || ctx.Err() != nil {
-					return
-				}
-				t0 := time.Now()
-				req, _ := http.NewRequestWithContext(ctx, http.MethodPost, reqs[i].base+twilioPath, strings.NewReader(reqs[i].body))
-				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-				req.Header.Set("X-Twilio-Signature", reqs[i].sig)
-				res, err := h.client.Do(req)
-				if err != nil {
-					firstErr.CompareAndSwap(nil, err)
-					outs[i] = "error"
-					continue
-				}
-				_, _ = io.Copy(io.Discard, res.Body)
-				res.Body.Close()
-				lat[i] = time.Since(t0)
-				outs[i] = res.Header.Get("X-Slot-Outcome")
-				if res.StatusCode != http.StatusOK {
-					outs[i] = "http_" + strconv.Itoa(res.StatusCode)
-				}
-			}
-		}()
-	}
-	t0 := time.Now()
-	close(start)
-	wg.Wait()
-	wall := time.Since(t0)
+	answers, wall := h.drive.Fire(ctx, bases, forms, inFlight, false)
+	lat := make([]time.Duration, len(answers))
 	outcomes := map[string]int{}
-	for _, o := range outs {
-		outcomes[o]++
+	var firstErr error
+	for i, a := range answers {
+		lat[i] = a.Latency
+		outcomes[a.Outcome]++
+		if a.Err != nil && firstErr == nil {
+			firstErr = a.Err
+		}
 	}
-	if err, _ := firstErr.Load().(error); err != nil {
-		return lat, outcomes, wall, fmt.Errorf("a request failed: %w", err)
+	if firstErr != nil {
+		return lat, outcomes, wall, fmt.Errorf("a request failed: %w", firstErr)
 	}
 	return lat, outcomes, wall, nil
 }
@@ -383,7 +277,7 @@ func (h *harness) fire(ctx context.Context, bases []string, replies []reply, inF
 func (h *harness) wave(ctx context.Context) (result, error) {
 	sz := h.sizes("wave")
 	r := result{Scenario: "wave", Instances: len(h.fleet.instances), WantBookings: sz.customersPerShop}
-	shop, err := h.newShop(ctx, sz.customersPerShop)
+	shop, err := h.drive.NewShop(ctx, h.fleet.instances[0].Base, sz.customersPerShop)
 	if err != nil {
 		return r, err
 	}
@@ -395,7 +289,7 @@ func (h *harness) wave(ctx context.Context) (result, error) {
 	cpu0 := cpuTicks(h.fleet.pids())
 	stopProfiles := h.profile(ctx, "wave")
 	t0 := time.Now()
-	if _, err := h.newOpening(ctx, shop); err != nil {
+	if _, err := h.drive.NewOpening(ctx, h.fleet.instances[0].Base, shop); err != nil {
 		return r, err
 	}
 	select {
@@ -422,11 +316,11 @@ func (h *harness) profile(ctx context.Context, name string) (stop func()) {
 	// A CPU profile is written only when its time is up: long enough for the scenario.
 	seconds := map[string]int{"race": 4, "throughput": 6, "flash": 20, "wave": 4}[name]
 	var wg sync.WaitGroup
-	for i, in := range h.fleet.instances {
+	for i, addr := range h.fleet.pprofs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", in.pprof, seconds), nil)
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, seconds), nil)
 			res, err := http.DefaultClient.Do(req)
 			if err != nil {
 				say("profile of instance %d: %v", i+1, err)
