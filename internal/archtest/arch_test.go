@@ -89,7 +89,7 @@ var (
 		"github.com/stripe/stripe-go": "internal/payments/stripe",
 	}
 	// leafLibraries import nothing of ours: they are small enough to lift out.
-	leafLibraries = []string{"internal/redislock", "internal/cooldown", "internal/phone", "internal/problem"}
+	leafLibraries = []string{"internal/redislock", "internal/cooldown", "internal/phone", "internal/problem", "internal/money"}
 )
 
 // importsModule reports whether imp is path or a package under it (path "a/b" matches

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/money"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
@@ -82,16 +83,16 @@ func layoutChart(weeks []time.Time, amounts []int64, currency string) chartView 
 		}
 		x := i*slot + (slot-barW)/2
 		label := weeks[i].Format("2 Jan")
-		value := formatMoneyShort(a, currency)
+		value := money.Short(a, currency)
 		c.Bars = append(c.Bars, chartBar{
 			X: x, Y: c.Baseline - h, W: barW, H: h, MidX: x + barW/2,
 			ValueY: c.Baseline - h - 8, LabelY: c.Baseline + 20,
-			Label: label, Value: value, Title: "Week of " + label + ": " + formatMoney(a, currency),
+			Label: label, Value: value, Title: "Week of " + label + ": " + money.Format(a, currency),
 			Current: i == len(amounts)-1,
 		})
-		desc = append(desc, "week of "+label+" "+formatMoney(a, currency))
+		desc = append(desc, "week of "+label+" "+money.Format(a, currency))
 	}
-	c.Total = formatMoney(total, currency)
+	c.Total = money.Format(total, currency)
 	c.Desc = "Money recovered per week, oldest first: " + strings.Join(desc, "; ") + "."
 	return c
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/money"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
@@ -85,7 +86,7 @@ func exportRecord(r db.DashboardFilledExportRow, shop shops.Shop) []string {
 		r.ID.String(), start.Format(time.DateOnly), start.Format("15:04"), safeCell(shop.Timezone),
 		fmt.Sprint(r.DurationMinutes), safeCell(r.Service), safeCell(name),
 		exportPhone(r.CustomerPhone), safeCell(r.Status), safeCell(payment),
-		formatAmount(r.AmountCents, shop.Currency, false), safeCell(strings.ToUpper(shop.Currency)), safeCell(r.BookingID),
+		money.Plain(r.AmountCents, shop.Currency), safeCell(strings.ToUpper(shop.Currency)), safeCell(r.BookingID),
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/internal/money"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
@@ -85,9 +86,9 @@ func (f *declareForm) parse(shop shops.Shop) slots.NewOpening {
 	n.Service = f.Service
 	if f.Price == "" {
 		f.fail("price_cents", "Enter the price, for example 45.00.")
-	} else if cents, err := parseAmount(f.Price, shop.Currency); err != nil {
-		f.fail("price_cents", "Enter the price as a number with at most "+strconv.Itoa(minorDigits(shop.Currency))+
-			" decimals, for example "+formatAmount(4500, shop.Currency, false)+".")
+	} else if cents, err := money.Parse(f.Price, shop.Currency); err != nil {
+		f.fail("price_cents", "Enter the price as a number with at most "+strconv.Itoa(money.Decimals(shop.Currency))+
+			" decimals, for example "+money.Plain(4500, shop.Currency)+".")
 	} else {
 		n.PriceCents = cents
 	}
@@ -107,7 +108,7 @@ func friendly(p *problem.Error, currency string) string {
 			// Under the payment provider's minimum for the currency.
 			return "This price is below the smallest payment the payment provider accepts in " + strings.ToUpper(currency) + "."
 		}
-		return "Enter a price above zero and at most " + formatMoney(maxPriceCents, currency) + "."
+		return "Enter a price above zero and at most " + money.Format(money.MaxAmount, currency) + "."
 	}
 	msg := p.Message
 	if label, ok := fieldLabels[p.Field]; ok && strings.HasPrefix(msg, p.Field) {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/money"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
@@ -166,7 +167,7 @@ func (d *Dashboard) homeView(ctx context.Context, shop shops.Shop, page int) (ho
 			ID: r.ID, When: formatWhen(r.StartsAt, shop.Location), ISO: r.StartsAt.UTC().Format(time.RFC3339),
 			Duration: int(r.DurationMinutes), Service: r.Service, Customer: customerLabel(r.CustomerName, r.CustomerErased),
 			Phone: phone.Mask(r.CustomerPhone), Payment: label, PayClass: class,
-			Amount: formatMoney(r.AmountCents, shop.Currency), Status: titleCase(r.Status),
+			Amount: money.Format(r.AmountCents, shop.Currency), Status: titleCase(r.Status),
 		})
 	}
 	return v, nil
@@ -179,7 +180,7 @@ func (d *Dashboard) totals(ctx context.Context, shop shops.Shop, id, label strin
 	}
 	t := totalsView{
 		ID: id, Label: label, Range: formatRange(since, until.AddDate(0, 0, -1)),
-		Money: formatMoney(r.ConfirmedCents, shop.Currency), Pending: formatMoney(r.PendingCents, shop.Currency),
+		Money: money.Format(r.ConfirmedCents, shop.Currency), Pending: money.Format(r.PendingCents, shop.Currency),
 		PendingCount: int(r.PendingCount), Slots: int(r.SlotsRecovered),
 		FillRate: "–", FillDetail: "no openings declared yet", Median: "–",
 	}
@@ -230,7 +231,7 @@ func (d *Dashboard) openList(ctx context.Context, shop shops.Shop, now time.Time
 	for i, r := range rows {
 		o := openView{
 			ID: r.ID, When: formatWhen(r.StartsAt, shop.Location), ISO: r.StartsAt.UTC().Format(time.RFC3339),
-			Duration: int(r.DurationMinutes), Service: r.Service, Price: formatMoney(r.PriceCents, shop.Currency),
+			Duration: int(r.DurationMinutes), Service: r.Service, Price: money.Format(r.PriceCents, shop.Currency),
 			Generation: int(r.Generation), OffersSent: int(r.OffersSent), Yes: int(r.RepliesYes), No: int(r.RepliesNo),
 		}
 		for _, w := range byOpening[r.ID] {

@@ -14,67 +14,6 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 )
 
-func TestParseAmount(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		in       string
-		currency string
-		want     int64
-		ok       bool
-	}{
-		{"45", "usd", 4500, true},
-		{"45.5", "usd", 4550, true},
-		{"45.00", "usd", 4500, true},
-		{" 45.05 ", "usd", 4505, true},
-		{"45,50", "eur", 4550, true},
-		{".5", "usd", 50, true},
-		{"45.", "usd", 4500, true},
-		{"45.500", "usd", 4550, true},
-		{"0", "usd", 0, true}, // a zero price is the domain's to refuse
-		{"4500", "jpy", 4500, true},
-		{"4500.00", "jpy", 4500, true},
-		{"1.234", "kwd", 1234, true},
-		{"45.999", "usd", 0, false},
-		{"4500.5", "jpy", 0, false},
-		{"", "usd", 0, false},
-		{".", "usd", 0, false},
-		{"-5", "usd", 0, false},
-		{"+5", "usd", 0, false},
-		{"1,234.50", "usd", 0, false},
-		{"1e3", "usd", 0, false},
-		{"$45", "usd", 0, false},
-		{"forty", "usd", 0, false},
-		{"9999999999999", "usd", 0, false},
-	}
-	for _, tc := range cases {
-		got, err := parseAmount(tc.in, tc.currency)
-		if !tc.ok {
-			assert.Error(t, err, "%q", tc.in)
-			continue
-		}
-		if assert.NoError(t, err, "%q", tc.in) {
-			assert.Equal(t, tc.want, got, "%q", tc.in)
-		}
-	}
-}
-
-func TestFormatMoney(t *testing.T) {
-	t.Parallel()
-	assert.Equal(t, "$0.00", formatMoney(0, "usd"))
-	assert.Equal(t, "$0.05", formatMoney(5, "usd"))
-	assert.Equal(t, "$1,234,567.89", formatMoney(123456789, "usd"))
-	assert.Equal(t, "-$4.50", formatMoney(-450, "usd"))
-	assert.Equal(t, "€45.00", formatMoney(4500, "eur"))
-	assert.Equal(t, "¥4,500", formatMoney(4500, "jpy"))
-	assert.Equal(t, "CHF 45.00", formatMoney(4500, "chf"))
-	assert.Equal(t, "KWD 1.234", formatMoney(1234, "kwd"))
-	assert.Equal(t, "$450", formatMoneyShort(45000, "usd"))
-	assert.Equal(t, "$45.50", formatMoneyShort(4550, "usd"))
-	assert.Equal(t, "$9,999", formatMoneyShort(999900, "usd"))
-	assert.Equal(t, "$12k", formatMoneyShort(1234567, "usd"))
-	assert.Equal(t, "1234.50", formatAmount(123450, "usd", false))
-}
-
 func TestWeekAndMonthStartInTheShopsZone(t *testing.T) {
 	t.Parallel()
 	ny, err := time.LoadLocation("America/New_York")
