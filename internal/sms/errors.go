@@ -5,42 +5,102 @@ import (
 	"fmt"
 )
 
-// Error is an error answer from Twilio's API.
+// Reason is why the SMS provider refused or failed to deliver a text, in terms the
+// domain can act on. Each provider package maps its own error codes to a Reason; the
+// zero value is ReasonOther.
+type Reason uint8
+
+const (
+	// ReasonOther is a failure that says nothing about the recipient or our account: the
+	// provider is down or rate limiting, the network failed, our request was malformed, or
+	// the provider's code is one we do not classify. A later attempt may succeed.
+	ReasonOther Reason = iota
+	// ReasonOptedOut means the recipient opted out at the carrier or provider (replied
+	// STOP to our sender): nothing more may be texted to them until they opt back in.
+	ReasonOptedOut
+	// ReasonUnreachable means the recipient's number cannot receive texts: it is not a
+	// valid number, not a mobile, or unknown to its network.
+	ReasonUnreachable
+	// ReasonAccount means the problem is on our side: our provider account or sender
+	// number is not allowed or not able to text this destination (a region not enabled,
+	// a sender the destination network refuses, an unregistered sender). The recipient
+	// is not at fault and must not be marked unreachable; an operator has to fix the
+	// account, so retrying the same text soon does not help.
+	ReasonAccount
+)
+
+// String returns the reason's stable name, fit for logs and metric labels: "other",
+// "opted_out", "unreachable" or "account".
+func (r Reason) String() string {
+	switch r {
+	case ReasonOptedOut:
+		return "opted_out"
+	case ReasonUnreachable:
+		return "unreachable"
+	case ReasonAccount:
+		return "account"
+	}
+	return "other"
+}
+
+// Permanent reports whether r means the recipient cannot receive our texts (opted out or
+// unreachable): sending them again cannot help.
+func (r Reason) Permanent() bool {
+	return r == ReasonOptedOut || r == ReasonUnreachable
+}
+
+// Error is an error answer from the SMS provider, classified. Reason is what callers
+// act on; Code and Status are the provider's own detail, opaque outside the provider
+// package and meant only for logs and diagnostics.
 type Error struct {
-	// Code is Twilio's error code, such as 21610 (recipient unsubscribed); see
-	// https://www.twilio.com/docs/api/errors.
+	// Reason classifies the failure.
+	Reason Reason
+	// Code is the provider's error code (for Twilio, such as 21610); 0 when it gave none.
 	Code int
-	// Status is the HTTP status of the answer.
+	// Status is the HTTP status of the provider's answer; 0 when the error did not come
+	// from an HTTP answer (a delivery report).
 	Status int
-	// Message is Twilio's description. It often quotes the recipient's full phone
+	// Message is the provider's description. It often quotes the recipient's full phone
 	// number, so Error leaves it out: error strings end up in logs.
 	Message string
 }
 
-// Error describes the error by code and status only; see the Message field for why.
+// Error describes the error by reason, code and status only; see the Message field for
+// why.
 func (e *Error) Error() string {
-	return fmt.Sprintf("twilio error %d (http %d)", e.Code, e.Status)
+	if e.Status == 0 {
+		return fmt.Sprintf("sms provider error %d (%s)", e.Code, e.Reason)
+	}
+	return fmt.Sprintf("sms provider error %d (%s, http %d)", e.Code, e.Reason, e.Status)
 }
 
-// permanentCodes are Twilio error codes that mean the number cannot receive our texts;
-// sending again cannot help. The 3000x codes usually arrive in status callbacks, not
-// synchronously, but mean the same if they ever do.
-var permanentCodes = map[int]bool{
-	21211: true, // invalid 'To' phone number
-	21408: true, // permission to send to this region not enabled
-	21610: true, // recipient unsubscribed (replied STOP)
-	21612: true, // 'To' number cannot be reached by SMS from this 'From'
-	21614: true, // 'To' number is not a mobile number
-	30003: true, // unreachable destination handset
-	30005: true, // unknown destination handset
-	30006: true, // landline or unreachable carrier
-}
-
-// Permanent reports whether err says the recipient cannot receive texts, so the caller
-// should stop trying that customer (and, for 21610, treat them as opted out). Everything
-// else (5xx answers, 429 rate limits, timeouts, network errors, bad requests caused by
-// our own bugs) is not permanent for the customer and may be retried.
-func Permanent(err error) bool {
+// ReasonOf returns the Reason of the *Error in err's chain, or ReasonOther when there is
+// none (a timeout, a network error, ErrInvalidMessage, nil).
+func ReasonOf(err error) Reason {
 	var e *Error
-	return errors.As(err, &e) && permanentCodes[e.Code]
+	if errors.As(err, &e) {
+		return e.Reason
+	}
+	return ReasonOther
+}
+
+// Permanent reports whether err says the recipient cannot receive texts (ReasonOptedOut
+// or ReasonUnreachable), so the caller should stop trying that customer; use ReasonOf to
+// tell an opt-out from an unreachable number. Everything else is not the customer's
+// doing: provider outages, rate limits, timeouts, network errors, our own bad requests,
+// and ReasonAccount, which an operator must fix (see AccountProblem).
+func Permanent(err error) bool {
+	return ReasonOf(err).Permanent()
+}
+
+// OptedOut reports whether err says the recipient opted out at the carrier or provider.
+func OptedOut(err error) bool {
+	return ReasonOf(err) == ReasonOptedOut
+}
+
+// AccountProblem reports whether err says our provider account or sender number cannot
+// text this destination (ReasonAccount): not the customer's fault, and not something a
+// quick retry fixes.
+func AccountProblem(err error) bool {
+	return ReasonOf(err) == ReasonAccount
 }

@@ -2,14 +2,12 @@ package twilio_test
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
 	"regexp"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -128,9 +126,11 @@ func TestTwilioTextPermanentError(t *testing.T) {
 	require.Error(t, err)
 	require.Empty(t, sid)
 	require.True(t, sms.Permanent(err))
+	require.True(t, sms.OptedOut(err))
 
 	var e *sms.Error
 	require.ErrorAs(t, err, &e)
+	require.Equal(t, sms.ReasonOptedOut, e.Reason)
 	require.Equal(t, 21610, e.Code)
 	require.Equal(t, http.StatusBadRequest, e.Status)
 	require.Equal(t, "Attempt to send to unsubscribed recipient", e.Message)
@@ -147,20 +147,29 @@ func TestTwilioTextErrorClasses(t *testing.T) {
 	cases := []struct {
 		name         string
 		code, status int
-		permanent    bool
+		reason       sms.Reason
 	}{
-		{name: "unsubscribed", code: 21610, status: 400, permanent: true},
-		{name: "invalid to", code: 21211, status: 400, permanent: true},
-		{name: "not mobile", code: 21614, status: 400, permanent: true},
-		{name: "cannot route", code: 21612, status: 400, permanent: true},
-		{name: "region not enabled", code: 21408, status: 400, permanent: true},
-		{name: "unreachable handset", code: 30003, status: 400, permanent: true},
-		{name: "unknown handset", code: 30005, status: 400, permanent: true},
-		{name: "landline or unreachable carrier", code: 30006, status: 400, permanent: true},
-		{name: "server error", code: 20500, status: 500, permanent: false},
-		{name: "service unavailable", code: 20503, status: 503, permanent: false},
-		{name: "rate limited", code: 20429, status: 429, permanent: false},
-		{name: "queue overflow", code: 30001, status: 400, permanent: false},
+		{name: "unsubscribed", code: 21610, status: 400, reason: sms.ReasonOptedOut},
+		{name: "invalid to", code: 21211, status: 400, reason: sms.ReasonUnreachable},
+		{name: "not mobile", code: 21614, status: 400, reason: sms.ReasonUnreachable},
+		{name: "landline", code: 21635, status: 400, reason: sms.ReasonUnreachable},
+		{name: "unknown handset", code: 30005, status: 400, reason: sms.ReasonUnreachable},
+		{name: "landline or unreachable carrier", code: 30006, status: 400, reason: sms.ReasonUnreachable},
+		// Issue 10, finding 3: our account or sender, not the customer.
+		{name: "region not enabled", code: 21408, status: 400, reason: sms.ReasonAccount},
+		{name: "to/from pair cannot be connected", code: 21612, status: 400, reason: sms.ReasonAccount},
+		{name: "from not sms-capable", code: 21606, status: 400, reason: sms.ReasonAccount},
+		{name: "trial account", code: 21608, status: 400, reason: sms.ReasonAccount},
+		{name: "carrier filtered", code: 30007, status: 400, reason: sms.ReasonAccount},
+		{name: "unregistered 10dlc", code: 30034, status: 400, reason: sms.ReasonAccount},
+		// A handset that is off is temporary: it must not end the customer.
+		{name: "unreachable handset", code: 30003, status: 400, reason: sms.ReasonOther},
+		{name: "message blocked", code: 30004, status: 400, reason: sms.ReasonOther},
+		{name: "server error", code: 20500, status: 500, reason: sms.ReasonOther},
+		{name: "service unavailable", code: 20503, status: 503, reason: sms.ReasonOther},
+		{name: "rate limited", code: 20429, status: 429, reason: sms.ReasonOther},
+		{name: "queue overflow", code: 30001, status: 400, reason: sms.ReasonOther},
+		{name: "unknown code", code: 99999, status: 400, reason: sms.ReasonOther},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -173,7 +182,12 @@ func TestTwilioTextErrorClasses(t *testing.T) {
 			require.ErrorAs(t, err, &e)
 			require.Equal(t, tc.code, e.Code)
 			require.Equal(t, tc.status, e.Status)
-			require.Equal(t, tc.permanent, sms.Permanent(err))
+			require.Equal(t, tc.reason, e.Reason)
+			require.Equal(t, tc.reason, sms.ReasonOf(err))
+			require.Equal(t, tc.reason == sms.ReasonOptedOut || tc.reason == sms.ReasonUnreachable, sms.Permanent(err))
+			require.Equal(t, tc.reason == sms.ReasonOptedOut, sms.OptedOut(err))
+			require.Equal(t, tc.reason == sms.ReasonAccount, sms.AccountProblem(err))
+			require.NotContains(t, err.Error(), "twilio error", "the neutral error names the provider only in its detail")
 
 			// FailNext fails once: the retry goes through.
 			_, err = tw.Text(t.Context(), sms.Message{From: shopNumber, To: customer, Body: "hi"})
@@ -372,38 +386,6 @@ func TestTwilioTextConcurrent(t *testing.T) {
 	}
 	require.Equal(t, n, fake.Count())
 	require.Equal(t, n, fake.Attempts())
-}
-
-func TestPermanent(t *testing.T) {
-	t.Parallel()
-	cases := []struct {
-		name string
-		err  error
-		want bool
-	}{
-		{name: "nil", err: nil, want: false},
-		{name: "plain error", err: errors.New("21610"), want: false},
-		{name: "deadline", err: context.DeadlineExceeded, want: false},
-		{name: "opted out", err: &sms.Error{Code: 21610, Status: 400}, want: true},
-		{name: "wrapped opted out", err: fmt.Errorf("send offer: %w", &sms.Error{Code: 21610, Status: 400}), want: true},
-		{name: "not mobile", err: &sms.Error{Code: 21614, Status: 400}, want: true},
-		{name: "server error", err: &sms.Error{Code: 20500, Status: 500}, want: false},
-		{name: "rate limit", err: &sms.Error{Code: 20429, Status: 429}, want: false},
-		{name: "invalid message", err: sms.ErrInvalidMessage, want: false},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			require.Equal(t, tc.want, sms.Permanent(tc.err))
-		})
-	}
-}
-
-func TestErrorString(t *testing.T) {
-	t.Parallel()
-	e := &sms.Error{Code: 21211, Status: 400, Message: "The 'To' number +15555550167 is not a valid phone number."}
-	require.Equal(t, "twilio error 21211 (http 400)", e.Error())
-	require.False(t, strings.Contains(e.Error(), "+1555"))
 }
 
 // TestTwilioAPIURLIgnoresEdge shows that twilio-go's TWILIO_EDGE/TWILIO_REGION, which
