@@ -212,3 +212,20 @@ func TestClassesNameRealPackages(t *testing.T) {
 		}
 	}
 }
+
+// TestDashboardDoesNotImportRiver: the offer waves are offers' River jobs, and only
+// offers knows their arguments; the dashboard asks offers.WaveSchedule when the next is
+// due. (Its tests may insert jobs to set a scene.)
+func TestDashboardDoesNotImportRiver(t *testing.T) {
+	t.Parallel()
+	for _, p := range modulePackages(t) {
+		if !within(p.Rel, "internal/dashboard") {
+			continue
+		}
+		for _, imp := range p.Imports {
+			if importsModule(imp, "github.com/riverqueue/river") {
+				t.Errorf("%s imports %s: ask offers.WaveSchedule about the waves instead", p.Rel, imp)
+			}
+		}
+	}
+}

@@ -30,15 +30,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5"
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
+	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
@@ -76,6 +75,15 @@ type Config struct {
 	// SignInsPerShop limits successful sign-ins to one shop; the zero value means a
 	// burst of 20, then one every 3 minutes.
 	SignInsPerShop Limit
+	// Waves tells when each open slot's next offer wave is due (an
+	// *offers.WaveSchedule). Required.
+	Waves WaveSchedule
+}
+
+// WaveSchedule tells when openings' next offer waves are due. The waves are the offer
+// loop's River jobs: offers knows their arguments, the dashboard only asks.
+type WaveSchedule interface {
+	NextWaves(ctx context.Context, openingIDs []uuid.UUID) (map[uuid.UUID]offers.ScheduledWave, error)
 }
 
 // Dashboard serves the owners' pages. Build it with New and mount it with Register.
@@ -84,7 +92,6 @@ type Dashboard struct {
 	q        *db.Queries
 	shops    *shops.Service
 	openings *slots.Service
-	waveJobs *river.Client[pgx.Tx]
 	cfg      Config
 	log      *slog.Logger
 	pages    map[string]*template.Template
@@ -104,6 +111,9 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 	}
 	if cfg.Redis == nil {
 		return nil, errors.New("dashboard: Redis is required (it records signed-out sessions)")
+	}
+	if cfg.Waves == nil {
+		return nil, errors.New("dashboard: Waves is required (it tells when the next offer wave is due)")
 	}
 	if cfg.SignInsPerClient == (Limit{}) {
 		cfg.SignInsPerClient = Limit{Burst: 10, Every: 6 * time.Second}
@@ -125,15 +135,10 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	// An insert-only River client (never started) lists the scheduled offer waves through
-	// River's own API instead of SQL on its tables.
-	jobsClient, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Logger: cfg.Logger})
-	if err != nil {
-		return nil, fmt.Errorf("dashboard: river client: %w", err)
-	}
-	d := &Dashboard{pool: pool, q: db.New(), shops: shopsSvc, openings: openings, waveJobs: jobsClient,
+	d := &Dashboard{pool: pool, q: db.New(), shops: shopsSvc, openings: openings,
 		cfg: cfg, log: cfg.Logger,
 		perIP: newLimiter(cfg.SignInsPerClient, cfg.Now), perShop: newLimiter(cfg.SignInsPerShop, cfg.Now)}
+	var err error
 	if d.static, err = fs.Sub(assets, "static"); err != nil {
 		return nil, fmt.Errorf("dashboard: static assets: %w", err)
 	}

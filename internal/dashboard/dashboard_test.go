@@ -30,8 +30,10 @@ func TestNewRefusesAShortSecret(t *testing.T) {
 	require.ErrorContains(t, err, "32 bytes")
 	_, err = dashboard.New(nil, en.shops, en.slots, dashboard.Config{SessionSecret: secret, Redis: en.redis})
 	require.Error(t, err)
-	_, err = dashboard.New(en.pool, en.shops, en.slots, dashboard.Config{SessionSecret: secret})
+	_, err = dashboard.New(en.pool, en.shops, en.slots, dashboard.Config{SessionSecret: secret, Waves: en.waves})
 	require.ErrorContains(t, err, "Redis is required")
+	_, err = dashboard.New(en.pool, en.shops, en.slots, dashboard.Config{SessionSecret: secret, Redis: en.redis})
+	require.ErrorContains(t, err, "Waves is required")
 }
 
 func TestLoginPage(t *testing.T) {
@@ -136,7 +138,7 @@ func TestMissingOrForgedSession(t *testing.T) {
 	// refuse.
 	other, err := dashboard.New(en.pool, en.shops, en.slots, dashboard.Config{
 		SessionSecret: []byte("another-secret-another-secret-another"), Secure: true, Now: en.clock.Now,
-		Redis: en.redis, KeyPrefix: en.prefix,
+		Redis: en.redis, KeyPrefix: en.prefix, Waves: en.waves,
 	})
 	require.NoError(t, err)
 	otherEnv := *en

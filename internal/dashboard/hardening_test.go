@@ -74,7 +74,7 @@ func TestSessionsFailClosedWithoutRedis(t *testing.T) {
 	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
 	t.Cleanup(func() { _ = down.Close() })
 	d, err := dashboard.New(en.pool, en.shops, en.slots, dashboard.Config{
-		SessionSecret: secret, Secure: true, Now: en.clock.Now, Redis: down,
+		SessionSecret: secret, Secure: true, Now: en.clock.Now, Redis: down, Waves: en.waves,
 	})
 	require.NoError(t, err)
 	broken := *en

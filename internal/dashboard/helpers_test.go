@@ -22,6 +22,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
+	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/redistest"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -60,6 +61,7 @@ type env struct {
 	shops  *shops.Service
 	slots  *slots.Service
 	river  *river.Client[pgx.Tx]
+	waves  *offers.WaveSchedule
 	dash   *dashboard.Dashboard
 	e      *echo.Echo
 	shopA  shops.Shop
@@ -92,14 +94,16 @@ func newEnv(t *testing.T, o envOpts) *env {
 	shopsSvc := shops.New(pool, shops.Config{Now: now, PaymentsEnabled: true})
 	slotsSvc := slots.New(pool, rc, nil, nil, nil, slots.Config{Now: now})
 	rdb, prefix := redistest.New(t)
+	waves, err := offers.NewWaveSchedule(pool)
+	require.NoError(t, err)
 	d, err := dashboard.New(pool, shopsSvc, slotsSvc, dashboard.Config{
 		SessionSecret: secret, Secure: !o.dev, Now: now, RefreshEvery: o.refreshEvery,
-		Redis: rdb, KeyPrefix: prefix, SignInsPerClient: o.perClient, SignInsPerShop: o.perShop,
+		Redis: rdb, KeyPrefix: prefix, SignInsPerClient: o.perClient, SignInsPerShop: o.perShop, Waves: waves,
 	})
 	require.NoError(t, err)
 	e := echo.New()
 	d.Register(e)
-	en := &env{pool: pool, dbURL: dbURL, clock: ck, shops: shopsSvc, slots: slotsSvc, river: rc, dash: d, e: e, secure: !o.dev,
+	en := &env{pool: pool, dbURL: dbURL, clock: ck, shops: shopsSvc, slots: slotsSvc, river: rc, waves: waves, dash: d, e: e, secure: !o.dev,
 		redis: rdb, prefix: prefix}
 	ctx := context.Background()
 	en.shopA, en.keyA, err = shopsSvc.Create(ctx, shops.NewShop{

@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -11,11 +10,8 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
-	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/money"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -222,7 +218,7 @@ func (d *Dashboard) openList(ctx context.Context, shop shops.Shop, now time.Time
 	for _, w := range waves {
 		byOpening[w.OpeningID] = append(byOpening[w.OpeningID], w)
 	}
-	next, err := d.nextWaves(ctx, ids)
+	next, err := d.cfg.Waves.NextWaves(ctx, ids)
 	if err != nil {
 		// The schedule is a nicety; the page is still worth showing without it.
 		d.log.Warn("dashboard next waves", "shop_id", shop.ID, "err", err)
@@ -255,43 +251,6 @@ func (d *Dashboard) openList(ctx context.Context, shop shops.Shop, now time.Time
 		out[i] = o
 	}
 	return out, more, nil
-}
-
-// scheduledWave is the next offer_wave job of an opening.
-type scheduledWave struct {
-	Generation, Wave int
-	At               time.Time
-}
-
-// nextWaves finds, through River's job list, the earliest pending offer_wave job of each
-// opening in ids.
-func (d *Dashboard) nextWaves(ctx context.Context, ids []uuid.UUID) (map[uuid.UUID]scheduledWave, error) {
-	strs := make([]string, len(ids))
-	for i, id := range ids {
-		strs[i] = id.String()
-	}
-	params := river.NewJobListParams().
-		Kinds(jobs.Wave{}.Kind()).
-		States(rivertype.JobStateAvailable, rivertype.JobStateScheduled, rivertype.JobStateRetryable, rivertype.JobStatePending).
-		// River's documented escape hatch; the opening ids travel as a bound parameter.
-		Where("args->>'opening_id' = any(@opening_ids::text[])", river.NamedArgs{"opening_ids": strs}).
-		First(min(10*len(ids)+10, 10_000))
-	res, err := d.waveJobs.JobList(ctx, params)
-	if err != nil {
-		return nil, fmt.Errorf("list wave jobs: %w", err)
-	}
-	out := map[uuid.UUID]scheduledWave{}
-	for _, j := range res.Jobs {
-		var w jobs.Wave
-		if err := json.Unmarshal(j.EncodedArgs, &w); err != nil {
-			continue
-		}
-		cur, seen := out[w.OpeningID]
-		if !seen || j.ScheduledAt.Before(cur.At) {
-			out[w.OpeningID] = scheduledWave{Generation: w.Generation, Wave: w.Wave, At: j.ScheduledAt}
-		}
-	}
-	return out, nil
 }
 
 // paymentLabel says in words where a filled slot's payment stands.
