@@ -4,6 +4,7 @@ package metrics
 
 import (
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -19,7 +20,28 @@ type Metrics struct {
 	stripeEvents *prometheus.CounterVec
 	sendErrors   *prometheus.CounterVec
 	yesLatency   prometheus.Histogram
+
+	accountErrors *prometheus.CounterVec
+	deliveries    *prometheus.CounterVec
+
+	// codesMu guards codes, the provider codes that have a series of their own in
+	// accountErrors (see codeLabel).
+	codesMu sync.Mutex
+	codes   map[int]bool
 }
+
+// MaxCodeLabels is how many distinct provider error codes get a series of their own in
+// slotrecovery_sms_account_errors_total; later codes are counted under "other". The
+// codes come from the provider, not from users, but a bound keeps a provider change (or a
+// bug) from multiplying series.
+const MaxCodeLabels = 32
+
+// The stages at which an account-side SMS error is seen: the provider refused the send,
+// or a delivery report said the text failed.
+const (
+	StageSend     = "send"
+	StageDelivery = "delivery"
+)
 
 // New registers the metrics on reg.
 func New(reg prometheus.Registerer) *Metrics {
@@ -43,15 +65,25 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "slotrecovery_stripe_events_total", Help: "Stripe webhook events by type and result.",
 		}, []string{"type", "result"}),
 		sendErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "slotrecovery_twilio_send_errors_total", Help: "Failed Twilio sends by error code.",
+			Name: "slotrecovery_twilio_send_errors_total", Help: "Failed SMS sends by the provider's error code.",
 		}, []string{"code"}),
+		accountErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "slotrecovery_sms_account_errors_total",
+			Help: "SMS failures caused by our own provider account or sender number (not the recipient), by stage (send, delivery) and provider error code.",
+		}, []string{"stage", "code"}),
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "slotrecovery_sms_delivery_reports_total",
+			Help: "SMS delivery reports from the provider, by status and failure reason.",
+		}, []string{"status", "reason"}),
+		codes: make(map[int]bool),
 		yesLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "slotrecovery_yes_answer_seconds",
 			Help:    "Time from receiving a YES to answering it.",
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}),
 	}
-	reg.MustRegister(m.replies, m.offersTexted, m.wavesRun, m.bookings, m.locks, m.stripeEvents, m.sendErrors, m.yesLatency)
+	reg.MustRegister(m.replies, m.offersTexted, m.wavesRun, m.bookings, m.locks, m.stripeEvents, m.sendErrors, m.yesLatency,
+		m.accountErrors, m.deliveries)
 	return m
 }
 
@@ -97,7 +129,8 @@ func (m *Metrics) StripeEvent(typ, result string) {
 	}
 }
 
-// SendError counts a failed Twilio send by its error code (0 when there was none).
+// SendError counts a failed send by the SMS provider's error code (0 when there was
+// none). The metric keeps its name, slotrecovery_twilio_send_errors_total (DESIGN §8).
 func (m *Metrics) SendError(code int) {
 	if m != nil {
 		m.sendErrors.WithLabelValues(strconv.Itoa(code)).Inc()
@@ -108,5 +141,40 @@ func (m *Metrics) SendError(code int) {
 func (m *Metrics) YesAnswered(d time.Duration) {
 	if m != nil {
 		m.yesLatency.Observe(d.Seconds())
+	}
+}
+
+// SMSAccountError counts an SMS failure that is our account's or sender number's fault
+// (sms.ReasonAccount), seen at stage (StageSend or StageDelivery; anything else counts
+// as "other"), with the provider's error code. Alert on it: no customer can fix it.
+func (m *Metrics) SMSAccountError(stage string, code int) {
+	if m == nil {
+		return
+	}
+	if stage != StageSend && stage != StageDelivery {
+		stage = "other"
+	}
+	m.accountErrors.WithLabelValues(stage, m.codeLabel(code)).Inc()
+}
+
+// codeLabel is code as a label value while fewer than MaxCodeLabels codes have been
+// seen, and "other" after that for any new one.
+func (m *Metrics) codeLabel(code int) string {
+	m.codesMu.Lock()
+	defer m.codesMu.Unlock()
+	if !m.codes[code] {
+		if len(m.codes) >= MaxCodeLabels {
+			return "other"
+		}
+		m.codes[code] = true
+	}
+	return strconv.Itoa(code)
+}
+
+// SMSDelivery counts a delivery report by status and reason. Both must come from
+// bounded sets (sms.DeliveryStatus and sms.Reason's String): they are labels.
+func (m *Metrics) SMSDelivery(status, reason string) {
+	if m != nil {
+		m.deliveries.WithLabelValues(status, reason).Inc()
 	}
 }

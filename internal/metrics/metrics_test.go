@@ -1,0 +1,98 @@
+package metrics_test
+
+import (
+	"strconv"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/metrics"
+)
+
+func TestSMSAccountError(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg)
+
+	m.SMSAccountError(metrics.StageSend, 21408)
+	m.SMSAccountError(metrics.StageSend, 21408)
+	m.SMSAccountError(metrics.StageDelivery, 30034)
+	m.SMSAccountError("+15555550167", 21612) // not a stage: never a label of its own
+
+	require.Equal(t, 2.0, counter(t, reg, "slotrecovery_sms_account_errors_total", map[string]string{"stage": "send", "code": "21408"}))
+	require.Equal(t, 1.0, counter(t, reg, "slotrecovery_sms_account_errors_total", map[string]string{"stage": "delivery", "code": "30034"}))
+	require.Equal(t, 1.0, counter(t, reg, "slotrecovery_sms_account_errors_total", map[string]string{"stage": "other", "code": "21612"}))
+}
+
+func TestSMSAccountErrorCodesAreBounded(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg)
+	for code := range metrics.MaxCodeLabels + 50 {
+		m.SMSAccountError(metrics.StageSend, 40000+code)
+	}
+	m.SMSAccountError(metrics.StageSend, 40000) // a code seen before keeps its series
+
+	require.Equal(t, metrics.MaxCodeLabels+1, series(t, reg, "slotrecovery_sms_account_errors_total"), "MaxCodeLabels codes and one \"other\"")
+	require.Equal(t, 50.0, counter(t, reg, "slotrecovery_sms_account_errors_total", map[string]string{"stage": "send", "code": "other"}))
+	require.Equal(t, 2.0, counter(t, reg, "slotrecovery_sms_account_errors_total", map[string]string{"stage": "send", "code": strconv.Itoa(40000)}))
+}
+
+func TestSMSDelivery(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg)
+	m.SMSDelivery("delivered", "other")
+	m.SMSDelivery("undelivered", "opted_out")
+	m.SMSDelivery("undelivered", "opted_out")
+	require.Equal(t, 1.0, counter(t, reg, "slotrecovery_sms_delivery_reports_total", map[string]string{"status": "delivered", "reason": "other"}))
+	require.Equal(t, 2.0, counter(t, reg, "slotrecovery_sms_delivery_reports_total", map[string]string{"status": "undelivered", "reason": "opted_out"}))
+}
+
+func TestNilMetricsRecordNothing(t *testing.T) {
+	t.Parallel()
+	var m *metrics.Metrics
+	m.SMSAccountError(metrics.StageSend, 21408)
+	m.SMSDelivery("delivered", "other")
+	m.SendError(21610)
+}
+
+// series returns how many series the metric name has.
+func series(t *testing.T, g prometheus.Gatherer, name string) int {
+	t.Helper()
+	mfs, err := g.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return len(mf.GetMetric())
+		}
+	}
+	return 0
+}
+
+// counter returns the value of the counter name with exactly labels.
+func counter(t *testing.T, g prometheus.Gatherer, name string, labels map[string]string) float64 {
+	t.Helper()
+	mfs, err := g.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+	next:
+		for _, mt := range mf.GetMetric() {
+			if len(mt.GetLabel()) != len(labels) {
+				continue
+			}
+			for _, lp := range mt.GetLabel() {
+				if labels[lp.GetName()] != lp.GetValue() {
+					continue next
+				}
+			}
+			return mt.GetCounter().GetValue()
+		}
+	}
+	t.Fatalf("no %s%v", name, labels)
+	return 0
+}
