@@ -1,10 +1,7 @@
 package cooldown_test
 
 import (
-	"context"
-	"net"
 	"strconv"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -170,31 +167,6 @@ func testNoExpiry(t *testing.T, rdb redis.UniversalClient, s *cooldown.Store) {
 	require.Error(t, err)
 }
 
-// roundTrips counts what a client sends: one per command outside a
-// pipeline, one per pipeline, and every new connection.
-type roundTrips struct{ calls, dials atomic.Int64 }
-
-func (h *roundTrips) DialHook(next redis.DialHook) redis.DialHook {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		h.dials.Add(1)
-		return next(ctx, network, addr)
-	}
-}
-
-func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.calls.Add(1)
-		return next(ctx, cmd)
-	}
-}
-
-func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.calls.Add(1)
-		return next(ctx, cmds)
-	}
-}
-
 // TestCoolingOneRoundTrip proves with a hook that Cooling sends one pipeline,
 // and nothing else, for 10,000 ids on a single Redis, and nothing at all for
 // none.
@@ -211,15 +183,7 @@ func TestCoolingOneRoundTrip(t *testing.T) {
 		ids[i] = strconv.Itoa(i)
 	}
 
-	h := &roundTrips{}
-	rdb.AddHook(h)
-	// go-redis v9.23 runs pipelines on a pool of their own, whose first use
-	// dials and sends HELLO through the hooks. Warm it up so that only
-	// Cooling is counted.
-	_, err := rdb.Pipelined(ctx, func(p redis.Pipeliner) error { return p.Ping(ctx).Err() })
-	require.NoError(t, err)
-	h.calls.Store(0)
-	h.dials.Store(0)
+	h := redistest.CountRoundTrips(t, rdb)
 
 	got, err := s.Cooling(ctx, nil)
 	require.NoError(t, err)
@@ -228,12 +192,12 @@ func TestCoolingOneRoundTrip(t *testing.T) {
 	got, err = s.Cooling(ctx, []string{})
 	require.NoError(t, err)
 	require.Empty(t, got)
-	require.Zero(t, h.calls.Load(), "no ids, no redis call")
+	require.Zero(t, h.Calls(), "no ids, no redis call")
 
 	got, err = s.Cooling(ctx, ids)
 	require.NoError(t, err)
-	require.EqualValues(t, 1, h.calls.Load(), "round trips for 10,000 ids")
-	require.Zero(t, h.dials.Load(), "a new connection would be another round trip")
+	require.EqualValues(t, 1, h.Calls(), "round trips for 10,000 ids")
+	require.Zero(t, h.Dials(), "a new connection would be another round trip")
 	var cooling int
 	for i, id := range ids {
 		require.Equal(t, i%2 == 0, got[id], "id %s", id)
