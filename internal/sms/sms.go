@@ -1,11 +1,12 @@
 // Package sms holds what the server knows about text messages, independent of the
-// provider: the Message to send, how a send can fail (Error, Permanent,
-// ErrOutcomeUnknown), signing webhook requests the way Twilio does (Signature, for tests
-// and `server simulate sms`), and counting the segments a body costs. The Twilio sender
-// and the webhook signature check live in internal/sms/twilio, the only package that
-// imports twilio-go; LogSender stands in for it on a developer's machine without
-// credentials. Both have the same Text method, so the packages that send texts declare a
-// one-method interface and take either.
+// provider: the Message to send, how a send can fail (Error with its Reason, Permanent,
+// OptedOut, AccountProblem, ErrOutcomeUnknown), what the provider reports afterwards
+// (DeliveryReport), signing webhook requests the way Twilio does (Signature, for tests
+// and `server simulate sms`), and counting the segments a body costs. The Twilio sender,
+// its error-code table and the webhook signature check live in internal/sms/twilio, the
+// only package that imports twilio-go; LogSender stands in for it on a developer's
+// machine without credentials. Both have the same Text method, so the packages that send
+// texts declare a one-method interface and take either.
 //
 // The package never logs (except LogSender, whose whole job is to log) and never reads
 // the environment.
@@ -23,8 +24,8 @@ import (
 // so Permanent reports false for it.
 var ErrInvalidMessage = errors.New("sms: invalid message")
 
-// ErrOutcomeUnknown marks a send that failed after the request reached Twilio with no
-// answer back (a timeout, a dropped connection): the text may have gone out. A caller
+// ErrOutcomeUnknown marks a send that failed after the request reached the provider
+// with no answer back (a timeout, a dropped connection): the text may have gone out. A caller
 // that must never text twice treats it as sent.
 var ErrOutcomeUnknown = errors.New("sms: outcome unknown")
 

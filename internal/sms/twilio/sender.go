@@ -36,6 +36,12 @@ type Config struct {
 	// Timeout bounds each call to Twilio, on top of the caller's context. Zero means
 	// DefaultTimeout.
 	Timeout time.Duration
+	// StatusCallbackURL, when set, is sent as every message's StatusCallback: Twilio then
+	// posts the message's delivery status (sent, delivered, undelivered, failed) to it,
+	// signed like any webhook. It must be the absolute URL Twilio can reach, the server's
+	// PUBLIC_URL followed by the status route's path, exactly as the handler rebuilds it
+	// to check the signature. Empty means no status callbacks.
+	StatusCallbackURL string
 }
 
 // alphanumeric is what twilio-go accepts as basic-auth user and password; checking it
@@ -46,6 +52,7 @@ var alphanumeric = regexp.MustCompile(`^[A-Za-z0-9]+$`)
 type Sender struct {
 	sid, token   string
 	timeout      time.Duration
+	callback     string            // StatusCallback of every message; "" for none
 	base         *url.URL          // nil: leave twilio-go's URL alone
 	transport    http.RoundTripper // shared, so connections are pooled across calls
 	edge, region string            // twilio-go's TWILIO_EDGE/TWILIO_REGION, read once by twilio-go
@@ -85,6 +92,21 @@ func New(cfg Config) (*Sender, error) {
 		base = u
 	}
 
+	if cfg.StatusCallbackURL != "" {
+		u, err := url.Parse(cfg.StatusCallbackURL)
+		if err != nil {
+			return nil, fmt.Errorf("new twilio sender: parse status callback url: %w", err)
+		}
+		if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return nil, fmt.Errorf("new twilio sender: status callback url %q is not an absolute http(s) url", cfg.StatusCallbackURL)
+		}
+		if u.User != nil || u.Fragment != "" {
+			// Twilio would send the credentials along (or drop the fragment), and the
+			// signature would no longer match the URL the handler rebuilds.
+			return nil, errors.New("new twilio sender: status callback url must not carry user info or a fragment")
+		}
+	}
+
 	tr := http.DefaultTransport.(*http.Transport).Clone()
 	// Offer waves send many texts at once; the default of 2 idle connections per host
 	// would make most of them dial (and handshake TLS) anew.
@@ -97,6 +119,7 @@ func New(cfg Config) (*Sender, error) {
 		sid:       cfg.AccountSID,
 		token:     cfg.AuthToken,
 		timeout:   cmp.Or(cfg.Timeout, DefaultTimeout),
+		callback:  cfg.StatusCallbackURL,
 		base:      base,
 		transport: tr,
 		edge:      rh.Edge,
@@ -104,8 +127,10 @@ func New(cfg Config) (*Sender, error) {
 	}, nil
 }
 
-// Text sends m and returns Twilio's message SID. Twilio answers errors as *sms.Error (use
-// errors.As, and sms.Permanent to decide whether to give up on the recipient).
+// Text sends m and returns Twilio's message SID. Twilio's error answers become *sms.Error
+// classified by reason (use sms.ReasonOf, sms.Permanent or sms.AccountProblem to decide
+// what to do; the code is detail for logs). When Config.StatusCallbackURL is set, the
+// message carries it, and Twilio reports its delivery there.
 //
 // twilio-go v1.31.0 has no context-aware call (it builds every request with
 // context.Background()), so each call gets its own twilio-go client whose RoundTripper
@@ -128,6 +153,9 @@ func (t *Sender) Text(ctx context.Context, m sms.Message) (string, error) {
 	params.SetBody(m.Body)
 	if m.ValidityPeriod > 0 {
 		params.SetValidityPeriod(sms.ValiditySeconds(m.ValidityPeriod))
+	}
+	if t.callback != "" {
+		params.SetStatusCallback(t.callback)
 	}
 
 	var written atomic.Bool

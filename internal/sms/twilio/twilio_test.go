@@ -64,6 +64,35 @@ func TestTwilioTextRecordsMessage(t *testing.T) {
 	require.Equal(t, "600", got.Form.Get("ValidityPeriod"))
 }
 
+func TestTwilioTextStatusCallback(t *testing.T) {
+	t.Parallel()
+	fake := twiliofake.New(t)
+	const hook = "https://slots.example.com/webhooks/twilio/status"
+	with, err := twilio.New(twilio.Config{
+		AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken,
+		APIURL: fake.URL(), StatusCallbackURL: hook,
+	})
+	require.NoError(t, err)
+	without, err := twilio.New(twilio.Config{
+		AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken, APIURL: fake.URL(),
+	})
+	require.NoError(t, err)
+
+	for i := range 3 {
+		_, err := with.Text(t.Context(), sms.Message{From: shopNumber, To: customer, Body: fmt.Sprintf("offer %d", i), ValidityPeriod: time.Minute})
+		require.NoError(t, err)
+	}
+	_, err = without.Text(t.Context(), sms.Message{From: shopNumber, To: "+15555550168", Body: "no hook"})
+	require.NoError(t, err)
+
+	for _, m := range fake.MessagesTo(customer) {
+		require.Equal(t, hook, m.Form.Get("StatusCallback"), "every text carries the callback")
+		require.Equal(t, "60", m.Form.Get("ValidityPeriod"), "alongside its validity period")
+	}
+	_, sent := fake.MessagesTo("+15555550168")[0].Form["StatusCallback"]
+	require.False(t, sent, "no callback configured, none sent")
+}
+
 func TestTwilioTextValidityPeriod(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -325,6 +354,13 @@ func TestNewTwilioConfig(t *testing.T) {
 		{name: "minimal", change: func(*twilio.Config) {}},
 		{name: "https api url", change: func(c *twilio.Config) { c.APIURL = "https://twilio-proxy.internal:8443/base" }},
 		{name: "timeout", change: func(c *twilio.Config) { c.Timeout = 3 * time.Second }},
+		{name: "status callback", change: func(c *twilio.Config) { c.StatusCallbackURL = "https://slots.example.com/webhooks/twilio/status" }},
+		{name: "status callback with query", change: func(c *twilio.Config) { c.StatusCallbackURL = "http://127.0.0.1:8080/webhooks/twilio/status?x=1" }},
+		{name: "relative status callback", change: func(c *twilio.Config) { c.StatusCallbackURL = "/webhooks/twilio/status" }, wantErr: "status callback url"},
+		{name: "status callback without host", change: func(c *twilio.Config) { c.StatusCallbackURL = "https:///x" }, wantErr: "absolute"},
+		{name: "status callback with user", change: func(c *twilio.Config) { c.StatusCallbackURL = "https://u:p@slots.example.com/x" }, wantErr: "user info"},
+		{name: "status callback with fragment", change: func(c *twilio.Config) { c.StatusCallbackURL = "https://slots.example.com/x#y" }, wantErr: "fragment"},
+		{name: "unparsable status callback", change: func(c *twilio.Config) { c.StatusCallbackURL = "http://[::1" }, wantErr: "parse status callback url"},
 		{name: "no sid", change: func(c *twilio.Config) { c.AccountSID = "" }, wantErr: "account sid is required"},
 		{name: "no token", change: func(c *twilio.Config) { c.AuthToken = "" }, wantErr: "auth token is required"},
 		{name: "sid not alphanumeric", change: func(c *twilio.Config) { c.AccountSID = "AC-123" }, wantErr: "alphanumeric"},
