@@ -1,6 +1,6 @@
-// Package config reads the server's configuration from the environment (DESIGN §6) and
-// checks it once, at start. A missing or malformed value is reported by variable name;
-// secrets never appear in an error.
+// Package config reads the server's configuration from the environment (the variables
+// of README's Configuration) and checks it once, at start. A missing or malformed value
+// is reported by variable name; secrets never appear in an error.
 package config
 
 import (

@@ -9,8 +9,8 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 )
 
-// e164 is the definition Valid implements (DESIGN §6): "+", a non-zero digit, 8 to 15
-// digits in all.
+// e164 is the definition Valid implements (the API's phone rule, README): "+", a
+// non-zero digit, 8 to 15 digits in all.
 var e164 = regexp.MustCompile(`^\+[1-9][0-9]{7,14}$`)
 
 // FuzzPhone: Valid agrees with the E.164 pattern on any input; Mask never panics, keeps

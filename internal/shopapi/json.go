@@ -341,8 +341,8 @@ type openingRequest struct {
 	PriceCents      int64   `json:"price_cents"`
 }
 
-// openingJSON is the public shape of an opening (DESIGN §6). Fields may be added, never
-// renamed or removed.
+// openingJSON is the public shape of an opening (README, HTTP API). Fields may be added,
+// never renamed or removed.
 type openingJSON struct {
 	ID              uuid.UUID    `json:"id"`
 	ShopID          uuid.UUID    `json:"shop_id"`
