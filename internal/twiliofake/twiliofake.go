@@ -5,16 +5,23 @@
 // be told to fail or to be slow. Point the sender at it with twilio.Config.APIURL (or
 // TWILIO_API_URL) set to URL().
 //
+// Like Twilio, it reports what became of a message to the message's StatusCallback URL,
+// with a form signed by the auth token (X-Twilio-Signature): when a test calls Report,
+// or by itself after every accepted message once AutoReport is on.
+//
 // A Server is safe for concurrent use.
 package twiliofake
 
 import (
 	"cmp"
+	"context"
 	"crypto/rand"
 	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -50,6 +57,9 @@ type Message struct {
 	MessagingServiceSID string
 	// ValidityPeriod is the ValidityPeriod field (whole seconds); 0 when not sent.
 	ValidityPeriod time.Duration
+	// StatusCallback is the StatusCallback field: where Report posts the message's
+	// status; "" when not sent.
+	StatusCallback string
 	// Form holds every form field as received.
 	Form url.Values
 	// DateCreated is when the fake accepted the message.
@@ -75,13 +85,23 @@ type Server struct {
 	srv        *httptest.Server
 	sid, token string
 	done       chan struct{} // closed at cleanup so delayed handlers give up
+	// ctx is cancelled at cleanup, ending automatic reports still in flight.
+	ctx    context.Context
+	cancel context.CancelFunc
+	client *http.Client // posts status callbacks
+	// reporting counts automatic reports in flight; cleanup waits for them.
+	reporting sync.WaitGroup
 
-	mu         sync.Mutex
-	messages   []Message
-	attempts   int
-	failNumber map[string]failure
-	failNext   []failure
-	delay      time.Duration
+	mu          sync.Mutex
+	closed      bool
+	messages    []Message
+	attempts    int
+	failNumber  map[string]failure
+	failNext    []failure
+	delay       time.Duration
+	autoReport  bool
+	undelivered map[string]int // To → error code AutoReport reports it undelivered with
+	callbacks   []Callback
 }
 
 // New starts a fake that accepts TestAccountSID and TestAuthToken. It is closed when
@@ -95,15 +115,25 @@ func New(t testing.TB) *Server {
 // It is closed when the test ends.
 func NewWithCreds(t testing.TB, sid, token string) *Server {
 	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
-		sid:        sid,
-		token:      token,
-		done:       make(chan struct{}),
-		failNumber: make(map[string]failure),
+		sid:         sid,
+		token:       token,
+		done:        make(chan struct{}),
+		ctx:         ctx,
+		cancel:      cancel,
+		client:      &http.Client{Timeout: 15 * time.Second}, // as long as Twilio waits for a webhook
+		failNumber:  make(map[string]failure),
+		undelivered: make(map[string]int),
 	}
 	s.srv = httptest.NewServer(http.HandlerFunc(s.serveHTTP))
 	t.Cleanup(func() {
+		s.mu.Lock()
+		s.closed = true // no new automatic reports
+		s.mu.Unlock()
 		close(s.done)
+		s.cancel()
+		s.reporting.Wait()
 		s.srv.Close()
 	})
 	return s
@@ -181,7 +211,8 @@ func (s *Server) Delay(d time.Duration) {
 	s.delay = d
 }
 
-// Reset forgets the recorded messages and attempts, and every injected failure and delay.
+// Reset forgets the recorded messages, attempts and callbacks, every injected failure
+// and delay, and turns AutoReport off.
 func (s *Server) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -190,6 +221,158 @@ func (s *Server) Reset() {
 	s.failNumber = make(map[string]failure)
 	s.failNext = nil
 	s.delay = 0
+	s.autoReport = false
+	s.undelivered = make(map[string]int)
+	s.callbacks = nil
+}
+
+// Callback is one status callback the fake made.
+type Callback struct {
+	// SID is the message reported on.
+	SID string
+	// Status is the MessageStatus sent; ErrorCode the ErrorCode (0 when not sent).
+	Status    string
+	ErrorCode int
+	// URL is the message's StatusCallback, where the report went.
+	URL string
+	// Form is the form posted, and Signature its X-Twilio-Signature.
+	Form      url.Values
+	Signature string
+	// Answer is the HTTP status the receiver answered with; 0 when no answer came.
+	Answer int
+	// Err is why no answer came (the request failed); nil otherwise.
+	Err error
+}
+
+// ErrNoCallback is returned by Report for a message that is unknown or was sent without
+// a StatusCallback.
+var ErrNoCallback = errors.New("twiliofake: no such message with a status callback")
+
+// Report posts a status callback for the accepted message sid to its StatusCallback URL,
+// as Twilio does: a form with MessageSid, MessageStatus (status, such as "sent",
+// "delivered", "undelivered" or "failed"), ErrorCode (when errorCode is not 0), To, From,
+// AccountSid and ApiVersion (with their older Sms* twins), signed with the fake's auth
+// token in X-Twilio-Signature. It returns the receiver's HTTP status; the error is
+// ErrNoCallback, or why the request failed. Every attempt is recorded (Callbacks).
+func (s *Server) Report(ctx context.Context, sid, status string, errorCode int) (int, error) {
+	s.mu.Lock()
+	var m *Message
+	for i := range s.messages {
+		if s.messages[i].SID == sid {
+			m = &s.messages[i]
+			break
+		}
+	}
+	var msg Message
+	if m != nil {
+		msg = m.clone()
+	}
+	s.mu.Unlock()
+	if m == nil || msg.StatusCallback == "" {
+		return 0, fmt.Errorf("%w: %q", ErrNoCallback, sid)
+	}
+	if status == "" {
+		return 0, errors.New("twiliofake: report: status is empty")
+	}
+	cb := s.post(ctx, msg, status, errorCode)
+	return cb.Answer, cb.Err
+}
+
+// post makes and records one status callback for m.
+func (s *Server) post(ctx context.Context, m Message, status string, errorCode int) Callback {
+	form := url.Values{
+		"AccountSid":    {m.AccountSID},
+		"ApiVersion":    {"2010-04-01"},
+		"MessageSid":    {m.SID},
+		"SmsSid":        {m.SID},
+		"MessageStatus": {status},
+		"SmsStatus":     {status},
+		"To":            {m.To},
+	}
+	if m.From != "" {
+		form.Set("From", m.From)
+	}
+	if m.MessagingServiceSID != "" {
+		form.Set("MessagingServiceSid", m.MessagingServiceSID)
+	}
+	if errorCode != 0 {
+		form.Set("ErrorCode", strconv.Itoa(errorCode))
+	}
+	cb := Callback{SID: m.SID, Status: status, ErrorCode: errorCode, URL: m.StatusCallback, Form: form,
+		Signature: sms.Signature(s.token, m.StatusCallback, form)}
+
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.StatusCallback, strings.NewReader(form.Encode()))
+	if err == nil {
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("X-Twilio-Signature", cb.Signature)
+		req.Header.Set("User-Agent", "TwilioProxy/1.1")
+		var res *http.Response
+		if res, err = s.client.Do(req); err == nil {
+			cb.Answer = res.StatusCode
+			_, _ = io.Copy(io.Discard, io.LimitReader(res.Body, 1<<20))
+			_ = res.Body.Close()
+		}
+	}
+	cb.Err = err
+	s.mu.Lock()
+	s.callbacks = append(s.callbacks, cb)
+	s.mu.Unlock()
+	return cb
+}
+
+// Callbacks returns a copy of the status callbacks made so far (by Report and by
+// AutoReport), in the order they finished.
+func (s *Server) Callbacks() []Callback {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make([]Callback, len(s.callbacks))
+	for i, cb := range s.callbacks {
+		cb.Form = Message{Form: cb.Form}.clone().Form
+		out[i] = cb
+	}
+	return out
+}
+
+// AutoReport turns automatic status callbacks on or off. While on, every message
+// accepted with a StatusCallback gets two reports once its create answer has been
+// written, in order: "sent", then "delivered", or "undelivered" with the code given to
+// UndeliverNumber for its To. As with Twilio, they may reach the receiver before the
+// sender has stored the message's sid. Use Callbacks to see them (with require.Eventually).
+func (s *Server) AutoReport(on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.autoReport = on
+}
+
+// UndeliverNumber makes AutoReport report every later message to the number to as
+// "undelivered" with Twilio's error code (30003 for a handset that is off, 30005 for
+// an unknown number, 21610 for a carrier opt-out), until Reset.
+func (s *Server) UndeliverNumber(to string, code int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.undelivered[to] = code
+}
+
+// autoReportMessage posts m's automatic reports in the background, unless AutoReport is off,
+// m has no StatusCallback or the fake is closing.
+func (s *Server) autoReportMessage(m Message) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.autoReport || s.closed || m.StatusCallback == "" {
+		return
+	}
+	final, code := "delivered", 0
+	if c, ok := s.undelivered[m.To]; ok {
+		final, code = "undelivered", c
+	}
+	s.reporting.Add(1)
+	go func() {
+		defer s.reporting.Done()
+		if cb := s.post(s.ctx, m, "sent", 0); cb.Err != nil && s.ctx.Err() != nil {
+			return // closing
+		}
+		s.post(s.ctx, m, final, code)
+	}()
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
@@ -261,6 +444,10 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Unlock()
 
 	writeJSON(w, http.StatusCreated, messageJSON(m))
+	if f, ok := w.(http.Flusher); ok {
+		f.Flush() // the sender has its answer before any report starts
+	}
+	s.autoReportMessage(m.clone())
 }
 
 // parse checks the form as Twilio does for the fields the fake knows, and builds the
@@ -273,6 +460,7 @@ func (s *Server) parse(account string, f url.Values) (m Message, status, code in
 		To:                  f.Get("To"),
 		Body:                f.Get("Body"),
 		MessagingServiceSID: f.Get("MessagingServiceSid"),
+		StatusCallback:      f.Get("StatusCallback"),
 		Form:                f,
 		DateCreated:         time.Now().UTC().Truncate(time.Second),
 	}
@@ -285,6 +473,11 @@ func (s *Server) parse(account string, f url.Values) (m Message, status, code in
 		return m, http.StatusBadRequest, 21603, "A 'From' phone number is required."
 	case m.Body == "" && len(f["MediaUrl"]) == 0 && f.Get("ContentSid") == "":
 		return m, http.StatusBadRequest, 21602, "Message body is required."
+	}
+	if cb := m.StatusCallback; cb != "" {
+		if u, err := url.Parse(cb); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return m, http.StatusBadRequest, 21609, "Invalid StatusCallback url"
+		}
 	}
 	if v := f.Get("ValidityPeriod"); v != "" {
 		n, err := strconv.Atoi(v)
