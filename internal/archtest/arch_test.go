@@ -1,8 +1,8 @@
 // Package archtest keeps the layout true as code is added: the domain never sees HTTP or
 // a vendor SDK, only the HTTP edges import echo, only the vendor adapters import the
-// vendors' SDKs, and the small libraries import nothing of ours. The package lists come
-// from `go list`, so a new package is checked by the rule of its class the day it is
-// added.
+// vendors' SDKs, the small libraries import nothing of ours, the test helpers stay in
+// tests and the dashboard leaves River to offers. The package lists come from `go list`,
+// so a new package is checked by the rule of its class the day it is added.
 package archtest
 
 import (
@@ -88,6 +88,9 @@ var (
 		"github.com/twilio/twilio-go": "internal/sms/twilio",
 		"github.com/stripe/stripe-go": "internal/payments/stripe",
 	}
+	// testHelpers give tests real services and fakes; no non-test code imports them, so
+	// no fake can reach the server.
+	testHelpers = []string{"internal/pgtest", "internal/redistest", "internal/stripetest", "internal/twiliofake"}
 	// leafLibraries import nothing of ours: they are small enough to lift out.
 	leafLibraries = []string{"internal/redislock", "internal/cooldown", "internal/phone", "internal/problem", "internal/money"}
 )
@@ -201,6 +204,11 @@ func TestClassesNameRealPackages(t *testing.T) {
 	for _, p := range modulePackages(t) {
 		rels = append(rels, p.Rel)
 	}
+	for _, h := range testHelpers {
+		if !slices.Contains(rels, h) {
+			t.Errorf("test helper %s is not in go list: update testHelpers", h)
+		}
+	}
 	for _, adapter := range vendorAdapters {
 		if !slices.Contains(rels, adapter) {
 			t.Errorf("vendor adapter %s is not in go list: update vendorAdapters", adapter)
@@ -225,6 +233,22 @@ func TestDashboardDoesNotImportRiver(t *testing.T) {
 		for _, imp := range p.Imports {
 			if importsModule(imp, "github.com/riverqueue/river") {
 				t.Errorf("%s imports %s: ask offers.WaveSchedule about the waves instead", p.Rel, imp)
+			}
+		}
+	}
+}
+
+func TestTestHelpersStayInTests(t *testing.T) {
+	t.Parallel()
+	for _, p := range modulePackages(t) {
+		if slices.Contains(testHelpers, p.Rel) {
+			continue
+		}
+		for _, imp := range p.Imports {
+			for _, h := range testHelpers {
+				if imp == module+"/"+h {
+					t.Errorf("%s imports %s outside its tests", p.Rel, h)
+				}
 			}
 		}
 	}
