@@ -31,6 +31,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/migrate"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
+	"github.com/slotrecovery/slotrecovery/internal/outbox"
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -365,7 +366,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	workers := river.NewWorkers()
 	a.jobTimeouts = map[string]time.Duration{}
 	addWorker(workers, a.jobTimeouts, &offers.WaveWorker{Service: a.offers})
-	addWorker(workers, a.jobTimeouts, &offers.TextWorker{Service: a.offers})
+	addWorker(workers, a.jobTimeouts, &outbox.TextWorker{Service: outbox.New(a.pool, texter, a.shops, a.slots, outbox.Config{Logger: log})})
 	addWorker(workers, a.jobTimeouts, &slots.CheckoutWorker{Service: a.slots})
 	addWorker(workers, a.jobTimeouts, &slots.NoticeWorker{Service: a.slots})
 	addWorker(workers, a.jobTimeouts, &inbound.SweepWorker{Service: a.inbound})

@@ -100,3 +100,8 @@ RETURNING *;
 -- Serialises the recording of one shop's waves (held to the end of the transaction), so
 -- that two openings' waves cannot both give a customer their last offer of the day.
 SELECT pg_advisory_xact_lock(hashtextextended('offer_waves:' || sqlc.arg(shop_id)::uuid::text, 0));
+
+-- name: OfferMarkPaymentFailed :exec
+-- The accepted offer behind a booking whose payment failed.
+UPDATE slot_offers SET status = 'failed'
+WHERE id = sqlc.arg(id) AND status = 'accepted';

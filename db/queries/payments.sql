@@ -61,11 +61,6 @@ UPDATE bookings
 SET reconcile_after = sqlc.arg(after)::timestamptz, reconcile_attempts = reconcile_attempts + 1
 WHERE id = sqlc.arg(id) AND status = 'pending_payment';
 
--- name: OfferMarkPaymentFailed :exec
--- The accepted offer behind a booking whose payment failed.
-UPDATE slot_offers SET status = 'failed'
-WHERE id = sqlc.arg(id) AND status = 'accepted';
-
 -- name: OpeningMarkFilledLate :one
 -- A late payer takes back a slot nobody else holds: reopened (open) or given up inside
 -- the cutoff (expired).

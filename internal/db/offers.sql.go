@@ -292,6 +292,17 @@ func (q *Queries) OfferMarkOthersLost(ctx context.Context, db DBTX, arg OfferMar
 	return err
 }
 
+const offerMarkPaymentFailed = `-- name: OfferMarkPaymentFailed :exec
+UPDATE slot_offers SET status = 'failed'
+WHERE id = $1 AND status = 'accepted'
+`
+
+// The accepted offer behind a booking whose payment failed.
+func (q *Queries) OfferMarkPaymentFailed(ctx context.Context, db DBTX, id uuid.UUID) error {
+	_, err := db.Exec(ctx, offerMarkPaymentFailed, id)
+	return err
+}
+
 const offerMarkQueuedLost = `-- name: OfferMarkQueuedLost :exec
 UPDATE slot_offers SET status = 'lost'
 WHERE opening_id = $1 AND status = 'queued'

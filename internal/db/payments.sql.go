@@ -311,17 +311,6 @@ func (q *Queries) BookingSetRefund(ctx context.Context, db DBTX, arg BookingSetR
 	return i, err
 }
 
-const offerMarkPaymentFailed = `-- name: OfferMarkPaymentFailed :exec
-UPDATE slot_offers SET status = 'failed'
-WHERE id = $1 AND status = 'accepted'
-`
-
-// The accepted offer behind a booking whose payment failed.
-func (q *Queries) OfferMarkPaymentFailed(ctx context.Context, db DBTX, id uuid.UUID) error {
-	_, err := db.Exec(ctx, offerMarkPaymentFailed, id)
-	return err
-}
-
 const openingMarkFilledLate = `-- name: OpeningMarkFilledLate :one
 UPDATE slot_openings
 SET status = 'filled', filled_by = $1, filled_at = $2::timestamptz,

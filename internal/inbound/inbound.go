@@ -17,6 +17,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
+	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
@@ -365,8 +366,8 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, kw Ke
 	case KeywordNo:
 		if known {
 			if off, err := s.q.OfferNewestClaimable(ctx, s.pool, snd.id); err == nil {
-				if _, err := s.q.OfferDecline(ctx, s.pool, off.OfferID); err != nil && !errors.Is(err, pgx.ErrNoRows) {
-					return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, fmt.Errorf("decline offer: %w", err)
+				if err := offers.Decline(ctx, s.pool, off.OfferID); err != nil {
+					return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, err
 				}
 			} else if !errors.Is(err, pgx.ErrNoRows) {
 				return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, fmt.Errorf("find offer to decline: %w", err)

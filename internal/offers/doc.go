@@ -1,4 +1,4 @@
-// Package offers runs the offer loop and reads customers' replies.
+// Package offers runs the waves of offers and owns the offers table (slot_offers).
 //
 // An opening's offers go out in waves, each a River job (jobs.Wave) for one opening,
 // generation and wave number:
@@ -11,7 +11,11 @@
 //	        text every queued offer: claim it (queued→sending), text, mark sent
 //
 // The claim makes a text at most once per offer however often the job is retried. A
-// reopened opening starts a new generation from wave 1. Replies (YES, NO, STOP, START,
-// HELP) are stored by MessageSid before anything else, so a redelivery gets the first
-// answer and changes nothing.
+// reopened opening starts a new generation from wave 1.
+//
+// Openings belong to internal/slots: a wave reads and expires them through the Openings
+// interface, which *slots.Service implements. Other packages change offers through the
+// functions in ledger.go, in their own transactions (a cancel closes the untexted
+// offers, a failed payment marks the accepted one, a NO declines one). Replies are
+// internal/inbound's; transactional texts are sent by internal/outbox.
 package offers

@@ -19,7 +19,6 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
-	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
 )
 
@@ -29,6 +28,37 @@ const idleWaveInterval = time.Hour
 // Texter sends one SMS and returns the provider's message id.
 type Texter interface {
 	Text(ctx context.Context, m sms.Message) (sid string, err error)
+}
+
+// Opening is what a wave needs to know of an opening. internal/slots owns openings and
+// reads it (Openings).
+type Opening struct {
+	ID, ShopID uuid.UUID
+	Generation int32
+	// Open reports that the opening still takes offers (not filled, cancelled or
+	// expired).
+	Open            bool
+	StartsAt        time.Time
+	DurationMinutes int32
+	Service         string
+	PriceCents      int64
+	CreatedAt       time.Time
+}
+
+// ErrNoOpening is returned by Openings when the opening does not exist (any more).
+var ErrNoOpening = errors.New("offers: no such opening")
+
+// Openings is what the waves ask of the openings' owner, internal/slots: the waves
+// read openings and close expired ones, but never change them themselves.
+type Openings interface {
+	// ForWave reads an opening.
+	ForWave(ctx context.Context, id uuid.UUID) (Opening, error)
+	// LockForWave reads an opening and locks it until tx ends, so that a YES or a
+	// cancel cannot interleave with the recording of a wave.
+	LockForWave(ctx context.Context, tx pgx.Tx, id uuid.UUID) (Opening, error)
+	// Expire closes an opening that is still open past its cutoff, with its offers
+	// that were never texted.
+	Expire(ctx context.Context, id uuid.UUID, now time.Time) error
 }
 
 // CooldownChecker tells which customers are cooling down, in one round trip.
@@ -50,7 +80,7 @@ type Config struct {
 	Metrics     *metrics.Metrics
 }
 
-// Service runs the waves of offers and sends queued transactional texts.
+// Service runs the waves of offers.
 type Service struct {
 	pool      *pgxpool.Pool
 	q         *db.Queries
@@ -58,14 +88,14 @@ type Service struct {
 	texter    Texter
 	cooldowns CooldownChecker
 	shops     *shops.Service
-	slots     *slots.Service
+	openings  Openings
 	cfg       Config
 	log       *slog.Logger
 	m         *metrics.Metrics
 }
 
 // New returns a Service.
-func New(pool *pgxpool.Pool, queue jobs.Inserter, texter Texter, cooldowns CooldownChecker, shopsSvc *shops.Service, slotsSvc *slots.Service, cfg Config) *Service {
+func New(pool *pgxpool.Pool, queue jobs.Inserter, texter Texter, cooldowns CooldownChecker, shopsSvc *shops.Service, openings Openings, cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -82,7 +112,7 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, texter Texter, cooldowns Coold
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Service{pool: pool, q: db.New(), queue: queue, texter: texter, cooldowns: cooldowns,
-		shops: shopsSvc, slots: slotsSvc, cfg: cfg, log: cfg.Logger, m: cfg.Metrics}
+		shops: shopsSvc, openings: openings, cfg: cfg, log: cfg.Logger, m: cfg.Metrics}
 }
 
 // WaveResult says what a wave did.
@@ -97,14 +127,14 @@ type WaveResult struct {
 // or an error: offers already recorded are reused and a claimed offer is never texted
 // twice.
 func (s *Service) RunWave(ctx context.Context, w jobs.Wave) (WaveResult, error) {
-	op, err := s.q.OpeningGet(ctx, s.pool, w.OpeningID)
-	if errors.Is(err, pgx.ErrNoRows) {
+	op, err := s.openings.ForWave(ctx, w.OpeningID)
+	if errors.Is(err, ErrNoOpening) {
 		return WaveResult{Stopped: "not_found"}, nil
 	}
 	if err != nil {
 		return WaveResult{}, fmt.Errorf("get opening: %w", err)
 	}
-	if op.Status != slots.StatusOpen {
+	if !op.Open {
 		return WaveResult{Stopped: "not_open"}, nil
 	}
 	if int(op.Generation) != w.Generation {
@@ -115,13 +145,10 @@ func (s *Service) RunWave(ctx context.Context, w jobs.Wave) (WaveResult, error) 
 		return WaveResult{}, err
 	}
 	now := s.cfg.Now()
-	cutoff := slots.Cutoff(shop, op.StartsAt)
+	cutoff := shop.Cutoff(op.StartsAt)
 	if !now.Before(cutoff) {
-		if _, err := s.q.OpeningExpire(ctx, s.pool, db.OpeningExpireParams{ID: op.ID, Now: now.UTC()}); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		if err := s.openings.Expire(ctx, op.ID, now); err != nil {
 			return WaveResult{}, fmt.Errorf("expire opening: %w", err)
-		}
-		if err := s.q.OfferMarkQueuedLost(ctx, s.pool, op.ID); err != nil {
-			return WaveResult{}, fmt.Errorf("close untexted offers: %w", err)
 		}
 		return WaveResult{Stopped: "expired"}, nil
 	}
@@ -157,13 +184,13 @@ func (s *Service) RunWave(ctx context.Context, w jobs.Wave) (WaveResult, error) 
 // recordWave picks the wave's customers and records their offers, and schedules the next
 // wave, in one transaction that holds the opening's row lock (so a YES or a cancel cannot
 // interleave).
-func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.SlotOpening, w jobs.Wave, now time.Time) error {
+func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op Opening, w jobs.Wave, now time.Time) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		locked, err := s.q.OpeningLock(ctx, tx, op.ID)
+		locked, err := s.openings.LockForWave(ctx, tx, op.ID)
 		if err != nil {
 			return fmt.Errorf("lock opening: %w", err)
 		}
-		if locked.Status != slots.StatusOpen || locked.Generation != op.Generation {
+		if !locked.Open || locked.Generation != op.Generation {
 			return nil
 		}
 		params := eligibility(shop, locked, now)
@@ -211,7 +238,7 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.SlotOpe
 			// cooldown later, instead of every interval until a start months away.
 			at = now.Add(max(shop.Policy.WaveInterval, idleWaveInterval))
 		}
-		if cutoff := slots.Cutoff(shop, locked.StartsAt); cutoff.Before(at) {
+		if cutoff := shop.Cutoff(locked.StartsAt); cutoff.Before(at) {
 			at = cutoff
 		}
 		next := jobs.Wave{OpeningID: op.ID, Generation: w.Generation, Wave: w.Wave + 1}
@@ -227,7 +254,7 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.SlotOpe
 // opening (its local day of the week, a window holding the whole appointment, its
 // service), and who have not had the shop's daily cap of offers in the shop's local day
 // of now.
-func eligibility(shop shops.Shop, op db.SlotOpening, now time.Time) db.CustomerListEligibleParams {
+func eligibility(shop shops.Shop, op Opening, now time.Time) db.CustomerListEligibleParams {
 	local := op.StartsAt.In(shop.Location)
 	startMinute := local.Hour()*60 + local.Minute()
 	today := now.In(shop.Location)
@@ -414,68 +441,6 @@ func (w *WaveWorker) Work(ctx context.Context, job *river.Job[jobs.Wave]) error 
 		w.Service.m.WaveRun("texted")
 	}
 	return nil
-}
-
-// TextWorker runs jobs.Text: one transactional SMS (a payment link, a confirmation, a
-// lapsed hold). Nothing is sent to a customer who has opted out since it was queued.
-type TextWorker struct {
-	river.WorkerDefaults[jobs.Text]
-	Service *Service
-}
-
-// Work implements river.Worker.
-func (w *TextWorker) Work(ctx context.Context, job *river.Job[jobs.Text]) error {
-	return w.Service.SendText(ctx, job.Args)
-}
-
-// SendText sends a queued transactional text, unless it is stale or the customer opted
-// out. An error means a retry may help; river.JobCancel wraps one that cannot.
-func (s *Service) SendText(ctx context.Context, a jobs.Text) error {
-	if !a.NotAfter.IsZero() && s.cfg.Now().After(a.NotAfter) {
-		return nil // stale: a late payment link or reminder would only confuse
-	}
-	if a.BookingID != uuid.Nil && a.WhileBookingStatus != "" {
-		status, err := s.slots.BookingStatus(ctx, a.BookingID)
-		if err != nil && !errors.Is(err, slots.ErrBookingNotFound) {
-			return fmt.Errorf("check booking: %w", err)
-		}
-		if status != a.WhileBookingStatus {
-			s.log.InfoContext(ctx, "text not sent: the booking moved on", "booking_id", a.BookingID, "status", status, "key", a.Key)
-			return nil
-		}
-	}
-	if a.To == "" {
-		// The customer was erased after the text was queued (their phone is gone).
-		s.log.InfoContext(ctx, "text not sent: no number (customer erased)", "key", a.Key)
-		return nil
-	}
-	c, err := s.q.CustomerGetByPhone(ctx, s.pool, db.CustomerGetByPhoneParams{ShopID: a.ShopID, Phone: a.To})
-	switch {
-	case err == nil && (c.OptedOutAt != nil || c.UnreachableAt != nil):
-		s.log.InfoContext(ctx, "text not sent: customer opted out", "customer_id", c.ID, "key", a.Key)
-		return nil
-	case errors.Is(err, pgx.ErrNoRows):
-		// Not a customer (a reply to a stranger), or one the owner erased since the text
-		// was queued: an erased customer is never texted again.
-		erased, err := s.shops.PhoneErased(ctx, a.ShopID, a.To)
-		if err != nil {
-			return err
-		}
-		if erased {
-			s.log.InfoContext(ctx, "text not sent: customer erased", "key", a.Key)
-			return nil
-		}
-	case err != nil:
-		return fmt.Errorf("check customer: %w", err)
-	}
-	_, err = s.texter.Text(ctx, sms.Message{From: a.From, To: a.To, Body: a.Body})
-	switch {
-	case sms.Permanent(err):
-		return river.JobCancel(err)
-	case errors.Is(err, sms.ErrOutcomeUnknown):
-		return nil // it may have gone out: a second copy is worse than none
-	}
-	return err
 }
 
 func pgInt4(v int) (p pgtype.Int4) {

@@ -21,6 +21,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
+	"github.com/slotrecovery/slotrecovery/internal/outbox"
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
 	"github.com/slotrecovery/slotrecovery/internal/redistest"
@@ -49,6 +50,7 @@ type world struct {
 	slots   *slots.Service
 	offers  *offers.Service
 	inbound *inbound.Service
+	outbox  *outbox.Service
 	twilio  *twiliofake.Server
 	texter  offers.Texter
 	cool    *cooldown.Store
@@ -74,6 +76,7 @@ func newWorld(t *testing.T) *world {
 	w.slots = slots.New(pool, queue, slots.RedisLocker(redislock.New(rdb), watcher, prefix+slots.LockChannel, nil), cool, nil, slots.Config{Now: clk.Now, KeyPrefix: prefix})
 	w.offers = offers.New(pool, queue, texter, cool, w.shops, w.slots, offers.Config{Now: clk.Now})
 	w.inbound = inbound.New(pool, queue, w.shops, w.slots, inbound.Config{Now: clk.Now})
+	w.outbox = outbox.New(pool, texter, w.shops, w.slots, outbox.Config{Now: clk.Now})
 	return w
 }
 
@@ -593,11 +596,11 @@ func TestTransactionalTextsRespectStop(t *testing.T) {
 	text := func(to string, notAfter time.Time) jobs.Text {
 		return jobs.Text{Key: "k:" + to, ShopID: shop.ID, From: shop.SMSNumber, To: to, Body: "You're booked", NotAfter: notAfter}
 	}
-	require.NoError(t, w.offers.SendText(ctx, text(cs[0].Phone, time.Time{})))
+	require.NoError(t, w.outbox.SendText(ctx, text(cs[0].Phone, time.Time{})))
 	require.Empty(t, w.twilio.MessagesTo(cs[0].Phone))
-	require.NoError(t, w.offers.SendText(ctx, text(cs[1].Phone, w.clock.Now().Add(-time.Minute))))
+	require.NoError(t, w.outbox.SendText(ctx, text(cs[1].Phone, w.clock.Now().Add(-time.Minute))))
 	require.Empty(t, w.twilio.MessagesTo(cs[1].Phone), "stale")
-	require.NoError(t, w.offers.SendText(ctx, text(cs[1].Phone, w.clock.Now().Add(time.Minute))))
+	require.NoError(t, w.outbox.SendText(ctx, text(cs[1].Phone, w.clock.Now().Add(time.Minute))))
 	require.Len(t, w.twilio.MessagesTo(cs[1].Phone), 1)
 }
 
@@ -624,10 +627,10 @@ func TestLapsedTextNotSentAfterTheBookingMovedOn(t *testing.T) {
 	}
 
 	confirmed := booking(cs[0].ID, slots.BookingConfirmed) // the late payment came first
-	require.NoError(t, w.offers.SendText(ctx, lapsed(cs[0].Phone, confirmed)))
+	require.NoError(t, w.outbox.SendText(ctx, lapsed(cs[0].Phone, confirmed)))
 	require.Empty(t, w.twilio.MessagesTo(cs[0].Phone), "the booking is confirmed: no lapsed text after it")
 
 	failed := booking(cs[1].ID, slots.BookingPaymentFailed)
-	require.NoError(t, w.offers.SendText(ctx, lapsed(cs[1].Phone, failed)))
+	require.NoError(t, w.outbox.SendText(ctx, lapsed(cs[1].Phone, failed)))
 	require.Len(t, w.twilio.MessagesTo(cs[1].Phone), 1, "the hold did lapse: the text goes out")
 }

@@ -144,12 +144,12 @@ func TestErasedCustomerIsNeverTextedAgain(t *testing.T) {
 	require.Empty(t, w.twilio.MessagesTo(cs[0].Phone))
 
 	queued := jobs.Text{Key: "k", ShopID: shop.ID, From: shop.SMSNumber, To: cs[0].Phone, Body: "You're booked"}
-	require.NoError(t, w.offers.SendText(ctx, queued))
+	require.NoError(t, w.outbox.SendText(ctx, queued))
 	queued.To = ""
-	require.NoError(t, w.offers.SendText(ctx, queued))
+	require.NoError(t, w.outbox.SendText(ctx, queued))
 	require.Empty(t, w.twilio.MessagesTo(cs[0].Phone))
 	// A stranger (not a customer, never erased) still gets a reply.
 	queued.To = "+447700900999"
-	require.NoError(t, w.offers.SendText(ctx, queued))
+	require.NoError(t, w.outbox.SendText(ctx, queued))
 	require.Len(t, w.twilio.MessagesTo("+447700900999"), 1)
 }

@@ -45,7 +45,7 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		if err != nil {
 			return fmt.Errorf("get shop %s: %w", id, err)
 		}
-		cur, err := FromRow(row)
+		cur, err := fromRow(row)
 		if err != nil {
 			return err
 		}
@@ -106,7 +106,7 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		if err != nil {
 			return fmt.Errorf("update shop %s: %w", id, err)
 		}
-		out, err = FromRow(updated)
+		out, err = fromRow(updated)
 		return err
 	})
 	if err == nil {
@@ -131,6 +131,6 @@ func (s *Service) RotateKey(ctx context.Context, id uuid.UUID) (Shop, string, er
 	if err != nil {
 		return Shop{}, "", fmt.Errorf("rotate key of shop %s: %w", id, err)
 	}
-	shop, err := FromRow(row)
+	shop, err := fromRow(row)
 	return shop, key, err
 }

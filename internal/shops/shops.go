@@ -35,6 +35,9 @@ const (
 const keyPrefix = "shop_"
 
 // ErrUnauthorized means the API key is missing or unknown.
+// queries are the shops' and customers' sqlc queries; they hold no state.
+var queries = db.New()
+
 var ErrUnauthorized = problem.New(problem.Unauthorized, "unauthorized", "a valid shop API key is required")
 
 // QuietHours is a daily window, in the shop's time zone, in which no offer is texted.
@@ -116,6 +119,12 @@ func (s Shop) When(t time.Time) string {
 	return t.In(s.Location).Format("Mon 2 Jan 15:04")
 }
 
+// Cutoff is the last moment an opening starting at startsAt may still be offered or
+// booked: the shop's lead time before it.
+func (s Shop) Cutoff(startsAt time.Time) time.Time {
+	return startsAt.Add(-s.Policy.MinLead)
+}
+
 // Customer is someone a shop may text.
 type Customer struct {
 	ID         uuid.UUID
@@ -195,7 +204,7 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 	if err != nil {
 		return Shop{}, "", fmt.Errorf("insert shop: %w", err)
 	}
-	shop, err := FromRow(row)
+	shop, err := fromRow(row)
 	return shop, key, err
 }
 
@@ -282,19 +291,25 @@ func (s *Service) Authenticate(ctx context.Context, key string) (Shop, error) {
 	if subtle.ConstantTimeCompare(row.ApiKeyHash, hash) != 1 {
 		return Shop{}, ErrUnauthorized
 	}
-	return FromRow(row)
+	return fromRow(row)
 }
 
 // Get returns the shop with id.
 func (s *Service) Get(ctx context.Context, id uuid.UUID) (Shop, error) {
-	row, err := s.q.ShopGet(ctx, s.pool, id)
+	return Read(ctx, s.pool, id)
+}
+
+// Read reads a shop through q: the pool, or the caller's transaction when what it
+// decides from the shop must be consistent with the rest of it.
+func Read(ctx context.Context, q db.DBTX, id uuid.UUID) (Shop, error) {
+	row, err := queries.ShopGet(ctx, q, id)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Shop{}, problem.New(problem.NotFound, "shop_not_found", "no such shop")
 	}
 	if err != nil {
 		return Shop{}, fmt.Errorf("get shop %s: %w", id, err)
 	}
-	return FromRow(row)
+	return fromRow(row)
 }
 
 // ErrNoShopForNumber means no shop texts from that number.
@@ -314,7 +329,7 @@ func (s *Service) BySMSNumber(ctx context.Context, number string) (Shop, error) 
 	if err != nil {
 		return Shop{}, fmt.Errorf("get shop by number: %w", err)
 	}
-	shop, err := FromRow(row)
+	shop, err := fromRow(row)
 	if err != nil {
 		return Shop{}, err
 	}
@@ -360,8 +375,8 @@ func (s *Service) CustomerByPhone(ctx context.Context, shopID uuid.UUID, number 
 	return CustomerFromRow(row), nil
 }
 
-// FromRow maps a database row to a Shop.
-func FromRow(r db.Shop) (Shop, error) {
+// fromRow maps a database row to a Shop.
+func fromRow(r db.Shop) (Shop, error) {
 	loc, err := loadLocation(r.Timezone)
 	if err != nil {
 		return Shop{}, fmt.Errorf("shop %s time zone %q: %w", r.ID, r.Timezone, err)

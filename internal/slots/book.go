@@ -303,7 +303,7 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 				return fmt.Errorf("read opening: %w", err)
 			}
 			a.claim.Outcome = Taken
-			if op.Status == StatusOpen && op.Generation == offer.Generation && now.Before(Cutoff(shop, op.StartsAt)) {
+			if op.Status == StatusOpen && op.Generation == offer.Generation && now.Before(shop.Cutoff(op.StartsAt)) {
 				a.claim.Outcome = NoOffer
 				// Or the customer already holds another chair at this time (a second YES
 				// while holding offers for several): the same answer as their booking's.

@@ -112,7 +112,7 @@ func (s *Service) BookingStatus(ctx context.Context, bookingID uuid.UUID) (strin
 // parties reads what texting a booking's customer needs: the shop, the opening and the
 // customer.
 func (s *Service) parties(ctx context.Context, b db.Booking) (shops.Shop, db.SlotOpening, db.Customer, error) {
-	shop, err := s.shopOf(ctx, s.pool, b.ShopID)
+	shop, err := shops.Read(ctx, s.pool, b.ShopID)
 	if err != nil {
 		return shops.Shop{}, db.SlotOpening{}, db.Customer{}, err
 	}
@@ -125,13 +125,4 @@ func (s *Service) parties(ctx context.Context, b db.Booking) (shops.Shop, db.Slo
 		return shops.Shop{}, db.SlotOpening{}, db.Customer{}, fmt.Errorf("get customer: %w", err)
 	}
 	return shop, op, customer, nil
-}
-
-// shopOf reads a shop through q (the pool or a transaction).
-func (s *Service) shopOf(ctx context.Context, q db.DBTX, id uuid.UUID) (shops.Shop, error) {
-	row, err := s.q.ShopGet(ctx, q, id)
-	if err != nil {
-		return shops.Shop{}, fmt.Errorf("get shop: %w", err)
-	}
-	return shops.FromRow(row)
 }

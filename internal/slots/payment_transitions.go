@@ -11,6 +11,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
@@ -68,7 +69,7 @@ func (s *Service) lock(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID) (loc
 	if l.b, err = s.q.BookingLock(ctx, tx, bookingID); err != nil {
 		return l, fmt.Errorf("lock booking: %w", err)
 	}
-	if l.shop, err = s.shopOf(ctx, tx, l.b.ShopID); err != nil {
+	if l.shop, err = shops.Read(ctx, tx, l.b.ShopID); err != nil {
 		return l, err
 	}
 	if l.customer, err = s.q.CustomerGet(ctx, tx, l.b.CustomerID); err != nil {
@@ -171,8 +172,8 @@ func (s *Service) retake(ctx context.Context, tx pgx.Tx, l locked, paymentIntent
 		return false, fmt.Errorf("confirm late booking: %w", err)
 	}
 	// The new generation's offers are over: their YES now gets "taken".
-	if err := s.q.OfferMarkOthersLost(ctx, sp, db.OfferMarkOthersLostParams{OpeningID: l.op.ID, AcceptedID: l.b.OfferID.UUID}); err != nil {
-		return false, fmt.Errorf("mark other offers lost: %w", err)
+	if err := offers.LoseOthers(ctx, sp, l.op.ID, l.b.OfferID.UUID); err != nil {
+		return false, err
 	}
 	if err := s.textConfirmed(ctx, sp, l); err != nil {
 		return false, err
@@ -211,13 +212,13 @@ func (s *Service) failed(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, se
 		return "", fmt.Errorf("mark booking failed: %w", err)
 	}
 	if b.OfferID.Valid {
-		if err := s.q.OfferMarkPaymentFailed(ctx, tx, b.OfferID.UUID); err != nil {
-			return "", fmt.Errorf("mark offer failed: %w", err)
+		if err := offers.MarkPaymentFailed(ctx, tx, b.OfferID.UUID); err != nil {
+			return "", err
 		}
 	}
 	res := ResultFailed
 	if op.Status == StatusFilled && op.FilledBy.Valid && op.FilledBy.UUID == b.CustomerID {
-		if now.Before(Cutoff(l.shop, op.StartsAt)) {
+		if now.Before(l.shop.Cutoff(op.StartsAt)) {
 			// A new generation from the top of the list. The failed customer is not
 			// offered it again: CustomerListEligible passes over anyone who has had a
 			// booking for this opening.

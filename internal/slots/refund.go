@@ -13,6 +13,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
 // RefundBooking refunds one payment of a booking and tells the customer: a late payment
@@ -91,7 +92,7 @@ func (p *Payments) RefundBooking(ctx context.Context, bookingID uuid.UUID, payme
 }
 
 func (p *Payments) textRefunded(ctx context.Context, tx pgx.Tx, b db.Booking, paymentIntentID string, duplicate bool) error {
-	shop, err := p.s.shopOf(ctx, tx, b.ShopID)
+	shop, err := shops.Read(ctx, tx, b.ShopID)
 	if err != nil {
 		return err
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
@@ -201,11 +202,6 @@ func LockKey(shopID uuid.UUID, startsAt time.Time) string {
 	return "slot_lock:" + shopID.String() + ":" + startsAt.UTC().Truncate(time.Second).Format(time.RFC3339)
 }
 
-// Cutoff is the last moment an opening may still be offered or booked.
-func Cutoff(shop shops.Shop, startsAt time.Time) time.Time {
-	return startsAt.Add(-shop.Policy.MinLead)
-}
-
 // Declare records a new opening and enqueues its first wave of offers in the same
 // transaction: the wave exists if and only if the opening does.
 func (s *Service) Declare(ctx context.Context, shop shops.Shop, n NewOpening) (Opening, error) {
@@ -218,7 +214,7 @@ func (s *Service) Declare(ctx context.Context, shop shops.Shop, n NewOpening) (O
 		return Opening{}, problem.Invalidf("starts_at", "starts_at must be in the future")
 	case n.StartsAt.After(now.AddDate(1, 0, 0)):
 		return Opening{}, problem.Invalidf("starts_at", "starts_at must be within a year")
-	case !Cutoff(shop, n.StartsAt).After(now):
+	case !shop.Cutoff(n.StartsAt).After(now):
 		return Opening{}, problem.Invalidf("starts_at", "starts_at is inside the shop's minimum lead time of %d minutes", int(shop.Policy.MinLead/time.Minute))
 	case n.DurationMinutes <= 0 || n.DurationMinutes > 1440:
 		return Opening{}, problem.Invalidf("duration_minutes", "duration_minutes must be between 1 and 1440")
@@ -299,7 +295,7 @@ func (s *Service) Cancel(ctx context.Context, shopID, id uuid.UUID) (Opening, er
 		}
 		// Offers recorded but not texted yet are closed with it (the send-time claim
 		// rechecks the opening too).
-		return s.q.OfferMarkQueuedLost(ctx, tx, id)
+		return offers.CloseQueued(ctx, tx, id)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		o, gerr := s.Get(ctx, shopID, id)

@@ -1,0 +1,57 @@
+package offers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/slotrecovery/slotrecovery/internal/db"
+)
+
+// The offers table's changes that other packages' transactions need. offers is the one
+// package that changes slot_offers (internal/archtest enforces it); a caller passes its
+// transaction (or the pool) as q, so the change commits or rolls back with its own.
+//
+// The exception is the YES's claim (slots' BookingClaim), which accepts the winner's
+// offer and loses the others in the same statement that books: that one statement is
+// what makes a claim one round trip.
+
+var queries = db.New()
+
+// CloseQueued closes the offers of an opening that were recorded but never texted:
+// the opening was cancelled or has expired.
+func CloseQueued(ctx context.Context, q db.DBTX, openingID uuid.UUID) error {
+	if err := queries.OfferMarkQueuedLost(ctx, q, openingID); err != nil {
+		return fmt.Errorf("close untexted offers: %w", err)
+	}
+	return nil
+}
+
+// LoseOthers closes every live offer of an opening but the accepted one: a late payer
+// took the slot back, so the current round's YES now hears "taken".
+func LoseOthers(ctx context.Context, q db.DBTX, openingID, acceptedID uuid.UUID) error {
+	if err := queries.OfferMarkOthersLost(ctx, q, db.OfferMarkOthersLostParams{OpeningID: openingID, AcceptedID: acceptedID}); err != nil {
+		return fmt.Errorf("mark other offers lost: %w", err)
+	}
+	return nil
+}
+
+// MarkPaymentFailed records that the booking behind an accepted offer was not paid.
+func MarkPaymentFailed(ctx context.Context, q db.DBTX, offerID uuid.UUID) error {
+	if err := queries.OfferMarkPaymentFailed(ctx, q, offerID); err != nil {
+		return fmt.Errorf("mark offer payment failed: %w", err)
+	}
+	return nil
+}
+
+// Decline records a customer's NO to a texted offer. An offer that is no longer live
+// (taken, lost, declined already) is left as it is.
+func Decline(ctx context.Context, q db.DBTX, offerID uuid.UUID) error {
+	if _, err := queries.OfferDecline(ctx, q, offerID); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("decline offer: %w", err)
+	}
+	return nil
+}

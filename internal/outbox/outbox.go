@@ -1,0 +1,127 @@
+// Package outbox sends the transactional texts other packages queue as jobs.Text: a
+// payment link, a confirmation, a lapsed hold, a refund notice, a reply that missed
+// Twilio's webhook window. It sends each at most once and never to a customer who opted
+// out, was marked unreachable or was erased since the text was queued, nor a text that
+// went stale (NotAfter) or whose booking moved on (WhileBookingStatus).
+//
+// The packages that queue texts decide their wording (internal/texts) and enqueue them
+// in their own transactions; this package only delivers.
+package outbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+
+	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/sms"
+)
+
+// Texter sends one SMS and returns the provider's message id.
+type Texter interface {
+	Text(ctx context.Context, m sms.Message) (sid string, err error)
+}
+
+// Bookings tells a booking's status; *slots.Service implements it.
+type Bookings interface {
+	BookingStatus(ctx context.Context, id uuid.UUID) (string, error)
+}
+
+// Config configures the service; zero fields mean the defaults.
+type Config struct {
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Service sends queued transactional texts.
+type Service struct {
+	pool     *pgxpool.Pool
+	q        *db.Queries
+	texter   Texter
+	shops    *shops.Service
+	bookings Bookings
+	cfg      Config
+	log      *slog.Logger
+}
+
+// New returns a Service.
+func New(pool *pgxpool.Pool, texter Texter, shopsSvc *shops.Service, bookings Bookings, cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Service{pool: pool, q: db.New(), texter: texter, shops: shopsSvc, bookings: bookings, cfg: cfg, log: cfg.Logger}
+}
+
+// TextWorker runs jobs.Text.
+type TextWorker struct {
+	river.WorkerDefaults[jobs.Text]
+	Service *Service
+}
+
+// Work implements river.Worker.
+func (w *TextWorker) Work(ctx context.Context, job *river.Job[jobs.Text]) error {
+	return w.Service.SendText(ctx, job.Args)
+}
+
+// SendText sends a queued transactional text, unless it is stale or the customer opted
+// out. An error means a retry may help; river.JobCancel wraps one that cannot.
+func (s *Service) SendText(ctx context.Context, a jobs.Text) error {
+	if !a.NotAfter.IsZero() && s.cfg.Now().After(a.NotAfter) {
+		return nil // stale: a late payment link or reminder would only confuse
+	}
+	if a.BookingID != uuid.Nil && a.WhileBookingStatus != "" {
+		status, err := s.bookings.BookingStatus(ctx, a.BookingID)
+		if err != nil && !errors.Is(err, slots.ErrBookingNotFound) {
+			return fmt.Errorf("check booking: %w", err)
+		}
+		if status != a.WhileBookingStatus {
+			s.log.InfoContext(ctx, "text not sent: the booking moved on", "booking_id", a.BookingID, "status", status, "key", a.Key)
+			return nil
+		}
+	}
+	if a.To == "" {
+		// The customer was erased after the text was queued (their phone is gone).
+		s.log.InfoContext(ctx, "text not sent: no number (customer erased)", "key", a.Key)
+		return nil
+	}
+	c, err := s.q.CustomerGetByPhone(ctx, s.pool, db.CustomerGetByPhoneParams{ShopID: a.ShopID, Phone: a.To})
+	switch {
+	case err == nil && (c.OptedOutAt != nil || c.UnreachableAt != nil):
+		s.log.InfoContext(ctx, "text not sent: customer opted out", "customer_id", c.ID, "key", a.Key)
+		return nil
+	case errors.Is(err, pgx.ErrNoRows):
+		// Not a customer (a reply to a stranger), or one the owner erased since the text
+		// was queued: an erased customer is never texted again.
+		erased, err := s.shops.PhoneErased(ctx, a.ShopID, a.To)
+		if err != nil {
+			return err
+		}
+		if erased {
+			s.log.InfoContext(ctx, "text not sent: customer erased", "key", a.Key)
+			return nil
+		}
+	case err != nil:
+		return fmt.Errorf("check customer: %w", err)
+	}
+	_, err = s.texter.Text(ctx, sms.Message{From: a.From, To: a.To, Body: a.Body})
+	switch {
+	case sms.Permanent(err):
+		return river.JobCancel(err)
+	case errors.Is(err, sms.ErrOutcomeUnknown):
+		return nil // it may have gone out: a second copy is worse than none
+	}
+	return err
+}
