@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -31,6 +32,43 @@ const (
 func Build(ctx context.Context, bin string) error {
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/server").CombinedOutput(); err != nil {
 		return fmt.Errorf("build server: %v\n%s", err, out)
+	}
+	return nil
+}
+
+// BuildRev compiles ./cmd/server as committed at the git revision rev (HEAD, a tag, a
+// commit) into bin: a long run then tests one known version, whatever is being edited
+// in the working tree meanwhile. The source is exported with git archive into a
+// temporary directory; the working tree and the repository are left as they are.
+func BuildRev(ctx context.Context, bin, rev string) error {
+	src, err := os.MkdirTemp("", "slotrec-src-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(src)
+	archive := exec.CommandContext(ctx, "git", "archive", "--format=tar", rev)
+	untar := exec.CommandContext(ctx, "tar", "-x", "-C", src)
+	pipe, err := archive.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	untar.Stdin = pipe
+	if err := untar.Start(); err != nil {
+		return err
+	}
+	var stderr strings.Builder
+	archive.Stderr = &stderr
+	if err := archive.Run(); err != nil {
+		_ = untar.Wait()
+		return fmt.Errorf("git archive %s: %v\n%s", rev, err, stderr.String())
+	}
+	if err := untar.Wait(); err != nil {
+		return fmt.Errorf("untar %s: %w", rev, err)
+	}
+	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/server")
+	build.Dir = src
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("build server at %s: %v\n%s", rev, err, out)
 	}
 	return nil
 }

@@ -1,0 +1,402 @@
+//go:build soak
+
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/slotrecovery/slotrecovery/internal/loadkit"
+	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
+)
+
+// liveStates are the River job states that will still run.
+var liveStates = []string{"available", "scheduled", "retryable", "pending"}
+
+// job is a River job as the checks see it.
+type job struct {
+	kind, state, client string
+	finalized           *time.Time
+}
+
+// orphaned reports whether j is running on a process the soak killed: River's rescuer
+// retries it only RescueStuckJobsAfter (15 min) after it started.
+func (s *soak) orphaned(j job) bool { return j.state == "running" && s.fleet.dead(j.client) }
+
+// alive reports whether j will run, or is running on a process that is alive.
+func (s *soak) alive(j job) bool {
+	return slices.Contains(liveStates, j.state) || (j.state == "running" && !s.fleet.dead(j.client))
+}
+
+func (s *soak) jobs(ctx context.Context, where string, args ...any) ([]job, error) {
+	rows, err := s.pool.Query(ctx, `SELECT kind, state::text, COALESCE(attempted_by[cardinality(attempted_by)], ''), finalized_at
+		FROM river_job WHERE `+where, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (job, error) {
+		var j job
+		return j, r.Scan(&j.kind, &j.state, &j.client, &j.finalized)
+	})
+}
+
+// pendingBooking is a booking waiting for its payment, and the jobs that can heal it.
+type pendingBooking struct {
+	id        string
+	expiresAt *time.Time
+	linked    bool
+	checkouts []job
+}
+
+func (s *soak) pendingBookings(ctx context.Context) ([]pendingBooking, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id::text, checkout_expires_at, payment_url IS NOT NULL FROM bookings WHERE status = 'pending_payment'`)
+	if err != nil {
+		return nil, err
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pendingBooking, error) {
+		var b pendingBooking
+		return b, r.Scan(&b.id, &b.expiresAt, &b.linked)
+	})
+	if err != nil {
+		return nil, err
+	}
+	checkouts, err := s.pool.Query(ctx, `SELECT args->>'booking_id', kind, state::text, COALESCE(attempted_by[cardinality(attempted_by)], '')
+		FROM river_job WHERE kind = 'booking_checkout'`)
+	if err != nil {
+		return nil, err
+	}
+	byBooking := map[string][]job{}
+	var id string
+	var j job
+	_, err = pgx.ForEachRow(checkouts, []any{&id, &j.kind, &j.state, &j.client}, func() error {
+		byBooking[id] = append(byBooking[id], j)
+		return nil
+	})
+	for i := range out {
+		out[i].checkouts = byBooking[out[i].id]
+	}
+	return out, err
+}
+
+// linkOwed says what will give a pending booking without a link its link: "live" (a
+// checkout job that will run), "rescue" (only one running on a killed process, which
+// River retries 15 min after it started) or "none".
+func (s *soak) linkOwed(b pendingBooking) string {
+	healer := "none"
+	for _, j := range b.checkouts {
+		if s.alive(j) {
+			return "live"
+		}
+		if s.orphaned(j) {
+			healer = "rescue"
+		}
+	}
+	return healer
+}
+
+// healState is what the heal phase waits on.
+type healState struct {
+	down, unanswered, linksComing, due int
+}
+
+func (h healState) healed() bool {
+	return h.down == 0 && h.unanswered == 0 && h.linksComing == 0 && h.due == 0
+}
+
+func (h healState) String() string {
+	return fmt.Sprintf("instances down %d, texts without an outcome %d, payment links still coming %d, River jobs overdue %d",
+		h.down, h.unanswered, h.linksComing, h.due)
+}
+
+func (s *soak) healState(ctx context.Context) (healState, error) {
+	var h healState
+	for _, base := range s.fleet.bases() {
+		res, err := s.drive.Client.Get(base + "/readyz")
+		if err != nil {
+			h.down++
+			continue
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != http.StatusOK {
+			h.down++
+		}
+	}
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM inbound_messages WHERE outcome IS NULL OR handled_at IS NULL`).Scan(&h.unanswered); err != nil {
+		return h, err
+	}
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE state IN ('available', 'retryable') AND scheduled_at < now() - interval '10 seconds'`).Scan(&h.due); err != nil {
+		return h, err
+	}
+	pending, err := s.pendingBookings(ctx)
+	if err != nil {
+		return h, err
+	}
+	for _, b := range pending {
+		if !b.linked && s.linkOwed(b) == "live" {
+			h.linksComing++
+		}
+	}
+	return h, nil
+}
+
+// heal waits until every instance is up, every stored text has its outcome, every
+// payment link a live job owes is made and no River job is overdue, or until the
+// deadline. What cannot heal in time (a job orphaned by a kill waits 15 min for River's
+// rescuer) is left for the checks to report.
+func (s *soak) heal(ctx context.Context) (took time.Duration, last healState, ok bool) {
+	t0 := time.Now()
+	deadline := t0.Add(s.o.heal)
+	lastSaid := t0
+	for {
+		h, err := s.healState(ctx)
+		if err == nil {
+			last = h
+			if h.healed() {
+				return time.Since(t0), h, true
+			}
+		}
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return time.Since(t0), last, false
+		}
+		if time.Since(lastSaid) >= 30*time.Second {
+			say("healing (%s): %s", time.Since(t0).Round(time.Second), last)
+			lastSaid = time.Now()
+		}
+		time.Sleep(2 * time.Second)
+	}
+}
+
+// report is what the checks found.
+type report struct {
+	// must be 0
+	doubleBooked, toldBookedTwice, toldBookedNoBooking int
+	unanswered, bookedUnheard                          int
+	sentTwice                                          int
+	pastHoldStuck, noLinkNoJob                         int
+
+	// figures
+	offerTexts, otherTexts, repeatedOther, textedUnrecorded int
+	noAnswer, noAnswerNotStored, noAnswerSwept              int
+	unheardByOutcome, retryThenText                         map[string]int
+	openingsBooked, openingsOpen                            int
+	pending, pendingPastHold, noLinkRescue                  int
+	reconcileAlive                                          bool
+	orphans                                                 map[string]int
+	offersSending                                           int
+}
+
+func (r report) failures() int {
+	return r.doubleBooked + r.toldBookedTwice + r.toldBookedNoBooking + r.unanswered + r.bookedUnheard +
+		r.sentTwice + r.pastHoldStuck + r.noLinkNoJob
+}
+
+func (s *soak) check(ctx context.Context, tw *twiliofake.Server) (report, error) {
+	r := report{unheardByOutcome: map[string]int{}, orphans: map[string]int{}, retryThenText: map[string]int{}}
+	q := func(sql string, dst ...any) error { return s.pool.QueryRow(ctx, sql).Scan(dst...) }
+
+	// Double bookings: in Postgres, and as customers were told.
+	if err := q(`SELECT count(*) FROM (SELECT opening_id FROM bookings WHERE status IN ('pending_payment', 'confirmed')
+		GROUP BY opening_id HAVING count(*) > 1) d`, &r.doubleBooked); err != nil {
+		return r, err
+	}
+	// Each shop of the soak has one opening: the texts to its number are about it.
+	if err := q(`SELECT count(*) FROM (SELECT to_phone FROM inbound_messages WHERE outcome = 'booked'
+		GROUP BY to_phone HAVING count(DISTINCT from_phone) > 1) d`, &r.toldBookedTwice); err != nil {
+		return r, err
+	}
+	if err := q(`SELECT count(DISTINCT m.from_phone || m.to_phone) FROM inbound_messages m
+		JOIN shops s ON s.sms_number = m.to_phone JOIN customers c ON c.shop_id = s.id AND c.phone = m.from_phone
+		WHERE m.outcome = 'booked' AND NOT EXISTS (SELECT 1 FROM bookings b WHERE b.customer_id = c.id
+			AND b.status IN ('pending_payment', 'confirmed'))`, &r.toldBookedNoBooking); err != nil {
+		return r, err
+	}
+	if err := q(`SELECT count(*) FILTER (WHERE status = 'filled'), count(*) FILTER (WHERE status = 'open') FROM slot_openings`,
+		&r.openingsBooked, &r.openingsOpen); err != nil {
+		return r, err
+	}
+
+	// Texts: the fake recorded every message it accepted.
+	msgs := tw.Messages()
+	type pair struct{ from, to string }
+	offers := map[pair]int{}
+	others := map[string]int{}
+	sids := map[string]bool{}
+	heard := map[pair]bool{} // a text other than an offer reached the customer
+	for _, m := range msgs {
+		if strings.Contains(m.Body, "Reply YES to book") {
+			r.offerTexts++
+			offers[pair{m.From, m.To}]++
+			sids[m.SID] = true
+			continue
+		}
+		r.otherTexts++
+		heard[pair{m.From, m.To}] = true
+		if others[m.From+"|"+m.To+"|"+m.Body]++; others[m.From+"|"+m.To+"|"+m.Body] == 2 {
+			r.repeatedOther++
+		}
+	}
+	// One offer row per (opening, generation, customer); a row still queued or failed
+	// was never accepted by Twilio.
+	rows, err := s.pool.Query(ctx, `SELECT s.sms_number, c.phone, count(*), array_agg(COALESCE(o.twilio_sid, ''))
+		FROM slot_offers o JOIN shops s ON s.id = o.shop_id JOIN customers c ON c.id = o.customer_id
+		WHERE o.status NOT IN ('queued', 'failed') GROUP BY 1, 2`)
+	if err != nil {
+		return r, err
+	}
+	var p pair
+	var n int
+	var rowSIDs []string
+	recorded := map[string]bool{}
+	rowsOf := map[pair]int{}
+	if _, err := pgx.ForEachRow(rows, []any{&p.from, &p.to, &n, &rowSIDs}, func() error {
+		rowsOf[p] = n
+		for _, sid := range rowSIDs {
+			recorded[sid] = true
+		}
+		return nil
+	}); err != nil {
+		return r, err
+	}
+	for k, texted := range offers {
+		r.sentTwice += max(0, texted-rowsOf[k])
+	}
+	for sid := range sids {
+		if !recorded[sid] {
+			r.textedUnrecorded++
+		}
+	}
+	if err := q(`SELECT count(*) FROM slot_offers WHERE status = 'sending'`, &r.offersSending); err != nil {
+		return r, err
+	}
+
+	// Every stored text has its outcome; and a YES whose HTTP answer was lost (its
+	// instance killed mid-request) was answered by text, or will be.
+	if err := q(`SELECT count(*) FROM inbound_messages WHERE outcome IS NULL OR handled_at IS NULL`, &r.unanswered); err != nil {
+		return r, err
+	}
+	queued := map[pair]bool{}
+	textJobs, err := s.pool.Query(ctx, `SELECT COALESCE(args->>'from', ''), COALESCE(args->>'to', ''), state::text,
+		COALESCE(attempted_by[cardinality(attempted_by)], '') FROM river_job WHERE kind = 'sms_text' AND state <> 'completed'`)
+	if err != nil {
+		return r, err
+	}
+	var j job
+	if _, err := pgx.ForEachRow(textJobs, []any{&p.from, &p.to, &j.state, &j.client}, func() error {
+		if s.alive(j) || s.orphaned(j) {
+			queued[p] = true
+		}
+		return nil
+	}); err != nil {
+		return r, err
+	}
+	s.mu.Lock()
+	lost := []yes{}
+	for _, y := range s.yeses {
+		if (y.ans.Err != nil && !loadkit.NotSent(y.ans.Err)) || strings.HasPrefix(y.ans.Outcome, "http_") {
+			lost = append(lost, y)
+		}
+	}
+	s.mu.Unlock()
+	r.noAnswer = len(lost)
+	type stored struct {
+		outcome   *string
+		takenOver bool
+	}
+	inbound := map[string]stored{}
+	rows, err = s.pool.Query(ctx, `SELECT message_sid, outcome, taken_over_at IS NOT NULL FROM inbound_messages`)
+	if err != nil {
+		return r, err
+	}
+	var sid string
+	var st stored
+	if _, err := pgx.ForEachRow(rows, []any{&sid, &st.outcome, &st.takenOver}, func() error {
+		inbound[sid] = st
+		return nil
+	}); err != nil {
+		return r, err
+	}
+	for _, y := range lost {
+		st, ok := inbound[y.sid]
+		if !ok {
+			r.noAnswerNotStored++
+			continue
+		}
+		if st.takenOver {
+			r.noAnswerSwept++
+		}
+		if st.outcome == nil {
+			continue // counted in unanswered
+		}
+		k := pair{y.to, y.from}
+		if heard[k] || queued[k] {
+			continue
+		}
+		r.unheardByOutcome[*st.outcome]++
+		if *st.outcome == "booked" {
+			r.bookedUnheard++
+		}
+	}
+	// A YES answered "try again" over HTTP whose answer could not be stored (Postgres
+	// was down) is finished later by the sweeper, which texts the real answer.
+	s.mu.Lock()
+	for _, y := range s.yeses {
+		if st, ok := inbound[y.sid]; ok && y.ans.Outcome == "retry_later" && st.outcome != nil && *st.outcome != "retry_later" {
+			r.retryThenText[*st.outcome]++
+		}
+	}
+	s.mu.Unlock()
+
+	// Pending bookings: past their hold, the periodic reconciliation heals them; without
+	// a link, the checkout job makes one.
+	recon, err := s.jobs(ctx, `kind = 'payments_reconcile' ORDER BY id DESC LIMIT 10`)
+	if err != nil {
+		return r, err
+	}
+	for _, j := range recon {
+		if s.alive(j) || (j.finalized != nil && time.Since(*j.finalized) < 3*time.Minute) {
+			r.reconcileAlive = true
+		}
+	}
+	pending, err := s.pendingBookings(ctx)
+	if err != nil {
+		return r, err
+	}
+	r.pending = len(pending)
+	for _, b := range pending {
+		if b.expiresAt == nil || b.expiresAt.Before(time.Now()) {
+			r.pendingPastHold++
+			if !r.reconcileAlive || b.expiresAt == nil {
+				r.pastHoldStuck++
+			}
+			continue
+		}
+		if b.linked {
+			continue
+		}
+		switch s.linkOwed(b) {
+		case "rescue":
+			r.noLinkRescue++
+		case "none":
+			r.noLinkNoJob++
+		}
+	}
+
+	running, err := s.jobs(ctx, `state = 'running'`)
+	if err != nil {
+		return r, err
+	}
+	for _, j := range running {
+		if s.orphaned(j) {
+			r.orphans[j.kind]++
+		}
+	}
+	return r, nil
+}
