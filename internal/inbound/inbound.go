@@ -21,6 +21,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
 // Config configures the service; zero fields mean the defaults.
@@ -113,14 +114,14 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 	shop, err := s.shops.BySMSNumber(ctx, in.To)
 	known := err == nil
 	if err != nil && !errors.Is(err, shops.ErrNoShopForNumber) {
-		return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, err
+		return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, err
 	}
 	var snd *sender
 	stored := true
 	if known {
 		st, err := s.stores.do(ctx, newText{in: in, shopID: shop.ID})
 		if err != nil {
-			return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, err
+			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, err
 		}
 		stored = st.fresh
 		if stored {
@@ -133,7 +134,7 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 		if errors.Is(err, pgx.ErrNoRows) {
 			stored = false
 		} else if err != nil {
-			return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, fmt.Errorf("store inbound message: %w", err)
+			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, fmt.Errorf("store inbound message: %w", err)
 		}
 	}
 	if !stored {
@@ -145,7 +146,7 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 			return s.process(ctx, shop, known, in, nil, nil)
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
-			return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText, Replayed: true}, fmt.Errorf("take over stored message: %w", err)
+			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater, Replayed: true}, fmt.Errorf("take over stored message: %w", err)
 		}
 		ans, err := s.replay(ctx, in.MessageSID)
 		ans.Keyword = Parse(in.Body, in.OptOutType)
@@ -161,7 +162,7 @@ func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in M
 	var ans Answer
 	var herr error
 	if !known {
-		ans = Answer{Outcome: OutcomeUnrecognized, Message: unknownNumberText}
+		ans = Answer{Outcome: OutcomeUnrecognized, Message: texts.UnknownNumber}
 	} else {
 		ans, herr = s.handle(ctx, shop, in, kw, snd)
 	}
@@ -298,17 +299,17 @@ func (s *Service) replay(ctx context.Context, sid string) (Answer, error) {
 	for {
 		m, err := s.q.InboundGet(ctx, s.pool, sid)
 		if err != nil {
-			return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, fmt.Errorf("read stored message: %w", err)
+			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, fmt.Errorf("read stored message: %w", err)
 		}
 		if m.Outcome.Valid {
 			return Answer{Outcome: Outcome(m.Outcome.String), Message: m.Reply.String, Replayed: true}, nil
 		}
 		if time.Now().After(deadline) {
-			return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText, Replayed: true}, nil
+			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater, Replayed: true}, nil
 		}
 		select {
 		case <-ctx.Done():
-			return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText, Replayed: true}, nil
+			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater, Replayed: true}, nil
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -340,7 +341,7 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, kw Ke
 	if snd == nil {
 		found, err := s.lookUp(ctx, shop, in.From)
 		if err != nil {
-			return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, err
+			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, err
 		}
 		snd = &found
 	}
@@ -348,18 +349,18 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, kw Ke
 	switch kw {
 	case KeywordYes:
 		if !known {
-			return Answer{Outcome: OutcomeNoOffer, Message: noOfferText(shop)}, nil
+			return Answer{Outcome: OutcomeNoOffer, Message: texts.NoOffer(shop)}, nil
 		}
 		if snd.optedOut {
 			if !strings.EqualFold(in.OptOutType, "START") {
 				// Someone who said STOP cannot take a slot: with carrier opt-out on, not
 				// even the payment link would reach them.
-				return Answer{Outcome: OutcomeNoOffer, Message: optedOutYesText(shop)}, nil
+				return Answer{Outcome: OutcomeNoOffer, Message: texts.OptedOutYes(shop)}, nil
 			}
 			// Twilio counted this YES as an opt-in and will deliver to the number again;
 			// follow it, or the customer would never hear of another opening.
 			if err := s.shops.OptIn(ctx, snd.id); err != nil {
-				return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, fmt.Errorf("opt in: %w", err)
+				return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, fmt.Errorf("opt in: %w", err)
 			}
 		}
 		return s.claim(ctx, shop, snd.id, snd.claims)
@@ -367,31 +368,31 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, kw Ke
 		if known {
 			if off, err := s.q.OfferNewestClaimable(ctx, s.pool, snd.id); err == nil {
 				if err := offers.Decline(ctx, s.pool, off.OfferID); err != nil {
-					return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, err
+					return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, err
 				}
 			} else if !errors.Is(err, pgx.ErrNoRows) {
-				return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, fmt.Errorf("find offer to decline: %w", err)
+				return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, fmt.Errorf("find offer to decline: %w", err)
 			}
 		}
-		return Answer{Outcome: OutcomeDeclined, Message: declinedText(shop)}, nil
+		return Answer{Outcome: OutcomeDeclined, Message: texts.Declined(shop)}, nil
 	case KeywordStop:
 		if known {
 			if err := s.shops.OptOut(ctx, snd.id); err != nil {
-				return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, fmt.Errorf("opt out: %w", err)
+				return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, fmt.Errorf("opt out: %w", err)
 			}
 		}
-		return Answer{Outcome: OutcomeOptedOut, Message: optedOutText(shop)}, nil
+		return Answer{Outcome: OutcomeOptedOut, Message: texts.OptedOut(shop)}, nil
 	case KeywordStart:
 		if known {
 			if err := s.shops.OptIn(ctx, snd.id); err != nil {
-				return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, fmt.Errorf("opt in: %w", err)
+				return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, fmt.Errorf("opt in: %w", err)
 			}
 		}
-		return Answer{Outcome: OutcomeOptedIn, Message: optedInText(shop)}, nil
+		return Answer{Outcome: OutcomeOptedIn, Message: texts.OptedIn(shop)}, nil
 	case KeywordHelp:
-		return Answer{Outcome: OutcomeHelp, Message: helpText(shop)}, nil
+		return Answer{Outcome: OutcomeHelp, Message: texts.Help(shop)}, nil
 	default:
-		return Answer{Outcome: OutcomeUnrecognized, Message: unrecognizedText(shop)}, nil
+		return Answer{Outcome: OutcomeUnrecognized, Message: texts.Unrecognized(shop)}, nil
 	}
 }
 
@@ -404,7 +405,7 @@ func (s *Service) claim(ctx context.Context, shop shops.Shop, customerID uuid.UU
 		c, err = s.slots.Book(ctx, shop, customerID)
 	}
 	if err != nil {
-		return Answer{Outcome: OutcomeRetryLater, Message: retryLaterText}, err
+		return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, err
 	}
 	switch c.Outcome {
 	case slots.Booked:
@@ -418,17 +419,17 @@ func (s *Service) claim(ctx context.Context, shop shops.Shop, customerID uuid.UU
 		}
 		switch {
 		case c.Confirmed:
-			ans.Message = slots.ConfirmedText(shop, c.Service, c.StartsAt)
+			ans.Message = texts.Confirmed(shop, c.Service, c.StartsAt)
 		case c.LinkFollows:
-			ans.Message = bookedLinkFollowsText(shop, c.Service, c.StartsAt)
+			ans.Message = texts.BookedLinkFollows(shop, c.Service, c.StartsAt)
 		default:
-			ans.Message = slots.LinkText(shop, c.Service, c.StartsAt, c.PaymentURL)
+			ans.Message = texts.Link(shop, c.Service, c.StartsAt, c.PaymentURL, s.slots.PayWithin())
 		}
 		return ans, nil
 	case slots.Taken:
-		return Answer{Outcome: OutcomeTaken, Message: takenText(shop)}, nil
+		return Answer{Outcome: OutcomeTaken, Message: texts.Taken(shop)}, nil
 	default:
-		return Answer{Outcome: OutcomeNoOffer, Message: noOfferText(shop)}, nil
+		return Answer{Outcome: OutcomeNoOffer, Message: texts.NoOffer(shop)}, nil
 	}
 }
 

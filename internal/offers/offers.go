@@ -20,6 +20,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
 // idleWaveInterval is how often a wave that found nobody to text looks again.
@@ -177,7 +178,7 @@ func (s *Service) RunWave(ctx context.Context, w jobs.Wave) (WaveResult, error) 
 		}
 	}
 	validity := min(cutoff.Sub(now), s.cfg.MaxValidity)
-	body := OfferText(shop, op.Service, op.StartsAt, op.PriceCents)
+	body := texts.Offer(shop, op.Service, op.StartsAt, op.PriceCents)
 	return s.send(ctx, shop, batch, body, validity)
 }
 

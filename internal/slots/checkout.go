@@ -12,6 +12,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
 // stripeMinExpiry is Stripe's floor for a Checkout Session's expires_at, with a margin
@@ -122,7 +123,7 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 		}
 		_, err = s.queue.InsertTx(ctx, tx, jobs.Text{
 			Key: "checkout_link:" + b.ID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone,
-			Body:     LinkText(shop, op.Service, op.StartsAt, row.PaymentUrl.String),
+			Body:     texts.Link(shop, op.Service, op.StartsAt, row.PaymentUrl.String, s.PayWithin()),
 			NotAfter: expires,
 		}, nil)
 		if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
 // A booked customer must learn of it. The answer to their YES normally tells them (the
@@ -56,12 +57,12 @@ func (s *Service) Notify(ctx context.Context, bookingID uuid.UUID) error {
 	}
 	text := jobs.Text{Key: "booking_notice:" + b.ID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone}
 	if pendingWithLink {
-		text.Body = LinkText(shop, op.Service, op.StartsAt, b.PaymentUrl.String)
+		text.Body = texts.Link(shop, op.Service, op.StartsAt, b.PaymentUrl.String, s.PayWithin())
 		if b.CheckoutExpiresAt != nil {
 			text.NotAfter = *b.CheckoutExpiresAt
 		}
 	} else {
-		text.Body = ConfirmedText(shop, op.Service, op.StartsAt)
+		text.Body = texts.Confirmed(shop, op.Service, op.StartsAt)
 		text.NotAfter = op.StartsAt
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {

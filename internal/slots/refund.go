@@ -14,6 +14,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
 // RefundBooking refunds one payment of a booking and tells the customer: a late payment
@@ -104,9 +105,9 @@ func (p *Payments) textRefunded(ctx context.Context, tx pgx.Tx, b db.Booking, pa
 	if err != nil {
 		return fmt.Errorf("get customer: %w", err)
 	}
-	body := RefundedText(shop, op.Service, op.StartsAt)
+	body := texts.Refunded(shop, op.Service, op.StartsAt)
 	if duplicate {
-		body = DuplicateRefundedText(shop, op.Service, op.StartsAt)
+		body = texts.DuplicateRefunded(shop, op.Service, op.StartsAt)
 	}
 	if _, err := p.s.queue.InsertTx(ctx, tx, jobs.Text{
 		Key: "refunded:" + b.ID.String() + ":" + paymentIntentID, ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone,

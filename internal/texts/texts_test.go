@@ -1,0 +1,53 @@
+package texts_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/texts"
+)
+
+func TestDuration(t *testing.T) {
+	t.Parallel()
+	for d, want := range map[time.Duration]string{
+		30 * time.Minute:                "30 min",
+		30*time.Minute + 59*time.Second: "30 min",
+		0:                               "1 min",
+		time.Hour:                       "1 hour",
+		90 * time.Minute:                "1 h 30 min",
+		2 * time.Hour:                   "2 hours",
+		24 * time.Hour:                  "24 hours",
+	} {
+		if got := texts.Duration(d); got != want {
+			t.Errorf("Duration(%s) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+// TestTextsFitOneSegment: with a typical shop name and service, the texts customers get
+// most (offer, link, taken, confirmation) are one GSM-7 segment each.
+func TestTextsFitOneSegment(t *testing.T) {
+	t.Parallel()
+	london, err := time.LoadLocation("Europe/London")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shop := shops.Shop{Name: "Ana's Salon", Location: london, Currency: "gbp", SMSNumber: "+447700900001"}
+	at := time.Date(2026, 11, 28, 15, 0, 0, 0, time.UTC)
+	for name, body := range map[string]string{
+		"offer":     texts.Offer(shop, "Haircut", at, 4500),
+		"link":      texts.Link(shop, "Haircut", at, "https://checkout.stripe.com/c/pay/cs_test_a1b2c3d4e5", 31*time.Minute),
+		"taken":     texts.Taken(shop),
+		"confirmed": texts.Confirmed(shop, "Haircut", at),
+	} {
+		if n := sms.Segments(body); n != 1 {
+			t.Errorf("%s text is %d segments: %q", name, n, body)
+		}
+	}
+	if got := texts.Offer(shop, "Haircut", at, 4500); !strings.Contains(got, "Sat 28 Nov 15:00, £45.00") {
+		t.Errorf("offer text = %q, want the local time and the price", got)
+	}
+}
