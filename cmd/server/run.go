@@ -314,13 +314,13 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 		log.Warn("DEV_MODE: no Twilio credentials; texts are logged, inbound texts are not verified")
 		texter = sms.NewLogSender(log)
 	}
-	var checkouts slots.Checkouts
+	var provider slots.PaymentProvider // nil: no shop takes payments
 	if cfg.StripeConfigured() {
 		a.payments, err = stripe.New(stripe.Config{SecretKey: cfg.StripeSecretKey, APIURL: cfg.StripeAPIURL})
 		if err != nil {
 			return nil, fmt.Errorf("stripe: %w", err)
 		}
-		checkouts = slots.StripeCheckouts(a.payments, cfg.PublicURL+"/pay/done", cfg.PublicURL+"/pay/cancelled")
+		provider = a.payments
 	}
 	cool, err := cooldown.New(a.redis, cooldown.Config{Prefix: cfg.RedisKeyPrefix})
 	if err != nil {
@@ -339,7 +339,8 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	// exists: they get a reference that is filled in below, before anything runs.
 	queue := &riverRef{}
 	a.shops = shops.New(a.pool, shops.Config{PaymentsEnabled: cfg.StripeConfigured()})
-	slotsCfg := slots.Config{KeyPrefix: cfg.RedisKeyPrefix, Logger: log, MinimumCharge: stripe.MinimumCharge}
+	slotsCfg := slots.Config{KeyPrefix: cfg.RedisKeyPrefix, Logger: log, MinimumCharge: stripe.MinimumCharge,
+		CheckoutSuccessURL: cfg.PublicURL + "/pay/done", CheckoutCancelURL: cfg.PublicURL + "/pay/cancelled"}
 	offersCfg := offers.Config{Logger: log, Metrics: a.metrics}
 	if tune != nil {
 		tune(&slotsCfg, &offersCfg)
@@ -348,7 +349,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	// on them (see slots.Book).
 	lockChannel := cfg.RedisKeyPrefix + slots.LockChannel
 	a.lockWatcher = redislock.NewWatcher(a.redis, lockChannel)
-	a.slots = slots.New(a.pool, queue, slots.RedisLocker(redislock.New(a.redis), a.lockWatcher, lockChannel, a.metrics), cool, checkouts, slotsCfg)
+	a.slots = slots.New(a.pool, queue, slots.RedisLocker(redislock.New(a.redis), a.lockWatcher, lockChannel, a.metrics), cool, provider, slotsCfg)
 	a.offers = offers.New(a.pool, queue, texter, cool, a.shops, a.slots, offersCfg)
 	a.inbound = inbound.New(a.pool, queue, a.shops, a.slots, inbound.Config{Logger: log, Metrics: a.metrics})
 	if a.dashboard, err = dashboard.New(a.pool, a.shops, a.slots, dashboard.Config{
@@ -357,11 +358,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	}); err != nil {
 		return nil, fmt.Errorf("dashboard: %w", err)
 	}
-	var stripeAPI slots.Stripe // a nil *stripe.Client must stay a nil interface
-	if a.payments != nil {
-		stripeAPI = a.payments
-	}
-	a.slotPayments = slots.NewPayments(a.slots, stripeAPI, slots.PaymentsConfig{Metrics: a.metrics})
+	a.slotPayments = slots.NewPayments(a.slots, provider, slots.PaymentsConfig{Metrics: a.metrics})
 
 	workers := river.NewWorkers()
 	a.jobTimeouts = map[string]time.Duration{}

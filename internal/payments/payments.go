@@ -10,6 +10,7 @@
 package payments
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 )
@@ -26,30 +27,33 @@ var ErrAlreadyCompleted = errors.New("payments: checkout session already complet
 // ErrNotFound matches (with errors.Is) an *Error for an object the provider does
 // not have (Stripe's code resource_missing), e.g. a Checkout Session made with
 // another key or account. Asking again cannot find it.
-var ErrNotFound = errors.New("payments: no such stripe object")
+var ErrNotFound = errors.New("payments: no such object at the provider")
 
 // ErrBadSignature reports a missing, malformed, forged or stale
 // Stripe-Signature header. The handler answers 400 and Stripe retries.
-var ErrBadSignature = errors.New("payments: bad stripe signature")
+var ErrBadSignature = errors.New("payments: bad webhook signature")
 
 // ErrBadPayload reports a correctly signed body that is not a Stripe event.
-var ErrBadPayload = errors.New("payments: bad stripe event payload")
+var ErrBadPayload = errors.New("payments: bad webhook event payload")
 
 // Error is an error answered by the provider's API, translated by the provider
 // package so that callers need not import its SDK. The provider package decides
 // NotFound and Transient, where the provider's error is known.
 type Error struct {
-	// Type is Stripe's error type: api_error, card_error, idempotency_error
-	// or invalid_request_error.
+	// Provider names the provider that answered ("stripe"), for the error string;
+	// empty reads "payment provider".
+	Provider string
+	// Type is the provider's error type (at Stripe: api_error, card_error,
+	// idempotency_error or invalid_request_error).
 	Type string
-	// Code is Stripe's error code when it gives one, e.g. resource_missing,
-	// lock_timeout, rate_limit, idempotency_key_in_use.
+	// Code is the provider's error code when it gives one (at Stripe, e.g. resource_missing,
+	// lock_timeout, rate_limit, idempotency_key_in_use).
 	Code string
 	// Status is the HTTP status of the answer.
 	Status int
-	// Msg is Stripe's human-readable message.
+	// Msg is the provider's human-readable message.
 	Msg string
-	// RequestID is Stripe's request id, for support and the request log.
+	// RequestID is the provider's request id, for support and the request log.
 	RequestID string
 	// NotFound is true when the provider has no such object; it makes
 	// errors.Is(err, ErrNotFound) true.
@@ -63,7 +67,7 @@ type Error struct {
 
 // Error implements error.
 func (e *Error) Error() string {
-	s := fmt.Sprintf("stripe %d %s", e.Status, e.Type)
+	s := fmt.Sprintf("%s %d %s", cmp.Or(e.Provider, "payment provider"), e.Status, e.Type)
 	if e.Code != "" {
 		s += "/" + e.Code
 	}

@@ -47,6 +47,6 @@ func TestErrorIsNotFound(t *testing.T) {
 func TestErrorString(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, "stripe 404 invalid_request_error/resource_missing: No such checkout.session (request req_1)",
-		(&payments.Error{Type: "invalid_request_error", Code: "resource_missing", Status: 404, Msg: "No such checkout.session", RequestID: "req_1"}).Error())
-	require.Equal(t, "stripe 500 api_error", (&payments.Error{Type: "api_error", Status: 500}).Error())
+		(&payments.Error{Provider: "stripe", Type: "invalid_request_error", Code: "resource_missing", Status: 404, Msg: "No such checkout.session", RequestID: "req_1"}).Error())
+	require.Equal(t, "payment provider 500 api_error", (&payments.Error{Type: "api_error", Status: 500}).Error())
 }

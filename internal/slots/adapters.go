@@ -3,11 +3,9 @@ package slots
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
-	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
 )
 
@@ -52,34 +50,3 @@ func (r redisLocker) TryLock(ctx context.Context, key string, ttl time.Duration)
 func (r redisLocker) Watch(key string) (<-chan string, func()) { return r.w.Watch(key) }
 
 func (r redisLocker) Recent(key string) []string { return r.w.Recent(key) }
-
-// CheckoutCreator creates a provider's checkout session for one booking.
-// *stripe.Client (internal/payments/stripe) implements it.
-type CheckoutCreator interface {
-	CreateCheckout(ctx context.Context, r payments.CheckoutRequest) (payments.Checkout, error)
-}
-
-// StripeCheckouts adapts the payments client to Checkouts, with the pages Stripe sends
-// the customer back to.
-func StripeCheckouts(p CheckoutCreator, successURL, cancelURL string) Checkouts {
-	return stripeCheckouts{p: p, success: successURL, cancel: cancelURL}
-}
-
-type stripeCheckouts struct {
-	p               CheckoutCreator
-	success, cancel string
-}
-
-func (s stripeCheckouts) CreateCheckout(ctx context.Context, r CheckoutRequest) (Checkout, error) {
-	co, err := s.p.CreateCheckout(ctx, payments.CheckoutRequest{
-		BookingID: r.BookingID, AmountCents: r.AmountCents, Currency: r.Currency, Description: r.Description,
-		ExpiresAt: r.ExpiresAt, SuccessURL: s.success, CancelURL: s.cancel,
-	})
-	if err != nil && !payments.Transient(err) {
-		return Checkout{}, fmt.Errorf("%w: %w", ErrCheckoutRefused, err)
-	}
-	if err != nil {
-		return Checkout{}, err
-	}
-	return Checkout{SessionID: co.SessionID, URL: co.URL, PaymentIntentID: co.PaymentIntentID, ExpiresAt: co.ExpiresAt}, nil
-}

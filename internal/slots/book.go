@@ -16,6 +16,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
@@ -379,17 +380,9 @@ func (s *Service) booked(ctx context.Context, shop shops.Shop, customerID uuid.U
 // and stores the link. It returns "" when the job stored a link first (the job then
 // texts it).
 func (s *Service) checkoutNow(ctx context.Context, shop shops.Shop, b db.Booking, c Claim) (string, error) {
-	if s.checkouts == nil {
-		return "", errors.New("payments are not configured")
-	}
 	// The timeout is Stripe's alone: a session that arrives at the last moment must still
 	// be stored, with the request's own context.
-	callCtx, cancel := context.WithTimeout(ctx, s.cfg.CheckoutTimeout)
-	defer cancel()
-	co, err := s.checkouts.CreateCheckout(callCtx, CheckoutRequest{
-		BookingID: b.ID.String(), AmountCents: b.AmountCents, Currency: b.Currency,
-		Description: CheckoutDescription(shop, c.Service, c.StartsAt), ExpiresAt: *b.CheckoutExpiresAt,
-	})
+	co, err := s.newCheckout(ctx, s.cfg.CheckoutTimeout, shop, b, c.Service, c.StartsAt, *b.CheckoutExpiresAt)
 	if err != nil {
 		return "", err
 	}
@@ -444,7 +437,7 @@ func CheckoutDescription(shop shops.Shop, service string, startsAt time.Time) st
 	return fmt.Sprintf("%s at %s, %s", service, shop.Name, shop.When(startsAt))
 }
 
-func setCheckoutParams(id uuid.UUID, co Checkout, now time.Time) db.BookingSetCheckoutParams {
+func setCheckoutParams(id uuid.UUID, co payments.Checkout, now time.Time) db.BookingSetCheckoutParams {
 	p := db.BookingSetCheckoutParams{
 		ID: id, Now: now.UTC(), ExpiresAt: co.ExpiresAt.UTC(),
 	}

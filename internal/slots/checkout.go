@@ -12,6 +12,8 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
@@ -28,10 +30,31 @@ const maxHoldExtension = 10 * time.Minute
 // tries several times before the hold runs out.
 const maxCheckoutRetryDelay = 2 * time.Minute
 
-// ErrCheckoutRefused is wrapped by a Checkouts error that retrying cannot fix (Stripe
-// refused the request itself, not an outage or a timeout). The booking then fails at
-// once instead of holding the slot while the job retries.
+// ErrCheckoutRefused is wrapped by a checkout error that retrying cannot fix (the
+// provider refused the request itself, not an outage or a timeout). The booking then
+// fails at once instead of holding the slot while the job retries.
 var ErrCheckoutRefused = errors.New("slots: checkout refused")
+
+// newCheckout asks the payment provider for booking b's payment link, expiring at
+// expires, waiting at most timeout. It is the one place a link is made, for the YES
+// path (Book) and for its safety net (EnsureCheckout); both store the answer with
+// setCheckoutParams. An error that retrying cannot fix wraps ErrCheckoutRefused.
+func (s *Service) newCheckout(ctx context.Context, timeout time.Duration, shop shops.Shop, b db.Booking, service string, startsAt, expires time.Time) (payments.Checkout, error) {
+	if s.provider == nil {
+		return payments.Checkout{}, errUnconfigured
+	}
+	callCtx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	co, err := s.provider.CreateCheckout(callCtx, payments.CheckoutRequest{
+		BookingID: b.ID.String(), AmountCents: b.AmountCents, Currency: b.Currency,
+		Description: CheckoutDescription(shop, service, startsAt), ExpiresAt: expires,
+		SuccessURL: s.cfg.CheckoutSuccessURL, CancelURL: s.cfg.CheckoutCancelURL,
+	})
+	if err != nil && !payments.Transient(err) {
+		return payments.Checkout{}, fmt.Errorf("%w: %w", ErrCheckoutRefused, err)
+	}
+	return co, err
+}
 
 // EnsureCheckout makes sure a pending booking has a payment link and that the customer
 // was sent it. It is the safety net behind Book's inline attempt: it runs after Stripe
@@ -54,7 +77,7 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 	if b.Status != BookingPendingPayment || b.PaymentUrl.Valid {
 		return nil
 	}
-	if s.checkouts == nil {
+	if s.provider == nil {
 		if _, err := s.lapse(ctx, b); err != nil {
 			return err
 		}
@@ -92,12 +115,7 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 		}
 		expires = later
 	}
-	callCtx, cancel := context.WithTimeout(ctx, 2*s.cfg.CheckoutTimeout)
-	defer cancel()
-	co, err := s.checkouts.CreateCheckout(callCtx, CheckoutRequest{
-		BookingID: b.ID.String(), AmountCents: b.AmountCents, Currency: b.Currency,
-		Description: CheckoutDescription(shop, op.Service, op.StartsAt), ExpiresAt: expires,
-	})
+	co, err := s.newCheckout(ctx, 2*s.cfg.CheckoutTimeout, shop, b, op.Service, op.StartsAt, expires)
 	if errors.Is(err, ErrCheckoutRefused) {
 		res, ferr := s.lapse(ctx, b)
 		if ferr != nil {

@@ -20,11 +20,17 @@ import (
 //	payment_transitions.go  paid and failed, under the opening's and booking's row locks
 //	reconcile.go            reading stale pending bookings back from Stripe
 //	refund.go               refunding late and duplicate payments
-//	payment_texts.go        what the customer is told
+//	checkout.go             the payment link's safety net (EnsureCheckout)
+//	texts.go                what the customer is told (wording in internal/texts)
 
-// Stripe is what payment outcomes ask of Stripe besides creating sessions.
-// *stripe.Client (internal/payments/stripe) implements it.
-type Stripe interface {
+// PaymentProvider takes payment for bookings: payment links (checkout sessions) that
+// expire with the hold, reading them back, and refunds. It speaks internal/payments'
+// types; *stripe.Client (internal/payments/stripe) implements it.
+type PaymentProvider interface {
+	// CreateCheckout makes a payment link for one booking, idempotently per (booking,
+	// expiry). An error for which payments.Transient is false means retrying cannot
+	// help.
+	CreateCheckout(ctx context.Context, r payments.CheckoutRequest) (payments.Checkout, error)
 	// ExpireCheckout ends an open session so it can no longer be paid; it returns
 	// payments.ErrAlreadyCompleted when the customer has paid.
 	ExpireCheckout(ctx context.Context, sessionID string) error
@@ -163,21 +169,21 @@ type PaymentsConfig struct {
 //	                          started) and no refund was decided; else refunded
 type Payments struct {
 	s      *Service
-	stripe Stripe // nil when Stripe is not configured
+	stripe PaymentProvider // nil when payments are not configured
 	cfg    PaymentsConfig
 	m      *metrics.Metrics
 	log    *slog.Logger
 }
 
-// NewPayments returns Payments for the bookings of s. stripe may be nil when no shop
-// takes payments; events are then still stored and acknowledged.
-func NewPayments(s *Service, stripe Stripe, cfg PaymentsConfig) *Payments {
+// NewPayments returns Payments for the bookings of s; provider is normally s's own. It
+// may be nil when no shop takes payments; events are then still stored and acknowledged.
+func NewPayments(s *Service, provider PaymentProvider, cfg PaymentsConfig) *Payments {
 	cfg.ReconcileGrace = cmp.Or(cfg.ReconcileGrace, 5*time.Minute)
 	cfg.ReconcileBatch = cmp.Or(cfg.ReconcileBatch, 25)
 	cfg.ReconcileBackoff = cmp.Or(cfg.ReconcileBackoff, 5*time.Minute)
 	cfg.ReconcileBackoffMax = max(cmp.Or(cfg.ReconcileBackoffMax, time.Hour), cfg.ReconcileBackoff)
 	cfg.StripeTimeout = cmp.Or(cfg.StripeTimeout, 10*time.Second)
-	return &Payments{s: s, stripe: stripe, cfg: cfg, m: cfg.Metrics, log: s.log}
+	return &Payments{s: s, stripe: provider, cfg: cfg, m: cfg.Metrics, log: s.log}
 }
 
 // counted records a booking's new status, if it moved, once its transaction committed.

@@ -38,22 +38,22 @@ type fakeCheckouts struct {
 	mu    sync.Mutex
 	err   error
 	late  bool
-	calls []slots.CheckoutRequest
+	calls []payments.CheckoutRequest
 }
 
-func (f *fakeCheckouts) CreateCheckout(ctx context.Context, r slots.CheckoutRequest) (slots.Checkout, error) {
+func (f *fakeCheckouts) CreateCheckout(ctx context.Context, r payments.CheckoutRequest) (payments.Checkout, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, r)
 	err, late := f.err, f.late
 	f.mu.Unlock()
 	if err != nil {
-		return slots.Checkout{}, err
+		return payments.Checkout{}, err
 	}
 	if late {
 		// Stripe's answer arrives just as the caller's timer fires.
 		<-ctx.Done()
 	}
-	return slots.Checkout{SessionID: "cs_" + r.BookingID, URL: "https://pay.example/" + r.BookingID, ExpiresAt: r.ExpiresAt}, nil
+	return payments.Checkout{SessionID: "cs_" + r.BookingID, URL: "https://pay.example/" + r.BookingID, ExpiresAt: r.ExpiresAt}, nil
 }
 
 func (f *fakeCheckouts) fail(err error) { f.mu.Lock(); defer f.mu.Unlock(); f.err = err }
@@ -183,12 +183,16 @@ func newWorld(t *testing.T, opts worldOpts) *world {
 		stripe: &fakeStripe{sessions: map[string]payments.Session{}, getErrs: map[string]error{}}, co: &fakeCheckouts{}}
 	w.shops = shops.New(pool, shops.Config{PaymentsEnabled: true, Now: w.clk.Now})
 	opts.cfg.Now = w.clk.Now
-	w.svc = slots.New(pool, queue, grantLock{}, noCooling{}, w.co, opts.cfg)
-	var stripe slots.Stripe = w.stripe
+	// One provider, as *stripe.Client is: the session maker and the rest of the API.
+	var provider slots.PaymentProvider = struct {
+		*fakeCheckouts
+		*fakeStripe
+	}{w.co, w.stripe}
+	w.svc = slots.New(pool, queue, grantLock{}, noCooling{}, provider, opts.cfg)
 	if opts.noStripe {
-		stripe = nil
+		provider = nil
 	}
-	w.pay = slots.NewPayments(w.svc, stripe, opts.payments)
+	w.pay = slots.NewPayments(w.svc, provider, opts.payments)
 	w.shop, _, err = w.shops.Create(context.Background(), shops.NewShop{Name: "Clockwork", Timezone: "UTC",
 		SMSNumber: "+15550002000", Currency: "usd", PaymentMode: shops.PaymentCheckout})
 	require.NoError(t, err)
@@ -450,7 +454,7 @@ func TestReconcileReadsTheClockPerBooking(t *testing.T) {
 func TestCheckoutRefusedFailsBookingAtOnce(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldOpts{})
-	w.co.fail(fmt.Errorf("%w: stripe 400 invalid_request_error", slots.ErrCheckoutRefused))
+	w.co.fail(&payments.Error{Type: "invalid_request_error", Status: 400}) // not transient
 	op := w.open()
 	claim, _ := w.claim(op.ID, 1)
 	require.True(t, claim.LinkFollows)

@@ -84,26 +84,6 @@ type NewOpening struct {
 	PriceCents      int64
 }
 
-// Checkouts creates Stripe Checkout Sessions for bookings.
-type Checkouts interface {
-	CreateCheckout(ctx context.Context, r CheckoutRequest) (Checkout, error)
-}
-
-// CheckoutRequest asks for a payment link for one booking.
-type CheckoutRequest struct {
-	BookingID   string
-	AmountCents int64
-	Currency    string
-	Description string
-	ExpiresAt   time.Time
-}
-
-// Checkout is a created payment link.
-type Checkout struct {
-	SessionID, URL, PaymentIntentID string
-	ExpiresAt                       time.Time
-}
-
 // Locker holds the per-slot locks, shared by every instance.
 type Locker interface {
 	// TryLock takes key without waiting. It returns ErrLockHeld when another holder has
@@ -140,6 +120,9 @@ type Config struct {
 	// CheckoutTimeout bounds the Stripe call on the YES path; default 5s. After it the
 	// customer is told the link comes by text and a job finishes the work.
 	CheckoutTimeout time.Duration
+	// CheckoutSuccessURL and CheckoutCancelURL are the pages the payment provider sends
+	// the customer back to after paying or giving up.
+	CheckoutSuccessURL, CheckoutCancelURL string
 	// CheckoutRetryDelay is when the safety-net checkout job first runs; default 15s.
 	CheckoutRetryDelay time.Duration
 	// MinimumCharge, when set, is the payment provider's smallest charge in a currency
@@ -159,15 +142,15 @@ type Service struct {
 	pool      *pgxpool.Pool
 	q         *db.Queries
 	queue     jobs.Inserter
-	checkouts Checkouts // nil when Stripe is not configured
+	provider  PaymentProvider // nil when payments are not configured
 	locker    Locker
 	cooldowns Cooldowns
 	cfg       Config
 	log       *slog.Logger
 }
 
-// New returns a Service. checkouts may be nil when no shop uses checkout payments.
-func New(pool *pgxpool.Pool, queue jobs.Inserter, locker Locker, cooldowns Cooldowns, checkouts Checkouts, cfg Config) *Service {
+// New returns a Service. provider may be nil when no shop takes payments.
+func New(pool *pgxpool.Pool, queue jobs.Inserter, locker Locker, cooldowns Cooldowns, provider PaymentProvider, cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -193,7 +176,7 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, locker Locker, cooldowns Coold
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Service{pool: pool, q: db.New(), queue: queue, locker: locker, cooldowns: cooldowns,
-		checkouts: checkouts, cfg: cfg, log: cfg.Logger}
+		provider: provider, cfg: cfg, log: cfg.Logger}
 }
 
 // LockKey is the Redis key that serialises claims on one slot of one shop:

@@ -99,6 +99,7 @@ func translate(err error) error {
 		shouldRetry = se.LastResponse.Header.Get("Stripe-Should-Retry")
 	}
 	return &payments.Error{
+		Provider:  "stripe",
 		Type:      string(se.Type),
 		Code:      string(se.Code),
 		Status:    se.HTTPStatusCode,
