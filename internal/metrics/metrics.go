@@ -1,5 +1,6 @@
-// Package metrics holds the product's own Prometheus metrics (DESIGN §8). A nil *Metrics
-// is valid and records nothing, so tests and tools need not build one.
+// Package metrics holds the product's own Prometheus metrics (docs/operations.md lists
+// them). A nil *Metrics is valid and records nothing, so tests and tools need not build
+// one.
 package metrics
 
 import (
@@ -130,7 +131,8 @@ func (m *Metrics) StripeEvent(typ, result string) {
 }
 
 // SendError counts a failed send by the SMS provider's error code (0 when there was
-// none). The metric keeps its name, slotrecovery_twilio_send_errors_total (DESIGN §8).
+// none). The metric keeps its name, slotrecovery_twilio_send_errors_total: dashboards
+// and alerts use it.
 func (m *Metrics) SendError(code int) {
 	if m != nil {
 		m.sendErrors.WithLabelValues(strconv.Itoa(code)).Inc()
