@@ -6,21 +6,32 @@ import (
 	"bytes"
 	"context"
 	"encoding/xml"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
+	"github.com/slotrecovery/slotrecovery/internal/phone"
+	"github.com/slotrecovery/slotrecovery/internal/sms"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 )
 
 // TwilioPath is where Twilio posts inbound texts.
 const TwilioPath = "/webhooks/twilio/sms"
 
-// OutcomeHeader carries the reply's outcome (DESIGN §6).
+// TwilioStatusPath is where Twilio posts the delivery status of the texts we send: the
+// StatusCallback of every message (PUBLIC_URL followed by this path).
+const TwilioStatusPath = "/webhooks/twilio/status"
+
+// SignatureHeader carries Twilio's signature of a webhook request.
+const SignatureHeader = "X-Twilio-Signature"
+
+// OutcomeHeader carries the reply's outcome, one of inbound's Outcome values (public contract).
 const OutcomeHeader = "X-Slot-Outcome"
 
 // Twilio handles inbound texts.
@@ -41,16 +52,8 @@ func (h *Twilio) Handle(c echo.Context) error {
 	start := time.Now()
 	req := c.Request()
 	ctx := req.Context()
-	if err := req.ParseForm(); err != nil {
-		return echo.NewHTTPError(http.StatusBadRequest, "malformed form body")
-	}
-	if h.Validator != nil {
-		url := h.PublicURL + req.URL.RequestURI()
-		if !h.Validator.Valid(url, req.PostForm, req.Header.Get("X-Twilio-Signature")) {
-			h.Logger.WarnContext(ctx, "twilio signature rejected")
-			return c.JSON(http.StatusForbidden, map[string]any{"error": map[string]string{
-				"code": "bad_signature", "message": "X-Twilio-Signature is missing or wrong"}})
-		}
+	if err := verifyTwilio(c, h.Validator, h.PublicURL, h.Logger); err != nil {
+		return err
 	}
 	in := inbound.Message{
 		MessageSID: req.PostForm.Get("MessageSid"),
@@ -63,8 +66,7 @@ func (h *Twilio) Handle(c echo.Context) error {
 		in.MessageSID = req.PostForm.Get("SmsSid")
 	}
 	if in.MessageSID == "" || in.From == "" || in.To == "" || len(in.MessageSID) > 64 {
-		return c.JSON(http.StatusBadRequest, map[string]any{"error": map[string]string{
-			"code": "bad_request", "message": "MessageSid, From and To are required"}})
+		return httperr.BadRequest("bad_request", "MessageSid, From and To are required")
 	}
 	ans, err := h.Inbound.Reply(ctx, in)
 	if err != nil {
@@ -93,6 +95,94 @@ func (h *Twilio) Handle(c echo.Context) error {
 		}
 	}
 	return nil
+}
+
+// verifyTwilio checks the request's X-Twilio-Signature the same way for every Twilio
+// route, and leaves the form parsed in the request's PostForm. With a validator, a
+// request without the header is refused before its body is read at all; one whose
+// signature does not match PUBLIC_URL, the path and query, and the form is refused
+// before any field is used. A nil validator accepts everything: the server allows that
+// only in DEV_MODE without Twilio credentials.
+func verifyTwilio(c echo.Context, v *twilio.Validator, publicURL string, log *slog.Logger) error {
+	req := c.Request()
+	sig := req.Header.Get(SignatureHeader)
+	if v != nil && sig == "" {
+		logger(log).WarnContext(req.Context(), "twilio signature missing", "route", c.Path())
+		return errBadSignature()
+	}
+	if err := req.ParseForm(); err != nil {
+		return httperr.BadRequest("bad_request", "malformed form body")
+	}
+	if v != nil && !v.Valid(publicURL+req.URL.RequestURI(), req.PostForm, sig) {
+		logger(log).WarnContext(req.Context(), "twilio signature rejected", "route", c.Path())
+		return errBadSignature()
+	}
+	return nil
+}
+
+func errBadSignature() error {
+	return &httperr.Error{Status: http.StatusForbidden, Code: "bad_signature", Message: "X-Twilio-Signature is missing or wrong"}
+}
+
+func logger(l *slog.Logger) *slog.Logger {
+	if l == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return l
+}
+
+// DeliveryRecorder takes the delivery reports of the texts we send. The domain
+// implements it. Reports may come twice, out of order (delivered before sent), and
+// before the send's message id has been stored: RecordDelivery must be idempotent and
+// treat an unknown id as a normal outcome, not an error. An error is answered with a 5xx
+// so that Twilio may try again.
+type DeliveryRecorder interface {
+	RecordDelivery(ctx context.Context, r sms.DeliveryReport) error
+}
+
+// TwilioStatus handles Twilio's message status callbacks (TwilioStatusPath).
+type TwilioStatus struct {
+	// Recorder takes each verified report; nil acknowledges reports and drops them
+	// (logged at debug).
+	Recorder DeliveryRecorder
+	// Validator checks X-Twilio-Signature; nil accepts unsigned requests, which the
+	// server allows only in DEV_MODE without Twilio credentials.
+	Validator *twilio.Validator
+	// PublicURL is the external base URL Twilio signs against, the same one the sender's
+	// StatusCallback URL starts with.
+	PublicURL string
+	Logger    *slog.Logger
+	Metrics   *metrics.Metrics
+}
+
+// Handle verifies and decodes one status callback, hands it to the recorder and answers
+// 204. A bad signature is a 403 and a form that is not a status callback a 400, both
+// with the {error:{code,message}} body; a recorder error is a 5xx.
+func (h *TwilioStatus) Handle(c echo.Context) error {
+	req := c.Request()
+	ctx := req.Context()
+	if err := verifyTwilio(c, h.Validator, h.PublicURL, h.Logger); err != nil {
+		return err
+	}
+	rep, err := twilio.ParseStatusCallback(req.PostForm)
+	if err != nil {
+		return httperr.BadRequest("bad_request", "MessageSid and MessageStatus are required, and ErrorCode must be a number")
+	}
+	log := logger(h.Logger)
+	if h.Recorder == nil {
+		log.DebugContext(ctx, "delivery report dropped: no recorder", "message_sid", rep.MessageID, "status", rep.Status)
+	} else if err := h.Recorder.RecordDelivery(ctx, rep); err != nil {
+		return fmt.Errorf("record delivery report for %s: %w", rep.MessageID, err)
+	}
+	h.Metrics.SMSDelivery(string(rep.Status), rep.Reason.String())
+	if rep.Status.Failed() {
+		if rep.Reason == sms.ReasonAccount {
+			h.Metrics.SMSAccountError(metrics.StageDelivery, rep.ErrorCode)
+		}
+		log.InfoContext(ctx, "text not delivered", "message_sid", rep.MessageID, "status", rep.Status,
+			"reason", rep.Reason.String(), "provider_code", rep.ErrorCode, "to", phone.Mask(rep.To))
+	}
+	return c.NoContent(http.StatusNoContent)
 }
 
 // answerDeadline is how long Twilio waits for a webhook's answer (15 s), less a margin.
