@@ -352,9 +352,13 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	a.slots = slots.New(a.pool, queue, slots.RedisLocker(redislock.New(a.redis), a.lockWatcher, lockChannel, a.metrics), cool, provider, slotsCfg)
 	a.offers = offers.New(a.pool, queue, texter, cool, a.shops, a.slots, offersCfg)
 	a.inbound = inbound.New(a.pool, queue, a.shops, a.slots, inbound.Config{Logger: log, Metrics: a.metrics})
+	waves, err := offers.NewWaveSchedule(a.pool)
+	if err != nil {
+		return nil, fmt.Errorf("wave schedule: %w", err)
+	}
 	if a.dashboard, err = dashboard.New(a.pool, a.shops, a.slots, dashboard.Config{
 		SessionSecret: a.sessionSecret, Secure: !cfg.DevMode, Logger: log,
-		Redis: a.redis, KeyPrefix: cfg.RedisKeyPrefix,
+		Redis: a.redis, KeyPrefix: cfg.RedisKeyPrefix, Waves: waves,
 	}); err != nil {
 		return nil, fmt.Errorf("dashboard: %w", err)
 	}

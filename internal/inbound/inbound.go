@@ -68,7 +68,7 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, shopsSvc *shops.Service, slots
 // Outcome is what a reply led to; it is the X-Slot-Outcome header of the public contract.
 type Outcome string
 
-// Reply outcomes (DESIGN §6).
+// Reply outcomes, also sent in the X-Slot-Outcome header of the answer (README, HTTP API).
 const (
 	OutcomeBooked       Outcome = "booked"
 	OutcomeTaken        Outcome = "taken"

@@ -3,16 +3,13 @@ package offers_test
 import (
 	"context"
 	"fmt"
-	"net"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/redis/go-redis/v9"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
@@ -408,32 +405,6 @@ func TestCancelStopsTheWaves(t *testing.T) {
 	require.Equal(t, 2, w.twilio.Count())
 }
 
-// roundTrips counts what a Redis client sends: one per command outside a pipeline, one
-// per pipeline, and every new connection; and how many commands the pipelines held.
-type roundTrips struct{ calls, dials, pipelined atomic.Int64 }
-
-func (h *roundTrips) DialHook(next redis.DialHook) redis.DialHook {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		h.dials.Add(1)
-		return next(ctx, network, addr)
-	}
-}
-
-func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		h.calls.Add(1)
-		return next(ctx, cmd)
-	}
-}
-
-func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		h.calls.Add(1)
-		h.pipelined.Add(int64(len(cmds)))
-		return next(ctx, cmds)
-	}
-}
-
 // TestCoolingCustomersAreSkipped: the cooldown check leaves out customers who booked
 // recently, in one round trip for the whole batch.
 func TestCoolingCustomersAreSkipped(t *testing.T) {
@@ -452,23 +423,15 @@ func TestCoolingCustomersAreSkipped(t *testing.T) {
 	require.NoError(t, cool.Start(ctx, cs[2].ID.String(), time.Hour))
 	op := w.declare(t, shop, 5*time.Hour)
 
-	h := &roundTrips{}
-	rdb.AddHook(h)
-	// go-redis runs pipelines on a pool of their own, whose first use dials and sends
-	// HELLO through the hooks: warm it up so that only the wave is counted.
-	_, err = rdb.Pipelined(ctx, func(p redis.Pipeliner) error { return p.Ping(ctx).Err() })
-	require.NoError(t, err)
-	h.calls.Store(0)
-	h.dials.Store(0)
-	h.pipelined.Store(0)
+	h := redistest.CountRoundTrips(t, rdb)
 
 	res, err := svc.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
 	require.NoError(t, err)
 	require.Equal(t, 2, res.Texted)
 	require.Empty(t, w.twilio.MessagesTo(cs[2].Phone))
-	require.EqualValues(t, 1, h.calls.Load(), "redis round trips for the wave's cooldown check")
-	require.EqualValues(t, 3, h.pipelined.Load(), "one pipeline checks every candidate")
-	require.Zero(t, h.dials.Load(), "a new connection would be another round trip")
+	require.EqualValues(t, 1, h.Calls(), "redis round trips for the wave's cooldown check")
+	require.EqualValues(t, 3, h.Pipelined(), "one pipeline checks every candidate")
+	require.Zero(t, h.Dials(), "a new connection would be another round trip")
 }
 
 // TestNewGenerationSkipsDeclinersAndTheLapsedHolder: when a reopened opening starts a new

@@ -181,7 +181,8 @@ func (h *lockAttempts) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 	return next
 }
 
-// TestLockKey pins the key format of DESIGN §5.
+// TestLockKey pins the lock key format, slot_lock:<shop_id>:<starts_at>, which other
+// instances (and operators reading Redis) rely on.
 func TestLockKey(t *testing.T) {
 	t.Parallel()
 	id := uuid.MustParse("6b0f2a52-8f55-4a39-9d4c-0a4f6c1b2a10")

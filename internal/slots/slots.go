@@ -16,6 +16,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/money"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -203,7 +204,7 @@ func (s *Service) Declare(ctx context.Context, shop shops.Shop, n NewOpening) (O
 		return Opening{}, problem.Invalidf("duration_minutes", "duration_minutes must be between 1 and 1440")
 	case n.Service == "" || len(n.Service) > 100:
 		return Opening{}, problem.Invalidf("service", "service is required (at most 100 characters)")
-	case n.PriceCents <= 0 || n.PriceCents > 100_000_000:
+	case n.PriceCents <= 0 || n.PriceCents > money.MaxAmount:
 		return Opening{}, problem.Invalidf("price_cents", "price_cents must be a positive amount in the smallest currency unit")
 	}
 	if shop.PaymentMode != shops.PaymentNone && s.cfg.MinimumCharge != nil {
