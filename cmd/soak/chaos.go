@@ -75,7 +75,8 @@ func (c *chaos) intn(n int) int {
 	return c.rng.IntN(n)
 }
 
-// storm is told that storm i starts firing now.
+// storm is told that storm i starts firing now. ctx bounds the restarts it causes: the
+// whole run's, not the storm's, so a restart begun by the last storm is finished.
 func (c *chaos) storm(ctx context.Context, i int) {
 	if c.chance(c.killChance) {
 		c.after(c.between(0, 150*time.Millisecond), func() { c.killOne(ctx) })

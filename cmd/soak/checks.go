@@ -191,11 +191,12 @@ type report struct {
 	reconcileAlive                                          bool
 	orphans                                                 map[string]int
 	offersSending                                           int
+	unheard                                                 []string
 }
 
 func (r report) failures() int {
 	return r.doubleBooked + r.toldBookedTwice + r.toldBookedNoBooking + r.unanswered + r.bookedUnheard +
-		r.sentTwice + r.pastHoldStuck + r.noLinkNoJob
+		r.sentTwice + r.repeatedOther + r.pastHoldStuck + r.noLinkNoJob
 }
 
 func (s *soak) check(ctx context.Context, tw *twiliofake.Server) (report, error) {
@@ -223,28 +224,9 @@ func (s *soak) check(ctx context.Context, tw *twiliofake.Server) (report, error)
 		return r, err
 	}
 
-	// Texts: the fake recorded every message it accepted.
-	msgs := tw.Messages()
+	// Texts: the fake recorded every message it accepted. One offer row per (opening,
+	// generation, customer); a row still queued or failed was never accepted by Twilio.
 	type pair struct{ from, to string }
-	offers := map[pair]int{}
-	others := map[string]int{}
-	sids := map[string]bool{}
-	heard := map[pair]bool{} // a text other than an offer reached the customer
-	for _, m := range msgs {
-		if strings.Contains(m.Body, "Reply YES to book") {
-			r.offerTexts++
-			offers[pair{m.From, m.To}]++
-			sids[m.SID] = true
-			continue
-		}
-		r.otherTexts++
-		heard[pair{m.From, m.To}] = true
-		if others[m.From+"|"+m.To+"|"+m.Body]++; others[m.From+"|"+m.To+"|"+m.Body] == 2 {
-			r.repeatedOther++
-		}
-	}
-	// One offer row per (opening, generation, customer); a row still queued or failed
-	// was never accepted by Twilio.
 	rows, err := s.pool.Query(ctx, `SELECT s.sms_number, c.phone, count(*), array_agg(COALESCE(o.twilio_sid, ''))
 		FROM slot_offers o JOIN shops s ON s.id = o.shop_id JOIN customers c ON c.id = o.customer_id
 		WHERE o.status NOT IN ('queued', 'failed') GROUP BY 1, 2`)
@@ -265,13 +247,28 @@ func (s *soak) check(ctx context.Context, tw *twiliofake.Server) (report, error)
 	}); err != nil {
 		return r, err
 	}
+	offers := map[pair]int{}
+	others := map[string]int{}
+	heard := map[pair]bool{} // a text other than an offer reached the customer
+	for _, m := range tw.Messages() {
+		// An offer is a text whose SID an offer row holds, or one worded as an offer (a
+		// crash between Twilio's answer and the row's update leaves the SID unrecorded).
+		if recorded[m.SID] || strings.HasSuffix(m.Body, ". Reply YES to book. STOP to opt out") {
+			r.offerTexts++
+			offers[pair{m.From, m.To}]++
+			if !recorded[m.SID] {
+				r.textedUnrecorded++
+			}
+			continue
+		}
+		r.otherTexts++
+		heard[pair{m.From, m.To}] = true
+		if others[m.From+"|"+m.To+"|"+m.Body]++; others[m.From+"|"+m.To+"|"+m.Body] == 2 {
+			r.repeatedOther++
+		}
+	}
 	for k, texted := range offers {
 		r.sentTwice += max(0, texted-rowsOf[k])
-	}
-	for sid := range sids {
-		if !recorded[sid] {
-			r.textedUnrecorded++
-		}
 	}
 	if err := q(`SELECT count(*) FROM slot_offers WHERE status = 'sending'`, &r.offersSending); err != nil {
 		return r, err
@@ -340,6 +337,7 @@ func (s *soak) check(ctx context.Context, tw *twiliofake.Server) (report, error)
 			continue
 		}
 		r.unheardByOutcome[*st.outcome]++
+		r.unheard = append(r.unheard, fmt.Sprintf("%s (%s, from %s to %s, answered by %s: %v)", y.sid, *st.outcome, y.from, y.to, y.ans.Base, y.ans.Err))
 		if *st.outcome == "booked" {
 			r.bookedUnheard++
 		}
@@ -399,4 +397,83 @@ func (s *soak) check(ctx context.Context, tw *twiliofake.Server) (report, error)
 		}
 	}
 	return r, nil
+}
+
+// explain prints, for a bug report, examples behind the figures that are not plain:
+// storms fired before their offers were all texted (with their wave jobs), texts
+// repeated word for word (with the River jobs that sent texts to that number), and
+// answers that never reached their customer.
+func (s *soak) explain(ctx context.Context, tw *twiliofake.Server, r report) {
+	s.mu.Lock()
+	var partial []*storm
+	for _, st := range s.storms {
+		if st.texted < st.size {
+			partial = append(partial, st)
+		}
+	}
+	s.mu.Unlock()
+	for _, st := range partial[:min(len(partial), 5)] {
+		say("storm %d (%s): %d of %d offers texted when it fired", st.n+1, st.opening, st.texted, st.size)
+		rows, err := s.pool.Query(ctx, `SELECT status, count(*) FROM slot_offers WHERE opening_id = $1 GROUP BY 1 ORDER BY 1`, st.opening)
+		if err == nil {
+			var status string
+			var n int
+			_, _ = pgx.ForEachRow(rows, []any{&status, &n}, func() error { say("  offers now %s: %d", status, n); return nil })
+		}
+		s.sayJobs(ctx, `kind = 'offer_wave' AND args->>'opening_id' = $1`, st.opening)
+	}
+	for _, u := range r.unheard[:min(len(r.unheard), 5)] {
+		say("answer never heard: %s", u)
+	}
+	seen := map[string]int{}
+	for _, m := range tw.Messages() {
+		if strings.HasSuffix(m.Body, ". Reply YES to book. STOP to opt out") {
+			continue
+		}
+		k := m.From + "|" + m.To + "|" + m.Body
+		if seen[k]++; seen[k] == 2 && seen["*"] < 5 {
+			seen["*"]++
+			say("text repeated: from %s to %s: %.80q", m.From, m.To, m.Body)
+			for _, x := range tw.MessagesTo(m.To) {
+				say("  %s %s from %s: %.60q", x.DateCreated.Format(time.TimeOnly), x.SID, x.From, x.Body)
+			}
+			s.sayJobs(ctx, `args->>'to' = $1 OR args->>'booking_id' IN (SELECT b.id::text FROM bookings b
+				JOIN customers c ON c.id = b.customer_id WHERE c.phone = $1)`, m.To)
+			rows, err := s.pool.Query(ctx, `SELECT message_sid, COALESCE(outcome, '-'), received_at, handled_at, taken_over_at IS NOT NULL
+				FROM inbound_messages WHERE from_phone = $1`, m.To)
+			if err == nil {
+				var sid, outcome string
+				var received time.Time
+				var handled *time.Time
+				var taken bool
+				_, _ = pgx.ForEachRow(rows, []any{&sid, &outcome, &received, &handled, &taken}, func() error {
+					say("  inbound %s %s received %s handled %v taken over %v", sid, outcome, received.Format(time.TimeOnly), handled, taken)
+					return nil
+				})
+			}
+		}
+	}
+}
+
+func (s *soak) sayJobs(ctx context.Context, where string, args ...any) {
+	rows, err := s.pool.Query(ctx, `SELECT id, kind, state::text, attempt, COALESCE(args->>'key', ''), attempted_by, created_at, scheduled_at,
+		COALESCE(errors[cardinality(errors)]->>'error', '') FROM river_job WHERE `+where+` ORDER BY id`, args...)
+	if err != nil {
+		say("  jobs: %v", err)
+		return
+	}
+	var id int64
+	var kind, state, key, lastErr string
+	var attempt int
+	var by []string
+	var created, scheduled time.Time
+	_, _ = pgx.ForEachRow(rows, []any{&id, &kind, &state, &attempt, &key, &by, &created, &scheduled, &lastErr}, func() error {
+		dead := ""
+		if len(by) > 0 && s.fleet.dead(by[len(by)-1]) {
+			dead = " (on a killed process)"
+		}
+		say("  job %d %s %s attempt %d key %q by %v%s created %s scheduled %s %.100s", id, kind, state, attempt, key, by, dead,
+			created.Format(time.TimeOnly), scheduled.Format(time.TimeOnly), lastErr)
+		return nil
+	})
 }

@@ -202,6 +202,7 @@ func run(ctx context.Context, o options, out io.Writer) (failed bool, err error)
 	if err != nil {
 		return false, fmt.Errorf("checks: %w", err)
 	}
+	s.explain(ctx, tw, r)
 	var chaosErrs []string
 	for len(s.chaos.errs) > 0 {
 		chaosErrs = append(chaosErrs, (<-s.chaos.errs).Error())
@@ -263,8 +264,7 @@ func (s *soak) print(w io.Writer, r report, f summaryFacts) {
 		fmt.Fprintf(w, "  NOT healed       within %s: %s\n", f.healTook.Round(time.Second), f.healLast)
 	}
 	fmt.Fprintf(w, "  openings         %d filled, %d still open\n", r.openingsBooked, r.openingsOpen)
-	fmt.Fprintf(w, "  texts            %d offers, %d others (links, notices, answers by text); %d other texts repeated word for word\n",
-		r.offerTexts, r.otherTexts, r.repeatedOther)
+	fmt.Fprintf(w, "  texts            %d offers, %d others (links, notices, answers by text)\n", r.offerTexts, r.otherTexts)
 	fmt.Fprintf(w, "  lost answers     %d YES got no HTTP answer: %d never stored, %d finished by the sweeper; unheard by outcome %v\n",
 		r.noAnswer, r.noAnswerNotStored, r.noAnswerSwept, r.unheardByOutcome)
 	fmt.Fprintf(w, "  try again, then  %v (told retry_later over HTTP, the answer not stored, finished later by the sweeper and texted)\n", r.retryThenText)
@@ -285,7 +285,9 @@ func (s *soak) print(w io.Writer, r report, f summaryFacts) {
 			r.doubleBooked, r.toldBookedTwice, r.toldBookedNoBooking))
 	line("texts without a final outcome heard", r.unanswered+r.bookedUnheard,
 		fmt.Sprintf("(no outcome stored %d; booked but never told %d)", r.unanswered, r.bookedUnheard))
-	line("offers texted twice (opening, gen., customer)", r.sentTwice, fmt.Sprintf("(of %d offer texts)", r.offerTexts))
+	line("texts sent twice", r.sentTwice+r.repeatedOther,
+		fmt.Sprintf("(offers beyond one per opening, generation and customer %d of %d; other texts repeated word for word to one customer %d)",
+			r.sentTwice, r.offerTexts, r.repeatedOther))
 	line("pending bookings with no job to heal them", r.pastHoldStuck+r.noLinkNoJob,
 		fmt.Sprintf("(past the hold, no reconciliation %d; no link and no checkout job %d)", r.pastHoldStuck, r.noLinkNoJob))
 	if r.failures() == 0 {

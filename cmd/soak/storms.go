@@ -20,6 +20,7 @@ import (
 // storm is one shop with one opening whose first wave texted size customers, all of
 // whom reply YES at once.
 type storm struct {
+	n       int // its place in the firing order, from 0
 	size    int
 	shop    loadkit.Shop
 	opening string
@@ -122,10 +123,22 @@ func (s *soak) prepare(ctx context.Context, n int) (*storm, error) {
 	if err != nil {
 		return nil, fmt.Errorf("declare opening: %w", err)
 	}
+	// Texted: marked sent, or claimed for sending by a first wave that has finished (a
+	// wave that texted but could not mark its offers sent, Postgres gone for a moment,
+	// leaves them claimed: they are never texted again, and a YES still takes them).
 	deadline := time.Now().Add(s.o.offerWait)
 	for {
-		err := s.pool.QueryRow(ctx, `SELECT count(*) FROM slot_offers WHERE opening_id = $1 AND status = 'sent'`, st.opening).Scan(&st.texted)
-		if (err == nil && st.texted >= st.size) || time.Now().After(deadline) || ctx.Err() != nil {
+		var sent, claimed, running int
+		err := s.pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'sent'), count(*) FILTER (WHERE status IN ('sent', 'sending')),
+			(SELECT count(*) FROM river_job WHERE kind = 'offer_wave' AND args->>'opening_id' = $1 AND args->>'wave' = '1' AND finalized_at IS NULL)
+			FROM slot_offers WHERE opening_id = $1`, st.opening).Scan(&sent, &claimed, &running)
+		if err == nil {
+			st.texted = sent
+			if running == 0 {
+				st.texted = claimed
+			}
+		}
+		if st.texted >= st.size || time.Now().After(deadline) || ctx.Err() != nil {
 			return st, ctx.Err()
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -133,8 +146,8 @@ func (s *soak) prepare(ctx context.Context, n int) (*storm, error) {
 }
 
 // run prepares the storms a few at a time and fires them one after the other.
-func (s *soak) run(ctx context.Context) error {
-	ctx, cancel := context.WithCancel(ctx)
+func (s *soak) run(runCtx context.Context) error {
+	ctx, cancel := context.WithCancel(runCtx)
 	defer cancel()
 	todo := make(chan int, s.o.storms)
 	for n := range s.o.storms {
@@ -166,7 +179,7 @@ func (s *soak) run(ctx context.Context) error {
 	t0 := time.Now()
 	fired := 0
 	for st := range ready {
-		s.fire(ctx, fired, st)
+		s.fire(ctx, runCtx, fired, st)
 		fired++
 		if fired%10 == 0 || fired == s.o.storms {
 			s.progress(fired, time.Since(t0))
@@ -183,7 +196,7 @@ func (s *soak) run(ctx context.Context) error {
 	return nil
 }
 
-func (s *soak) fire(ctx context.Context, n int, st *storm) {
+func (s *soak) fire(ctx, runCtx context.Context, n int, st *storm) {
 	forms := make([]url.Values, len(st.phones))
 	for i, p := range st.phones {
 		forms[i] = s.drive.Yes(p, st.shop.SMSNumber)
@@ -191,10 +204,11 @@ func (s *soak) fire(ctx context.Context, n int, st *storm) {
 	s.mu.Lock()
 	s.rng.Shuffle(len(forms), func(i, j int) { forms[i], forms[j] = forms[j], forms[i] })
 	s.mu.Unlock()
-	s.chaos.storm(ctx, n)
+	s.chaos.storm(runCtx, n)
 	answers, _ := s.drive.Fire(ctx, s.fleet.bases(), forms, len(forms), true)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	st.n = n
 	s.storms = append(s.storms, st)
 	if st.texted < st.size {
 		s.partial++
