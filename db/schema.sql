@@ -185,3 +185,15 @@ ALTER TABLE shops ADD COLUMN api_key_version integer NOT NULL DEFAULT 1 CHECK (a
 -- row for every stored text (see the migration).
 ALTER TABLE inbound_messages DROP CONSTRAINT inbound_messages_shop_id_fkey;
 CREATE INDEX bookings_customer_live_idx ON bookings (customer_id) WHERE status IN ('pending_payment', 'confirmed');
+
+-- 0007_text_claims
+-- A transactional text is claimed by its key before it is sent: at most once, even when
+-- a job is killed after the send and run again (see the migration). No foreign key to
+-- shops: the claim must not lock the shop's row, and a purge removes old rows.
+CREATE TABLE text_claims (
+    key         text PRIMARY KEY,
+    shop_id     uuid NOT NULL,
+    claimed_at  timestamptz NOT NULL,
+    message_sid text
+);
+CREATE INDEX text_claims_claimed_idx ON text_claims (claimed_at);

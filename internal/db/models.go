@@ -125,3 +125,10 @@ type StripeEvent struct {
 	Result     pgtype.Text
 	HandledAt  *time.Time
 }
+
+type TextClaim struct {
+	Key        string
+	ShopID     uuid.UUID
+	ClaimedAt  time.Time
+	MessageSid pgtype.Text
+}

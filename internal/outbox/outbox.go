@@ -1,6 +1,8 @@
 // Package outbox sends the transactional texts other packages queue as jobs.Text: a
 // payment link, a confirmation, a lapsed hold, a refund notice, a reply that missed
-// Twilio's webhook window. It sends each at most once and never to a customer who opted
+// Twilio's webhook window. It owns the text_claims table: each text is claimed by its
+// key before it is sent, so it goes out at most once however often its job runs (a job
+// killed mid-send is run again by River's rescue). It never texts a customer who opted
 // out, was marked unreachable or was erased since the text was queued, nor a text that
 // went stale (NotAfter) or whose booking moved on (WhileBookingStatus).
 //
@@ -17,6 +19,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
@@ -116,12 +119,34 @@ func (s *Service) SendText(ctx context.Context, a jobs.Text) error {
 	case err != nil:
 		return fmt.Errorf("check customer: %w", err)
 	}
-	_, err = s.texter.Text(ctx, sms.Message{From: a.From, To: a.To, Body: a.Body})
+	// At most once: the key is claimed before the send. A run that finds it claimed is
+	// a retry of one that got that far (perhaps killed mid-send): the text went out, or
+	// may have; a second copy is worse than none.
+	n, err := s.q.TextClaim(ctx, s.pool, db.TextClaimParams{Key: a.Key, ShopID: a.ShopID, Now: s.cfg.Now().UTC()})
+	if err != nil {
+		return fmt.Errorf("claim text: %w", err)
+	}
+	if n == 0 {
+		s.log.InfoContext(ctx, "text not sent: claimed by an earlier run", "key", a.Key)
+		return nil
+	}
+	sid, err := s.texter.Text(ctx, sms.Message{From: a.From, To: a.To, Body: a.Body})
+	bg := context.WithoutCancel(ctx)
 	switch {
+	case err == nil:
+		if err := s.q.TextClaimSent(bg, s.pool, db.TextClaimSentParams{Key: a.Key, MessageSid: pgtype.Text{String: sid, Valid: sid != ""}}); err != nil {
+			s.log.WarnContext(ctx, "text sent; its message id not recorded", "key", a.Key, "err", err)
+		}
+		return nil
 	case sms.Permanent(err):
 		return river.JobCancel(err)
 	case errors.Is(err, sms.ErrOutcomeUnknown):
 		return nil // it may have gone out: a second copy is worse than none
+	}
+	// Nothing went out (refused for now, or the provider could not be reached): give the
+	// claim back so the retry sends it.
+	if uerr := s.q.TextUnclaim(bg, s.pool, a.Key); uerr != nil {
+		return errors.Join(err, fmt.Errorf("unclaim text (it will not be retried): %w", uerr))
 	}
 	return err
 }
