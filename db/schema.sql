@@ -186,7 +186,7 @@ ALTER TABLE shops ADD COLUMN api_key_version integer NOT NULL DEFAULT 1 CHECK (a
 ALTER TABLE inbound_messages DROP CONSTRAINT inbound_messages_shop_id_fkey;
 CREATE INDEX bookings_customer_live_idx ON bookings (customer_id) WHERE status IN ('pending_payment', 'confirmed');
 
--- 0007_text_claims
+-- 0007_send_claims
 -- A transactional text is claimed by its key before it is sent: at most once, even when
 -- a job is killed after the send and run again (see the migration). No foreign key to
 -- shops: the claim must not lock the shop's row, and a purge removes old rows.
@@ -197,3 +197,6 @@ CREATE TABLE text_claims (
     message_sid text
 );
 CREATE INDEX text_claims_claimed_idx ON text_claims (claimed_at);
+-- When a wave's sender claimed an offer (queued→sending): an offer still sending long
+-- after it (longer than a wave job may run) was claimed by a run that was killed.
+ALTER TABLE slot_offers ADD COLUMN claimed_at timestamptz;

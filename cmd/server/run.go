@@ -38,6 +38,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
+	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
 
 const usage = `usage: server [serve | migrate | simulate sms|stripe ...]
@@ -304,7 +305,9 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 
 	var texter offers.Texter
 	if cfg.TwilioConfigured() {
-		t, err := twilio.New(twilio.Config{AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken, APIURL: cfg.TwilioAPIURL})
+		// Every text asks Twilio for its delivery reports (sent, delivered, undelivered).
+		t, err := twilio.New(twilio.Config{AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken, APIURL: cfg.TwilioAPIURL,
+			StatusCallbackURL: cfg.PublicURL + webhooks.TwilioStatusPath})
 		if err != nil {
 			return nil, fmt.Errorf("twilio: %w", err)
 		}

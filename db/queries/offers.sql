@@ -19,12 +19,20 @@ ORDER BY o.created_at, o.id;
 -- become unreachable and that the opening is still open in the offer's generation: a
 -- STOP or a cancel between recording a wave and texting it must win. One statement
 -- claims a chunk of a wave's offers and returns those this sender got.
-UPDATE slot_offers o SET status = 'sending'
+UPDATE slot_offers o SET status = 'sending', claimed_at = sqlc.arg(now)::timestamptz
 FROM customers c, slot_openings s
 WHERE o.id = ANY(sqlc.arg(ids)::uuid[]) AND o.status = 'queued'
   AND c.id = o.customer_id AND c.opted_out_at IS NULL AND c.unreachable_at IS NULL AND c.sms_opt_in AND c.erased_at IS NULL
   AND s.id = o.opening_id AND s.status = 'open' AND s.generation = o.generation
 RETURNING o.id;
+
+-- name: OfferSettleOrphans :execrows
+-- Offers of a wave claimed for sending before stale_before by a run that never marked
+-- them (it was killed mid-send): each may have gone out, so they are settled as sent
+-- with no message id, like a send whose outcome is unknown.
+UPDATE slot_offers SET status = 'sent', sent_at = claimed_at
+WHERE opening_id = sqlc.arg(opening_id) AND generation = sqlc.arg(generation) AND wave = sqlc.arg(wave)
+  AND status = 'sending' AND claimed_at < sqlc.arg(stale_before)::timestamptz;
 
 -- name: OfferMarkManySent :exec
 -- Marks claimed offers sent, with their message SIDs ('' when the outcome was unknown).

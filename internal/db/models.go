@@ -98,6 +98,7 @@ type SlotOffer struct {
 	ErrorCode  pgtype.Int4
 	CreatedAt  time.Time
 	SentAt     *time.Time
+	ClaimedAt  *time.Time
 }
 
 type SlotOpening struct {

@@ -47,21 +47,26 @@ func (q *Queries) OfferAcceptedBooking(ctx context.Context, db DBTX, id uuid.UUI
 }
 
 const offerClaimManyForSending = `-- name: OfferClaimManyForSending :many
-UPDATE slot_offers o SET status = 'sending'
+UPDATE slot_offers o SET status = 'sending', claimed_at = $1::timestamptz
 FROM customers c, slot_openings s
-WHERE o.id = ANY($1::uuid[]) AND o.status = 'queued'
+WHERE o.id = ANY($2::uuid[]) AND o.status = 'queued'
   AND c.id = o.customer_id AND c.opted_out_at IS NULL AND c.unreachable_at IS NULL AND c.sms_opt_in AND c.erased_at IS NULL
   AND s.id = o.opening_id AND s.status = 'open' AND s.generation = o.generation
 RETURNING o.id
 `
+
+type OfferClaimManyForSendingParams struct {
+	Now time.Time
+	Ids []uuid.UUID
+}
 
 // Only one sender may text an offer: a retried job skips offers already claimed. The
 // claim also rechecks, at the moment of sending, that the customer has not opted out or
 // become unreachable and that the opening is still open in the offer's generation: a
 // STOP or a cancel between recording a wave and texting it must win. One statement
 // claims a chunk of a wave's offers and returns those this sender got.
-func (q *Queries) OfferClaimManyForSending(ctx context.Context, db DBTX, ids []uuid.UUID) ([]uuid.UUID, error) {
-	rows, err := db.Query(ctx, offerClaimManyForSending, ids)
+func (q *Queries) OfferClaimManyForSending(ctx context.Context, db DBTX, arg OfferClaimManyForSendingParams) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, offerClaimManyForSending, arg.Now, arg.Ids)
 	if err != nil {
 		return nil, err
 	}
@@ -83,7 +88,7 @@ func (q *Queries) OfferClaimManyForSending(ctx context.Context, db DBTX, ids []u
 const offerDecline = `-- name: OfferDecline :one
 UPDATE slot_offers SET status = 'declined'
 WHERE id = $1 AND status IN ('sending', 'sent')
-RETURNING id, opening_id, customer_id, shop_id, generation, wave, status, twilio_sid, error_code, created_at, sent_at
+RETURNING id, opening_id, customer_id, shop_id, generation, wave, status, twilio_sid, error_code, created_at, sent_at, claimed_at
 `
 
 func (q *Queries) OfferDecline(ctx context.Context, db DBTX, id uuid.UUID) (SlotOffer, error) {
@@ -101,6 +106,7 @@ func (q *Queries) OfferDecline(ctx context.Context, db DBTX, id uuid.UUID) (Slot
 		&i.ErrorCode,
 		&i.CreatedAt,
 		&i.SentAt,
+		&i.ClaimedAt,
 	)
 	return i, err
 }
@@ -367,6 +373,35 @@ func (q *Queries) OfferNewestForCustomer(ctx context.Context, db DBTX, customerI
 	var i OfferNewestForCustomerRow
 	err := row.Scan(&i.ID, &i.Status)
 	return i, err
+}
+
+const offerSettleOrphans = `-- name: OfferSettleOrphans :execrows
+UPDATE slot_offers SET status = 'sent', sent_at = claimed_at
+WHERE opening_id = $1 AND generation = $2 AND wave = $3
+  AND status = 'sending' AND claimed_at < $4::timestamptz
+`
+
+type OfferSettleOrphansParams struct {
+	OpeningID   uuid.UUID
+	Generation  int32
+	Wave        int32
+	StaleBefore time.Time
+}
+
+// Offers of a wave claimed for sending before stale_before by a run that never marked
+// them (it was killed mid-send): each may have gone out, so they are settled as sent
+// with no message id, like a send whose outcome is unknown.
+func (q *Queries) OfferSettleOrphans(ctx context.Context, db DBTX, arg OfferSettleOrphansParams) (int64, error) {
+	result, err := db.Exec(ctx, offerSettleOrphans,
+		arg.OpeningID,
+		arg.Generation,
+		arg.Wave,
+		arg.StaleBefore,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const offerUnclaim = `-- name: OfferUnclaim :exec

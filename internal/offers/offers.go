@@ -23,6 +23,10 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
+// orphanAge is how long after its claim an offer still sending must have been claimed by
+// a run that was killed: longer than WaveWorker's Timeout, within River's rescue horizon.
+const orphanAge = 12 * time.Minute
+
 // idleWaveInterval is how often a wave that found nobody to text looks again.
 const idleWaveInterval = time.Hour
 
@@ -177,6 +181,17 @@ func (s *Service) RunWave(ctx context.Context, w jobs.Wave) (WaveResult, error) 
 			return WaveResult{}, fmt.Errorf("list wave offers: %w", err)
 		}
 	}
+	// Offers claimed (sending) longer ago than a wave may run were claimed by a run that
+	// was killed mid-send (River rescues it after its timeout): each may have gone out.
+	// They are settled as sent with no message id, like a send whose outcome is unknown,
+	// rather than left claimed for ever or texted twice.
+	if n, err := s.q.OfferSettleOrphans(ctx, s.pool, db.OfferSettleOrphansParams{
+		OpeningID: op.ID, Generation: op.Generation, Wave: int32(w.Wave), StaleBefore: now.Add(-orphanAge).UTC(),
+	}); err != nil {
+		return WaveResult{}, fmt.Errorf("settle offers of a killed run: %w", err)
+	} else if n > 0 {
+		s.log.WarnContext(ctx, "offers claimed by a killed wave settled as sent (outcome unknown)", "opening_id", op.ID, "count", n)
+	}
 	validity := min(cutoff.Sub(now), s.cfg.MaxValidity)
 	body := texts.Offer(shop, op.Service, op.StartsAt, op.PriceCents)
 	return s.send(ctx, shop, batch, body, validity)
@@ -275,8 +290,9 @@ func eligibility(shop shops.Shop, op Opening, now time.Time) db.CustomerListElig
 }
 
 // sendChunk is how many of a wave's offers are claimed at once. The claim is what makes
-// a text go out at most once; a crash mid-chunk leaves the chunk's unsent offers claimed
-// (counted as sent), so the chunk also bounds what a crash can cost.
+// a text go out at most once; a crash mid-chunk leaves the chunk's offers claimed, and
+// the rescued run settles them as sent (outcome unknown), so the chunk also bounds what
+// a crash can cost.
 const sendChunk = 100
 
 // send texts every queued offer of the batch: it claims them a chunk at a time
@@ -320,7 +336,7 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 	for i, o := range chunk {
 		ids[i] = o.ID
 	}
-	claimed, err := s.q.OfferClaimManyForSending(ctx, s.pool, ids)
+	claimed, err := s.q.OfferClaimManyForSending(ctx, s.pool, db.OfferClaimManyForSendingParams{Ids: ids, Now: s.cfg.Now().UTC()})
 	if err != nil {
 		return WaveResult{}, fmt.Errorf("claim offers: %w", err)
 	}
@@ -382,7 +398,19 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 				errs = errors.Join(errs, err)
 				continue
 			}
-			s.log.InfoContext(ctx, "customer unreachable by sms", "customer_id", r.offer.CustomerID, "twilio_code", code)
+			s.log.InfoContext(ctx, "customer unreachable by sms", "customer_id", r.offer.CustomerID, "provider_code", code)
+			res.Failed++
+		case sms.AccountProblem(r.err):
+			// Our account or sender number cannot text this destination (a region not
+			// enabled, a From that cannot reach this To): not the customer's fault, so they
+			// stay reachable for later openings; retrying now would fail again.
+			s.m.SMSAccountError(metrics.StageSend, code)
+			if err := s.q.OfferMarkFailed(bg, s.pool, db.OfferMarkFailedParams{ID: r.offer.ID, ErrorCode: pgInt4(code)}); err != nil {
+				errs = errors.Join(errs, fmt.Errorf("mark offer failed: %w", err))
+				continue
+			}
+			s.log.ErrorContext(ctx, "the sms account cannot text this customer; check the shop's number and the account's geo permissions",
+				"shop_id", shop.ID, "offer_id", r.offer.ID, "provider_code", code)
 			res.Failed++
 		case errors.Is(r.err, sms.ErrOutcomeUnknown):
 			// The request reached Twilio and no answer came back: the text may have gone

@@ -597,3 +597,71 @@ func TestLapsedTextNotSentAfterTheBookingMovedOn(t *testing.T) {
 	require.NoError(t, w.outbox.SendText(ctx, lapsed(cs[1].Phone, failed)))
 	require.Len(t, w.twilio.MessagesTo(cs[1].Phone), 1, "the hold did lapse: the text goes out")
 }
+
+// TestOffersClaimedByACrashedWaveAreSettled: a wave killed after claiming its offers
+// (queued→sending) and before marking them sent leaves them in sending. The rescued run
+// settles them as sent without texting them again (each may have gone out), and texts
+// the offers still queued.
+func TestOffersClaimedByACrashedWaveAreSettled(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	shop := w.shop(t, policy)
+	cs := w.customers(t, shop, 2)
+	op := w.declare(t, shop, 5*time.Hour)
+	ctx := context.Background()
+	wave := jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1}
+	// A first run records the wave but cannot text (Twilio unreachable): both queued.
+	down, err := twilio.New(twilio.Config{AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken, APIURL: "http://127.0.0.1:1"})
+	require.NoError(t, err)
+	_, err = offers.New(w.pool, w.queue, down, w.cool, w.shops, w.slots, offers.Config{Now: w.clock.Now}).RunWave(ctx, wave)
+	require.Error(t, err)
+	// A second run claimed the first customer's offer and was killed before the send's
+	// answer came back.
+	_, err = w.pool.Exec(ctx, `UPDATE slot_offers SET status = 'sending', claimed_at = $3 WHERE opening_id = $1 AND customer_id = $2`,
+		op.ID, cs[0].ID, w.clock.Now())
+	require.NoError(t, err)
+
+	// While the claim is recent, its run may still be sending: it is left alone.
+	w.clock.Set(w.clock.Now().Add(time.Minute))
+	res, err := w.offers.RunWave(ctx, wave)
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Texted, "only the queued offer is texted")
+	require.Equal(t, map[string]int{"sent": 1, "sending": 1}, w.offerStatuses(t, op.ID))
+
+	// River rescues the killed run after its timeout; by then the claim is stale.
+	w.clock.Set(w.clock.Now().Add(15 * time.Minute))
+	res, err = w.offers.RunWave(ctx, wave)
+	require.NoError(t, err)
+	require.Zero(t, res.Texted)
+	require.Empty(t, w.twilio.MessagesTo(cs[0].Phone), "the crashed run's offer is not texted again")
+	require.Len(t, w.twilio.MessagesTo(cs[1].Phone), 1)
+	require.Equal(t, map[string]int{"sent": 2}, w.offerStatuses(t, op.ID), "nothing left claimed")
+}
+
+// TestAccountErrorDoesNotMarkTheCustomer: 21612 ('To' cannot be reached from this
+// 'From') and 21408 (region not enabled) come from our account or number, not the
+// customer: the offer fails, the wave does not retry it for ever, and the customer stays
+// reachable for later openings. A real unreachable number (21614) still marks them.
+func TestAccountErrorDoesNotMarkTheCustomer(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		code            int
+		wantUnreachable bool
+	}{{21612, false}, {21408, false}, {21614, true}} {
+		t.Run(fmt.Sprint(tc.code), func(t *testing.T) {
+			t.Parallel()
+			w := newWorld(t)
+			shop := w.shop(t, policy)
+			cs := w.customers(t, shop, 1)
+			op := w.declare(t, shop, 5*time.Hour)
+			w.twilio.FailNext(1, tc.code, 400)
+			res, err := w.offers.RunWave(context.Background(), jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
+			require.NoError(t, err, "a failure retrying cannot fix is not the job's error")
+			require.Equal(t, 1, res.Failed)
+			require.Equal(t, map[string]int{"failed": 1}, w.offerStatuses(t, op.ID))
+			var unreachable bool
+			require.NoError(t, w.pool.QueryRow(context.Background(), `SELECT unreachable_at IS NOT NULL FROM customers WHERE id = $1`, cs[0].ID).Scan(&unreachable))
+			require.Equal(t, tc.wantUnreachable, unreachable)
+		})
+	}
+}

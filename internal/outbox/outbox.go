@@ -138,7 +138,9 @@ func (s *Service) SendText(ctx context.Context, a jobs.Text) error {
 			s.log.WarnContext(ctx, "text sent; its message id not recorded", "key", a.Key, "err", err)
 		}
 		return nil
-	case sms.Permanent(err):
+	case sms.Permanent(err) || sms.AccountProblem(err):
+		// Nothing went out, and retrying cannot help: the number cannot receive texts,
+		// or our account or sender cannot reach it.
 		return river.JobCancel(err)
 	case errors.Is(err, sms.ErrOutcomeUnknown):
 		return nil // it may have gone out: a second copy is worse than none

@@ -1,4 +1,4 @@
--- 0007_text_claims: a transactional text (jobs.Text) is claimed by its key before it is
+-- 0007_send_claims: a transactional text (jobs.Text) is claimed by its key before it is
 -- sent, so that a job killed after the send, and run again by River's rescue, never
 -- texts twice: the second run finds the claim and stops. A send that surely did not
 -- happen (the provider refused for now, or could not be reached) gives the claim back
@@ -10,3 +10,6 @@ CREATE TABLE text_claims (
     message_sid text
 );
 CREATE INDEX text_claims_claimed_idx ON text_claims (claimed_at);
+-- When a wave's sender claimed an offer (queued→sending): an offer still sending long
+-- after it (longer than a wave job may run) was claimed by a run that was killed.
+ALTER TABLE slot_offers ADD COLUMN claimed_at timestamptz;
