@@ -70,9 +70,11 @@ type Outcome string
 
 // Reply outcomes, also sent in the X-Slot-Outcome header of the answer (README, HTTP API).
 const (
-	OutcomeBooked       Outcome = "booked"
-	OutcomeTaken        Outcome = "taken"
-	OutcomeNoOffer      Outcome = "no_offer"
+	// The outcomes of a YES are the claim's own (slots.Outcome), not a copy of them.
+	OutcomeBooked  = Outcome(slots.Booked)
+	OutcomeTaken   = Outcome(slots.Taken)
+	OutcomeNoOffer = Outcome(slots.NoOffer)
+
 	OutcomeDeclined     Outcome = "declined"
 	OutcomeOptedOut     Outcome = "opted_out"
 	OutcomeOptedIn      Outcome = "opted_in"
