@@ -200,3 +200,20 @@ CREATE INDEX text_claims_claimed_idx ON text_claims (claimed_at);
 -- When a wave's sender claimed an offer (queued→sending): an offer still sending long
 -- after it (longer than a wave job may run) was claimed by a run that was killed.
 ALTER TABLE slot_offers ADD COLUMN claimed_at timestamptz;
+
+-- 0009_delivery_reports
+-- What the carrier said of each text, kept by message id (it may arrive before the
+-- offer has stored the id) and applied to the offer: an undelivered offer is failed and
+-- replaced by the next wave (see the migration).
+CREATE TABLE delivery_reports (
+    message_sid text PRIMARY KEY,
+    status      text NOT NULL,
+    reason      text NOT NULL,
+    error_code  integer,
+    received_at timestamptz NOT NULL
+);
+CREATE INDEX delivery_reports_received_idx ON delivery_reports (received_at);
+ALTER TABLE slot_offers ADD COLUMN delivery text;
+ALTER TABLE slot_offers ADD COLUMN delivery_at timestamptz;
+ALTER TABLE slot_offers ADD COLUMN replaced_at timestamptz;
+CREATE INDEX slot_offers_sid_idx ON slot_offers (twilio_sid) WHERE twilio_sid IS NOT NULL;

@@ -53,7 +53,7 @@ func (a *app) routes() http.Handler {
 
 	tw := &webhooks.Twilio{Inbound: a.inbound, Validator: a.validator, PublicURL: a.cfg.PublicURL, Logger: a.log, Metrics: a.metrics}
 	e.POST(webhooks.TwilioPath, tw.Handle)
-	ts := &webhooks.TwilioStatus{Recorder: a.deliveryRecorder(), Validator: a.validator, PublicURL: a.cfg.PublicURL, Logger: a.log, Metrics: a.metrics}
+	ts := &webhooks.TwilioStatus{Recorder: a.offers, Validator: a.validator, PublicURL: a.cfg.PublicURL, Logger: a.log, Metrics: a.metrics}
 	e.POST(webhooks.TwilioStatusPath, ts.Handle)
 	st := &webhooks.Stripe{Payments: a.slotPayments, Secrets: a.cfg.StripeWebhookSecrets, Logger: a.log, Metrics: a.metrics}
 	e.POST(webhooks.StripePath, st.Handle) // the handler caps the body at 1 MiB itself
@@ -61,19 +61,6 @@ func (a *app) routes() http.Handler {
 	e.GET("/pay/done", payPage("Thank you! Your payment is being confirmed; we'll text you."))
 	e.GET("/pay/cancelled", payPage("Payment not completed. Your slot is held until the link expires."))
 	return e
-}
-
-// deliveryRecorder is what takes Twilio's delivery reports: the offers service once it
-// implements webhooks.DeliveryRecorder, and nil until then (reports are acknowledged
-// and dropped). A nil *offers.Service must stay a nil interface.
-func (a *app) deliveryRecorder() webhooks.DeliveryRecorder {
-	if a.offers == nil {
-		return nil
-	}
-	if r, ok := any(a.offers).(webhooks.DeliveryRecorder); ok {
-		return r
-	}
-	return nil
 }
 
 // requestLogger puts the request id into the request's context (every log line of the

@@ -53,6 +53,14 @@ type Customer struct {
 	ErasedPhoneSha256 []byte
 }
 
+type DeliveryReport struct {
+	MessageSid string
+	Status     string
+	Reason     string
+	ErrorCode  pgtype.Int4
+	ReceivedAt time.Time
+}
+
 type InboundMessage struct {
 	MessageSid  string
 	ShopID      uuid.NullUUID
@@ -99,6 +107,9 @@ type SlotOffer struct {
 	CreatedAt  time.Time
 	SentAt     *time.Time
 	ClaimedAt  *time.Time
+	Delivery   pgtype.Text
+	DeliveryAt *time.Time
+	ReplacedAt *time.Time
 }
 
 type SlotOpening struct {

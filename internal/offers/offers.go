@@ -228,13 +228,24 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op Opening, w
 		if err != nil {
 			return fmt.Errorf("check cooldowns: %w", err)
 		}
+		// Offers of earlier waves whose texts never reached their customer are made up
+		// for here: this wave texts that many more.
+		shortfall, err := s.q.OfferShortfall(ctx, tx, db.OfferShortfallParams{OpeningID: op.ID, Generation: op.Generation, Wave: int32(w.Wave)})
+		if err != nil {
+			return fmt.Errorf("find undelivered offers: %w", err)
+		}
 		var picked []uuid.UUID
 		for _, c := range cands {
-			if len(picked) == shop.Policy.WaveSize {
+			if len(picked) == shop.Policy.WaveSize+len(shortfall) {
 				break
 			}
 			if !cooling[c.ID.String()] {
 				picked = append(picked, c.ID)
+			}
+		}
+		if extra := min(len(picked)-shop.Policy.WaveSize, len(shortfall)); extra > 0 {
+			if err := s.q.OfferMarkReplaced(ctx, tx, db.OfferMarkReplacedParams{Ids: shortfall[:extra], Now: now.UTC()}); err != nil {
+				return fmt.Errorf("mark undelivered offers replaced: %w", err)
 			}
 		}
 		if len(picked) > 0 {
@@ -430,6 +441,10 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 	if len(sentIDs) > 0 {
 		if err := s.q.OfferMarkManySent(bg, s.pool, db.OfferMarkManySentParams{Ids: sentIDs, Sids: sids, Now: s.cfg.Now().UTC()}); err != nil {
 			errs = errors.Join(errs, fmt.Errorf("mark offers sent: %w", err))
+		} else if err := s.applyDeliveries(bg, sids); err != nil {
+			// Reports that came before the ids were stored; the next report of each
+			// text applies them too.
+			errs = errors.Join(errs, err)
 		}
 		res.Texted += len(sentIDs)
 	}

@@ -665,3 +665,103 @@ func TestAccountErrorDoesNotMarkTheCustomer(t *testing.T) {
 		})
 	}
 }
+
+func (w *world) sidTo(t *testing.T, phone string) string {
+	t.Helper()
+	msgs := w.twilio.MessagesTo(phone)
+	require.NotEmpty(t, msgs, "no text to %s", phone)
+	return msgs[len(msgs)-1].SID
+}
+
+func (w *world) customerFlags(t *testing.T, id uuid.UUID) (optedOut, unreachable bool) {
+	t.Helper()
+	require.NoError(t, w.pool.QueryRow(context.Background(),
+		`SELECT opted_out_at IS NOT NULL, unreachable_at IS NOT NULL FROM customers WHERE id = $1`, id).Scan(&optedOut, &unreachable))
+	return optedOut, unreachable
+}
+
+// TestUndeliveredOfferIsReplacedByTheNextWave: a text the carrier did not deliver fails
+// its offer (it no longer counts as offered), marks the customer as the carrier says
+// (unreachable; opted out for a carrier-level STOP), and the next wave texts one more
+// customer in its place. Reports repeat and come out of order without changing more.
+func TestUndeliveredOfferIsReplacedByTheNextWave(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	shop := w.shop(t, shops.Policy{WaveSize: 2, WaveInterval: time.Minute, MinLead: time.Hour, Cooldown: time.Hour})
+	cs := w.customers(t, shop, 7)
+	op := w.declare(t, shop, 5*time.Hour)
+	ctx := context.Background()
+	res, err := w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Texted)
+
+	undelivered := sms.DeliveryReport{MessageID: w.sidTo(t, cs[0].Phone), Status: sms.DeliveryUndelivered, Reason: sms.ReasonUnreachable, ErrorCode: 30005}
+	require.NoError(t, w.offers.RecordDelivery(ctx, undelivered))
+	require.NoError(t, w.offers.RecordDelivery(ctx, undelivered), "a repeated report")
+	delivered := w.sidTo(t, cs[1].Phone)
+	require.NoError(t, w.offers.RecordDelivery(ctx, sms.DeliveryReport{MessageID: delivered, Status: sms.DeliveryDelivered}))
+	require.NoError(t, w.offers.RecordDelivery(ctx, sms.DeliveryReport{MessageID: delivered, Status: sms.DeliverySent}), "a late 'sent'")
+	require.NoError(t, w.offers.RecordDelivery(ctx, sms.DeliveryReport{MessageID: "SMnotanoffer", Status: sms.DeliveryFailed}), "an outbox text's report")
+
+	require.Equal(t, map[string]int{"failed": 1, "sent": 1}, w.offerStatuses(t, op.ID))
+	var delivery string
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT delivery FROM slot_offers WHERE twilio_sid = $1`, delivered).Scan(&delivery))
+	require.Equal(t, "delivered", delivery, "the most final word is kept")
+	_, unreachable := w.customerFlags(t, cs[0].ID)
+	require.True(t, unreachable)
+
+	// Wave 2 texts its two and one more for the undelivered offer; wave 3 only its two.
+	w.clock.Set(w.clock.Now().Add(time.Minute))
+	res, err = w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 2})
+	require.NoError(t, err)
+	require.Equal(t, 3, res.Texted, "the wave makes up for the undelivered text")
+	w.clock.Set(w.clock.Now().Add(time.Minute))
+	res, err = w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 3})
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Texted, "made up for once only")
+
+	// A carrier-level opt-out (21610) opts the customer out.
+	stop := sms.DeliveryReport{MessageID: w.sidTo(t, cs[2].Phone), Status: sms.DeliveryFailed, Reason: sms.ReasonOptedOut, ErrorCode: 21610}
+	require.NoError(t, w.offers.RecordDelivery(ctx, stop))
+	optedOut, _ := w.customerFlags(t, cs[2].ID)
+	require.True(t, optedOut)
+	// Our account's problem (21612 at delivery) fails the offer but leaves the customer.
+	acct := sms.DeliveryReport{MessageID: w.sidTo(t, cs[3].Phone), Status: sms.DeliveryUndelivered, Reason: sms.ReasonAccount, ErrorCode: 21612}
+	require.NoError(t, w.offers.RecordDelivery(ctx, acct))
+	optedOut, unreachable = w.customerFlags(t, cs[3].ID)
+	require.False(t, optedOut || unreachable, "not the customer's fault")
+	require.Equal(t, map[string]int{"failed": 3, "sent": 4}, w.offerStatuses(t, op.ID))
+}
+
+// reportingTexter reports each text undelivered before its send returns, as a fast
+// carrier's callback can: the report comes before the wave has stored the message id.
+type reportingTexter struct {
+	next   offers.Texter
+	offers func() *offers.Service
+}
+
+func (r reportingTexter) Text(ctx context.Context, m sms.Message) (string, error) {
+	sid, err := r.next.Text(ctx, m)
+	if err == nil {
+		err = r.offers().RecordDelivery(ctx, sms.DeliveryReport{MessageID: sid, Status: sms.DeliveryFailed, Reason: sms.ReasonUnreachable, ErrorCode: 30006})
+	}
+	return sid, err
+}
+
+// TestDeliveryReportBeforeTheIDIsStored: a report that arrives before the wave stored the
+// message id is kept and applied when the id is stored.
+func TestDeliveryReportBeforeTheIDIsStored(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	shop := w.shop(t, policy)
+	cs := w.customers(t, shop, 1)
+	op := w.declare(t, shop, 5*time.Hour)
+	var svc *offers.Service
+	svc = offers.New(w.pool, w.queue, reportingTexter{next: w.texter, offers: func() *offers.Service { return svc }}, w.cool, w.shops, w.slots, offers.Config{Now: w.clock.Now})
+	res, err := svc.RunWave(context.Background(), jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
+	require.NoError(t, err)
+	require.Equal(t, 1, res.Texted)
+	require.Equal(t, map[string]int{"failed": 1}, w.offerStatuses(t, op.ID))
+	_, unreachable := w.customerFlags(t, cs[0].ID)
+	require.True(t, unreachable)
+}

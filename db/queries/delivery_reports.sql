@@ -1,0 +1,43 @@
+-- name: DeliveryReportRecord :exec
+-- Keeps the most final word on a text: a report never replaces a later stage (reports
+-- arrive out of order: "sent" after "delivered").
+INSERT INTO delivery_reports AS d (message_sid, status, reason, error_code, received_at)
+VALUES (sqlc.arg(message_sid), sqlc.arg(status), sqlc.arg(reason), sqlc.narg(error_code), sqlc.arg(now)::timestamptz)
+ON CONFLICT (message_sid) DO UPDATE
+SET status = EXCLUDED.status, reason = EXCLUDED.reason, error_code = EXCLUDED.error_code, received_at = EXCLUDED.received_at
+WHERE (CASE EXCLUDED.status WHEN 'delivered' THEN 3 WHEN 'read' THEN 3 WHEN 'undelivered' THEN 3 WHEN 'failed' THEN 3 WHEN 'canceled' THEN 3
+                            WHEN 'sent' THEN 2 ELSE 1 END)
+   >= (CASE d.status WHEN 'delivered' THEN 3 WHEN 'read' THEN 3 WHEN 'undelivered' THEN 3 WHEN 'failed' THEN 3 WHEN 'canceled' THEN 3
+                     WHEN 'sent' THEN 2 ELSE 1 END)
+  AND d.status NOT IN ('delivered', 'read', 'undelivered', 'failed', 'canceled');
+
+-- name: OfferApplyDeliveries :many
+-- Applies the stored reports of the given message ids to their offers. An undelivered
+-- or failed text fails a live offer (it no longer counts as offered); an offer already
+-- taken, lost or declined only records the delivery. Returns the offers whose text
+-- failed just now, for the customer's side of it.
+UPDATE slot_offers o
+SET delivery = r.status, delivery_at = r.received_at,
+    status = CASE WHEN r.status IN ('undelivered', 'failed') AND o.status IN ('sending', 'sent') THEN 'failed' ELSE o.status END,
+    error_code = CASE WHEN r.status IN ('undelivered', 'failed') THEN coalesce(r.error_code, o.error_code) ELSE o.error_code END
+FROM delivery_reports r, (SELECT p.id, p.status AS was FROM slot_offers p WHERE p.twilio_sid = ANY(sqlc.arg(sids)::text[])) prev
+WHERE r.message_sid = o.twilio_sid AND prev.id = o.id
+  AND o.delivery IS DISTINCT FROM r.status
+RETURNING o.id, o.customer_id, o.opening_id,
+    (prev.was IN ('sending', 'sent') AND r.status IN ('undelivered', 'failed'))::boolean AS failed_now, r.reason,
+    coalesce(r.error_code, 0)::integer AS code;
+
+-- name: OfferShortfall :many
+-- The offers of a round whose text could not reach the customer (failed at the send or
+-- undelivered later) and that no later wave has made up for yet, oldest first.
+SELECT id FROM slot_offers
+WHERE opening_id = sqlc.arg(opening_id) AND generation = sqlc.arg(generation) AND wave < sqlc.arg(wave)
+  AND status = 'failed' AND replaced_at IS NULL
+  AND (error_code IS NOT NULL OR delivery IN ('undelivered', 'failed'))
+ORDER BY created_at, id;
+
+-- name: OfferMarkReplaced :exec
+UPDATE slot_offers SET replaced_at = sqlc.arg(now)::timestamptz WHERE id = ANY(sqlc.arg(ids)::uuid[]);
+
+-- name: DeliveryReportPurge :execrows
+DELETE FROM delivery_reports WHERE received_at < sqlc.arg(before)::timestamptz;

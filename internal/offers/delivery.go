@@ -1,0 +1,78 @@
+package offers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/sms"
+)
+
+// Delivery truth. The provider accepting a text is not the customer receiving it:
+// carriers drop texts (an unreachable handset, a number that opted out at the carrier,
+// filtering). Each offer text asks for status callbacks, and RecordDelivery takes them:
+//
+//   - every report is stored by message id first (delivery_reports), keeping the most
+//     final word, because reports repeat, arrive out of order, and may come before the
+//     wave has stored the id its send returned (sendChunk applies stored reports when it
+//     does);
+//   - an undelivered or failed text fails its offer if it was still live: it no longer
+//     counts as offered, and the next wave of the round texts one more customer in its
+//     place (recordWave, OfferShortfall);
+//   - the customer's side: a carrier-level opt-out (sms.ReasonOptedOut, Twilio's 21610)
+//     opts them out, an unreachable number marks them unreachable; a problem with our
+//     own account or number (sms.ReasonAccount) leaves them alone.
+//
+// Reports for texts that are not offers (the outbox's) are stored and never applied.
+
+// RecordDelivery implements the status callback's recorder (internal/webhooks). It is
+// idempotent; an error means the report was not stored and the provider should retry.
+func (s *Service) RecordDelivery(ctx context.Context, r sms.DeliveryReport) error {
+	if r.MessageID == "" {
+		return nil
+	}
+	if err := s.q.DeliveryReportRecord(ctx, s.pool, db.DeliveryReportRecordParams{
+		MessageSid: r.MessageID, Status: string(r.Status), Reason: r.Reason.String(),
+		ErrorCode: pgInt4(r.ErrorCode), Now: s.cfg.Now().UTC(),
+	}); err != nil {
+		return fmt.Errorf("store delivery report: %w", err)
+	}
+	return s.applyDeliveries(ctx, []string{r.MessageID})
+}
+
+// applyDeliveries applies the stored reports of the given message ids to their offers,
+// and to the customers of offers whose text failed just now.
+func (s *Service) applyDeliveries(ctx context.Context, sids []string) error {
+	rows, err := s.q.OfferApplyDeliveries(ctx, s.pool, sids)
+	if err != nil {
+		return fmt.Errorf("apply delivery reports: %w", err)
+	}
+	for _, r := range rows {
+		if !r.FailedNow {
+			continue
+		}
+		switch r.Reason {
+		case sms.ReasonOptedOut.String():
+			err = s.shops.OptOut(ctx, r.CustomerID)
+		case sms.ReasonUnreachable.String():
+			err = s.shops.MarkUnreachable(ctx, r.CustomerID, int(r.Code))
+		}
+		if err != nil {
+			return err
+		}
+		s.log.InfoContext(ctx, "offer text not delivered; the next wave replaces it",
+			"offer_id", r.ID, "opening_id", r.OpeningID, "reason", r.Reason, "provider_code", r.Code)
+	}
+	return nil
+}
+
+// PurgeDeliveryReports deletes the delivery reports received before before; they only
+// matter while their texts' offers can still change.
+func PurgeDeliveryReports(ctx context.Context, q db.DBTX, before time.Time) (int64, error) {
+	n, err := queries.DeliveryReportPurge(ctx, q, before.UTC())
+	if err != nil {
+		return 0, fmt.Errorf("purge delivery reports: %w", err)
+	}
+	return n, nil
+}
