@@ -217,3 +217,7 @@ ALTER TABLE slot_offers ADD COLUMN delivery text;
 ALTER TABLE slot_offers ADD COLUMN delivery_at timestamptz;
 ALTER TABLE slot_offers ADD COLUMN replaced_at timestamptz;
 CREATE INDEX slot_offers_sid_idx ON slot_offers (twilio_sid) WHERE twilio_sid IS NOT NULL;
+
+-- 0010_send_rate
+-- Texts a second the shop's number may send; waves are paced to it.
+ALTER TABLE shops ADD COLUMN send_rate integer NOT NULL DEFAULT 1 CHECK (send_rate BETWEEN 1 AND 1000);

@@ -32,6 +32,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/migrate"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/outbox"
+	"github.com/slotrecovery/slotrecovery/internal/pacing"
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -344,7 +345,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	a.shops = shops.New(a.pool, shops.Config{PaymentsEnabled: cfg.StripeConfigured()})
 	slotsCfg := slots.Config{KeyPrefix: cfg.RedisKeyPrefix, Logger: log, MinimumCharge: stripe.MinimumCharge,
 		CheckoutSuccessURL: cfg.PublicURL + "/pay/done", CheckoutCancelURL: cfg.PublicURL + "/pay/cancelled"}
-	offersCfg := offers.Config{Logger: log, Metrics: a.metrics}
+	offersCfg := offers.Config{Logger: log, Metrics: a.metrics, Pacer: pacing.New(a.redis, cfg.RedisKeyPrefix)}
 	if tune != nil {
 		tune(&slotsCfg, &offersCfg)
 	}

@@ -1,8 +1,8 @@
 -- name: ShopInsert :one
 INSERT INTO shops (name, timezone, sms_number, currency, payment_mode, wave_size,
     wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute,
-    cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, sqlc.narg(max_offers_per_day), sqlc.arg(first_wave_delay_seconds))
+    cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, send_rate)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, sqlc.narg(max_offers_per_day), sqlc.arg(first_wave_delay_seconds), sqlc.arg(send_rate))
 RETURNING *;
 
 -- name: ShopGet :one
@@ -24,7 +24,7 @@ UPDATE shops SET name = sqlc.arg(name), timezone = sqlc.arg(timezone), currency 
     wave_interval_seconds = sqlc.arg(wave_interval_seconds), min_lead_minutes = sqlc.arg(min_lead_minutes),
     quiet_start_minute = sqlc.narg(quiet_start_minute), quiet_end_minute = sqlc.narg(quiet_end_minute),
     cooldown_seconds = sqlc.arg(cooldown_seconds), max_offers_per_day = sqlc.narg(max_offers_per_day),
-    first_wave_delay_seconds = sqlc.arg(first_wave_delay_seconds)
+    first_wave_delay_seconds = sqlc.arg(first_wave_delay_seconds), send_rate = sqlc.arg(send_rate)
 WHERE id = sqlc.arg(id)
 RETURNING *;
 

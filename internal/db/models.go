@@ -92,6 +92,7 @@ type Shop struct {
 	MaxOffersPerDay       pgtype.Int4
 	FirstWaveDelaySeconds int32
 	ApiKeyVersion         int32
+	SendRate              int32
 }
 
 type SlotOffer struct {

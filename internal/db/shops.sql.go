@@ -14,7 +14,7 @@ import (
 )
 
 const shopGet = `-- name: ShopGet :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version FROM shops WHERE id = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate FROM shops WHERE id = $1
 `
 
 func (q *Queries) ShopGet(ctx context.Context, db DBTX, id uuid.UUID) (Shop, error) {
@@ -38,12 +38,13 @@ func (q *Queries) ShopGet(ctx context.Context, db DBTX, id uuid.UUID) (Shop, err
 		&i.MaxOffersPerDay,
 		&i.FirstWaveDelaySeconds,
 		&i.ApiKeyVersion,
+		&i.SendRate,
 	)
 	return i, err
 }
 
 const shopGetByKeyHash = `-- name: ShopGetByKeyHash :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version FROM shops WHERE api_key_hash = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate FROM shops WHERE api_key_hash = $1
 `
 
 func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []byte) (Shop, error) {
@@ -67,12 +68,13 @@ func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []by
 		&i.MaxOffersPerDay,
 		&i.FirstWaveDelaySeconds,
 		&i.ApiKeyVersion,
+		&i.SendRate,
 	)
 	return i, err
 }
 
 const shopGetBySMSNumber = `-- name: ShopGetBySMSNumber :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version FROM shops WHERE sms_number = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate FROM shops WHERE sms_number = $1
 `
 
 func (q *Queries) ShopGetBySMSNumber(ctx context.Context, db DBTX, smsNumber string) (Shop, error) {
@@ -96,12 +98,13 @@ func (q *Queries) ShopGetBySMSNumber(ctx context.Context, db DBTX, smsNumber str
 		&i.MaxOffersPerDay,
 		&i.FirstWaveDelaySeconds,
 		&i.ApiKeyVersion,
+		&i.SendRate,
 	)
 	return i, err
 }
 
 const shopGetForUpdate = `-- name: ShopGetForUpdate :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version FROM shops WHERE id = $1 FOR UPDATE
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate FROM shops WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (Shop, error) {
@@ -125,6 +128,7 @@ func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (
 		&i.MaxOffersPerDay,
 		&i.FirstWaveDelaySeconds,
 		&i.ApiKeyVersion,
+		&i.SendRate,
 	)
 	return i, err
 }
@@ -132,9 +136,9 @@ func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (
 const shopInsert = `-- name: ShopInsert :one
 INSERT INTO shops (name, timezone, sms_number, currency, payment_mode, wave_size,
     wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute,
-    cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version
+    cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, send_rate)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate
 `
 
 type ShopInsertParams struct {
@@ -153,6 +157,7 @@ type ShopInsertParams struct {
 	CreatedAt             time.Time
 	MaxOffersPerDay       pgtype.Int4
 	FirstWaveDelaySeconds int32
+	SendRate              int32
 }
 
 func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams) (Shop, error) {
@@ -172,6 +177,7 @@ func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams)
 		arg.CreatedAt,
 		arg.MaxOffersPerDay,
 		arg.FirstWaveDelaySeconds,
+		arg.SendRate,
 	)
 	var i Shop
 	err := row.Scan(
@@ -192,6 +198,7 @@ func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams)
 		&i.MaxOffersPerDay,
 		&i.FirstWaveDelaySeconds,
 		&i.ApiKeyVersion,
+		&i.SendRate,
 	)
 	return i, err
 }
@@ -199,7 +206,7 @@ func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams)
 const shopRotateKey = `-- name: ShopRotateKey :one
 UPDATE shops SET api_key_hash = $1, api_key_version = api_key_version + 1
 WHERE id = $2
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate
 `
 
 type ShopRotateKeyParams struct {
@@ -232,6 +239,7 @@ func (q *Queries) ShopRotateKey(ctx context.Context, db DBTX, arg ShopRotateKeyP
 		&i.MaxOffersPerDay,
 		&i.FirstWaveDelaySeconds,
 		&i.ApiKeyVersion,
+		&i.SendRate,
 	)
 	return i, err
 }
@@ -242,9 +250,9 @@ UPDATE shops SET name = $1, timezone = $2, currency = $3,
     wave_interval_seconds = $6, min_lead_minutes = $7,
     quiet_start_minute = $8, quiet_end_minute = $9,
     cooldown_seconds = $10, max_offers_per_day = $11,
-    first_wave_delay_seconds = $12
-WHERE id = $13
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version
+    first_wave_delay_seconds = $12, send_rate = $13
+WHERE id = $14
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate
 `
 
 type ShopUpdateParams struct {
@@ -260,6 +268,7 @@ type ShopUpdateParams struct {
 	CooldownSeconds       int32
 	MaxOffersPerDay       pgtype.Int4
 	FirstWaveDelaySeconds int32
+	SendRate              int32
 	ID                    uuid.UUID
 }
 
@@ -278,6 +287,7 @@ func (q *Queries) ShopUpdate(ctx context.Context, db DBTX, arg ShopUpdateParams)
 		arg.CooldownSeconds,
 		arg.MaxOffersPerDay,
 		arg.FirstWaveDelaySeconds,
+		arg.SendRate,
 		arg.ID,
 	)
 	var i Shop
@@ -299,6 +309,7 @@ func (q *Queries) ShopUpdate(ctx context.Context, db DBTX, arg ShopUpdateParams)
 		&i.MaxOffersPerDay,
 		&i.FirstWaveDelaySeconds,
 		&i.ApiKeyVersion,
+		&i.SendRate,
 	)
 	return i, err
 }

@@ -66,6 +66,12 @@ type Openings interface {
 	Expire(ctx context.Context, id uuid.UUID, now time.Time) error
 }
 
+// Pacer spaces out a sender's texts to the rate its number may send at, across
+// instances; *pacing.Pacer implements it.
+type Pacer interface {
+	Wait(ctx context.Context, sender string, perSecond int) error
+}
+
 // CooldownChecker tells which customers are cooling down, in one round trip.
 type CooldownChecker interface {
 	Cooling(ctx context.Context, ids []string) (map[string]bool, error)
@@ -81,8 +87,11 @@ type Config struct {
 	// MaxValidity caps an offer text's validity period; default 2h (never beyond the
 	// cutoff).
 	MaxValidity time.Duration
-	Logger      *slog.Logger
-	Metrics     *metrics.Metrics
+	// Pacer, when set, paces each shop's offer texts to its send rate (shops.Policy.
+	// SendRate); nil sends as fast as SendParallelism allows.
+	Pacer   Pacer
+	Logger  *slog.Logger
+	Metrics *metrics.Metrics
 }
 
 // Service runs the waves of offers.
@@ -192,9 +201,8 @@ func (s *Service) RunWave(ctx context.Context, w jobs.Wave) (WaveResult, error) 
 	} else if n > 0 {
 		s.log.WarnContext(ctx, "offers claimed by a killed wave settled as sent (outcome unknown)", "opening_id", op.ID, "count", n)
 	}
-	validity := min(cutoff.Sub(now), s.cfg.MaxValidity)
 	body := texts.Offer(shop, op.Service, op.StartsAt, op.PriceCents)
-	return s.send(ctx, shop, batch, body, validity)
+	return s.send(ctx, shop, batch, body, cutoff)
 }
 
 // recordWave picks the wave's customers and records their offers, and schedules the next
@@ -309,7 +317,7 @@ const sendChunk = 100
 // send texts every queued offer of the batch: it claims them a chunk at a time
 // (queued→sending, one statement), texts the chunk's offers a few at a time, and marks
 // them sent in one statement. A retried job skips the offers already claimed.
-func (s *Service) send(ctx context.Context, shop shops.Shop, batch []db.OfferListWaveRow, body string, validity time.Duration) (WaveResult, error) {
+func (s *Service) send(ctx context.Context, shop shops.Shop, batch []db.OfferListWaveRow, body string, cutoff time.Time) (WaveResult, error) {
 	var queued []db.OfferListWaveRow
 	for _, o := range batch {
 		if o.Status == "queued" {
@@ -322,7 +330,7 @@ func (s *Service) send(ctx context.Context, shop shops.Shop, batch []db.OfferLis
 		if ctx.Err() != nil {
 			break // the job ran out of time; the rest stay queued for the retry
 		}
-		r, err := s.sendChunk(ctx, shop, chunk, body, validity)
+		r, err := s.sendChunk(ctx, shop, chunk, body, cutoff)
 		res.Texted += r.Texted
 		res.Failed += r.Failed
 		if err != nil {
@@ -342,7 +350,7 @@ func (s *Service) send(ctx context.Context, shop shops.Shop, batch []db.OfferLis
 // the opening at the last moment; a number that cannot receive texts marks the customer
 // so no later wave tries; a failure worth retrying puts the offer back to queued and is
 // returned.
-func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.OfferListWaveRow, body string, validity time.Duration) (WaveResult, error) {
+func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.OfferListWaveRow, body string, cutoff time.Time) (WaveResult, error) {
 	ids := make([]uuid.UUID, len(chunk))
 	for i, o := range chunk {
 		ids[i] = o.ID
@@ -377,7 +385,7 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			sid, err := s.texter.Text(ctx, sms.Message{From: shop.SMSNumber, To: o.Phone, Body: body, ValidityPeriod: validity})
+			sid, err := s.text(ctx, shop, o.Phone, body, cutoff)
 			mu.Lock()
 			out = append(out, sent{offer: o, sid: sid, err: err})
 			mu.Unlock()
@@ -485,6 +493,27 @@ func (w *WaveWorker) Work(ctx context.Context, job *river.Job[jobs.Wave]) error 
 		w.Service.m.WaveRun("texted")
 	}
 	return nil
+}
+
+// errPastCutoff stops a paced offer text that could no longer reach the customer
+// before the opening's cutoff; the offer goes back to queued and the retried wave finds
+// the opening expired.
+var errPastCutoff = errors.New("offers: the opening's cutoff has passed")
+
+// text sends one offer text: when its turn comes at the shop's send rate, valid until
+// the offer's deadline (the opening's cutoff) so the provider drops it rather than
+// deliver it after the slot is gone.
+func (s *Service) text(ctx context.Context, shop shops.Shop, to, body string, cutoff time.Time) (string, error) {
+	if s.cfg.Pacer != nil {
+		if err := s.cfg.Pacer.Wait(ctx, shop.SMSNumber, shop.Policy.SendRate); err != nil {
+			return "", err
+		}
+	}
+	validity := min(cutoff.Sub(s.cfg.Now()), s.cfg.MaxValidity)
+	if validity <= 0 {
+		return "", errPastCutoff
+	}
+	return s.texter.Text(ctx, sms.Message{From: shop.SMSNumber, To: to, Body: body, ValidityPeriod: validity})
 }
 
 func pgInt4(v int) (p pgtype.Int4) {

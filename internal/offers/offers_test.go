@@ -19,6 +19,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/outbox"
+	"github.com/slotrecovery/slotrecovery/internal/pacing"
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
 	"github.com/slotrecovery/slotrecovery/internal/redistest"
@@ -764,4 +765,32 @@ func TestDeliveryReportBeforeTheIDIsStored(t *testing.T) {
 	require.Equal(t, map[string]int{"failed": 1}, w.offerStatuses(t, op.ID))
 	_, unreachable := w.customerFlags(t, cs[0].ID)
 	require.True(t, unreachable)
+}
+
+// TestWavesArePacedToTheSendRate: a wave goes out no faster than the shop's number may
+// send (here 2 a second: four texts take at least 1.5 s), and each text's validity ends
+// at the offer's deadline, the opening's cutoff, so the provider drops a text that
+// would land after it.
+func TestWavesArePacedToTheSendRate(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	rdb, prefix := redistest.New(t)
+	paced := offers.New(w.pool, w.queue, w.texter, w.cool, w.shops, w.slots, offers.Config{Now: time.Now, Pacer: pacing.New(rdb, prefix)})
+	shop := w.shop(t, shops.Policy{WaveSize: 4, WaveInterval: time.Minute, MinLead: time.Hour, Cooldown: time.Hour, SendRate: 2})
+	w.customers(t, shop, 4)
+	op, err := w.slots.Declare(context.Background(), shop, slots.NewOpening{
+		StartsAt: time.Now().Add(90 * time.Minute), DurationMinutes: 45, Service: "Colour", PriceCents: 6000,
+	})
+	require.NoError(t, err)
+	start := time.Now()
+	res, err := paced.RunWave(context.Background(), jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
+	require.NoError(t, err)
+	require.Equal(t, 4, res.Texted)
+	took := time.Since(start)
+	require.GreaterOrEqual(t, took, 1500*time.Millisecond, "4 texts at 2 a second went out in %s", took)
+	cutoff := op.StartsAt.Add(-time.Hour)
+	for _, m := range w.twilio.Messages() {
+		require.LessOrEqual(t, m.ValidityPeriod, time.Until(cutoff)+took+time.Second, "text to %s outlives the cutoff", m.To)
+		require.Greater(t, m.ValidityPeriod, 25*time.Minute, "text to %s", m.To)
+	}
 }

@@ -130,6 +130,7 @@ type policyRequest struct {
 	// MaxOffersPerDay is null (or absent) for no cap.
 	MaxOffersPerDay       *int64 `json:"max_offers_per_day"`
 	FirstWaveDelaySeconds *int64 `json:"first_wave_delay_seconds"`
+	SendRatePerSecond     *int64 `json:"send_rate_per_second"`
 }
 
 type quietHoursValue struct {
@@ -150,6 +151,9 @@ func (r shopRequest) newShop() (n shops.NewShop, err error) {
 	}
 	if p.WaveIntervalSeconds != nil {
 		n.Policy.WaveInterval = time.Duration(clamp(*p.WaveIntervalSeconds, 1<<32)) * time.Second
+	}
+	if p.SendRatePerSecond != nil {
+		n.Policy.SendRate = int(clamp(*p.SendRatePerSecond, 1<<30)) // 0 means the default
 	}
 	if p.MinLeadMinutes != nil {
 		n.Policy.MinLead = time.Duration(clamp(*p.MinLeadMinutes, 1<<26)) * time.Minute
@@ -249,6 +253,7 @@ type policyJSON struct {
 	// MaxOffersPerDay is null when there is no cap.
 	MaxOffersPerDay       *int  `json:"max_offers_per_day"`
 	FirstWaveDelaySeconds int64 `json:"first_wave_delay_seconds"`
+	SendRatePerSecond     int   `json:"send_rate_per_second"`
 }
 
 type quietHoursJSON struct {
@@ -267,6 +272,7 @@ func newShopJSON(s shops.Shop) shopJSON {
 			MinLeadMinutes:        int64(p.MinLead / time.Minute),
 			CooldownSeconds:       int64(p.Cooldown / time.Second),
 			FirstWaveDelaySeconds: int64(p.FirstWaveDelay / time.Second),
+			SendRatePerSecond:     p.SendRate,
 		},
 	}
 	if p.MaxOffersPerDay > 0 {
@@ -358,6 +364,9 @@ type openingJSON struct {
 	Generation      int          `json:"generation"`
 	CreatedAt       time.Time    `json:"created_at"`
 	FilledAt        *time.Time   `json:"filled_at"`
+	// Warnings, in the answer to a declaration only, say what the owner should know of
+	// an opening accepted anyway (a first wave the number cannot send in time).
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 type fillerJSON struct {
@@ -383,6 +392,7 @@ func newOpeningJSON(o slots.Opening, currency string) openingJSON {
 		ID: o.ID, ShopID: o.ShopID, StartsAt: o.StartsAt.UTC().Format(time.RFC3339),
 		DurationMinutes: o.DurationMinutes, Service: o.Service, PriceCents: o.PriceCents, Currency: currency,
 		Status: o.Status, OffersSent: o.OffersSent, Generation: o.Generation, CreatedAt: o.CreatedAt.UTC(),
+		Warnings: o.Warnings,
 	}
 	if o.FilledAt != nil {
 		t := o.FilledAt.UTC()

@@ -74,6 +74,7 @@ type policyPatchRequest struct {
 	CooldownSeconds       optional[int64]           `json:"cooldown_seconds"`
 	MaxOffersPerDay       optional[int64]           `json:"max_offers_per_day"`
 	FirstWaveDelaySeconds optional[int64]           `json:"first_wave_delay_seconds"`
+	SendRatePerSecond     optional[int64]           `json:"send_rate_per_second"`
 }
 
 func (r shopPatchRequest) change() (ch shops.ShopChange, err error) {
@@ -119,6 +120,12 @@ func (r shopPatchRequest) change() (ch shops.ShopChange, err error) {
 	} else if v != nil {
 		n := int(*v)
 		ch.WaveSize = &n
+	}
+	if v, err := num(p.SendRatePerSecond, "send_rate_per_second", 1<<30); err != nil {
+		return ch, err
+	} else if v != nil {
+		n := int(*v)
+		ch.SendRate = &n
 	}
 	if err := seconds(p.WaveIntervalSeconds, "wave_interval_seconds", time.Second, &ch.WaveInterval); err != nil {
 		return ch, err

@@ -62,7 +62,7 @@ func TestShopSettings(t *testing.T) {
 	// a grace period set.
 	r = e.do(http.MethodPatch, "/api/shop", key, map[string]any{
 		"name": "Fade Street", "timezone": "Europe/London",
-		"offer_policy": map[string]any{"quiet_hours": nil, "max_offers_per_day": 2, "first_wave_delay_seconds": 120},
+		"offer_policy": map[string]any{"quiet_hours": nil, "max_offers_per_day": 2, "first_wave_delay_seconds": 120, "send_rate_per_second": 3},
 	})
 	require.Equal(t, http.StatusOK, r.status, r.raw)
 	require.Equal(t, "Fade Street", r.body["name"])
@@ -71,6 +71,7 @@ func TestShopSettings(t *testing.T) {
 	require.Equal(t, map[string]any{
 		"wave_size": 5.0, "wave_interval_seconds": 300.0, "min_lead_minutes": 30.0, "quiet_hours": nil,
 		"cooldown_seconds": 3600.0, "max_offers_per_day": 2.0, "first_wave_delay_seconds": 120.0,
+		"send_rate_per_second": 3.0, // a toll-free number's rate
 	}, r.body["offer_policy"])
 	require.Equal(t, r.body, e.do(http.MethodGet, "/api/shop", key, nil).body, "stored")
 
@@ -470,4 +471,26 @@ func TestImportTenThousand(t *testing.T) {
 	t.Logf("10,000-row import (%d KiB): first %v (10000 created), again %v (10000 unchanged)", len(file)>>10, first, second)
 	require.Less(t, first, 20*time.Second)
 	require.Equal(t, 3334, e.queryInt("SELECT count(*) FROM customers WHERE sms_opt_in"))
+}
+
+// TestDeclareAnswersWithAWarningWhenTheWaveIsTooSlow: an opening whose first wave the
+// shop's number cannot send before its offers close is created, and the answer says so.
+func TestDeclareAnswersWithAWarningWhenTheWaveIsTooSlow(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	_, key := e.shop("+15555550170")
+	r := e.do(http.MethodPatch, "/api/shop", key, map[string]any{"offer_policy": map[string]any{"wave_size": 1000, "send_rate_per_second": 1}})
+	require.Equal(t, http.StatusOK, r.status, r.raw)
+	lead := time.Duration(r.body["offer_policy"].(map[string]any)["min_lead_minutes"].(float64)) * time.Minute
+
+	soon := validOpening()
+	soon["starts_at"] = future(lead + 10*time.Minute)
+	r = e.do(http.MethodPost, "/api/openings", key, soon)
+	require.Equal(t, http.StatusCreated, r.status, r.raw)
+	require.Len(t, r.body["warnings"], 1, r.raw)
+	require.Contains(t, r.body["warnings"].([]any)[0], "a wave of 1000 texts takes 16m40s")
+
+	r = e.do(http.MethodPost, "/api/openings", key, validOpening()) // two days ahead
+	require.Equal(t, http.StatusCreated, r.status, r.raw)
+	require.NotContains(t, r.body, "warnings", "no warning when there is time")
 }

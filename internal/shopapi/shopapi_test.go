@@ -225,7 +225,7 @@ func TestCreateShop(t *testing.T) {
 	require.Equal(t, map[string]any{
 		"wave_size": 5.0, "wave_interval_seconds": 300.0, "min_lead_minutes": 30.0,
 		"quiet_hours": map[string]any{"start": "21:00", "end": "08:00"}, "cooldown_seconds": 3600.0,
-		"max_offers_per_day": nil, "first_wave_delay_seconds": 0.0,
+		"max_offers_per_day": nil, "first_wave_delay_seconds": 0.0, "send_rate_per_second": 1.0,
 	}, r.body["offer_policy"])
 	_, err := time.Parse(time.RFC3339, r.body["created_at"].(string))
 	require.NoError(t, err)
@@ -264,17 +264,19 @@ func TestCreateShopPolicyDefaultsAndZeros(t *testing.T) {
 		want   map[string]any
 	}{
 		{name: "omitted", policy: nil, want: map[string]any{
-			"wave_size": 10.0, "wave_interval_seconds": 600.0, "min_lead_minutes": 60.0, "quiet_hours": nil, "cooldown_seconds": 86400.0, "max_offers_per_day": nil, "first_wave_delay_seconds": 0.0}},
+			"wave_size": 10.0, "wave_interval_seconds": 600.0, "min_lead_minutes": 60.0, "quiet_hours": nil, "cooldown_seconds": 86400.0, "max_offers_per_day": nil, "first_wave_delay_seconds": 0.0, "send_rate_per_second": 1.0}},
 		{name: "explicit zeros kept for lead and cooldown", policy: map[string]any{
 			"min_lead_minutes": 0, "cooldown_seconds": 0, "quiet_hours": nil}, want: map[string]any{
-			"wave_size": 10.0, "wave_interval_seconds": 600.0, "min_lead_minutes": 0.0, "quiet_hours": nil, "cooldown_seconds": 0.0, "max_offers_per_day": nil, "first_wave_delay_seconds": 0.0}},
+			"wave_size": 10.0, "wave_interval_seconds": 600.0, "min_lead_minutes": 0.0, "quiet_hours": nil, "cooldown_seconds": 0.0, "max_offers_per_day": nil, "first_wave_delay_seconds": 0.0, "send_rate_per_second": 1.0}},
 		{name: "nulls mean defaults", policy: map[string]any{
 			"wave_size": nil, "min_lead_minutes": nil, "cooldown_seconds": nil}, want: map[string]any{
-			"wave_size": 10.0, "wave_interval_seconds": 600.0, "min_lead_minutes": 60.0, "quiet_hours": nil, "cooldown_seconds": 86400.0, "max_offers_per_day": nil, "first_wave_delay_seconds": 0.0}},
+			"wave_size": 10.0, "wave_interval_seconds": 600.0, "min_lead_minutes": 60.0, "quiet_hours": nil, "cooldown_seconds": 86400.0, "max_offers_per_day": nil, "first_wave_delay_seconds": 0.0, "send_rate_per_second": 1.0}},
 		{name: "daytime quiet hours", policy: map[string]any{
 			"wave_size": 1000, "wave_interval_seconds": 10, "quiet_hours": map[string]any{"start": "00:00", "end": "23:59"}},
 			want: map[string]any{"wave_size": 1000.0, "wave_interval_seconds": 10.0, "min_lead_minutes": 60.0,
-				"quiet_hours": map[string]any{"start": "00:00", "end": "23:59"}, "cooldown_seconds": 86400.0, "max_offers_per_day": nil, "first_wave_delay_seconds": 0.0}},
+				"quiet_hours": map[string]any{"start": "00:00", "end": "23:59"}, "cooldown_seconds": 86400.0, "max_offers_per_day": nil, "first_wave_delay_seconds": 0.0, "send_rate_per_second": 1.0}},
+		{name: "a short code's send rate", policy: map[string]any{"send_rate_per_second": 100}, want: map[string]any{
+			"wave_size": 10.0, "wave_interval_seconds": 600.0, "min_lead_minutes": 60.0, "quiet_hours": nil, "cooldown_seconds": 86400.0, "max_offers_per_day": nil, "first_wave_delay_seconds": 0.0, "send_rate_per_second": 100.0}},
 	}
 	for i, tt := range tests {
 		body := validShop(fmt.Sprintf("+1555555020%d", i))

@@ -30,6 +30,7 @@ type ShopChange struct {
 	// MaxOffersPerDay replaces the daily cap when set; 0 removes it.
 	MaxOffersPerDay *int
 	FirstWaveDelay  *time.Duration
+	SendRate        *int
 }
 
 // Update changes a shop's settings, validated exactly as a new shop's are. They apply to
@@ -88,6 +89,11 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		if ch.FirstWaveDelay != nil {
 			p.FirstWaveDelay = *ch.FirstWaveDelay
 		}
+		if ch.SendRate != nil {
+			if p.SendRate = *ch.SendRate; p.SendRate == 0 {
+				p.SendRate = -1 // an explicit 0 is invalid here, not "the default"
+			}
+		}
 		if err := s.normalise(&n); err != nil {
 			return err
 		}
@@ -101,7 +107,7 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 			WaveSize: int32(p.WaveSize), WaveIntervalSeconds: int32(p.WaveInterval / time.Second),
 			MinLeadMinutes: int32(p.MinLead / time.Minute), QuietStartMinute: qs, QuietEndMinute: qe,
 			CooldownSeconds: int32(p.Cooldown / time.Second), MaxOffersPerDay: capParam(p.MaxOffersPerDay),
-			FirstWaveDelaySeconds: int32(p.FirstWaveDelay / time.Second),
+			FirstWaveDelaySeconds: int32(p.FirstWaveDelay / time.Second), SendRate: int32(p.SendRate),
 		})
 		if err != nil {
 			return fmt.Errorf("update shop %s: %w", id, err)

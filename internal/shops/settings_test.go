@@ -3,11 +3,13 @@ package shops_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
+	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
@@ -49,4 +51,35 @@ func TestRotateKey(t *testing.T) {
 
 	_, _, err = svc.RotateKey(ctx, uuid.New())
 	require.ErrorIs(t, err, shops.ErrShopNotFound)
+}
+
+// TestSendRate: a shop sends at a long code's 1 text a second unless it says otherwise;
+// the rate can be changed, within 1 to 1000, and an explicit 0 is refused.
+func TestSendRate(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.New(t)
+	ctx := context.Background()
+	svc := shops.New(pool, shops.Config{})
+	s, _, err := svc.Create(ctx, shops.NewShop{Name: "A", Timezone: "UTC", SMSNumber: "+15555550200", Currency: "usd", PaymentMode: shops.PaymentNone})
+	require.NoError(t, err)
+	require.Equal(t, 1, s.Policy.SendRate, "a long code's rate by default")
+	require.Equal(t, 10*time.Second, s.Policy.WaveDuration(), "the default wave of 10 at 1 a second")
+
+	tollFree := 3
+	s, err = svc.Update(ctx, s.ID, shops.ShopChange{SendRate: &tollFree})
+	require.NoError(t, err)
+	require.Equal(t, 3, s.Policy.SendRate)
+	got, err := svc.Get(ctx, s.ID)
+	require.NoError(t, err)
+	require.Equal(t, 3, got.Policy.SendRate, "stored")
+
+	for _, bad := range []int{0, -1, 1001} {
+		_, err = svc.Update(ctx, s.ID, shops.ShopChange{SendRate: &bad})
+		var pe *problem.Error
+		require.ErrorAs(t, err, &pe, "send rate %d", bad)
+		require.Equal(t, "offer_policy.send_rate_per_second", pe.Field)
+	}
+	_, _, err = svc.Create(ctx, shops.NewShop{Name: "B", Timezone: "UTC", SMSNumber: "+15555550201", Currency: "usd",
+		PaymentMode: shops.PaymentNone, Policy: shops.Policy{SendRate: 5000}})
+	require.Error(t, err)
 }

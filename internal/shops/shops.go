@@ -78,10 +78,19 @@ type Policy struct {
 	// FirstWaveDelay is a grace period between declaring an opening and its first wave,
 	// so a mistaken declaration can be cancelled before anyone is texted.
 	FirstWaveDelay time.Duration
+	// SendRate is how many texts a second the shop's number may send: about 1 for a
+	// long code (the default), 3 for a toll-free number, 100 for a short code. Waves are
+	// paced to it.
+	SendRate int
+}
+
+// WaveDuration is how long sending a whole wave takes at the shop's send rate.
+func (p Policy) WaveDuration() time.Duration {
+	return time.Duration(p.WaveSize) * time.Second / time.Duration(max(p.SendRate, 1))
 }
 
 // DefaultPolicy is used for fields a new shop leaves out.
-var DefaultPolicy = Policy{WaveSize: 10, WaveInterval: 10 * time.Minute, MinLead: time.Hour, Cooldown: 24 * time.Hour}
+var DefaultPolicy = Policy{WaveSize: 10, WaveInterval: 10 * time.Minute, MinLead: time.Hour, Cooldown: 24 * time.Hour, SendRate: 1}
 
 // Shop is a business that declares openings.
 type Shop struct {
@@ -196,6 +205,7 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 		QuietStartMinute: qs, QuietEndMinute: qe, CooldownSeconds: int32(p.Cooldown / time.Second),
 		ApiKeyHash: hash, CreatedAt: s.cfg.Now().UTC(),
 		MaxOffersPerDay: capParam(p.MaxOffersPerDay), FirstWaveDelaySeconds: int32(p.FirstWaveDelay / time.Second),
+		SendRate: int32(p.SendRate),
 	})
 	if isUnique(err) {
 		return Shop{}, "", &problem.Error{Kind: problem.Conflict, Code: "sms_number_taken", Field: "sms_number",
@@ -245,6 +255,9 @@ func (s *Service) normalise(n *NewShop) error {
 	if p.WaveInterval == 0 {
 		p.WaveInterval = DefaultPolicy.WaveInterval
 	}
+	if p.SendRate == 0 {
+		p.SendRate = DefaultPolicy.SendRate
+	}
 	if p.MinLead == 0 && !n.LeadSet {
 		p.MinLead = DefaultPolicy.MinLead
 	}
@@ -262,6 +275,8 @@ func (s *Service) normalise(n *NewShop) error {
 		return problem.Invalidf("offer_policy.cooldown_seconds", "cooldown_seconds must be between 0 and 2592000")
 	case p.MaxOffersPerDay < 0 || p.MaxOffersPerDay > 1000:
 		return problem.Invalidf("offer_policy.max_offers_per_day", "max_offers_per_day must be between 1 and 1000, or null for no cap")
+	case p.SendRate < 1 || p.SendRate > 1000:
+		return problem.Invalidf("offer_policy.send_rate_per_second", "send_rate_per_second must be between 1 and 1000 (a long code sends about 1 text a second, toll-free 3, a short code 100)")
 	case p.FirstWaveDelay < 0 || p.FirstWaveDelay > 24*time.Hour || p.FirstWaveDelay%time.Second != 0:
 		return problem.Invalidf("offer_policy.first_wave_delay_seconds", "first_wave_delay_seconds must be between 0 and 86400")
 	}
@@ -392,6 +407,7 @@ func fromRow(r db.Shop) (Shop, error) {
 			// A NULL cap reads as 0: no cap.
 			MaxOffersPerDay: int(r.MaxOffersPerDay.Int32),
 			FirstWaveDelay:  time.Duration(r.FirstWaveDelaySeconds) * time.Second,
+			SendRate:        int(r.SendRate),
 		},
 	}
 	if r.QuietStartMinute.Valid && r.QuietEndMinute.Valid {

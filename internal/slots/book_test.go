@@ -254,3 +254,37 @@ func TestPricesThePaymentProviderRefusesAreRefused(t *testing.T) {
 		require.Contains(t, p.Message, strings.ToUpper(tc.currency))
 	}
 }
+
+// TestDeclareWarnsOfAWaveTooSlowForItsDeadline: a first wave the shop's number cannot
+// send before the offers close (its size at the send rate) is declared with a warning
+// saying so; a number fast enough, or more time, gives none.
+func TestDeclareWarnsOfAWaveTooSlowForItsDeadline(t *testing.T) {
+	t.Parallel()
+	svc, f := setup(t, 0, noLock{}, "")
+	ctx := context.Background()
+	longCode := shops.ShopChange{WaveSize: ptr(1000)}
+	shop, err := f.shops.Update(ctx, f.shop.ID, longCode)
+	require.NoError(t, err)
+	require.Equal(t, 1, shop.Policy.SendRate)
+	soon := slots.NewOpening{StartsAt: time.Now().Add(shop.Policy.MinLead + 10*time.Minute), DurationMinutes: 30, Service: "Cut", PriceCents: 1000}
+
+	op, err := svc.Declare(ctx, shop, soon)
+	require.NoError(t, err, "declared anyway")
+	require.Len(t, op.Warnings, 1)
+	require.Contains(t, op.Warnings[0], "a wave of 1000 texts takes 16m40s at 1 text(s) a second")
+
+	later := soon
+	later.StartsAt = time.Now().Add(5 * time.Hour)
+	op, err = svc.Declare(ctx, shop, later)
+	require.NoError(t, err)
+	require.Empty(t, op.Warnings, "time enough")
+
+	shortCode, err := f.shops.Update(ctx, f.shop.ID, shops.ShopChange{SendRate: ptr(100)})
+	require.NoError(t, err)
+	soon.StartsAt = soon.StartsAt.Add(time.Minute)
+	op, err = svc.Declare(ctx, shortCode, soon)
+	require.NoError(t, err)
+	require.Empty(t, op.Warnings, "a short code sends the wave in 10 s")
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -59,6 +59,9 @@ type Opening struct {
 	FilledAt        *time.Time
 	FilledBy        *Filler
 	Booking         *Booking
+	// Warnings are what the owner should know of a declaration that was accepted
+	// anyway (only Declare sets them).
+	Warnings []string
 }
 
 // Filler is the customer holding an opening.
@@ -230,7 +233,27 @@ func (s *Service) Declare(ctx context.Context, shop shops.Shop, n NewOpening) (O
 	if err != nil {
 		return Opening{}, err
 	}
-	return s.Get(ctx, shop.ID, id)
+	o, err := s.Get(ctx, shop.ID, id)
+	if err != nil {
+		return Opening{}, err
+	}
+	o.Warnings = waveWarnings(shop, o.StartsAt, now)
+	return o, nil
+}
+
+// waveWarnings warns of a first wave that the shop's number cannot send before the
+// offers' deadline (the cutoff) at its send rate: the last texts of it would be dropped
+// (their validity ends at the cutoff) or arrive too late to be taken.
+func waveWarnings(shop shops.Shop, startsAt, now time.Time) []string {
+	p := shop.Policy
+	left := shop.Cutoff(startsAt).Sub(now.Add(p.FirstWaveDelay))
+	if need := p.WaveDuration(); need > left {
+		return []string{fmt.Sprintf(
+			"a wave of %d texts takes %s at %d text(s) a second, but only %s is left before the offers close; "+
+				"the last customers of the wave will not be reached in time (lower wave_size or use a faster number)",
+			p.WaveSize, need.Round(time.Second), p.SendRate, max(left, 0).Round(time.Second))}
+	}
+	return nil
 }
 
 // Get returns shopID's opening id.

@@ -1,0 +1,63 @@
+package pacing_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/pacing"
+	"github.com/slotrecovery/slotrecovery/internal/redistest"
+)
+
+// TestPacerSpacesTextsAcrossInstances: two pacers (two instances) sharing Redis let one
+// sender send no faster than its rate together; another sender is not held back.
+func TestPacerSpacesTextsAcrossInstances(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := redistest.New(t)
+	a, b := pacing.New(rdb, prefix), pacing.New(rdb, prefix)
+	ctx := context.Background()
+	const rate, texts = 10, 12
+	var mu sync.Mutex
+	var times []time.Time
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range texts {
+		p := a
+		if i%2 == 1 {
+			p = b
+		}
+		wg.Go(func() {
+			require.NoError(t, p.Wait(ctx, "+15550001000", rate))
+			mu.Lock()
+			times = append(times, time.Now())
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	// 12 texts at 10/s with no burst: the last may go no sooner than 1.1 s after the
+	// first. (An upper bound would only measure how busy the machine is.)
+	require.GreaterOrEqual(t, time.Since(start), 1000*time.Millisecond, "12 texts at 10/s went out in %s", time.Since(start))
+
+	// At 1/s, a sender that just sent must wait a second; another sender need not.
+	require.NoError(t, a.Wait(ctx, "+15550001001", 1))
+	short, cancel := context.WithTimeout(ctx, 900*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, b.Wait(short, "+15550001001", 1), context.DeadlineExceeded, "the second text of a 1/s sender within 0.9 s")
+	other, cancelOther := context.WithTimeout(ctx, 900*time.Millisecond)
+	defer cancelOther()
+	require.NoError(t, b.Wait(other, "+15550002000", 1), "another sender waited for the first one's texts")
+}
+
+// TestPacerStopsWithItsContext: a wait ends when its context does.
+func TestPacerStopsWithItsContext(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := redistest.New(t)
+	p := pacing.New(rdb, prefix)
+	require.NoError(t, p.Wait(context.Background(), "+15550003000", 1))
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, p.Wait(ctx, "+15550003000", 1), context.DeadlineExceeded)
+}
