@@ -103,7 +103,8 @@ func (d *Driver) NewShop(ctx context.Context, base string, waveSize int) (Shop, 
 	err := d.API(ctx, base, http.MethodPost, "/api/shops", AdminToken, "", map[string]any{
 		"name": "Joe's Barbers", "timezone": "America/New_York", "sms_number": fmt.Sprintf("+1555%07d", d.Next()),
 		"currency": "usd", "payment_mode": "checkout",
-		"offer_policy": map[string]any{"wave_size": waveSize, "wave_interval_seconds": 600, "min_lead_minutes": 30, "cooldown_seconds": 86400, "quiet_hours": nil},
+		"offer_policy": map[string]any{"wave_size": waveSize, "wave_interval_seconds": 600, "min_lead_minutes": 30, "cooldown_seconds": 86400, "quiet_hours": nil,
+			"send_rate_per_second": 1000},
 	}, &s)
 	return s, err
 }
