@@ -201,6 +201,14 @@ CREATE INDEX text_claims_claimed_idx ON text_claims (claimed_at);
 -- after it (longer than a wave job may run) was claimed by a run that was killed.
 ALTER TABLE slot_offers ADD COLUMN claimed_at timestamptz;
 
+-- 0008_refund_failures
+-- A refund Stripe refused for good, or whose job's last attempt failed: the owner
+-- refunds it by hand (the dashboard lists it).
+ALTER TABLE bookings ADD COLUMN refund_failed_at timestamptz;
+ALTER TABLE bookings ADD COLUMN refund_failed_payment_intent text;
+ALTER TABLE bookings ADD COLUMN refund_error text;
+CREATE INDEX bookings_refund_failed_idx ON bookings (shop_id, refund_failed_at) WHERE refund_failed_at IS NOT NULL;
+
 -- 0009_delivery_reports
 -- What the carrier said of each text, kept by message id (it may arrive before the
 -- offer has stored the id) and applied to the offer: an undelivered offer is failed and

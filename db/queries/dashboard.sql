@@ -105,3 +105,18 @@ WHERE b.shop_id = sqlc.arg(shop_id) AND b.status = 'confirmed'
   AND b.created_at >= sqlc.arg(since)::timestamptz
 GROUP BY 1
 ORDER BY 1;
+
+-- name: DashboardRefundsFailed :many
+-- The shop's bookings with a payment that could not be refunded, newest first: the owner
+-- must refund them by hand in Stripe.
+SELECT b.id, b.refund_failed_at::timestamptz AS refund_failed_at,
+       COALESCE(b.refund_failed_payment_intent, '')::text AS payment_intent_id,
+       COALESCE(b.refund_error, '')::text AS reason, b.amount_cents, b.currency,
+       s.starts_at, s.service, c.name AS customer_name, c.phone AS customer_phone,
+       (c.erased_at IS NOT NULL)::boolean AS customer_erased
+FROM bookings b
+JOIN slot_openings s ON s.id = b.opening_id
+JOIN customers c ON c.id = b.customer_id
+WHERE b.shop_id = sqlc.arg(shop_id) AND b.refund_failed_at IS NOT NULL
+ORDER BY b.refund_failed_at DESC, b.id
+LIMIT sqlc.arg(max_rows);

@@ -69,3 +69,18 @@ SET status = 'filled', filled_by = sqlc.arg(customer_id), filled_at = sqlc.arg(n
     updated_at = sqlc.arg(now)::timestamptz, version = version + 1
 WHERE id = sqlc.arg(id) AND status IN ('open', 'expired') AND filled_by IS NULL
 RETURNING *;
+
+-- name: BookingSetRefundFailed :execrows
+-- Records that a payment of the booking could not be refunded (Stripe refused for good,
+-- or the refund job ran out of attempts): the owner must refund it by hand. The latest
+-- failure is the one shown. 0 rows: the booking is gone.
+UPDATE bookings
+SET refund_failed_at = sqlc.arg(now)::timestamptz, refund_failed_payment_intent = sqlc.arg(payment_intent_id),
+    refund_error = sqlc.arg(reason), updated_at = sqlc.arg(now)::timestamptz
+WHERE id = sqlc.arg(id);
+
+-- name: BookingClearRefundFailed :exec
+-- A later refund of the payment that had failed succeeded: nothing is left to do by hand.
+UPDATE bookings
+SET refund_failed_at = NULL, refund_failed_payment_intent = NULL, refund_error = NULL, updated_at = sqlc.arg(now)::timestamptz
+WHERE id = sqlc.arg(id) AND refund_failed_payment_intent = sqlc.arg(payment_intent_id);

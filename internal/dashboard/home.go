@@ -53,6 +53,24 @@ type homeView struct {
 	NextPage int
 	Form     declareForm
 	Export   exportForm
+	// RefundsFailed are the payments the server could not refund: the owner must.
+	RefundsFailed []refundFailedView
+}
+
+// maxRefundsFailed is how many failed refunds the page lists.
+const maxRefundsFailed = 20
+
+// refundFailedView is a booking whose payment could not be refunded.
+type refundFailedView struct {
+	BookingID uuid.UUID
+	When      string
+	Service   string
+	Customer  string
+	Phone     string
+	Amount    string
+	Payment   string
+	Reason    string
+	FailedAt  string
 }
 
 type totalsView struct {
@@ -145,6 +163,9 @@ func (d *Dashboard) homeView(ctx context.Context, shop shops.Shop, page int) (ho
 	if v.Open, v.OpenMore, err = d.openList(ctx, shop, now); err != nil {
 		return v, err
 	}
+	if v.RefundsFailed, err = d.refundsFailed(ctx, shop); err != nil {
+		return v, err
+	}
 	rows, err := d.q.DashboardFilledPage(ctx, d.pool, db.DashboardFilledPageParams{
 		ShopID: shop.ID, MaxRows: pageSize + 1, SkipRows: int32((page - 1) * pageSize),
 	})
@@ -167,6 +188,24 @@ func (d *Dashboard) homeView(ctx context.Context, shop shops.Shop, page int) (ho
 		})
 	}
 	return v, nil
+}
+
+// refundsFailed lists the shop's bookings whose payment could not be refunded.
+func (d *Dashboard) refundsFailed(ctx context.Context, shop shops.Shop) ([]refundFailedView, error) {
+	rows, err := d.q.DashboardRefundsFailed(ctx, d.pool, db.DashboardRefundsFailedParams{ShopID: shop.ID, MaxRows: maxRefundsFailed})
+	if err != nil {
+		return nil, fmt.Errorf("list failed refunds: %w", err)
+	}
+	out := make([]refundFailedView, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, refundFailedView{
+			BookingID: r.ID, When: formatWhen(r.StartsAt, shop.Location), Service: r.Service,
+			Customer: customerLabel(r.CustomerName, r.CustomerErased), Phone: phone.Mask(r.CustomerPhone),
+			Amount: money.Format(r.AmountCents, r.Currency), Payment: r.PaymentIntentID, Reason: r.Reason,
+			FailedAt: formatWhen(r.RefundFailedAt, shop.Location),
+		})
+	}
+	return out, nil
 }
 
 func (d *Dashboard) totals(ctx context.Context, shop shops.Shop, id, label string, since, until time.Time) (totalsView, error) {

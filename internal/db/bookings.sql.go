@@ -48,7 +48,7 @@ WITH opening AS (
     SELECT f.id, $3, a.id, $7, $8, f.price_cents, $9,
         $4::timestamptz, $4::timestamptz, $10, $11
     FROM filled f, accepted a
-    RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at
+    RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error
 )
 SELECT b.id, b.status, b.amount_cents, b.currency, b.checkout_expires_at, b.created_at, b.shop_id, b.opening_id, b.customer_id,
        f.service, f.starts_at, f.price_cents
@@ -135,7 +135,7 @@ func (q *Queries) BookingClaim(ctx context.Context, db DBTX, arg BookingClaimPar
 }
 
 const bookingGet = `-- name: BookingGet :one
-SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at FROM bookings WHERE id = $1
+SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error FROM bookings WHERE id = $1
 `
 
 func (q *Queries) BookingGet(ctx context.Context, db DBTX, id uuid.UUID) (Booking, error) {
@@ -162,12 +162,15 @@ func (q *Queries) BookingGet(ctx context.Context, db DBTX, id uuid.UUID) (Bookin
 		&i.ReconcileAttempts,
 		&i.RefundRequestedAt,
 		&i.CustomerToldAt,
+		&i.RefundFailedAt,
+		&i.RefundFailedPaymentIntent,
+		&i.RefundError,
 	)
 	return i, err
 }
 
 const bookingLatestForOpening = `-- name: BookingLatestForOpening :one
-SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at FROM bookings WHERE opening_id = $1 ORDER BY created_at DESC, id LIMIT 1
+SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error FROM bookings WHERE opening_id = $1 ORDER BY created_at DESC, id LIMIT 1
 `
 
 func (q *Queries) BookingLatestForOpening(ctx context.Context, db DBTX, openingID uuid.UUID) (Booking, error) {
@@ -194,6 +197,9 @@ func (q *Queries) BookingLatestForOpening(ctx context.Context, db DBTX, openingI
 		&i.ReconcileAttempts,
 		&i.RefundRequestedAt,
 		&i.CustomerToldAt,
+		&i.RefundFailedAt,
+		&i.RefundFailedPaymentIntent,
+		&i.RefundError,
 	)
 	return i, err
 }
@@ -264,7 +270,7 @@ SET stripe_checkout_session_id = $1, payment_url = $2,
     stripe_payment_intent_id = $3,
     checkout_expires_at = $4::timestamptz, updated_at = $5::timestamptz
 WHERE id = $6 AND payment_url IS NULL AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error
 `
 
 type BookingSetCheckoutParams struct {
@@ -308,6 +314,9 @@ func (q *Queries) BookingSetCheckout(ctx context.Context, db DBTX, arg BookingSe
 		&i.ReconcileAttempts,
 		&i.RefundRequestedAt,
 		&i.CustomerToldAt,
+		&i.RefundFailedAt,
+		&i.RefundFailedPaymentIntent,
+		&i.RefundError,
 	)
 	return i, err
 }
@@ -315,7 +324,7 @@ func (q *Queries) BookingSetCheckout(ctx context.Context, db DBTX, arg BookingSe
 const bookingSetCheckoutExpiry = `-- name: BookingSetCheckoutExpiry :one
 UPDATE bookings SET checkout_expires_at = $1::timestamptz, updated_at = $2::timestamptz
 WHERE id = $3 AND payment_url IS NULL AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error
 `
 
 type BookingSetCheckoutExpiryParams struct {
@@ -350,6 +359,9 @@ func (q *Queries) BookingSetCheckoutExpiry(ctx context.Context, db DBTX, arg Boo
 		&i.ReconcileAttempts,
 		&i.RefundRequestedAt,
 		&i.CustomerToldAt,
+		&i.RefundFailedAt,
+		&i.RefundFailedPaymentIntent,
+		&i.RefundError,
 	)
 	return i, err
 }

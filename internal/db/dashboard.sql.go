@@ -236,6 +236,73 @@ func (q *Queries) DashboardOpenList(ctx context.Context, db DBTX, arg DashboardO
 	return items, nil
 }
 
+const dashboardRefundsFailed = `-- name: DashboardRefundsFailed :many
+SELECT b.id, b.refund_failed_at::timestamptz AS refund_failed_at,
+       COALESCE(b.refund_failed_payment_intent, '')::text AS payment_intent_id,
+       COALESCE(b.refund_error, '')::text AS reason, b.amount_cents, b.currency,
+       s.starts_at, s.service, c.name AS customer_name, c.phone AS customer_phone,
+       (c.erased_at IS NOT NULL)::boolean AS customer_erased
+FROM bookings b
+JOIN slot_openings s ON s.id = b.opening_id
+JOIN customers c ON c.id = b.customer_id
+WHERE b.shop_id = $1 AND b.refund_failed_at IS NOT NULL
+ORDER BY b.refund_failed_at DESC, b.id
+LIMIT $2
+`
+
+type DashboardRefundsFailedParams struct {
+	ShopID  uuid.UUID
+	MaxRows int32
+}
+
+type DashboardRefundsFailedRow struct {
+	ID              uuid.UUID
+	RefundFailedAt  time.Time
+	PaymentIntentID string
+	Reason          string
+	AmountCents     int64
+	Currency        string
+	StartsAt        time.Time
+	Service         string
+	CustomerName    string
+	CustomerPhone   string
+	CustomerErased  bool
+}
+
+// The shop's bookings with a payment that could not be refunded, newest first: the owner
+// must refund them by hand in Stripe.
+func (q *Queries) DashboardRefundsFailed(ctx context.Context, db DBTX, arg DashboardRefundsFailedParams) ([]DashboardRefundsFailedRow, error) {
+	rows, err := db.Query(ctx, dashboardRefundsFailed, arg.ShopID, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []DashboardRefundsFailedRow
+	for rows.Next() {
+		var i DashboardRefundsFailedRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.RefundFailedAt,
+			&i.PaymentIntentID,
+			&i.Reason,
+			&i.AmountCents,
+			&i.Currency,
+			&i.StartsAt,
+			&i.Service,
+			&i.CustomerName,
+			&i.CustomerPhone,
+			&i.CustomerErased,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const dashboardTotals = `-- name: DashboardTotals :one
 WITH booked AS (
     SELECT

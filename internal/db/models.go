@@ -12,26 +12,29 @@ import (
 )
 
 type Booking struct {
-	ID                      uuid.UUID
-	OpeningID               uuid.UUID
-	CustomerID              uuid.UUID
-	OfferID                 uuid.NullUUID
-	ShopID                  uuid.UUID
-	Status                  string
-	AmountCents             int64
-	Currency                string
-	StripeCheckoutSessionID pgtype.Text
-	StripePaymentIntentID   pgtype.Text
-	PaymentUrl              pgtype.Text
-	CheckoutExpiresAt       *time.Time
-	RefundID                pgtype.Text
-	CreatedAt               time.Time
-	UpdatedAt               time.Time
-	ConfirmedAt             *time.Time
-	ReconcileAfter          *time.Time
-	ReconcileAttempts       int32
-	RefundRequestedAt       *time.Time
-	CustomerToldAt          *time.Time
+	ID                        uuid.UUID
+	OpeningID                 uuid.UUID
+	CustomerID                uuid.UUID
+	OfferID                   uuid.NullUUID
+	ShopID                    uuid.UUID
+	Status                    string
+	AmountCents               int64
+	Currency                  string
+	StripeCheckoutSessionID   pgtype.Text
+	StripePaymentIntentID     pgtype.Text
+	PaymentUrl                pgtype.Text
+	CheckoutExpiresAt         *time.Time
+	RefundID                  pgtype.Text
+	CreatedAt                 time.Time
+	UpdatedAt                 time.Time
+	ConfirmedAt               *time.Time
+	ReconcileAfter            *time.Time
+	ReconcileAttempts         int32
+	RefundRequestedAt         *time.Time
+	CustomerToldAt            *time.Time
+	RefundFailedAt            *time.Time
+	RefundFailedPaymentIntent pgtype.Text
+	RefundError               pgtype.Text
 }
 
 type Customer struct {

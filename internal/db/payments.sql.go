@@ -13,6 +13,24 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const bookingClearRefundFailed = `-- name: BookingClearRefundFailed :exec
+UPDATE bookings
+SET refund_failed_at = NULL, refund_failed_payment_intent = NULL, refund_error = NULL, updated_at = $1::timestamptz
+WHERE id = $2 AND refund_failed_payment_intent = $3
+`
+
+type BookingClearRefundFailedParams struct {
+	Now             time.Time
+	ID              uuid.UUID
+	PaymentIntentID pgtype.Text
+}
+
+// A later refund of the payment that had failed succeeded: nothing is left to do by hand.
+func (q *Queries) BookingClearRefundFailed(ctx context.Context, db DBTX, arg BookingClearRefundFailedParams) error {
+	_, err := db.Exec(ctx, bookingClearRefundFailed, arg.Now, arg.ID, arg.PaymentIntentID)
+	return err
+}
+
 const bookingDeferReconcile = `-- name: BookingDeferReconcile :exec
 UPDATE bookings
 SET reconcile_after = $1::timestamptz, reconcile_attempts = reconcile_attempts + 1
@@ -83,7 +101,7 @@ func (q *Queries) BookingListStale(ctx context.Context, db DBTX, arg BookingList
 
 const bookingLock = `-- name: BookingLock :one
 
-SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at FROM bookings WHERE id = $1 FOR UPDATE
+SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error FROM bookings WHERE id = $1 FOR UPDATE
 `
 
 // Payment outcomes: what Stripe's webhooks, the reconciliation and the refund job change.
@@ -111,6 +129,9 @@ func (q *Queries) BookingLock(ctx context.Context, db DBTX, id uuid.UUID) (Booki
 		&i.ReconcileAttempts,
 		&i.RefundRequestedAt,
 		&i.CustomerToldAt,
+		&i.RefundFailedAt,
+		&i.RefundFailedPaymentIntent,
+		&i.RefundError,
 	)
 	return i, err
 }
@@ -120,7 +141,7 @@ UPDATE bookings
 SET status = 'confirmed', confirmed_at = $1::timestamptz, updated_at = $1::timestamptz,
     stripe_payment_intent_id = COALESCE($2, stripe_payment_intent_id)
 WHERE id = $3 AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error
 `
 
 type BookingMarkConfirmedParams struct {
@@ -155,6 +176,9 @@ func (q *Queries) BookingMarkConfirmed(ctx context.Context, db DBTX, arg Booking
 		&i.ReconcileAttempts,
 		&i.RefundRequestedAt,
 		&i.CustomerToldAt,
+		&i.RefundFailedAt,
+		&i.RefundFailedPaymentIntent,
+		&i.RefundError,
 	)
 	return i, err
 }
@@ -164,7 +188,7 @@ UPDATE bookings
 SET status = 'confirmed', confirmed_at = $1::timestamptz, updated_at = $1::timestamptz,
     stripe_payment_intent_id = COALESCE($2, stripe_payment_intent_id)
 WHERE id = $3 AND status = 'payment_failed' AND refund_requested_at IS NULL AND refund_id IS NULL
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error
 `
 
 type BookingMarkConfirmedLateParams struct {
@@ -200,6 +224,9 @@ func (q *Queries) BookingMarkConfirmedLate(ctx context.Context, db DBTX, arg Boo
 		&i.ReconcileAttempts,
 		&i.RefundRequestedAt,
 		&i.CustomerToldAt,
+		&i.RefundFailedAt,
+		&i.RefundFailedPaymentIntent,
+		&i.RefundError,
 	)
 	return i, err
 }
@@ -207,7 +234,7 @@ func (q *Queries) BookingMarkConfirmedLate(ctx context.Context, db DBTX, arg Boo
 const bookingMarkFailed = `-- name: BookingMarkFailed :one
 UPDATE bookings SET status = 'payment_failed', updated_at = $1::timestamptz
 WHERE id = $2 AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error
 `
 
 type BookingMarkFailedParams struct {
@@ -240,6 +267,9 @@ func (q *Queries) BookingMarkFailed(ctx context.Context, db DBTX, arg BookingMar
 		&i.ReconcileAttempts,
 		&i.RefundRequestedAt,
 		&i.CustomerToldAt,
+		&i.RefundFailedAt,
+		&i.RefundFailedPaymentIntent,
+		&i.RefundError,
 	)
 	return i, err
 }
@@ -266,7 +296,7 @@ UPDATE bookings
 SET refund_id = $1, updated_at = $2::timestamptz,
     stripe_payment_intent_id = COALESCE(stripe_payment_intent_id, $3)
 WHERE id = $4 AND refund_id IS NULL AND status <> 'confirmed'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error
 `
 
 type BookingSetRefundParams struct {
@@ -307,8 +337,41 @@ func (q *Queries) BookingSetRefund(ctx context.Context, db DBTX, arg BookingSetR
 		&i.ReconcileAttempts,
 		&i.RefundRequestedAt,
 		&i.CustomerToldAt,
+		&i.RefundFailedAt,
+		&i.RefundFailedPaymentIntent,
+		&i.RefundError,
 	)
 	return i, err
+}
+
+const bookingSetRefundFailed = `-- name: BookingSetRefundFailed :execrows
+UPDATE bookings
+SET refund_failed_at = $1::timestamptz, refund_failed_payment_intent = $2,
+    refund_error = $3, updated_at = $1::timestamptz
+WHERE id = $4
+`
+
+type BookingSetRefundFailedParams struct {
+	Now             time.Time
+	PaymentIntentID pgtype.Text
+	Reason          pgtype.Text
+	ID              uuid.UUID
+}
+
+// Records that a payment of the booking could not be refunded (Stripe refused for good,
+// or the refund job ran out of attempts): the owner must refund it by hand. The latest
+// failure is the one shown. 0 rows: the booking is gone.
+func (q *Queries) BookingSetRefundFailed(ctx context.Context, db DBTX, arg BookingSetRefundFailedParams) (int64, error) {
+	result, err := db.Exec(ctx, bookingSetRefundFailed,
+		arg.Now,
+		arg.PaymentIntentID,
+		arg.Reason,
+		arg.ID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const openingMarkFilledLate = `-- name: OpeningMarkFilledLate :one

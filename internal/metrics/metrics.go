@@ -24,6 +24,8 @@ type Metrics struct {
 
 	accountErrors *prometheus.CounterVec
 	deliveries    *prometheus.CounterVec
+	refundsFailed *prometheus.CounterVec
+	purged        *prometheus.CounterVec
 
 	// codesMu guards codes, the provider codes that have a series of their own in
 	// accountErrors (see codeLabel).
@@ -76,6 +78,14 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "slotrecovery_sms_delivery_reports_total",
 			Help: "SMS delivery reports from the provider, by status and failure reason.",
 		}, []string{"status", "reason"}),
+		refundsFailed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "slotrecovery_refunds_failed_total",
+			Help: "Refunds given up on, to be made by hand (the dashboard lists them), by reason (refused, retries_exhausted).",
+		}, []string{"reason"}),
+		purged: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "slotrecovery_retention_purged_rows_total",
+			Help: "Rows deleted because they outlived the retention period (RETENTION_DAYS), by table.",
+		}, []string{"table"}),
 		codes: make(map[int]bool),
 		yesLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "slotrecovery_yes_answer_seconds",
@@ -84,7 +94,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		}),
 	}
 	reg.MustRegister(m.replies, m.offersTexted, m.wavesRun, m.bookings, m.locks, m.stripeEvents, m.sendErrors, m.yesLatency,
-		m.accountErrors, m.deliveries)
+		m.accountErrors, m.deliveries, m.refundsFailed, m.purged)
 	return m
 }
 
@@ -178,5 +188,26 @@ func (m *Metrics) codeLabel(code int) string {
 func (m *Metrics) SMSDelivery(status, reason string) {
 	if m != nil {
 		m.deliveries.WithLabelValues(status, reason).Inc()
+	}
+}
+
+// RefundFailed counts a refund given up on, by reason: "refused" (retrying cannot help)
+// or "retries_exhausted"; anything else counts as "other". Alert on it: the owner must
+// refund by hand.
+func (m *Metrics) RefundFailed(reason string) {
+	if m == nil {
+		return
+	}
+	if reason != "refused" && reason != "retries_exhausted" {
+		reason = "other"
+	}
+	m.refundsFailed.WithLabelValues(reason).Inc()
+}
+
+// Purged counts n rows of table deleted by the retention purge. table is one of the
+// server's own table names, a bounded set.
+func (m *Metrics) Purged(table string, n int64) {
+	if m != nil && n > 0 {
+		m.purged.WithLabelValues(table).Add(float64(n))
 	}
 }

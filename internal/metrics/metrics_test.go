@@ -96,3 +96,32 @@ func counter(t *testing.T, g prometheus.Gatherer, name string, labels map[string
 	t.Fatalf("no %s%v", name, labels)
 	return 0
 }
+
+// TestRefundFailedLabelsAreBounded: the reason label takes two values and "other".
+func TestRefundFailedLabelsAreBounded(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg)
+	m.RefundFailed("refused")
+	m.RefundFailed("retries_exhausted")
+	m.RefundFailed("retries_exhausted")
+	m.RefundFailed("stripe 400 invalid_request_error: pi_123") // never a label of its own
+	require.Equal(t, 1.0, counter(t, reg, "slotrecovery_refunds_failed_total", map[string]string{"reason": "refused"}))
+	require.Equal(t, 2.0, counter(t, reg, "slotrecovery_refunds_failed_total", map[string]string{"reason": "retries_exhausted"}))
+	require.Equal(t, 1.0, counter(t, reg, "slotrecovery_refunds_failed_total", map[string]string{"reason": "other"}))
+	require.Equal(t, 3, series(t, reg, "slotrecovery_refunds_failed_total"))
+}
+
+func TestPurged(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg)
+	m.Purged("text_claims", 2500)
+	m.Purged("text_claims", 0)
+	m.Purged("inbound_messages", 3)
+	require.Equal(t, 2500.0, counter(t, reg, "slotrecovery_retention_purged_rows_total", map[string]string{"table": "text_claims"}))
+	require.Equal(t, 3.0, counter(t, reg, "slotrecovery_retention_purged_rows_total", map[string]string{"table": "inbound_messages"}))
+	var nilM *metrics.Metrics
+	nilM.RefundFailed("refused")
+	nilM.Purged("text_claims", 1)
+}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -53,7 +55,7 @@ func (p *Payments) RefundBooking(ctx context.Context, bookingID uuid.UUID, payme
 		pi = sess.PaymentIntentID
 	}
 	if pi == "" {
-		return river.JobCancel(fmt.Errorf("booking %s: no payment to refund", b.ID))
+		return river.JobCancel(fmt.Errorf("booking %s: %w", b.ID, errNoPayment))
 	}
 	duplicate := false
 	switch b.Status {
@@ -66,7 +68,7 @@ func (p *Payments) RefundBooking(ctx context.Context, bookingID uuid.UUID, payme
 		duplicate = true
 	case BookingPendingPayment:
 		// No refund is decided for a pending booking: its payment will confirm it.
-		return river.JobCancel(fmt.Errorf("booking %s is pending: its payment is not refunded", b.ID))
+		return river.JobCancel(fmt.Errorf("booking %s is pending: %w", b.ID, errRefundNotDue))
 	}
 
 	refundID, err := p.stripe.Refund(cctx, pi, b.ID.String())
@@ -78,6 +80,13 @@ func (p *Payments) RefundBooking(ctx context.Context, bookingID uuid.UUID, payme
 	}
 	now := p.s.cfg.Now()
 	return pgx.BeginFunc(ctx, p.s.pool, func(tx pgx.Tx) error {
+		// An earlier run may have recorded this payment's refund as failed (its job ran
+		// out of attempts, and a redelivered event queued another): it is done now.
+		if err := p.s.q.BookingClearRefundFailed(ctx, tx, db.BookingClearRefundFailedParams{
+			ID: b.ID, PaymentIntentID: pgText(pi), Now: now.UTC(),
+		}); err != nil {
+			return fmt.Errorf("clear refund failure: %w", err)
+		}
 		if !duplicate {
 			_, err := p.s.q.BookingSetRefund(ctx, tx, db.BookingSetRefundParams{
 				ID: b.ID, RefundID: pgText(refundID), PaymentIntentID: pgText(pi), Now: now.UTC(),
@@ -118,13 +127,110 @@ func (p *Payments) textRefunded(ctx context.Context, tx pgx.Tx, b db.Booking, pa
 	return nil
 }
 
+// errNoPayment: neither the job, the booking nor its Checkout Session names the payment
+// to refund.
+var errNoPayment = errors.New("slots: no payment to refund")
+
+// errRefundNotDue: the booking is pending, so no refund of it was decided. Its job is
+// cancelled, and nothing is owed to anyone.
+var errRefundNotDue = errors.New("slots: no refund is due")
+
+// The reasons a refund failed, the label of slotrecovery_refunds_failed_total.
+const (
+	// RefundFailedRefused: Stripe refused the refund (or the payment could not be
+	// found) in a way retrying cannot change.
+	RefundFailedRefused = "refused"
+	// RefundFailedRetriesExhausted: the refund job's last attempt failed too.
+	RefundFailedRetriesExhausted = "retries_exhausted"
+)
+
+// refundFailedTimeout bounds recording a failed refund, whatever time the job had left.
+const refundFailedTimeout = 10 * time.Second
+
+// recordRefundFailed records on the booking that its payment paymentIntentID (empty:
+// unknown) could not be refunded, and why, for the owner to refund it by hand; and
+// counts it. It is called once per refund job that gives up.
+func (p *Payments) recordRefundFailed(ctx context.Context, bookingID uuid.UUID, paymentIntentID, kind string, cause error) error {
+	if paymentIntentID == "" {
+		if b, err := p.s.q.BookingGet(ctx, p.s.pool, bookingID); err == nil {
+			paymentIntentID = b.StripePaymentIntentID.String
+		}
+	}
+	n, err := p.s.q.BookingSetRefundFailed(ctx, p.s.pool, db.BookingSetRefundFailedParams{
+		ID: bookingID, PaymentIntentID: pgText(paymentIntentID), Reason: pgText(refundFailureReason(cause)), Now: p.s.cfg.Now().UTC(),
+	})
+	if err != nil {
+		return fmt.Errorf("record failed refund of booking %s: %w", bookingID, err)
+	}
+	if n > 0 {
+		p.m.RefundFailed(kind)
+	}
+	return nil
+}
+
+// maxReasonLen bounds the reason stored with a failed refund.
+const maxReasonLen = 300
+
+// refundFailureReason says why a refund failed, in words for the shop's owner: Stripe's
+// own message when Stripe answered, else what kind of failure it was. Never an internal
+// error's text.
+func refundFailureReason(err error) string {
+	var pe *payments.Error
+	switch {
+	case errors.As(err, &pe):
+		r := "Stripe refused the refund"
+		if code := cmp.Or(pe.Code, pe.Type); code != "" {
+			r += " (" + code + ")"
+		}
+		if pe.Msg != "" {
+			r += ": " + pe.Msg
+		}
+		if len(r) > maxReasonLen {
+			r = strings.ToValidUTF8(r[:maxReasonLen], "") + "…"
+		}
+		return r
+	case errors.Is(err, errNoPayment), errors.Is(err, payments.ErrNotFound):
+		return "The payment to refund could not be found at Stripe."
+	case errors.Is(err, payments.ErrInvalid):
+		return "The refund request was invalid (the payment id looks wrong)."
+	case errors.Is(err, errUnconfigured):
+		return "Payments are not configured on the server, so the refund could not be made."
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return "Stripe did not answer in time, on every attempt."
+	}
+	return "The refund kept failing (Stripe or the database could not be reached)."
+}
+
 // RefundWorker runs jobs.Refund.
 type RefundWorker struct {
 	river.WorkerDefaults[jobs.Refund]
 	Payments *Payments
 }
 
-// Work implements river.Worker.
+// Work implements river.Worker. A refund that will not happen, because Stripe refused
+// it for good or because this was the job's last attempt, is recorded on the booking
+// and counted (slotrecovery_refunds_failed_total), and the owner's dashboard lists it
+// for a refund by hand: River discarding the job must not be the end of it. If even
+// that cannot be recorded (the database is down), the job is snoozed, which uses no
+// attempt, and tries the refund again later.
 func (w *RefundWorker) Work(ctx context.Context, job *river.Job[jobs.Refund]) error {
-	return w.Payments.RefundBooking(ctx, job.Args.BookingID, job.Args.PaymentIntentID)
+	err := w.Payments.RefundBooking(ctx, job.Args.BookingID, job.Args.PaymentIntentID)
+	if err == nil || errors.Is(err, errRefundNotDue) {
+		return err
+	}
+	kind := RefundFailedRetriesExhausted
+	if errors.As(err, new(*river.JobCancelError)) {
+		kind = RefundFailedRefused
+	} else if job.Attempt < job.MaxAttempts {
+		return err // River tries again later
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refundFailedTimeout)
+	defer cancel()
+	if rerr := w.Payments.recordRefundFailed(rctx, job.Args.BookingID, job.Args.PaymentIntentID, kind, err); rerr != nil {
+		w.Payments.log.ErrorContext(ctx, "failed refund not recorded; trying again later", "booking_id", job.Args.BookingID, "err", rerr)
+		return river.JobSnooze(time.Minute)
+	}
+	w.Payments.log.ErrorContext(ctx, "refund failed: the owner must refund by hand", "booking_id", job.Args.BookingID,
+		"reason", kind, "attempt", job.Attempt, "err", err)
+	return err
 }
