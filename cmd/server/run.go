@@ -35,6 +35,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/pacing"
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
+	"github.com/slotrecovery/slotrecovery/internal/retention"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
@@ -378,6 +379,11 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	addWorker(workers, a.jobTimeouts, &slots.CompleteWorker{Service: a.slots})
 	addWorker(workers, a.jobTimeouts, &slots.RefundWorker{Payments: a.slotPayments})
 	addWorker(workers, a.jobTimeouts, &slots.ReconcileWorker{Payments: a.slotPayments})
+	purger, err := retention.NewWorker(a.pool, retention.Config{Period: cfg.Retention, Logger: log, Metrics: a.metrics})
+	if err != nil {
+		return nil, err
+	}
+	addWorker(workers, a.jobTimeouts, purger)
 	a.river, err = river.NewClient(riverpgxv5.New(a.pool), &river.Config{
 		Queues: map[string]river.QueueConfig{
 			jobs.QueueOffers:   {MaxWorkers: 8},
@@ -397,6 +403,9 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 				func() (river.JobArgs, *river.InsertOpts) { return jobs.InboundSweep{}, nil }, nil),
 			river.NewPeriodicJob(river.PeriodicInterval(15*time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return jobs.Complete{}, nil }, nil),
+			// Webhook payloads and inbound texts are kept for RETENTION_DAYS only.
+			river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
+				func() (river.JobArgs, *river.InsertOpts) { return jobs.Purge{}, nil }, nil),
 		},
 		// A job whose process died (killed, OOM, lost host) stays "running" until River's
 		// rescuer retries it after this long; River's default is an hour, during which an

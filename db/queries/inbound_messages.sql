@@ -89,3 +89,12 @@ LEFT JOIN LATERAL (
     ORDER BY o.created_at DESC, o.id
     LIMIT 20
 ) AS live ON true;
+
+-- name: InboundPurge :execrows
+-- Deletes up to max_rows texts (their number and words) received before `before`: the
+-- retention period, long past Twilio's redeliveries and the sweeper's window.
+DELETE FROM inbound_messages
+WHERE message_sid IN (
+    SELECT message_sid FROM inbound_messages WHERE received_at < sqlc.arg(before)::timestamptz
+    LIMIT sqlc.arg(max_rows)
+);

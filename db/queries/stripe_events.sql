@@ -20,3 +20,12 @@ SELECT * FROM stripe_events WHERE event_id = $1 FOR UPDATE;
 UPDATE stripe_events SET result = sqlc.arg(result), handled_at = sqlc.arg(now)::timestamptz
 WHERE event_id = sqlc.arg(event_id) AND result IS NULL
 RETURNING result;
+
+-- name: StripeEventPurge :execrows
+-- Deletes up to max_rows events received before `before` (the retention period; it is
+-- longer than Stripe's 3 days of retries, so a redelivery still finds its event).
+DELETE FROM stripe_events
+WHERE event_id IN (
+    SELECT event_id FROM stripe_events WHERE received_at < sqlc.arg(before)::timestamptz
+    LIMIT sqlc.arg(max_rows)
+);

@@ -9,3 +9,12 @@ DELETE FROM text_claims WHERE key = $1;
 
 -- name: TextClaimSent :exec
 UPDATE text_claims SET message_sid = sqlc.arg(message_sid) WHERE key = sqlc.arg(key);
+
+-- name: TextClaimPurge :execrows
+-- Deletes up to max_rows claims made before `before`: the retention period, long past
+-- any retry of the text's job.
+DELETE FROM text_claims
+WHERE key IN (
+    SELECT key FROM text_claims WHERE claimed_at < sqlc.arg(before)::timestamptz
+    LIMIT sqlc.arg(max_rows)
+);

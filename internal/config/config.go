@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // Config is everything the server reads from its environment.
@@ -45,7 +47,19 @@ type Config struct {
 	// PprofAddr, when set, is a separate listener serving net/http/pprof (PPROF_ADDR);
 	// pprof is never served on HTTP_ADDR. Empty (the default) turns it off.
 	PprofAddr string
+	// Retention is how long Stripe's webhook events, inbound texts and text send claims
+	// are kept before a periodic job deletes them (RETENTION_DAYS, whole days; default
+	// 30, at least 4: Stripe retries an event for up to 3 days, and its redelivery must
+	// still find it).
+	Retention time.Duration
 }
+
+// Retention bounds, in days (RETENTION_DAYS).
+const (
+	DefaultRetentionDays = 30
+	MinRetentionDays     = 4
+	maxRetentionDays     = 3650
+)
 
 // TwilioConfigured reports whether real texts can be sent and inbound signatures checked.
 func (c Config) TwilioConfigured() bool { return c.TwilioAccountSID != "" && c.TwilioAuthToken != "" }
@@ -85,6 +99,7 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.LogLevel == "" {
 		c.LogLevel = "info"
 	}
+	c.Retention = DefaultRetentionDays * 24 * time.Hour
 
 	var errs []error
 	bad := func(name, why string) { errs = append(errs, fmt.Errorf("%s %s", name, why)) }
@@ -171,6 +186,14 @@ func Load(getenv func(string) string) (Config, error) {
 	case "debug", "info", "warn", "error":
 	default:
 		bad("LOG_LEVEL", "must be debug, info, warn or error")
+	}
+	if v := get("RETENTION_DAYS"); v != "" {
+		days, err := strconv.Atoi(v)
+		if err != nil || days < MinRetentionDays || days > maxRetentionDays {
+			bad("RETENTION_DAYS", fmt.Sprintf("must be a whole number of days from %d to %d (Stripe retries webhooks for 3 days)", MinRetentionDays, maxRetentionDays))
+		} else {
+			c.Retention = time.Duration(days) * 24 * time.Hour
+		}
 	}
 	if c.RedisKeyPrefix != "" && strings.ContainsAny(c.RedisKeyPrefix, " {}") {
 		bad("REDIS_KEY_PREFIX", "must not contain spaces or braces")

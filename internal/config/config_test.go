@@ -3,6 +3,7 @@ package config_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -46,27 +47,29 @@ func TestLoadErrorsNameTheVariableAndHideSecrets(t *testing.T) {
 		set     map[string]string
 		wantVar string
 	}{
-		"no database":        {map[string]string{"DATABASE_URL": ""}, "DATABASE_URL"},
-		"bad database":       {map[string]string{"DATABASE_URL": "mysql://root:s3cretpw@x/y"}, "DATABASE_URL"},
-		"no redis":           {map[string]string{"REDIS_URL": ""}, "REDIS_URL"},
-		"bad redis":          {map[string]string{"REDIS_URL": "memcache://:redispw@x"}, "REDIS_URL"},
-		"bad addr":           {map[string]string{"HTTP_ADDR": "8080"}, "HTTP_ADDR"},
-		"no public url":      {map[string]string{"PUBLIC_URL": ""}, "PUBLIC_URL"},
-		"short admin":        {map[string]string{"ADMIN_TOKEN": "short"}, "ADMIN_TOKEN"},
-		"half twilio":        {map[string]string{"TWILIO_AUTH_TOKEN": ""}, "TWILIO_AUTH_TOKEN"},
-		"no twilio, no dev":  {map[string]string{"TWILIO_AUTH_TOKEN": "", "TWILIO_ACCOUNT_SID": ""}, "DEV_MODE=1"},
-		"bad stripe key":     {map[string]string{"STRIPE_SECRET_KEY": "pk_live_oops"}, "STRIPE_SECRET_KEY"},
-		"no webhook secret":  {map[string]string{"STRIPE_WEBHOOK_SECRET": ""}, "STRIPE_WEBHOOK_SECRET"},
-		"three secrets":      {map[string]string{"STRIPE_WEBHOOK_SECRET": "a,b,c"}, "STRIPE_WEBHOOK_SECRET"},
-		"bad twilio api url": {map[string]string{"TWILIO_API_URL": "localhost:9"}, "TWILIO_API_URL"},
-		"short session":      {map[string]string{"SESSION_SECRET": "abc"}, "SESSION_SECRET"},
-		"bad dev mode":       {map[string]string{"DEV_MODE": "yes"}, "DEV_MODE"},
-		"bad metrics addr":   {map[string]string{"METRICS_ADDR": "9090"}, "METRICS_ADDR"},
-		"metrics on public":  {map[string]string{"METRICS_ADDR": ":8080"}, "METRICS_ADDR"},
-		"short metrics tok":  {map[string]string{"METRICS_TOKEN": "abc"}, "METRICS_TOKEN"},
-		"bad pprof addr":     {map[string]string{"PPROF_ADDR": "localhost"}, "PPROF_ADDR"},
-		"pprof on public":    {map[string]string{"PPROF_ADDR": ":8080"}, "PPROF_ADDR"},
-		"pprof on metrics":   {map[string]string{"PPROF_ADDR": "127.0.0.1:9090", "METRICS_ADDR": "127.0.0.1:9090"}, "PPROF_ADDR"},
+		"no database":         {map[string]string{"DATABASE_URL": ""}, "DATABASE_URL"},
+		"bad database":        {map[string]string{"DATABASE_URL": "mysql://root:s3cretpw@x/y"}, "DATABASE_URL"},
+		"no redis":            {map[string]string{"REDIS_URL": ""}, "REDIS_URL"},
+		"bad redis":           {map[string]string{"REDIS_URL": "memcache://:redispw@x"}, "REDIS_URL"},
+		"bad addr":            {map[string]string{"HTTP_ADDR": "8080"}, "HTTP_ADDR"},
+		"no public url":       {map[string]string{"PUBLIC_URL": ""}, "PUBLIC_URL"},
+		"short admin":         {map[string]string{"ADMIN_TOKEN": "short"}, "ADMIN_TOKEN"},
+		"half twilio":         {map[string]string{"TWILIO_AUTH_TOKEN": ""}, "TWILIO_AUTH_TOKEN"},
+		"no twilio, no dev":   {map[string]string{"TWILIO_AUTH_TOKEN": "", "TWILIO_ACCOUNT_SID": ""}, "DEV_MODE=1"},
+		"bad stripe key":      {map[string]string{"STRIPE_SECRET_KEY": "pk_live_oops"}, "STRIPE_SECRET_KEY"},
+		"no webhook secret":   {map[string]string{"STRIPE_WEBHOOK_SECRET": ""}, "STRIPE_WEBHOOK_SECRET"},
+		"three secrets":       {map[string]string{"STRIPE_WEBHOOK_SECRET": "a,b,c"}, "STRIPE_WEBHOOK_SECRET"},
+		"bad twilio api url":  {map[string]string{"TWILIO_API_URL": "localhost:9"}, "TWILIO_API_URL"},
+		"short session":       {map[string]string{"SESSION_SECRET": "abc"}, "SESSION_SECRET"},
+		"bad dev mode":        {map[string]string{"DEV_MODE": "yes"}, "DEV_MODE"},
+		"bad metrics addr":    {map[string]string{"METRICS_ADDR": "9090"}, "METRICS_ADDR"},
+		"metrics on public":   {map[string]string{"METRICS_ADDR": ":8080"}, "METRICS_ADDR"},
+		"short metrics tok":   {map[string]string{"METRICS_TOKEN": "abc"}, "METRICS_TOKEN"},
+		"bad pprof addr":      {map[string]string{"PPROF_ADDR": "localhost"}, "PPROF_ADDR"},
+		"pprof on public":     {map[string]string{"PPROF_ADDR": ":8080"}, "PPROF_ADDR"},
+		"pprof on metrics":    {map[string]string{"PPROF_ADDR": "127.0.0.1:9090", "METRICS_ADDR": "127.0.0.1:9090"}, "PPROF_ADDR"},
+		"retention too short": {map[string]string{"RETENTION_DAYS": "3"}, "RETENTION_DAYS"},
+		"retention not days":  {map[string]string{"RETENTION_DAYS": "30d"}, "RETENTION_DAYS"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -83,6 +86,18 @@ func TestLoadErrorsNameTheVariableAndHideSecrets(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestLoadRetention(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(base()))
+	require.NoError(t, err)
+	require.Equal(t, 30*24*time.Hour, c.Retention, "30 days by default")
+	m := base()
+	m["RETENTION_DAYS"] = "90"
+	c, err = config.Load(env(m))
+	require.NoError(t, err)
+	require.Equal(t, 90*24*time.Hour, c.Retention)
 }
 
 func TestLoadDevModeDefaults(t *testing.T) {

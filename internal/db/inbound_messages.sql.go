@@ -100,6 +100,29 @@ func (q *Queries) InboundListUnanswered(ctx context.Context, db DBTX, arg Inboun
 	return items, nil
 }
 
+const inboundPurge = `-- name: InboundPurge :execrows
+DELETE FROM inbound_messages
+WHERE message_sid IN (
+    SELECT message_sid FROM inbound_messages WHERE received_at < $1::timestamptz
+    LIMIT $2
+)
+`
+
+type InboundPurgeParams struct {
+	Before  time.Time
+	MaxRows int32
+}
+
+// Deletes up to max_rows texts (their number and words) received before `before`: the
+// retention period, long past Twilio's redeliveries and the sweeper's window.
+func (q *Queries) InboundPurge(ctx context.Context, db DBTX, arg InboundPurgeParams) (int64, error) {
+	result, err := db.Exec(ctx, inboundPurge, arg.Before, arg.MaxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const inboundSetOutcome = `-- name: InboundSetOutcome :exec
 UPDATE inbound_messages SET outcome = $2, reply = $3, handled_at = $4
 WHERE message_sid = $1 AND outcome IS NULL

@@ -83,6 +83,29 @@ func (q *Queries) StripeEventLock(ctx context.Context, db DBTX, eventID string) 
 	return i, err
 }
 
+const stripeEventPurge = `-- name: StripeEventPurge :execrows
+DELETE FROM stripe_events
+WHERE event_id IN (
+    SELECT event_id FROM stripe_events WHERE received_at < $1::timestamptz
+    LIMIT $2
+)
+`
+
+type StripeEventPurgeParams struct {
+	Before  time.Time
+	MaxRows int32
+}
+
+// Deletes up to max_rows events received before `before` (the retention period; it is
+// longer than Stripe's 3 days of retries, so a redelivery still finds its event).
+func (q *Queries) StripeEventPurge(ctx context.Context, db DBTX, arg StripeEventPurgeParams) (int64, error) {
+	result, err := db.Exec(ctx, stripeEventPurge, arg.Before, arg.MaxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const stripeEventSetResult = `-- name: StripeEventSetResult :one
 UPDATE stripe_events SET result = $1, handled_at = $2::timestamptz
 WHERE event_id = $3 AND result IS NULL

@@ -33,6 +33,29 @@ func (q *Queries) TextClaim(ctx context.Context, db DBTX, arg TextClaimParams) (
 	return result.RowsAffected(), nil
 }
 
+const textClaimPurge = `-- name: TextClaimPurge :execrows
+DELETE FROM text_claims
+WHERE key IN (
+    SELECT key FROM text_claims WHERE claimed_at < $1::timestamptz
+    LIMIT $2
+)
+`
+
+type TextClaimPurgeParams struct {
+	Before  time.Time
+	MaxRows int32
+}
+
+// Deletes up to max_rows claims made before `before`: the retention period, long past
+// any retry of the text's job.
+func (q *Queries) TextClaimPurge(ctx context.Context, db DBTX, arg TextClaimPurgeParams) (int64, error) {
+	result, err := db.Exec(ctx, textClaimPurge, arg.Before, arg.MaxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const textClaimSent = `-- name: TextClaimSent :exec
 UPDATE text_claims SET message_sid = $1 WHERE key = $2
 `

@@ -3,6 +3,7 @@ package inbound
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -93,4 +94,27 @@ const groupMax = 500
 func (s *Service) initGroups() {
 	s.stores = &group[newText, stored]{max: groupMax, key: func(t newText) string { return t.in.MessageSID }, run: s.storeTexts}
 	s.answers = &group[answer, struct{}]{max: groupMax, key: func(a answer) string { return a.sid }, run: s.storeAnswers}
+}
+
+// purgeBatch bounds the rows one purge statement deletes, so a first purge of a large
+// table never holds its locks for long.
+const purgeBatch = 1000
+
+// Purge deletes the stored texts (the sender's number and words, the outcome and the
+// answer) received before `before`, and returns how many it deleted. The retention that
+// sets `before` is days: long past Twilio's redeliveries (within its 15 s webhook
+// window) and the sweeper, which finishes a text minutes after its handler died.
+func Purge(ctx context.Context, conn db.DBTX, before time.Time) (int64, error) {
+	q := db.New()
+	var total int64
+	for {
+		n, err := q.InboundPurge(ctx, conn, db.InboundPurgeParams{Before: before.UTC(), MaxRows: purgeBatch})
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("purge inbound messages: %w", err)
+		}
+		if n < purgeBatch {
+			return total, nil
+		}
+	}
 }

@@ -159,6 +159,19 @@ func (Complete) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueOffers, MaxAttempts: 3, UniqueOpts: oneAtATime}
 }
 
+// Purge deletes what outlived the retention period (RETENTION_DAYS): Stripe's webhook
+// events, the inbound texts and the text send claims. It runs periodically.
+type Purge struct{}
+
+// Kind implements river.JobArgs.
+func (Purge) Kind() string { return "retention_purge" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts: one run at a time; a missed run is
+// made up by the next, which deletes everything older than the period.
+func (Purge) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueOffers, MaxAttempts: 3, UniqueOpts: oneAtATime}
+}
+
 // oneAtATime makes a periodic job unique while it waits or runs, so slow runs never pile
 // up behind each other; a finished run does not block the next.
 var oneAtATime = river.UniqueOpts{ByState: []rivertype.JobState{

@@ -283,3 +283,26 @@ func isDataException(err error) bool {
 	var pg *pgconn.PgError
 	return errors.As(err, &pg) && strings.HasPrefix(pg.Code, "22")
 }
+
+// purgeBatch bounds the rows one purge statement deletes, so a first purge of a large
+// table never holds its locks for long.
+const purgeBatch = 1000
+
+// PurgeStripeEvents deletes the webhook events (their payloads carry the customer's
+// details) received before `before`, and returns how many it deleted. The retention
+// that sets `before` must exceed Stripe's 3 days of retries: a redelivery of an event
+// must still find it, to be answered with its stored result instead of applied again.
+func PurgeStripeEvents(ctx context.Context, conn db.DBTX, before time.Time) (int64, error) {
+	q := db.New()
+	var total int64
+	for {
+		n, err := q.StripeEventPurge(ctx, conn, db.StripeEventPurgeParams{Before: before.UTC(), MaxRows: purgeBatch})
+		total += n
+		if err != nil {
+			return total, fmt.Errorf("purge stripe events: %w", err)
+		}
+		if n < purgeBatch {
+			return total, nil
+		}
+	}
+}

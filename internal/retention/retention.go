@@ -1,0 +1,110 @@
+// Package retention deletes what the server keeps only for a while: Stripe's webhook
+// events (their payloads carry customers' details), the inbound texts (numbers and
+// words) and the text send claims. A periodic job (jobs.Purge) deletes every row older
+// than the retention period; each table's owner package does its own deleting
+// (slots.PurgeStripeEvents, inbound.Purge, outbox.PurgeClaims), this package only
+// decides when and counts.
+package retention
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/inbound"
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/metrics"
+	"github.com/slotrecovery/slotrecovery/internal/outbox"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
+)
+
+// DefaultPeriod is how long rows are kept when Config.Period is zero.
+const DefaultPeriod = 30 * 24 * time.Hour
+
+// MinPeriod is the shortest retention allowed. Stripe retries a webhook for up to 3
+// days: its event must still be stored then, so that the redelivery is answered with
+// the stored result instead of being applied again. A day more is the margin.
+const MinPeriod = 4 * 24 * time.Hour
+
+// Config configures the Worker; zero fields mean the defaults.
+type Config struct {
+	// Period is how long rows are kept; default DefaultPeriod, at least MinPeriod.
+	Period time.Duration
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Logger receives what each run deleted; nil discards it.
+	Logger *slog.Logger
+	// Metrics counts the rows deleted; nil counts nothing.
+	Metrics *metrics.Metrics
+}
+
+// purge is one table's purge, by its owner package.
+type purge struct {
+	table string
+	run   func(ctx context.Context, conn db.DBTX, before time.Time) (int64, error)
+}
+
+// purges lists every table the retention period applies to.
+var purges = []purge{
+	{"stripe_events", slots.PurgeStripeEvents},
+	{"inbound_messages", inbound.Purge},
+	{"text_claims", outbox.PurgeClaims},
+}
+
+// Worker runs jobs.Purge.
+type Worker struct {
+	river.WorkerDefaults[jobs.Purge]
+	conn db.DBTX
+	cfg  Config
+	log  *slog.Logger
+}
+
+// NewWorker returns a Worker deleting from conn (the server's pool).
+func NewWorker(conn db.DBTX, cfg Config) (*Worker, error) {
+	cfg.Period = cmp.Or(cfg.Period, DefaultPeriod)
+	if cfg.Period < MinPeriod {
+		return nil, fmt.Errorf("retention: period %s is shorter than the minimum %s (Stripe retries events for 3 days)", cfg.Period, MinPeriod)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Worker{conn: conn, cfg: cfg, log: cfg.Logger}, nil
+}
+
+// Timeout implements river.Worker: a first purge of a large table takes a while; it
+// stays well below the server's rescue horizon.
+func (w *Worker) Timeout(*river.Job[jobs.Purge]) time.Duration { return 5 * time.Minute }
+
+// Work implements river.Worker.
+func (w *Worker) Work(ctx context.Context, _ *river.Job[jobs.Purge]) error {
+	return w.Purge(ctx)
+}
+
+// Purge deletes, from every table the retention applies to, the rows older than the
+// period. A table that fails does not stop the others; the error names it, and the next
+// run (or River's retry) deletes what is left.
+func (w *Worker) Purge(ctx context.Context) error {
+	before := w.cfg.Now().Add(-w.cfg.Period)
+	var errs []error
+	for _, p := range purges {
+		n, err := p.run(ctx, w.conn, before)
+		w.cfg.Metrics.Purged(p.table, n)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if n > 0 {
+			w.log.InfoContext(ctx, "retention purge", "table", p.table, "rows", n, "before", before.UTC())
+		}
+	}
+	return errors.Join(errs...)
+}

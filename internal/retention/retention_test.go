@@ -1,0 +1,127 @@
+package retention_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/metrics"
+	"github.com/slotrecovery/slotrecovery/internal/pgtest"
+	"github.com/slotrecovery/slotrecovery/internal/retention"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+var now = time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+
+// seed stores one row in each purged table, received (or claimed) at `at`, under name.
+func seed(t *testing.T, pool *pgxpool.Pool, name string, at time.Time) {
+	t.Helper()
+	ctx := context.Background()
+	_, err := pool.Exec(ctx, `INSERT INTO stripe_events (event_id, type, payload, received_at, result, handled_at)
+		VALUES ($1, 'checkout.session.completed', '{"customer_details":{"email":"a@example.com"}}', $2, 'confirmed', $2)`, "evt_"+name, at)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `INSERT INTO inbound_messages (message_sid, shop_id, from_phone, to_phone, body, received_at, outcome, reply, handled_at)
+		VALUES ($1, $2, '+15555550123', '+15555550100', 'YES', $3, 'booked', 'yours', $3)`, "SM"+name, uuid.New(), at)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `INSERT INTO text_claims (key, shop_id, claimed_at, message_sid) VALUES ($1, $2, $3, 'SMx')`,
+		"reply:"+name, uuid.New(), at)
+	require.NoError(t, err)
+}
+
+func keys(t *testing.T, pool *pgxpool.Pool) (events, texts, claims []string) {
+	t.Helper()
+	ctx := context.Background()
+	q := func(sql string) []string {
+		var out []string
+		require.NoError(t, pool.QueryRow(ctx, sql).Scan(&out))
+		return out
+	}
+	return q(`SELECT COALESCE(array_agg(event_id ORDER BY event_id), '{}') FROM stripe_events`),
+		q(`SELECT COALESCE(array_agg(message_sid ORDER BY message_sid), '{}') FROM inbound_messages`),
+		q(`SELECT COALESCE(array_agg(key ORDER BY key), '{}') FROM text_claims`)
+}
+
+func purged(t *testing.T, reg *prometheus.Registry, table string) float64 {
+	t.Helper()
+	mfs, err := reg.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != "slotrecovery_retention_purged_rows_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if m.GetLabel()[0].GetValue() == table {
+				return m.GetCounter().GetValue()
+			}
+		}
+	}
+	return 0
+}
+
+// TestPurgeDeletesWhatOutlivedTheRetention (issue 10, finding 6): webhook events,
+// inbound texts and send claims older than the retention period are deleted; those
+// inside it, an event within Stripe's 3 days of retries among them, are untouched.
+func TestPurgeDeletesWhatOutlivedTheRetention(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.New(t)
+	seed(t, pool, "a_old", now.Add(-40*24*time.Hour))
+	seed(t, pool, "b_just_old", now.Add(-30*24*time.Hour-time.Minute))
+	seed(t, pool, "c_just_kept", now.Add(-30*24*time.Hour+time.Minute))
+	seed(t, pool, "d_retrying", now.Add(-2*24*time.Hour))
+	seed(t, pool, "e_new", now)
+
+	reg := prometheus.NewRegistry()
+	w, err := retention.NewWorker(pool, retention.Config{Now: func() time.Time { return now }, Metrics: metrics.New(reg)})
+	require.NoError(t, err)
+	require.NoError(t, w.Purge(context.Background()))
+
+	events, texts, claims := keys(t, pool)
+	require.Equal(t, []string{"evt_c_just_kept", "evt_d_retrying", "evt_e_new"}, events)
+	require.Equal(t, []string{"SMc_just_kept", "SMd_retrying", "SMe_new"}, texts)
+	require.Equal(t, []string{"reply:c_just_kept", "reply:d_retrying", "reply:e_new"}, claims)
+	for _, table := range []string{"stripe_events", "inbound_messages", "text_claims"} {
+		require.Equal(t, 2.0, purged(t, reg, table), table)
+	}
+
+	// Nothing more is old: a second run deletes nothing.
+	require.NoError(t, w.Purge(context.Background()))
+	events2, texts2, claims2 := keys(t, pool)
+	require.Equal(t, events, events2)
+	require.Equal(t, texts, texts2)
+	require.Equal(t, claims, claims2)
+}
+
+// TestPurgeHonoursThePeriodAndDeletesInBatches: a shorter period deletes more, and a
+// backlog larger than one statement's batch is deleted in full by one run.
+func TestPurgeHonoursThePeriodAndDeletesInBatches(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, _ := pgtest.New(t)
+	_, err := pool.Exec(ctx, `INSERT INTO text_claims (key, shop_id, claimed_at)
+		SELECT 'k' || g, gen_random_uuid(), $1::timestamptz - g * interval '1 second' FROM generate_series(1, 2500) g`,
+		now.Add(-6*24*time.Hour))
+	require.NoError(t, err)
+	seed(t, pool, "kept", now.Add(-4*24*time.Hour))
+
+	w, err := retention.NewWorker(pool, retention.Config{Period: 5 * 24 * time.Hour, Now: func() time.Time { return now }})
+	require.NoError(t, err)
+	require.NoError(t, w.Purge(ctx))
+	_, _, claims := keys(t, pool)
+	require.Equal(t, []string{"reply:kept"}, claims)
+}
+
+// TestPeriodBelowStripesRetriesIsRefused: an event must outlive Stripe's 3 days of
+// retries, or a redelivery would be applied a second time.
+func TestPeriodBelowStripesRetriesIsRefused(t *testing.T) {
+	t.Parallel()
+	_, err := retention.NewWorker(nil, retention.Config{Period: 3 * 24 * time.Hour})
+	require.Error(t, err)
+	_, err = retention.NewWorker(nil, retention.Config{Period: retention.MinPeriod})
+	require.NoError(t, err)
+}
