@@ -25,7 +25,9 @@ FUZZPARALLEL=${FUZZPARALLEL:-2}
 TARGETS="
 ./internal/phone              FuzzPhone
 ./internal/sms/twilio         FuzzValidator
+./internal/inbound            FuzzParse
 ./internal/webhooks           FuzzTwilioHandler
+./internal/webhooks           FuzzTwilioStatusHandler
 ./internal/payments/stripe    FuzzParseEvent
 ./internal/dashboard          FuzzExportRecord
 "

@@ -21,6 +21,8 @@
 #   RACE=0            run without the race detector (then, with SKIP_CHECKS=1 too, no C
 #                     compiler is needed or installed)
 #   CHROMIUM=0        do not install chromium (the browser test then skips)
+#   FUZZ=0            skip the fuzz smoke run (each fuzz target for FUZZ_SMOKE_TIME,
+#                     default 3s, after the tests)
 #   TEST_TIMEOUT      go test -timeout (default 20m)
 #   TEST_JSON         where to keep go test's JSON event stream (default artifacts/go-test.json)
 #
@@ -261,6 +263,18 @@ if ((test_rc == 0)); then
 	done_step "go test" ok
 else
 	fail_step "go test"
+fi
+
+# --- fuzz smoke -------------------------------------------------------------
+# Every fuzz target runs for a few seconds beyond its seed corpus (which go test ran
+# above), on a full run only; scripts/fuzz.sh runs them longer on demand.
+if ((!have_pkgs)) && [[ ${FUZZ:-1} != 0 ]]; then
+	begin "fuzz (each target ${FUZZ_SMOKE_TIME:-3s})"
+	if FUZZTIME=${FUZZ_SMOKE_TIME:-3s} "$ROOT/scripts/fuzz.sh"; then
+		done_step fuzz ok
+	else
+		fail_step fuzz
+	fi
 fi
 
 # --- summary ----------------------------------------------------------------
