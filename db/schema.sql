@@ -229,3 +229,10 @@ CREATE INDEX slot_offers_sid_idx ON slot_offers (twilio_sid) WHERE twilio_sid IS
 -- 0010_send_rate
 -- Texts a second the shop's number may send; waves are paced to it.
 ALTER TABLE shops ADD COLUMN send_rate integer NOT NULL DEFAULT 1 CHECK (send_rate BETWEEN 1 AND 1000);
+
+-- 0011_sms_problems
+-- The last text that failed because of the shop's own number or account, for the
+-- owner's banner (see the migration).
+ALTER TABLE shops ADD COLUMN sms_problem_code integer;
+ALTER TABLE shops ADD COLUMN sms_problem_at timestamptz;
+ALTER TABLE shops ADD COLUMN sms_problem_count integer NOT NULL DEFAULT 0;

@@ -36,3 +36,10 @@ RETURNING *;
 UPDATE shops SET api_key_hash = sqlc.arg(api_key_hash), api_key_version = api_key_version + 1
 WHERE id = sqlc.arg(id)
 RETURNING *;
+
+-- name: ShopRecordSMSProblem :exec
+-- A text failed because of the shop's own number or account: the banner counts the
+-- failures of the past week.
+UPDATE shops SET sms_problem_code = sqlc.arg(code)::integer, sms_problem_at = sqlc.arg(now)::timestamptz,
+    sms_problem_count = CASE WHEN sms_problem_at > sqlc.arg(now)::timestamptz - interval '7 days' THEN sms_problem_count + 1 ELSE 1 END
+WHERE id = sqlc.arg(id);

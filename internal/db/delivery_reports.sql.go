@@ -66,7 +66,7 @@ SET delivery = r.status, delivery_at = r.received_at,
 FROM delivery_reports r, (SELECT p.id, p.status AS was FROM slot_offers p WHERE p.twilio_sid = ANY($1::text[])) prev
 WHERE r.message_sid = o.twilio_sid AND prev.id = o.id
   AND o.delivery IS DISTINCT FROM r.status
-RETURNING o.id, o.customer_id, o.opening_id,
+RETURNING o.id, o.customer_id, o.opening_id, o.shop_id,
     (prev.was IN ('sending', 'sent') AND r.status IN ('undelivered', 'failed'))::boolean AS failed_now, r.reason,
     coalesce(r.error_code, 0)::integer AS code
 `
@@ -75,6 +75,7 @@ type OfferApplyDeliveriesRow struct {
 	ID         uuid.UUID
 	CustomerID uuid.UUID
 	OpeningID  uuid.UUID
+	ShopID     uuid.UUID
 	FailedNow  bool
 	Reason     string
 	Code       int32
@@ -97,6 +98,7 @@ func (q *Queries) OfferApplyDeliveries(ctx context.Context, db DBTX, sids []stri
 			&i.ID,
 			&i.CustomerID,
 			&i.OpeningID,
+			&i.ShopID,
 			&i.FailedNow,
 			&i.Reason,
 			&i.Code,

@@ -96,6 +96,9 @@ type Shop struct {
 	FirstWaveDelaySeconds int32
 	ApiKeyVersion         int32
 	SendRate              int32
+	SmsProblemCode        pgtype.Int4
+	SmsProblemAt          *time.Time
+	SmsProblemCount       int32
 }
 
 type SlotOffer struct {

@@ -14,7 +14,7 @@ import (
 )
 
 const shopGet = `-- name: ShopGet :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate FROM shops WHERE id = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count FROM shops WHERE id = $1
 `
 
 func (q *Queries) ShopGet(ctx context.Context, db DBTX, id uuid.UUID) (Shop, error) {
@@ -39,12 +39,15 @@ func (q *Queries) ShopGet(ctx context.Context, db DBTX, id uuid.UUID) (Shop, err
 		&i.FirstWaveDelaySeconds,
 		&i.ApiKeyVersion,
 		&i.SendRate,
+		&i.SmsProblemCode,
+		&i.SmsProblemAt,
+		&i.SmsProblemCount,
 	)
 	return i, err
 }
 
 const shopGetByKeyHash = `-- name: ShopGetByKeyHash :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate FROM shops WHERE api_key_hash = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count FROM shops WHERE api_key_hash = $1
 `
 
 func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []byte) (Shop, error) {
@@ -69,12 +72,15 @@ func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []by
 		&i.FirstWaveDelaySeconds,
 		&i.ApiKeyVersion,
 		&i.SendRate,
+		&i.SmsProblemCode,
+		&i.SmsProblemAt,
+		&i.SmsProblemCount,
 	)
 	return i, err
 }
 
 const shopGetBySMSNumber = `-- name: ShopGetBySMSNumber :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate FROM shops WHERE sms_number = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count FROM shops WHERE sms_number = $1
 `
 
 func (q *Queries) ShopGetBySMSNumber(ctx context.Context, db DBTX, smsNumber string) (Shop, error) {
@@ -99,12 +105,15 @@ func (q *Queries) ShopGetBySMSNumber(ctx context.Context, db DBTX, smsNumber str
 		&i.FirstWaveDelaySeconds,
 		&i.ApiKeyVersion,
 		&i.SendRate,
+		&i.SmsProblemCode,
+		&i.SmsProblemAt,
+		&i.SmsProblemCount,
 	)
 	return i, err
 }
 
 const shopGetForUpdate = `-- name: ShopGetForUpdate :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate FROM shops WHERE id = $1 FOR UPDATE
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count FROM shops WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (Shop, error) {
@@ -129,6 +138,9 @@ func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (
 		&i.FirstWaveDelaySeconds,
 		&i.ApiKeyVersion,
 		&i.SendRate,
+		&i.SmsProblemCode,
+		&i.SmsProblemAt,
+		&i.SmsProblemCount,
 	)
 	return i, err
 }
@@ -138,7 +150,7 @@ INSERT INTO shops (name, timezone, sms_number, currency, payment_mode, wave_size
     wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute,
     cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, send_rate)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count
 `
 
 type ShopInsertParams struct {
@@ -199,14 +211,36 @@ func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams)
 		&i.FirstWaveDelaySeconds,
 		&i.ApiKeyVersion,
 		&i.SendRate,
+		&i.SmsProblemCode,
+		&i.SmsProblemAt,
+		&i.SmsProblemCount,
 	)
 	return i, err
+}
+
+const shopRecordSMSProblem = `-- name: ShopRecordSMSProblem :exec
+UPDATE shops SET sms_problem_code = $1::integer, sms_problem_at = $2::timestamptz,
+    sms_problem_count = CASE WHEN sms_problem_at > $2::timestamptz - interval '7 days' THEN sms_problem_count + 1 ELSE 1 END
+WHERE id = $3
+`
+
+type ShopRecordSMSProblemParams struct {
+	Code int32
+	Now  time.Time
+	ID   uuid.UUID
+}
+
+// A text failed because of the shop's own number or account: the banner counts the
+// failures of the past week.
+func (q *Queries) ShopRecordSMSProblem(ctx context.Context, db DBTX, arg ShopRecordSMSProblemParams) error {
+	_, err := db.Exec(ctx, shopRecordSMSProblem, arg.Code, arg.Now, arg.ID)
+	return err
 }
 
 const shopRotateKey = `-- name: ShopRotateKey :one
 UPDATE shops SET api_key_hash = $1, api_key_version = api_key_version + 1
 WHERE id = $2
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count
 `
 
 type ShopRotateKeyParams struct {
@@ -240,6 +274,9 @@ func (q *Queries) ShopRotateKey(ctx context.Context, db DBTX, arg ShopRotateKeyP
 		&i.FirstWaveDelaySeconds,
 		&i.ApiKeyVersion,
 		&i.SendRate,
+		&i.SmsProblemCode,
+		&i.SmsProblemAt,
+		&i.SmsProblemCount,
 	)
 	return i, err
 }
@@ -252,7 +289,7 @@ UPDATE shops SET name = $1, timezone = $2, currency = $3,
     cooldown_seconds = $10, max_offers_per_day = $11,
     first_wave_delay_seconds = $12, send_rate = $13
 WHERE id = $14
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count
 `
 
 type ShopUpdateParams struct {
@@ -310,6 +347,9 @@ func (q *Queries) ShopUpdate(ctx context.Context, db DBTX, arg ShopUpdateParams)
 		&i.FirstWaveDelaySeconds,
 		&i.ApiKeyVersion,
 		&i.SendRate,
+		&i.SmsProblemCode,
+		&i.SmsProblemAt,
+		&i.SmsProblemCount,
 	)
 	return i, err
 }

@@ -57,6 +57,8 @@ func (s *Service) applyDeliveries(ctx context.Context, sids []string) error {
 			err = s.shops.OptOut(ctx, r.CustomerID)
 		case sms.ReasonUnreachable.String():
 			err = s.shops.MarkUnreachable(ctx, r.CustomerID, int(r.Code))
+		case sms.ReasonAccount.String():
+			err = s.shops.RecordSMSProblem(ctx, r.ShopID, int(r.Code))
 		}
 		if err != nil {
 			return err

@@ -428,6 +428,10 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 				errs = errors.Join(errs, fmt.Errorf("mark offer failed: %w", err))
 				continue
 			}
+			if err := s.shops.RecordSMSProblem(bg, shop.ID, code); err != nil {
+				errs = errors.Join(errs, err)
+				continue
+			}
 			s.log.ErrorContext(ctx, "the sms account cannot text this customer; check the shop's number and the account's geo permissions",
 				"shop_id", shop.ID, "offer_id", r.offer.ID, "provider_code", code)
 			res.Failed++

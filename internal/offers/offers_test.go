@@ -663,6 +663,16 @@ func TestAccountErrorDoesNotMarkTheCustomer(t *testing.T) {
 			var unreachable bool
 			require.NoError(t, w.pool.QueryRow(context.Background(), `SELECT unreachable_at IS NOT NULL FROM customers WHERE id = $1`, cs[0].ID).Scan(&unreachable))
 			require.Equal(t, tc.wantUnreachable, unreachable)
+			got, err := w.shops.Get(context.Background(), shop.ID)
+			require.NoError(t, err)
+			if tc.wantUnreachable {
+				require.Nil(t, got.SMSProblem, "the customer's number, not the shop's")
+			} else {
+				require.NotNil(t, got.SMSProblem, "the owner is shown the shop's own problem")
+				require.Equal(t, tc.code, got.SMSProblem.Code)
+				require.Equal(t, 1, got.SMSProblem.Count)
+				require.True(t, got.SMSProblem.Recent(w.clock.Now()))
+			}
 		})
 	}
 }
@@ -731,6 +741,10 @@ func TestUndeliveredOfferIsReplacedByTheNextWave(t *testing.T) {
 	require.NoError(t, w.offers.RecordDelivery(ctx, acct))
 	optedOut, unreachable = w.customerFlags(t, cs[3].ID)
 	require.False(t, optedOut || unreachable, "not the customer's fault")
+	got, err := w.shops.Get(ctx, shop.ID)
+	require.NoError(t, err)
+	require.NotNil(t, got.SMSProblem, "but the owner's")
+	require.Equal(t, 21612, got.SMSProblem.Code)
 	require.Equal(t, map[string]int{"failed": 3, "sent": 4}, w.offerStatuses(t, op.ID))
 }
 

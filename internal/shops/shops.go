@@ -107,6 +107,22 @@ type Shop struct {
 	// one. A dashboard session records the version it was signed in under, so that a
 	// rotation ends it (on every instance: the version is read from Postgres).
 	KeyVersion int
+	// SMSProblem, when not nil, is the last time texts failed because of the shop's own
+	// number or account (see RecordSMSProblem).
+	SMSProblem *SMSProblem
+}
+
+// SMSProblem is the latest text that failed because of the shop's own SMS number or
+// account rather than the customer's, and how many failed so in the week before it.
+type SMSProblem struct {
+	Code  int
+	At    time.Time
+	Count int
+}
+
+// Recent reports whether the problem was seen within the last week before now.
+func (p *SMSProblem) Recent(now time.Time) bool {
+	return p != nil && now.Sub(p.At) < 7*24*time.Hour
 }
 
 // NewShop is what a shop is created from. Zero policy fields take DefaultPolicy's.
@@ -413,6 +429,9 @@ func fromRow(r db.Shop) (Shop, error) {
 	if r.QuietStartMinute.Valid && r.QuietEndMinute.Valid {
 		s.Policy.Quiet = &QuietHours{Start: int(r.QuietStartMinute.Int32), End: int(r.QuietEndMinute.Int32)}
 	}
+	if r.SmsProblemAt != nil {
+		s.SMSProblem = &SMSProblem{Code: int(r.SmsProblemCode.Int32), At: *r.SmsProblemAt, Count: int(r.SmsProblemCount)}
+	}
 	return s, nil
 }
 
@@ -477,6 +496,16 @@ func (s *Service) OptOut(ctx context.Context, customerID uuid.UUID) error {
 func (s *Service) OptIn(ctx context.Context, customerID uuid.UUID) error {
 	if _, err := s.q.CustomerOptIn(ctx, s.pool, customerID); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("opt in customer %s: %w", customerID, err)
+	}
+	return nil
+}
+
+// RecordSMSProblem records that a text failed because of the shop's own number or
+// account (the provider's code says what), for the owner's dashboard; the customer it
+// was for is left as they are.
+func (s *Service) RecordSMSProblem(ctx context.Context, shopID uuid.UUID, code int) error {
+	if err := s.q.ShopRecordSMSProblem(ctx, s.pool, db.ShopRecordSMSProblemParams{ID: shopID, Code: int32(code), Now: s.cfg.Now().UTC()}); err != nil {
+		return fmt.Errorf("record sms problem of shop %s: %w", shopID, err)
 	}
 	return nil
 }
