@@ -1,8 +1,9 @@
 // Package retention deletes what the server keeps only for a while: Stripe's webhook
 // events (their payloads carry customers' details), the inbound texts (numbers and
-// words) and the text send claims. A periodic job (jobs.Purge) deletes every row older
+// words), the text send claims and the carriers' delivery reports. A periodic job (jobs.Purge) deletes every row older
 // than the retention period; each table's owner package does its own deleting
-// (slots.PurgeStripeEvents, inbound.Purge, outbox.PurgeClaims), this package only
+// (slots.PurgeStripeEvents, inbound.Purge, outbox.PurgeClaims,
+// offers.PurgeDeliveryReports), this package only
 // decides when and counts.
 package retention
 
@@ -20,6 +21,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
+	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/outbox"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
@@ -55,6 +57,7 @@ var purges = []purge{
 	{"stripe_events", slots.PurgeStripeEvents},
 	{"inbound_messages", inbound.Purge},
 	{"text_claims", outbox.PurgeClaims},
+	{"delivery_reports", offers.PurgeDeliveryReports},
 }
 
 // Worker runs jobs.Purge.

@@ -32,6 +32,9 @@ func seed(t *testing.T, pool *pgxpool.Pool, name string, at time.Time) {
 	_, err = pool.Exec(ctx, `INSERT INTO text_claims (key, shop_id, claimed_at, message_sid) VALUES ($1, $2, $3, 'SMx')`,
 		"reply:"+name, uuid.New(), at)
 	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `INSERT INTO delivery_reports (message_sid, status, reason, received_at) VALUES ($1, 'delivered', 'other', $2)`,
+		"SMdr_"+name, at)
+	require.NoError(t, err)
 }
 
 func keys(t *testing.T, pool *pgxpool.Pool) (events, texts, claims []string) {
@@ -85,7 +88,10 @@ func TestPurgeDeletesWhatOutlivedTheRetention(t *testing.T) {
 	require.Equal(t, []string{"evt_c_just_kept", "evt_d_retrying", "evt_e_new"}, events)
 	require.Equal(t, []string{"SMc_just_kept", "SMd_retrying", "SMe_new"}, texts)
 	require.Equal(t, []string{"reply:c_just_kept", "reply:d_retrying", "reply:e_new"}, claims)
-	for _, table := range []string{"stripe_events", "inbound_messages", "text_claims"} {
+	var reports []string
+	require.NoError(t, pool.QueryRow(context.Background(), `SELECT array_agg(message_sid ORDER BY message_sid) FROM delivery_reports`).Scan(&reports))
+	require.Equal(t, []string{"SMdr_c_just_kept", "SMdr_d_retrying", "SMdr_e_new"}, reports)
+	for _, table := range []string{"stripe_events", "inbound_messages", "text_claims", "delivery_reports"} {
 		require.Equal(t, 2.0, purged(t, reg, table), table)
 	}
 
