@@ -55,11 +55,13 @@ LIMIT sqlc.arg(max_rows);
 
 -- name: DashboardWaves :many
 -- The waves of offers of some of a shop's openings: how many offers each wave holds,
--- how many were texted, and when the first text went out (or, before any was, when the
--- wave was recorded).
+-- how many were texted, how many the carriers say were delivered or not, and when the
+-- first text went out (or, before any was, when the wave was recorded).
 SELECT o.opening_id, o.generation, o.wave,
     count(*)::int AS offers,
     (count(*) FILTER (WHERE o.sent_at IS NOT NULL))::int AS texted,
+    (count(*) FILTER (WHERE o.delivery IN ('delivered', 'read')))::int AS delivered,
+    (count(*) FILTER (WHERE o.delivery IN ('undelivered', 'failed')))::int AS undelivered,
     COALESCE(min(o.sent_at), min(o.created_at))::timestamptz AS first_at
 FROM slot_offers o
 WHERE o.shop_id = sqlc.arg(shop_id) AND o.opening_id = ANY(sqlc.arg(opening_ids)::uuid[])

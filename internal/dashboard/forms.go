@@ -135,6 +135,9 @@ func (d *Dashboard) declare(c echo.Context) error {
 		switch {
 		case err == nil:
 			d.logger(c).Info("dashboard opening declared", "shop_id", s.Shop.ID, "opening_id", o.ID)
+			if len(o.Warnings) > 0 {
+				return c.Redirect(http.StatusSeeOther, "/dashboard?notice=declared_slow#open")
+			}
 			return c.Redirect(http.StatusSeeOther, "/dashboard?notice=declared#open")
 		case isProblem && p.Field != "" && inputFor[p.Field] != "":
 			f.fail(p.Field, friendly(p, s.Shop.Currency))

@@ -30,7 +30,9 @@ const (
 // notices are the fixed messages a redirect may ask the page to show; the query string
 // only picks one, so nothing a link carries is ever echoed into the page.
 var notices = map[string]string{
-	"declared":  "Opening declared. Offers go out to your customers in waves.",
+	"declared": "Opening declared. Offers go out to your customers in waves.",
+	"declared_slow": "Opening declared, but your number cannot text a whole wave before the offers close at its send rate: " +
+		"the last customers of each wave will not be reached in time. Lower the customers per wave, or set a faster number's rate, in Settings.",
 	"cancelled": "Opening cancelled. No more offers will be texted for it.",
 }
 
@@ -55,6 +57,24 @@ type homeView struct {
 	Export   exportForm
 	// RefundsFailed are the payments the server could not refund: the owner must.
 	RefundsFailed []refundFailedView
+	// SMSProblem, when set, says that texts failed lately because of the shop's own
+	// number or account.
+	SMSProblem *smsProblemView
+}
+
+// smsProblemView is the banner for texts that failed because of the shop's number or
+// account (Twilio's 21408, 21612) rather than the customer's.
+type smsProblemView struct {
+	Code  int
+	When  string
+	Count int
+	Hint  string
+}
+
+// smsProblemHints says what the owner can do about a provider code.
+var smsProblemHints = map[int]string{
+	21408: "Your SMS account is not allowed to text this country or region: enable it in Twilio's Messaging geographic permissions.",
+	21612: "Your shop's number cannot text these customers' numbers (some carriers or countries do not take texts from it): ask Twilio support, or use another number.",
 }
 
 // maxRefundsFailed is how many failed refunds the page lists.
@@ -165,6 +185,13 @@ func (d *Dashboard) homeView(ctx context.Context, shop shops.Shop, page int) (ho
 	}
 	if v.RefundsFailed, err = d.refundsFailed(ctx, shop); err != nil {
 		return v, err
+	}
+	if p := shop.SMSProblem; p.Recent(now) {
+		hint := smsProblemHints[p.Code]
+		if hint == "" {
+			hint = "Check your SMS number and account settings with Twilio."
+		}
+		v.SMSProblem = &smsProblemView{Code: p.Code, When: formatWhen(p.At, shop.Location), Count: p.Count, Hint: hint}
 	}
 	rows, err := d.q.DashboardFilledPage(ctx, d.pool, db.DashboardFilledPageParams{
 		ShopID: shop.ID, MaxRows: pageSize + 1, SkipRows: int32((page - 1) * pageSize),
@@ -277,6 +304,12 @@ func (d *Dashboard) openList(ctx context.Context, shop shops.Shop, now time.Time
 			detail := fmt.Sprintf("%d texted, first at %s", w.Texted, shortTime(w.FirstAt, shop.Location, now))
 			if w.Texted == 0 {
 				detail = fmt.Sprintf("%d queued", w.Offers)
+			}
+			if w.Delivered > 0 || w.Undelivered > 0 {
+				detail += fmt.Sprintf(" · %d delivered", w.Delivered)
+				if w.Undelivered > 0 {
+					detail += fmt.Sprintf(", %d not delivered (replaced in the next wave)", w.Undelivered)
+				}
 			}
 			o.Waves = append(o.Waves, waveView{Label: label, Detail: detail})
 		}

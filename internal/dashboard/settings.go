@@ -18,6 +18,7 @@ import (
 type settingsForm struct {
 	Name, Timezone, Currency, PaymentMode                       string
 	WaveSize, WaveInterval, MinLead, Cooldown, MaxPerDay, Delay string
+	SendRate                                                    string
 	QuietStart, QuietEnd                                        string
 	Errors                                                      map[string]string
 }
@@ -40,7 +41,7 @@ func settingsFormOf(s shops.Shop) settingsForm {
 	f := settingsForm{Name: s.Name, Timezone: s.Timezone, Currency: strings.ToUpper(s.Currency), PaymentMode: s.PaymentMode,
 		WaveSize: strconv.Itoa(p.WaveSize), WaveInterval: strconv.Itoa(int(p.WaveInterval / time.Second)),
 		MinLead: strconv.Itoa(int(p.MinLead / time.Minute)), Cooldown: strconv.Itoa(int(p.Cooldown / time.Second)),
-		Delay: strconv.Itoa(int(p.FirstWaveDelay / time.Second))}
+		Delay: strconv.Itoa(int(p.FirstWaveDelay / time.Second)), SendRate: strconv.Itoa(p.SendRate)}
 	if p.MaxOffersPerDay > 0 {
 		f.MaxPerDay = strconv.Itoa(p.MaxOffersPerDay)
 	}
@@ -65,7 +66,7 @@ func (d *Dashboard) saveSettings(c echo.Context) error {
 	f := settingsForm{Name: val("name"), Timezone: val("timezone"), Currency: val("currency"), PaymentMode: val("payment_mode"),
 		WaveSize: val("wave_size"), WaveInterval: val("wave_interval_seconds"), MinLead: val("min_lead_minutes"),
 		Cooldown: val("cooldown_seconds"), MaxPerDay: val("max_offers_per_day"), Delay: val("first_wave_delay_seconds"),
-		QuietStart: val("quiet_start"), QuietEnd: val("quiet_end"), Errors: map[string]string{}}
+		SendRate: val("send_rate_per_second"), QuietStart: val("quiet_start"), QuietEnd: val("quiet_end"), Errors: map[string]string{}}
 	ch := shops.ShopChange{Name: &f.Name, Timezone: &f.Timezone, Currency: &f.Currency, PaymentMode: &f.PaymentMode}
 	number := func(field, text, msg string) *int {
 		n, err := strconv.Atoi(text)
@@ -86,6 +87,9 @@ func (d *Dashboard) saveSettings(c echo.Context) error {
 		return &d
 	}
 	ch.WaveSize = number("offer_policy.wave_size", f.WaveSize, "Enter how many customers each wave texts, 1 to 1000.")
+	if f.SendRate != "" { // a form from before the field existed keeps the shop's rate
+		ch.SendRate = number("offer_policy.send_rate_per_second", f.SendRate, "Enter how many texts a second your number may send, 1 to 1000.")
+	}
 	ch.WaveInterval = duration("offer_policy.wave_interval_seconds", f.WaveInterval, time.Second, "Enter the seconds between waves, 10 to 86400.")
 	ch.MinLead = duration("offer_policy.min_lead_minutes", f.MinLead, time.Minute, "Enter the minutes before the start when offers stop, 0 to 10080.")
 	ch.Cooldown = duration("offer_policy.cooldown_seconds", f.Cooldown, time.Second, "Enter the seconds a customer who booked is left alone, 0 to 2592000.")

@@ -368,6 +368,8 @@ const dashboardWaves = `-- name: DashboardWaves :many
 SELECT o.opening_id, o.generation, o.wave,
     count(*)::int AS offers,
     (count(*) FILTER (WHERE o.sent_at IS NOT NULL))::int AS texted,
+    (count(*) FILTER (WHERE o.delivery IN ('delivered', 'read')))::int AS delivered,
+    (count(*) FILTER (WHERE o.delivery IN ('undelivered', 'failed')))::int AS undelivered,
     COALESCE(min(o.sent_at), min(o.created_at))::timestamptz AS first_at
 FROM slot_offers o
 WHERE o.shop_id = $1 AND o.opening_id = ANY($2::uuid[])
@@ -381,17 +383,19 @@ type DashboardWavesParams struct {
 }
 
 type DashboardWavesRow struct {
-	OpeningID  uuid.UUID
-	Generation int32
-	Wave       int32
-	Offers     int32
-	Texted     int32
-	FirstAt    time.Time
+	OpeningID   uuid.UUID
+	Generation  int32
+	Wave        int32
+	Offers      int32
+	Texted      int32
+	Delivered   int32
+	Undelivered int32
+	FirstAt     time.Time
 }
 
 // The waves of offers of some of a shop's openings: how many offers each wave holds,
-// how many were texted, and when the first text went out (or, before any was, when the
-// wave was recorded).
+// how many were texted, how many the carriers say were delivered or not, and when the
+// first text went out (or, before any was, when the wave was recorded).
 func (q *Queries) DashboardWaves(ctx context.Context, db DBTX, arg DashboardWavesParams) ([]DashboardWavesRow, error) {
 	rows, err := db.Query(ctx, dashboardWaves, arg.ShopID, arg.OpeningIds)
 	if err != nil {
@@ -407,6 +411,8 @@ func (q *Queries) DashboardWaves(ctx context.Context, db DBTX, arg DashboardWave
 			&i.Wave,
 			&i.Offers,
 			&i.Texted,
+			&i.Delivered,
+			&i.Undelivered,
 			&i.FirstAt,
 		); err != nil {
 			return nil, err
