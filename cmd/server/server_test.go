@@ -378,7 +378,7 @@ func metricValue(t *testing.T, text, name string, labels map[string]string) (flo
 	return 0, false
 }
 
-// TestProductMetrics: /metrics counts what happened (DESIGN §8): a wave and the offers
+// TestProductMetrics: /metrics counts what happened (docs/operations.md): a wave and the offers
 // it texted, a Twilio send error by its code, a booked and a taken YES with their answer
 // times, the slot lock obtained, the bookings by status, and a Stripe event by type and
 // result.
