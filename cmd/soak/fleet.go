@@ -151,11 +151,14 @@ func (f *fleet) stop() {
 // are one at a time, so the process whose start window holds that moment is the one.
 // It returns nil when none does.
 func (f *fleet) incarnationOf(clientID string) *life {
-	const layout = "2006_01_02T15_04_05_000000"
+	// Go reads fractional seconds only after a dot: put back the one River replaced.
+	const layout = "2006_01_02T15_04_05.000000"
 	if len(clientID) < len(layout) {
 		return nil
 	}
-	at, err := time.Parse(layout, clientID[len(clientID)-len(layout):])
+	stamp := []byte(clientID[len(clientID)-len(layout):])
+	stamp[len("2006_01_02T15_04_05")] = '.'
+	at, err := time.Parse(layout, string(stamp))
 	if err != nil {
 		return nil
 	}

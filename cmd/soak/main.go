@@ -23,6 +23,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"slices"
@@ -121,6 +122,9 @@ func run(ctx context.Context, o options, out io.Writer) (failed bool, err error)
 	}()
 	bin := filepath.Join(work, "server")
 	if o.rev != "" {
+		if out, err := exec.CommandContext(ctx, "git", "rev-parse", "--short", o.rev).Output(); err == nil {
+			o.rev = strings.TrimSpace(string(out))
+		}
 		say("seed %d; building the server at %s", o.seed, o.rev)
 		err = loadkit.BuildRev(ctx, bin, o.rev)
 	} else {
@@ -248,7 +252,11 @@ func (s *soak) print(w io.Writer, r report, f summaryFacts) {
 		outText = append(outText, fmt.Sprintf("%s %d", k, outcomes[k]))
 	}
 	c := s.chaos
-	fmt.Fprintf(w, "soak summary (seed %d, %d instances, %s in all)\n", s.o.seed, s.o.instances, f.took.Round(time.Second))
+	built := "the working tree"
+	if s.o.rev != "" {
+		built = s.o.rev
+	}
+	fmt.Fprintf(w, "soak summary (seed %d, %d instances, server from %s, %s in all)\n", s.o.seed, s.o.instances, built, f.took.Round(time.Second))
 	fmt.Fprintf(w, "  storms           %d (%s) in %s; %d fired before all their offers were texted\n",
 		len(s.storms), strings.Join(sizeText, ", "), f.storms.Round(time.Second), partial)
 	fmt.Fprintf(w, "  YES sent         %d\n", nYes)
