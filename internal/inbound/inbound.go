@@ -242,6 +242,15 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 			if !known || ans.Message == "" {
 				return nil
 			}
+			if ans.Outcome == OutcomeBooked && ans.BookingID != uuid.Nil {
+				// The customer may have heard of this booking already (its payment link
+				// or notice text, or the answer to another YES): the same news is not
+				// texted twice.
+				first, err := s.slots.TellOnce(ctx, tx, ans.BookingID)
+				if err != nil || !first {
+					return err
+				}
+			}
 			// No HTTP answer can carry it any more: it goes by text, from the shop's number.
 			_, err := s.queue.InsertTx(ctx, tx, jobs.Text{
 				Key: "reply:" + m.MessageSid, ShopID: shop.ID, From: shop.SMSNumber, To: m.FromPhone, Body: ans.Message,
@@ -251,11 +260,6 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 		if err != nil {
 			s.log.ErrorContext(ctx, "unanswered text not finished; the next sweep tries again", "outcome", ans.Outcome, "err", err)
 			continue
-		}
-		if ans.Outcome == OutcomeBooked {
-			if err := s.slots.MarkTold(ctx, ans.BookingID); err != nil {
-				s.log.WarnContext(ctx, "booking not marked told", "booking_id", ans.BookingID, "err", err)
-			}
 		}
 		s.log.InfoContext(ctx, "unanswered text finished by the sweeper", "outcome", ans.Outcome)
 		done++

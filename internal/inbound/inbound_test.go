@@ -222,3 +222,31 @@ func TestOneBadTextDoesNotFailItsBatch(t *testing.T) {
 	require.Zero(t, retry, "no text is answered retry_later because of another in its batch")
 	require.Equal(t, n, stored, "every text is stored")
 }
+
+// TestSweptYesOfAToldBookingIsNotTextedAgain (found by the soak): a YES books and its
+// instance dies before answering; the checkout job (or the notice) then texts the
+// customer their booking. When the sweeper later finishes the stored YES, the answer is
+// the same booking: it is recorded, not texted a second time. A booking nobody has
+// told the customer of yet is texted once.
+func TestSweptYesOfAToldBookingIsNotTextedAgain(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, 2)
+	long := time.Now().Add(-2 * time.Minute)
+
+	// Customer 0's YES was handled (booked) but its answer never reached Twilio; the
+	// customer has since been told (the link or the notice text).
+	first := w.yes(t, "SMfirst", w.phones[0])
+	require.Equal(t, inbound.OutcomeBooked, first.Outcome)
+	require.NoError(t, w.slots.MarkTold(ctx, first.BookingID))
+	// A second YES of theirs was stored and its handler died.
+	w.storeUnanswered(t, "SMsecond", w.phones[0], "YES", long)
+
+	n, err := w.inbound.Sweep(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	var outcome string
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT outcome FROM inbound_messages WHERE message_sid = 'SMsecond'`).Scan(&outcome))
+	require.Equal(t, string(inbound.OutcomeBooked), outcome, "the answer is recorded")
+	require.Empty(t, w.texts(t, "reply:SMsecond"), "the customer already knows: no second text of the same booking")
+}

@@ -22,6 +22,18 @@ import (
 // commit, the connection dropped, Twilio's 15 s passed), the notice job that the booking
 // transaction enqueued texts them the outcome, once.
 
+// TellOnce records, in q's transaction, that the customer is being told of the booking,
+// and reports whether this is the first time: a caller about to text the booking (the
+// inbound sweeper finishing a YES its handler never answered) texts only then, since
+// the payment link, the notice or an earlier answer may have told the customer already.
+func (s *Service) TellOnce(ctx context.Context, q db.DBTX, bookingID uuid.UUID) (bool, error) {
+	n, err := s.q.BookingMarkTold(ctx, q, db.BookingMarkToldParams{ID: bookingID, Now: s.cfg.Now().UTC()})
+	if err != nil {
+		return false, fmt.Errorf("mark booking %s told: %w", bookingID, err)
+	}
+	return n > 0, nil
+}
+
 // MarkTold records that the customer has learnt of the booking.
 func (s *Service) MarkTold(ctx context.Context, bookingID uuid.UUID) error {
 	if _, err := s.q.BookingMarkTold(ctx, s.pool, db.BookingMarkToldParams{ID: bookingID, Now: s.cfg.Now().UTC()}); err != nil {
