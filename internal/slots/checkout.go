@@ -17,9 +17,9 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
-// stripeMinExpiry is Stripe's floor for a Checkout Session's expires_at, with a margin
-// for the request's own travel time.
-const stripeMinExpiry = 30*time.Minute + 20*time.Second
+// minCheckoutExpiry is the payment provider's floor for a checkout's expiry (30 minutes
+// for Stripe's Checkout Sessions), with a margin for the request's own travel time.
+const minCheckoutExpiry = 30*time.Minute + 20*time.Second
 
 // maxHoldExtension bounds how far past CheckoutHold (counted from the booking) the
 // safety net may push the expiry while it waits for Stripe. After that the customer has
@@ -93,7 +93,7 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 	if b.CheckoutExpiresAt != nil {
 		expires = *b.CheckoutExpiresAt
 	}
-	if expires.Sub(now) < stripeMinExpiry {
+	if expires.Sub(now) < minCheckoutExpiry {
 		// The first attempt never reached Stripe in time; Stripe would refuse the stored
 		// expiry now. Move to a later one (a new idempotency key) and hold the slot that
 		// much longer, within bounds.

@@ -143,9 +143,9 @@ type PaymentsConfig struct {
 	ReconcileBackoff time.Duration
 	// ReconcileBackoffMax caps ReconcileBackoff's doubling; default 1 h.
 	ReconcileBackoffMax time.Duration
-	// StripeTimeout bounds each Stripe call; default 10s. One reconciliation run is
+	// ProviderTimeout bounds each call to the payment provider; default 10s. One reconciliation run is
 	// given ReconcileBatch Stripe calls' worth of time (plus a margin).
-	StripeTimeout time.Duration
+	ProviderTimeout time.Duration
 	// Metrics counts bookings and Stripe events; nil counts nothing.
 	Metrics *metrics.Metrics
 }
@@ -168,11 +168,11 @@ type PaymentsConfig struct {
 //	payment_failed ──paid──▶ confirmed if the slot is still free (open or expired, not
 //	                          started) and no refund was decided; else refunded
 type Payments struct {
-	s      *Service
-	stripe PaymentProvider // nil when payments are not configured
-	cfg    PaymentsConfig
-	m      *metrics.Metrics
-	log    *slog.Logger
+	s        *Service
+	provider PaymentProvider // nil when payments are not configured
+	cfg      PaymentsConfig
+	m        *metrics.Metrics
+	log      *slog.Logger
 }
 
 // NewPayments returns Payments for the bookings of s; provider is normally s's own. It
@@ -182,8 +182,8 @@ func NewPayments(s *Service, provider PaymentProvider, cfg PaymentsConfig) *Paym
 	cfg.ReconcileBatch = cmp.Or(cfg.ReconcileBatch, 25)
 	cfg.ReconcileBackoff = cmp.Or(cfg.ReconcileBackoff, 5*time.Minute)
 	cfg.ReconcileBackoffMax = max(cmp.Or(cfg.ReconcileBackoffMax, time.Hour), cfg.ReconcileBackoff)
-	cfg.StripeTimeout = cmp.Or(cfg.StripeTimeout, 10*time.Second)
-	return &Payments{s: s, stripe: provider, cfg: cfg, m: cfg.Metrics, log: s.log}
+	cfg.ProviderTimeout = cmp.Or(cfg.ProviderTimeout, 10*time.Second)
+	return &Payments{s: s, provider: provider, cfg: cfg, m: cfg.Metrics, log: s.log}
 }
 
 // counted records a booking's new status, if it moved, once its transaction committed.

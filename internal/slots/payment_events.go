@@ -85,7 +85,7 @@ func (p *Payments) HandleEvent(ctx context.Context, ev PaymentEvent) (EventResul
 	if !inserted {
 		stored, err := p.s.q.StripeEventGet(ctx, p.s.pool, ev.ID)
 		if err != nil {
-			return EventResult{}, fmt.Errorf("read stored stripe event %s: %w", ev.ID, err)
+			return EventResult{}, fmt.Errorf("read stored payment event %s: %w", ev.ID, err)
 		}
 		if stored.Result.Valid {
 			return EventResult{Result: Result(stored.Result.String), Replayed: true}, nil
@@ -131,7 +131,7 @@ func (p *Payments) HandleEvent(ctx context.Context, ev PaymentEvent) (EventResul
 	err = pgx.BeginFunc(ctx, p.s.pool, func(tx pgx.Tx) error {
 		stored, err := p.s.q.StripeEventLock(ctx, tx, ev.ID)
 		if err != nil {
-			return fmt.Errorf("lock stripe event %s: %w", ev.ID, err)
+			return fmt.Errorf("lock payment event %s: %w", ev.ID, err)
 		}
 		if stored.Result.Valid {
 			out = EventResult{Result: Result(stored.Result.String), Replayed: true}
@@ -151,7 +151,7 @@ func (p *Payments) HandleEvent(ctx context.Context, ev PaymentEvent) (EventResul
 		return err
 	})
 	if err != nil {
-		return EventResult{}, fmt.Errorf("apply stripe event %s (%s) to booking %s: %w", ev.ID, ev.Type, bookingID, err)
+		return EventResult{}, fmt.Errorf("apply payment event %s (%s) to booking %s: %w", ev.ID, ev.Type, bookingID, err)
 	}
 	if !out.Replayed {
 		p.counted(out.Result)
@@ -169,7 +169,7 @@ func (p *Payments) store(ctx context.Context, ev PaymentEvent, bookingID uuid.Nu
 	}
 	_, err := p.s.q.StripeEventInsert(ctx, p.s.pool, params)
 	if isDataException(err) {
-		p.log.WarnContext(ctx, "stripe event payload stored cleaned", "event_id", ev.ID, "err", err)
+		p.log.WarnContext(ctx, "payment event payload stored cleaned", "event_id", ev.ID, "err", err)
 		params.Payload = cleanPayload(ev)
 		_, err = p.s.q.StripeEventInsert(ctx, p.s.pool, params)
 	}
@@ -177,7 +177,7 @@ func (p *Payments) store(ctx context.Context, ev PaymentEvent, bookingID uuid.Nu
 	case errors.Is(err, pgx.ErrNoRows):
 		return false, nil
 	case err != nil:
-		return false, fmt.Errorf("store stripe event %s: %w", ev.ID, err)
+		return false, fmt.Errorf("store payment event %s: %w", ev.ID, err)
 	}
 	return true, nil
 }
@@ -191,12 +191,12 @@ func (p *Payments) settle(ctx context.Context, eventID string, result Result) (E
 	if errors.Is(err, pgx.ErrNoRows) {
 		stored, gerr := p.s.q.StripeEventGet(ctx, p.s.pool, eventID)
 		if gerr != nil {
-			return EventResult{}, fmt.Errorf("read result of stripe event %s: %w", eventID, gerr)
+			return EventResult{}, fmt.Errorf("read result of payment event %s: %w", eventID, gerr)
 		}
 		return EventResult{Result: Result(stored.Result.String), Replayed: true}, nil
 	}
 	if err != nil {
-		return EventResult{}, fmt.Errorf("store result of stripe event %s: %w", eventID, err)
+		return EventResult{}, fmt.Errorf("store result of payment event %s: %w", eventID, err)
 	}
 	return EventResult{Result: result}, nil
 }
@@ -210,15 +210,15 @@ func (p *Payments) expireSession(ctx context.Context, b db.Booking) (Result, err
 		// The link is still being made; Stripe retries the event, by when it exists.
 		return "", fmt.Errorf("booking %s has no checkout session yet", b.ID)
 	}
-	if p.stripe == nil {
+	if p.provider == nil {
 		// Retrying cannot configure Stripe. The session ends by itself at its expiry,
 		// and that event fails the booking without asking Stripe anything.
-		p.log.WarnContext(ctx, "declined card not acted on: stripe is not configured", "booking_id", b.ID)
+		p.log.WarnContext(ctx, "declined card not acted on: payments are not configured", "booking_id", b.ID)
 		return ResultUnconfigured, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.cfg.StripeTimeout)
+	ctx, cancel := context.WithTimeout(ctx, p.cfg.ProviderTimeout)
 	defer cancel()
-	err := p.stripe.ExpireCheckout(ctx, b.StripeCheckoutSessionID.String)
+	err := p.provider.ExpireCheckout(ctx, b.StripeCheckoutSessionID.String)
 	switch {
 	case err == nil:
 		return "", nil
@@ -228,7 +228,7 @@ func (p *Payments) expireSession(ctx context.Context, b db.Booking) (Result, err
 		return "", fmt.Errorf("expire checkout of booking %s: %w", b.ID, err)
 	default:
 		// The session ends by itself at its expiry, and that event fails the booking.
-		p.log.WarnContext(ctx, "stripe refused to expire checkout session", "booking_id", b.ID, "err", err)
+		p.log.WarnContext(ctx, "the payment provider refused to expire the checkout session", "booking_id", b.ID, "err", err)
 		return ResultExpireRefused, nil
 	}
 }

@@ -33,7 +33,7 @@ func (p *Payments) Reconcile(ctx context.Context) (int, error) {
 	}
 	changed := 0
 	for i, row := range rows {
-		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < p.cfg.StripeTimeout {
+		if dl, ok := ctx.Deadline(); ok && time.Until(dl) < p.cfg.ProviderTimeout {
 			p.log.InfoContext(ctx, "reconcile run out of time; the next run goes on", "left", len(rows)-i)
 			break
 		}
@@ -66,17 +66,17 @@ func (p *Payments) reconcileOne(ctx context.Context, row db.BookingListStaleRow)
 	saw := &seen{sessionID: row.StripeCheckoutSessionID.String, expiresAt: row.CheckoutExpiresAt}
 	kind, paymentIntentID := kindFailed, ""
 	if row.StripeCheckoutSessionID.Valid {
-		if p.stripe == nil {
+		if p.provider == nil {
 			return "", errUnconfigured
 		}
-		cctx, cancel := context.WithTimeout(ctx, p.cfg.StripeTimeout)
-		sess, err := p.stripe.GetCheckout(cctx, saw.sessionID)
+		cctx, cancel := context.WithTimeout(ctx, p.cfg.ProviderTimeout)
+		sess, err := p.provider.GetCheckout(cctx, saw.sessionID)
 		cancel()
 		switch {
 		case errors.Is(err, payments.ErrNotFound):
 			// Stripe has no such session (made with another key or account): nobody can
 			// pay it, as if the booking had never got one.
-			p.log.WarnContext(ctx, "checkout session unknown to stripe", "booking_id", row.ID, "session_id", saw.sessionID)
+			p.log.WarnContext(ctx, "checkout session unknown to the payment provider", "booking_id", row.ID, "session_id", saw.sessionID)
 		case err != nil:
 			return "", fmt.Errorf("read checkout session: %w", err)
 		case sess.Status == payments.SessionComplete && (sess.PaymentStatus == payments.PaymentPaid || sess.PaymentStatus == payments.PaymentNoPaymentRequired):
@@ -141,7 +141,7 @@ func (w *ReconcileWorker) Work(ctx context.Context, _ *river.Job[jobs.Reconcile]
 }
 
 // Timeout implements river.Worker: one run may make ReconcileBatch Stripe calls, each
-// bounded by StripeTimeout; Reconcile stops on its own before the deadline.
+// bounded by ProviderTimeout; Reconcile stops on its own before the deadline.
 func (w *ReconcileWorker) Timeout(*river.Job[jobs.Reconcile]) time.Duration {
-	return time.Duration(w.Payments.cfg.ReconcileBatch)*w.Payments.cfg.StripeTimeout + 30*time.Second
+	return time.Duration(w.Payments.cfg.ReconcileBatch)*w.Payments.cfg.ProviderTimeout + 30*time.Second
 }

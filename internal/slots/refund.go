@@ -38,14 +38,14 @@ func (p *Payments) RefundBooking(ctx context.Context, bookingID uuid.UUID, payme
 	if err != nil {
 		return fmt.Errorf("get booking %s: %w", bookingID, err)
 	}
-	if p.stripe == nil {
+	if p.provider == nil {
 		return errUnconfigured
 	}
-	cctx, cancel := context.WithTimeout(ctx, p.cfg.StripeTimeout)
+	cctx, cancel := context.WithTimeout(ctx, p.cfg.ProviderTimeout)
 	defer cancel()
 	pi := cmp.Or(paymentIntentID, b.StripePaymentIntentID.String)
 	if pi == "" && b.StripeCheckoutSessionID.Valid {
-		sess, err := p.stripe.GetCheckout(cctx, b.StripeCheckoutSessionID.String)
+		sess, err := p.provider.GetCheckout(cctx, b.StripeCheckoutSessionID.String)
 		if err != nil && !payments.Transient(err) {
 			return river.JobCancel(fmt.Errorf("find payment of booking %s: %w", b.ID, err))
 		}
@@ -71,7 +71,7 @@ func (p *Payments) RefundBooking(ctx context.Context, bookingID uuid.UUID, payme
 		return river.JobCancel(fmt.Errorf("booking %s is pending: %w", b.ID, errRefundNotDue))
 	}
 
-	refundID, err := p.stripe.Refund(cctx, pi, b.ID.String())
+	refundID, err := p.provider.Refund(cctx, pi, b.ID.String())
 	if err != nil {
 		if !payments.Transient(err) {
 			return river.JobCancel(fmt.Errorf("refund booking %s: %w", b.ID, err))
