@@ -191,14 +191,15 @@ func (m *Metrics) SMSDelivery(status, reason string) {
 	}
 }
 
-// RefundFailed counts a refund given up on, by reason: "refused" (retrying cannot help)
-// or "retries_exhausted"; anything else counts as "other". Alert on it: the owner must
+// RefundFailed counts a refund given up on, by reason: "refused" (retrying cannot help),
+// "retries_exhausted" or "lost" (its job died with its process on the last attempt);
+// anything else counts as "other". Alert on it: the owner must
 // refund by hand.
 func (m *Metrics) RefundFailed(reason string) {
 	if m == nil {
 		return
 	}
-	if reason != "refused" && reason != "retries_exhausted" {
+	if reason != "refused" && reason != "retries_exhausted" && reason != "lost" {
 		reason = "other"
 	}
 	m.refundsFailed.WithLabelValues(reason).Inc()

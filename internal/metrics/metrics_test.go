@@ -97,7 +97,7 @@ func counter(t *testing.T, g prometheus.Gatherer, name string, labels map[string
 	return 0
 }
 
-// TestRefundFailedLabelsAreBounded: the reason label takes two values and "other".
+// TestRefundFailedLabelsAreBounded: the reason label takes three values and "other".
 func TestRefundFailedLabelsAreBounded(t *testing.T) {
 	t.Parallel()
 	reg := prometheus.NewRegistry()
@@ -105,11 +105,13 @@ func TestRefundFailedLabelsAreBounded(t *testing.T) {
 	m.RefundFailed("refused")
 	m.RefundFailed("retries_exhausted")
 	m.RefundFailed("retries_exhausted")
+	m.RefundFailed("lost")
 	m.RefundFailed("stripe 400 invalid_request_error: pi_123") // never a label of its own
 	require.Equal(t, 1.0, counter(t, reg, "slotrecovery_refunds_failed_total", map[string]string{"reason": "refused"}))
 	require.Equal(t, 2.0, counter(t, reg, "slotrecovery_refunds_failed_total", map[string]string{"reason": "retries_exhausted"}))
 	require.Equal(t, 1.0, counter(t, reg, "slotrecovery_refunds_failed_total", map[string]string{"reason": "other"}))
-	require.Equal(t, 3, series(t, reg, "slotrecovery_refunds_failed_total"))
+	require.Equal(t, 1.0, counter(t, reg, "slotrecovery_refunds_failed_total", map[string]string{"reason": "lost"}))
+	require.Equal(t, 4, series(t, reg, "slotrecovery_refunds_failed_total"))
 }
 
 func TestPurged(t *testing.T) {

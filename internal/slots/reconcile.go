@@ -137,6 +137,9 @@ type ReconcileWorker struct {
 // Work implements river.Worker.
 func (w *ReconcileWorker) Work(ctx context.Context, _ *river.Job[jobs.Reconcile]) error {
 	_, err := w.Payments.Reconcile(ctx)
+	if _, lerr := w.Payments.RecordLostRefunds(ctx); lerr != nil {
+		err = errors.Join(err, lerr)
+	}
 	return err
 }
 

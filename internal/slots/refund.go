@@ -197,9 +197,59 @@ func refundFailureReason(err error) string {
 		return "Payments are not configured on the server, so the refund could not be made."
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
 		return "Stripe did not answer in time, on every attempt."
+	case errors.Is(err, errRefundLost):
+		return "The server stopped while making the refund, on its last attempt; it may or may not have reached Stripe: check the payment there."
 	}
 	return "The refund kept failing (Stripe or the database could not be reached)."
 }
+
+// RefundFailedLost counts a refund job River gave up on without its last attempt
+// reaching the worker (the process running it was killed, and River's rescuer discarded
+// it); see RecordLostRefunds.
+const RefundFailedLost = "lost"
+
+// lostRefundsSQL finds the refund jobs River discarded lately whose booking records no
+// failed refund: the worker records one whenever it gives up, so these are jobs whose
+// last attempt died with its process. It reads River's table directly: the job's
+// arguments are this package's (jobs.Refund), and sqlc does not see River's schema.
+const lostRefundsSQL = `
+SELECT b.id, coalesce(j.args->>'payment_intent_id', '')
+FROM river_job j JOIN bookings b ON b.id = (j.args->>'booking_id')::uuid
+WHERE j.kind = 'booking_refund' AND j.state = 'discarded' AND j.finalized_at > $1
+  AND b.refund_failed_at IS NULL
+LIMIT 100`
+
+// RecordLostRefunds records, for the owner to refund by hand, the refunds whose jobs
+// River discarded without the worker seeing their last attempt (killed mid-run, then
+// discarded by River's rescuer): RefundWorker records every other refund it gives up
+// on. Reconcile calls it; it returns how many it recorded.
+func (p *Payments) RecordLostRefunds(ctx context.Context) (int, error) {
+	rows, err := p.s.pool.Query(ctx, lostRefundsSQL, p.s.cfg.Now().Add(-7*24*time.Hour).UTC())
+	if err != nil {
+		return 0, fmt.Errorf("find lost refunds: %w", err)
+	}
+	type lost struct {
+		booking uuid.UUID
+		pi      string
+	}
+	found, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (lost, error) {
+		var l lost
+		return l, r.Scan(&l.booking, &l.pi)
+	})
+	if err != nil {
+		return 0, fmt.Errorf("find lost refunds: %w", err)
+	}
+	for _, l := range found {
+		if err := p.recordRefundFailed(ctx, l.booking, l.pi, RefundFailedLost, errRefundLost); err != nil {
+			return 0, err
+		}
+		p.log.ErrorContext(ctx, "refund job lost with its process: the owner must refund by hand", "booking_id", l.booking)
+	}
+	return len(found), nil
+}
+
+// errRefundLost is the cause recorded for a refund whose job was lost.
+var errRefundLost = errors.New("slots: the refund job was lost with its process")
 
 // RefundWorker runs jobs.Refund.
 type RefundWorker struct {

@@ -215,3 +215,36 @@ func TestRefundJobDiscardedByRiverIsRecorded(t *testing.T) {
 	require.Equal(t, pi, f.paymentIntent)
 	require.Equal(t, 1.0, s.failedCount(slots.RefundFailedRetriesExhausted))
 }
+
+// TestRefundLostWithItsProcessIsRecorded: a refund job whose last attempt died with its
+// process never reaches the worker's record: River's rescuer discards it. The
+// reconciliation finds it and records the refund as failed, for the owner, once.
+func TestRefundLostWithItsProcessIsRecorded(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := newRefundScene(t)
+	alice, pi := s.latePayment()
+	n, err := s.refund.RecordLostRefunds(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "a refund job still to run is not lost")
+
+	// What River's rescuer does to a job whose last attempt was running on a killed
+	// process: it discards it without running it again.
+	tag, err := s.pool.Exec(ctx, `UPDATE river_job SET state = 'discarded', finalized_at = now(), attempt = max_attempts
+		WHERE kind = 'booking_refund' AND args->>'booking_id' = $1`, alice.String())
+	require.NoError(t, err)
+	require.EqualValues(t, 1, tag.RowsAffected())
+
+	n, err = s.refund.RecordLostRefunds(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	f := s.failure(alice)
+	require.NotNil(t, f.at, "the owner is told to refund by hand")
+	require.Equal(t, pi, f.paymentIntent)
+	require.Contains(t, f.reason, "check the payment there")
+	require.Equal(t, 1.0, s.failedCount(slots.RefundFailedLost))
+
+	n, err = s.refund.RecordLostRefunds(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "recorded once")
+}
