@@ -411,7 +411,8 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 		// rescuer retries it after this long; River's default is an hour, during which an
 		// offer wave or a payment link is stuck. It must stay above every job's own
 		// timeout, or a slow but live job would be run a second time beside itself: the
-		// longest is the offer wave's 10 minutes (TestRescueHorizonAboveJobTimeouts).
+		// longest are the offer wave's and the purge's 5 minutes, and reconciliation's
+		// 4m40s (TestRescueHorizonAboveJobTimeouts).
 		RescueStuckJobsAfter: rescueStuckJobsAfter,
 		Logger:               log.With("component", "river"),
 	})
@@ -423,7 +424,9 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 }
 
 // rescueStuckJobsAfter is River's RescueStuckJobsAfter; see build.
-const rescueStuckJobsAfter = 15 * time.Minute
+// The soak showed what a long horizon costs: a wave killed mid-run leaves its customers
+// untexted until the rescue (15 minutes at first); 7 keeps that short.
+const rescueStuckJobsAfter = 7 * time.Minute
 
 // addWorker registers w and records how long River lets one of its jobs run (its
 // Timeout, else River's default), which must stay below rescueStuckJobsAfter.

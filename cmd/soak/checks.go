@@ -27,7 +27,7 @@ type job struct {
 }
 
 // orphaned reports whether j is running on a process the soak killed: River's rescuer
-// retries it only RescueStuckJobsAfter (15 min) after it started.
+// retries it only RescueStuckJobsAfter (7 min since this change; 15 before) after it started.
 func (s *soak) orphaned(j job) bool { return j.state == "running" && s.fleet.dead(j.client) }
 
 // alive reports whether j will run, or is running on a process that is alive.
@@ -87,7 +87,7 @@ func (s *soak) pendingBookings(ctx context.Context) ([]pendingBooking, error) {
 
 // linkOwed says what will give a pending booking without a link its link: "live" (a
 // checkout job that will run), "rescue" (only one running on a killed process, which
-// River retries 15 min after it started) or "none".
+// River retries 7 min after it started) or "none".
 func (s *soak) linkOwed(b pendingBooking) string {
 	healer := "none"
 	for _, j := range b.checkouts {
@@ -149,7 +149,7 @@ func (s *soak) healState(ctx context.Context) (healState, error) {
 
 // heal waits until every instance is up, every stored text has its outcome, every
 // payment link a live job owes is made and no River job is overdue, or until the
-// deadline. What cannot heal in time (a job orphaned by a kill waits 15 min for River's
+// deadline. What cannot heal in time (a job orphaned by a kill waits 7 min for River's
 // rescuer) is left for the checks to report.
 func (s *soak) heal(ctx context.Context) (took time.Duration, last healState, ok bool) {
 	t0 := time.Now()

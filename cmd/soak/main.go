@@ -276,7 +276,7 @@ func (s *soak) print(w io.Writer, r report, f summaryFacts) {
 	fmt.Fprintf(w, "  lost answers     %d YES got no HTTP answer: %d never stored, %d finished by the sweeper; unheard by outcome %v\n",
 		r.noAnswer, r.noAnswerNotStored, r.noAnswerSwept, r.unheardByOutcome)
 	fmt.Fprintf(w, "  try again, then  %v (told retry_later over HTTP, the answer not stored, finished later by the sweeper and texted)\n", r.retryThenText)
-	fmt.Fprintf(w, "  killed mid-work  River jobs left running on killed processes (rescued 15 min after they started) %v; offers claimed but never texted %d; offers texted but not recorded %d\n",
+	fmt.Fprintf(w, "  killed mid-work  River jobs left running on killed processes (rescued 7 min after they started) %v; offers claimed but never texted %d; offers texted but not recorded %d\n",
 		r.orphans, r.offersSending, r.textedUnrecorded)
 	fmt.Fprintf(w, "  pending          %d bookings pending payment: %d past their hold (reconciliation alive: %v), %d without a link waiting for River's rescuer\n",
 		r.pending, r.pendingPastHold, r.reconcileAlive, r.noLinkRescue)

@@ -23,9 +23,16 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
+// waveTimeout is WaveWorker's Timeout.
+const waveTimeout = 5 * time.Minute
+
 // orphanAge is how long after its claim an offer still sending must have been claimed by
-// a run that was killed: longer than WaveWorker's Timeout, within River's rescue horizon.
-const orphanAge = 12 * time.Minute
+// a run that is over. River runs one wave job at a time and rescues a killed run only
+// after its horizon (7 minutes in cmd/server), which is at least 2 minutes after the run's
+// timeout, so every claim of a killed run is older than that when the rescued run
+// starts; a recent claim may be a live run's (runs of one wave can overlap only in tests
+// that call RunWave side by side).
+const orphanAge = 90 * time.Second
 
 // idleWaveInterval is how often a wave that found nobody to text looks again.
 const idleWaveInterval = time.Hour
@@ -469,9 +476,12 @@ type WaveWorker struct {
 	Service *Service
 }
 
-// Timeout bounds one run: a wave of up to 1000 texts, 32 at a time, with Twilio slow.
-// River's default (1 min) would cut a large wave short.
-func (w *WaveWorker) Timeout(*river.Job[jobs.Wave]) time.Duration { return 10 * time.Minute }
+// Timeout bounds one run (waveTimeout). River's default (1 min) would cut even an unpaced
+// wave of 1000 texts short, with Twilio slow. A wave longer than that at its send rate (a
+// long code's 1 text a second and more than 300 customers) is cut and retried within a
+// minute, going on where it stopped; a shorter timeout lets River's rescuer take over a
+// wave killed mid-run sooner (cmd/server's rescue horizon must stay above it).
+func (w *WaveWorker) Timeout(*river.Job[jobs.Wave]) time.Duration { return waveTimeout }
 
 // NextRetry retries a failed wave (Postgres, Redis or Twilio unavailable) soon and
 // steadily, at most a minute apart, rather than River's growing backoff: offers are
