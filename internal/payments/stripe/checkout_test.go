@@ -201,7 +201,11 @@ func TestTransient(t *testing.T) {
 			c, rec := newClient(t, stripe.Config{})
 			rec.FailNext(1, tc.status)
 
-			_, err := c.CreateCheckout(t.Context(), checkoutRequest("bk_transient"))
+			// A retry sends the same request (the caller stores the expiry with the
+			// booking), so the expiry, part of the idempotency key, is read once: two
+			// calls to checkoutRequest straddling a second made two keys.
+			req := checkoutRequest("bk_transient")
+			_, err := c.CreateCheckout(t.Context(), req)
 			require.Error(t, err)
 			require.Equal(t, tc.transient, payments.Transient(err))
 			var pe *payments.Error
@@ -213,7 +217,7 @@ func TestTransient(t *testing.T) {
 
 			// The failure was answered at the proxy; the next call goes
 			// through with the same idempotency key.
-			_, err = c.CreateCheckout(t.Context(), checkoutRequest("bk_transient"))
+			_, err = c.CreateCheckout(t.Context(), req)
 			require.NoError(t, err)
 			reqs := rec.Requests()
 			require.Len(t, reqs, 2)
