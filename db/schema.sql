@@ -236,3 +236,19 @@ ALTER TABLE shops ADD COLUMN send_rate integer NOT NULL DEFAULT 1 CHECK (send_ra
 ALTER TABLE shops ADD COLUMN sms_problem_code integer;
 ALTER TABLE shops ADD COLUMN sms_problem_at timestamptz;
 ALTER TABLE shops ADD COLUMN sms_problem_count integer NOT NULL DEFAULT 0;
+
+-- 0012_booking_sweep
+-- The booking sweep's index (live bookings by age) and its spacing of link attempts
+-- (see the migration).
+ALTER TABLE bookings ADD COLUMN link_retry_at timestamptz;
+CREATE INDEX bookings_live_created_idx ON bookings (created_at) WHERE status IN ('pending_payment', 'confirmed');
+
+-- 0013_answers_heard
+-- When the answer was written back in time to reach the customer (the epoch: stored by a
+-- server that did not mark answers; see the migration), when the sweeper took over
+-- telling it by text, and the booking a booked answer tells of.
+ALTER TABLE inbound_messages ADD COLUMN answered_at timestamptz DEFAULT 'epoch';
+ALTER TABLE inbound_messages ADD COLUMN retold_at timestamptz;
+ALTER TABLE inbound_messages ADD COLUMN booking_id uuid;
+CREATE INDEX inbound_messages_unheard_idx ON inbound_messages (handled_at)
+    WHERE outcome IS NOT NULL AND answered_at IS NULL AND retold_at IS NULL;

@@ -177,6 +177,12 @@ func (h *harness) replies(ctx context.Context, name string) (result, error) {
 	}
 	r.Replies, r.InFlight, r.WantBookings = len(all), inFlight, len(openings)
 
+	// A database in service has statistics on its tables; this one was filled a moment
+	// ago, and until autovacuum's analyze happens to run, the planner guesses: some runs
+	// measured plans no production database would use.
+	if _, err := h.pool.Exec(ctx, "ANALYZE"); err != nil {
+		return r, fmt.Errorf("analyze: %w", err)
+	}
 	h.resetStatements(ctx)
 	pgPids := h.postgresPids(ctx)
 	cpu0, pgCPU0 := cpuTicks(h.fleet.pids()), cpuTicks(pgPids)
@@ -329,6 +335,10 @@ func (h *harness) profile(ctx context.Context, name string) (stop func()) {
 			defer res.Body.Close()
 			b, _ := io.ReadAll(res.Body)
 			p := filepath.Join(h.o.pprofDir, fmt.Sprintf("%s-%d-instance-%d.pprof", name, run, i+1))
+			if err := os.MkdirAll(h.o.pprofDir, 0o755); err != nil {
+				say("profile directory: %v", err)
+				return
+			}
 			if err := os.WriteFile(p, b, 0o644); err != nil {
 				say("write %s: %v", p, err)
 			}

@@ -263,7 +263,7 @@ func TestRescueHorizonAboveJobTimeouts(t *testing.T) {
 	t.Cleanup(a.close)
 
 	require.LessOrEqual(t, rescueStuckJobsAfter, 20*time.Minute)
-	for _, kind := range []string{"offer_wave", "sms_text", "booking_checkout", "booking_notice", "booking_refund", "payments_reconcile", "openings_complete", "inbound_sweep"} {
+	for _, kind := range []string{"offer_wave", "sms_text", "bookings_sweep", "booking_refund", "payments_reconcile", "openings_complete", "inbound_sweep"} {
 		require.Contains(t, a.jobTimeouts, kind, "every job kind is registered through addWorker")
 	}
 	for kind, d := range a.jobTimeouts {

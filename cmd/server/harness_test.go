@@ -140,15 +140,16 @@ func (e *env) start(extra map[string]string, tune func(*slots.Config, *offers.Co
 	return ""
 }
 
-// fastTune sets the payment timings for tests. Like production's (5 s, then the job at
-// 15 s) the YES path's Stripe call ends before the safety-net checkout job starts:
-// with the job due first (it was 300 ms), a stripe-mock slowed by a busy machine lost
+// fastTune sets the payment timings for tests. Like production's (5 s, then the sweep
+// from 15 s) the YES path's Stripe call ends before the booking sweep may try the link:
+// with the sweep due first (it was 300 ms), a stripe-mock slowed by a busy machine lost
 // the race to store the link, and the winner was told "link on its way" and texted it,
 // one text more than the tests count. The call's bound is generous, so that stripe-mock
 // answering slowly is not a Stripe outage; tests of the job wait 9 s for it.
 func fastTune(s *slots.Config, _ *offers.Config) {
 	s.CheckoutTimeout = 8 * time.Second
 	s.CheckoutRetryDelay = s.CheckoutTimeout + time.Second
+	s.SweepEvery = 500 * time.Millisecond
 }
 
 // api calls a JSON endpoint and decodes the answer into out (if not nil).
@@ -333,8 +334,7 @@ func (e *env) waveDone(openingID string, generation, wave int) {
 }
 
 // settle waits until every job of the given kinds is in a final state (completed,
-// cancelled or discarded). A job that leads to another (a checkout job to its link text,
-// a refund job to its text) inserts it in its own transaction, before it is final
+// cancelled or discarded). A job that leads to another (a refund job to its text) inserts it in its own transaction, before it is final
 // itself, so once nothing of these kinds is left to run, nothing more of theirs will
 // happen: the texts and Stripe requests they make can be counted exactly.
 func (e *env) settle(kinds ...string) {
@@ -342,6 +342,19 @@ func (e *env) settle(kinds ...string) {
 	e.until(asyncStep, fmt.Sprintf("jobs %v settled", kinds), func() bool {
 		return e.count(`SELECT count(*) FROM river_job WHERE kind = ANY($1)
 			AND state NOT IN ('completed', 'cancelled', 'discarded')`, kinds) == 0
+	})
+}
+
+// swept waits until two booking sweeps that began after the call have run to the end
+// (not skipped because another was running): what the sweep owed when swept was called
+// has been done or tried by then. A server without fastTune sweeps every 10 s.
+func (e *env) swept() {
+	e.t.Helper()
+	var mark time.Time
+	require.NoError(e.t, e.pool.QueryRow(context.Background(), `SELECT now()`).Scan(&mark))
+	e.until(asyncStep, "two booking sweeps finished", func() bool {
+		return e.count(`SELECT count(*) FROM river_job WHERE kind = 'bookings_sweep' AND state = 'completed'
+			AND attempted_at > $1 AND metadata->'output' IS NOT NULL AND NOT COALESCE((metadata->'output'->>'skipped')::bool, false)`, mark) >= 2
 	})
 }
 

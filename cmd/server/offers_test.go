@@ -156,9 +156,8 @@ func TestRaceThreeHundredYes(t *testing.T) {
 		require.Equal(t, 1, e.count(`SELECT count(*) FROM slot_offers WHERE opening_id = $1 AND status = 'accepted'`, op.ID), "round %d", round)
 		require.Equal(t, n-1, e.count(`SELECT count(*) FROM slot_offers WHERE opening_id = $1 AND status = 'lost'`, op.ID), "round %d: the others' offers are lost", round)
 		// One Checkout Session: one idempotency key, derived from the one booking. (The
-		// safety-net job may repeat the request with the same key, which Stripe answers
-		// with the same session; an earlier round's job may post meanwhile for its own
-		// booking.)
+		// booking sweep may repeat the request with the same key, which Stripe answers
+		// with the same session; it may post meanwhile for an earlier round's booking.)
 		sessionKeys := map[string]bool{}
 		for _, q := range e.stripe.Requests()[stripeBefore:] {
 			if q.Method != http.MethodPost || q.Path != "/v1/checkout/sessions" {
@@ -178,9 +177,8 @@ func TestRaceThreeHundredYes(t *testing.T) {
 		require.Empty(t, keys, "no lock left behind")
 	}
 	require.Zero(t, e.count(`SELECT count(*) FROM (SELECT opening_id FROM bookings GROUP BY opening_id HAVING count(*) > 1) d`))
-	// Once the safety-net jobs have all run, still one session key per booking and no
-	// other.
-	e.settle("booking_checkout")
+	// Once the booking sweep has run, still one session key per booking and no other.
+	e.swept()
 	keysOf := map[string]map[string]bool{}
 	for _, q := range e.stripe.Requests() {
 		if q.Method == http.MethodPost && q.Path == "/v1/checkout/sessions" {
@@ -347,7 +345,7 @@ func TestRedisUnreachableFailsClosed(t *testing.T) {
 }
 
 // TestStripeFailingThenRecovering: when Stripe errors on the YES path the booking holds,
-// the customer is told the link is coming, and the checkout job makes one session and
+// the customer is told the link is coming, and the booking sweep makes one session and
 // texts the link once.
 func TestStripeFailingThenRecovering(t *testing.T) {
 	t.Parallel()
@@ -367,9 +365,10 @@ func TestStripeFailingThenRecovering(t *testing.T) {
 	require.Equal(t, "pending_payment", got.Booking.Status)
 
 	e.eventually("payment link texted", func() bool { return len(e.twilio.MessagesTo(c.Phone)) == 2 })
-	// Once the checkout job and the texts it queued have all finished, any second link
-	// text or session request would be in.
-	e.settle("booking_checkout", "sms_text")
+	// Once the booking sweep has run again and the texts it queued have all finished,
+	// any second link text or session request would be in.
+	e.swept()
+	e.settle("sms_text")
 	msgs := e.twilio.MessagesTo(c.Phone)
 	require.Len(t, msgs, 2, "offer, then the link once")
 	require.Contains(t, msgs[1].Body, "http")

@@ -373,8 +373,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	a.jobTimeouts = map[string]time.Duration{}
 	addWorker(workers, a.jobTimeouts, &offers.WaveWorker{Service: a.offers})
 	addWorker(workers, a.jobTimeouts, &outbox.TextWorker{Service: outbox.New(a.pool, texter, a.shops, a.slots, outbox.Config{Logger: log})})
-	addWorker(workers, a.jobTimeouts, &slots.CheckoutWorker{Service: a.slots})
-	addWorker(workers, a.jobTimeouts, &slots.NoticeWorker{Service: a.slots})
+	addWorker(workers, a.jobTimeouts, &slots.SweepWorker{Service: a.slots})
 	addWorker(workers, a.jobTimeouts, &inbound.SweepWorker{Service: a.inbound})
 	addWorker(workers, a.jobTimeouts, &slots.CompleteWorker{Service: a.slots})
 	addWorker(workers, a.jobTimeouts, &slots.RefundWorker{Payments: a.slotPayments})
@@ -398,6 +397,11 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 		PeriodicJobs: []*river.PeriodicJob{
 			river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return jobs.Reconcile{}, nil }, nil),
+			// Payment links the YES path could not make, and booked customers whose
+			// answer may not have reached them.
+			river.NewPeriodicJob(river.PeriodicInterval(a.slots.SweepEvery()),
+				func() (river.JobArgs, *river.InsertOpts) { return jobs.BookingSweep{}, nil },
+				&river.PeriodicJobOpts{RunOnStart: true}),
 			// Texts whose handler died before answering are answered by text.
 			river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return jobs.InboundSweep{}, nil }, nil),

@@ -70,7 +70,7 @@ func (e *env) describe() string {
 			coalesce(' args ' || (args - 'body')::text, ''),
 			coalesce(' last error: ' || left(errors[array_length(errors, 1)]->>'error', 300), ''))
 		FROM river_job
-		WHERE kind NOT IN ('payments_reconcile', 'inbound_sweep', 'openings_complete') OR state <> 'completed'
+		WHERE kind NOT IN ('payments_reconcile', 'inbound_sweep', 'openings_complete', 'bookings_sweep', 'retention_purge') OR state <> 'completed'
 		ORDER BY id DESC LIMIT 60`)
 	e.describeRows(ctx, &b, "openings", `
 		SELECT format('%s %s generation %s starts %s', id, status, generation, to_char(starts_at, 'YYYY-MM-DD HH24:MI:SS'))

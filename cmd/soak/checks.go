@@ -47,12 +47,11 @@ func (s *soak) jobs(ctx context.Context, where string, args ...any) ([]job, erro
 	})
 }
 
-// pendingBooking is a booking waiting for its payment, and the jobs that can heal it.
+// pendingBooking is a booking waiting for its payment.
 type pendingBooking struct {
 	id        string
 	expiresAt *time.Time
 	linked    bool
-	checkouts []job
 }
 
 func (s *soak) pendingBookings(ctx context.Context) ([]pendingBooking, error) {
@@ -60,45 +59,26 @@ func (s *soak) pendingBookings(ctx context.Context) ([]pendingBooking, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (pendingBooking, error) {
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (pendingBooking, error) {
 		var b pendingBooking
 		return b, r.Scan(&b.id, &b.expiresAt, &b.linked)
 	})
-	if err != nil {
-		return nil, err
-	}
-	checkouts, err := s.pool.Query(ctx, `SELECT args->>'booking_id', kind, state::text, COALESCE(attempted_by[cardinality(attempted_by)], '')
-		FROM river_job WHERE kind = 'booking_checkout'`)
-	if err != nil {
-		return nil, err
-	}
-	byBooking := map[string][]job{}
-	var id string
-	var j job
-	_, err = pgx.ForEachRow(checkouts, []any{&id, &j.kind, &j.state, &j.client}, func() error {
-		byBooking[id] = append(byBooking[id], j)
-		return nil
-	})
-	for i := range out {
-		out[i].checkouts = byBooking[out[i].id]
-	}
-	return out, err
 }
 
-// linkOwed says what will give a pending booking without a link its link: "live" (a
-// checkout job that will run), "rescue" (only one running on a killed process, which
-// River retries 7 min after it started) or "none".
-func (s *soak) linkOwed(b pendingBooking) string {
-	healer := "none"
-	for _, j := range b.checkouts {
-		if s.alive(j) {
-			return "live"
-		}
-		if s.orphaned(j) {
-			healer = "rescue"
+// sweepAlive reports whether the periodic booking sweep, which makes the payment links
+// the YES path could not, still runs: a run waiting, running on a live process, or
+// finished in the last minute (it runs every 10 s).
+func (s *soak) sweepAlive(ctx context.Context) (bool, error) {
+	sweeps, err := s.jobs(ctx, `kind = 'bookings_sweep' ORDER BY id DESC LIMIT 10`)
+	if err != nil {
+		return false, err
+	}
+	for _, j := range sweeps {
+		if s.alive(j) || (j.finalized != nil && time.Since(*j.finalized) < time.Minute) {
+			return true, nil
 		}
 	}
-	return healer
+	return false, nil
 }
 
 // healState is what the heal phase waits on.
@@ -111,9 +91,15 @@ func (h healState) healed() bool {
 }
 
 func (h healState) String() string {
-	return fmt.Sprintf("instances down %d, texts without an outcome %d, payment links still coming %d, River jobs overdue %d",
+	return fmt.Sprintf("instances down %d, texts without an outcome or whose answer is still to be texted %d, payment links still coming %d, River jobs overdue %d",
 		h.down, h.unanswered, h.linksComing, h.due)
 }
+
+// unheardSQL counts the stored answers the sweeper has still to text: neither marked as
+// written back over HTTP nor retold, under the conditions the sweeper texts them
+// (inbound's InboundListUnheard: a shop, a reply and a number; at most 30 min old).
+const unheardSQL = `SELECT count(*) FROM inbound_messages WHERE outcome IS NOT NULL AND answered_at IS NULL AND retold_at IS NULL
+	AND shop_id IS NOT NULL AND reply <> '' AND from_phone <> '' AND handled_at > now() - interval '30 minutes'`
 
 func (s *soak) healState(ctx context.Context) (healState, error) {
 	var h healState
@@ -132,6 +118,11 @@ func (s *soak) healState(ctx context.Context) (healState, error) {
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM inbound_messages WHERE outcome IS NULL OR handled_at IS NULL`).Scan(&h.unanswered); err != nil {
 		return h, err
 	}
+	var unheard int
+	if err := s.pool.QueryRow(ctx, unheardSQL).Scan(&unheard); err != nil {
+		return h, err
+	}
+	h.unanswered += unheard
 	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE state IN ('available', 'retryable') AND scheduled_at < now() - interval '10 seconds'`).Scan(&h.due); err != nil {
 		return h, err
 	}
@@ -139,8 +130,12 @@ func (s *soak) healState(ctx context.Context) (healState, error) {
 	if err != nil {
 		return h, err
 	}
+	sweeping, err := s.sweepAlive(ctx)
+	if err != nil {
+		return h, err
+	}
 	for _, b := range pending {
-		if !b.linked && s.linkOwed(b) == "live" {
+		if !b.linked && sweeping {
 			h.linksComing++
 		}
 	}
@@ -148,7 +143,7 @@ func (s *soak) healState(ctx context.Context) (healState, error) {
 }
 
 // heal waits until every instance is up, every stored text has its outcome, every
-// payment link a live job owes is made and no River job is overdue, or until the
+// payment link the booking sweep owes is made and no River job is overdue, or until the
 // deadline. What cannot heal in time (a job orphaned by a kill waits 7 min for River's
 // rescuer) is left for the checks to report.
 func (s *soak) heal(ctx context.Context) (took time.Duration, last healState, ok bool) {
@@ -178,24 +173,26 @@ func (s *soak) heal(ctx context.Context) (took time.Duration, last healState, ok
 type report struct {
 	// must be 0
 	doubleBooked, toldBookedTwice, toldBookedNoBooking int
-	unanswered, bookedUnheard                          int
+	unanswered, storedUnheard                          int
 	sentTwice                                          int
 	pastHoldStuck, noLinkNoJob                         int
 
 	// figures
 	offerTexts, otherTexts, repeatedOther, textedUnrecorded int
 	noAnswer, noAnswerNotStored, noAnswerSwept              int
+	noAnswerRetold, bookedUnheard, heardTwice               int
+	retoldPending                                           int
 	unheardByOutcome, retryThenText                         map[string]int
 	openingsBooked, openingsOpen                            int
-	pending, pendingPastHold, noLinkRescue                  int
-	reconcileAlive                                          bool
+	pending, pendingPastHold, noLink                        int
+	reconcileAlive, sweepAlive                              bool
 	orphans                                                 map[string]int
 	offersSending                                           int
 	unheard                                                 []string
 }
 
 func (r report) failures() int {
-	return r.doubleBooked + r.toldBookedTwice + r.toldBookedNoBooking + r.unanswered + r.bookedUnheard +
+	return r.doubleBooked + r.toldBookedTwice + r.toldBookedNoBooking + r.unanswered + r.storedUnheard +
 		r.sentTwice + r.repeatedOther + r.pastHoldStuck + r.noLinkNoJob
 }
 
@@ -275,8 +272,12 @@ func (s *soak) check(ctx context.Context, tw *twiliofake.Server) (report, error)
 	}
 
 	// Every stored text has its outcome; and a YES whose HTTP answer was lost (its
-	// instance killed mid-request) was answered by text, or will be.
+	// instance killed mid-request, before or after its answer was stored) was answered
+	// by text, or will be, whatever the answer.
 	if err := q(`SELECT count(*) FROM inbound_messages WHERE outcome IS NULL OR handled_at IS NULL`, &r.unanswered); err != nil {
+		return r, err
+	}
+	if err := q(unheardSQL, &r.retoldPending); err != nil {
 		return r, err
 	}
 	queued := map[pair]bool{}
@@ -304,17 +305,18 @@ func (s *soak) check(ctx context.Context, tw *twiliofake.Server) (report, error)
 	s.mu.Unlock()
 	r.noAnswer = len(lost)
 	type stored struct {
-		outcome   *string
-		takenOver bool
+		outcome           *string
+		reply             string
+		takenOver, retold bool
 	}
 	inbound := map[string]stored{}
-	rows, err = s.pool.Query(ctx, `SELECT message_sid, outcome, taken_over_at IS NOT NULL FROM inbound_messages`)
+	rows, err = s.pool.Query(ctx, `SELECT message_sid, outcome, COALESCE(reply, ''), taken_over_at IS NOT NULL, retold_at IS NOT NULL FROM inbound_messages`)
 	if err != nil {
 		return r, err
 	}
 	var sid string
 	var st stored
-	if _, err := pgx.ForEachRow(rows, []any{&sid, &st.outcome, &st.takenOver}, func() error {
+	if _, err := pgx.ForEachRow(rows, []any{&sid, &st.outcome, &st.reply, &st.takenOver, &st.retold}, func() error {
 		inbound[sid] = st
 		return nil
 	}); err != nil {
@@ -328,6 +330,8 @@ func (s *soak) check(ctx context.Context, tw *twiliofake.Server) (report, error)
 		}
 		if st.takenOver {
 			r.noAnswerSwept++
+		} else if st.retold {
+			r.noAnswerRetold++
 		}
 		if st.outcome == nil {
 			continue // counted in unanswered
@@ -336,12 +340,27 @@ func (s *soak) check(ctx context.Context, tw *twiliofake.Server) (report, error)
 		if heard[k] || queued[k] {
 			continue
 		}
+		// Stored, never heard over HTTP, and no text from the shop reached the customer
+		// or is on its way: a failure, whatever the outcome.
+		r.storedUnheard++
 		r.unheardByOutcome[*st.outcome]++
-		r.unheard = append(r.unheard, fmt.Sprintf("%s (%s, from %s to %s, answered by %s: %v)", y.sid, *st.outcome, y.from, y.to, y.ans.Base, y.ans.Err))
+		r.unheard = append(r.unheard, fmt.Sprintf("%s (%s, from %s to %s, answered by %s: %v; retold %v)",
+			y.sid, *st.outcome, y.from, y.to, y.ans.Base, y.ans.Err, st.retold))
 		if *st.outcome == "booked" {
 			r.bookedUnheard++
 		}
 	}
+	// The other way round: an answer that did arrive over HTTP but whose mark was lost
+	// (the instance died between writing it back and marking it) is texted as well.
+	s.mu.Lock()
+	for _, y := range s.yeses {
+		st, ok := inbound[y.sid]
+		if ok && y.ans.Err == nil && st.retold && !st.takenOver && st.outcome != nil && y.ans.Outcome == *st.outcome &&
+			others[y.to+"|"+y.from+"|"+st.reply] > 0 {
+			r.heardTwice++
+		}
+	}
+	s.mu.Unlock()
 	// A YES answered "try again" over HTTP whose answer could not be stored (Postgres
 	// was down) is finished later by the sweeper, which texts the real answer.
 	s.mu.Lock()
@@ -353,7 +372,7 @@ func (s *soak) check(ctx context.Context, tw *twiliofake.Server) (report, error)
 	s.mu.Unlock()
 
 	// Pending bookings: past their hold, the periodic reconciliation heals them; without
-	// a link, the checkout job makes one.
+	// a link, the booking sweep makes one.
 	recon, err := s.jobs(ctx, `kind = 'payments_reconcile' ORDER BY id DESC LIMIT 10`)
 	if err != nil {
 		return r, err
@@ -368,6 +387,9 @@ func (s *soak) check(ctx context.Context, tw *twiliofake.Server) (report, error)
 		return r, err
 	}
 	r.pending = len(pending)
+	if r.sweepAlive, err = s.sweepAlive(ctx); err != nil {
+		return r, err
+	}
 	for _, b := range pending {
 		if b.expiresAt == nil || b.expiresAt.Before(time.Now()) {
 			r.pendingPastHold++
@@ -379,10 +401,8 @@ func (s *soak) check(ctx context.Context, tw *twiliofake.Server) (report, error)
 		if b.linked {
 			continue
 		}
-		switch s.linkOwed(b) {
-		case "rescue":
-			r.noLinkRescue++
-		case "none":
+		r.noLink++
+		if !r.sweepAlive {
 			r.noLinkNoJob++
 		}
 	}

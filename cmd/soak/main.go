@@ -273,13 +273,15 @@ func (s *soak) print(w io.Writer, r report, f summaryFacts) {
 	}
 	fmt.Fprintf(w, "  openings         %d filled, %d still open\n", r.openingsBooked, r.openingsOpen)
 	fmt.Fprintf(w, "  texts            %d offers, %d others (links, notices, answers by text)\n", r.offerTexts, r.otherTexts)
-	fmt.Fprintf(w, "  lost answers     %d YES got no HTTP answer: %d never stored, %d finished by the sweeper; unheard by outcome %v\n",
-		r.noAnswer, r.noAnswerNotStored, r.noAnswerSwept, r.unheardByOutcome)
+	fmt.Fprintf(w, "  lost answers     %d YES got no HTTP answer: %d never stored, %d finished by the sweeper, %d stored and retold by the sweeper; unheard by outcome %v\n",
+		r.noAnswer, r.noAnswerNotStored, r.noAnswerSwept, r.noAnswerRetold, r.unheardByOutcome)
+	fmt.Fprintf(w, "  heard twice      %d YES answered over HTTP and texted the same answer again (the instance died before marking it written back)\n",
+		r.heardTwice)
 	fmt.Fprintf(w, "  try again, then  %v (told retry_later over HTTP, the answer not stored, finished later by the sweeper and texted)\n", r.retryThenText)
 	fmt.Fprintf(w, "  killed mid-work  River jobs left running on killed processes (rescued 7 min after they started) %v; offers claimed but never texted %d; offers texted but not recorded %d\n",
 		r.orphans, r.offersSending, r.textedUnrecorded)
-	fmt.Fprintf(w, "  pending          %d bookings pending payment: %d past their hold (reconciliation alive: %v), %d without a link waiting for River's rescuer\n",
-		r.pending, r.pendingPastHold, r.reconcileAlive, r.noLinkRescue)
+	fmt.Fprintf(w, "  pending          %d bookings pending payment: %d past their hold (reconciliation alive: %v), %d still without a link (booking sweep alive: %v)\n",
+		r.pending, r.pendingPastHold, r.reconcileAlive, r.noLink, r.sweepAlive)
 	fmt.Fprintln(w, "  checks (each must be 0)")
 	line := func(name string, n int, detail string) {
 		mark := "ok"
@@ -291,13 +293,14 @@ func (s *soak) print(w io.Writer, r report, f summaryFacts) {
 	line("double bookings", r.doubleBooked+r.toldBookedTwice+r.toldBookedNoBooking,
 		fmt.Sprintf("(2 live bookings for an opening %d; 2 customers told booked for one %d; told booked, holding none %d)",
 			r.doubleBooked, r.toldBookedTwice, r.toldBookedNoBooking))
-	line("texts without a final outcome heard", r.unanswered+r.bookedUnheard,
-		fmt.Sprintf("(no outcome stored %d; booked but never told %d)", r.unanswered, r.bookedUnheard))
+	line("texts without a final outcome heard", r.unanswered+r.storedUnheard,
+		fmt.Sprintf("(no outcome stored %d; stored, not heard over HTTP and not texted %d, of which booked %d; answers still to be texted %d)",
+			r.unanswered, r.storedUnheard, r.bookedUnheard, r.retoldPending))
 	line("texts sent twice", r.sentTwice+r.repeatedOther,
 		fmt.Sprintf("(offers beyond one per opening, generation and customer %d of %d; other texts repeated word for word to one customer %d)",
 			r.sentTwice, r.offerTexts, r.repeatedOther))
 	line("pending bookings with no job to heal them", r.pastHoldStuck+r.noLinkNoJob,
-		fmt.Sprintf("(past the hold, no reconciliation %d; no link and no checkout job %d)", r.pastHoldStuck, r.noLinkNoJob))
+		fmt.Sprintf("(past the hold, no reconciliation %d; no link and no booking sweep %d)", r.pastHoldStuck, r.noLinkNoJob))
 	if r.failures() == 0 {
 		fmt.Fprintln(w, "  result           OK")
 	} else {

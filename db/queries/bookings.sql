@@ -95,3 +95,34 @@ JOIN slot_openings same ON same.id = sqlc.arg(opening_id) AND same.shop_id = s.s
 WHERE b.customer_id = sqlc.arg(customer_id) AND b.status IN ('pending_payment', 'confirmed')
 ORDER BY b.created_at DESC
 LIMIT 1;
+
+-- name: BookingsOwedLink :many
+-- Live bookings still without a payment link, made between not_before and booked_before
+-- and due for an attempt: the YES path's own attempt failed or timed out, or its
+-- process died before storing the link. (bookings_live_created_idx serves both sweep
+-- queries.)
+SELECT id, created_at FROM bookings
+WHERE status = 'pending_payment' AND payment_url IS NULL
+  AND created_at >= sqlc.arg(not_before)::timestamptz AND created_at <= sqlc.arg(booked_before)::timestamptz
+  AND (link_retry_at IS NULL OR link_retry_at <= sqlc.arg(now)::timestamptz)
+ORDER BY created_at
+LIMIT sqlc.arg(max_rows);
+
+-- name: BookingTakeLinkAttempt :execrows
+-- Claims the next attempt at a booking's link until retry_at: 0 rows means the link was
+-- stored, the booking ended, or another sweep holds the attempt.
+UPDATE bookings SET link_retry_at = sqlc.arg(retry_at)::timestamptz
+WHERE id = sqlc.arg(id) AND status = 'pending_payment' AND payment_url IS NULL
+  AND (link_retry_at IS NULL OR link_retry_at <= sqlc.arg(now)::timestamptz);
+
+-- name: BookingsOwedNotice :many
+-- Live bookings made between not_before and booked_before whose customer may not know:
+-- no answer was recorded as delivered and no text told them, although there is news
+-- (the link, or the confirmation of a booking that needs no payment).
+SELECT id FROM bookings
+WHERE status IN ('pending_payment', 'confirmed') AND customer_told_at IS NULL
+  AND ((status = 'pending_payment' AND payment_url IS NOT NULL)
+       OR (status = 'confirmed' AND stripe_checkout_session_id IS NULL))
+  AND created_at >= sqlc.arg(not_before)::timestamptz AND created_at <= sqlc.arg(booked_before)::timestamptz
+ORDER BY created_at
+LIMIT sqlc.arg(max_rows);

@@ -1,6 +1,8 @@
 -- name: InboundInsert :one
-INSERT INTO inbound_messages (message_sid, shop_id, from_phone, to_phone, body, received_at)
-VALUES ($1, $2, $3, $4, $5, $6)
+-- answered_at is NULL: this server marks the answer once it is written back (the
+-- column's default is for servers that do not).
+INSERT INTO inbound_messages (message_sid, shop_id, from_phone, to_phone, body, received_at, answered_at)
+VALUES ($1, $2, $3, $4, $5, $6, NULL)
 ON CONFLICT (message_sid) DO NOTHING
 RETURNING message_sid;
 
@@ -8,7 +10,7 @@ RETURNING message_sid;
 SELECT * FROM inbound_messages WHERE message_sid = $1;
 
 -- name: InboundSetOutcome :exec
-UPDATE inbound_messages SET outcome = $2, reply = $3, handled_at = $4
+UPDATE inbound_messages SET outcome = $2, reply = $3, handled_at = $4, booking_id = sqlc.narg(booking_id)
 WHERE message_sid = $1 AND outcome IS NULL;
 
 -- name: InboundTakeOver :one
@@ -34,12 +36,56 @@ LIMIT sqlc.arg(max_rows);
 -- name: InboundSetOutcomes :exec
 -- InboundSetOutcome for many texts in one statement: the answers of concurrent replies
 -- are written together (see inbound's answer writer).
+-- booking_ids holds the nil UUID for an answer that tells of no booking.
 UPDATE inbound_messages m
-SET outcome = v.outcome, reply = v.reply, handled_at = sqlc.arg(handled_at)::timestamptz
+SET outcome = v.outcome, reply = v.reply, handled_at = sqlc.arg(handled_at)::timestamptz,
+    booking_id = NULLIF(v.booking_id, '00000000-0000-0000-0000-000000000000'::uuid)
 FROM (SELECT unnest(sqlc.arg(sids)::text[]) AS sid,
              unnest(sqlc.arg(outcomes)::text[]) AS outcome,
-             unnest(sqlc.arg(replies)::text[]) AS reply) AS v
+             unnest(sqlc.arg(replies)::text[]) AS reply,
+             unnest(sqlc.arg(booking_ids)::uuid[]) AS booking_id) AS v
 WHERE m.message_sid = v.sid AND m.outcome IS NULL;
+
+-- name: InboundMarkAnswered :exec
+-- Records that the answers of these texts were written back in time to reach their
+-- customers (one statement for the answers of concurrent requests). Only a text whose
+-- stored outcome is the one that was written back is marked: a redelivery answered
+-- "try again" while its first delivery was still deciding did not tell the customer
+-- the stored answer.
+UPDATE inbound_messages m
+SET answered_at = sqlc.arg(answered_at)::timestamptz
+FROM (SELECT unnest(sqlc.arg(sids)::text[]) AS sid,
+             unnest(sqlc.arg(outcomes)::text[]) AS outcome) AS v
+WHERE m.message_sid = v.sid AND m.outcome = v.outcome AND m.answered_at IS NULL;
+
+-- name: InboundListUnheard :many
+-- Stored answers that were never marked as written back nor texted since: their handler
+-- died (or its connection broke) between storing the answer and writing it back. Only
+-- those stored between not_before and heard_before (the newer ones may still be on
+-- their way), with a reply to tell, a shop and a number to text it to.
+SELECT message_sid FROM inbound_messages
+WHERE outcome IS NOT NULL AND answered_at IS NULL AND retold_at IS NULL
+  AND handled_at < sqlc.arg(heard_before)::timestamptz
+  AND handled_at >= sqlc.arg(not_before)::timestamptz
+  AND shop_id IS NOT NULL AND reply <> '' AND from_phone <> ''
+ORDER BY handled_at
+LIMIT sqlc.arg(max_rows);
+
+-- name: InboundRetell :one
+-- Claims a stored answer InboundListUnheard found, for the sweeper to text it: exactly
+-- one claimant gets the row, and the claim commits with the queued text.
+UPDATE inbound_messages SET retold_at = sqlc.arg(now)::timestamptz
+WHERE message_sid = sqlc.arg(message_sid)
+  AND outcome IS NOT NULL AND answered_at IS NULL AND retold_at IS NULL
+  AND handled_at < sqlc.arg(heard_before)::timestamptz
+  AND from_phone <> '' -- not erased meanwhile
+RETURNING *;
+
+-- name: InboundMarkRetold :exec
+-- Records that the sweeper, having taken over a text nobody answered, tells the customer
+-- its answer by text (or found nothing left to tell): InboundListUnheard skips it.
+UPDATE inbound_messages SET retold_at = sqlc.arg(now)::timestamptz
+WHERE message_sid = sqlc.arg(message_sid);
 
 -- name: InboundStoreMany :many
 -- Stores the texts of concurrent requests (MessageSid is the key: stored is false for a
@@ -48,7 +94,8 @@ WHERE m.message_sid = v.sid AND m.outcome IS NULL;
 -- their offers that can still be taken (texted, in the opening's current generation,
 -- the opening open), newest first, one per row (none: one row whose offer_id is the nil
 -- UUID). Each row carries its text's MessageSid; a MessageSid must appear once per call.
--- One statement for a whole storm's texts instead of four per text.
+-- One statement for a whole storm's texts instead of four per text. answered_at is NULL,
+-- as in InboundInsert.
 WITH input AS (
     SELECT unnest(sqlc.arg(message_sids)::text[]) AS message_sid,
            unnest(sqlc.arg(shop_ids)::uuid[]) AS shop_id,
@@ -56,8 +103,8 @@ WITH input AS (
            unnest(sqlc.arg(to_phones)::text[]) AS to_phone,
            unnest(sqlc.arg(bodies)::text[]) AS body
 ), stored AS (
-    INSERT INTO inbound_messages (message_sid, shop_id, from_phone, to_phone, body, received_at)
-    SELECT i.message_sid, i.shop_id, i.from_phone, i.to_phone, i.body, sqlc.arg(received_at)::timestamptz FROM input i
+    INSERT INTO inbound_messages (message_sid, shop_id, from_phone, to_phone, body, received_at, answered_at)
+    SELECT i.message_sid, i.shop_id, i.from_phone, i.to_phone, i.body, sqlc.arg(received_at)::timestamptz, NULL FROM input i
     ORDER BY i.message_sid -- one lock order for concurrent batches
     ON CONFLICT (message_sid) DO NOTHING
     RETURNING message_sid

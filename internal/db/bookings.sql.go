@@ -48,7 +48,7 @@ WITH opening AS (
     SELECT f.id, $3, a.id, $7, $8, f.price_cents, $9,
         $4::timestamptz, $4::timestamptz, $10, $11
     FROM filled f, accepted a
-    RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error
+    RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at
 )
 SELECT b.id, b.status, b.amount_cents, b.currency, b.checkout_expires_at, b.created_at, b.shop_id, b.opening_id, b.customer_id,
        f.service, f.starts_at, f.price_cents
@@ -135,7 +135,7 @@ func (q *Queries) BookingClaim(ctx context.Context, db DBTX, arg BookingClaimPar
 }
 
 const bookingGet = `-- name: BookingGet :one
-SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error FROM bookings WHERE id = $1
+SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at FROM bookings WHERE id = $1
 `
 
 func (q *Queries) BookingGet(ctx context.Context, db DBTX, id uuid.UUID) (Booking, error) {
@@ -165,12 +165,13 @@ func (q *Queries) BookingGet(ctx context.Context, db DBTX, id uuid.UUID) (Bookin
 		&i.RefundFailedAt,
 		&i.RefundFailedPaymentIntent,
 		&i.RefundError,
+		&i.LinkRetryAt,
 	)
 	return i, err
 }
 
 const bookingLatestForOpening = `-- name: BookingLatestForOpening :one
-SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error FROM bookings WHERE opening_id = $1 ORDER BY created_at DESC, id LIMIT 1
+SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at FROM bookings WHERE opening_id = $1 ORDER BY created_at DESC, id LIMIT 1
 `
 
 func (q *Queries) BookingLatestForOpening(ctx context.Context, db DBTX, openingID uuid.UUID) (Booking, error) {
@@ -200,6 +201,7 @@ func (q *Queries) BookingLatestForOpening(ctx context.Context, db DBTX, openingI
 		&i.RefundFailedAt,
 		&i.RefundFailedPaymentIntent,
 		&i.RefundError,
+		&i.LinkRetryAt,
 	)
 	return i, err
 }
@@ -270,7 +272,7 @@ SET stripe_checkout_session_id = $1, payment_url = $2,
     stripe_payment_intent_id = $3,
     checkout_expires_at = $4::timestamptz, updated_at = $5::timestamptz
 WHERE id = $6 AND payment_url IS NULL AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at
 `
 
 type BookingSetCheckoutParams struct {
@@ -317,6 +319,7 @@ func (q *Queries) BookingSetCheckout(ctx context.Context, db DBTX, arg BookingSe
 		&i.RefundFailedAt,
 		&i.RefundFailedPaymentIntent,
 		&i.RefundError,
+		&i.LinkRetryAt,
 	)
 	return i, err
 }
@@ -324,7 +327,7 @@ func (q *Queries) BookingSetCheckout(ctx context.Context, db DBTX, arg BookingSe
 const bookingSetCheckoutExpiry = `-- name: BookingSetCheckoutExpiry :one
 UPDATE bookings SET checkout_expires_at = $1::timestamptz, updated_at = $2::timestamptz
 WHERE id = $3 AND payment_url IS NULL AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at
 `
 
 type BookingSetCheckoutExpiryParams struct {
@@ -362,6 +365,118 @@ func (q *Queries) BookingSetCheckoutExpiry(ctx context.Context, db DBTX, arg Boo
 		&i.RefundFailedAt,
 		&i.RefundFailedPaymentIntent,
 		&i.RefundError,
+		&i.LinkRetryAt,
 	)
 	return i, err
+}
+
+const bookingTakeLinkAttempt = `-- name: BookingTakeLinkAttempt :execrows
+UPDATE bookings SET link_retry_at = $1::timestamptz
+WHERE id = $2 AND status = 'pending_payment' AND payment_url IS NULL
+  AND (link_retry_at IS NULL OR link_retry_at <= $3::timestamptz)
+`
+
+type BookingTakeLinkAttemptParams struct {
+	RetryAt time.Time
+	ID      uuid.UUID
+	Now     time.Time
+}
+
+// Claims the next attempt at a booking's link until retry_at: 0 rows means the link was
+// stored, the booking ended, or another sweep holds the attempt.
+func (q *Queries) BookingTakeLinkAttempt(ctx context.Context, db DBTX, arg BookingTakeLinkAttemptParams) (int64, error) {
+	result, err := db.Exec(ctx, bookingTakeLinkAttempt, arg.RetryAt, arg.ID, arg.Now)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const bookingsOwedLink = `-- name: BookingsOwedLink :many
+SELECT id, created_at FROM bookings
+WHERE status = 'pending_payment' AND payment_url IS NULL
+  AND created_at >= $1::timestamptz AND created_at <= $2::timestamptz
+  AND (link_retry_at IS NULL OR link_retry_at <= $3::timestamptz)
+ORDER BY created_at
+LIMIT $4
+`
+
+type BookingsOwedLinkParams struct {
+	NotBefore    time.Time
+	BookedBefore time.Time
+	Now          time.Time
+	MaxRows      int32
+}
+
+type BookingsOwedLinkRow struct {
+	ID        uuid.UUID
+	CreatedAt time.Time
+}
+
+// Live bookings still without a payment link, made between not_before and booked_before
+// and due for an attempt: the YES path's own attempt failed or timed out, or its
+// process died before storing the link. (bookings_live_created_idx serves both sweep
+// queries.)
+func (q *Queries) BookingsOwedLink(ctx context.Context, db DBTX, arg BookingsOwedLinkParams) ([]BookingsOwedLinkRow, error) {
+	rows, err := db.Query(ctx, bookingsOwedLink,
+		arg.NotBefore,
+		arg.BookedBefore,
+		arg.Now,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []BookingsOwedLinkRow
+	for rows.Next() {
+		var i BookingsOwedLinkRow
+		if err := rows.Scan(&i.ID, &i.CreatedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const bookingsOwedNotice = `-- name: BookingsOwedNotice :many
+SELECT id FROM bookings
+WHERE status IN ('pending_payment', 'confirmed') AND customer_told_at IS NULL
+  AND ((status = 'pending_payment' AND payment_url IS NOT NULL)
+       OR (status = 'confirmed' AND stripe_checkout_session_id IS NULL))
+  AND created_at >= $1::timestamptz AND created_at <= $2::timestamptz
+ORDER BY created_at
+LIMIT $3
+`
+
+type BookingsOwedNoticeParams struct {
+	NotBefore    time.Time
+	BookedBefore time.Time
+	MaxRows      int32
+}
+
+// Live bookings made between not_before and booked_before whose customer may not know:
+// no answer was recorded as delivered and no text told them, although there is news
+// (the link, or the confirmation of a booking that needs no payment).
+func (q *Queries) BookingsOwedNotice(ctx context.Context, db DBTX, arg BookingsOwedNoticeParams) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, bookingsOwedNotice, arg.NotBefore, arg.BookedBefore, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -14,7 +14,7 @@ import (
 )
 
 const inboundGet = `-- name: InboundGet :one
-SELECT message_sid, shop_id, from_phone, to_phone, body, received_at, outcome, reply, handled_at, taken_over_at FROM inbound_messages WHERE message_sid = $1
+SELECT message_sid, shop_id, from_phone, to_phone, body, received_at, outcome, reply, handled_at, taken_over_at, answered_at, retold_at, booking_id FROM inbound_messages WHERE message_sid = $1
 `
 
 func (q *Queries) InboundGet(ctx context.Context, db DBTX, messageSid string) (InboundMessage, error) {
@@ -31,13 +31,16 @@ func (q *Queries) InboundGet(ctx context.Context, db DBTX, messageSid string) (I
 		&i.Reply,
 		&i.HandledAt,
 		&i.TakenOverAt,
+		&i.AnsweredAt,
+		&i.RetoldAt,
+		&i.BookingID,
 	)
 	return i, err
 }
 
 const inboundInsert = `-- name: InboundInsert :one
-INSERT INTO inbound_messages (message_sid, shop_id, from_phone, to_phone, body, received_at)
-VALUES ($1, $2, $3, $4, $5, $6)
+INSERT INTO inbound_messages (message_sid, shop_id, from_phone, to_phone, body, received_at, answered_at)
+VALUES ($1, $2, $3, $4, $5, $6, NULL)
 ON CONFLICT (message_sid) DO NOTHING
 RETURNING message_sid
 `
@@ -51,6 +54,8 @@ type InboundInsertParams struct {
 	ReceivedAt time.Time
 }
 
+// answered_at is NULL: this server marks the answer once it is written back (the
+// column's default is for servers that do not).
 func (q *Queries) InboundInsert(ctx context.Context, db DBTX, arg InboundInsertParams) (string, error) {
 	row := db.QueryRow(ctx, inboundInsert,
 		arg.MessageSid,
@@ -100,6 +105,87 @@ func (q *Queries) InboundListUnanswered(ctx context.Context, db DBTX, arg Inboun
 	return items, nil
 }
 
+const inboundListUnheard = `-- name: InboundListUnheard :many
+SELECT message_sid FROM inbound_messages
+WHERE outcome IS NOT NULL AND answered_at IS NULL AND retold_at IS NULL
+  AND handled_at < $1::timestamptz
+  AND handled_at >= $2::timestamptz
+  AND shop_id IS NOT NULL AND reply <> '' AND from_phone <> ''
+ORDER BY handled_at
+LIMIT $3
+`
+
+type InboundListUnheardParams struct {
+	HeardBefore time.Time
+	NotBefore   time.Time
+	MaxRows     int32
+}
+
+// Stored answers that were never marked as written back nor texted since: their handler
+// died (or its connection broke) between storing the answer and writing it back. Only
+// those stored between not_before and heard_before (the newer ones may still be on
+// their way), with a reply to tell, a shop and a number to text it to.
+func (q *Queries) InboundListUnheard(ctx context.Context, db DBTX, arg InboundListUnheardParams) ([]string, error) {
+	rows, err := db.Query(ctx, inboundListUnheard, arg.HeardBefore, arg.NotBefore, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var message_sid string
+		if err := rows.Scan(&message_sid); err != nil {
+			return nil, err
+		}
+		items = append(items, message_sid)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const inboundMarkAnswered = `-- name: InboundMarkAnswered :exec
+UPDATE inbound_messages m
+SET answered_at = $1::timestamptz
+FROM (SELECT unnest($2::text[]) AS sid,
+             unnest($3::text[]) AS outcome) AS v
+WHERE m.message_sid = v.sid AND m.outcome = v.outcome AND m.answered_at IS NULL
+`
+
+type InboundMarkAnsweredParams struct {
+	AnsweredAt time.Time
+	Sids       []string
+	Outcomes   []string
+}
+
+// Records that the answers of these texts were written back in time to reach their
+// customers (one statement for the answers of concurrent requests). Only a text whose
+// stored outcome is the one that was written back is marked: a redelivery answered
+// "try again" while its first delivery was still deciding did not tell the customer
+// the stored answer.
+func (q *Queries) InboundMarkAnswered(ctx context.Context, db DBTX, arg InboundMarkAnsweredParams) error {
+	_, err := db.Exec(ctx, inboundMarkAnswered, arg.AnsweredAt, arg.Sids, arg.Outcomes)
+	return err
+}
+
+const inboundMarkRetold = `-- name: InboundMarkRetold :exec
+UPDATE inbound_messages SET retold_at = $1::timestamptz
+WHERE message_sid = $2
+`
+
+type InboundMarkRetoldParams struct {
+	Now        time.Time
+	MessageSid string
+}
+
+// Records that the sweeper, having taken over a text nobody answered, tells the customer
+// its answer by text (or found nothing left to tell): InboundListUnheard skips it.
+func (q *Queries) InboundMarkRetold(ctx context.Context, db DBTX, arg InboundMarkRetoldParams) error {
+	_, err := db.Exec(ctx, inboundMarkRetold, arg.Now, arg.MessageSid)
+	return err
+}
+
 const inboundPurge = `-- name: InboundPurge :execrows
 DELETE FROM inbound_messages
 WHERE message_sid IN (
@@ -123,8 +209,46 @@ func (q *Queries) InboundPurge(ctx context.Context, db DBTX, arg InboundPurgePar
 	return result.RowsAffected(), nil
 }
 
+const inboundRetell = `-- name: InboundRetell :one
+UPDATE inbound_messages SET retold_at = $1::timestamptz
+WHERE message_sid = $2
+  AND outcome IS NOT NULL AND answered_at IS NULL AND retold_at IS NULL
+  AND handled_at < $3::timestamptz
+  AND from_phone <> '' -- not erased meanwhile
+RETURNING message_sid, shop_id, from_phone, to_phone, body, received_at, outcome, reply, handled_at, taken_over_at, answered_at, retold_at, booking_id
+`
+
+type InboundRetellParams struct {
+	Now         time.Time
+	MessageSid  string
+	HeardBefore time.Time
+}
+
+// Claims a stored answer InboundListUnheard found, for the sweeper to text it: exactly
+// one claimant gets the row, and the claim commits with the queued text.
+func (q *Queries) InboundRetell(ctx context.Context, db DBTX, arg InboundRetellParams) (InboundMessage, error) {
+	row := db.QueryRow(ctx, inboundRetell, arg.Now, arg.MessageSid, arg.HeardBefore)
+	var i InboundMessage
+	err := row.Scan(
+		&i.MessageSid,
+		&i.ShopID,
+		&i.FromPhone,
+		&i.ToPhone,
+		&i.Body,
+		&i.ReceivedAt,
+		&i.Outcome,
+		&i.Reply,
+		&i.HandledAt,
+		&i.TakenOverAt,
+		&i.AnsweredAt,
+		&i.RetoldAt,
+		&i.BookingID,
+	)
+	return i, err
+}
+
 const inboundSetOutcome = `-- name: InboundSetOutcome :exec
-UPDATE inbound_messages SET outcome = $2, reply = $3, handled_at = $4
+UPDATE inbound_messages SET outcome = $2, reply = $3, handled_at = $4, booking_id = $5
 WHERE message_sid = $1 AND outcome IS NULL
 `
 
@@ -133,6 +257,7 @@ type InboundSetOutcomeParams struct {
 	Outcome    pgtype.Text
 	Reply      pgtype.Text
 	HandledAt  *time.Time
+	BookingID  uuid.NullUUID
 }
 
 func (q *Queries) InboundSetOutcome(ctx context.Context, db DBTX, arg InboundSetOutcomeParams) error {
@@ -141,34 +266,40 @@ func (q *Queries) InboundSetOutcome(ctx context.Context, db DBTX, arg InboundSet
 		arg.Outcome,
 		arg.Reply,
 		arg.HandledAt,
+		arg.BookingID,
 	)
 	return err
 }
 
 const inboundSetOutcomes = `-- name: InboundSetOutcomes :exec
 UPDATE inbound_messages m
-SET outcome = v.outcome, reply = v.reply, handled_at = $1::timestamptz
+SET outcome = v.outcome, reply = v.reply, handled_at = $1::timestamptz,
+    booking_id = NULLIF(v.booking_id, '00000000-0000-0000-0000-000000000000'::uuid)
 FROM (SELECT unnest($2::text[]) AS sid,
              unnest($3::text[]) AS outcome,
-             unnest($4::text[]) AS reply) AS v
+             unnest($4::text[]) AS reply,
+             unnest($5::uuid[]) AS booking_id) AS v
 WHERE m.message_sid = v.sid AND m.outcome IS NULL
 `
 
 type InboundSetOutcomesParams struct {
-	HandledAt time.Time
-	Sids      []string
-	Outcomes  []string
-	Replies   []string
+	HandledAt  time.Time
+	Sids       []string
+	Outcomes   []string
+	Replies    []string
+	BookingIds []uuid.UUID
 }
 
 // InboundSetOutcome for many texts in one statement: the answers of concurrent replies
 // are written together (see inbound's answer writer).
+// booking_ids holds the nil UUID for an answer that tells of no booking.
 func (q *Queries) InboundSetOutcomes(ctx context.Context, db DBTX, arg InboundSetOutcomesParams) error {
 	_, err := db.Exec(ctx, inboundSetOutcomes,
 		arg.HandledAt,
 		arg.Sids,
 		arg.Outcomes,
 		arg.Replies,
+		arg.BookingIds,
 	)
 	return err
 }
@@ -181,8 +312,8 @@ WITH input AS (
            unnest($4::text[]) AS to_phone,
            unnest($5::text[]) AS body
 ), stored AS (
-    INSERT INTO inbound_messages (message_sid, shop_id, from_phone, to_phone, body, received_at)
-    SELECT i.message_sid, i.shop_id, i.from_phone, i.to_phone, i.body, $6::timestamptz FROM input i
+    INSERT INTO inbound_messages (message_sid, shop_id, from_phone, to_phone, body, received_at, answered_at)
+    SELECT i.message_sid, i.shop_id, i.from_phone, i.to_phone, i.body, $6::timestamptz, NULL FROM input i
     ORDER BY i.message_sid -- one lock order for concurrent batches
     ON CONFLICT (message_sid) DO NOTHING
     RETURNING message_sid
@@ -244,7 +375,8 @@ type InboundStoreManyRow struct {
 // their offers that can still be taken (texted, in the opening's current generation,
 // the opening open), newest first, one per row (none: one row whose offer_id is the nil
 // UUID). Each row carries its text's MessageSid; a MessageSid must appear once per call.
-// One statement for a whole storm's texts instead of four per text.
+// One statement for a whole storm's texts instead of four per text. answered_at is NULL,
+// as in InboundInsert.
 func (q *Queries) InboundStoreMany(ctx context.Context, db DBTX, arg InboundStoreManyParams) ([]InboundStoreManyRow, error) {
 	rows, err := db.Query(ctx, inboundStoreMany,
 		arg.MessageSids,
@@ -289,7 +421,7 @@ SET taken_over_at = $1::timestamptz
 WHERE message_sid = $2 AND outcome IS NULL
   AND received_at < $3::timestamptz
   AND (taken_over_at IS NULL OR taken_over_at < $3::timestamptz)
-RETURNING message_sid, shop_id, from_phone, to_phone, body, received_at, outcome, reply, handled_at, taken_over_at
+RETURNING message_sid, shop_id, from_phone, to_phone, body, received_at, outcome, reply, handled_at, taken_over_at, answered_at, retold_at, booking_id
 `
 
 type InboundTakeOverParams struct {
@@ -315,6 +447,9 @@ func (q *Queries) InboundTakeOver(ctx context.Context, db DBTX, arg InboundTakeO
 		&i.Reply,
 		&i.HandledAt,
 		&i.TakenOverAt,
+		&i.AnsweredAt,
+		&i.RetoldAt,
+		&i.BookingID,
 	)
 	return i, err
 }

@@ -35,6 +35,7 @@ type Booking struct {
 	RefundFailedAt            *time.Time
 	RefundFailedPaymentIntent pgtype.Text
 	RefundError               pgtype.Text
+	LinkRetryAt               *time.Time
 }
 
 type Customer struct {
@@ -75,6 +76,9 @@ type InboundMessage struct {
 	Reply       pgtype.Text
 	HandledAt   *time.Time
 	TakenOverAt *time.Time
+	AnsweredAt  *time.Time
+	RetoldAt    *time.Time
+	BookingID   uuid.NullUUID
 }
 
 type Shop struct {

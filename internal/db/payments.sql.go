@@ -101,7 +101,7 @@ func (q *Queries) BookingListStale(ctx context.Context, db DBTX, arg BookingList
 
 const bookingLock = `-- name: BookingLock :one
 
-SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error FROM bookings WHERE id = $1 FOR UPDATE
+SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at FROM bookings WHERE id = $1 FOR UPDATE
 `
 
 // Payment outcomes: what Stripe's webhooks, the reconciliation and the refund job change.
@@ -132,6 +132,7 @@ func (q *Queries) BookingLock(ctx context.Context, db DBTX, id uuid.UUID) (Booki
 		&i.RefundFailedAt,
 		&i.RefundFailedPaymentIntent,
 		&i.RefundError,
+		&i.LinkRetryAt,
 	)
 	return i, err
 }
@@ -141,7 +142,7 @@ UPDATE bookings
 SET status = 'confirmed', confirmed_at = $1::timestamptz, updated_at = $1::timestamptz,
     stripe_payment_intent_id = COALESCE($2, stripe_payment_intent_id)
 WHERE id = $3 AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at
 `
 
 type BookingMarkConfirmedParams struct {
@@ -179,6 +180,7 @@ func (q *Queries) BookingMarkConfirmed(ctx context.Context, db DBTX, arg Booking
 		&i.RefundFailedAt,
 		&i.RefundFailedPaymentIntent,
 		&i.RefundError,
+		&i.LinkRetryAt,
 	)
 	return i, err
 }
@@ -188,7 +190,7 @@ UPDATE bookings
 SET status = 'confirmed', confirmed_at = $1::timestamptz, updated_at = $1::timestamptz,
     stripe_payment_intent_id = COALESCE($2, stripe_payment_intent_id)
 WHERE id = $3 AND status = 'payment_failed' AND refund_requested_at IS NULL AND refund_id IS NULL
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at
 `
 
 type BookingMarkConfirmedLateParams struct {
@@ -227,6 +229,7 @@ func (q *Queries) BookingMarkConfirmedLate(ctx context.Context, db DBTX, arg Boo
 		&i.RefundFailedAt,
 		&i.RefundFailedPaymentIntent,
 		&i.RefundError,
+		&i.LinkRetryAt,
 	)
 	return i, err
 }
@@ -234,7 +237,7 @@ func (q *Queries) BookingMarkConfirmedLate(ctx context.Context, db DBTX, arg Boo
 const bookingMarkFailed = `-- name: BookingMarkFailed :one
 UPDATE bookings SET status = 'payment_failed', updated_at = $1::timestamptz
 WHERE id = $2 AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at
 `
 
 type BookingMarkFailedParams struct {
@@ -270,6 +273,7 @@ func (q *Queries) BookingMarkFailed(ctx context.Context, db DBTX, arg BookingMar
 		&i.RefundFailedAt,
 		&i.RefundFailedPaymentIntent,
 		&i.RefundError,
+		&i.LinkRetryAt,
 	)
 	return i, err
 }
@@ -296,7 +300,7 @@ UPDATE bookings
 SET refund_id = $1, updated_at = $2::timestamptz,
     stripe_payment_intent_id = COALESCE(stripe_payment_intent_id, $3)
 WHERE id = $4 AND refund_id IS NULL AND status <> 'confirmed'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at
 `
 
 type BookingSetRefundParams struct {
@@ -340,6 +344,7 @@ func (q *Queries) BookingSetRefund(ctx context.Context, db DBTX, arg BookingSetR
 		&i.RefundFailedAt,
 		&i.RefundFailedPaymentIntent,
 		&i.RefundError,
+		&i.LinkRetryAt,
 	)
 	return i, err
 }

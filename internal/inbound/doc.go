@@ -3,8 +3,13 @@
 // START, HELP), does what it asks through the owners of the data (slots books, shops
 // opts in and out, offers' rows are declined through slots), and stores the answer, so
 // that a redelivery of the same MessageSid is answered the same and changes nothing.
+// Once the answer has been written back to Twilio it is marked (Delivered).
 //
-//	text ─▶ store (MessageSid) ─┬─ new ──────▶ parse ─▶ act ─▶ store answer ─▶ TwiML
+//	text ─▶ store (MessageSid) ─┬─ new ──────▶ parse ─▶ act ─▶ store answer ─▶ TwiML ─▶ mark
 //	                            └─ seen before ─▶ the stored answer (waiting briefly
 //	                                              for a first delivery still in flight)
+//
+// Twilio does not retry a webhook, so what a dead handler left is finished by the
+// sweeper (Sweep, every minute): a stored text without an answer is handled again, and
+// a stored answer never marked is texted; either goes by text, once.
 package inbound

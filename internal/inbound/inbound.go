@@ -30,8 +30,16 @@ type Config struct {
 	// StaleAfter is how long after it arrived a stored text without an answer counts
 	// as abandoned by its handler (requests end after 20 s); default 45s.
 	StaleAfter time.Duration
-	Logger     *slog.Logger
-	Metrics    *metrics.Metrics
+	// UnheardAfter is how long after its answer was stored a text whose answer was never
+	// marked as written back (Delivered) counts as unheard, and is texted: longer than a
+	// request lives (Twilio waits 15 s; requests end after 20 s) and than its mark takes;
+	// default 30s.
+	UnheardAfter time.Duration
+	// RetellWithin is how old an unheard answer may be and still be texted: an older one
+	// is of no use to the customer any more; default 30m.
+	RetellWithin time.Duration
+	Logger       *slog.Logger
+	Metrics      *metrics.Metrics
 }
 
 // Service answers customers' texts.
@@ -39,9 +47,11 @@ type Service struct {
 	pool  *pgxpool.Pool
 	q     *db.Queries
 	queue jobs.Inserter
-	// stores and answers write the texts and answers of concurrent requests together.
+	// stores, answers and heard write the texts, the answers and the marks of answers
+	// written back of concurrent requests together.
 	stores  *group[newText, stored]
 	answers *group[answer, struct{}]
+	heard   *group[heard, struct{}]
 	shops   *shops.Service
 	slots   *slots.Service
 	cfg     Config
@@ -56,6 +66,12 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, shopsSvc *shops.Service, slots
 	}
 	if cfg.StaleAfter == 0 {
 		cfg.StaleAfter = 45 * time.Second
+	}
+	if cfg.UnheardAfter == 0 {
+		cfg.UnheardAfter = 30 * time.Second
+	}
+	if cfg.RetellWithin == 0 {
+		cfg.RetellWithin = 30 * time.Minute
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -176,11 +192,12 @@ func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in M
 	store := func(q db.DBTX) error {
 		return s.q.InboundSetOutcome(bg, q, db.InboundSetOutcomeParams{
 			MessageSid: in.MessageSID, Outcome: text(string(ans.Outcome)), Reply: text(ans.Message), HandledAt: ptr(s.cfg.Now().UTC()),
+			BookingID: uuid.NullUUID{UUID: ans.BookingID, Valid: ans.BookingID != uuid.Nil},
 		})
 	}
 	var err error
 	if then == nil {
-		_, err = s.answers.do(ctx, answer{sid: in.MessageSID, outcome: string(ans.Outcome), reply: ans.Message})
+		_, err = s.answers.do(ctx, answer{sid: in.MessageSID, outcome: string(ans.Outcome), reply: ans.Message, bookingID: ans.BookingID})
 	} else {
 		err = pgx.BeginFunc(bg, s.pool, func(tx pgx.Tx) error {
 			if err := store(tx); err != nil {
@@ -195,33 +212,70 @@ func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in M
 	return ans, herr
 }
 
-// Delivered records that ans was written back to Twilio in time to reach the customer:
-// a booked customer then needs no notice text.
-func (s *Service) Delivered(ctx context.Context, ans Answer) error {
-	if ans.Outcome != OutcomeBooked || ans.BookingID == uuid.Nil {
-		return nil
+// Delivered records that ans, the answer Reply gave to in (first or replayed), was
+// written back to Twilio in time to reach the customer: the sweeper does not text it
+// again, and a booked customer needs no notice text. The marks of concurrent requests
+// are written together. A mark that is lost (the process dies first, Postgres fails)
+// costs the customer the same answer once more, by text.
+func (s *Service) Delivered(ctx context.Context, in Message, ans Answer) error {
+	var err error
+	if ans.Message != "" {
+		_, err = s.heard.do(ctx, heard{sid: cleanText(in.MessageSID), outcome: string(ans.Outcome)})
 	}
-	return s.slots.MarkTold(ctx, ans.BookingID)
+	if ans.Outcome == OutcomeBooked && ans.BookingID != uuid.Nil {
+		err = errors.Join(err, s.slots.MarkTold(ctx, ans.BookingID))
+	}
+	return err
 }
 
-// Sweep finishes the stored texts whose handler died before answering and that no
-// redelivery took over: it handles each again and texts the answer, so nobody is left
-// without one. It returns how many it finished.
+// sweepRows is how many texts each part of a sweep reads at a time.
+const sweepRows = 100
+
+// sweepBudget bounds one sweep's batches: after a crash or a Postgres outage hundreds of
+// texts may be waiting, and a sweep goes on batch after batch while it makes progress
+// (one batch a minute once left customers minutes late). It stays well inside the job's
+// timeout; what is left is the next sweep's.
+const sweepBudget = 45 * time.Second
+
+// Sweep makes sure the customer of every stored text hears an answer. It finishes the
+// texts whose handler died before answering and that no redelivery took over, handling
+// each again and texting the answer; then it texts the stored answers that were never
+// written back to Twilio (retell). It goes on while a batch was full and did something,
+// within sweepBudget. It returns how many texts it finished or retold.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
+	deadline := time.Now().Add(sweepBudget)
+	total := 0
+	for {
+		finished, unanswered, ferr := s.finish(ctx)
+		retold, unheard, rerr := s.retell(ctx)
+		total += finished + retold
+		if err := errors.Join(ferr, rerr); err != nil {
+			return total, err
+		}
+		full := unanswered == sweepRows || unheard == sweepRows
+		if !full || finished+retold == 0 || time.Now().After(deadline) || ctx.Err() != nil {
+			return total, nil
+		}
+	}
+}
+
+// finish handles again, and answers by text, the stored texts without an answer whose
+// handler died. It returns how many it finished and how many it read.
+func (s *Service) finish(ctx context.Context) (done, read int, err error) {
 	now := s.cfg.Now()
 	stale := now.Add(-s.cfg.StaleAfter).UTC()
-	sids, err := s.q.InboundListUnanswered(ctx, s.pool, db.InboundListUnansweredParams{StaleBefore: stale, MaxRows: 100})
+	sids, err := s.q.InboundListUnanswered(ctx, s.pool, db.InboundListUnansweredParams{StaleBefore: stale, MaxRows: sweepRows})
 	if err != nil {
-		return 0, fmt.Errorf("list unanswered texts: %w", err)
+		return 0, 0, fmt.Errorf("list unanswered texts: %w", err)
 	}
-	done := 0
+	read = len(sids)
 	for _, sid := range sids {
 		m, err := s.q.InboundTakeOver(ctx, s.pool, db.InboundTakeOverParams{MessageSid: sid, Now: now.UTC(), StaleBefore: stale})
 		if errors.Is(err, pgx.ErrNoRows) {
 			continue // answered or taken over meanwhile
 		}
 		if err != nil {
-			return done, fmt.Errorf("take over %s: %w", sid, err)
+			return done, read, fmt.Errorf("take over %s: %w", sid, err)
 		}
 		var shop shops.Shop
 		known := m.ShopID.Valid
@@ -238,6 +292,11 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 				// Nobody would answer it again: roll back, so the text stays unanswered
 				// and a later sweep takes it over once this take-over is stale.
 				return errLeaveForNextSweep
+			}
+			// Whatever follows tells the customer (or finds they know): the unheard
+			// answers retell lists skip this text.
+			if err := s.q.InboundMarkRetold(ctx, tx, db.InboundMarkRetoldParams{MessageSid: m.MessageSid, Now: now.UTC()}); err != nil {
+				return fmt.Errorf("mark retold: %w", err)
 			}
 			if !known || ans.Message == "" {
 				return nil
@@ -264,20 +323,93 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 		s.log.InfoContext(ctx, "unanswered text finished by the sweeper", "outcome", ans.Outcome)
 		done++
 	}
-	return done, nil
+	return done, read, nil
 }
 
 // errLeaveForNextSweep rolls back a sweep's answer that is only "try again later".
 var errLeaveForNextSweep = errors.New("inbound: left for the next sweep")
 
+// retell texts the stored answers that never reached their customer (it returns how
+// many it texted or settled, and how many it read): the answer was
+// stored (the outcome decided, perhaps a booking made), but the instance died or the
+// connection broke before it was written back, so it was never marked (Delivered).
+// Twilio does not retry a webhook: no redelivery will replay it. Only answers stored
+// between RetellWithin and UnheardAfter ago are texted (a newer one may still be on its
+// way). Each is claimed (retold_at) in the transaction that queues its text, under the
+// key the take-over path uses ("reply:" and the MessageSid), so a text gets at most one
+// answer by text. A booked answer is texted only if nothing has told the customer of
+// the booking yet (TellOnce: the payment link, the notice, the answer to another YES).
+//
+// A stored retry_later is texted like the others, where finish rolls its own back: here
+// it is the answer the customer was given and did not hear. What failed was not done
+// (a claim fails closed), and "reply again" is still true; their next text is handled
+// afresh. Handling the text again instead would act on the customer's behalf up to
+// RetellWithin after they wrote.
+func (s *Service) retell(ctx context.Context) (done, read int, err error) {
+	now := s.cfg.Now()
+	heardBefore := now.Add(-s.cfg.UnheardAfter).UTC()
+	sids, err := s.q.InboundListUnheard(ctx, s.pool, db.InboundListUnheardParams{
+		HeardBefore: heardBefore, NotBefore: now.Add(-s.cfg.RetellWithin).UTC(), MaxRows: sweepRows,
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("list unheard answers: %w", err)
+	}
+	read = len(sids)
+	for _, sid := range sids {
+		var outcome Outcome
+		texted := false
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			m, err := s.q.InboundRetell(ctx, tx, db.InboundRetellParams{MessageSid: sid, Now: now.UTC(), HeardBefore: heardBefore})
+			if err != nil {
+				return err
+			}
+			outcome = Outcome(m.Outcome.String)
+			shop, err := shops.Read(ctx, tx, m.ShopID.UUID)
+			if err != nil {
+				return err
+			}
+			if outcome == OutcomeBooked {
+				if !m.BookingID.Valid {
+					return nil // the booking sweep tells the customer of their booking
+				}
+				first, err := s.slots.TellOnce(ctx, tx, m.BookingID.UUID)
+				if err != nil || !first {
+					return err
+				}
+			}
+			_, err = s.queue.InsertTx(ctx, tx, jobs.Text{
+				Key: "reply:" + m.MessageSid, ShopID: shop.ID, From: shop.SMSNumber, To: m.FromPhone, Body: m.Reply.String,
+			}, nil)
+			texted = err == nil
+			return err
+		})
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue // marked as written back, or retold, meanwhile
+		}
+		if err != nil {
+			s.log.ErrorContext(ctx, "unheard answer not texted; the next sweep tries again", "outcome", outcome, "err", err)
+			continue
+		}
+		if texted {
+			s.m.AnswerRetold(string(outcome))
+			s.log.InfoContext(ctx, "answer never written back: texted by the sweeper", "outcome", outcome)
+		} else {
+			s.log.InfoContext(ctx, "answer never written back: the customer was told of the booking already", "outcome", outcome)
+		}
+		done++
+	}
+	return done, read, nil
+}
+
 // clean makes a text storable: Postgres refuses NUL bytes and invalid UTF-8 in text
 // columns, and one such text must not fail the statement that stores the others.
 func clean(in Message) Message {
-	fix := func(s string) string {
-		return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
-	}
-	in.MessageSID, in.From, in.To, in.Body, in.OptOutType = fix(in.MessageSID), fix(in.From), fix(in.To), fix(in.Body), fix(in.OptOutType)
+	in.MessageSID, in.From, in.To, in.Body, in.OptOutType = cleanText(in.MessageSID), cleanText(in.From), cleanText(in.To), cleanText(in.Body), cleanText(in.OptOutType)
 	return in
+}
+
+func cleanText(s string) string {
+	return strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\x00", "")
 }
 
 // SweepWorker runs jobs.InboundSweep.
@@ -291,6 +423,9 @@ func (w *SweepWorker) Work(ctx context.Context, _ *river.Job[jobs.InboundSweep])
 	_, err := w.Service.Sweep(ctx)
 	return err
 }
+
+// Timeout implements river.Worker: sweepBudget and the batch running when it ends.
+func (w *SweepWorker) Timeout(*river.Job[jobs.InboundSweep]) time.Duration { return 2 * time.Minute }
 
 // replayWait bounds how long a redelivery waits for the first delivery of the same
 // MessageSid to be answered, well inside Twilio's 15 s.
@@ -308,7 +443,7 @@ func (s *Service) replay(ctx context.Context, sid string) (Answer, error) {
 			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, fmt.Errorf("read stored message: %w", err)
 		}
 		if m.Outcome.Valid {
-			return Answer{Outcome: Outcome(m.Outcome.String), Message: m.Reply.String, Replayed: true}, nil
+			return Answer{Outcome: Outcome(m.Outcome.String), Message: m.Reply.String, Replayed: true, BookingID: m.BookingID.UUID}, nil
 		}
 		if time.Now().After(deadline) {
 			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater, Replayed: true}, nil

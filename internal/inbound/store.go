@@ -27,6 +27,13 @@ type stored struct {
 // answer is an answer to store.
 type answer struct {
 	sid, outcome, reply string
+	// bookingID is the booking a booked answer tells of; uuid.Nil for none.
+	bookingID uuid.UUID
+}
+
+// heard is an answer that was written back in time to reach its customer.
+type heard struct {
+	sid, outcome string
 }
 
 func (s *Service) storeTexts(ctx context.Context, texts []newText) ([]stored, error) {
@@ -63,9 +70,24 @@ func (s *Service) storeAnswers(ctx context.Context, answers []answer) ([]struct{
 		p.Sids = append(p.Sids, a.sid)
 		p.Outcomes = append(p.Outcomes, a.outcome)
 		p.Replies = append(p.Replies, a.reply)
+		p.BookingIds = append(p.BookingIds, a.bookingID)
 	}
 	if err := s.q.InboundSetOutcomes(ctx, s.pool, p); err != nil {
 		return nil, err
+	}
+	return make([]struct{}, len(answers)), nil
+}
+
+// markAnswered records that answers were written back: one statement for a batch, since
+// every reply of a storm makes one.
+func (s *Service) markAnswered(ctx context.Context, answers []heard) ([]struct{}, error) {
+	p := db.InboundMarkAnsweredParams{AnsweredAt: s.cfg.Now().UTC()}
+	for _, a := range answers {
+		p.Sids = append(p.Sids, a.sid)
+		p.Outcomes = append(p.Outcomes, a.outcome)
+	}
+	if err := s.q.InboundMarkAnswered(ctx, s.pool, p); err != nil {
+		return nil, fmt.Errorf("mark answers written back: %w", err)
 	}
 	return make([]struct{}, len(answers)), nil
 }
@@ -94,6 +116,7 @@ const groupMax = 500
 func (s *Service) initGroups() {
 	s.stores = &group[newText, stored]{max: groupMax, key: func(t newText) string { return t.in.MessageSID }, run: s.storeTexts}
 	s.answers = &group[answer, struct{}]{max: groupMax, key: func(a answer) string { return a.sid }, run: s.storeAnswers}
+	s.heard = &group[heard, struct{}]{max: groupMax, key: func(h heard) string { return h.sid }, run: s.markAnswered}
 }
 
 // purgeBatch bounds the rows one purge statement deletes, so a first purge of a large

@@ -40,34 +40,20 @@ func (Wave) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueOffers, MaxAttempts: 1000, UniqueOpts: river.UniqueOpts{ByArgs: true}}
 }
 
-// Checkout makes sure a pending booking has a Stripe Checkout link and that the
-// customer received it. It is enqueued with the booking as a safety net for a Stripe
-// outage or a crash between the booking and the link.
-type Checkout struct {
-	BookingID uuid.UUID `json:"booking_id"`
-}
+// BookingSweep finishes what bookings owe their customers when the YES path could not
+// give it: the payment link, and the news when the answer may not have reached them. It
+// runs periodically. It is not unique: a run killed with its process must not hold the
+// next ones up until River's rescue, and a run finds an earlier one still going by
+// Postgres's advisory lock and returns at once.
+type BookingSweep struct{}
 
 // Kind implements river.JobArgs.
-func (Checkout) Kind() string { return "booking_checkout" }
+func (BookingSweep) Kind() string { return "bookings_sweep" }
 
-// InsertOpts implements river.JobArgsWithInsertOpts.
-func (Checkout) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueuePayments, MaxAttempts: 25, UniqueOpts: river.UniqueOpts{ByArgs: true}}
-}
-
-// BookingNotice texts a booked customer the outcome of their YES (the link or the
-// confirmation) when the answer may not have reached them. It is enqueued with the
-// booking, to run a little later.
-type BookingNotice struct {
-	BookingID uuid.UUID `json:"booking_id"`
-}
-
-// Kind implements river.JobArgs.
-func (BookingNotice) Kind() string { return "booking_notice" }
-
-// InsertOpts implements river.JobArgsWithInsertOpts.
-func (BookingNotice) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueTexts, MaxAttempts: 10, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+// InsertOpts implements river.JobArgsWithInsertOpts: a missed or failed run is made up
+// by the next.
+func (BookingSweep) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueuePayments, MaxAttempts: 1}
 }
 
 // InboundSweep finishes the inbound texts whose handler died before answering: it
@@ -77,10 +63,13 @@ type InboundSweep struct{}
 // Kind implements river.JobArgs.
 func (InboundSweep) Kind() string { return "inbound_sweep" }
 
-// InsertOpts implements river.JobArgsWithInsertOpts: one run at a time; a missed run is
-// made up by the next.
+// InsertOpts implements river.JobArgsWithInsertOpts: one run a minute, the period it is
+// enqueued at; a missed run is made up by the next. It is unique only within its minute
+// (perPeriod): unique for as long as it runs, a run killed with its process held every
+// later one up until River's rescue, 7 minutes, and the texts it finishes waited. Two
+// runs at once are safe: each text is taken over by one of them.
 func (InboundSweep) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueTexts, MaxAttempts: 3, UniqueOpts: oneAtATime}
+	return river.InsertOpts{Queue: QueueTexts, MaxAttempts: 3, UniqueOpts: perPeriod(time.Minute)}
 }
 
 // Text sends one SMS. Key makes it unique, so the same message is enqueued once.
@@ -140,10 +129,12 @@ type Reconcile struct{}
 func (Reconcile) Kind() string { return "payments_reconcile" }
 
 // InsertOpts implements river.JobArgsWithInsertOpts. A missed run is made up by the
-// next one, so it is not retried for long; and at most one run waits or runs at a time,
-// so slow runs never pile up behind each other.
+// next one, so it is not retried for long. It is unique only within its minute
+// (perPeriod): unique for as long as it ran, a run killed with its process stayed
+// "running" and made every later one a skipped duplicate until River's rescue. The worker runs one at
+// a time across the instances by an advisory lock instead, which dies with its process.
 func (Reconcile) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueReconcile, MaxAttempts: 3, UniqueOpts: oneAtATime}
+	return river.InsertOpts{Queue: QueueReconcile, MaxAttempts: 3, UniqueOpts: perPeriod(time.Minute)}
 }
 
 // Complete marks filled openings whose appointment has ended, with a confirmed
@@ -170,6 +161,16 @@ func (Purge) Kind() string { return "retention_purge" }
 // made up by the next, which deletes everything older than the period.
 func (Purge) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueOffers, MaxAttempts: 3, UniqueOpts: oneAtATime}
+}
+
+// perPeriod makes a periodic job unique within each period of d while it waits or runs
+// (two leaders never enqueue it twice in one period), and no longer: a run killed with
+// its process, still "running" until River's rescue, does not hold up the next period's,
+// and a finished run does not hold up another requested in the same period.
+func perPeriod(d time.Duration) river.UniqueOpts {
+	return river.UniqueOpts{ByPeriod: d, ByState: []rivertype.JobState{
+		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning, rivertype.JobStateScheduled,
+	}}
 }
 
 // oneAtATime makes a periodic job unique while it waits or runs, so slow runs never pile

@@ -14,6 +14,7 @@ import (
 // Metrics are the product's counters and histograms.
 type Metrics struct {
 	replies      *prometheus.CounterVec
+	retold       *prometheus.CounterVec
 	offersTexted prometheus.Counter
 	wavesRun     *prometheus.CounterVec
 	bookings     *prometheus.CounterVec
@@ -51,6 +52,10 @@ func New(reg prometheus.Registerer) *Metrics {
 	m := &Metrics{
 		replies: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "slotrecovery_inbound_replies_total", Help: "Inbound SMS replies by outcome.",
+		}, []string{"outcome"}),
+		retold: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "slotrecovery_inbound_answers_retold_total",
+			Help: "Stored answers to inbound SMS that never reached Twilio over HTTP (the instance died or the connection broke), texted by the sweeper, by outcome.",
 		}, []string{"outcome"}),
 		offersTexted: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "slotrecovery_offers_texted_total", Help: "Offer texts accepted by the SMS provider.",
@@ -93,7 +98,7 @@ func New(reg prometheus.Registerer) *Metrics {
 			Buckets: []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10},
 		}),
 	}
-	reg.MustRegister(m.replies, m.offersTexted, m.wavesRun, m.bookings, m.locks, m.stripeEvents, m.sendErrors, m.yesLatency,
+	reg.MustRegister(m.replies, m.retold, m.offersTexted, m.wavesRun, m.bookings, m.locks, m.stripeEvents, m.sendErrors, m.yesLatency,
 		m.accountErrors, m.deliveries, m.refundsFailed, m.purged)
 	return m
 }
@@ -102,6 +107,14 @@ func New(reg prometheus.Registerer) *Metrics {
 func (m *Metrics) Reply(outcome string) {
 	if m != nil {
 		m.replies.WithLabelValues(outcome).Inc()
+	}
+}
+
+// AnswerRetold counts a stored answer the sweeper texted because its HTTP answer never
+// reached Twilio.
+func (m *Metrics) AnswerRetold(outcome string) {
+	if m != nil {
+		m.retold.WithLabelValues(outcome).Inc()
 	}
 }
 

@@ -39,7 +39,7 @@ func TestWaveScheduleNextWaves(t *testing.T) {
 	_, err = pool.Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE args->>'opening_id' = $1`, done.String())
 	require.NoError(t, err)
 	// Another job kind naming an opening is not a wave.
-	_, err = queue.Insert(ctx, jobs.Checkout{BookingID: none}, nil)
+	_, err = queue.Insert(ctx, jobs.Refund{BookingID: none}, nil)
 	require.NoError(t, err)
 
 	got, err := schedule.NextWaves(ctx, []uuid.UUID{twoWaves, reopened, done, none})

@@ -12,10 +12,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/riverqueue/river"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
-	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -270,8 +268,7 @@ func (s *Service) tryOffers(ctx context.Context, shop shops.Shop, customerID uui
 }
 
 // tryOffer books one offer's opening for the customer if it is still free: one
-// statement (BookingClaim) under the opening's row lock, with the booking's follow-up
-// jobs, in one transaction.
+// statement (BookingClaim) under the opening's row lock.
 func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid.UUID, offer LiveOffer) (attempt, error) {
 	now := s.cfg.Now()
 	a := attempt{claim: Claim{OpeningID: offer.OpeningID}}
@@ -288,18 +285,19 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 		exp := now.Add(s.cfg.CheckoutHold).UTC().Truncate(time.Second)
 		p.CheckoutExpiresAt = &exp
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		row, err := s.q.BookingClaim(ctx, tx, p)
+	// One statement, so no transaction of its own: it commits or changes nothing.
+	err := func(q db.DBTX) error {
+		row, err := s.q.BookingClaim(ctx, q, p)
 		if isUniqueViolation(err) {
 			// The fence held: a live booking exists although the opening looked open.
 			a.claim.Outcome = Taken
-			return errRollback
+			return nil
 		}
 		if errors.Is(err, pgx.ErrNoRows) {
 			// Nothing changed. Taken, unless the opening is still open for this offer's
 			// generation (then the offer was declined or withdrawn, or its customer opted
 			// out, since it was read).
-			op, err := s.q.OpeningGet(ctx, tx, offer.OpeningID)
+			op, err := s.q.OpeningGet(ctx, q, offer.OpeningID)
 			if err != nil {
 				return fmt.Errorf("read opening: %w", err)
 			}
@@ -308,7 +306,7 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 				a.claim.Outcome = NoOffer
 				// Or the customer already holds another chair at this time (a second YES
 				// while holding offers for several): the same answer as their booking's.
-				held, err := s.q.BookingLiveForCustomerAt(ctx, tx, db.BookingLiveForCustomerAtParams{OpeningID: offer.OpeningID, CustomerID: customerID})
+				held, err := s.q.BookingLiveForCustomerAt(ctx, q, db.BookingLiveForCustomerAtParams{OpeningID: offer.OpeningID, CustomerID: customerID})
 				if err == nil {
 					a.claim = repeatClaim(db.OfferAcceptedBookingRow(held))
 				} else if !errors.Is(err, pgx.ErrNoRows) {
@@ -325,22 +323,12 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 			ID: row.ID, OpeningID: row.OpeningID, CustomerID: row.CustomerID, ShopID: row.ShopID, Status: row.Status,
 			AmountCents: row.AmountCents, Currency: row.Currency, CheckoutExpiresAt: row.CheckoutExpiresAt, CreatedAt: row.CreatedAt,
 		}
-		// If the answer to this YES never reaches the customer, the notice tells them;
-		// if Stripe is down or this process dies before the link is stored, the
-		// checkout job makes the link and texts it.
-		follow := []river.InsertManyParams{{Args: jobs.BookingNotice{BookingID: row.ID}, InsertOpts: &river.InsertOpts{ScheduledAt: now.Add(s.cfg.NoticeDelay)}}}
-		if shop.PaymentMode != shops.PaymentNone {
-			follow = append(follow, river.InsertManyParams{Args: jobs.Checkout{BookingID: row.ID}, InsertOpts: &river.InsertOpts{ScheduledAt: now.Add(s.cfg.CheckoutRetryDelay)}})
-		}
-		if _, err := s.queue.InsertManyTx(ctx, tx, follow); err != nil {
-			return fmt.Errorf("enqueue booking follow-ups: %w", err)
-		}
+		// If the answer to this YES never reaches the customer, or Stripe is down, or
+		// this process dies before the link is stored, the booking sweep finds the
+		// booking and finishes it (sweep.go): nothing more to write here.
 		a.claim.Outcome = Booked
 		return nil
-	})
-	if errors.Is(err, errRollback) {
-		return a, nil
-	}
+	}(s.pool)
 	if err != nil {
 		return attempt{}, fmt.Errorf("book opening %s: %w: %w", offer.OpeningID, ErrUnavailable, err)
 	}
@@ -387,7 +375,7 @@ func (s *Service) checkoutNow(ctx context.Context, shop shops.Shop, b db.Booking
 		return "", err
 	}
 	// Stored even if the request ends meanwhile: a link stored but answered as "link
-	// follows" would be texted by nobody (the checkout job finds it stored).
+	// follows" would be texted by nobody (the booking sweep finds it stored).
 	storeCtx, cancelStore := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancelStore()
 	row, err := s.q.BookingSetCheckout(storeCtx, s.pool, setCheckoutParams(b.ID, co, s.cfg.Now()))
@@ -448,8 +436,6 @@ func setCheckoutParams(id uuid.UUID, co payments.Checkout, now time.Time) db.Boo
 	}
 	return p
 }
-
-var errRollback = errors.New("slots: roll back")
 
 func isUniqueViolation(err error) bool {
 	var pg *pgconn.PgError

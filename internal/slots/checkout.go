@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
@@ -26,8 +25,8 @@ const minCheckoutExpiry = 30*time.Minute + 20*time.Second
 // had no link for too long: the slot goes back to the others.
 const maxHoldExtension = 10 * time.Minute
 
-// maxCheckoutRetryDelay caps the wait between the checkout job's attempts, so that it
-// tries several times before the hold runs out.
+// maxCheckoutRetryDelay caps the wait between the sweep's attempts at one link, so that
+// it tries several times before the hold runs out.
 const maxCheckoutRetryDelay = 2 * time.Minute
 
 // ErrCheckoutRefused is wrapped by a checkout error that retrying cannot fix (the
@@ -57,15 +56,16 @@ func (s *Service) newCheckout(ctx context.Context, timeout time.Duration, shop s
 }
 
 // EnsureCheckout makes sure a pending booking has a payment link and that the customer
-// was sent it. It is the safety net behind Book's inline attempt: it runs after Stripe
-// errors, timeouts or a crash, and does nothing when the link already exists. The same
-// idempotency key (booking and stored expiry) makes Stripe return the first session if an
-// earlier attempt reached it.
+// was sent it. It is the safety net behind Book's inline attempt, run by the booking
+// sweep after Stripe errors, timeouts or a crash; it does nothing when the link already
+// exists. The same idempotency key (booking and stored expiry) makes Stripe return the
+// first session if an earlier attempt reached it.
 //
 // It never holds a slot without a link for long: when Stripe refuses the request for
 // good (ErrCheckoutRefused), or payments are not configured, or a new expiry would end
 // more than maxHoldExtension after the hold that began with the booking, the booking
-// fails like an unpaid one (the slot reopens, the customer is told the hold lapsed).
+// fails like an unpaid one (the slot reopens, the customer is told the hold lapsed); the
+// error then wraps ErrCheckoutRefused or says payments are not configured.
 func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error {
 	b, err := s.q.BookingGet(ctx, s.pool, bookingID)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -81,7 +81,7 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 		if _, err := s.lapse(ctx, b); err != nil {
 			return err
 		}
-		return river.JobCancel(fmt.Errorf("booking %s failed: %w", b.ID, errUnconfigured))
+		return fmt.Errorf("booking %s failed: %w", b.ID, errUnconfigured)
 	}
 	shop, op, customer, err := s.parties(ctx, b)
 	if err != nil {
@@ -122,7 +122,7 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 			return errors.Join(fmt.Errorf("create checkout for booking %s: %w", b.ID, err), ferr)
 		}
 		s.log.WarnContext(ctx, "checkout refused; booking failed", "booking_id", b.ID, "result", res, "err", err)
-		return river.JobCancel(fmt.Errorf("create checkout for booking %s: %w", b.ID, err))
+		return fmt.Errorf("create checkout for booking %s: %w", b.ID, err)
 	}
 	if err != nil {
 		return fmt.Errorf("create checkout for booking %s: %w", b.ID, err)
@@ -149,26 +149,4 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 		}
 		return nil
 	})
-}
-
-// CheckoutWorker runs jobs.Checkout.
-type CheckoutWorker struct {
-	river.WorkerDefaults[jobs.Checkout]
-	Service *Service
-}
-
-// Work implements river.Worker.
-func (w *CheckoutWorker) Work(ctx context.Context, job *river.Job[jobs.Checkout]) error {
-	return w.Service.EnsureCheckout(ctx, job.Args.BookingID)
-}
-
-// NextRetry implements river.Worker: CheckoutRetryDelay, doubling, at most
-// maxCheckoutRetryDelay apart, so the job tries several times inside the hold rather
-// than River's default (which waits over ten minutes by the fifth attempt).
-func (w *CheckoutWorker) NextRetry(job *river.Job[jobs.Checkout]) time.Time {
-	wait := w.Service.cfg.CheckoutRetryDelay
-	for i := 1; i < job.Attempt && wait < maxCheckoutRetryDelay; i++ {
-		wait *= 2
-	}
-	return time.Now().Add(min(wait, maxCheckoutRetryDelay))
 }

@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
@@ -19,8 +17,8 @@ import (
 // A booked customer must learn of it. The answer to their YES normally tells them (the
 // TwiML carries the link or the confirmation), and the handler records that it was
 // written back to Twilio in time (MarkTold). If it was not (the process died after the
-// commit, the connection dropped, Twilio's 15 s passed), the notice job that the booking
-// transaction enqueued texts them the outcome, once.
+// commit, the connection dropped, Twilio's 15 s passed), the booking sweep texts them
+// the outcome, once, NoticeDelay after the booking.
 
 // TellOnce records, in q's transaction, that the customer is being told of the booking,
 // and reports whether this is the first time: a caller about to text the booking (the
@@ -44,7 +42,7 @@ func (s *Service) MarkTold(ctx context.Context, bookingID uuid.UUID) error {
 
 // Notify texts the customer the outcome of their booking if nothing told them yet: the
 // payment link, or the confirmation when the shop takes no payment. A pending booking
-// whose link is not made yet is left to the checkout job, which texts the link itself.
+// whose link is not made yet is left to EnsureCheckout, which texts the link itself.
 func (s *Service) Notify(ctx context.Context, bookingID uuid.UUID) error {
 	b, err := s.q.BookingGet(ctx, s.pool, bookingID)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -59,7 +57,7 @@ func (s *Service) Notify(ctx context.Context, bookingID uuid.UUID) error {
 	pendingWithLink := b.Status == BookingPendingPayment && b.PaymentUrl.Valid
 	confirmedAtOnce := b.Status == BookingConfirmed && b.StripeCheckoutSessionID.String == ""
 	if !pendingWithLink && !confirmedAtOnce {
-		// Still waiting for its link (the checkout job texts it), paid (the customer used
+		// Still waiting for its link (EnsureCheckout texts it), paid (the customer used
 		// the link), or over.
 		return nil
 	}
@@ -92,20 +90,6 @@ func (s *Service) Notify(ctx context.Context, bookingID uuid.UUID) error {
 		return nil
 	})
 }
-
-// NoticeWorker runs jobs.BookingNotice.
-type NoticeWorker struct {
-	river.WorkerDefaults[jobs.BookingNotice]
-	Service *Service
-}
-
-// Work implements river.Worker.
-func (w *NoticeWorker) Work(ctx context.Context, job *river.Job[jobs.BookingNotice]) error {
-	return w.Service.Notify(ctx, job.Args.BookingID)
-}
-
-// Timeout implements river.Worker: a few quick queries.
-func (w *NoticeWorker) Timeout(*river.Job[jobs.BookingNotice]) time.Duration { return 30 * time.Second }
 
 // ErrBookingNotFound means no booking has that id.
 var ErrBookingNotFound = errors.New("slots: booking not found")

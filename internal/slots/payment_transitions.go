@@ -30,7 +30,7 @@ type locked struct {
 
 // seen is what a caller read of a pending booking before taking any lock, and decided
 // from. A failure it asks for applies only if the booking still looks so under the lock:
-// meanwhile the checkout job may have stored a session or moved the expiry, and the
+// meanwhile the booking sweep may have stored a session or moved the expiry, and the
 // customer may be paying it. Webhook events pass none: an event is Stripe's word, not a
 // conclusion from an earlier read.
 type seen struct {

@@ -61,7 +61,7 @@ func (p *Payments) Reconcile(ctx context.Context) (int, error) {
 
 // reconcileOne reads one stale booking's session back and applies what it says. The
 // failure applies only if the booking still has the session and expiry listed: the
-// checkout job may have stored a session meanwhile.
+// booking sweep may have stored a session meanwhile.
 func (p *Payments) reconcileOne(ctx context.Context, row db.BookingListStaleRow) (Result, error) {
 	saw := &seen{sessionID: row.StripeCheckoutSessionID.String, expiresAt: row.CheckoutExpiresAt}
 	kind, paymentIntentID := kindFailed, ""
@@ -134,9 +134,24 @@ type ReconcileWorker struct {
 	Payments *Payments
 }
 
-// Work implements river.Worker.
+// reconcileLockKey is the advisory lock one reconciliation holds while it runs.
+const reconcileLockKey = 0x51_07_7e_c0 // "slot reconcile"
+
+// Work implements river.Worker. One run at a time across the instances (runAlone): a
+// second returns at once, and a run killed with its process holds none up.
 func (w *ReconcileWorker) Work(ctx context.Context, _ *river.Job[jobs.Reconcile]) error {
-	_, err := w.Payments.Reconcile(ctx)
+	unlock, ok, err := runAlone(ctx, w.Payments.s.pool, reconcileLockKey)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		// Kept on the job (metadata's "output"), as the count of a run that worked is.
+		recordOutput(ctx, w.Payments.log, map[string]bool{"skipped": true})
+		return nil
+	}
+	defer unlock()
+	n, err := w.Payments.Reconcile(ctx)
+	recordOutput(ctx, w.Payments.log, map[string]int{"reconciled": n})
 	if _, lerr := w.Payments.RecordLostRefunds(ctx); lerr != nil {
 		err = errors.Join(err, lerr)
 	}

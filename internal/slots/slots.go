@@ -122,20 +122,25 @@ type Config struct {
 	// minimum (plus a minute so the request is never just under it).
 	CheckoutHold time.Duration
 	// CheckoutTimeout bounds the Stripe call on the YES path; default 5s. After it the
-	// customer is told the link comes by text and a job finishes the work.
+	// customer is told the link comes by text and the booking sweep finishes the work.
 	CheckoutTimeout time.Duration
 	// CheckoutSuccessURL and CheckoutCancelURL are the pages the payment provider sends
 	// the customer back to after paying or giving up.
 	CheckoutSuccessURL, CheckoutCancelURL string
-	// CheckoutRetryDelay is when the safety-net checkout job first runs; default 15s.
+	// CheckoutRetryDelay is how old a booking still without a link must be before the
+	// booking sweep tries to make it (the YES path's attempt is over by then), and the
+	// least time between two attempts; default 15s.
 	CheckoutRetryDelay time.Duration
 	// MinimumCharge, when set, is the payment provider's smallest charge in a currency
 	// (0: none known): a shop that takes payments cannot declare an opening for less,
 	// since its taker would be told "yours!" and then that the hold lapsed.
 	MinimumCharge func(currency string) int64
-	// NoticeDelay is when a booking's notice job checks that the customer learnt of it;
-	// default 40s (Twilio waits 15s for an answer).
+	// NoticeDelay is how old a booking must be before the booking sweep texts a customer
+	// whose answer was not recorded as delivered; default 30s (Twilio waits 15s for an
+	// answer). With SweepEvery, the customer knows within a minute.
 	NoticeDelay time.Duration
+	// SweepEvery is how often the booking sweep runs; default 10s.
+	SweepEvery time.Duration
 	// KeyPrefix is prepended to lock keys (tests).
 	KeyPrefix string
 	Logger    *slog.Logger
@@ -162,7 +167,10 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, locker Locker, cooldowns Coold
 		cfg.LockTTL = 30 * time.Second
 	}
 	if cfg.NoticeDelay == 0 {
-		cfg.NoticeDelay = 40 * time.Second
+		cfg.NoticeDelay = 30 * time.Second
+	}
+	if cfg.SweepEvery == 0 {
+		cfg.SweepEvery = 10 * time.Second
 	}
 	if cfg.LockWait == 0 {
 		cfg.LockWait = 3 * time.Second

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -79,20 +80,32 @@ func (h *Twilio) Handle(c echo.Context) error {
 		}
 	}
 	h.Logger.InfoContext(ctx, "inbound text answered", "outcome", ans.Outcome, "replayed", ans.Replayed)
-	c.Response().Header().Set(OutcomeHeader, string(ans.Outcome))
-	if err := c.Blob(http.StatusOK, "text/xml; charset=utf-8", TwiML(ans.Message)); err != nil {
+	body := TwiML(ans.Message)
+	res := c.Response()
+	res.Header().Set(OutcomeHeader, string(ans.Outcome))
+	// With its length known, the answer is complete for Twilio once it is flushed,
+	// without waiting for what the handler records after it.
+	res.Header().Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
+	if err := c.Blob(http.StatusOK, "text/xml; charset=utf-8", body); err != nil {
 		return err
 	}
-	// A booked customer learns it from this answer only if it reaches Twilio in time;
-	// otherwise the booking's notice job texts them.
-	if ans.Outcome == inbound.OutcomeBooked && time.Since(start) < answerDeadline {
-		if err := http.NewResponseController(c.Response()).Flush(); err != nil {
-			h.Logger.WarnContext(ctx, "booked answer not written; the notice text will follow", "err", err)
-			return nil
-		}
-		if err := h.Inbound.Delivered(context.WithoutCancel(ctx), ans); err != nil {
-			h.Logger.WarnContext(ctx, "booked answer not recorded as delivered; the notice text will follow", "err", err)
-		}
+	if ans.Message == "" {
+		return nil
+	}
+	// The customer hears the answer only if it reaches Twilio in time: only then is it
+	// marked as written back. Otherwise the sweeper texts it about half a minute later
+	// (a booked one: the inbound sweeper or the booking sweep, whichever is first).
+	// Through echo's writer to the one underneath: echo's Flush drops a write error.
+	if err := http.NewResponseController(res.Writer).Flush(); err != nil {
+		h.Logger.WarnContext(ctx, "answer not written; it will be texted", "outcome", ans.Outcome, "err", err)
+		return nil
+	}
+	if time.Since(start) >= answerDeadline {
+		h.Logger.WarnContext(ctx, "answer written too late for Twilio; it will be texted", "outcome", ans.Outcome)
+		return nil
+	}
+	if err := h.Inbound.Delivered(context.WithoutCancel(ctx), in, ans); err != nil {
+		h.Logger.WarnContext(ctx, "answer not recorded as written back; it will be texted again", "outcome", ans.Outcome, "err", err)
 	}
 	return nil
 }

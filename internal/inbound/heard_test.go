@@ -1,0 +1,143 @@
+package inbound_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/inbound"
+	"github.com/slotrecovery/slotrecovery/internal/texts"
+)
+
+// sweeperAt returns the world's inbound service as a sweeper running `after` from now
+// would see it: the same database, Redis and services, its clock moved on.
+func (w *world) sweeperAt(after time.Duration) *inbound.Service {
+	return inbound.New(w.pool, w.queue, w.shops, w.slots, inbound.Config{Now: func() time.Time { return time.Now().Add(after) }})
+}
+
+// sweep runs svc's sweep, fails the test on an error and returns how many texts it
+// finished or retold. (Counts, not only the jobs: River would drop a second job with the
+// same arguments, hiding a second retelling.)
+func sweep(t *testing.T, svc *inbound.Service) int {
+	t.Helper()
+	n, err := svc.Sweep(context.Background())
+	require.NoError(t, err)
+	return n
+}
+
+// TestUnheardAnswerIsTextedOnce: a YES is answered (taken) and its answer stored, but the
+// instance dies before the answer is written back to Twilio, so it is never marked.
+// Twilio does not retry: the sweeper texts the stored answer, once, and only once it
+// cannot still be on its way.
+func TestUnheardAnswerIsTextedOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, 2)
+	won := w.yes(t, "SMwon", w.phones[0])
+	require.Equal(t, inbound.OutcomeBooked, won.Outcome)
+	require.NoError(t, w.inbound.Delivered(ctx, inbound.Message{MessageSID: "SMwon"}, won))
+	lost := w.yes(t, "SMlost", w.phones[1])
+	require.Equal(t, inbound.OutcomeTaken, lost.Outcome)
+	// No Delivered for SMlost: its answer never reached Twilio.
+
+	require.Zero(t, sweep(t, w.inbound))
+	require.Empty(t, w.texts(t, "reply:SMlost"), "an answer stored a moment ago may still be on its way")
+
+	later := w.sweeperAt(time.Minute)
+	require.Equal(t, 1, sweep(t, later))
+	require.Equal(t, []string{lost.Message}, w.texts(t, "reply:SMlost"), "the stored answer, by text")
+	require.Zero(t, sweep(t, later))
+	require.Zero(t, sweep(t, w.sweeperAt(2*time.Minute)))
+	require.Len(t, w.texts(t, "reply:SMlost"), 1, "texted once")
+	require.Empty(t, w.texts(t, "reply:SMwon"), "the winner heard their answer")
+}
+
+// TestOldUnheardAnswerIsLeft: an answer lost longer ago than the sweeper's window is of
+// no use any more and is not texted.
+func TestOldUnheardAnswerIsLeft(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, 1)
+	ans, err := w.inbound.Reply(context.Background(), inbound.Message{MessageSID: "SMold", From: w.phones[0], To: w.shop.SMSNumber, Body: "HELP"})
+	require.NoError(t, err)
+	require.Equal(t, inbound.OutcomeHelp, ans.Outcome)
+	require.Zero(t, sweep(t, w.sweeperAt(31*time.Minute)))
+	require.Empty(t, w.texts(t, "reply:SMold"))
+}
+
+// TestAnsweredMessageIsNotTexted: an answer written back (Delivered), first or replayed
+// to a redelivery, is never texted; one whose written-back answer was not the stored one
+// (a redelivery told "try again" while the first delivery was still deciding) is.
+func TestAnsweredMessageIsNotTexted(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, 3)
+	first := w.yes(t, "SMheard", w.phones[0])
+	require.NoError(t, w.inbound.Delivered(ctx, inbound.Message{MessageSID: "SMheard"}, first))
+
+	// The first delivery's answer was lost; Twilio redelivered and the replay got through.
+	w.yes(t, "SMreplayed", w.phones[1])
+	replay := w.yes(t, "SMreplayed", w.phones[1])
+	require.True(t, replay.Replayed)
+	require.NoError(t, w.inbound.Delivered(ctx, inbound.Message{MessageSID: "SMreplayed"}, replay))
+
+	// What was written back was not the stored answer.
+	other := w.yes(t, "SMother", w.phones[2])
+	require.Equal(t, inbound.OutcomeTaken, other.Outcome)
+	require.NoError(t, w.inbound.Delivered(ctx, inbound.Message{MessageSID: "SMother"},
+		inbound.Answer{Outcome: inbound.OutcomeRetryLater, Message: texts.RetryLater, Replayed: true}))
+
+	require.Equal(t, 1, sweep(t, w.sweeperAt(time.Minute)), "SMother only")
+	require.Zero(t, sweep(t, w.sweeperAt(5*time.Minute)))
+	require.Empty(t, w.texts(t, "reply:SMheard"))
+	require.Empty(t, w.texts(t, "reply:SMreplayed"))
+	require.Equal(t, []string{other.Message}, w.texts(t, "reply:SMother"))
+	var marked int
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT count(*) FROM inbound_messages WHERE answered_at IS NOT NULL`).Scan(&marked))
+	require.Equal(t, 2, marked)
+}
+
+// TestUnheardBookedAnswerIsTextedOnceIfUntold: a booked answer that never reached Twilio
+// is texted by the sweeper, once, and the booking is then told (its notice texts
+// nothing); when the customer was told of the booking already (the notice or the link
+// came first), the sweeper texts nothing.
+func TestUnheardBookedAnswerIsTextedOnceIfUntold(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+
+	w := newWorld(t, 1)
+	ans := w.yes(t, "SMbooked", w.phones[0])
+	require.Equal(t, inbound.OutcomeBooked, ans.Outcome)
+	later := w.sweeperAt(time.Minute)
+	require.Equal(t, 1, sweep(t, later))
+	require.Zero(t, sweep(t, later))
+	require.Equal(t, []string{ans.Message}, w.texts(t, "reply:SMbooked"), "texted once")
+	require.NoError(t, w.slots.Notify(ctx, ans.BookingID))
+	require.Empty(t, w.texts(t, "booking_notice:"+ans.BookingID.String()), "the sweeper's text told them: no notice")
+
+	w = newWorld(t, 1)
+	ans = w.yes(t, "SMtold", w.phones[0])
+	require.Equal(t, inbound.OutcomeBooked, ans.Outcome)
+	require.NoError(t, w.slots.Notify(ctx, ans.BookingID)) // the notice ran first
+	require.Len(t, w.texts(t, "booking_notice:"+ans.BookingID.String()), 1)
+	require.Equal(t, 1, sweep(t, w.sweeperAt(time.Minute)), "settled, without a text")
+	require.Zero(t, sweep(t, w.sweeperAt(2*time.Minute)))
+	require.Empty(t, w.texts(t, "reply:SMtold"), "the customer was told of the booking already")
+	var retold *time.Time
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT retold_at FROM inbound_messages WHERE message_sid = 'SMtold'`).Scan(&retold))
+	require.NotNil(t, retold, "settled: later sweeps do not look at it again")
+}
+
+// TestTakenOverTextIsNotRetold: a text the sweeper took over and answered by text is not
+// texted a second time as an unheard answer.
+func TestTakenOverTextIsNotRetold(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, 1)
+	w.storeUnanswered(t, "SMorphanNo", w.phones[0], "NO", time.Now().Add(-2*time.Minute))
+	require.Equal(t, 1, sweep(t, w.inbound))
+	require.Len(t, w.texts(t, "reply:SMorphanNo"), 1)
+	require.Zero(t, sweep(t, w.sweeperAt(time.Minute)))
+	require.Zero(t, sweep(t, w.sweeperAt(10*time.Minute)))
+	require.Len(t, w.texts(t, "reply:SMorphanNo"), 1)
+}

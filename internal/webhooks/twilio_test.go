@@ -1,0 +1,114 @@
+package webhooks_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/cooldown"
+	"github.com/slotrecovery/slotrecovery/internal/httperr"
+	"github.com/slotrecovery/slotrecovery/internal/inbound"
+	"github.com/slotrecovery/slotrecovery/internal/pgtest"
+	"github.com/slotrecovery/slotrecovery/internal/redislock"
+	"github.com/slotrecovery/slotrecovery/internal/redistest"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
+	"github.com/slotrecovery/slotrecovery/internal/webhooks"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// TestWrittenBackAnswersAreMarked: over real HTTP, with the real services on the test's
+// own database and Redis prefix, every answer the handler writes back is marked as
+// such, whatever its outcome (the booked one also tells its booking), so the sweeper
+// texts none of them again.
+func TestWrittenBackAnswersAreMarked(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, _ := pgtest.New(t)
+	rdb, prefix := redistest.New(t)
+	queue, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	require.NoError(t, err)
+	cool, err := cooldown.New(rdb, cooldown.Config{Prefix: prefix})
+	require.NoError(t, err)
+	watcher := redislock.NewWatcher(rdb, prefix+slots.LockChannel)
+	t.Cleanup(func() { _ = watcher.Close() })
+	shopsSvc := shops.New(pool, shops.Config{})
+	slotsSvc := slots.New(pool, queue, slots.RedisLocker(redislock.New(rdb), watcher, prefix+slots.LockChannel, nil), cool, nil, slots.Config{KeyPrefix: prefix})
+	in := inbound.New(pool, queue, shopsSvc, slotsSvc, inbound.Config{})
+	shop, _, err := shopsSvc.Create(ctx, shops.NewShop{Name: "Ana's Salon", Timezone: "Europe/London", SMSNumber: "+447700900001",
+		Currency: "gbp", PaymentMode: shops.PaymentNone})
+	require.NoError(t, err)
+	op, err := slotsSvc.Declare(ctx, shop, slots.NewOpening{StartsAt: time.Now().Add(5 * time.Hour), DurationMinutes: 30, Service: "Cut", PriceCents: 2500})
+	require.NoError(t, err)
+	var phones []string
+	for _, phone := range []string{"+447700900101", "+447700900102"} {
+		c, err := shopsSvc.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: phone, SMSOptIn: true})
+		require.NoError(t, err)
+		_, err = pool.Exec(ctx, `INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at)
+			VALUES ($1, $2, $3, 1, 1, 'sent', now(), now())`, op.ID, c.ID, shop.ID)
+		require.NoError(t, err)
+		phones = append(phones, phone)
+	}
+
+	h := &webhooks.Twilio{Inbound: in, Validator: twilio.NewValidator(testToken), Logger: slog.New(slog.DiscardHandler)}
+	e := echo.New()
+	e.HTTPErrorHandler = httperr.Handler(nil)
+	e.POST(webhooks.TwilioPath, h.Handle)
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+	h.PublicURL = srv.URL
+	text := func(sid, from, body string) string {
+		t.Helper()
+		form := url.Values{"MessageSid": {sid}, "From": {from}, "To": {shop.SMSNumber}, "Body": {body}}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+webhooks.TwilioPath, strings.NewReader(form.Encode()))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set(webhooks.SignatureHeader, sms.Signature(testToken, srv.URL+webhooks.TwilioPath, form))
+		res, err := srv.Client().Do(req)
+		require.NoError(t, err)
+		defer res.Body.Close()
+		_, err = io.ReadAll(res.Body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		return res.Header.Get(webhooks.OutcomeHeader)
+	}
+
+	require.Equal(t, "booked", text("SMbooked", phones[0], "YES"))
+	require.Equal(t, "taken", text("SMtaken", phones[1], "YES"))
+	require.Equal(t, "help", text("SMhelp", phones[1], "HELP"))
+	require.Equal(t, "no_offer", text("SMstranger", "+447700900999", "YES"))
+	require.Equal(t, "booked", text("SMbooked", phones[0], "YES"), "a redelivery replays the answer")
+
+	// The mark is written after the answer is flushed, which may be after the client has
+	// read it: wait for it.
+	require.Eventually(t, func() bool {
+		var unmarked int
+		err := pool.QueryRow(ctx, `SELECT count(*) FROM inbound_messages WHERE answered_at IS NULL`).Scan(&unmarked)
+		return err == nil && unmarked == 0
+	}, 5*time.Second, 20*time.Millisecond, "every answer written back is marked")
+	var marked int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM inbound_messages WHERE answered_at IS NOT NULL AND outcome IS NOT NULL`).Scan(&marked))
+	require.Equal(t, 4, marked)
+	var told *time.Time
+	require.NoError(t, pool.QueryRow(ctx, `SELECT customer_told_at FROM bookings WHERE opening_id = $1`, op.ID).Scan(&told))
+	require.NotNil(t, told, "the booked answer reached the customer: no notice")
+
+	later := inbound.New(pool, queue, shopsSvc, slotsSvc, inbound.Config{Now: func() time.Time { return time.Now().Add(time.Minute) }})
+	n, err := later.Sweep(ctx)
+	require.NoError(t, err)
+	require.Zero(t, n, "nothing to text again")
+}
