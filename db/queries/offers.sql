@@ -19,26 +19,84 @@ ORDER BY o.created_at, o.id;
 -- become unreachable and that the opening is still open in the offer's generation: a
 -- STOP or a cancel between recording a wave and texting it must win. One statement
 -- claims a chunk of a wave's offers and returns those this sender got.
+--
+-- It never waits for a lock (SKIP LOCKED): a statement that waits while holding some of
+-- an opening's offers can deadlock with another that locks them in another order (a
+-- YES losing the others). The sender claims a skipped offer that is still claimable
+-- with OfferClaimForSending, holding nothing else (see OfferListStillQueued).
+WITH claimable AS (
+    SELECT o.id FROM slot_offers o
+    JOIN customers c ON c.id = o.customer_id
+    JOIN slot_openings s ON s.id = o.opening_id
+    WHERE o.id = ANY(sqlc.arg(ids)::uuid[]) AND o.status = 'queued'
+      AND c.opted_out_at IS NULL AND c.unreachable_at IS NULL AND c.sms_opt_in AND c.erased_at IS NULL
+      AND s.status = 'open' AND s.generation = o.generation
+    FOR UPDATE OF o SKIP LOCKED
+)
+UPDATE slot_offers o SET status = 'sending', claimed_at = sqlc.arg(now)::timestamptz
+FROM claimable
+WHERE o.id = claimable.id
+RETURNING o.id;
+
+-- name: OfferListStillQueued :many
+-- Which of the given offers could still be claimed for sending (read without locking):
+-- those a claim skipped because another statement held them at that moment.
+SELECT o.id FROM slot_offers o
+JOIN customers c ON c.id = o.customer_id
+JOIN slot_openings s ON s.id = o.opening_id
+WHERE o.id = ANY(sqlc.arg(ids)::uuid[]) AND o.status = 'queued'
+  AND c.opted_out_at IS NULL AND c.unreachable_at IS NULL AND c.sms_opt_in AND c.erased_at IS NULL
+  AND s.status = 'open' AND s.generation = o.generation
+ORDER BY o.id;
+
+-- name: OfferClaimForSending :execrows
+-- OfferClaimManyForSending for one offer, waiting for its lock: it holds no other row,
+-- so its wait cannot be part of a deadlock.
 UPDATE slot_offers o SET status = 'sending', claimed_at = sqlc.arg(now)::timestamptz
 FROM customers c, slot_openings s
-WHERE o.id = ANY(sqlc.arg(ids)::uuid[]) AND o.status = 'queued'
+WHERE o.id = sqlc.arg(id) AND o.status = 'queued'
   AND c.id = o.customer_id AND c.opted_out_at IS NULL AND c.unreachable_at IS NULL AND c.sms_opt_in AND c.erased_at IS NULL
-  AND s.id = o.opening_id AND s.status = 'open' AND s.generation = o.generation
-RETURNING o.id;
+  AND s.id = o.opening_id AND s.status = 'open' AND s.generation = o.generation;
 
 -- name: OfferSettleOrphans :execrows
 -- Offers of a wave claimed for sending before stale_before by a run that never marked
 -- them (it was killed mid-send): each may have gone out, so they are settled as sent
--- with no message id, like a send whose outcome is unknown.
-UPDATE slot_offers SET status = 'sent', sent_at = claimed_at
-WHERE opening_id = sqlc.arg(opening_id) AND generation = sqlc.arg(generation) AND wave = sqlc.arg(wave)
-  AND status = 'sending' AND claimed_at < sqlc.arg(stale_before)::timestamptz;
+-- with no message id, like a send whose outcome is unknown. An offer another statement
+-- holds is skipped rather than waited for (see OfferClaimManyForSending); whoever holds
+-- it changes it, or the next run settles it.
+WITH orphan AS (
+    SELECT p.id FROM slot_offers p
+    WHERE p.opening_id = sqlc.arg(opening_id) AND p.generation = sqlc.arg(generation) AND p.wave = sqlc.arg(wave)
+      AND p.status = 'sending' AND p.claimed_at < sqlc.arg(stale_before)::timestamptz
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE slot_offers o SET status = 'sent', sent_at = o.claimed_at
+FROM orphan
+WHERE o.id = orphan.id;
 
--- name: OfferMarkManySent :exec
--- Marks claimed offers sent, with their message SIDs ('' when the outcome was unknown).
+-- name: OfferMarkManySent :many
+-- Marks claimed offers sent, with their message SIDs ('' when the outcome was unknown),
+-- and returns those it marked. Like the claim it never waits for a lock: an offer
+-- another statement holds (a YES losing it) is left to OfferMarkSent.
+WITH mine AS (
+    SELECT p.id FROM slot_offers p
+    WHERE p.id = ANY(sqlc.arg(ids)::uuid[]) AND p.status = 'sending'
+    FOR UPDATE SKIP LOCKED
+)
 UPDATE slot_offers o SET status = 'sent', twilio_sid = NULLIF(v.sid, ''), sent_at = sqlc.arg(now)::timestamptz
-FROM (SELECT unnest(sqlc.arg(ids)::uuid[]) AS id, unnest(sqlc.arg(sids)::text[]) AS sid) AS v
-WHERE o.id = v.id AND o.status = 'sending';
+FROM mine, (SELECT unnest(sqlc.arg(ids)::uuid[]) AS id, unnest(sqlc.arg(sids)::text[]) AS sid) AS v
+WHERE o.id = mine.id AND v.id = o.id
+RETURNING o.id;
+
+-- name: OfferListSending :many
+-- Which of the given offers are still claimed for sending (read without locking).
+SELECT id FROM slot_offers WHERE id = ANY(sqlc.arg(ids)::uuid[]) AND status = 'sending' ORDER BY id;
+
+-- name: OfferMarkSent :exec
+-- OfferMarkManySent for one offer, waiting for its lock: it holds no other row, so its
+-- wait cannot be part of a deadlock.
+UPDATE slot_offers SET status = 'sent', twilio_sid = NULLIF(sqlc.arg(sid)::text, ''), sent_at = sqlc.arg(now)::timestamptz
+WHERE id = sqlc.arg(id) AND status = 'sending';
 
 -- name: OfferMarkQueuedLost :exec
 -- Offers of an opening that closed (cancelled, expired) that were never texted.

@@ -46,12 +46,42 @@ func (q *Queries) OfferAcceptedBooking(ctx context.Context, db DBTX, id uuid.UUI
 	return i, err
 }
 
-const offerClaimManyForSending = `-- name: OfferClaimManyForSending :many
+const offerClaimForSending = `-- name: OfferClaimForSending :execrows
 UPDATE slot_offers o SET status = 'sending', claimed_at = $1::timestamptz
 FROM customers c, slot_openings s
-WHERE o.id = ANY($2::uuid[]) AND o.status = 'queued'
+WHERE o.id = $2 AND o.status = 'queued'
   AND c.id = o.customer_id AND c.opted_out_at IS NULL AND c.unreachable_at IS NULL AND c.sms_opt_in AND c.erased_at IS NULL
   AND s.id = o.opening_id AND s.status = 'open' AND s.generation = o.generation
+`
+
+type OfferClaimForSendingParams struct {
+	Now time.Time
+	ID  uuid.UUID
+}
+
+// OfferClaimManyForSending for one offer, waiting for its lock: it holds no other row,
+// so its wait cannot be part of a deadlock.
+func (q *Queries) OfferClaimForSending(ctx context.Context, db DBTX, arg OfferClaimForSendingParams) (int64, error) {
+	result, err := db.Exec(ctx, offerClaimForSending, arg.Now, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const offerClaimManyForSending = `-- name: OfferClaimManyForSending :many
+WITH claimable AS (
+    SELECT o.id FROM slot_offers o
+    JOIN customers c ON c.id = o.customer_id
+    JOIN slot_openings s ON s.id = o.opening_id
+    WHERE o.id = ANY($2::uuid[]) AND o.status = 'queued'
+      AND c.opted_out_at IS NULL AND c.unreachable_at IS NULL AND c.sms_opt_in AND c.erased_at IS NULL
+      AND s.status = 'open' AND s.generation = o.generation
+    FOR UPDATE OF o SKIP LOCKED
+)
+UPDATE slot_offers o SET status = 'sending', claimed_at = $1::timestamptz
+FROM claimable
+WHERE o.id = claimable.id
 RETURNING o.id
 `
 
@@ -65,6 +95,11 @@ type OfferClaimManyForSendingParams struct {
 // become unreachable and that the opening is still open in the offer's generation: a
 // STOP or a cancel between recording a wave and texting it must win. One statement
 // claims a chunk of a wave's offers and returns those this sender got.
+//
+// It never waits for a lock (SKIP LOCKED): a statement that waits while holding some of
+// an opening's offers can deadlock with another that locks them in another order (a
+// YES losing the others). The sender claims a skipped offer that is still claimable
+// with OfferClaimForSending, holding nothing else (see OfferListStillQueued).
 func (q *Queries) OfferClaimManyForSending(ctx context.Context, db DBTX, arg OfferClaimManyForSendingParams) ([]uuid.UUID, error) {
 	rows, err := db.Query(ctx, offerClaimManyForSending, arg.Now, arg.Ids)
 	if err != nil {
@@ -196,6 +231,63 @@ func (q *Queries) OfferListClaimable(ctx context.Context, db DBTX, arg OfferList
 	return items, nil
 }
 
+const offerListSending = `-- name: OfferListSending :many
+SELECT id FROM slot_offers WHERE id = ANY($1::uuid[]) AND status = 'sending' ORDER BY id
+`
+
+// Which of the given offers are still claimed for sending (read without locking).
+func (q *Queries) OfferListSending(ctx context.Context, db DBTX, ids []uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, offerListSending, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const offerListStillQueued = `-- name: OfferListStillQueued :many
+SELECT o.id FROM slot_offers o
+JOIN customers c ON c.id = o.customer_id
+JOIN slot_openings s ON s.id = o.opening_id
+WHERE o.id = ANY($1::uuid[]) AND o.status = 'queued'
+  AND c.opted_out_at IS NULL AND c.unreachable_at IS NULL AND c.sms_opt_in AND c.erased_at IS NULL
+  AND s.status = 'open' AND s.generation = o.generation
+ORDER BY o.id
+`
+
+// Which of the given offers could still be claimed for sending (read without locking):
+// those a claim skipped because another statement held them at that moment.
+func (q *Queries) OfferListStillQueued(ctx context.Context, db DBTX, ids []uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, offerListStillQueued, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const offerListWave = `-- name: OfferListWave :many
 SELECT o.id, o.customer_id, o.status, c.phone
 FROM slot_offers o JOIN customers c ON c.id = o.customer_id
@@ -267,10 +359,16 @@ func (q *Queries) OfferMarkFailed(ctx context.Context, db DBTX, arg OfferMarkFai
 	return err
 }
 
-const offerMarkManySent = `-- name: OfferMarkManySent :exec
+const offerMarkManySent = `-- name: OfferMarkManySent :many
+WITH mine AS (
+    SELECT p.id FROM slot_offers p
+    WHERE p.id = ANY($2::uuid[]) AND p.status = 'sending'
+    FOR UPDATE SKIP LOCKED
+)
 UPDATE slot_offers o SET status = 'sent', twilio_sid = NULLIF(v.sid, ''), sent_at = $1::timestamptz
-FROM (SELECT unnest($2::uuid[]) AS id, unnest($3::text[]) AS sid) AS v
-WHERE o.id = v.id AND o.status = 'sending'
+FROM mine, (SELECT unnest($2::uuid[]) AS id, unnest($3::text[]) AS sid) AS v
+WHERE o.id = mine.id AND v.id = o.id
+RETURNING o.id
 `
 
 type OfferMarkManySentParams struct {
@@ -279,10 +377,27 @@ type OfferMarkManySentParams struct {
 	Sids []string
 }
 
-// Marks claimed offers sent, with their message SIDs (” when the outcome was unknown).
-func (q *Queries) OfferMarkManySent(ctx context.Context, db DBTX, arg OfferMarkManySentParams) error {
-	_, err := db.Exec(ctx, offerMarkManySent, arg.Now, arg.Ids, arg.Sids)
-	return err
+// Marks claimed offers sent, with their message SIDs (” when the outcome was unknown),
+// and returns those it marked. Like the claim it never waits for a lock: an offer
+// another statement holds (a YES losing it) is left to OfferMarkSent.
+func (q *Queries) OfferMarkManySent(ctx context.Context, db DBTX, arg OfferMarkManySentParams) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, offerMarkManySent, arg.Now, arg.Ids, arg.Sids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const offerMarkOthersLost = `-- name: OfferMarkOthersLost :exec
@@ -320,6 +435,24 @@ WHERE opening_id = $1 AND status = 'queued'
 // Offers of an opening that closed (cancelled, expired) that were never texted.
 func (q *Queries) OfferMarkQueuedLost(ctx context.Context, db DBTX, openingID uuid.UUID) error {
 	_, err := db.Exec(ctx, offerMarkQueuedLost, openingID)
+	return err
+}
+
+const offerMarkSent = `-- name: OfferMarkSent :exec
+UPDATE slot_offers SET status = 'sent', twilio_sid = NULLIF($1::text, ''), sent_at = $2::timestamptz
+WHERE id = $3 AND status = 'sending'
+`
+
+type OfferMarkSentParams struct {
+	Sid string
+	Now time.Time
+	ID  uuid.UUID
+}
+
+// OfferMarkManySent for one offer, waiting for its lock: it holds no other row, so its
+// wait cannot be part of a deadlock.
+func (q *Queries) OfferMarkSent(ctx context.Context, db DBTX, arg OfferMarkSentParams) error {
+	_, err := db.Exec(ctx, offerMarkSent, arg.Sid, arg.Now, arg.ID)
 	return err
 }
 
@@ -379,9 +512,15 @@ func (q *Queries) OfferNewestForCustomer(ctx context.Context, db DBTX, customerI
 }
 
 const offerSettleOrphans = `-- name: OfferSettleOrphans :execrows
-UPDATE slot_offers SET status = 'sent', sent_at = claimed_at
-WHERE opening_id = $1 AND generation = $2 AND wave = $3
-  AND status = 'sending' AND claimed_at < $4::timestamptz
+WITH orphan AS (
+    SELECT p.id FROM slot_offers p
+    WHERE p.opening_id = $1 AND p.generation = $2 AND p.wave = $3
+      AND p.status = 'sending' AND p.claimed_at < $4::timestamptz
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE slot_offers o SET status = 'sent', sent_at = o.claimed_at
+FROM orphan
+WHERE o.id = orphan.id
 `
 
 type OfferSettleOrphansParams struct {
@@ -393,7 +532,9 @@ type OfferSettleOrphansParams struct {
 
 // Offers of a wave claimed for sending before stale_before by a run that never marked
 // them (it was killed mid-send): each may have gone out, so they are settled as sent
-// with no message id, like a send whose outcome is unknown.
+// with no message id, like a send whose outcome is unknown. An offer another statement
+// holds is skipped rather than waited for (see OfferClaimManyForSending); whoever holds
+// it changes it, or the next run settles it.
 func (q *Queries) OfferSettleOrphans(ctx context.Context, db DBTX, arg OfferSettleOrphansParams) (int64, error) {
 	result, err := db.Exec(ctx, offerSettleOrphans,
 		arg.OpeningID,

@@ -362,9 +362,9 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 	for i, o := range chunk {
 		ids[i] = o.ID
 	}
-	claimed, err := s.q.OfferClaimManyForSending(ctx, s.pool, db.OfferClaimManyForSendingParams{Ids: ids, Now: s.cfg.Now().UTC()})
+	claimed, err := s.claim(ctx, ids)
 	if err != nil {
-		return WaveResult{}, fmt.Errorf("claim offers: %w", err)
+		return WaveResult{}, err
 	}
 	mine := make(map[uuid.UUID]bool, len(claimed))
 	for _, id := range claimed {
@@ -458,8 +458,8 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 		}
 	}
 	if len(sentIDs) > 0 {
-		if err := s.q.OfferMarkManySent(bg, s.pool, db.OfferMarkManySentParams{Ids: sentIDs, Sids: sids, Now: s.cfg.Now().UTC()}); err != nil {
-			errs = errors.Join(errs, fmt.Errorf("mark offers sent: %w", err))
+		if err := s.markSent(bg, sentIDs, sids); err != nil {
+			errs = errors.Join(errs, err)
 		} else if err := s.applyDeliveries(bg, sids); err != nil {
 			// Reports that came before the ids were stored; the next report of each
 			// text applies them too.
@@ -468,6 +468,86 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 		res.Texted += len(sentIDs)
 	}
 	return res, errs
+}
+
+// The claim and the mark each change many offers of one opening, while a YES (losing
+// the opening's other offers) or a cancel (closing its queued ones) locks the same rows
+// in an order of its own. A statement that waits for a row while holding others can
+// close a cycle with those, and Postgres aborts one of them: a YES answered with an
+// error, or a wave that fails. So the many-row statements here never wait (SKIP
+// LOCKED), and what they skipped is done one row per statement, each waiting while it
+// holds nothing else.
+
+// claim claims the given queued offers for sending and returns those this sender got.
+func (s *Service) claim(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, error) {
+	now := s.cfg.Now().UTC()
+	claimed, err := s.q.OfferClaimManyForSending(ctx, s.pool, db.OfferClaimManyForSendingParams{Ids: ids, Now: now})
+	if err != nil {
+		return nil, fmt.Errorf("claim offers: %w", err)
+	}
+	if len(claimed) == len(ids) {
+		return claimed, nil
+	}
+	// Offers another run claimed, or that can no longer be texted, are not queued and
+	// claimable any more; those still are were held by another statement a moment ago.
+	skipped, err := s.q.OfferListStillQueued(ctx, s.pool, except(ids, claimed))
+	if err != nil {
+		return nil, fmt.Errorf("list offers still queued: %w", err)
+	}
+	for _, id := range skipped {
+		n, err := s.q.OfferClaimForSending(ctx, s.pool, db.OfferClaimForSendingParams{ID: id, Now: now})
+		if err != nil {
+			return nil, fmt.Errorf("claim offer: %w", err)
+		}
+		if n == 1 {
+			claimed = append(claimed, id)
+		}
+	}
+	return claimed, nil
+}
+
+// markSent marks claimed offers sent with their message ids ("" when the outcome of the
+// send is unknown).
+func (s *Service) markSent(ctx context.Context, ids []uuid.UUID, sids []string) error {
+	now := s.cfg.Now().UTC()
+	marked, err := s.q.OfferMarkManySent(ctx, s.pool, db.OfferMarkManySentParams{Ids: ids, Sids: sids, Now: now})
+	if err != nil {
+		return fmt.Errorf("mark offers sent: %w", err)
+	}
+	if len(marked) == len(ids) {
+		return nil
+	}
+	// Offers a YES has taken or lost meanwhile are not sending any more; those still are
+	// were held by another statement a moment ago.
+	left, err := s.q.OfferListSending(ctx, s.pool, except(ids, marked))
+	if err != nil {
+		return fmt.Errorf("list offers still sending: %w", err)
+	}
+	sidOf := make(map[uuid.UUID]string, len(ids))
+	for i, id := range ids {
+		sidOf[id] = sids[i]
+	}
+	for _, id := range left {
+		if err := s.q.OfferMarkSent(ctx, s.pool, db.OfferMarkSentParams{ID: id, Sid: sidOf[id], Now: now}); err != nil {
+			return fmt.Errorf("mark offer sent: %w", err)
+		}
+	}
+	return nil
+}
+
+// except returns the ids not in done.
+func except(ids, done []uuid.UUID) []uuid.UUID {
+	skip := make(map[uuid.UUID]bool, len(done))
+	for _, id := range done {
+		skip[id] = true
+	}
+	var out []uuid.UUID
+	for _, id := range ids {
+		if !skip[id] {
+			out = append(out, id)
+		}
+	}
+	return out
 }
 
 // WaveWorker runs jobs.Wave.

@@ -212,7 +212,9 @@ func TestAutoReport(t *testing.T) {
 	off, err := tw.Text(t.Context(), sms.Message{From: "+15555550100", To: "+15555550168", Body: "hi"})
 	require.NoError(t, err)
 
-	require.Eventually(t, func() bool { r, _ := rcv.got(); return len(r) == 4 }, 10*time.Second, 10*time.Millisecond)
+	// The fake records a callback after the receiver has answered it: wait for both, so
+	// no report is still in flight when Reset runs.
+	require.Eventually(t, func() bool { r, _ := rcv.got(); return len(r) == 4 && len(fake.Callbacks()) == 4 }, 10*time.Second, 10*time.Millisecond)
 	reports, _ := rcv.got()
 	bySID := map[string][]sms.DeliveryReport{}
 	for _, r := range reports {

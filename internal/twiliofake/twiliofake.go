@@ -99,6 +99,8 @@ type Server struct {
 	failNumber  map[string]failure
 	failNext    []failure
 	delay       time.Duration
+	gate        chan struct{} // while set, requests wait until it is closed (Hold)
+	held        int           // requests waiting at the gate
 	autoReport  bool
 	undelivered map[string]int // To → error code AutoReport reports it undelivered with
 	callbacks   []Callback
@@ -209,6 +211,33 @@ func (s *Server) Delay(d time.Duration) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.delay = d
+}
+
+// Hold makes every following request wait until release is called, so a test can act
+// while texts are in flight at a known point. Held tells how many are waiting.
+func (s *Server) Hold() (release func()) {
+	gate := make(chan struct{})
+	s.mu.Lock()
+	s.gate = gate
+	s.mu.Unlock()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			s.mu.Lock()
+			if s.gate == gate {
+				s.gate = nil
+			}
+			s.mu.Unlock()
+			close(gate)
+		})
+	}
+}
+
+// Held is how many requests are waiting for a Hold's release.
+func (s *Server) Held() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.held
 }
 
 // Reset forgets the recorded messages, attempts and callbacks, every injected failure
@@ -377,8 +406,29 @@ func (s *Server) autoReportMessage(m Message) {
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
-	delay := s.delay
+	delay, gate := s.delay, s.gate
+	if gate != nil {
+		s.held++
+	}
 	s.mu.Unlock()
+	if gate != nil {
+		select {
+		case <-gate:
+		case <-r.Context().Done():
+		case <-s.done:
+		}
+		s.mu.Lock()
+		s.held--
+		s.mu.Unlock()
+		if r.Context().Err() != nil {
+			return
+		}
+		select {
+		case <-s.done:
+			return
+		default:
+		}
+	}
 	if delay > 0 {
 		timer := time.NewTimer(delay)
 		defer timer.Stop()
