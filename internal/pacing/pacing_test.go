@@ -2,6 +2,7 @@ package pacing_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -51,6 +52,40 @@ func TestPacerSpacesTextsAcrossInstances(t *testing.T) {
 	require.NoError(t, b.Wait(other, "+15550002000", 1), "another sender waited for the first one's texts")
 }
 
+// TestPacerBurstsAtMostAHundredthOfASecond: a fast sender (500/s) may send the texts of a
+// hundredth of a second at once (5), never more: the n-th text goes no sooner than
+// (n-5)/500 s after the first, across two instances.
+func TestPacerBurstsAtMostAHundredthOfASecond(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := redistest.New(t)
+	a, b := pacing.New(rdb, prefix), pacing.New(rdb, prefix)
+	ctx := context.Background()
+	const rate, burst, texts = 500, 5, 100
+	var mu sync.Mutex
+	var times []time.Time
+	var wg sync.WaitGroup
+	start := time.Now()
+	for i := range texts {
+		p := a
+		if i%2 == 1 {
+			p = b
+		}
+		wg.Go(func() {
+			require.NoError(t, p.Wait(ctx, "+15550004000", rate))
+			mu.Lock()
+			times = append(times, time.Now())
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	slices.SortFunc(times, func(x, y time.Time) int { return x.Compare(y) })
+	for n, at := range times {
+		// A millisecond of slack for the clocks of Redis and of this process.
+		least := time.Duration(max(n+1-burst, 0))*time.Second/rate - time.Millisecond
+		require.GreaterOrEqual(t, at.Sub(start), least, "text %d of a 500/s sender went out %s after the start", n+1, at.Sub(start))
+	}
+}
+
 // TestPacerStopsWithItsContext: a wait ends when its context does.
 func TestPacerStopsWithItsContext(t *testing.T) {
 	t.Parallel()
@@ -60,4 +95,34 @@ func TestPacerStopsWithItsContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	require.ErrorIs(t, p.Wait(ctx, "+15550003000", 1), context.DeadlineExceeded)
+}
+
+// BenchmarkPacerAtAShortCodesTopRate: 32 senders in parallel (a wave's sends) through one
+// pacer at 1,000 texts a second; the rate it reaches is printed as texts/s (the ceiling is
+// 1,000).
+func BenchmarkPacerAtAShortCodesTopRate(b *testing.B) {
+	rdb, prefix := redistest.New(b)
+	p := pacing.New(rdb, prefix)
+	ctx := context.Background()
+	const rate, parallel = 1000, 32
+	b.ResetTimer()
+	start := time.Now()
+	work := make(chan struct{})
+	var wg sync.WaitGroup
+	for range parallel {
+		wg.Go(func() {
+			for range work {
+				if err := p.Wait(ctx, "+15550009000", rate); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	for range b.N {
+		work <- struct{}{}
+	}
+	close(work)
+	wg.Wait()
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "texts/s")
 }
