@@ -42,14 +42,10 @@ func TestWaveClaimDoesNotDeadlock(t *testing.T) {
 	require.Equal(t, map[string]int{"queued": 30}, w.offerStatuses(t, op.ID))
 
 	holder := w.holdOne(t, op.ID)
-	type result struct {
-		res offers.WaveResult
-		err error
-	}
-	done := make(chan result, 1)
+	done := make(chan waveRun, 1)
 	go func() {
 		res, err := w.offers.RunWave(ctx, wave)
-		done <- result{res, err}
+		done <- waveRun{res, err}
 	}()
 	waitForLockWaiter(t, w.pool, holder.pid, done)
 
@@ -77,14 +73,10 @@ func TestWaveMarkDoesNotDeadlock(t *testing.T) {
 	// claimed them all and not yet marked any.
 	release := w.twilio.Hold()
 	t.Cleanup(release)
-	type result struct {
-		res offers.WaveResult
-		err error
-	}
-	done := make(chan result, 1)
+	done := make(chan waveRun, 1)
 	go func() {
 		res, err := w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
-		done <- result{res, err}
+		done <- waveRun{res, err}
 	}()
 	deadline := time.Now().Add(20 * time.Second)
 	for w.twilio.Held() < 30 {
@@ -109,6 +101,12 @@ func TestWaveMarkDoesNotDeadlock(t *testing.T) {
 	var noSID int
 	require.NoError(t, w.pool.QueryRow(ctx, `SELECT count(*) FROM slot_offers WHERE opening_id = $1 AND twilio_sid IS NULL`, op.ID).Scan(&noSID))
 	require.Zero(t, noSID, "every offer marked sent keeps its message id")
+}
+
+// waveRun is what a RunWave in the background returned.
+type waveRun struct {
+	res offers.WaveResult
+	err error
 }
 
 // offerHolder is a transaction holding one offer of an opening.
