@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
 	"net/url"
@@ -64,13 +65,16 @@ func (h *harness) sizes(name string) sizes {
 
 // result is one run of one scenario.
 type result struct {
-	Scenario      string    `json:"scenario"`
-	Instances     int       `json:"instances"`
-	Replies       int       `json:"replies"`
-	InFlight      int       `json:"in_flight"`
-	Wall          float64   `json:"wall_s"`
-	PerSecond     float64   `json:"replies_per_s"`
-	Latency       latencies `json:"latency_ms"`
+	Scenario  string    `json:"scenario"`
+	Instances int       `json:"instances"`
+	Replies   int       `json:"replies"`
+	InFlight  int       `json:"in_flight"`
+	Wall      float64   `json:"wall_s"`
+	PerSecond float64   `json:"replies_per_s"`
+	Latency   latencies `json:"latency_ms"`
+	// ByOutcome is the latency of the answers of each outcome: a winner's path (the
+	// claim, the payment link) is not a loser's (a wait for the holder's decision).
+	ByOutcome     map[string]latencies `json:"latency_ms_by_outcome"`
 	Outcomes      map[string]int
 	Bookings      int     `json:"bookings"`
 	WantBookings  int     `json:"want_bookings"`
@@ -187,13 +191,17 @@ func (h *harness) replies(ctx context.Context, name string) (result, error) {
 	pgPids := h.postgresPids(ctx)
 	cpu0, pgCPU0 := cpuTicks(h.fleet.pids()), cpuTicks(pgPids)
 	stopProfiles := h.profile(ctx, name)
-	lat, outcomes, wall, err := h.fire(ctx, h.fleet.bases(), all, inFlight)
+	lat, outcomes, byOutcome, wall, err := h.fire(ctx, h.fleet.bases(), all, inFlight)
 	stopProfiles()
 	if err != nil {
 		return r, err
 	}
 	cpu, pgCPU := cpuTicks(h.fleet.pids())-cpu0, cpuTicks(pgPids)-pgCPU0
 	r.Wall, r.PerSecond, r.Latency, r.Outcomes = wall.Seconds(), float64(len(all))/wall.Seconds(), summarize(lat), outcomes
+	r.ByOutcome = map[string]latencies{}
+	for o, l := range byOutcome {
+		r.ByOutcome[o] = summarize(l)
+	}
 	r.CPUPerReplyMS = float64(cpu) * 10 / float64(len(all)) // USER_HZ is 100 on Linux: a tick is 10 ms
 	if len(pgPids) > 0 {
 		r.PostgresCPUPerReplyMS = float64(pgCPU) * 10 / float64(len(all))
@@ -207,7 +215,7 @@ func (h *harness) replies(ctx context.Context, name string) (result, error) {
 	for _, x := range all {
 		again = append(again, h.yes(x.form.Get("From"), x.form.Get("To")))
 	}
-	ilat, _, iwall, err := h.fire(ctx, h.ideal.bases(), again, inFlight)
+	ilat, _, _, iwall, err := h.fire(ctx, h.ideal.bases(), again, inFlight)
 	if err != nil {
 		return r, fmt.Errorf("ideal server: %w", err)
 	}
@@ -256,8 +264,9 @@ func (r *result) check() {
 }
 
 // fire sends the replies round robin over bases, inFlight at a time, and returns each
-// one's latency, the outcomes and the wall time to the last answer.
-func (h *harness) fire(ctx context.Context, bases []string, replies []reply, inFlight int) ([]time.Duration, map[string]int, time.Duration, error) {
+// one's latency, the outcomes, the latencies of each outcome and the wall time to the
+// last answer.
+func (h *harness) fire(ctx context.Context, bases []string, replies []reply, inFlight int) ([]time.Duration, map[string]int, map[string][]time.Duration, time.Duration, error) {
 	forms := make([]url.Values, len(replies))
 	for i, r := range replies {
 		forms[i] = r.form
@@ -265,18 +274,20 @@ func (h *harness) fire(ctx context.Context, bases []string, replies []reply, inF
 	answers, wall := h.drive.Fire(ctx, bases, forms, inFlight, false)
 	lat := make([]time.Duration, len(answers))
 	outcomes := map[string]int{}
+	byOutcome := map[string][]time.Duration{}
 	var firstErr error
 	for i, a := range answers {
 		lat[i] = a.Latency
 		outcomes[a.Outcome]++
+		byOutcome[a.Outcome] = append(byOutcome[a.Outcome], a.Latency)
 		if a.Err != nil && firstErr == nil {
 			firstErr = a.Err
 		}
 	}
 	if firstErr != nil {
-		return lat, outcomes, wall, fmt.Errorf("a request failed: %w", firstErr)
+		return lat, outcomes, byOutcome, wall, fmt.Errorf("a request failed: %w", firstErr)
 	}
-	return lat, outcomes, wall, nil
+	return lat, outcomes, byOutcome, wall, nil
 }
 
 // wave declares one opening for a shop with many eligible customers and times the texts.
@@ -437,6 +448,10 @@ func (r result) print(w io.Writer) {
 		ratio(r.Wall, r.Ideal.Wall), ratio(r.Latency.P99, r.Ideal.Latency.P99), r.CPUPerReplyMS, r.PeakRSSMiB)
 	if r.PostgresCPUPerReplyMS > 0 {
 		fmt.Fprintf(w, "  postgres CPU %.3f ms/YES\n", r.PostgresCPUPerReplyMS)
+	}
+	for _, o := range slices.Sorted(maps.Keys(r.ByOutcome)) {
+		l := r.ByOutcome[o]
+		fmt.Fprintf(w, "  %-7s p50 %.1f  p90 %.1f  p99 %.1f  max %.1f ms\n", o+":", l.P50, l.P90, l.P99, l.Max)
 	}
 	for _, st := range r.Statements {
 		fmt.Fprintf(w, "  pg %6.3f calls/YES %7.1f ms total %6.3f ms mean  %s\n", st.CallsPerReply, st.TotalMS, st.MeanMS, st.Query)
