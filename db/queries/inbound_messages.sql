@@ -95,7 +95,8 @@ WHERE message_sid = sqlc.arg(message_sid);
 -- the opening open), newest first, one per row (none: one row whose offer_id is the nil
 -- UUID). Each row carries its text's MessageSid; a MessageSid must appear once per call.
 -- One statement for a whole storm's texts instead of four per text. answered_at is NULL,
--- as in InboundInsert.
+-- as in InboundInsert. shop_version is the shop row's version (xmin) now: the caller's
+-- cached copy of the shop is current if it was read at that version.
 WITH input AS (
     SELECT unnest(sqlc.arg(message_sids)::text[]) AS message_sid,
            unnest(sqlc.arg(shop_ids)::uuid[]) AS shop_id,
@@ -117,8 +118,10 @@ SELECT i.message_sid::text AS message_sid,
        COALESCE(live.offer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS offer_id,
        COALESCE(live.opening_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS opening_id,
        COALESCE(live.generation, 0)::integer AS generation,
-       COALESCE(live.starts_at, 'epoch'::timestamptz)::timestamptz AS starts_at
+       COALESCE(live.starts_at, 'epoch'::timestamptz)::timestamptz AS starts_at,
+       COALESCE(sh.xmin::text::bigint, 0)::bigint AS shop_version
 FROM input i
+LEFT JOIN shops sh ON sh.id = i.shop_id
 LEFT JOIN customers cust ON cust.shop_id = i.shop_id AND cust.phone = i.from_phone AND cust.erased_at IS NULL
 LEFT JOIN LATERAL (
     SELECT o.id, o.status FROM slot_offers o

@@ -326,8 +326,10 @@ SELECT i.message_sid::text AS message_sid,
        COALESCE(live.offer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS offer_id,
        COALESCE(live.opening_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS opening_id,
        COALESCE(live.generation, 0)::integer AS generation,
-       COALESCE(live.starts_at, 'epoch'::timestamptz)::timestamptz AS starts_at
+       COALESCE(live.starts_at, 'epoch'::timestamptz)::timestamptz AS starts_at,
+       COALESCE(sh.xmin::text::bigint, 0)::bigint AS shop_version
 FROM input i
+LEFT JOIN shops sh ON sh.id = i.shop_id
 LEFT JOIN customers cust ON cust.shop_id = i.shop_id AND cust.phone = i.from_phone AND cust.erased_at IS NULL
 LEFT JOIN LATERAL (
     SELECT o.id, o.status FROM slot_offers o
@@ -367,6 +369,7 @@ type InboundStoreManyRow struct {
 	OpeningID         uuid.UUID
 	Generation        int32
 	StartsAt          time.Time
+	ShopVersion       int64
 }
 
 // Stores the texts of concurrent requests (MessageSid is the key: stored is false for a
@@ -376,7 +379,8 @@ type InboundStoreManyRow struct {
 // the opening open), newest first, one per row (none: one row whose offer_id is the nil
 // UUID). Each row carries its text's MessageSid; a MessageSid must appear once per call.
 // One statement for a whole storm's texts instead of four per text. answered_at is NULL,
-// as in InboundInsert.
+// as in InboundInsert. shop_version is the shop row's version (xmin) now: the caller's
+// cached copy of the shop is current if it was read at that version.
 func (q *Queries) InboundStoreMany(ctx context.Context, db DBTX, arg InboundStoreManyParams) ([]InboundStoreManyRow, error) {
 	rows, err := db.Query(ctx, inboundStoreMany,
 		arg.MessageSids,
@@ -404,6 +408,7 @@ func (q *Queries) InboundStoreMany(ctx context.Context, db DBTX, arg InboundStor
 			&i.OpeningID,
 			&i.Generation,
 			&i.StartsAt,
+			&i.ShopVersion,
 		); err != nil {
 			return nil, err
 		}

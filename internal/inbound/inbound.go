@@ -141,6 +141,7 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 		if err != nil {
 			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, err
 		}
+		shop = s.current(ctx, shop, st.shopVersion)
 		stored = st.fresh
 		if stored {
 			snd = &st.sender
@@ -161,6 +162,9 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 		})
 		if err == nil {
 			s.log.WarnContext(ctx, "redelivered text had no answer: handling it again")
+			if known {
+				shop = s.reread(ctx, shop)
+			}
 			return s.process(ctx, shop, known, in, nil, nil)
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
@@ -171,6 +175,27 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 		return ans, err
 	}
 	return s.process(ctx, shop, known, in, snd, nil)
+}
+
+// current returns shop as of version, the row's version the statement that stored the
+// text read: the cached copy when it is that version (nearly always), else the shop read
+// again. A failed read answers with the copy at hand: a change made since it was read
+// then applies from a later text.
+func (s *Service) current(ctx context.Context, shop shops.Shop, version int64) shops.Shop {
+	if version == shop.Version {
+		return shop
+	}
+	return s.reread(ctx, shop)
+}
+
+// reread reads shop again (see current).
+func (s *Service) reread(ctx context.Context, shop shops.Shop) shops.Shop {
+	fresh, err := s.shops.Refresh(ctx, shop)
+	if err != nil {
+		s.log.WarnContext(ctx, "shop not read again: answering with the copy at hand", "shop_id", shop.ID, "err", err)
+		return shop
+	}
+	return fresh
 }
 
 // process handles a stored text and stores its answer; with then, the answer is stored

@@ -249,3 +249,32 @@ func TestSweptYesOfAToldBookingIsNotTextedAgain(t *testing.T) {
 	require.Equal(t, string(inbound.OutcomeBooked), outcome, "the answer is recorded")
 	require.Empty(t, w.texts(t, "reply:SMsecond"), "the customer already knows: no second text of the same booking")
 }
+
+// TestAShopChangeIsSeenByTheNextText: the shop a text is sent to is cached for minutes,
+// but the statement that stores each text reads the shop row's version, so a change made
+// on another instance (another shops.Service, with a cache of its own) applies from the
+// very next text here: its answer, and whether a YES may book.
+func TestAShopChangeIsSeenByTheNextText(t *testing.T) {
+	w := newWorld(t, 1)
+	ctx := context.Background()
+	help := func(sid string) inbound.Answer {
+		ans, err := w.inbound.Reply(ctx, inbound.Message{MessageSID: sid, From: w.phones[0], To: w.shop.SMSNumber, Body: "HELP"})
+		require.NoError(t, err)
+		return ans
+	}
+	require.Contains(t, help("SMhelp1").Message, "Ana's Salon")
+
+	elsewhere := shops.New(w.pool, shops.Config{})
+	name, lead := "Bea's Barbers", 6*time.Hour
+	_, err := elsewhere.Update(ctx, w.shop.ID, shops.ShopChange{Name: &name, MinLead: &lead})
+	require.NoError(t, err)
+
+	got := help("SMhelp2").Message
+	require.Contains(t, got, name, "the text after the change was answered from the copy cached before it: %q", got)
+	// The opening starts in 5 h, inside the new 6 h lead time: it can no longer be booked.
+	ans := w.yes(t, "SMyes1", w.phones[0])
+	require.Equal(t, inbound.OutcomeTaken, ans.Outcome, "a YES was handled with the old lead time: %+v", ans)
+	var bookings int
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT count(*) FROM bookings WHERE opening_id = $1`, w.opening).Scan(&bookings))
+	require.Zero(t, bookings)
+}

@@ -22,6 +22,9 @@ type stored struct {
 	// fresh is false for a MessageSid seen before (a redelivery).
 	fresh  bool
 	sender sender
+	// shopVersion is the shop row's version as the text was stored (see
+	// shops.Shop.Version).
+	shopVersion int64
 }
 
 // answer is an answer to store.
@@ -59,7 +62,7 @@ func (s *Service) storeTexts(ctx context.Context, texts []newText) ([]stored, er
 		if len(rs) == 0 {
 			return nil, fmt.Errorf("store inbound messages: no row for %s", t.in.MessageSID)
 		}
-		out[i] = stored{fresh: rs[0].Stored, sender: senderFrom(rs)}
+		out[i] = stored{fresh: rs[0].Stored, sender: senderFrom(rs), shopVersion: rs[0].ShopVersion}
 	}
 	return out, nil
 }

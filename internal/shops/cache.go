@@ -5,11 +5,14 @@ import (
 	"time"
 )
 
-// cacheTTL is how long a shop read for an inbound text is reused. Every YES starts by
-// finding the shop that owns the number it was sent to; in a storm of replies that is
-// the same row thousands of times. A shop's settings change rarely, and a change is
-// seen by every instance within this time.
-const cacheTTL = 5 * time.Second
+// cacheTTL is how long a shop read for an inbound text is reused. Every text starts by
+// finding the shop that owns the number it was sent to: in a storm of replies that is
+// the same row thousands of times, and outside storms a short-lived copy was read again
+// for nearly every text (one more round trip on every reply's path). The copy is not
+// trusted for that long: the statement that stores the text reads the row's version,
+// and a copy of another version is read again (Refresh), so a change to the shop is
+// seen by the next text on every instance. The number a shop texts from never changes.
+const cacheTTL = 10 * time.Minute
 
 // cache holds shops by SMS number for cacheTTL. Unknown numbers are not cached.
 type cache struct {
@@ -57,8 +60,7 @@ func loadLocation(name string) (*time.Location, error) {
 	return l, nil
 }
 
-// forget drops number's entry, so this instance sees a change at once (others within
-// cacheTTL).
+// forget drops number's entry, so this instance reads the shop again.
 func (c *cache) forget(number string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -34,7 +34,7 @@ type ShopChange struct {
 }
 
 // Update changes a shop's settings, validated exactly as a new shop's are. They apply to
-// the next wave (a cached copy for inbound texts lags by at most cacheTTL). Openings keep
+// the next wave and to the next inbound text on every instance (see cacheTTL). Openings keep
 // their instant: a new time zone changes how their times read, never when they are.
 func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop, error) {
 	var out Shop

@@ -110,6 +110,10 @@ type Shop struct {
 	// SMSProblem, when not nil, is the last time texts failed because of the shop's own
 	// number or account (see RecordSMSProblem).
 	SMSProblem *SMSProblem
+	// Version is the shop row's version when it was read (Postgres's xmin, which every
+	// update of the row changes), where the read reported it (BySMSNumber): a statement
+	// that reads the version again tells whether this copy is still current.
+	Version int64
 }
 
 // SMSProblem is the latest text that failed because of the shop's own SMS number or
@@ -346,13 +350,26 @@ func Read(ctx context.Context, q db.DBTX, id uuid.UUID) (Shop, error) {
 // ErrNoShopForNumber means no shop texts from that number.
 var ErrNoShopForNumber = problem.New(problem.NotFound, "shop_not_found", "no shop uses this number")
 
-// BySMSNumber returns the shop whose texts come from number. It may be up to cacheTTL
-// old.
+// BySMSNumber returns the shop whose texts come from number, with its Version. It may be
+// a cached copy up to cacheTTL old: a caller that must act on the shop's current
+// settings reads the row's version again in a statement of its own and, when it differs,
+// calls Refresh.
 func (s *Service) BySMSNumber(ctx context.Context, number string) (Shop, error) {
 	now := time.Now()
 	if shop, ok := s.cache.get(number, now); ok {
 		return shop, nil
 	}
+	return s.readBySMSNumber(ctx, number, now)
+}
+
+// Refresh reads stale, a copy from BySMSNumber found out of date, again from Postgres
+// (and caches the new copy).
+func (s *Service) Refresh(ctx context.Context, stale Shop) (Shop, error) {
+	s.cache.forget(stale.SMSNumber)
+	return s.readBySMSNumber(ctx, stale.SMSNumber, time.Now())
+}
+
+func (s *Service) readBySMSNumber(ctx context.Context, number string, now time.Time) (Shop, error) {
 	row, err := s.q.ShopGetBySMSNumber(ctx, s.pool, number)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Shop{}, ErrNoShopForNumber
@@ -360,10 +377,11 @@ func (s *Service) BySMSNumber(ctx context.Context, number string) (Shop, error) 
 	if err != nil {
 		return Shop{}, fmt.Errorf("get shop by number: %w", err)
 	}
-	shop, err := fromRow(row)
+	shop, err := fromRow(row.Shop)
 	if err != nil {
 		return Shop{}, err
 	}
+	shop.Version = row.RowVersion
 	s.cache.put(shop, now)
 	return shop, nil
 }
