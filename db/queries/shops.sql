@@ -11,11 +11,6 @@ SELECT * FROM shops WHERE id = $1;
 -- name: ShopGetByKeyHash :one
 SELECT * FROM shops WHERE api_key_hash = $1;
 
--- name: ShopGetBySMSNumber :one
--- The shop and its row's version (xmin, which every update of the row changes), so that
--- a cached copy can be checked by a later statement that reads the version too.
-SELECT sqlc.embed(shops), shops.xmin::text::bigint AS row_version FROM shops WHERE sms_number = $1;
-
 -- name: ShopGetForUpdate :one
 SELECT * FROM shops WHERE id = $1 FOR UPDATE;
 

@@ -307,30 +307,32 @@ func (q *Queries) InboundSetOutcomes(ctx context.Context, db DBTX, arg InboundSe
 const inboundStoreMany = `-- name: InboundStoreMany :many
 WITH input AS (
     SELECT unnest($1::text[]) AS message_sid,
-           unnest($2::uuid[]) AS shop_id,
-           unnest($3::text[]) AS from_phone,
-           unnest($4::text[]) AS to_phone,
-           unnest($5::text[]) AS body
+           unnest($2::text[]) AS from_phone,
+           unnest($3::text[]) AS to_phone,
+           unnest($4::text[]) AS body
+), addressed AS (
+    SELECT i.message_sid, i.from_phone, i.to_phone, i.body, sh.id AS shop_id
+    FROM input i JOIN shops sh ON sh.sms_number = i.to_phone
 ), stored AS (
     INSERT INTO inbound_messages (message_sid, shop_id, from_phone, to_phone, body, received_at, answered_at)
-    SELECT i.message_sid, i.shop_id, i.from_phone, i.to_phone, i.body, $6::timestamptz, NULL FROM input i
-    ORDER BY i.message_sid -- one lock order for concurrent batches
+    SELECT a.message_sid, a.shop_id, a.from_phone, a.to_phone, a.body, $5::timestamptz, NULL FROM addressed a
+    ORDER BY a.message_sid -- one lock order for concurrent batches
     ON CONFLICT (message_sid) DO NOTHING
     RETURNING message_sid
 )
-SELECT i.message_sid::text AS message_sid,
-       EXISTS (SELECT 1 FROM stored s WHERE s.message_sid = i.message_sid) AS stored,
+SELECT shops.id, shops.name, shops.timezone, shops.sms_number, shops.currency, shops.payment_mode, shops.wave_size, shops.wave_interval_seconds, shops.min_lead_minutes, shops.quiet_start_minute, shops.quiet_end_minute, shops.cooldown_seconds, shops.api_key_hash, shops.created_at, shops.max_offers_per_day, shops.first_wave_delay_seconds, shops.api_key_version, shops.send_rate, shops.sms_problem_code, shops.sms_problem_at, shops.sms_problem_count,
+       a.message_sid::text AS message_sid,
+       EXISTS (SELECT 1 FROM stored s WHERE s.message_sid = a.message_sid) AS stored,
        cust.id AS customer_id, cust.opted_out_at,
        COALESCE(newest.id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS newest_offer_id,
        COALESCE(newest.status, '')::text AS newest_offer_status,
        COALESCE(live.offer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS offer_id,
        COALESCE(live.opening_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS opening_id,
        COALESCE(live.generation, 0)::integer AS generation,
-       COALESCE(live.starts_at, 'epoch'::timestamptz)::timestamptz AS starts_at,
-       COALESCE(sh.xmin::text::bigint, 0)::bigint AS shop_version
-FROM input i
-LEFT JOIN shops sh ON sh.id = i.shop_id
-LEFT JOIN customers cust ON cust.shop_id = i.shop_id AND cust.phone = i.from_phone AND cust.erased_at IS NULL
+       COALESCE(live.starts_at, 'epoch'::timestamptz)::timestamptz AS starts_at
+FROM addressed a
+JOIN shops ON shops.id = a.shop_id
+LEFT JOIN customers cust ON cust.shop_id = a.shop_id AND cust.phone = a.from_phone AND cust.erased_at IS NULL
 LEFT JOIN LATERAL (
     SELECT o.id, o.status FROM slot_offers o
     WHERE o.customer_id = cust.id
@@ -340,7 +342,7 @@ LEFT JOIN LATERAL (
 LEFT JOIN LATERAL (
     SELECT o.id AS offer_id, o.opening_id, o.generation, s.starts_at
     FROM slot_offers o JOIN slot_openings s ON s.id = o.opening_id
-    WHERE o.customer_id = cust.id AND o.shop_id = i.shop_id
+    WHERE o.customer_id = cust.id AND o.shop_id = a.shop_id
       AND o.status IN ('sending', 'sent')
       AND s.status = 'open'
       AND o.generation = s.generation
@@ -351,7 +353,6 @@ LEFT JOIN LATERAL (
 
 type InboundStoreManyParams struct {
 	MessageSids []string
-	ShopIds     []uuid.UUID
 	FromPhones  []string
 	ToPhones    []string
 	Bodies      []string
@@ -359,6 +360,7 @@ type InboundStoreManyParams struct {
 }
 
 type InboundStoreManyRow struct {
+	Shop              Shop
 	MessageSid        string
 	Stored            bool
 	CustomerID        uuid.NullUUID
@@ -369,22 +371,21 @@ type InboundStoreManyRow struct {
 	OpeningID         uuid.UUID
 	Generation        int32
 	StartsAt          time.Time
-	ShopVersion       int64
 }
 
-// Stores the texts of concurrent requests (MessageSid is the key: stored is false for a
-// redelivery) and, in the same statement, reads what answering each needs: the sender
-// as a customer of the shop, their newest offer in any state (the nil UUID: none), and
+// Stores the texts of concurrent requests to shops' numbers (MessageSid is the key:
+// stored is false for a redelivery) and, in the same statement, reads what answering
+// each needs: the shop that owns the number it was sent to (as it is now), the sender as
+// a customer of the shop, their newest offer in any state (the nil UUID: none), and
 // their offers that can still be taken (texted, in the opening's current generation,
 // the opening open), newest first, one per row (none: one row whose offer_id is the nil
 // UUID). Each row carries its text's MessageSid; a MessageSid must appear once per call.
-// One statement for a whole storm's texts instead of four per text. answered_at is NULL,
-// as in InboundInsert. shop_version is the shop row's version (xmin) now: the caller's
-// cached copy of the shop is current if it was read at that version.
+// A text to a number no shop owns is neither stored nor returned (InboundInsert stores
+// it). One statement for a whole storm's texts instead of five per text. answered_at is
+// NULL, as in InboundInsert.
 func (q *Queries) InboundStoreMany(ctx context.Context, db DBTX, arg InboundStoreManyParams) ([]InboundStoreManyRow, error) {
 	rows, err := db.Query(ctx, inboundStoreMany,
 		arg.MessageSids,
-		arg.ShopIds,
 		arg.FromPhones,
 		arg.ToPhones,
 		arg.Bodies,
@@ -398,6 +399,27 @@ func (q *Queries) InboundStoreMany(ctx context.Context, db DBTX, arg InboundStor
 	for rows.Next() {
 		var i InboundStoreManyRow
 		if err := rows.Scan(
+			&i.Shop.ID,
+			&i.Shop.Name,
+			&i.Shop.Timezone,
+			&i.Shop.SmsNumber,
+			&i.Shop.Currency,
+			&i.Shop.PaymentMode,
+			&i.Shop.WaveSize,
+			&i.Shop.WaveIntervalSeconds,
+			&i.Shop.MinLeadMinutes,
+			&i.Shop.QuietStartMinute,
+			&i.Shop.QuietEndMinute,
+			&i.Shop.CooldownSeconds,
+			&i.Shop.ApiKeyHash,
+			&i.Shop.CreatedAt,
+			&i.Shop.MaxOffersPerDay,
+			&i.Shop.FirstWaveDelaySeconds,
+			&i.Shop.ApiKeyVersion,
+			&i.Shop.SendRate,
+			&i.Shop.SmsProblemCode,
+			&i.Shop.SmsProblemAt,
+			&i.Shop.SmsProblemCount,
 			&i.MessageSid,
 			&i.Stored,
 			&i.CustomerID,
@@ -408,7 +430,6 @@ func (q *Queries) InboundStoreMany(ctx context.Context, db DBTX, arg InboundStor
 			&i.OpeningID,
 			&i.Generation,
 			&i.StartsAt,
-			&i.ShopVersion,
 		); err != nil {
 			return nil, err
 		}

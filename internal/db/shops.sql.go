@@ -79,47 +79,6 @@ func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []by
 	return i, err
 }
 
-const shopGetBySMSNumber = `-- name: ShopGetBySMSNumber :one
-SELECT shops.id, shops.name, shops.timezone, shops.sms_number, shops.currency, shops.payment_mode, shops.wave_size, shops.wave_interval_seconds, shops.min_lead_minutes, shops.quiet_start_minute, shops.quiet_end_minute, shops.cooldown_seconds, shops.api_key_hash, shops.created_at, shops.max_offers_per_day, shops.first_wave_delay_seconds, shops.api_key_version, shops.send_rate, shops.sms_problem_code, shops.sms_problem_at, shops.sms_problem_count, shops.xmin::text::bigint AS row_version FROM shops WHERE sms_number = $1
-`
-
-type ShopGetBySMSNumberRow struct {
-	Shop       Shop
-	RowVersion int64
-}
-
-// The shop and its row's version (xmin, which every update of the row changes), so that
-// a cached copy can be checked by a later statement that reads the version too.
-func (q *Queries) ShopGetBySMSNumber(ctx context.Context, db DBTX, smsNumber string) (ShopGetBySMSNumberRow, error) {
-	row := db.QueryRow(ctx, shopGetBySMSNumber, smsNumber)
-	var i ShopGetBySMSNumberRow
-	err := row.Scan(
-		&i.Shop.ID,
-		&i.Shop.Name,
-		&i.Shop.Timezone,
-		&i.Shop.SmsNumber,
-		&i.Shop.Currency,
-		&i.Shop.PaymentMode,
-		&i.Shop.WaveSize,
-		&i.Shop.WaveIntervalSeconds,
-		&i.Shop.MinLeadMinutes,
-		&i.Shop.QuietStartMinute,
-		&i.Shop.QuietEndMinute,
-		&i.Shop.CooldownSeconds,
-		&i.Shop.ApiKeyHash,
-		&i.Shop.CreatedAt,
-		&i.Shop.MaxOffersPerDay,
-		&i.Shop.FirstWaveDelaySeconds,
-		&i.Shop.ApiKeyVersion,
-		&i.Shop.SendRate,
-		&i.Shop.SmsProblemCode,
-		&i.Shop.SmsProblemAt,
-		&i.Shop.SmsProblemCount,
-		&i.RowVersion,
-	)
-	return i, err
-}
-
 const shopGetForUpdate = `-- name: ShopGetForUpdate :one
 SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count FROM shops WHERE id = $1 FOR UPDATE
 `

@@ -129,19 +129,16 @@ type Answer struct {
 func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 	in = clean(in)
 	now := s.cfg.Now()
-	shop, err := s.shops.BySMSNumber(ctx, in.To)
-	known := err == nil
-	if err != nil && !errors.Is(err, shops.ErrNoShopForNumber) {
+	// Storing the text also finds the shop that owns the number, as it is now: a change
+	// to its settings applies from the next text, on every instance.
+	st, err := s.stores.do(ctx, newText{in: in})
+	if err != nil {
 		return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, err
 	}
+	known, shop := st.known, st.shop
 	var snd *sender
 	stored := true
 	if known {
-		st, err := s.stores.do(ctx, newText{in: in, shopID: shop.ID})
-		if err != nil {
-			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, err
-		}
-		shop = s.current(ctx, shop, st.shopVersion)
 		stored = st.fresh
 		if stored {
 			snd = &st.sender
@@ -162,9 +159,6 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 		})
 		if err == nil {
 			s.log.WarnContext(ctx, "redelivered text had no answer: handling it again")
-			if known {
-				shop = s.reread(ctx, shop)
-			}
 			return s.process(ctx, shop, known, in, nil, nil)
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
@@ -175,27 +169,6 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 		return ans, err
 	}
 	return s.process(ctx, shop, known, in, snd, nil)
-}
-
-// current returns shop as of version, the row's version the statement that stored the
-// text read: the cached copy when it is that version (nearly always), else the shop read
-// again. A failed read answers with the copy at hand: a change made since it was read
-// then applies from a later text.
-func (s *Service) current(ctx context.Context, shop shops.Shop, version int64) shops.Shop {
-	if version == shop.Version {
-		return shop
-	}
-	return s.reread(ctx, shop)
-}
-
-// reread reads shop again (see current).
-func (s *Service) reread(ctx context.Context, shop shops.Shop) shops.Shop {
-	fresh, err := s.shops.Refresh(ctx, shop)
-	if err != nil {
-		s.log.WarnContext(ctx, "shop not read again: answering with the copy at hand", "shop_id", shop.ID, "err", err)
-		return shop
-	}
-	return fresh
 }
 
 // process handles a stored text and stores its answer; with then, the answer is stored

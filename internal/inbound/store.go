@@ -8,23 +8,24 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
-// newText is a text to store, of a shop's number.
+// newText is a text to store.
 type newText struct {
-	in     Message
-	shopID uuid.UUID
+	in Message
 }
 
 // stored is what storing a text found.
 type stored struct {
+	// known is false for a text to a number no shop owns: it was not stored.
+	known bool
+	// shop owns the number the text was sent to, as it was when the text was stored.
+	shop shops.Shop
 	// fresh is false for a MessageSid seen before (a redelivery).
 	fresh  bool
 	sender sender
-	// shopVersion is the shop row's version as the text was stored (see
-	// shops.Shop.Version).
-	shopVersion int64
 }
 
 // answer is an answer to store.
@@ -43,7 +44,6 @@ func (s *Service) storeTexts(ctx context.Context, texts []newText) ([]stored, er
 	p := db.InboundStoreManyParams{ReceivedAt: s.cfg.Now().UTC()}
 	for _, t := range texts {
 		p.MessageSids = append(p.MessageSids, t.in.MessageSID)
-		p.ShopIds = append(p.ShopIds, t.shopID)
 		p.FromPhones = append(p.FromPhones, t.in.From)
 		p.ToPhones = append(p.ToPhones, t.in.To)
 		p.Bodies = append(p.Bodies, t.in.Body)
@@ -60,9 +60,13 @@ func (s *Service) storeTexts(ctx context.Context, texts []newText) ([]stored, er
 	for i, t := range texts {
 		rs := bySID[t.in.MessageSID]
 		if len(rs) == 0 {
-			return nil, fmt.Errorf("store inbound messages: no row for %s", t.in.MessageSID)
+			continue // no shop owns the number
 		}
-		out[i] = stored{fresh: rs[0].Stored, sender: senderFrom(rs), shopVersion: rs[0].ShopVersion}
+		shop, err := shops.FromRow(rs[0].Shop)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = stored{known: true, shop: shop, fresh: rs[0].Stored, sender: senderFrom(rs)}
 	}
 	return out, nil
 }

@@ -34,7 +34,7 @@ type ShopChange struct {
 }
 
 // Update changes a shop's settings, validated exactly as a new shop's are. They apply to
-// the next wave and to the next inbound text on every instance (see cacheTTL). Openings keep
+// the next wave and to the next inbound text (it reads the shop as it stores the text). Openings keep
 // their instant: a new time zone changes how their times read, never when they are.
 func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop, error) {
 	var out Shop
@@ -46,7 +46,7 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		if err != nil {
 			return fmt.Errorf("get shop %s: %w", id, err)
 		}
-		cur, err := fromRow(row)
+		cur, err := FromRow(row)
 		if err != nil {
 			return err
 		}
@@ -112,12 +112,9 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		if err != nil {
 			return fmt.Errorf("update shop %s: %w", id, err)
 		}
-		out, err = fromRow(updated)
+		out, err = FromRow(updated)
 		return err
 	})
-	if err == nil {
-		s.cache.forget(out.SMSNumber)
-	}
 	return out, err
 }
 
@@ -137,6 +134,6 @@ func (s *Service) RotateKey(ctx context.Context, id uuid.UUID) (Shop, string, er
 	if err != nil {
 		return Shop{}, "", fmt.Errorf("rotate key of shop %s: %w", id, err)
 	}
-	shop, err := fromRow(row)
+	shop, err := FromRow(row)
 	return shop, key, err
 }

@@ -110,10 +110,6 @@ type Shop struct {
 	// SMSProblem, when not nil, is the last time texts failed because of the shop's own
 	// number or account (see RecordSMSProblem).
 	SMSProblem *SMSProblem
-	// Version is the shop row's version when it was read (Postgres's xmin, which every
-	// update of the row changes), where the read reported it (BySMSNumber): a statement
-	// that reads the version again tells whether this copy is still current.
-	Version int64
 }
 
 // SMSProblem is the latest text that failed because of the shop's own SMS number or
@@ -189,10 +185,9 @@ type Config struct {
 
 // Service creates and finds shops and customers.
 type Service struct {
-	pool  *pgxpool.Pool
-	q     *db.Queries
-	cfg   Config
-	cache cache
+	pool *pgxpool.Pool
+	q    *db.Queries
+	cfg  Config
 }
 
 // New returns a Service on pool.
@@ -234,7 +229,7 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 	if err != nil {
 		return Shop{}, "", fmt.Errorf("insert shop: %w", err)
 	}
-	shop, err := fromRow(row)
+	shop, err := FromRow(row)
 	return shop, key, err
 }
 
@@ -326,7 +321,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (Shop, error) {
 	if subtle.ConstantTimeCompare(row.ApiKeyHash, hash) != 1 {
 		return Shop{}, ErrUnauthorized
 	}
-	return fromRow(row)
+	return FromRow(row)
 }
 
 // Get returns the shop with id.
@@ -344,46 +339,7 @@ func Read(ctx context.Context, q db.DBTX, id uuid.UUID) (Shop, error) {
 	if err != nil {
 		return Shop{}, fmt.Errorf("get shop %s: %w", id, err)
 	}
-	return fromRow(row)
-}
-
-// ErrNoShopForNumber means no shop texts from that number.
-var ErrNoShopForNumber = problem.New(problem.NotFound, "shop_not_found", "no shop uses this number")
-
-// BySMSNumber returns the shop whose texts come from number, with its Version. It may be
-// a cached copy up to cacheTTL old: a caller that must act on the shop's current
-// settings reads the row's version again in a statement of its own and, when it differs,
-// calls Refresh.
-func (s *Service) BySMSNumber(ctx context.Context, number string) (Shop, error) {
-	now := time.Now()
-	if shop, ok := s.cache.get(number, now); ok {
-		return shop, nil
-	}
-	return s.readBySMSNumber(ctx, number, now)
-}
-
-// Refresh reads stale, a copy from BySMSNumber found out of date, again from Postgres
-// (and caches the new copy).
-func (s *Service) Refresh(ctx context.Context, stale Shop) (Shop, error) {
-	s.cache.forget(stale.SMSNumber)
-	return s.readBySMSNumber(ctx, stale.SMSNumber, time.Now())
-}
-
-func (s *Service) readBySMSNumber(ctx context.Context, number string, now time.Time) (Shop, error) {
-	row, err := s.q.ShopGetBySMSNumber(ctx, s.pool, number)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Shop{}, ErrNoShopForNumber
-	}
-	if err != nil {
-		return Shop{}, fmt.Errorf("get shop by number: %w", err)
-	}
-	shop, err := fromRow(row.Shop)
-	if err != nil {
-		return Shop{}, err
-	}
-	shop.Version = row.RowVersion
-	s.cache.put(shop, now)
-	return shop, nil
+	return FromRow(row)
 }
 
 // AddCustomer adds a customer to shopID.
@@ -425,7 +381,9 @@ func (s *Service) CustomerByPhone(ctx context.Context, shopID uuid.UUID, number 
 }
 
 // fromRow maps a database row to a Shop.
-func fromRow(r db.Shop) (Shop, error) {
+// FromRow maps a shop's row, read by whoever owns the statement that read it (the
+// inbound log reads the shop with each text it stores), to a Shop.
+func FromRow(r db.Shop) (Shop, error) {
 	loc, err := loadLocation(r.Timezone)
 	if err != nil {
 		return Shop{}, fmt.Errorf("shop %s time zone %q: %w", r.ID, r.Timezone, err)
