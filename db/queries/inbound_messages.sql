@@ -104,8 +104,10 @@ WITH input AS (
            unnest(sqlc.arg(to_phones)::text[]) AS to_phone,
            unnest(sqlc.arg(bodies)::text[]) AS body
 ), addressed AS (
+    -- Each shop by its unique number through the index (LIMIT keeps the planner from
+    -- a hash join over every shop: it guesses ten texts per call).
     SELECT i.message_sid, i.from_phone, i.to_phone, i.body, sh.id AS shop_id
-    FROM input i JOIN shops sh ON sh.sms_number = i.to_phone
+    FROM input i CROSS JOIN LATERAL (SELECT x.id FROM shops x WHERE x.sms_number = i.to_phone LIMIT 1) sh
 ), stored AS (
     INSERT INTO inbound_messages (message_sid, shop_id, from_phone, to_phone, body, received_at, answered_at)
     SELECT a.message_sid, a.shop_id, a.from_phone, a.to_phone, a.body, sqlc.arg(received_at)::timestamptz, NULL FROM addressed a
@@ -124,7 +126,7 @@ SELECT sqlc.embed(shops),
        COALESCE(live.generation, 0)::integer AS generation,
        COALESCE(live.starts_at, 'epoch'::timestamptz)::timestamptz AS starts_at
 FROM addressed a
-JOIN shops ON shops.id = a.shop_id
+CROSS JOIN LATERAL (SELECT * FROM shops x WHERE x.id = a.shop_id LIMIT 1) AS shops
 LEFT JOIN customers cust ON cust.shop_id = a.shop_id AND cust.phone = a.from_phone AND cust.erased_at IS NULL
 LEFT JOIN LATERAL (
     SELECT o.id, o.status FROM slot_offers o

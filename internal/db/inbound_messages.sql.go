@@ -311,8 +311,10 @@ WITH input AS (
            unnest($3::text[]) AS to_phone,
            unnest($4::text[]) AS body
 ), addressed AS (
+    -- Each shop by its unique number through the index (LIMIT keeps the planner from
+    -- a hash join over every shop: it guesses ten texts per call).
     SELECT i.message_sid, i.from_phone, i.to_phone, i.body, sh.id AS shop_id
-    FROM input i JOIN shops sh ON sh.sms_number = i.to_phone
+    FROM input i CROSS JOIN LATERAL (SELECT x.id FROM shops x WHERE x.sms_number = i.to_phone LIMIT 1) sh
 ), stored AS (
     INSERT INTO inbound_messages (message_sid, shop_id, from_phone, to_phone, body, received_at, answered_at)
     SELECT a.message_sid, a.shop_id, a.from_phone, a.to_phone, a.body, $5::timestamptz, NULL FROM addressed a
@@ -331,7 +333,7 @@ SELECT shops.id, shops.name, shops.timezone, shops.sms_number, shops.currency, s
        COALESCE(live.generation, 0)::integer AS generation,
        COALESCE(live.starts_at, 'epoch'::timestamptz)::timestamptz AS starts_at
 FROM addressed a
-JOIN shops ON shops.id = a.shop_id
+CROSS JOIN LATERAL (SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count FROM shops x WHERE x.id = a.shop_id LIMIT 1) AS shops
 LEFT JOIN customers cust ON cust.shop_id = a.shop_id AND cust.phone = a.from_phone AND cust.erased_at IS NULL
 LEFT JOIN LATERAL (
     SELECT o.id, o.status FROM slot_offers o
