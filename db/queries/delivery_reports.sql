@@ -41,3 +41,8 @@ UPDATE slot_offers SET replaced_at = sqlc.arg(now)::timestamptz WHERE id = ANY(s
 
 -- name: DeliveryReportPurge :execrows
 DELETE FROM delivery_reports WHERE received_at < sqlc.arg(before)::timestamptz;
+
+-- name: DeliveryReportsStored :many
+-- Which of the given message ids have a stored report (a report can come before the wave
+-- stores the id its send returned).
+SELECT message_sid FROM delivery_reports WHERE message_sid = ANY(sqlc.arg(sids)::text[]);

@@ -58,6 +58,32 @@ func (q *Queries) DeliveryReportRecord(ctx context.Context, db DBTX, arg Deliver
 	return err
 }
 
+const deliveryReportsStored = `-- name: DeliveryReportsStored :many
+SELECT message_sid FROM delivery_reports WHERE message_sid = ANY($1::text[])
+`
+
+// Which of the given message ids have a stored report (a report can come before the wave
+// stores the id its send returned).
+func (q *Queries) DeliveryReportsStored(ctx context.Context, db DBTX, sids []string) ([]string, error) {
+	rows, err := db.Query(ctx, deliveryReportsStored, sids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var message_sid string
+		if err := rows.Scan(&message_sid); err != nil {
+			return nil, err
+		}
+		items = append(items, message_sid)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const offerApplyDeliveries = `-- name: OfferApplyDeliveries :many
 UPDATE slot_offers o
 SET delivery = r.status, delivery_at = r.received_at,

@@ -2,7 +2,9 @@ package offers
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
@@ -43,8 +45,31 @@ func (s *Service) RecordDelivery(ctx context.Context, r sms.DeliveryReport) erro
 
 // applyDeliveries applies the stored reports of the given message ids to their offers,
 // and to the customers of offers whose text failed just now.
+//
+// Each offer is updated by a statement of its own. One UPDATE of a chunk's offers would
+// lock them in an order of its own and could wait for one (a YES losing the opening's
+// offers holds it) while holding others: a deadlock, and the wave's run would fail. A
+// one-row statement waits holding nothing. A chunk's reports have rarely come before its
+// ids were stored, so the wave first asks which have (one read, usually empty).
 func (s *Service) applyDeliveries(ctx context.Context, sids []string) error {
-	rows, err := s.q.OfferApplyDeliveries(ctx, s.pool, sids)
+	sids = slices.DeleteFunc(slices.Clone(sids), func(sid string) bool { return sid == "" })
+	if len(sids) > 1 {
+		reported, err := s.q.DeliveryReportsStored(ctx, s.pool, sids)
+		if err != nil {
+			return fmt.Errorf("find stored delivery reports: %w", err)
+		}
+		sids = reported
+	}
+	var errs error
+	for _, sid := range sids {
+		errs = errors.Join(errs, s.applyDelivery(ctx, sid))
+	}
+	return errs
+}
+
+// applyDelivery applies the stored report of one message id (see applyDeliveries).
+func (s *Service) applyDelivery(ctx context.Context, sid string) error {
+	rows, err := s.q.OfferApplyDeliveries(ctx, s.pool, []string{sid})
 	if err != nil {
 		return fmt.Errorf("apply delivery reports: %w", err)
 	}

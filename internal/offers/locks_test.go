@@ -103,6 +103,43 @@ func TestWaveMarkDoesNotDeadlock(t *testing.T) {
 	require.Zero(t, noSID, "every offer marked sent keeps its message id")
 }
 
+// TestEarlyDeliveryReportsDoNotDeadlock: reports that came before the wave stored its
+// texts' ids are applied by the wave once it has; an offer held by another statement
+// then gets its report once it is free, and the wave holds none of the others while it
+// waits.
+func TestEarlyDeliveryReportsDoNotDeadlock(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	shop := w.shop(t, shops.Policy{WaveSize: 30, WaveInterval: time.Minute, MinLead: time.Hour, Cooldown: time.Hour})
+	w.customers(t, shop, 30)
+	op := w.declare(t, shop, 5*time.Hour)
+	ctx := context.Background()
+	res, err := w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
+	require.NoError(t, err)
+	require.Equal(t, 30, res.Texted)
+
+	// Every text's report stored, none applied yet: as if they had all come before the
+	// wave stored the ids.
+	rows, err := w.pool.Query(ctx, `SELECT twilio_sid FROM slot_offers WHERE opening_id = $1 AND delivery IS NULL`, op.ID)
+	require.NoError(t, err)
+	sids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Len(t, sids, 30)
+	_, err = w.pool.Exec(ctx, `INSERT INTO delivery_reports (message_sid, status, reason, received_at)
+		SELECT unnest($1::text[]), 'delivered', '', now()`, sids)
+	require.NoError(t, err)
+
+	holder := w.holdOne(t, op.ID)
+	done := make(chan error, 1)
+	go func() { done <- w.offers.ApplyDeliveries(ctx, sids) }()
+	waitForLockWaiter(t, w.pool, holder.pid, done)
+	holder.lockAll(t, op.ID)
+	require.NoError(t, <-done, "applying the reports failed while another statement held an offer")
+	var delivered int
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT count(*) FROM slot_offers WHERE opening_id = $1 AND delivery = 'delivered'`, op.ID).Scan(&delivered))
+	require.Equal(t, 30, delivered, "every stored report is applied")
+}
+
 // waveRun is what a RunWave in the background returned.
 type waveRun struct {
 	res offers.WaveResult
