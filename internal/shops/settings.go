@@ -34,8 +34,9 @@ type ShopChange struct {
 }
 
 // Update changes a shop's settings, validated exactly as a new shop's are. They apply to
-// the next wave and to the next inbound text (it reads the shop as it stores the text). Openings keep
-// their instant: a new time zone changes how their times read, never when they are.
+// the next wave and to the next inbound text (which reads the shop as it is stored).
+// Openings keep their instant: a new time zone changes how their times read, never when
+// they are.
 func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop, error) {
 	var out Shop
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {

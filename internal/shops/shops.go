@@ -380,7 +380,6 @@ func (s *Service) CustomerByPhone(ctx context.Context, shopID uuid.UUID, number 
 	return CustomerFromRow(row), nil
 }
 
-// fromRow maps a database row to a Shop.
 // FromRow maps a shop's row, read by whoever owns the statement that read it (the
 // inbound log reads the shop with each text it stores), to a Shop.
 func FromRow(r db.Shop) (Shop, error) {
