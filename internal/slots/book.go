@@ -60,10 +60,11 @@ type Claim struct {
 // It answers Taken only when none of them can be booked by this customer any more.
 //
 // Claims on one slot key (shop and start) are serialised by the Redis lock, so that a
-// storm of replies queues in Redis rather than on a Postgres row. A contender that finds
-// the lock held waits for the holder's release notice, which names the openings the
-// holder found or left decided: if those are all of the contender's, it is told Taken at
-// once, without touching Postgres; otherwise it tries again. The wait is bounded
+// storm of replies queues in Redis rather than on a Postgres row; within one instance
+// the contenders take turns to ask Redis (turns.go). A contender that finds the lock
+// held waits for the holder's release notice, which names the openings the holder found
+// or left decided: if those are all of the contender's, it is told Taken at once,
+// without touching Postgres; otherwise it tries again. The wait is bounded
 // (LockWait): a holder that died keeps its key until the TTL, and then Postgres decides
 // alone. Whatever Redis says, one transaction per attempt locks the opening row, rechecks
 // that it is open, before the cutoff and that the offer is live, and writes the booking,
@@ -178,9 +179,11 @@ type attempt struct {
 }
 
 // claimSlot tries the customer's offers for one slot key under its lock, waiting for the
-// current holder's decision when the lock is held (see Book).
+// current holder's decision when the lock is held (see Book). This instance's
+// contenders for the key take turns to ask Redis (turns.go).
 func (s *Service) claimSlot(ctx context.Context, shop shops.Shop, customerID uuid.UUID, g slot, deadline time.Time) (attempt, error) {
 	key := s.cfg.KeyPrefix + LockKey(shop.ID, g.startsAt)
+	taken := attempt{claim: Claim{Outcome: Taken, OpeningID: g.offers[0].OpeningID}}
 	// What recent holders of this slot decided answers most of a storm's late replies
 	// without the lock or Postgres: a decided (opening, generation) never becomes
 	// bookable again (a reopen starts a new generation).
@@ -189,16 +192,50 @@ func (s *Service) claimSlot(ctx context.Context, shop shops.Shop, customerID uui
 		pending = undecided(pending, note)
 	}
 	if len(pending) == 0 {
-		return attempt{claim: Claim{Outcome: Taken, OpeningID: g.offers[0].OpeningID}}, nil
+		return taken, nil
 	}
+	// Watch before anything else, so that no release from now on is missed.
+	notes, stop := s.locker.Watch(key)
+	defer stop()
+	t := s.turns.join(key)
+	defer s.turns.leave(key)
+	wait := time.NewTimer(time.Until(deadline))
+	defer wait.Stop()
+	mine := false
+	defer func() {
+		if mine {
+			t.free <- struct{}{}
+		}
+	}()
 	for {
-		// Watch before trying, so a release between the try and the wait is seen.
-		notes, stop := s.locker.Watch(key)
+		if !mine {
+			select {
+			case <-t.free:
+				mine = true
+				// What this instance's holders decided, and the notices that came
+				// meanwhile (a notice can be dropped while its reader is busy).
+				for _, note := range slices.Concat(s.turns.notes(t), s.locker.Recent(key)) {
+					pending = undecided(pending, note)
+				}
+				if len(pending) == 0 {
+					return taken, nil
+				}
+			case note := <-notes:
+				if pending = undecided(pending, note); len(pending) == 0 {
+					return taken, nil
+				}
+				continue
+			case <-wait.C:
+				return s.withoutLock(ctx, shop, customerID, pending)
+			case <-ctx.Done():
+				return attempt{}, fmt.Errorf("wait for slot lock: %w: %w", ErrUnavailable, ctx.Err())
+			}
+		}
 		release, err := s.locker.TryLock(ctx, key, s.cfg.LockTTL)
 		if err == nil {
-			stop()
 			a, err := s.tryOffers(ctx, shop, customerID, pending)
 			note := strings.Join(a.decided, ",")
+			s.turns.decide(t, note)
 			if err == nil && a.claim.Outcome == Booked && !a.claim.Repeat {
 				// The booking is committed: the winner's link need not wait behind the
 				// release's round trip (each hop cost a winner ~10 ms on a busy machine,
@@ -215,29 +252,29 @@ func (s *Service) claimSlot(ctx context.Context, shop shops.Shop, customerID uui
 			return a, err
 		}
 		if !errors.Is(err, ErrLockHeld) {
-			stop()
 			return attempt{}, fmt.Errorf("lock slot: %w: %w", ErrUnavailable, err)
 		}
-		wait := time.NewTimer(time.Until(deadline))
+		// Another instance holds the key: wait for its decision, keeping the turn so
+		// that this instance's other contenders do not ask Redis meanwhile.
 		select {
 		case note := <-notes:
-			wait.Stop()
-			stop()
 			if pending = undecided(pending, note); len(pending) == 0 {
-				return attempt{claim: Claim{Outcome: Taken, OpeningID: g.offers[0].OpeningID}}, nil
+				return taken, nil
 			}
 		case <-wait.C:
-			stop()
-			// The holder is slow, or died and left its key until the TTL: Postgres's row
-			// lock and unique index decide without the lock.
-			s.log.WarnContext(ctx, "slot lock still held after the wait; booking without it", "wait", s.cfg.LockWait)
-			return s.tryOffers(ctx, shop, customerID, pending)
+			return s.withoutLock(ctx, shop, customerID, pending)
 		case <-ctx.Done():
-			wait.Stop()
-			stop()
 			return attempt{}, fmt.Errorf("wait for slot lock: %w: %w", ErrUnavailable, ctx.Err())
 		}
 	}
+}
+
+// withoutLock books when the wait for the lock ran out: the holder is slow, or died and
+// left its key until the TTL. Postgres's row lock and unique index decide without the
+// lock.
+func (s *Service) withoutLock(ctx context.Context, shop shops.Shop, customerID uuid.UUID, pending []LiveOffer) (attempt, error) {
+	s.log.WarnContext(ctx, "slot lock still held after the wait; booking without it", "wait", s.cfg.LockWait)
+	return s.tryOffers(ctx, shop, customerID, pending)
 }
 
 // undecided drops the offers whose opening and generation the release note names as

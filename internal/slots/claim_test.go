@@ -67,6 +67,24 @@ func TestWaitersLearnTheHoldersDecision(t *testing.T) {
 	require.Zero(t, rdb.Exists(context.Background(), prefix+slots.LockKey(f.shop.ID, f.op.StartsAt)).Val(), "no lock left behind")
 }
 
+// TestAStormAsksRedisOnce: 50 claims of one instance on one slot take turns to ask
+// Redis: the first obtains the lock and books, and the others learn its decision
+// without a round trip of their own (each asked Redis before, 50 lock attempts for one
+// decision).
+func TestAStormAsksRedisOnce(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := redistest.New(t)
+	svc, f := setup(t, 50, redisLocker(t, rdb, prefix), prefix, func(c *slots.Config) { c.LockWait = 20 * time.Second })
+	key := prefix + slots.LockKey(f.shop.ID, f.op.StartsAt)
+	h := &lockAttempts{key: key}
+	rdb.AddHook(h)
+	got := outcomes(t, svc, f.shop, f.cust)
+	require.Equal(t, map[slots.Outcome]int{slots.Booked: 1, slots.Taken: 49}, got)
+	require.EqualValues(t, 2, h.n.Load(), "scripts run on the lock key: one obtain and one release")
+	require.Zero(t, slots.Contending(svc, key), "nothing is left of the turns")
+	require.Equal(t, 1, count(t, f, `SELECT count(*) FROM bookings`))
+}
+
 // TestAFailedHolderLeavesTheSlotToItsWaiters: when the holder of the lock decides
 // nothing (its own claim failed), the claims it kept waiting try again and one of them
 // books: nobody is told "taken" for a slot that stayed free.
@@ -83,9 +101,9 @@ func TestAFailedHolderLeavesTheSlotToItsWaiters(t *testing.T) {
 
 	done := make(chan map[slots.Outcome]int, 1)
 	go func() { done <- outcomes(t, svc, f.shop, f.cust) }()
-	// Every claim has tried the lock once and is waiting.
-	require.Eventually(t, func() bool { return h.n.Load() >= int32(len(f.cust)) }, 10*time.Second, 5*time.Millisecond,
-		"claims that tried the lock: %d of %d", h.n.Load(), len(f.cust))
+	// Every claim is waiting, and the one whose turn it is has found the lock held.
+	require.Eventually(t, func() bool { return slots.Contending(svc, key) == len(f.cust) && h.n.Load() >= 1 }, 10*time.Second, 5*time.Millisecond,
+		"claims waiting: %d of %d; attempts at the lock: %d", slots.Contending(svc, key), len(f.cust), h.n.Load())
 	require.Zero(t, count(t, f, `SELECT count(*) FROM bookings`), "nobody books while the lock is held")
 	// The holder's claim failed: it releases and decided nothing.
 	require.NoError(t, holder.ReleaseAndNotify(ctx, prefix+slots.LockChannel, ""))

@@ -153,6 +153,7 @@ type Service struct {
 	queue     jobs.Inserter
 	provider  PaymentProvider // nil when payments are not configured
 	locker    Locker
+	turns     turns // this instance's contenders for a lock key take turns
 	cooldowns Cooldowns
 	cfg       Config
 	log       *slog.Logger
