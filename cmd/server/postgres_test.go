@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"net/url"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -27,4 +29,30 @@ func TestPostgresSessionsUseGenericPlans(t *testing.T) {
 	}
 	require.Equal(t, "force_generic_plan", mode(dbURL))
 	require.Equal(t, "auto", mode(dbURL+"&plan_cache_mode=auto"), "DATABASE_URL's own setting is kept")
+}
+
+// TestPoolFitsTheCores: without pool_max_conns in DATABASE_URL the pool has four
+// connections a core, at least 8; DATABASE_URL's own size is kept.
+func TestPoolFitsTheCores(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, []int32{8, 8, 16, 64}, []int32{defaultPoolConns(1), defaultPoolConns(2), defaultPoolConns(4), defaultPoolConns(16)})
+
+	_, dbURL := pgtest.New(t)
+	u, err := url.Parse(dbURL)
+	require.NoError(t, err)
+	q := u.Query()
+	q.Del("pool_max_conns")
+	u.RawQuery = q.Encode()
+	ctx := context.Background()
+	size := func(url string) int32 {
+		t.Helper()
+		pool, err := openPostgres(ctx, config.Config{DatabaseURL: url})
+		require.NoError(t, err)
+		defer pool.Close()
+		return pool.Config().MaxConns
+	}
+	require.Equal(t, defaultPoolConns(runtime.GOMAXPROCS(0)), size(u.String()))
+	q.Set("pool_max_conns", "3")
+	u.RawQuery = q.Encode()
+	require.EqualValues(t, 3, size(u.String()), "DATABASE_URL's own size is kept")
 }

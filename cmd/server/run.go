@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"time"
 
@@ -252,10 +253,8 @@ func openPostgres(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error)
 	if err != nil {
 		return nil, errors.New("DATABASE_URL is malformed")
 	}
-	// Workers and webhooks share the pool; without an explicit pool_max_conns in
-	// DATABASE_URL, pgx's default (4 on 2 cores) is too small for both.
 	if !strings.Contains(cfg.DatabaseURL, "pool_max_conns") {
-		pcfg.MaxConns = 20
+		pcfg.MaxConns = defaultPoolConns(runtime.GOMAXPROCS(0))
 	}
 	// pgx prepares each statement once per connection, and Postgres plans a prepared
 	// statement afresh for its first five executions before it considers a cached
@@ -285,6 +284,17 @@ func openPostgres(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error)
 		return nil, fmt.Errorf("connect to postgres (DATABASE_URL): %w", err)
 	}
 	return pool, nil
+}
+
+// defaultPoolConns is the pool's size when DATABASE_URL does not say pool_max_conns:
+// four connections a core, and at least 8, since workers and webhooks share the pool
+// (pgx's own default, 4 on 2 cores, is too small for both). More connections than
+// Postgres can run at once only queue inside Postgres, where each waits for a core
+// behind the others: with 3 instances on one 2-core machine, 8 an instance answered
+// the YES path's throughput scenario with a third of the p99 that 20 did
+// (docs/performance.md).
+func defaultPoolConns(procs int) int32 {
+	return int32(max(8, 4*procs))
 }
 
 // build wires every part of the server from the configuration.
