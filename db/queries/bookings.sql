@@ -13,6 +13,16 @@ SET stripe_checkout_session_id = sqlc.arg(session_id), payment_url = sqlc.arg(pa
 WHERE id = sqlc.arg(id) AND payment_url IS NULL AND status = 'pending_payment'
 RETURNING *;
 
+-- name: BookingStoreLink :execrows
+-- BookingSetCheckout for the YES path, which queues it with the answer that carries the
+-- link (pgbatch): 0 rows means a link was stored first (the booking sweep's, which texts
+-- it) or the booking ended.
+UPDATE bookings
+SET stripe_checkout_session_id = sqlc.arg(session_id), payment_url = sqlc.arg(payment_url),
+    stripe_payment_intent_id = sqlc.narg(payment_intent_id),
+    checkout_expires_at = sqlc.arg(expires_at)::timestamptz, updated_at = sqlc.arg(now)::timestamptz
+WHERE id = sqlc.arg(id) AND payment_url IS NULL AND status = 'pending_payment';
+
 -- name: BookingSetCheckoutExpiry :one
 -- Moves the expiry of a pending booking whose link was never stored. No row means the
 -- link was stored or the booking ended meanwhile: nothing is left to extend.

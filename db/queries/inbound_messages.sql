@@ -13,6 +13,16 @@ SELECT * FROM inbound_messages WHERE message_sid = $1;
 UPDATE inbound_messages SET outcome = $2, reply = $3, handled_at = $4, booking_id = sqlc.narg(booking_id)
 WHERE message_sid = $1 AND outcome IS NULL;
 
+-- name: InboundSetLinkAnswer :execrows
+-- InboundSetOutcome for a booked answer that carries a payment link, sent in the round
+-- trip that stores the link (slots.LinkAnswer): it changes nothing unless the booking
+-- holds this very link, so an answer is never stored with a link that was not.
+UPDATE inbound_messages
+SET outcome = sqlc.arg(outcome), reply = sqlc.arg(reply), handled_at = sqlc.arg(handled_at)::timestamptz,
+    booking_id = sqlc.arg(booking_id)
+WHERE message_sid = sqlc.arg(message_sid) AND outcome IS NULL
+  AND EXISTS (SELECT 1 FROM bookings b WHERE b.id = sqlc.arg(booking_id) AND b.payment_url = sqlc.arg(payment_url)::text);
+
 -- name: InboundTakeOver :one
 -- Claims a stored text whose handler died before answering (no outcome, received before
 -- stale_before, and not taken over since then), for a redelivery or the sweeper to

@@ -370,6 +370,41 @@ func (q *Queries) BookingSetCheckoutExpiry(ctx context.Context, db DBTX, arg Boo
 	return i, err
 }
 
+const bookingStoreLink = `-- name: BookingStoreLink :execrows
+UPDATE bookings
+SET stripe_checkout_session_id = $1, payment_url = $2,
+    stripe_payment_intent_id = $3,
+    checkout_expires_at = $4::timestamptz, updated_at = $5::timestamptz
+WHERE id = $6 AND payment_url IS NULL AND status = 'pending_payment'
+`
+
+type BookingStoreLinkParams struct {
+	SessionID       pgtype.Text
+	PaymentUrl      pgtype.Text
+	PaymentIntentID pgtype.Text
+	ExpiresAt       time.Time
+	Now             time.Time
+	ID              uuid.UUID
+}
+
+// BookingSetCheckout for the YES path, which queues it with the answer that carries the
+// link (pgbatch): 0 rows means a link was stored first (the booking sweep's, which texts
+// it) or the booking ended.
+func (q *Queries) BookingStoreLink(ctx context.Context, db DBTX, arg BookingStoreLinkParams) (int64, error) {
+	result, err := db.Exec(ctx, bookingStoreLink,
+		arg.SessionID,
+		arg.PaymentUrl,
+		arg.PaymentIntentID,
+		arg.ExpiresAt,
+		arg.Now,
+		arg.ID,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const bookingTakeLinkAttempt = `-- name: BookingTakeLinkAttempt :execrows
 UPDATE bookings SET link_retry_at = $1::timestamptz
 WHERE id = $2 AND status = 'pending_payment' AND payment_url IS NULL

@@ -247,6 +247,41 @@ func (q *Queries) InboundRetell(ctx context.Context, db DBTX, arg InboundRetellP
 	return i, err
 }
 
+const inboundSetLinkAnswer = `-- name: InboundSetLinkAnswer :execrows
+UPDATE inbound_messages
+SET outcome = $1, reply = $2, handled_at = $3::timestamptz,
+    booking_id = $4
+WHERE message_sid = $5 AND outcome IS NULL
+  AND EXISTS (SELECT 1 FROM bookings b WHERE b.id = $4 AND b.payment_url = $6::text)
+`
+
+type InboundSetLinkAnswerParams struct {
+	Outcome    pgtype.Text
+	Reply      pgtype.Text
+	HandledAt  time.Time
+	BookingID  uuid.NullUUID
+	MessageSid string
+	PaymentUrl string
+}
+
+// InboundSetOutcome for a booked answer that carries a payment link, sent in the round
+// trip that stores the link (slots.LinkAnswer): it changes nothing unless the booking
+// holds this very link, so an answer is never stored with a link that was not.
+func (q *Queries) InboundSetLinkAnswer(ctx context.Context, db DBTX, arg InboundSetLinkAnswerParams) (int64, error) {
+	result, err := db.Exec(ctx, inboundSetLinkAnswer,
+		arg.Outcome,
+		arg.Reply,
+		arg.HandledAt,
+		arg.BookingID,
+		arg.MessageSid,
+		arg.PaymentUrl,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const inboundSetOutcome = `-- name: InboundSetOutcome :exec
 UPDATE inbound_messages SET outcome = $2, reply = $3, handled_at = $4, booking_id = $5
 WHERE message_sid = $1 AND outcome IS NULL

@@ -18,6 +18,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
+	"github.com/slotrecovery/slotrecovery/internal/pgbatch"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
@@ -119,6 +120,9 @@ type Answer struct {
 	Replayed bool
 	// BookingID is the booking a booked answer tells the customer of.
 	BookingID uuid.UUID
+	// stored means the answer was stored already, with its payment link (see
+	// slots.LinkAnswer).
+	stored bool
 }
 
 // Reply handles one inbound text. It stores the message first (MessageSid is the key),
@@ -180,7 +184,12 @@ func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in M
 	if !known {
 		ans = Answer{Outcome: OutcomeUnrecognized, Message: texts.UnknownNumber}
 	} else {
-		ans, herr = s.handle(ctx, shop, in, kw, snd)
+		// Without then, a new booking's answer is stored with its payment link.
+		sid := ""
+		if then == nil {
+			sid = in.MessageSID
+		}
+		ans, herr = s.handle(ctx, shop, in, kw, snd, sid)
 	}
 	ans.Keyword = kw
 	// The answer is stored even when it is retry_later, so that a redelivery of this
@@ -194,9 +203,12 @@ func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in M
 		})
 	}
 	var err error
-	if then == nil {
+	switch {
+	case ans.stored:
+		// Stored already, with its payment link.
+	case then == nil:
 		_, err = s.answers.do(ctx, answer{sid: in.MessageSID, outcome: string(ans.Outcome), reply: ans.Message, bookingID: ans.BookingID})
-	} else {
+	default:
 		err = pgx.BeginFunc(bg, s.pool, func(tx pgx.Tx) error {
 			if err := store(tx); err != nil {
 				return err
@@ -476,7 +488,9 @@ func (s *Service) lookUp(ctx context.Context, shop shops.Shop, phone string) (se
 	return sender{known: true, id: cust.ID, optedOut: cust.OptedOutAt != nil}, nil
 }
 
-func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, kw Keyword, snd *sender) (Answer, error) {
+// handle answers a stored text. With sid, the answer to a YES that books is stored with
+// the booking's payment link (Answer.stored).
+func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, kw Keyword, snd *sender, sid string) (Answer, error) {
 	if snd == nil {
 		found, err := s.lookUp(ctx, shop, in.From)
 		if err != nil {
@@ -502,7 +516,7 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, kw Ke
 				return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, fmt.Errorf("opt in: %w", err)
 			}
 		}
-		return s.claim(ctx, shop, snd.id, snd.claims)
+		return s.claim(ctx, shop, snd.id, snd.claims, sid)
 	case KeywordNo:
 		if known {
 			if off, err := s.q.OfferNewestClaimable(ctx, s.pool, snd.id); err == nil {
@@ -535,11 +549,24 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, kw Ke
 	}
 }
 
-func (s *Service) claim(ctx context.Context, shop shops.Shop, customerID uuid.UUID, claims *slots.Claimable) (Answer, error) {
+// claim books a YES. With sid and the claims read with the text, a new booking's
+// answer is stored with its payment link, in one round trip (slots.LinkAnswer).
+func (s *Service) claim(ctx context.Context, shop shops.Shop, customerID uuid.UUID, claims *slots.Claimable, sid string) (Answer, error) {
 	var c slots.Claim
 	var err error
 	if claims != nil {
-		c, err = s.slots.BookClaimable(ctx, shop, customerID, *claims)
+		var early slots.LinkAnswer
+		if sid != "" {
+			early = func(ctx context.Context, q *pgbatch.Queue, c slots.Claim) {
+				ans := s.booked(shop, c)
+				// Queued: it runs, and its result is known, when q is sent.
+				_, _ = s.q.InboundSetLinkAnswer(ctx, q, db.InboundSetLinkAnswerParams{
+					MessageSid: sid, Outcome: text(string(ans.Outcome)), Reply: text(ans.Message), HandledAt: s.cfg.Now().UTC(),
+					BookingID: uuid.NullUUID{UUID: c.BookingID, Valid: true}, PaymentUrl: c.PaymentURL,
+				})
+			}
+		}
+		c, err = s.slots.BookClaimable(ctx, shop, customerID, *claims, early)
 	} else {
 		c, err = s.slots.Book(ctx, shop, customerID)
 	}
@@ -548,7 +575,6 @@ func (s *Service) claim(ctx context.Context, shop shops.Shop, customerID uuid.UU
 	}
 	switch c.Outcome {
 	case slots.Booked:
-		ans := Answer{Outcome: OutcomeBooked, BookingID: c.BookingID}
 		if c.Repeat {
 			s.log.InfoContext(ctx, "repeated yes from the slot's holder", "booking_id", c.BookingID)
 		} else if c.Confirmed {
@@ -556,20 +582,28 @@ func (s *Service) claim(ctx context.Context, shop shops.Shop, customerID uuid.UU
 		} else {
 			s.m.Booking(slots.BookingPendingPayment)
 		}
-		switch {
-		case c.Confirmed:
-			ans.Message = texts.Confirmed(shop, c.Service, c.StartsAt)
-		case c.LinkFollows:
-			ans.Message = texts.BookedLinkFollows(shop, c.Service, c.StartsAt)
-		default:
-			ans.Message = texts.Link(shop, c.Service, c.StartsAt, c.PaymentURL, s.slots.PayWithin())
-		}
+		ans := s.booked(shop, c)
+		ans.stored = c.AnswerStored
 		return ans, nil
 	case slots.Taken:
 		return Answer{Outcome: OutcomeTaken, Message: texts.Taken(shop)}, nil
 	default:
 		return Answer{Outcome: OutcomeNoOffer, Message: texts.NoOffer(shop)}, nil
 	}
+}
+
+// booked is the answer to a YES that holds the booking c.
+func (s *Service) booked(shop shops.Shop, c slots.Claim) Answer {
+	ans := Answer{Outcome: OutcomeBooked, BookingID: c.BookingID}
+	switch {
+	case c.Confirmed:
+		ans.Message = texts.Confirmed(shop, c.Service, c.StartsAt)
+	case c.LinkFollows:
+		ans.Message = texts.BookedLinkFollows(shop, c.Service, c.StartsAt)
+	default:
+		ans.Message = texts.Link(shop, c.Service, c.StartsAt, c.PaymentURL, s.slots.PayWithin())
+	}
+	return ans
 }
 
 func text(s string) pgtype.Text { return pgtype.Text{String: s, Valid: true} }

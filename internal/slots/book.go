@@ -15,6 +15,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/pgbatch"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
@@ -53,7 +54,18 @@ type Claim struct {
 	Confirmed bool
 	// Repeat means this customer already held the slot: the answer repeats the booking.
 	Repeat bool
+	// AnswerStored means the caller's LinkAnswer was stored with the link (see
+	// LinkAnswer).
+	AnswerStored bool
 }
+
+// LinkAnswer queues the caller's answer to a YES into the round trip that stores a new
+// booking's payment link (c carries the link): the winner's answer then costs no round
+// trip of its own (winners' answers were the p99), and the two commit together. It
+// queues one statement, which must change a row only if the booking holds c.PaymentURL
+// (a link the booking sweep stored first is the sweep's to text); Claim.AnswerStored
+// says whether it did. ctx is the one the statement runs with.
+type LinkAnswer func(ctx context.Context, q *pgbatch.Queue, c Claim)
 
 // Book gives the customer a slot they hold a live offer for, if one is still free: the
 // newest offer's slot first, then older ones (two chairs free at 15:00 are two slots).
@@ -89,7 +101,7 @@ func (s *Service) Book(ctx context.Context, shop shops.Shop, customerID uuid.UUI
 		}
 		c.NewestOfferID, c.NewestStatus = last.ID, last.Status
 	}
-	return s.BookClaimable(ctx, shop, customerID, c)
+	return s.BookClaimable(ctx, shop, customerID, c, nil)
 }
 
 // Claimable is what a customer's YES can claim, as read when the text arrived (see
@@ -112,8 +124,9 @@ type LiveOffer struct {
 }
 
 // BookClaimable is Book for a caller that has already read what the customer can claim
-// (the inbound path reads it in the statement that stores the text).
-func (s *Service) BookClaimable(ctx context.Context, shop shops.Shop, customerID uuid.UUID, c Claimable) (Claim, error) {
+// (the inbound path reads it in the statement that stores the text). answer, when not
+// nil, is stored with a new booking's payment link (see LinkAnswer).
+func (s *Service) BookClaimable(ctx context.Context, shop shops.Shop, customerID uuid.UUID, c Claimable, answer LinkAnswer) (Claim, error) {
 	if len(c.Live) == 0 {
 		return s.noClaimable(ctx, c)
 	}
@@ -129,7 +142,7 @@ func (s *Service) BookClaimable(ctx context.Context, shop shops.Shop, customerID
 			if a.claim.Repeat {
 				return a.claim, nil // nothing new was booked: the same answer again
 			}
-			c, err := s.booked(ctx, shop, customerID, a)
+			c, err := s.booked(ctx, shop, customerID, a, answer)
 			if a.released != nil {
 				<-a.released
 			}
@@ -394,7 +407,7 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 
 // booked finishes a booking that Postgres has committed: the cooldown, and the payment
 // link when the shop takes payments.
-func (s *Service) booked(ctx context.Context, shop shops.Shop, customerID uuid.UUID, a attempt) (Claim, error) {
+func (s *Service) booked(ctx context.Context, shop shops.Shop, customerID uuid.UUID, a attempt, answer LinkAnswer) (Claim, error) {
 	claim, booking := a.claim, a.booking
 	claim.BookingID = booking.ID
 	// The cooldown is a courtesy (fewer texts to someone who just booked); a failure to
@@ -415,7 +428,7 @@ func (s *Service) booked(ctx context.Context, shop shops.Shop, customerID uuid.U
 		claim.Confirmed = true
 		return claim, nil
 	}
-	url, err := s.checkoutNow(ctx, shop, booking, claim)
+	url, answered, err := s.checkoutNow(ctx, shop, booking, claim, answer)
 	if err != nil {
 		s.log.WarnContext(ctx, "checkout deferred to job", "booking_id", booking.ID, "err", err)
 		claim.LinkFollows = true
@@ -424,32 +437,40 @@ func (s *Service) booked(ctx context.Context, shop shops.Shop, customerID uuid.U
 	if url == "" {
 		claim.LinkFollows = true
 	}
-	claim.PaymentURL = url
+	claim.PaymentURL, claim.AnswerStored = url, answered
 	return claim, nil
 }
 
 // checkoutNow makes the Checkout Session on the YES path, bounded by CheckoutTimeout,
-// and stores the link. It returns "" when the job stored a link first (the job then
-// texts it).
-func (s *Service) checkoutNow(ctx context.Context, shop shops.Shop, b db.Booking, c Claim) (string, error) {
+// and stores the link, with the caller's answer when there is one (see LinkAnswer). It
+// returns "" when a link was stored first (the booking sweep's, which it texts).
+func (s *Service) checkoutNow(ctx context.Context, shop shops.Shop, b db.Booking, c Claim, answer LinkAnswer) (url string, answered bool, err error) {
 	// The timeout is Stripe's alone: a session that arrives at the last moment must still
 	// be stored, with the request's own context.
 	co, err := s.newCheckout(ctx, s.cfg.CheckoutTimeout, shop, b, c.Service, c.StartsAt, *b.CheckoutExpiresAt)
 	if err != nil {
-		return "", err
+		return "", false, err
 	}
 	// Stored even if the request ends meanwhile: a link stored but answered as "link
 	// follows" would be texted by nobody (the booking sweep finds it stored).
 	storeCtx, cancelStore := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancelStore()
-	row, err := s.q.BookingSetCheckout(storeCtx, s.pool, setCheckoutParams(b.ID, co, s.cfg.Now()))
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", nil
+	var q pgbatch.Queue
+	if _, err := s.q.BookingStoreLink(storeCtx, &q, db.BookingStoreLinkParams(setCheckoutParams(b.ID, co, s.cfg.Now()))); err != nil {
+		return "", false, fmt.Errorf("store checkout: %w", err)
 	}
+	if answer != nil {
+		c.PaymentURL = co.URL
+		answer(storeCtx, &q, c)
+	}
+	tags, err := q.Send(storeCtx, s.pool)
 	if err != nil {
-		return "", fmt.Errorf("store checkout: %w", err)
+		return "", false, fmt.Errorf("store checkout: %w", err)
 	}
-	return row.PaymentUrl.String, nil
+	if tags[0].RowsAffected() == 0 {
+		return "", false, nil
+	}
+	return co.URL, len(tags) > 1 && tags[1].RowsAffected() == 1, nil
 }
 
 // noClaimable tells a late YES (the customer had an offer, now lost or gone) from a YES

@@ -39,13 +39,18 @@ type fakeCheckouts struct {
 	err   error
 	late  bool
 	calls []payments.CheckoutRequest
+	// onCreate runs before the answer, outside the lock, to act "meanwhile".
+	onCreate func(bookingID string)
 }
 
 func (f *fakeCheckouts) CreateCheckout(ctx context.Context, r payments.CheckoutRequest) (payments.Checkout, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, r)
-	err, late := f.err, f.late
+	err, late, hook := f.err, f.late, f.onCreate
 	f.mu.Unlock()
+	if hook != nil {
+		hook(r.BookingID)
+	}
 	if err != nil {
 		return payments.Checkout{}, err
 	}
