@@ -266,64 +266,6 @@ func (q *Queries) BookingMarkTold(ctx context.Context, db DBTX, arg BookingMarkT
 	return result.RowsAffected(), nil
 }
 
-const bookingSetCheckout = `-- name: BookingSetCheckout :one
-UPDATE bookings
-SET stripe_checkout_session_id = $1, payment_url = $2,
-    stripe_payment_intent_id = $3,
-    checkout_expires_at = $4::timestamptz, updated_at = $5::timestamptz
-WHERE id = $6 AND payment_url IS NULL AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at
-`
-
-type BookingSetCheckoutParams struct {
-	SessionID       pgtype.Text
-	PaymentUrl      pgtype.Text
-	PaymentIntentID pgtype.Text
-	ExpiresAt       time.Time
-	Now             time.Time
-	ID              uuid.UUID
-}
-
-// Stores the checkout link once; whoever stores it first is the one who delivers it.
-func (q *Queries) BookingSetCheckout(ctx context.Context, db DBTX, arg BookingSetCheckoutParams) (Booking, error) {
-	row := db.QueryRow(ctx, bookingSetCheckout,
-		arg.SessionID,
-		arg.PaymentUrl,
-		arg.PaymentIntentID,
-		arg.ExpiresAt,
-		arg.Now,
-		arg.ID,
-	)
-	var i Booking
-	err := row.Scan(
-		&i.ID,
-		&i.OpeningID,
-		&i.CustomerID,
-		&i.OfferID,
-		&i.ShopID,
-		&i.Status,
-		&i.AmountCents,
-		&i.Currency,
-		&i.StripeCheckoutSessionID,
-		&i.StripePaymentIntentID,
-		&i.PaymentUrl,
-		&i.CheckoutExpiresAt,
-		&i.RefundID,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-		&i.ConfirmedAt,
-		&i.ReconcileAfter,
-		&i.ReconcileAttempts,
-		&i.RefundRequestedAt,
-		&i.CustomerToldAt,
-		&i.RefundFailedAt,
-		&i.RefundFailedPaymentIntent,
-		&i.RefundError,
-		&i.LinkRetryAt,
-	)
-	return i, err
-}
-
 const bookingSetCheckoutExpiry = `-- name: BookingSetCheckoutExpiry :one
 UPDATE bookings SET checkout_expires_at = $1::timestamptz, updated_at = $2::timestamptz
 WHERE id = $3 AND payment_url IS NULL AND status = 'pending_payment'
@@ -387,9 +329,10 @@ type BookingStoreLinkParams struct {
 	ID              uuid.UUID
 }
 
-// BookingSetCheckout for the YES path, which queues it with the answer that carries the
-// link (pgbatch): 0 rows means a link was stored first (the booking sweep's, which texts
-// it) or the booking ended.
+// Stores the checkout link once; whoever stores it first is the one who delivers it: 0
+// rows means a link was stored first (the YES path's, which answered with it, or the
+// booking sweep's, which texts it) or the booking ended. The YES path queues it with the
+// answer that carries the link (pgbatch); the sweep runs it with the link's text.
 func (q *Queries) BookingStoreLink(ctx context.Context, db DBTX, arg BookingStoreLinkParams) (int64, error) {
 	result, err := db.Exec(ctx, bookingStoreLink,
 		arg.SessionID,

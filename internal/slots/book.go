@@ -456,7 +456,7 @@ func (s *Service) checkoutNow(ctx context.Context, shop shops.Shop, b db.Booking
 	storeCtx, cancelStore := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancelStore()
 	var q pgbatch.Queue
-	if _, err := s.q.BookingStoreLink(storeCtx, &q, db.BookingStoreLinkParams(setCheckoutParams(b.ID, co, s.cfg.Now()))); err != nil {
+	if _, err := s.q.BookingStoreLink(storeCtx, &q, storeLinkParams(b.ID, co, s.cfg.Now())); err != nil {
 		return "", false, fmt.Errorf("store checkout: %w", err)
 	}
 	if answer != nil {
@@ -510,8 +510,8 @@ func CheckoutDescription(shop shops.Shop, service string, startsAt time.Time) st
 	return fmt.Sprintf("%s at %s, %s", service, shop.Name, shop.When(startsAt))
 }
 
-func setCheckoutParams(id uuid.UUID, co payments.Checkout, now time.Time) db.BookingSetCheckoutParams {
-	p := db.BookingSetCheckoutParams{
+func storeLinkParams(id uuid.UUID, co payments.Checkout, now time.Time) db.BookingStoreLinkParams {
+	p := db.BookingStoreLinkParams{
 		ID: id, Now: now.UTC(), ExpiresAt: co.ExpiresAt.UTC(),
 	}
 	p.SessionID.String, p.SessionID.Valid = co.SessionID, true

@@ -128,12 +128,12 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 		return fmt.Errorf("create checkout for booking %s: %w", b.ID, err)
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		row, err := s.q.BookingSetCheckout(ctx, tx, setCheckoutParams(b.ID, co, now))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return nil // stored by the YES path meanwhile (it answered with the link), or failed
-		}
+		stored, err := s.q.BookingStoreLink(ctx, tx, storeLinkParams(b.ID, co, now))
 		if err != nil {
 			return fmt.Errorf("store checkout: %w", err)
+		}
+		if stored == 0 {
+			return nil // stored by the YES path meanwhile (it answered with the link), or failed
 		}
 		// The link text tells the customer of the booking: no notice after it.
 		if _, err := s.q.BookingMarkTold(ctx, tx, db.BookingMarkToldParams{ID: b.ID, Now: now.UTC()}); err != nil {
@@ -141,7 +141,7 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 		}
 		_, err = s.queue.InsertTx(ctx, tx, jobs.Text{
 			Key: "checkout_link:" + b.ID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone,
-			Body:     texts.Link(shop, op.Service, op.StartsAt, row.PaymentUrl.String, s.PayWithin()),
+			Body:     texts.Link(shop, op.Service, op.StartsAt, co.URL, s.PayWithin()),
 			NotAfter: expires,
 		}, nil)
 		if err != nil {
