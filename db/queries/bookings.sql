@@ -28,6 +28,12 @@ RETURNING *;
 UPDATE bookings SET customer_told_at = sqlc.arg(now)::timestamptz
 WHERE id = sqlc.arg(id) AND customer_told_at IS NULL;
 
+-- name: BookingsMarkTold :exec
+-- BookingMarkTold for the bookings of several answers written back together (inbound
+-- queues it with their marks, in one round trip).
+UPDATE bookings SET customer_told_at = sqlc.arg(now)::timestamptz
+WHERE id = ANY(sqlc.arg(ids)::uuid[]) AND customer_told_at IS NULL;
+
 -- name: BookingClaim :one
 -- A YES's booking in one statement (the booking transaction's round trips were the
 -- throughput limit): the offer is locked and must be live and its customer not opted

@@ -370,6 +370,23 @@ func (q *Queries) BookingTakeLinkAttempt(ctx context.Context, db DBTX, arg Booki
 	return result.RowsAffected(), nil
 }
 
+const bookingsMarkTold = `-- name: BookingsMarkTold :exec
+UPDATE bookings SET customer_told_at = $1::timestamptz
+WHERE id = ANY($2::uuid[]) AND customer_told_at IS NULL
+`
+
+type BookingsMarkToldParams struct {
+	Now time.Time
+	Ids []uuid.UUID
+}
+
+// BookingMarkTold for the bookings of several answers written back together (inbound
+// queues it with their marks, in one round trip).
+func (q *Queries) BookingsMarkTold(ctx context.Context, db DBTX, arg BookingsMarkToldParams) error {
+	_, err := db.Exec(ctx, bookingsMarkTold, arg.Now, arg.Ids)
+	return err
+}
+
 const bookingsOwedLink = `-- name: BookingsOwedLink :many
 SELECT id, created_at FROM bookings
 WHERE status = 'pending_payment' AND payment_url IS NULL

@@ -2,9 +2,13 @@ package inbound_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
@@ -52,6 +56,52 @@ func TestUnheardAnswerIsTextedOnce(t *testing.T) {
 	require.Zero(t, sweep(t, w.sweeperAt(2*time.Minute)))
 	require.Len(t, w.texts(t, "reply:SMlost"), 1, "texted once")
 	require.Empty(t, w.texts(t, "reply:SMwon"), "the winner heard their answer")
+}
+
+// TestConcurrentDeliveredAnswersAreAllMarked: the answers of a storm are written back
+// at once and their marks go together (one batch for the answers and the bookings they
+// told of): every answer is marked as heard, the winner's booking as told, and nothing
+// is texted again.
+func TestConcurrentDeliveredAnswersAreAllMarked(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	const n = 30
+	w := newWorld(t, n)
+	answers := make([]inbound.Answer, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			answers[i], errs[i] = w.inbound.Reply(ctx, inbound.Message{
+				MessageSID: fmt.Sprintf("SMstorm%02d", i), From: w.phones[i], To: w.shop.SMSNumber, Body: "YES"})
+		})
+	}
+	wg.Wait()
+	require.NoError(t, errors.Join(errs...))
+	booked := uuid.Nil
+	for _, a := range answers {
+		if a.Outcome == inbound.OutcomeBooked {
+			require.Equal(t, uuid.Nil, booked, "two bookings: %+v", answers)
+			booked = a.BookingID
+		}
+	}
+	require.NotEqual(t, uuid.Nil, booked, "nobody booked: %+v", answers)
+
+	for i := range n {
+		wg.Go(func() {
+			errs[i] = w.inbound.Delivered(ctx, inbound.Message{MessageSID: fmt.Sprintf("SMstorm%02d", i)}, answers[i])
+		})
+	}
+	wg.Wait()
+	require.NoError(t, errors.Join(errs...))
+
+	var marked int
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT count(*) FROM inbound_messages WHERE answered_at IS NOT NULL`).Scan(&marked))
+	require.Equal(t, n, marked, "answers marked as written back")
+	var told *time.Time
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT customer_told_at FROM bookings WHERE id = $1`, booked).Scan(&told))
+	require.NotNil(t, told, "the winner heard of the booking: no notice is owed")
+	require.Zero(t, sweep(t, w.sweeperAt(time.Minute)), "nothing to text again")
 }
 
 // TestOldUnheardAnswerIsLeft: an answer lost longer ago than the sweeper's window is of

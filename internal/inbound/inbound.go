@@ -228,13 +228,17 @@ func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in M
 // are written together. A mark that is lost (the process dies first, Postgres fails)
 // costs the customer the same answer once more, by text.
 func (s *Service) Delivered(ctx context.Context, in Message, ans Answer) error {
-	var err error
+	h := heard{sid: cleanText(in.MessageSID)}
 	if ans.Message != "" {
-		_, err = s.heard.do(ctx, heard{sid: cleanText(in.MessageSID), outcome: string(ans.Outcome)})
+		h.outcome = string(ans.Outcome)
 	}
-	if ans.Outcome == OutcomeBooked && ans.BookingID != uuid.Nil {
-		err = errors.Join(err, s.slots.MarkTold(ctx, ans.BookingID))
+	if ans.Outcome == OutcomeBooked {
+		h.booking = ans.BookingID
 	}
+	if h.outcome == "" && h.booking == uuid.Nil {
+		return nil
+	}
+	_, err := s.heard.do(ctx, h)
 	return err
 }
 

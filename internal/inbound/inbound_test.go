@@ -237,7 +237,7 @@ func TestSweptYesOfAToldBookingIsNotTextedAgain(t *testing.T) {
 	// customer has since been told (the link or the notice text).
 	first := w.yes(t, "SMfirst", w.phones[0])
 	require.Equal(t, inbound.OutcomeBooked, first.Outcome)
-	require.NoError(t, w.slots.MarkTold(ctx, first.BookingID))
+	require.NoError(t, w.slots.MarkTold(ctx, w.pool, first.BookingID))
 	// A second YES of theirs was stored and its handler died.
 	w.storeUnanswered(t, "SMsecond", w.phones[0], "YES", long)
 

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/pgbatch"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
@@ -38,6 +39,8 @@ type answer struct {
 // heard is an answer that was written back in time to reach its customer.
 type heard struct {
 	sid, outcome string
+	// booking is the booking a booked answer told of (uuid.Nil: none).
+	booking uuid.UUID
 }
 
 func (s *Service) storeTexts(ctx context.Context, texts []newText) ([]stored, error) {
@@ -85,15 +88,31 @@ func (s *Service) storeAnswers(ctx context.Context, answers []answer) ([]struct{
 	return make([]struct{}, len(answers)), nil
 }
 
-// markAnswered records that answers were written back: one statement for a batch, since
-// every reply of a storm makes one.
+// markAnswered records that answers were written back, and that the customers of the
+// booked ones have learnt of their bookings: one round trip for a batch, since every
+// reply of a storm makes one.
 func (s *Service) markAnswered(ctx context.Context, answers []heard) ([]struct{}, error) {
 	p := db.InboundMarkAnsweredParams{AnsweredAt: s.cfg.Now().UTC()}
+	var told []uuid.UUID
 	for _, a := range answers {
-		p.Sids = append(p.Sids, a.sid)
-		p.Outcomes = append(p.Outcomes, a.outcome)
+		if a.outcome != "" {
+			p.Sids = append(p.Sids, a.sid)
+			p.Outcomes = append(p.Outcomes, a.outcome)
+		}
+		if a.booking != uuid.Nil {
+			told = append(told, a.booking)
+		}
 	}
-	if err := s.q.InboundMarkAnswered(ctx, s.pool, p); err != nil {
+	var q pgbatch.Queue
+	if len(p.Sids) > 0 {
+		if err := s.q.InboundMarkAnswered(ctx, &q, p); err != nil {
+			return nil, fmt.Errorf("mark answers written back: %w", err)
+		}
+	}
+	if err := s.slots.MarkTold(ctx, &q, told...); err != nil {
+		return nil, err
+	}
+	if _, err := q.Send(ctx, s.pool); err != nil {
 		return nil, fmt.Errorf("mark answers written back: %w", err)
 	}
 	return make([]struct{}, len(answers)), nil

@@ -1,9 +1,11 @@
 package slots
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -32,10 +34,18 @@ func (s *Service) TellOnce(ctx context.Context, q db.DBTX, bookingID uuid.UUID) 
 	return n > 0, nil
 }
 
-// MarkTold records that the customer has learnt of the booking.
-func (s *Service) MarkTold(ctx context.Context, bookingID uuid.UUID) error {
-	if _, err := s.q.BookingMarkTold(ctx, s.pool, db.BookingMarkToldParams{ID: bookingID, Now: s.cfg.Now().UTC()}); err != nil {
-		return fmt.Errorf("mark booking %s told: %w", bookingID, err)
+// MarkTold records that the customers of these bookings have learnt of them (their
+// answers were written back in time). q may be a *pgbatch.Queue: the marks then go
+// with the caller's own statements.
+func (s *Service) MarkTold(ctx context.Context, q db.DBTX, bookingIDs ...uuid.UUID) error {
+	if len(bookingIDs) == 0 {
+		return nil
+	}
+	// In one order, so that concurrent marks lock the rows alike.
+	ids := slices.Clone(bookingIDs)
+	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
+	if err := s.q.BookingsMarkTold(ctx, q, db.BookingsMarkToldParams{Ids: ids, Now: s.cfg.Now().UTC()}); err != nil {
+		return fmt.Errorf("mark %d bookings told: %w", len(ids), err)
 	}
 	return nil
 }

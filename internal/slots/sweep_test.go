@@ -154,7 +154,7 @@ func TestSweepTellsAnUntoldCustomerOnce(t *testing.T) {
 	lost, _ := w.claim(w.open().ID, 1)
 	delivered, _ := w.claim(w.open().ID, 1)
 	require.NotEmpty(t, lost.PaymentURL)
-	require.NoError(t, w.svc.MarkTold(ctx, delivered.BookingID))
+	require.NoError(t, w.svc.MarkTold(ctx, w.pool, delivered.BookingID))
 	notices := func(id string) string {
 		return w.query(`SELECT count(*)::text FROM river_job WHERE kind = 'sms_text' AND args->>'key' = $1`, "booking_notice:"+id)
 	}
