@@ -177,6 +177,10 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, op
 	defer cancel()
 	// In-flight requests finish first, then the workers finish their current jobs.
 	err = srv.Shutdown(shutCtx)
+	// The marks of answers written back (recorded after their requests) go before the pool.
+	if derr := a.inbound.Drain(shutCtx); derr != nil {
+		err = errors.Join(err, fmt.Errorf("record answers written back: %w", derr))
+	}
 	for _, p := range private {
 		_ = p.Close() // scrapes and profiles need no grace
 	}

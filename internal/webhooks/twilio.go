@@ -104,9 +104,8 @@ func (h *Twilio) Handle(c echo.Context) error {
 		h.Logger.WarnContext(ctx, "answer written too late for Twilio; it will be texted", "outcome", ans.Outcome)
 		return nil
 	}
-	if err := h.Inbound.Delivered(context.WithoutCancel(ctx), in, ans); err != nil {
-		h.Logger.WarnContext(ctx, "answer not recorded as written back; it will be texted again", "outcome", ans.Outcome, "err", err)
-	}
+	// In the background: the connection is free for Twilio's next request at once.
+	h.Inbound.Heard(in, ans)
 	return nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/http/httptrace"
 	"net/url"
 	"strings"
 	"testing"
@@ -93,13 +94,11 @@ func TestWrittenBackAnswersAreMarked(t *testing.T) {
 	require.Equal(t, "no_offer", text("SMstranger", "+447700900999", "YES"))
 	require.Equal(t, "booked", text("SMbooked", phones[0], "YES"), "a redelivery replays the answer")
 
-	// The mark is written after the answer is flushed, which may be after the client has
-	// read it: wait for it.
-	require.Eventually(t, func() bool {
-		var unmarked int
-		err := pool.QueryRow(ctx, `SELECT count(*) FROM inbound_messages WHERE answered_at IS NULL`).Scan(&unmarked)
-		return err == nil && unmarked == 0
-	}, 5*time.Second, 20*time.Millisecond, "every answer written back is marked")
+	// The marks are written in the background after the answers are flushed: wait for them.
+	require.NoError(t, in.Drain(ctx))
+	var unmarked int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM inbound_messages WHERE answered_at IS NULL`).Scan(&unmarked))
+	require.Zero(t, unmarked, "every answer written back is marked")
 	var marked int
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM inbound_messages WHERE answered_at IS NOT NULL AND outcome IS NOT NULL`).Scan(&marked))
 	require.Equal(t, 4, marked)
@@ -111,4 +110,87 @@ func TestWrittenBackAnswersAreMarked(t *testing.T) {
 	n, err := later.Sweep(ctx)
 	require.NoError(t, err)
 	require.Zero(t, n, "nothing to text again")
+}
+
+// TestAMarkNeverHoldsUpTheConnection: Twilio sends its next text on the same kept-alive
+// connection, and Go's server reads it only once the handler before has returned. The
+// mark of an answer written back (here held up by a row lock, as by a slow Postgres)
+// must not keep the next text waiting: it is answered while the mark still waits, and
+// both are marked once the lock goes.
+func TestAMarkNeverHoldsUpTheConnection(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, _ := pgtest.New(t)
+	rdb, prefix := redistest.New(t)
+	queue, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	require.NoError(t, err)
+	cool, err := cooldown.New(rdb, cooldown.Config{Prefix: prefix})
+	require.NoError(t, err)
+	watcher := redislock.NewWatcher(rdb, prefix+slots.LockChannel)
+	t.Cleanup(func() { _ = watcher.Close() })
+	shopsSvc := shops.New(pool, shops.Config{})
+	slotsSvc := slots.New(pool, queue, slots.RedisLocker(redislock.New(rdb), watcher, prefix+slots.LockChannel, nil), cool, nil, slots.Config{KeyPrefix: prefix})
+	in := inbound.New(pool, queue, shopsSvc, slotsSvc, inbound.Config{})
+	shop, _, err := shopsSvc.Create(ctx, shops.NewShop{Name: "Ana's Salon", Timezone: "Europe/London", SMSNumber: "+447700900001",
+		Currency: "gbp", PaymentMode: shops.PaymentNone})
+	require.NoError(t, err)
+
+	h := &webhooks.Twilio{Inbound: in, Validator: twilio.NewValidator(testToken), Logger: slog.New(slog.DiscardHandler)}
+	e := echo.New()
+	e.HTTPErrorHandler = httperr.Handler(nil)
+	e.POST(webhooks.TwilioPath, h.Handle)
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+	h.PublicURL = srv.URL
+	// One connection, kept alive; a request that waits for the mark fails, not hangs.
+	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxConnsPerHost: 1}}
+	t.Cleanup(client.CloseIdleConnections)
+	text := func(sid, body string) (outcome string, reused bool) {
+		t.Helper()
+		form := url.Values{"MessageSid": {sid}, "From": {"+447700900101"}, "To": {shop.SMSNumber}, "Body": {body}}
+		trace := &httptrace.ClientTrace{GotConn: func(i httptrace.GotConnInfo) { reused = i.Reused }}
+		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, srv.URL+webhooks.TwilioPath, strings.NewReader(form.Encode()))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set(webhooks.SignatureHeader, sms.Signature(testToken, srv.URL+webhooks.TwilioPath, form))
+		res, err := client.Do(req)
+		require.NoError(t, err, "text %s not answered", sid)
+		defer res.Body.Close()
+		_, err = io.ReadAll(res.Body)
+		require.NoError(t, err)
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		return res.Header.Get(webhooks.OutcomeHeader), reused
+	}
+
+	outcome, _ := text("SMfirst", "HELP")
+	require.Equal(t, "help", outcome)
+	require.NoError(t, in.Drain(ctx))
+	// Twilio redelivers SMfirst (its first answer was late, say) while something holds
+	// the stored text's row: the replayed answer's mark waits for the lock.
+	_, err = pool.Exec(ctx, `UPDATE inbound_messages SET answered_at = NULL WHERE message_sid = 'SMfirst'`)
+	require.NoError(t, err)
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, `SELECT 1 FROM inbound_messages WHERE message_sid = 'SMfirst' FOR UPDATE`)
+	require.NoError(t, err)
+	outcome, reused := text("SMfirst", "HELP")
+	require.Equal(t, "help", outcome)
+	require.True(t, reused, "the redelivery came on the first text's connection")
+	require.Eventually(t, func() bool {
+		var waiting int
+		err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '%InboundMarkAnswered%'`).Scan(&waiting)
+		return err == nil && waiting == 1
+	}, 10*time.Second, 10*time.Millisecond, "the replayed answer's mark never waited for the lock")
+
+	outcome, reused = text("SMnext", "HELP")
+	require.Equal(t, "help", outcome, "the next text was answered while the mark waited")
+	require.True(t, reused, "the next text came on the same connection")
+
+	require.NoError(t, tx.Rollback(ctx))
+	require.NoError(t, in.Drain(ctx))
+	var unmarked int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM inbound_messages WHERE answered_at IS NULL`).Scan(&unmarked))
+	require.Zero(t, unmarked, "both answers marked once the lock went")
 }
