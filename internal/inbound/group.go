@@ -21,6 +21,11 @@ type group[In, Out any] struct {
 	max int
 	key func(In) string
 	run func(ctx context.Context, ins []In) ([]Out, error)
+	// linger, when set, is called by the caller with the turn before it takes the batch:
+	// it waits for more calls, for fewer and larger statements, in a group whose callers
+	// no customer waits for (the marks of answers already written back). Nil for the
+	// others.
+	linger func()
 
 	mu      sync.Mutex
 	running bool
@@ -56,6 +61,9 @@ func (g *group[In, Out]) do(ctx context.Context, in In) (Out, error) {
 		case r := <-c.done:
 			return r.out, r.err
 		case <-c.turn:
+			if g.linger != nil {
+				g.linger()
+			}
 			g.mu.Lock()
 			batch := g.take() // the head of the queue, this caller, is always in it
 			g.mu.Unlock()

@@ -106,3 +106,49 @@ func TestGroupRetriesABadBatchOneByOne(t *testing.T) {
 	defer mu.Unlock()
 	require.Len(t, runs[1], len(inputs), "the queued inputs ran as one batch first")
 }
+
+// TestALingeringGroupRunsTheCallsOfItsPauseTogether: the caller with the turn lingers
+// before it takes the batch, so calls that arrive meanwhile share its statement (the
+// marks of a storm's answers) instead of queueing for the next.
+func TestALingeringGroupRunsTheCallsOfItsPauseTogether(t *testing.T) {
+	t.Parallel()
+	const n = 20
+	var mu sync.Mutex
+	var runs []int
+	var g *group[string, string]
+	g = &group[string, string]{max: 100, key: func(s string) string { return s },
+		run: func(_ context.Context, ins []string) ([]string, error) {
+			mu.Lock()
+			runs = append(runs, len(ins))
+			mu.Unlock()
+			return ins, nil
+		},
+		// Linger until every call has arrived (the first, lingering, is in the queue too).
+		linger: func() {
+			for {
+				g.mu.Lock()
+				queued := len(g.queue)
+				g.mu.Unlock()
+				if queued == n {
+					return
+				}
+				runtime.Gosched()
+			}
+		},
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			var out string
+			in := fmt.Sprintf("mark%02d", i)
+			out, errs[i] = g.do(context.Background(), in)
+			if errs[i] == nil && out != in {
+				errs[i] = fmt.Errorf("call %s got %s", in, out)
+			}
+		})
+	}
+	wg.Wait()
+	require.NoError(t, errors.Join(errs...))
+	require.Equal(t, []int{n}, runs, "one statement for the calls of one pause")
+}

@@ -142,8 +142,15 @@ const groupMax = 500
 func (s *Service) initGroups() {
 	s.stores = &group[newText, stored]{max: groupMax, key: func(t newText) string { return t.in.MessageSID }, run: s.storeTexts}
 	s.answers = &group[answer, struct{}]{max: groupMax, key: func(a answer) string { return a.sid }, run: s.storeAnswers}
-	s.heard = &group[heard, struct{}]{max: groupMax, key: func(h heard) string { return h.sid }, run: s.markAnswered}
+	s.heard = &group[heard, struct{}]{max: groupMax, key: func(h heard) string { return h.sid }, run: s.markAnswered,
+		linger: func() { time.Sleep(markLinger) }}
 }
+
+// markLinger is how long a batch of marks waits for more: the marks are written in the
+// background (Heard), after their answers, so the wait costs no customer anything and a
+// storm's marks take a few statements instead of one every few replies. It stays far
+// below the sweeper's wait before it texts an unmarked answer (UnheardAfter).
+const markLinger = 25 * time.Millisecond
 
 // purgeBatch bounds the rows one purge statement deletes, so a first purge of a large
 // table never holds its locks for long.
