@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/labstack/echo/v4"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
@@ -32,6 +34,47 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
+// twilioWorld is the Twilio webhook over real HTTP, with the real services on the
+// test's own database and Redis prefix, and one shop.
+type twilioWorld struct {
+	pool  *pgxpool.Pool
+	queue *river.Client[pgx.Tx]
+	shops *shops.Service
+	slots *slots.Service
+	in    *inbound.Service
+	shop  shops.Shop
+	srv   *httptest.Server
+}
+
+func newTwilioWorld(t *testing.T) twilioWorld {
+	t.Helper()
+	ctx := context.Background()
+	var w twilioWorld
+	w.pool, _ = pgtest.New(t)
+	rdb, prefix := redistest.New(t)
+	var err error
+	w.queue, err = river.NewClient(riverpgxv5.New(w.pool), &river.Config{})
+	require.NoError(t, err)
+	cool, err := cooldown.New(rdb, cooldown.Config{Prefix: prefix})
+	require.NoError(t, err)
+	watcher := redislock.NewWatcher(rdb, prefix+slots.LockChannel)
+	t.Cleanup(func() { _ = watcher.Close() })
+	w.shops = shops.New(w.pool, shops.Config{})
+	w.slots = slots.New(w.pool, w.queue, slots.RedisLocker(redislock.New(rdb), watcher, prefix+slots.LockChannel, nil), cool, nil, slots.Config{KeyPrefix: prefix})
+	w.in = inbound.New(w.pool, w.queue, w.shops, w.slots, inbound.Config{})
+	w.shop, _, err = w.shops.Create(ctx, shops.NewShop{Name: "Ana's Salon", Timezone: "Europe/London", SMSNumber: "+447700900001",
+		Currency: "gbp", PaymentMode: shops.PaymentNone})
+	require.NoError(t, err)
+	h := &webhooks.Twilio{Inbound: w.in, Validator: twilio.NewValidator(testToken), Logger: slog.New(slog.DiscardHandler)}
+	e := echo.New()
+	e.HTTPErrorHandler = httperr.Handler(nil)
+	e.POST(webhooks.TwilioPath, h.Handle)
+	w.srv = httptest.NewServer(e)
+	t.Cleanup(w.srv.Close)
+	h.PublicURL = w.srv.URL
+	return w
+}
+
 // TestWrittenBackAnswersAreMarked: over real HTTP, with the real services on the test's
 // own database and Redis prefix, every answer the handler writes back is marked as
 // such, whatever its outcome (the booked one also tells its booking), so the sweeper
@@ -39,20 +82,8 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 func TestWrittenBackAnswersAreMarked(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, _ := pgtest.New(t)
-	rdb, prefix := redistest.New(t)
-	queue, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
-	require.NoError(t, err)
-	cool, err := cooldown.New(rdb, cooldown.Config{Prefix: prefix})
-	require.NoError(t, err)
-	watcher := redislock.NewWatcher(rdb, prefix+slots.LockChannel)
-	t.Cleanup(func() { _ = watcher.Close() })
-	shopsSvc := shops.New(pool, shops.Config{})
-	slotsSvc := slots.New(pool, queue, slots.RedisLocker(redislock.New(rdb), watcher, prefix+slots.LockChannel, nil), cool, nil, slots.Config{KeyPrefix: prefix})
-	in := inbound.New(pool, queue, shopsSvc, slotsSvc, inbound.Config{})
-	shop, _, err := shopsSvc.Create(ctx, shops.NewShop{Name: "Ana's Salon", Timezone: "Europe/London", SMSNumber: "+447700900001",
-		Currency: "gbp", PaymentMode: shops.PaymentNone})
-	require.NoError(t, err)
+	w := newTwilioWorld(t)
+	pool, queue, shopsSvc, slotsSvc, in, shop, srv := w.pool, w.queue, w.shops, w.slots, w.in, w.shop, w.srv
 	op, err := slotsSvc.Declare(ctx, shop, slots.NewOpening{StartsAt: time.Now().Add(5 * time.Hour), DurationMinutes: 30, Service: "Cut", PriceCents: 2500})
 	require.NoError(t, err)
 	var phones []string
@@ -65,13 +96,6 @@ func TestWrittenBackAnswersAreMarked(t *testing.T) {
 		phones = append(phones, phone)
 	}
 
-	h := &webhooks.Twilio{Inbound: in, Validator: twilio.NewValidator(testToken), Logger: slog.New(slog.DiscardHandler)}
-	e := echo.New()
-	e.HTTPErrorHandler = httperr.Handler(nil)
-	e.POST(webhooks.TwilioPath, h.Handle)
-	srv := httptest.NewServer(e)
-	t.Cleanup(srv.Close)
-	h.PublicURL = srv.URL
 	text := func(sid, from, body string) string {
 		t.Helper()
 		form := url.Values{"MessageSid": {sid}, "From": {from}, "To": {shop.SMSNumber}, "Body": {body}}
@@ -120,28 +144,9 @@ func TestWrittenBackAnswersAreMarked(t *testing.T) {
 func TestAMarkNeverHoldsUpTheConnection(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool, _ := pgtest.New(t)
-	rdb, prefix := redistest.New(t)
-	queue, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
-	require.NoError(t, err)
-	cool, err := cooldown.New(rdb, cooldown.Config{Prefix: prefix})
-	require.NoError(t, err)
-	watcher := redislock.NewWatcher(rdb, prefix+slots.LockChannel)
-	t.Cleanup(func() { _ = watcher.Close() })
-	shopsSvc := shops.New(pool, shops.Config{})
-	slotsSvc := slots.New(pool, queue, slots.RedisLocker(redislock.New(rdb), watcher, prefix+slots.LockChannel, nil), cool, nil, slots.Config{KeyPrefix: prefix})
-	in := inbound.New(pool, queue, shopsSvc, slotsSvc, inbound.Config{})
-	shop, _, err := shopsSvc.Create(ctx, shops.NewShop{Name: "Ana's Salon", Timezone: "Europe/London", SMSNumber: "+447700900001",
-		Currency: "gbp", PaymentMode: shops.PaymentNone})
-	require.NoError(t, err)
+	w := newTwilioWorld(t)
+	pool, in, shop, srv := w.pool, w.in, w.shop, w.srv
 
-	h := &webhooks.Twilio{Inbound: in, Validator: twilio.NewValidator(testToken), Logger: slog.New(slog.DiscardHandler)}
-	e := echo.New()
-	e.HTTPErrorHandler = httperr.Handler(nil)
-	e.POST(webhooks.TwilioPath, h.Handle)
-	srv := httptest.NewServer(e)
-	t.Cleanup(srv.Close)
-	h.PublicURL = srv.URL
 	// One connection, kept alive; a request that waits for the mark fails, not hangs.
 	client := &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxConnsPerHost: 1}}
 	t.Cleanup(client.CloseIdleConnections)
@@ -167,7 +172,7 @@ func TestAMarkNeverHoldsUpTheConnection(t *testing.T) {
 	require.NoError(t, in.Drain(ctx))
 	// Twilio redelivers SMfirst (its first answer was late, say) while something holds
 	// the stored text's row: the replayed answer's mark waits for the lock.
-	_, err = pool.Exec(ctx, `UPDATE inbound_messages SET answered_at = NULL WHERE message_sid = 'SMfirst'`)
+	_, err := pool.Exec(ctx, `UPDATE inbound_messages SET answered_at = NULL WHERE message_sid = 'SMfirst'`)
 	require.NoError(t, err)
 	tx, err := pool.Begin(ctx)
 	require.NoError(t, err)
