@@ -451,7 +451,7 @@ func TestDeclareOpening(t *testing.T) {
 		{"a price that is not a number", "2026-11-20", "15:00", "30", "Cut", "forty", "price-error", "Enter the price as a number with at most 2 decimals", ""},
 		{"a price with too many decimals", "2026-11-20", "15:00", "30", "Cut", "45.999", "price-error", "Enter the price as a number", ""},
 		{"a negative price", "2026-11-20", "15:00", "30", "Cut", "-5", "price-error", "Enter the price as a number", ""},
-		{"a zero price", "2026-11-20", "15:00", "30", "Cut", "0.00", "price-error", "Enter a price above zero and at most $1,000,000.00.", ""},
+		{"a zero price", "2026-11-20", "15:00", "30", "Cut", "0.00", "price-error", "Enter a price above zero and at most $999,999.99.", ""},
 		{"no price", "2026-11-20", "15:00", "30", "Cut", "", "price-error", "Enter the price, for example 45.00.", ""},
 		{"two problems at once", "", "", "x", "Cut", "", "starts-error", "Enter the date and start time of the opening.", "price-error"},
 	}

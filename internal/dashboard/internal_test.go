@@ -40,7 +40,7 @@ func TestFriendly(t *testing.T) {
 	assert.Equal(t, "The start must be in the future.", friendly(problem.Invalidf("starts_at", "starts_at must be in the future"), "usd"))
 	assert.Equal(t, "The length in minutes must be between 1 and 1440.",
 		friendly(problem.Invalidf("duration_minutes", "duration_minutes must be between 1 and 1440"), "usd"))
-	assert.Equal(t, "Enter a price above zero and at most €1,000,000.00.",
+	assert.Equal(t, "Enter a price above zero and at most €999,999.99.",
 		friendly(problem.Invalidf("price_cents", "price_cents must be positive"), "eur"))
 }
 

@@ -21,8 +21,10 @@ import (
 	"strings"
 )
 
-// MaxAmount is the largest price an opening may have, in minor units.
-const MaxAmount int64 = 100_000_000
+// MaxAmount is the largest price an opening may have, in minor units: the most Stripe
+// charges in one payment (eight digits, $999,999.99). A larger price would be booked
+// with a payment link Stripe refuses to make.
+const MaxAmount int64 = 99_999_999
 
 // ErrAmount is returned by Parse for text that is not an amount in the currency.
 var ErrAmount = errors.New("money: not an amount")

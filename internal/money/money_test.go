@@ -38,7 +38,7 @@ func TestFormat(t *testing.T) {
 		{"HUF charges keep two decimals", 450000, "huf", "HUF 4,500.00"},
 		{"TWD charges keep two decimals", 45050, "twd", "TWD 450.50"},
 		{"INR is written as its code (₹ is not GSM-7)", 45000, "inr", "INR 450.00"},
-		{"the largest price", money.MaxAmount, "usd", "$1,000,000.00"},
+		{"the largest price", money.MaxAmount, "usd", "$999,999.99"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -651,6 +651,7 @@ func TestDeclareOpeningValidation(t *testing.T) {
 		{"duration over a day", with("duration_minutes", 1441), 422, "invalid_duration_minutes", "duration_minutes"},
 		{"negative price", with("price_cents", -100), 422, "invalid_price_cents", "price_cents"},
 		{"zero price", with("price_cents", 0), 422, "invalid_price_cents", "price_cents"},
+		{"price over Stripe's eight digits", with("price_cents", 100_000_000), 422, "invalid_price_cents", "price_cents"},
 		{"missing service", without("service"), 422, "invalid_service", "service"},
 		{"starts_at a number", with("starts_at", 1700000000), 400, "bad_json", "starts_at"},
 		{"duration a string", with("duration_minutes", "sixty"), 400, "bad_json", "duration_minutes"},
@@ -666,6 +667,19 @@ func TestDeclareOpeningValidation(t *testing.T) {
 	}
 	require.Equal(t, 0, e.queryInt("SELECT count(*) FROM slot_openings"))
 	require.Equal(t, 0, e.queryInt("SELECT count(*) FROM river_job"))
+}
+
+// The largest price Stripe charges at once is declared; one unit more is refused above
+// (TestDeclareOpeningValidation), so no booking waits for a link Stripe cannot make.
+func TestDeclareOpeningAtTheLargestPrice(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	_, key := e.shop("+15555550100")
+	b := validOpening()
+	b["price_cents"] = 99_999_999
+	r := e.do(http.MethodPost, "/api/openings", key, b)
+	require.Equal(t, http.StatusCreated, r.status, r.raw)
+	require.EqualValues(t, 99_999_999, r.body["price_cents"])
 }
 
 func TestShopsAreIsolated(t *testing.T) {

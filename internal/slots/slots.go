@@ -217,7 +217,7 @@ func (s *Service) Declare(ctx context.Context, shop shops.Shop, n NewOpening) (O
 	case n.Service == "" || len(n.Service) > 100:
 		return Opening{}, problem.Invalidf("service", "service is required (at most 100 characters)")
 	case n.PriceCents <= 0 || n.PriceCents > money.MaxAmount:
-		return Opening{}, problem.Invalidf("price_cents", "price_cents must be a positive amount in the smallest currency unit")
+		return Opening{}, problem.Invalidf("price_cents", "price_cents must be a positive amount in the smallest currency unit, at most %d (the most the payment provider charges at once)", money.MaxAmount)
 	}
 	if shop.PaymentMode != shops.PaymentNone && s.cfg.MinimumCharge != nil {
 		if minimum := s.cfg.MinimumCharge(shop.Currency); n.PriceCents < minimum {
