@@ -108,52 +108,78 @@ WHERE message_sid = sqlc.arg(message_sid);
 -- A text to a number no shop owns is neither stored nor returned (InboundInsert stores
 -- it). One statement for a whole storm's texts instead of five per text. answered_at is
 -- NULL, as in InboundInsert.
+--
+-- A late YES is answered as it is stored: a YES (yes, as the caller parsed it) from a
+-- customer who is not opted out, holds no offer that can still be taken and whose newest
+-- offer was lost or is still out (its opening filled or gone) can only be told "taken"
+-- (slots' noClaimable). Its outcome, its reply (the shop's name, then taken_after_name:
+-- texts.Taken) and handled_at are written with the text, and returned as
+-- answered_reply: most of a storm's replies come after the slot was filled, and each
+-- saved the answer's own write, a non-HOT update of the row just inserted.
 WITH input AS (
     SELECT unnest(sqlc.arg(message_sids)::text[]) AS message_sid,
            unnest(sqlc.arg(from_phones)::text[]) AS from_phone,
            unnest(sqlc.arg(to_phones)::text[]) AS to_phone,
-           unnest(sqlc.arg(bodies)::text[]) AS body
+           unnest(sqlc.arg(bodies)::text[]) AS body,
+           unnest(sqlc.arg(yes)::boolean[]) AS yes
 ), addressed AS (
     -- Each shop by its unique number through the index (LIMIT keeps the planner from
     -- a hash join over every shop: it guesses ten texts per call).
-    SELECT i.message_sid, i.from_phone, i.to_phone, i.body, sh.id AS shop_id
-    FROM input i CROSS JOIN LATERAL (SELECT x.id FROM shops x WHERE x.sms_number = i.to_phone LIMIT 1) sh
+    SELECT i.message_sid, i.from_phone, i.to_phone, i.body, i.yes, sh.id AS shop_id, sh.name AS shop_name
+    FROM input i CROSS JOIN LATERAL (SELECT x.id, x.name FROM shops x WHERE x.sms_number = i.to_phone LIMIT 1) sh
+), found AS (
+    SELECT a.message_sid, a.shop_id, a.yes, cust.id AS customer_id, cust.opted_out_at,
+           newest.id AS newest_offer_id, newest.status AS newest_offer_status,
+           live.offer_id, live.opening_id, live.generation, live.starts_at
+    FROM addressed a
+    LEFT JOIN customers cust ON cust.shop_id = a.shop_id AND cust.phone = a.from_phone AND cust.erased_at IS NULL
+    LEFT JOIN LATERAL (
+        SELECT o.id, o.status FROM slot_offers o
+        WHERE o.customer_id = cust.id
+        ORDER BY o.created_at DESC, o.id
+        LIMIT 1
+    ) AS newest ON true
+    LEFT JOIN LATERAL (
+        SELECT o.id AS offer_id, o.opening_id, o.generation, s.starts_at
+        FROM slot_offers o JOIN slot_openings s ON s.id = o.opening_id
+        WHERE o.customer_id = cust.id AND o.shop_id = a.shop_id
+          AND o.status IN ('sending', 'sent')
+          AND s.status = 'open'
+          AND o.generation = s.generation
+        ORDER BY o.created_at DESC, o.id
+        LIMIT 20
+    ) AS live ON true
+), late AS (
+    -- Nothing to claim, so exactly one row of found.
+    SELECT f.message_sid FROM found f
+    WHERE f.yes AND f.customer_id IS NOT NULL AND f.opted_out_at IS NULL AND f.offer_id IS NULL
+      AND f.newest_offer_status IN ('lost', 'sent', 'sending')
 ), stored AS (
-    INSERT INTO inbound_messages (message_sid, shop_id, from_phone, to_phone, body, received_at, answered_at)
-    SELECT a.message_sid, a.shop_id, a.from_phone, a.to_phone, a.body, sqlc.arg(received_at)::timestamptz, NULL FROM addressed a
+    INSERT INTO inbound_messages (message_sid, shop_id, from_phone, to_phone, body, received_at, answered_at,
+        outcome, reply, handled_at)
+    SELECT a.message_sid, a.shop_id, a.from_phone, a.to_phone, a.body, sqlc.arg(received_at)::timestamptz, NULL,
+        CASE WHEN l.message_sid IS NOT NULL THEN 'taken' END,
+        CASE WHEN l.message_sid IS NOT NULL THEN a.shop_name || sqlc.arg(taken_after_name)::text END,
+        CASE WHEN l.message_sid IS NOT NULL THEN sqlc.arg(received_at)::timestamptz END
+    FROM addressed a LEFT JOIN late l ON l.message_sid = a.message_sid
     ORDER BY a.message_sid -- one lock order for concurrent batches
     ON CONFLICT (message_sid) DO NOTHING
-    RETURNING message_sid
+    RETURNING message_sid, reply
 )
 SELECT sqlc.embed(shops),
-       a.message_sid::text AS message_sid,
-       EXISTS (SELECT 1 FROM stored s WHERE s.message_sid = a.message_sid) AS stored,
-       cust.id AS customer_id, cust.opted_out_at,
-       COALESCE(newest.id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS newest_offer_id,
-       COALESCE(newest.status, '')::text AS newest_offer_status,
-       COALESCE(live.offer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS offer_id,
-       COALESCE(live.opening_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS opening_id,
-       COALESCE(live.generation, 0)::integer AS generation,
-       COALESCE(live.starts_at, 'epoch'::timestamptz)::timestamptz AS starts_at
-FROM addressed a
-CROSS JOIN LATERAL (SELECT * FROM shops x WHERE x.id = a.shop_id LIMIT 1) AS shops
-LEFT JOIN customers cust ON cust.shop_id = a.shop_id AND cust.phone = a.from_phone AND cust.erased_at IS NULL
-LEFT JOIN LATERAL (
-    SELECT o.id, o.status FROM slot_offers o
-    WHERE o.customer_id = cust.id
-    ORDER BY o.created_at DESC, o.id
-    LIMIT 1
-) AS newest ON true
-LEFT JOIN LATERAL (
-    SELECT o.id AS offer_id, o.opening_id, o.generation, s.starts_at
-    FROM slot_offers o JOIN slot_openings s ON s.id = o.opening_id
-    WHERE o.customer_id = cust.id AND o.shop_id = a.shop_id
-      AND o.status IN ('sending', 'sent')
-      AND s.status = 'open'
-      AND o.generation = s.generation
-    ORDER BY o.created_at DESC, o.id
-    LIMIT 20
-) AS live ON true;
+       f.message_sid::text AS message_sid,
+       (st.message_sid IS NOT NULL)::boolean AS stored,
+       st.reply AS answered_reply,
+       f.customer_id, f.opted_out_at,
+       COALESCE(f.newest_offer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS newest_offer_id,
+       COALESCE(f.newest_offer_status, '')::text AS newest_offer_status,
+       COALESCE(f.offer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS offer_id,
+       COALESCE(f.opening_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS opening_id,
+       COALESCE(f.generation, 0)::integer AS generation,
+       COALESCE(f.starts_at, 'epoch'::timestamptz)::timestamptz AS starts_at
+FROM found f
+CROSS JOIN LATERAL (SELECT * FROM shops x WHERE x.id = f.shop_id LIMIT 1) AS shops
+LEFT JOIN stored st ON st.message_sid = f.message_sid;
 
 -- name: InboundPurge :execrows
 -- Deletes up to max_rows texts (their number and words) received before `before`: the

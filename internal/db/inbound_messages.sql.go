@@ -344,62 +344,83 @@ WITH input AS (
     SELECT unnest($1::text[]) AS message_sid,
            unnest($2::text[]) AS from_phone,
            unnest($3::text[]) AS to_phone,
-           unnest($4::text[]) AS body
+           unnest($4::text[]) AS body,
+           unnest($5::boolean[]) AS yes
 ), addressed AS (
     -- Each shop by its unique number through the index (LIMIT keeps the planner from
     -- a hash join over every shop: it guesses ten texts per call).
-    SELECT i.message_sid, i.from_phone, i.to_phone, i.body, sh.id AS shop_id
-    FROM input i CROSS JOIN LATERAL (SELECT x.id FROM shops x WHERE x.sms_number = i.to_phone LIMIT 1) sh
+    SELECT i.message_sid, i.from_phone, i.to_phone, i.body, i.yes, sh.id AS shop_id, sh.name AS shop_name
+    FROM input i CROSS JOIN LATERAL (SELECT x.id, x.name FROM shops x WHERE x.sms_number = i.to_phone LIMIT 1) sh
+), found AS (
+    SELECT a.message_sid, a.shop_id, a.yes, cust.id AS customer_id, cust.opted_out_at,
+           newest.id AS newest_offer_id, newest.status AS newest_offer_status,
+           live.offer_id, live.opening_id, live.generation, live.starts_at
+    FROM addressed a
+    LEFT JOIN customers cust ON cust.shop_id = a.shop_id AND cust.phone = a.from_phone AND cust.erased_at IS NULL
+    LEFT JOIN LATERAL (
+        SELECT o.id, o.status FROM slot_offers o
+        WHERE o.customer_id = cust.id
+        ORDER BY o.created_at DESC, o.id
+        LIMIT 1
+    ) AS newest ON true
+    LEFT JOIN LATERAL (
+        SELECT o.id AS offer_id, o.opening_id, o.generation, s.starts_at
+        FROM slot_offers o JOIN slot_openings s ON s.id = o.opening_id
+        WHERE o.customer_id = cust.id AND o.shop_id = a.shop_id
+          AND o.status IN ('sending', 'sent')
+          AND s.status = 'open'
+          AND o.generation = s.generation
+        ORDER BY o.created_at DESC, o.id
+        LIMIT 20
+    ) AS live ON true
+), late AS (
+    -- Nothing to claim, so exactly one row of found.
+    SELECT f.message_sid FROM found f
+    WHERE f.yes AND f.customer_id IS NOT NULL AND f.opted_out_at IS NULL AND f.offer_id IS NULL
+      AND f.newest_offer_status IN ('lost', 'sent', 'sending')
 ), stored AS (
-    INSERT INTO inbound_messages (message_sid, shop_id, from_phone, to_phone, body, received_at, answered_at)
-    SELECT a.message_sid, a.shop_id, a.from_phone, a.to_phone, a.body, $5::timestamptz, NULL FROM addressed a
+    INSERT INTO inbound_messages (message_sid, shop_id, from_phone, to_phone, body, received_at, answered_at,
+        outcome, reply, handled_at)
+    SELECT a.message_sid, a.shop_id, a.from_phone, a.to_phone, a.body, $6::timestamptz, NULL,
+        CASE WHEN l.message_sid IS NOT NULL THEN 'taken' END,
+        CASE WHEN l.message_sid IS NOT NULL THEN a.shop_name || $7::text END,
+        CASE WHEN l.message_sid IS NOT NULL THEN $6::timestamptz END
+    FROM addressed a LEFT JOIN late l ON l.message_sid = a.message_sid
     ORDER BY a.message_sid -- one lock order for concurrent batches
     ON CONFLICT (message_sid) DO NOTHING
-    RETURNING message_sid
+    RETURNING message_sid, reply
 )
 SELECT shops.id, shops.name, shops.timezone, shops.sms_number, shops.currency, shops.payment_mode, shops.wave_size, shops.wave_interval_seconds, shops.min_lead_minutes, shops.quiet_start_minute, shops.quiet_end_minute, shops.cooldown_seconds, shops.api_key_hash, shops.created_at, shops.max_offers_per_day, shops.first_wave_delay_seconds, shops.api_key_version, shops.send_rate, shops.sms_problem_code, shops.sms_problem_at, shops.sms_problem_count,
-       a.message_sid::text AS message_sid,
-       EXISTS (SELECT 1 FROM stored s WHERE s.message_sid = a.message_sid) AS stored,
-       cust.id AS customer_id, cust.opted_out_at,
-       COALESCE(newest.id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS newest_offer_id,
-       COALESCE(newest.status, '')::text AS newest_offer_status,
-       COALESCE(live.offer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS offer_id,
-       COALESCE(live.opening_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS opening_id,
-       COALESCE(live.generation, 0)::integer AS generation,
-       COALESCE(live.starts_at, 'epoch'::timestamptz)::timestamptz AS starts_at
-FROM addressed a
-CROSS JOIN LATERAL (SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count FROM shops x WHERE x.id = a.shop_id LIMIT 1) AS shops
-LEFT JOIN customers cust ON cust.shop_id = a.shop_id AND cust.phone = a.from_phone AND cust.erased_at IS NULL
-LEFT JOIN LATERAL (
-    SELECT o.id, o.status FROM slot_offers o
-    WHERE o.customer_id = cust.id
-    ORDER BY o.created_at DESC, o.id
-    LIMIT 1
-) AS newest ON true
-LEFT JOIN LATERAL (
-    SELECT o.id AS offer_id, o.opening_id, o.generation, s.starts_at
-    FROM slot_offers o JOIN slot_openings s ON s.id = o.opening_id
-    WHERE o.customer_id = cust.id AND o.shop_id = a.shop_id
-      AND o.status IN ('sending', 'sent')
-      AND s.status = 'open'
-      AND o.generation = s.generation
-    ORDER BY o.created_at DESC, o.id
-    LIMIT 20
-) AS live ON true
+       f.message_sid::text AS message_sid,
+       (st.message_sid IS NOT NULL)::boolean AS stored,
+       st.reply AS answered_reply,
+       f.customer_id, f.opted_out_at,
+       COALESCE(f.newest_offer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS newest_offer_id,
+       COALESCE(f.newest_offer_status, '')::text AS newest_offer_status,
+       COALESCE(f.offer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS offer_id,
+       COALESCE(f.opening_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS opening_id,
+       COALESCE(f.generation, 0)::integer AS generation,
+       COALESCE(f.starts_at, 'epoch'::timestamptz)::timestamptz AS starts_at
+FROM found f
+CROSS JOIN LATERAL (SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count FROM shops x WHERE x.id = f.shop_id LIMIT 1) AS shops
+LEFT JOIN stored st ON st.message_sid = f.message_sid
 `
 
 type InboundStoreManyParams struct {
-	MessageSids []string
-	FromPhones  []string
-	ToPhones    []string
-	Bodies      []string
-	ReceivedAt  time.Time
+	MessageSids    []string
+	FromPhones     []string
+	ToPhones       []string
+	Bodies         []string
+	Yes            []bool
+	ReceivedAt     time.Time
+	TakenAfterName string
 }
 
 type InboundStoreManyRow struct {
 	Shop              Shop
 	MessageSid        string
 	Stored            bool
+	AnsweredReply     pgtype.Text
 	CustomerID        uuid.NullUUID
 	OptedOutAt        *time.Time
 	NewestOfferID     uuid.UUID
@@ -420,13 +441,23 @@ type InboundStoreManyRow struct {
 // A text to a number no shop owns is neither stored nor returned (InboundInsert stores
 // it). One statement for a whole storm's texts instead of five per text. answered_at is
 // NULL, as in InboundInsert.
+//
+// A late YES is answered as it is stored: a YES (yes, as the caller parsed it) from a
+// customer who is not opted out, holds no offer that can still be taken and whose newest
+// offer was lost or is still out (its opening filled or gone) can only be told "taken"
+// (slots' noClaimable). Its outcome, its reply (the shop's name, then taken_after_name:
+// texts.Taken) and handled_at are written with the text, and returned as
+// answered_reply: most of a storm's replies come after the slot was filled, and each
+// saved the answer's own write, a non-HOT update of the row just inserted.
 func (q *Queries) InboundStoreMany(ctx context.Context, db DBTX, arg InboundStoreManyParams) ([]InboundStoreManyRow, error) {
 	rows, err := db.Query(ctx, inboundStoreMany,
 		arg.MessageSids,
 		arg.FromPhones,
 		arg.ToPhones,
 		arg.Bodies,
+		arg.Yes,
 		arg.ReceivedAt,
+		arg.TakenAfterName,
 	)
 	if err != nil {
 		return nil, err
@@ -459,6 +490,7 @@ func (q *Queries) InboundStoreMany(ctx context.Context, db DBTX, arg InboundStor
 			&i.Shop.SmsProblemCount,
 			&i.MessageSid,
 			&i.Stored,
+			&i.AnsweredReply,
 			&i.CustomerID,
 			&i.OptedOutAt,
 			&i.NewestOfferID,

@@ -137,9 +137,14 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 	now := s.cfg.Now()
 	// Storing the text also finds the shop that owns the number, as it is now: a change
 	// to its settings applies from the next text, on every instance.
-	st, err := s.stores.do(ctx, newText{in: in})
+	kw := Parse(in.Body, in.OptOutType)
+	st, err := s.stores.do(ctx, newText{in: in, yes: kw == KeywordYes})
 	if err != nil {
 		return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, err
+	}
+	if st.fresh && st.taken != "" {
+		// A late YES, answered as it was stored.
+		return Answer{Outcome: OutcomeTaken, Keyword: kw, Message: st.taken}, nil
 	}
 	known, shop := st.known, st.shop
 	var snd *sender

@@ -11,11 +11,14 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/pgbatch"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
 // newText is a text to store.
 type newText struct {
 	in Message
+	// yes is true when the text is a YES (Parse): a late one is answered as it is stored.
+	yes bool
 }
 
 // stored is what storing a text found.
@@ -27,6 +30,9 @@ type stored struct {
 	// fresh is false for a MessageSid seen before (a redelivery).
 	fresh  bool
 	sender sender
+	// taken, when not empty, is the answer stored with the text: a YES that came after
+	// every slot it could claim was decided (see InboundStoreMany).
+	taken string
 }
 
 // answer is an answer to store.
@@ -43,13 +49,14 @@ type heard struct {
 	booking uuid.UUID
 }
 
-func (s *Service) storeTexts(ctx context.Context, texts []newText) ([]stored, error) {
-	p := db.InboundStoreManyParams{ReceivedAt: s.cfg.Now().UTC()}
-	for _, t := range texts {
+func (s *Service) storeTexts(ctx context.Context, batch []newText) ([]stored, error) {
+	p := db.InboundStoreManyParams{ReceivedAt: s.cfg.Now().UTC(), TakenAfterName: texts.TakenAfterName}
+	for _, t := range batch {
 		p.MessageSids = append(p.MessageSids, t.in.MessageSID)
 		p.FromPhones = append(p.FromPhones, t.in.From)
 		p.ToPhones = append(p.ToPhones, t.in.To)
 		p.Bodies = append(p.Bodies, t.in.Body)
+		p.Yes = append(p.Yes, t.yes)
 	}
 	rows, err := s.q.InboundStoreMany(ctx, s.pool, p)
 	if err != nil {
@@ -59,8 +66,8 @@ func (s *Service) storeTexts(ctx context.Context, texts []newText) ([]stored, er
 	for _, r := range rows {
 		bySID[r.MessageSid] = append(bySID[r.MessageSid], r)
 	}
-	out := make([]stored, len(texts))
-	for i, t := range texts {
+	out := make([]stored, len(batch))
+	for i, t := range batch {
 		rs := bySID[t.in.MessageSID]
 		if len(rs) == 0 {
 			continue // no shop owns the number
@@ -69,7 +76,7 @@ func (s *Service) storeTexts(ctx context.Context, texts []newText) ([]stored, er
 		if err != nil {
 			return nil, err
 		}
-		out[i] = stored{known: true, shop: shop, fresh: rs[0].Stored, sender: senderFrom(rs)}
+		out[i] = stored{known: true, shop: shop, fresh: rs[0].Stored, sender: senderFrom(rs), taken: rs[0].AnsweredReply.String}
 	}
 	return out, nil
 }
