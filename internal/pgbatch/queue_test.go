@@ -10,6 +10,8 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 )
 
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
 // TestQueuedStatementsCommitTogether: what is queued runs in one round trip, each
 // statement's tag comes back in order, and a statement that fails undoes the ones
 // before it.

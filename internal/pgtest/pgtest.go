@@ -45,6 +45,9 @@ var (
 	// createMu serialises CREATE DATABASE ... TEMPLATE: Postgres refuses to copy a
 	// template while another session is connected to it, and copies take that lock.
 	createMu sync.Mutex
+	// inMain is set by Main: without it nobody drops the template when the binary ends,
+	// and every run would leave a database behind on the shared server.
+	inMain bool
 )
 
 // AdminURL is the server-level connection string tests use to create databases.
@@ -57,6 +60,7 @@ func AdminURL() string {
 
 // Main runs the tests and then drops the template database this binary made.
 func Main(m *testing.M) {
+	inMain = true
 	code := m.Run()
 	if tplName != "" {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -74,6 +78,9 @@ func Main(m *testing.M) {
 // own pools: the URL carries no cap). Both are cleaned up with the test.
 func New(t testing.TB) (*pgxpool.Pool, string) {
 	t.Helper()
+	if !inMain {
+		t.Fatal("pgtest: the package's TestMain must be pgtest.Main, which drops the template database this binary makes")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
