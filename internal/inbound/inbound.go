@@ -170,22 +170,21 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 		})
 		if err == nil {
 			s.log.WarnContext(ctx, "redelivered text had no answer: handling it again")
-			return s.process(ctx, shop, known, in, nil, nil)
+			return s.process(ctx, shop, known, in, kw, nil, nil)
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater, Replayed: true}, fmt.Errorf("take over stored message: %w", err)
 		}
 		ans, err := s.replay(ctx, in.MessageSID)
-		ans.Keyword = Parse(in.Body, in.OptOutType)
+		ans.Keyword = kw
 		return ans, err
 	}
-	return s.process(ctx, shop, known, in, snd, nil)
+	return s.process(ctx, shop, known, in, kw, snd, nil)
 }
 
-// process handles a stored text and stores its answer; with then, the answer is stored
-// in the transaction then runs (which also texts it).
-func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in Message, snd *sender, then func(pgx.Tx, Answer) error) (Answer, error) {
-	kw := Parse(in.Body, in.OptOutType)
+// process handles a stored text, kw being what Parse read in it, and stores its answer;
+// with then, the answer is stored in the transaction then runs (which also texts it).
+func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in Message, kw Keyword, snd *sender, then func(pgx.Tx, Answer) error) (Answer, error) {
 	var ans Answer
 	var herr error
 	if !known {
@@ -309,7 +308,7 @@ func (s *Service) finish(ctx context.Context) (done, read int, err error) {
 			}
 		}
 		in := Message{MessageSID: m.MessageSid, From: m.FromPhone, To: m.ToPhone, Body: m.Body}
-		ans, err := s.process(ctx, shop, known, in, nil, func(tx pgx.Tx, ans Answer) error {
+		ans, err := s.process(ctx, shop, known, in, Parse(in.Body, ""), nil, func(tx pgx.Tx, ans Answer) error {
 			if ans.Outcome == OutcomeRetryLater {
 				// Nobody would answer it again: roll back, so the text stays unanswered
 				// and a later sweep takes it over once this take-over is stale.
