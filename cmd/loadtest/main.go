@@ -72,7 +72,7 @@ func main() {
 	flag.StringVar(&o.databaseURL, "database-url", envOr("LOADTEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "an admin connection to the Postgres to use; a database is created on it")
 	flag.StringVar(&o.redisURL, "redis-url", envOr("LOADTEST_REDIS_URL", "redis://127.0.0.1:6379/0"), "the Redis to use (keys under a prefix of the run's own)")
 	flag.IntVar(&o.poolConns, "pool", 0, "pool_max_conns per instance (0: the server's default)")
-	flag.StringVar(&o.pprofDir, "pprof", "", "write a CPU profile of every instance during each scenario into this directory")
+	flag.StringVar(&o.pprofDir, "pprof", "", "write a CPU profile of every instance during each scenario, and its heap after it, into this directory")
 	flag.BoolVar(&o.jsonOut, "json", false, "print the results as JSON")
 	flag.StringVar(&o.logDir, "logs", "", "where the instances' logs go (default: a temporary directory)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the run's database afterwards, to look into it")
@@ -247,6 +247,7 @@ func startFleet(ctx context.Context, o options, bin string, env loadkit.Env) (*f
 	if extra := os.Getenv("LOADTEST_DB_PARAMS"); extra != "" {
 		env.DatabaseURL += "&" + extra
 	}
+	env.Extra = strings.Fields(os.Getenv("LOADTEST_SERVER_ENV"))
 	if err := loadkit.Migrate(ctx, bin, env); err != nil {
 		return nil, err
 	}

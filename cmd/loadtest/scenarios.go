@@ -324,7 +324,8 @@ func (h *harness) wave(ctx context.Context) (result, error) {
 	return r, nil
 }
 
-// profile takes a CPU profile of every instance while a scenario runs (with -pprof).
+// profile takes a CPU profile of every instance while a scenario runs, and its heap
+// once stop is called (with -pprof).
 func (h *harness) profile(ctx context.Context, name string) (stop func()) {
 	if h.o.pprofDir == "" {
 		return func() {}
@@ -332,31 +333,54 @@ func (h *harness) profile(ctx context.Context, name string) (stop func()) {
 	run := h.runs.Add(1)
 	// A CPU profile is written only when its time is up: long enough for the scenario.
 	seconds := map[string]int{"race": 4, "throughput": 6, "flash": 20, "wave": 4}[name]
+	if err := os.MkdirAll(h.o.pprofDir, 0o755); err != nil {
+		say("profile directory: %v", err)
+		return func() {}
+	}
 	var wg sync.WaitGroup
 	for i, addr := range h.fleet.pprofs {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, seconds), nil)
-			res, err := http.DefaultClient.Do(req)
-			if err != nil {
-				say("profile of instance %d: %v", i+1, err)
-				return
-			}
-			defer res.Body.Close()
-			b, _ := io.ReadAll(res.Body)
 			p := filepath.Join(h.o.pprofDir, fmt.Sprintf("%s-%d-instance-%d.pprof", name, run, i+1))
-			if err := os.MkdirAll(h.o.pprofDir, 0o755); err != nil {
-				say("profile directory: %v", err)
-				return
-			}
-			if err := os.WriteFile(p, b, 0o644); err != nil {
-				say("write %s: %v", p, err)
+			if err := fetchTo(ctx, fmt.Sprintf("http://%s/debug/pprof/profile?seconds=%d", addr, seconds), p); err != nil {
+				say("profile of instance %d: %v", i+1, err)
 			}
 		}()
 	}
 	time.Sleep(200 * time.Millisecond) // let the profiles start
-	return wg.Wait
+	return func() {
+		wg.Wait()
+		// And what each instance holds afterwards (after a GC), to tell a leak from a
+		// peak: peak RSS is a high-water mark over the instance's life.
+		for i, addr := range h.fleet.pprofs {
+			p := filepath.Join(h.o.pprofDir, fmt.Sprintf("%s-%d-instance-%d.heap", name, run, i+1))
+			if err := fetchTo(ctx, fmt.Sprintf("http://%s/debug/pprof/heap?gc=1&debug=1", addr), p); err != nil {
+				say("heap profile of instance %d: %v", i+1, err)
+			}
+		}
+	}
+}
+
+// fetchTo writes what a GET of url answers into the file at path.
+func fetchTo(ctx context.Context, url, path string) error {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer res.Body.Close()
+	if res.StatusCode != http.StatusOK {
+		return fmt.Errorf("GET %s: %s", url, res.Status)
+	}
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o644)
 }
 
 func summarize(d []time.Duration) latencies {

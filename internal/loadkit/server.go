@@ -80,6 +80,9 @@ type Env struct {
 	StripeURL                         string
 	// Addr is HTTP_ADDR; Pprof, when set, PPROF_ADDR.
 	Addr, Pprof string
+	// Extra is more KEY=VALUE settings, last (so they win): GOMAXPROCS or GOGC for an
+	// experiment.
+	Extra []string
 }
 
 // Environ is the instance's whole environment: nothing leaks in from the caller's
@@ -96,7 +99,7 @@ func (e Env) Environ() []string {
 	if e.Pprof != "" {
 		env = append(env, "PPROF_ADDR="+e.Pprof)
 	}
-	return env
+	return append(env, e.Extra...)
 }
 
 // Migrate runs `server migrate` once, so that instances started together do not queue
