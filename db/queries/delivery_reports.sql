@@ -11,16 +11,17 @@ WHERE (CASE EXCLUDED.status WHEN 'delivered' THEN 3 WHEN 'read' THEN 3 WHEN 'und
                      WHEN 'sent' THEN 2 ELSE 1 END)
   AND d.status NOT IN ('delivered', 'read', 'undelivered', 'failed', 'canceled');
 
--- name: OfferApplyDeliveries :many
--- Applies the stored reports of the given message ids to their offers. An undelivered
+-- name: OfferApplyDelivery :many
+-- Applies the stored report of one message id to its offer (one row, so that the
+-- statement never waits for one offer's lock while holding another's). An undelivered
 -- or failed text fails a live offer (it no longer counts as offered); an offer already
--- taken, lost or declined only records the delivery. Returns the offers whose text
+-- taken, lost or declined only records the delivery. Returns the offer if its text
 -- failed just now, for the customer's side of it.
 UPDATE slot_offers o
 SET delivery = r.status, delivery_at = r.received_at,
     status = CASE WHEN r.status IN ('undelivered', 'failed') AND o.status IN ('sending', 'sent') THEN 'failed' ELSE o.status END,
     error_code = CASE WHEN r.status IN ('undelivered', 'failed') THEN coalesce(r.error_code, o.error_code) ELSE o.error_code END
-FROM delivery_reports r, (SELECT p.id, p.status AS was FROM slot_offers p WHERE p.twilio_sid = ANY(sqlc.arg(sids)::text[])) prev
+FROM delivery_reports r, (SELECT p.id, p.status AS was FROM slot_offers p WHERE p.twilio_sid = sqlc.arg(sid)::text) prev
 WHERE r.message_sid = o.twilio_sid AND prev.id = o.id
   AND o.delivery IS DISTINCT FROM r.status
 RETURNING o.id, o.customer_id, o.opening_id, o.shop_id,

@@ -84,12 +84,12 @@ func (q *Queries) DeliveryReportsStored(ctx context.Context, db DBTX, sids []str
 	return items, nil
 }
 
-const offerApplyDeliveries = `-- name: OfferApplyDeliveries :many
+const offerApplyDelivery = `-- name: OfferApplyDelivery :many
 UPDATE slot_offers o
 SET delivery = r.status, delivery_at = r.received_at,
     status = CASE WHEN r.status IN ('undelivered', 'failed') AND o.status IN ('sending', 'sent') THEN 'failed' ELSE o.status END,
     error_code = CASE WHEN r.status IN ('undelivered', 'failed') THEN coalesce(r.error_code, o.error_code) ELSE o.error_code END
-FROM delivery_reports r, (SELECT p.id, p.status AS was FROM slot_offers p WHERE p.twilio_sid = ANY($1::text[])) prev
+FROM delivery_reports r, (SELECT p.id, p.status AS was FROM slot_offers p WHERE p.twilio_sid = $1::text) prev
 WHERE r.message_sid = o.twilio_sid AND prev.id = o.id
   AND o.delivery IS DISTINCT FROM r.status
 RETURNING o.id, o.customer_id, o.opening_id, o.shop_id,
@@ -97,7 +97,7 @@ RETURNING o.id, o.customer_id, o.opening_id, o.shop_id,
     coalesce(r.error_code, 0)::integer AS code
 `
 
-type OfferApplyDeliveriesRow struct {
+type OfferApplyDeliveryRow struct {
 	ID         uuid.UUID
 	CustomerID uuid.UUID
 	OpeningID  uuid.UUID
@@ -107,19 +107,20 @@ type OfferApplyDeliveriesRow struct {
 	Code       int32
 }
 
-// Applies the stored reports of the given message ids to their offers. An undelivered
+// Applies the stored report of one message id to its offer (one row, so that the
+// statement never waits for one offer's lock while holding another's). An undelivered
 // or failed text fails a live offer (it no longer counts as offered); an offer already
-// taken, lost or declined only records the delivery. Returns the offers whose text
+// taken, lost or declined only records the delivery. Returns the offer if its text
 // failed just now, for the customer's side of it.
-func (q *Queries) OfferApplyDeliveries(ctx context.Context, db DBTX, sids []string) ([]OfferApplyDeliveriesRow, error) {
-	rows, err := db.Query(ctx, offerApplyDeliveries, sids)
+func (q *Queries) OfferApplyDelivery(ctx context.Context, db DBTX, sid string) ([]OfferApplyDeliveryRow, error) {
+	rows, err := db.Query(ctx, offerApplyDelivery, sid)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []OfferApplyDeliveriesRow
+	var items []OfferApplyDeliveryRow
 	for rows.Next() {
-		var i OfferApplyDeliveriesRow
+		var i OfferApplyDeliveryRow
 		if err := rows.Scan(
 			&i.ID,
 			&i.CustomerID,

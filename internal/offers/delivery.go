@@ -69,9 +69,9 @@ func (s *Service) applyDeliveries(ctx context.Context, sids []string) error {
 
 // applyDelivery applies the stored report of one message id (see applyDeliveries).
 func (s *Service) applyDelivery(ctx context.Context, sid string) error {
-	rows, err := s.q.OfferApplyDeliveries(ctx, s.pool, []string{sid})
+	rows, err := s.q.OfferApplyDelivery(ctx, s.pool, sid)
 	if err != nil {
-		return fmt.Errorf("apply delivery reports: %w", err)
+		return fmt.Errorf("apply delivery report: %w", err)
 	}
 	for _, r := range rows {
 		if !r.FailedNow {
