@@ -20,6 +20,7 @@ require (
 	github.com/twilio/twilio-go v1.31.0
 	github.com/vgarvardt/pgx-google-uuid/v5 v5.6.0
 	golang.org/x/time v0.15.0
+	maragu.dev/gomponents v1.2.0
 )
 
 require (

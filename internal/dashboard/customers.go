@@ -95,7 +95,7 @@ func (d *Dashboard) customers(c echo.Context) error {
 	if page.Next != "" {
 		v.Next = "/dashboard/customers?" + url.Values{"q": {q.Search}, "status": {q.Status}, "cursor": {page.Next}}.Encode()
 	}
-	return d.render(c, http.StatusOK, "customers", "Customers · "+s.Shop.Name, v)
+	return d.render(c, http.StatusOK, "Customers · "+s.Shop.Name, v)
 }
 
 // customerForm is the edit form as typed, with a message per field that is wrong.
@@ -130,7 +130,7 @@ func (d *Dashboard) customerPage(c echo.Context) error {
 	v := newCustomerView(cu)
 	v.Form = customerForm{Name: cu.Name, Priority: strconv.Itoa(cu.Priority), OptIn: cu.SMSOptIn,
 		Preferences: shops.FormatPreferences(cu.Preferences)}
-	return d.render(c, http.StatusOK, "customer", cmpOr(cu.Name, "Customer")+" · "+s.Shop.Name, v)
+	return d.render(c, http.StatusOK, cmpOr(cu.Name, "Customer")+" · "+s.Shop.Name, v)
 }
 
 func newCustomerView(cu shops.Customer) customerView {
@@ -192,7 +192,7 @@ func (d *Dashboard) saveCustomer(c echo.Context) error {
 	}
 	v := newCustomerView(cu)
 	v.Form = f
-	return d.render(c, http.StatusUnprocessableEntity, "customer", "Check the customer · "+s.Shop.Name, v)
+	return d.render(c, http.StatusUnprocessableEntity, "Check the customer · "+s.Shop.Name, v)
 }
 
 func (d *Dashboard) eraseCustomer(c echo.Context) error {
@@ -230,7 +230,7 @@ func (d *Dashboard) importCustomers(c echo.Context) error {
 	s := current(c)
 	req := c.Request()
 	fail := func(status int, msg string) error {
-		return d.render(c, status, "import", "Import · "+s.Shop.Name, importView{Error: msg})
+		return d.render(c, status, "Import · "+s.Shop.Name, importView{Error: msg})
 	}
 	mt, params, err := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType))
 	if err != nil || mt != "multipart/form-data" {
@@ -277,5 +277,5 @@ func (d *Dashboard) importCustomers(c echo.Context) error {
 	}
 	d.logger(c).Info("dashboard customers imported", "shop_id", s.Shop.ID, "created", rep.Created,
 		"updated", rep.Updated, "unchanged", rep.Unchanged, "rejected", rep.Rejected)
-	return d.render(c, http.StatusOK, "import", "Import · "+s.Shop.Name, v)
+	return d.render(c, http.StatusOK, "Import · "+s.Shop.Name, v)
 }

@@ -22,7 +22,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"html/template"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -43,7 +42,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
-//go:embed templates/*.html static/*
+//go:embed static/*
 var assets embed.FS
 
 // Config configures the dashboard. Zero fields mean the defaults, except SessionSecret,
@@ -94,7 +93,6 @@ type Dashboard struct {
 	openings *slots.Service
 	cfg      Config
 	log      *slog.Logger
-	pages    map[string]*template.Template
 	static   fs.FS
 	version  string // of the static assets, for cache busting
 	perIP    *limiter
@@ -143,9 +141,6 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 		return nil, fmt.Errorf("dashboard: static assets: %w", err)
 	}
 	if d.version, err = assetVersion(d.static); err != nil {
-		return nil, err
-	}
-	if d.pages, err = parsePages(); err != nil {
 		return nil, err
 	}
 	return d, nil
@@ -332,7 +327,7 @@ func (d *Dashboard) loginForm(c echo.Context) error {
 	if err != nil {
 		return d.internalError(c, "login nonce", err)
 	}
-	return d.render(c, http.StatusOK, "login", "Sign in", loginView{CSRF: d.loginToken(nonce)})
+	return d.render(c, http.StatusOK, "Sign in", loginView{CSRF: d.loginToken(nonce)})
 }
 
 // loginNonce returns the nonce of the login cookie, setting a new cookie when there is
@@ -371,7 +366,7 @@ func (d *Dashboard) login(c echo.Context) error {
 		if key == "" {
 			msg = "Enter your shop's API key."
 		}
-		return d.render(c, http.StatusUnauthorized, "login", "Sign in", loginView{CSRF: d.loginToken(ck.Value), Error: msg})
+		return d.render(c, http.StatusUnauthorized, "Sign in", loginView{CSRF: d.loginToken(ck.Value), Error: msg})
 	}
 	if err != nil {
 		return d.internalError(c, "authenticate", err)
@@ -449,11 +444,11 @@ func (d *Dashboard) tooManySignIns(c echo.Context, wait time.Duration, why strin
 	secs := int((wait + time.Second - 1) / time.Second)
 	c.Response().Header().Set("Retry-After", strconv.Itoa(secs))
 	msg := why + " Wait " + formatWait(wait) + " and try again."
-	view := loginView{Error: msg}
+	v := loginView{Error: msg}
 	if ck, err := c.Cookie(loginCookie); err == nil {
-		view.CSRF = d.loginToken(ck.Value)
+		v.CSRF = d.loginToken(ck.Value)
 	}
-	return d.render(c, http.StatusTooManyRequests, "login", "Sign in", view)
+	return d.render(c, http.StatusTooManyRequests, "Sign in", v)
 }
 
 // formatWait says how long to wait in words: "10 seconds", "3 minutes".
@@ -472,70 +467,7 @@ type errorView struct {
 }
 
 func (d *Dashboard) errorPage(c echo.Context, status int, heading, message string) error {
-	return d.render(c, status, "error", heading, errorView{Status: status, Heading: heading, Message: message})
-}
-
-// layout is what every page's frame needs.
-type layout struct {
-	Title   string
-	CSS     string
-	JS      string
-	Icon    string
-	Refresh int
-	// RefreshURL is what the page's script fetches to refresh its live parts: the
-	// dashboard page's own GET address, never the URL in the address bar, which after
-	// a form's answer is the form's POST-only action (a GET there is a 404). Empty on
-	// pages without live parts.
-	RefreshURL string
-	Nav        string // which top link is current
-	Shop       *shops.Shop
-	CSRF       string
-	Data       any
-}
-
-func (d *Dashboard) render(c echo.Context, status int, page, title string, data any) error {
-	l := layout{
-		Title: title, CSS: "/dashboard/static/dashboard.css?v=" + d.version,
-		JS: "/dashboard/static/refresh.js?v=" + d.version, Icon: "/dashboard/static/icon.svg?v=" + d.version,
-		Refresh: int(d.cfg.RefreshEvery / time.Second), Data: data,
-	}
-	if s, ok := c.Get(ctxSession).(*signedIn); ok {
-		l.Shop, l.CSRF = &s.Shop, s.CSRF
-	}
-	switch v := data.(type) {
-	case homeView:
-		l.Nav, l.RefreshURL = "home", "/dashboard"
-		if v.Page > 1 {
-			l.RefreshURL += "?page=" + strconv.Itoa(v.Page)
-		}
-	case customersView, customerView, importView:
-		l.Nav = "customers"
-	case settingsView, newKeyView:
-		l.Nav = "settings"
-	}
-	var buf bytes.Buffer
-	if err := d.pages[page].ExecuteTemplate(&buf, "layout", l); err != nil {
-		d.logger(c).Error("dashboard render", "page", page, "err", err)
-		return c.String(http.StatusInternalServerError, "internal error")
-	}
-	return c.HTMLBlob(status, buf.Bytes())
-}
-
-func parsePages() (map[string]*template.Template, error) {
-	pages := map[string]*template.Template{}
-	for _, p := range []string{"login", "home", "error", "customers", "customer", "import", "settings", "newkey"} {
-		t, err := template.New(p).Funcs(templateFuncs).ParseFS(assets, "templates/layout.html", "templates/"+p+".html")
-		if err != nil {
-			return nil, fmt.Errorf("dashboard: parse %s template: %w", p, err)
-		}
-		pages[p] = t
-	}
-	return pages, nil
-}
-
-var templateFuncs = template.FuncMap{
-	// fieldError returns the message for field, or "".
-	"fieldError": func(errs map[string]string, field string) string { return errs[field] },
+	return d.render(c, status, heading, errorView{Status: status, Heading: heading, Message: message})
 }
 
 func assetVersion(static fs.FS) (string, error) {

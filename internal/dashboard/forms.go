@@ -153,7 +153,7 @@ func (d *Dashboard) declare(c echo.Context) error {
 		return d.internalError(c, "load dashboard", err)
 	}
 	v.Form = f
-	return d.render(c, http.StatusUnprocessableEntity, "home", "Check the opening · "+s.Shop.Name, v)
+	return d.render(c, http.StatusUnprocessableEntity, "Check the opening · "+s.Shop.Name, v)
 }
 
 func (d *Dashboard) cancel(c echo.Context) error {
@@ -177,7 +177,7 @@ func (d *Dashboard) cancel(c echo.Context) error {
 		}
 		v.Form = declareForm{Duration: "30"}
 		v.Error = "That opening could not be cancelled: " + p.Message + "."
-		return d.render(c, http.StatusConflict, "home", s.Shop.Name+" · Slot recovery", v)
+		return d.render(c, http.StatusConflict, s.Shop.Name+" · Slot recovery", v)
 	default:
 		return d.internalError(c, "cancel opening", err)
 	}

@@ -157,7 +157,7 @@ func (d *Dashboard) home(c echo.Context) error {
 	}
 	v.Notice = notices[c.QueryParam("notice")]
 	v.Form = declareForm{Duration: "30"}
-	return d.render(c, http.StatusOK, "home", s.Shop.Name+" · Slot recovery", v)
+	return d.render(c, http.StatusOK, s.Shop.Name+" · Slot recovery", v)
 }
 
 // homeView gathers everything the page shows for shop.

@@ -57,7 +57,7 @@ func (d *Dashboard) settings(c echo.Context) error {
 	if c.QueryParam("notice") == "saved" {
 		v.Notice = "Settings saved. They apply to the next wave of offers."
 	}
-	return d.render(c, http.StatusOK, "settings", "Settings · "+s.Shop.Name, v)
+	return d.render(c, http.StatusOK, "Settings · "+s.Shop.Name, v)
 }
 
 func (d *Dashboard) saveSettings(c echo.Context) error {
@@ -128,7 +128,7 @@ func (d *Dashboard) saveSettings(c echo.Context) error {
 			return d.internalError(c, "save settings", err)
 		}
 	}
-	return d.render(c, http.StatusUnprocessableEntity, "settings", "Check the settings · "+s.Shop.Name,
+	return d.render(c, http.StatusUnprocessableEntity, "Check the settings · "+s.Shop.Name,
 		settingsView{SMS: s.Shop.SMSNumber, Form: f})
 }
 
@@ -151,7 +151,7 @@ func friendlySetting(p *problem.Error) string {
 func (d *Dashboard) rotateKey(c echo.Context) error {
 	s := current(c)
 	if c.FormValue("confirm") != "yes" {
-		return d.render(c, http.StatusUnprocessableEntity, "settings", "Settings · "+s.Shop.Name, settingsView{
+		return d.render(c, http.StatusUnprocessableEntity, "Settings · "+s.Shop.Name, settingsView{
 			SMS: s.Shop.SMSNumber, Form: settingsFormOf(s.Shop),
 			RotateError: "Tick the box to confirm that the current key should stop working.",
 		})
@@ -171,5 +171,5 @@ func (d *Dashboard) rotateKey(c echo.Context) error {
 	c.SetCookie(d.cookie(sessionCookie, d.encodeSession(ns), cookiePath, d.cfg.SessionTTL))
 	c.Set(ctxSession, &signedIn{Shop: shop, Session: ns, CSRF: d.csrfToken(ns)})
 	d.logger(c).Info("dashboard key rotated", "shop_id", shop.ID, "key_version", shop.KeyVersion)
-	return d.render(c, http.StatusOK, "newkey", "New API key · "+shop.Name, newKeyView{Key: key})
+	return d.render(c, http.StatusOK, "New API key · "+shop.Name, newKeyView{Key: key})
 }

@@ -1,0 +1,234 @@
+package dashboard
+
+import (
+	"strconv"
+
+	g "maragu.dev/gomponents"
+	h "maragu.dev/gomponents/html"
+
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+)
+
+// The customers pages: the list with its import form, a customer's form, and the
+// import's report.
+
+func (v customersView) content(csrf string) g.Node {
+	return g.Group{
+		h.H1(g.Text("Your customers")),
+		g.If(v.Notice != "", h.P(h.Class("notice"), h.Role("status"), g.Text(v.Notice))),
+		h.P(h.Class("lede"), g.Text("Offers go to customers who opted in, waitlist priority first, when an opening suits "+
+			"their preferences. Someone who replied STOP is shown as opted out: only their own START opts them back in.")),
+		importCard(csrf),
+		h.Section(h.Class("card"), h.Aria("labelledby", "list-h"),
+			h.H2(h.ID("list-h"), g.Text("Customers")),
+			v.filters(),
+			v.list(),
+			// Next is this page's own path with an encoded query (see customers): an href
+			// of ours, not one the request chose.
+			g.If(v.Next != "", h.Nav(h.Class("pager"), h.Aria("label", "Customer pages"),
+				h.A(h.Href(v.Next), h.Rel("next"), g.Text("Next page →")))),
+		),
+	}
+}
+
+// importCard is the CSV upload form. Its csrf field comes before the file: the handler
+// checks the token before it reads the file.
+func importCard(csrf string) g.Node {
+	return h.Section(h.Class("card"), h.Aria("labelledby", "import-h"),
+		h.H2(h.ID("import-h"), g.Text("Import a list")),
+		h.P(h.Class("muted"),
+			g.Text("A CSV file with a header line: "), h.Code(g.Text("phone")),
+			g.Text(" (required, +15555550123 form), "), h.Code(g.Text("name")),
+			g.Text(", "), h.Code(g.Text("priority")),
+			g.Text(", "), h.Code(g.Text("sms_opt_in")),
+			g.Text(" (yes or no), "), h.Code(g.Text("preferences")),
+			g.Text(" (for example "), h.Code(g.Text("days=mon,tue; times=09:00-12:00; services=Haircut")),
+			g.Text("). Up to 10,000 lines. Importing the same file again updates, never duplicates. "+
+				"Nobody is opted in without a yes in the file."),
+		),
+		h.Form(h.Method("post"), h.Action(ImportPath), h.EncType("multipart/form-data"), h.Class("row export"),
+			csrfInput(csrf),
+			h.Div(
+				h.Label(h.For("import-file"), g.Text("CSV file")),
+				h.Input(h.ID("import-file"), h.Name("file"), h.Type("file"), h.Accept(".csv,text/csv"), h.Required()),
+			),
+			h.Div(h.Class("end"), h.Button(h.Type("submit"), h.Class("btn btn-primary"), g.Text("Import"))),
+		),
+	)
+}
+
+// filters is the search form above the list.
+func (v customersView) filters() g.Node {
+	return h.Form(h.Method("get"), h.Action("/dashboard/customers"), h.Class("row filters"),
+		h.Div(
+			h.Label(h.For("q"), g.Text("Name or phone")),
+			h.Input(h.ID("q"), h.Name("q"), h.Type("search"), h.MaxLength("100"), h.Value(v.Query)),
+		),
+		h.Div(
+			h.Label(h.For("status"), g.Text("Show")),
+			h.Select(h.ID("status"), h.Name("status"), g.Map(v.Statuses, func(o option) g.Node {
+				return h.Option(h.Value(o.Value), g.If(o.Selected, h.Selected()), g.Text(o.Label))
+			})),
+		),
+		h.Div(h.Class("end"), h.Button(h.Type("submit"), h.Class("btn"), g.Text("Search"))),
+	)
+}
+
+func (v customersView) list() g.Node {
+	if len(v.Rows) == 0 {
+		if v.Query != "" || v.Status != "" {
+			return h.P(h.Class("empty"), g.Text("No customer matches."))
+		}
+		return h.P(h.Class("empty"), g.Text("No customers yet. Import a list above, or add them through the API."))
+	}
+	return h.Table(h.Class("list"), h.ID("customer-list"),
+		h.THead(h.Tr(colHead("Name"), colHead("Phone"), colHead("Texts"), numHead("Priority"), colHead("Wants"), actionsHead())),
+		h.TBody(g.Map(v.Rows, customerRow.row)),
+	)
+}
+
+func (r customerRow) row() g.Node {
+	badge := "badge badge-muted"
+	switch r.Status {
+	case shops.StatusOptedIn:
+		badge = "badge badge-ok"
+	case shops.StatusOptedOut:
+		badge = "badge badge-bad"
+	}
+	return h.Tr(h.Class("customer-row"), h.Data("customer", r.ID.String()),
+		h.Td(h.Data("label", "Name"), h.Div(g.Text(r.Name))),
+		h.Td(h.Data("label", "Phone"), h.Div(h.Class("phone"), g.Text(r.Phone))),
+		h.Td(h.Data("label", "Texts"), h.Div(h.Span(h.Class(badge), g.Text(r.StatusLabel)))),
+		h.Td(h.Data("label", "Priority"), h.Class("num"), h.Div(g.Text(strconv.Itoa(r.Priority)))),
+		h.Td(h.Data("label", "Wants"), h.Div(h.Class("muted"), g.Text(r.Preferences))),
+		h.Td(h.Data("label", ""), h.Class("actions"), h.Div(
+			h.A(h.Class("btn"), h.Href("/dashboard/customers/"+r.ID.String()), g.Text("Edit"),
+				h.Span(h.Class("vh"), g.Text(" "+r.Name))))),
+	)
+}
+
+func (v customerView) content(csrf string) g.Node {
+	name := v.Form.Name
+	if name == "" {
+		name = "Customer"
+	}
+	return g.Group{
+		h.P(h.A(h.Href("/dashboard/customers"), g.Text("← Customers"))),
+		h.H1(g.Text(name+" "), h.Span(h.Class("muted phone"), g.Text(v.Phone))),
+		h.Div(h.Class("split"),
+			h.Section(h.Class("card"), h.Aria("labelledby", "edit-h"),
+				h.H2(h.ID("edit-h"), g.Text("Details")),
+				h.Form(h.Method("post"), h.Action("/dashboard/customers/"+v.ID.String()), novalidate(),
+					csrfInput(csrf),
+					v.Form.nameField(),
+					v.Form.priorityField(),
+					v.Form.preferencesField(),
+					v.optInField(),
+					h.Button(h.Type("submit"), h.Class("btn btn-primary"), g.Text("Save")),
+				),
+			),
+			h.Section(h.Class("card"), h.Aria("labelledby", "erase-h"),
+				h.H2(h.ID("erase-h"), g.Text("Erase this customer")),
+				h.P(g.Text("Their name and phone are deleted and they are never texted again. "+
+					"Slots they booked stay in your totals, without their name.")),
+				h.Form(h.Method("post"), h.Action("/dashboard/customers/"+v.ID.String()+"/erase"),
+					csrfInput(csrf),
+					h.Button(h.Type("submit"), h.Class("btn btn-danger"), g.Text("Erase customer")),
+				),
+			),
+		),
+	}
+}
+
+func (f customerForm) nameField() g.Node {
+	e := f.Errors["name"]
+	return h.Div(fieldClass(e),
+		h.Label(h.For("name"), g.Text("Name")),
+		fieldError("name-error", e),
+		h.Input(h.ID("name"), h.Name("name"), h.Type("text"), h.MaxLength("200"), h.Value(f.Name), invalid(e, "name-error")),
+	)
+}
+
+func (f customerForm) priorityField() g.Node {
+	e := f.Errors["priority"]
+	return h.Div(fieldClass(e),
+		h.Label(h.For("priority"), g.Text("Priority")),
+		h.P(h.Class("hint"), h.ID("priority-hint"), g.Text("Higher is offered first (your waitlist).")),
+		fieldError("priority-error", e),
+		h.Input(h.ID("priority"), h.Name("priority"), h.Type("number"), inputMode("numeric"),
+			h.Min("-1000"), h.Max("1000"), h.Step("1"), h.Class("short"), h.Value(f.Priority),
+			h.Aria("describedby", describedBy("priority-hint", e, "priority-error")),
+			g.If(e != "", h.Aria("invalid", "true"))),
+	)
+}
+
+func (f customerForm) preferencesField() g.Node {
+	e := f.Errors["preferences"]
+	return h.Div(fieldClass(e),
+		h.Label(h.For("preferences"), g.Text("Preferences")),
+		h.P(h.Class("hint"), h.ID("preferences-hint"),
+			g.Text("In your time zone, for example "),
+			h.Code(g.Text("days=mon,sat; times=09:00-12:00,17:00-19:00; services=Haircut")),
+			g.Text(". Empty: any opening.")),
+		fieldError("preferences-error", e),
+		h.Input(h.ID("preferences"), h.Name("preferences"), h.Type("text"), h.MaxLength("500"), h.Value(f.Preferences),
+			h.Aria("describedby", describedBy("preferences-hint", e, "preferences-error")),
+			g.If(e != "", h.Aria("invalid", "true"))),
+	)
+}
+
+// optInField is the consent box. For a customer who replied STOP it is disabled, with
+// why: only their own START opts them back in.
+func (v customerView) optInField() g.Node {
+	return h.Div(h.Class("field"),
+		h.P(h.Class("inline-check"),
+			h.Input(h.ID("sms_opt_in"), h.Name("sms_opt_in"), h.Type("checkbox"), h.Value("yes"),
+				g.If(v.Form.OptIn, h.Checked()),
+				g.If(v.OptedOut, g.Group{h.Disabled(), h.Aria("describedby", "optout-note")})),
+			h.Label(h.For("sms_opt_in"), g.Text("Agreed to receive offers by text")),
+		),
+		g.If(v.OptedOut, h.P(h.Class("alert"), h.ID("optout-note"),
+			g.Text("This customer replied STOP and is opted out. The law leaves that choice to them: "+
+				"only their own START, texted to your number, opts them back in. You cannot do it here."))),
+	)
+}
+
+func (v importView) content(string) g.Node {
+	return g.Group{
+		h.P(h.A(h.Href("/dashboard/customers"), g.Text("← Customers"))),
+		h.H1(g.Text("Import")),
+		v.result(),
+		h.P(h.A(h.Class("btn"), h.Href("/dashboard/customers"), g.Text("See the customers"))),
+	}
+}
+
+// result is why nothing was imported, or the report: counts, then the lines refused.
+func (v importView) result() g.Node {
+	if v.Error != "" {
+		return h.P(h.Class("alert"), h.Role("alert"), h.ID("import-error"), g.Text(v.Error+" Nothing was imported."))
+	}
+	count := func(n int, what string) g.Node {
+		return h.Li(h.Strong(g.Text(strconv.Itoa(n))), g.Text(" "+what))
+	}
+	return h.Section(h.Class("card"), h.Aria("labelledby", "report-h"),
+		h.H2(h.ID("report-h"), g.Text("The file is in"),
+			g.If(v.Took != "", g.Group{g.Text(" "), h.Span(h.Class("muted"), g.Text("("+v.Took+")"))})),
+		h.Ul(h.Class("report"), h.ID("import-report"),
+			count(v.Created, "new"), count(v.Updated, "updated"), count(v.Unchanged, "unchanged"), count(v.Rejected, "not imported"),
+		),
+		g.If(len(v.Problems) > 0, g.Group{
+			h.H3(g.Text("Lines not imported")),
+			h.Table(h.Class("list"),
+				h.THead(h.Tr(numHead("Line"), colHead("Phone"), colHead("Why"))),
+				h.TBody(g.Map(v.Problems, func(r shops.ImportRow) g.Node {
+					return h.Tr(
+						h.Td(h.Class("num"), h.Data("label", "Line"), h.Div(g.Text(strconv.Itoa(r.Line)))),
+						h.Td(h.Data("label", "Phone"), h.Div(h.Class("phone"), g.Text(r.Phone))),
+						h.Td(h.Data("label", "Why"), h.Div(g.Text(r.Reason))),
+					)
+				})),
+			),
+			g.If(v.MoreProblems != 0, h.P(h.Class("muted"), g.Text("And "+strconv.Itoa(v.MoreProblems)+" more."))),
+		}),
+	)
+}

@@ -1,0 +1,192 @@
+package dashboard
+
+import (
+	g "maragu.dev/gomponents"
+	h "maragu.dev/gomponents/html"
+)
+
+// The settings page, and the answer to a key rotation.
+
+func (v settingsView) content(csrf string) g.Node {
+	return g.Group{
+		h.H1(g.Text("Settings")),
+		g.If(v.Notice != "", h.P(h.Class("notice"), h.Role("status"), g.Text(v.Notice))),
+		h.P(h.Class("lede"), g.Text("Changes apply to the next wave of offers. Openings keep their time if you change the "+
+			"time zone; only how they read changes. Texts come from "+v.SMS+".")),
+		g.If(len(v.Form.Errors) > 0, h.Div(h.Class("error-summary"), h.Role("alert"), h.TabIndex("-1"),
+			h.H3(g.Text("Check the settings")),
+			h.P(g.Text("Some values need fixing; each is marked below.")),
+		)),
+		v.Form.form(csrf),
+		v.rotateCard(csrf),
+	}
+}
+
+func (f settingsForm) form(csrf string) g.Node {
+	return h.Form(h.Method("post"), h.Action("/dashboard/settings"), novalidate(), h.Class("card"),
+		csrfInput(csrf),
+		h.H2(g.Text("Your shop")),
+		f.nameField(),
+		h.Div(h.Class("row"), f.timezoneField(), f.currencyField(), f.paymentField()),
+		h.H2(g.Text("Offers")),
+		h.Div(h.Class("row"),
+			f.numberField("offer_policy.wave_size", "set-wave-size", "wave_size", "Customers per wave", nil, f.WaveSize),
+			f.sendRateField(),
+			f.numberField("offer_policy.wave_interval_seconds", "set-interval", "wave_interval_seconds",
+				"Seconds between waves", nil, f.WaveInterval),
+			f.numberField("offer_policy.min_lead_minutes", "set-lead", "min_lead_minutes",
+				"Stop offering (minutes before the start)", nil, f.MinLead),
+		),
+		h.Div(h.Class("row"),
+			f.numberField("offer_policy.max_offers_per_day", "set-max-per-day", "max_offers_per_day",
+				"Most offers per customer per day", h.P(h.Class("hint"), g.Text("Empty: no limit.")), f.MaxPerDay),
+			f.numberField("offer_policy.first_wave_delay_seconds", "set-delay", "first_wave_delay_seconds",
+				"Grace before the first wave (seconds)",
+				h.P(h.Class("hint"), g.Text("Time to cancel an opening declared by mistake.")), f.Delay),
+			f.numberField("offer_policy.cooldown_seconds", "set-cooldown", "cooldown_seconds",
+				"Leave a customer who booked alone for (seconds)", nil, f.Cooldown),
+		),
+		f.quietHoursField(),
+		h.Button(h.Type("submit"), h.Class("btn btn-primary"), g.Text("Save settings")),
+	)
+}
+
+func (f settingsForm) nameField() g.Node {
+	e := f.Errors["name"]
+	return h.Div(fieldClass(e),
+		h.Label(h.For("set-name"), g.Text("Name")),
+		fieldError("set-name-error", e),
+		h.Input(h.ID("set-name"), h.Name("name"), h.Type("text"), h.MaxLength("200"), h.Value(f.Name),
+			invalid(e, "set-name-error")),
+	)
+}
+
+func (f settingsForm) timezoneField() g.Node {
+	e := f.Errors["timezone"]
+	return h.Div(fieldClass(e),
+		h.Label(h.For("set-timezone"), g.Text("Time zone")),
+		fieldError("set-timezone-error", e),
+		h.Input(h.ID("set-timezone"), h.Name("timezone"), h.Type("text"), h.Value(f.Timezone),
+			h.Placeholder("America/New_York"), invalid(e, "set-timezone-error")),
+	)
+}
+
+func (f settingsForm) currencyField() g.Node {
+	e := f.Errors["currency"]
+	return h.Div(fieldClass(e),
+		h.Label(h.For("set-currency"), g.Text("Currency")),
+		fieldError("set-currency-error", e),
+		h.Input(h.ID("set-currency"), h.Name("currency"), h.Type("text"), h.MaxLength("3"), h.Class("short"),
+			h.Value(f.Currency), invalid(e, "set-currency-error")),
+	)
+}
+
+func (f settingsForm) paymentField() g.Node {
+	e := f.Errors["payment_mode"]
+	choice := func(value, label string) g.Node {
+		return h.Option(h.Value(value), g.If(f.PaymentMode == value, h.Selected()), g.Text(label))
+	}
+	return h.Div(fieldClass(e),
+		h.Label(h.For("set-payment"), g.Text("Payment")),
+		fieldError("set-payment-error", e),
+		h.Select(h.ID("set-payment"), h.Name("payment_mode"), invalid(e, "set-payment-error"),
+			choice("checkout", "Card payment link (Stripe)"),
+			choice("none", "No payment: pay at the shop"),
+		),
+	)
+}
+
+// numberField is one of the offer policy's numbers: field is its name in the API (and
+// in Errors), id its input's id, name its form name, hint (or nil) what the label does
+// not say.
+func (f settingsForm) numberField(field, id, name, label string, hint g.Node, value string) g.Node {
+	e := f.Errors[field]
+	return h.Div(fieldClass(e),
+		h.Label(h.For(id), g.Text(label)),
+		hint,
+		fieldError(id+"-error", e),
+		h.Input(h.ID(id), h.Name(name), h.Type("number"), inputMode("numeric"), h.Class("short"), h.Value(value),
+			invalid(e, id+"-error")),
+	)
+}
+
+// sendRateField is a number field whose input also points at its hint.
+func (f settingsForm) sendRateField() g.Node {
+	e := f.Errors["offer_policy.send_rate_per_second"]
+	return h.Div(fieldClass(e),
+		h.Label(h.For("set-send-rate"), g.Text("Texts a second your number may send")),
+		h.P(h.Class("hint"), h.ID("set-send-rate-hint"), g.Text("About 1 for an ordinary (long code) number, "+
+			"3 for toll-free, 100 for a short code. Waves are paced to it.")),
+		fieldError("set-send-rate-error", e),
+		h.Input(h.ID("set-send-rate"), h.Name("send_rate_per_second"), h.Type("number"), inputMode("numeric"),
+			h.Class("short"), h.Value(f.SendRate),
+			h.Aria("describedby", describedBy("set-send-rate-hint", e, "set-send-rate-error")),
+			g.If(e != "", h.Aria("invalid", "true"))),
+	)
+}
+
+func (f settingsForm) quietHoursField() g.Node {
+	e := f.Errors["offer_policy.quiet_hours"]
+	clock := func(id, name, label, value string) g.Node {
+		return h.Div(h.Class("time"),
+			h.Label(h.For(id), g.Text(label)),
+			h.Input(h.ID(id), h.Name(name), h.Type("time"), h.Value(value), invalid(e, "set-quiet-error")),
+		)
+	}
+	return h.FieldSet(fieldClass(e),
+		h.Legend(g.Text("Quiet hours "), h.Span(h.Class("muted"), g.Text("(no texts; empty: none)"))),
+		fieldError("set-quiet-error", e),
+		h.Div(h.Class("row"),
+			clock("set-quiet-start", "quiet_start", "From", f.QuietStart),
+			clock("set-quiet-end", "quiet_end", "Until", f.QuietEnd),
+		),
+	)
+}
+
+// rotateCard is the API key's rotation: a warning, and a box to tick to confirm.
+func (v settingsView) rotateCard(csrf string) g.Node {
+	e := v.RotateError
+	return h.Section(h.Class("card"), h.Aria("labelledby", "key-h"), h.ID("rotate-key"),
+		h.H2(h.ID("key-h"), g.Text("API key")),
+		h.P(g.Text("The shop's API key signs you in here and lets your booking system call the API. "+
+			"Rotate it if it may have leaked, or when someone who knew it leaves.")),
+		h.P(h.Class("alert"), h.ID("rotate-warning"),
+			h.Strong(g.Text("The current key stops working at once,")),
+			g.Text(" for the API and for signing in, and everyone signed in to this dashboard on another device or "+
+				"browser is signed out. The new key is shown once, on the next page: have a safe place ready to keep it, "+
+				"and update whatever uses the old one.")),
+		h.Form(h.Method("post"), h.Action("/dashboard/settings/rotate-key"), novalidate(),
+			csrfInput(csrf),
+			h.Div(fieldClass(e),
+				fieldError("rotate-confirm-error", e),
+				h.P(h.Class("inline-check"),
+					h.Input(h.ID("rotate-confirm"), h.Name("confirm"), h.Type("checkbox"), h.Value("yes"),
+						invalid(e, "rotate-confirm-error")),
+					h.Label(h.For("rotate-confirm"), g.Text("I understand that the current key stops working")),
+				),
+			),
+			h.Button(h.Type("submit"), h.Class("btn btn-danger"), g.Text("Rotate API key")),
+		),
+	)
+}
+
+func (v newKeyView) content(string) g.Node {
+	return g.Group{
+		h.H1(g.Text("Your new API key")),
+		h.P(h.Class("notice"), h.Role("status"), h.ID("rotated-notice"),
+			g.Text("The key was rotated. Your old key stopped working just now.")),
+		h.Section(h.Class("card"), h.Aria("labelledby", "newkey-h"),
+			h.H2(h.ID("newkey-h"), g.Text("Copy it now: it is shown only once")),
+			h.P(g.Text("Only a fingerprint of the key is kept, so this page cannot be shown again. "+
+				"If you lose the key, rotate it again from the settings.")),
+			h.P(h.Class("secret"), h.Code(h.ID("new-key"), g.Text(v.Key))),
+			h.Ul(h.ID("rotated-effects"),
+				h.Li(g.Text("The old key no longer works: update your booking system, or anything else that calls the API with it.")),
+				h.Li(g.Text("Everyone who was signed in to this dashboard, on any device, has been signed out. "+
+					"You stay signed in here.")),
+				h.Li(g.Text("Sign in with the new key from now on.")),
+			),
+			h.P(h.A(h.Class("btn"), h.Href("/dashboard/settings"), g.Text("Back to the settings"))),
+		),
+	}
+}
