@@ -195,6 +195,16 @@ func fieldError(id, msg string) g.Node {
 	return h.P(h.Class("field-error"), h.ID(id), h.Span(h.Class("vh"), g.Text("Error: ")), g.Text(msg))
 }
 
+// inputField is a labelled input whose id is id, with msg, when set, under its label:
+// attrs are the input's attributes after its id.
+func inputField(id, label, msg string, attrs ...g.Node) g.Node {
+	return h.Div(fieldClass(msg),
+		h.Label(h.For(id), g.Text(label)),
+		fieldError(id+"-error", msg),
+		h.Input(h.ID(id), g.Group(attrs), invalid(msg, id+"-error")),
+	)
+}
+
 // invalid marks an input wrong and points it at its message, the element errorID,
 // when msg is set.
 func invalid(msg, errorID string) g.Node {

@@ -142,11 +142,7 @@ func (v customerView) content(csrf string) g.Node {
 
 func (f customerForm) nameField() g.Node {
 	e := f.Errors["name"]
-	return h.Div(fieldClass(e),
-		h.Label(h.For("name"), g.Text("Name")),
-		fieldError("name-error", e),
-		h.Input(h.ID("name"), h.Name("name"), h.Type("text"), h.MaxLength("200"), h.Value(f.Name), invalid(e, "name-error")),
-	)
+	return inputField("name", "Name", e, h.Name("name"), h.Type("text"), h.MaxLength("200"), h.Value(f.Name))
 }
 
 func (f customerForm) priorityField() g.Node {

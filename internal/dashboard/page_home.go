@@ -188,23 +188,14 @@ func (f declareForm) startField(today string) g.Node {
 
 func (f declareForm) durationField() g.Node {
 	e := f.Errors["duration_minutes"]
-	return h.Div(fieldClass(e),
-		h.Label(h.For("duration"), g.Text("Length in minutes")),
-		fieldError("duration-error", e),
-		h.Input(h.ID("duration"), h.Name("duration_minutes"), h.Type("number"), inputMode("numeric"),
-			h.Min("1"), h.Max("1440"), h.Step("1"), h.Value(f.Duration), h.Class("short"), h.Required(),
-			invalid(e, "duration-error")),
-	)
+	return inputField("duration", "Length in minutes", e, h.Name("duration_minutes"), h.Type("number"), inputMode("numeric"),
+		h.Min("1"), h.Max("1440"), h.Step("1"), h.Value(f.Duration), h.Class("short"), h.Required())
 }
 
 func (f declareForm) serviceField() g.Node {
 	e := f.Errors["service"]
-	return h.Div(fieldClass(e),
-		h.Label(h.For("service"), g.Text("Service")),
-		fieldError("service-error", e),
-		h.Input(h.ID("service"), h.Name("service"), h.Type("text"), h.MaxLength("100"), h.Value(f.Service),
-			h.Placeholder("Haircut"), h.Required(), invalid(e, "service-error")),
-	)
+	return inputField("service", "Service", e, h.Name("service"), h.Type("text"), h.MaxLength("100"), h.Value(f.Service),
+		h.Placeholder("Haircut"), h.Required())
 }
 
 func (f declareForm) priceField(currency string) g.Node {

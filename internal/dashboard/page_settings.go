@@ -53,32 +53,19 @@ func (f settingsForm) form(csrf string) g.Node {
 
 func (f settingsForm) nameField() g.Node {
 	e := f.Errors["name"]
-	return h.Div(fieldClass(e),
-		h.Label(h.For("set-name"), g.Text("Name")),
-		fieldError("set-name-error", e),
-		h.Input(h.ID("set-name"), h.Name("name"), h.Type("text"), h.MaxLength("200"), h.Value(f.Name),
-			invalid(e, "set-name-error")),
-	)
+	return inputField("set-name", "Name", e, h.Name("name"), h.Type("text"), h.MaxLength("200"), h.Value(f.Name))
 }
 
 func (f settingsForm) timezoneField() g.Node {
 	e := f.Errors["timezone"]
-	return h.Div(fieldClass(e),
-		h.Label(h.For("set-timezone"), g.Text("Time zone")),
-		fieldError("set-timezone-error", e),
-		h.Input(h.ID("set-timezone"), h.Name("timezone"), h.Type("text"), h.Value(f.Timezone),
-			h.Placeholder("America/New_York"), invalid(e, "set-timezone-error")),
-	)
+	return inputField("set-timezone", "Time zone", e, h.Name("timezone"), h.Type("text"), h.Value(f.Timezone),
+		h.Placeholder("America/New_York"))
 }
 
 func (f settingsForm) currencyField() g.Node {
 	e := f.Errors["currency"]
-	return h.Div(fieldClass(e),
-		h.Label(h.For("set-currency"), g.Text("Currency")),
-		fieldError("set-currency-error", e),
-		h.Input(h.ID("set-currency"), h.Name("currency"), h.Type("text"), h.MaxLength("3"), h.Class("short"),
-			h.Value(f.Currency), invalid(e, "set-currency-error")),
-	)
+	return inputField("set-currency", "Currency", e, h.Name("currency"), h.Type("text"), h.MaxLength("3"), h.Class("short"),
+		h.Value(f.Currency))
 }
 
 func (f settingsForm) paymentField() g.Node {
