@@ -48,7 +48,6 @@ type customersView struct {
 	Statuses []option
 	Rows     []customerRow
 	Next     string // the next page's URL, "" on the last
-	Empty    bool
 }
 
 type option struct {
@@ -81,8 +80,7 @@ func (d *Dashboard) customers(c echo.Context) error {
 	if err != nil {
 		return d.internalError(c, "list customers", err)
 	}
-	v := customersView{Notice: customerNotices[c.QueryParam("notice")], Query: q.Search, Status: q.Status,
-		Empty: len(page.Customers) == 0}
+	v := customersView{Notice: customerNotices[c.QueryParam("notice")], Query: q.Search, Status: q.Status}
 	v.Statuses = append(v.Statuses, option{Value: "", Label: "Everyone", Selected: q.Status == ""})
 	for _, st := range []string{shops.StatusOptedIn, shops.StatusNotOptedIn, shops.StatusOptedOut, shops.StatusUnreachable} {
 		v.Statuses = append(v.Statuses, option{Value: st, Label: statusLabels[st], Selected: q.Status == st})
@@ -106,12 +104,14 @@ type customerForm struct {
 }
 
 type customerView struct {
-	ID       uuid.UUID
-	Phone    string
-	Status   string
-	Label    string
-	OptedOut bool
-	Form     customerForm
+	ID    uuid.UUID
+	Phone string
+	// Status and StatusLabel are the customer's texting status (shops.Status*) and its
+	// words, as on the list.
+	Status      string
+	StatusLabel string
+	OptedOut    bool
+	Form        customerForm
 }
 
 func (d *Dashboard) customerPage(c echo.Context) error {
@@ -134,7 +134,7 @@ func (d *Dashboard) customerPage(c echo.Context) error {
 }
 
 func newCustomerView(cu shops.Customer) customerView {
-	return customerView{ID: cu.ID, Phone: phone.Mask(cu.Phone), Status: cu.Status(), Label: statusLabels[cu.Status()],
+	return customerView{ID: cu.ID, Phone: phone.Mask(cu.Phone), Status: cu.Status(), StatusLabel: statusLabels[cu.Status()],
 		OptedOut: cu.OptedOutAt != nil}
 }
 

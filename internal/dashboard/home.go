@@ -113,7 +113,6 @@ type openView struct {
 	Duration   int
 	Service    string
 	Price      string
-	Generation int
 	OffersSent int
 	Yes        int
 	No         int
@@ -142,7 +141,6 @@ type filledView struct {
 
 type exportForm struct {
 	From, To string
-	Error    string
 }
 
 func (d *Dashboard) home(c echo.Context) error {
@@ -294,7 +292,7 @@ func (d *Dashboard) openList(ctx context.Context, shop shops.Shop, now time.Time
 		o := openView{
 			ID: r.ID, When: formatWhen(r.StartsAt, shop.Location), ISO: r.StartsAt.UTC().Format(time.RFC3339),
 			Duration: int(r.DurationMinutes), Service: r.Service, Price: money.Format(r.PriceCents, shop.Currency),
-			Generation: int(r.Generation), OffersSent: int(r.OffersSent), Yes: int(r.RepliesYes), No: int(r.RepliesNo),
+			OffersSent: int(r.OffersSent), Yes: int(r.RepliesYes), No: int(r.RepliesNo),
 		}
 		for _, w := range byOpening[r.ID] {
 			label := fmt.Sprintf("Wave %d", w.Wave)

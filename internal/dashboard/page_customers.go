@@ -87,18 +87,24 @@ func (v customersView) list() g.Node {
 	)
 }
 
-func (r customerRow) row() g.Node {
-	badge := "badge badge-muted"
-	switch r.Status {
+// statusBadge is a customer's texting status: green when offers reach them, red after
+// STOP, grey when they are not opted in or their number cannot take texts.
+func statusBadge(status, label string) g.Node {
+	class := "badge badge-muted"
+	switch status {
 	case shops.StatusOptedIn:
-		badge = "badge badge-ok"
+		class = "badge badge-ok"
 	case shops.StatusOptedOut:
-		badge = "badge badge-bad"
+		class = "badge badge-bad"
 	}
+	return h.Span(h.Class(class), g.Text(label))
+}
+
+func (r customerRow) row() g.Node {
 	return h.Tr(h.Class("customer-row"), h.Data("customer", r.ID.String()),
 		h.Td(h.Data("label", "Name"), h.Div(g.Text(r.Name))),
 		h.Td(h.Data("label", "Phone"), h.Div(h.Class("phone"), g.Text(r.Phone))),
-		h.Td(h.Data("label", "Texts"), h.Div(h.Span(h.Class(badge), g.Text(r.StatusLabel)))),
+		h.Td(h.Data("label", "Texts"), h.Div(statusBadge(r.Status, r.StatusLabel))),
 		h.Td(h.Data("label", "Priority"), h.Class("num"), h.Div(g.Text(strconv.Itoa(r.Priority)))),
 		h.Td(h.Data("label", "Wants"), h.Div(h.Class("muted"), g.Text(r.Preferences))),
 		h.Td(h.Data("label", ""), h.Class("actions"), h.Div(
@@ -115,6 +121,7 @@ func (v customerView) content(csrf string) g.Node {
 	return g.Group{
 		h.P(h.A(h.Href("/dashboard/customers"), g.Text("← Customers"))),
 		h.H1(g.Text(name+" "), h.Span(h.Class("muted phone"), g.Text(v.Phone))),
+		h.P(h.ID("customer-status"), g.Text("Texts: "), statusBadge(v.Status, v.StatusLabel)),
 		h.Div(h.Class("split"),
 			h.Section(h.Class("card"), h.Aria("labelledby", "edit-h"),
 				h.H2(h.ID("edit-h"), g.Text("Details")),
