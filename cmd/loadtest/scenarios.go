@@ -89,8 +89,10 @@ type result struct {
 	Ideal       *idealFigures `json:"ideal,omitempty"`
 	WaveTexts   int           `json:"wave_texts,omitempty"`
 	WaveSeconds float64       `json:"wave_s,omitempty"`
-	OK          bool          `json:"ok"`
-	Problems    []string      `json:"problems,omitempty"`
+	// Targets are the issue's goals held against this run (full sizes only).
+	Targets  []target `json:"targets,omitempty"`
+	OK       bool     `json:"ok"`
+	Problems []string `json:"problems,omitempty"`
 }
 
 type latencies struct {
@@ -455,6 +457,9 @@ func (r result) print(w io.Writer) {
 	if r.Scenario == "wave" {
 		fmt.Fprintf(w, "%-10s %d instances  %d texts in %.3fs (%.0f/s)  server CPU %.3f ms/text  peak RSS %v MiB  %s\n",
 			r.Scenario, r.Instances, r.WaveTexts, r.WaveSeconds, float64(r.WaveTexts)/r.WaveSeconds, r.CPUPerReplyMS, r.PeakRSSMiB, status)
+		if len(r.Targets) > 0 {
+			fmt.Fprintf(w, "  targets: %s\n", printTargets(r.Targets))
+		}
 		return
 	}
 	ratio := func(a, b float64) string {
@@ -481,4 +486,7 @@ func (r result) print(w io.Writer) {
 		fmt.Fprintf(w, "  pg %6.3f calls/YES %7.1f ms total %6.3f ms mean  %s\n", st.CallsPerReply, st.TotalMS, st.MeanMS, st.Query)
 	}
 	fmt.Fprintf(w, "  outcomes %v  bookings %d (want %d)  double-booked %d  %s\n", r.Outcomes, r.Bookings, r.WantBookings, r.DoubleBooked, status)
+	if len(r.Targets) > 0 {
+		fmt.Fprintf(w, "  targets: %s\n", printTargets(r.Targets))
+	}
 }

@@ -1,0 +1,38 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestTargetsJudgeEachFigure: each scenario is held to its own goals, floors and
+// ceilings the right way round, and the line names each with its figure.
+func TestTargetsJudgeEachFigure(t *testing.T) {
+	t.Parallel()
+	met := func(ts []target) map[string]bool {
+		out := map[string]bool{}
+		for _, tg := range ts {
+			out[tg.What] = tg.Met
+		}
+		return out
+	}
+
+	race := result{Scenario: "race", Wall: 0.2, Ideal: &idealFigures{Wall: 0.1}, CPUPerReplyMS: 0.2, PeakRSSMiB: []float64{50, 66, 58}}
+	require.Equal(t, map[string]bool{
+		"last answer": true, "last answer ÷ ideal": false, "server CPU per YES": true, "peak RSS": false,
+	}, met(targets(race)))
+	require.Equal(t, "✓ last answer ≤ 0.50 s (0.20 s)  ✗ last answer ÷ ideal ≤ 1.6× (2.0×)  ✓ server CPU per YES ≤ 0.35 ms (0.20 ms)  ✗ peak RSS ≤ 64.0 MiB (66.0 MiB)",
+		printTargets(targets(race)))
+
+	through := result{Scenario: "throughput", PerSecond: 2400, Latency: latencies{P99: 61}, CPUPerReplyMS: 0.36, PeakRSSMiB: []float64{40}}
+	require.Equal(t, map[string]bool{"replies/s": true, "p99": false, "server CPU per YES": false, "peak RSS": true}, met(targets(through)))
+	require.Contains(t, printTargets(targets(through)), "✓ replies/s ≥ 2000 (2400)")
+	through.PerSecond = 1999
+	require.False(t, met(targets(through))["replies/s"], "a floor")
+
+	require.Equal(t, map[string]bool{"p99": true, "server CPU per YES": true, "peak RSS": true},
+		met(targets(result{Scenario: "flash", Latency: latencies{P99: 50}, CPUPerReplyMS: 0.35, PeakRSSMiB: []float64{64}})), "a limit itself is met")
+	require.Equal(t, map[string]bool{"1,000th text": false}, met(targets(result{Scenario: "wave", WaveSeconds: 1.04})))
+	require.Nil(t, targets(result{Scenario: "warmup"}))
+}
