@@ -24,26 +24,52 @@ type Pacer struct {
 	prefix  string
 
 	mu    sync.Mutex
-	turns map[string]chan struct{} // per sender: one waiter of this instance asks Redis at a time
+	turns map[string]*turn // per sender with texts waiting: one waiter of this instance asks Redis at a time
+}
+
+// turn is a sender's token of this instance: its waiters take turns at asking Redis.
+// Without it, every text of a wave in flight asked at once and again after each refusal,
+// all woken at the same moment: at 1,000 texts a second a wave reached about 660.
+type turn struct {
+	token   chan struct{}
+	waiters int // the Waits holding this turn; it leaves the map with the last
 }
 
 // New returns a Pacer on rdb; prefix is prepended to its keys.
 func New(rdb redis.UniversalClient, prefix string) *Pacer {
-	return &Pacer{limiter: redis_rate.NewLimiter(rdb), prefix: prefix, turns: make(map[string]chan struct{})}
+	return &Pacer{limiter: redis_rate.NewLimiter(rdb), prefix: prefix, turns: make(map[string]*turn)}
 }
 
-// turn is the sender's token of this instance: its waiters take turns at asking Redis.
-// Without it, every text of a wave in flight asked at once and again after each refusal,
-// all woken at the same moment: at 1,000 texts a second a wave reached about 660.
-func (p *Pacer) turn(sender string) chan struct{} {
+// join returns sender's turn, made if no Wait of this instance holds it; leave must
+// follow.
+func (p *Pacer) join(sender string) *turn {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	t, ok := p.turns[sender]
 	if !ok {
-		t = make(chan struct{}, 1)
+		t = &turn{token: make(chan struct{}, 1)}
 		p.turns[sender] = t
 	}
+	t.waiters++
 	return t
+}
+
+// leave lets go of sender's turn; the last to leave removes it, so the map holds only
+// the senders with texts waiting, not every number the instance ever paced.
+func (p *Pacer) leave(sender string, t *turn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	t.waiters--
+	if t.waiters == 0 {
+		delete(p.turns, sender)
+	}
+}
+
+// senders is how many senders have texts waiting in this instance (tests).
+func (p *Pacer) senders() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.turns)
 }
 
 // Wait returns when sender may send one more text at perSecond texts a second, or with
@@ -54,13 +80,14 @@ func (p *Pacer) turn(sender string) chan struct{} {
 func (p *Pacer) Wait(ctx context.Context, sender string, perSecond int) error {
 	limit := redis_rate.PerSecond(max(perSecond, 1))
 	limit.Burst = max(1, perSecond/100)
-	turn := p.turn(sender)
+	t := p.join(sender)
+	defer p.leave(sender, t)
 	select {
-	case turn <- struct{}{}:
+	case t.token <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	defer func() { <-turn }()
+	defer func() { <-t.token }()
 	for {
 		res, err := p.limiter.Allow(ctx, p.prefix+"sms_pace:"+sender, limit)
 		if err != nil {
@@ -69,12 +96,12 @@ func (p *Pacer) Wait(ctx context.Context, sender string, perSecond int) error {
 		if res.Allowed > 0 {
 			return nil
 		}
-		t := time.NewTimer(res.RetryAfter)
+		wait := time.NewTimer(res.RetryAfter)
 		select {
 		case <-ctx.Done():
-			t.Stop()
+			wait.Stop()
 			return ctx.Err()
-		case <-t.C:
+		case <-wait.C:
 		}
 	}
 }
