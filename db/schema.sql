@@ -252,3 +252,6 @@ ALTER TABLE inbound_messages ADD COLUMN retold_at timestamptz;
 ALTER TABLE inbound_messages ADD COLUMN booking_id uuid;
 CREATE INDEX inbound_messages_unheard_idx ON inbound_messages (handled_at)
     WHERE outcome IS NOT NULL AND answered_at IS NULL AND retold_at IS NULL;
+
+-- 0014_refund_failed_dismissed
+ALTER TABLE bookings ADD COLUMN refund_failed_dismissed_at timestamptz;

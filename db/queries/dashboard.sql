@@ -110,7 +110,7 @@ ORDER BY 1;
 
 -- name: DashboardRefundsFailed :many
 -- The shop's bookings with a payment that could not be refunded, newest first: the owner
--- must refund them by hand in Stripe.
+-- must refund them by hand in Stripe (until they say they did).
 SELECT b.id, b.refund_failed_at::timestamptz AS refund_failed_at,
        COALESCE(b.refund_failed_payment_intent, '')::text AS payment_intent_id,
        COALESCE(b.refund_error, '')::text AS reason, b.amount_cents, b.currency,
@@ -119,6 +119,6 @@ SELECT b.id, b.refund_failed_at::timestamptz AS refund_failed_at,
 FROM bookings b
 JOIN slot_openings s ON s.id = b.opening_id
 JOIN customers c ON c.id = b.customer_id
-WHERE b.shop_id = sqlc.arg(shop_id) AND b.refund_failed_at IS NOT NULL
+WHERE b.shop_id = sqlc.arg(shop_id) AND b.refund_failed_at IS NOT NULL AND b.refund_failed_dismissed_at IS NULL
 ORDER BY b.refund_failed_at DESC, b.id
 LIMIT sqlc.arg(max_rows);

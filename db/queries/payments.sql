@@ -73,14 +73,25 @@ RETURNING *;
 -- name: BookingSetRefundFailed :execrows
 -- Records that a payment of the booking could not be refunded (Stripe refused for good,
 -- or the refund job ran out of attempts): the owner must refund it by hand. The latest
--- failure is the one shown. 0 rows: the booking is gone.
+-- failure is the one shown, even if the owner had dismissed an earlier one. 0 rows: the
+-- booking is gone.
 UPDATE bookings
 SET refund_failed_at = sqlc.arg(now)::timestamptz, refund_failed_payment_intent = sqlc.arg(payment_intent_id),
-    refund_error = sqlc.arg(reason), updated_at = sqlc.arg(now)::timestamptz
+    refund_error = sqlc.arg(reason), refund_failed_dismissed_at = NULL, updated_at = sqlc.arg(now)::timestamptz
 WHERE id = sqlc.arg(id);
 
 -- name: BookingClearRefundFailed :exec
 -- A later refund of the payment that had failed succeeded: nothing is left to do by hand.
 UPDATE bookings
-SET refund_failed_at = NULL, refund_failed_payment_intent = NULL, refund_error = NULL, updated_at = sqlc.arg(now)::timestamptz
+SET refund_failed_at = NULL, refund_failed_payment_intent = NULL, refund_error = NULL, refund_failed_dismissed_at = NULL,
+    updated_at = sqlc.arg(now)::timestamptz
 WHERE id = sqlc.arg(id) AND refund_failed_payment_intent = sqlc.arg(payment_intent_id);
+
+-- name: BookingDismissRefundFailed :execrows
+-- The owner refunded the failed refund's payment by hand: it no longer needs their
+-- attention. 0 rows: not this shop's booking, no failed refund on it, or dismissed
+-- already.
+UPDATE bookings
+SET refund_failed_dismissed_at = sqlc.arg(now)::timestamptz, updated_at = sqlc.arg(now)::timestamptz
+WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id)
+  AND refund_failed_at IS NOT NULL AND refund_failed_dismissed_at IS NULL;

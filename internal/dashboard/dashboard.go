@@ -154,6 +154,7 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 //	POST /dashboard/logout                sign out
 //	POST /dashboard/openings              declare an opening
 //	POST /dashboard/openings/:id/cancel   cancel an opening
+//	POST /dashboard/refunds/:id/done      a failed refund was made by hand
 //	GET  /dashboard/export.csv            filled slots, ?from=YYYY-MM-DD&to=YYYY-MM-DD
 //	GET  /dashboard/customers             the customer list (?q=, ?status=, ?cursor=)
 //	POST /dashboard/customers/import      a CSV upload (multipart: csrf, then file)
@@ -176,6 +177,7 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	e.POST("/dashboard/logout", d.page(d.logout))
 	e.POST("/dashboard/openings", d.page(d.signedIn(d.withCSRF(d.declare))))
 	e.POST("/dashboard/openings/:id/cancel", d.page(d.signedIn(d.withCSRF(d.cancel))))
+	e.POST("/dashboard/refunds/:id/done", d.page(d.signedIn(d.withCSRF(d.refundDone))))
 	e.GET("/dashboard/export.csv", d.page(d.signedIn(d.export)))
 	e.GET("/dashboard/customers", d.page(d.signedIn(d.customers)))
 	e.POST(ImportPath, d.page(d.signedIn(d.importCustomers)))

@@ -182,3 +182,23 @@ func (d *Dashboard) cancel(c echo.Context) error {
 		return d.internalError(c, "cancel opening", err)
 	}
 }
+
+// refundDone takes a failed refund off the list of those needing attention: the owner
+// says they refunded the payment by hand in Stripe. Another shop's booking, or one with
+// nothing to dismiss, is not found.
+func (d *Dashboard) refundDone(c echo.Context) error {
+	s := current(c)
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return d.notFound(c)
+	}
+	ok, err := d.openings.DismissRefundFailed(c.Request().Context(), s.Shop.ID, id)
+	if err != nil {
+		return d.internalError(c, "dismiss failed refund", err)
+	}
+	if !ok {
+		return d.notFound(c)
+	}
+	d.logger(c).Info("dashboard failed refund marked as refunded by hand", "shop_id", s.Shop.ID, "booking_id", id)
+	return c.Redirect(http.StatusSeeOther, "/dashboard?notice=refund_done")
+}

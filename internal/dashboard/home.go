@@ -33,7 +33,8 @@ var notices = map[string]string{
 	"declared": "Opening declared. Offers go out to your customers in waves.",
 	"declared_slow": "Opening declared, but your number cannot text a whole wave before the offers close at its send rate: " +
 		"the last customers of each wave will not be reached in time. Lower the customers per wave, or set a faster number's rate, in Settings.",
-	"cancelled": "Opening cancelled. No more offers will be texted for it.",
+	"cancelled":   "Opening cancelled. No more offers will be texted for it.",
+	"refund_done": "Marked as refunded by hand. It will show again only if another refund of that booking fails.",
 }
 
 // homeView is the dashboard page's data.

@@ -20,7 +20,7 @@ func (v homeView) content(csrf string) g.Node {
 		g.If(v.Notice != "", h.P(h.Class("notice"), h.Role("status"), g.Text(v.Notice))),
 		g.If(v.Error != "", h.P(h.Class("alert"), h.Role("alert"), g.Text(v.Error))),
 		g.Iff(v.SMSProblem != nil, func() g.Node { return v.SMSProblem.banner() }),
-		refundsFailedBanner(v.RefundsFailed),
+		refundsFailedBanner(v.RefundsFailed, csrf),
 		h.Div(h.ID("live-totals"), live(),
 			h.H2(h.Class("vh"), g.Text("Totals")),
 			h.Div(h.Class("cards"), v.Week.card(), v.Month.card(), v.Chart.figure()),
@@ -51,9 +51,9 @@ func (p smsProblemView) banner() g.Node {
 	)
 }
 
-// refundsFailedBanner lists the payments the owner must refund by hand; nothing when
-// there are none.
-func refundsFailedBanner(refunds []refundFailedView) g.Node {
+// refundsFailedBanner lists the payments the owner must refund by hand, each with a
+// button to say it was done; nothing when there are none.
+func refundsFailedBanner(refunds []refundFailedView, csrf string) g.Node {
 	if len(refunds) == 0 {
 		return nil
 	}
@@ -62,12 +62,13 @@ func refundsFailedBanner(refunds []refundFailedView) g.Node {
 			g.Textf("Needs your attention: %d refund%s could not be made", len(refunds), plural(len(refunds)))),
 		h.P(g.Text("These customers paid after their booking had lapsed, or paid twice, and the automatic refund failed. "),
 			h.Strong(g.Text("Refund each payment by hand in your Stripe Dashboard")),
-			g.Text(" (Payments: search for the payment id, then Refund), so the customer gets their money back.")),
-		h.Ul(g.Map(refunds, refundFailedView.item)),
+			g.Text(" (Payments: search for the payment id, then Refund), so the customer gets their money back. "+
+				"Then mark it refunded here.")),
+		h.Ul(g.Map(refunds, func(r refundFailedView) g.Node { return r.item(csrf) })),
 	)
 }
 
-func (r refundFailedView) item() g.Node {
+func (r refundFailedView) item(csrf string) g.Node {
 	payment := r.Payment
 	if payment == "" {
 		payment = "unknown (search Stripe for booking " + r.BookingID.String() + ")"
@@ -77,6 +78,10 @@ func (r refundFailedView) item() g.Node {
 		h.Span(h.Class("muted"), g.Text(r.Phone)), g.Text(" · "+r.Amount+" · payment "),
 		h.Code(g.Text(payment)), h.Br(),
 		h.Span(h.Class("muted"), g.Text("Failed "+r.FailedAt+": "+r.Reason)),
+		h.Form(h.Method("post"), h.Action("/dashboard/refunds/"+r.BookingID.String()+"/done"),
+			csrfInput(csrf),
+			h.Button(h.Type("submit"), h.Class("btn"), g.Text("I refunded it"),
+				h.Span(h.Class("vh"), g.Text(" ("+r.Service+", "+r.When+", "+r.Amount+")")))),
 	)
 }
 

@@ -48,7 +48,7 @@ WITH opening AS (
     SELECT f.id, $3, a.id, $7, $8, f.price_cents, $9,
         $4::timestamptz, $4::timestamptz, $10, $11
     FROM filled f, accepted a
-    RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at
+    RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at
 )
 SELECT b.id, b.status, b.amount_cents, b.currency, b.checkout_expires_at, b.created_at, b.shop_id, b.opening_id, b.customer_id,
        f.service, f.starts_at, f.price_cents
@@ -135,7 +135,7 @@ func (q *Queries) BookingClaim(ctx context.Context, db DBTX, arg BookingClaimPar
 }
 
 const bookingGet = `-- name: BookingGet :one
-SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at FROM bookings WHERE id = $1
+SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at FROM bookings WHERE id = $1
 `
 
 func (q *Queries) BookingGet(ctx context.Context, db DBTX, id uuid.UUID) (Booking, error) {
@@ -166,12 +166,13 @@ func (q *Queries) BookingGet(ctx context.Context, db DBTX, id uuid.UUID) (Bookin
 		&i.RefundFailedPaymentIntent,
 		&i.RefundError,
 		&i.LinkRetryAt,
+		&i.RefundFailedDismissedAt,
 	)
 	return i, err
 }
 
 const bookingLatestForOpening = `-- name: BookingLatestForOpening :one
-SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at FROM bookings WHERE opening_id = $1 ORDER BY created_at DESC, id LIMIT 1
+SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at FROM bookings WHERE opening_id = $1 ORDER BY created_at DESC, id LIMIT 1
 `
 
 func (q *Queries) BookingLatestForOpening(ctx context.Context, db DBTX, openingID uuid.UUID) (Booking, error) {
@@ -202,6 +203,7 @@ func (q *Queries) BookingLatestForOpening(ctx context.Context, db DBTX, openingI
 		&i.RefundFailedPaymentIntent,
 		&i.RefundError,
 		&i.LinkRetryAt,
+		&i.RefundFailedDismissedAt,
 	)
 	return i, err
 }
@@ -269,7 +271,7 @@ func (q *Queries) BookingMarkTold(ctx context.Context, db DBTX, arg BookingMarkT
 const bookingSetCheckoutExpiry = `-- name: BookingSetCheckoutExpiry :one
 UPDATE bookings SET checkout_expires_at = $1::timestamptz, updated_at = $2::timestamptz
 WHERE id = $3 AND payment_url IS NULL AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at
 `
 
 type BookingSetCheckoutExpiryParams struct {
@@ -308,6 +310,7 @@ func (q *Queries) BookingSetCheckoutExpiry(ctx context.Context, db DBTX, arg Boo
 		&i.RefundFailedPaymentIntent,
 		&i.RefundError,
 		&i.LinkRetryAt,
+		&i.RefundFailedDismissedAt,
 	)
 	return i, err
 }

@@ -245,7 +245,7 @@ SELECT b.id, b.refund_failed_at::timestamptz AS refund_failed_at,
 FROM bookings b
 JOIN slot_openings s ON s.id = b.opening_id
 JOIN customers c ON c.id = b.customer_id
-WHERE b.shop_id = $1 AND b.refund_failed_at IS NOT NULL
+WHERE b.shop_id = $1 AND b.refund_failed_at IS NOT NULL AND b.refund_failed_dismissed_at IS NULL
 ORDER BY b.refund_failed_at DESC, b.id
 LIMIT $2
 `
@@ -270,7 +270,7 @@ type DashboardRefundsFailedRow struct {
 }
 
 // The shop's bookings with a payment that could not be refunded, newest first: the owner
-// must refund them by hand in Stripe.
+// must refund them by hand in Stripe (until they say they did).
 func (q *Queries) DashboardRefundsFailed(ctx context.Context, db DBTX, arg DashboardRefundsFailedParams) ([]DashboardRefundsFailedRow, error) {
 	rows, err := db.Query(ctx, dashboardRefundsFailed, arg.ShopID, arg.MaxRows)
 	if err != nil {

@@ -36,6 +36,7 @@ type Booking struct {
 	RefundFailedPaymentIntent pgtype.Text
 	RefundError               pgtype.Text
 	LinkRetryAt               *time.Time
+	RefundFailedDismissedAt   *time.Time
 }
 
 type Customer struct {

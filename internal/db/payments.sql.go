@@ -15,7 +15,8 @@ import (
 
 const bookingClearRefundFailed = `-- name: BookingClearRefundFailed :exec
 UPDATE bookings
-SET refund_failed_at = NULL, refund_failed_payment_intent = NULL, refund_error = NULL, updated_at = $1::timestamptz
+SET refund_failed_at = NULL, refund_failed_payment_intent = NULL, refund_error = NULL, refund_failed_dismissed_at = NULL,
+    updated_at = $1::timestamptz
 WHERE id = $2 AND refund_failed_payment_intent = $3
 `
 
@@ -47,6 +48,30 @@ type BookingDeferReconcileParams struct {
 func (q *Queries) BookingDeferReconcile(ctx context.Context, db DBTX, arg BookingDeferReconcileParams) error {
 	_, err := db.Exec(ctx, bookingDeferReconcile, arg.After, arg.ID)
 	return err
+}
+
+const bookingDismissRefundFailed = `-- name: BookingDismissRefundFailed :execrows
+UPDATE bookings
+SET refund_failed_dismissed_at = $1::timestamptz, updated_at = $1::timestamptz
+WHERE id = $2 AND shop_id = $3
+  AND refund_failed_at IS NOT NULL AND refund_failed_dismissed_at IS NULL
+`
+
+type BookingDismissRefundFailedParams struct {
+	Now    time.Time
+	ID     uuid.UUID
+	ShopID uuid.UUID
+}
+
+// The owner refunded the failed refund's payment by hand: it no longer needs their
+// attention. 0 rows: not this shop's booking, no failed refund on it, or dismissed
+// already.
+func (q *Queries) BookingDismissRefundFailed(ctx context.Context, db DBTX, arg BookingDismissRefundFailedParams) (int64, error) {
+	result, err := db.Exec(ctx, bookingDismissRefundFailed, arg.Now, arg.ID, arg.ShopID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const bookingListStale = `-- name: BookingListStale :many
@@ -101,7 +126,7 @@ func (q *Queries) BookingListStale(ctx context.Context, db DBTX, arg BookingList
 
 const bookingLock = `-- name: BookingLock :one
 
-SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at FROM bookings WHERE id = $1 FOR UPDATE
+SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at FROM bookings WHERE id = $1 FOR UPDATE
 `
 
 // Payment outcomes: what Stripe's webhooks, the reconciliation and the refund job change.
@@ -133,6 +158,7 @@ func (q *Queries) BookingLock(ctx context.Context, db DBTX, id uuid.UUID) (Booki
 		&i.RefundFailedPaymentIntent,
 		&i.RefundError,
 		&i.LinkRetryAt,
+		&i.RefundFailedDismissedAt,
 	)
 	return i, err
 }
@@ -142,7 +168,7 @@ UPDATE bookings
 SET status = 'confirmed', confirmed_at = $1::timestamptz, updated_at = $1::timestamptz,
     stripe_payment_intent_id = COALESCE($2, stripe_payment_intent_id)
 WHERE id = $3 AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at
 `
 
 type BookingMarkConfirmedParams struct {
@@ -181,6 +207,7 @@ func (q *Queries) BookingMarkConfirmed(ctx context.Context, db DBTX, arg Booking
 		&i.RefundFailedPaymentIntent,
 		&i.RefundError,
 		&i.LinkRetryAt,
+		&i.RefundFailedDismissedAt,
 	)
 	return i, err
 }
@@ -190,7 +217,7 @@ UPDATE bookings
 SET status = 'confirmed', confirmed_at = $1::timestamptz, updated_at = $1::timestamptz,
     stripe_payment_intent_id = COALESCE($2, stripe_payment_intent_id)
 WHERE id = $3 AND status = 'payment_failed' AND refund_requested_at IS NULL AND refund_id IS NULL
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at
 `
 
 type BookingMarkConfirmedLateParams struct {
@@ -230,6 +257,7 @@ func (q *Queries) BookingMarkConfirmedLate(ctx context.Context, db DBTX, arg Boo
 		&i.RefundFailedPaymentIntent,
 		&i.RefundError,
 		&i.LinkRetryAt,
+		&i.RefundFailedDismissedAt,
 	)
 	return i, err
 }
@@ -237,7 +265,7 @@ func (q *Queries) BookingMarkConfirmedLate(ctx context.Context, db DBTX, arg Boo
 const bookingMarkFailed = `-- name: BookingMarkFailed :one
 UPDATE bookings SET status = 'payment_failed', updated_at = $1::timestamptz
 WHERE id = $2 AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at
 `
 
 type BookingMarkFailedParams struct {
@@ -274,6 +302,7 @@ func (q *Queries) BookingMarkFailed(ctx context.Context, db DBTX, arg BookingMar
 		&i.RefundFailedPaymentIntent,
 		&i.RefundError,
 		&i.LinkRetryAt,
+		&i.RefundFailedDismissedAt,
 	)
 	return i, err
 }
@@ -300,7 +329,7 @@ UPDATE bookings
 SET refund_id = $1, updated_at = $2::timestamptz,
     stripe_payment_intent_id = COALESCE(stripe_payment_intent_id, $3)
 WHERE id = $4 AND refund_id IS NULL AND status <> 'confirmed'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at
 `
 
 type BookingSetRefundParams struct {
@@ -345,6 +374,7 @@ func (q *Queries) BookingSetRefund(ctx context.Context, db DBTX, arg BookingSetR
 		&i.RefundFailedPaymentIntent,
 		&i.RefundError,
 		&i.LinkRetryAt,
+		&i.RefundFailedDismissedAt,
 	)
 	return i, err
 }
@@ -352,7 +382,7 @@ func (q *Queries) BookingSetRefund(ctx context.Context, db DBTX, arg BookingSetR
 const bookingSetRefundFailed = `-- name: BookingSetRefundFailed :execrows
 UPDATE bookings
 SET refund_failed_at = $1::timestamptz, refund_failed_payment_intent = $2,
-    refund_error = $3, updated_at = $1::timestamptz
+    refund_error = $3, refund_failed_dismissed_at = NULL, updated_at = $1::timestamptz
 WHERE id = $4
 `
 
@@ -365,7 +395,8 @@ type BookingSetRefundFailedParams struct {
 
 // Records that a payment of the booking could not be refunded (Stripe refused for good,
 // or the refund job ran out of attempts): the owner must refund it by hand. The latest
-// failure is the one shown. 0 rows: the booking is gone.
+// failure is the one shown, even if the owner had dismissed an earlier one. 0 rows: the
+// booking is gone.
 func (q *Queries) BookingSetRefundFailed(ctx context.Context, db DBTX, arg BookingSetRefundFailedParams) (int64, error) {
 	result, err := db.Exec(ctx, bookingSetRefundFailed,
 		arg.Now,

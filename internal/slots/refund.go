@@ -203,6 +203,21 @@ func refundFailureReason(err error) string {
 	return "The refund kept failing (Stripe or the database could not be reached)."
 }
 
+// DismissRefundFailed records that the owner of shopID refunded by hand the payment whose
+// refund failed on booking bookingID: it leaves the dashboard's list of refunds needing
+// attention. The failure stays on the booking, and a later one shows again. It reports
+// false when there was nothing to dismiss (another shop's booking, no failed refund on
+// it, or dismissed already).
+func (s *Service) DismissRefundFailed(ctx context.Context, shopID, bookingID uuid.UUID) (bool, error) {
+	n, err := s.q.BookingDismissRefundFailed(ctx, s.pool, db.BookingDismissRefundFailedParams{
+		ID: bookingID, ShopID: shopID, Now: s.cfg.Now().UTC(),
+	})
+	if err != nil {
+		return false, fmt.Errorf("dismiss failed refund of booking %s: %w", bookingID, err)
+	}
+	return n == 1, nil
+}
+
 // RefundFailedLost counts a refund job River gave up on without its last attempt
 // reaching the worker (the process running it was killed, and River's rescuer discarded
 // it); see RecordLostRefunds.
