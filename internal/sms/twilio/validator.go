@@ -1,20 +1,37 @@
 package twilio
 
 import (
+	"crypto/hmac"
+	"crypto/sha1"
+	"crypto/subtle"
+	"encoding/base64"
+	"hash"
 	"net/url"
+	"slices"
+	"sync"
 
 	"github.com/twilio/twilio-go/client"
 )
 
-// Validator checks X-Twilio-Signature headers with twilio-go's request validator. It is
-// safe for concurrent use.
+// Validator checks X-Twilio-Signature headers as twilio-go's request validator does. It
+// is safe for concurrent use.
 type Validator struct {
-	rv client.RequestValidator
+	rv   client.RequestValidator
+	macs sync.Pool // of *signer
+}
+
+// signer is an HMAC-SHA1 keyed with the auth token and a buffer for the signed string.
+type signer struct {
+	mac hash.Hash
+	buf []byte
 }
 
 // NewValidator returns a Validator for signatures made with authToken.
 func NewValidator(authToken string) *Validator {
-	return &Validator{rv: client.NewRequestValidator(authToken)}
+	key := []byte(authToken)
+	v := &Validator{rv: client.NewRequestValidator(authToken)}
+	v.macs.New = func() any { return &signer{mac: hmac.New(sha1.New, key)} }
+	return v
 }
 
 // Valid reports whether signature is Twilio's signature of url and params. url is the
@@ -22,7 +39,19 @@ func NewValidator(authToken string) *Validator {
 // Host), with any query string; params are the decoded form fields. Only each field's
 // first value counts, like twilio-go's ValidateBody: Twilio sends every field once. A URL
 // signed with or without its default port (443/80) is accepted either way.
+//
+// It accepts exactly what twilio-go's RequestValidator.Validate accepts. That function
+// always signs the URL twice (with its default port added and removed, through three
+// parses of it) and builds the signed string by repeated concatenation: 128
+// allocations, two HMACs and about 45 µs for a real text's form, against one allocation
+// and 2 µs here (BenchmarkValidator), and a twentieth of the instances' CPU in a storm of
+// replies. Twilio signs the URL it was given, which is the one we were configured
+// with, so the URL as given is tried first, with one HMAC; Validate, whose candidates
+// always include the URL as given, decides only when that fails.
 func (v *Validator) Valid(url string, params url.Values, signature string) bool {
+	if v.signedAsGiven(url, params, signature) {
+		return true
+	}
 	m := make(map[string]string, len(params))
 	for k, vs := range params {
 		if len(vs) > 0 {
@@ -30,4 +59,34 @@ func (v *Validator) Valid(url string, params url.Values, signature string) bool 
 		}
 	}
 	return v.rv.Validate(url, m, signature)
+}
+
+// signedAsGiven reports whether signature is the HMAC-SHA1 of url followed by each field's
+// name and first value, the names in byte order: Twilio's scheme, as Validate computes
+// it for the URL as given.
+func (v *Validator) signedAsGiven(url string, params url.Values, signature string) bool {
+	const size = 28 // base64 of a SHA-1 sum
+	if len(signature) != size {
+		return false
+	}
+	var keys [32]string
+	names := keys[:0]
+	for k, vs := range params {
+		if len(vs) > 0 {
+			names = append(names, k)
+		}
+	}
+	slices.Sort(names)
+	s := v.macs.Get().(*signer)
+	defer v.macs.Put(s)
+	s.buf = append(s.buf[:0], url...)
+	for _, k := range names {
+		s.buf = append(append(s.buf, k...), params[k][0]...)
+	}
+	s.mac.Reset()
+	s.mac.Write(s.buf)
+	var sum [sha1.Size]byte
+	var got [size]byte
+	base64.StdEncoding.Encode(got[:], s.mac.Sum(sum[:0]))
+	return subtle.ConstantTimeCompare(got[:], []byte(signature)) == 1
 }

@@ -1,0 +1,44 @@
+package twilio
+
+import (
+	"net/url"
+	"testing"
+
+	"github.com/slotrecovery/slotrecovery/internal/sms"
+)
+
+// TestSignedAsGivenIsTheFastPath: the one-HMAC check accepts Twilio's signature of the
+// URL as given (so twilio-go's double check runs only for the rare other URL forms) and
+// nothing else; with a single value per field, sms.Signature is that signature.
+func TestSignedAsGivenIsTheFastPath(t *testing.T) {
+	const token = "test-auth-token-0123456789"
+	v := NewValidator(token)
+	for _, u := range []string{
+		"https://slots.example.test/webhooks/twilio/sms",
+		"https://slots.example.test:443/webhooks/twilio/sms?a=1",
+		"",
+	} {
+		for _, form := range []url.Values{
+			{},
+			{"From": {"+15555550123"}, "To": {"+15555550100"}, "Body": {"YES"}, "MessageSid": {"SM0123"}},
+			{"Body": {"héllo\x00\xff"}, "": {"empty name"}, "a": {""}, "B": {"upper sorts first"}},
+		} {
+			good := sms.Signature(token, u, form)
+			if !v.signedAsGiven(u, form, good) {
+				t.Errorf("url %q form %q: the signature of the URL as given is not accepted by the fast path", u, form)
+			}
+			for _, bad := range []string{sms.Signature("another-token", u, form), sms.Signature(token, u+"/", form), good[:27] + "A", ""} {
+				if bad != good && v.signedAsGiven(u, form, bad) {
+					t.Errorf("url %q form %q: signature %q accepted", u, form, bad)
+				}
+			}
+			withExtra := url.Values{}
+			for k, vs := range form {
+				withExtra[k] = append([]string{vs[0]}, "a later value is not signed")
+			}
+			if !v.signedAsGiven(u, withExtra, good) {
+				t.Errorf("url %q form %q: a later value of a field changed the verdict", u, withExtra)
+			}
+		}
+	}
+}
