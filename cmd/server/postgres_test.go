@@ -6,6 +6,10 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/config"
@@ -55,4 +59,44 @@ func TestPoolFitsTheCores(t *testing.T) {
 	q.Set("pool_max_conns", "3")
 	u.RawQuery = q.Encode()
 	require.EqualValues(t, 3, size(u.String()), "DATABASE_URL's own size is kept")
+}
+
+// TestUUIDsTravelAsBytes: the server's connections read ids into google/uuid values
+// straight from their 16 bytes (not through sql.Scanner and the string form), and every
+// shape the queries use reads back what was written: an id, a NULL or present
+// uuid.NullUUID, an array of ids, and a NULL into a plain id (the zero id, as before).
+func TestUUIDsTravelAsBytes(t *testing.T) {
+	t.Parallel()
+	_, dbURL := pgtest.New(t)
+	ctx := context.Background()
+	pool, err := openPostgres(ctx, config.Config{DatabaseURL: dbURL})
+	require.NoError(t, err)
+	defer pool.Close()
+
+	var id uuid.UUID
+	var nid uuid.NullUUID
+	require.NoError(t, pool.AcquireFunc(ctx, func(conn *pgxpool.Conn) error {
+		tm := conn.Conn().TypeMap()
+		assert.IsType(t, scanBinaryUUID{}, tm.PlanScan(pgtype.UUIDOID, pgtype.BinaryFormatCode, &id))
+		assert.IsType(t, scanBinaryNullUUID{}, tm.PlanScan(pgtype.UUIDOID, pgtype.BinaryFormatCode, &nid))
+		return nil
+	}))
+
+	want := uuid.New()
+	require.NoError(t, pool.QueryRow(ctx, `SELECT $1::uuid`, want).Scan(&id))
+	require.Equal(t, want, id)
+	require.NoError(t, pool.QueryRow(ctx, `SELECT $1::uuid`, want).Scan(&nid))
+	require.Equal(t, uuid.NullUUID{UUID: want, Valid: true}, nid)
+	require.NoError(t, pool.QueryRow(ctx, `SELECT NULL::uuid`).Scan(&nid))
+	require.Equal(t, uuid.NullUUID{}, nid)
+	require.NoError(t, pool.QueryRow(ctx, `SELECT NULL::uuid`).Scan(&id))
+	require.Equal(t, uuid.Nil, id, "NULL into a plain id is the zero id, as uuid.UUID's own Scan has it")
+
+	ids := []uuid.UUID{uuid.New(), want, uuid.New()}
+	var back []uuid.UUID
+	require.NoError(t, pool.QueryRow(ctx, `SELECT $1::uuid[]`, ids).Scan(&back))
+	require.Equal(t, ids, back)
+	var text string
+	require.NoError(t, pool.QueryRow(ctx, `SELECT $1::uuid::text`, want).Scan(&text))
+	require.Equal(t, want.String(), text, "ids are sent as themselves")
 }

@@ -21,7 +21,6 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
-	pgxuuid "github.com/vgarvardt/pgx-google-uuid/v5"
 
 	"github.com/slotrecovery/slotrecovery/internal/config"
 	"github.com/slotrecovery/slotrecovery/internal/cooldown"
@@ -270,11 +269,11 @@ func openPostgres(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error)
 	if _, set := pcfg.ConnConfig.RuntimeParams["plan_cache_mode"]; !set {
 		pcfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 	}
-	// google/uuid values implement driver.Valuer, so pgx would encode every id through
-	// its string form (and parse it back): a tenth of the server's CPU on the YES path.
-	// Registered, they travel as the 16 bytes they are.
+	// google/uuid values implement driver.Valuer and sql.Scanner, so pgx would send and
+	// read every id through its string form: a tenth of the server's CPU on the YES path.
+	// Registered, they travel as the 16 bytes they are (uuid.go).
 	pcfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
-		pgxuuid.Register(conn.TypeMap())
+		registerUUID(conn.TypeMap())
 		return nil
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
