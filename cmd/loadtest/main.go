@@ -49,6 +49,7 @@ type options struct {
 	instances   int
 	scenarios   string
 	repeat      int
+	idealRuns   int
 	quick       bool
 	databaseURL string
 	redisURL    string
@@ -68,6 +69,7 @@ func main() {
 	flag.IntVar(&o.instances, "instances", 3, "server instances")
 	flag.StringVar(&o.scenarios, "scenario", "all", "race, throughput, flash, wave or all (comma-separated)")
 	flag.IntVar(&o.repeat, "repeat", 1, "runs of each scenario")
+	flag.IntVar(&o.idealRuns, "ideal-runs", 5, "runs of the ideal server after each scenario's run (its figures are the median run's)")
 	flag.BoolVar(&o.quick, "quick", false, "tiny sizes (a smoke test)")
 	flag.StringVar(&o.databaseURL, "database-url", envOr("LOADTEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "an admin connection to the Postgres to use; a database is created on it")
 	flag.StringVar(&o.redisURL, "redis-url", envOr("LOADTEST_REDIS_URL", "redis://127.0.0.1:6379/0"), "the Redis to use (keys under a prefix of the run's own)")
@@ -319,7 +321,7 @@ const idealTwiML = `<?xml version="1.0" encoding="UTF-8"?>` + "\n" +
 func serveIdeal(addr string) {
 	srv := &http.Server{Addr: addr, ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodGet {
-			w.WriteHeader(http.StatusOK)
+			_, _ = io.WriteString(w, "ok") // a body: see loadkit's Connect
 			return
 		}
 		if err := r.ParseForm(); err != nil || r.PostForm.Get("MessageSid") == "" {

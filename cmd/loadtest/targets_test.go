@@ -36,3 +36,28 @@ func TestTargetsJudgeEachFigure(t *testing.T) {
 	require.Equal(t, map[string]bool{"1,000th text": false}, met(targets(result{Scenario: "wave", WaveSeconds: 1.04})))
 	require.Nil(t, targets(result{Scenario: "warmup"}))
 }
+
+// TestIdealIsTheMedianRun: the ideal server's figures are those of its median run (by
+// wall time), whatever order the runs came in, with the fastest and slowest beside them,
+// so one lucky or unlucky run no longer sets the race's ratio.
+func TestIdealIsTheMedianRun(t *testing.T) {
+	t.Parallel()
+	runs := []idealFigures{
+		{Wall: 0.126, PerSecond: 7900, Latency: latencies{P99: 120}},
+		{Wall: 0.042, PerSecond: 23800, Latency: latencies{P99: 40}},
+		{Wall: 0.081, PerSecond: 12300, Latency: latencies{P99: 75}},
+		{Wall: 0.069, PerSecond: 14500, Latency: latencies{P99: 66}},
+		{Wall: 0.090, PerSecond: 11100, Latency: latencies{P99: 85}},
+	}
+	got := medianIdeal(runs)
+	require.Equal(t, &idealFigures{Wall: 0.081, PerSecond: 12300, Latency: latencies{P99: 75}, Runs: 5, WallRange: [2]float64{0.042, 0.126}}, got)
+	require.Equal(t, 0.126, runs[0].Wall, "the caller's runs are left in their order")
+
+	one := medianIdeal(runs[:1])
+	require.Equal(t, 0.126, one.Wall)
+	require.Equal(t, [2]float64{0.126, 0.126}, one.WallRange)
+	require.Nil(t, medianIdeal(nil))
+
+	race := result{Scenario: "race", Wall: 0.16, Ideal: got, CPUPerReplyMS: 0.2}
+	require.Contains(t, printTargets(targets(race)), "✗ last answer ÷ ideal ≤ 1.6× (2.0×)", "the ratio is to the median run")
+}

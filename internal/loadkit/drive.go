@@ -215,6 +215,42 @@ func (d *Driver) Fire(ctx context.Context, bases []string, texts []url.Values, i
 	return out, time.Since(t0)
 }
 
+// Connect makes sure the client holds n open connections, round robin over bases as
+// Fire spreads its texts, idle for the next Fire: a measured run then meets servers
+// whose connections are open, whether a run before it left some or not. Each is used
+// (or opened) by a GET of /healthz, whose answer must have a body: the answers are
+// read only once all n have come (or failed), and until then no request can reuse
+// another's connection. It returns how many of the n requests succeeded, each on a
+// connection of its own.
+func (d *Driver) Connect(ctx context.Context, bases []string, n int) int {
+	var arrived, wg sync.WaitGroup
+	var ok atomic.Int64
+	arrived.Add(n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, bases[i%len(bases)]+"/healthz", nil)
+			var res *http.Response
+			if err == nil {
+				res, err = d.Client.Do(req)
+			}
+			arrived.Done()
+			if err != nil {
+				return
+			}
+			arrived.Wait()
+			_, _ = io.Copy(io.Discard, res.Body)
+			res.Body.Close()
+			if res.StatusCode == http.StatusOK && res.ContentLength != 0 {
+				ok.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	return int(ok.Load())
+}
+
 func (d *Driver) send(ctx context.Context, base, body, sig string) Answer {
 	t0 := time.Now()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+TwilioPath, strings.NewReader(body))
