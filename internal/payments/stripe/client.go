@@ -59,7 +59,14 @@ func New(cfg Config) (*Client, error) {
 		}
 	}
 
-	httpClient := &http.Client{Timeout: cmp.Or(cfg.Timeout, DefaultTimeout)}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	// The winners of a storm ask for their links at once; the default of 2 idle
+	// connections per host closed all but two of the connections they opened, so the
+	// next storm's winners each dialled (and handshook TLS) anew on their way to an
+	// answer. HTTP/2 to Stripe shares one connection anyway; a Stripe reached over
+	// HTTP/1.1 (stripe-mock, a proxy) keeps up to this many.
+	tr.MaxIdleConnsPerHost = 32
+	httpClient := &http.Client{Timeout: cmp.Or(cfg.Timeout, DefaultTimeout), Transport: tr}
 	backend := func(typ stripego.SupportedBackend) stripego.Backend {
 		// GetBackendWithConfig fills in and keeps the config it is given, so
 		// each backend gets a fresh one.
