@@ -11,7 +11,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
@@ -32,7 +34,7 @@ func TestConcurrentCheckoutsKeepTheirConnections(t *testing.T) {
 	var opened atomic.Int64
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		inside.Done()
-		inside.Wait()
+		waitAll(t, &inside)
 		proxy.ServeHTTP(w, r)
 	}))
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
@@ -53,7 +55,7 @@ func TestConcurrentCheckoutsKeepTheirConnections(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				_, err := c.CreateCheckout(context.Background(), checkoutRequest("storm-"+strconv.Itoa(n)+"-"+strconv.Itoa(i)))
-				require.NoError(t, err)
+				assert.NoError(t, err)
 			}()
 		}
 		wg.Wait()
@@ -62,4 +64,19 @@ func TestConcurrentCheckoutsKeepTheirConnections(t *testing.T) {
 	require.EqualValues(t, burst, opened.Load(), "the first storm's calls, all at once, each opened a connection")
 	storm(2)
 	require.EqualValues(t, burst, opened.Load(), "the second storm opened none: it used the first storm's connections")
+}
+
+// waitAll waits for wg, or fails the test after 10 s: a request that never reached the
+// server must not leave the others waiting for it for good.
+func waitAll(t *testing.T, wg *sync.WaitGroup) {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Error("the burst's other requests never arrived")
+	}
 }
