@@ -61,6 +61,15 @@ const (
 	maxRetentionDays     = 3650
 )
 
+// shippedDefaults are the example secrets docker-compose.yml and scripts/dev.sh fall
+// back to, by variable. Anyone can read them in the repository: with them, anyone could
+// create shops (ADMIN_TOKEN) or forge Stripe events (STRIPE_WEBHOOK_SECRET). They are
+// accepted only with DEV_MODE=1, a local sandbox.
+var shippedDefaults = map[string]string{
+	"ADMIN_TOKEN":           "dev-admin-token-change-me",
+	"STRIPE_WEBHOOK_SECRET": "whsec_dev_secret",
+}
+
 // TwilioConfigured reports whether real texts can be sent and inbound signatures checked.
 func (c Config) TwilioConfigured() bool { return c.TwilioAccountSID != "" && c.TwilioAuthToken != "" }
 
@@ -193,6 +202,18 @@ func Load(getenv func(string) string) (Config, error) {
 			bad("RETENTION_DAYS", fmt.Sprintf("must be a whole number of days from %d to %d (Stripe retries webhooks for 3 days)", MinRetentionDays, maxRetentionDays))
 		} else {
 			c.Retention = time.Duration(days) * 24 * time.Hour
+		}
+	}
+	if !c.DevMode {
+		shipped := func(name, val string) {
+			if val == shippedDefaults[name] {
+				bad(name, "is the example value docker-compose.yml and scripts/dev.sh ship, which anyone can read: "+
+					"set a secret of your own (e.g. openssl rand -hex 32), or DEV_MODE=1 for a local sandbox")
+			}
+		}
+		shipped("ADMIN_TOKEN", c.AdminToken)
+		for _, s := range c.StripeWebhookSecrets {
+			shipped("STRIPE_WEBHOOK_SECRET", s)
 		}
 	}
 	if c.RedisKeyPrefix != "" && strings.ContainsAny(c.RedisKeyPrefix, " {}") {

@@ -88,6 +88,37 @@ func TestLoadErrorsNameTheVariableAndHideSecrets(t *testing.T) {
 	}
 }
 
+// TestLoadRefusesShippedDefaultsOutsideDevMode: docker-compose.yml and scripts/dev.sh
+// ship an admin token and a Stripe webhook secret anyone can read in this repository.
+// They are fine for a local sandbox (DEV_MODE=1); anywhere else they would let anyone
+// create shops or forge Stripe events, so the server must refuse to start with them.
+func TestLoadRefusesShippedDefaultsOutsideDevMode(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct{ name, value string }{
+		"admin token":         {"ADMIN_TOKEN", "dev-admin-token-change-me"},
+		"admin token, spaced": {"ADMIN_TOKEN", "  dev-admin-token-change-me "},
+		"webhook secret":      {"STRIPE_WEBHOOK_SECRET", "whsec_dev_secret"},
+		"webhook secret, old": {"STRIPE_WEBHOOK_SECRET", "whsec_new,whsec_dev_secret"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			m := base()
+			m[tc.name] = tc.value
+			_, err := config.Load(env(m))
+			require.Error(t, err, "%s=%q outside DEV_MODE must be refused", tc.name, tc.value)
+			require.Contains(t, err.Error(), tc.name)
+			require.Contains(t, err.Error(), "DEV_MODE")
+			require.NotContains(t, err.Error(), strings.TrimSpace(tc.value), "the error names the variable, never its value")
+
+			// The same value is the local sandbox's, and accepted there.
+			m["DEV_MODE"] = "1"
+			_, err = config.Load(env(m))
+			require.NoError(t, err, "%s=%q with DEV_MODE=1", tc.name, tc.value)
+		})
+	}
+}
+
 func TestLoadRetention(t *testing.T) {
 	t.Parallel()
 	c, err := config.Load(env(base()))
