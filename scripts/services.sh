@@ -39,6 +39,7 @@
 #   STRIPE_MOCK_ADDR [127.0.0.1:12111]  STRIPE_MOCK_HTTPS_ADDR [127.0.0.1:12112]
 #   STRIPE_MOCK_BIN [looked up on PATH, /root/go/bin, $(go env GOPATH)/bin]
 #   SERVICES_TIMEOUT [60] seconds to wait for a service to answer after starting it
+#   PROGRESS_SECONDS [20] how often a long step (an install, a build) says it is still at it
 
 _SVC_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
@@ -105,6 +106,8 @@ _svc_apt_install() {
 	fi
 	start=$SECONDS
 	printf '\n=== %s apt-get install --no-install-recommends %s\n' "$(date -u +%FT%TZ)" "$*" >>"$log"
+	_svc_log "installing $* (apt-get; log $log)"
+	heartbeat_start "services: installing $*" "apt's progress is in $log"
 	if _svc_as_root env DEBIAN_FRONTEND=noninteractive \
 		timeout 1200 apt-get -o DPkg::Lock::Timeout=300 install -y --no-install-recommends "$@" \
 		</dev/null >>"$log" 2>&1; then
@@ -112,6 +115,7 @@ _svc_apt_install() {
 	else
 		rc=$?
 	fi
+	heartbeat_stop
 	if ((rc != 0)); then
 		_svc_err "apt-get install $* failed (exit $rc); the end of $log:"
 		tail -n 20 "$log" >&2
@@ -411,7 +415,8 @@ ensure_stripe_mock_bin() {
 	mkdir -p "$gobin" || return 1
 	_svc_log "building stripe-mock ${pin:-} from tools/go.mod into $gobin"
 	# Build beside the target, then rename: a parallel run never sees half a file.
-	if ! (cd "$_SVC_ROOT/tools" && GOFLAGS=-mod=mod go build -o "$gobin/.stripe-mock.$$" github.com/stripe/stripe-mock); then
+	if ! (cd "$_SVC_ROOT/tools" && GOFLAGS=-mod=mod go_progress "services: building stripe-mock" "about a minute on 2 cores" \
+		go build -v -o "$gobin/.stripe-mock.$$" github.com/stripe/stripe-mock); then
 		rm -f "$gobin/.stripe-mock.$$"
 		_svc_err "building stripe-mock failed"
 		return 1
@@ -524,6 +529,67 @@ ensure_cc() {
 ensure_jq() {
 	command -v jq >/dev/null 2>&1 && return 0
 	_svc_apt_install jq
+}
+
+# ---------------------------------------------------------------------------
+# Progress: a first, cold run builds for minutes (the server, vet, sqlc, the tests);
+# these keep the terminal from going silent without hiding anything go prints.
+
+# heartbeat_start LABEL HINT [STATUS]: every PROGRESS_SECONDS [20] seconds, until
+# heartbeat_stop, print "LABEL: Ns so far" to stderr, then STATUS's output (a shell
+# snippet, evaluated each time) and, the first time only, HINT (what to expect).
+_SVC_HB_PID=
+heartbeat_start() {
+	local label=$1 hint=$2 status=${3:-} every=${PROGRESS_SECONDS:-20} t0
+	t0=$(date +%s)
+	heartbeat_stop
+	(
+		# A TERM during the sleep ends the sleep too: nothing is left behind.
+		sl=
+		trap '[[ -z $sl ]] || kill "$sl" 2>/dev/null; exit 0' TERM
+		first=1
+		while :; do
+			sleep "$every" &
+			sl=$!
+			wait "$sl"
+			# The script that started it is gone (killed, Ctrl-C): so is the heartbeat.
+			kill -0 "$$" 2>/dev/null || exit 0
+			extra=
+			[[ -z $status ]] || extra=$(eval "$status" 2>/dev/null)
+			line="$label: $(($(date +%s) - t0))s so far${extra:+; $extra}"
+			((first)) && [[ -n $hint ]] && line="$line ($hint)"
+			first=0
+			printf '%s\n' "$line" >&2
+		done
+	) &
+	_SVC_HB_PID=$!
+}
+
+heartbeat_stop() {
+	[[ -n $_SVC_HB_PID ]] || return 0
+	kill -TERM "$_SVC_HB_PID" 2>/dev/null || true
+	wait "$_SVC_HB_PID" 2>/dev/null || true
+	_SVC_HB_PID=
+}
+
+# go_progress LABEL HINT GO-COMMAND...: run a go command given -v (build, vet) with a
+# heartbeat that counts the packages it has built. go -v prints each package's path on
+# stderr: those lines are counted instead of printed; every other line (go: downloading,
+# compile errors, vet's findings) passes through as it comes. Returns the command's
+# status.
+go_progress() {
+	local label=$1 hint=$2 count rc=0
+	shift 2
+	count=$(mktemp) || return 1
+	heartbeat_start "$label" "$hint" "printf '%s packages done' \"\$(wc -l <'$count')\""
+	# stdout goes on as it is; stderr through the filter (back to stderr).
+	{
+		"$@" 2>&1 1>&3 3>&- | awk -v f="$count" '/^[[:alnum:]._~\/+-]+$/ { print >>f; fflush(f); next } { print; fflush() }' >&2
+		rc=${PIPESTATUS[0]}
+	} 3>&1 || true
+	heartbeat_stop
+	rm -f "$count"
+	return "$rc"
 }
 
 # ---------------------------------------------------------------------------

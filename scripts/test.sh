@@ -25,6 +25,8 @@
 #                     default 500x, i.e. 500 executions, after the tests)
 #   TEST_TIMEOUT      go test -timeout (default 20m)
 #   TEST_JSON         where to keep go test's JSON event stream (default artifacts/go-test.json)
+#   PROGRESS_SECONDS  how often vet, sqlc and go test say they are still at it (default 20):
+#                     a first run compiles for minutes
 #
 # Prints a summary and, last, "tests: N passed, N failed, N skipped". Exits non-zero when
 # any step fails.
@@ -104,7 +106,8 @@ if [[ ${SKIP_CHECKS:-0} != 1 ]]; then
 
 	# --- go vet -----------------------------------------------------------------
 	begin "go vet ./..."
-	if go vet ./...; then
+	# -v: the heartbeat counts the packages built (only the count is shown).
+	if go_progress "go vet" "a first run compiles every dependency: 2-4 min on 2 cores" go vet -v ./...; then
 		echo "no problems"
 		done_step vet ok
 	else
@@ -114,7 +117,10 @@ if [[ ${SKIP_CHECKS:-0} != 1 ]]; then
 	# --- sqlc -------------------------------------------------------------------
 	begin "sqlc diff (generated code up to date with db/)"
 	if [[ -f sqlc.yaml || -f sqlc.yml || -f sqlc.json ]]; then
-		if go tool -modfile=tools/go.mod sqlc diff; then
+		heartbeat_start "sqlc diff" "a first run builds sqlc from tools/go.mod: 3-4 min on 2 cores"
+		if go tool -modfile=tools/go.mod sqlc diff; then sqlc_rc=0; else sqlc_rc=$?; fi
+		heartbeat_stop
+		if ((sqlc_rc == 0)); then
 			echo "generated code is up to date"
 			done_step sqlc ok
 		else
@@ -152,6 +158,9 @@ begin "go test ${test_args[*]}"
 # package results, build errors, and the output of failing tests only (whole, not
 # interleaved); with -v or -bench, everything as it comes. The raw event stream stays
 # in $TEST_JSON.
+# A heartbeat counts the packages finished (a first run compiles for minutes first).
+heartbeat_start "go test" "a first run compiles the tests first: 3-6 min on 2 cores" \
+	"printf '%s packages finished' \"\$(grep -cE '\"Action\":\"(pass|fail|skip)\",\"Package\":\"[^\"]*\",\"Elapsed\"' '$TEST_JSON')\""
 set +e
 go test -json "${test_args[@]}" | tee "$TEST_JSON" | awk -v counts="$counts_file" -v verbose="$verbose" '
 function hexval(h,   i, n, c) {
@@ -254,6 +263,7 @@ END {
 }'
 status=("${PIPESTATUS[@]}")
 set -e
+heartbeat_stop
 test_rc=${status[0]}
 read -r n_pass n_fail n_skip n_pkgfail <"$counts_file" || { n_pass=0 n_fail=0 n_skip=0 n_pkgfail=0; }
 if ((status[2] != 0)); then
