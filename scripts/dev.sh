@@ -11,12 +11,18 @@
 # runs it as its child with DEV_MODE=1. Once /readyz answers it prints a banner (address,
 # admin token, how to stop) and writes tmp/dev.env, which the walkthrough sources:
 #
-#   . tmp/dev.env    # BASE, ADMIN_TOKEN, PUBLIC_URL, STRIPE_WEBHOOK_SECRET, SERVER
+#   . tmp/dev.env    # BASE, SERVER, DEV_PID, and the server's settings (DATABASE_URL,
+#                    # REDIS_URL, ADMIN_TOKEN, STRIPE_*, ...): `go run ./cmd/server
+#                    # migrate|simulate` then work in that shell as they do for dev.sh
+#
+# From its start until it stops, tmp/dev.pid holds its pid: the walkthrough waits for
+# tmp/dev.env only while that process lives. A first run is slow (package installs, a
+# cold build of the server): it says what it is doing at least every 20 seconds.
 #
 # Stop it with Ctrl-C, or `kill <pid of dev.sh>` (SIGTERM or SIGINT): the signal goes on
 # to the server, which shuts down gracefully; then the stripe-mock this script started,
-# if it did, is stopped too (one that already ran is left alone), and tmp/dev.env is
-# removed. dev.sh exits with the server's status.
+# if it did, is stopped too (one that already ran is left alone), and tmp/dev.env and
+# tmp/dev.pid are removed. dev.sh exits with the server's status.
 #
 # Every variable below can be set beforehand to override its default. Twilio is left
 # unconfigured on purpose: texts are logged instead of sent, and in DEV_MODE inbound
@@ -37,6 +43,23 @@ if ! command -v go >/dev/null 2>&1; then
 	exit 1
 fi
 
+# tmp/ first: the walkthrough looks here for this script's pid and, once ready, its
+# settings. (Its log can only go to tmp/ once tmp/ exists: `mkdir -p tmp` first.)
+mkdir -p "$ROOT/bin" "$ROOT/tmp"
+ENV_FILE=$ROOT/tmp/dev.env
+PID_FILE=$ROOT/tmp/dev.pid
+# A dev.sh killed with SIGKILL leaves its files behind: drop them when its pid is gone.
+for f in "$ENV_FILE" "$PID_FILE"; do
+	[[ -f $f ]] || continue
+	old_pid=$(sed -n 's/^# pid \([0-9]*\)$/\1/p; s/^\([0-9][0-9]*\)$/\1/p' "$f" | head -n 1)
+	if [[ -z $old_pid ]] || ! kill -0 "$old_pid" 2>/dev/null; then
+		rm -f "$f"
+	elif [[ $f == "$PID_FILE" ]]; then
+		say "warning: another scripts/dev.sh (pid $old_pid) runs from this folder; tmp/dev.env will describe this one"
+	fi
+done
+echo "$$" >"$PID_FILE"
+
 ensure_postgres
 ensure_redis
 ensure_jq || say "warning: jq is missing; the README's walkthrough uses it"
@@ -53,7 +76,6 @@ if [[ -z ${DATABASE_URL:-} ]]; then
 	export DATABASE_URL="postgres://postgres@127.0.0.1:${PG_PORT:-5432}/slotrecovery?sslmode=disable"
 fi
 
-ENV_FILE=$ROOT/tmp/dev.env
 server_pid=
 stripe_mock_pid=
 cleanup() {
@@ -69,26 +91,20 @@ cleanup() {
 			sleep 0.2
 		done
 	fi
-	# Only our own file: another dev.sh may have written one since.
+	# Only our own files: another dev.sh may have written them since.
 	if [[ -f $ENV_FILE ]] && grep -q "^# pid $$\$" "$ENV_FILE" 2>/dev/null; then
 		rm -f "$ENV_FILE"
+	fi
+	if [[ $(cat "$PID_FILE" 2>/dev/null) == "$$" ]]; then
+		rm -f "$PID_FILE"
 	fi
 }
 trap cleanup EXIT
 
-# A dev.sh killed with SIGKILL leaves its file behind: drop it when its pid is gone.
-if [[ -f $ENV_FILE ]]; then
-	old_pid=$(sed -n 's/^# pid \([0-9]*\)$/\1/p' "$ENV_FILE")
-	if [[ -z $old_pid ]] || ! kill -0 "$old_pid" 2>/dev/null; then
-		rm -f "$ENV_FILE"
-	else
-		say "warning: another scripts/dev.sh (pid $old_pid) runs from this folder; tmp/dev.env will describe this one"
-	fi
-fi
-
-# stripe-mock stands in for Stripe unless STRIPE_API_URL points somewhere else.
-if [[ -z ${STRIPE_API_URL:-} ]]; then
-	export STRIPE_MOCK_ADDR=${STRIPE_MOCK_ADDR:-127.0.0.1:12111}
+# stripe-mock stands in for Stripe unless STRIPE_API_URL points somewhere else (a shell
+# that sourced tmp/dev.env has it set to the stripe-mock's own address: start it then too).
+export STRIPE_MOCK_ADDR=${STRIPE_MOCK_ADDR:-127.0.0.1:12111}
+if [[ -z ${STRIPE_API_URL:-} || $STRIPE_API_URL == "http://$STRIPE_MOCK_ADDR" ]]; then
 	start_stripe_mock
 	stripe_mock_pid=$STRIPE_MOCK_STARTED_PID
 	export STRIPE_API_URL="http://$STRIPE_MOCK_ADDR"
@@ -109,10 +125,17 @@ export STRIPE_WEBHOOK_SECRET=${STRIPE_WEBHOOK_SECRET:-whsec_dev_secret}
 # Build first, then run the binary as this script's child: `go run` would leave the
 # server running when its parent is killed, and `exec` would lose the clean-up above.
 BIN=$ROOT/bin/server
-mkdir -p "$ROOT/bin" "$ROOT/tmp"
-say "building… (go build -o bin/server ./cmd/server)"
+if [[ -x $BIN ]]; then
+	say "building bin/server (go build ./cmd/server)"
+else
+	say "building bin/server (go build ./cmd/server): a first build compiles every dependency, 1-3 min on 2 cores"
+fi
 build_start=$SECONDS
-go build -o "$BIN.tmp.$$" ./cmd/server
+if ! go_progress "dev.sh: building bin/server" "" go build -v -o "$BIN.tmp.$$" ./cmd/server; then
+	rm -f "$BIN.tmp.$$"
+	say "the build failed (see above)"
+	exit 1
+fi
 mv -f "$BIN.tmp.$$" "$BIN"
 say "built in $((SECONDS - build_start))s; starting the server on $HTTP_ADDR"
 
@@ -144,14 +167,18 @@ if kill -0 "$server_pid" 2>/dev/null; then
 	{
 		printf '# written by scripts/dev.sh for the server it runs; removed when it stops\n'
 		printf '# pid %s\n' "$$"
+		printf '# where the walkthrough reaches the server, the binary, and who to stop\n'
 		printf 'export BASE=%q\n' "$LOCAL_URL"
-		printf 'export PUBLIC_URL=%q\n' "$PUBLIC_URL"
-		printf 'export ADMIN_TOKEN=%q\n' "$ADMIN_TOKEN"
-		printf 'export STRIPE_WEBHOOK_SECRET=%q\n' "$STRIPE_WEBHOOK_SECRET"
-		[[ -z ${TWILIO_AUTH_TOKEN:-} ]] || printf 'export TWILIO_AUTH_TOKEN=%q\n' "$TWILIO_AUTH_TOKEN"
 		printf 'export SERVER=%q\n' "$BIN"
 		printf 'export DEV_PID=%q\n' "$$"
-	} >"$ENV_FILE"
+		printf '# the server'"'"'s settings, for go run ./cmd/server migrate|simulate|serve in this shell\n'
+		for v in DATABASE_URL REDIS_URL HTTP_ADDR PUBLIC_URL DEV_MODE ADMIN_TOKEN \
+			STRIPE_SECRET_KEY STRIPE_WEBHOOK_SECRET STRIPE_API_URL \
+			TWILIO_ACCOUNT_SID TWILIO_AUTH_TOKEN TWILIO_API_URL SESSION_SECRET REDIS_KEY_PREFIX; do
+			[[ -z ${!v:-} ]] || printf 'export %s=%q\n' "$v" "${!v}"
+		done
+	} >"$ENV_FILE.$$"
+	mv -f "$ENV_FILE.$$" "$ENV_FILE" # whole or not at all: the walkthrough sources it once it exists
 
 	cat >&2 <<EOF
 
@@ -165,7 +192,8 @@ if kill -0 "$server_pid" 2>/dev/null; then
     Redis         $REDIS_URL
     Stripe API    $STRIPE_API_URL   $stripe_note
     Twilio        $twilio
-    walkthrough   . tmp/dev.env   (in another shell, from $ROOT; see the README)
+    walkthrough   scripts/walkthrough.sh, or the README's block (in another shell, from $ROOT)
+    settings      . tmp/dev.env   (then go run ./cmd/server migrate|simulate ... work there too)
     stop          Ctrl-C here, or: kill $$
 
 EOF

@@ -28,8 +28,9 @@
 #      and says so.)
 #   3. Inside, as root, from /work/main, each step printed with its result and time:
 #      the tools absent at the start; `scripts/dev.sh` in the background until it is
-#      ready; the README's walkthrough (the ```sh block after the marker
-#      "<!-- walkthrough -->" in README.md, run with bash -v -e); the checks that
+#      ready; the README's walkthrough (scripts/walkthrough.sh: the ```sh block after
+#      "<!-- walkthrough -->" in README.md, run with bash -e, its output held against the
+#      README's samples); the checks that
 #      stopping it stopped the server and its stripe-mock; `scripts/test.sh`; and which
 #      packages apt installed (no exim4, cron or sysstat).
 #   4. Everything started inside dies with the PID namespace; WORK is removed unless
@@ -439,14 +440,10 @@ start_dev() {
 	return 0
 }
 
+# The README's block, run and its output checked by the script a reader runs: the
+# walkthrough has one copy, in README.md.
 walkthrough() {
-	awk '/^<!-- walkthrough -->/ { m = 1; next } m && /^```sh/ { on = 1; next } on && /^```/ { exit } on' README.md >/tmp/walkthrough.sh
-	if [[ ! -s /tmp/walkthrough.sh ]]; then
-		echo "no walkthrough block after <!-- walkthrough --> in README.md"
-		return 1
-	fi
-	echo "($(wc -l </tmp/walkthrough.sh) lines from README.md, run as pasted: bash -v -e -o pipefail)"
-	timeout 600 bash -v -e -o pipefail /tmp/walkthrough.sh
+	timeout 600 scripts/walkthrough.sh
 }
 
 dev_stopped() {
