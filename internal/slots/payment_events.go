@@ -17,24 +17,6 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 )
 
-// PaymentEvent is a verified Stripe webhook event, as the booking flow reads it.
-type PaymentEvent struct {
-	// ID is Stripe's event id, the key of the ledger.
-	ID string
-	// Type is the event type, e.g. payments.EventCheckoutCompleted.
-	Type string
-	// BookingID comes from metadata.booking_id, else client_reference_id.
-	BookingID string
-	// SessionID is the Checkout Session id (checkout.session.* events only).
-	SessionID string
-	// PaymentIntentID is the PaymentIntent id, when known.
-	PaymentIntentID string
-	// PaymentStatus is the session's payment_status (checkout.session.* events only).
-	PaymentStatus string
-	// Payload is the event as received, stored in the ledger.
-	Payload []byte
-}
-
 // EventResult is what handling an event did.
 type EventResult struct {
 	// Result is what the event led to.
@@ -44,38 +26,14 @@ type EventResult struct {
 	Replayed bool
 }
 
-type eventKind int
-
-const (
-	kindOther eventKind = iota
-	kindPaid
-	kindAwaiting
-	kindFailed
-)
-
-func classify(ev PaymentEvent) eventKind {
-	switch ev.Type {
-	case payments.EventCheckoutCompleted:
-		if ev.PaymentStatus == payments.PaymentPaid || ev.PaymentStatus == payments.PaymentNoPaymentRequired {
-			return kindPaid
-		}
-		return kindAwaiting
-	case payments.EventCheckoutAsyncSucceeded:
-		return kindPaid
-	case payments.EventCheckoutExpired, payments.EventCheckoutAsyncFailed, payments.EventPaymentFailed:
-		return kindFailed
-	}
-	return kindOther
-}
-
 // HandleEvent stores a verified event and applies it, once. The event is stored first
 // (its id is the key); a redelivery of an event that has a result gets that result back
 // and changes nothing. Unknown types, unknown bookings and events that would need Stripe
 // when it is not configured are stored with a result, so Stripe stops retrying them. An
 // error means the event could not be applied for now (the database or Stripe is
 // unreachable): the stored event has no result yet, and Stripe's retry applies it.
-func (p *Payments) HandleEvent(ctx context.Context, ev PaymentEvent) (EventResult, error) {
-	ev = ev.storable()
+func (p *Payments) HandleEvent(ctx context.Context, ev payments.Event) (EventResult, error) {
+	ev = storable(ev)
 	now := p.s.cfg.Now()
 	bookingID, idErr := uuid.Parse(ev.BookingID)
 	inserted, err := p.store(ctx, ev, uuid.NullUUID{UUID: bookingID, Valid: idErr == nil}, now)
@@ -97,8 +55,11 @@ func (p *Payments) HandleEvent(ctx context.Context, ev PaymentEvent) (EventResul
 		// expired session succeeds.
 	}
 
-	kind := classify(ev)
-	if kind == kindOther {
+	switch ev.Kind {
+	case payments.EventPaid, payments.EventPending, payments.EventFailed, payments.EventExpired:
+	default:
+		// Other events, and account changes (not acted on yet), are stored and
+		// acknowledged.
 		return p.settle(ctx, ev.ID, ResultIgnoredType)
 	}
 	if idErr != nil {
@@ -111,10 +72,10 @@ func (p *Payments) HandleEvent(ctx context.Context, ev PaymentEvent) (EventResul
 	if err != nil {
 		return EventResult{}, fmt.Errorf("get booking %s: %w", bookingID, err)
 	}
-	if kind == kindAwaiting {
+	if ev.Kind == payments.EventPending {
 		return p.settle(ctx, ev.ID, ResultAwaitingPayment)
 	}
-	if ev.Type == payments.EventPaymentFailed && b.Status == BookingPendingPayment {
+	if ev.Kind == payments.EventFailed && b.Status == BookingPendingPayment {
 		// A declined card does not end a Checkout Session: the customer could still pay
 		// with another card after the slot went to someone else. End the session first,
 		// outside the transaction (a slow Stripe must not hold the opening's lock).
@@ -138,7 +99,7 @@ func (p *Payments) HandleEvent(ctx context.Context, ev PaymentEvent) (EventResul
 			return nil
 		}
 		var res Result
-		if kind == kindPaid {
+		if ev.Kind == payments.EventPaid {
 			res, err = p.s.paid(ctx, tx, bookingID, ev.SessionID, ev.PaymentIntentID, now)
 		} else {
 			res, err = p.s.failed(ctx, tx, bookingID, ev.SessionID, nil, now)
@@ -163,7 +124,7 @@ func (p *Payments) HandleEvent(ctx context.Context, ev PaymentEvent) (EventResul
 // jsonb refuses some valid JSON (a \u0000 escape, a lone surrogate); such a payload is
 // stored in a cleaned form rather than refused forever, since the event's fields were
 // read already and a real payment must not be dropped for an odd byte elsewhere in it.
-func (p *Payments) store(ctx context.Context, ev PaymentEvent, bookingID uuid.NullUUID, now time.Time) (bool, error) {
+func (p *Payments) store(ctx context.Context, ev payments.Event, bookingID uuid.NullUUID, now time.Time) (bool, error) {
 	params := db.StripeEventInsertParams{
 		EventID: ev.ID, Type: ev.Type, BookingID: bookingID, Payload: ev.Payload, ReceivedAt: now.UTC(),
 	}
@@ -234,9 +195,9 @@ func (p *Payments) expireSession(ctx context.Context, b db.Booking) (Result, err
 }
 
 // storable returns ev with NUL characters replaced in its text fields: Postgres text
-// cannot hold them, and Stripe's ids never contain them, so nothing real is lost.
-func (ev PaymentEvent) storable() PaymentEvent {
-	for _, f := range []*string{&ev.ID, &ev.Type, &ev.BookingID, &ev.SessionID, &ev.PaymentIntentID, &ev.PaymentStatus} {
+// cannot hold them, and the provider's ids never contain them, so nothing real is lost.
+func storable(ev payments.Event) payments.Event {
+	for _, f := range []*string{&ev.ID, &ev.Type, &ev.BookingID, &ev.SessionID, &ev.PaymentIntentID} {
 		*f = strings.ToValidUTF8(strings.ReplaceAll(*f, "\x00", "\uFFFD"), "\uFFFD")
 	}
 	return ev
@@ -245,7 +206,7 @@ func (ev PaymentEvent) storable() PaymentEvent {
 // cleanPayload re-encodes an event's JSON so that jsonb takes it: NUL characters in
 // strings and keys become U+FFFD (decoding already turned lone surrogates into it). A
 // payload that does not decode is replaced by the event's id and type.
-func cleanPayload(ev PaymentEvent) []byte {
+func cleanPayload(ev payments.Event) []byte {
 	dec := json.NewDecoder(bytes.NewReader(ev.Payload))
 	dec.UseNumber()
 	var v any

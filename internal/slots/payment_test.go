@@ -112,10 +112,10 @@ func (f *fakeStripe) Refund(_ context.Context, paymentIntentID, _ string) (strin
 	return "re_" + paymentIntentID, nil
 }
 
-func (f *fakeStripe) set(id, status, paymentStatus string) {
+func (f *fakeStripe) set(id string, state payments.SessionState) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.sessions[id] = payments.Session{ID: id, Status: status, PaymentStatus: paymentStatus, PaymentIntentID: "pi_" + id}
+	f.sessions[id] = payments.Session{ID: id, State: state, PaymentIntentID: "pi_" + id}
 }
 
 func (f *fakeStripe) failGet(id string, err error) {
@@ -252,19 +252,18 @@ func (w *world) openingStatus(id uuid.UUID) string {
 	return w.query(`SELECT status FROM slot_openings WHERE id = $1`, id)
 }
 
-func (w *world) event(id, typ string, bookingID uuid.UUID, paymentIntent string) slots.PaymentEvent {
-	ev := slots.PaymentEvent{ID: id, Type: typ, BookingID: bookingID.String(), SessionID: "cs_" + bookingID.String(),
+// event is a verified payment event of kind for the booking: a checkout's event, or
+// (EventFailed) a payment attempt's, which names no checkout.
+func (w *world) event(id string, kind payments.EventKind, bookingID uuid.UUID, paymentIntent string) payments.Event {
+	ev := payments.Event{ID: id, Kind: kind, Type: "test." + string(kind), BookingID: bookingID.String(), SessionID: "cs_" + bookingID.String(),
 		PaymentIntentID: paymentIntent, Payload: []byte(`{"id":"` + id + `"}`)}
-	if typ == payments.EventCheckoutCompleted {
-		ev.PaymentStatus = payments.PaymentPaid
-	}
-	if typ == payments.EventPaymentFailed {
+	if kind == payments.EventFailed {
 		ev.SessionID = ""
 	}
 	return ev
 }
 
-func (w *world) handle(ev slots.PaymentEvent) slots.EventResult {
+func (w *world) handle(ev payments.Event) slots.EventResult {
 	w.t.Helper()
 	res, err := w.pay.HandleEvent(context.Background(), ev)
 	require.NoError(w.t, err)
@@ -287,7 +286,7 @@ func TestReconcileUsesTheClock(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	op, bookingID := w.book()
 	session := "cs_" + bookingID.String()
-	w.stripe.set(session, payments.SessionExpired, payments.PaymentUnpaid)
+	w.stripe.set(session, payments.SessionExpired)
 
 	// The hold is 31 minutes; the grace 5 more.
 	w.clk.Set(w.start.Add(34 * time.Minute))
@@ -312,7 +311,7 @@ func TestReconcileInsideCutoffExpires(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldOpts{})
 	op, bookingID := w.book()
-	w.stripe.set("cs_"+bookingID.String(), payments.SessionExpired, payments.PaymentUnpaid)
+	w.stripe.set("cs_"+bookingID.String(), payments.SessionExpired)
 
 	// The webhook was lost and nobody noticed until 2h30 later: the start (3h) is
 	// inside the shop's 1h lead time.
@@ -323,7 +322,7 @@ func TestReconcileInsideCutoffExpires(t *testing.T) {
 
 	// The payment, reported late: the slot is still free and not started, so the payer
 	// gets it.
-	paid := w.event("evt_1", payments.EventCheckoutCompleted, bookingID, "pi_1")
+	paid := w.event("evt_1", payments.EventPaid, bookingID, "pi_1")
 	require.Equal(t, slots.ResultConfirmedLate, w.handle(paid).Result)
 	require.Equal(t, slots.StatusFilled, w.openingStatus(op.ID))
 	res := w.handle(paid)
@@ -348,10 +347,10 @@ func TestReconcileStuckBookingsDoNotBlockNewer(t *testing.T) {
 	expiredOp, expired := w.book()
 	forbidden := &payments.Error{Type: "invalid_request_error", Status: 403, Msg: "this key may not read sessions"}
 	w.stripe.failGet("cs_"+broken.String(), forbidden)
-	w.stripe.set("cs_"+open.String(), payments.SessionOpen, payments.PaymentUnpaid)
+	w.stripe.set("cs_"+open.String(), payments.SessionOpen)
 	w.stripe.failGet("cs_"+missing.String(), fmt.Errorf("get checkout: %w",
 		&payments.Error{Type: "invalid_request_error", Code: "resource_missing", Status: 404, NotFound: true}))
-	w.stripe.set("cs_"+expired.String(), payments.SessionExpired, payments.PaymentUnpaid)
+	w.stripe.set("cs_"+expired.String(), payments.SessionExpired)
 
 	now := w.start.Add(45 * time.Minute)
 	w.clk.Set(now)
@@ -408,14 +407,14 @@ func TestReconcileLeavesBookingChangedMeanwhile(t *testing.T) {
 	_, err := w.pool.Exec(context.Background(),
 		`UPDATE bookings SET stripe_checkout_session_id = NULL, payment_url = NULL WHERE id = $1`, second)
 	require.NoError(t, err)
-	w.stripe.set("cs_"+first.String(), payments.SessionExpired, payments.PaymentUnpaid)
-	w.stripe.set("cs_"+third.String(), payments.SessionComplete, payments.PaymentPaid)
+	w.stripe.set("cs_"+first.String(), payments.SessionExpired)
+	w.stripe.set("cs_"+third.String(), payments.SessionPaid)
 	now := w.start.Add(40 * time.Minute)
 	w.clk.Set(now)
 	w.stripe.onGet = func(id string) {
 		if id == "cs_"+third.String() {
 			// Its webhook arrives while Stripe answers the reconciliation.
-			require.Equal(t, slots.ResultConfirmed, w.handle(w.event("evt_third", payments.EventCheckoutCompleted, third, "pi_"+id)).Result)
+			require.Equal(t, slots.ResultConfirmed, w.handle(w.event("evt_third", payments.EventPaid, third, "pi_"+id)).Result)
 			return
 		}
 		// While Stripe answers about the first booking, the second gets its link.
@@ -440,8 +439,8 @@ func TestReconcileReadsTheClockPerBooking(t *testing.T) {
 	firstOp, first := w.book()
 	w.clk.Set(w.start.Add(time.Minute))
 	secondOp, second := w.book()
-	w.stripe.set("cs_"+first.String(), payments.SessionExpired, payments.PaymentUnpaid)
-	w.stripe.set("cs_"+second.String(), payments.SessionExpired, payments.PaymentUnpaid)
+	w.stripe.set("cs_"+first.String(), payments.SessionExpired)
+	w.stripe.set("cs_"+second.String(), payments.SessionExpired)
 	w.clk.Set(w.start.Add(119 * time.Minute)) // the cutoff is at 2h
 	w.stripe.onGet = func(id string) {
 		if id == "cs_"+second.String() {
@@ -539,14 +538,14 @@ func TestRefundDecisionIsFinal(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	op, alice := w.book()
 	session := "cs_" + alice.String()
-	w.stripe.set(session, payments.SessionComplete, payments.PaymentPaid)
+	w.stripe.set(session, payments.SessionPaid)
 	w.clk.Set(w.start.Add(40 * time.Minute))
 	var bob slots.Claim
 	w.stripe.onGet = func(string) {
 		w.stripe.onGet = nil
 		// While the reconciliation reads Alice's paid session back, her expiry event
 		// (sent before she paid) reopens the slot and Bob takes it.
-		require.Equal(t, slots.ResultReopened, w.handle(w.event("evt_expired", payments.EventCheckoutExpired, alice, "")).Result)
+		require.Equal(t, slots.ResultReopened, w.handle(w.event("evt_expired", payments.EventExpired, alice, "")).Result)
 		bob, _ = w.claim(op.ID, 2)
 	}
 	require.Equal(t, 1, w.reconcile())
@@ -556,9 +555,9 @@ func TestRefundDecisionIsFinal(t *testing.T) {
 
 	// Bob's hold lapses: the slot is free again. Alice's payment webhook finally
 	// arrives: it is refunded, not booked.
-	require.Equal(t, slots.ResultReopened, w.handle(w.event("evt_bob_expired", payments.EventCheckoutExpired, bob.BookingID, "")).Result)
+	require.Equal(t, slots.ResultReopened, w.handle(w.event("evt_bob_expired", payments.EventExpired, bob.BookingID, "")).Result)
 	require.Equal(t, slots.StatusOpen, w.openingStatus(op.ID))
-	require.Equal(t, slots.ResultRefunded, w.handle(w.event("evt_alice_paid", payments.EventCheckoutCompleted, alice, "pi_"+session)).Result)
+	require.Equal(t, slots.ResultRefunded, w.handle(w.event("evt_alice_paid", payments.EventPaid, alice, "pi_"+session)).Result)
 	require.Equal(t, slots.StatusOpen, w.openingStatus(op.ID))
 	require.Equal(t, slots.BookingPaymentFailed, w.bookingStatus(alice))
 
@@ -568,7 +567,7 @@ func TestRefundDecisionIsFinal(t *testing.T) {
 
 	// She paid a second time, with another card: that payment is refunded too, by a
 	// job of its own.
-	require.Equal(t, slots.ResultRefunded, w.handle(w.event("evt_alice_paid_again", payments.EventCheckoutCompleted, alice, "pi_again")).Result)
+	require.Equal(t, slots.ResultRefunded, w.handle(w.event("evt_alice_paid_again", payments.EventPaid, alice, "pi_again")).Result)
 	require.Equal(t, "pi_again,pi_"+session, w.query(`SELECT string_agg(args->>'payment_intent_id', ',' ORDER BY args->>'payment_intent_id')
 		FROM river_job WHERE kind = 'booking_refund' AND args->>'booking_id' = $1`, alice.String()))
 	require.NoError(t, w.pay.RefundBooking(ctx, alice, "pi_again"))
@@ -583,9 +582,9 @@ func TestRefundGuard(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t, worldOpts{})
 	_, b := w.book()
-	require.Equal(t, slots.ResultConfirmed, w.handle(w.event("evt_paid", payments.EventCheckoutCompleted, b, "pi_first")).Result)
-	require.Equal(t, slots.ResultAlreadyConfirmed, w.handle(w.event("evt_paid_again", payments.EventCheckoutAsyncSucceeded, b, "pi_first")).Result)
-	orphan := w.event("evt_orphan_paid", payments.EventCheckoutCompleted, b, "pi_second")
+	require.Equal(t, slots.ResultConfirmed, w.handle(w.event("evt_paid", payments.EventPaid, b, "pi_first")).Result)
+	require.Equal(t, slots.ResultAlreadyConfirmed, w.handle(w.event("evt_paid_again", payments.EventPaid, b, "pi_first")).Result)
+	orphan := w.event("evt_orphan_paid", payments.EventPaid, b, "pi_second")
 	orphan.SessionID = "cs_orphan"
 	require.Equal(t, slots.ResultRefundedDuplicate, w.handle(orphan).Result)
 	require.Equal(t, "pi_second", w.query(`SELECT string_agg(args->>'payment_intent_id', ',') FROM river_job WHERE kind = 'booking_refund'`))
@@ -610,7 +609,7 @@ func TestSettleAnswersWithTheStoredResult(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t, worldOpts{})
 	_, b := w.book()
-	ev := w.event("evt_declined", payments.EventPaymentFailed, b, "pi_declined")
+	ev := w.event("evt_declined", payments.EventFailed, b, "pi_declined")
 	w.stripe.expireErr = fmt.Errorf("expire: %w", payments.ErrAlreadyCompleted)
 	w.stripe.onExpire = func() {
 		// The concurrent delivery finished first.
@@ -628,14 +627,14 @@ func TestPaymentEventsWithoutStripe(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldOpts{noStripe: true})
 	_, b := w.book()
-	ev := w.event("evt_declined", payments.EventPaymentFailed, b, "pi_declined")
+	ev := w.event("evt_declined", payments.EventFailed, b, "pi_declined")
 	require.Equal(t, slots.ResultUnconfigured, w.handle(ev).Result)
 	require.Equal(t, string(slots.ResultUnconfigured), w.query(`SELECT result FROM stripe_events WHERE event_id = $1`, ev.ID))
 	require.Equal(t, slots.BookingPendingPayment, w.bookingStatus(b))
 	res := w.handle(ev)
 	require.True(t, res.Replayed)
 	// The session's own expiry needs no Stripe call.
-	require.Equal(t, slots.ResultReopened, w.handle(w.event("evt_expired", payments.EventCheckoutExpired, b, "")).Result)
+	require.Equal(t, slots.ResultReopened, w.handle(w.event("evt_expired", payments.EventExpired, b, "")).Result)
 }
 
 // TestUnstorablePayloadIsStoredCleaned: Postgres's jsonb refuses a \u0000 escape that
@@ -644,7 +643,7 @@ func TestUnstorablePayloadIsStoredCleaned(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldOpts{})
 	_, b := w.book()
-	ev := w.event("evt_nul", payments.EventCheckoutCompleted, b, "pi_nul")
+	ev := w.event("evt_nul", payments.EventPaid, b, "pi_nul")
 	ev.Payload = []byte(`{"id":"evt_nul","data":{"object":{"metadata":{"note":"a\u0000b","k\u0000":1}}}}`)
 	require.Equal(t, slots.ResultConfirmed, w.handle(ev).Result)
 	stored := w.query(`SELECT payload::text FROM stripe_events WHERE event_id = 'evt_nul'`)

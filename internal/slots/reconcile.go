@@ -64,7 +64,7 @@ func (p *Payments) Reconcile(ctx context.Context) (int, error) {
 // booking sweep may have stored a session meanwhile.
 func (p *Payments) reconcileOne(ctx context.Context, row db.BookingListStaleRow) (Result, error) {
 	saw := &seen{sessionID: row.StripeCheckoutSessionID.String, expiresAt: row.CheckoutExpiresAt}
-	kind, paymentIntentID := kindFailed, ""
+	paid, paymentIntentID := false, ""
 	if row.StripeCheckoutSessionID.Valid {
 		if p.provider == nil {
 			return "", errUnconfigured
@@ -79,9 +79,9 @@ func (p *Payments) reconcileOne(ctx context.Context, row db.BookingListStaleRow)
 			p.log.WarnContext(ctx, "checkout session unknown to the payment provider", "booking_id", row.ID, "session_id", saw.sessionID)
 		case err != nil:
 			return "", fmt.Errorf("read checkout session: %w", err)
-		case sess.Status == payments.SessionComplete && (sess.PaymentStatus == payments.PaymentPaid || sess.PaymentStatus == payments.PaymentNoPaymentRequired):
-			kind, paymentIntentID = kindPaid, sess.PaymentIntentID
-		case sess.Status == payments.SessionExpired:
+		case sess.State == payments.SessionPaid:
+			paid, paymentIntentID = true, sess.PaymentIntentID
+		case sess.State == payments.SessionExpired:
 		default:
 			// Still open (clocks disagree) or a delayed payment still settling: its
 			// own event or a later run decides.
@@ -94,7 +94,7 @@ func (p *Payments) reconcileOne(ctx context.Context, row db.BookingListStaleRow)
 	var res Result
 	err := pgx.BeginFunc(ctx, p.s.pool, func(tx pgx.Tx) error {
 		var err error
-		if kind == kindPaid {
+		if paid {
 			// A payment is applied whatever changed meanwhile: the money is real.
 			res, err = p.s.paid(ctx, tx, row.ID, saw.sessionID, paymentIntentID, now)
 		} else {

@@ -48,10 +48,10 @@ func newRefundScene(t *testing.T) *refundScene {
 func (s *refundScene) latePayment() (uuid.UUID, string) {
 	s.t.Helper()
 	op, alice := s.book()
-	require.Equal(s.t, slots.ResultReopened, s.handle(s.event("evt_expired_"+alice.String(), payments.EventCheckoutExpired, alice, "")).Result)
+	require.Equal(s.t, slots.ResultReopened, s.handle(s.event("evt_expired_"+alice.String(), payments.EventExpired, alice, "")).Result)
 	s.claim(op.ID, 2)
 	pi := "pi_late_" + alice.String()[:8]
-	require.Equal(s.t, slots.ResultRefunded, s.handle(s.event("evt_paid_"+alice.String(), payments.EventCheckoutCompleted, alice, pi)).Result)
+	require.Equal(s.t, slots.ResultRefunded, s.handle(s.event("evt_paid_"+alice.String(), payments.EventPaid, alice, pi)).Result)
 	return alice, pi
 }
 
@@ -137,8 +137,8 @@ func TestRefundLastAttemptIsRecorded(t *testing.T) {
 	t.Parallel()
 	s := newRefundScene(t)
 	_, b := s.book()
-	require.Equal(t, slots.ResultConfirmed, s.handle(s.event("evt_paid", payments.EventCheckoutCompleted, b, "pi_first")).Result)
-	orphan := s.event("evt_orphan_paid", payments.EventCheckoutCompleted, b, "pi_second")
+	require.Equal(t, slots.ResultConfirmed, s.handle(s.event("evt_paid", payments.EventPaid, b, "pi_first")).Result)
+	orphan := s.event("evt_orphan_paid", payments.EventPaid, b, "pi_second")
 	orphan.SessionID = "cs_orphan"
 	require.Equal(t, slots.ResultRefundedDuplicate, s.handle(orphan).Result)
 

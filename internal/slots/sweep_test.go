@@ -187,7 +187,7 @@ func TestAKilledReconciliationDoesNotHoldTheNextUp(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	op, bookingID := w.book()
 	session := "cs_" + bookingID.String()
-	w.stripe.set(session, payments.SessionExpired, payments.PaymentUnpaid)
+	w.stripe.set(session, payments.SessionExpired)
 	w.clk.Set(w.start.Add(37 * time.Minute)) // past the hold and the grace
 	worker := &slots.ReconcileWorker{Payments: w.pay}
 	job := &river.Job[jobs.Reconcile]{JobRow: &rivertype.JobRow{Kind: jobs.Reconcile{}.Kind()}}

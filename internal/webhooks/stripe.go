@@ -84,10 +84,7 @@ func (h *Stripe) Handle(c echo.Context) error {
 		h.Metrics.StripeEvent("unverified", "bad_payload")
 		return httperr.BadRequest("bad_payload", "the body is not a Stripe event")
 	}
-	res, err := h.Payments.HandleEvent(ctx, slots.PaymentEvent{
-		ID: ev.ID, Type: ev.Type, BookingID: ev.BookingID, SessionID: ev.SessionID,
-		PaymentIntentID: ev.PaymentIntentID, PaymentStatus: ev.PaymentStatus, Payload: body,
-	})
+	res, err := h.Payments.HandleEvent(ctx, ev)
 	if err != nil {
 		h.Metrics.StripeEvent(ev.Type, "error")
 		// httperr logs it and answers "internal error"; Stripe retries the event.
