@@ -63,8 +63,8 @@ func (s *Service) lock(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID) (loc
 	if err != nil {
 		return l, fmt.Errorf("get booking: %w", err)
 	}
-	if l.op, err = s.q.OpeningLock(ctx, tx, b.OpeningID); err != nil {
-		return l, fmt.Errorf("lock opening: %w", err)
+	if l.op, err = LockOpening(ctx, tx, b.OpeningID); err != nil {
+		return l, err
 	}
 	if l.b, err = s.q.BookingLock(ctx, tx, bookingID); err != nil {
 		return l, fmt.Errorf("lock booking: %w", err)
@@ -157,12 +157,8 @@ func (s *Service) retake(ctx context.Context, tx pgx.Tx, l locked, paymentIntent
 		return false, fmt.Errorf("savepoint: %w", err)
 	}
 	defer func() { _ = sp.Rollback(ctx) }()
-	if _, err := s.q.OpeningMarkFilledLate(ctx, sp, db.OpeningMarkFilledLateParams{
-		ID: l.op.ID, CustomerID: uuid.NullUUID{UUID: l.b.CustomerID, Valid: true}, Now: now.UTC(),
-	}); errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
-	} else if err != nil {
-		return false, fmt.Errorf("mark opening filled: %w", err)
+	if ok, err := FillLate(ctx, sp, l.op.ID, l.b.CustomerID, now); !ok || err != nil {
+		return false, err
 	}
 	_, err = s.q.BookingMarkConfirmedLate(ctx, sp, db.BookingMarkConfirmedLateParams{ID: l.b.ID, Now: now.UTC(), PaymentIntentID: pgText(paymentIntentID)})
 	if errors.Is(err, pgx.ErrNoRows) || isUniqueViolation(err) {
@@ -219,20 +215,14 @@ func (s *Service) failed(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, se
 	res := ResultFailed
 	if op.Status == StatusFilled && op.FilledBy.Valid && op.FilledBy.UUID == b.CustomerID {
 		if now.Before(l.shop.Cutoff(op.StartsAt)) {
-			// A new generation from the top of the list. The failed customer is not
-			// offered it again: CustomerListEligible passes over anyone who has had a
-			// booking for this opening.
-			reopened, err := s.q.OpeningReopen(ctx, tx, db.OpeningReopenParams{ID: op.ID, Now: now.UTC()})
-			if err != nil {
-				return "", fmt.Errorf("reopen opening: %w", err)
-			}
-			if _, err := s.queue.InsertTx(ctx, tx, jobs.Wave{OpeningID: op.ID, Generation: int(reopened.Generation), Wave: 1}, nil); err != nil {
-				return "", fmt.Errorf("enqueue wave: %w", err)
+			// A new generation from the top of the list.
+			if err := Reopen(ctx, tx, s.queue, op.ID, now); err != nil {
+				return "", err
 			}
 			res = ResultReopened
 		} else {
-			if _, err := s.q.OpeningExpireFilled(ctx, tx, db.OpeningExpireFilledParams{ID: op.ID, Now: now.UTC()}); err != nil {
-				return "", fmt.Errorf("expire opening: %w", err)
+			if err := ExpireFilled(ctx, tx, op.ID, now); err != nil {
+				return "", err
 			}
 			res = ResultExpired
 		}
