@@ -10,10 +10,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
-	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
 // StripePath is where Stripe posts webhook events.
@@ -25,8 +25,8 @@ const MaxStripeBody = 1 << 20
 
 // Stripe handles Stripe's webhook events.
 type Stripe struct {
-	// Payments stores and applies the events.
-	Payments *slots.Payments
+	// Ledger stores and applies the events.
+	Ledger *ledger.Service
 	// Secrets are the endpoint's signing secrets: one, or the new and the old one
 	// while the secret is rotated. A signature by any of them is accepted.
 	Secrets []string
@@ -42,7 +42,7 @@ type Stripe struct {
 type StripeAnswer struct {
 	// Received is always true.
 	Received bool `json:"received"`
-	// Result is the slots.Result the event led to.
+	// Result is the ledger.Result the event led to.
 	Result string `json:"result"`
 	// Replayed is true when the event was handled before and Result is the stored one.
 	Replayed bool `json:"replayed,omitempty"`
@@ -84,7 +84,7 @@ func (h *Stripe) Handle(c echo.Context) error {
 		h.Metrics.StripeEvent("unverified", "bad_payload")
 		return httperr.BadRequest("bad_payload", "the body is not a Stripe event")
 	}
-	res, err := h.Payments.HandleEvent(ctx, ev)
+	res, err := h.Ledger.HandleEvent(ctx, ev)
 	if err != nil {
 		h.Metrics.StripeEvent(ev.Type, "error")
 		// httperr logs it and answers "internal error"; Stripe retries the event.

@@ -1,4 +1,4 @@
-package slots
+package ledger
 
 import (
 	"context"
@@ -8,15 +8,17 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
 // The transitions of a booking's payment. They run inside the caller's transaction,
-// take the opening's row lock and then the booking's (the order Book uses), read the
+// take the opening's row lock and then the booking's (the order slots.Book uses), read the
 // booking afresh under them and decide from that alone; their follow-up jobs are
 // inserted in the same transaction.
 
@@ -55,7 +57,7 @@ func (s *seen) still(b db.Booking) bool {
 	return b.CheckoutExpiresAt == nil || b.CheckoutExpiresAt.Equal(*s.expiresAt)
 }
 
-// lock takes the opening's row lock (the order Book uses: opening, then booking) and
+// lock takes the opening's row lock (the order slots.Book uses: opening, then booking) and
 // reads the booking afresh under it.
 func (s *Service) lock(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID) (locked, error) {
 	var l locked
@@ -63,7 +65,7 @@ func (s *Service) lock(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID) (loc
 	if err != nil {
 		return l, fmt.Errorf("get booking: %w", err)
 	}
-	if l.op, err = LockOpening(ctx, tx, b.OpeningID); err != nil {
+	if l.op, err = slots.LockOpening(ctx, tx, b.OpeningID); err != nil {
 		return l, err
 	}
 	if l.b, err = s.q.BookingLock(ctx, tx, bookingID); err != nil {
@@ -91,7 +93,7 @@ func (s *Service) paid(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, sess
 		s.log.WarnContext(ctx, "payment on another checkout session", "booking_id", b.ID, "session_id", sessionID)
 	}
 	switch b.Status {
-	case BookingConfirmed:
+	case slots.BookingConfirmed:
 		if paymentIntentID != "" && b.StripePaymentIntentID.Valid && b.StripePaymentIntentID.String != paymentIntentID {
 			// Paid twice (the booking's session and an orphan one): the payment that
 			// confirmed the booking stays, this one goes back.
@@ -101,7 +103,7 @@ func (s *Service) paid(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, sess
 			return ResultRefundedDuplicate, nil
 		}
 		return ResultAlreadyConfirmed, nil
-	case BookingPendingPayment:
+	case slots.BookingPendingPayment:
 		if _, err := s.q.BookingMarkConfirmed(ctx, tx, db.BookingMarkConfirmedParams{ID: b.ID, Now: now.UTC(), PaymentIntentID: pgText(paymentIntentID)}); err != nil {
 			return "", fmt.Errorf("confirm booking: %w", err)
 		}
@@ -120,8 +122,8 @@ func (s *Service) paid(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, sess
 // customer is never both refunded and booked.
 func (s *Service) latePayment(ctx context.Context, tx pgx.Tx, l locked, paymentIntentID string, now time.Time) (Result, error) {
 	b, op := l.b, l.op
-	free := (op.Status == StatusOpen || op.Status == StatusExpired) && !op.FilledBy.Valid && now.Before(op.StartsAt)
-	if b.Status == BookingPaymentFailed && b.RefundRequestedAt == nil && !b.RefundID.Valid && free {
+	free := (op.Status == slots.StatusOpen || op.Status == slots.StatusExpired) && !op.FilledBy.Valid && now.Before(op.StartsAt)
+	if b.Status == slots.BookingPaymentFailed && b.RefundRequestedAt == nil && !b.RefundID.Valid && free {
 		ok, err := s.retake(ctx, tx, l, paymentIntentID, now)
 		if err != nil {
 			return "", err
@@ -157,7 +159,7 @@ func (s *Service) retake(ctx context.Context, tx pgx.Tx, l locked, paymentIntent
 		return false, fmt.Errorf("savepoint: %w", err)
 	}
 	defer func() { _ = sp.Rollback(ctx) }()
-	if ok, err := FillLate(ctx, sp, l.op.ID, l.b.CustomerID, now); !ok || err != nil {
+	if ok, err := slots.FillLate(ctx, sp, l.op.ID, l.b.CustomerID, now); !ok || err != nil {
 		return false, err
 	}
 	_, err = s.q.BookingMarkConfirmedLate(ctx, sp, db.BookingMarkConfirmedLateParams{ID: l.b.ID, Now: now.UTC(), PaymentIntentID: pgText(paymentIntentID)})
@@ -191,9 +193,9 @@ func (s *Service) failed(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, se
 	}
 	b, op := l.b, l.op
 	switch b.Status {
-	case BookingConfirmed:
+	case slots.BookingConfirmed:
 		return ResultKeptConfirmed, nil
-	case BookingPaymentFailed:
+	case slots.BookingPaymentFailed:
 		return ResultAlreadyFailed, nil
 	}
 	if !saw.still(b) {
@@ -213,15 +215,15 @@ func (s *Service) failed(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, se
 		}
 	}
 	res := ResultFailed
-	if op.Status == StatusFilled && op.FilledBy.Valid && op.FilledBy.UUID == b.CustomerID {
+	if op.Status == slots.StatusFilled && op.FilledBy.Valid && op.FilledBy.UUID == b.CustomerID {
 		if now.Before(l.shop.Cutoff(op.StartsAt)) {
 			// A new generation from the top of the list.
-			if err := Reopen(ctx, tx, s.queue, op.ID, now); err != nil {
+			if err := slots.Reopen(ctx, tx, s.queue, op.ID, now); err != nil {
 				return "", err
 			}
 			res = ResultReopened
 		} else {
-			if err := ExpireFilled(ctx, tx, op.ID, now); err != nil {
+			if err := slots.ExpireFilled(ctx, tx, op.ID, now); err != nil {
 				return "", err
 			}
 			res = ResultExpired
@@ -248,4 +250,9 @@ func (s *Service) lapse(ctx context.Context, b db.Booking) (Result, error) {
 		return "", fmt.Errorf("fail booking %s: %w", b.ID, err)
 	}
 	return res, nil
+}
+
+func isUniqueViolation(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "23505"
 }

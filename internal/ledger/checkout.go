@@ -1,4 +1,4 @@
-package slots
+package ledger
 
 import (
 	"context"
@@ -12,7 +12,9 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/pgbatch"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
@@ -32,7 +34,7 @@ const maxCheckoutRetryDelay = 2 * time.Minute
 // ErrCheckoutRefused is wrapped by a checkout error that retrying cannot fix (the
 // provider refused the request itself, not an outage or a timeout). The booking then
 // fails at once instead of holding the slot while the job retries.
-var ErrCheckoutRefused = errors.New("slots: checkout refused")
+var ErrCheckoutRefused = errors.New("ledger: checkout refused")
 
 // newCheckout asks the payment provider for booking b's payment link, expiring at
 // expires, waiting at most timeout. It is the one place a link is made, for the YES
@@ -55,6 +57,56 @@ func (s *Service) newCheckout(ctx context.Context, timeout time.Duration, shop s
 	return co, err
 }
 
+// Link implements slots.Linker: it makes the payment link of a booking the claim has
+// just committed, on the YES path, bounded by CheckoutTimeout, and stores it, with the
+// caller's answer when there is one (see slots.LinkAnswer), in one round trip. It
+// returns "" when a link was stored first (the booking sweep's, which texts it).
+func (s *Service) Link(ctx context.Context, shop shops.Shop, b db.Booking, c slots.Claim, answer slots.LinkAnswer) (url string, answered bool, err error) {
+	// The timeout is the provider's alone: a checkout that arrives at the last moment
+	// must still be stored, with the request's own context.
+	co, err := s.newCheckout(ctx, s.cfg.CheckoutTimeout, shop, b, c.Service, c.StartsAt, *b.CheckoutExpiresAt)
+	if err != nil {
+		return "", false, err
+	}
+	// Stored even if the request ends meanwhile: a link stored but answered as "link
+	// follows" would be texted by nobody (the booking sweep finds it stored).
+	storeCtx, cancelStore := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancelStore()
+	var q pgbatch.Queue
+	if _, err := s.q.BookingStoreLink(storeCtx, &q, storeLinkParams(b.ID, co, s.cfg.Now())); err != nil {
+		return "", false, fmt.Errorf("store checkout: %w", err)
+	}
+	if answer != nil {
+		c.PaymentURL = co.URL
+		answer(storeCtx, &q, c)
+	}
+	tags, err := q.Send(storeCtx, s.pool)
+	if err != nil {
+		return "", false, fmt.Errorf("store checkout: %w", err)
+	}
+	if tags[0].RowsAffected() == 0 {
+		return "", false, nil
+	}
+	return co.URL, len(tags) > 1 && tags[1].RowsAffected() == 1, nil
+}
+
+// CheckoutDescription is the line item the customer sees on the payment page.
+func CheckoutDescription(shop shops.Shop, service string, startsAt time.Time) string {
+	return fmt.Sprintf("%s at %s, %s", service, shop.Name, shop.When(startsAt))
+}
+
+func storeLinkParams(id uuid.UUID, co payments.Checkout, now time.Time) db.BookingStoreLinkParams {
+	p := db.BookingStoreLinkParams{
+		ID: id, Now: now.UTC(), ExpiresAt: co.ExpiresAt.UTC(),
+	}
+	p.SessionID.String, p.SessionID.Valid = co.SessionID, true
+	p.PaymentUrl.String, p.PaymentUrl.Valid = co.URL, true
+	if co.PaymentIntentID != "" {
+		p.PaymentIntentID.String, p.PaymentIntentID.Valid = co.PaymentIntentID, true
+	}
+	return p
+}
+
 // EnsureCheckout makes sure a pending booking has a payment link and that the customer
 // was sent it. It is the safety net behind Book's inline attempt, run by the booking
 // sweep after Stripe errors, timeouts or a crash; it does nothing when the link already
@@ -74,7 +126,7 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 	if err != nil {
 		return fmt.Errorf("get booking %s: %w", bookingID, err)
 	}
-	if b.Status != BookingPendingPayment || b.PaymentUrl.Valid {
+	if b.Status != slots.BookingPendingPayment || b.PaymentUrl.Valid {
 		return nil
 	}
 	if s.provider == nil {
@@ -89,7 +141,7 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 	}
 
 	now := s.cfg.Now()
-	expires := now.Add(s.cfg.CheckoutHold)
+	expires := now.Add(slots.CheckoutHold)
 	if b.CheckoutExpiresAt != nil {
 		expires = *b.CheckoutExpiresAt
 	}
@@ -97,8 +149,8 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 		// The first attempt never reached Stripe in time; Stripe would refuse the stored
 		// expiry now. Move to a later one (a new idempotency key) and hold the slot that
 		// much longer, within bounds.
-		later := now.Add(s.cfg.CheckoutHold).UTC().Truncate(time.Second)
-		if later.After(b.CreatedAt.Add(s.cfg.CheckoutHold + maxHoldExtension)) {
+		later := now.Add(slots.CheckoutHold).UTC().Truncate(time.Second)
+		if later.After(b.CreatedAt.Add(slots.CheckoutHold + maxHoldExtension)) {
 			res, err := s.lapse(ctx, b)
 			if err != nil {
 				return err
@@ -141,7 +193,7 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 		}
 		_, err = s.queue.InsertTx(ctx, tx, jobs.Text{
 			Key: "checkout_link:" + b.ID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone,
-			Body:     texts.Link(shop, op.Service, op.StartsAt, co.URL, s.PayWithin()),
+			Body:     texts.Link(shop, op.Service, op.StartsAt, co.URL, slots.PayWithin),
 			NotAfter: expires,
 		}, nil)
 		if err != nil {

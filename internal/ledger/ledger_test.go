@@ -1,4 +1,4 @@
-package slots_test
+package ledger_test
 
 import (
 	"context"
@@ -10,17 +10,21 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // clock is a settable time source.
 type clock struct {
@@ -157,24 +161,26 @@ type noCooling struct{}
 func (noCooling) Start(context.Context, string, time.Duration) error { return nil }
 
 // world is one test's checkout shop (lead time 1 hour) with its own database, a
-// settable clock and fake Stripe sides.
+// settable clock and fake provider sides.
 type world struct {
 	t      *testing.T
 	pool   *pgxpool.Pool
+	queue  *river.Client[pgx.Tx]
 	clk    *clock
 	start  time.Time
 	shops  *shops.Service
 	shop   shops.Shop
 	svc    *slots.Service
-	pay    *slots.Payments
+	pay    *ledger.Service
 	stripe *fakeStripe
 	co     *fakeCheckouts
 	phones int
 }
 
 type worldOpts struct {
-	cfg      slots.Config
-	payments slots.PaymentsConfig
+	payments ledger.Config
+	// noStripe: the ledger that handles events, reconciles and sweeps has no payment
+	// provider (the YES path's still makes links).
 	noStripe bool
 }
 
@@ -184,20 +190,21 @@ func newWorld(t *testing.T, opts worldOpts) *world {
 	queue, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
 	start := time.Now().Truncate(time.Second)
-	w := &world{t: t, pool: pool, clk: &clock{now: start}, start: start,
+	w := &world{t: t, pool: pool, queue: queue, clk: &clock{now: start}, start: start,
 		stripe: &fakeStripe{sessions: map[string]payments.Session{}, getErrs: map[string]error{}}, co: &fakeCheckouts{}}
 	w.shops = shops.New(pool, shops.Config{PaymentsEnabled: true, Now: w.clk.Now})
-	opts.cfg.Now = w.clk.Now
+	opts.payments.Now = w.clk.Now
 	// One provider, as *stripe.Client is: the session maker and the rest of the API.
-	var provider slots.PaymentProvider = struct {
+	var provider ledger.PaymentProvider = struct {
 		*fakeCheckouts
 		*fakeStripe
 	}{w.co, w.stripe}
-	w.svc = slots.New(pool, queue, grantLock{}, noCooling{}, provider, opts.cfg)
+	linker := ledger.New(pool, queue, provider, opts.payments)
+	w.svc = slots.New(pool, queue, grantLock{}, noCooling{}, linker, slots.Config{Now: w.clk.Now})
+	w.pay = linker
 	if opts.noStripe {
-		provider = nil
+		w.pay = ledger.New(pool, queue, nil, opts.payments)
 	}
-	w.pay = slots.NewPayments(w.svc, provider, opts.payments)
 	w.shop, _, err = w.shops.Create(context.Background(), shops.NewShop{Name: "Clockwork", Timezone: "UTC",
 		SMSNumber: "+15550002000", Currency: "usd", PaymentMode: shops.PaymentCheckout})
 	require.NoError(t, err)
@@ -263,7 +270,7 @@ func (w *world) event(id string, kind payments.EventKind, bookingID uuid.UUID, p
 	return ev
 }
 
-func (w *world) handle(ev payments.Event) slots.EventResult {
+func (w *world) handle(ev payments.Event) ledger.EventResult {
 	w.t.Helper()
 	res, err := w.pay.HandleEvent(context.Background(), ev)
 	require.NoError(w.t, err)
@@ -323,11 +330,11 @@ func TestReconcileInsideCutoffExpires(t *testing.T) {
 	// The payment, reported late: the slot is still free and not started, so the payer
 	// gets it.
 	paid := w.event("evt_1", payments.EventPaid, bookingID, "pi_1")
-	require.Equal(t, slots.ResultConfirmedLate, w.handle(paid).Result)
+	require.Equal(t, ledger.ResultConfirmedLate, w.handle(paid).Result)
 	require.Equal(t, slots.StatusFilled, w.openingStatus(op.ID))
 	res := w.handle(paid)
 	require.True(t, res.Replayed)
-	require.Equal(t, slots.ResultConfirmedLate, res.Result)
+	require.Equal(t, ledger.ResultConfirmedLate, res.Result)
 }
 
 // TestReconcileStuckBookingsDoNotBlockNewer: bookings that stay pending (Stripe errs
@@ -336,7 +343,7 @@ func TestReconcileInsideCutoffExpires(t *testing.T) {
 // session Stripe does not know fails its booking like one that never got a session.
 func TestReconcileStuckBookingsDoNotBlockNewer(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, worldOpts{payments: slots.PaymentsConfig{ReconcileBatch: 1}})
+	w := newWorld(t, worldOpts{payments: ledger.Config{ReconcileBatch: 1}})
 	// Booked a minute apart, so they come up oldest first.
 	_, broken := w.book()
 	w.clk.Set(w.start.Add(time.Minute))
@@ -414,7 +421,7 @@ func TestReconcileLeavesBookingChangedMeanwhile(t *testing.T) {
 	w.stripe.onGet = func(id string) {
 		if id == "cs_"+third.String() {
 			// Its webhook arrives while Stripe answers the reconciliation.
-			require.Equal(t, slots.ResultConfirmed, w.handle(w.event("evt_third", payments.EventPaid, third, "pi_"+id)).Result)
+			require.Equal(t, ledger.ResultConfirmed, w.handle(w.event("evt_third", payments.EventPaid, third, "pi_"+id)).Result)
 			return
 		}
 		// While Stripe answers about the first booking, the second gets its link.
@@ -464,8 +471,8 @@ func TestCheckoutRefusedFailsBookingAtOnce(t *testing.T) {
 	require.True(t, claim.LinkFollows)
 
 	w.clk.Set(w.start.Add(15 * time.Second))
-	err := w.svc.EnsureCheckout(context.Background(), claim.BookingID)
-	require.ErrorIs(t, err, slots.ErrCheckoutRefused, "retrying cannot help")
+	err := w.pay.EnsureCheckout(context.Background(), claim.BookingID)
+	require.ErrorIs(t, err, ledger.ErrCheckoutRefused, "retrying cannot help")
 	require.Equal(t, slots.BookingPaymentFailed, w.bookingStatus(claim.BookingID))
 	require.Equal(t, slots.StatusOpen, w.openingStatus(op.ID))
 	require.Equal(t, "2", w.query(`SELECT generation::text FROM slot_openings WHERE id = $1`, op.ID))
@@ -476,9 +483,9 @@ func TestCheckoutRefusedFailsBookingAtOnce(t *testing.T) {
 	op = w.open()
 	w.co.fail(errors.New("stripe: connection reset"))
 	claim, _ = w.claim(op.ID, 1)
-	err = w.svc.EnsureCheckout(context.Background(), claim.BookingID)
+	err = w.pay.EnsureCheckout(context.Background(), claim.BookingID)
 	require.Error(t, err)
-	require.NotErrorIs(t, err, slots.ErrCheckoutRefused)
+	require.NotErrorIs(t, err, ledger.ErrCheckoutRefused)
 	require.Equal(t, slots.BookingPendingPayment, w.bookingStatus(claim.BookingID))
 }
 
@@ -498,7 +505,7 @@ func TestCheckoutHoldIsBounded(t *testing.T) {
 	}
 	ensure := func(at time.Duration) error {
 		w.clk.Set(w.start.Add(at))
-		return w.svc.EnsureCheckout(context.Background(), claim.BookingID)
+		return w.pay.EnsureCheckout(context.Background(), claim.BookingID)
 	}
 	require.True(t, expiry().Equal(w.start.Add(31*time.Minute)))
 
@@ -519,7 +526,7 @@ func TestCheckoutHoldIsBounded(t *testing.T) {
 // session that arrived at the last moment is not cut off by that timer.
 func TestCheckoutNowStoresALateAnswer(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, worldOpts{cfg: slots.Config{CheckoutTimeout: 50 * time.Millisecond}})
+	w := newWorld(t, worldOpts{payments: ledger.Config{CheckoutTimeout: 50 * time.Millisecond}})
 	w.co.late = true
 	op := w.open()
 	claim, _ := w.claim(op.ID, 1)
@@ -545,7 +552,7 @@ func TestRefundDecisionIsFinal(t *testing.T) {
 		w.stripe.onGet = nil
 		// While the reconciliation reads Alice's paid session back, her expiry event
 		// (sent before she paid) reopens the slot and Bob takes it.
-		require.Equal(t, slots.ResultReopened, w.handle(w.event("evt_expired", payments.EventExpired, alice, "")).Result)
+		require.Equal(t, ledger.ResultReopened, w.handle(w.event("evt_expired", payments.EventExpired, alice, "")).Result)
 		bob, _ = w.claim(op.ID, 2)
 	}
 	require.Equal(t, 1, w.reconcile())
@@ -555,9 +562,9 @@ func TestRefundDecisionIsFinal(t *testing.T) {
 
 	// Bob's hold lapses: the slot is free again. Alice's payment webhook finally
 	// arrives: it is refunded, not booked.
-	require.Equal(t, slots.ResultReopened, w.handle(w.event("evt_bob_expired", payments.EventExpired, bob.BookingID, "")).Result)
+	require.Equal(t, ledger.ResultReopened, w.handle(w.event("evt_bob_expired", payments.EventExpired, bob.BookingID, "")).Result)
 	require.Equal(t, slots.StatusOpen, w.openingStatus(op.ID))
-	require.Equal(t, slots.ResultRefunded, w.handle(w.event("evt_alice_paid", payments.EventPaid, alice, "pi_"+session)).Result)
+	require.Equal(t, ledger.ResultRefunded, w.handle(w.event("evt_alice_paid", payments.EventPaid, alice, "pi_"+session)).Result)
 	require.Equal(t, slots.StatusOpen, w.openingStatus(op.ID))
 	require.Equal(t, slots.BookingPaymentFailed, w.bookingStatus(alice))
 
@@ -567,7 +574,7 @@ func TestRefundDecisionIsFinal(t *testing.T) {
 
 	// She paid a second time, with another card: that payment is refunded too, by a
 	// job of its own.
-	require.Equal(t, slots.ResultRefunded, w.handle(w.event("evt_alice_paid_again", payments.EventPaid, alice, "pi_again")).Result)
+	require.Equal(t, ledger.ResultRefunded, w.handle(w.event("evt_alice_paid_again", payments.EventPaid, alice, "pi_again")).Result)
 	require.Equal(t, "pi_again,pi_"+session, w.query(`SELECT string_agg(args->>'payment_intent_id', ',' ORDER BY args->>'payment_intent_id')
 		FROM river_job WHERE kind = 'booking_refund' AND args->>'booking_id' = $1`, alice.String()))
 	require.NoError(t, w.pay.RefundBooking(ctx, alice, "pi_again"))
@@ -582,11 +589,11 @@ func TestRefundGuard(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t, worldOpts{})
 	_, b := w.book()
-	require.Equal(t, slots.ResultConfirmed, w.handle(w.event("evt_paid", payments.EventPaid, b, "pi_first")).Result)
-	require.Equal(t, slots.ResultAlreadyConfirmed, w.handle(w.event("evt_paid_again", payments.EventPaid, b, "pi_first")).Result)
+	require.Equal(t, ledger.ResultConfirmed, w.handle(w.event("evt_paid", payments.EventPaid, b, "pi_first")).Result)
+	require.Equal(t, ledger.ResultAlreadyConfirmed, w.handle(w.event("evt_paid_again", payments.EventPaid, b, "pi_first")).Result)
 	orphan := w.event("evt_orphan_paid", payments.EventPaid, b, "pi_second")
 	orphan.SessionID = "cs_orphan"
-	require.Equal(t, slots.ResultRefundedDuplicate, w.handle(orphan).Result)
+	require.Equal(t, ledger.ResultRefundedDuplicate, w.handle(orphan).Result)
 	require.Equal(t, "pi_second", w.query(`SELECT string_agg(args->>'payment_intent_id', ',') FROM river_job WHERE kind = 'booking_refund'`))
 
 	// The booking's own payment: never, whoever asks.
@@ -617,7 +624,7 @@ func TestSettleAnswersWithTheStoredResult(t *testing.T) {
 		require.NoError(t, err)
 	}
 	res := w.handle(ev)
-	require.Equal(t, slots.ResultReopened, res.Result)
+	require.Equal(t, ledger.ResultReopened, res.Result)
 	require.True(t, res.Replayed)
 }
 
@@ -628,13 +635,13 @@ func TestPaymentEventsWithoutStripe(t *testing.T) {
 	w := newWorld(t, worldOpts{noStripe: true})
 	_, b := w.book()
 	ev := w.event("evt_declined", payments.EventFailed, b, "pi_declined")
-	require.Equal(t, slots.ResultUnconfigured, w.handle(ev).Result)
-	require.Equal(t, string(slots.ResultUnconfigured), w.query(`SELECT result FROM stripe_events WHERE event_id = $1`, ev.ID))
+	require.Equal(t, ledger.ResultUnconfigured, w.handle(ev).Result)
+	require.Equal(t, string(ledger.ResultUnconfigured), w.query(`SELECT result FROM stripe_events WHERE event_id = $1`, ev.ID))
 	require.Equal(t, slots.BookingPendingPayment, w.bookingStatus(b))
 	res := w.handle(ev)
 	require.True(t, res.Replayed)
 	// The session's own expiry needs no Stripe call.
-	require.Equal(t, slots.ResultReopened, w.handle(w.event("evt_expired", payments.EventExpired, b, "")).Result)
+	require.Equal(t, ledger.ResultReopened, w.handle(w.event("evt_expired", payments.EventExpired, b, "")).Result)
 }
 
 // TestUnstorablePayloadIsStoredCleaned: Postgres's jsonb refuses a \u0000 escape that
@@ -645,7 +652,7 @@ func TestUnstorablePayloadIsStoredCleaned(t *testing.T) {
 	_, b := w.book()
 	ev := w.event("evt_nul", payments.EventPaid, b, "pi_nul")
 	ev.Payload = []byte(`{"id":"evt_nul","data":{"object":{"metadata":{"note":"a\u0000b","k\u0000":1}}}}`)
-	require.Equal(t, slots.ResultConfirmed, w.handle(ev).Result)
+	require.Equal(t, ledger.ResultConfirmed, w.handle(ev).Result)
 	stored := w.query(`SELECT payload::text FROM stripe_events WHERE event_id = 'evt_nul'`)
 	require.Contains(t, stored, "a\uFFFDb")
 	require.Contains(t, stored, `"k`+"\uFFFD"+`": 1`)

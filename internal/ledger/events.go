@@ -1,4 +1,4 @@
-package slots
+package ledger
 
 import (
 	"bytes"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
 // EventResult is what handling an event did.
@@ -32,16 +33,16 @@ type EventResult struct {
 // when it is not configured are stored with a result, so Stripe stops retrying them. An
 // error means the event could not be applied for now (the database or Stripe is
 // unreachable): the stored event has no result yet, and Stripe's retry applies it.
-func (p *Payments) HandleEvent(ctx context.Context, ev payments.Event) (EventResult, error) {
+func (s *Service) HandleEvent(ctx context.Context, ev payments.Event) (EventResult, error) {
 	ev = storable(ev)
-	now := p.s.cfg.Now()
+	now := s.cfg.Now()
 	bookingID, idErr := uuid.Parse(ev.BookingID)
-	inserted, err := p.store(ctx, ev, uuid.NullUUID{UUID: bookingID, Valid: idErr == nil}, now)
+	inserted, err := s.store(ctx, ev, uuid.NullUUID{UUID: bookingID, Valid: idErr == nil}, now)
 	if err != nil {
 		return EventResult{}, err
 	}
 	if !inserted {
-		stored, err := p.s.q.StripeEventGet(ctx, p.s.pool, ev.ID)
+		stored, err := s.q.StripeEventGet(ctx, s.pool, ev.ID)
 		if err != nil {
 			return EventResult{}, fmt.Errorf("read stored payment event %s: %w", ev.ID, err)
 		}
@@ -60,37 +61,37 @@ func (p *Payments) HandleEvent(ctx context.Context, ev payments.Event) (EventRes
 	default:
 		// Other events, and account changes (not acted on yet), are stored and
 		// acknowledged.
-		return p.settle(ctx, ev.ID, ResultIgnoredType)
+		return s.settle(ctx, ev.ID, ResultIgnoredType)
 	}
 	if idErr != nil {
-		return p.settle(ctx, ev.ID, ResultUnknownBooking)
+		return s.settle(ctx, ev.ID, ResultUnknownBooking)
 	}
-	b, err := p.s.q.BookingGet(ctx, p.s.pool, bookingID)
+	b, err := s.q.BookingGet(ctx, s.pool, bookingID)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return p.settle(ctx, ev.ID, ResultUnknownBooking)
+		return s.settle(ctx, ev.ID, ResultUnknownBooking)
 	}
 	if err != nil {
 		return EventResult{}, fmt.Errorf("get booking %s: %w", bookingID, err)
 	}
 	if ev.Kind == payments.EventPending {
-		return p.settle(ctx, ev.ID, ResultAwaitingPayment)
+		return s.settle(ctx, ev.ID, ResultAwaitingPayment)
 	}
-	if ev.Kind == payments.EventFailed && b.Status == BookingPendingPayment {
+	if ev.Kind == payments.EventFailed && b.Status == slots.BookingPendingPayment {
 		// A declined card does not end a Checkout Session: the customer could still pay
 		// with another card after the slot went to someone else. End the session first,
 		// outside the transaction (a slow Stripe must not hold the opening's lock).
-		res, err := p.expireSession(ctx, b)
+		res, err := s.expireSession(ctx, b)
 		if err != nil {
 			return EventResult{}, err
 		}
 		if res != "" {
-			return p.settle(ctx, ev.ID, res)
+			return s.settle(ctx, ev.ID, res)
 		}
 	}
 
 	var out EventResult
-	err = pgx.BeginFunc(ctx, p.s.pool, func(tx pgx.Tx) error {
-		stored, err := p.s.q.StripeEventLock(ctx, tx, ev.ID)
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		stored, err := s.q.StripeEventLock(ctx, tx, ev.ID)
 		if err != nil {
 			return fmt.Errorf("lock payment event %s: %w", ev.ID, err)
 		}
@@ -100,22 +101,22 @@ func (p *Payments) HandleEvent(ctx context.Context, ev payments.Event) (EventRes
 		}
 		var res Result
 		if ev.Kind == payments.EventPaid {
-			res, err = p.s.paid(ctx, tx, bookingID, ev.SessionID, ev.PaymentIntentID, now)
+			res, err = s.paid(ctx, tx, bookingID, ev.SessionID, ev.PaymentIntentID, now)
 		} else {
-			res, err = p.s.failed(ctx, tx, bookingID, ev.SessionID, nil, now)
+			res, err = s.failed(ctx, tx, bookingID, ev.SessionID, nil, now)
 		}
 		if err != nil {
 			return err
 		}
 		out = EventResult{Result: res}
-		_, err = p.s.q.StripeEventSetResult(ctx, tx, db.StripeEventSetResultParams{EventID: ev.ID, Result: pgText(string(res)), Now: now.UTC()})
+		_, err = s.q.StripeEventSetResult(ctx, tx, db.StripeEventSetResultParams{EventID: ev.ID, Result: pgText(string(res)), Now: now.UTC()})
 		return err
 	})
 	if err != nil {
 		return EventResult{}, fmt.Errorf("apply payment event %s (%s) to booking %s: %w", ev.ID, ev.Type, bookingID, err)
 	}
 	if !out.Replayed {
-		p.counted(out.Result)
+		s.counted(out.Result)
 	}
 	return out, nil
 }
@@ -124,15 +125,15 @@ func (p *Payments) HandleEvent(ctx context.Context, ev payments.Event) (EventRes
 // jsonb refuses some valid JSON (a \u0000 escape, a lone surrogate); such a payload is
 // stored in a cleaned form rather than refused forever, since the event's fields were
 // read already and a real payment must not be dropped for an odd byte elsewhere in it.
-func (p *Payments) store(ctx context.Context, ev payments.Event, bookingID uuid.NullUUID, now time.Time) (bool, error) {
+func (s *Service) store(ctx context.Context, ev payments.Event, bookingID uuid.NullUUID, now time.Time) (bool, error) {
 	params := db.StripeEventInsertParams{
 		EventID: ev.ID, Type: ev.Type, BookingID: bookingID, Payload: ev.Payload, ReceivedAt: now.UTC(),
 	}
-	_, err := p.s.q.StripeEventInsert(ctx, p.s.pool, params)
+	_, err := s.q.StripeEventInsert(ctx, s.pool, params)
 	if isDataException(err) {
-		p.log.WarnContext(ctx, "payment event payload stored cleaned", "event_id", ev.ID, "err", err)
+		s.log.WarnContext(ctx, "payment event payload stored cleaned", "event_id", ev.ID, "err", err)
 		params.Payload = cleanPayload(ev)
-		_, err = p.s.q.StripeEventInsert(ctx, p.s.pool, params)
+		_, err = s.q.StripeEventInsert(ctx, s.pool, params)
 	}
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -145,12 +146,12 @@ func (p *Payments) store(ctx context.Context, ev payments.Event, bookingID uuid.
 
 // settle stores the result of an event that changes nothing. Should another delivery
 // have stored a result first, that one is the answer.
-func (p *Payments) settle(ctx context.Context, eventID string, result Result) (EventResult, error) {
-	_, err := p.s.q.StripeEventSetResult(ctx, p.s.pool, db.StripeEventSetResultParams{
-		EventID: eventID, Result: pgText(string(result)), Now: p.s.cfg.Now().UTC(),
+func (s *Service) settle(ctx context.Context, eventID string, result Result) (EventResult, error) {
+	_, err := s.q.StripeEventSetResult(ctx, s.pool, db.StripeEventSetResultParams{
+		EventID: eventID, Result: pgText(string(result)), Now: s.cfg.Now().UTC(),
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		stored, gerr := p.s.q.StripeEventGet(ctx, p.s.pool, eventID)
+		stored, gerr := s.q.StripeEventGet(ctx, s.pool, eventID)
 		if gerr != nil {
 			return EventResult{}, fmt.Errorf("read result of payment event %s: %w", eventID, gerr)
 		}
@@ -166,20 +167,20 @@ func (p *Payments) settle(ctx context.Context, eventID string, result Result) (E
 // applied. It returns a result when the failure must not be applied now (the session was
 // paid meanwhile, or Stripe refuses for good, or cannot be asked), "" to go on, and an
 // error when a retry may help.
-func (p *Payments) expireSession(ctx context.Context, b db.Booking) (Result, error) {
+func (s *Service) expireSession(ctx context.Context, b db.Booking) (Result, error) {
 	if !b.StripeCheckoutSessionID.Valid {
 		// The link is still being made; Stripe retries the event, by when it exists.
 		return "", fmt.Errorf("booking %s has no checkout session yet", b.ID)
 	}
-	if p.provider == nil {
+	if s.provider == nil {
 		// Retrying cannot configure Stripe. The session ends by itself at its expiry,
 		// and that event fails the booking without asking Stripe anything.
-		p.log.WarnContext(ctx, "declined card not acted on: payments are not configured", "booking_id", b.ID)
+		s.log.WarnContext(ctx, "declined card not acted on: payments are not configured", "booking_id", b.ID)
 		return ResultUnconfigured, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, p.cfg.ProviderTimeout)
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.ProviderTimeout)
 	defer cancel()
-	err := p.provider.ExpireCheckout(ctx, b.StripeCheckoutSessionID.String)
+	err := s.provider.ExpireCheckout(ctx, b.StripeCheckoutSessionID.String)
 	switch {
 	case err == nil:
 		return "", nil
@@ -189,7 +190,7 @@ func (p *Payments) expireSession(ctx context.Context, b db.Booking) (Result, err
 		return "", fmt.Errorf("expire checkout of booking %s: %w", b.ID, err)
 	default:
 		// The session ends by itself at its expiry, and that event fails the booking.
-		p.log.WarnContext(ctx, "the payment provider refused to expire the checkout session", "booking_id", b.ID, "err", err)
+		s.log.WarnContext(ctx, "the payment provider refused to expire the checkout session", "booking_id", b.ID, "err", err)
 		return ResultExpireRefused, nil
 	}
 }
