@@ -29,10 +29,15 @@ type EventResult struct {
 
 // HandleEvent stores a verified event and applies it, once. The event is stored first
 // (its id is the key); a redelivery of an event that has a result gets that result back
-// and changes nothing. Unknown types, unknown bookings and events that would need Stripe
-// when it is not configured are stored with a result, so Stripe stops retrying them. An
-// error means the event could not be applied for now (the database or Stripe is
-// unreachable): the stored event has no result yet, and Stripe's retry applies it.
+// and changes nothing. Events of no kind the ledger acts on, unknown bookings and events
+// that would need the payment provider when it is not configured are stored with a
+// result, so the provider stops retrying them. An error means the event could not be
+// applied for now (the database or the provider is unreachable): the stored event has
+// no result yet, and the provider's retry applies it.
+//
+// The booking is read once per event: under its opening's lock, in the transition's
+// transaction. Only a failed payment attempt reads it before (the only read before the
+// transaction), to end its checkout first.
 func (s *Service) HandleEvent(ctx context.Context, ev payments.Event) (EventResult, error) {
 	ev = storable(ev)
 	now := s.cfg.Now()
@@ -51,9 +56,9 @@ func (s *Service) HandleEvent(ctx context.Context, ev payments.Event) (EventResu
 		}
 		// Stored by an earlier delivery that failed (or is still running): handle it
 		// now. The transition below runs under the event's row lock, so two deliveries
-		// never both apply it; what comes before the lock (reading the booking,
-		// expiring its session at Stripe) may run twice, which is harmless: expiring an
-		// expired session succeeds.
+		// never both apply it; what comes before the lock (reading the booking, ending
+		// its checkout at the provider) may run twice, which is harmless: expiring an
+		// expired checkout succeeds.
 	}
 
 	switch ev.Kind {
@@ -66,26 +71,34 @@ func (s *Service) HandleEvent(ctx context.Context, ev payments.Event) (EventResu
 	if idErr != nil {
 		return s.settle(ctx, ev.ID, ResultUnknownBooking)
 	}
-	b, err := s.q.BookingGet(ctx, s.pool, bookingID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return s.settle(ctx, ev.ID, ResultUnknownBooking)
-	}
-	if err != nil {
-		return EventResult{}, fmt.Errorf("get booking %s: %w", bookingID, err)
-	}
-	if ev.Kind == payments.EventPending {
-		return s.settle(ctx, ev.ID, ResultAwaitingPayment)
-	}
-	if ev.Kind == payments.EventFailed && b.Status == slots.BookingPendingPayment {
-		// A declined card does not end a Checkout Session: the customer could still pay
-		// with another card after the slot went to someone else. End the session first,
-		// outside the transaction (a slow Stripe must not hold the opening's lock).
-		res, err := s.expireSession(ctx, b)
-		if err != nil {
-			return EventResult{}, err
+	switch ev.Kind {
+	case payments.EventPending:
+		// Nothing to apply yet; the booking is read only to answer for an unknown one.
+		if _, err := s.q.BookingGet(ctx, s.pool, bookingID); errors.Is(err, pgx.ErrNoRows) {
+			return s.settle(ctx, ev.ID, ResultUnknownBooking)
+		} else if err != nil {
+			return EventResult{}, fmt.Errorf("get booking %s: %w", bookingID, err)
 		}
-		if res != "" {
-			return s.settle(ctx, ev.ID, res)
+		return s.settle(ctx, ev.ID, ResultAwaitingPayment)
+	case payments.EventFailed:
+		// A failed payment attempt does not end the checkout: the customer could still
+		// pay with another card after the slot went to someone else. End it first,
+		// outside the transaction (a slow provider must not hold the opening's lock).
+		b, err := s.q.BookingGet(ctx, s.pool, bookingID)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return s.settle(ctx, ev.ID, ResultUnknownBooking)
+		}
+		if err != nil {
+			return EventResult{}, fmt.Errorf("get booking %s: %w", bookingID, err)
+		}
+		if b.Status == slots.BookingPendingPayment {
+			res, err := s.expireSession(ctx, b)
+			if err != nil {
+				return EventResult{}, err
+			}
+			if res != "" {
+				return s.settle(ctx, ev.ID, res)
+			}
 		}
 	}
 
@@ -105,6 +118,10 @@ func (s *Service) HandleEvent(ctx context.Context, ev payments.Event) (EventResu
 		} else {
 			res, err = s.failed(ctx, tx, bookingID, ev.SessionID, nil, now)
 		}
+		if errors.Is(err, slots.ErrBookingNotFound) {
+			// Found out under the lock rather than by a read before it.
+			res, err = ResultUnknownBooking, nil
+		}
 		if err != nil {
 			return err
 		}
@@ -113,7 +130,7 @@ func (s *Service) HandleEvent(ctx context.Context, ev payments.Event) (EventResu
 		return err
 	})
 	if err != nil {
-		return EventResult{}, fmt.Errorf("apply payment event %s (%s) to booking %s: %w", ev.ID, ev.Type, bookingID, err)
+		return EventResult{}, fmt.Errorf("apply payment event %s (%s) to booking %s: %w", ev.ID, ev.Kind, bookingID, err)
 	}
 	if !out.Replayed {
 		s.counted(out.Result)

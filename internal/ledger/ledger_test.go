@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -165,6 +167,7 @@ func (noCooling) Start(context.Context, string, time.Duration) error { return ni
 type world struct {
 	t      *testing.T
 	pool   *pgxpool.Pool
+	url    string // the database's
 	queue  *river.Client[pgx.Tx]
 	clk    *clock
 	start  time.Time
@@ -172,7 +175,9 @@ type world struct {
 	shop   shops.Shop
 	svc    *slots.Service
 	pay    *ledger.Service
-	stripe *fakeStripe
+	// provider is the fake payment provider: co and stripe together.
+	provider ledger.PaymentProvider
+	stripe   *fakeStripe
 	co     *fakeCheckouts
 	phones int
 }
@@ -186,11 +191,11 @@ type worldOpts struct {
 
 func newWorld(t *testing.T, opts worldOpts) *world {
 	t.Helper()
-	pool, _ := pgtest.New(t)
+	pool, url := pgtest.New(t)
 	queue, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
 	start := time.Now().Truncate(time.Second)
-	w := &world{t: t, pool: pool, queue: queue, clk: &clock{now: start}, start: start,
+	w := &world{t: t, pool: pool, url: url, queue: queue, clk: &clock{now: start}, start: start,
 		stripe: &fakeStripe{sessions: map[string]payments.Session{}, getErrs: map[string]error{}}, co: &fakeCheckouts{}}
 	w.shops = shops.New(pool, shops.Config{PaymentsEnabled: true, Now: w.clk.Now})
 	opts.payments.Now = w.clk.Now
@@ -199,6 +204,7 @@ func newWorld(t *testing.T, opts worldOpts) *world {
 		*fakeCheckouts
 		*fakeStripe
 	}{w.co, w.stripe}
+	w.provider = provider
 	linker := ledger.New(pool, queue, provider, opts.payments)
 	w.svc = slots.New(pool, queue, grantLock{}, noCooling{}, linker, slots.Config{Now: w.clk.Now})
 	w.pay = linker
@@ -675,4 +681,86 @@ func TestReconcileJobIsUnique(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, second.UniqueSkippedAsDuplicate)
 	require.Equal(t, first.Job.ID, second.Job.ID)
+}
+
+// queryNames records the names of the sqlc queries a pool runs (sqlc puts "-- name: X"
+// at the head of each).
+type queryNames struct {
+	mu    sync.Mutex
+	names []string
+}
+
+var sqlcName = regexp.MustCompile(`^-- name: (\w+)`)
+
+func (q *queryNames) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if m := sqlcName.FindStringSubmatch(d.SQL); m != nil {
+		q.mu.Lock()
+		q.names = append(q.names, m[1])
+		q.mu.Unlock()
+	}
+	return ctx
+}
+
+func (q *queryNames) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// of returns, in order, the recorded queries that are among names, and forgets all.
+func (q *queryNames) of(names ...string) []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var out []string
+	for _, n := range q.names {
+		if slices.Contains(names, n) {
+			out = append(out, n)
+		}
+	}
+	q.names = nil
+	return out
+}
+
+// TestAnEventReadsItsBookingOnce: a payment event reads its booking once, under the
+// locks of its transition: the opening's, found through the booking in the same
+// statement, then the booking's (the order a claim takes them in). Only a failed payment
+// attempt reads the booking before the transaction too (the one read there), to end its
+// checkout first. An unknown booking is found out by the lock itself.
+func TestAnEventReadsItsBookingOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, worldOpts{})
+	names := &queryNames{}
+	cfg, err := pgxpool.ParseConfig(w.url)
+	require.NoError(t, err)
+	cfg.ConnConfig.Tracer = names
+	traced, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(traced.Close)
+	led := ledger.New(traced, w.queue, w.provider, ledger.Config{Now: w.clk.Now})
+	bookingReads := []string{"BookingGet", "BookingLock", "OpeningLock", "OpeningLockForBooking"}
+	handle := func(ev payments.Event) (ledger.Result, []string) {
+		t.Helper()
+		names.of()
+		res, err := led.HandleEvent(ctx, ev)
+		require.NoError(t, err)
+		return res.Result, names.of(bookingReads...)
+	}
+	underLocks := []string{"OpeningLockForBooking", "BookingLock"}
+
+	_, paid := w.book()
+	res, reads := handle(w.event("evt_paid", payments.EventPaid, paid, "pi_paid"))
+	require.Equal(t, ledger.ResultConfirmed, res)
+	require.Equal(t, underLocks, reads)
+
+	_, expired := w.book()
+	res, reads = handle(w.event("evt_expired", payments.EventExpired, expired, ""))
+	require.Equal(t, ledger.ResultReopened, res)
+	require.Equal(t, underLocks, reads)
+
+	_, declined := w.book()
+	res, reads = handle(w.event("evt_declined", payments.EventFailed, declined, "pi_declined"))
+	require.Equal(t, ledger.ResultReopened, res)
+	require.Equal(t, append([]string{"BookingGet"}, underLocks...), reads)
+
+	res, reads = handle(w.event("evt_nobody", payments.EventPaid, uuid.New(), "pi_nobody"))
+	require.Equal(t, ledger.ResultUnknownBooking, res)
+	require.Equal(t, []string{"OpeningLockForBooking"}, reads)
+	require.Equal(t, string(ledger.ResultUnknownBooking), w.query(`SELECT result FROM stripe_events WHERE event_id = 'evt_nobody'`))
 }

@@ -57,15 +57,14 @@ func (s *seen) still(b db.Booking) bool {
 	return b.CheckoutExpiresAt == nil || b.CheckoutExpiresAt.Equal(*s.expiresAt)
 }
 
-// lock takes the opening's row lock (the order slots.Book uses: opening, then booking) and
-// reads the booking afresh under it.
+// lock takes the booking's opening's row lock, found through the booking in the same
+// statement, then the booking's (the order slots.Book uses: opening, then booking), and
+// reads the booking under them: the one read of the booking a transition makes. An
+// error wrapping slots.ErrBookingNotFound means there is no such booking.
 func (s *Service) lock(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID) (locked, error) {
 	var l locked
-	b, err := s.q.BookingGet(ctx, tx, bookingID)
-	if err != nil {
-		return l, fmt.Errorf("get booking: %w", err)
-	}
-	if l.op, err = slots.LockOpening(ctx, tx, b.OpeningID); err != nil {
+	var err error
+	if l.op, err = slots.LockBookedOpening(ctx, tx, bookingID); err != nil {
 		return l, err
 	}
 	if l.b, err = s.q.BookingLock(ctx, tx, bookingID); err != nil {

@@ -16,15 +16,20 @@ import (
 // The openings' changes that a booking's payment outcome makes. slots is the one package
 // that changes slot_openings (internal/archtest enforces it); the payment transitions
 // call these inside their own transaction (q, tx), after taking the opening's row lock
-// with LockOpening, so the opening changes with the booking or not at all.
+// with LockBookedOpening, so the opening changes with the booking or not at all.
 
-// LockOpening reads opening id and locks its row until q's transaction ends. A payment
-// transition takes it before the booking's row lock: the order the claim (Book) takes
-// them in, so that the two never wait on each other crosswise.
-func LockOpening(ctx context.Context, q db.DBTX, id uuid.UUID) (db.SlotOpening, error) {
-	op, err := queries.OpeningLock(ctx, q, id)
+// LockBookedOpening reads the opening of booking bookingID and locks its row until q's
+// transaction ends, in one statement (the booking is found in it). A payment transition
+// takes it before the booking's row lock: the order the claim (Book) takes them in, so
+// that the two never wait on each other crosswise. It returns ErrBookingNotFound when
+// there is no such booking.
+func LockBookedOpening(ctx context.Context, q db.DBTX, bookingID uuid.UUID) (db.SlotOpening, error) {
+	op, err := queries.OpeningLockForBooking(ctx, q, bookingID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return db.SlotOpening{}, fmt.Errorf("lock opening of booking %s: %w", bookingID, ErrBookingNotFound)
+	}
 	if err != nil {
-		return db.SlotOpening{}, fmt.Errorf("lock opening: %w", err)
+		return db.SlotOpening{}, fmt.Errorf("lock opening of booking %s: %w", bookingID, err)
 	}
 	return op, nil
 }
