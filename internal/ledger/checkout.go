@@ -18,13 +18,13 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
-// minCheckoutExpiry is the payment provider's floor for a checkout's expiry (30 minutes
-// for Stripe's Checkout Sessions), with a margin for the request's own travel time.
+// minCheckoutExpiry is the payment provider's floor for a checkout's expiry (30
+// minutes), with a margin for the request's own travel time.
 const minCheckoutExpiry = 30*time.Minute + 20*time.Second
 
 // maxHoldExtension bounds how far past CheckoutHold (counted from the booking) the
-// safety net may push the expiry while it waits for Stripe. After that the customer has
-// had no link for too long: the slot goes back to the others.
+// safety net may push the expiry while it waits for the provider. After that the
+// customer has had no link for too long: the slot goes back to the others.
 const maxHoldExtension = 10 * time.Minute
 
 // maxCheckoutRetryDelay caps the wait between the sweep's attempts at one link, so that
@@ -108,12 +108,12 @@ func storeLinkParams(id uuid.UUID, co payments.Checkout, now time.Time) db.Booki
 }
 
 // EnsureCheckout makes sure a pending booking has a payment link and that the customer
-// was sent it. It is the safety net behind Book's inline attempt, run by the booking
-// sweep after Stripe errors, timeouts or a crash; it does nothing when the link already
-// exists. The same idempotency key (booking and stored expiry) makes Stripe return the
-// first session if an earlier attempt reached it.
+// was sent it. It is the safety net behind the YES path's attempt (Link), run by the
+// booking sweep after the provider's errors, timeouts or a crash; it does nothing when
+// the link already exists. The same idempotency key (booking and stored expiry) makes
+// the provider return the first checkout if an earlier attempt reached it.
 //
-// It never holds a slot without a link for long: when Stripe refuses the request for
+// It never holds a slot without a link for long: when the provider refuses the request for
 // good (ErrCheckoutRefused), or payments are not configured, or a new expiry would end
 // more than maxHoldExtension after the hold that began with the booking, the booking
 // fails like an unpaid one (the slot reopens, the customer is told the hold lapsed); the
@@ -146,7 +146,7 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 		expires = *b.CheckoutExpiresAt
 	}
 	if expires.Sub(now) < minCheckoutExpiry {
-		// The first attempt never reached Stripe in time; Stripe would refuse the stored
+		// The first attempt never reached the provider in time; it would refuse the stored
 		// expiry now. Move to a later one (a new idempotency key) and hold the slot that
 		// much longer, within bounds.
 		later := now.Add(slots.CheckoutHold).UTC().Truncate(time.Second)

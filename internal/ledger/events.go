@@ -180,18 +180,19 @@ func (s *Service) settle(ctx context.Context, eventID string, result Result) (Ev
 	return EventResult{Result: result}, nil
 }
 
-// expireSession ends a pending booking's Checkout Session before its failure is
-// applied. It returns a result when the failure must not be applied now (the session was
-// paid meanwhile, or Stripe refuses for good, or cannot be asked), "" to go on, and an
+// expireSession ends a pending booking's checkout before its failure is applied. It
+// returns a result when the failure must not be applied now (the checkout was paid
+// meanwhile, or the provider refuses for good, or cannot be asked), "" to go on, and an
 // error when a retry may help.
 func (s *Service) expireSession(ctx context.Context, b db.Booking) (Result, error) {
 	if !b.StripeCheckoutSessionID.Valid {
-		// The link is still being made; Stripe retries the event, by when it exists.
+		// The link is still being made; the provider retries the event, by when it
+		// exists.
 		return "", fmt.Errorf("booking %s has no checkout session yet", b.ID)
 	}
 	if s.provider == nil {
-		// Retrying cannot configure Stripe. The session ends by itself at its expiry,
-		// and that event fails the booking without asking Stripe anything.
+		// Retrying cannot configure the provider. The checkout ends by itself at its
+		// expiry, and that event fails the booking without asking the provider anything.
 		s.log.WarnContext(ctx, "declined card not acted on: payments are not configured", "booking_id", b.ID)
 		return ResultUnconfigured, nil
 	}
@@ -206,8 +207,8 @@ func (s *Service) expireSession(ctx context.Context, b db.Booking) (Result, erro
 	case payments.Transient(err):
 		return "", fmt.Errorf("expire checkout of booking %s: %w", b.ID, err)
 	default:
-		// The session ends by itself at its expiry, and that event fails the booking.
-		s.log.WarnContext(ctx, "the payment provider refused to expire the checkout session", "booking_id", b.ID, "err", err)
+		// The checkout ends by itself at its expiry, and that event fails the booking.
+		s.log.WarnContext(ctx, "the payment provider refused to expire the checkout", "booking_id", b.ID, "err", err)
 		return ResultExpireRefused, nil
 	}
 }
@@ -269,7 +270,7 @@ const purgeBatch = 1000
 
 // PurgeStripeEvents deletes the webhook events (their payloads carry the customer's
 // details) received before `before`, and returns how many it deleted. The retention
-// that sets `before` must exceed Stripe's 3 days of retries: a redelivery of an event
+// that sets `before` must exceed the provider's days of retries: a redelivery of an event
 // must still find it, to be answered with its stored result instead of applied again.
 func PurgeStripeEvents(ctx context.Context, conn db.DBTX, before time.Time) (int64, error) {
 	q := db.New()

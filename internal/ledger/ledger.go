@@ -56,12 +56,11 @@ const (
 	// ResultRefunded: the payment came after the booking failed and the slot is gone
 	// (or a refund was decided before); a refund job was enqueued.
 	ResultRefunded Result = "refunded"
-	// ResultRefundedDuplicate: a second payment, with another PaymentIntent, for a
-	// booking confirmed already (paid through an orphan session); a refund job was
-	// enqueued for it.
+	// ResultRefundedDuplicate: a second payment, not the one that confirmed the
+	// booking (paid through an orphan checkout); a refund job was enqueued for it.
 	ResultRefundedDuplicate Result = "refunded_duplicate"
-	// ResultAwaitingPayment: Checkout completed with a delayed payment method; the
-	// outcome comes in a later event.
+	// ResultAwaitingPayment: the checkout was completed with a payment method that
+	// settles later; the outcome comes in a later event.
 	ResultAwaitingPayment Result = "awaiting_payment"
 	// ResultReopened: the booking failed and its opening is open again, in a new
 	// offer generation.
@@ -77,24 +76,25 @@ const (
 	// ResultKeptConfirmed: a failure that arrived after the booking was confirmed; a
 	// confirmed booking never moves back.
 	ResultKeptConfirmed Result = "kept_confirmed"
-	// ResultKeptCompleted: a declined card, but Stripe says the session was paid
-	// meanwhile; the booking stands and the completion event confirms it.
+	// ResultKeptCompleted: a failed payment attempt, but the provider says the checkout
+	// was completed meanwhile; the booking stands and the completion event confirms it.
 	ResultKeptCompleted Result = "kept_completed"
-	// ResultExpireRefused: Stripe refused to expire the session for a reason a retry
-	// cannot fix; the booking waits for the session's own expiry.
+	// ResultExpireRefused: the provider refused to end the checkout for a reason a retry
+	// cannot fix; the booking waits for the checkout's own expiry.
 	ResultExpireRefused Result = "expire_refused"
-	// ResultUnconfigured: the event needs a Stripe call (expiring the session of a
-	// declined card) and Stripe is not configured; the booking waits for the session's
-	// own expiry, whose event needs no call.
+	// ResultUnconfigured: the event needs a call to the payment provider (ending the
+	// checkout of a failed payment attempt) and no provider is configured; the booking
+	// waits for the checkout's own expiry, whose event needs no call.
 	ResultUnconfigured Result = "ignored_unconfigured"
-	// ResultOtherSession: a failure of a Checkout Session that is not the booking's
+	// ResultOtherSession: a failure of a checkout that is not the booking's
 	// (an orphan of an earlier attempt); it must not fail the real one.
 	ResultOtherSession Result = "ignored_other_session"
-	// ResultUnknownBooking: no booking matches the event's metadata.
+	// ResultUnknownBooking: no booking matches the event's booking id.
 	ResultUnknownBooking Result = "ignored_unknown_booking"
-	// ResultIgnoredType: an event type the booking flow does not act on.
+	// ResultIgnoredType: an event of a kind the ledger does not act on (other events,
+	// and account changes for now).
 	ResultIgnoredType Result = "ignored_type"
-	// ResultStillOpen: (reconciliation) Stripe still reports the session open or
+	// ResultStillOpen: (reconciliation) the provider still reports the checkout open or
 	// unpaid, or the booking changed since it was read; nothing changes yet.
 	ResultStillOpen Result = "still_open"
 )

@@ -165,21 +165,21 @@ func (noCooling) Start(context.Context, string, time.Duration) error { return ni
 // world is one test's checkout shop (lead time 1 hour) with its own database, a
 // settable clock and fake provider sides.
 type world struct {
-	t      *testing.T
-	pool   *pgxpool.Pool
-	url    string // the database's
-	queue  *river.Client[pgx.Tx]
-	clk    *clock
-	start  time.Time
-	shops  *shops.Service
-	shop   shops.Shop
-	svc    *slots.Service
-	pay    *ledger.Service
+	t     *testing.T
+	pool  *pgxpool.Pool
+	url   string // the database's
+	queue *river.Client[pgx.Tx]
+	clk   *clock
+	start time.Time
+	shops *shops.Service
+	shop  shops.Shop
+	svc   *slots.Service
+	pay   *ledger.Service
 	// provider is the fake payment provider: co and stripe together.
 	provider ledger.PaymentProvider
 	stripe   *fakeStripe
-	co     *fakeCheckouts
-	phones int
+	co       *fakeCheckouts
+	phones   int
 }
 
 type worldOpts struct {

@@ -14,14 +14,14 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 )
 
-// Reconcile stands in for lost webhooks: it reads back from Stripe the pending bookings
-// whose session expired more than ReconcileGrace ago and applies what Stripe reports,
-// through the same transitions as the events. A booking that never got a session, or
-// whose session Stripe does not know, is failed like an expired one. A booking found
-// unresolved (still open at Stripe, or an error) is left alone for ReconcileBackoff,
-// doubling each time up to ReconcileBackoffMax, so it never holds up newer ones. A run
-// stops early, leaving the rest to the next, when its context has less than one Stripe
-// call's time left. It returns how many bookings really changed; errors of single
+// Reconcile stands in for lost webhooks: it reads back from the payment provider the
+// pending bookings whose checkout expired more than ReconcileGrace ago and applies what
+// the provider reports, through the same transitions as the events. A booking that
+// never got a checkout, or whose checkout the provider does not know, is failed like an
+// expired one. A booking found unresolved (still open at the provider, or an error) is
+// left alone for ReconcileBackoff, doubling each time up to ReconcileBackoffMax, so it
+// never holds up newer ones. A run stops early, leaving the rest to the next, when its
+// context has less than one provider call's time left. It returns how many bookings really changed; errors of single
 // bookings are logged.
 func (s *Service) Reconcile(ctx context.Context) (int, error) {
 	now := s.cfg.Now()
@@ -59,9 +59,9 @@ func (s *Service) Reconcile(ctx context.Context) (int, error) {
 	return changed, nil
 }
 
-// reconcileOne reads one stale booking's session back and applies what it says. The
-// failure applies only if the booking still has the session and expiry listed: the
-// booking sweep may have stored a session meanwhile.
+// reconcileOne reads one stale booking's checkout back and applies what it says. The
+// failure applies only if the booking still has the checkout and expiry listed: the
+// booking sweep may have stored a checkout meanwhile.
 func (s *Service) reconcileOne(ctx context.Context, row db.BookingListStaleRow) (Result, error) {
 	saw := &seen{sessionID: row.StripeCheckoutSessionID.String, expiresAt: row.CheckoutExpiresAt}
 	paid, paymentIntentID := false, ""
@@ -74,11 +74,11 @@ func (s *Service) reconcileOne(ctx context.Context, row db.BookingListStaleRow) 
 		cancel()
 		switch {
 		case errors.Is(err, payments.ErrNotFound):
-			// Stripe has no such session (made with another key or account): nobody can
+			// The provider has no such checkout (made with another key or account): nobody can
 			// pay it, as if the booking had never got one.
-			s.log.WarnContext(ctx, "checkout session unknown to the payment provider", "booking_id", row.ID, "session_id", saw.sessionID)
+			s.log.WarnContext(ctx, "checkout unknown to the payment provider", "booking_id", row.ID, "session_id", saw.sessionID)
 		case err != nil:
-			return "", fmt.Errorf("read checkout session: %w", err)
+			return "", fmt.Errorf("read checkout: %w", err)
 		case sess.State == payments.SessionPaid:
 			paid, paymentIntentID = true, sess.PaymentIntentID
 		case sess.State == payments.SessionExpired:
@@ -158,7 +158,7 @@ func (w *ReconcileWorker) Work(ctx context.Context, _ *river.Job[jobs.Reconcile]
 	return err
 }
 
-// Timeout implements river.Worker: one run may make ReconcileBatch Stripe calls, each
+// Timeout implements river.Worker: one run may make ReconcileBatch provider calls, each
 // bounded by ProviderTimeout; Reconcile stops on its own before the deadline.
 func (w *ReconcileWorker) Timeout(*river.Job[jobs.Reconcile]) time.Duration {
 	return time.Duration(w.Service.cfg.ReconcileBatch)*w.Service.cfg.ProviderTimeout + 30*time.Second

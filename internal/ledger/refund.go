@@ -22,14 +22,14 @@ import (
 
 // RefundBooking refunds one payment of a booking and tells the customer: a late payment
 // of a failed booking, or a second payment of a confirmed one. The payment is
-// paymentIntentID, else the booking's, else its Checkout Session's. The payment that
+// paymentIntentID, else the booking's, else its checkout's. The payment that
 // holds a confirmed booking is never refunded.
 //
-// Checking first and calling Stripe without a lock is safe: the refund of a failed
+// Checking first and calling the provider without a lock is safe: the refund of a failed
 // booking's payment was decided (refund_requested_at) in the transaction that enqueued
 // this job, and from then on the booking can no longer be confirmed; a confirmed booking
-// never changes its payment. Stripe's idempotency key is per (booking, payment), so a
-// retry after a lost answer cannot refund twice, and a payment Stripe reports refunded
+// never changes its payment. The provider's idempotency key is per (booking, payment), so
+// a retry after a lost answer cannot refund twice, and a payment it reports refunded
 // already counts as done.
 func (s *Service) RefundBooking(ctx context.Context, bookingID uuid.UUID, paymentIntentID string) error {
 	b, err := s.q.BookingGet(ctx, s.pool, bookingID)
@@ -128,7 +128,7 @@ func (s *Service) textRefunded(ctx context.Context, tx pgx.Tx, b db.Booking, pay
 	return nil
 }
 
-// errNoPayment: neither the job, the booking nor its Checkout Session names the payment
+// errNoPayment: neither the job, the booking nor its checkout names the payment
 // to refund.
 var errNoPayment = errors.New("ledger: no payment to refund")
 
@@ -138,7 +138,7 @@ var errRefundNotDue = errors.New("ledger: no refund is due")
 
 // The reasons a refund failed, the label of slotrecovery_refunds_failed_total.
 const (
-	// RefundFailedRefused: Stripe refused the refund (or the payment could not be
+	// RefundFailedRefused: the provider refused the refund (or the payment could not be
 	// found) in a way retrying cannot change.
 	RefundFailedRefused = "refused"
 	// RefundFailedRetriesExhausted: the refund job's last attempt failed too.
@@ -172,8 +172,10 @@ func (s *Service) recordRefundFailed(ctx context.Context, bookingID uuid.UUID, p
 // maxReasonLen bounds the reason stored with a failed refund.
 const maxReasonLen = 300
 
-// refundFailureReason says why a refund failed, in words for the shop's owner: Stripe's
-// own message when Stripe answered, else what kind of failure it was. Never an internal
+// refundFailureReason says why a refund failed, in words for the shop's owner: the
+// provider's own message when it answered, else what kind of failure it was. The words
+// name the provider the owner refunds by hand in (the dashboard does too): they are the
+// owner's, not the ledger's logic. Never an internal
 // error's text.
 func refundFailureReason(err error) string {
 	var pe *payments.Error
@@ -274,9 +276,9 @@ type RefundWorker struct {
 	Service *Service
 }
 
-// Work implements river.Worker. A refund that will not happen, because Stripe refused
-// it for good or because this was the job's last attempt, is recorded on the booking
-// and counted (slotrecovery_refunds_failed_total), and the owner's dashboard lists it
+// Work implements river.Worker. A refund that will not happen, because the provider
+// refused it for good or because this was the job's last attempt, is recorded on the
+// booking and counted (slotrecovery_refunds_failed_total), and the owner's dashboard lists it
 // for a refund by hand: River discarding the job must not be the end of it. If even
 // that cannot be recorded (the database is down), the job is snoozed, which uses no
 // attempt, and tries the refund again later.

@@ -33,8 +33,8 @@ type locked struct {
 // seen is what a caller read of a pending booking before taking any lock, and decided
 // from. A failure it asks for applies only if the booking still looks so under the lock:
 // meanwhile the booking sweep may have stored a session or moved the expiry, and the
-// customer may be paying it. Webhook events pass none: an event is Stripe's word, not a
-// conclusion from an earlier read.
+// customer may be paying it. Webhook events pass none: an event is the provider's word,
+// not a conclusion from an earlier read.
 type seen struct {
 	sessionID string // "" when the booking had none
 	expiresAt *time.Time
@@ -234,7 +234,7 @@ func (s *Service) failed(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, se
 	return res, nil
 }
 
-// lapse fails a pending booking whose payment link could not be made (Stripe refused,
+// lapse fails a pending booking whose payment link could not be made (the provider refused,
 // or the hold ran out first), through the same transition as a failed payment: the
 // slot reopens and the customer is told the hold lapsed. b is the booking as the caller
 // read it; if it changed since (a link was stored meanwhile) it is left alone.

@@ -67,12 +67,9 @@ func (h *Stripe) Handle(c echo.Context) error {
 	if err != nil {
 		return httperr.BadRequest("unreadable_body", "the request body could not be read")
 	}
-	// ParseEvent accepts events rendered with another API version than stripe-go v76's
-	// pinned 2023-10-16: the signature is verified first either way, and the fields read
-	// (id, type, metadata.booking_id, client_reference_id, status, payment_status,
-	// payment_intent, amount, currency) have kept their names and shapes across API
-	// versions. They are decoded into our own structs, never into stripe-go's typed
-	// objects, so a version that adds or renames other fields changes nothing here.
+	// ParseEvent verifies before it decodes, accepts events rendered with other API
+	// versions (see there why that is safe) and classifies the event into the ledger's
+	// kind: nothing here decides on Stripe's event types.
 	ev, err := stripe.ParseEvent(body, req.Header.Get("Stripe-Signature"), h.Secrets, h.Tolerance)
 	switch {
 	case errors.Is(err, payments.ErrBadSignature):
@@ -93,7 +90,7 @@ func (h *Stripe) Handle(c echo.Context) error {
 	if !res.Replayed {
 		h.Metrics.StripeEvent(ev.Type, string(res.Result))
 	}
-	h.Logger.InfoContext(ctx, "stripe event handled", "event_id", ev.ID, "type", ev.Type,
+	h.Logger.InfoContext(ctx, "stripe event handled", "event_id", ev.ID, "type", ev.Type, "kind", ev.Kind,
 		"booking_id", ev.BookingID, "result", res.Result, "replayed", res.Replayed)
 	return c.JSON(http.StatusOK, StripeAnswer{Received: true, Result: string(res.Result), Replayed: res.Replayed})
 }
