@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/redistest"
@@ -106,7 +107,7 @@ func withQuery(raw, key, value string) string {
 
 // start runs a server instance in-process and returns its base URL; it stops with the
 // test.
-func (e *env) start(extra map[string]string, tune func(*slots.Config, *offers.Config)) string {
+func (e *env) start(extra map[string]string, tune func(*slots.Config, *ledger.Config, *offers.Config)) string {
 	e.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
@@ -146,10 +147,10 @@ func (e *env) start(extra map[string]string, tune func(*slots.Config, *offers.Co
 // the race to store the link, and the winner was told "link on its way" and texted it,
 // one text more than the tests count. The call's bound is generous, so that stripe-mock
 // answering slowly is not a Stripe outage; tests of the job wait 9 s for it.
-func fastTune(s *slots.Config, _ *offers.Config) {
-	s.CheckoutTimeout = 8 * time.Second
-	s.CheckoutRetryDelay = s.CheckoutTimeout + time.Second
-	s.SweepEvery = 500 * time.Millisecond
+func fastTune(_ *slots.Config, l *ledger.Config, _ *offers.Config) {
+	l.CheckoutTimeout = 8 * time.Second
+	l.CheckoutRetryDelay = l.CheckoutTimeout + time.Second
+	l.SweepEvery = 500 * time.Millisecond
 }
 
 // api calls a JSON endpoint and decodes the answer into out (if not nil).

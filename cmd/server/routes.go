@@ -55,7 +55,7 @@ func (a *app) routes() http.Handler {
 	e.POST(webhooks.TwilioPath, tw.Handle)
 	ts := &webhooks.TwilioStatus{Recorder: a.offers, Validator: a.validator, PublicURL: a.cfg.PublicURL, Logger: a.log, Metrics: a.metrics}
 	e.POST(webhooks.TwilioStatusPath, ts.Handle)
-	st := &webhooks.Stripe{Payments: a.slotPayments, Secrets: a.cfg.StripeWebhookSecrets, Logger: a.log, Metrics: a.metrics}
+	st := &webhooks.Stripe{Ledger: a.ledger, Secrets: a.cfg.StripeWebhookSecrets, Logger: a.log, Metrics: a.metrics}
 	e.POST(webhooks.StripePath, st.Handle) // the handler caps the body at 1 MiB itself
 
 	e.GET("/pay/done", payPage("Thank you! Your payment is being confirmed; we'll text you."))

@@ -27,6 +27,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/logging"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/migrate"
@@ -99,9 +100,9 @@ type app struct {
 	metrics       *metrics.Metrics
 	shops         *shops.Service
 	slots         *slots.Service
+	ledger        *ledger.Service
 	offers        *offers.Service
 	inbound       *inbound.Service
-	slotPayments  *slots.Payments
 	payments      *stripe.Client
 	validator     *twilio.Validator
 	dashboard     *dashboard.Dashboard
@@ -115,7 +116,7 @@ type serveOptions struct {
 	// ready, if not nil, receives the listening address.
 	ready chan<- string
 	// tune adjusts the services' configuration (shorter delays in tests).
-	tune func(*slots.Config, *offers.Config)
+	tune func(*slots.Config, *ledger.Config, *offers.Config)
 	// listening, if not nil, is told the address of each private listener ("metrics",
 	// "pprof") once it listens.
 	listening func(name, addr string)
@@ -301,7 +302,7 @@ func defaultPoolConns(procs int) int32 {
 }
 
 // build wires every part of the server from the configuration.
-func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*slots.Config, *offers.Config)) (_ *app, err error) {
+func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*slots.Config, *ledger.Config, *offers.Config)) (_ *app, err error) {
 	a := &app{cfg: cfg, log: log}
 	defer func() {
 		if err != nil {
@@ -342,7 +343,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 		log.Warn("DEV_MODE: no Twilio credentials; texts are logged, inbound texts are not verified")
 		texter = sms.NewLogSender(log)
 	}
-	var provider slots.PaymentProvider // nil: no shop takes payments
+	var provider ledger.PaymentProvider // nil: no shop takes payments
 	if cfg.StripeConfigured() {
 		a.payments, err = stripe.New(stripe.Config{SecretKey: cfg.StripeSecretKey, APIURL: cfg.StripeAPIURL})
 		if err != nil {
@@ -367,17 +368,21 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	// exists: they get a reference that is filled in below, before anything runs.
 	queue := &riverRef{}
 	a.shops = shops.New(a.pool, shops.Config{PaymentsEnabled: cfg.StripeConfigured()})
-	slotsCfg := slots.Config{KeyPrefix: cfg.RedisKeyPrefix, Logger: log, MinimumCharge: stripe.MinimumCharge,
+	slotsCfg := slots.Config{KeyPrefix: cfg.RedisKeyPrefix, Logger: log, MinimumCharge: stripe.MinimumCharge}
+	ledgerCfg := ledger.Config{Logger: log, Metrics: a.metrics,
 		CheckoutSuccessURL: cfg.PublicURL + "/pay/done", CheckoutCancelURL: cfg.PublicURL + "/pay/cancelled"}
 	offersCfg := offers.Config{Logger: log, Metrics: a.metrics, Pacer: pacing.New(a.redis, cfg.RedisKeyPrefix)}
 	if tune != nil {
-		tune(&slotsCfg, &offersCfg)
+		tune(&slotsCfg, &ledgerCfg, &offersCfg)
 	}
+	// The payment provider goes to the ledger alone; slots asks the ledger for a new
+	// booking's payment link (slots.Linker).
+	a.ledger = ledger.New(a.pool, queue, provider, ledgerCfg)
 	// One subscription per instance announces slot lock releases to the claims waiting
 	// on them (see slots.Book).
 	lockChannel := cfg.RedisKeyPrefix + slots.LockChannel
 	a.lockWatcher = redislock.NewWatcher(a.redis, lockChannel)
-	a.slots = slots.New(a.pool, queue, slots.RedisLocker(redislock.New(a.redis), a.lockWatcher, lockChannel, a.metrics), cool, provider, slotsCfg)
+	a.slots = slots.New(a.pool, queue, slots.RedisLocker(redislock.New(a.redis), a.lockWatcher, lockChannel, a.metrics), cool, a.ledger, slotsCfg)
 	a.offers = offers.New(a.pool, queue, texter, cool, a.shops, a.slots, offersCfg)
 	a.inbound = inbound.New(a.pool, queue, a.shops, a.slots, inbound.Config{Logger: log, Metrics: a.metrics})
 	waves, err := offers.NewWaveSchedule(a.pool)
@@ -390,17 +395,16 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	}); err != nil {
 		return nil, fmt.Errorf("dashboard: %w", err)
 	}
-	a.slotPayments = slots.NewPayments(a.slots, provider, slots.PaymentsConfig{Metrics: a.metrics})
 
 	workers := river.NewWorkers()
 	a.jobTimeouts = map[string]time.Duration{}
 	addWorker(workers, a.jobTimeouts, &offers.WaveWorker{Service: a.offers})
 	addWorker(workers, a.jobTimeouts, &outbox.TextWorker{Service: outbox.New(a.pool, texter, a.shops, a.slots, outbox.Config{Logger: log})})
-	addWorker(workers, a.jobTimeouts, &slots.SweepWorker{Service: a.slots})
+	addWorker(workers, a.jobTimeouts, &ledger.SweepWorker{Service: a.ledger})
 	addWorker(workers, a.jobTimeouts, &inbound.SweepWorker{Service: a.inbound})
 	addWorker(workers, a.jobTimeouts, &slots.CompleteWorker{Service: a.slots})
-	addWorker(workers, a.jobTimeouts, &slots.RefundWorker{Payments: a.slotPayments})
-	addWorker(workers, a.jobTimeouts, &slots.ReconcileWorker{Payments: a.slotPayments})
+	addWorker(workers, a.jobTimeouts, &ledger.RefundWorker{Service: a.ledger})
+	addWorker(workers, a.jobTimeouts, &ledger.ReconcileWorker{Service: a.ledger})
 	purger, err := retention.NewWorker(a.pool, retention.Config{Period: cfg.Retention, Logger: log, Metrics: a.metrics})
 	if err != nil {
 		return nil, err
@@ -422,7 +426,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 				func() (river.JobArgs, *river.InsertOpts) { return jobs.Reconcile{}, nil }, nil),
 			// Payment links the YES path could not make, and booked customers whose
 			// answer may not have reached them.
-			river.NewPeriodicJob(river.PeriodicInterval(a.slots.SweepEvery()),
+			river.NewPeriodicJob(river.PeriodicInterval(a.ledger.SweepEvery()),
 				func() (river.JobArgs, *river.InsertOpts) { return jobs.BookingSweep{}, nil },
 				&river.PeriodicJobOpts{RunOnStart: true}),
 			// Texts whose handler died before answering are answered by text.

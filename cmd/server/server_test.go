@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
 )
 
@@ -400,7 +400,7 @@ func TestProductMetrics(t *testing.T) {
 	require.Equal(t, "taken", e.text(base, bob.Phone, shop.SMSNumber, "YES").Outcome)
 	b := e.opening(base, shop, op.ID).Booking
 	require.NotNil(t, b)
-	r := e.send(base, event{id: evtID(), typ: payments.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_metrics"})
+	r := e.send(base, event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_metrics"})
 	require.Equal(t, "confirmed", r.Result, r.Body)
 
 	text := e.metricsText(base)

@@ -12,7 +12,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
@@ -28,9 +27,9 @@ func simulateStripe(ctx context.Context, args []string, getenv func(string) stri
 	fs := flag.NewFlagSet("simulate stripe", flag.ContinueOnError)
 	fs.SetOutput(stdout)
 	base := fs.String("url", "", "server base URL (required unless DEV_MODE=1, where it defaults to PUBLIC_URL, else http://127.0.0.1:8080)")
-	typ := fs.String("type", payments.EventCheckoutExpired, "event type: "+strings.Join([]string{
-		payments.EventCheckoutCompleted, payments.EventCheckoutAsyncSucceeded, payments.EventCheckoutExpired,
-		payments.EventCheckoutAsyncFailed, payments.EventPaymentFailed}, ", "))
+	typ := fs.String("type", stripe.EventCheckoutExpired, "event type: "+strings.Join([]string{
+		stripe.EventCheckoutCompleted, stripe.EventCheckoutAsyncSucceeded, stripe.EventCheckoutExpired,
+		stripe.EventCheckoutAsyncFailed, stripe.EventPaymentFailed}, ", "))
 	booking := fs.String("booking", "", "booking id (the opening's booking.id in GET /api/openings/{id})")
 	session := fs.String("session", "", "Checkout Session id (booking.stripe_checkout_session_id); empty matches any")
 	intent := fs.String("payment-intent", "", "PaymentIntent id (random for payment types when empty)")
@@ -62,12 +61,12 @@ func simulateStripe(ctx context.Context, args []string, getenv func(string) stri
 		*id = "evt_sim_" + randomHex(12)
 	}
 	if *status == "" {
-		*status = payments.PaymentUnpaid
-		if *typ == payments.EventCheckoutCompleted || *typ == payments.EventCheckoutAsyncSucceeded {
-			*status = payments.PaymentPaid
+		*status = stripe.PaymentUnpaid
+		if *typ == stripe.EventCheckoutCompleted || *typ == stripe.EventCheckoutAsyncSucceeded {
+			*status = stripe.PaymentPaid
 		}
 	}
-	if *intent == "" && (*status == payments.PaymentPaid || strings.HasPrefix(*typ, "payment_intent.")) {
+	if *intent == "" && (*status == stripe.PaymentPaid || strings.HasPrefix(*typ, "payment_intent.")) {
 		*intent = "pi_sim_" + randomHex(12)
 	}
 	at := time.Now().Add(-*age)

@@ -19,7 +19,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
-	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 	"github.com/slotrecovery/slotrecovery/internal/stripetest"
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
@@ -79,9 +78,9 @@ type event struct {
 func (ev event) payload() []byte {
 	status := ev.paymentStatus
 	if status == "" {
-		status = payments.PaymentUnpaid
-		if ev.typ == payments.EventCheckoutCompleted || ev.typ == payments.EventCheckoutAsyncSucceeded {
-			status = payments.PaymentPaid
+		status = stripe.PaymentUnpaid
+		if ev.typ == stripe.EventCheckoutCompleted || ev.typ == stripe.EventCheckoutAsyncSucceeded {
+			status = stripe.PaymentPaid
 		}
 	}
 	return stripe.TestEventPayload(ev.id, ev.typ, ev.booking, ev.session, ev.intent, status, time.Now())
@@ -168,7 +167,7 @@ func TestPaymentLoop(t *testing.T) {
 	require.Equal(t, alice.Phone, got.FilledBy.Phone)
 	first := got.Booking
 
-	r := e.send(base, event{id: evtID(), typ: payments.EventCheckoutExpired, booking: first.ID, session: first.SessionID})
+	r := e.send(base, event{id: evtID(), typ: stripe.EventCheckoutExpired, booking: first.ID, session: first.SessionID})
 	require.Equal(t, http.StatusOK, r.Status, r.Body)
 	require.Equal(t, "reopened", r.Result)
 
@@ -207,7 +206,7 @@ func TestPaymentLoop(t *testing.T) {
 	require.NotEqual(t, first.ID, second.ID)
 	require.Equal(t, "taken", e.text(base, carol.Phone, shop.SMSNumber, "YES").Outcome)
 
-	r = e.send(base, event{id: evtID(), typ: payments.EventCheckoutCompleted, booking: second.ID, session: second.SessionID, intent: "pi_loop_bob"})
+	r = e.send(base, event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: second.ID, session: second.SessionID, intent: "pi_loop_bob"})
 	require.Equal(t, http.StatusOK, r.Status, r.Body)
 	require.Equal(t, "confirmed", r.Result)
 	got = e.opening(base, shop, got.ID)
@@ -232,9 +231,9 @@ func TestStripeEventsOutOfOrder(t *testing.T) {
 	// Completed before expired: the late expiry changes nothing.
 	shop, _, op := e.booked(base, "+15552220001")
 	b := op.Booking
-	require.Equal(t, "confirmed", e.send(base, event{id: evtID(), typ: payments.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_a"}).Result)
-	require.Equal(t, "kept_confirmed", e.send(base, event{id: evtID(), typ: payments.EventCheckoutExpired, booking: b.ID, session: b.SessionID}).Result)
-	require.Equal(t, "already_confirmed", e.send(base, event{id: evtID(), typ: payments.EventCheckoutAsyncSucceeded, booking: b.ID, session: b.SessionID, intent: "pi_a"}).Result)
+	require.Equal(t, "confirmed", e.send(base, event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_a"}).Result)
+	require.Equal(t, "kept_confirmed", e.send(base, event{id: evtID(), typ: stripe.EventCheckoutExpired, booking: b.ID, session: b.SessionID}).Result)
+	require.Equal(t, "already_confirmed", e.send(base, event{id: evtID(), typ: stripe.EventCheckoutAsyncSucceeded, booking: b.ID, session: b.SessionID, intent: "pi_a"}).Result)
 	got := e.opening(base, shop, op.ID)
 	require.Equal(t, "filled", got.Status)
 	require.Equal(t, "confirmed", got.Booking.Status)
@@ -242,7 +241,7 @@ func TestStripeEventsOutOfOrder(t *testing.T) {
 	// Failure after confirmation: a declined card reported late neither expires the
 	// session nor fails the booking.
 	expires := e.stripe.Count(http.MethodPost, "/v1/checkout/sessions/"+b.SessionID+"/expire")
-	r := e.send(base, event{id: evtID(), typ: payments.EventPaymentFailed, booking: b.ID, intent: "pi_a"})
+	r := e.send(base, event{id: evtID(), typ: stripe.EventPaymentFailed, booking: b.ID, intent: "pi_a"})
 	require.Equal(t, "kept_confirmed", r.Result)
 	require.Equal(t, expires, e.stripe.Count(http.MethodPost, "/v1/checkout/sessions/"+b.SessionID+"/expire"))
 	require.Equal(t, "confirmed", e.opening(base, shop, op.ID).Booking.Status)
@@ -251,14 +250,14 @@ func TestStripeEventsOutOfOrder(t *testing.T) {
 	// another expiry event for the failed booking does nothing either.
 	shop, _, op = e.booked(base, "+15552220002")
 	b = op.Booking
-	expired := event{id: evtID(), typ: payments.EventCheckoutExpired, booking: b.ID, session: b.SessionID}
+	expired := event{id: evtID(), typ: stripe.EventCheckoutExpired, booking: b.ID, session: b.SessionID}
 	first := e.send(base, expired)
 	require.Equal(t, stripeReply{Status: 200, Result: "reopened", Body: first.Body}, first)
 	again := e.send(base, expired)
 	require.Equal(t, http.StatusOK, again.Status)
 	require.Equal(t, "reopened", again.Result)
 	require.True(t, again.Replayed)
-	require.Equal(t, "already_failed", e.send(base, event{id: evtID(), typ: payments.EventCheckoutAsyncFailed, booking: b.ID, session: b.SessionID}).Result)
+	require.Equal(t, "already_failed", e.send(base, event{id: evtID(), typ: stripe.EventCheckoutAsyncFailed, booking: b.ID, session: b.SessionID}).Result)
 	require.Equal(t, 2, e.count(`SELECT generation FROM slot_openings WHERE id = $1`, op.ID), "reopened once")
 	require.Equal(t, "open", e.opening(base, shop, op.ID).Status)
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM river_job WHERE kind = 'offer_wave' AND args->>'opening_id' = $1 AND (args->>'generation')::int = 2 AND (args->>'wave')::int = 1`, op.ID), "one first wave of the new generation")
@@ -267,20 +266,20 @@ func TestStripeEventsOutOfOrder(t *testing.T) {
 	// A delayed payment method: completed but unpaid waits; its failure reopens.
 	shop, _, op = e.booked(base, "+15552220003")
 	b = op.Booking
-	require.Equal(t, "awaiting_payment", e.send(base, event{id: evtID(), typ: payments.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, paymentStatus: payments.PaymentUnpaid}).Result)
+	require.Equal(t, "awaiting_payment", e.send(base, event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, paymentStatus: stripe.PaymentUnpaid}).Result)
 	require.Equal(t, "pending_payment", e.opening(base, shop, op.ID).Booking.Status)
-	require.Equal(t, "reopened", e.send(base, event{id: evtID(), typ: payments.EventCheckoutAsyncFailed, booking: b.ID, session: b.SessionID}).Result)
+	require.Equal(t, "reopened", e.send(base, event{id: evtID(), typ: stripe.EventCheckoutAsyncFailed, booking: b.ID, session: b.SessionID}).Result)
 
 	// ... and its success confirms.
 	shop, _, op = e.booked(base, "+15552220004")
 	b = op.Booking
-	require.Equal(t, "confirmed", e.send(base, event{id: evtID(), typ: payments.EventCheckoutAsyncSucceeded, booking: b.ID, session: b.SessionID, intent: "pi_d"}).Result)
+	require.Equal(t, "confirmed", e.send(base, event{id: evtID(), typ: stripe.EventCheckoutAsyncSucceeded, booking: b.ID, session: b.SessionID, intent: "pi_d"}).Result)
 	require.Equal(t, "confirmed", e.opening(base, shop, op.ID).Booking.Status)
 
 	// An orphan session (from an earlier attempt) expiring does not fail the booking.
 	shop, _, op = e.booked(base, "+15552220005")
 	b = op.Booking
-	require.Equal(t, "ignored_other_session", e.send(base, event{id: evtID(), typ: payments.EventCheckoutExpired, booking: b.ID, session: "cs_test_orphan"}).Result)
+	require.Equal(t, "ignored_other_session", e.send(base, event{id: evtID(), typ: stripe.EventCheckoutExpired, booking: b.ID, session: "cs_test_orphan"}).Result)
 	require.Equal(t, "pending_payment", e.opening(base, shop, op.ID).Booking.Status)
 }
 
@@ -295,7 +294,7 @@ func TestPaymentFailedExpiresSession(t *testing.T) {
 	shop, _, op := e.booked(base, "+15553330001")
 	b := op.Booking
 	expirePath := "/v1/checkout/sessions/" + b.SessionID + "/expire"
-	r := e.send(base, event{id: evtID(), typ: payments.EventPaymentFailed, booking: b.ID, intent: "pi_declined"})
+	r := e.send(base, event{id: evtID(), typ: stripe.EventPaymentFailed, booking: b.ID, intent: "pi_declined"})
 	require.Equal(t, "reopened", r.Result, r.Body)
 	require.Equal(t, 1, e.stripe.Count(http.MethodPost, expirePath))
 	require.Equal(t, "open", e.opening(base, shop, op.ID).Status)
@@ -306,18 +305,18 @@ func TestPaymentFailedExpiresSession(t *testing.T) {
 	e.stripe.Respond(http.MethodPost, expirePath, http.StatusBadRequest,
 		`{"error":{"type":"invalid_request_error","message":"Only Checkout Sessions with a status in [\"open\"] can be expired."}}`)
 	e.stripe.Respond(http.MethodGet, "/v1/checkout/sessions/"+b.SessionID, http.StatusOK, sessionJSON(b.SessionID, "complete", "paid", b.ID, "pi_paid"))
-	r = e.send(base, event{id: evtID(), typ: payments.EventPaymentFailed, booking: b.ID, intent: "pi_first_card"})
+	r = e.send(base, event{id: evtID(), typ: stripe.EventPaymentFailed, booking: b.ID, intent: "pi_first_card"})
 	require.Equal(t, "kept_completed", r.Result, r.Body)
 	got := e.opening(base, shop, op.ID)
 	require.Equal(t, "filled", got.Status)
 	require.Equal(t, "pending_payment", got.Booking.Status)
-	require.Equal(t, "confirmed", e.send(base, event{id: evtID(), typ: payments.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_paid"}).Result)
+	require.Equal(t, "confirmed", e.send(base, event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_paid"}).Result)
 
 	// A Stripe outage while expiring: 500, so Stripe retries; the retry applies it.
 	shop, _, op = e.booked(base, "+15553330003")
 	b = op.Booking
 	e.stripe.FailNext(1, http.StatusServiceUnavailable)
-	ev := event{id: evtID(), typ: payments.EventPaymentFailed, booking: b.ID, intent: "pi_flaky"}
+	ev := event{id: evtID(), typ: stripe.EventPaymentFailed, booking: b.ID, intent: "pi_flaky"}
 	require.Equal(t, http.StatusInternalServerError, e.send(base, ev).Status)
 	require.Equal(t, "filled", e.opening(base, shop, op.ID).Status)
 	r = e.send(base, ev)
@@ -346,7 +345,7 @@ func TestStripeWebhookVerification(t *testing.T) {
 	base := e.start(nil, fastTune)
 	shop, _, op := e.booked(base, "+15554440001")
 	b := op.Booking
-	ev := event{id: evtID(), typ: payments.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_v"}
+	ev := event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_v"}
 	p := ev.payload()
 	now := time.Now()
 
@@ -428,11 +427,11 @@ func TestStripeEventsIgnored(t *testing.T) {
 	require.True(t, again.Replayed)
 
 	for _, booking := range []string{"11111111-2222-3333-4444-555555555555", "not-a-uuid", ""} {
-		r := e.send(base, event{id: evtID(), typ: payments.EventCheckoutExpired, booking: booking, session: "cs_test_x"})
+		r := e.send(base, event{id: evtID(), typ: stripe.EventCheckoutExpired, booking: booking, session: "cs_test_x"})
 		require.Equal(t, http.StatusOK, r.Status, r.Body)
 		require.Equal(t, "ignored_unknown_booking", r.Result, booking)
 	}
-	r = e.send(base, event{id: evtID(), typ: payments.EventPaymentFailed, booking: "11111111-2222-3333-4444-555555555555", intent: "pi_x"})
+	r = e.send(base, event{id: evtID(), typ: stripe.EventPaymentFailed, booking: "11111111-2222-3333-4444-555555555555", intent: "pi_x"})
 	require.Equal(t, "ignored_unknown_booking", r.Result)
 	require.Equal(t, 5, e.count(`SELECT count(*) FROM stripe_events WHERE result IS NOT NULL AND payload ? 'id'`))
 	require.Zero(t, e.stripe.Count("", "/v1/"), "nothing asked of Stripe")
@@ -449,7 +448,7 @@ func TestLatePayment(t *testing.T) {
 	shop, cs, op := e.booked(base, "+15555550001", "+15555550002")
 	alice, bob := cs[0], cs[1]
 	late := op.Booking
-	require.Equal(t, "reopened", e.send(base, event{id: evtID(), typ: payments.EventCheckoutExpired, booking: late.ID, session: late.SessionID}).Result)
+	require.Equal(t, "reopened", e.send(base, event{id: evtID(), typ: stripe.EventCheckoutExpired, booking: late.ID, session: late.SessionID}).Result)
 	// The lapsed text is a job of its own, like the refund text below: wait for it, so
 	// the texts alice gets are in the order the events came.
 	e.eventually("second offer to bob and the lapsed text to alice", func() bool {
@@ -458,13 +457,13 @@ func TestLatePayment(t *testing.T) {
 	})
 	require.Equal(t, "booked", e.text(base, bob.Phone, shop.SMSNumber, "YES").Outcome)
 
-	paid := event{id: evtID(), typ: payments.EventCheckoutCompleted, booking: late.ID, session: late.SessionID, intent: "pi_late_alice"}
+	paid := event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: late.ID, session: late.SessionID, intent: "pi_late_alice"}
 	require.Equal(t, "refunded", e.send(base, paid).Result)
 	r := e.send(base, paid)
 	require.Equal(t, "refunded", r.Result)
 	require.True(t, r.Replayed)
-	require.Equal(t, "refunded", e.send(base, event{id: evtID(), typ: payments.EventCheckoutAsyncSucceeded, booking: late.ID, session: late.SessionID, intent: "pi_late_alice"}).Result)
-	require.Equal(t, "already_failed", e.send(base, event{id: evtID(), typ: payments.EventCheckoutExpired, booking: late.ID, session: late.SessionID}).Result)
+	require.Equal(t, "refunded", e.send(base, event{id: evtID(), typ: stripe.EventCheckoutAsyncSucceeded, booking: late.ID, session: late.SessionID, intent: "pi_late_alice"}).Result)
+	require.Equal(t, "already_failed", e.send(base, event{id: evtID(), typ: stripe.EventCheckoutExpired, booking: late.ID, session: late.SessionID}).Result)
 
 	e.eventually("refund stored", func() bool {
 		return e.count(`SELECT count(*) FROM bookings WHERE id = $1 AND refund_id IS NOT NULL`, late.ID) == 1
@@ -497,7 +496,7 @@ func TestLatePayment(t *testing.T) {
 	// Nobody took the reopened slot: the late payer gets it after all.
 	shop, cs, op = e.booked(base, "+15555550003")
 	carol, b := cs[0], op.Booking
-	require.Equal(t, "reopened", e.send(base, event{id: evtID(), typ: payments.EventCheckoutExpired, booking: b.ID, session: b.SessionID}).Result)
+	require.Equal(t, "reopened", e.send(base, event{id: evtID(), typ: stripe.EventCheckoutExpired, booking: b.ID, session: b.SessionID}).Result)
 	require.Equal(t, "open", e.opening(base, shop, op.ID).Status)
 	// The lapsed text and the confirmation below are separate jobs that River may run
 	// in either order when the payment comes within moments of the expiry (a real
@@ -506,12 +505,12 @@ func TestLatePayment(t *testing.T) {
 		texts := e.textsTo(carol.Phone)
 		return len(texts) == 2 && strings.Contains(texts[1], "has lapsed")
 	})
-	require.Equal(t, "confirmed_late", e.send(base, event{id: evtID(), typ: payments.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_late_carol"}).Result)
+	require.Equal(t, "confirmed_late", e.send(base, event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_late_carol"}).Result)
 	got = e.opening(base, shop, op.ID)
 	require.Equal(t, "filled", got.Status)
 	require.Equal(t, carol.Phone, got.FilledBy.Phone)
 	require.Equal(t, "confirmed", got.Booking.Status)
-	require.Equal(t, "kept_confirmed", e.send(base, event{id: evtID(), typ: payments.EventCheckoutExpired, booking: b.ID, session: b.SessionID}).Result)
+	require.Equal(t, "kept_confirmed", e.send(base, event{id: evtID(), typ: stripe.EventCheckoutExpired, booking: b.ID, session: b.SessionID}).Result)
 	e.eventually("confirmation to carol", func() bool {
 		texts := e.textsTo(carol.Phone)
 		return len(texts) == 3 && strings.Contains(texts[2], "you're booked")
@@ -520,7 +519,7 @@ func TestLatePayment(t *testing.T) {
 
 	// Carol also paid through an orphan session: that second payment is refunded (its
 	// own idempotency key), the first one keeps the booking.
-	r = e.send(base, event{id: evtID(), typ: payments.EventCheckoutCompleted, booking: b.ID, session: "cs_test_orphan", intent: "pi_dup_carol"})
+	r = e.send(base, event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: b.ID, session: "cs_test_orphan", intent: "pi_dup_carol"})
 	require.Equal(t, "refunded_duplicate", r.Result, r.Body)
 	e.eventually("duplicate refunded and carol told", func() bool {
 		texts := e.textsTo(carol.Phone)
@@ -559,7 +558,7 @@ func TestFailureInsideCutoff(t *testing.T) {
 	// The shop's lead time is 30 minutes; the slot now starts in 10.
 	_, err := e.pool.Exec(context.Background(), `UPDATE slot_openings SET starts_at = now() + interval '10 minutes' WHERE id = $1`, op.ID)
 	require.NoError(t, err)
-	require.Equal(t, "expired", e.send(base, event{id: evtID(), typ: payments.EventCheckoutExpired, booking: b.ID, session: b.SessionID}).Result)
+	require.Equal(t, "expired", e.send(base, event{id: evtID(), typ: stripe.EventCheckoutExpired, booking: b.ID, session: b.SessionID}).Result)
 	got := e.opening(base, shop, op.ID)
 	require.Equal(t, "expired", got.Status)
 	require.Nil(t, got.FilledBy)
@@ -567,7 +566,7 @@ func TestFailureInsideCutoff(t *testing.T) {
 	require.Equal(t, 1, e.count(`SELECT generation FROM slot_openings WHERE id = $1`, op.ID), "no new generation")
 	require.Zero(t, e.count(`SELECT count(*) FROM river_job WHERE kind = 'offer_wave' AND (args->>'generation')::int = 2`))
 
-	require.Equal(t, "confirmed_late", e.send(base, event{id: evtID(), typ: payments.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_cut"}).Result)
+	require.Equal(t, "confirmed_late", e.send(base, event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_cut"}).Result)
 	got = e.opening(base, shop, op.ID)
 	require.Equal(t, "filled", got.Status)
 	require.Equal(t, "confirmed", got.Booking.Status)
@@ -619,7 +618,7 @@ func TestReconcileHealsLostWebhook(t *testing.T) {
 	require.Equal(t, "open", got.Status)
 	require.Equal(t, "payment_failed", got.Booking.Status)
 	// The webhook arrives after all: nothing more happens.
-	require.Equal(t, "already_failed", e.send(base, event{id: evtID(), typ: payments.EventCheckoutExpired, booking: a.ID, session: a.SessionID}).Result)
+	require.Equal(t, "already_failed", e.send(base, event{id: evtID(), typ: stripe.EventCheckoutExpired, booking: a.ID, session: a.SessionID}).Result)
 
 	// Paid, webhook lost: confirmed.
 	shopB, cs, opB := e.booked(base, "+15557770002")
@@ -718,7 +717,7 @@ func TestExpireRefused(t *testing.T) {
 	e.stripe.Respond(http.MethodPost, "/v1/checkout/sessions/"+b.SessionID+"/expire", http.StatusBadRequest,
 		stripetest.ErrorBody("invalid_request_error", "", "This Checkout Session cannot be expired."))
 	e.stripe.Respond(http.MethodGet, "/v1/checkout/sessions/"+b.SessionID, http.StatusOK, sessionJSON(b.SessionID, "open", "unpaid", b.ID, ""))
-	declined := event{id: evtID(), typ: payments.EventPaymentFailed, booking: b.ID, intent: "pi_refused"}
+	declined := event{id: evtID(), typ: stripe.EventPaymentFailed, booking: b.ID, intent: "pi_refused"}
 	r := e.send(base, declined)
 	require.Equal(t, http.StatusOK, r.Status, r.Body)
 	require.Equal(t, "expire_refused", r.Result)
@@ -730,7 +729,7 @@ func TestExpireRefused(t *testing.T) {
 	require.Equal(t, "expire_refused", again.Result)
 	require.Equal(t, 1, e.stripe.Count(http.MethodPost, "/v1/checkout/sessions/"+b.SessionID+"/expire"), "a redelivery asks nothing")
 
-	require.Equal(t, "reopened", e.send(base, event{id: evtID(), typ: payments.EventCheckoutExpired, booking: b.ID, session: b.SessionID}).Result)
+	require.Equal(t, "reopened", e.send(base, event{id: evtID(), typ: stripe.EventCheckoutExpired, booking: b.ID, session: b.SessionID}).Result)
 }
 
 // TestCheckoutRefusedFailsBooking: Stripe refuses to make the payment link for good (a
@@ -772,7 +771,7 @@ func TestStripeEventUnstorablePayload(t *testing.T) {
 	shop, _, op := e.booked(base, "+15553350001")
 	b := op.Booking
 	id := evtID()
-	p := event{id: id, typ: payments.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_nul"}.payload()
+	p := event{id: id, typ: stripe.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_nul"}.payload()
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(p, &m))
 	// A NUL in a string is valid JSON (Go writes it \u0000); jsonb refuses it.
@@ -798,19 +797,19 @@ func TestSimulateStripe(t *testing.T) {
 		return map[string]string{"STRIPE_WEBHOOK_SECRET": webhookSecret + ",whsec_old"}[k]
 	}
 	var out bytes.Buffer
-	err := run(context.Background(), []string{"simulate", "stripe", "--url", base, "--type", payments.EventCheckoutExpired, "--booking", op.Booking.ID}, getenv, &out, io.Discard)
+	err := run(context.Background(), []string{"simulate", "stripe", "--url", base, "--type", stripe.EventCheckoutExpired, "--booking", op.Booking.ID}, getenv, &out, io.Discard)
 	require.NoError(t, err, out.String())
 	require.Contains(t, out.String(), "HTTP 200")
 	require.Contains(t, out.String(), `"result":"reopened"`)
 	require.Equal(t, "open", e.opening(base, shop, op.ID).Status)
 
 	out.Reset()
-	err = run(context.Background(), []string{"simulate", "stripe", "--url", base, "--type", payments.EventCheckoutCompleted, "--booking", op.Booking.ID, "--age", "10m"}, getenv, &out, io.Discard)
+	err = run(context.Background(), []string{"simulate", "stripe", "--url", base, "--type", stripe.EventCheckoutCompleted, "--booking", op.Booking.ID, "--age", "10m"}, getenv, &out, io.Discard)
 	require.Error(t, err, "a stale signature is refused")
 	require.Contains(t, out.String(), "HTTP 400")
 
 	out.Reset()
-	err = run(context.Background(), []string{"simulate", "stripe", "--url", base, "--type", payments.EventCheckoutCompleted, "--booking", op.Booking.ID, "--id", "evt_sim_fixed"}, getenv, &out, io.Discard)
+	err = run(context.Background(), []string{"simulate", "stripe", "--url", base, "--type", stripe.EventCheckoutCompleted, "--booking", op.Booking.ID, "--id", "evt_sim_fixed"}, getenv, &out, io.Discard)
 	require.NoError(t, err, out.String())
 	require.Contains(t, out.String(), `"result":"confirmed_late"`)
 
@@ -821,14 +820,14 @@ func TestSimulateStripe(t *testing.T) {
 		return map[string]string{"STRIPE_WEBHOOK_SECRET": webhookSecret, "PUBLIC_URL": base}[k]
 	}
 	out.Reset()
-	err = run(context.Background(), []string{"simulate", "stripe", "--type", payments.EventCheckoutExpired, "--booking", op.Booking.ID}, withPublic, &out, io.Discard)
+	err = run(context.Background(), []string{"simulate", "stripe", "--type", stripe.EventCheckoutExpired, "--booking", op.Booking.ID}, withPublic, &out, io.Discard)
 	require.ErrorContains(t, err, "--url is required")
 	require.Equal(t, before, e.count(`SELECT count(*) FROM stripe_events`), "nothing sent")
 	devMode := func(k string) string {
 		return map[string]string{"STRIPE_WEBHOOK_SECRET": webhookSecret, "PUBLIC_URL": base, "DEV_MODE": "1"}[k]
 	}
 	out.Reset()
-	err = run(context.Background(), []string{"simulate", "stripe", "--type", payments.EventCheckoutExpired, "--booking", op.Booking.ID}, devMode, &out, io.Discard)
+	err = run(context.Background(), []string{"simulate", "stripe", "--type", stripe.EventCheckoutExpired, "--booking", op.Booking.ID}, devMode, &out, io.Discard)
 	require.NoError(t, err, out.String())
 	require.Contains(t, out.String(), "POST "+base+webhooks.StripePath)
 	require.Contains(t, out.String(), `"result":"kept_confirmed"`)
@@ -844,7 +843,7 @@ func TestStripeEventsConcurrent(t *testing.T) {
 
 	shop, _, op := e.booked(base, "+15559990001")
 	b := op.Booking
-	dup := event{id: evtID(), typ: payments.EventCheckoutExpired, booking: b.ID, session: b.SessionID}
+	dup := event{id: evtID(), typ: stripe.EventCheckoutExpired, booking: b.ID, session: b.SessionID}
 	const n = 12
 	replies := make([]stripeReply, n)
 	errs := make([]error, n)
@@ -854,7 +853,7 @@ func TestStripeEventsConcurrent(t *testing.T) {
 			if i%2 == 0 {
 				replies[i], errs[i] = e.trySend(base, dup)
 			} else {
-				replies[i], errs[i] = e.trySend(base, event{id: evtID(), typ: payments.EventCheckoutExpired, booking: b.ID, session: b.SessionID})
+				replies[i], errs[i] = e.trySend(base, event{id: evtID(), typ: stripe.EventCheckoutExpired, booking: b.ID, session: b.SessionID})
 			}
 		})
 	}
@@ -878,10 +877,10 @@ func TestStripeEventsConcurrent(t *testing.T) {
 		var done, expired stripeReply
 		var doneErr, expiredErr error
 		wg.Go(func() {
-			done, doneErr = e.trySend(base, event{id: evtID(), typ: payments.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_race"})
+			done, doneErr = e.trySend(base, event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_race"})
 		})
 		wg.Go(func() {
-			expired, expiredErr = e.trySend(base, event{id: evtID(), typ: payments.EventCheckoutExpired, booking: b.ID, session: b.SessionID})
+			expired, expiredErr = e.trySend(base, event{id: evtID(), typ: stripe.EventCheckoutExpired, booking: b.ID, session: b.SessionID})
 		})
 		wg.Wait()
 		require.NoError(t, doneErr)

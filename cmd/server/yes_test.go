@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
@@ -92,7 +93,7 @@ func TestADeadHoldersLockOverHTTP(t *testing.T) {
 	// The wait is production's: the second YES must be answered well inside it without
 	// waiting, which a busy 2-core machine did not always manage within 500 ms.
 	const wait = 3 * time.Second
-	tune := func(s *slots.Config, o *offers.Config) { fastTune(s, o); s.LockWait = wait }
+	tune := func(s *slots.Config, l *ledger.Config, o *offers.Config) { fastTune(s, l, o); s.LockWait = wait }
 	for range 2 {
 		e.start(nil, tune)
 	}

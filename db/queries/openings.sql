@@ -10,6 +10,14 @@ SELECT * FROM slot_openings WHERE id = $1;
 -- name: OpeningLock :one
 SELECT * FROM slot_openings WHERE id = $1 FOR UPDATE;
 
+-- name: OpeningLockForBooking :one
+-- A booking's opening, row-locked, found through the booking in the same statement: a
+-- payment transition's first lock (opening, then booking: the order a claim takes
+-- them in). No row: there is no such booking.
+SELECT * FROM slot_openings
+WHERE id = (SELECT opening_id FROM bookings WHERE bookings.id = sqlc.arg(booking_id))
+FOR UPDATE;
+
 -- name: OpeningCancel :one
 UPDATE slot_openings
 SET status = 'cancelled', updated_at = sqlc.arg(now)::timestamptz, version = version + 1

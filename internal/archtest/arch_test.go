@@ -88,7 +88,7 @@ func within(rel string, roots ...string) bool {
 // import our other libraries and the domain, but not echo or a vendor SDK.
 var (
 	// domainRoots are the packages that own the rules (and their subpackages).
-	domainRoots = []string{"internal/slots", "internal/offers", "internal/inbound", "internal/shops"}
+	domainRoots = []string{"internal/slots", "internal/ledger", "internal/offers", "internal/inbound", "internal/shops"}
 	// edgeRoots translate HTTP: only they import echo. Every command is an edge.
 	edgeRoots = []string{"cmd", "internal/webhooks", "internal/shopapi", "internal/httperr", "internal/dashboard"}
 	// vendorAdapters are the only packages that import each vendor's SDK.

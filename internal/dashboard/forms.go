@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/money"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -192,7 +193,7 @@ func (d *Dashboard) refundDone(c echo.Context) error {
 	if err != nil {
 		return d.notFound(c)
 	}
-	ok, err := d.openings.DismissRefundFailed(c.Request().Context(), s.Shop.ID, id)
+	ok, err := ledger.DismissRefundFailed(c.Request().Context(), d.pool, s.Shop.ID, id, d.cfg.Now())
 	if err != nil {
 		return d.internalError(c, "dismiss failed refund", err)
 	}

@@ -322,6 +322,36 @@ func (q *Queries) OpeningLock(ctx context.Context, db DBTX, id uuid.UUID) (SlotO
 	return i, err
 }
 
+const openingLockForBooking = `-- name: OpeningLockForBooking :one
+SELECT id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at FROM slot_openings
+WHERE id = (SELECT opening_id FROM bookings WHERE bookings.id = $1)
+FOR UPDATE
+`
+
+// A booking's opening, row-locked, found through the booking in the same statement: a
+// payment transition's first lock (opening, then booking: the order a claim takes
+// them in). No row: there is no such booking.
+func (q *Queries) OpeningLockForBooking(ctx context.Context, db DBTX, bookingID uuid.UUID) (SlotOpening, error) {
+	row := db.QueryRow(ctx, openingLockForBooking, bookingID)
+	var i SlotOpening
+	err := row.Scan(
+		&i.ID,
+		&i.ShopID,
+		&i.StartsAt,
+		&i.DurationMinutes,
+		&i.Service,
+		&i.PriceCents,
+		&i.Status,
+		&i.FilledBy,
+		&i.Generation,
+		&i.Version,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.FilledAt,
+	)
+	return i, err
+}
+
 const openingReopen = `-- name: OpeningReopen :one
 UPDATE slot_openings
 SET status = 'open', filled_by = NULL, filled_at = NULL, generation = generation + 1,

@@ -163,13 +163,13 @@ func TestUnheardBookedAnswerIsTextedOnceIfUntold(t *testing.T) {
 	require.Equal(t, 1, sweep(t, later))
 	require.Zero(t, sweep(t, later))
 	require.Equal(t, []string{ans.Message}, w.texts(t, "reply:SMbooked"), "texted once")
-	require.NoError(t, w.slots.Notify(ctx, ans.BookingID))
+	require.NoError(t, w.ledger.Notify(ctx, ans.BookingID))
 	require.Empty(t, w.texts(t, "booking_notice:"+ans.BookingID.String()), "the sweeper's text told them: no notice")
 
 	w = newWorld(t, 1)
 	ans = w.yes(t, "SMtold", w.phones[0])
 	require.Equal(t, inbound.OutcomeBooked, ans.Outcome)
-	require.NoError(t, w.slots.Notify(ctx, ans.BookingID)) // the notice ran first
+	require.NoError(t, w.ledger.Notify(ctx, ans.BookingID)) // the notice ran first
 	require.Len(t, w.texts(t, "booking_notice:"+ans.BookingID.String()), 1)
 	require.Equal(t, 1, sweep(t, w.sweeperAt(time.Minute)), "settled, without a text")
 	require.Zero(t, sweep(t, w.sweeperAt(2*time.Minute)))

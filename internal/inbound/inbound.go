@@ -16,6 +16,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/pgbatch"
@@ -326,7 +327,7 @@ func (s *Service) finish(ctx context.Context) (done, read int, err error) {
 				// The customer may have heard of this booking already (its payment link
 				// or notice text, or the answer to another YES): the same news is not
 				// texted twice.
-				first, err := s.slots.TellOnce(ctx, tx, ans.BookingID)
+				first, err := ledger.TellOnce(ctx, tx, ans.BookingID, now)
 				if err != nil || !first {
 					return err
 				}
@@ -393,7 +394,7 @@ func (s *Service) retell(ctx context.Context) (done, read int, err error) {
 				if !m.BookingID.Valid {
 					return nil // the booking sweep tells the customer of their booking
 				}
-				first, err := s.slots.TellOnce(ctx, tx, m.BookingID.UUID)
+				first, err := ledger.TellOnce(ctx, tx, m.BookingID.UUID, now)
 				if err != nil || !first {
 					return err
 				}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/cooldown"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
 	"github.com/slotrecovery/slotrecovery/internal/redistest"
@@ -33,6 +34,7 @@ type world struct {
 	queue   *river.Client[pgx.Tx]
 	shops   *shops.Service
 	slots   *slots.Service
+	ledger  *ledger.Service // the booking notices
 	inbound *inbound.Service
 	shop    shops.Shop
 	phones  []string
@@ -53,6 +55,7 @@ func newWorld(t *testing.T, customers int) *world {
 	shopsSvc := shops.New(pool, shops.Config{})
 	w := &world{pool: pool, queue: queue, shops: shopsSvc}
 	w.slots = slots.New(pool, queue, slots.RedisLocker(redislock.New(rdb), watcher, prefix+slots.LockChannel, nil), cool, nil, slots.Config{KeyPrefix: prefix})
+	w.ledger = ledger.New(pool, queue, nil, ledger.Config{})
 	w.inbound = inbound.New(pool, queue, shopsSvc, w.slots, inbound.Config{})
 	w.shop, _, err = shopsSvc.Create(ctx, shops.NewShop{Name: "Ana's Salon", Timezone: "Europe/London", SMSNumber: "+447700900001",
 		Currency: "gbp", PaymentMode: shops.PaymentNone})
@@ -99,7 +102,7 @@ func (w *world) storeUnanswered(t *testing.T, sid, from, body string, at time.Ti
 
 // TestBookedCustomerIsToldOnce: when the booked answer was recorded as delivered, the
 // notice texts nothing; when it was not, the notice texts the outcome, once. (When the
-// booking sweep sends it: slots' TestSweepTellsAnUntoldCustomerOnce.)
+// booking sweep sends it: ledger's TestSweepTellsAnUntoldCustomerOnce.)
 func TestBookedCustomerIsToldOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -109,7 +112,7 @@ func TestBookedCustomerIsToldOnce(t *testing.T) {
 	require.Equal(t, inbound.OutcomeBooked, ans.Outcome)
 	require.NotEqual(t, uuid.Nil, ans.BookingID)
 	require.NoError(t, w.inbound.Delivered(ctx, inbound.Message{MessageSID: "SMdelivered"}, ans))
-	require.NoError(t, w.slots.Notify(ctx, ans.BookingID))
+	require.NoError(t, w.ledger.Notify(ctx, ans.BookingID))
 	require.Empty(t, w.texts(t, "booking_notice:"+ans.BookingID.String()), "the answer reached the customer")
 
 	w = newWorld(t, 1)
@@ -117,8 +120,8 @@ func TestBookedCustomerIsToldOnce(t *testing.T) {
 	require.Equal(t, inbound.OutcomeBooked, ans.Outcome)
 	// The answer was never recorded as delivered (the process died, the connection
 	// dropped): the notice texts the confirmation, and only once.
-	require.NoError(t, w.slots.Notify(ctx, ans.BookingID))
-	require.NoError(t, w.slots.Notify(ctx, ans.BookingID))
+	require.NoError(t, w.ledger.Notify(ctx, ans.BookingID))
+	require.NoError(t, w.ledger.Notify(ctx, ans.BookingID))
 	bodies := w.texts(t, "booking_notice:"+ans.BookingID.String())
 	require.Len(t, bodies, 1)
 	require.Contains(t, bodies[0], "you're booked")
@@ -237,7 +240,7 @@ func TestSweptYesOfAToldBookingIsNotTextedAgain(t *testing.T) {
 	// customer has since been told (the link or the notice text).
 	first := w.yes(t, "SMfirst", w.phones[0])
 	require.Equal(t, inbound.OutcomeBooked, first.Outcome)
-	require.NoError(t, w.slots.MarkTold(ctx, w.pool, first.BookingID))
+	require.NoError(t, ledger.MarkTold(ctx, w.pool, time.Now(), first.BookingID))
 	// A second YES of theirs was stored and its handler died.
 	w.storeUnanswered(t, "SMsecond", w.phones[0], "YES", long)
 

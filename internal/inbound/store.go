@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/pgbatch"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
@@ -116,7 +117,7 @@ func (s *Service) markAnswered(ctx context.Context, answers []heard) ([]struct{}
 			return nil, fmt.Errorf("mark answers written back: %w", err)
 		}
 	}
-	if err := s.slots.MarkTold(ctx, &q, told...); err != nil {
+	if err := ledger.MarkTold(ctx, &q, p.AnsweredAt, told...); err != nil {
 		return nil, err
 	}
 	if _, err := q.Send(ctx, s.pool); err != nil {

@@ -1,10 +1,11 @@
 // Package payments holds what the server knows about taking payment for a booking,
-// independent of the provider: the Checkout it asks for (CheckoutRequest, Checkout), a
-// session read back (Session), a verified webhook Event, the statuses and event types
-// they carry, and how a call can fail (the sentinel errors, Error, Transient). The
-// Stripe client and the webhook signature check live in internal/payments/stripe, the
-// only package that imports stripe-go; the domain speaks this package's types and
-// declares small interfaces for the calls it makes.
+// independent of the provider: the checkout it asks for (CheckoutRequest, Checkout), a
+// checkout read back (Session and its SessionState), a verified webhook Event and its
+// EventKind, and how a call can fail (the sentinel errors, Error, Transient). The
+// provider's client, its webhook signature check and the translation of its statuses
+// and event types into these live in the provider package (internal/payments/stripe,
+// the only one that imports the provider's SDK); the domain speaks this package's
+// types and declares small interfaces for the calls it makes.
 //
 // The package never logs, never reads the environment and does no I/O.
 package payments
@@ -20,34 +21,32 @@ import (
 // provider's window). Retrying the same request cannot succeed.
 var ErrInvalid = errors.New("payments: invalid request")
 
-// ErrAlreadyCompleted reports that a Checkout Session could not be expired
-// because the customer already paid: the booking must stay confirmed.
+// ErrAlreadyCompleted reports that a checkout could not be expired because the
+// customer already completed it: the booking must stand.
 var ErrAlreadyCompleted = errors.New("payments: checkout session already completed")
 
 // ErrNotFound matches (with errors.Is) an *Error for an object the provider does
-// not have (Stripe's code resource_missing), e.g. a Checkout Session made with
-// another key or account. Asking again cannot find it.
+// not have, e.g. a checkout made with another key or account. Asking again cannot
+// find it.
 var ErrNotFound = errors.New("payments: no such object at the provider")
 
-// ErrBadSignature reports a missing, malformed, forged or stale
-// Stripe-Signature header. The handler answers 400 and Stripe retries.
+// ErrBadSignature reports a missing, malformed, forged or stale webhook
+// signature. The handler answers 400 and the provider retries.
 var ErrBadSignature = errors.New("payments: bad webhook signature")
 
-// ErrBadPayload reports a correctly signed body that is not a Stripe event.
+// ErrBadPayload reports a correctly signed body that is not an event.
 var ErrBadPayload = errors.New("payments: bad webhook event payload")
 
 // Error is an error answered by the provider's API, translated by the provider
 // package so that callers need not import its SDK. The provider package decides
 // NotFound and Transient, where the provider's error is known.
 type Error struct {
-	// Provider names the provider that answered ("stripe"), for the error string;
-	// empty reads "payment provider".
+	// Provider names the provider that answered, for the error string; empty reads
+	// "payment provider".
 	Provider string
-	// Type is the provider's error type (at Stripe: api_error, card_error,
-	// idempotency_error or invalid_request_error).
+	// Type is the provider's error type.
 	Type string
-	// Code is the provider's error code when it gives one (at Stripe, e.g. resource_missing,
-	// lock_timeout, rate_limit, idempotency_key_in_use).
+	// Code is the provider's error code when it gives one.
 	Code string
 	// Status is the HTTP status of the answer.
 	Status int

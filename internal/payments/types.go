@@ -2,26 +2,11 @@ package payments
 
 import "time"
 
-// Checkout Session statuses, as in Session.Status and Event.SessionStatus.
-const (
-	SessionOpen     = "open"
-	SessionComplete = "complete"
-	SessionExpired  = "expired"
-)
-
-// Checkout Session payment statuses, as in Session.PaymentStatus and
-// Event.PaymentStatus.
-const (
-	PaymentPaid              = "paid"
-	PaymentUnpaid            = "unpaid"
-	PaymentNoPaymentRequired = "no_payment_required"
-)
-
 // CheckoutRequest describes the payment for one booking.
 type CheckoutRequest struct {
-	// BookingID identifies the booking; it becomes the session's
-	// client_reference_id and metadata.booking_id, the PaymentIntent's
-	// metadata.booking_id, and (with ExpiresAt) the idempotency key.
+	// BookingID identifies the booking. The provider stores it on the checkout and
+	// its payment, so that events and read-backs name the booking, and derives the
+	// idempotency key from it (with ExpiresAt).
 	BookingID string
 	// AmountCents is the price in the currency's smallest unit; positive.
 	AmountCents int64
@@ -30,47 +15,44 @@ type CheckoutRequest struct {
 	// Description names the line item the customer sees, e.g.
 	// "Haircut at Joe's, Sat 22 Nov 15:00".
 	Description string
-	// ExpiresAt is when the session stops accepting payment: Stripe requires
-	// 30 minutes to 24 hours ahead (pick 31 minutes for a quick turnover).
-	// A retry must send the same value, so store it with the booking: Stripe
-	// refuses an idempotency key reused with different parameters.
+	// ExpiresAt is when the checkout stops accepting payment, within the provider's
+	// window (see the provider package). A retry must send the same value, so store
+	// it with the booking: it is part of the idempotency key.
 	ExpiresAt time.Time
-	// SuccessURL is where Checkout sends the customer after paying.
+	// SuccessURL is where the payment page sends the customer after paying.
 	// Required.
 	SuccessURL string
-	// CancelURL is where Checkout's back button leads; optional.
+	// CancelURL is where the payment page's back button leads; optional.
 	CancelURL string
 }
 
-// Checkout is a created Checkout Session.
+// Checkout is a created checkout: the payment link of one booking.
 type Checkout struct {
-	// SessionID is the Checkout Session id (cs_…).
+	// SessionID is the provider's id of the checkout.
 	SessionID string
 	// URL is the payment page to send to the customer.
 	URL string
-	// PaymentIntentID is the PaymentIntent id (pi_…). Since API version
-	// 2022-08-01 Stripe creates the PaymentIntent only when the customer
-	// submits the form, so it is usually empty here; webhook events carry it.
+	// PaymentIntentID is the provider's id of the payment, usually empty until the
+	// customer pays (events carry it then).
 	PaymentIntentID string
-	// ExpiresAt is when the session expires, as Stripe reports it.
+	// ExpiresAt is when the checkout expires, as the provider reports it.
 	ExpiresAt time.Time
 }
 
-// Session is a Checkout Session as read back from Stripe.
+// Session is a checkout read back from the provider.
 type Session struct {
-	// ID is the Checkout Session id.
+	// ID is the provider's id of the checkout.
 	ID string
-	// Status is SessionOpen, SessionComplete or SessionExpired.
-	Status string
-	// PaymentStatus is PaymentPaid, PaymentUnpaid or PaymentNoPaymentRequired.
-	PaymentStatus string
-	// PaymentIntentID is the PaymentIntent id, empty until the customer pays.
+	// State is where the checkout stands.
+	State SessionState
+	// PaymentIntentID is the provider's id of the payment, empty until the customer
+	// pays.
 	PaymentIntentID string
-	// BookingID comes from metadata.booking_id, else client_reference_id.
+	// BookingID is the booking the checkout was made for.
 	BookingID string
-	// URL is the payment page; empty once the session is complete or expired.
+	// URL is the payment page; empty once the checkout is over.
 	URL string
-	// ExpiresAt is when the session expires.
+	// ExpiresAt is when the checkout expires.
 	ExpiresAt time.Time
 	// AmountTotal is the total in the currency's smallest unit.
 	AmountTotal int64
@@ -78,53 +60,78 @@ type Session struct {
 	Currency string
 }
 
-// The event types the webhook acts on.
+// SessionState is where a checkout read back stands, in the ledger's words; the
+// provider package translates its own statuses into these.
+type SessionState string
+
+// The states of a checkout.
 const (
-	// EventCheckoutCompleted: the customer finished Checkout; the payment
-	// is done when PaymentStatus is PaymentPaid, still pending otherwise.
-	EventCheckoutCompleted = "checkout.session.completed"
-	// EventCheckoutAsyncSucceeded: a delayed payment method succeeded.
-	EventCheckoutAsyncSucceeded = "checkout.session.async_payment_succeeded"
-	// EventCheckoutAsyncFailed: a delayed payment method failed.
-	EventCheckoutAsyncFailed = "checkout.session.async_payment_failed"
-	// EventCheckoutExpired: the session expired unpaid.
-	EventCheckoutExpired = "checkout.session.expired"
-	// EventPaymentFailed: a payment attempt failed; the Checkout Session
-	// stays open for another card until it is expired.
-	EventPaymentFailed = "payment_intent.payment_failed"
+	// SessionOpen: the checkout can still be paid.
+	SessionOpen SessionState = "open"
+	// SessionPending: the customer finished the checkout with a payment method that
+	// settles later; its outcome is not known yet.
+	SessionPending SessionState = "pending"
+	// SessionPaid: the checkout is paid (or nothing was due).
+	SessionPaid SessionState = "paid"
+	// SessionExpired: the checkout ended unpaid.
+	SessionExpired SessionState = "expired"
 )
 
-// Event is a verified Stripe webhook event with the fields the booking flow
-// reads. The object fields are filled for checkout.session.* and
-// payment_intent.* events and empty for other types.
+// EventKind is what a verified webhook event means to the ledger. The provider
+// package classifies its own event types into these; nothing outside it decides on the
+// provider's event type strings.
+type EventKind string
+
+// The kinds of events.
+const (
+	// EventPaid: a booking's checkout is paid (or nothing was due).
+	EventPaid EventKind = "paid"
+	// EventPending: the customer finished the checkout with a payment method that
+	// settles later; a later event tells the outcome.
+	EventPending EventKind = "pending"
+	// EventFailed: a payment attempt failed. The checkout may still be open for
+	// another attempt, so it must be ended before the slot goes to someone else.
+	EventFailed EventKind = "failed"
+	// EventExpired: the checkout ended unpaid.
+	EventExpired EventKind = "expired"
+	// EventAccountChanged: the state of a connected account changed (its charges,
+	// its connection to the platform).
+	EventAccountChanged EventKind = "account_changed"
+	// EventOther: an event the ledger does not act on. The zero EventKind means the
+	// same.
+	EventOther EventKind = "other"
+)
+
+// Event is a verified webhook event with the fields the ledger reads.
 type Event struct {
-	// ID is the event id (evt_…), the key for deduplication.
+	// ID is the provider's event id, the key for deduplication.
 	ID string
-	// Type is the event type, e.g. EventCheckoutCompleted.
+	// Kind is what the event means to the ledger.
+	Kind EventKind
+	// Type is the provider's own name for the event type: stored with the event and
+	// used as a metrics label, never decided on (Kind is).
 	Type string
-	// Created is when Stripe created the event.
+	// Created is when the provider created the event.
 	Created time.Time
-	// APIVersion is the API version the event was rendered with.
+	// APIVersion is the provider's API version the event was rendered with.
 	APIVersion string
 	// Livemode is false for test-mode events.
 	Livemode bool
 
-	// BookingID comes from the object's metadata.booking_id, else (for
-	// Checkout Sessions) its client_reference_id.
+	// BookingID is the booking the event's checkout or payment was made for ("" for
+	// events about neither).
 	BookingID string
-	// SessionID is the Checkout Session id, for checkout.session.* events.
+	// SessionID is the id of the checkout the event is about; "" for an event about a
+	// payment attempt rather than a checkout.
 	SessionID string
-	// PaymentIntentID is the PaymentIntent id (possibly empty for a session
-	// that was never paid).
+	// PaymentIntentID is the provider's id of the payment (possibly empty for a
+	// checkout that was never paid).
 	PaymentIntentID string
-	// SessionStatus is the session's status (SessionOpen, SessionComplete,
-	// SessionExpired), for checkout.session.* events.
-	SessionStatus string
-	// PaymentStatus is the session's payment status (PaymentPaid, …), for
-	// checkout.session.* events.
-	PaymentStatus string
-	// AmountTotal is the session's amount_total or the PaymentIntent's amount.
+	// AmountTotal is the checkout's or the payment's amount.
 	AmountTotal int64
 	// Currency is the ISO 4217 code in lower case.
 	Currency string
+
+	// Payload is the event's body as received, kept with the stored event.
+	Payload []byte
 }

@@ -2,7 +2,7 @@
 // events (their payloads carry customers' details), the inbound texts (numbers and
 // words), the text send claims and the carriers' delivery reports. A periodic job (jobs.Purge) deletes every row older
 // than the retention period; each table's owner package does its own deleting
-// (slots.PurgeStripeEvents, inbound.Purge, outbox.PurgeClaims,
+// (ledger.PurgeStripeEvents, inbound.Purge, outbox.PurgeClaims,
 // offers.PurgeDeliveryReports), this package only
 // decides when and counts.
 package retention
@@ -20,10 +20,10 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/outbox"
-	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
 // DefaultPeriod is how long rows are kept when Config.Period is zero.
@@ -54,7 +54,7 @@ type purge struct {
 
 // purges lists every table the retention period applies to.
 var purges = []purge{
-	{"stripe_events", slots.PurgeStripeEvents},
+	{"stripe_events", ledger.PurgeStripeEvents},
 	{"inbound_messages", inbound.Purge},
 	{"text_claims", outbox.PurgeClaims},
 	{"delivery_reports", offers.PurgeDeliveryReports},

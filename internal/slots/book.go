@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
-	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/pgbatch"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -45,7 +44,7 @@ type Claim struct {
 	StartsAt   time.Time
 	Service    string
 	PriceCents int64
-	// PaymentURL is the Checkout link when it was made in time.
+	// PaymentURL is the payment link when it was made in time.
 	PaymentURL string
 	// LinkFollows means the booking holds but the link could not be made in time: a job
 	// makes it and texts it.
@@ -58,6 +57,20 @@ type Claim struct {
 	// LinkAnswer).
 	AnswerStored bool
 }
+
+// Linker makes the payment link of a booking the claim has just committed, and stores
+// it. internal/ledger implements it: it holds the payment provider, and slots never
+// sees a payment. Link stores the link with the caller's answer when answer is not nil,
+// in one round trip (see LinkAnswer), and returns the link with whether the answer was
+// stored; url is "" when a link was stored first (the booking sweep's, which texts it
+// itself). An error means the link could not be made in time: the booking holds, and
+// the sweep makes it.
+type Linker interface {
+	Link(ctx context.Context, shop shops.Shop, b db.Booking, c Claim, answer LinkAnswer) (url string, answered bool, err error)
+}
+
+// errNoLinker is the link's error when the Service has no Linker.
+var errNoLinker = errors.New("slots: payments are not configured")
 
 // LinkAnswer queues the caller's answer to a YES into the round trip that stores a new
 // booking's payment link (c carries the link): the winner's answer then costs no round
@@ -80,8 +93,9 @@ type LinkAnswer func(ctx context.Context, q *pgbatch.Queue, c Claim)
 // (LockWait): a holder that died keeps its key until the TTL, and then Postgres decides
 // alone. Whatever Redis says, one transaction per attempt locks the opening row, rechecks
 // that it is open, before the cutoff and that the offer is live, and writes the booking,
-// whose partial unique index is the final fence. The Stripe call happens after the
-// commit, so a slow Stripe never holds the row lock or the slot lock.
+// whose partial unique index is the final fence. The payment link is made after the
+// commit (Linker), so a slow payment provider never holds the row lock or the slot
+// lock.
 func (s *Service) Book(ctx context.Context, shop shops.Shop, customerID uuid.UUID) (Claim, error) {
 	rows, err := s.q.OfferListClaimable(ctx, s.pool, db.OfferListClaimableParams{CustomerID: customerID, ShopID: shop.ID})
 	if err != nil {
@@ -352,7 +366,7 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 		p.ConfirmedAt = &t
 	} else {
 		p.Status = BookingPendingPayment
-		exp := now.Add(s.cfg.CheckoutHold).UTC().Truncate(time.Second)
+		exp := now.Add(CheckoutHold).UTC().Truncate(time.Second)
 		p.CheckoutExpiresAt = &exp
 	}
 	// One statement, so no transaction of its own: it commits or changes nothing.
@@ -393,9 +407,10 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 			ID: row.ID, OpeningID: row.OpeningID, CustomerID: row.CustomerID, ShopID: row.ShopID, Status: row.Status,
 			AmountCents: row.AmountCents, Currency: row.Currency, CheckoutExpiresAt: row.CheckoutExpiresAt, CreatedAt: row.CreatedAt,
 		}
-		// If the answer to this YES never reaches the customer, or Stripe is down, or
-		// this process dies before the link is stored, the booking sweep finds the
-		// booking and finishes it (sweep.go): nothing more to write here.
+		// If the answer to this YES never reaches the customer, or the payment
+		// provider is down, or this process dies before the link is stored, the
+		// payment ledger's booking sweep finds the booking and finishes it: nothing
+		// more to write here.
 		a.claim.Outcome = Booked
 		return nil
 	}(s.pool)
@@ -428,7 +443,7 @@ func (s *Service) booked(ctx context.Context, shop shops.Shop, customerID uuid.U
 		claim.Confirmed = true
 		return claim, nil
 	}
-	url, answered, err := s.checkoutNow(ctx, shop, booking, claim, answer)
+	url, answered, err := s.link(ctx, shop, booking, claim, answer)
 	if err != nil {
 		s.log.WarnContext(ctx, "checkout deferred to job", "booking_id", booking.ID, "err", err)
 		claim.LinkFollows = true
@@ -441,36 +456,12 @@ func (s *Service) booked(ctx context.Context, shop shops.Shop, customerID uuid.U
 	return claim, nil
 }
 
-// checkoutNow makes the Checkout Session on the YES path, bounded by CheckoutTimeout,
-// and stores the link, with the caller's answer when there is one (see LinkAnswer). It
-// returns "" when a link was stored first (the booking sweep's, which it texts).
-func (s *Service) checkoutNow(ctx context.Context, shop shops.Shop, b db.Booking, c Claim, answer LinkAnswer) (url string, answered bool, err error) {
-	// The timeout is Stripe's alone: a session that arrives at the last moment must still
-	// be stored, with the request's own context.
-	co, err := s.newCheckout(ctx, s.cfg.CheckoutTimeout, shop, b, c.Service, c.StartsAt, *b.CheckoutExpiresAt)
-	if err != nil {
-		return "", false, err
+// link asks the Linker for the booking's payment link (see Linker).
+func (s *Service) link(ctx context.Context, shop shops.Shop, b db.Booking, c Claim, answer LinkAnswer) (string, bool, error) {
+	if s.linker == nil {
+		return "", false, errNoLinker
 	}
-	// Stored even if the request ends meanwhile: a link stored but answered as "link
-	// follows" would be texted by nobody (the booking sweep finds it stored).
-	storeCtx, cancelStore := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancelStore()
-	var q pgbatch.Queue
-	if _, err := s.q.BookingStoreLink(storeCtx, &q, storeLinkParams(b.ID, co, s.cfg.Now())); err != nil {
-		return "", false, fmt.Errorf("store checkout: %w", err)
-	}
-	if answer != nil {
-		c.PaymentURL = co.URL
-		answer(storeCtx, &q, c)
-	}
-	tags, err := q.Send(storeCtx, s.pool)
-	if err != nil {
-		return "", false, fmt.Errorf("store checkout: %w", err)
-	}
-	if tags[0].RowsAffected() == 0 {
-		return "", false, nil
-	}
-	return co.URL, len(tags) > 1 && tags[1].RowsAffected() == 1, nil
+	return s.linker.Link(ctx, shop, b, c, answer)
 }
 
 // noClaimable tells a late YES (the customer had an offer, now lost or gone) from a YES
@@ -503,23 +494,6 @@ func repeatClaim(b db.OfferAcceptedBookingRow) Claim {
 		LinkFollows: b.Status == BookingPendingPayment && !b.PaymentUrl.Valid,
 		Confirmed:   b.Status == BookingConfirmed,
 	}
-}
-
-// CheckoutDescription is the line item the customer sees on the Stripe page.
-func CheckoutDescription(shop shops.Shop, service string, startsAt time.Time) string {
-	return fmt.Sprintf("%s at %s, %s", service, shop.Name, shop.When(startsAt))
-}
-
-func storeLinkParams(id uuid.UUID, co payments.Checkout, now time.Time) db.BookingStoreLinkParams {
-	p := db.BookingStoreLinkParams{
-		ID: id, Now: now.UTC(), ExpiresAt: co.ExpiresAt.UTC(),
-	}
-	p.SessionID.String, p.SessionID.Valid = co.SessionID, true
-	p.PaymentUrl.String, p.PaymentUrl.Valid = co.URL, true
-	if co.PaymentIntentID != "" {
-		p.PaymentIntentID.String, p.PaymentIntentID.Valid = co.PaymentIntentID, true
-	}
-	return p
 }
 
 func isUniqueViolation(err error) bool {

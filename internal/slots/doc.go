@@ -1,6 +1,9 @@
-// Package slots owns slot openings and their bookings: the state machine, declaring and
-// cancelling an opening, booking it for the first customer who says YES, and what owners
-// read back.
+// Package slots owns slot openings and the claim on them: the state machine, declaring
+// and cancelling an opening, booking it for the first customer who says YES (Book), and
+// what owners read back. What happens to a booking's payment afterwards (its link, the
+// provider's events, refunds, the reconciliation and the booking sweep) is the payment
+// ledger's, internal/ledger, which changes openings through transitions.go; slots asks
+// it for a new booking's payment link through Linker and never sees a payment.
 //
 // An opening moves like this:
 //
@@ -12,7 +15,7 @@
 //
 // A payment that succeeds after its booking failed takes the opening back (open or
 // expired → filled) if nobody else holds it and it has not started; otherwise it is
-// refunded. Payments (payment.go) applies Stripe's events and the reconciliation.
+// refunded (internal/ledger decides it).
 //
 // A booking is pending_payment → confirmed | payment_failed | cancelled; at most one
 // booking per opening is pending_payment or confirmed, which a partial unique index

@@ -44,6 +44,9 @@ var statuses = []string{StatusOpen, StatusFilled, StatusCompleted, StatusCancell
 // ErrNotFound means no opening with that id belongs to the shop.
 var ErrNotFound = problem.New(problem.NotFound, "opening_not_found", "no such opening")
 
+// ErrBookingNotFound means no booking has that id.
+var ErrBookingNotFound = errors.New("slots: booking not found")
+
 // Opening is a slot a shop wants filled, as owners see it.
 type Opening struct {
 	ID              uuid.UUID
@@ -109,6 +112,17 @@ type Cooldowns interface {
 	Start(ctx context.Context, customerID string, d time.Duration) error
 }
 
+// CheckoutHold is how long a booking that takes payment holds its slot: its payment link
+// expires that long after the YES, and the slot goes back to the others if it is not
+// paid by then. 31 minutes: the payment provider's shortest checkout (30 minutes), plus
+// a minute so that a request never arrives just under it.
+const CheckoutHold = 31 * time.Minute
+
+// PayWithin is how long the text with a payment link tells the customer they have to
+// pay: the hold, a minute short so the text's own travel never makes it a promise the
+// hold does not keep (30 minutes).
+const PayWithin = CheckoutHold - time.Minute
+
 // Config configures the service. Zero fields mean the defaults.
 type Config struct {
 	Now func() time.Time
@@ -118,40 +132,21 @@ type Config struct {
 	// slot before Postgres decides without the lock; default 3s, well inside Twilio's
 	// 15s.
 	LockWait time.Duration
-	// CheckoutHold is how long a payment link holds a slot; default 30 min, Stripe's
-	// minimum (plus a minute so the request is never just under it).
-	CheckoutHold time.Duration
-	// CheckoutTimeout bounds the Stripe call on the YES path; default 5s. After it the
-	// customer is told the link comes by text and the booking sweep finishes the work.
-	CheckoutTimeout time.Duration
-	// CheckoutSuccessURL and CheckoutCancelURL are the pages the payment provider sends
-	// the customer back to after paying or giving up.
-	CheckoutSuccessURL, CheckoutCancelURL string
-	// CheckoutRetryDelay is how old a booking still without a link must be before the
-	// booking sweep tries to make it (the YES path's attempt is over by then), and the
-	// least time between two attempts; default 15s.
-	CheckoutRetryDelay time.Duration
 	// MinimumCharge, when set, is the payment provider's smallest charge in a currency
 	// (0: none known): a shop that takes payments cannot declare an opening for less,
 	// since its taker would be told "yours!" and then that the hold lapsed.
 	MinimumCharge func(currency string) int64
-	// NoticeDelay is how old a booking must be before the booking sweep texts a customer
-	// whose answer was not recorded as delivered; default 30s (Twilio waits 15s for an
-	// answer). With SweepEvery, the customer knows within a minute.
-	NoticeDelay time.Duration
-	// SweepEvery is how often the booking sweep runs; default 10s.
-	SweepEvery time.Duration
 	// KeyPrefix is prepended to lock keys (tests).
 	KeyPrefix string
 	Logger    *slog.Logger
 }
 
-// Service runs openings and bookings.
+// Service runs openings and the claim on them.
 type Service struct {
 	pool      *pgxpool.Pool
 	q         *db.Queries
 	queue     jobs.Inserter
-	provider  PaymentProvider // nil when payments are not configured
+	linker    Linker // nil: no booking gets a payment link
 	locker    Locker
 	turns     turns // this instance's contenders for a lock key take turns
 	cooldowns Cooldowns
@@ -159,38 +154,27 @@ type Service struct {
 	log       *slog.Logger
 }
 
-// New returns a Service. provider may be nil when no shop takes payments.
-func New(pool *pgxpool.Pool, queue jobs.Inserter, locker Locker, cooldowns Cooldowns, provider PaymentProvider, cfg Config) *Service {
+// New returns a Service. linker makes the payment links of new bookings (the payment
+// ledger, internal/ledger); it may be nil when no shop takes payments.
+func New(pool *pgxpool.Pool, queue jobs.Inserter, locker Locker, cooldowns Cooldowns, linker Linker, cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	if cfg.LockTTL == 0 {
 		cfg.LockTTL = 30 * time.Second
 	}
-	if cfg.NoticeDelay == 0 {
-		cfg.NoticeDelay = 30 * time.Second
-	}
-	if cfg.SweepEvery == 0 {
-		cfg.SweepEvery = 10 * time.Second
-	}
 	if cfg.LockWait == 0 {
 		cfg.LockWait = 3 * time.Second
-	}
-	if cfg.CheckoutHold == 0 {
-		cfg.CheckoutHold = 31 * time.Minute
-	}
-	if cfg.CheckoutTimeout == 0 {
-		cfg.CheckoutTimeout = 5 * time.Second
-	}
-	if cfg.CheckoutRetryDelay == 0 {
-		cfg.CheckoutRetryDelay = 15 * time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Service{pool: pool, q: db.New(), queue: queue, locker: locker, cooldowns: cooldowns,
-		provider: provider, cfg: cfg, log: cfg.Logger}
+		linker: linker, cfg: cfg, log: cfg.Logger}
 }
+
+// PayWithin returns PayWithin, for callers that hold a Service.
+func (s *Service) PayWithin() time.Duration { return PayWithin }
 
 // LockKey is the Redis key that serialises claims on one slot of one shop:
 // slot_lock:<shop_id>:<starts_at in RFC 3339, UTC, seconds>.
@@ -355,6 +339,19 @@ func fromDetailed(r db.OpeningListDetailedRow) Opening {
 		}
 	}
 	return o
+}
+
+// BookingStatus returns a booking's status (internal/outbox asks it before sending a
+// text meant only while the booking stays so).
+func (s *Service) BookingStatus(ctx context.Context, bookingID uuid.UUID) (string, error) {
+	b, err := s.q.BookingGet(ctx, s.pool, bookingID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", ErrBookingNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("read booking %s: %w", bookingID, err)
+	}
+	return b.Status, nil
 }
 
 // CompletePast marks filled openings whose appointment has ended, with a confirmed

@@ -10,10 +10,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
-	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
 // StripePath is where Stripe posts webhook events.
@@ -25,8 +25,8 @@ const MaxStripeBody = 1 << 20
 
 // Stripe handles Stripe's webhook events.
 type Stripe struct {
-	// Payments stores and applies the events.
-	Payments *slots.Payments
+	// Ledger stores and applies the events.
+	Ledger *ledger.Service
 	// Secrets are the endpoint's signing secrets: one, or the new and the old one
 	// while the secret is rotated. A signature by any of them is accepted.
 	Secrets []string
@@ -42,7 +42,7 @@ type Stripe struct {
 type StripeAnswer struct {
 	// Received is always true.
 	Received bool `json:"received"`
-	// Result is the slots.Result the event led to.
+	// Result is the ledger.Result the event led to.
 	Result string `json:"result"`
 	// Replayed is true when the event was handled before and Result is the stored one.
 	Replayed bool `json:"replayed,omitempty"`
@@ -67,12 +67,9 @@ func (h *Stripe) Handle(c echo.Context) error {
 	if err != nil {
 		return httperr.BadRequest("unreadable_body", "the request body could not be read")
 	}
-	// ParseEvent accepts events rendered with another API version than stripe-go v76's
-	// pinned 2023-10-16: the signature is verified first either way, and the fields read
-	// (id, type, metadata.booking_id, client_reference_id, status, payment_status,
-	// payment_intent, amount, currency) have kept their names and shapes across API
-	// versions. They are decoded into our own structs, never into stripe-go's typed
-	// objects, so a version that adds or renames other fields changes nothing here.
+	// ParseEvent verifies before it decodes, accepts events rendered with other API
+	// versions (see there why that is safe) and classifies the event into the ledger's
+	// kind: nothing here decides on Stripe's event types.
 	ev, err := stripe.ParseEvent(body, req.Header.Get("Stripe-Signature"), h.Secrets, h.Tolerance)
 	switch {
 	case errors.Is(err, payments.ErrBadSignature):
@@ -84,10 +81,7 @@ func (h *Stripe) Handle(c echo.Context) error {
 		h.Metrics.StripeEvent("unverified", "bad_payload")
 		return httperr.BadRequest("bad_payload", "the body is not a Stripe event")
 	}
-	res, err := h.Payments.HandleEvent(ctx, slots.PaymentEvent{
-		ID: ev.ID, Type: ev.Type, BookingID: ev.BookingID, SessionID: ev.SessionID,
-		PaymentIntentID: ev.PaymentIntentID, PaymentStatus: ev.PaymentStatus, Payload: body,
-	})
+	res, err := h.Ledger.HandleEvent(ctx, ev)
 	if err != nil {
 		h.Metrics.StripeEvent(ev.Type, "error")
 		// httperr logs it and answers "internal error"; Stripe retries the event.
@@ -96,7 +90,7 @@ func (h *Stripe) Handle(c echo.Context) error {
 	if !res.Replayed {
 		h.Metrics.StripeEvent(ev.Type, string(res.Result))
 	}
-	h.Logger.InfoContext(ctx, "stripe event handled", "event_id", ev.ID, "type", ev.Type,
+	h.Logger.InfoContext(ctx, "stripe event handled", "event_id", ev.ID, "type", ev.Type, "kind", ev.Kind,
 		"booking_id", ev.BookingID, "result", res.Result, "replayed", res.Replayed)
 	return c.JSON(http.StatusOK, StripeAnswer{Received: true, Result: string(res.Result), Replayed: res.Replayed})
 }

@@ -182,13 +182,14 @@ func (c *Client) ExpireCheckout(ctx context.Context, sessionID string) error {
 		// error wrapped; the refusal is kept in the message.
 		return fmt.Errorf("expire checkout %s: refused (%v), then %w", sessionID, translate(err), gerr)
 	}
-	switch s.Status {
-	case payments.SessionComplete:
+	switch s.State {
+	case payments.SessionPaid, payments.SessionPending:
+		// Completed: paid, or paid with a method that settles later.
 		return fmt.Errorf("expire checkout %s: %w", sessionID, payments.ErrAlreadyCompleted)
 	case payments.SessionExpired:
 		return nil
 	}
-	return fmt.Errorf("expire checkout %s (status %s): %w", sessionID, s.Status, translate(err))
+	return fmt.Errorf("expire checkout %s (%s): %w", sessionID, s.State, translate(err))
 }
 
 // GetCheckout reads a Checkout Session back from Stripe.
@@ -203,14 +204,13 @@ func (c *Client) GetCheckout(ctx context.Context, sessionID string) (payments.Se
 		return payments.Session{}, fmt.Errorf("get checkout %s: %w", sessionID, translate(err))
 	}
 	out := payments.Session{
-		ID:            s.ID,
-		Status:        string(s.Status),
-		PaymentStatus: string(s.PaymentStatus),
-		BookingID:     cmp.Or(s.Metadata["booking_id"], s.ClientReferenceID),
-		URL:           s.URL,
-		ExpiresAt:     unixTime(s.ExpiresAt),
-		AmountTotal:   s.AmountTotal,
-		Currency:      string(s.Currency),
+		ID:          s.ID,
+		State:       sessionState(string(s.Status), string(s.PaymentStatus)),
+		BookingID:   cmp.Or(s.Metadata["booking_id"], s.ClientReferenceID),
+		URL:         s.URL,
+		ExpiresAt:   unixTime(s.ExpiresAt),
+		AmountTotal: s.AmountTotal,
+		Currency:    string(s.Currency),
 	}
 	if s.PaymentIntent != nil {
 		out.PaymentIntentID = s.PaymentIntent.ID

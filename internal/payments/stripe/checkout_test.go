@@ -279,7 +279,7 @@ func TestGetCheckout(t *testing.T) {
 		require.NoError(t, err)
 		// stripe-mock reflects the id from the path into its fixture.
 		require.Equal(t, "cs_test_get", s.ID)
-		require.Equal(t, payments.SessionOpen, s.Status)
+		require.Equal(t, payments.SessionOpen, s.State)
 		require.Equal(t, 1, rec.Count(http.MethodGet, "/v1/checkout/sessions/cs_test_get"))
 	})
 
@@ -289,8 +289,7 @@ func TestGetCheckout(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, payments.Session{
 			ID:              "cs_meta",
-			Status:          payments.SessionComplete,
-			PaymentStatus:   payments.PaymentPaid,
+			State:           payments.SessionPaid,
 			PaymentIntentID: "pi_expanded",
 			BookingID:       "bk_meta",
 			ExpiresAt:       time.Unix(1795307573, 0).UTC(),
@@ -306,6 +305,27 @@ func TestGetCheckout(t *testing.T) {
 		require.Equal(t, "bk_ref", s.BookingID)
 		require.Empty(t, s.PaymentIntentID)
 	})
+
+	// Stripe's status and payment_status become one state, in the ledger's words.
+	for _, tc := range []struct {
+		status, paymentStatus string
+		want                  payments.SessionState
+	}{
+		{"open", "unpaid", payments.SessionOpen},
+		{"complete", "paid", payments.SessionPaid},
+		{"complete", "no_payment_required", payments.SessionPaid},
+		{"complete", "unpaid", payments.SessionPending},
+		{"expired", "unpaid", payments.SessionExpired},
+		{"some_future_status", "unpaid", payments.SessionOpen},
+	} {
+		t.Run("state "+tc.status+"/"+tc.paymentStatus, func(t *testing.T) {
+			id := "cs_state_" + tc.status + "_" + tc.paymentStatus
+			rec.Respond(http.MethodGet, "/v1/checkout/sessions/"+id, 200, sessionJSON(id, tc.status, tc.paymentStatus, "bk_state", "bk_state", "null"))
+			s, err := c.GetCheckout(t.Context(), id)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, s.State)
+		})
+	}
 
 	t.Run("missing", func(t *testing.T) {
 		rec.Respond(http.MethodGet, "/v1/checkout/sessions/cs_gone", 404,

@@ -1,9 +1,12 @@
 // Package stripe talks to Stripe with stripe-go: it creates and expires the Checkout
 // Sessions that collect payment for a booking, reads them back, refunds, and verifies
-// and decodes Stripe's webhook events. It is the only package that imports stripe-go:
-// it answers in internal/payments's provider-neutral types (CheckoutRequest, Checkout,
-// Session, Event) and translates Stripe's errors into *payments.Error, deciding there,
-// where the Stripe error is known, whether a retry can help (payments.Transient).
+// and decodes Stripe's webhook events. It is the only package that imports stripe-go
+// or names Stripe's event types and statuses: it answers in internal/payments's
+// provider-neutral types (CheckoutRequest, Checkout, Session, Event), classifies each
+// event into the ledger's payments.EventKind and each session read back into a
+// payments.SessionState, and translates Stripe's errors into *payments.Error, deciding
+// there, where the Stripe error is known, whether a retry can help
+// (payments.Transient).
 //
 // Every Stripe object this package creates carries the booking id
 // (client_reference_id, metadata.booking_id and the PaymentIntent's

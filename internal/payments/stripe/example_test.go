@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 )
 
@@ -12,8 +11,8 @@ import (
 // endpoint secrets (two of them while rotating), then acts on the booking.
 func ExampleParseEvent() {
 	now := time.Now()
-	body := stripe.TestEventPayload("evt_1", payments.EventCheckoutCompleted,
-		"bk_42", "cs_test_1", "pi_test_1", payments.PaymentPaid, now)
+	body := stripe.TestEventPayload("evt_1", stripe.EventCheckoutCompleted,
+		"bk_42", "cs_test_1", "pi_test_1", stripe.PaymentPaid, now)
 	header := stripe.SignedTestPayload(body, "whsec_new", now)
 
 	ev, err := stripe.ParseEvent(body, header, []string{"whsec_old", "whsec_new"}, 5*time.Minute)
@@ -21,6 +20,7 @@ func ExampleParseEvent() {
 		fmt.Println("400:", err)
 		return
 	}
-	fmt.Println(ev.Type, ev.BookingID, ev.PaymentStatus)
-	// Output: checkout.session.completed bk_42 paid
+	// The ledger acts on the kind; the type is Stripe's own word, kept with the event.
+	fmt.Println(ev.Kind, ev.BookingID, ev.Type)
+	// Output: paid bk_42 checkout.session.completed
 }

@@ -1,10 +1,12 @@
 package stripe_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -15,11 +17,14 @@ import (
 // FuzzParseEvent: any body, signed as Stripe signs, either decodes into an event whose
 // id and type are the body's own, or fails with payments.ErrBadPayload (a 400, never a
 // panic or a 500); the same body under a wrong secret or a stale timestamp fails with
-// payments.ErrBadSignature. Error texts stay short: they are logged.
+// payments.ErrBadSignature. A decoded event has one of the ledger's kinds and carries the
+// body as its payload. Error texts stay short: they are logged.
 func FuzzParseEvent(f *testing.F) {
+	kinds := []payments.EventKind{payments.EventPaid, payments.EventPending, payments.EventFailed,
+		payments.EventExpired, payments.EventAccountChanged, payments.EventOther}
 	created := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
-	f.Add(stripe.TestEventPayload("evt_1", payments.EventCheckoutCompleted, "bk_1", "cs_1", "pi_1", payments.PaymentPaid, created))
-	f.Add(stripe.TestEventPayload("evt_2", payments.EventPaymentFailed, "bk_2", "", "pi_2", "", created))
+	f.Add(stripe.TestEventPayload("evt_1", stripe.EventCheckoutCompleted, "bk_1", "cs_1", "pi_1", stripe.PaymentPaid, created))
+	f.Add(stripe.TestEventPayload("evt_2", stripe.EventPaymentFailed, "bk_2", "", "pi_2", "", created))
 	for _, name := range []string{"checkout.session.completed.json", "payment_intent.payment_failed.json"} {
 		b, err := os.ReadFile(filepath.Join("testdata", name))
 		if err != nil {
@@ -58,6 +63,12 @@ func FuzzParseEvent(f *testing.F) {
 			}
 			if ev.ID == "" || ev.Type == "" || ev.ID != head.ID || ev.Type != head.Type {
 				t.Fatalf("event %q/%q, body says %q/%q", ev.ID, ev.Type, head.ID, head.Type)
+			}
+			if !slices.Contains(kinds, ev.Kind) {
+				t.Fatalf("event %q of type %q has kind %q", ev.ID, ev.Type, ev.Kind)
+			}
+			if !bytes.Equal(ev.Payload, payload) {
+				t.Fatalf("event %q carries a payload other than the body", ev.ID)
 			}
 		}
 		for name, header := range map[string]string{

@@ -6,8 +6,6 @@ import (
 	"time"
 
 	"github.com/stripe/stripe-go/v76/webhook"
-
-	"github.com/slotrecovery/slotrecovery/internal/payments"
 )
 
 // testEventAmount and testEventCurrency price the objects in TestEventPayload.
@@ -62,15 +60,15 @@ func TestEventPayload(id, typ, bookingID, sessionID, paymentIntentID, paymentSta
 }
 
 func testSession(typ, bookingID, sessionID, paymentIntentID, paymentStatus string, created time.Time) map[string]any {
-	status := payments.SessionOpen
+	status := sessionOpen
 	switch typ {
-	case payments.EventCheckoutCompleted, payments.EventCheckoutAsyncSucceeded, payments.EventCheckoutAsyncFailed:
-		status = payments.SessionComplete
-	case payments.EventCheckoutExpired:
-		status = payments.SessionExpired
+	case EventCheckoutCompleted, EventCheckoutAsyncSucceeded, EventCheckoutAsyncFailed:
+		status = sessionComplete
+	case EventCheckoutExpired:
+		status = sessionExpired
 	}
 	var payURL any
-	if status == payments.SessionOpen {
+	if status == sessionOpen {
 		payURL = "https://checkout.stripe.com/c/pay/" + sessionID
 	}
 	var pi any
@@ -106,7 +104,7 @@ func testPaymentIntent(typ, bookingID, paymentIntentID string, created time.Time
 	var lastErr any
 	var received int64
 	switch typ {
-	case payments.EventPaymentFailed:
+	case EventPaymentFailed:
 		status = "requires_payment_method"
 		lastErr = map[string]any{
 			"code":         "card_declined",

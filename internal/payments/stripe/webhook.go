@@ -18,10 +18,93 @@ import (
 // given a zero tolerance: Stripe's recommended 300 seconds.
 const DefaultWebhookTolerance = webhook.DefaultTolerance
 
+// The Stripe event types ParseEvent classifies into the ledger's kinds
+// (payments.EventKind); every other type is payments.EventOther.
+const (
+	// EventCheckoutCompleted: the customer finished Checkout; the payment is
+	// done when the session's payment_status is PaymentPaid (or
+	// PaymentNoPaymentRequired), still pending otherwise.
+	EventCheckoutCompleted = "checkout.session.completed"
+	// EventCheckoutAsyncSucceeded: a delayed payment method succeeded.
+	EventCheckoutAsyncSucceeded = "checkout.session.async_payment_succeeded"
+	// EventCheckoutAsyncFailed: a delayed payment method failed; the session
+	// is over, unpaid.
+	EventCheckoutAsyncFailed = "checkout.session.async_payment_failed"
+	// EventCheckoutExpired: the session expired unpaid.
+	EventCheckoutExpired = "checkout.session.expired"
+	// EventPaymentFailed: a payment attempt failed (a declined card); the
+	// Checkout Session stays open for another card until it is expired.
+	EventPaymentFailed = "payment_intent.payment_failed"
+	// EventAccountUpdated: a connected account changed (charges or payouts
+	// enabled, requirements due).
+	EventAccountUpdated = "account.updated"
+	// EventAccountDeauthorized: a connected account disconnected from the
+	// platform.
+	EventAccountDeauthorized = "account.application.deauthorized"
+)
+
+// A Checkout Session's payment_status values.
+const (
+	PaymentPaid              = "paid"
+	PaymentUnpaid            = "unpaid"
+	PaymentNoPaymentRequired = "no_payment_required"
+)
+
+// A Checkout Session's status values.
+const (
+	sessionOpen     = "open"
+	sessionComplete = "complete"
+	sessionExpired  = "expired"
+)
+
+// eventKind classifies a Stripe event for the ledger. paymentStatus is the
+// session's payment_status (checkout.session.* events only).
+func eventKind(typ, paymentStatus string) payments.EventKind {
+	switch typ {
+	case EventCheckoutCompleted:
+		if paid(paymentStatus) {
+			return payments.EventPaid
+		}
+		return payments.EventPending
+	case EventCheckoutAsyncSucceeded:
+		return payments.EventPaid
+	case EventCheckoutExpired, EventCheckoutAsyncFailed:
+		return payments.EventExpired
+	case EventPaymentFailed:
+		return payments.EventFailed
+	case EventAccountUpdated, EventAccountDeauthorized:
+		return payments.EventAccountChanged
+	}
+	return payments.EventOther
+}
+
+// sessionState translates a Checkout Session's status and payment_status.
+// An unknown status reads as open: the ledger then waits for an event or a
+// later read rather than act on it.
+func sessionState(status, paymentStatus string) payments.SessionState {
+	switch status {
+	case sessionComplete:
+		if paid(paymentStatus) {
+			return payments.SessionPaid
+		}
+		return payments.SessionPending
+	case sessionExpired:
+		return payments.SessionExpired
+	}
+	return payments.SessionOpen
+}
+
+func paid(paymentStatus string) bool {
+	return paymentStatus == PaymentPaid || paymentStatus == PaymentNoPaymentRequired
+}
+
 // ParseEvent verifies a webhook body against its Stripe-Signature header and
 // decodes it. It tries each secret in turn, so that both the old and the new
 // endpoint secret are accepted while one is rotated; empty secrets are
 // skipped. A zero (or negative) tolerance means DefaultWebhookTolerance.
+//
+// The event's Kind says what it means to the ledger (see eventKind) and its
+// Payload is payload itself.
 //
 // It returns an error wrapping payments.ErrBadSignature (and the webhook package's
 // reason) for a bad, missing or stale signature, and one wrapping
@@ -51,7 +134,7 @@ func ParseEvent(payload []byte, sigHeader string, secrets []string, tolerance ti
 		}
 		ev, err := webhook.ConstructEventWithOptions(payload, sigHeader, secret, opts)
 		if err == nil {
-			return decodeEvent(ev)
+			return decodeEvent(ev, payload)
 		}
 		if !signatureError(err) {
 			// The signature matched; the JSON did not decode.
@@ -78,7 +161,6 @@ type sessionObject struct {
 	ClientReferenceID string            `json:"client_reference_id"`
 	Metadata          map[string]string `json:"metadata"`
 	PaymentIntent     json.RawMessage   `json:"payment_intent"`
-	Status            string            `json:"status"`
 	PaymentStatus     string            `json:"payment_status"`
 	AmountTotal       int64             `json:"amount_total"`
 	Currency          string            `json:"currency"`
@@ -92,14 +174,16 @@ type paymentIntentObject struct {
 	Currency string            `json:"currency"`
 }
 
-func decodeEvent(se stripego.Event) (payments.Event, error) {
+func decodeEvent(se stripego.Event, payload []byte) (payments.Event, error) {
 	ev := payments.Event{
 		ID:         se.ID,
 		Type:       string(se.Type),
 		Created:    unixTime(se.Created),
 		APIVersion: se.APIVersion,
 		Livemode:   se.Livemode,
+		Payload:    payload,
 	}
+	var paymentStatus string
 	if se.ID == "" || se.Type == "" {
 		return payments.Event{}, fmt.Errorf("%w: event without id or type", payments.ErrBadPayload)
 	}
@@ -120,8 +204,7 @@ func decodeEvent(se stripego.Event) (payments.Event, error) {
 		ev.BookingID = cmp.Or(o.Metadata["booking_id"], o.ClientReferenceID)
 		ev.SessionID = o.ID
 		ev.PaymentIntentID = pi
-		ev.SessionStatus = o.Status
-		ev.PaymentStatus = o.PaymentStatus
+		paymentStatus = o.PaymentStatus
 		ev.AmountTotal = o.AmountTotal
 		ev.Currency = o.Currency
 	case strings.HasPrefix(ev.Type, "payment_intent."):
@@ -134,6 +217,7 @@ func decodeEvent(se stripego.Event) (payments.Event, error) {
 		ev.AmountTotal = o.Amount
 		ev.Currency = o.Currency
 	}
+	ev.Kind = eventKind(ev.Type, paymentStatus)
 	return ev, nil
 }
 

@@ -33,9 +33,9 @@ func TestParseEvent(t *testing.T) {
 	t.Parallel()
 	now := time.Now()
 	created := now.Add(-time.Second).Truncate(time.Second)
-	completed := stripe.TestEventPayload("evt_completed", payments.EventCheckoutCompleted,
-		"bk_1", "cs_test_1", "pi_test_1", payments.PaymentPaid, created)
-	failed := stripe.TestEventPayload("evt_failed", payments.EventPaymentFailed,
+	completed := stripe.TestEventPayload("evt_completed", stripe.EventCheckoutCompleted,
+		"bk_1", "cs_test_1", "pi_test_1", stripe.PaymentPaid, created)
+	failed := stripe.TestEventPayload("evt_failed", stripe.EventPaymentFailed,
 		"bk_2", "", "pi_test_2", "", created)
 	newerAPI := []byte(strings.Replace(string(completed), `"2023-10-16"`, `"2024-06-20"`, 1))
 	expandedPI := []byte(strings.Replace(string(completed), `"payment_intent": "pi_test_1"`,
@@ -49,14 +49,13 @@ func TestParseEvent(t *testing.T) {
 
 	completedEvent := payments.Event{
 		ID:              "evt_completed",
-		Type:            payments.EventCheckoutCompleted,
+		Kind:            payments.EventPaid,
+		Type:            stripe.EventCheckoutCompleted,
 		Created:         created.UTC(),
 		APIVersion:      "2023-10-16",
 		BookingID:       "bk_1",
 		SessionID:       "cs_test_1",
 		PaymentIntentID: "pi_test_1",
-		SessionStatus:   payments.SessionComplete,
-		PaymentStatus:   payments.PaymentPaid,
 		AmountTotal:     2500,
 		Currency:        "usd",
 	}
@@ -97,7 +96,8 @@ func TestParseEvent(t *testing.T) {
 			payload: failed, header: sign(failed, whsecOld, now), secrets: []string{whsecOld},
 			want: payments.Event{
 				ID:              "evt_failed",
-				Type:            payments.EventPaymentFailed,
+				Kind:            payments.EventFailed,
+				Type:            stripe.EventPaymentFailed,
 				Created:         created.UTC(),
 				APIVersion:      "2023-10-16",
 				BookingID:       "bk_2",
@@ -109,7 +109,7 @@ func TestParseEvent(t *testing.T) {
 		"unknown type": {
 			payload: unknown, header: sign(unknown, whsecOld, now), secrets: []string{whsecOld},
 			want: payments.Event{
-				ID: "evt_unknown", Type: "customer.created", Created: created.UTC(), APIVersion: "2023-10-16",
+				ID: "evt_unknown", Kind: payments.EventOther, Type: "customer.created", Created: created.UTC(), APIVersion: "2023-10-16",
 			},
 		},
 		"forged signature": {
@@ -148,6 +148,7 @@ func TestParseEvent(t *testing.T) {
 				return
 			}
 			require.NoError(t, err)
+			tc.want.Payload = tc.payload
 			require.Equal(t, tc.want, got)
 		})
 	}
@@ -168,14 +169,13 @@ func TestParseEventGolden(t *testing.T) {
 		"checkout.session.completed": {
 			want: payments.Event{
 				ID:              "evt_1OT8nBLkdIwHu7ixKq3rV2xQ",
-				Type:            payments.EventCheckoutCompleted,
+				Kind:            payments.EventPaid,
+				Type:            stripe.EventCheckoutCompleted,
 				Created:         time.Unix(1704712153, 0).UTC(),
 				APIVersion:      "2023-10-16",
 				BookingID:       "3f0c9a4e-6c1b-4d8e-9a57-2b1e8f0d4c21",
 				SessionID:       "cs_test_a1Hk6bYQ0r9Xw7sJmFz2pL4nC8dE3gT5uV6yR1oK9iM2aB7cD4eF0gH1jJ2",
 				PaymentIntentID: "pi_3OT8jOLkdIwHu7ix0n5sT9Wq",
-				SessionStatus:   payments.SessionComplete,
-				PaymentStatus:   payments.PaymentPaid,
 				AmountTotal:     4500,
 				Currency:        "usd",
 			},
@@ -184,9 +184,11 @@ func TestParseEventGolden(t *testing.T) {
 				require.NoError(t, json.Unmarshal(raw, &cs))
 				require.Equal(t, cs.Metadata["booking_id"], cs.ClientReferenceID, "CreateCheckout sets both")
 				require.NotNil(t, cs.PaymentIntent)
+				require.Equal(t, stripego.CheckoutSessionStatusComplete, cs.Status)
+				require.Equal(t, stripego.CheckoutSessionPaymentStatusPaid, cs.PaymentStatus)
 				return payments.Event{
+					Kind:      payments.EventPaid,
 					BookingID: cs.Metadata["booking_id"], SessionID: cs.ID, PaymentIntentID: cs.PaymentIntent.ID,
-					SessionStatus: string(cs.Status), PaymentStatus: string(cs.PaymentStatus),
 					AmountTotal: cs.AmountTotal, Currency: string(cs.Currency),
 				}
 			},
@@ -194,7 +196,8 @@ func TestParseEventGolden(t *testing.T) {
 		"payment_intent.payment_failed": {
 			want: payments.Event{
 				ID:              "evt_3OT9a2LkdIwHu7ix1Xc8Gm4P",
-				Type:            payments.EventPaymentFailed,
+				Kind:            payments.EventFailed,
+				Type:            stripe.EventPaymentFailed,
 				Created:         time.Unix(1704714982, 0).UTC(),
 				APIVersion:      "2023-10-16",
 				BookingID:       "9b2d7e61-0f4a-4c3b-8d25-6e1a0c7f9b34",
@@ -209,6 +212,7 @@ func TestParseEventGolden(t *testing.T) {
 				require.NotNil(t, pi.LastPaymentError)
 				require.Equal(t, "card_declined", string(pi.LastPaymentError.Code))
 				return payments.Event{
+					Kind:      payments.EventFailed,
 					BookingID: pi.Metadata["booking_id"], PaymentIntentID: pi.ID,
 					AmountTotal: pi.Amount, Currency: string(pi.Currency),
 				}
@@ -230,11 +234,13 @@ func TestParseEventGolden(t *testing.T) {
 
 			got, err := stripe.ParseEvent(payload, header, []string{whsecOld, whsecNew}, 0)
 			require.NoError(t, err)
+			tc.want.Payload = payload
 			require.Equal(t, tc.want, got)
 
 			// ParseEvent reads the object as stripe-go's typed objects do.
 			typed := tc.typed(t, se.Data.Raw)
 			typed.ID, typed.Type, typed.Created, typed.APIVersion = se.ID, string(se.Type), time.Unix(se.Created, 0).UTC(), se.APIVersion
+			typed.Payload = payload
 			require.Equal(t, typed, got)
 
 			// The same bytes signed with stripe.SignedTestPayload parse the same.
@@ -273,15 +279,52 @@ func TestParseEventBadPayload(t *testing.T) {
 func TestParseEventDefaultTolerance(t *testing.T) {
 	t.Parallel()
 	now := time.Now()
-	payload := stripe.TestEventPayload("evt_tol", payments.EventCheckoutExpired, "bk_tol", "cs_tol", "", payments.PaymentUnpaid, now)
+	payload := stripe.TestEventPayload("evt_tol", stripe.EventCheckoutExpired, "bk_tol", "cs_tol", "", stripe.PaymentUnpaid, now)
 
 	ev, err := stripe.ParseEvent(payload, sign(payload, whsecOld, now.Add(-4*time.Minute)), []string{whsecOld}, 0)
 	require.NoError(t, err)
-	require.Equal(t, payments.SessionExpired, ev.SessionStatus)
+	require.Equal(t, payments.EventExpired, ev.Kind)
 	require.Empty(t, ev.PaymentIntentID)
 
 	_, err = stripe.ParseEvent(payload, sign(payload, whsecOld, now.Add(-6*time.Minute)), []string{whsecOld}, 0)
 	require.ErrorIs(t, err, webhook.ErrTooOld)
+}
+
+// TestEventKinds: every Stripe event type the ledger acts on becomes one of its kinds;
+// a completed Checkout is paid only when its payment_status says so, and a declined
+// card (the session stays open) is told from a session that ended.
+func TestEventKinds(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	for _, tc := range []struct {
+		typ, paymentStatus string
+		want               payments.EventKind
+	}{
+		{stripe.EventCheckoutCompleted, stripe.PaymentPaid, payments.EventPaid},
+		{stripe.EventCheckoutCompleted, stripe.PaymentNoPaymentRequired, payments.EventPaid},
+		{stripe.EventCheckoutCompleted, stripe.PaymentUnpaid, payments.EventPending},
+		{stripe.EventCheckoutAsyncSucceeded, stripe.PaymentPaid, payments.EventPaid},
+		{stripe.EventCheckoutAsyncFailed, stripe.PaymentUnpaid, payments.EventExpired},
+		{stripe.EventCheckoutExpired, stripe.PaymentUnpaid, payments.EventExpired},
+		{stripe.EventPaymentFailed, "", payments.EventFailed},
+		{"payment_intent.succeeded", "", payments.EventOther},
+		{stripe.EventAccountUpdated, "", payments.EventAccountChanged},
+		{stripe.EventAccountDeauthorized, "", payments.EventAccountChanged},
+		{"customer.created", "", payments.EventOther},
+	} {
+		t.Run(tc.typ+"/"+tc.paymentStatus, func(t *testing.T) {
+			t.Parallel()
+			payload := stripe.TestEventPayload("evt_kind", tc.typ, "bk_kind", "cs_kind", "pi_kind", tc.paymentStatus, now)
+			if strings.HasPrefix(tc.typ, "account.") || tc.typ == "customer.created" {
+				payload = []byte(`{"id":"evt_kind","object":"event","api_version":"2023-10-16","created":` +
+					strconv.FormatInt(now.Unix(), 10) + `,"account":"acct_1","data":{"object":{"id":"acct_1","object":"account"}},"livemode":false,"type":"` + tc.typ + `"}`)
+			}
+			ev, err := stripe.ParseEvent(payload, sign(payload, whsecOld, now), []string{whsecOld}, 0)
+			require.NoError(t, err)
+			require.Equal(t, tc.want, ev.Kind)
+			require.Equal(t, tc.typ, ev.Type, "the type is kept as Stripe wrote it")
+		})
+	}
 }
 
 // TestSignedTestPayload checks our wrapper against stripe-go's verifier.
@@ -289,15 +332,15 @@ func TestSignedTestPayload(t *testing.T) {
 	t.Parallel()
 	now := time.Now()
 	for _, typ := range []string{
-		payments.EventCheckoutCompleted,
-		payments.EventCheckoutAsyncSucceeded,
-		payments.EventCheckoutAsyncFailed,
-		payments.EventCheckoutExpired,
-		payments.EventPaymentFailed,
+		stripe.EventCheckoutCompleted,
+		stripe.EventCheckoutAsyncSucceeded,
+		stripe.EventCheckoutAsyncFailed,
+		stripe.EventCheckoutExpired,
+		stripe.EventPaymentFailed,
 	} {
 		t.Run(typ, func(t *testing.T) {
 			t.Parallel()
-			payload := stripe.TestEventPayload("evt_"+typ, typ, "bk_sim", "cs_sim", "pi_sim", payments.PaymentUnpaid, now)
+			payload := stripe.TestEventPayload("evt_"+typ, typ, "bk_sim", "cs_sim", "pi_sim", stripe.PaymentUnpaid, now)
 			header := stripe.SignedTestPayload(payload, whsecNew, now)
 			require.NoError(t, webhook.ValidatePayload(payload, header, whsecNew))
 

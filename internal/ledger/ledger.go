@@ -1,4 +1,4 @@
-package slots
+package ledger
 
 import (
 	"cmp"
@@ -8,42 +8,36 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
-// Payments is split by job:
-//
-//	payment.go              Payments, its configuration and the Result of a transition
-//	payment_events.go       the webhook's event ledger: store, dedupe, apply once
-//	payment_transitions.go  paid and failed, under the opening's and booking's row locks
-//	reconcile.go            reading stale pending bookings back from Stripe
-//	refund.go               refunding late and duplicate payments
-//	checkout.go             the payment link's safety net (EnsureCheckout)
-//	texts.go                what the customer is told (wording in internal/texts)
-
-// PaymentProvider takes payment for bookings: payment links (checkout sessions) that
-// expire with the hold, reading them back, and refunds. It speaks internal/payments'
-// types; *stripe.Client (internal/payments/stripe) implements it.
+// PaymentProvider takes payment for bookings: payment links (checkouts) that expire
+// with the hold, reading them back, and refunds. It speaks internal/payments' types;
+// *stripe.Client (internal/payments/stripe) implements it.
 type PaymentProvider interface {
 	// CreateCheckout makes a payment link for one booking, idempotently per (booking,
 	// expiry). An error for which payments.Transient is false means retrying cannot
 	// help.
 	CreateCheckout(ctx context.Context, r payments.CheckoutRequest) (payments.Checkout, error)
-	// ExpireCheckout ends an open session so it can no longer be paid; it returns
+	// ExpireCheckout ends an open checkout so it can no longer be paid; it returns
 	// payments.ErrAlreadyCompleted when the customer has paid.
 	ExpireCheckout(ctx context.Context, sessionID string) error
-	// GetCheckout reads a session back; an error matching payments.ErrNotFound means
-	// Stripe has no such session.
+	// GetCheckout reads a checkout back; an error matching payments.ErrNotFound means
+	// the provider has no such checkout.
 	GetCheckout(ctx context.Context, sessionID string) (payments.Session, error)
 	// Refund refunds one payment of a booking in full, idempotently per (booking,
 	// payment); a payment refunded already counts as success.
 	Refund(ctx context.Context, paymentIntentID, bookingID string) (refundID string, err error)
 }
 
-// errUnconfigured is returned when Stripe is needed and not configured.
-var errUnconfigured = errors.New("slots: payments are not configured")
+// errUnconfigured is returned when the payment provider is needed and not configured.
+var errUnconfigured = errors.New("ledger: payments are not configured")
 
 // Result is what a payment event (or the reconciliation) led to. It is stored with the
 // event, so a redelivery is answered with it and changes nothing.
@@ -62,12 +56,11 @@ const (
 	// ResultRefunded: the payment came after the booking failed and the slot is gone
 	// (or a refund was decided before); a refund job was enqueued.
 	ResultRefunded Result = "refunded"
-	// ResultRefundedDuplicate: a second payment, with another PaymentIntent, for a
-	// booking confirmed already (paid through an orphan session); a refund job was
-	// enqueued for it.
+	// ResultRefundedDuplicate: a second payment, not the one that confirmed the
+	// booking (paid through an orphan checkout); a refund job was enqueued for it.
 	ResultRefundedDuplicate Result = "refunded_duplicate"
-	// ResultAwaitingPayment: Checkout completed with a delayed payment method; the
-	// outcome comes in a later event.
+	// ResultAwaitingPayment: the checkout was completed with a payment method that
+	// settles later; the outcome comes in a later event.
 	ResultAwaitingPayment Result = "awaiting_payment"
 	// ResultReopened: the booking failed and its opening is open again, in a new
 	// offer generation.
@@ -83,24 +76,25 @@ const (
 	// ResultKeptConfirmed: a failure that arrived after the booking was confirmed; a
 	// confirmed booking never moves back.
 	ResultKeptConfirmed Result = "kept_confirmed"
-	// ResultKeptCompleted: a declined card, but Stripe says the session was paid
-	// meanwhile; the booking stands and the completion event confirms it.
+	// ResultKeptCompleted: a failed payment attempt, but the provider says the checkout
+	// was completed meanwhile; the booking stands and the completion event confirms it.
 	ResultKeptCompleted Result = "kept_completed"
-	// ResultExpireRefused: Stripe refused to expire the session for a reason a retry
-	// cannot fix; the booking waits for the session's own expiry.
+	// ResultExpireRefused: the provider refused to end the checkout for a reason a retry
+	// cannot fix; the booking waits for the checkout's own expiry.
 	ResultExpireRefused Result = "expire_refused"
-	// ResultUnconfigured: the event needs a Stripe call (expiring the session of a
-	// declined card) and Stripe is not configured; the booking waits for the session's
-	// own expiry, whose event needs no call.
+	// ResultUnconfigured: the event needs a call to the payment provider (ending the
+	// checkout of a failed payment attempt) and no provider is configured; the booking
+	// waits for the checkout's own expiry, whose event needs no call.
 	ResultUnconfigured Result = "ignored_unconfigured"
-	// ResultOtherSession: a failure of a Checkout Session that is not the booking's
+	// ResultOtherSession: a failure of a checkout that is not the booking's
 	// (an orphan of an earlier attempt); it must not fail the real one.
 	ResultOtherSession Result = "ignored_other_session"
-	// ResultUnknownBooking: no booking matches the event's metadata.
+	// ResultUnknownBooking: no booking matches the event's booking id.
 	ResultUnknownBooking Result = "ignored_unknown_booking"
-	// ResultIgnoredType: an event type the booking flow does not act on.
+	// ResultIgnoredType: an event of a kind the ledger does not act on (other events,
+	// and account changes for now).
 	ResultIgnoredType Result = "ignored_type"
-	// ResultStillOpen: (reconciliation) Stripe still reports the session open or
+	// ResultStillOpen: (reconciliation) the provider still reports the checkout open or
 	// unpaid, or the booking changed since it was read; nothing changes yet.
 	ResultStillOpen Result = "still_open"
 )
@@ -122,39 +116,61 @@ func (r Result) Changed() bool {
 func (r Result) bookingStatus() string {
 	switch r {
 	case ResultConfirmed, ResultConfirmedLate:
-		return BookingConfirmed
+		return slots.BookingConfirmed
 	case ResultReopened, ResultExpired, ResultFailed:
-		return BookingPaymentFailed
+		return slots.BookingPaymentFailed
 	}
 	return ""
 }
 
-// PaymentsConfig configures Payments. Zero fields mean the defaults.
-type PaymentsConfig struct {
-	// ReconcileGrace is how long after a Checkout Session's expiry a pending booking
-	// waits for its webhook before the reconciliation asks Stripe; default 5 min.
+// Config configures the Service. Zero fields mean the defaults.
+type Config struct {
+	Now func() time.Time
+	// CheckoutTimeout bounds the payment provider's call on the YES path (Link); default
+	// 5s. After it the customer is told the link comes by text and the booking sweep
+	// finishes the work (its own calls get twice as long).
+	CheckoutTimeout time.Duration
+	// CheckoutSuccessURL and CheckoutCancelURL are the pages the payment provider sends
+	// the customer back to after paying or giving up.
+	CheckoutSuccessURL, CheckoutCancelURL string
+	// CheckoutRetryDelay is how old a booking still without a link must be before the
+	// booking sweep tries to make it (the YES path's attempt is over by then), and the
+	// least time between two attempts; default 15s.
+	CheckoutRetryDelay time.Duration
+	// NoticeDelay is how old a booking must be before the booking sweep texts a customer
+	// whose answer was not recorded as delivered; default 30s (Twilio waits 15s for an
+	// answer). With SweepEvery, the customer knows within a minute.
+	NoticeDelay time.Duration
+	// SweepEvery is how often the booking sweep runs; default 10s.
+	SweepEvery time.Duration
+	// ReconcileGrace is how long after a checkout's expiry a pending booking waits for
+	// its event before the reconciliation asks the payment provider; default 5 min.
 	ReconcileGrace time.Duration
 	// ReconcileBatch caps how many bookings one reconciliation run reads back;
 	// default 25.
 	ReconcileBatch int
 	// ReconcileBackoff is how long the reconciliation leaves a booking alone after
-	// finding it unresolved (still open at Stripe, or an error); it doubles with each
-	// such run up to ReconcileBackoffMax. Default 5 min.
+	// finding it unresolved (still open at the provider, or an error); it doubles with
+	// each such run up to ReconcileBackoffMax. Default 5 min.
 	ReconcileBackoff time.Duration
 	// ReconcileBackoffMax caps ReconcileBackoff's doubling; default 1 h.
 	ReconcileBackoffMax time.Duration
-	// ProviderTimeout bounds each call to the payment provider; default 10s. One reconciliation run is
-	// given ReconcileBatch Stripe calls' worth of time (plus a margin).
+	// ProviderTimeout bounds each call to the payment provider outside the YES path and
+	// the sweep; default 10s. One reconciliation run is given ReconcileBatch calls' worth
+	// of time (plus a margin).
 	ProviderTimeout time.Duration
-	// Metrics counts bookings and Stripe events; nil counts nothing.
+	// Metrics counts bookings and payment events; nil counts nothing.
 	Metrics *metrics.Metrics
+	Logger  *slog.Logger
 }
 
-// Payments applies payment outcomes to bookings: Stripe's webhook events, the periodic
-// reconciliation that stands in for a lost webhook, and refunds of payments that came
-// too late or twice. Every transition runs in one transaction that holds the opening's
-// and the booking's row locks and enqueues its follow-up jobs (texts, a new wave, a
-// refund) inside it.
+// Service is the payment ledger of bookings. It makes a new booking's payment link (it
+// is the claim's slots.Linker) and the booking sweep that finishes what the YES path
+// could not (the link, the news); it applies the payment provider's webhook events, the
+// periodic reconciliation that stands in for a lost event, and refunds of payments that
+// came too late or twice. Every transition runs in one transaction that holds the
+// opening's and the booking's row locks and enqueues its follow-up jobs (texts, a new
+// wave, a refund) inside it.
 //
 // The rules, whatever order events arrive in and however often:
 //
@@ -164,32 +180,45 @@ type PaymentsConfig struct {
 //	                                                        expires inside the cutoff;
 //	                                                        "hold lapsed" text)
 //	confirmed ──any failure──▶ confirmed                   (never moves back)
-//	confirmed ──paid with another PaymentIntent──▶ that payment is refunded
+//	confirmed ──paid with another payment──▶ that payment is refunded
 //	payment_failed ──paid──▶ confirmed if the slot is still free (open or expired, not
 //	                          started) and no refund was decided; else refunded
-type Payments struct {
-	s        *Service
+type Service struct {
+	pool     *pgxpool.Pool
+	q        *db.Queries
+	queue    jobs.Inserter
 	provider PaymentProvider // nil when payments are not configured
-	cfg      PaymentsConfig
+	cfg      Config
 	m        *metrics.Metrics
 	log      *slog.Logger
 }
 
-// NewPayments returns Payments for the bookings of s; provider is normally s's own. It
-// may be nil when no shop takes payments; events are then still stored and acknowledged.
-func NewPayments(s *Service, provider PaymentProvider, cfg PaymentsConfig) *Payments {
+var _ slots.Linker = (*Service)(nil)
+
+// New returns the ledger. provider is the payment provider, the one place it is passed
+// in; it may be nil when no shop takes payments: events are then still stored and
+// acknowledged, and a booking that needs a link fails instead of holding its slot.
+func New(pool *pgxpool.Pool, queue jobs.Inserter, provider PaymentProvider, cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	cfg.CheckoutTimeout = cmp.Or(cfg.CheckoutTimeout, 5*time.Second)
+	cfg.CheckoutRetryDelay = cmp.Or(cfg.CheckoutRetryDelay, 15*time.Second)
+	cfg.NoticeDelay = cmp.Or(cfg.NoticeDelay, 30*time.Second)
+	cfg.SweepEvery = cmp.Or(cfg.SweepEvery, 10*time.Second)
 	cfg.ReconcileGrace = cmp.Or(cfg.ReconcileGrace, 5*time.Minute)
 	cfg.ReconcileBatch = cmp.Or(cfg.ReconcileBatch, 25)
 	cfg.ReconcileBackoff = cmp.Or(cfg.ReconcileBackoff, 5*time.Minute)
 	cfg.ReconcileBackoffMax = max(cmp.Or(cfg.ReconcileBackoffMax, time.Hour), cfg.ReconcileBackoff)
 	cfg.ProviderTimeout = cmp.Or(cfg.ProviderTimeout, 10*time.Second)
-	return &Payments{s: s, provider: provider, cfg: cfg, m: cfg.Metrics, log: s.log}
+	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
+	return &Service{pool: pool, q: db.New(), queue: queue, provider: provider, cfg: cfg, m: cfg.Metrics, log: cfg.Logger}
 }
 
 // counted records a booking's new status, if it moved, once its transaction committed.
-func (p *Payments) counted(res Result) {
+func (s *Service) counted(res Result) {
 	if st := res.bookingStatus(); st != "" {
-		p.m.Booking(st)
+		s.m.Booking(st)
 	}
 }
 

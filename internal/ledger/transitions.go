@@ -1,4 +1,4 @@
-package slots
+package ledger
 
 import (
 	"context"
@@ -8,15 +8,17 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
 // The transitions of a booking's payment. They run inside the caller's transaction,
-// take the opening's row lock and then the booking's (the order Book uses), read the
+// take the opening's row lock and then the booking's (the order slots.Book uses), read the
 // booking afresh under them and decide from that alone; their follow-up jobs are
 // inserted in the same transaction.
 
@@ -31,8 +33,8 @@ type locked struct {
 // seen is what a caller read of a pending booking before taking any lock, and decided
 // from. A failure it asks for applies only if the booking still looks so under the lock:
 // meanwhile the booking sweep may have stored a session or moved the expiry, and the
-// customer may be paying it. Webhook events pass none: an event is Stripe's word, not a
-// conclusion from an earlier read.
+// customer may be paying it. Webhook events pass none: an event is the provider's word,
+// not a conclusion from an earlier read.
 type seen struct {
 	sessionID string // "" when the booking had none
 	expiresAt *time.Time
@@ -55,16 +57,15 @@ func (s *seen) still(b db.Booking) bool {
 	return b.CheckoutExpiresAt == nil || b.CheckoutExpiresAt.Equal(*s.expiresAt)
 }
 
-// lock takes the opening's row lock (the order Book uses: opening, then booking) and
-// reads the booking afresh under it.
+// lock takes the booking's opening's row lock, found through the booking in the same
+// statement, then the booking's (the order slots.Book uses: opening, then booking), and
+// reads the booking under them: the one read of the booking a transition makes. An
+// error wrapping slots.ErrBookingNotFound means there is no such booking.
 func (s *Service) lock(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID) (locked, error) {
 	var l locked
-	b, err := s.q.BookingGet(ctx, tx, bookingID)
-	if err != nil {
-		return l, fmt.Errorf("get booking: %w", err)
-	}
-	if l.op, err = s.q.OpeningLock(ctx, tx, b.OpeningID); err != nil {
-		return l, fmt.Errorf("lock opening: %w", err)
+	var err error
+	if l.op, err = slots.LockBookedOpening(ctx, tx, bookingID); err != nil {
+		return l, err
 	}
 	if l.b, err = s.q.BookingLock(ctx, tx, bookingID); err != nil {
 		return l, fmt.Errorf("lock booking: %w", err)
@@ -91,7 +92,7 @@ func (s *Service) paid(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, sess
 		s.log.WarnContext(ctx, "payment on another checkout session", "booking_id", b.ID, "session_id", sessionID)
 	}
 	switch b.Status {
-	case BookingConfirmed:
+	case slots.BookingConfirmed:
 		if paymentIntentID != "" && b.StripePaymentIntentID.Valid && b.StripePaymentIntentID.String != paymentIntentID {
 			// Paid twice (the booking's session and an orphan one): the payment that
 			// confirmed the booking stays, this one goes back.
@@ -101,7 +102,7 @@ func (s *Service) paid(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, sess
 			return ResultRefundedDuplicate, nil
 		}
 		return ResultAlreadyConfirmed, nil
-	case BookingPendingPayment:
+	case slots.BookingPendingPayment:
 		if _, err := s.q.BookingMarkConfirmed(ctx, tx, db.BookingMarkConfirmedParams{ID: b.ID, Now: now.UTC(), PaymentIntentID: pgText(paymentIntentID)}); err != nil {
 			return "", fmt.Errorf("confirm booking: %w", err)
 		}
@@ -120,8 +121,8 @@ func (s *Service) paid(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, sess
 // customer is never both refunded and booked.
 func (s *Service) latePayment(ctx context.Context, tx pgx.Tx, l locked, paymentIntentID string, now time.Time) (Result, error) {
 	b, op := l.b, l.op
-	free := (op.Status == StatusOpen || op.Status == StatusExpired) && !op.FilledBy.Valid && now.Before(op.StartsAt)
-	if b.Status == BookingPaymentFailed && b.RefundRequestedAt == nil && !b.RefundID.Valid && free {
+	free := (op.Status == slots.StatusOpen || op.Status == slots.StatusExpired) && !op.FilledBy.Valid && now.Before(op.StartsAt)
+	if b.Status == slots.BookingPaymentFailed && b.RefundRequestedAt == nil && !b.RefundID.Valid && free {
 		ok, err := s.retake(ctx, tx, l, paymentIntentID, now)
 		if err != nil {
 			return "", err
@@ -157,12 +158,8 @@ func (s *Service) retake(ctx context.Context, tx pgx.Tx, l locked, paymentIntent
 		return false, fmt.Errorf("savepoint: %w", err)
 	}
 	defer func() { _ = sp.Rollback(ctx) }()
-	if _, err := s.q.OpeningMarkFilledLate(ctx, sp, db.OpeningMarkFilledLateParams{
-		ID: l.op.ID, CustomerID: uuid.NullUUID{UUID: l.b.CustomerID, Valid: true}, Now: now.UTC(),
-	}); errors.Is(err, pgx.ErrNoRows) {
-		return false, nil
-	} else if err != nil {
-		return false, fmt.Errorf("mark opening filled: %w", err)
+	if ok, err := slots.FillLate(ctx, sp, l.op.ID, l.b.CustomerID, now); !ok || err != nil {
+		return false, err
 	}
 	_, err = s.q.BookingMarkConfirmedLate(ctx, sp, db.BookingMarkConfirmedLateParams{ID: l.b.ID, Now: now.UTC(), PaymentIntentID: pgText(paymentIntentID)})
 	if errors.Is(err, pgx.ErrNoRows) || isUniqueViolation(err) {
@@ -195,9 +192,9 @@ func (s *Service) failed(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, se
 	}
 	b, op := l.b, l.op
 	switch b.Status {
-	case BookingConfirmed:
+	case slots.BookingConfirmed:
 		return ResultKeptConfirmed, nil
-	case BookingPaymentFailed:
+	case slots.BookingPaymentFailed:
 		return ResultAlreadyFailed, nil
 	}
 	if !saw.still(b) {
@@ -217,22 +214,16 @@ func (s *Service) failed(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, se
 		}
 	}
 	res := ResultFailed
-	if op.Status == StatusFilled && op.FilledBy.Valid && op.FilledBy.UUID == b.CustomerID {
+	if op.Status == slots.StatusFilled && op.FilledBy.Valid && op.FilledBy.UUID == b.CustomerID {
 		if now.Before(l.shop.Cutoff(op.StartsAt)) {
-			// A new generation from the top of the list. The failed customer is not
-			// offered it again: CustomerListEligible passes over anyone who has had a
-			// booking for this opening.
-			reopened, err := s.q.OpeningReopen(ctx, tx, db.OpeningReopenParams{ID: op.ID, Now: now.UTC()})
-			if err != nil {
-				return "", fmt.Errorf("reopen opening: %w", err)
-			}
-			if _, err := s.queue.InsertTx(ctx, tx, jobs.Wave{OpeningID: op.ID, Generation: int(reopened.Generation), Wave: 1}, nil); err != nil {
-				return "", fmt.Errorf("enqueue wave: %w", err)
+			// A new generation from the top of the list.
+			if err := slots.Reopen(ctx, tx, s.queue, op.ID, now); err != nil {
+				return "", err
 			}
 			res = ResultReopened
 		} else {
-			if _, err := s.q.OpeningExpireFilled(ctx, tx, db.OpeningExpireFilledParams{ID: op.ID, Now: now.UTC()}); err != nil {
-				return "", fmt.Errorf("expire opening: %w", err)
+			if err := slots.ExpireFilled(ctx, tx, op.ID, now); err != nil {
+				return "", err
 			}
 			res = ResultExpired
 		}
@@ -243,7 +234,7 @@ func (s *Service) failed(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, se
 	return res, nil
 }
 
-// lapse fails a pending booking whose payment link could not be made (Stripe refused,
+// lapse fails a pending booking whose payment link could not be made (the provider refused,
 // or the hold ran out first), through the same transition as a failed payment: the
 // slot reopens and the customer is told the hold lapsed. b is the booking as the caller
 // read it; if it changed since (a link was stored meanwhile) it is left alone.
@@ -258,4 +249,9 @@ func (s *Service) lapse(ctx context.Context, b db.Booking) (Result, error) {
 		return "", fmt.Errorf("fail booking %s: %w", b.ID, err)
 	}
 	return res, nil
+}
+
+func isUniqueViolation(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "23505"
 }

@@ -1,4 +1,4 @@
-package slots_test
+package ledger_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
@@ -27,8 +28,8 @@ type refundScene struct {
 	*world
 	rec    *stripetest.Recorder
 	reg    *prometheus.Registry
-	refund *slots.Payments
-	worker *slots.RefundWorker
+	refund *ledger.Service
+	worker *ledger.RefundWorker
 }
 
 func newRefundScene(t *testing.T) *refundScene {
@@ -38,8 +39,8 @@ func newRefundScene(t *testing.T) *refundScene {
 	client, err := stripe.New(stripe.Config{SecretKey: "sk_test_refunds", APIURL: rec.URL})
 	require.NoError(t, err)
 	reg := prometheus.NewRegistry()
-	refund := slots.NewPayments(w.svc, client, slots.PaymentsConfig{Metrics: metrics.New(reg)})
-	return &refundScene{world: w, rec: rec, reg: reg, refund: refund, worker: &slots.RefundWorker{Payments: refund}}
+	refund := ledger.New(w.pool, w.queue, client, ledger.Config{Now: w.clk.Now, Metrics: metrics.New(reg)})
+	return &refundScene{world: w, rec: rec, reg: reg, refund: refund, worker: &ledger.RefundWorker{Service: refund}}
 }
 
 // latePayment books an opening for Alice, lets her hold lapse and gives the slot to Bob;
@@ -48,10 +49,10 @@ func newRefundScene(t *testing.T) *refundScene {
 func (s *refundScene) latePayment() (uuid.UUID, string) {
 	s.t.Helper()
 	op, alice := s.book()
-	require.Equal(s.t, slots.ResultReopened, s.handle(s.event("evt_expired_"+alice.String(), payments.EventCheckoutExpired, alice, "")).Result)
+	require.Equal(s.t, ledger.ResultReopened, s.handle(s.event("evt_expired_"+alice.String(), payments.EventExpired, alice, "")).Result)
 	s.claim(op.ID, 2)
 	pi := "pi_late_" + alice.String()[:8]
-	require.Equal(s.t, slots.ResultRefunded, s.handle(s.event("evt_paid_"+alice.String(), payments.EventCheckoutCompleted, alice, pi)).Result)
+	require.Equal(s.t, ledger.ResultRefunded, s.handle(s.event("evt_paid_"+alice.String(), payments.EventPaid, alice, pi)).Result)
 	return alice, pi
 }
 
@@ -117,7 +118,7 @@ func TestRefundRefusedIsRecorded(t *testing.T) {
 	require.Equal(t, pi, f.paymentIntent)
 	require.Contains(t, f.reason, "Stripe refused the refund (parameter_invalid_empty)")
 	require.Contains(t, f.reason, "stripetest: injected 400", "Stripe's own message, for the owner")
-	require.Equal(t, 1.0, s.failedCount(slots.RefundFailedRefused))
+	require.Equal(t, 1.0, s.failedCount(ledger.RefundFailedRefused))
 	require.Equal(t, "0", s.query(`SELECT count(*)::text FROM bookings WHERE id = $1 AND refund_id IS NOT NULL`, alice))
 	require.Equal(t, "0", s.query(`SELECT count(*)::text FROM river_job WHERE kind = 'sms_text' AND args->>'key' LIKE 'refunded:%'`),
 		"the customer is not told of a refund that did not happen")
@@ -126,7 +127,7 @@ func TestRefundRefusedIsRecorded(t *testing.T) {
 	require.NoError(t, s.work(alice, pi, 1, jobs.RefundMaxAttempts))
 	require.Nil(t, s.failure(alice).at)
 	require.Equal(t, "1", s.query(`SELECT count(*)::text FROM bookings WHERE id = $1 AND refund_id IS NOT NULL`, alice))
-	require.Equal(t, 1.0, s.failedCount(slots.RefundFailedRefused), "counted once")
+	require.Equal(t, 1.0, s.failedCount(ledger.RefundFailedRefused), "counted once")
 }
 
 // TestRefundLastAttemptIsRecorded (issue 10, finding 5): a refund that fails with a
@@ -137,17 +138,17 @@ func TestRefundLastAttemptIsRecorded(t *testing.T) {
 	t.Parallel()
 	s := newRefundScene(t)
 	_, b := s.book()
-	require.Equal(t, slots.ResultConfirmed, s.handle(s.event("evt_paid", payments.EventCheckoutCompleted, b, "pi_first")).Result)
-	orphan := s.event("evt_orphan_paid", payments.EventCheckoutCompleted, b, "pi_second")
+	require.Equal(t, ledger.ResultConfirmed, s.handle(s.event("evt_paid", payments.EventPaid, b, "pi_first")).Result)
+	orphan := s.event("evt_orphan_paid", payments.EventPaid, b, "pi_second")
 	orphan.SessionID = "cs_orphan"
-	require.Equal(t, slots.ResultRefundedDuplicate, s.handle(orphan).Result)
+	require.Equal(t, ledger.ResultRefundedDuplicate, s.handle(orphan).Result)
 
 	s.rec.FailNext(2, http.StatusServiceUnavailable)
 	err := s.work(b, "pi_second", jobs.RefundMaxAttempts-1, jobs.RefundMaxAttempts)
 	require.Error(t, err)
 	require.NotErrorAs(t, err, new(*river.JobCancelError), "a transient error is retried")
 	require.Nil(t, s.failure(b).at, "attempts remain: nothing to record yet")
-	require.Zero(t, s.failedCount(slots.RefundFailedRetriesExhausted))
+	require.Zero(t, s.failedCount(ledger.RefundFailedRetriesExhausted))
 
 	err = s.work(b, "pi_second", jobs.RefundMaxAttempts, jobs.RefundMaxAttempts)
 	require.Error(t, err)
@@ -155,7 +156,7 @@ func TestRefundLastAttemptIsRecorded(t *testing.T) {
 	require.NotNil(t, f.at, "the last attempt failed: the booking records it")
 	require.Equal(t, "pi_second", f.paymentIntent)
 	require.Contains(t, f.reason, "api_error")
-	require.Equal(t, 1.0, s.failedCount(slots.RefundFailedRetriesExhausted))
+	require.Equal(t, 1.0, s.failedCount(ledger.RefundFailedRetriesExhausted))
 	require.Equal(t, slots.BookingConfirmed, s.bookingStatus(b), "the booking itself stands")
 }
 
@@ -168,7 +169,7 @@ func TestRefundNotDueIsNotAFailure(t *testing.T) {
 	err := s.work(b, "pi_pending", 1, jobs.RefundMaxAttempts)
 	require.ErrorAs(t, err, new(*river.JobCancelError))
 	require.Nil(t, s.failure(b).at)
-	require.Zero(t, s.failedCount(slots.RefundFailedRefused))
+	require.Zero(t, s.failedCount(ledger.RefundFailedRefused))
 	require.Zero(t, s.rec.Count(http.MethodPost, "/v1/refunds"))
 }
 
@@ -213,7 +214,7 @@ func TestRefundJobDiscardedByRiverIsRecorded(t *testing.T) {
 	f := s.failure(alice)
 	require.NotNil(t, f.at, "River discarded the job: the booking records the failed refund")
 	require.Equal(t, pi, f.paymentIntent)
-	require.Equal(t, 1.0, s.failedCount(slots.RefundFailedRetriesExhausted))
+	require.Equal(t, 1.0, s.failedCount(ledger.RefundFailedRetriesExhausted))
 }
 
 // TestRefundLostWithItsProcessIsRecorded: a refund job whose last attempt died with its
@@ -242,7 +243,7 @@ func TestRefundLostWithItsProcessIsRecorded(t *testing.T) {
 	require.NotNil(t, f.at, "the owner is told to refund by hand")
 	require.Equal(t, pi, f.paymentIntent)
 	require.Contains(t, f.reason, "check the payment there")
-	require.Equal(t, 1.0, s.failedCount(slots.RefundFailedLost))
+	require.Equal(t, 1.0, s.failedCount(ledger.RefundFailedLost))
 
 	n, err = s.refund.RecordLostRefunds(ctx)
 	require.NoError(t, err)

@@ -1,4 +1,4 @@
-package slots_test
+package ledger_test
 
 import (
 	"context"

@@ -1,26 +1,32 @@
-package slots_test
+package ledger_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // clock is a settable time source.
 type clock struct {
@@ -112,10 +118,10 @@ func (f *fakeStripe) Refund(_ context.Context, paymentIntentID, _ string) (strin
 	return "re_" + paymentIntentID, nil
 }
 
-func (f *fakeStripe) set(id, status, paymentStatus string) {
+func (f *fakeStripe) set(id string, state payments.SessionState) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.sessions[id] = payments.Session{ID: id, Status: status, PaymentStatus: paymentStatus, PaymentIntentID: "pi_" + id}
+	f.sessions[id] = payments.Session{ID: id, State: state, PaymentIntentID: "pi_" + id}
 }
 
 func (f *fakeStripe) failGet(id string, err error) {
@@ -157,47 +163,54 @@ type noCooling struct{}
 func (noCooling) Start(context.Context, string, time.Duration) error { return nil }
 
 // world is one test's checkout shop (lead time 1 hour) with its own database, a
-// settable clock and fake Stripe sides.
+// settable clock and fake provider sides.
 type world struct {
-	t      *testing.T
-	pool   *pgxpool.Pool
-	clk    *clock
-	start  time.Time
-	shops  *shops.Service
-	shop   shops.Shop
-	svc    *slots.Service
-	pay    *slots.Payments
-	stripe *fakeStripe
-	co     *fakeCheckouts
-	phones int
+	t     *testing.T
+	pool  *pgxpool.Pool
+	url   string // the database's
+	queue *river.Client[pgx.Tx]
+	clk   *clock
+	start time.Time
+	shops *shops.Service
+	shop  shops.Shop
+	svc   *slots.Service
+	pay   *ledger.Service
+	// provider is the fake payment provider: co and stripe together.
+	provider ledger.PaymentProvider
+	stripe   *fakeStripe
+	co       *fakeCheckouts
+	phones   int
 }
 
 type worldOpts struct {
-	cfg      slots.Config
-	payments slots.PaymentsConfig
+	payments ledger.Config
+	// noStripe: the ledger that handles events, reconciles and sweeps has no payment
+	// provider (the YES path's still makes links).
 	noStripe bool
 }
 
 func newWorld(t *testing.T, opts worldOpts) *world {
 	t.Helper()
-	pool, _ := pgtest.New(t)
+	pool, url := pgtest.New(t)
 	queue, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
 	start := time.Now().Truncate(time.Second)
-	w := &world{t: t, pool: pool, clk: &clock{now: start}, start: start,
+	w := &world{t: t, pool: pool, url: url, queue: queue, clk: &clock{now: start}, start: start,
 		stripe: &fakeStripe{sessions: map[string]payments.Session{}, getErrs: map[string]error{}}, co: &fakeCheckouts{}}
 	w.shops = shops.New(pool, shops.Config{PaymentsEnabled: true, Now: w.clk.Now})
-	opts.cfg.Now = w.clk.Now
+	opts.payments.Now = w.clk.Now
 	// One provider, as *stripe.Client is: the session maker and the rest of the API.
-	var provider slots.PaymentProvider = struct {
+	var provider ledger.PaymentProvider = struct {
 		*fakeCheckouts
 		*fakeStripe
 	}{w.co, w.stripe}
-	w.svc = slots.New(pool, queue, grantLock{}, noCooling{}, provider, opts.cfg)
+	w.provider = provider
+	linker := ledger.New(pool, queue, provider, opts.payments)
+	w.svc = slots.New(pool, queue, grantLock{}, noCooling{}, linker, slots.Config{Now: w.clk.Now})
+	w.pay = linker
 	if opts.noStripe {
-		provider = nil
+		w.pay = ledger.New(pool, queue, nil, opts.payments)
 	}
-	w.pay = slots.NewPayments(w.svc, provider, opts.payments)
 	w.shop, _, err = w.shops.Create(context.Background(), shops.NewShop{Name: "Clockwork", Timezone: "UTC",
 		SMSNumber: "+15550002000", Currency: "usd", PaymentMode: shops.PaymentCheckout})
 	require.NoError(t, err)
@@ -252,19 +265,18 @@ func (w *world) openingStatus(id uuid.UUID) string {
 	return w.query(`SELECT status FROM slot_openings WHERE id = $1`, id)
 }
 
-func (w *world) event(id, typ string, bookingID uuid.UUID, paymentIntent string) slots.PaymentEvent {
-	ev := slots.PaymentEvent{ID: id, Type: typ, BookingID: bookingID.String(), SessionID: "cs_" + bookingID.String(),
+// event is a verified payment event of kind for the booking: a checkout's event, or
+// (EventFailed) a payment attempt's, which names no checkout.
+func (w *world) event(id string, kind payments.EventKind, bookingID uuid.UUID, paymentIntent string) payments.Event {
+	ev := payments.Event{ID: id, Kind: kind, Type: "test." + string(kind), BookingID: bookingID.String(), SessionID: "cs_" + bookingID.String(),
 		PaymentIntentID: paymentIntent, Payload: []byte(`{"id":"` + id + `"}`)}
-	if typ == payments.EventCheckoutCompleted {
-		ev.PaymentStatus = payments.PaymentPaid
-	}
-	if typ == payments.EventPaymentFailed {
+	if kind == payments.EventFailed {
 		ev.SessionID = ""
 	}
 	return ev
 }
 
-func (w *world) handle(ev slots.PaymentEvent) slots.EventResult {
+func (w *world) handle(ev payments.Event) ledger.EventResult {
 	w.t.Helper()
 	res, err := w.pay.HandleEvent(context.Background(), ev)
 	require.NoError(w.t, err)
@@ -287,7 +299,7 @@ func TestReconcileUsesTheClock(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	op, bookingID := w.book()
 	session := "cs_" + bookingID.String()
-	w.stripe.set(session, payments.SessionExpired, payments.PaymentUnpaid)
+	w.stripe.set(session, payments.SessionExpired)
 
 	// The hold is 31 minutes; the grace 5 more.
 	w.clk.Set(w.start.Add(34 * time.Minute))
@@ -312,7 +324,7 @@ func TestReconcileInsideCutoffExpires(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldOpts{})
 	op, bookingID := w.book()
-	w.stripe.set("cs_"+bookingID.String(), payments.SessionExpired, payments.PaymentUnpaid)
+	w.stripe.set("cs_"+bookingID.String(), payments.SessionExpired)
 
 	// The webhook was lost and nobody noticed until 2h30 later: the start (3h) is
 	// inside the shop's 1h lead time.
@@ -323,12 +335,12 @@ func TestReconcileInsideCutoffExpires(t *testing.T) {
 
 	// The payment, reported late: the slot is still free and not started, so the payer
 	// gets it.
-	paid := w.event("evt_1", payments.EventCheckoutCompleted, bookingID, "pi_1")
-	require.Equal(t, slots.ResultConfirmedLate, w.handle(paid).Result)
+	paid := w.event("evt_1", payments.EventPaid, bookingID, "pi_1")
+	require.Equal(t, ledger.ResultConfirmedLate, w.handle(paid).Result)
 	require.Equal(t, slots.StatusFilled, w.openingStatus(op.ID))
 	res := w.handle(paid)
 	require.True(t, res.Replayed)
-	require.Equal(t, slots.ResultConfirmedLate, res.Result)
+	require.Equal(t, ledger.ResultConfirmedLate, res.Result)
 }
 
 // TestReconcileStuckBookingsDoNotBlockNewer: bookings that stay pending (Stripe errs
@@ -337,7 +349,7 @@ func TestReconcileInsideCutoffExpires(t *testing.T) {
 // session Stripe does not know fails its booking like one that never got a session.
 func TestReconcileStuckBookingsDoNotBlockNewer(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, worldOpts{payments: slots.PaymentsConfig{ReconcileBatch: 1}})
+	w := newWorld(t, worldOpts{payments: ledger.Config{ReconcileBatch: 1}})
 	// Booked a minute apart, so they come up oldest first.
 	_, broken := w.book()
 	w.clk.Set(w.start.Add(time.Minute))
@@ -348,10 +360,10 @@ func TestReconcileStuckBookingsDoNotBlockNewer(t *testing.T) {
 	expiredOp, expired := w.book()
 	forbidden := &payments.Error{Type: "invalid_request_error", Status: 403, Msg: "this key may not read sessions"}
 	w.stripe.failGet("cs_"+broken.String(), forbidden)
-	w.stripe.set("cs_"+open.String(), payments.SessionOpen, payments.PaymentUnpaid)
+	w.stripe.set("cs_"+open.String(), payments.SessionOpen)
 	w.stripe.failGet("cs_"+missing.String(), fmt.Errorf("get checkout: %w",
 		&payments.Error{Type: "invalid_request_error", Code: "resource_missing", Status: 404, NotFound: true}))
-	w.stripe.set("cs_"+expired.String(), payments.SessionExpired, payments.PaymentUnpaid)
+	w.stripe.set("cs_"+expired.String(), payments.SessionExpired)
 
 	now := w.start.Add(45 * time.Minute)
 	w.clk.Set(now)
@@ -408,14 +420,14 @@ func TestReconcileLeavesBookingChangedMeanwhile(t *testing.T) {
 	_, err := w.pool.Exec(context.Background(),
 		`UPDATE bookings SET stripe_checkout_session_id = NULL, payment_url = NULL WHERE id = $1`, second)
 	require.NoError(t, err)
-	w.stripe.set("cs_"+first.String(), payments.SessionExpired, payments.PaymentUnpaid)
-	w.stripe.set("cs_"+third.String(), payments.SessionComplete, payments.PaymentPaid)
+	w.stripe.set("cs_"+first.String(), payments.SessionExpired)
+	w.stripe.set("cs_"+third.String(), payments.SessionPaid)
 	now := w.start.Add(40 * time.Minute)
 	w.clk.Set(now)
 	w.stripe.onGet = func(id string) {
 		if id == "cs_"+third.String() {
 			// Its webhook arrives while Stripe answers the reconciliation.
-			require.Equal(t, slots.ResultConfirmed, w.handle(w.event("evt_third", payments.EventCheckoutCompleted, third, "pi_"+id)).Result)
+			require.Equal(t, ledger.ResultConfirmed, w.handle(w.event("evt_third", payments.EventPaid, third, "pi_"+id)).Result)
 			return
 		}
 		// While Stripe answers about the first booking, the second gets its link.
@@ -440,8 +452,8 @@ func TestReconcileReadsTheClockPerBooking(t *testing.T) {
 	firstOp, first := w.book()
 	w.clk.Set(w.start.Add(time.Minute))
 	secondOp, second := w.book()
-	w.stripe.set("cs_"+first.String(), payments.SessionExpired, payments.PaymentUnpaid)
-	w.stripe.set("cs_"+second.String(), payments.SessionExpired, payments.PaymentUnpaid)
+	w.stripe.set("cs_"+first.String(), payments.SessionExpired)
+	w.stripe.set("cs_"+second.String(), payments.SessionExpired)
 	w.clk.Set(w.start.Add(119 * time.Minute)) // the cutoff is at 2h
 	w.stripe.onGet = func(id string) {
 		if id == "cs_"+second.String() {
@@ -465,8 +477,8 @@ func TestCheckoutRefusedFailsBookingAtOnce(t *testing.T) {
 	require.True(t, claim.LinkFollows)
 
 	w.clk.Set(w.start.Add(15 * time.Second))
-	err := w.svc.EnsureCheckout(context.Background(), claim.BookingID)
-	require.ErrorIs(t, err, slots.ErrCheckoutRefused, "retrying cannot help")
+	err := w.pay.EnsureCheckout(context.Background(), claim.BookingID)
+	require.ErrorIs(t, err, ledger.ErrCheckoutRefused, "retrying cannot help")
 	require.Equal(t, slots.BookingPaymentFailed, w.bookingStatus(claim.BookingID))
 	require.Equal(t, slots.StatusOpen, w.openingStatus(op.ID))
 	require.Equal(t, "2", w.query(`SELECT generation::text FROM slot_openings WHERE id = $1`, op.ID))
@@ -477,9 +489,9 @@ func TestCheckoutRefusedFailsBookingAtOnce(t *testing.T) {
 	op = w.open()
 	w.co.fail(errors.New("stripe: connection reset"))
 	claim, _ = w.claim(op.ID, 1)
-	err = w.svc.EnsureCheckout(context.Background(), claim.BookingID)
+	err = w.pay.EnsureCheckout(context.Background(), claim.BookingID)
 	require.Error(t, err)
-	require.NotErrorIs(t, err, slots.ErrCheckoutRefused)
+	require.NotErrorIs(t, err, ledger.ErrCheckoutRefused)
 	require.Equal(t, slots.BookingPendingPayment, w.bookingStatus(claim.BookingID))
 }
 
@@ -499,7 +511,7 @@ func TestCheckoutHoldIsBounded(t *testing.T) {
 	}
 	ensure := func(at time.Duration) error {
 		w.clk.Set(w.start.Add(at))
-		return w.svc.EnsureCheckout(context.Background(), claim.BookingID)
+		return w.pay.EnsureCheckout(context.Background(), claim.BookingID)
 	}
 	require.True(t, expiry().Equal(w.start.Add(31*time.Minute)))
 
@@ -520,7 +532,7 @@ func TestCheckoutHoldIsBounded(t *testing.T) {
 // session that arrived at the last moment is not cut off by that timer.
 func TestCheckoutNowStoresALateAnswer(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, worldOpts{cfg: slots.Config{CheckoutTimeout: 50 * time.Millisecond}})
+	w := newWorld(t, worldOpts{payments: ledger.Config{CheckoutTimeout: 50 * time.Millisecond}})
 	w.co.late = true
 	op := w.open()
 	claim, _ := w.claim(op.ID, 1)
@@ -539,14 +551,14 @@ func TestRefundDecisionIsFinal(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	op, alice := w.book()
 	session := "cs_" + alice.String()
-	w.stripe.set(session, payments.SessionComplete, payments.PaymentPaid)
+	w.stripe.set(session, payments.SessionPaid)
 	w.clk.Set(w.start.Add(40 * time.Minute))
 	var bob slots.Claim
 	w.stripe.onGet = func(string) {
 		w.stripe.onGet = nil
 		// While the reconciliation reads Alice's paid session back, her expiry event
 		// (sent before she paid) reopens the slot and Bob takes it.
-		require.Equal(t, slots.ResultReopened, w.handle(w.event("evt_expired", payments.EventCheckoutExpired, alice, "")).Result)
+		require.Equal(t, ledger.ResultReopened, w.handle(w.event("evt_expired", payments.EventExpired, alice, "")).Result)
 		bob, _ = w.claim(op.ID, 2)
 	}
 	require.Equal(t, 1, w.reconcile())
@@ -556,9 +568,9 @@ func TestRefundDecisionIsFinal(t *testing.T) {
 
 	// Bob's hold lapses: the slot is free again. Alice's payment webhook finally
 	// arrives: it is refunded, not booked.
-	require.Equal(t, slots.ResultReopened, w.handle(w.event("evt_bob_expired", payments.EventCheckoutExpired, bob.BookingID, "")).Result)
+	require.Equal(t, ledger.ResultReopened, w.handle(w.event("evt_bob_expired", payments.EventExpired, bob.BookingID, "")).Result)
 	require.Equal(t, slots.StatusOpen, w.openingStatus(op.ID))
-	require.Equal(t, slots.ResultRefunded, w.handle(w.event("evt_alice_paid", payments.EventCheckoutCompleted, alice, "pi_"+session)).Result)
+	require.Equal(t, ledger.ResultRefunded, w.handle(w.event("evt_alice_paid", payments.EventPaid, alice, "pi_"+session)).Result)
 	require.Equal(t, slots.StatusOpen, w.openingStatus(op.ID))
 	require.Equal(t, slots.BookingPaymentFailed, w.bookingStatus(alice))
 
@@ -568,7 +580,7 @@ func TestRefundDecisionIsFinal(t *testing.T) {
 
 	// She paid a second time, with another card: that payment is refunded too, by a
 	// job of its own.
-	require.Equal(t, slots.ResultRefunded, w.handle(w.event("evt_alice_paid_again", payments.EventCheckoutCompleted, alice, "pi_again")).Result)
+	require.Equal(t, ledger.ResultRefunded, w.handle(w.event("evt_alice_paid_again", payments.EventPaid, alice, "pi_again")).Result)
 	require.Equal(t, "pi_again,pi_"+session, w.query(`SELECT string_agg(args->>'payment_intent_id', ',' ORDER BY args->>'payment_intent_id')
 		FROM river_job WHERE kind = 'booking_refund' AND args->>'booking_id' = $1`, alice.String()))
 	require.NoError(t, w.pay.RefundBooking(ctx, alice, "pi_again"))
@@ -583,11 +595,11 @@ func TestRefundGuard(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t, worldOpts{})
 	_, b := w.book()
-	require.Equal(t, slots.ResultConfirmed, w.handle(w.event("evt_paid", payments.EventCheckoutCompleted, b, "pi_first")).Result)
-	require.Equal(t, slots.ResultAlreadyConfirmed, w.handle(w.event("evt_paid_again", payments.EventCheckoutAsyncSucceeded, b, "pi_first")).Result)
-	orphan := w.event("evt_orphan_paid", payments.EventCheckoutCompleted, b, "pi_second")
+	require.Equal(t, ledger.ResultConfirmed, w.handle(w.event("evt_paid", payments.EventPaid, b, "pi_first")).Result)
+	require.Equal(t, ledger.ResultAlreadyConfirmed, w.handle(w.event("evt_paid_again", payments.EventPaid, b, "pi_first")).Result)
+	orphan := w.event("evt_orphan_paid", payments.EventPaid, b, "pi_second")
 	orphan.SessionID = "cs_orphan"
-	require.Equal(t, slots.ResultRefundedDuplicate, w.handle(orphan).Result)
+	require.Equal(t, ledger.ResultRefundedDuplicate, w.handle(orphan).Result)
 	require.Equal(t, "pi_second", w.query(`SELECT string_agg(args->>'payment_intent_id', ',') FROM river_job WHERE kind = 'booking_refund'`))
 
 	// The booking's own payment: never, whoever asks.
@@ -610,7 +622,7 @@ func TestSettleAnswersWithTheStoredResult(t *testing.T) {
 	ctx := context.Background()
 	w := newWorld(t, worldOpts{})
 	_, b := w.book()
-	ev := w.event("evt_declined", payments.EventPaymentFailed, b, "pi_declined")
+	ev := w.event("evt_declined", payments.EventFailed, b, "pi_declined")
 	w.stripe.expireErr = fmt.Errorf("expire: %w", payments.ErrAlreadyCompleted)
 	w.stripe.onExpire = func() {
 		// The concurrent delivery finished first.
@@ -618,7 +630,7 @@ func TestSettleAnswersWithTheStoredResult(t *testing.T) {
 		require.NoError(t, err)
 	}
 	res := w.handle(ev)
-	require.Equal(t, slots.ResultReopened, res.Result)
+	require.Equal(t, ledger.ResultReopened, res.Result)
 	require.True(t, res.Replayed)
 }
 
@@ -628,14 +640,14 @@ func TestPaymentEventsWithoutStripe(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldOpts{noStripe: true})
 	_, b := w.book()
-	ev := w.event("evt_declined", payments.EventPaymentFailed, b, "pi_declined")
-	require.Equal(t, slots.ResultUnconfigured, w.handle(ev).Result)
-	require.Equal(t, string(slots.ResultUnconfigured), w.query(`SELECT result FROM stripe_events WHERE event_id = $1`, ev.ID))
+	ev := w.event("evt_declined", payments.EventFailed, b, "pi_declined")
+	require.Equal(t, ledger.ResultUnconfigured, w.handle(ev).Result)
+	require.Equal(t, string(ledger.ResultUnconfigured), w.query(`SELECT result FROM stripe_events WHERE event_id = $1`, ev.ID))
 	require.Equal(t, slots.BookingPendingPayment, w.bookingStatus(b))
 	res := w.handle(ev)
 	require.True(t, res.Replayed)
 	// The session's own expiry needs no Stripe call.
-	require.Equal(t, slots.ResultReopened, w.handle(w.event("evt_expired", payments.EventCheckoutExpired, b, "")).Result)
+	require.Equal(t, ledger.ResultReopened, w.handle(w.event("evt_expired", payments.EventExpired, b, "")).Result)
 }
 
 // TestUnstorablePayloadIsStoredCleaned: Postgres's jsonb refuses a \u0000 escape that
@@ -644,9 +656,9 @@ func TestUnstorablePayloadIsStoredCleaned(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, worldOpts{})
 	_, b := w.book()
-	ev := w.event("evt_nul", payments.EventCheckoutCompleted, b, "pi_nul")
+	ev := w.event("evt_nul", payments.EventPaid, b, "pi_nul")
 	ev.Payload = []byte(`{"id":"evt_nul","data":{"object":{"metadata":{"note":"a\u0000b","k\u0000":1}}}}`)
-	require.Equal(t, slots.ResultConfirmed, w.handle(ev).Result)
+	require.Equal(t, ledger.ResultConfirmed, w.handle(ev).Result)
 	stored := w.query(`SELECT payload::text FROM stripe_events WHERE event_id = 'evt_nul'`)
 	require.Contains(t, stored, "a\uFFFDb")
 	require.Contains(t, stored, `"k`+"\uFFFD"+`": 1`)
@@ -669,4 +681,86 @@ func TestReconcileJobIsUnique(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, second.UniqueSkippedAsDuplicate)
 	require.Equal(t, first.Job.ID, second.Job.ID)
+}
+
+// queryNames records the names of the sqlc queries a pool runs (sqlc puts "-- name: X"
+// at the head of each).
+type queryNames struct {
+	mu    sync.Mutex
+	names []string
+}
+
+var sqlcName = regexp.MustCompile(`^-- name: (\w+)`)
+
+func (q *queryNames) TraceQueryStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceQueryStartData) context.Context {
+	if m := sqlcName.FindStringSubmatch(d.SQL); m != nil {
+		q.mu.Lock()
+		q.names = append(q.names, m[1])
+		q.mu.Unlock()
+	}
+	return ctx
+}
+
+func (q *queryNames) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+// of returns, in order, the recorded queries that are among names, and forgets all.
+func (q *queryNames) of(names ...string) []string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	var out []string
+	for _, n := range q.names {
+		if slices.Contains(names, n) {
+			out = append(out, n)
+		}
+	}
+	q.names = nil
+	return out
+}
+
+// TestAnEventReadsItsBookingOnce: a payment event reads its booking once, under the
+// locks of its transition: the opening's, found through the booking in the same
+// statement, then the booking's (the order a claim takes them in). Only a failed payment
+// attempt reads the booking before the transaction too (the one read there), to end its
+// checkout first. An unknown booking is found out by the lock itself.
+func TestAnEventReadsItsBookingOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, worldOpts{})
+	names := &queryNames{}
+	cfg, err := pgxpool.ParseConfig(w.url)
+	require.NoError(t, err)
+	cfg.ConnConfig.Tracer = names
+	traced, err := pgxpool.NewWithConfig(ctx, cfg)
+	require.NoError(t, err)
+	t.Cleanup(traced.Close)
+	led := ledger.New(traced, w.queue, w.provider, ledger.Config{Now: w.clk.Now})
+	bookingReads := []string{"BookingGet", "BookingLock", "OpeningLock", "OpeningLockForBooking"}
+	handle := func(ev payments.Event) (ledger.Result, []string) {
+		t.Helper()
+		names.of()
+		res, err := led.HandleEvent(ctx, ev)
+		require.NoError(t, err)
+		return res.Result, names.of(bookingReads...)
+	}
+	underLocks := []string{"OpeningLockForBooking", "BookingLock"}
+
+	_, paid := w.book()
+	res, reads := handle(w.event("evt_paid", payments.EventPaid, paid, "pi_paid"))
+	require.Equal(t, ledger.ResultConfirmed, res)
+	require.Equal(t, underLocks, reads)
+
+	_, expired := w.book()
+	res, reads = handle(w.event("evt_expired", payments.EventExpired, expired, ""))
+	require.Equal(t, ledger.ResultReopened, res)
+	require.Equal(t, underLocks, reads)
+
+	_, declined := w.book()
+	res, reads = handle(w.event("evt_declined", payments.EventFailed, declined, "pi_declined"))
+	require.Equal(t, ledger.ResultReopened, res)
+	require.Equal(t, append([]string{"BookingGet"}, underLocks...), reads)
+
+	res, reads = handle(w.event("evt_nobody", payments.EventPaid, uuid.New(), "pi_nobody"))
+	require.Equal(t, ledger.ResultUnknownBooking, res)
+	require.Equal(t, []string{"OpeningLockForBooking"}, reads)
+	require.Equal(t, string(ledger.ResultUnknownBooking), w.query(`SELECT result FROM stripe_events WHERE event_id = 'evt_nobody'`))
 }

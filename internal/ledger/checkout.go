@@ -1,4 +1,4 @@
-package slots
+package ledger
 
 import (
 	"context"
@@ -12,17 +12,19 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/pgbatch"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
-// minCheckoutExpiry is the payment provider's floor for a checkout's expiry (30 minutes
-// for Stripe's Checkout Sessions), with a margin for the request's own travel time.
+// minCheckoutExpiry is the payment provider's floor for a checkout's expiry (30
+// minutes), with a margin for the request's own travel time.
 const minCheckoutExpiry = 30*time.Minute + 20*time.Second
 
 // maxHoldExtension bounds how far past CheckoutHold (counted from the booking) the
-// safety net may push the expiry while it waits for Stripe. After that the customer has
-// had no link for too long: the slot goes back to the others.
+// safety net may push the expiry while it waits for the provider. After that the
+// customer has had no link for too long: the slot goes back to the others.
 const maxHoldExtension = 10 * time.Minute
 
 // maxCheckoutRetryDelay caps the wait between the sweep's attempts at one link, so that
@@ -32,7 +34,7 @@ const maxCheckoutRetryDelay = 2 * time.Minute
 // ErrCheckoutRefused is wrapped by a checkout error that retrying cannot fix (the
 // provider refused the request itself, not an outage or a timeout). The booking then
 // fails at once instead of holding the slot while the job retries.
-var ErrCheckoutRefused = errors.New("slots: checkout refused")
+var ErrCheckoutRefused = errors.New("ledger: checkout refused")
 
 // newCheckout asks the payment provider for booking b's payment link, expiring at
 // expires, waiting at most timeout. It is the one place a link is made, for the YES
@@ -55,13 +57,63 @@ func (s *Service) newCheckout(ctx context.Context, timeout time.Duration, shop s
 	return co, err
 }
 
+// Link implements slots.Linker: it makes the payment link of a booking the claim has
+// just committed, on the YES path, bounded by CheckoutTimeout, and stores it, with the
+// caller's answer when there is one (see slots.LinkAnswer), in one round trip. It
+// returns "" when a link was stored first (the booking sweep's, which texts it).
+func (s *Service) Link(ctx context.Context, shop shops.Shop, b db.Booking, c slots.Claim, answer slots.LinkAnswer) (url string, answered bool, err error) {
+	// The timeout is the provider's alone: a checkout that arrives at the last moment
+	// must still be stored, with the request's own context.
+	co, err := s.newCheckout(ctx, s.cfg.CheckoutTimeout, shop, b, c.Service, c.StartsAt, *b.CheckoutExpiresAt)
+	if err != nil {
+		return "", false, err
+	}
+	// Stored even if the request ends meanwhile: a link stored but answered as "link
+	// follows" would be texted by nobody (the booking sweep finds it stored).
+	storeCtx, cancelStore := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancelStore()
+	var q pgbatch.Queue
+	if _, err := s.q.BookingStoreLink(storeCtx, &q, storeLinkParams(b.ID, co, s.cfg.Now())); err != nil {
+		return "", false, fmt.Errorf("store checkout: %w", err)
+	}
+	if answer != nil {
+		c.PaymentURL = co.URL
+		answer(storeCtx, &q, c)
+	}
+	tags, err := q.Send(storeCtx, s.pool)
+	if err != nil {
+		return "", false, fmt.Errorf("store checkout: %w", err)
+	}
+	if tags[0].RowsAffected() == 0 {
+		return "", false, nil
+	}
+	return co.URL, len(tags) > 1 && tags[1].RowsAffected() == 1, nil
+}
+
+// CheckoutDescription is the line item the customer sees on the payment page.
+func CheckoutDescription(shop shops.Shop, service string, startsAt time.Time) string {
+	return fmt.Sprintf("%s at %s, %s", service, shop.Name, shop.When(startsAt))
+}
+
+func storeLinkParams(id uuid.UUID, co payments.Checkout, now time.Time) db.BookingStoreLinkParams {
+	p := db.BookingStoreLinkParams{
+		ID: id, Now: now.UTC(), ExpiresAt: co.ExpiresAt.UTC(),
+	}
+	p.SessionID.String, p.SessionID.Valid = co.SessionID, true
+	p.PaymentUrl.String, p.PaymentUrl.Valid = co.URL, true
+	if co.PaymentIntentID != "" {
+		p.PaymentIntentID.String, p.PaymentIntentID.Valid = co.PaymentIntentID, true
+	}
+	return p
+}
+
 // EnsureCheckout makes sure a pending booking has a payment link and that the customer
-// was sent it. It is the safety net behind Book's inline attempt, run by the booking
-// sweep after Stripe errors, timeouts or a crash; it does nothing when the link already
-// exists. The same idempotency key (booking and stored expiry) makes Stripe return the
-// first session if an earlier attempt reached it.
+// was sent it. It is the safety net behind the YES path's attempt (Link), run by the
+// booking sweep after the provider's errors, timeouts or a crash; it does nothing when
+// the link already exists. The same idempotency key (booking and stored expiry) makes
+// the provider return the first checkout if an earlier attempt reached it.
 //
-// It never holds a slot without a link for long: when Stripe refuses the request for
+// It never holds a slot without a link for long: when the provider refuses the request for
 // good (ErrCheckoutRefused), or payments are not configured, or a new expiry would end
 // more than maxHoldExtension after the hold that began with the booking, the booking
 // fails like an unpaid one (the slot reopens, the customer is told the hold lapsed); the
@@ -74,7 +126,7 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 	if err != nil {
 		return fmt.Errorf("get booking %s: %w", bookingID, err)
 	}
-	if b.Status != BookingPendingPayment || b.PaymentUrl.Valid {
+	if b.Status != slots.BookingPendingPayment || b.PaymentUrl.Valid {
 		return nil
 	}
 	if s.provider == nil {
@@ -89,16 +141,16 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 	}
 
 	now := s.cfg.Now()
-	expires := now.Add(s.cfg.CheckoutHold)
+	expires := now.Add(slots.CheckoutHold)
 	if b.CheckoutExpiresAt != nil {
 		expires = *b.CheckoutExpiresAt
 	}
 	if expires.Sub(now) < minCheckoutExpiry {
-		// The first attempt never reached Stripe in time; Stripe would refuse the stored
+		// The first attempt never reached the provider in time; it would refuse the stored
 		// expiry now. Move to a later one (a new idempotency key) and hold the slot that
 		// much longer, within bounds.
-		later := now.Add(s.cfg.CheckoutHold).UTC().Truncate(time.Second)
-		if later.After(b.CreatedAt.Add(s.cfg.CheckoutHold + maxHoldExtension)) {
+		later := now.Add(slots.CheckoutHold).UTC().Truncate(time.Second)
+		if later.After(b.CreatedAt.Add(slots.CheckoutHold + maxHoldExtension)) {
 			res, err := s.lapse(ctx, b)
 			if err != nil {
 				return err
@@ -141,7 +193,7 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 		}
 		_, err = s.queue.InsertTx(ctx, tx, jobs.Text{
 			Key: "checkout_link:" + b.ID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone,
-			Body:     texts.Link(shop, op.Service, op.StartsAt, co.URL, s.PayWithin()),
+			Body:     texts.Link(shop, op.Service, op.StartsAt, co.URL, slots.PayWithin),
 			NotAfter: expires,
 		}, nil)
 		if err != nil {

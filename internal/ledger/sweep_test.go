@@ -1,4 +1,4 @@
-package slots_test
+package ledger_test
 
 import (
 	"context"
@@ -14,15 +14,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
 // sweepAt runs one booking sweep at the world's start plus at.
-func (w *world) sweepAt(at time.Duration) slots.SweepResult {
+func (w *world) sweepAt(at time.Duration) ledger.SweepResult {
 	w.t.Helper()
 	w.clk.Set(w.start.Add(at))
-	res, err := w.svc.SweepBookings(context.Background())
+	res, err := w.pay.SweepBookings(context.Background())
 	require.NoError(w.t, err)
 	return res
 }
@@ -45,7 +46,7 @@ func TestSweepMakesTheLinkTheYESPathCouldNot(t *testing.T) {
 	require.Equal(t, 1, w.co.count())
 
 	res := w.sweepAt(15 * time.Second)
-	require.Equal(t, slots.SweepResult{Links: 1}, res)
+	require.Equal(t, ledger.SweepResult{Links: 1}, res)
 	require.Equal(t, 2, w.co.count())
 	require.Equal(t, "https://pay.example/"+claim.BookingID.String(), w.query(`SELECT payment_url FROM bookings WHERE id = $1`, claim.BookingID))
 	require.Equal(t, "1", w.query(`SELECT count(*)::text FROM river_job WHERE kind = 'sms_text' AND args->>'key' = $1`, "checkout_link:"+claim.BookingID.String()))
@@ -53,7 +54,7 @@ func TestSweepMakesTheLinkTheYESPathCouldNot(t *testing.T) {
 		"the link text told the customer: no notice follows")
 
 	res = w.sweepAt(2 * time.Minute)
-	require.Equal(t, slots.SweepResult{}, res, "nothing is owed any more")
+	require.Equal(t, ledger.SweepResult{}, res, "nothing is owed any more")
 	require.Equal(t, 2, w.co.count())
 	require.Equal(t, "1", w.query(`SELECT count(*)::text FROM river_job WHERE kind = 'sms_text'`))
 }
@@ -103,7 +104,7 @@ func TestConcurrentSweepsMakeOneLink(t *testing.T) {
 	errs := make(chan error, 16)
 	for range 16 {
 		wg.Go(func() {
-			_, err := w.svc.SweepBookings(context.Background())
+			_, err := w.pay.SweepBookings(context.Background())
 			errs <- err
 		})
 	}
@@ -132,14 +133,14 @@ func TestAKilledSweepDoesNotHoldTheNextUp(t *testing.T) {
 
 	other := w.otherSession()
 	var held bool
-	require.NoError(t, other.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", slots.SweepLockKey).Scan(&held))
+	require.NoError(t, other.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", ledger.SweepLockKey).Scan(&held))
 	require.True(t, held)
-	require.Equal(t, slots.SweepResult{Skipped: true}, w.sweepAt(time.Minute), "another sweep is running")
+	require.Equal(t, ledger.SweepResult{Skipped: true}, w.sweepAt(time.Minute), "another sweep is running")
 	require.Equal(t, 1, w.co.count())
 
 	require.NoError(t, other.Close(ctx)) // the holder dies with its connection
-	w.awaitUnlocked(slots.SweepLockKey)
-	require.Equal(t, slots.SweepResult{Links: 1}, w.sweepAt(time.Minute))
+	w.awaitUnlocked(ledger.SweepLockKey)
+	require.Equal(t, ledger.SweepResult{Links: 1}, w.sweepAt(time.Minute))
 	require.Equal(t, 2, w.co.count())
 }
 
@@ -154,7 +155,7 @@ func TestSweepTellsAnUntoldCustomerOnce(t *testing.T) {
 	lost, _ := w.claim(w.open().ID, 1)
 	delivered, _ := w.claim(w.open().ID, 1)
 	require.NotEmpty(t, lost.PaymentURL)
-	require.NoError(t, w.svc.MarkTold(ctx, w.pool, delivered.BookingID))
+	require.NoError(t, ledger.MarkTold(ctx, w.pool, w.clk.Now(), delivered.BookingID))
 	notices := func(id string) string {
 		return w.query(`SELECT count(*)::text FROM river_job WHERE kind = 'sms_text' AND args->>'key' = $1`, "booking_notice:"+id)
 	}
@@ -167,7 +168,7 @@ func TestSweepTellsAnUntoldCustomerOnce(t *testing.T) {
 	require.Zero(t, w.sweepAt(40*time.Second).Notices, "told: nothing more is owed")
 	require.Equal(t, "1", notices(lost.BookingID.String()))
 	require.Equal(t, "0", notices(delivered.BookingID.String()))
-	require.LessOrEqual(t, 30*time.Second+w.svc.SweepEvery(), time.Minute)
+	require.LessOrEqual(t, 30*time.Second+w.pay.SweepEvery(), time.Minute)
 }
 
 // bookingOf returns the id of the opening's latest booking.
@@ -187,21 +188,21 @@ func TestAKilledReconciliationDoesNotHoldTheNextUp(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	op, bookingID := w.book()
 	session := "cs_" + bookingID.String()
-	w.stripe.set(session, payments.SessionExpired, payments.PaymentUnpaid)
+	w.stripe.set(session, payments.SessionExpired)
 	w.clk.Set(w.start.Add(37 * time.Minute)) // past the hold and the grace
-	worker := &slots.ReconcileWorker{Payments: w.pay}
+	worker := &ledger.ReconcileWorker{Service: w.pay}
 	job := &river.Job[jobs.Reconcile]{JobRow: &rivertype.JobRow{Kind: jobs.Reconcile{}.Kind()}}
 
 	other := w.otherSession()
 	var held bool
-	require.NoError(t, other.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", slots.ReconcileLockKey).Scan(&held))
+	require.NoError(t, other.QueryRow(ctx, "SELECT pg_try_advisory_lock($1)", ledger.ReconcileLockKey).Scan(&held))
 	require.True(t, held)
 	require.NoError(t, worker.Work(ctx, job))
 	require.Zero(t, w.stripe.readCount(session), "another run is reconciling")
 	require.Equal(t, slots.BookingPendingPayment, w.bookingStatus(bookingID))
 
 	require.NoError(t, other.Close(ctx)) // the holder dies with its connection
-	w.awaitUnlocked(slots.ReconcileLockKey)
+	w.awaitUnlocked(ledger.ReconcileLockKey)
 	require.NoError(t, worker.Work(ctx, job))
 	require.Equal(t, 1, w.stripe.readCount(session))
 	require.Equal(t, slots.BookingPaymentFailed, w.bookingStatus(bookingID))

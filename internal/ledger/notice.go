@@ -1,4 +1,4 @@
-package slots
+package ledger
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -13,6 +14,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
@@ -23,32 +25,37 @@ import (
 // the outcome, once, NoticeDelay after the booking.
 
 // TellOnce records, in q's transaction, that the customer is being told of the booking,
-// and reports whether this is the first time: a caller about to text the booking (the
-// inbound sweeper finishing a YES its handler never answered) texts only then, since
-// the payment link, the notice or an earlier answer may have told the customer already.
-func (s *Service) TellOnce(ctx context.Context, q db.DBTX, bookingID uuid.UUID) (bool, error) {
-	n, err := s.q.BookingMarkTold(ctx, q, db.BookingMarkToldParams{ID: bookingID, Now: s.cfg.Now().UTC()})
+// at now, and reports whether this is the first time: a caller about to text the booking
+// (the inbound sweeper finishing a YES its handler never answered) texts only then,
+// since the payment link, the notice or an earlier answer may have told the customer
+// already. Like MarkTold it is a function over the caller's transaction, not a method:
+// the callers (internal/inbound) change bookings only through it.
+func TellOnce(ctx context.Context, q db.DBTX, bookingID uuid.UUID, now time.Time) (bool, error) {
+	n, err := queries.BookingMarkTold(ctx, q, db.BookingMarkToldParams{ID: bookingID, Now: now.UTC()})
 	if err != nil {
 		return false, fmt.Errorf("mark booking %s told: %w", bookingID, err)
 	}
 	return n > 0, nil
 }
 
-// MarkTold records that the customers of these bookings have learnt of them (their
-// answers were written back in time). q may be a *pgbatch.Queue: the marks then go
-// with the caller's own statements.
-func (s *Service) MarkTold(ctx context.Context, q db.DBTX, bookingIDs ...uuid.UUID) error {
+// MarkTold records that the customers of these bookings have learnt of them, at now
+// (their answers were written back in time). q may be a *pgbatch.Queue: the marks then
+// go with the caller's own statements.
+func MarkTold(ctx context.Context, q db.DBTX, now time.Time, bookingIDs ...uuid.UUID) error {
 	if len(bookingIDs) == 0 {
 		return nil
 	}
 	// In one order, so that concurrent marks lock the rows alike.
 	ids := slices.Clone(bookingIDs)
 	slices.SortFunc(ids, func(a, b uuid.UUID) int { return bytes.Compare(a[:], b[:]) })
-	if err := s.q.BookingsMarkTold(ctx, q, db.BookingsMarkToldParams{Ids: ids, Now: s.cfg.Now().UTC()}); err != nil {
+	if err := queries.BookingsMarkTold(ctx, q, db.BookingsMarkToldParams{Ids: ids, Now: now.UTC()}); err != nil {
 		return fmt.Errorf("mark %d bookings told: %w", len(ids), err)
 	}
 	return nil
 }
+
+// queries serves the package functions that run on the caller's connection.
+var queries = db.New()
 
 // Notify texts the customer the outcome of their booking if nothing told them yet: the
 // payment link, or the confirmation when the shop takes no payment. A pending booking
@@ -64,8 +71,8 @@ func (s *Service) Notify(ctx context.Context, bookingID uuid.UUID) error {
 	if b.CustomerToldAt != nil {
 		return nil
 	}
-	pendingWithLink := b.Status == BookingPendingPayment && b.PaymentUrl.Valid
-	confirmedAtOnce := b.Status == BookingConfirmed && b.StripeCheckoutSessionID.String == ""
+	pendingWithLink := b.Status == slots.BookingPendingPayment && b.PaymentUrl.Valid
+	confirmedAtOnce := b.Status == slots.BookingConfirmed && b.StripeCheckoutSessionID.String == ""
 	if !pendingWithLink && !confirmedAtOnce {
 		// Still waiting for its link (EnsureCheckout texts it), paid (the customer used
 		// the link), or over.
@@ -77,7 +84,7 @@ func (s *Service) Notify(ctx context.Context, bookingID uuid.UUID) error {
 	}
 	text := jobs.Text{Key: "booking_notice:" + b.ID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone}
 	if pendingWithLink {
-		text.Body = texts.Link(shop, op.Service, op.StartsAt, b.PaymentUrl.String, s.PayWithin())
+		text.Body = texts.Link(shop, op.Service, op.StartsAt, b.PaymentUrl.String, slots.PayWithin)
 		if b.CheckoutExpiresAt != nil {
 			text.NotAfter = *b.CheckoutExpiresAt
 		}
@@ -99,21 +106,6 @@ func (s *Service) Notify(ctx context.Context, bookingID uuid.UUID) error {
 		s.log.InfoContext(ctx, "booking notice texted: the answer may not have reached the customer", "booking_id", b.ID)
 		return nil
 	})
-}
-
-// ErrBookingNotFound means no booking has that id.
-var ErrBookingNotFound = errors.New("slots: booking not found")
-
-// BookingStatus returns a booking's status.
-func (s *Service) BookingStatus(ctx context.Context, bookingID uuid.UUID) (string, error) {
-	b, err := s.q.BookingGet(ctx, s.pool, bookingID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", ErrBookingNotFound
-	}
-	if err != nil {
-		return "", fmt.Errorf("read booking %s: %w", bookingID, err)
-	}
-	return b.Status, nil
 }
 
 // parties reads what texting a booking's customer needs: the shop, the opening and the

@@ -1,4 +1,4 @@
-package slots
+package ledger
 
 import (
 	"cmp"
@@ -16,36 +16,37 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
 // RefundBooking refunds one payment of a booking and tells the customer: a late payment
 // of a failed booking, or a second payment of a confirmed one. The payment is
-// paymentIntentID, else the booking's, else its Checkout Session's. The payment that
+// paymentIntentID, else the booking's, else its checkout's. The payment that
 // holds a confirmed booking is never refunded.
 //
-// Checking first and calling Stripe without a lock is safe: the refund of a failed
+// Checking first and calling the provider without a lock is safe: the refund of a failed
 // booking's payment was decided (refund_requested_at) in the transaction that enqueued
 // this job, and from then on the booking can no longer be confirmed; a confirmed booking
-// never changes its payment. Stripe's idempotency key is per (booking, payment), so a
-// retry after a lost answer cannot refund twice, and a payment Stripe reports refunded
+// never changes its payment. The provider's idempotency key is per (booking, payment), so
+// a retry after a lost answer cannot refund twice, and a payment it reports refunded
 // already counts as done.
-func (p *Payments) RefundBooking(ctx context.Context, bookingID uuid.UUID, paymentIntentID string) error {
-	b, err := p.s.q.BookingGet(ctx, p.s.pool, bookingID)
+func (s *Service) RefundBooking(ctx context.Context, bookingID uuid.UUID, paymentIntentID string) error {
+	b, err := s.q.BookingGet(ctx, s.pool, bookingID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("get booking %s: %w", bookingID, err)
 	}
-	if p.provider == nil {
+	if s.provider == nil {
 		return errUnconfigured
 	}
-	cctx, cancel := context.WithTimeout(ctx, p.cfg.ProviderTimeout)
+	cctx, cancel := context.WithTimeout(ctx, s.cfg.ProviderTimeout)
 	defer cancel()
 	pi := cmp.Or(paymentIntentID, b.StripePaymentIntentID.String)
 	if pi == "" && b.StripeCheckoutSessionID.Valid {
-		sess, err := p.provider.GetCheckout(cctx, b.StripeCheckoutSessionID.String)
+		sess, err := s.provider.GetCheckout(cctx, b.StripeCheckoutSessionID.String)
 		if err != nil && !payments.Transient(err) {
 			return river.JobCancel(fmt.Errorf("find payment of booking %s: %w", b.ID, err))
 		}
@@ -59,36 +60,36 @@ func (p *Payments) RefundBooking(ctx context.Context, bookingID uuid.UUID, payme
 	}
 	duplicate := false
 	switch b.Status {
-	case BookingConfirmed:
+	case slots.BookingConfirmed:
 		if !b.StripePaymentIntentID.Valid || b.StripePaymentIntentID.String == pi {
 			// The payment that holds the booking (or one that cannot be told from it).
-			p.log.WarnContext(ctx, "refund of a confirmed booking's payment refused", "booking_id", b.ID)
+			s.log.WarnContext(ctx, "refund of a confirmed booking's payment refused", "booking_id", b.ID)
 			return nil
 		}
 		duplicate = true
-	case BookingPendingPayment:
+	case slots.BookingPendingPayment:
 		// No refund is decided for a pending booking: its payment will confirm it.
 		return river.JobCancel(fmt.Errorf("booking %s is pending: %w", b.ID, errRefundNotDue))
 	}
 
-	refundID, err := p.provider.Refund(cctx, pi, b.ID.String())
+	refundID, err := s.provider.Refund(cctx, pi, b.ID.String())
 	if err != nil {
 		if !payments.Transient(err) {
 			return river.JobCancel(fmt.Errorf("refund booking %s: %w", b.ID, err))
 		}
 		return fmt.Errorf("refund booking %s: %w", b.ID, err)
 	}
-	now := p.s.cfg.Now()
-	return pgx.BeginFunc(ctx, p.s.pool, func(tx pgx.Tx) error {
+	now := s.cfg.Now()
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// An earlier run may have recorded this payment's refund as failed (its job ran
 		// out of attempts, and a redelivered event queued another): it is done now.
-		if err := p.s.q.BookingClearRefundFailed(ctx, tx, db.BookingClearRefundFailedParams{
+		if err := s.q.BookingClearRefundFailed(ctx, tx, db.BookingClearRefundFailedParams{
 			ID: b.ID, PaymentIntentID: pgText(pi), Now: now.UTC(),
 		}); err != nil {
 			return fmt.Errorf("clear refund failure: %w", err)
 		}
 		if !duplicate {
-			_, err := p.s.q.BookingSetRefund(ctx, tx, db.BookingSetRefundParams{
+			_, err := s.q.BookingSetRefund(ctx, tx, db.BookingSetRefundParams{
 				ID: b.ID, RefundID: pgText(refundID), PaymentIntentID: pgText(pi), Now: now.UTC(),
 			})
 			// No row: an earlier run stored this refund, or the booking's first late
@@ -97,20 +98,20 @@ func (p *Payments) RefundBooking(ctx context.Context, bookingID uuid.UUID, payme
 				return fmt.Errorf("store refund: %w", err)
 			}
 		}
-		return p.textRefunded(ctx, tx, b, pi, duplicate)
+		return s.textRefunded(ctx, tx, b, pi, duplicate)
 	})
 }
 
-func (p *Payments) textRefunded(ctx context.Context, tx pgx.Tx, b db.Booking, paymentIntentID string, duplicate bool) error {
+func (s *Service) textRefunded(ctx context.Context, tx pgx.Tx, b db.Booking, paymentIntentID string, duplicate bool) error {
 	shop, err := shops.Read(ctx, tx, b.ShopID)
 	if err != nil {
 		return err
 	}
-	op, err := p.s.q.OpeningGet(ctx, tx, b.OpeningID)
+	op, err := s.q.OpeningGet(ctx, tx, b.OpeningID)
 	if err != nil {
 		return fmt.Errorf("get opening: %w", err)
 	}
-	customer, err := p.s.q.CustomerGet(ctx, tx, b.CustomerID)
+	customer, err := s.q.CustomerGet(ctx, tx, b.CustomerID)
 	if err != nil {
 		return fmt.Errorf("get customer: %w", err)
 	}
@@ -118,7 +119,7 @@ func (p *Payments) textRefunded(ctx context.Context, tx pgx.Tx, b db.Booking, pa
 	if duplicate {
 		body = texts.DuplicateRefunded(shop, op.Service, op.StartsAt)
 	}
-	if _, err := p.s.queue.InsertTx(ctx, tx, jobs.Text{
+	if _, err := s.queue.InsertTx(ctx, tx, jobs.Text{
 		Key: "refunded:" + b.ID.String() + ":" + paymentIntentID, ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone,
 		Body: body,
 	}, nil); err != nil {
@@ -127,17 +128,17 @@ func (p *Payments) textRefunded(ctx context.Context, tx pgx.Tx, b db.Booking, pa
 	return nil
 }
 
-// errNoPayment: neither the job, the booking nor its Checkout Session names the payment
+// errNoPayment: neither the job, the booking nor its checkout names the payment
 // to refund.
-var errNoPayment = errors.New("slots: no payment to refund")
+var errNoPayment = errors.New("ledger: no payment to refund")
 
 // errRefundNotDue: the booking is pending, so no refund of it was decided. Its job is
 // cancelled, and nothing is owed to anyone.
-var errRefundNotDue = errors.New("slots: no refund is due")
+var errRefundNotDue = errors.New("ledger: no refund is due")
 
 // The reasons a refund failed, the label of slotrecovery_refunds_failed_total.
 const (
-	// RefundFailedRefused: Stripe refused the refund (or the payment could not be
+	// RefundFailedRefused: the provider refused the refund (or the payment could not be
 	// found) in a way retrying cannot change.
 	RefundFailedRefused = "refused"
 	// RefundFailedRetriesExhausted: the refund job's last attempt failed too.
@@ -150,20 +151,20 @@ const refundFailedTimeout = 10 * time.Second
 // recordRefundFailed records on the booking that its payment paymentIntentID (empty:
 // unknown) could not be refunded, and why, for the owner to refund it by hand; and
 // counts it. It is called once per refund job that gives up.
-func (p *Payments) recordRefundFailed(ctx context.Context, bookingID uuid.UUID, paymentIntentID, kind string, cause error) error {
+func (s *Service) recordRefundFailed(ctx context.Context, bookingID uuid.UUID, paymentIntentID, kind string, cause error) error {
 	if paymentIntentID == "" {
-		if b, err := p.s.q.BookingGet(ctx, p.s.pool, bookingID); err == nil {
+		if b, err := s.q.BookingGet(ctx, s.pool, bookingID); err == nil {
 			paymentIntentID = b.StripePaymentIntentID.String
 		}
 	}
-	n, err := p.s.q.BookingSetRefundFailed(ctx, p.s.pool, db.BookingSetRefundFailedParams{
-		ID: bookingID, PaymentIntentID: pgText(paymentIntentID), Reason: pgText(refundFailureReason(cause)), Now: p.s.cfg.Now().UTC(),
+	n, err := s.q.BookingSetRefundFailed(ctx, s.pool, db.BookingSetRefundFailedParams{
+		ID: bookingID, PaymentIntentID: pgText(paymentIntentID), Reason: pgText(refundFailureReason(cause)), Now: s.cfg.Now().UTC(),
 	})
 	if err != nil {
 		return fmt.Errorf("record failed refund of booking %s: %w", bookingID, err)
 	}
 	if n > 0 {
-		p.m.RefundFailed(kind)
+		s.m.RefundFailed(kind)
 	}
 	return nil
 }
@@ -171,8 +172,10 @@ func (p *Payments) recordRefundFailed(ctx context.Context, bookingID uuid.UUID, 
 // maxReasonLen bounds the reason stored with a failed refund.
 const maxReasonLen = 300
 
-// refundFailureReason says why a refund failed, in words for the shop's owner: Stripe's
-// own message when Stripe answered, else what kind of failure it was. Never an internal
+// refundFailureReason says why a refund failed, in words for the shop's owner: the
+// provider's own message when it answered, else what kind of failure it was. The words
+// name the provider the owner refunds by hand in (the dashboard does too): they are the
+// owner's, not the ledger's logic. Never an internal
 // error's text.
 func refundFailureReason(err error) string {
 	var pe *payments.Error
@@ -203,14 +206,15 @@ func refundFailureReason(err error) string {
 	return "The refund kept failing (Stripe or the database could not be reached)."
 }
 
-// DismissRefundFailed records that the owner of shopID refunded by hand the payment whose
-// refund failed on booking bookingID: it leaves the dashboard's list of refunds needing
-// attention. The failure stays on the booking, and a later one shows again. It reports
-// false when there was nothing to dismiss (another shop's booking, no failed refund on
-// it, or dismissed already).
-func (s *Service) DismissRefundFailed(ctx context.Context, shopID, bookingID uuid.UUID) (bool, error) {
-	n, err := s.q.BookingDismissRefundFailed(ctx, s.pool, db.BookingDismissRefundFailedParams{
-		ID: bookingID, ShopID: shopID, Now: s.cfg.Now().UTC(),
+// DismissRefundFailed records, at now, that the owner of shopID refunded by hand the
+// payment whose refund failed on booking bookingID: it leaves the dashboard's list of
+// refunds needing attention. The failure stays on the booking, and a later one shows
+// again. It reports false when there was nothing to dismiss (another shop's booking, no
+// failed refund on it, or dismissed already). It runs on q, the caller's connection
+// (the dashboard's pool).
+func DismissRefundFailed(ctx context.Context, q db.DBTX, shopID, bookingID uuid.UUID, now time.Time) (bool, error) {
+	n, err := queries.BookingDismissRefundFailed(ctx, q, db.BookingDismissRefundFailedParams{
+		ID: bookingID, ShopID: shopID, Now: now.UTC(),
 	})
 	if err != nil {
 		return false, fmt.Errorf("dismiss failed refund of booking %s: %w", bookingID, err)
@@ -238,8 +242,8 @@ LIMIT 100`
 // River discarded without the worker seeing their last attempt (killed mid-run, then
 // discarded by River's rescuer): RefundWorker records every other refund it gives up
 // on. Reconcile calls it; it returns how many it recorded.
-func (p *Payments) RecordLostRefunds(ctx context.Context) (int, error) {
-	rows, err := p.s.pool.Query(ctx, lostRefundsSQL, p.s.cfg.Now().Add(-7*24*time.Hour).UTC())
+func (s *Service) RecordLostRefunds(ctx context.Context) (int, error) {
+	rows, err := s.pool.Query(ctx, lostRefundsSQL, s.cfg.Now().Add(-7*24*time.Hour).UTC())
 	if err != nil {
 		return 0, fmt.Errorf("find lost refunds: %w", err)
 	}
@@ -255,31 +259,31 @@ func (p *Payments) RecordLostRefunds(ctx context.Context) (int, error) {
 		return 0, fmt.Errorf("find lost refunds: %w", err)
 	}
 	for _, l := range found {
-		if err := p.recordRefundFailed(ctx, l.booking, l.pi, RefundFailedLost, errRefundLost); err != nil {
+		if err := s.recordRefundFailed(ctx, l.booking, l.pi, RefundFailedLost, errRefundLost); err != nil {
 			return 0, err
 		}
-		p.log.ErrorContext(ctx, "refund job lost with its process: the owner must refund by hand", "booking_id", l.booking)
+		s.log.ErrorContext(ctx, "refund job lost with its process: the owner must refund by hand", "booking_id", l.booking)
 	}
 	return len(found), nil
 }
 
 // errRefundLost is the cause recorded for a refund whose job was lost.
-var errRefundLost = errors.New("slots: the refund job was lost with its process")
+var errRefundLost = errors.New("ledger: the refund job was lost with its process")
 
 // RefundWorker runs jobs.Refund.
 type RefundWorker struct {
 	river.WorkerDefaults[jobs.Refund]
-	Payments *Payments
+	Service *Service
 }
 
-// Work implements river.Worker. A refund that will not happen, because Stripe refused
-// it for good or because this was the job's last attempt, is recorded on the booking
-// and counted (slotrecovery_refunds_failed_total), and the owner's dashboard lists it
+// Work implements river.Worker. A refund that will not happen, because the provider
+// refused it for good or because this was the job's last attempt, is recorded on the
+// booking and counted (slotrecovery_refunds_failed_total), and the owner's dashboard lists it
 // for a refund by hand: River discarding the job must not be the end of it. If even
 // that cannot be recorded (the database is down), the job is snoozed, which uses no
 // attempt, and tries the refund again later.
 func (w *RefundWorker) Work(ctx context.Context, job *river.Job[jobs.Refund]) error {
-	err := w.Payments.RefundBooking(ctx, job.Args.BookingID, job.Args.PaymentIntentID)
+	err := w.Service.RefundBooking(ctx, job.Args.BookingID, job.Args.PaymentIntentID)
 	if err == nil || errors.Is(err, errRefundNotDue) {
 		return err
 	}
@@ -291,11 +295,11 @@ func (w *RefundWorker) Work(ctx context.Context, job *river.Job[jobs.Refund]) er
 	}
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refundFailedTimeout)
 	defer cancel()
-	if rerr := w.Payments.recordRefundFailed(rctx, job.Args.BookingID, job.Args.PaymentIntentID, kind, err); rerr != nil {
-		w.Payments.log.ErrorContext(ctx, "failed refund not recorded; trying again later", "booking_id", job.Args.BookingID, "err", rerr)
+	if rerr := w.Service.recordRefundFailed(rctx, job.Args.BookingID, job.Args.PaymentIntentID, kind, err); rerr != nil {
+		w.Service.log.ErrorContext(ctx, "failed refund not recorded; trying again later", "booking_id", job.Args.BookingID, "err", rerr)
 		return river.JobSnooze(time.Minute)
 	}
-	w.Payments.log.ErrorContext(ctx, "refund failed: the owner must refund by hand", "booking_id", job.Args.BookingID,
+	w.Service.log.ErrorContext(ctx, "refund failed: the owner must refund by hand", "booking_id", job.Args.BookingID,
 		"reason", kind, "attempt", job.Attempt, "err", err)
 	return err
 }

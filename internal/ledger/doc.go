@@ -1,0 +1,24 @@
+// Package ledger is the payment ledger of bookings: everything that happens to a
+// booking's payment once a YES has claimed its slot (internal/slots owns openings and
+// the claim).
+//
+//	ledger.go       Service, its configuration, the provider it calls and the Result of
+//	                a transition
+//	checkout.go     the payment link: made on the YES path (Link, the claim's
+//	                slots.Linker) or by the booking sweep (EnsureCheckout)
+//	events.go       the provider's webhook events: stored once by id, applied once
+//	transitions.go  paid and failed, under the opening's and the booking's row locks
+//	reconcile.go    reading stale pending bookings back from the provider
+//	refund.go       refunding late and duplicate payments, and refunds that failed
+//	sweep.go        the booking sweep: links the YES path could not make, and news
+//	                that may not have reached the customer
+//	notice.go       telling a booked customer once (TellOnce, MarkTold, Notify)
+//	texts.go        what the customer is told (wording in internal/texts)
+//
+// The ledger owns the bookings and the stored webhook events (tables bookings and
+// stripe_events); the claim's one statement that books (slots' BookingClaim) is the
+// exception. It changes openings only through slots' transitions (Reopen, ExpireFilled,
+// FillLate), inside its own transactions, and offers through offers' ledger functions.
+// It speaks internal/payments' neutral types: the provider package classifies its own
+// events (payments.EventKind) and checkouts (payments.SessionState).
+package ledger
