@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +34,24 @@ type Config struct {
 	// (STRIPE_WEBHOOK_SECRET="whsec_new,whsec_old").
 	StripeWebhookSecrets []string
 	StripeAPIURL         string
+
+	// StripeConnect is STRIPE_CONNECT=on: every checkout shop takes its customers'
+	// payments on its own connected Stripe account (direct charges), and needs one whose
+	// charges are enabled before it declares checkout openings. Off (the default), every
+	// payment is the platform account's, as for one business on its own server.
+	StripeConnect bool
+	// StripeConnectAccountType is the type of the connected accounts onboarding creates
+	// (STRIPE_CONNECT_ACCOUNT_TYPE): standard (the default, the type Stripe recommends for
+	// direct charges), express or custom.
+	StripeConnectAccountType string
+	// PlatformFeeBPS is the platform's application fee on each payment, in basis points of
+	// the amount (PLATFORM_FEE_BPS, 0 to MaxPlatformFeeBPS; default 0). An admin may set
+	// another for one shop.
+	PlatformFeeBPS int
+	// StripeConnectWebhookSecrets are the Connect endpoint's signing secrets
+	// (STRIPE_CONNECT_WEBHOOK_SECRET, "new,old" during a rotation): Stripe signs connected
+	// accounts' events, sent to their own endpoint, with them.
+	StripeConnectWebhookSecrets []string
 
 	SessionSecret string
 	DevMode       bool
@@ -60,6 +79,12 @@ const (
 	MinRetentionDays     = 4
 	maxRetentionDays     = 3650
 )
+
+// MaxPlatformFeeBPS caps PLATFORM_FEE_BPS and every shop's own fee: half the payment.
+const MaxPlatformFeeBPS = 5000
+
+// The connected account types STRIPE_CONNECT_ACCOUNT_TYPE accepts.
+var connectAccountTypes = []string{"standard", "express", "custom"}
 
 // shippedDefaults are the example secrets docker-compose.yml and scripts/dev.sh fall
 // back to, by variable. Anyone can read them in the repository: with them, anyone could
@@ -97,11 +122,8 @@ func Load(getenv func(string) string) (Config, error) {
 		MetricsToken:     get("METRICS_TOKEN"),
 		PprofAddr:        get("PPROF_ADDR"),
 	}
-	for _, s := range strings.Split(get("STRIPE_WEBHOOK_SECRET"), ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			c.StripeWebhookSecrets = append(c.StripeWebhookSecrets, s)
-		}
-	}
+	c.StripeWebhookSecrets = secrets(get("STRIPE_WEBHOOK_SECRET"))
+	c.StripeConnectWebhookSecrets = secrets(get("STRIPE_CONNECT_WEBHOOK_SECRET"))
 	if c.HTTPAddr == "" {
 		c.HTTPAddr = ":8080"
 	}
@@ -188,6 +210,7 @@ func Load(getenv func(string) string) (Config, error) {
 	if len(c.StripeWebhookSecrets) > 2 {
 		bad("STRIPE_WEBHOOK_SECRET", "takes at most two comma-separated secrets (new,old)")
 	}
+	c.loadConnect(get, bad)
 	if c.SessionSecret != "" && len(c.SessionSecret) < 32 {
 		bad("SESSION_SECRET", "must be at least 32 characters")
 	}
@@ -220,6 +243,65 @@ func Load(getenv func(string) string) (Config, error) {
 		bad("REDIS_KEY_PREFIX", "must not contain spaces or braces")
 	}
 	return c, errors.Join(errs...)
+}
+
+// loadConnect reads the Stripe Connect settings. They are checked against each other and
+// against the platform's Stripe settings: Connect needs the platform's key, and its
+// endpoint's own secret.
+func (c *Config) loadConnect(get func(string) string, bad func(name, why string)) {
+	switch v := strings.ToLower(get("STRIPE_CONNECT")); v {
+	case "", "off", "0", "false":
+	case "on", "1", "true":
+		c.StripeConnect = true
+	default:
+		bad("STRIPE_CONNECT", "must be on or off (off, the default: every payment is the platform account's)")
+	}
+	c.StripeConnectAccountType = strings.ToLower(get("STRIPE_CONNECT_ACCOUNT_TYPE"))
+	if c.StripeConnectAccountType == "" {
+		c.StripeConnectAccountType = connectAccountTypes[0]
+	} else if !slices.Contains(connectAccountTypes, c.StripeConnectAccountType) {
+		bad("STRIPE_CONNECT_ACCOUNT_TYPE", "must be standard (the default), express or custom")
+	}
+	if v := get("PLATFORM_FEE_BPS"); v != "" {
+		bps, err := strconv.Atoi(v)
+		switch {
+		case err != nil || bps < 0 || bps > MaxPlatformFeeBPS:
+			bad("PLATFORM_FEE_BPS", fmt.Sprintf("must be a whole number of basis points from 0 to %d (100 is 1%%)", MaxPlatformFeeBPS))
+		case bps > 0 && !c.StripeConnect:
+			bad("PLATFORM_FEE_BPS", "takes a fee only from connected accounts' payments: set STRIPE_CONNECT=on, or leave it unset")
+		default:
+			c.PlatformFeeBPS = bps
+		}
+	}
+	if len(c.StripeConnectWebhookSecrets) > 2 {
+		bad("STRIPE_CONNECT_WEBHOOK_SECRET", "takes at most two comma-separated secrets (new,old)")
+	}
+	for _, s := range c.StripeConnectWebhookSecrets {
+		if slices.Contains(c.StripeWebhookSecrets, s) {
+			bad("STRIPE_CONNECT_WEBHOOK_SECRET", "must differ from STRIPE_WEBHOOK_SECRET: Stripe gives the Connect endpoint a signing secret of its own")
+			break
+		}
+	}
+	if !c.StripeConnect {
+		return
+	}
+	if c.StripeSecretKey == "" {
+		bad("STRIPE_CONNECT", "is on, which needs STRIPE_SECRET_KEY (the platform's key creates the connected accounts and their checkouts)")
+	}
+	if len(c.StripeConnectWebhookSecrets) == 0 {
+		bad("STRIPE_CONNECT_WEBHOOK_SECRET", "is required when STRIPE_CONNECT=on: connected accounts' events come to /webhooks/stripe/connect signed with the Connect endpoint's secret")
+	}
+}
+
+// secrets splits a comma-separated list of secrets, dropping empty ones.
+func secrets(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func cmpOr(a, b string) string {

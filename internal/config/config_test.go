@@ -70,6 +70,17 @@ func TestLoadErrorsNameTheVariableAndHideSecrets(t *testing.T) {
 		"pprof on metrics":    {map[string]string{"PPROF_ADDR": "127.0.0.1:9090", "METRICS_ADDR": "127.0.0.1:9090"}, "PPROF_ADDR"},
 		"retention too short": {map[string]string{"RETENTION_DAYS": "3"}, "RETENTION_DAYS"},
 		"retention not days":  {map[string]string{"RETENTION_DAYS": "30d"}, "RETENTION_DAYS"},
+		"bad connect":         {map[string]string{"STRIPE_CONNECT": "yes please"}, "STRIPE_CONNECT"},
+		"connect, no secret":  {map[string]string{"STRIPE_CONNECT": "on"}, "STRIPE_CONNECT_WEBHOOK_SECRET"},
+		"connect, no key": {map[string]string{"STRIPE_CONNECT": "on", "STRIPE_SECRET_KEY": "", "STRIPE_WEBHOOK_SECRET": "",
+			"STRIPE_CONNECT_WEBHOOK_SECRET": "whsec_connect"}, "STRIPE_SECRET_KEY"},
+		"bad account type":                 {map[string]string{"STRIPE_CONNECT_ACCOUNT_TYPE": "premium"}, "STRIPE_CONNECT_ACCOUNT_TYPE"},
+		"fee too high":                     {connectOn("PLATFORM_FEE_BPS", "5001"), "PLATFORM_FEE_BPS"},
+		"fee negative":                     {connectOn("PLATFORM_FEE_BPS", "-1"), "PLATFORM_FEE_BPS"},
+		"fee a percent":                    {connectOn("PLATFORM_FEE_BPS", "2.5%"), "PLATFORM_FEE_BPS"},
+		"fee without connect":              {map[string]string{"PLATFORM_FEE_BPS": "250"}, "STRIPE_CONNECT=on"},
+		"three connect secrets":            {connectOn("STRIPE_CONNECT_WEBHOOK_SECRET", "a,b,c"), "STRIPE_CONNECT_WEBHOOK_SECRET"},
+		"connect secret is the platform's": {connectOn("STRIPE_CONNECT_WEBHOOK_SECRET", "whsec_old"), "must differ"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -81,11 +92,55 @@ func TestLoadErrorsNameTheVariableAndHideSecrets(t *testing.T) {
 			_, err := config.Load(env(m))
 			require.Error(t, err)
 			require.Contains(t, err.Error(), tc.wantVar)
-			for _, secret := range []string{"s3cretpw", "redispw", "twiliosecret", "sk_test_abc", "whsec_new", "admin-token-0123456789"} {
+			for _, secret := range []string{"s3cretpw", "redispw", "twiliosecret", "sk_test_abc", "whsec_new", "whsec_old", "whsec_connect", "admin-token-0123456789"} {
 				require.False(t, strings.Contains(err.Error(), secret), "error leaks a secret: %v", err)
 			}
 		})
 	}
+}
+
+// connectOn is base()'s changes for STRIPE_CONNECT=on, with name set to value.
+func connectOn(name, value string) map[string]string {
+	m := map[string]string{"STRIPE_CONNECT": "on", "STRIPE_CONNECT_WEBHOOK_SECRET": "whsec_connect"}
+	m[name] = value
+	return m
+}
+
+func TestLoadConnect(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(base()))
+	require.NoError(t, err)
+	require.False(t, c.StripeConnect, "off by default: today's single-business behaviour")
+	require.Equal(t, "standard", c.StripeConnectAccountType)
+	require.Zero(t, c.PlatformFeeBPS)
+	require.Empty(t, c.StripeConnectWebhookSecrets)
+
+	m := base()
+	for k, v := range map[string]string{
+		"STRIPE_CONNECT": "on", "STRIPE_CONNECT_ACCOUNT_TYPE": "Express", "PLATFORM_FEE_BPS": "250",
+		"STRIPE_CONNECT_WEBHOOK_SECRET": " whsec_connect_new , whsec_connect_old",
+	} {
+		m[k] = v
+	}
+	c, err = config.Load(env(m))
+	require.NoError(t, err)
+	require.True(t, c.StripeConnect)
+	require.Equal(t, "express", c.StripeConnectAccountType)
+	require.Equal(t, 250, c.PlatformFeeBPS)
+	require.Equal(t, []string{"whsec_connect_new", "whsec_connect_old"}, c.StripeConnectWebhookSecrets)
+
+	for _, off := range []string{"off", "0", "false", ""} {
+		m := base()
+		m["STRIPE_CONNECT"] = off
+		c, err := config.Load(env(m))
+		require.NoError(t, err, "STRIPE_CONNECT=%q", off)
+		require.False(t, c.StripeConnect, "STRIPE_CONNECT=%q", off)
+	}
+	m = base()
+	m["STRIPE_CONNECT"], m["STRIPE_CONNECT_WEBHOOK_SECRET"], m["PLATFORM_FEE_BPS"] = "on", "whsec_connect", "5000"
+	c, err = config.Load(env(m))
+	require.NoError(t, err, "the most a fee may be")
+	require.Equal(t, config.MaxPlatformFeeBPS, c.PlatformFeeBPS)
 }
 
 // TestLoadRefusesShippedDefaultsOutsideDevMode: docker-compose.yml and scripts/dev.sh
