@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -29,11 +30,35 @@ type Request struct {
 	Form url.Values
 	// IdempotencyKey is the Idempotency-Key header.
 	IdempotencyKey string
+	// Account is the Stripe-Account header: the connected account the request acts on,
+	// "" for the platform's own. stripe-mock accepts the header and ignores it, so this
+	// record is the only place a test can see which account a request named.
+	Account string
 	// Header is a copy of the request headers.
 	Header http.Header
 	// Status is the status the Recorder answered with; 0 while the request
 	// is still being served.
 	Status int
+}
+
+// ApplicationFee returns the platform's application fee a Checkout Session create asks
+// for (payment_intent_data[application_fee_amount]), and whether it asks for one.
+func (q Request) ApplicationFee() (int64, bool) {
+	v := q.Form.Get("payment_intent_data[application_fee_amount]")
+	if v == "" {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return -1, true // present but not a number: a test comparing it fails
+	}
+	return n, true
+}
+
+// RefundsApplicationFee reports whether a refund asks for the platform's application fee
+// back too (refund_application_fee=true).
+func (q Request) RefundsApplicationFee() bool {
+	return q.Form.Get("refund_application_fee") == "true"
 }
 
 // canned is a scripted answer.
@@ -169,6 +194,7 @@ func (r *Recorder) serve(w http.ResponseWriter, req *http.Request) {
 		Path:           req.URL.Path,
 		Query:          req.URL.Query(),
 		IdempotencyKey: req.Header.Get("Idempotency-Key"),
+		Account:        req.Header.Get("Stripe-Account"),
 		Header:         req.Header.Clone(),
 	}
 	if strings.HasPrefix(req.Header.Get("Content-Type"), "application/x-www-form-urlencoded") {

@@ -91,6 +91,50 @@ func TestRecorder(t *testing.T) {
 	require.Equal(t, 2, rec.Count("", "/"))
 }
 
+// TestRecorderConnect: stripe-mock accepts a Stripe-Account header and ignores it, so the
+// recorder is where a test sees which connected account each request named, and the fee
+// a checkout asked for.
+func TestRecorderConnect(t *testing.T) {
+	t.Parallel()
+	rec := stripetest.NewRecorder(t, stripetest.Mock(t))
+	post := func(path string, form url.Values, account string) int {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodPost, rec.URL+path, strings.NewReader(form.Encode()))
+		require.NoError(t, err)
+		req.Header.Set("Authorization", "Bearer sk_test_stripetest")
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		if account != "" {
+			req.Header.Set("Stripe-Account", account)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	checkout := url.Values{
+		"mode": {"payment"}, "success_url": {"https://example.com/ok"},
+		"line_items[0][quantity]": {"1"}, "line_items[0][price_data][currency]": {"usd"},
+		"line_items[0][price_data][unit_amount]": {"4500"}, "line_items[0][price_data][product_data][name]": {"Haircut"},
+		"payment_intent_data[application_fee_amount]": {"113"},
+	}
+	require.Equal(t, http.StatusOK, post("/v1/checkout/sessions", checkout, "acct_1ShopA"))
+	require.Equal(t, http.StatusOK, post("/v1/refunds", url.Values{"payment_intent": {"pi_1"}, "refund_application_fee": {"true"}}, "acct_1ShopB"))
+	require.Equal(t, http.StatusOK, post("/v1/refunds", url.Values{"payment_intent": {"pi_2"}}, ""))
+
+	reqs := rec.Requests()
+	require.Len(t, reqs, 3)
+	require.Equal(t, "acct_1ShopA", reqs[0].Account)
+	fee, ok := reqs[0].ApplicationFee()
+	require.True(t, ok)
+	require.EqualValues(t, 113, fee)
+	require.Equal(t, "acct_1ShopB", reqs[1].Account)
+	require.True(t, reqs[1].RefundsApplicationFee())
+	require.Empty(t, reqs[2].Account, "the platform's own request names no account")
+	require.False(t, reqs[2].RefundsApplicationFee())
+	_, ok = reqs[2].ApplicationFee()
+	require.False(t, ok)
+}
+
 func TestRecorderFailNext(t *testing.T) {
 	t.Parallel()
 	rec := stripetest.NewRecorder(t, stripetest.Mock(t))
