@@ -24,6 +24,14 @@ type CheckoutRequest struct {
 	SuccessURL string
 	// CancelURL is where the payment page's back button leads; optional.
 	CancelURL string
+	// Account is the connected account the checkout is made on, whose payment it is (a
+	// direct charge); "" for the platform's own account. It is part of the idempotency
+	// key.
+	Account string
+	// FeeBPS is the platform's application fee on the payment, in basis points of
+	// AmountCents (0 to 10,000); only with Account. The provider rounds it as its
+	// currency requires and reports it in Checkout.ApplicationFeeCents.
+	FeeBPS int
 }
 
 // Checkout is a created checkout: the payment link of one booking.
@@ -36,6 +44,72 @@ type Checkout struct {
 	// customer pays (events carry it then).
 	PaymentIntentID string
 	// ExpiresAt is when the checkout expires, as the provider reports it.
+	ExpiresAt time.Time
+	// ApplicationFeeCents is the platform's fee the checkout's payment carries, in the
+	// currency's smallest unit (0 for none): what the platform keeps of it.
+	ApplicationFeeCents int64
+}
+
+// RefundRequest asks for one payment of a booking back, in full.
+type RefundRequest struct {
+	// BookingID is the booking the payment was for; with PaymentIntentID (and Account)
+	// it makes the idempotency key.
+	BookingID string
+	// PaymentIntentID is the provider's id of the payment.
+	PaymentIntentID string
+	// Account is the connected account that took the payment; "" for the platform's own.
+	Account string
+	// RefundApplicationFee gives the platform's fee on the payment back as well (a
+	// payment on a connected account with a fee): the customer gets everything back, and
+	// the shop is not charged the platform's fee for money it returned.
+	RefundApplicationFee bool
+}
+
+// Account is the state of a shop's connected account at the provider.
+type Account struct {
+	// ID is the provider's id of the account.
+	ID string
+	// ChargesEnabled: the account can take payments.
+	ChargesEnabled bool
+	// PayoutsEnabled: the provider can pay the account's balance out to its bank.
+	PayoutsEnabled bool
+	// DetailsSubmitted: the owner has finished the provider's onboarding form.
+	DetailsSubmitted bool
+	// RequirementsDue lists what the provider still needs from the owner now (its own
+	// names, e.g. "external_account"); empty when nothing is due.
+	RequirementsDue []string
+	// Disconnected: the owner disconnected the account from the platform, which can no
+	// longer act on it.
+	Disconnected bool
+}
+
+// AccountRequest asks for a new connected account for a shop.
+type AccountRequest struct {
+	// ShopID is the shop the account is for; the provider stores it on the account and
+	// derives the idempotency key from it (with Replaces), so two concurrent requests
+	// for one shop make one account.
+	ShopID string
+	// Type is the kind of account: "standard", "express" or "custom".
+	Type string
+	// Replaces is the shop's earlier account that was disconnected, if any: the new
+	// account needs its own idempotency key.
+	Replaces string
+}
+
+// AccountLinkRequest asks for a link to the provider's onboarding of a connected account.
+type AccountLinkRequest struct {
+	// Account is the connected account to onboard.
+	Account string
+	// RefreshURL is where the provider sends an owner whose link expired or was used
+	// already: it must make a new link and send them on.
+	RefreshURL string
+	// ReturnURL is where the owner lands after leaving the onboarding (finished or not).
+	ReturnURL string
+}
+
+// AccountLink is a one-time link to the provider's onboarding.
+type AccountLink struct {
+	URL       string
 	ExpiresAt time.Time
 }
 
@@ -95,7 +169,7 @@ const (
 	// EventExpired: the checkout ended unpaid.
 	EventExpired EventKind = "expired"
 	// EventAccountChanged: the state of a connected account changed (its charges,
-	// its connection to the platform).
+	// its connection to the platform); Event.AccountState says how it is now.
 	EventAccountChanged EventKind = "account_changed"
 	// EventOther: an event the ledger does not act on. The zero EventKind means the
 	// same.
@@ -117,6 +191,13 @@ type Event struct {
 	APIVersion string
 	// Livemode is false for test-mode events.
 	Livemode bool
+	// Account is the connected account the event happened on, as the provider's signed
+	// event names it; "" for an event of the platform's own account. A payment event
+	// acts only on a booking whose payment that account took.
+	Account string
+	// AccountState is the connected account's new state, for EventAccountChanged only
+	// (nil otherwise).
+	AccountState *Account
 
 	// BookingID is the booking the event's checkout or payment was made for ("" for
 	// events about neither).

@@ -30,14 +30,22 @@ const maxBookingIDLen = 200
 // CreateCheckout creates a Checkout Session in payment mode for one booking,
 // paid by card only.
 //
-// The idempotency key is derived from the booking id and ExpiresAt, so a retry
-// with the same expiry (after a timeout, or by a re-run job) returns the
-// session the first call created rather than a second payment link for the
-// same booking; a request with a later expiry is a new key, and so may make a
+// The idempotency key is derived from the booking id and ExpiresAt (and the
+// account), so a retry with the same expiry (after a timeout, or by a re-run job)
+// returns the session the first call created rather than a second payment link for
+// the same booking; a request with a later expiry is a new key, and so may make a
 // second session.
+//
+// With r.Account the session is made on that connected account (Stripe-Account):
+// a direct charge, the shop's own payment, carrying the platform's application fee
+// (r.FeeBPS, rounded by ApplicationFee) as payment_intent_data.application_fee_amount.
 func (c *Client) CreateCheckout(ctx context.Context, r payments.CheckoutRequest) (payments.Checkout, error) {
 	if err := c.validateCheckout(r); err != nil {
 		return payments.Checkout{}, fmt.Errorf("create checkout for booking %s: %w", r.BookingID, err)
+	}
+	var fee int64
+	if r.Account != "" {
+		fee = ApplicationFee(r.AmountCents, r.Currency, r.FeeBPS)
 	}
 	params := &stripego.CheckoutSessionParams{
 		Mode: stripego.String(string(stripego.CheckoutSessionModePayment)),
@@ -66,15 +74,20 @@ func (c *Client) CreateCheckout(ctx context.Context, r payments.CheckoutRequest)
 	if r.CancelURL != "" {
 		params.CancelURL = stripego.String(r.CancelURL)
 	}
+	if fee > 0 {
+		// Stripe refuses a zero fee on some accounts; no fee is no parameter.
+		params.PaymentIntentData.ApplicationFeeAmount = stripego.Int64(fee)
+	}
 	params.Context = ctx
 	params.AddMetadata("booking_id", r.BookingID)
-	params.SetIdempotencyKey(checkoutIdempotencyKey(r.BookingID, r.ExpiresAt))
+	params.SetIdempotencyKey(checkoutIdempotencyKey(r.BookingID, r.ExpiresAt, r.Account))
+	onAccount(&params.Params, r.Account)
 
 	s, err := c.api.CheckoutSessions.New(params)
 	if err != nil {
 		return payments.Checkout{}, fmt.Errorf("create checkout for booking %s: %w", r.BookingID, translate(err))
 	}
-	out := payments.Checkout{SessionID: s.ID, URL: s.URL, ExpiresAt: unixTime(s.ExpiresAt)}
+	out := payments.Checkout{SessionID: s.ID, URL: s.URL, ExpiresAt: unixTime(s.ExpiresAt), ApplicationFeeCents: fee}
 	if s.PaymentIntent != nil {
 		out.PaymentIntentID = s.PaymentIntent.ID
 	}
@@ -84,15 +97,32 @@ func (c *Client) CreateCheckout(ctx context.Context, r payments.CheckoutRequest)
 // checkoutIdempotencyKey derives the key from the booking and its stored expiry: a retry
 // with the same expiry replays Stripe's first answer, and a booking whose first attempt
 // never reached Stripe in time can move to a later expiry under a new key (Stripe refuses
-// an expiry less than 30 minutes ahead).
-func checkoutIdempotencyKey(bookingID string, expiresAt time.Time) string {
-	return "checkout:" + bookingID + ":" + strconv.FormatInt(expiresAt.Unix(), 10)
+// an expiry less than 30 minutes ahead). A connected account's checkout adds the
+// account: the same booking on another account is another request. The platform's keys
+// are as they always were, so a retry across an upgrade replays its first answer.
+func checkoutIdempotencyKey(bookingID string, expiresAt time.Time, account string) string {
+	return withAccount("checkout:"+bookingID+":"+strconv.FormatInt(expiresAt.Unix(), 10), account)
 }
 
 // refundIdempotencyKey is per payment, not per booking: a booking may have to refund
 // two payments (a late one, and one made through an orphan session).
-func refundIdempotencyKey(bookingID, paymentIntentID string) string {
-	return "refund:" + bookingID + ":" + paymentIntentID
+func refundIdempotencyKey(bookingID, paymentIntentID, account string) string {
+	return withAccount("refund:"+bookingID+":"+paymentIntentID, account)
+}
+
+func withAccount(key, account string) string {
+	if account == "" {
+		return key
+	}
+	return key + ":" + account
+}
+
+// onAccount makes a request on a connected account (Stripe-Account); "" is the
+// platform's own.
+func onAccount(p interface{ SetStripeAccount(string) }, account string) {
+	if account != "" {
+		p.SetStripeAccount(account)
+	}
 }
 
 // maxIdempotencyKeyLen is Stripe's limit on an Idempotency-Key.
@@ -110,6 +140,15 @@ func (c *Client) validateCheckout(r payments.CheckoutRequest) error {
 	}
 	if r.Description == "" {
 		return fmt.Errorf("%w: description is required", payments.ErrInvalid)
+	}
+	if r.Account == "" && r.FeeBPS != 0 {
+		return fmt.Errorf("%w: an application fee needs a connected account", payments.ErrInvalid)
+	}
+	if r.FeeBPS < 0 || r.FeeBPS > maxFeeBPS {
+		return fmt.Errorf("%w: application fee of %d basis points is outside 0 to %d", payments.ErrInvalid, r.FeeBPS, maxFeeBPS)
+	}
+	if err := validateAccount(r.Account); err != nil {
+		return err
 	}
 	if r.ExpiresAt.IsZero() {
 		return fmt.Errorf("%w: expiry time is required", payments.ErrInvalid)
@@ -155,16 +194,21 @@ func absoluteURL(s string) bool {
 	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != ""
 }
 
-// ExpireCheckout ends an open Checkout Session so that it can no longer be
-// paid, before the slot is offered to someone else. An already expired
-// session counts as success. If the customer has already paid, it returns
-// payments.ErrAlreadyCompleted and the booking must stand.
-func (c *Client) ExpireCheckout(ctx context.Context, sessionID string) error {
+// ExpireCheckout ends an open Checkout Session, made on account ("" for the
+// platform's own), so that it can no longer be paid, before the slot is offered
+// to someone else. An already expired session counts as success. If the customer
+// has already paid, it returns payments.ErrAlreadyCompleted and the booking must
+// stand.
+func (c *Client) ExpireCheckout(ctx context.Context, account, sessionID string) error {
 	if sessionID == "" {
 		return fmt.Errorf("expire checkout: %w: session id is required", payments.ErrInvalid)
 	}
+	if err := validateAccount(account); err != nil {
+		return fmt.Errorf("expire checkout %s: %w", sessionID, err)
+	}
 	params := &stripego.CheckoutSessionExpireParams{}
 	params.Context = ctx
+	onAccount(&params.Params, account)
 	_, err := c.api.CheckoutSessions.Expire(sessionID, params)
 	if err == nil {
 		return nil
@@ -176,7 +220,7 @@ func (c *Client) ExpireCheckout(ctx context.Context, sessionID string) error {
 	if !errors.As(err, &se) || se.Type != stripego.ErrorTypeInvalidRequest {
 		return fmt.Errorf("expire checkout %s: %w", sessionID, translate(err))
 	}
-	s, gerr := c.GetCheckout(ctx, sessionID)
+	s, gerr := c.GetCheckout(ctx, account, sessionID)
 	if gerr != nil {
 		// The read-back decides whether a retry can help, so it is the
 		// error wrapped; the refusal is kept in the message.
@@ -192,13 +236,18 @@ func (c *Client) ExpireCheckout(ctx context.Context, sessionID string) error {
 	return fmt.Errorf("expire checkout %s (%s): %w", sessionID, s.State, translate(err))
 }
 
-// GetCheckout reads a Checkout Session back from Stripe.
-func (c *Client) GetCheckout(ctx context.Context, sessionID string) (payments.Session, error) {
+// GetCheckout reads a Checkout Session, made on account ("" for the platform's
+// own), back from Stripe.
+func (c *Client) GetCheckout(ctx context.Context, account, sessionID string) (payments.Session, error) {
 	if sessionID == "" {
 		return payments.Session{}, fmt.Errorf("get checkout: %w: session id is required", payments.ErrInvalid)
 	}
+	if err := validateAccount(account); err != nil {
+		return payments.Session{}, fmt.Errorf("get checkout %s: %w", sessionID, err)
+	}
 	params := &stripego.CheckoutSessionParams{}
 	params.Context = ctx
+	onAccount(&params.Params, account)
 	s, err := c.api.CheckoutSessions.Get(sessionID, params)
 	if err != nil {
 		return payments.Session{}, fmt.Errorf("get checkout %s: %w", sessionID, translate(err))
@@ -218,37 +267,50 @@ func (c *Client) GetCheckout(ctx context.Context, sessionID string) (payments.Se
 	return out, nil
 }
 
-// Refund refunds one payment of a booking in full and returns the refund id.
-// The idempotency key is derived from the booking and the PaymentIntent
-// ("refund:<booking>:<payment_intent>"), so a retry within Stripe's 24 hours
-// cannot refund twice, and a booking's second payment gets its own refund.
-// If Stripe answers that the payment is refunded already (a retry after the
-// key expired, or a refund made by hand), the existing refund is read back
-// and its id returned: that is success, not an error.
-func (c *Client) Refund(ctx context.Context, paymentIntentID, bookingID string) (refundID string, err error) {
+// Refund refunds one payment of a booking in full, on the account that took it
+// (r.Account, "" for the platform's own), and returns the refund id. The
+// idempotency key is derived from the booking and the PaymentIntent
+// ("refund:<booking>:<payment_intent>", and the account), so a retry within
+// Stripe's 24 hours cannot refund twice, and a booking's second payment gets its
+// own refund. r.RefundApplicationFee gives the platform's fee back too. If Stripe
+// answers that the payment is refunded already (a retry after the key expired, or
+// a refund made by hand), the existing refund is read back and its id returned:
+// that is success, not an error.
+func (c *Client) Refund(ctx context.Context, r payments.RefundRequest) (refundID string, err error) {
+	bookingID, paymentIntentID := r.BookingID, r.PaymentIntentID
 	if err := validateBookingID(bookingID); err != nil {
 		return "", fmt.Errorf("refund booking %s: %w", bookingID, err)
 	}
 	if paymentIntentID == "" {
 		return "", fmt.Errorf("refund booking %s: %w: payment intent id is required", bookingID, payments.ErrInvalid)
 	}
-	key := refundIdempotencyKey(bookingID, paymentIntentID)
+	if err := validateAccount(r.Account); err != nil {
+		return "", fmt.Errorf("refund booking %s: %w", bookingID, err)
+	}
+	if r.RefundApplicationFee && r.Account == "" {
+		return "", fmt.Errorf("refund booking %s: %w: only a connected account's payment has an application fee", bookingID, payments.ErrInvalid)
+	}
+	key := refundIdempotencyKey(bookingID, paymentIntentID, r.Account)
 	if len(key) > maxIdempotencyKeyLen {
 		return "", fmt.Errorf("refund booking %s: %w: payment intent id is too long", bookingID, payments.ErrInvalid)
 	}
 	params := &stripego.RefundParams{PaymentIntent: stripego.String(paymentIntentID)}
+	if r.RefundApplicationFee {
+		params.RefundApplicationFee = stripego.Bool(true)
+	}
 	params.Context = ctx
 	params.AddMetadata("booking_id", bookingID)
 	params.SetIdempotencyKey(key)
-	r, err := c.api.Refunds.New(params)
+	onAccount(&params.Params, r.Account)
+	rf, err := c.api.Refunds.New(params)
 	if err == nil {
-		return r.ID, nil
+		return rf.ID, nil
 	}
 	var se *stripego.Error
 	if !errors.As(err, &se) || se.Code != stripego.ErrorCodeChargeAlreadyRefunded {
 		return "", fmt.Errorf("refund booking %s: %w", bookingID, translate(err))
 	}
-	id, lerr := c.existingRefund(ctx, paymentIntentID)
+	id, lerr := c.existingRefund(ctx, r.Account, paymentIntentID)
 	if lerr != nil {
 		return "", fmt.Errorf("refund booking %s: already refunded (%v), then %w", bookingID, translate(err), lerr)
 	}
@@ -257,9 +319,10 @@ func (c *Client) Refund(ctx context.Context, paymentIntentID, bookingID string) 
 
 // existingRefund returns the newest refund of a payment that Stripe reports as
 // refunded already.
-func (c *Client) existingRefund(ctx context.Context, paymentIntentID string) (string, error) {
+func (c *Client) existingRefund(ctx context.Context, account, paymentIntentID string) (string, error) {
 	params := &stripego.RefundListParams{PaymentIntent: stripego.String(paymentIntentID)}
 	params.Context = ctx
+	onAccount(&params.ListParams, account)
 	params.Limit = stripego.Int64(10)
 	it := c.api.Refunds.List(params)
 	for it.Next() {

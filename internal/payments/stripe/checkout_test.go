@@ -230,7 +230,7 @@ func TestTransient(t *testing.T) {
 		c, rec := newClient(t, stripe.Config{})
 		rec.Respond(http.MethodGet, "/v1/checkout/sessions/cs_locked", 429,
 			stripetest.ErrorBody("invalid_request_error", "lock_timeout", "This object cannot be accessed right now."))
-		_, err := c.GetCheckout(t.Context(), "cs_locked")
+		_, err := c.GetCheckout(t.Context(), "", "cs_locked")
 		require.True(t, payments.Transient(err))
 	})
 
@@ -238,7 +238,7 @@ func TestTransient(t *testing.T) {
 		t.Parallel()
 		c, rec := newClient(t, stripe.Config{Timeout: 100 * time.Millisecond})
 		rec.Delay(2 * time.Second)
-		_, err := c.GetCheckout(t.Context(), "cs_slow")
+		_, err := c.GetCheckout(t.Context(), "", "cs_slow")
 		require.Error(t, err)
 		require.True(t, payments.Transient(err))
 	})
@@ -247,7 +247,7 @@ func TestTransient(t *testing.T) {
 		t.Parallel()
 		c, err := stripe.New(stripe.Config{SecretKey: "sk_test_x", APIURL: "http://127.0.0.1:1"})
 		require.NoError(t, err)
-		_, err = c.GetCheckout(t.Context(), "cs_nowhere")
+		_, err = c.GetCheckout(t.Context(), "", "cs_nowhere")
 		require.Error(t, err)
 		require.True(t, payments.Transient(err))
 	})
@@ -257,7 +257,7 @@ func TestTransient(t *testing.T) {
 		c, _ := newClient(t, stripe.Config{})
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		_, err := c.GetCheckout(ctx, "cs_cancelled")
+		_, err := c.GetCheckout(ctx, "", "cs_cancelled")
 		require.ErrorIs(t, err, context.Canceled)
 		require.True(t, payments.Transient(err))
 	})
@@ -275,7 +275,7 @@ func TestGetCheckout(t *testing.T) {
 	c, rec := newClient(t, stripe.Config{})
 
 	t.Run("stripe-mock", func(t *testing.T) {
-		s, err := c.GetCheckout(t.Context(), "cs_test_get")
+		s, err := c.GetCheckout(t.Context(), "", "cs_test_get")
 		require.NoError(t, err)
 		// stripe-mock reflects the id from the path into its fixture.
 		require.Equal(t, "cs_test_get", s.ID)
@@ -285,7 +285,7 @@ func TestGetCheckout(t *testing.T) {
 
 	t.Run("booking from metadata", func(t *testing.T) {
 		rec.Respond(http.MethodGet, "/v1/checkout/sessions/cs_meta", 200, sessionJSON("cs_meta", "complete", "paid", "bk_meta", "bk_ref", `{"id":"pi_expanded","object":"payment_intent"}`))
-		s, err := c.GetCheckout(t.Context(), "cs_meta")
+		s, err := c.GetCheckout(t.Context(), "", "cs_meta")
 		require.NoError(t, err)
 		require.Equal(t, payments.Session{
 			ID:              "cs_meta",
@@ -300,7 +300,7 @@ func TestGetCheckout(t *testing.T) {
 
 	t.Run("booking from client_reference_id", func(t *testing.T) {
 		rec.Respond(http.MethodGet, "/v1/checkout/sessions/cs_ref", 200, sessionJSON("cs_ref", "open", "unpaid", "", "bk_ref", "null"))
-		s, err := c.GetCheckout(t.Context(), "cs_ref")
+		s, err := c.GetCheckout(t.Context(), "", "cs_ref")
 		require.NoError(t, err)
 		require.Equal(t, "bk_ref", s.BookingID)
 		require.Empty(t, s.PaymentIntentID)
@@ -321,7 +321,7 @@ func TestGetCheckout(t *testing.T) {
 		t.Run("state "+tc.status+"/"+tc.paymentStatus, func(t *testing.T) {
 			id := "cs_state_" + tc.status + "_" + tc.paymentStatus
 			rec.Respond(http.MethodGet, "/v1/checkout/sessions/"+id, 200, sessionJSON(id, tc.status, tc.paymentStatus, "bk_state", "bk_state", "null"))
-			s, err := c.GetCheckout(t.Context(), id)
+			s, err := c.GetCheckout(t.Context(), "", id)
 			require.NoError(t, err)
 			require.Equal(t, tc.want, s.State)
 		})
@@ -330,7 +330,7 @@ func TestGetCheckout(t *testing.T) {
 	t.Run("missing", func(t *testing.T) {
 		rec.Respond(http.MethodGet, "/v1/checkout/sessions/cs_gone", 404,
 			stripetest.ErrorBody("invalid_request_error", "resource_missing", "No such checkout.session: 'cs_gone'"))
-		_, err := c.GetCheckout(t.Context(), "cs_gone")
+		_, err := c.GetCheckout(t.Context(), "", "cs_gone")
 		var pe *payments.Error
 		require.ErrorAs(t, err, &pe)
 		require.Equal(t, "resource_missing", pe.Code)
@@ -338,7 +338,7 @@ func TestGetCheckout(t *testing.T) {
 	})
 
 	t.Run("no id", func(t *testing.T) {
-		_, err := c.GetCheckout(t.Context(), "")
+		_, err := c.GetCheckout(t.Context(), "", "")
 		require.ErrorIs(t, err, payments.ErrInvalid)
 	})
 }
@@ -364,7 +364,7 @@ func TestExpireCheckout(t *testing.T) {
 	t.Run("open session", func(t *testing.T) {
 		t.Parallel()
 		c, rec := newClient(t, stripe.Config{})
-		require.NoError(t, c.ExpireCheckout(t.Context(), "cs_open"))
+		require.NoError(t, c.ExpireCheckout(t.Context(), "", "cs_open"))
 		require.Equal(t, 1, rec.Count(http.MethodPost, "/v1/checkout/sessions/cs_open/expire"))
 		require.Equal(t, 0, rec.Count(http.MethodGet, "/v1/checkout/sessions/"))
 	})
@@ -374,7 +374,7 @@ func TestExpireCheckout(t *testing.T) {
 		c, rec := newClient(t, stripe.Config{})
 		rec.Respond(http.MethodPost, "/v1/checkout/sessions/cs_paid/expire", 400, notOpen)
 		rec.Respond(http.MethodGet, "/v1/checkout/sessions/cs_paid", 200, sessionJSON("cs_paid", "complete", "paid", "bk_paid", "bk_paid", `"pi_paid"`))
-		err := c.ExpireCheckout(t.Context(), "cs_paid")
+		err := c.ExpireCheckout(t.Context(), "", "cs_paid")
 		require.ErrorIs(t, err, payments.ErrAlreadyCompleted)
 		require.False(t, payments.Transient(err))
 		require.Equal(t, 1, rec.Count(http.MethodGet, "/v1/checkout/sessions/cs_paid"))
@@ -385,7 +385,7 @@ func TestExpireCheckout(t *testing.T) {
 		c, rec := newClient(t, stripe.Config{})
 		rec.Respond(http.MethodPost, "/v1/checkout/sessions/cs_old/expire", 400, notOpen)
 		rec.Respond(http.MethodGet, "/v1/checkout/sessions/cs_old", 200, sessionJSON("cs_old", "expired", "unpaid", "bk_old", "bk_old", "null"))
-		require.NoError(t, c.ExpireCheckout(t.Context(), "cs_old"))
+		require.NoError(t, c.ExpireCheckout(t.Context(), "", "cs_old"))
 	})
 
 	t.Run("still open after a 400", func(t *testing.T) {
@@ -393,7 +393,7 @@ func TestExpireCheckout(t *testing.T) {
 		c, rec := newClient(t, stripe.Config{})
 		rec.Respond(http.MethodPost, "/v1/checkout/sessions/cs_odd/expire", 400, notOpen)
 		rec.Respond(http.MethodGet, "/v1/checkout/sessions/cs_odd", 200, sessionJSON("cs_odd", "open", "unpaid", "bk_odd", "bk_odd", "null"))
-		err := c.ExpireCheckout(t.Context(), "cs_odd")
+		err := c.ExpireCheckout(t.Context(), "", "cs_odd")
 		require.Error(t, err)
 		require.NotErrorIs(t, err, payments.ErrAlreadyCompleted)
 		var pe *payments.Error
@@ -405,7 +405,7 @@ func TestExpireCheckout(t *testing.T) {
 		t.Parallel()
 		c, rec := newClient(t, stripe.Config{})
 		rec.FailNext(1, 500)
-		err := c.ExpireCheckout(t.Context(), "cs_flaky")
+		err := c.ExpireCheckout(t.Context(), "", "cs_flaky")
 		require.True(t, payments.Transient(err))
 		require.Equal(t, 0, rec.Count(http.MethodGet, "/v1/checkout/sessions/"))
 	})
@@ -413,7 +413,7 @@ func TestExpireCheckout(t *testing.T) {
 	t.Run("no id", func(t *testing.T) {
 		t.Parallel()
 		c, _ := newClient(t, stripe.Config{})
-		require.ErrorIs(t, c.ExpireCheckout(t.Context(), ""), payments.ErrInvalid)
+		require.ErrorIs(t, c.ExpireCheckout(t.Context(), "", ""), payments.ErrInvalid)
 	})
 }
 
@@ -421,13 +421,13 @@ func TestRefund(t *testing.T) {
 	t.Parallel()
 	c, rec := newClient(t, stripe.Config{})
 
-	id, err := c.Refund(t.Context(), "pi_refund", "bk_refund")
+	id, err := c.Refund(t.Context(), payments.RefundRequest{PaymentIntentID: "pi_refund", BookingID: "bk_refund"})
 	require.NoError(t, err)
 	require.NotEmpty(t, id)
-	_, err = c.Refund(t.Context(), "pi_refund", "bk_refund")
+	_, err = c.Refund(t.Context(), payments.RefundRequest{PaymentIntentID: "pi_refund", BookingID: "bk_refund"})
 	require.NoError(t, err)
 	// A second payment of the same booking is another refund, under another key.
-	_, err = c.Refund(t.Context(), "pi_second", "bk_refund")
+	_, err = c.Refund(t.Context(), payments.RefundRequest{PaymentIntentID: "pi_second", BookingID: "bk_refund"})
 	require.NoError(t, err)
 
 	reqs := rec.Requests()
@@ -442,9 +442,9 @@ func TestRefund(t *testing.T) {
 	require.Equal(t, reqs[0].IdempotencyKey, reqs[1].IdempotencyKey)
 	require.NotEqual(t, reqs[0].IdempotencyKey, reqs[2].IdempotencyKey)
 
-	_, err = c.Refund(t.Context(), "", "bk_refund")
+	_, err = c.Refund(t.Context(), payments.RefundRequest{PaymentIntentID: "", BookingID: "bk_refund"})
 	require.ErrorIs(t, err, payments.ErrInvalid)
-	_, err = c.Refund(t.Context(), "pi_refund", "")
+	_, err = c.Refund(t.Context(), payments.RefundRequest{PaymentIntentID: "pi_refund", BookingID: ""})
 	require.ErrorIs(t, err, payments.ErrInvalid)
 	require.Equal(t, 3, rec.Count("", "/"))
 }
@@ -463,7 +463,7 @@ func TestRefundAlreadyRefunded(t *testing.T) {
 		rec.Respond(http.MethodGet, "/v1/refunds", http.StatusOK, `{"object":"list","url":"/v1/refunds","has_more":false,"data":[`+
 			`{"id":"re_failed","object":"refund","status":"failed","payment_intent":"pi_done"},`+
 			`{"id":"re_existing","object":"refund","status":"succeeded","payment_intent":"pi_done"}]}`)
-		id, err := c.Refund(t.Context(), "pi_done", "bk_done")
+		id, err := c.Refund(t.Context(), payments.RefundRequest{PaymentIntentID: "pi_done", BookingID: "bk_done"})
 		require.NoError(t, err)
 		require.Equal(t, "re_existing", id)
 		reqs := rec.Requests()
@@ -477,7 +477,7 @@ func TestRefundAlreadyRefunded(t *testing.T) {
 		c, rec := newClient(t, stripe.Config{})
 		rec.Respond(http.MethodPost, "/v1/refunds", http.StatusBadRequest, refused)
 		rec.Respond(http.MethodGet, "/v1/refunds", http.StatusOK, `{"object":"list","url":"/v1/refunds","has_more":false,"data":[]}`)
-		_, err := c.Refund(t.Context(), "pi_odd", "bk_odd")
+		_, err := c.Refund(t.Context(), payments.RefundRequest{PaymentIntentID: "pi_odd", BookingID: "bk_odd"})
 		require.ErrorIs(t, err, payments.ErrNotFound)
 		require.False(t, payments.Transient(err))
 	})
@@ -486,7 +486,7 @@ func TestRefundAlreadyRefunded(t *testing.T) {
 		t.Parallel()
 		c, rec := newClient(t, stripe.Config{})
 		rec.Respond(http.MethodPost, "/v1/refunds", http.StatusBadRequest, refused)
-		id, err := c.Refund(t.Context(), "pi_mock", "bk_mock")
+		id, err := c.Refund(t.Context(), payments.RefundRequest{PaymentIntentID: "pi_mock", BookingID: "bk_mock"})
 		require.NoError(t, err)
 		require.NotEmpty(t, id)
 		require.Equal(t, http.StatusOK, rec.Requests()[1].Status, "stripe-mock accepts the list parameters")
@@ -497,7 +497,7 @@ func TestRefundAlreadyRefunded(t *testing.T) {
 		c, rec := newClient(t, stripe.Config{})
 		rec.Respond(http.MethodPost, "/v1/refunds", http.StatusBadRequest,
 			stripetest.ErrorBody("invalid_request_error", "payment_intent_unexpected_state", "This PaymentIntent is not refundable."))
-		_, err := c.Refund(t.Context(), "pi_bad", "bk_bad")
+		_, err := c.Refund(t.Context(), payments.RefundRequest{PaymentIntentID: "pi_bad", BookingID: "bk_bad"})
 		require.Error(t, err)
 		require.False(t, payments.Transient(err))
 		require.Equal(t, 1, rec.Count("", "/"))

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stripe/stripe-go/v76/webhook"
+
+	"github.com/slotrecovery/slotrecovery/internal/payments"
 )
 
 // testEventAmount and testEventCurrency price the objects in TestEventPayload.
@@ -131,4 +133,65 @@ func testPaymentIntent(typ, bookingID, paymentIntentID string, created time.Time
 		"payment_method_types": []string{"card"},
 		"status":               status,
 	}
+}
+
+// OnAccount returns payload (an event's JSON) as a connected account's event: with
+// "account" set, as Stripe sends events to a Connect endpoint. It is for tests and
+// simulations; a payload that is not a JSON object is returned unchanged.
+func OnAccount(payload []byte, account string) []byte {
+	var ev map[string]json.RawMessage
+	if err := json.Unmarshal(payload, &ev); err != nil || ev == nil {
+		return payload
+	}
+	ev["account"], _ = json.Marshal(account)
+	b, err := json.MarshalIndent(ev, "", "  ")
+	if err != nil {
+		return payload
+	}
+	return b
+}
+
+// TestAccountEventPayload returns the JSON body of a connected account's event of type
+// typ (EventAccountUpdated or EventAccountDeauthorized), as Stripe sends it to a Connect
+// endpoint: account.updated carries the account in the state st (st.ID is the account),
+// account.application.deauthorized the platform's application.
+func TestAccountEventPayload(id, typ string, st payments.Account, created time.Time) []byte {
+	var object map[string]any
+	if typ == EventAccountDeauthorized {
+		object = map[string]any{"id": "ca_test_platform", "object": "application", "name": "Slot recovery"}
+	} else {
+		due := st.RequirementsDue
+		if due == nil {
+			due = []string{}
+		}
+		object = map[string]any{
+			"id":                st.ID,
+			"object":            "account",
+			"type":              "standard",
+			"charges_enabled":   st.ChargesEnabled,
+			"payouts_enabled":   st.PayoutsEnabled,
+			"details_submitted": st.DetailsSubmitted,
+			"requirements": map[string]any{
+				"currently_due": due, "eventually_due": due, "past_due": []string{}, "disabled_reason": nil,
+			},
+			"metadata": map[string]string{},
+		}
+	}
+	event := map[string]any{
+		"id":               id,
+		"object":           "event",
+		"account":          st.ID,
+		"api_version":      "2023-10-16",
+		"created":          created.Unix(),
+		"data":             map[string]any{"object": object},
+		"livemode":         false,
+		"pending_webhooks": 1,
+		"request":          map[string]any{"id": nil, "idempotency_key": nil},
+		"type":             typ,
+	}
+	b, err := json.MarshalIndent(event, "", "  ")
+	if err != nil {
+		panic("payments: marshal test event: " + err.Error())
+	}
+	return b
 }

@@ -104,7 +104,9 @@ func paid(paymentStatus string) bool {
 // skipped. A zero (or negative) tolerance means DefaultWebhookTolerance.
 //
 // The event's Kind says what it means to the ledger (see eventKind) and its
-// Payload is payload itself.
+// Payload is payload itself. Account is the connected account the event came from
+// (the signed event's "account"; "" for the platform's own events), and an account
+// change carries the account's new state (AccountState).
 //
 // It returns an error wrapping payments.ErrBadSignature (and the webhook package's
 // reason) for a bad, missing or stale signature, and one wrapping
@@ -122,8 +124,10 @@ func ParseEvent(payload []byte, sigHeader string, secrets []string, tolerance ti
 		// unaffected, and we read only id, type, created and a handful of
 		// checkout.session and payment_intent fields (metadata,
 		// client_reference_id, status, payment_status, payment_intent,
-		// amount_total/amount, currency) that have kept their names and
-		// shapes in every API version since 2020. We decode those into our
+		// amount_total/amount, currency; an account's charges_enabled,
+		// payouts_enabled, details_submitted, requirements.currently_due; the
+		// event's account) that have kept their names and shapes in every API
+		// version since 2020. We decode those into our
 		// own small structs, never into stripe-go's typed objects.
 		IgnoreAPIVersionMismatch: true,
 	}
@@ -166,6 +170,17 @@ type sessionObject struct {
 	Currency          string            `json:"currency"`
 }
 
+// accountObject holds the account fields we read (account.updated).
+type accountObject struct {
+	ID               string `json:"id"`
+	ChargesEnabled   bool   `json:"charges_enabled"`
+	PayoutsEnabled   bool   `json:"payouts_enabled"`
+	DetailsSubmitted bool   `json:"details_submitted"`
+	Requirements     *struct {
+		CurrentlyDue []string `json:"currently_due"`
+	} `json:"requirements"`
+}
+
 // paymentIntentObject holds the payment_intent fields we read.
 type paymentIntentObject struct {
 	ID       string            `json:"id"`
@@ -181,6 +196,7 @@ func decodeEvent(se stripego.Event, payload []byte) (payments.Event, error) {
 		Created:    unixTime(se.Created),
 		APIVersion: se.APIVersion,
 		Livemode:   se.Livemode,
+		Account:    se.Account,
 		Payload:    payload,
 	}
 	var paymentStatus string
@@ -216,6 +232,26 @@ func decodeEvent(se stripego.Event, payload []byte) (payments.Event, error) {
 		ev.PaymentIntentID = o.ID
 		ev.AmountTotal = o.Amount
 		ev.Currency = o.Currency
+	case ev.Type == EventAccountUpdated:
+		var o accountObject
+		if err := decodeObject(raw, &o); err != nil {
+			return payments.Event{}, fmt.Errorf("%w: event %s: account: %w", payments.ErrBadPayload, ev.ID, err)
+		}
+		if o.ID == "" || (ev.Account != "" && o.ID != ev.Account) {
+			return payments.Event{}, fmt.Errorf("%w: event %s: the account changed is not the event's account", payments.ErrBadPayload, ev.ID)
+		}
+		st := &payments.Account{ID: o.ID, ChargesEnabled: o.ChargesEnabled, PayoutsEnabled: o.PayoutsEnabled, DetailsSubmitted: o.DetailsSubmitted}
+		if o.Requirements != nil {
+			st.RequirementsDue = append([]string{}, o.Requirements.CurrentlyDue...)
+		}
+		ev.AccountState = st
+	case ev.Type == EventAccountDeauthorized:
+		// data.object is the platform's application, not the account: the event's
+		// account is the one that left.
+		if ev.Account == "" {
+			return payments.Event{}, fmt.Errorf("%w: event %s: a deauthorization names no account", payments.ErrBadPayload, ev.ID)
+		}
+		ev.AccountState = &payments.Account{ID: ev.Account, Disconnected: true}
 	}
 	ev.Kind = eventKind(ev.Type, paymentStatus)
 	return ev, nil
