@@ -255,3 +255,22 @@ CREATE INDEX inbound_messages_unheard_idx ON inbound_messages (handled_at)
 
 -- 0014_refund_failed_dismissed
 ALTER TABLE bookings ADD COLUMN refund_failed_dismissed_at timestamptz;
+
+-- 0021_stripe_connect
+-- A shop's connected Stripe account and its state as Stripe last told it (see the
+-- migration); the platform's fee override for the shop (NULL: PLATFORM_FEE_BPS).
+ALTER TABLE shops ADD COLUMN stripe_account_id text UNIQUE;
+ALTER TABLE shops ADD COLUMN stripe_charges_enabled boolean NOT NULL DEFAULT false;
+ALTER TABLE shops ADD COLUMN stripe_payouts_enabled boolean NOT NULL DEFAULT false;
+ALTER TABLE shops ADD COLUMN stripe_details_submitted boolean NOT NULL DEFAULT false;
+ALTER TABLE shops ADD COLUMN stripe_requirements_due text[] NOT NULL DEFAULT '{}';
+ALTER TABLE shops ADD COLUMN stripe_status_at timestamptz;
+ALTER TABLE shops ADD COLUMN stripe_disconnected_at timestamptz;
+ALTER TABLE shops ADD COLUMN platform_fee_bps integer CHECK (platform_fee_bps BETWEEN 0 AND 5000);
+-- The account that took a booking's payment (NULL: the platform's) and the platform's
+-- fee on it, stored with the payment link.
+ALTER TABLE bookings ADD COLUMN stripe_account text;
+ALTER TABLE bookings ADD COLUMN application_fee_cents bigint NOT NULL DEFAULT 0
+    CHECK (application_fee_cents >= 0 AND application_fee_cents <= amount_cents);
+-- The connected account an event came from (NULL: the platform's).
+ALTER TABLE stripe_events ADD COLUMN account text;

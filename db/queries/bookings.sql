@@ -8,10 +8,13 @@ SELECT * FROM bookings WHERE opening_id = $1 ORDER BY created_at DESC, id LIMIT 
 -- Stores the checkout link once; whoever stores it first is the one who delivers it: 0
 -- rows means a link was stored first (the YES path's, which answered with it, or the
 -- booking sweep's, which texts it) or the booking ended. The YES path queues it with the
--- answer that carries the link (pgbatch); the sweep runs it with the link's text.
+-- answer that carries the link (pgbatch); the sweep runs it with the link's text. The
+-- account the checkout was made on (NULL: the platform's) and its fee are stored with it:
+-- that account takes the payment, and only its events act on the booking.
 UPDATE bookings
 SET stripe_checkout_session_id = sqlc.arg(session_id), payment_url = sqlc.arg(payment_url),
     stripe_payment_intent_id = sqlc.narg(payment_intent_id),
+    stripe_account = sqlc.narg(account), application_fee_cents = sqlc.arg(application_fee_cents),
     checkout_expires_at = sqlc.arg(expires_at)::timestamptz, updated_at = sqlc.arg(now)::timestamptz
 WHERE id = sqlc.arg(id) AND payment_url IS NULL AND status = 'pending_payment';
 

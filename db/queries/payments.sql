@@ -48,7 +48,7 @@ RETURNING *;
 -- with no outcome recorded, and not deferred past `now` by an earlier run: a lost
 -- webhook must not hold a slot forever, and a booking that stays pending must not hold
 -- up the others. Deferred ones sort by when they are due again.
-SELECT id, stripe_checkout_session_id, checkout_expires_at, reconcile_attempts FROM bookings
+SELECT id, stripe_checkout_session_id, stripe_account, checkout_expires_at, reconcile_attempts FROM bookings
 WHERE status = 'pending_payment' AND checkout_expires_at < sqlc.arg(before)::timestamptz
   AND (reconcile_after IS NULL OR reconcile_after <= sqlc.arg(now)::timestamptz)
 ORDER BY COALESCE(reconcile_after, checkout_expires_at), id

@@ -1,8 +1,9 @@
 -- name: StripeEventInsert :one
 -- Every verified event is stored before it is acted on. A redelivery finds its row
 -- (no row returned) and is not stored again.
-INSERT INTO stripe_events (event_id, type, booking_id, payload, received_at)
-VALUES (sqlc.arg(event_id), sqlc.arg(type), sqlc.narg(booking_id), sqlc.arg(payload), sqlc.arg(received_at)::timestamptz)
+INSERT INTO stripe_events (event_id, type, booking_id, payload, received_at, account)
+VALUES (sqlc.arg(event_id), sqlc.arg(type), sqlc.narg(booking_id), sqlc.arg(payload), sqlc.arg(received_at)::timestamptz,
+    sqlc.narg(account))
 ON CONFLICT (event_id) DO NOTHING
 RETURNING event_id;
 

@@ -48,7 +48,7 @@ WITH opening AS (
     SELECT f.id, $3, a.id, $7, $8, f.price_cents, $9,
         $4::timestamptz, $4::timestamptz, $10, $11
     FROM filled f, accepted a
-    RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at
+    RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents
 )
 SELECT b.id, b.status, b.amount_cents, b.currency, b.checkout_expires_at, b.created_at, b.shop_id, b.opening_id, b.customer_id,
        f.service, f.starts_at, f.price_cents
@@ -135,7 +135,7 @@ func (q *Queries) BookingClaim(ctx context.Context, db DBTX, arg BookingClaimPar
 }
 
 const bookingGet = `-- name: BookingGet :one
-SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at FROM bookings WHERE id = $1
+SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents FROM bookings WHERE id = $1
 `
 
 func (q *Queries) BookingGet(ctx context.Context, db DBTX, id uuid.UUID) (Booking, error) {
@@ -167,12 +167,14 @@ func (q *Queries) BookingGet(ctx context.Context, db DBTX, id uuid.UUID) (Bookin
 		&i.RefundError,
 		&i.LinkRetryAt,
 		&i.RefundFailedDismissedAt,
+		&i.StripeAccount,
+		&i.ApplicationFeeCents,
 	)
 	return i, err
 }
 
 const bookingLatestForOpening = `-- name: BookingLatestForOpening :one
-SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at FROM bookings WHERE opening_id = $1 ORDER BY created_at DESC, id LIMIT 1
+SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents FROM bookings WHERE opening_id = $1 ORDER BY created_at DESC, id LIMIT 1
 `
 
 func (q *Queries) BookingLatestForOpening(ctx context.Context, db DBTX, openingID uuid.UUID) (Booking, error) {
@@ -204,6 +206,8 @@ func (q *Queries) BookingLatestForOpening(ctx context.Context, db DBTX, openingI
 		&i.RefundError,
 		&i.LinkRetryAt,
 		&i.RefundFailedDismissedAt,
+		&i.StripeAccount,
+		&i.ApplicationFeeCents,
 	)
 	return i, err
 }
@@ -271,7 +275,7 @@ func (q *Queries) BookingMarkTold(ctx context.Context, db DBTX, arg BookingMarkT
 const bookingSetCheckoutExpiry = `-- name: BookingSetCheckoutExpiry :one
 UPDATE bookings SET checkout_expires_at = $1::timestamptz, updated_at = $2::timestamptz
 WHERE id = $3 AND payment_url IS NULL AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents
 `
 
 type BookingSetCheckoutExpiryParams struct {
@@ -311,6 +315,8 @@ func (q *Queries) BookingSetCheckoutExpiry(ctx context.Context, db DBTX, arg Boo
 		&i.RefundError,
 		&i.LinkRetryAt,
 		&i.RefundFailedDismissedAt,
+		&i.StripeAccount,
+		&i.ApplicationFeeCents,
 	)
 	return i, err
 }
@@ -319,28 +325,35 @@ const bookingStoreLink = `-- name: BookingStoreLink :execrows
 UPDATE bookings
 SET stripe_checkout_session_id = $1, payment_url = $2,
     stripe_payment_intent_id = $3,
-    checkout_expires_at = $4::timestamptz, updated_at = $5::timestamptz
-WHERE id = $6 AND payment_url IS NULL AND status = 'pending_payment'
+    stripe_account = $4, application_fee_cents = $5,
+    checkout_expires_at = $6::timestamptz, updated_at = $7::timestamptz
+WHERE id = $8 AND payment_url IS NULL AND status = 'pending_payment'
 `
 
 type BookingStoreLinkParams struct {
-	SessionID       pgtype.Text
-	PaymentUrl      pgtype.Text
-	PaymentIntentID pgtype.Text
-	ExpiresAt       time.Time
-	Now             time.Time
-	ID              uuid.UUID
+	SessionID           pgtype.Text
+	PaymentUrl          pgtype.Text
+	PaymentIntentID     pgtype.Text
+	Account             pgtype.Text
+	ApplicationFeeCents int64
+	ExpiresAt           time.Time
+	Now                 time.Time
+	ID                  uuid.UUID
 }
 
 // Stores the checkout link once; whoever stores it first is the one who delivers it: 0
 // rows means a link was stored first (the YES path's, which answered with it, or the
 // booking sweep's, which texts it) or the booking ended. The YES path queues it with the
-// answer that carries the link (pgbatch); the sweep runs it with the link's text.
+// answer that carries the link (pgbatch); the sweep runs it with the link's text. The
+// account the checkout was made on (NULL: the platform's) and its fee are stored with it:
+// that account takes the payment, and only its events act on the booking.
 func (q *Queries) BookingStoreLink(ctx context.Context, db DBTX, arg BookingStoreLinkParams) (int64, error) {
 	result, err := db.Exec(ctx, bookingStoreLink,
 		arg.SessionID,
 		arg.PaymentUrl,
 		arg.PaymentIntentID,
+		arg.Account,
+		arg.ApplicationFeeCents,
 		arg.ExpiresAt,
 		arg.Now,
 		arg.ID,

@@ -37,6 +37,8 @@ type Booking struct {
 	RefundError               pgtype.Text
 	LinkRetryAt               *time.Time
 	RefundFailedDismissedAt   *time.Time
+	StripeAccount             pgtype.Text
+	ApplicationFeeCents       int64
 }
 
 type Customer struct {
@@ -83,27 +85,35 @@ type InboundMessage struct {
 }
 
 type Shop struct {
-	ID                    uuid.UUID
-	Name                  string
-	Timezone              string
-	SmsNumber             string
-	Currency              string
-	PaymentMode           string
-	WaveSize              int32
-	WaveIntervalSeconds   int32
-	MinLeadMinutes        int32
-	QuietStartMinute      pgtype.Int4
-	QuietEndMinute        pgtype.Int4
-	CooldownSeconds       int32
-	ApiKeyHash            []byte
-	CreatedAt             time.Time
-	MaxOffersPerDay       pgtype.Int4
-	FirstWaveDelaySeconds int32
-	ApiKeyVersion         int32
-	SendRate              int32
-	SmsProblemCode        pgtype.Int4
-	SmsProblemAt          *time.Time
-	SmsProblemCount       int32
+	ID                     uuid.UUID
+	Name                   string
+	Timezone               string
+	SmsNumber              string
+	Currency               string
+	PaymentMode            string
+	WaveSize               int32
+	WaveIntervalSeconds    int32
+	MinLeadMinutes         int32
+	QuietStartMinute       pgtype.Int4
+	QuietEndMinute         pgtype.Int4
+	CooldownSeconds        int32
+	ApiKeyHash             []byte
+	CreatedAt              time.Time
+	MaxOffersPerDay        pgtype.Int4
+	FirstWaveDelaySeconds  int32
+	ApiKeyVersion          int32
+	SendRate               int32
+	SmsProblemCode         pgtype.Int4
+	SmsProblemAt           *time.Time
+	SmsProblemCount        int32
+	StripeAccountID        pgtype.Text
+	StripeChargesEnabled   bool
+	StripePayoutsEnabled   bool
+	StripeDetailsSubmitted bool
+	StripeRequirementsDue  []string
+	StripeStatusAt         *time.Time
+	StripeDisconnectedAt   *time.Time
+	PlatformFeeBps         pgtype.Int4
 }
 
 type SlotOffer struct {
@@ -148,6 +158,7 @@ type StripeEvent struct {
 	ReceivedAt time.Time
 	Result     pgtype.Text
 	HandledAt  *time.Time
+	Account    pgtype.Text
 }
 
 type TextClaim struct {

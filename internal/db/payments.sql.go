@@ -75,7 +75,7 @@ func (q *Queries) BookingDismissRefundFailed(ctx context.Context, db DBTX, arg B
 }
 
 const bookingListStale = `-- name: BookingListStale :many
-SELECT id, stripe_checkout_session_id, checkout_expires_at, reconcile_attempts FROM bookings
+SELECT id, stripe_checkout_session_id, stripe_account, checkout_expires_at, reconcile_attempts FROM bookings
 WHERE status = 'pending_payment' AND checkout_expires_at < $1::timestamptz
   AND (reconcile_after IS NULL OR reconcile_after <= $2::timestamptz)
 ORDER BY COALESCE(reconcile_after, checkout_expires_at), id
@@ -91,6 +91,7 @@ type BookingListStaleParams struct {
 type BookingListStaleRow struct {
 	ID                      uuid.UUID
 	StripeCheckoutSessionID pgtype.Text
+	StripeAccount           pgtype.Text
 	CheckoutExpiresAt       *time.Time
 	ReconcileAttempts       int32
 }
@@ -111,6 +112,7 @@ func (q *Queries) BookingListStale(ctx context.Context, db DBTX, arg BookingList
 		if err := rows.Scan(
 			&i.ID,
 			&i.StripeCheckoutSessionID,
+			&i.StripeAccount,
 			&i.CheckoutExpiresAt,
 			&i.ReconcileAttempts,
 		); err != nil {
@@ -126,7 +128,7 @@ func (q *Queries) BookingListStale(ctx context.Context, db DBTX, arg BookingList
 
 const bookingLock = `-- name: BookingLock :one
 
-SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at FROM bookings WHERE id = $1 FOR UPDATE
+SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents FROM bookings WHERE id = $1 FOR UPDATE
 `
 
 // Payment outcomes: what Stripe's webhooks, the reconciliation and the refund job change.
@@ -159,6 +161,8 @@ func (q *Queries) BookingLock(ctx context.Context, db DBTX, id uuid.UUID) (Booki
 		&i.RefundError,
 		&i.LinkRetryAt,
 		&i.RefundFailedDismissedAt,
+		&i.StripeAccount,
+		&i.ApplicationFeeCents,
 	)
 	return i, err
 }
@@ -168,7 +172,7 @@ UPDATE bookings
 SET status = 'confirmed', confirmed_at = $1::timestamptz, updated_at = $1::timestamptz,
     stripe_payment_intent_id = COALESCE($2, stripe_payment_intent_id)
 WHERE id = $3 AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents
 `
 
 type BookingMarkConfirmedParams struct {
@@ -208,6 +212,8 @@ func (q *Queries) BookingMarkConfirmed(ctx context.Context, db DBTX, arg Booking
 		&i.RefundError,
 		&i.LinkRetryAt,
 		&i.RefundFailedDismissedAt,
+		&i.StripeAccount,
+		&i.ApplicationFeeCents,
 	)
 	return i, err
 }
@@ -217,7 +223,7 @@ UPDATE bookings
 SET status = 'confirmed', confirmed_at = $1::timestamptz, updated_at = $1::timestamptz,
     stripe_payment_intent_id = COALESCE($2, stripe_payment_intent_id)
 WHERE id = $3 AND status = 'payment_failed' AND refund_requested_at IS NULL AND refund_id IS NULL
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents
 `
 
 type BookingMarkConfirmedLateParams struct {
@@ -258,6 +264,8 @@ func (q *Queries) BookingMarkConfirmedLate(ctx context.Context, db DBTX, arg Boo
 		&i.RefundError,
 		&i.LinkRetryAt,
 		&i.RefundFailedDismissedAt,
+		&i.StripeAccount,
+		&i.ApplicationFeeCents,
 	)
 	return i, err
 }
@@ -265,7 +273,7 @@ func (q *Queries) BookingMarkConfirmedLate(ctx context.Context, db DBTX, arg Boo
 const bookingMarkFailed = `-- name: BookingMarkFailed :one
 UPDATE bookings SET status = 'payment_failed', updated_at = $1::timestamptz
 WHERE id = $2 AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents
 `
 
 type BookingMarkFailedParams struct {
@@ -303,6 +311,8 @@ func (q *Queries) BookingMarkFailed(ctx context.Context, db DBTX, arg BookingMar
 		&i.RefundError,
 		&i.LinkRetryAt,
 		&i.RefundFailedDismissedAt,
+		&i.StripeAccount,
+		&i.ApplicationFeeCents,
 	)
 	return i, err
 }
@@ -329,7 +339,7 @@ UPDATE bookings
 SET refund_id = $1, updated_at = $2::timestamptz,
     stripe_payment_intent_id = COALESCE(stripe_payment_intent_id, $3)
 WHERE id = $4 AND refund_id IS NULL AND status <> 'confirmed'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents
 `
 
 type BookingSetRefundParams struct {
@@ -375,6 +385,8 @@ func (q *Queries) BookingSetRefund(ctx context.Context, db DBTX, arg BookingSetR
 		&i.RefundError,
 		&i.LinkRetryAt,
 		&i.RefundFailedDismissedAt,
+		&i.StripeAccount,
+		&i.ApplicationFeeCents,
 	)
 	return i, err
 }

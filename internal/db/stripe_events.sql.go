@@ -14,7 +14,7 @@ import (
 )
 
 const stripeEventGet = `-- name: StripeEventGet :one
-SELECT event_id, type, booking_id, payload, received_at, result, handled_at FROM stripe_events WHERE event_id = $1
+SELECT event_id, type, booking_id, payload, received_at, result, handled_at, account FROM stripe_events WHERE event_id = $1
 `
 
 func (q *Queries) StripeEventGet(ctx context.Context, db DBTX, eventID string) (StripeEvent, error) {
@@ -28,13 +28,15 @@ func (q *Queries) StripeEventGet(ctx context.Context, db DBTX, eventID string) (
 		&i.ReceivedAt,
 		&i.Result,
 		&i.HandledAt,
+		&i.Account,
 	)
 	return i, err
 }
 
 const stripeEventInsert = `-- name: StripeEventInsert :one
-INSERT INTO stripe_events (event_id, type, booking_id, payload, received_at)
-VALUES ($1, $2, $3, $4, $5::timestamptz)
+INSERT INTO stripe_events (event_id, type, booking_id, payload, received_at, account)
+VALUES ($1, $2, $3, $4, $5::timestamptz,
+    $6)
 ON CONFLICT (event_id) DO NOTHING
 RETURNING event_id
 `
@@ -45,6 +47,7 @@ type StripeEventInsertParams struct {
 	BookingID  uuid.NullUUID
 	Payload    []byte
 	ReceivedAt time.Time
+	Account    pgtype.Text
 }
 
 // Every verified event is stored before it is acted on. A redelivery finds its row
@@ -56,6 +59,7 @@ func (q *Queries) StripeEventInsert(ctx context.Context, db DBTX, arg StripeEven
 		arg.BookingID,
 		arg.Payload,
 		arg.ReceivedAt,
+		arg.Account,
 	)
 	var event_id string
 	err := row.Scan(&event_id)
@@ -63,7 +67,7 @@ func (q *Queries) StripeEventInsert(ctx context.Context, db DBTX, arg StripeEven
 }
 
 const stripeEventLock = `-- name: StripeEventLock :one
-SELECT event_id, type, booking_id, payload, received_at, result, handled_at FROM stripe_events WHERE event_id = $1 FOR UPDATE
+SELECT event_id, type, booking_id, payload, received_at, result, handled_at, account FROM stripe_events WHERE event_id = $1 FOR UPDATE
 `
 
 // Held while an event's transition runs, so two deliveries of one event never act
@@ -79,6 +83,7 @@ func (q *Queries) StripeEventLock(ctx context.Context, db DBTX, eventID string) 
 		&i.ReceivedAt,
 		&i.Result,
 		&i.HandledAt,
+		&i.Account,
 	)
 	return i, err
 }

@@ -98,6 +98,7 @@ func CheckoutDescription(shop shops.Shop, service string, startsAt time.Time) st
 func storeLinkParams(id uuid.UUID, co payments.Checkout, now time.Time) db.BookingStoreLinkParams {
 	p := db.BookingStoreLinkParams{
 		ID: id, Now: now.UTC(), ExpiresAt: co.ExpiresAt.UTC(),
+		Account: pgText(co.Account), ApplicationFeeCents: co.ApplicationFeeCents,
 	}
 	p.SessionID.String, p.SessionID.Valid = co.SessionID, true
 	p.PaymentUrl.String, p.PaymentUrl.Valid = co.URL, true

@@ -38,6 +38,12 @@ type EventResult struct {
 // The booking is read once per event: under its opening's lock, in the transition's
 // transaction. Only a failed payment attempt reads it before (the only read before the
 // transaction), to end its checkout first.
+//
+// A payment event acts only on a booking whose payment the event's account took (the
+// account stored with the booking's link; the platform's own for bookings made without
+// Connect): any other is stored as ResultWrongAccount and changes nothing, so a shop's
+// connected account can never confirm, fail or refund another shop's booking by naming
+// it in its checkout's metadata.
 func (s *Service) HandleEvent(ctx context.Context, ev payments.Event) (EventResult, error) {
 	ev = storable(ev)
 	now := s.cfg.Now()
@@ -74,10 +80,14 @@ func (s *Service) HandleEvent(ctx context.Context, ev payments.Event) (EventResu
 	switch ev.Kind {
 	case payments.EventPending:
 		// Nothing to apply yet; the booking is read only to answer for an unknown one.
-		if _, err := s.q.BookingGet(ctx, s.pool, bookingID); errors.Is(err, pgx.ErrNoRows) {
+		b, err := s.q.BookingGet(ctx, s.pool, bookingID)
+		if errors.Is(err, pgx.ErrNoRows) {
 			return s.settle(ctx, ev.ID, ResultUnknownBooking)
 		} else if err != nil {
 			return EventResult{}, fmt.Errorf("get booking %s: %w", bookingID, err)
+		}
+		if !tookPayment(b, &ev.Account) {
+			return s.wrongAccount(ctx, ev)
 		}
 		return s.settle(ctx, ev.ID, ResultAwaitingPayment)
 	case payments.EventFailed:
@@ -90,6 +100,11 @@ func (s *Service) HandleEvent(ctx context.Context, ev payments.Event) (EventResu
 		}
 		if err != nil {
 			return EventResult{}, fmt.Errorf("get booking %s: %w", bookingID, err)
+		}
+		if !tookPayment(b, &ev.Account) {
+			// Before the checkout is ended: another account's event must not end this
+			// booking's checkout either.
+			return s.wrongAccount(ctx, ev)
 		}
 		if b.Status == slots.BookingPendingPayment {
 			res, err := s.expireSession(ctx, b)
@@ -114,9 +129,9 @@ func (s *Service) HandleEvent(ctx context.Context, ev payments.Event) (EventResu
 		}
 		var res Result
 		if ev.Kind == payments.EventPaid {
-			res, err = s.paid(ctx, tx, bookingID, ev.SessionID, ev.PaymentIntentID, now)
+			res, err = s.paid(ctx, tx, bookingID, ev.SessionID, ev.PaymentIntentID, &ev.Account, now)
 		} else {
-			res, err = s.failed(ctx, tx, bookingID, ev.SessionID, nil, now)
+			res, err = s.failed(ctx, tx, bookingID, ev.SessionID, nil, &ev.Account, now)
 		}
 		if errors.Is(err, slots.ErrBookingNotFound) {
 			// Found out under the lock rather than by a read before it.
@@ -134,8 +149,36 @@ func (s *Service) HandleEvent(ctx context.Context, ev payments.Event) (EventResu
 	}
 	if !out.Replayed {
 		s.counted(out.Result)
+		if out.Result == ResultWrongAccount {
+			s.logWrongAccount(ctx, ev)
+		}
 	}
 	return out, nil
+}
+
+// tookPayment reports whether from, the account a payment event came from ("" for the
+// platform's own), is the account that takes booking b's payment; nil (the ledger's own
+// reads, made on the booking's account) always is.
+func tookPayment(b db.Booking, from *string) bool {
+	return from == nil || *from == b.StripeAccount.String
+}
+
+// wrongAccount settles an event from another account than its booking's, found out
+// before the transition (by a read the event needed anyway).
+func (s *Service) wrongAccount(ctx context.Context, ev payments.Event) (EventResult, error) {
+	res, err := s.settle(ctx, ev.ID, ResultWrongAccount)
+	if err == nil && !res.Replayed {
+		s.logWrongAccount(ctx, ev)
+	}
+	return res, err
+}
+
+// logWrongAccount warns of an event ignored for its account: a misrouted endpoint, or a
+// connected account naming another's booking, which an operator should look into. The
+// webhook counts it (slotrecovery_stripe_events_total, result ignored_wrong_account).
+func (s *Service) logWrongAccount(ctx context.Context, ev payments.Event) {
+	s.log.WarnContext(ctx, "payment event from another account than the booking's ignored",
+		"event_id", ev.ID, "kind", ev.Kind, "account", ev.Account, "booking_id", ev.BookingID)
 }
 
 // store inserts the event into the ledger and reports whether it was new. Postgres's
@@ -145,6 +188,7 @@ func (s *Service) HandleEvent(ctx context.Context, ev payments.Event) (EventResu
 func (s *Service) store(ctx context.Context, ev payments.Event, bookingID uuid.NullUUID, now time.Time) (bool, error) {
 	params := db.StripeEventInsertParams{
 		EventID: ev.ID, Type: ev.Type, BookingID: bookingID, Payload: ev.Payload, ReceivedAt: now.UTC(),
+		Account: pgText(ev.Account),
 	}
 	_, err := s.q.StripeEventInsert(ctx, s.pool, params)
 	if isDataException(err) {
@@ -198,7 +242,7 @@ func (s *Service) expireSession(ctx context.Context, b db.Booking) (Result, erro
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.ProviderTimeout)
 	defer cancel()
-	err := s.provider.ExpireCheckout(ctx, b.StripeCheckoutSessionID.String)
+	err := s.provider.ExpireCheckout(ctx, b.StripeAccount.String, b.StripeCheckoutSessionID.String)
 	switch {
 	case err == nil:
 		return "", nil
@@ -216,7 +260,7 @@ func (s *Service) expireSession(ctx context.Context, b db.Booking) (Result, erro
 // storable returns ev with NUL characters replaced in its text fields: Postgres text
 // cannot hold them, and the provider's ids never contain them, so nothing real is lost.
 func storable(ev payments.Event) payments.Event {
-	for _, f := range []*string{&ev.ID, &ev.Type, &ev.BookingID, &ev.SessionID, &ev.PaymentIntentID} {
+	for _, f := range []*string{&ev.ID, &ev.Type, &ev.BookingID, &ev.SessionID, &ev.PaymentIntentID, &ev.Account} {
 		*f = strings.ToValidUTF8(strings.ReplaceAll(*f, "\x00", "\uFFFD"), "\uFFFD")
 	}
 	return ev

@@ -18,22 +18,32 @@ import (
 )
 
 // PaymentProvider takes payment for bookings: payment links (checkouts) that expire
-// with the hold, reading them back, and refunds. It speaks internal/payments' types;
-// *stripe.Client (internal/payments/stripe) implements it.
+// with the hold, reading them back, and refunds, on the platform's own account or on a
+// shop's connected account (account "" is the platform's); and the shops' connected
+// accounts themselves. It speaks internal/payments' types; *stripe.Client
+// (internal/payments/stripe) implements it.
 type PaymentProvider interface {
-	// CreateCheckout makes a payment link for one booking, idempotently per (booking,
-	// expiry). An error for which payments.Transient is false means retrying cannot
-	// help.
+	// CreateCheckout makes a payment link for one booking, on r.Account, idempotently
+	// per (booking, expiry, account). An error for which payments.Transient is false
+	// means retrying cannot help.
 	CreateCheckout(ctx context.Context, r payments.CheckoutRequest) (payments.Checkout, error)
-	// ExpireCheckout ends an open checkout so it can no longer be paid; it returns
-	// payments.ErrAlreadyCompleted when the customer has paid.
-	ExpireCheckout(ctx context.Context, sessionID string) error
-	// GetCheckout reads a checkout back; an error matching payments.ErrNotFound means
-	// the provider has no such checkout.
-	GetCheckout(ctx context.Context, sessionID string) (payments.Session, error)
-	// Refund refunds one payment of a booking in full, idempotently per (booking,
-	// payment); a payment refunded already counts as success.
-	Refund(ctx context.Context, paymentIntentID, bookingID string) (refundID string, err error)
+	// ExpireCheckout ends an open checkout made on account so it can no longer be paid;
+	// it returns payments.ErrAlreadyCompleted when the customer has paid.
+	ExpireCheckout(ctx context.Context, account, sessionID string) error
+	// GetCheckout reads a checkout made on account back; an error matching
+	// payments.ErrNotFound means the provider has no such checkout there.
+	GetCheckout(ctx context.Context, account, sessionID string) (payments.Session, error)
+	// Refund refunds one payment of a booking in full, on the account that took it,
+	// idempotently per (booking, payment, account); a payment refunded already counts as
+	// success.
+	Refund(ctx context.Context, r payments.RefundRequest) (refundID string, err error)
+	// CreateAccount makes a shop's connected account, once per shop (and per
+	// disconnected predecessor) however often it is asked.
+	CreateAccount(ctx context.Context, r payments.AccountRequest) (payments.Account, error)
+	// GetAccount reads a connected account's state.
+	GetAccount(ctx context.Context, account string) (payments.Account, error)
+	// CreateAccountLink makes a fresh one-time link to the provider's onboarding.
+	CreateAccountLink(ctx context.Context, r payments.AccountLinkRequest) (payments.AccountLink, error)
 }
 
 // errUnconfigured is returned when the payment provider is needed and not configured.
@@ -91,6 +101,12 @@ const (
 	ResultOtherSession Result = "ignored_other_session"
 	// ResultUnknownBooking: no booking matches the event's booking id.
 	ResultUnknownBooking Result = "ignored_unknown_booking"
+	// ResultWrongAccount: the event came from another account than the one that took
+	// (or will take) the booking's payment: a connected account's event naming a booking
+	// of the platform or of another shop, or the platform's naming a connected account's
+	// booking. Misrouted or forged by another shop, it must never confirm, fail or
+	// refund the booking.
+	ResultWrongAccount Result = "ignored_wrong_account"
 	// ResultIgnoredType: an event of a kind the ledger does not act on (other events,
 	// and account changes for now).
 	ResultIgnoredType Result = "ignored_type"

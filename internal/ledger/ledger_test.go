@@ -64,7 +64,8 @@ func (f *fakeCheckouts) CreateCheckout(ctx context.Context, r payments.CheckoutR
 		// Stripe's answer arrives just as the caller's timer fires.
 		<-ctx.Done()
 	}
-	return payments.Checkout{SessionID: "cs_" + r.BookingID, URL: "https://pay.example/" + r.BookingID, ExpiresAt: r.ExpiresAt}, nil
+	return payments.Checkout{SessionID: "cs_" + r.BookingID, URL: "https://pay.example/" + r.BookingID, ExpiresAt: r.ExpiresAt,
+		Account: r.Account, ApplicationFeeCents: r.AmountCents * int64(r.FeeBPS) / 10000}, nil
 }
 
 func (f *fakeCheckouts) fail(err error) { f.mu.Lock(); defer f.mu.Unlock(); f.err = err }
@@ -83,11 +84,15 @@ type fakeStripe struct {
 	refunds   []string // payment intents refunded
 	onGet     func(sessionID string)
 	onExpire  func()
+	// calls lists every call with the account it named ("" for the platform's):
+	// "expire acct cs", "get acct cs", "refund acct pi fee".
+	calls []string
 }
 
-func (f *fakeStripe) ExpireCheckout(context.Context, string) error {
+func (f *fakeStripe) ExpireCheckout(_ context.Context, account, id string) error {
 	f.mu.Lock()
 	hook, err := f.onExpire, f.expireErr
+	f.calls = append(f.calls, "expire "+account+" "+id)
 	f.mu.Unlock()
 	if hook != nil {
 		hook()
@@ -95,9 +100,10 @@ func (f *fakeStripe) ExpireCheckout(context.Context, string) error {
 	return err
 }
 
-func (f *fakeStripe) GetCheckout(_ context.Context, id string) (payments.Session, error) {
+func (f *fakeStripe) GetCheckout(_ context.Context, account, id string) (payments.Session, error) {
 	f.mu.Lock()
 	f.reads = append(f.reads, id)
+	f.calls = append(f.calls, "get "+account+" "+id)
 	hook := f.onGet
 	f.mu.Unlock()
 	if hook != nil {
@@ -111,11 +117,32 @@ func (f *fakeStripe) GetCheckout(_ context.Context, id string) (payments.Session
 	return f.sessions[id], nil
 }
 
-func (f *fakeStripe) Refund(_ context.Context, paymentIntentID, _ string) (string, error) {
+func (f *fakeStripe) Refund(_ context.Context, r payments.RefundRequest) (string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.refunds = append(f.refunds, paymentIntentID)
-	return "re_" + paymentIntentID, nil
+	f.refunds = append(f.refunds, r.PaymentIntentID)
+	f.calls = append(f.calls, fmt.Sprintf("refund %s %s %t", r.Account, r.PaymentIntentID, r.RefundApplicationFee))
+	return "re_" + r.PaymentIntentID, nil
+}
+
+// The connected accounts' calls: the ledger's onboarding is tested against stripe-mock
+// (accounts_test.go); these only make the fake a whole provider.
+func (f *fakeStripe) CreateAccount(_ context.Context, r payments.AccountRequest) (payments.Account, error) {
+	return payments.Account{ID: "acct_fake" + strings.ReplaceAll(r.ShopID, "-", "")}, nil
+}
+
+func (f *fakeStripe) GetAccount(_ context.Context, account string) (payments.Account, error) {
+	return payments.Account{ID: account}, nil
+}
+
+func (f *fakeStripe) CreateAccountLink(_ context.Context, r payments.AccountLinkRequest) (payments.AccountLink, error) {
+	return payments.AccountLink{URL: "https://connect.example/" + r.Account, ExpiresAt: time.Now().Add(5 * time.Minute)}, nil
+}
+
+func (f *fakeStripe) callLog() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.calls...)
 }
 
 func (f *fakeStripe) set(id string, state payments.SessionState) {

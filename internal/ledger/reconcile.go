@@ -64,13 +64,15 @@ func (s *Service) Reconcile(ctx context.Context) (int, error) {
 // booking sweep may have stored a checkout meanwhile.
 func (s *Service) reconcileOne(ctx context.Context, row db.BookingListStaleRow) (Result, error) {
 	saw := &seen{sessionID: row.StripeCheckoutSessionID.String, expiresAt: row.CheckoutExpiresAt}
+	// Read back on the account the checkout was made on, the only one that knows it.
+	account := row.StripeAccount.String
 	paid, paymentIntentID := false, ""
 	if row.StripeCheckoutSessionID.Valid {
 		if s.provider == nil {
 			return "", errUnconfigured
 		}
 		cctx, cancel := context.WithTimeout(ctx, s.cfg.ProviderTimeout)
-		sess, err := s.provider.GetCheckout(cctx, saw.sessionID)
+		sess, err := s.provider.GetCheckout(cctx, account, saw.sessionID)
 		cancel()
 		switch {
 		case errors.Is(err, payments.ErrNotFound):
@@ -96,9 +98,9 @@ func (s *Service) reconcileOne(ctx context.Context, row db.BookingListStaleRow) 
 		var err error
 		if paid {
 			// A payment is applied whatever changed meanwhile: the money is real.
-			res, err = s.paid(ctx, tx, row.ID, saw.sessionID, paymentIntentID, now)
+			res, err = s.paid(ctx, tx, row.ID, saw.sessionID, paymentIntentID, nil, now)
 		} else {
-			res, err = s.failed(ctx, tx, row.ID, saw.sessionID, saw, now)
+			res, err = s.failed(ctx, tx, row.ID, saw.sessionID, saw, nil, now)
 		}
 		return err
 	})

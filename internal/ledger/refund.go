@@ -23,7 +23,10 @@ import (
 // RefundBooking refunds one payment of a booking and tells the customer: a late payment
 // of a failed booking, or a second payment of a confirmed one. The payment is
 // paymentIntentID, else the booking's, else its checkout's. The payment that
-// holds a confirmed booking is never refunded.
+// holds a confirmed booking is never refunded. The refund is made on the account that
+// took the payment (the booking's: the platform's own, or the shop's connected account),
+// and gives the platform's application fee back with it: the customer gets everything,
+// and the shop does not pay the platform for money it returned.
 //
 // Checking first and calling the provider without a lock is safe: the refund of a failed
 // booking's payment was decided (refund_requested_at) in the transaction that enqueued
@@ -46,7 +49,7 @@ func (s *Service) RefundBooking(ctx context.Context, bookingID uuid.UUID, paymen
 	defer cancel()
 	pi := cmp.Or(paymentIntentID, b.StripePaymentIntentID.String)
 	if pi == "" && b.StripeCheckoutSessionID.Valid {
-		sess, err := s.provider.GetCheckout(cctx, b.StripeCheckoutSessionID.String)
+		sess, err := s.provider.GetCheckout(cctx, b.StripeAccount.String, b.StripeCheckoutSessionID.String)
 		if err != nil && !payments.Transient(err) {
 			return river.JobCancel(fmt.Errorf("find payment of booking %s: %w", b.ID, err))
 		}
@@ -72,7 +75,10 @@ func (s *Service) RefundBooking(ctx context.Context, bookingID uuid.UUID, paymen
 		return river.JobCancel(fmt.Errorf("booking %s is pending: %w", b.ID, errRefundNotDue))
 	}
 
-	refundID, err := s.provider.Refund(cctx, pi, b.ID.String())
+	refundID, err := s.provider.Refund(cctx, payments.RefundRequest{
+		BookingID: b.ID.String(), PaymentIntentID: pi, Account: b.StripeAccount.String,
+		RefundApplicationFee: b.StripeAccount.Valid && b.ApplicationFeeCents > 0,
+	})
 	if err != nil {
 		if !payments.Transient(err) {
 			return river.JobCancel(fmt.Errorf("refund booking %s: %w", b.ID, err))

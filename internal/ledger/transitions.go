@@ -79,13 +79,18 @@ func (s *Service) lock(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID) (loc
 	return l, nil
 }
 
-// paid applies a successful payment.
-func (s *Service) paid(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, sessionID, paymentIntentID string, now time.Time) (Result, error) {
+// paid applies a successful payment. from is the account the payment event came from
+// (nil for the ledger's own reads): the booking is left alone (ResultWrongAccount) unless
+// that account takes its payment.
+func (s *Service) paid(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, sessionID, paymentIntentID string, from *string, now time.Time) (Result, error) {
 	l, err := s.lock(ctx, tx, bookingID)
 	if err != nil {
 		return "", err
 	}
 	b := l.b
+	if !tookPayment(b, from) {
+		return ResultWrongAccount, nil
+	}
 	if sessionID != "" && b.StripeCheckoutSessionID.Valid && b.StripeCheckoutSessionID.String != sessionID {
 		// Money arrived through a session that is not the booking's. Unlike a failure,
 		// a payment is real whichever session took it, so it is applied all the same.
@@ -184,13 +189,17 @@ func (s *Service) retake(ctx context.Context, tx pgx.Tx, l locked, paymentIntent
 // failed applies a failed or expired payment, or a hold that ended without one. sessionID
 // is the session the failure is about ("" when unknown or none); saw, if not nil, is
 // what the caller decided from, and the booking is left alone (ResultStillOpen) if it
-// changed since.
-func (s *Service) failed(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, sessionID string, saw *seen, now time.Time) (Result, error) {
+// changed since. from is the account the event came from (nil for the ledger's own
+// decisions), as for paid.
+func (s *Service) failed(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, sessionID string, saw *seen, from *string, now time.Time) (Result, error) {
 	l, err := s.lock(ctx, tx, bookingID)
 	if err != nil {
 		return "", err
 	}
 	b, op := l.b, l.op
+	if !tookPayment(b, from) {
+		return ResultWrongAccount, nil
+	}
 	switch b.Status {
 	case slots.BookingConfirmed:
 		return ResultKeptConfirmed, nil
@@ -242,7 +251,7 @@ func (s *Service) lapse(ctx context.Context, b db.Booking) (Result, error) {
 	var res Result
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
-		res, err = s.failed(ctx, tx, b.ID, "", seenOf(b), s.cfg.Now())
+		res, err = s.failed(ctx, tx, b.ID, "", seenOf(b), nil, s.cfg.Now())
 		return err
 	})
 	if err != nil {

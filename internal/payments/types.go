@@ -45,6 +45,9 @@ type Checkout struct {
 	PaymentIntentID string
 	// ExpiresAt is when the checkout expires, as the provider reports it.
 	ExpiresAt time.Time
+	// Account is the connected account the checkout was made on ("" for the
+	// platform's own): the account that takes its payment.
+	Account string
 	// ApplicationFeeCents is the platform's fee the checkout's payment carries, in the
 	// currency's smallest unit (0 for none): what the platform keeps of it.
 	ApplicationFeeCents int64

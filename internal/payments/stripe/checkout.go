@@ -87,7 +87,8 @@ func (c *Client) CreateCheckout(ctx context.Context, r payments.CheckoutRequest)
 	if err != nil {
 		return payments.Checkout{}, fmt.Errorf("create checkout for booking %s: %w", r.BookingID, translate(err))
 	}
-	out := payments.Checkout{SessionID: s.ID, URL: s.URL, ExpiresAt: unixTime(s.ExpiresAt), ApplicationFeeCents: fee}
+	out := payments.Checkout{SessionID: s.ID, URL: s.URL, ExpiresAt: unixTime(s.ExpiresAt),
+		Account: r.Account, ApplicationFeeCents: fee}
 	if s.PaymentIntent != nil {
 		out.PaymentIntentID = s.PaymentIntent.ID
 	}

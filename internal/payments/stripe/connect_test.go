@@ -110,12 +110,14 @@ func TestCreateCheckoutOnAccount(t *testing.T) {
 	got, err := c.CreateCheckout(t.Context(), req)
 	require.NoError(t, err)
 	require.EqualValues(t, 113, got.ApplicationFeeCents, "2.5%% of 4500, half up")
+	require.Equal(t, "acct_1ShopA", got.Account)
 
 	platform := checkoutRequest("bk_connect_1")
 	platform.ExpiresAt = req.ExpiresAt
 	pgot, err := c.CreateCheckout(t.Context(), platform)
 	require.NoError(t, err)
 	require.Zero(t, pgot.ApplicationFeeCents)
+	require.Empty(t, pgot.Account)
 
 	noFee := req
 	noFee.FeeBPS = 0
