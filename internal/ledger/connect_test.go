@@ -22,9 +22,10 @@ func (w *world) onAccount(b uuid.UUID, account string, fee int64) {
 	require.NoError(w.t, err)
 }
 
-// from is ev as it came from account ("" for the platform's own endpoint).
+// from is ev as it came from account: to the Connect endpoint, or ("") to the
+// platform's.
 func from(ev payments.Event, account string) payments.Event {
-	ev.Account = account
+	ev.Account, ev.Connect = account, account != ""
 	return ev
 }
 
@@ -63,6 +64,17 @@ func TestEventFromAnotherAccountChangesNothing(t *testing.T) {
 		require.Equal(t, slots.BookingPendingPayment, w.bookingStatus(tc.booking), tc.name)
 		require.True(t, w.handle(ev).Replayed, "%s: a redelivery repeats the answer", tc.name)
 	}
+	// Misrouted: the platform's endpoint delivering an event that names an account, or
+	// the Connect endpoint one that names none, even the booking's own.
+	misrouted := w.event("evt_misrouted_platform", payments.EventPaid, shopA, "pi_m")
+	misrouted.Account = "acct_1ShopA"
+	require.Equal(t, ledger.ResultWrongAccount, w.handle(misrouted).Result)
+	misrouted = w.event("evt_misrouted_connect", payments.EventPaid, platform, "pi_m")
+	misrouted.Connect = true
+	require.Equal(t, ledger.ResultWrongAccount, w.handle(misrouted).Result)
+	require.Equal(t, slots.BookingPendingPayment, w.bookingStatus(shopA))
+	require.Equal(t, slots.BookingPendingPayment, w.bookingStatus(platform))
+
 	require.Empty(t, w.stripe.callLog(), "no checkout was expired, read or refunded")
 	require.Equal(t, "0", w.query(`SELECT count(*)::text FROM river_job WHERE kind IN ('booking_refund', 'offer_wave') AND args->>'generation' IS DISTINCT FROM '1'`))
 	require.Equal(t, "acct_1ShopB", w.query(`SELECT account FROM stripe_events WHERE event_id = $1`, "evt_wrong_another shop's payment"),

@@ -67,6 +67,12 @@ func (s *Service) HandleEvent(ctx context.Context, ev payments.Event) (EventResu
 		// expired checkout succeeds.
 	}
 
+	if ev.Connect != (ev.Account != "") {
+		// The Connect endpoint receives connected accounts' events and the platform's
+		// endpoint the platform's own: an event on the wrong one was misrouted (or
+		// signed with a secret shared by both), and acts on nothing.
+		return s.wrongAccount(ctx, ev)
+	}
 	switch ev.Kind {
 	case payments.EventPaid, payments.EventPending, payments.EventFailed, payments.EventExpired:
 	default:

@@ -201,6 +201,10 @@ type Event struct {
 	// AccountState is the connected account's new state, for EventAccountChanged only
 	// (nil otherwise).
 	AccountState *Account
+	// Connect is true for an event delivered to the Connect endpoint, which receives
+	// connected accounts' events and verifies them with its own secret: such an event
+	// names its Account, and one delivered to the platform's endpoint names none.
+	Connect bool
 
 	// BookingID is the booking the event's checkout or payment was made for ("" for
 	// events about neither).

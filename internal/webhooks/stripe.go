@@ -16,20 +16,33 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 )
 
-// StripePath is where Stripe posts webhook events.
+// StripePath is where Stripe posts the platform account's own webhook events.
 const StripePath = "/webhooks/stripe"
+
+// StripeConnectPath is where Stripe posts connected accounts' events (a Connect
+// endpoint, registered apart in Stripe with a signing secret of its own), when the
+// server runs with STRIPE_CONNECT=on. A route of its own rather than one route trying
+// both secrets: Stripe registers the two kinds of endpoint separately, each with its own
+// secret and event list, and an operator reading a log or a metric sees at once which
+// one an event came through.
+const StripeConnectPath = "/webhooks/stripe/connect"
 
 // MaxStripeBody caps a Stripe event body. Stripe's events are a few kilobytes; 1 MiB
 // leaves room for large objects without letting anyone make us buffer more.
 const MaxStripeBody = 1 << 20
 
-// Stripe handles Stripe's webhook events.
+// Stripe handles Stripe's webhook events, for one endpoint: the platform's own
+// (StripePath) or the Connect endpoint (StripeConnectPath, Connect true).
 type Stripe struct {
 	// Ledger stores and applies the events.
 	Ledger *ledger.Service
 	// Secrets are the endpoint's signing secrets: one, or the new and the old one
 	// while the secret is rotated. A signature by any of them is accepted.
 	Secrets []string
+	// Connect is true for the Connect endpoint: its events come from connected
+	// accounts, and each names its account. The ledger lets a payment event act only
+	// on a booking whose payment that account took.
+	Connect bool
 	// Tolerance is how old a signature may be; zero means Stripe's 300 s.
 	Tolerance time.Duration
 	// Logger logs refusals and outcomes.
@@ -71,13 +84,14 @@ func (h *Stripe) Handle(c echo.Context) error {
 	// versions (see there why that is safe) and classifies the event into the ledger's
 	// kind: nothing here decides on Stripe's event types.
 	ev, err := stripe.ParseEvent(body, req.Header.Get("Stripe-Signature"), h.Secrets, h.Tolerance)
+	ev.Connect = h.Connect
 	switch {
 	case errors.Is(err, payments.ErrBadSignature):
-		h.Logger.WarnContext(ctx, "stripe signature rejected", "err", err)
+		h.Logger.WarnContext(ctx, "stripe signature rejected", "connect", h.Connect, "err", err)
 		h.Metrics.StripeEvent("unverified", "bad_signature")
 		return httperr.BadRequest("bad_signature", "Stripe-Signature is missing, wrong or too old")
 	case err != nil:
-		h.Logger.WarnContext(ctx, "stripe event rejected", "err", err)
+		h.Logger.WarnContext(ctx, "stripe event rejected", "connect", h.Connect, "err", err)
 		h.Metrics.StripeEvent("unverified", "bad_payload")
 		return httperr.BadRequest("bad_payload", "the body is not a Stripe event")
 	}
@@ -91,6 +105,6 @@ func (h *Stripe) Handle(c echo.Context) error {
 		h.Metrics.StripeEvent(ev.Type, string(res.Result))
 	}
 	h.Logger.InfoContext(ctx, "stripe event handled", "event_id", ev.ID, "type", ev.Type, "kind", ev.Kind,
-		"booking_id", ev.BookingID, "result", res.Result, "replayed", res.Replayed)
+		"connect", h.Connect, "account", ev.Account, "booking_id", ev.BookingID, "result", res.Result, "replayed", res.Replayed)
 	return c.JSON(http.StatusOK, StripeAnswer{Received: true, Result: string(res.Result), Replayed: res.Replayed})
 }
