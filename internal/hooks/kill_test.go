@@ -96,7 +96,7 @@ func TestKilledInstanceLosesNothing(t *testing.T) {
 	// (at its start) finds the job stuck.
 	rescueAfter := 6 * time.Second
 	for s.count(`SELECT count(*) FROM river_job WHERE kind = 'webhook_delivery' AND attempted_at < now() - $1::interval`,
-		(rescueAfter + time.Second).String()) == 0 {
+		(rescueAfter+time.Second).String()) == 0 {
 		time.Sleep(100 * time.Millisecond)
 	}
 	hookstest.Deliver(t, s.pool, s.svc, hookstest.RiverConfig{RescueStuckJobsAfter: rescueAfter, JobTimeout: rescueAfter})
