@@ -366,8 +366,8 @@ func (s *Service) UpdateCustomer(ctx context.Context, shopID, id uuid.UUID, ch C
 		c := CustomerFromRow(row)
 		if ch.Name != nil {
 			name := strings.TrimSpace(*ch.Name)
-			if len(name) > 200 {
-				return problem.Invalidf("name", "name must be at most 200 characters")
+			if len(name) > 200 || strings.ContainsRune(name, 0) {
+				return problem.Invalidf("name", "name must be text of at most 200 characters")
 			}
 			c.Name = name
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
+	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
@@ -116,4 +117,32 @@ func TestCalendarToken(t *testing.T) {
 	changed, err = svc.Update(ctx, a.ID, shops.ShopChange{})
 	require.NoError(t, err)
 	require.True(t, changed.CalendarFullDetails, "an edit that does not name it keeps it")
+}
+
+// TestNULRefused: a name with a NUL character (JSON's \u0000 decodes to one) is refused
+// as bad input; Postgres's text cannot hold it, and it answered 500.
+func TestNULRefused(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.New(t)
+	ctx := context.Background()
+	svc := shops.New(pool, shops.Config{})
+	_, _, err := svc.Create(ctx, shops.NewShop{Name: "A\x00", Timezone: "UTC", SMSNumber: "+15555550100", Currency: "usd", PaymentMode: shops.PaymentNone})
+	requireInvalid(t, err, "name")
+	shop, _, err := svc.Create(ctx, shops.NewShop{Name: "A", Timezone: "UTC", SMSNumber: "+15555550100", Currency: "usd", PaymentMode: shops.PaymentNone})
+	require.NoError(t, err)
+	_, err = svc.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: "+15555550111", Name: "Bea\x00"})
+	requireInvalid(t, err, "name")
+	c, err := svc.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: "+15555550111", Name: "Bea"})
+	require.NoError(t, err)
+	bad := "B\x00"
+	_, err = svc.UpdateCustomer(ctx, shop.ID, c.ID, shops.CustomerChange{Name: &bad})
+	requireInvalid(t, err, "name")
+}
+
+func requireInvalid(t *testing.T, err error, field string) {
+	t.Helper()
+	p, ok := problem.As(err)
+	require.True(t, ok, "%v", err)
+	require.Equal(t, problem.Invalid, p.Kind)
+	require.Equal(t, field, p.Field)
 }

@@ -246,8 +246,8 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 
 func (s *Service) normalise(n *NewShop) error {
 	n.Name = strings.TrimSpace(n.Name)
-	if n.Name == "" || len(n.Name) > 200 {
-		return problem.Invalidf("name", "name is required (at most 200 characters)")
+	if n.Name == "" || len(n.Name) > 200 || strings.ContainsRune(n.Name, 0) {
+		return problem.Invalidf("name", "name is required (text, at most 200 characters)")
 	}
 	if n.Timezone == "" {
 		return problem.Invalidf("timezone", "timezone is required, an IANA name such as Europe/London")
@@ -359,8 +359,8 @@ func (s *Service) AddCustomer(ctx context.Context, shopID uuid.UUID, n NewCustom
 	if !phone.Valid(n.Phone) {
 		return Customer{}, problem.Invalidf("phone", "phone must be in E.164 form, e.g. +15555550100")
 	}
-	if len(n.Name) > 200 {
-		return Customer{}, problem.Invalidf("name", "name must be at most 200 characters")
+	if len(n.Name) > 200 || strings.ContainsRune(n.Name, 0) {
+		return Customer{}, problem.Invalidf("name", "name must be text of at most 200 characters")
 	}
 	if n.Priority < -1000 || n.Priority > 1000 {
 		return Customer{}, problem.Invalidf("priority", "priority must be between -1000 and 1000")
