@@ -305,6 +305,9 @@ CREATE INDEX webhook_events_created_idx ON webhook_events (created_at);
 
 CREATE TABLE webhook_deliveries (
     id               uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    -- The order the dispatcher made them in, which is their events' order: the owner's
+    -- list pages by it, newest first.
+    seq              bigint GENERATED ALWAYS AS IDENTITY,
     event_id         uuid NOT NULL REFERENCES webhook_events (id) ON DELETE CASCADE,
     endpoint_id      uuid NOT NULL REFERENCES webhook_endpoints (id) ON DELETE CASCADE,
     shop_id          uuid NOT NULL,
@@ -319,7 +322,7 @@ CREATE TABLE webhook_deliveries (
     finished_at      timestamptz,
     UNIQUE (event_id, endpoint_id)
 );
-CREATE INDEX webhook_deliveries_endpoint_idx ON webhook_deliveries (endpoint_id, created_at DESC, id);
+CREATE INDEX webhook_deliveries_endpoint_idx ON webhook_deliveries (endpoint_id, seq DESC);
 CREATE INDEX webhook_deliveries_created_idx ON webhook_deliveries (created_at);
 
 CREATE TABLE webhook_attempts (

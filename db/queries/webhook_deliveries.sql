@@ -36,15 +36,16 @@ SET status = 'failed', next_attempt_at = NULL, last_error = sqlc.arg(reason), fi
 WHERE id = sqlc.arg(id) AND status = 'pending';
 
 -- name: WebhookDeliveryList :many
--- An endpoint's deliveries, newest first, a page at a time (keyset on created_at, id).
-SELECT d.id, d.event_id, ev.type AS event_type, ev.created_at AS event_created_at, d.status, d.attempts,
+-- An endpoint's deliveries, newest first (the events' order), a page at a time (keyset
+-- on seq).
+SELECT d.id, d.seq, d.event_id, ev.type AS event_type, ev.created_at AS event_created_at, d.status, d.attempts,
     d.next_attempt_at, d.last_attempt_at, d.last_status_code, d.last_error, d.created_at, d.finished_at
 FROM webhook_deliveries d
 JOIN webhook_events ev ON ev.id = d.event_id
 WHERE d.endpoint_id = sqlc.arg(endpoint_id) AND d.shop_id = sqlc.arg(shop_id)
   AND (sqlc.arg(status)::text = '' OR d.status = sqlc.arg(status)::text)
-  AND (d.created_at, d.id) < (sqlc.arg(before_created)::timestamptz, sqlc.arg(before_id)::uuid)
-ORDER BY d.created_at DESC, d.id DESC
+  AND d.seq < sqlc.arg(before_seq)::bigint
+ORDER BY d.seq DESC
 LIMIT sqlc.arg(max_rows);
 
 -- name: WebhookDeliveryGet :one

@@ -187,6 +187,7 @@ type WebhookAttempt struct {
 
 type WebhookDelivery struct {
 	ID             uuid.UUID
+	Seq            pgtype.Int8
 	EventID        uuid.UUID
 	EndpointID     uuid.UUID
 	ShopID         uuid.UUID

@@ -195,28 +195,28 @@ func (q *Queries) WebhookDeliveryGet(ctx context.Context, db DBTX, arg WebhookDe
 }
 
 const webhookDeliveryList = `-- name: WebhookDeliveryList :many
-SELECT d.id, d.event_id, ev.type AS event_type, ev.created_at AS event_created_at, d.status, d.attempts,
+SELECT d.id, d.seq, d.event_id, ev.type AS event_type, ev.created_at AS event_created_at, d.status, d.attempts,
     d.next_attempt_at, d.last_attempt_at, d.last_status_code, d.last_error, d.created_at, d.finished_at
 FROM webhook_deliveries d
 JOIN webhook_events ev ON ev.id = d.event_id
 WHERE d.endpoint_id = $1 AND d.shop_id = $2
   AND ($3::text = '' OR d.status = $3::text)
-  AND (d.created_at, d.id) < ($4::timestamptz, $5::uuid)
-ORDER BY d.created_at DESC, d.id DESC
-LIMIT $6
+  AND d.seq < $4::bigint
+ORDER BY d.seq DESC
+LIMIT $5
 `
 
 type WebhookDeliveryListParams struct {
-	EndpointID    uuid.UUID
-	ShopID        uuid.UUID
-	Status        string
-	BeforeCreated time.Time
-	BeforeID      uuid.UUID
-	MaxRows       int32
+	EndpointID uuid.UUID
+	ShopID     uuid.UUID
+	Status     string
+	BeforeSeq  int64
+	MaxRows    int32
 }
 
 type WebhookDeliveryListRow struct {
 	ID             uuid.UUID
+	Seq            pgtype.Int8
 	EventID        uuid.UUID
 	EventType      string
 	EventCreatedAt time.Time
@@ -230,14 +230,14 @@ type WebhookDeliveryListRow struct {
 	FinishedAt     *time.Time
 }
 
-// An endpoint's deliveries, newest first, a page at a time (keyset on created_at, id).
+// An endpoint's deliveries, newest first (the events' order), a page at a time (keyset
+// on seq).
 func (q *Queries) WebhookDeliveryList(ctx context.Context, db DBTX, arg WebhookDeliveryListParams) ([]WebhookDeliveryListRow, error) {
 	rows, err := db.Query(ctx, webhookDeliveryList,
 		arg.EndpointID,
 		arg.ShopID,
 		arg.Status,
-		arg.BeforeCreated,
-		arg.BeforeID,
+		arg.BeforeSeq,
 		arg.MaxRows,
 	)
 	if err != nil {
@@ -249,6 +249,7 @@ func (q *Queries) WebhookDeliveryList(ctx context.Context, db DBTX, arg WebhookD
 		var i WebhookDeliveryListRow
 		if err := rows.Scan(
 			&i.ID,
+			&i.Seq,
 			&i.EventID,
 			&i.EventType,
 			&i.EventCreatedAt,
@@ -272,7 +273,7 @@ func (q *Queries) WebhookDeliveryList(ctx context.Context, db DBTX, arg WebhookD
 }
 
 const webhookDeliveryLock = `-- name: WebhookDeliveryLock :one
-SELECT id, event_id, endpoint_id, shop_id, status, attempts, next_attempt_at, last_attempt_at, last_status_code, last_error, created_at, finished_at FROM webhook_deliveries WHERE id = $1 FOR UPDATE
+SELECT id, seq, event_id, endpoint_id, shop_id, status, attempts, next_attempt_at, last_attempt_at, last_status_code, last_error, created_at, finished_at FROM webhook_deliveries WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) WebhookDeliveryLock(ctx context.Context, db DBTX, id uuid.UUID) (WebhookDelivery, error) {
@@ -280,6 +281,7 @@ func (q *Queries) WebhookDeliveryLock(ctx context.Context, db DBTX, id uuid.UUID
 	var i WebhookDelivery
 	err := row.Scan(
 		&i.ID,
+		&i.Seq,
 		&i.EventID,
 		&i.EndpointID,
 		&i.ShopID,

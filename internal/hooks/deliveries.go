@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -92,13 +93,12 @@ func (s *Service) Deliveries(ctx context.Context, shopID, endpointID uuid.UUID, 
 	default:
 		return DeliveryPage{}, problem.Invalidf("status", "status must be pending, succeeded or failed")
 	}
-	beforeAt, beforeID, err := decodeCursor(q.Cursor)
+	before, err := decodeCursor(q.Cursor)
 	if err != nil {
 		return DeliveryPage{}, err
 	}
 	rows, err := s.q.WebhookDeliveryList(ctx, s.pool, db.WebhookDeliveryListParams{
-		EndpointID: endpointID, ShopID: shopID, Status: q.Status, BeforeCreated: beforeAt, BeforeID: beforeID,
-		MaxRows: int32(limit + 1),
+		EndpointID: endpointID, ShopID: shopID, Status: q.Status, BeforeSeq: before, MaxRows: int32(limit + 1),
 	})
 	if err != nil {
 		return DeliveryPage{}, fmt.Errorf("list deliveries: %w", err)
@@ -107,7 +107,7 @@ func (s *Service) Deliveries(ctx context.Context, shopID, endpointID uuid.UUID, 
 	if len(rows) > limit {
 		rows = rows[:limit]
 		last := rows[limit-1]
-		page.Next = encodeCursor(last.CreatedAt, last.ID)
+		page.Next = encodeCursor(last.Seq.Int64)
 	}
 	page.Deliveries = make([]Delivery, len(rows))
 	for i, r := range rows {
@@ -192,30 +192,28 @@ func (s *Service) Resend(ctx context.Context, shopID, endpointID, deliveryID uui
 	return out, err
 }
 
-// The cursor is opaque to clients: base64 of "<unix nanoseconds>.<id>" of the last row.
-func encodeCursor(t time.Time, id uuid.UUID) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(t.UnixNano(), 10) + "." + id.String()))
+// The cursor is opaque to clients: base64 of "d<seq>" of the page's last row.
+func encodeCursor(seq int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("d" + strconv.FormatInt(seq, 10)))
 }
 
 var errBadCursor = problem.Invalidf("cursor", "cursor is not one this server gave out; start again without it")
 
-// decodeCursor reads a cursor; "" is the start (newest first: before the end of time).
-func decodeCursor(c string) (time.Time, uuid.UUID, error) {
+// decodeCursor reads a cursor; "" is the start (newest first: before every row).
+func decodeCursor(c string) (int64, error) {
 	if c == "" {
-		return time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC), uuid.Max, nil
+		return math.MaxInt64, nil
 	}
-	if len(c) > 200 {
-		return time.Time{}, uuid.Nil, errBadCursor
+	if len(c) > 100 {
+		return 0, errBadCursor
 	}
 	b, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil {
-		return time.Time{}, uuid.Nil, errBadCursor
+		return 0, errBadCursor
 	}
-	ns, idText, ok := strings.Cut(string(b), ".")
-	n, err1 := strconv.ParseInt(ns, 10, 64)
-	id, err2 := uuid.Parse(idText)
-	if !ok || err1 != nil || err2 != nil {
-		return time.Time{}, uuid.Nil, errBadCursor
+	n, err := strconv.ParseInt(strings.TrimPrefix(string(b), "d"), 10, 64)
+	if err != nil || !strings.HasPrefix(string(b), "d") {
+		return 0, errBadCursor
 	}
-	return time.Unix(0, n).UTC(), id, nil
+	return n, nil
 }

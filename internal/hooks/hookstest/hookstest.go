@@ -255,6 +255,29 @@ func IDs(events []Event) []string {
 	return out
 }
 
+// InRecordedOrder returns events sorted as they were recorded (webhook_events.seq, the
+// outbox's order): deliveries run concurrently, so they may arrive in another order, and
+// two events of one statement (opening.filled and booking.confirmed) share created_at.
+// An event pool does not hold fails the test.
+func InRecordedOrder(t testing.TB, pool *pgxpool.Pool, events []Event) []Event {
+	t.Helper()
+	seq := map[string]int64{}
+	for _, e := range events {
+		id, ok := hooks.ParseEventID(e.ID)
+		if !ok {
+			t.Fatalf("hookstest: event id %q is not one hooks makes", e.ID)
+		}
+		var n int64
+		if err := pool.QueryRow(context.Background(), `SELECT seq FROM webhook_events WHERE id = $1`, id).Scan(&n); err != nil {
+			t.Fatalf("hookstest: event %s: %v", e.ID, err)
+		}
+		seq[e.ID] = n
+	}
+	out := slices.Clone(events)
+	slices.SortStableFunc(out, func(a, b Event) int { return cmp.Compare(seq[a.ID], seq[b.ID]) })
+	return out
+}
+
 // RiverConfig tunes the River client Deliver starts.
 type RiverConfig struct {
 	// Workers is the webhooks queue's MaxWorkers; default 10.
