@@ -42,3 +42,10 @@ WHERE shop_id = sqlc.arg(shop_id) AND key = sqlc.arg(key) AND holder = sqlc.arg(
 -- name: IdempotencyKeyPurge :execrows
 DELETE FROM idempotency_keys
 WHERE (shop_id, key) IN (SELECT shop_id, key FROM idempotency_keys WHERE created_at < sqlc.arg(before)::timestamptz LIMIT sqlc.arg(max_rows));
+
+-- name: IdempotencyKeyForgetText :execrows
+-- An erasure: the stored answers that hold the customer's number go (a retry of such a
+-- request runs again instead of replaying it).
+DELETE FROM idempotency_keys
+WHERE shop_id = sqlc.arg(shop_id) AND body IS NOT NULL
+  AND position(convert_to(sqlc.arg(text)::text, 'UTF8') IN body) > 0;

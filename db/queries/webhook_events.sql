@@ -48,3 +48,12 @@ WHERE id IN (SELECT id FROM webhook_events WHERE created_at < sqlc.arg(before)::
 SELECT id, seq, type, created_at, subject, payload, dispatched_at FROM webhook_events
 WHERE shop_id = $1
 ORDER BY seq;
+
+-- name: WebhookEventsForgetCustomer :execrows
+-- An erasure: the events whose subject names the customer (an opening they held, or the
+-- customer themself) lose their subject and body, and are not sent any more.
+UPDATE webhook_events
+SET subject = '{}'::jsonb, payload = NULL, dispatched_at = COALESCE(dispatched_at, sqlc.arg(now)::timestamptz),
+    dispatch_error = 'the customer was erased'
+WHERE shop_id = sqlc.arg(shop_id)
+  AND (subject -> 'filler' ->> 'id' = sqlc.arg(customer_id)::uuid::text OR subject ->> 'ID' = sqlc.arg(customer_id)::uuid::text);

@@ -13,6 +13,27 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const idempotencyKeyForgetText = `-- name: IdempotencyKeyForgetText :execrows
+DELETE FROM idempotency_keys
+WHERE shop_id = $1 AND body IS NOT NULL
+  AND position(convert_to($2::text, 'UTF8') IN body) > 0
+`
+
+type IdempotencyKeyForgetTextParams struct {
+	ShopID uuid.UUID
+	Text   string
+}
+
+// An erasure: the stored answers that hold the customer's number go (a retry of such a
+// request runs again instead of replaying it).
+func (q *Queries) IdempotencyKeyForgetText(ctx context.Context, db DBTX, arg IdempotencyKeyForgetTextParams) (int64, error) {
+	result, err := db.Exec(ctx, idempotencyKeyForgetText, arg.ShopID, arg.Text)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const idempotencyKeyGet = `-- name: IdempotencyKeyGet :one
 SELECT shop_id, key, request_hash, created_at, holder, locked_at, status, content_type, location, cache_control, body FROM idempotency_keys WHERE shop_id = $1 AND key = $2
 `

@@ -171,6 +171,30 @@ func (q *Queries) WebhookEventsForShop(ctx context.Context, db DBTX, shopID uuid
 	return items, nil
 }
 
+const webhookEventsForgetCustomer = `-- name: WebhookEventsForgetCustomer :execrows
+UPDATE webhook_events
+SET subject = '{}'::jsonb, payload = NULL, dispatched_at = COALESCE(dispatched_at, $1::timestamptz),
+    dispatch_error = 'the customer was erased'
+WHERE shop_id = $2
+  AND (subject -> 'filler' ->> 'id' = $3::uuid::text OR subject ->> 'ID' = $3::uuid::text)
+`
+
+type WebhookEventsForgetCustomerParams struct {
+	Now        time.Time
+	ShopID     uuid.UUID
+	CustomerID uuid.UUID
+}
+
+// An erasure: the events whose subject names the customer (an opening they held, or the
+// customer themself) lose their subject and body, and are not sent any more.
+func (q *Queries) WebhookEventsForgetCustomer(ctx context.Context, db DBTX, arg WebhookEventsForgetCustomerParams) (int64, error) {
+	result, err := db.Exec(ctx, webhookEventsForgetCustomer, arg.Now, arg.ShopID, arg.CustomerID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const webhookEventsToDispatch = `-- name: WebhookEventsToDispatch :many
 SELECT id, seq, shop_id, type, created_at, subject FROM webhook_events
 WHERE dispatched_at IS NULL

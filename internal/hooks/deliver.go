@@ -90,9 +90,13 @@ func (s *Service) Attempt(ctx context.Context, deliveryID uuid.UUID, manual bool
 		return nil // done by a manual attempt meanwhile, or failed for good
 	}
 	if d.DisabledAt != nil || d.Payload == nil {
+		reason := "not sent: the endpoint is disabled"
+		if d.Payload == nil {
+			reason = "not sent: the event's customer was erased"
+		}
 		if !manual {
 			if err := s.q.WebhookDeliveryFail(ctx, s.pool, db.WebhookDeliveryFailParams{
-				ID: deliveryID, Reason: pgtype.Text{String: "not sent: the endpoint is disabled", Valid: true}, Now: s.cfg.Now().UTC(),
+				ID: deliveryID, Reason: pgtype.Text{String: reason, Valid: true}, Now: s.cfg.Now().UTC(),
 			}); err != nil {
 				return fmt.Errorf("fail delivery %s: %w", deliveryID, err)
 			}

@@ -161,6 +161,10 @@ func (s *Service) Delivery(ctx context.Context, shopID, endpointID, deliveryID u
 	return out, nil
 }
 
+// errErased refuses to send again an event whose customer was erased.
+var errErased = &problem.Error{Kind: problem.Conflict, Code: "webhook_event_erased",
+	Message: "this event named a customer who was erased since; it cannot be sent again"}
+
 // Resend queues one more attempt at a delivery ("send again"), outside its schedule and
 // whatever its status: the body and webhook-id are the first attempt's, signed anew.
 func (s *Service) Resend(ctx context.Context, shopID, endpointID, deliveryID uuid.UUID) (Delivery, error) {
@@ -181,7 +185,7 @@ func (s *Service) Resend(ctx context.Context, shopID, endpointID, deliveryID uui
 			return fmt.Errorf("get delivery %s: %w", deliveryID, err)
 		}
 		if r.Payload == nil {
-			return ErrDeliveryNotFound
+			return errErased
 		}
 		if _, err := s.queue.InsertTx(ctx, tx, jobs.WebhookDelivery{DeliveryID: deliveryID, Manual: true}, nil); err != nil {
 			return fmt.Errorf("enqueue resend of delivery %s: %w", deliveryID, err)

@@ -162,3 +162,16 @@ func DecodeOpening(subject []byte) (OpeningSubject, error) {
 	}
 	return s, nil
 }
+
+// ForgetCustomer scrubs shopID's events that name the customer (an opening they held,
+// or the customer themself), inside the caller's transaction: their subject and body
+// are dropped and they are not sent, nor sent again. The customer's erasure calls it
+// (what reached the shop's endpoints already is the shop's).
+func ForgetCustomer(ctx context.Context, q db.DBTX, shopID, customerID uuid.UUID, at time.Time) error {
+	if _, err := queries.WebhookEventsForgetCustomer(ctx, q, db.WebhookEventsForgetCustomerParams{
+		ShopID: shopID, CustomerID: customerID, Now: at.UTC(),
+	}); err != nil {
+		return fmt.Errorf("forget customer %s in webhook events: %w", customerID, err)
+	}
+	return nil
+}

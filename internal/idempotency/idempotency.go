@@ -201,6 +201,19 @@ func (s *Store) Release(ctx context.Context, c *Claim) error {
 
 func text(s string) pgtype.Text { return pgtype.Text{String: s, Valid: s != ""} }
 
+// ForgetText drops, inside the caller's transaction, shopID's stored answers that hold
+// text (a customer's phone number, at their erasure): a retry of such a request runs
+// again instead of replaying it.
+func ForgetText(ctx context.Context, q db.DBTX, shopID uuid.UUID, text string) error {
+	if text == "" {
+		return nil
+	}
+	if _, err := db.New().IdempotencyKeyForgetText(ctx, q, db.IdempotencyKeyForgetTextParams{ShopID: shopID, Text: text}); err != nil {
+		return fmt.Errorf("forget stored answers: %w", err)
+	}
+	return nil
+}
+
 // purgeBatch bounds the rows one purge statement deletes.
 const purgeBatch = 1000
 

@@ -498,3 +498,71 @@ func TestCalendarTokenNeverLogged(t *testing.T) {
 	require.NotContains(t, logs, token)
 	require.NotContains(t, string(body), token)
 }
+
+// TestErasureReachesEventsAndKeptAnswers: erasing a customer scrubs the copies of their
+// details this issue keeps — the outbound events that name them (which are then not
+// sent, nor sent again) and the answers kept for an Idempotency-Key.
+func TestErasureReachesEventsAndKeptAnswers(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	shopID, key := e.shop("+15555550100")
+	ctx := context.Background()
+	r := e.do(http.MethodPost, "/api/webhook_endpoints", key, map[string]any{"url": "https://crm.example.com/hooks"})
+	require.Equal(t, http.StatusCreated, r.status, r.raw)
+	epID := r.body["id"].(string)
+
+	const number = "+15555550111"
+	req, err := http.NewRequest(http.MethodPost, e.url+"/api/customers", strings.NewReader(`{"phone":"`+number+`","name":"Bea","sms_opt_in":true}`))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Idempotency-Key", "bea")
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	require.Equal(t, http.StatusCreated, res.StatusCode, string(raw))
+	var cust map[string]any
+	require.NoError(t, json.Unmarshal(raw, &cust))
+	custID := uuid.MustParse(cust["id"].(string))
+
+	other := e.customer(key, map[string]any{"phone": "+15555550122", "name": "Cy", "sms_opt_in": true})
+	require.NoError(t, e.h.Shops.OptOut(ctx, custID))
+	require.NoError(t, e.h.Shops.OptOut(ctx, uuid.MustParse(other)))
+	opening := e.opening(key)
+	_, err = e.pool.Exec(ctx, `WITH f AS (UPDATE slot_openings SET status = 'filled', filled_by = $2, filled_at = now(), updated_at = now()
+		WHERE id = $1 RETURNING id) INSERT INTO bookings (opening_id, customer_id, shop_id, status, amount_cents, currency, created_at, updated_at)
+		SELECT id, $2, $3, 'confirmed', 3500, 'usd', now(), now() FROM f`, opening["id"], custID, shopID)
+	require.NoError(t, err)
+	require.NoError(t, hooks.RecordOpening(ctx, e.pool, uuid.MustParse(shopID), hooks.BookingConfirmed, time.Now(), uuid.MustParse(opening["id"].(string)), uuid.Nil))
+	n, err := e.h.Hooks.Dispatch(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 3, n)
+	require.Equal(t, 2, e.queryInt(`SELECT count(*) FROM webhook_events WHERE position($1 IN subject::text) > 0`, number))
+	require.Equal(t, 1, e.queryInt(`SELECT count(*) FROM idempotency_keys WHERE position(convert_to($1, 'UTF8') IN body) > 0`, number))
+
+	r = e.do(http.MethodDelete, "/api/customers/"+custID.String(), key, nil)
+	require.Equal(t, http.StatusNoContent, r.status, r.raw)
+	require.Zero(t, e.queryInt(`SELECT count(*) FROM webhook_events WHERE position($1 IN subject::text) > 0
+		OR position(convert_to($1, 'UTF8') IN coalesce(payload, '')) > 0`, number))
+	require.Zero(t, e.queryInt(`SELECT count(*) FROM idempotency_keys WHERE position(convert_to($1, 'UTF8') IN body) > 0`, number))
+	require.Equal(t, 1, e.queryInt(`SELECT count(*) FROM webhook_events WHERE payload IS NOT NULL`), "Cy's event is untouched")
+
+	// A delivery of a scrubbed event is not sent; sending it again is refused.
+	page, err := e.h.Hooks.Deliveries(ctx, uuid.MustParse(shopID), uuid.MustParse(epID), hooks.DeliveryQuery{})
+	require.NoError(t, err)
+	require.Len(t, page.Deliveries, 3)
+	var erased hooks.Delivery
+	for _, d := range page.Deliveries {
+		if d.EventType == hooks.BookingConfirmed {
+			erased = d
+		}
+	}
+	require.NoError(t, e.h.Hooks.Attempt(ctx, erased.ID, false))
+	d, err := e.h.Hooks.Delivery(ctx, uuid.MustParse(shopID), uuid.MustParse(epID), erased.ID)
+	require.NoError(t, err)
+	require.Equal(t, hooks.DeliveryFailed, d.Status)
+	require.Contains(t, d.LastError, "erased")
+	requireError(t, e.do(http.MethodPost, "/api/webhook_endpoints/"+epID+"/deliveries/"+erased.ID.String()+"/retry", key, nil),
+		http.StatusConflict, "webhook_event_erased")
+}

@@ -52,6 +52,8 @@ CREATE TABLE webhook_events (
 );
 CREATE INDEX webhook_events_undispatched_idx ON webhook_events (seq) WHERE dispatched_at IS NULL;
 CREATE INDEX webhook_events_created_idx ON webhook_events (created_at);
+-- A shop's events (an erasure scrubs the customer's).
+CREATE INDEX webhook_events_shop_idx ON webhook_events (shop_id, seq);
 
 CREATE TABLE webhook_deliveries (
     id               uuid PRIMARY KEY DEFAULT gen_random_uuid(),
