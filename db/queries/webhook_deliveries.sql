@@ -5,7 +5,7 @@
 -- Fans an event out to the shop's enabled endpoints subscribed to its type, at dispatch.
 INSERT INTO webhook_deliveries (event_id, endpoint_id, shop_id, status, created_at, next_attempt_at)
 SELECT sqlc.arg(event_id)::uuid, s.id, sqlc.arg(shop_id)::uuid, 'pending', sqlc.arg(now)::timestamptz, sqlc.arg(now)::timestamptz
-FROM webhook_subscribers(sqlc.arg(shop_id)::uuid, sqlc.arg(type)::text) AS s(id)
+FROM webhook_subscribers(sqlc.arg(shop_id)::uuid, ARRAY[sqlc.arg(type)::text]) AS s(id)
 ON CONFLICT (event_id, endpoint_id) DO NOTHING
 RETURNING id;
 

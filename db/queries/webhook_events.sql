@@ -7,22 +7,23 @@
 -- endpoint subscribed to its type (0 rows otherwise: nothing to send).
 INSERT INTO webhook_events (shop_id, type, created_at, subject)
 SELECT sqlc.arg(shop_id)::uuid, sqlc.arg(type)::text, sqlc.arg(created_at)::timestamptz, sqlc.arg(subject)::jsonb
-WHERE EXISTS (SELECT FROM webhook_subscribers(sqlc.arg(shop_id)::uuid, sqlc.arg(type)::text));
+WHERE EXISTS (SELECT FROM webhook_subscribers(sqlc.arg(shop_id)::uuid, ARRAY[sqlc.arg(type)::text]));
 
--- name: WebhookEventRecordOpening :execrows
+-- name: WebhookEventRecordOpening :one
 -- Records an opening or booking event with the opening and the booking (booking_id, or
 -- the latest when NULL) as they stand in the caller's transaction, only when the shop has
--- an enabled endpoint subscribed to its type. 0 rows: not subscribed, or no such opening.
-INSERT INTO webhook_events (shop_id, type, created_at, subject)
-SELECT s.shop_id, sqlc.arg(type)::text, sqlc.arg(created_at)::timestamptz, webhook_opening_subject(to_jsonb(s), to_jsonb(b))
+-- an enabled endpoint subscribed to its type (webhook_events is not touched otherwise).
+-- Returns how many events it recorded (0 or 1); no row: no such opening.
+SELECT (CASE WHEN EXISTS (SELECT FROM webhook_subscribers(s.shop_id, ARRAY[sqlc.arg(type)::text]))
+    THEN webhook_record_opening(s.shop_id, ARRAY[sqlc.arg(type)::text], sqlc.arg(created_at)::timestamptz, to_jsonb(s), to_jsonb(b))
+    ELSE 0 END)::integer AS recorded
 FROM slot_openings s
 LEFT JOIN LATERAL (
     SELECT * FROM bookings bk
     WHERE bk.opening_id = s.id AND (sqlc.narg(booking_id)::uuid IS NULL OR bk.id = sqlc.narg(booking_id)::uuid)
     ORDER BY bk.created_at DESC, bk.id LIMIT 1
 ) b ON true
-WHERE s.id = sqlc.arg(opening_id) AND s.shop_id = sqlc.arg(shop_id)
-  AND EXISTS (SELECT FROM webhook_subscribers(sqlc.arg(shop_id)::uuid, sqlc.arg(type)::text));
+WHERE s.id = sqlc.arg(opening_id) AND s.shop_id = sqlc.arg(shop_id);
 
 -- name: WebhookEventsToDispatch :many
 -- The oldest events not yet fanned out, each taken by one dispatcher (others skip it).

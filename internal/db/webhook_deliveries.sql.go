@@ -17,7 +17,7 @@ const webhookDeliveriesCreate = `-- name: WebhookDeliveriesCreate :many
 
 INSERT INTO webhook_deliveries (event_id, endpoint_id, shop_id, status, created_at, next_attempt_at)
 SELECT $1::uuid, s.id, $2::uuid, 'pending', $3::timestamptz, $3::timestamptz
-FROM webhook_subscribers($2::uuid, $4::text) AS s(id)
+FROM webhook_subscribers($2::uuid, ARRAY[$4::text]) AS s(id)
 ON CONFLICT (event_id, endpoint_id) DO NOTHING
 RETURNING id
 `

@@ -60,7 +60,7 @@ const webhookEventRecord = `-- name: WebhookEventRecord :execrows
 
 INSERT INTO webhook_events (shop_id, type, created_at, subject)
 SELECT $1::uuid, $2::text, $3::timestamptz, $4::jsonb
-WHERE EXISTS (SELECT FROM webhook_subscribers($1::uuid, $2::text))
+WHERE EXISTS (SELECT FROM webhook_subscribers($1::uuid, ARRAY[$2::text]))
 `
 
 type WebhookEventRecordParams struct {
@@ -88,9 +88,10 @@ func (q *Queries) WebhookEventRecord(ctx context.Context, db DBTX, arg WebhookEv
 	return result.RowsAffected(), nil
 }
 
-const webhookEventRecordOpening = `-- name: WebhookEventRecordOpening :execrows
-INSERT INTO webhook_events (shop_id, type, created_at, subject)
-SELECT s.shop_id, $1::text, $2::timestamptz, webhook_opening_subject(to_jsonb(s), to_jsonb(b))
+const webhookEventRecordOpening = `-- name: WebhookEventRecordOpening :one
+SELECT (CASE WHEN EXISTS (SELECT FROM webhook_subscribers(s.shop_id, ARRAY[$1::text]))
+    THEN webhook_record_opening(s.shop_id, ARRAY[$1::text], $2::timestamptz, to_jsonb(s), to_jsonb(b))
+    ELSE 0 END)::integer AS recorded
 FROM slot_openings s
 LEFT JOIN LATERAL (
     SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at FROM bookings bk
@@ -98,7 +99,6 @@ LEFT JOIN LATERAL (
     ORDER BY bk.created_at DESC, bk.id LIMIT 1
 ) b ON true
 WHERE s.id = $4 AND s.shop_id = $5
-  AND EXISTS (SELECT FROM webhook_subscribers($5::uuid, $1::text))
 `
 
 type WebhookEventRecordOpeningParams struct {
@@ -111,19 +111,19 @@ type WebhookEventRecordOpeningParams struct {
 
 // Records an opening or booking event with the opening and the booking (booking_id, or
 // the latest when NULL) as they stand in the caller's transaction, only when the shop has
-// an enabled endpoint subscribed to its type. 0 rows: not subscribed, or no such opening.
-func (q *Queries) WebhookEventRecordOpening(ctx context.Context, db DBTX, arg WebhookEventRecordOpeningParams) (int64, error) {
-	result, err := db.Exec(ctx, webhookEventRecordOpening,
+// an enabled endpoint subscribed to its type (webhook_events is not touched otherwise).
+// Returns how many events it recorded (0 or 1); no row: no such opening.
+func (q *Queries) WebhookEventRecordOpening(ctx context.Context, db DBTX, arg WebhookEventRecordOpeningParams) (int32, error) {
+	row := db.QueryRow(ctx, webhookEventRecordOpening,
 		arg.Type,
 		arg.CreatedAt,
 		arg.BookingID,
 		arg.OpeningID,
 		arg.ShopID,
 	)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
+	var recorded int32
+	err := row.Scan(&recorded)
+	return recorded, err
 }
 
 const webhookEventsForShop = `-- name: WebhookEventsForShop :many

@@ -20,14 +20,23 @@
 // An event is recorded by the package that makes the change, in the change's own
 // transaction, so there is no change without its event and no event without its change.
 // Recording costs a shop without a subscribed endpoint one index probe
-// (webhook_subscribers, inlined by the planner) and writes nothing.
+// (webhook_subscribers, inlined by the planner) and touches nothing else.
 //
 //   - Record: the caller gives the subject (customers: the shops.Customer after the
 //     change).
 //   - RecordOpening: opening.* and booking.* events from Go code; the subject is the
 //     opening and booking rows as they stand in the transaction (webhook_opening_subject).
 //   - The YES's claim (slots' BookingClaim, one statement, no transaction of its own)
-//     records with a data-modifying CTE over its own RETURNING rows; see ClaimCTE.
+//     records from its own RETURNING rows by calling this package's SQL function,
+//     guarded so a shop without endpoints never reaches it:
+//
+//	CASE WHEN EXISTS (SELECT FROM webhook_subscribers(b.shop_id, webhook_claim_types(b.status)))
+//	     THEN webhook_record_opening(b.shop_id, webhook_claim_types(b.status), b.created_at,
+//	                                 to_jsonb(f), to_jsonb(b))
+//	     ELSE 0 END AS events_recorded
+//
+//     (f: the filled opening, RETURNING s.*; b: the inserted booking). A data-modifying
+//     CTE would open webhook_events and its indexes on every claim, endpoints or not.
 //
 // # The payload: one rendering, the state at the event
 //

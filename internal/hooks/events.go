@@ -3,12 +3,14 @@ package hooks
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 )
@@ -96,10 +98,11 @@ func RecordOpening(ctx context.Context, q db.DBTX, shopID uuid.UUID, typ string,
 	if !slices.Contains(Types, typ) || !IsOpeningType(typ) {
 		return fmt.Errorf("hooks: %q is not an opening or booking event type", typ)
 	}
-	if _, err := queries.WebhookEventRecordOpening(ctx, q, db.WebhookEventRecordOpeningParams{
+	_, err := queries.WebhookEventRecordOpening(ctx, q, db.WebhookEventRecordOpeningParams{
 		ShopID: shopID, Type: typ, CreatedAt: at.UTC(), OpeningID: openingID,
 		BookingID: uuid.NullUUID{UUID: bookingID, Valid: bookingID != uuid.Nil},
-	}); err != nil {
+	})
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) { // no row: not this shop's opening
 		return fmt.Errorf("record %s event of opening %s: %w", typ, openingID, err)
 	}
 	return nil

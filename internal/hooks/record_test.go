@@ -14,21 +14,16 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
-// ClaimCTE is the fragment the YES's claim (slots' BookingClaim, one statement) adds to
-// record opening.filled, and booking.confirmed for a shop without payments, over its own
-// RETURNING rows: `filled` must return the opening's whole row (RETURNING s.*), `booking`
-// returns the booking's. docs/integrations.md gives the same text.
-const claimCTE = `
-hooked AS (
-    INSERT INTO webhook_events (shop_id, type, created_at, subject)
-    SELECT b.shop_id, t.type, b.created_at, webhook_opening_subject(to_jsonb(f), to_jsonb(b))
-    FROM booking b
-    JOIN filled f ON f.id = b.opening_id
-    CROSS JOIN LATERAL unnest(CASE WHEN b.status = 'confirmed'
-        THEN ARRAY['opening.filled', 'booking.confirmed'] ELSE ARRAY['opening.filled'] END) WITH ORDINALITY AS t(type, n)
-    WHERE EXISTS (SELECT FROM webhook_subscribers(b.shop_id, t.type))
-    ORDER BY t.n
-)`
+// claimRecords is what the YES's claim (slots' BookingClaim, one statement) adds to its
+// final SELECT to record opening.filled, and booking.confirmed after it for a booking
+// confirmed at once, from its own RETURNING rows (`filled` must return the opening's
+// whole row, RETURNING s.*; `booking` returns the booking's). The guard keeps a shop
+// without a subscribed endpoint from ever touching webhook_events. docs/integrations.md
+// gives the same text.
+const claimRecords = `
+    CASE WHEN EXISTS (SELECT FROM webhook_subscribers(b.shop_id, webhook_claim_types(b.status)))
+         THEN webhook_record_opening(b.shop_id, webhook_claim_types(b.status), b.created_at, to_jsonb(f), to_jsonb(b))
+         ELSE 0 END AS events_recorded`
 
 // claimLike is a claim in one statement, shaped like BookingClaim: fill the opening,
 // insert the booking, record the events.
@@ -43,8 +38,9 @@ WITH filled AS (
     SELECT f.id, $2, f.shop_id, $4, f.price_cents, 'gbp', $3, $3, CASE WHEN $4 = 'confirmed' THEN $3::timestamptz END
     FROM filled f
     RETURNING *
-),` + claimCTE + `
-SELECT b.id FROM booking b`
+)
+SELECT b.id,` + claimRecords + `
+FROM booking b JOIN filled f ON f.id = b.opening_id`
 
 // opening inserts an open opening of shop (as slots.Declare would, without its wave).
 func (s *scene) opening(shop shops.Shop, startsAt time.Time) uuid.UUID {
@@ -153,21 +149,25 @@ func TestClaimRecordsInItsOwnStatement(t *testing.T) {
 	s := newScene(t, hooks.Config{AllowPrivate: true, DevMode: true})
 	ctx := context.Background()
 	bea := s.customer(s.shop, "+447700900111", "Bea")
+	recorded := 0
 	claim := func(opening uuid.UUID, status string) uuid.UUID {
 		t.Helper()
 		var booking uuid.UUID
-		require.NoError(t, s.pool.QueryRow(ctx, claimLike, opening, bea.ID, time.Now().UTC(), status).Scan(&booking))
+		require.NoError(t, s.pool.QueryRow(ctx, claimLike, opening, bea.ID, time.Now().UTC(), status).Scan(&booking, &recorded))
 		return booking
 	}
 	claim(s.opening(s.shop, time.Now().Add(24*time.Hour)), "pending_payment")
 	require.Zero(t, s.count(`SELECT count(*) FROM webhook_events`), "no endpoint: the claim writes no event")
+	require.Zero(t, recorded)
 
 	r := hookstest.NewReceiver(t)
 	s.endpoint(r, hooks.OpeningFilled, hooks.BookingConfirmed)
 	held := s.opening(s.shop, time.Now().Add(25*time.Hour))
 	heldBooking := claim(held, "pending_payment")
+	require.Equal(t, 1, recorded)
 	paid := s.opening(s.shop, time.Now().Add(26*time.Hour))
 	paidBooking := claim(paid, "confirmed")
+	require.Equal(t, 2, recorded)
 
 	types, subs := s.subjects()
 	require.Equal(t, []string{hooks.OpeningFilled, hooks.OpeningFilled, hooks.BookingConfirmed}, types)

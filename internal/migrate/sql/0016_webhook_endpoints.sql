@@ -90,18 +90,27 @@ CREATE TABLE webhook_attempts (
 );
 CREATE INDEX webhook_attempts_delivery_idx ON webhook_attempts (delivery_id, attempted_at);
 
--- The shop's enabled endpoints subscribed to the event type: the guard of every
--- recording ("WHERE EXISTS (SELECT FROM webhook_subscribers(shop, type))") and the
--- dispatcher's fan-out. A set-returning SQL function of one SELECT, so the planner
--- inlines it into the caller's statement: for a shop without endpoints, recording costs
+-- The shop's enabled endpoints subscribed to any of the event types: the guard of
+-- every recording ("WHERE EXISTS (SELECT FROM webhook_subscribers(shop, types))") and
+-- the dispatcher's fan-out. A set-returning SQL function of one SELECT, so the planner
+-- inlines it into the caller's statement: for a shop without endpoints, the guard costs
 -- one probe of webhook_endpoints_live_idx. (A scalar function holding EXISTS would not
 -- be inlined, and would be planned again on every call.)
-CREATE FUNCTION webhook_subscribers(p_shop uuid, p_type text) RETURNS SETOF uuid
+CREATE FUNCTION webhook_subscribers(p_shop uuid, p_types text[]) RETURNS SETOF uuid
 LANGUAGE sql STABLE PARALLEL SAFE ROWS 1
 AS $$
     SELECT e.id FROM webhook_endpoints e
     WHERE e.shop_id = p_shop AND e.disabled_at IS NULL
-      AND e.enabled_events && ARRAY[p_type, '*']::text[]
+      AND e.enabled_events && (p_types || '*'::text)
+$$;
+
+-- The events a YES's claim makes: opening.filled, and booking.confirmed too when the
+-- booking is confirmed at once (a shop without payments), in that order.
+CREATE FUNCTION webhook_claim_types(p_booking_status text) RETURNS text[]
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+    SELECT CASE WHEN p_booking_status = 'confirmed' THEN ARRAY['opening.filled', 'booking.confirmed']
+                ELSE ARRAY['opening.filled'] END
 $$;
 
 -- The subject of an opening or booking event: the opening's row and the booking's (the
@@ -123,5 +132,37 @@ BEGIN
         'offers_sent', (SELECT count(*) FROM slot_offers o
                         WHERE o.opening_id = (p_opening ->> 'id')::uuid AND o.sent_at IS NOT NULL),
         'currency', (SELECT s.currency FROM shops s WHERE s.id = (p_opening ->> 'shop_id')::uuid));
+END
+$$;
+
+-- Records, for each of the types the shop has an endpoint subscribed to (in the order
+-- given), an opening or booking event whose subject is webhook_opening_subject(opening,
+-- booking), and returns how many it recorded. A statement that makes a change calls it
+-- with its own RETURNING rows, guarded so that a shop without endpoints never reaches
+-- it (and never touches webhook_events):
+--   CASE WHEN EXISTS (SELECT FROM webhook_subscribers(shop, types))
+--        THEN webhook_record_opening(shop, types, at, to_jsonb(opening_row), to_jsonb(booking_row))
+--        ELSE 0 END
+-- (the YES's claim, one statement; see internal/hooks). It is internal/hooks' way in
+-- SQL of recording, as hooks.RecordOpening is in Go.
+CREATE FUNCTION webhook_record_opening(p_shop uuid, p_types text[], p_at timestamptz, p_opening jsonb, p_booking jsonb)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    n       integer := 0;
+    t       text;
+    subject jsonb;
+BEGIN
+    FOREACH t IN ARRAY p_types LOOP
+        IF EXISTS (SELECT FROM webhook_subscribers(p_shop, ARRAY[t])) THEN
+            IF subject IS NULL THEN
+                subject := webhook_opening_subject(p_opening, p_booking);
+            END IF;
+            INSERT INTO webhook_events (shop_id, type, created_at, subject) VALUES (p_shop, t, p_at, subject);
+            n := n + 1;
+        END IF;
+    END LOOP;
+    RETURN n;
 END
 $$;
