@@ -20,23 +20,24 @@
 // An event is recorded by the package that makes the change, in the change's own
 // transaction, so there is no change without its event and no event without its change.
 // Recording costs a shop without a subscribed endpoint one index probe
-// (webhook_subscribers, inlined by the planner) and touches nothing else.
+// (webhook_subscribers, inlined by the planner) and writes nothing; RecordOpening and
+// the claim do not even open webhook_events then.
 //
-//   - Record: the caller gives the subject (customers: the shops.Customer after the
-//     change).
-//   - RecordOpening: opening.* and booking.* events from Go code; the subject is the
-//     opening and booking rows as they stand in the transaction (webhook_opening_subject).
-//   - The YES's claim (slots' BookingClaim, one statement, no transaction of its own)
-//     records from its own RETURNING rows by calling this package's SQL function,
-//     guarded so a shop without endpoints never reaches it:
+// Record takes a subject the caller makes (customer events: the shops.Customer after
+// the change). RecordOpening records opening.* and booking.* events from Go code: the
+// subject is the opening and booking rows as they stand in the transaction
+// (webhook_opening_subject). The YES's claim (slots' BookingClaim, one statement, no
+// transaction of its own) records from its own RETURNING rows by calling this package's
+// SQL function in its final SELECT, guarded so a shop without endpoints never reaches it
+// (f: the filled opening, RETURNING s.*; b: the inserted booking):
 //
 //	CASE WHEN EXISTS (SELECT FROM webhook_subscribers(b.shop_id, webhook_claim_types(b.status)))
 //	     THEN webhook_record_opening(b.shop_id, webhook_claim_types(b.status), b.created_at,
 //	                                 to_jsonb(f), to_jsonb(b))
 //	     ELSE 0 END AS events_recorded
 //
-//     (f: the filled opening, RETURNING s.*; b: the inserted booking). A data-modifying
-//     CTE would open webhook_events and its indexes on every claim, endpoints or not.
+// A data-modifying CTE would open webhook_events and its indexes on every claim,
+// endpoints or not.
 //
 // # The payload: one rendering, the state at the event
 //
