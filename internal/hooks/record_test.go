@@ -179,4 +179,14 @@ func TestClaimRecordsInItsOwnStatement(t *testing.T) {
 	require.Equal(t, paid, subs[1].Opening.ID)
 	require.Equal(t, paidBooking, subs[2].Booking.ID)
 	require.Equal(t, "confirmed", subs[2].Booking.Status)
+
+	// An endpoint subscribed to booking.confirmed only: the claim records that one alone.
+	_, err := s.pool.Exec(ctx, `UPDATE webhook_endpoints SET enabled_events = '{booking.confirmed}'`)
+	require.NoError(t, err)
+	claim(s.opening(s.shop, time.Now().Add(27*time.Hour)), "pending_payment")
+	require.Zero(t, recorded)
+	claim(s.opening(s.shop, time.Now().Add(28*time.Hour)), "confirmed")
+	require.Equal(t, 1, recorded)
+	types, _ = s.subjects()
+	require.Equal(t, []string{hooks.OpeningFilled, hooks.OpeningFilled, hooks.BookingConfirmed, hooks.BookingConfirmed}, types)
 }
