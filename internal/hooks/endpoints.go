@@ -34,8 +34,8 @@ var (
 )
 
 // StandardSchedule is the Standard Webhooks specification's suggested schedule: the
-// delay before each attempt, the first immediate. Eight attempts over about 32 hours,
-// the last one about a day and a half after the event.
+// delay before each attempt, the first immediate: eight attempts, the last one about 28
+// hours after the first.
 var StandardSchedule = []time.Duration{
 	0, 5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour,
 }
