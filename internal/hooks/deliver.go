@@ -3,9 +3,11 @@ package hooks
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -69,15 +71,37 @@ func (w *DeliveryWorker) Timeout(*river.Job[jobs.WebhookDelivery]) time.Duration
 
 // Work implements river.Worker.
 func (w *DeliveryWorker) Work(ctx context.Context, job *river.Job[jobs.WebhookDelivery]) error {
-	return w.Service.Attempt(ctx, job.Args.DeliveryID, job.Args.Manual)
+	err := w.Service.Attempt(ctx, job.Args.DeliveryID, job.Args.Manual)
+	if errors.Is(err, ErrEndpointBusy) {
+		return river.JobSnooze(w.Service.busyWait(job.Metadata))
+	}
+	return err
 }
+
+// busyWait is how long a job that found its endpoint busy waits: BusyWait, doubling with
+// each time the job has waited (up to a minute), give or take a quarter so that a backlog
+// spreads out. A slow endpoint with a thousand deliveries queued then costs a few
+// re-fetches a second, not thousands.
+func (s *Service) busyWait(metadata []byte) time.Duration {
+	var m struct {
+		Snoozes int `json:"snoozes"`
+	}
+	_ = json.Unmarshal(metadata, &m) // no metadata: the first wait
+	d := min(s.cfg.BusyWait<<min(max(m.Snoozes, 0), 6), time.Minute)
+	return d*3/4 + time.Duration(rand.Int64N(int64(d/2)+1))
+}
+
+// ErrEndpointBusy is Attempt's answer when this instance already has PerEndpoint
+// attempts in flight to the delivery's endpoint: nothing was done; try again later
+// (DeliveryWorker snoozes the job).
+var ErrEndpointBusy = errors.New("hooks: endpoint busy")
 
 // Attempt makes one attempt at delivering: scheduled (manual false) only while the
 // delivery is pending, an owner's "send again" (manual true) whatever its status. It
-// returns river.JobSnooze until the next scheduled attempt after a failure, and to wait
-// when this instance already has PerEndpoint attempts in flight to the endpoint (neither
-// counts as a River attempt); another error when the attempt could not be made or
-// recorded (River retries it).
+// returns river.JobSnooze until the next scheduled attempt after a failure (which River
+// does not count as one of its attempts), ErrEndpointBusy when this instance already has
+// PerEndpoint attempts in flight to the endpoint, and another error when the attempt
+// could not be made or recorded (River retries it).
 func (s *Service) Attempt(ctx context.Context, deliveryID uuid.UUID, manual bool) error {
 	d, err := s.q.WebhookDeliveryForAttempt(ctx, s.pool, deliveryID)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -105,7 +129,7 @@ func (s *Service) Attempt(ctx context.Context, deliveryID uuid.UUID, manual bool
 	}
 	release, ok := s.take(d.EndpointID)
 	if !ok {
-		return river.JobSnooze(s.cfg.BusyWait)
+		return ErrEndpointBusy
 	}
 	defer release()
 	res := s.send(ctx, d)

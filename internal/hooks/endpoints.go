@@ -75,7 +75,8 @@ type Config struct {
 	MaxEndpoints int
 	// PerEndpoint caps the attempts in flight to one endpoint on this instance, so a
 	// slow endpoint holds at most that many of the queue's workers; default 4. A job
-	// over the cap waits BusyWait (default 1 s) without counting an attempt.
+	// over the cap waits BusyWait (default 1 s), doubling each time up to a minute,
+	// without counting an attempt.
 	PerEndpoint int
 	BusyWait    time.Duration
 	// PollEvery is how often the dispatcher looks for new events; default 1 s.

@@ -3,6 +3,7 @@ package hooks
 import (
 	"net/netip"
 	"testing"
+	"time"
 )
 
 // TestBlockedAddr: every range a delivery must not reach is refused, however it is
@@ -71,5 +72,25 @@ func TestDialGuard(t *testing.T) {
 	}
 	if err := open("tcp4", "127.0.0.1:443", nil); err != nil {
 		t.Errorf("allowPrivate refused loopback: %v", err)
+	}
+}
+
+// TestBusyWaitBacksOff: a job that keeps finding its endpoint busy waits longer each
+// time, up to about a minute, spread so a backlog does not come back at once.
+func TestBusyWaitBacksOff(t *testing.T) {
+	t.Parallel()
+	s := &Service{cfg: Config{BusyWait: time.Second}}
+	first := s.busyWait(nil)
+	if first < 750*time.Millisecond || first > 1250*time.Millisecond {
+		t.Errorf("first wait %s, want about 1s", first)
+	}
+	third := s.busyWait([]byte(`{"snoozes": 3}`))
+	if third < 6*time.Second || third > 10*time.Second {
+		t.Errorf("after 3 waits %s, want about 8s", third)
+	}
+	for range 100 {
+		if long := s.busyWait([]byte(`{"snoozes": 40}`)); long < 45*time.Second || long > 75*time.Second {
+			t.Fatalf("a long backlog waits %s, want about a minute", long)
+		}
 	}
 }
