@@ -22,6 +22,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/hooks/hookstest"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/shopapi"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
 // TestWebhookEndpointsAPI: create (the secret shown once, not cached), list, read,
@@ -565,4 +566,34 @@ func TestErasureReachesEventsAndKeptAnswers(t *testing.T) {
 	require.Contains(t, d.LastError, "erased")
 	requireError(t, e.do(http.MethodPost, "/api/webhook_endpoints/"+epID+"/deliveries/"+erased.ID.String()+"/retry", key, nil),
 		http.StatusConflict, "webhook_event_erased")
+}
+
+// TestIdempotentServerErrorIsNotReplayed: a keyed request that fails with a 5xx does not
+// pin its answer: the key is given back, and the retry runs again.
+func TestIdempotentServerErrorIsNotReplayed(t *testing.T) {
+	t.Parallel()
+	e := newEnvWith(t, func(h *shopapi.Handlers, pool *pgxpool.Pool, queue jobs.Inserter) {
+		// Openings on a closed pool: every declaration fails inside the server.
+		broken, err := pgxpool.New(context.Background(), pool.Config().ConnString())
+		require.NoError(t, err)
+		broken.Close()
+		h.Openings = slots.New(broken, queue, nil, nil, nil, slots.Config{})
+	})
+	_, key := e.shop("+15555550100")
+	body, err := json.Marshal(validOpening())
+	require.NoError(t, err)
+	for range 2 {
+		req, err := http.NewRequest(http.MethodPost, e.url+"/api/openings", bytes.NewReader(body))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Idempotency-Key", "k-500")
+		res, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		raw, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		require.Equal(t, http.StatusInternalServerError, res.StatusCode, string(raw))
+		require.Empty(t, res.Header.Get("Idempotent-Replayed"), "run again, not replayed")
+		require.Zero(t, e.queryInt(`SELECT count(*) FROM idempotency_keys`), "the key was given back")
+	}
 }
