@@ -54,3 +54,48 @@ SELECT * FROM shops WHERE calendar_token_hash = $1;
 UPDATE shops SET calendar_token = sqlc.arg(calendar_token), calendar_token_hash = sqlc.arg(calendar_token_hash)
 WHERE id = sqlc.arg(id)
 RETURNING *;
+
+-- name: ShopSetPlatformFee :one
+-- The admin's platform fee for the shop, in basis points; NULL returns it to the
+-- server's default.
+UPDATE shops SET platform_fee_bps = sqlc.narg(platform_fee_bps) WHERE id = sqlc.arg(id)
+RETURNING *;
+
+-- name: ShopLockOnboarding :exec
+-- The fence of a shop's Stripe onboarding, held until the transaction ends: a second
+-- onboarding of the shop waits, then finds the account the first stored. An advisory
+-- lock rather than the shop's row: a row lock strong enough would also hold up every
+-- booking and text of the shop (their foreign keys take a share lock on it) for as long
+-- as Stripe takes to answer.
+SELECT pg_advisory_xact_lock(1936029812, hashtext(sqlc.arg(shop_id)::uuid::text));
+
+-- name: ShopSetStripeAccount :one
+-- A shop's new connected account (its first, or one replacing a disconnected one).
+UPDATE shops
+SET stripe_account_id = sqlc.arg(account), stripe_charges_enabled = sqlc.arg(charges_enabled),
+    stripe_payouts_enabled = sqlc.arg(payouts_enabled), stripe_details_submitted = sqlc.arg(details_submitted),
+    stripe_requirements_due = sqlc.arg(requirements_due)::text[], stripe_status_at = sqlc.arg(at)::timestamptz,
+    stripe_disconnected_at = NULL
+WHERE id = sqlc.arg(id)
+RETURNING *;
+
+-- name: ShopUpdateStripeStatus :one
+-- A connected account's state as of `at`, on the shop that holds it. No row: no shop
+-- holds the account, it was disconnected, or a newer state is stored already (events
+-- arrive out of order).
+UPDATE shops
+SET stripe_charges_enabled = sqlc.arg(charges_enabled), stripe_payouts_enabled = sqlc.arg(payouts_enabled),
+    stripe_details_submitted = sqlc.arg(details_submitted), stripe_requirements_due = sqlc.arg(requirements_due)::text[],
+    stripe_status_at = sqlc.arg(at)::timestamptz
+WHERE stripe_account_id = sqlc.arg(account) AND stripe_disconnected_at IS NULL
+  AND (stripe_status_at IS NULL OR stripe_status_at <= sqlc.arg(at)::timestamptz)
+RETURNING id;
+
+-- name: ShopDisconnectStripe :one
+-- The owner disconnected the account from the platform: it can take no more payments
+-- through it. No row: no shop holds the account, or it was recorded already.
+UPDATE shops
+SET stripe_disconnected_at = sqlc.arg(at)::timestamptz, stripe_charges_enabled = false, stripe_payouts_enabled = false,
+    stripe_status_at = GREATEST(stripe_status_at, sqlc.arg(at)::timestamptz)
+WHERE stripe_account_id = sqlc.arg(account) AND stripe_disconnected_at IS NULL
+RETURNING id;

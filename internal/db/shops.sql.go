@@ -13,6 +13,28 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const shopDisconnectStripe = `-- name: ShopDisconnectStripe :one
+UPDATE shops
+SET stripe_disconnected_at = $1::timestamptz, stripe_charges_enabled = false, stripe_payouts_enabled = false,
+    stripe_status_at = GREATEST(stripe_status_at, $1::timestamptz)
+WHERE stripe_account_id = $2 AND stripe_disconnected_at IS NULL
+RETURNING id
+`
+
+type ShopDisconnectStripeParams struct {
+	At      time.Time
+	Account pgtype.Text
+}
+
+// The owner disconnected the account from the platform: it can take no more payments
+// through it. No row: no shop holds the account, or it was recorded already.
+func (q *Queries) ShopDisconnectStripe(ctx context.Context, db DBTX, arg ShopDisconnectStripeParams) (uuid.UUID, error) {
+	row := db.QueryRow(ctx, shopDisconnectStripe, arg.At, arg.Account)
+	var id uuid.UUID
+	err := row.Scan(&id)
+	return id, err
+}
+
 const shopGet = `-- name: ShopGet :one
 SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps FROM shops WHERE id = $1
 `
@@ -281,6 +303,20 @@ func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams)
 	return i, err
 }
 
+const shopLockOnboarding = `-- name: ShopLockOnboarding :exec
+SELECT pg_advisory_xact_lock(1936029812, hashtext($1::uuid::text))
+`
+
+// The fence of a shop's Stripe onboarding, held until the transaction ends: a second
+// onboarding of the shop waits, then finds the account the first stored. An advisory
+// lock rather than the shop's row: a row lock strong enough would also hold up every
+// booking and text of the shop (their foreign keys take a share lock on it) for as long
+// as Stripe takes to answer.
+func (q *Queries) ShopLockOnboarding(ctx context.Context, db DBTX, shopID uuid.UUID) error {
+	_, err := db.Exec(ctx, shopLockOnboarding, shopID)
+	return err
+}
+
 const shopRecordSMSProblem = `-- name: ShopRecordSMSProblem :exec
 UPDATE shops SET sms_problem_code = $1::integer, sms_problem_at = $2::timestamptz,
     sms_problem_count = CASE WHEN sms_problem_at > $2::timestamptz - interval '7 days' THEN sms_problem_count + 1 ELSE 1 END
@@ -408,6 +444,127 @@ func (q *Queries) ShopRotateKey(ctx context.Context, db DBTX, arg ShopRotateKeyP
 	return i, err
 }
 
+const shopSetPlatformFee = `-- name: ShopSetPlatformFee :one
+UPDATE shops SET platform_fee_bps = $1 WHERE id = $2
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps
+`
+
+type ShopSetPlatformFeeParams struct {
+	PlatformFeeBps pgtype.Int4
+	ID             uuid.UUID
+}
+
+// The admin's platform fee for the shop, in basis points; NULL returns it to the
+// server's default.
+func (q *Queries) ShopSetPlatformFee(ctx context.Context, db DBTX, arg ShopSetPlatformFeeParams) (Shop, error) {
+	row := db.QueryRow(ctx, shopSetPlatformFee, arg.PlatformFeeBps, arg.ID)
+	var i Shop
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Timezone,
+		&i.SmsNumber,
+		&i.Currency,
+		&i.PaymentMode,
+		&i.WaveSize,
+		&i.WaveIntervalSeconds,
+		&i.MinLeadMinutes,
+		&i.QuietStartMinute,
+		&i.QuietEndMinute,
+		&i.CooldownSeconds,
+		&i.ApiKeyHash,
+		&i.CreatedAt,
+		&i.MaxOffersPerDay,
+		&i.FirstWaveDelaySeconds,
+		&i.ApiKeyVersion,
+		&i.SendRate,
+		&i.SmsProblemCode,
+		&i.SmsProblemAt,
+		&i.SmsProblemCount,
+		&i.CalendarToken,
+		&i.CalendarTokenHash,
+		&i.CalendarFullDetails,
+		&i.StripeAccountID,
+		&i.StripeChargesEnabled,
+		&i.StripePayoutsEnabled,
+		&i.StripeDetailsSubmitted,
+		&i.StripeRequirementsDue,
+		&i.StripeStatusAt,
+		&i.StripeDisconnectedAt,
+		&i.PlatformFeeBps,
+	)
+	return i, err
+}
+
+const shopSetStripeAccount = `-- name: ShopSetStripeAccount :one
+UPDATE shops
+SET stripe_account_id = $1, stripe_charges_enabled = $2,
+    stripe_payouts_enabled = $3, stripe_details_submitted = $4,
+    stripe_requirements_due = $5::text[], stripe_status_at = $6::timestamptz,
+    stripe_disconnected_at = NULL
+WHERE id = $7
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps
+`
+
+type ShopSetStripeAccountParams struct {
+	Account          pgtype.Text
+	ChargesEnabled   bool
+	PayoutsEnabled   bool
+	DetailsSubmitted bool
+	RequirementsDue  []string
+	At               time.Time
+	ID               uuid.UUID
+}
+
+// A shop's new connected account (its first, or one replacing a disconnected one).
+func (q *Queries) ShopSetStripeAccount(ctx context.Context, db DBTX, arg ShopSetStripeAccountParams) (Shop, error) {
+	row := db.QueryRow(ctx, shopSetStripeAccount,
+		arg.Account,
+		arg.ChargesEnabled,
+		arg.PayoutsEnabled,
+		arg.DetailsSubmitted,
+		arg.RequirementsDue,
+		arg.At,
+		arg.ID,
+	)
+	var i Shop
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Timezone,
+		&i.SmsNumber,
+		&i.Currency,
+		&i.PaymentMode,
+		&i.WaveSize,
+		&i.WaveIntervalSeconds,
+		&i.MinLeadMinutes,
+		&i.QuietStartMinute,
+		&i.QuietEndMinute,
+		&i.CooldownSeconds,
+		&i.ApiKeyHash,
+		&i.CreatedAt,
+		&i.MaxOffersPerDay,
+		&i.FirstWaveDelaySeconds,
+		&i.ApiKeyVersion,
+		&i.SendRate,
+		&i.SmsProblemCode,
+		&i.SmsProblemAt,
+		&i.SmsProblemCount,
+		&i.CalendarToken,
+		&i.CalendarTokenHash,
+		&i.CalendarFullDetails,
+		&i.StripeAccountID,
+		&i.StripeChargesEnabled,
+		&i.StripePayoutsEnabled,
+		&i.StripeDetailsSubmitted,
+		&i.StripeRequirementsDue,
+		&i.StripeStatusAt,
+		&i.StripeDisconnectedAt,
+		&i.PlatformFeeBps,
+	)
+	return i, err
+}
+
 const shopUpdate = `-- name: ShopUpdate :one
 UPDATE shops SET name = $1, timezone = $2, currency = $3,
     payment_mode = $4, wave_size = $5,
@@ -493,4 +650,40 @@ func (q *Queries) ShopUpdate(ctx context.Context, db DBTX, arg ShopUpdateParams)
 		&i.PlatformFeeBps,
 	)
 	return i, err
+}
+
+const shopUpdateStripeStatus = `-- name: ShopUpdateStripeStatus :one
+UPDATE shops
+SET stripe_charges_enabled = $1, stripe_payouts_enabled = $2,
+    stripe_details_submitted = $3, stripe_requirements_due = $4::text[],
+    stripe_status_at = $5::timestamptz
+WHERE stripe_account_id = $6 AND stripe_disconnected_at IS NULL
+  AND (stripe_status_at IS NULL OR stripe_status_at <= $5::timestamptz)
+RETURNING id
+`
+
+type ShopUpdateStripeStatusParams struct {
+	ChargesEnabled   bool
+	PayoutsEnabled   bool
+	DetailsSubmitted bool
+	RequirementsDue  []string
+	At               time.Time
+	Account          pgtype.Text
+}
+
+// A connected account's state as of `at`, on the shop that holds it. No row: no shop
+// holds the account, it was disconnected, or a newer state is stored already (events
+// arrive out of order).
+func (q *Queries) ShopUpdateStripeStatus(ctx context.Context, db DBTX, arg ShopUpdateStripeStatusParams) (uuid.UUID, error) {
+	row := db.QueryRow(ctx, shopUpdateStripeStatus,
+		arg.ChargesEnabled,
+		arg.PayoutsEnabled,
+		arg.DetailsSubmitted,
+		arg.RequirementsDue,
+		arg.At,
+		arg.Account,
+	)
+	var id uuid.UUID
+	err := row.Scan(&id)
+	return id, err
 }

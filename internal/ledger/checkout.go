@@ -44,17 +44,41 @@ func (s *Service) newCheckout(ctx context.Context, timeout time.Duration, shop s
 	if s.provider == nil {
 		return payments.Checkout{}, errUnconfigured
 	}
+	account, feeBPS, err := s.payee(shop)
+	if err != nil {
+		return payments.Checkout{}, fmt.Errorf("%w: %w", ErrCheckoutRefused, err)
+	}
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	co, err := s.provider.CreateCheckout(callCtx, payments.CheckoutRequest{
 		BookingID: b.ID.String(), AmountCents: b.AmountCents, Currency: b.Currency,
 		Description: CheckoutDescription(shop, service, startsAt), ExpiresAt: expires,
 		SuccessURL: s.cfg.CheckoutSuccessURL, CancelURL: s.cfg.CheckoutCancelURL,
+		Account: account, FeeBPS: feeBPS,
 	})
 	if err != nil && !payments.Transient(err) {
 		return payments.Checkout{}, fmt.Errorf("%w: %w", ErrCheckoutRefused, err)
 	}
 	return co, err
+}
+
+// errNoAccount: with Connect on, the shop has no connected account the platform can
+// charge on (never connected, or disconnected since the opening was declared).
+var errNoAccount = errors.New("ledger: the shop has no connected account to take the payment")
+
+// payee decides on which account a new checkout of shop is made, and the platform's fee
+// on it: the platform's own account without Connect; with it, the shop's connected
+// account and its fee (the admin's for the shop, else the server's). The account's
+// charges are left to the provider to refuse: the stored state may lag behind it, and
+// the provider's word is the one that counts when money moves.
+func (s *Service) payee(shop shops.Shop) (account string, feeBPS int, err error) {
+	if !s.cfg.Connect {
+		return "", 0, nil
+	}
+	if !shop.Stripe.Connected() {
+		return "", 0, errNoAccount
+	}
+	return shop.Stripe.ID, shop.FeeBPS(s.cfg.PlatformFeeBPS), nil
 }
 
 // Link implements slots.Linker: it makes the payment link of a booking the claim has

@@ -75,9 +75,10 @@ func (s *Service) HandleEvent(ctx context.Context, ev payments.Event) (EventResu
 	}
 	switch ev.Kind {
 	case payments.EventPaid, payments.EventPending, payments.EventFailed, payments.EventExpired:
+	case payments.EventAccountChanged:
+		return s.accountChanged(ctx, ev, now)
 	default:
-		// Other events, and account changes (not acted on yet), are stored and
-		// acknowledged.
+		// Other events are stored and acknowledged.
 		return s.settle(ctx, ev.ID, ResultIgnoredType)
 	}
 	if idErr != nil {

@@ -107,12 +107,20 @@ const (
 	// booking. Misrouted or forged by another shop, it must never confirm, fail or
 	// refund the booking.
 	ResultWrongAccount Result = "ignored_wrong_account"
-	// ResultIgnoredType: an event of a kind the ledger does not act on (other events,
-	// and account changes for now).
+	// ResultIgnoredType: an event of a kind the ledger does not act on.
 	ResultIgnoredType Result = "ignored_type"
 	// ResultStillOpen: (reconciliation) the provider still reports the checkout open or
 	// unpaid, or the booking changed since it was read; nothing changes yet.
 	ResultStillOpen Result = "still_open"
+	// ResultAccountUpdated: a connected account's new state is stored on its shop.
+	ResultAccountUpdated Result = "account_updated"
+	// ResultAccountDisconnected: a connected account left the platform; its shop takes
+	// no new checkout openings until it connects another.
+	ResultAccountDisconnected Result = "account_disconnected"
+	// ResultAccountIgnored: an account's event that changes no shop: no shop holds the
+	// account (the platform's own, or one made elsewhere), it was disconnected already,
+	// or a newer state of it is stored (events arrive out of order).
+	ResultAccountIgnored Result = "ignored_account"
 )
 
 // Changed reports whether the result is a real transition: a booking confirmed or
@@ -175,6 +183,20 @@ type Config struct {
 	// the sweep; default 10s. One reconciliation run is given ReconcileBatch calls' worth
 	// of time (plus a margin).
 	ProviderTimeout time.Duration
+	// Connect: checkout shops take their customers' payments on their own connected
+	// accounts (STRIPE_CONNECT=on), with the platform's fee; off, every payment is the
+	// platform account's.
+	Connect bool
+	// PlatformFeeBPS is the platform's fee on a connected account's payment, in basis
+	// points, for shops the admin set none for (PLATFORM_FEE_BPS).
+	PlatformFeeBPS int
+	// ConnectAccountType is the type of the connected accounts Onboard creates:
+	// standard (the default), express or custom.
+	ConnectAccountType string
+	// OnboardingReturnURL is where the provider's onboarding sends the owner back (the
+	// dashboard); OnboardingRefreshURL where it sends one whose link expired or was used,
+	// which must make a new link (Onboard) and redirect to it.
+	OnboardingReturnURL, OnboardingRefreshURL string
 	// Metrics counts bookings and payment events; nil counts nothing.
 	Metrics *metrics.Metrics
 	Logger  *slog.Logger
@@ -227,6 +249,7 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, provider PaymentProvider, cfg 
 	cfg.ReconcileBackoff = cmp.Or(cfg.ReconcileBackoff, 5*time.Minute)
 	cfg.ReconcileBackoffMax = max(cmp.Or(cfg.ReconcileBackoffMax, time.Hour), cfg.ReconcileBackoff)
 	cfg.ProviderTimeout = cmp.Or(cfg.ProviderTimeout, 10*time.Second)
+	cfg.ConnectAccountType = cmp.Or(cfg.ConnectAccountType, "standard")
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
 	return &Service{pool: pool, q: db.New(), queue: queue, provider: provider, cfg: cfg, m: cfg.Metrics, log: cfg.Logger}
 }

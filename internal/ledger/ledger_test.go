@@ -87,6 +87,8 @@ type fakeStripe struct {
 	// calls lists every call with the account it named ("" for the platform's):
 	// "expire acct cs", "get acct cs", "refund acct pi fee".
 	calls []string
+	// accounts lists the connected accounts asked for.
+	accounts []payments.AccountRequest
 }
 
 func (f *fakeStripe) ExpireCheckout(_ context.Context, account, id string) error {
@@ -128,7 +130,17 @@ func (f *fakeStripe) Refund(_ context.Context, r payments.RefundRequest) (string
 // The connected accounts' calls: the ledger's onboarding is tested against stripe-mock
 // (accounts_test.go); these only make the fake a whole provider.
 func (f *fakeStripe) CreateAccount(_ context.Context, r payments.AccountRequest) (payments.Account, error) {
-	return payments.Account{ID: "acct_fake" + strings.ReplaceAll(r.ShopID, "-", "")}, nil
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.accounts = append(f.accounts, r)
+	return payments.Account{ID: fmt.Sprintf("acct_fake%d%s", len(f.accounts), strings.ReplaceAll(r.ShopID, "-", "")[:8]),
+		RequirementsDue: []string{"external_account"}}, nil
+}
+
+func (f *fakeStripe) accountRequests() []payments.AccountRequest {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]payments.AccountRequest(nil), f.accounts...)
 }
 
 func (f *fakeStripe) GetAccount(_ context.Context, account string) (payments.Account, error) {
@@ -214,6 +226,8 @@ type worldOpts struct {
 	// noStripe: the ledger that handles events, reconciles and sweeps has no payment
 	// provider (the YES path's still makes links).
 	noStripe bool
+	// connect runs shops and the ledger with STRIPE_CONNECT=on.
+	connect bool
 }
 
 func newWorld(t *testing.T, opts worldOpts) *world {
@@ -224,8 +238,9 @@ func newWorld(t *testing.T, opts worldOpts) *world {
 	start := time.Now().Truncate(time.Second)
 	w := &world{t: t, pool: pool, url: url, queue: queue, clk: &clock{now: start}, start: start,
 		stripe: &fakeStripe{sessions: map[string]payments.Session{}, getErrs: map[string]error{}}, co: &fakeCheckouts{}}
-	w.shops = shops.New(pool, shops.Config{PaymentsEnabled: true, Now: w.clk.Now})
+	w.shops = shops.New(pool, shops.Config{PaymentsEnabled: true, Now: w.clk.Now, StripeConnect: opts.connect})
 	opts.payments.Now = w.clk.Now
+	opts.payments.Connect = opts.payments.Connect || opts.connect
 	// One provider, as *stripe.Client is: the session maker and the rest of the API.
 	var provider ledger.PaymentProvider = struct {
 		*fakeCheckouts

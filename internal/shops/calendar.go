@@ -58,7 +58,7 @@ func (s *Service) ByCalendarToken(ctx context.Context, token string) (Shop, erro
 	if subtle.ConstantTimeCompare(row.CalendarTokenHash, hash) != 1 {
 		return Shop{}, ErrCalendarNotFound
 	}
-	return FromRow(row)
+	return s.fromRow(row)
 }
 
 // RotateCalendarToken gives the shop a new calendar feed address; the old one stops
@@ -75,5 +75,5 @@ func (s *Service) RotateCalendarToken(ctx context.Context, id uuid.UUID) (Shop, 
 	if err != nil {
 		return Shop{}, fmt.Errorf("rotate calendar token of shop %s: %w", id, err)
 	}
-	return FromRow(row)
+	return s.fromRow(row)
 }

@@ -120,7 +120,7 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		if err != nil {
 			return fmt.Errorf("update shop %s: %w", id, err)
 		}
-		out, err = FromRow(updated)
+		out, err = s.fromRow(updated)
 		return err
 	})
 	return out, err
@@ -142,6 +142,6 @@ func (s *Service) RotateKey(ctx context.Context, id uuid.UUID) (Shop, string, er
 	if err != nil {
 		return Shop{}, "", fmt.Errorf("rotate key of shop %s: %w", id, err)
 	}
-	shop, err := FromRow(row)
+	shop, err := s.fromRow(row)
 	return shop, key, err
 }

@@ -117,6 +117,12 @@ type Shop struct {
 	// CalendarFullDetails puts customers' full names and phone numbers in the calendar
 	// feed; off, it shows first names and masked numbers (feed addresses get shared).
 	CalendarFullDetails bool
+	// Stripe is the shop's connected Stripe account (STRIPE_CONNECT=on), as the platform
+	// last heard of it.
+	Stripe StripeAccount
+	// PlatformFeeBPS is the platform's fee on this shop's payments in basis points, set
+	// by the admin; nil takes the server's default (PLATFORM_FEE_BPS).
+	PlatformFeeBPS *int
 }
 
 // SMSProblem is the latest text that failed because of the shop's own SMS number or
@@ -188,6 +194,11 @@ type Config struct {
 	Now func() time.Time
 	// PaymentsEnabled says whether checkout shops can be served (Stripe is configured).
 	PaymentsEnabled bool
+	// StripeConnect says that checkout shops take their payments on their own connected
+	// Stripe accounts (STRIPE_CONNECT=on): every shop the Service returns has
+	// Stripe.Required set, and a checkout shop declares openings only once its account
+	// can take payments (Shop.CheckoutReady).
+	StripeConnect bool
 }
 
 // Service creates and finds shops and customers.
@@ -240,7 +251,7 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 	if err != nil {
 		return Shop{}, "", fmt.Errorf("insert shop: %w", err)
 	}
-	shop, err := FromRow(row)
+	shop, err := s.fromRow(row)
 	return shop, key, err
 }
 
@@ -332,12 +343,26 @@ func (s *Service) Authenticate(ctx context.Context, key string) (Shop, error) {
 	if subtle.ConstantTimeCompare(row.ApiKeyHash, hash) != 1 {
 		return Shop{}, ErrUnauthorized
 	}
-	return FromRow(row)
+	return s.fromRow(row)
 }
 
 // Get returns the shop with id.
 func (s *Service) Get(ctx context.Context, id uuid.UUID) (Shop, error) {
-	return Read(ctx, s.pool, id)
+	return s.withConfig(Read(ctx, s.pool, id))
+}
+
+// fromRow is FromRow for the shops the Service returns: they carry what its
+// configuration says of them (Stripe.Required).
+func (s *Service) fromRow(r db.Shop) (Shop, error) {
+	return s.withConfig(FromRow(r))
+}
+
+func (s *Service) withConfig(shop Shop, err error) (Shop, error) {
+	if err != nil {
+		return shop, err
+	}
+	shop.Stripe.Required = s.cfg.StripeConnect
+	return shop, nil
 }
 
 // Read reads a shop through q: the pool, or the caller's transaction when what it
@@ -418,6 +443,15 @@ func FromRow(r db.Shop) (Shop, error) {
 	}
 	if r.SmsProblemAt != nil {
 		s.SMSProblem = &SMSProblem{Code: int(r.SmsProblemCode.Int32), At: *r.SmsProblemAt, Count: int(r.SmsProblemCount)}
+	}
+	s.Stripe = StripeAccount{
+		ID: r.StripeAccountID.String, ChargesEnabled: r.StripeChargesEnabled, PayoutsEnabled: r.StripePayoutsEnabled,
+		DetailsSubmitted: r.StripeDetailsSubmitted, RequirementsDue: r.StripeRequirementsDue,
+		StatusAt: r.StripeStatusAt, DisconnectedAt: r.StripeDisconnectedAt,
+	}
+	if r.PlatformFeeBps.Valid {
+		bps := int(r.PlatformFeeBps.Int32)
+		s.PlatformFeeBPS = &bps
 	}
 	return s, nil
 }

@@ -183,7 +183,9 @@ func LockKey(shopID uuid.UUID, startsAt time.Time) string {
 }
 
 // Declare records a new opening and enqueues its first wave of offers in the same
-// transaction: the wave exists if and only if the opening does.
+// transaction: the wave exists if and only if the opening does. A checkout shop whose
+// connected Stripe account cannot take payments (STRIPE_CONNECT=on) gets a Conflict
+// problem, code stripe_account_not_ready (shops.Shop.CheckoutReady).
 func (s *Service) Declare(ctx context.Context, shop shops.Shop, n NewOpening) (Opening, error) {
 	now := s.cfg.Now()
 	n.Service = strings.TrimSpace(n.Service)
@@ -202,6 +204,12 @@ func (s *Service) Declare(ctx context.Context, shop shops.Shop, n NewOpening) (O
 		return Opening{}, problem.Invalidf("service", "service is required (at most 100 characters)")
 	case n.PriceCents <= 0 || n.PriceCents > money.MaxAmount:
 		return Opening{}, problem.Invalidf("price_cents", "price_cents must be a positive amount in the smallest currency unit, at most %d (the most the payment provider charges at once)", money.MaxAmount)
+	}
+	// A checkout shop that charges on its own Stripe account (Connect) needs one that can
+	// take payments now: otherwise every taker would hear "yours!" and then that the hold
+	// lapsed. shops says whether it can, and what the owner must do if not.
+	if err := shop.CheckoutReady(); err != nil {
+		return Opening{}, err
 	}
 	if shop.PaymentMode != shops.PaymentNone && s.cfg.MinimumCharge != nil {
 		if minimum := s.cfg.MinimumCharge(shop.Currency); n.PriceCents < minimum {
