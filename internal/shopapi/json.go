@@ -246,6 +246,8 @@ type shopJSON struct {
 	// CalendarURL is the shop's secret calendar feed address.
 	CalendarURL         string `json:"calendar_url"`
 	CalendarFullDetails bool   `json:"calendar_full_details"`
+	// Stripe is the shop's own Stripe account (STRIPE_CONNECT=on).
+	Stripe stripeJSON `json:"stripe"`
 }
 
 type policyJSON struct {
@@ -271,6 +273,7 @@ func (h *Handlers) newShopJSON(s shops.Shop) shopJSON {
 		ID: s.ID, Name: s.Name, Timezone: s.Timezone, SMSNumber: s.SMSNumber, Currency: s.Currency,
 		PaymentMode: s.PaymentMode, CreatedAt: s.CreatedAt.UTC(),
 		CalendarURL: calendar.URL(h.PublicURL, s.CalendarToken), CalendarFullDetails: s.CalendarFullDetails,
+		Stripe: h.newStripeJSON(s),
 		OfferPolicy: policyJSON{
 			WaveSize:              p.WaveSize,
 			WaveIntervalSeconds:   int64(p.WaveInterval / time.Second),

@@ -1,13 +1,16 @@
-// Package shopapi is the shop owners' JSON API: creating shops (with the admin token);
-// and, with the shop's own key, reading and changing the shop's settings and rotating
-// its key and its calendar feed's address, adding, listing, importing (CSV), editing and
-// erasing customers, declaring, listing, reading and cancelling openings, and managing
-// outbound webhook endpoints and their deliveries. The creating POSTs honour an
-// Idempotency-Key. It also serves the public calendar feed (CalendarPath) and renders
-// the data of outbound events (EventRenderer), with the same rendering as its answers. The API is described by an
-// OpenAPI 3.1 document (api/openapi.json), served at /api/openapi.json. Handlers only translate: they check the bearer token, decode the body,
-// make one call to the shops or slots service and encode the answer. Errors are returned
-// to echo, whose error handler must be httperr.Handler, so every error has one shape.
+// Package shopapi is the shop owners' JSON API: creating shops and setting a shop's
+// platform fee (with the admin token); and, with the shop's own key, reading and
+// changing the shop's settings, rotating its key and its calendar feed's address, asking
+// for a link to Stripe's onboarding of the shop's own account (STRIPE_CONNECT=on),
+// adding, listing, importing (CSV), editing and erasing customers, declaring, listing,
+// reading and cancelling openings, and managing outbound webhook endpoints and their
+// deliveries. The creating POSTs honour an Idempotency-Key. It also serves the public
+// calendar feed (CalendarPath) and renders the data of outbound events (EventRenderer),
+// with the same rendering as its answers. The API is described by an OpenAPI 3.1
+// document (api/openapi.json), served at /api/openapi.json. Handlers only translate:
+// they check the bearer token, decode the body, make one call to the domain and encode
+// the answer. Errors are returned to echo, whose error handler must be httperr.Handler,
+// so every error has one shape.
 //
 // A shop's key only ever reaches that shop's rows: every domain call takes the shop id
 // from the authenticated key, never from the request, so another shop's opening is simply
@@ -29,6 +32,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/calendar"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/idempotency"
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
@@ -47,8 +51,15 @@ type Handlers struct {
 	Calendar *calendar.Service
 	// PublicURL is the server's external base URL, for the calendar feed's address.
 	PublicURL string
-	// AdminToken is the bearer token that may create shops. Empty means no one may.
+	// AdminToken is the bearer token that may create shops and set a shop's platform
+	// fee. Empty means no one may.
 	AdminToken string
+	// Ledger onboards shops' connected Stripe accounts (STRIPE_CONNECT=on); nil answers
+	// the onboarding as a server without Connect.
+	Ledger *ledger.Service
+	// PlatformFeeBPS is the platform's default fee (PLATFORM_FEE_BPS), shown for shops
+	// the admin set none for.
+	PlatformFeeBPS int
 }
 
 // Register adds the shop API's routes to e. The routes are registered one by one (not
@@ -57,6 +68,7 @@ type Handlers struct {
 func (h *Handlers) Register(e *echo.Echo) {
 	e.GET("/api/openapi.json", serveOpenAPI)
 	e.POST("/api/shops", h.createShop, h.requireAdmin)
+	e.PATCH("/api/shops/:id", h.adminPatchShop, h.requireAdmin)
 	e.POST("/api/customers", h.addCustomer, h.requireShop, h.idempotent)
 	e.GET("/api/customers", h.listCustomers, h.requireShop)
 	e.POST(ImportPath, h.importCustomers, h.requireShop, h.idempotent)
@@ -67,6 +79,7 @@ func (h *Handlers) Register(e *echo.Echo) {
 	e.PATCH("/api/shop", h.patchShop, h.requireShop)
 	e.POST("/api/shop/rotate-key", h.rotateKey, h.requireShop)
 	e.POST("/api/shop/rotate-calendar-token", h.rotateCalendarToken, h.requireShop)
+	e.POST(StripeOnboardingPath, h.stripeOnboarding, h.requireShop)
 	e.POST("/api/openings", h.declareOpening, h.requireShop, h.idempotent)
 	e.GET("/api/openings", h.listOpenings, h.requireShop)
 	e.GET("/api/openings/:id", h.getOpening, h.requireShop)

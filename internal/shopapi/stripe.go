@@ -1,0 +1,116 @@
+package shopapi
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+)
+
+// Stripe Connect: the shop's connected account as the owner sees it, its onboarding
+// link, and the admin's platform fee for a shop.
+
+// StripeOnboardingPath is where a shop's owner asks for a link to Stripe's onboarding of
+// the shop's connected account (STRIPE_CONNECT=on).
+const StripeOnboardingPath = "/api/shop/stripe/onboarding"
+
+// stripeJSON is the shop's Stripe account in GET /api/shop.
+type stripeJSON struct {
+	// Connect is true when the server charges on shops' own accounts
+	// (STRIPE_CONNECT=on); false, every payment is the platform's and the rest is empty.
+	Connect bool `json:"connect"`
+	// AccountID is the connected account; null before the shop connects one. After a
+	// disconnection it is the account that left (DisconnectedAt says when).
+	AccountID        *string    `json:"account_id"`
+	ChargesEnabled   bool       `json:"charges_enabled"`
+	PayoutsEnabled   bool       `json:"payouts_enabled"`
+	DetailsSubmitted bool       `json:"details_submitted"`
+	RequirementsDue  []string   `json:"requirements_due"`
+	DisconnectedAt   *time.Time `json:"disconnected_at"`
+	// Ready: the shop can declare checkout openings now.
+	Ready bool `json:"ready"`
+	// PlatformFeeBPS is the platform's fee on the shop's payments, in basis points (0
+	// without Connect).
+	PlatformFeeBPS int `json:"platform_fee_bps"`
+}
+
+func (h *Handlers) newStripeJSON(s shops.Shop) stripeJSON {
+	a := s.Stripe
+	out := stripeJSON{
+		Connect: a.Required, ChargesEnabled: a.ChargesEnabled, PayoutsEnabled: a.PayoutsEnabled,
+		DetailsSubmitted: a.DetailsSubmitted, RequirementsDue: append([]string{}, a.RequirementsDue...),
+		Ready: s.CheckoutReady() == nil,
+	}
+	if a.ID != "" {
+		id := a.ID
+		out.AccountID = &id
+	}
+	if a.DisconnectedAt != nil {
+		t := a.DisconnectedAt.UTC()
+		out.DisconnectedAt = &t
+	}
+	if a.Required {
+		out.PlatformFeeBPS = s.FeeBPS(h.PlatformFeeBPS)
+	}
+	return out
+}
+
+// onboardingJSON is a one-time link to Stripe's onboarding.
+type onboardingJSON struct {
+	URL       string    `json:"url"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
+
+// stripeOnboarding answers a fresh link to Stripe's onboarding of the shop's connected
+// account, creating the account the first time (the ledger makes it once, however many
+// requests race). The link is a credential for the owner's Stripe set-up: never cached.
+func (h *Handlers) stripeOnboarding(c echo.Context) error {
+	if h.Ledger == nil {
+		return ledger.ErrConnectOff
+	}
+	link, err := h.Ledger.Onboard(c.Request().Context(), shopOf(c).ID)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	return c.JSON(http.StatusOK, onboardingJSON{URL: link.URL, ExpiresAt: link.ExpiresAt.UTC()})
+}
+
+// adminShopPatch is what the admin may change of any shop.
+type adminShopPatch struct {
+	// PlatformFeeBPS sets the shop's platform fee; null returns it to the default.
+	PlatformFeeBPS optional[int64] `json:"platform_fee_bps"`
+}
+
+// adminPatchShop is PATCH /api/shops/{id}, with the admin token: the platform's fee for
+// one shop. A shop's own key is not the admin token (401), whatever shop it names.
+func (h *Handlers) adminPatchShop(c echo.Context) error {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return shops.ErrShopNotFound
+	}
+	var req adminShopPatch
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	var shop shops.Shop
+	if f := req.PlatformFeeBPS; f.Set {
+		var bps *int
+		if !f.Null {
+			v := int(clamp(f.Value, shops.MaxPlatformFeeBPS+1))
+			bps = &v
+		}
+		shop, err = h.Shops.SetPlatformFee(ctx, id, bps)
+	} else {
+		shop, err = h.Shops.Get(ctx, id)
+	}
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, h.newShopJSON(shop))
+}
