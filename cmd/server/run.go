@@ -152,7 +152,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, op
 		return fmt.Errorf("listen on %s: %w", cfg.HTTPAddr, err)
 	}
 	log.Info("serving", "addr", ln.Addr().String(), "public_url", cfg.PublicURL, "dev_mode", cfg.DevMode,
-		"twilio", cfg.TwilioConfigured(), "stripe", cfg.StripeConfigured())
+		"twilio", cfg.TwilioConfigured(), "stripe", cfg.StripeConfigured(), "stripe_connect", cfg.StripeConnect)
 	if opts.ready != nil {
 		opts.ready <- ln.Addr().String()
 	}
@@ -367,10 +367,14 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	// The services enqueue through the River client, which needs their workers before it
 	// exists: they get a reference that is filled in below, before anything runs.
 	queue := &riverRef{}
-	a.shops = shops.New(a.pool, shops.Config{PaymentsEnabled: cfg.StripeConfigured()})
+	a.shops = shops.New(a.pool, shops.Config{PaymentsEnabled: cfg.StripeConfigured(), StripeConnect: cfg.StripeConnect})
 	slotsCfg := slots.Config{KeyPrefix: cfg.RedisKeyPrefix, Logger: log, MinimumCharge: stripe.MinimumCharge}
 	ledgerCfg := ledger.Config{Logger: log, Metrics: a.metrics,
-		CheckoutSuccessURL: cfg.PublicURL + "/pay/done", CheckoutCancelURL: cfg.PublicURL + "/pay/cancelled"}
+		CheckoutSuccessURL: cfg.PublicURL + "/pay/done", CheckoutCancelURL: cfg.PublicURL + "/pay/cancelled",
+		// Connect: shops' own accounts, the platform's fee, and where Stripe's onboarding
+		// sends the owner back (the dashboard's settings).
+		Connect: cfg.StripeConnect, PlatformFeeBPS: cfg.PlatformFeeBPS, ConnectAccountType: cfg.StripeConnectAccountType,
+		OnboardingReturnURL: cfg.PublicURL + "/dashboard/stripe/return", OnboardingRefreshURL: cfg.PublicURL + "/dashboard/stripe/refresh"}
 	offersCfg := offers.Config{Logger: log, Metrics: a.metrics, Pacer: pacing.New(a.redis, cfg.RedisKeyPrefix)}
 	if tune != nil {
 		tune(&slotsCfg, &ledgerCfg, &offersCfg)
