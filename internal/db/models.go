@@ -124,6 +124,16 @@ type SlotOffer struct {
 	ReplacedAt *time.Time
 }
 
+type SlotOffersClaimable struct {
+	ID         uuid.UUID
+	OpeningID  uuid.UUID
+	CustomerID uuid.UUID
+	ShopID     uuid.UUID
+	Generation int32
+	CreatedAt  time.Time
+	StartsAt   time.Time
+}
+
 type SlotOpening struct {
 	ID              uuid.UUID
 	ShopID          uuid.UUID
