@@ -39,6 +39,11 @@ type Booking struct {
 	RefundFailedDismissedAt   *time.Time
 }
 
+type ClientHeartbeat struct {
+	ClientID string
+	SeenAt   time.Time
+}
+
 type Customer struct {
 	ID                uuid.UUID
 	ShopID            uuid.UUID
