@@ -80,8 +80,9 @@ WHERE o.id = orphan.id;
 -- sending becomes sent, so from now on its customer's YES may claim it; one a YES lost
 -- (or a settlement marked sent) while its text was on its way keeps its status and
 -- gets its id and send time, so that it counts as texted and its delivery reports
--- apply. Like the claim it never waits for a lock: an offer another statement holds (a
--- YES losing it) is left to OfferMarkSent.
+-- apply. Each row says whether a report for its text is stored already (one that came
+-- before the id was): the caller applies those. Like the claim it never waits for a
+-- lock: an offer another statement holds (a YES losing it) is left to OfferMarkSent.
 WITH mine AS (
     SELECT p.id FROM slot_offers p
     WHERE p.id = ANY(sqlc.arg(ids)::uuid[])
@@ -93,7 +94,7 @@ SET status = CASE WHEN o.status = 'sending' THEN 'sent' ELSE o.status END,
     twilio_sid = COALESCE(NULLIF(v.sid, ''), o.twilio_sid), sent_at = COALESCE(o.sent_at, sqlc.arg(now)::timestamptz)
 FROM mine, (SELECT unnest(sqlc.arg(ids)::uuid[]) AS id, unnest(sqlc.arg(sids)::text[]) AS sid) AS v
 WHERE o.id = mine.id AND v.id = o.id
-RETURNING o.id;
+RETURNING o.id, EXISTS (SELECT 1 FROM delivery_reports r WHERE r.message_sid = o.twilio_sid)::boolean AS reported;
 
 -- name: OfferListSending :many
 -- Which of the given offers the wave texted are not marked yet (read without locking).

@@ -370,7 +370,7 @@ SET status = CASE WHEN o.status = 'sending' THEN 'sent' ELSE o.status END,
     twilio_sid = COALESCE(NULLIF(v.sid, ''), o.twilio_sid), sent_at = COALESCE(o.sent_at, $1::timestamptz)
 FROM mine, (SELECT unnest($2::uuid[]) AS id, unnest($3::text[]) AS sid) AS v
 WHERE o.id = mine.id AND v.id = o.id
-RETURNING o.id
+RETURNING o.id, EXISTS (SELECT 1 FROM delivery_reports r WHERE r.message_sid = o.twilio_sid)::boolean AS reported
 `
 
 type OfferMarkManySentParams struct {
@@ -379,26 +379,32 @@ type OfferMarkManySentParams struct {
 	Sids []string
 }
 
+type OfferMarkManySentRow struct {
+	ID       uuid.UUID
+	Reported bool
+}
+
 // Records that the provider accepted the texts of claimed offers, with their message
 // SIDs (” when the outcome was unknown), and returns those it marked. An offer still
 // sending becomes sent, so from now on its customer's YES may claim it; one a YES lost
 // (or a settlement marked sent) while its text was on its way keeps its status and
 // gets its id and send time, so that it counts as texted and its delivery reports
-// apply. Like the claim it never waits for a lock: an offer another statement holds (a
-// YES losing it) is left to OfferMarkSent.
-func (q *Queries) OfferMarkManySent(ctx context.Context, db DBTX, arg OfferMarkManySentParams) ([]uuid.UUID, error) {
+// apply. Each row says whether a report for its text is stored already (one that came
+// before the id was): the caller applies those. Like the claim it never waits for a
+// lock: an offer another statement holds (a YES losing it) is left to OfferMarkSent.
+func (q *Queries) OfferMarkManySent(ctx context.Context, db DBTX, arg OfferMarkManySentParams) ([]OfferMarkManySentRow, error) {
 	rows, err := db.Query(ctx, offerMarkManySent, arg.Now, arg.Ids, arg.Sids)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []uuid.UUID
+	var items []OfferMarkManySentRow
 	for rows.Next() {
-		var id uuid.UUID
-		if err := rows.Scan(&id); err != nil {
+		var i OfferMarkManySentRow
+		if err := rows.Scan(&i.ID, &i.Reported); err != nil {
 			return nil, err
 		}
-		items = append(items, id)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

@@ -152,7 +152,7 @@ func (s *Service) RunWave(ctx context.Context, w jobs.Wave) (WaveResult, error) 
 }
 
 // runWave is RunWave for a run that knows every offer of the wave claimed before
-// orphansBefore was claimed by a run that is over.
+// orphansBefore was claimed by a run that is over (zero: that no run claimed any).
 func (s *Service) runWave(ctx context.Context, w jobs.Wave, orphansBefore time.Time) (WaveResult, error) {
 	// Offers an earlier run claimed (sending) and never marked: it was killed mid-send,
 	// or could not record what it sent (Postgres gone for a moment). Each may have gone
@@ -160,8 +160,10 @@ func (s *Service) runWave(ctx context.Context, w jobs.Wave, orphansBefore time.T
 	// unknown, rather than left claimed (neither claimable nor counted) for ever or texted
 	// twice; and before anything else: the opening may have been cancelled, expired or
 	// reopened since, and the run stops then.
-	if err := s.settleOrphans(ctx, w, orphansBefore); err != nil {
-		return WaveResult{}, err
+	if !orphansBefore.IsZero() {
+		if err := s.settleOrphans(ctx, w, orphansBefore); err != nil {
+			return WaveResult{}, err
+		}
 	}
 	op, err := s.openings.ForWave(ctx, w.OpeningID)
 	if errors.Is(err, ErrNoOpening) {
@@ -418,7 +420,7 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 		wg    sync.WaitGroup
 		sem   = make(chan struct{}, s.cfg.SendParallelism)
 		bg    = context.WithoutCancel(ctx)
-		marks = &marker{s: s, ctx: bg}
+		marks = &marker{s: s, ctx: bg, expect: len(claimed)}
 		res   WaveResult
 		errs  error
 	)
@@ -501,35 +503,40 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 	if len(sids) > 0 {
 		// Reports that came before the ids were stored; the next report of each text
 		// applies them too.
-		errs = errors.Join(errs, s.applyDeliveries(bg, sids))
+		errs = errors.Join(errs, s.applyReported(bg, sids))
 	}
 	return res, errs
 }
 
 // marker marks a chunk's offers sent as their texts are accepted. While one statement
-// runs, the texts accepted meanwhile wait for the next, so a mark costs one round trip
-// when texts go out a second apart (a long code) and a statement for many when they go
-// out a thousand a second, and it never lingers: an accepted text is claimable after one
-// statement at most behind it.
+// runs, the texts accepted meanwhile wait for the next; and while more of the chunk's
+// texts are on their way, a statement waits markLinger for them. So a long code's text
+// (a chunk of one) is marked by its own statement at once, and a thousand texts a
+// second by a statement for many. A text is claimable only once marked: the linger
+// delays that by a few milliseconds, never the other way round.
 type marker struct {
-	s   *Service
-	ctx context.Context
+	s      *Service
+	ctx    context.Context
+	expect int // texts of the chunk
 
-	mu      sync.Mutex
-	ids     []uuid.UUID // accepted, waiting for a statement
-	sids    []string
-	running bool
-	done    sync.WaitGroup
-	added   int      // texts accepted
-	marked  []string // message ids marked (for their early delivery reports)
-	err     error
+	mu       sync.Mutex
+	ids      []uuid.UUID // accepted, waiting for a statement
+	sids     []string
+	running  bool
+	done     sync.WaitGroup
+	added    int      // texts accepted
+	reported []string // message ids marked whose delivery reports came before
+	err      error
 }
 
 // A failed mark is tried again markRetries times, markBackoff, then twice and four
-// times that apart.
+// times that apart. A mark waits up to markLinger for more of its chunk's texts, unless
+// markBatch are waiting already.
 const (
 	markRetries = 3
 	markBackoff = 200 * time.Millisecond
+	markLinger  = 5 * time.Millisecond
+	markBatch   = 64
 )
 
 // add queues the mark of an accepted text ("" when its outcome is unknown) and starts a
@@ -549,8 +556,16 @@ func (m *marker) add(id uuid.UUID, sid string) {
 // run marks what is queued, statement after statement, until nothing is.
 func (m *marker) run() {
 	defer m.done.Done()
+	lingered := false
 	for {
 		m.mu.Lock()
+		if !lingered && len(m.ids) < markBatch && m.added < m.expect {
+			m.mu.Unlock()
+			time.Sleep(markLinger) // more of the chunk's texts are coming
+			lingered = true
+			continue
+		}
+		lingered = false
 		ids, sids := m.ids, m.sids
 		m.ids, m.sids = nil, nil
 		if len(ids) == 0 {
@@ -562,28 +577,28 @@ func (m *marker) run() {
 		// A mark that fails leaves accepted texts neither claimable nor counted until a
 		// later attempt settles them (without their message ids): a short outage is
 		// waited out here.
-		err := m.s.markSent(m.ctx, ids, sids)
+		reported, err := m.s.markSent(m.ctx, ids, sids)
 		for try := 0; err != nil && try < markRetries; try++ {
 			time.Sleep(markBackoff << try)
-			err = m.s.markSent(m.ctx, ids, sids)
+			reported, err = m.s.markSent(m.ctx, ids, sids)
 		}
 		m.mu.Lock()
 		if err != nil {
 			m.err = errors.Join(m.err, err)
 		} else {
-			m.marked = append(m.marked, sids...)
+			m.reported = append(m.reported, reported...)
 		}
 		m.mu.Unlock()
 	}
 }
 
-// wait returns, once every queued mark is done, the message ids marked and the first
-// errors. No add may come after it.
+// wait returns, once every queued mark is done, the message ids marked whose delivery
+// reports came before the mark, and the errors. No add may come after it.
 func (m *marker) wait() ([]string, error) {
 	m.done.Wait()
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.marked, m.err
+	return m.reported, m.err
 }
 
 // count is how many texts were accepted (or may have been), marked or not.
@@ -630,32 +645,44 @@ func (s *Service) claim(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, erro
 }
 
 // markSent records that the provider accepted the texts of claimed offers, with their
-// message ids ("" when the outcome of the send is unknown).
-func (s *Service) markSent(ctx context.Context, ids []uuid.UUID, sids []string) error {
+// message ids ("" when the outcome of the send is unknown), and returns the ids whose
+// delivery reports may have come before (to apply them).
+func (s *Service) markSent(ctx context.Context, ids []uuid.UUID, sids []string) ([]string, error) {
 	now := s.cfg.Now().UTC()
-	marked, err := s.q.OfferMarkManySent(ctx, s.pool, db.OfferMarkManySentParams{Ids: ids, Sids: sids, Now: now})
+	rows, err := s.q.OfferMarkManySent(ctx, s.pool, db.OfferMarkManySentParams{Ids: ids, Sids: sids, Now: now})
 	if err != nil {
-		return fmt.Errorf("mark offers sent: %w", err)
-	}
-	if len(marked) == len(ids) {
-		return nil
-	}
-	// Offers not marked yet were held by another statement a moment ago (or were
-	// settled by another run: then they need nothing).
-	left, err := s.q.OfferListSending(ctx, s.pool, except(ids, marked))
-	if err != nil {
-		return fmt.Errorf("list offers still sending: %w", err)
+		return nil, fmt.Errorf("mark offers sent: %w", err)
 	}
 	sidOf := make(map[uuid.UUID]string, len(ids))
 	for i, id := range ids {
 		sidOf[id] = sids[i]
 	}
-	for _, id := range left {
-		if err := s.q.OfferMarkSent(ctx, s.pool, db.OfferMarkSentParams{ID: id, Sid: sidOf[id], Now: now}); err != nil {
-			return fmt.Errorf("mark offer sent: %w", err)
+	var reported []string
+	marked := make([]uuid.UUID, len(rows))
+	for i, r := range rows {
+		marked[i] = r.ID
+		if r.Reported {
+			reported = append(reported, sidOf[r.ID])
 		}
 	}
-	return nil
+	if len(marked) == len(ids) {
+		return reported, nil
+	}
+	// Offers not marked yet were held by another statement a moment ago (or were
+	// settled by another run: then they need nothing).
+	left, err := s.q.OfferListSending(ctx, s.pool, except(ids, marked))
+	if err != nil {
+		return reported, fmt.Errorf("list offers still sending: %w", err)
+	}
+	for _, id := range left {
+		if err := s.q.OfferMarkSent(ctx, s.pool, db.OfferMarkSentParams{ID: id, Sid: sidOf[id], Now: now}); err != nil {
+			return reported, fmt.Errorf("mark offer sent: %w", err)
+		}
+		if sidOf[id] != "" {
+			reported = append(reported, sidOf[id]) // not asked: applying finds out
+		}
+	}
+	return reported, nil
 }
 
 // except returns the ids not in done.
@@ -696,11 +723,12 @@ func (w *WaveWorker) NextRetry(job *river.Job[jobs.Wave]) time.Time {
 
 // Work implements river.Worker.
 func (w *WaveWorker) Work(ctx context.Context, job *river.Job[jobs.Wave]) error {
-	orphansBefore := w.Service.cfg.Now().Add(-orphanAge)
+	// A first attempt has nothing to settle (no run of this job claimed anything): it
+	// saves the statement. A later one follows an attempt that is over (failed, timed
+	// out, or rescued): what that left claimed is settled now, not orphanAge later, and
+	// nothing of this wave is claimed by this attempt yet.
+	orphansBefore := time.Time{}
 	if job.Attempt > 1 {
-		// An earlier attempt is over (failed, timed out, or rescued): what it left
-		// claimed is settled now, not orphanAge later, and nothing of this wave is
-		// claimed by this attempt yet.
 		orphansBefore = w.Service.cfg.Now()
 	}
 	res, err := w.Service.runWave(ctx, job.Args, orphansBefore)
