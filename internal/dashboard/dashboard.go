@@ -9,7 +9,8 @@
 // copies of its cookie stop working; a session also carries the version of the shop's
 // API key it signed in under, so rotating the key (here or through the API) ends every
 // session of the shop. Every form carries a CSRF token derived from the session.
-// Sign-in attempts are rate-limited per client address and per shop.
+// Sign-in attempts are rate-limited per client address and per shop, in Redis, so the
+// limits hold across instances.
 // Pages work without JavaScript; a small script refreshes the live parts of the page.
 package dashboard
 
@@ -38,6 +39,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
+	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
@@ -63,16 +65,18 @@ type Config struct {
 	// Logger receives errors the owner only sees as "internal error"; nil discards them.
 	Logger *slog.Logger
 	// Redis records the sessions that signed out, until they would have expired, so a
-	// copy of a session cookie stops working at sign-out. Required. The dashboard fails
-	// closed without it: no session is honoured while Redis cannot be asked.
+	// copy of a session cookie stops working at sign-out, and counts the sign-in attempts
+	// (SignInsPerClient, SignInsPerShop) for every instance at once. Required. The
+	// dashboard fails closed without it: no session is honoured and no sign-in attempt
+	// let through while Redis cannot be asked.
 	Redis redis.UniversalClient
 	// KeyPrefix is prepended to the dashboard's Redis keys (REDIS_KEY_PREFIX).
 	KeyPrefix string
-	// SignInsPerClient limits sign-in attempts from one client address; the zero value
-	// means a burst of 10, then one every 6 seconds.
+	// SignInsPerClient limits sign-in attempts from one client address (an IPv6 /64),
+	// across instances; the zero value means a burst of 10, then one every 6 seconds.
 	SignInsPerClient Limit
-	// SignInsPerShop limits successful sign-ins to one shop; the zero value means a
-	// burst of 20, then one every 3 minutes.
+	// SignInsPerShop limits successful sign-ins to one shop, across instances; the zero
+	// value means a burst of 20, then one every 3 minutes.
 	SignInsPerShop Limit
 	// Waves tells when each open slot's next offer wave is due (an
 	// *offers.WaveSchedule). Required.
@@ -95,8 +99,7 @@ type Dashboard struct {
 	log      *slog.Logger
 	static   fs.FS
 	version  string // of the static assets, for cache busting
-	perIP    *limiter
-	perShop  *limiter
+	limits   *ratelimit.Limiter
 }
 
 // New returns a Dashboard reading from pool and acting through shopsSvc and openings.
@@ -108,7 +111,7 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 		return nil, errors.New("dashboard: SessionSecret must be at least 32 bytes")
 	}
 	if cfg.Redis == nil {
-		return nil, errors.New("dashboard: Redis is required (it records signed-out sessions)")
+		return nil, errors.New("dashboard: Redis is required (it records signed-out sessions and counts sign-in attempts)")
 	}
 	if cfg.Waves == nil {
 		return nil, errors.New("dashboard: Waves is required (it tells when the next offer wave is due)")
@@ -134,8 +137,7 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	d := &Dashboard{pool: pool, q: db.New(), shops: shopsSvc, openings: openings,
-		cfg: cfg, log: cfg.Logger,
-		perIP: newLimiter(cfg.SignInsPerClient, cfg.Now), perShop: newLimiter(cfg.SignInsPerShop, cfg.Now)}
+		cfg: cfg, log: cfg.Logger, limits: ratelimit.New(cfg.Redis, ratelimit.Config{Prefix: cfg.KeyPrefix})}
 	var err error
 	if d.static, err = fs.Sub(assets, "static"); err != nil {
 		return nil, fmt.Errorf("dashboard: static assets: %w", err)
@@ -351,16 +353,22 @@ func (d *Dashboard) login(c echo.Context) error {
 	// guess costs a database lookup. (Keys are 256-bit random, so guessing one is
 	// hopeless anyway; the limit keeps floods off Postgres.) c.RealIP is the proxy's
 	// X-Forwarded-For only when the server trusts the proxy (see cmd/server's routes).
-	if ok, wait := d.perIP.allow(clientKey(c.RealIP())); !ok {
+	// The count is in Redis, shared by every instance; when Redis cannot be asked no
+	// attempt goes through (fail closed), since an uncounted attempt is a free guess.
+	ctx := c.Request().Context()
+	res, err := d.limits.Allow(ctx, signInClientKey(c.RealIP()), d.cfg.SignInsPerClient)
+	if err != nil {
+		return d.signInUnavailable(c, err)
+	}
+	if !res.Allowed {
 		d.logger(c).Warn("dashboard sign-in limited", "by", "client")
-		return d.tooManySignIns(c, wait, "Too many sign-in attempts from your network.")
+		return d.tooManySignIns(c, res.RetryAfter, "Too many sign-in attempts from your network.")
 	}
 	ck, err := c.Cookie(loginCookie)
 	if err != nil || !validCSRF(c.FormValue("csrf"), d.loginToken(ck.Value)) {
 		return d.errorPage(c, http.StatusForbidden, "This form has expired",
 			"The sign-in form was missing its security token or is too old. Open the sign-in page again and retry.")
 	}
-	ctx := c.Request().Context()
 	key := strings.TrimSpace(c.FormValue("api_key"))
 	shop, err := d.shops.Authenticate(ctx, key)
 	if errors.Is(err, shops.ErrUnauthorized) {
@@ -376,9 +384,13 @@ func (d *Dashboard) login(c echo.Context) error {
 	// Keys do not name their shop, so only good keys can be counted per shop: this caps
 	// the sessions minted for one shop, whoever holds its key and from however many
 	// addresses.
-	if ok, wait := d.perShop.allow(shop.ID.String()); !ok {
+	res, err = d.limits.Allow(ctx, signInShopKey(shop.ID.String()), d.cfg.SignInsPerShop)
+	if err != nil {
+		return d.signInUnavailable(c, err)
+	}
+	if !res.Allowed {
 		d.logger(c).Warn("dashboard sign-in limited", "by", "shop", "shop_id", shop.ID)
-		return d.tooManySignIns(c, wait, "Too many sign-ins to this shop.")
+		return d.tooManySignIns(c, res.RetryAfter, "Too many sign-ins to this shop.")
 	}
 	s, err := d.newSession(shop.ID, shop.KeyVersion)
 	if err != nil {
@@ -438,6 +450,18 @@ func (d *Dashboard) unavailable(c echo.Context, what string, err error) error {
 	c.Response().Header().Set("Retry-After", "30")
 	return d.errorPage(c, http.StatusServiceUnavailable, "Try again in a moment",
 		"The dashboard cannot check your session right now. Wait a moment and reload the page.")
+}
+
+// signInUnavailable logs err and answers a 503 sign-in form: Redis, which counts the
+// attempts, could not be asked, and an attempt is not let through uncounted.
+func (d *Dashboard) signInUnavailable(c echo.Context, err error) error {
+	d.logger(c).Error("dashboard sign-in limit", "err", err)
+	c.Response().Header().Set("Retry-After", "30")
+	v := loginView{Error: "Signing in is not possible for a moment. Wait half a minute and try again."}
+	if ck, err := c.Cookie(loginCookie); err == nil {
+		v.CSRF = d.loginToken(ck.Value)
+	}
+	return d.render(c, http.StatusServiceUnavailable, "Sign in", v)
 }
 
 // tooManySignIns answers 429 with the sign-in form, a message saying when to retry, and

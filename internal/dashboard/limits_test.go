@@ -1,0 +1,75 @@
+package dashboard_test
+
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/dashboard"
+)
+
+// TestSignInLimitHoldsAcrossInstances: the sign-in limits are kept in Redis, so two
+// instances behind a load balancer allow together what one allows, not twice as much,
+// however the attempts are spread and however many arrive at once.
+func TestSignInLimitHoldsAcrossInstances(t *testing.T) {
+	t.Parallel()
+	en := newEnv(t, envOpts{now: wednesday,
+		perClient: dashboard.Limit{Burst: 3, Every: 10 * time.Minute},
+		perShop:   dashboard.Limit{Burst: 2, Every: time.Hour},
+	})
+	// The other instance is built like the first, with the same limits, Postgres and
+	// Redis; nothing in memory is shared.
+	d, err := dashboard.New(en.pool, en.shops, en.slots, dashboard.Config{
+		SessionSecret: secret, Secure: en.secure, Now: en.clock.Now, Redis: en.redis, KeyPrefix: en.prefix, Waves: en.waves,
+		SignInsPerClient: dashboard.Limit{Burst: 3, Every: 10 * time.Minute},
+		SignInsPerShop:   dashboard.Limit{Burst: 2, Every: time.Hour},
+	})
+	require.NoError(t, err)
+	second := *en
+	second.e = newEcho(d)
+	instances := []*env{en, &second}
+
+	// Each attempt gets its form (and login cookie) from the instance it posts to.
+	attempt := func(en *env, ip, key string) int {
+		form := en.get("/dashboard/login")
+		loginCk := cookieNamed(form, "sr_login")
+		req := newPost("/dashboard/login", url.Values{"csrf": {csrfIn(t, form.Body.String())}, "api_key": {key}})
+		req.Header.Set("X-Real-IP", ip)
+		rec := en.do(req, loginCk)
+		if rec.Code == http.StatusTooManyRequests {
+			require.NotEmpty(t, rec.Header().Get("Retry-After"))
+		}
+		return rec.Code
+	}
+	concurrently := func(n int, ip func(i int) string, key string) map[int]int {
+		var mu sync.Mutex
+		var wg sync.WaitGroup
+		codes := map[int]int{}
+		for i := range n {
+			wg.Go(func() {
+				code := attempt(instances[i%2], ip(i), key)
+				mu.Lock()
+				codes[code]++
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		return codes
+	}
+
+	t.Run("per client", func(t *testing.T) {
+		codes := concurrently(40, func(int) string { return "198.51.100.20" }, "shop_wrong")
+		require.Equal(t, map[int]int{http.StatusUnauthorized: 3, http.StatusTooManyRequests: 37}, codes,
+			"3 tries in all from one address, whichever instance they reach")
+	})
+	t.Run("per shop", func(t *testing.T) {
+		codes := concurrently(20, func(i int) string { return "203.0.113." + strconv.Itoa(10+i) }, en.keyA)
+		require.Equal(t, map[int]int{http.StatusSeeOther: 2, http.StatusTooManyRequests: 18}, codes,
+			"2 sign-ins in all to one shop, whichever instance they reach")
+	})
+}
