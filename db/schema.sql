@@ -255,3 +255,13 @@ CREATE INDEX inbound_messages_unheard_idx ON inbound_messages (handled_at)
 
 -- 0014_refund_failed_dismissed
 ALTER TABLE bookings ADD COLUMN refund_failed_dismissed_at timestamptz;
+
+-- 0020_dashboard_session_ends
+-- The dashboard sessions that signed out, until their cookies would have expired anyway
+-- (see the migration).
+CREATE TABLE dashboard_session_ends (
+    session_id text PRIMARY KEY CHECK (length(session_id) <= 64),
+    shop_id uuid NOT NULL REFERENCES shops (id) ON DELETE CASCADE,
+    expires_at timestamptz NOT NULL
+);
+CREATE INDEX dashboard_session_ends_expires_idx ON dashboard_session_ends (expires_at);

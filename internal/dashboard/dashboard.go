@@ -5,12 +5,12 @@
 // It is an edge like the JSON API: it signs the owner in with the shop's API key,
 // translates forms into calls on slots.Service, and reads its figures through the
 // queries in db/queries/dashboard.sql. Sessions are stateless signed cookies (HMAC-SHA256
-// under Config.SessionSecret), and sign-out records the session as ended in Redis so that
-// copies of its cookie stop working; a session also carries the version of the shop's
-// API key it signed in under, so rotating the key (here or through the API) ends every
-// session of the shop. Every form carries a CSRF token derived from the session.
-// Sign-in attempts are rate-limited per client address and per shop, in Redis, so the
-// limits hold across instances.
+// under Config.SessionSecret), and sign-out records the session as ended in Postgres
+// (shops.Service.EndSession) so that copies of its cookie stop working, whatever happens
+// to Redis; a session also carries the version of the shop's API key it signed in under,
+// so rotating the key (here or through the API) ends every session of the shop. Every
+// form carries a CSRF token derived from the session. Sign-in attempts are rate-limited
+// per client address and per shop, in Redis, so the limits hold across instances.
 // Pages work without JavaScript; a small script refreshes the live parts of the page.
 package dashboard
 
@@ -64,11 +64,10 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives errors the owner only sees as "internal error"; nil discards them.
 	Logger *slog.Logger
-	// Redis records the sessions that signed out, until they would have expired, so a
-	// copy of a session cookie stops working at sign-out, and counts the sign-in attempts
-	// (SignInsPerClient, SignInsPerShop) for every instance at once. Required. The
-	// dashboard fails closed without it: no session is honoured and no sign-in attempt
-	// let through while Redis cannot be asked.
+	// Redis counts the sign-in attempts (SignInsPerClient, SignInsPerShop) for every
+	// instance at once. Required. Signing in fails closed without it: while Redis cannot
+	// be asked, no attempt is let through (a 503 asks to retry); signed-in sessions do not
+	// need it.
 	Redis redis.UniversalClient
 	// KeyPrefix is prepended to the dashboard's Redis keys (REDIS_KEY_PREFIX).
 	KeyPrefix string
@@ -111,7 +110,7 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 		return nil, errors.New("dashboard: SessionSecret must be at least 32 bytes")
 	}
 	if cfg.Redis == nil {
-		return nil, errors.New("dashboard: Redis is required (it records signed-out sessions and counts sign-in attempts)")
+		return nil, errors.New("dashboard: Redis is required (it counts sign-in attempts)")
 	}
 	if cfg.Waves == nil {
 		return nil, errors.New("dashboard: Waves is required (it tells when the next offer wave is due)")
@@ -238,16 +237,13 @@ func current(c echo.Context) *signedIn { return c.Get(ctxSession).(*signedIn) }
 // sign-in form.
 func (d *Dashboard) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		s, ok, err := d.sessionFrom(c)
-		if err != nil {
-			return d.unavailable(c, "check session", err)
-		}
+		s, ok := d.sessionFrom(c)
 		if !ok {
 			return c.Redirect(http.StatusSeeOther, loginPath)
 		}
 		shop, live, err := d.sessionShop(c.Request().Context(), s)
 		if err != nil {
-			return d.internalError(c, "load shop", err)
+			return d.unavailable(c, "check session", err)
 		}
 		if !live {
 			c.SetCookie(d.expiredCookie(sessionCookie, cookiePath))
@@ -258,18 +254,22 @@ func (d *Dashboard) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// sessionShop returns the shop of s. live is false when the shop is gone or its API
-// key was rotated since s signed in: the session is over. The shop row is read on every
-// signed-in request anyway (the page needs it), so comparing the key's version there
-// ends the sessions on every instance at the rotation's commit, at no extra round trip.
-// err is set only when Postgres could not say.
+// sessionShop returns the shop of s. live is false when s signed out, the shop is gone,
+// or its API key was rotated since s signed in: the session is over. The shop row is
+// read on every signed-in request anyway (the page needs it), and the sign-out record
+// with it, so a sign-out or a rotation ends the session on every instance at its commit,
+// at no extra round trip. err is set only when Postgres could not say: then no session
+// is honoured.
 func (d *Dashboard) sessionShop(ctx context.Context, s session) (shop shops.Shop, live bool, err error) {
-	shop, err = d.shops.Get(ctx, s.ShopID)
+	shop, ended, err := d.shops.SessionShop(ctx, s.ShopID, s.ID)
 	if p, isProblem := problem.As(err); isProblem && p.Kind == problem.NotFound {
 		return shops.Shop{}, false, nil
 	}
 	if err != nil {
 		return shops.Shop{}, false, err
+	}
+	if ended {
+		return shops.Shop{}, false, nil
 	}
 	// Any difference ends the session, not only an older version: a version this shop
 	// never had is not one to trust.
@@ -279,22 +279,14 @@ func (d *Dashboard) sessionShop(ctx context.Context, s session) (shop shops.Shop
 	return shop, true, nil
 }
 
-// sessionFrom returns the request's session: its cookie must be valid, unexpired and
-// not signed out. err is set only when Redis could not say whether it signed out.
-func (d *Dashboard) sessionFrom(c echo.Context) (session, bool, error) {
+// sessionFrom returns the session the request's cookie names, when the cookie is
+// valid and unexpired. Whether it signed out is sessionShop's to say.
+func (d *Dashboard) sessionFrom(c echo.Context) (session, bool) {
 	ck, err := c.Cookie(sessionCookie)
 	if err != nil {
-		return session{}, false, nil
+		return session{}, false
 	}
-	s, ok := d.decodeSession(ck.Value, d.cfg.Now())
-	if !ok {
-		return session{}, false, nil
-	}
-	ended, err := d.sessionEnded(c.Request().Context(), s)
-	if err != nil || ended {
-		return session{}, false, err
-	}
-	return s, true, nil
+	return d.decodeSession(ck.Value, d.cfg.Now())
 }
 
 // withCSRF refuses a POST whose form does not carry the session's CSRF token.
@@ -315,10 +307,10 @@ type loginView struct {
 }
 
 func (d *Dashboard) loginForm(c echo.Context) error {
-	// A live session goes on to the dashboard. When Redis or Postgres cannot tell, show
-	// the form; a session that a rotation of the key ended is cleared here, or the
+	// A live session goes on to the dashboard. When Postgres cannot tell, show the form;
+	// a session that ended (signed out, or the key was rotated) is cleared here, or the
 	// dashboard and this form would send a browser that kept it back and forth.
-	if s, ok, _ := d.sessionFrom(c); ok {
+	if s, ok := d.sessionFrom(c); ok {
 		_, live, err := d.sessionShop(c.Request().Context(), s)
 		if err == nil && live {
 			return c.Redirect(http.StatusSeeOther, "/dashboard")
@@ -402,14 +394,12 @@ func (d *Dashboard) login(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/dashboard")
 }
 
-// logout ends the session: it is recorded as signed out in Redis until it would have
-// expired, so a copy of the cookie (another tab, a stolen copy) is refused from now on,
-// and the browser's cookie is cleared.
+// logout ends the session: it is recorded as signed out in Postgres until it would
+// have expired, so a copy of the cookie (another tab, a stolen copy) is refused from now
+// on, by every instance, whatever becomes of Redis; and the browser's cookie is cleared.
+// The shop's other sessions (other devices) go on.
 func (d *Dashboard) logout(c echo.Context) error {
-	s, ok, err := d.sessionFrom(c)
-	if err != nil {
-		return d.unavailable(c, "check session", err)
-	}
+	s, ok := d.sessionFrom(c)
 	if !ok {
 		c.SetCookie(d.expiredCookie(sessionCookie, cookiePath))
 		return c.Redirect(http.StatusSeeOther, loginPath)
@@ -420,7 +410,8 @@ func (d *Dashboard) logout(c echo.Context) error {
 	}
 	// The cookie is cleared only once the end is recorded: a sign-out that looks done
 	// but left copies working would be worse than one that asks to be retried.
-	if err := d.endSession(c.Request().Context(), s); err != nil {
+	// Kept a minute past the cookie's expiry, for instances whose clocks differ a little.
+	if err := d.shops.EndSession(c.Request().Context(), s.ShopID, s.ID, s.Expires.Add(time.Minute)); err != nil {
 		return d.unavailable(c, "end session", err)
 	}
 	c.SetCookie(d.expiredCookie(sessionCookie, cookiePath))
@@ -443,8 +434,8 @@ func (d *Dashboard) internalError(c echo.Context, what string, err error) error 
 	return d.errorPage(c, http.StatusInternalServerError, "Something went wrong", "internal error")
 }
 
-// unavailable logs err and answers a 503 page: Redis, which says which sessions signed
-// out, could not be asked, and a session is not honoured unchecked.
+// unavailable logs err and answers a 503 page: Postgres, which says which sessions
+// signed out, could not be asked, and a session is not honoured unchecked.
 func (d *Dashboard) unavailable(c echo.Context, what string, err error) error {
 	d.logger(c).Error("dashboard "+what, "err", err, "path", c.Request().URL.Path)
 	c.Response().Header().Set("Retry-After", "30")

@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -8,10 +9,46 @@ import (
 	"testing"
 	"time"
 
+	"github.com/labstack/echo/v4"
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
+	"github.com/slotrecovery/slotrecovery/internal/redistest"
 )
+
+// TestSignOutSurvivesRedisLoss: a sign-out is recorded where the truth lives. After
+// Redis loses every key of this deployment (a restart without persistence), a copy of
+// the signed-out cookie still opens nothing, on this instance and on another; the
+// shop's other session, on another device, goes on.
+func TestSignOutSurvivesRedisLoss(t *testing.T) {
+	t.Parallel()
+	en := newEnv(t, envOpts{now: wednesday})
+	ck := en.login(t, en.keyA)
+	copied := &http.Cookie{Name: ck.Name, Value: ck.Value}
+	elsewhere := en.login(t, en.keyA)
+	_, csrf := en.page(t, ck, "/dashboard")
+
+	rec := en.post("/dashboard/logout", url.Values{"csrf": {csrf}}, ck)
+	require.Equal(t, http.StatusSeeOther, rec.Code)
+	rec = en.get("/dashboard", copied)
+	require.Equal(t, http.StatusSeeOther, rec.Code, "signed out, before Redis loses anything")
+
+	// Redis restarts empty: every key of this test's prefix is gone (the rate limiter's
+	// too, which go-redis/redis_rate keeps under "rate:").
+	ctx := context.Background()
+	require.NoError(t, redistest.DeletePrefix(ctx, en.redis, en.prefix))
+	require.NoError(t, redistest.DeletePrefix(ctx, en.redis, "rate:"+en.prefix))
+
+	other := en.instance(t, nil)
+	for name, e := range map[string]*echo.Echo{"this instance": en.e, "another instance": other} {
+		rec := on(e, newGet("/dashboard"), copied)
+		require.Equal(t, http.StatusSeeOther, rec.Code, "%s: the signed-out cookie came back after Redis lost its data: %d %s",
+			name, rec.Code, rec.Header().Get("Location"))
+		require.Equal(t, "/dashboard/login", rec.Header().Get("Location"), name)
+		rec = on(e, newGet("/dashboard"), elsewhere)
+		require.Equal(t, http.StatusOK, rec.Code, "%s: the shop's other session goes on", name)
+	}
+}
 
 // TestSignInLimitHoldsAcrossInstances: the sign-in limits are kept in Redis, so two
 // instances behind a load balancer allow together what one allows, not twice as much,
@@ -72,4 +109,9 @@ func TestSignInLimitHoldsAcrossInstances(t *testing.T) {
 		require.Equal(t, map[int]int{http.StatusSeeOther: 2, http.StatusTooManyRequests: 18}, codes,
 			"2 sign-ins in all to one shop, whichever instance they reach")
 	})
+}
+
+func newGet(path string) *http.Request {
+	req, _ := http.NewRequest(http.MethodGet, path, nil)
+	return req
 }
