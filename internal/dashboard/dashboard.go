@@ -9,8 +9,9 @@
 // (shops.Service.EndSession) so that copies of its cookie stop working, whatever happens
 // to Redis; a session also carries the version of the shop's API key it signed in under,
 // so rotating the key (here or through the API) ends every session of the shop. Every
-// form carries a CSRF token derived from the session. Sign-in attempts are rate-limited
-// per client address and per shop, in Redis, so the limits hold across instances.
+// form carries a CSRF token derived from the session, and every form is read only up to
+// MaxFormBytes. Sign-in attempts are rate-limited per client address and per shop, in
+// Redis, so the limits hold across instances.
 // Pages work without JavaScript; a small script refreshes the live parts of the page.
 package dashboard
 
@@ -25,6 +26,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -292,12 +294,43 @@ func (d *Dashboard) sessionFrom(c echo.Context) (session, bool) {
 // withCSRF refuses a POST whose form does not carry the session's CSRF token.
 func (d *Dashboard) withCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		if ok, err := d.readForm(c); !ok {
+			return err
+		}
 		if !validCSRF(c.FormValue("csrf"), current(c).CSRF) {
 			return d.errorPage(c, http.StatusForbidden, "This form has expired",
 				"The form was missing its security token, or it came from an old page. Go back, reload the page and try again.")
 		}
 		return next(c)
 	}
+}
+
+// MaxFormBytes caps the body of every dashboard form but the CSV import (which has
+// MaxImportBytes): the forms are a few fields of text.
+const MaxFormBytes = 64 << 10
+
+// readForm parses the request's form, reading at most MaxFormBytes of its body, before
+// any field is asked for: echo's FormValue would otherwise take up to 32 MiB of a
+// multipart body into memory, whatever limit the server in front meant to set. A larger
+// body gets a 413 page, and ok is false (err is the page's). A form that cannot be read
+// otherwise is left to the CSRF check, which finds no token in it.
+func (d *Dashboard) readForm(c echo.Context) (ok bool, err error) {
+	req := c.Request()
+	req.Body = http.MaxBytesReader(c.Response(), req.Body, MaxFormBytes)
+	// ParseMultipartForm parses an urlencoded body too, but then returns ErrNotMultipart
+	// in place of the body's own error.
+	if mt, _, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType)); mt == echo.MIMEMultipartForm {
+		err = req.ParseMultipartForm(MaxFormBytes)
+	} else {
+		err = req.ParseForm()
+	}
+	var mbe *http.MaxBytesError
+	var he *echo.HTTPError // the server's own body limit, if it is the lower
+	if errors.As(err, &mbe) || errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge {
+		return false, d.errorPage(c, http.StatusRequestEntityTooLarge, "This form is too large",
+			"The form sent more than the dashboard accepts. Go back, shorten what you typed and try again.")
+	}
+	return true, nil
 }
 
 // loginView is the sign-in page's data.
@@ -356,6 +389,9 @@ func (d *Dashboard) login(c echo.Context) error {
 		d.logger(c).Warn("dashboard sign-in limited", "by", "client")
 		return d.tooManySignIns(c, res.RetryAfter, "Too many sign-in attempts from your network.")
 	}
+	if ok, err := d.readForm(c); !ok {
+		return err
+	}
 	ck, err := c.Cookie(loginCookie)
 	if err != nil || !validCSRF(c.FormValue("csrf"), d.loginToken(ck.Value)) {
 		return d.errorPage(c, http.StatusForbidden, "This form has expired",
@@ -403,6 +439,9 @@ func (d *Dashboard) logout(c echo.Context) error {
 	if !ok {
 		c.SetCookie(d.expiredCookie(sessionCookie, cookiePath))
 		return c.Redirect(http.StatusSeeOther, loginPath)
+	}
+	if ok, err := d.readForm(c); !ok {
+		return err
 	}
 	if !validCSRF(c.FormValue("csrf"), d.csrfToken(s)) {
 		return d.errorPage(c, http.StatusForbidden, "This form has expired",

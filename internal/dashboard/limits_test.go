@@ -2,10 +2,14 @@ package dashboard_test
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -114,4 +118,56 @@ func TestSignInLimitHoldsAcrossInstances(t *testing.T) {
 func newGet(path string) *http.Request {
 	req, _ := http.NewRequest(http.MethodGet, path, nil)
 	return req
+}
+
+// countingReader counts what is read of r.
+type countingReader struct {
+	r io.Reader
+	n atomic.Int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+// TestFormsReadAtMostMaxFormBytes: every dashboard form is read up to MaxFormBytes and
+// no further, whatever the server in front allows and whatever the body's type: a
+// larger one gets a 413 page and changes nothing. (The percent-encoded path is the
+// route /dashboard/customers/:id, a form like the others.)
+func TestFormsReadAtMostMaxFormBytes(t *testing.T) {
+	t.Parallel()
+	en := newEnv(t, envOpts{now: wednesday})
+	ck := en.login(t, en.keyA)
+	_, csrf := en.page(t, ck, "/dashboard")
+	customer := en.addCustomer(t, en.shopA, "+15555550161", "Ida")
+	big := strings.Repeat("x", 2<<20)
+
+	urlencoded := declareForm("2026-11-20", "15:00", "30", "Cut", "30.00", csrf)
+	urlencoded.Set("pad", big)
+	multipartBody := "--b0undary\r\nContent-Disposition: form-data; name=\"csrf\"\r\n\r\n" + csrf +
+		"\r\n--b0undary\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.csv\"\r\n\r\n" + big + "\r\n--b0undary--\r\n"
+	for name, tc := range map[string]struct {
+		path, ctype, body string
+		cookies           []*http.Cookie
+	}{
+		"declare, urlencoded":     {"/dashboard/openings", "application/x-www-form-urlencoded", urlencoded.Encode(), []*http.Cookie{ck}},
+		"customer, multipart":     {"/dashboard/customers/" + customer.ID.String(), "multipart/form-data; boundary=b0undary", multipartBody, []*http.Cookie{ck}},
+		"encoded import path":     {"/dashboard/customers/%69mport", "multipart/form-data; boundary=b0undary", multipartBody, []*http.Cookie{ck}},
+		"sign-out":                {"/dashboard/logout", "application/x-www-form-urlencoded", url.Values{"csrf": {csrf}, "pad": {big}}.Encode(), []*http.Cookie{ck}},
+		"sign-in, before the key": {"/dashboard/login", "application/x-www-form-urlencoded", url.Values{"api_key": {en.keyA}, "pad": {big}}.Encode(), nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			body := &countingReader{r: strings.NewReader(tc.body)}
+			req := httptest.NewRequest(http.MethodPost, tc.path, io.MultiReader(body)) // no length: only reading tells
+			req.Header.Set("Content-Type", tc.ctype)
+			rec := en.do(req, tc.cookies...)
+			require.Equal(t, http.StatusRequestEntityTooLarge, rec.Code, rec.Body.String())
+			require.Contains(t, rec.Body.String(), "This form is too large")
+			require.LessOrEqual(t, body.n.Load(), int64(dashboard.MaxFormBytes+64<<10), "bytes read of a %d-byte body", len(tc.body))
+		})
+	}
+	require.Zero(t, countOpenings(t, en.pool, en.shopA.ID))
+	en.page(t, ck, "/dashboard") // still signed in
 }
