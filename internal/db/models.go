@@ -41,6 +41,11 @@ type Booking struct {
 	ApplicationFeeCents       int64
 }
 
+type ClientHeartbeat struct {
+	ClientID string
+	SeenAt   time.Time
+}
+
 type Customer struct {
 	ID                uuid.UUID
 	ShopID            uuid.UUID
@@ -58,6 +63,12 @@ type Customer struct {
 	PrefServices      []string
 	ErasedAt          *time.Time
 	ErasedPhoneSha256 []byte
+}
+
+type DashboardSessionEnd struct {
+	SessionID string
+	ShopID    uuid.UUID
+	ExpiresAt time.Time
 }
 
 type DeliveryReport struct {
@@ -149,6 +160,16 @@ type SlotOffer struct {
 	Delivery   pgtype.Text
 	DeliveryAt *time.Time
 	ReplacedAt *time.Time
+}
+
+type SlotOffersClaimable struct {
+	ID         uuid.UUID
+	OpeningID  uuid.UUID
+	CustomerID uuid.UUID
+	ShopID     uuid.UUID
+	Generation int32
+	CreatedAt  time.Time
+	StartsAt   time.Time
 }
 
 type SlotOpening struct {
