@@ -44,7 +44,7 @@ func (s *Service) SessionShop(ctx context.Context, shopID uuid.UUID, sessionID s
 	if err != nil {
 		return Shop{}, false, fmt.Errorf("get shop %s of a dashboard session: %w", shopID, err)
 	}
-	shop, err = FromRow(row.Shop)
+	shop, err = s.fromRow(row.Shop)
 	if err != nil {
 		return Shop{}, false, err
 	}
