@@ -20,8 +20,9 @@ import (
 )
 
 // ImportPath is the CSV import's route. Its body may be far larger than the server's
-// usual cap: the server's BodyLimit middleware skips it and the handler caps it at
-// MaxImportBytes itself.
+// usual cap: the server gives this route a limit a little above MaxImportBytes (it
+// limits bodies by matched route), and the handler caps it at MaxImportBytes itself, so
+// the handler's answer is the one sent.
 const ImportPath = "/api/customers/import"
 
 // MaxImportBytes caps an import's body: MaxImportRows lines of a few hundred bytes.
