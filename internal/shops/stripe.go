@@ -139,7 +139,7 @@ func SetStripeAccount(ctx context.Context, tx pgx.Tx, shopID uuid.UUID, account 
 	row, err := queries.ShopSetStripeAccount(ctx, tx, db.ShopSetStripeAccountParams{
 		ID: shopID, Account: pgtype.Text{String: account, Valid: true},
 		ChargesEnabled: st.ChargesEnabled, PayoutsEnabled: st.PayoutsEnabled, DetailsSubmitted: st.DetailsSubmitted,
-		RequirementsDue: requirements(st.RequirementsDue), At: at.UTC(),
+		RequirementsDue: requirements(st.RequirementsDue), At: statusTime(at),
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Shop{}, ErrShopNotFound
@@ -157,7 +157,7 @@ func SetStripeAccount(ctx context.Context, tx pgx.Tx, shopID uuid.UUID, account 
 func UpdateStripeStatus(ctx context.Context, q db.DBTX, account string, st StripeStatus, at time.Time) (uuid.UUID, error) {
 	id, err := queries.ShopUpdateStripeStatus(ctx, q, db.ShopUpdateStripeStatusParams{
 		Account: pgtype.Text{String: account, Valid: true}, ChargesEnabled: st.ChargesEnabled, PayoutsEnabled: st.PayoutsEnabled,
-		DetailsSubmitted: st.DetailsSubmitted, RequirementsDue: requirements(st.RequirementsDue), At: at.UTC(),
+		DetailsSubmitted: st.DetailsSubmitted, RequirementsDue: requirements(st.RequirementsDue), At: statusTime(at),
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return uuid.Nil, nil
@@ -175,7 +175,7 @@ func UpdateStripeStatus(ctx context.Context, q db.DBTX, account string, st Strip
 // recorded already).
 func DisconnectStripe(ctx context.Context, q db.DBTX, account string, at time.Time) (uuid.UUID, error) {
 	id, err := queries.ShopDisconnectStripe(ctx, q, db.ShopDisconnectStripeParams{
-		Account: pgtype.Text{String: account, Valid: true}, At: at.UTC(),
+		Account: pgtype.Text{String: account, Valid: true}, At: statusTime(at),
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return uuid.Nil, nil
@@ -184,6 +184,14 @@ func DisconnectStripe(ctx context.Context, q db.DBTX, account string, at time.Ti
 		return uuid.Nil, fmt.Errorf("disconnect stripe account %s: %w", account, err)
 	}
 	return id, nil
+}
+
+// statusTime is the time a state is stored at: whole seconds, as Stripe times its
+// events. A state read back at 12:00:00.7 and an event created "12:00:00" are then equal,
+// and the event (Stripe's word on what changed) is applied rather than taken for an
+// older state.
+func statusTime(at time.Time) time.Time {
+	return at.UTC().Truncate(time.Second)
 }
 
 // maxRequirements bounds what is stored of an account's requirements: Stripe lists a
