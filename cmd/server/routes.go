@@ -47,7 +47,8 @@ func (a *app) routes() http.Handler {
 	e.GET("/readyz", (&readiness{check: a.readyz, fresh: readyFresh}).handle)
 	e.GET("/metrics", a.publicMetrics(metricsHandler(a.registry)))
 
-	(&shopapi.Handlers{Shops: a.shops, Openings: a.slots, AdminToken: a.cfg.AdminToken}).Register(e)
+	(&shopapi.Handlers{Shops: a.shops, Openings: a.slots, AdminToken: a.cfg.AdminToken,
+		Ledger: a.ledger, PlatformFeeBPS: a.cfg.PlatformFeeBPS}).Register(e)
 	a.dashboard.Register(e)
 
 	tw := &webhooks.Twilio{Inbound: a.inbound, Validator: a.validator, PublicURL: a.cfg.PublicURL, Logger: a.log, Metrics: a.metrics}
@@ -56,6 +57,11 @@ func (a *app) routes() http.Handler {
 	e.POST(webhooks.TwilioStatusPath, ts.Handle)
 	st := &webhooks.Stripe{Ledger: a.ledger, Secrets: a.cfg.StripeWebhookSecrets, Logger: a.log, Metrics: a.metrics}
 	e.POST(webhooks.StripePath, st.Handle) // the handler caps the body at 1 MiB itself
+	if a.cfg.StripeConnect {
+		// Connected accounts' events: their own endpoint and secret (see webhooks.StripeConnectPath).
+		sc := &webhooks.Stripe{Ledger: a.ledger, Secrets: a.cfg.StripeConnectWebhookSecrets, Connect: true, Logger: a.log, Metrics: a.metrics}
+		e.POST(webhooks.StripeConnectPath, sc.Handle)
+	}
 
 	e.GET("/pay/done", payPage("Thank you! Your payment is being confirmed; we'll text you."))
 	e.GET("/pay/cancelled", payPage("Payment not completed. Your slot is held until the link expires."))
@@ -149,7 +155,7 @@ func bodyLimitFor(method, route string) int64 {
 			return shopapi.MaxImportBytes + defaultBodyLimit
 		case dashboard.ImportPath:
 			return dashboard.MaxImportBytes + defaultBodyLimit
-		case webhooks.StripePath:
+		case webhooks.StripePath, webhooks.StripeConnectPath:
 			return webhooks.MaxStripeBody + defaultBodyLimit
 		}
 	}
@@ -163,7 +169,8 @@ func bodyLimitFor(method, route string) int64 {
 func bodyLimits() echo.MiddlewareFunc {
 	limits := map[int64]echo.MiddlewareFunc{}
 	for _, l := range []int64{defaultBodyLimit, bodyLimitFor(http.MethodPost, shopapi.ImportPath),
-		bodyLimitFor(http.MethodPost, dashboard.ImportPath), bodyLimitFor(http.MethodPost, webhooks.StripePath)} {
+		bodyLimitFor(http.MethodPost, dashboard.ImportPath), bodyLimitFor(http.MethodPost, webhooks.StripePath),
+		bodyLimitFor(http.MethodPost, webhooks.StripeConnectPath)} {
 		limits[l] = middleware.BodyLimit(strconv.FormatInt(l, 10))
 	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
@@ -185,10 +192,11 @@ var (
 	// hopeless; the limit keeps floods of key lookups off Postgres. It fails open: while
 	// Redis is unreachable the API goes on unlimited rather than refuse every owner.
 	apiKeyGuesses = guessLimit{name: "api_key", limit: ratelimit.Limit{Burst: 20, Every: 3 * time.Second}}
-	// adminGuesses limits wrong admin tokens on POST /api/shops. The token is the
-	// operator's choice (16 characters at least) and may be guessable, so the count is
-	// exact, however many guesses arrive at once (see guessLimit.reserve), and it fails
-	// closed: while Redis is unreachable no shop is created (503).
+	// adminGuesses limits wrong admin tokens on the admin's routes (POST /api/shops,
+	// PATCH /api/shops/{id}). The token is the operator's choice (16 characters at least)
+	// and may be guessable, so the count is exact, however many guesses arrive at once
+	// (see guessLimit.reserve), and it fails closed: while Redis is unreachable no shop
+	// is created or changed (503).
 	adminGuesses = guessLimit{name: "admin_token", limit: ratelimit.Limit{Burst: 10, Every: time.Minute},
 		reserve: true, failClosed: true}
 )
@@ -287,8 +295,8 @@ func tooManyGuesses(c echo.Context, wait time.Duration) error {
 		Message: fmt.Sprintf("too many failed attempts from your address; retry in %d seconds", secs)}
 }
 
-// guessLimits applies the guess limits by matched route: adminGuesses to creating a
-// shop, apiKeyGuesses to every other route of the JSON API that takes a shop key.
+// guessLimits applies the guess limits by matched route: adminGuesses to the admin's
+// routes, apiKeyGuesses to every other route of the JSON API that takes a shop key.
 // Routes added to the API later are covered without a change here.
 func guessLimits(l *ratelimit.Limiter, log *slog.Logger) echo.MiddlewareFunc {
 	admin, api := limitGuesses(l, log, adminGuesses), limitGuesses(l, log, apiKeyGuesses)
@@ -297,7 +305,8 @@ func guessLimits(l *ratelimit.Limiter, log *slog.Logger) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			route := c.Path()
 			switch {
-			case c.Request().Method == http.MethodPost && route == "/api/shops":
+			case c.Request().Method == http.MethodPost && route == "/api/shops", route == "/api/shops/:id":
+				// The routes the admin token opens (creating a shop, a shop's fee).
 				return adminNext(c)
 			case strings.HasPrefix(route, "/api/") && route != "/api/openapi.json":
 				return apiNext(c)
