@@ -367,14 +367,15 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	// The services enqueue through the River client, which needs their workers before it
 	// exists: they get a reference that is filled in below, before anything runs.
 	queue := &riverRef{}
-	a.shops = shops.New(a.pool, shops.Config{PaymentsEnabled: cfg.StripeConfigured(), StripeConnect: cfg.StripeConnect})
+	a.shops = shops.New(a.pool, shops.Config{PaymentsEnabled: cfg.StripeConfigured(), StripeConnect: cfg.StripeConnect,
+		PlatformFeeBPS: cfg.PlatformFeeBPS})
 	slotsCfg := slots.Config{KeyPrefix: cfg.RedisKeyPrefix, Logger: log, MinimumCharge: stripe.MinimumCharge}
 	ledgerCfg := ledger.Config{Logger: log, Metrics: a.metrics,
 		CheckoutSuccessURL: cfg.PublicURL + "/pay/done", CheckoutCancelURL: cfg.PublicURL + "/pay/cancelled",
 		// Connect: shops' own accounts, the platform's fee, and where Stripe's onboarding
 		// sends the owner back (the dashboard's settings).
 		Connect: cfg.StripeConnect, PlatformFeeBPS: cfg.PlatformFeeBPS, ConnectAccountType: cfg.StripeConnectAccountType,
-		OnboardingReturnURL: cfg.PublicURL + "/dashboard/stripe/return", OnboardingRefreshURL: cfg.PublicURL + "/dashboard/stripe/refresh"}
+		OnboardingReturnURL: cfg.PublicURL + "/dashboard/stripe/return", OnboardingRefreshURL: cfg.PublicURL + "/dashboard/stripe/onboarding"}
 	offersCfg := offers.Config{Logger: log, Metrics: a.metrics, Pacer: pacing.New(a.redis, cfg.RedisKeyPrefix)}
 	if tune != nil {
 		tune(&slotsCfg, &ledgerCfg, &offersCfg)

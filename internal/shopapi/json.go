@@ -273,7 +273,7 @@ func (h *Handlers) newShopJSON(s shops.Shop) shopJSON {
 		ID: s.ID, Name: s.Name, Timezone: s.Timezone, SMSNumber: s.SMSNumber, Currency: s.Currency,
 		PaymentMode: s.PaymentMode, CreatedAt: s.CreatedAt.UTC(),
 		CalendarURL: calendar.URL(h.PublicURL, s.CalendarToken), CalendarFullDetails: s.CalendarFullDetails,
-		Stripe: h.newStripeJSON(s),
+		Stripe: newStripeJSON(s),
 		OfferPolicy: policyJSON{
 			WaveSize:              p.WaveSize,
 			WaveIntervalSeconds:   int64(p.WaveInterval / time.Second),

@@ -57,9 +57,6 @@ type Handlers struct {
 	// Ledger onboards shops' connected Stripe accounts (STRIPE_CONNECT=on); nil answers
 	// the onboarding as a server without Connect.
 	Ledger *ledger.Service
-	// PlatformFeeBPS is the platform's default fee (PLATFORM_FEE_BPS), shown for shops
-	// the admin set none for.
-	PlatformFeeBPS int
 }
 
 // Register adds the shop API's routes to e. The routes are registered one by one (not

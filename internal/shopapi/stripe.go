@@ -38,7 +38,7 @@ type stripeJSON struct {
 	PlatformFeeBPS int `json:"platform_fee_bps"`
 }
 
-func (h *Handlers) newStripeJSON(s shops.Shop) stripeJSON {
+func newStripeJSON(s shops.Shop) stripeJSON {
 	a := s.Stripe
 	out := stripeJSON{
 		Connect: a.Required, ChargesEnabled: a.ChargesEnabled, PayoutsEnabled: a.PayoutsEnabled,
@@ -53,9 +53,7 @@ func (h *Handlers) newStripeJSON(s shops.Shop) stripeJSON {
 		t := a.DisconnectedAt.UTC()
 		out.DisconnectedAt = &t
 	}
-	if a.Required {
-		out.PlatformFeeBPS = s.FeeBPS(h.PlatformFeeBPS)
-	}
+	out.PlatformFeeBPS = s.PlatformFee()
 	return out
 }
 

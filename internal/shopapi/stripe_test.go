@@ -26,11 +26,10 @@ func newConnectEnv(t *testing.T) (*env, *stripetest.Recorder) {
 	client, err := stripe.New(stripe.Config{SecretKey: "sk_test_shopapi", APIURL: rec.URL})
 	require.NoError(t, err)
 	e := newEnvWith(t, func(h *shopapi.Handlers, pool *pgxpool.Pool, queue jobs.Inserter) {
-		h.Shops = shops.New(pool, shops.Config{PaymentsEnabled: true, StripeConnect: true})
+		h.Shops = shops.New(pool, shops.Config{PaymentsEnabled: true, StripeConnect: true, PlatformFeeBPS: 250})
 		h.Openings = slots.New(pool, queue, nil, nil, nil, slots.Config{})
 		h.Ledger = ledger.New(pool, queue, client, ledger.Config{Connect: true, PlatformFeeBPS: 250,
 			OnboardingReturnURL: publicURL + "/dashboard/settings", OnboardingRefreshURL: publicURL + "/dashboard/stripe/refresh"})
-		h.PlatformFeeBPS = 250
 	})
 	return e, rec
 }

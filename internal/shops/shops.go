@@ -199,6 +199,10 @@ type Config struct {
 	// Stripe.Required set, and a checkout shop declares openings only once its account
 	// can take payments (Shop.CheckoutReady).
 	StripeConnect bool
+	// PlatformFeeBPS is the platform's default fee in basis points (PLATFORM_FEE_BPS):
+	// every shop the Service returns carries it (Stripe.DefaultFeeBPS), to show the fee
+	// its own is not set.
+	PlatformFeeBPS int
 }
 
 // Service creates and finds shops and customers.
@@ -362,6 +366,9 @@ func (s *Service) withConfig(shop Shop, err error) (Shop, error) {
 		return shop, err
 	}
 	shop.Stripe.Required = s.cfg.StripeConnect
+	if s.cfg.StripeConnect {
+		shop.Stripe.DefaultFeeBPS = s.cfg.PlatformFeeBPS
+	}
 	return shop, nil
 }
 

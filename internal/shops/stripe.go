@@ -26,6 +26,9 @@ type StripeAccount struct {
 	// connected accounts (STRIPE_CONNECT=on). The Service sets it, from its Config, on
 	// every shop it returns; a Shop mapped by FromRow alone leaves it false.
 	Required bool
+	// DefaultFeeBPS is the server's platform fee (PLATFORM_FEE_BPS) with Connect on, 0
+	// off; set by the Service like Required. Shop.PlatformFee says the shop's own.
+	DefaultFeeBPS int
 	// ID is the connected account's id; "" when the shop never connected one.
 	ID string
 	// ChargesEnabled: the account can take payments.
@@ -91,6 +94,15 @@ func (s Shop) FeeBPS(def int) int {
 		return *s.PlatformFeeBPS
 	}
 	return def
+}
+
+// PlatformFee is the platform's fee on the shop's payments as the Service knows it:
+// the admin's for the shop, else the server's default; 0 without Connect.
+func (s Shop) PlatformFee() int {
+	if !s.Stripe.Required {
+		return 0
+	}
+	return s.FeeBPS(s.Stripe.DefaultFeeBPS)
 }
 
 // SetPlatformFee sets the platform's fee on a shop's payments, in basis points (0 to
