@@ -48,8 +48,11 @@ func (a *app) routes() http.Handler {
 	e.GET("/metrics", a.publicMetrics(metricsHandler(a.registry)))
 
 	(&shopapi.Handlers{Shops: a.shops, Openings: a.slots, AdminToken: a.cfg.AdminToken,
-		Ledger: a.ledger, PlatformFeeBPS: a.cfg.PlatformFeeBPS}).Register(e)
+		Ledger: a.ledger}).Register(e)
 	a.dashboard.Register(e)
+	if a.cfg.StripeConnect {
+		a.dashboard.RegisterStripe(e, a.ledger) // Stripe's onboarding, from the settings page
+	}
 
 	tw := &webhooks.Twilio{Inbound: a.inbound, Validator: a.validator, PublicURL: a.cfg.PublicURL, Logger: a.log, Metrics: a.metrics}
 	e.POST(webhooks.TwilioPath, tw.Handle)

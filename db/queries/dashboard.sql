@@ -8,11 +8,12 @@ SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status
     COALESCE(c.name, '')::text AS customer_name, COALESCE(c.phone, '')::text AS customer_phone,
     (c.erased_at IS NOT NULL)::boolean AS customer_erased,
     COALESCE(b.status, '')::text AS booking_status,
-    COALESCE(b.amount_cents, s.price_cents)::bigint AS amount_cents
+    COALESCE(b.amount_cents, s.price_cents)::bigint AS amount_cents,
+    COALESCE(b.application_fee_cents, 0)::bigint AS fee_cents
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
 LEFT JOIN LATERAL (
-    SELECT bk.status, bk.amount_cents FROM bookings bk
+    SELECT bk.status, bk.amount_cents, bk.application_fee_cents FROM bookings bk
     WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
 ) b ON true
 WHERE s.shop_id = sqlc.arg(shop_id) AND s.status IN ('filled', 'completed')
@@ -27,11 +28,12 @@ SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status
     (c.erased_at IS NOT NULL)::boolean AS customer_erased,
     COALESCE(b.id::text, '')::text AS booking_id,
     COALESCE(b.status, '')::text AS booking_status,
-    COALESCE(b.amount_cents, s.price_cents)::bigint AS amount_cents
+    COALESCE(b.amount_cents, s.price_cents)::bigint AS amount_cents,
+    COALESCE(b.application_fee_cents, 0)::bigint AS fee_cents
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
 LEFT JOIN LATERAL (
-    SELECT bk.id, bk.status, bk.amount_cents FROM bookings bk
+    SELECT bk.id, bk.status, bk.amount_cents, bk.application_fee_cents FROM bookings bk
     WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
 ) b ON true
 WHERE s.shop_id = sqlc.arg(shop_id) AND s.status IN ('filled', 'completed')
@@ -73,11 +75,14 @@ ORDER BY o.opening_id, o.generation, o.wave;
 -- name: DashboardTotals :one
 -- Recovery figures of one shop for the period [since, until). Bookings count in the
 -- period they were made; fill rate counts the openings declared in it, cancelled ones
--- aside.
+-- aside. Money is what customers paid (gross) and the platform's fees on it (Stripe
+-- Connect): the shop receives the difference.
 WITH booked AS (
     SELECT
         COALESCE(sum(b.amount_cents) FILTER (WHERE b.status = 'confirmed'), 0)::bigint AS confirmed_cents,
+        COALESCE(sum(b.application_fee_cents) FILTER (WHERE b.status = 'confirmed'), 0)::bigint AS confirmed_fee_cents,
         COALESCE(sum(b.amount_cents) FILTER (WHERE b.status = 'pending_payment'), 0)::bigint AS pending_cents,
+        COALESCE(sum(b.application_fee_cents) FILTER (WHERE b.status = 'pending_payment'), 0)::bigint AS pending_fee_cents,
         (count(DISTINCT b.opening_id) FILTER (
             WHERE b.status = 'confirmed' AND s.status IN ('filled', 'completed')))::int AS slots_recovered,
         (count(*) FILTER (WHERE b.status = 'pending_payment'))::int AS pending_count,
@@ -95,15 +100,17 @@ WITH booked AS (
     WHERE s.shop_id = sqlc.arg(shop_id)
       AND s.created_at >= sqlc.arg(since)::timestamptz AND s.created_at < sqlc.arg(until)::timestamptz
 )
-SELECT booked.confirmed_cents, booked.pending_cents, booked.slots_recovered, booked.pending_count,
+SELECT booked.confirmed_cents, booked.confirmed_fee_cents, booked.pending_cents, booked.pending_fee_cents,
+    booked.slots_recovered, booked.pending_count,
     booked.median_seconds, declared.openings_filled, declared.openings_declared
 FROM booked, declared;
 
 -- name: DashboardWeekly :many
 -- Confirmed money per week (weeks start on Monday in the shop's time zone) since a
--- moment; weeks without bookings are absent.
+-- moment, as the shop received it (less the platform's fees); weeks without bookings are
+-- absent.
 SELECT (date_trunc('week', b.created_at AT TIME ZONE sqlc.arg(tz)::text))::date AS week_start,
-    sum(b.amount_cents)::bigint AS confirmed_cents
+    sum(b.amount_cents - b.application_fee_cents)::bigint AS received_cents
 FROM bookings b
 WHERE b.shop_id = sqlc.arg(shop_id) AND b.status = 'confirmed'
   AND b.created_at >= sqlc.arg(since)::timestamptz

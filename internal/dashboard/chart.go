@@ -51,7 +51,7 @@ func (d *Dashboard) weeklyChart(ctx context.Context, shop shops.Shop, thisWeek t
 	byWeek := map[string]int64{}
 	for _, r := range rows {
 		if r.WeekStart.Valid {
-			byWeek[r.WeekStart.Time.Format(time.DateOnly)] += r.ConfirmedCents
+			byWeek[r.WeekStart.Time.Format(time.DateOnly)] += r.ReceivedCents
 		}
 	}
 	weeks := make([]time.Time, chartWeeks)

@@ -559,13 +559,15 @@ func TestExportCSV(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rows, 3, rec.Body.String())
 	assert.Equal(t, []string{"opening_id", "date", "start_time", "timezone", "duration_minutes", "service",
-		"customer_name", "customer_phone_masked", "opening_status", "payment_status", "amount", "currency", "booking_id"}, rows[0])
+		"customer_name", "customer_phone_masked", "opening_status", "payment_status", "amount", "currency", "booking_id",
+		"platform_fee", "net_amount"}, rows[0])
 	assert.Equal(t, []string{in1.String(), "2026-11-01", "00:30", "America/New_York", "30", "First",
 		`'=HYPERLINK("x")`, "+155******23", "filled", "Paid", "45.00", "USD"}, rows[1][:12])
 	assert.NotEmpty(t, rows[1][12])
 	assert.Equal(t, []string{in2.String(), "2026-11-30", "23:30"}, rows[2][:3])
 	assert.Equal(t, "Awaiting payment", rows[2][9])
 	assert.Equal(t, "19.99", rows[2][10])
+	assert.Equal(t, []string{"0.00", "19.99"}, rows[2][13:], "no platform fee without Stripe Connect: the shop gets it all")
 	assert.NotContains(t, rec.Body.String(), "+15555550123")
 	assert.NotContains(t, rec.Body.String(), "Theirs")
 

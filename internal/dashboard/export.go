@@ -25,10 +25,13 @@ const (
 
 // exportHeader names the CSV columns. Phones are masked as on the page: owners keep
 // their customer list elsewhere, and a file that travels by email should not carry it.
+// amount is what the customer paid; platform_fee the platform's fee on it (Stripe
+// Connect; 0 otherwise) and net_amount what the shop received. The two came later, so
+// they are last: a sheet that reads the columns by position still finds the others.
 var exportHeader = []string{
 	"opening_id", "date", "start_time", "timezone", "duration_minutes", "service",
 	"customer_name", "customer_phone_masked", "opening_status", "payment_status",
-	"amount", "currency", "booking_id",
+	"amount", "currency", "booking_id", "platform_fee", "net_amount",
 }
 
 // export answers a CSV of the filled slots whose appointment falls on a local date in
@@ -87,6 +90,7 @@ func exportRecord(r db.DashboardFilledExportRow, shop shops.Shop) []string {
 		fmt.Sprint(r.DurationMinutes), safeCell(r.Service), safeCell(name),
 		exportPhone(r.CustomerPhone), safeCell(r.Status), safeCell(payment),
 		money.Plain(r.AmountCents, shop.Currency), safeCell(strings.ToUpper(shop.Currency)), safeCell(r.BookingID),
+		money.Plain(r.FeeCents, shop.Currency), money.Plain(r.AmountCents-r.FeeCents, shop.Currency),
 	}
 }
 

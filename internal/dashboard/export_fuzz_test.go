@@ -21,7 +21,7 @@ var numberCell = regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
 // FuzzExportRecord: whatever names, services, phones, statuses and ids are stored, an
 // export row survives a CSV round trip unchanged, and no cell a spreadsheet would run
 // as a formula (first character =, +, -, @, tab or CR) reaches the file, apart from
-// the amount and the duration, which are plain numbers, and a masked valid phone
+// the amounts and the duration, which are plain numbers, and a masked valid phone
 // ("+155******23", digits and asterisks only).
 func FuzzExportRecord(f *testing.F) {
 	f.Add("Haircut", "Ana Lima", "+15555550123", "filled", "confirmed", "b6c1", int64(4500), int32(30))
@@ -38,7 +38,7 @@ func FuzzExportRecord(f *testing.F) {
 		row := db.DashboardFilledExportRow{
 			ID: uuid.New(), StartsAt: time.Date(2026, 11, 20, 15, 0, 0, 0, time.UTC), DurationMinutes: minutes,
 			Service: service, Status: status, CustomerName: name, CustomerPhone: phoneNum,
-			BookingID: bookingID, BookingStatus: bookingStatus, AmountCents: cents,
+			BookingID: bookingID, BookingStatus: bookingStatus, AmountCents: cents, FeeCents: cents / 40,
 		}
 		rec := exportRecord(row, shop)
 		if len(rec) != len(exportHeader) {
@@ -64,7 +64,7 @@ func FuzzExportRecord(f *testing.F) {
 			t.Fatalf("round trip changed the row:\n got %q\nwant %q", got, want)
 		}
 		for i, cell := range got[0] {
-			if exportHeader[i] == "amount" || exportHeader[i] == "duration_minutes" {
+			if slices.Contains([]string{"amount", "duration_minutes", "platform_fee", "net_amount"}, exportHeader[i]) {
 				if !numberCell.MatchString(cell) {
 					t.Fatalf("%s cell %q", exportHeader[i], cell)
 				}

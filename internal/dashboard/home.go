@@ -95,11 +95,14 @@ type refundFailedView struct {
 }
 
 type totalsView struct {
-	ID           string
-	Label        string
-	Range        string
-	Money        string
-	Pending      string
+	ID      string
+	Label   string
+	Range   string
+	Money   string
+	Pending string
+	// Fees is the platform's fees on the confirmed payments (Stripe Connect), "" when
+	// none: Money is after them.
+	Fees         string
 	PendingCount int
 	Slots        int
 	FillRate     string
@@ -137,6 +140,9 @@ type filledView struct {
 	Payment  string
 	PayClass string
 	Amount   string
+	// Fee and Net, when the platform kept a fee (Stripe Connect): its fee, and what
+	// the shop received. Empty otherwise.
+	Fee, Net string
 	Status   string
 }
 
@@ -212,6 +218,10 @@ func (d *Dashboard) homeView(ctx context.Context, shop shops.Shop, page int) (ho
 			Phone: phone.Mask(r.CustomerPhone), Payment: label, PayClass: class,
 			Amount: money.Format(r.AmountCents, shop.Currency), Status: titleCase(r.Status),
 		})
+		if r.FeeCents > 0 {
+			f := &v.Filled[len(v.Filled)-1]
+			f.Fee, f.Net = money.Format(r.FeeCents, shop.Currency), money.Format(r.AmountCents-r.FeeCents, shop.Currency)
+		}
 	}
 	return v, nil
 }
@@ -241,7 +251,9 @@ func (d *Dashboard) totals(ctx context.Context, shop shops.Shop, id, label strin
 	}
 	t := totalsView{
 		ID: id, Label: label, Range: formatRange(since, until.AddDate(0, 0, -1)),
-		Money: money.Format(r.ConfirmedCents, shop.Currency), Pending: money.Format(r.PendingCents, shop.Currency),
+		// What the shop received: customers' payments less the platform's fees.
+		Money:        money.Format(r.ConfirmedCents-r.ConfirmedFeeCents, shop.Currency),
+		Pending:      money.Format(r.PendingCents-r.PendingFeeCents, shop.Currency),
 		PendingCount: int(r.PendingCount), Slots: int(r.SlotsRecovered),
 		FillRate: "–", FillDetail: "no openings declared yet", Median: "–",
 	}
@@ -251,6 +263,9 @@ func (d *Dashboard) totals(ctx context.Context, shop shops.Shop, id, label strin
 		if r.OpeningsDeclared == 1 {
 			t.FillDetail = fmt.Sprintf("%d of 1 opening filled", r.OpeningsFilled)
 		}
+	}
+	if r.ConfirmedFeeCents > 0 {
+		t.Fees = money.Format(r.ConfirmedFeeCents, shop.Currency)
 	}
 	if r.SlotsRecovered > 0 {
 		t.Median = formatDuration(time.Duration(r.MedianSeconds * float64(time.Second)))

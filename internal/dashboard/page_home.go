@@ -88,6 +88,9 @@ func (r refundFailedView) item(csrf string) g.Node {
 // card is a period's totals: money recovered, slots, fill rate and median wait.
 func (t totalsView) card() g.Node {
 	paid := "recovered and paid"
+	if t.Fees != "" {
+		paid = "received, after " + t.Fees + " in platform fees"
+	}
 	if t.PendingCount != 0 {
 		paid += ", plus " + t.Pending + " awaiting payment (" + strconv.Itoa(t.PendingCount) + ")"
 	}
@@ -289,7 +292,8 @@ func (f filledView) row() g.Node {
 		h.Td(h.Data("label", "Customer"), h.Div(
 			g.Text(f.Customer), h.Br(), h.Span(h.Class("muted phone"), g.Text(f.Phone)))),
 		h.Td(h.Data("label", "Payment"), h.Div(h.Span(h.Class("badge badge-"+f.PayClass), g.Text(f.Payment)))),
-		h.Td(h.Data("label", "Amount"), h.Class("num"), h.Div(g.Text(f.Amount))),
+		h.Td(h.Data("label", "Amount"), h.Class("num"), h.Div(g.Text(f.Amount),
+			g.If(f.Fee != "", g.Group{h.Br(), h.Span(h.Class("muted nowrap"), g.Text("fee "+f.Fee+" · you get "+f.Net))}))),
 	)
 }
 

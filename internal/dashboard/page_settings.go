@@ -17,9 +17,32 @@ func (v settingsView) content(csrf string) g.Node {
 			h.H3(g.Text("Check the settings")),
 			h.P(g.Text("Some values need fixing; each is marked below.")),
 		)),
+		v.stripeCard(),
 		v.Form.form(csrf),
 		v.rotateCard(csrf),
 	}
+}
+
+// stripeCard is the shop's own Stripe account (STRIPE_CONNECT=on): its status in plain
+// words, and the button to Stripe's onboarding. Nothing without Connect.
+func (v settingsView) stripeCard() g.Node {
+	st := v.Stripe
+	if st == nil {
+		return nil
+	}
+	statusClass := "alert"
+	if st.Ready {
+		statusClass = "notice"
+	}
+	return h.Section(h.Class("card"), h.Aria("labelledby", "stripe-h"), h.ID("stripe"),
+		h.H2(h.ID("stripe-h"), g.Text("Stripe payments")),
+		h.P(h.Class(statusClass), h.ID("stripe-status"), h.Strong(g.Text(st.Status)),
+			g.If(st.Detail != "", g.Text(". "+st.Detail))),
+		g.If(st.Error != "", h.P(h.Class("alert"), h.Role("alert"), g.Text(st.Error))),
+		g.If(st.Fee != "", h.P(h.Class("muted"), g.Text(st.Fee))),
+		g.If(st.Action != "", h.P(h.A(h.Href(StripeOnboardingPath), h.Class("btn btn-primary"), h.ID("stripe-onboarding"),
+			g.Text(st.Action)))),
+	)
 }
 
 func (f settingsForm) form(csrf string) g.Node {

@@ -27,6 +27,8 @@ type settingsView struct {
 	Notice string
 	SMS    string
 	Form   settingsForm
+	// Stripe is the shop's own Stripe account (STRIPE_CONNECT=on); nil without Connect.
+	Stripe *stripeView
 	// RotateError asks for the confirmation a key rotation needs.
 	RotateError string
 }
@@ -53,9 +55,14 @@ func settingsFormOf(s shops.Shop) settingsForm {
 
 func (d *Dashboard) settings(c echo.Context) error {
 	s := current(c)
-	v := settingsView{SMS: s.Shop.SMSNumber, Form: settingsFormOf(s.Shop)}
-	if c.QueryParam("notice") == "saved" {
+	v := settingsView{SMS: s.Shop.SMSNumber, Form: settingsFormOf(s.Shop), Stripe: stripeViewOf(s.Shop)}
+	switch c.QueryParam("notice") {
+	case "saved":
 		v.Notice = "Settings saved. They apply to the next wave of offers."
+	case "stripe":
+		v.Notice = "Back from Stripe. Your Stripe account's status is below."
+	case "stripe_lagging":
+		v.Notice = "Back from Stripe. Stripe did not answer just now, so the status below may be a minute behind."
 	}
 	return d.render(c, http.StatusOK, "Settings · "+s.Shop.Name, v)
 }
@@ -129,7 +136,7 @@ func (d *Dashboard) saveSettings(c echo.Context) error {
 		}
 	}
 	return d.render(c, http.StatusUnprocessableEntity, "Check the settings · "+s.Shop.Name,
-		settingsView{SMS: s.Shop.SMSNumber, Form: f})
+		settingsView{SMS: s.Shop.SMSNumber, Form: f, Stripe: stripeViewOf(s.Shop)})
 }
 
 // friendlySetting ends a domain message as a sentence.
@@ -152,7 +159,7 @@ func (d *Dashboard) rotateKey(c echo.Context) error {
 	s := current(c)
 	if c.FormValue("confirm") != "yes" {
 		return d.render(c, http.StatusUnprocessableEntity, "Settings · "+s.Shop.Name, settingsView{
-			SMS: s.Shop.SMSNumber, Form: settingsFormOf(s.Shop),
+			SMS: s.Shop.SMSNumber, Form: settingsFormOf(s.Shop), Stripe: stripeViewOf(s.Shop),
 			RotateError: "Tick the box to confirm that the current key should stop working.",
 		})
 	}

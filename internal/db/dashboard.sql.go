@@ -19,11 +19,12 @@ SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status
     (c.erased_at IS NOT NULL)::boolean AS customer_erased,
     COALESCE(b.id::text, '')::text AS booking_id,
     COALESCE(b.status, '')::text AS booking_status,
-    COALESCE(b.amount_cents, s.price_cents)::bigint AS amount_cents
+    COALESCE(b.amount_cents, s.price_cents)::bigint AS amount_cents,
+    COALESCE(b.application_fee_cents, 0)::bigint AS fee_cents
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
 LEFT JOIN LATERAL (
-    SELECT bk.id, bk.status, bk.amount_cents FROM bookings bk
+    SELECT bk.id, bk.status, bk.amount_cents, bk.application_fee_cents FROM bookings bk
     WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
 ) b ON true
 WHERE s.shop_id = $1 AND s.status IN ('filled', 'completed')
@@ -54,6 +55,7 @@ type DashboardFilledExportRow struct {
 	BookingID       string
 	BookingStatus   string
 	AmountCents     int64
+	FeeCents        int64
 }
 
 // Recovered openings whose appointment starts in [starts_from, starts_until), in start
@@ -86,6 +88,7 @@ func (q *Queries) DashboardFilledExport(ctx context.Context, db DBTX, arg Dashbo
 			&i.BookingID,
 			&i.BookingStatus,
 			&i.AmountCents,
+			&i.FeeCents,
 		); err != nil {
 			return nil, err
 		}
@@ -103,11 +106,12 @@ SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status
     COALESCE(c.name, '')::text AS customer_name, COALESCE(c.phone, '')::text AS customer_phone,
     (c.erased_at IS NOT NULL)::boolean AS customer_erased,
     COALESCE(b.status, '')::text AS booking_status,
-    COALESCE(b.amount_cents, s.price_cents)::bigint AS amount_cents
+    COALESCE(b.amount_cents, s.price_cents)::bigint AS amount_cents,
+    COALESCE(b.application_fee_cents, 0)::bigint AS fee_cents
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
 LEFT JOIN LATERAL (
-    SELECT bk.status, bk.amount_cents FROM bookings bk
+    SELECT bk.status, bk.amount_cents, bk.application_fee_cents FROM bookings bk
     WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
 ) b ON true
 WHERE s.shop_id = $1 AND s.status IN ('filled', 'completed')
@@ -134,6 +138,7 @@ type DashboardFilledPageRow struct {
 	CustomerErased  bool
 	BookingStatus   string
 	AmountCents     int64
+	FeeCents        int64
 }
 
 // Read-only queries behind the shop owners' dashboard (internal/dashboard). Every query
@@ -162,6 +167,7 @@ func (q *Queries) DashboardFilledPage(ctx context.Context, db DBTX, arg Dashboar
 			&i.CustomerErased,
 			&i.BookingStatus,
 			&i.AmountCents,
+			&i.FeeCents,
 		); err != nil {
 			return nil, err
 		}
@@ -309,7 +315,9 @@ const dashboardTotals = `-- name: DashboardTotals :one
 WITH booked AS (
     SELECT
         COALESCE(sum(b.amount_cents) FILTER (WHERE b.status = 'confirmed'), 0)::bigint AS confirmed_cents,
+        COALESCE(sum(b.application_fee_cents) FILTER (WHERE b.status = 'confirmed'), 0)::bigint AS confirmed_fee_cents,
         COALESCE(sum(b.amount_cents) FILTER (WHERE b.status = 'pending_payment'), 0)::bigint AS pending_cents,
+        COALESCE(sum(b.application_fee_cents) FILTER (WHERE b.status = 'pending_payment'), 0)::bigint AS pending_fee_cents,
         (count(DISTINCT b.opening_id) FILTER (
             WHERE b.status = 'confirmed' AND s.status IN ('filled', 'completed')))::int AS slots_recovered,
         (count(*) FILTER (WHERE b.status = 'pending_payment'))::int AS pending_count,
@@ -327,7 +335,8 @@ WITH booked AS (
     WHERE s.shop_id = $1
       AND s.created_at >= $2::timestamptz AND s.created_at < $3::timestamptz
 )
-SELECT booked.confirmed_cents, booked.pending_cents, booked.slots_recovered, booked.pending_count,
+SELECT booked.confirmed_cents, booked.confirmed_fee_cents, booked.pending_cents, booked.pending_fee_cents,
+    booked.slots_recovered, booked.pending_count,
     booked.median_seconds, declared.openings_filled, declared.openings_declared
 FROM booked, declared
 `
@@ -339,24 +348,29 @@ type DashboardTotalsParams struct {
 }
 
 type DashboardTotalsRow struct {
-	ConfirmedCents   int64
-	PendingCents     int64
-	SlotsRecovered   int32
-	PendingCount     int32
-	MedianSeconds    float64
-	OpeningsFilled   int32
-	OpeningsDeclared int32
+	ConfirmedCents    int64
+	ConfirmedFeeCents int64
+	PendingCents      int64
+	PendingFeeCents   int64
+	SlotsRecovered    int32
+	PendingCount      int32
+	MedianSeconds     float64
+	OpeningsFilled    int32
+	OpeningsDeclared  int32
 }
 
 // Recovery figures of one shop for the period [since, until). Bookings count in the
 // period they were made; fill rate counts the openings declared in it, cancelled ones
-// aside.
+// aside. Money is what customers paid (gross) and the platform's fees on it (Stripe
+// Connect): the shop receives the difference.
 func (q *Queries) DashboardTotals(ctx context.Context, db DBTX, arg DashboardTotalsParams) (DashboardTotalsRow, error) {
 	row := db.QueryRow(ctx, dashboardTotals, arg.ShopID, arg.Since, arg.Until)
 	var i DashboardTotalsRow
 	err := row.Scan(
 		&i.ConfirmedCents,
+		&i.ConfirmedFeeCents,
 		&i.PendingCents,
+		&i.PendingFeeCents,
 		&i.SlotsRecovered,
 		&i.PendingCount,
 		&i.MedianSeconds,
@@ -429,7 +443,7 @@ func (q *Queries) DashboardWaves(ctx context.Context, db DBTX, arg DashboardWave
 
 const dashboardWeekly = `-- name: DashboardWeekly :many
 SELECT (date_trunc('week', b.created_at AT TIME ZONE $1::text))::date AS week_start,
-    sum(b.amount_cents)::bigint AS confirmed_cents
+    sum(b.amount_cents - b.application_fee_cents)::bigint AS received_cents
 FROM bookings b
 WHERE b.shop_id = $2 AND b.status = 'confirmed'
   AND b.created_at >= $3::timestamptz
@@ -444,12 +458,13 @@ type DashboardWeeklyParams struct {
 }
 
 type DashboardWeeklyRow struct {
-	WeekStart      pgtype.Date
-	ConfirmedCents int64
+	WeekStart     pgtype.Date
+	ReceivedCents int64
 }
 
 // Confirmed money per week (weeks start on Monday in the shop's time zone) since a
-// moment; weeks without bookings are absent.
+// moment, as the shop received it (less the platform's fees); weeks without bookings are
+// absent.
 func (q *Queries) DashboardWeekly(ctx context.Context, db DBTX, arg DashboardWeeklyParams) ([]DashboardWeeklyRow, error) {
 	rows, err := db.Query(ctx, dashboardWeekly, arg.Tz, arg.ShopID, arg.Since)
 	if err != nil {
@@ -459,7 +474,7 @@ func (q *Queries) DashboardWeekly(ctx context.Context, db DBTX, arg DashboardWee
 	var items []DashboardWeeklyRow
 	for rows.Next() {
 		var i DashboardWeeklyRow
-		if err := rows.Scan(&i.WeekStart, &i.ConfirmedCents); err != nil {
+		if err := rows.Scan(&i.WeekStart, &i.ReceivedCents); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
