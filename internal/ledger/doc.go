@@ -14,11 +14,20 @@
 //	                that may not have reached the customer
 //	notice.go       telling a booked customer once (TellOnce, MarkTold, Notify)
 //	texts.go        what the customer is told (wording in internal/texts)
+//	accounts.go     shops' connected accounts (Stripe Connect): onboarding (Onboard,
+//	                RefreshAccount) and the account events kept on the shop
+//
+// With Connect (Config.Connect) a new checkout is made on the shop's connected account
+// with the platform's fee; the account and the fee are stored with the link, and every
+// later call about that payment (expire, read back, refund) goes to that account. A
+// payment event acts only on a booking whose payment its account took; any other is
+// stored as ResultWrongAccount and changes nothing.
 //
 // The ledger owns the bookings and the stored webhook events (tables bookings and
 // stripe_events); the claim's one statement that books (slots' BookingClaim) is the
 // exception. It changes openings only through slots' transitions (Reopen, ExpireFilled,
 // FillLate), inside its own transactions, and offers through offers' ledger functions.
-// It speaks internal/payments' neutral types: the provider package classifies its own
+// It writes shops' connected-account columns only through shops' functions. It speaks
+// internal/payments' neutral types: the provider package classifies its own
 // events (payments.EventKind) and checkouts (payments.SessionState).
 package ledger

@@ -8,6 +8,11 @@
 // there, where the Stripe error is known, whether a retry can help
 // (payments.Transient).
 //
+// For Stripe Connect it also creates shops' connected accounts and their onboarding
+// links, reads accounts back, and makes every checkout call on a connected account
+// (the Stripe-Account header) with the platform's application fee (ApplicationFee
+// rounds it as Stripe requires) when asked to; events name the account they came from.
+//
 // Every Stripe object this package creates carries the booking id
 // (client_reference_id, metadata.booking_id and the PaymentIntent's
 // metadata.booking_id), so webhook handling finds the booking from the
