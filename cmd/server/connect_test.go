@@ -370,3 +370,46 @@ func TestConnectRouteOnlyWhenOn(t *testing.T) {
 	}
 	require.Equal(t, bodyLimitFor(http.MethodPost, webhooks.StripePath), bodyLimitFor(http.MethodPost, webhooks.StripeConnectPath))
 }
+
+// TestSwitchingConnectOn: a booking made before the server switched Connect on keeps its
+// payment on the platform's account: its late events still act through the platform's
+// endpoint, a connected account's event naming it changes nothing, and its refund goes
+// to the platform's account without any application fee.
+func TestSwitchingConnectOn(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	before := e.start(nil, fastTune)
+	shop, _, op := e.booked(before, "+15558880001", "+15558880002")
+	b := op.Booking
+	require.Equal(t, "", e.str(`SELECT COALESCE(stripe_account, '') FROM bookings WHERE id = $1`, b.ID))
+
+	after := e.start(connectVars, fastTune) // the same database, now with Connect on
+	// Connect on: the shop must connect before its next checkout opening.
+	var refused struct {
+		Error struct{ Code string } `json:"error"`
+	}
+	require.Equal(t, http.StatusConflict, e.api(after, http.MethodPost, "/api/openings", shop.APIKey, map[string]any{
+		"starts_at": time.Now().Add(5 * time.Hour).UTC().Format(time.RFC3339), "duration_minutes": 30, "service": "Cut", "price_cents": 4500,
+	}, &refused))
+	require.Equal(t, "stripe_account_not_ready", refused.Error.Code)
+
+	expired := event{id: evtID(), typ: stripe.EventCheckoutExpired, booking: b.ID, session: b.SessionID}
+	require.Equal(t, "ignored_wrong_account", e.connectEvent(after, expired, "acct_1SomeoneElse").Result)
+	require.Equal(t, "pending_payment", bookingStatus(e, b.ID))
+	expired.id = evtID()
+	require.Equal(t, "reopened", e.send(after, expired).Result, "the platform's endpoint still serves the platform's bookings")
+	require.Equal(t, http.StatusOK, e.api(after, http.MethodPost, "/api/openings/"+op.ID+"/cancel", shop.APIKey, nil, nil))
+	late := event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_before_switch"}
+	require.Equal(t, "refunded", e.send(after, late).Result)
+	e.settle("booking_refund")
+	var refunds []stripetest.Request
+	for _, q := range e.stripe.Requests() {
+		if q.Path == "/v1/refunds" {
+			refunds = append(refunds, q)
+		}
+	}
+	require.Len(t, refunds, 1)
+	require.Empty(t, refunds[0].Account, "refunded on the platform's account, which took the money")
+	require.False(t, refunds[0].RefundsApplicationFee())
+	require.Equal(t, "refund:"+b.ID+":pi_before_switch", refunds[0].IdempotencyKey, "the platform's key, as before the switch")
+}
