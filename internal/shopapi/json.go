@@ -139,6 +139,10 @@ type quietHoursValue struct {
 	End   *string `json:"end"`
 }
 
+// newShop reads the creation request. The policy's fields go to the domain as given
+// (shops.PolicyFields), which applies them by the rule a PATCH's follow: only an absent
+// or null field takes its default, and an explicit 0 wave size, interval or send rate is
+// refused, not defaulted.
 func (r shopRequest) newShop() (n shops.NewShop, err error) {
 	n = shops.NewShop{
 		Name: r.Name, Timezone: r.Timezone, SMSNumber: r.SMSNumber, Currency: r.Currency, PaymentMode: r.PaymentMode,
@@ -147,37 +151,41 @@ func (r shopRequest) newShop() (n shops.NewShop, err error) {
 	if p == nil {
 		return n, nil
 	}
-	if p.WaveSize != nil {
-		n.Policy.WaveSize = int(clamp(*p.WaveSize, 1<<30)) // 0 means the default, as in shops.NewShop
+	g := &n.Given
+	whole := func(v *int64) *int {
+		if v == nil {
+			return nil
+		}
+		w := int(clamp(*v, 1<<30))
+		return &w
 	}
-	if p.WaveIntervalSeconds != nil {
-		n.Policy.WaveInterval = time.Duration(clamp(*p.WaveIntervalSeconds, 1<<32)) * time.Second
+	// Bounded so that v × unit cannot overflow (2^26 minutes, 2^32 seconds); the domain
+	// then refuses what is out of range.
+	duration := func(v *int64, unit time.Duration, limit int64) *time.Duration {
+		if v == nil {
+			return nil
+		}
+		d := time.Duration(clamp(*v, limit)) * unit
+		return &d
 	}
-	if p.SendRatePerSecond != nil {
-		n.Policy.SendRate = int(clamp(*p.SendRatePerSecond, 1<<30)) // 0 means the default
-	}
-	if p.MinLeadMinutes != nil {
-		n.Policy.MinLead = time.Duration(clamp(*p.MinLeadMinutes, 1<<26)) * time.Minute
-		n.LeadSet = true
-	}
-	if p.CooldownSeconds != nil {
-		n.Policy.Cooldown = time.Duration(clamp(*p.CooldownSeconds, 1<<32)) * time.Second
-		n.CooldownSet = true
-	}
+	g.WaveSize = whole(p.WaveSize)
+	g.SendRate = whole(p.SendRatePerSecond)
+	g.WaveInterval = duration(p.WaveIntervalSeconds, time.Second, 1<<32)
+	g.MinLead = duration(p.MinLeadMinutes, time.Minute, 1<<26)
+	g.Cooldown = duration(p.CooldownSeconds, time.Second, 1<<32)
+	g.FirstWaveDelay = duration(p.FirstWaveDelaySeconds, time.Second, 1<<32)
 	if q := p.QuietHours; q != nil {
-		quiet, err := q.parse()
+		if g.Quiet, err = q.parse(); err != nil {
+			return n, err
+		}
+		g.QuietSet = true
+	}
+	if p.MaxOffersPerDay != nil {
+		daily, err := dailyCap(*p.MaxOffersPerDay)
 		if err != nil {
 			return n, err
 		}
-		n.Policy.Quiet = quiet
-	}
-	if p.MaxOffersPerDay != nil {
-		if n.Policy.MaxOffersPerDay, err = dailyCap(*p.MaxOffersPerDay); err != nil {
-			return n, err
-		}
-	}
-	if p.FirstWaveDelaySeconds != nil {
-		n.Policy.FirstWaveDelay = time.Duration(clamp(*p.FirstWaveDelaySeconds, 1<<32)) * time.Second
+		g.MaxOffersPerDay = &daily
 	}
 	return n, nil
 }

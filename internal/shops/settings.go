@@ -35,6 +35,15 @@ type ShopChange struct {
 	CalendarFullDetails *bool
 }
 
+// policy is the change's policy fields, applied by the rule a new shop's follow.
+func (ch ShopChange) policy() PolicyFields {
+	return PolicyFields{
+		WaveSize: ch.WaveSize, WaveInterval: ch.WaveInterval, MinLead: ch.MinLead, Cooldown: ch.Cooldown,
+		Quiet: ch.Quiet, QuietSet: ch.QuietSet, MaxOffersPerDay: ch.MaxOffersPerDay,
+		FirstWaveDelay: ch.FirstWaveDelay, SendRate: ch.SendRate,
+	}
+}
+
 // Update changes a shop's settings, validated exactly as a new shop's are. They apply to
 // the next wave and to the next inbound text (which reads the shop as it is stored).
 // Openings keep their instant: a new time zone changes how their times read, never when
@@ -67,36 +76,7 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		set(&n.Currency, ch.Currency)
 		set(&n.PaymentMode, ch.PaymentMode)
 		p := &n.Policy
-		if ch.WaveSize != nil {
-			if p.WaveSize = *ch.WaveSize; p.WaveSize == 0 {
-				p.WaveSize = -1 // an explicit 0 is invalid here, not "the default"
-			}
-		}
-		if ch.WaveInterval != nil {
-			if p.WaveInterval = *ch.WaveInterval; p.WaveInterval == 0 {
-				p.WaveInterval = -1
-			}
-		}
-		if ch.MinLead != nil {
-			p.MinLead = *ch.MinLead
-		}
-		if ch.Cooldown != nil {
-			p.Cooldown = *ch.Cooldown
-		}
-		if ch.QuietSet {
-			p.Quiet = ch.Quiet
-		}
-		if ch.MaxOffersPerDay != nil {
-			p.MaxOffersPerDay = *ch.MaxOffersPerDay
-		}
-		if ch.FirstWaveDelay != nil {
-			p.FirstWaveDelay = *ch.FirstWaveDelay
-		}
-		if ch.SendRate != nil {
-			if p.SendRate = *ch.SendRate; p.SendRate == 0 {
-				p.SendRate = -1 // an explicit 0 is invalid here, not "the default"
-			}
-		}
+		ch.policy().apply(p)
 		if err := s.normalise(&n); err != nil {
 			return err
 		}

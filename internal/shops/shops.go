@@ -138,7 +138,9 @@ func (p *SMSProblem) Recent(now time.Time) bool {
 	return p != nil && now.Sub(p.At) < 7*24*time.Hour
 }
 
-// NewShop is what a shop is created from. Zero policy fields take DefaultPolicy's.
+// NewShop is what a shop is created from. Zero Policy fields take DefaultPolicy's (a
+// convenience for Go callers); Given, the policy as an API client sent it, is applied
+// over that by the rule a change follows (PolicyFields).
 type NewShop struct {
 	Name        string
 	Timezone    string
@@ -149,6 +151,62 @@ type NewShop struct {
 	// LeadSet and CooldownSet mark that MinLead and Cooldown were given, so that an
 	// explicit 0 (no lead time, no cooldown) is kept rather than defaulted.
 	LeadSet, CooldownSet bool
+	// Given are the policy fields a client sent: what it left out (or sent as null)
+	// takes the default, and what it sent is checked as a PATCH's fields are.
+	Given PolicyFields
+}
+
+// PolicyFields are offer-policy fields as a client sends them, for a new shop
+// (NewShop.Given) or a change (ShopChange): nil leaves a field as it is (the default
+// for a new shop, the stored value for a change). One rule for both: a value is taken
+// as sent, so an explicit 0 wave size, wave interval or send rate is refused (a wave of
+// no one, no interval, a number that sends nothing), never read as "the default".
+type PolicyFields struct {
+	WaveSize                        *int
+	WaveInterval, MinLead, Cooldown *time.Duration
+	// Quiet replaces the quiet hours when QuietSet; a nil Quiet then removes them.
+	Quiet    *QuietHours
+	QuietSet bool
+	// MaxOffersPerDay replaces the daily cap when set; 0 removes it.
+	MaxOffersPerDay *int
+	FirstWaveDelay  *time.Duration
+	SendRate        *int
+}
+
+// apply sets the given fields on p. A 0 where 0 means nothing becomes -1, which the
+// validation refuses with the field's range: 0 is not a way to ask for the default.
+func (f PolicyFields) apply(p *Policy) {
+	if f.WaveSize != nil {
+		p.WaveSize = nonZero(*f.WaveSize)
+	}
+	if f.WaveInterval != nil {
+		p.WaveInterval = time.Duration(nonZero(int64(*f.WaveInterval)))
+	}
+	if f.SendRate != nil {
+		p.SendRate = nonZero(*f.SendRate)
+	}
+	if f.MinLead != nil {
+		p.MinLead = *f.MinLead
+	}
+	if f.Cooldown != nil {
+		p.Cooldown = *f.Cooldown
+	}
+	if f.QuietSet {
+		p.Quiet = f.Quiet
+	}
+	if f.MaxOffersPerDay != nil {
+		p.MaxOffersPerDay = *f.MaxOffersPerDay
+	}
+	if f.FirstWaveDelay != nil {
+		p.FirstWaveDelay = *f.FirstWaveDelay
+	}
+}
+
+func nonZero[T int | int64](v T) T {
+	if v == 0 {
+		return -1
+	}
+	return v
 }
 
 // When formats t as customers read it in texts: the shop's local day and time,
@@ -222,6 +280,7 @@ func New(pool *pgxpool.Pool, cfg Config) *Service {
 
 // Create makes a shop and returns it with its API key, which is shown only this once.
 func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
+	n.defaults()
 	if err := s.normalise(&n); err != nil {
 		return Shop{}, "", err
 	}
@@ -259,6 +318,30 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 	return shop, key, err
 }
 
+// defaults fills a new shop's policy: zero fields of n.Policy take DefaultPolicy's, then
+// the fields the client gave (n.Given) are applied over them.
+func (n *NewShop) defaults() {
+	p := &n.Policy
+	if p.WaveSize == 0 {
+		p.WaveSize = DefaultPolicy.WaveSize
+	}
+	if p.WaveInterval == 0 {
+		p.WaveInterval = DefaultPolicy.WaveInterval
+	}
+	if p.SendRate == 0 {
+		p.SendRate = DefaultPolicy.SendRate
+	}
+	if p.MinLead == 0 && !n.LeadSet {
+		p.MinLead = DefaultPolicy.MinLead
+	}
+	if p.Cooldown == 0 && !n.CooldownSet {
+		p.Cooldown = DefaultPolicy.Cooldown
+	}
+	n.Given.apply(p)
+}
+
+// normalise checks a shop's settings, a new shop's or a changed one's alike, and puts
+// them in their stored form.
 func (s *Service) normalise(n *NewShop) error {
 	n.Name = strings.TrimSpace(n.Name)
 	if n.Name == "" || len(n.Name) > 200 || strings.ContainsRune(n.Name, 0) {
@@ -290,21 +373,6 @@ func (s *Service) normalise(n *NewShop) error {
 		return problem.Invalidf("payment_mode", "payment_mode must be checkout or none")
 	}
 	p := &n.Policy
-	if p.WaveSize == 0 {
-		p.WaveSize = DefaultPolicy.WaveSize
-	}
-	if p.WaveInterval == 0 {
-		p.WaveInterval = DefaultPolicy.WaveInterval
-	}
-	if p.SendRate == 0 {
-		p.SendRate = DefaultPolicy.SendRate
-	}
-	if p.MinLead == 0 && !n.LeadSet {
-		p.MinLead = DefaultPolicy.MinLead
-	}
-	if p.Cooldown == 0 && !n.CooldownSet {
-		p.Cooldown = DefaultPolicy.Cooldown
-	}
 	switch {
 	case p.WaveSize < 1 || p.WaveSize > 1000:
 		return problem.Invalidf("offer_policy.wave_size", "wave_size must be between 1 and 1000")
