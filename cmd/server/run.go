@@ -368,7 +368,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	// exists: they get a reference that is filled in below, before anything runs.
 	queue := &riverRef{}
 	a.shops = shops.New(a.pool, shops.Config{PaymentsEnabled: cfg.StripeConfigured(), StripeConnect: cfg.StripeConnect,
-		PlatformFeeBPS: cfg.PlatformFeeBPS})
+		PlatformFeeBPS: cfg.PlatformFeeBPS, ChargesIn: stripe.ChargesIn, MinimumCharge: stripe.MinimumCharge})
 	slotsCfg := slots.Config{KeyPrefix: cfg.RedisKeyPrefix, Logger: log, MinimumCharge: stripe.MinimumCharge}
 	ledgerCfg := ledger.Config{Logger: log, Metrics: a.metrics,
 		CheckoutSuccessURL: cfg.PublicURL + "/pay/done", CheckoutCancelURL: cfg.PublicURL + "/pay/cancelled",

@@ -99,3 +99,13 @@ SET stripe_disconnected_at = sqlc.arg(at)::timestamptz, stripe_charges_enabled =
     stripe_status_at = GREATEST(stripe_status_at, sqlc.arg(at)::timestamptz)
 WHERE stripe_account_id = sqlc.arg(account) AND stripe_disconnected_at IS NULL
 RETURNING id;
+
+-- name: ShopOpeningsBelowCharge :many
+-- The shop's open openings priced below a minimum charge, earliest first, and how many
+-- there are (total): a change of currency or payment mode must not leave them taking
+-- payments the provider refuses. A read of slots' table (slot_openings_shop_status_idx).
+SELECT o.id, o.starts_at, o.service, o.price_cents, count(*) OVER () AS total
+FROM slot_openings o
+WHERE o.shop_id = sqlc.arg(shop_id) AND o.status = 'open' AND o.price_cents < sqlc.arg(minimum)::bigint
+ORDER BY o.starts_at, o.id
+LIMIT sqlc.arg(max_rows);

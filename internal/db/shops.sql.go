@@ -317,6 +317,57 @@ func (q *Queries) ShopLockOnboarding(ctx context.Context, db DBTX, shopID uuid.U
 	return err
 }
 
+const shopOpeningsBelowCharge = `-- name: ShopOpeningsBelowCharge :many
+SELECT o.id, o.starts_at, o.service, o.price_cents, count(*) OVER () AS total
+FROM slot_openings o
+WHERE o.shop_id = $1 AND o.status = 'open' AND o.price_cents < $2::bigint
+ORDER BY o.starts_at, o.id
+LIMIT $3
+`
+
+type ShopOpeningsBelowChargeParams struct {
+	ShopID  uuid.UUID
+	Minimum int64
+	MaxRows int32
+}
+
+type ShopOpeningsBelowChargeRow struct {
+	ID         uuid.UUID
+	StartsAt   time.Time
+	Service    string
+	PriceCents int64
+	Total      int64
+}
+
+// The shop's open openings priced below a minimum charge, earliest first, and how many
+// there are (total): a change of currency or payment mode must not leave them taking
+// payments the provider refuses. A read of slots' table (slot_openings_shop_status_idx).
+func (q *Queries) ShopOpeningsBelowCharge(ctx context.Context, db DBTX, arg ShopOpeningsBelowChargeParams) ([]ShopOpeningsBelowChargeRow, error) {
+	rows, err := db.Query(ctx, shopOpeningsBelowCharge, arg.ShopID, arg.Minimum, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ShopOpeningsBelowChargeRow
+	for rows.Next() {
+		var i ShopOpeningsBelowChargeRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.StartsAt,
+			&i.Service,
+			&i.PriceCents,
+			&i.Total,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const shopRecordSMSProblem = `-- name: ShopRecordSMSProblem :exec
 UPDATE shops SET sms_problem_code = $1::integer, sms_problem_at = $2::timestamptz,
     sms_problem_count = CASE WHEN sms_problem_at > $2::timestamptz - interval '7 days' THEN sms_problem_count + 1 ELSE 1 END

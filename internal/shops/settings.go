@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -11,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/money"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 )
 
@@ -80,6 +82,9 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		if err := s.normalise(&n); err != nil {
 			return err
 		}
+		if err := s.checkOpeningsCharge(ctx, tx, cur, n); err != nil {
+			return err
+		}
 		var qs, qe pgtype.Int4
 		if p.Quiet != nil {
 			qs = pgtype.Int4{Int32: int32(p.Quiet.Start), Valid: true}
@@ -124,4 +129,59 @@ func (s *Service) RotateKey(ctx context.Context, id uuid.UUID) (Shop, string, er
 	}
 	shop, err := s.fromRow(row)
 	return shop, key, err
+}
+
+// CodeBelowMinimumCharge is the code of the answer to a change of currency or payment
+// mode refused because open openings are priced below the provider's minimum charge.
+const CodeBelowMinimumCharge = "openings_below_minimum_charge"
+
+// namedOpenings bounds how many openings a refusal names.
+const namedOpenings = 5
+
+// checkOpeningsCharge refuses a change that would make a checkout shop charge its open
+// openings less than the payment provider's minimum in the (new) currency: switching
+// from no payments to checkout, or changing a checkout shop's currency. Declare holds new
+// openings to the minimum; without this, the settings were a way around it, and every
+// taker of such an opening would hear "yours!" and then that the hold lapsed. Refusing
+// (an Invalid problem, 422, naming the openings; rather than cancelling them, or letting
+// them be) leaves the owner in charge: they cancel those openings, or keep the setting,
+// knowing which ones are at stake. Run in the transaction that holds the shop's row, so
+// two changes cannot pass each other. Only open openings are checked: a filled one has
+// its payment link already.
+func (s *Service) checkOpeningsCharge(ctx context.Context, tx pgx.Tx, cur Shop, n NewShop) error {
+	if s.cfg.MinimumCharge == nil || n.PaymentMode != PaymentCheckout ||
+		(cur.PaymentMode == PaymentCheckout && cur.Currency == n.Currency) {
+		return nil
+	}
+	minimum := s.cfg.MinimumCharge(n.Currency)
+	if minimum <= 0 {
+		return nil
+	}
+	rows, err := s.q.ShopOpeningsBelowCharge(ctx, tx, db.ShopOpeningsBelowChargeParams{
+		ShopID: cur.ID, Minimum: minimum, MaxRows: namedOpenings,
+	})
+	if err != nil {
+		return fmt.Errorf("check openings of shop %s against the minimum charge: %w", cur.ID, err)
+	}
+	if len(rows) == 0 {
+		return nil
+	}
+	field, keep := "payment_mode", "payment_mode "+cur.PaymentMode
+	if cur.Currency != n.Currency {
+		field, keep = "currency", "currency "+cur.Currency
+	}
+	code := strings.ToUpper(n.Currency)
+	named := make([]string, len(rows))
+	for i, r := range rows {
+		named[i] = fmt.Sprintf("%s (%s, %s, price_cents %d = %s %s)", r.ID, cur.When(r.StartsAt), r.Service,
+			r.PriceCents, money.Plain(r.PriceCents, n.Currency), code)
+	}
+	list := strings.Join(named, "; ")
+	if more := int(rows[0].Total) - len(rows); more > 0 {
+		list += fmt.Sprintf("; and %d more", more)
+	}
+	return &problem.Error{Kind: problem.Invalid, Code: CodeBelowMinimumCharge, Field: field, Message: fmt.Sprintf(
+		"%d open opening(s) would be charged less than the payment provider's smallest payment in %s, %s %s (price_cents %d), "+
+			"so no one who took them could pay: %s. Cancel them first, or keep %s",
+		rows[0].Total, code, money.Plain(minimum, n.Currency), code, minimum, list, keep)}
 }

@@ -261,6 +261,13 @@ type Config struct {
 	// every shop the Service returns carries it (Stripe.DefaultFeeBPS), to show the fee
 	// its own is not set.
 	PlatformFeeBPS int
+	// ChargesIn, when set, says whether the payment provider charges in a currency: a
+	// shop's currency must be one it does (at creation and in a change alike).
+	ChargesIn func(currency string) bool
+	// MinimumCharge, when set, is the payment provider's smallest charge in a currency
+	// (0: none known). A change of currency or payment mode that would leave a checkout
+	// shop's open openings priced below it is refused (ErrBelowMinimumCharge).
+	MinimumCharge func(currency string) int64
 }
 
 // Service creates and finds shops and customers.
@@ -359,6 +366,11 @@ func (s *Service) normalise(n *NewShop) error {
 	n.Currency = strings.ToLower(strings.TrimSpace(n.Currency))
 	if len(n.Currency) != 3 || strings.Trim(n.Currency, "abcdefghijklmnopqrstuvwxyz") != "" {
 		return problem.Invalidf("currency", "currency must be a three-letter ISO code such as usd")
+	}
+	// A currency the provider does not charge in has no minimum charge to hold prices
+	// to, and no payment could be taken in it.
+	if s.cfg.ChargesIn != nil && !s.cfg.ChargesIn(n.Currency) {
+		return problem.Invalidf("currency", "%q is not a currency the payment provider charges in; use a three-letter ISO code such as usd, eur or gbp", n.Currency)
 	}
 	if n.PaymentMode == "" {
 		n.PaymentMode = PaymentCheckout
