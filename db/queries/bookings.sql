@@ -1,9 +1,6 @@
 -- name: BookingGet :one
 SELECT * FROM bookings WHERE id = $1;
 
--- name: BookingLatestForOpening :one
-SELECT * FROM bookings WHERE opening_id = $1 ORDER BY created_at DESC, id LIMIT 1;
-
 -- name: BookingStoreLink :execrows
 -- Stores the checkout link once; whoever stores it first is the one who delivers it: 0
 -- rows means a link was stored first (the YES path's, which answered with it, or the

@@ -171,43 +171,6 @@ func (q *Queries) BookingGet(ctx context.Context, db DBTX, id uuid.UUID) (Bookin
 	return i, err
 }
 
-const bookingLatestForOpening = `-- name: BookingLatestForOpening :one
-SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at FROM bookings WHERE opening_id = $1 ORDER BY created_at DESC, id LIMIT 1
-`
-
-func (q *Queries) BookingLatestForOpening(ctx context.Context, db DBTX, openingID uuid.UUID) (Booking, error) {
-	row := db.QueryRow(ctx, bookingLatestForOpening, openingID)
-	var i Booking
-	err := row.Scan(
-		&i.ID,
-		&i.OpeningID,
-		&i.CustomerID,
-		&i.OfferID,
-		&i.ShopID,
-		&i.Status,
-		&i.AmountCents,
-		&i.Currency,
-		&i.StripeCheckoutSessionID,
-		&i.StripePaymentIntentID,
-		&i.PaymentUrl,
-		&i.CheckoutExpiresAt,
-		&i.RefundID,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-		&i.ConfirmedAt,
-		&i.ReconcileAfter,
-		&i.ReconcileAttempts,
-		&i.RefundRequestedAt,
-		&i.CustomerToldAt,
-		&i.RefundFailedAt,
-		&i.RefundFailedPaymentIntent,
-		&i.RefundError,
-		&i.LinkRetryAt,
-		&i.RefundFailedDismissedAt,
-	)
-	return i, err
-}
-
 const bookingLiveForCustomerAt = `-- name: BookingLiveForCustomerAt :one
 SELECT b.id, b.status, b.payment_url, s.starts_at, s.service, s.id AS opening_id
 FROM bookings b
