@@ -86,8 +86,7 @@ WITH opening AS (
     FROM filled f, accepted a
     RETURNING *
 )
-SELECT b.id, b.status, b.amount_cents, b.currency, b.checkout_expires_at, b.created_at, b.shop_id, b.opening_id, b.customer_id,
-       f.service, f.starts_at, f.price_cents
+SELECT sqlc.embed(b), f.service, f.starts_at, f.price_cents
 FROM booking b JOIN filled f ON f.id = b.opening_id;
 
 -- name: BookingLiveForCustomerAt :one

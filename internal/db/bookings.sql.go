@@ -50,8 +50,7 @@ WITH opening AS (
     FROM filled f, accepted a
     RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at
 )
-SELECT b.id, b.status, b.amount_cents, b.currency, b.checkout_expires_at, b.created_at, b.shop_id, b.opening_id, b.customer_id,
-       f.service, f.starts_at, f.price_cents
+SELECT b.id, b.opening_id, b.customer_id, b.offer_id, b.shop_id, b.status, b.amount_cents, b.currency, b.stripe_checkout_session_id, b.stripe_payment_intent_id, b.payment_url, b.checkout_expires_at, b.refund_id, b.created_at, b.updated_at, b.confirmed_at, b.reconcile_after, b.reconcile_attempts, b.refund_requested_at, b.customer_told_at, b.refund_failed_at, b.refund_failed_payment_intent, b.refund_error, b.link_retry_at, b.refund_failed_dismissed_at, f.service, f.starts_at, f.price_cents
 FROM booking b JOIN filled f ON f.id = b.opening_id
 `
 
@@ -70,18 +69,10 @@ type BookingClaimParams struct {
 }
 
 type BookingClaimRow struct {
-	ID                uuid.UUID
-	Status            string
-	AmountCents       int64
-	Currency          string
-	CheckoutExpiresAt *time.Time
-	CreatedAt         time.Time
-	ShopID            uuid.UUID
-	OpeningID         uuid.UUID
-	CustomerID        uuid.UUID
-	Service           string
-	StartsAt          time.Time
-	PriceCents        int64
+	Booking    Booking
+	Service    string
+	StartsAt   time.Time
+	PriceCents int64
 }
 
 // A YES's booking in one statement (the booking transaction's round trips were the
@@ -118,15 +109,31 @@ func (q *Queries) BookingClaim(ctx context.Context, db DBTX, arg BookingClaimPar
 	)
 	var i BookingClaimRow
 	err := row.Scan(
-		&i.ID,
-		&i.Status,
-		&i.AmountCents,
-		&i.Currency,
-		&i.CheckoutExpiresAt,
-		&i.CreatedAt,
-		&i.ShopID,
-		&i.OpeningID,
-		&i.CustomerID,
+		&i.Booking.ID,
+		&i.Booking.OpeningID,
+		&i.Booking.CustomerID,
+		&i.Booking.OfferID,
+		&i.Booking.ShopID,
+		&i.Booking.Status,
+		&i.Booking.AmountCents,
+		&i.Booking.Currency,
+		&i.Booking.StripeCheckoutSessionID,
+		&i.Booking.StripePaymentIntentID,
+		&i.Booking.PaymentUrl,
+		&i.Booking.CheckoutExpiresAt,
+		&i.Booking.RefundID,
+		&i.Booking.CreatedAt,
+		&i.Booking.UpdatedAt,
+		&i.Booking.ConfirmedAt,
+		&i.Booking.ReconcileAfter,
+		&i.Booking.ReconcileAttempts,
+		&i.Booking.RefundRequestedAt,
+		&i.Booking.CustomerToldAt,
+		&i.Booking.RefundFailedAt,
+		&i.Booking.RefundFailedPaymentIntent,
+		&i.Booking.RefundError,
+		&i.Booking.LinkRetryAt,
+		&i.Booking.RefundFailedDismissedAt,
 		&i.Service,
 		&i.StartsAt,
 		&i.PriceCents,

@@ -403,10 +403,7 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 			return fmt.Errorf("claim opening: %w", err)
 		}
 		a.claim.StartsAt, a.claim.Service, a.claim.PriceCents = row.StartsAt.UTC(), row.Service, row.PriceCents
-		a.booking = db.Booking{
-			ID: row.ID, OpeningID: row.OpeningID, CustomerID: row.CustomerID, ShopID: row.ShopID, Status: row.Status,
-			AmountCents: row.AmountCents, Currency: row.Currency, CheckoutExpiresAt: row.CheckoutExpiresAt, CreatedAt: row.CreatedAt,
-		}
+		a.booking = row.Booking
 		// If the answer to this YES never reaches the customer, or the payment
 		// provider is down, or this process dies before the link is stored, the
 		// payment ledger's booking sweep finds the booking and finishes it: nothing
