@@ -59,7 +59,7 @@ func (s *Service) storeTexts(ctx context.Context, batch []newText) ([]stored, er
 		p.Bodies = append(p.Bodies, t.in.Body)
 		p.Yes = append(p.Yes, t.yes)
 	}
-	rows, err := s.q.InboundStoreMany(ctx, s.pool, p)
+	rows, err := queries.InboundStoreMany(ctx, s.pool, p)
 	if err != nil {
 		return nil, fmt.Errorf("store inbound messages: %w", err)
 	}
@@ -90,7 +90,7 @@ func (s *Service) storeAnswers(ctx context.Context, answers []answer) ([]struct{
 		p.Replies = append(p.Replies, a.reply)
 		p.BookingIds = append(p.BookingIds, a.bookingID)
 	}
-	if err := s.q.InboundSetOutcomes(ctx, s.pool, p); err != nil {
+	if err := queries.InboundSetOutcomes(ctx, s.pool, p); err != nil {
 		return nil, err
 	}
 	return make([]struct{}, len(answers)), nil
@@ -113,7 +113,7 @@ func (s *Service) markAnswered(ctx context.Context, answers []heard) ([]struct{}
 	}
 	var q pgbatch.Queue
 	if len(p.Sids) > 0 {
-		if err := s.q.InboundMarkAnswered(ctx, &q, p); err != nil {
+		if err := queries.InboundMarkAnswered(ctx, &q, p); err != nil {
 			return nil, fmt.Errorf("mark answers written back: %w", err)
 		}
 	}
@@ -169,10 +169,9 @@ const purgeBatch = 1000
 // sets `before` is days: long past Twilio's redeliveries (within its 15 s webhook
 // window) and the sweeper, which finishes a text minutes after its handler died.
 func Purge(ctx context.Context, conn db.DBTX, before time.Time) (int64, error) {
-	q := db.New()
 	var total int64
 	for {
-		n, err := q.InboundPurge(ctx, conn, db.InboundPurgeParams{Before: before.UTC(), MaxRows: purgeBatch})
+		n, err := queries.InboundPurge(ctx, conn, db.InboundPurgeParams{Before: before.UTC(), MaxRows: purgeBatch})
 		total += n
 		if err != nil {
 			return total, fmt.Errorf("purge inbound messages: %w", err)

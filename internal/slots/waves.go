@@ -20,13 +20,13 @@ var _ offers.Openings = (*Service)(nil)
 
 // ForWave reads an opening for a wave; offers.ErrNoOpening when it does not exist.
 func (s *Service) ForWave(ctx context.Context, id uuid.UUID) (offers.Opening, error) {
-	op, err := s.q.OpeningGet(ctx, s.pool, id)
+	op, err := queries.OpeningGet(ctx, s.pool, id)
 	return forWave(op, err)
 }
 
 // LockForWave reads an opening and locks its row until tx ends.
 func (s *Service) LockForWave(ctx context.Context, tx pgx.Tx, id uuid.UUID) (offers.Opening, error) {
-	op, err := s.q.OpeningLock(ctx, tx, id)
+	op, err := queries.OpeningLock(ctx, tx, id)
 	return forWave(op, err)
 }
 
@@ -48,7 +48,7 @@ func forWave(op db.SlotOpening, err error) (offers.Opening, error) {
 // never texted. One that is no longer open is left alone.
 func (s *Service) Expire(ctx context.Context, id uuid.UUID, now time.Time) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := s.q.OpeningExpire(ctx, tx, db.OpeningExpireParams{ID: id, Now: now.UTC()}); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		if _, err := queries.OpeningExpire(ctx, tx, db.OpeningExpireParams{ID: id, Now: now.UTC()}); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("expire opening: %w", err)
 		}
 		return offers.CloseQueued(ctx, tx, id)
