@@ -569,14 +569,17 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, kw Ke
 func (s *Service) claim(ctx context.Context, shop shops.Shop, customerID uuid.UUID, claims *slots.Claimable, sid string) (Answer, error) {
 	var c slots.Claim
 	var err error
+	// linked is the answer queued with the payment link, when it was: built once, and
+	// given as it is when it was stored (Claim.AnswerStored).
+	var linked Answer
 	if claims != nil {
 		var early slots.LinkAnswer
 		if sid != "" {
 			early = func(ctx context.Context, q *pgbatch.Queue, c slots.Claim) {
-				ans := s.booked(shop, c)
+				linked = booked(shop, c)
 				// Queued: it runs, and its result is known, when q is sent.
 				_, _ = queries.InboundSetLinkAnswer(ctx, q, db.InboundSetLinkAnswerParams{
-					MessageSid: sid, Outcome: text(string(ans.Outcome)), Reply: text(ans.Message), HandledAt: s.cfg.Now().UTC(),
+					MessageSid: sid, Outcome: text(string(linked.Outcome)), Reply: text(linked.Message), HandledAt: s.cfg.Now().UTC(),
 					BookingID: uuid.NullUUID{UUID: c.BookingID, Valid: true}, PaymentUrl: c.PaymentURL,
 				})
 			}
@@ -597,9 +600,11 @@ func (s *Service) claim(ctx context.Context, shop shops.Shop, customerID uuid.UU
 		} else {
 			s.m.Booking(slots.BookingPendingPayment)
 		}
-		ans := s.booked(shop, c)
-		ans.stored = c.AnswerStored
-		return ans, nil
+		if c.AnswerStored {
+			linked.stored = true
+			return linked, nil
+		}
+		return booked(shop, c), nil
 	case slots.Taken:
 		return Answer{Outcome: OutcomeTaken, Message: texts.Taken(shop)}, nil
 	default:
@@ -608,7 +613,7 @@ func (s *Service) claim(ctx context.Context, shop shops.Shop, customerID uuid.UU
 }
 
 // booked is the answer to a YES that holds the booking c.
-func (s *Service) booked(shop shops.Shop, c slots.Claim) Answer {
+func booked(shop shops.Shop, c slots.Claim) Answer {
 	ans := Answer{Outcome: OutcomeBooked, BookingID: c.BookingID}
 	switch {
 	case c.Confirmed:
@@ -616,7 +621,7 @@ func (s *Service) booked(shop shops.Shop, c slots.Claim) Answer {
 	case c.LinkFollows:
 		ans.Message = texts.BookedLinkFollows(shop, c.Service, c.StartsAt)
 	default:
-		ans.Message = texts.Link(shop, c.Service, c.StartsAt, c.PaymentURL, s.slots.PayWithin())
+		ans.Message = texts.Link(shop, c.Service, c.StartsAt, c.PaymentURL, slots.PayWithin)
 	}
 	return ans
 }

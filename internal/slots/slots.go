@@ -176,9 +176,6 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, locker Locker, cooldowns Coold
 		linker: linker, cfg: cfg, log: cfg.Logger}
 }
 
-// PayWithin returns PayWithin, for callers that hold a Service.
-func (s *Service) PayWithin() time.Duration { return PayWithin }
-
 // LockKey is the Redis key that serialises claims on one slot of one shop:
 // slot_lock:<shop_id>:<starts_at in RFC 3339, UTC, seconds>.
 func LockKey(shopID uuid.UUID, startsAt time.Time) string {
