@@ -57,7 +57,7 @@ type Service struct {
 	stores  *group[newText, stored]
 	answers *group[answer, struct{}]
 	heard   *group[heard, struct{}]
-	// marking counts the marks Heard writes in the background.
+	// marking counts the marks Answered writes in the background.
 	marking pending
 	shops   *shops.Service
 	slots   *slots.Service
@@ -236,8 +236,8 @@ func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in M
 // written back to Twilio in time to reach the customer: the sweeper does not text it
 // again, and a booked customer needs no notice text. The marks of concurrent requests
 // are written together. A mark that is lost (the process dies first, Postgres fails)
-// costs the customer the same answer once more, by text. The webhook records it through
-// Heard, in the background.
+// costs the customer the same answer once more, by text. The webhook's answers are
+// recorded through Answered, in the background.
 func (s *Service) Delivered(ctx context.Context, in Message, ans Answer) error {
 	h := heard{sid: cleanText(in.MessageSID)}
 	if ans.Message != "" {

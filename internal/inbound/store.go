@@ -155,7 +155,7 @@ func (s *Service) initGroups() {
 }
 
 // markLinger is how long a batch of marks waits for more: the marks are written in the
-// background (Heard), after their answers, so the wait costs no customer anything and a
+// background (Answered), after their answers, so the wait costs no customer anything and a
 // storm's marks take a few statements instead of one every few replies. It stays far
 // below the sweeper's wait before it texts an unmarked answer (UnheardAfter).
 const markLinger = 25 * time.Millisecond
