@@ -18,14 +18,25 @@ SELECT * FROM customers WHERE id = $1;
 SELECT * FROM customers WHERE shop_id = $1 AND phone = $2 AND erased_at IS NULL;
 
 -- name: CustomerOptOut :one
-UPDATE customers SET opted_out_at = COALESCE(opted_out_at, sqlc.arg(now)::timestamptz)
-WHERE id = sqlc.arg(id)
-RETURNING *;
+-- An earlier opt-out time is kept. was_opted_out says whether the customer had opted out
+-- already (the row as locked before the change): only a change is an event.
+WITH prev AS (SELECT p.id, p.opted_out_at FROM customers p WHERE p.id = sqlc.arg(id) FOR UPDATE)
+UPDATE customers c SET opted_out_at = COALESCE(c.opted_out_at, sqlc.arg(now)::timestamptz)
+FROM prev
+WHERE c.id = prev.id
+RETURNING c.*, (prev.opted_out_at IS NOT NULL)::boolean AS was_opted_out;
 
 -- name: CustomerOptIn :one
-UPDATE customers SET sms_opt_in = true, opted_out_at = NULL, unreachable_at = NULL, unreachable_code = NULL
-WHERE id = $1 AND erased_at IS NULL
-RETURNING *;
+-- was_opted_in says whether the customer was texted already before (opted in, not opted
+-- out, reachable): only a change is an event.
+WITH prev AS (
+    SELECT p.id, p.sms_opt_in, p.opted_out_at, p.unreachable_at FROM customers p
+    WHERE p.id = sqlc.arg(id) AND p.erased_at IS NULL FOR UPDATE
+)
+UPDATE customers c SET sms_opt_in = true, opted_out_at = NULL, unreachable_at = NULL, unreachable_code = NULL
+FROM prev
+WHERE c.id = prev.id
+RETURNING c.*, (prev.sms_opt_in AND prev.opted_out_at IS NULL AND prev.unreachable_at IS NULL)::boolean AS was_opted_in;
 
 -- name: CustomerMarkUnreachable :exec
 UPDATE customers SET unreachable_at = sqlc.arg(now)::timestamptz, unreachable_code = sqlc.arg(code)::integer

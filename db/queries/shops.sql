@@ -1,8 +1,10 @@
 -- name: ShopInsert :one
 INSERT INTO shops (name, timezone, sms_number, currency, payment_mode, wave_size,
     wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute,
-    cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, send_rate)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, sqlc.narg(max_offers_per_day), sqlc.arg(first_wave_delay_seconds), sqlc.arg(send_rate))
+    cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, send_rate,
+    calendar_token, calendar_token_hash)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, sqlc.narg(max_offers_per_day), sqlc.arg(first_wave_delay_seconds), sqlc.arg(send_rate),
+    sqlc.arg(calendar_token), sqlc.arg(calendar_token_hash))
 RETURNING *;
 
 -- name: ShopGet :one
@@ -21,7 +23,8 @@ UPDATE shops SET name = sqlc.arg(name), timezone = sqlc.arg(timezone), currency 
     wave_interval_seconds = sqlc.arg(wave_interval_seconds), min_lead_minutes = sqlc.arg(min_lead_minutes),
     quiet_start_minute = sqlc.narg(quiet_start_minute), quiet_end_minute = sqlc.narg(quiet_end_minute),
     cooldown_seconds = sqlc.arg(cooldown_seconds), max_offers_per_day = sqlc.narg(max_offers_per_day),
-    first_wave_delay_seconds = sqlc.arg(first_wave_delay_seconds), send_rate = sqlc.arg(send_rate)
+    first_wave_delay_seconds = sqlc.arg(first_wave_delay_seconds), send_rate = sqlc.arg(send_rate),
+    calendar_full_details = sqlc.arg(calendar_full_details)
 WHERE id = sqlc.arg(id)
 RETURNING *;
 
@@ -40,3 +43,14 @@ RETURNING *;
 UPDATE shops SET sms_problem_code = sqlc.arg(code)::integer, sms_problem_at = sqlc.arg(now)::timestamptz,
     sms_problem_count = CASE WHEN sms_problem_at > sqlc.arg(now)::timestamptz - interval '7 days' THEN sms_problem_count + 1 ELSE 1 END
 WHERE id = sqlc.arg(id);
+
+-- name: ShopGetByCalendarTokenHash :one
+-- The shop whose calendar feed a request asks for, found by the token's hash (read on
+-- every request: a rotated token is dead on every instance from its commit on).
+SELECT * FROM shops WHERE calendar_token_hash = $1;
+
+-- name: ShopRotateCalendarToken :one
+-- A new feed address replaces the old one, which stops working with this commit.
+UPDATE shops SET calendar_token = sqlc.arg(calendar_token), calendar_token_hash = sqlc.arg(calendar_token_hash)
+WHERE id = sqlc.arg(id)
+RETURNING *;

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 const customerErase = `-- name: CustomerErase :one
@@ -538,14 +539,41 @@ func (q *Queries) CustomerMarkUnreachable(ctx context.Context, db DBTX, arg Cust
 }
 
 const customerOptIn = `-- name: CustomerOptIn :one
-UPDATE customers SET sms_opt_in = true, opted_out_at = NULL, unreachable_at = NULL, unreachable_code = NULL
-WHERE id = $1 AND erased_at IS NULL
-RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, erased_phone_sha256
+WITH prev AS (
+    SELECT p.id, p.sms_opt_in, p.opted_out_at, p.unreachable_at FROM customers p
+    WHERE p.id = $1 AND p.erased_at IS NULL FOR UPDATE
+)
+UPDATE customers c SET sms_opt_in = true, opted_out_at = NULL, unreachable_at = NULL, unreachable_code = NULL
+FROM prev
+WHERE c.id = prev.id
+RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, c.erased_phone_sha256, (prev.sms_opt_in AND prev.opted_out_at IS NULL AND prev.unreachable_at IS NULL)::boolean AS was_opted_in
 `
 
-func (q *Queries) CustomerOptIn(ctx context.Context, db DBTX, id uuid.UUID) (Customer, error) {
+type CustomerOptInRow struct {
+	ID                uuid.UUID
+	ShopID            uuid.UUID
+	Phone             string
+	Name              string
+	SmsOptIn          bool
+	OptedOutAt        *time.Time
+	UnreachableAt     *time.Time
+	UnreachableCode   pgtype.Int4
+	Priority          int32
+	CreatedAt         time.Time
+	PrefDays          []int16
+	PrefWindowStarts  []int32
+	PrefWindowEnds    []int32
+	PrefServices      []string
+	ErasedAt          *time.Time
+	ErasedPhoneSha256 []byte
+	WasOptedIn        bool
+}
+
+// was_opted_in says whether the customer was texted already before (opted in, not opted
+// out, reachable): only a change is an event.
+func (q *Queries) CustomerOptIn(ctx context.Context, db DBTX, id uuid.UUID) (CustomerOptInRow, error) {
 	row := db.QueryRow(ctx, customerOptIn, id)
-	var i Customer
+	var i CustomerOptInRow
 	err := row.Scan(
 		&i.ID,
 		&i.ShopID,
@@ -563,14 +591,17 @@ func (q *Queries) CustomerOptIn(ctx context.Context, db DBTX, id uuid.UUID) (Cus
 		&i.PrefServices,
 		&i.ErasedAt,
 		&i.ErasedPhoneSha256,
+		&i.WasOptedIn,
 	)
 	return i, err
 }
 
 const customerOptOut = `-- name: CustomerOptOut :one
-UPDATE customers SET opted_out_at = COALESCE(opted_out_at, $1::timestamptz)
-WHERE id = $2
-RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, erased_phone_sha256
+WITH prev AS (SELECT p.id, p.opted_out_at FROM customers p WHERE p.id = $2 FOR UPDATE)
+UPDATE customers c SET opted_out_at = COALESCE(c.opted_out_at, $1::timestamptz)
+FROM prev
+WHERE c.id = prev.id
+RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, c.erased_phone_sha256, (prev.opted_out_at IS NOT NULL)::boolean AS was_opted_out
 `
 
 type CustomerOptOutParams struct {
@@ -578,9 +609,31 @@ type CustomerOptOutParams struct {
 	ID  uuid.UUID
 }
 
-func (q *Queries) CustomerOptOut(ctx context.Context, db DBTX, arg CustomerOptOutParams) (Customer, error) {
+type CustomerOptOutRow struct {
+	ID                uuid.UUID
+	ShopID            uuid.UUID
+	Phone             string
+	Name              string
+	SmsOptIn          bool
+	OptedOutAt        *time.Time
+	UnreachableAt     *time.Time
+	UnreachableCode   pgtype.Int4
+	Priority          int32
+	CreatedAt         time.Time
+	PrefDays          []int16
+	PrefWindowStarts  []int32
+	PrefWindowEnds    []int32
+	PrefServices      []string
+	ErasedAt          *time.Time
+	ErasedPhoneSha256 []byte
+	WasOptedOut       bool
+}
+
+// An earlier opt-out time is kept. was_opted_out says whether the customer had opted out
+// already (the row as locked before the change): only a change is an event.
+func (q *Queries) CustomerOptOut(ctx context.Context, db DBTX, arg CustomerOptOutParams) (CustomerOptOutRow, error) {
 	row := db.QueryRow(ctx, customerOptOut, arg.Now, arg.ID)
-	var i Customer
+	var i CustomerOptOutRow
 	err := row.Scan(
 		&i.ID,
 		&i.ShopID,
@@ -598,6 +651,7 @@ func (q *Queries) CustomerOptOut(ctx context.Context, db DBTX, arg CustomerOptOu
 		&i.PrefServices,
 		&i.ErasedAt,
 		&i.ErasedPhoneSha256,
+		&i.WasOptedOut,
 	)
 	return i, err
 }

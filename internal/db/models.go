@@ -66,6 +66,20 @@ type DeliveryReport struct {
 	ReceivedAt time.Time
 }
 
+type IdempotencyKey struct {
+	ShopID       uuid.UUID
+	Key          string
+	RequestHash  []byte
+	CreatedAt    time.Time
+	Holder       uuid.UUID
+	LockedAt     time.Time
+	Status       pgtype.Int4
+	ContentType  pgtype.Text
+	Location     pgtype.Text
+	CacheControl pgtype.Text
+	Body         []byte
+}
+
 type InboundMessage struct {
 	MessageSid  string
 	ShopID      uuid.NullUUID
@@ -104,6 +118,9 @@ type Shop struct {
 	SmsProblemCode        pgtype.Int4
 	SmsProblemAt          *time.Time
 	SmsProblemCount       int32
+	CalendarToken         string
+	CalendarTokenHash     []byte
+	CalendarFullDetails   bool
 }
 
 type SlotOffer struct {
@@ -155,4 +172,59 @@ type TextClaim struct {
 	ShopID     uuid.UUID
 	ClaimedAt  time.Time
 	MessageSid pgtype.Text
+}
+
+type WebhookAttempt struct {
+	ID           int64
+	DeliveryID   uuid.UUID
+	AttemptedAt  time.Time
+	Manual       bool
+	StatusCode   pgtype.Int4
+	DurationMs   int32
+	ResponseHead string
+	Error        pgtype.Text
+}
+
+type WebhookDelivery struct {
+	ID             uuid.UUID
+	Seq            pgtype.Int8
+	EventID        uuid.UUID
+	EndpointID     uuid.UUID
+	ShopID         uuid.UUID
+	Status         string
+	Attempts       int32
+	NextAttemptAt  *time.Time
+	LastAttemptAt  *time.Time
+	LastStatusCode pgtype.Int4
+	LastError      pgtype.Text
+	CreatedAt      time.Time
+	FinishedAt     *time.Time
+}
+
+type WebhookEndpoint struct {
+	ID                      uuid.UUID
+	ShopID                  uuid.UUID
+	Url                     string
+	Description             string
+	EnabledEvents           []string
+	Secret                  string
+	PreviousSecret          pgtype.Text
+	PreviousSecretExpiresAt *time.Time
+	DisabledAt              *time.Time
+	DisabledReason          pgtype.Text
+	FailingSince            *time.Time
+	CreatedAt               time.Time
+	UpdatedAt               time.Time
+}
+
+type WebhookEvent struct {
+	ID            uuid.UUID
+	Seq           pgtype.Int8
+	ShopID        uuid.UUID
+	Type          string
+	CreatedAt     time.Time
+	Subject       []byte
+	Payload       []byte
+	DispatchedAt  *time.Time
+	DispatchError pgtype.Text
 }

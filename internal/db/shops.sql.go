@@ -14,7 +14,7 @@ import (
 )
 
 const shopGet = `-- name: ShopGet :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count FROM shops WHERE id = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details FROM shops WHERE id = $1
 `
 
 func (q *Queries) ShopGet(ctx context.Context, db DBTX, id uuid.UUID) (Shop, error) {
@@ -42,12 +42,53 @@ func (q *Queries) ShopGet(ctx context.Context, db DBTX, id uuid.UUID) (Shop, err
 		&i.SmsProblemCode,
 		&i.SmsProblemAt,
 		&i.SmsProblemCount,
+		&i.CalendarToken,
+		&i.CalendarTokenHash,
+		&i.CalendarFullDetails,
+	)
+	return i, err
+}
+
+const shopGetByCalendarTokenHash = `-- name: ShopGetByCalendarTokenHash :one
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details FROM shops WHERE calendar_token_hash = $1
+`
+
+// The shop whose calendar feed a request asks for, found by the token's hash (read on
+// every request: a rotated token is dead on every instance from its commit on).
+func (q *Queries) ShopGetByCalendarTokenHash(ctx context.Context, db DBTX, calendarTokenHash []byte) (Shop, error) {
+	row := db.QueryRow(ctx, shopGetByCalendarTokenHash, calendarTokenHash)
+	var i Shop
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Timezone,
+		&i.SmsNumber,
+		&i.Currency,
+		&i.PaymentMode,
+		&i.WaveSize,
+		&i.WaveIntervalSeconds,
+		&i.MinLeadMinutes,
+		&i.QuietStartMinute,
+		&i.QuietEndMinute,
+		&i.CooldownSeconds,
+		&i.ApiKeyHash,
+		&i.CreatedAt,
+		&i.MaxOffersPerDay,
+		&i.FirstWaveDelaySeconds,
+		&i.ApiKeyVersion,
+		&i.SendRate,
+		&i.SmsProblemCode,
+		&i.SmsProblemAt,
+		&i.SmsProblemCount,
+		&i.CalendarToken,
+		&i.CalendarTokenHash,
+		&i.CalendarFullDetails,
 	)
 	return i, err
 }
 
 const shopGetByKeyHash = `-- name: ShopGetByKeyHash :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count FROM shops WHERE api_key_hash = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details FROM shops WHERE api_key_hash = $1
 `
 
 func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []byte) (Shop, error) {
@@ -75,12 +116,15 @@ func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []by
 		&i.SmsProblemCode,
 		&i.SmsProblemAt,
 		&i.SmsProblemCount,
+		&i.CalendarToken,
+		&i.CalendarTokenHash,
+		&i.CalendarFullDetails,
 	)
 	return i, err
 }
 
 const shopGetForUpdate = `-- name: ShopGetForUpdate :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count FROM shops WHERE id = $1 FOR UPDATE
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details FROM shops WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (Shop, error) {
@@ -108,6 +152,9 @@ func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (
 		&i.SmsProblemCode,
 		&i.SmsProblemAt,
 		&i.SmsProblemCount,
+		&i.CalendarToken,
+		&i.CalendarTokenHash,
+		&i.CalendarFullDetails,
 	)
 	return i, err
 }
@@ -115,9 +162,11 @@ func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (
 const shopInsert = `-- name: ShopInsert :one
 INSERT INTO shops (name, timezone, sms_number, currency, payment_mode, wave_size,
     wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute,
-    cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, send_rate)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count
+    cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, send_rate,
+    calendar_token, calendar_token_hash)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
+    $17, $18)
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details
 `
 
 type ShopInsertParams struct {
@@ -137,6 +186,8 @@ type ShopInsertParams struct {
 	MaxOffersPerDay       pgtype.Int4
 	FirstWaveDelaySeconds int32
 	SendRate              int32
+	CalendarToken         string
+	CalendarTokenHash     []byte
 }
 
 func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams) (Shop, error) {
@@ -157,6 +208,8 @@ func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams)
 		arg.MaxOffersPerDay,
 		arg.FirstWaveDelaySeconds,
 		arg.SendRate,
+		arg.CalendarToken,
+		arg.CalendarTokenHash,
 	)
 	var i Shop
 	err := row.Scan(
@@ -181,6 +234,9 @@ func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams)
 		&i.SmsProblemCode,
 		&i.SmsProblemAt,
 		&i.SmsProblemCount,
+		&i.CalendarToken,
+		&i.CalendarTokenHash,
+		&i.CalendarFullDetails,
 	)
 	return i, err
 }
@@ -204,10 +260,55 @@ func (q *Queries) ShopRecordSMSProblem(ctx context.Context, db DBTX, arg ShopRec
 	return err
 }
 
+const shopRotateCalendarToken = `-- name: ShopRotateCalendarToken :one
+UPDATE shops SET calendar_token = $1, calendar_token_hash = $2
+WHERE id = $3
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details
+`
+
+type ShopRotateCalendarTokenParams struct {
+	CalendarToken     string
+	CalendarTokenHash []byte
+	ID                uuid.UUID
+}
+
+// A new feed address replaces the old one, which stops working with this commit.
+func (q *Queries) ShopRotateCalendarToken(ctx context.Context, db DBTX, arg ShopRotateCalendarTokenParams) (Shop, error) {
+	row := db.QueryRow(ctx, shopRotateCalendarToken, arg.CalendarToken, arg.CalendarTokenHash, arg.ID)
+	var i Shop
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Timezone,
+		&i.SmsNumber,
+		&i.Currency,
+		&i.PaymentMode,
+		&i.WaveSize,
+		&i.WaveIntervalSeconds,
+		&i.MinLeadMinutes,
+		&i.QuietStartMinute,
+		&i.QuietEndMinute,
+		&i.CooldownSeconds,
+		&i.ApiKeyHash,
+		&i.CreatedAt,
+		&i.MaxOffersPerDay,
+		&i.FirstWaveDelaySeconds,
+		&i.ApiKeyVersion,
+		&i.SendRate,
+		&i.SmsProblemCode,
+		&i.SmsProblemAt,
+		&i.SmsProblemCount,
+		&i.CalendarToken,
+		&i.CalendarTokenHash,
+		&i.CalendarFullDetails,
+	)
+	return i, err
+}
+
 const shopRotateKey = `-- name: ShopRotateKey :one
 UPDATE shops SET api_key_hash = $1, api_key_version = api_key_version + 1
 WHERE id = $2
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details
 `
 
 type ShopRotateKeyParams struct {
@@ -244,6 +345,9 @@ func (q *Queries) ShopRotateKey(ctx context.Context, db DBTX, arg ShopRotateKeyP
 		&i.SmsProblemCode,
 		&i.SmsProblemAt,
 		&i.SmsProblemCount,
+		&i.CalendarToken,
+		&i.CalendarTokenHash,
+		&i.CalendarFullDetails,
 	)
 	return i, err
 }
@@ -254,9 +358,10 @@ UPDATE shops SET name = $1, timezone = $2, currency = $3,
     wave_interval_seconds = $6, min_lead_minutes = $7,
     quiet_start_minute = $8, quiet_end_minute = $9,
     cooldown_seconds = $10, max_offers_per_day = $11,
-    first_wave_delay_seconds = $12, send_rate = $13
-WHERE id = $14
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count
+    first_wave_delay_seconds = $12, send_rate = $13,
+    calendar_full_details = $14
+WHERE id = $15
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details
 `
 
 type ShopUpdateParams struct {
@@ -273,6 +378,7 @@ type ShopUpdateParams struct {
 	MaxOffersPerDay       pgtype.Int4
 	FirstWaveDelaySeconds int32
 	SendRate              int32
+	CalendarFullDetails   bool
 	ID                    uuid.UUID
 }
 
@@ -292,6 +398,7 @@ func (q *Queries) ShopUpdate(ctx context.Context, db DBTX, arg ShopUpdateParams)
 		arg.MaxOffersPerDay,
 		arg.FirstWaveDelaySeconds,
 		arg.SendRate,
+		arg.CalendarFullDetails,
 		arg.ID,
 	)
 	var i Shop
@@ -317,6 +424,9 @@ func (q *Queries) ShopUpdate(ctx context.Context, db DBTX, arg ShopUpdateParams)
 		&i.SmsProblemCode,
 		&i.SmsProblemAt,
 		&i.SmsProblemCount,
+		&i.CalendarToken,
+		&i.CalendarTokenHash,
+		&i.CalendarFullDetails,
 	)
 	return i, err
 }

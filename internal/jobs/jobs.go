@@ -188,3 +188,29 @@ const (
 	// QueueReconcile runs only jobs.Reconcile, one at a time.
 	QueueReconcile = "reconcile"
 )
+
+// WebhookDelivery makes one attempt at delivering an event to one of a shop's webhook
+// endpoints (internal/hooks). The dispatcher enqueues one per delivery in the
+// transaction that creates it; an attempt that fails snoozes the job until the next
+// attempt of the schedule (the delivery row counts the attempts, so River's own attempts
+// only ride out errors of ours, such as Postgres being down). Manual is an owner's
+// "send again": one attempt, outside the schedule.
+type WebhookDelivery struct {
+	DeliveryID uuid.UUID `json:"delivery_id"`
+	Manual     bool      `json:"manual,omitempty"`
+}
+
+// Kind implements river.JobArgs.
+func (WebhookDelivery) Kind() string { return "webhook_delivery" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts: on their own queue, so a slow
+// endpoint never holds up texts or payments; unique while waiting or running, so a
+// double-clicked "send again" is one attempt.
+func (WebhookDelivery) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueWebhooks, MaxAttempts: 25, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: []rivertype.JobState{
+		rivertype.JobStateAvailable, rivertype.JobStatePending, rivertype.JobStateRunning, rivertype.JobStateScheduled,
+	}}}
+}
+
+// QueueWebhooks runs only jobs.WebhookDelivery.
+const QueueWebhooks = "webhooks"

@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/internal/calendar"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -242,6 +243,9 @@ type shopJSON struct {
 	OfferPolicy policyJSON `json:"offer_policy"`
 	APIKey      string     `json:"api_key,omitempty"`
 	CreatedAt   time.Time  `json:"created_at"`
+	// CalendarURL is the shop's secret calendar feed address.
+	CalendarURL         string `json:"calendar_url"`
+	CalendarFullDetails bool   `json:"calendar_full_details"`
 }
 
 type policyJSON struct {
@@ -261,11 +265,12 @@ type quietHoursJSON struct {
 	End   string `json:"end"`
 }
 
-func newShopJSON(s shops.Shop) shopJSON {
+func (h *Handlers) newShopJSON(s shops.Shop) shopJSON {
 	p := s.Policy
 	out := shopJSON{
 		ID: s.ID, Name: s.Name, Timezone: s.Timezone, SMSNumber: s.SMSNumber, Currency: s.Currency,
 		PaymentMode: s.PaymentMode, CreatedAt: s.CreatedAt.UTC(),
+		CalendarURL: calendar.URL(h.PublicURL, s.CalendarToken), CalendarFullDetails: s.CalendarFullDetails,
 		OfferPolicy: policyJSON{
 			WaveSize:              p.WaveSize,
 			WaveIntervalSeconds:   int64(p.WaveInterval / time.Second),

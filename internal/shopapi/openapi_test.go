@@ -97,10 +97,17 @@ func specRoutes(doc *openapi3.T) []string {
 }
 
 // echoRoutes lists "METHOD /path" for every /api route registered on e, with echo's
-// ":id" written as OpenAPI's "{id}".
+// ":id" written as OpenAPI's "{id}", and the calendar feed's (its ":file" is
+// "{token}.ics"; HEAD answers as GET does, without the body).
 func echoRoutes(e *echo.Echo) []string {
 	var out []string
 	for _, r := range e.Routes() {
+		if r.Path == shopapi.CalendarPath {
+			if r.Method != http.MethodHead {
+				out = append(out, r.Method+" /calendar/{token}.ics")
+			}
+			continue
+		}
 		if !strings.HasPrefix(r.Path, "/api/") {
 			continue
 		}

@@ -64,6 +64,8 @@ type shopPatchRequest struct {
 	Currency    optional[string]             `json:"currency"`
 	PaymentMode optional[string]             `json:"payment_mode"`
 	OfferPolicy optional[policyPatchRequest] `json:"offer_policy"`
+	// CalendarFullDetails puts full names and numbers in the calendar feed.
+	CalendarFullDetails optional[bool] `json:"calendar_full_details"`
 }
 
 type policyPatchRequest struct {
@@ -88,6 +90,9 @@ func (r shopPatchRequest) change() (ch shops.ShopChange, err error) {
 		return ch, err
 	}
 	if ch.PaymentMode, err = ptr(r.PaymentMode, "payment_mode"); err != nil {
+		return ch, err
+	}
+	if ch.CalendarFullDetails, err = ptr(r.CalendarFullDetails, "calendar_full_details"); err != nil {
 		return ch, err
 	}
 	if !r.OfferPolicy.Set {
@@ -165,7 +170,7 @@ func (h *Handlers) getShop(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, newShopJSON(shop))
+	return c.JSON(http.StatusOK, h.newShopJSON(shop))
 }
 
 func (h *Handlers) patchShop(c echo.Context) error {
@@ -181,7 +186,7 @@ func (h *Handlers) patchShop(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, newShopJSON(shop))
+	return c.JSON(http.StatusOK, h.newShopJSON(shop))
 }
 
 func (h *Handlers) rotateKey(c echo.Context) error {
@@ -190,9 +195,20 @@ func (h *Handlers) rotateKey(c echo.Context) error {
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
-	out := newShopJSON(shop)
+	out := h.newShopJSON(shop)
 	out.APIKey = key
 	return c.JSON(http.StatusOK, out)
+}
+
+// rotateCalendarToken gives the shop a new calendar feed address; the old one is dead
+// from this answer on, on every instance.
+func (h *Handlers) rotateCalendarToken(c echo.Context) error {
+	shop, err := h.Shops.RotateCalendarToken(c.Request().Context(), shopOf(c).ID)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	return c.JSON(http.StatusOK, h.newShopJSON(shop))
 }
 
 // ---- customers ----

@@ -1,7 +1,10 @@
 // Package shopapi is the shop owners' JSON API: creating shops (with the admin token);
 // and, with the shop's own key, reading and changing the shop's settings and rotating
-// its key, adding, listing, importing (CSV), editing and erasing customers, and
-// declaring, listing, reading and cancelling openings. The API is described by an
+// its key and its calendar feed's address, adding, listing, importing (CSV), editing and
+// erasing customers, declaring, listing, reading and cancelling openings, and managing
+// outbound webhook endpoints and their deliveries. The creating POSTs honour an
+// Idempotency-Key. It also serves the public calendar feed (CalendarPath) and renders
+// the data of outbound events (EventRenderer), with the same rendering as its answers. The API is described by an
 // OpenAPI 3.1 document (api/openapi.json), served at /api/openapi.json. Handlers only translate: they check the bearer token, decode the body,
 // make one call to the shops or slots service and encode the answer. Errors are returned
 // to echo, whose error handler must be httperr.Handler, so every error has one shape.
@@ -23,6 +26,9 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/slotrecovery/slotrecovery/api"
+	"github.com/slotrecovery/slotrecovery/internal/calendar"
+	"github.com/slotrecovery/slotrecovery/internal/hooks"
+	"github.com/slotrecovery/slotrecovery/internal/idempotency"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
@@ -32,6 +38,15 @@ import (
 type Handlers struct {
 	Shops    *shops.Service
 	Openings *slots.Service
+	// Hooks serves the webhook endpoints and their deliveries.
+	Hooks *hooks.Service
+	// Idempotency keeps the answers of the creating POSTs sent with an
+	// Idempotency-Key; nil ignores the header.
+	Idempotency *idempotency.Store
+	// Calendar serves the calendar feeds (CalendarPath); nil answers them 404.
+	Calendar *calendar.Service
+	// PublicURL is the server's external base URL, for the calendar feed's address.
+	PublicURL string
 	// AdminToken is the bearer token that may create shops. Empty means no one may.
 	AdminToken string
 }
@@ -42,19 +57,32 @@ type Handlers struct {
 func (h *Handlers) Register(e *echo.Echo) {
 	e.GET("/api/openapi.json", serveOpenAPI)
 	e.POST("/api/shops", h.createShop, h.requireAdmin)
-	e.POST("/api/customers", h.addCustomer, h.requireShop)
+	e.POST("/api/customers", h.addCustomer, h.requireShop, h.idempotent)
 	e.GET("/api/customers", h.listCustomers, h.requireShop)
-	e.POST(ImportPath, h.importCustomers, h.requireShop)
+	e.POST(ImportPath, h.importCustomers, h.requireShop, h.idempotent)
 	e.GET("/api/customers/:id", h.getCustomer, h.requireShop)
 	e.PATCH("/api/customers/:id", h.patchCustomer, h.requireShop)
 	e.DELETE("/api/customers/:id", h.deleteCustomer, h.requireShop)
 	e.GET("/api/shop", h.getShop, h.requireShop)
 	e.PATCH("/api/shop", h.patchShop, h.requireShop)
 	e.POST("/api/shop/rotate-key", h.rotateKey, h.requireShop)
-	e.POST("/api/openings", h.declareOpening, h.requireShop)
+	e.POST("/api/shop/rotate-calendar-token", h.rotateCalendarToken, h.requireShop)
+	e.POST("/api/openings", h.declareOpening, h.requireShop, h.idempotent)
 	e.GET("/api/openings", h.listOpenings, h.requireShop)
 	e.GET("/api/openings/:id", h.getOpening, h.requireShop)
 	e.POST("/api/openings/:id/cancel", h.cancelOpening, h.requireShop)
+	e.POST("/api/webhook_endpoints", h.createWebhookEndpoint, h.requireShop, h.idempotent)
+	e.GET("/api/webhook_endpoints", h.listWebhookEndpoints, h.requireShop)
+	e.GET("/api/webhook_endpoints/:id", h.getWebhookEndpoint, h.requireShop)
+	e.PATCH("/api/webhook_endpoints/:id", h.patchWebhookEndpoint, h.requireShop)
+	e.DELETE("/api/webhook_endpoints/:id", h.deleteWebhookEndpoint, h.requireShop)
+	e.POST("/api/webhook_endpoints/:id/rotate_secret", h.rotateWebhookSecret, h.requireShop)
+	e.GET("/api/webhook_endpoints/:id/deliveries", h.listWebhookDeliveries, h.requireShop)
+	e.GET("/api/webhook_endpoints/:id/deliveries/:delivery_id", h.getWebhookDelivery, h.requireShop)
+	e.POST("/api/webhook_endpoints/:id/deliveries/:delivery_id/retry", h.retryWebhookDelivery, h.requireShop)
+	// Public: the token in the path is the credential (see calendarFeed).
+	e.GET(CalendarPath, h.calendarFeed)
+	e.HEAD(CalendarPath, h.calendarFeed)
 }
 
 // errAdminUnauthorized answers a missing or wrong admin token.
@@ -128,7 +156,7 @@ func (h *Handlers) createShop(c echo.Context) error {
 	}
 	// The key is in this answer and nowhere else: keep it out of caches.
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
-	out := newShopJSON(shop)
+	out := h.newShopJSON(shop)
 	out.APIKey = key
 	return c.JSON(http.StatusCreated, out)
 }

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,7 +23,11 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/calendar"
+	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
+	"github.com/slotrecovery/slotrecovery/internal/idempotency"
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/shopapi"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -33,35 +38,73 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 
 const adminToken = "test-admin-token-0123456789abcdef"
 
+// publicURL is the server's external address in these tests.
+const publicURL = "https://slots.example.test"
+
 // env is one server on its own database.
 type env struct {
 	t    *testing.T
 	url  string
 	pool *pgxpool.Pool
+	h    *shopapi.Handlers
+	logs *logBuffer
 }
 
-// tlog sends the server's logs to the test's output.
-type tlog struct{ t *testing.T }
+// tlog sends the server's logs to the test's output, and keeps them in logs.
+type tlog struct {
+	t    *testing.T
+	logs *logBuffer
+}
 
 func (w tlog) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
+	w.logs.mu.Lock()
+	w.logs.b.Write(p)
+	w.logs.mu.Unlock()
 	return len(p), nil
 }
 
+// logBuffer holds what the server logged.
+type logBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 func newEnv(t *testing.T) *env {
+	t.Helper()
+	return newEnvWith(t, nil)
+}
+
+// newEnvWith is newEnv with a change to the handlers before they are registered.
+func newEnvWith(t *testing.T, change func(h *shopapi.Handlers, pool *pgxpool.Pool, queue jobs.Inserter)) *env {
 	t.Helper()
 	pool, _ := pgtest.New(t)
 	// Insert-only River client: no queues, no workers; Declare only enqueues.
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
+	shopsSvc := shops.New(pool, shops.Config{PaymentsEnabled: true})
 	h := &shopapi.Handlers{
-		Shops:      shops.New(pool, shops.Config{PaymentsEnabled: true}),
-		Openings:   slots.New(pool, rc, nil, nil, nil, slots.Config{}),
-		AdminToken: adminToken,
+		Shops:       shopsSvc,
+		Openings:    slots.New(pool, rc, nil, nil, nil, slots.Config{}),
+		Hooks:       hooks.New(pool, rc, shopapi.EventRenderer{}, hooks.Config{DevMode: true, AllowPrivate: true}),
+		Idempotency: idempotency.New(pool, idempotency.Config{}),
+		Calendar:    calendar.New(pool, shopsSvc, calendar.Config{PublicURL: publicURL}),
+		PublicURL:   publicURL,
+		AdminToken:  adminToken,
 	}
+	if change != nil {
+		change(h, pool, rc)
+	}
+	logs := &logBuffer{}
 	e := echo.New()
 	e.HideBanner = true
-	e.HTTPErrorHandler = httperr.Handler(slog.New(slog.NewTextHandler(tlog{t}, nil)))
+	e.HTTPErrorHandler = httperr.Handler(slog.New(slog.NewTextHandler(tlog{t, logs}, nil)))
 	// As cmd/server does: the import has its own, larger cap.
 	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
 		Limit: "64K", Skipper: func(c echo.Context) bool { return c.Request().URL.Path == shopapi.ImportPath },
@@ -69,7 +112,7 @@ func newEnv(t *testing.T) *env {
 	h.Register(e)
 	srv := httptest.NewServer(e)
 	t.Cleanup(srv.Close)
-	return &env{t: t, url: srv.URL, pool: pool}
+	return &env{t: t, url: srv.URL, pool: pool, h: h, logs: logs}
 }
 
 // sub returns e for the subtest t: its requests and queries report failures to t, not
@@ -216,7 +259,9 @@ func TestCreateShop(t *testing.T) {
 	require.Equal(t, "no-store", r.header.Get("Cache-Control"))
 
 	require.ElementsMatch(t, []string{"id", "name", "timezone", "sms_number", "currency", "payment_mode",
-		"offer_policy", "api_key", "created_at"}, keys(r.body))
+		"offer_policy", "api_key", "created_at", "calendar_url", "calendar_full_details"}, keys(r.body))
+	require.Regexp(t, `^https://slots\.example\.test/calendar/cal_[0-9a-f]{64}\.ics$`, r.body["calendar_url"])
+	require.Equal(t, false, r.body["calendar_full_details"])
 	require.Equal(t, "Fade Street Barbers", r.body["name"])
 	require.Equal(t, "America/New_York", r.body["timezone"])
 	require.Equal(t, "+15555550100", r.body["sms_number"])

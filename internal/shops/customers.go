@@ -15,6 +15,8 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/hooks"
+	"github.com/slotrecovery/slotrecovery/internal/idempotency"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 )
 
@@ -366,8 +368,8 @@ func (s *Service) UpdateCustomer(ctx context.Context, shopID, id uuid.UUID, ch C
 		c := CustomerFromRow(row)
 		if ch.Name != nil {
 			name := strings.TrimSpace(*ch.Name)
-			if len(name) > 200 {
-				return problem.Invalidf("name", "name must be at most 200 characters")
+			if len(name) > 200 || strings.ContainsRune(name, 0) {
+				return problem.Invalidf("name", "name must be text of at most 200 characters")
 			}
 			c.Name = name
 		}
@@ -409,7 +411,9 @@ func (s *Service) UpdateCustomer(ctx context.Context, shopID, id uuid.UUID, ch C
 // EraseCustomer erases a customer at the owner's request: the name, phone and
 // preferences are gone, the texts they sent lose their number and words, and they are
 // opted out for good (no wave or queued text reaches the number again). The row stays,
-// so their past offers and bookings (and the shop's totals) are kept, anonymised.
+// so their past offers and bookings (and the shop's totals) are kept, anonymised. The
+// outbound events that name them lose their data (and are not sent, nor sent again),
+// and API answers kept for an Idempotency-Key that hold their number go.
 func (s *Service) EraseCustomer(ctx context.Context, shopID, id uuid.UUID) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		row, err := s.q.CustomerGetForShopForUpdate(ctx, tx, db.CustomerGetForShopForUpdateParams{ID: id, ShopID: shopID})
@@ -425,7 +429,12 @@ func (s *Service) EraseCustomer(ctx context.Context, shopID, id uuid.UUID) error
 		if _, err := s.q.CustomerErase(ctx, tx, db.CustomerEraseParams{ID: id, ShopID: shopID, Now: s.cfg.Now().UTC()}); err != nil {
 			return fmt.Errorf("erase customer %s: %w", id, err)
 		}
-		return nil
+		// The copies kept for a while elsewhere: events not yet sent (or kept for the
+		// owner to send again), and API answers kept for their Idempotency-Key.
+		if err := hooks.ForgetCustomer(ctx, tx, shopID, id, s.cfg.Now()); err != nil {
+			return err
+		}
+		return idempotency.ForgetText(ctx, tx, shopID, row.Phone)
 	})
 }
 

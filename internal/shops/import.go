@@ -319,7 +319,7 @@ func parseRecord(fields []string, cols map[string]int) (importRecord, string) {
 	}
 	var rec importRecord
 	for _, f := range fields {
-		if !utf8.ValidString(f) {
+		if !utf8.ValidString(f) || strings.ContainsRune(f, 0) {
 			return rec, "not UTF-8 text"
 		}
 	}

@@ -31,6 +31,8 @@ type ShopChange struct {
 	MaxOffersPerDay *int
 	FirstWaveDelay  *time.Duration
 	SendRate        *int
+	// CalendarFullDetails turns full names and numbers in the calendar feed on or off.
+	CalendarFullDetails *bool
 }
 
 // Update changes a shop's settings, validated exactly as a new shop's are. They apply to
@@ -103,12 +105,17 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 			qs = pgtype.Int4{Int32: int32(p.Quiet.Start), Valid: true}
 			qe = pgtype.Int4{Int32: int32(p.Quiet.End), Valid: true}
 		}
+		fullDetails := cur.CalendarFullDetails
+		if ch.CalendarFullDetails != nil {
+			fullDetails = *ch.CalendarFullDetails
+		}
 		updated, err := s.q.ShopUpdate(ctx, tx, db.ShopUpdateParams{
 			ID: id, Name: n.Name, Timezone: n.Timezone, Currency: n.Currency, PaymentMode: n.PaymentMode,
 			WaveSize: int32(p.WaveSize), WaveIntervalSeconds: int32(p.WaveInterval / time.Second),
 			MinLeadMinutes: int32(p.MinLead / time.Minute), QuietStartMinute: qs, QuietEndMinute: qe,
 			CooldownSeconds: int32(p.Cooldown / time.Second), MaxOffersPerDay: capParam(p.MaxOffersPerDay),
 			FirstWaveDelaySeconds: int32(p.FirstWaveDelay / time.Second), SendRate: int32(p.SendRate),
+			CalendarFullDetails: fullDetails,
 		})
 		if err != nil {
 			return fmt.Errorf("update shop %s: %w", id, err)

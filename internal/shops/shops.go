@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 )
@@ -110,6 +111,12 @@ type Shop struct {
 	// SMSProblem, when not nil, is the last time texts failed because of the shop's own
 	// number or account (see RecordSMSProblem).
 	SMSProblem *SMSProblem
+	// CalendarToken is the secret of the shop's calendar feed address
+	// (/calendar/<token>.ics); RotateCalendarToken replaces it.
+	CalendarToken string
+	// CalendarFullDetails puts customers' full names and phone numbers in the calendar
+	// feed; off, it shows first names and masked numbers (feed addresses get shared).
+	CalendarFullDetails bool
 }
 
 // SMSProblem is the latest text that failed because of the shop's own SMS number or
@@ -207,6 +214,10 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 	if err != nil {
 		return Shop{}, "", err
 	}
+	calToken, calHash, err := newCalendarToken()
+	if err != nil {
+		return Shop{}, "", err
+	}
 	p := n.Policy
 	var qs, qe pgtype.Int4
 	if p.Quiet != nil {
@@ -220,7 +231,7 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 		QuietStartMinute: qs, QuietEndMinute: qe, CooldownSeconds: int32(p.Cooldown / time.Second),
 		ApiKeyHash: hash, CreatedAt: s.cfg.Now().UTC(),
 		MaxOffersPerDay: capParam(p.MaxOffersPerDay), FirstWaveDelaySeconds: int32(p.FirstWaveDelay / time.Second),
-		SendRate: int32(p.SendRate),
+		SendRate: int32(p.SendRate), CalendarToken: calToken, CalendarTokenHash: calHash,
 	})
 	if isUnique(err) {
 		return Shop{}, "", &problem.Error{Kind: problem.Conflict, Code: "sms_number_taken", Field: "sms_number",
@@ -235,8 +246,8 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 
 func (s *Service) normalise(n *NewShop) error {
 	n.Name = strings.TrimSpace(n.Name)
-	if n.Name == "" || len(n.Name) > 200 {
-		return problem.Invalidf("name", "name is required (at most 200 characters)")
+	if n.Name == "" || len(n.Name) > 200 || strings.ContainsRune(n.Name, 0) {
+		return problem.Invalidf("name", "name is required (text, at most 200 characters)")
 	}
 	if n.Timezone == "" {
 		return problem.Invalidf("timezone", "timezone is required, an IANA name such as Europe/London")
@@ -348,8 +359,8 @@ func (s *Service) AddCustomer(ctx context.Context, shopID uuid.UUID, n NewCustom
 	if !phone.Valid(n.Phone) {
 		return Customer{}, problem.Invalidf("phone", "phone must be in E.164 form, e.g. +15555550100")
 	}
-	if len(n.Name) > 200 {
-		return Customer{}, problem.Invalidf("name", "name must be at most 200 characters")
+	if len(n.Name) > 200 || strings.ContainsRune(n.Name, 0) {
+		return Customer{}, problem.Invalidf("name", "name must be text of at most 200 characters")
 	}
 	if n.Priority < -1000 || n.Priority > 1000 {
 		return Customer{}, problem.Invalidf("priority", "priority must be between -1000 and 1000")
@@ -390,6 +401,7 @@ func FromRow(r db.Shop) (Shop, error) {
 	s := Shop{
 		ID: r.ID, Name: r.Name, Timezone: r.Timezone, Location: loc, SMSNumber: r.SmsNumber,
 		Currency: r.Currency, PaymentMode: r.PaymentMode, CreatedAt: r.CreatedAt, KeyVersion: int(r.ApiKeyVersion),
+		CalendarToken: r.CalendarToken, CalendarFullDetails: r.CalendarFullDetails,
 		Policy: Policy{
 			WaveSize:     int(r.WaveSize),
 			WaveInterval: time.Duration(r.WaveIntervalSeconds) * time.Second,
@@ -456,10 +468,28 @@ func isUnique(err error) bool {
 	return errors.As(err, &pg) && pg.Code == "23505"
 }
 
-// OptOut records that a customer asked not to be texted (STOP). An earlier opt-out time
-// is kept.
+// OptOut records that a customer asked not to be texted (STOP), or that the carrier
+// says they did. An earlier opt-out time is kept. A customer who was not opted out
+// already gets a customer.opted_out event, in the same transaction.
 func (s *Service) OptOut(ctx context.Context, customerID uuid.UUID) error {
-	if _, err := s.q.CustomerOptOut(ctx, s.pool, db.CustomerOptOutParams{ID: customerID, Now: s.cfg.Now().UTC()}); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+	now := s.cfg.Now().UTC()
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		row, err := s.q.CustomerOptOut(ctx, tx, db.CustomerOptOutParams{ID: customerID, Now: now})
+		if err != nil {
+			return err
+		}
+		if row.WasOptedOut {
+			return nil
+		}
+		c := CustomerFromRow(db.Customer{
+			ID: row.ID, ShopID: row.ShopID, Phone: row.Phone, Name: row.Name, SmsOptIn: row.SmsOptIn, OptedOutAt: row.OptedOutAt,
+			UnreachableAt: row.UnreachableAt, UnreachableCode: row.UnreachableCode, Priority: row.Priority, CreatedAt: row.CreatedAt,
+			PrefDays: row.PrefDays, PrefWindowStarts: row.PrefWindowStarts, PrefWindowEnds: row.PrefWindowEnds,
+			PrefServices: row.PrefServices, ErasedAt: row.ErasedAt,
+		})
+		return hooks.Record(ctx, tx, c.ShopID, hooks.CustomerOptedOut, now, c)
+	})
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("opt out customer %s: %w", customerID, err)
 	}
 	return nil
@@ -467,9 +497,27 @@ func (s *Service) OptOut(ctx context.Context, customerID uuid.UUID) error {
 
 // OptIn records that a customer asked to be texted again (START, or a YES that Twilio
 // counted as one); it also clears an earlier unreachable mark, since the carrier now
-// delivers to the number.
+// delivers to the number. A customer who was not texted before (opted out, never opted
+// in, or unreachable) gets a customer.opted_in event, in the same transaction.
 func (s *Service) OptIn(ctx context.Context, customerID uuid.UUID) error {
-	if _, err := s.q.CustomerOptIn(ctx, s.pool, customerID); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+	now := s.cfg.Now().UTC()
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		row, err := s.q.CustomerOptIn(ctx, tx, customerID)
+		if err != nil {
+			return err
+		}
+		if row.WasOptedIn {
+			return nil
+		}
+		c := CustomerFromRow(db.Customer{
+			ID: row.ID, ShopID: row.ShopID, Phone: row.Phone, Name: row.Name, SmsOptIn: row.SmsOptIn, OptedOutAt: row.OptedOutAt,
+			UnreachableAt: row.UnreachableAt, UnreachableCode: row.UnreachableCode, Priority: row.Priority, CreatedAt: row.CreatedAt,
+			PrefDays: row.PrefDays, PrefWindowStarts: row.PrefWindowStarts, PrefWindowEnds: row.PrefWindowEnds,
+			PrefServices: row.PrefServices, ErasedAt: row.ErasedAt,
+		})
+		return hooks.Record(ctx, tx, c.ShopID, hooks.CustomerOptedIn, now, c)
+	})
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("opt in customer %s: %w", customerID, err)
 	}
 	return nil

@@ -1,0 +1,69 @@
+-- Outbound event webhooks: the shops' endpoints (internal/hooks).
+
+-- name: WebhookEndpointInsert :one
+INSERT INTO webhook_endpoints (shop_id, url, description, enabled_events, secret, disabled_at, disabled_reason,
+    created_at, updated_at)
+VALUES (sqlc.arg(shop_id), sqlc.arg(url), sqlc.arg(description), sqlc.arg(enabled_events)::text[], sqlc.arg(secret),
+    sqlc.narg(disabled_at), sqlc.narg(disabled_reason), sqlc.arg(now)::timestamptz, sqlc.arg(now)::timestamptz)
+RETURNING *;
+
+-- name: WebhookEndpointCountForShop :one
+SELECT count(*) FROM webhook_endpoints WHERE shop_id = $1;
+
+-- name: WebhookEndpointLockShop :exec
+-- Serialises the creations of one shop's endpoints, so the cap on their number holds
+-- under concurrent requests (a transaction-scoped advisory lock: no row of another
+-- package's table is locked).
+SELECT pg_advisory_xact_lock(hashtextextended('webhook_endpoints:' || sqlc.arg(shop_id)::uuid::text, 0));
+
+-- name: WebhookEndpointList :many
+SELECT * FROM webhook_endpoints WHERE shop_id = $1 ORDER BY created_at, id;
+
+-- name: WebhookEndpointGet :one
+SELECT * FROM webhook_endpoints WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id);
+
+-- name: WebhookEndpointGetForUpdate :one
+SELECT * FROM webhook_endpoints WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id) FOR UPDATE;
+
+-- name: WebhookEndpointUpdate :one
+-- The owner's change. Enabling an endpoint forgets the failures that disabled it.
+UPDATE webhook_endpoints
+SET url = sqlc.arg(url), description = sqlc.arg(description), enabled_events = sqlc.arg(enabled_events)::text[],
+    disabled_at = sqlc.narg(disabled_at), disabled_reason = sqlc.narg(disabled_reason),
+    failing_since = CASE WHEN sqlc.narg(disabled_at)::timestamptz IS NULL THEN NULL ELSE failing_since END,
+    updated_at = sqlc.arg(now)::timestamptz
+WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id)
+RETURNING *;
+
+-- name: WebhookEndpointDelete :execrows
+-- Its deliveries and their attempts go with it (ON DELETE CASCADE); a delivery job
+-- still waiting finds nothing and stops.
+DELETE FROM webhook_endpoints WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id);
+
+-- name: WebhookEndpointRotateSecret :one
+-- The new secret signs from now on; the one it replaces signs too until expires_at.
+UPDATE webhook_endpoints
+SET previous_secret = secret, previous_secret_expires_at = sqlc.arg(expires_at)::timestamptz,
+    secret = sqlc.arg(secret), updated_at = sqlc.arg(now)::timestamptz
+WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id)
+RETURNING *;
+
+-- name: WebhookEndpointRecordSuccess :exec
+UPDATE webhook_endpoints SET failing_since = NULL
+WHERE id = sqlc.arg(id) AND failing_since IS NOT NULL;
+
+-- name: WebhookEndpointRecordFailure :one
+-- Counts a failed attempt: the endpoint has been failing since its first failure after
+-- its last success. One failing for disable_after straight is disabled, with the reason
+-- the owner reads. Returns whether this failure disabled it.
+UPDATE webhook_endpoints
+SET failing_since = COALESCE(failing_since, sqlc.arg(now)::timestamptz),
+    disabled_at = CASE WHEN disabled_at IS NULL AND failing_since <= sqlc.arg(disable_before)::timestamptz
+        THEN sqlc.arg(now)::timestamptz ELSE disabled_at END,
+    disabled_reason = CASE WHEN disabled_at IS NULL AND failing_since <= sqlc.arg(disable_before)::timestamptz
+        THEN sqlc.arg(reason)::text ELSE disabled_reason END,
+    updated_at = CASE WHEN disabled_at IS NULL AND failing_since <= sqlc.arg(disable_before)::timestamptz
+        THEN sqlc.arg(now)::timestamptz ELSE updated_at END
+WHERE id = sqlc.arg(id)
+RETURNING COALESCE(disabled_at = sqlc.arg(now)::timestamptz AND disabled_reason = sqlc.arg(reason)::text, false)::boolean AS disabled_now,
+    failing_since;

@@ -1,0 +1,60 @@
+-- Outbound event webhooks: the outbox of events (internal/hooks). Other packages record
+-- through hooks.Record and hooks.RecordOpening inside their own transactions; the YES's
+-- claim records in its own statement (see internal/hooks/doc.go).
+
+-- name: WebhookEventRecord :execrows
+-- Records an event whose subject the caller made, only when the shop has an enabled
+-- endpoint subscribed to its type (0 rows otherwise: nothing to send).
+INSERT INTO webhook_events (shop_id, type, created_at, subject)
+SELECT sqlc.arg(shop_id)::uuid, sqlc.arg(type)::text, sqlc.arg(created_at)::timestamptz, sqlc.arg(subject)::jsonb
+WHERE EXISTS (SELECT FROM webhook_subscribers(sqlc.arg(shop_id)::uuid, ARRAY[sqlc.arg(type)::text]));
+
+-- name: WebhookEventRecordOpening :one
+-- Records an opening or booking event with the opening and the booking (booking_id, or
+-- the latest when NULL) as they stand in the caller's transaction, only when the shop has
+-- an enabled endpoint subscribed to its type (webhook_events is not touched otherwise).
+-- Returns how many events it recorded (0 or 1); no row: no such opening.
+SELECT (CASE WHEN EXISTS (SELECT FROM webhook_subscribers(s.shop_id, ARRAY[sqlc.arg(type)::text]))
+    THEN webhook_record_opening(s.shop_id, ARRAY[sqlc.arg(type)::text], sqlc.arg(created_at)::timestamptz, to_jsonb(s), to_jsonb(b))
+    ELSE 0 END)::integer AS recorded
+FROM slot_openings s
+LEFT JOIN LATERAL (
+    SELECT * FROM bookings bk
+    WHERE bk.opening_id = s.id AND (sqlc.narg(booking_id)::uuid IS NULL OR bk.id = sqlc.narg(booking_id)::uuid)
+    ORDER BY bk.created_at DESC, bk.id LIMIT 1
+) b ON true
+WHERE s.id = sqlc.arg(opening_id) AND s.shop_id = sqlc.arg(shop_id);
+
+-- name: WebhookEventsToDispatch :many
+-- The oldest events not yet fanned out, each taken by one dispatcher (others skip it).
+SELECT id, seq, shop_id, type, created_at, subject FROM webhook_events
+WHERE dispatched_at IS NULL
+ORDER BY seq
+LIMIT sqlc.arg(max_rows)
+FOR UPDATE SKIP LOCKED;
+
+-- name: WebhookEventMarkDispatched :exec
+UPDATE webhook_events
+SET payload = sqlc.narg(payload), dispatched_at = sqlc.arg(now)::timestamptz, dispatch_error = sqlc.narg(dispatch_error)
+WHERE id = sqlc.arg(id);
+
+-- name: WebhookEventPurge :execrows
+-- Events older than the retention, with their deliveries and attempts (ON DELETE
+-- CASCADE), a batch at a time.
+DELETE FROM webhook_events
+WHERE id IN (SELECT id FROM webhook_events WHERE created_at < sqlc.arg(before)::timestamptz LIMIT sqlc.arg(max_rows));
+
+-- name: WebhookEventsForShop :many
+-- A shop's events in the order they were recorded (tests and the full story's checks).
+SELECT id, seq, type, created_at, subject, payload, dispatched_at FROM webhook_events
+WHERE shop_id = $1
+ORDER BY seq;
+
+-- name: WebhookEventsForgetCustomer :execrows
+-- An erasure: the events whose subject names the customer (an opening they held, or the
+-- customer themself) lose their subject and body, and are not sent any more.
+UPDATE webhook_events
+SET subject = '{}'::jsonb, payload = NULL, dispatched_at = COALESCE(dispatched_at, sqlc.arg(now)::timestamptz),
+    dispatch_error = 'the customer was erased'
+WHERE shop_id = sqlc.arg(shop_id)
+  AND (subject -> 'filler' ->> 'id' = sqlc.arg(customer_id)::uuid::text OR subject ->> 'ID' = sqlc.arg(customer_id)::uuid::text);

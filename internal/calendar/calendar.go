@@ -1,0 +1,284 @@
+// Package calendar makes each shop's calendar feed: an RFC 5545 iCalendar document, at a
+// secret address (/calendar/<token>.ics), that Google, Apple and Outlook calendars
+// subscribe to, so the shop's recovered bookings appear beside its own appointments.
+//
+// One VEVENT per opening that has had a booking, with a UID that never changes for the
+// opening: held (TENTATIVE), confirmed (CONFIRMED), and CANCELLED once the hold lapsed,
+// the payment was refunded or the opening was cancelled, so a subscribed calendar drops
+// it. SEQUENCE and LAST-MODIFIED (and DTSTAMP, as RFC 5545 has it for a feed without a
+// METHOD) follow the latest change of the opening or its booking. With IncludeOpen, open
+// openings show as TENTATIVE too. Times are UTC (a trailing Z), which every client shows
+// in its own time zone; X-WR-TIMEZONE names the shop's. The summary carries the
+// customer's first name and the description a masked number, unless the shop turned on
+// full details: feed addresses get shared. Only openings starting from Back before now to
+// Ahead after it are listed.
+//
+// The document is written with github.com/arran4/golang-ical (escaping, folding at 75
+// octets without splitting a character) with CRLF line ends.
+package calendar
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"net/url"
+	"strings"
+	"time"
+	"unicode"
+
+	ics "github.com/arran4/golang-ical"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/money"
+	"github.com/slotrecovery/slotrecovery/internal/phone"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+)
+
+// ErrNotFound means no shop has the token; the feed answers 404, like any unknown path.
+var ErrNotFound = shops.ErrCalendarNotFound
+
+// maxEvents bounds a feed.
+const maxEvents = 5000
+
+// Config configures the Service; zero fields mean the defaults.
+type Config struct {
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// PublicURL is the server's external base URL: the feed's address, the dashboard
+	// link in each description and the domain of the UIDs.
+	PublicURL string
+	// Back and Ahead bound the openings listed by their start; default 60 and 180 days.
+	Back, Ahead time.Duration
+}
+
+// Service makes feeds.
+type Service struct {
+	pool  *pgxpool.Pool
+	shops *shops.Service
+	q     *db.Queries
+	cfg   Config
+}
+
+// New returns a Service.
+func New(pool *pgxpool.Pool, shopsSvc *shops.Service, cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	cfg.Back = cmp.Or(cfg.Back, 60*24*time.Hour)
+	cfg.Ahead = cmp.Or(cfg.Ahead, 180*24*time.Hour)
+	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
+	return &Service{pool: pool, shops: shopsSvc, q: db.New(), cfg: cfg}
+}
+
+// Path is the feed's path for a token: /calendar/<token>.ics.
+func Path(token string) string { return "/calendar/" + token + ".ics" }
+
+// URL is a shop's feed address: the public URL and Path (a path alone when the server
+// has no public URL configured).
+func URL(publicURL, token string) string {
+	return strings.TrimRight(publicURL, "/") + Path(token)
+}
+
+// Options are a feed request's choices.
+type Options struct {
+	// IncludeOpen lists open openings as TENTATIVE events too (and ones cancelled or
+	// expired unfilled as CANCELLED).
+	IncludeOpen bool
+}
+
+// Feed is a rendered feed.
+type Feed struct {
+	Body []byte
+	// ETag is a strong entity tag of Body (quoted).
+	ETag string
+}
+
+// Feed renders the feed of the shop whose token it is. The token is looked up in
+// Postgres on every call, so a rotated one is dead at once on every instance.
+func (s *Service) Feed(ctx context.Context, token string, opts Options) (Feed, error) {
+	shop, err := s.shops.ByCalendarToken(ctx, token)
+	if err != nil {
+		return Feed{}, err
+	}
+	now := s.cfg.Now()
+	rows, err := s.q.CalendarOpenings(ctx, s.pool, db.CalendarOpeningsParams{
+		ShopID: shop.ID, FromTime: now.Add(-s.cfg.Back).UTC(), ToTime: now.Add(s.cfg.Ahead).UTC(),
+		IncludeOpen: opts.IncludeOpen, MaxRows: maxEvents,
+	})
+	if err != nil {
+		return Feed{}, fmt.Errorf("read calendar of shop %s: %w", shop.ID, err)
+	}
+	body, err := s.render(shop, rows, opts)
+	if err != nil {
+		return Feed{}, err
+	}
+	sum := sha256.Sum256(body)
+	return Feed{Body: body, ETag: `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`}, nil
+}
+
+func (s *Service) render(shop shops.Shop, rows []db.CalendarOpeningsRow, opts Options) ([]byte, error) {
+	cal := ics.NewCalendar()
+	cal.SetProductId("-//Slot Recovery//Calendar feed//EN")
+	cal.SetCalscale("GREGORIAN")
+	cal.SetXWRCalName(clean(shop.Name) + " – recovered slots")
+	cal.SetXWRTimezone(shop.Timezone)
+	// How often clients should poll: Apple and Outlook read these; Google polls on its
+	// own schedule.
+	cal.SetRefreshInterval("PT15M", ics.WithValue(string(ics.ValueDataTypeDuration)))
+	cal.SetXPublishedTTL("PT15M")
+	domain := "slotrecovery"
+	if u, err := url.Parse(s.cfg.PublicURL); err == nil && u.Hostname() != "" {
+		domain = u.Hostname()
+	}
+	dashboard := s.cfg.PublicURL + "/dashboard"
+	for _, r := range rows {
+		v := describe(shop, r, opts)
+		if v.skip {
+			continue
+		}
+		ev := cal.AddEvent("opening-" + r.ID.String() + "@" + domain)
+		modified := r.LastModified.UTC().Truncate(time.Second)
+		ev.SetDtStampTime(modified)
+		ev.SetModifiedAt(modified)
+		ev.SetCreatedTime(r.CreatedAt.UTC().Truncate(time.Second))
+		ev.SetSequence(sequence(r.CreatedAt, r.LastModified))
+		ev.SetStartAt(r.StartsAt)
+		ev.SetEndAt(r.StartsAt.Add(time.Duration(r.DurationMinutes) * time.Minute))
+		ev.SetSummary(clean(v.summary))
+		ev.SetStatus(v.status)
+		lines := append(v.lines, "Dashboard: "+dashboard)
+		ev.SetDescription(clean(strings.Join(lines, "\n")))
+		if s.cfg.PublicURL != "" {
+			ev.SetURL(dashboard)
+		}
+		// Busy while it holds the chair; a cancelled or open slot does not block the
+		// owner's calendar.
+		if v.status == ics.ObjectStatusCancelled || v.open {
+			ev.SetProperty(ics.ComponentPropertyTransp, "TRANSPARENT")
+		} else {
+			ev.SetProperty(ics.ComponentPropertyTransp, "OPAQUE")
+		}
+	}
+	var b bytes.Buffer
+	if err := cal.SerializeTo(&b, ics.WithNewLineWindows); err != nil {
+		return nil, fmt.Errorf("write calendar: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// view is what an opening's event says.
+type view struct {
+	skip    bool
+	open    bool
+	status  ics.ObjectStatus
+	summary string
+	lines   []string
+}
+
+// describe decides an opening's event from the opening and its latest booking.
+func describe(shop shops.Shop, r db.CalendarOpeningsRow, opts Options) view {
+	price := money.Format(r.PriceCents, shop.Currency)
+	who, whoLine := customer(shop, r)
+	service := r.Service
+	switch {
+	case r.BookingStatus == "pending_payment":
+		return view{status: ics.ObjectStatusTentative, summary: service + " – " + who, lines: []string{
+			whoLine, "Price: " + price + " – awaiting payment (the slot is held for the customer)",
+		}}
+	case r.BookingStatus == "confirmed":
+		paid := "paid"
+		if shop.PaymentMode == shops.PaymentNone {
+			paid = "booked; payment at the shop"
+		}
+		return view{status: ics.ObjectStatusConfirmed, summary: service + " – " + who, lines: []string{
+			whoLine, "Price: " + money.Format(r.BookingAmountCents, shop.Currency) + " – " + paid,
+		}}
+	case r.Status == "cancelled":
+		v := view{status: ics.ObjectStatusCancelled, summary: "Cancelled: " + service, lines: []string{"The shop cancelled this opening."}}
+		if r.BookingID != "" {
+			v.summary += " – " + who
+			v.lines = append([]string{whoLine}, v.lines...)
+		}
+		return v
+	case r.BookingID != "" && r.BookingRefunded:
+		return view{status: ics.ObjectStatusCancelled, summary: "Cancelled: " + service + " – " + who, lines: []string{
+			whoLine, "Price: " + price + " – payment refunded; the booking is off.",
+		}}
+	case r.Status == "open" && opts.IncludeOpen:
+		v := view{open: true, status: ics.ObjectStatusTentative, summary: "Open slot: " + service, lines: []string{
+			"Not booked yet: offered by text to your customers.", "Price: " + price,
+		}}
+		if r.BookingID != "" {
+			v.lines[0] = "Not booked: " + who + "'s hold lapsed, and it is offered again."
+		}
+		return v
+	case r.BookingID != "":
+		return view{status: ics.ObjectStatusCancelled, summary: "Cancelled: " + service + " – " + who, lines: []string{
+			whoLine, "Price: " + price + " – the hold lapsed (payment not completed); the slot is not booked.",
+		}}
+	case opts.IncludeOpen && r.Status != "open":
+		return view{open: true, status: ics.ObjectStatusCancelled, summary: "Not filled: " + service, lines: []string{
+			"Nobody took this opening before it closed.", "Price: " + price,
+		}}
+	}
+	return view{skip: true}
+}
+
+// customer is the booking's customer as the feed names them: the first name (and a
+// masked number), or, with the shop's full details on, the whole name and number.
+func customer(shop shops.Shop, r db.CalendarOpeningsRow) (who, line string) {
+	switch {
+	case r.BookingID == "":
+		return "", ""
+	case r.CustomerErased:
+		return "(erased)", "Customer: (erased at their request)"
+	case shop.CalendarFullDetails:
+		name := cmp.Or(strings.TrimSpace(r.CustomerName), "(no name)")
+		return name, "Customer: " + name + ", " + r.CustomerPhone
+	}
+	first := "customer"
+	if f := strings.Fields(r.CustomerName); len(f) > 0 {
+		first = f[0]
+	}
+	return first, "Customer: " + first + " (" + phone.Mask(r.CustomerPhone) + ")"
+}
+
+// sequence is the event's SEQUENCE: tenths of a second from the opening's creation to
+// its latest change, so it grows with every change (a year fits an int32 600 times).
+func sequence(created, modified time.Time) int {
+	d := modified.Sub(created) / (100 * time.Millisecond)
+	return int(max(0, min(d, 1<<31-1)))
+}
+
+// clean makes text safe to write: no control characters but newlines (a carriage
+// return, which the text escaping leaves alone, would break a line) and valid UTF-8.
+func clean(s string) string {
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	return strings.Map(func(r rune) rune {
+		if r == '\n' {
+			return r
+		}
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// LookupID is an opening's UID's id part, for tests and tools: the feed's UIDs are
+// "opening-<id>@<domain>".
+func LookupID(uid string) (uuid.UUID, bool) {
+	rest, ok := strings.CutPrefix(uid, "opening-")
+	if !ok {
+		return uuid.Nil, false
+	}
+	id, _, _ := strings.Cut(rest, "@")
+	u, err := uuid.Parse(id)
+	return u, err == nil
+}

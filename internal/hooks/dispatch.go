@@ -1,0 +1,124 @@
+package hooks
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/riverqueue/river"
+
+	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
+)
+
+// dispatchBatch is how many events one dispatch transaction takes.
+const dispatchBatch = 100
+
+// envelope is an event's body.
+type envelope struct {
+	ID        string    `json:"id"`
+	Type      string    `json:"type"`
+	CreatedAt time.Time `json:"created_at"`
+	// Timestamp is CreatedAt again, under the name the Standard Webhooks payload
+	// structure uses.
+	Timestamp time.Time `json:"timestamp"`
+	Data      any       `json:"data"`
+}
+
+// Dispatch fans out up to a batch of recorded events, oldest first, in one transaction:
+// each event's body is rendered once and stored, one delivery is made for each of the
+// shop's enabled endpoints subscribed to it, and one River job for each delivery. Events
+// another instance is dispatching are skipped (SKIP LOCKED); a dispatcher that dies
+// mid-batch leaves its events to the next. It returns how many events it took.
+func (s *Service) Dispatch(ctx context.Context) (int, error) {
+	var n int
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		events, err := s.q.WebhookEventsToDispatch(ctx, tx, dispatchBatch)
+		if err != nil {
+			return fmt.Errorf("read events to dispatch: %w", err)
+		}
+		n = len(events)
+		now := s.cfg.Now().UTC()
+		var deliveries []river.InsertManyParams
+		for _, ev := range events {
+			body, rerr := s.render(ev)
+			if rerr != nil {
+				// A subject the renderer cannot read is a bug, not a passing failure: it
+				// would fail the same way on every retry. It is kept, with why, and sent
+				// to no one.
+				s.log.ErrorContext(ctx, "webhook event not rendered", "event_id", ev.ID, "type", ev.Type, "error", rerr)
+				if err := s.q.WebhookEventMarkDispatched(ctx, tx, db.WebhookEventMarkDispatchedParams{
+					ID: ev.ID, Now: now, DispatchError: pgtype.Text{String: truncate(rerr.Error(), 500), Valid: true},
+				}); err != nil {
+					return fmt.Errorf("mark event %s: %w", ev.ID, err)
+				}
+				continue
+			}
+			ids, err := s.q.WebhookDeliveriesCreate(ctx, tx, db.WebhookDeliveriesCreateParams{
+				EventID: ev.ID, ShopID: ev.ShopID, Type: ev.Type, Now: now,
+			})
+			if err != nil {
+				return fmt.Errorf("create deliveries of event %s: %w", ev.ID, err)
+			}
+			for _, id := range ids {
+				deliveries = append(deliveries, river.InsertManyParams{Args: jobs.WebhookDelivery{DeliveryID: id}})
+			}
+			if err := s.q.WebhookEventMarkDispatched(ctx, tx, db.WebhookEventMarkDispatchedParams{
+				ID: ev.ID, Now: now, Payload: body,
+			}); err != nil {
+				return fmt.Errorf("mark event %s: %w", ev.ID, err)
+			}
+		}
+		if len(deliveries) > 0 {
+			if _, err := s.queue.InsertManyTx(ctx, tx, deliveries); err != nil {
+				return fmt.Errorf("enqueue deliveries: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// render makes an event's body: the envelope around the Renderer's data.
+func (s *Service) render(ev db.WebhookEventsToDispatchRow) ([]byte, error) {
+	data, err := s.renderer.Data(ev.Type, ev.Subject)
+	if err != nil {
+		return nil, err
+	}
+	at := ev.CreatedAt.UTC()
+	b, err := json.Marshal(envelope{ID: EventID(ev.ID), Type: ev.Type, CreatedAt: at, Timestamp: at, Data: data})
+	if err != nil {
+		return nil, fmt.Errorf("encode event %s: %w", ev.ID, err)
+	}
+	return b, nil
+}
+
+// RunDispatcher dispatches events until ctx ends: every PollEvery, and again at once
+// while batches come full. Run it on every instance (they share the work); a failed
+// dispatch (Postgres away) is logged and tried again at the next tick.
+func (s *Service) RunDispatcher(ctx context.Context) {
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n, err := s.Dispatch(ctx)
+		if err != nil && ctx.Err() == nil {
+			s.log.WarnContext(ctx, "webhook dispatch failed", "error", err)
+		}
+		if n == dispatchBatch {
+			t.Reset(0)
+		} else {
+			t.Reset(s.cfg.PollEvery)
+		}
+	}
+}

@@ -1,0 +1,191 @@
+package hooks
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/slotrecovery/slotrecovery/internal/problem"
+)
+
+// maxURL bounds an endpoint's URL.
+const maxURL = 2048
+
+// checkURL validates an endpoint URL before it is stored: absolute, https (http too in
+// DevMode), a host, no user name or password (they would be sent, and shown, with every
+// request; put a token in the path or query instead), no fragment. A host that is an IP
+// address, or localhost, is checked against the blocked ranges here already; names are
+// checked when each delivery connects (the address they resolve to then is what counts).
+func (s *Service) checkURL(raw string) (string, error) {
+	raw = strings.TrimSpace(raw)
+	bad := func(msg string) error { return problem.Invalidf("url", "%s", msg) }
+	if raw == "" || len(raw) > maxURL {
+		return "", bad(fmt.Sprintf("url is required, at most %d characters", maxURL))
+	}
+	u, err := url.Parse(raw)
+	if err != nil || !u.IsAbs() || u.Host == "" || u.Opaque != "" {
+		return "", bad("url must be an absolute URL such as https://example.com/hooks")
+	}
+	switch u.Scheme {
+	case "https":
+	case "http":
+		if !s.cfg.DevMode {
+			return "", bad("url must use https")
+		}
+	default:
+		return "", bad("url must use https")
+	}
+	if u.User != nil {
+		return "", bad("url must not carry a user name or password; put a token in its path or query instead")
+	}
+	if u.Fragment != "" || strings.Contains(raw, "#") {
+		return "", bad("url must not have a #fragment")
+	}
+	host := u.Hostname()
+	if !s.cfg.AllowPrivate {
+		if h := strings.ToLower(strings.TrimSuffix(host, ".")); h == "localhost" || strings.HasSuffix(h, ".localhost") {
+			return "", bad("url must not point at this machine (localhost)")
+		}
+		if ip, err := netip.ParseAddr(host); err == nil {
+			if reason, blocked := blockedAddr(ip); blocked {
+				return "", bad(fmt.Sprintf("url must not point at a %s address", reason))
+			}
+		}
+	}
+	return u.String(), nil
+}
+
+// newClient is the HTTP client of every attempt: a guarded dialer, no proxy from the
+// environment (it would see the traffic, and make the address check meaningless), no
+// redirects followed (a 3xx is a failed attempt), Timeout for the whole exchange.
+func newClient(cfg Config) *http.Client {
+	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second, Control: dialGuard(cfg.AllowPrivate)}
+	tr := &http.Transport{
+		Proxy:                 nil,
+		DialContext:           dialer.DialContext,
+		ForceAttemptHTTP2:     true,
+		TLSHandshakeTimeout:   5 * time.Second,
+		ResponseHeaderTimeout: cfg.Timeout,
+		MaxIdleConns:          100,
+		MaxIdleConnsPerHost:   cfg.PerEndpoint,
+		IdleConnTimeout:       90 * time.Second,
+	}
+	return &http.Client{
+		Transport:     tr,
+		Timeout:       cfg.Timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// BlockedError is a connection refused because of the address it would reach.
+type BlockedError struct {
+	Addr   netip.Addr
+	Reason string
+}
+
+func (e *BlockedError) Error() string {
+	return fmt.Sprintf("refused to connect to %s: a %s address (set WEBHOOK_ALLOW_PRIVATE=1 to allow)", e.Addr, e.Reason)
+}
+
+// dialGuard checks the address every connection is about to reach, after the name was
+// resolved: a name that resolves (or is re-pointed, DNS rebinding) to a blocked address
+// is refused at this point whatever it resolved to before.
+func dialGuard(allowPrivate bool) func(network, address string, _ syscall.RawConn) error {
+	return func(network, address string, _ syscall.RawConn) error {
+		if network != "tcp4" && network != "tcp6" {
+			return fmt.Errorf("refused to connect over %s", network)
+		}
+		if allowPrivate {
+			return nil
+		}
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil {
+			return fmt.Errorf("refused to connect to %q: %w", address, err)
+		}
+		if reason, blocked := blockedAddr(ap.Addr()); blocked {
+			return &BlockedError{Addr: ap.Addr(), Reason: reason}
+		}
+		return nil
+	}
+}
+
+// Metadata services of the cloud providers, which hand out credentials to whoever asks
+// from inside (AWS, GCP, Azure, ...: 169.254.169.254; AWS over IPv6: fd00:ec2::254).
+var metadataAddrs = []netip.Addr{netip.MustParseAddr("169.254.169.254"), netip.MustParseAddr("fd00:ec2::254")}
+
+// blockedRanges are the ranges netip's predicates do not cover that a delivery must not
+// reach: shared (carrier-grade NAT), "this network", IETF protocol assignments,
+// benchmarking, documentation, reserved and broadcast, IPv6 discard, documentation and
+// Teredo (which tunnels to an IPv4 address of its own choosing).
+var blockedRanges = []struct {
+	prefix netip.Prefix
+	reason string
+}{
+	{netip.MustParsePrefix("100.64.0.0/10"), "carrier-grade NAT (CGNAT)"},
+	{netip.MustParsePrefix("0.0.0.0/8"), "\"this network\""},
+	{netip.MustParsePrefix("192.0.0.0/24"), "reserved"},
+	{netip.MustParsePrefix("192.0.2.0/24"), "documentation"},
+	{netip.MustParsePrefix("198.18.0.0/15"), "benchmarking"},
+	{netip.MustParsePrefix("198.51.100.0/24"), "documentation"},
+	{netip.MustParsePrefix("203.0.113.0/24"), "documentation"},
+	{netip.MustParsePrefix("240.0.0.0/4"), "reserved"},
+	{netip.MustParsePrefix("100::/64"), "discard"},
+	{netip.MustParsePrefix("2001:db8::/32"), "documentation"},
+	{netip.MustParsePrefix("2001::/32"), "Teredo"},
+}
+
+var (
+	nat64  = []netip.Prefix{netip.MustParsePrefix("64:ff9b::/96"), netip.MustParsePrefix("64:ff9b:1::/48")}
+	sixTo4 = netip.MustParsePrefix("2002::/16")
+)
+
+// blockedAddr says whether a delivery may not connect to ip, and why.
+func blockedAddr(ip netip.Addr) (reason string, blocked bool) {
+	ip = ip.WithZone("").Unmap() // ::ffff:127.0.0.1 is 127.0.0.1
+	for _, m := range metadataAddrs {
+		if ip == m {
+			return "cloud metadata", true
+		}
+	}
+	switch {
+	case !ip.IsValid():
+		return "invalid", true
+	case ip.IsUnspecified():
+		return "unspecified", true
+	case ip.IsLoopback():
+		return "loopback", true
+	case ip.IsPrivate():
+		return "private", true
+	case ip.IsLinkLocalUnicast():
+		return "link-local", true
+	case ip.IsMulticast(), ip.IsLinkLocalMulticast(), ip.IsInterfaceLocalMulticast():
+		return "multicast", true
+	}
+	for _, r := range blockedRanges {
+		if r.prefix.Contains(ip) {
+			return r.reason, true
+		}
+	}
+	// IPv6 addresses that carry an IPv4 address a gateway will reach: judge that one.
+	if ip.Is6() {
+		b := ip.As16()
+		for _, p := range nat64 {
+			if p.Contains(ip) {
+				if reason, blocked := blockedAddr(netip.AddrFrom4([4]byte(b[12:16]))); blocked {
+					return reason + " (through NAT64)", true
+				}
+			}
+		}
+		if sixTo4.Contains(ip) {
+			if reason, blocked := blockedAddr(netip.AddrFrom4([4]byte(b[2:6]))); blocked {
+				return reason + " (through 6to4)", true
+			}
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,96 @@
+package hooks
+
+import (
+	"net/netip"
+	"testing"
+	"time"
+)
+
+// TestBlockedAddr: every range a delivery must not reach is refused, however it is
+// written (IPv4-mapped, NAT64, 6to4, a zone), and public addresses pass.
+func TestBlockedAddr(t *testing.T) {
+	t.Parallel()
+	blocked := map[string]string{
+		"127.0.0.1":              "loopback",
+		"127.8.9.10":             "loopback",
+		"::1":                    "loopback",
+		"::ffff:127.0.0.1":       "loopback",
+		"10.0.0.1":               "private",
+		"172.31.255.255":         "private",
+		"192.168.0.10":           "private",
+		"fd12:3456::1":           "private",
+		"169.254.169.254":        "cloud metadata",
+		"fd00:ec2::254":          "cloud metadata",
+		"169.254.1.1":            "link-local",
+		"fe80::1%eth0":           "link-local",
+		"100.64.0.1":             "carrier-grade NAT (CGNAT)",
+		"100.127.255.254":        "carrier-grade NAT (CGNAT)",
+		"0.0.0.0":                "unspecified",
+		"::":                     "unspecified",
+		"0.1.2.3":                `"this network"`,
+		"224.0.0.251":            "multicast",
+		"ff02::1":                "multicast",
+		"255.255.255.255":        "reserved",
+		"240.0.0.1":              "reserved",
+		"198.18.0.1":             "benchmarking",
+		"64:ff9b::a00:1":         "private (through NAT64)",
+		"64:ff9b::7f00:1":        "loopback (through NAT64)",
+		"2002:a9fe:a9fe::1":      "cloud metadata (through 6to4)",
+		"2001:0:4136:e378::1":    "Teredo",
+		"2001:db8::1":            "documentation",
+		"::ffff:169.254.169.254": "cloud metadata",
+	}
+	for s, want := range blocked {
+		reason, bad := blockedAddr(netip.MustParseAddr(s))
+		if !bad || reason != want {
+			t.Errorf("%s: got (%q, %v), want (%q, true)", s, reason, bad, want)
+		}
+	}
+	for _, s := range []string{"8.8.8.8", "1.1.1.1", "93.184.216.34", "2606:4700:4700::1111", "64:ff9b::808:808", "2002:808:808::1", "100.128.0.1", "172.32.0.1"} {
+		if reason, bad := blockedAddr(netip.MustParseAddr(s)); bad {
+			t.Errorf("%s: refused as %s, but it is public", s, reason)
+		}
+	}
+}
+
+// TestDialGuard: the dialer's check refuses a blocked address and networks other than
+// TCP, and lets everything through with allowPrivate.
+func TestDialGuard(t *testing.T) {
+	t.Parallel()
+	strict, open := dialGuard(false), dialGuard(true)
+	if err := strict("tcp4", "127.0.0.1:443", nil); err == nil {
+		t.Error("loopback passed")
+	}
+	if err := strict("tcp6", "[::1]:443", nil); err == nil {
+		t.Error("::1 passed")
+	}
+	if err := strict("tcp4", "93.184.216.34:443", nil); err != nil {
+		t.Errorf("a public address was refused: %v", err)
+	}
+	if err := strict("udp4", "93.184.216.34:443", nil); err == nil {
+		t.Error("udp passed")
+	}
+	if err := open("tcp4", "127.0.0.1:443", nil); err != nil {
+		t.Errorf("allowPrivate refused loopback: %v", err)
+	}
+}
+
+// TestBusyWaitBacksOff: a job that keeps finding its endpoint busy waits longer each
+// time, up to about a minute, spread so a backlog does not come back at once.
+func TestBusyWaitBacksOff(t *testing.T) {
+	t.Parallel()
+	s := &Service{cfg: Config{BusyWait: time.Second}}
+	first := s.busyWait(nil)
+	if first < 750*time.Millisecond || first > 1250*time.Millisecond {
+		t.Errorf("first wait %s, want about 1s", first)
+	}
+	third := s.busyWait([]byte(`{"snoozes": 3}`))
+	if third < 6*time.Second || third > 10*time.Second {
+		t.Errorf("after 3 waits %s, want about 8s", third)
+	}
+	for range 100 {
+		if long := s.busyWait([]byte(`{"snoozes": 40}`)); long < 45*time.Second || long > 75*time.Second {
+			t.Fatalf("a long backlog waits %s, want about a minute", long)
+		}
+	}
+}

@@ -1,0 +1,356 @@
+package shopapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/slotrecovery/slotrecovery/internal/hooks"
+	"github.com/slotrecovery/slotrecovery/internal/problem"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
+)
+
+// EventRenderer renders the data of outbound events (hooks.Renderer) with this API's
+// own rendering of each object, so an event shows an opening or a customer exactly as
+// GET /api/openings/{id} and GET /api/customers/{id} do: one rendering for both. It
+// renders from the subject recorded at the event (the rows as they stood then), not
+// from the current state.
+type EventRenderer struct{}
+
+// Data implements hooks.Renderer.
+func (EventRenderer) Data(eventType string, subject []byte) (any, error) {
+	switch {
+	case hooks.IsOpeningType(eventType):
+		s, err := hooks.DecodeOpening(subject)
+		if err != nil {
+			return nil, err
+		}
+		return newOpeningJSON(openingFromSubject(s), s.Currency), nil
+	case hooks.IsCustomerType(eventType):
+		var c shops.Customer
+		if err := json.Unmarshal(subject, &c); err != nil {
+			return nil, fmt.Errorf("decode customer subject: %w", err)
+		}
+		if c.ID == uuid.Nil {
+			return nil, fmt.Errorf("customer subject without a customer")
+		}
+		return newCustomerJSON(c), nil
+	}
+	return nil, fmt.Errorf("no rendering for event type %q", eventType)
+}
+
+// openingFromSubject is the opening as the event recorded it.
+func openingFromSubject(s hooks.OpeningSubject) slots.Opening {
+	r := s.Opening
+	o := slots.Opening{
+		ID: r.ID, ShopID: r.ShopID, StartsAt: r.StartsAt.UTC(), DurationMinutes: r.DurationMinutes, Service: r.Service,
+		PriceCents: r.PriceCents, Status: r.Status, Generation: r.Generation, OffersSent: s.OffersSent,
+		CreatedAt: r.CreatedAt, FilledAt: r.FilledAt,
+	}
+	if r.FilledBy != nil && s.Filler != nil {
+		o.FilledBy = &slots.Filler{CustomerID: s.Filler.ID, Phone: s.Filler.Phone, Name: s.Filler.Name}
+	}
+	if b := s.Booking; b != nil {
+		o.Booking = &slots.Booking{ID: b.ID, Status: b.Status, AmountCents: b.AmountCents,
+			PaymentURL: deref(b.PaymentURL), StripeCheckoutSessionID: deref(b.StripeCheckoutSessionID)}
+	}
+	return o
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+// ---- endpoints ----
+
+// webhookEndpointJSON is an endpoint as the API shows it; the secret only in the answers
+// that make one (creation, rotation).
+type webhookEndpointJSON struct {
+	ID             uuid.UUID  `json:"id"`
+	URL            string     `json:"url"`
+	Description    string     `json:"description"`
+	EnabledEvents  []string   `json:"enabled_events"`
+	Disabled       bool       `json:"disabled"`
+	DisabledReason *string    `json:"disabled_reason"`
+	DisabledAt     *time.Time `json:"disabled_at"`
+	FailingSince   *time.Time `json:"failing_since"`
+	// PreviousSecretExpiresAt: until then the secret a rotation replaced signs too.
+	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
+	CreatedAt               time.Time  `json:"created_at"`
+	UpdatedAt               time.Time  `json:"updated_at"`
+	Secret                  string     `json:"secret,omitempty"`
+}
+
+func newWebhookEndpointJSON(e hooks.Endpoint) webhookEndpointJSON {
+	out := webhookEndpointJSON{
+		ID: e.ID, URL: e.URL, Description: e.Description, EnabledEvents: e.EnabledEvents, Disabled: e.Disabled(),
+		DisabledAt: utc(e.DisabledAt), FailingSince: utc(e.FailingSince), PreviousSecretExpiresAt: utc(e.PreviousSecretExpiresAt),
+		CreatedAt: e.CreatedAt.UTC(), UpdatedAt: e.UpdatedAt.UTC(),
+	}
+	if e.Disabled() {
+		r := e.DisabledReason
+		out.DisabledReason = &r
+	}
+	return out
+}
+
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
+type webhookEndpointRequest struct {
+	URL           string   `json:"url"`
+	Description   string   `json:"description"`
+	EnabledEvents []string `json:"enabled_events"`
+	Disabled      bool     `json:"disabled"`
+}
+
+type webhookEndpointPatchRequest struct {
+	URL           optional[string]   `json:"url"`
+	Description   optional[string]   `json:"description"`
+	EnabledEvents optional[[]string] `json:"enabled_events"`
+	Disabled      optional[bool]     `json:"disabled"`
+}
+
+func (h *Handlers) createWebhookEndpoint(c echo.Context) error {
+	var req webhookEndpointRequest
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	ep, secret, err := h.Hooks.CreateEndpoint(c.Request().Context(), shopOf(c).ID, hooks.NewEndpoint{
+		URL: req.URL, Description: req.Description, EnabledEvents: req.EnabledEvents, Disabled: req.Disabled,
+	})
+	if err != nil {
+		return err
+	}
+	// The secret is in this answer and nowhere else: keep it out of caches.
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	c.Response().Header().Set(echo.HeaderLocation, "/api/webhook_endpoints/"+ep.ID.String())
+	out := newWebhookEndpointJSON(ep)
+	out.Secret = secret
+	return c.JSON(http.StatusCreated, out)
+}
+
+type webhookEndpointListJSON struct {
+	WebhookEndpoints []webhookEndpointJSON `json:"webhook_endpoints"`
+}
+
+func (h *Handlers) listWebhookEndpoints(c echo.Context) error {
+	list, err := h.Hooks.Endpoints(c.Request().Context(), shopOf(c).ID)
+	if err != nil {
+		return err
+	}
+	out := webhookEndpointListJSON{WebhookEndpoints: make([]webhookEndpointJSON, 0, len(list))}
+	for _, e := range list {
+		out.WebhookEndpoints = append(out.WebhookEndpoints, newWebhookEndpointJSON(e))
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// endpointID reads the :id path parameter; a malformed one names no endpoint (404).
+func endpointID(c echo.Context) (uuid.UUID, error) {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return uuid.Nil, hooks.ErrEndpointNotFound
+	}
+	return id, nil
+}
+
+func (h *Handlers) getWebhookEndpoint(c echo.Context) error {
+	id, err := endpointID(c)
+	if err != nil {
+		return err
+	}
+	ep, err := h.Hooks.Endpoint(c.Request().Context(), shopOf(c).ID, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, newWebhookEndpointJSON(ep))
+}
+
+func (h *Handlers) patchWebhookEndpoint(c echo.Context) error {
+	id, err := endpointID(c)
+	if err != nil {
+		return err
+	}
+	var req webhookEndpointPatchRequest
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	var ch hooks.EndpointChange
+	if ch.URL, err = ptr(req.URL, "url"); err != nil {
+		return err
+	}
+	if ch.Description, err = ptr(req.Description, "description"); err != nil {
+		return err
+	}
+	if ch.EnabledEvents, err = ptr(req.EnabledEvents, "enabled_events"); err != nil {
+		return err
+	}
+	if ch.Disabled, err = ptr(req.Disabled, "disabled"); err != nil {
+		return err
+	}
+	ep, err := h.Hooks.UpdateEndpoint(c.Request().Context(), shopOf(c).ID, id, ch)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, newWebhookEndpointJSON(ep))
+}
+
+func (h *Handlers) deleteWebhookEndpoint(c echo.Context) error {
+	id, err := endpointID(c)
+	if err != nil {
+		return err
+	}
+	if err := h.Hooks.DeleteEndpoint(c.Request().Context(), shopOf(c).ID, id); err != nil {
+		return err
+	}
+	return c.NoContent(http.StatusNoContent)
+}
+
+func (h *Handlers) rotateWebhookSecret(c echo.Context) error {
+	id, err := endpointID(c)
+	if err != nil {
+		return err
+	}
+	ep, secret, err := h.Hooks.RotateSecret(c.Request().Context(), shopOf(c).ID, id)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
+	out := newWebhookEndpointJSON(ep)
+	out.Secret = secret
+	return c.JSON(http.StatusOK, out)
+}
+
+// ---- deliveries ----
+
+type webhookDeliveryJSON struct {
+	ID             uuid.UUID  `json:"id"`
+	EventID        string     `json:"event_id"`
+	EventType      string     `json:"event_type"`
+	EventCreatedAt time.Time  `json:"event_created_at"`
+	Status         string     `json:"status"`
+	Attempts       int        `json:"attempts"`
+	NextAttemptAt  *time.Time `json:"next_attempt_at"`
+	LastAttemptAt  *time.Time `json:"last_attempt_at"`
+	LastStatusCode *int       `json:"last_status_code"`
+	LastError      *string    `json:"last_error"`
+	CreatedAt      time.Time  `json:"created_at"`
+	FinishedAt     *time.Time `json:"finished_at"`
+}
+
+type webhookDeliveryDetailJSON struct {
+	webhookDeliveryJSON
+	// Payload is the body every attempt sends.
+	Payload    json.RawMessage      `json:"payload"`
+	AttemptLog []webhookAttemptJSON `json:"attempt_log"`
+}
+
+type webhookAttemptJSON struct {
+	At           time.Time `json:"at"`
+	Manual       bool      `json:"manual"`
+	StatusCode   *int      `json:"status_code"`
+	DurationMs   int64     `json:"duration_ms"`
+	ResponseHead string    `json:"response_head"`
+	Error        *string   `json:"error"`
+}
+
+type webhookDeliveryListJSON struct {
+	Deliveries []webhookDeliveryJSON `json:"deliveries"`
+	NextCursor *string               `json:"next_cursor"`
+}
+
+func newWebhookDeliveryJSON(d hooks.Delivery) webhookDeliveryJSON {
+	out := webhookDeliveryJSON{
+		ID: d.ID, EventID: hooks.EventID(d.EventID), EventType: d.EventType, EventCreatedAt: d.EventCreatedAt.UTC(),
+		Status: d.Status, Attempts: d.Attempts, NextAttemptAt: utc(d.NextAttemptAt), LastAttemptAt: utc(d.LastAttemptAt),
+		LastStatusCode: d.LastStatusCode, LastError: nonEmpty(d.LastError), CreatedAt: d.CreatedAt.UTC(),
+		FinishedAt: utc(d.FinishedAt),
+	}
+	if d.Status == hooks.DeliverySucceeded {
+		out.LastError = nil
+	}
+	return out
+}
+
+func (h *Handlers) listWebhookDeliveries(c echo.Context) error {
+	id, err := endpointID(c)
+	if err != nil {
+		return err
+	}
+	q := hooks.DeliveryQuery{Status: c.QueryParam("status"), Cursor: c.QueryParam("cursor")}
+	if s := c.QueryParam("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > hooks.MaxDeliveryPage {
+			return problem.Invalidf("limit", "limit must be a whole number from 1 to %d", hooks.MaxDeliveryPage)
+		}
+		q.Limit = n
+	}
+	page, err := h.Hooks.Deliveries(c.Request().Context(), shopOf(c).ID, id, q)
+	if err != nil {
+		return err
+	}
+	out := webhookDeliveryListJSON{Deliveries: make([]webhookDeliveryJSON, 0, len(page.Deliveries))}
+	for _, d := range page.Deliveries {
+		out.Deliveries = append(out.Deliveries, newWebhookDeliveryJSON(d))
+	}
+	if page.Next != "" {
+		out.NextCursor = &page.Next
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// deliveryIDs reads the :id and :delivery_id path parameters.
+func deliveryIDs(c echo.Context) (endpoint, delivery uuid.UUID, err error) {
+	if endpoint, err = endpointID(c); err != nil {
+		return
+	}
+	if delivery, err = uuid.Parse(c.Param("delivery_id")); err != nil {
+		return uuid.Nil, uuid.Nil, hooks.ErrDeliveryNotFound
+	}
+	return endpoint, delivery, nil
+}
+
+func (h *Handlers) getWebhookDelivery(c echo.Context) error {
+	ep, id, err := deliveryIDs(c)
+	if err != nil {
+		return err
+	}
+	d, err := h.Hooks.Delivery(c.Request().Context(), shopOf(c).ID, ep, id)
+	if err != nil {
+		return err
+	}
+	out := webhookDeliveryDetailJSON{webhookDeliveryJSON: newWebhookDeliveryJSON(d.Delivery), Payload: d.Payload,
+		AttemptLog: make([]webhookAttemptJSON, 0, len(d.Attempts))}
+	for _, a := range d.Attempts {
+		out.AttemptLog = append(out.AttemptLog, webhookAttemptJSON{At: a.At.UTC(), Manual: a.Manual, StatusCode: a.StatusCode,
+			DurationMs: a.Duration.Milliseconds(), ResponseHead: a.ResponseHead, Error: nonEmpty(a.Error)})
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (h *Handlers) retryWebhookDelivery(c echo.Context) error {
+	ep, id, err := deliveryIDs(c)
+	if err != nil {
+		return err
+	}
+	d, err := h.Hooks.Resend(c.Request().Context(), shopOf(c).ID, ep, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusAccepted, newWebhookDeliveryJSON(d))
+}
