@@ -27,6 +27,13 @@ var tableOwners = map[string]string{
 	"stripe_events":    "internal/ledger", // the webhook's event ledger
 	"text_claims":      "internal/outbox",
 	"delivery_reports": "internal/offers", // Twilio's status callbacks, applied to offers
+	// Outbound webhooks: endpoints, the events recorded for them, their deliveries and
+	// each delivery's attempts.
+	"webhook_endpoints":  "internal/hooks",
+	"webhook_events":     "internal/hooks",
+	"webhook_deliveries": "internal/hooks",
+	"webhook_attempts":   "internal/hooks",
+	"idempotency_keys":   "internal/idempotency",
 }
 
 // writeKey names one write a package makes: a sqlc query (or rawSQL) and a table.
