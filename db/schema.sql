@@ -256,6 +256,20 @@ CREATE INDEX inbound_messages_unheard_idx ON inbound_messages (handled_at)
 -- 0014_refund_failed_dismissed
 ALTER TABLE bookings ADD COLUMN refund_failed_dismissed_at timestamptz;
 
+-- 0015_told_offers_and_heartbeats
+-- The one claimable-offer rule (texted, the opening open, its current generation), and
+-- the River clients' heartbeats that let a killed wave resume within a minute (see the
+-- migration).
+CREATE VIEW slot_offers_claimable AS
+SELECT o.id, o.opening_id, o.customer_id, o.shop_id, o.generation, o.created_at, s.starts_at
+FROM slot_offers o
+JOIN slot_openings s ON s.id = o.opening_id
+WHERE o.status = 'sent' AND s.status = 'open' AND o.generation = s.generation;
+CREATE TABLE client_heartbeats (
+    client_id text PRIMARY KEY,
+    seen_at   timestamptz NOT NULL
+);
+
 -- 0016_webhook_endpoints
 CREATE TABLE webhook_endpoints (
     id                         uuid PRIMARY KEY DEFAULT gen_random_uuid(),

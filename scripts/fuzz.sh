@@ -33,6 +33,8 @@ TARGETS="
 ./internal/webhooks           FuzzTwilioStatusHandler
 ./internal/payments/stripe    FuzzParseEvent
 ./internal/dashboard          FuzzExportRecord
+./internal/shops              FuzzImport
+./internal/shops              FuzzImportRoundTrip
 "
 
 failed=0

@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,6 +59,7 @@ type options struct {
 	jsonOut     bool
 	logDir      string
 	keep        bool
+	shops       shopsOptions
 }
 
 func main() {
@@ -67,7 +69,7 @@ func main() {
 	}
 	var o options
 	flag.IntVar(&o.instances, "instances", 3, "server instances")
-	flag.StringVar(&o.scenarios, "scenario", "all", "race, throughput, flash, wave or all (comma-separated)")
+	flag.StringVar(&o.scenarios, "scenario", "all", "race, throughput, flash, wave, shops or all (comma-separated; all is the first four)")
 	flag.IntVar(&o.repeat, "repeat", 1, "runs of each scenario")
 	flag.IntVar(&o.idealRuns, "ideal-runs", 5, "runs of the ideal server after each scenario's run (its figures are the median run's)")
 	flag.BoolVar(&o.quick, "quick", false, "tiny sizes (a smoke test)")
@@ -78,6 +80,11 @@ func main() {
 	flag.BoolVar(&o.jsonOut, "json", false, "print the results as JSON")
 	flag.StringVar(&o.logDir, "logs", "", "where the instances' logs go (default: a temporary directory)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the run's database afterwards, to look into it")
+	flag.StringVar(&o.shops.counts, "shops", "", "the shops scenario's sizes, comma-separated, each run in turn (default 10000; 50 with -quick; at most 20000)")
+	flag.IntVar(&o.shops.customers, "shop-customers", 3, "shops scenario: customers of each shop (each texted once)")
+	flag.DurationVar(&o.shops.window, "shops-window", time.Minute, "shops scenario: the openings are declared evenly over this long")
+	flag.Float64Var(&o.shops.yesRate, "shops-yes-rate", 20, "shops scenario: YES replies a second, before and during the waves")
+	flag.DurationVar(&o.shops.slack, "pace-slack", 250*time.Millisecond, "shops scenario: jitter allowed between two texts of one sender (a long code's are 1 s apart)")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -163,7 +170,16 @@ func run(ctx context.Context, o options) (err error) {
 	}
 
 	var results []result
+	var shopRuns []shopsResult
 	for _, name := range scenarioNames(o.scenarios) {
+		if name == "shops" {
+			runs, err := h.shopsScenario(ctx)
+			if err != nil {
+				return fmt.Errorf("shops: %w", err)
+			}
+			shopRuns = append(shopRuns, runs...)
+			continue
+		}
 		for i := range o.repeat {
 			r, err := h.scenario(ctx, name)
 			if err != nil {
@@ -181,10 +197,21 @@ func run(ctx context.Context, o options) (err error) {
 	if o.jsonOut {
 		enc := json.NewEncoder(os.Stdout)
 		enc.SetIndent("", "  ")
+		if len(shopRuns) > 0 {
+			return enc.Encode(map[string]any{"scenarios": results, "shops": shopRuns})
+		}
 		return enc.Encode(results)
+	}
+	if len(shopRuns) > 1 {
+		printShopsTable(os.Stdout, shopRuns)
 	}
 	failed := 0
 	for _, r := range results {
+		if !r.OK {
+			failed++
+		}
+	}
+	for _, r := range shopRuns {
 		if !r.OK {
 			failed++
 		}
@@ -373,6 +400,12 @@ type twilioFake struct {
 
 	mu      sync.Mutex
 	waiting []countWaiter
+
+	// recording, while set, keeps each accepted text's sender, recipient and arrival
+	// (the shops scenario's pacing checks).
+	recording atomic.Bool
+	sendsMu   sync.Mutex
+	sends     []loadkit.Send
 }
 
 type countWaiter struct {
@@ -390,6 +423,12 @@ func startTwilio() *twilioFake {
 			return
 		}
 		_ = r.ParseForm()
+		if f.recording.Load() {
+			at := time.Now()
+			f.sendsMu.Lock()
+			f.sends = append(f.sends, loadkit.Send{From: r.PostForm.Get("From"), To: r.PostForm.Get("To"), At: at})
+			f.sendsMu.Unlock()
+		}
 		sid := fmt.Sprintf("SM%032d", f.seq.Add(1))
 		n := f.count.Add(1)
 		f.notify(n)
@@ -430,6 +469,23 @@ func (f *twilioFake) when(n int64) <-chan time.Time {
 	}
 	f.waiting = append(f.waiting, countWaiter{n: n, ch: ch})
 	return ch
+}
+
+// record starts keeping the accepted texts (forgetting those kept before) or stops.
+func (f *twilioFake) record(on bool) {
+	f.sendsMu.Lock()
+	if on {
+		f.sends = nil
+	}
+	f.sendsMu.Unlock()
+	f.recording.Store(on)
+}
+
+// recorded returns a copy of the texts kept since record(true).
+func (f *twilioFake) recorded() []loadkit.Send {
+	f.sendsMu.Lock()
+	defer f.sendsMu.Unlock()
+	return slices.Clone(f.sends)
 }
 
 func (f *twilioFake) close() { _ = f.srv.Close() }

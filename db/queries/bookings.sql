@@ -33,10 +33,11 @@ WHERE id = ANY(sqlc.arg(ids)::uuid[]) AND customer_told_at IS NULL;
 
 -- name: BookingClaim :one
 -- A YES's booking in one statement (the booking transaction's round trips were the
--- throughput limit): the offer is locked and must be live and its customer not opted
--- out; the opening is filled only if it is open, in the offer's generation and starts
--- after starts_after (now + the shop's lead time); then the offer is accepted, the
--- opening's other offers lost and the booking inserted. No row: nothing was changed
+-- throughput limit): the offer is locked and must be claimable (slot_offers_claimable:
+-- its text went out, the opening is open, in the offer's generation) and its customer
+-- not opted out; the opening is filled only if it is still open, in the claim's
+-- generation and starts after starts_after (now + the shop's lead time); then the offer
+-- is accepted, the opening's other offers lost and the booking inserted. No row: nothing was changed
 -- (the caller reads the opening to tell "taken" from "no offer" and from a customer who
 -- already holds a chair at that time). The conditional UPDATE and the partial unique
 -- index stay the fences against a double booking.
@@ -53,15 +54,17 @@ WHERE id = ANY(sqlc.arg(ids)::uuid[]) AND customer_told_at IS NULL;
 WITH opening AS (
     SELECT s.id, s.shop_id, s.starts_at FROM slot_openings s WHERE s.id = sqlc.arg(opening_id) FOR UPDATE
 ), offer AS (
-    SELECT o.id FROM slot_offers o JOIN customers c ON c.id = o.customer_id
-    WHERE o.id = sqlc.arg(offer_id) AND o.customer_id = sqlc.arg(customer_id)
-      AND o.status IN ('sending', 'sent') AND c.opted_out_at IS NULL
+    -- Locking the view's rows locks the offer (and the opening, held already): a claim
+    -- that waited for either rechecks the rule on the rows as they are now.
+    SELECT v.id FROM slot_offers_claimable v JOIN customers c ON c.id = v.customer_id
+    WHERE v.id = sqlc.arg(offer_id) AND v.customer_id = sqlc.arg(customer_id)
+      AND c.opted_out_at IS NULL
       AND EXISTS (SELECT 1 FROM opening)
       AND NOT EXISTS (
           SELECT 1 FROM bookings b JOIN slot_openings s2 ON s2.id = b.opening_id, opening op
           WHERE b.customer_id = sqlc.arg(customer_id) AND b.status IN ('pending_payment', 'confirmed')
             AND s2.shop_id = op.shop_id AND s2.starts_at = op.starts_at)
-    FOR UPDATE OF o
+    FOR UPDATE OF v
 ), filled AS (
     UPDATE slot_openings s
     SET status = 'filled', filled_by = sqlc.arg(customer_id), filled_at = sqlc.arg(now)::timestamptz,

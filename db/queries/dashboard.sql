@@ -41,9 +41,11 @@ ORDER BY s.starts_at, s.id
 LIMIT sqlc.arg(max_rows);
 
 -- name: DashboardOpenList :many
--- Open openings, soonest first, with the offers texted and the replies they got.
+-- Open openings, soonest first, with the offers texted (whose text the provider
+-- accepted, whatever became of the offer since: the count the API's offers_sent gives)
+-- and the replies they got.
 SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.generation, s.created_at,
-    (count(o.id) FILTER (WHERE o.status IN ('sent', 'accepted', 'declined', 'lost')))::int AS offers_sent,
+    (count(o.id) FILTER (WHERE o.sent_at IS NOT NULL))::int AS offers_sent,
     (count(o.id) FILTER (WHERE o.status = 'accepted'))::int AS replies_yes,
     (count(o.id) FILTER (WHERE o.status = 'declined'))::int AS replies_no
 FROM slot_openings s

@@ -102,8 +102,8 @@ WHERE message_sid = sqlc.arg(message_sid);
 -- stored is false for a redelivery) and, in the same statement, reads what answering
 -- each needs: the shop that owns the number it was sent to (as it is now), the sender as
 -- a customer of the shop, their newest offer in any state (the nil UUID: none), and
--- their offers that can still be taken (texted, in the opening's current generation,
--- the opening open), newest first, one per row (none: one row whose offer_id is the nil
+-- their offers that can still be taken (slot_offers_claimable: texted, in the opening's
+-- current generation, the opening open), newest first, one per row (none: one row whose offer_id is the nil
 -- UUID). Each row carries its text's MessageSid; a MessageSid must appear once per call.
 -- A text to a number no shop owns is neither stored nor returned (InboundInsert stores
 -- it). One statement for a whole storm's texts instead of five per text. answered_at is
@@ -140,13 +140,10 @@ WITH input AS (
         LIMIT 1
     ) AS newest ON true
     LEFT JOIN LATERAL (
-        SELECT o.id AS offer_id, o.opening_id, o.generation, s.starts_at
-        FROM slot_offers o JOIN slot_openings s ON s.id = o.opening_id
-        WHERE o.customer_id = cust.id AND o.shop_id = a.shop_id
-          AND o.status IN ('sending', 'sent')
-          AND s.status = 'open'
-          AND o.generation = s.generation
-        ORDER BY o.created_at DESC, o.id
+        SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at
+        FROM slot_offers_claimable v
+        WHERE v.customer_id = cust.id AND v.shop_id = a.shop_id
+        ORDER BY v.created_at DESC, v.id
         LIMIT 20
     ) AS live ON true
 ), late AS (

@@ -75,28 +75,40 @@ FROM orphan
 WHERE o.id = orphan.id;
 
 -- name: OfferMarkManySent :many
--- Marks claimed offers sent, with their message SIDs ('' when the outcome was unknown),
--- and returns those it marked. Like the claim it never waits for a lock: an offer
--- another statement holds (a YES losing it) is left to OfferMarkSent.
+-- Records that the provider accepted the texts of claimed offers, with their message
+-- SIDs ('' when the outcome was unknown), and returns those it marked. An offer still
+-- sending becomes sent, so from now on its customer's YES may claim it; one a YES lost
+-- (or a settlement marked sent) while its text was on its way keeps its status and
+-- gets its id and send time, so that it counts as texted and its delivery reports
+-- apply. Each row says whether a report for its text is stored already (one that came
+-- before the id was): the caller applies those. Like the claim it never waits for a
+-- lock: an offer another statement holds (a YES losing it) is left to OfferMarkSent.
 WITH mine AS (
     SELECT p.id FROM slot_offers p
-    WHERE p.id = ANY(sqlc.arg(ids)::uuid[]) AND p.status = 'sending'
+    WHERE p.id = ANY(sqlc.arg(ids)::uuid[])
+      AND (p.status = 'sending' OR (p.status IN ('sent', 'lost') AND (p.sent_at IS NULL OR p.twilio_sid IS NULL)))
     FOR UPDATE SKIP LOCKED
 )
-UPDATE slot_offers o SET status = 'sent', twilio_sid = NULLIF(v.sid, ''), sent_at = sqlc.arg(now)::timestamptz
+UPDATE slot_offers o
+SET status = CASE WHEN o.status = 'sending' THEN 'sent' ELSE o.status END,
+    twilio_sid = COALESCE(NULLIF(v.sid, ''), o.twilio_sid), sent_at = COALESCE(o.sent_at, sqlc.arg(now)::timestamptz)
 FROM mine, (SELECT unnest(sqlc.arg(ids)::uuid[]) AS id, unnest(sqlc.arg(sids)::text[]) AS sid) AS v
 WHERE o.id = mine.id AND v.id = o.id
-RETURNING o.id;
+RETURNING o.id, EXISTS (SELECT 1 FROM delivery_reports r WHERE r.message_sid = o.twilio_sid)::boolean AS reported;
 
 -- name: OfferListSending :many
--- Which of the given offers are still claimed for sending (read without locking).
-SELECT id FROM slot_offers WHERE id = ANY(sqlc.arg(ids)::uuid[]) AND status = 'sending' ORDER BY id;
+-- Which of the given offers the wave texted are not marked yet (read without locking).
+SELECT id FROM slot_offers
+WHERE id = ANY(sqlc.arg(ids)::uuid[]) AND sent_at IS NULL AND status IN ('sending', 'lost')
+ORDER BY id;
 
 -- name: OfferMarkSent :exec
 -- OfferMarkManySent for one offer, waiting for its lock: it holds no other row, so its
 -- wait cannot be part of a deadlock.
-UPDATE slot_offers SET status = 'sent', twilio_sid = NULLIF(sqlc.arg(sid)::text, ''), sent_at = sqlc.arg(now)::timestamptz
-WHERE id = sqlc.arg(id) AND status = 'sending';
+UPDATE slot_offers
+SET status = CASE WHEN status = 'sending' THEN 'sent' ELSE status END,
+    twilio_sid = COALESCE(NULLIF(sqlc.arg(sid)::text, ''), twilio_sid), sent_at = COALESCE(sent_at, sqlc.arg(now)::timestamptz)
+WHERE id = sqlc.arg(id) AND (status = 'sending' OR (status IN ('sent', 'lost') AND (sent_at IS NULL OR twilio_sid IS NULL)));
 
 -- name: OfferMarkQueuedLost :exec
 -- Offers of an opening that closed (cancelled, expired) that were never texted.
@@ -120,15 +132,12 @@ UPDATE slot_offers SET status = 'failed', error_code = sqlc.narg(error_code)
 WHERE id = sqlc.arg(id) AND status IN ('queued', 'sending', 'sent');
 
 -- name: OfferNewestClaimable :one
--- The customer's newest offer that can still be taken: texted (or being texted), in the
--- opening's current generation, and the opening still open.
-SELECT o.id AS offer_id, o.opening_id, o.generation, s.starts_at, s.shop_id
-FROM slot_offers o JOIN slot_openings s ON s.id = o.opening_id
-WHERE o.customer_id = $1
-  AND o.status IN ('sending', 'sent')
-  AND s.status = 'open'
-  AND o.generation = s.generation
-ORDER BY o.created_at DESC, o.id
+-- The customer's newest offer that can still be taken (slot_offers_claimable: texted,
+-- in the opening's current generation, the opening still open).
+SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at, v.shop_id
+FROM slot_offers_claimable v
+WHERE v.customer_id = $1
+ORDER BY v.created_at DESC, v.id
 LIMIT 1;
 
 -- name: OfferNewestForCustomer :one
@@ -140,16 +149,13 @@ ORDER BY o.created_at DESC, o.id
 LIMIT 1;
 
 -- name: OfferListClaimable :many
--- The customer's offers from this shop that can still be taken (texted or being
+-- The customer's offers from this shop that can still be taken (slot_offers_claimable:
 -- texted, in the opening's current generation, the opening open), newest first: a YES
 -- claims the newest whose slot is still free.
-SELECT o.id AS offer_id, o.opening_id, o.generation, s.starts_at
-FROM slot_offers o JOIN slot_openings s ON s.id = o.opening_id
-WHERE o.customer_id = sqlc.arg(customer_id) AND o.shop_id = sqlc.arg(shop_id)
-  AND o.status IN ('sending', 'sent')
-  AND s.status = 'open'
-  AND o.generation = s.generation
-ORDER BY o.created_at DESC, o.id
+SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at
+FROM slot_offers_claimable v
+WHERE v.customer_id = sqlc.arg(customer_id) AND v.shop_id = sqlc.arg(shop_id)
+ORDER BY v.created_at DESC, v.id
 LIMIT 20;
 
 -- name: OfferMarkOthersLost :exec

@@ -46,7 +46,9 @@ WHERE id = sqlc.arg(id) AND status = 'filled'
 RETURNING *;
 
 -- name: OpeningListDetailed :many
--- Openings as owners see them: who filled each, its latest booking, offers texted.
+-- Openings as owners see them: who filled each, its latest booking, offers texted (whose
+-- text the provider accepted: the wave records sent_at as it does, whatever becomes of
+-- the offer since).
 SELECT s.id, s.shop_id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status,
     s.generation, s.created_at, s.filled_at,
     s.filled_by AS filled_by_id,

@@ -175,7 +175,7 @@ func (q *Queries) DashboardFilledPage(ctx context.Context, db DBTX, arg Dashboar
 
 const dashboardOpenList = `-- name: DashboardOpenList :many
 SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.generation, s.created_at,
-    (count(o.id) FILTER (WHERE o.status IN ('sent', 'accepted', 'declined', 'lost')))::int AS offers_sent,
+    (count(o.id) FILTER (WHERE o.sent_at IS NOT NULL))::int AS offers_sent,
     (count(o.id) FILTER (WHERE o.status = 'accepted'))::int AS replies_yes,
     (count(o.id) FILTER (WHERE o.status = 'declined'))::int AS replies_no
 FROM slot_openings s
@@ -204,7 +204,9 @@ type DashboardOpenListRow struct {
 	RepliesNo       int32
 }
 
-// Open openings, soonest first, with the offers texted and the replies they got.
+// Open openings, soonest first, with the offers texted (whose text the provider
+// accepted, whatever became of the offer since: the count the API's offers_sent gives)
+// and the replies they got.
 func (q *Queries) DashboardOpenList(ctx context.Context, db DBTX, arg DashboardOpenListParams) ([]DashboardOpenListRow, error) {
 	rows, err := db.Query(ctx, dashboardOpenList, arg.ShopID, arg.MaxRows)
 	if err != nil {

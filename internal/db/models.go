@@ -39,6 +39,11 @@ type Booking struct {
 	RefundFailedDismissedAt   *time.Time
 }
 
+type ClientHeartbeat struct {
+	ClientID string
+	SeenAt   time.Time
+}
+
 type Customer struct {
 	ID                uuid.UUID
 	ShopID            uuid.UUID
@@ -139,6 +144,16 @@ type SlotOffer struct {
 	Delivery   pgtype.Text
 	DeliveryAt *time.Time
 	ReplacedAt *time.Time
+}
+
+type SlotOffersClaimable struct {
+	ID         uuid.UUID
+	OpeningID  uuid.UUID
+	CustomerID uuid.UUID
+	ShopID     uuid.UUID
+	Generation int32
+	CreatedAt  time.Time
+	StartsAt   time.Time
 }
 
 type SlotOpening struct {

@@ -181,13 +181,10 @@ func (q *Queries) OfferInsertMany(ctx context.Context, db DBTX, arg OfferInsertM
 }
 
 const offerListClaimable = `-- name: OfferListClaimable :many
-SELECT o.id AS offer_id, o.opening_id, o.generation, s.starts_at
-FROM slot_offers o JOIN slot_openings s ON s.id = o.opening_id
-WHERE o.customer_id = $1 AND o.shop_id = $2
-  AND o.status IN ('sending', 'sent')
-  AND s.status = 'open'
-  AND o.generation = s.generation
-ORDER BY o.created_at DESC, o.id
+SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at
+FROM slot_offers_claimable v
+WHERE v.customer_id = $1 AND v.shop_id = $2
+ORDER BY v.created_at DESC, v.id
 LIMIT 20
 `
 
@@ -203,7 +200,7 @@ type OfferListClaimableRow struct {
 	StartsAt   time.Time
 }
 
-// The customer's offers from this shop that can still be taken (texted or being
+// The customer's offers from this shop that can still be taken (slot_offers_claimable:
 // texted, in the opening's current generation, the opening open), newest first: a YES
 // claims the newest whose slot is still free.
 func (q *Queries) OfferListClaimable(ctx context.Context, db DBTX, arg OfferListClaimableParams) ([]OfferListClaimableRow, error) {
@@ -232,10 +229,12 @@ func (q *Queries) OfferListClaimable(ctx context.Context, db DBTX, arg OfferList
 }
 
 const offerListSending = `-- name: OfferListSending :many
-SELECT id FROM slot_offers WHERE id = ANY($1::uuid[]) AND status = 'sending' ORDER BY id
+SELECT id FROM slot_offers
+WHERE id = ANY($1::uuid[]) AND sent_at IS NULL AND status IN ('sending', 'lost')
+ORDER BY id
 `
 
-// Which of the given offers are still claimed for sending (read without locking).
+// Which of the given offers the wave texted are not marked yet (read without locking).
 func (q *Queries) OfferListSending(ctx context.Context, db DBTX, ids []uuid.UUID) ([]uuid.UUID, error) {
 	rows, err := db.Query(ctx, offerListSending, ids)
 	if err != nil {
@@ -362,13 +361,16 @@ func (q *Queries) OfferMarkFailed(ctx context.Context, db DBTX, arg OfferMarkFai
 const offerMarkManySent = `-- name: OfferMarkManySent :many
 WITH mine AS (
     SELECT p.id FROM slot_offers p
-    WHERE p.id = ANY($2::uuid[]) AND p.status = 'sending'
+    WHERE p.id = ANY($2::uuid[])
+      AND (p.status = 'sending' OR (p.status IN ('sent', 'lost') AND (p.sent_at IS NULL OR p.twilio_sid IS NULL)))
     FOR UPDATE SKIP LOCKED
 )
-UPDATE slot_offers o SET status = 'sent', twilio_sid = NULLIF(v.sid, ''), sent_at = $1::timestamptz
+UPDATE slot_offers o
+SET status = CASE WHEN o.status = 'sending' THEN 'sent' ELSE o.status END,
+    twilio_sid = COALESCE(NULLIF(v.sid, ''), o.twilio_sid), sent_at = COALESCE(o.sent_at, $1::timestamptz)
 FROM mine, (SELECT unnest($2::uuid[]) AS id, unnest($3::text[]) AS sid) AS v
 WHERE o.id = mine.id AND v.id = o.id
-RETURNING o.id
+RETURNING o.id, EXISTS (SELECT 1 FROM delivery_reports r WHERE r.message_sid = o.twilio_sid)::boolean AS reported
 `
 
 type OfferMarkManySentParams struct {
@@ -377,22 +379,32 @@ type OfferMarkManySentParams struct {
 	Sids []string
 }
 
-// Marks claimed offers sent, with their message SIDs (” when the outcome was unknown),
-// and returns those it marked. Like the claim it never waits for a lock: an offer
-// another statement holds (a YES losing it) is left to OfferMarkSent.
-func (q *Queries) OfferMarkManySent(ctx context.Context, db DBTX, arg OfferMarkManySentParams) ([]uuid.UUID, error) {
+type OfferMarkManySentRow struct {
+	ID       uuid.UUID
+	Reported bool
+}
+
+// Records that the provider accepted the texts of claimed offers, with their message
+// SIDs (” when the outcome was unknown), and returns those it marked. An offer still
+// sending becomes sent, so from now on its customer's YES may claim it; one a YES lost
+// (or a settlement marked sent) while its text was on its way keeps its status and
+// gets its id and send time, so that it counts as texted and its delivery reports
+// apply. Each row says whether a report for its text is stored already (one that came
+// before the id was): the caller applies those. Like the claim it never waits for a
+// lock: an offer another statement holds (a YES losing it) is left to OfferMarkSent.
+func (q *Queries) OfferMarkManySent(ctx context.Context, db DBTX, arg OfferMarkManySentParams) ([]OfferMarkManySentRow, error) {
 	rows, err := db.Query(ctx, offerMarkManySent, arg.Now, arg.Ids, arg.Sids)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var items []uuid.UUID
+	var items []OfferMarkManySentRow
 	for rows.Next() {
-		var id uuid.UUID
-		if err := rows.Scan(&id); err != nil {
+		var i OfferMarkManySentRow
+		if err := rows.Scan(&i.ID, &i.Reported); err != nil {
 			return nil, err
 		}
-		items = append(items, id)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -439,8 +451,10 @@ func (q *Queries) OfferMarkQueuedLost(ctx context.Context, db DBTX, openingID uu
 }
 
 const offerMarkSent = `-- name: OfferMarkSent :exec
-UPDATE slot_offers SET status = 'sent', twilio_sid = NULLIF($1::text, ''), sent_at = $2::timestamptz
-WHERE id = $3 AND status = 'sending'
+UPDATE slot_offers
+SET status = CASE WHEN status = 'sending' THEN 'sent' ELSE status END,
+    twilio_sid = COALESCE(NULLIF($1::text, ''), twilio_sid), sent_at = COALESCE(sent_at, $2::timestamptz)
+WHERE id = $3 AND (status = 'sending' OR (status IN ('sent', 'lost') AND (sent_at IS NULL OR twilio_sid IS NULL)))
 `
 
 type OfferMarkSentParams struct {
@@ -457,13 +471,10 @@ func (q *Queries) OfferMarkSent(ctx context.Context, db DBTX, arg OfferMarkSentP
 }
 
 const offerNewestClaimable = `-- name: OfferNewestClaimable :one
-SELECT o.id AS offer_id, o.opening_id, o.generation, s.starts_at, s.shop_id
-FROM slot_offers o JOIN slot_openings s ON s.id = o.opening_id
-WHERE o.customer_id = $1
-  AND o.status IN ('sending', 'sent')
-  AND s.status = 'open'
-  AND o.generation = s.generation
-ORDER BY o.created_at DESC, o.id
+SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at, v.shop_id
+FROM slot_offers_claimable v
+WHERE v.customer_id = $1
+ORDER BY v.created_at DESC, v.id
 LIMIT 1
 `
 
@@ -475,8 +486,8 @@ type OfferNewestClaimableRow struct {
 	ShopID     uuid.UUID
 }
 
-// The customer's newest offer that can still be taken: texted (or being texted), in the
-// opening's current generation, and the opening still open.
+// The customer's newest offer that can still be taken (slot_offers_claimable: texted,
+// in the opening's current generation, the opening still open).
 func (q *Queries) OfferNewestClaimable(ctx context.Context, db DBTX, customerID uuid.UUID) (OfferNewestClaimableRow, error) {
 	row := db.QueryRow(ctx, offerNewestClaimable, customerID)
 	var i OfferNewestClaimableRow

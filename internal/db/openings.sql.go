@@ -251,7 +251,9 @@ type OpeningListDetailedRow struct {
 	OffersSent         int64
 }
 
-// Openings as owners see them: who filled each, its latest booking, offers texted.
+// Openings as owners see them: who filled each, its latest booking, offers texted (whose
+// text the provider accepted: the wave records sent_at as it does, whatever becomes of
+// the offer since).
 func (q *Queries) OpeningListDetailed(ctx context.Context, db DBTX, arg OpeningListDetailedParams) ([]OpeningListDetailedRow, error) {
 	rows, err := db.Query(ctx, openingListDetailed,
 		arg.ShopID,

@@ -97,14 +97,20 @@ type Shop struct {
 }
 
 // NewShop creates a shop that takes payments and texts waves of waveSize, ten minutes
-// apart (in a run, the first wave is the one that counts).
+// apart (in a run, the first wave is the one that counts), at 1,000 texts a second.
 func (d *Driver) NewShop(ctx context.Context, base string, waveSize int) (Shop, error) {
+	return d.NewShopWith(ctx, base, waveSize, 1000)
+}
+
+// NewShopWith is NewShop for a shop whose number sends sendRate texts a second (1: a
+// long code).
+func (d *Driver) NewShopWith(ctx context.Context, base string, waveSize, sendRate int) (Shop, error) {
 	var s Shop
 	err := d.API(ctx, base, http.MethodPost, "/api/shops", AdminToken, "", map[string]any{
 		"name": "Joe's Barbers", "timezone": "America/New_York", "sms_number": fmt.Sprintf("+1555%07d", d.Next()),
 		"currency": "usd", "payment_mode": "checkout",
 		"offer_policy": map[string]any{"wave_size": waveSize, "wave_interval_seconds": 600, "min_lead_minutes": 30, "cooldown_seconds": 86400, "quiet_hours": nil,
-			"send_rate_per_second": 1000},
+			"send_rate_per_second": sendRate},
 	}, &s)
 	return s, err
 }
@@ -211,6 +217,43 @@ func (d *Driver) Fire(ctx context.Context, bases []string, texts []url.Values, i
 	}
 	t0 := time.Now()
 	close(start)
+	wg.Wait()
+	return out, time.Since(t0)
+}
+
+// FireAt sends the texts, signed, round robin over bases, at perSecond texts a second
+// whatever the answers' pace (an open loop: text i leaves at i/perSecond after the
+// start, or as soon as fewer than maxInFlight are in flight), and returns what became
+// of each and the wall time to the last answer. A server that slows down meets the
+// same offered load, as it would from real customers, and its latencies show it.
+func (d *Driver) FireAt(ctx context.Context, bases []string, texts []url.Values, perSecond float64, maxInFlight int) ([]Answer, time.Duration) {
+	out := make([]Answer, len(texts))
+	if len(texts) == 0 || perSecond <= 0 {
+		return out, 0
+	}
+	sem := make(chan struct{}, max(maxInFlight, 1))
+	var wg sync.WaitGroup
+	t0 := time.Now()
+	for i, f := range texts {
+		at := t0.Add(time.Duration(float64(i) / perSecond * float64(time.Second)))
+		if wait := time.Until(at); wait > 0 {
+			select {
+			case <-time.After(wait):
+			case <-ctx.Done():
+			}
+		}
+		if ctx.Err() != nil {
+			out[i] = Answer{Outcome: "error", Err: ctx.Err()}
+			continue
+		}
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			body := f.Encode()
+			out[i] = d.send(ctx, bases[i%len(bases)], body, sms.Signature(d.AuthToken, PublicURL+TwilioPath, f))
+		}()
+	}
 	wg.Wait()
 	return out, time.Since(t0)
 }

@@ -67,6 +67,16 @@ func (s *Service) applyDeliveries(ctx context.Context, sids []string) error {
 	return errs
 }
 
+// applyReported applies the stored reports of message ids known to have one (the
+// wave's marks say which), one statement each.
+func (s *Service) applyReported(ctx context.Context, sids []string) error {
+	var errs error
+	for _, sid := range sids {
+		errs = errors.Join(errs, s.applyDelivery(ctx, sid))
+	}
+	return errs
+}
+
 // applyDelivery applies the stored report of one message id (see applyDeliveries).
 func (s *Service) applyDelivery(ctx context.Context, sid string) error {
 	rows, err := s.q.OfferApplyDelivery(ctx, s.pool, sid)

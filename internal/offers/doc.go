@@ -8,10 +8,13 @@
 //	        offers recorded for wave n?  ── no ──▶ pick eligible customers, record them
 //	                                               (queued) and schedule wave n+1, in one
 //	                                               transaction
-//	        text every queued offer: claim it (queued→sending), text, mark sent
+//	        text every queued offer: claim it (queued→sending), text, mark sent as
+//	        the provider accepts it (only then may its customer's YES claim it)
 //
 // The claim makes a text at most once per offer however often the job is retried. A
-// reopened opening starts a new generation from wave 1.
+// reopened opening starts a new generation from wave 1. A wave whose instance died is
+// resumed by another within a minute (Healer, heal.go): what the dead run left claimed
+// is settled, never texted again.
 //
 // Openings belong to internal/slots: a wave reads and expires them through the Openings
 // interface, which *slots.Service implements. Other packages change offers through the

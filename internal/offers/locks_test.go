@@ -3,7 +3,9 @@ package offers_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +17,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/sms"
 )
 
 // A wave's claim and its mark of the texts sent each lock many offers. Another statement
@@ -213,4 +216,66 @@ func waitForLockWaiter[T any](t *testing.T, pool *pgxpool.Pool, holderPID uint32
 		require.True(t, time.Now().Before(deadline), "no statement waited for the held offer within 20 s")
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// TestDeliveriesRacingClaimsDoNotDeadlock: status callbacks for an opening's texts
+// arrive while its customers reply YES. A YES locks the opening, then the winner's offer,
+// then loses the others; a report applied to an offer must never wait for one offer while
+// holding another, or Postgres aborts one of the two (40P01) and a YES or a report
+// fails. Many goroutines race reports (delivered, undelivered, repeated) against claims
+// on several openings, round after round.
+func TestDeliveriesRacingClaimsDoNotDeadlock(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	const openings, customers = 4, 24
+	shop := w.shop(t, shops.Policy{WaveSize: customers, WaveInterval: time.Minute, MinLead: time.Hour, Cooldown: time.Hour})
+	cs := w.customers(t, shop, customers)
+	ctx := context.Background()
+	var ops []uuid.UUID
+	for i := range openings {
+		// One start for all: every customer holds an offer for each, and a YES tries them
+		// in turn while others are claimed and reported on.
+		op := w.declare(t, shop, 5*time.Hour+time.Duration(i)*time.Minute)
+		res, err := w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
+		require.NoError(t, err)
+		require.Equal(t, customers, res.Texted)
+		ops = append(ops, op.ID)
+	}
+	rows, err := w.pool.Query(ctx, `SELECT twilio_sid FROM slot_offers WHERE twilio_sid IS NOT NULL ORDER BY twilio_sid`)
+	require.NoError(t, err)
+	sids, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	require.Len(t, sids, openings*customers)
+
+	var wg sync.WaitGroup
+	errs := make(chan error, len(sids)*2+len(cs))
+	for i, sid := range sids {
+		report := sms.DeliveryReport{MessageID: sid, Status: sms.DeliveryDelivered}
+		if i%3 == 0 {
+			report = sms.DeliveryReport{MessageID: sid, Status: sms.DeliveryUndelivered, Reason: sms.ReasonOther, ErrorCode: 30003}
+		}
+		wg.Go(func() {
+			for range 2 { // reports repeat
+				if err := w.offers.RecordDelivery(ctx, report); err != nil {
+					errs <- fmt.Errorf("report %s: %w", sid, err)
+				}
+			}
+		})
+	}
+	for _, c := range cs {
+		wg.Go(func() {
+			if _, err := w.slots.Book(ctx, shop, c.ID); err != nil {
+				errs <- fmt.Errorf("yes from %s: %w", c.Name, err)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		require.NoError(t, err, "a report or a YES failed while racing the others")
+	}
+	var booked int
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT count(*) FROM bookings WHERE opening_id = ANY($1)`, ops).Scan(&booked))
+	require.Positive(t, booked, "some YES booked")
+	require.LessOrEqual(t, booked, openings)
 }

@@ -27,11 +27,11 @@ import (
 const waveTimeout = 5 * time.Minute
 
 // orphanAge is how long after its claim an offer still sending must have been claimed by
-// a run that is over. River runs one wave job at a time and rescues a killed run only
-// after its horizon (7 minutes in cmd/server), which is at least 2 minutes after the run's
-// timeout, so every claim of a killed run is older than that when the rescued run
-// starts; a recent claim may be a live run's (runs of one wave can overlap only in tests
-// that call RunWave side by side).
+// a run that is over, when RunWave cannot know better. A River attempt can
+// (WaveWorker.Work): every offer still sending when a later attempt starts was claimed
+// by an earlier one, which is over (River runs one attempt of a job at a time). A run
+// called directly may run beside another run of the same wave, whose recent claims are
+// its own business.
 const orphanAge = 90 * time.Second
 
 // idleWaveInterval is how often a wave that found nobody to text looks again.
@@ -148,6 +148,23 @@ type WaveResult struct {
 // or an error: offers already recorded are reused and a claimed offer is never texted
 // twice.
 func (s *Service) RunWave(ctx context.Context, w jobs.Wave) (WaveResult, error) {
+	return s.runWave(ctx, w, s.cfg.Now().Add(-orphanAge))
+}
+
+// runWave is RunWave for a run that knows every offer of the wave claimed before
+// orphansBefore was claimed by a run that is over (zero: that no run claimed any).
+func (s *Service) runWave(ctx context.Context, w jobs.Wave, orphansBefore time.Time) (WaveResult, error) {
+	// Offers an earlier run claimed (sending) and never marked: it was killed mid-send,
+	// or could not record what it sent (Postgres gone for a moment). Each may have gone
+	// out. They are settled as sent with no message id, like a send whose outcome is
+	// unknown, rather than left claimed (neither claimable nor counted) for ever or texted
+	// twice; and before anything else: the opening may have been cancelled, expired or
+	// reopened since, and the run stops then.
+	if !orphansBefore.IsZero() {
+		if err := s.settleOrphans(ctx, w, orphansBefore); err != nil {
+			return WaveResult{}, err
+		}
+	}
 	op, err := s.openings.ForWave(ctx, w.OpeningID)
 	if errors.Is(err, ErrNoOpening) {
 		return WaveResult{Stopped: "not_found"}, nil
@@ -197,19 +214,28 @@ func (s *Service) RunWave(ctx context.Context, w jobs.Wave) (WaveResult, error) 
 			return WaveResult{}, fmt.Errorf("list wave offers: %w", err)
 		}
 	}
-	// Offers claimed (sending) longer ago than a wave may run were claimed by a run that
-	// was killed mid-send (River rescues it after its timeout): each may have gone out.
-	// They are settled as sent with no message id, like a send whose outcome is unknown,
-	// rather than left claimed for ever or texted twice.
-	if n, err := s.q.OfferSettleOrphans(ctx, s.pool, db.OfferSettleOrphansParams{
-		OpeningID: op.ID, Generation: op.Generation, Wave: int32(w.Wave), StaleBefore: now.Add(-orphanAge).UTC(),
-	}); err != nil {
-		return WaveResult{}, fmt.Errorf("settle offers of a killed run: %w", err)
-	} else if n > 0 {
-		s.log.WarnContext(ctx, "offers claimed by a killed wave settled as sent (outcome unknown)", "opening_id", op.ID, "count", n)
-	}
 	body := texts.Offer(shop, op.Service, op.StartsAt, op.PriceCents)
 	return s.send(ctx, shop, batch, body, cutoff)
+}
+
+// settleOrphans settles the offers of wave w still claimed for sending by a run that
+// claimed them before staleBefore (see RunWave and Healer).
+func (s *Service) settleOrphans(ctx context.Context, w jobs.Wave, staleBefore time.Time) error {
+	return settleOrphans(ctx, s.pool, s.log, w, staleBefore)
+}
+
+func settleOrphans(ctx context.Context, q db.DBTX, log *slog.Logger, w jobs.Wave, staleBefore time.Time) error {
+	n, err := queries.OfferSettleOrphans(ctx, q, db.OfferSettleOrphansParams{
+		OpeningID: w.OpeningID, Generation: int32(w.Generation), Wave: int32(w.Wave), StaleBefore: staleBefore.UTC(),
+	})
+	if err != nil {
+		return fmt.Errorf("settle offers of a killed run: %w", err)
+	}
+	if n > 0 {
+		log.WarnContext(ctx, "offers claimed by a killed wave settled as sent (outcome unknown)", "opening_id", w.OpeningID,
+			"generation", w.Generation, "wave", w.Wave, "count", n)
+	}
+	return nil
 }
 
 // recordWave picks the wave's customers and records their offers, and schedules the next
@@ -315,15 +341,28 @@ func eligibility(shop shops.Shop, op Opening, now time.Time) db.CustomerListElig
 	}
 }
 
-// sendChunk is how many of a wave's offers are claimed at once. The claim is what makes
-// a text go out at most once; a crash mid-chunk leaves the chunk's offers claimed, and
-// the rescued run settles them as sent (outcome unknown), so the chunk also bounds what
-// a crash can cost.
+// sendChunk is the most of a wave's offers claimed at once. The claim is what makes a
+// text go out at most once; a crash mid-chunk leaves the chunk's unmarked offers
+// claimed, and they are settled as sent (outcome unknown), so the chunk also bounds
+// what a crash can cost. A paced wave claims one second of its sender's rate at a time
+// (chunkSize): a long code's offers are claimed one by one, just before their text.
 const sendChunk = 100
+
+// chunkSize is how many of shop's offers one claim takes: a second's worth of texts at
+// the shop's send rate when waves are paced (at least 1, at most sendChunk). Offers
+// claimed and not yet texted are neither claimable nor sent: a long code's chunk of 100
+// kept them so for 100 s.
+func (s *Service) chunkSize(shop shops.Shop) int {
+	if s.cfg.Pacer == nil {
+		return sendChunk
+	}
+	return min(max(shop.Policy.SendRate, 1), sendChunk)
+}
 
 // send texts every queued offer of the batch: it claims them a chunk at a time
 // (queued→sending, one statement), texts the chunk's offers a few at a time, and marks
-// them sent in one statement. A retried job skips the offers already claimed.
+// each sent as the provider accepts its text. A retried job skips the offers already
+// claimed.
 func (s *Service) send(ctx context.Context, shop shops.Shop, batch []db.OfferListWaveRow, body string, cutoff time.Time) (WaveResult, error) {
 	var queued []db.OfferListWaveRow
 	for _, o := range batch {
@@ -333,7 +372,7 @@ func (s *Service) send(ctx context.Context, shop shops.Shop, batch []db.OfferLis
 	}
 	var res WaveResult
 	var transient error
-	for chunk := range slices.Chunk(queued, sendChunk) {
+	for chunk := range slices.Chunk(queued, s.chunkSize(shop)) {
 		if ctx.Err() != nil {
 			break // the job ran out of time; the rest stay queued for the retry
 		}
@@ -354,9 +393,10 @@ func (s *Service) send(ctx context.Context, shop shops.Shop, batch []db.OfferLis
 }
 
 // sendChunk claims, texts and marks one chunk of offers. The claim rechecks opt-out and
-// the opening at the last moment; a number that cannot receive texts marks the customer
-// so no later wave tries; a failure worth retrying puts the offer back to queued and is
-// returned.
+// the opening at the last moment; each offer is marked sent as soon as the provider
+// accepts its text (marker), so that its customer's YES can claim it then and not
+// before; a number that cannot receive texts marks the customer so no later wave tries;
+// a failure worth retrying puts the offer back to queued and is returned.
 func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.OfferListWaveRow, body string, cutoff time.Time) (WaveResult, error) {
 	ids := make([]uuid.UUID, len(chunk))
 	for i, o := range chunk {
@@ -370,19 +410,19 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 	for _, id := range claimed {
 		mine[id] = true
 	}
-	type sent struct {
+	type failed struct {
 		offer db.OfferListWaveRow
-		sid   string
 		err   error
 	}
 	var (
-		mu   sync.Mutex
-		out  []sent
-		wg   sync.WaitGroup
-		sem  = make(chan struct{}, s.cfg.SendParallelism)
-		bg   = context.WithoutCancel(ctx)
-		res  WaveResult
-		errs error
+		mu    sync.Mutex
+		fails []failed
+		wg    sync.WaitGroup
+		sem   = make(chan struct{}, s.cfg.SendParallelism)
+		bg    = context.WithoutCancel(ctx)
+		marks = &marker{s: s, ctx: bg, expect: len(claimed)}
+		res   WaveResult
+		errs  error
 	)
 	for _, o := range chunk {
 		if !mine[o.ID] {
@@ -393,21 +433,30 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			sid, err := s.text(ctx, shop, o.Phone, body, cutoff)
-			mu.Lock()
-			out = append(out, sent{offer: o, sid: sid, err: err})
-			mu.Unlock()
+			switch {
+			case err == nil:
+				s.m.OfferTexted()
+				marks.add(o.ID, sid)
+			case errors.Is(err, sms.ErrOutcomeUnknown):
+				// The request reached the provider and no answer came back: the text may
+				// have gone out. Count it as sent rather than risk texting twice; the
+				// customer can still reply YES.
+				s.m.SendError(0)
+				s.log.WarnContext(ctx, "offer text outcome unknown", "offer_id", o.ID, "err", err)
+				marks.add(o.ID, "")
+			default:
+				mu.Lock()
+				fails = append(fails, failed{offer: o, err: err})
+				mu.Unlock()
+			}
 		}()
 	}
 	wg.Wait()
+	sids, err := marks.wait()
+	res.Texted = marks.count()
+	errs = errors.Join(errs, err)
 
-	var sentIDs []uuid.UUID
-	var sids []string
-	for _, r := range out {
-		if r.err == nil {
-			s.m.OfferTexted()
-			sentIDs, sids = append(sentIDs, r.offer.ID), append(sids, r.sid)
-			continue
-		}
+	for _, r := range fails {
 		var se *sms.Error
 		code := 0
 		if errors.As(r.err, &se) {
@@ -442,14 +491,8 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 			s.log.ErrorContext(ctx, "the sms account cannot text this customer; check the shop's number and the account's geo permissions",
 				"shop_id", shop.ID, "offer_id", r.offer.ID, "provider_code", code)
 			res.Failed++
-		case errors.Is(r.err, sms.ErrOutcomeUnknown):
-			// The request reached Twilio and no answer came back: the text may have gone
-			// out. Count it as sent rather than risk texting twice; the customer can still
-			// reply YES.
-			s.log.WarnContext(ctx, "offer text outcome unknown", "offer_id", r.offer.ID, "err", r.err)
-			sentIDs, sids = append(sentIDs, r.offer.ID), append(sids, "")
 		default:
-			// Nothing was sent (Twilio refused for now, or could not be reached).
+			// Nothing was sent (the provider refused for now, or could not be reached).
 			if err := s.q.OfferUnclaim(bg, s.pool, r.offer.ID); err != nil {
 				errs = errors.Join(errs, fmt.Errorf("unclaim offer: %w", err))
 				continue
@@ -457,17 +500,112 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 			errs = errors.Join(errs, r.err)
 		}
 	}
-	if len(sentIDs) > 0 {
-		if err := s.markSent(bg, sentIDs, sids); err != nil {
-			errs = errors.Join(errs, err)
-		} else if err := s.applyDeliveries(bg, sids); err != nil {
-			// Reports that came before the ids were stored; the next report of each
-			// text applies them too.
-			errs = errors.Join(errs, err)
-		}
-		res.Texted += len(sentIDs)
+	if len(sids) > 0 {
+		// Reports that came before the ids were stored; the next report of each text
+		// applies them too.
+		errs = errors.Join(errs, s.applyReported(bg, sids))
 	}
 	return res, errs
+}
+
+// marker marks a chunk's offers sent as their texts are accepted. While one statement
+// runs, the texts accepted meanwhile wait for the next; and while more of the chunk's
+// texts are on their way, a statement waits markLinger for them. So a long code's text
+// (a chunk of one) is marked by its own statement at once, and a thousand texts a
+// second by a statement for many. A text is claimable only once marked: the linger
+// delays that by a few milliseconds, never the other way round.
+type marker struct {
+	s      *Service
+	ctx    context.Context
+	expect int // texts of the chunk
+
+	mu       sync.Mutex
+	ids      []uuid.UUID // accepted, waiting for a statement
+	sids     []string
+	running  bool
+	done     sync.WaitGroup
+	added    int      // texts accepted
+	reported []string // message ids marked whose delivery reports came before
+	err      error
+}
+
+// A failed mark is tried again markRetries times, markBackoff, then twice and four
+// times that apart. A mark waits up to markLinger for more of its chunk's texts, unless
+// markBatch are waiting already.
+const (
+	markRetries = 3
+	markBackoff = 200 * time.Millisecond
+	markLinger  = 5 * time.Millisecond
+	markBatch   = 64
+)
+
+// add queues the mark of an accepted text ("" when its outcome is unknown) and starts a
+// statement if none is running.
+func (m *marker) add(id uuid.UUID, sid string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.ids, m.sids = append(m.ids, id), append(m.sids, sid)
+	m.added++
+	if !m.running {
+		m.running = true
+		m.done.Add(1)
+		go m.run()
+	}
+}
+
+// run marks what is queued, statement after statement, until nothing is.
+func (m *marker) run() {
+	defer m.done.Done()
+	lingered := false
+	for {
+		m.mu.Lock()
+		if !lingered && len(m.ids) < markBatch && m.added < m.expect {
+			m.mu.Unlock()
+			time.Sleep(markLinger) // more of the chunk's texts are coming
+			lingered = true
+			continue
+		}
+		lingered = false
+		ids, sids := m.ids, m.sids
+		m.ids, m.sids = nil, nil
+		if len(ids) == 0 {
+			m.running = false
+			m.mu.Unlock()
+			return
+		}
+		m.mu.Unlock()
+		// A mark that fails leaves accepted texts neither claimable nor counted until a
+		// later attempt settles them (without their message ids): a short outage is
+		// waited out here.
+		reported, err := m.s.markSent(m.ctx, ids, sids)
+		for try := 0; err != nil && try < markRetries; try++ {
+			time.Sleep(markBackoff << try)
+			reported, err = m.s.markSent(m.ctx, ids, sids)
+		}
+		m.mu.Lock()
+		if err != nil {
+			m.err = errors.Join(m.err, err)
+		} else {
+			m.reported = append(m.reported, reported...)
+		}
+		m.mu.Unlock()
+	}
+}
+
+// wait returns, once every queued mark is done, the message ids marked whose delivery
+// reports came before the mark, and the errors. No add may come after it.
+func (m *marker) wait() ([]string, error) {
+	m.done.Wait()
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.reported, m.err
+}
+
+// count is how many texts were accepted (or may have been), marked or not.
+func (m *marker) count() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.added
 }
 
 // The claim and the mark each change many offers of one opening, while a YES (losing
@@ -506,33 +644,45 @@ func (s *Service) claim(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, erro
 	return claimed, nil
 }
 
-// markSent marks claimed offers sent with their message ids ("" when the outcome of the
-// send is unknown).
-func (s *Service) markSent(ctx context.Context, ids []uuid.UUID, sids []string) error {
+// markSent records that the provider accepted the texts of claimed offers, with their
+// message ids ("" when the outcome of the send is unknown), and returns the ids whose
+// delivery reports may have come before (to apply them).
+func (s *Service) markSent(ctx context.Context, ids []uuid.UUID, sids []string) ([]string, error) {
 	now := s.cfg.Now().UTC()
-	marked, err := s.q.OfferMarkManySent(ctx, s.pool, db.OfferMarkManySentParams{Ids: ids, Sids: sids, Now: now})
+	rows, err := s.q.OfferMarkManySent(ctx, s.pool, db.OfferMarkManySentParams{Ids: ids, Sids: sids, Now: now})
 	if err != nil {
-		return fmt.Errorf("mark offers sent: %w", err)
-	}
-	if len(marked) == len(ids) {
-		return nil
-	}
-	// Offers a YES has taken or lost meanwhile are not sending any more; those still are
-	// were held by another statement a moment ago.
-	left, err := s.q.OfferListSending(ctx, s.pool, except(ids, marked))
-	if err != nil {
-		return fmt.Errorf("list offers still sending: %w", err)
+		return nil, fmt.Errorf("mark offers sent: %w", err)
 	}
 	sidOf := make(map[uuid.UUID]string, len(ids))
 	for i, id := range ids {
 		sidOf[id] = sids[i]
 	}
-	for _, id := range left {
-		if err := s.q.OfferMarkSent(ctx, s.pool, db.OfferMarkSentParams{ID: id, Sid: sidOf[id], Now: now}); err != nil {
-			return fmt.Errorf("mark offer sent: %w", err)
+	var reported []string
+	marked := make([]uuid.UUID, len(rows))
+	for i, r := range rows {
+		marked[i] = r.ID
+		if r.Reported {
+			reported = append(reported, sidOf[r.ID])
 		}
 	}
-	return nil
+	if len(marked) == len(ids) {
+		return reported, nil
+	}
+	// Offers not marked yet were held by another statement a moment ago (or were
+	// settled by another run: then they need nothing).
+	left, err := s.q.OfferListSending(ctx, s.pool, except(ids, marked))
+	if err != nil {
+		return reported, fmt.Errorf("list offers still sending: %w", err)
+	}
+	for _, id := range left {
+		if err := s.q.OfferMarkSent(ctx, s.pool, db.OfferMarkSentParams{ID: id, Sid: sidOf[id], Now: now}); err != nil {
+			return reported, fmt.Errorf("mark offer sent: %w", err)
+		}
+		if sidOf[id] != "" {
+			reported = append(reported, sidOf[id]) // not asked: applying finds out
+		}
+	}
+	return reported, nil
 }
 
 // except returns the ids not in done.
@@ -573,7 +723,15 @@ func (w *WaveWorker) NextRetry(job *river.Job[jobs.Wave]) time.Time {
 
 // Work implements river.Worker.
 func (w *WaveWorker) Work(ctx context.Context, job *river.Job[jobs.Wave]) error {
-	res, err := w.Service.RunWave(ctx, job.Args)
+	// A first attempt has nothing to settle (no run of this job claimed anything): it
+	// saves the statement. A later one follows an attempt that is over (failed, timed
+	// out, or rescued): what that left claimed is settled now, not orphanAge later, and
+	// nothing of this wave is claimed by this attempt yet.
+	orphansBefore := time.Time{}
+	if job.Attempt > 1 {
+		orphansBefore = w.Service.cfg.Now()
+	}
+	res, err := w.Service.runWave(ctx, job.Args, orphansBefore)
 	switch {
 	case err != nil:
 		w.Service.m.WaveRun("error")

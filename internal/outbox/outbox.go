@@ -25,6 +25,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
@@ -44,6 +45,9 @@ type Bookings interface {
 type Config struct {
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Metrics counts refused sends by the provider's code, as offers' are; nil counts
+	// nothing.
+	Metrics *metrics.Metrics
 }
 
 // Service sends queued transactional texts.
@@ -55,6 +59,7 @@ type Service struct {
 	bookings Bookings
 	cfg      Config
 	log      *slog.Logger
+	m        *metrics.Metrics
 }
 
 // New returns a Service.
@@ -65,7 +70,7 @@ func New(pool *pgxpool.Pool, texter Texter, shopsSvc *shops.Service, bookings Bo
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{pool: pool, q: db.New(), texter: texter, shops: shopsSvc, bookings: bookings, cfg: cfg, log: cfg.Logger}
+	return &Service{pool: pool, q: db.New(), texter: texter, shops: shopsSvc, bookings: bookings, cfg: cfg, log: cfg.Logger, m: cfg.Metrics}
 }
 
 // TextWorker runs jobs.Text.
@@ -100,7 +105,11 @@ func (s *Service) SendText(ctx context.Context, a jobs.Text) error {
 		s.log.InfoContext(ctx, "text not sent: no number (customer erased)", "key", a.Key)
 		return nil
 	}
+	customer := uuid.Nil // the text's recipient as a customer of the shop, if they are one
 	c, err := s.q.CustomerGetByPhone(ctx, s.pool, db.CustomerGetByPhoneParams{ShopID: a.ShopID, Phone: a.To})
+	if err == nil {
+		customer = c.ID
+	}
 	switch {
 	case err == nil && (c.OptedOutAt != nil || c.UnreachableAt != nil):
 		s.log.InfoContext(ctx, "text not sent: customer opted out", "customer_id", c.ID, "key", a.Key)
@@ -132,22 +141,55 @@ func (s *Service) SendText(ctx context.Context, a jobs.Text) error {
 	}
 	sid, err := s.texter.Text(ctx, sms.Message{From: a.From, To: a.To, Body: a.Body})
 	bg := context.WithoutCancel(ctx)
-	switch {
-	case err == nil:
+	if err == nil {
 		if err := s.q.TextClaimSent(bg, s.pool, db.TextClaimSentParams{Key: a.Key, MessageSid: pgtype.Text{String: sid, Valid: sid != ""}}); err != nil {
 			s.log.WarnContext(ctx, "text sent; its message id not recorded", "key", a.Key, "err", err)
 		}
 		return nil
-	case sms.Permanent(err) || sms.AccountProblem(err):
-		// Nothing went out, and retrying cannot help: the number cannot receive texts,
-		// or our account or sender cannot reach it.
+	}
+	// A refused text is handled as a refused offer text is (internal/offers): counted by
+	// the provider's code, the owner told of a problem with the shop's own number or
+	// account, a customer whose number cannot receive texts marked so.
+	var se *sms.Error
+	code := 0
+	if errors.As(err, &se) {
+		code = se.Code
+	}
+	s.m.SendError(code)
+	switch {
+	case sms.Permanent(err):
+		// Nothing went out, and retrying cannot help: the number cannot receive texts.
+		// No wave tries it again either (a START clears the mark).
+		if customer != uuid.Nil {
+			if merr := s.shops.MarkUnreachable(bg, customer, code); merr != nil {
+				return s.giveBack(bg, a.Key, merr) // the retry is refused again and marks them
+			}
+			s.log.InfoContext(ctx, "customer unreachable by sms", "customer_id", customer, "provider_code", code, "key", a.Key)
+		}
+		return river.JobCancel(err)
+	case sms.AccountProblem(err):
+		// Our account or sender number cannot reach this destination: not the
+		// customer's fault, and retrying now would fail again. The owner sees it on the
+		// dashboard's banner.
+		s.m.SMSAccountError(metrics.StageSend, code)
+		if rerr := s.shops.RecordSMSProblem(bg, a.ShopID, code); rerr != nil {
+			return s.giveBack(bg, a.Key, rerr)
+		}
+		s.log.ErrorContext(ctx, "the sms account cannot text this customer; check the shop's number and the account's geo permissions",
+			"shop_id", a.ShopID, "provider_code", code, "key", a.Key)
 		return river.JobCancel(err)
 	case errors.Is(err, sms.ErrOutcomeUnknown):
 		return nil // it may have gone out: a second copy is worse than none
 	}
 	// Nothing went out (refused for now, or the provider could not be reached): give the
 	// claim back so the retry sends it.
-	if uerr := s.q.TextUnclaim(bg, s.pool, a.Key); uerr != nil {
+	return s.giveBack(bg, a.Key, err)
+}
+
+// giveBack returns the claim of a text that surely did not go out, and err, so that
+// River's retry sends it (or tries to).
+func (s *Service) giveBack(ctx context.Context, key string, err error) error {
+	if uerr := s.q.TextUnclaim(ctx, s.pool, key); uerr != nil {
 		return errors.Join(err, fmt.Errorf("unclaim text (it will not be retried): %w", uerr))
 	}
 	return err

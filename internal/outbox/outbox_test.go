@@ -3,14 +3,18 @@ package outbox_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/outbox"
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -40,15 +44,21 @@ func (f *flaky) Text(ctx context.Context, m sms.Message) (string, error) {
 }
 
 type world struct {
-	svc    *outbox.Service
-	fake   *twiliofake.Server
-	texter outbox.Texter
-	shops  *shops.Service
-	shop   shops.Shop
-	phone  string
+	svc        *outbox.Service
+	fake       *twiliofake.Server
+	texter     outbox.Texter
+	shops      *shops.Service
+	shop       shops.Shop
+	phone      string
+	customerID uuid.UUID
 }
 
 func newWorld(t *testing.T, wrap func(outbox.Texter) outbox.Texter) *world {
+	t.Helper()
+	return newWorldWith(t, wrap, nil)
+}
+
+func newWorldWith(t *testing.T, wrap func(outbox.Texter) outbox.Texter, m *metrics.Metrics) *world {
 	t.Helper()
 	pool, _ := pgtest.New(t)
 	fake := twiliofake.New(t)
@@ -58,14 +68,14 @@ func newWorld(t *testing.T, wrap func(outbox.Texter) outbox.Texter) *world {
 	if wrap != nil {
 		w.texter = wrap(texter)
 	}
-	w.svc = outbox.New(pool, w.texter, w.shops, noBookings{}, outbox.Config{})
+	w.svc = outbox.New(pool, w.texter, w.shops, noBookings{}, outbox.Config{Metrics: m})
 	ctx := context.Background()
 	w.shop, _, err = w.shops.Create(ctx, shops.NewShop{Name: "Ana's Salon", Timezone: "Europe/London", SMSNumber: "+447700900001",
 		Currency: "gbp", PaymentMode: shops.PaymentNone})
 	require.NoError(t, err)
 	c, err := w.shops.AddCustomer(ctx, w.shop.ID, shops.NewCustomer{Phone: "+447700900111", Name: "Bea", SMSOptIn: true})
 	require.NoError(t, err)
-	w.phone = c.Phone
+	w.phone, w.customerID = c.Phone, c.ID
 	return w
 }
 
@@ -119,4 +129,71 @@ func TestTextWhoseOutcomeIsUnknownIsNotSentAgain(t *testing.T) {
 	require.NoError(t, w.svc.SendText(ctx, job))
 	require.NoError(t, w.svc.SendText(ctx, job))
 	require.Empty(t, w.fake.MessagesTo(w.phone), "no second copy of a text that may have gone out")
+}
+
+// TestRefusedTextIsTreatedLikeAnOffer: a transactional text (a confirmation, a payment
+// link) the provider refuses for good is handled as a refused offer text is: counted by
+// its error code; a problem with the shop's own number or account (21408 region not
+// enabled, 21612 this From cannot reach that To) shows on the owner's banner and leaves
+// the customer alone; a number that cannot receive texts (21614 not a mobile, 21610
+// opted out at the carrier) marks the customer unreachable. The job gives up (retrying
+// cannot help) and nothing went out.
+func TestRefusedTextIsTreatedLikeAnOffer(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		code            int
+		account         bool
+		wantUnreachable bool
+	}{{21408, true, false}, {21612, true, false}, {21614, false, true}, {21610, false, true}} {
+		t.Run(strconv.Itoa(tc.code), func(t *testing.T) {
+			t.Parallel()
+			reg := prometheus.NewRegistry()
+			w := newWorldWith(t, nil, metrics.New(reg))
+			ctx := context.Background()
+			w.fake.FailNext(1, tc.code, 400)
+			err := w.svc.SendText(ctx, w.text("confirmed:"+uuid.NewString()))
+			var cancel *river.JobCancelError
+			require.ErrorAs(t, err, &cancel, "a refusal retrying cannot fix ends the job")
+			require.Empty(t, w.fake.MessagesTo(w.phone))
+
+			got, err := w.shops.Get(ctx, w.shop.ID)
+			require.NoError(t, err)
+			c, err := w.shops.Customer(ctx, w.shop.ID, w.customerID)
+			require.NoError(t, err)
+			if tc.account {
+				require.NotNil(t, got.SMSProblem, "the owner is shown the shop's own problem")
+				require.Equal(t, tc.code, got.SMSProblem.Code)
+				require.Nil(t, c.UnreachableAt, "not the customer's fault")
+			} else {
+				require.Nil(t, got.SMSProblem, "the customer's number, not the shop's")
+				require.Equal(t, tc.wantUnreachable, c.UnreachableAt != nil, "the customer cannot receive texts")
+			}
+			require.Equal(t, 1.0, counter(t, reg, "slotrecovery_twilio_send_errors_total", "code", strconv.Itoa(tc.code)))
+			wantAccount := 0.0
+			if tc.account {
+				wantAccount = 1
+			}
+			require.Equal(t, wantAccount, counter(t, reg, "slotrecovery_sms_account_errors_total", "code", strconv.Itoa(tc.code)))
+		})
+	}
+}
+
+// counter is the value of the counter named name whose label has value (0 when none).
+func counter(t *testing.T, g prometheus.Gatherer, name, label, value string) float64 {
+	t.Helper()
+	mfs, err := g.Gather()
+	require.NoError(t, err)
+	for _, mf := range mfs {
+		if mf.GetName() != name {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == label && l.GetValue() == value {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }
