@@ -27,6 +27,8 @@ var tableOwners = map[string]string{
 	"stripe_events":    "internal/ledger", // the webhook's event ledger
 	"text_claims":      "internal/outbox",
 	"delivery_reports": "internal/offers", // Twilio's status callbacks, applied to offers
+	// River clients' liveness: offers resumes the waves of instances that died.
+	"client_heartbeats": "internal/offers",
 	// Outbound webhooks: endpoints, the events recorded for them, their deliveries and
 	// each delivery's attempts.
 	"webhook_endpoints":  "internal/hooks",
