@@ -42,32 +42,10 @@ type Texter interface {
 	Text(ctx context.Context, m sms.Message) (sid string, err error)
 }
 
-// Opening is what a wave needs to know of an opening. internal/slots owns openings and
-// reads it (Openings).
-type Opening struct {
-	ID, ShopID uuid.UUID
-	Generation int32
-	// Open reports that the opening still takes offers (not filled, cancelled or
-	// expired).
-	Open            bool
-	StartsAt        time.Time
-	DurationMinutes int32
-	Service         string
-	PriceCents      int64
-	CreatedAt       time.Time
-}
-
-// ErrNoOpening is returned by Openings when the opening does not exist (any more).
-var ErrNoOpening = errors.New("offers: no such opening")
-
-// Openings is what the waves ask of the openings' owner, internal/slots: the waves
-// read openings and close expired ones, but never change them themselves.
+// Openings is what the waves ask of the openings' owner, internal/slots: the waves read
+// openings themselves (OpeningForWave) but never change them; an opening past its
+// cutoff is closed by its owner.
 type Openings interface {
-	// ForWave reads an opening.
-	ForWave(ctx context.Context, id uuid.UUID) (Opening, error)
-	// LockForWave reads an opening and locks it until tx ends, so that a YES or a
-	// cancel cannot interleave with the recording of a wave.
-	LockForWave(ctx context.Context, tx pgx.Tx, id uuid.UUID) (Opening, error)
 	// Expire closes an opening that is still open past its cutoff, with its offers
 	// that were never texted.
 	Expire(ctx context.Context, id uuid.UUID, now time.Time) error
@@ -165,8 +143,8 @@ func (s *Service) runWave(ctx context.Context, w jobs.Wave, orphansBefore time.T
 			return WaveResult{}, err
 		}
 	}
-	op, err := s.openings.ForWave(ctx, w.OpeningID)
-	if errors.Is(err, ErrNoOpening) {
+	op, err := s.q.OpeningForWave(ctx, s.pool, w.OpeningID)
+	if errors.Is(err, pgx.ErrNoRows) {
 		return WaveResult{Stopped: "not_found"}, nil
 	}
 	if err != nil {
@@ -241,16 +219,18 @@ func settleOrphans(ctx context.Context, q db.DBTX, log *slog.Logger, w jobs.Wave
 // recordWave picks the wave's customers and records their offers, and schedules the next
 // wave, in one transaction that holds the opening's row lock (so a YES or a cancel cannot
 // interleave).
-func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op Opening, w jobs.Wave, now time.Time) error {
+func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.OpeningForWaveRow, w jobs.Wave, now time.Time) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		locked, err := s.openings.LockForWave(ctx, tx, op.ID)
+		locked, err := s.q.OpeningForWaveLocked(ctx, tx, op.ID)
 		if err != nil {
 			return fmt.Errorf("lock opening: %w", err)
 		}
+		// Still open in the same round: the rest of op (its start, length, service) is
+		// never changed once declared.
 		if !locked.Open || locked.Generation != op.Generation {
 			return nil
 		}
-		params := eligibility(shop, locked, now)
+		params := eligibility(shop, op, now)
 		params.MaxRows = int32(s.cfg.MaxCandidates)
 		if params.MaxPerDay > 0 {
 			if err := s.q.OfferLockShopWaves(ctx, tx, shop.ID); err != nil {
@@ -306,7 +286,7 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op Opening, w
 			// cooldown later, instead of every interval until a start months away.
 			at = now.Add(max(shop.Policy.WaveInterval, idleWaveInterval))
 		}
-		if cutoff := shop.Cutoff(locked.StartsAt); cutoff.Before(at) {
+		if cutoff := shop.Cutoff(op.StartsAt); cutoff.Before(at) {
 			at = cutoff
 		}
 		next := jobs.Wave{OpeningID: op.ID, Generation: w.Generation, Wave: w.Wave + 1}
@@ -322,7 +302,7 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op Opening, w
 // opening (its local day of the week, a window holding the whole appointment, its
 // service), and who have not had the shop's daily cap of offers in the shop's local day
 // of now.
-func eligibility(shop shops.Shop, op Opening, now time.Time) db.CustomerListEligibleParams {
+func eligibility(shop shops.Shop, op db.OpeningForWaveRow, now time.Time) db.CustomerListEligibleParams {
 	local := op.StartsAt.In(shop.Location)
 	startMinute := local.Hour()*60 + local.Minute()
 	today := now.In(shop.Location)
