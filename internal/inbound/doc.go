@@ -1,8 +1,8 @@
 // Package inbound answers the texts customers send to a shop's number: it stores each
 // message by its MessageSid before acting on it, reads the keyword (YES, NO, STOP,
 // START, HELP), does what it asks through the owners of the data (slots books, shops
-// opts in and out, offers' rows are declined through slots), and stores the answer, so
-// that a redelivery of the same MessageSid is answered the same and changes nothing.
+// opts in and out, offers declines), and stores the answer, so that a redelivery of the
+// same MessageSid is answered the same and changes nothing.
 // Once the answer has been written back to Twilio it is marked (Delivered).
 //
 //	text ─▶ store (MessageSid) ─┬─ new ──────▶ parse ─▶ act ─▶ store answer ─▶ TwiML ─▶ mark

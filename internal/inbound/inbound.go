@@ -534,12 +534,8 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, kw Ke
 		return s.claim(ctx, shop, snd.id, snd.claims, sid)
 	case KeywordNo:
 		if known {
-			if off, err := queries.OfferNewestClaimable(ctx, s.pool, snd.id); err == nil {
-				if err := offers.Decline(ctx, s.pool, off.OfferID); err != nil {
-					return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, err
-				}
-			} else if !errors.Is(err, pgx.ErrNoRows) {
-				return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, fmt.Errorf("find offer to decline: %w", err)
+			if err := offers.DeclineNewest(ctx, s.pool, snd.id); err != nil {
+				return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, err
 			}
 		}
 		return Answer{Outcome: OutcomeDeclined, Message: texts.Declined(shop)}, nil
