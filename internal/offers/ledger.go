@@ -19,8 +19,6 @@ import (
 // offer and loses the others in the same statement that books: that one statement is
 // what makes a claim one round trip.
 
-var queries = db.New()
-
 // CloseQueued closes the offers of an opening that were recorded but never texted:
 // the opening was cancelled or has expired.
 func CloseQueued(ctx context.Context, q db.DBTX, openingID uuid.UUID) error {

@@ -18,10 +18,9 @@ const purgeBatch = 1000
 // own memory of the finished job (a day), before which the same key cannot be queued
 // again.
 func PurgeClaims(ctx context.Context, conn db.DBTX, before time.Time) (int64, error) {
-	q := db.New()
 	var total int64
 	for {
-		n, err := q.TextClaimPurge(ctx, conn, db.TextClaimPurgeParams{Before: before.UTC(), MaxRows: purgeBatch})
+		n, err := queries.TextClaimPurge(ctx, conn, db.TextClaimPurgeParams{Before: before.UTC(), MaxRows: purgeBatch})
 		total += n
 		if err != nil {
 			return total, fmt.Errorf("purge text claims: %w", err)
