@@ -160,24 +160,15 @@ func (s *Service) initGroups() {
 // below the sweeper's wait before it texts an unmarked answer (UnheardAfter).
 const markLinger = 25 * time.Millisecond
 
-// purgeBatch bounds the rows one purge statement deletes, so a first purge of a large
-// table never holds its locks for long.
-const purgeBatch = 1000
-
-// Purge deletes the stored texts (the sender's number and words, the outcome and the
-// answer) received before `before`, and returns how many it deleted. The retention that
-// sets `before` is days: long past Twilio's redeliveries (within its 15 s webhook
-// window) and the sweeper, which finishes a text minutes after its handler died.
-func Purge(ctx context.Context, conn db.DBTX, before time.Time) (int64, error) {
-	var total int64
-	for {
-		n, err := queries.InboundPurge(ctx, conn, db.InboundPurgeParams{Before: before.UTC(), MaxRows: purgeBatch})
-		total += n
-		if err != nil {
-			return total, fmt.Errorf("purge inbound messages: %w", err)
-		}
-		if n < purgeBatch {
-			return total, nil
-		}
+// Purge deletes up to limit stored texts (the sender's number and words, the outcome
+// and the answer) received before `before`, and returns how many it deleted
+// (internal/retention runs it until a batch is short). The retention that sets `before`
+// is days: long past Twilio's redeliveries (within its 15 s webhook window) and the
+// sweeper, which finishes a text minutes after its handler died.
+func Purge(ctx context.Context, conn db.DBTX, before time.Time, limit int32) (int64, error) {
+	n, err := queries.InboundPurge(ctx, conn, db.InboundPurgeParams{Before: before.UTC(), MaxRows: limit})
+	if err != nil {
+		return 0, fmt.Errorf("purge inbound messages: %w", err)
 	}
+	return n, nil
 }

@@ -104,10 +104,11 @@ func (s *Service) applyDelivery(ctx context.Context, sid string) error {
 	return nil
 }
 
-// PurgeDeliveryReports deletes the delivery reports received before before; they only
-// matter while their texts' offers can still change.
-func PurgeDeliveryReports(ctx context.Context, q db.DBTX, before time.Time) (int64, error) {
-	n, err := queries.DeliveryReportPurge(ctx, q, before.UTC())
+// PurgeDeliveryReports deletes up to limit delivery reports received before `before`,
+// and returns how many it deleted (internal/retention runs it until a batch is short);
+// they only matter while their texts' offers can still change.
+func PurgeDeliveryReports(ctx context.Context, conn db.DBTX, before time.Time, limit int32) (int64, error) {
+	n, err := queries.DeliveryReportPurge(ctx, conn, db.DeliveryReportPurgeParams{Before: before.UTC(), MaxRows: limit})
 	if err != nil {
 		return 0, fmt.Errorf("purge delivery reports: %w", err)
 	}
