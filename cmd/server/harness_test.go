@@ -25,7 +25,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/redistest"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
-	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 	"github.com/slotrecovery/slotrecovery/internal/stripetest"
 	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
@@ -297,7 +297,7 @@ func (e *env) textSID(base, sid, from, to, body string, extra ...string) smsAnsw
 	for i := 0; i+1 < len(extra); i += 2 {
 		form.Set(extra[i], extra[i+1])
 	}
-	return e.postForm(base, form, sms.Signature(twiliofake.TestAuthToken, publicURL+webhooks.TwilioPath, form))
+	return e.postForm(base, form, twilio.Signature(twiliofake.TestAuthToken, publicURL+webhooks.TwilioPath, form))
 }
 
 // waitRecorded waits until every text the Twilio fake accepted for phone is recorded by
