@@ -460,3 +460,13 @@ ALTER TABLE shops ADD COLUMN calendar_token text NOT NULL;
 ALTER TABLE shops ADD COLUMN calendar_token_hash bytea NOT NULL;
 ALTER TABLE shops ADD CONSTRAINT shops_calendar_token_hash_key UNIQUE (calendar_token_hash);
 ALTER TABLE shops ADD COLUMN calendar_full_details boolean NOT NULL DEFAULT false;
+
+-- 0020_dashboard_session_ends
+-- The dashboard sessions that signed out, until their cookies would have expired anyway
+-- (see the migration).
+CREATE TABLE dashboard_session_ends (
+    session_id text PRIMARY KEY CHECK (length(session_id) <= 64),
+    shop_id uuid NOT NULL REFERENCES shops (id) ON DELETE CASCADE,
+    expires_at timestamptz NOT NULL
+);
+CREATE INDEX dashboard_session_ends_expires_idx ON dashboard_session_ends (expires_at);

@@ -2,7 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -11,6 +17,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/logging"
+	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
 	"github.com/slotrecovery/slotrecovery/internal/shopapi"
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
@@ -31,21 +38,13 @@ func (a *app) routes() http.Handler {
 	// Inside the logger, so a recovered panic is logged as the 500 it becomes.
 	e.Use(middleware.RecoverWithConfig(middleware.RecoverConfig{DisableStackAll: true, DisablePrintStack: true}))
 	e.Use(httpMetrics(a.registry))
-	// Stripe's events and customer CSV imports may be larger than anything else we take;
-	// their routes have their own caps.
-	e.Use(middleware.BodyLimitWithConfig(middleware.BodyLimitConfig{
-		Limit: "64K", Skipper: func(c echo.Context) bool {
-			switch c.Request().URL.Path {
-			case webhooks.StripePath, shopapi.ImportPath, dashboard.ImportPath:
-				return true
-			}
-			return false
-		},
-	}))
+	// Middleware added with Use runs after routing: c.Path() is the matched route.
+	e.Use(bodyLimits())
+	e.Use(guessLimits(ratelimit.New(a.redis, ratelimit.Config{Prefix: a.cfg.RedisKeyPrefix}), a.log))
 	e.Use(middleware.ContextTimeout(20 * time.Second))
 
 	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
-	e.GET("/readyz", a.readyz)
+	e.GET("/readyz", (&readiness{check: a.readyz, fresh: readyFresh}).handle)
 	e.GET("/metrics", a.publicMetrics(metricsHandler(a.registry)))
 
 	(&shopapi.Handlers{Shops: a.shops, Openings: a.slots, AdminToken: a.cfg.AdminToken}).Register(e)
@@ -84,9 +83,8 @@ func (a *app) requestLogger(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-func (a *app) readyz(c echo.Context) error {
-	ctx, cancel := context.WithTimeout(c.Request().Context(), 2*time.Second)
-	defer cancel()
+// readyz pings Postgres and Redis.
+func (a *app) readyz(ctx context.Context) (int, map[string]string) {
 	checks := map[string]string{"postgres": "ok", "redis": "ok"}
 	status := http.StatusOK
 	if err := a.pool.Ping(ctx); err != nil {
@@ -95,7 +93,218 @@ func (a *app) readyz(c echo.Context) error {
 	if err := a.redis.Ping(ctx).Err(); err != nil {
 		checks["redis"], status = "unreachable", http.StatusServiceUnavailable
 	}
-	return c.JSON(status, checks)
+	return status, checks
+}
+
+// readyFresh is how long a readiness check answers /readyz: a flood of probes costs
+// Postgres and Redis one ping each a second per instance, not one each per probe. A
+// load balancer probing every few seconds sees an answer at most this stale.
+const readyFresh = time.Second
+
+// readiness answers /readyz from the last check while it is fresh. Readiness is each
+// instance's own (its pools, its connections), so the cache is per instance, in memory:
+// counting probes in Redis would cost a round trip to Redis per probe, the very cost it
+// is meant to save, and would depend on Redis to say Redis is down.
+type readiness struct {
+	check func(context.Context) (int, map[string]string)
+	fresh time.Duration
+
+	// mu is held during a check: probes that arrive meanwhile wait for its answer
+	// instead of starting checks of their own.
+	mu     sync.Mutex
+	at     time.Time // when the last check ended; zero before the first
+	status int
+	body   map[string]string // never changed once answered: a new check makes a new map
+}
+
+func (r *readiness) handle(c echo.Context) error {
+	r.mu.Lock()
+	if r.at.IsZero() || time.Since(r.at) >= r.fresh {
+		// The check is everyone's: one probe hanging up does not cancel it.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request().Context()), 2*time.Second)
+		r.status, r.body = r.check(ctx)
+		cancel()
+		r.at = time.Now()
+	}
+	status, body := r.status, r.body
+	r.mu.Unlock()
+	return c.JSON(status, body)
+}
+
+// defaultBodyLimit is the body limit of every route but the few that take files or
+// Stripe's events: the JSON API, the dashboard's forms (dashboard.MaxFormBytes), Twilio's
+// webhooks (a text is at most 1,600 characters), and everything else.
+const defaultBodyLimit = 64 << 10
+
+// bodyLimitFor is the body limit of the route (echo's c.Path(), the route's template,
+// such as /dashboard/customers/:id) a request matched. Never decide it by the request's
+// path: echo routes on the raw path, so /dashboard/customers/%69mport has the path
+// /dashboard/customers/import but is the route /dashboard/customers/:id, whose form
+// would have been read under the import's limit. The routes with larger bodies cap them
+// in their handlers too, a little lower, so that the handler's answer is the one sent.
+func bodyLimitFor(method, route string) int64 {
+	if method == http.MethodPost {
+		switch route {
+		case shopapi.ImportPath:
+			return shopapi.MaxImportBytes + defaultBodyLimit
+		case dashboard.ImportPath:
+			return dashboard.MaxImportBytes + defaultBodyLimit
+		case webhooks.StripePath:
+			return webhooks.MaxStripeBody + defaultBodyLimit
+		}
+	}
+	return defaultBodyLimit
+}
+
+// bodyLimits limits each request's body by its matched route (bodyLimitFor): a body
+// whose Content-Length is over the limit is refused with 413 before a byte of it is
+// read, and a longer one sent without a length fails the read that passes the limit
+// (echo's BodyLimit, one per distinct limit).
+func bodyLimits() echo.MiddlewareFunc {
+	limits := map[int64]echo.MiddlewareFunc{}
+	for _, l := range []int64{defaultBodyLimit, bodyLimitFor(http.MethodPost, shopapi.ImportPath),
+		bodyLimitFor(http.MethodPost, dashboard.ImportPath), bodyLimitFor(http.MethodPost, webhooks.StripePath)} {
+		limits[l] = middleware.BodyLimit(strconv.FormatInt(l, 10))
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		handlers := make(map[int64]echo.HandlerFunc, len(limits))
+		for l, mw := range limits {
+			handlers[l] = mw(next)
+		}
+		return func(c echo.Context) error {
+			return handlers[bodyLimitFor(c.Request().Method, c.Path())](c)
+		}
+	}
+}
+
+// The limits on guessing credentials, per client address (an IPv6 /64), counted in
+// Redis so they hold across instances: N instances allow together what one allows.
+var (
+	// apiKeyGuesses limits the requests of the JSON API that end in 401 (a missing,
+	// wrong or rotated shop API key). Keys are 256-bit random, so guessing one is
+	// hopeless; the limit keeps floods of key lookups off Postgres. It fails open: while
+	// Redis is unreachable the API goes on unlimited rather than refuse every owner.
+	apiKeyGuesses = guessLimit{name: "api_key", limit: ratelimit.Limit{Burst: 20, Every: 3 * time.Second}}
+	// adminGuesses limits wrong admin tokens on POST /api/shops. The token is the
+	// operator's choice (16 characters at least) and may be guessable, so the count is
+	// exact, however many guesses arrive at once (see guessLimit.reserve), and it fails
+	// closed: while Redis is unreachable no shop is created (503).
+	adminGuesses = guessLimit{name: "admin_token", limit: ratelimit.Limit{Burst: 10, Every: time.Minute},
+		reserve: true, failClosed: true}
+)
+
+// guessLimit is a limit on the requests of one client address that end in 401.
+type guessLimit struct {
+	// name keys the counts (ratelimit key "<name>:<client>") and names them in logs.
+	name  string
+	limit ratelimit.Limit
+	// reserve takes one try before the request runs and gives it back unless the
+	// request ends in 401, so no more than the limit's guesses are ever judged, however
+	// many arrive at once; the price is that one client's concurrent requests, good
+	// ones included, are capped at the burst. Without it a try is counted only once the
+	// request ended in 401: requests never hold each other up, and a 401 past the limit
+	// (a burst of concurrent guesses that all passed the check before any was counted)
+	// is answered 429 instead, so no more than the limit's guesses are ever told
+	// "wrong"; a right one among them is served.
+	reserve bool
+	// failClosed answers 503 while Redis cannot be asked; otherwise the request goes
+	// on unlimited.
+	failClosed bool
+}
+
+// limitGuesses enforces g on the requests it wraps: past the limit a client gets 429
+// with Retry-After and the usual error body, before its credentials are looked at.
+func limitGuesses(l *ratelimit.Limiter, log *slog.Logger, g guessLimit) echo.MiddlewareFunc {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	var lastWarned atomic.Int64 // unix seconds: an outage is logged every 10 s, not per request
+	unavailable := func(c echo.Context, err error) {
+		if now := time.Now().Unix(); lastWarned.Swap(now) < now-10 {
+			log.WarnContext(c.Request().Context(), "guess limit unavailable", "limit", g.name, "fail_closed", g.failClosed, "err", err)
+		}
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			ctx := c.Request().Context()
+			key := g.name + ":" + ratelimit.ClientKey(c.RealIP())
+			var res ratelimit.Result
+			var err error
+			if g.reserve {
+				res, err = l.Allow(ctx, key, g.limit)
+			} else {
+				res, err = l.Check(ctx, key, g.limit)
+			}
+			if err != nil {
+				unavailable(c, err)
+				if g.failClosed {
+					c.Response().Header().Set("Retry-After", "5")
+					return &httperr.Error{Status: http.StatusServiceUnavailable, Code: "unavailable",
+						Message: "credentials cannot be checked right now; retry shortly"}
+				}
+				return next(c)
+			}
+			if !res.Allowed {
+				return tooManyGuesses(c, res.RetryAfter)
+			}
+			err = next(c)
+			failed := answerStatus(c, err) == http.StatusUnauthorized
+			// The count must be settled even when the client hung up.
+			bg := context.WithoutCancel(ctx)
+			switch {
+			case g.reserve && !failed:
+				if rerr := l.Return(bg, key, g.limit); rerr != nil {
+					unavailable(c, rerr)
+				}
+			case !g.reserve && failed:
+				res, cerr := l.Allow(bg, key, g.limit)
+				if cerr != nil {
+					unavailable(c, cerr)
+				} else if !res.Allowed && !c.Response().Committed {
+					return tooManyGuesses(c, res.RetryAfter)
+				}
+			}
+			return err
+		}
+	}
+}
+
+// answerStatus is the status the request's answer has or will have: handlers here
+// return their errors for the server's error handler to write.
+func answerStatus(c echo.Context, err error) int {
+	if c.Response().Committed || err == nil {
+		return c.Response().Status
+	}
+	status, _, _ := httperr.Classify(err)
+	return status
+}
+
+// tooManyGuesses is the answer past a guess limit: 429, Retry-After in whole seconds.
+func tooManyGuesses(c echo.Context, wait time.Duration) error {
+	secs := max(1, int64((wait+time.Second-1)/time.Second))
+	c.Response().Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	return &httperr.Error{Status: http.StatusTooManyRequests, Code: "too_many_requests",
+		Message: fmt.Sprintf("too many failed attempts from your address; retry in %d seconds", secs)}
+}
+
+// guessLimits applies the guess limits by matched route: adminGuesses to creating a
+// shop, apiKeyGuesses to every other route of the JSON API that takes a shop key.
+// Routes added to the API later are covered without a change here.
+func guessLimits(l *ratelimit.Limiter, log *slog.Logger) echo.MiddlewareFunc {
+	admin, api := limitGuesses(l, log, adminGuesses), limitGuesses(l, log, apiKeyGuesses)
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		adminNext, apiNext := admin(next), api(next)
+		return func(c echo.Context) error {
+			route := c.Path()
+			switch {
+			case c.Request().Method == http.MethodPost && route == "/api/shops":
+				return adminNext(c)
+			case strings.HasPrefix(route, "/api/") && route != "/api/openapi.json":
+				return apiNext(c)
+			}
+			return next(c)
+		}
+	}
 }
 
 func payPage(msg string) echo.HandlerFunc {

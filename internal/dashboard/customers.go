@@ -19,13 +19,15 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
-// ImportPath is the dashboard's CSV upload. Its body may be far larger than the
-// server's usual cap: the server's BodyLimit middleware skips it and the handler caps it
-// itself.
+// ImportPath is the dashboard's CSV upload (POST), the one dashboard route whose body
+// may be far larger than a form's: the server gives this route, matched as a route (not
+// a path, which percent-encoding can disguise), a limit above MaxImportBytes, and the
+// handler caps the upload itself.
 const ImportPath = "/dashboard/customers/import"
 
-// maxImportBytes caps an upload (the API's cap too).
-const maxImportBytes = 4 << 20
+// MaxImportBytes caps an upload (the API's cap too). Every other dashboard form reads
+// at most MaxFormBytes.
+const MaxImportBytes = 4 << 20
 
 // customerNotices are the fixed messages a redirect may ask the customers page to show.
 var customerNotices = map[string]string{
@@ -236,7 +238,7 @@ func (d *Dashboard) importCustomers(c echo.Context) error {
 	if err != nil || mt != "multipart/form-data" {
 		return fail(http.StatusUnsupportedMediaType, "Upload the file with the form on the customers page.")
 	}
-	mr := multipart.NewReader(http.MaxBytesReader(c.Response(), req.Body, maxImportBytes), params["boundary"])
+	mr := multipart.NewReader(http.MaxBytesReader(c.Response(), req.Body, MaxImportBytes), params["boundary"])
 	part, err := mr.NextPart()
 	if err != nil || part.FormName() != "csrf" {
 		return d.errorPage(c, http.StatusForbidden, "This form has expired",

@@ -5,11 +5,13 @@
 // It is an edge like the JSON API: it signs the owner in with the shop's API key,
 // translates forms into calls on slots.Service, and reads its figures through the
 // queries in db/queries/dashboard.sql. Sessions are stateless signed cookies (HMAC-SHA256
-// under Config.SessionSecret), and sign-out records the session as ended in Redis so that
-// copies of its cookie stop working; a session also carries the version of the shop's
-// API key it signed in under, so rotating the key (here or through the API) ends every
-// session of the shop. Every form carries a CSRF token derived from the session.
-// Sign-in attempts are rate-limited per client address and per shop.
+// under Config.SessionSecret), and sign-out records the session as ended in Postgres
+// (shops.Service.EndSession) so that copies of its cookie stop working, whatever happens
+// to Redis; a session also carries the version of the shop's API key it signed in under,
+// so rotating the key (here or through the API) ends every session of the shop. Every
+// form carries a CSRF token derived from the session, and every form is read only up to
+// MaxFormBytes. Sign-in attempts are rate-limited per client address and per shop, in
+// Redis, so the limits hold across instances.
 // Pages work without JavaScript; a small script refreshes the live parts of the page.
 package dashboard
 
@@ -24,6 +26,7 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -38,6 +41,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
+	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
@@ -62,17 +66,18 @@ type Config struct {
 	Now func() time.Time
 	// Logger receives errors the owner only sees as "internal error"; nil discards them.
 	Logger *slog.Logger
-	// Redis records the sessions that signed out, until they would have expired, so a
-	// copy of a session cookie stops working at sign-out. Required. The dashboard fails
-	// closed without it: no session is honoured while Redis cannot be asked.
+	// Redis counts the sign-in attempts (SignInsPerClient, SignInsPerShop) for every
+	// instance at once. Required. Signing in fails closed without it: while Redis cannot
+	// be asked, no attempt is let through (a 503 asks to retry); signed-in sessions do not
+	// need it.
 	Redis redis.UniversalClient
 	// KeyPrefix is prepended to the dashboard's Redis keys (REDIS_KEY_PREFIX).
 	KeyPrefix string
-	// SignInsPerClient limits sign-in attempts from one client address; the zero value
-	// means a burst of 10, then one every 6 seconds.
+	// SignInsPerClient limits sign-in attempts from one client address (an IPv6 /64),
+	// across instances; the zero value means a burst of 10, then one every 6 seconds.
 	SignInsPerClient Limit
-	// SignInsPerShop limits successful sign-ins to one shop; the zero value means a
-	// burst of 20, then one every 3 minutes.
+	// SignInsPerShop limits successful sign-ins to one shop, across instances; the zero
+	// value means a burst of 20, then one every 3 minutes.
 	SignInsPerShop Limit
 	// Waves tells when each open slot's next offer wave is due (an
 	// *offers.WaveSchedule). Required.
@@ -95,8 +100,7 @@ type Dashboard struct {
 	log      *slog.Logger
 	static   fs.FS
 	version  string // of the static assets, for cache busting
-	perIP    *limiter
-	perShop  *limiter
+	limits   *ratelimit.Limiter
 }
 
 // New returns a Dashboard reading from pool and acting through shopsSvc and openings.
@@ -108,7 +112,7 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 		return nil, errors.New("dashboard: SessionSecret must be at least 32 bytes")
 	}
 	if cfg.Redis == nil {
-		return nil, errors.New("dashboard: Redis is required (it records signed-out sessions)")
+		return nil, errors.New("dashboard: Redis is required (it counts sign-in attempts)")
 	}
 	if cfg.Waves == nil {
 		return nil, errors.New("dashboard: Waves is required (it tells when the next offer wave is due)")
@@ -134,8 +138,7 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	d := &Dashboard{pool: pool, q: db.New(), shops: shopsSvc, openings: openings,
-		cfg: cfg, log: cfg.Logger,
-		perIP: newLimiter(cfg.SignInsPerClient, cfg.Now), perShop: newLimiter(cfg.SignInsPerShop, cfg.Now)}
+		cfg: cfg, log: cfg.Logger, limits: ratelimit.New(cfg.Redis, ratelimit.Config{Prefix: cfg.KeyPrefix})}
 	var err error
 	if d.static, err = fs.Sub(assets, "static"); err != nil {
 		return nil, fmt.Errorf("dashboard: static assets: %w", err)
@@ -236,16 +239,13 @@ func current(c echo.Context) *signedIn { return c.Get(ctxSession).(*signedIn) }
 // sign-in form.
 func (d *Dashboard) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		s, ok, err := d.sessionFrom(c)
-		if err != nil {
-			return d.unavailable(c, "check session", err)
-		}
+		s, ok := d.sessionFrom(c)
 		if !ok {
 			return c.Redirect(http.StatusSeeOther, loginPath)
 		}
 		shop, live, err := d.sessionShop(c.Request().Context(), s)
 		if err != nil {
-			return d.internalError(c, "load shop", err)
+			return d.unavailable(c, "check session", err)
 		}
 		if !live {
 			c.SetCookie(d.expiredCookie(sessionCookie, cookiePath))
@@ -256,18 +256,22 @@ func (d *Dashboard) signedIn(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// sessionShop returns the shop of s. live is false when the shop is gone or its API
-// key was rotated since s signed in: the session is over. The shop row is read on every
-// signed-in request anyway (the page needs it), so comparing the key's version there
-// ends the sessions on every instance at the rotation's commit, at no extra round trip.
-// err is set only when Postgres could not say.
+// sessionShop returns the shop of s. live is false when s signed out, the shop is gone,
+// or its API key was rotated since s signed in: the session is over. The shop row is
+// read on every signed-in request anyway (the page needs it), and the sign-out record
+// with it, so a sign-out or a rotation ends the session on every instance at its commit,
+// at no extra round trip. err is set only when Postgres could not say: then no session
+// is honoured.
 func (d *Dashboard) sessionShop(ctx context.Context, s session) (shop shops.Shop, live bool, err error) {
-	shop, err = d.shops.Get(ctx, s.ShopID)
+	shop, ended, err := d.shops.SessionShop(ctx, s.ShopID, s.ID)
 	if p, isProblem := problem.As(err); isProblem && p.Kind == problem.NotFound {
 		return shops.Shop{}, false, nil
 	}
 	if err != nil {
 		return shops.Shop{}, false, err
+	}
+	if ended {
+		return shops.Shop{}, false, nil
 	}
 	// Any difference ends the session, not only an older version: a version this shop
 	// never had is not one to trust.
@@ -277,33 +281,56 @@ func (d *Dashboard) sessionShop(ctx context.Context, s session) (shop shops.Shop
 	return shop, true, nil
 }
 
-// sessionFrom returns the request's session: its cookie must be valid, unexpired and
-// not signed out. err is set only when Redis could not say whether it signed out.
-func (d *Dashboard) sessionFrom(c echo.Context) (session, bool, error) {
+// sessionFrom returns the session the request's cookie names, when the cookie is
+// valid and unexpired. Whether it signed out is sessionShop's to say.
+func (d *Dashboard) sessionFrom(c echo.Context) (session, bool) {
 	ck, err := c.Cookie(sessionCookie)
 	if err != nil {
-		return session{}, false, nil
+		return session{}, false
 	}
-	s, ok := d.decodeSession(ck.Value, d.cfg.Now())
-	if !ok {
-		return session{}, false, nil
-	}
-	ended, err := d.sessionEnded(c.Request().Context(), s)
-	if err != nil || ended {
-		return session{}, false, err
-	}
-	return s, true, nil
+	return d.decodeSession(ck.Value, d.cfg.Now())
 }
 
 // withCSRF refuses a POST whose form does not carry the session's CSRF token.
 func (d *Dashboard) withCSRF(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
+		if ok, err := d.readForm(c); !ok {
+			return err
+		}
 		if !validCSRF(c.FormValue("csrf"), current(c).CSRF) {
 			return d.errorPage(c, http.StatusForbidden, "This form has expired",
 				"The form was missing its security token, or it came from an old page. Go back, reload the page and try again.")
 		}
 		return next(c)
 	}
+}
+
+// MaxFormBytes caps the body of every dashboard form but the CSV import (which has
+// MaxImportBytes): the forms are a few fields of text.
+const MaxFormBytes = 64 << 10
+
+// readForm parses the request's form, reading at most MaxFormBytes of its body, before
+// any field is asked for: echo's FormValue would otherwise take up to 32 MiB of a
+// multipart body into memory, whatever limit the server in front meant to set. A larger
+// body gets a 413 page, and ok is false (err is the page's). A form that cannot be read
+// otherwise is left to the CSRF check, which finds no token in it.
+func (d *Dashboard) readForm(c echo.Context) (ok bool, err error) {
+	req := c.Request()
+	req.Body = http.MaxBytesReader(c.Response(), req.Body, MaxFormBytes)
+	// ParseMultipartForm parses an urlencoded body too, but then returns ErrNotMultipart
+	// in place of the body's own error.
+	if mt, _, _ := mime.ParseMediaType(req.Header.Get(echo.HeaderContentType)); mt == echo.MIMEMultipartForm {
+		err = req.ParseMultipartForm(MaxFormBytes)
+	} else {
+		err = req.ParseForm()
+	}
+	var mbe *http.MaxBytesError
+	var he *echo.HTTPError // the server's own body limit, if it is the lower
+	if errors.As(err, &mbe) || errors.As(err, &he) && he.Code == http.StatusRequestEntityTooLarge {
+		return false, d.errorPage(c, http.StatusRequestEntityTooLarge, "This form is too large",
+			"The form sent more than the dashboard accepts. Go back, shorten what you typed and try again.")
+	}
+	return true, nil
 }
 
 // loginView is the sign-in page's data.
@@ -313,10 +340,10 @@ type loginView struct {
 }
 
 func (d *Dashboard) loginForm(c echo.Context) error {
-	// A live session goes on to the dashboard. When Redis or Postgres cannot tell, show
-	// the form; a session that a rotation of the key ended is cleared here, or the
+	// A live session goes on to the dashboard. When Postgres cannot tell, show the form;
+	// a session that ended (signed out, or the key was rotated) is cleared here, or the
 	// dashboard and this form would send a browser that kept it back and forth.
-	if s, ok, _ := d.sessionFrom(c); ok {
+	if s, ok := d.sessionFrom(c); ok {
 		_, live, err := d.sessionShop(c.Request().Context(), s)
 		if err == nil && live {
 			return c.Redirect(http.StatusSeeOther, "/dashboard")
@@ -351,16 +378,25 @@ func (d *Dashboard) login(c echo.Context) error {
 	// guess costs a database lookup. (Keys are 256-bit random, so guessing one is
 	// hopeless anyway; the limit keeps floods off Postgres.) c.RealIP is the proxy's
 	// X-Forwarded-For only when the server trusts the proxy (see cmd/server's routes).
-	if ok, wait := d.perIP.allow(clientKey(c.RealIP())); !ok {
+	// The count is in Redis, shared by every instance; when Redis cannot be asked no
+	// attempt goes through (fail closed), since an uncounted attempt is a free guess.
+	ctx := c.Request().Context()
+	res, err := d.limits.Allow(ctx, signInClientKey(c.RealIP()), d.cfg.SignInsPerClient)
+	if err != nil {
+		return d.signInUnavailable(c, err)
+	}
+	if !res.Allowed {
 		d.logger(c).Warn("dashboard sign-in limited", "by", "client")
-		return d.tooManySignIns(c, wait, "Too many sign-in attempts from your network.")
+		return d.tooManySignIns(c, res.RetryAfter, "Too many sign-in attempts from your network.")
+	}
+	if ok, err := d.readForm(c); !ok {
+		return err
 	}
 	ck, err := c.Cookie(loginCookie)
 	if err != nil || !validCSRF(c.FormValue("csrf"), d.loginToken(ck.Value)) {
 		return d.errorPage(c, http.StatusForbidden, "This form has expired",
 			"The sign-in form was missing its security token or is too old. Open the sign-in page again and retry.")
 	}
-	ctx := c.Request().Context()
 	key := strings.TrimSpace(c.FormValue("api_key"))
 	shop, err := d.shops.Authenticate(ctx, key)
 	if errors.Is(err, shops.ErrUnauthorized) {
@@ -376,9 +412,13 @@ func (d *Dashboard) login(c echo.Context) error {
 	// Keys do not name their shop, so only good keys can be counted per shop: this caps
 	// the sessions minted for one shop, whoever holds its key and from however many
 	// addresses.
-	if ok, wait := d.perShop.allow(shop.ID.String()); !ok {
+	res, err = d.limits.Allow(ctx, signInShopKey(shop.ID.String()), d.cfg.SignInsPerShop)
+	if err != nil {
+		return d.signInUnavailable(c, err)
+	}
+	if !res.Allowed {
 		d.logger(c).Warn("dashboard sign-in limited", "by", "shop", "shop_id", shop.ID)
-		return d.tooManySignIns(c, wait, "Too many sign-ins to this shop.")
+		return d.tooManySignIns(c, res.RetryAfter, "Too many sign-ins to this shop.")
 	}
 	s, err := d.newSession(shop.ID, shop.KeyVersion)
 	if err != nil {
@@ -390,17 +430,18 @@ func (d *Dashboard) login(c echo.Context) error {
 	return c.Redirect(http.StatusSeeOther, "/dashboard")
 }
 
-// logout ends the session: it is recorded as signed out in Redis until it would have
-// expired, so a copy of the cookie (another tab, a stolen copy) is refused from now on,
-// and the browser's cookie is cleared.
+// logout ends the session: it is recorded as signed out in Postgres until it would
+// have expired, so a copy of the cookie (another tab, a stolen copy) is refused from now
+// on, by every instance, whatever becomes of Redis; and the browser's cookie is cleared.
+// The shop's other sessions (other devices) go on.
 func (d *Dashboard) logout(c echo.Context) error {
-	s, ok, err := d.sessionFrom(c)
-	if err != nil {
-		return d.unavailable(c, "check session", err)
-	}
+	s, ok := d.sessionFrom(c)
 	if !ok {
 		c.SetCookie(d.expiredCookie(sessionCookie, cookiePath))
 		return c.Redirect(http.StatusSeeOther, loginPath)
+	}
+	if ok, err := d.readForm(c); !ok {
+		return err
 	}
 	if !validCSRF(c.FormValue("csrf"), d.csrfToken(s)) {
 		return d.errorPage(c, http.StatusForbidden, "This form has expired",
@@ -408,7 +449,8 @@ func (d *Dashboard) logout(c echo.Context) error {
 	}
 	// The cookie is cleared only once the end is recorded: a sign-out that looks done
 	// but left copies working would be worse than one that asks to be retried.
-	if err := d.endSession(c.Request().Context(), s); err != nil {
+	// Kept a minute past the cookie's expiry, for instances whose clocks differ a little.
+	if err := d.shops.EndSession(c.Request().Context(), s.ShopID, s.ID, s.Expires.Add(time.Minute)); err != nil {
 		return d.unavailable(c, "end session", err)
 	}
 	c.SetCookie(d.expiredCookie(sessionCookie, cookiePath))
@@ -431,13 +473,25 @@ func (d *Dashboard) internalError(c echo.Context, what string, err error) error 
 	return d.errorPage(c, http.StatusInternalServerError, "Something went wrong", "internal error")
 }
 
-// unavailable logs err and answers a 503 page: Redis, which says which sessions signed
-// out, could not be asked, and a session is not honoured unchecked.
+// unavailable logs err and answers a 503 page: Postgres, which says which sessions
+// signed out, could not be asked, and a session is not honoured unchecked.
 func (d *Dashboard) unavailable(c echo.Context, what string, err error) error {
 	d.logger(c).Error("dashboard "+what, "err", err, "path", c.Request().URL.Path)
 	c.Response().Header().Set("Retry-After", "30")
 	return d.errorPage(c, http.StatusServiceUnavailable, "Try again in a moment",
 		"The dashboard cannot check your session right now. Wait a moment and reload the page.")
+}
+
+// signInUnavailable logs err and answers a 503 sign-in form: Redis, which counts the
+// attempts, could not be asked, and an attempt is not let through uncounted.
+func (d *Dashboard) signInUnavailable(c echo.Context, err error) error {
+	d.logger(c).Error("dashboard sign-in limit", "err", err)
+	c.Response().Header().Set("Retry-After", "30")
+	v := loginView{Error: "Signing in is not possible for a moment. Wait half a minute and try again."}
+	if ck, err := c.Cookie(loginCookie); err == nil {
+		v.CSRF = d.loginToken(ck.Value)
+	}
+	return d.render(c, http.StatusServiceUnavailable, "Sign in", v)
 }
 
 // tooManySignIns answers 429 with the sign-in form, a message saying when to retry, and

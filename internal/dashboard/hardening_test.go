@@ -9,11 +9,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
+	"github.com/slotrecovery/slotrecovery/internal/redistest"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
 // TestLogoutEndsCopiedSessions: after sign-out, a copy of the session cookie taken
@@ -47,10 +49,13 @@ func TestLogoutEndsCopiedSessions(t *testing.T) {
 
 	en.page(t, elsewhere, "/dashboard") // the other sign-in is untouched
 
-	ttl, err := en.redis.TTL(t.Context(), en.prefix+"dashboard_session_ended:"+sessionID(t, copied)).Result()
-	require.NoError(t, err)
-	assert.Greater(t, ttl, 11*time.Hour, "kept until the session would have expired")
-	assert.LessOrEqual(t, ttl, 12*time.Hour+time.Minute)
+	// The sign-out is recorded in Postgres until the session would have expired (and a
+	// minute for instances' clocks), then purged.
+	var expires time.Time
+	require.NoError(t, en.pool.QueryRow(t.Context(),
+		`SELECT expires_at FROM dashboard_session_ends WHERE session_id = $1 AND shop_id = $2`,
+		sessionID(t, copied), en.shopA.ID).Scan(&expires))
+	assert.Equal(t, wednesday.Add(12*time.Hour+time.Minute), expires.UTC(), "kept until the session would have expired")
 }
 
 // sessionID is the id part of a session cookie
@@ -62,19 +67,63 @@ func sessionID(t *testing.T, ck *http.Cookie) string {
 	return parts[3]
 }
 
-// TestSessionsFailClosedWithoutRedis: when Redis cannot say whether a session signed
-// out, the dashboard answers 503 rather than honour it, and sign-out does not pretend
-// to have worked.
-func TestSessionsFailClosedWithoutRedis(t *testing.T) {
+// TestSessionsWithoutRedis: sessions and their sign-outs live in Postgres, so while
+// Redis is unreachable signed-in owners stay signed in and signing out works; only
+// signing in, whose attempts Redis counts, fails closed, with a 503 that asks to retry.
+func TestSessionsWithoutRedis(t *testing.T) {
+	t.Parallel()
+	en := newEnv(t, envOpts{now: wednesday})
+	ck := en.login(t, en.keyA)
+	copied := &http.Cookie{Name: ck.Name, Value: ck.Value}
+	elsewhere := en.login(t, en.keyA)
+	_, csrf := en.page(t, ck, "/dashboard")
+
+	d, err := dashboard.New(en.pool, en.shops, en.slots, dashboard.Config{
+		SessionSecret: secret, Secure: true, Now: en.clock.Now, Redis: redistest.Unreachable(t), Waves: en.waves,
+	})
+	require.NoError(t, err)
+	broken := *en
+	broken.e = newEcho(d)
+
+	en.page(t, ck, "/dashboard")
+	rec := broken.get("/dashboard", ck)
+	require.Equal(t, http.StatusOK, rec.Code, "a signed-in owner stays signed in")
+
+	form := broken.get("/dashboard/login")
+	require.Equal(t, http.StatusOK, form.Code)
+	rec = broken.post("/dashboard/login", url.Values{"csrf": {csrfIn(t, form.Body.String())}, "api_key": {en.keyA}},
+		cookieNamed(form, "sr_login"))
+	require.Equal(t, http.StatusServiceUnavailable, rec.Code, "an attempt Redis cannot count is not let through")
+	assert.Contains(t, rec.Body.String(), "Signing in is not possible for a moment.")
+	assert.Contains(t, rec.Body.String(), `<h1>Sign in</h1>`)
+	assert.Equal(t, "30", rec.Header().Get("Retry-After"))
+	assert.Nil(t, cookieNamed(rec, "sr_session"))
+
+	rec = broken.post("/dashboard/logout", url.Values{"csrf": {csrf}}, ck)
+	require.Equal(t, http.StatusSeeOther, rec.Code, "signing out needs no Redis")
+	require.Equal(t, "/dashboard/login", rec.Header().Get("Location"))
+	for _, e := range []*env{en, &broken} {
+		rec = e.get("/dashboard", copied)
+		require.Equal(t, http.StatusSeeOther, rec.Code, "the copy is signed out")
+		rec = e.get("/dashboard", elsewhere)
+		require.Equal(t, http.StatusOK, rec.Code, "the other session goes on")
+	}
+}
+
+// TestSessionsFailClosedWithoutPostgres: when Postgres cannot say whether a session
+// signed out, the dashboard answers 503 rather than honour it, and sign-out does not
+// pretend to have worked.
+func TestSessionsFailClosedWithoutPostgres(t *testing.T) {
 	t.Parallel()
 	en := newEnv(t, envOpts{now: wednesday})
 	ck := en.login(t, en.keyA)
 	_, csrf := en.page(t, ck, "/dashboard")
 
-	down := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 200 * time.Millisecond, MaxRetries: -1})
-	t.Cleanup(func() { _ = down.Close() })
-	d, err := dashboard.New(en.pool, en.shops, en.slots, dashboard.Config{
-		SessionSecret: secret, Secure: true, Now: en.clock.Now, Redis: down, Waves: en.waves,
+	down, err := pgxpool.New(t.Context(), "postgres://postgres@127.0.0.1:1/none?connect_timeout=1")
+	require.NoError(t, err)
+	t.Cleanup(down.Close)
+	d, err := dashboard.New(down, shops.New(down, shops.Config{Now: en.clock.Now}), en.slots, dashboard.Config{
+		SessionSecret: secret, Secure: true, Now: en.clock.Now, Redis: en.redis, KeyPrefix: en.prefix, Waves: en.waves,
 	})
 	require.NoError(t, err)
 	broken := *en
@@ -89,6 +138,7 @@ func TestSessionsFailClosedWithoutRedis(t *testing.T) {
 	assert.Nil(t, cookieNamed(rec, "sr_session"), "the cookie stays until the sign-out is recorded")
 	rec = broken.get("/dashboard/login", ck)
 	require.Equal(t, http.StatusOK, rec.Code, "the sign-in form still shows")
+	en.page(t, ck, "/dashboard") // not signed out
 }
 
 // TestSignInIsRateLimited: sign-in attempts are limited per client address (every
@@ -139,12 +189,35 @@ func TestSignInIsRateLimited(t *testing.T) {
 		assert.Contains(t, readBody(t, res), "Too many sign-ins to this shop. Wait 60 minutes and try again.")
 		require.Equal(t, http.StatusSeeOther, attempt("203.0.113.4", en.keyB).StatusCode, "another shop is not limited")
 	})
+}
 
-	t.Run("buckets refill", func(t *testing.T) {
-		en.clock.Set(wednesday.Add(time.Hour))
-		defer en.clock.Set(wednesday)
-		require.Equal(t, http.StatusSeeOther, attempt("198.51.100.7", en.keyA).StatusCode)
+// TestSignInBucketsRefill: once the wait a 429 announced has passed, signing in works
+// again. The buckets are in Redis and refill on Redis's clock (the instances' clocks
+// may differ), so this waits for real, on limits of a second.
+func TestSignInBucketsRefill(t *testing.T) {
+	t.Parallel()
+	en := newEnv(t, envOpts{now: wednesday,
+		perClient: dashboard.Limit{Burst: 1, Every: time.Second},
+		perShop:   dashboard.Limit{Burst: 1, Every: time.Second},
 	})
+	attempt := func() *http.Response {
+		t.Helper()
+		form := en.get("/dashboard/login")
+		req := newPost("/dashboard/login", url.Values{"csrf": {csrfIn(t, form.Body.String())}, "api_key": {en.keyA}})
+		req.Header.Set("X-Real-IP", "198.51.100.9")
+		return en.do(req, cookieNamed(form, "sr_login")).Result()
+	}
+	require.Equal(t, http.StatusSeeOther, attempt().StatusCode)
+	res := attempt()
+	require.Equal(t, http.StatusTooManyRequests, res.StatusCode)
+	require.Equal(t, "1", res.Header.Get("Retry-After"))
+	deadline := time.Now().Add(10 * time.Second)
+	for res.StatusCode == http.StatusTooManyRequests {
+		require.True(t, time.Now().Before(deadline), "still limited 10 s after a wait of 1 s")
+		time.Sleep(time.Second)
+		res = attempt()
+	}
+	require.Equal(t, http.StatusSeeOther, res.StatusCode, "both buckets refilled")
 }
 
 func newPost(path string, form url.Values) *http.Request {

@@ -94,6 +94,14 @@ func newEnv(t *testing.T, o envOpts) *env {
 	shopsSvc := shops.New(pool, shops.Config{Now: now, PaymentsEnabled: true})
 	slotsSvc := slots.New(pool, rc, nil, nil, nil, slots.Config{Now: now})
 	rdb, prefix := redistest.New(t)
+	// The sign-in limits' keys: go-redis/redis_rate puts them under "rate:".
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if err := redistest.DeletePrefix(ctx, rdb, "rate:"+prefix); err != nil {
+			t.Errorf("delete rate:%s*: %v", prefix, err)
+		}
+	})
 	waves, err := offers.NewWaveSchedule(pool)
 	require.NoError(t, err)
 	d, err := dashboard.New(pool, shopsSvc, slotsSvc, dashboard.Config{

@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -134,34 +133,6 @@ func (d *Dashboard) expiredCookie(name, path string) *http.Cookie {
 		Name: name, Value: "", Path: path, Expires: time.Unix(0, 0), MaxAge: -1,
 		HttpOnly: true, Secure: d.cfg.Secure, SameSite: http.SameSiteLaxMode,
 	}
-}
-
-// endedKey is the Redis key recording that session id signed out.
-func (d *Dashboard) endedKey(id string) string {
-	return d.cfg.KeyPrefix + "dashboard_session_ended:" + id
-}
-
-// endSession records that s signed out, until it would have expired anyway (plus a
-// minute, for instances whose clocks differ a little): so the keys are bounded by the
-// sign-outs of the last SessionTTL.
-func (d *Dashboard) endSession(ctx context.Context, s session) error {
-	ttl := s.Expires.Sub(d.cfg.Now())
-	if ttl <= 0 {
-		return nil
-	}
-	if err := d.cfg.Redis.Set(ctx, d.endedKey(s.ID), "1", ttl+time.Minute).Err(); err != nil {
-		return fmt.Errorf("record session end: %w", err)
-	}
-	return nil
-}
-
-// sessionEnded reports whether s signed out.
-func (d *Dashboard) sessionEnded(ctx context.Context, s session) (bool, error) {
-	n, err := d.cfg.Redis.Exists(ctx, d.endedKey(s.ID)).Result()
-	if err != nil {
-		return false, fmt.Errorf("check session end: %w", err)
-	}
-	return n > 0, nil
 }
 
 func randomHex(n int) (string, error) {

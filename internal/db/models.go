@@ -63,6 +63,12 @@ type Customer struct {
 	ErasedPhoneSha256 []byte
 }
 
+type DashboardSessionEnd struct {
+	SessionID string
+	ShopID    uuid.UUID
+	ExpiresAt time.Time
+}
+
 type DeliveryReport struct {
 	MessageSid string
 	Status     string
