@@ -405,10 +405,8 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	a.slots = slots.New(a.pool, queue, slots.RedisLocker(redislock.New(a.redis), a.lockWatcher, lockChannel, a.metrics), cool, a.ledger, slotsCfg)
 	a.offers = offers.New(a.pool, queue, texter, cool, a.shops, a.slots, offersCfg)
 	a.inbound = inbound.New(a.pool, queue, a.shops, a.slots, inbound.Config{Logger: log, Metrics: a.metrics})
-	waves, err := offers.NewWaveSchedule(a.pool)
-	if err != nil {
-		return nil, fmt.Errorf("wave schedule: %w", err)
-	}
+	// The dashboard asks the instance's one River client when the next waves are due.
+	waves := offers.NewWaveSchedule(queue)
 	if a.dashboard, err = dashboard.New(a.pool, a.shops, a.slots, dashboard.Config{
 		SessionSecret: a.sessionSecret, Secure: !cfg.DevMode, Logger: log,
 		Redis: a.redis, KeyPrefix: cfg.RedisKeyPrefix, Waves: waves,
@@ -513,6 +511,10 @@ type riverRef struct{ c *river.Client[pgx.Tx] }
 
 func (r *riverRef) InsertManyTx(ctx context.Context, tx pgx.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
 	return r.c.InsertManyTx(ctx, tx, params)
+}
+
+func (r *riverRef) JobList(ctx context.Context, params *river.JobListParams) (*river.JobListResult, error) {
+	return r.c.JobList(ctx, params)
 }
 
 func (r *riverRef) InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {

@@ -80,7 +80,7 @@ type Config struct {
 	// value means a burst of 20, then one every 3 minutes.
 	SignInsPerShop Limit
 	// Waves tells when each open slot's next offer wave is due (an
-	// *offers.WaveSchedule). Required.
+	// *offers.WaveSchedule over the server's River client). Required.
 	Waves WaveSchedule
 }
 

@@ -102,8 +102,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 			t.Errorf("delete rate:%s*: %v", prefix, err)
 		}
 	})
-	waves, err := offers.NewWaveSchedule(pool)
-	require.NoError(t, err)
+	waves := offers.NewWaveSchedule(rc)
 	d, err := dashboard.New(pool, shopsSvc, slotsSvc, dashboard.Config{
 		SessionSecret: secret, Secure: !o.dev, Now: now, RefreshEvery: o.refreshEvery,
 		Redis: rdb, KeyPrefix: prefix, SignInsPerClient: o.perClient, SignInsPerShop: o.perShop, Waves: waves,
