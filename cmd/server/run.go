@@ -409,7 +409,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	waves := offers.NewWaveSchedule(queue)
 	if a.dashboard, err = dashboard.New(a.pool, a.shops, a.slots, dashboard.Config{
 		SessionSecret: a.sessionSecret, Secure: !cfg.DevMode, Logger: log,
-		Redis: a.redis, KeyPrefix: cfg.RedisKeyPrefix, Waves: waves,
+		Redis: a.redis, KeyPrefix: cfg.RedisKeyPrefix, Waves: waves, AccountIssue: twilio.AccountIssueOf,
 	}); err != nil {
 		return nil, fmt.Errorf("dashboard: %w", err)
 	}
