@@ -91,7 +91,7 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, shopsSvc *shops.Service, slots
 // Outcome is what a reply led to; it is the X-Slot-Outcome header of the public contract.
 type Outcome string
 
-// Reply outcomes, also sent in the X-Slot-Outcome header of the answer (README, HTTP API).
+// Reply outcomes, also sent in the X-Slot-Outcome header of the answer (docs/api.md).
 const (
 	// The outcomes of a YES are the claim's own (slots.Outcome), not a copy of them.
 	OutcomeBooked  = Outcome(slots.Booked)
