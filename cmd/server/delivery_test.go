@@ -10,7 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
@@ -26,9 +26,9 @@ func (e *env) status(base, sid, status string, errorCode int, signature string) 
 	}
 	switch signature {
 	case "":
-		signature = sms.Signature(twiliofake.TestAuthToken, publicURL+webhooks.TwilioStatusPath, form)
+		signature = twilio.Signature(twiliofake.TestAuthToken, publicURL+webhooks.TwilioStatusPath, form)
 	case "forged":
-		signature = sms.Signature("not-the-auth-token", publicURL+webhooks.TwilioStatusPath, form)
+		signature = twilio.Signature("not-the-auth-token", publicURL+webhooks.TwilioStatusPath, form)
 	}
 	req, err := http.NewRequest(http.MethodPost, base+webhooks.TwilioStatusPath, strings.NewReader(form.Encode()))
 	require.NoError(e.t, err)

@@ -19,12 +19,13 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/redistest"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
-	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 	"github.com/slotrecovery/slotrecovery/internal/stripetest"
 	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
@@ -289,11 +290,45 @@ func (e *env) text(base, from, to, body string, extra ...string) smsAnswer {
 }
 
 func (e *env) textSID(base, sid, from, to, body string, extra ...string) smsAnswer {
+	if inbound.Parse(body, "") == inbound.KeywordYes {
+		e.waitRecorded(from)
+	}
 	form := url.Values{"MessageSid": {sid}, "From": {from}, "To": {to}, "Body": {body}, "AccountSid": {twiliofake.TestAccountSID}}
 	for i := 0; i+1 < len(extra); i += 2 {
 		form.Set(extra[i], extra[i+1])
 	}
-	return e.postForm(base, form, sms.Signature(twiliofake.TestAuthToken, publicURL+webhooks.TwilioPath, form))
+	return e.postForm(base, form, twilio.Signature(twiliofake.TestAuthToken, publicURL+webhooks.TwilioPath, form))
+}
+
+// waitRecorded waits until every text the Twilio fake accepted for phone is recorded by
+// the server under its message SID (an offer's twilio_sid, a transactional text's
+// claim): an offer is claimable only once its send is recorded, so a test's YES must
+// not race the wave that texted it (it would be told "taken"). It may run outside the
+// test's goroutine, so it fails the test with Errorf and goes on.
+func (e *env) waitRecorded(phone string) {
+	var sids []string
+	for _, m := range e.twilio.MessagesTo(phone) {
+		sids = append(sids, m.SID)
+	}
+	if len(sids) == 0 {
+		return
+	}
+	deadline := time.Now().Add(asyncStep)
+	for {
+		var n int
+		err := e.pool.QueryRow(context.Background(), `
+			SELECT count(*) FROM unnest($1::text[]) AS s(sid)
+			WHERE EXISTS (SELECT 1 FROM slot_offers WHERE twilio_sid = s.sid)
+			   OR EXISTS (SELECT 1 FROM text_claims WHERE message_sid = s.sid)`, sids).Scan(&n)
+		if err == nil && n == len(sids) {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.t.Errorf("after %s, %d of the %d texts to %s are recorded as sent (err %v)\n%s", asyncStep, n, len(sids), phone, err, e.describe())
+			return
+		}
+		time.Sleep(pollEvery)
+	}
 }
 
 func (e *env) postForm(base string, form url.Values, signature string) smsAnswer {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/cooldown"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
 )
 
@@ -303,8 +304,8 @@ func TestTwilioSignature(t *testing.T) {
 	for name, sig := range map[string]string{
 		"missing":   "",
 		"forged":    "bm90IGEgc2lnbmF0dXJl",
-		"other url": sms.Signature(twiliofake.TestAuthToken, "https://evil.example/webhooks/twilio/sms", form),
-		"other key": sms.Signature("someoneelsestoken0000000000000000", publicURL+"/webhooks/twilio/sms", form),
+		"other url": twilio.Signature(twiliofake.TestAuthToken, "https://evil.example/webhooks/twilio/sms", form),
+		"other key": twilio.Signature("someoneelsestoken0000000000000000", publicURL+"/webhooks/twilio/sms", form),
 	} {
 		a := e.postForm(base, form, sig)
 		require.Equal(t, http.StatusForbidden, a.Status, name)

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
 
@@ -71,7 +71,7 @@ func simulateSMS(ctx context.Context, args []string, getenv func(string) string,
 	}
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	if *token != "" {
-		req.Header.Set("X-Twilio-Signature", sms.Signature(*token, target, form))
+		req.Header.Set("X-Twilio-Signature", twilio.Signature(*token, target, form))
 	}
 	return send(req, stdout, webhooks.OutcomeHeader)
 }

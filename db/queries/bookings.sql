@@ -1,9 +1,6 @@
 -- name: BookingGet :one
 SELECT * FROM bookings WHERE id = $1;
 
--- name: BookingLatestForOpening :one
-SELECT * FROM bookings WHERE opening_id = $1 ORDER BY created_at DESC, id LIMIT 1;
-
 -- name: BookingStoreLink :execrows
 -- Stores the checkout link once; whoever stores it first is the one who delivers it: 0
 -- rows means a link was stored first (the YES path's, which answered with it, or the
@@ -95,8 +92,7 @@ WITH opening AS (
     FROM filled f, accepted a
     RETURNING *
 )
-SELECT b.id, b.status, b.amount_cents, b.currency, b.checkout_expires_at, b.created_at, b.shop_id, b.opening_id, b.customer_id,
-       f.service, f.starts_at, f.price_cents
+SELECT sqlc.embed(b), f.service, f.starts_at, f.price_cents
 FROM booking b JOIN filled f ON f.id = b.opening_id;
 
 -- name: BookingLiveForCustomerAt :one

@@ -41,7 +41,13 @@ ORDER BY created_at, id;
 UPDATE slot_offers SET replaced_at = sqlc.arg(now)::timestamptz WHERE id = ANY(sqlc.arg(ids)::uuid[]);
 
 -- name: DeliveryReportPurge :execrows
-DELETE FROM delivery_reports WHERE received_at < sqlc.arg(before)::timestamptz;
+-- Deletes up to max_rows reports received before `before`: the retention period, long
+-- past the last change of their texts' offers.
+DELETE FROM delivery_reports
+WHERE message_sid IN (
+    SELECT message_sid FROM delivery_reports WHERE received_at < sqlc.arg(before)::timestamptz
+    LIMIT sqlc.arg(max_rows)
+);
 
 -- name: DeliveryReportsStored :many
 -- Which of the given message ids have a stored report (a report can come before the wave

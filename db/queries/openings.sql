@@ -7,8 +7,16 @@ RETURNING *;
 -- name: OpeningGet :one
 SELECT * FROM slot_openings WHERE id = $1;
 
--- name: OpeningLock :one
-SELECT * FROM slot_openings WHERE id = $1 FOR UPDATE;
+-- name: OpeningForWave :one
+-- What an offer wave needs of an opening (internal/offers reads it; slots owns the
+-- table): whether it still takes offers, its round, and what the offer text says.
+SELECT id, shop_id, generation, status = 'open' AS open, starts_at, duration_minutes, service, price_cents, created_at
+FROM slot_openings WHERE id = $1;
+
+-- name: OpeningForWaveLocked :one
+-- OpeningForWave's open and generation, the row locked until the transaction ends, so
+-- that a YES or a cancel cannot interleave with the recording of a wave.
+SELECT status = 'open' AS open, generation FROM slot_openings WHERE id = $1 FOR UPDATE;
 
 -- name: OpeningLockForBooking :one
 -- A booking's opening, row-locked, found through the booking in the same statement: a

@@ -1,15 +1,17 @@
-// Package archtest keeps the layout true as code is added: the domain never sees HTTP
-// or a vendor SDK, only the HTTP edges import echo, only the vendor adapters import the
-// vendors' SDKs, the small libraries import nothing of ours, the test helpers stay out
-// of the server, the dashboard leaves River to offers, each table has one writer
-// (tables_test.go) and no comment points outside the repository. The package lists come
-// from `go list`, so a new package is checked by the rule of its class the day it is
-// added.
+// Package archtest keeps the layout true as code is added: every package is in a class
+// (domain, domain library, edge, vendor adapter, library, leaf, test helper, tool) and
+// imports only what its class may, the domain only downwards in one written order; the
+// domain never sees HTTP or a vendor SDK, only the HTTP edges import echo, only the
+// vendor adapters import the vendors' SDKs, the test helpers stay out of the server, the
+// dashboard leaves River to offers, each table has one writer (tables_test.go) and no
+// comment points outside the repository. The package list comes from `go list`, so a new
+// package fails until it is classified.
 package archtest
 
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os/exec"
 	"slices"
@@ -84,23 +86,223 @@ func within(rel string, roots ...string) bool {
 	return false
 }
 
-// The classes of packages. A package that is in none of them is a plain library: it may
-// import our other libraries and the domain, but not echo or a vendor SDK.
-var (
-	// domainRoots are the packages that own the rules (and their subpackages).
-	domainRoots = []string{"internal/slots", "internal/ledger", "internal/offers", "internal/inbound", "internal/shops"}
-	// edgeRoots translate HTTP: only they import echo. Every command is an edge.
-	edgeRoots = []string{"cmd", "internal/webhooks", "internal/shopapi", "internal/httperr", "internal/dashboard"}
-	// vendorAdapters are the only packages that import each vendor's SDK.
-	vendorAdapters = map[string]string{
-		"github.com/twilio/twilio-go": "internal/sms/twilio",
-		"github.com/stripe/stripe-go": "internal/payments/stripe",
-	}
-	// testHelpers give tests real services and fakes; the server never depends on them.
-	testHelpers = []string{"internal/pgtest", "internal/redistest", "internal/stripetest", "internal/twiliofake"}
-	// leafLibraries import nothing of ours: they are small enough to lift out.
-	leafLibraries = []string{"internal/redislock", "internal/cooldown", "internal/phone", "internal/problem", "internal/money"}
+// class is what a package is for; it decides what the package may import.
+type class string
+
+// The classes. Every package of the module is in exactly one (classes below), so a new
+// package fails TestEveryPackageIsClassified until someone decides what it is.
+const (
+	// domain packages own the rules. They never see HTTP or a vendor SDK, and they import
+	// each other only downwards in domainLayers.
+	domain class = "domain"
+	// domainLib packages are the domain's own libraries: each owns a table (it imports
+	// db) and serves the domain, but is not a rule of the product (webhooks sent to
+	// shops, idempotency keys, the calendar feed). They stand in domainLayers like the
+	// domain, and may use net/http (hooks delivers over HTTP).
+	domainLib class = "domain library"
+	// edge packages translate HTTP for clients: only they import echo. They may import
+	// anything but the tools and the test helpers.
+	edge class = "edge"
+	// adapter packages are the only importers of a vendor's SDK (vendorAdapters); they
+	// import libraries and leaves only.
+	adapter class = "vendor adapter"
+	// library packages serve any of the above; they import libraries and leaves only.
+	library class = "library"
+	// leaf packages import nothing of ours: they are small enough to lift out.
+	leaf class = "leaf library"
+	// testHelper packages give tests real services and fakes; the server never depends on
+	// them.
+	testHelper class = "test helper"
+	// tool packages are the load and soak tools and their harness: clients of the server,
+	// not part of it.
+	tool class = "tool"
+	// check packages hold only tests about the module (this one).
+	check class = "check"
 )
+
+// classes puts every package of the module in its class, by its path inside the module.
+var classes = map[string]class{
+	"internal/retention": domain, "internal/inbound": domain, "internal/ledger": domain,
+	"internal/outbox": domain, "internal/slots": domain, "internal/offers": domain,
+	"internal/texts": domain, "internal/shops": domain,
+
+	"internal/hooks": domainLib, "internal/idempotency": domainLib, "internal/calendar": domainLib,
+
+	"cmd/server": edge, "internal/webhooks": edge, "internal/shopapi": edge,
+	"internal/httperr": edge, "internal/dashboard": edge,
+
+	"internal/sms/twilio": adapter, "internal/payments/stripe": adapter,
+
+	"api": library, "internal/config": library, "internal/db": library, "internal/jobs": library,
+	"internal/logging": library, "internal/metrics": library, "internal/migrate": library,
+	"internal/pacing": library, "internal/payments": library, "internal/pgbatch": library,
+	"internal/sms": library,
+
+	"internal/redislock": leaf, "internal/cooldown": leaf, "internal/phone": leaf,
+	"internal/problem": leaf, "internal/money": leaf, "internal/ratelimit": leaf,
+
+	"internal/pgtest": testHelper, "internal/redistest": testHelper, "internal/stripetest": testHelper,
+	"internal/twiliofake": testHelper, "internal/hooks/hookstest": testHelper,
+
+	"cmd/loadtest": tool, "cmd/soak": tool, "internal/loadkit": tool,
+
+	"internal/archtest": check,
+}
+
+// domainLayers orders the domain (and its libraries), top first: a package imports only
+// packages of the layers below its own, never one beside it or above. This is the one
+// place the order is written; docs/architecture.md draws it.
+var domainLayers = [][]string{
+	{"internal/retention"},                   // asks every owner to purge its rows
+	{"internal/inbound"},                     // a reply acts through the owners below
+	{"internal/ledger", "internal/outbox"},   // payments of bookings; transactional texts
+	{"internal/slots"},                       // openings and the claim
+	{"internal/offers", "internal/calendar"}, // the waves of offers; the shops' feed
+	{"internal/texts"},                       // the wording of every text
+	{"internal/shops"},                       // shops and customers
+	{"internal/hooks", "internal/idempotency"},
+}
+
+// mayImport lists, for each class, the classes of ours it may import. domain and
+// domainLib imports between themselves are further held to domainLayers.
+var mayImport = map[class][]class{
+	domain:     {domain, domainLib, library, leaf},
+	domainLib:  {domain, domainLib, library, leaf},
+	edge:       {edge, domain, domainLib, adapter, library, leaf},
+	adapter:    {library, leaf},
+	library:    {library, leaf},
+	leaf:       {},
+	testHelper: {testHelper, domain, domainLib, adapter, library, leaf},
+	tool:       {tool, testHelper, adapter, library, leaf},
+	check:      {},
+}
+
+// vendorAdapters are the only packages that import each vendor's SDK.
+var vendorAdapters = map[string]string{
+	"github.com/twilio/twilio-go": "internal/sms/twilio",
+	"github.com/stripe/stripe-go": "internal/payments/stripe",
+}
+
+// inClass returns the packages classes puts in c.
+func inClass(c class) []string {
+	var out []string
+	for rel, k := range classes {
+		if k == c {
+			out = append(out, rel)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// layer returns rel's index in domainLayers, or -1.
+func layer(rel string) int {
+	for i, l := range domainLayers {
+		if slices.Contains(l, rel) {
+			return i
+		}
+	}
+	return -1
+}
+
+// howToClassify is what a failure says about a package that is in no class.
+const howToClassify = "add it to classes in internal/archtest/arch_test.go: domain if it owns " +
+	"rules of the product, domain library if it owns a table that serves the domain (both also " +
+	"go in a layer of domainLayers: below what imports it, above what it imports), edge if it " +
+	"answers HTTP for clients, vendor adapter if it wraps a vendor's SDK, library if it serves " +
+	"all of these, leaf library if it imports nothing of ours, test helper, or tool"
+
+// importViolations checks every package's imports of ours against its class and, inside
+// the domain, against domainLayers; it returns one line per package not classified and
+// per import not allowed.
+func importViolations(pkgs []goPackage) []string {
+	var out []string
+	for _, p := range pkgs {
+		from, ok := classes[p.Rel]
+		if !ok {
+			out = append(out, fmt.Sprintf("%s is in no class: %s", p.Rel, howToClassify))
+			continue
+		}
+		layered := from == domain || from == domainLib
+		if layered && layer(p.Rel) < 0 {
+			out = append(out, fmt.Sprintf("%s is a %s in no layer: add it to domainLayers in internal/archtest/arch_test.go", p.Rel, from))
+		}
+		for _, imp := range p.Imports {
+			if !importsModule(imp, module) {
+				continue
+			}
+			rel := strings.TrimPrefix(strings.TrimPrefix(imp, module), "/")
+			to, ok := classes[rel]
+			if !ok {
+				continue // reported as unclassified where it is listed itself
+			}
+			if !slices.Contains(mayImport[from], to) {
+				out = append(out, fmt.Sprintf("%s (%s) imports %s (%s): a %s may import only %v",
+					p.Rel, from, rel, to, from, mayImport[from]))
+				continue
+			}
+			if !layered || (to != domain && to != domainLib) {
+				continue
+			}
+			if lf, lt := layer(p.Rel), layer(rel); lf >= 0 && lt >= 0 && lt <= lf {
+				where := "above"
+				if lt == lf {
+					where = "beside"
+				}
+				out = append(out, fmt.Sprintf("%s imports %s, which stands %s it in domainLayers: the domain "+
+					"imports only downwards (ask through an interface the upper package implements, or move the rule down)",
+					p.Rel, rel, where))
+			}
+		}
+	}
+	return out
+}
+
+// TestEveryPackageIsClassified: each package of the module is in a class, and imports
+// only what its class may (mayImport), the domain only downwards (domainLayers).
+func TestEveryPackageIsClassified(t *testing.T) {
+	t.Parallel()
+	for _, v := range importViolations(modulePackages(t)) {
+		t.Error(v)
+	}
+}
+
+// TestEveryPackageIsClassifiedCatches shows the check at work on made-up packages.
+func TestEveryPackageIsClassifiedCatches(t *testing.T) {
+	t.Parallel()
+	pkg := func(rel string, imports ...string) goPackage {
+		p := goPackage{Rel: rel}
+		for _, imp := range imports {
+			p.Imports = append(p.Imports, module+"/"+imp)
+		}
+		return p
+	}
+	got := importViolations([]goPackage{
+		pkg("internal/newthing", "internal/db"),
+		pkg("internal/slots", "internal/ledger", "internal/offers", "internal/sms/twilio"),
+		pkg("internal/ledger", "internal/outbox", "internal/slots"),
+		pkg("internal/phone", "internal/problem"),
+		pkg("internal/jobs", "internal/shops"),
+		pkg("internal/dashboard", "internal/twiliofake", "internal/slots"),
+	})
+	want := []string{
+		"internal/newthing is in no class",
+		"internal/slots imports internal/ledger, which stands above it",
+		"internal/slots (domain) imports internal/sms/twilio (vendor adapter)",
+		"internal/ledger imports internal/outbox, which stands beside it",
+		"internal/phone (leaf library) imports internal/problem (leaf library)",
+		"internal/jobs (library) imports internal/shops (domain)",
+		"internal/dashboard (edge) imports internal/twiliofake (test helper)",
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %d violations, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))
+	}
+	for i := range want {
+		if !strings.HasPrefix(got[i], want[i]) {
+			t.Errorf("violation %d: got %q, want it to start with %q", i, got[i], want[i])
+		}
+	}
+}
 
 // importsModule reports whether imp is path or a package under it (path "a/b" matches
 // "a/b" and "a/b/v2/c", not "a/bc").
@@ -111,12 +313,10 @@ func importsModule(imp, path string) bool {
 func TestDomainSeesNoHTTPOrVendorSDK(t *testing.T) {
 	t.Parallel()
 	forbidden := []string{"net/http", "github.com/labstack/echo", "github.com/twilio/twilio-go", "github.com/stripe/stripe-go"}
-	seen := 0
 	for _, p := range modulePackages(t) {
-		if !within(p.Rel, domainRoots...) {
+		if classes[p.Rel] != domain {
 			continue
 		}
-		seen++
 		for _, imp := range p.Imports {
 			for _, f := range forbidden {
 				if importsModule(imp, f) {
@@ -125,40 +325,17 @@ func TestDomainSeesNoHTTPOrVendorSDK(t *testing.T) {
 			}
 		}
 	}
-	if seen < len(domainRoots) {
-		t.Errorf("found %d of the %d domain packages %v: update domainRoots", seen, len(domainRoots), domainRoots)
-	}
-}
-
-func TestLeafLibrariesImportNothingOfOurs(t *testing.T) {
-	t.Parallel()
-	byRel := map[string]goPackage{}
-	for _, p := range modulePackages(t) {
-		byRel[p.Rel] = p
-	}
-	for _, rel := range leafLibraries {
-		p, ok := byRel[rel]
-		if !ok {
-			t.Errorf("leaf library %s is not in go list: update leafLibraries", rel)
-			continue
-		}
-		for _, imp := range p.Imports {
-			if importsModule(imp, module) {
-				t.Errorf("%s imports %s: it must stay a leaf library", rel, imp)
-			}
-		}
-	}
 }
 
 func TestOnlyEdgesImportEcho(t *testing.T) {
 	t.Parallel()
 	for _, p := range modulePackages(t) {
-		if within(p.Rel, edgeRoots...) {
+		if classes[p.Rel] == edge {
 			continue
 		}
 		for _, imp := range p.Imports {
 			if importsModule(imp, "github.com/labstack/echo") || importsModule(imp, "github.com/labstack/echo-contrib") {
-				t.Errorf("%s imports %s; only the edges %v may", p.Rel, imp, edgeRoots)
+				t.Errorf("%s imports %s; only the edges %v may", p.Rel, imp, inClass(edge))
 			}
 		}
 	}
@@ -188,7 +365,7 @@ func TestDomainDoesNotReachVendorSDKs(t *testing.T) {
 	t.Parallel()
 	args := []string{"list", "-e", "-deps"}
 	for _, p := range modulePackages(t) {
-		if within(p.Rel, domainRoots...) {
+		if classes[p.Rel] == domain {
 			args = append(args, p.ImportPath)
 		}
 	}
@@ -211,19 +388,21 @@ func TestClassesNameRealPackages(t *testing.T) {
 	for _, p := range modulePackages(t) {
 		rels = append(rels, p.Rel)
 	}
-	for _, h := range testHelpers {
-		if !slices.Contains(rels, h) {
-			t.Errorf("test helper %s is not in go list: update testHelpers", h)
+	for rel := range classes {
+		if !slices.Contains(rels, rel) {
+			t.Errorf("%s is classified but not in go list: update classes", rel)
 		}
 	}
-	for _, adapter := range vendorAdapters {
-		if !slices.Contains(rels, adapter) {
-			t.Errorf("vendor adapter %s is not in go list: update vendorAdapters", adapter)
+	for _, l := range domainLayers {
+		for _, rel := range l {
+			if c := classes[rel]; c != domain && c != domainLib {
+				t.Errorf("%s is in domainLayers but classed %q: only the domain and its libraries are layered", rel, c)
+			}
 		}
 	}
-	for _, e := range edgeRoots {
-		if !slices.ContainsFunc(rels, func(rel string) bool { return within(rel, e) }) {
-			t.Errorf("edge %s is not in go list: update edgeRoots", e)
+	for sdk, rel := range vendorAdapters {
+		if classes[rel] != adapter {
+			t.Errorf("%s, the adapter of %s, is not classed a vendor adapter", rel, sdk)
 		}
 	}
 }
@@ -254,7 +433,7 @@ func TestTestHelpersStayOutOfTheServer(t *testing.T) {
 		t.Fatalf("go list -deps: %v", err)
 	}
 	for _, dep := range strings.Fields(string(out)) {
-		for _, h := range testHelpers {
+		for _, h := range inClass(testHelper) {
 			if dep == module+"/"+h {
 				t.Errorf("cmd/server depends on %s, a test helper", h)
 			}

@@ -70,7 +70,7 @@ func providerTypeLiterals(fset *token.FileSet, f *ast.File) []string {
 // build events).
 func TestOnlyTheAdapterSpellsEventTypes(t *testing.T) {
 	t.Parallel()
-	roots := slices.Concat(domainRoots, []string{"internal/payments", "internal/webhooks"})
+	roots := slices.Concat(inClass(domain), []string{"internal/payments", "internal/webhooks"})
 	for _, p := range modulePackages(t) {
 		if !within(p.Rel, roots...) || within(p.Rel, "internal/payments/stripe") {
 			continue

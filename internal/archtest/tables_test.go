@@ -18,15 +18,27 @@ import (
 // Every other package asks the owner (whose methods take a transaction where a caller
 // needs atomicity). Subpackages of the owner count as the owner.
 var tableOwners = map[string]string{
-	"shops":            "internal/shops",
-	"customers":        "internal/shops",
-	"slot_openings":    "internal/slots",
-	"bookings":         "internal/ledger", // most booking writes are payment transitions
-	"slot_offers":      "internal/offers",
-	"inbound_messages": "internal/inbound",
-	"stripe_events":    "internal/ledger", // the webhook's event ledger
-	"text_claims":      "internal/outbox",
-	"delivery_reports": "internal/offers", // Twilio's status callbacks, applied to offers
+	"shops":     "internal/shops",
+	"customers": "internal/shops",
+	// Dashboard sign-outs, kept in Postgres so that Redis losing its data brings no
+	// session back.
+	"dashboard_session_ends": "internal/shops",
+	"slot_openings":          "internal/slots",
+	"bookings":               "internal/ledger", // most booking writes are payment transitions
+	"slot_offers":            "internal/offers",
+	"inbound_messages":       "internal/inbound",
+	"stripe_events":          "internal/ledger", // the webhook's event ledger
+	"text_claims":            "internal/outbox",
+	"delivery_reports":       "internal/offers", // Twilio's status callbacks, applied to offers
+	// River clients' liveness: offers resumes the waves of instances that died.
+	"client_heartbeats": "internal/offers",
+	// Outbound webhooks: endpoints, the events recorded for them, their deliveries and
+	// each delivery's attempts.
+	"webhook_endpoints":  "internal/hooks",
+	"webhook_events":     "internal/hooks",
+	"webhook_deliveries": "internal/hooks",
+	"webhook_attempts":   "internal/hooks",
+	"idempotency_keys":   "internal/idempotency",
 }
 
 // writeKey names one write a package makes: a sqlc query (or rawSQL) and a table.

@@ -98,30 +98,3 @@ func (s *Store) Cooling(ctx context.Context, ids []string) (map[string]bool, err
 	}
 	return cooling, nil
 }
-
-// Remaining returns how long id stays in cooldown, or 0 if it is not cooling
-// down.
-func (s *Store) Remaining(ctx context.Context, id string) (time.Duration, error) {
-	d, err := s.client.PTTL(ctx, s.Key(id)).Result()
-	if err != nil {
-		return 0, fmt.Errorf("cooldown remaining for %s: %w", id, err)
-	}
-	switch {
-	case d == -2: // no key (go-redis passes PTTL's -2 and -1 through as is)
-		return 0, nil
-	case d < 0:
-		// A key without expiry would cool down forever; only a write from
-		// outside this package can make one.
-		return 0, fmt.Errorf("cooldown remaining for %s: key %s has no expiry", id, s.Key(id))
-	}
-	return d, nil
-}
-
-// Clear ends id's cooldown now. Clearing an id that is not cooling down is
-// not an error.
-func (s *Store) Clear(ctx context.Context, id string) error {
-	if err := s.client.Del(ctx, s.Key(id)).Err(); err != nil {
-		return fmt.Errorf("clear cooldown %s: %w", id, err)
-	}
-	return nil
-}

@@ -28,7 +28,7 @@ func ExampleStore_Cooling() {
 	if err != nil {
 		panic(err)
 	}
-	defer cooldowns.Clear(ctx, "alice")
+	defer rdb.Del(ctx, cooldowns.Key("alice"))
 
 	if err := cooldowns.Start(ctx, "alice", time.Hour); err != nil {
 		fmt.Println("redis is unavailable:", err)

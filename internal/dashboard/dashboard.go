@@ -44,6 +44,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/sms"
 )
 
 //go:embed static/*
@@ -80,8 +81,11 @@ type Config struct {
 	// value means a burst of 20, then one every 3 minutes.
 	SignInsPerShop Limit
 	// Waves tells when each open slot's next offer wave is due (an
-	// *offers.WaveSchedule). Required.
+	// *offers.WaveSchedule over the server's River client). Required.
 	Waves WaveSchedule
+	// AccountIssue reads the provider's code of a shop's SMS problem as what the owner
+	// has to change (twilio.AccountIssueOf); nil gives every problem the general hint.
+	AccountIssue func(code int) sms.AccountIssue
 }
 
 // WaveSchedule tells when openings' next offer waves are due. The waves are the offer

@@ -27,6 +27,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/redistest"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -103,11 +104,11 @@ func newEnv(t *testing.T, o envOpts) *env {
 			t.Errorf("delete rate:%s*: %v", prefix, err)
 		}
 	})
-	waves, err := offers.NewWaveSchedule(pool)
-	require.NoError(t, err)
+	waves := offers.NewWaveSchedule(rc)
 	d, err := dashboard.New(pool, shopsSvc, slotsSvc, dashboard.Config{
 		SessionSecret: secret, Secure: !o.dev, Now: now, RefreshEvery: o.refreshEvery,
 		Redis: rdb, KeyPrefix: prefix, SignInsPerClient: o.perClient, SignInsPerShop: o.perShop, Waves: waves,
+		AccountIssue: twilio.AccountIssueOf,
 	})
 	require.NoError(t, err)
 	e := echo.New()

@@ -16,6 +16,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/sms"
 )
 
 const (
@@ -64,7 +65,7 @@ type homeView struct {
 }
 
 // smsProblemView is the banner for texts that failed because of the shop's number or
-// account (Twilio's 21408, 21612) rather than the customer's.
+// account (sms.ReasonAccount) rather than the customer's.
 type smsProblemView struct {
 	Code  int
 	When  string
@@ -72,10 +73,10 @@ type smsProblemView struct {
 	Hint  string
 }
 
-// smsProblemHints says what the owner can do about a provider code.
-var smsProblemHints = map[int]string{
-	21408: "Your SMS account is not allowed to text this country or region: enable it in Twilio's Messaging geographic permissions.",
-	21612: "Your shop's number cannot text these customers' numbers (some carriers or countries do not take texts from it): ask Twilio support, or use another number.",
+// smsProblemHints says what the owner can do about each kind of account problem.
+var smsProblemHints = map[sms.AccountIssue]string{
+	sms.AccountIssueRegion: "Your SMS account is not allowed to text this country or region: enable it in Twilio's Messaging geographic permissions.",
+	sms.AccountIssueSender: "Your shop's number cannot text these customers' numbers (some carriers or countries do not take texts from it): ask Twilio support, or use another number.",
 }
 
 // maxRefundsFailed is how many failed refunds the page lists.
@@ -192,7 +193,10 @@ func (d *Dashboard) homeView(ctx context.Context, shop shops.Shop, page int) (ho
 		return v, err
 	}
 	if p := shop.SMSProblem; p.Recent(now) {
-		hint := smsProblemHints[p.Code]
+		var hint string
+		if d.cfg.AccountIssue != nil {
+			hint = smsProblemHints[d.cfg.AccountIssue(p.Code)]
+		}
 		if hint == "" {
 			hint = "Check your SMS number and account settings with Twilio."
 		}

@@ -52,8 +52,7 @@ WITH opening AS (
     FROM filled f, accepted a
     RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents
 )
-SELECT b.id, b.status, b.amount_cents, b.currency, b.checkout_expires_at, b.created_at, b.shop_id, b.opening_id, b.customer_id,
-       f.service, f.starts_at, f.price_cents
+SELECT b.id, b.opening_id, b.customer_id, b.offer_id, b.shop_id, b.status, b.amount_cents, b.currency, b.stripe_checkout_session_id, b.stripe_payment_intent_id, b.payment_url, b.checkout_expires_at, b.refund_id, b.created_at, b.updated_at, b.confirmed_at, b.reconcile_after, b.reconcile_attempts, b.refund_requested_at, b.customer_told_at, b.refund_failed_at, b.refund_failed_payment_intent, b.refund_error, b.link_retry_at, b.refund_failed_dismissed_at, b.stripe_account, b.application_fee_cents, f.service, f.starts_at, f.price_cents
 FROM booking b JOIN filled f ON f.id = b.opening_id
 `
 
@@ -72,18 +71,10 @@ type BookingClaimParams struct {
 }
 
 type BookingClaimRow struct {
-	ID                uuid.UUID
-	Status            string
-	AmountCents       int64
-	Currency          string
-	CheckoutExpiresAt *time.Time
-	CreatedAt         time.Time
-	ShopID            uuid.UUID
-	OpeningID         uuid.UUID
-	CustomerID        uuid.UUID
-	Service           string
-	StartsAt          time.Time
-	PriceCents        int64
+	Booking    Booking
+	Service    string
+	StartsAt   time.Time
+	PriceCents int64
 }
 
 // A YES's booking in one statement (the booking transaction's round trips were the
@@ -121,15 +112,33 @@ func (q *Queries) BookingClaim(ctx context.Context, db DBTX, arg BookingClaimPar
 	)
 	var i BookingClaimRow
 	err := row.Scan(
-		&i.ID,
-		&i.Status,
-		&i.AmountCents,
-		&i.Currency,
-		&i.CheckoutExpiresAt,
-		&i.CreatedAt,
-		&i.ShopID,
-		&i.OpeningID,
-		&i.CustomerID,
+		&i.Booking.ID,
+		&i.Booking.OpeningID,
+		&i.Booking.CustomerID,
+		&i.Booking.OfferID,
+		&i.Booking.ShopID,
+		&i.Booking.Status,
+		&i.Booking.AmountCents,
+		&i.Booking.Currency,
+		&i.Booking.StripeCheckoutSessionID,
+		&i.Booking.StripePaymentIntentID,
+		&i.Booking.PaymentUrl,
+		&i.Booking.CheckoutExpiresAt,
+		&i.Booking.RefundID,
+		&i.Booking.CreatedAt,
+		&i.Booking.UpdatedAt,
+		&i.Booking.ConfirmedAt,
+		&i.Booking.ReconcileAfter,
+		&i.Booking.ReconcileAttempts,
+		&i.Booking.RefundRequestedAt,
+		&i.Booking.CustomerToldAt,
+		&i.Booking.RefundFailedAt,
+		&i.Booking.RefundFailedPaymentIntent,
+		&i.Booking.RefundError,
+		&i.Booking.LinkRetryAt,
+		&i.Booking.RefundFailedDismissedAt,
+		&i.Booking.StripeAccount,
+		&i.Booking.ApplicationFeeCents,
 		&i.Service,
 		&i.StartsAt,
 		&i.PriceCents,
@@ -143,45 +152,6 @@ SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, cur
 
 func (q *Queries) BookingGet(ctx context.Context, db DBTX, id uuid.UUID) (Booking, error) {
 	row := db.QueryRow(ctx, bookingGet, id)
-	var i Booking
-	err := row.Scan(
-		&i.ID,
-		&i.OpeningID,
-		&i.CustomerID,
-		&i.OfferID,
-		&i.ShopID,
-		&i.Status,
-		&i.AmountCents,
-		&i.Currency,
-		&i.StripeCheckoutSessionID,
-		&i.StripePaymentIntentID,
-		&i.PaymentUrl,
-		&i.CheckoutExpiresAt,
-		&i.RefundID,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-		&i.ConfirmedAt,
-		&i.ReconcileAfter,
-		&i.ReconcileAttempts,
-		&i.RefundRequestedAt,
-		&i.CustomerToldAt,
-		&i.RefundFailedAt,
-		&i.RefundFailedPaymentIntent,
-		&i.RefundError,
-		&i.LinkRetryAt,
-		&i.RefundFailedDismissedAt,
-		&i.StripeAccount,
-		&i.ApplicationFeeCents,
-	)
-	return i, err
-}
-
-const bookingLatestForOpening = `-- name: BookingLatestForOpening :one
-SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents FROM bookings WHERE opening_id = $1 ORDER BY created_at DESC, id LIMIT 1
-`
-
-func (q *Queries) BookingLatestForOpening(ctx context.Context, db DBTX, openingID uuid.UUID) (Booking, error) {
-	row := db.QueryRow(ctx, bookingLatestForOpening, openingID)
 	var i Booking
 	err := row.Scan(
 		&i.ID,

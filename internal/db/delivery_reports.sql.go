@@ -14,11 +14,22 @@ import (
 )
 
 const deliveryReportPurge = `-- name: DeliveryReportPurge :execrows
-DELETE FROM delivery_reports WHERE received_at < $1::timestamptz
+DELETE FROM delivery_reports
+WHERE message_sid IN (
+    SELECT message_sid FROM delivery_reports WHERE received_at < $1::timestamptz
+    LIMIT $2
+)
 `
 
-func (q *Queries) DeliveryReportPurge(ctx context.Context, db DBTX, before time.Time) (int64, error) {
-	result, err := db.Exec(ctx, deliveryReportPurge, before)
+type DeliveryReportPurgeParams struct {
+	Before  time.Time
+	MaxRows int32
+}
+
+// Deletes up to max_rows reports received before `before`: the retention period, long
+// past the last change of their texts' offers.
+func (q *Queries) DeliveryReportPurge(ctx context.Context, db DBTX, arg DeliveryReportPurgeParams) (int64, error) {
+	result, err := db.Exec(ctx, deliveryReportPurge, arg.Before, arg.MaxRows)
 	if err != nil {
 		return 0, err
 	}

@@ -131,6 +131,60 @@ func (q *Queries) OpeningExpireFilled(ctx context.Context, db DBTX, arg OpeningE
 	return i, err
 }
 
+const openingForWave = `-- name: OpeningForWave :one
+SELECT id, shop_id, generation, status = 'open' AS open, starts_at, duration_minutes, service, price_cents, created_at
+FROM slot_openings WHERE id = $1
+`
+
+type OpeningForWaveRow struct {
+	ID              uuid.UUID
+	ShopID          uuid.UUID
+	Generation      int32
+	Open            bool
+	StartsAt        time.Time
+	DurationMinutes int32
+	Service         string
+	PriceCents      int64
+	CreatedAt       time.Time
+}
+
+// What an offer wave needs of an opening (internal/offers reads it; slots owns the
+// table): whether it still takes offers, its round, and what the offer text says.
+func (q *Queries) OpeningForWave(ctx context.Context, db DBTX, id uuid.UUID) (OpeningForWaveRow, error) {
+	row := db.QueryRow(ctx, openingForWave, id)
+	var i OpeningForWaveRow
+	err := row.Scan(
+		&i.ID,
+		&i.ShopID,
+		&i.Generation,
+		&i.Open,
+		&i.StartsAt,
+		&i.DurationMinutes,
+		&i.Service,
+		&i.PriceCents,
+		&i.CreatedAt,
+	)
+	return i, err
+}
+
+const openingForWaveLocked = `-- name: OpeningForWaveLocked :one
+SELECT status = 'open' AS open, generation FROM slot_openings WHERE id = $1 FOR UPDATE
+`
+
+type OpeningForWaveLockedRow struct {
+	Open       bool
+	Generation int32
+}
+
+// OpeningForWave's open and generation, the row locked until the transaction ends, so
+// that a YES or a cancel cannot interleave with the recording of a wave.
+func (q *Queries) OpeningForWaveLocked(ctx context.Context, db DBTX, id uuid.UUID) (OpeningForWaveLockedRow, error) {
+	row := db.QueryRow(ctx, openingForWaveLocked, id)
+	var i OpeningForWaveLockedRow
+	err := row.Scan(&i.Open, &i.Generation)
+	return i, err
+}
+
 const openingGet = `-- name: OpeningGet :one
 SELECT id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at FROM slot_openings WHERE id = $1
 `
@@ -297,31 +351,6 @@ func (q *Queries) OpeningListDetailed(ctx context.Context, db DBTX, arg OpeningL
 		return nil, err
 	}
 	return items, nil
-}
-
-const openingLock = `-- name: OpeningLock :one
-SELECT id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at FROM slot_openings WHERE id = $1 FOR UPDATE
-`
-
-func (q *Queries) OpeningLock(ctx context.Context, db DBTX, id uuid.UUID) (SlotOpening, error) {
-	row := db.QueryRow(ctx, openingLock, id)
-	var i SlotOpening
-	err := row.Scan(
-		&i.ID,
-		&i.ShopID,
-		&i.StartsAt,
-		&i.DurationMinutes,
-		&i.Service,
-		&i.PriceCents,
-		&i.Status,
-		&i.FilledBy,
-		&i.Generation,
-		&i.Version,
-		&i.CreatedAt,
-		&i.UpdatedAt,
-		&i.FilledAt,
-	)
-	return i, err
 }
 
 const openingLockForBooking = `-- name: OpeningLockForBooking :one

@@ -1,13 +1,19 @@
-// Package inbound answers the texts customers send to a shop's number: it stores each
-// message by its MessageSid before acting on it, reads the keyword (YES, NO, STOP,
-// START, HELP), does what it asks through the owners of the data (slots books, shops
-// opts in and out, offers' rows are declined through slots), and stores the answer, so
-// that a redelivery of the same MessageSid is answered the same and changes nothing.
-// Once the answer has been written back to Twilio it is marked (Delivered).
+// Package inbound answers the texts customers send to a shop's number: it reads the
+// keyword (YES, NO, STOP, START, HELP; Parse), stores each message by its MessageSid
+// before acting on it, does what it asks through the owners of the data (slots books,
+// shops opts in and out, offers declines), and stores the answer, so that a redelivery
+// of the same MessageSid is answered the same and changes nothing (Reply). The webhook
+// writes the answer back to Twilio and hands it to Answered, which marks it heard only
+// if it went out within Twilio's wait.
 //
-//	text ─▶ store (MessageSid) ─┬─ new ──────▶ parse ─▶ act ─▶ store answer ─▶ TwiML ─▶ mark
-//	                            └─ seen before ─▶ the stored answer (waiting briefly
-//	                                              for a first delivery still in flight)
+//	text ─▶ parse ─▶ store (MessageSid) ─┬─ new ──────▶ act ─▶ store answer ─▶ TwiML ─▶ mark
+//	                                     └─ seen before ─▶ the stored answer (waiting briefly
+//	                                                       for a first delivery still in flight)
+//
+// Storing is batched: the texts of concurrent requests go in one statement, which also
+// reads the shop that owns the number, the sender and the offers they can claim (a late
+// YES is answered there and then); a booked YES stores its answer with the payment link
+// (slots.LinkAnswer).
 //
 // Twilio does not retry a webhook, so what a dead handler left is finished by the
 // sweeper (Sweep, every minute): a stored text without an answer is handled again, and

@@ -191,3 +191,39 @@ func TestTakenOverTextIsNotRetold(t *testing.T) {
 	require.Zero(t, sweep(t, w.sweeperAt(10*time.Minute)))
 	require.Len(t, w.texts(t, "reply:SMorphanNo"), 1)
 }
+
+// TestAnsweredMarksOnlyWhatWentOutInTime: the webhook hands its written answer to
+// Answered, which marks it heard only when the flush reached the connection and within
+// Twilio's wait; an answer that failed to go out, or went out too late, stays unmarked
+// for the sweeper, and an empty answer is not even flushed.
+func TestAnsweredMarksOnlyWhatWentOutInTime(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, 3)
+	cases := []struct {
+		sid      string
+		received time.Time
+		flushErr error
+		marked   bool
+	}{
+		{sid: "SMintime", received: time.Now(), marked: true},
+		{sid: "SMbroken", received: time.Now(), flushErr: errors.New("connection reset")},
+		{sid: "SMlate", received: time.Now().Add(-14 * time.Second)},
+	}
+	for i, c := range cases {
+		in := inbound.Message{MessageSID: c.sid, From: w.phones[i], To: w.shop.SMSNumber, Body: "HELP"}
+		ans, err := w.inbound.Reply(ctx, in)
+		require.NoError(t, err)
+		flushed := 0
+		w.inbound.Answered(ctx, in, ans, c.received, func() error { flushed++; return c.flushErr })
+		require.Equal(t, 1, flushed, c.sid)
+	}
+	w.inbound.Answered(ctx, inbound.Message{MessageSID: "SMsilent"}, inbound.Answer{}, time.Now(),
+		func() error { t.Error("an empty answer was flushed"); return nil })
+	require.NoError(t, w.inbound.Drain(ctx))
+	for _, c := range cases {
+		var marked bool
+		require.NoError(t, w.pool.QueryRow(ctx, `SELECT answered_at IS NOT NULL FROM inbound_messages WHERE message_sid = $1`, c.sid).Scan(&marked))
+		require.Equal(t, c.marked, marked, "%s marked as heard", c.sid)
+	}
+}

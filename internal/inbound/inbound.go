@@ -44,17 +44,20 @@ type Config struct {
 	Metrics      *metrics.Metrics
 }
 
+// queries is this package's one way to its SQL: sqlc's Queries holds no state, and
+// each call is given the pool or the transaction it runs on.
+var queries = db.New()
+
 // Service answers customers' texts.
 type Service struct {
 	pool  *pgxpool.Pool
-	q     *db.Queries
 	queue jobs.Inserter
 	// stores, answers and heard write the texts, the answers and the marks of answers
 	// written back of concurrent requests together.
 	stores  *group[newText, stored]
 	answers *group[answer, struct{}]
 	heard   *group[heard, struct{}]
-	// marking counts the marks Heard writes in the background.
+	// marking counts the marks Answered writes in the background.
 	marking pending
 	shops   *shops.Service
 	slots   *slots.Service
@@ -80,7 +83,7 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, shopsSvc *shops.Service, slots
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{pool: pool, q: db.New(), queue: queue, shops: shopsSvc, slots: slotsSvc, cfg: cfg, log: cfg.Logger, m: cfg.Metrics}
+	s := &Service{pool: pool, queue: queue, shops: shopsSvc, slots: slotsSvc, cfg: cfg, log: cfg.Logger, m: cfg.Metrics}
 	s.initGroups()
 	return s
 }
@@ -88,7 +91,7 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, shopsSvc *shops.Service, slots
 // Outcome is what a reply led to; it is the X-Slot-Outcome header of the public contract.
 type Outcome string
 
-// Reply outcomes, also sent in the X-Slot-Outcome header of the answer (README, HTTP API).
+// Reply outcomes, also sent in the X-Slot-Outcome header of the answer (docs/api.md).
 const (
 	// The outcomes of a YES are the claim's own (slots.Outcome), not a copy of them.
 	OutcomeBooked  = Outcome(slots.Booked)
@@ -156,7 +159,7 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 			snd = &st.sender
 		}
 	} else {
-		_, err := s.q.InboundInsert(ctx, s.pool, db.InboundInsertParams{
+		_, err := queries.InboundInsert(ctx, s.pool, db.InboundInsertParams{
 			MessageSid: in.MessageSID, FromPhone: in.From, ToPhone: in.To, Body: in.Body, ReceivedAt: now.UTC(),
 		})
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -166,7 +169,7 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 		}
 	}
 	if !stored {
-		_, err := s.q.InboundTakeOver(ctx, s.pool, db.InboundTakeOverParams{
+		_, err := queries.InboundTakeOver(ctx, s.pool, db.InboundTakeOverParams{
 			MessageSid: in.MessageSID, Now: now.UTC(), StaleBefore: now.Add(-s.cfg.StaleAfter).UTC(),
 		})
 		if err == nil {
@@ -204,7 +207,7 @@ func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in M
 	// afresh.
 	bg := context.WithoutCancel(ctx)
 	store := func(q db.DBTX) error {
-		return s.q.InboundSetOutcome(bg, q, db.InboundSetOutcomeParams{
+		return queries.InboundSetOutcome(bg, q, db.InboundSetOutcomeParams{
 			MessageSid: in.MessageSID, Outcome: text(string(ans.Outcome)), Reply: text(ans.Message), HandledAt: ptr(s.cfg.Now().UTC()),
 			BookingID: uuid.NullUUID{UUID: ans.BookingID, Valid: ans.BookingID != uuid.Nil},
 		})
@@ -233,8 +236,8 @@ func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in M
 // written back to Twilio in time to reach the customer: the sweeper does not text it
 // again, and a booked customer needs no notice text. The marks of concurrent requests
 // are written together. A mark that is lost (the process dies first, Postgres fails)
-// costs the customer the same answer once more, by text. The webhook records it through
-// Heard, in the background.
+// costs the customer the same answer once more, by text. The webhook's answers are
+// recorded through Answered, in the background.
 func (s *Service) Delivered(ctx context.Context, in Message, ans Answer) error {
 	h := heard{sid: cleanText(in.MessageSID)}
 	if ans.Message != "" {
@@ -286,13 +289,13 @@ func (s *Service) Sweep(ctx context.Context) (int, error) {
 func (s *Service) finish(ctx context.Context) (done, read int, err error) {
 	now := s.cfg.Now()
 	stale := now.Add(-s.cfg.StaleAfter).UTC()
-	sids, err := s.q.InboundListUnanswered(ctx, s.pool, db.InboundListUnansweredParams{StaleBefore: stale, MaxRows: sweepRows})
+	sids, err := queries.InboundListUnanswered(ctx, s.pool, db.InboundListUnansweredParams{StaleBefore: stale, MaxRows: sweepRows})
 	if err != nil {
 		return 0, 0, fmt.Errorf("list unanswered texts: %w", err)
 	}
 	read = len(sids)
 	for _, sid := range sids {
-		m, err := s.q.InboundTakeOver(ctx, s.pool, db.InboundTakeOverParams{MessageSid: sid, Now: now.UTC(), StaleBefore: stale})
+		m, err := queries.InboundTakeOver(ctx, s.pool, db.InboundTakeOverParams{MessageSid: sid, Now: now.UTC(), StaleBefore: stale})
 		if errors.Is(err, pgx.ErrNoRows) {
 			continue // answered or taken over meanwhile
 		}
@@ -317,7 +320,7 @@ func (s *Service) finish(ctx context.Context) (done, read int, err error) {
 			}
 			// Whatever follows tells the customer (or finds they know): the unheard
 			// answers retell lists skip this text.
-			if err := s.q.InboundMarkRetold(ctx, tx, db.InboundMarkRetoldParams{MessageSid: m.MessageSid, Now: now.UTC()}); err != nil {
+			if err := queries.InboundMarkRetold(ctx, tx, db.InboundMarkRetoldParams{MessageSid: m.MessageSid, Now: now.UTC()}); err != nil {
 				return fmt.Errorf("mark retold: %w", err)
 			}
 			if !known || ans.Message == "" {
@@ -370,7 +373,7 @@ var errLeaveForNextSweep = errors.New("inbound: left for the next sweep")
 func (s *Service) retell(ctx context.Context) (done, read int, err error) {
 	now := s.cfg.Now()
 	heardBefore := now.Add(-s.cfg.UnheardAfter).UTC()
-	sids, err := s.q.InboundListUnheard(ctx, s.pool, db.InboundListUnheardParams{
+	sids, err := queries.InboundListUnheard(ctx, s.pool, db.InboundListUnheardParams{
 		HeardBefore: heardBefore, NotBefore: now.Add(-s.cfg.RetellWithin).UTC(), MaxRows: sweepRows,
 	})
 	if err != nil {
@@ -381,7 +384,7 @@ func (s *Service) retell(ctx context.Context) (done, read int, err error) {
 		var outcome Outcome
 		texted := false
 		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			m, err := s.q.InboundRetell(ctx, tx, db.InboundRetellParams{MessageSid: sid, Now: now.UTC(), HeardBefore: heardBefore})
+			m, err := queries.InboundRetell(ctx, tx, db.InboundRetellParams{MessageSid: sid, Now: now.UTC(), HeardBefore: heardBefore})
 			if err != nil {
 				return err
 			}
@@ -460,7 +463,7 @@ const replayWait = 5 * time.Second
 func (s *Service) replay(ctx context.Context, sid string) (Answer, error) {
 	deadline := time.Now().Add(replayWait)
 	for {
-		m, err := s.q.InboundGet(ctx, s.pool, sid)
+		m, err := queries.InboundGet(ctx, s.pool, sid)
 		if err != nil {
 			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, fmt.Errorf("read stored message: %w", err)
 		}
@@ -531,12 +534,8 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, kw Ke
 		return s.claim(ctx, shop, snd.id, snd.claims, sid)
 	case KeywordNo:
 		if known {
-			if off, err := s.q.OfferNewestClaimable(ctx, s.pool, snd.id); err == nil {
-				if err := offers.Decline(ctx, s.pool, off.OfferID); err != nil {
-					return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, err
-				}
-			} else if !errors.Is(err, pgx.ErrNoRows) {
-				return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, fmt.Errorf("find offer to decline: %w", err)
+			if err := offers.DeclineNewest(ctx, s.pool, snd.id); err != nil {
+				return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, err
 			}
 		}
 		return Answer{Outcome: OutcomeDeclined, Message: texts.Declined(shop)}, nil
@@ -566,14 +565,17 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, kw Ke
 func (s *Service) claim(ctx context.Context, shop shops.Shop, customerID uuid.UUID, claims *slots.Claimable, sid string) (Answer, error) {
 	var c slots.Claim
 	var err error
+	// linked is the answer queued with the payment link, when it was: built once, and
+	// given as it is when it was stored (Claim.AnswerStored).
+	var linked Answer
 	if claims != nil {
 		var early slots.LinkAnswer
 		if sid != "" {
 			early = func(ctx context.Context, q *pgbatch.Queue, c slots.Claim) {
-				ans := s.booked(shop, c)
+				linked = booked(shop, c)
 				// Queued: it runs, and its result is known, when q is sent.
-				_, _ = s.q.InboundSetLinkAnswer(ctx, q, db.InboundSetLinkAnswerParams{
-					MessageSid: sid, Outcome: text(string(ans.Outcome)), Reply: text(ans.Message), HandledAt: s.cfg.Now().UTC(),
+				_, _ = queries.InboundSetLinkAnswer(ctx, q, db.InboundSetLinkAnswerParams{
+					MessageSid: sid, Outcome: text(string(linked.Outcome)), Reply: text(linked.Message), HandledAt: s.cfg.Now().UTC(),
 					BookingID: uuid.NullUUID{UUID: c.BookingID, Valid: true}, PaymentUrl: c.PaymentURL,
 				})
 			}
@@ -594,9 +596,11 @@ func (s *Service) claim(ctx context.Context, shop shops.Shop, customerID uuid.UU
 		} else {
 			s.m.Booking(slots.BookingPendingPayment)
 		}
-		ans := s.booked(shop, c)
-		ans.stored = c.AnswerStored
-		return ans, nil
+		if c.AnswerStored {
+			linked.stored = true
+			return linked, nil
+		}
+		return booked(shop, c), nil
 	case slots.Taken:
 		return Answer{Outcome: OutcomeTaken, Message: texts.Taken(shop)}, nil
 	default:
@@ -605,7 +609,7 @@ func (s *Service) claim(ctx context.Context, shop shops.Shop, customerID uuid.UU
 }
 
 // booked is the answer to a YES that holds the booking c.
-func (s *Service) booked(shop shops.Shop, c slots.Claim) Answer {
+func booked(shop shops.Shop, c slots.Claim) Answer {
 	ans := Answer{Outcome: OutcomeBooked, BookingID: c.BookingID}
 	switch {
 	case c.Confirmed:
@@ -613,7 +617,7 @@ func (s *Service) booked(shop shops.Shop, c slots.Claim) Answer {
 	case c.LinkFollows:
 		ans.Message = texts.BookedLinkFollows(shop, c.Service, c.StartsAt)
 	default:
-		ans.Message = texts.Link(shop, c.Service, c.StartsAt, c.PaymentURL, s.slots.PayWithin())
+		ans.Message = texts.Link(shop, c.Service, c.StartsAt, c.PaymentURL, slots.PayWithin)
 	}
 	return ans
 }

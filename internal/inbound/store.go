@@ -59,7 +59,7 @@ func (s *Service) storeTexts(ctx context.Context, batch []newText) ([]stored, er
 		p.Bodies = append(p.Bodies, t.in.Body)
 		p.Yes = append(p.Yes, t.yes)
 	}
-	rows, err := s.q.InboundStoreMany(ctx, s.pool, p)
+	rows, err := queries.InboundStoreMany(ctx, s.pool, p)
 	if err != nil {
 		return nil, fmt.Errorf("store inbound messages: %w", err)
 	}
@@ -90,7 +90,7 @@ func (s *Service) storeAnswers(ctx context.Context, answers []answer) ([]struct{
 		p.Replies = append(p.Replies, a.reply)
 		p.BookingIds = append(p.BookingIds, a.bookingID)
 	}
-	if err := s.q.InboundSetOutcomes(ctx, s.pool, p); err != nil {
+	if err := queries.InboundSetOutcomes(ctx, s.pool, p); err != nil {
 		return nil, err
 	}
 	return make([]struct{}, len(answers)), nil
@@ -113,7 +113,7 @@ func (s *Service) markAnswered(ctx context.Context, answers []heard) ([]struct{}
 	}
 	var q pgbatch.Queue
 	if len(p.Sids) > 0 {
-		if err := s.q.InboundMarkAnswered(ctx, &q, p); err != nil {
+		if err := queries.InboundMarkAnswered(ctx, &q, p); err != nil {
 			return nil, fmt.Errorf("mark answers written back: %w", err)
 		}
 	}
@@ -155,30 +155,20 @@ func (s *Service) initGroups() {
 }
 
 // markLinger is how long a batch of marks waits for more: the marks are written in the
-// background (Heard), after their answers, so the wait costs no customer anything and a
+// background (Answered), after their answers, so the wait costs no customer anything and a
 // storm's marks take a few statements instead of one every few replies. It stays far
 // below the sweeper's wait before it texts an unmarked answer (UnheardAfter).
 const markLinger = 25 * time.Millisecond
 
-// purgeBatch bounds the rows one purge statement deletes, so a first purge of a large
-// table never holds its locks for long.
-const purgeBatch = 1000
-
-// Purge deletes the stored texts (the sender's number and words, the outcome and the
-// answer) received before `before`, and returns how many it deleted. The retention that
-// sets `before` is days: long past Twilio's redeliveries (within its 15 s webhook
-// window) and the sweeper, which finishes a text minutes after its handler died.
-func Purge(ctx context.Context, conn db.DBTX, before time.Time) (int64, error) {
-	q := db.New()
-	var total int64
-	for {
-		n, err := q.InboundPurge(ctx, conn, db.InboundPurgeParams{Before: before.UTC(), MaxRows: purgeBatch})
-		total += n
-		if err != nil {
-			return total, fmt.Errorf("purge inbound messages: %w", err)
-		}
-		if n < purgeBatch {
-			return total, nil
-		}
+// Purge deletes up to limit stored texts (the sender's number and words, the outcome
+// and the answer) received before `before`, and returns how many it deleted
+// (internal/retention runs it until a batch is short). The retention that sets `before`
+// is days: long past Twilio's redeliveries (within its 15 s webhook window) and the
+// sweeper, which finishes a text minutes after its handler died.
+func Purge(ctx context.Context, conn db.DBTX, before time.Time, limit int32) (int64, error) {
+	n, err := queries.InboundPurge(ctx, conn, db.InboundPurgeParams{Before: before.UTC(), MaxRows: limit})
+	if err != nil {
+		return 0, fmt.Errorf("purge inbound messages: %w", err)
 	}
+	return n, nil
 }

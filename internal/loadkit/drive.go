@@ -17,7 +17,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 )
 
 // Driver speaks to the server as its clients do: the shop API with bearer keys, and
@@ -186,7 +186,7 @@ func (d *Driver) Fire(ctx context.Context, bases []string, texts []url.Values, i
 	bodies := make([]string, len(texts))
 	sigs := make([]string, len(texts))
 	for i, f := range texts {
-		bodies[i], sigs[i] = f.Encode(), sms.Signature(d.AuthToken, PublicURL+TwilioPath, f)
+		bodies[i], sigs[i] = f.Encode(), twilio.Signature(d.AuthToken, PublicURL+TwilioPath, f)
 	}
 	out := make([]Answer, len(texts))
 	var next atomic.Int64
@@ -251,7 +251,7 @@ func (d *Driver) FireAt(ctx context.Context, bases []string, texts []url.Values,
 		go func() {
 			defer func() { <-sem; wg.Done() }()
 			body := f.Encode()
-			out[i] = d.send(ctx, bases[i%len(bases)], body, sms.Signature(d.AuthToken, PublicURL+TwilioPath, f))
+			out[i] = d.send(ctx, bases[i%len(bases)], body, twilio.Signature(d.AuthToken, PublicURL+TwilioPath, f))
 		}()
 	}
 	wg.Wait()

@@ -34,7 +34,7 @@ func (s *Service) RecordDelivery(ctx context.Context, r sms.DeliveryReport) erro
 	if r.MessageID == "" {
 		return nil
 	}
-	if err := s.q.DeliveryReportRecord(ctx, s.pool, db.DeliveryReportRecordParams{
+	if err := queries.DeliveryReportRecord(ctx, s.pool, db.DeliveryReportRecordParams{
 		MessageSid: r.MessageID, Status: string(r.Status), Reason: r.Reason.String(),
 		ErrorCode: pgInt4(r.ErrorCode), Now: s.cfg.Now().UTC(),
 	}); err != nil {
@@ -54,7 +54,7 @@ func (s *Service) RecordDelivery(ctx context.Context, r sms.DeliveryReport) erro
 func (s *Service) applyDeliveries(ctx context.Context, sids []string) error {
 	sids = slices.DeleteFunc(slices.Clone(sids), func(sid string) bool { return sid == "" })
 	if len(sids) > 1 {
-		reported, err := s.q.DeliveryReportsStored(ctx, s.pool, sids)
+		reported, err := queries.DeliveryReportsStored(ctx, s.pool, sids)
 		if err != nil {
 			return fmt.Errorf("find stored delivery reports: %w", err)
 		}
@@ -79,7 +79,7 @@ func (s *Service) applyReported(ctx context.Context, sids []string) error {
 
 // applyDelivery applies the stored report of one message id (see applyDeliveries).
 func (s *Service) applyDelivery(ctx context.Context, sid string) error {
-	rows, err := s.q.OfferApplyDelivery(ctx, s.pool, sid)
+	rows, err := queries.OfferApplyDelivery(ctx, s.pool, sid)
 	if err != nil {
 		return fmt.Errorf("apply delivery report: %w", err)
 	}
@@ -104,10 +104,11 @@ func (s *Service) applyDelivery(ctx context.Context, sid string) error {
 	return nil
 }
 
-// PurgeDeliveryReports deletes the delivery reports received before before; they only
-// matter while their texts' offers can still change.
-func PurgeDeliveryReports(ctx context.Context, q db.DBTX, before time.Time) (int64, error) {
-	n, err := queries.DeliveryReportPurge(ctx, q, before.UTC())
+// PurgeDeliveryReports deletes up to limit delivery reports received before `before`,
+// and returns how many it deleted (internal/retention runs it until a batch is short);
+// they only matter while their texts' offers can still change.
+func PurgeDeliveryReports(ctx context.Context, conn db.DBTX, before time.Time, limit int32) (int64, error) {
+	n, err := queries.DeliveryReportPurge(ctx, conn, db.DeliveryReportPurgeParams{Before: before.UTC(), MaxRows: limit})
 	if err != nil {
 		return 0, fmt.Errorf("purge delivery reports: %w", err)
 	}

@@ -16,9 +16,10 @@
 // resumed by another within a minute (Healer, heal.go): what the dead run left claimed
 // is settled, never texted again.
 //
-// Openings belong to internal/slots: a wave reads and expires them through the Openings
-// interface, which *slots.Service implements. Other packages change offers through the
-// functions in ledger.go, in their own transactions (a cancel closes the untexted
-// offers, a failed payment marks the accepted one, a NO declines one). Replies are
+// Openings belong to internal/slots: a wave reads them with its own query
+// (OpeningForWave) and has one closed past its cutoff by slots, through the Openings
+// interface. Other packages change offers through the functions in ledger.go, in their
+// own transactions (a cancel closes the untexted offers, a failed payment marks the
+// accepted one, a NO declines the newest live one). Replies are
 // internal/inbound's; transactional texts are sent by internal/outbox.
 package offers

@@ -61,7 +61,6 @@ type HealConfig struct {
 type Healer struct {
 	pool *pgxpool.Pool
 	jobs *river.Client[pgx.Tx]
-	q    *db.Queries
 	cfg  HealConfig
 	log  *slog.Logger
 }
@@ -93,7 +92,7 @@ func NewHealer(pool *pgxpool.Pool, client *river.Client[pgx.Tx], cfg HealConfig)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Healer{pool: pool, jobs: client, q: db.New(), cfg: cfg, log: cfg.Logger}, nil
+	return &Healer{pool: pool, jobs: client, cfg: cfg, log: cfg.Logger}, nil
 }
 
 // Run beats every BeatEvery and sweeps every SweepEvery until ctx ends (then it returns
@@ -125,7 +124,7 @@ func (h *Healer) Run(ctx context.Context) error {
 
 // Beat records the client alive now.
 func (h *Healer) Beat(ctx context.Context) error {
-	if err := h.q.HeartbeatRecord(ctx, h.pool, db.HeartbeatRecordParams{ClientID: h.jobs.ID(), SeenAt: h.cfg.Now().UTC()}); err != nil {
+	if err := queries.HeartbeatRecord(ctx, h.pool, db.HeartbeatRecordParams{ClientID: h.jobs.ID(), SeenAt: h.cfg.Now().UTC()}); err != nil {
 		return fmt.Errorf("record heartbeat: %w", err)
 	}
 	return nil
@@ -136,7 +135,7 @@ func (h *Healer) Beat(ctx context.Context) error {
 // once the River client has stopped and Run has returned.
 func (h *Healer) Stopped(ctx context.Context) error {
 	at := h.cfg.Now().Add(-h.cfg.DeadAfter - time.Second).UTC()
-	if err := h.q.HeartbeatRecord(ctx, h.pool, db.HeartbeatRecordParams{ClientID: h.jobs.ID(), SeenAt: at}); err != nil {
+	if err := queries.HeartbeatRecord(ctx, h.pool, db.HeartbeatRecordParams{ClientID: h.jobs.ID(), SeenAt: at}); err != nil {
 		return fmt.Errorf("record client stopped: %w", err)
 	}
 	return nil
@@ -164,7 +163,7 @@ func (h *Healer) Sweep(ctx context.Context) (int, error) {
 	now := h.cfg.Now()
 	resumed := 0
 	if len(clients) > 0 {
-		dead, err := h.q.HeartbeatListDead(ctx, h.pool, db.HeartbeatListDeadParams{ClientIds: clients, StaleBefore: now.Add(-h.cfg.DeadAfter).UTC()})
+		dead, err := queries.HeartbeatListDead(ctx, h.pool, db.HeartbeatListDeadParams{ClientIds: clients, StaleBefore: now.Add(-h.cfg.DeadAfter).UTC()})
 		if err != nil {
 			return 0, fmt.Errorf("find dead clients: %w", err)
 		}
@@ -181,7 +180,7 @@ func (h *Healer) Sweep(ctx context.Context) (int, error) {
 			}
 		}
 	}
-	if _, err := h.q.HeartbeatPurge(ctx, h.pool, now.Add(-h.cfg.Forget).UTC()); err != nil {
+	if _, err := queries.HeartbeatPurge(ctx, h.pool, now.Add(-h.cfg.Forget).UTC()); err != nil {
 		return resumed, fmt.Errorf("forget old heartbeats: %w", err)
 	}
 	return resumed, nil

@@ -19,8 +19,6 @@ import (
 // offer and loses the others in the same statement that books: that one statement is
 // what makes a claim one round trip.
 
-var queries = db.New()
-
 // CloseQueued closes the offers of an opening that were recorded but never texted:
 // the opening was cancelled or has expired.
 func CloseQueued(ctx context.Context, q db.DBTX, openingID uuid.UUID) error {
@@ -47,10 +45,18 @@ func MarkPaymentFailed(ctx context.Context, q db.DBTX, offerID uuid.UUID) error 
 	return nil
 }
 
-// Decline records a customer's NO to a texted offer. An offer that is no longer live
-// (taken, lost, declined already) is left as it is.
-func Decline(ctx context.Context, q db.DBTX, offerID uuid.UUID) error {
-	if _, err := queries.OfferDecline(ctx, q, offerID); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+// DeclineNewest records a customer's NO: it declines their newest offer that can still
+// be taken. A customer with none is left as they are (the NO is answered all the same),
+// and so is an offer that stops being live meanwhile (taken, lost).
+func DeclineNewest(ctx context.Context, q db.DBTX, customerID uuid.UUID) error {
+	off, err := queries.OfferNewestClaimable(ctx, q, customerID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("find offer to decline: %w", err)
+	}
+	if _, err := queries.OfferDecline(ctx, q, off.OfferID); err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return fmt.Errorf("decline offer: %w", err)
 	}
 	return nil

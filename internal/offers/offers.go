@@ -42,32 +42,10 @@ type Texter interface {
 	Text(ctx context.Context, m sms.Message) (sid string, err error)
 }
 
-// Opening is what a wave needs to know of an opening. internal/slots owns openings and
-// reads it (Openings).
-type Opening struct {
-	ID, ShopID uuid.UUID
-	Generation int32
-	// Open reports that the opening still takes offers (not filled, cancelled or
-	// expired).
-	Open            bool
-	StartsAt        time.Time
-	DurationMinutes int32
-	Service         string
-	PriceCents      int64
-	CreatedAt       time.Time
-}
-
-// ErrNoOpening is returned by Openings when the opening does not exist (any more).
-var ErrNoOpening = errors.New("offers: no such opening")
-
-// Openings is what the waves ask of the openings' owner, internal/slots: the waves
-// read openings and close expired ones, but never change them themselves.
+// Openings is what the waves ask of the openings' owner, internal/slots: the waves read
+// openings themselves (OpeningForWave) but never change them; an opening past its
+// cutoff is closed by its owner.
 type Openings interface {
-	// ForWave reads an opening.
-	ForWave(ctx context.Context, id uuid.UUID) (Opening, error)
-	// LockForWave reads an opening and locks it until tx ends, so that a YES or a
-	// cancel cannot interleave with the recording of a wave.
-	LockForWave(ctx context.Context, tx pgx.Tx, id uuid.UUID) (Opening, error)
 	// Expire closes an opening that is still open past its cutoff, with its offers
 	// that were never texted.
 	Expire(ctx context.Context, id uuid.UUID, now time.Time) error
@@ -101,10 +79,13 @@ type Config struct {
 	Metrics *metrics.Metrics
 }
 
+// queries is this package's one way to its SQL: sqlc's Queries holds no state, and
+// each call is given the pool or the transaction it runs on.
+var queries = db.New()
+
 // Service runs the waves of offers.
 type Service struct {
 	pool      *pgxpool.Pool
-	q         *db.Queries
 	queue     jobs.Inserter
 	texter    Texter
 	cooldowns CooldownChecker
@@ -132,7 +113,7 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, texter Texter, cooldowns Coold
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{pool: pool, q: db.New(), queue: queue, texter: texter, cooldowns: cooldowns,
+	return &Service{pool: pool, queue: queue, texter: texter, cooldowns: cooldowns,
 		shops: shopsSvc, openings: openings, cfg: cfg, log: cfg.Logger, m: cfg.Metrics}
 }
 
@@ -165,8 +146,8 @@ func (s *Service) runWave(ctx context.Context, w jobs.Wave, orphansBefore time.T
 			return WaveResult{}, err
 		}
 	}
-	op, err := s.openings.ForWave(ctx, w.OpeningID)
-	if errors.Is(err, ErrNoOpening) {
+	op, err := queries.OpeningForWave(ctx, s.pool, w.OpeningID)
+	if errors.Is(err, pgx.ErrNoRows) {
 		return WaveResult{Stopped: "not_found"}, nil
 	}
 	if err != nil {
@@ -202,7 +183,7 @@ func (s *Service) runWave(ctx context.Context, w jobs.Wave, orphansBefore time.T
 		return WaveResult{SnoozeTo: q.EndAfter(now.In(shop.Location))}, nil
 	}
 
-	batch, err := s.q.OfferListWave(ctx, s.pool, db.OfferListWaveParams{OpeningID: op.ID, Generation: op.Generation, Wave: int32(w.Wave)})
+	batch, err := queries.OfferListWave(ctx, s.pool, db.OfferListWaveParams{OpeningID: op.ID, Generation: op.Generation, Wave: int32(w.Wave)})
 	if err != nil {
 		return WaveResult{}, fmt.Errorf("list wave offers: %w", err)
 	}
@@ -210,7 +191,7 @@ func (s *Service) runWave(ctx context.Context, w jobs.Wave, orphansBefore time.T
 		if err := s.recordWave(ctx, shop, op, w, now); err != nil {
 			return WaveResult{}, err
 		}
-		if batch, err = s.q.OfferListWave(ctx, s.pool, db.OfferListWaveParams{OpeningID: op.ID, Generation: op.Generation, Wave: int32(w.Wave)}); err != nil {
+		if batch, err = queries.OfferListWave(ctx, s.pool, db.OfferListWaveParams{OpeningID: op.ID, Generation: op.Generation, Wave: int32(w.Wave)}); err != nil {
 			return WaveResult{}, fmt.Errorf("list wave offers: %w", err)
 		}
 	}
@@ -241,23 +222,25 @@ func settleOrphans(ctx context.Context, q db.DBTX, log *slog.Logger, w jobs.Wave
 // recordWave picks the wave's customers and records their offers, and schedules the next
 // wave, in one transaction that holds the opening's row lock (so a YES or a cancel cannot
 // interleave).
-func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op Opening, w jobs.Wave, now time.Time) error {
+func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.OpeningForWaveRow, w jobs.Wave, now time.Time) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		locked, err := s.openings.LockForWave(ctx, tx, op.ID)
+		locked, err := queries.OpeningForWaveLocked(ctx, tx, op.ID)
 		if err != nil {
 			return fmt.Errorf("lock opening: %w", err)
 		}
+		// Still open in the same round: the rest of op (its start, length, service) is
+		// never changed once declared.
 		if !locked.Open || locked.Generation != op.Generation {
 			return nil
 		}
-		params := eligibility(shop, locked, now)
+		params := eligibility(shop, op, now)
 		params.MaxRows = int32(s.cfg.MaxCandidates)
 		if params.MaxPerDay > 0 {
-			if err := s.q.OfferLockShopWaves(ctx, tx, shop.ID); err != nil {
+			if err := queries.OfferLockShopWaves(ctx, tx, shop.ID); err != nil {
 				return fmt.Errorf("lock shop waves: %w", err)
 			}
 		}
-		cands, err := s.q.CustomerListEligible(ctx, tx, params)
+		cands, err := queries.CustomerListEligible(ctx, tx, params)
 		if err != nil {
 			return fmt.Errorf("list eligible customers: %w", err)
 		}
@@ -271,7 +254,7 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op Opening, w
 		}
 		// Offers of earlier waves whose texts never reached their customer are made up
 		// for here: this wave texts that many more.
-		shortfall, err := s.q.OfferShortfall(ctx, tx, db.OfferShortfallParams{OpeningID: op.ID, Generation: op.Generation, Wave: int32(w.Wave)})
+		shortfall, err := queries.OfferShortfall(ctx, tx, db.OfferShortfallParams{OpeningID: op.ID, Generation: op.Generation, Wave: int32(w.Wave)})
 		if err != nil {
 			return fmt.Errorf("find undelivered offers: %w", err)
 		}
@@ -285,12 +268,12 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op Opening, w
 			}
 		}
 		if extra := min(len(picked)-shop.Policy.WaveSize, len(shortfall)); extra > 0 {
-			if err := s.q.OfferMarkReplaced(ctx, tx, db.OfferMarkReplacedParams{Ids: shortfall[:extra], Now: now.UTC()}); err != nil {
+			if err := queries.OfferMarkReplaced(ctx, tx, db.OfferMarkReplacedParams{Ids: shortfall[:extra], Now: now.UTC()}); err != nil {
 				return fmt.Errorf("mark undelivered offers replaced: %w", err)
 			}
 		}
 		if len(picked) > 0 {
-			if err := s.q.OfferInsertMany(ctx, tx, db.OfferInsertManyParams{
+			if err := queries.OfferInsertMany(ctx, tx, db.OfferInsertManyParams{
 				OpeningID: op.ID, ShopID: shop.ID, Generation: op.Generation, Wave: int32(w.Wave),
 				CreatedAt: now.UTC(), CustomerIds: picked,
 			}); err != nil {
@@ -306,7 +289,7 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op Opening, w
 			// cooldown later, instead of every interval until a start months away.
 			at = now.Add(max(shop.Policy.WaveInterval, idleWaveInterval))
 		}
-		if cutoff := shop.Cutoff(locked.StartsAt); cutoff.Before(at) {
+		if cutoff := shop.Cutoff(op.StartsAt); cutoff.Before(at) {
 			at = cutoff
 		}
 		next := jobs.Wave{OpeningID: op.ID, Generation: w.Generation, Wave: w.Wave + 1}
@@ -322,7 +305,7 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op Opening, w
 // opening (its local day of the week, a window holding the whole appointment, its
 // service), and who have not had the shop's daily cap of offers in the shop's local day
 // of now.
-func eligibility(shop shops.Shop, op Opening, now time.Time) db.CustomerListEligibleParams {
+func eligibility(shop shops.Shop, op db.OpeningForWaveRow, now time.Time) db.CustomerListEligibleParams {
 	local := op.StartsAt.In(shop.Location)
 	startMinute := local.Hour()*60 + local.Minute()
 	today := now.In(shop.Location)
@@ -465,7 +448,7 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 		s.m.SendError(code)
 		switch {
 		case sms.Permanent(r.err):
-			if err := s.q.OfferMarkFailed(bg, s.pool, db.OfferMarkFailedParams{ID: r.offer.ID, ErrorCode: pgInt4(code)}); err != nil {
+			if err := queries.OfferMarkFailed(bg, s.pool, db.OfferMarkFailedParams{ID: r.offer.ID, ErrorCode: pgInt4(code)}); err != nil {
 				errs = errors.Join(errs, fmt.Errorf("mark offer failed: %w", err))
 				continue
 			}
@@ -480,7 +463,7 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 			// enabled, a From that cannot reach this To): not the customer's fault, so they
 			// stay reachable for later openings; retrying now would fail again.
 			s.m.SMSAccountError(metrics.StageSend, code)
-			if err := s.q.OfferMarkFailed(bg, s.pool, db.OfferMarkFailedParams{ID: r.offer.ID, ErrorCode: pgInt4(code)}); err != nil {
+			if err := queries.OfferMarkFailed(bg, s.pool, db.OfferMarkFailedParams{ID: r.offer.ID, ErrorCode: pgInt4(code)}); err != nil {
 				errs = errors.Join(errs, fmt.Errorf("mark offer failed: %w", err))
 				continue
 			}
@@ -493,7 +476,7 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 			res.Failed++
 		default:
 			// Nothing was sent (the provider refused for now, or could not be reached).
-			if err := s.q.OfferUnclaim(bg, s.pool, r.offer.ID); err != nil {
+			if err := queries.OfferUnclaim(bg, s.pool, r.offer.ID); err != nil {
 				errs = errors.Join(errs, fmt.Errorf("unclaim offer: %w", err))
 				continue
 			}
@@ -619,7 +602,7 @@ func (m *marker) count() int {
 // claim claims the given queued offers for sending and returns those this sender got.
 func (s *Service) claim(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, error) {
 	now := s.cfg.Now().UTC()
-	claimed, err := s.q.OfferClaimManyForSending(ctx, s.pool, db.OfferClaimManyForSendingParams{Ids: ids, Now: now})
+	claimed, err := queries.OfferClaimManyForSending(ctx, s.pool, db.OfferClaimManyForSendingParams{Ids: ids, Now: now})
 	if err != nil {
 		return nil, fmt.Errorf("claim offers: %w", err)
 	}
@@ -628,12 +611,12 @@ func (s *Service) claim(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, erro
 	}
 	// Offers another run claimed, or that can no longer be texted, are not queued and
 	// claimable any more; those still are were held by another statement a moment ago.
-	skipped, err := s.q.OfferListStillQueued(ctx, s.pool, except(ids, claimed))
+	skipped, err := queries.OfferListStillQueued(ctx, s.pool, except(ids, claimed))
 	if err != nil {
 		return nil, fmt.Errorf("list offers still queued: %w", err)
 	}
 	for _, id := range skipped {
-		n, err := s.q.OfferClaimForSending(ctx, s.pool, db.OfferClaimForSendingParams{ID: id, Now: now})
+		n, err := queries.OfferClaimForSending(ctx, s.pool, db.OfferClaimForSendingParams{ID: id, Now: now})
 		if err != nil {
 			return nil, fmt.Errorf("claim offer: %w", err)
 		}
@@ -649,7 +632,7 @@ func (s *Service) claim(ctx context.Context, ids []uuid.UUID) ([]uuid.UUID, erro
 // delivery reports may have come before (to apply them).
 func (s *Service) markSent(ctx context.Context, ids []uuid.UUID, sids []string) ([]string, error) {
 	now := s.cfg.Now().UTC()
-	rows, err := s.q.OfferMarkManySent(ctx, s.pool, db.OfferMarkManySentParams{Ids: ids, Sids: sids, Now: now})
+	rows, err := queries.OfferMarkManySent(ctx, s.pool, db.OfferMarkManySentParams{Ids: ids, Sids: sids, Now: now})
 	if err != nil {
 		return nil, fmt.Errorf("mark offers sent: %w", err)
 	}
@@ -670,12 +653,12 @@ func (s *Service) markSent(ctx context.Context, ids []uuid.UUID, sids []string) 
 	}
 	// Offers not marked yet were held by another statement a moment ago (or were
 	// settled by another run: then they need nothing).
-	left, err := s.q.OfferListSending(ctx, s.pool, except(ids, marked))
+	left, err := queries.OfferListSending(ctx, s.pool, except(ids, marked))
 	if err != nil {
 		return reported, fmt.Errorf("list offers still sending: %w", err)
 	}
 	for _, id := range left {
-		if err := s.q.OfferMarkSent(ctx, s.pool, db.OfferMarkSentParams{ID: id, Sid: sidOf[id], Now: now}); err != nil {
+		if err := queries.OfferMarkSent(ctx, s.pool, db.OfferMarkSentParams{ID: id, Sid: sidOf[id], Now: now}); err != nil {
 			return reported, fmt.Errorf("mark offer sent: %w", err)
 		}
 		if sidOf[id] != "" {

@@ -3,16 +3,11 @@ package offers
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
@@ -30,21 +25,18 @@ type ScheduledWave struct {
 // (jobs.Wave) whose arguments this package writes and reads, so the question is asked
 // here rather than by each reader of River's tables.
 type WaveSchedule struct {
-	jobs *river.Client[pgx.Tx]
+	jobs JobLister
 }
 
-// NewWaveSchedule returns a WaveSchedule reading River's jobs in pool. It holds an
-// insert-only River client that is never started: it lists jobs through River's API
-// and runs none.
-func NewWaveSchedule(pool *pgxpool.Pool) (*WaveSchedule, error) {
-	if pool == nil {
-		return nil, errors.New("offers: wave schedule: pool is required")
-	}
-	c, err := river.NewClient(riverpgxv5.New(pool), &river.Config{Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		return nil, fmt.Errorf("offers: wave schedule: river client: %w", err)
-	}
-	return &WaveSchedule{jobs: c}, nil
+// JobLister lists River's jobs; the server's River client is one.
+type JobLister interface {
+	JobList(ctx context.Context, params *river.JobListParams) (*river.JobListResult, error)
+}
+
+// NewWaveSchedule returns a WaveSchedule asking jobs, the server's River client (one per
+// instance: its pool and its configuration).
+func NewWaveSchedule(jobs JobLister) *WaveSchedule {
+	return &WaveSchedule{jobs: jobs}
 }
 
 // NextWaves returns, for each opening in openingIDs that has one, its earliest wave job

@@ -50,10 +50,13 @@ type Config struct {
 	Metrics *metrics.Metrics
 }
 
+// queries is this package's one way to its SQL: sqlc's Queries holds no state, and
+// each call is given the pool or the transaction it runs on.
+var queries = db.New()
+
 // Service sends queued transactional texts.
 type Service struct {
 	pool     *pgxpool.Pool
-	q        *db.Queries
 	texter   Texter
 	shops    *shops.Service
 	bookings Bookings
@@ -70,7 +73,7 @@ func New(pool *pgxpool.Pool, texter Texter, shopsSvc *shops.Service, bookings Bo
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{pool: pool, q: db.New(), texter: texter, shops: shopsSvc, bookings: bookings, cfg: cfg, log: cfg.Logger, m: cfg.Metrics}
+	return &Service{pool: pool, texter: texter, shops: shopsSvc, bookings: bookings, cfg: cfg, log: cfg.Logger, m: cfg.Metrics}
 }
 
 // TextWorker runs jobs.Text.
@@ -106,7 +109,7 @@ func (s *Service) SendText(ctx context.Context, a jobs.Text) error {
 		return nil
 	}
 	customer := uuid.Nil // the text's recipient as a customer of the shop, if they are one
-	c, err := s.q.CustomerGetByPhone(ctx, s.pool, db.CustomerGetByPhoneParams{ShopID: a.ShopID, Phone: a.To})
+	c, err := queries.CustomerGetByPhone(ctx, s.pool, db.CustomerGetByPhoneParams{ShopID: a.ShopID, Phone: a.To})
 	if err == nil {
 		customer = c.ID
 	}
@@ -131,7 +134,7 @@ func (s *Service) SendText(ctx context.Context, a jobs.Text) error {
 	// At most once: the key is claimed before the send. A run that finds it claimed is
 	// a retry of one that got that far (perhaps killed mid-send): the text went out, or
 	// may have; a second copy is worse than none.
-	n, err := s.q.TextClaim(ctx, s.pool, db.TextClaimParams{Key: a.Key, ShopID: a.ShopID, Now: s.cfg.Now().UTC()})
+	n, err := queries.TextClaim(ctx, s.pool, db.TextClaimParams{Key: a.Key, ShopID: a.ShopID, Now: s.cfg.Now().UTC()})
 	if err != nil {
 		return fmt.Errorf("claim text: %w", err)
 	}
@@ -142,7 +145,7 @@ func (s *Service) SendText(ctx context.Context, a jobs.Text) error {
 	sid, err := s.texter.Text(ctx, sms.Message{From: a.From, To: a.To, Body: a.Body})
 	bg := context.WithoutCancel(ctx)
 	if err == nil {
-		if err := s.q.TextClaimSent(bg, s.pool, db.TextClaimSentParams{Key: a.Key, MessageSid: pgtype.Text{String: sid, Valid: sid != ""}}); err != nil {
+		if err := queries.TextClaimSent(bg, s.pool, db.TextClaimSentParams{Key: a.Key, MessageSid: pgtype.Text{String: sid, Valid: sid != ""}}); err != nil {
 			s.log.WarnContext(ctx, "text sent; its message id not recorded", "key", a.Key, "err", err)
 		}
 		return nil
@@ -189,7 +192,7 @@ func (s *Service) SendText(ctx context.Context, a jobs.Text) error {
 // giveBack returns the claim of a text that surely did not go out, and err, so that
 // River's retry sends it (or tries to).
 func (s *Service) giveBack(ctx context.Context, key string, err error) error {
-	if uerr := s.q.TextUnclaim(ctx, s.pool, key); uerr != nil {
+	if uerr := queries.TextUnclaim(ctx, s.pool, key); uerr != nil {
 		return errors.Join(err, fmt.Errorf("unclaim text (it will not be retried): %w", uerr))
 	}
 	return err

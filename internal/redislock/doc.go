@@ -1,12 +1,12 @@
 // Package redislock is a small lock on one Redis key, in the spirit of
-// github.com/bsm/redislock.
+// github.com/bsm/redislock, cut to what the server uses.
 //
-// Obtain sets the key to a random token with NX and a TTL; only the holder of
-// the token can Release or Refresh it, checked atomically by Lua scripts. A
-// lock that is not refreshed expires on its own, so a crashed holder blocks
-// others for at most one TTL. Do wraps the whole pattern: obtain, keep the
-// lock alive while a function runs, cancel the function if the lock is lost,
-// release.
+// Obtain sets the key to a random token with NX and a TTL, in one attempt; only the
+// holder of the token can release it (ReleaseAndNotify), checked atomically by a Lua
+// script that also publishes a release notice. A Watcher delivers those notices to the
+// goroutines waiting for the key, so that a contender waits for the holder's decision
+// instead of polling Redis. A lock that is not released expires on its own, so a
+// crashed holder blocks others for at most one TTL.
 //
 // Errors keep two things apart that callers must not confuse:
 //

@@ -23,13 +23,19 @@ func ExampleClient_Obtain() {
 	rdb := redis.NewClient(opt)
 	defer rdb.Close()
 	locks := redislock.New(rdb)
-	// A key of this process's own, so that two test runs sharing a Redis do not
-	// wait for each other.
-	key := fmt.Sprintf("example:redislock:%d:%d:report", os.Getpid(), time.Now().UnixNano())
+	// A key and a channel of this process's own, so that two test runs sharing a Redis
+	// do not meet.
+	prefix := fmt.Sprintf("example:redislock:%d:%d:", os.Getpid(), time.Now().UnixNano())
+	key, channel := prefix+"report", prefix+"released"
 
-	// Wait up to ctx for the key, trying every 10ms.
-	retry := &redislock.Options{RetryStrategy: redislock.LinearBackoff(10 * time.Millisecond)}
-	lock, err := locks.Obtain(ctx, key, 30*time.Second, retry)
+	// Waiters watch the key's release notices before they try it.
+	watcher := redislock.NewWatcher(rdb, channel)
+	defer watcher.Close()
+	<-watcher.Ready()
+	notes, stop := watcher.Watch(key)
+	defer stop()
+
+	lock, err := locks.Obtain(ctx, key, 30*time.Second)
 	if errors.Is(err, redislock.ErrNotObtained) {
 		fmt.Println("someone else is writing the report")
 		return
@@ -38,39 +44,23 @@ func ExampleClient_Obtain() {
 		fmt.Println("redis is unavailable:", err) // fail closed
 		return
 	}
-	// Release even if ctx ends first.
-	defer lock.Release(context.WithoutCancel(ctx))
-	fmt.Println("locked:", lock.Key() == key)
-
-	// A second caller, without retries, is told at once.
-	_, err = locks.Obtain(ctx, key, 30*time.Second, nil)
+	// A second caller is told at once; it waits for the release notice, not by polling.
+	_, err = locks.Obtain(ctx, key, 30*time.Second)
 	fmt.Println("second caller not obtained:", errors.Is(err, redislock.ErrNotObtained))
 
-	// Output:
-	// locked: true
-	// second caller not obtained: true
-}
-
-func ExampleClient_Do() {
-	ctx := context.Background()
-	opt, err := redis.ParseURL(redistest.URL())
-	if err != nil {
-		panic(err)
+	// Release even if ctx ends first, and tell the waiters what was decided.
+	if err := lock.ReleaseAndNotify(context.WithoutCancel(ctx), channel, "report written"); err != nil {
+		fmt.Println("release:", err)
+		return
 	}
-	rdb := redis.NewClient(opt)
-	defer rdb.Close()
-	locks := redislock.New(rdb)
-
-	retry := &redislock.Options{RetryStrategy: redislock.ExponentialBackoff(5*time.Millisecond, 100*time.Millisecond)}
-	key := fmt.Sprintf("example:redislock:%d:%d:do", os.Getpid(), time.Now().UnixNano())
-	err = locks.Do(ctx, key, 10*time.Second, retry, func(ctx context.Context) error {
-		// The lock is refreshed while this runs; ctx ends if it is lost.
-		fmt.Println("working under the lock")
-		return nil
-	})
-	fmt.Println(err)
+	select {
+	case note := <-notes:
+		fmt.Println("waiter told:", note)
+	case <-ctx.Done():
+		fmt.Println("no release notice") // notices can be missed: waiters bound their wait
+	}
 
 	// Output:
-	// working under the lock
-	// <nil>
+	// second caller not obtained: true
+	// waiter told: report written
 }

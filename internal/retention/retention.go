@@ -1,10 +1,10 @@
 // Package retention deletes what the server keeps only for a while: Stripe's webhook
 // events (their payloads carry customers' details), the inbound texts (numbers and
-// words), the text send claims and the carriers' delivery reports. A periodic job (jobs.Purge) deletes every row older
-// than the retention period; each table's owner package does its own deleting
-// (ledger.PurgeStripeEvents, inbound.Purge, outbox.PurgeClaims,
-// offers.PurgeDeliveryReports), this package only
-// decides when and counts.
+// words), the text send claims and the carriers' delivery reports. A periodic job
+// (jobs.Purge) deletes every row older than the retention period. Each table's owner
+// package deletes its own rows, one batch at a time (inbound.Purge, outbox.PurgeClaims,
+// offers.PurgeDeliveryReports, ledger.PurgeStripeEvents); this package runs the batches
+// until one comes back short, decides when, and counts.
 package retention
 
 import (
@@ -46,18 +46,43 @@ type Config struct {
 	Metrics *metrics.Metrics
 }
 
+// Batch deletes, from one table, up to limit rows older than before, and says how many
+// it deleted. The table's owner package writes it: it alone deletes its rows.
+type Batch func(ctx context.Context, conn db.DBTX, before time.Time, limit int32) (int64, error)
+
+// batchRows bounds the rows one batch deletes, so that a first purge of a large table
+// never holds its locks for long.
+const batchRows = 1000
+
 // purge is one table's purge, by its owner package.
 type purge struct {
 	table string
-	run   func(ctx context.Context, conn db.DBTX, before time.Time) (int64, error)
+	batch Batch
 }
 
 // purges lists every table the retention period applies to.
 var purges = []purge{
-	{"stripe_events", ledger.PurgeStripeEvents},
+	// The ledger's purge still deletes all it finds in one call (its own batch loop);
+	// run as a batch it is called once more, and deletes nothing then.
+	{"stripe_events", func(ctx context.Context, conn db.DBTX, before time.Time, _ int32) (int64, error) {
+		return ledger.PurgeStripeEvents(ctx, conn, before)
+	}},
 	{"inbound_messages", inbound.Purge},
 	{"text_claims", outbox.PurgeClaims},
 	{"delivery_reports", offers.PurgeDeliveryReports},
+}
+
+// run deletes everything older than before through batch, one batch after another until
+// one comes back short, and returns how many rows it deleted in all.
+func run(ctx context.Context, conn db.DBTX, batch Batch, before time.Time) (int64, error) {
+	var total int64
+	for {
+		n, err := batch(ctx, conn, before, batchRows)
+		total += n
+		if err != nil || n < batchRows {
+			return total, err
+		}
+	}
 }
 
 // Worker runs jobs.Purge.
@@ -99,7 +124,7 @@ func (w *Worker) Purge(ctx context.Context) error {
 	before := w.cfg.Now().Add(-w.cfg.Period)
 	var errs []error
 	for _, p := range purges {
-		n, err := p.run(ctx, w.conn, before)
+		n, err := run(ctx, w.conn, p.batch, before)
 		w.cfg.Metrics.Purged(p.table, n)
 		if err != nil {
 			errs = append(errs, err)

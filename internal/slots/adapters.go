@@ -28,7 +28,7 @@ type redisLocker struct {
 }
 
 func (r redisLocker) TryLock(ctx context.Context, key string, ttl time.Duration) (func(string), error) {
-	l, err := r.c.Obtain(ctx, key, ttl, nil)
+	l, err := r.c.Obtain(ctx, key, ttl)
 	switch {
 	case errors.Is(err, redislock.ErrNotObtained):
 		r.m.Lock("held")

@@ -97,7 +97,7 @@ type LinkAnswer func(ctx context.Context, q *pgbatch.Queue, c Claim)
 // commit (Linker), so a slow payment provider never holds the row lock or the slot
 // lock.
 func (s *Service) Book(ctx context.Context, shop shops.Shop, customerID uuid.UUID) (Claim, error) {
-	rows, err := s.q.OfferListClaimable(ctx, s.pool, db.OfferListClaimableParams{CustomerID: customerID, ShopID: shop.ID})
+	rows, err := queries.OfferListClaimable(ctx, s.pool, db.OfferListClaimableParams{CustomerID: customerID, ShopID: shop.ID})
 	if err != nil {
 		return Claim{}, fmt.Errorf("find claimable offers: %w: %w", ErrUnavailable, err)
 	}
@@ -106,7 +106,7 @@ func (s *Service) Book(ctx context.Context, shop shops.Shop, customerID uuid.UUI
 		c.Live = append(c.Live, LiveOffer{OfferID: r.OfferID, OpeningID: r.OpeningID, Generation: r.Generation, StartsAt: r.StartsAt})
 	}
 	if len(c.Live) == 0 {
-		last, err := s.q.OfferNewestForCustomer(ctx, s.pool, customerID)
+		last, err := queries.OfferNewestForCustomer(ctx, s.pool, customerID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return Claim{Outcome: NoOffer}, nil
 		}
@@ -371,7 +371,7 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 	}
 	// One statement, so no transaction of its own: it commits or changes nothing.
 	err := func(q db.DBTX) error {
-		row, err := s.q.BookingClaim(ctx, q, p)
+		row, err := queries.BookingClaim(ctx, q, p)
 		if isUniqueViolation(err) {
 			// The fence held: a live booking exists although the opening looked open.
 			a.claim.Outcome = Taken
@@ -381,7 +381,7 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 			// Nothing changed. Taken, unless the opening is still open for this offer's
 			// generation (then the offer was declined or withdrawn, or its customer opted
 			// out, since it was read).
-			op, err := s.q.OpeningGet(ctx, q, offer.OpeningID)
+			op, err := queries.OpeningGet(ctx, q, offer.OpeningID)
 			if err != nil {
 				return fmt.Errorf("read opening: %w", err)
 			}
@@ -390,7 +390,7 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 				a.claim.Outcome = NoOffer
 				// Or the customer already holds another chair at this time (a second YES
 				// while holding offers for several): the same answer as their booking's.
-				held, err := s.q.BookingLiveForCustomerAt(ctx, q, db.BookingLiveForCustomerAtParams{OpeningID: offer.OpeningID, CustomerID: customerID})
+				held, err := queries.BookingLiveForCustomerAt(ctx, q, db.BookingLiveForCustomerAtParams{OpeningID: offer.OpeningID, CustomerID: customerID})
 				if err == nil {
 					a.claim = repeatClaim(db.OfferAcceptedBookingRow(held))
 				} else if !errors.Is(err, pgx.ErrNoRows) {
@@ -403,10 +403,7 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 			return fmt.Errorf("claim opening: %w", err)
 		}
 		a.claim.StartsAt, a.claim.Service, a.claim.PriceCents = row.StartsAt.UTC(), row.Service, row.PriceCents
-		a.booking = db.Booking{
-			ID: row.ID, OpeningID: row.OpeningID, CustomerID: row.CustomerID, ShopID: row.ShopID, Status: row.Status,
-			AmountCents: row.AmountCents, Currency: row.Currency, CheckoutExpiresAt: row.CheckoutExpiresAt, CreatedAt: row.CreatedAt,
-		}
+		a.booking = row.Booking
 		// If the answer to this YES never reaches the customer, or the payment
 		// provider is down, or this process dies before the link is stored, the
 		// payment ledger's booking sweep finds the booking and finishes it: nothing
@@ -473,7 +470,7 @@ func (s *Service) noClaimable(ctx context.Context, c Claimable) (Claim, error) {
 	case "accepted":
 		// The winner saying YES again (the first answer was slow or lost): the same
 		// answer, with the link if there is one.
-		b, err := s.q.OfferAcceptedBooking(ctx, s.pool, c.NewestOfferID)
+		b, err := queries.OfferAcceptedBooking(ctx, s.pool, c.NewestOfferID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return Claim{Outcome: NoOffer}, nil
 		}

@@ -94,7 +94,7 @@ func TestAFailedHolderLeavesTheSlotToItsWaiters(t *testing.T) {
 	svc, f := setup(t, 10, redisLocker(t, rdb, prefix), prefix, func(c *slots.Config) { c.LockWait = 20 * time.Second })
 	ctx := context.Background()
 	key := prefix + slots.LockKey(f.shop.ID, f.op.StartsAt)
-	holder, err := redislock.New(rdb).Obtain(ctx, key, 30*time.Second, nil)
+	holder, err := redislock.New(rdb).Obtain(ctx, key, 30*time.Second)
 	require.NoError(t, err)
 	h := &lockAttempts{key: key}
 	rdb.AddHook(h)
@@ -128,7 +128,7 @@ func TestADeadHoldersLockNeverTurnsAYesAway(t *testing.T) {
 	svc, f := setup(t, 3, redisLocker(t, rdb, prefix), prefix, func(c *slots.Config) { c.LockWait = wait })
 	ctx := context.Background()
 	key := prefix + slots.LockKey(f.shop.ID, f.op.StartsAt)
-	_, err := redislock.New(rdb).Obtain(ctx, key, time.Minute, nil)
+	_, err := redislock.New(rdb).Obtain(ctx, key, time.Minute)
 	require.NoError(t, err)
 	h := &lockAttempts{key: key}
 	rdb.AddHook(h)

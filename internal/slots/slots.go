@@ -141,10 +141,13 @@ type Config struct {
 	Logger    *slog.Logger
 }
 
+// queries is this package's one way to its SQL: sqlc's Queries holds no state, and
+// each call is given the pool or the transaction it runs on.
+var queries = db.New()
+
 // Service runs openings and the claim on them.
 type Service struct {
 	pool      *pgxpool.Pool
-	q         *db.Queries
 	queue     jobs.Inserter
 	linker    Linker // nil: no booking gets a payment link
 	locker    Locker
@@ -169,12 +172,9 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, locker Locker, cooldowns Coold
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{pool: pool, q: db.New(), queue: queue, locker: locker, cooldowns: cooldowns,
+	return &Service{pool: pool, queue: queue, locker: locker, cooldowns: cooldowns,
 		linker: linker, cfg: cfg, log: cfg.Logger}
 }
-
-// PayWithin returns PayWithin, for callers that hold a Service.
-func (s *Service) PayWithin() time.Duration { return PayWithin }
 
 // LockKey is the Redis key that serialises claims on one slot of one shop:
 // slot_lock:<shop_id>:<starts_at in RFC 3339, UTC, seconds>.
@@ -218,7 +218,7 @@ func (s *Service) Declare(ctx context.Context, shop shops.Shop, n NewOpening) (O
 	}
 	var id uuid.UUID
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		row, err := s.q.OpeningInsert(ctx, tx, db.OpeningInsertParams{
+		row, err := queries.OpeningInsert(ctx, tx, db.OpeningInsertParams{
 			ShopID: shop.ID, StartsAt: n.StartsAt.UTC().Truncate(time.Second), DurationMinutes: int32(n.DurationMinutes),
 			Service: n.Service, PriceCents: n.PriceCents, CreatedAt: now.UTC(),
 		})
@@ -259,7 +259,7 @@ func waveWarnings(shop shops.Shop, startsAt, now time.Time) []string {
 
 // Get returns shopID's opening id.
 func (s *Service) Get(ctx context.Context, shopID, id uuid.UUID) (Opening, error) {
-	rows, err := s.q.OpeningListDetailed(ctx, s.pool, db.OpeningListDetailedParams{
+	rows, err := queries.OpeningListDetailed(ctx, s.pool, db.OpeningListDetailedParams{
 		ShopID: shopID, ID: uuid.NullUUID{UUID: id, Valid: true}, MaxRows: 1,
 	})
 	if err != nil {
@@ -283,7 +283,7 @@ func (s *Service) List(ctx context.Context, shopID uuid.UUID, status string, lim
 	if limit <= 0 || limit > 500 {
 		p.MaxRows = 500
 	}
-	rows, err := s.q.OpeningListDetailed(ctx, s.pool, p)
+	rows, err := queries.OpeningListDetailed(ctx, s.pool, p)
 	if err != nil {
 		return nil, fmt.Errorf("list openings: %w", err)
 	}
@@ -298,7 +298,7 @@ func (s *Service) List(ctx context.Context, shopID uuid.UUID, status string, lim
 // opening cannot be cancelled here: it has a customer and maybe a payment.
 func (s *Service) Cancel(ctx context.Context, shopID, id uuid.UUID) (Opening, error) {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := s.q.OpeningCancel(ctx, tx, db.OpeningCancelParams{ID: id, ShopID: shopID, Now: s.cfg.Now().UTC()}); err != nil {
+		if _, err := queries.OpeningCancel(ctx, tx, db.OpeningCancelParams{ID: id, ShopID: shopID, Now: s.cfg.Now().UTC()}); err != nil {
 			return err
 		}
 		// Offers recorded but not texted yet are closed with it (the send-time claim
@@ -352,7 +352,7 @@ func fromDetailed(r db.OpeningListDetailedRow) Opening {
 // BookingStatus returns a booking's status (internal/outbox asks it before sending a
 // text meant only while the booking stays so).
 func (s *Service) BookingStatus(ctx context.Context, bookingID uuid.UUID) (string, error) {
-	b, err := s.q.BookingGet(ctx, s.pool, bookingID)
+	b, err := queries.BookingGet(ctx, s.pool, bookingID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return "", ErrBookingNotFound
 	}
@@ -365,7 +365,7 @@ func (s *Service) BookingStatus(ctx context.Context, bookingID uuid.UUID) (strin
 // CompletePast marks filled openings whose appointment has ended, with a confirmed
 // booking, completed, and says how many.
 func (s *Service) CompletePast(ctx context.Context) (int64, error) {
-	n, err := s.q.OpeningCompletePast(ctx, s.pool, s.cfg.Now().UTC())
+	n, err := queries.OpeningCompletePast(ctx, s.pool, s.cfg.Now().UTC())
 	if err != nil {
 		return 0, fmt.Errorf("complete past openings: %w", err)
 	}

@@ -73,5 +73,3 @@ func FillLate(ctx context.Context, q db.DBTX, id, customerID uuid.UUID, now time
 	}
 	return true, nil
 }
-
-var queries = db.New()

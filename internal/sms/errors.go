@@ -49,6 +49,23 @@ func (r Reason) Permanent() bool {
 	return r == ReasonOptedOut || r == ReasonUnreachable
 }
 
+// AccountIssue says what an operator has to change about a ReasonAccount failure, in
+// words that hold for any provider. The provider package maps its own codes to it (the
+// Twilio one: twilio.AccountIssueOf), and the dashboard explains each to the shop's
+// owner; the zero value, AccountIssueOther, is a problem the code says no more about.
+type AccountIssue uint8
+
+const (
+	// AccountIssueOther is an account problem the provider's code says no more about.
+	AccountIssueOther AccountIssue = iota
+	// AccountIssueRegion means the account may not text the destination's country or
+	// region until an operator enables it.
+	AccountIssueRegion
+	// AccountIssueSender means the destination (its country or network) does not take
+	// texts from this sender number.
+	AccountIssueSender
+)
+
 // Error is an error answer from the SMS provider, classified. Reason is what callers
 // act on; Code and Status are the provider's own detail, opaque outside the provider
 // package and meant only for logs and diagnostics.

@@ -2,10 +2,8 @@ package sms_test
 
 import (
 	"fmt"
-	"net/url"
 
 	"github.com/slotrecovery/slotrecovery/internal/sms"
-	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 )
 
 func ExampleSegments() {
@@ -15,21 +13,5 @@ func ExampleSegments() {
 	// Output:
 	// 1
 	// true 1
-	// false
-}
-
-func ExampleSignature() {
-	const token = "12345"
-	const hook = "https://slots.example.com/webhooks/twilio/sms"
-	form := url.Values{"From": {"+15555550167"}, "To": {"+15555550100"}, "Body": {"YES"}, "MessageSid": {"SM1"}}
-
-	sig := sms.Signature(token, hook, form) // what Twilio sends as X-Twilio-Signature
-	v := twilio.NewValidator(token)
-	fmt.Println(v.Valid(hook, form, sig))
-
-	form.Set("Body", "NO")
-	fmt.Println(v.Valid(hook, form, sig))
-	// Output:
-	// true
 	// false
 }

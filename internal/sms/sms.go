@@ -1,10 +1,10 @@
 // Package sms holds what the server knows about text messages, independent of the
 // provider: the Message to send, how a send can fail (Error with its Reason, Permanent,
 // OptedOut, AccountProblem, ErrOutcomeUnknown), what the provider reports afterwards
-// (DeliveryReport), signing webhook requests the way Twilio does (Signature, for tests
-// and `server simulate sms`), and counting the segments a body costs. The Twilio sender,
-// its error-code table and the webhook signature check live in internal/sms/twilio, the
-// only package that imports twilio-go; LogSender stands in for it on a developer's
+// (DeliveryReport), and counting the segments a body costs. The Twilio sender, its
+// error-code table and Twilio's webhook signatures (checking them, and making them for
+// tests and `server simulate sms`) live in internal/sms/twilio, the only package that
+// imports twilio-go; LogSender stands in for it on a developer's
 // machine without credentials. Both have the same Text method, so the packages that send
 // texts declare a one-method interface and take either.
 //

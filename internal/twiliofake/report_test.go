@@ -139,7 +139,7 @@ func TestReportPostsASignedStatusCallback(t *testing.T) {
 	require.Equal(t, twiliofake.TestAccountSID, cbs[1].Form.Get("AccountSid"))
 	_, hasCode := cbs[0].Form["ErrorCode"]
 	require.False(t, hasCode, "no ErrorCode without an error")
-	require.Equal(t, sms.Signature(twiliofake.TestAuthToken, rcv.URL(), cbs[1].Form), cbs[1].Signature)
+	require.Equal(t, twilio.Signature(twiliofake.TestAuthToken, rcv.URL(), cbs[1].Form), cbs[1].Signature)
 
 	// The receiver's answer comes back as it is.
 	rcv.mu.Lock()

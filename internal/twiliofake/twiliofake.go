@@ -35,6 +35,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 )
 
 // Default credentials used by New. Both are alphanumeric, as twilio-go requires.
@@ -328,7 +329,7 @@ func (s *Server) post(ctx context.Context, m Message, status string, errorCode i
 		form.Set("ErrorCode", strconv.Itoa(errorCode))
 	}
 	cb := Callback{SID: m.SID, Status: status, ErrorCode: errorCode, URL: m.StatusCallback, Form: form,
-		Signature: sms.Signature(s.token, m.StatusCallback, form)}
+		Signature: twilio.Signature(s.token, m.StatusCallback, form)}
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.StatusCallback, strings.NewReader(form.Encode()))
 	if err == nil {

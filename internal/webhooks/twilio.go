@@ -89,23 +89,8 @@ func (h *Twilio) Handle(c echo.Context) error {
 	if err := c.Blob(http.StatusOK, "text/xml; charset=utf-8", body); err != nil {
 		return err
 	}
-	if ans.Message == "" {
-		return nil
-	}
-	// The customer hears the answer only if it reaches Twilio in time: only then is it
-	// marked as written back. Otherwise the sweeper texts it about half a minute later
-	// (a booked one: the inbound sweeper or the booking sweep, whichever is first).
 	// Through echo's writer to the one underneath: echo's Flush drops a write error.
-	if err := http.NewResponseController(res.Writer).Flush(); err != nil {
-		h.Logger.WarnContext(ctx, "answer not written; it will be texted", "outcome", ans.Outcome, "err", err)
-		return nil
-	}
-	if time.Since(start) >= answerDeadline {
-		h.Logger.WarnContext(ctx, "answer written too late for Twilio; it will be texted", "outcome", ans.Outcome)
-		return nil
-	}
-	// In the background: the connection is free for Twilio's next request at once.
-	h.Inbound.Heard(in, ans)
+	h.Inbound.Answered(ctx, in, ans, start, http.NewResponseController(res.Writer).Flush)
 	return nil
 }
 
@@ -196,9 +181,6 @@ func (h *TwilioStatus) Handle(c echo.Context) error {
 	}
 	return c.NoContent(http.StatusNoContent)
 }
-
-// answerDeadline is how long Twilio waits for a webhook's answer (15 s), less a margin.
-const answerDeadline = 13 * time.Second
 
 // TwiML renders a messaging response with one message, escaped.
 func TwiML(message string) []byte {

@@ -13,7 +13,6 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
-	"github.com/slotrecovery/slotrecovery/internal/sms"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
@@ -53,7 +52,7 @@ func FuzzTwilioHandler(f *testing.F) {
 			for k, vs := range form {
 				first.Set(k, vs[0])
 			}
-			sig = sms.Signature(token, publicURL+webhooks.TwilioPath, first)
+			sig = twilio.Signature(token, publicURL+webhooks.TwilioPath, first)
 			sid := cmpOr(form.Get("MessageSid"), form.Get("SmsSid"))
 			if sid != "" && form.Get("From") != "" && form.Get("To") != "" && len(sid) <= 64 {
 				return // a valid, signed text: the domain's to answer

@@ -24,7 +24,7 @@ import (
 // signed one is either a 204 whose report carries exactly the form's first MessageSid
 // (or SmsSid), To, From and ErrorCode, with a status and reason from the bounded sets,
 // or a 400; every refusal is {error:{code,message}} JSON that does not leak the token.
-// Signed bodies are signed here as Twilio signs them (sms.Signature, first values).
+// Signed bodies are signed here as Twilio signs them (twilio.Signature, first values).
 func FuzzTwilioStatusHandler(f *testing.F) {
 	const form = "application/x-www-form-urlencoded"
 	f.Add("MessageSid=SM1&MessageStatus=delivered&To=%2B15555550167&From=%2B15555550100", form, "", true)
@@ -67,7 +67,7 @@ func FuzzTwilioStatusHandler(f *testing.F) {
 			for k, vs := range parsed {
 				first.Set(k, vs[0])
 			}
-			sig = sms.Signature(token, publicURL+webhooks.TwilioStatusPath, first)
+			sig = twilio.Signature(token, publicURL+webhooks.TwilioStatusPath, first)
 		}
 		req := httptest.NewRequest(http.MethodPost, webhooks.TwilioStatusPath, strings.NewReader(body))
 		if contentType != "" {

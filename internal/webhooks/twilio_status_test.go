@@ -190,7 +190,7 @@ func TestTwilioStatusRecordsSignedReport(t *testing.T) {
 			t.Parallel()
 			rec := &recorder{}
 			s := newStatusServer(t, true, rec)
-			a := s.post(t, webhooks.TwilioStatusPath, tc.form, sms.Signature(testToken, s.url, tc.form))
+			a := s.post(t, webhooks.TwilioStatusPath, tc.form, twilio.Signature(testToken, s.url, tc.form))
 			require.Equal(t, http.StatusNoContent, a.status, "%s", a.body)
 			require.Empty(t, a.body)
 			require.True(t, s.bodyRead.Load(), "the spy sees a read body (so its false elsewhere means something)")
@@ -229,16 +229,16 @@ func TestTwilioStatusRefusesForged(t *testing.T) {
 		form url.Values
 	}{
 		{name: "garbage", sig: func(*statusServer) string { return "not-a-signature" }, form: form},
-		{name: "another token", sig: func(s *statusServer) string { return sms.Signature("othertoken", s.url, form) }, form: form},
+		{name: "another token", sig: func(s *statusServer) string { return twilio.Signature("othertoken", s.url, form) }, form: form},
 		{name: "another url", sig: func(*statusServer) string {
-			return sms.Signature(testToken, "https://evil.example"+webhooks.TwilioStatusPath, form)
+			return twilio.Signature(testToken, "https://evil.example"+webhooks.TwilioStatusPath, form)
 		}, form: form},
 		{name: "the inbound route's signature", sig: func(s *statusServer) string {
-			return sms.Signature(testToken, s.srv.URL+webhooks.TwilioPath, form)
+			return twilio.Signature(testToken, s.srv.URL+webhooks.TwilioPath, form)
 		}, form: form},
-		{name: "a field changed after signing", sig: func(s *statusServer) string { return sms.Signature(testToken, s.url, form) },
+		{name: "a field changed after signing", sig: func(s *statusServer) string { return twilio.Signature(testToken, s.url, form) },
 			form: func() url.Values { f := statusCallback("undelivered", "21610"); f.Set("To", "+15555550199"); return f }()},
-		{name: "a field added after signing", sig: func(s *statusServer) string { return sms.Signature(testToken, s.url, form) },
+		{name: "a field added after signing", sig: func(s *statusServer) string { return twilio.Signature(testToken, s.url, form) },
 			form: func() url.Values { f := statusCallback("undelivered", "21610"); f.Set("Extra", "1"); return f }()},
 	}
 	for _, tc := range cases {
@@ -285,7 +285,7 @@ func TestTwilioStatusBadForm(t *testing.T) {
 			t.Parallel()
 			rec := &recorder{}
 			s := newStatusServer(t, true, rec)
-			a := s.post(t, webhooks.TwilioStatusPath, tc.form, sms.Signature(testToken, s.url, tc.form))
+			a := s.post(t, webhooks.TwilioStatusPath, tc.form, twilio.Signature(testToken, s.url, tc.form))
 			require.Equal(t, http.StatusBadRequest, a.status, "%s", a.body)
 			require.Equal(t, "bad_request", a.err.Error.Code)
 			require.Empty(t, rec.got())
@@ -309,7 +309,7 @@ func TestTwilioStatusRecorderError(t *testing.T) {
 	rec := &recorder{err: errors.New("postgres: connection refused at 10.0.0.7")}
 	s := newStatusServer(t, true, rec)
 	form := statusCallback("delivered", "")
-	a := s.post(t, webhooks.TwilioStatusPath, form, sms.Signature(testToken, s.url, form))
+	a := s.post(t, webhooks.TwilioStatusPath, form, twilio.Signature(testToken, s.url, form))
 	require.Equal(t, http.StatusInternalServerError, a.status)
 	require.Equal(t, "internal", a.err.Error.Code)
 	require.NotContains(t, string(a.body), "10.0.0.7")
@@ -321,7 +321,7 @@ func TestTwilioStatusWithoutRecorder(t *testing.T) {
 	t.Parallel()
 	s := newStatusServer(t, true, nil)
 	form := statusCallback("sent", "")
-	a := s.post(t, webhooks.TwilioStatusPath, form, sms.Signature(testToken, s.url, form))
+	a := s.post(t, webhooks.TwilioStatusPath, form, twilio.Signature(testToken, s.url, form))
 	require.Equal(t, http.StatusNoContent, a.status)
 
 	a = s.post(t, webhooks.TwilioStatusPath, form, "")
@@ -371,12 +371,12 @@ func TestTwilioInboundErrorAnswers(t *testing.T) {
 	require.JSONEq(t, `{"error":{"code":"bad_signature","message":"X-Twilio-Signature is missing or wrong"}}`, string(a.body))
 	require.False(t, s.bodyRead.Load(), "an unsigned text is refused unread")
 
-	a = s.post(t, webhooks.TwilioPath, text, sms.Signature("othertoken", inboundURL, text))
+	a = s.post(t, webhooks.TwilioPath, text, twilio.Signature("othertoken", inboundURL, text))
 	require.Equal(t, http.StatusForbidden, a.status)
 	require.JSONEq(t, `{"error":{"code":"bad_signature","message":"X-Twilio-Signature is missing or wrong"}}`, string(a.body))
 
 	noSID := url.Values{"From": {"+15555550167"}, "To": {"+15555550100"}, "Body": {"YES"}}
-	a = s.post(t, webhooks.TwilioPath, noSID, sms.Signature(testToken, inboundURL, noSID))
+	a = s.post(t, webhooks.TwilioPath, noSID, twilio.Signature(testToken, inboundURL, noSID))
 	require.Equal(t, http.StatusBadRequest, a.status)
 	require.JSONEq(t, `{"error":{"code":"bad_request","message":"MessageSid, From and To are required"}}`, string(a.body))
 

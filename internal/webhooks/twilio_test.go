@@ -27,7 +27,6 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/redistest"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
-	"github.com/slotrecovery/slotrecovery/internal/sms"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
@@ -102,7 +101,7 @@ func TestWrittenBackAnswersAreMarked(t *testing.T) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL+webhooks.TwilioPath, strings.NewReader(form.Encode()))
 		require.NoError(t, err)
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set(webhooks.SignatureHeader, sms.Signature(testToken, srv.URL+webhooks.TwilioPath, form))
+		req.Header.Set(webhooks.SignatureHeader, twilio.Signature(testToken, srv.URL+webhooks.TwilioPath, form))
 		res, err := srv.Client().Do(req)
 		require.NoError(t, err)
 		defer res.Body.Close()
@@ -157,7 +156,7 @@ func TestAMarkNeverHoldsUpTheConnection(t *testing.T) {
 		req, err := http.NewRequestWithContext(httptrace.WithClientTrace(ctx, trace), http.MethodPost, srv.URL+webhooks.TwilioPath, strings.NewReader(form.Encode()))
 		require.NoError(t, err)
 		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-		req.Header.Set(webhooks.SignatureHeader, sms.Signature(testToken, srv.URL+webhooks.TwilioPath, form))
+		req.Header.Set(webhooks.SignatureHeader, twilio.Signature(testToken, srv.URL+webhooks.TwilioPath, form))
 		res, err := client.Do(req)
 		require.NoError(t, err, "text %s not answered", sid)
 		defer res.Body.Close()

@@ -58,6 +58,19 @@ var reasons = map[int]sms.Reason{
 	//         deploy, after which a retry succeeds; no single destination is at fault.
 }
 
+// accountIssues says, for the account codes that tell more than "account", what an
+// operator has to change (see the codes above).
+var accountIssues = map[int]sms.AccountIssue{
+	21408: sms.AccountIssueRegion,
+	21612: sms.AccountIssueSender,
+}
+
+// AccountIssueOf says what an operator has to change about a Twilio error code of the
+// account kind: sms.AccountIssueOther for a code that says no more (and any other code).
+func AccountIssueOf(code int) sms.AccountIssue {
+	return accountIssues[code]
+}
+
 // reasonFor classifies a Twilio error code; unknown codes (and 0) are sms.ReasonOther.
 func reasonFor(code int) sms.Reason {
 	return reasons[code] // the zero Reason is ReasonOther

@@ -4,12 +4,11 @@ import (
 	"net/url"
 	"testing"
 
-	"github.com/slotrecovery/slotrecovery/internal/sms"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 )
 
 // FuzzValidator: whatever the URL's query, the form fields and the signature header,
-// Valid never panics; a signature made as Twilio makes it (sms.Signature) over the
+// Valid never panics; a signature made as Twilio makes it (twilio.Signature) over the
 // first value of each field is accepted, extra values of a field change nothing (the
 // handler reads first values too); and changing the URL, a value or the signature
 // makes it fail.
@@ -31,7 +30,7 @@ func FuzzValidator(f *testing.F) {
 
 		_ = v.Valid(u, params, sig) // arbitrary input: no panic
 
-		good := sms.Signature(token, u, params)
+		good := twilio.Signature(token, u, params)
 		if !v.Valid(u, params, good) {
 			t.Fatalf("a correct signature is refused: url %q params %q", u, params)
 		}

@@ -227,6 +227,22 @@ func TestTwilioTextErrorClasses(t *testing.T) {
 	}
 }
 
+// TestAccountIssueOf: the account codes that say what to change are read as the neutral
+// issue the dashboard explains; every other code, account or not, says no more.
+func TestAccountIssueOf(t *testing.T) {
+	t.Parallel()
+	for code, want := range map[int]sms.AccountIssue{
+		21408: sms.AccountIssueRegion,
+		21612: sms.AccountIssueSender,
+		21606: sms.AccountIssueOther,
+		30034: sms.AccountIssueOther,
+		21610: sms.AccountIssueOther,
+		0:     sms.AccountIssueOther,
+	} {
+		require.Equal(t, want, twilio.AccountIssueOf(code), "code %d", code)
+	}
+}
+
 func TestTwilioTextWrongCredentials(t *testing.T) {
 	t.Parallel()
 	fake := twiliofake.NewWithCreds(t, "ACother0123456789abcdef012345678a", "othertoken0123456789abcdef01234")

@@ -3,13 +3,11 @@ package twilio
 import (
 	"net/url"
 	"testing"
-
-	"github.com/slotrecovery/slotrecovery/internal/sms"
 )
 
 // TestSignedAsGivenIsTheFastPath: the one-HMAC check accepts Twilio's signature of the
 // URL as given (so twilio-go's double check runs only for the rare other URL forms) and
-// nothing else; with a single value per field, sms.Signature is that signature.
+// nothing else; with a single value per field, Signature is that signature.
 func TestSignedAsGivenIsTheFastPath(t *testing.T) {
 	const token = "test-auth-token-0123456789"
 	v := NewValidator(token)
@@ -23,11 +21,11 @@ func TestSignedAsGivenIsTheFastPath(t *testing.T) {
 			{"From": {"+15555550123"}, "To": {"+15555550100"}, "Body": {"YES"}, "MessageSid": {"SM0123"}},
 			{"Body": {"héllo\x00\xff"}, "": {"empty name"}, "a": {""}, "B": {"upper sorts first"}},
 		} {
-			good := sms.Signature(token, u, form)
+			good := Signature(token, u, form)
 			if !v.signedAsGiven(u, form, good) {
 				t.Errorf("url %q form %q: the signature of the URL as given is not accepted by the fast path", u, form)
 			}
-			for _, bad := range []string{sms.Signature("another-token", u, form), sms.Signature(token, u+"/", form), good[:27] + "A", ""} {
+			for _, bad := range []string{Signature("another-token", u, form), Signature(token, u+"/", form), good[:27] + "A", ""} {
 				if bad != good && v.signedAsGiven(u, form, bad) {
 					t.Errorf("url %q form %q: signature %q accepted", u, form, bad)
 				}

@@ -12,7 +12,6 @@ import (
 
 	"github.com/twilio/twilio-go/client"
 
-	"github.com/slotrecovery/slotrecovery/internal/sms"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 )
 
@@ -106,7 +105,7 @@ func TestValidatorAgreesWithTwilioGo(t *testing.T) {
 				sigs = append(sigs, sign(token, signed, form), sign("another-token", signed, form))
 			}
 			good := sign(token, u, form)
-			sigs = append(sigs, "", "AAAA", good[:27], good+"=", "not base64 at all, 28 chars!", sms.Signature(token, u, form))
+			sigs = append(sigs, "", "AAAA", good[:27], good+"=", "not base64 at all, 28 chars!", twilio.Signature(token, u, form))
 			for _, sig := range sigs {
 				want := twilioGo(token, u, form, sig)
 				if got := v.Valid(u, form, sig); got != want {

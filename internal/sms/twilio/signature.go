@@ -1,4 +1,4 @@
-package sms
+package twilio
 
 import (
 	"crypto/hmac"
@@ -16,7 +16,8 @@ import (
 // contributes each value, sorted, as Twilio's own helpers do; Twilio's SMS webhooks send
 // every field once. url must be exactly what Twilio requested, query string included.
 //
-// It signs requests in tests and in the `server simulate sms` command.
+// It signs requests in tests, in the load tools and in the `server simulate sms`
+// command; NewValidator checks them.
 func Signature(authToken, url string, params url.Values) string {
 	var b strings.Builder
 	b.WriteString(url)

@@ -1,4 +1,4 @@
-package sms_test
+package twilio_test
 
 import (
 	"net/url"
@@ -7,7 +7,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"github.com/twilio/twilio-go/client"
 
-	"github.com/slotrecovery/slotrecovery/internal/sms"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 )
 
@@ -43,14 +42,14 @@ func inboundSMS() url.Values {
 
 func TestSignatureKnownVector(t *testing.T) {
 	t.Parallel()
-	require.Equal(t, twilioDocSig, sms.Signature(webhookToken, twilioDocURL, twilioDocParams))
+	require.Equal(t, twilioDocSig, twilio.Signature(webhookToken, twilioDocURL, twilioDocParams))
 }
 
 func TestSignatureAcceptedByTwilioGo(t *testing.T) {
 	t.Parallel()
 	const hook = "https://slots.example.com/webhooks/twilio/sms"
 	params := inboundSMS()
-	sig := sms.Signature(webhookToken, hook, params)
+	sig := twilio.Signature(webhookToken, hook, params)
 
 	rv := client.NewRequestValidator(webhookToken)
 	require.True(t, rv.ValidateBody(hook, []byte(params.Encode()), sig), "twilio-go must accept our signature of a form body")
@@ -60,7 +59,7 @@ func TestSignatureAcceptedByTwilioGo(t *testing.T) {
 func TestValidatorRejectsTampering(t *testing.T) {
 	t.Parallel()
 	const hook = "https://slots.example.com/webhooks/twilio/sms"
-	sig := sms.Signature(webhookToken, hook, inboundSMS())
+	sig := twilio.Signature(webhookToken, hook, inboundSMS())
 	v := twilio.NewValidator(webhookToken)
 
 	cases := []struct {
@@ -119,6 +118,6 @@ func TestSignatureSortsKeysNotPairs(t *testing.T) {
 	// instead ("ReasonConferenceEndedtest" < "ReasonParticipant") gives another signature.
 	p := url.Values{"Reason": {"Participant"}, "ReasonConferenceEnded": {"test"}}
 	const u = "https://example.com/hook"
-	want := sms.Signature("tok", u+"ReasonParticipantReasonConferenceEndedtest", nil)
-	require.Equal(t, want, sms.Signature("tok", u, p))
+	want := twilio.Signature("tok", u+"ReasonParticipantReasonConferenceEndedtest", nil)
+	require.Equal(t, want, twilio.Signature("tok", u, p))
 }
