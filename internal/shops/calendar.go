@@ -48,7 +48,7 @@ func (s *Service) ByCalendarToken(ctx context.Context, token string) (Shop, erro
 		return Shop{}, ErrCalendarNotFound
 	}
 	hash := hashCalendarToken(token)
-	row, err := s.q.ShopGetByCalendarTokenHash(ctx, s.pool, hash)
+	row, err := queries.ShopGetByCalendarTokenHash(ctx, s.pool, hash)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Shop{}, ErrCalendarNotFound
 	}
@@ -68,7 +68,7 @@ func (s *Service) RotateCalendarToken(ctx context.Context, id uuid.UUID) (Shop, 
 	if err != nil {
 		return Shop{}, err
 	}
-	row, err := s.q.ShopRotateCalendarToken(ctx, s.pool, db.ShopRotateCalendarTokenParams{ID: id, CalendarToken: token, CalendarTokenHash: hash})
+	row, err := queries.ShopRotateCalendarToken(ctx, s.pool, db.ShopRotateCalendarTokenParams{ID: id, CalendarToken: token, CalendarTokenHash: hash})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Shop{}, ErrShopNotFound
 	}

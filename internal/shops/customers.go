@@ -209,7 +209,7 @@ func (c Customer) Status() string {
 
 // Customer returns shopID's customer id; another shop's or an erased one is not found.
 func (s *Service) Customer(ctx context.Context, shopID, id uuid.UUID) (Customer, error) {
-	row, err := s.q.CustomerGetForShop(ctx, s.pool, db.CustomerGetForShopParams{ID: id, ShopID: shopID})
+	row, err := queries.CustomerGetForShop(ctx, s.pool, db.CustomerGetForShopParams{ID: id, ShopID: shopID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Customer{}, ErrCustomerNotFound
 	}
@@ -279,7 +279,7 @@ func (s *Service) Customers(ctx context.Context, shopID uuid.UUID, q CustomerQue
 			params.PhonePattern = "%" + digits + "%"
 		}
 	}
-	rows, err := s.q.CustomerList(ctx, s.pool, params)
+	rows, err := queries.CustomerList(ctx, s.pool, params)
 	if err != nil {
 		return CustomerPage{}, fmt.Errorf("list customers: %w", err)
 	}
@@ -358,7 +358,7 @@ type CustomerChange struct {
 func (s *Service) UpdateCustomer(ctx context.Context, shopID, id uuid.UUID, ch CustomerChange) (Customer, error) {
 	var out Customer
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		row, err := s.q.CustomerGetForShopForUpdate(ctx, tx, db.CustomerGetForShopForUpdateParams{ID: id, ShopID: shopID})
+		row, err := queries.CustomerGetForShopForUpdate(ctx, tx, db.CustomerGetForShopForUpdateParams{ID: id, ShopID: shopID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrCustomerNotFound
 		}
@@ -395,7 +395,7 @@ func (s *Service) UpdateCustomer(ctx context.Context, shopID, id uuid.UUID, ch C
 			c.Preferences = p
 		}
 		days, starts, ends, services := c.Preferences.columns()
-		updated, err := s.q.CustomerUpdate(ctx, tx, db.CustomerUpdateParams{
+		updated, err := queries.CustomerUpdate(ctx, tx, db.CustomerUpdateParams{
 			ID: id, ShopID: shopID, Name: c.Name, Priority: int32(c.Priority), SmsOptIn: c.SMSOptIn,
 			PrefDays: days, PrefWindowStarts: starts, PrefWindowEnds: ends, PrefServices: services,
 		})
@@ -416,17 +416,17 @@ func (s *Service) UpdateCustomer(ctx context.Context, shopID, id uuid.UUID, ch C
 // and API answers kept for an Idempotency-Key that hold their number go.
 func (s *Service) EraseCustomer(ctx context.Context, shopID, id uuid.UUID) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		row, err := s.q.CustomerGetForShopForUpdate(ctx, tx, db.CustomerGetForShopForUpdateParams{ID: id, ShopID: shopID})
+		row, err := queries.CustomerGetForShopForUpdate(ctx, tx, db.CustomerGetForShopForUpdateParams{ID: id, ShopID: shopID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrCustomerNotFound
 		}
 		if err != nil {
 			return fmt.Errorf("get customer %s: %w", id, err)
 		}
-		if err := s.q.CustomerEraseMessages(ctx, tx, db.CustomerEraseMessagesParams{ShopID: uuid.NullUUID{UUID: shopID, Valid: true}, Phone: row.Phone}); err != nil {
+		if err := queries.CustomerEraseMessages(ctx, tx, db.CustomerEraseMessagesParams{ShopID: uuid.NullUUID{UUID: shopID, Valid: true}, Phone: row.Phone}); err != nil {
 			return fmt.Errorf("erase customer %s messages: %w", id, err)
 		}
-		if _, err := s.q.CustomerErase(ctx, tx, db.CustomerEraseParams{ID: id, ShopID: shopID, Now: s.cfg.Now().UTC()}); err != nil {
+		if _, err := queries.CustomerErase(ctx, tx, db.CustomerEraseParams{ID: id, ShopID: shopID, Now: s.cfg.Now().UTC()}); err != nil {
 			return fmt.Errorf("erase customer %s: %w", id, err)
 		}
 		// The copies kept for a while elsewhere: events not yet sent (or kept for the
@@ -441,7 +441,7 @@ func (s *Service) EraseCustomer(ctx context.Context, shopID, id uuid.UUID) error
 // PhoneErased reports whether number belonged to one of shopID's erased customers, so a
 // text queued before the erasure is not sent.
 func (s *Service) PhoneErased(ctx context.Context, shopID uuid.UUID, number string) (bool, error) {
-	erased, err := s.q.CustomerPhoneErased(ctx, s.pool, db.CustomerPhoneErasedParams{ShopID: shopID, Phone: number})
+	erased, err := queries.CustomerPhoneErased(ctx, s.pool, db.CustomerPhoneErasedParams{ShopID: shopID, Phone: number})
 	if err != nil {
 		return false, fmt.Errorf("check erased phone: %w", err)
 	}

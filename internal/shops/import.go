@@ -114,7 +114,7 @@ func (s *Service) ImportCustomers(ctx context.Context, shopID uuid.UUID, r io.Re
 		if err != nil {
 			return fmt.Errorf("encode import batch: %w", err)
 		}
-		rows, err := s.q.CustomerImportBatch(ctx, s.pool, db.CustomerImportBatchParams{ShopID: shopID, Rows: body, Now: now})
+		rows, err := queries.CustomerImportBatch(ctx, s.pool, db.CustomerImportBatchParams{ShopID: shopID, Rows: body, Now: now})
 		if err != nil {
 			return fmt.Errorf("import customers: %w", err)
 		}

@@ -25,7 +25,7 @@ import (
 // after. Ending a session twice, or a session of a shop that no longer exists, changes
 // nothing.
 func (s *Service) EndSession(ctx context.Context, shopID uuid.UUID, sessionID string, expires time.Time) error {
-	err := s.q.DashboardSessionEnd(ctx, s.pool, db.DashboardSessionEndParams{
+	err := queries.DashboardSessionEnd(ctx, s.pool, db.DashboardSessionEndParams{
 		SessionID: sessionID, ShopID: shopID, ExpiresAt: expires, Now: s.cfg.Now(),
 	})
 	if err != nil {
@@ -37,7 +37,7 @@ func (s *Service) EndSession(ctx context.Context, shopID uuid.UUID, sessionID st
 // SessionShop returns the shop of the dashboard session sessionID, and whether the
 // session ended (EndSession). A shop that does not exist is a problem.NotFound.
 func (s *Service) SessionShop(ctx context.Context, shopID uuid.UUID, sessionID string) (shop Shop, ended bool, err error) {
-	row, err := s.q.DashboardSessionShop(ctx, s.pool, db.DashboardSessionShopParams{SessionID: sessionID, ShopID: shopID})
+	row, err := queries.DashboardSessionShop(ctx, s.pool, db.DashboardSessionShopParams{SessionID: sessionID, ShopID: shopID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Shop{}, false, problem.New(problem.NotFound, "shop_not_found", "no such shop")
 	}

@@ -53,7 +53,7 @@ func (ch ShopChange) policy() PolicyFields {
 func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop, error) {
 	var out Shop
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		row, err := s.q.ShopGetForUpdate(ctx, tx, id)
+		row, err := queries.ShopGetForUpdate(ctx, tx, id)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrShopNotFound
 		}
@@ -94,7 +94,7 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		if ch.CalendarFullDetails != nil {
 			fullDetails = *ch.CalendarFullDetails
 		}
-		updated, err := s.q.ShopUpdate(ctx, tx, db.ShopUpdateParams{
+		updated, err := queries.ShopUpdate(ctx, tx, db.ShopUpdateParams{
 			ID: id, Name: n.Name, Timezone: n.Timezone, Currency: n.Currency, PaymentMode: n.PaymentMode,
 			WaveSize: int32(p.WaveSize), WaveIntervalSeconds: int32(p.WaveInterval / time.Second),
 			MinLeadMinutes: int32(p.MinLead / time.Minute), QuietStartMinute: qs, QuietEndMinute: qe,
@@ -120,7 +120,7 @@ func (s *Service) RotateKey(ctx context.Context, id uuid.UUID) (Shop, string, er
 	if err != nil {
 		return Shop{}, "", err
 	}
-	row, err := s.q.ShopRotateKey(ctx, s.pool, db.ShopRotateKeyParams{ID: id, ApiKeyHash: hash})
+	row, err := queries.ShopRotateKey(ctx, s.pool, db.ShopRotateKeyParams{ID: id, ApiKeyHash: hash})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Shop{}, "", ErrShopNotFound
 	}
@@ -157,7 +157,7 @@ func (s *Service) checkOpeningsCharge(ctx context.Context, tx pgx.Tx, cur Shop, 
 	if minimum <= 0 {
 		return nil
 	}
-	rows, err := s.q.ShopOpeningsBelowCharge(ctx, tx, db.ShopOpeningsBelowChargeParams{
+	rows, err := queries.ShopOpeningsBelowCharge(ctx, tx, db.ShopOpeningsBelowChargeParams{
 		ShopID: cur.ID, Minimum: minimum, MaxRows: namedOpenings,
 	})
 	if err != nil {

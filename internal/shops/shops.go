@@ -35,10 +35,10 @@ const (
 // keyPrefix marks shop API keys so a leaked one is easy to recognise in a scan.
 const keyPrefix = "shop_"
 
-// ErrUnauthorized means the API key is missing or unknown.
 // queries are the shops' and customers' sqlc queries; they hold no state.
 var queries = db.New()
 
+// ErrUnauthorized means the API key is missing or unknown.
 var ErrUnauthorized = problem.New(problem.Unauthorized, "unauthorized", "a valid shop API key is required")
 
 // QuietHours is a daily window, in the shop's time zone, in which no offer is texted.
@@ -273,7 +273,6 @@ type Config struct {
 // Service creates and finds shops and customers.
 type Service struct {
 	pool *pgxpool.Pool
-	q    *db.Queries
 	cfg  Config
 }
 
@@ -282,7 +281,7 @@ func New(pool *pgxpool.Pool, cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Service{pool: pool, q: db.New(), cfg: cfg}
+	return &Service{pool: pool, cfg: cfg}
 }
 
 // Create makes a shop and returns it with its API key, which is shown only this once.
@@ -305,7 +304,7 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 		qs = pgtype.Int4{Int32: int32(p.Quiet.Start), Valid: true}
 		qe = pgtype.Int4{Int32: int32(p.Quiet.End), Valid: true}
 	}
-	row, err := s.q.ShopInsert(ctx, s.pool, db.ShopInsertParams{
+	row, err := queries.ShopInsert(ctx, s.pool, db.ShopInsertParams{
 		Name: n.Name, Timezone: n.Timezone, SmsNumber: n.SMSNumber, Currency: n.Currency,
 		PaymentMode: n.PaymentMode, WaveSize: int32(p.WaveSize),
 		WaveIntervalSeconds: int32(p.WaveInterval / time.Second), MinLeadMinutes: int32(p.MinLead / time.Minute),
@@ -415,7 +414,7 @@ func (s *Service) Authenticate(ctx context.Context, key string) (Shop, error) {
 		return Shop{}, ErrUnauthorized
 	}
 	hash := hashKey(key)
-	row, err := s.q.ShopGetByKeyHash(ctx, s.pool, hash)
+	row, err := queries.ShopGetByKeyHash(ctx, s.pool, hash)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Shop{}, ErrUnauthorized
 	}
@@ -477,7 +476,7 @@ func (s *Service) AddCustomer(ctx context.Context, shopID uuid.UUID, n NewCustom
 	if n.Priority < -1000 || n.Priority > 1000 {
 		return Customer{}, problem.Invalidf("priority", "priority must be between -1000 and 1000")
 	}
-	row, err := s.q.CustomerInsert(ctx, s.pool, db.CustomerInsertParams{
+	row, err := queries.CustomerInsert(ctx, s.pool, db.CustomerInsertParams{
 		ShopID: shopID, Phone: n.Phone, Name: n.Name, SmsOptIn: n.SMSOptIn, Priority: int32(n.Priority),
 		CreatedAt: s.cfg.Now().UTC(),
 	})
@@ -493,7 +492,7 @@ func (s *Service) AddCustomer(ctx context.Context, shopID uuid.UUID, n NewCustom
 
 // CustomerByPhone returns shopID's customer with that phone, or a NotFound problem.
 func (s *Service) CustomerByPhone(ctx context.Context, shopID uuid.UUID, number string) (Customer, error) {
-	row, err := s.q.CustomerGetByPhone(ctx, s.pool, db.CustomerGetByPhoneParams{ShopID: shopID, Phone: number})
+	row, err := queries.CustomerGetByPhone(ctx, s.pool, db.CustomerGetByPhoneParams{ShopID: shopID, Phone: number})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Customer{}, problem.New(problem.NotFound, "customer_not_found", "no such customer")
 	}
@@ -595,7 +594,7 @@ func isUnique(err error) bool {
 func (s *Service) OptOut(ctx context.Context, customerID uuid.UUID) error {
 	now := s.cfg.Now().UTC()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		row, err := s.q.CustomerOptOut(ctx, tx, db.CustomerOptOutParams{ID: customerID, Now: now})
+		row, err := queries.CustomerOptOut(ctx, tx, db.CustomerOptOutParams{ID: customerID, Now: now})
 		if err != nil {
 			return err
 		}
@@ -623,7 +622,7 @@ func (s *Service) OptOut(ctx context.Context, customerID uuid.UUID) error {
 func (s *Service) OptIn(ctx context.Context, customerID uuid.UUID) error {
 	now := s.cfg.Now().UTC()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		row, err := s.q.CustomerOptIn(ctx, tx, customerID)
+		row, err := queries.CustomerOptIn(ctx, tx, customerID)
 		if err != nil {
 			return err
 		}
@@ -648,7 +647,7 @@ func (s *Service) OptIn(ctx context.Context, customerID uuid.UUID) error {
 // account (the provider's code says what), for the owner's dashboard; the customer it
 // was for is left as they are.
 func (s *Service) RecordSMSProblem(ctx context.Context, shopID uuid.UUID, code int) error {
-	if err := s.q.ShopRecordSMSProblem(ctx, s.pool, db.ShopRecordSMSProblemParams{ID: shopID, Code: int32(code), Now: s.cfg.Now().UTC()}); err != nil {
+	if err := queries.ShopRecordSMSProblem(ctx, s.pool, db.ShopRecordSMSProblemParams{ID: shopID, Code: int32(code), Now: s.cfg.Now().UTC()}); err != nil {
 		return fmt.Errorf("record sms problem of shop %s: %w", shopID, err)
 	}
 	return nil
@@ -657,7 +656,7 @@ func (s *Service) RecordSMSProblem(ctx context.Context, shopID uuid.UUID, code i
 // MarkUnreachable records that texts to the customer's number fail for good (the
 // provider's error code says why), so no later wave tries it; a START clears it.
 func (s *Service) MarkUnreachable(ctx context.Context, customerID uuid.UUID, code int) error {
-	if err := s.q.CustomerMarkUnreachable(ctx, s.pool, db.CustomerMarkUnreachableParams{ID: customerID, Now: s.cfg.Now().UTC(), Code: int32(code)}); err != nil {
+	if err := queries.CustomerMarkUnreachable(ctx, s.pool, db.CustomerMarkUnreachableParams{ID: customerID, Now: s.cfg.Now().UTC(), Code: int32(code)}); err != nil {
 		return fmt.Errorf("mark customer %s unreachable: %w", customerID, err)
 	}
 	return nil

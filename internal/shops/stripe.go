@@ -116,7 +116,7 @@ func (s *Service) SetPlatformFee(ctx context.Context, id uuid.UUID, bps *int) (S
 		}
 		p = pgtype.Int4{Int32: int32(*bps), Valid: true}
 	}
-	row, err := s.q.ShopSetPlatformFee(ctx, s.pool, db.ShopSetPlatformFeeParams{ID: id, PlatformFeeBps: p})
+	row, err := queries.ShopSetPlatformFee(ctx, s.pool, db.ShopSetPlatformFeeParams{ID: id, PlatformFeeBps: p})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Shop{}, ErrShopNotFound
 	}
