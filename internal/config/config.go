@@ -57,6 +57,15 @@ type Config struct {
 	DevMode       bool
 	LogLevel      string
 
+	// ErasureKeys key the hashes kept of numbers that said STOP or were erased
+	// (ERASURE_KEY="newest,older,..."): the first hashes what is recorded, and every one
+	// is tried when matching, so records made under an older key keep matching after a
+	// rotation. Unset, ADMIN_TOKEN is the one key (ErasureKeyIsAdminToken).
+	ErasureKeys [][]byte
+	// ErasureKeyIsAdminToken says ERASURE_KEY is unset and ADMIN_TOKEN keys the hashes:
+	// rotating ADMIN_TOKEN then needs ERASURE_KEY set to the old token first.
+	ErasureKeyIsAdminToken bool
+
 	// MetricsAddr, when set, is a second listener that serves only GET /metrics, for a
 	// Prometheus on a private network (METRICS_ADDR, e.g. 127.0.0.1:9090).
 	MetricsAddr string
@@ -211,6 +220,7 @@ func Load(getenv func(string) string) (Config, error) {
 		bad("STRIPE_WEBHOOK_SECRET", "takes at most two comma-separated secrets (new,old)")
 	}
 	c.loadConnect(get, bad)
+	c.loadErasureKeys(get("ERASURE_KEY"), bad)
 	if c.SessionSecret != "" && len(c.SessionSecret) < 32 {
 		bad("SESSION_SECRET", "must be at least 32 characters")
 	}
@@ -243,6 +253,38 @@ func Load(getenv func(string) string) (Config, error) {
 		bad("REDIS_KEY_PREFIX", "must not contain spaces or braces")
 	}
 	return c, errors.Join(errs...)
+}
+
+// Bounds of ERASURE_KEY: each key at least minErasureKey characters (256 bits of
+// hex), at most maxErasureKeys of them (the newest and the ones still matched).
+const (
+	minErasureKey  = 32
+	maxErasureKeys = 8
+)
+
+// loadErasureKeys reads ERASURE_KEY, the keys of the hashes kept of numbers that said
+// STOP or were erased, newest first. Unset, ADMIN_TOKEN (required, and never logged
+// either) is the key, so every deployment keys them with a secret of its own.
+func (c *Config) loadErasureKeys(v string, bad func(name, why string)) {
+	keys := secrets(v)
+	if len(keys) == 0 {
+		c.ErasureKeyIsAdminToken = true
+		if c.AdminToken != "" {
+			c.ErasureKeys = [][]byte{[]byte(c.AdminToken)}
+		}
+		return
+	}
+	if len(keys) > maxErasureKeys {
+		bad("ERASURE_KEY", fmt.Sprintf("takes at most %d comma-separated keys (newest first)", maxErasureKeys))
+		return
+	}
+	for _, k := range keys {
+		if len(k) < minErasureKey {
+			bad("ERASURE_KEY", fmt.Sprintf("keys must be at least %d characters each (e.g. openssl rand -hex 32)", minErasureKey))
+			return
+		}
+		c.ErasureKeys = append(c.ErasureKeys, []byte(k))
+	}
 }
 
 // loadConnect reads the Stripe Connect settings. They are checked against each other and
