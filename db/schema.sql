@@ -160,11 +160,9 @@ ALTER TABLE customers ADD CONSTRAINT customers_pref_windows_check
 
 -- Erasure: the row stays (bookings and offers keep their foreign keys, so the shop's
 -- totals stay right), but the name and phone are gone and the customer is opted out for
--- good. erased_phone_sha256 (of shop id and phone) lets a text queued before the erasure
--- recognise the number and not go out, without keeping the number.
+-- good. (0022 dropped the unkeyed erased_phone_sha256 this added: sms_suppressions
+-- keeps a keyed hash of the number instead.)
 ALTER TABLE customers ADD COLUMN erased_at timestamptz;
-ALTER TABLE customers ADD COLUMN erased_phone_sha256 bytea;
-CREATE INDEX customers_erased_phone_idx ON customers (shop_id, erased_phone_sha256) WHERE erased_at IS NOT NULL;
 -- A phone is unique among a shop's live customers only: every erased row has an empty
 -- phone, and the person may later come back as a new customer.
 ALTER TABLE customers DROP CONSTRAINT customers_shop_id_phone_key;
@@ -489,3 +487,17 @@ ALTER TABLE bookings ADD COLUMN application_fee_cents bigint NOT NULL DEFAULT 0
     CHECK (application_fee_cents >= 0 AND application_fee_cents <= amount_cents);
 -- The connected account an event came from (NULL: the platform's).
 ALTER TABLE stripe_events ADD COLUMN account text;
+
+-- 0022_suppressions
+-- Every STOP (and carrier opt-out) and every erased number, per shop, as HMAC-SHA256 of
+-- "<shop id>:<phone>" under the server's erasure key: an added or imported number stays
+-- opted out until its own START (see the migration).
+CREATE TABLE sms_suppressions (
+    shop_id    uuid NOT NULL REFERENCES shops (id) ON DELETE CASCADE,
+    phone_hmac bytea NOT NULL CHECK (length(phone_hmac) = 32),
+    reason     text NOT NULL CHECK (reason IN ('stop', 'erased')),
+    created_at timestamptz NOT NULL,
+    PRIMARY KEY (shop_id, phone_hmac)
+);
+-- An erasure finds the customer's texts by shop and number.
+CREATE INDEX inbound_messages_shop_from_idx ON inbound_messages (shop_id, from_phone);

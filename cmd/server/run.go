@@ -383,12 +383,16 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 			log.Warn("SESSION_SECRET is unset: dashboard sessions end on restart and do not cross instances")
 		}
 	}
+	if cfg.ErasureKeyIsAdminToken && !cfg.DevMode {
+		log.Warn("ERASURE_KEY is unset: ADMIN_TOKEN keys the hashes of opted-out and erased numbers; set ERASURE_KEY before rotating ADMIN_TOKEN (docs/operations.md)")
+	}
 
 	// The services enqueue through the River client, which needs their workers before it
 	// exists: they get a reference that is filled in below, before anything runs.
 	queue := &riverRef{}
 	a.shops = shops.New(a.pool, shops.Config{PaymentsEnabled: cfg.StripeConfigured(), StripeConnect: cfg.StripeConnect,
-		PlatformFeeBPS: cfg.PlatformFeeBPS, ChargesIn: stripe.ChargesIn, MinimumCharge: stripe.MinimumCharge})
+		PlatformFeeBPS: cfg.PlatformFeeBPS, ChargesIn: stripe.ChargesIn, MinimumCharge: stripe.MinimumCharge,
+		PhoneKeys: cfg.ErasureKeys})
 	slotsCfg := slots.Config{KeyPrefix: cfg.RedisKeyPrefix, Logger: log, MinimumCharge: stripe.MinimumCharge}
 	ledgerCfg := ledger.Config{Logger: log, Metrics: a.metrics,
 		CheckoutSuccessURL: cfg.PublicURL + "/pay/done", CheckoutCancelURL: cfg.PublicURL + "/pay/cancelled",
@@ -428,6 +432,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	addWorker(workers, a.jobTimeouts, &slots.CompleteWorker{Service: a.slots})
 	addWorker(workers, a.jobTimeouts, &ledger.RefundWorker{Service: a.ledger})
 	addWorker(workers, a.jobTimeouts, &ledger.ReconcileWorker{Service: a.ledger})
+	addWorker(workers, a.jobTimeouts, &shops.ForgetTextJobsWorker{}) // an erasure's texts still running then
 	purger, err := retention.NewWorker(a.pool, retention.Config{Period: cfg.Retention, Logger: log, Metrics: a.metrics})
 	if err != nil {
 		return nil, err

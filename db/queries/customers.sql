@@ -1,14 +1,14 @@
 -- name: CustomerInsert :one
--- A number the shop erased before comes back opted out: the person asked to be
--- forgotten, or had replied STOP; only their own START opts them back in.
+-- A number that said STOP, or that the shop erased before, comes back opted out: only
+-- the number's own START opts it back in. phone_hmacs are the number's keyed hashes
+-- (one per erasure key) that its suppression, if any, is kept under.
 INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, created_at, opted_out_at)
-SELECT sqlc.arg(shop_id), sqlc.arg(phone), sqlc.arg(name), sqlc.arg(sms_opt_in)::boolean AND NOT e.erased,
-    sqlc.arg(priority), sqlc.arg(created_at), CASE WHEN e.erased THEN sqlc.arg(created_at)::timestamptz END
+SELECT sqlc.arg(shop_id), sqlc.arg(phone), sqlc.arg(name), sqlc.arg(sms_opt_in)::boolean AND NOT x.suppressed,
+    sqlc.arg(priority), sqlc.arg(created_at), CASE WHEN x.suppressed THEN sqlc.arg(created_at)::timestamptz END
 FROM (SELECT EXISTS (
-    SELECT 1 FROM customers x
-    WHERE x.shop_id = sqlc.arg(shop_id) AND x.erased_at IS NOT NULL
-      AND x.erased_phone_sha256 = sha256(convert_to(sqlc.arg(shop_id)::uuid::text || ':' || sqlc.arg(phone)::text, 'UTF8'))
-) AS erased) e
+    SELECT 1 FROM sms_suppressions s
+    WHERE s.shop_id = sqlc.arg(shop_id) AND s.phone_hmac = ANY(sqlc.arg(phone_hmacs)::bytea[])
+) AS suppressed) x
 RETURNING *;
 
 -- name: CustomerGet :one
@@ -124,35 +124,29 @@ WHERE shop_id = sqlc.arg(shop_id) AND from_phone = sqlc.arg(phone)::text AND sql
 
 -- name: CustomerErase :one
 -- Erases a customer: name, phone and preferences gone, opted out for good; the row stays
--- so that offers and bookings (and the shop's totals) keep it. Only a hash of shop id and
--- phone is kept, so a text queued before the erasure can tell the number was erased.
+-- so that offers and bookings (and the shop's totals) keep it. What is kept of the
+-- number is the caller's: a keyed hash in sms_suppressions.
 UPDATE customers SET name = '', phone = '', sms_opt_in = false,
     opted_out_at = COALESCE(opted_out_at, sqlc.arg(now)::timestamptz), erased_at = sqlc.arg(now)::timestamptz,
-    erased_phone_sha256 = sha256(convert_to(shop_id::text || ':' || phone, 'UTF8')),
     pref_days = '{}', pref_window_starts = '{}', pref_window_ends = '{}', pref_services = '{}'
 WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id) AND erased_at IS NULL
 RETURNING id;
 
--- name: CustomerPhoneErased :one
--- Whether phone belonged to one of the shop's erased customers.
-SELECT EXISTS (
-    SELECT 1 FROM customers
-    WHERE shop_id = sqlc.arg(shop_id) AND erased_at IS NOT NULL
-      AND erased_phone_sha256 = sha256(convert_to(sqlc.arg(shop_id)::uuid::text || ':' || sqlc.arg(phone)::text, 'UTF8'))
-)::boolean AS erased;
-
 -- name: CustomerImportBatch :many
 -- One batch of a CSV import, in one statement: rows is a JSON array of objects
--- {line, phone, name?, priority?, sms_opt_in?, prefs?:{days, starts, ends, services}}
+-- {line, phone, hmacs, name?, priority?, sms_opt_in?, prefs?:{days, starts, ends, services}}
 -- where a missing key keeps the existing customer's value (a new one gets the default:
--- no name, priority 0, NOT opted in). A customer who opted out (STOP) keeps their
--- sms_opt_in whatever the file says. Rows are matched by phone among live customers;
--- each row's result is created, updated, unchanged, or retry (a concurrent insert of the
--- same phone won; the caller runs the row again).
+-- no name, priority 0, NOT opted in) and hmacs are the phone's keyed hashes, in hex (see
+-- CustomerInsert). A customer who opted out (STOP) keeps their sms_opt_in whatever the
+-- file says; a new customer whose number is suppressed (it said STOP, or was erased)
+-- comes in opted out, and suppression says why ('stop', 'erased' or ''). Rows are
+-- matched by phone among live customers; each row's result is created, updated,
+-- unchanged, or retry (a concurrent insert of the same phone won; the caller runs the
+-- row again).
 WITH input AS (
     SELECT (r->>'line')::integer AS line, r->>'phone' AS phone, r->>'name' AS name,
         (r->>'priority')::integer AS priority, (r->>'sms_opt_in')::boolean AS sms_opt_in,
-        r ? 'prefs' AS prefs_set,
+        r ? 'prefs' AS prefs_set, COALESCE(r->'hmacs', '[]') AS hmacs,
         ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'days', '[]')))::smallint[] AS days,
         ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'starts', '[]')))::integer[] AS starts,
         ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'ends', '[]')))::integer[] AS ends,
@@ -168,21 +162,24 @@ WITH input AS (
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.starts ELSE e.pref_window_starts END AS starts,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.ends ELSE e.pref_window_ends END AS ends,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.services ELSE e.pref_services END AS services,
-        (e.opted_out_at IS NOT NULL OR (e.id IS NULL AND er.erased)) AS opted_out,
-        (e.id IS NULL AND er.erased) AS was_erased
+        (e.opted_out_at IS NOT NULL OR (e.id IS NULL AND sup.reason IS NOT NULL)) AS opted_out,
+        CASE WHEN e.id IS NULL THEN COALESCE(sup.reason, '') ELSE '' END AS suppression
     FROM input i
     LEFT JOIN customers e ON e.shop_id = sqlc.arg(shop_id) AND e.phone = i.phone AND e.erased_at IS NULL
-    -- A number the shop erased before comes back opted out (see CustomerInsert).
-    CROSS JOIN LATERAL (SELECT EXISTS (
-        SELECT 1 FROM customers x
-        WHERE x.shop_id = sqlc.arg(shop_id) AND x.erased_at IS NOT NULL
-          AND x.erased_phone_sha256 = sha256(convert_to(sqlc.arg(shop_id)::uuid::text || ':' || i.phone, 'UTF8'))
-    ) AS erased) er
+    -- A number that said STOP, or that the shop erased, comes in opted out (see
+    -- CustomerInsert); an erasure is the reason given when both apply.
+    LEFT JOIN LATERAL (
+        SELECT s.reason FROM sms_suppressions s
+        WHERE s.shop_id = sqlc.arg(shop_id)
+          AND s.phone_hmac IN (SELECT decode(h, 'hex') FROM jsonb_array_elements_text(i.hmacs) AS h)
+        ORDER BY s.reason = 'erased' DESC
+        LIMIT 1
+    ) sup ON true
 ), inserted AS (
     INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, pref_days, pref_window_starts,
         pref_window_ends, pref_services, created_at, opted_out_at)
-    SELECT sqlc.arg(shop_id), m.phone, m.name, m.sms_opt_in AND NOT m.was_erased, m.priority, m.days, m.starts, m.ends, m.services,
-        sqlc.arg(now)::timestamptz, CASE WHEN m.was_erased THEN sqlc.arg(now)::timestamptz END
+    SELECT sqlc.arg(shop_id), m.phone, m.name, m.sms_opt_in AND m.suppression = '', m.priority, m.days, m.starts, m.ends, m.services,
+        sqlc.arg(now)::timestamptz, CASE WHEN m.suppression <> '' THEN sqlc.arg(now)::timestamptz END
     FROM merged m WHERE m.existing_id IS NULL
     ORDER BY m.phone -- one lock order for concurrent imports
     ON CONFLICT (shop_id, phone) WHERE erased_at IS NULL DO NOTHING
@@ -203,7 +200,7 @@ SELECT m.line::integer AS line,
           WHEN m.existing_id IS NOT NULL THEN 'unchanged'
           ELSE 'retry' END)::text AS result,
     m.opted_out::boolean AS opted_out,
-    m.was_erased::boolean AS was_erased
+    m.suppression::text AS suppression
 FROM merged m
 LEFT JOIN inserted ins ON ins.phone = m.phone
 LEFT JOIN updated upd ON upd.id = m.existing_id

@@ -16,7 +16,6 @@ import (
 const customerErase = `-- name: CustomerErase :one
 UPDATE customers SET name = '', phone = '', sms_opt_in = false,
     opted_out_at = COALESCE(opted_out_at, $1::timestamptz), erased_at = $1::timestamptz,
-    erased_phone_sha256 = sha256(convert_to(shop_id::text || ':' || phone, 'UTF8')),
     pref_days = '{}', pref_window_starts = '{}', pref_window_ends = '{}', pref_services = '{}'
 WHERE id = $2 AND shop_id = $3 AND erased_at IS NULL
 RETURNING id
@@ -29,8 +28,8 @@ type CustomerEraseParams struct {
 }
 
 // Erases a customer: name, phone and preferences gone, opted out for good; the row stays
-// so that offers and bookings (and the shop's totals) keep it. Only a hash of shop id and
-// phone is kept, so a text queued before the erasure can tell the number was erased.
+// so that offers and bookings (and the shop's totals) keep it. What is kept of the
+// number is the caller's: a keyed hash in sms_suppressions.
 func (q *Queries) CustomerErase(ctx context.Context, db DBTX, arg CustomerEraseParams) (uuid.UUID, error) {
 	row := db.QueryRow(ctx, customerErase, arg.Now, arg.ID, arg.ShopID)
 	var id uuid.UUID
@@ -56,7 +55,7 @@ func (q *Queries) CustomerEraseMessages(ctx context.Context, db DBTX, arg Custom
 }
 
 const customerGet = `-- name: CustomerGet :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, erased_phone_sha256 FROM customers WHERE id = $1
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at FROM customers WHERE id = $1
 `
 
 func (q *Queries) CustomerGet(ctx context.Context, db DBTX, id uuid.UUID) (Customer, error) {
@@ -78,13 +77,12 @@ func (q *Queries) CustomerGet(ctx context.Context, db DBTX, id uuid.UUID) (Custo
 		&i.PrefWindowEnds,
 		&i.PrefServices,
 		&i.ErasedAt,
-		&i.ErasedPhoneSha256,
 	)
 	return i, err
 }
 
 const customerGetByPhone = `-- name: CustomerGetByPhone :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, erased_phone_sha256 FROM customers WHERE shop_id = $1 AND phone = $2 AND erased_at IS NULL
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at FROM customers WHERE shop_id = $1 AND phone = $2 AND erased_at IS NULL
 `
 
 type CustomerGetByPhoneParams struct {
@@ -111,13 +109,12 @@ func (q *Queries) CustomerGetByPhone(ctx context.Context, db DBTX, arg CustomerG
 		&i.PrefWindowEnds,
 		&i.PrefServices,
 		&i.ErasedAt,
-		&i.ErasedPhoneSha256,
 	)
 	return i, err
 }
 
 const customerGetForShop = `-- name: CustomerGetForShop :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, erased_phone_sha256 FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
 `
 
 type CustomerGetForShopParams struct {
@@ -145,13 +142,12 @@ func (q *Queries) CustomerGetForShop(ctx context.Context, db DBTX, arg CustomerG
 		&i.PrefWindowEnds,
 		&i.PrefServices,
 		&i.ErasedAt,
-		&i.ErasedPhoneSha256,
 	)
 	return i, err
 }
 
 const customerGetForShopForUpdate = `-- name: CustomerGetForShopForUpdate :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, erased_phone_sha256 FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
 FOR UPDATE
 `
 
@@ -179,7 +175,6 @@ func (q *Queries) CustomerGetForShopForUpdate(ctx context.Context, db DBTX, arg 
 		&i.PrefWindowEnds,
 		&i.PrefServices,
 		&i.ErasedAt,
-		&i.ErasedPhoneSha256,
 	)
 	return i, err
 }
@@ -188,7 +183,7 @@ const customerImportBatch = `-- name: CustomerImportBatch :many
 WITH input AS (
     SELECT (r->>'line')::integer AS line, r->>'phone' AS phone, r->>'name' AS name,
         (r->>'priority')::integer AS priority, (r->>'sms_opt_in')::boolean AS sms_opt_in,
-        r ? 'prefs' AS prefs_set,
+        r ? 'prefs' AS prefs_set, COALESCE(r->'hmacs', '[]') AS hmacs,
         ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'days', '[]')))::smallint[] AS days,
         ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'starts', '[]')))::integer[] AS starts,
         ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'ends', '[]')))::integer[] AS ends,
@@ -204,21 +199,24 @@ WITH input AS (
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.starts ELSE e.pref_window_starts END AS starts,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.ends ELSE e.pref_window_ends END AS ends,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.services ELSE e.pref_services END AS services,
-        (e.opted_out_at IS NOT NULL OR (e.id IS NULL AND er.erased)) AS opted_out,
-        (e.id IS NULL AND er.erased) AS was_erased
+        (e.opted_out_at IS NOT NULL OR (e.id IS NULL AND sup.reason IS NOT NULL)) AS opted_out,
+        CASE WHEN e.id IS NULL THEN COALESCE(sup.reason, '') ELSE '' END AS suppression
     FROM input i
     LEFT JOIN customers e ON e.shop_id = $2 AND e.phone = i.phone AND e.erased_at IS NULL
-    -- A number the shop erased before comes back opted out (see CustomerInsert).
-    CROSS JOIN LATERAL (SELECT EXISTS (
-        SELECT 1 FROM customers x
-        WHERE x.shop_id = $2 AND x.erased_at IS NOT NULL
-          AND x.erased_phone_sha256 = sha256(convert_to($2::uuid::text || ':' || i.phone, 'UTF8'))
-    ) AS erased) er
+    -- A number that said STOP, or that the shop erased, comes in opted out (see
+    -- CustomerInsert); an erasure is the reason given when both apply.
+    LEFT JOIN LATERAL (
+        SELECT s.reason FROM sms_suppressions s
+        WHERE s.shop_id = $2
+          AND s.phone_hmac IN (SELECT decode(h, 'hex') FROM jsonb_array_elements_text(i.hmacs) AS h)
+        ORDER BY s.reason = 'erased' DESC
+        LIMIT 1
+    ) sup ON true
 ), inserted AS (
     INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, pref_days, pref_window_starts,
         pref_window_ends, pref_services, created_at, opted_out_at)
-    SELECT $2, m.phone, m.name, m.sms_opt_in AND NOT m.was_erased, m.priority, m.days, m.starts, m.ends, m.services,
-        $3::timestamptz, CASE WHEN m.was_erased THEN $3::timestamptz END
+    SELECT $2, m.phone, m.name, m.sms_opt_in AND m.suppression = '', m.priority, m.days, m.starts, m.ends, m.services,
+        $3::timestamptz, CASE WHEN m.suppression <> '' THEN $3::timestamptz END
     FROM merged m WHERE m.existing_id IS NULL
     ORDER BY m.phone -- one lock order for concurrent imports
     ON CONFLICT (shop_id, phone) WHERE erased_at IS NULL DO NOTHING
@@ -239,7 +237,7 @@ SELECT m.line::integer AS line,
           WHEN m.existing_id IS NOT NULL THEN 'unchanged'
           ELSE 'retry' END)::text AS result,
     m.opted_out::boolean AS opted_out,
-    m.was_erased::boolean AS was_erased
+    m.suppression::text AS suppression
 FROM merged m
 LEFT JOIN inserted ins ON ins.phone = m.phone
 LEFT JOIN updated upd ON upd.id = m.existing_id
@@ -253,20 +251,23 @@ type CustomerImportBatchParams struct {
 }
 
 type CustomerImportBatchRow struct {
-	Line      int32
-	ID        uuid.UUID
-	Result    string
-	OptedOut  bool
-	WasErased bool
+	Line        int32
+	ID          uuid.UUID
+	Result      string
+	OptedOut    bool
+	Suppression string
 }
 
 // One batch of a CSV import, in one statement: rows is a JSON array of objects
-// {line, phone, name?, priority?, sms_opt_in?, prefs?:{days, starts, ends, services}}
+// {line, phone, hmacs, name?, priority?, sms_opt_in?, prefs?:{days, starts, ends, services}}
 // where a missing key keeps the existing customer's value (a new one gets the default:
-// no name, priority 0, NOT opted in). A customer who opted out (STOP) keeps their
-// sms_opt_in whatever the file says. Rows are matched by phone among live customers;
-// each row's result is created, updated, unchanged, or retry (a concurrent insert of the
-// same phone won; the caller runs the row again).
+// no name, priority 0, NOT opted in) and hmacs are the phone's keyed hashes, in hex (see
+// CustomerInsert). A customer who opted out (STOP) keeps their sms_opt_in whatever the
+// file says; a new customer whose number is suppressed (it said STOP, or was erased)
+// comes in opted out, and suppression says why ('stop', 'erased' or ”). Rows are
+// matched by phone among live customers; each row's result is created, updated,
+// unchanged, or retry (a concurrent insert of the same phone won; the caller runs the
+// row again).
 func (q *Queries) CustomerImportBatch(ctx context.Context, db DBTX, arg CustomerImportBatchParams) ([]CustomerImportBatchRow, error) {
 	rows, err := db.Query(ctx, customerImportBatch, arg.Rows, arg.ShopID, arg.Now)
 	if err != nil {
@@ -281,7 +282,7 @@ func (q *Queries) CustomerImportBatch(ctx context.Context, db DBTX, arg Customer
 			&i.ID,
 			&i.Result,
 			&i.OptedOut,
-			&i.WasErased,
+			&i.Suppression,
 		); err != nil {
 			return nil, err
 		}
@@ -295,27 +296,28 @@ func (q *Queries) CustomerImportBatch(ctx context.Context, db DBTX, arg Customer
 
 const customerInsert = `-- name: CustomerInsert :one
 INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, created_at, opted_out_at)
-SELECT $1, $2, $3, $4::boolean AND NOT e.erased,
-    $5, $6, CASE WHEN e.erased THEN $6::timestamptz END
+SELECT $1, $2, $3, $4::boolean AND NOT x.suppressed,
+    $5, $6, CASE WHEN x.suppressed THEN $6::timestamptz END
 FROM (SELECT EXISTS (
-    SELECT 1 FROM customers x
-    WHERE x.shop_id = $1 AND x.erased_at IS NOT NULL
-      AND x.erased_phone_sha256 = sha256(convert_to($1::uuid::text || ':' || $2::text, 'UTF8'))
-) AS erased) e
-RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, erased_phone_sha256
+    SELECT 1 FROM sms_suppressions s
+    WHERE s.shop_id = $1 AND s.phone_hmac = ANY($7::bytea[])
+) AS suppressed) x
+RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at
 `
 
 type CustomerInsertParams struct {
-	ShopID    uuid.UUID
-	Phone     string
-	Name      string
-	SmsOptIn  bool
-	Priority  int32
-	CreatedAt time.Time
+	ShopID     uuid.UUID
+	Phone      string
+	Name       string
+	SmsOptIn   bool
+	Priority   int32
+	CreatedAt  time.Time
+	PhoneHmacs [][]byte
 }
 
-// A number the shop erased before comes back opted out: the person asked to be
-// forgotten, or had replied STOP; only their own START opts them back in.
+// A number that said STOP, or that the shop erased before, comes back opted out: only
+// the number's own START opts it back in. phone_hmacs are the number's keyed hashes
+// (one per erasure key) that its suppression, if any, is kept under.
 func (q *Queries) CustomerInsert(ctx context.Context, db DBTX, arg CustomerInsertParams) (Customer, error) {
 	row := db.QueryRow(ctx, customerInsert,
 		arg.ShopID,
@@ -324,6 +326,7 @@ func (q *Queries) CustomerInsert(ctx context.Context, db DBTX, arg CustomerInser
 		arg.SmsOptIn,
 		arg.Priority,
 		arg.CreatedAt,
+		arg.PhoneHmacs,
 	)
 	var i Customer
 	err := row.Scan(
@@ -342,13 +345,12 @@ func (q *Queries) CustomerInsert(ctx context.Context, db DBTX, arg CustomerInser
 		&i.PrefWindowEnds,
 		&i.PrefServices,
 		&i.ErasedAt,
-		&i.ErasedPhoneSha256,
 	)
 	return i, err
 }
 
 const customerList = `-- name: CustomerList :many
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, erased_phone_sha256 FROM customers c
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at FROM customers c
 WHERE c.shop_id = $1 AND c.erased_at IS NULL
   AND (c.created_at, c.id) > ($2::timestamptz, $3::uuid)
   AND (NOT $4::boolean
@@ -413,7 +415,6 @@ func (q *Queries) CustomerList(ctx context.Context, db DBTX, arg CustomerListPar
 			&i.PrefWindowEnds,
 			&i.PrefServices,
 			&i.ErasedAt,
-			&i.ErasedPhoneSha256,
 		); err != nil {
 			return nil, err
 		}
@@ -546,27 +547,26 @@ WITH prev AS (
 UPDATE customers c SET sms_opt_in = true, opted_out_at = NULL, unreachable_at = NULL, unreachable_code = NULL
 FROM prev
 WHERE c.id = prev.id
-RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, c.erased_phone_sha256, (prev.sms_opt_in AND prev.opted_out_at IS NULL AND prev.unreachable_at IS NULL)::boolean AS was_opted_in
+RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, (prev.sms_opt_in AND prev.opted_out_at IS NULL AND prev.unreachable_at IS NULL)::boolean AS was_opted_in
 `
 
 type CustomerOptInRow struct {
-	ID                uuid.UUID
-	ShopID            uuid.UUID
-	Phone             string
-	Name              string
-	SmsOptIn          bool
-	OptedOutAt        *time.Time
-	UnreachableAt     *time.Time
-	UnreachableCode   pgtype.Int4
-	Priority          int32
-	CreatedAt         time.Time
-	PrefDays          []int16
-	PrefWindowStarts  []int32
-	PrefWindowEnds    []int32
-	PrefServices      []string
-	ErasedAt          *time.Time
-	ErasedPhoneSha256 []byte
-	WasOptedIn        bool
+	ID               uuid.UUID
+	ShopID           uuid.UUID
+	Phone            string
+	Name             string
+	SmsOptIn         bool
+	OptedOutAt       *time.Time
+	UnreachableAt    *time.Time
+	UnreachableCode  pgtype.Int4
+	Priority         int32
+	CreatedAt        time.Time
+	PrefDays         []int16
+	PrefWindowStarts []int32
+	PrefWindowEnds   []int32
+	PrefServices     []string
+	ErasedAt         *time.Time
+	WasOptedIn       bool
 }
 
 // was_opted_in says whether the customer was texted already before (opted in, not opted
@@ -590,7 +590,6 @@ func (q *Queries) CustomerOptIn(ctx context.Context, db DBTX, id uuid.UUID) (Cus
 		&i.PrefWindowEnds,
 		&i.PrefServices,
 		&i.ErasedAt,
-		&i.ErasedPhoneSha256,
 		&i.WasOptedIn,
 	)
 	return i, err
@@ -601,7 +600,7 @@ WITH prev AS (SELECT p.id, p.opted_out_at FROM customers p WHERE p.id = $2 FOR U
 UPDATE customers c SET opted_out_at = COALESCE(c.opted_out_at, $1::timestamptz)
 FROM prev
 WHERE c.id = prev.id
-RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, c.erased_phone_sha256, (prev.opted_out_at IS NOT NULL)::boolean AS was_opted_out
+RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, (prev.opted_out_at IS NOT NULL)::boolean AS was_opted_out
 `
 
 type CustomerOptOutParams struct {
@@ -610,23 +609,22 @@ type CustomerOptOutParams struct {
 }
 
 type CustomerOptOutRow struct {
-	ID                uuid.UUID
-	ShopID            uuid.UUID
-	Phone             string
-	Name              string
-	SmsOptIn          bool
-	OptedOutAt        *time.Time
-	UnreachableAt     *time.Time
-	UnreachableCode   pgtype.Int4
-	Priority          int32
-	CreatedAt         time.Time
-	PrefDays          []int16
-	PrefWindowStarts  []int32
-	PrefWindowEnds    []int32
-	PrefServices      []string
-	ErasedAt          *time.Time
-	ErasedPhoneSha256 []byte
-	WasOptedOut       bool
+	ID               uuid.UUID
+	ShopID           uuid.UUID
+	Phone            string
+	Name             string
+	SmsOptIn         bool
+	OptedOutAt       *time.Time
+	UnreachableAt    *time.Time
+	UnreachableCode  pgtype.Int4
+	Priority         int32
+	CreatedAt        time.Time
+	PrefDays         []int16
+	PrefWindowStarts []int32
+	PrefWindowEnds   []int32
+	PrefServices     []string
+	ErasedAt         *time.Time
+	WasOptedOut      bool
 }
 
 // An earlier opt-out time is kept. was_opted_out says whether the customer had opted out
@@ -650,31 +648,9 @@ func (q *Queries) CustomerOptOut(ctx context.Context, db DBTX, arg CustomerOptOu
 		&i.PrefWindowEnds,
 		&i.PrefServices,
 		&i.ErasedAt,
-		&i.ErasedPhoneSha256,
 		&i.WasOptedOut,
 	)
 	return i, err
-}
-
-const customerPhoneErased = `-- name: CustomerPhoneErased :one
-SELECT EXISTS (
-    SELECT 1 FROM customers
-    WHERE shop_id = $1 AND erased_at IS NOT NULL
-      AND erased_phone_sha256 = sha256(convert_to($1::uuid::text || ':' || $2::text, 'UTF8'))
-)::boolean AS erased
-`
-
-type CustomerPhoneErasedParams struct {
-	ShopID uuid.UUID
-	Phone  string
-}
-
-// Whether phone belonged to one of the shop's erased customers.
-func (q *Queries) CustomerPhoneErased(ctx context.Context, db DBTX, arg CustomerPhoneErasedParams) (bool, error) {
-	row := db.QueryRow(ctx, customerPhoneErased, arg.ShopID, arg.Phone)
-	var erased bool
-	err := row.Scan(&erased)
-	return erased, err
 }
 
 const customerUpdate = `-- name: CustomerUpdate :one
@@ -682,7 +658,7 @@ UPDATE customers SET name = $1, priority = $2, sms_opt_in = $3,
     pref_days = $4::smallint[], pref_window_starts = $5::integer[],
     pref_window_ends = $6::integer[], pref_services = $7::text[]
 WHERE id = $8 AND shop_id = $9 AND erased_at IS NULL
-RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, erased_phone_sha256
+RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at
 `
 
 type CustomerUpdateParams struct {
@@ -727,7 +703,6 @@ func (q *Queries) CustomerUpdate(ctx context.Context, db DBTX, arg CustomerUpdat
 		&i.PrefWindowEnds,
 		&i.PrefServices,
 		&i.ErasedAt,
-		&i.ErasedPhoneSha256,
 	)
 	return i, err
 }

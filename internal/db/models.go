@@ -47,22 +47,21 @@ type ClientHeartbeat struct {
 }
 
 type Customer struct {
-	ID                uuid.UUID
-	ShopID            uuid.UUID
-	Phone             string
-	Name              string
-	SmsOptIn          bool
-	OptedOutAt        *time.Time
-	UnreachableAt     *time.Time
-	UnreachableCode   pgtype.Int4
-	Priority          int32
-	CreatedAt         time.Time
-	PrefDays          []int16
-	PrefWindowStarts  []int32
-	PrefWindowEnds    []int32
-	PrefServices      []string
-	ErasedAt          *time.Time
-	ErasedPhoneSha256 []byte
+	ID               uuid.UUID
+	ShopID           uuid.UUID
+	Phone            string
+	Name             string
+	SmsOptIn         bool
+	OptedOutAt       *time.Time
+	UnreachableAt    *time.Time
+	UnreachableCode  pgtype.Int4
+	Priority         int32
+	CreatedAt        time.Time
+	PrefDays         []int16
+	PrefWindowStarts []int32
+	PrefWindowEnds   []int32
+	PrefServices     []string
+	ErasedAt         *time.Time
 }
 
 type DashboardSessionEnd struct {
@@ -186,6 +185,13 @@ type SlotOpening struct {
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
 	FilledAt        *time.Time
+}
+
+type SmsSuppression struct {
+	ShopID    uuid.UUID
+	PhoneHmac []byte
+	Reason    string
+	CreatedAt time.Time
 }
 
 type StripeEvent struct {

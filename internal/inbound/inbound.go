@@ -540,17 +540,16 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, kw Ke
 		}
 		return Answer{Outcome: OutcomeDeclined, Message: texts.Declined(shop)}, nil
 	case KeywordStop:
-		if known {
-			if err := s.shops.OptOut(ctx, snd.id); err != nil {
-				return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, fmt.Errorf("opt out: %w", err)
-			}
+		// Customer or not: the number's STOP is kept, so that a later add or import of
+		// it does not opt it in (shops.OptOutNumber).
+		if err := s.shops.OptOutNumber(ctx, shop.ID, in.From); err != nil {
+			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, fmt.Errorf("opt out: %w", err)
 		}
 		return Answer{Outcome: OutcomeOptedOut, Message: texts.OptedOut(shop)}, nil
 	case KeywordStart:
-		if known {
-			if err := s.shops.OptIn(ctx, snd.id); err != nil {
-				return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, fmt.Errorf("opt in: %w", err)
-			}
+		// The number's own START clears its STOP, customer or not.
+		if err := s.shops.OptInNumber(ctx, shop.ID, in.From); err != nil {
+			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, fmt.Errorf("opt in: %w", err)
 		}
 		return Answer{Outcome: OutcomeOptedIn, Message: texts.OptedIn(shop)}, nil
 	case KeywordHelp:

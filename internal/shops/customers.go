@@ -15,8 +15,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
-	"github.com/slotrecovery/slotrecovery/internal/hooks"
-	"github.com/slotrecovery/slotrecovery/internal/idempotency"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 )
 
@@ -406,44 +404,4 @@ func (s *Service) UpdateCustomer(ctx context.Context, shopID, id uuid.UUID, ch C
 		return nil
 	})
 	return out, err
-}
-
-// EraseCustomer erases a customer at the owner's request: the name, phone and
-// preferences are gone, the texts they sent lose their number and words, and they are
-// opted out for good (no wave or queued text reaches the number again). The row stays,
-// so their past offers and bookings (and the shop's totals) are kept, anonymised. The
-// outbound events that name them lose their data (and are not sent, nor sent again),
-// and API answers kept for an Idempotency-Key that hold their number go.
-func (s *Service) EraseCustomer(ctx context.Context, shopID, id uuid.UUID) error {
-	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		row, err := queries.CustomerGetForShopForUpdate(ctx, tx, db.CustomerGetForShopForUpdateParams{ID: id, ShopID: shopID})
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrCustomerNotFound
-		}
-		if err != nil {
-			return fmt.Errorf("get customer %s: %w", id, err)
-		}
-		if err := queries.CustomerEraseMessages(ctx, tx, db.CustomerEraseMessagesParams{ShopID: uuid.NullUUID{UUID: shopID, Valid: true}, Phone: row.Phone}); err != nil {
-			return fmt.Errorf("erase customer %s messages: %w", id, err)
-		}
-		if _, err := queries.CustomerErase(ctx, tx, db.CustomerEraseParams{ID: id, ShopID: shopID, Now: s.cfg.Now().UTC()}); err != nil {
-			return fmt.Errorf("erase customer %s: %w", id, err)
-		}
-		// The copies kept for a while elsewhere: events not yet sent (or kept for the
-		// owner to send again), and API answers kept for their Idempotency-Key.
-		if err := hooks.ForgetCustomer(ctx, tx, shopID, id, s.cfg.Now()); err != nil {
-			return err
-		}
-		return idempotency.ForgetText(ctx, tx, shopID, row.Phone)
-	})
-}
-
-// PhoneErased reports whether number belonged to one of shopID's erased customers, so a
-// text queued before the erasure is not sent.
-func (s *Service) PhoneErased(ctx context.Context, shopID uuid.UUID, number string) (bool, error) {
-	erased, err := queries.CustomerPhoneErased(ctx, s.pool, db.CustomerPhoneErasedParams{ShopID: shopID, Phone: number})
-	if err != nil {
-		return false, fmt.Errorf("check erased phone: %w", err)
-	}
-	return erased, nil
 }

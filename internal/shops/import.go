@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -72,6 +73,9 @@ type importRecord struct {
 	Priority *int         `json:"priority,omitempty"`
 	OptIn    *bool        `json:"sms_opt_in,omitempty"`
 	Prefs    *importPrefs `json:"prefs,omitempty"`
+	// Hmacs are the phone's keyed hashes, in hex: its suppression, if it has one, is
+	// kept under one of them.
+	Hmacs []string `json:"hmacs"`
 }
 
 type importPrefs struct {
@@ -110,6 +114,13 @@ func (s *Service) ImportCustomers(ctx context.Context, shopID uuid.UUID, r io.Re
 	results := map[int]db.CustomerImportBatchRow{}
 	var retry []importRecord
 	run := func(batch []importRecord) error {
+		for i := range batch {
+			if batch[i].Hmacs == nil {
+				for _, h := range s.phoneHashes(shopID, batch[i].Phone) {
+					batch[i].Hmacs = append(batch[i].Hmacs, hex.EncodeToString(h))
+				}
+			}
+		}
 		body, err := json.Marshal(batch)
 		if err != nil {
 			return fmt.Errorf("encode import batch: %w", err)
@@ -153,8 +164,10 @@ func (s *Service) ImportCustomers(ctx context.Context, shopID uuid.UUID, r io.Re
 		default:
 			row.Result, row.CustomerID = res.Result, res.ID
 			switch {
-			case res.WasErased:
+			case res.Suppression == suppressedErased:
 				row.Reason = "this number was erased before: imported opted out; only their own START opts them back in"
+			case res.Suppression == suppressedStop:
+				row.Reason = "this number replied STOP: imported opted out; only their own START opts them back in"
 			case res.OptedOut:
 				row.Reason = "opted out by STOP: only their own START opts them back in"
 			}

@@ -19,9 +19,10 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
-	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 )
@@ -268,12 +269,25 @@ type Config struct {
 	// (0: none known). A change of currency or payment mode that would leave a checkout
 	// shop's open openings priced below it is refused (ErrBelowMinimumCharge).
 	MinimumCharge func(currency string) int64
+	// PhoneKeys key the hashes kept of numbers that said STOP or were erased (the
+	// server's ERASURE_KEY), newest first: the newest hashes what is recorded, and every
+	// one is tried when matching, so records made under an older key still match after
+	// a rotation. Empty: testPhoneKey, a key anyone can read, for tests only; cmd/server
+	// always passes the configured keys.
+	PhoneKeys [][]byte
 }
+
+// testPhoneKey keys the phone hashes of a Service configured without PhoneKeys (tests).
+var testPhoneKey = []byte("slotrecovery: no ERASURE_KEY configured (tests only)")
 
 // Service creates and finds shops and customers.
 type Service struct {
 	pool *pgxpool.Pool
 	cfg  Config
+	// jobs is an insert-only River client: an erasure deletes the customer's texts'
+	// jobs in its own transaction (see EraseCustomer). jobsErr is why there is none.
+	jobs    *river.Client[pgx.Tx]
+	jobsErr error
 }
 
 // New returns a Service on pool.
@@ -281,7 +295,13 @@ func New(pool *pgxpool.Pool, cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	return &Service{pool: pool, cfg: cfg}
+	if len(cfg.PhoneKeys) == 0 {
+		cfg.PhoneKeys = [][]byte{testPhoneKey}
+	}
+	s := &Service{pool: pool, cfg: cfg}
+	// No queues and no workers: it only deletes, lists and inserts jobs.
+	s.jobs, s.jobsErr = river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	return s
 }
 
 // Create makes a shop and returns it with its API key, which is shown only this once.
@@ -464,7 +484,9 @@ func Read(ctx context.Context, q db.DBTX, id uuid.UUID) (Shop, error) {
 	return FromRow(row)
 }
 
-// AddCustomer adds a customer to shopID.
+// AddCustomer adds a customer to shopID. A number that said STOP (as a customer or
+// not), or that the shop erased before, is added opted out whatever n says: only the
+// number's own START opts it back in.
 func (s *Service) AddCustomer(ctx context.Context, shopID uuid.UUID, n NewCustomer) (Customer, error) {
 	n.Name = strings.TrimSpace(n.Name)
 	if !phone.Valid(n.Phone) {
@@ -478,7 +500,7 @@ func (s *Service) AddCustomer(ctx context.Context, shopID uuid.UUID, n NewCustom
 	}
 	row, err := queries.CustomerInsert(ctx, s.pool, db.CustomerInsertParams{
 		ShopID: shopID, Phone: n.Phone, Name: n.Name, SmsOptIn: n.SMSOptIn, Priority: int32(n.Priority),
-		CreatedAt: s.cfg.Now().UTC(),
+		CreatedAt: s.cfg.Now().UTC(), PhoneHmacs: s.phoneHashes(shopID, n.Phone),
 	})
 	if isUnique(err) {
 		return Customer{}, &problem.Error{Kind: problem.Conflict, Code: "phone_exists", Field: "phone",
@@ -586,61 +608,6 @@ func hashKey(key string) []byte {
 func isUnique(err error) bool {
 	var pg *pgconn.PgError
 	return errors.As(err, &pg) && pg.Code == "23505"
-}
-
-// OptOut records that a customer asked not to be texted (STOP), or that the carrier
-// says they did. An earlier opt-out time is kept. A customer who was not opted out
-// already gets a customer.opted_out event, in the same transaction.
-func (s *Service) OptOut(ctx context.Context, customerID uuid.UUID) error {
-	now := s.cfg.Now().UTC()
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		row, err := queries.CustomerOptOut(ctx, tx, db.CustomerOptOutParams{ID: customerID, Now: now})
-		if err != nil {
-			return err
-		}
-		if row.WasOptedOut {
-			return nil
-		}
-		c := CustomerFromRow(db.Customer{
-			ID: row.ID, ShopID: row.ShopID, Phone: row.Phone, Name: row.Name, SmsOptIn: row.SmsOptIn, OptedOutAt: row.OptedOutAt,
-			UnreachableAt: row.UnreachableAt, UnreachableCode: row.UnreachableCode, Priority: row.Priority, CreatedAt: row.CreatedAt,
-			PrefDays: row.PrefDays, PrefWindowStarts: row.PrefWindowStarts, PrefWindowEnds: row.PrefWindowEnds,
-			PrefServices: row.PrefServices, ErasedAt: row.ErasedAt,
-		})
-		return hooks.Record(ctx, tx, c.ShopID, hooks.CustomerOptedOut, now, c)
-	})
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("opt out customer %s: %w", customerID, err)
-	}
-	return nil
-}
-
-// OptIn records that a customer asked to be texted again (START, or a YES that Twilio
-// counted as one); it also clears an earlier unreachable mark, since the carrier now
-// delivers to the number. A customer who was not texted before (opted out, never opted
-// in, or unreachable) gets a customer.opted_in event, in the same transaction.
-func (s *Service) OptIn(ctx context.Context, customerID uuid.UUID) error {
-	now := s.cfg.Now().UTC()
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		row, err := queries.CustomerOptIn(ctx, tx, customerID)
-		if err != nil {
-			return err
-		}
-		if row.WasOptedIn {
-			return nil
-		}
-		c := CustomerFromRow(db.Customer{
-			ID: row.ID, ShopID: row.ShopID, Phone: row.Phone, Name: row.Name, SmsOptIn: row.SmsOptIn, OptedOutAt: row.OptedOutAt,
-			UnreachableAt: row.UnreachableAt, UnreachableCode: row.UnreachableCode, Priority: row.Priority, CreatedAt: row.CreatedAt,
-			PrefDays: row.PrefDays, PrefWindowStarts: row.PrefWindowStarts, PrefWindowEnds: row.PrefWindowEnds,
-			PrefServices: row.PrefServices, ErasedAt: row.ErasedAt,
-		})
-		return hooks.Record(ctx, tx, c.ShopID, hooks.CustomerOptedIn, now, c)
-	})
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("opt in customer %s: %w", customerID, err)
-	}
-	return nil
 }
 
 // RecordSMSProblem records that a text failed because of the shop's own number or

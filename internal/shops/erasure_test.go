@@ -1,0 +1,191 @@
+package shops_test
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/pgtest"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+)
+
+// TestErasureKeepsNoEnumerableHash: what an erasure keeps of the number (so that the
+// person comes back opted out) is no unkeyed hash of it (issue 29.6: it was SHA-256 of
+// shop id and phone, which anyone with the database reverses by trying every number of a
+// region in seconds). No row of the shop's tables holds that hash.
+func TestErasureKeepsNoEnumerableHash(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.New(t)
+	ctx := context.Background()
+	svc := shops.New(pool, shops.Config{})
+	shop, _, err := svc.Create(ctx, shops.NewShop{Name: "A", Timezone: "UTC", SMSNumber: "+15555550100", Currency: "usd", PaymentMode: shops.PaymentNone})
+	require.NoError(t, err)
+	const number = "+15557310042"
+	c, err := svc.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: number, Name: "Ada", SMSOptIn: true})
+	require.NoError(t, err)
+	require.NoError(t, svc.EraseCustomer(ctx, shop.ID, c.ID))
+
+	sum := sha256.Sum256([]byte(shop.ID.String() + ":" + number))
+	unkeyed := hex.EncodeToString(sum[:])
+	rows, err := pool.Query(ctx, `SELECT table_name::text FROM information_schema.tables
+		WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'`)
+	require.NoError(t, err)
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	for _, table := range tables {
+		var found int
+		// Each row as text shows a bytea as \x<hex>.
+		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM `+pgx.Identifier{table}.Sanitize()+` t
+			WHERE position($1 IN t::text) > 0 OR position($2 IN t::text) > 0`, unkeyed, number).Scan(&found))
+		require.Zero(t, found, "table %s holds the number or its unkeyed SHA-256", table)
+	}
+
+	// The number still comes back opted out: the erasure is remembered, keyed.
+	again, err := svc.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: number, SMSOptIn: true})
+	require.NoError(t, err)
+	require.Equal(t, shops.StatusOptedOut, again.Status())
+}
+
+// TestErasureLooksUpByIndex: an erasure finds the customer's texts by shop and number
+// through an index (issue 29.6: it scanned every stored text).
+func TestErasureLooksUpByIndex(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.New(t)
+	ctx := context.Background()
+	tx, err := pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	// Only a plan that has an index to use leaves the sequential scan.
+	_, err = tx.Exec(ctx, `SET LOCAL enable_seqscan = off`)
+	require.NoError(t, err)
+	rows, err := tx.Query(ctx, `EXPLAIN UPDATE inbound_messages SET from_phone = '', body = ''
+		WHERE shop_id = 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11' AND from_phone = '+15557310042'`)
+	require.NoError(t, err)
+	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	require.NoError(t, err)
+	plan := strings.Join(lines, "\n")
+	require.NotContains(t, plan, "Seq Scan", plan)
+	require.Contains(t, plan, "Index", plan)
+}
+
+// TestErasureDeletesTextJobsAndThoseRunningOnceTheyEnd: an erasure deletes the River
+// jobs of texts to the customer (their arguments hold the number and the words) in
+// every state it can; one running at that moment is deleted by a follow-up job, which
+// holds only its id, once it has ended (issue 29.6).
+func TestErasureDeletesTextJobsAndThoseRunningOnceTheyEnd(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.New(t)
+	ctx := context.Background()
+	svc := shops.New(pool, shops.Config{})
+	shop, _, err := svc.Create(ctx, shops.NewShop{Name: "A", Timezone: "UTC", SMSNumber: "+15555550100", Currency: "usd", PaymentMode: shops.PaymentNone})
+	require.NoError(t, err)
+	const number, other = "+15557310043", "+15557310044"
+	c, err := svc.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: number, Name: "Ada", SMSOptIn: true})
+	require.NoError(t, err)
+
+	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	require.NoError(t, err)
+	text := func(key, to string, at time.Time) int64 {
+		res, err := rc.Insert(ctx, jobs.Text{Key: key, ShopID: shop.ID, From: shop.SMSNumber, To: to, Body: "Hi Ada"},
+			&river.InsertOpts{ScheduledAt: at})
+		require.NoError(t, err)
+		return res.Job.ID
+	}
+	running := text("running", number, time.Now())
+	text("queued", number, time.Now().Add(time.Hour))
+	done := text("done", number, time.Now())
+	someoneElse := text("other", other, time.Now().Add(time.Hour))
+	_, err = pool.Exec(ctx, `UPDATE river_job SET state = 'running', attempt = 1, attempted_at = now() WHERE id = $1`, running)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `UPDATE river_job SET state = 'completed', attempt = 1, attempted_at = now(), finalized_at = now() WHERE id = $1`, done)
+	require.NoError(t, err)
+
+	require.NoError(t, svc.EraseCustomer(ctx, shop.ID, c.ID))
+	ids := func(kind string) []int64 {
+		rows, err := pool.Query(ctx, `SELECT id FROM river_job WHERE kind = $1 ORDER BY id`, kind)
+		require.NoError(t, err)
+		out, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		require.NoError(t, err)
+		return out
+	}
+	require.Equal(t, []int64{running, someoneElse}, ids("sms_text"), "the queued and the finished text are gone; another's stays")
+	var follow struct {
+		IDs []int64 `json:"ids"`
+	}
+	var args []byte
+	require.NoError(t, pool.QueryRow(ctx, `SELECT args FROM river_job WHERE kind = 'customer_erasure_jobs'`).Scan(&args))
+	require.NoError(t, json.Unmarshal(args, &follow))
+	require.Equal(t, []int64{running}, follow.IDs)
+	require.NotContains(t, string(args), "5557310043")
+
+	// The running text ends; the follow-up runs (now, not in its 15 s) and deletes it.
+	_, err = pool.Exec(ctx, `UPDATE river_job SET state = 'completed', finalized_at = now() WHERE id = $1`, running)
+	require.NoError(t, err)
+	_, err = pool.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now() WHERE kind = 'customer_erasure_jobs'`)
+	require.NoError(t, err)
+	workers := river.NewWorkers()
+	river.AddWorker(workers, &shops.ForgetTextJobsWorker{})
+	worker, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
+		Queues: map[string]river.QueueConfig{jobs.QueueTexts: {MaxWorkers: 1}}, Workers: workers,
+		FetchCooldown: 20 * time.Millisecond, FetchPollInterval: 50 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	require.NoError(t, worker.Start(ctx))
+	t.Cleanup(func() { _ = worker.Stop(context.Background()) })
+	require.Eventually(t, func() bool {
+		var state string
+		err := pool.QueryRow(ctx, `SELECT state FROM river_job WHERE kind = 'customer_erasure_jobs'`).Scan(&state)
+		return err == nil && state == "completed"
+	}, 30*time.Second, 50*time.Millisecond, "the follow-up completes")
+	require.Equal(t, []int64{someoneElse}, ids("sms_text"))
+}
+
+// TestErasureKeyRotation: the keys of the kept hashes rotate as ERASURE_KEY lists them,
+// newest first. A number erased (or STOP'd) under the old key is still recognised while
+// the old key is listed after the new one; new records are made under the new key; a
+// server that dropped the old key no longer recognises what was kept under it.
+func TestErasureKeyRotation(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.New(t)
+	ctx := context.Background()
+	oldKey, newKey := []byte(strings.Repeat("o", 32)), []byte(strings.Repeat("n", 32))
+	before := shops.New(pool, shops.Config{PhoneKeys: [][]byte{oldKey}})
+	shop, _, err := before.Create(ctx, shops.NewShop{Name: "A", Timezone: "UTC", SMSNumber: "+15555550100", Currency: "usd", PaymentMode: shops.PaymentNone})
+	require.NoError(t, err)
+	const erased, stopped = "+15557310045", "+15557310046"
+	c, err := before.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: erased, SMSOptIn: true})
+	require.NoError(t, err)
+	require.NoError(t, before.EraseCustomer(ctx, shop.ID, c.ID))
+
+	rotated := shops.New(pool, shops.Config{PhoneKeys: [][]byte{newKey, oldKey}})
+	gone, err := rotated.PhoneErased(ctx, shop.ID, erased)
+	require.NoError(t, err)
+	require.True(t, gone, "kept under the old key, matched with it")
+	require.NoError(t, rotated.OptOutNumber(ctx, shop.ID, stopped))
+	var underNew int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM sms_suppressions WHERE reason = 'stop'`).Scan(&underNew))
+	require.Equal(t, 1, underNew)
+
+	onlyNew := shops.New(pool, shops.Config{PhoneKeys: [][]byte{newKey}})
+	gone, err = onlyNew.PhoneErased(ctx, shop.ID, erased)
+	require.NoError(t, err)
+	require.False(t, gone, "the old key dropped: what it kept is not matched any more")
+	back, err := onlyNew.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: stopped, SMSOptIn: true})
+	require.NoError(t, err)
+	require.Equal(t, shops.StatusOptedOut, back.Status(), "the STOP recorded under the new key")
+	// A START clears the record under whichever key it was kept.
+	require.NoError(t, rotated.OptInNumber(ctx, shop.ID, erased))
+	gone, err = before.PhoneErased(ctx, shop.ID, erased)
+	require.NoError(t, err)
+	require.False(t, gone)
+}
