@@ -456,6 +456,14 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 				errs = errors.Join(errs, err)
 				continue
 			}
+			// Opted out at the carrier (Twilio's 21610): an opt-out, kept for the number
+			// as a STOP is (it outlives the customer's erasure).
+			if sms.OptedOut(r.err) {
+				if err := s.shops.OptOut(bg, r.offer.CustomerID); err != nil {
+					errs = errors.Join(errs, err)
+					continue
+				}
+			}
 			s.log.InfoContext(ctx, "customer unreachable by sms", "customer_id", r.offer.CustomerID, "provider_code", code)
 			res.Failed++
 		case sms.AccountProblem(r.err):

@@ -169,6 +169,13 @@ func (s *Service) SendText(ctx context.Context, a jobs.Text) error {
 			}
 			s.log.InfoContext(ctx, "customer unreachable by sms", "customer_id", customer, "provider_code", code, "key", a.Key)
 		}
+		// The number opted out at the carrier (Twilio's 21610): kept as a STOP is, for a
+		// customer or a stranger alike, so a later add or import does not opt it in.
+		if sms.OptedOut(err) {
+			if oerr := s.shops.OptOutNumber(bg, a.ShopID, a.To); oerr != nil {
+				return s.giveBack(bg, a.Key, oerr)
+			}
+		}
 		return river.JobCancel(err)
 	case sms.AccountProblem(err):
 		// Our account or sender number cannot reach this destination: not the

@@ -197,3 +197,29 @@ func counter(t *testing.T, g prometheus.Gatherer, name, label, value string) flo
 	}
 	return 0
 }
+
+// TestCarrierOptOutOfAStrangerIsKept: a text to a number that is not a customer (an
+// answer to a stranger's text) refused because the number opted out at the carrier
+// (21610) records the number's suppression (issue 29.2): adding the number later keeps it
+// opted out, as a STOP would. A refused text to a customer opts the customer out too.
+func TestCarrierOptOutOfAStrangerIsKept(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, nil)
+	ctx := context.Background()
+	const stranger = "+447700900222"
+	w.fake.FailNumber(stranger, 21610, 400)
+	job := w.text("reply:SM" + uuid.NewString())
+	job.To = stranger
+	err := w.svc.SendText(ctx, job)
+	var cancel *river.JobCancelError
+	require.ErrorAs(t, err, &cancel, "retrying cannot help")
+	c, err := w.shops.AddCustomer(ctx, w.shop.ID, shops.NewCustomer{Phone: stranger, SMSOptIn: true})
+	require.NoError(t, err)
+	require.Equal(t, shops.StatusOptedOut, c.Status(), "the carrier's opt-out is kept for the number")
+
+	w.fake.FailNumber(w.phone, 21610, 400)
+	require.ErrorAs(t, w.svc.SendText(ctx, w.text("confirmed:"+uuid.NewString())), &cancel)
+	got, err := w.shops.Customer(ctx, w.shop.ID, w.customerID)
+	require.NoError(t, err)
+	require.Equal(t, shops.StatusOptedOut, got.Status(), "a customer the carrier says opted out")
+}
