@@ -220,6 +220,8 @@ type Event struct {
 	// Currency is the ISO 4217 code in lower case.
 	Currency string
 
-	// Payload is the event's body as received, kept with the stored event.
+	// Payload is the event's body as received, kept with the stored event, less the
+	// customer's personal details (name, email, phone, address), which nothing reads
+	// and an erasure could not find there.
 	Payload []byte
 }

@@ -104,7 +104,8 @@ func paid(paymentStatus string) bool {
 // skipped. A zero (or negative) tolerance means DefaultWebhookTolerance.
 //
 // The event's Kind says what it means to the ledger (see eventKind) and its
-// Payload is payload itself. Account is the connected account the event came from
+// Payload is payload without what Checkout collected of the customer (name, email,
+// phone, address; see personalFields), byte for byte payload when it has none. Account is the connected account the event came from
 // (the signed event's "account"; "" for the platform's own events), and an account
 // change carries the account's new state (AccountState).
 //
@@ -197,7 +198,7 @@ func decodeEvent(se stripego.Event, payload []byte) (payments.Event, error) {
 		APIVersion: se.APIVersion,
 		Livemode:   se.Livemode,
 		Account:    se.Account,
-		Payload:    payload,
+		Payload:    withoutPersonalData(payload),
 	}
 	var paymentStatus string
 	if se.ID == "" || se.Type == "" {

@@ -1,0 +1,279 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/hooks"
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
+	"github.com/slotrecovery/slotrecovery/internal/shopapi"
+)
+
+// The person erased in TestErasureLeavesNoTrace, and another who stays: their number
+// and name are unlike anything else the test writes, so finding one in the dump means
+// it was kept.
+const (
+	erasedPhone = "+15557319246"
+	erasedName  = "Zanzibar Quixote"
+	erasedEmail = "zq-erased@example.test"
+	keptPhone   = "+15558812034"
+	keptName    = "Yolanda Pemberton"
+)
+
+// TestErasureLeavesNoTrace: after DELETE /api/customers/{id}, a dump of the whole
+// database (pg_dump, River's tables included) holds neither the customer's number, in
+// any form a person or a program writes it, nor their name, nor the unkeyed SHA-256 of
+// shop and number (issue 29.6). The customer had everything that keeps a person: offers,
+// a booking paid through Stripe (whose event named them), texts in and out (HELP, YES,
+// STOP, START, the confirmation), transactional text jobs (finished, discarded and
+// scheduled), outbound webhook events, their payloads and deliveries. A dump taken
+// before the erasure finds them (the search works and the scene is real); so does the
+// dump after, for the customer who was not erased.
+func TestErasureLeavesNoTrace(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	base := e.start(nil, fastTune)
+	ctx := context.Background()
+
+	shop := e.newShop(base, "checkout", nil)
+	var erased, kept customerInfo
+	for _, c := range []struct {
+		phone, name string
+		out         *customerInfo
+	}{{erasedPhone, erasedName, &erased}, {keptPhone, keptName, &kept}} {
+		status := e.api(base, http.MethodPost, "/api/customers", shop.APIKey,
+			map[string]any{"phone": c.phone, "name": c.name, "sms_opt_in": true}, c.out)
+		require.Equal(t, http.StatusCreated, status)
+	}
+
+	// Outbound webhooks: an endpoint for every event, delivered to a receiver here.
+	var received struct {
+		sync.Mutex
+		bodies []string
+	}
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		received.Lock()
+		received.bodies = append(received.bodies, string(b))
+		received.Unlock()
+		_, _ = io.WriteString(w, "ok")
+	}))
+	t.Cleanup(receiver.Close)
+	rc, err := river.NewClient(riverpgxv5.New(e.pool), &river.Config{})
+	require.NoError(t, err)
+	hooksSvc := hooks.New(e.pool, rc, shopapi.EventRenderer{}, hooks.Config{DevMode: true, AllowPrivate: true})
+	_, _, err = hooksSvc.CreateEndpoint(ctx, uuid.MustParse(shop.ID), hooks.NewEndpoint{URL: receiver.URL, EnabledEvents: []string{"*"}})
+	require.NoError(t, err)
+
+	// Offers, texts in and out, a booking paid through Stripe.
+	op := e.newOpening(base, shop, 3*time.Hour)
+	e.eventually("both offered", func() bool {
+		return len(e.twilio.MessagesTo(erasedPhone)) > 0 && len(e.twilio.MessagesTo(keptPhone)) > 0
+	})
+	require.Equal(t, "help", e.text(base, erasedPhone, shop.SMSNumber, "HELP").Outcome)
+	yes := e.text(base, erasedPhone, shop.SMSNumber, "YES")
+	require.Equal(t, "booked", yes.Outcome, yes.Body)
+	got := e.opening(base, shop, op.ID)
+	require.NotNil(t, got.Booking)
+	paid := paidEvent(t, got.Booking.ID, got.Booking.SessionID)
+	r := e.postStripe(base, paid, stripe.SignedTestPayload(paid, webhookSecret, time.Now()))
+	require.Equal(t, "confirmed", r.Result, r.Body)
+	e.settle("sms_text")
+	require.GreaterOrEqual(t, len(e.twilio.MessagesTo(erasedPhone)), 2, "the offer and the confirmation")
+
+	// A carrier's delivery report of the offer text.
+	require.Equal(t, http.StatusNoContent, e.status(base, e.twilio.MessagesTo(erasedPhone)[0].SID, "delivered", 0, ""))
+
+	// Transactional texts still to go (a reminder an hour on) and one River gave up on.
+	for _, state := range []string{"scheduled", "discarded"} {
+		tx, err := e.pool.Begin(ctx)
+		require.NoError(t, err)
+		res, err := rc.InsertTx(ctx, tx, jobs.Text{Key: "test-" + state, ShopID: uuid.MustParse(shop.ID), From: shop.SMSNumber,
+			To: erasedPhone, Body: "See you soon, " + erasedName}, &river.InsertOpts{ScheduledAt: time.Now().Add(time.Hour)})
+		require.NoError(t, err)
+		if state == "discarded" {
+			_, err = tx.Exec(ctx, `UPDATE river_job SET state = 'discarded', finalized_at = now(),
+				errors = ARRAY[jsonb_build_object('at', now(), 'attempt', 1, 'error', 'send sms to '||$2::text||': refused')]
+				WHERE id = $1`, res.Job.ID, erasedPhone)
+			require.NoError(t, err)
+		}
+		require.NoError(t, tx.Commit(ctx))
+	}
+
+	// STOP and START: the customer's events, rendered and delivered to the endpoint.
+	require.Equal(t, "opted_out", e.text(base, erasedPhone, shop.SMSNumber, "STOP").Outcome)
+	require.Equal(t, "opted_in", e.text(base, erasedPhone, shop.SMSNumber, "START").Outcome)
+	_, err = hooksSvc.Dispatch(ctx)
+	require.NoError(t, err)
+	deliveries := e.ids(`SELECT id::text FROM webhook_deliveries`)
+	require.NotEmpty(t, deliveries, "the customer's events were recorded and dispatched")
+	for _, id := range deliveries {
+		require.NoError(t, hooksSvc.Attempt(ctx, uuid.MustParse(id), false))
+	}
+	received.Lock()
+	require.Contains(t, strings.Join(received.bodies, "\n"), erasedPhone, "the endpoint was told of the customer")
+	received.Unlock()
+
+	needles := personNeedles(erasedPhone, erasedName, erasedEmail, shop.ID)
+	before := dumpTables(t, e.dbURL)
+	var holders []string
+	for table, text := range before {
+		if len(findNeedles(text, needles)) > 0 {
+			holders = append(holders, table)
+		}
+	}
+	slices.Sort(holders)
+	t.Logf("before the erasure, the person is in: %s", strings.Join(holders, ", "))
+	for _, table := range []string{"customers", "inbound_messages", "river_job", "webhook_events"} {
+		require.Contains(t, holders, table, "the scene puts the person in %s", table)
+	}
+
+	// The erasure.
+	require.Equal(t, http.StatusNoContent, e.api(base, http.MethodDelete, "/api/customers/"+erased.ID, shop.APIKey, nil, nil))
+	// What runs now has run (a text being sent, the erasure's follow-up); what is
+	// scheduled later is for the dump to show.
+	e.eventually("texts and erasure jobs run", func() bool {
+		return e.count(`SELECT count(*) FROM river_job WHERE kind IN ('sms_text', 'customer_erasure_jobs')
+			AND state IN ('available', 'running', 'retryable', 'pending')`) == 0
+	})
+
+	after := dumpTables(t, e.dbURL)
+	var found []string
+	for table, text := range after {
+		for _, n := range findNeedles(text, needles) {
+			found = append(found, table+": "+n)
+		}
+	}
+	slices.Sort(found)
+	require.Empty(t, found, "the dump after the erasure still holds the person")
+	t.Logf("after the erasure, %d tables dumped; none holds any of %d forms of the number, name and email, nor the unkeyed hash",
+		len(after), len(needles))
+
+	// The search finds what is there: the other customer, untouched.
+	require.NotEmpty(t, findNeedles(after["customers"], personNeedles(keptPhone, keptName, "", shop.ID)))
+	require.Contains(t, after["customers"], kept.ID)
+}
+
+// ids runs a query returning one text column.
+func (e *env) ids(query string, args ...any) []string {
+	e.t.Helper()
+	rows, err := e.pool.Query(context.Background(), query, args...)
+	require.NoError(e.t, err)
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		require.NoError(e.t, rows.Scan(&s))
+		out = append(out, s)
+	}
+	require.NoError(e.t, rows.Err())
+	return out
+}
+
+// paidEvent is a checkout.session.completed event as Stripe sends it for a customer who
+// paid: with what Checkout collected of them (customer_details).
+func paidEvent(t *testing.T, bookingID, sessionID string) []byte {
+	t.Helper()
+	var ev map[string]any
+	require.NoError(t, json.Unmarshal(stripe.TestEventPayload(evtID(), stripe.EventCheckoutCompleted, bookingID, sessionID,
+		"pi_test_erasure", stripe.PaymentPaid, time.Now()), &ev))
+	obj := ev["data"].(map[string]any)["object"].(map[string]any)
+	obj["customer_details"] = map[string]any{"email": erasedEmail, "name": erasedName, "phone": erasedPhone,
+		"address": map[string]any{"country": "US", "postal_code": "10001"}, "tax_exempt": "none", "tax_ids": []any{}}
+	obj["customer_email"] = erasedEmail
+	b, err := json.Marshal(ev)
+	require.NoError(t, err)
+	return b
+}
+
+// personNeedles are the forms in which a person's number, name and email may be kept:
+// the number in E.164, without its +, its national digits, spaced, dashed, dotted and
+// bracketed; the name whole and in parts; any case; each also as the hex that a bytea
+// column dumps as; and the SHA-256 of shop id and number that erasure used to keep.
+func personNeedles(phone, name, email, shopID string) []string {
+	national := phone[2:] // +1 and ten digits
+	a, b, c := national[:3], national[3:6], national[6:]
+	forms := []string{phone, phone[1:], national, a + "-" + b + "-" + c, a + " " + b + " " + c, a + "." + b + "." + c,
+		"(" + a + ") " + b + "-" + c, "+1 " + a + " " + b + " " + c, "+1-" + a + "-" + b + "-" + c, "1-" + a + "-" + b + "-" + c}
+	forms = append(forms, name)
+	forms = append(forms, strings.Fields(name)...)
+	if email != "" {
+		forms = append(forms, email)
+	}
+	// The search ignores case; a bytea dumps as hex, in which case matters.
+	var out []string
+	for _, f := range forms {
+		out = append(out, strings.ToLower(f))
+		for _, v := range []string{f, strings.ToLower(f), strings.ToUpper(f)} {
+			out = append(out, hex.EncodeToString([]byte(v)))
+		}
+	}
+	slices.Sort(out)
+	out = slices.Compact(out)
+	sum := sha256.Sum256([]byte(shopID + ":" + phone))
+	return append(out, hex.EncodeToString(sum[:]))
+}
+
+// findNeedles returns the needles text holds, ignoring case.
+func findNeedles(text string, needles []string) []string {
+	text = strings.ToLower(text)
+	var out []string
+	for _, n := range needles {
+		if strings.Contains(text, strings.ToLower(n)) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// dumpTables dumps the whole database with pg_dump (schema and data, every table,
+// River's too) and returns each table's data section by table name; "" holds what is
+// outside any table's data (the schema, functions, sequences).
+func dumpTables(t *testing.T, dbURL string) map[string]string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "pg_dump", "--no-owner", "--no-privileges", "--dbname="+dbURL)
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	require.NoError(t, cmd.Run(), "pg_dump: %s", stderr.String())
+	tables := map[string]string{}
+	current := ""
+	sc := bufio.NewScanner(&out)
+	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "COPY "):
+			name, _, _ := strings.Cut(strings.TrimPrefix(line, "COPY "), " ")
+			current = strings.TrimPrefix(name, "public.")
+			continue
+		case line == `\.`:
+			current = ""
+			continue
+		}
+		tables[current] += line + "\n"
+	}
+	require.NoError(t, sc.Err())
+	require.Contains(t, tables, "river_job", "the dump has River's tables")
+	return tables
+}
