@@ -55,7 +55,10 @@ type Config struct {
 
 	SessionSecret string
 	DevMode       bool
-	LogLevel      string
+	// WebhookAllowPrivate lets outbound webhook deliveries reach loopback, private,
+	// link-local and metadata addresses (WEBHOOK_ALLOW_PRIVATE=1: tests, self-hosting).
+	WebhookAllowPrivate bool
+	LogLevel            string
 
 	// MetricsAddr, when set, is a second listener that serves only GET /metrics, for a
 	// Prometheus on a private network (METRICS_ADDR, e.g. 127.0.0.1:9090).
@@ -141,6 +144,13 @@ func Load(getenv func(string) string) (Config, error) {
 		c.DevMode = true
 	default:
 		bad("DEV_MODE", "must be 1 or 0")
+	}
+	switch v := get("WEBHOOK_ALLOW_PRIVATE"); v {
+	case "", "0", "false":
+	case "1", "true":
+		c.WebhookAllowPrivate = true
+	default:
+		bad("WEBHOOK_ALLOW_PRIVATE", "must be 1 or 0")
 	}
 
 	if c.DatabaseURL == "" {
