@@ -88,6 +88,10 @@ type Config struct {
 	AccountIssue func(code int) sms.AccountIssue
 }
 
+// queries is this package's one way to its SQL: sqlc's Queries holds no state, and
+// each call is given the pool or the transaction it runs on.
+var queries = db.New()
+
 // WaveSchedule tells when openings' next offer waves are due. The waves are the offer
 // loop's River jobs: offers knows their arguments, the dashboard only asks.
 type WaveSchedule interface {
@@ -97,7 +101,6 @@ type WaveSchedule interface {
 // Dashboard serves the owners' pages. Build it with New and mount it with Register.
 type Dashboard struct {
 	pool     *pgxpool.Pool
-	q        *db.Queries
 	shops    *shops.Service
 	openings *slots.Service
 	cfg      Config
@@ -141,7 +144,7 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	d := &Dashboard{pool: pool, q: db.New(), shops: shopsSvc, openings: openings,
+	d := &Dashboard{pool: pool, shops: shopsSvc, openings: openings,
 		cfg: cfg, log: cfg.Logger, limits: ratelimit.New(cfg.Redis, ratelimit.Config{Prefix: cfg.KeyPrefix})}
 	var err error
 	if d.static, err = fs.Sub(assets, "static"); err != nil {

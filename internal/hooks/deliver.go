@@ -103,7 +103,7 @@ var ErrEndpointBusy = errors.New("hooks: endpoint busy")
 // PerEndpoint attempts in flight to the endpoint, and another error when the attempt
 // could not be made or recorded (River retries it).
 func (s *Service) Attempt(ctx context.Context, deliveryID uuid.UUID, manual bool) error {
-	d, err := s.q.WebhookDeliveryForAttempt(ctx, s.pool, deliveryID)
+	d, err := queries.WebhookDeliveryForAttempt(ctx, s.pool, deliveryID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil // deleted with its endpoint, or purged
 	}
@@ -119,7 +119,7 @@ func (s *Service) Attempt(ctx context.Context, deliveryID uuid.UUID, manual bool
 			reason = "not sent: the event's customer was erased"
 		}
 		if !manual {
-			if err := s.q.WebhookDeliveryFail(ctx, s.pool, db.WebhookDeliveryFailParams{
+			if err := queries.WebhookDeliveryFail(ctx, s.pool, db.WebhookDeliveryFailParams{
 				ID: deliveryID, Reason: pgtype.Text{String: reason, Valid: true}, Now: s.cfg.Now().UTC(),
 			}); err != nil {
 				return fmt.Errorf("fail delivery %s: %w", deliveryID, err)
@@ -294,7 +294,7 @@ func head(b []byte) string {
 func (s *Service) record(ctx context.Context, d db.WebhookDeliveryForAttemptRow, manual bool, res result) (next time.Duration, err error) {
 	now := res.at.UTC()
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		row, err := s.q.WebhookDeliveryLock(ctx, tx, d.ID)
+		row, err := queries.WebhookDeliveryLock(ctx, tx, d.ID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil // deleted with its endpoint meanwhile
 		}
@@ -306,7 +306,7 @@ func (s *Service) record(ctx context.Context, d db.WebhookDeliveryForAttemptRow,
 			ResponseHead: res.head, StatusCode: pgtype.Int4{Int32: int32(res.status), Valid: res.status != 0},
 			Error: pgtype.Text{String: res.err, Valid: res.err != ""},
 		}
-		if err := s.q.WebhookAttemptInsert(ctx, tx, a); err != nil {
+		if err := queries.WebhookAttemptInsert(ctx, tx, a); err != nil {
 			return fmt.Errorf("log attempt of delivery %s: %w", d.ID, err)
 		}
 		u := db.WebhookDeliveryRecordResultParams{
@@ -329,16 +329,16 @@ func (s *Service) record(ctx context.Context, d db.WebhookDeliveryForAttemptRow,
 				u.NextAttemptAt = &t
 			}
 		}
-		if err := s.q.WebhookDeliveryRecordResult(ctx, tx, u); err != nil {
+		if err := queries.WebhookDeliveryRecordResult(ctx, tx, u); err != nil {
 			return fmt.Errorf("record delivery %s: %w", d.ID, err)
 		}
 		if res.ok() {
-			if err := s.q.WebhookEndpointRecordSuccess(ctx, tx, d.EndpointID); err != nil {
+			if err := queries.WebhookEndpointRecordSuccess(ctx, tx, d.EndpointID); err != nil {
 				return fmt.Errorf("record endpoint %s success: %w", d.EndpointID, err)
 			}
 			return nil
 		}
-		f, err := s.q.WebhookEndpointRecordFailure(ctx, tx, db.WebhookEndpointRecordFailureParams{
+		f, err := queries.WebhookEndpointRecordFailure(ctx, tx, db.WebhookEndpointRecordFailureParams{
 			ID: d.EndpointID, Now: now, DisableBefore: now.Add(-s.cfg.DisableAfter),
 			Reason: fmt.Sprintf("disabled automatically: every attempt failed for %s (the last: %s); fix the endpoint, then enable it",
 				days(s.cfg.DisableAfter), truncate(res.err, 200)),

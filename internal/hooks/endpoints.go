@@ -89,7 +89,6 @@ type Config struct {
 // Service manages a shop's endpoints and delivers its events.
 type Service struct {
 	pool     *pgxpool.Pool
-	q        *db.Queries
 	queue    jobs.Inserter
 	renderer Renderer
 	client   *http.Client
@@ -133,7 +132,7 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, renderer Renderer, cfg Config)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{pool: pool, q: db.New(), queue: queue, renderer: renderer,
+	return &Service{pool: pool, queue: queue, renderer: renderer,
 		client: newClient(cfg), cfg: cfg, log: cfg.Logger, busy: map[uuid.UUID]int{}}
 }
 
@@ -220,10 +219,10 @@ func (s *Service) CreateEndpoint(ctx context.Context, shopID uuid.UUID, n NewEnd
 	}
 	var row db.WebhookEndpoint
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := s.q.WebhookEndpointLockShop(ctx, tx, shopID); err != nil {
+		if err := queries.WebhookEndpointLockShop(ctx, tx, shopID); err != nil {
 			return fmt.Errorf("lock shop's endpoints: %w", err)
 		}
-		n, err := s.q.WebhookEndpointCountForShop(ctx, tx, shopID)
+		n, err := queries.WebhookEndpointCountForShop(ctx, tx, shopID)
 		if err != nil {
 			return fmt.Errorf("count endpoints: %w", err)
 		}
@@ -231,7 +230,7 @@ func (s *Service) CreateEndpoint(ctx context.Context, shopID uuid.UUID, n NewEnd
 			return &problem.Error{Kind: problem.Conflict, Code: "too_many_webhook_endpoints",
 				Message: fmt.Sprintf("a shop may have at most %d webhook endpoints; delete one first", s.cfg.MaxEndpoints)}
 		}
-		row, err = s.q.WebhookEndpointInsert(ctx, tx, p)
+		row, err = queries.WebhookEndpointInsert(ctx, tx, p)
 		if err != nil {
 			return fmt.Errorf("insert webhook endpoint: %w", err)
 		}
@@ -248,7 +247,7 @@ const disabledByOwner = "disabled by the owner"
 
 // Endpoints lists shopID's endpoints, oldest first.
 func (s *Service) Endpoints(ctx context.Context, shopID uuid.UUID) ([]Endpoint, error) {
-	rows, err := s.q.WebhookEndpointList(ctx, s.pool, shopID)
+	rows, err := queries.WebhookEndpointList(ctx, s.pool, shopID)
 	if err != nil {
 		return nil, fmt.Errorf("list webhook endpoints: %w", err)
 	}
@@ -262,7 +261,7 @@ func (s *Service) Endpoints(ctx context.Context, shopID uuid.UUID) ([]Endpoint, 
 
 // Endpoint returns shopID's endpoint id; another shop's is not found.
 func (s *Service) Endpoint(ctx context.Context, shopID, id uuid.UUID) (Endpoint, error) {
-	row, err := s.q.WebhookEndpointGet(ctx, s.pool, db.WebhookEndpointGetParams{ID: id, ShopID: shopID})
+	row, err := queries.WebhookEndpointGet(ctx, s.pool, db.WebhookEndpointGetParams{ID: id, ShopID: shopID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Endpoint{}, ErrEndpointNotFound
 	}
@@ -276,7 +275,7 @@ func (s *Service) Endpoint(ctx context.Context, shopID, id uuid.UUID) (Endpoint,
 func (s *Service) UpdateEndpoint(ctx context.Context, shopID, id uuid.UUID, ch EndpointChange) (Endpoint, error) {
 	var out Endpoint
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		row, err := s.q.WebhookEndpointGetForUpdate(ctx, tx, db.WebhookEndpointGetForUpdateParams{ID: id, ShopID: shopID})
+		row, err := queries.WebhookEndpointGetForUpdate(ctx, tx, db.WebhookEndpointGetForUpdateParams{ID: id, ShopID: shopID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrEndpointNotFound
 		}
@@ -311,7 +310,7 @@ func (s *Service) UpdateEndpoint(ctx context.Context, shopID, id uuid.UUID, ch E
 				p.DisabledAt, p.DisabledReason = nil, pgtype.Text{}
 			}
 		}
-		updated, err := s.q.WebhookEndpointUpdate(ctx, tx, p)
+		updated, err := queries.WebhookEndpointUpdate(ctx, tx, p)
 		if err != nil {
 			return fmt.Errorf("update webhook endpoint %s: %w", id, err)
 		}
@@ -323,7 +322,7 @@ func (s *Service) UpdateEndpoint(ctx context.Context, shopID, id uuid.UUID, ch E
 
 // DeleteEndpoint deletes shopID's endpoint id with its deliveries.
 func (s *Service) DeleteEndpoint(ctx context.Context, shopID, id uuid.UUID) error {
-	n, err := s.q.WebhookEndpointDelete(ctx, s.pool, db.WebhookEndpointDeleteParams{ID: id, ShopID: shopID})
+	n, err := queries.WebhookEndpointDelete(ctx, s.pool, db.WebhookEndpointDeleteParams{ID: id, ShopID: shopID})
 	if err != nil {
 		return fmt.Errorf("delete webhook endpoint %s: %w", id, err)
 	}
@@ -343,7 +342,7 @@ func (s *Service) RotateSecret(ctx context.Context, shopID, id uuid.UUID) (Endpo
 		return Endpoint{}, "", err
 	}
 	now := s.cfg.Now().UTC()
-	row, err := s.q.WebhookEndpointRotateSecret(ctx, s.pool, db.WebhookEndpointRotateSecretParams{
+	row, err := queries.WebhookEndpointRotateSecret(ctx, s.pool, db.WebhookEndpointRotateSecretParams{
 		ID: id, ShopID: shopID, Secret: secret, ExpiresAt: now.Add(SecretOverlap), Now: now,
 	})
 	if errors.Is(err, pgx.ErrNoRows) {

@@ -63,6 +63,8 @@ func IsCustomerType(typ string) bool {
 	return strings.HasPrefix(typ, "customer.")
 }
 
+// queries is this package's one way to its SQL: sqlc's Queries holds no state, and
+// each call is given the pool or the transaction it runs on.
 var queries = db.New()
 
 // Record records an event of type typ for shopID at `at`, inside the caller's

@@ -160,7 +160,7 @@ func (s *Service) accountChanged(ctx context.Context, ev payments.Event, now tim
 	}
 	var out EventResult
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		stored, err := s.q.StripeEventLock(ctx, tx, ev.ID)
+		stored, err := queries.StripeEventLock(ctx, tx, ev.ID)
 		if err != nil {
 			return fmt.Errorf("lock payment event %s: %w", ev.ID, err)
 		}
@@ -186,7 +186,7 @@ func (s *Service) accountChanged(ctx context.Context, ev payments.Event, now tim
 				"charges_enabled", st.ChargesEnabled, "disconnected", st.Disconnected)
 		}
 		out = EventResult{Result: res}
-		_, err = s.q.StripeEventSetResult(ctx, tx, db.StripeEventSetResultParams{EventID: ev.ID, Result: pgText(string(res)), Now: now.UTC()})
+		_, err = queries.StripeEventSetResult(ctx, tx, db.StripeEventSetResultParams{EventID: ev.ID, Result: pgText(string(res)), Now: now.UTC()})
 		return err
 	})
 	if err != nil {

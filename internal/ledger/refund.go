@@ -35,7 +35,7 @@ import (
 // a retry after a lost answer cannot refund twice, and a payment it reports refunded
 // already counts as done.
 func (s *Service) RefundBooking(ctx context.Context, bookingID uuid.UUID, paymentIntentID string) error {
-	b, err := s.q.BookingGet(ctx, s.pool, bookingID)
+	b, err := queries.BookingGet(ctx, s.pool, bookingID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}
@@ -89,13 +89,13 @@ func (s *Service) RefundBooking(ctx context.Context, bookingID uuid.UUID, paymen
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// An earlier run may have recorded this payment's refund as failed (its job ran
 		// out of attempts, and a redelivered event queued another): it is done now.
-		if err := s.q.BookingClearRefundFailed(ctx, tx, db.BookingClearRefundFailedParams{
+		if err := queries.BookingClearRefundFailed(ctx, tx, db.BookingClearRefundFailedParams{
 			ID: b.ID, PaymentIntentID: pgText(pi), Now: now.UTC(),
 		}); err != nil {
 			return fmt.Errorf("clear refund failure: %w", err)
 		}
 		if !duplicate {
-			_, err := s.q.BookingSetRefund(ctx, tx, db.BookingSetRefundParams{
+			_, err := queries.BookingSetRefund(ctx, tx, db.BookingSetRefundParams{
 				ID: b.ID, RefundID: pgText(refundID), PaymentIntentID: pgText(pi), Now: now.UTC(),
 			})
 			// No row: an earlier run stored this refund, or the booking's first late
@@ -113,11 +113,11 @@ func (s *Service) textRefunded(ctx context.Context, tx pgx.Tx, b db.Booking, pay
 	if err != nil {
 		return err
 	}
-	op, err := s.q.OpeningGet(ctx, tx, b.OpeningID)
+	op, err := queries.OpeningGet(ctx, tx, b.OpeningID)
 	if err != nil {
 		return fmt.Errorf("get opening: %w", err)
 	}
-	customer, err := s.q.CustomerGet(ctx, tx, b.CustomerID)
+	customer, err := queries.CustomerGet(ctx, tx, b.CustomerID)
 	if err != nil {
 		return fmt.Errorf("get customer: %w", err)
 	}
@@ -159,11 +159,11 @@ const refundFailedTimeout = 10 * time.Second
 // counts it. It is called once per refund job that gives up.
 func (s *Service) recordRefundFailed(ctx context.Context, bookingID uuid.UUID, paymentIntentID, kind string, cause error) error {
 	if paymentIntentID == "" {
-		if b, err := s.q.BookingGet(ctx, s.pool, bookingID); err == nil {
+		if b, err := queries.BookingGet(ctx, s.pool, bookingID); err == nil {
 			paymentIntentID = b.StripePaymentIntentID.String
 		}
 	}
-	n, err := s.q.BookingSetRefundFailed(ctx, s.pool, db.BookingSetRefundFailedParams{
+	n, err := queries.BookingSetRefundFailed(ctx, s.pool, db.BookingSetRefundFailedParams{
 		ID: bookingID, PaymentIntentID: pgText(paymentIntentID), Reason: pgText(refundFailureReason(cause)), Now: s.cfg.Now().UTC(),
 	})
 	if err != nil {

@@ -67,13 +67,13 @@ func (s *Service) lock(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID) (loc
 	if l.op, err = slots.LockBookedOpening(ctx, tx, bookingID); err != nil {
 		return l, err
 	}
-	if l.b, err = s.q.BookingLock(ctx, tx, bookingID); err != nil {
+	if l.b, err = queries.BookingLock(ctx, tx, bookingID); err != nil {
 		return l, fmt.Errorf("lock booking: %w", err)
 	}
 	if l.shop, err = shops.Read(ctx, tx, l.b.ShopID); err != nil {
 		return l, err
 	}
-	if l.customer, err = s.q.CustomerGet(ctx, tx, l.b.CustomerID); err != nil {
+	if l.customer, err = queries.CustomerGet(ctx, tx, l.b.CustomerID); err != nil {
 		return l, fmt.Errorf("get customer: %w", err)
 	}
 	return l, nil
@@ -108,7 +108,7 @@ func (s *Service) paid(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, sess
 		}
 		return ResultAlreadyConfirmed, nil
 	case slots.BookingPendingPayment:
-		if _, err := s.q.BookingMarkConfirmed(ctx, tx, db.BookingMarkConfirmedParams{ID: b.ID, Now: now.UTC(), PaymentIntentID: pgText(paymentIntentID)}); err != nil {
+		if _, err := queries.BookingMarkConfirmed(ctx, tx, db.BookingMarkConfirmedParams{ID: b.ID, Now: now.UTC(), PaymentIntentID: pgText(paymentIntentID)}); err != nil {
 			return "", fmt.Errorf("confirm booking: %w", err)
 		}
 		if err := s.textConfirmed(ctx, tx, l); err != nil {
@@ -136,7 +136,7 @@ func (s *Service) latePayment(ctx context.Context, tx pgx.Tx, l locked, paymentI
 			return ResultConfirmedLate, nil
 		}
 	}
-	if err := s.q.BookingMarkRefundRequested(ctx, tx, db.BookingMarkRefundRequestedParams{ID: b.ID, Now: now.UTC()}); err != nil {
+	if err := queries.BookingMarkRefundRequested(ctx, tx, db.BookingMarkRefundRequestedParams{ID: b.ID, Now: now.UTC()}); err != nil {
 		return "", fmt.Errorf("mark refund requested: %w", err)
 	}
 	if err := s.requestRefund(ctx, tx, b.ID, paymentIntentID); err != nil {
@@ -166,7 +166,7 @@ func (s *Service) retake(ctx context.Context, tx pgx.Tx, l locked, paymentIntent
 	if ok, err := slots.FillLate(ctx, sp, l.op.ID, l.b.CustomerID, now); !ok || err != nil {
 		return false, err
 	}
-	_, err = s.q.BookingMarkConfirmedLate(ctx, sp, db.BookingMarkConfirmedLateParams{ID: l.b.ID, Now: now.UTC(), PaymentIntentID: pgText(paymentIntentID)})
+	_, err = queries.BookingMarkConfirmedLate(ctx, sp, db.BookingMarkConfirmedLateParams{ID: l.b.ID, Now: now.UTC(), PaymentIntentID: pgText(paymentIntentID)})
 	if errors.Is(err, pgx.ErrNoRows) || isUniqueViolation(err) {
 		return false, nil
 	}
@@ -214,7 +214,7 @@ func (s *Service) failed(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, se
 		// session may still be paid.
 		return ResultOtherSession, nil
 	}
-	if _, err := s.q.BookingMarkFailed(ctx, tx, db.BookingMarkFailedParams{ID: b.ID, Now: now.UTC()}); err != nil {
+	if _, err := queries.BookingMarkFailed(ctx, tx, db.BookingMarkFailedParams{ID: b.ID, Now: now.UTC()}); err != nil {
 		return "", fmt.Errorf("mark booking failed: %w", err)
 	}
 	if b.OfferID.Valid {
