@@ -33,11 +33,16 @@ var (
 		Message: "the endpoint is disabled; enable it (PATCH disabled=false) before sending again"}
 )
 
-// StandardSchedule is the Standard Webhooks specification's suggested schedule: the
-// delay before each attempt, the first immediate: eight attempts, the last one about 28
-// hours after the first.
-var StandardSchedule = []time.Duration{
+// DefaultSchedule is the delay before each scheduled attempt, the first immediate: the
+// Standard Webhooks specification's suggested steps (5 s, 5 min, 30 min, 2 h, 5 h,
+// 10 h, 10 h: eight attempts over about 28 hours), continued with 10-hour steps so that
+// the attempts span about three days, as the issue asks and as Stripe retries its own
+// webhooks (an endpoint down over a weekend still gets its events): twelve attempts,
+// the last about 67½ hours after the first. An endpoint failing for DisableAfter (5
+// days) is disabled, which stops what is left.
+var DefaultSchedule = []time.Duration{
 	0, 5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour,
+	10 * time.Hour, 10 * time.Hour, 10 * time.Hour, 10 * time.Hour,
 }
 
 // SecretOverlap is how long a rotated secret keeps signing beside the new one.
@@ -64,7 +69,7 @@ type Config struct {
 	// every connection.
 	AllowPrivate bool
 	// Schedule is the delay before each scheduled attempt (the first usually 0); default
-	// StandardSchedule. Its length is the number of attempts.
+	// DefaultSchedule. Its length is the number of attempts.
 	Schedule []time.Duration
 	// Timeout bounds one attempt, answer included; default 10 s.
 	Timeout time.Duration
@@ -106,7 +111,7 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, renderer Renderer, cfg Config)
 		cfg.Now = time.Now
 	}
 	if len(cfg.Schedule) == 0 {
-		cfg.Schedule = StandardSchedule
+		cfg.Schedule = DefaultSchedule
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 10 * time.Second
