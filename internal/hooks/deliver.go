@@ -25,6 +25,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/metrics"
 )
 
 // Delivery statuses.
@@ -142,6 +143,14 @@ func (s *Service) Attempt(ctx context.Context, deliveryID uuid.UUID, manual bool
 	if err != nil {
 		return err
 	}
+	switch {
+	case res.ok():
+		s.cfg.Metrics.WebhookAttempt(metrics.WebhookSucceeded)
+	case res.refused:
+		s.cfg.Metrics.WebhookAttempt(metrics.WebhookRefused)
+	default:
+		s.cfg.Metrics.WebhookAttempt(metrics.WebhookFailed)
+	}
 	if next > 0 {
 		return river.JobSnooze(next)
 	}
@@ -173,6 +182,9 @@ type result struct {
 	duration time.Duration
 	head     string
 	err      string
+	// refused: the attempt was not made because the URL or the address it resolved to
+	// is not allowed.
+	refused bool
 }
 
 func (r result) ok() bool { return r.err == "" && r.status >= 200 && r.status < 300 }
@@ -211,7 +223,7 @@ func (s *Service) send(ctx context.Context, d db.WebhookDeliveryForAttemptRow) r
 	res := result{at: now}
 	u, err := url.Parse(d.Url)
 	if err != nil || (u.Scheme != "https" && !(u.Scheme == "http" && s.cfg.DevMode)) {
-		res.err = "not sent: the URL must use https"
+		res.err, res.refused = "not sent: the URL must use https", true
 		return res
 	}
 	msgID := EventID(d.EventID)
@@ -238,6 +250,7 @@ func (s *Service) send(ctx context.Context, d db.WebhookDeliveryForAttemptRow) r
 	if err != nil {
 		res.duration = time.Since(start)
 		res.err = s.describe(err)
+		res.refused = errors.As(err, new(*BlockedError))
 		return res
 	}
 	answer, rerr := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))

@@ -42,6 +42,13 @@ func (s *Service) Dispatch(ctx context.Context) (int, error) {
 		}
 		n = len(events)
 		now := s.cfg.Now().UTC()
+		// The oldest waiting event's age is the backlog's measure, read from this very
+		// batch (oldest first): it costs nothing more.
+		var lag time.Duration
+		if n > 0 {
+			lag = now.Sub(events[0].CreatedAt)
+		}
+		s.cfg.Metrics.WebhookDispatchLag(lag)
 		var deliveries []river.InsertManyParams
 		for _, ev := range events {
 			body, rerr := s.render(ev)

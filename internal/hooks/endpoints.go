@@ -21,6 +21,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 )
 
@@ -89,6 +90,8 @@ type Config struct {
 	// UserAgent is sent with every attempt; default "SlotRecovery-Webhooks/1".
 	UserAgent string
 	Logger    *slog.Logger
+	// Metrics counts attempts and the dispatcher's lag; nil counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // Service manages a shop's endpoints and delivers its events.

@@ -43,11 +43,11 @@ func (s *Service) Reconcile(ctx context.Context) (int, error) {
 				return changed, ctx.Err()
 			}
 			s.log.WarnContext(ctx, "reconcile booking", "booking_id", row.ID, "err", err)
-			s.m.StripeEvent("reconcile", "error")
+			s.m.PaymentEvent("reconcile", "error")
 			s.deferReconcile(ctx, row)
 			continue
 		}
-		s.m.StripeEvent("reconcile", string(res))
+		s.m.PaymentEvent("reconcile", string(res))
 		switch {
 		case res == ResultStillOpen:
 			s.deferReconcile(ctx, row)
