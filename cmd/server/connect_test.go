@@ -357,7 +357,7 @@ func TestConnectRouteOnlyWhenOn(t *testing.T) {
 		}
 		cfg, err := config.Load(e.vars(vars))
 		require.NoError(t, err)
-		a, err := build(t.Context(), cfg, slog.New(slog.DiscardHandler), fastTune)
+		a, err := build(t.Context(), cfg, slog.New(slog.DiscardHandler), serveOptions{tune: fastTune})
 		require.NoError(t, err)
 		found := false
 		for _, r := range a.routes().(*echo.Echo).Routes() {

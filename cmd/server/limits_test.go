@@ -281,7 +281,7 @@ func TestReadyzAnswersFromACache(t *testing.T) {
 	e := newEnv(t)
 	cfg, err := config.Load(e.vars(nil))
 	require.NoError(t, err)
-	a, err := build(t.Context(), cfg, slog.New(slog.DiscardHandler), fastTune)
+	a, err := build(t.Context(), cfg, slog.New(slog.DiscardHandler), serveOptions{tune: fastTune})
 	require.NoError(t, err)
 	t.Cleanup(a.close)
 	srv := httptest.NewServer(a.routes())
@@ -446,7 +446,7 @@ func TestBodyLimitsByRoute(t *testing.T) {
 	e := newEnv(t)
 	cfg, err := config.Load(e.vars(nil))
 	require.NoError(t, err)
-	a, err := build(t.Context(), cfg, slog.New(slog.DiscardHandler), fastTune)
+	a, err := build(t.Context(), cfg, slog.New(slog.DiscardHandler), serveOptions{tune: fastTune})
 	require.NoError(t, err)
 	t.Cleanup(a.close)
 	large := map[string]int64{

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -22,9 +23,12 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/slotrecovery/slotrecovery/internal/calendar"
 	"github.com/slotrecovery/slotrecovery/internal/config"
 	"github.com/slotrecovery/slotrecovery/internal/cooldown"
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
+	"github.com/slotrecovery/slotrecovery/internal/hooks"
+	"github.com/slotrecovery/slotrecovery/internal/idempotency"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
@@ -37,6 +41,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
 	"github.com/slotrecovery/slotrecovery/internal/retention"
+	"github.com/slotrecovery/slotrecovery/internal/shopapi"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
@@ -104,6 +109,9 @@ type app struct {
 	ledger        *ledger.Service
 	offers        *offers.Service
 	inbound       *inbound.Service
+	hooks         *hooks.Service
+	idempotency   *idempotency.Store
+	calendar      *calendar.Service
 	payments      *stripe.Client
 	validator     *twilio.Validator
 	dashboard     *dashboard.Dashboard
@@ -121,6 +129,11 @@ type serveOptions struct {
 	// listening, if not nil, is told the address of each private listener ("metrics",
 	// "pprof") once it listens.
 	listening func(name, addr string)
+	// tuneHooks adjusts the outbound webhooks' configuration (a faster schedule).
+	tuneHooks func(*hooks.Config)
+	// rescueAfter, when not 0, replaces rescueStuckJobsAfter (a test of a killed
+	// instance cannot wait minutes for River's rescuer).
+	rescueAfter time.Duration
 }
 
 // serve runs until ctx ends.
@@ -130,7 +143,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, op
 		return fmt.Errorf("configuration: %w", err)
 	}
 	log := logging.New(stderr, cfg.LogLevel)
-	a, err := build(ctx, cfg, log, opts.tune)
+	a, err := build(ctx, cfg, log, opts)
 	if err != nil {
 		return err
 	}
@@ -156,6 +169,16 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, op
 			log.Warn("river client not recorded as stopped; its waves resume once its heartbeat is stale", "err", err)
 		}
 	}
+	// Every instance turns recorded webhook events into deliveries (they share the work:
+	// SKIP LOCKED). It stops before the pool closes; an event it had not dispatched is
+	// left for another instance, or this one's next start.
+	dispatchCtx, stopDispatching := context.WithCancel(context.WithoutCancel(ctx))
+	dispatched := make(chan struct{})
+	go func() {
+		defer close(dispatched)
+		a.hooks.RunDispatcher(dispatchCtx)
+	}()
+	defer func() { stopDispatching(); <-dispatched }()
 	srv := &http.Server{
 		Handler:           a.routes(),
 		ReadHeaderTimeout: 5 * time.Second,
@@ -322,7 +345,7 @@ func defaultPoolConns(procs int) int32 {
 }
 
 // build wires every part of the server from the configuration.
-func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*slots.Config, *ledger.Config, *offers.Config)) (_ *app, err error) {
+func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveOptions) (_ *app, err error) {
 	a := &app{cfg: cfg, log: log}
 	defer func() {
 		if err != nil {
@@ -397,9 +420,18 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 		Connect: cfg.StripeConnect, PlatformFeeBPS: cfg.PlatformFeeBPS, ConnectAccountType: cfg.StripeConnectAccountType,
 		OnboardingReturnURL: cfg.PublicURL + "/dashboard/stripe/return", OnboardingRefreshURL: cfg.PublicURL + "/dashboard/stripe/onboarding"}
 	offersCfg := offers.Config{Logger: log, Metrics: a.metrics, Pacer: pacing.New(a.redis, cfg.RedisKeyPrefix)}
-	if tune != nil {
-		tune(&slotsCfg, &ledgerCfg, &offersCfg)
+	// Outbound webhooks: http:// URLs only in development, private addresses only when
+	// WEBHOOK_ALLOW_PRIVATE=1. The events' data is rendered as the API renders objects.
+	hooksCfg := hooks.Config{DevMode: cfg.DevMode, AllowPrivate: cfg.WebhookAllowPrivate, Logger: log, Metrics: a.metrics}
+	if opts.tune != nil {
+		opts.tune(&slotsCfg, &ledgerCfg, &offersCfg)
 	}
+	if opts.tuneHooks != nil {
+		opts.tuneHooks(&hooksCfg)
+	}
+	a.hooks = hooks.New(a.pool, queue, shopapi.EventRenderer{}, hooksCfg)
+	a.idempotency = idempotency.New(a.pool, idempotency.Config{})
+	a.calendar = calendar.New(a.pool, a.shops, calendar.Config{PublicURL: cfg.PublicURL})
 	// The payment provider goes to the ledger alone; slots asks the ledger for a new
 	// booking's payment link (slots.Linker).
 	a.ledger = ledger.New(a.pool, queue, provider, ledgerCfg)
@@ -428,6 +460,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	addWorker(workers, a.jobTimeouts, &slots.CompleteWorker{Service: a.slots})
 	addWorker(workers, a.jobTimeouts, &ledger.RefundWorker{Service: a.ledger})
 	addWorker(workers, a.jobTimeouts, &ledger.ReconcileWorker{Service: a.ledger})
+	addWorker(workers, a.jobTimeouts, &hooks.DeliveryWorker{Service: a.hooks})
 	purger, err := retention.NewWorker(a.pool, retention.Config{Period: cfg.Retention, Logger: log, Metrics: a.metrics})
 	if err != nil {
 		return nil, err
@@ -442,6 +475,10 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 			jobs.QueueTexts:    {MaxWorkers: 8},
 			// One run at a time (the job is unique too), apart from checkouts and refunds.
 			jobs.QueueReconcile: {MaxWorkers: 1},
+			// Outbound webhook deliveries, apart from everything else: a slow endpoint
+			// holds at most hooks.Config.PerEndpoint of them (then its jobs wait), so
+			// one shop's endpoint never delays another's, nor any text or payment.
+			jobs.QueueWebhooks: {MaxWorkers: 20},
 		},
 		Workers: workers,
 		// Only the leader instance enqueues it: a lost Stripe webhook never leaves a
@@ -469,7 +506,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 		// timeout, or a slow but live job would be run a second time beside itself: the
 		// longest are the offer wave's and the purge's 5 minutes, and reconciliation's
 		// 4m40s (TestRescueHorizonAboveJobTimeouts).
-		RescueStuckJobsAfter: rescueStuckJobsAfter,
+		RescueStuckJobsAfter: cmp.Or(opts.rescueAfter, rescueStuckJobsAfter),
 		Logger:               log.With("component", "river"),
 	})
 	if err != nil {
