@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -34,6 +35,13 @@ import (
 // never changes its payment. The provider's idempotency key is per (booking, payment), so
 // a retry after a lost answer cannot refund twice, and a payment it reports refunded
 // already counts as done.
+//
+// Once the provider has refunded, booking.refunded is recorded (internal/hooks) with the
+// refund's text, once per (booking, payment): money went back, whichever payment it was.
+// Its data shows the booking as it stands: payment_failed with its refund_id for a late
+// payment (the slot went to someone else), or confirmed for a second payment of a
+// confirmed booking (paid twice through an orphan checkout; the booking stands, paid
+// once).
 func (s *Service) RefundBooking(ctx context.Context, bookingID uuid.UUID, paymentIntentID string) error {
 	b, err := queries.BookingGet(ctx, s.pool, bookingID)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -104,34 +112,41 @@ func (s *Service) RefundBooking(ctx context.Context, bookingID uuid.UUID, paymen
 				return fmt.Errorf("store refund: %w", err)
 			}
 		}
-		return s.textRefunded(ctx, tx, b, pi, duplicate)
+		first, err := s.textRefunded(ctx, tx, b, pi, duplicate)
+		if err != nil || !first {
+			return err // !first: an earlier run recorded this refund, and its event
+		}
+		return hooks.RecordOpening(ctx, tx, b.ShopID, hooks.BookingRefunded, now, b.OpeningID, b.ID)
 	})
 }
 
-func (s *Service) textRefunded(ctx context.Context, tx pgx.Tx, b db.Booking, paymentIntentID string, duplicate bool) error {
+// textRefunded enqueues the refund's text, unique per (booking, payment): first is false
+// when it was enqueued before (an earlier run of the refund recorded it).
+func (s *Service) textRefunded(ctx context.Context, tx pgx.Tx, b db.Booking, paymentIntentID string, duplicate bool) (first bool, err error) {
 	shop, err := shops.Read(ctx, tx, b.ShopID)
 	if err != nil {
-		return err
+		return false, err
 	}
 	op, err := queries.OpeningGet(ctx, tx, b.OpeningID)
 	if err != nil {
-		return fmt.Errorf("get opening: %w", err)
+		return false, fmt.Errorf("get opening: %w", err)
 	}
 	customer, err := queries.CustomerGet(ctx, tx, b.CustomerID)
 	if err != nil {
-		return fmt.Errorf("get customer: %w", err)
+		return false, fmt.Errorf("get customer: %w", err)
 	}
 	body := texts.Refunded(shop, op.Service, op.StartsAt)
 	if duplicate {
 		body = texts.DuplicateRefunded(shop, op.Service, op.StartsAt)
 	}
-	if _, err := s.queue.InsertTx(ctx, tx, jobs.Text{
+	res, err := s.queue.InsertTx(ctx, tx, jobs.Text{
 		Key: "refunded:" + b.ID.String() + ":" + paymentIntentID, ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone,
 		Body: body,
-	}, nil); err != nil {
-		return fmt.Errorf("enqueue refund text: %w", err)
+	}, nil)
+	if err != nil {
+		return false, fmt.Errorf("enqueue refund text: %w", err)
 	}
-	return nil
+	return !res.UniqueSkippedAsDuplicate, nil
 }
 
 // errNoPayment: neither the job, the booking nor its checkout names the payment
