@@ -13,6 +13,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
 // Shops' connected accounts (STRIPE_CONNECT=on): the onboarding that makes one, and the
@@ -149,6 +150,12 @@ func stripeStatus(a payments.Account) shops.StripeStatus {
 // disconnection, and the event's result, in one transaction under the event's row lock
 // (a redelivery waits and answers with the stored result). The event's creation time
 // orders the states: an older one arriving late changes nothing.
+//
+// A disconnection also cancels the shop's open openings, in the same transaction
+// (slots.CancelOpen: their waves stop, opening.cancelled is recorded): a YES to one of
+// them would be told "yours!" and then that the hold lapsed, since no payment link can
+// be made on an account that left. Holds already made run their course, and a hold that
+// lapses now expires its opening instead of reopening it (failed).
 func (s *Service) accountChanged(ctx context.Context, ev payments.Event, now time.Time) (EventResult, error) {
 	st := ev.AccountState
 	if st == nil || st.ID == "" {
@@ -173,6 +180,9 @@ func (s *Service) accountChanged(ctx context.Context, ev payments.Event, now tim
 		if st.Disconnected {
 			res = ResultAccountDisconnected
 			shopID, err = shops.DisconnectStripe(ctx, tx, st.ID, at)
+			if err == nil && shopID != uuid.Nil {
+				err = s.cancelUnpayable(ctx, tx, shopID, now)
+			}
 		} else {
 			shopID, err = shops.UpdateStripeStatus(ctx, tx, st.ID, stripeStatus(*st), at)
 		}
@@ -193,4 +203,25 @@ func (s *Service) accountChanged(ctx context.Context, ev payments.Event, now tim
 		return EventResult{}, fmt.Errorf("apply account event %s (%s): %w", ev.ID, st.ID, err)
 	}
 	return out, nil
+}
+
+// cancelUnpayable cancels the open openings of a checkout shop whose payment account was
+// just disconnected (see accountChanged); a shop whose customers pay nothing keeps them.
+func (s *Service) cancelUnpayable(ctx context.Context, tx pgx.Tx, shopID uuid.UUID, now time.Time) error {
+	shop, err := shops.Read(ctx, tx, shopID)
+	if err != nil {
+		return err
+	}
+	if shop.PaymentMode != shops.PaymentCheckout {
+		return nil
+	}
+	cancelled, err := slots.CancelOpen(ctx, tx, shopID, now)
+	if err != nil {
+		return err
+	}
+	if len(cancelled) > 0 {
+		s.log.InfoContext(ctx, "open openings cancelled: the shop's payment account was disconnected",
+			"shop_id", shopID, "openings", len(cancelled))
+	}
+	return nil
 }
