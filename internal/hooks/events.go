@@ -147,6 +147,8 @@ type SubjectBooking struct {
 	RefundID                *string    `json:"refund_id"`
 	CreatedAt               time.Time  `json:"created_at"`
 	ConfirmedAt             *time.Time `json:"confirmed_at"`
+	// ApplicationFeeCents is the platform's fee on the payment (Stripe Connect).
+	ApplicationFeeCents int64 `json:"application_fee_cents"`
 }
 
 // SubjectFiller is the customer holding the opening at an event.
