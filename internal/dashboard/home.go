@@ -62,6 +62,17 @@ type homeView struct {
 	// SMSProblem, when set, says that texts failed lately because of the shop's own
 	// number or account.
 	SMSProblem *smsProblemView
+	// Stripe, when set, says that the shop takes card payments but its own Stripe
+	// account (Stripe Connect) cannot take them now, so it cannot declare openings.
+	Stripe *stripeBannerView
+}
+
+// stripeBannerView is the banner of a checkout shop whose connected Stripe account cannot
+// take payments (shops.Shop.CheckoutReady).
+type stripeBannerView struct {
+	// Disconnected: the account left the platform (its open openings were cancelled
+	// then); otherwise it was never connected or is not set up yet.
+	Disconnected bool
 }
 
 // smsProblemView is the banner for texts that failed because of the shop's number or
@@ -201,6 +212,9 @@ func (d *Dashboard) homeView(ctx context.Context, shop shops.Shop, page int) (ho
 			hint = "Check your SMS number and account settings with Twilio."
 		}
 		v.SMSProblem = &smsProblemView{Code: p.Code, When: formatWhen(p.At, shop.Location), Count: p.Count, Hint: hint}
+	}
+	if shop.CheckoutReady() != nil {
+		v.Stripe = &stripeBannerView{Disconnected: shop.Stripe.DisconnectedAt != nil}
 	}
 	rows, err := queries.DashboardFilledPage(ctx, d.pool, db.DashboardFilledPageParams{
 		ShopID: shop.ID, MaxRows: pageSize + 1, SkipRows: int32((page - 1) * pageSize),
