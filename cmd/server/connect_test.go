@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"sort"
@@ -412,4 +414,43 @@ func TestSwitchingConnectOn(t *testing.T) {
 	require.Empty(t, refunds[0].Account, "refunded on the platform's account, which took the money")
 	require.False(t, refunds[0].RefundsApplicationFee())
 	require.Equal(t, "refund:"+b.ID+":pi_before_switch", refunds[0].IdempotencyKey, "the platform's key, as before the switch")
+}
+
+// TestSimulateStripeConnectAccount: `server simulate stripe --account acct_…` sends the
+// event as that connected account's, to the Connect endpoint, signed with the Connect
+// secret: the booking's own account confirms it; another account changes nothing.
+func TestSimulateStripeConnectAccount(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	base := e.start(connectVars, fastTune)
+	s := e.newConnectShop(base, "usd")
+	c := e.newCustomer(base, s.shopInfo, "+15558880101", true)
+	e.declare(base, &s, 3*time.Hour)
+	e.waveDone(s.openings[0], 1, 1)
+	require.Equal(t, "booked", e.text(base, c.Phone, s.SMSNumber, "YES").Outcome)
+	var o openingInfo
+	e.eventually("link stored", func() bool {
+		o = e.opening(base, s.shopInfo, s.openings[0])
+		return o.Booking != nil && o.Booking.SessionID != ""
+	})
+	getenv := func(k string) string {
+		return map[string]string{"STRIPE_WEBHOOK_SECRET": webhookSecret, "STRIPE_CONNECT_WEBHOOK_SECRET": connectSecret}[k]
+	}
+	simulate := func(account string) string {
+		t.Helper()
+		var out bytes.Buffer
+		err := run(context.Background(), []string{"simulate", "stripe", "--url", base, "--type", stripe.EventCheckoutCompleted,
+			"--booking", o.Booking.ID, "--session", o.Booking.SessionID, "--account", account}, getenv, &out, io.Discard)
+		require.NoError(t, err, out.String())
+		require.Contains(t, out.String(), "POST "+base+webhooks.StripeConnectPath)
+		return out.String()
+	}
+	require.Contains(t, simulate("acct_1NotThisShop"), `"result":"ignored_wrong_account"`)
+	require.Equal(t, "pending_payment", e.opening(base, s.shopInfo, o.ID).Booking.Status)
+	require.Contains(t, simulate(s.account), `"result":"confirmed"`)
+	require.Equal(t, "confirmed", e.opening(base, s.shopInfo, o.ID).Booking.Status)
+
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"simulate", "stripe", "--url", base, "--booking", o.Booking.ID, "--account", "cus_123"}, getenv, &out, io.Discard)
+	require.ErrorContains(t, err, "--account must be")
 }
