@@ -38,8 +38,9 @@ var ErrCheckoutRefused = errors.New("ledger: checkout refused")
 
 // newCheckout asks the payment provider for booking b's payment link, expiring at
 // expires, waiting at most timeout. It is the one place a link is made, for the YES
-// path (Book) and for its safety net (EnsureCheckout); both store the answer with
-// setCheckoutParams. An error that retrying cannot fix wraps ErrCheckoutRefused.
+// path (Link) and for its safety net (EnsureCheckout); both store the answer with
+// BookingStoreLink, made by storeLinkParams. An error that retrying cannot fix wraps
+// ErrCheckoutRefused.
 func (s *Service) newCheckout(ctx context.Context, timeout time.Duration, shop shops.Shop, b db.Booking, service string, startsAt, expires time.Time) (payments.Checkout, error) {
 	if s.provider == nil {
 		return payments.Checkout{}, errUnconfigured
