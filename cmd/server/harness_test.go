@@ -65,9 +65,20 @@ func newEnv(t testing.TB) *env {
 		t: t, pool: pool, dbURL: dbURL, redis: rdb, prefix: prefix,
 		twilio: twiliofake.New(t),
 		stripe: stripetest.NewRecorder(t, stripetest.Mock(t)),
-		client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 200}},
+		client: newClient(200),
 	}
 	return e
+}
+
+// newClient is the tests' HTTP client, keeping up to perHost idle connections to each
+// server. It drops an idle connection well before the server's idleTimeout does: a
+// client that kept it longer could send a request on it just as the server closes it,
+// and get EOF (TestRaceThreeHundredYes once did: its YES storms leave most of the pool
+// idle between rounds). Retrying then is no fix: the POST may have reached the server.
+func newClient(perHost int) *http.Client {
+	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+		MaxIdleConnsPerHost: perHost, IdleConnTimeout: idleTimeout / 3,
+	}}
 }
 
 func (e *env) vars(extra map[string]string) func(string) string {

@@ -348,7 +348,7 @@ func TestGuessLimitHoldsAcrossInstances(t *testing.T) {
 				guessServer(t, ratelimit.New(rdb, ratelimit.Config{Prefix: prefix}), g, &wrong),
 				guessServer(t, ratelimit.New(rdb, ratelimit.Config{Prefix: prefix}), g, &wrong),
 			}
-			client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 100}}
+			client := newClient(100)
 			call := func(i int, from, key string) int {
 				req, err := http.NewRequest(http.MethodGet, servers[i%2]+"/api/thing", nil)
 				require.NoError(t, err)

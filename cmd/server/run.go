@@ -184,7 +184,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, op
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
 		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       90 * time.Second,
+		IdleTimeout:       idleTimeout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
@@ -270,7 +270,7 @@ func (a *app) servePrivate(ctx context.Context, errc chan<- error, listening fun
 		}
 		srv := &http.Server{
 			Handler: l.handler, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: l.writeTimeout,
-			IdleTimeout: 90 * time.Second, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+			IdleTimeout: idleTimeout, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 			BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 		}
 		servers = append(servers, srv)
@@ -518,6 +518,13 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	}
 	return a, nil
 }
+
+// idleTimeout is how long the server keeps a client's idle keep-alive connection. A
+// client (a load balancer, Twilio, a test's client) must drop its idle connections
+// sooner: one that reuses a connection just as the server closes it gets EOF for a
+// POST it cannot safely retry. Load balancers' defaults are below it (60 s for AWS's
+// ALB).
+const idleTimeout = 90 * time.Second
 
 // rescueStuckJobsAfter is River's RescueStuckJobsAfter; see build.
 // The soak showed what a long horizon costs: a wave killed mid-run leaves its customers
