@@ -164,6 +164,9 @@ type Endpoint struct {
 	UpdatedAt               time.Time
 }
 
+// MaxEndpoints is how many endpoints a shop may have.
+func (s *Service) MaxEndpoints() int { return s.cfg.MaxEndpoints }
+
 // Disabled reports whether the endpoint gets no deliveries.
 func (e Endpoint) Disabled() bool { return e.DisabledAt != nil }
 
