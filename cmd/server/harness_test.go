@@ -32,6 +32,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if killedServer() { // this binary is a server instance a test kills
+		return
+	}
 	defer stripetest.Stop()
 	pgtest.Main(m)
 }
@@ -121,11 +124,18 @@ func withQuery(raw, key, value string) string {
 // test.
 func (e *env) start(extra map[string]string, tune func(*slots.Config, *ledger.Config, *offers.Config)) string {
 	e.t.Helper()
+	return e.startWith(extra, serveOptions{tune: tune})
+}
+
+// startWith is start with the test's serveOptions (their ready is the harness's).
+func (e *env) startWith(extra map[string]string, opts serveOptions) string {
+	e.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
+	opts.ready = ready
 	go func() {
-		done <- serve(ctx, e.vars(extra), io.Discard, serveOptions{ready: ready, tune: tune})
+		done <- serve(ctx, e.vars(extra), io.Discard, opts)
 	}()
 	select {
 	case addr := <-ready:

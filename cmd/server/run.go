@@ -508,6 +508,9 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 		// longest are the offer wave's and the purge's 5 minutes, and reconciliation's
 		// 4m40s (TestRescueHorizonAboveJobTimeouts).
 		RescueStuckJobsAfter: cmp.Or(opts.rescueAfter, rescueStuckJobsAfter),
+		// River's default timeout of a job without its own must stay below the horizon
+		// (it is: a minute), also under a test's shorter one.
+		JobTimeout: min(river.JobTimeoutDefault, cmp.Or(opts.rescueAfter, rescueStuckJobsAfter)/2),
 		Logger:               log.With("component", "river"),
 	})
 	if err != nil {
