@@ -550,4 +550,3 @@ func TestIntegrationsKilledInstanceLosesNothing(t *testing.T) {
 	require.Equal(t, 1, e.count(`SELECT count(*) FROM webhook_deliveries WHERE status = 'succeeded'`))
 	require.Empty(t, r.Unverified())
 }
-

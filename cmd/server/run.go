@@ -511,7 +511,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 		// River's default timeout of a job without its own must stay below the horizon
 		// (it is: a minute), also under a test's shorter one.
 		JobTimeout: min(river.JobTimeoutDefault, cmp.Or(opts.rescueAfter, rescueStuckJobsAfter)/2),
-		Logger:               log.With("component", "river"),
+		Logger:     log.With("component", "river"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("river: %w", err)
