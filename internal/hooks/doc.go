@@ -7,7 +7,7 @@
 // webhook_attempts. The flow:
 //
 //	owner's change ──(same transaction or statement)──▶ webhook_events   (the outbox)
-//	       Record / RecordOpening / the claim's CTE       only if a subscribed endpoint exists
+//	       Record / RecordOpening / webhook_record_opening   only if a subscribed endpoint exists
 //	dispatcher (every instance, SKIP LOCKED) ──▶ payload rendered once (Renderer),
 //	       one webhook_deliveries row per subscribed endpoint, one River job each
 //	River (queue "webhooks") ──▶ DeliveryWorker: POST, 10 s, any 2xx; every attempt logged;

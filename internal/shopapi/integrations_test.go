@@ -188,7 +188,7 @@ func TestEventsShowObjectsAsTheAPIDoes(t *testing.T) {
 	// Declaring recorded opening.declared in the declaration's transaction.
 	declaredGET := e.do(http.MethodGet, "/api/openings/"+id.String(), key, nil).raw
 
-	// A YES, as the claim makes it (round 2 records it in the claim's own statement).
+	// A YES, as the claim makes it, in SQL here (the real claim records opening.filled in its own statement).
 	cust := e.customer(key, map[string]any{"phone": "+15555550111", "name": "Bea Smith", "sms_opt_in": true})
 	var booking uuid.UUID
 	require.NoError(t, e.pool.QueryRow(ctx, `WITH f AS (UPDATE slot_openings SET status = 'filled', filled_by = $2, filled_at = now(), updated_at = now()
