@@ -399,10 +399,16 @@ func TestSwitchingConnectOn(t *testing.T) {
 	require.Equal(t, "ignored_wrong_account", e.connectEvent(after, expired, "acct_1SomeoneElse").Result)
 	require.Equal(t, "pending_payment", bookingStatus(e, b.ID))
 	expired.id = evtID()
-	require.Equal(t, "reopened", e.send(after, expired).Result, "the platform's endpoint still serves the platform's bookings")
-	require.Equal(t, http.StatusOK, e.api(after, http.MethodPost, "/api/openings/"+op.ID+"/cancel", shop.APIKey, nil, nil))
+	// The platform's endpoint still serves the platform's bookings. The shop cannot take
+	// payments now (Connect on, no account of its own yet): the lapsed hold expires the
+	// opening rather than offer it to customers whose holds could not be paid.
+	require.Equal(t, "expired", e.send(after, expired).Result, "the platform's endpoint still serves the platform's bookings")
+	// The payment, late, was taken on the platform's account: the payer has the slot back.
 	late := event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_before_switch"}
-	require.Equal(t, "refunded", e.send(after, late).Result)
+	require.Equal(t, "confirmed_late", e.send(after, late).Result)
+	// Paid twice: the second payment is refunded on the platform's account.
+	twice := event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_twice"}
+	require.Equal(t, "refunded_duplicate", e.send(after, twice).Result)
 	e.settle("booking_refund")
 	var refunds []stripetest.Request
 	for _, q := range e.stripe.Requests() {
@@ -413,7 +419,7 @@ func TestSwitchingConnectOn(t *testing.T) {
 	require.Len(t, refunds, 1)
 	require.Empty(t, refunds[0].Account, "refunded on the platform's account, which took the money")
 	require.False(t, refunds[0].RefundsApplicationFee())
-	require.Equal(t, "refund:"+b.ID+":pi_before_switch", refunds[0].IdempotencyKey, "the platform's key, as before the switch")
+	require.Equal(t, "refund:"+b.ID+":pi_twice", refunds[0].IdempotencyKey, "the platform's key, as before the switch")
 }
 
 // TestSimulateStripeConnectAccount: `server simulate stripe --account acct_…` sends the
