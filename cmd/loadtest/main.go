@@ -8,6 +8,7 @@
 //	go run ./cmd/loadtest                        # every scenario, 3 instances
 //	go run ./cmd/loadtest -scenario race -repeat 3
 //	go run ./cmd/loadtest -quick                 # tiny sizes, a smoke test in seconds
+//	go run ./cmd/loadtest -webhooks slow         # every shop with a webhook endpoint answering after 5 s (huge: 10 MiB)
 //
 // It creates its own database (slotrec_load_<pid>) and Redis key prefix and removes
 // both at the end; it sends traffic to loopback only and stops by itself.
@@ -60,6 +61,11 @@ type options struct {
 	logDir      string
 	keep        bool
 	shops       shopsOptions
+	// webhooks gives every shop an outbound webhook endpoint at a local receiver that
+	// answers slowly or hugely ("" none).
+	webhooks     string
+	webhookDelay time.Duration
+	webhookSize  int
 }
 
 func main() {
@@ -85,6 +91,9 @@ func main() {
 	flag.DurationVar(&o.shops.window, "shops-window", time.Minute, "shops scenario: the openings are declared evenly over this long")
 	flag.Float64Var(&o.shops.yesRate, "shops-yes-rate", 20, "shops scenario: YES replies a second, before and during the waves")
 	flag.DurationVar(&o.shops.slack, "pace-slack", 250*time.Millisecond, "shops scenario: jitter allowed between two texts of one sender (a long code's are 1 s apart)")
+	flag.StringVar(&o.webhooks, "webhooks", "", "give every shop a webhook endpoint at a local receiver that answers slowly (slow) or hugely (huge), to compare the YES path with and without")
+	flag.DurationVar(&o.webhookDelay, "webhook-delay", 5*time.Second, "-webhooks slow: how long the receiver waits before it answers")
+	flag.IntVar(&o.webhookSize, "webhook-size", 10<<20, "-webhooks huge: how many bytes the receiver answers")
 	flag.Parse()
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -142,6 +151,14 @@ func run(ctx context.Context, o options) (err error) {
 
 	tw := startTwilio()
 	defer tw.close()
+	var receiver *webhookReceiver
+	if o.webhooks != "" {
+		if receiver, err = startWebhookReceiver(o.webhooks, o.webhookDelay, o.webhookSize); err != nil {
+			return err
+		}
+		defer func() { say("%s", receiver.describe()) }()
+		defer receiver.close()
+	}
 	st, err := loadkit.StartStripe()
 	if err != nil {
 		return err
@@ -162,7 +179,7 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	defer ideal.stop()
 
-	h := &harness{o: o, fleet: fleet, ideal: ideal, twilio: tw, pool: db.Pool,
+	h := &harness{o: o, fleet: fleet, ideal: ideal, twilio: tw, pool: db.Pool, webhooks: receiver,
 		drive: &loadkit.Driver{Client: loadkit.NewClient(), AccountSID: accountSID, AuthToken: authToken}}
 	say("warming up")
 	if err := h.warmUp(ctx); err != nil {
@@ -280,6 +297,10 @@ func startFleet(ctx context.Context, o options, bin string, env loadkit.Env) (*f
 		env.DatabaseURL += "&" + extra
 	}
 	env.Extra = strings.Fields(os.Getenv("LOADTEST_SERVER_ENV"))
+	if o.webhooks != "" {
+		// The receiver is plain http on loopback.
+		env.Extra = append(env.Extra, "DEV_MODE=1", "WEBHOOK_ALLOW_PRIVATE=1")
+	}
 	if err := loadkit.Migrate(ctx, bin, env); err != nil {
 		return nil, err
 	}

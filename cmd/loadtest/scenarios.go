@@ -31,6 +31,8 @@ type harness struct {
 	twilio *twilioFake
 	pool   *pgxpool.Pool
 	drive  *loadkit.Driver
+	// webhooks, when set, is every shop's webhook endpoint (-webhooks).
+	webhooks *webhookReceiver
 	// noStatements is set once pg_stat_statements is found missing.
 	noStatements bool
 	runs         atomic.Int64
@@ -172,6 +174,9 @@ func (h *harness) replies(ctx context.Context, name string) (result, error) {
 	for range sz.shops {
 		shop, err := h.drive.NewShop(ctx, h.fleet.instances[0].Base, sz.customersPerShop)
 		if err != nil {
+			return r, err
+		}
+		if err := h.subscribe(ctx, h.fleet.instances[0].Base, shop); err != nil {
 			return r, err
 		}
 		phones, err := h.customers(ctx, shop, sz.customersPerShop)
@@ -328,6 +333,9 @@ func (h *harness) wave(ctx context.Context) (result, error) {
 	r := result{Scenario: "wave", Instances: len(h.fleet.instances), WantBookings: sz.customersPerShop}
 	shop, err := h.drive.NewShop(ctx, h.fleet.instances[0].Base, sz.customersPerShop)
 	if err != nil {
+		return r, err
+	}
+	if err := h.subscribe(ctx, h.fleet.instances[0].Base, shop); err != nil {
 		return r, err
 	}
 	if _, err := h.customers(ctx, shop, sz.customersPerShop); err != nil {

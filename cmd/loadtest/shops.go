@@ -299,6 +299,9 @@ func (h *harness) makeShops(ctx context.Context, n, waveSize, sendRate int) ([]l
 					return
 				}
 				s, err := h.drive.NewShopWith(ctx, bases[i%len(bases)], waveSize, sendRate)
+				if err == nil {
+					err = h.subscribe(ctx, bases[i%len(bases)], s)
+				}
 				if err != nil {
 					mu.Lock()
 					firstErr = cmpOr(firstErr, err)

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"sort"
@@ -357,7 +359,7 @@ func TestConnectRouteOnlyWhenOn(t *testing.T) {
 		}
 		cfg, err := config.Load(e.vars(vars))
 		require.NoError(t, err)
-		a, err := build(t.Context(), cfg, slog.New(slog.DiscardHandler), fastTune)
+		a, err := build(t.Context(), cfg, slog.New(slog.DiscardHandler), serveOptions{tune: fastTune})
 		require.NoError(t, err)
 		found := false
 		for _, r := range a.routes().(*echo.Echo).Routes() {
@@ -397,10 +399,16 @@ func TestSwitchingConnectOn(t *testing.T) {
 	require.Equal(t, "ignored_wrong_account", e.connectEvent(after, expired, "acct_1SomeoneElse").Result)
 	require.Equal(t, "pending_payment", bookingStatus(e, b.ID))
 	expired.id = evtID()
-	require.Equal(t, "reopened", e.send(after, expired).Result, "the platform's endpoint still serves the platform's bookings")
-	require.Equal(t, http.StatusOK, e.api(after, http.MethodPost, "/api/openings/"+op.ID+"/cancel", shop.APIKey, nil, nil))
+	// The platform's endpoint still serves the platform's bookings. The shop cannot take
+	// payments now (Connect on, no account of its own yet): the lapsed hold expires the
+	// opening rather than offer it to customers whose holds could not be paid.
+	require.Equal(t, "expired", e.send(after, expired).Result, "the platform's endpoint still serves the platform's bookings")
+	// The payment, late, was taken on the platform's account: the payer has the slot back.
 	late := event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_before_switch"}
-	require.Equal(t, "refunded", e.send(after, late).Result)
+	require.Equal(t, "confirmed_late", e.send(after, late).Result)
+	// Paid twice: the second payment is refunded on the platform's account.
+	twice := event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: b.ID, session: b.SessionID, intent: "pi_twice"}
+	require.Equal(t, "refunded_duplicate", e.send(after, twice).Result)
 	e.settle("booking_refund")
 	var refunds []stripetest.Request
 	for _, q := range e.stripe.Requests() {
@@ -411,5 +419,44 @@ func TestSwitchingConnectOn(t *testing.T) {
 	require.Len(t, refunds, 1)
 	require.Empty(t, refunds[0].Account, "refunded on the platform's account, which took the money")
 	require.False(t, refunds[0].RefundsApplicationFee())
-	require.Equal(t, "refund:"+b.ID+":pi_before_switch", refunds[0].IdempotencyKey, "the platform's key, as before the switch")
+	require.Equal(t, "refund:"+b.ID+":pi_twice", refunds[0].IdempotencyKey, "the platform's key, as before the switch")
+}
+
+// TestSimulateStripeConnectAccount: `server simulate stripe --account acct_…` sends the
+// event as that connected account's, to the Connect endpoint, signed with the Connect
+// secret: the booking's own account confirms it; another account changes nothing.
+func TestSimulateStripeConnectAccount(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	base := e.start(connectVars, fastTune)
+	s := e.newConnectShop(base, "usd")
+	c := e.newCustomer(base, s.shopInfo, "+15558880101", true)
+	e.declare(base, &s, 3*time.Hour)
+	e.waveDone(s.openings[0], 1, 1)
+	require.Equal(t, "booked", e.text(base, c.Phone, s.SMSNumber, "YES").Outcome)
+	var o openingInfo
+	e.eventually("link stored", func() bool {
+		o = e.opening(base, s.shopInfo, s.openings[0])
+		return o.Booking != nil && o.Booking.SessionID != ""
+	})
+	getenv := func(k string) string {
+		return map[string]string{"STRIPE_WEBHOOK_SECRET": webhookSecret, "STRIPE_CONNECT_WEBHOOK_SECRET": connectSecret}[k]
+	}
+	simulate := func(account string) string {
+		t.Helper()
+		var out bytes.Buffer
+		err := run(context.Background(), []string{"simulate", "stripe", "--url", base, "--type", stripe.EventCheckoutCompleted,
+			"--booking", o.Booking.ID, "--session", o.Booking.SessionID, "--account", account}, getenv, &out, io.Discard)
+		require.NoError(t, err, out.String())
+		require.Contains(t, out.String(), "POST "+base+webhooks.StripeConnectPath)
+		return out.String()
+	}
+	require.Contains(t, simulate("acct_1NotThisShop"), `"result":"ignored_wrong_account"`)
+	require.Equal(t, "pending_payment", e.opening(base, s.shopInfo, o.ID).Booking.Status)
+	require.Contains(t, simulate(s.account), `"result":"confirmed"`)
+	require.Equal(t, "confirmed", e.opening(base, s.shopInfo, o.ID).Booking.Status)
+
+	var out bytes.Buffer
+	err := run(context.Background(), []string{"simulate", "stripe", "--url", base, "--booking", o.Booking.ID, "--account", "cus_123"}, getenv, &out, io.Discard)
+	require.ErrorContains(t, err, "--account must be")
 }

@@ -258,12 +258,12 @@ func TestRescueHorizonAboveJobTimeouts(t *testing.T) {
 	e := newEnv(t)
 	cfg, err := config.Load(e.vars(nil))
 	require.NoError(t, err)
-	a, err := build(context.Background(), cfg, slog.New(slog.DiscardHandler), nil)
+	a, err := build(context.Background(), cfg, slog.New(slog.DiscardHandler), serveOptions{})
 	require.NoError(t, err)
 	t.Cleanup(a.close)
 
 	require.LessOrEqual(t, rescueStuckJobsAfter, 20*time.Minute)
-	for _, kind := range []string{"offer_wave", "sms_text", "bookings_sweep", "booking_refund", "payments_reconcile", "openings_complete", "inbound_sweep"} {
+	for _, kind := range []string{"offer_wave", "sms_text", "bookings_sweep", "booking_refund", "payments_reconcile", "openings_complete", "inbound_sweep", "webhook_delivery", "retention_purge"} {
 		require.Contains(t, a.jobTimeouts, kind, "every job kind is registered through addWorker")
 	}
 	for kind, d := range a.jobTimeouts {

@@ -281,7 +281,7 @@ func TestReadyzAnswersFromACache(t *testing.T) {
 	e := newEnv(t)
 	cfg, err := config.Load(e.vars(nil))
 	require.NoError(t, err)
-	a, err := build(t.Context(), cfg, slog.New(slog.DiscardHandler), fastTune)
+	a, err := build(t.Context(), cfg, slog.New(slog.DiscardHandler), serveOptions{tune: fastTune})
 	require.NoError(t, err)
 	t.Cleanup(a.close)
 	srv := httptest.NewServer(a.routes())
@@ -348,7 +348,7 @@ func TestGuessLimitHoldsAcrossInstances(t *testing.T) {
 				guessServer(t, ratelimit.New(rdb, ratelimit.Config{Prefix: prefix}), g, &wrong),
 				guessServer(t, ratelimit.New(rdb, ratelimit.Config{Prefix: prefix}), g, &wrong),
 			}
-			client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 100}}
+			client := newClient(100)
 			call := func(i int, from, key string) int {
 				req, err := http.NewRequest(http.MethodGet, servers[i%2]+"/api/thing", nil)
 				require.NoError(t, err)
@@ -446,7 +446,7 @@ func TestBodyLimitsByRoute(t *testing.T) {
 	e := newEnv(t)
 	cfg, err := config.Load(e.vars(nil))
 	require.NoError(t, err)
-	a, err := build(t.Context(), cfg, slog.New(slog.DiscardHandler), fastTune)
+	a, err := build(t.Context(), cfg, slog.New(slog.DiscardHandler), serveOptions{tune: fastTune})
 	require.NoError(t, err)
 	t.Cleanup(a.close)
 	large := map[string]int64{

@@ -47,8 +47,11 @@ func (a *app) routes() http.Handler {
 	e.GET("/readyz", (&readiness{check: a.readyz, fresh: readyFresh}).handle)
 	e.GET("/metrics", a.publicMetrics(metricsHandler(a.registry)))
 
+	// The JSON API, the webhook endpoints, Idempotency-Key, and the public calendar feed
+	// (shopapi.CalendarPath, whose token in the path is its credential).
 	(&shopapi.Handlers{Shops: a.shops, Openings: a.slots, AdminToken: a.cfg.AdminToken,
-		Ledger: a.ledger}).Register(e)
+		Ledger: a.ledger, Hooks: a.hooks, Idempotency: a.idempotency, Calendar: a.calendar,
+		PublicURL: a.cfg.PublicURL}).Register(e)
 	a.dashboard.Register(e)
 	if a.cfg.StripeConnect {
 		a.dashboard.RegisterStripe(e, a.ledger) // Stripe's onboarding, from the settings page

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -22,9 +23,12 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/slotrecovery/slotrecovery/internal/calendar"
 	"github.com/slotrecovery/slotrecovery/internal/config"
 	"github.com/slotrecovery/slotrecovery/internal/cooldown"
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
+	"github.com/slotrecovery/slotrecovery/internal/hooks"
+	"github.com/slotrecovery/slotrecovery/internal/idempotency"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
@@ -37,6 +41,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
 	"github.com/slotrecovery/slotrecovery/internal/retention"
+	"github.com/slotrecovery/slotrecovery/internal/shopapi"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
@@ -104,6 +109,9 @@ type app struct {
 	ledger        *ledger.Service
 	offers        *offers.Service
 	inbound       *inbound.Service
+	hooks         *hooks.Service
+	idempotency   *idempotency.Store
+	calendar      *calendar.Service
 	payments      *stripe.Client
 	validator     *twilio.Validator
 	dashboard     *dashboard.Dashboard
@@ -121,6 +129,11 @@ type serveOptions struct {
 	// listening, if not nil, is told the address of each private listener ("metrics",
 	// "pprof") once it listens.
 	listening func(name, addr string)
+	// tuneHooks adjusts the outbound webhooks' configuration (a faster schedule).
+	tuneHooks func(*hooks.Config)
+	// rescueAfter, when not 0, replaces rescueStuckJobsAfter (a test of a killed
+	// instance cannot wait minutes for River's rescuer).
+	rescueAfter time.Duration
 }
 
 // serve runs until ctx ends.
@@ -130,7 +143,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, op
 		return fmt.Errorf("configuration: %w", err)
 	}
 	log := logging.New(stderr, cfg.LogLevel)
-	a, err := build(ctx, cfg, log, opts.tune)
+	a, err := build(ctx, cfg, log, opts)
 	if err != nil {
 		return err
 	}
@@ -156,12 +169,22 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, op
 			log.Warn("river client not recorded as stopped; its waves resume once its heartbeat is stale", "err", err)
 		}
 	}
+	// Every instance turns recorded webhook events into deliveries (they share the work:
+	// SKIP LOCKED). It stops before the pool closes; an event it had not dispatched is
+	// left for another instance, or this one's next start.
+	dispatchCtx, stopDispatching := context.WithCancel(context.WithoutCancel(ctx))
+	dispatched := make(chan struct{})
+	go func() {
+		defer close(dispatched)
+		a.hooks.RunDispatcher(dispatchCtx)
+	}()
+	defer func() { stopDispatching(); <-dispatched }()
 	srv := &http.Server{
 		Handler:           a.routes(),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
 		WriteTimeout:      30 * time.Second,
-		IdleTimeout:       90 * time.Second,
+		IdleTimeout:       idleTimeout,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		BaseContext:       func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 	}
@@ -247,7 +270,7 @@ func (a *app) servePrivate(ctx context.Context, errc chan<- error, listening fun
 		}
 		srv := &http.Server{
 			Handler: l.handler, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: l.writeTimeout,
-			IdleTimeout: 90 * time.Second, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
+			IdleTimeout: idleTimeout, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 			BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 		}
 		servers = append(servers, srv)
@@ -322,7 +345,7 @@ func defaultPoolConns(procs int) int32 {
 }
 
 // build wires every part of the server from the configuration.
-func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*slots.Config, *ledger.Config, *offers.Config)) (_ *app, err error) {
+func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveOptions) (_ *app, err error) {
 	a := &app{cfg: cfg, log: log}
 	defer func() {
 		if err != nil {
@@ -401,9 +424,18 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 		Connect: cfg.StripeConnect, PlatformFeeBPS: cfg.PlatformFeeBPS, ConnectAccountType: cfg.StripeConnectAccountType,
 		OnboardingReturnURL: cfg.PublicURL + "/dashboard/stripe/return", OnboardingRefreshURL: cfg.PublicURL + "/dashboard/stripe/onboarding"}
 	offersCfg := offers.Config{Logger: log, Metrics: a.metrics, Pacer: pacing.New(a.redis, cfg.RedisKeyPrefix)}
-	if tune != nil {
-		tune(&slotsCfg, &ledgerCfg, &offersCfg)
+	// Outbound webhooks: http:// URLs only in development, private addresses only when
+	// WEBHOOK_ALLOW_PRIVATE=1. The events' data is rendered as the API renders objects.
+	hooksCfg := hooks.Config{DevMode: cfg.DevMode, AllowPrivate: cfg.WebhookAllowPrivate, Logger: log, Metrics: a.metrics}
+	if opts.tune != nil {
+		opts.tune(&slotsCfg, &ledgerCfg, &offersCfg)
 	}
+	if opts.tuneHooks != nil {
+		opts.tuneHooks(&hooksCfg)
+	}
+	a.hooks = hooks.New(a.pool, queue, shopapi.EventRenderer{}, hooksCfg)
+	a.idempotency = idempotency.New(a.pool, idempotency.Config{})
+	a.calendar = calendar.New(a.pool, a.shops, calendar.Config{PublicURL: cfg.PublicURL})
 	// The payment provider goes to the ledger alone; slots asks the ledger for a new
 	// booking's payment link (slots.Linker).
 	a.ledger = ledger.New(a.pool, queue, provider, ledgerCfg)
@@ -419,6 +451,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	if a.dashboard, err = dashboard.New(a.pool, a.shops, a.slots, dashboard.Config{
 		SessionSecret: a.sessionSecret, Secure: !cfg.DevMode, Logger: log,
 		Redis: a.redis, KeyPrefix: cfg.RedisKeyPrefix, Waves: waves, AccountIssue: twilio.AccountIssueOf,
+		Hooks: a.hooks, PublicURL: cfg.PublicURL,
 	}); err != nil {
 		return nil, fmt.Errorf("dashboard: %w", err)
 	}
@@ -433,6 +466,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	addWorker(workers, a.jobTimeouts, &ledger.RefundWorker{Service: a.ledger})
 	addWorker(workers, a.jobTimeouts, &ledger.ReconcileWorker{Service: a.ledger})
 	addWorker(workers, a.jobTimeouts, &shops.ForgetTextJobsWorker{}) // an erasure's texts still running then
+	addWorker(workers, a.jobTimeouts, &hooks.DeliveryWorker{Service: a.hooks})
 	purger, err := retention.NewWorker(a.pool, retention.Config{Period: cfg.Retention, Logger: log, Metrics: a.metrics})
 	if err != nil {
 		return nil, err
@@ -447,6 +481,10 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 			jobs.QueueTexts:    {MaxWorkers: 8},
 			// One run at a time (the job is unique too), apart from checkouts and refunds.
 			jobs.QueueReconcile: {MaxWorkers: 1},
+			// Outbound webhook deliveries, apart from everything else: a slow endpoint
+			// holds at most hooks.Config.PerEndpoint of them (then its jobs wait), so
+			// one shop's endpoint never delays another's, nor any text or payment.
+			jobs.QueueWebhooks: {MaxWorkers: 20},
 		},
 		Workers: workers,
 		// Only the leader instance enqueues it: a lost Stripe webhook never leaves a
@@ -474,8 +512,11 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 		// timeout, or a slow but live job would be run a second time beside itself: the
 		// longest are the offer wave's and the purge's 5 minutes, and reconciliation's
 		// 4m40s (TestRescueHorizonAboveJobTimeouts).
-		RescueStuckJobsAfter: rescueStuckJobsAfter,
-		Logger:               log.With("component", "river"),
+		RescueStuckJobsAfter: cmp.Or(opts.rescueAfter, rescueStuckJobsAfter),
+		// River's default timeout of a job without its own must stay below the horizon
+		// (it is: a minute), also under a test's shorter one.
+		JobTimeout: min(river.JobTimeoutDefault, cmp.Or(opts.rescueAfter, rescueStuckJobsAfter)/2),
+		Logger:     log.With("component", "river"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("river: %w", err)
@@ -486,6 +527,13 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, tune func(*
 	}
 	return a, nil
 }
+
+// idleTimeout is how long the server keeps a client's idle keep-alive connection. A
+// client (a load balancer, Twilio, a test's client) must drop its idle connections
+// sooner: one that reuses a connection just as the server closes it gets EOF for a
+// POST it cannot safely retry. Load balancers' defaults are below it (60 s for AWS's
+// ALB).
+const idleTimeout = 90 * time.Second
 
 // rescueStuckJobsAfter is River's RescueStuckJobsAfter; see build.
 // The soak showed what a long horizon costs: a wave killed mid-run leaves its customers

@@ -36,13 +36,23 @@ func simulateStripe(ctx context.Context, args []string, getenv func(string) stri
 	status := fs.String("payment-status", "", "session payment_status: paid or unpaid (default: paid for completed and async_payment_succeeded)")
 	id := fs.String("id", "", "event id (random when empty; repeat one to test a redelivery)")
 	age := fs.Duration("age", 0, "sign as if sent this long ago (over 5m0s is refused as stale)")
+	account := fs.String("account", "", "a connected account's id (acct_…): send the event as that account's, "+
+		"to the Connect endpoint ("+webhooks.StripeConnectPath+"), signed with STRIPE_CONNECT_WEBHOOK_SECRET")
 	// The default is filled in after parsing, so that -h never prints the secret.
-	secret := fs.String("secret", "", "webhook signing secret (default: the first of STRIPE_WEBHOOK_SECRET)")
+	secret := fs.String("secret", "", "webhook signing secret (default: the first of STRIPE_WEBHOOK_SECRET, "+
+		"or of STRIPE_CONNECT_WEBHOOK_SECRET with --account)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
+	path, secretVar := webhooks.StripePath, "STRIPE_WEBHOOK_SECRET"
+	if *account != "" {
+		if !strings.HasPrefix(*account, "acct_") {
+			return fmt.Errorf("simulate stripe: --account must be a connected account's id (acct_…)")
+		}
+		path, secretVar = webhooks.StripeConnectPath, "STRIPE_CONNECT_WEBHOOK_SECRET"
+	}
 	if *secret == "" {
-		*secret = firstSecret(getenv("STRIPE_WEBHOOK_SECRET"))
+		*secret = firstSecret(getenv(secretVar))
 	}
 	if *base == "" {
 		if dev := getenv("DEV_MODE"); dev != "1" && dev != "true" {
@@ -55,7 +65,7 @@ func simulateStripe(ctx context.Context, args []string, getenv func(string) stri
 		return fmt.Errorf("simulate stripe: --booking is required")
 	}
 	if *secret == "" {
-		return fmt.Errorf("simulate stripe: --secret or STRIPE_WEBHOOK_SECRET is required")
+		return fmt.Errorf("simulate stripe: --secret or %s is required", secretVar)
 	}
 	if *id == "" {
 		*id = "evt_sim_" + randomHex(12)
@@ -71,14 +81,21 @@ func simulateStripe(ctx context.Context, args []string, getenv func(string) stri
 	}
 	at := time.Now().Add(-*age)
 	payload := stripe.TestEventPayload(*id, *typ, *booking, *session, *intent, *status, at)
-	target := strings.TrimRight(*base, "/") + webhooks.StripePath
+	if *account != "" {
+		payload = stripe.OnAccount(payload, *account)
+	}
+	target := strings.TrimRight(*base, "/") + path
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(payload))
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Content-Type", "application/json; charset=utf-8")
 	req.Header.Set("Stripe-Signature", stripe.SignedTestPayload(payload, *secret, at))
-	fmt.Fprintf(stdout, "POST %s  %s %s booking %s\n", target, *typ, *id, *booking)
+	if *account != "" {
+		fmt.Fprintf(stdout, "POST %s  %s %s booking %s account %s\n", target, *typ, *id, *booking, *account)
+	} else {
+		fmt.Fprintf(stdout, "POST %s  %s %s booking %s\n", target, *typ, *id, *booking)
+	}
 	return send(req, stdout, "")
 }
 

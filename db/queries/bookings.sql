@@ -54,6 +54,14 @@ WHERE id = ANY(sqlc.arg(ids)::uuid[]) AND customer_told_at IS NULL;
 -- start (a second YES while holding offers for several chairs at 15:00) does not take
 -- another chair. Claims at one start share the Redis lock key, so this is checked after
 -- the previous claim committed.
+--
+-- The outbound webhook events of the YES (opening.filled, and booking.confirmed for a
+-- booking confirmed at once) are recorded by the same statement, from its own RETURNING
+-- rows, through internal/hooks' SQL function webhook_record_opening: no booking without
+-- its events, no events without the booking. The guard keeps a shop without a
+-- subscribed endpoint from reaching the function (one probe of
+-- webhook_endpoints_live_idx; webhook_events is never touched): events_recorded is 0
+-- then.
 WITH opening AS (
     SELECT s.id, s.shop_id, s.starts_at FROM slot_openings s WHERE s.id = sqlc.arg(opening_id) FOR UPDATE
 ), offer AS (
@@ -75,7 +83,7 @@ WITH opening AS (
     WHERE s.id = sqlc.arg(opening_id) AND s.status = 'open' AND s.generation = sqlc.arg(generation)
       AND s.starts_at > sqlc.arg(starts_after)::timestamptz
       AND EXISTS (SELECT 1 FROM offer)
-    RETURNING s.id, s.price_cents, s.service, s.starts_at
+    RETURNING s.*
 ), accepted AS (
     UPDATE slot_offers SET status = 'accepted'
     WHERE id IN (SELECT id FROM offer) AND EXISTS (SELECT 1 FROM filled)
@@ -92,7 +100,10 @@ WITH opening AS (
     FROM filled f, accepted a
     RETURNING *
 )
-SELECT sqlc.embed(b), f.service, f.starts_at, f.price_cents
+SELECT sqlc.embed(b), f.service, f.starts_at, f.price_cents,
+    (CASE WHEN EXISTS (SELECT FROM webhook_subscribers(b.shop_id, webhook_claim_types(b.status)))
+          THEN webhook_record_opening(b.shop_id, webhook_claim_types(b.status), b.created_at, to_jsonb(f), to_jsonb(b))
+          ELSE 0 END)::integer AS events_recorded
 FROM booking b JOIN filled f ON f.id = b.opening_id;
 
 -- name: BookingLiveForCustomerAt :one

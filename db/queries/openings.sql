@@ -32,6 +32,10 @@ SET status = 'cancelled', updated_at = sqlc.arg(now)::timestamptz, version = ver
 WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id) AND status = 'open'
 RETURNING *;
 
+-- name: OpeningListOpenForShop :many
+-- A shop's open openings (slots.CancelOpen cancels them one by one).
+SELECT id FROM slot_openings WHERE shop_id = $1 AND status = 'open' ORDER BY id;
+
 -- name: OpeningExpire :one
 UPDATE slot_openings
 SET status = 'expired', updated_at = sqlc.arg(now)::timestamptz, version = version + 1
@@ -65,6 +69,7 @@ SELECT s.id, s.shop_id, s.starts_at, s.duration_minutes, s.service, s.price_cent
     COALESCE(b.amount_cents, 0)::bigint AS booking_amount_cents,
     COALESCE(b.payment_url, '')::text AS booking_payment_url,
     COALESCE(b.stripe_checkout_session_id, '')::text AS booking_session_id,
+    COALESCE(b.application_fee_cents, 0)::bigint AS booking_application_fee_cents,
     (SELECT count(*) FROM slot_offers o WHERE o.opening_id = s.id AND o.sent_at IS NOT NULL) AS offers_sent
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by

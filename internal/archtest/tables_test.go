@@ -59,6 +59,10 @@ var writeExceptions = map[writeKey]string{
 		"(slots) books and the payment ledger (internal/ledger) owns the booking from then on; splitting " +
 		"the insert out would cost the YES a round trip, and the partial unique index it meets is the " +
 		"fence against a double booking",
+	{"internal/slots", "BookingClaim", "webhook_events"}: "the same statement records the YES's " +
+		"outbound webhook events (an outbox: no booking without its events) through internal/hooks' own " +
+		"SQL function webhook_record_opening, guarded so a shop without endpoints never reaches it; a " +
+		"separate statement would cost the YES a round trip",
 	{"internal/shops", "CustomerEraseMessages", "inbound_messages"}: "an erasure blanks the " +
 		"customer's texts in the same transaction as the customer row; inbound imports shops (a " +
 		"reply needs its shop), so shops cannot ask inbound without a cycle",
@@ -77,6 +81,13 @@ func (w tableWrite) String() string {
 	return fmt.Sprintf("%s calls %s, which writes %s", w.pos, w.query, w.table)
 }
 
+// sqlFunctionWrites are the SQL functions of our schema that change tables, by the
+// tables they change: a statement calling one writes them (the owner's SQL function is
+// its way in SQL of writing, as its Go methods are in Go).
+var sqlFunctionWrites = map[string][]string{
+	"webhook_record_opening": {"webhook_events"},
+}
+
 var (
 	sqlLineComment = regexp.MustCompile(`--[^\n]*`)
 	sqlStringLit   = regexp.MustCompile(`'(?:[^']|'')*'`)
@@ -86,7 +97,7 @@ var (
 
 // writtenTables returns the tables an SQL text changes: INSERT INTO t, UPDATE t (not
 // FOR UPDATE, DO UPDATE or FOR NO KEY UPDATE), DELETE FROM t, wherever they stand (a
-// CTE too). With upperOnly, only upper-case keywords count: that is how our SQL is
+// CTE too), and the tables of the sqlFunctionWrites it calls. With upperOnly, only upper-case keywords count: that is how our SQL is
 // written, and it keeps a Go error message ("update customers: %w") from counting.
 func writtenTables(sql string, upperOnly bool) []string {
 	sql = sqlLineComment.ReplaceAllString(sql, " ")
@@ -125,6 +136,12 @@ func writtenTables(sql string, upperOnly bool) []string {
 			add(i + 2)
 		case is(i, "UPDATE") && !is(i-1, "FOR") && !is(i-1, "KEY") && !is(i-1, "DO"):
 			add(i + 1)
+		default:
+			for _, t := range sqlFunctionWrites[strings.ToLower(words[i])] {
+				if !slices.Contains(tables, t) {
+					tables = append(tables, t)
+				}
+			}
 		}
 	}
 	return tables
@@ -384,6 +401,7 @@ func TestWrittenTables(t *testing.T) {
 		{"WITH a AS (UPDATE slot_offers SET status = 'lost') DELETE FROM bookings", []string{"slot_offers", "bookings"}},
 		{"UPDATE ONLY slot_openings SET x = 1", []string{"slot_openings"}},
 		{"SELECT 'UPDATE customers SET x' -- UPDATE shops\nFROM t", nil},
+		{"WITH b AS (INSERT INTO bookings DEFAULT VALUES RETURNING *) SELECT webhook_record_opening(b.shop_id) FROM b", []string{"bookings", "webhook_events"}},
 	}
 	for _, tt := range tests {
 		if got := writtenTables(tt.sql, false); !slices.Equal(got, tt.want) {

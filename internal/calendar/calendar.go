@@ -56,11 +56,14 @@ type Config struct {
 	Back, Ahead time.Duration
 }
 
+// queries is this package's one way to its SQL: sqlc's Queries holds no state, and
+// each call is given the pool or the transaction it runs on.
+var queries = db.New()
+
 // Service makes feeds.
 type Service struct {
 	pool  *pgxpool.Pool
 	shops *shops.Service
-	q     *db.Queries
 	cfg   Config
 }
 
@@ -72,7 +75,7 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, cfg Config) *Service {
 	cfg.Back = cmp.Or(cfg.Back, 60*24*time.Hour)
 	cfg.Ahead = cmp.Or(cfg.Ahead, 180*24*time.Hour)
 	cfg.PublicURL = strings.TrimRight(cfg.PublicURL, "/")
-	return &Service{pool: pool, shops: shopsSvc, q: db.New(), cfg: cfg}
+	return &Service{pool: pool, shops: shopsSvc, cfg: cfg}
 }
 
 // Path is the feed's path for a token: /calendar/<token>.ics.
@@ -106,7 +109,7 @@ func (s *Service) Feed(ctx context.Context, token string, opts Options) (Feed, e
 		return Feed{}, err
 	}
 	now := s.cfg.Now()
-	rows, err := s.q.CalendarOpenings(ctx, s.pool, db.CalendarOpeningsParams{
+	rows, err := queries.CalendarOpenings(ctx, s.pool, db.CalendarOpeningsParams{
 		ShopID: shop.ID, FromTime: now.Add(-s.cfg.Back).UTC(), ToTime: now.Add(s.cfg.Ahead).UTC(),
 		IncludeOpen: opts.IncludeOpen, MaxRows: maxEvents,
 	})

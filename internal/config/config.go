@@ -55,7 +55,10 @@ type Config struct {
 
 	SessionSecret string
 	DevMode       bool
-	LogLevel      string
+	// WebhookAllowPrivate lets outbound webhook deliveries reach loopback, private,
+	// link-local and metadata addresses (WEBHOOK_ALLOW_PRIVATE=1: tests, self-hosting).
+	WebhookAllowPrivate bool
+	LogLevel            string
 
 	// ErasureKeys key the hashes kept of numbers that said STOP or were erased
 	// (ERASURE_KEY="newest,older,..."): the first hashes what is recorded, and every one
@@ -150,6 +153,13 @@ func Load(getenv func(string) string) (Config, error) {
 		c.DevMode = true
 	default:
 		bad("DEV_MODE", "must be 1 or 0")
+	}
+	switch v := get("WEBHOOK_ALLOW_PRIVATE"); v {
+	case "", "0", "false":
+	case "1", "true":
+		c.WebhookAllowPrivate = true
+	default:
+		bad("WEBHOOK_ALLOW_PRIVATE", "must be 1 or 0")
 	}
 
 	if c.DatabaseURL == "" {

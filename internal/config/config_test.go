@@ -62,6 +62,7 @@ func TestLoadErrorsNameTheVariableAndHideSecrets(t *testing.T) {
 		"bad twilio api url":  {map[string]string{"TWILIO_API_URL": "localhost:9"}, "TWILIO_API_URL"},
 		"short session":       {map[string]string{"SESSION_SECRET": "abc"}, "SESSION_SECRET"},
 		"bad dev mode":        {map[string]string{"DEV_MODE": "yes"}, "DEV_MODE"},
+		"bad allow private":   {map[string]string{"WEBHOOK_ALLOW_PRIVATE": "yes"}, "WEBHOOK_ALLOW_PRIVATE"},
 		"bad metrics addr":    {map[string]string{"METRICS_ADDR": "9090"}, "METRICS_ADDR"},
 		"metrics on public":   {map[string]string{"METRICS_ADDR": ":8080"}, "METRICS_ADDR"},
 		"short metrics tok":   {map[string]string{"METRICS_TOKEN": "abc"}, "METRICS_TOKEN"},

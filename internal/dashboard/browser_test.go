@@ -98,7 +98,7 @@ func TestBrowserDeclareAndFill(t *testing.T) {
 	if path == "" {
 		t.Skip(why)
 	}
-	en := newEnv(t, envOpts{dev: true, refreshEvery: time.Second})
+	en := newEnv(t, envOpts{dev: true, refreshEvery: time.Second, hooks: true})
 	customer := en.addCustomer(t, en.shopA, "+15555550142", "Dana Whitfield")
 	// Every answer the browser got that was not a success, by path, so a console error
 	// about a failed resource says which one.
@@ -132,7 +132,7 @@ func TestBrowserDeclareAndFill(t *testing.T) {
 	t.Cleanup(cancelAlloc)
 	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
 	t.Cleanup(cancelTab)
-	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
 	t.Cleanup(cancelTimeout)
 
 	// Collect what the page writes to the console: a blocked script or style (the
@@ -378,6 +378,39 @@ func TestBrowserDeclareAndFill(t *testing.T) {
 	settingsText, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("main")))
 	require.NoError(t, err)
 	require.NotContains(t, settingsText, strings.TrimSpace(newKey), "the key is not shown again")
+
+	// Integrations: the calendar's address with its copy button (the page's script shows
+	// it), and an endpoint added, its secret shown once.
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`nav a[href="/dashboard/integrations"]`)),
+		chromedp.WaitVisible(chromedp.ID("calendar-url")),
+		chromedp.WaitVisible(chromedp.CSS(`button[data-copy="calendar-url"]`)),
+	))
+	feed, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("calendar-url")))
+	require.NoError(t, err)
+	require.Contains(t, feed, "/calendar/cal_")
+	saveScreenshot(t, ctx, "dashboard-14-integrations.png")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.ID("ep-url"), "https://crm.example.com/slot-events"),
+		chromedp.Click(chromedp.ID("ep-event-opening-filled")),
+		chromedp.Click(chromedp.CSS(`form[action="/dashboard/integrations/endpoints"] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.ID("new-secret")),
+		chromedp.WaitVisible(chromedp.CSS(`button[data-copy="new-secret"]`)),
+	))
+	secret, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("new-secret")))
+	require.NoError(t, err)
+	require.True(t, strings.HasPrefix(strings.TrimSpace(secret), "whsec_"), secret)
+	saveScreenshot(t, ctx, "dashboard-15-endpoint-secret.png")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`a[href="/dashboard/integrations#endpoints"].btn`)),
+		chromedp.WaitVisible(chromedp.CSS(`article.endpoint`)),
+	))
+	endpoints, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("endpoints")))
+	require.NoError(t, err)
+	require.Contains(t, endpoints, "https://crm.example.com/slot-events")
+	require.Contains(t, endpoints, "Events: opening.filled")
+	require.NotContains(t, endpoints, strings.TrimSpace(secret), "the secret is not shown again")
+	saveScreenshot(t, ctx, "dashboard-16-endpoints.png")
 
 	stopConsole()
 	<-consoleDone

@@ -44,7 +44,7 @@ const (
 // the one that starts at thisWeek (local Monday 00:00).
 func (d *Dashboard) weeklyChart(ctx context.Context, shop shops.Shop, thisWeek time.Time) (chartView, error) {
 	first := thisWeek.AddDate(0, 0, -7*(chartWeeks-1))
-	rows, err := d.q.DashboardWeekly(ctx, d.pool, db.DashboardWeeklyParams{Tz: shop.Timezone, ShopID: shop.ID, Since: first})
+	rows, err := queries.DashboardWeekly(ctx, d.pool, db.DashboardWeeklyParams{Tz: shop.Timezone, ShopID: shop.ID, Since: first})
 	if err != nil {
 		return chartView{}, fmt.Errorf("weekly money: %w", err)
 	}

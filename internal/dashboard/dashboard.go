@@ -38,6 +38,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
@@ -86,7 +87,16 @@ type Config struct {
 	// AccountIssue reads the provider's code of a shop's SMS problem as what the owner
 	// has to change (twilio.AccountIssueOf); nil gives every problem the general hint.
 	AccountIssue func(code int) sms.AccountIssue
+	// Hooks manages the shops' outbound webhook endpoints, on the Integrations page;
+	// nil leaves them out of it.
+	Hooks *hooks.Service
+	// PublicURL is the server's external base URL: the calendar feed's address.
+	PublicURL string
 }
+
+// queries is this package's one way to its SQL: sqlc's Queries holds no state, and
+// each call is given the pool or the transaction it runs on.
+var queries = db.New()
 
 // WaveSchedule tells when openings' next offer waves are due. The waves are the offer
 // loop's River jobs: offers knows their arguments, the dashboard only asks.
@@ -97,7 +107,6 @@ type WaveSchedule interface {
 // Dashboard serves the owners' pages. Build it with New and mount it with Register.
 type Dashboard struct {
 	pool     *pgxpool.Pool
-	q        *db.Queries
 	shops    *shops.Service
 	openings *slots.Service
 	cfg      Config
@@ -141,7 +150,7 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	d := &Dashboard{pool: pool, q: db.New(), shops: shopsSvc, openings: openings,
+	d := &Dashboard{pool: pool, shops: shopsSvc, openings: openings,
 		cfg: cfg, log: cfg.Logger, limits: ratelimit.New(cfg.Redis, ratelimit.Config{Prefix: cfg.KeyPrefix})}
 	var err error
 	if d.static, err = fs.Sub(assets, "static"); err != nil {
@@ -171,6 +180,14 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 //	GET  /dashboard/settings              the shop's settings form
 //	POST /dashboard/settings              save it
 //	POST /dashboard/settings/rotate-key   a new API key, shown once; ends other sessions
+//	GET  /dashboard/integrations          the calendar feed and the webhook endpoints
+//	POST /dashboard/integrations/calendar            full names in the feed, or not
+//	POST /dashboard/integrations/calendar/rotate     a new feed address (confirmed)
+//	POST /dashboard/integrations/endpoints           add an endpoint; its secret, shown once
+//	POST /dashboard/integrations/endpoints/:id/enable, /disable
+//	POST /dashboard/integrations/endpoints/:id/rotate-secret   a new secret, shown once (confirmed)
+//	POST /dashboard/integrations/endpoints/:id/delete          (confirmed)
+//	POST /dashboard/integrations/endpoints/:id/deliveries/:delivery_id/retry   send again
 //	GET  /dashboard/static/*              embedded CSS, JavaScript and icon
 //
 // Any other path under /dashboard gets an HTML 404 page (and /dashboard itself an HTML
@@ -194,6 +211,15 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	e.GET("/dashboard/settings", d.page(d.signedIn(d.settings)))
 	e.POST("/dashboard/settings", d.page(d.signedIn(d.withCSRF(d.saveSettings))))
 	e.POST("/dashboard/settings/rotate-key", d.page(d.signedIn(d.withCSRF(d.rotateKey))))
+	e.GET(IntegrationsPath, d.page(d.signedIn(d.integrations)))
+	e.POST(IntegrationsPath+"/calendar", d.page(d.signedIn(d.withCSRF(d.saveCalendar))))
+	e.POST(IntegrationsPath+"/calendar/rotate", d.page(d.signedIn(d.withCSRF(d.rotateCalendar))))
+	e.POST(IntegrationsPath+"/endpoints", d.page(d.signedIn(d.withCSRF(d.createEndpoint))))
+	e.POST(IntegrationsPath+"/endpoints/:id/enable", d.page(d.signedIn(d.withCSRF(d.setDisabled(false)))))
+	e.POST(IntegrationsPath+"/endpoints/:id/disable", d.page(d.signedIn(d.withCSRF(d.setDisabled(true)))))
+	e.POST(IntegrationsPath+"/endpoints/:id/rotate-secret", d.page(d.signedIn(d.withCSRF(d.endpointAction(d.rotateSecret)))))
+	e.POST(IntegrationsPath+"/endpoints/:id/delete", d.page(d.signedIn(d.withCSRF(d.endpointAction(d.deleteEndpoint)))))
+	e.POST(IntegrationsPath+"/endpoints/:id/deliveries/:delivery_id/retry", d.page(d.signedIn(d.withCSRF(d.endpointAction(d.resend)))))
 	e.GET("/dashboard/static/*", d.serveStatic)
 	e.Any("/dashboard/*", d.page(d.notFound))
 }

@@ -52,7 +52,7 @@ func (d *Dashboard) export(c echo.Context) error {
 			fmt.Sprintf("An export covers at most %d days; choose a shorter range.", maxExportDays))
 	}
 	until := time.Date(to.Year(), to.Month(), to.Day()+1, 0, 0, 0, 0, loc)
-	rows, err := d.q.DashboardFilledExport(c.Request().Context(), d.pool, db.DashboardFilledExportParams{
+	rows, err := queries.DashboardFilledExport(c.Request().Context(), d.pool, db.DashboardFilledExportParams{
 		ShopID: s.Shop.ID, StartsFrom: from, StartsUntil: until, MaxRows: maxExportRows,
 	})
 	if err != nil {

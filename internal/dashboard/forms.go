@@ -129,6 +129,7 @@ func (d *Dashboard) declare(c echo.Context) error {
 		Price: strings.TrimSpace(c.FormValue("price")),
 	}
 	n := f.parse(s.Shop)
+	status := http.StatusUnprocessableEntity
 	if len(f.Errors) == 0 {
 		var o slots.Opening
 		o, err := d.openings.Declare(c.Request().Context(), s.Shop, n)
@@ -142,8 +143,13 @@ func (d *Dashboard) declare(c echo.Context) error {
 			return c.Redirect(http.StatusSeeOther, "/dashboard?notice=declared#open")
 		case isProblem && p.Field != "" && inputFor[p.Field] != "":
 			f.fail(p.Field, friendly(p, s.Shop.Currency))
-		case isProblem && p.Kind == problem.Invalid:
+		case isProblem && (p.Kind == problem.Invalid || p.Kind == problem.Conflict):
+			// A conflict is the shop's state, not the form's (its Stripe account cannot
+			// take payments): the owner reads why and what to do above the form.
 			f.Other = p.Message
+			if p.Kind == problem.Conflict {
+				status = http.StatusConflict
+			}
 		default:
 			return d.internalError(c, "declare opening", err)
 		}
@@ -154,7 +160,7 @@ func (d *Dashboard) declare(c echo.Context) error {
 		return d.internalError(c, "load dashboard", err)
 	}
 	v.Form = f
-	return d.render(c, http.StatusUnprocessableEntity, "Check the opening · "+s.Shop.Name, v)
+	return d.render(c, status, "Check the opening · "+s.Shop.Name, v)
 }
 
 func (d *Dashboard) cancel(c echo.Context) error {

@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"encoding/json"
 	"html"
 	"net/http"
 	"net/http/httptest"
@@ -22,6 +23,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
+	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/redistest"
@@ -72,7 +74,13 @@ type env struct {
 	secure bool
 	redis  redis.UniversalClient
 	prefix string
+	hooks  *hooks.Service // nil unless envOpts.hooks
 }
+
+// rawRenderer renders an event's data as its subject, as it was recorded.
+type rawRenderer struct{}
+
+func (rawRenderer) Data(_ string, subject []byte) (any, error) { return json.RawMessage(subject), nil }
 
 type envOpts struct {
 	now          time.Time // zero: the real time
@@ -81,6 +89,7 @@ type envOpts struct {
 	perClient    dashboard.Limit // zero: the default
 	perShop      dashboard.Limit // zero: the default
 	connect      bool            // STRIPE_CONNECT=on, with a 2.5% platform fee
+	hooks        bool            // outbound webhooks on the Integrations page
 }
 
 func newEnv(t *testing.T, o envOpts) *env {
@@ -105,7 +114,12 @@ func newEnv(t *testing.T, o envOpts) *env {
 		}
 	})
 	waves := offers.NewWaveSchedule(rc)
+	var hooksSvc *hooks.Service
+	if o.hooks {
+		hooksSvc = hooks.New(pool, rc, rawRenderer{}, hooks.Config{Now: now})
+	}
 	d, err := dashboard.New(pool, shopsSvc, slotsSvc, dashboard.Config{
+		Hooks: hooksSvc, PublicURL: "https://slots.example",
 		SessionSecret: secret, Secure: !o.dev, Now: now, RefreshEvery: o.refreshEvery,
 		Redis: rdb, KeyPrefix: prefix, SignInsPerClient: o.perClient, SignInsPerShop: o.perShop, Waves: waves,
 		AccountIssue: twilio.AccountIssueOf,
@@ -114,7 +128,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	e := echo.New()
 	d.Register(e)
 	en := &env{pool: pool, dbURL: dbURL, clock: ck, shops: shopsSvc, slots: slotsSvc, river: rc, waves: waves, dash: d, e: e, secure: !o.dev,
-		redis: rdb, prefix: prefix}
+		redis: rdb, prefix: prefix, hooks: hooksSvc}
 	ctx := context.Background()
 	en.shopA, en.keyA, err = shopsSvc.Create(ctx, shops.NewShop{
 		Name: "Ada's Barbers", Timezone: "America/New_York", SMSNumber: "+15555550100", Currency: "usd",

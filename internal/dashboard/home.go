@@ -62,6 +62,17 @@ type homeView struct {
 	// SMSProblem, when set, says that texts failed lately because of the shop's own
 	// number or account.
 	SMSProblem *smsProblemView
+	// Stripe, when set, says that the shop takes card payments but its own Stripe
+	// account (Stripe Connect) cannot take them now, so it cannot declare openings.
+	Stripe *stripeBannerView
+}
+
+// stripeBannerView is the banner of a checkout shop whose connected Stripe account cannot
+// take payments (shops.Shop.CheckoutReady).
+type stripeBannerView struct {
+	// Disconnected: the account left the platform (its open openings were cancelled
+	// then); otherwise it was never connected or is not set up yet.
+	Disconnected bool
 }
 
 // smsProblemView is the banner for texts that failed because of the shop's number or
@@ -202,7 +213,10 @@ func (d *Dashboard) homeView(ctx context.Context, shop shops.Shop, page int) (ho
 		}
 		v.SMSProblem = &smsProblemView{Code: p.Code, When: formatWhen(p.At, shop.Location), Count: p.Count, Hint: hint}
 	}
-	rows, err := d.q.DashboardFilledPage(ctx, d.pool, db.DashboardFilledPageParams{
+	if shop.CheckoutReady() != nil {
+		v.Stripe = &stripeBannerView{Disconnected: shop.Stripe.DisconnectedAt != nil}
+	}
+	rows, err := queries.DashboardFilledPage(ctx, d.pool, db.DashboardFilledPageParams{
 		ShopID: shop.ID, MaxRows: pageSize + 1, SkipRows: int32((page - 1) * pageSize),
 	})
 	if err != nil {
@@ -232,7 +246,7 @@ func (d *Dashboard) homeView(ctx context.Context, shop shops.Shop, page int) (ho
 
 // refundsFailed lists the shop's bookings whose payment could not be refunded.
 func (d *Dashboard) refundsFailed(ctx context.Context, shop shops.Shop) ([]refundFailedView, error) {
-	rows, err := d.q.DashboardRefundsFailed(ctx, d.pool, db.DashboardRefundsFailedParams{ShopID: shop.ID, MaxRows: maxRefundsFailed})
+	rows, err := queries.DashboardRefundsFailed(ctx, d.pool, db.DashboardRefundsFailedParams{ShopID: shop.ID, MaxRows: maxRefundsFailed})
 	if err != nil {
 		return nil, fmt.Errorf("list failed refunds: %w", err)
 	}
@@ -249,7 +263,7 @@ func (d *Dashboard) refundsFailed(ctx context.Context, shop shops.Shop) ([]refun
 }
 
 func (d *Dashboard) totals(ctx context.Context, shop shops.Shop, id, label string, since, until time.Time) (totalsView, error) {
-	r, err := d.q.DashboardTotals(ctx, d.pool, db.DashboardTotalsParams{ShopID: shop.ID, Since: since, Until: until})
+	r, err := queries.DashboardTotals(ctx, d.pool, db.DashboardTotalsParams{ShopID: shop.ID, Since: since, Until: until})
 	if err != nil {
 		return totalsView{}, fmt.Errorf("totals since %s: %w", since.Format(time.DateOnly), err)
 	}
@@ -279,7 +293,7 @@ func (d *Dashboard) totals(ctx context.Context, shop shops.Shop, id, label strin
 
 // openList returns the open openings with their offers, replies and waves.
 func (d *Dashboard) openList(ctx context.Context, shop shops.Shop, now time.Time) ([]openView, bool, error) {
-	rows, err := d.q.DashboardOpenList(ctx, d.pool, db.DashboardOpenListParams{ShopID: shop.ID, MaxRows: maxOpen + 1})
+	rows, err := queries.DashboardOpenList(ctx, d.pool, db.DashboardOpenListParams{ShopID: shop.ID, MaxRows: maxOpen + 1})
 	if err != nil {
 		return nil, false, fmt.Errorf("list open slots: %w", err)
 	}
@@ -294,7 +308,7 @@ func (d *Dashboard) openList(ctx context.Context, shop shops.Shop, now time.Time
 	for i, r := range rows {
 		ids[i] = r.ID
 	}
-	waves, err := d.q.DashboardWaves(ctx, d.pool, db.DashboardWavesParams{ShopID: shop.ID, OpeningIds: ids})
+	waves, err := queries.DashboardWaves(ctx, d.pool, db.DashboardWavesParams{ShopID: shop.ID, OpeningIds: ids})
 	if err != nil {
 		return nil, false, fmt.Errorf("list waves: %w", err)
 	}

@@ -75,6 +75,8 @@ func (d *Dashboard) layoutOf(c echo.Context, title string, v view) layout {
 		l.Nav = "customers"
 	case settingsView, newKeyView:
 		l.Nav = "settings"
+	case integrationsView, newSecretView:
+		l.Nav = "integrations"
 	}
 	return l
 }
@@ -118,6 +120,7 @@ func (l layout) header() g.Node {
 					h.Nav(h.Class("nav"), h.Aria("label", "Dashboard"),
 						l.navLink("home", "/dashboard", "Slots"),
 						l.navLink("customers", "/dashboard/customers", "Customers"),
+						l.navLink("integrations", IntegrationsPath, "Integrations"),
 						l.navLink("settings", "/dashboard/settings", "Settings"),
 					),
 					h.Form(h.Method("post"), h.Action("/dashboard/logout"), h.Class("signout"),

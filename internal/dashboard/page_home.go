@@ -20,6 +20,7 @@ func (v homeView) content(csrf string) g.Node {
 		g.If(v.Notice != "", h.P(h.Class("notice"), h.Role("status"), g.Text(v.Notice))),
 		g.If(v.Error != "", h.P(h.Class("alert"), h.Role("alert"), g.Text(v.Error))),
 		g.Iff(v.SMSProblem != nil, func() g.Node { return v.SMSProblem.banner() }),
+		g.Iff(v.Stripe != nil, func() g.Node { return v.Stripe.banner() }),
 		refundsFailedBanner(v.RefundsFailed, csrf),
 		h.Div(h.ID("live-totals"), live(),
 			h.H2(h.Class("vh"), g.Text("Totals")),
@@ -48,6 +49,20 @@ func (p smsProblemView) banner() g.Node {
 		h.H2(h.ID("sms-problem-h"), g.Text("Needs your attention: texts are failing because of your SMS number or account")),
 		h.P(g.Textf("%d text%s failed in the past week, the last %s (provider code %d). "+
 			"Your customers are not at fault and stay on your list. %s", p.Count, plural(p.Count), p.When, p.Code, p.Hint)),
+	)
+}
+
+// banner says why the shop cannot declare an opening with card payment, and where to fix
+// it (the settings page's Stripe card).
+func (b stripeBannerView) banner() g.Node {
+	why := "Your customers pay into your own Stripe account, which cannot take payments yet."
+	if b.Disconnected {
+		why = "Your Stripe account was disconnected from this service, so it cannot take payments: " +
+			"your open slots were cancelled, and slots already held keep their payment links."
+	}
+	return h.Section(h.Class("alert attention"), h.ID("stripe-not-ready"), h.Role("alert"), h.Aria("labelledby", "stripe-not-ready-h"),
+		h.H2(h.ID("stripe-not-ready-h"), g.Text("Connect Stripe before your next opening with card payment")),
+		h.P(g.Text(why+" "), h.A(h.Href("/dashboard/settings#stripe"), g.Text("Connect Stripe in your settings")), g.Text(".")),
 	)
 }
 

@@ -132,3 +132,34 @@ func withFee(t *testing.T, en *env, b uuid.UUID, account string, fee int64) {
 	_, err := en.pool.Exec(context.Background(), `UPDATE bookings SET stripe_account = $2, application_fee_cents = $3 WHERE id = $1`, b, account, fee)
 	require.NoError(t, err)
 }
+
+// TestDeclareWithoutAReadyStripeAccount: on a Connect server, a checkout shop whose own
+// Stripe account cannot take payments sees a banner saying so, with the way to its
+// settings; declaring an opening then answers 409 with the reason above the form (not
+// an error page), and declares nothing. A shop without payments sees no banner.
+func TestDeclareWithoutAReadyStripeAccount(t *testing.T) {
+	t.Parallel()
+	en := newEnv(t, envOpts{now: wednesday, connect: true})
+	ck := en.login(t, en.keyA)
+	body, csrf := en.page(t, ck, "/dashboard")
+	require.Contains(t, body, "Connect Stripe before your next opening with card payment")
+	require.Contains(t, body, `href="/dashboard/settings#stripe"`)
+
+	rec := en.post("/dashboard/openings", declareForm("2026-11-20", "15:00", "30", "Cut", "30.00", csrf), ck)
+	require.Equal(t, http.StatusConflict, rec.Code, rec.Body.String())
+	require.Contains(t, rec.Body.String(), "none is connected yet")
+	require.NotContains(t, rec.Body.String(), "Something went wrong")
+	require.Zero(t, countOpenings(t, en.pool, en.shopA.ID))
+
+	// Disconnected later: the banner says what became of the open slots.
+	_, err := en.pool.Exec(context.Background(), `UPDATE shops SET stripe_account_id = 'acct_1Gone', stripe_disconnected_at = now() WHERE id = $1`, en.shopA.ID)
+	require.NoError(t, err)
+	body, _ = en.page(t, ck, "/dashboard")
+	require.Contains(t, body, "Your Stripe account was disconnected from this service")
+
+	body, _ = en.page(t, en.login(t, en.keyB), "/dashboard")
+	require.NotContains(t, body, "Connect Stripe before", "a shop without payments needs no Stripe account")
+	off := newEnv(t, envOpts{now: wednesday})
+	body, _ = off.page(t, off.login(t, off.keyA), "/dashboard")
+	require.NotContains(t, body, "Connect Stripe before", "without Connect the platform's account takes the payments")
+}

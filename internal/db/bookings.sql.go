@@ -35,7 +35,7 @@ WITH opening AS (
     WHERE s.id = $1 AND s.status = 'open' AND s.generation = $5
       AND s.starts_at > $6::timestamptz
       AND EXISTS (SELECT 1 FROM offer)
-    RETURNING s.id, s.price_cents, s.service, s.starts_at
+    RETURNING s.id, s.shop_id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status, s.filled_by, s.generation, s.version, s.created_at, s.updated_at, s.filled_at
 ), accepted AS (
     UPDATE slot_offers SET status = 'accepted'
     WHERE id IN (SELECT id FROM offer) AND EXISTS (SELECT 1 FROM filled)
@@ -52,7 +52,10 @@ WITH opening AS (
     FROM filled f, accepted a
     RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents
 )
-SELECT b.id, b.opening_id, b.customer_id, b.offer_id, b.shop_id, b.status, b.amount_cents, b.currency, b.stripe_checkout_session_id, b.stripe_payment_intent_id, b.payment_url, b.checkout_expires_at, b.refund_id, b.created_at, b.updated_at, b.confirmed_at, b.reconcile_after, b.reconcile_attempts, b.refund_requested_at, b.customer_told_at, b.refund_failed_at, b.refund_failed_payment_intent, b.refund_error, b.link_retry_at, b.refund_failed_dismissed_at, b.stripe_account, b.application_fee_cents, f.service, f.starts_at, f.price_cents
+SELECT b.id, b.opening_id, b.customer_id, b.offer_id, b.shop_id, b.status, b.amount_cents, b.currency, b.stripe_checkout_session_id, b.stripe_payment_intent_id, b.payment_url, b.checkout_expires_at, b.refund_id, b.created_at, b.updated_at, b.confirmed_at, b.reconcile_after, b.reconcile_attempts, b.refund_requested_at, b.customer_told_at, b.refund_failed_at, b.refund_failed_payment_intent, b.refund_error, b.link_retry_at, b.refund_failed_dismissed_at, b.stripe_account, b.application_fee_cents, f.service, f.starts_at, f.price_cents,
+    (CASE WHEN EXISTS (SELECT FROM webhook_subscribers(b.shop_id, webhook_claim_types(b.status)))
+          THEN webhook_record_opening(b.shop_id, webhook_claim_types(b.status), b.created_at, to_jsonb(f), to_jsonb(b))
+          ELSE 0 END)::integer AS events_recorded
 FROM booking b JOIN filled f ON f.id = b.opening_id
 `
 
@@ -71,10 +74,11 @@ type BookingClaimParams struct {
 }
 
 type BookingClaimRow struct {
-	Booking    Booking
-	Service    string
-	StartsAt   time.Time
-	PriceCents int64
+	Booking        Booking
+	Service        string
+	StartsAt       time.Time
+	PriceCents     int64
+	EventsRecorded int32
 }
 
 // A YES's booking in one statement (the booking transaction's round trips were the
@@ -96,6 +100,14 @@ type BookingClaimRow struct {
 // start (a second YES while holding offers for several chairs at 15:00) does not take
 // another chair. Claims at one start share the Redis lock key, so this is checked after
 // the previous claim committed.
+//
+// The outbound webhook events of the YES (opening.filled, and booking.confirmed for a
+// booking confirmed at once) are recorded by the same statement, from its own RETURNING
+// rows, through internal/hooks' SQL function webhook_record_opening: no booking without
+// its events, no events without the booking. The guard keeps a shop without a
+// subscribed endpoint from reaching the function (one probe of
+// webhook_endpoints_live_idx; webhook_events is never touched): events_recorded is 0
+// then.
 func (q *Queries) BookingClaim(ctx context.Context, db DBTX, arg BookingClaimParams) (BookingClaimRow, error) {
 	row := db.QueryRow(ctx, bookingClaim,
 		arg.OpeningID,
@@ -142,6 +154,7 @@ func (q *Queries) BookingClaim(ctx context.Context, db DBTX, arg BookingClaimPar
 		&i.Service,
 		&i.StartsAt,
 		&i.PriceCents,
+		&i.EventsRecorded,
 	)
 	return i, err
 }

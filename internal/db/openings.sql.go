@@ -263,6 +263,7 @@ SELECT s.id, s.shop_id, s.starts_at, s.duration_minutes, s.service, s.price_cent
     COALESCE(b.amount_cents, 0)::bigint AS booking_amount_cents,
     COALESCE(b.payment_url, '')::text AS booking_payment_url,
     COALESCE(b.stripe_checkout_session_id, '')::text AS booking_session_id,
+    COALESCE(b.application_fee_cents, 0)::bigint AS booking_application_fee_cents,
     (SELECT count(*) FROM slot_offers o WHERE o.opening_id = s.id AND o.sent_at IS NOT NULL) AS offers_sent
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
@@ -284,25 +285,26 @@ type OpeningListDetailedParams struct {
 }
 
 type OpeningListDetailedRow struct {
-	ID                 uuid.UUID
-	ShopID             uuid.UUID
-	StartsAt           time.Time
-	DurationMinutes    int32
-	Service            string
-	PriceCents         int64
-	Status             string
-	Generation         int32
-	CreatedAt          time.Time
-	FilledAt           *time.Time
-	FilledByID         uuid.NullUUID
-	FilledPhone        string
-	FilledName         string
-	BookingID          string
-	BookingStatus      string
-	BookingAmountCents int64
-	BookingPaymentUrl  string
-	BookingSessionID   string
-	OffersSent         int64
+	ID                         uuid.UUID
+	ShopID                     uuid.UUID
+	StartsAt                   time.Time
+	DurationMinutes            int32
+	Service                    string
+	PriceCents                 int64
+	Status                     string
+	Generation                 int32
+	CreatedAt                  time.Time
+	FilledAt                   *time.Time
+	FilledByID                 uuid.NullUUID
+	FilledPhone                string
+	FilledName                 string
+	BookingID                  string
+	BookingStatus              string
+	BookingAmountCents         int64
+	BookingPaymentUrl          string
+	BookingSessionID           string
+	BookingApplicationFeeCents int64
+	OffersSent                 int64
 }
 
 // Openings as owners see them: who filled each, its latest booking, offers texted (whose
@@ -341,11 +343,37 @@ func (q *Queries) OpeningListDetailed(ctx context.Context, db DBTX, arg OpeningL
 			&i.BookingAmountCents,
 			&i.BookingPaymentUrl,
 			&i.BookingSessionID,
+			&i.BookingApplicationFeeCents,
 			&i.OffersSent,
 		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const openingListOpenForShop = `-- name: OpeningListOpenForShop :many
+SELECT id FROM slot_openings WHERE shop_id = $1 AND status = 'open' ORDER BY id
+`
+
+// A shop's open openings (slots.CancelOpen cancels them one by one).
+func (q *Queries) OpeningListOpenForShop(ctx context.Context, db DBTX, shopID uuid.UUID) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, openingListOpenForShop, shopID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err

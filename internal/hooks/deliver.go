@@ -25,6 +25,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/metrics"
 )
 
 // Delivery statuses.
@@ -103,7 +104,7 @@ var ErrEndpointBusy = errors.New("hooks: endpoint busy")
 // PerEndpoint attempts in flight to the endpoint, and another error when the attempt
 // could not be made or recorded (River retries it).
 func (s *Service) Attempt(ctx context.Context, deliveryID uuid.UUID, manual bool) error {
-	d, err := s.q.WebhookDeliveryForAttempt(ctx, s.pool, deliveryID)
+	d, err := queries.WebhookDeliveryForAttempt(ctx, s.pool, deliveryID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil // deleted with its endpoint, or purged
 	}
@@ -119,7 +120,7 @@ func (s *Service) Attempt(ctx context.Context, deliveryID uuid.UUID, manual bool
 			reason = "not sent: the event's customer was erased"
 		}
 		if !manual {
-			if err := s.q.WebhookDeliveryFail(ctx, s.pool, db.WebhookDeliveryFailParams{
+			if err := queries.WebhookDeliveryFail(ctx, s.pool, db.WebhookDeliveryFailParams{
 				ID: deliveryID, Reason: pgtype.Text{String: reason, Valid: true}, Now: s.cfg.Now().UTC(),
 			}); err != nil {
 				return fmt.Errorf("fail delivery %s: %w", deliveryID, err)
@@ -141,6 +142,14 @@ func (s *Service) Attempt(ctx context.Context, deliveryID uuid.UUID, manual bool
 	next, err := s.record(context.WithoutCancel(ctx), d, manual, res)
 	if err != nil {
 		return err
+	}
+	switch {
+	case res.ok():
+		s.cfg.Metrics.WebhookAttempt(metrics.WebhookSucceeded)
+	case res.refused:
+		s.cfg.Metrics.WebhookAttempt(metrics.WebhookRefused)
+	default:
+		s.cfg.Metrics.WebhookAttempt(metrics.WebhookFailed)
 	}
 	if next > 0 {
 		return river.JobSnooze(next)
@@ -173,6 +182,9 @@ type result struct {
 	duration time.Duration
 	head     string
 	err      string
+	// refused: the attempt was not made because the URL or the address it resolved to
+	// is not allowed.
+	refused bool
 }
 
 func (r result) ok() bool { return r.err == "" && r.status >= 200 && r.status < 300 }
@@ -211,7 +223,7 @@ func (s *Service) send(ctx context.Context, d db.WebhookDeliveryForAttemptRow) r
 	res := result{at: now}
 	u, err := url.Parse(d.Url)
 	if err != nil || (u.Scheme != "https" && !(u.Scheme == "http" && s.cfg.DevMode)) {
-		res.err = "not sent: the URL must use https"
+		res.err, res.refused = "not sent: the URL must use https", true
 		return res
 	}
 	msgID := EventID(d.EventID)
@@ -238,6 +250,7 @@ func (s *Service) send(ctx context.Context, d db.WebhookDeliveryForAttemptRow) r
 	if err != nil {
 		res.duration = time.Since(start)
 		res.err = s.describe(err)
+		res.refused = errors.As(err, new(*BlockedError))
 		return res
 	}
 	answer, rerr := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
@@ -294,7 +307,7 @@ func head(b []byte) string {
 func (s *Service) record(ctx context.Context, d db.WebhookDeliveryForAttemptRow, manual bool, res result) (next time.Duration, err error) {
 	now := res.at.UTC()
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		row, err := s.q.WebhookDeliveryLock(ctx, tx, d.ID)
+		row, err := queries.WebhookDeliveryLock(ctx, tx, d.ID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil // deleted with its endpoint meanwhile
 		}
@@ -306,7 +319,7 @@ func (s *Service) record(ctx context.Context, d db.WebhookDeliveryForAttemptRow,
 			ResponseHead: res.head, StatusCode: pgtype.Int4{Int32: int32(res.status), Valid: res.status != 0},
 			Error: pgtype.Text{String: res.err, Valid: res.err != ""},
 		}
-		if err := s.q.WebhookAttemptInsert(ctx, tx, a); err != nil {
+		if err := queries.WebhookAttemptInsert(ctx, tx, a); err != nil {
 			return fmt.Errorf("log attempt of delivery %s: %w", d.ID, err)
 		}
 		u := db.WebhookDeliveryRecordResultParams{
@@ -329,16 +342,16 @@ func (s *Service) record(ctx context.Context, d db.WebhookDeliveryForAttemptRow,
 				u.NextAttemptAt = &t
 			}
 		}
-		if err := s.q.WebhookDeliveryRecordResult(ctx, tx, u); err != nil {
+		if err := queries.WebhookDeliveryRecordResult(ctx, tx, u); err != nil {
 			return fmt.Errorf("record delivery %s: %w", d.ID, err)
 		}
 		if res.ok() {
-			if err := s.q.WebhookEndpointRecordSuccess(ctx, tx, d.EndpointID); err != nil {
+			if err := queries.WebhookEndpointRecordSuccess(ctx, tx, d.EndpointID); err != nil {
 				return fmt.Errorf("record endpoint %s success: %w", d.EndpointID, err)
 			}
 			return nil
 		}
-		f, err := s.q.WebhookEndpointRecordFailure(ctx, tx, db.WebhookEndpointRecordFailureParams{
+		f, err := queries.WebhookEndpointRecordFailure(ctx, tx, db.WebhookEndpointRecordFailureParams{
 			ID: d.EndpointID, Now: now, DisableBefore: now.Add(-s.cfg.DisableAfter),
 			Reason: fmt.Sprintf("disabled automatically: every attempt failed for %s (the last: %s); fix the endpoint, then enable it",
 				days(s.cfg.DisableAfter), truncate(res.err, 200)),

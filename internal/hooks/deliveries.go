@@ -97,7 +97,7 @@ func (s *Service) Deliveries(ctx context.Context, shopID, endpointID uuid.UUID, 
 	if err != nil {
 		return DeliveryPage{}, err
 	}
-	rows, err := s.q.WebhookDeliveryList(ctx, s.pool, db.WebhookDeliveryListParams{
+	rows, err := queries.WebhookDeliveryList(ctx, s.pool, db.WebhookDeliveryListParams{
 		EndpointID: endpointID, ShopID: shopID, Status: q.Status, BeforeSeq: before, MaxRows: int32(limit + 1),
 	})
 	if err != nil {
@@ -135,7 +135,7 @@ func deliveryFromRow(r db.WebhookDeliveryGetRow) Delivery {
 
 // Delivery returns one delivery to shopID's endpoint with its body and attempts.
 func (s *Service) Delivery(ctx context.Context, shopID, endpointID, deliveryID uuid.UUID) (DeliveryDetail, error) {
-	r, err := s.q.WebhookDeliveryGet(ctx, s.pool, db.WebhookDeliveryGetParams{ID: deliveryID, EndpointID: endpointID, ShopID: shopID})
+	r, err := queries.WebhookDeliveryGet(ctx, s.pool, db.WebhookDeliveryGetParams{ID: deliveryID, EndpointID: endpointID, ShopID: shopID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		if _, eerr := s.Endpoint(ctx, shopID, endpointID); eerr != nil {
 			return DeliveryDetail{}, eerr
@@ -145,7 +145,7 @@ func (s *Service) Delivery(ctx context.Context, shopID, endpointID, deliveryID u
 	if err != nil {
 		return DeliveryDetail{}, fmt.Errorf("get delivery %s: %w", deliveryID, err)
 	}
-	rows, err := s.q.WebhookAttemptList(ctx, s.pool, deliveryID)
+	rows, err := queries.WebhookAttemptList(ctx, s.pool, deliveryID)
 	if err != nil {
 		return DeliveryDetail{}, fmt.Errorf("list attempts of delivery %s: %w", deliveryID, err)
 	}
@@ -177,7 +177,7 @@ func (s *Service) Resend(ctx context.Context, shopID, endpointID, deliveryID uui
 	}
 	var out Delivery
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		r, err := s.q.WebhookDeliveryGet(ctx, tx, db.WebhookDeliveryGetParams{ID: deliveryID, EndpointID: endpointID, ShopID: shopID})
+		r, err := queries.WebhookDeliveryGet(ctx, tx, db.WebhookDeliveryGetParams{ID: deliveryID, EndpointID: endpointID, ShopID: shopID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrDeliveryNotFound
 		}

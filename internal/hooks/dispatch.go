@@ -36,12 +36,19 @@ type envelope struct {
 func (s *Service) Dispatch(ctx context.Context) (int, error) {
 	var n int
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		events, err := s.q.WebhookEventsToDispatch(ctx, tx, dispatchBatch)
+		events, err := queries.WebhookEventsToDispatch(ctx, tx, dispatchBatch)
 		if err != nil {
 			return fmt.Errorf("read events to dispatch: %w", err)
 		}
 		n = len(events)
 		now := s.cfg.Now().UTC()
+		// The oldest waiting event's age is the backlog's measure, read from this very
+		// batch (oldest first): it costs nothing more.
+		var lag time.Duration
+		if n > 0 {
+			lag = now.Sub(events[0].CreatedAt)
+		}
+		s.cfg.Metrics.WebhookDispatchLag(lag)
 		var deliveries []river.InsertManyParams
 		for _, ev := range events {
 			body, rerr := s.render(ev)
@@ -50,14 +57,14 @@ func (s *Service) Dispatch(ctx context.Context) (int, error) {
 				// would fail the same way on every retry. It is kept, with why, and sent
 				// to no one.
 				s.log.ErrorContext(ctx, "webhook event not rendered", "event_id", ev.ID, "type", ev.Type, "error", rerr)
-				if err := s.q.WebhookEventMarkDispatched(ctx, tx, db.WebhookEventMarkDispatchedParams{
+				if err := queries.WebhookEventMarkDispatched(ctx, tx, db.WebhookEventMarkDispatchedParams{
 					ID: ev.ID, Now: now, DispatchError: pgtype.Text{String: truncate(rerr.Error(), 500), Valid: true},
 				}); err != nil {
 					return fmt.Errorf("mark event %s: %w", ev.ID, err)
 				}
 				continue
 			}
-			ids, err := s.q.WebhookDeliveriesCreate(ctx, tx, db.WebhookDeliveriesCreateParams{
+			ids, err := queries.WebhookDeliveriesCreate(ctx, tx, db.WebhookDeliveriesCreateParams{
 				EventID: ev.ID, ShopID: ev.ShopID, Type: ev.Type, Now: now,
 			})
 			if err != nil {
@@ -66,7 +73,7 @@ func (s *Service) Dispatch(ctx context.Context) (int, error) {
 			for _, id := range ids {
 				deliveries = append(deliveries, river.InsertManyParams{Args: jobs.WebhookDelivery{DeliveryID: id}})
 			}
-			if err := s.q.WebhookEventMarkDispatched(ctx, tx, db.WebhookEventMarkDispatchedParams{
+			if err := queries.WebhookEventMarkDispatched(ctx, tx, db.WebhookEventMarkDispatchedParams{
 				ID: ev.ID, Now: now, Payload: body,
 			}); err != nil {
 				return fmt.Errorf("mark event %s: %w", ev.ID, err)

@@ -7,12 +7,13 @@
 // webhook_attempts. The flow:
 //
 //	owner's change ──(same transaction or statement)──▶ webhook_events   (the outbox)
-//	       Record / RecordOpening / the claim's CTE       only if a subscribed endpoint exists
+//	       Record / RecordOpening / webhook_record_opening   only if a subscribed endpoint exists
 //	dispatcher (every instance, SKIP LOCKED) ──▶ payload rendered once (Renderer),
 //	       one webhook_deliveries row per subscribed endpoint, one River job each
 //	River (queue "webhooks") ──▶ DeliveryWorker: POST, 10 s, any 2xx; every attempt logged;
 //	       a failure snoozes the job until the next attempt of the schedule
-//	       (immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h), then the delivery fails;
+//	       (immediately, 5 s, 5 min, 30 min, 2 h, 5 h, then 10 h steps: about three
+//	       days, DefaultSchedule), then the delivery fails;
 //	       an endpoint failing for 5 days straight is disabled with the reason
 //
 // # Recording

@@ -21,6 +21,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 )
 
@@ -33,11 +34,16 @@ var (
 		Message: "the endpoint is disabled; enable it (PATCH disabled=false) before sending again"}
 )
 
-// StandardSchedule is the Standard Webhooks specification's suggested schedule: the
-// delay before each attempt, the first immediate: eight attempts, the last one about 28
-// hours after the first.
-var StandardSchedule = []time.Duration{
+// DefaultSchedule is the delay before each scheduled attempt, the first immediate: the
+// Standard Webhooks specification's suggested steps (5 s, 5 min, 30 min, 2 h, 5 h,
+// 10 h, 10 h: eight attempts over about 28 hours), continued with 10-hour steps so that
+// the attempts span about three days, as the issue asks and as Stripe retries its own
+// webhooks (an endpoint down over a weekend still gets its events): twelve attempts,
+// the last about 67½ hours after the first. An endpoint failing for DisableAfter (5
+// days) is disabled, which stops what is left.
+var DefaultSchedule = []time.Duration{
 	0, 5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour,
+	10 * time.Hour, 10 * time.Hour, 10 * time.Hour, 10 * time.Hour,
 }
 
 // SecretOverlap is how long a rotated secret keeps signing beside the new one.
@@ -64,7 +70,7 @@ type Config struct {
 	// every connection.
 	AllowPrivate bool
 	// Schedule is the delay before each scheduled attempt (the first usually 0); default
-	// StandardSchedule. Its length is the number of attempts.
+	// DefaultSchedule. Its length is the number of attempts.
 	Schedule []time.Duration
 	// Timeout bounds one attempt, answer included; default 10 s.
 	Timeout time.Duration
@@ -84,12 +90,13 @@ type Config struct {
 	// UserAgent is sent with every attempt; default "SlotRecovery-Webhooks/1".
 	UserAgent string
 	Logger    *slog.Logger
+	// Metrics counts attempts and the dispatcher's lag; nil counts nothing.
+	Metrics *metrics.Metrics
 }
 
 // Service manages a shop's endpoints and delivers its events.
 type Service struct {
 	pool     *pgxpool.Pool
-	q        *db.Queries
 	queue    jobs.Inserter
 	renderer Renderer
 	client   *http.Client
@@ -107,7 +114,7 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, renderer Renderer, cfg Config)
 		cfg.Now = time.Now
 	}
 	if len(cfg.Schedule) == 0 {
-		cfg.Schedule = StandardSchedule
+		cfg.Schedule = DefaultSchedule
 	}
 	if cfg.Timeout == 0 {
 		cfg.Timeout = 10 * time.Second
@@ -133,7 +140,7 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, renderer Renderer, cfg Config)
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{pool: pool, q: db.New(), queue: queue, renderer: renderer,
+	return &Service{pool: pool, queue: queue, renderer: renderer,
 		client: newClient(cfg), cfg: cfg, log: cfg.Logger, busy: map[uuid.UUID]int{}}
 }
 
@@ -156,6 +163,9 @@ type Endpoint struct {
 	CreatedAt               time.Time
 	UpdatedAt               time.Time
 }
+
+// MaxEndpoints is how many endpoints a shop may have.
+func (s *Service) MaxEndpoints() int { return s.cfg.MaxEndpoints }
 
 // Disabled reports whether the endpoint gets no deliveries.
 func (e Endpoint) Disabled() bool { return e.DisabledAt != nil }
@@ -220,10 +230,10 @@ func (s *Service) CreateEndpoint(ctx context.Context, shopID uuid.UUID, n NewEnd
 	}
 	var row db.WebhookEndpoint
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := s.q.WebhookEndpointLockShop(ctx, tx, shopID); err != nil {
+		if err := queries.WebhookEndpointLockShop(ctx, tx, shopID); err != nil {
 			return fmt.Errorf("lock shop's endpoints: %w", err)
 		}
-		n, err := s.q.WebhookEndpointCountForShop(ctx, tx, shopID)
+		n, err := queries.WebhookEndpointCountForShop(ctx, tx, shopID)
 		if err != nil {
 			return fmt.Errorf("count endpoints: %w", err)
 		}
@@ -231,7 +241,7 @@ func (s *Service) CreateEndpoint(ctx context.Context, shopID uuid.UUID, n NewEnd
 			return &problem.Error{Kind: problem.Conflict, Code: "too_many_webhook_endpoints",
 				Message: fmt.Sprintf("a shop may have at most %d webhook endpoints; delete one first", s.cfg.MaxEndpoints)}
 		}
-		row, err = s.q.WebhookEndpointInsert(ctx, tx, p)
+		row, err = queries.WebhookEndpointInsert(ctx, tx, p)
 		if err != nil {
 			return fmt.Errorf("insert webhook endpoint: %w", err)
 		}
@@ -248,7 +258,7 @@ const disabledByOwner = "disabled by the owner"
 
 // Endpoints lists shopID's endpoints, oldest first.
 func (s *Service) Endpoints(ctx context.Context, shopID uuid.UUID) ([]Endpoint, error) {
-	rows, err := s.q.WebhookEndpointList(ctx, s.pool, shopID)
+	rows, err := queries.WebhookEndpointList(ctx, s.pool, shopID)
 	if err != nil {
 		return nil, fmt.Errorf("list webhook endpoints: %w", err)
 	}
@@ -262,7 +272,7 @@ func (s *Service) Endpoints(ctx context.Context, shopID uuid.UUID) ([]Endpoint, 
 
 // Endpoint returns shopID's endpoint id; another shop's is not found.
 func (s *Service) Endpoint(ctx context.Context, shopID, id uuid.UUID) (Endpoint, error) {
-	row, err := s.q.WebhookEndpointGet(ctx, s.pool, db.WebhookEndpointGetParams{ID: id, ShopID: shopID})
+	row, err := queries.WebhookEndpointGet(ctx, s.pool, db.WebhookEndpointGetParams{ID: id, ShopID: shopID})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Endpoint{}, ErrEndpointNotFound
 	}
@@ -276,7 +286,7 @@ func (s *Service) Endpoint(ctx context.Context, shopID, id uuid.UUID) (Endpoint,
 func (s *Service) UpdateEndpoint(ctx context.Context, shopID, id uuid.UUID, ch EndpointChange) (Endpoint, error) {
 	var out Endpoint
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		row, err := s.q.WebhookEndpointGetForUpdate(ctx, tx, db.WebhookEndpointGetForUpdateParams{ID: id, ShopID: shopID})
+		row, err := queries.WebhookEndpointGetForUpdate(ctx, tx, db.WebhookEndpointGetForUpdateParams{ID: id, ShopID: shopID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrEndpointNotFound
 		}
@@ -311,7 +321,7 @@ func (s *Service) UpdateEndpoint(ctx context.Context, shopID, id uuid.UUID, ch E
 				p.DisabledAt, p.DisabledReason = nil, pgtype.Text{}
 			}
 		}
-		updated, err := s.q.WebhookEndpointUpdate(ctx, tx, p)
+		updated, err := queries.WebhookEndpointUpdate(ctx, tx, p)
 		if err != nil {
 			return fmt.Errorf("update webhook endpoint %s: %w", id, err)
 		}
@@ -323,7 +333,7 @@ func (s *Service) UpdateEndpoint(ctx context.Context, shopID, id uuid.UUID, ch E
 
 // DeleteEndpoint deletes shopID's endpoint id with its deliveries.
 func (s *Service) DeleteEndpoint(ctx context.Context, shopID, id uuid.UUID) error {
-	n, err := s.q.WebhookEndpointDelete(ctx, s.pool, db.WebhookEndpointDeleteParams{ID: id, ShopID: shopID})
+	n, err := queries.WebhookEndpointDelete(ctx, s.pool, db.WebhookEndpointDeleteParams{ID: id, ShopID: shopID})
 	if err != nil {
 		return fmt.Errorf("delete webhook endpoint %s: %w", id, err)
 	}
@@ -343,7 +353,7 @@ func (s *Service) RotateSecret(ctx context.Context, shopID, id uuid.UUID) (Endpo
 		return Endpoint{}, "", err
 	}
 	now := s.cfg.Now().UTC()
-	row, err := s.q.WebhookEndpointRotateSecret(ctx, s.pool, db.WebhookEndpointRotateSecretParams{
+	row, err := queries.WebhookEndpointRotateSecret(ctx, s.pool, db.WebhookEndpointRotateSecretParams{
 		ID: id, ShopID: shopID, Secret: secret, ExpiresAt: now.Add(SecretOverlap), Now: now,
 	})
 	if errors.Is(err, pgx.ErrNoRows) {

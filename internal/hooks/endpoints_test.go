@@ -193,7 +193,7 @@ func TestPurge(t *testing.T) {
 	_, err := s.pool.Exec(ctx, `UPDATE webhook_events SET created_at = now() - interval '31 days'
 		WHERE id IN (SELECT id FROM webhook_events ORDER BY seq LIMIT 2)`)
 	require.NoError(t, err)
-	n, err := hooks.Purge(ctx, s.pool, time.Now().Add(-hooks.Retention))
+	n, err := hooks.Purge(ctx, s.pool, time.Now().Add(-hooks.Retention), 1000)
 	require.NoError(t, err)
 	require.EqualValues(t, 2, n)
 	require.Equal(t, 1, s.count(`SELECT count(*) FROM webhook_events`))

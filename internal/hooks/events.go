@@ -63,6 +63,8 @@ func IsCustomerType(typ string) bool {
 	return strings.HasPrefix(typ, "customer.")
 }
 
+// queries is this package's one way to its SQL: sqlc's Queries holds no state, and
+// each call is given the pool or the transaction it runs on.
 var queries = db.New()
 
 // Record records an event of type typ for shopID at `at`, inside the caller's
@@ -145,6 +147,8 @@ type SubjectBooking struct {
 	RefundID                *string    `json:"refund_id"`
 	CreatedAt               time.Time  `json:"created_at"`
 	ConfirmedAt             *time.Time `json:"confirmed_at"`
+	// ApplicationFeeCents is the platform's fee on the payment (Stripe Connect).
+	ApplicationFeeCents int64 `json:"application_fee_cents"`
 }
 
 // SubjectFiller is the customer holding the opening at an event.

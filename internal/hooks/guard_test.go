@@ -94,3 +94,25 @@ func TestBusyWaitBacksOff(t *testing.T) {
 		}
 	}
 }
+
+// TestDefaultScheduleSpansAboutThreeDays: the Standard Webhooks specification's steps,
+// in its order, then 10-hour steps, the last attempt within three days of the first
+// and more than two and a half days after it.
+func TestDefaultScheduleSpansAboutThreeDays(t *testing.T) {
+	t.Parallel()
+	spec := []time.Duration{0, 5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
+	var total time.Duration
+	for i, d := range DefaultSchedule {
+		want := 10 * time.Hour
+		if i < len(spec) {
+			want = spec[i]
+		}
+		if d != want {
+			t.Errorf("attempt %d after %s, want %s", i+1, d, want)
+		}
+		total += d
+	}
+	if total <= 60*time.Hour || total > 72*time.Hour {
+		t.Errorf("the last attempt %s after the first, want about three days", total)
+	}
+}

@@ -55,7 +55,7 @@ func (subjectRenderer) Data(typ string, subject []byte) (any, error) {
 	return json.RawMessage(subject), nil
 }
 
-// fastSchedule is StandardSchedule's shape at test speed.
+// fastSchedule is DefaultSchedule's shape at test speed.
 var fastSchedule = []time.Duration{0, 20 * time.Millisecond, 40 * time.Millisecond, 80 * time.Millisecond,
 	100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond}
 

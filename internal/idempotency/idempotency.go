@@ -106,10 +106,13 @@ type Config struct {
 	Stale time.Duration
 }
 
+// queries is this package's one way to its SQL: sqlc's Queries holds no state, and
+// each call is given the pool or the transaction it runs on.
+var queries = db.New()
+
 // Store keeps the keys in Postgres.
 type Store struct {
 	pool *pgxpool.Pool
-	q    *db.Queries
 	cfg  Config
 }
 
@@ -121,7 +124,7 @@ func New(pool *pgxpool.Pool, cfg Config) *Store {
 	if cfg.Stale == 0 {
 		cfg.Stale = time.Minute
 	}
-	return &Store{pool: pool, q: db.New(), cfg: cfg}
+	return &Store{pool: pool, cfg: cfg}
 }
 
 // Begin decides what a request with key does: run (a Claim, which the caller ends with
@@ -136,7 +139,7 @@ func (s *Store) Begin(ctx context.Context, shopID uuid.UUID, key string, fingerp
 	for range 3 {
 		now := s.cfg.Now().UTC()
 		holder := uuid.New()
-		_, err := s.q.IdempotencyKeyTake(ctx, s.pool, db.IdempotencyKeyTakeParams{
+		_, err := queries.IdempotencyKeyTake(ctx, s.pool, db.IdempotencyKeyTakeParams{
 			ShopID: shopID, Key: key, RequestHash: fingerprint, Holder: holder, Now: now, ExpiredBefore: now.Add(-TTL),
 		})
 		if err == nil {
@@ -145,7 +148,7 @@ func (s *Store) Begin(ctx context.Context, shopID uuid.UUID, key string, fingerp
 		if !errors.Is(err, pgx.ErrNoRows) {
 			return nil, nil, fmt.Errorf("take idempotency key: %w", err)
 		}
-		row, err := s.q.IdempotencyKeyGet(ctx, s.pool, db.IdempotencyKeyGetParams{ShopID: shopID, Key: key})
+		row, err := queries.IdempotencyKeyGet(ctx, s.pool, db.IdempotencyKeyGetParams{ShopID: shopID, Key: key})
 		if errors.Is(err, pgx.ErrNoRows) {
 			continue
 		}
@@ -159,7 +162,7 @@ func (s *Store) Begin(ctx context.Context, shopID uuid.UUID, key string, fingerp
 			return nil, &Answer{Status: int(row.Status.Int32), ContentType: row.ContentType.String, Location: row.Location.String,
 				CacheControl: row.CacheControl.String, Body: row.Body}, nil
 		}
-		n, err := s.q.IdempotencyKeyTakeOver(ctx, s.pool, db.IdempotencyKeyTakeOverParams{
+		n, err := queries.IdempotencyKeyTakeOver(ctx, s.pool, db.IdempotencyKeyTakeOverParams{
 			ShopID: shopID, Key: key, RequestHash: fingerprint, Holder: holder, Now: now, StaleBefore: now.Add(-s.cfg.Stale),
 		})
 		if err != nil {
@@ -181,7 +184,7 @@ func (s *Store) Finish(ctx context.Context, c *Claim, a Answer) error {
 	}
 	// 0 rows: a retry took the key over (this request ran past Stale); its answer will
 	// be the one kept.
-	if _, err := s.q.IdempotencyKeyStore(ctx, s.pool, db.IdempotencyKeyStoreParams{
+	if _, err := queries.IdempotencyKeyStore(ctx, s.pool, db.IdempotencyKeyStoreParams{
 		ShopID: c.shopID, Key: c.key, Holder: c.holder, Status: pgtype.Int4{Int32: int32(a.Status), Valid: true}, ContentType: text(a.ContentType),
 		Location: text(a.Location), CacheControl: text(a.CacheControl), Body: a.Body,
 	}); err != nil {
@@ -193,7 +196,7 @@ func (s *Store) Finish(ctx context.Context, c *Claim, a Answer) error {
 // Release gives the key back without an answer: the request failed in a way a retry
 // may not (a 5xx, a panic).
 func (s *Store) Release(ctx context.Context, c *Claim) error {
-	if err := s.q.IdempotencyKeyRelease(ctx, s.pool, db.IdempotencyKeyReleaseParams{ShopID: c.shopID, Key: c.key, Holder: c.holder}); err != nil {
+	if err := queries.IdempotencyKeyRelease(ctx, s.pool, db.IdempotencyKeyReleaseParams{ShopID: c.shopID, Key: c.key, Holder: c.holder}); err != nil {
 		return fmt.Errorf("release idempotency key: %w", err)
 	}
 	return nil
@@ -208,28 +211,19 @@ func ForgetText(ctx context.Context, q db.DBTX, shopID uuid.UUID, text string) e
 	if text == "" {
 		return nil
 	}
-	if _, err := db.New().IdempotencyKeyForgetText(ctx, q, db.IdempotencyKeyForgetTextParams{ShopID: shopID, Text: text}); err != nil {
+	if _, err := queries.IdempotencyKeyForgetText(ctx, q, db.IdempotencyKeyForgetTextParams{ShopID: shopID, Text: text}); err != nil {
 		return fmt.Errorf("forget stored answers: %w", err)
 	}
 	return nil
 }
 
-// purgeBatch bounds the rows one purge statement deletes.
-const purgeBatch = 1000
-
-// Purge deletes the keys taken before `before` (pass now - TTL: older keys are never
-// given again anyway) and returns how many it deleted.
-func Purge(ctx context.Context, conn db.DBTX, before time.Time) (int64, error) {
-	q := db.New()
-	var total int64
-	for {
-		n, err := q.IdempotencyKeyPurge(ctx, conn, db.IdempotencyKeyPurgeParams{Before: before.UTC(), MaxRows: purgeBatch})
-		total += n
-		if err != nil {
-			return total, fmt.Errorf("purge idempotency keys: %w", err)
-		}
-		if n < purgeBatch {
-			return total, nil
-		}
+// Purge deletes up to limit keys taken before `before`, and returns how many it
+// deleted (internal/retention runs it until a batch is short, with before = now - TTL:
+// older keys are never given again anyway).
+func Purge(ctx context.Context, conn db.DBTX, before time.Time, limit int32) (int64, error) {
+	n, err := queries.IdempotencyKeyPurge(ctx, conn, db.IdempotencyKeyPurgeParams{Before: before.UTC(), MaxRows: limit})
+	if err != nil {
+		return 0, fmt.Errorf("purge idempotency keys: %w", err)
 	}
+	return n, nil
 }

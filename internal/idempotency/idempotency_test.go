@@ -174,7 +174,7 @@ func TestPurge(t *testing.T) {
 	clk.Add(25 * time.Hour)
 	_, _, err := store.Begin(ctx, shop, "c", []byte("c"))
 	require.NoError(t, err)
-	n, err := idempotency.Purge(ctx, pool, clk.Now().Add(-idempotency.TTL))
+	n, err := idempotency.Purge(ctx, pool, clk.Now().Add(-idempotency.TTL), 1000)
 	require.NoError(t, err)
 	require.EqualValues(t, 2, n)
 	var left []string

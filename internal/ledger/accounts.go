@@ -13,6 +13,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
 // Shops' connected accounts (STRIPE_CONNECT=on): the onboarding that makes one, and the
@@ -149,6 +150,12 @@ func stripeStatus(a payments.Account) shops.StripeStatus {
 // disconnection, and the event's result, in one transaction under the event's row lock
 // (a redelivery waits and answers with the stored result). The event's creation time
 // orders the states: an older one arriving late changes nothing.
+//
+// A disconnection also cancels the shop's open openings, in the same transaction
+// (slots.CancelOpen: their waves stop, opening.cancelled is recorded): a YES to one of
+// them would be told "yours!" and then that the hold lapsed, since no payment link can
+// be made on an account that left. Holds already made run their course, and a hold that
+// lapses now expires its opening instead of reopening it (failed).
 func (s *Service) accountChanged(ctx context.Context, ev payments.Event, now time.Time) (EventResult, error) {
 	st := ev.AccountState
 	if st == nil || st.ID == "" {
@@ -160,7 +167,7 @@ func (s *Service) accountChanged(ctx context.Context, ev payments.Event, now tim
 	}
 	var out EventResult
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		stored, err := s.q.StripeEventLock(ctx, tx, ev.ID)
+		stored, err := queries.StripeEventLock(ctx, tx, ev.ID)
 		if err != nil {
 			return fmt.Errorf("lock payment event %s: %w", ev.ID, err)
 		}
@@ -173,6 +180,9 @@ func (s *Service) accountChanged(ctx context.Context, ev payments.Event, now tim
 		if st.Disconnected {
 			res = ResultAccountDisconnected
 			shopID, err = shops.DisconnectStripe(ctx, tx, st.ID, at)
+			if err == nil && shopID != uuid.Nil {
+				err = s.cancelUnpayable(ctx, tx, shopID, now)
+			}
 		} else {
 			shopID, err = shops.UpdateStripeStatus(ctx, tx, st.ID, stripeStatus(*st), at)
 		}
@@ -186,11 +196,32 @@ func (s *Service) accountChanged(ctx context.Context, ev payments.Event, now tim
 				"charges_enabled", st.ChargesEnabled, "disconnected", st.Disconnected)
 		}
 		out = EventResult{Result: res}
-		_, err = s.q.StripeEventSetResult(ctx, tx, db.StripeEventSetResultParams{EventID: ev.ID, Result: pgText(string(res)), Now: now.UTC()})
+		_, err = queries.StripeEventSetResult(ctx, tx, db.StripeEventSetResultParams{EventID: ev.ID, Result: pgText(string(res)), Now: now.UTC()})
 		return err
 	})
 	if err != nil {
 		return EventResult{}, fmt.Errorf("apply account event %s (%s): %w", ev.ID, st.ID, err)
 	}
 	return out, nil
+}
+
+// cancelUnpayable cancels the open openings of a checkout shop whose payment account was
+// just disconnected (see accountChanged); a shop whose customers pay nothing keeps them.
+func (s *Service) cancelUnpayable(ctx context.Context, tx pgx.Tx, shopID uuid.UUID, now time.Time) error {
+	shop, err := shops.Read(ctx, tx, shopID)
+	if err != nil {
+		return err
+	}
+	if shop.PaymentMode != shops.PaymentCheckout {
+		return nil
+	}
+	cancelled, err := slots.CancelOpen(ctx, tx, shopID, now)
+	if err != nil {
+		return err
+	}
+	if len(cancelled) > 0 {
+		s.log.InfoContext(ctx, "open openings cancelled: the shop's payment account was disconnected",
+			"shop_id", shopID, "openings", len(cancelled))
+	}
+	return nil
 }

@@ -38,8 +38,9 @@ var ErrCheckoutRefused = errors.New("ledger: checkout refused")
 
 // newCheckout asks the payment provider for booking b's payment link, expiring at
 // expires, waiting at most timeout. It is the one place a link is made, for the YES
-// path (Book) and for its safety net (EnsureCheckout); both store the answer with
-// setCheckoutParams. An error that retrying cannot fix wraps ErrCheckoutRefused.
+// path (Link) and for its safety net (EnsureCheckout); both store the answer with
+// BookingStoreLink, made by storeLinkParams. An error that retrying cannot fix wraps
+// ErrCheckoutRefused.
 func (s *Service) newCheckout(ctx context.Context, timeout time.Duration, shop shops.Shop, b db.Booking, service string, startsAt, expires time.Time) (payments.Checkout, error) {
 	if s.provider == nil {
 		return payments.Checkout{}, errUnconfigured
@@ -97,7 +98,7 @@ func (s *Service) Link(ctx context.Context, shop shops.Shop, b db.Booking, c slo
 	storeCtx, cancelStore := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancelStore()
 	var q pgbatch.Queue
-	if _, err := s.q.BookingStoreLink(storeCtx, &q, storeLinkParams(b.ID, co, s.cfg.Now())); err != nil {
+	if _, err := queries.BookingStoreLink(storeCtx, &q, storeLinkParams(b.ID, co, s.cfg.Now())); err != nil {
 		return "", false, fmt.Errorf("store checkout: %w", err)
 	}
 	if answer != nil {
@@ -144,7 +145,7 @@ func storeLinkParams(id uuid.UUID, co payments.Checkout, now time.Time) db.Booki
 // fails like an unpaid one (the slot reopens, the customer is told the hold lapsed); the
 // error then wraps ErrCheckoutRefused or says payments are not configured.
 func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error {
-	b, err := s.q.BookingGet(ctx, s.pool, bookingID)
+	b, err := queries.BookingGet(ctx, s.pool, bookingID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}
@@ -183,7 +184,7 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 			s.log.WarnContext(ctx, "no payment link within the hold", "booking_id", b.ID, "result", res)
 			return nil
 		}
-		b, err = s.q.BookingSetCheckoutExpiry(ctx, s.pool, db.BookingSetCheckoutExpiryParams{ID: b.ID, ExpiresAt: later, Now: now.UTC()})
+		b, err = queries.BookingSetCheckoutExpiry(ctx, s.pool, db.BookingSetCheckoutExpiryParams{ID: b.ID, ExpiresAt: later, Now: now.UTC()})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return nil // a link was stored or the booking ended meanwhile
 		}
@@ -205,7 +206,7 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 		return fmt.Errorf("create checkout for booking %s: %w", b.ID, err)
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		stored, err := s.q.BookingStoreLink(ctx, tx, storeLinkParams(b.ID, co, now))
+		stored, err := queries.BookingStoreLink(ctx, tx, storeLinkParams(b.ID, co, now))
 		if err != nil {
 			return fmt.Errorf("store checkout: %w", err)
 		}
@@ -213,7 +214,7 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 			return nil // stored by the YES path meanwhile (it answered with the link), or failed
 		}
 		// The link text tells the customer of the booking: no notice after it.
-		if _, err := s.q.BookingMarkTold(ctx, tx, db.BookingMarkToldParams{ID: b.ID, Now: now.UTC()}); err != nil {
+		if _, err := queries.BookingMarkTold(ctx, tx, db.BookingMarkToldParams{ID: b.ID, Now: now.UTC()}); err != nil {
 			return fmt.Errorf("mark booking told: %w", err)
 		}
 		_, err = s.queue.InsertTx(ctx, tx, jobs.Text{

@@ -53,7 +53,7 @@ func (s *Service) HandleEvent(ctx context.Context, ev payments.Event) (EventResu
 		return EventResult{}, err
 	}
 	if !inserted {
-		stored, err := s.q.StripeEventGet(ctx, s.pool, ev.ID)
+		stored, err := queries.StripeEventGet(ctx, s.pool, ev.ID)
 		if err != nil {
 			return EventResult{}, fmt.Errorf("read stored payment event %s: %w", ev.ID, err)
 		}
@@ -87,7 +87,7 @@ func (s *Service) HandleEvent(ctx context.Context, ev payments.Event) (EventResu
 	switch ev.Kind {
 	case payments.EventPending:
 		// Nothing to apply yet; the booking is read only to answer for an unknown one.
-		b, err := s.q.BookingGet(ctx, s.pool, bookingID)
+		b, err := queries.BookingGet(ctx, s.pool, bookingID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return s.settle(ctx, ev.ID, ResultUnknownBooking)
 		} else if err != nil {
@@ -101,7 +101,7 @@ func (s *Service) HandleEvent(ctx context.Context, ev payments.Event) (EventResu
 		// A failed payment attempt does not end the checkout: the customer could still
 		// pay with another card after the slot went to someone else. End it first,
 		// outside the transaction (a slow provider must not hold the opening's lock).
-		b, err := s.q.BookingGet(ctx, s.pool, bookingID)
+		b, err := queries.BookingGet(ctx, s.pool, bookingID)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return s.settle(ctx, ev.ID, ResultUnknownBooking)
 		}
@@ -126,7 +126,7 @@ func (s *Service) HandleEvent(ctx context.Context, ev payments.Event) (EventResu
 
 	var out EventResult
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		stored, err := s.q.StripeEventLock(ctx, tx, ev.ID)
+		stored, err := queries.StripeEventLock(ctx, tx, ev.ID)
 		if err != nil {
 			return fmt.Errorf("lock payment event %s: %w", ev.ID, err)
 		}
@@ -148,7 +148,7 @@ func (s *Service) HandleEvent(ctx context.Context, ev payments.Event) (EventResu
 			return err
 		}
 		out = EventResult{Result: res}
-		_, err = s.q.StripeEventSetResult(ctx, tx, db.StripeEventSetResultParams{EventID: ev.ID, Result: pgText(string(res)), Now: now.UTC()})
+		_, err = queries.StripeEventSetResult(ctx, tx, db.StripeEventSetResultParams{EventID: ev.ID, Result: pgText(string(res)), Now: now.UTC()})
 		return err
 	})
 	if err != nil {
@@ -197,11 +197,11 @@ func (s *Service) store(ctx context.Context, ev payments.Event, bookingID uuid.N
 		EventID: ev.ID, Type: ev.Type, BookingID: bookingID, Payload: ev.Payload, ReceivedAt: now.UTC(),
 		Account: pgText(ev.Account),
 	}
-	_, err := s.q.StripeEventInsert(ctx, s.pool, params)
+	_, err := queries.StripeEventInsert(ctx, s.pool, params)
 	if isDataException(err) {
 		s.log.WarnContext(ctx, "payment event payload stored cleaned", "event_id", ev.ID, "err", err)
 		params.Payload = cleanPayload(ev)
-		_, err = s.q.StripeEventInsert(ctx, s.pool, params)
+		_, err = queries.StripeEventInsert(ctx, s.pool, params)
 	}
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
@@ -215,11 +215,11 @@ func (s *Service) store(ctx context.Context, ev payments.Event, bookingID uuid.N
 // settle stores the result of an event that changes nothing. Should another delivery
 // have stored a result first, that one is the answer.
 func (s *Service) settle(ctx context.Context, eventID string, result Result) (EventResult, error) {
-	_, err := s.q.StripeEventSetResult(ctx, s.pool, db.StripeEventSetResultParams{
+	_, err := queries.StripeEventSetResult(ctx, s.pool, db.StripeEventSetResultParams{
 		EventID: eventID, Result: pgText(string(result)), Now: s.cfg.Now().UTC(),
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		stored, gerr := s.q.StripeEventGet(ctx, s.pool, eventID)
+		stored, gerr := queries.StripeEventGet(ctx, s.pool, eventID)
 		if gerr != nil {
 			return EventResult{}, fmt.Errorf("read result of payment event %s: %w", eventID, gerr)
 		}
@@ -315,25 +315,15 @@ func isDataException(err error) bool {
 	return errors.As(err, &pg) && strings.HasPrefix(pg.Code, "22")
 }
 
-// purgeBatch bounds the rows one purge statement deletes, so a first purge of a large
-// table never holds its locks for long.
-const purgeBatch = 1000
-
-// PurgeStripeEvents deletes the webhook events (their payloads carry the customer's
-// details) received before `before`, and returns how many it deleted. The retention
-// that sets `before` must exceed the provider's days of retries: a redelivery of an event
-// must still find it, to be answered with its stored result instead of applied again.
-func PurgeStripeEvents(ctx context.Context, conn db.DBTX, before time.Time) (int64, error) {
-	q := db.New()
-	var total int64
-	for {
-		n, err := q.StripeEventPurge(ctx, conn, db.StripeEventPurgeParams{Before: before.UTC(), MaxRows: purgeBatch})
-		total += n
-		if err != nil {
-			return total, fmt.Errorf("purge stripe events: %w", err)
-		}
-		if n < purgeBatch {
-			return total, nil
-		}
+// PurgeStripeEvents deletes up to limit webhook events (their payloads carry the
+// customer's details) received before `before`, and returns how many it deleted
+// (internal/retention runs it until a batch is short). The retention that sets `before`
+// must exceed the provider's days of retries: a redelivery of an event must still find
+// it, to be answered with its stored result instead of applied again.
+func PurgeStripeEvents(ctx context.Context, conn db.DBTX, before time.Time, limit int32) (int64, error) {
+	n, err := queries.StripeEventPurge(ctx, conn, db.StripeEventPurgeParams{Before: before.UTC(), MaxRows: limit})
+	if err != nil {
+		return 0, fmt.Errorf("purge stripe events: %w", err)
 	}
+	return n, nil
 }

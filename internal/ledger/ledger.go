@@ -147,6 +147,10 @@ func (r Result) bookingStatus() string {
 	return ""
 }
 
+// queries is this package's one way to its SQL: sqlc's Queries holds no state, and
+// each call is given the pool or the transaction it runs on.
+var queries = db.New()
+
 // Config configures the Service. Zero fields mean the defaults.
 type Config struct {
 	Now func() time.Time
@@ -223,7 +227,6 @@ type Config struct {
 //	                          started) and no refund was decided; else refunded
 type Service struct {
 	pool     *pgxpool.Pool
-	q        *db.Queries
 	queue    jobs.Inserter
 	provider PaymentProvider // nil when payments are not configured
 	cfg      Config
@@ -251,7 +254,7 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, provider PaymentProvider, cfg 
 	cfg.ProviderTimeout = cmp.Or(cfg.ProviderTimeout, 10*time.Second)
 	cfg.ConnectAccountType = cmp.Or(cfg.ConnectAccountType, "standard")
 	cfg.Logger = cmp.Or(cfg.Logger, slog.New(slog.DiscardHandler))
-	return &Service{pool: pool, q: db.New(), queue: queue, provider: provider, cfg: cfg, m: cfg.Metrics, log: cfg.Logger}
+	return &Service{pool: pool, queue: queue, provider: provider, cfg: cfg, m: cfg.Metrics, log: cfg.Logger}
 }
 
 // counted records a booking's new status, if it moved, once its transaction committed.

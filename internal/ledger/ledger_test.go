@@ -776,7 +776,7 @@ func TestAnEventReadsItsBookingOnce(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(traced.Close)
 	led := ledger.New(traced, w.queue, w.provider, ledger.Config{Now: w.clk.Now})
-	bookingReads := []string{"BookingGet", "BookingLock", "OpeningLock", "OpeningLockForBooking"}
+	bookingReads := []string{"BookingGet", "BookingLock", "OpeningLockForBooking"}
 	handle := func(ev payments.Event) (ledger.Result, []string) {
 		t.Helper()
 		names.of()

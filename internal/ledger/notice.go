@@ -54,14 +54,11 @@ func MarkTold(ctx context.Context, q db.DBTX, now time.Time, bookingIDs ...uuid.
 	return nil
 }
 
-// queries serves the package functions that run on the caller's connection.
-var queries = db.New()
-
 // Notify texts the customer the outcome of their booking if nothing told them yet: the
 // payment link, or the confirmation when the shop takes no payment. A pending booking
 // whose link is not made yet is left to EnsureCheckout, which texts the link itself.
 func (s *Service) Notify(ctx context.Context, bookingID uuid.UUID) error {
-	b, err := s.q.BookingGet(ctx, s.pool, bookingID)
+	b, err := queries.BookingGet(ctx, s.pool, bookingID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}
@@ -93,7 +90,7 @@ func (s *Service) Notify(ctx context.Context, bookingID uuid.UUID) error {
 		text.NotAfter = op.StartsAt
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		n, err := s.q.BookingMarkTold(ctx, tx, db.BookingMarkToldParams{ID: b.ID, Now: s.cfg.Now().UTC()})
+		n, err := queries.BookingMarkTold(ctx, tx, db.BookingMarkToldParams{ID: b.ID, Now: s.cfg.Now().UTC()})
 		if err != nil {
 			return fmt.Errorf("mark booking told: %w", err)
 		}
@@ -115,11 +112,11 @@ func (s *Service) parties(ctx context.Context, b db.Booking) (shops.Shop, db.Slo
 	if err != nil {
 		return shops.Shop{}, db.SlotOpening{}, db.Customer{}, err
 	}
-	op, err := s.q.OpeningGet(ctx, s.pool, b.OpeningID)
+	op, err := queries.OpeningGet(ctx, s.pool, b.OpeningID)
 	if err != nil {
 		return shops.Shop{}, db.SlotOpening{}, db.Customer{}, fmt.Errorf("get opening: %w", err)
 	}
-	customer, err := s.q.CustomerGet(ctx, s.pool, b.CustomerID)
+	customer, err := queries.CustomerGet(ctx, s.pool, b.CustomerID)
 	if err != nil {
 		return shops.Shop{}, db.SlotOpening{}, db.Customer{}, fmt.Errorf("get customer: %w", err)
 	}

@@ -25,7 +25,7 @@ import (
 // bookings are logged.
 func (s *Service) Reconcile(ctx context.Context) (int, error) {
 	now := s.cfg.Now()
-	rows, err := s.q.BookingListStale(ctx, s.pool, db.BookingListStaleParams{
+	rows, err := queries.BookingListStale(ctx, s.pool, db.BookingListStaleParams{
 		Before: now.Add(-s.cfg.ReconcileGrace).UTC(), Now: now.UTC(), MaxRows: int32(s.cfg.ReconcileBatch),
 	})
 	if err != nil {
@@ -43,11 +43,11 @@ func (s *Service) Reconcile(ctx context.Context) (int, error) {
 				return changed, ctx.Err()
 			}
 			s.log.WarnContext(ctx, "reconcile booking", "booking_id", row.ID, "err", err)
-			s.m.StripeEvent("reconcile", "error")
+			s.m.PaymentEvent("reconcile", "error")
 			s.deferReconcile(ctx, row)
 			continue
 		}
-		s.m.StripeEvent("reconcile", string(res))
+		s.m.PaymentEvent("reconcile", string(res))
 		switch {
 		case res == ResultStillOpen:
 			s.deferReconcile(ctx, row)
@@ -121,7 +121,7 @@ func (s *Service) deferReconcile(ctx context.Context, row db.BookingListStaleRow
 		wait *= 2
 	}
 	wait = min(wait, s.cfg.ReconcileBackoffMax)
-	err := s.q.BookingDeferReconcile(ctx, s.pool, db.BookingDeferReconcileParams{
+	err := queries.BookingDeferReconcile(ctx, s.pool, db.BookingDeferReconcileParams{
 		ID: row.ID, After: s.cfg.Now().Add(wait).UTC(),
 	})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -34,8 +35,15 @@ import (
 // never changes its payment. The provider's idempotency key is per (booking, payment), so
 // a retry after a lost answer cannot refund twice, and a payment it reports refunded
 // already counts as done.
+//
+// Once the provider has refunded, booking.refunded is recorded (internal/hooks) with the
+// refund's text, once per (booking, payment): money went back, whichever payment it was.
+// Its data shows the booking as it stands: payment_failed with its refund_id for a late
+// payment (the slot went to someone else), or confirmed for a second payment of a
+// confirmed booking (paid twice through an orphan checkout; the booking stands, paid
+// once).
 func (s *Service) RefundBooking(ctx context.Context, bookingID uuid.UUID, paymentIntentID string) error {
-	b, err := s.q.BookingGet(ctx, s.pool, bookingID)
+	b, err := queries.BookingGet(ctx, s.pool, bookingID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}
@@ -89,13 +97,13 @@ func (s *Service) RefundBooking(ctx context.Context, bookingID uuid.UUID, paymen
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// An earlier run may have recorded this payment's refund as failed (its job ran
 		// out of attempts, and a redelivered event queued another): it is done now.
-		if err := s.q.BookingClearRefundFailed(ctx, tx, db.BookingClearRefundFailedParams{
+		if err := queries.BookingClearRefundFailed(ctx, tx, db.BookingClearRefundFailedParams{
 			ID: b.ID, PaymentIntentID: pgText(pi), Now: now.UTC(),
 		}); err != nil {
 			return fmt.Errorf("clear refund failure: %w", err)
 		}
 		if !duplicate {
-			_, err := s.q.BookingSetRefund(ctx, tx, db.BookingSetRefundParams{
+			_, err := queries.BookingSetRefund(ctx, tx, db.BookingSetRefundParams{
 				ID: b.ID, RefundID: pgText(refundID), PaymentIntentID: pgText(pi), Now: now.UTC(),
 			})
 			// No row: an earlier run stored this refund, or the booking's first late
@@ -104,34 +112,41 @@ func (s *Service) RefundBooking(ctx context.Context, bookingID uuid.UUID, paymen
 				return fmt.Errorf("store refund: %w", err)
 			}
 		}
-		return s.textRefunded(ctx, tx, b, pi, duplicate)
+		first, err := s.textRefunded(ctx, tx, b, pi, duplicate)
+		if err != nil || !first {
+			return err // !first: an earlier run recorded this refund, and its event
+		}
+		return hooks.RecordOpening(ctx, tx, b.ShopID, hooks.BookingRefunded, now, b.OpeningID, b.ID)
 	})
 }
 
-func (s *Service) textRefunded(ctx context.Context, tx pgx.Tx, b db.Booking, paymentIntentID string, duplicate bool) error {
+// textRefunded enqueues the refund's text, unique per (booking, payment): first is false
+// when it was enqueued before (an earlier run of the refund recorded it).
+func (s *Service) textRefunded(ctx context.Context, tx pgx.Tx, b db.Booking, paymentIntentID string, duplicate bool) (first bool, err error) {
 	shop, err := shops.Read(ctx, tx, b.ShopID)
 	if err != nil {
-		return err
+		return false, err
 	}
-	op, err := s.q.OpeningGet(ctx, tx, b.OpeningID)
+	op, err := queries.OpeningGet(ctx, tx, b.OpeningID)
 	if err != nil {
-		return fmt.Errorf("get opening: %w", err)
+		return false, fmt.Errorf("get opening: %w", err)
 	}
-	customer, err := s.q.CustomerGet(ctx, tx, b.CustomerID)
+	customer, err := queries.CustomerGet(ctx, tx, b.CustomerID)
 	if err != nil {
-		return fmt.Errorf("get customer: %w", err)
+		return false, fmt.Errorf("get customer: %w", err)
 	}
 	body := texts.Refunded(shop, op.Service, op.StartsAt)
 	if duplicate {
 		body = texts.DuplicateRefunded(shop, op.Service, op.StartsAt)
 	}
-	if _, err := s.queue.InsertTx(ctx, tx, jobs.Text{
+	res, err := s.queue.InsertTx(ctx, tx, jobs.Text{
 		Key: "refunded:" + b.ID.String() + ":" + paymentIntentID, ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone,
 		Body: body,
-	}, nil); err != nil {
-		return fmt.Errorf("enqueue refund text: %w", err)
+	}, nil)
+	if err != nil {
+		return false, fmt.Errorf("enqueue refund text: %w", err)
 	}
-	return nil
+	return !res.UniqueSkippedAsDuplicate, nil
 }
 
 // errNoPayment: neither the job, the booking nor its checkout names the payment
@@ -159,11 +174,11 @@ const refundFailedTimeout = 10 * time.Second
 // counts it. It is called once per refund job that gives up.
 func (s *Service) recordRefundFailed(ctx context.Context, bookingID uuid.UUID, paymentIntentID, kind string, cause error) error {
 	if paymentIntentID == "" {
-		if b, err := s.q.BookingGet(ctx, s.pool, bookingID); err == nil {
+		if b, err := queries.BookingGet(ctx, s.pool, bookingID); err == nil {
 			paymentIntentID = b.StripePaymentIntentID.String
 		}
 	}
-	n, err := s.q.BookingSetRefundFailed(ctx, s.pool, db.BookingSetRefundFailedParams{
+	n, err := queries.BookingSetRefundFailed(ctx, s.pool, db.BookingSetRefundFailedParams{
 		ID: bookingID, PaymentIntentID: pgText(paymentIntentID), Reason: pgText(refundFailureReason(cause)), Now: s.cfg.Now().UTC(),
 	})
 	if err != nil {

@@ -66,7 +66,7 @@ func (s *Service) SweepBookings(ctx context.Context) (SweepResult, error) {
 	}
 	defer unlock()
 	now := s.cfg.Now()
-	links, err := s.q.BookingsOwedLink(ctx, s.pool, db.BookingsOwedLinkParams{
+	links, err := queries.BookingsOwedLink(ctx, s.pool, db.BookingsOwedLinkParams{
 		NotBefore: now.Add(-sweepWindow).UTC(), BookedBefore: now.Add(-s.cfg.CheckoutRetryDelay).UTC(),
 		Now: now.UTC(), MaxRows: sweepBatch,
 	})
@@ -81,7 +81,7 @@ func (s *Service) SweepBookings(ctx context.Context) (SweepResult, error) {
 	)
 	for _, b := range links {
 		id := b.ID
-		taken, err := s.q.BookingTakeLinkAttempt(ctx, s.pool, db.BookingTakeLinkAttemptParams{
+		taken, err := queries.BookingTakeLinkAttempt(ctx, s.pool, db.BookingTakeLinkAttemptParams{
 			ID: id, RetryAt: now.Add(s.linkRetryWait(now.Sub(b.CreatedAt))).UTC(), Now: now.UTC(),
 		})
 		if err != nil {
@@ -111,7 +111,7 @@ func (s *Service) SweepBookings(ctx context.Context) (SweepResult, error) {
 	wg.Wait()
 
 	// After the links: a link made just now is texted with the news, so no notice is due.
-	untold, err := s.q.BookingsOwedNotice(ctx, s.pool, db.BookingsOwedNoticeParams{
+	untold, err := queries.BookingsOwedNotice(ctx, s.pool, db.BookingsOwedNoticeParams{
 		NotBefore: now.Add(-sweepWindow).UTC(), BookedBefore: now.Add(-s.cfg.NoticeDelay).UTC(), MaxRows: sweepBatch,
 	})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -20,7 +21,8 @@ import (
 // The transitions of a booking's payment. They run inside the caller's transaction,
 // take the opening's row lock and then the booking's (the order slots.Book uses), read the
 // booking afresh under them and decide from that alone; their follow-up jobs are
-// inserted in the same transaction.
+// inserted, and their outbound webhook events recorded (internal/hooks), in the same
+// transaction, after the changes they report.
 
 // locked is a booking with its opening, both row-locked, and what texts need.
 type locked struct {
@@ -67,13 +69,16 @@ func (s *Service) lock(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID) (loc
 	if l.op, err = slots.LockBookedOpening(ctx, tx, bookingID); err != nil {
 		return l, err
 	}
-	if l.b, err = s.q.BookingLock(ctx, tx, bookingID); err != nil {
+	if l.b, err = queries.BookingLock(ctx, tx, bookingID); err != nil {
 		return l, fmt.Errorf("lock booking: %w", err)
 	}
 	if l.shop, err = shops.Read(ctx, tx, l.b.ShopID); err != nil {
 		return l, err
 	}
-	if l.customer, err = s.q.CustomerGet(ctx, tx, l.b.CustomerID); err != nil {
+	// What the server's configuration says of the shop's account, as shops.Service sets
+	// it on the shops it returns: with Connect, its account must be able to take payments.
+	l.shop.Stripe.Required = s.cfg.Connect
+	if l.customer, err = queries.CustomerGet(ctx, tx, l.b.CustomerID); err != nil {
 		return l, fmt.Errorf("get customer: %w", err)
 	}
 	return l, nil
@@ -108,8 +113,11 @@ func (s *Service) paid(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, sess
 		}
 		return ResultAlreadyConfirmed, nil
 	case slots.BookingPendingPayment:
-		if _, err := s.q.BookingMarkConfirmed(ctx, tx, db.BookingMarkConfirmedParams{ID: b.ID, Now: now.UTC(), PaymentIntentID: pgText(paymentIntentID)}); err != nil {
+		if _, err := queries.BookingMarkConfirmed(ctx, tx, db.BookingMarkConfirmedParams{ID: b.ID, Now: now.UTC(), PaymentIntentID: pgText(paymentIntentID)}); err != nil {
 			return "", fmt.Errorf("confirm booking: %w", err)
+		}
+		if err := hooks.RecordOpening(ctx, tx, b.ShopID, hooks.BookingConfirmed, now, l.op.ID, b.ID); err != nil {
+			return "", err
 		}
 		if err := s.textConfirmed(ctx, tx, l); err != nil {
 			return "", err
@@ -136,7 +144,7 @@ func (s *Service) latePayment(ctx context.Context, tx pgx.Tx, l locked, paymentI
 			return ResultConfirmedLate, nil
 		}
 	}
-	if err := s.q.BookingMarkRefundRequested(ctx, tx, db.BookingMarkRefundRequestedParams{ID: b.ID, Now: now.UTC()}); err != nil {
+	if err := queries.BookingMarkRefundRequested(ctx, tx, db.BookingMarkRefundRequestedParams{ID: b.ID, Now: now.UTC()}); err != nil {
 		return "", fmt.Errorf("mark refund requested: %w", err)
 	}
 	if err := s.requestRefund(ctx, tx, b.ID, paymentIntentID); err != nil {
@@ -166,7 +174,7 @@ func (s *Service) retake(ctx context.Context, tx pgx.Tx, l locked, paymentIntent
 	if ok, err := slots.FillLate(ctx, sp, l.op.ID, l.b.CustomerID, now); !ok || err != nil {
 		return false, err
 	}
-	_, err = s.q.BookingMarkConfirmedLate(ctx, sp, db.BookingMarkConfirmedLateParams{ID: l.b.ID, Now: now.UTC(), PaymentIntentID: pgText(paymentIntentID)})
+	_, err = queries.BookingMarkConfirmedLate(ctx, sp, db.BookingMarkConfirmedLateParams{ID: l.b.ID, Now: now.UTC(), PaymentIntentID: pgText(paymentIntentID)})
 	if errors.Is(err, pgx.ErrNoRows) || isUniqueViolation(err) {
 		return false, nil
 	}
@@ -176,6 +184,13 @@ func (s *Service) retake(ctx context.Context, tx pgx.Tx, l locked, paymentIntent
 	// The new generation's offers are over: their YES now gets "taken".
 	if err := offers.LoseOthers(ctx, sp, l.op.ID, l.b.OfferID.UUID); err != nil {
 		return false, err
+	}
+	// The opening is filled again, by a booking confirmed at once: both events, as a
+	// claim in a shop without payments records them, the opening's first.
+	for _, typ := range []string{hooks.OpeningFilled, hooks.BookingConfirmed} {
+		if err := hooks.RecordOpening(ctx, sp, l.b.ShopID, typ, now, l.op.ID, l.b.ID); err != nil {
+			return false, err
+		}
 	}
 	if err := s.textConfirmed(ctx, sp, l); err != nil {
 		return false, err
@@ -214,7 +229,7 @@ func (s *Service) failed(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, se
 		// session may still be paid.
 		return ResultOtherSession, nil
 	}
-	if _, err := s.q.BookingMarkFailed(ctx, tx, db.BookingMarkFailedParams{ID: b.ID, Now: now.UTC()}); err != nil {
+	if _, err := queries.BookingMarkFailed(ctx, tx, db.BookingMarkFailedParams{ID: b.ID, Now: now.UTC()}); err != nil {
 		return "", fmt.Errorf("mark booking failed: %w", err)
 	}
 	if b.OfferID.Valid {
@@ -224,7 +239,9 @@ func (s *Service) failed(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, se
 	}
 	res := ResultFailed
 	if op.Status == slots.StatusFilled && op.FilledBy.Valid && op.FilledBy.UUID == b.CustomerID {
-		if now.Before(l.shop.Cutoff(op.StartsAt)) {
+		// A shop that can no longer take payments (its payment account was disconnected)
+		// does not offer the slot again: its next taker's hold would lapse too.
+		if now.Before(l.shop.Cutoff(op.StartsAt)) && l.shop.CheckoutReady() == nil {
 			// A new generation from the top of the list.
 			if err := slots.Reopen(ctx, tx, s.queue, op.ID, now); err != nil {
 				return "", err
@@ -235,6 +252,14 @@ func (s *Service) failed(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, se
 				return "", err
 			}
 			res = ResultExpired
+		}
+		// The opening with the lapsed booking (its latest), as the change left them.
+		typ := hooks.OpeningReopened
+		if res == ResultExpired {
+			typ = hooks.OpeningExpired
+		}
+		if err := hooks.RecordOpening(ctx, tx, b.ShopID, typ, now, op.ID, b.ID); err != nil {
+			return "", err
 		}
 	}
 	if err := s.textLapsed(ctx, tx, l); err != nil {

@@ -28,6 +28,9 @@ type Metrics struct {
 	refundsFailed *prometheus.CounterVec
 	purged        *prometheus.CounterVec
 
+	webhookAttempts *prometheus.CounterVec
+	webhookLag      prometheus.Gauge
+
 	// codesMu guards codes, the provider codes that have a series of their own in
 	// accountErrors (see codeLabel).
 	codesMu sync.Mutex
@@ -91,6 +94,14 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "slotrecovery_retention_purged_rows_total",
 			Help: "Rows deleted because they outlived the retention period (RETENTION_DAYS), by table.",
 		}, []string{"table"}),
+		webhookAttempts: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "slotrecovery_webhook_attempts_total",
+			Help: "Outbound webhook delivery attempts, by result (succeeded, failed, refused: an address or URL not allowed).",
+		}, []string{"result"}),
+		webhookLag: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "slotrecovery_webhook_dispatch_lag_seconds",
+			Help: "Age of the oldest outbound webhook event this instance's dispatcher found waiting at its last run (0: none waiting).",
+		}),
 		codes: make(map[int]bool),
 		yesLatency: prometheus.NewHistogram(prometheus.HistogramOpts{
 			Name:    "slotrecovery_yes_answer_seconds",
@@ -99,7 +110,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		}),
 	}
 	reg.MustRegister(m.replies, m.retold, m.offersTexted, m.wavesRun, m.bookings, m.locks, m.stripeEvents, m.sendErrors, m.yesLatency,
-		m.accountErrors, m.deliveries, m.refundsFailed, m.purged)
+		m.accountErrors, m.deliveries, m.refundsFailed, m.purged, m.webhookAttempts, m.webhookLag)
 	return m
 }
 
@@ -146,8 +157,10 @@ func (m *Metrics) Lock(result string) {
 	}
 }
 
-// StripeEvent counts a Stripe event by type and result.
-func (m *Metrics) StripeEvent(typ, result string) {
+// PaymentEvent counts a payment provider's event (or a reconciliation's read) by type
+// and result. The metric keeps its name, slotrecovery_stripe_events_total: dashboards
+// and alerts use it.
+func (m *Metrics) PaymentEvent(typ, result string) {
 	if m != nil {
 		m.stripeEvents.WithLabelValues(typ, result).Inc()
 	}
@@ -223,5 +236,34 @@ func (m *Metrics) RefundFailed(reason string) {
 func (m *Metrics) Purged(table string, n int64) {
 	if m != nil && n > 0 {
 		m.purged.WithLabelValues(table).Add(float64(n))
+	}
+}
+
+// The results of an outbound webhook attempt (WebhookAttempt).
+const (
+	WebhookSucceeded = "succeeded"
+	WebhookFailed    = "failed"
+	WebhookRefused   = "refused"
+)
+
+// WebhookAttempt counts one outbound webhook delivery attempt by result:
+// WebhookSucceeded (a 2xx), WebhookFailed (another answer, a timeout, no connection) or
+// WebhookRefused (the URL or its address is not allowed); anything else counts as
+// "other".
+func (m *Metrics) WebhookAttempt(result string) {
+	if m == nil {
+		return
+	}
+	if result != WebhookSucceeded && result != WebhookFailed && result != WebhookRefused {
+		result = "other"
+	}
+	m.webhookAttempts.WithLabelValues(result).Inc()
+}
+
+// WebhookDispatchLag records how long the oldest outbound webhook event the dispatcher
+// found had waited (0 when none was waiting): a backlog shows as a lag that grows.
+func (m *Metrics) WebhookDispatchLag(d time.Duration) {
+	if m != nil {
+		m.webhookLag.Set(max(d, 0).Seconds())
 	}
 }

@@ -3,6 +3,7 @@ package metrics_test
 import (
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
@@ -56,6 +57,21 @@ func TestNilMetricsRecordNothing(t *testing.T) {
 	m.SMSAccountError(metrics.StageSend, 21408)
 	m.SMSDelivery("delivered", "other")
 	m.SendError(21610)
+	m.WebhookAttempt(metrics.WebhookSucceeded)
+	m.WebhookDispatchLag(time.Second)
+}
+
+func TestWebhookAttempt(t *testing.T) {
+	t.Parallel()
+	reg := prometheus.NewRegistry()
+	m := metrics.New(reg)
+	m.WebhookAttempt(metrics.WebhookSucceeded)
+	m.WebhookAttempt(metrics.WebhookFailed)
+	m.WebhookAttempt(metrics.WebhookFailed)
+	m.WebhookAttempt("https://x.example/?token=1") // never a label of its own
+	require.Equal(t, 1.0, counter(t, reg, "slotrecovery_webhook_attempts_total", map[string]string{"result": "succeeded"}))
+	require.Equal(t, 2.0, counter(t, reg, "slotrecovery_webhook_attempts_total", map[string]string{"result": "failed"}))
+	require.Equal(t, 1.0, counter(t, reg, "slotrecovery_webhook_attempts_total", map[string]string{"result": "other"}))
 }
 
 // series returns how many series the metric name has.

@@ -1,10 +1,14 @@
 // Package retention deletes what the server keeps only for a while: Stripe's webhook
 // events (their payloads carry customers' details), the inbound texts (numbers and
-// words), the text send claims and the carriers' delivery reports. A periodic job
-// (jobs.Purge) deletes every row older than the retention period. Each table's owner
-// package deletes its own rows, one batch at a time (inbound.Purge, outbox.PurgeClaims,
-// offers.PurgeDeliveryReports, ledger.PurgeStripeEvents); this package runs the batches
-// until one comes back short, decides when, and counts.
+// words), the text send claims, the carriers' delivery reports, the outbound webhook
+// events with their deliveries and attempts, and the Idempotency-Keys. A periodic job
+// (jobs.Purge) deletes every row older than its table's keep period: the retention
+// period (RETENTION_DAYS) for most, 30 days for webhook events (hooks.Retention) and 24
+// hours for idempotency keys (idempotency.TTL). Each table's owner package deletes its
+// own rows, one batch at a time (inbound.Purge, outbox.PurgeClaims,
+// offers.PurgeDeliveryReports, ledger.PurgeStripeEvents, hooks.Purge,
+// idempotency.Purge); this package runs the batches until one comes back short, decides
+// when, and counts.
 package retention
 
 import (
@@ -18,6 +22,8 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/hooks"
+	"github.com/slotrecovery/slotrecovery/internal/idempotency"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
@@ -36,7 +42,9 @@ const MinPeriod = 4 * 24 * time.Hour
 
 // Config configures the Worker; zero fields mean the defaults.
 type Config struct {
-	// Period is how long rows are kept; default DefaultPeriod, at least MinPeriod.
+	// Period is how long rows are kept in the tables without a keep period of their own
+	// (all but webhook events and idempotency keys); default DefaultPeriod, at least
+	// MinPeriod.
 	Period time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -58,18 +66,21 @@ const batchRows = 1000
 type purge struct {
 	table string
 	batch Batch
+	// keep is how long the table's rows are kept; 0 means the configured Period.
+	keep time.Duration
 }
 
-// purges lists every table the retention period applies to.
+// purges lists every table the retention applies to.
 var purges = []purge{
-	// The ledger's purge still deletes all it finds in one call (its own batch loop);
-	// run as a batch it is called once more, and deletes nothing then.
-	{"stripe_events", func(ctx context.Context, conn db.DBTX, before time.Time, _ int32) (int64, error) {
-		return ledger.PurgeStripeEvents(ctx, conn, before)
-	}},
-	{"inbound_messages", inbound.Purge},
-	{"text_claims", outbox.PurgeClaims},
-	{"delivery_reports", offers.PurgeDeliveryReports},
+	{table: "stripe_events", batch: ledger.PurgeStripeEvents},
+	{table: "inbound_messages", batch: inbound.Purge},
+	{table: "text_claims", batch: outbox.PurgeClaims},
+	{table: "delivery_reports", batch: offers.PurgeDeliveryReports},
+	// Outbound webhook events, with their deliveries and attempts: what the owner can
+	// look back on (30 days), whatever RETENTION_DAYS says.
+	{table: "webhook_events", batch: hooks.Purge, keep: hooks.Retention},
+	// An Idempotency-Key is answered again for 24 hours, then never.
+	{table: "idempotency_keys", batch: idempotency.Purge, keep: idempotency.TTL},
 }
 
 // run deletes everything older than before through batch, one batch after another until
@@ -118,12 +129,13 @@ func (w *Worker) Work(ctx context.Context, _ *river.Job[jobs.Purge]) error {
 }
 
 // Purge deletes, from every table the retention applies to, the rows older than the
-// period. A table that fails does not stop the others; the error names it, and the next
+// table's keep period. A table that fails does not stop the others; the error names it, and the next
 // run (or River's retry) deletes what is left.
 func (w *Worker) Purge(ctx context.Context) error {
-	before := w.cfg.Now().Add(-w.cfg.Period)
+	now := w.cfg.Now()
 	var errs []error
 	for _, p := range purges {
+		before := now.Add(-cmp.Or(p.keep, w.cfg.Period))
 		n, err := run(ctx, w.conn, p.batch, before)
 		w.cfg.Metrics.Purged(p.table, n)
 		if err != nil {

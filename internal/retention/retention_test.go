@@ -131,3 +131,49 @@ func TestPeriodBelowStripesRetriesIsRefused(t *testing.T) {
 	_, err = retention.NewWorker(nil, retention.Config{Period: retention.MinPeriod})
 	require.NoError(t, err)
 }
+
+// TestTablesKeepTheirOwnPeriods: outbound webhook events (with their deliveries and
+// attempts) are kept 30 days and idempotency keys 24 hours, whatever RETENTION_DAYS says;
+// the other tables follow it.
+func TestTablesKeepTheirOwnPeriods(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, _ := pgtest.New(t)
+	var shop uuid.UUID
+	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO shops (name, timezone, sms_number, currency, payment_mode, wave_size,
+		wave_interval_seconds, min_lead_minutes, cooldown_seconds, api_key_hash, created_at,
+		calendar_token, calendar_token_hash)
+		VALUES ('Kept', 'UTC', '+15555550100', 'usd', 'none', 5, 600, 60, 0, '\x01', now(), 'cal_x', '\x02') RETURNING id`).Scan(&shop))
+	for name, at := range map[string]time.Time{
+		"old": now.Add(-31 * 24 * time.Hour), "kept": now.Add(-29 * 24 * time.Hour),
+	} {
+		_, err := pool.Exec(ctx, `INSERT INTO webhook_events (shop_id, type, created_at, subject) VALUES ($1, $2, $3, '{}')`,
+			shop, "customer.opted_in."+name, at)
+		require.NoError(t, err)
+	}
+	for name, at := range map[string]time.Time{"old": now.Add(-25 * time.Hour), "kept": now.Add(-23 * time.Hour)} {
+		_, err := pool.Exec(ctx, `INSERT INTO idempotency_keys (shop_id, key, request_hash, holder, created_at, locked_at)
+			VALUES ($1, $2, '\x00', gen_random_uuid(), $3, $3)`, shop, name, at)
+		require.NoError(t, err)
+	}
+	// A stored text a week old: kept under RETENTION_DAYS=10, unlike the webhook event
+	// of 31 days and the key of 25 hours.
+	seed(t, pool, "week", now.Add(-7*24*time.Hour))
+
+	reg := prometheus.NewRegistry()
+	w, err := retention.NewWorker(pool, retention.Config{Period: 10 * 24 * time.Hour, Now: func() time.Time { return now }, Metrics: metrics.New(reg)})
+	require.NoError(t, err)
+	require.NoError(t, w.Purge(ctx))
+
+	strs := func(sql string) []string {
+		var out []string
+		require.NoError(t, pool.QueryRow(ctx, sql).Scan(&out))
+		return out
+	}
+	require.Equal(t, []string{"customer.opted_in.kept"}, strs(`SELECT COALESCE(array_agg(type), '{}') FROM webhook_events`))
+	require.Equal(t, []string{"kept"}, strs(`SELECT COALESCE(array_agg(key), '{}') FROM idempotency_keys`))
+	_, texts, _ := keys(t, pool)
+	require.Equal(t, []string{"SMweek"}, texts)
+	require.Equal(t, 1.0, purged(t, reg, "webhook_events"))
+	require.Equal(t, 1.0, purged(t, reg, "idempotency_keys"))
+}

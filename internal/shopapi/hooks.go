@@ -58,7 +58,8 @@ func openingFromSubject(s hooks.OpeningSubject) slots.Opening {
 	}
 	if b := s.Booking; b != nil {
 		o.Booking = &slots.Booking{ID: b.ID, Status: b.Status, AmountCents: b.AmountCents,
-			PaymentURL: deref(b.PaymentURL), StripeCheckoutSessionID: deref(b.StripeCheckoutSessionID)}
+			PaymentURL: deref(b.PaymentURL), StripeCheckoutSessionID: deref(b.StripeCheckoutSessionID),
+			ApplicationFeeCents: b.ApplicationFeeCents}
 	}
 	return o
 }

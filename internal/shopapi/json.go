@@ -363,7 +363,7 @@ type openingRequest struct {
 	PriceCents      int64   `json:"price_cents"`
 }
 
-// openingJSON is the public shape of an opening (README, HTTP API). Fields may be added,
+// openingJSON is the public shape of an opening (docs/api.md). Fields may be added,
 // never renamed or removed.
 type openingJSON struct {
 	ID              uuid.UUID    `json:"id"`
@@ -397,6 +397,10 @@ type bookingJSON struct {
 	AmountCents             int64     `json:"amount_cents"`
 	PaymentURL              *string   `json:"payment_url"`
 	StripeCheckoutSessionID *string   `json:"stripe_checkout_session_id"`
+	// ApplicationFeeCents is the platform's fee on the payment (Stripe Connect; 0
+	// without), and NetCents what the shop receives: AmountCents less the fee.
+	ApplicationFeeCents int64 `json:"application_fee_cents"`
+	NetCents            int64 `json:"net_cents"`
 }
 
 type listJSON struct {
@@ -421,6 +425,7 @@ func newOpeningJSON(o slots.Opening, currency string) openingJSON {
 		out.Booking = &bookingJSON{
 			ID: b.ID, Status: b.Status, AmountCents: b.AmountCents,
 			PaymentURL: nonEmpty(b.PaymentURL), StripeCheckoutSessionID: nonEmpty(b.StripeCheckoutSessionID),
+			ApplicationFeeCents: b.ApplicationFeeCents, NetCents: b.AmountCents - b.ApplicationFeeCents,
 		}
 	}
 	return out

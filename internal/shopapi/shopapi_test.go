@@ -869,16 +869,20 @@ func TestFilledOpeningJSON(t *testing.T) {
 	require.Equal(t, 1.0, g.body["offers_sent"])
 	require.Equal(t, map[string]any{"customer_id": custID, "phone": "+15555550123", "name": "Ada"}, g.body["filled_by"])
 	require.Equal(t, map[string]any{"id": latest, "status": "pending_payment", "amount_cents": 3500.0,
-		"payment_url": nil, "stripe_checkout_session_id": nil}, g.body["booking"], "the latest booking, link not made yet")
+		"payment_url": nil, "stripe_checkout_session_id": nil, "application_fee_cents": 0.0, "net_cents": 3500.0},
+		g.body["booking"], "the latest booking, link not made yet")
 	require.NotNil(t, g.body["filled_at"])
 
-	exec(`UPDATE bookings SET stripe_checkout_session_id = 'cs_test_new', payment_url = 'https://checkout.stripe.com/c/pay/cs_test_new'
-		WHERE id = $1`, latest)
+	// The link is made on a connected account, with the platform's fee.
+	exec(`UPDATE bookings SET stripe_checkout_session_id = 'cs_test_new', payment_url = 'https://checkout.stripe.com/c/pay/cs_test_new',
+		stripe_account = 'acct_1', application_fee_cents = 88 WHERE id = $1`, latest)
 	l := e.do(http.MethodGet, "/api/openings?status=filled", key, nil)
 	require.Len(t, l.body["openings"], 1)
 	b := l.body["openings"].([]any)[0].(map[string]any)["booking"].(map[string]any)
 	require.Equal(t, "https://checkout.stripe.com/c/pay/cs_test_new", b["payment_url"])
 	require.Equal(t, "cs_test_new", b["stripe_checkout_session_id"])
+	require.Equal(t, 88.0, b["application_fee_cents"])
+	require.Equal(t, 3412.0, b["net_cents"], "what the shop receives")
 
 	// A filled opening has a customer and maybe a payment: it is not cancelled here.
 	requireError(t, e.do(http.MethodPost, "/api/openings/"+id+"/cancel", key, nil), http.StatusConflict, "opening_not_open")

@@ -15,6 +15,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/money"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
@@ -81,6 +82,9 @@ type Booking struct {
 	AmountCents             int64
 	PaymentURL              string
 	StripeCheckoutSessionID string
+	// ApplicationFeeCents is the platform's fee on the payment (Stripe Connect), 0
+	// without one: the shop receives AmountCents less it.
+	ApplicationFeeCents int64
 }
 
 // NewOpening is what a shop declares.
@@ -183,7 +187,8 @@ func LockKey(shopID uuid.UUID, startsAt time.Time) string {
 }
 
 // Declare records a new opening and enqueues its first wave of offers in the same
-// transaction: the wave exists if and only if the opening does. A checkout shop whose
+// transaction: the wave exists if and only if the opening does, and so does its
+// opening.declared event (for the shop's webhook endpoints). A checkout shop whose
 // connected Stripe account cannot take payments (STRIPE_CONNECT=on) gets a Conflict
 // problem, code stripe_account_not_ready (shops.Shop.CheckoutReady).
 func (s *Service) Declare(ctx context.Context, shop shops.Shop, n NewOpening) (Opening, error) {
@@ -229,7 +234,7 @@ func (s *Service) Declare(ctx context.Context, shop shops.Shop, n NewOpening) (O
 		if _, err := s.queue.InsertTx(ctx, tx, jobs.Wave{OpeningID: row.ID, Generation: 1, Wave: 1}, nil); err != nil {
 			return fmt.Errorf("enqueue first wave: %w", err)
 		}
-		return nil
+		return hooks.RecordOpening(ctx, tx, shop.ID, hooks.OpeningDeclared, now, row.ID, uuid.Nil)
 	})
 	if err != nil {
 		return Opening{}, err
@@ -298,12 +303,7 @@ func (s *Service) List(ctx context.Context, shopID uuid.UUID, status string, lim
 // opening cannot be cancelled here: it has a customer and maybe a payment.
 func (s *Service) Cancel(ctx context.Context, shopID, id uuid.UUID) (Opening, error) {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := queries.OpeningCancel(ctx, tx, db.OpeningCancelParams{ID: id, ShopID: shopID, Now: s.cfg.Now().UTC()}); err != nil {
-			return err
-		}
-		// Offers recorded but not texted yet are closed with it (the send-time claim
-		// rechecks the opening too).
-		return offers.CloseQueued(ctx, tx, id)
+		return cancel(ctx, tx, shopID, id, s.cfg.Now())
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		o, gerr := s.Get(ctx, shopID, id)
@@ -320,6 +320,19 @@ func (s *Service) Cancel(ctx context.Context, shopID, id uuid.UUID) (Opening, er
 		return Opening{}, fmt.Errorf("cancel opening %s: %w", id, err)
 	}
 	return s.Get(ctx, shopID, id)
+}
+
+// cancel cancels shopID's open opening id in tx, closes its offers not texted yet (the
+// send-time claim rechecks the opening too) and records opening.cancelled. It returns
+// pgx.ErrNoRows when the opening is not the shop's or not open.
+func cancel(ctx context.Context, tx pgx.Tx, shopID, id uuid.UUID, now time.Time) error {
+	if _, err := queries.OpeningCancel(ctx, tx, db.OpeningCancelParams{ID: id, ShopID: shopID, Now: now.UTC()}); err != nil {
+		return err
+	}
+	if err := offers.CloseQueued(ctx, tx, id); err != nil {
+		return err
+	}
+	return hooks.RecordOpening(ctx, tx, shopID, hooks.OpeningCancelled, now, id, uuid.Nil)
 }
 
 func validStatus(s string) bool {
@@ -344,6 +357,7 @@ func fromDetailed(r db.OpeningListDetailedRow) Opening {
 		o.Booking = &Booking{
 			ID: id, Status: r.BookingStatus, AmountCents: r.BookingAmountCents,
 			PaymentURL: r.BookingPaymentUrl, StripeCheckoutSessionID: r.BookingSessionID,
+			ApplicationFeeCents: r.BookingApplicationFeeCents,
 		}
 	}
 	return o

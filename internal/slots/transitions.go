@@ -73,3 +73,27 @@ func FillLate(ctx context.Context, q db.DBTX, id, customerID uuid.UUID, now time
 	}
 	return true, nil
 }
+
+// CancelOpen cancels every open opening of shopID inside tx, each as Cancel does one
+// (its offers not texted yet closed, opening.cancelled recorded), and returns their ids.
+// The payment ledger calls it when the shop can no longer take payments (its payment
+// account was disconnected): every YES to those openings would be told "yours!" and
+// then that the hold lapsed. Openings already held are left to their holds.
+func CancelOpen(ctx context.Context, tx pgx.Tx, shopID uuid.UUID, now time.Time) ([]uuid.UUID, error) {
+	ids, err := queries.OpeningListOpenForShop(ctx, tx, shopID)
+	if err != nil {
+		return nil, fmt.Errorf("list open openings of shop %s: %w", shopID, err)
+	}
+	var out []uuid.UUID
+	for _, id := range ids {
+		err := cancel(ctx, tx, shopID, id, now)
+		if errors.Is(err, pgx.ErrNoRows) {
+			continue // filled (or closed) since it was listed
+		}
+		if err != nil {
+			return nil, fmt.Errorf("cancel opening %s: %w", id, err)
+		}
+		out = append(out, id)
+	}
+	return out, nil
+}

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 )
 
@@ -20,12 +21,22 @@ import (
 var _ offers.Openings = (*Service)(nil)
 
 // Expire closes an opening that is still open past its cutoff, and its offers that were
-// never texted. One that is no longer open is left alone.
+// never texted, and records opening.expired. One that is no longer open is left alone
+// (and no event is recorded: a wave's retry, or the chain's last wave after the first
+// expired it, changes nothing).
 func (s *Service) Expire(ctx context.Context, id uuid.UUID, now time.Time) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := queries.OpeningExpire(ctx, tx, db.OpeningExpireParams{ID: id, Now: now.UTC()}); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		row, err := queries.OpeningExpire(ctx, tx, db.OpeningExpireParams{ID: id, Now: now.UTC()})
+		expired := err == nil
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("expire opening: %w", err)
 		}
-		return offers.CloseQueued(ctx, tx, id)
+		if err := offers.CloseQueued(ctx, tx, id); err != nil {
+			return err
+		}
+		if !expired {
+			return nil
+		}
+		return hooks.RecordOpening(ctx, tx, row.ShopID, hooks.OpeningExpired, now, id, uuid.Nil)
 	})
 }

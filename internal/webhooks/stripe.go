@@ -88,21 +88,21 @@ func (h *Stripe) Handle(c echo.Context) error {
 	switch {
 	case errors.Is(err, payments.ErrBadSignature):
 		h.Logger.WarnContext(ctx, "stripe signature rejected", "connect", h.Connect, "err", err)
-		h.Metrics.StripeEvent("unverified", "bad_signature")
+		h.Metrics.PaymentEvent("unverified", "bad_signature")
 		return httperr.BadRequest("bad_signature", "Stripe-Signature is missing, wrong or too old")
 	case err != nil:
 		h.Logger.WarnContext(ctx, "stripe event rejected", "connect", h.Connect, "err", err)
-		h.Metrics.StripeEvent("unverified", "bad_payload")
+		h.Metrics.PaymentEvent("unverified", "bad_payload")
 		return httperr.BadRequest("bad_payload", "the body is not a Stripe event")
 	}
 	res, err := h.Ledger.HandleEvent(ctx, ev)
 	if err != nil {
-		h.Metrics.StripeEvent(ev.Type, "error")
+		h.Metrics.PaymentEvent(ev.Type, "error")
 		// httperr logs it and answers "internal error"; Stripe retries the event.
 		return err
 	}
 	if !res.Replayed {
-		h.Metrics.StripeEvent(ev.Type, string(res.Result))
+		h.Metrics.PaymentEvent(ev.Type, string(res.Result))
 	}
 	h.Logger.InfoContext(ctx, "stripe event handled", "event_id", ev.ID, "type", ev.Type, "kind", ev.Kind,
 		"connect", h.Connect, "account", ev.Account, "booking_id", ev.BookingID, "result", res.Result, "replayed", res.Replayed)

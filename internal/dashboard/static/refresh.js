@@ -53,3 +53,28 @@
   }
   window.setInterval(refresh, seconds * 1000);
 })();
+
+// Copy buttons (data-copy names the element whose text they copy): shown only where the
+// browser can copy; without them the text still selects whole on a click.
+(function () {
+  "use strict";
+  if (!navigator.clipboard || !navigator.clipboard.writeText) {
+    return;
+  }
+  document.querySelectorAll("button[data-copy]").forEach(function (btn) {
+    var source = document.getElementById(btn.getAttribute("data-copy"));
+    if (!source) {
+      return;
+    }
+    var label = btn.textContent;
+    btn.hidden = false;
+    btn.addEventListener("click", function () {
+      navigator.clipboard.writeText(source.textContent).then(function () {
+        btn.textContent = "Copied";
+        window.setTimeout(function () { btn.textContent = label; }, 2000);
+      }, function () {
+        btn.textContent = "Select the text and copy it";
+      });
+    });
+  });
+})();
