@@ -775,7 +775,15 @@ func TestStripeEventUnstorablePayload(t *testing.T) {
 	var m map[string]any
 	require.NoError(t, json.Unmarshal(p, &m))
 	// A NUL in a string is valid JSON (Go writes it \u0000); jsonb refuses it.
-	m["data"].(map[string]any)["object"].(map[string]any)["customer_details"] = map[string]any{"name": "Ana\x00 B"}
+	// metadata is kept when the payload is stored (customer_details is personal data and
+	// is dropped), so the NUL goes there.
+	obj := m["data"].(map[string]any)["object"].(map[string]any)
+	md, _ := obj["metadata"].(map[string]any)
+	if md == nil {
+		md = map[string]any{}
+	}
+	md["note"] = "Ana\x00 B"
+	obj["metadata"] = md
 	p, err := json.Marshal(m)
 	require.NoError(t, err)
 	require.Contains(t, string(p), `"Ana\u0000 B"`)
@@ -783,7 +791,7 @@ func TestStripeEventUnstorablePayload(t *testing.T) {
 	require.Equal(t, http.StatusOK, r.Status, r.Body)
 	require.Equal(t, "confirmed", r.Result)
 	require.Equal(t, "confirmed", e.opening(base, shop, op.ID).Booking.Status)
-	require.Equal(t, 1, e.count(`SELECT count(*) FROM stripe_events WHERE event_id = $1 AND payload #>> '{data,object,customer_details,name}' = $2`, id, "Ana\uFFFD B"))
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM stripe_events WHERE event_id = $1 AND payload #>> '{data,object,metadata,note}' = $2`, id, "Ana\uFFFD B"))
 }
 
 // TestSimulateStripe: `server simulate stripe` signs an event with the configured
