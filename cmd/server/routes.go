@@ -259,7 +259,7 @@ func limitGuesses(l *ratelimit.Limiter, log *slog.Logger, g guessLimit) echo.Mid
 				return next(c)
 			}
 			if !res.Allowed {
-				return tooManyGuesses(c, res.RetryAfter)
+				return tooManyGuesses(c, res.RetryAfter, g.reserve)
 			}
 			err = next(c)
 			failed := answerStatus(c, err) == http.StatusUnauthorized
@@ -275,7 +275,7 @@ func limitGuesses(l *ratelimit.Limiter, log *slog.Logger, g guessLimit) echo.Mid
 				if cerr != nil {
 					unavailable(c, cerr)
 				} else if !res.Allowed && !c.Response().Committed {
-					return tooManyGuesses(c, res.RetryAfter)
+					return tooManyGuesses(c, res.RetryAfter, g.reserve)
 				}
 			}
 			return err
@@ -294,11 +294,17 @@ func answerStatus(c echo.Context, err error) int {
 }
 
 // tooManyGuesses is the answer past a guess limit: 429, Retry-After in whole seconds.
-func tooManyGuesses(c echo.Context, wait time.Duration) error {
+// A reserving limit also refuses a client's requests beyond the burst in flight at
+// once, good ones included, so its message says so.
+func tooManyGuesses(c echo.Context, wait time.Duration, reserve bool) error {
 	secs := max(1, int64((wait+time.Second-1)/time.Second))
 	c.Response().Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	what := "too many failed attempts"
+	if reserve {
+		what = "too many failed attempts, or requests at once,"
+	}
 	return &httperr.Error{Status: http.StatusTooManyRequests, Code: "too_many_requests",
-		Message: fmt.Sprintf("too many failed attempts from your address; retry in %d seconds", secs)}
+		Message: fmt.Sprintf("%s from your address; retry in %d seconds", what, secs)}
 }
 
 // guessLimits applies the guess limits by matched route: adminGuesses to the admin's
