@@ -148,6 +148,57 @@ func TestOpenAPICoversEveryRoute(t *testing.T) {
 	require.GreaterOrEqual(t, len(registered), 15)
 }
 
+// TestOpenAPIDeclaresGuessLimits: the server's guess limits (cmd/server's guessLimits,
+// in front of these handlers, so the answer checks above never meet them) answer every
+// /api route that takes a credential with 429 and Retry-After, and the admin token's
+// routes, which fail closed, with 503 while Redis is away: the document says so.
+func TestOpenAPIDeclaresGuessLimits(t *testing.T) {
+	t.Parallel()
+	doc, _ := spec(t)
+	checked := 0
+	for path, item := range doc.Paths.Map() {
+		if !strings.HasPrefix(path, "/api/") {
+			continue
+		}
+		for method, op := range item.Operations() {
+			security := doc.Security
+			if op.Security != nil {
+				security = *op.Security
+			}
+			admin, credential := false, false
+			for _, req := range security {
+				for scheme := range req {
+					credential = true
+					admin = admin || scheme == "adminToken"
+				}
+			}
+			if !credential {
+				continue
+			}
+			checked++
+			tooMany := op.Responses.Value("429")
+			require.NotNil(t, tooMany, "%s %s: the guess limit's 429 is not declared", method, path)
+			require.NotNil(t, tooMany.Value.Headers["Retry-After"], "%s %s: 429 without Retry-After", method, path)
+			if admin {
+				require.NotNil(t, op.Responses.Value("503"), "%s %s: the admin limit fails closed (503), not declared", method, path)
+			}
+		}
+	}
+	require.GreaterOrEqual(t, checked, 15)
+
+	// The answers as cmd/server's limitGuesses writes them fit what is declared.
+	answer := func(method, path string, status int, retryAfter, body string) {
+		req, err := http.NewRequest(method, "http://x"+path, nil)
+		require.NoError(t, err)
+		h := http.Header{"Content-Type": {"application/json"}, "Retry-After": {retryAfter}}
+		checkAgainstSpec(t, req, status, h, []byte(body))
+	}
+	answer(http.MethodGet, "/api/shop", http.StatusTooManyRequests, "3",
+		`{"error":{"code":"too_many_requests","message":"too many failed attempts from your address; retry in 3 seconds"}}`)
+	answer(http.MethodPost, "/api/shops", http.StatusServiceUnavailable, "5",
+		`{"error":{"code":"unavailable","message":"credentials cannot be checked right now; retry shortly"}}`)
+}
+
 // TestOpenAPIServed: the document is served, as is, without credentials.
 func TestOpenAPIServed(t *testing.T) {
 	t.Parallel()
