@@ -16,6 +16,14 @@ SELECT * FROM shops WHERE api_key_hash = $1;
 -- name: ShopGetForUpdate :one
 SELECT * FROM shops WHERE id = $1 FOR UPDATE;
 
+-- name: ShopGetForShare :one
+-- The shop as it is now, held until the transaction ends: a declaration checks its
+-- opening against it while a change of the settings that check reads (Update's currency
+-- and payment mode, a Stripe account's state) waits, and waits itself for one under way.
+-- FOR SHARE, not FOR UPDATE: declarations of one shop do not wait for each other, and
+-- a booking's foreign keys (FOR KEY SHARE) never wait for it.
+SELECT * FROM shops WHERE id = $1 FOR SHARE;
+
 -- name: ShopUpdate :one
 -- The owner's settings; the SMS number and the key are not among them.
 UPDATE shops SET name = sqlc.arg(name), timezone = sqlc.arg(timezone), currency = sqlc.arg(currency),

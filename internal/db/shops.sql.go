@@ -169,6 +169,55 @@ func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []by
 	return i, err
 }
 
+const shopGetForShare = `-- name: ShopGetForShare :one
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps FROM shops WHERE id = $1 FOR SHARE
+`
+
+// The shop as it is now, held until the transaction ends: a declaration checks its
+// opening against it while a change of the settings that check reads (Update's currency
+// and payment mode, a Stripe account's state) waits, and waits itself for one under way.
+// FOR SHARE, not FOR UPDATE: declarations of one shop do not wait for each other, and
+// a booking's foreign keys (FOR KEY SHARE) never wait for it.
+func (q *Queries) ShopGetForShare(ctx context.Context, db DBTX, id uuid.UUID) (Shop, error) {
+	row := db.QueryRow(ctx, shopGetForShare, id)
+	var i Shop
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Timezone,
+		&i.SmsNumber,
+		&i.Currency,
+		&i.PaymentMode,
+		&i.WaveSize,
+		&i.WaveIntervalSeconds,
+		&i.MinLeadMinutes,
+		&i.QuietStartMinute,
+		&i.QuietEndMinute,
+		&i.CooldownSeconds,
+		&i.ApiKeyHash,
+		&i.CreatedAt,
+		&i.MaxOffersPerDay,
+		&i.FirstWaveDelaySeconds,
+		&i.ApiKeyVersion,
+		&i.SendRate,
+		&i.SmsProblemCode,
+		&i.SmsProblemAt,
+		&i.SmsProblemCount,
+		&i.CalendarToken,
+		&i.CalendarTokenHash,
+		&i.CalendarFullDetails,
+		&i.StripeAccountID,
+		&i.StripeChargesEnabled,
+		&i.StripePayoutsEnabled,
+		&i.StripeDetailsSubmitted,
+		&i.StripeRequirementsDue,
+		&i.StripeStatusAt,
+		&i.StripeDisconnectedAt,
+		&i.PlatformFeeBps,
+	)
+	return i, err
+}
+
 const shopGetForUpdate = `-- name: ShopGetForUpdate :one
 SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps FROM shops WHERE id = $1 FOR UPDATE
 `

@@ -155,7 +155,10 @@ func stripeStatus(a payments.Account) shops.StripeStatus {
 // (slots.CancelOpen: their waves stop, opening.cancelled is recorded): a YES to one of
 // them would be told "yours!" and then that the hold lapsed, since no payment link can
 // be made on an account that left. Holds already made run their course, and a hold that
-// lapses now expires its opening instead of reopening it (failed).
+// lapses now expires its opening instead of reopening it (failed). The shop's row is
+// updated (and so locked) before the openings are listed: a declaration, which reads the
+// row FOR SHARE before it inserts (shops.ReadForShare), either commits first and its
+// opening is cancelled here, or waits and is refused (the account is disconnected).
 func (s *Service) accountChanged(ctx context.Context, ev payments.Event, now time.Time) (EventResult, error) {
 	st := ev.AccountState
 	if st == nil || st.ID == "" {

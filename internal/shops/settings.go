@@ -145,9 +145,12 @@ const namedOpenings = 5
 // taker of such an opening would hear "yours!" and then that the hold lapsed. Refusing
 // (an Invalid problem, 422, naming the openings; rather than cancelling them, or letting
 // them be) leaves the owner in charge: they cancel those openings, or keep the setting,
-// knowing which ones are at stake. Run in the transaction that holds the shop's row, so
-// two changes cannot pass each other. Only open openings are checked: a filled one has
-// its payment link already.
+// knowing which ones are at stake. Run in the transaction that holds the shop's row
+// (FOR UPDATE, taken before this looks at the openings), so two changes cannot pass each
+// other, nor a declaration: Declare reads the row FOR SHARE (ReadForShare) before it
+// inserts, so its opening is either committed before this looks, or checked against the
+// new settings. Only open openings are checked: a filled one has its payment link
+// already.
 func (s *Service) checkOpeningsCharge(ctx context.Context, tx pgx.Tx, cur Shop, n NewShop) error {
 	if s.cfg.MinimumCharge == nil || n.PaymentMode != PaymentCheckout ||
 		(cur.PaymentMode == PaymentCheckout && cur.Currency == n.Currency) {

@@ -484,6 +484,31 @@ func Read(ctx context.Context, q db.DBTX, id uuid.UUID) (Shop, error) {
 	return FromRow(row)
 }
 
+// ReadForShare reads shop's row again in the caller's transaction and holds it FOR
+// SHARE until tx ends: tx then waits for a change of the shop under way and reads what
+// it stored, and a later change waits for tx. Whoever changes what an opening is
+// checked against locks the row before looking at the shop's open openings (Update, for
+// the currency and the payment mode; a Stripe account's disconnection, which cancels
+// them), so an opening inserted in tx after this read is either among the openings they
+// look at, or checked against what they stored. The shop returned keeps what the
+// server's configuration says of it (Stripe.Required and DefaultFeeBPS) from shop, as the
+// Service returned it.
+func ReadForShare(ctx context.Context, tx pgx.Tx, shop Shop) (Shop, error) {
+	row, err := queries.ShopGetForShare(ctx, tx, shop.ID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Shop{}, ErrShopNotFound
+	}
+	if err != nil {
+		return Shop{}, fmt.Errorf("get shop %s for share: %w", shop.ID, err)
+	}
+	cur, err := FromRow(row)
+	if err != nil {
+		return Shop{}, err
+	}
+	cur.Stripe.Required, cur.Stripe.DefaultFeeBPS = shop.Stripe.Required, shop.Stripe.DefaultFeeBPS
+	return cur, nil
+}
+
 // AddCustomer adds a customer to shopID. A number that said STOP (as a customer or
 // not), or that the shop erased before, is added opted out whatever n says: only the
 // number's own START opts it back in.

@@ -191,6 +191,10 @@ func LockKey(shopID uuid.UUID, startsAt time.Time) string {
 // opening.declared event (for the shop's webhook endpoints). A checkout shop whose
 // connected Stripe account cannot take payments (STRIPE_CONNECT=on) gets a Conflict
 // problem, code stripe_account_not_ready (shops.Shop.CheckoutReady).
+//
+// shop is the caller's copy, which may be stale by the time the opening is inserted:
+// the checks that depend on it (shopAllows) run again in the transaction, on the shop's
+// row read FOR SHARE (shops.ReadForShare).
 func (s *Service) Declare(ctx context.Context, shop shops.Shop, n NewOpening) (Opening, error) {
 	now := s.cfg.Now()
 	n.Service = strings.TrimSpace(n.Service)
@@ -201,8 +205,6 @@ func (s *Service) Declare(ctx context.Context, shop shops.Shop, n NewOpening) (O
 		return Opening{}, problem.Invalidf("starts_at", "starts_at must be in the future")
 	case n.StartsAt.After(now.AddDate(1, 0, 0)):
 		return Opening{}, problem.Invalidf("starts_at", "starts_at must be within a year")
-	case !shop.Cutoff(n.StartsAt).After(now):
-		return Opening{}, problem.Invalidf("starts_at", "starts_at is inside the shop's minimum lead time of %d minutes", int(shop.Policy.MinLead/time.Minute))
 	case n.DurationMinutes <= 0 || n.DurationMinutes > 1440:
 		return Opening{}, problem.Invalidf("duration_minutes", "duration_minutes must be between 1 and 1440")
 	case n.Service == "" || len(n.Service) > 100:
@@ -210,19 +212,27 @@ func (s *Service) Declare(ctx context.Context, shop shops.Shop, n NewOpening) (O
 	case n.PriceCents <= 0 || n.PriceCents > money.MaxAmount:
 		return Opening{}, problem.Invalidf("price_cents", "price_cents must be a positive amount in the smallest currency unit, at most %d (the most the payment provider charges at once)", money.MaxAmount)
 	}
-	// A checkout shop that charges on its own Stripe account (Connect) needs one that can
-	// take payments now: otherwise every taker would hear "yours!" and then that the hold
-	// lapsed. shops says whether it can, and what the owner must do if not.
-	if err := shop.CheckoutReady(); err != nil {
+	// On the caller's copy first: a refusal costs no transaction.
+	if err := s.shopAllows(shop, n, now); err != nil {
 		return Opening{}, err
-	}
-	if shop.PaymentMode != shops.PaymentNone && s.cfg.MinimumCharge != nil {
-		if minimum := s.cfg.MinimumCharge(shop.Currency); n.PriceCents < minimum {
-			return Opening{}, problem.Invalidf("price_cents", "price_cents must be at least %d %s: the payment provider refuses smaller payments", minimum, strings.ToUpper(shop.Currency))
-		}
 	}
 	var id uuid.UUID
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// Again on the shop as it is now, held until this commits. A change of currency or
+		// payment mode (shops.Service.Update) or a disconnected Stripe account (the ledger)
+		// may have committed since the caller read the shop, after checking the shop's open
+		// openings, which did not include this one yet. Both lock the shop's row before
+		// they look at the openings, so either they wait for this transaction and see its
+		// opening, or it waits for them and is checked against what they stored. The row
+		// first, the opening after: the order they take them in too.
+		cur, err := shops.ReadForShare(ctx, tx, shop)
+		if err != nil {
+			return err
+		}
+		if err := s.shopAllows(cur, n, now); err != nil {
+			return err
+		}
+		shop = cur
 		row, err := queries.OpeningInsert(ctx, tx, db.OpeningInsertParams{
 			ShopID: shop.ID, StartsAt: n.StartsAt.UTC().Truncate(time.Second), DurationMinutes: int32(n.DurationMinutes),
 			Service: n.Service, PriceCents: n.PriceCents, CreatedAt: now.UTC(),
@@ -245,6 +255,27 @@ func (s *Service) Declare(ctx context.Context, shop shops.Shop, n NewOpening) (O
 	}
 	o.Warnings = waveWarnings(shop, o.StartsAt, now)
 	return o, nil
+}
+
+// shopAllows checks n against what the shop's settings require of an opening: a start
+// beyond the shop's lead time, and for a shop that takes payments, that it can take
+// them and that the price is one the payment provider charges.
+func (s *Service) shopAllows(shop shops.Shop, n NewOpening, now time.Time) error {
+	if !shop.Cutoff(n.StartsAt).After(now) {
+		return problem.Invalidf("starts_at", "starts_at is inside the shop's minimum lead time of %d minutes", int(shop.Policy.MinLead/time.Minute))
+	}
+	// A checkout shop that charges on its own Stripe account (Connect) needs one that can
+	// take payments now: otherwise every taker would hear "yours!" and then that the hold
+	// lapsed. shops says whether it can, and what the owner must do if not.
+	if err := shop.CheckoutReady(); err != nil {
+		return err
+	}
+	if shop.PaymentMode != shops.PaymentNone && s.cfg.MinimumCharge != nil {
+		if minimum := s.cfg.MinimumCharge(shop.Currency); n.PriceCents < minimum {
+			return problem.Invalidf("price_cents", "price_cents must be at least %d %s: the payment provider refuses smaller payments", minimum, strings.ToUpper(shop.Currency))
+		}
+	}
+	return nil
 }
 
 // waveWarnings warns of a first wave that the shop's number cannot send before the
