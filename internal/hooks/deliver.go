@@ -42,6 +42,11 @@ const maxAnswer = 64 << 10
 // maxHead is how much of the answer each attempt keeps for the owner.
 const maxHead = 1024
 
+// erasedAnswer replaces an attempt's error once the customer its event named is erased:
+// the error may quote the answer (a malformed one), which may echo the body. The same
+// words as the erasure's SQL (WebhookAttemptsForgetEvents).
+const erasedAnswer = "not kept: the customer was erased"
+
 // EventID is the id an event has in its body and in the webhook-id header (the same on
 // every attempt, so receivers can drop a redelivery).
 func EventID(id uuid.UUID) string {
@@ -313,6 +318,20 @@ func (s *Service) record(ctx context.Context, d db.WebhookDeliveryForAttemptRow,
 		}
 		if err != nil {
 			return fmt.Errorf("lock delivery %s: %w", d.ID, err)
+		}
+		// The customer the event names may have been erased while the request was out:
+		// then the answer, which may echo the body, is not kept. Asked after the lock, in
+		// a statement of its own, so that it sees an erasure that took the lock first
+		// (one that comes after scrubs this attempt itself: ForgetCustomer).
+		forgotten, err := queries.WebhookEventForgotten(ctx, tx, d.EventID)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("read event of delivery %s: %w", d.ID, err)
+		}
+		if forgotten {
+			res.head = ""
+			if res.err != "" {
+				res.err = erasedAnswer
+			}
 		}
 		a := db.WebhookAttemptInsertParams{
 			DeliveryID: d.ID, AttemptedAt: now, Manual: manual, DurationMs: int32(min(res.duration.Milliseconds(), 1<<30)),
