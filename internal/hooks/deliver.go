@@ -250,6 +250,10 @@ func (s *Service) send(ctx context.Context, d db.WebhookDeliveryForAttemptRow) r
 	h.Set(standardwebhooks.HeaderWebhookID, msgID)
 	h.Set(standardwebhooks.HeaderWebhookTimestamp, strconv.FormatInt(now.Unix(), 10))
 	h.Set(standardwebhooks.HeaderWebhookSignature, sig)
+	// The same on every attempt, as webhook-id is: receivers may dedupe on it, and Go's
+	// Transport resends a POST that carries it when the kept-alive connection it was
+	// written on turns out closed by the receiver (without it, a POST is never resent).
+	h.Set("Idempotency-Key", msgID)
 	start := time.Now()
 	resp, err := s.client.Do(req)
 	if err != nil {
