@@ -45,9 +45,10 @@ const (
 // shop and number (issue 29.6). The customer had everything that keeps a person: offers,
 // a booking paid through Stripe (whose event named them), texts in and out (HELP, YES,
 // STOP, START, the confirmation), transactional text jobs (finished, discarded and
-// scheduled), outbound webhook events, their payloads and deliveries. A dump taken
-// before the erasure finds them (the search works and the scene is real); so does the
-// dump after, for the customer who was not erased.
+// scheduled), outbound webhook events, their payloads and deliveries, whose receiver
+// echoed each body in its answer (kept in the attempts' log). A dump taken before the
+// erasure finds them (the search works and the scene is real); so does the dump after,
+// for the customer who was not erased.
 func TestErasureLeavesNoTrace(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -65,7 +66,9 @@ func TestErasureLeavesNoTrace(t *testing.T) {
 		require.Equal(t, http.StatusCreated, status)
 	}
 
-	// Outbound webhooks: an endpoint for every event, delivered to a receiver here.
+	// Outbound webhooks: an endpoint for every event, delivered to a receiver here that
+	// echoes the body in its answer (as request bins and catch-all integrations do), so
+	// each attempt's log (the first bytes of the answer) holds what the event said.
 	var received struct {
 		sync.Mutex
 		bodies []string
@@ -75,7 +78,8 @@ func TestErasureLeavesNoTrace(t *testing.T) {
 		received.Lock()
 		received.bodies = append(received.bodies, string(b))
 		received.Unlock()
-		_, _ = io.WriteString(w, "ok")
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write(b)
 	}))
 	t.Cleanup(receiver.Close)
 	rc, err := river.NewClient(riverpgxv5.New(e.pool), &river.Config{})
@@ -143,7 +147,7 @@ func TestErasureLeavesNoTrace(t *testing.T) {
 	}
 	slices.Sort(holders)
 	t.Logf("before the erasure, the person is in: %s", strings.Join(holders, ", "))
-	for _, table := range []string{"customers", "inbound_messages", "river_job", "webhook_events"} {
+	for _, table := range []string{"customers", "inbound_messages", "river_job", "webhook_events", "webhook_attempts"} {
 		require.Contains(t, holders, table, "the scene puts the person in %s", table)
 	}
 

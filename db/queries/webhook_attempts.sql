@@ -7,3 +7,13 @@ VALUES (sqlc.arg(delivery_id), sqlc.arg(attempted_at)::timestamptz, sqlc.arg(man
 
 -- name: WebhookAttemptList :many
 SELECT * FROM webhook_attempts WHERE delivery_id = $1 ORDER BY attempted_at, id;
+
+-- name: WebhookAttemptsForgetEvents :execrows
+-- An erasure (after WebhookDeliveriesForgetEvents, in a later statement so it sees the
+-- attempts recorded until then): the attempts of the forgotten events' deliveries lose
+-- the first bytes of the answer (a receiver that echoes the body echoes the customer's
+-- name and number) and their error text (which may quote the answer).
+UPDATE webhook_attempts a
+SET response_head = '', error = CASE WHEN a.error IS NULL THEN NULL ELSE 'not kept: the customer was erased' END
+FROM webhook_deliveries d
+WHERE d.event_id = ANY(sqlc.arg(event_ids)::uuid[]) AND a.delivery_id = d.id;

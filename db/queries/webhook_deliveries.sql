@@ -61,3 +61,14 @@ SELECT count(*) FILTER (WHERE status = 'pending') AS pending,
     count(*) FILTER (WHERE status = 'succeeded') AS succeeded,
     count(*) FILTER (WHERE status = 'failed') AS failed
 FROM webhook_deliveries WHERE endpoint_id = $1;
+
+-- name: WebhookDeliveriesForgetEvents :execrows
+-- An erasure (after WebhookEventsForgetCustomer): the deliveries of the forgotten events
+-- lose their last error, which may quote the receiver's answer (a malformed one is
+-- quoted in the error), and an answer may echo the body. Every one of them is updated,
+-- error or not, so that the row lock orders this against an attempt being recorded:
+-- one recorded first is seen by WebhookAttemptsForgetEvents, run next in a statement of
+-- its own; one recorded after sees the event forgotten (WebhookEventForgotten).
+UPDATE webhook_deliveries
+SET last_error = CASE WHEN last_error IS NULL THEN NULL ELSE 'not kept: the customer was erased' END
+WHERE event_id = ANY(sqlc.arg(event_ids)::uuid[]);

@@ -50,11 +50,19 @@ SELECT id, seq, type, created_at, subject, payload, dispatched_at FROM webhook_e
 WHERE shop_id = $1
 ORDER BY seq;
 
--- name: WebhookEventsForgetCustomer :execrows
+-- name: WebhookEventsForgetCustomer :many
 -- An erasure: the events whose subject names the customer (an opening they held, or the
--- customer themself) lose their subject and body, and are not sent any more.
+-- customer themself) lose their subject and body, and are not sent any more. Returns
+-- their ids: their deliveries' and attempts' logs are scrubbed next
+-- (WebhookDeliveriesForgetEvents, WebhookAttemptsForgetEvents).
 UPDATE webhook_events
 SET subject = '{}'::jsonb, payload = NULL, dispatched_at = COALESCE(dispatched_at, sqlc.arg(now)::timestamptz),
     dispatch_error = 'the customer was erased'
 WHERE shop_id = sqlc.arg(shop_id)
-  AND (subject -> 'filler' ->> 'id' = sqlc.arg(customer_id)::uuid::text OR subject ->> 'ID' = sqlc.arg(customer_id)::uuid::text);
+  AND (subject -> 'filler' ->> 'id' = sqlc.arg(customer_id)::uuid::text OR subject ->> 'ID' = sqlc.arg(customer_id)::uuid::text)
+RETURNING id;
+
+-- name: WebhookEventForgotten :one
+-- Whether an event lost its body to an erasure (a dispatched event keeps its payload
+-- otherwise): an attempt that was in flight then does not keep the answer it got.
+SELECT (payload IS NULL)::boolean AS forgotten FROM webhook_events WHERE id = $1;

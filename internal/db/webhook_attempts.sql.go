@@ -76,3 +76,22 @@ func (q *Queries) WebhookAttemptList(ctx context.Context, db DBTX, deliveryID uu
 	}
 	return items, nil
 }
+
+const webhookAttemptsForgetEvents = `-- name: WebhookAttemptsForgetEvents :execrows
+UPDATE webhook_attempts a
+SET response_head = '', error = CASE WHEN a.error IS NULL THEN NULL ELSE 'not kept: the customer was erased' END
+FROM webhook_deliveries d
+WHERE d.event_id = ANY($1::uuid[]) AND a.delivery_id = d.id
+`
+
+// An erasure (after WebhookDeliveriesForgetEvents, in a later statement so it sees the
+// attempts recorded until then): the attempts of the forgotten events' deliveries lose
+// the first bytes of the answer (a receiver that echoes the body echoes the customer's
+// name and number) and their error text (which may quote the answer).
+func (q *Queries) WebhookAttemptsForgetEvents(ctx context.Context, db DBTX, eventIds []uuid.UUID) (int64, error) {
+	result, err := db.Exec(ctx, webhookAttemptsForgetEvents, eventIds)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}

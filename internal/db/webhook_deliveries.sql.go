@@ -57,6 +57,26 @@ func (q *Queries) WebhookDeliveriesCreate(ctx context.Context, db DBTX, arg Webh
 	return items, nil
 }
 
+const webhookDeliveriesForgetEvents = `-- name: WebhookDeliveriesForgetEvents :execrows
+UPDATE webhook_deliveries
+SET last_error = CASE WHEN last_error IS NULL THEN NULL ELSE 'not kept: the customer was erased' END
+WHERE event_id = ANY($1::uuid[])
+`
+
+// An erasure (after WebhookEventsForgetCustomer): the deliveries of the forgotten events
+// lose their last error, which may quote the receiver's answer (a malformed one is
+// quoted in the error), and an answer may echo the body. Every one of them is updated,
+// error or not, so that the row lock orders this against an attempt being recorded:
+// one recorded first is seen by WebhookAttemptsForgetEvents, run next in a statement of
+// its own; one recorded after sees the event forgotten (WebhookEventForgotten).
+func (q *Queries) WebhookDeliveriesForgetEvents(ctx context.Context, db DBTX, eventIds []uuid.UUID) (int64, error) {
+	result, err := db.Exec(ctx, webhookDeliveriesForgetEvents, eventIds)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const webhookDeliveryCountsForEndpoint = `-- name: WebhookDeliveryCountsForEndpoint :one
 SELECT count(*) FILTER (WHERE status = 'pending') AS pending,
     count(*) FILTER (WHERE status = 'succeeded') AS succeeded,

@@ -13,6 +13,19 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const webhookEventForgotten = `-- name: WebhookEventForgotten :one
+SELECT (payload IS NULL)::boolean AS forgotten FROM webhook_events WHERE id = $1
+`
+
+// Whether an event lost its body to an erasure (a dispatched event keeps its payload
+// otherwise): an attempt that was in flight then does not keep the answer it got.
+func (q *Queries) WebhookEventForgotten(ctx context.Context, db DBTX, id uuid.UUID) (bool, error) {
+	row := db.QueryRow(ctx, webhookEventForgotten, id)
+	var forgotten bool
+	err := row.Scan(&forgotten)
+	return forgotten, err
+}
+
 const webhookEventMarkDispatched = `-- name: WebhookEventMarkDispatched :exec
 UPDATE webhook_events
 SET payload = $1, dispatched_at = $2::timestamptz, dispatch_error = $3
@@ -171,12 +184,13 @@ func (q *Queries) WebhookEventsForShop(ctx context.Context, db DBTX, shopID uuid
 	return items, nil
 }
 
-const webhookEventsForgetCustomer = `-- name: WebhookEventsForgetCustomer :execrows
+const webhookEventsForgetCustomer = `-- name: WebhookEventsForgetCustomer :many
 UPDATE webhook_events
 SET subject = '{}'::jsonb, payload = NULL, dispatched_at = COALESCE(dispatched_at, $1::timestamptz),
     dispatch_error = 'the customer was erased'
 WHERE shop_id = $2
   AND (subject -> 'filler' ->> 'id' = $3::uuid::text OR subject ->> 'ID' = $3::uuid::text)
+RETURNING id
 `
 
 type WebhookEventsForgetCustomerParams struct {
@@ -186,13 +200,27 @@ type WebhookEventsForgetCustomerParams struct {
 }
 
 // An erasure: the events whose subject names the customer (an opening they held, or the
-// customer themself) lose their subject and body, and are not sent any more.
-func (q *Queries) WebhookEventsForgetCustomer(ctx context.Context, db DBTX, arg WebhookEventsForgetCustomerParams) (int64, error) {
-	result, err := db.Exec(ctx, webhookEventsForgetCustomer, arg.Now, arg.ShopID, arg.CustomerID)
+// customer themself) lose their subject and body, and are not sent any more. Returns
+// their ids: their deliveries' and attempts' logs are scrubbed next
+// (WebhookDeliveriesForgetEvents, WebhookAttemptsForgetEvents).
+func (q *Queries) WebhookEventsForgetCustomer(ctx context.Context, db DBTX, arg WebhookEventsForgetCustomerParams) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, webhookEventsForgetCustomer, arg.Now, arg.ShopID, arg.CustomerID)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const webhookEventsToDispatch = `-- name: WebhookEventsToDispatch :many

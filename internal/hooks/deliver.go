@@ -42,6 +42,11 @@ const maxAnswer = 64 << 10
 // maxHead is how much of the answer each attempt keeps for the owner.
 const maxHead = 1024
 
+// erasedAnswer replaces an attempt's error once the customer its event named is erased:
+// the error may quote the answer (a malformed one), which may echo the body. The same
+// words as the erasure's SQL (WebhookAttemptsForgetEvents).
+const erasedAnswer = "not kept: the customer was erased"
+
 // EventID is the id an event has in its body and in the webhook-id header (the same on
 // every attempt, so receivers can drop a redelivery).
 func EventID(id uuid.UUID) string {
@@ -245,6 +250,10 @@ func (s *Service) send(ctx context.Context, d db.WebhookDeliveryForAttemptRow) r
 	h.Set(standardwebhooks.HeaderWebhookID, msgID)
 	h.Set(standardwebhooks.HeaderWebhookTimestamp, strconv.FormatInt(now.Unix(), 10))
 	h.Set(standardwebhooks.HeaderWebhookSignature, sig)
+	// The same on every attempt, as webhook-id is: receivers may dedupe on it, and Go's
+	// Transport resends a POST that carries it when the kept-alive connection it was
+	// written on turns out closed by the receiver (without it, a POST is never resent).
+	h.Set("Idempotency-Key", msgID)
 	start := time.Now()
 	resp, err := s.client.Do(req)
 	if err != nil {
@@ -313,6 +322,20 @@ func (s *Service) record(ctx context.Context, d db.WebhookDeliveryForAttemptRow,
 		}
 		if err != nil {
 			return fmt.Errorf("lock delivery %s: %w", d.ID, err)
+		}
+		// The customer the event names may have been erased while the request was out:
+		// then the answer, which may echo the body, is not kept. Asked after the lock, in
+		// a statement of its own, so that it sees an erasure that took the lock first
+		// (one that comes after scrubs this attempt itself: ForgetCustomer).
+		forgotten, err := queries.WebhookEventForgotten(ctx, tx, d.EventID)
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("read event of delivery %s: %w", d.ID, err)
+		}
+		if forgotten {
+			res.head = ""
+			if res.err != "" {
+				res.err = erasedAnswer
+			}
 		}
 		a := db.WebhookAttemptInsertParams{
 			DeliveryID: d.ID, AttemptedAt: now, Manual: manual, DurationMs: int32(min(res.duration.Milliseconds(), 1<<30)),

@@ -172,13 +172,30 @@ func DecodeOpening(subject []byte) (OpeningSubject, error) {
 
 // ForgetCustomer scrubs shopID's events that name the customer (an opening they held,
 // or the customer themself), inside the caller's transaction: their subject and body
-// are dropped and they are not sent, nor sent again. The customer's erasure calls it
-// (what reached the shop's endpoints already is the shop's).
+// are dropped and they are not sent, nor sent again; and the logs of their deliveries
+// lose what the receivers answered (the first bytes of each answer, the error texts),
+// since a receiver that echoes the body it got (a request bin, a catch-all integration)
+// answers with the customer's name and number. The customer's erasure calls it (what
+// reached the shop's endpoints already is the shop's).
+//
+// Events, then deliveries, then attempts, each in a statement of its own that sees what
+// committed before it: an attempt recorded meanwhile is either scrubbed here or keeps
+// nothing (see record and the query WebhookDeliveriesForgetEvents).
 func ForgetCustomer(ctx context.Context, q db.DBTX, shopID, customerID uuid.UUID, at time.Time) error {
-	if _, err := queries.WebhookEventsForgetCustomer(ctx, q, db.WebhookEventsForgetCustomerParams{
+	ids, err := queries.WebhookEventsForgetCustomer(ctx, q, db.WebhookEventsForgetCustomerParams{
 		ShopID: shopID, CustomerID: customerID, Now: at.UTC(),
-	}); err != nil {
+	})
+	if err != nil {
 		return fmt.Errorf("forget customer %s in webhook events: %w", customerID, err)
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := queries.WebhookDeliveriesForgetEvents(ctx, q, ids); err != nil {
+		return fmt.Errorf("forget customer %s in webhook deliveries: %w", customerID, err)
+	}
+	if _, err := queries.WebhookAttemptsForgetEvents(ctx, q, ids); err != nil {
+		return fmt.Errorf("forget customer %s in webhook attempts: %w", customerID, err)
 	}
 	return nil
 }

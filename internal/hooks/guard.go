@@ -60,9 +60,18 @@ func (s *Service) checkURL(raw string) (string, error) {
 	return u.String(), nil
 }
 
+// idleConnTimeout is how long a kept-alive connection to an endpoint waits for the next
+// attempt. Receivers drop idle connections early: Node's http server after 5 s
+// (keepAliveTimeout), many proxies and load balancers about as soon. A POST written on
+// a connection the receiver is closing fails (EOF, connection reset), so the client
+// gives up on its idle connections first. (Idempotency-Key, sent on every attempt, lets
+// Go's Transport retry a request that still meets one.)
+const idleConnTimeout = 4 * time.Second
+
 // newClient is the HTTP client of every attempt: a guarded dialer, no proxy from the
 // environment (it would see the traffic, and make the address check meaningless), no
-// redirects followed (a 3xx is a failed attempt), Timeout for the whole exchange.
+// redirects followed (a 3xx is a failed attempt), Timeout for the whole exchange, idle
+// connections kept for idleConnTimeout.
 func newClient(cfg Config) *http.Client {
 	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second, Control: dialGuard(cfg.AllowPrivate)}
 	tr := &http.Transport{
@@ -73,7 +82,7 @@ func newClient(cfg Config) *http.Client {
 		ResponseHeaderTimeout: cfg.Timeout,
 		MaxIdleConns:          100,
 		MaxIdleConnsPerHost:   cfg.PerEndpoint,
-		IdleConnTimeout:       90 * time.Second,
+		IdleConnTimeout:       idleConnTimeout,
 	}
 	return &http.Client{
 		Transport:     tr,

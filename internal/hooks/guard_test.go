@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"net/http"
 	"net/netip"
 	"testing"
 	"time"
@@ -114,5 +115,19 @@ func TestDefaultScheduleSpansAboutThreeDays(t *testing.T) {
 	}
 	if total <= 60*time.Hour || total > 72*time.Hour {
 		t.Errorf("the last attempt %s after the first, want about three days", total)
+	}
+}
+
+// TestIdleConnectionsDroppedBeforeReceiversDo: the client keeps an idle connection for
+// less than the 5 s after which common receivers (Node's http server) close theirs, so
+// an attempt is not written on a connection the receiver is closing.
+func TestIdleConnectionsDroppedBeforeReceiversDo(t *testing.T) {
+	t.Parallel()
+	tr, ok := newClient(Config{Timeout: 10 * time.Second, PerEndpoint: 4}).Transport.(*http.Transport)
+	if !ok {
+		t.Fatal("the client's transport is not an *http.Transport")
+	}
+	if tr.IdleConnTimeout <= 0 || tr.IdleConnTimeout >= 5*time.Second {
+		t.Fatalf("IdleConnTimeout = %s, want more than 0 and under 5s", tr.IdleConnTimeout)
 	}
 }
