@@ -109,11 +109,15 @@ WHERE stripe_account_id = sqlc.arg(account) AND stripe_disconnected_at IS NULL
 RETURNING id;
 
 -- name: ShopOpeningsBelowCharge :many
--- The shop's open openings priced below a minimum charge, earliest first, and how many
+-- The shop's open openings priced below a minimum charge, and its held ones (filled, the
+-- booking awaiting payment: a lapsed hold reopens them), earliest first, and how many
 -- there are (total): a change of currency or payment mode must not leave them taking
--- payments the provider refuses. A read of slots' table (slot_openings_shop_status_idx).
+-- payments the provider refuses. A read of slots' and the ledger's tables
+-- (slot_openings_shop_status_idx).
 SELECT o.id, o.starts_at, o.service, o.price_cents, count(*) OVER () AS total
 FROM slot_openings o
-WHERE o.shop_id = sqlc.arg(shop_id) AND o.status = 'open' AND o.price_cents < sqlc.arg(minimum)::bigint
+WHERE o.shop_id = sqlc.arg(shop_id) AND o.price_cents < sqlc.arg(minimum)::bigint
+  AND (o.status = 'open' OR (o.status = 'filled' AND EXISTS (
+        SELECT 1 FROM bookings b WHERE b.opening_id = o.id AND b.status = 'pending_payment')))
 ORDER BY o.starts_at, o.id
 LIMIT sqlc.arg(max_rows);

@@ -369,7 +369,9 @@ func (q *Queries) ShopLockOnboarding(ctx context.Context, db DBTX, shopID uuid.U
 const shopOpeningsBelowCharge = `-- name: ShopOpeningsBelowCharge :many
 SELECT o.id, o.starts_at, o.service, o.price_cents, count(*) OVER () AS total
 FROM slot_openings o
-WHERE o.shop_id = $1 AND o.status = 'open' AND o.price_cents < $2::bigint
+WHERE o.shop_id = $1 AND o.price_cents < $2::bigint
+  AND (o.status = 'open' OR (o.status = 'filled' AND EXISTS (
+        SELECT 1 FROM bookings b WHERE b.opening_id = o.id AND b.status = 'pending_payment')))
 ORDER BY o.starts_at, o.id
 LIMIT $3
 `
@@ -388,9 +390,11 @@ type ShopOpeningsBelowChargeRow struct {
 	Total      int64
 }
 
-// The shop's open openings priced below a minimum charge, earliest first, and how many
+// The shop's open openings priced below a minimum charge, and its held ones (filled, the
+// booking awaiting payment: a lapsed hold reopens them), earliest first, and how many
 // there are (total): a change of currency or payment mode must not leave them taking
-// payments the provider refuses. A read of slots' table (slot_openings_shop_status_idx).
+// payments the provider refuses. A read of slots' and the ledger's tables
+// (slot_openings_shop_status_idx).
 func (q *Queries) ShopOpeningsBelowCharge(ctx context.Context, db DBTX, arg ShopOpeningsBelowChargeParams) ([]ShopOpeningsBelowChargeRow, error) {
 	rows, err := db.Query(ctx, shopOpeningsBelowCharge, arg.ShopID, arg.Minimum, arg.MaxRows)
 	if err != nil {

@@ -72,12 +72,16 @@ func (s *Service) lock(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID) (loc
 	if l.b, err = queries.BookingLock(ctx, tx, bookingID); err != nil {
 		return l, fmt.Errorf("lock booking: %w", err)
 	}
-	if l.shop, err = shops.Read(ctx, tx, l.b.ShopID); err != nil {
+	// The shop is read under a share lock (taken after the opening's, which nothing that
+	// locks the shop's row first waits for while it is filled): a disconnection of its
+	// Stripe account or a change of its charges, which hold the row while they look at
+	// the openings, is then either committed before this reads it, or waits for this
+	// transition; a lapsed hold cannot reopen its opening in a shop that just stopped
+	// taking payments. With Connect (server configuration, as shops.Service sets it on
+	// the shops it returns) its account must be able to take payments.
+	if l.shop, err = shops.ReadForShare(ctx, tx, shops.Shop{ID: l.b.ShopID, Stripe: shops.StripeAccount{Required: s.cfg.Connect}}); err != nil {
 		return l, err
 	}
-	// What the server's configuration says of the shop's account, as shops.Service sets
-	// it on the shops it returns: with Connect, its account must be able to take payments.
-	l.shop.Stripe.Required = s.cfg.Connect
 	if l.customer, err = queries.CustomerGet(ctx, tx, l.b.CustomerID); err != nil {
 		return l, fmt.Errorf("get customer: %w", err)
 	}

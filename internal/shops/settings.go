@@ -149,8 +149,9 @@ const namedOpenings = 5
 // (FOR UPDATE, taken before this looks at the openings), so two changes cannot pass each
 // other, nor a declaration: Declare reads the row FOR SHARE (ReadForShare) before it
 // inserts, so its opening is either committed before this looks, or checked against the
-// new settings. Only open openings are checked: a filled one has its payment link
-// already.
+// new settings. Open openings are checked, and held ones (their booking awaits payment):
+// a hold that lapses reopens its opening, in the currency of that day. A confirmed one is
+// paid.
 func (s *Service) checkOpeningsCharge(ctx context.Context, tx pgx.Tx, cur Shop, n NewShop) error {
 	if s.cfg.MinimumCharge == nil || n.PaymentMode != PaymentCheckout ||
 		(cur.PaymentMode == PaymentCheckout && cur.Currency == n.Currency) {
@@ -184,7 +185,7 @@ func (s *Service) checkOpeningsCharge(ctx context.Context, tx pgx.Tx, cur Shop, 
 		list += fmt.Sprintf("; and %d more", more)
 	}
 	return &problem.Error{Kind: problem.Invalid, Code: CodeBelowMinimumCharge, Field: field, Message: fmt.Sprintf(
-		"%d open opening(s) would be charged less than the payment provider's smallest payment in %s, %s %s (price_cents %d), "+
-			"so no one who took them could pay: %s. Cancel them first, or keep %s",
+		"%d open or held opening(s) would be charged less than the payment provider's smallest payment in %s, %s %s (price_cents %d), "+
+			"so no one who took them could pay: %s. Cancel them first (or let a held one's payment settle), or keep %s",
 		rows[0].Total, code, money.Plain(minimum, n.Currency), code, minimum, list, keep)}
 }
