@@ -8,7 +8,7 @@
 //	go run ./cmd/loadtest                        # every scenario, 3 instances
 //	go run ./cmd/loadtest -scenario race -repeat 3
 //	go run ./cmd/loadtest -quick                 # tiny sizes, a smoke test in seconds
-//	go run ./cmd/loadtest -webhooks slow         # every shop with a webhook endpoint answering after 5 s (huge: 10 MiB)
+//	go run ./cmd/loadtest -webhooks slow         # every shop with a webhook endpoint answering after 5 s (fast: at once; huge: 10 MiB)
 //
 // It creates its own database (slotrec_load_<pid>) and Redis key prefix and removes
 // both at the end; it sends traffic to loopback only and stops by itself.
@@ -91,7 +91,7 @@ func main() {
 	flag.DurationVar(&o.shops.window, "shops-window", time.Minute, "shops scenario: the openings are declared evenly over this long")
 	flag.Float64Var(&o.shops.yesRate, "shops-yes-rate", 20, "shops scenario: YES replies a second, before and during the waves")
 	flag.DurationVar(&o.shops.slack, "pace-slack", 250*time.Millisecond, "shops scenario: jitter allowed between two texts of one sender (a long code's are 1 s apart)")
-	flag.StringVar(&o.webhooks, "webhooks", "", "give every shop a webhook endpoint at a local receiver that answers slowly (slow) or hugely (huge), to compare the YES path with and without")
+	flag.StringVar(&o.webhooks, "webhooks", "", "give every shop a webhook endpoint at a local receiver that answers at once (fast), slowly (slow) or hugely (huge), to compare the YES path with and without")
 	flag.DurationVar(&o.webhookDelay, "webhook-delay", 5*time.Second, "-webhooks slow: how long the receiver waits before it answers")
 	flag.IntVar(&o.webhookSize, "webhook-size", 10<<20, "-webhooks huge: how many bytes the receiver answers")
 	flag.Parse()

@@ -15,14 +15,17 @@ import (
 )
 
 // The -webhooks option: every shop of the run registers an outbound webhook endpoint at
-// a local receiver that answers as a shop's own system may, slowly or hugely, so that a
-// run with it and one without measure what such an endpoint costs the YES path. Events
+// a local receiver that answers as a shop's own system may: at once (fast), slowly or
+// hugely, so that runs with each, and one without, measure what webhooks cost the YES
+// path (fast: the events and their deliveries) and what a bad receiver adds (slow,
+// huge, against fast). Events
 // are recorded in the YES's own statement, and delivered by River jobs on a queue of
 // their own, each instance holding at most a few attempts to one endpoint: by design
 // the YES path should not notice.
 
 // The receiver's ways of answering.
 const (
+	webhooksFast = "fast" // 204 at once
 	webhooksSlow = "slow" // waits -webhook-delay, then 204
 	webhooksHuge = "huge" // answers 200 with -webhook-size bytes
 )
@@ -41,8 +44,8 @@ type webhookReceiver struct {
 
 // startWebhookReceiver listens on loopback; it stops with close.
 func startWebhookReceiver(mode string, delay time.Duration, size int) (*webhookReceiver, error) {
-	if mode != webhooksSlow && mode != webhooksHuge {
-		return nil, fmt.Errorf("-webhooks must be %s or %s", webhooksSlow, webhooksHuge)
+	if mode != webhooksFast && mode != webhooksSlow && mode != webhooksHuge {
+		return nil, fmt.Errorf("-webhooks must be %s, %s or %s", webhooksFast, webhooksSlow, webhooksHuge)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -58,6 +61,8 @@ func startWebhookReceiver(mode string, delay time.Duration, size int) (*webhookR
 		n, _ := io.Copy(io.Discard, r.Body)
 		w.bytes.Add(n)
 		switch w.mode {
+		case webhooksFast:
+			rw.WriteHeader(http.StatusNoContent)
 		case webhooksSlow:
 			select {
 			case <-time.After(w.delay):
@@ -95,7 +100,10 @@ func (w *webhookReceiver) close() {
 // describe says what the receiver got, for the run's output.
 func (w *webhookReceiver) describe() string {
 	how := fmt.Sprintf("answering after %s", w.delay)
-	if w.mode == webhooksHuge {
+	switch w.mode {
+	case webhooksFast:
+		how = "answering at once"
+	case webhooksHuge:
 		how = fmt.Sprintf("answering %d MiB", w.size>>20)
 	}
 	return fmt.Sprintf("webhook receiver (%s, %s): %d deliveries received (%d KiB of events), %d answered to the end",
