@@ -18,8 +18,9 @@ SELECT * FROM shops WHERE id = $1 FOR UPDATE;
 
 -- name: ShopGetForShare :one
 -- The shop as it is now, held until the transaction ends: a declaration checks its
--- opening against it while a change of the settings that check reads (Update's currency
--- and payment mode, a Stripe account's state) waits, and waits itself for one under way.
+-- opening against it, and a payment transition decides whether a lapsed hold reopens,
+-- while a change of the settings they read (Update's currency and payment mode, a Stripe
+-- account's state) waits, and each waits itself for one under way.
 -- FOR SHARE, not FOR UPDATE: declarations of one shop do not wait for each other, and
 -- a booking's foreign keys (FOR KEY SHARE) never wait for it.
 SELECT * FROM shops WHERE id = $1 FOR SHARE;

@@ -174,8 +174,9 @@ SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_i
 `
 
 // The shop as it is now, held until the transaction ends: a declaration checks its
-// opening against it while a change of the settings that check reads (Update's currency
-// and payment mode, a Stripe account's state) waits, and waits itself for one under way.
+// opening against it, and a payment transition decides whether a lapsed hold reopens,
+// while a change of the settings they read (Update's currency and payment mode, a Stripe
+// account's state) waits, and each waits itself for one under way.
 // FOR SHARE, not FOR UPDATE: declarations of one shop do not wait for each other, and
 // a booking's foreign keys (FOR KEY SHARE) never wait for it.
 func (q *Queries) ShopGetForShare(ctx context.Context, db DBTX, id uuid.UUID) (Shop, error) {
