@@ -2,8 +2,6 @@ package ledger_test
 
 import (
 	"context"
-	"fmt"
-	"sync"
 	"testing"
 	"time"
 
@@ -11,87 +9,14 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
-// pauseKey is the advisory lock a pause point waits on.
-const pauseKey = 7_261_002
-
-// pausePoint makes every later `timing` (BEFORE UPDATE, AFTER INSERT, ...) of a row of
-// table in the world's database wait, inside the statement's transaction, until release
-// is called: a transaction is held at a known point of its work, with the locks it has
-// taken so far.
+// pausePoint holds every later `timing` of a row of table in the world's database
+// until release (pgtest.PausePoint).
 func (w *world) pausePoint(timing, table string) (release func()) {
-	w.t.Helper()
-	ctx := context.Background()
-	for _, sql := range []string{
-		fmt.Sprintf(`CREATE OR REPLACE FUNCTION test_pause() RETURNS trigger LANGUAGE plpgsql AS $$
-		 BEGIN PERFORM pg_advisory_xact_lock_shared(%d); RETURN NEW; END $$`, pauseKey),
-		fmt.Sprintf(`CREATE TRIGGER test_pause_%s %s ON %s FOR EACH ROW EXECUTE FUNCTION test_pause()`,
-			table, timing, table),
-	} {
-		_, err := w.pool.Exec(ctx, sql)
-		require.NoError(w.t, err)
-	}
-	holder := w.otherSession()
-	_, err := holder.Exec(ctx, `SELECT pg_advisory_lock($1)`, pauseKey)
-	require.NoError(w.t, err)
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			_, err := holder.Exec(ctx, `SELECT pg_advisory_unlock($1)`, pauseKey)
-			require.NoError(w.t, err)
-		})
-	}
-}
-
-// Wait events of a statement that waits in pg_stat_activity.
-const (
-	atPause    = "advisory" // at a pause point
-	onARowLock = "row lock" // for a row another transaction locked (transactionid or tuple)
-)
-
-// waitUntilWaiting waits until a statement of the world's database waits for what (a
-// pause point, or a row lock). A call that answers first, without waiting, fails the
-// test with its answer: what it should have waited for did not hold it.
-func waitUntilWaiting[T any](w *world, what, who string, done <-chan T) {
-	w.t.Helper()
-	ctx := context.Background()
-	events := []string{what}
-	if what == onARowLock {
-		events = []string{"transactionid", "tuple"}
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var waiting int
-		require.NoError(w.t, w.pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = ANY($1)`, events).Scan(&waiting))
-		if waiting > 0 {
-			return
-		}
-		select {
-		case r := <-done:
-			w.t.Fatalf("%s did not wait (%s): it answered %+v", who, what, r)
-		default:
-		}
-		require.True(w.t, time.Now().Before(deadline), "%s did not wait (%s) within 20 s", who, what)
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// answer is what a call returned, sent from its goroutine.
-type answer[T any] struct {
-	V   T
-	Err error
-}
-
-func async[T any](f func() (T, error)) <-chan answer[T] {
-	ch := make(chan answer[T], 1)
-	go func() {
-		v, err := f()
-		ch <- answer[T]{V: v, Err: err}
-	}()
-	return ch
+	return pgtest.PausePoint(w.t, w.pool, timing, table)
 }
 
 // readyToCharge onboards the world's Connect shop and has Stripe enable its charges; it
@@ -124,10 +49,10 @@ func TestDeclareWaitsForADisconnection(t *testing.T) {
 	release := w.pausePoint("BEFORE UPDATE", "stripe_events")
 	defer release()
 
-	disconnected := async(func() (ledger.EventResult, error) { return w.pay.HandleEvent(ctx, gone) })
-	waitUntilWaiting(w, atPause, "the disconnection", disconnected)
-	declared := async(w.declare) // the shop as read before: ready
-	waitUntilWaiting(w, onARowLock, "the declaration", declared)
+	disconnected := pgtest.Async(func() (ledger.EventResult, error) { return w.pay.HandleEvent(ctx, gone) })
+	pgtest.WaitUntilWaiting(t, w.pool, pgtest.AtPause, "the disconnection", disconnected)
+	declared := pgtest.Async(w.declare) // the shop as read before: ready
+	pgtest.WaitUntilWaiting(t, w.pool, pgtest.OnARowLock, "the declaration", declared)
 	release()
 
 	d := <-disconnected
@@ -149,10 +74,10 @@ func TestDisconnectionWaitsForADeclare(t *testing.T) {
 	release := w.pausePoint("AFTER INSERT", "slot_openings")
 	defer release()
 
-	declared := async(w.declare)
-	waitUntilWaiting(w, atPause, "the declaration", declared)
-	disconnected := async(func() (ledger.EventResult, error) { return w.pay.HandleEvent(ctx, gone) })
-	waitUntilWaiting(w, onARowLock, "the disconnection", disconnected)
+	declared := pgtest.Async(w.declare)
+	pgtest.WaitUntilWaiting(t, w.pool, pgtest.AtPause, "the declaration", declared)
+	disconnected := pgtest.Async(func() (ledger.EventResult, error) { return w.pay.HandleEvent(ctx, gone) })
+	pgtest.WaitUntilWaiting(t, w.pool, pgtest.OnARowLock, "the disconnection", disconnected)
 	release()
 
 	o := <-declared

@@ -8,6 +8,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
@@ -29,12 +30,12 @@ func TestALapsedHoldWaitsForADisconnection(t *testing.T) {
 	release := w.pausePoint("BEFORE UPDATE", "stripe_events")
 	defer release()
 
-	disconnected := async(func() (ledger.EventResult, error) { return w.pay.HandleEvent(ctx, gone) })
-	waitUntilWaiting(w, atPause, "the disconnection", disconnected)
-	lapsed := async(func() (ledger.EventResult, error) {
+	disconnected := pgtest.Async(func() (ledger.EventResult, error) { return w.pay.HandleEvent(ctx, gone) })
+	pgtest.WaitUntilWaiting(t, w.pool, pgtest.AtPause, "the disconnection", disconnected)
+	lapsed := pgtest.Async(func() (ledger.EventResult, error) {
 		return w.pay.HandleEvent(ctx, from(w.event("evt_lapse", payments.EventExpired, b, ""), acct))
 	})
-	waitUntilWaiting(w, onARowLock, "the lapse", lapsed)
+	pgtest.WaitUntilWaiting(t, w.pool, pgtest.OnARowLock, "the lapse", lapsed)
 	release()
 
 	d := <-disconnected

@@ -2,12 +2,10 @@ package slots_test
 
 import (
 	"context"
-	"fmt"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
@@ -19,89 +17,6 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
-
-// pauseKey is the advisory lock a pause point waits on.
-const pauseKey = 7_261_001
-
-// pausePoint makes every later `timing` (BEFORE UPDATE, AFTER INSERT, ...) of a row of
-// table in the test's database wait, inside the statement's transaction, until release
-// is called: a transaction can be held at a known point of its work, with the locks it
-// has taken so far. The pause is on until release; the trigger stays (it costs one
-// uncontended advisory lock afterwards).
-func pausePoint(t *testing.T, pool *pgxpool.Pool, timing, table string) (release func()) {
-	t.Helper()
-	ctx := context.Background()
-	for _, sql := range []string{
-		fmt.Sprintf(`CREATE OR REPLACE FUNCTION test_pause() RETURNS trigger LANGUAGE plpgsql AS $$
-		 BEGIN PERFORM pg_advisory_xact_lock_shared(%d); RETURN NEW; END $$`, pauseKey),
-		fmt.Sprintf(`CREATE TRIGGER test_pause_%s %s ON %s FOR EACH ROW EXECUTE FUNCTION test_pause()`,
-			table, timing, table),
-	} {
-		_, err := pool.Exec(ctx, sql)
-		require.NoError(t, err)
-	}
-	holder, err := pgx.ConnectConfig(ctx, pool.Config().ConnConfig.Copy())
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = holder.Close(context.Background()) })
-	_, err = holder.Exec(ctx, `SELECT pg_advisory_lock($1)`, pauseKey)
-	require.NoError(t, err)
-	var once sync.Once
-	return func() {
-		once.Do(func() {
-			_, err := holder.Exec(ctx, `SELECT pg_advisory_unlock($1)`, pauseKey)
-			require.NoError(t, err)
-		})
-	}
-}
-
-// Wait events of a statement that waits in pg_stat_activity.
-const (
-	atPause    = "advisory" // at a pause point
-	onARowLock = "row lock" // for a row another transaction locked (transactionid or tuple)
-)
-
-// waitUntilWaiting waits until a statement of the test's database waits for what (a pause
-// point, or a row lock). A call that answers first, without waiting, fails the test with
-// its answer: what it should have waited for did not hold it.
-func waitUntilWaiting[T any](t *testing.T, pool *pgxpool.Pool, what, who string, done <-chan T) {
-	t.Helper()
-	ctx := context.Background()
-	events := []string{what}
-	if what == onARowLock {
-		events = []string{"transactionid", "tuple"}
-	}
-	deadline := time.Now().Add(20 * time.Second)
-	for {
-		var waiting int
-		require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
-			WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = ANY($1)`, events).Scan(&waiting))
-		if waiting > 0 {
-			return
-		}
-		select {
-		case r := <-done:
-			t.Fatalf("%s did not wait (%s): it answered %+v", who, what, r)
-		default:
-		}
-		require.True(t, time.Now().Before(deadline), "%s did not wait (%s) within 20 s", who, what)
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// answer is what a call returned, sent from its goroutine.
-type answer[T any] struct {
-	V   T
-	Err error
-}
-
-func async[T any](f func() (T, error)) <-chan answer[T] {
-	ch := make(chan answer[T], 1)
-	go func() {
-		v, err := f()
-		ch <- answer[T]{V: v, Err: err}
-	}()
-	return ch
-}
 
 // raceWorld is a shop service and a slots service that both know the payment provider's
 // minimum charges, as cmd/server wires them.
@@ -177,13 +92,13 @@ func TestDeclareWaitsForAChangeOfCharges(t *testing.T) {
 			w := newRaceWorld(t, 4)
 			shop := w.shop(t, "usd", tc.mode)
 			ctx := context.Background()
-			release := pausePoint(t, w.pool, "BEFORE UPDATE", "shops")
+			release := pgtest.PausePoint(t, w.pool, "BEFORE UPDATE", "shops")
 			defer release()
 
-			changed := async(func() (shops.Shop, error) { return w.shops.Update(ctx, shop.ID, tc.change) })
-			waitUntilWaiting(t, w.pool, atPause, "the change", changed)
-			declared := async(func() (slots.Opening, error) { return w.slots.Declare(ctx, shop, opening(tc.price, 5*time.Hour)) })
-			waitUntilWaiting(t, w.pool, onARowLock, "the declaration", declared)
+			changed := pgtest.Async(func() (shops.Shop, error) { return w.shops.Update(ctx, shop.ID, tc.change) })
+			pgtest.WaitUntilWaiting(t, w.pool, pgtest.AtPause, "the change", changed)
+			declared := pgtest.Async(func() (slots.Opening, error) { return w.slots.Declare(ctx, shop, opening(tc.price, 5*time.Hour)) })
+			pgtest.WaitUntilWaiting(t, w.pool, pgtest.OnARowLock, "the declaration", declared)
 			release()
 
 			c := <-changed
@@ -212,13 +127,13 @@ func TestChangeOfChargesWaitsForADeclare(t *testing.T) {
 			w := newRaceWorld(t, 4)
 			shop := w.shop(t, "usd", tc.mode)
 			ctx := context.Background()
-			release := pausePoint(t, w.pool, "AFTER INSERT", "slot_openings")
+			release := pgtest.PausePoint(t, w.pool, "AFTER INSERT", "slot_openings")
 			defer release()
 
-			declared := async(func() (slots.Opening, error) { return w.slots.Declare(ctx, shop, opening(tc.price, 5*time.Hour)) })
-			waitUntilWaiting(t, w.pool, atPause, "the declaration", declared)
-			changed := async(func() (shops.Shop, error) { return w.shops.Update(ctx, shop.ID, tc.change) })
-			waitUntilWaiting(t, w.pool, onARowLock, "the change", changed)
+			declared := pgtest.Async(func() (slots.Opening, error) { return w.slots.Declare(ctx, shop, opening(tc.price, 5*time.Hour)) })
+			pgtest.WaitUntilWaiting(t, w.pool, pgtest.AtPause, "the declaration", declared)
+			changed := pgtest.Async(func() (shops.Shop, error) { return w.shops.Update(ctx, shop.ID, tc.change) })
+			pgtest.WaitUntilWaiting(t, w.pool, pgtest.OnARowLock, "the change", changed)
 			release()
 
 			d := <-declared
