@@ -67,3 +67,15 @@ SET failing_since = COALESCE(failing_since, sqlc.arg(now)::timestamptz),
 WHERE id = sqlc.arg(id)
 RETURNING COALESCE(disabled_at = sqlc.arg(now)::timestamptz AND disabled_reason = sqlc.arg(reason)::text, false)::boolean AS disabled_now,
     failing_since;
+
+-- name: WebhookEndpointsForgetEvents :execrows
+-- An erasure (with WebhookDeliveriesForgetEvents): an endpoint that a delivery of the
+-- forgotten events went to, and that was disabled automatically, keeps its reason without
+-- the last error it quotes (which may quote the receiver's answer, and an answer may echo
+-- the body). The owner's own reason is not touched.
+UPDATE webhook_endpoints e
+SET disabled_reason = regexp_replace(e.disabled_reason, '\(the last: .*\); fix the endpoint',
+        '(the last: not kept: a customer was erased); fix the endpoint')
+WHERE e.disabled_reason LIKE 'disabled automatically:%(the last: %'
+  AND e.disabled_reason NOT LIKE '%(the last: not kept: a customer was erased)%'
+  AND e.id IN (SELECT d.endpoint_id FROM webhook_deliveries d WHERE d.event_id = ANY(sqlc.arg(event_ids)::uuid[]));

@@ -350,3 +350,24 @@ func (q *Queries) WebhookEndpointUpdate(ctx context.Context, db DBTX, arg Webhoo
 	)
 	return i, err
 }
+
+const webhookEndpointsForgetEvents = `-- name: WebhookEndpointsForgetEvents :execrows
+UPDATE webhook_endpoints e
+SET disabled_reason = regexp_replace(e.disabled_reason, '\(the last: .*\); fix the endpoint',
+        '(the last: not kept: a customer was erased); fix the endpoint')
+WHERE e.disabled_reason LIKE 'disabled automatically:%(the last: %'
+  AND e.disabled_reason NOT LIKE '%(the last: not kept: a customer was erased)%'
+  AND e.id IN (SELECT d.endpoint_id FROM webhook_deliveries d WHERE d.event_id = ANY($1::uuid[]))
+`
+
+// An erasure (with WebhookDeliveriesForgetEvents): an endpoint that a delivery of the
+// forgotten events went to, and that was disabled automatically, keeps its reason without
+// the last error it quotes (which may quote the receiver's answer, and an answer may echo
+// the body). The owner's own reason is not touched.
+func (q *Queries) WebhookEndpointsForgetEvents(ctx context.Context, db DBTX, eventIds []uuid.UUID) (int64, error) {
+	result, err := db.Exec(ctx, webhookEndpointsForgetEvents, eventIds)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}

@@ -173,7 +173,8 @@ func DecodeOpening(subject []byte) (OpeningSubject, error) {
 // ForgetCustomer scrubs shopID's events that name the customer (an opening they held,
 // or the customer themself), inside the caller's transaction: their subject and body
 // are dropped and they are not sent, nor sent again; and the logs of their deliveries
-// lose what the receivers answered (the first bytes of each answer, the error texts),
+// lose what the receivers answered (the first bytes of each answer, the error texts,
+// the last error quoted in an endpoint's automatic disabling),
 // since a receiver that echoes the body it got (a request bin, a catch-all integration)
 // answers with the customer's name and number. The customer's erasure calls it (what
 // reached the shop's endpoints already is the shop's).
@@ -196,6 +197,9 @@ func ForgetCustomer(ctx context.Context, q db.DBTX, shopID, customerID uuid.UUID
 	}
 	if _, err := queries.WebhookAttemptsForgetEvents(ctx, q, ids); err != nil {
 		return fmt.Errorf("forget customer %s in webhook attempts: %w", customerID, err)
+	}
+	if _, err := queries.WebhookEndpointsForgetEvents(ctx, q, ids); err != nil {
+		return fmt.Errorf("forget customer %s in webhook endpoints' reasons: %w", customerID, err)
 	}
 	return nil
 }

@@ -198,3 +198,56 @@ func readRequest(br *bufio.Reader) (*http.Request, []byte, error) {
 	body, err := io.ReadAll(req.Body)
 	return req, body, err
 }
+
+// TestForgetCustomerScrubsADisableReason: an endpoint disabled automatically keeps the
+// last error in its reason, and that error may quote the answer to a delivery of the
+// customer's event (a receiver answering a broken line with the number it got). Erasing
+// the customer keeps the reason and drops the quote.
+func TestForgetCustomerScrubsADisableReason(t *testing.T) {
+	t.Parallel()
+	// Disabled at its second failed attempt: the first starts the failing, the second
+	// is older than DisableAfter.
+	s := newScene(t, hooks.Config{AllowPrivate: true, DevMode: true, DisableAfter: time.Nanosecond})
+	ctx := context.Background()
+	const phone = "+15550007392"
+	erased := uuid.New()
+	broken := rawServer(t, func(c net.Conn, br *bufio.Reader) {
+		_, body, err := readRequest(br)
+		if err != nil {
+			return
+		}
+		var ev struct {
+			Data struct{ Phone string } `json:"data"`
+		}
+		_ = json.Unmarshal(body, &ev)
+		_, _ = io.WriteString(c, "unknown-caller:"+ev.Data.Phone+"\r\n")
+	})
+	_, _, err := s.svc.CreateEndpoint(ctx, s.shop.ID, hooks.NewEndpoint{URL: broken})
+	require.NoError(t, err)
+	for range 2 {
+		require.NoError(t, hooks.Record(ctx, s.pool, s.shop.ID, hooks.CustomerOptedOut, time.Now(),
+			map[string]any{"ID": erased, "Phone": phone}))
+		_, err := s.svc.Dispatch(ctx)
+		require.NoError(t, err)
+		rows, err := s.pool.Query(ctx, `SELECT id FROM webhook_deliveries WHERE last_attempt_at IS NULL`)
+		require.NoError(t, err)
+		ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+		require.NoError(t, err)
+		require.Len(t, ids, 1)
+		_ = s.svc.Attempt(ctx, ids[0], false) // fails: a snooze until the next attempt
+	}
+	reason := func() string {
+		var r string
+		require.NoError(t, s.pool.QueryRow(ctx, `SELECT COALESCE(disabled_reason, '') FROM webhook_endpoints`).Scan(&r))
+		return r
+	}
+	require.Contains(t, reason(), "disabled automatically")
+	require.Contains(t, reason(), phone[2:], "the reason quotes the last error")
+
+	require.NoError(t, pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		return hooks.ForgetCustomer(ctx, tx, s.shop.ID, erased, time.Now())
+	}))
+	require.NotContains(t, reason(), phone[2:], "the erased customer's number is still in the reason")
+	require.Contains(t, reason(), "disabled automatically", "the reason stays, without the quote")
+	require.Contains(t, reason(), "fix the endpoint, then enable it")
+}
