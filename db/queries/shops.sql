@@ -122,3 +122,7 @@ WHERE o.shop_id = sqlc.arg(shop_id) AND o.price_cents < sqlc.arg(minimum)::bigin
         SELECT 1 FROM bookings b WHERE b.opening_id = o.id AND b.status = 'pending_payment')))
 ORDER BY o.starts_at, o.id
 LIMIT sqlc.arg(max_rows);
+
+-- name: ShopIDByNumber :one
+-- The shop whose number a text was sent from (a delivery report names it).
+SELECT id FROM shops WHERE sms_number = $1;

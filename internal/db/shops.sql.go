@@ -263,6 +263,18 @@ func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (
 	return i, err
 }
 
+const shopIDByNumber = `-- name: ShopIDByNumber :one
+SELECT id FROM shops WHERE sms_number = $1
+`
+
+// The shop whose number a text was sent from (a delivery report names it).
+func (q *Queries) ShopIDByNumber(ctx context.Context, db DBTX, smsNumber string) (uuid.UUID, error) {
+	row := db.QueryRow(ctx, shopIDByNumber, smsNumber)
+	var id uuid.UUID
+	err := row.Scan(&id)
+	return id, err
+}
+
 const shopInsert = `-- name: ShopInsert :one
 INSERT INTO shops (name, timezone, sms_number, currency, payment_mode, wave_size,
     wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute,

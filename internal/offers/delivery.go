@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/problem"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
 )
 
@@ -26,7 +28,11 @@ import (
 //     opts them out, an unreachable number marks them unreachable; a problem with our
 //     own account or number (sms.ReasonAccount) leaves them alone.
 //
-// Reports for texts that are not offers (the outbox's) are stored and never applied.
+// A failed text that no offer takes (a transactional text's: a booking's confirmation,
+// a payment link; or an offer's whose id the wave has not stored yet) still says what
+// it says of the recipient: a carrier-level opt-out is kept for the number at the shop
+// that sent it (as a STOP is, customer or not), an unreachable number marks the shop's
+// customer with it (applyToNumber).
 
 // RecordDelivery implements the status callback's recorder (internal/webhooks). It is
 // idempotent; an error means the report was not stored and the provider should retry.
@@ -40,7 +46,39 @@ func (s *Service) RecordDelivery(ctx context.Context, r sms.DeliveryReport) erro
 	}); err != nil {
 		return fmt.Errorf("store delivery report: %w", err)
 	}
-	return s.applyDeliveries(ctx, []string{r.MessageID})
+	handled, err := s.applyDelivery(ctx, r.MessageID)
+	if err != nil || handled {
+		return err
+	}
+	return s.applyToNumber(ctx, r)
+}
+
+// applyToNumber applies a failed text's report that no offer took to the recipient's
+// number at the shop whose number sent it. Both are idempotent: an offer's report
+// applied again once the wave stores its id changes nothing more.
+func (s *Service) applyToNumber(ctx context.Context, r sms.DeliveryReport) error {
+	if !r.Status.Failed() || r.To == "" || r.From == "" ||
+		(r.Reason != sms.ReasonOptedOut && r.Reason != sms.ReasonUnreachable) {
+		return nil
+	}
+	shopID, err := s.shops.IDByNumber(ctx, r.From)
+	if errors.Is(err, shops.ErrShopNotFound) {
+		return nil // not from a shop's number (any more): nothing of ours to change
+	}
+	if err != nil {
+		return err
+	}
+	if r.Reason == sms.ReasonOptedOut {
+		return s.shops.OptOutNumber(ctx, shopID, r.To)
+	}
+	c, err := s.shops.CustomerByPhone(ctx, shopID, r.To)
+	if p, ok := problem.As(err); ok && p.Kind == problem.NotFound {
+		return nil // a stranger: there is no one to mark
+	}
+	if err != nil {
+		return err
+	}
+	return s.shops.MarkUnreachable(ctx, c.ID, r.ErrorCode)
 }
 
 // applyDeliveries applies the stored reports of the given message ids to their offers,
@@ -60,11 +98,7 @@ func (s *Service) applyDeliveries(ctx context.Context, sids []string) error {
 		}
 		sids = reported
 	}
-	var errs error
-	for _, sid := range sids {
-		errs = errors.Join(errs, s.applyDelivery(ctx, sid))
-	}
-	return errs
+	return s.applyReported(ctx, sids)
 }
 
 // applyReported applies the stored reports of message ids known to have one (the
@@ -72,16 +106,19 @@ func (s *Service) applyDeliveries(ctx context.Context, sids []string) error {
 func (s *Service) applyReported(ctx context.Context, sids []string) error {
 	var errs error
 	for _, sid := range sids {
-		errs = errors.Join(errs, s.applyDelivery(ctx, sid))
+		_, err := s.applyDelivery(ctx, sid)
+		errs = errors.Join(errs, err)
 	}
 	return errs
 }
 
-// applyDelivery applies the stored report of one message id (see applyDeliveries).
-func (s *Service) applyDelivery(ctx context.Context, sid string) error {
+// applyDelivery applies the stored report of one message id (see applyDeliveries). It
+// says whether an offer took the report (then the customer's side of it is done here);
+// a repeated report is taken by none, and applyToNumber's changes are idempotent.
+func (s *Service) applyDelivery(ctx context.Context, sid string) (handled bool, err error) {
 	rows, err := queries.OfferApplyDelivery(ctx, s.pool, sid)
 	if err != nil {
-		return fmt.Errorf("apply delivery report: %w", err)
+		return false, fmt.Errorf("apply delivery report: %w", err)
 	}
 	for _, r := range rows {
 		if !r.FailedNow {
@@ -96,12 +133,12 @@ func (s *Service) applyDelivery(ctx context.Context, sid string) error {
 			err = s.shops.RecordSMSProblem(ctx, r.ShopID, int(r.Code))
 		}
 		if err != nil {
-			return err
+			return true, err
 		}
 		s.log.InfoContext(ctx, "offer text not delivered; the next wave replaces it",
 			"offer_id", r.ID, "opening_id", r.OpeningID, "reason", r.Reason, "provider_code", r.Code)
 	}
-	return nil
+	return len(rows) > 0, nil
 }
 
 // PurgeDeliveryReports deletes up to limit delivery reports received before `before`,

@@ -537,6 +537,18 @@ func (s *Service) AddCustomer(ctx context.Context, shopID uuid.UUID, n NewCustom
 	return CustomerFromRow(row), nil
 }
 
+// IDByNumber returns the id of the shop whose SMS number is number, or ErrShopNotFound.
+func (s *Service) IDByNumber(ctx context.Context, number string) (uuid.UUID, error) {
+	id, err := queries.ShopIDByNumber(ctx, s.pool, number)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, ErrShopNotFound
+	}
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("find shop by number: %w", err)
+	}
+	return id, nil
+}
+
 // CustomerByPhone returns shopID's customer with that phone, or a NotFound problem.
 func (s *Service) CustomerByPhone(ctx context.Context, shopID uuid.UUID, number string) (Customer, error) {
 	row, err := queries.CustomerGetByPhone(ctx, s.pool, db.CustomerGetByPhoneParams{ShopID: shopID, Phone: number})
