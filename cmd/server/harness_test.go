@@ -74,13 +74,16 @@ func newEnv(t testing.TB) *env {
 }
 
 // newClient is the tests' HTTP client, keeping up to perHost idle connections to each
-// server. It drops an idle connection well before the server's idleTimeout does: a
-// client that kept it longer could send a request on it just as the server closes it,
-// and get EOF (TestRaceThreeHundredYes once did: its YES storms leave most of the pool
-// idle between rounds). Retrying then is no fix: the POST may have reached the server.
+// server. It drops an idle connection before the server does: a client that kept it
+// longer could send a request on it just as the server closes it, and get EOF
+// (TestRaceThreeHundredYes did: its YES storms leave most of the pool idle between
+// rounds). Retrying then is no fix: the POST may have reached the server. The server
+// closes a kept-alive connection after idleTimeout, but one that never carried a request
+// (the pool dialed it for a storm, then served the storm on others) after
+// readHeaderTimeout, counted from the accept: the client's idle timeout is below both.
 func newClient(perHost int) *http.Client {
 	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		MaxIdleConnsPerHost: perHost, IdleConnTimeout: idleTimeout / 3,
+		MaxIdleConnsPerHost: perHost, IdleConnTimeout: min(idleTimeout/3, readHeaderTimeout-time.Second),
 	}}
 }
 

@@ -181,7 +181,7 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, op
 	defer func() { stopDispatching(); <-dispatched }()
 	srv := &http.Server{
 		Handler:           a.routes(),
-		ReadHeaderTimeout: 5 * time.Second,
+		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       15 * time.Second,
 		WriteTimeout:      30 * time.Second,
 		IdleTimeout:       idleTimeout,
@@ -269,7 +269,7 @@ func (a *app) servePrivate(ctx context.Context, errc chan<- error, listening fun
 			a.log.Warn("pprof listens beyond loopback: keep PPROF_ADDR off public networks", "addr", ln.Addr().String())
 		}
 		srv := &http.Server{
-			Handler: l.handler, ReadHeaderTimeout: 5 * time.Second, WriteTimeout: l.writeTimeout,
+			Handler: l.handler, ReadHeaderTimeout: readHeaderTimeout, WriteTimeout: l.writeTimeout,
 			IdleTimeout: idleTimeout, ErrorLog: slog.NewLogLogger(a.log.Handler(), slog.LevelWarn),
 			BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
 		}
@@ -534,6 +534,14 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 // POST it cannot safely retry. Load balancers' defaults are below it (60 s for AWS's
 // ALB).
 const idleTimeout = 90 * time.Second
+
+// readHeaderTimeout is how long the server waits for a request's headers. On a new
+// connection it runs from the accept, so a connection opened and left without a request
+// (an HTTP client's pool dials one for a burst, then serves the burst on others) is
+// closed after it, silently; a client that then sends its first request on it gets EOF
+// for a request the server never saw. Clients that keep such connections must drop them
+// sooner (docs/operations.md), as keep-alive ones before idleTimeout.
+const readHeaderTimeout = 5 * time.Second
 
 // rescueStuckJobsAfter is River's RescueStuckJobsAfter; see build.
 // The soak showed what a long horizon costs: a wave killed mid-run leaves its customers
