@@ -436,16 +436,16 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	a.hooks = hooks.New(a.pool, queue, shopapi.EventRenderer{}, hooksCfg)
 	a.idempotency = idempotency.New(a.pool, idempotency.Config{})
 	a.calendar = calendar.New(a.pool, a.shops, calendar.Config{PublicURL: cfg.PublicURL})
-	// The payment provider goes to the ledger alone; slots asks the ledger for a new
-	// booking's payment link (slots.Linker).
+	// The payment provider goes to the ledger alone; inbound asks it for the payment link
+	// of a booking a YES made (ledger.Checkout).
 	a.ledger = ledger.New(a.pool, queue, provider, ledgerCfg)
 	// One subscription per instance announces slot lock releases to the claims waiting
 	// on them (see slots.Book).
 	lockChannel := cfg.RedisKeyPrefix + slots.LockChannel
 	a.lockWatcher = redislock.NewWatcher(a.redis, lockChannel)
-	a.slots = slots.New(a.pool, queue, slots.RedisLocker(redislock.New(a.redis), a.lockWatcher, lockChannel, a.metrics), cool, a.ledger, slotsCfg)
+	a.slots = slots.New(a.pool, queue, slots.RedisLocker(redislock.New(a.redis), a.lockWatcher, lockChannel, a.metrics), cool, slotsCfg)
 	a.offers = offers.New(a.pool, queue, texter, cool, a.shops, a.slots, offersCfg)
-	a.inbound = inbound.New(a.pool, queue, a.shops, a.slots, inbound.Config{Logger: log, Metrics: a.metrics})
+	a.inbound = inbound.New(a.pool, queue, a.shops, a.slots, a.ledger, inbound.Config{Logger: log, Metrics: a.metrics})
 	// The dashboard asks the instance's one River client when the next waves are due.
 	waves := offers.NewWaveSchedule(queue)
 	if a.dashboard, err = dashboard.New(a.pool, a.shops, a.slots, dashboard.Config{

@@ -72,12 +72,13 @@ WHERE m.message_sid = v.sid AND m.outcome = v.outcome AND m.answered_at IS NULL;
 -- Stored answers that were never marked as written back nor texted since: their handler
 -- died (or its connection broke) between storing the answer and writing it back. Only
 -- those stored between not_before and heard_before (the newer ones may still be on
--- their way), with a reply to tell, a shop and a number to text it to.
+-- their way), with a reply to tell (NULL: the outcome's own words), a shop and a number
+-- to text it to.
 SELECT message_sid FROM inbound_messages
 WHERE outcome IS NOT NULL AND answered_at IS NULL AND retold_at IS NULL
   AND handled_at < sqlc.arg(heard_before)::timestamptz
   AND handled_at >= sqlc.arg(not_before)::timestamptz
-  AND shop_id IS NOT NULL AND reply <> '' AND from_phone <> ''
+  AND shop_id IS NOT NULL AND reply IS DISTINCT FROM '' AND from_phone <> ''
 ORDER BY handled_at
 LIMIT sqlc.arg(max_rows);
 
@@ -111,11 +112,13 @@ WHERE message_sid = sqlc.arg(message_sid);
 --
 -- A late YES is answered as it is stored: a YES (yes, as the caller parsed it) from a
 -- customer who is not opted out, holds no offer that can still be taken and whose newest
--- offer was lost or is still out (its opening filled or gone) can only be told "taken"
--- (slots' noClaimable). Its outcome, its reply (the shop's name, then taken_after_name:
--- texts.Taken) and handled_at are written with the text, and returned as
--- answered_reply: most of a storm's replies come after the slot was filled, and each
--- saved the answer's own write, a non-HOT update of the row just inserted.
+-- offer is in one of late_statuses (slots.LateStatuses: lost, or still out while its
+-- opening was filled or went away) can only be told late_outcome ("taken"). That
+-- outcome and handled_at are written with the text, and late is true: most of a storm's
+-- replies come after the slot was filled, and each saved the answer's own write, a
+-- non-HOT update of the row just inserted. The reply is left NULL: its words follow
+-- from the outcome, and the caller composes them (inbound's answer words) whenever it
+-- tells them, now or on a replay.
 WITH input AS (
     SELECT unnest(sqlc.arg(message_sids)::text[]) AS message_sid,
            unnest(sqlc.arg(from_phones)::text[]) AS from_phone,
@@ -125,8 +128,8 @@ WITH input AS (
 ), addressed AS (
     -- Each shop by its unique number through the index (LIMIT keeps the planner from
     -- a hash join over every shop: it guesses ten texts per call).
-    SELECT i.message_sid, i.from_phone, i.to_phone, i.body, i.yes, sh.id AS shop_id, sh.name AS shop_name
-    FROM input i CROSS JOIN LATERAL (SELECT x.id, x.name FROM shops x WHERE x.sms_number = i.to_phone LIMIT 1) sh
+    SELECT i.message_sid, i.from_phone, i.to_phone, i.body, i.yes, sh.id AS shop_id
+    FROM input i CROSS JOIN LATERAL (SELECT x.id FROM shops x WHERE x.sms_number = i.to_phone LIMIT 1) sh
 ), found AS (
     SELECT a.message_sid, a.shop_id, a.yes, cust.id AS customer_id, cust.opted_out_at,
            newest.id AS newest_offer_id, newest.status AS newest_offer_status,
@@ -150,23 +153,22 @@ WITH input AS (
     -- Nothing to claim, so exactly one row of found.
     SELECT f.message_sid FROM found f
     WHERE f.yes AND f.customer_id IS NOT NULL AND f.opted_out_at IS NULL AND f.offer_id IS NULL
-      AND f.newest_offer_status IN ('lost', 'sent', 'sending')
+      AND f.newest_offer_status = ANY(sqlc.arg(late_statuses)::text[])
 ), stored AS (
     INSERT INTO inbound_messages (message_sid, shop_id, from_phone, to_phone, body, received_at, answered_at,
-        outcome, reply, handled_at)
+        outcome, handled_at)
     SELECT a.message_sid, a.shop_id, a.from_phone, a.to_phone, a.body, sqlc.arg(received_at)::timestamptz, NULL,
-        CASE WHEN l.message_sid IS NOT NULL THEN 'taken' END,
-        CASE WHEN l.message_sid IS NOT NULL THEN a.shop_name || sqlc.arg(taken_after_name)::text END,
+        CASE WHEN l.message_sid IS NOT NULL THEN sqlc.arg(late_outcome)::text END,
         CASE WHEN l.message_sid IS NOT NULL THEN sqlc.arg(received_at)::timestamptz END
     FROM addressed a LEFT JOIN late l ON l.message_sid = a.message_sid
     ORDER BY a.message_sid -- one lock order for concurrent batches
     ON CONFLICT (message_sid) DO NOTHING
-    RETURNING message_sid, reply
+    RETURNING message_sid, outcome
 )
 SELECT sqlc.embed(shops),
        f.message_sid::text AS message_sid,
        (st.message_sid IS NOT NULL)::boolean AS stored,
-       st.reply AS answered_reply,
+       (st.outcome IS NOT NULL)::boolean AS late,
        f.customer_id, f.opted_out_at,
        COALESCE(f.newest_offer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS newest_offer_id,
        COALESCE(f.newest_offer_status, '')::text AS newest_offer_status,

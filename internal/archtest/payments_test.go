@@ -14,7 +14,8 @@ import (
 
 // TestSlotsLeavesPaymentsToTheLedger: slots owns openings and the claim; what happens to
 // a booking's payment is internal/ledger's, which imports slots (to change openings
-// through it) and implements its Linker. slots importing the ledger would be a cycle in
+// through it) and makes a new booking's payment link for the YES path (internal/inbound
+// asks it with the claim's booking). slots importing the ledger would be a cycle in
 // waiting, and slots importing the payment types would put payment decisions back in
 // the claim.
 func TestSlotsLeavesPaymentsToTheLedger(t *testing.T) {
@@ -29,7 +30,7 @@ func TestSlotsLeavesPaymentsToTheLedger(t *testing.T) {
 		for _, imp := range p.Imports {
 			for _, f := range forbidden {
 				if importsModule(imp, f) {
-					t.Errorf("%s imports %s: slots asks the ledger for payment links through slots.Linker", p.Rel, imp)
+					t.Errorf("%s imports %s: a new booking's payment link is inbound's to ask the ledger for", p.Rel, imp)
 				}
 			}
 		}

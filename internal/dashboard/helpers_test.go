@@ -103,7 +103,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
 	shopsSvc := shops.New(pool, shops.Config{Now: now, PaymentsEnabled: true, StripeConnect: o.connect, PlatformFeeBPS: 250})
-	slotsSvc := slots.New(pool, rc, nil, nil, nil, slots.Config{Now: now})
+	slotsSvc := slots.New(pool, rc, nil, nil, slots.Config{Now: now})
 	rdb, prefix := redistest.New(t)
 	// The sign-in limits' keys: go-redis/redis_rate puts them under "rate:".
 	t.Cleanup(func() {

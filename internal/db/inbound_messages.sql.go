@@ -110,7 +110,7 @@ SELECT message_sid FROM inbound_messages
 WHERE outcome IS NOT NULL AND answered_at IS NULL AND retold_at IS NULL
   AND handled_at < $1::timestamptz
   AND handled_at >= $2::timestamptz
-  AND shop_id IS NOT NULL AND reply <> '' AND from_phone <> ''
+  AND shop_id IS NOT NULL AND reply IS DISTINCT FROM '' AND from_phone <> ''
 ORDER BY handled_at
 LIMIT $3
 `
@@ -124,7 +124,8 @@ type InboundListUnheardParams struct {
 // Stored answers that were never marked as written back nor texted since: their handler
 // died (or its connection broke) between storing the answer and writing it back. Only
 // those stored between not_before and heard_before (the newer ones may still be on
-// their way), with a reply to tell, a shop and a number to text it to.
+// their way), with a reply to tell (NULL: the outcome's own words), a shop and a number
+// to text it to.
 func (q *Queries) InboundListUnheard(ctx context.Context, db DBTX, arg InboundListUnheardParams) ([]string, error) {
 	rows, err := db.Query(ctx, inboundListUnheard, arg.HeardBefore, arg.NotBefore, arg.MaxRows)
 	if err != nil {
@@ -349,8 +350,8 @@ WITH input AS (
 ), addressed AS (
     -- Each shop by its unique number through the index (LIMIT keeps the planner from
     -- a hash join over every shop: it guesses ten texts per call).
-    SELECT i.message_sid, i.from_phone, i.to_phone, i.body, i.yes, sh.id AS shop_id, sh.name AS shop_name
-    FROM input i CROSS JOIN LATERAL (SELECT x.id, x.name FROM shops x WHERE x.sms_number = i.to_phone LIMIT 1) sh
+    SELECT i.message_sid, i.from_phone, i.to_phone, i.body, i.yes, sh.id AS shop_id
+    FROM input i CROSS JOIN LATERAL (SELECT x.id FROM shops x WHERE x.sms_number = i.to_phone LIMIT 1) sh
 ), found AS (
     SELECT a.message_sid, a.shop_id, a.yes, cust.id AS customer_id, cust.opted_out_at,
            newest.id AS newest_offer_id, newest.status AS newest_offer_status,
@@ -374,23 +375,22 @@ WITH input AS (
     -- Nothing to claim, so exactly one row of found.
     SELECT f.message_sid FROM found f
     WHERE f.yes AND f.customer_id IS NOT NULL AND f.opted_out_at IS NULL AND f.offer_id IS NULL
-      AND f.newest_offer_status IN ('lost', 'sent', 'sending')
+      AND f.newest_offer_status = ANY($6::text[])
 ), stored AS (
     INSERT INTO inbound_messages (message_sid, shop_id, from_phone, to_phone, body, received_at, answered_at,
-        outcome, reply, handled_at)
-    SELECT a.message_sid, a.shop_id, a.from_phone, a.to_phone, a.body, $6::timestamptz, NULL,
-        CASE WHEN l.message_sid IS NOT NULL THEN 'taken' END,
-        CASE WHEN l.message_sid IS NOT NULL THEN a.shop_name || $7::text END,
-        CASE WHEN l.message_sid IS NOT NULL THEN $6::timestamptz END
+        outcome, handled_at)
+    SELECT a.message_sid, a.shop_id, a.from_phone, a.to_phone, a.body, $7::timestamptz, NULL,
+        CASE WHEN l.message_sid IS NOT NULL THEN $8::text END,
+        CASE WHEN l.message_sid IS NOT NULL THEN $7::timestamptz END
     FROM addressed a LEFT JOIN late l ON l.message_sid = a.message_sid
     ORDER BY a.message_sid -- one lock order for concurrent batches
     ON CONFLICT (message_sid) DO NOTHING
-    RETURNING message_sid, reply
+    RETURNING message_sid, outcome
 )
 SELECT shops.id, shops.name, shops.timezone, shops.sms_number, shops.currency, shops.payment_mode, shops.wave_size, shops.wave_interval_seconds, shops.min_lead_minutes, shops.quiet_start_minute, shops.quiet_end_minute, shops.cooldown_seconds, shops.api_key_hash, shops.created_at, shops.max_offers_per_day, shops.first_wave_delay_seconds, shops.api_key_version, shops.send_rate, shops.sms_problem_code, shops.sms_problem_at, shops.sms_problem_count, shops.calendar_token, shops.calendar_token_hash, shops.calendar_full_details, shops.stripe_account_id, shops.stripe_charges_enabled, shops.stripe_payouts_enabled, shops.stripe_details_submitted, shops.stripe_requirements_due, shops.stripe_status_at, shops.stripe_disconnected_at, shops.platform_fee_bps,
        f.message_sid::text AS message_sid,
        (st.message_sid IS NOT NULL)::boolean AS stored,
-       st.reply AS answered_reply,
+       (st.outcome IS NOT NULL)::boolean AS late,
        f.customer_id, f.opted_out_at,
        COALESCE(f.newest_offer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS newest_offer_id,
        COALESCE(f.newest_offer_status, '')::text AS newest_offer_status,
@@ -404,20 +404,21 @@ LEFT JOIN stored st ON st.message_sid = f.message_sid
 `
 
 type InboundStoreManyParams struct {
-	MessageSids    []string
-	FromPhones     []string
-	ToPhones       []string
-	Bodies         []string
-	Yes            []bool
-	ReceivedAt     time.Time
-	TakenAfterName string
+	MessageSids  []string
+	FromPhones   []string
+	ToPhones     []string
+	Bodies       []string
+	Yes          []bool
+	LateStatuses []string
+	ReceivedAt   time.Time
+	LateOutcome  string
 }
 
 type InboundStoreManyRow struct {
 	Shop              Shop
 	MessageSid        string
 	Stored            bool
-	AnsweredReply     pgtype.Text
+	Late              bool
 	CustomerID        uuid.NullUUID
 	OptedOutAt        *time.Time
 	NewestOfferID     uuid.UUID
@@ -441,11 +442,13 @@ type InboundStoreManyRow struct {
 //
 // A late YES is answered as it is stored: a YES (yes, as the caller parsed it) from a
 // customer who is not opted out, holds no offer that can still be taken and whose newest
-// offer was lost or is still out (its opening filled or gone) can only be told "taken"
-// (slots' noClaimable). Its outcome, its reply (the shop's name, then taken_after_name:
-// texts.Taken) and handled_at are written with the text, and returned as
-// answered_reply: most of a storm's replies come after the slot was filled, and each
-// saved the answer's own write, a non-HOT update of the row just inserted.
+// offer is in one of late_statuses (slots.LateStatuses: lost, or still out while its
+// opening was filled or went away) can only be told late_outcome ("taken"). That
+// outcome and handled_at are written with the text, and late is true: most of a storm's
+// replies come after the slot was filled, and each saved the answer's own write, a
+// non-HOT update of the row just inserted. The reply is left NULL: its words follow
+// from the outcome, and the caller composes them (inbound's answer words) whenever it
+// tells them, now or on a replay.
 func (q *Queries) InboundStoreMany(ctx context.Context, db DBTX, arg InboundStoreManyParams) ([]InboundStoreManyRow, error) {
 	rows, err := db.Query(ctx, inboundStoreMany,
 		arg.MessageSids,
@@ -453,8 +456,9 @@ func (q *Queries) InboundStoreMany(ctx context.Context, db DBTX, arg InboundStor
 		arg.ToPhones,
 		arg.Bodies,
 		arg.Yes,
+		arg.LateStatuses,
 		arg.ReceivedAt,
-		arg.TakenAfterName,
+		arg.LateOutcome,
 	)
 	if err != nil {
 		return nil, err
@@ -498,7 +502,7 @@ func (q *Queries) InboundStoreMany(ctx context.Context, db DBTX, arg InboundStor
 			&i.Shop.PlatformFeeBps,
 			&i.MessageSid,
 			&i.Stored,
-			&i.AnsweredReply,
+			&i.Late,
 			&i.CustomerID,
 			&i.OptedOutAt,
 			&i.NewestOfferID,

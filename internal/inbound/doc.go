@@ -12,8 +12,11 @@
 //
 // Storing is batched: the texts of concurrent requests go in one statement, which also
 // reads the shop that owns the number, the sender and the offers they can claim (a late
-// YES is answered there and then); a booked YES stores its answer with the payment link
-// (slots.LinkAnswer).
+// YES is answered there and then, its outcome stored with the text and its words composed
+// here); a booked YES asks the ledger for the payment link (ledger.Service.Checkout) and
+// stores link and answer in one round trip. Every answer's words are composed in this
+// package: said for the outcomes whose words follow from the outcome, bookedAnswer
+// (ledger.BookedText) for a booking's.
 //
 // Twilio does not retry a webhook, so what a dead handler left is finished by the
 // sweeper (Sweep, every minute): a stored text without an answer is handled again, and

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
@@ -61,13 +62,17 @@ type Service struct {
 	marking pending
 	shops   *shops.Service
 	slots   *slots.Service
-	cfg     Config
-	log     *slog.Logger
-	m       *metrics.Metrics
+	// ledger makes new bookings' payment links; nil: no link is made here (the answer
+	// says it follows).
+	ledger *ledger.Service
+	cfg    Config
+	log    *slog.Logger
+	m      *metrics.Metrics
 }
 
-// New returns a Service.
-func New(pool *pgxpool.Pool, queue jobs.Inserter, shopsSvc *shops.Service, slotsSvc *slots.Service, cfg Config) *Service {
+// New returns a Service. ledgerSvc makes the payment links of the bookings a YES makes;
+// it may be nil where no shop takes payments.
+func New(pool *pgxpool.Pool, queue jobs.Inserter, shopsSvc *shops.Service, slotsSvc *slots.Service, ledgerSvc *ledger.Service, cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -83,7 +88,7 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, shopsSvc *shops.Service, slots
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{pool: pool, queue: queue, shops: shopsSvc, slots: slotsSvc, cfg: cfg, log: cfg.Logger, m: cfg.Metrics}
+	s := &Service{pool: pool, queue: queue, shops: shopsSvc, slots: slotsSvc, ledger: ledgerSvc, cfg: cfg, log: cfg.Logger, m: cfg.Metrics}
 	s.initGroups()
 	return s
 }
@@ -126,8 +131,7 @@ type Answer struct {
 	Replayed bool
 	// BookingID is the booking a booked answer tells the customer of.
 	BookingID uuid.UUID
-	// stored means the answer was stored already, with its payment link (see
-	// slots.LinkAnswer).
+	// stored means the answer was stored already, with its payment link (see link).
 	stored bool
 }
 
@@ -146,11 +150,13 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 	if err != nil {
 		return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, err
 	}
-	if st.fresh && st.taken != "" {
-		// A late YES, answered as it was stored.
-		return Answer{Outcome: OutcomeTaken, Keyword: kw, Message: st.taken}, nil
-	}
 	known, shop := st.known, st.shop
+	if st.fresh && st.late {
+		// A late YES, its outcome stored with it.
+		ans := said(shop, OutcomeTaken)
+		ans.Keyword = kw
+		return ans, nil
+	}
 	var snd *sender
 	stored := true
 	if known {
@@ -402,8 +408,12 @@ func (s *Service) retell(ctx context.Context) (done, read int, err error) {
 					return err
 				}
 			}
+			body := m.Reply.String
+			if !m.Reply.Valid {
+				body = said(shop, outcome).Message // stored without its words
+			}
 			_, err = s.queue.InsertTx(ctx, tx, jobs.Text{
-				Key: "reply:" + m.MessageSid, ShopID: shop.ID, From: shop.SMSNumber, To: m.FromPhone, Body: m.Reply.String,
+				Key: "reply:" + m.MessageSid, ShopID: shop.ID, From: shop.SMSNumber, To: m.FromPhone, Body: body,
 			}, nil)
 			texted = err == nil
 			return err
@@ -468,7 +478,16 @@ func (s *Service) replay(ctx context.Context, sid string) (Answer, error) {
 			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, fmt.Errorf("read stored message: %w", err)
 		}
 		if m.Outcome.Valid {
-			return Answer{Outcome: Outcome(m.Outcome.String), Message: m.Reply.String, Replayed: true, BookingID: m.BookingID.UUID}, nil
+			ans := Answer{Outcome: Outcome(m.Outcome.String), Message: m.Reply.String, Replayed: true, BookingID: m.BookingID.UUID}
+			if !m.Reply.Valid {
+				// Stored without its words, which follow from the outcome.
+				shop, err := shops.Read(ctx, s.pool, m.ShopID.UUID)
+				if err != nil {
+					return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater, Replayed: true}, fmt.Errorf("read shop of stored message: %w", err)
+				}
+				ans.Message = said(shop, ans.Outcome).Message
+			}
+			return ans, nil
 		}
 		if time.Now().After(deadline) {
 			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater, Replayed: true}, nil
@@ -517,7 +536,7 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, kw Ke
 	switch kw {
 	case KeywordYes:
 		if !known {
-			return Answer{Outcome: OutcomeNoOffer, Message: texts.NoOffer(shop)}, nil
+			return said(shop, OutcomeNoOffer), nil
 		}
 		if snd.optedOut {
 			if !strings.EqualFold(in.OptOutType, "START") {
@@ -538,48 +557,34 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, kw Ke
 				return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, err
 			}
 		}
-		return Answer{Outcome: OutcomeDeclined, Message: texts.Declined(shop)}, nil
+		return said(shop, OutcomeDeclined), nil
 	case KeywordStop:
 		// Customer or not: the number's STOP is kept, so that a later add or import of
 		// it does not opt it in (shops.OptOutNumber).
 		if err := s.shops.OptOutNumber(ctx, shop.ID, in.From); err != nil {
 			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, fmt.Errorf("opt out: %w", err)
 		}
-		return Answer{Outcome: OutcomeOptedOut, Message: texts.OptedOut(shop)}, nil
+		return said(shop, OutcomeOptedOut), nil
 	case KeywordStart:
 		// The number's own START clears its STOP, customer or not.
 		if err := s.shops.OptInNumber(ctx, shop.ID, in.From); err != nil {
 			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, fmt.Errorf("opt in: %w", err)
 		}
-		return Answer{Outcome: OutcomeOptedIn, Message: texts.OptedIn(shop)}, nil
+		return said(shop, OutcomeOptedIn), nil
 	case KeywordHelp:
-		return Answer{Outcome: OutcomeHelp, Message: texts.Help(shop)}, nil
+		return said(shop, OutcomeHelp), nil
 	default:
-		return Answer{Outcome: OutcomeUnrecognized, Message: texts.Unrecognized(shop)}, nil
+		return said(shop, OutcomeUnrecognized), nil
 	}
 }
 
-// claim books a YES. With sid and the claims read with the text, a new booking's
-// answer is stored with its payment link, in one round trip (slots.LinkAnswer).
+// claim books a YES. With sid (the text's, when its answer is this path's to store), a
+// new booking's answer is stored with its payment link (see link).
 func (s *Service) claim(ctx context.Context, shop shops.Shop, customerID uuid.UUID, claims *slots.Claimable, sid string) (Answer, error) {
 	var c slots.Claim
 	var err error
-	// linked is the answer queued with the payment link, when it was: built once, and
-	// given as it is when it was stored (Claim.AnswerStored).
-	var linked Answer
 	if claims != nil {
-		var early slots.LinkAnswer
-		if sid != "" {
-			early = func(ctx context.Context, q *pgbatch.Queue, c slots.Claim) {
-				linked = booked(shop, c)
-				// Queued: it runs, and its result is known, when q is sent.
-				_, _ = queries.InboundSetLinkAnswer(ctx, q, db.InboundSetLinkAnswerParams{
-					MessageSid: sid, Outcome: text(string(linked.Outcome)), Reply: text(linked.Message), HandledAt: s.cfg.Now().UTC(),
-					BookingID: uuid.NullUUID{UUID: c.BookingID, Valid: true}, PaymentUrl: c.PaymentURL,
-				})
-			}
-		}
-		c, err = s.slots.BookClaimable(ctx, shop, customerID, *claims, early)
+		c, err = s.slots.BookClaimable(ctx, shop, customerID, *claims)
 	} else {
 		c, err = s.slots.Book(ctx, shop, customerID)
 	}
@@ -588,37 +593,111 @@ func (s *Service) claim(ctx context.Context, shop shops.Shop, customerID uuid.UU
 	}
 	switch c.Outcome {
 	case slots.Booked:
-		if c.Repeat {
+		// The lock's release and the cooldown run while the link is made; the answer
+		// waits for them.
+		defer c.Settle()
+		switch {
+		case c.Repeat:
 			s.log.InfoContext(ctx, "repeated yes from the slot's holder", "booking_id", c.BookingID)
-		} else if c.Confirmed {
+		case c.Confirmed:
 			s.m.Booking(slots.BookingConfirmed)
-		} else {
+		default:
 			s.m.Booking(slots.BookingPendingPayment)
 		}
-		if c.AnswerStored {
-			linked.stored = true
-			return linked, nil
+		if c.New() && !c.Confirmed {
+			return s.link(ctx, shop, c, sid), nil
 		}
-		return booked(shop, c), nil
-	case slots.Taken:
-		return Answer{Outcome: OutcomeTaken, Message: texts.Taken(shop)}, nil
+		return bookedAnswer(shop, c), nil
 	default:
-		return Answer{Outcome: OutcomeNoOffer, Message: texts.NoOffer(shop)}, nil
+		return said(shop, Outcome(c.Outcome)), nil
 	}
 }
 
-// booked is the answer to a YES that holds the booking c.
-func booked(shop shops.Shop, c slots.Claim) Answer {
-	ans := Answer{Outcome: OutcomeBooked, BookingID: c.BookingID}
-	switch {
-	case c.Confirmed:
-		ans.Message = texts.Confirmed(shop, c.Service, c.StartsAt)
-	case c.LinkFollows:
-		ans.Message = texts.BookedLinkFollows(shop, c.Service, c.StartsAt)
-	default:
-		ans.Message = texts.Link(shop, c.Service, c.StartsAt, c.PaymentURL, slots.PayWithin)
+// link makes the payment link of the booking c has just made (the ledger's Checkout)
+// and stores it; with sid, the answer that carries the link is stored in the same round
+// trip, and only if the link was (Answer.stored): the winner's answer costs no round
+// trip of its own (winners' answers were the p99), and an answer never names a link
+// that was not stored. When the link cannot be made or stored in time, or the booking
+// sweep stored its own first, the answer says that the link follows: the sweep makes or
+// texts it.
+func (s *Service) link(ctx context.Context, shop shops.Shop, c slots.Claim, sid string) Answer {
+	follows := c
+	follows.LinkFollows = true
+	if s.ledger == nil {
+		s.log.WarnContext(ctx, "checkout deferred to job: payments are not configured here", "booking_id", c.BookingID)
+		return bookedAnswer(shop, follows)
 	}
+	co, err := s.ledger.Checkout(ctx, shop, c.Booking, c.Service, c.StartsAt)
+	if err != nil {
+		s.log.WarnContext(ctx, "checkout deferred to job", "booking_id", c.BookingID, "err", err)
+		return bookedAnswer(shop, follows)
+	}
+	c.PaymentURL = co.URL
+	ans := bookedAnswer(shop, c)
+	// Stored even if the request ends meanwhile: a link stored but answered as "link
+	// follows" would be texted by nobody (the booking sweep finds it stored).
+	storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	now := s.cfg.Now().UTC()
+	// The batch's statements, in order: the link (ledger.StoreLink), then the answer.
+	var q pgbatch.Queue
+	_, err = ledger.StoreLink(storeCtx, &q, c.BookingID, co, now)
+	if err == nil && sid != "" {
+		_, err = queries.InboundSetLinkAnswer(storeCtx, &q, db.InboundSetLinkAnswerParams{
+			MessageSid: sid, Outcome: text(string(ans.Outcome)), Reply: text(ans.Message), HandledAt: now,
+			BookingID: uuid.NullUUID{UUID: c.BookingID, Valid: true}, PaymentUrl: co.URL,
+		})
+	}
+	var tags []pgconn.CommandTag
+	if err == nil {
+		tags, err = q.Send(storeCtx, s.pool)
+	}
+	if err != nil {
+		s.log.WarnContext(ctx, "checkout not stored; deferred to job", "booking_id", c.BookingID, "err", err)
+		return bookedAnswer(shop, follows)
+	}
+	if tags[0].RowsAffected() == 0 {
+		return bookedAnswer(shop, follows) // the sweep's link, which it texts
+	}
+	ans.stored = len(tags) > 1 && tags[1].RowsAffected() == 1
 	return ans
+}
+
+// bookedAnswer is the answer to a YES that holds the booking c: what a booked customer
+// is told of it (ledger.BookedText).
+func bookedAnswer(shop shops.Shop, c slots.Claim) Answer {
+	url := c.PaymentURL
+	if c.LinkFollows {
+		url = ""
+	}
+	return Answer{Outcome: OutcomeBooked, BookingID: c.BookingID,
+		Message: ledger.BookedText(shop, c.Service, c.StartsAt, c.Confirmed, url)}
+}
+
+// said is the answer whose words follow from its outcome alone: every answer but a
+// booking's (bookedAnswer), a STOPped customer's YES and a text to nobody's number. A
+// stored answer without its words (InboundStoreMany's late YES) is told with these.
+func said(shop shops.Shop, o Outcome) Answer {
+	var m string
+	switch o {
+	case OutcomeTaken:
+		m = texts.Taken(shop)
+	case OutcomeNoOffer:
+		m = texts.NoOffer(shop)
+	case OutcomeDeclined:
+		m = texts.Declined(shop)
+	case OutcomeOptedOut:
+		m = texts.OptedOut(shop)
+	case OutcomeOptedIn:
+		m = texts.OptedIn(shop)
+	case OutcomeHelp:
+		m = texts.Help(shop)
+	case OutcomeUnrecognized:
+		m = texts.Unrecognized(shop)
+	default:
+		m = texts.RetryLater
+	}
+	return Answer{Outcome: o, Message: m}
 }
 
 func text(s string) pgtype.Text { return pgtype.Text{String: s, Valid: true} }

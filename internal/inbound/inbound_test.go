@@ -54,9 +54,9 @@ func newWorld(t *testing.T, customers int) *world {
 	t.Cleanup(func() { _ = watcher.Close() })
 	shopsSvc := shops.New(pool, shops.Config{})
 	w := &world{pool: pool, queue: queue, shops: shopsSvc}
-	w.slots = slots.New(pool, queue, slots.RedisLocker(redislock.New(rdb), watcher, prefix+slots.LockChannel, nil), cool, nil, slots.Config{KeyPrefix: prefix})
+	w.slots = slots.New(pool, queue, slots.RedisLocker(redislock.New(rdb), watcher, prefix+slots.LockChannel, nil), cool, slots.Config{KeyPrefix: prefix})
 	w.ledger = ledger.New(pool, queue, nil, ledger.Config{})
-	w.inbound = inbound.New(pool, queue, shopsSvc, w.slots, inbound.Config{})
+	w.inbound = inbound.New(pool, queue, shopsSvc, w.slots, nil, inbound.Config{})
 	w.shop, _, err = shopsSvc.Create(ctx, shops.NewShop{Name: "Ana's Salon", Timezone: "Europe/London", SMSNumber: "+447700900001",
 		Currency: "gbp", PaymentMode: shops.PaymentNone})
 	require.NoError(t, err)

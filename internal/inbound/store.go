@@ -12,7 +12,6 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/pgbatch"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
-	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
 // newText is a text to store.
@@ -31,9 +30,9 @@ type stored struct {
 	// fresh is false for a MessageSid seen before (a redelivery).
 	fresh  bool
 	sender sender
-	// taken, when not empty, is the answer stored with the text: a YES that came after
-	// every slot it could claim was decided (see InboundStoreMany).
-	taken string
+	// late is true for a YES that came after every slot it could claim was decided: its
+	// outcome, taken, was stored with the text (see InboundStoreMany).
+	late bool
 }
 
 // answer is an answer to store.
@@ -51,7 +50,7 @@ type heard struct {
 }
 
 func (s *Service) storeTexts(ctx context.Context, batch []newText) ([]stored, error) {
-	p := db.InboundStoreManyParams{ReceivedAt: s.cfg.Now().UTC(), TakenAfterName: texts.TakenAfterName}
+	p := db.InboundStoreManyParams{ReceivedAt: s.cfg.Now().UTC(), LateStatuses: slots.LateStatuses(), LateOutcome: string(OutcomeTaken)}
 	for _, t := range batch {
 		p.MessageSids = append(p.MessageSids, t.in.MessageSID)
 		p.FromPhones = append(p.FromPhones, t.in.From)
@@ -77,7 +76,7 @@ func (s *Service) storeTexts(ctx context.Context, batch []newText) ([]stored, er
 		if err != nil {
 			return nil, err
 		}
-		out[i] = stored{known: true, shop: shop, fresh: rs[0].Stored, sender: senderFrom(rs), taken: rs[0].AnsweredReply.String}
+		out[i] = stored{known: true, shop: shop, fresh: rs[0].Stored, sender: senderFrom(rs), late: rs[0].Late}
 	}
 	return out, nil
 }

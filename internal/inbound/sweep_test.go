@@ -73,8 +73,8 @@ func newRedisDownWorld(t *testing.T) *world {
 	watcher := redislock.NewWatcher(dead, "sweeptest:"+slots.LockChannel)
 	t.Cleanup(func() { _ = watcher.Close() })
 	w := &world{pool: pool, queue: queue, shops: shops.New(pool, shops.Config{})}
-	w.slots = slots.New(pool, queue, slots.RedisLocker(redislock.New(dead), watcher, "sweeptest:"+slots.LockChannel, nil), noCooldown{}, nil, slots.Config{})
-	w.inbound = inbound.New(pool, queue, w.shops, w.slots, inbound.Config{})
+	w.slots = slots.New(pool, queue, slots.RedisLocker(redislock.New(dead), watcher, "sweeptest:"+slots.LockChannel, nil), noCooldown{}, slots.Config{})
+	w.inbound = inbound.New(pool, queue, w.shops, w.slots, nil, inbound.Config{})
 	w.shop, _, err = w.shops.Create(ctx, shops.NewShop{Name: "Ana's Salon", Timezone: "Europe/London", SMSNumber: "+447700900001",
 		Currency: "gbp", PaymentMode: shops.PaymentNone})
 	require.NoError(t, err)

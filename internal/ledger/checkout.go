@@ -12,10 +12,8 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
-	"github.com/slotrecovery/slotrecovery/internal/pgbatch"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
-	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
 // minCheckoutExpiry is the payment provider's floor for a checkout's expiry (30
@@ -38,7 +36,7 @@ var ErrCheckoutRefused = errors.New("ledger: checkout refused")
 
 // newCheckout asks the payment provider for booking b's payment link, expiring at
 // expires, waiting at most timeout. It is the one place a link is made, for the YES
-// path (Link) and for its safety net (EnsureCheckout); both store the answer with
+// path (Checkout) and for its safety net (EnsureCheckout); both store it with
 // BookingStoreLink, made by storeLinkParams. An error that retrying cannot fix wraps
 // ErrCheckoutRefused.
 func (s *Service) newCheckout(ctx context.Context, timeout time.Duration, shop shops.Shop, b db.Booking, service string, startsAt, expires time.Time) (payments.Checkout, error) {
@@ -82,37 +80,30 @@ func (s *Service) payee(shop shops.Shop) (account string, feeBPS int, err error)
 	return shop.Stripe.ID, shop.FeeBPS(s.cfg.PlatformFeeBPS), nil
 }
 
-// Link implements slots.Linker: it makes the payment link of a booking the claim has
-// just committed, on the YES path, bounded by CheckoutTimeout, and stores it, with the
-// caller's answer when there is one (see slots.LinkAnswer), in one round trip. It
-// returns "" when a link was stored first (the booking sweep's, which texts it).
-func (s *Service) Link(ctx context.Context, shop shops.Shop, b db.Booking, c slots.Claim, answer slots.LinkAnswer) (url string, answered bool, err error) {
-	// The timeout is the provider's alone: a checkout that arrives at the last moment
-	// must still be stored, with the request's own context.
-	co, err := s.newCheckout(ctx, s.cfg.CheckoutTimeout, shop, b, c.Service, c.StartsAt, *b.CheckoutExpiresAt)
+// Checkout makes the payment link of booking b, which a YES has just committed for
+// service at startsAt, on the YES path: bounded by CheckoutTimeout, expiring when the
+// booking's hold does. It stores nothing: the caller stores the link (StoreLink) in the
+// round trip that stores its own answer with it, so that an answer is never stored
+// with a link that was not, and the winner's answer costs no round trip of its own. An
+// error means the link could not be made in time: the booking holds, and the booking
+// sweep makes the link (EnsureCheckout) and texts it.
+func (s *Service) Checkout(ctx context.Context, shop shops.Shop, b db.Booking, service string, startsAt time.Time) (payments.Checkout, error) {
+	if b.CheckoutExpiresAt == nil {
+		return payments.Checkout{}, fmt.Errorf("booking %s has no checkout expiry", b.ID)
+	}
+	return s.newCheckout(ctx, s.cfg.CheckoutTimeout, shop, b, service, startsAt, *b.CheckoutExpiresAt)
+}
+
+// StoreLink stores booking id's payment link co, at now, once: it changes no row when a
+// link was stored first (the booking sweep's, which texts it itself) or the booking
+// ended, and the caller then must not tell the customer of co. q may be a
+// *pgbatch.Queue, whose command tag for this one statement has the rows it changed.
+func StoreLink(ctx context.Context, q db.DBTX, id uuid.UUID, co payments.Checkout, now time.Time) (stored bool, err error) {
+	n, err := queries.BookingStoreLink(ctx, q, storeLinkParams(id, co, now))
 	if err != nil {
-		return "", false, err
+		return false, fmt.Errorf("store checkout: %w", err)
 	}
-	// Stored even if the request ends meanwhile: a link stored but answered as "link
-	// follows" would be texted by nobody (the booking sweep finds it stored).
-	storeCtx, cancelStore := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer cancelStore()
-	var q pgbatch.Queue
-	if _, err := queries.BookingStoreLink(storeCtx, &q, storeLinkParams(b.ID, co, s.cfg.Now())); err != nil {
-		return "", false, fmt.Errorf("store checkout: %w", err)
-	}
-	if answer != nil {
-		c.PaymentURL = co.URL
-		answer(storeCtx, &q, c)
-	}
-	tags, err := q.Send(storeCtx, s.pool)
-	if err != nil {
-		return "", false, fmt.Errorf("store checkout: %w", err)
-	}
-	if tags[0].RowsAffected() == 0 {
-		return "", false, nil
-	}
-	return co.URL, len(tags) > 1 && tags[1].RowsAffected() == 1, nil
+	return n > 0, nil
 }
 
 // CheckoutDescription is the line item the customer sees on the payment page.
@@ -134,7 +125,7 @@ func storeLinkParams(id uuid.UUID, co payments.Checkout, now time.Time) db.Booki
 }
 
 // EnsureCheckout makes sure a pending booking has a payment link and that the customer
-// was sent it. It is the safety net behind the YES path's attempt (Link), run by the
+// was sent it. It is the safety net behind the YES path's attempt (Checkout), run by the
 // booking sweep after the provider's errors, timeouts or a crash; it does nothing when
 // the link already exists. The same idempotency key (booking and stored expiry) makes
 // the provider return the first checkout if an earlier attempt reached it.
@@ -219,7 +210,7 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 		}
 		_, err = s.queue.InsertTx(ctx, tx, jobs.Text{
 			Key: "checkout_link:" + b.ID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone,
-			Body:     texts.Link(shop, op.Service, op.StartsAt, co.URL, slots.PayWithin),
+			Body:     BookedText(shop, op.Service, op.StartsAt, false, co.URL),
 			NotAfter: expires,
 		}, nil)
 		if err != nil {

@@ -4,8 +4,9 @@
 //
 //	ledger.go       Service, its configuration, the provider it calls and the Result of
 //	                a transition
-//	checkout.go     the payment link: made on the YES path (Link, the claim's
-//	                slots.Linker) or by the booking sweep (EnsureCheckout)
+//	checkout.go     the payment link: made on the YES path (Checkout; internal/inbound
+//	                stores it with its answer, StoreLink) or by the booking sweep
+//	                (EnsureCheckout)
 //	events.go       the provider's webhook events: stored once by id, applied once
 //	transitions.go  paid and failed, under the opening's and the booking's row locks
 //	reconcile.go    reading stale pending bookings back from the provider
@@ -13,7 +14,7 @@
 //	sweep.go        the booking sweep: links the YES path could not make, and news
 //	                that may not have reached the customer
 //	notice.go       telling a booked customer once (TellOnce, MarkTold, Notify)
-//	texts.go        what the customer is told (wording in internal/texts)
+//	texts.go        what the customer is told (BookedText; wording in internal/texts)
 //	accounts.go     shops' connected accounts (Stripe Connect): onboarding (Onboard,
 //	                RefreshAccount) and the account events kept on the shop
 //

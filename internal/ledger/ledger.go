@@ -206,8 +206,8 @@ type Config struct {
 	Logger  *slog.Logger
 }
 
-// Service is the payment ledger of bookings. It makes a new booking's payment link (it
-// is the claim's slots.Linker) and the booking sweep that finishes what the YES path
+// Service is the payment ledger of bookings. It makes a new booking's payment link (for
+// the YES path, Checkout) and the booking sweep that finishes what the YES path
 // could not (the link, the news); it applies the payment provider's webhook events, the
 // periodic reconciliation that stands in for a lost event, and refunds of payments that
 // came too late or twice. Every transition runs in one transaction that holds the
@@ -233,8 +233,6 @@ type Service struct {
 	m        *metrics.Metrics
 	log      *slog.Logger
 }
-
-var _ slots.Linker = (*Service)(nil)
 
 // New returns the ledger. provider is the payment provider, the one place it is passed
 // in; it may be nil when no shop takes payments: events are then still stored and

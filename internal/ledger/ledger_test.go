@@ -214,6 +214,9 @@ type world struct {
 	shop  shops.Shop
 	svc   *slots.Service
 	pay   *ledger.Service
+	// linker makes the YES path's payment links (the provider's ledger, even when pay
+	// has none).
+	linker *ledger.Service
 	// provider is the fake payment provider: co and stripe together.
 	provider ledger.PaymentProvider
 	stripe   *fakeStripe
@@ -247,9 +250,9 @@ func newWorld(t *testing.T, opts worldOpts) *world {
 		*fakeStripe
 	}{w.co, w.stripe}
 	w.provider = provider
-	linker := ledger.New(pool, queue, provider, opts.payments)
-	w.svc = slots.New(pool, queue, grantLock{}, noCooling{}, linker, slots.Config{Now: w.clk.Now})
-	w.pay = linker
+	w.linker = ledger.New(pool, queue, provider, opts.payments)
+	w.svc = slots.New(pool, queue, grantLock{}, noCooling{}, slots.Config{Now: w.clk.Now})
+	w.pay = w.linker
 	if opts.noStripe {
 		w.pay = ledger.New(pool, queue, nil, opts.payments)
 	}
@@ -281,7 +284,30 @@ func (w *world) claim(openingID uuid.UUID, generation int) (slots.Claim, uuid.UU
 	claim, err := w.svc.Book(ctx, w.shop, c.ID)
 	require.NoError(w.t, err)
 	require.Equal(w.t, slots.Booked, claim.Outcome)
-	return claim, c.ID
+	defer claim.Settle()
+	return w.link(claim), c.ID
+}
+
+// link makes and stores a new booking's payment link as the YES path does
+// (internal/inbound): the claim says the link follows when it could not be made or a
+// link was stored first.
+func (w *world) link(claim slots.Claim) slots.Claim {
+	w.t.Helper()
+	if !claim.New() || claim.Confirmed {
+		return claim
+	}
+	ctx := context.Background()
+	claim.LinkFollows = true
+	co, err := w.linker.Checkout(ctx, w.shop, claim.Booking, claim.Service, claim.StartsAt)
+	if err != nil {
+		return claim
+	}
+	stored, err := ledger.StoreLink(ctx, w.pool, claim.BookingID, co, w.clk.Now())
+	require.NoError(w.t, err)
+	if stored {
+		claim.PaymentURL, claim.LinkFollows = co.URL, false
+	}
+	return claim
 }
 
 // book declares an opening and books it for a new customer; it returns the booking id.

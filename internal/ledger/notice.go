@@ -15,7 +15,6 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
-	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
 // A booked customer must learn of it. The answer to their YES normally tells them (the
@@ -80,14 +79,10 @@ func (s *Service) Notify(ctx context.Context, bookingID uuid.UUID) error {
 		return err
 	}
 	text := jobs.Text{Key: "booking_notice:" + b.ID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone}
-	if pendingWithLink {
-		text.Body = texts.Link(shop, op.Service, op.StartsAt, b.PaymentUrl.String, slots.PayWithin)
-		if b.CheckoutExpiresAt != nil {
-			text.NotAfter = *b.CheckoutExpiresAt
-		}
-	} else {
-		text.Body = texts.Confirmed(shop, op.Service, op.StartsAt)
-		text.NotAfter = op.StartsAt
+	text.Body = BookedText(shop, op.Service, op.StartsAt, confirmedAtOnce, b.PaymentUrl.String)
+	text.NotAfter = op.StartsAt
+	if pendingWithLink && b.CheckoutExpiresAt != nil {
+		text.NotAfter = *b.CheckoutExpiresAt
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		n, err := queries.BookingMarkTold(ctx, tx, db.BookingMarkToldParams{ID: b.ID, Now: s.cfg.Now().UTC()})

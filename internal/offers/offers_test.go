@@ -71,9 +71,9 @@ func newWorld(t *testing.T) *world {
 	w.shops = shops.New(pool, shops.Config{Now: clk.Now})
 	watcher := redislock.NewWatcher(rdb, prefix+slots.LockChannel)
 	t.Cleanup(func() { _ = watcher.Close() })
-	w.slots = slots.New(pool, queue, slots.RedisLocker(redislock.New(rdb), watcher, prefix+slots.LockChannel, nil), cool, nil, slots.Config{Now: clk.Now, KeyPrefix: prefix})
+	w.slots = slots.New(pool, queue, slots.RedisLocker(redislock.New(rdb), watcher, prefix+slots.LockChannel, nil), cool, slots.Config{Now: clk.Now, KeyPrefix: prefix})
 	w.offers = offers.New(pool, queue, texter, cool, w.shops, w.slots, offers.Config{Now: clk.Now})
-	w.inbound = inbound.New(pool, queue, w.shops, w.slots, inbound.Config{Now: clk.Now})
+	w.inbound = inbound.New(pool, queue, w.shops, w.slots, nil, inbound.Config{Now: clk.Now})
 	w.outbox = outbox.New(pool, texter, w.shops, w.slots, outbox.Config{Now: clk.Now})
 	return w
 }

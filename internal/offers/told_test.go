@@ -118,7 +118,7 @@ func TestYesBooksOnlyWhatTheCustomerWasTold(t *testing.T) {
 	// The claim itself refuses the untexted offer, whatever its caller read.
 	claim, err := w.slots.BookClaimable(ctx, shop, cs[2].ID, slots.Claimable{Live: []slots.LiveOffer{{
 		OfferID: offerOf(t, w, b.ID, cs[2].ID), OpeningID: b.ID, Generation: 1, StartsAt: b.StartsAt,
-	}}}, nil)
+	}}})
 	require.NoError(t, err)
 	require.NotEqual(t, slots.Booked, claim.Outcome, "an offer whose text has not gone out is not claimable")
 

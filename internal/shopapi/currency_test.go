@@ -23,7 +23,7 @@ func stripeEnv(t *testing.T) *env {
 	return newEnvWith(t, func(h *shopapi.Handlers, pool *pgxpool.Pool, queue jobs.Inserter) {
 		h.Shops = shops.New(pool, shops.Config{PaymentsEnabled: true,
 			ChargesIn: stripe.ChargesIn, MinimumCharge: stripe.MinimumCharge})
-		h.Openings = slots.New(pool, queue, nil, nil, nil, slots.Config{MinimumCharge: stripe.MinimumCharge})
+		h.Openings = slots.New(pool, queue, nil, nil, slots.Config{MinimumCharge: stripe.MinimumCharge})
 	})
 }
 

@@ -577,7 +577,7 @@ func TestIdempotentServerErrorIsNotReplayed(t *testing.T) {
 		broken, err := pgxpool.New(context.Background(), pool.Config().ConnString())
 		require.NoError(t, err)
 		broken.Close()
-		h.Openings = slots.New(broken, queue, nil, nil, nil, slots.Config{})
+		h.Openings = slots.New(broken, queue, nil, nil, slots.Config{})
 	})
 	_, key := e.shop("+15555550100")
 	body, err := json.Marshal(validOpening())

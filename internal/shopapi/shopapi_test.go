@@ -92,7 +92,7 @@ func newEnvWith(t *testing.T, change func(h *shopapi.Handlers, pool *pgxpool.Poo
 	shopsSvc := shops.New(pool, shops.Config{PaymentsEnabled: true})
 	h := &shopapi.Handlers{
 		Shops:       shopsSvc,
-		Openings:    slots.New(pool, rc, nil, nil, nil, slots.Config{}),
+		Openings:    slots.New(pool, rc, nil, nil, slots.Config{}),
 		Hooks:       hooks.New(pool, rc, shopapi.EventRenderer{}, hooks.Config{DevMode: true, AllowPrivate: true}),
 		Idempotency: idempotency.New(pool, idempotency.Config{}),
 		Calendar:    calendar.New(pool, shopsSvc, calendar.Config{PublicURL: publicURL}),

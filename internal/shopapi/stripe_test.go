@@ -27,7 +27,7 @@ func newConnectEnv(t *testing.T) (*env, *stripetest.Recorder) {
 	require.NoError(t, err)
 	e := newEnvWith(t, func(h *shopapi.Handlers, pool *pgxpool.Pool, queue jobs.Inserter) {
 		h.Shops = shops.New(pool, shops.Config{PaymentsEnabled: true, StripeConnect: true, PlatformFeeBPS: 250})
-		h.Openings = slots.New(pool, queue, nil, nil, nil, slots.Config{})
+		h.Openings = slots.New(pool, queue, nil, nil, slots.Config{})
 		h.Ledger = ledger.New(pool, queue, client, ledger.Config{Connect: true, PlatformFeeBPS: 250,
 			OnboardingReturnURL: publicURL + "/dashboard/settings", OnboardingRefreshURL: publicURL + "/dashboard/stripe/refresh"})
 	})

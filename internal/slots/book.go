@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
-	"github.com/slotrecovery/slotrecovery/internal/pgbatch"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
@@ -44,41 +43,37 @@ type Claim struct {
 	StartsAt   time.Time
 	Service    string
 	PriceCents int64
-	// PaymentURL is the payment link when it was made in time.
+	// Booking is the booking this claim has just committed (Outcome Booked, not Repeat);
+	// the zero value otherwise. Its payment link is the caller's to make (internal/ledger
+	// makes it; internal/inbound stores it with its answer): slots never sees a payment.
+	Booking db.Booking
+	// PaymentURL is the held booking's payment link, when it has one.
 	PaymentURL string
-	// LinkFollows means the booking holds but the link could not be made in time: a job
-	// makes it and texts it.
+	// LinkFollows means the booking holds but has no link yet: a job makes it and texts it.
 	LinkFollows bool
 	// Confirmed means the booking needs no (more) payment.
 	Confirmed bool
 	// Repeat means this customer already held the slot: the answer repeats the booking.
 	Repeat bool
-	// AnswerStored means the caller's LinkAnswer was stored with the link (see
-	// LinkAnswer).
-	AnswerStored bool
+	// settled, when not nil, is closed once the work a new booking set going beside the
+	// caller's next step is done (see Settle).
+	settled <-chan struct{}
 }
 
-// Linker makes the payment link of a booking the claim has just committed, and stores
-// it. internal/ledger implements it: it holds the payment provider, and slots never
-// sees a payment. Link stores the link with the caller's answer when answer is not nil,
-// in one round trip (see LinkAnswer), and returns the link with whether the answer was
-// stored; url is "" when a link was stored first (the booking sweep's, which texts it
-// itself). An error means the link could not be made in time: the booking holds, and
-// the sweep makes it.
-type Linker interface {
-	Link(ctx context.Context, shop shops.Shop, b db.Booking, c Claim, answer LinkAnswer) (url string, answered bool, err error)
+// New reports whether the claim has just booked the slot (not a repeat): its payment
+// link, when the shop takes payments, is still to be made.
+func (c Claim) New() bool { return c.Outcome == Booked && !c.Repeat && c.Booking.ID != uuid.Nil }
+
+// Settle returns once what a new booking set going in the background is done: the slot
+// lock's release (with its notice to the claims waiting on it) and the customer's
+// cooldown. A caller makes the payment link meanwhile (each of those round trips cost a
+// winner ~10 ms on a busy machine, and winners' answers were the p99), then settles
+// before it answers, so the answer never runs ahead of them.
+func (c Claim) Settle() {
+	if c.settled != nil {
+		<-c.settled
+	}
 }
-
-// errNoLinker is the link's error when the Service has no Linker.
-var errNoLinker = errors.New("slots: payments are not configured")
-
-// LinkAnswer queues the caller's answer to a YES into the round trip that stores a new
-// booking's payment link (c carries the link): the winner's answer then costs no round
-// trip of its own (winners' answers were the p99), and the two commit together. It
-// queues one statement, which must change a row only if the booking holds c.PaymentURL
-// (a link the booking sweep stored first is the sweep's to text); Claim.AnswerStored
-// says whether it did. ctx is the one the statement runs with.
-type LinkAnswer func(ctx context.Context, q *pgbatch.Queue, c Claim)
 
 // Book gives the customer a slot they hold a live offer for, if one is still free: the
 // newest offer's slot first, then older ones (two chairs free at 15:00 are two slots).
@@ -94,8 +89,8 @@ type LinkAnswer func(ctx context.Context, q *pgbatch.Queue, c Claim)
 // alone. Whatever Redis says, one transaction per attempt locks the opening row, rechecks
 // that it is open, before the cutoff and that the offer is live, and writes the booking,
 // whose partial unique index is the final fence. The payment link is made after the
-// commit (Linker), so a slow payment provider never holds the row lock or the slot
-// lock.
+// commit, by the caller (Claim.Booking), so a slow payment provider never holds the row
+// lock or the slot lock.
 func (s *Service) Book(ctx context.Context, shop shops.Shop, customerID uuid.UUID) (Claim, error) {
 	rows, err := queries.OfferListClaimable(ctx, s.pool, db.OfferListClaimableParams{CustomerID: customerID, ShopID: shop.ID})
 	if err != nil {
@@ -115,7 +110,7 @@ func (s *Service) Book(ctx context.Context, shop shops.Shop, customerID uuid.UUI
 		}
 		c.NewestOfferID, c.NewestStatus = last.ID, last.Status
 	}
-	return s.BookClaimable(ctx, shop, customerID, c, nil)
+	return s.BookClaimable(ctx, shop, customerID, c)
 }
 
 // Claimable is what a customer's YES can claim, as read when the text arrived (see
@@ -138,9 +133,9 @@ type LiveOffer struct {
 }
 
 // BookClaimable is Book for a caller that has already read what the customer can claim
-// (the inbound path reads it in the statement that stores the text). answer, when not
-// nil, is stored with a new booking's payment link (see LinkAnswer).
-func (s *Service) BookClaimable(ctx context.Context, shop shops.Shop, customerID uuid.UUID, c Claimable, answer LinkAnswer) (Claim, error) {
+// (the inbound path reads it in the statement that stores the text). A new booking's
+// Claim must be settled (Claim.Settle).
+func (s *Service) BookClaimable(ctx context.Context, shop shops.Shop, customerID uuid.UUID, c Claimable) (Claim, error) {
 	if len(c.Live) == 0 {
 		return s.noClaimable(ctx, c)
 	}
@@ -156,11 +151,7 @@ func (s *Service) BookClaimable(ctx context.Context, shop shops.Shop, customerID
 			if a.claim.Repeat {
 				return a.claim, nil // nothing new was booked: the same answer again
 			}
-			c, err := s.booked(ctx, shop, customerID, a, answer)
-			if a.released != nil {
-				<-a.released
-			}
-			return c, err
+			return s.booked(ctx, shop, customerID, a), nil
 		}
 		if a.claim.Outcome == Taken && result.claim.Outcome != Taken {
 			result = a
@@ -417,57 +408,48 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 	return a, nil
 }
 
-// booked finishes a booking that Postgres has committed: the cooldown, and the payment
-// link when the shop takes payments.
-func (s *Service) booked(ctx context.Context, shop shops.Shop, customerID uuid.UUID, a attempt, answer LinkAnswer) (Claim, error) {
-	claim, booking := a.claim, a.booking
-	claim.BookingID = booking.ID
-	// The cooldown is a courtesy (fewer texts to someone who just booked); a failure to
-	// set it must not undo a booking that Postgres has already committed. It is set
-	// while the link is made (one round trip less on the winner's path), and set before
-	// the answer goes.
-	if shop.Policy.Cooldown > 0 {
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
+// booked finishes a booking that Postgres has committed: the cooldown, set in the
+// background beside the slot lock's release (a.released); Claim.Settle waits for both.
+// A shop that takes no payment has its booking confirmed already.
+func (s *Service) booked(ctx context.Context, shop shops.Shop, customerID uuid.UUID, a attempt) Claim {
+	claim := a.claim
+	claim.Booking, claim.BookingID = a.booking, a.booking.ID
+	claim.Confirmed = shop.PaymentMode == shops.PaymentNone
+	settled := make(chan struct{})
+	claim.settled = settled
+	go func() {
+		defer close(settled)
+		// The cooldown is a courtesy (fewer texts to someone who just booked); a failure
+		// to set it must not undo a booking that Postgres has already committed.
+		if shop.Policy.Cooldown > 0 {
 			if err := s.cooldowns.Start(context.WithoutCancel(ctx), customerID.String(), shop.Policy.Cooldown); err != nil {
 				s.log.WarnContext(ctx, "cooldown not set", "customer_id", customerID, "err", err)
 			}
-		}()
-		defer func() { <-done }()
-	}
-	if shop.PaymentMode == shops.PaymentNone {
-		claim.Confirmed = true
-		return claim, nil
-	}
-	url, answered, err := s.link(ctx, shop, booking, claim, answer)
-	if err != nil {
-		s.log.WarnContext(ctx, "checkout deferred to job", "booking_id", booking.ID, "err", err)
-		claim.LinkFollows = true
-		return claim, nil
-	}
-	if url == "" {
-		claim.LinkFollows = true
-	}
-	claim.PaymentURL, claim.AnswerStored = url, answered
-	return claim, nil
+		}
+		if a.released != nil {
+			<-a.released
+		}
+	}()
+	return claim
 }
 
-// link asks the Linker for the booking's payment link (see Linker).
-func (s *Service) link(ctx context.Context, shop shops.Shop, b db.Booking, c Claim, answer LinkAnswer) (string, bool, error) {
-	if s.linker == nil {
-		return "", false, errNoLinker
-	}
-	return s.linker.Link(ctx, shop, b, c, answer)
-}
+// lateStatuses are the states of a customer's newest offer that make a YES with no live
+// offer behind it a late one, which can only be told Taken: lost to another customer,
+// or still out while its opening was filled or went away.
+var lateStatuses = []string{"lost", "sent", "sending"}
+
+// LateStatuses returns the states of a customer's newest offer that make a YES with no
+// live offer a late one (Taken): the inbound path gives them to the statement that
+// stores a storm's texts, which answers those YES as it stores them.
+func LateStatuses() []string { return slices.Clone(lateStatuses) }
 
 // noClaimable tells a late YES (the customer had an offer, now lost or gone) from a YES
 // with nothing behind it.
 func (s *Service) noClaimable(ctx context.Context, c Claimable) (Claim, error) {
-	switch c.NewestStatus {
-	case "lost", "sent", "sending":
+	switch {
+	case slices.Contains(lateStatuses, c.NewestStatus):
 		return Claim{Outcome: Taken}, nil
-	case "accepted":
+	case c.NewestStatus == "accepted":
 		// The winner saying YES again (the first answer was slow or lost): the same
 		// answer, with the link if there is one.
 		b, err := queries.OfferAcceptedBooking(ctx, s.pool, c.NewestOfferID)

@@ -75,7 +75,7 @@ func setup(t testing.TB, n int, locker slots.Locker, keyPrefix string, tune ...f
 	for _, f := range tune {
 		f(&cfg)
 	}
-	svc := slots.New(pool, queue, locker, noCooldown{}, nil, cfg)
+	svc := slots.New(pool, queue, locker, noCooldown{}, cfg)
 	ctx := context.Background()
 	shop, _, err := shopsSvc.Create(ctx, shops.NewShop{Name: "Fence", Timezone: "UTC", SMSNumber: "+15550001000",
 		Currency: "usd", PaymentMode: shops.PaymentNone})

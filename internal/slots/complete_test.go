@@ -26,7 +26,7 @@ func TestCompletePast(t *testing.T) {
 	start := time.Now()
 	now.Store(&start)
 	clock := func() time.Time { return *now.Load() }
-	svc := slots.New(pool, queue, noLock{}, noCooldown{}, nil, slots.Config{Now: clock})
+	svc := slots.New(pool, queue, noLock{}, noCooldown{}, slots.Config{Now: clock})
 	shopsSvc := shops.New(pool, shops.Config{Now: clock})
 	ctx := context.Background()
 	shop, _, err := shopsSvc.Create(ctx, shops.NewShop{Name: "Done", Timezone: "UTC", SMSNumber: "+15550002000", Currency: "usd", PaymentMode: shops.PaymentNone})

@@ -41,7 +41,7 @@ func newRaceWorld(t *testing.T, maxConns int32) raceWorld {
 		pool: pool,
 		shops: shops.New(pool, shops.Config{PaymentsEnabled: true, ChargesIn: stripe.ChargesIn,
 			MinimumCharge: stripe.MinimumCharge}),
-		slots: slots.New(pool, queue, noLock{}, noCooldown{}, nil, slots.Config{MinimumCharge: stripe.MinimumCharge}),
+		slots: slots.New(pool, queue, noLock{}, noCooldown{}, slots.Config{MinimumCharge: stripe.MinimumCharge}),
 	}
 }
 

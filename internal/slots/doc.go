@@ -2,8 +2,9 @@
 // and cancelling an opening, booking it for the first customer who says YES (Book), and
 // what owners read back. What happens to a booking's payment afterwards (its link, the
 // provider's events, refunds, the reconciliation and the booking sweep) is the payment
-// ledger's, internal/ledger, which changes openings through transitions.go; slots asks
-// it for a new booking's payment link through Linker and never sees a payment.
+// ledger's, internal/ledger, which changes openings through transitions.go; a new
+// booking's payment link is the caller's to ask the ledger for (Claim.Booking): slots
+// never sees a payment.
 //
 // An opening moves like this:
 //

@@ -153,7 +153,6 @@ var queries = db.New()
 type Service struct {
 	pool      *pgxpool.Pool
 	queue     jobs.Inserter
-	linker    Linker // nil: no booking gets a payment link
 	locker    Locker
 	turns     turns // this instance's contenders for a lock key take turns
 	cooldowns Cooldowns
@@ -161,9 +160,8 @@ type Service struct {
 	log       *slog.Logger
 }
 
-// New returns a Service. linker makes the payment links of new bookings (the payment
-// ledger, internal/ledger); it may be nil when no shop takes payments.
-func New(pool *pgxpool.Pool, queue jobs.Inserter, locker Locker, cooldowns Cooldowns, linker Linker, cfg Config) *Service {
+// New returns a Service.
+func New(pool *pgxpool.Pool, queue jobs.Inserter, locker Locker, cooldowns Cooldowns, cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -176,8 +174,7 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, locker Locker, cooldowns Coold
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{pool: pool, queue: queue, locker: locker, cooldowns: cooldowns,
-		linker: linker, cfg: cfg, log: cfg.Logger}
+	return &Service{pool: pool, queue: queue, locker: locker, cooldowns: cooldowns, cfg: cfg, log: cfg.Logger}
 }
 
 // LockKey is the Redis key that serialises claims on one slot of one shop:

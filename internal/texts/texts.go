@@ -65,12 +65,8 @@ func DuplicateRefunded(shop shops.Shop, service string, startsAt time.Time) stri
 
 // Taken answers a YES that came too late.
 func Taken(shop shops.Shop) string {
-	return shop.Name + TakenAfterName
+	return shop.Name + ": sorry, that slot was just taken. We'll text you when another opens up."
 }
-
-// TakenAfterName is what Taken says after the shop's name: the inbound log writes the
-// answer of a YES that can only be "taken" as it stores the text, from the shop's row.
-const TakenAfterName = ": sorry, that slot was just taken. We'll text you when another opens up."
 
 // NoOffer answers a YES from a customer who holds no live offer.
 func NoOffer(shop shops.Shop) string {

@@ -59,8 +59,8 @@ func newTwilioWorld(t *testing.T) twilioWorld {
 	watcher := redislock.NewWatcher(rdb, prefix+slots.LockChannel)
 	t.Cleanup(func() { _ = watcher.Close() })
 	w.shops = shops.New(w.pool, shops.Config{})
-	w.slots = slots.New(w.pool, w.queue, slots.RedisLocker(redislock.New(rdb), watcher, prefix+slots.LockChannel, nil), cool, nil, slots.Config{KeyPrefix: prefix})
-	w.in = inbound.New(w.pool, w.queue, w.shops, w.slots, inbound.Config{})
+	w.slots = slots.New(w.pool, w.queue, slots.RedisLocker(redislock.New(rdb), watcher, prefix+slots.LockChannel, nil), cool, slots.Config{KeyPrefix: prefix})
+	w.in = inbound.New(w.pool, w.queue, w.shops, w.slots, nil, inbound.Config{})
 	w.shop, _, err = w.shops.Create(ctx, shops.NewShop{Name: "Ana's Salon", Timezone: "Europe/London", SMSNumber: "+447700900001",
 		Currency: "gbp", PaymentMode: shops.PaymentNone})
 	require.NoError(t, err)
@@ -129,7 +129,7 @@ func TestWrittenBackAnswersAreMarked(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, `SELECT customer_told_at FROM bookings WHERE opening_id = $1`, op.ID).Scan(&told))
 	require.NotNil(t, told, "the booked answer reached the customer: no notice")
 
-	later := inbound.New(pool, queue, shopsSvc, slotsSvc, inbound.Config{Now: func() time.Time { return time.Now().Add(time.Minute) }})
+	later := inbound.New(pool, queue, shopsSvc, slotsSvc, nil, inbound.Config{Now: func() time.Time { return time.Now().Add(time.Minute) }})
 	n, err := later.Sweep(ctx)
 	require.NoError(t, err)
 	require.Zero(t, n, "nothing to text again")
