@@ -9,13 +9,9 @@ RETURNING message_sid;
 -- name: InboundGet :one
 SELECT * FROM inbound_messages WHERE message_sid = $1;
 
--- name: InboundSetOutcome :exec
-UPDATE inbound_messages SET outcome = $2, reply = $3, handled_at = $4, booking_id = sqlc.narg(booking_id)
-WHERE message_sid = $1 AND outcome IS NULL;
-
 -- name: InboundSetLinkAnswer :execrows
--- InboundSetOutcome for a booked answer that carries a payment link, sent in the round
--- trip that stores the link (slots.LinkAnswer): it changes nothing unless the booking
+-- InboundSetOutcomes for a booked answer that carries a payment link, sent in the round
+-- trip that stores the link (inbound's link): it changes nothing unless the booking
 -- holds this very link, so an answer is never stored with a link that was not.
 UPDATE inbound_messages
 SET outcome = sqlc.arg(outcome), reply = sqlc.arg(reply), handled_at = sqlc.arg(handled_at)::timestamptz,
@@ -44,8 +40,8 @@ ORDER BY received_at
 LIMIT sqlc.arg(max_rows);
 
 -- name: InboundSetOutcomes :exec
--- InboundSetOutcome for many texts in one statement: the answers of concurrent replies
--- are written together (see inbound's answer writer).
+-- Stores the answers of texts that have none yet, in one statement: the answers of
+-- concurrent replies are written together (inbound's writeAnswers).
 -- booking_ids holds the nil UUID for an answer that tells of no booking.
 UPDATE inbound_messages m
 SET outcome = v.outcome, reply = v.reply, handled_at = sqlc.arg(handled_at)::timestamptz,

@@ -265,8 +265,8 @@ type InboundSetLinkAnswerParams struct {
 	PaymentUrl string
 }
 
-// InboundSetOutcome for a booked answer that carries a payment link, sent in the round
-// trip that stores the link (slots.LinkAnswer): it changes nothing unless the booking
+// InboundSetOutcomes for a booked answer that carries a payment link, sent in the round
+// trip that stores the link (inbound's link): it changes nothing unless the booking
 // holds this very link, so an answer is never stored with a link that was not.
 func (q *Queries) InboundSetLinkAnswer(ctx context.Context, db DBTX, arg InboundSetLinkAnswerParams) (int64, error) {
 	result, err := db.Exec(ctx, inboundSetLinkAnswer,
@@ -281,30 +281,6 @@ func (q *Queries) InboundSetLinkAnswer(ctx context.Context, db DBTX, arg Inbound
 		return 0, err
 	}
 	return result.RowsAffected(), nil
-}
-
-const inboundSetOutcome = `-- name: InboundSetOutcome :exec
-UPDATE inbound_messages SET outcome = $2, reply = $3, handled_at = $4, booking_id = $5
-WHERE message_sid = $1 AND outcome IS NULL
-`
-
-type InboundSetOutcomeParams struct {
-	MessageSid string
-	Outcome    pgtype.Text
-	Reply      pgtype.Text
-	HandledAt  *time.Time
-	BookingID  uuid.NullUUID
-}
-
-func (q *Queries) InboundSetOutcome(ctx context.Context, db DBTX, arg InboundSetOutcomeParams) error {
-	_, err := db.Exec(ctx, inboundSetOutcome,
-		arg.MessageSid,
-		arg.Outcome,
-		arg.Reply,
-		arg.HandledAt,
-		arg.BookingID,
-	)
-	return err
 }
 
 const inboundSetOutcomes = `-- name: InboundSetOutcomes :exec
@@ -326,8 +302,8 @@ type InboundSetOutcomesParams struct {
 	BookingIds []uuid.UUID
 }
 
-// InboundSetOutcome for many texts in one statement: the answers of concurrent replies
-// are written together (see inbound's answer writer).
+// Stores the answers of texts that have none yet, in one statement: the answers of
+// concurrent replies are written together (inbound's writeAnswers).
 // booking_ids holds the nil UUID for an answer that tells of no booking.
 func (q *Queries) InboundSetOutcomes(ctx context.Context, db DBTX, arg InboundSetOutcomesParams) error {
 	_, err := db.Exec(ctx, inboundSetOutcomes,

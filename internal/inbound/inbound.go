@@ -212,21 +212,16 @@ func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in M
 	// MessageSid repeats it; the customer's next text is a new message and is handled
 	// afresh.
 	bg := context.WithoutCancel(ctx)
-	store := func(q db.DBTX) error {
-		return queries.InboundSetOutcome(bg, q, db.InboundSetOutcomeParams{
-			MessageSid: in.MessageSID, Outcome: text(string(ans.Outcome)), Reply: text(ans.Message), HandledAt: ptr(s.cfg.Now().UTC()),
-			BookingID: uuid.NullUUID{UUID: ans.BookingID, Valid: ans.BookingID != uuid.Nil},
-		})
-	}
+	a := answer{sid: in.MessageSID, outcome: string(ans.Outcome), reply: ans.Message, bookingID: ans.BookingID}
 	var err error
 	switch {
 	case ans.stored:
 		// Stored already, with its payment link.
 	case then == nil:
-		_, err = s.answers.do(ctx, answer{sid: in.MessageSID, outcome: string(ans.Outcome), reply: ans.Message, bookingID: ans.BookingID})
+		_, err = s.answers.do(ctx, a)
 	default:
 		err = pgx.BeginFunc(bg, s.pool, func(tx pgx.Tx) error {
-			if err := store(tx); err != nil {
+			if err := s.writeAnswers(bg, tx, []answer{a}); err != nil {
 				return err
 			}
 			return then(tx, ans)
@@ -701,5 +696,3 @@ func said(shop shops.Shop, o Outcome) Answer {
 }
 
 func text(s string) pgtype.Text { return pgtype.Text{String: s, Valid: true} }
-
-func ptr[T any](v T) *T { return &v }

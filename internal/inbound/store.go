@@ -81,7 +81,18 @@ func (s *Service) storeTexts(ctx context.Context, batch []newText) ([]stored, er
 	return out, nil
 }
 
+// storeAnswers stores the answers of concurrent requests (the answers group).
 func (s *Service) storeAnswers(ctx context.Context, answers []answer) ([]struct{}, error) {
+	if err := s.writeAnswers(ctx, s.pool, answers); err != nil {
+		return nil, err
+	}
+	return make([]struct{}, len(answers)), nil
+}
+
+// writeAnswers stores answers on q, each only if its text has none yet: the one
+// statement that stores an answer, but for a winner's, stored with its payment link
+// (link), and a late YES's outcome, stored with the text (InboundStoreMany).
+func (s *Service) writeAnswers(ctx context.Context, q db.DBTX, answers []answer) error {
 	p := db.InboundSetOutcomesParams{HandledAt: s.cfg.Now().UTC()}
 	for _, a := range answers {
 		p.Sids = append(p.Sids, a.sid)
@@ -89,10 +100,7 @@ func (s *Service) storeAnswers(ctx context.Context, answers []answer) ([]struct{
 		p.Replies = append(p.Replies, a.reply)
 		p.BookingIds = append(p.BookingIds, a.bookingID)
 	}
-	if err := queries.InboundSetOutcomes(ctx, s.pool, p); err != nil {
-		return nil, err
-	}
-	return make([]struct{}, len(answers)), nil
+	return queries.InboundSetOutcomes(ctx, q, p)
 }
 
 // markAnswered records that answers were written back, and that the customers of the
