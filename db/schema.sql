@@ -501,3 +501,8 @@ CREATE TABLE sms_suppressions (
 );
 -- An erasure finds the customer's texts by shop and number.
 CREATE INDEX inbound_messages_shop_from_idx ON inbound_messages (shop_id, from_phone);
+
+-- 0023_languages
+-- The language a shop texts in, and a customer's own (NULL: the shop's).
+ALTER TABLE shops ADD COLUMN language text NOT NULL DEFAULT 'en' CHECK (language IN ('en', 'es', 'fr'));
+ALTER TABLE customers ADD COLUMN language text CHECK (language IN ('en', 'es', 'fr'));

@@ -55,7 +55,7 @@ func (q *Queries) CustomerEraseMessages(ctx context.Context, db DBTX, arg Custom
 }
 
 const customerGet = `-- name: CustomerGet :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at FROM customers WHERE id = $1
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language FROM customers WHERE id = $1
 `
 
 func (q *Queries) CustomerGet(ctx context.Context, db DBTX, id uuid.UUID) (Customer, error) {
@@ -77,12 +77,13 @@ func (q *Queries) CustomerGet(ctx context.Context, db DBTX, id uuid.UUID) (Custo
 		&i.PrefWindowEnds,
 		&i.PrefServices,
 		&i.ErasedAt,
+		&i.Language,
 	)
 	return i, err
 }
 
 const customerGetByPhone = `-- name: CustomerGetByPhone :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at FROM customers WHERE shop_id = $1 AND phone = $2 AND erased_at IS NULL
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language FROM customers WHERE shop_id = $1 AND phone = $2 AND erased_at IS NULL
 `
 
 type CustomerGetByPhoneParams struct {
@@ -109,12 +110,13 @@ func (q *Queries) CustomerGetByPhone(ctx context.Context, db DBTX, arg CustomerG
 		&i.PrefWindowEnds,
 		&i.PrefServices,
 		&i.ErasedAt,
+		&i.Language,
 	)
 	return i, err
 }
 
 const customerGetForShop = `-- name: CustomerGetForShop :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
 `
 
 type CustomerGetForShopParams struct {
@@ -142,12 +144,13 @@ func (q *Queries) CustomerGetForShop(ctx context.Context, db DBTX, arg CustomerG
 		&i.PrefWindowEnds,
 		&i.PrefServices,
 		&i.ErasedAt,
+		&i.Language,
 	)
 	return i, err
 }
 
 const customerGetForShopForUpdate = `-- name: CustomerGetForShopForUpdate :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
 FOR UPDATE
 `
 
@@ -175,6 +178,7 @@ func (q *Queries) CustomerGetForShopForUpdate(ctx context.Context, db DBTX, arg 
 		&i.PrefWindowEnds,
 		&i.PrefServices,
 		&i.ErasedAt,
+		&i.Language,
 	)
 	return i, err
 }
@@ -302,7 +306,7 @@ FROM (SELECT EXISTS (
     SELECT 1 FROM sms_suppressions s
     WHERE s.shop_id = $1 AND s.phone_hmac = ANY($7::bytea[])
 ) AS suppressed) x
-RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at
+RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language
 `
 
 type CustomerInsertParams struct {
@@ -345,12 +349,13 @@ func (q *Queries) CustomerInsert(ctx context.Context, db DBTX, arg CustomerInser
 		&i.PrefWindowEnds,
 		&i.PrefServices,
 		&i.ErasedAt,
+		&i.Language,
 	)
 	return i, err
 }
 
 const customerList = `-- name: CustomerList :many
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at FROM customers c
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language FROM customers c
 WHERE c.shop_id = $1 AND c.erased_at IS NULL
   AND (c.created_at, c.id) > ($2::timestamptz, $3::uuid)
   AND (NOT $4::boolean
@@ -415,6 +420,7 @@ func (q *Queries) CustomerList(ctx context.Context, db DBTX, arg CustomerListPar
 			&i.PrefWindowEnds,
 			&i.PrefServices,
 			&i.ErasedAt,
+			&i.Language,
 		); err != nil {
 			return nil, err
 		}
@@ -547,7 +553,7 @@ WITH prev AS (
 UPDATE customers c SET sms_opt_in = true, opted_out_at = NULL, unreachable_at = NULL, unreachable_code = NULL
 FROM prev
 WHERE c.id = prev.id
-RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, (prev.sms_opt_in AND prev.opted_out_at IS NULL AND prev.unreachable_at IS NULL)::boolean AS was_opted_in
+RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, c.language, (prev.sms_opt_in AND prev.opted_out_at IS NULL AND prev.unreachable_at IS NULL)::boolean AS was_opted_in
 `
 
 type CustomerOptInRow struct {
@@ -566,6 +572,7 @@ type CustomerOptInRow struct {
 	PrefWindowEnds   []int32
 	PrefServices     []string
 	ErasedAt         *time.Time
+	Language         pgtype.Text
 	WasOptedIn       bool
 }
 
@@ -590,6 +597,7 @@ func (q *Queries) CustomerOptIn(ctx context.Context, db DBTX, id uuid.UUID) (Cus
 		&i.PrefWindowEnds,
 		&i.PrefServices,
 		&i.ErasedAt,
+		&i.Language,
 		&i.WasOptedIn,
 	)
 	return i, err
@@ -600,7 +608,7 @@ WITH prev AS (SELECT p.id, p.opted_out_at FROM customers p WHERE p.id = $2 FOR U
 UPDATE customers c SET opted_out_at = COALESCE(c.opted_out_at, $1::timestamptz)
 FROM prev
 WHERE c.id = prev.id
-RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, (prev.opted_out_at IS NOT NULL)::boolean AS was_opted_out
+RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, c.language, (prev.opted_out_at IS NOT NULL)::boolean AS was_opted_out
 `
 
 type CustomerOptOutParams struct {
@@ -624,6 +632,7 @@ type CustomerOptOutRow struct {
 	PrefWindowEnds   []int32
 	PrefServices     []string
 	ErasedAt         *time.Time
+	Language         pgtype.Text
 	WasOptedOut      bool
 }
 
@@ -648,6 +657,7 @@ func (q *Queries) CustomerOptOut(ctx context.Context, db DBTX, arg CustomerOptOu
 		&i.PrefWindowEnds,
 		&i.PrefServices,
 		&i.ErasedAt,
+		&i.Language,
 		&i.WasOptedOut,
 	)
 	return i, err
@@ -658,7 +668,7 @@ UPDATE customers SET name = $1, priority = $2, sms_opt_in = $3,
     pref_days = $4::smallint[], pref_window_starts = $5::integer[],
     pref_window_ends = $6::integer[], pref_services = $7::text[]
 WHERE id = $8 AND shop_id = $9 AND erased_at IS NULL
-RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at
+RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language
 `
 
 type CustomerUpdateParams struct {
@@ -703,6 +713,7 @@ func (q *Queries) CustomerUpdate(ctx context.Context, db DBTX, arg CustomerUpdat
 		&i.PrefWindowEnds,
 		&i.PrefServices,
 		&i.ErasedAt,
+		&i.Language,
 	)
 	return i, err
 }

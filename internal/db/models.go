@@ -62,6 +62,7 @@ type Customer struct {
 	PrefWindowEnds   []int32
 	PrefServices     []string
 	ErasedAt         *time.Time
+	Language         pgtype.Text
 }
 
 type DashboardSessionEnd struct {
@@ -141,6 +142,7 @@ type Shop struct {
 	StripeStatusAt         *time.Time
 	StripeDisconnectedAt   *time.Time
 	PlatformFeeBps         pgtype.Int4
+	Language               string
 }
 
 type SlotOffer struct {

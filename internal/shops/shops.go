@@ -23,6 +23,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 )
@@ -104,7 +105,9 @@ type Shop struct {
 	Currency    string
 	PaymentMode string
 	Policy      Policy
-	CreatedAt   time.Time
+	// Language is what the shop's customers are texted in, unless theirs is known.
+	Language  language.Code
+	CreatedAt time.Time
 	// KeyVersion counts the shop's API keys: it starts at 1 and every RotateKey adds
 	// one. A dashboard session records the version it was signed in under, so that a
 	// rotation ends it (on every instance: the version is read from Postgres).
@@ -224,10 +227,12 @@ func (s Shop) Cutoff(startsAt time.Time) time.Time {
 
 // Customer is someone a shop may text.
 type Customer struct {
-	ID         uuid.UUID
-	ShopID     uuid.UUID
-	Phone      string
-	Name       string
+	ID     uuid.UUID
+	ShopID uuid.UUID
+	Phone  string
+	Name   string
+	// Language is the one the customer is texted in; "" means the shop's.
+	Language   language.Code
 	SMSOptIn   bool
 	OptedOutAt *time.Time
 	// UnreachableAt is set when texts to the number fail for good; a START clears it.
@@ -572,6 +577,7 @@ func FromRow(r db.Shop) (Shop, error) {
 		ID: r.ID, Name: r.Name, Timezone: r.Timezone, Location: loc, SMSNumber: r.SmsNumber,
 		Currency: r.Currency, PaymentMode: r.PaymentMode, CreatedAt: r.CreatedAt, KeyVersion: int(r.ApiKeyVersion),
 		CalendarToken: r.CalendarToken, CalendarFullDetails: r.CalendarFullDetails,
+		Language: language.Code(r.Language),
 		Policy: Policy{
 			WaveSize:     int(r.WaveSize),
 			WaveInterval: time.Duration(r.WaveIntervalSeconds) * time.Second,
@@ -606,7 +612,7 @@ func CustomerFromRow(r db.Customer) Customer {
 	c := Customer{
 		ID: r.ID, ShopID: r.ShopID, Phone: r.Phone, Name: r.Name, SMSOptIn: r.SmsOptIn,
 		OptedOutAt: r.OptedOutAt, UnreachableAt: r.UnreachableAt, Priority: int(r.Priority), CreatedAt: r.CreatedAt,
-		ErasedAt: r.ErasedAt,
+		ErasedAt: r.ErasedAt, Language: language.Code(r.Language.String),
 	}
 	for _, d := range r.PrefDays {
 		c.Preferences.Days = append(c.Preferences.Days, int(d))
