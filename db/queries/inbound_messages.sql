@@ -98,7 +98,7 @@ WHERE message_sid = sqlc.arg(message_sid);
 -- Stores the texts of concurrent requests to shops' numbers (MessageSid is the key:
 -- stored is false for a redelivery) and, in the same statement, reads what answering
 -- each needs: the shop that owns the number it was sent to (as it is now), the sender as
--- a customer of the shop, their newest offer in any state (the nil UUID: none), and
+-- a customer of the shop (with their language), their newest offer in any state (the nil UUID: none), and
 -- their offers that can still be taken (slot_offers_claimable: texted, in the opening's
 -- current generation, the opening open), newest first, one per row (none: one row whose offer_id is the nil
 -- UUID). Each row carries its text's MessageSid; a MessageSid must appear once per call.
@@ -127,7 +127,7 @@ WITH input AS (
     SELECT i.message_sid, i.from_phone, i.to_phone, i.body, i.yes, sh.id AS shop_id
     FROM input i CROSS JOIN LATERAL (SELECT x.id FROM shops x WHERE x.sms_number = i.to_phone LIMIT 1) sh
 ), found AS (
-    SELECT a.message_sid, a.shop_id, a.yes, cust.id AS customer_id, cust.opted_out_at,
+    SELECT a.message_sid, a.shop_id, a.yes, cust.id AS customer_id, cust.opted_out_at, cust.language AS customer_language,
            newest.id AS newest_offer_id, newest.status AS newest_offer_status,
            live.offer_id, live.opening_id, live.generation, live.starts_at
     FROM addressed a
@@ -165,7 +165,7 @@ SELECT sqlc.embed(shops),
        f.message_sid::text AS message_sid,
        (st.message_sid IS NOT NULL)::boolean AS stored,
        (st.outcome IS NOT NULL)::boolean AS late,
-       f.customer_id, f.opted_out_at,
+       f.customer_id, f.opted_out_at, f.customer_language,
        COALESCE(f.newest_offer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS newest_offer_id,
        COALESCE(f.newest_offer_status, '')::text AS newest_offer_status,
        COALESCE(f.offer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS offer_id,

@@ -8,7 +8,8 @@ ORDER BY c.n
 ON CONFLICT (opening_id, generation, customer_id) DO NOTHING;
 
 -- name: OfferListWave :many
-SELECT o.id, o.customer_id, o.status, c.phone
+-- A wave's offers with the customer's number and language (NULL: the shop's).
+SELECT o.id, o.customer_id, o.status, c.phone, c.language
 FROM slot_offers o JOIN customers c ON c.id = o.customer_id
 WHERE o.opening_id = $1 AND o.generation = $2 AND o.wave = $3
 ORDER BY o.created_at, o.id;

@@ -288,7 +288,7 @@ func (q *Queries) OfferListStillQueued(ctx context.Context, db DBTX, ids []uuid.
 }
 
 const offerListWave = `-- name: OfferListWave :many
-SELECT o.id, o.customer_id, o.status, c.phone
+SELECT o.id, o.customer_id, o.status, c.phone, c.language
 FROM slot_offers o JOIN customers c ON c.id = o.customer_id
 WHERE o.opening_id = $1 AND o.generation = $2 AND o.wave = $3
 ORDER BY o.created_at, o.id
@@ -305,8 +305,10 @@ type OfferListWaveRow struct {
 	CustomerID uuid.UUID
 	Status     string
 	Phone      string
+	Language   pgtype.Text
 }
 
+// A wave's offers with the customer's number and language (NULL: the shop's).
 func (q *Queries) OfferListWave(ctx context.Context, db DBTX, arg OfferListWaveParams) ([]OfferListWaveRow, error) {
 	rows, err := db.Query(ctx, offerListWave, arg.OpeningID, arg.Generation, arg.Wave)
 	if err != nil {
@@ -321,6 +323,7 @@ func (q *Queries) OfferListWave(ctx context.Context, db DBTX, arg OfferListWaveP
 			&i.CustomerID,
 			&i.Status,
 			&i.Phone,
+			&i.Language,
 		); err != nil {
 			return nil, err
 		}

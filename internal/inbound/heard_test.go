@@ -136,7 +136,7 @@ func TestAnsweredMessageIsNotTexted(t *testing.T) {
 	other := w.yes(t, "SMother", w.phones[2])
 	require.Equal(t, inbound.OutcomeTaken, other.Outcome)
 	require.NoError(t, w.inbound.Delivered(ctx, inbound.Message{MessageSID: "SMother"},
-		inbound.Answer{Outcome: inbound.OutcomeRetryLater, Message: texts.RetryLater, Replayed: true}))
+		inbound.Answer{Outcome: inbound.OutcomeRetryLater, Message: texts.English.RetryLater(), Replayed: true}))
 
 	require.Equal(t, 1, sweep(t, w.sweeperAt(time.Minute)), "SMother only")
 	require.Zero(t, sweep(t, w.sweeperAt(5*time.Minute)))

@@ -17,6 +17,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
@@ -148,12 +149,12 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 	kw := Parse(in.Body, in.OptOutType)
 	st, err := s.stores.do(ctx, newText{in: in, yes: kw == KeywordYes})
 	if err != nil {
-		return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, err
+		return retryLater(texts.English), err
 	}
 	known, shop := st.known, st.shop
 	if st.fresh && st.late {
 		// A late YES, its outcome stored with it.
-		ans := said(shop, OutcomeTaken)
+		ans := said(st.sender.words(shop), shop, OutcomeTaken)
 		ans.Keyword = kw
 		return ans, nil
 	}
@@ -171,7 +172,7 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 		if errors.Is(err, pgx.ErrNoRows) {
 			stored = false
 		} else if err != nil {
-			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, fmt.Errorf("store inbound message: %w", err)
+			return retryLater(texts.English), fmt.Errorf("store inbound message: %w", err)
 		}
 	}
 	if !stored {
@@ -183,7 +184,9 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 			return s.process(ctx, shop, known, in, kw, nil, nil)
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
-			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater, Replayed: true}, fmt.Errorf("take over stored message: %w", err)
+			ans := retryLater(texts.In(shop.Language))
+			ans.Replayed = true
+			return ans, fmt.Errorf("take over stored message: %w", err)
 		}
 		ans, err := s.replay(ctx, in.MessageSID)
 		ans.Keyword = kw
@@ -198,7 +201,7 @@ func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in M
 	var ans Answer
 	var herr error
 	if !known {
-		ans = Answer{Outcome: OutcomeUnrecognized, Message: texts.UnknownNumber}
+		ans = Answer{Outcome: OutcomeUnrecognized, Message: texts.English.UnknownNumber()}
 	} else {
 		// Without then, a new booking's answer is stored with its payment link.
 		sid := ""
@@ -405,7 +408,12 @@ func (s *Service) retell(ctx context.Context) (done, read int, err error) {
 			}
 			body := m.Reply.String
 			if !m.Reply.Valid {
-				body = said(shop, outcome).Message // stored without its words
+				// Stored without its words, which follow from the outcome.
+				w, err := s.wordsFor(ctx, shop, m.FromPhone)
+				if err != nil {
+					return err
+				}
+				body = said(w, shop, outcome).Message
 			}
 			_, err = s.queue.InsertTx(ctx, tx, jobs.Text{
 				Key: "reply:" + m.MessageSid, ShopID: shop.ID, From: shop.SMSNumber, To: m.FromPhone, Body: body,
@@ -470,26 +478,34 @@ func (s *Service) replay(ctx context.Context, sid string) (Answer, error) {
 	for {
 		m, err := queries.InboundGet(ctx, s.pool, sid)
 		if err != nil {
-			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, fmt.Errorf("read stored message: %w", err)
+			return retryLater(texts.English), fmt.Errorf("read stored message: %w", err)
 		}
 		if m.Outcome.Valid {
 			ans := Answer{Outcome: Outcome(m.Outcome.String), Message: m.Reply.String, Replayed: true, BookingID: m.BookingID.UUID}
 			if !m.Reply.Valid {
 				// Stored without its words, which follow from the outcome.
 				shop, err := shops.Read(ctx, s.pool, m.ShopID.UUID)
-				if err != nil {
-					return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater, Replayed: true}, fmt.Errorf("read shop of stored message: %w", err)
+				var w texts.Words
+				if err == nil {
+					w, err = s.wordsFor(ctx, shop, m.FromPhone)
 				}
-				ans.Message = said(shop, ans.Outcome).Message
+				if err != nil {
+					ans := retryLater(texts.English)
+					ans.Replayed = true
+					return ans, fmt.Errorf("read shop of stored message: %w", err)
+				}
+				ans.Message = said(w, shop, ans.Outcome).Message
 			}
 			return ans, nil
 		}
-		if time.Now().After(deadline) {
-			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater, Replayed: true}, nil
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			ans := retryLater(texts.English)
+			ans.Replayed = true
+			return ans, nil
 		}
 		select {
 		case <-ctx.Done():
-			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater, Replayed: true}, nil
+			continue
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
@@ -500,6 +516,8 @@ type sender struct {
 	known    bool
 	id       uuid.UUID
 	optedOut bool
+	// lang is the customer's own language; "" means the shop's.
+	lang language.Code
 	// claims is what a YES can claim, when it was read together with the text.
 	claims *slots.Claimable
 }
@@ -514,7 +532,22 @@ func (s *Service) lookUp(ctx context.Context, shop shops.Shop, phone string) (se
 	if err != nil {
 		return sender{}, err
 	}
-	return sender{known: true, id: cust.ID, optedOut: cust.OptedOutAt != nil}, nil
+	return sender{known: true, id: cust.ID, optedOut: cust.OptedOutAt != nil, lang: cust.Language}, nil
+}
+
+// words is what the sender is texted in: their language, else the shop's.
+func (snd sender) words(shop shops.Shop) texts.Words {
+	return texts.In(snd.lang.Or(shop.Language))
+}
+
+// wordsFor is what the number phone is texted in by shop: its customer's language, else
+// the shop's.
+func (s *Service) wordsFor(ctx context.Context, shop shops.Shop, phone string) (texts.Words, error) {
+	snd, err := s.lookUp(ctx, shop, phone)
+	if err != nil {
+		return texts.Words{}, err
+	}
+	return snd.words(shop), nil
 }
 
 // handle answers a stored text. With sid, the answer to a YES that books is stored with
@@ -523,59 +556,60 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, kw Ke
 	if snd == nil {
 		found, err := s.lookUp(ctx, shop, in.From)
 		if err != nil {
-			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, err
+			return retryLater(texts.In(shop.Language)), err
 		}
 		snd = &found
 	}
 	known := snd.known
+	w := snd.words(shop)
 	switch kw {
 	case KeywordYes:
 		if !known {
-			return said(shop, OutcomeNoOffer), nil
+			return said(w, shop, OutcomeNoOffer), nil
 		}
 		if snd.optedOut {
 			if !strings.EqualFold(in.OptOutType, "START") {
 				// Someone who said STOP cannot take a slot: with carrier opt-out on, not
 				// even the payment link would reach them.
-				return Answer{Outcome: OutcomeNoOffer, Message: texts.OptedOutYes(shop)}, nil
+				return Answer{Outcome: OutcomeNoOffer, Message: w.OptedOutYes(shop)}, nil
 			}
 			// Twilio counted this YES as an opt-in and will deliver to the number again;
 			// follow it, or the customer would never hear of another opening.
 			if err := s.shops.OptIn(ctx, snd.id); err != nil {
-				return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, fmt.Errorf("opt in: %w", err)
+				return retryLater(w), fmt.Errorf("opt in: %w", err)
 			}
 		}
-		return s.claim(ctx, shop, snd.id, snd.claims, sid)
+		return s.claim(ctx, w, shop, snd.id, snd.claims, sid)
 	case KeywordNo:
 		if known {
 			if err := offers.DeclineNewest(ctx, s.pool, snd.id); err != nil {
-				return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, err
+				return retryLater(w), err
 			}
 		}
-		return said(shop, OutcomeDeclined), nil
+		return said(w, shop, OutcomeDeclined), nil
 	case KeywordStop:
 		// Customer or not: the number's STOP is kept, so that a later add or import of
 		// it does not opt it in (shops.OptOutNumber).
 		if err := s.shops.OptOutNumber(ctx, shop.ID, in.From); err != nil {
-			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, fmt.Errorf("opt out: %w", err)
+			return retryLater(w), fmt.Errorf("opt out: %w", err)
 		}
-		return said(shop, OutcomeOptedOut), nil
+		return said(w, shop, OutcomeOptedOut), nil
 	case KeywordStart:
 		// The number's own START clears its STOP, customer or not.
 		if err := s.shops.OptInNumber(ctx, shop.ID, in.From); err != nil {
-			return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, fmt.Errorf("opt in: %w", err)
+			return retryLater(w), fmt.Errorf("opt in: %w", err)
 		}
-		return said(shop, OutcomeOptedIn), nil
+		return said(w, shop, OutcomeOptedIn), nil
 	case KeywordHelp:
-		return said(shop, OutcomeHelp), nil
+		return said(w, shop, OutcomeHelp), nil
 	default:
-		return said(shop, OutcomeUnrecognized), nil
+		return said(w, shop, OutcomeUnrecognized), nil
 	}
 }
 
 // claim books a YES. With sid (the text's, when its answer is this path's to store), a
 // new booking's answer is stored with its payment link (see link).
-func (s *Service) claim(ctx context.Context, shop shops.Shop, customerID uuid.UUID, claims *slots.Claimable, sid string) (Answer, error) {
+func (s *Service) claim(ctx context.Context, w texts.Words, shop shops.Shop, customerID uuid.UUID, claims *slots.Claimable, sid string) (Answer, error) {
 	var c slots.Claim
 	var err error
 	if claims != nil {
@@ -584,7 +618,7 @@ func (s *Service) claim(ctx context.Context, shop shops.Shop, customerID uuid.UU
 		c, err = s.slots.Book(ctx, shop, customerID)
 	}
 	if err != nil {
-		return Answer{Outcome: OutcomeRetryLater, Message: texts.RetryLater}, err
+		return retryLater(w), err
 	}
 	switch c.Outcome {
 	case slots.Booked:
@@ -600,11 +634,11 @@ func (s *Service) claim(ctx context.Context, shop shops.Shop, customerID uuid.UU
 			s.m.Booking(slots.BookingPendingPayment)
 		}
 		if c.New() && !c.Confirmed {
-			return s.link(ctx, shop, c, sid), nil
+			return s.link(ctx, w, shop, c, sid), nil
 		}
-		return bookedAnswer(shop, c), nil
+		return bookedAnswer(w, shop, c), nil
 	default:
-		return said(shop, Outcome(c.Outcome)), nil
+		return said(w, shop, Outcome(c.Outcome)), nil
 	}
 }
 
@@ -615,20 +649,20 @@ func (s *Service) claim(ctx context.Context, shop shops.Shop, customerID uuid.UU
 // that was not stored. When the link cannot be made or stored in time, or the booking
 // sweep stored its own first, the answer says that the link follows: the sweep makes or
 // texts it.
-func (s *Service) link(ctx context.Context, shop shops.Shop, c slots.Claim, sid string) Answer {
+func (s *Service) link(ctx context.Context, w texts.Words, shop shops.Shop, c slots.Claim, sid string) Answer {
 	follows := c
 	follows.LinkFollows = true
 	if s.ledger == nil {
 		s.log.WarnContext(ctx, "checkout deferred to job: payments are not configured here", "booking_id", c.BookingID)
-		return bookedAnswer(shop, follows)
+		return bookedAnswer(w, shop, follows)
 	}
 	co, err := s.ledger.Checkout(ctx, shop, c.Booking, c.Service, c.StartsAt)
 	if err != nil {
 		s.log.WarnContext(ctx, "checkout deferred to job", "booking_id", c.BookingID, "err", err)
-		return bookedAnswer(shop, follows)
+		return bookedAnswer(w, shop, follows)
 	}
 	c.PaymentURL = co.URL
-	ans := bookedAnswer(shop, c)
+	ans := bookedAnswer(w, shop, c)
 	// Stored even if the request ends meanwhile: a link stored but answered as "link
 	// follows" would be texted by nobody (the booking sweep finds it stored).
 	storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -649,10 +683,10 @@ func (s *Service) link(ctx context.Context, shop shops.Shop, c slots.Claim, sid 
 	}
 	if err != nil {
 		s.log.WarnContext(ctx, "checkout not stored; deferred to job", "booking_id", c.BookingID, "err", err)
-		return bookedAnswer(shop, follows)
+		return bookedAnswer(w, shop, follows)
 	}
 	if tags[0].RowsAffected() == 0 {
-		return bookedAnswer(shop, follows) // the sweep's link, which it texts
+		return bookedAnswer(w, shop, follows) // the sweep's link, which it texts
 	}
 	ans.stored = len(tags) > 1 && tags[1].RowsAffected() == 1
 	return ans
@@ -660,39 +694,45 @@ func (s *Service) link(ctx context.Context, shop shops.Shop, c slots.Claim, sid 
 
 // bookedAnswer is the answer to a YES that holds the booking c: what a booked customer
 // is told of it (ledger.BookedText).
-func bookedAnswer(shop shops.Shop, c slots.Claim) Answer {
+func bookedAnswer(w texts.Words, shop shops.Shop, c slots.Claim) Answer {
 	url := c.PaymentURL
 	if c.LinkFollows {
 		url = ""
 	}
 	return Answer{Outcome: OutcomeBooked, BookingID: c.BookingID,
-		Message: ledger.BookedText(shop, c.Service, c.StartsAt, c.Confirmed, url)}
+		Message: ledger.BookedText(w, shop, c.Service, c.StartsAt, c.Confirmed, url)}
 }
 
 // said is the answer whose words follow from its outcome alone: every answer but a
 // booking's (bookedAnswer), a STOPped customer's YES and a text to nobody's number. A
 // stored answer without its words (InboundStoreMany's late YES) is told with these.
-func said(shop shops.Shop, o Outcome) Answer {
+func said(w texts.Words, shop shops.Shop, o Outcome) Answer {
 	var m string
 	switch o {
 	case OutcomeTaken:
-		m = texts.Taken(shop)
+		m = w.Taken(shop)
 	case OutcomeNoOffer:
-		m = texts.NoOffer(shop)
+		m = w.NoOffer(shop)
 	case OutcomeDeclined:
-		m = texts.Declined(shop)
+		m = w.Declined(shop)
 	case OutcomeOptedOut:
-		m = texts.OptedOut(shop)
+		m = w.OptedOut(shop)
 	case OutcomeOptedIn:
-		m = texts.OptedIn(shop)
+		m = w.OptedIn(shop)
 	case OutcomeHelp:
-		m = texts.Help(shop)
+		m = w.Help(shop)
 	case OutcomeUnrecognized:
-		m = texts.Unrecognized(shop)
+		m = w.Unrecognized(shop)
 	default:
-		m = texts.RetryLater
+		m = w.RetryLater()
 	}
 	return Answer{Outcome: o, Message: m}
+}
+
+// retryLater is the answer to a text that could not be handled now (see
+// texts.Words.RetryLater).
+func retryLater(w texts.Words) Answer {
+	return Answer{Outcome: OutcomeRetryLater, Message: w.RetryLater()}
 }
 
 func text(s string) pgtype.Text { return pgtype.Text{String: s, Valid: true} }

@@ -64,7 +64,7 @@ func TestLateYesIsAnsweredAsItIsStored(t *testing.T) {
 	}
 	wg.Wait()
 	require.NoError(t, errors.Join(errs...))
-	want := texts.Taken(w.shop)
+	want := texts.English.Taken(w.shop)
 	for i, a := range answers {
 		sid := fmt.Sprintf("SMlate%02d", i)
 		require.Equal(t, inbound.OutcomeTaken, a.Outcome, sid)
@@ -100,7 +100,7 @@ func TestLateYesIsAnsweredAsItIsStored(t *testing.T) {
 	require.Equal(t, inbound.OutcomeOptedOut, stop.Outcome)
 	optedOut := w.yes(t, "SMstopped", stopped)
 	require.Equal(t, inbound.OutcomeNoOffer, optedOut.Outcome)
-	require.Equal(t, texts.OptedOutYes(w.shop), optedOut.Message)
+	require.Equal(t, texts.English.OptedOutYes(w.shop), optedOut.Message)
 	require.Equal(t, 1, writes("SMstopped"))
 
 	// Other words are not YES.

@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/pgbatch"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -139,7 +140,8 @@ func senderFrom(rows []db.InboundStoreManyRow) sender {
 	if !r.CustomerID.Valid {
 		return sender{}
 	}
-	snd := sender{known: true, id: r.CustomerID.UUID, optedOut: r.OptedOutAt != nil, claims: &slots.Claimable{}}
+	snd := sender{known: true, id: r.CustomerID.UUID, optedOut: r.OptedOutAt != nil, lang: language.Code(r.CustomerLanguage.String),
+		claims: &slots.Claimable{}}
 	if r.NewestOfferID != uuid.Nil {
 		snd.claims.NewestOfferID, snd.claims.NewestStatus = r.NewestOfferID, r.NewestOfferStatus
 	}

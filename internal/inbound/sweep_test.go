@@ -58,7 +58,7 @@ func TestUnheardRetryLaterIsTexted(t *testing.T) {
 	n, err := w.sweeperAt(time.Minute).Sweep(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
-	require.Equal(t, []string{texts.RetryLater}, w.texts(t, "reply:SMretry"))
+	require.Equal(t, []string{texts.English.RetryLater()}, w.texts(t, "reply:SMretry"))
 }
 
 // newRedisDownWorld is newWorld's one customer with an offer, with a Redis that cannot

@@ -210,7 +210,7 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 		}
 		_, err = s.queue.InsertTx(ctx, tx, jobs.Text{
 			Key: "checkout_link:" + b.ID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone,
-			Body:     BookedText(shop, op.Service, op.StartsAt, false, co.URL),
+			Body:     BookedText(wordsFor(shop, customer), shop, op.Service, op.StartsAt, false, co.URL),
 			NotAfter: expires,
 		}, nil)
 		if err != nil {

@@ -79,7 +79,7 @@ func (s *Service) Notify(ctx context.Context, bookingID uuid.UUID) error {
 		return err
 	}
 	text := jobs.Text{Key: "booking_notice:" + b.ID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone}
-	text.Body = BookedText(shop, op.Service, op.StartsAt, confirmedAtOnce, b.PaymentUrl.String)
+	text.Body = BookedText(wordsFor(shop, customer), shop, op.Service, op.StartsAt, confirmedAtOnce, b.PaymentUrl.String)
 	text.NotAfter = op.StartsAt
 	if pendingWithLink && b.CheckoutExpiresAt != nil {
 		text.NotAfter = *b.CheckoutExpiresAt

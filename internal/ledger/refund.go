@@ -18,7 +18,6 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
-	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
 // RefundBooking refunds one payment of a booking and tells the customer: a late payment
@@ -135,9 +134,10 @@ func (s *Service) textRefunded(ctx context.Context, tx pgx.Tx, b db.Booking, pay
 	if err != nil {
 		return false, fmt.Errorf("get customer: %w", err)
 	}
-	body := texts.Refunded(shop, op.Service, op.StartsAt)
+	w := wordsFor(shop, customer)
+	body := w.Refunded(shop, op.Service, op.StartsAt)
 	if duplicate {
-		body = texts.DuplicateRefunded(shop, op.Service, op.StartsAt)
+		body = w.DuplicateRefunded(shop, op.Service, op.StartsAt)
 	}
 	res, err := s.queue.InsertTx(ctx, tx, jobs.Text{
 		Key: "refunded:" + b.ID.String() + ":" + paymentIntentID, ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone,

@@ -7,7 +7,9 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/texts"
@@ -16,25 +18,30 @@ import (
 // The transactional texts of a booking's payment outcome, queued in the transition's
 // transaction (the wording is internal/texts').
 
-// BookedText is what a customer who holds a booking is told of it, wherever it is told
-// (the answer to their YES, the booking sweep's notice, the link made late): the
-// confirmation when nothing is left to pay, else the payment link, else that the link
-// follows in a separate text.
-func BookedText(shop shops.Shop, service string, startsAt time.Time, confirmed bool, url string) string {
+// BookedText is what a customer who holds a booking is told of it, in w, wherever it
+// is told (the answer to their YES, the booking sweep's notice, the link made late, the
+// confirmation after payment): the confirmation when nothing is left to pay, else the
+// payment link, else that the link follows in a separate text.
+func BookedText(w texts.Words, shop shops.Shop, service string, startsAt time.Time, confirmed bool, url string) string {
 	switch {
 	case confirmed:
-		return texts.Confirmed(shop, service, startsAt)
+		return w.Confirmed(shop, service, startsAt)
 	case url != "":
-		return texts.Link(shop, service, startsAt, url, slots.PayWithin)
+		return w.Link(shop, service, startsAt, url, slots.PayWithin)
 	default:
-		return texts.BookedLinkFollows(shop, service, startsAt)
+		return w.BookedLinkFollows(shop, service, startsAt)
 	}
+}
+
+// wordsFor is the language customer is texted in: theirs, or else the shop's.
+func wordsFor(shop shops.Shop, customer db.Customer) texts.Words {
+	return texts.In(language.Code(customer.Language.String).Or(shop.Language))
 }
 
 func (s *Service) textConfirmed(ctx context.Context, tx pgx.Tx, l locked) error {
 	_, err := s.queue.InsertTx(ctx, tx, jobs.Text{
 		Key: "confirmed:" + l.b.ID.String(), ShopID: l.shop.ID, From: l.shop.SMSNumber, To: l.customer.Phone,
-		Body: BookedText(l.shop, l.op.Service, l.op.StartsAt, true, ""), NotAfter: l.op.StartsAt,
+		Body: BookedText(wordsFor(l.shop, l.customer), l.shop, l.op.Service, l.op.StartsAt, true, ""), NotAfter: l.op.StartsAt,
 	}, nil)
 	if err != nil {
 		return fmt.Errorf("enqueue confirmation text: %w", err)
@@ -45,7 +52,7 @@ func (s *Service) textConfirmed(ctx context.Context, tx pgx.Tx, l locked) error 
 func (s *Service) textLapsed(ctx context.Context, tx pgx.Tx, l locked) error {
 	_, err := s.queue.InsertTx(ctx, tx, jobs.Text{
 		Key: "lapsed:" + l.b.ID.String(), ShopID: l.shop.ID, From: l.shop.SMSNumber, To: l.customer.Phone,
-		Body:      texts.Lapsed(l.shop, l.op.Service, l.op.StartsAt),
+		Body:      wordsFor(l.shop, l.customer).Lapsed(l.shop, l.op.Service, l.op.StartsAt),
 		BookingID: l.b.ID, WhileBookingStatus: slots.BookingPaymentFailed,
 	}, nil)
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
@@ -195,7 +196,18 @@ func (s *Service) runWave(ctx context.Context, w jobs.Wave, orphansBefore time.T
 			return WaveResult{}, fmt.Errorf("list wave offers: %w", err)
 		}
 	}
-	body := texts.Offer(shop, op.Service, op.StartsAt, op.PriceCents)
+	// Each customer reads the offer in their language, the shop's when theirs is unknown.
+	bodies := map[language.Code]string{}
+	body := func(o db.OfferListWaveRow) string {
+		l := language.Code(o.Language.String).Or(shop.Language)
+		if _, ok := bodies[l]; !ok {
+			bodies[l] = texts.In(l).Offer(shop, op.Service, op.StartsAt, op.PriceCents)
+		}
+		return bodies[l]
+	}
+	for _, o := range batch {
+		body(o) // written before the texts go out in parallel
+	}
 	return s.send(ctx, shop, batch, body, cutoff)
 }
 
@@ -346,7 +358,7 @@ func (s *Service) chunkSize(shop shops.Shop) int {
 // (queued→sending, one statement), texts the chunk's offers a few at a time, and marks
 // each sent as the provider accepts its text. A retried job skips the offers already
 // claimed.
-func (s *Service) send(ctx context.Context, shop shops.Shop, batch []db.OfferListWaveRow, body string, cutoff time.Time) (WaveResult, error) {
+func (s *Service) send(ctx context.Context, shop shops.Shop, batch []db.OfferListWaveRow, body func(db.OfferListWaveRow) string, cutoff time.Time) (WaveResult, error) {
 	var queued []db.OfferListWaveRow
 	for _, o := range batch {
 		if o.Status == "queued" {
@@ -380,7 +392,7 @@ func (s *Service) send(ctx context.Context, shop shops.Shop, batch []db.OfferLis
 // accepts its text (marker), so that its customer's YES can claim it then and not
 // before; a number that cannot receive texts marks the customer so no later wave tries;
 // a failure worth retrying puts the offer back to queued and is returned.
-func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.OfferListWaveRow, body string, cutoff time.Time) (WaveResult, error) {
+func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.OfferListWaveRow, body func(db.OfferListWaveRow) string, cutoff time.Time) (WaveResult, error) {
 	ids := make([]uuid.UUID, len(chunk))
 	for i, o := range chunk {
 		ids[i] = o.ID
@@ -415,7 +427,7 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			sid, err := s.text(ctx, shop, o.Phone, body, cutoff)
+			sid, err := s.text(ctx, shop, o.Phone, body(o), cutoff)
 			switch {
 			case err == nil:
 				s.m.OfferTexted()

@@ -1,128 +1,226 @@
-// Package texts is where every SMS the customers read gets its wording: the offers, the
-// answers to their replies, and the booking's transactional texts (payment link,
-// confirmation, lapsed hold, refunds). Keeping them together keeps their tone the same
-// and lets a change of wording be reviewed in one place.
+// Package texts is where every SMS the customers read gets its wording, in each
+// supported language: the offers, the answers to their replies, and the booking's
+// transactional texts (payment link, confirmation, lapsed hold, refunds). The words live
+// in message catalogues, one file per language (catalogue/<code>.json, go-i18n's
+// format, keyed by a message id), never in code; weekday and month names come from
+// CLDR (go-playground/locales), plural forms from go-i18n's CLDR rules.
 //
 // Every text starts with the shop's name (customers get texts from many senders), says
-// the day and time in the shop's local time (shops.Shop.When), writes amounts with
-// internal/money, and aims to fit one GSM-7 segment for typical names.
+// the day and time in the shop's local time, writes amounts with internal/money, and
+// aims to fit one GSM-7 segment for typical names in English (a language whose words
+// need accents outside GSM-7 costs UCS-2 segments: TestSegments prints them all).
 package texts
 
 import (
+	"embed"
+	"encoding/json"
 	"fmt"
+	"strconv"
+	"sync"
 	"time"
 
+	"github.com/go-playground/locales"
+	locen "github.com/go-playground/locales/en"
+	loces "github.com/go-playground/locales/es"
+	locfr "github.com/go-playground/locales/fr"
+	"github.com/nicksnyder/go-i18n/v2/i18n"
+	xlanguage "golang.org/x/text/language"
+
+	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/money"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
+//go:embed catalogue/*.json
+var catalogues embed.FS
+
+// Words writes the texts in one language. The zero value writes English.
+type Words struct {
+	lang language.Code
+	loc  *i18n.Localizer
+	cal  locales.Translator
+}
+
+// in holds one Words a supported language, built once.
+var in = sync.OnceValue(func() map[language.Code]Words {
+	bundle := i18n.NewBundle(xlanguage.English)
+	bundle.RegisterUnmarshalFunc("json", json.Unmarshal)
+	cals := map[language.Code]locales.Translator{language.English: locen.New(), language.Spanish: loces.New(), language.French: locfr.New()}
+	out := map[language.Code]Words{}
+	for _, l := range language.All {
+		if _, err := bundle.LoadMessageFileFS(catalogues, "catalogue/"+string(l)+".json"); err != nil {
+			// The catalogues are embedded and TestCataloguesAreComplete reads them all:
+			// a broken one never gets past the tests.
+			panic(fmt.Sprintf("texts: catalogue %s: %v", l, err))
+		}
+		out[l] = Words{lang: l, loc: i18n.NewLocalizer(bundle, string(l)), cal: cals[l]}
+	}
+	return out
+})
+
+// In returns the texts in language l; an unknown or empty l gets English.
+func In(l language.Code) Words {
+	if w, ok := in()[l]; ok {
+		return w
+	}
+	return in()[language.English]
+}
+
+// Language is the language w writes.
+func (w Words) Language() language.Code { return w.words().lang }
+
+// words makes the zero value English.
+func (w Words) words() Words {
+	if w.loc == nil {
+		return In(language.English)
+	}
+	return w
+}
+
+// say renders message id with data. A message missing from a language's catalogue
+// falls back to English (TestCataloguesAreComplete keeps that from happening).
+func (w Words) say(id string, data map[string]any, count ...int) string {
+	w = w.words()
+	cfg := &i18n.LocalizeConfig{MessageID: id, TemplateData: data}
+	if len(count) > 0 {
+		cfg.PluralCount = count[0]
+	}
+	s, err := w.loc.Localize(cfg)
+	if err != nil && w.lang != language.English {
+		return In(language.English).say(id, data, count...)
+	}
+	if err != nil {
+		return id
+	}
+	return s
+}
+
+// When writes a moment as customers read it in texts: the shop's local day and time,
+// "Sat 28 Nov 15:00", "sáb. 28 nov. 15:00", "sam. 28 nov. 15h00".
+func (w Words) When(shop shops.Shop, t time.Time) string {
+	w = w.words()
+	loc := shop.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	lt := t.In(loc)
+	clock := w.say("time", map[string]any{"Hour": fmt.Sprintf("%02d", lt.Hour()), "Minute": fmt.Sprintf("%02d", lt.Minute())})
+	return w.say("when", map[string]any{
+		"Weekday": w.cal.WeekdayAbbreviated(lt.Weekday()), "Day": strconv.Itoa(lt.Day()),
+		"Month": w.cal.MonthAbbreviated(lt.Month()), "Time": clock,
+	})
+}
+
+// Duration writes a time to pay as customers read it: whole minutes, rounded down so
+// the text never promises more than the hold ("30 min", "1 hour", "1 h 30 min",
+// "2 hours"); at least "1 min".
+func (w Words) Duration(d time.Duration) string {
+	m := max(int(d/time.Minute), 1)
+	switch {
+	case m < 60:
+		return w.say("minutes", map[string]any{"Count": m})
+	case m%60 == 0:
+		return w.say("hours", map[string]any{"Count": m / 60}, m/60)
+	default:
+		return w.say("hours_minutes", map[string]any{"Hours": m / 60, "Minutes": fmt.Sprintf("%02d", m%60)})
+	}
+}
+
+// about is the data of a text about one slot.
+func (w Words) about(shop shops.Shop, service string, startsAt time.Time) map[string]any {
+	return map[string]any{"Shop": shop.Name, "Service": service, "When": w.When(shop, startsAt)}
+}
+
 // Offer is the offer SMS: shop, service, local day and time, price, how to book and how
 // to stop.
-func Offer(shop shops.Shop, service string, startsAt time.Time, price int64) string {
-	return fmt.Sprintf("%s: %s opening %s, %s. Reply YES to book. STOP to opt out",
-		shop.Name, service, shop.When(startsAt), money.Format(price, shop.Currency))
+func (w Words) Offer(shop shops.Shop, service string, startsAt time.Time, price int64) string {
+	d := w.about(shop, service, startsAt)
+	d["Price"] = money.Format(price, shop.Currency)
+	return w.say("offer", d)
 }
 
 // Link carries a payment link: the answer to a winning YES, or the text that follows
 // when the link could not be made in time. payWithin is how long the customer has to
 // pay (see Duration).
-func Link(shop shops.Shop, service string, startsAt time.Time, url string, payWithin time.Duration) string {
-	return fmt.Sprintf("%s: %s %s is yours! Pay within %s to keep it: %s",
-		shop.Name, service, shop.When(startsAt), Duration(payWithin), url)
+func (w Words) Link(shop shops.Shop, service string, startsAt time.Time, url string, payWithin time.Duration) string {
+	d := w.about(shop, service, startsAt)
+	d["URL"], d["Within"] = url, w.Duration(payWithin)
+	return w.say("link", d)
 }
 
 // BookedLinkFollows answers a winning YES whose payment link is not ready yet.
-func BookedLinkFollows(shop shops.Shop, service string, startsAt time.Time) string {
-	return fmt.Sprintf("%s: %s %s is yours! Your payment link is on its way in a separate text.",
-		shop.Name, service, shop.When(startsAt))
+func (w Words) BookedLinkFollows(shop shops.Shop, service string, startsAt time.Time) string {
+	return w.say("booked_link_follows", w.about(shop, service, startsAt))
 }
 
 // Confirmed tells a customer they are booked (the payment went through, or the shop
 // takes no payment).
-func Confirmed(shop shops.Shop, service string, startsAt time.Time) string {
-	return fmt.Sprintf("%s: you're booked for %s %s. See you then!",
-		shop.Name, service, shop.When(startsAt))
+func (w Words) Confirmed(shop shops.Shop, service string, startsAt time.Time) string {
+	return w.say("confirmed", w.about(shop, service, startsAt))
 }
 
 // Lapsed tells a customer their hold ended because the payment did not go through.
-func Lapsed(shop shops.Shop, service string, startsAt time.Time) string {
-	return fmt.Sprintf("%s: your hold on %s %s has lapsed because the payment didn't go through. You have not been charged.",
-		shop.Name, service, shop.When(startsAt))
+func (w Words) Lapsed(shop shops.Shop, service string, startsAt time.Time) string {
+	return w.say("lapsed", w.about(shop, service, startsAt))
 }
 
 // Refunded tells a customer their late payment was refunded.
-func Refunded(shop shops.Shop, service string, startsAt time.Time) string {
-	return fmt.Sprintf("%s: sorry, your payment for %s %s arrived after the slot had gone to someone else. We've refunded it in full.",
-		shop.Name, service, shop.When(startsAt))
+func (w Words) Refunded(shop shops.Shop, service string, startsAt time.Time) string {
+	return w.say("refunded", w.about(shop, service, startsAt))
 }
 
 // DuplicateRefunded tells a customer that a second payment for a slot they had already
 // paid for was refunded.
-func DuplicateRefunded(shop shops.Shop, service string, startsAt time.Time) string {
-	return fmt.Sprintf("%s: you paid twice for %s %s. We've refunded the second payment in full; you're still booked.",
-		shop.Name, service, shop.When(startsAt))
+func (w Words) DuplicateRefunded(shop shops.Shop, service string, startsAt time.Time) string {
+	return w.say("duplicate_refunded", w.about(shop, service, startsAt))
 }
+
+// Clarify asks a customer whose reply to an offer was unsure (a reaction, a question,
+// "maybe") to answer it plainly, naming the slot.
+func (w Words) Clarify(shop shops.Shop, service string, startsAt time.Time) string {
+	return w.say("clarify", w.about(shop, service, startsAt))
+}
+
+// shopOnly is the data of a text that names only the shop.
+func shopOnly(shop shops.Shop) map[string]any { return map[string]any{"Shop": shop.Name} }
 
 // Taken answers a YES that came too late.
-func Taken(shop shops.Shop) string {
-	return shop.Name + ": sorry, that slot was just taken. We'll text you when another opens up."
-}
+func (w Words) Taken(shop shops.Shop) string { return w.say("taken", shopOnly(shop)) }
 
 // NoOffer answers a YES from a customer who holds no live offer.
-func NoOffer(shop shops.Shop) string {
-	return shop.Name + ": there's no open offer for you right now. We'll text you when a slot opens up."
-}
+func (w Words) NoOffer(shop shops.Shop) string { return w.say("no_offer", shopOnly(shop)) }
 
 // Declined answers a NO.
-func Declined(shop shops.Shop) string {
-	return shop.Name + ": no problem, we'll let you know about the next opening."
-}
+func (w Words) Declined(shop shops.Shop) string { return w.say("declined", shopOnly(shop)) }
 
 // OptedOut answers a STOP.
-func OptedOut(shop shops.Shop) string {
-	return shop.Name + ": you're unsubscribed and won't get more offers. Reply START to resubscribe."
-}
+func (w Words) OptedOut(shop shops.Shop) string { return w.say("opted_out", shopOnly(shop)) }
 
 // OptedIn answers a START.
-func OptedIn(shop shops.Shop) string {
-	return shop.Name + ": you're subscribed to last-minute openings again. Reply STOP to opt out."
-}
+func (w Words) OptedIn(shop shops.Shop) string { return w.say("opted_in", shopOnly(shop)) }
 
 // OptedOutYes answers a YES from a customer who said STOP: they cannot take a slot.
-func OptedOutYes(shop shops.Shop) string {
-	return shop.Name + ": you've unsubscribed, so we can't hold a slot for you. Reply START to get offers again."
+func (w Words) OptedOutYes(shop shops.Shop) string {
+	return w.say("opted_out_yes", shopOnly(shop))
 }
 
-// Help answers HELP.
-func Help(shop shops.Shop) string {
-	return shop.Name + ": we text you when a slot opens. Reply YES to book, NO to pass, STOP to opt out. Contact: " + shop.SMSNumber
+// Help answers HELP: what the texts are, the keywords, and the shop's number.
+func (w Words) Help(shop shops.Shop) string {
+	return w.say("help", map[string]any{"Shop": shop.Name, "Contact": shop.SMSNumber})
 }
 
 // Unrecognized answers a reply that is none of the keywords.
-func Unrecognized(shop shops.Shop) string {
-	return shop.Name + ": sorry, we didn't understand. Reply YES to book the slot we offered, NO to pass, HELP for help."
+func (w Words) Unrecognized(shop shops.Shop) string {
+	return w.say("unrecognized", shopOnly(shop))
 }
 
 // UnknownNumber answers a text to a number no shop uses.
-const UnknownNumber = "Sorry, this number doesn't take replies."
+func (w Words) UnknownNumber() string { return w.say("unknown_number", nil) }
 
 // RetryLater answers a reply that could not be handled now (the database or Redis is
 // unavailable): nothing was decided, the customer may send it again.
-const RetryLater = "Sorry, we couldn't handle your reply just now. Please reply again in a minute."
+func (w Words) RetryLater() string { return w.say("retry_later", nil) }
 
-// Duration writes a time to pay as customers read it: whole minutes, rounded down so
-// the text never promises more than the hold ("30 min", "1 hour", "1 h 30 min",
-// "2 hours"); at least "1 min".
-func Duration(d time.Duration) string {
-	m := max(int(d/time.Minute), 1)
-	switch {
-	case m < 60:
-		return fmt.Sprintf("%d min", m)
-	case m == 60:
-		return "1 hour"
-	case m%60 == 0:
-		return fmt.Sprintf("%d hours", m/60)
-	default:
-		return fmt.Sprintf("%d h %d min", m/60, m%60)
-	}
-}
+// English writes the texts in English: for a text whose reader's language is not known
+// (an answer to a number no shop owns, or one that could not be read).
+var English = Words{}

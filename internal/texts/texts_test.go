@@ -21,7 +21,7 @@ func TestDuration(t *testing.T) {
 		2 * time.Hour:                   "2 hours",
 		24 * time.Hour:                  "24 hours",
 	} {
-		if got := texts.Duration(d); got != want {
+		if got := texts.English.Duration(d); got != want {
 			t.Errorf("Duration(%s) = %q, want %q", d, got, want)
 		}
 	}
@@ -38,16 +38,16 @@ func TestTextsFitOneSegment(t *testing.T) {
 	shop := shops.Shop{Name: "Ana's Salon", Location: london, Currency: "gbp", SMSNumber: "+447700900001"}
 	at := time.Date(2026, 11, 28, 15, 0, 0, 0, time.UTC)
 	for name, body := range map[string]string{
-		"offer":     texts.Offer(shop, "Haircut", at, 4500),
-		"link":      texts.Link(shop, "Haircut", at, "https://checkout.stripe.com/c/pay/cs_test_a1b2c3d4e5", 31*time.Minute),
-		"taken":     texts.Taken(shop),
-		"confirmed": texts.Confirmed(shop, "Haircut", at),
+		"offer":     texts.English.Offer(shop, "Haircut", at, 4500),
+		"link":      texts.English.Link(shop, "Haircut", at, "https://checkout.stripe.com/c/pay/cs_test_a1b2c3d4e5", 31*time.Minute),
+		"taken":     texts.English.Taken(shop),
+		"confirmed": texts.English.Confirmed(shop, "Haircut", at),
 	} {
 		if n := sms.Segments(body); n != 1 {
 			t.Errorf("%s text is %d segments: %q", name, n, body)
 		}
 	}
-	if got := texts.Offer(shop, "Haircut", at, 4500); !strings.Contains(got, "Sat 28 Nov 15:00, £45.00") {
+	if got := texts.English.Offer(shop, "Haircut", at, 4500); !strings.Contains(got, "Sat 28 Nov 15:00, £45.00") {
 		t.Errorf("offer text = %q, want the local time and the price", got)
 	}
 }
