@@ -68,21 +68,27 @@ func (s *Service) checkURL(raw string) (string, error) {
 // Go's Transport retry a request that still meets one.)
 const idleConnTimeout = 4 * time.Second
 
+// maxAnswerHeader bounds the headers of an endpoint's answer (Go's default is 10 MiB):
+// an answer's status is all an attempt needs, and a receiver must not make every
+// delivery worker buffer megabytes. More is a failed attempt.
+const maxAnswerHeader = 32 << 10
+
 // newClient is the HTTP client of every attempt: a guarded dialer, no proxy from the
 // environment (it would see the traffic, and make the address check meaningless), no
-// redirects followed (a 3xx is a failed attempt), Timeout for the whole exchange, idle
-// connections kept for idleConnTimeout.
+// redirects followed (a 3xx is a failed attempt), Timeout for the whole exchange, the
+// answer's headers capped at maxAnswerHeader, idle connections kept for idleConnTimeout.
 func newClient(cfg Config) *http.Client {
 	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second, Control: dialGuard(cfg.AllowPrivate)}
 	tr := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           dialer.DialContext,
-		ForceAttemptHTTP2:     true,
-		TLSHandshakeTimeout:   5 * time.Second,
-		ResponseHeaderTimeout: cfg.Timeout,
-		MaxIdleConns:          100,
-		MaxIdleConnsPerHost:   cfg.PerEndpoint,
-		IdleConnTimeout:       idleConnTimeout,
+		Proxy:                  nil,
+		DialContext:            dialer.DialContext,
+		ForceAttemptHTTP2:      true,
+		TLSHandshakeTimeout:    5 * time.Second,
+		ResponseHeaderTimeout:  cfg.Timeout,
+		MaxResponseHeaderBytes: maxAnswerHeader,
+		MaxIdleConns:           100,
+		MaxIdleConnsPerHost:    cfg.PerEndpoint,
+		IdleConnTimeout:        idleConnTimeout,
 	}
 	return &http.Client{
 		Transport:     tr,
