@@ -501,3 +501,15 @@ CREATE TABLE sms_suppressions (
 );
 -- An erasure finds the customer's texts by shop and number.
 CREATE INDEX inbound_messages_shop_from_idx ON inbound_messages (shop_id, from_phone);
+
+-- 0024_calendar_events
+-- What each calendar feed event last said (a hash), per opening and view, with the
+-- SEQUENCE and LAST-MODIFIED it was shown with: both move on when it changes.
+CREATE TABLE calendar_events (
+    opening_id   uuid NOT NULL REFERENCES slot_openings (id) ON DELETE CASCADE,
+    include_open boolean NOT NULL,
+    content_hash bytea NOT NULL CHECK (length(content_hash) = 32),
+    sequence     integer NOT NULL CHECK (sequence >= 0),
+    modified_at  timestamptz NOT NULL,
+    PRIMARY KEY (opening_id, include_open)
+);
