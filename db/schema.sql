@@ -506,3 +506,15 @@ CREATE INDEX inbound_messages_shop_from_idx ON inbound_messages (shop_id, from_p
 -- The language a shop texts in, and a customer's own (NULL: the shop's).
 ALTER TABLE shops ADD COLUMN language text NOT NULL DEFAULT 'en' CHECK (language IN ('en', 'es', 'fr'));
 ALTER TABLE customers ADD COLUMN language text CHECK (language IN ('en', 'es', 'fr'));
+
+-- 0024_calendar_events
+-- What each calendar feed event last said (a hash), per opening and view, with the
+-- SEQUENCE and LAST-MODIFIED it was shown with: both move on when it changes.
+CREATE TABLE calendar_events (
+    opening_id   uuid NOT NULL REFERENCES slot_openings (id) ON DELETE CASCADE,
+    include_open boolean NOT NULL,
+    content_hash bytea NOT NULL CHECK (length(content_hash) = 32),
+    sequence     integer NOT NULL CHECK (sequence >= 0),
+    modified_at  timestamptz NOT NULL,
+    PRIMARY KEY (opening_id, include_open)
+);

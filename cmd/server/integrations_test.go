@@ -145,6 +145,90 @@ func icsProp(ev *ics.VEvent, p ics.ComponentProperty) string {
 	return ""
 }
 
+// TestCalendarEventMovesOnWithEveryChange: read through the server as a subscribed
+// calendar reads it, an opening's event gets a higher SEQUENCE and a later LAST-MODIFIED
+// (and DTSTAMP) with every change of what it says: a hold paid at once (within the same
+// second), the customer renamed, the shop showing full details. A calendar that kept
+// the version it had would otherwise keep showing "awaiting payment". Read again
+// unchanged, it is the same version.
+func TestCalendarEventMovesOnWithEveryChange(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	base := e.start(nil, fastTune)
+	shop := e.newShop(base, "checkout", map[string]any{"wave_interval_seconds": 3600})
+	ana := e.newCustomer(base, shop, "+15557770011", true)
+	var shopJSON struct {
+		CalendarURL string `json:"calendar_url"`
+	}
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodGet, "/api/shop", shop.APIKey, nil, &shopJSON))
+	feedPath := strings.TrimPrefix(shopJSON.CalendarURL, publicURL)
+	op := e.newOpening(base, shop, 3*time.Hour)
+	e.waveDone(op.ID, 1, 1)
+
+	type version struct {
+		Status, Summary, Description string
+		Sequence                     int
+		Modified, Stamp              time.Time
+	}
+	read := func(what string) version {
+		t.Helper()
+		cal, _ := e.feed(base, feedPath, "")
+		vev := calendarEvent(cal, op.ID)
+		require.NotNil(t, vev, what)
+		var v version
+		var err error
+		v.Status, v.Summary = icsProp(vev, ics.ComponentPropertyStatus), icsProp(vev, ics.ComponentPropertySummary)
+		v.Description = icsProp(vev, ics.ComponentPropertyDescription)
+		v.Sequence, err = strconv.Atoi(icsProp(vev, ics.ComponentPropertySequence))
+		require.NoError(t, err, what)
+		v.Modified, err = vev.GetLastModifiedAt()
+		require.NoError(t, err, what)
+		v.Stamp, err = vev.GetDtStampTime()
+		require.NoError(t, err, what)
+		return v
+	}
+	var held openingInfo
+	steps := []struct {
+		name   string
+		change func()
+		status string
+	}{
+		{"held", func() {
+			require.Equal(t, "booked", e.text(base, ana.Phone, shop.SMSNumber, "YES").Outcome)
+			e.eventually("the link stored", func() bool {
+				held = e.opening(base, shop, op.ID)
+				return held.Booking != nil && held.Booking.SessionID != ""
+			})
+		}, "TENTATIVE"},
+		{"paid at once", func() {
+			require.Equal(t, "confirmed", e.send(base, event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: held.Booking.ID,
+				session: held.Booking.SessionID, intent: "pi_cal"}).Result)
+		}, "CONFIRMED"},
+		{"customer renamed", func() {
+			require.Equal(t, http.StatusOK, e.api(base, http.MethodPatch, "/api/customers/"+ana.ID, shop.APIKey,
+				map[string]any{"name": "Anabel Lima"}, nil))
+		}, "CONFIRMED"},
+		{"full details shown", func() {
+			require.Equal(t, http.StatusOK, e.api(base, http.MethodPatch, "/api/shop", shop.APIKey,
+				map[string]any{"calendar_full_details": true}, nil))
+		}, "CONFIRMED"},
+	}
+	var prev version
+	for i, st := range steps {
+		st.change()
+		v := read(st.name)
+		require.Equal(t, st.status, v.Status, st.name)
+		if i > 0 {
+			require.NotEqual(t, prev.Summary+prev.Description, v.Summary+v.Description, "%s: the event says something else", st.name)
+			require.Greater(t, v.Sequence, prev.Sequence, "%s: SEQUENCE", st.name)
+			require.True(t, v.Modified.After(prev.Modified), "%s: LAST-MODIFIED %s, before %s", st.name, v.Modified, prev.Modified)
+			require.True(t, v.Stamp.After(prev.Stamp), "%s: DTSTAMP %s, before %s", st.name, v.Stamp, prev.Stamp)
+		}
+		require.Equal(t, v, read(st.name+", read again"), "%s: unchanged, the same version", st.name)
+		prev = v
+	}
+}
+
 // TestIntegrationsFullStory follows two openings through the server: declared, offered,
 // held by Ana's YES, lapsed (her checkout expired) and offered again, held by Ben, paid
 // by Ben; Ana's late payment refunded; a second opening declared and cancelled. The

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
 	"regexp"
@@ -316,7 +317,8 @@ func guessServer(t *testing.T, l *ratelimit.Limiter, g guessLimit, wrong *atomic
 	t.Helper()
 	e := echo.New()
 	e.HTTPErrorHandler = httperr.Handler(nil)
-	e.IPExtractor = echo.ExtractIPFromXFFHeader() // as routes: the test's loopback peer is a trusted proxy
+	// routes' own extractor, with the test's loopback peer as the trusted proxy.
+	e.IPExtractor = clientAddress([]netip.Prefix{netip.MustParsePrefix("127.0.0.1/32"), netip.MustParsePrefix("::1/128")})
 	e.GET("/api/thing", func(c echo.Context) error {
 		if c.Request().Header.Get("Authorization") != "Bearer good" {
 			wrong.Add(1)
@@ -467,4 +469,46 @@ func TestBodyLimitsByRoute(t *testing.T) {
 	}
 	require.Equal(t, len(large), seen, "the large routes exist")
 	require.Equal(t, int64(64<<10), int64(dashboard.MaxFormBytes), "the dashboard reads no more form than its routes take")
+}
+
+// TestClientAddressTrustsOnlyConfiguredProxies: the address every per-client limit counts
+// against is the TCP peer's unless the peer is one of TRUSTED_PROXIES. A client on the
+// same host or network (behind a layer-4 balancer, which forwards no header of its own)
+// that sends X-Forwarded-For does not get a fresh allowance per made-up address; behind a
+// configured proxy, the address the proxy adds is the client's, and an untrusted hop it
+// names (a private address included) is as far as the chain is believed.
+func TestClientAddressTrustsOnlyConfiguredProxies(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	// wrongKeys sends n requests with a wrong API key, the i-th forwarded for from(i),
+	// and counts the answers; allowance is the burst plus what refilled meanwhile.
+	wrongKeys := func(base string, n int, from func(i int) string) (codes map[int]int, allowance int) {
+		codes = map[int]int{}
+		start := time.Now()
+		for i := range n {
+			status, _ := e.getWith(base+"/api/shop", map[string]string{
+				"Authorization": "Bearer shop_wrong", "X-Forwarded-For": from(i)})
+			codes[status]++
+		}
+		return codes, apiKeyGuesses.limit.Burst + int(time.Since(start)/apiKeyGuesses.limit.Every) + 1
+	}
+
+	// No TRUSTED_PROXIES: the loopback peer is the client, whatever it claims.
+	direct := e.start(nil, fastTune)
+	codes, allowance := wrongKeys(direct, 40, func(i int) string { return fmt.Sprintf("203.0.113.%d", i+1) })
+	require.LessOrEqual(t, codes[http.StatusUnauthorized], allowance,
+		"wrong keys judged from one peer claiming 40 addresses: %v", codes)
+	require.Positive(t, codes[http.StatusTooManyRequests], "answers: %v", codes)
+
+	// Behind a trusted proxy on loopback: each forwarded address has its own allowance.
+	proxied := e.start(map[string]string{"TRUSTED_PROXIES": "127.0.0.1/32, ::1/128"}, fastTune)
+	codes, _ = wrongKeys(proxied, 40, func(i int) string { return fmt.Sprintf("198.51.100.%d", i+1) })
+	require.Equal(t, map[int]int{http.StatusUnauthorized: 40}, codes, "40 clients, one wrong key each")
+	codes, allowance = wrongKeys(proxied, 40, func(int) string { return "198.51.100.200" })
+	require.LessOrEqual(t, codes[http.StatusUnauthorized], allowance, "one client: %v", codes)
+	require.Positive(t, codes[http.StatusTooManyRequests], "answers: %v", codes)
+	// A private hop that is not configured is the client: what it claims is not believed.
+	codes, allowance = wrongKeys(proxied, 40, func(i int) string { return fmt.Sprintf("192.0.2.%d, 10.9.8.7", i+1) })
+	require.LessOrEqual(t, codes[http.StatusUnauthorized], allowance, "behind an untrusted private hop: %v", codes)
+	require.Positive(t, codes[http.StatusTooManyRequests], "answers: %v", codes)
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,10 +30,7 @@ func (a *app) routes() http.Handler {
 	e.HideBanner, e.HidePort = true, true
 	e.HTTPErrorHandler = httperr.Handler(a.log)
 
-	// X-Forwarded-For is believed only when the peer is a proxy on a private network or
-	// loopback (echo's default trust ranges); otherwise c.RealIP() is the TCP peer, so a
-	// client cannot pick the address the dashboard's sign-in limit counts against.
-	e.IPExtractor = echo.ExtractIPFromXFFHeader()
+	e.IPExtractor = clientAddress(a.cfg.TrustedProxies)
 
 	e.Use(requestID)
 	e.Use(a.requestLogger)
@@ -72,6 +71,23 @@ func (a *app) routes() http.Handler {
 	e.GET("/pay/done", payPage("Thank you! Your payment is being confirmed; we'll text you."))
 	e.GET("/pay/cancelled", payPage("Payment not completed. Your slot is held until the link expires."))
 	return e
+}
+
+// clientAddress is how c.RealIP() finds the client every per-client limit counts
+// against: the TCP peer, unless the peer is one of the trusted proxies (TRUSTED_PROXIES);
+// then the nearest address in X-Forwarded-For that is not one. Echo's defaults would also
+// trust any loopback, link-local or private peer: behind a layer-4 balancer, which adds
+// no header, or inside a private network, every client would be such a peer and could
+// pick its own address with the header. So nothing is trusted unless configured.
+func clientAddress(trusted []netip.Prefix) echo.IPExtractor {
+	if len(trusted) == 0 {
+		return echo.ExtractIPDirect()
+	}
+	opts := []echo.TrustOption{echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false)}
+	for _, p := range trusted {
+		opts = append(opts, echo.TrustIPRange(&net.IPNet{IP: p.Addr().AsSlice(), Mask: net.CIDRMask(p.Bits(), p.Addr().BitLen())}))
+	}
+	return echo.ExtractIPFromXFFHeader(opts...)
 }
 
 // requestLogger puts the request id into the request's context (every log line of the

@@ -42,6 +42,9 @@ var tableOwners = map[string]string{
 	"webhook_deliveries": "internal/hooks",
 	"webhook_attempts":   "internal/hooks",
 	"idempotency_keys":   "internal/idempotency",
+	// What each calendar feed event last said, so that its SEQUENCE and LAST-MODIFIED
+	// move on with every change.
+	"calendar_events": "internal/calendar",
 }
 
 // writeKey names one write a package makes: a sqlc query (or rawSQL) and a table.

@@ -6,7 +6,12 @@
 // opening: held (TENTATIVE), confirmed (CONFIRMED), and CANCELLED once the hold lapsed,
 // the payment was refunded or the opening was cancelled, so a subscribed calendar drops
 // it. SEQUENCE and LAST-MODIFIED (and DTSTAMP, as RFC 5545 has it for a feed without a
-// METHOD) follow the latest change of the opening or its booking. With IncludeOpen, open
+// METHOD) move on with every change of what the event says, however soon it came and
+// whatever changed it (the booking, the opening, the customer's name, the shop's
+// settings): the feed keeps, in calendar_events, a hash of each event's content with
+// the values it was shown with, and moves them on when the content differs (see
+// db/queries/calendar.sql, CalendarEventsTrack). That is the feed's only write, once per
+// change. With IncludeOpen, open
 // openings show as TENTATIVE too. Times are UTC (a trailing Z), which every client shows
 // in its own time zone; X-WR-TIMEZONE names the shop's. The summary carries the
 // customer's first name and the description a masked number, unless the shop turned on
@@ -116,7 +121,11 @@ func (s *Service) Feed(ctx context.Context, token string, opts Options) (Feed, e
 	if err != nil {
 		return Feed{}, fmt.Errorf("read calendar of shop %s: %w", shop.ID, err)
 	}
-	body, err := s.render(shop, rows, opts)
+	events := s.events(shop, rows, opts)
+	if err := s.track(ctx, events, opts, now); err != nil {
+		return Feed{}, err
+	}
+	body, err := s.render(shop, events)
 	if err != nil {
 		return Feed{}, err
 	}
@@ -124,7 +133,105 @@ func (s *Service) Feed(ctx context.Context, token string, opts Options) (Feed, e
 	return Feed{Body: body, ETag: `"` + base64.RawURLEncoding.EncodeToString(sum[:18]) + `"`}, nil
 }
 
-func (s *Service) render(shop shops.Shop, rows []db.CalendarOpeningsRow, opts Options) ([]byte, error) {
+// event is one VEVENT: what it says (content) and the version it is shown as.
+type event struct {
+	openingID uuid.UUID
+	content   content
+	// changedAt is the latest change of the opening or its booking; firstSequence the
+	// SEQUENCE an event first seen starts at (sequence: what the feed gave it before
+	// calendar_events kept one).
+	changedAt     time.Time
+	firstSequence int
+	sequence      int
+	modified      time.Time
+}
+
+// content is what an event says: everything but its SEQUENCE, LAST-MODIFIED and
+// DTSTAMP. Its hash tells a change.
+type content struct {
+	uid, summary, description, url, transp string
+	status                                 ics.ObjectStatus
+	start, end, created                    time.Time
+}
+
+// hash is SHA-256 of every field of c, each length-prefixed (no two contents write the
+// same bytes).
+func (c content) hash() []byte {
+	h := sha256.New()
+	for _, f := range []string{c.uid, c.summary, c.description, c.url, c.transp, string(c.status),
+		c.start.UTC().Format(time.RFC3339Nano), c.end.UTC().Format(time.RFC3339Nano), c.created.UTC().Format(time.RFC3339Nano)} {
+		fmt.Fprintf(h, "%d:%s", len(f), f)
+	}
+	return h.Sum(nil)
+}
+
+// events decides the feed's events from the openings.
+func (s *Service) events(shop shops.Shop, rows []db.CalendarOpeningsRow, opts Options) []event {
+	domain := "slotrecovery"
+	if u, err := url.Parse(s.cfg.PublicURL); err == nil && u.Hostname() != "" {
+		domain = u.Hostname()
+	}
+	dashboard := s.cfg.PublicURL + "/dashboard"
+	var out []event
+	for _, r := range rows {
+		v := describe(shop, r, opts)
+		if v.skip {
+			continue
+		}
+		c := content{
+			uid:     "opening-" + r.ID.String() + "@" + domain,
+			summary: clean(v.summary), status: v.status,
+			description: clean(strings.Join(append(v.lines, "Dashboard: "+dashboard), "\n")),
+			start:       r.StartsAt.UTC(), end: r.StartsAt.Add(time.Duration(r.DurationMinutes) * time.Minute).UTC(),
+			created: r.CreatedAt.UTC().Truncate(time.Second),
+			// Busy while it holds the chair; a cancelled or open slot does not block the
+			// owner's calendar.
+			transp: "OPAQUE",
+		}
+		if s.cfg.PublicURL != "" {
+			c.url = dashboard
+		}
+		if v.status == ics.ObjectStatusCancelled || v.open {
+			c.transp = "TRANSPARENT"
+		}
+		out = append(out, event{openingID: r.ID, content: c, changedAt: r.LastModified,
+			firstSequence: sequence(r.CreatedAt, r.LastModified)})
+	}
+	return out
+}
+
+// track records what the events say now and gives each its SEQUENCE and LAST-MODIFIED
+// (CalendarEventsTrack), in one statement.
+func (s *Service) track(ctx context.Context, events []event, opts Options, now time.Time) error {
+	if len(events) == 0 {
+		return nil
+	}
+	p := db.CalendarEventsTrackParams{IncludeOpen: opts.IncludeOpen, Now: now.UTC()}
+	for _, e := range events {
+		p.OpeningIds = append(p.OpeningIds, e.openingID)
+		p.ContentHashes = append(p.ContentHashes, e.content.hash())
+		p.FirstSequences = append(p.FirstSequences, int32(e.firstSequence))
+		p.ChangedAt = append(p.ChangedAt, e.changedAt.UTC())
+	}
+	rows, err := queries.CalendarEventsTrack(ctx, s.pool, p)
+	if err != nil {
+		return fmt.Errorf("track calendar events: %w", err)
+	}
+	versions := make(map[uuid.UUID]db.CalendarEventsTrackRow, len(rows))
+	for _, r := range rows {
+		versions[r.OpeningID] = r
+	}
+	for i := range events {
+		v, ok := versions[events[i].openingID]
+		if !ok {
+			return fmt.Errorf("track calendar events: no version for opening %s", events[i].openingID)
+		}
+		events[i].sequence, events[i].modified = int(v.Sequence), v.ModifiedAt.UTC().Truncate(time.Second)
+	}
+	return nil
+}
+
+func (s *Service) render(shop shops.Shop, events []event) ([]byte, error) {
 	cal := ics.NewCalendar()
 	cal.SetProductId("-//Slot Recovery//Calendar feed//EN")
 	cal.SetCalscale("GREGORIAN")
@@ -134,38 +241,22 @@ func (s *Service) render(shop shops.Shop, rows []db.CalendarOpeningsRow, opts Op
 	// own schedule.
 	cal.SetRefreshInterval("PT15M", ics.WithValue(string(ics.ValueDataTypeDuration)))
 	cal.SetXPublishedTTL("PT15M")
-	domain := "slotrecovery"
-	if u, err := url.Parse(s.cfg.PublicURL); err == nil && u.Hostname() != "" {
-		domain = u.Hostname()
-	}
-	dashboard := s.cfg.PublicURL + "/dashboard"
-	for _, r := range rows {
-		v := describe(shop, r, opts)
-		if v.skip {
-			continue
+	for _, e := range events {
+		c := e.content
+		ev := cal.AddEvent(c.uid)
+		ev.SetDtStampTime(e.modified)
+		ev.SetModifiedAt(e.modified)
+		ev.SetCreatedTime(c.created)
+		ev.SetSequence(e.sequence)
+		ev.SetStartAt(c.start)
+		ev.SetEndAt(c.end)
+		ev.SetSummary(c.summary)
+		ev.SetStatus(c.status)
+		ev.SetDescription(c.description)
+		if c.url != "" {
+			ev.SetURL(c.url)
 		}
-		ev := cal.AddEvent("opening-" + r.ID.String() + "@" + domain)
-		modified := r.LastModified.UTC().Truncate(time.Second)
-		ev.SetDtStampTime(modified)
-		ev.SetModifiedAt(modified)
-		ev.SetCreatedTime(r.CreatedAt.UTC().Truncate(time.Second))
-		ev.SetSequence(sequence(r.CreatedAt, r.LastModified))
-		ev.SetStartAt(r.StartsAt)
-		ev.SetEndAt(r.StartsAt.Add(time.Duration(r.DurationMinutes) * time.Minute))
-		ev.SetSummary(clean(v.summary))
-		ev.SetStatus(v.status)
-		lines := append(v.lines, "Dashboard: "+dashboard)
-		ev.SetDescription(clean(strings.Join(lines, "\n")))
-		if s.cfg.PublicURL != "" {
-			ev.SetURL(dashboard)
-		}
-		// Busy while it holds the chair; a cancelled or open slot does not block the
-		// owner's calendar.
-		if v.status == ics.ObjectStatusCancelled || v.open {
-			ev.SetProperty(ics.ComponentPropertyTransp, "TRANSPARENT")
-		} else {
-			ev.SetProperty(ics.ComponentPropertyTransp, "OPAQUE")
-		}
+		ev.SetProperty(ics.ComponentPropertyTransp, c.transp)
 	}
 	var b bytes.Buffer
 	if err := cal.SerializeTo(&b, ics.WithNewLineWindows); err != nil {
@@ -251,8 +342,10 @@ func customer(shop shops.Shop, r db.CalendarOpeningsRow) (who, line string) {
 	return first, "Customer: " + first + " (" + phone.Mask(r.CustomerPhone) + ")"
 }
 
-// sequence is the event's SEQUENCE: tenths of a second from the opening's creation to
-// its latest change, so it grows with every change (a year fits an int32 600 times).
+// sequence is the SEQUENCE an event first seen starts at: tenths of a second from the
+// opening's creation to its latest change, which is what the feed gave every event
+// before it kept their versions (calendar_events); calendars holding one see the next
+// change as newer. A year fits an int32 600 times.
 func sequence(created, modified time.Time) int {
 	d := modified.Sub(created) / (100 * time.Millisecond)
 	return int(max(0, min(d, 1<<31-1)))

@@ -236,6 +236,52 @@ func TestFeedChangesWithTheBooking(t *testing.T) {
 	require.Greater(t, seq(t, e3), seq(t, e2))
 }
 
+// TestFeedVersionsPerView: an event says different things with and without open
+// openings (a lapsed hold is "Cancelled" in one, "Open slot" in the other), so each view
+// keeps its own version: calendars subscribed to both, read in turn, never see a change
+// that did not happen. A change no row's updated_at records (the customer's new name)
+// still moves both on, once, LAST-MODIFIED to when the feed saw it.
+func TestFeedVersionsPerView(t *testing.T) {
+	t.Parallel()
+	s := newScene(t)
+	bea := s.customer("+447700900111", "Bea")
+	id, _ := s.opening(s.clk.Now().Add(72*time.Hour), "open", &bea, "payment_failed")
+	version := func(opts calendar.Options) (int, time.Time, string) {
+		t.Helper()
+		c, _ := s.feed(opts)
+		e := events(c)[id]
+		require.NotNil(t, e)
+		m, err := e.GetLastModifiedAt()
+		require.NoError(t, err)
+		return seq(t, e), m, prop(e, ics.ComponentPropertySummary)
+	}
+	seqClosed, modClosed, sumClosed := version(calendar.Options{})
+	seqOpen, modOpen, sumOpen := version(calendar.Options{IncludeOpen: true})
+	require.NotEqual(t, sumClosed, sumOpen, "the views say different things")
+	for range 3 {
+		n, m, _ := version(calendar.Options{})
+		require.Equal(t, seqClosed, n)
+		require.Equal(t, modClosed, m)
+		n, m, _ = version(calendar.Options{IncludeOpen: true})
+		require.Equal(t, seqOpen, n)
+		require.Equal(t, modOpen, m)
+	}
+
+	s.clk.mu.Lock()
+	s.clk.t = s.clk.t.Add(time.Hour)
+	s.clk.mu.Unlock()
+	_, err := s.pool.Exec(context.Background(), `UPDATE customers SET name = 'Beatrix' WHERE id = $1`, bea.ID)
+	require.NoError(t, err)
+	n, m, summary := version(calendar.Options{})
+	require.Contains(t, summary, "Beatrix")
+	require.Equal(t, seqClosed+1, n)
+	require.Equal(t, s.clk.Now().Truncate(time.Second), m.UTC(), "seen now: no row records when the name changed")
+	n, _, summary = version(calendar.Options{IncludeOpen: true})
+	require.Equal(t, seqOpen+1, n, "the open view names her too (%s)", summary)
+	n, _, _ = version(calendar.Options{IncludeOpen: true})
+	require.Equal(t, seqOpen+1, n, "once per change")
+}
+
 func seq(t *testing.T, e *ics.VEvent) int {
 	t.Helper()
 	n, err := strconv.Atoi(prop(e, ics.ComponentPropertySequence))

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/url"
 	"slices"
 	"strconv"
@@ -75,6 +76,13 @@ type Config struct {
 	// MetricsToken, when set, is the bearer token GET /metrics on HTTP_ADDR requires
 	// (METRICS_TOKEN). See docs/design.md for who may read /metrics without it.
 	MetricsToken string
+	// TrustedProxies are the proxies whose X-Forwarded-For is believed
+	// (TRUSTED_PROXIES, comma-separated CIDRs; a bare address is one host). The client's
+	// address, which every per-client limit counts against, is the TCP peer's unless the
+	// peer is in one of them; then the nearest address in X-Forwarded-For that is not.
+	// Empty (the default) believes no one: behind a layer-4 balancer, or on a private
+	// network, a client could otherwise pick its own address.
+	TrustedProxies []netip.Prefix
 	// PprofAddr, when set, is a separate listener serving net/http/pprof (PPROF_ADDR);
 	// pprof is never served on HTTP_ADDR. Empty (the default) turns it off.
 	PprofAddr string
@@ -259,10 +267,38 @@ func Load(getenv func(string) string) (Config, error) {
 			shipped("STRIPE_WEBHOOK_SECRET", s)
 		}
 	}
+	c.loadTrustedProxies(get("TRUSTED_PROXIES"), bad)
 	if c.RedisKeyPrefix != "" && strings.ContainsAny(c.RedisKeyPrefix, " {}") {
 		bad("REDIS_KEY_PREFIX", "must not contain spaces or braces")
 	}
 	return c, errors.Join(errs...)
+}
+
+// maxTrustedProxies bounds TRUSTED_PROXIES: a deployment's proxies, not a list of the
+// internet.
+const maxTrustedProxies = 64
+
+// loadTrustedProxies reads TRUSTED_PROXIES: comma-separated CIDRs (10.0.0.0/8,
+// fd00::/8) or addresses (one host each).
+func (c *Config) loadTrustedProxies(v string, bad func(name, why string)) {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s == "" {
+			continue
+		}
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			a, aerr := netip.ParseAddr(s)
+			if aerr != nil || a.Zone() != "" {
+				bad("TRUSTED_PROXIES", "must be comma-separated CIDRs or addresses (e.g. 10.0.0.0/8,127.0.0.1)")
+				return
+			}
+			p = netip.PrefixFrom(a, a.BitLen())
+		}
+		c.TrustedProxies = append(c.TrustedProxies, p.Masked())
+	}
+	if len(c.TrustedProxies) > maxTrustedProxies {
+		bad("TRUSTED_PROXIES", fmt.Sprintf("takes at most %d ranges", maxTrustedProxies))
+	}
 }
 
 // Bounds of ERASURE_KEY: each key at least minErasureKey characters (256 bits of

@@ -1,6 +1,8 @@
 package config_test
 
 import (
+	"net/netip"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -82,6 +84,9 @@ func TestLoadErrorsNameTheVariableAndHideSecrets(t *testing.T) {
 		"fee without connect":              {map[string]string{"PLATFORM_FEE_BPS": "250"}, "STRIPE_CONNECT=on"},
 		"three connect secrets":            {connectOn("STRIPE_CONNECT_WEBHOOK_SECRET", "a,b,c"), "STRIPE_CONNECT_WEBHOOK_SECRET"},
 		"connect secret is the platform's": {connectOn("STRIPE_CONNECT_WEBHOOK_SECRET", "whsec_old"), "must differ"},
+		"proxy not a range":                {map[string]string{"TRUSTED_PROXIES": "10.0.0.0/8,proxy.internal"}, "TRUSTED_PROXIES"},
+		"proxy range too long":             {map[string]string{"TRUSTED_PROXIES": "10.0.0.0/33"}, "TRUSTED_PROXIES"},
+		"proxy with a zone":                {map[string]string{"TRUSTED_PROXIES": "fe80::1%eth0"}, "TRUSTED_PROXIES"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -250,5 +255,57 @@ func TestLoadErasureKeys(t *testing.T) {
 		require.Contains(t, err.Error(), "ERASURE_KEY")
 		require.NotContains(t, err.Error(), "short-secret")
 		require.NotContains(t, err.Error(), "tooshort")
+	}
+}
+
+// TestLoadTrustedProxies: unset, no proxy is trusted; set, CIDRs and bare addresses (one
+// host each), spaces and empty items ignored, ranges normalised.
+func TestLoadTrustedProxies(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(base()))
+	require.NoError(t, err)
+	require.Empty(t, c.TrustedProxies, "no proxy is trusted by default")
+	m := base()
+	m["TRUSTED_PROXIES"] = " 10.1.2.3/8, 127.0.0.1 ,, fd00::/8,::1"
+	c, err = config.Load(env(m))
+	require.NoError(t, err)
+	require.Equal(t, []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8"), netip.MustParsePrefix("127.0.0.1/32"),
+		netip.MustParsePrefix("fd00::/8"), netip.MustParsePrefix("::1/128")}, c.TrustedProxies)
+}
+
+// TestEveryVariableIsDocumented: every variable Load reads has a row in README's
+// Configuration table and is passed through to the server in docker-compose.yml, so a
+// new setting cannot ship undocumented or unreachable from `docker compose up`.
+func TestEveryVariableIsDocumented(t *testing.T) {
+	t.Parallel()
+	read := map[string]bool{}
+	_, _ = config.Load(func(k string) string {
+		read[k] = true
+		return base()[k]
+	})
+	require.Contains(t, read, "DATABASE_URL", "the recording getenv saw Load's reads")
+	readme, err := os.ReadFile("../../README.md")
+	require.NoError(t, err)
+	_, table, ok := strings.Cut(string(readme), "\n## Configuration\n")
+	require.True(t, ok, "README has a Configuration section")
+	table, _, _ = strings.Cut(table, "\n## ")
+	var rows []string
+	for _, l := range strings.Split(table, "\n") {
+		if strings.HasPrefix(l, "| `") {
+			first, _, _ := strings.Cut(strings.TrimPrefix(l, "| "), " | ")
+			rows = append(rows, first)
+		}
+	}
+	compose, err := os.ReadFile("../../docker-compose.yml")
+	require.NoError(t, err)
+	_, server, ok := strings.Cut(string(compose), "\n  server:\n")
+	require.True(t, ok, "docker-compose.yml has a server service")
+	for k := range read {
+		documented := false
+		for _, r := range rows {
+			documented = documented || strings.Contains(r, "`"+k+"`")
+		}
+		require.True(t, documented, "%s is read by config.Load but has no row in README's Configuration table", k)
+		require.Regexp(t, `(?m)^      `+k+`: `, server, "%s is not passed through in docker-compose.yml's server environment", k)
 	}
 }

@@ -12,6 +12,90 @@ import (
 	"github.com/google/uuid"
 )
 
+const calendarEventsTrack = `-- name: CalendarEventsTrack :many
+WITH shown AS (
+    -- The arrays side by side (set-returning functions in one SELECT list are zipped).
+    SELECT unnest($2::uuid[]) AS opening_id,
+        unnest($3::bytea[]) AS content_hash,
+        unnest($4::integer[]) AS first_sequence,
+        unnest($5::timestamptz[]) AS changed_at
+), written AS (
+    INSERT INTO calendar_events AS ce (opening_id, include_open, content_hash, sequence, modified_at)
+    SELECT s.opening_id, $1::boolean, s.content_hash, s.first_sequence,
+        date_trunc('second', s.changed_at)
+    FROM shown s
+    WHERE NOT EXISTS (
+        SELECT 1 FROM calendar_events e
+        WHERE e.opening_id = s.opening_id AND e.include_open = $1::boolean
+          AND e.content_hash = s.content_hash)
+    ON CONFLICT (opening_id, include_open) DO UPDATE
+    SET content_hash = EXCLUDED.content_hash, sequence = ce.sequence + 1,
+        modified_at = GREATEST(
+            CASE WHEN EXCLUDED.modified_at > ce.modified_at THEN EXCLUDED.modified_at
+                 ELSE date_trunc('second', $6::timestamptz) END,
+            ce.modified_at + interval '1 second')
+    WHERE ce.content_hash <> EXCLUDED.content_hash
+    RETURNING ce.opening_id, ce.sequence, ce.modified_at
+)
+SELECT s.opening_id::uuid AS opening_id,
+    COALESCE(w.sequence, e.sequence, s.first_sequence)::integer AS sequence,
+    COALESCE(w.modified_at, e.modified_at, date_trunc('second', s.changed_at))::timestamptz AS modified_at
+FROM shown s
+LEFT JOIN written w ON w.opening_id = s.opening_id
+LEFT JOIN calendar_events e ON e.opening_id = s.opening_id AND e.include_open = $1::boolean
+`
+
+type CalendarEventsTrackParams struct {
+	IncludeOpen    bool
+	OpeningIds     []uuid.UUID
+	ContentHashes  [][]byte
+	FirstSequences []int32
+	ChangedAt      []time.Time
+	Now            time.Time
+}
+
+type CalendarEventsTrackRow struct {
+	OpeningID  uuid.UUID
+	Sequence   int32
+	ModifiedAt time.Time
+}
+
+// Records what the events of one view (include_open) say now, one per opening (hash:
+// SHA-256 of the event's content), and returns each one's SEQUENCE and LAST-MODIFIED.
+// An event first seen is stored with first_sequence and changed_at (to the second); one
+// whose hash is the stored one keeps its values; one that changed gets SEQUENCE + 1 and,
+// as LAST-MODIFIED, changed_at when the rows moved past the last one, else now (a change
+// no timestamp records, such as a customer's new name), and always at least a second
+// past the last, so that it moves on however soon the change came. Only changed events
+// are written. A feed rendered twice at once: one of the two writes a change, the other
+// finds it written (and shows the values it read, moved on at the next poll).
+func (q *Queries) CalendarEventsTrack(ctx context.Context, db DBTX, arg CalendarEventsTrackParams) ([]CalendarEventsTrackRow, error) {
+	rows, err := db.Query(ctx, calendarEventsTrack,
+		arg.IncludeOpen,
+		arg.OpeningIds,
+		arg.ContentHashes,
+		arg.FirstSequences,
+		arg.ChangedAt,
+		arg.Now,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []CalendarEventsTrackRow
+	for rows.Next() {
+		var i CalendarEventsTrackRow
+		if err := rows.Scan(&i.OpeningID, &i.Sequence, &i.ModifiedAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const calendarOpenings = `-- name: CalendarOpenings :many
 
 SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status, s.created_at,
@@ -59,7 +143,8 @@ type CalendarOpeningsRow struct {
 	CustomerErased     bool
 }
 
-// The calendar feed's reads (internal/calendar): it writes nothing.
+// The calendar feed's queries (internal/calendar). It writes only calendar_events: what
+// each event it shows last said, and when that changed.
 // A shop's openings starting in [from, to) that a calendar shows: every one that has had
 // a booking (its latest booking says what the event is: held, confirmed, or cancelled
 // once the hold lapsed or the payment was refunded), and with include_open the others

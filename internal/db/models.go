@@ -41,6 +41,14 @@ type Booking struct {
 	ApplicationFeeCents       int64
 }
 
+type CalendarEvent struct {
+	OpeningID   uuid.UUID
+	IncludeOpen bool
+	ContentHash []byte
+	Sequence    int32
+	ModifiedAt  time.Time
+}
+
 type ClientHeartbeat struct {
 	ClientID string
 	SeenAt   time.Time

@@ -76,6 +76,33 @@ func TestSlowOrHugeEndpointDoesNotDelayAnother(t *testing.T) {
 	slow.Release()
 }
 
+// TestHugeAnswerHeadersFailTheAttempt: a receiver answering 200 with 100 KiB of
+// headers (a misconfigured proxy, or one trying to make the server buffer without
+// bound) does not count as a delivery: the client stops reading headers at 32 KiB, each
+// attempt fails cleanly with its error in the attempt log, and the delivery fails once
+// the schedule runs out.
+func TestHugeAnswerHeadersFailTheAttempt(t *testing.T) {
+	t.Parallel()
+	s := newScene(t, hooks.Config{AllowPrivate: true, DevMode: true})
+	var hits atomic.Int64
+	big := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits.Add(1)
+		for i := range 50 {
+			w.Header().Set(fmt.Sprintf("X-Padding-%d", i), strings.Repeat("p", 2<<10))
+		}
+		w.WriteHeader(http.StatusOK)
+	}))
+	t.Cleanup(big.Close)
+	_, _, err := s.svc.CreateEndpoint(context.Background(), s.shop.ID, hooks.NewEndpoint{URL: big.URL + "/hooks"})
+	require.NoError(t, err)
+	hookstest.Deliver(t, s.pool, s.svc, hookstest.RiverConfig{})
+	s.record(hooks.CustomerOptedIn, 1)
+	s.waitDeliveries(1, hooks.DeliveryFailed, 30*time.Second)
+	require.Equal(t, int64(len(fastSchedule)), hits.Load(), "every scheduled attempt reached the receiver")
+	require.Equal(t, len(fastSchedule), s.count(`SELECT count(*) FROM webhook_attempts
+		WHERE status_code IS NULL AND error LIKE '%response headers exceeded%'`), "each attempt failed on the headers, and says so")
+}
+
 // TestPrivateAddressesRefused: without AllowPrivate, URLs naming a private address are
 // refused when stored, and a name that resolves to one (or a URL stored before) is
 // refused when the delivery connects: nothing reaches the target. A redirect is not

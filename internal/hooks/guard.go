@@ -68,21 +68,27 @@ func (s *Service) checkURL(raw string) (string, error) {
 // Go's Transport retry a request that still meets one.)
 const idleConnTimeout = 4 * time.Second
 
+// maxAnswerHeader bounds the headers of an endpoint's answer (Go's default is 10 MiB):
+// an answer's status is all an attempt needs, and a receiver must not make every
+// delivery worker buffer megabytes. More is a failed attempt.
+const maxAnswerHeader = 32 << 10
+
 // newClient is the HTTP client of every attempt: a guarded dialer, no proxy from the
 // environment (it would see the traffic, and make the address check meaningless), no
-// redirects followed (a 3xx is a failed attempt), Timeout for the whole exchange, idle
-// connections kept for idleConnTimeout.
+// redirects followed (a 3xx is a failed attempt), Timeout for the whole exchange, the
+// answer's headers capped at maxAnswerHeader, idle connections kept for idleConnTimeout.
 func newClient(cfg Config) *http.Client {
 	dialer := &net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second, Control: dialGuard(cfg.AllowPrivate)}
 	tr := &http.Transport{
-		Proxy:                 nil,
-		DialContext:           dialer.DialContext,
-		ForceAttemptHTTP2:     true,
-		TLSHandshakeTimeout:   5 * time.Second,
-		ResponseHeaderTimeout: cfg.Timeout,
-		MaxIdleConns:          100,
-		MaxIdleConnsPerHost:   cfg.PerEndpoint,
-		IdleConnTimeout:       idleConnTimeout,
+		Proxy:                  nil,
+		DialContext:            dialer.DialContext,
+		ForceAttemptHTTP2:      true,
+		TLSHandshakeTimeout:    5 * time.Second,
+		ResponseHeaderTimeout:  cfg.Timeout,
+		MaxResponseHeaderBytes: maxAnswerHeader,
+		MaxIdleConns:           100,
+		MaxIdleConnsPerHost:    cfg.PerEndpoint,
+		IdleConnTimeout:        idleConnTimeout,
 	}
 	return &http.Client{
 		Transport:     tr,
@@ -97,8 +103,12 @@ type BlockedError struct {
 	Reason string
 }
 
+// Error is what the attempt log shows the shop: the kind of address, never the address
+// itself. The name the owner gave resolved to it; naming it would let a shop map the
+// server's own network (which internal names exist, and where they point) one endpoint
+// at a time.
 func (e *BlockedError) Error() string {
-	return fmt.Sprintf("refused to connect to %s: a %s address (set WEBHOOK_ALLOW_PRIVATE=1 to allow)", e.Addr, e.Reason)
+	return fmt.Sprintf("refused to connect to the host: it resolves to a blocked address (a %s address); set WEBHOOK_ALLOW_PRIVATE=1 to allow", e.Reason)
 }
 
 // dialGuard checks the address every connection is about to reach, after the name was
@@ -129,8 +139,12 @@ var metadataAddrs = []netip.Addr{netip.MustParseAddr("169.254.169.254"), netip.M
 
 // blockedRanges are the ranges netip's predicates do not cover that a delivery must not
 // reach: shared (carrier-grade NAT), "this network", IETF protocol assignments,
-// benchmarking, documentation, reserved and broadcast, IPv6 discard, documentation and
-// Teredo (which tunnels to an IPv4 address of its own choosing).
+// benchmarking, documentation, reserved and broadcast, IPv6 discard, documentation,
+// Teredo (which tunnels to an IPv4 address of its own choosing), the local-use NAT64
+// prefix (RFC 8215: a network's own translator, which may reach anything inside it, and
+// whose IPv4 address is not where the well-known prefix has it), IPv4-compatible
+// addresses (deprecated; some stacks still route ::a.b.c.d to a.b.c.d) and site-local
+// ones (deprecated, but still routed inside some networks).
 var blockedRanges = []struct {
 	prefix netip.Prefix
 	reason string
@@ -146,10 +160,15 @@ var blockedRanges = []struct {
 	{netip.MustParsePrefix("100::/64"), "discard"},
 	{netip.MustParsePrefix("2001:db8::/32"), "documentation"},
 	{netip.MustParsePrefix("2001::/32"), "Teredo"},
+	{netip.MustParsePrefix("64:ff9b:1::/48"), "NAT64 local-use"},
+	{netip.MustParsePrefix("::/96"), "IPv4-compatible"},
+	{netip.MustParsePrefix("fec0::/10"), "site-local"},
 }
 
+// nat64 is the well-known NAT64 prefix (RFC 6052), whose last 32 bits are the IPv4
+// address a translator reaches; sixTo4 carries one in bits 16 to 47.
 var (
-	nat64  = []netip.Prefix{netip.MustParsePrefix("64:ff9b::/96"), netip.MustParsePrefix("64:ff9b:1::/48")}
+	nat64  = netip.MustParsePrefix("64:ff9b::/96")
 	sixTo4 = netip.MustParsePrefix("2002::/16")
 )
 
@@ -183,11 +202,9 @@ func blockedAddr(ip netip.Addr) (reason string, blocked bool) {
 	// IPv6 addresses that carry an IPv4 address a gateway will reach: judge that one.
 	if ip.Is6() {
 		b := ip.As16()
-		for _, p := range nat64 {
-			if p.Contains(ip) {
-				if reason, blocked := blockedAddr(netip.AddrFrom4([4]byte(b[12:16]))); blocked {
-					return reason + " (through NAT64)", true
-				}
+		if nat64.Contains(ip) {
+			if reason, blocked := blockedAddr(netip.AddrFrom4([4]byte(b[12:16]))); blocked {
+				return reason + " (through NAT64)", true
 			}
 		}
 		if sixTo4.Contains(ip) {

@@ -3,6 +3,7 @@ package hooks
 import (
 	"net/http"
 	"net/netip"
+	"strings"
 	"testing"
 	"time"
 )
@@ -40,6 +41,16 @@ func TestBlockedAddr(t *testing.T) {
 		"2001:0:4136:e378::1":    "Teredo",
 		"2001:db8::1":            "documentation",
 		"::ffff:169.254.169.254": "cloud metadata",
+		// Blocked outright, whatever they carry: the local-use NAT64 prefix (RFC 8215; its
+		// IPv4 address sits elsewhere than the well-known prefix's, and where a gateway
+		// sends it is the network's choice), IPv4-compatible addresses (deprecated, ::/96)
+		// and site-local ones (deprecated, fec0::/10, still routed inside some networks).
+		"64:ff9b:1::808:808": "NAT64 local-use",
+		"64:ff9b:1:ffff::1":  "NAT64 local-use",
+		"::808:808":          "IPv4-compatible",
+		"::7f00:1":           "IPv4-compatible",
+		"fec0::1":            "site-local",
+		"feff:ffff::1":       "site-local",
 	}
 	for s, want := range blocked {
 		reason, bad := blockedAddr(netip.MustParseAddr(s))
@@ -73,6 +84,27 @@ func TestDialGuard(t *testing.T) {
 	}
 	if err := open("tcp4", "127.0.0.1:443", nil); err != nil {
 		t.Errorf("allowPrivate refused loopback: %v", err)
+	}
+}
+
+// TestBlockedErrorHidesTheAddress: the refusal an attempt records (the owner reads it in
+// the attempt log) says the address is blocked, never which internal address the name
+// resolved to: a shop could otherwise map the server's network through DNS names.
+func TestBlockedErrorHidesTheAddress(t *testing.T) {
+	t.Parallel()
+	strict := dialGuard(false)
+	for _, addr := range []string{"10.1.2.3:443", "127.0.0.1:8080", "[fd00:ec2::254]:80", "[64:ff9b:1::a00:1]:443", "[fec0::2]:443"} {
+		err := strict("tcp6", addr, nil)
+		if err == nil {
+			t.Errorf("%s passed", addr)
+			continue
+		}
+		s := (&Service{cfg: Config{Timeout: time.Second}}).describe(err)
+		host := addr[:strings.LastIndex(addr, ":")]
+		host = strings.Trim(host, "[]")
+		if !strings.Contains(s, "blocked address") || strings.Contains(s, host) {
+			t.Errorf("%s: the attempt records %q; want it to say \"blocked address\" without the address", addr, s)
+		}
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/migrate"
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -121,4 +122,48 @@ func describe(t *testing.T, pool *pgxpool.Pool) []string {
 	require.NoError(t, err)
 	require.NotEmpty(t, out)
 	return out
+}
+
+// TestReplayedSecretsForgotten: 0025 rewrites the answers kept, before the release that
+// stopped keeping secrets, for Idempotency-Key retries of POST /api/webhook_endpoints:
+// the secret goes, secret_shown_once says so, the rest stays (so a retry still replays
+// instead of making a second endpoint); other answers are untouched, and running it
+// again changes nothing.
+func TestReplayedSecretsForgotten(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, _ := pgtest.New(t)
+	shop, _, err := shops.New(pool, shops.Config{}).Create(ctx, shops.NewShop{Name: "S", Timezone: "UTC",
+		SMSNumber: "+15555550100", Currency: "usd", PaymentMode: shops.PaymentNone})
+	require.NoError(t, err)
+	insert := func(key, location, body string) {
+		t.Helper()
+		_, err := pool.Exec(ctx, `INSERT INTO idempotency_keys (shop_id, key, request_hash, created_at, holder, locked_at,
+			status, content_type, location, body) VALUES ($1, $2, '\x00', now(), gen_random_uuid(), now(), 201,
+			'application/json', $3, convert_to($4, 'UTF8'))`, shop.ID, key, location, body)
+		require.NoError(t, err)
+	}
+	insert("ep", "/api/webhook_endpoints/8b2d", `{"id":"8b2d","url":"https://a.example/","secret":"whsec_c2VjcmV0"}`+"\n")
+	insert("cust", "/api/customers/1c3e", `{"id":"1c3e","name":"Bea","notes":{"secret":"whsec_not_an_endpoint"}}`+"\n")
+	all, err := migrate.All()
+	require.NoError(t, err)
+	var sql string
+	for _, m := range all {
+		if m.Name == "0025_replayed_secrets.sql" {
+			sql = m.SQL
+		}
+	}
+	require.NotEmpty(t, sql, "the migration is embedded")
+	body := func(key string) string {
+		t.Helper()
+		var b string
+		require.NoError(t, pool.QueryRow(ctx, `SELECT convert_from(body, 'UTF8') FROM idempotency_keys WHERE key = $1`, key).Scan(&b))
+		return b
+	}
+	for range 2 {
+		_, err = pool.Exec(ctx, sql)
+		require.NoError(t, err)
+		require.JSONEq(t, `{"id":"8b2d","url":"https://a.example/","secret_shown_once":true}`, body("ep"))
+		require.JSONEq(t, `{"id":"1c3e","name":"Bea","notes":{"secret":"whsec_not_an_endpoint"}}`, body("cust"))
+	}
 }

@@ -1,5 +1,6 @@
 // Package retention deletes what the server keeps only for a while: Stripe's webhook
-// events (their payloads carry customers' details), the inbound texts (numbers and
+// events (their payloads, only the fields the server reads, tie payments to bookings and
+// accounts), the inbound texts (numbers and
 // words), the text send claims, the carriers' delivery reports, the outbound webhook
 // events with their deliveries and attempts, and the Idempotency-Keys. A periodic job
 // (jobs.Purge) deletes every row older than its table's keep period: the retention

@@ -74,7 +74,8 @@ func deref(s *string) string {
 // ---- endpoints ----
 
 // webhookEndpointJSON is an endpoint as the API shows it; the secret only in the answers
-// that make one (creation, rotation).
+// that make one (creation, rotation). SecretShownOnce marks a creation's answer given
+// again for its Idempotency-Key: the secret was in the first answer only.
 type webhookEndpointJSON struct {
 	ID             uuid.UUID  `json:"id"`
 	URL            string     `json:"url"`
@@ -89,6 +90,7 @@ type webhookEndpointJSON struct {
 	CreatedAt               time.Time  `json:"created_at"`
 	UpdatedAt               time.Time  `json:"updated_at"`
 	Secret                  string     `json:"secret,omitempty"`
+	SecretShownOnce         bool       `json:"secret_shown_once,omitempty"`
 }
 
 func newWebhookEndpointJSON(e hooks.Endpoint) webhookEndpointJSON {
@@ -141,6 +143,13 @@ func (h *Handlers) createWebhookEndpoint(c echo.Context) error {
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 	c.Response().Header().Set(echo.HeaderLocation, "/api/webhook_endpoints/"+ep.ID.String())
 	out := newWebhookEndpointJSON(ep)
+	// A retry with the same Idempotency-Key gets this answer without the secret: kept,
+	// it would outlive a rotation or the endpoint itself, and be a copy of it at rest.
+	replay := out
+	replay.SecretShownOnce = true
+	if err := keepForReplay(c, replay); err != nil {
+		return err
+	}
 	out.Secret = secret
 	return c.JSON(http.StatusCreated, out)
 }

@@ -3,7 +3,9 @@ package shopapi
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -21,7 +23,8 @@ import (
 // idempotent honours the Idempotency-Key header (Stripe's convention) on a creating
 // POST: the first request with a key runs and its answer is kept; a retry with the same
 // key and the same request gets that answer again (status, body, Location) with
-// Idempotent-Replayed: true, and runs nothing. It runs after requireShop: keys are the
+// Idempotent-Replayed: true, and runs nothing. A handler whose answer holds a secret
+// shown once keeps another body for the retries (keepForReplay). It runs after requireShop: keys are the
 // shop's. Without the header, or without a store, the request just runs.
 func (h *Handlers) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
@@ -94,6 +97,9 @@ func (h *Handlers) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 		hd := res.Header()
 		answer := idempotency.Answer{Status: res.Status, ContentType: hd.Get(echo.HeaderContentType),
 			Location: hd.Get(echo.HeaderLocation), CacheControl: hd.Get(echo.HeaderCacheControl), Body: rec.body.Bytes()}
+		if kept, ok := c.Get(replayBodyKey).([]byte); ok {
+			answer.Body = kept
+		}
 		if err := h.Idempotency.Finish(context.WithoutCancel(ctx), claim, answer); err != nil {
 			// The answer went out; only its replay is lost, and the key stays taken
 			// until it goes stale. Log it: the client will get a 409 on a retry soon.
@@ -101,6 +107,23 @@ func (h *Handlers) idempotent(next echo.HandlerFunc) echo.HandlerFunc {
 		}
 		return nil
 	}
+}
+
+// replayBodyKey is where a handler leaves, in its echo.Context, the body its retries get
+// instead of the one it sends (keepForReplay).
+const replayBodyKey = "shopapi.replay_body"
+
+// keepForReplay makes v, as JSON, the body that a retry of this request with its
+// Idempotency-Key gets, instead of the answer sent now: an answer holding a secret shown
+// once is kept, and given again, without it. Without a key nothing is kept and v is
+// unused.
+func keepForReplay(c echo.Context, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("encode the answer kept for retries: %w", err)
+	}
+	c.Set(replayBodyKey, append(b, '\n'))
+	return nil
 }
 
 // logger is the request's logger (httperr.LoggerKey), or one that discards.

@@ -318,8 +318,9 @@ func TestIdempotentDeclareUnderConcurrentRetries(t *testing.T) {
 }
 
 // TestIdempotencyKeyRules: another request with a used key is 422; a bad key is 400;
-// keys are the shop's; the other creating POSTs replay too (an endpoint's secret
-// included: one endpoint, one secret); requests without a key are not affected.
+// keys are the shop's; the other creating POSTs replay too (one endpoint, whose secret
+// the replay leaves out: TestWebhookEndpointSecretShownOnce); requests without a key are
+// not affected.
 func TestIdempotencyKeyRules(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -366,7 +367,9 @@ func TestIdempotencyKeyRules(t *testing.T) {
 	ep := with(a, "ep-1", http.MethodPost, "/api/webhook_endpoints", map[string]any{"url": "https://a.example.com/"})
 	require.Equal(t, http.StatusCreated, ep.status, ep.raw)
 	epAgain := with(a, "ep-1", http.MethodPost, "/api/webhook_endpoints", map[string]any{"url": "https://a.example.com/"})
-	require.Equal(t, ep.body["secret"], epAgain.body["secret"])
+	require.Equal(t, ep.body["id"], epAgain.body["id"], "one endpoint")
+	require.NotContains(t, epAgain.body, "secret", "shown once, in the first answer")
+	require.Equal(t, true, epAgain.body["secret_shown_once"])
 	require.Equal(t, "no-store", epAgain.header.Get("Cache-Control"))
 	require.Equal(t, 1, e.queryInt(`SELECT count(*) FROM webhook_endpoints`))
 
@@ -395,6 +398,70 @@ func TestIdempotencyKeyRules(t *testing.T) {
 	// Without a key nothing changes: a second POST is a second request.
 	r := e.do(http.MethodPost, "/api/customers", a, bea)
 	requireError(t, r, http.StatusConflict, "phone_exists")
+}
+
+// doKeyed sends a JSON request with an Idempotency-Key, checks the answer against the
+// OpenAPI document and decodes it.
+func (e *env) doKeyed(key, idem, method, path string, body any) resp {
+	e.t.Helper()
+	j, err := json.Marshal(body)
+	require.NoError(e.t, err)
+	req, err := http.NewRequest(method, e.url+path, bytes.NewReader(j))
+	require.NoError(e.t, err)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Idempotency-Key", idem)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(e.t, err)
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	checkAgainstSpec(e.t, req, res.StatusCode, res.Header, raw)
+	r := resp{status: res.StatusCode, header: res.Header, raw: string(raw)}
+	require.NoError(e.t, json.Unmarshal(raw, &r.body), string(raw))
+	return r
+}
+
+// TestWebhookEndpointSecretShownOnce: an endpoint's signing secret is in the answer that
+// made it and nowhere else. A retry with the same Idempotency-Key gets the first answer
+// without the secret, saying it was shown once, before and after the secret is rotated
+// and the endpoint deleted; the answer kept for retries holds no copy of it.
+func TestWebhookEndpointSecretShownOnce(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	_, key := e.shop("+15555550100")
+	create := map[string]any{"url": "https://crm.example.com/hooks", "description": "CRM"}
+	first := e.doKeyed(key, "ep-once", http.MethodPost, "/api/webhook_endpoints", create)
+	require.Equal(t, http.StatusCreated, first.status, first.raw)
+	secret, _ := first.body["secret"].(string)
+	require.True(t, strings.HasPrefix(secret, "whsec_"), first.raw)
+	require.NotContains(t, first.body, "secret_shown_once", "the first answer shows it")
+	id := first.body["id"].(string)
+	require.Zero(t, e.queryInt(`SELECT count(*) FROM idempotency_keys WHERE position(convert_to($1, 'UTF8') IN body) > 0`, secret),
+		"the answer kept for retries holds the secret")
+
+	replayed := func(when string) {
+		t.Helper()
+		again := e.doKeyed(key, "ep-once", http.MethodPost, "/api/webhook_endpoints", create)
+		require.Equal(t, http.StatusCreated, again.status, again.raw)
+		require.Equal(t, "true", again.header.Get("Idempotent-Replayed"), when)
+		require.Equal(t, "/api/webhook_endpoints/"+id, again.header.Get("Location"), when)
+		require.NotContains(t, again.raw, "whsec_", "%s: a replay shows no secret", when)
+		require.NotContains(t, again.body, "secret", when)
+		require.Equal(t, true, again.body["secret_shown_once"], "%s: a replay says why the secret is missing", when)
+		want := map[string]any{}
+		for k, v := range first.body {
+			want[k] = v
+		}
+		delete(want, "secret")
+		want["secret_shown_once"] = true
+		require.Equal(t, want, again.body, "%s: the first answer, less the secret", when)
+	}
+	replayed("at once")
+	rotated := e.do(http.MethodPost, "/api/webhook_endpoints/"+id+"/rotate_secret", key, nil)
+	require.Equal(t, http.StatusOK, rotated.status, rotated.raw)
+	replayed("after a rotation")
+	require.Equal(t, http.StatusNoContent, e.do(http.MethodDelete, "/api/webhook_endpoints/"+id, key, nil).status)
+	replayed("after the endpoint's deletion")
 }
 
 // raw sends a request and returns the answer as it came (the calendar is not JSON).

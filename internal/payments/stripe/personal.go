@@ -3,65 +3,56 @@ package stripe
 import (
 	"bytes"
 	"encoding/json"
+
+	stripego "github.com/stripe/stripe-go/v76"
 )
 
-// personalFields are the fields of Stripe's objects that hold what a customer gave at
-// checkout or on their card: name, email, phone, address. The server reads none of them,
-// and a customer's erasure, which finds a person through their customer row, could not
-// find them in a stored event; so they never reach the stored payload.
-var personalFields = []string{
-	"customer_details", "customer_email", "collected_information", "shipping_details", "shipping",
-	"billing_details", "receipt_email",
+// storedEvent is the payload an event is stored with: what decodeEvent read of it, and
+// nothing else (an allow-list by construction). Left out, whatever it holds, is
+// everything the server does not read: what Checkout collected of a customer (name,
+// email, phone, address, billing details, an expanded payment intent's receipt email),
+// and an account's owner (names, date of birth, home address, identity documents, bank
+// accounts, the IP that accepted Stripe's terms, in data.object and in
+// data.previous_attributes). A customer's erasure could not find those in a stored
+// event, and stored events are kept for RETENTION_DAYS. A field decodeEvent starts to
+// read is kept by adding it to its object's struct.
+//
+// Its JSON is stored: the tags are its names, whatever the Go fields are called.
+type storedEvent struct {
+	ID         string          `json:"id"`
+	Object     string          `json:"object"`
+	Type       string          `json:"type"`
+	Created    int64           `json:"created"`
+	APIVersion string          `json:"api_version"`
+	Livemode   bool            `json:"livemode"`
+	Account    string          `json:"account,omitempty"`
+	Data       storedEventData `json:"data"`
 }
 
-// customerFields are the fields of a Customer object (object "customer") that name the
-// person; the endpoints are not subscribed to customer events, but an event of another
-// type may carry one expanded.
-var customerFields = []string{"name", "email", "phone", "address", "shipping", "description"}
+// storedEventData is the event's data: its object as read (sessionObject,
+// paymentIntentObject, accountObject, or otherObject for every other type), or null.
+type storedEventData struct {
+	Object any `json:"object"`
+}
 
-// withoutPersonalData is payload with every personal field left out, wherever it stands
-// (data.object, an expanded payment intent, its charges); null ones stay. A payload that
-// holds none is returned as it came, byte for byte.
-func withoutPersonalData(payload []byte) []byte {
-	dec := json.NewDecoder(bytes.NewReader(payload))
-	dec.UseNumber() // amounts and times are kept exactly as sent
-	var v any
-	if err := dec.Decode(&v); err != nil || !stripPersonal(v) {
-		return payload // it decoded once already (signature checked); nothing to leave out
-	}
+// otherObject is what an event of another type keeps of its object (account.application.*
+// and the types the server ignores): its id and kind, for an operator reading the row.
+type otherObject struct {
+	ID     string `json:"id"`
+	Object string `json:"object"`
+}
+
+// storedPayload encodes what decodeEvent read of se, with object as data.object (nil:
+// none was read).
+func storedPayload(se stripego.Event, object any) []byte {
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return payload
+	enc.SetEscapeHTML(false) // data, not a page
+	err := enc.Encode(storedEvent{ID: se.ID, Object: "event", Type: string(se.Type), Created: se.Created,
+		APIVersion: se.APIVersion, Livemode: se.Livemode, Account: se.Account, Data: storedEventData{Object: object}})
+	if err != nil {
+		// Only strings and numbers decoded before: it cannot fail.
+		return []byte(`{}`)
 	}
 	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
-}
-
-// stripPersonal deletes the personal fields in v, recursively, and reports whether it
-// deleted any.
-func stripPersonal(v any) bool {
-	changed := false
-	switch t := v.(type) {
-	case map[string]any:
-		drop := personalFields
-		if t["object"] == "customer" {
-			drop = append(drop[:len(drop):len(drop)], customerFields...)
-		}
-		for _, k := range drop {
-			// A null field holds nothing of anyone: left as it is.
-			if v, ok := t[k]; ok && v != nil {
-				delete(t, k)
-				changed = true
-			}
-		}
-		for _, c := range t {
-			changed = stripPersonal(c) || changed
-		}
-	case []any:
-		for _, c := range t {
-			changed = stripPersonal(c) || changed
-		}
-	}
-	return changed
 }

@@ -103,9 +103,11 @@ func paid(paymentStatus string) bool {
 // endpoint secret are accepted while one is rotated; empty secrets are
 // skipped. A zero (or negative) tolerance means DefaultWebhookTolerance.
 //
-// The event's Kind says what it means to the ledger (see eventKind) and its
-// Payload is payload without what Checkout collected of the customer (name, email,
-// phone, address; see personalFields), byte for byte payload when it has none. Account is the connected account the event came from
+// The event's Kind says what it means to the ledger (see eventKind) and its Payload,
+// which the ledger stores, is what ParseEvent read of payload and nothing else (see
+// storedEvent): no customer's or account owner's details. It reads, through
+// ParseEvent, as the same event. Account is the connected
+// account the event came from
 // (the signed event's "account"; "" for the platform's own events), and an account
 // change carries the account's new state (AccountState).
 //
@@ -139,7 +141,7 @@ func ParseEvent(payload []byte, sigHeader string, secrets []string, tolerance ti
 		}
 		ev, err := webhook.ConstructEventWithOptions(payload, sigHeader, secret, opts)
 		if err == nil {
-			return decodeEvent(ev, payload)
+			return decodeEvent(ev)
 		}
 		if !signatureError(err) {
 			// The signature matched; the JSON did not decode.
@@ -160,9 +162,11 @@ func signatureError(err error) bool {
 		errors.Is(err, webhook.ErrTooOld)
 }
 
-// sessionObject holds the checkout.session fields we read.
+// sessionObject holds the checkout.session fields we read; they are what a stored event
+// keeps of the session (storedEvent), under these names. Object is the object's kind.
 type sessionObject struct {
 	ID                string            `json:"id"`
+	Object            string            `json:"object"`
 	ClientReferenceID string            `json:"client_reference_id"`
 	Metadata          map[string]string `json:"metadata"`
 	PaymentIntent     json.RawMessage   `json:"payment_intent"`
@@ -171,9 +175,11 @@ type sessionObject struct {
 	Currency          string            `json:"currency"`
 }
 
-// accountObject holds the account fields we read (account.updated).
+// accountObject holds the account fields we read (account.updated), which a stored
+// event keeps of the account.
 type accountObject struct {
 	ID               string `json:"id"`
+	Object           string `json:"object"`
 	ChargesEnabled   bool   `json:"charges_enabled"`
 	PayoutsEnabled   bool   `json:"payouts_enabled"`
 	DetailsSubmitted bool   `json:"details_submitted"`
@@ -182,15 +188,17 @@ type accountObject struct {
 	} `json:"requirements"`
 }
 
-// paymentIntentObject holds the payment_intent fields we read.
+// paymentIntentObject holds the payment_intent fields we read, which a stored event
+// keeps of the payment intent.
 type paymentIntentObject struct {
 	ID       string            `json:"id"`
+	Object   string            `json:"object"`
 	Metadata map[string]string `json:"metadata"`
 	Amount   int64             `json:"amount"`
 	Currency string            `json:"currency"`
 }
 
-func decodeEvent(se stripego.Event, payload []byte) (payments.Event, error) {
+func decodeEvent(se stripego.Event) (payments.Event, error) {
 	ev := payments.Event{
 		ID:         se.ID,
 		Type:       string(se.Type),
@@ -198,8 +206,8 @@ func decodeEvent(se stripego.Event, payload []byte) (payments.Event, error) {
 		APIVersion: se.APIVersion,
 		Livemode:   se.Livemode,
 		Account:    se.Account,
-		Payload:    withoutPersonalData(payload),
 	}
+	var stored any // what is read of data.object, kept in the stored payload
 	var paymentStatus string
 	if se.ID == "" || se.Type == "" {
 		return payments.Event{}, fmt.Errorf("%w: event without id or type", payments.ErrBadPayload)
@@ -218,6 +226,13 @@ func decodeEvent(se stripego.Event, payload []byte) (payments.Event, error) {
 		if err != nil {
 			return payments.Event{}, fmt.Errorf("%w: event %s: payment_intent: %w", payments.ErrBadPayload, ev.ID, err)
 		}
+		// An expanded payment intent is kept as its id: its fields (a receipt email,
+		// the card's billing details) are not read.
+		o.PaymentIntent = nil
+		if pi != "" {
+			o.PaymentIntent, _ = json.Marshal(pi)
+		}
+		stored = o
 		ev.BookingID = cmp.Or(o.Metadata["booking_id"], o.ClientReferenceID)
 		ev.SessionID = o.ID
 		ev.PaymentIntentID = pi
@@ -229,6 +244,7 @@ func decodeEvent(se stripego.Event, payload []byte) (payments.Event, error) {
 		if err := decodeObject(raw, &o); err != nil {
 			return payments.Event{}, fmt.Errorf("%w: event %s: payment intent: %w", payments.ErrBadPayload, ev.ID, err)
 		}
+		stored = o
 		ev.BookingID = o.Metadata["booking_id"]
 		ev.PaymentIntentID = o.ID
 		ev.AmountTotal = o.Amount
@@ -241,6 +257,7 @@ func decodeEvent(se stripego.Event, payload []byte) (payments.Event, error) {
 		if o.ID == "" || (ev.Account != "" && o.ID != ev.Account) {
 			return payments.Event{}, fmt.Errorf("%w: event %s: the account changed is not the event's account", payments.ErrBadPayload, ev.ID)
 		}
+		stored = o
 		st := &payments.Account{ID: o.ID, ChargesEnabled: o.ChargesEnabled, PayoutsEnabled: o.PayoutsEnabled, DetailsSubmitted: o.DetailsSubmitted}
 		if o.Requirements != nil {
 			st.RequirementsDue = append([]string{}, o.Requirements.CurrentlyDue...)
@@ -254,6 +271,15 @@ func decodeEvent(se stripego.Event, payload []byte) (payments.Event, error) {
 		}
 		ev.AccountState = &payments.Account{ID: ev.Account, Disconnected: true}
 	}
+	if stored == nil {
+		// Another type's object, when it is one (raw is the value as sent: an object
+		// starts with its brace); null and other values are not kept.
+		var o otherObject
+		if len(raw) > 0 && raw[0] == '{' && json.Unmarshal(raw, &o) == nil {
+			stored = o
+		}
+	}
+	ev.Payload = storedPayload(se, stored)
 	ev.Kind = eventKind(ev.Type, paymentStatus)
 	return ev, nil
 }
