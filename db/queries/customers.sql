@@ -205,3 +205,9 @@ FROM merged m
 LEFT JOIN inserted ins ON ins.phone = m.phone
 LEFT JOIN updated upd ON upd.id = m.existing_id
 ORDER BY m.line;
+
+-- name: CustomerLearnLanguage :execrows
+-- Records the language a customer's own reply was written in, when none is set (an
+-- owner's choice is never overwritten); 0 rows: one was set, or the customer is gone.
+UPDATE customers SET language = sqlc.arg(language)::text
+WHERE id = sqlc.arg(id) AND language IS NULL AND erased_at IS NULL;

@@ -354,6 +354,26 @@ func (q *Queries) CustomerInsert(ctx context.Context, db DBTX, arg CustomerInser
 	return i, err
 }
 
+const customerLearnLanguage = `-- name: CustomerLearnLanguage :execrows
+UPDATE customers SET language = $1::text
+WHERE id = $2 AND language IS NULL AND erased_at IS NULL
+`
+
+type CustomerLearnLanguageParams struct {
+	Language string
+	ID       uuid.UUID
+}
+
+// Records the language a customer's own reply was written in, when none is set (an
+// owner's choice is never overwritten); 0 rows: one was set, or the customer is gone.
+func (q *Queries) CustomerLearnLanguage(ctx context.Context, db DBTX, arg CustomerLearnLanguageParams) (int64, error) {
+	result, err := db.Exec(ctx, customerLearnLanguage, arg.Language, arg.ID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const customerList = `-- name: CustomerList :many
 SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language FROM customers c
 WHERE c.shop_id = $1 AND c.erased_at IS NULL
