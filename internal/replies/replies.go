@@ -257,16 +257,16 @@ func (r *reader) intent(n int) slot {
 	if r.optOut(n) {
 		return slotOptOut
 	}
-	if r.cover(0, n, slotHelp, whole, false) {
+	if r.cover(0, n, slotHelp, whole, nil) {
 		return slotHelp
 	}
-	if r.cover(0, n, slotOptIn, whole, false) {
+	if r.cover(0, n, slotOptIn, whole, nil) {
 		return slotOptIn
 	}
 	if r.anywhere(slotUnknown) {
 		return slotUnknown
 	}
-	yes := r.cover(0, n, slotYes, whole, true)
+	yes := r.cover(0, n, slotYes, whole, &withYes)
 	affirmative := r.leads(slotYes, whole)
 	no := r.signal(slotNo)
 	unsure := r.signal(slotClarify)
@@ -277,20 +277,28 @@ func (r *reader) intent(n int) slot {
 		return slotClarify // "no wait, yes": ask again
 	case no:
 		return slotNo
-	case yes || affirmative || unsure || r.cover(0, n, slotWith, whole, false):
+	case yes || affirmative || unsure || r.cover(0, n, slotWith, whole, nil):
 		return slotClarify
 	}
 	return slotUnknown
 }
 
+// withYes lets [with] phrases stand beside yes phrases ("yes, perfect").
+var withYes = [nSlots]kinds{slotWith: whole}
+
+// besideStop are the short answers a clause may hold beside an [optout clause] phrase
+// when no comma parts them: "yes stop", "no stop", "ok baja" are opt-outs. [no lead]
+// phrases are not among them: "para la próxima" is "next time", not "stop, next time".
+var besideStop = [nSlots]kinds{slotYes: whole, slotNo: whole | clause, slotWith: whole}
+
 // optOut reports whether the reply asks for no more texts: the whole reply, one of its
 // clauses, or an [optout any] phrase anywhere.
 func (r *reader) optOut(n int) bool {
-	if r.anywhere(slotOptOut) || r.cover(0, n, slotOptOut, whole|clause, false) {
+	if r.anywhere(slotOptOut) || r.cover(0, n, slotOptOut, whole|clause, nil) {
 		return true
 	}
 	for c := 0; c+1 < len(r.clauses); c++ {
-		if r.cover(int(r.clauses[c]), int(r.clauses[c+1]), slotOptOut, clause, false) {
+		if r.cover(int(r.clauses[c]), int(r.clauses[c+1]), slotOptOut, clause, &besideStop) {
 			return true
 		}
 	}
@@ -304,7 +312,7 @@ func (r *reader) signal(s slot) bool {
 		return true
 	}
 	for c := 0; c+1 < len(r.clauses); c++ {
-		if r.cover(int(r.clauses[c]), int(r.clauses[c+1]), s, whole|clause|lead, false) {
+		if r.cover(int(r.clauses[c]), int(r.clauses[c+1]), s, whole|clause|lead, nil) {
 			return true
 		}
 	}
@@ -370,8 +378,8 @@ func (r *reader) skipFillers(p, end int) int {
 }
 
 // cover reports whether tokens [lo, hi) split into phrases of s with one of ks (at least
-// one), fillers, emoji without a meaning and, if withOK, [with] phrases.
-func (r *reader) cover(lo, hi int, s slot, ks kinds, withOK bool) bool {
+// one), fillers, emoji without a meaning and phrases also allows (nil: none).
+func (r *reader) cover(lo, hi int, s slot, ks kinds, also *[nSlots]kinds) bool {
 	const reached, keyed = 1, 2
 	r.reach = r.reach[:0]
 	for range hi - lo + 1 {
@@ -393,7 +401,7 @@ func (r *reader) cover(lo, hi int, s slot, ks kinds, withOK bool) bool {
 			switch {
 			case m.p.has(s, ks):
 				r.reach[int(m.end)-lo] |= keyed
-			case m.p.has(slotFiller, whole), withOK && m.p.has(slotWith, whole):
+			case m.p.has(slotFiller, whole), also != nil && m.p.allowedBy(also):
 				r.reach[int(m.end)-lo] |= state
 			}
 		}

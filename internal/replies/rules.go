@@ -94,6 +94,16 @@ func (p *phrase) meaningful() bool {
 	return false
 }
 
+// allowedBy reports whether p is in a slot with a kind that also lists.
+func (p *phrase) allowedBy(also *[nSlots]kinds) bool {
+	for s, k := range p.kinds {
+		if k&also[s] != 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // has reports whether p is in slot s with one of ks.
 func (p *phrase) has(s slot, ks kinds) bool { return p.kinds[s]&ks != 0 }
 
@@ -167,7 +177,7 @@ func compile(files []ruleFile) (*book, error) {
 				continue
 			}
 			where := fmt.Sprintf("%s:%d", f.name, n+1)
-			if strings.HasPrefix(line, "[") {
+			if isHeader(line) {
 				var err error
 				if sec, kind, err = header(line); err != nil {
 					return nil, fmt.Errorf("%s: %w", where, err)
@@ -217,11 +227,15 @@ func compile(files []ruleFile) (*book, error) {
 	return b, nil
 }
 
+// isHeader tells a section header from a pattern that starts with an optional word
+// ("[oh] yes"): a header is the whole line in brackets, with no | or bracket inside.
+func isHeader(line string) bool {
+	return strings.HasPrefix(line, "[") && strings.HasSuffix(line, "]") &&
+		!strings.ContainsAny(line[1:len(line)-1], "[]|")
+}
+
 // header parses "[intent kind]", "[with]" or "[filler]".
 func header(line string) (slot, kinds, error) {
-	if !strings.HasSuffix(line, "]") {
-		return 0, 0, fmt.Errorf("unclosed section header")
-	}
 	f := strings.Fields(line[1 : len(line)-1])
 	s, ok := slotByName(firstOr(f))
 	switch {
@@ -279,6 +293,9 @@ func expand(sc *scan, line string, kind kinds) ([][]element, error) {
 			if strings.HasPrefix(field, "[") && strings.HasSuffix(field, "]") {
 				optional = true
 				field = field[1 : len(field)-1]
+			}
+			if strings.ContainsAny(field, "[]<>*") {
+				return nil, fmt.Errorf("%q: brackets, <emoji> and * stand alone", field)
 			}
 			for _, alt := range strings.Split(field, "|") {
 				w, err := ruleWord(sc, alt)
