@@ -32,7 +32,10 @@ type labelled struct {
 	reply string
 }
 
-func loadCorpus(t *testing.T) []labelled {
+func loadCorpus(t *testing.T) []labelled { return loadCorpusB(t) }
+
+// loadCorpusB reads the corpus for a test or a benchmark.
+func loadCorpusB(t testing.TB) []labelled {
 	t.Helper()
 	f, err := os.Open(corpusFile)
 	require.NoError(t, err)
