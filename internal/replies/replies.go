@@ -160,26 +160,30 @@ func (r *reader) prepare() {
 			r.clauses = append(r.clauses, int32(i))
 		}
 		r.from = append(r.from, int32(len(r.matches)))
-		for _, p := range r.b.first[string(r.sq(i))] {
-			r.try(p, i)
-		}
-		if t.emoji {
-			for _, p := range r.b.emojiFirst {
-				r.try(p, i)
-			}
-		}
+		r.walk(&r.b.root, i, i)
 	}
 	r.from = append(r.from, int32(len(r.matches)))
 	r.clauses = append(r.clauses, int32(n))
 }
 
-func (r *reader) try(p *phrase, i int) {
-	end, ok := r.matchSeg(p.segs[0], i)
-	if ok {
-		end, ok = r.matchRest(p.segs[1:], end)
+// walk follows the trie from n along the tokens from i, recording every phrase that
+// started at token start and matches.
+func (r *reader) walk(n *node, i, start int) {
+	for _, p := range n.ends {
+		if end, ok := r.matchRest(p.segs[1:], i); ok {
+			r.matches = append(r.matches, match{start: int32(start), end: int32(end), p: p})
+		}
 	}
-	if ok {
-		r.matches = append(r.matches, match{start: int32(i), end: int32(end), p: p})
+	if i >= len(r.toks) {
+		return
+	}
+	for _, e := range n.next[string(r.sq(i))] {
+		if r.is(i, e.w) {
+			r.walk(e.node, i+1, start)
+		}
+	}
+	if n.anyEmoji != nil && r.toks[i].emoji {
+		r.walk(n.anyEmoji, i+1, start)
 	}
 }
 

@@ -109,10 +109,53 @@ func (p *phrase) has(s slot, ks kinds) bool { return p.kinds[s]&ks != 0 }
 
 // book is the compiled rules of every language.
 type book struct {
-	first      map[string][]*phrase // by the squeezed first word
-	emojiFirst []*phrase            // phrases that start with <emoji>
+	// root is a trie over the first segment of every phrase.
+	root node
 	// significant holds the emoji a rule gives a meaning to; any other emoji is a filler.
 	significant map[string]bool
+}
+
+// node is a trie node: the phrases whose first segment ends here, and the words that
+// continue one.
+type node struct {
+	ends []*phrase
+	// next is keyed by the squeezed word; words that squeeze alike ("pas", "pass") share
+	// a key and each keep an edge.
+	next     map[string][]edge
+	anyEmoji *node // <emoji>
+}
+
+type edge struct {
+	w    word
+	node *node
+}
+
+// add puts p in the trie under the words of its first segment.
+func (n *node) add(p *phrase) {
+	for _, w := range p.segs[0] {
+		n = n.child(w)
+	}
+	n.ends = append(n.ends, p)
+}
+
+func (n *node) child(w word) *node {
+	if w.anyEmoji {
+		if n.anyEmoji == nil {
+			n.anyEmoji = &node{}
+		}
+		return n.anyEmoji
+	}
+	for _, e := range n.next[w.sq] {
+		if e.w.text == w.text {
+			return e.node
+		}
+	}
+	if n.next == nil {
+		n.next = map[string][]edge{}
+	}
+	c := &node{}
+	n.next[w.sq] = append(n.next[w.sq], edge{w: w, node: c})
+	return c
 }
 
 //go:embed rules/*.txt
@@ -205,14 +248,9 @@ func compile(files []ruleFile) (*book, error) {
 			}
 		}
 	}
-	b := &book{first: map[string][]*phrase{}, significant: map[string]bool{}}
+	b := &book{significant: map[string]bool{}}
 	for _, p := range order {
-		w := p.segs[0][0]
-		if w.anyEmoji {
-			b.emojiFirst = append(b.emojiFirst, p)
-		} else {
-			b.first[w.sq] = append(b.first[w.sq], p)
-		}
+		b.root.add(p)
 		if !p.meaningful() {
 			continue
 		}

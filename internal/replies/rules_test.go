@@ -43,19 +43,20 @@ func TestCompileMerges(t *testing.T) {
 		{lang: Spanish, name: "es.txt", text: "[no lead]\nno\n[filler]\n🙏\n[clarify react]\nle gusto\n"},
 	})
 	require.NoError(t, err)
-	no := b.first["no"]
-	require.Len(t, no, 2, "no and no thanks")
-	require.Equal(t, English|Spanish, no[0].langs)
-	require.Equal(t, lead|whole, no[0].kinds[slotNo])
-	require.Equal(t, English, no[1].langs)
-	require.Len(t, b.first["nope"], 2)
+	no := b.root.next["no"][0].node
+	require.Len(t, no.ends, 1)
+	require.Equal(t, English|Spanish, no.ends[0].langs)
+	require.Equal(t, lead|whole, no.ends[0].kinds[slotNo])
+	thanks := no.next["thanks"][0].node
+	require.Equal(t, English, thanks.ends[0].langs, "no thanks")
+	require.Len(t, b.root.next["nope"][0].node.ends, 1)
 	require.False(t, b.significant["🙏"], "an emoji only a filler has no meaning")
 }
 
 func TestStandardRulesCompile(t *testing.T) {
 	t.Parallel()
 	b := standard()
-	require.NotEmpty(t, b.first)
+	require.NotEmpty(t, b.root.next)
 	require.True(t, b.significant["👍"])
 	require.True(t, b.significant["👎"])
 	require.False(t, b.significant["🙂"])
@@ -101,11 +102,18 @@ func TestRulePhrasesReadAsTheirSection(t *testing.T) {
 			require.Equal(t, Unknown, got, "a filler alone says nothing: %q", body)
 		}
 	}
-	for _, ps := range b.first {
-		for _, p := range ps {
+	var visit func(n *node)
+	visit = func(n *node) {
+		for _, p := range n.ends {
 			check(p)
 		}
+		for _, es := range n.next {
+			for _, e := range es {
+				visit(e.node)
+			}
+		}
 	}
+	visit(&b.root)
 }
 
 func TestFolding(t *testing.T) {
