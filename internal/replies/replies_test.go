@@ -135,6 +135,7 @@ func TestReadLanguages(t *testing.T) {
 		{"STOP", en | es | fr},
 		{"stop svp", fr},
 		{"baja", es},
+		{"Sí!!!! 😍😍", es}, // emoji belong to every language
 		{"yes gracias", 0},
 		{"what time is it", 0},
 		{"", 0},

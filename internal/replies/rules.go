@@ -94,6 +94,18 @@ func (p *phrase) meaningful() bool {
 	return false
 }
 
+// onlyEmoji reports whether every word of p is an emoji.
+func (p *phrase) onlyEmoji() bool {
+	for _, seg := range p.segs {
+		for _, w := range seg {
+			if !w.emoji && !w.anyEmoji {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // allowedBy reports whether p is in a slot with a kind that also lists.
 func (p *phrase) allowedBy(also *[nSlots]kinds) bool {
 	for s, k := range p.kinds {
@@ -245,6 +257,9 @@ func compile(files []ruleFile) (*book, error) {
 				}
 				p.kinds[sec] |= kind
 				p.langs |= f.lang
+				if p.onlyEmoji() {
+					p.langs = AllLanguages // 👍 is no one language's word
+				}
 			}
 		}
 	}
