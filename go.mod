@@ -22,6 +22,7 @@ require (
 	github.com/stripe/stripe-go/v76 v76.25.0
 	github.com/twilio/twilio-go v1.31.0
 	github.com/vgarvardt/pgx-google-uuid/v5 v5.6.0
+	golang.org/x/text v0.43.0
 	golang.org/x/time v0.15.0
 	maragu.dev/gomponents v1.2.0
 )
@@ -62,6 +63,5 @@ require (
 	golang.org/x/net v0.59.0 // indirect
 	golang.org/x/sync v0.24.0 // indirect
 	golang.org/x/sys v0.48.0 // indirect
-	golang.org/x/text v0.43.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
