@@ -109,7 +109,10 @@ const (
 	OutcomeOptedIn      Outcome = "opted_in"
 	OutcomeHelp         Outcome = "help"
 	OutcomeUnrecognized Outcome = "unrecognized"
-	OutcomeRetryLater   Outcome = "retry_later"
+	// OutcomeClarify: a reply that leaned towards the offer without plainly taking it is
+	// asked again, naming the slot; nothing is booked.
+	OutcomeClarify    Outcome = "clarify"
+	OutcomeRetryLater Outcome = "retry_later"
 )
 
 // Message is one text a customer sent to a shop's number.
@@ -146,7 +149,8 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 	now := s.cfg.Now()
 	// Storing the text also finds the shop that owns the number, as it is now: a change
 	// to its settings applies from the next text, on every instance.
-	kw := Parse(in.Body, in.OptOutType)
+	rd := readReply(in.Body, in.OptOutType)
+	kw := rd.kw
 	st, err := s.stores.do(ctx, newText{in: in, yes: kw == KeywordYes})
 	if err != nil {
 		return retryLater(texts.English), err
@@ -154,7 +158,9 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 	known, shop := st.known, st.shop
 	if st.fresh && st.late {
 		// A late YES, its outcome stored with it.
-		ans := said(st.sender.words(shop), shop, OutcomeTaken)
+		snd := st.sender
+		s.learn(ctx, shop, &snd, rd)
+		ans := said(snd.words(shop), shop, OutcomeTaken)
 		ans.Keyword = kw
 		return ans, nil
 	}
@@ -181,7 +187,7 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 		})
 		if err == nil {
 			s.log.WarnContext(ctx, "redelivered text had no answer: handling it again")
-			return s.process(ctx, shop, known, in, kw, nil, nil)
+			return s.process(ctx, shop, known, in, rd, nil, nil)
 		}
 		if !errors.Is(err, pgx.ErrNoRows) {
 			ans := retryLater(texts.In(shop.Language))
@@ -192,12 +198,12 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 		ans.Keyword = kw
 		return ans, err
 	}
-	return s.process(ctx, shop, known, in, kw, snd, nil)
+	return s.process(ctx, shop, known, in, rd, snd, nil)
 }
 
-// process handles a stored text, kw being what Parse read in it, and stores its answer;
+// process handles a stored text, rd being what read found in it, and stores its answer;
 // with then, the answer is stored in the transaction then runs (which also texts it).
-func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in Message, kw Keyword, snd *sender, then func(pgx.Tx, Answer) error) (Answer, error) {
+func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in Message, rd reading, snd *sender, then func(pgx.Tx, Answer) error) (Answer, error) {
 	var ans Answer
 	var herr error
 	if !known {
@@ -208,9 +214,9 @@ func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in M
 		if then == nil {
 			sid = in.MessageSID
 		}
-		ans, herr = s.handle(ctx, shop, in, kw, snd, sid)
+		ans, herr = s.handle(ctx, shop, in, rd, snd, sid)
 	}
-	ans.Keyword = kw
+	ans.Keyword = rd.kw
 	// The answer is stored even when it is retry_later, so that a redelivery of this
 	// MessageSid repeats it; the customer's next text is a new message and is handled
 	// afresh.
@@ -316,7 +322,7 @@ func (s *Service) finish(ctx context.Context) (done, read int, err error) {
 			}
 		}
 		in := Message{MessageSID: m.MessageSid, From: m.FromPhone, To: m.ToPhone, Body: m.Body}
-		ans, err := s.process(ctx, shop, known, in, Parse(in.Body, ""), nil, func(tx pgx.Tx, ans Answer) error {
+		ans, err := s.process(ctx, shop, known, in, readReply(in.Body, ""), nil, func(tx pgx.Tx, ans Answer) error {
 			if ans.Outcome == OutcomeRetryLater {
 				// Nobody would answer it again: roll back, so the text stays unanswered
 				// and a later sweep takes it over once this take-over is stale.
@@ -550,9 +556,57 @@ func (s *Service) wordsFor(ctx context.Context, shop shops.Shop, phone string) (
 	return snd.words(shop), nil
 }
 
+// learn records the language of a customer's reply as theirs when they have none and
+// its words belong to one supported language other than the shop's ("Sí", "oui"): they
+// are texted in it from then on, this answer included. A reply in the shop's own
+// language changes nothing that is texted, and is not written (most YES of a storm are
+// such). Only answers to an offer and opt-outs teach it: HELP and START are carriers'
+// keywords, which customers send in English whatever they speak. A failure to record
+// it costs only the language, and is logged.
+func (s *Service) learn(ctx context.Context, shop shops.Shop, snd *sender, rd reading) {
+	if !snd.known || snd.lang != "" || rd.lang == "" || rd.lang == shop.Language {
+		return
+	}
+	if rd.kw == KeywordHelp || rd.kw == KeywordStart || rd.kw == KeywordUnknown {
+		return
+	}
+	if _, err := s.shops.LearnLanguage(ctx, snd.id, rd.lang); err != nil {
+		s.log.WarnContext(ctx, "reply's language not recorded", "language", rd.lang, "err", err)
+		return
+	}
+	snd.lang = rd.lang
+}
+
+// clarify asks a customer whose reply leaned towards their newest live offer to answer
+// it plainly, naming its slot; nothing is booked and the offer stays claimable. ok is
+// false when the customer holds no live offer.
+func (s *Service) clarify(ctx context.Context, w texts.Words, shop shops.Shop, snd *sender) (Answer, bool, error) {
+	var openingID uuid.UUID
+	if snd.claims != nil {
+		if len(snd.claims.Live) == 0 {
+			return Answer{}, false, nil
+		}
+		openingID = snd.claims.Live[0].OpeningID
+	} else {
+		live, err := s.slots.Claimable(ctx, shop, snd.id)
+		if err != nil {
+			return retryLater(w), false, err
+		}
+		if len(live.Live) == 0 {
+			return Answer{}, false, nil
+		}
+		openingID = live.Live[0].OpeningID
+	}
+	op, err := s.slots.Get(ctx, shop.ID, openingID)
+	if err != nil {
+		return retryLater(w), false, fmt.Errorf("read offered opening: %w", err)
+	}
+	return Answer{Outcome: OutcomeClarify, Message: w.Clarify(shop, op.Service, op.StartsAt)}, true, nil
+}
+
 // handle answers a stored text. With sid, the answer to a YES that books is stored with
 // the booking's payment link (Answer.stored).
-func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, kw Keyword, snd *sender, sid string) (Answer, error) {
+func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd reading, snd *sender, sid string) (Answer, error) {
 	if snd == nil {
 		found, err := s.lookUp(ctx, shop, in.From)
 		if err != nil {
@@ -561,8 +615,9 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, kw Ke
 		snd = &found
 	}
 	known := snd.known
+	s.learn(ctx, shop, snd, rd)
 	w := snd.words(shop)
-	switch kw {
+	switch rd.kw {
 	case KeywordYes:
 		if !known {
 			return said(w, shop, OutcomeNoOffer), nil
@@ -602,6 +657,14 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, kw Ke
 		return said(w, shop, OutcomeOptedIn), nil
 	case KeywordHelp:
 		return said(w, shop, OutcomeHelp), nil
+	case KeywordClarify:
+		if known {
+			if ans, ok, err := s.clarify(ctx, w, shop, snd); ok || err != nil {
+				return ans, err
+			}
+		}
+		// Nothing to clarify without a live offer: a person reads it.
+		return said(w, shop, OutcomeUnrecognized), nil
 	default:
 		return said(w, shop, OutcomeUnrecognized), nil
 	}

@@ -1,8 +1,8 @@
 package inbound
 
 import (
-	"strings"
-	"unicode"
+	"github.com/slotrecovery/slotrecovery/internal/language"
+	"github.com/slotrecovery/slotrecovery/internal/replies"
 )
 
 // Keyword is what a reply asks for.
@@ -16,60 +16,37 @@ const (
 	KeywordStop
 	KeywordStart
 	KeywordHelp
+	// KeywordClarify: the reply leans towards the offer but does not plainly take it (a
+	// reaction to the offer, "yes but can it be 4pm?", "maybe"): it is asked again.
+	KeywordClarify
 )
 
-var (
-	yesWords = set("YES", "Y", "YEP", "YEAH", "YEA", "YA", "YUP")
-	noWords  = set("NO", "N", "NOPE", "NAH", "PASS")
-	// Carrier and Twilio opt-out words; they count only as the whole message, as Twilio
-	// matches them, so "cancel my 3pm" is not an opt-out.
-	stopWords  = set("STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "REVOKE", "OPTOUT")
-	startWords = set("START", "UNSTOP")
-	helpWords  = set("HELP", "INFO")
-)
-
-// Parse reads a reply's keyword, case- and punctuation-insensitively ("yes", "Yes!",
-// "Y", "yes please"). optOutType is Twilio's OptOutType field (STOP, START, HELP), sent
-// by Messaging Services with Advanced Opt-Out; a YES that Twilio counted as an opt-in
-// (START) is still a claim.
-func Parse(body, optOutType string) Keyword {
-	words := strings.FieldsFunc(strings.ToUpper(body), func(r rune) bool {
-		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
-	})
-	whole := strings.Join(words, "")
-	switch strings.ToUpper(strings.TrimSpace(optOutType)) {
-	case "STOP":
-		return KeywordStop
-	case "HELP":
-		return KeywordHelp
-	case "START":
-		if len(words) > 0 && yesWords[words[0]] {
-			return KeywordYes
-		}
-		return KeywordStart
-	}
-	if len(words) == 0 {
-		return KeywordUnknown
-	}
-	switch {
-	case stopWords[whole] || (len(words) == 2 && whole == "OPTOUT"):
-		return KeywordStop
-	case startWords[whole]:
-		return KeywordStart
-	case helpWords[whole]:
-		return KeywordHelp
-	case yesWords[words[0]]:
-		return KeywordYes
-	case noWords[words[0]]:
-		return KeywordNo
-	}
-	return KeywordUnknown
+// reading is what a reply says: what it asks for, and the one supported language its
+// words belong to ("" when they fit none or several: "ok", "no").
+type reading struct {
+	kw   Keyword
+	lang language.Code
 }
 
-func set(words ...string) map[string]bool {
-	m := make(map[string]bool, len(words))
-	for _, w := range words {
-		m[w] = true
-	}
-	return m
+// keywords maps internal/replies' intents to what inbound does with them.
+var keywords = map[replies.Intent]Keyword{
+	replies.Yes: KeywordYes, replies.No: KeywordNo, replies.OptOut: KeywordStop, replies.OptIn: KeywordStart,
+	replies.Help: KeywordHelp, replies.Clarify: KeywordClarify, replies.Unknown: KeywordUnknown,
 }
+
+// readReply reads a reply through internal/replies, whose rules are data, one file per
+// language (see its package comment): affirmatives, refusals and opt-outs in English,
+// Spanish and French, reactions to the offer, a yes with a question. optOutType is
+// Twilio's OptOutType field (STOP, START, HELP), sent by Messaging Services with
+// Advanced Opt-Out; a YES that Twilio counted as an opt-in (START) is still a claim.
+func readReply(body, optOutType string) reading {
+	r := replies.Read(body, optOutType)
+	rd := reading{kw: keywords[r.Intent]}
+	if tag, ok := r.Languages.Only(); ok {
+		rd.lang, _ = language.Parse(tag)
+	}
+	return rd
+}
+
+// Parse reads what a reply asks for (see readReply).
+func Parse(body, optOutType string) Keyword { return readReply(body, optOutType).kw }

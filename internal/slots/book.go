@@ -92,9 +92,20 @@ func (c Claim) Settle() {
 // commit, by the caller (Claim.Booking), so a slow payment provider never holds the row
 // lock or the slot lock.
 func (s *Service) Book(ctx context.Context, shop shops.Shop, customerID uuid.UUID) (Claim, error) {
+	c, err := s.Claimable(ctx, shop, customerID)
+	if err != nil {
+		return Claim{}, err
+	}
+	return s.BookClaimable(ctx, shop, customerID, c)
+}
+
+// Claimable reads what a YES from the customer could claim now: their live offers from
+// the shop, newest first, and, when there are none, their newest offer in any state.
+// An error wraps ErrUnavailable.
+func (s *Service) Claimable(ctx context.Context, shop shops.Shop, customerID uuid.UUID) (Claimable, error) {
 	rows, err := queries.OfferListClaimable(ctx, s.pool, db.OfferListClaimableParams{CustomerID: customerID, ShopID: shop.ID})
 	if err != nil {
-		return Claim{}, fmt.Errorf("find claimable offers: %w: %w", ErrUnavailable, err)
+		return Claimable{}, fmt.Errorf("find claimable offers: %w: %w", ErrUnavailable, err)
 	}
 	var c Claimable
 	for _, r := range rows {
@@ -103,14 +114,14 @@ func (s *Service) Book(ctx context.Context, shop shops.Shop, customerID uuid.UUI
 	if len(c.Live) == 0 {
 		last, err := queries.OfferNewestForCustomer(ctx, s.pool, customerID)
 		if errors.Is(err, pgx.ErrNoRows) {
-			return Claim{Outcome: NoOffer}, nil
+			return c, nil
 		}
 		if err != nil {
-			return Claim{}, fmt.Errorf("find newest offer: %w: %w", ErrUnavailable, err)
+			return Claimable{}, fmt.Errorf("find newest offer: %w: %w", ErrUnavailable, err)
 		}
 		c.NewestOfferID, c.NewestStatus = last.ID, last.Status
 	}
-	return s.BookClaimable(ctx, shop, customerID, c)
+	return c, nil
 }
 
 // Claimable is what a customer's YES can claim, as read when the text arrived (see
