@@ -467,7 +467,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	addWorker(workers, a.jobTimeouts, &ledger.ReconcileWorker{Service: a.ledger})
 	addWorker(workers, a.jobTimeouts, &shops.ForgetTextJobsWorker{}) // an erasure's texts still running then
 	addWorker(workers, a.jobTimeouts, &hooks.DeliveryWorker{Service: a.hooks})
-	purger, err := retention.NewWorker(a.pool, retention.Config{Period: cfg.Retention, Logger: log, Metrics: a.metrics})
+	purger, err := retention.NewWorker(a.pool, retention.Config{Period: cfg.Retention, Logger: log, Metrics: a.metrics, Purges: purges()})
 	if err != nil {
 		return nil, err
 	}

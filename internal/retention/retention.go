@@ -8,8 +8,9 @@
 // hours for idempotency keys (idempotency.TTL). Each table's owner package deletes its
 // own rows, one batch at a time (inbound.Purge, outbox.PurgeClaims,
 // offers.PurgeDeliveryReports, ledger.PurgeStripeEvents, hooks.Purge,
-// idempotency.Purge); this package runs the batches until one comes back short, decides
-// when, and counts.
+// idempotency.Purge); cmd/server hands the list to the Worker (Config.Purges), which
+// runs the batches until one comes back short, decides when, and counts. It knows no
+// owner.
 package retention
 
 import (
@@ -23,14 +24,8 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
-	"github.com/slotrecovery/slotrecovery/internal/hooks"
-	"github.com/slotrecovery/slotrecovery/internal/idempotency"
-	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
-	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
-	"github.com/slotrecovery/slotrecovery/internal/offers"
-	"github.com/slotrecovery/slotrecovery/internal/outbox"
 )
 
 // DefaultPeriod is how long rows are kept when Config.Period is zero.
@@ -53,6 +48,8 @@ type Config struct {
 	Logger *slog.Logger
 	// Metrics counts the rows deleted; nil counts nothing.
 	Metrics *metrics.Metrics
+	// Purges lists every table the retention applies to, each with its owner's batch.
+	Purges []Purge
 }
 
 // Batch deletes, from one table, up to limit rows older than before, and says how many
@@ -63,25 +60,13 @@ type Batch func(ctx context.Context, conn db.DBTX, before time.Time, limit int32
 // never holds its locks for long.
 const batchRows = 1000
 
-// purge is one table's purge, by its owner package.
-type purge struct {
-	table string
-	batch Batch
-	// keep is how long the table's rows are kept; 0 means the configured Period.
-	keep time.Duration
-}
-
-// purges lists every table the retention applies to.
-var purges = []purge{
-	{table: "stripe_events", batch: ledger.PurgeStripeEvents},
-	{table: "inbound_messages", batch: inbound.Purge},
-	{table: "text_claims", batch: outbox.PurgeClaims},
-	{table: "delivery_reports", batch: offers.PurgeDeliveryReports},
-	// Outbound webhook events, with their deliveries and attempts: what the owner can
-	// look back on (30 days), whatever RETENTION_DAYS says.
-	{table: "webhook_events", batch: hooks.Purge, keep: hooks.Retention},
-	// An Idempotency-Key is answered again for 24 hours, then never.
-	{table: "idempotency_keys", batch: idempotency.Purge, keep: idempotency.TTL},
+// Purge is one table's purge, by its owner package.
+type Purge struct {
+	// Table names the table, in logs and the purged-rows metric.
+	Table string
+	Batch Batch
+	// Keep is how long the table's rows are kept; 0 means the configured Period.
+	Keep time.Duration
 }
 
 // run deletes everything older than before through batch, one batch after another until
@@ -135,16 +120,16 @@ func (w *Worker) Work(ctx context.Context, _ *river.Job[jobs.Purge]) error {
 func (w *Worker) Purge(ctx context.Context) error {
 	now := w.cfg.Now()
 	var errs []error
-	for _, p := range purges {
-		before := now.Add(-cmp.Or(p.keep, w.cfg.Period))
-		n, err := run(ctx, w.conn, p.batch, before)
-		w.cfg.Metrics.Purged(p.table, n)
+	for _, p := range w.cfg.Purges {
+		before := now.Add(-cmp.Or(p.Keep, w.cfg.Period))
+		n, err := run(ctx, w.conn, p.Batch, before)
+		w.cfg.Metrics.Purged(p.Table, n)
 		if err != nil {
 			errs = append(errs, err)
 			continue
 		}
 		if n > 0 {
-			w.log.InfoContext(ctx, "retention purge", "table", p.table, "rows", n, "before", before.UTC())
+			w.log.InfoContext(ctx, "retention purge", "table", p.Table, "rows", n, "before", before.UTC())
 		}
 	}
 	return errors.Join(errs...)

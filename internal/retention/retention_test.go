@@ -10,7 +10,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/hooks"
+	"github.com/slotrecovery/slotrecovery/internal/idempotency"
+	"github.com/slotrecovery/slotrecovery/internal/inbound"
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
+	"github.com/slotrecovery/slotrecovery/internal/offers"
+	"github.com/slotrecovery/slotrecovery/internal/outbox"
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/retention"
 )
@@ -80,7 +86,7 @@ func TestPurgeDeletesWhatOutlivedTheRetention(t *testing.T) {
 	seed(t, pool, "e_new", now)
 
 	reg := prometheus.NewRegistry()
-	w, err := retention.NewWorker(pool, retention.Config{Now: func() time.Time { return now }, Metrics: metrics.New(reg)})
+	w, err := retention.NewWorker(pool, retention.Config{Purges: owners(), Now: func() time.Time { return now }, Metrics: metrics.New(reg)})
 	require.NoError(t, err)
 	require.NoError(t, w.Purge(context.Background()))
 
@@ -115,7 +121,7 @@ func TestPurgeHonoursThePeriodAndDeletesInBatches(t *testing.T) {
 	require.NoError(t, err)
 	seed(t, pool, "kept", now.Add(-4*24*time.Hour))
 
-	w, err := retention.NewWorker(pool, retention.Config{Period: 5 * 24 * time.Hour, Now: func() time.Time { return now }})
+	w, err := retention.NewWorker(pool, retention.Config{Purges: owners(), Period: 5 * 24 * time.Hour, Now: func() time.Time { return now }})
 	require.NoError(t, err)
 	require.NoError(t, w.Purge(ctx))
 	_, _, claims := keys(t, pool)
@@ -161,7 +167,7 @@ func TestTablesKeepTheirOwnPeriods(t *testing.T) {
 	seed(t, pool, "week", now.Add(-7*24*time.Hour))
 
 	reg := prometheus.NewRegistry()
-	w, err := retention.NewWorker(pool, retention.Config{Period: 10 * 24 * time.Hour, Now: func() time.Time { return now }, Metrics: metrics.New(reg)})
+	w, err := retention.NewWorker(pool, retention.Config{Purges: owners(), Period: 10 * 24 * time.Hour, Now: func() time.Time { return now }, Metrics: metrics.New(reg)})
 	require.NoError(t, err)
 	require.NoError(t, w.Purge(ctx))
 
@@ -176,4 +182,17 @@ func TestTablesKeepTheirOwnPeriods(t *testing.T) {
 	require.Equal(t, []string{"SMweek"}, texts)
 	require.Equal(t, 1.0, purged(t, reg, "webhook_events"))
 	require.Equal(t, 1.0, purged(t, reg, "idempotency_keys"))
+}
+
+// owners lists the tables the server purges, each by its owner, as cmd/server hands
+// them to the Worker.
+func owners() []retention.Purge {
+	return []retention.Purge{
+		{Table: "stripe_events", Batch: ledger.PurgeStripeEvents},
+		{Table: "inbound_messages", Batch: inbound.Purge},
+		{Table: "text_claims", Batch: outbox.PurgeClaims},
+		{Table: "delivery_reports", Batch: offers.PurgeDeliveryReports},
+		{Table: "webhook_events", Batch: hooks.Purge, Keep: hooks.Retention},
+		{Table: "idempotency_keys", Batch: idempotency.Purge, Keep: idempotency.TTL},
+	}
 }

@@ -1,0 +1,27 @@
+package main
+
+import (
+	"github.com/slotrecovery/slotrecovery/internal/hooks"
+	"github.com/slotrecovery/slotrecovery/internal/idempotency"
+	"github.com/slotrecovery/slotrecovery/internal/inbound"
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
+	"github.com/slotrecovery/slotrecovery/internal/offers"
+	"github.com/slotrecovery/slotrecovery/internal/outbox"
+	"github.com/slotrecovery/slotrecovery/internal/retention"
+)
+
+// purges lists every table the retention applies to, each purged by its owner package
+// (internal/retention runs them and knows none of them).
+func purges() []retention.Purge {
+	return []retention.Purge{
+		{Table: "stripe_events", Batch: ledger.PurgeStripeEvents},
+		{Table: "inbound_messages", Batch: inbound.Purge},
+		{Table: "text_claims", Batch: outbox.PurgeClaims},
+		{Table: "delivery_reports", Batch: offers.PurgeDeliveryReports},
+		// Outbound webhook events, with their deliveries and attempts: what the owner
+		// can look back on (30 days), whatever RETENTION_DAYS says.
+		{Table: "webhook_events", Batch: hooks.Purge, Keep: hooks.Retention},
+		// An Idempotency-Key is answered again for 24 hours, then never.
+		{Table: "idempotency_keys", Batch: idempotency.Purge, Keep: idempotency.TTL},
+	}
+}
