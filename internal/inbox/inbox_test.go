@@ -845,3 +845,57 @@ func TestReceivedEvent(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(b), `"customer_id":null`)
 }
+
+// TestQueriesUseTheirIndexes: the list (by status and all) reads its index in order
+// with the cursor as its bound (no sort of the shop's conversations), a thread reads
+// its own, and the erasure finds a customer's conversations by number and by customer
+// without a scan.
+func TestQueriesUseTheirIndexes(t *testing.T) {
+	t.Parallel()
+	s := newScene(t)
+	ctx := context.Background()
+	sh := s.shop("Cuts", "+15555550100")
+	tx, err := s.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	// A shop as the waves leave it: thousands of conversations the shop began (closed),
+	// a few open; the planner then knows the open ones are few.
+	_, err = tx.Exec(ctx, `INSERT INTO conversations (shop_id, phone, status, last_activity_at, created_at)
+		SELECT $1, '+1555' || lpad(g::text, 7, '0'), CASE WHEN g % 500 = 0 THEN 'open' ELSE 'closed' END,
+		       now() - g * interval '1 minute', now() - g * interval '1 minute'
+		FROM generate_series(1, 5000) g`, sh.ID)
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, `ANALYZE conversations`)
+	require.NoError(t, err)
+	// Only a plan that has an index to use leaves the sequential scan.
+	_, err = tx.Exec(ctx, `SET LOCAL enable_seqscan = off`)
+	require.NoError(t, err)
+	shop, id := "'"+sh.ID.String()+"'", `'b0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'`
+	plan := func(sql string) string {
+		t.Helper()
+		rows, err := tx.Query(ctx, `EXPLAIN `+sql)
+		require.NoError(t, err)
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		return strings.Join(lines, "\n")
+	}
+	for _, tt := range []struct {
+		name, sql, index string
+	}{
+		{"list by status", `SELECT id FROM conversations c WHERE c.shop_id = ` + shop + ` AND c.status = 'open'
+			AND (c.last_activity_at, c.id) < ('2026-11-27T09:00:00Z'::timestamptz, ` + id + `::uuid)
+			ORDER BY c.last_activity_at DESC, c.id DESC LIMIT 51`, "conversations_list_idx"},
+		{"list all", `SELECT id FROM conversations c WHERE c.shop_id = ` + shop + `
+			AND (c.last_activity_at, c.id) < ('2026-11-27T09:00:00Z'::timestamptz, ` + id + `::uuid)
+			ORDER BY c.last_activity_at DESC, c.id DESC LIMIT 51`, "conversations_all_idx"},
+		{"thread", `SELECT * FROM conversation_messages WHERE conversation_id = ` + id + ` ORDER BY at, id`,
+			"conversation_messages_thread_idx"},
+		{"forget", `DELETE FROM conversations WHERE shop_id = ` + shop + `
+			AND (('+15557310001' <> '' AND phone = '+15557310001') OR customer_id = ` + id + `::uuid)`, "conversations_customer_idx"},
+	} {
+		p := plan(tt.sql)
+		require.NotContains(t, p, "Seq Scan", "%s:\n%s", tt.name, p)
+		require.NotContains(t, p, "Sort", "%s:\n%s", tt.name, p)
+		require.Contains(t, p, tt.index, "%s:\n%s", tt.name, p)
+	}
+}
