@@ -28,7 +28,8 @@
 // turns on the row lock, and each sees the windows the previous one committed: a window
 // is taken once, by the transaction that commits with it. The caller texts only when its
 // transaction commits (as a River job in it), so a rolled-back text leaves the window
-// free.
+// free. A transaction that records several texts takes the conversations' rows in one
+// order (RecordInMany, RecordOutMany: by shop, then phone), so two never deadlock.
 //
 // The package sends nothing itself but the owner's replies, which go out as jobs.Text
 // through the outbox like every transactional text (same sender, same pacing, never to

@@ -899,3 +899,63 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		require.Contains(t, p, tt.index, "%s:\n%s", tt.name, p)
 	}
 }
+
+// TestRecordManyTakesOneLockOrder: a batch records its texts in the one order of
+// conversations whatever order it was given them in. Here a transaction holds the
+// first number's conversation; a batch given the second number's text first waits for
+// the first number's row without holding the second's, so the holder can still record
+// the second number's text and commit. (Recorded in the order given, the batch would
+// hold the second row while waiting for the first, and Postgres would abort one of
+// them as a deadlock.)
+func TestRecordManyTakesOneLockOrder(t *testing.T) {
+	t.Parallel()
+	s := newScene(t)
+	ctx := context.Background()
+	shop := s.shop("Cuts", "+15555550100")
+	const p1, p2 = "+15557310001", "+15557310002"
+	text := func(phone, sid string) inbox.InboundText {
+		return inbox.InboundText{ShopID: shop.ID, Phone: phone, MessageSID: sid, Body: sid, At: t0, NeedsOwner: true}
+	}
+	// Both conversations exist, so the batch meets their rows (not an insert's index).
+	s.in(text(p1, "SM-0a"))
+	s.in(text(p2, "SM-0b"))
+
+	holder, err := s.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = holder.Rollback(ctx) }()
+	_, err = inbox.RecordIn(ctx, holder, text(p1, "SM-h1"))
+	require.NoError(t, err)
+
+	done := pgtest.Async(func() ([]inbox.Recorded, error) {
+		var recs []inbox.Recorded
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			var err error
+			recs, err = inbox.RecordInMany(ctx, tx, []inbox.InboundText{text(p2, "SM-b2"), text(p1, "SM-b1")})
+			return err
+		})
+		return recs, err
+	})
+	pgtest.WaitUntilWaiting(t, s.pool, pgtest.OnARowLock, "the batch", done)
+	_, err = inbox.RecordIn(ctx, holder, text(p2, "SM-h2"))
+	require.NoError(t, err, "the batch holds no row the holder needs")
+	require.NoError(t, holder.Commit(ctx))
+	got := <-done
+	require.NoError(t, got.Err)
+	require.Len(t, got.V, 2)
+	var phones []string
+	for _, r := range got.V {
+		th, err := s.inbox.Get(ctx, shop.ID, r.ConversationID)
+		require.NoError(t, err)
+		phones = append(phones, th.Phone)
+	}
+	require.Equal(t, []string{p2, p1}, phones, "results in the order given")
+
+	// RecordOutMany takes the same order.
+	sent, err := inbox.RecordOutMany(ctx, s.pool, []inbox.OutboundText{
+		{ShopID: shop.ID, Phone: p2, Body: "b", At: t0, Key: "o2"},
+		{ShopID: shop.ID, Phone: p1, Body: "a", At: t0, Key: "o1"},
+	})
+	require.NoError(t, err)
+	require.Equal(t, got.V[0].ConversationID, sent[0].ConversationID)
+	require.Equal(t, got.V[1].ConversationID, sent[1].ConversationID)
+}

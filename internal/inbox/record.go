@@ -1,9 +1,13 @@
 package inbox
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -97,8 +101,8 @@ type Recorded struct {
 // takes the windows that are free (see Recorded).
 //
 // It locks the conversation's row until q's transaction ends: a caller recording
-// several texts in one transaction records them in one order (by shop, then phone), so
-// that two such transactions cannot deadlock.
+// several texts in one transaction uses RecordInMany, which takes the rows in one order,
+// so that two such transactions cannot deadlock.
 func RecordIn(ctx context.Context, q db.DBTX, in InboundText) (Recorded, error) {
 	if in.Phone == "" || in.MessageSID == "" {
 		return Recorded{}, errors.New("inbox: an inbound text needs a phone and a message id")
@@ -135,6 +139,40 @@ func RecordIn(ctx context.Context, q db.DBTX, in InboundText) (Recorded, error) 
 	}
 	rec.MessageID = id
 	return rec, nil
+}
+
+// RecordInMany records several inbound texts in q's transaction (a batch of concurrent
+// requests' texts) as RecordIn does, in the one order every caller locks conversations
+// in (shop, phone, then message id), so that two such batches never deadlock on each
+// other's rows. The results are in the order of texts.
+func RecordInMany(ctx context.Context, q db.DBTX, texts []InboundText) ([]Recorded, error) {
+	out := make([]Recorded, len(texts))
+	for _, i := range lockOrder(len(texts), func(i int) (uuid.UUID, string, string) {
+		return texts[i].ShopID, texts[i].Phone, texts[i].MessageSID
+	}) {
+		r, err := RecordIn(ctx, q, texts[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// lockOrder returns the indexes 0..n-1 sorted by the conversation each names (shop, then
+// phone) and then by tie: the order in which a transaction that records several texts
+// takes the conversations' row locks.
+func lockOrder(n int, key func(i int) (shop uuid.UUID, phone, tie string)) []int {
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
+	slices.SortStableFunc(idx, func(a, b int) int {
+		sa, pa, ta := key(a)
+		sb, pb, tb := key(b)
+		return cmp.Or(bytes.Compare(sa[:], sb[:]), strings.Compare(pa, pb), strings.Compare(ta, tb))
+	})
+	return idx
 }
 
 // windowFree reports whether a window last taken at last (nil: never) is free again at
@@ -175,7 +213,7 @@ type Sent struct {
 // conversation with it, inside the caller's transaction q (the one that queues or marks
 // the text), making the conversation on the first text (closed: nothing waits for the
 // owner). A key recorded before changes nothing (Duplicate). Like RecordIn it locks the
-// conversation's row until q's transaction ends.
+// conversation's row until q's transaction ends (several texts: RecordOutMany).
 func RecordOut(ctx context.Context, q db.DBTX, out OutboundText) (Sent, error) {
 	if out.Phone == "" || out.Key == "" {
 		return Sent{}, errors.New("inbox: an outbound text needs a phone and a key")
@@ -220,6 +258,23 @@ func RecordOut(ctx context.Context, q db.DBTX, out OutboundText) (Sent, error) {
 		return Sent{}, fmt.Errorf("record outbound text: %w", err)
 	}
 	return Sent{ConversationID: conv.ID, MessageID: id}, nil
+}
+
+// RecordOutMany records several outbound texts in q's transaction (a chunk of a wave's
+// offers, say) as RecordOut does, in the order RecordInMany locks conversations in, so
+// that it never deadlocks with another batch. The results are in the order of texts.
+func RecordOutMany(ctx context.Context, q db.DBTX, texts []OutboundText) ([]Sent, error) {
+	out := make([]Sent, len(texts))
+	for _, i := range lockOrder(len(texts), func(i int) (uuid.UUID, string, string) {
+		return texts[i].ShopID, texts[i].Phone, texts[i].Key
+	}) {
+		r, err := RecordOut(ctx, q, texts[i])
+		if err != nil {
+			return nil, err
+		}
+		out[i] = r
+	}
+	return out, nil
 }
 
 // MarkSent records that the provider took the shop's text keyed key (its id
