@@ -124,7 +124,7 @@ const (
 var classes = map[string]class{
 	"internal/inbound": domain, "internal/ledger": domain,
 	"internal/outbox": domain, "internal/slots": domain, "internal/offers": domain,
-	"internal/texts": domain, "internal/shops": domain,
+	"internal/texts": domain, "internal/shops": domain, "internal/inbox": domain,
 
 	"internal/hooks": domainLib, "internal/idempotency": domainLib, "internal/calendar": domainLib,
 
@@ -159,6 +159,7 @@ var domainLayers = [][]string{
 	{"internal/offers", "internal/calendar"}, // the waves of offers; the shops' feed
 	{"internal/texts"},                       // the wording of every text
 	{"internal/shops"},                       // shops and customers
+	{"internal/inbox"},                       // the owner's conversations: below shops, whose erasure forgets them
 	{"internal/hooks", "internal/idempotency"},
 }
 

@@ -45,6 +45,11 @@ var tableOwners = map[string]string{
 	// What each calendar feed event last said, so that its SEQUENCE and LAST-MODIFIED
 	// move on with every change.
 	"calendar_events": "internal/calendar",
+	// The owner's inbox: a conversation per shop and number, and its texts either way.
+	// Others record in them through inbox's functions over their own transactions
+	// (RecordIn, RecordOut, MarkSent, Forget, Purge).
+	"conversations":         "internal/inbox",
+	"conversation_messages": "internal/inbox",
 }
 
 // writeKey names one write a package makes: a sqlc query (or rawSQL) and a table.

@@ -54,6 +54,33 @@ type ClientHeartbeat struct {
 	SeenAt   time.Time
 }
 
+type Conversation struct {
+	ID             uuid.UUID
+	ShopID         uuid.UUID
+	Phone          string
+	CustomerID     uuid.NullUUID
+	Status         string
+	Unread         int32
+	LastActivityAt time.Time
+	LastAckAt      *time.Time
+	LastAlertAt    *time.Time
+	CreatedAt      time.Time
+}
+
+type ConversationMessage struct {
+	ID             uuid.UUID
+	ConversationID uuid.UUID
+	ShopID         uuid.UUID
+	Direction      string
+	Author         string
+	Body           string
+	At             time.Time
+	Status         string
+	MessageSid     pgtype.Text
+	SendKey        pgtype.Text
+	ProviderSid    pgtype.Text
+}
+
 type Customer struct {
 	ID               uuid.UUID
 	ShopID           uuid.UUID
