@@ -575,3 +575,7 @@ CREATE INDEX conversation_messages_thread_idx ON conversation_messages (conversa
 CREATE INDEX conversation_messages_provider_sid_idx ON conversation_messages (provider_sid) WHERE provider_sid IS NOT NULL;
 -- The retention purge: messages older than the keep period.
 CREATE INDEX conversation_messages_at_idx ON conversation_messages (at);
+
+-- 0028_notify_phone
+-- The owner's alert number for texts waiting in the inbox (NULL: no alerts).
+ALTER TABLE shops ADD COLUMN notify_phone text CHECK (notify_phone ~ '^\+[1-9][0-9]{7,14}$');

@@ -178,6 +178,7 @@ type Shop struct {
 	StripeDisconnectedAt   *time.Time
 	PlatformFeeBps         pgtype.Int4
 	Language               string
+	NotifyPhone            pgtype.Text
 }
 
 type SlotOffer struct {

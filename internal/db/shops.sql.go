@@ -36,7 +36,7 @@ func (q *Queries) ShopDisconnectStripe(ctx context.Context, db DBTX, arg ShopDis
 }
 
 const shopGet = `-- name: ShopGet :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language FROM shops WHERE id = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone FROM shops WHERE id = $1
 `
 
 func (q *Queries) ShopGet(ctx context.Context, db DBTX, id uuid.UUID) (Shop, error) {
@@ -76,12 +76,13 @@ func (q *Queries) ShopGet(ctx context.Context, db DBTX, id uuid.UUID) (Shop, err
 		&i.StripeDisconnectedAt,
 		&i.PlatformFeeBps,
 		&i.Language,
+		&i.NotifyPhone,
 	)
 	return i, err
 }
 
 const shopGetByCalendarTokenHash = `-- name: ShopGetByCalendarTokenHash :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language FROM shops WHERE calendar_token_hash = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone FROM shops WHERE calendar_token_hash = $1
 `
 
 // The shop whose calendar feed a request asks for, found by the token's hash (read on
@@ -123,12 +124,13 @@ func (q *Queries) ShopGetByCalendarTokenHash(ctx context.Context, db DBTX, calen
 		&i.StripeDisconnectedAt,
 		&i.PlatformFeeBps,
 		&i.Language,
+		&i.NotifyPhone,
 	)
 	return i, err
 }
 
 const shopGetByKeyHash = `-- name: ShopGetByKeyHash :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language FROM shops WHERE api_key_hash = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone FROM shops WHERE api_key_hash = $1
 `
 
 func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []byte) (Shop, error) {
@@ -168,12 +170,13 @@ func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []by
 		&i.StripeDisconnectedAt,
 		&i.PlatformFeeBps,
 		&i.Language,
+		&i.NotifyPhone,
 	)
 	return i, err
 }
 
 const shopGetForShare = `-- name: ShopGetForShare :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language FROM shops WHERE id = $1 FOR SHARE
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone FROM shops WHERE id = $1 FOR SHARE
 `
 
 // The shop as it is now, held until the transaction ends: a declaration checks its
@@ -219,12 +222,13 @@ func (q *Queries) ShopGetForShare(ctx context.Context, db DBTX, id uuid.UUID) (S
 		&i.StripeDisconnectedAt,
 		&i.PlatformFeeBps,
 		&i.Language,
+		&i.NotifyPhone,
 	)
 	return i, err
 }
 
 const shopGetForUpdate = `-- name: ShopGetForUpdate :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language FROM shops WHERE id = $1 FOR UPDATE
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone FROM shops WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (Shop, error) {
@@ -264,6 +268,7 @@ func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (
 		&i.StripeDisconnectedAt,
 		&i.PlatformFeeBps,
 		&i.Language,
+		&i.NotifyPhone,
 	)
 	return i, err
 }
@@ -287,7 +292,7 @@ INSERT INTO shops (name, timezone, sms_number, currency, payment_mode, wave_size
     calendar_token, calendar_token_hash)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
     $17, $18)
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone
 `
 
 type ShopInsertParams struct {
@@ -367,6 +372,7 @@ func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams)
 		&i.StripeDisconnectedAt,
 		&i.PlatformFeeBps,
 		&i.Language,
+		&i.NotifyPhone,
 	)
 	return i, err
 }
@@ -462,7 +468,7 @@ func (q *Queries) ShopRecordSMSProblem(ctx context.Context, db DBTX, arg ShopRec
 const shopRotateCalendarToken = `-- name: ShopRotateCalendarToken :one
 UPDATE shops SET calendar_token = $1, calendar_token_hash = $2
 WHERE id = $3
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone
 `
 
 type ShopRotateCalendarTokenParams struct {
@@ -509,6 +515,7 @@ func (q *Queries) ShopRotateCalendarToken(ctx context.Context, db DBTX, arg Shop
 		&i.StripeDisconnectedAt,
 		&i.PlatformFeeBps,
 		&i.Language,
+		&i.NotifyPhone,
 	)
 	return i, err
 }
@@ -516,7 +523,7 @@ func (q *Queries) ShopRotateCalendarToken(ctx context.Context, db DBTX, arg Shop
 const shopRotateKey = `-- name: ShopRotateKey :one
 UPDATE shops SET api_key_hash = $1, api_key_version = api_key_version + 1
 WHERE id = $2
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone
 `
 
 type ShopRotateKeyParams struct {
@@ -565,13 +572,14 @@ func (q *Queries) ShopRotateKey(ctx context.Context, db DBTX, arg ShopRotateKeyP
 		&i.StripeDisconnectedAt,
 		&i.PlatformFeeBps,
 		&i.Language,
+		&i.NotifyPhone,
 	)
 	return i, err
 }
 
 const shopSetPlatformFee = `-- name: ShopSetPlatformFee :one
 UPDATE shops SET platform_fee_bps = $1 WHERE id = $2
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone
 `
 
 type ShopSetPlatformFeeParams struct {
@@ -618,6 +626,7 @@ func (q *Queries) ShopSetPlatformFee(ctx context.Context, db DBTX, arg ShopSetPl
 		&i.StripeDisconnectedAt,
 		&i.PlatformFeeBps,
 		&i.Language,
+		&i.NotifyPhone,
 	)
 	return i, err
 }
@@ -629,7 +638,7 @@ SET stripe_account_id = $1, stripe_charges_enabled = $2,
     stripe_requirements_due = $5::text[], stripe_status_at = $6::timestamptz,
     stripe_disconnected_at = NULL
 WHERE id = $7
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone
 `
 
 type ShopSetStripeAccountParams struct {
@@ -688,6 +697,7 @@ func (q *Queries) ShopSetStripeAccount(ctx context.Context, db DBTX, arg ShopSet
 		&i.StripeDisconnectedAt,
 		&i.PlatformFeeBps,
 		&i.Language,
+		&i.NotifyPhone,
 	)
 	return i, err
 }
@@ -701,7 +711,7 @@ UPDATE shops SET name = $1, timezone = $2, currency = $3,
     first_wave_delay_seconds = $12, send_rate = $13,
     calendar_full_details = $14
 WHERE id = $15
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone
 `
 
 type ShopUpdateParams struct {
@@ -776,6 +786,7 @@ func (q *Queries) ShopUpdate(ctx context.Context, db DBTX, arg ShopUpdateParams)
 		&i.StripeDisconnectedAt,
 		&i.PlatformFeeBps,
 		&i.Language,
+		&i.NotifyPhone,
 	)
 	return i, err
 }

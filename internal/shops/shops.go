@@ -106,8 +106,11 @@ type Shop struct {
 	PaymentMode string
 	Policy      Policy
 	// Language is what the shop's customers are texted in, unless theirs is known.
-	Language  language.Code
-	CreatedAt time.Time
+	Language language.Code
+	// NotifyPhone is texted when a customer's text waits in the owner's inbox; "" for
+	// no alerts.
+	NotifyPhone string
+	CreatedAt   time.Time
 	// KeyVersion counts the shop's API keys: it starts at 1 and every RotateKey adds
 	// one. A dashboard session records the version it was signed in under, so that a
 	// rotation ends it (on every instance: the version is read from Postgres).
@@ -577,7 +580,7 @@ func FromRow(r db.Shop) (Shop, error) {
 		ID: r.ID, Name: r.Name, Timezone: r.Timezone, Location: loc, SMSNumber: r.SmsNumber,
 		Currency: r.Currency, PaymentMode: r.PaymentMode, CreatedAt: r.CreatedAt, KeyVersion: int(r.ApiKeyVersion),
 		CalendarToken: r.CalendarToken, CalendarFullDetails: r.CalendarFullDetails,
-		Language: language.Code(r.Language),
+		Language: language.Code(r.Language), NotifyPhone: r.NotifyPhone.String,
 		Policy: Policy{
 			WaveSize:     int(r.WaveSize),
 			WaveInterval: time.Duration(r.WaveIntervalSeconds) * time.Second,
