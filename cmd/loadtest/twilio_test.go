@@ -44,7 +44,7 @@ func TestTwilioFakeKeepsWhatBreaksTheContract(t *testing.T) {
 	}
 	require.ElementsMatch(t, []string{
 		`CreateMessage request: parameter "Priority" is not one of the operation's`,
-		`CreateMessage request: Error at "/To": property "To" is missing`,
+		`CreateMessage request: required parameter "To" is missing`,
 	}, got)
 	require.EqualValues(t, 2, tw.count.Load())
 }

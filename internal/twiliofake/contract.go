@@ -366,15 +366,37 @@ func (c *Contract) checkBody(op *openapi3.Operation, contentType string, body []
 		}
 		for _, e := range errs {
 			var se *openapi3.SchemaError
-			if errors.As(e, &se) && se.SchemaField == "required" {
-				if p := se.JSONPointer(); len(p) == 1 && unparsed[p[0]] {
-					continue
-				}
+			if !errors.As(e, &se) {
+				out = append(out, problems(e)...)
+				continue
 			}
-			out = append(out, problems(e)...)
+			if p := se.JSONPointer(); se.SchemaField == "required" && len(p) == 1 && unparsed[p[0]] {
+				continue
+			}
+			out = append(out, formProblem(se))
 		}
 	}
 	return out
+}
+
+// formProblem says what is wrong with a form's parameter, by its name.
+func formProblem(se *openapi3.SchemaError) string {
+	p := se.JSONPointer()
+	if len(p) == 0 {
+		return se.Error()
+	}
+	if se.SchemaField == "required" && len(p) == 1 {
+		return fmt.Sprintf("required parameter %q is missing", p[0])
+	}
+	where := fmt.Sprintf("parameter %q", p[0])
+	if len(p) > 1 {
+		where += " at /" + strings.Join(p[1:], "/")
+	}
+	reason := se.Reason
+	if se.Origin != nil {
+		reason = se.Origin.Error()
+	}
+	return where + ": " + reason
 }
 
 // formSchema is the schema of a request body's form, or nil.

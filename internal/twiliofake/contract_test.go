@@ -77,7 +77,7 @@ func TestContractRequests(t *testing.T) {
 			want:   []string{`CreateMessage request: parameter "Priority" is not one of the operation's`}},
 		{name: "missing required parameter", operation: "CreateMessage",
 			change: func(f url.Values) url.Values { f.Del("To"); return f },
-			want:   []string{`CreateMessage request: Error at "/To": property "To" is missing`}},
+			want:   []string{`CreateMessage request: required parameter "To" is missing`}},
 		{name: "integer that is not one", operation: "CreateMessage",
 			change: func(f url.Values) url.Values { f.Set("ValidityPeriod", "10m"); return f },
 			want:   []string{`CreateMessage request: parameter "ValidityPeriod": "10m" is not an integer`}},
@@ -86,12 +86,12 @@ func TestContractRequests(t *testing.T) {
 			want:   []string{`CreateMessage request: parameter "SmartEncoded": "yes" is not a boolean (true or false)`}},
 		{name: "relative status callback", operation: "CreateMessage",
 			change: func(f url.Values) url.Values { f.Set("StatusCallback", "/webhooks/twilio/status"); return f },
-			want:   []string{`CreateMessage request: Error at "/StatusCallback": string doesn't match the format "uri": not an absolute URL`}},
+			want:   []string{`CreateMessage request: parameter "StatusCallback": string doesn't match the format "uri": not an absolute URL`}},
 		{name: "messaging service sid of the wrong shape", operation: "CreateMessage",
 			change: func(f url.Values) url.Values { f.Set("MessagingServiceSid", "MGshop1"); return f },
 			want: []string{
-				`CreateMessage request: Error at "/MessagingServiceSid": minimum string length is 34`,
-				`CreateMessage request: Error at "/MessagingServiceSid": string doesn't match the regular expression "^MG[0-9a-fA-F]{32}$"`,
+				`CreateMessage request: parameter "MessagingServiceSid": minimum string length is 34`,
+				`CreateMessage request: parameter "MessagingServiceSid": string doesn't match the regular expression "^MG[0-9a-fA-F]{32}$"`,
 			}},
 		{name: "repeated keys of an array read as an array", operation: "CreateMessage",
 			change: func(f url.Values) url.Values {
@@ -135,7 +135,7 @@ func TestContractRequests(t *testing.T) {
 			},
 			want: []string{
 				`CreateUsAppToPerson request: parameter "HasEmbeddedLinks": "1" is not a boolean (true or false)`,
-				`CreateUsAppToPerson request: Error at "/MessageSamples": property "MessageSamples" is missing`,
+				`CreateUsAppToPerson request: required parameter "MessageSamples" is missing`,
 			}},
 		{name: "customer profile list on trusthub", method: http.MethodGet, operation: "ListCustomerProfile",
 			path: "/v1/CustomerProfiles", change: func(url.Values) url.Values { return nil }},

@@ -229,7 +229,7 @@ func TestValidation(t *testing.T) {
 			got = append(got, v.String())
 		}
 		require.ElementsMatch(t, []string{
-			`CreateMessage request: Error at "/To": property "To" is missing`,
+			`CreateMessage request: required parameter "To" is missing`,
 			`CreateMessage request: parameter "ValidityPeriod": "1.5" is not an integer`,
 		}, got)
 	})
