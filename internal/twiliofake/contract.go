@@ -80,11 +80,7 @@ type contractDoc struct {
 // and tests make hundreds of fakes.
 var loadContract = sync.OnceValues(func() (*Contract, error) {
 	start := time.Now()
-	schemaOpts := []openapi3.SchemaValidationOption{
-		// One line per problem, naming the field, without a dump of the schema.
-		openapi3.DisableSchemaErrorDetails(),
-		openapi3.WithStringFormatValidators(formats),
-	}
+	validation := schemaOpts()
 	c := &Contract{
 		reqOpts: &openapi3filter.Options{
 			MultiError: true,
@@ -93,14 +89,14 @@ var loadContract = sync.OnceValues(func() (*Contract, error) {
 			AuthenticationFunc:      openapi3filter.NoopAuthenticationFunc,
 			ExcludeRequestBody:      true, // checkBody
 			SkipSettingDefaults:     true,
-			SchemaValidationOptions: schemaOpts,
+			SchemaValidationOptions: validation,
 		},
 		opts: &openapi3filter.Options{
 			MultiError:              true,
 			AuthenticationFunc:      openapi3filter.NoopAuthenticationFunc,
 			IncludeResponseStatus:   true,
 			SkipSettingDefaults:     true,
-			SchemaValidationOptions: schemaOpts,
+			SchemaValidationOptions: validation,
 		},
 		docs: make([]contractDoc, len(documentNames)),
 	}
@@ -445,7 +441,8 @@ func formValue(s *openapi3.Schema, v string) (any, error) {
 	return v, nil
 }
 
-// schemaOpts are the options every schema check uses.
+// schemaOpts are the options every schema check uses: every problem, one line each,
+// naming the field without a dump of the schema, and Twilio's formats.
 func schemaOpts(more ...openapi3.SchemaValidationOption) []openapi3.SchemaValidationOption {
 	return append([]openapi3.SchemaValidationOption{openapi3.MultiErrors(), openapi3.DisableSchemaErrorDetails(),
 		openapi3.WithStringFormatValidators(formats)}, more...)
@@ -493,6 +490,9 @@ func (c *Contract) CheckAnswer(m *Match, status int, header http.Header, body []
 			out = append(out, violation(fmt.Sprintf("%d: %s", status, p)))
 		}
 		return out
+	}
+	if m.route == nil {
+		return []Violation{violation(fmt.Sprintf("Twilio has no such operation, so never answers %d", status))}
 	}
 	if m.route.Operation.Responses.Status(status) == nil {
 		var documented []string
