@@ -176,6 +176,9 @@ type report struct {
 	unanswered, storedUnheard                          int
 	sentTwice                                          int
 	pastHoldStuck, noLinkNoJob                         int
+	// twilioViolations is what broke Twilio's contract: requests the servers sent the
+	// Twilio fake, its answers and its status callbacks.
+	twilioViolations []twiliofake.Violation
 
 	// figures
 	offerTexts, otherTexts, repeatedOther, textedUnrecorded int
@@ -193,11 +196,12 @@ type report struct {
 
 func (r report) failures() int {
 	return r.doubleBooked + r.toldBookedTwice + r.toldBookedNoBooking + r.unanswered + r.storedUnheard +
-		r.sentTwice + r.repeatedOther + r.pastHoldStuck + r.noLinkNoJob
+		r.sentTwice + r.repeatedOther + r.pastHoldStuck + r.noLinkNoJob + len(r.twilioViolations)
 }
 
 func (s *soak) check(ctx context.Context, tw *twiliofake.Server) (report, error) {
-	r := report{unheardByOutcome: map[string]int{}, orphans: map[string]int{}, retryThenText: map[string]int{}}
+	r := report{unheardByOutcome: map[string]int{}, orphans: map[string]int{}, retryThenText: map[string]int{},
+		twilioViolations: tw.TakeViolations()}
 	q := func(sql string, dst ...any) error { return s.pool.QueryRow(ctx, sql).Scan(dst...) }
 
 	// Double bookings: in Postgres, and as customers were told.

@@ -87,18 +87,30 @@ func say(format string, args ...any) {
 }
 
 // cleanups runs the functions it is given in reverse, as t.Cleanup does: it stands in
-// for the testing.TB that twiliofake takes (only Helper and Cleanup are called).
+// for the testing.TB that twiliofake takes (Helper, Cleanup, and Errorf and Fatalf for
+// what breaks Twilio's contract, which the checks take first).
 type cleanups struct {
 	testing.TB
-	fns []func()
+	fns    []func()
+	errors []string
 }
 
 func (c *cleanups) Helper()          {}
 func (c *cleanups) Cleanup(f func()) { c.fns = append(c.fns, f) }
-func (c *cleanups) run() {
+func (c *cleanups) Errorf(format string, args ...any) {
+	c.errors = append(c.errors, fmt.Sprintf(format, args...))
+}
+func (c *cleanups) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, args...)) }
+
+// run runs the cleanups and reports whether one found something wrong (printed).
+func (c *cleanups) run() (failed bool) {
 	for _, f := range slices.Backward(c.fns) {
 		f()
 	}
+	for _, e := range c.errors {
+		say("FAIL: %s", e)
+	}
+	return len(c.errors) > 0
 }
 
 func run(ctx context.Context, o options, out io.Writer) (failed bool, err error) {
@@ -153,7 +165,11 @@ func run(ctx context.Context, o options, out io.Writer) (failed bool, err error)
 	defer db.Pool.Close()
 
 	tb := &cleanups{}
-	defer tb.run()
+	defer func() {
+		if tb.run() {
+			failed = true // the Twilio fake saw a violation after the checks
+		}
+	}()
 	tw := twiliofake.New(tb)
 	st, err := loadkit.StartStripe()
 	if err != nil {
@@ -301,6 +317,11 @@ func (s *soak) print(w io.Writer, r report, f summaryFacts) {
 			r.sentTwice, r.offerTexts, r.repeatedOther))
 	line("pending bookings with no job to heal them", r.pastHoldStuck+r.noLinkNoJob,
 		fmt.Sprintf("(past the hold, no reconciliation %d; no link and no booking sweep %d)", r.pastHoldStuck, r.noLinkNoJob))
+	line("breaches of Twilio's API contract", len(r.twilioViolations),
+		"(checked by the Twilio fake against Twilio's OpenAPI documents)")
+	if len(r.twilioViolations) > 0 {
+		fmt.Fprintln(w, twiliofake.Summary(r.twilioViolations, 10))
+	}
 	if r.failures() == 0 {
 		fmt.Fprintln(w, "  result           OK")
 	} else {

@@ -152,7 +152,7 @@ func TestReportPostsASignedStatusCallback(t *testing.T) {
 
 func TestReportIsSignedWithTheFakesToken(t *testing.T) {
 	t.Parallel()
-	const sid, token = "ACother0123456789abcdef012345678a", "othertoken0123456789abcdef01234"
+	const sid, token = "AC0be7e70123456789abcdef012345678a", "othertoken0123456789abcdef01234"
 	fake := twiliofake.NewWithCreds(t, sid, token)
 	rcv := newReceiver(t, twiliofake.TestAuthToken) // expects the default token
 	tw := sender(t, fake, sid, token, rcv.URL())

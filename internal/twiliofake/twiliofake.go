@@ -9,6 +9,17 @@
 // with a form signed by the auth token (X-Twilio-Signature): when a test calls Report,
 // or by itself after every accepted message once AutoReport is on.
 //
+// It is held to Twilio's contract: every request it receives, every answer it gives and
+// every status callback it sends is checked against Twilio's published OpenAPI documents
+// (testdata/twilio-oai: the API v2010, Messaging v1 and TrustHub v1, served on one base
+// URL and routed by path). A request Twilio would not take (a parameter the operation
+// does not have, a required one missing, a value of the wrong type, a path or method
+// Twilio does not have, or an operation the fake does not serve yet) is answered with
+// Twilio's error body (400 for a parameter, 404 for a path or an operation the fake does
+// not serve), and every violation is recorded: the test that made the fake fails when it
+// ends (New's cleanup), even if the code under test swallowed the error. Violations and
+// TakeViolations show them.
+//
 // A Server is safe for concurrent use.
 package twiliofake
 
@@ -41,7 +52,8 @@ import (
 // Default credentials used by New. Both are alphanumeric, as twilio-go requires.
 const (
 	// TestAccountSID is the account SID New accepts: "AC" and 32 characters, as in Twilio.
-	TestAccountSID = "ACtest0123456789abcdef0123456789ab"
+	// Twilio's documents hold an account SID to ^AC[0-9a-fA-F]{32}$.
+	TestAccountSID = "ACfa4e0123456789abcdef0123456789ab"
 	// TestAuthToken is the auth token New accepts.
 	TestAuthToken = "testtoken0123456789abcdef0123456"
 )
@@ -105,21 +117,31 @@ type Server struct {
 	autoReport  bool
 	undelivered map[string]int // To → error code AutoReport reports it undelivered with
 	callbacks   []Callback
+	violations  []Violation // kept across Reset: each must fail the test
+
+	contract *Contract
 }
 
 // New starts a fake that accepts TestAccountSID and TestAuthToken. It is closed when
-// the test ends.
+// the test ends, and the test fails then if anything broke Twilio's contract (see
+// Violations).
 func New(t testing.TB) *Server {
 	t.Helper()
 	return NewWithCreds(t, TestAccountSID, TestAuthToken)
 }
 
 // NewWithCreds starts a fake that accepts only the given account SID and auth token.
-// It is closed when the test ends.
+// It is closed when the test ends, and the test fails then if anything broke Twilio's
+// contract (see Violations).
 func NewWithCreds(t testing.TB, sid, token string) *Server {
 	t.Helper()
+	contract, err := LoadContract()
+	if err != nil {
+		t.Fatalf("twiliofake: %v", err)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
+		contract:    contract,
 		sid:         sid,
 		token:       token,
 		done:        make(chan struct{}),
@@ -138,8 +160,54 @@ func NewWithCreds(t testing.TB, sid, token string) *Server {
 		s.cancel()
 		s.reporting.Wait()
 		s.srv.Close()
+		// Every handler has returned: nothing more can be recorded.
+		if vs := s.TakeViolations(); len(vs) > 0 {
+			t.Errorf("twiliofake: %d request(s), answer(s) or status callback(s) broke Twilio's contract "+
+				"(its OpenAPI documents in internal/twiliofake/testdata/twilio-oai):\n%s", len(vs), Summary(vs, 20))
+		}
 	})
 	return s
+}
+
+// Violations returns a copy of what broke Twilio's contract so far: requests the fake
+// received, answers it gave and status callbacks it sent, in the order they were found.
+// Reset does not forget them.
+func (s *Server) Violations() []Violation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.violations)
+}
+
+// TakeViolations returns the violations found so far and forgets them, so that a test
+// that breaks the contract on purpose can check what the fake saw and still pass.
+func (s *Server) TakeViolations() []Violation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	vs := s.violations
+	s.violations = nil
+	return vs
+}
+
+// Summary writes vs one a line, at most limit of them and a count of the rest.
+func Summary(vs []Violation, limit int) string {
+	var b strings.Builder
+	for i, v := range vs {
+		if i == limit {
+			fmt.Fprintf(&b, "  ... and %d more\n", len(vs)-limit)
+			break
+		}
+		b.WriteString("  " + v.String() + "\n")
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}
+
+func (s *Server) violate(vs ...Violation) {
+	if len(vs) == 0 {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.violations = append(s.violations, vs...)
 }
 
 // URL returns the fake's base URL (http://127.0.0.1:PORT), the value for
@@ -242,7 +310,7 @@ func (s *Server) Held() int {
 }
 
 // Reset forgets the recorded messages, attempts and callbacks, every injected failure
-// and delay, and turns AutoReport off.
+// and delay, and turns AutoReport off. It keeps the violations.
 func (s *Server) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -330,6 +398,8 @@ func (s *Server) post(ctx context.Context, m Message, status string, errorCode i
 	}
 	cb := Callback{SID: m.SID, Status: status, ErrorCode: errorCode, URL: m.StatusCallback, Form: form,
 		Signature: twilio.Signature(s.token, m.StatusCallback, form)}
+	// Sent all the same: a test may want to see what the receiver makes of it.
+	s.violate(s.contract.CheckStatusCallback(form)...)
 
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.StatusCallback, strings.NewReader(form.Encode()))
 	if err == nil {
@@ -442,32 +512,117 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 
-	user, pass, ok := r.BasicAuth()
-	if !ok || !equal(user, s.sid) || !equal(pass, s.token) {
-		writeError(w, http.StatusUnauthorized, 20003, "Authenticate")
-		return
-	}
-	account, ok := messagesPath(r.URL.Path)
-	if !ok {
-		writeError(w, http.StatusNotFound, 20404, "The requested resource "+r.URL.Path+" was not found")
-		return
-	}
-	if account != s.sid {
-		// Twilio answers a request for another account's resources as not found.
-		writeError(w, http.StatusNotFound, 20404, "The requested resource "+r.URL.Path+" was not found")
-		return
-	}
-	if r.Method != http.MethodPost {
-		w.Header().Set("Allow", http.MethodPost)
-		writeError(w, http.StatusMethodNotAllowed, 20004, "Method not allowed")
-		return
-	}
 	r.Body = http.MaxBytesReader(w, r.Body, 1<<20)
-	if err := r.ParseForm(); err != nil {
-		writeError(w, http.StatusBadRequest, 20001, "Could not parse the request body")
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		s.write(w, &call{r: r}, errorAnswer(http.StatusBadRequest, 20001, "Could not read the request body"))
 		return
 	}
-	f := r.PostForm
+	match, violations := s.contract.CheckRequest(r, body)
+	s.violate(violations...)
+	c := &call{r: r, match: match, body: body, violations: violations}
+	a := s.handle(c)
+	s.write(w, c, a)
+	if a.accepted != nil {
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush() // the sender has its answer before any report starts
+		}
+		s.autoReportMessage(a.accepted.clone())
+	}
+}
+
+// call is one request to the fake, read and checked against the contract.
+type call struct {
+	r     *http.Request
+	match *Match // nil when Twilio has no such operation
+	body  []byte
+	// violations are how the request broke the contract: after its own checks (which
+	// give Twilio's error codes), a handler refuses such a request with refuse.
+	violations []Violation
+}
+
+// answer is what the fake answers a call with.
+type answer struct {
+	status int
+	body   any
+	// accepted is the message a Messages create accepted, for AutoReport.
+	accepted *Message
+}
+
+func errorAnswer(status, code int, message string) answer {
+	return answer{status: status, body: map[string]any{
+		"code":      code,
+		"message":   message,
+		"more_info": fmt.Sprintf("https://www.twilio.com/docs/errors/%d", code),
+		"status":    status,
+	}}
+}
+
+// refuse is the answer to a request that broke Twilio's contract but passed the
+// handler's own checks: the 400 Twilio gives a parameter it cannot take.
+func refuse(c *call) answer {
+	more := ""
+	if n := len(c.violations); n > 1 {
+		more = fmt.Sprintf(" (and %d more)", n-1)
+	}
+	return errorAnswer(http.StatusBadRequest, 20001,
+		"twiliofake: the request breaks Twilio's API contract for "+c.match.Operation+": "+c.violations[0].Problem+more)
+}
+
+// handlers serve Twilio's operations by operationId. An operation of the documents that is
+// not here is answered 404 and recorded as a violation: a test relying on it would see
+// an answer Twilio does not give.
+var handlers = map[string]func(*Server, *call) answer{
+	"CreateMessage": (*Server).createMessage,
+}
+
+// handle checks credentials, then gives the call to its operation's handler.
+func (s *Server) handle(c *call) answer {
+	notFound := errorAnswer(http.StatusNotFound, 20404, "The requested resource "+c.r.URL.Path+" was not found")
+	user, pass, ok := c.r.BasicAuth()
+	if !ok || !equal(user, s.sid) || !equal(pass, s.token) {
+		return errorAnswer(http.StatusUnauthorized, 20003, "Authenticate")
+	}
+	if c.match == nil {
+		return notFound
+	}
+	h, ok := handlers[c.match.Operation]
+	if !ok {
+		s.violate(Violation{Operation: c.match.Operation, Where: "request",
+			Problem: "twiliofake does not serve this operation of Twilio's yet (add it to handlers)"})
+		return notFound
+	}
+	if account, ok := c.match.PathParams["AccountSid"]; ok && account != s.sid {
+		// Twilio answers a request for another account's resources as not found.
+		return notFound
+	}
+	return h(s, c)
+}
+
+// write answers c with a's JSON body, after checking it against the contract.
+func (s *Server) write(w http.ResponseWriter, c *call, a answer) {
+	b, err := json.Marshal(a.body)
+	if err != nil {
+		panic(fmt.Sprintf("twiliofake: encode answer: %v", err)) // the fake's own bug
+	}
+	b = append(b, '\n')
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	switch {
+	case c.match != nil:
+		s.violate(s.contract.CheckAnswer(c.match, a.status, w.Header(), b)...)
+	case a.status < 200 || a.status > 299: // a 404, held to Twilio's error body
+		s.violate(s.contract.CheckAnswer(&Match{Operation: c.r.Method + " " + c.r.URL.Path}, a.status, w.Header(), b)...)
+	}
+	w.WriteHeader(a.status)
+	_, _ = w.Write(b)
+}
+
+// createMessage is CreateMessage (POST /2010-04-01/Accounts/{AccountSid}/Messages.json).
+func (s *Server) createMessage(c *call) answer {
+	f, err := url.ParseQuery(string(c.body))
+	if err != nil {
+		return errorAnswer(http.StatusBadRequest, 20001, "Could not parse the request body")
+	}
 
 	s.mu.Lock()
 	s.attempts++
@@ -480,25 +635,21 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	s.mu.Unlock()
 	if fail != nil {
-		writeError(w, fail.status, fail.code, errorMessage(fail.code))
-		return
+		return errorAnswer(fail.status, fail.code, errorMessage(fail.code))
 	}
 
-	m, status, code, msg := s.parse(account, f)
+	m, status, code, msg := s.parse(c.match.PathParams["AccountSid"], f)
 	if code != 0 {
-		writeError(w, status, code, msg)
-		return
+		return errorAnswer(status, code, msg)
+	}
+	if len(c.violations) > 0 {
+		return refuse(c)
 	}
 
 	s.mu.Lock()
 	s.messages = append(s.messages, m)
 	s.mu.Unlock()
-
-	writeJSON(w, http.StatusCreated, messageJSON(m))
-	if f, ok := w.(http.Flusher); ok {
-		f.Flush() // the sender has its answer before any report starts
-	}
-	s.autoReportMessage(m.clone())
+	return answer{status: http.StatusCreated, body: messageJSON(m), accepted: &m}
 }
 
 // parse checks the form as Twilio does for the fields the fake knows, and builds the
@@ -538,19 +689,6 @@ func (s *Server) parse(account string, f url.Values) (m Message, status, code in
 		m.ValidityPeriod = time.Duration(n) * time.Second
 	}
 	return m, 0, 0, ""
-}
-
-// messagesPath extracts the account SID from /2010-04-01/Accounts/{sid}/Messages.json.
-func messagesPath(p string) (account string, ok bool) {
-	rest, ok := strings.CutPrefix(p, "/2010-04-01/Accounts/")
-	if !ok {
-		return "", false
-	}
-	account, ok = strings.CutSuffix(rest, "/Messages.json")
-	if !ok || account == "" || strings.Contains(account, "/") {
-		return "", false
-	}
-	return account, true
 }
 
 // messageJSON is the Message resource as Twilio answers a create.
@@ -610,22 +748,6 @@ func errorMessage(code int) string {
 		return "'To' number is not a valid mobile number"
 	}
 	return "Error " + strconv.Itoa(code)
-}
-
-// writeError answers with Twilio's error body.
-func writeError(w http.ResponseWriter, status, code int, message string) {
-	writeJSON(w, status, map[string]any{
-		"code":      code,
-		"message":   message,
-		"more_info": fmt.Sprintf("https://www.twilio.com/docs/errors/%d", code),
-		"status":    status,
-	})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }
 
 func equal(a, b string) bool {

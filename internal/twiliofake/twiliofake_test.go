@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -109,8 +110,8 @@ func TestCreateMessageWithMessagingService(t *testing.T) {
 
 func TestAuth(t *testing.T) {
 	t.Parallel()
-	s := twiliofake.NewWithCreds(t, "ACcustom0123456789abcdef01234567", "customtoken")
-	path := "/2010-04-01/Accounts/ACcustom0123456789abcdef01234567/Messages.json"
+	s := twiliofake.NewWithCreds(t, "ACc0ffee0123456789abcdef0123456789", "customtoken")
+	path := "/2010-04-01/Accounts/ACc0ffee0123456789abcdef0123456789/Messages.json"
 
 	cases := []struct {
 		name       string
@@ -118,10 +119,10 @@ func TestAuth(t *testing.T) {
 		want       int
 	}{
 		{name: "no auth", want: http.StatusUnauthorized},
-		{name: "wrong token", user: "ACcustom0123456789abcdef01234567", pass: "wrong", want: http.StatusUnauthorized},
+		{name: "wrong token", user: "ACc0ffee0123456789abcdef0123456789", pass: "wrong", want: http.StatusUnauthorized},
 		{name: "wrong sid", user: twiliofake.TestAccountSID, pass: "customtoken", want: http.StatusUnauthorized},
 		{name: "defaults are not accepted", user: twiliofake.TestAccountSID, pass: twiliofake.TestAuthToken, want: http.StatusUnauthorized},
-		{name: "right", user: "ACcustom0123456789abcdef01234567", pass: "customtoken", want: http.StatusCreated},
+		{name: "right", user: "ACc0ffee0123456789abcdef0123456789", pass: "customtoken", want: http.StatusCreated},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -145,25 +146,49 @@ func TestRouting(t *testing.T) {
 	cases := []struct {
 		name, method, path string
 		want, code         int
+		violation          string // "" when the request is Twilio's
 	}{
-		{name: "other account", method: http.MethodPost, path: "/2010-04-01/Accounts/ACother/Messages.json", want: 404, code: 20404},
-		{name: "other resource", method: http.MethodPost, path: "/2010-04-01/Accounts/" + twiliofake.TestAccountSID + "/Calls.json", want: 404, code: 20404},
-		{name: "unknown path", method: http.MethodPost, path: "/", want: 404, code: 20404},
-		{name: "get", method: http.MethodGet, path: messagesPath, want: 405, code: 20004},
+		{name: "other account", method: http.MethodPost, path: "/2010-04-01/Accounts/AC0be7e70123456789abcdef012345678a/Messages.json", want: 404, code: 20404},
+		{name: "resource the fake does not serve", method: http.MethodPost, path: "/2010-04-01/Accounts/" + twiliofake.TestAccountSID + "/Calls.json", want: 404, code: 20404,
+			violation: "CreateCall request: twiliofake does not serve this operation"},
+		{name: "unknown path", method: http.MethodPost, path: "/", want: 404, code: 20404,
+			violation: "POST / request: Twilio's API has no such path"},
+		{name: "method Twilio has, the fake does not", method: http.MethodGet, path: messagesPath, want: 404, code: 20404,
+			violation: "ListMessage request: twiliofake does not serve this operation"},
+		{name: "method Twilio does not have", method: http.MethodPut, path: messagesPath, want: 404, code: 20404,
+			violation: "request: Twilio's API has no PUT operation on this path, only GET (ListMessage), POST (CreateMessage)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			req, err := http.NewRequestWithContext(t.Context(), tc.method, s.URL()+tc.path, nil)
+			// Not parallel: each case takes the fake's violations.
+			var body io.Reader
+			if tc.method == http.MethodPost {
+				body = strings.NewReader(offer("+15555550167").Encode())
+			}
+			req, err := http.NewRequestWithContext(t.Context(), tc.method, s.URL()+tc.path, body)
 			require.NoError(t, err)
+			if body != nil {
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			}
 			req.SetBasicAuth(twiliofake.TestAccountSID, twiliofake.TestAuthToken)
 			res, err := http.DefaultClient.Do(req)
 			require.NoError(t, err)
 			defer res.Body.Close()
 			require.Equal(t, tc.want, res.StatusCode)
-			var body map[string]any
-			require.NoError(t, json.NewDecoder(res.Body).Decode(&body))
-			require.EqualValues(t, tc.code, body["code"])
+			var answer map[string]any
+			require.NoError(t, json.NewDecoder(res.Body).Decode(&answer))
+			require.EqualValues(t, tc.code, answer["code"])
+
+			var got []string
+			for _, v := range s.TakeViolations() {
+				got = append(got, v.String())
+			}
+			if tc.violation == "" {
+				require.Empty(t, got)
+				return
+			}
+			require.NotEmpty(t, got)
+			require.Contains(t, strings.Join(got, "\n"), tc.violation)
 		})
 	}
 }
@@ -195,7 +220,19 @@ func TestValidation(t *testing.T) {
 			require.EqualValues(t, 400, body["status"])
 		})
 	}
-	t.Cleanup(func() { require.Zero(t, s.Count()) })
+	t.Cleanup(func() {
+		require.Zero(t, s.Count())
+		// Two of the cases break the documents as well as the fake's own rules; the
+		// others (an E.164 check, a range) are rules the documents do not write.
+		var got []string
+		for _, v := range s.TakeViolations() {
+			got = append(got, v.String())
+		}
+		require.ElementsMatch(t, []string{
+			`CreateMessage request: required parameter "To" is missing`,
+			`CreateMessage request: parameter "ValidityPeriod": "1.5" is not an integer`,
+		}, got)
+	})
 }
 
 func TestFailNumber(t *testing.T) {
