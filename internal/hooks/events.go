@@ -40,12 +40,15 @@ const (
 	CustomerOptedOut = "customer.opted_out"
 	// CustomerOptedIn: the customer replied START and is texted again.
 	CustomerOptedIn = "customer.opted_in"
+	// MessageReceived: a text waits for a person in the shop's inbox (a reply the
+	// server could not act on, an unsure one, a text without a live offer).
+	MessageReceived = "message.received"
 )
 
 // Types lists every event type, in the order the documentation gives them.
 var Types = []string{
 	OpeningDeclared, OpeningFilled, OpeningReopened, OpeningExpired, OpeningCancelled,
-	BookingConfirmed, BookingRefunded, CustomerOptedOut, CustomerOptedIn,
+	BookingConfirmed, BookingRefunded, CustomerOptedOut, CustomerOptedIn, MessageReceived,
 }
 
 // AllTypes is the enabled_events entry that subscribes an endpoint to every type,
@@ -56,6 +59,12 @@ const AllTypes = "*"
 // booking.* events: a booking is shown inside its opening, as the API shows it).
 func IsOpeningType(typ string) bool {
 	return strings.HasPrefix(typ, "opening.") || strings.HasPrefix(typ, "booking.")
+}
+
+// IsMessageType reports whether events of type typ carry an inbox text
+// (inbox.Received).
+func IsMessageType(typ string) bool {
+	return strings.HasPrefix(typ, "message.")
 }
 
 // IsCustomerType reports whether events of type typ carry a customer.

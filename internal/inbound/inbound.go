@@ -208,7 +208,14 @@ func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in M
 	var herr error
 	if !known {
 		ans = Answer{Outcome: OutcomeUnrecognized, Message: texts.English.UnknownNumber()}
-	} else {
+	} else if snd == nil {
+		found, err := s.lookUp(ctx, shop, in.From)
+		if err != nil {
+			ans, herr = retryLater(texts.In(shop.Language)), err
+		}
+		snd = &found
+	}
+	if known && herr == nil {
 		// Without then, a new booking's answer is stored with its payment link.
 		sid := ""
 		if then == nil {
@@ -226,6 +233,23 @@ func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in M
 	switch {
 	case ans.stored:
 		// Stored already, with its payment link.
+	case known && needsOwner(ans.Outcome):
+		// The text goes to the owner's inbox with its answer, in one transaction.
+		err = pgx.BeginFunc(bg, s.pool, func(tx pgx.Tx) error {
+			told, err := s.toOwner(bg, tx, shop, snd, snd.words(shop), in, ans)
+			if err != nil {
+				return err
+			}
+			a.reply = told.Message
+			if err := s.writeAnswers(bg, tx, []answer{a}); err != nil {
+				return err
+			}
+			ans = told
+			if then != nil {
+				return then(tx, ans)
+			}
+			return nil
+		})
 	case then == nil:
 		_, err = s.answers.do(ctx, a)
 	default:
@@ -604,16 +628,9 @@ func (s *Service) clarify(ctx context.Context, w texts.Words, shop shops.Shop, s
 	return Answer{Outcome: OutcomeClarify, Message: w.Clarify(shop, op.Service, op.StartsAt)}, true, nil
 }
 
-// handle answers a stored text. With sid, the answer to a YES that books is stored with
+// handle answers a stored text from snd. With sid, the answer to a YES that books is stored with
 // the booking's payment link (Answer.stored).
 func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd reading, snd *sender, sid string) (Answer, error) {
-	if snd == nil {
-		found, err := s.lookUp(ctx, shop, in.From)
-		if err != nil {
-			return retryLater(texts.In(shop.Language)), err
-		}
-		snd = &found
-	}
 	known := snd.known
 	s.learn(ctx, shop, snd, rd)
 	w := snd.words(shop)

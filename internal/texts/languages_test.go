@@ -130,6 +130,7 @@ func TestSegments(t *testing.T) {
 			{"opted_out_yes", w.OptedOutYes(shop)},
 			{"help", w.Help(shop)},
 			{"unrecognized", w.Unrecognized(shop)},
+			{"inbox_ack", w.InboxAck(shop)},
 			{"unknown_number", w.UnknownNumber()},
 			{"retry_later", w.RetryLater()},
 		}
@@ -148,4 +149,14 @@ func TestSegments(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestInboxAlertIsShort: the owner's alert quotes at most 100 characters of the text.
+func TestInboxAlertIsShort(t *testing.T) {
+	t.Parallel()
+	shop := shops.Shop{Name: "Joe's Barbers"}
+	long := strings.Repeat("é", 150)
+	got := texts.English.InboxAlert(shop, "Ana", long)
+	require.Equal(t, "Joe's Barbers inbox: Ana: "+strings.Repeat("é", 100)+"…", got)
+	require.Equal(t, "Bandeja de Joe's Barbers: +1555•••0123: hola", texts.In(language.Spanish).InboxAlert(shop, "+1555•••0123", "hola"))
 }

@@ -224,3 +224,17 @@ func (w Words) RetryLater() string { return w.say("retry_later", nil) }
 // English writes the texts in English: for a text whose reader's language is not known
 // (an answer to a number no shop owns, or one that could not be read).
 var English = Words{}
+
+// InboxAck acknowledges a customer's text that went to a person (the owner's inbox),
+// once a day a conversation: the rest of the thread is the owner's.
+func (w Words) InboxAck(shop shops.Shop) string { return w.say("inbox_ack", shopOnly(shop)) }
+
+// InboxAlert tells the owner, at the shop's alert number, that a customer's text waits
+// in the inbox: who (their name, or their number masked) and the text's first 100
+// characters.
+func (w Words) InboxAlert(shop shops.Shop, who, text string) string {
+	if r := []rune(text); len(r) > 100 {
+		text = string(r[:100]) + "…"
+	}
+	return w.say("inbox_alert", map[string]any{"Shop": shop.Name, "Who": who, "Text": text})
+}

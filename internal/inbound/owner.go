@@ -1,0 +1,91 @@
+package inbound
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/slotrecovery/slotrecovery/internal/hooks"
+	"github.com/slotrecovery/slotrecovery/internal/inbox"
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/phone"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/texts"
+)
+
+// needsOwner reports whether a text answered with outcome waits for a person: one the
+// server could not act on (unrecognized: with a live offer, neither yes nor no nor a
+// keyword; without one, anything but a keyword) or an unsure one (clarify).
+func needsOwner(o Outcome) bool { return o == OutcomeUnrecognized || o == OutcomeClarify }
+
+// toOwner puts a text that needs a person in the shop's conversation with its number
+// (internal/inbox), in tx, the transaction that stores its answer: the conversation
+// opens with one more unread, a message.received event is recorded for the shop's
+// webhook endpoints, and the owner's alert number is texted when its window is free
+// (once a conversation per inbox.AlertEvery). It returns the answer to give: an unsure
+// reply keeps its question; an unrecognized text is acknowledged in the customer's
+// language once a conversation a day (inbox.AckEvery), and after that gets no answer:
+// the rest of the thread is the owner's. A redelivered text changes nothing here.
+func (s *Service) toOwner(ctx context.Context, tx pgx.Tx, shop shops.Shop, snd *sender, w texts.Words, in Message, ans Answer) (Answer, error) {
+	now := s.cfg.Now()
+	text := inbox.InboundText{
+		ShopID: shop.ID, Phone: in.From, MessageSID: in.MessageSID, Body: in.Body, At: now,
+		NeedsOwner: true, OwnerAlerts: shop.NotifyPhone != "",
+	}
+	if snd != nil && snd.known {
+		text.CustomerID = snd.id
+	}
+	rec, err := inbox.RecordIn(ctx, tx, text)
+	if err != nil {
+		return ans, fmt.Errorf("record text in the inbox: %w", err)
+	}
+	if rec.Duplicate {
+		return ans, nil
+	}
+	if err := hooks.Record(ctx, tx, shop.ID, hooks.MessageReceived, now, rec.Event(text, string(ans.Outcome))); err != nil {
+		return ans, err
+	}
+	if rec.Alert {
+		who, err := s.who(ctx, shop, snd, in.From)
+		if err != nil {
+			return ans, err
+		}
+		if _, err := s.queue.InsertTx(ctx, tx, jobs.Text{
+			Key: "inbox_alert:" + rec.MessageID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: shop.NotifyPhone,
+			Body: texts.In(shop.Language).InboxAlert(shop, who, in.Body),
+		}, nil); err != nil {
+			return ans, fmt.Errorf("enqueue inbox alert: %w", err)
+		}
+	}
+	if ans.Outcome == OutcomeUnrecognized {
+		ans.Message = ""
+		if rec.Ack {
+			ans.Message = w.InboxAck(shop)
+		}
+	}
+	if ans.Message != "" {
+		if _, err := inbox.RecordOut(ctx, tx, inbox.OutboundText{
+			ShopID: shop.ID, Phone: in.From, CustomerID: text.CustomerID, Author: inbox.AuthorSystem,
+			Body: ans.Message, At: now, Key: "answer:" + in.MessageSID, Status: inbox.StatusSent,
+		}); err != nil {
+			return ans, fmt.Errorf("record answer in the inbox: %w", err)
+		}
+	}
+	return ans, nil
+}
+
+// who names a number for the owner's alert: the customer's name, else the number
+// masked.
+func (s *Service) who(ctx context.Context, shop shops.Shop, snd *sender, number string) (string, error) {
+	if snd != nil && snd.known {
+		c, err := s.shops.CustomerByPhone(ctx, shop.ID, number)
+		if err != nil {
+			return "", fmt.Errorf("read customer for inbox alert: %w", err)
+		}
+		if c.Name != "" {
+			return c.Name, nil
+		}
+	}
+	return phone.Mask(number), nil
+}

@@ -1,0 +1,58 @@
+package inbound_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/inbound"
+	"github.com/slotrecovery/slotrecovery/internal/texts"
+)
+
+// TestTextsThatNeedAPersonReachTheInbox: a text the server cannot act on (with or
+// without a live offer) and an unsure one open the shop's conversation with the number,
+// unread; an unrecognized one is acknowledged once a day and then left to the owner (no
+// answer); an unsure one keeps its question. A redelivery records nothing twice; the
+// owner's alert number is texted once per conversation within its window.
+func TestTextsThatNeedAPersonReachTheInbox(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, 2)
+	_, err := w.pool.Exec(ctx, `UPDATE shops SET notify_phone = '+447700900999' WHERE id = $1`, w.shop.ID)
+	require.NoError(t, err)
+
+	first := w.reply(t, "SMlate", 0, "running 10 min late, is that ok?")
+	require.Equal(t, inbound.OutcomeUnrecognized, first.Outcome)
+	require.Equal(t, texts.English.InboxAck(w.shop), first.Message)
+	again := w.reply(t, "SMlate", 0, "running 10 min late, is that ok?")
+	require.True(t, again.Replayed)
+	require.Equal(t, first.Message, again.Message)
+	second := w.reply(t, "SMlate2", 0, "can I come at 4 instead?")
+	require.Equal(t, inbound.OutcomeUnrecognized, second.Outcome)
+	require.Empty(t, second.Message, "the rest of the thread is the owner's")
+	unsure := w.reply(t, "SMmaybe", 1, "maybe")
+	require.Equal(t, inbound.OutcomeClarify, unsure.Outcome)
+	require.NotEmpty(t, unsure.Message)
+
+	var status string
+	var unread, messages int
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT c.status, c.unread, (SELECT count(*) FROM conversation_messages m WHERE m.conversation_id = c.id)
+		FROM conversations c WHERE c.shop_id = $1 AND c.phone = $2`, w.shop.ID, w.phones[0]).Scan(&status, &unread, &messages))
+	require.Equal(t, "open", status)
+	require.Equal(t, 2, unread)
+	require.Equal(t, 3, messages, "two texts in, one acknowledgement out")
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT c.unread FROM conversations c WHERE c.shop_id = $1 AND c.phone = $2`,
+		w.shop.ID, w.phones[1]).Scan(&unread))
+	require.Equal(t, 1, unread)
+
+	var alerts int
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'sms_text' AND args->>'to' = '+447700900999'`).Scan(&alerts))
+	require.Equal(t, 2, alerts, "one alert per conversation within the window")
+
+	// YES and other keywords stay out of the inbox.
+	require.Equal(t, inbound.OutcomeBooked, w.reply(t, "SMyes", 1, "yes").Outcome)
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT count(*) FROM conversation_messages m JOIN conversations c ON c.id = m.conversation_id
+		WHERE c.phone = $1`, w.phones[1]).Scan(&messages))
+	require.Equal(t, 2, messages, "the unsure text and its question")
+}
