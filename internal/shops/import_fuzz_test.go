@@ -5,11 +5,13 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 )
 
@@ -21,7 +23,8 @@ import (
 //   - every record has a valid E.164 phone, no two records share one, and each is the
 //     line of a report row that is not rejected (and each such row is a record);
 //   - a record's fields are within the import's bounds (name ≤ 200 bytes and UTF-8,
-//     priority in [-1000, 1000], preferences that read back the same once written out);
+//     priority in [-1000, 1000], preferences that read back the same once written out,
+//     a language that is empty or a supported code in its stored, lower-case form);
 //   - a rejected row says why; rows name lines after the header, in order;
 //   - no more than MaxImportRows rows, and the records encode to JSON, as the batch
 //     statement receives them.
@@ -37,6 +40,7 @@ func FuzzImport(f *testing.F) {
 		"",
 		"phone\n\xff\xfe\n",
 		"phone,sms_opt_in\n+15555550100,maybe\n+15555550101,N\n",
+		"phone,language\n+15555550100,ES\n+15555550101,\n+15555550102,de\n+15555550103, fr \n",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -98,6 +102,9 @@ func FuzzImport(f *testing.F) {
 			}
 			if rec.Prefs != nil {
 				checkPrefs(t, rec.Line, rec.Prefs)
+			}
+			if rec.Language != "" && !slices.Contains(language.All, language.Code(rec.Language)) {
+				t.Fatalf("line %d: language %q is not a stored code", rec.Line, rec.Language)
 			}
 		}
 		if _, err := json.Marshal(records); err != nil {
