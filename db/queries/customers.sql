@@ -1,10 +1,12 @@
 -- name: CustomerInsert :one
 -- A number that said STOP, or that the shop erased before, comes back opted out: only
 -- the number's own START opts it back in. phone_hmacs are the number's keyed hashes
--- (one per erasure key) that its suppression, if any, is kept under.
-INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, created_at, opted_out_at)
+-- (one per erasure key) that its suppression, if any, is kept under. A NULL language is
+-- the shop's.
+INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, created_at, opted_out_at, language)
 SELECT sqlc.arg(shop_id), sqlc.arg(phone), sqlc.arg(name), sqlc.arg(sms_opt_in)::boolean AND NOT x.suppressed,
-    sqlc.arg(priority), sqlc.arg(created_at), CASE WHEN x.suppressed THEN sqlc.arg(created_at)::timestamptz END
+    sqlc.arg(priority), sqlc.arg(created_at), CASE WHEN x.suppressed THEN sqlc.arg(created_at)::timestamptz END,
+    sqlc.narg(language)::text
 FROM (SELECT EXISTS (
     SELECT 1 FROM sms_suppressions s
     WHERE s.shop_id = sqlc.arg(shop_id) AND s.phone_hmac = ANY(sqlc.arg(phone_hmacs)::bytea[])
@@ -110,9 +112,11 @@ LIMIT sqlc.arg(max_rows);
 
 -- name: CustomerUpdate :one
 -- The owner's edit. It never touches opted_out_at: only the customer's START clears it.
+-- A NULL language is the shop's.
 UPDATE customers SET name = sqlc.arg(name), priority = sqlc.arg(priority), sms_opt_in = sqlc.arg(sms_opt_in),
     pref_days = sqlc.arg(pref_days)::smallint[], pref_window_starts = sqlc.arg(pref_window_starts)::integer[],
-    pref_window_ends = sqlc.arg(pref_window_ends)::integer[], pref_services = sqlc.arg(pref_services)::text[]
+    pref_window_ends = sqlc.arg(pref_window_ends)::integer[], pref_services = sqlc.arg(pref_services)::text[],
+    language = sqlc.narg(language)::text
 WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id) AND erased_at IS NULL
 RETURNING *;
 
@@ -123,20 +127,20 @@ UPDATE inbound_messages SET from_phone = '', body = ''
 WHERE shop_id = sqlc.arg(shop_id) AND from_phone = sqlc.arg(phone)::text AND sqlc.arg(phone)::text <> '';
 
 -- name: CustomerErase :one
--- Erases a customer: name, phone and preferences gone, opted out for good; the row stays
+-- Erases a customer: name, phone, preferences and language gone, opted out for good; the row stays
 -- so that offers and bookings (and the shop's totals) keep it. What is kept of the
 -- number is the caller's: a keyed hash in sms_suppressions.
 UPDATE customers SET name = '', phone = '', sms_opt_in = false,
     opted_out_at = COALESCE(opted_out_at, sqlc.arg(now)::timestamptz), erased_at = sqlc.arg(now)::timestamptz,
-    pref_days = '{}', pref_window_starts = '{}', pref_window_ends = '{}', pref_services = '{}'
+    pref_days = '{}', pref_window_starts = '{}', pref_window_ends = '{}', pref_services = '{}', language = NULL
 WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id) AND erased_at IS NULL
 RETURNING id;
 
 -- name: CustomerImportBatch :many
 -- One batch of a CSV import, in one statement: rows is a JSON array of objects
--- {line, phone, hmacs, name?, priority?, sms_opt_in?, prefs?:{days, starts, ends, services}}
+-- {line, phone, hmacs, name?, priority?, sms_opt_in?, language?, prefs?:{days, starts, ends, services}}
 -- where a missing key keeps the existing customer's value (a new one gets the default:
--- no name, priority 0, NOT opted in) and hmacs are the phone's keyed hashes, in hex (see
+-- no name, priority 0, NOT opted in, the shop's language) and hmacs are the phone's keyed hashes, in hex (see
 -- CustomerInsert). A customer who opted out (STOP) keeps their sms_opt_in whatever the
 -- file says; a new customer whose number is suppressed (it said STOP, or was erased)
 -- comes in opted out, and suppression says why ('stop', 'erased' or ''). Rows are
@@ -146,7 +150,7 @@ RETURNING id;
 WITH input AS (
     SELECT (r->>'line')::integer AS line, r->>'phone' AS phone, r->>'name' AS name,
         (r->>'priority')::integer AS priority, (r->>'sms_opt_in')::boolean AS sms_opt_in,
-        r ? 'prefs' AS prefs_set, COALESCE(r->'hmacs', '[]') AS hmacs,
+        r->>'language' AS language, r ? 'prefs' AS prefs_set, COALESCE(r->'hmacs', '[]') AS hmacs,
         ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'days', '[]')))::smallint[] AS days,
         ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'starts', '[]')))::integer[] AS starts,
         ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'ends', '[]')))::integer[] AS ends,
@@ -156,6 +160,7 @@ WITH input AS (
     SELECT i.line, i.phone, e.id AS existing_id,
         COALESCE(i.name, e.name, '') AS name,
         COALESCE(i.priority, e.priority, 0) AS priority,
+        COALESCE(i.language, e.language) AS language,
         CASE WHEN e.opted_out_at IS NOT NULL THEN e.sms_opt_in
              ELSE COALESCE(i.sms_opt_in, e.sms_opt_in, false) END AS sms_opt_in,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.days ELSE e.pref_days END AS days,
@@ -177,20 +182,21 @@ WITH input AS (
     ) sup ON true
 ), inserted AS (
     INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, pref_days, pref_window_starts,
-        pref_window_ends, pref_services, created_at, opted_out_at)
+        pref_window_ends, pref_services, created_at, opted_out_at, language)
     SELECT sqlc.arg(shop_id), m.phone, m.name, m.sms_opt_in AND m.suppression = '', m.priority, m.days, m.starts, m.ends, m.services,
-        sqlc.arg(now)::timestamptz, CASE WHEN m.suppression <> '' THEN sqlc.arg(now)::timestamptz END
+        sqlc.arg(now)::timestamptz, CASE WHEN m.suppression <> '' THEN sqlc.arg(now)::timestamptz END, m.language
     FROM merged m WHERE m.existing_id IS NULL
     ORDER BY m.phone -- one lock order for concurrent imports
     ON CONFLICT (shop_id, phone) WHERE erased_at IS NULL DO NOTHING
     RETURNING id, phone
 ), updated AS (
     UPDATE customers c SET name = m.name, priority = m.priority, sms_opt_in = m.sms_opt_in,
-        pref_days = m.days, pref_window_starts = m.starts, pref_window_ends = m.ends, pref_services = m.services
+        pref_days = m.days, pref_window_starts = m.starts, pref_window_ends = m.ends, pref_services = m.services,
+        language = m.language
     FROM merged m
     WHERE c.id = m.existing_id AND c.erased_at IS NULL -- erased meanwhile: left alone (reported as retry)
-      AND (c.name, c.priority, c.sms_opt_in, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services)
-          IS DISTINCT FROM (m.name, m.priority, m.sms_opt_in, m.days, m.starts, m.ends, m.services)
+      AND (c.name, c.priority, c.sms_opt_in, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.language)
+          IS DISTINCT FROM (m.name, m.priority, m.sms_opt_in, m.days, m.starts, m.ends, m.services, m.language)
     RETURNING c.id
 )
 SELECT m.line::integer AS line,

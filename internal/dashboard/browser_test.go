@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
@@ -314,6 +315,7 @@ func TestBrowserDeclareAndFill(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SetValue(chromedp.ID("preferences"), "days=sat; times=10:00-14:00; services=Beard trim"),
 		chromedp.SetValue(chromedp.ID("priority"), "9"),
+		chromedp.SetValue(chromedp.ID("language"), "fr"),
 		chromedp.Click(chromedp.ID("sms_opt_in")),
 		chromedp.Click(chromedp.CSS(`form[action="/dashboard/customers/`+cy.ID.String()+`"] button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
@@ -322,6 +324,7 @@ func TestBrowserDeclareAndFill(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 9, cy.Priority)
 	require.True(t, cy.SMSOptIn)
+	require.Equal(t, language.French, cy.Language)
 	require.Equal(t, shops.Preferences{Days: []int{6}, Windows: []shops.Window{{Start: 600, End: 840}}, Services: []string{"Beard trim"}}, cy.Preferences)
 
 	// Settings: an error by its field, then a change that sticks.
@@ -337,6 +340,7 @@ func TestBrowserDeclareAndFill(t *testing.T) {
 	require.NoError(t, chromedp.Do(ctx,
 		chromedp.SetValue(chromedp.ID("set-timezone"), "America/Chicago"),
 		chromedp.SetValue(chromedp.ID("set-delay"), "120"),
+		chromedp.SetValue(chromedp.ID("set-language"), "es"),
 		chromedp.Click(chromedp.CSS(`form[action="/dashboard/settings"] button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
 	))
@@ -346,6 +350,7 @@ func TestBrowserDeclareAndFill(t *testing.T) {
 	require.Equal(t, "America/Chicago", shopA.Timezone)
 	require.Equal(t, 2, shopA.Policy.MaxOffersPerDay)
 	require.Equal(t, 2*time.Minute, shopA.Policy.FirstWaveDelay)
+	require.Equal(t, language.Spanish, shopA.Language)
 
 	// Rotate the API key from the settings page: the warning is there, the box must be
 	// ticked, and the answer shows the new key once; this browser stays signed in.

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -65,6 +66,10 @@ type customerRow struct {
 	StatusLabel string
 	Priority    int
 	Preferences string
+	// Language is the language the customer is texted in, in words; ShopsLanguage marks
+	// the shop's (they have none of their own).
+	Language      string
+	ShopsLanguage bool
 }
 
 func (d *Dashboard) customers(c echo.Context) error {
@@ -88,9 +93,14 @@ func (d *Dashboard) customers(c echo.Context) error {
 		v.Statuses = append(v.Statuses, option{Value: st, Label: statusLabels[st], Selected: q.Status == st})
 	}
 	for _, cu := range page.Customers {
+		lang := languageName(cu.Language)
+		if cu.Language == "" {
+			lang = shopsLanguage(s.Shop.Language)
+		}
 		v.Rows = append(v.Rows, customerRow{ID: cu.ID, Name: cmpOr(cu.Name, "(no name)"), Phone: phone.Mask(cu.Phone),
 			Status: cu.Status(), StatusLabel: statusLabels[cu.Status()], Priority: cu.Priority,
-			Preferences: cmpOr(shops.FormatPreferences(cu.Preferences), "any time")})
+			Preferences: cmpOr(shops.FormatPreferences(cu.Preferences), "any time"),
+			Language:    lang, ShopsLanguage: cu.Language == ""})
 	}
 	if page.Next != "" {
 		v.Next = "/dashboard/customers?" + url.Values{"q": {q.Search}, "status": {q.Status}, "cursor": {page.Next}}.Encode()
@@ -101,8 +111,10 @@ func (d *Dashboard) customers(c echo.Context) error {
 // customerForm is the edit form as typed, with a message per field that is wrong.
 type customerForm struct {
 	Name, Priority, Preferences string
-	OptIn                       bool
-	Errors                      map[string]string
+	// Language is the customer's own language's code, "" for the shop's.
+	Language string
+	OptIn    bool
+	Errors   map[string]string
 }
 
 type customerView struct {
@@ -113,7 +125,9 @@ type customerView struct {
 	Status      string
 	StatusLabel string
 	OptedOut    bool
-	Form        customerForm
+	// ShopLanguage is the shop's language, what "the shop's" means on the form.
+	ShopLanguage language.Code
+	Form         customerForm
 }
 
 func (d *Dashboard) customerPage(c echo.Context) error {
@@ -129,21 +143,21 @@ func (d *Dashboard) customerPage(c echo.Context) error {
 	if err != nil {
 		return d.internalError(c, "get customer", err)
 	}
-	v := newCustomerView(cu)
+	v := newCustomerView(cu, s.Shop)
 	v.Form = customerForm{Name: cu.Name, Priority: strconv.Itoa(cu.Priority), OptIn: cu.SMSOptIn,
-		Preferences: shops.FormatPreferences(cu.Preferences)}
+		Preferences: shops.FormatPreferences(cu.Preferences), Language: string(cu.Language)}
 	return d.render(c, http.StatusOK, cmpOr(cu.Name, "Customer")+" · "+s.Shop.Name, v)
 }
 
-func newCustomerView(cu shops.Customer) customerView {
+func newCustomerView(cu shops.Customer, shop shops.Shop) customerView {
 	return customerView{ID: cu.ID, Phone: phone.Mask(cu.Phone), Status: cu.Status(), StatusLabel: statusLabels[cu.Status()],
-		OptedOut: cu.OptedOutAt != nil}
+		OptedOut: cu.OptedOutAt != nil, ShopLanguage: shop.Language}
 }
 
 // customerFields maps the domain's field names to the form's inputs.
 var customerFields = map[string]string{"name": "name", "priority": "priority", "sms_opt_in": "sms_opt_in",
 	"preferences": "preferences", "preferences.days": "preferences", "preferences.windows": "preferences",
-	"preferences.services": "preferences"}
+	"preferences.services": "preferences", shops.LanguageField: shops.LanguageField}
 
 func (d *Dashboard) saveCustomer(c echo.Context) error {
 	s := current(c)
@@ -177,6 +191,21 @@ func (d *Dashboard) saveCustomer(c echo.Context) error {
 	} else {
 		ch.Preferences = &prefs
 	}
+	// The select's "" is the shop's language; a form without the field (from before it
+	// existed) leaves the customer's as it is.
+	f.Language = string(cu.Language)
+	if form, err := c.FormParams(); err == nil && form.Has(shops.LanguageField) {
+		f.Language = strings.TrimSpace(form.Get(shops.LanguageField))
+		var lang language.Code
+		if f.Language != "" {
+			lang, err = shops.ParseLanguage(f.Language)
+		}
+		if err != nil {
+			f.Errors[shops.LanguageField] = "Choose one of the languages in the list."
+		} else {
+			ch.Language = &lang
+		}
+	}
 	if len(f.Errors) == 0 {
 		_, err := d.shops.UpdateCustomer(ctx, s.Shop.ID, id, ch)
 		p, isProblem := problem.As(err)
@@ -192,7 +221,7 @@ func (d *Dashboard) saveCustomer(c echo.Context) error {
 			return d.internalError(c, "save customer", err)
 		}
 	}
-	v := newCustomerView(cu)
+	v := newCustomerView(cu, s.Shop)
 	v.Form = f
 	return d.render(c, http.StatusUnprocessableEntity, "Check the customer · "+s.Shop.Name, v)
 }

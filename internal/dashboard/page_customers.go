@@ -6,6 +6,7 @@ import (
 	g "maragu.dev/gomponents"
 	h "maragu.dev/gomponents/html"
 
+	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
@@ -43,7 +44,8 @@ func importCard(csrf string) g.Node {
 			g.Text(", "), h.Code(g.Text("sms_opt_in")),
 			g.Text(" (yes or no), "), h.Code(g.Text("preferences")),
 			g.Text(" (for example "), h.Code(g.Text("days=mon,tue; times=09:00-12:00; services=Haircut")),
-			g.Text("). Up to 10,000 lines. Importing the same file again updates, never duplicates. "+
+			g.Text("), "), h.Code(g.Text("language")),
+			g.Text(" (en, es or fr; empty: the shop's, or unchanged). Up to 10,000 lines. Importing the same file again updates, never duplicates. "+
 				"Nobody is opted in without a yes in the file."),
 		),
 		h.Form(h.Method("post"), h.Action(ImportPath), h.EncType("multipart/form-data"), h.Class("row export"),
@@ -82,7 +84,8 @@ func (v customersView) list() g.Node {
 		return h.P(h.Class("empty"), g.Text("No customers yet. Import a list above, or add them through the API."))
 	}
 	return h.Table(h.Class("list"), h.ID("customer-list"),
-		h.THead(h.Tr(colHead("Name"), colHead("Phone"), colHead("Texts"), numHead("Priority"), colHead("Wants"), actionsHead())),
+		h.THead(h.Tr(colHead("Name"), colHead("Phone"), colHead("Texts"), numHead("Priority"), colHead("Wants"),
+			colHead("Language"), actionsHead())),
 		h.TBody(g.Map(v.Rows, customerRow.row)),
 	)
 }
@@ -107,10 +110,20 @@ func (r customerRow) row() g.Node {
 		h.Td(h.Data("label", "Texts"), h.Div(statusBadge(r.Status, r.StatusLabel))),
 		h.Td(h.Data("label", "Priority"), h.Class("num"), h.Div(g.Text(strconv.Itoa(r.Priority)))),
 		h.Td(h.Data("label", "Wants"), h.Div(h.Class("muted"), g.Text(r.Preferences))),
+		h.Td(h.Data("label", "Language"), h.Div(h.Class(r.languageClass()),
+			g.Text(r.Language))),
 		h.Td(h.Data("label", ""), h.Class("actions"), h.Div(
 			h.A(h.Class("btn"), h.Href("/dashboard/customers/"+r.ID.String()), g.Text("Edit"),
 				h.Span(h.Class("vh"), g.Text(" "+r.Name))))),
 	)
+}
+
+// languageClass greys the shop's language: the customer has none of their own.
+func (r customerRow) languageClass() string {
+	if r.ShopsLanguage {
+		return "language muted"
+	}
+	return "language"
 }
 
 func (v customerView) content(csrf string) g.Node {
@@ -130,6 +143,7 @@ func (v customerView) content(csrf string) g.Node {
 					v.Form.nameField(),
 					v.Form.priorityField(),
 					v.Form.preferencesField(),
+					v.languageField(),
 					v.optInField(),
 					h.Button(h.Type("submit"), h.Class("btn btn-primary"), g.Text("Save")),
 				),
@@ -177,6 +191,24 @@ func (f customerForm) preferencesField() g.Node {
 		h.Input(h.ID("preferences"), h.Name("preferences"), h.Type("text"), h.MaxLength("500"), h.Value(f.Preferences),
 			h.Aria("describedby", describedBy("preferences-hint", e, "preferences-error")),
 			g.If(e != "", h.Aria("invalid", "true"))),
+	)
+}
+
+// languageField is the customer's own language, or the shop's (the first choice, which
+// names it): what their offers and answers are texted in.
+func (v customerView) languageField() g.Node {
+	e := v.Form.Errors[shops.LanguageField]
+	return h.Div(fieldClass(e),
+		h.Label(h.For("language"), g.Text("Language of their texts")),
+		h.P(h.Class("hint"), h.ID("language-hint"), g.Text("The shop's follows your settings if you change it there.")),
+		fieldError("language-error", e),
+		h.Select(h.ID("language"), h.Name(shops.LanguageField),
+			h.Aria("describedby", describedBy("language-hint", e, "language-error")),
+			g.If(e != "", h.Aria("invalid", "true")),
+			g.Map(languageOptions(language.Code(v.Form.Language), shopsLanguage(v.ShopLanguage)), func(o option) g.Node {
+				return h.Option(h.Value(o.Value), g.If(o.Selected, h.Selected()), g.Text(o.Label))
+			}),
+		),
 	)
 }
 

@@ -3,6 +3,9 @@ package dashboard
 import (
 	g "maragu.dev/gomponents"
 	h "maragu.dev/gomponents/html"
+
+	"github.com/slotrecovery/slotrecovery/internal/language"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
 // The settings page, and the answer to a key rotation.
@@ -51,6 +54,7 @@ func (f settingsForm) form(csrf string) g.Node {
 		h.H2(g.Text("Your shop")),
 		f.nameField(),
 		h.Div(h.Class("row"), f.timezoneField(), f.currencyField(), f.paymentField()),
+		f.languageField(),
 		h.H2(g.Text("Offers")),
 		h.Div(h.Class("row"),
 			f.numberField("offer_policy.wave_size", "set-wave-size", "wave_size", "Customers per wave", nil, f.WaveSize),
@@ -102,6 +106,25 @@ func (f settingsForm) paymentField() g.Node {
 		h.Select(h.ID("set-payment"), h.Name("payment_mode"), invalid(e, "set-payment-error"),
 			choice("checkout", "Card payment link (Stripe)"),
 			choice("none", "No payment: pay at the shop"),
+		),
+	)
+}
+
+// languageField is the shop's language: what offers and answers are texted in, unless
+// a customer's own is set.
+func (f settingsForm) languageField() g.Node {
+	e := f.Errors[shops.LanguageField]
+	return h.Div(fieldClass(e),
+		h.Label(h.For("set-language"), g.Text("Language of the texts")),
+		h.P(h.Class("hint"), h.ID("set-language-hint"), g.Text("Offers and answers go out in it, "+
+			"except to customers you have given their own language (on their page).")),
+		fieldError("set-language-error", e),
+		h.Select(h.ID("set-language"), h.Name(shops.LanguageField),
+			h.Aria("describedby", describedBy("set-language-hint", e, "set-language-error")),
+			g.If(e != "", h.Aria("invalid", "true")),
+			g.Map(languageOptions(language.Code(f.Language), ""), func(o option) g.Node {
+				return h.Option(h.Value(o.Value), g.If(o.Selected, h.Selected()), g.Text(o.Label))
+			}),
 		),
 	)
 }

@@ -21,6 +21,8 @@ type settingsForm struct {
 	SendRate                                                    string
 	QuietStart, QuietEnd                                        string
 	Errors                                                      map[string]string
+	// Language is the code of the shop's language.
+	Language string
 }
 
 type settingsView struct {
@@ -43,7 +45,8 @@ func settingsFormOf(s shops.Shop) settingsForm {
 	f := settingsForm{Name: s.Name, Timezone: s.Timezone, Currency: strings.ToUpper(s.Currency), PaymentMode: s.PaymentMode,
 		WaveSize: strconv.Itoa(p.WaveSize), WaveInterval: strconv.Itoa(int(p.WaveInterval / time.Second)),
 		MinLead: strconv.Itoa(int(p.MinLead / time.Minute)), Cooldown: strconv.Itoa(int(p.Cooldown / time.Second)),
-		Delay: strconv.Itoa(int(p.FirstWaveDelay / time.Second)), SendRate: strconv.Itoa(p.SendRate)}
+		Delay: strconv.Itoa(int(p.FirstWaveDelay / time.Second)), SendRate: strconv.Itoa(p.SendRate),
+		Language: string(s.Language)}
 	if p.MaxOffersPerDay > 0 {
 		f.MaxPerDay = strconv.Itoa(p.MaxOffersPerDay)
 	}
@@ -73,7 +76,8 @@ func (d *Dashboard) saveSettings(c echo.Context) error {
 	f := settingsForm{Name: val("name"), Timezone: val("timezone"), Currency: val("currency"), PaymentMode: val("payment_mode"),
 		WaveSize: val("wave_size"), WaveInterval: val("wave_interval_seconds"), MinLead: val("min_lead_minutes"),
 		Cooldown: val("cooldown_seconds"), MaxPerDay: val("max_offers_per_day"), Delay: val("first_wave_delay_seconds"),
-		SendRate: val("send_rate_per_second"), QuietStart: val("quiet_start"), QuietEnd: val("quiet_end"), Errors: map[string]string{}}
+		SendRate: val("send_rate_per_second"), QuietStart: val("quiet_start"), QuietEnd: val("quiet_end"),
+		Language: val(shops.LanguageField), Errors: map[string]string{}}
 	ch := shops.ShopChange{Name: &f.Name, Timezone: &f.Timezone, Currency: &f.Currency, PaymentMode: &f.PaymentMode}
 	number := func(field, text, msg string) *int {
 		n, err := strconv.Atoi(text)
@@ -92,6 +96,13 @@ func (d *Dashboard) saveSettings(c echo.Context) error {
 		// of range.
 		d := time.Duration(max(min(*n, int((1<<62)/int64(unit))), -1)) * unit
 		return &d
+	}
+	if f.Language != "" { // a form from before the field existed keeps the shop's language
+		if lang, err := shops.ParseLanguage(f.Language); err != nil {
+			f.Errors[shops.LanguageField] = "Choose one of the languages in the list."
+		} else {
+			ch.Language = &lang
+		}
 	}
 	ch.WaveSize = number("offer_policy.wave_size", f.WaveSize, "Enter how many customers each wave texts, 1 to 1000.")
 	if f.SendRate != "" { // a form from before the field existed keeps the shop's rate

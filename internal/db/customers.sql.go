@@ -16,7 +16,7 @@ import (
 const customerErase = `-- name: CustomerErase :one
 UPDATE customers SET name = '', phone = '', sms_opt_in = false,
     opted_out_at = COALESCE(opted_out_at, $1::timestamptz), erased_at = $1::timestamptz,
-    pref_days = '{}', pref_window_starts = '{}', pref_window_ends = '{}', pref_services = '{}'
+    pref_days = '{}', pref_window_starts = '{}', pref_window_ends = '{}', pref_services = '{}', language = NULL
 WHERE id = $2 AND shop_id = $3 AND erased_at IS NULL
 RETURNING id
 `
@@ -27,7 +27,7 @@ type CustomerEraseParams struct {
 	ShopID uuid.UUID
 }
 
-// Erases a customer: name, phone and preferences gone, opted out for good; the row stays
+// Erases a customer: name, phone, preferences and language gone, opted out for good; the row stays
 // so that offers and bookings (and the shop's totals) keep it. What is kept of the
 // number is the caller's: a keyed hash in sms_suppressions.
 func (q *Queries) CustomerErase(ctx context.Context, db DBTX, arg CustomerEraseParams) (uuid.UUID, error) {
@@ -187,7 +187,7 @@ const customerImportBatch = `-- name: CustomerImportBatch :many
 WITH input AS (
     SELECT (r->>'line')::integer AS line, r->>'phone' AS phone, r->>'name' AS name,
         (r->>'priority')::integer AS priority, (r->>'sms_opt_in')::boolean AS sms_opt_in,
-        r ? 'prefs' AS prefs_set, COALESCE(r->'hmacs', '[]') AS hmacs,
+        r->>'language' AS language, r ? 'prefs' AS prefs_set, COALESCE(r->'hmacs', '[]') AS hmacs,
         ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'days', '[]')))::smallint[] AS days,
         ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'starts', '[]')))::integer[] AS starts,
         ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'ends', '[]')))::integer[] AS ends,
@@ -197,6 +197,7 @@ WITH input AS (
     SELECT i.line, i.phone, e.id AS existing_id,
         COALESCE(i.name, e.name, '') AS name,
         COALESCE(i.priority, e.priority, 0) AS priority,
+        COALESCE(i.language, e.language) AS language,
         CASE WHEN e.opted_out_at IS NOT NULL THEN e.sms_opt_in
              ELSE COALESCE(i.sms_opt_in, e.sms_opt_in, false) END AS sms_opt_in,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.days ELSE e.pref_days END AS days,
@@ -218,20 +219,21 @@ WITH input AS (
     ) sup ON true
 ), inserted AS (
     INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, pref_days, pref_window_starts,
-        pref_window_ends, pref_services, created_at, opted_out_at)
+        pref_window_ends, pref_services, created_at, opted_out_at, language)
     SELECT $2, m.phone, m.name, m.sms_opt_in AND m.suppression = '', m.priority, m.days, m.starts, m.ends, m.services,
-        $3::timestamptz, CASE WHEN m.suppression <> '' THEN $3::timestamptz END
+        $3::timestamptz, CASE WHEN m.suppression <> '' THEN $3::timestamptz END, m.language
     FROM merged m WHERE m.existing_id IS NULL
     ORDER BY m.phone -- one lock order for concurrent imports
     ON CONFLICT (shop_id, phone) WHERE erased_at IS NULL DO NOTHING
     RETURNING id, phone
 ), updated AS (
     UPDATE customers c SET name = m.name, priority = m.priority, sms_opt_in = m.sms_opt_in,
-        pref_days = m.days, pref_window_starts = m.starts, pref_window_ends = m.ends, pref_services = m.services
+        pref_days = m.days, pref_window_starts = m.starts, pref_window_ends = m.ends, pref_services = m.services,
+        language = m.language
     FROM merged m
     WHERE c.id = m.existing_id AND c.erased_at IS NULL -- erased meanwhile: left alone (reported as retry)
-      AND (c.name, c.priority, c.sms_opt_in, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services)
-          IS DISTINCT FROM (m.name, m.priority, m.sms_opt_in, m.days, m.starts, m.ends, m.services)
+      AND (c.name, c.priority, c.sms_opt_in, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.language)
+          IS DISTINCT FROM (m.name, m.priority, m.sms_opt_in, m.days, m.starts, m.ends, m.services, m.language)
     RETURNING c.id
 )
 SELECT m.line::integer AS line,
@@ -263,9 +265,9 @@ type CustomerImportBatchRow struct {
 }
 
 // One batch of a CSV import, in one statement: rows is a JSON array of objects
-// {line, phone, hmacs, name?, priority?, sms_opt_in?, prefs?:{days, starts, ends, services}}
+// {line, phone, hmacs, name?, priority?, sms_opt_in?, language?, prefs?:{days, starts, ends, services}}
 // where a missing key keeps the existing customer's value (a new one gets the default:
-// no name, priority 0, NOT opted in) and hmacs are the phone's keyed hashes, in hex (see
+// no name, priority 0, NOT opted in, the shop's language) and hmacs are the phone's keyed hashes, in hex (see
 // CustomerInsert). A customer who opted out (STOP) keeps their sms_opt_in whatever the
 // file says; a new customer whose number is suppressed (it said STOP, or was erased)
 // comes in opted out, and suppression says why ('stop', 'erased' or ”). Rows are
@@ -299,12 +301,13 @@ func (q *Queries) CustomerImportBatch(ctx context.Context, db DBTX, arg Customer
 }
 
 const customerInsert = `-- name: CustomerInsert :one
-INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, created_at, opted_out_at)
+INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, created_at, opted_out_at, language)
 SELECT $1, $2, $3, $4::boolean AND NOT x.suppressed,
-    $5, $6, CASE WHEN x.suppressed THEN $6::timestamptz END
+    $5, $6, CASE WHEN x.suppressed THEN $6::timestamptz END,
+    $7::text
 FROM (SELECT EXISTS (
     SELECT 1 FROM sms_suppressions s
-    WHERE s.shop_id = $1 AND s.phone_hmac = ANY($7::bytea[])
+    WHERE s.shop_id = $1 AND s.phone_hmac = ANY($8::bytea[])
 ) AS suppressed) x
 RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language
 `
@@ -316,12 +319,14 @@ type CustomerInsertParams struct {
 	SmsOptIn   bool
 	Priority   int32
 	CreatedAt  time.Time
+	Language   pgtype.Text
 	PhoneHmacs [][]byte
 }
 
 // A number that said STOP, or that the shop erased before, comes back opted out: only
 // the number's own START opts it back in. phone_hmacs are the number's keyed hashes
-// (one per erasure key) that its suppression, if any, is kept under.
+// (one per erasure key) that its suppression, if any, is kept under. A NULL language is
+// the shop's.
 func (q *Queries) CustomerInsert(ctx context.Context, db DBTX, arg CustomerInsertParams) (Customer, error) {
 	row := db.QueryRow(ctx, customerInsert,
 		arg.ShopID,
@@ -330,6 +335,7 @@ func (q *Queries) CustomerInsert(ctx context.Context, db DBTX, arg CustomerInser
 		arg.SmsOptIn,
 		arg.Priority,
 		arg.CreatedAt,
+		arg.Language,
 		arg.PhoneHmacs,
 	)
 	var i Customer
@@ -686,8 +692,9 @@ func (q *Queries) CustomerOptOut(ctx context.Context, db DBTX, arg CustomerOptOu
 const customerUpdate = `-- name: CustomerUpdate :one
 UPDATE customers SET name = $1, priority = $2, sms_opt_in = $3,
     pref_days = $4::smallint[], pref_window_starts = $5::integer[],
-    pref_window_ends = $6::integer[], pref_services = $7::text[]
-WHERE id = $8 AND shop_id = $9 AND erased_at IS NULL
+    pref_window_ends = $6::integer[], pref_services = $7::text[],
+    language = $8::text
+WHERE id = $9 AND shop_id = $10 AND erased_at IS NULL
 RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language
 `
 
@@ -699,11 +706,13 @@ type CustomerUpdateParams struct {
 	PrefWindowStarts []int32
 	PrefWindowEnds   []int32
 	PrefServices     []string
+	Language         pgtype.Text
 	ID               uuid.UUID
 	ShopID           uuid.UUID
 }
 
 // The owner's edit. It never touches opted_out_at: only the customer's START clears it.
+// A NULL language is the shop's.
 func (q *Queries) CustomerUpdate(ctx context.Context, db DBTX, arg CustomerUpdateParams) (Customer, error) {
 	row := db.QueryRow(ctx, customerUpdate,
 		arg.Name,
@@ -713,6 +722,7 @@ func (q *Queries) CustomerUpdate(ctx context.Context, db DBTX, arg CustomerUpdat
 		arg.PrefWindowStarts,
 		arg.PrefWindowEnds,
 		arg.PrefServices,
+		arg.Language,
 		arg.ID,
 		arg.ShopID,
 	)

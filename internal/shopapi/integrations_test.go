@@ -189,7 +189,7 @@ func TestEventsShowObjectsAsTheAPIDoes(t *testing.T) {
 	declaredGET := e.do(http.MethodGet, "/api/openings/"+id.String(), key, nil).raw
 
 	// A YES, as the claim makes it, in SQL here (the real claim records opening.filled in its own statement).
-	cust := e.customer(key, map[string]any{"phone": "+15555550111", "name": "Bea Smith", "sms_opt_in": true})
+	cust := e.customer(key, map[string]any{"phone": "+15555550111", "name": "Bea Smith", "sms_opt_in": true, "language": "es"})
 	var booking uuid.UUID
 	require.NoError(t, e.pool.QueryRow(ctx, `WITH f AS (UPDATE slot_openings SET status = 'filled', filled_by = $2, filled_at = now(), updated_at = now()
 		WHERE id = $1 RETURNING id) INSERT INTO bookings (opening_id, customer_id, shop_id, status, amount_cents, currency, created_at, updated_at)
@@ -221,6 +221,9 @@ func TestEventsShowObjectsAsTheAPIDoes(t *testing.T) {
 	require.NoError(t, json.Unmarshal(got[1].Data, &filled))
 	require.Equal(t, "pending_payment", filled["booking"].(map[string]any)["status"], "the state at the event")
 	require.Equal(t, "Bea Smith", filled["filled_by"].(map[string]any)["name"])
+	var optedOut map[string]any
+	require.NoError(t, json.Unmarshal(got[2].Data, &optedOut))
+	require.Equal(t, "es", optedOut["language"], "the customer's language travels with their events")
 
 	// The owner reads the deliveries and sends one again.
 	eps := e.do(http.MethodGet, "/api/webhook_endpoints", key, nil).body["webhook_endpoints"].([]any)
@@ -494,7 +497,7 @@ func TestCalendarFeedRoute(t *testing.T) {
 	path := strings.TrimPrefix(calURL, publicURL)
 
 	opening := e.opening(key)
-	cust := e.customer(key, map[string]any{"phone": "+15555550111", "name": "Bea Smith", "sms_opt_in": true})
+	cust := e.customer(key, map[string]any{"phone": "+15555550111", "name": "Bea Smith", "sms_opt_in": true, "language": "es"})
 	_, err := e.pool.Exec(context.Background(), `WITH f AS (UPDATE slot_openings SET status = 'filled', filled_by = $2, filled_at = now(), updated_at = now()
 		WHERE id = $1 RETURNING id) INSERT INTO bookings (opening_id, customer_id, shop_id, status, amount_cents, currency, created_at, updated_at)
 		SELECT id, $2, $3, 'confirmed', 3500, 'usd', now(), now() FROM f`, opening["id"], cust, shopID)

@@ -118,6 +118,8 @@ type shopRequest struct {
 	Currency    string         `json:"currency"`
 	PaymentMode string         `json:"payment_mode"`
 	OfferPolicy *policyRequest `json:"offer_policy"`
+	// Language is absent or null for the default (en).
+	Language *string `json:"language"`
 }
 
 // policyRequest uses pointers so that a field left out (default) can be told from an
@@ -146,6 +148,11 @@ type quietHoursValue struct {
 func (r shopRequest) newShop() (n shops.NewShop, err error) {
 	n = shops.NewShop{
 		Name: r.Name, Timezone: r.Timezone, SMSNumber: r.SMSNumber, Currency: r.Currency, PaymentMode: r.PaymentMode,
+	}
+	if r.Language != nil {
+		if n.Language, err = shops.ParseLanguage(*r.Language); err != nil {
+			return n, err
+		}
 	}
 	p := r.OfferPolicy
 	if p == nil {
@@ -256,6 +263,8 @@ type shopJSON struct {
 	CalendarFullDetails bool   `json:"calendar_full_details"`
 	// Stripe is the shop's own Stripe account (STRIPE_CONNECT=on).
 	Stripe stripeJSON `json:"stripe"`
+	// Language is what its customers are texted in, unless theirs is set.
+	Language string `json:"language"`
 }
 
 type policyJSON struct {
@@ -281,7 +290,7 @@ func (h *Handlers) newShopJSON(s shops.Shop) shopJSON {
 		ID: s.ID, Name: s.Name, Timezone: s.Timezone, SMSNumber: s.SMSNumber, Currency: s.Currency,
 		PaymentMode: s.PaymentMode, CreatedAt: s.CreatedAt.UTC(),
 		CalendarURL: calendar.URL(h.PublicURL, s.CalendarToken), CalendarFullDetails: s.CalendarFullDetails,
-		Stripe: newStripeJSON(s),
+		Stripe: newStripeJSON(s), Language: string(s.Language),
 		OfferPolicy: policyJSON{
 			WaveSize:              p.WaveSize,
 			WaveIntervalSeconds:   int64(p.WaveInterval / time.Second),
@@ -306,6 +315,8 @@ type customerRequest struct {
 	Name     string `json:"name"`
 	SMSOptIn bool   `json:"sms_opt_in"`
 	Priority int    `json:"priority"`
+	// Language is absent or null for the shop's.
+	Language *string `json:"language"`
 }
 
 type customerJSON struct {
@@ -320,6 +331,8 @@ type customerJSON struct {
 	Status      string          `json:"status"`
 	OptedOutAt  *time.Time      `json:"opted_out_at"`
 	Preferences preferencesJSON `json:"preferences"`
+	// Language is the customer's own, null when they are texted in the shop's.
+	Language *string `json:"language"`
 }
 
 // preferencesJSON is a customer's preferences; empty lists mean "any".
@@ -343,6 +356,10 @@ func newCustomerJSON(c shops.Customer) customerJSON {
 	if c.OptedOutAt != nil {
 		t := c.OptedOutAt.UTC()
 		out.OptedOutAt = &t
+	}
+	if c.Language != "" {
+		l := string(c.Language)
+		out.Language = &l
 	}
 	for _, d := range c.Preferences.Days {
 		out.Preferences.Days = append(out.Preferences.Days, shops.DayName(d))

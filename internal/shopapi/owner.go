@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
+	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
@@ -67,6 +68,8 @@ type shopPatchRequest struct {
 	OfferPolicy optional[policyPatchRequest] `json:"offer_policy"`
 	// CalendarFullDetails puts full names and numbers in the calendar feed.
 	CalendarFullDetails optional[bool] `json:"calendar_full_details"`
+	// Language cannot be null: a shop always has one.
+	Language optional[string] `json:"language"`
 }
 
 type policyPatchRequest struct {
@@ -95,6 +98,15 @@ func (r shopPatchRequest) change() (ch shops.ShopChange, err error) {
 	}
 	if ch.CalendarFullDetails, err = ptr(r.CalendarFullDetails, "calendar_full_details"); err != nil {
 		return ch, err
+	}
+	if l := r.Language; l.Set {
+		// A null's Value is "": refused as any other value that is not a code is, with
+		// the codes listed (a shop always has a language).
+		lang, err := shops.ParseLanguage(l.Value)
+		if err != nil {
+			return ch, err
+		}
+		ch.Language = &lang
 	}
 	if !r.OfferPolicy.Set {
 		return ch, nil
@@ -269,6 +281,8 @@ type customerPatchRequest struct {
 	Priority    optional[int64]              `json:"priority"`
 	SMSOptIn    optional[bool]               `json:"sms_opt_in"`
 	Preferences optional[preferencesRequest] `json:"preferences"`
+	// Language null puts the customer back in the shop's language.
+	Language optional[string] `json:"language"`
 }
 
 type preferencesRequest struct {
@@ -332,6 +346,15 @@ func (h *Handlers) patchCustomer(c echo.Context) error {
 			}
 		}
 		ch.Preferences = &prefs
+	}
+	if l := req.Language; l.Set {
+		var lang language.Code // null: the shop's
+		if !l.Null {
+			if lang, err = shops.ParseLanguage(l.Value); err != nil {
+				return err
+			}
+		}
+		ch.Language = &lang
 	}
 	cu, err := h.Shops.UpdateCustomer(c.Request().Context(), shopOf(c).ID, id, ch)
 	if err != nil {

@@ -176,9 +176,15 @@ func (h *Handlers) addCustomer(c echo.Context) error {
 	if err := decode(c, &req); err != nil {
 		return err
 	}
-	cust, err := h.Shops.AddCustomer(c.Request().Context(), shopOf(c).ID, shops.NewCustomer{
-		Phone: req.Phone, Name: req.Name, SMSOptIn: req.SMSOptIn, Priority: req.Priority,
-	})
+	n := shops.NewCustomer{Phone: req.Phone, Name: req.Name, SMSOptIn: req.SMSOptIn, Priority: req.Priority}
+	if req.Language != nil {
+		lang, err := shops.ParseLanguage(*req.Language)
+		if err != nil {
+			return err
+		}
+		n.Language = lang
+	}
+	cust, err := h.Shops.AddCustomer(c.Request().Context(), shopOf(c).ID, n)
 	if err != nil {
 		return err
 	}

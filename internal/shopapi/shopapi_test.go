@@ -270,7 +270,8 @@ func TestCreateShop(t *testing.T) {
 	require.Equal(t, "no-store", r.header.Get("Cache-Control"))
 
 	require.ElementsMatch(t, []string{"id", "name", "timezone", "sms_number", "currency", "payment_mode",
-		"offer_policy", "api_key", "created_at", "calendar_url", "calendar_full_details", "stripe"}, keys(r.body))
+		"offer_policy", "api_key", "created_at", "calendar_url", "calendar_full_details", "stripe", "language"}, keys(r.body))
+	require.Equal(t, "en", r.body["language"], "the default")
 	require.Regexp(t, `^https://slots\.example\.test/calendar/cal_[0-9a-f]{64}\.ics$`, r.body["calendar_url"])
 	require.Equal(t, false, r.body["calendar_full_details"])
 	require.Equal(t, "Fade Street Barbers", r.body["name"])
@@ -542,7 +543,8 @@ func TestCustomers(t *testing.T) {
 		"phone": "+15555550123", "name": " Ada ", "sms_opt_in": true, "priority": 5})
 	require.Equal(t, http.StatusCreated, r.status, r.raw)
 	require.ElementsMatch(t, []string{"id", "phone", "name", "sms_opt_in", "priority", "opted_out", "created_at",
-		"status", "opted_out_at", "preferences"}, keys(r.body))
+		"status", "opted_out_at", "preferences", "language"}, keys(r.body))
+	require.Nil(t, r.body["language"], "the shop's")
 	require.Equal(t, "+15555550123", r.body["phone"])
 	require.Equal(t, "Ada", r.body["name"])
 	require.Equal(t, true, r.body["sms_opt_in"])

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 )
 
@@ -349,6 +350,9 @@ type CustomerChange struct {
 	SMSOptIn *bool
 	// Preferences, when set, replace the customer's (an empty value clears them).
 	Preferences *Preferences
+	// Language, when set, replaces the customer's own language: one of language.All in
+	// any case, or "" to text them in the shop's again.
+	Language *language.Code
 }
 
 // UpdateCustomer applies an owner's change. Opting in a customer who replied STOP is
@@ -392,10 +396,18 @@ func (s *Service) UpdateCustomer(ctx context.Context, shopID, id uuid.UUID, ch C
 			}
 			c.Preferences = p
 		}
+		if ch.Language != nil {
+			lang, err := checkLanguage(*ch.Language)
+			if err != nil {
+				return err
+			}
+			c.Language = lang
+		}
 		days, starts, ends, services := c.Preferences.columns()
 		updated, err := queries.CustomerUpdate(ctx, tx, db.CustomerUpdateParams{
 			ID: id, ShopID: shopID, Name: c.Name, Priority: int32(c.Priority), SmsOptIn: c.SMSOptIn,
 			PrefDays: days, PrefWindowStarts: starts, PrefWindowEnds: ends, PrefServices: services,
+			Language: languageParam(c.Language),
 		})
 		if err != nil {
 			return fmt.Errorf("update customer %s: %w", id, err)

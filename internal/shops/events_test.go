@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
+	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -27,7 +28,7 @@ func TestOptOutAndInAreEvents(t *testing.T) {
 	svc := shops.New(pool, shops.Config{Now: func() time.Time { return now }})
 	shop, _, err := svc.Create(ctx, shops.NewShop{Name: "A", Timezone: "UTC", SMSNumber: "+15555550100", Currency: "usd", PaymentMode: shops.PaymentNone})
 	require.NoError(t, err)
-	bea, err := svc.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: "+15555550111", Name: "Bea", SMSOptIn: true})
+	bea, err := svc.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: "+15555550111", Name: "Bea", SMSOptIn: true, Language: language.Spanish})
 	require.NoError(t, err)
 
 	// No endpoint yet: nothing is recorded.
@@ -72,6 +73,9 @@ func TestOptOutAndInAreEvents(t *testing.T) {
 	require.Equal(t, shops.StatusOptedIn, customers[1].Status())
 	require.Equal(t, "+15555550111", customers[1].Phone)
 	require.Equal(t, shops.StatusOptedIn, customers[2].Status())
+	for i, c := range customers {
+		require.Equal(t, language.Spanish, c.Language, "event %d carries the customer's language", i)
+	}
 
 	// Unknown customers are no error, as before.
 	require.NoError(t, svc.OptOut(ctx, shop.ID))

@@ -40,7 +40,7 @@ var (
 	ErrImportNotCSV = problem.New(problem.Invalid, "not_csv",
 		"the file is not a CSV file (comma- or semicolon-separated text, UTF-8)")
 	ErrImportNoPhone = &problem.Error{Kind: problem.Invalid, Code: "no_phone_column", Field: "file",
-		Message: "the file's first line must name its columns, one of them phone (also: name, priority, sms_opt_in, preferences)"}
+		Message: "the file's first line must name its columns, one of them phone (also: name, priority, sms_opt_in, preferences, language)"}
 	ErrImportTooManyRows = &problem.Error{Kind: problem.Invalid, Code: "too_many_rows", Field: "file",
 		Message: fmt.Sprintf("the file has more than %d customers; split it", MaxImportRows)}
 	// ErrImportUnreadable wraps the body's own error (a cut-off upload; a body over its
@@ -73,6 +73,9 @@ type importRecord struct {
 	Priority *int         `json:"priority,omitempty"`
 	OptIn    *bool        `json:"sms_opt_in,omitempty"`
 	Prefs    *importPrefs `json:"prefs,omitempty"`
+	// Language is the customer's own; "" (left out) keeps an existing customer's and
+	// leaves a new one in the shop's.
+	Language string `json:"language,omitempty"`
 	// Hmacs are the phone's keyed hashes, in hex: its suppression, if it has one, is
 	// kept under one of them.
 	Hmacs []string `json:"hmacs"`
@@ -92,12 +95,15 @@ var columnNames = map[string]string{
 	"priority":   "priority",
 	"sms_opt_in": "sms_opt_in", "opt_in": "sms_opt_in", "sms_consent": "sms_opt_in", "consent": "sms_opt_in",
 	"preferences": "preferences",
+	"language":    "language", "lang": "language",
 }
 
 // ImportCustomers reads a CSV file of customers (a header line naming the columns
-// phone, name, priority, sms_opt_in, preferences; only phone is required) and adds or
-// updates shopID's customers from it, matched by phone: importing a file again changes
-// nothing. A line without explicit consent (sms_opt_in yes) never opts anyone in, and a
+// phone, name, priority, sms_opt_in, preferences, language; only phone is required) and
+// adds or updates shopID's customers from it, matched by phone: importing a file again
+// changes nothing. An empty cell keeps an existing customer's value; an empty language
+// leaves a new customer in the shop's language (a file cannot put a customer back in
+// the shop's language: the API and the dashboard can). A line without explicit consent (sms_opt_in yes) never opts anyone in, and a
 // customer who replied STOP stays opted out whatever the file says. A bad line is
 // rejected with its reason and the rest goes in; a file that is not CSV, has no phone
 // column or holds more than MaxImportRows lines is refused whole, before anything is
@@ -395,8 +401,18 @@ func parseRecord(fields []string, cols map[string]int) (importRecord, string) {
 		}
 		rec.Prefs = ip
 	}
+	if v := get("language"); v != "" {
+		lang, err := ParseLanguage(v)
+		if err != nil {
+			return rec, languageCellReason
+		}
+		rec.Language = string(lang)
+	}
 	return rec, ""
 }
+
+// languageCellReason rejects a line whose language cell is not a supported code.
+var languageCellReason = "language must be one of " + languageCodes() + " (left empty: the shop's language, or unchanged)"
 
 // ParsePreferences reads preferences written in one line, as a CSV cell or a form
 // field holds them:

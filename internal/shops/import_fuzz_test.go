@@ -5,11 +5,13 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
 
+	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 )
 
@@ -21,7 +23,8 @@ import (
 //   - every record has a valid E.164 phone, no two records share one, and each is the
 //     line of a report row that is not rejected (and each such row is a record);
 //   - a record's fields are within the import's bounds (name ≤ 200 bytes and UTF-8,
-//     priority in [-1000, 1000], preferences that read back the same once written out);
+//     priority in [-1000, 1000], preferences that read back the same once written out,
+//     a language that is empty or a supported code in its stored, lower-case form);
 //   - a rejected row says why; rows name lines after the header, in order;
 //   - no more than MaxImportRows rows, and the records encode to JSON, as the batch
 //     statement receives them.
@@ -37,6 +40,7 @@ func FuzzImport(f *testing.F) {
 		"",
 		"phone\n\xff\xfe\n",
 		"phone,sms_opt_in\n+15555550100,maybe\n+15555550101,N\n",
+		"phone,language\n+15555550100,ES\n+15555550101,\n+15555550102,de\n+15555550103, fr \n",
 	} {
 		f.Add([]byte(seed))
 	}
@@ -99,6 +103,9 @@ func FuzzImport(f *testing.F) {
 			if rec.Prefs != nil {
 				checkPrefs(t, rec.Line, rec.Prefs)
 			}
+			if rec.Language != "" && !slices.Contains(language.All, language.Code(rec.Language)) {
+				t.Fatalf("line %d: language %q is not a stored code", rec.Line, rec.Language)
+			}
 		}
 		if _, err := json.Marshal(records); err != nil {
 			t.Fatalf("records do not encode for the batch statement: %v", err)
@@ -129,15 +136,15 @@ func checkPrefs(t *testing.T, line int, ip *importPrefs) {
 // FuzzImportRoundTrip writes one customer as a spreadsheet would (encoding/csv, any
 // name and priority, the phone with the spaces and dashes people type) and checks the
 // parser reads back what was written: the phone without its separators, the name
-// trimmed, the priority, the consent. A line it cannot take is rejected with a reason,
+// trimmed, the priority, the consent, the language in lower case. A line it cannot take is rejected with a reason,
 // never dropped and never read as something else.
 func FuzzImportRoundTrip(f *testing.F) {
-	f.Add("+1 555-555-0100", "Ana Lima", "3", "yes")
-	f.Add("+44 (7700) 900.001", "  \"quoted\", with comma ", "-1000", "no")
-	f.Add("+15555550100", "line\nbreak", "", "")
-	f.Add("+15555550100", strings.Repeat("é", 101), "1001", "maybe")
-	f.Fuzz(func(t *testing.T, number, name, priority, optIn string) {
-		for _, s := range []string{number, name, priority, optIn} {
+	f.Add("+1 555-555-0100", "Ana Lima", "3", "yes", "es")
+	f.Add("+44 (7700) 900.001", "  \"quoted\", with comma ", "-1000", "no", " FR ")
+	f.Add("+15555550100", "line\nbreak", "", "", "")
+	f.Add("+15555550100", strings.Repeat("é", 101), "1001", "maybe", "de")
+	f.Fuzz(func(t *testing.T, number, name, priority, optIn, lang string) {
+		for _, s := range []string{number, name, priority, optIn, lang} {
 			// A NUL or an invalid byte refuses the whole file (not CSV text), and csv
 			// turns \r\n inside a field into \n: neither is a value a line carries back.
 			if strings.ContainsAny(s, "\x00\r") || !utf8.ValidString(s) {
@@ -146,7 +153,7 @@ func FuzzImportRoundTrip(f *testing.F) {
 		}
 		var b bytes.Buffer
 		w := csv.NewWriter(&b)
-		if err := w.WriteAll([][]string{{"phone", "name", "priority", "sms_opt_in"}, {number, name, priority, optIn}}); err != nil {
+		if err := w.WriteAll([][]string{{"phone", "name", "priority", "sms_opt_in", "language"}, {number, name, priority, optIn, lang}}); err != nil {
 			t.Fatal(err)
 		}
 		records, rep, err := parseImport(&b)
@@ -170,7 +177,11 @@ func FuzzImportRoundTrip(f *testing.F) {
 		default:
 			wantOK = false
 		}
-		if blankLine := strings.TrimSpace(number+name+priority+optIn) == ""; blankLine {
+		wantLang := strings.ToLower(strings.TrimSpace(lang))
+		if wantLang != "" && !slices.Contains(language.All, language.Code(wantLang)) {
+			wantOK = false
+		}
+		if blankLine := strings.TrimSpace(number+name+priority+optIn+lang) == ""; blankLine {
 			if len(rep.Rows) != 0 {
 				t.Fatalf("a blank line gave rows %+v", rep.Rows)
 			}
@@ -209,6 +220,9 @@ func FuzzImportRoundTrip(f *testing.F) {
 			if rec.OptIn == nil || *rec.OptIn != want {
 				t.Fatalf("sms_opt_in %q read back as %v", optIn, rec.OptIn)
 			}
+		}
+		if rec.Language != wantLang {
+			t.Fatalf("language %q read back as %q", lang, rec.Language)
 		}
 	})
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/money"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 )
@@ -35,6 +36,8 @@ type ShopChange struct {
 	SendRate        *int
 	// CalendarFullDetails turns full names and numbers in the calendar feed on or off.
 	CalendarFullDetails *bool
+	// Language replaces the shop's language: one of language.All, in any case.
+	Language *language.Code
 }
 
 // policy is the change's policy fields, applied by the rule a new shop's follow.
@@ -66,7 +69,7 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		}
 		n := NewShop{
 			Name: cur.Name, Timezone: cur.Timezone, SMSNumber: cur.SMSNumber, Currency: cur.Currency,
-			PaymentMode: cur.PaymentMode, Policy: cur.Policy, LeadSet: true, CooldownSet: true,
+			PaymentMode: cur.PaymentMode, Policy: cur.Policy, LeadSet: true, CooldownSet: true, Language: cur.Language,
 		}
 		set := func(dst *string, v *string) {
 			if v != nil {
@@ -77,6 +80,9 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		set(&n.Timezone, ch.Timezone)
 		set(&n.Currency, ch.Currency)
 		set(&n.PaymentMode, ch.PaymentMode)
+		if ch.Language != nil {
+			n.Language = *ch.Language
+		}
 		p := &n.Policy
 		ch.policy().apply(p)
 		if err := s.normalise(&n); err != nil {
@@ -100,7 +106,7 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 			MinLeadMinutes: int32(p.MinLead / time.Minute), QuietStartMinute: qs, QuietEndMinute: qe,
 			CooldownSeconds: int32(p.Cooldown / time.Second), MaxOffersPerDay: capParam(p.MaxOffersPerDay),
 			FirstWaveDelaySeconds: int32(p.FirstWaveDelay / time.Second), SendRate: int32(p.SendRate),
-			CalendarFullDetails: fullDetails,
+			CalendarFullDetails: fullDetails, Language: string(n.Language),
 		})
 		if err != nil {
 			return fmt.Errorf("update shop %s: %w", id, err)

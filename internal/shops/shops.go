@@ -4,6 +4,7 @@
 package shops
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -161,6 +162,9 @@ type NewShop struct {
 	// Given are the policy fields a client sent: what it left out (or sent as null)
 	// takes the default, and what it sent is checked as a PATCH's fields are.
 	Given PolicyFields
+	// Language is what the shop's customers are texted in (unless theirs is set): one of
+	// language.All, in any case (ParseLanguage reads it); "" is language.Default.
+	Language language.Code
 }
 
 // PolicyFields are offer-policy fields as a client sends them, for a new shop
@@ -253,6 +257,9 @@ type NewCustomer struct {
 	Name     string
 	SMSOptIn bool
 	Priority int
+	// Language is the customer's own language, one of language.All in any case
+	// (ParseLanguage reads it); "" leaves them in the shop's, whatever it is then.
+	Language language.Code
 }
 
 // Config configures the service.
@@ -340,6 +347,7 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 		ApiKeyHash: hash, CreatedAt: s.cfg.Now().UTC(),
 		MaxOffersPerDay: capParam(p.MaxOffersPerDay), FirstWaveDelaySeconds: int32(p.FirstWaveDelay / time.Second),
 		SendRate: int32(p.SendRate), CalendarToken: calToken, CalendarTokenHash: calHash,
+		Language: string(n.Language),
 	})
 	if isUnique(err) {
 		return Shop{}, "", &problem.Error{Kind: problem.Conflict, Code: "sms_number_taken", Field: "sms_number",
@@ -399,6 +407,11 @@ func (s *Service) normalise(n *NewShop) error {
 	if s.cfg.ChargesIn != nil && !s.cfg.ChargesIn(n.Currency) {
 		return problem.Invalidf("currency", "%q is not a currency the payment provider charges in; use a three-letter ISO code such as usd, eur or gbp", n.Currency)
 	}
+	lang, err := checkLanguage(n.Language)
+	if err != nil {
+		return err
+	}
+	n.Language = cmp.Or(lang, language.Default)
 	if n.PaymentMode == "" {
 		n.PaymentMode = PaymentCheckout
 	}
@@ -531,9 +544,13 @@ func (s *Service) AddCustomer(ctx context.Context, shopID uuid.UUID, n NewCustom
 	if n.Priority < -1000 || n.Priority > 1000 {
 		return Customer{}, problem.Invalidf("priority", "priority must be between -1000 and 1000")
 	}
+	lang, err := checkLanguage(n.Language)
+	if err != nil {
+		return Customer{}, err
+	}
 	row, err := queries.CustomerInsert(ctx, s.pool, db.CustomerInsertParams{
 		ShopID: shopID, Phone: n.Phone, Name: n.Name, SmsOptIn: n.SMSOptIn, Priority: int32(n.Priority),
-		CreatedAt: s.cfg.Now().UTC(), PhoneHmacs: s.phoneHashes(shopID, n.Phone),
+		CreatedAt: s.cfg.Now().UTC(), PhoneHmacs: s.phoneHashes(shopID, n.Phone), Language: languageParam(lang),
 	})
 	if isUnique(err) {
 		return Customer{}, &problem.Error{Kind: problem.Conflict, Code: "phone_exists", Field: "phone",

@@ -1,0 +1,152 @@
+package dashboard_test
+
+import (
+	"context"
+	"html"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/language"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+)
+
+// selectedOption is the value of the selected option of the select whose id is id.
+func selectedOption(t *testing.T, body, id string) string {
+	t.Helper()
+	sel := regexp.MustCompile(`(?s)<select id="` + regexp.QuoteMeta(id) + `".*?</select>`).FindString(body)
+	require.NotEmpty(t, sel, "no select #%s", id)
+	m := regexp.MustCompile(`<option value="([^"]*)" selected>`).FindAllStringSubmatch(sel, -1)
+	require.Len(t, m, 1, "one option selected in #%s: %s", id, sel)
+	return m[0][1]
+}
+
+// TestSettingsLanguage: the settings page has a select of the shop's language; saving
+// another changes it, any case read, and a value that is not a code is refused by its
+// field with nothing changed; a form from before the field existed keeps it.
+func TestSettingsLanguage(t *testing.T) {
+	t.Parallel()
+	en := newEnv(t, envOpts{now: wednesday})
+	ck := en.login(t, en.keyA)
+	body, csrf := en.page(t, ck, "/dashboard/settings")
+	require.Equal(t, "en", selectedOption(t, body, "set-language"))
+	for _, want := range []string{`<option value="es">Spanish (español)</option>`, `<option value="fr">French (français)</option>`} {
+		require.Contains(t, html.UnescapeString(body), want)
+	}
+	form := func(lang *string) url.Values {
+		s := en.shopA
+		p := s.Policy
+		f := url.Values{"csrf": {csrf}, "name": {s.Name}, "timezone": {s.Timezone}, "currency": {s.Currency},
+			"payment_mode": {s.PaymentMode}, "wave_size": {strconv.Itoa(p.WaveSize)}, "wave_interval_seconds": {strconv.Itoa(int(p.WaveInterval / time.Second))},
+			"min_lead_minutes": {strconv.Itoa(int(p.MinLead / time.Minute))}, "cooldown_seconds": {strconv.Itoa(int(p.Cooldown / time.Second))},
+			"first_wave_delay_seconds": {"0"}, "send_rate_per_second": {"1"}}
+		if lang != nil {
+			f.Set("language", *lang)
+		}
+		return f
+	}
+	str := func(s string) *string { return &s }
+	tests := []struct {
+		name   string
+		lang   *string
+		status int
+		want   language.Code // the shop's language afterwards
+	}{
+		{"spanish", str("es"), http.StatusSeeOther, language.Spanish},
+		{"an old form without the field", nil, http.StatusSeeOther, language.Spanish},
+		{"not a code", str("de"), http.StatusUnprocessableEntity, language.Spanish},
+		{"french, any case", str("FR"), http.StatusSeeOther, language.French},
+	}
+	for _, tt := range tests {
+		rec := en.post("/dashboard/settings", form(tt.lang), ck)
+		require.Equal(t, tt.status, rec.Code, "%s: %s", tt.name, rec.Body.String())
+		if tt.status == http.StatusUnprocessableEntity {
+			require.Equal(t, "Choose one of the languages in the list.", fieldError(rec.Body.String(), "set-language-error"), tt.name)
+		}
+		got, err := en.shops.Get(context.Background(), en.shopA.ID)
+		require.NoError(t, err)
+		require.Equal(t, tt.want, got.Language, tt.name)
+	}
+	body, _ = en.page(t, ck, "/dashboard/settings")
+	require.Equal(t, "fr", selectedOption(t, body, "set-language"), "the page shows what is stored")
+}
+
+// TestCustomersLanguage: the list shows each customer's language (the shop's, named, for
+// one without their own); a customer's page sets it, puts it back to the shop's, refuses
+// a value that is not a code by its field, and a form from before the field existed
+// leaves it as it is.
+func TestCustomersLanguage(t *testing.T) {
+	t.Parallel()
+	en := newEnv(t, envOpts{now: wednesday})
+	ctx := context.Background()
+	ann := en.addCustomer(t, en.shopA, "+15555550181", "Ann")
+	bo, err := en.shops.AddCustomer(ctx, en.shopA.ID, shops.NewCustomer{Phone: "+15555550182", Name: "Bo", Language: language.Spanish})
+	require.NoError(t, err)
+	ck := en.login(t, en.keyA)
+
+	listed := func() map[string]string {
+		t.Helper()
+		body, _ := en.page(t, ck, "/dashboard/customers")
+		require.Contains(t, body, `<th scope="col">Language</th>`)
+		got := map[string]string{}
+		re := regexp.MustCompile(`(?s)data-customer="([^"]+)".*?<td data-label="Language"><div class="([^"]+)">([^<]*)</div>`)
+		for _, m := range re.FindAllStringSubmatch(body, -1) {
+			got[m[1]] = m[2] + ": " + html.UnescapeString(m[3])
+		}
+		return got
+	}
+	require.Equal(t, map[string]string{
+		ann.ID.String(): "language muted: The shop's: English",
+		bo.ID.String():  "language: Spanish (español)",
+	}, listed())
+
+	path := "/dashboard/customers/" + ann.ID.String()
+	body, csrf := en.page(t, ck, path)
+	require.Equal(t, "", selectedOption(t, body, "language"), "the shop's")
+	require.Contains(t, html.UnescapeString(body), `<option value="" selected>The shop's: English</option>`)
+	form := func(lang *string) url.Values {
+		f := url.Values{"csrf": {csrf}, "name": {"Ann"}, "priority": {"0"}, "preferences": {""}, "sms_opt_in": {"yes"}}
+		if lang != nil {
+			f.Set("language", *lang)
+		}
+		return f
+	}
+	str := func(s string) *string { return &s }
+	tests := []struct {
+		name   string
+		lang   *string
+		status int
+		want   language.Code // Ann's language afterwards
+	}{
+		{"french", str("fr"), http.StatusSeeOther, language.French},
+		{"an old form without the field", nil, http.StatusSeeOther, language.French},
+		{"not a code", str("klingon"), http.StatusUnprocessableEntity, language.French},
+		{"the shop's again", str(""), http.StatusSeeOther, ""},
+		{"spanish, any case", str("ES"), http.StatusSeeOther, language.Spanish},
+	}
+	for _, tt := range tests {
+		rec := en.post(path, form(tt.lang), ck)
+		require.Equal(t, tt.status, rec.Code, "%s: %s", tt.name, rec.Body.String())
+		if tt.status == http.StatusUnprocessableEntity {
+			require.Equal(t, "Choose one of the languages in the list.", fieldError(rec.Body.String(), "language-error"), tt.name)
+		}
+		got, err := en.shops.Customer(ctx, en.shopA.ID, ann.ID)
+		require.NoError(t, err)
+		require.Equal(t, tt.want, got.Language, tt.name)
+	}
+	body, _ = en.page(t, ck, path)
+	require.Equal(t, "es", selectedOption(t, body, "language"), "the page shows what is stored")
+
+	// The shop's language is named as it is now.
+	es := language.Spanish
+	_, err = en.shops.Update(ctx, en.shopA.ID, shops.ShopChange{Language: &es})
+	require.NoError(t, err)
+	body, _ = en.page(t, ck, "/dashboard/customers/"+bo.ID.String())
+	require.Contains(t, html.UnescapeString(body), `<option value="">The shop's: Spanish (español)</option>`)
+	require.Equal(t, "es", selectedOption(t, body, "language"), "Bo's own, though it is the shop's too")
+}
