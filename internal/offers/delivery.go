@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
@@ -49,6 +50,12 @@ func (s *Service) RecordDelivery(ctx context.Context, r sms.DeliveryReport) erro
 	handled, err := s.applyDelivery(ctx, r.MessageID)
 	if err != nil || handled {
 		return err
+	}
+	if r.Status.Final() {
+		// A text the owner's inbox shows (an owner's reply) is delivered or failed there.
+		if _, err := inbox.MarkDelivery(ctx, s.pool, r.MessageID, !r.Status.Failed()); err != nil {
+			return err
+		}
 	}
 	return s.applyToNumber(ctx, r)
 }

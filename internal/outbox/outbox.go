@@ -24,6 +24,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -88,25 +89,47 @@ func (w *TextWorker) Work(ctx context.Context, job *river.Job[jobs.Text]) error 
 }
 
 // SendText sends a queued transactional text, unless it is stale or the customer opted
-// out. An error means a retry may help; river.JobCancel wraps one that cannot.
+// out. An error means a retry may help; river.JobCancel wraps one that cannot. A text
+// the owner's inbox shows (an owner's reply) gets its status there: sent with the
+// provider's id, or not sent (inbox.MarkSent, MarkUnsent; nothing for other texts).
 func (s *Service) SendText(ctx context.Context, a jobs.Text) error {
+	sid, dropped, err := s.sendText(ctx, a)
+	bg := context.WithoutCancel(ctx)
+	switch {
+	case sid != "":
+		if _, merr := inbox.MarkSent(bg, s.pool, a.ShopID, a.Key, sid); merr != nil {
+			s.log.WarnContext(ctx, "text sent; the inbox still shows it queued", "key", a.Key, "err", merr)
+		}
+	case dropped:
+		if _, merr := inbox.MarkUnsent(bg, s.pool, a.ShopID, a.Key); merr != nil {
+			s.log.WarnContext(ctx, "text not sent; the inbox still shows it queued", "key", a.Key, "err", merr)
+		}
+	}
+	return err
+}
+
+// sendText is SendText's work. It returns the provider's id of a text it sent, or
+// dropped for one that will never be sent (stale, the booking moved on, the number
+// opted out, erased or unreachable, refused for good); neither for one a retry may
+// send, or that may have gone out (claimed by an earlier run, an unknown outcome).
+func (s *Service) sendText(ctx context.Context, a jobs.Text) (sid string, dropped bool, err error) {
 	if !a.NotAfter.IsZero() && s.cfg.Now().After(a.NotAfter) {
-		return nil // stale: a late payment link or reminder would only confuse
+		return "", true, nil // stale: a late payment link or reminder would only confuse
 	}
 	if a.BookingID != uuid.Nil && a.WhileBookingStatus != "" {
 		status, err := s.bookings.BookingStatus(ctx, a.BookingID)
 		if err != nil && !errors.Is(err, slots.ErrBookingNotFound) {
-			return fmt.Errorf("check booking: %w", err)
+			return "", false, fmt.Errorf("check booking: %w", err)
 		}
 		if status != a.WhileBookingStatus {
 			s.log.InfoContext(ctx, "text not sent: the booking moved on", "booking_id", a.BookingID, "status", status, "key", a.Key)
-			return nil
+			return "", true, nil
 		}
 	}
 	if a.To == "" {
 		// The customer was erased after the text was queued (their phone is gone).
 		s.log.InfoContext(ctx, "text not sent: no number (customer erased)", "key", a.Key)
-		return nil
+		return "", true, nil
 	}
 	customer := uuid.Nil // the text's recipient as a customer of the shop, if they are one
 	c, err := queries.CustomerGetByPhone(ctx, s.pool, db.CustomerGetByPhoneParams{ShopID: a.ShopID, Phone: a.To})
@@ -116,39 +139,39 @@ func (s *Service) SendText(ctx context.Context, a jobs.Text) error {
 	switch {
 	case err == nil && (c.OptedOutAt != nil || c.UnreachableAt != nil):
 		s.log.InfoContext(ctx, "text not sent: customer opted out", "customer_id", c.ID, "key", a.Key)
-		return nil
+		return "", true, nil
 	case errors.Is(err, pgx.ErrNoRows):
 		// Not a customer (a reply to a stranger), or one the owner erased since the text
 		// was queued: an erased customer is never texted again.
 		erased, err := s.shops.PhoneErased(ctx, a.ShopID, a.To)
 		if err != nil {
-			return err
+			return "", false, err
 		}
 		if erased {
 			s.log.InfoContext(ctx, "text not sent: customer erased", "key", a.Key)
-			return nil
+			return "", true, nil
 		}
 	case err != nil:
-		return fmt.Errorf("check customer: %w", err)
+		return "", false, fmt.Errorf("check customer: %w", err)
 	}
 	// At most once: the key is claimed before the send. A run that finds it claimed is
 	// a retry of one that got that far (perhaps killed mid-send): the text went out, or
 	// may have; a second copy is worse than none.
 	n, err := queries.TextClaim(ctx, s.pool, db.TextClaimParams{Key: a.Key, ShopID: a.ShopID, Now: s.cfg.Now().UTC()})
 	if err != nil {
-		return fmt.Errorf("claim text: %w", err)
+		return "", false, fmt.Errorf("claim text: %w", err)
 	}
 	if n == 0 {
 		s.log.InfoContext(ctx, "text not sent: claimed by an earlier run", "key", a.Key)
-		return nil
+		return "", false, nil
 	}
-	sid, err := s.texter.Text(ctx, sms.Message{From: a.From, To: a.To, Body: a.Body})
+	sid, err = s.texter.Text(ctx, sms.Message{From: a.From, To: a.To, Body: a.Body})
 	bg := context.WithoutCancel(ctx)
 	if err == nil {
 		if err := queries.TextClaimSent(bg, s.pool, db.TextClaimSentParams{Key: a.Key, MessageSid: pgtype.Text{String: sid, Valid: sid != ""}}); err != nil {
 			s.log.WarnContext(ctx, "text sent; its message id not recorded", "key", a.Key, "err", err)
 		}
-		return nil
+		return sid, false, nil
 	}
 	// A refused text is handled as a refused offer text is (internal/offers): counted by
 	// the provider's code, the owner told of a problem with the shop's own number or
@@ -165,7 +188,7 @@ func (s *Service) SendText(ctx context.Context, a jobs.Text) error {
 		// No wave tries it again either (a START clears the mark).
 		if customer != uuid.Nil {
 			if merr := s.shops.MarkUnreachable(bg, customer, code); merr != nil {
-				return s.giveBack(bg, a.Key, merr) // the retry is refused again and marks them
+				return "", false, s.giveBack(bg, a.Key, merr) // the retry is refused again and marks them
 			}
 			s.log.InfoContext(ctx, "customer unreachable by sms", "customer_id", customer, "provider_code", code, "key", a.Key)
 		}
@@ -173,27 +196,27 @@ func (s *Service) SendText(ctx context.Context, a jobs.Text) error {
 		// customer or a stranger alike, so a later add or import does not opt it in.
 		if sms.OptedOut(err) {
 			if oerr := s.shops.OptOutNumber(bg, a.ShopID, a.To); oerr != nil {
-				return s.giveBack(bg, a.Key, oerr)
+				return "", false, s.giveBack(bg, a.Key, oerr)
 			}
 		}
-		return river.JobCancel(err)
+		return "", true, river.JobCancel(err)
 	case sms.AccountProblem(err):
 		// Our account or sender number cannot reach this destination: not the
 		// customer's fault, and retrying now would fail again. The owner sees it on the
 		// dashboard's banner.
 		s.m.SMSAccountError(metrics.StageSend, code)
 		if rerr := s.shops.RecordSMSProblem(bg, a.ShopID, code); rerr != nil {
-			return s.giveBack(bg, a.Key, rerr)
+			return "", false, s.giveBack(bg, a.Key, rerr)
 		}
 		s.log.ErrorContext(ctx, "the sms account cannot text this customer; check the shop's number and the account's geo permissions",
 			"shop_id", a.ShopID, "provider_code", code, "key", a.Key)
-		return river.JobCancel(err)
+		return "", true, river.JobCancel(err)
 	case errors.Is(err, sms.ErrOutcomeUnknown):
-		return nil // it may have gone out: a second copy is worse than none
+		return "", false, nil // it may have gone out: a second copy is worse than none
 	}
 	// Nothing went out (refused for now, or the provider could not be reached): give the
 	// claim back so the retry sends it.
-	return s.giveBack(bg, a.Key, err)
+	return "", false, s.giveBack(bg, a.Key, err)
 }
 
 // giveBack returns the claim of a text that surely did not go out, and err, so that

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
@@ -51,6 +52,7 @@ type world struct {
 	shop       shops.Shop
 	phone      string
 	customerID uuid.UUID
+	pool       *pgxpool.Pool
 }
 
 func newWorld(t *testing.T, wrap func(outbox.Texter) outbox.Texter) *world {
@@ -64,7 +66,7 @@ func newWorldWith(t *testing.T, wrap func(outbox.Texter) outbox.Texter, m *metri
 	fake := twiliofake.New(t)
 	texter, err := twilio.New(twilio.Config{AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken, APIURL: fake.URL()})
 	require.NoError(t, err)
-	w := &world{fake: fake, texter: texter, shops: shops.New(pool, shops.Config{})}
+	w := &world{fake: fake, texter: texter, shops: shops.New(pool, shops.Config{}), pool: pool}
 	if wrap != nil {
 		w.texter = wrap(texter)
 	}
