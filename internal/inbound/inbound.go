@@ -628,8 +628,8 @@ func (s *Service) clarify(ctx context.Context, w texts.Words, shop shops.Shop, s
 	return Answer{Outcome: OutcomeClarify, Message: w.Clarify(shop, op.Service, op.StartsAt)}, true, nil
 }
 
-// handle answers a stored text from snd. With sid, the answer to a YES that books is stored with
-// the booking's payment link (Answer.stored).
+// handle answers a stored text from snd. With sid, the answer to a YES that books is
+// stored with the booking's payment link (Answer.stored).
 func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd reading, snd *sender, sid string) (Answer, error) {
 	known := snd.known
 	s.learn(ctx, shop, snd, rd)
