@@ -518,3 +518,11 @@ CREATE TABLE calendar_events (
     modified_at  timestamptz NOT NULL,
     PRIMARY KEY (opening_id, include_open)
 );
+
+-- 0027_erasure_key_check
+-- A check value (HMAC-SHA256 of a fixed label) of every erasure key that has been the
+-- newest at a start: a start whose ERASURE_KEY leaves one out is refused.
+CREATE TABLE erasure_key_checks (
+    check_value bytea PRIMARY KEY CHECK (length(check_value) = 32),
+    created_at  timestamptz NOT NULL
+);
