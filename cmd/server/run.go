@@ -521,9 +521,10 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 			jobs.QueueTexts:    {MaxWorkers: 8},
 			// One run at a time (the job is unique too), apart from checkouts and refunds.
 			jobs.QueueReconcile: {MaxWorkers: 1},
-			// Outbound webhook deliveries, apart from everything else: a slow endpoint
-			// holds at most hooks.Config.PerEndpoint of them (then its jobs wait), so
-			// one shop's endpoint never delays another's, nor any text or payment.
+			// Outbound webhook deliveries, apart from everything else: a shop whose
+			// endpoints are slow holds at most hooks.Config.PerShop of them across the
+			// instances (then its jobs wait), so it never delays another shop's, nor any
+			// text or payment.
 			jobs.QueueWebhooks: {MaxWorkers: 20},
 		},
 		Workers: workers,
@@ -601,6 +602,9 @@ func addWorker[T river.JobArgs](ws *river.Workers, timeouts map[string]time.Dura
 }
 
 func (a *app) close() {
+	if a.hooks != nil {
+		a.hooks.Close() // the webhook slots' connection: the workers have stopped
+	}
 	if a.lockWatcher != nil {
 		_ = a.lockWatcher.Close()
 	}
