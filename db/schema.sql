@@ -576,6 +576,14 @@ CREATE INDEX conversation_messages_provider_sid_idx ON conversation_messages (pr
 -- The retention purge: messages older than the keep period.
 CREATE INDEX conversation_messages_at_idx ON conversation_messages (at);
 
+-- 0027_erasure_key_check
+-- A check value (HMAC-SHA256 of a fixed label) of every erasure key that has been the
+-- newest at a start: a start whose ERASURE_KEY leaves one out is refused.
+CREATE TABLE erasure_key_checks (
+    check_value bytea PRIMARY KEY CHECK (length(check_value) = 32),
+    created_at  timestamptz NOT NULL
+);
+
 -- 0028_notify_phone
 -- The owner's alert number for texts waiting in the inbox (NULL: no alerts).
 ALTER TABLE shops ADD COLUMN notify_phone text CHECK (notify_phone ~ '^\+[1-9][0-9]{7,14}$');

@@ -7,6 +7,8 @@
 //	                   sign and send an inbound text to a running server
 //	server simulate stripe --type checkout.session.expired --booking ID
 //	                   sign and send a Stripe event to a running server
+//	server erasure-key retire
+//	                   give up the kept hashes made under keys ERASURE_KEY no longer lists
 package main
 
 import (

@@ -49,11 +49,13 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
 
-const usage = `usage: server [serve | migrate | simulate sms|stripe ...]
+const usage = `usage: server [serve | migrate | simulate sms|stripe ... | erasure-key retire]
 
   serve      apply migrations, then serve HTTP and run the offer workers (default)
   migrate    apply migrations and exit
   simulate   sign and send a test webhook to a running server (see: server simulate -h)
+  erasure-key retire
+             give up the kept hashes made under keys ERASURE_KEY no longer lists
 
 Configuration comes from the environment; see README.md.`
 
@@ -85,12 +87,41 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return nil
 	case "simulate":
 		return simulate(ctx, args, getenv, stdout)
+	case "erasure-key":
+		return erasureKey(ctx, args, getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil
 	default:
 		return fmt.Errorf("unknown command %q\n%s", cmd, usage)
 	}
+}
+
+// erasureKey runs `server erasure-key retire`: the hashes of opted-out and erased
+// numbers made under keys ERASURE_KEY no longer lists are given up, so that the server
+// starts with the setting (it refuses to otherwise).
+func erasureKey(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) != 1 || args[0] != "retire" {
+		return fmt.Errorf("usage: server erasure-key retire")
+	}
+	cfg, err := config.Load(getenv)
+	if err != nil {
+		return fmt.Errorf("configuration: %w", err)
+	}
+	pool, err := openPostgres(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := migrate.Up(ctx, pool, logging.New(stderr, cfg.LogLevel)); err != nil {
+		return err
+	}
+	n, err := shops.New(pool, shops.Config{PhoneKeys: cfg.ErasureKeys}).RetireErasureKeys(ctx)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "erasure keys given up: %d (numbers recorded under them are no longer recognised)\n", n)
+	return nil
 }
 
 // app is the wired server.
@@ -416,6 +447,15 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	a.shops = shops.New(a.pool, shops.Config{PaymentsEnabled: cfg.StripeConfigured(), StripeConnect: cfg.StripeConnect,
 		PlatformFeeBPS: cfg.PlatformFeeBPS, ChargesIn: stripe.ChargesIn, MinimumCharge: stripe.MinimumCharge,
 		PhoneKeys: cfg.ErasureKeys})
+	// A setting that leaves out a key the kept hashes were made under would silently
+	// forget every STOP recorded under it: refused (docs/operations.md, Erasure key).
+	if err := a.shops.CheckErasureKeys(ctx); err != nil {
+		if errors.Is(err, shops.ErrErasureKeyMissing) && cfg.ErasureKeyIsAdminToken {
+			err = fmt.Errorf("%w; ERASURE_KEY is unset, so ADMIN_TOKEN is the key: if ADMIN_TOKEN changed, "+
+				"set ERASURE_KEY=<new token>,<previous token>", err)
+		}
+		return nil, err
+	}
 	slotsCfg := slots.Config{KeyPrefix: cfg.RedisKeyPrefix, Logger: log, MinimumCharge: stripe.MinimumCharge}
 	ledgerCfg := ledger.Config{Logger: log, Metrics: a.metrics,
 		CheckoutSuccessURL: cfg.PublicURL + "/pay/done", CheckoutCancelURL: cfg.PublicURL + "/pay/cancelled",
@@ -481,9 +521,10 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 			jobs.QueueTexts:    {MaxWorkers: 8},
 			// One run at a time (the job is unique too), apart from checkouts and refunds.
 			jobs.QueueReconcile: {MaxWorkers: 1},
-			// Outbound webhook deliveries, apart from everything else: a slow endpoint
-			// holds at most hooks.Config.PerEndpoint of them (then its jobs wait), so
-			// one shop's endpoint never delays another's, nor any text or payment.
+			// Outbound webhook deliveries, apart from everything else: a shop whose
+			// endpoints are slow holds at most hooks.Config.PerShop of them across the
+			// instances (then its jobs wait), so it never delays another shop's, nor any
+			// text or payment.
 			jobs.QueueWebhooks: {MaxWorkers: 20},
 		},
 		Workers: workers,
@@ -561,6 +602,9 @@ func addWorker[T river.JobArgs](ws *river.Workers, timeouts map[string]time.Dura
 }
 
 func (a *app) close() {
+	if a.hooks != nil {
+		a.hooks.Close() // the webhook slots' connection: the workers have stopped
+	}
 	if a.lockWatcher != nil {
 		_ = a.lockWatcher.Close()
 	}

@@ -72,3 +72,29 @@ FROM webhook_deliveries WHERE endpoint_id = $1;
 UPDATE webhook_deliveries
 SET last_error = CASE WHEN last_error IS NULL THEN NULL ELSE 'not kept: the customer was erased' END
 WHERE event_id = ANY(sqlc.arg(event_ids)::uuid[]);
+
+-- name: WebhookSlotTake :one
+-- Takes the attempt slot named slot (hooks' slots: "webhook_shop:<id>:<n>" or
+-- "webhook_endpoint:<id>:<n>") for the caller's session, which must be the instance's
+-- own connection kept for them: a session-level advisory lock, so it holds across
+-- instances and ends with the session if the instance dies. False: another instance
+-- holds it.
+SELECT pg_try_advisory_lock(hashtextextended(sqlc.arg(slot)::text, 0))::boolean AS taken;
+
+-- name: WebhookSlotRelease :one
+SELECT pg_advisory_unlock(hashtextextended(sqlc.arg(slot)::text, 0))::boolean AS released;
+
+-- name: WebhookDeliveriesCreateUnsent :many
+-- Fans out an event past its shop's hourly limit: its deliveries are made failed, with
+-- the reason, and no job (the owner can send one again).
+INSERT INTO webhook_deliveries (event_id, endpoint_id, shop_id, status, created_at, last_error, finished_at)
+SELECT sqlc.arg(event_id)::uuid, s.id, sqlc.arg(shop_id)::uuid, 'failed', sqlc.arg(now)::timestamptz,
+    sqlc.arg(reason)::text, sqlc.arg(now)::timestamptz
+FROM webhook_subscribers(sqlc.arg(shop_id)::uuid, ARRAY[sqlc.arg(type)::text]) AS s(id)
+ON CONFLICT (event_id, endpoint_id) DO NOTHING
+RETURNING id;
+
+-- name: WebhookResendLockShop :exec
+-- Serialises a shop's "send again" requests, so that the cap on its resends waiting
+-- holds when several arrive at once (a transaction-scoped advisory lock).
+SELECT pg_advisory_xact_lock(hashtextextended('webhook_resends:' || sqlc.arg(shop_id)::uuid::text, 0));

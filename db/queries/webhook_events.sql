@@ -66,3 +66,18 @@ RETURNING id;
 -- Whether an event lost its body to an erasure (a dispatched event keeps its payload
 -- otherwise): an attempt that was in flight then does not keep the answer it got.
 SELECT (payload IS NULL)::boolean AS forgotten FROM webhook_events WHERE id = $1;
+
+-- name: WebhookEventsSentSince :one
+-- How many of a shop's events recorded before before_seq, from since on, were sent (not
+-- held back by the hourly limit), counting up to max_rows: the dispatcher's measure of
+-- the limit. The window starts at the first event recorded since then (any shop's, by
+-- webhook_events_created_idx), so the scan covers the shop's events of the window only.
+SELECT count(*)::integer AS sent FROM (
+    SELECT 1 FROM webhook_events w
+    WHERE w.shop_id = sqlc.arg(shop_id)::uuid
+      AND w.seq >= COALESCE((SELECT e.seq FROM webhook_events e WHERE e.created_at >= sqlc.arg(since)::timestamptz
+                             ORDER BY e.created_at LIMIT 1), 9223372036854775807)
+      AND w.seq < sqlc.arg(before_seq)::bigint
+      AND w.dispatch_error IS NULL
+    LIMIT sqlc.arg(max_rows)
+) x;

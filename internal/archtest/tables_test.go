@@ -26,13 +26,16 @@ var tableOwners = map[string]string{
 	// Every STOP (and carrier opt-out) per shop, kept by a keyed hash whether or not the
 	// number is a customer, so that a later import or add cannot opt it in.
 	"sms_suppressions": "internal/shops",
-	"slot_openings":    "internal/slots",
-	"bookings":         "internal/ledger", // most booking writes are payment transitions
-	"slot_offers":      "internal/offers",
-	"inbound_messages": "internal/inbound",
-	"stripe_events":    "internal/ledger", // the webhook's event ledger
-	"text_claims":      "internal/outbox",
-	"delivery_reports": "internal/offers", // Twilio's status callbacks, applied to offers
+	// A check value of each erasure key the suppressions were made under: a start whose
+	// ERASURE_KEY leaves one out is refused.
+	"erasure_key_checks": "internal/shops",
+	"slot_openings":      "internal/slots",
+	"bookings":           "internal/ledger", // most booking writes are payment transitions
+	"slot_offers":        "internal/offers",
+	"inbound_messages":   "internal/inbound",
+	"stripe_events":      "internal/ledger", // the webhook's event ledger
+	"text_claims":        "internal/outbox",
+	"delivery_reports":   "internal/offers", // Twilio's status callbacks, applied to offers
 	// River clients' liveness: offers resumes the waves of instances that died.
 	"client_heartbeats": "internal/offers",
 	// Outbound webhooks: endpoints, the events recorded for them, their deliveries and

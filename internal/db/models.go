@@ -114,6 +114,11 @@ type DeliveryReport struct {
 	ReceivedAt time.Time
 }
 
+type ErasureKeyCheck struct {
+	CheckValue []byte
+	CreatedAt  time.Time
+}
+
 type IdempotencyKey struct {
 	ShopID       uuid.UUID
 	Key          string

@@ -57,6 +57,51 @@ func (q *Queries) WebhookDeliveriesCreate(ctx context.Context, db DBTX, arg Webh
 	return items, nil
 }
 
+const webhookDeliveriesCreateUnsent = `-- name: WebhookDeliveriesCreateUnsent :many
+INSERT INTO webhook_deliveries (event_id, endpoint_id, shop_id, status, created_at, last_error, finished_at)
+SELECT $1::uuid, s.id, $2::uuid, 'failed', $3::timestamptz,
+    $4::text, $3::timestamptz
+FROM webhook_subscribers($2::uuid, ARRAY[$5::text]) AS s(id)
+ON CONFLICT (event_id, endpoint_id) DO NOTHING
+RETURNING id
+`
+
+type WebhookDeliveriesCreateUnsentParams struct {
+	EventID uuid.UUID
+	ShopID  uuid.UUID
+	Now     time.Time
+	Reason  string
+	Type    string
+}
+
+// Fans out an event past its shop's hourly limit: its deliveries are made failed, with
+// the reason, and no job (the owner can send one again).
+func (q *Queries) WebhookDeliveriesCreateUnsent(ctx context.Context, db DBTX, arg WebhookDeliveriesCreateUnsentParams) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, webhookDeliveriesCreateUnsent,
+		arg.EventID,
+		arg.ShopID,
+		arg.Now,
+		arg.Reason,
+		arg.Type,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const webhookDeliveriesForgetEvents = `-- name: WebhookDeliveriesForgetEvents :execrows
 UPDATE webhook_deliveries
 SET last_error = CASE WHEN last_error IS NULL THEN NULL ELSE 'not kept: the customer was erased' END
@@ -349,4 +394,42 @@ func (q *Queries) WebhookDeliveryRecordResult(ctx context.Context, db DBTX, arg 
 		arg.ID,
 	)
 	return err
+}
+
+const webhookResendLockShop = `-- name: WebhookResendLockShop :exec
+SELECT pg_advisory_xact_lock(hashtextextended('webhook_resends:' || $1::uuid::text, 0))
+`
+
+// Serialises a shop's "send again" requests, so that the cap on its resends waiting
+// holds when several arrive at once (a transaction-scoped advisory lock).
+func (q *Queries) WebhookResendLockShop(ctx context.Context, db DBTX, shopID uuid.UUID) error {
+	_, err := db.Exec(ctx, webhookResendLockShop, shopID)
+	return err
+}
+
+const webhookSlotRelease = `-- name: WebhookSlotRelease :one
+SELECT pg_advisory_unlock(hashtextextended($1::text, 0))::boolean AS released
+`
+
+func (q *Queries) WebhookSlotRelease(ctx context.Context, db DBTX, slot string) (bool, error) {
+	row := db.QueryRow(ctx, webhookSlotRelease, slot)
+	var released bool
+	err := row.Scan(&released)
+	return released, err
+}
+
+const webhookSlotTake = `-- name: WebhookSlotTake :one
+SELECT pg_try_advisory_lock(hashtextextended($1::text, 0))::boolean AS taken
+`
+
+// Takes the attempt slot named slot (hooks' slots: "webhook_shop:<id>:<n>" or
+// "webhook_endpoint:<id>:<n>") for the caller's session, which must be the instance's
+// own connection kept for them: a session-level advisory lock, so it holds across
+// instances and ends with the session if the instance dies. False: another instance
+// holds it.
+func (q *Queries) WebhookSlotTake(ctx context.Context, db DBTX, slot string) (bool, error) {
+	row := db.QueryRow(ctx, webhookSlotTake, slot)
+	var taken bool
+	err := row.Scan(&taken)
+	return taken, err
 }

@@ -223,6 +223,41 @@ func (q *Queries) WebhookEventsForgetCustomer(ctx context.Context, db DBTX, arg 
 	return items, nil
 }
 
+const webhookEventsSentSince = `-- name: WebhookEventsSentSince :one
+SELECT count(*)::integer AS sent FROM (
+    SELECT 1 FROM webhook_events w
+    WHERE w.shop_id = $1::uuid
+      AND w.seq >= COALESCE((SELECT e.seq FROM webhook_events e WHERE e.created_at >= $2::timestamptz
+                             ORDER BY e.created_at LIMIT 1), 9223372036854775807)
+      AND w.seq < $3::bigint
+      AND w.dispatch_error IS NULL
+    LIMIT $4
+) x
+`
+
+type WebhookEventsSentSinceParams struct {
+	ShopID    uuid.UUID
+	Since     time.Time
+	BeforeSeq int64
+	MaxRows   int32
+}
+
+// How many of a shop's events recorded before before_seq, from since on, were sent (not
+// held back by the hourly limit), counting up to max_rows: the dispatcher's measure of
+// the limit. The window starts at the first event recorded since then (any shop's, by
+// webhook_events_created_idx), so the scan covers the shop's events of the window only.
+func (q *Queries) WebhookEventsSentSince(ctx context.Context, db DBTX, arg WebhookEventsSentSinceParams) (int32, error) {
+	row := db.QueryRow(ctx, webhookEventsSentSince,
+		arg.ShopID,
+		arg.Since,
+		arg.BeforeSeq,
+		arg.MaxRows,
+	)
+	var sent int32
+	err := row.Scan(&sent)
+	return sent, err
+}
+
 const webhookEventsToDispatch = `-- name: WebhookEventsToDispatch :many
 SELECT id, seq, shop_id, type, created_at, subject FROM webhook_events
 WHERE dispatched_at IS NULL

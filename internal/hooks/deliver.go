@@ -97,17 +97,17 @@ func (s *Service) busyWait(metadata []byte) time.Duration {
 	return d*3/4 + time.Duration(rand.Int64N(int64(d/2)+1))
 }
 
-// ErrEndpointBusy is Attempt's answer when this instance already has PerEndpoint
-// attempts in flight to the delivery's endpoint: nothing was done; try again later
-// (DeliveryWorker snoozes the job).
+// ErrEndpointBusy is Attempt's answer when the delivery's endpoint already has
+// PerEndpoint attempts in flight, or its shop PerShop, on all the instances together:
+// nothing was done; try again later (DeliveryWorker snoozes the job).
 var ErrEndpointBusy = errors.New("hooks: endpoint busy")
 
 // Attempt makes one attempt at delivering: scheduled (manual false) only while the
 // delivery is pending, an owner's "send again" (manual true) whatever its status. It
 // returns river.JobSnooze until the next scheduled attempt after a failure (which River
-// does not count as one of its attempts), ErrEndpointBusy when this instance already has
-// PerEndpoint attempts in flight to the endpoint, and another error when the attempt
-// could not be made or recorded (River retries it).
+// does not count as one of its attempts), ErrEndpointBusy when the endpoint or its shop
+// already has as many attempts in flight as it may (PerEndpoint, PerShop), and another
+// error when the attempt could not be made or recorded (River retries it).
 func (s *Service) Attempt(ctx context.Context, deliveryID uuid.UUID, manual bool) error {
 	d, err := queries.WebhookDeliveryForAttempt(ctx, s.pool, deliveryID)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -133,7 +133,13 @@ func (s *Service) Attempt(ctx context.Context, deliveryID uuid.UUID, manual bool
 		}
 		return nil
 	}
-	release, ok := s.take(d.EndpointID)
+	// A slot of the shop and of the endpoint, counted in Postgres across the instances:
+	// a shop whose receivers hang holds at most PerShop of the queue's workers anywhere,
+	// so it cannot starve another shop's deliveries (slots.go).
+	release, ok, err := s.slots.take(ctx, d.ShopID, d.EndpointID, s.cfg.PerShop, s.cfg.PerEndpoint)
+	if err != nil {
+		return fmt.Errorf("delivery %s: %w", deliveryID, err)
+	}
 	if !ok {
 		return ErrEndpointBusy
 	}
@@ -160,24 +166,6 @@ func (s *Service) Attempt(ctx context.Context, deliveryID uuid.UUID, manual bool
 		return river.JobSnooze(next)
 	}
 	return nil
-}
-
-// take counts an attempt in flight to endpoint on this instance, unless PerEndpoint are
-// already: then the caller waits, so one slow endpoint never takes every worker.
-func (s *Service) take(endpoint uuid.UUID) (release func(), ok bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.busy[endpoint] >= s.cfg.PerEndpoint {
-		return nil, false
-	}
-	s.busy[endpoint]++
-	return func() {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.busy[endpoint]--; s.busy[endpoint] <= 0 {
-			delete(s.busy, endpoint)
-		}
-	}, true
 }
 
 // result is what one attempt got.

@@ -165,8 +165,24 @@ func (s *Service) Delivery(ctx context.Context, shopID, endpointID, deliveryID u
 var errErased = &problem.Error{Kind: problem.Conflict, Code: "webhook_event_erased",
 	Message: "this event named a customer who was erased since; it cannot be sent again"}
 
+// ErrResendsLimited refuses a "send again" while MaxResends of the shop's are waiting or
+// in flight: one shop's resends cannot flood the delivery queue.
+var ErrResendsLimited = &problem.Error{Kind: problem.Conflict, Code: "webhook_resends_limited",
+	Message: "too many deliveries of this shop are waiting to be sent again; try again once they are sent"}
+
+// waitingResendsSQL counts a shop's "send again" jobs waiting or running: those of
+// other deliveries, and this delivery's. It reads River's table directly (sqlc does not
+// see River's schema); the arguments are this package's (jobs.WebhookDelivery), found by
+// River's index on them.
+const waitingResendsSQL = `
+SELECT count(*) FILTER (WHERE args->>'delivery_id' <> $2), count(*) FILTER (WHERE args->>'delivery_id' = $2)
+FROM river_job
+WHERE kind = 'webhook_delivery' AND state IN ('available', 'pending', 'retryable', 'running', 'scheduled')
+  AND args @> jsonb_build_object('manual', true, 'shop_id', $1::text)`
+
 // Resend queues one more attempt at a delivery ("send again"), outside its schedule and
-// whatever its status: the body and webhook-id are the first attempt's, signed anew.
+// whatever its status: the body and webhook-id are the first attempt's, signed anew. A
+// shop has at most MaxResends waiting or in flight: past it, ErrResendsLimited.
 func (s *Service) Resend(ctx context.Context, shopID, endpointID, deliveryID uuid.UUID) (Delivery, error) {
 	ep, err := s.Endpoint(ctx, shopID, endpointID)
 	if err != nil {
@@ -187,7 +203,19 @@ func (s *Service) Resend(ctx context.Context, shopID, endpointID, deliveryID uui
 		if r.Payload == nil {
 			return errErased
 		}
-		if _, err := s.queue.InsertTx(ctx, tx, jobs.WebhookDelivery{DeliveryID: deliveryID, Manual: true}, nil); err != nil {
+		if err := queries.WebhookResendLockShop(ctx, tx, shopID); err != nil {
+			return fmt.Errorf("lock shop's resends: %w", err)
+		}
+		var others, this int
+		if err := tx.QueryRow(ctx, waitingResendsSQL, shopID.String(), deliveryID.String()).Scan(&others, &this); err != nil {
+			return fmt.Errorf("count shop's resends: %w", err)
+		}
+		// One already waiting for this delivery stands for this one too (the job is
+		// unique while it waits); a new one must fit under the shop's cap.
+		if this == 0 && others >= s.cfg.MaxResends {
+			return ErrResendsLimited
+		}
+		if _, err := s.queue.InsertTx(ctx, tx, jobs.WebhookDelivery{DeliveryID: deliveryID, Manual: true, ShopID: shopID}, nil); err != nil {
 			return fmt.Errorf("enqueue resend of delivery %s: %w", deliveryID, err)
 		}
 		out = deliveryFromRow(r)

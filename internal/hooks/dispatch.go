@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/riverqueue/river"
@@ -30,7 +31,8 @@ type envelope struct {
 
 // Dispatch fans out up to a batch of recorded events, oldest first, in one transaction:
 // each event's body is rendered once and stored, one delivery is made for each of the
-// shop's enabled endpoints subscribed to it, and one River job for each delivery. Events
+// shop's enabled endpoints subscribed to it, and one River job for each delivery (an
+// event past its shop's MaxEventsPerHour gets failed deliveries and no job). Events
 // another instance is dispatching are skipped (SKIP LOCKED); a dispatcher that dies
 // mid-batch leaves its events to the next. It returns how many events it took.
 func (s *Service) Dispatch(ctx context.Context) (int, error) {
@@ -50,6 +52,9 @@ func (s *Service) Dispatch(ctx context.Context) (int, error) {
 		}
 		s.cfg.Metrics.WebhookDispatchLag(lag)
 		var deliveries []river.InsertManyParams
+		// Per shop in the batch: its events sent in the hour before its first one here,
+		// and in the batch so far (MaxEventsPerHour).
+		sent := map[uuid.UUID]int{}
 		for _, ev := range events {
 			body, rerr := s.render(ev)
 			if rerr != nil {
@@ -64,6 +69,26 @@ func (s *Service) Dispatch(ctx context.Context) (int, error) {
 				}
 				continue
 			}
+			n, counted := sent[ev.ShopID]
+			if !counted {
+				c, err := queries.WebhookEventsSentSince(ctx, tx, db.WebhookEventsSentSinceParams{
+					ShopID: ev.ShopID, Since: ev.CreatedAt.Add(-time.Hour), BeforeSeq: ev.Seq.Int64, MaxRows: int32(s.cfg.MaxEventsPerHour),
+				})
+				if err != nil {
+					return fmt.Errorf("count shop %s's events: %w", ev.ShopID, err)
+				}
+				n = int(c)
+			}
+			if n >= s.cfg.MaxEventsPerHour {
+				// Past the shop's limit: recorded and rendered (the owner may send it
+				// again), but not sent, so that a shop's flood of events cannot fill the
+				// queue the other shops' deliveries wait in.
+				if err := s.holdBack(ctx, tx, ev, body, now); err != nil {
+					return err
+				}
+				continue
+			}
+			sent[ev.ShopID] = n + 1
 			ids, err := queries.WebhookDeliveriesCreate(ctx, tx, db.WebhookDeliveriesCreateParams{
 				EventID: ev.ID, ShopID: ev.ShopID, Type: ev.Type, Now: now,
 			})
@@ -90,6 +115,25 @@ func (s *Service) Dispatch(ctx context.Context) (int, error) {
 		return 0, err
 	}
 	return n, nil
+}
+
+// holdBack fans out an event past its shop's hourly limit: its deliveries are made
+// failed, saying why, and it is marked dispatched with the same reason (so that it does
+// not count as sent).
+func (s *Service) holdBack(ctx context.Context, tx pgx.Tx, ev db.WebhookEventsToDispatchRow, body []byte, now time.Time) error {
+	reason := fmt.Sprintf("not sent: more than %d events of the shop in an hour (the limit); send it again if it is needed",
+		s.cfg.MaxEventsPerHour)
+	if _, err := queries.WebhookDeliveriesCreateUnsent(ctx, tx, db.WebhookDeliveriesCreateUnsentParams{
+		EventID: ev.ID, ShopID: ev.ShopID, Type: ev.Type, Now: now, Reason: reason,
+	}); err != nil {
+		return fmt.Errorf("create held-back deliveries of event %s: %w", ev.ID, err)
+	}
+	if err := queries.WebhookEventMarkDispatched(ctx, tx, db.WebhookEventMarkDispatchedParams{
+		ID: ev.ID, Now: now, Payload: body, DispatchError: pgtype.Text{String: reason, Valid: true},
+	}); err != nil {
+		return fmt.Errorf("mark event %s: %w", ev.ID, err)
+	}
+	return nil
 }
 
 // render makes an event's body: the envelope around the Renderer's data.

@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -79,12 +78,22 @@ type Config struct {
 	DisableAfter time.Duration
 	// MaxEndpoints caps a shop's endpoints; default 10.
 	MaxEndpoints int
-	// PerEndpoint caps the attempts in flight to one endpoint on this instance, so a
-	// slow endpoint holds at most that many of the queue's workers; default 4. A job
-	// over the cap waits BusyWait (default 1 s), doubling each time up to a minute,
-	// without counting an attempt.
+	// PerShop caps the attempts in flight to one shop's endpoints, on every instance
+	// together, so that a shop whose receivers are slow holds at most that many of the
+	// queue's workers and never starves another shop's deliveries; default 4.
+	// PerEndpoint caps those to one endpoint, so that a slow endpoint leaves its shop's
+	// others room; default 2. A job over either cap waits BusyWait (default 1 s),
+	// doubling each time up to a minute, without counting an attempt.
+	PerShop     int
 	PerEndpoint int
 	BusyWait    time.Duration
+	// MaxResends caps a shop's "send again" attempts waiting or in flight; default 20.
+	// Past it, Resend answers ErrResendsLimited until some are sent.
+	MaxResends int
+	// MaxEventsPerHour caps the events of one shop sent in an hour; default 1000. An
+	// event past it is recorded, but its deliveries are made failed (with the reason)
+	// instead of sent: the owner can still send them again.
+	MaxEventsPerHour int
 	// PollEvery is how often the dispatcher looks for new events; default 1 s.
 	PollEvery time.Duration
 	// UserAgent is sent with every attempt; default "SlotRecovery-Webhooks/1".
@@ -102,9 +111,8 @@ type Service struct {
 	client   *http.Client
 	cfg      Config
 	log      *slog.Logger
-
-	mu   sync.Mutex
-	busy map[uuid.UUID]int // attempts in flight per endpoint on this instance
+	// slots counts the attempts in flight per shop and endpoint, in Postgres.
+	slots *slotSession
 }
 
 // New returns a Service. queue enqueues the delivery jobs (the server's River client);
@@ -125,8 +133,17 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, renderer Renderer, cfg Config)
 	if cfg.MaxEndpoints == 0 {
 		cfg.MaxEndpoints = 10
 	}
+	if cfg.PerShop == 0 {
+		cfg.PerShop = 4
+	}
 	if cfg.PerEndpoint == 0 {
-		cfg.PerEndpoint = 4
+		cfg.PerEndpoint = 2
+	}
+	if cfg.MaxResends == 0 {
+		cfg.MaxResends = 20
+	}
+	if cfg.MaxEventsPerHour == 0 {
+		cfg.MaxEventsPerHour = 1000
 	}
 	if cfg.BusyWait == 0 {
 		cfg.BusyWait = time.Second
@@ -141,7 +158,7 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, renderer Renderer, cfg Config)
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Service{pool: pool, queue: queue, renderer: renderer,
-		client: newClient(cfg), cfg: cfg, log: cfg.Logger, busy: map[uuid.UUID]int{}}
+		client: newClient(cfg), cfg: cfg, log: cfg.Logger, slots: &slotSession{pool: pool}}
 }
 
 // Endpoint is a shop's webhook endpoint, as the owner sees it (never its secret).
@@ -417,3 +434,7 @@ func truncate(s string, n int) string {
 	}
 	return s[:n]
 }
+
+// Close ends the connection that holds this instance's attempt slots (see slots.go):
+// call it once the delivery workers have stopped.
+func (s *Service) Close() { s.slots.close() }

@@ -88,6 +88,7 @@ func newScene(t *testing.T, cfg hooks.Config) *scene {
 	}
 	s := &scene{t: t, pool: pool, url: url, queue: queue, shops: shops.New(pool, shops.Config{Now: cfg.Now})}
 	s.svc = hooks.New(pool, queue, subjectRenderer{}, cfg)
+	t.Cleanup(s.svc.Close) // after the workers stop (hookstest.Deliver's cleanup runs first)
 	s.shop = s.newShop("+15555550100")
 	return s
 }

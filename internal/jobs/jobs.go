@@ -198,6 +198,9 @@ const (
 type WebhookDelivery struct {
 	DeliveryID uuid.UUID `json:"delivery_id"`
 	Manual     bool      `json:"manual,omitempty"`
+	// ShopID is set on manual jobs: a shop's "send again" jobs waiting or running are
+	// counted by it (hooks.Config.MaxResends).
+	ShopID uuid.UUID `json:"shop_id,omitzero"`
 }
 
 // Kind implements river.JobArgs.
