@@ -61,7 +61,7 @@ func (s *Service) EraseCustomer(ctx context.Context, shopID, id uuid.UUID) error
 		}
 		// The copies kept for a while elsewhere: events not yet sent (or kept for the
 		// owner to send again), and API answers kept for their Idempotency-Key.
-		if err := hooks.ForgetCustomer(ctx, tx, shopID, id, now); err != nil {
+		if err := hooks.ForgetCustomer(ctx, tx, shopID, id, row.Phone, now); err != nil {
 			return err
 		}
 		if err := idempotency.ForgetText(ctx, tx, shopID, row.Phone); err != nil {
