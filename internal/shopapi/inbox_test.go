@@ -256,11 +256,11 @@ func TestNotifyPhone(t *testing.T) {
 	r = e.do(http.MethodPatch, "/api/shop", key, map[string]any{"notify_phone": nil})
 	require.Equal(t, http.StatusOK, r.status, r.raw)
 	require.Nil(t, r.body["notify_phone"], "null clears it")
-	for _, bad := range []any{"", "5555550199", "+1555", "call me", 15555550199} {
+	for _, bad := range []any{"", "5555550199", "+1555", "call me", 15555550199, "+15555550100"} {
 		r := e.do(http.MethodPatch, "/api/shop", key, map[string]any{"notify_phone": bad})
 		require.Contains(t, []int{http.StatusBadRequest, http.StatusUnprocessableEntity}, r.status, r.raw)
 		require.Equal(t, "notify_phone", r.errFieldName(), r.raw)
-		b := validShop("+15555550101")
+		b := validShop("+15555550100") // refused before its number is found taken
 		b["notify_phone"] = bad
 		r = e.do(http.MethodPost, "/api/shops", adminToken, b)
 		require.Contains(t, []int{http.StatusBadRequest, http.StatusUnprocessableEntity}, r.status, r.raw)

@@ -419,6 +419,10 @@ func (s *Service) normalise(n *NewShop) error {
 	if n.NotifyPhone != "" && !phone.Valid(n.NotifyPhone) {
 		return problem.Invalidf("notify_phone", "notify_phone must be in E.164 form, e.g. +15555550199, or null for no alerts")
 	}
+	if n.NotifyPhone != "" && n.NotifyPhone == n.SMSNumber {
+		// The alert is texted from the shop's number: to itself, the provider refuses it.
+		return problem.Invalidf("notify_phone", "notify_phone must be the owner's own phone, not the shop's SMS number")
+	}
 	if n.PaymentMode == "" {
 		n.PaymentMode = PaymentCheckout
 	}
