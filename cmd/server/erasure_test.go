@@ -44,7 +44,8 @@ const (
 // any form a person or a program writes it, nor their name, nor the unkeyed SHA-256 of
 // shop and number (issue 29.6). The customer had everything that keeps a person: offers,
 // a booking paid through Stripe (whose event named them), texts in and out (HELP, YES,
-// STOP, START, the confirmation), transactional text jobs (finished, discarded and
+// STOP, START, the confirmation), a thread in the owner's inbox with the owner's reply
+// (conversations, conversation_messages, message.received), transactional text jobs (finished, discarded and
 // scheduled), outbound webhook events, their payloads and deliveries, whose receiver
 // echoed each body in its answer (kept in the attempts' log). A dump taken before the
 // erasure finds them (the search works and the scene is real); so does the dump after,
@@ -107,6 +108,21 @@ func TestErasureLeavesNoTrace(t *testing.T) {
 	// A carrier's delivery report of the offer text.
 	require.Equal(t, http.StatusNoContent, e.status(base, e.twilio.MessagesTo(erasedPhone)[0].SID, "delivered", 0, ""))
 
+	// A text the server cannot act on goes to the owner's inbox (with its
+	// message.received event), and the owner replies there, by name.
+	inboxed := e.text(base, erasedPhone, shop.SMSNumber, "Could I bring my friend along next time?")
+	require.Contains(t, []string{"unrecognized", "clarify"}, inboxed.Outcome)
+	var convs struct {
+		Conversations []struct {
+			ID string `json:"id"`
+		} `json:"conversations"`
+	}
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodGet, "/api/conversations", shop.APIKey, nil, &convs))
+	require.Len(t, convs.Conversations, 1)
+	require.Equal(t, http.StatusCreated, e.api(base, http.MethodPost, "/api/conversations/"+convs.Conversations[0].ID+"/messages",
+		shop.APIKey, map[string]any{"body": "Of course, " + erasedName + "!"}, nil))
+	e.settle("sms_text")
+
 	// Transactional texts still to go (a reminder an hour on) and one River gave up on.
 	for _, state := range []string{"scheduled", "discarded"} {
 		tx, err := e.pool.Begin(ctx)
@@ -147,7 +163,8 @@ func TestErasureLeavesNoTrace(t *testing.T) {
 	}
 	slices.Sort(holders)
 	t.Logf("before the erasure, the person is in: %s", strings.Join(holders, ", "))
-	for _, table := range []string{"customers", "inbound_messages", "river_job", "webhook_events", "webhook_attempts"} {
+	for _, table := range []string{"customers", "inbound_messages", "river_job", "webhook_events", "webhook_attempts",
+		"conversations", "conversation_messages"} {
 		require.Contains(t, holders, table, "the scene puts the person in %s", table)
 	}
 

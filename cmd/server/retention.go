@@ -1,9 +1,11 @@
 package main
 
 import (
+	"github.com/slotrecovery/slotrecovery/internal/config"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/idempotency"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
+	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/outbox"
@@ -12,7 +14,7 @@ import (
 
 // purges lists every table the retention applies to, each purged by its owner package
 // (internal/retention runs them and knows none of them).
-func purges() []retention.Purge {
+func purges(cfg config.Config) []retention.Purge {
 	return []retention.Purge{
 		{Table: "stripe_events", Batch: ledger.PurgeStripeEvents},
 		{Table: "inbound_messages", Batch: inbound.Purge},
@@ -23,5 +25,7 @@ func purges() []retention.Purge {
 		{Table: "webhook_events", Batch: hooks.Purge, Keep: hooks.Retention},
 		// An Idempotency-Key is answered again for 24 hours, then never.
 		{Table: "idempotency_keys", Batch: idempotency.Purge, Keep: idempotency.TTL},
+		// The owner's inbox: conversations idle for INBOX_RETENTION_DAYS, and older texts.
+		{Table: "conversations", Batch: inbox.Purge, Keep: cfg.InboxRetention},
 	}
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/idempotency"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
+	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/logging"
@@ -140,6 +141,7 @@ type app struct {
 	ledger        *ledger.Service
 	offers        *offers.Service
 	inbound       *inbound.Service
+	inbox         *inbox.Service
 	hooks         *hooks.Service
 	idempotency   *idempotency.Store
 	calendar      *calendar.Service
@@ -486,12 +488,15 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	a.slots = slots.New(a.pool, queue, slots.RedisLocker(redislock.New(a.redis), a.lockWatcher, lockChannel, a.metrics), cool, slotsCfg)
 	a.offers = offers.New(a.pool, queue, texter, cool, a.shops, a.slots, offersCfg)
 	a.inbound = inbound.New(a.pool, queue, a.shops, a.slots, a.ledger, inbound.Config{Logger: log, Metrics: a.metrics})
+	// The owner's inbox: replies go out as texts through the River client, to numbers
+	// shops says may be texted.
+	a.inbox = inbox.New(a.pool, queue, a.shops, inbox.Config{Logger: log})
 	// The dashboard asks the instance's one River client when the next waves are due.
 	waves := offers.NewWaveSchedule(queue)
 	if a.dashboard, err = dashboard.New(a.pool, a.shops, a.slots, dashboard.Config{
 		SessionSecret: a.sessionSecret, Secure: !cfg.DevMode, Logger: log,
 		Redis: a.redis, KeyPrefix: cfg.RedisKeyPrefix, Waves: waves, AccountIssue: twilio.AccountIssueOf,
-		Hooks: a.hooks, PublicURL: cfg.PublicURL,
+		Hooks: a.hooks, PublicURL: cfg.PublicURL, Inbox: a.inbox,
 	}); err != nil {
 		return nil, fmt.Errorf("dashboard: %w", err)
 	}
@@ -507,7 +512,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	addWorker(workers, a.jobTimeouts, &ledger.ReconcileWorker{Service: a.ledger})
 	addWorker(workers, a.jobTimeouts, &shops.ForgetTextJobsWorker{}) // an erasure's texts still running then
 	addWorker(workers, a.jobTimeouts, &hooks.DeliveryWorker{Service: a.hooks})
-	purger, err := retention.NewWorker(a.pool, retention.Config{Period: cfg.Retention, Logger: log, Metrics: a.metrics, Purges: purges()})
+	purger, err := retention.NewWorker(a.pool, retention.Config{Period: cfg.Retention, Logger: log, Metrics: a.metrics, Purges: purges(cfg)})
 	if err != nil {
 		return nil, err
 	}

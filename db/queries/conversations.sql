@@ -106,3 +106,10 @@ WHERE id IN (
     SELECT id FROM conversations WHERE last_activity_at < sqlc.arg(before)::timestamptz
     LIMIT sqlc.arg(max_rows)
 );
+
+-- name: ConversationUnreadCount :one
+-- How many of the shop's open conversations have texts the owner has not read (the
+-- dashboard's navigation badge): the open ones only, read through conversations_list_idx,
+-- so the thousands of closed conversations the waves leave cost nothing.
+SELECT count(*) FROM conversations
+WHERE shop_id = sqlc.arg(shop_id) AND status = 'open' AND unread > 0;

@@ -2,9 +2,9 @@
 INSERT INTO shops (name, timezone, sms_number, currency, payment_mode, wave_size,
     wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute,
     cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, send_rate,
-    calendar_token, calendar_token_hash, language)
+    calendar_token, calendar_token_hash, language, notify_phone)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, sqlc.narg(max_offers_per_day), sqlc.arg(first_wave_delay_seconds), sqlc.arg(send_rate),
-    sqlc.arg(calendar_token), sqlc.arg(calendar_token_hash), sqlc.arg(language))
+    sqlc.arg(calendar_token), sqlc.arg(calendar_token_hash), sqlc.arg(language), sqlc.narg(notify_phone))
 RETURNING *;
 
 -- name: ShopGet :one
@@ -33,7 +33,8 @@ UPDATE shops SET name = sqlc.arg(name), timezone = sqlc.arg(timezone), currency 
     quiet_start_minute = sqlc.narg(quiet_start_minute), quiet_end_minute = sqlc.narg(quiet_end_minute),
     cooldown_seconds = sqlc.arg(cooldown_seconds), max_offers_per_day = sqlc.narg(max_offers_per_day),
     first_wave_delay_seconds = sqlc.arg(first_wave_delay_seconds), send_rate = sqlc.arg(send_rate),
-    calendar_full_details = sqlc.arg(calendar_full_details), language = sqlc.arg(language)
+    calendar_full_details = sqlc.arg(calendar_full_details), language = sqlc.arg(language),
+    notify_phone = sqlc.narg(notify_phone)
 WHERE id = sqlc.arg(id)
 RETURNING *;
 

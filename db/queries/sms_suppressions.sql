@@ -20,3 +20,17 @@ SELECT EXISTS (
     SELECT 1 FROM sms_suppressions
     WHERE shop_id = sqlc.arg(shop_id) AND reason = 'erased' AND phone_hmac = ANY(sqlc.arg(phone_hmacs)::bytea[])
 )::boolean AS erased;
+
+-- name: SuppressionOptedOut :one
+-- Whether the shop must not text the number at the owner's word: its customer with the
+-- number opted out, or the number is suppressed (a STOP, a carrier's opt-out, an
+-- erasure), under any of its keyed hashes.
+SELECT (
+    EXISTS (
+        SELECT 1 FROM sms_suppressions s
+        WHERE s.shop_id = sqlc.arg(shop_id) AND s.phone_hmac = ANY(sqlc.arg(phone_hmacs)::bytea[])
+    ) OR EXISTS (
+        SELECT 1 FROM customers c
+        WHERE c.shop_id = sqlc.arg(shop_id) AND c.phone = sqlc.arg(phone)::text AND c.opted_out_at IS NOT NULL
+    )
+)::boolean AS opted_out;

@@ -51,15 +51,18 @@ WHERE shop_id = $1
 ORDER BY seq;
 
 -- name: WebhookEventsForgetCustomer :many
--- An erasure: the events whose subject names the customer (an opening they held, or the
--- customer themself) lose their subject and body, and are not sent any more. Returns
+-- An erasure: the events whose subject names the customer (an opening they held, the
+-- customer themself, or a text of theirs in the owner's inbox, by customer or by the
+-- number they had) lose their subject and body, and are not sent any more. Returns
 -- their ids: their deliveries' and attempts' logs are scrubbed next
 -- (WebhookDeliveriesForgetEvents, WebhookAttemptsForgetEvents).
 UPDATE webhook_events
 SET subject = '{}'::jsonb, payload = NULL, dispatched_at = COALESCE(dispatched_at, sqlc.arg(now)::timestamptz),
     dispatch_error = 'the customer was erased'
 WHERE shop_id = sqlc.arg(shop_id)
-  AND (subject -> 'filler' ->> 'id' = sqlc.arg(customer_id)::uuid::text OR subject ->> 'ID' = sqlc.arg(customer_id)::uuid::text)
+  AND (subject -> 'filler' ->> 'id' = sqlc.arg(customer_id)::uuid::text OR subject ->> 'ID' = sqlc.arg(customer_id)::uuid::text
+       OR subject ->> 'customer_id' = sqlc.arg(customer_id)::uuid::text
+       OR (sqlc.arg(phone)::text <> '' AND type LIKE 'message.%' AND subject ->> 'phone' = sqlc.arg(phone)::text))
 RETURNING id;
 
 -- name: WebhookEventForgotten :one

@@ -91,6 +91,11 @@ type Config struct {
 	// 30, at least 4: Stripe retries an event for up to 3 days, and its redelivery must
 	// still find it).
 	Retention time.Duration
+	// InboxRetention is how long the owner's inbox keeps conversations and their texts
+	// (INBOX_RETENTION_DAYS, whole days; default 365, at least 1): a conversation idle
+	// for longer goes, and so does every older text of one still going on. An erasure
+	// removes a customer's at once.
+	InboxRetention time.Duration
 }
 
 // Retention bounds, in days (RETENTION_DAYS).
@@ -98,6 +103,12 @@ const (
 	DefaultRetentionDays = 30
 	MinRetentionDays     = 4
 	maxRetentionDays     = 3650
+)
+
+// Inbox retention bounds, in days (INBOX_RETENTION_DAYS).
+const (
+	DefaultInboxRetentionDays = 365
+	MinInboxRetentionDays     = 1
 )
 
 // MaxPlatformFeeBPS caps PLATFORM_FEE_BPS and every shop's own fee: half the payment.
@@ -151,6 +162,7 @@ func Load(getenv func(string) string) (Config, error) {
 		c.LogLevel = "info"
 	}
 	c.Retention = DefaultRetentionDays * 24 * time.Hour
+	c.InboxRetention = DefaultInboxRetentionDays * 24 * time.Hour
 
 	var errs []error
 	bad := func(name, why string) { errs = append(errs, fmt.Errorf("%s %s", name, why)) }
@@ -253,6 +265,14 @@ func Load(getenv func(string) string) (Config, error) {
 			bad("RETENTION_DAYS", fmt.Sprintf("must be a whole number of days from %d to %d (Stripe retries webhooks for 3 days)", MinRetentionDays, maxRetentionDays))
 		} else {
 			c.Retention = time.Duration(days) * 24 * time.Hour
+		}
+	}
+	if v := get("INBOX_RETENTION_DAYS"); v != "" {
+		days, err := strconv.Atoi(v)
+		if err != nil || days < MinInboxRetentionDays || days > maxRetentionDays {
+			bad("INBOX_RETENTION_DAYS", fmt.Sprintf("must be a whole number of days from %d to %d", MinInboxRetentionDays, maxRetentionDays))
+		} else {
+			c.InboxRetention = time.Duration(days) * 24 * time.Hour
 		}
 	}
 	if !c.DevMode {

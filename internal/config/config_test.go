@@ -192,6 +192,29 @@ func TestLoadRetention(t *testing.T) {
 	require.Equal(t, 90*24*time.Hour, c.Retention)
 }
 
+// TestLoadInboxRetention: the inbox keeps a year by default, at least a day, and a bad
+// value is named.
+func TestLoadInboxRetention(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(base()))
+	require.NoError(t, err)
+	require.Equal(t, 365*24*time.Hour, c.InboxRetention, "365 days by default")
+	for _, tc := range []struct {
+		value string
+		want  time.Duration
+	}{{"1", 24 * time.Hour}, {"30", 30 * 24 * time.Hour}, {"0", 0}, {"-5", 0}, {"a year", 0}, {"1.5", 0}} {
+		m := base()
+		m["INBOX_RETENTION_DAYS"] = tc.value
+		c, err := config.Load(env(m))
+		if tc.want == 0 {
+			require.ErrorContains(t, err, "INBOX_RETENTION_DAYS", tc.value)
+			continue
+		}
+		require.NoError(t, err, tc.value)
+		require.Equal(t, tc.want, c.InboxRetention, tc.value)
+	}
+}
+
 func TestLoadDevModeDefaults(t *testing.T) {
 	t.Parallel()
 	m := base()

@@ -417,6 +417,60 @@ func TestBrowserDeclareAndFill(t *testing.T) {
 	require.NotContains(t, endpoints, strings.TrimSpace(secret), "the secret is not shown again")
 	saveScreenshot(t, ctx, "dashboard-16-endpoints.png")
 
+	// The inbox: Dana's text waits; the navigation counts it on every page, the list
+	// shows it, opening the thread reads it, and the owner's reply is queued.
+	conv := en.textIn(t, en.shopA, customer.Phone, customer.ID, "SM-browser-1", "can I come at 4 instead?")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Navigate(srv.URL+"/dashboard"),
+		chromedp.WaitVisible(chromedp.ID("nav-unread")),
+	))
+	badge, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("nav-unread")))
+	require.NoError(t, err)
+	require.Equal(t, "1 unread", strings.Join(strings.Fields(badge), " "))
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.ID("nav-inbox")),
+		chromedp.WaitVisible(chromedp.ID("conversation-list")),
+	))
+	inboxText, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("conversation-list")))
+	require.NoError(t, err)
+	require.Contains(t, inboxText, "Dana Whitfield")
+	require.Contains(t, inboxText, "can I come at 4 instead?")
+	require.Contains(t, inboxText, "1 unread")
+	saveScreenshot(t, ctx, "dashboard-17-inbox.png")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`a[href="/dashboard/inbox/`+conv.String()+`"]`)),
+		chromedp.WaitVisible(chromedp.ID("thread")),
+	))
+	threadText, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("thread")))
+	require.NoError(t, err)
+	require.Contains(t, threadText, "can I come at 4 instead?")
+	unreadLeft, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById("nav-unread") === null`))
+	require.NoError(t, err)
+	require.True(t, unreadLeft, "viewing the thread read it: no badge")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.ID("reply-body"), "Yes, 4pm works. See you then!"),
+		chromedp.Click(chromedp.CSS(`#reply-form button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.ID("thread-notice")),
+	))
+	threadText, err = chromedp.Run(ctx, chromedp.Text(chromedp.ID("thread")))
+	require.NoError(t, err)
+	require.Less(t, strings.Index(threadText, "can I come at 4 instead?"), strings.Index(threadText, "Yes, 4pm works. See you then!"),
+		"oldest first, the reply last")
+	var queued int
+	require.NoError(t, en.pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM river_job WHERE kind = 'sms_text' AND args->>'to' = $1 AND args->>'body' = 'Yes, 4pm works. See you then!'`,
+		customer.Phone).Scan(&queued))
+	require.Equal(t, 1, queued, "the reply is queued as a text")
+	saveScreenshot(t, ctx, "dashboard-18-thread-replied.png")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.Click(chromedp.CSS(`#status-form button[type=submit]`)),
+		// The answer's form offers to reopen it (the page before had the notice too).
+		chromedp.WaitReady(chromedp.CSS(`#status-form input[name=status][value=open]`)),
+	))
+	closedText, err := chromedp.Run(ctx, chromedp.Text(chromedp.ID("thread-status")))
+	require.NoError(t, err)
+	require.Contains(t, closedText, "closed")
+
 	stopConsole()
 	<-consoleDone
 	consoleMu.Lock()

@@ -1,6 +1,7 @@
 // Package dashboard is the shop owners' web dashboard: server-rendered HTML that shows
 // the slots the service recovered, the openings still being offered, and the money
-// recovered, with forms to declare and cancel openings and a CSV export.
+// recovered, with forms to declare and cancel openings and a CSV export, and the owner's
+// inbox (the texts that wait for a person, and the reply form).
 //
 // It is an edge like the JSON API: it signs the owner in with the shop's API key,
 // translates forms into calls on slots.Service, and reads its figures through the
@@ -40,6 +41,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
+	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
@@ -92,6 +94,9 @@ type Config struct {
 	Hooks *hooks.Service
 	// PublicURL is the server's external base URL: the calendar feed's address.
 	PublicURL string
+	// Inbox is the owner's inbox: its page, and the unread count in the navigation;
+	// nil leaves both out.
+	Inbox *inbox.Service
 }
 
 // queries is this package's one way to its SQL: sqlc's Queries holds no state, and
@@ -188,6 +193,10 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 //	POST /dashboard/integrations/endpoints/:id/rotate-secret   a new secret, shown once (confirmed)
 //	POST /dashboard/integrations/endpoints/:id/delete          (confirmed)
 //	POST /dashboard/integrations/endpoints/:id/deliveries/:delivery_id/retry   send again
+//	GET  /dashboard/inbox                 the conversations (?status=open|closed|all, ?cursor=)
+//	GET  /dashboard/inbox/:id             a thread, oldest first; viewing it marks it read
+//	POST /dashboard/inbox/:id/reply       the owner's reply, texted from the shop's number
+//	POST /dashboard/inbox/:id/status      close or reopen it
 //	GET  /dashboard/static/*              embedded CSS, JavaScript and icon
 //
 // Any other path under /dashboard gets an HTML 404 page (and /dashboard itself an HTML
@@ -220,6 +229,12 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	e.POST(IntegrationsPath+"/endpoints/:id/rotate-secret", d.page(d.signedIn(d.withCSRF(d.endpointAction(d.rotateSecret)))))
 	e.POST(IntegrationsPath+"/endpoints/:id/delete", d.page(d.signedIn(d.withCSRF(d.endpointAction(d.deleteEndpoint)))))
 	e.POST(IntegrationsPath+"/endpoints/:id/deliveries/:delivery_id/retry", d.page(d.signedIn(d.withCSRF(d.endpointAction(d.resend)))))
+	if d.cfg.Inbox != nil {
+		e.GET(InboxPath, d.page(d.signedIn(d.inboxList)))
+		e.GET(InboxPath+"/:id", d.page(d.signedIn(d.thread)))
+		e.POST(InboxPath+"/:id/reply", d.page(d.signedIn(d.withCSRF(d.reply))))
+		e.POST(InboxPath+"/:id/status", d.page(d.signedIn(d.withCSRF(d.setConversationStatus))))
+	}
 	e.GET("/dashboard/static/*", d.serveStatic)
 	e.Any("/dashboard/*", d.page(d.notFound))
 }

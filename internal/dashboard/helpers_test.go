@@ -24,6 +24,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
+	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/redistest"
@@ -75,6 +76,7 @@ type env struct {
 	redis  redis.UniversalClient
 	prefix string
 	hooks  *hooks.Service // nil unless envOpts.hooks
+	inbox  *inbox.Service
 }
 
 // rawRenderer renders an event's data as its subject, as it was recorded.
@@ -118,8 +120,9 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if o.hooks {
 		hooksSvc = hooks.New(pool, rc, rawRenderer{}, hooks.Config{Now: now})
 	}
+	inboxSvc := inbox.New(pool, rc, shopsSvc, inbox.Config{Now: now})
 	d, err := dashboard.New(pool, shopsSvc, slotsSvc, dashboard.Config{
-		Hooks: hooksSvc, PublicURL: "https://slots.example",
+		Hooks: hooksSvc, PublicURL: "https://slots.example", Inbox: inboxSvc,
 		SessionSecret: secret, Secure: !o.dev, Now: now, RefreshEvery: o.refreshEvery,
 		Redis: rdb, KeyPrefix: prefix, SignInsPerClient: o.perClient, SignInsPerShop: o.perShop, Waves: waves,
 		AccountIssue: twilio.AccountIssueOf,
@@ -128,7 +131,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	e := echo.New()
 	d.Register(e)
 	en := &env{pool: pool, dbURL: dbURL, clock: ck, shops: shopsSvc, slots: slotsSvc, river: rc, waves: waves, dash: d, e: e, secure: !o.dev,
-		redis: rdb, prefix: prefix, hooks: hooksSvc}
+		redis: rdb, prefix: prefix, hooks: hooksSvc, inbox: inboxSvc}
 	ctx := context.Background()
 	en.shopA, en.keyA, err = shopsSvc.Create(ctx, shops.NewShop{
 		Name: "Ada's Barbers", Timezone: "America/New_York", SMSNumber: "+15555550100", Currency: "usd",

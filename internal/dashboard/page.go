@@ -40,9 +40,12 @@ type layout struct {
 	// pages without live parts.
 	RefreshURL string
 	Nav        string // which top link is current
-	Shop       *shops.Shop
-	CSRF       string
-	View       view
+	// Inbox shows the inbox's link, Unread its badge (open conversations unread).
+	Inbox  bool
+	Unread int
+	Shop   *shops.Shop
+	CSRF   string
+	View   view
 }
 
 func (d *Dashboard) render(c echo.Context, status int, title string, v view) error {
@@ -64,6 +67,7 @@ func (d *Dashboard) layoutOf(c echo.Context, title string, v view) layout {
 	}
 	if s, ok := c.Get(ctxSession).(*signedIn); ok {
 		l.Shop, l.CSRF = &s.Shop, s.CSRF
+		l.Inbox, l.Unread = d.cfg.Inbox != nil, d.unread(c, s)
 	}
 	switch v := v.(type) {
 	case homeView:
@@ -77,6 +81,8 @@ func (d *Dashboard) layoutOf(c echo.Context, title string, v view) layout {
 		l.Nav = "settings"
 	case integrationsView, newSecretView:
 		l.Nav = "integrations"
+	case inboxView, threadView:
+		l.Nav = "inbox"
 	}
 	return l
 }
@@ -119,6 +125,7 @@ func (l layout) header() g.Node {
 					h.P(h.Class("shop-name"), g.Text(l.Shop.Name)),
 					h.Nav(h.Class("nav"), h.Aria("label", "Dashboard"),
 						l.navLink("home", "/dashboard", "Slots"),
+						g.If(l.Inbox, l.inboxLink()),
 						l.navLink("customers", "/dashboard/customers", "Customers"),
 						l.navLink("integrations", IntegrationsPath, "Integrations"),
 						l.navLink("settings", "/dashboard/settings", "Settings"),
@@ -131,6 +138,13 @@ func (l layout) header() g.Node {
 			}),
 		),
 	)
+}
+
+// inboxLink is the inbox's top link, with how many open conversations wait unread.
+func (l layout) inboxLink() g.Node {
+	return h.A(h.Href(InboxPath), h.ID("nav-inbox"), g.If(l.Nav == "inbox", h.Aria("current", "page")), g.Text("Inbox"),
+		g.If(l.Unread > 0, g.Group{g.Text(" "), h.Span(h.Class("nav-badge"), h.ID("nav-unread"), g.Text(strconv.Itoa(l.Unread)),
+			h.Span(h.Class("vh"), g.Text(" unread")))}))
 }
 
 // navLink is a top link, marked current when it is the page's.

@@ -55,6 +55,7 @@ func (f settingsForm) form(csrf string) g.Node {
 		f.nameField(),
 		h.Div(h.Class("row"), f.timezoneField(), f.currencyField(), f.paymentField()),
 		f.languageField(),
+		f.notifyPhoneField(),
 		h.H2(g.Text("Offers")),
 		h.Div(h.Class("row"),
 			f.numberField("offer_policy.wave_size", "set-wave-size", "wave_size", "Customers per wave", nil, f.WaveSize),
@@ -126,6 +127,21 @@ func (f settingsForm) languageField() g.Node {
 				return h.Option(h.Value(o.Value), g.If(o.Selected, h.Selected()), g.Text(o.Label))
 			}),
 		),
+	)
+}
+
+// notifyPhoneField is the owner's alert number: texted when a customer's text waits in
+// the inbox.
+func (f settingsForm) notifyPhoneField() g.Node {
+	e := f.Errors["notify_phone"]
+	return h.Div(fieldClass(e),
+		h.Label(h.For("set-notify-phone"), g.Text("Alert me at this number")),
+		h.P(h.Class("hint"), h.ID("set-notify-phone-hint"), g.Text("When a customer's text waits in your inbox, "+
+			"this number gets a text (at most once per conversation every 15 minutes). Form +15555550123; empty: no alerts.")),
+		fieldError("set-notify-phone-error", e),
+		h.Input(h.ID("set-notify-phone"), h.Name("notify_phone"), h.Type("tel"), h.AutoComplete("tel"), h.Value(f.NotifyPhone),
+			h.Aria("describedby", describedBy("set-notify-phone-hint", e, "set-notify-phone-error")),
+			g.If(e != "", h.Aria("invalid", "true"))),
 	)
 }
 

@@ -23,6 +23,8 @@ type settingsForm struct {
 	Errors                                                      map[string]string
 	// Language is the code of the shop's language.
 	Language string
+	// NotifyPhone is the owner's alert number for the inbox; "" for none.
+	NotifyPhone string
 }
 
 type settingsView struct {
@@ -46,7 +48,7 @@ func settingsFormOf(s shops.Shop) settingsForm {
 		WaveSize: strconv.Itoa(p.WaveSize), WaveInterval: strconv.Itoa(int(p.WaveInterval / time.Second)),
 		MinLead: strconv.Itoa(int(p.MinLead / time.Minute)), Cooldown: strconv.Itoa(int(p.Cooldown / time.Second)),
 		Delay: strconv.Itoa(int(p.FirstWaveDelay / time.Second)), SendRate: strconv.Itoa(p.SendRate),
-		Language: string(s.Language)}
+		Language: string(s.Language), NotifyPhone: s.NotifyPhone}
 	if p.MaxOffersPerDay > 0 {
 		f.MaxPerDay = strconv.Itoa(p.MaxOffersPerDay)
 	}
@@ -77,8 +79,12 @@ func (d *Dashboard) saveSettings(c echo.Context) error {
 		WaveSize: val("wave_size"), WaveInterval: val("wave_interval_seconds"), MinLead: val("min_lead_minutes"),
 		Cooldown: val("cooldown_seconds"), MaxPerDay: val("max_offers_per_day"), Delay: val("first_wave_delay_seconds"),
 		SendRate: val("send_rate_per_second"), QuietStart: val("quiet_start"), QuietEnd: val("quiet_end"),
-		Language: val(shops.LanguageField), Errors: map[string]string{}}
+		Language: val(shops.LanguageField), NotifyPhone: val("notify_phone"), Errors: map[string]string{}}
 	ch := shops.ShopChange{Name: &f.Name, Timezone: &f.Timezone, Currency: &f.Currency, PaymentMode: &f.PaymentMode}
+	// A form from before the field existed keeps the alert number; an empty one removes it.
+	if form, err := c.FormParams(); err == nil && form.Has("notify_phone") {
+		ch.NotifyPhone = &f.NotifyPhone
+	}
 	number := func(field, text, msg string) *int {
 		n, err := strconv.Atoi(text)
 		if err != nil {

@@ -321,6 +321,21 @@ func (q *Queries) ConversationTouch(ctx context.Context, db DBTX, arg Conversati
 	return result.RowsAffected(), nil
 }
 
+const conversationUnreadCount = `-- name: ConversationUnreadCount :one
+SELECT count(*) FROM conversations
+WHERE shop_id = $1 AND status = 'open' AND unread > 0
+`
+
+// How many of the shop's open conversations have texts the owner has not read (the
+// dashboard's navigation badge): the open ones only, read through conversations_list_idx,
+// so the thousands of closed conversations the waves leave cost nothing.
+func (q *Queries) ConversationUnreadCount(ctx context.Context, db DBTX, shopID uuid.UUID) (int64, error) {
+	row := db.QueryRow(ctx, conversationUnreadCount, shopID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const conversationUpsert = `-- name: ConversationUpsert :one
 
 INSERT INTO conversations (shop_id, phone, customer_id, status, unread, last_activity_at, created_at)

@@ -289,9 +289,9 @@ const shopInsert = `-- name: ShopInsert :one
 INSERT INTO shops (name, timezone, sms_number, currency, payment_mode, wave_size,
     wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute,
     cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, send_rate,
-    calendar_token, calendar_token_hash, language)
+    calendar_token, calendar_token_hash, language, notify_phone)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-    $17, $18, $19)
+    $17, $18, $19, $20)
 RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone
 `
 
@@ -315,6 +315,7 @@ type ShopInsertParams struct {
 	CalendarToken         string
 	CalendarTokenHash     []byte
 	Language              string
+	NotifyPhone           pgtype.Text
 }
 
 func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams) (Shop, error) {
@@ -338,6 +339,7 @@ func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams)
 		arg.CalendarToken,
 		arg.CalendarTokenHash,
 		arg.Language,
+		arg.NotifyPhone,
 	)
 	var i Shop
 	err := row.Scan(
@@ -711,8 +713,9 @@ UPDATE shops SET name = $1, timezone = $2, currency = $3,
     quiet_start_minute = $8, quiet_end_minute = $9,
     cooldown_seconds = $10, max_offers_per_day = $11,
     first_wave_delay_seconds = $12, send_rate = $13,
-    calendar_full_details = $14, language = $15
-WHERE id = $16
+    calendar_full_details = $14, language = $15,
+    notify_phone = $16
+WHERE id = $17
 RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone
 `
 
@@ -732,6 +735,7 @@ type ShopUpdateParams struct {
 	SendRate              int32
 	CalendarFullDetails   bool
 	Language              string
+	NotifyPhone           pgtype.Text
 	ID                    uuid.UUID
 }
 
@@ -753,6 +757,7 @@ func (q *Queries) ShopUpdate(ctx context.Context, db DBTX, arg ShopUpdateParams)
 		arg.SendRate,
 		arg.CalendarFullDetails,
 		arg.Language,
+		arg.NotifyPhone,
 		arg.ID,
 	)
 	var i Shop

@@ -79,3 +79,31 @@ func (q *Queries) SuppressionErased(ctx context.Context, db DBTX, arg Suppressio
 	err := row.Scan(&erased)
 	return erased, err
 }
+
+const suppressionOptedOut = `-- name: SuppressionOptedOut :one
+SELECT (
+    EXISTS (
+        SELECT 1 FROM sms_suppressions s
+        WHERE s.shop_id = $1 AND s.phone_hmac = ANY($2::bytea[])
+    ) OR EXISTS (
+        SELECT 1 FROM customers c
+        WHERE c.shop_id = $1 AND c.phone = $3::text AND c.opted_out_at IS NOT NULL
+    )
+)::boolean AS opted_out
+`
+
+type SuppressionOptedOutParams struct {
+	ShopID     uuid.UUID
+	PhoneHmacs [][]byte
+	Phone      string
+}
+
+// Whether the shop must not text the number at the owner's word: its customer with the
+// number opted out, or the number is suppressed (a STOP, a carrier's opt-out, an
+// erasure), under any of its keyed hashes.
+func (q *Queries) SuppressionOptedOut(ctx context.Context, db DBTX, arg SuppressionOptedOutParams) (bool, error) {
+	row := db.QueryRow(ctx, suppressionOptedOut, arg.ShopID, arg.PhoneHmacs, arg.Phone)
+	var opted_out bool
+	err := row.Scan(&opted_out)
+	return opted_out, err
+}

@@ -189,7 +189,9 @@ UPDATE webhook_events
 SET subject = '{}'::jsonb, payload = NULL, dispatched_at = COALESCE(dispatched_at, $1::timestamptz),
     dispatch_error = 'the customer was erased'
 WHERE shop_id = $2
-  AND (subject -> 'filler' ->> 'id' = $3::uuid::text OR subject ->> 'ID' = $3::uuid::text)
+  AND (subject -> 'filler' ->> 'id' = $3::uuid::text OR subject ->> 'ID' = $3::uuid::text
+       OR subject ->> 'customer_id' = $3::uuid::text
+       OR ($4::text <> '' AND type LIKE 'message.%' AND subject ->> 'phone' = $4::text))
 RETURNING id
 `
 
@@ -197,14 +199,21 @@ type WebhookEventsForgetCustomerParams struct {
 	Now        time.Time
 	ShopID     uuid.UUID
 	CustomerID uuid.UUID
+	Phone      string
 }
 
-// An erasure: the events whose subject names the customer (an opening they held, or the
-// customer themself) lose their subject and body, and are not sent any more. Returns
+// An erasure: the events whose subject names the customer (an opening they held, the
+// customer themself, or a text of theirs in the owner's inbox, by customer or by the
+// number they had) lose their subject and body, and are not sent any more. Returns
 // their ids: their deliveries' and attempts' logs are scrubbed next
 // (WebhookDeliveriesForgetEvents, WebhookAttemptsForgetEvents).
 func (q *Queries) WebhookEventsForgetCustomer(ctx context.Context, db DBTX, arg WebhookEventsForgetCustomerParams) ([]uuid.UUID, error) {
-	rows, err := db.Query(ctx, webhookEventsForgetCustomer, arg.Now, arg.ShopID, arg.CustomerID)
+	rows, err := db.Query(ctx, webhookEventsForgetCustomer,
+		arg.Now,
+		arg.ShopID,
+		arg.CustomerID,
+		arg.Phone,
+	)
 	if err != nil {
 		return nil, err
 	}

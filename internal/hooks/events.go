@@ -180,7 +180,9 @@ func DecodeOpening(subject []byte) (OpeningSubject, error) {
 }
 
 // ForgetCustomer scrubs shopID's events that name the customer (an opening they held,
-// or the customer themself), inside the caller's transaction: their subject and body
+// the customer themself, or a text of theirs in the owner's inbox: by customer, or by
+// phone, the number they had, which a text from before they were a customer carries
+// alone; "" for none), inside the caller's transaction: their subject and body
 // are dropped and they are not sent, nor sent again; and the logs of their deliveries
 // lose what the receivers answered (the first bytes of each answer, the error texts,
 // the last error quoted in an endpoint's automatic disabling),
@@ -191,9 +193,9 @@ func DecodeOpening(subject []byte) (OpeningSubject, error) {
 // Events, then deliveries, then attempts, each in a statement of its own that sees what
 // committed before it: an attempt recorded meanwhile is either scrubbed here or keeps
 // nothing (see record and the query WebhookDeliveriesForgetEvents).
-func ForgetCustomer(ctx context.Context, q db.DBTX, shopID, customerID uuid.UUID, at time.Time) error {
+func ForgetCustomer(ctx context.Context, q db.DBTX, shopID, customerID uuid.UUID, phone string, at time.Time) error {
 	ids, err := queries.WebhookEventsForgetCustomer(ctx, q, db.WebhookEventsForgetCustomerParams{
-		ShopID: shopID, CustomerID: customerID, Now: at.UTC(),
+		ShopID: shopID, CustomerID: customerID, Phone: phone, Now: at.UTC(),
 	})
 	if err != nil {
 		return fmt.Errorf("forget customer %s in webhook events: %w", customerID, err)

@@ -118,7 +118,7 @@ func TestForgetCustomerScrubsTheAnswers(t *testing.T) {
 	go func() { done <- s.svc.Attempt(ctx, inFlight[0], false) }()
 	<-arrived
 	require.NoError(t, pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		return hooks.ForgetCustomer(ctx, tx, s.shop.ID, erased, time.Now())
+		return hooks.ForgetCustomer(ctx, tx, s.shop.ID, erased, "", time.Now())
 	}))
 	close(open)
 	gate.Store(nil)
@@ -245,7 +245,7 @@ func TestForgetCustomerScrubsADisableReason(t *testing.T) {
 	require.Contains(t, reason(), phone[2:], "the reason quotes the last error")
 
 	require.NoError(t, pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		return hooks.ForgetCustomer(ctx, tx, s.shop.ID, erased, time.Now())
+		return hooks.ForgetCustomer(ctx, tx, s.shop.ID, erased, "", time.Now())
 	}))
 	require.NotContains(t, reason(), phone[2:], "the erased customer's number is still in the reason")
 	require.Contains(t, reason(), "disabled automatically", "the reason stays, without the quote")

@@ -9,8 +9,9 @@ import (
 // Received is the subject of a message.received webhook event: an inbound text that
 // went to the owner, as the conversation holds it. Its JSON is stored with the event
 // (hooks.Record) and outlives the process: rename a Go field freely, never a tag. The
-// customer's name is not in it: the renderer reads the customer as they stand when the
-// event is sent.
+// customer is named by id only (a name would outlive an erasure in every stored copy),
+// and the renderer reads no database (hooks.Renderer): a receiver that wants the name
+// reads the conversation or the customer through the API.
 type Received struct {
 	ConversationID uuid.UUID  `json:"conversation_id"`
 	MessageID      uuid.UUID  `json:"message_id"`

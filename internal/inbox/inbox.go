@@ -238,6 +238,16 @@ func (s *Service) conversation(ctx context.Context, q db.DBTX, shopID, id uuid.U
 	return fromRow(row), nil
 }
 
+// Unread counts shopID's open conversations with texts the owner has not read: what
+// waits for a person (a closed conversation waits for no one, read or not).
+func (s *Service) Unread(ctx context.Context, shopID uuid.UUID) (int, error) {
+	n, err := queries.ConversationUnreadCount(ctx, s.pool, shopID)
+	if err != nil {
+		return 0, fmt.Errorf("count unread conversations: %w", err)
+	}
+	return int(n), nil
+}
+
 // MarkRead records that the owner read shopID's conversation id (unread 0) and returns
 // it.
 func (s *Service) MarkRead(ctx context.Context, shopID, id uuid.UUID) (Conversation, error) {

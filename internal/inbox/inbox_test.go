@@ -45,23 +45,10 @@ func newScene(t *testing.T) *scene {
 	queue, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
 	s := &scene{t: t, pool: pool, url: url, shops: shops.New(pool, shops.Config{}), now: t0}
-	s.inbox = inbox.New(pool, queue, shopOptOuts{s.shops}, inbox.Config{Now: func() time.Time { return s.now }})
+	// The server's OptOuts: shops' own answer (a customer's opt-out, or the number's
+	// suppression: a STOP, an erasure).
+	s.inbox = inbox.New(pool, queue, s.shops, inbox.Config{Now: func() time.Time { return s.now }})
 	return s
-}
-
-// shopOptOuts answers inbox.OptOuts from shops' exported API, as outbox asks it: a
-// customer's opt-out, else whether the number was erased.
-type shopOptOuts struct{ s *shops.Service }
-
-func (o shopOptOuts) OptedOut(ctx context.Context, shopID uuid.UUID, number string) (bool, error) {
-	c, err := o.s.CustomerByPhone(ctx, shopID, number)
-	if err == nil {
-		return c.OptedOutAt != nil, nil
-	}
-	if p, ok := problem.As(err); !ok || p.Kind != problem.NotFound {
-		return false, err
-	}
-	return o.s.PhoneErased(ctx, shopID, number)
 }
 
 func (s *scene) shop(name, number string) shops.Shop {

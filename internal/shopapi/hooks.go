@@ -18,7 +18,8 @@ import (
 
 // EventRenderer renders the data of outbound events (hooks.Renderer) with this API's
 // own rendering of each object, so an event shows an opening or a customer exactly as
-// GET /api/openings/{id} and GET /api/customers/{id} do: one rendering for both. It
+// GET /api/openings/{id} and GET /api/customers/{id} do: one rendering for both (a
+// message.received event shows the inbound text as the conversation holds it). It
 // renders from the subject recorded at the event (the rows as they stood then), not
 // from the current state.
 type EventRenderer struct{}
@@ -41,6 +42,8 @@ func (EventRenderer) Data(eventType string, subject []byte) (any, error) {
 			return nil, fmt.Errorf("customer subject without a customer")
 		}
 		return newCustomerJSON(c), nil
+	case hooks.IsMessageType(eventType):
+		return messageReceivedData(subject)
 	}
 	return nil, fmt.Errorf("no rendering for event type %q", eventType)
 }

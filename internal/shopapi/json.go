@@ -120,6 +120,8 @@ type shopRequest struct {
 	OfferPolicy *policyRequest `json:"offer_policy"`
 	// Language is absent or null for the default (en).
 	Language *string `json:"language"`
+	// NotifyPhone is absent or null for no alerts.
+	NotifyPhone *string `json:"notify_phone"`
 }
 
 // policyRequest uses pointers so that a field left out (default) can be told from an
@@ -148,6 +150,12 @@ type quietHoursValue struct {
 func (r shopRequest) newShop() (n shops.NewShop, err error) {
 	n = shops.NewShop{
 		Name: r.Name, Timezone: r.Timezone, SMSNumber: r.SMSNumber, Currency: r.Currency, PaymentMode: r.PaymentMode,
+	}
+	if r.NotifyPhone != nil {
+		if *r.NotifyPhone == "" {
+			return n, problem.Invalidf("notify_phone", "notify_phone must be in E.164 form, e.g. +15555550199, or null for no alerts")
+		}
+		n.NotifyPhone = *r.NotifyPhone
 	}
 	if r.Language != nil {
 		if n.Language, err = shops.ParseLanguage(*r.Language); err != nil {
@@ -265,6 +273,8 @@ type shopJSON struct {
 	Stripe stripeJSON `json:"stripe"`
 	// Language is what its customers are texted in, unless theirs is set.
 	Language string `json:"language"`
+	// NotifyPhone is texted when a text waits in the owner's inbox; null for none.
+	NotifyPhone *string `json:"notify_phone"`
 }
 
 type policyJSON struct {
@@ -290,7 +300,7 @@ func (h *Handlers) newShopJSON(s shops.Shop) shopJSON {
 		ID: s.ID, Name: s.Name, Timezone: s.Timezone, SMSNumber: s.SMSNumber, Currency: s.Currency,
 		PaymentMode: s.PaymentMode, CreatedAt: s.CreatedAt.UTC(),
 		CalendarURL: calendar.URL(h.PublicURL, s.CalendarToken), CalendarFullDetails: s.CalendarFullDetails,
-		Stripe: newStripeJSON(s), Language: string(s.Language),
+		Stripe: newStripeJSON(s), Language: string(s.Language), NotifyPhone: nonEmpty(s.NotifyPhone),
 		OfferPolicy: policyJSON{
 			WaveSize:              p.WaveSize,
 			WaveIntervalSeconds:   int64(p.WaveInterval / time.Second),

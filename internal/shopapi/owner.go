@@ -70,6 +70,8 @@ type shopPatchRequest struct {
 	CalendarFullDetails optional[bool] `json:"calendar_full_details"`
 	// Language cannot be null: a shop always has one.
 	Language optional[string] `json:"language"`
+	// NotifyPhone null removes the owner's alert number.
+	NotifyPhone optional[string] `json:"notify_phone"`
 }
 
 type policyPatchRequest struct {
@@ -98,6 +100,13 @@ func (r shopPatchRequest) change() (ch shops.ShopChange, err error) {
 	}
 	if ch.CalendarFullDetails, err = ptr(r.CalendarFullDetails, "calendar_full_details"); err != nil {
 		return ch, err
+	}
+	if p := r.NotifyPhone; p.Set {
+		v := p.Value // null: "", no alerts
+		if !p.Null && v == "" {
+			return ch, problem.Invalidf("notify_phone", "notify_phone must be in E.164 form, e.g. +15555550199, or null for no alerts")
+		}
+		ch.NotifyPhone = &v
 	}
 	if l := r.Language; l.Set {
 		// A null's Value is "": refused as any other value that is not a code is, with

@@ -3,8 +3,8 @@
 // changing the shop's settings, rotating its key and its calendar feed's address, asking
 // for a link to Stripe's onboarding of the shop's own account (STRIPE_CONNECT=on),
 // adding, listing, importing (CSV), editing and erasing customers, declaring, listing,
-// reading and cancelling openings, and managing outbound webhook endpoints and their
-// deliveries. The creating POSTs honour an Idempotency-Key. It also serves the public
+// reading and cancelling openings, reading and answering the owner's inbox
+// (/api/conversations), and managing outbound webhook endpoints and their deliveries. The creating POSTs honour an Idempotency-Key. It also serves the public
 // calendar feed (CalendarPath) and renders the data of outbound events (EventRenderer),
 // with the same rendering as its answers. The API is described by an OpenAPI 3.1
 // document (api/openapi.json), served at /api/openapi.json. Handlers only translate:
@@ -32,6 +32,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/calendar"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/idempotency"
+	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -57,6 +58,8 @@ type Handlers struct {
 	// Ledger onboards shops' connected Stripe accounts (STRIPE_CONNECT=on); nil answers
 	// the onboarding as a server without Connect.
 	Ledger *ledger.Service
+	// Inbox serves the owner's conversations (/api/conversations).
+	Inbox *inbox.Service
 }
 
 // Register adds the shop API's routes to e. The routes are registered one by one (not
@@ -81,6 +84,11 @@ func (h *Handlers) Register(e *echo.Echo) {
 	e.GET("/api/openings", h.listOpenings, h.requireShop)
 	e.GET("/api/openings/:id", h.getOpening, h.requireShop)
 	e.POST("/api/openings/:id/cancel", h.cancelOpening, h.requireShop)
+	e.GET("/api/conversations", h.listConversations, h.requireShop)
+	e.GET("/api/conversations/:id", h.getConversation, h.requireShop)
+	e.PATCH("/api/conversations/:id", h.patchConversation, h.requireShop)
+	e.POST("/api/conversations/:id/messages", h.replyConversation, h.requireShop, h.idempotent)
+	e.POST("/api/conversations/:id/read", h.readConversation, h.requireShop)
 	e.POST("/api/webhook_endpoints", h.createWebhookEndpoint, h.requireShop, h.idempotent)
 	e.GET("/api/webhook_endpoints", h.listWebhookEndpoints, h.requireShop)
 	e.GET("/api/webhook_endpoints/:id", h.getWebhookEndpoint, h.requireShop)

@@ -28,6 +28,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/idempotency"
+	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/shopapi"
@@ -98,6 +99,7 @@ func newEnvWith(t *testing.T, change func(h *shopapi.Handlers, pool *pgxpool.Poo
 		Calendar:    calendar.New(pool, shopsSvc, calendar.Config{PublicURL: publicURL}),
 		PublicURL:   publicURL,
 		AdminToken:  adminToken,
+		Inbox:       inbox.New(pool, rc, shopsSvc, inbox.Config{}),
 	}
 	if change != nil {
 		change(h, pool, rc)
@@ -270,7 +272,8 @@ func TestCreateShop(t *testing.T) {
 	require.Equal(t, "no-store", r.header.Get("Cache-Control"))
 
 	require.ElementsMatch(t, []string{"id", "name", "timezone", "sms_number", "currency", "payment_mode",
-		"offer_policy", "api_key", "created_at", "calendar_url", "calendar_full_details", "stripe", "language"}, keys(r.body))
+		"offer_policy", "api_key", "created_at", "calendar_url", "calendar_full_details", "stripe", "language", "notify_phone"}, keys(r.body))
+	require.Nil(t, r.body["notify_phone"], "no alert number unless one is given")
 	require.Equal(t, "en", r.body["language"], "the default")
 	require.Regexp(t, `^https://slots\.example\.test/calendar/cal_[0-9a-f]{64}\.ics$`, r.body["calendar_url"])
 	require.Equal(t, false, r.body["calendar_full_details"])

@@ -15,12 +15,14 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/idempotency"
+	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 )
 
 // EraseCustomer erases a customer at the owner's request, in one transaction: the name,
 // phone and preferences are gone, the texts they sent lose their number and words
-// (found by shop and number through an index), and they are opted out for good. The row
+// (found by shop and number through an index), their conversations in the owner's
+// inbox go with every text (inbox.Forget), and they are opted out for good. The row
 // stays, so their past offers and bookings (and the shop's totals) are kept, anonymised.
 // Of the number only a keyed hash is kept (a suppression, see OptOutNumber), so that the
 // person, added again, comes back opted out and a text queued before is not sent. The
@@ -45,6 +47,12 @@ func (s *Service) EraseCustomer(ctx context.Context, shopID, id uuid.UUID) error
 		if err := queries.CustomerEraseMessages(ctx, tx, db.CustomerEraseMessagesParams{ShopID: uuid.NullUUID{UUID: shopID, Valid: true}, Phone: row.Phone}); err != nil {
 			return fmt.Errorf("erase customer %s messages: %w", id, err)
 		}
+		// The owner's inbox: their conversations, by customer and by number, with every
+		// text either way. After the inbound log's rows (the order the inbound path
+		// takes: its text, then the conversation), before the customer's row changes.
+		if _, err := inbox.Forget(ctx, tx, shopID, id, row.Phone); err != nil {
+			return fmt.Errorf("erase customer %s conversations: %w", id, err)
+		}
 		if _, err := queries.CustomerErase(ctx, tx, db.CustomerEraseParams{ID: id, ShopID: shopID, Now: now}); err != nil {
 			return fmt.Errorf("erase customer %s: %w", id, err)
 		}
@@ -53,7 +61,7 @@ func (s *Service) EraseCustomer(ctx context.Context, shopID, id uuid.UUID) error
 		}
 		// The copies kept for a while elsewhere: events not yet sent (or kept for the
 		// owner to send again), and API answers kept for their Idempotency-Key.
-		if err := hooks.ForgetCustomer(ctx, tx, shopID, id, now); err != nil {
+		if err := hooks.ForgetCustomer(ctx, tx, shopID, id, row.Phone, now); err != nil {
 			return err
 		}
 		if err := idempotency.ForgetText(ctx, tx, shopID, row.Phone); err != nil {

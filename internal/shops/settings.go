@@ -38,6 +38,8 @@ type ShopChange struct {
 	CalendarFullDetails *bool
 	// Language replaces the shop's language: one of language.All, in any case.
 	Language *language.Code
+	// NotifyPhone replaces the owner's alert number (E.164); "" removes it.
+	NotifyPhone *string
 }
 
 // policy is the change's policy fields, applied by the rule a new shop's follow.
@@ -70,6 +72,7 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		n := NewShop{
 			Name: cur.Name, Timezone: cur.Timezone, SMSNumber: cur.SMSNumber, Currency: cur.Currency,
 			PaymentMode: cur.PaymentMode, Policy: cur.Policy, LeadSet: true, CooldownSet: true, Language: cur.Language,
+			NotifyPhone: cur.NotifyPhone,
 		}
 		set := func(dst *string, v *string) {
 			if v != nil {
@@ -80,6 +83,7 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		set(&n.Timezone, ch.Timezone)
 		set(&n.Currency, ch.Currency)
 		set(&n.PaymentMode, ch.PaymentMode)
+		set(&n.NotifyPhone, ch.NotifyPhone)
 		if ch.Language != nil {
 			n.Language = *ch.Language
 		}
@@ -107,6 +111,7 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 			CooldownSeconds: int32(p.Cooldown / time.Second), MaxOffersPerDay: capParam(p.MaxOffersPerDay),
 			FirstWaveDelaySeconds: int32(p.FirstWaveDelay / time.Second), SendRate: int32(p.SendRate),
 			CalendarFullDetails: fullDetails, Language: string(n.Language),
+			NotifyPhone: pgtype.Text{String: n.NotifyPhone, Valid: n.NotifyPhone != ""},
 		})
 		if err != nil {
 			return fmt.Errorf("update shop %s: %w", id, err)

@@ -165,6 +165,9 @@ type NewShop struct {
 	// Language is what the shop's customers are texted in (unless theirs is set): one of
 	// language.All, in any case (ParseLanguage reads it); "" is language.Default.
 	Language language.Code
+	// NotifyPhone is the owner's alert number (E.164) for texts waiting in the inbox;
+	// "" for none.
+	NotifyPhone string
 }
 
 // PolicyFields are offer-policy fields as a client sends them, for a new shop
@@ -347,7 +350,7 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 		ApiKeyHash: hash, CreatedAt: s.cfg.Now().UTC(),
 		MaxOffersPerDay: capParam(p.MaxOffersPerDay), FirstWaveDelaySeconds: int32(p.FirstWaveDelay / time.Second),
 		SendRate: int32(p.SendRate), CalendarToken: calToken, CalendarTokenHash: calHash,
-		Language: string(n.Language),
+		Language: string(n.Language), NotifyPhone: pgtype.Text{String: n.NotifyPhone, Valid: n.NotifyPhone != ""},
 	})
 	if isUnique(err) {
 		return Shop{}, "", &problem.Error{Kind: problem.Conflict, Code: "sms_number_taken", Field: "sms_number",
@@ -412,6 +415,14 @@ func (s *Service) normalise(n *NewShop) error {
 		return err
 	}
 	n.Language = cmp.Or(lang, language.Default)
+	n.NotifyPhone = strings.TrimSpace(n.NotifyPhone)
+	if n.NotifyPhone != "" && !phone.Valid(n.NotifyPhone) {
+		return problem.Invalidf("notify_phone", "notify_phone must be in E.164 form, e.g. +15555550199, or null for no alerts")
+	}
+	if n.NotifyPhone != "" && n.NotifyPhone == n.SMSNumber {
+		// The alert is texted from the shop's number: to itself, the provider refuses it.
+		return problem.Invalidf("notify_phone", "notify_phone must be the owner's own phone, not the shop's SMS number")
+	}
 	if n.PaymentMode == "" {
 		n.PaymentMode = PaymentCheckout
 	}

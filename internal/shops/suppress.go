@@ -193,3 +193,17 @@ func (s *Service) optIn(ctx context.Context, tx pgx.Tx, customerID uuid.UUID, no
 	})
 	return hooks.Record(ctx, tx, c.ShopID, hooks.CustomerOptedIn, now, c)
 }
+
+// OptedOut reports whether shopID must not text number at the owner's word (an inbox
+// reply): its customer with the number opted out, or the number is suppressed (it said
+// STOP as a customer or not, its carrier refused a text as opted out, or the shop erased
+// the customer who had it), matched under every erasure key. It is the inbox's OptOuts.
+func (s *Service) OptedOut(ctx context.Context, shopID uuid.UUID, number string) (bool, error) {
+	out, err := queries.SuppressionOptedOut(ctx, s.pool, db.SuppressionOptedOutParams{
+		ShopID: shopID, PhoneHmacs: s.phoneHashes(shopID, number), Phone: number,
+	})
+	if err != nil {
+		return false, fmt.Errorf("check opted-out number: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,155 @@
+package dashboard_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/inbox"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+)
+
+// textIn records a text that waits for the owner, as the inbound path does.
+func (en *env) textIn(t *testing.T, shop shops.Shop, phone string, customer uuid.UUID, sid, body string) uuid.UUID {
+	t.Helper()
+	var rec inbox.Recorded
+	require.NoError(t, pgx.BeginFunc(context.Background(), en.pool, func(tx pgx.Tx) error {
+		var err error
+		rec, err = inbox.RecordIn(context.Background(), tx, inbox.InboundText{ShopID: shop.ID, Phone: phone, CustomerID: customer,
+			MessageSID: sid, Body: body, At: time.Now(), NeedsOwner: true})
+		return err
+	}))
+	return rec.ConversationID
+}
+
+// TestInboxPage: the navigation counts the open conversations waiting unread on every
+// page; the list filters open, closed and all; a thread shows the texts oldest first and
+// viewing it marks it read; a reply (with the CSRF token) is queued as a text from the
+// shop's number; close and reopen; a number that said STOP is refused with why.
+func TestInboxPage(t *testing.T) {
+	t.Parallel()
+	en := newEnv(t, envOpts{})
+	ck := en.login(t, en.keyA)
+	ada := en.addCustomer(t, en.shopA, "+15557310001", "Ada Lovelace")
+	conv := en.textIn(t, en.shopA, ada.Phone, ada.ID, "SM-1", "can I come at 4 instead?")
+	en.textIn(t, en.shopA, ada.Phone, ada.ID, "SM-2", "or <b>5</b>?")
+	stranger := en.textIn(t, en.shopA, "+15557310002", uuid.Nil, "SM-3", "who is this?")
+	en.textIn(t, en.shopB, "+15557310003", uuid.Nil, "SM-4", "B's customer")
+
+	// Every signed-in page shows the count: two conversations wait.
+	for _, path := range []string{"/dashboard", "/dashboard/customers", "/dashboard/settings"} {
+		body, _ := en.page(t, ck, path)
+		require.Contains(t, body, `id="nav-inbox"`, path)
+		require.Contains(t, body, `<span class="nav-badge" id="nav-unread">2<span class="vh"> unread</span></span>`, path)
+	}
+
+	body, _ := en.page(t, ck, "/dashboard/inbox")
+	require.Contains(t, body, `aria-current="page">Inbox`)
+	require.Equal(t, 2, strings.Count(body, `class="conversation-row"`))
+	require.Contains(t, body, "Ada Lovelace")
+	require.Contains(t, body, "2 unread")
+	require.Contains(t, body, "or &lt;b&gt;5&lt;/b&gt;?", "escaped")
+	require.NotContains(t, body, "B's customer", "another shop's")
+	require.Less(t, strings.Index(body, stranger.String()), strings.Index(body, conv.String()), "newest activity first")
+
+	// The thread: oldest first; viewing it reads it.
+	body, csrf := en.page(t, ck, "/dashboard/inbox/"+conv.String())
+	require.Less(t, strings.Index(body, "can I come at 4 instead?"), strings.Index(body, "or &lt;b&gt;5&lt;/b&gt;?"))
+	require.Contains(t, body, `id="reply-form"`)
+	require.Contains(t, body, `<span class="nav-badge" id="nav-unread">1<span`, "read now: one left")
+	th, err := en.inbox.Get(context.Background(), en.shopA.ID, conv)
+	require.NoError(t, err)
+	require.Zero(t, th.Unread)
+
+	// A reply without the token is refused; with it, it is queued from the shop's number.
+	rec := en.post("/dashboard/inbox/"+conv.String()+"/reply", url.Values{"body": {"4 works"}}, ck)
+	require.Equal(t, http.StatusForbidden, rec.Code)
+	rec = en.post("/dashboard/inbox/"+conv.String()+"/reply", url.Values{"csrf": {csrf}, "body": {""}}, ck)
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
+	require.NotEmpty(t, fieldError(rec.Body.String(), "reply-error"))
+	rec = en.post("/dashboard/inbox/"+conv.String()+"/reply", url.Values{"csrf": {csrf}, "body": {"4 works, see you"}}, ck)
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	require.Equal(t, "/dashboard/inbox/"+conv.String()+"?notice=sent", rec.Header().Get("Location"))
+	var n int
+	require.NoError(t, en.pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM river_job WHERE kind = 'sms_text' AND args->>'to' = $1 AND args->>'from' = $2`, ada.Phone, en.shopA.SMSNumber).Scan(&n))
+	require.Equal(t, 1, n)
+	body, _ = en.page(t, ck, "/dashboard/inbox/"+conv.String()+"?notice=sent")
+	require.Contains(t, body, "Reply queued")
+	require.Contains(t, body, "4 works, see you")
+	require.Contains(t, body, "You · ")
+
+	// Close, then it is in the closed list, not the open one; reopen.
+	rec = en.post("/dashboard/inbox/"+conv.String()+"/status", url.Values{"csrf": {csrf}, "status": {"closed"}}, ck)
+	require.Equal(t, http.StatusSeeOther, rec.Code)
+	body, _ = en.page(t, ck, "/dashboard/inbox")
+	require.NotContains(t, body, conv.String())
+	body, _ = en.page(t, ck, "/dashboard/inbox?status=closed")
+	require.Contains(t, body, conv.String())
+	body, _ = en.page(t, ck, "/dashboard/inbox?status=all")
+	require.Equal(t, 2, strings.Count(body, `class="conversation-row"`))
+	rec = en.post("/dashboard/inbox/"+conv.String()+"/status", url.Values{"csrf": {csrf}, "status": {"open"}}, ck)
+	require.Equal(t, http.StatusSeeOther, rec.Code)
+	body, _ = en.page(t, ck, "/dashboard/inbox")
+	require.Contains(t, body, conv.String())
+
+	// STOP: the reply is refused, saying why; nothing more is queued.
+	require.NoError(t, en.shops.OptOutNumber(context.Background(), en.shopA.ID, "+15557310002"))
+	rec = en.post("/dashboard/inbox/"+stranger.String()+"/reply", url.Values{"csrf": {csrf}, "body": {"hello?"}}, ck)
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
+	require.Contains(t, fieldError(rec.Body.String(), "reply-error"), "replied STOP")
+	require.Contains(t, rec.Body.String(), "hello?", "the reply as typed")
+	require.NoError(t, en.pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'sms_text'`).Scan(&n))
+	require.Equal(t, 1, n)
+
+	// Another shop's conversation, or none, is a 404 page.
+	ckB := en.login(t, en.keyB)
+	for _, path := range []string{"/dashboard/inbox/" + conv.String(), "/dashboard/inbox/not-a-uuid"} {
+		require.Equal(t, http.StatusNotFound, en.get(path, ckB).Code, path)
+	}
+	_, csrfB := en.page(t, ckB, "/dashboard/inbox")
+	rec = en.post("/dashboard/inbox/"+conv.String()+"/reply", url.Values{"csrf": {csrfB}, "body": {"mine"}}, ckB)
+	require.Equal(t, http.StatusNotFound, rec.Code)
+	rec = en.post("/dashboard/inbox/"+conv.String()+"/status", url.Values{"csrf": {csrfB}, "status": {"closed"}}, ckB)
+	require.Equal(t, http.StatusNotFound, rec.Code)
+	require.Equal(t, http.StatusSeeOther, en.get("/dashboard/inbox").Code, "signed out: to the sign-in form")
+}
+
+// TestSettingsNotifyPhone: the settings form sets the owner's alert number, empty
+// removes it, and a malformed one is shown next to its input.
+func TestSettingsNotifyPhone(t *testing.T) {
+	t.Parallel()
+	en := newEnv(t, envOpts{})
+	ck := en.login(t, en.keyA)
+	body, csrf := en.page(t, ck, "/dashboard/settings")
+	require.Contains(t, body, `id="set-notify-phone"`)
+	form := func(notify string) url.Values {
+		return url.Values{"csrf": {csrf}, "name": {"Ada's Barbers"}, "timezone": {"America/New_York"}, "currency": {"USD"},
+			"payment_mode": {"checkout"}, "wave_size": {"10"}, "wave_interval_seconds": {"600"}, "min_lead_minutes": {"60"},
+			"cooldown_seconds": {"86400"}, "notify_phone": {notify}}
+	}
+	rec := en.post("/dashboard/settings", form("+15555550199"), ck)
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	shop, err := en.shops.Get(context.Background(), en.shopA.ID)
+	require.NoError(t, err)
+	require.Equal(t, "+15555550199", shop.NotifyPhone)
+	body, _ = en.page(t, ck, "/dashboard/settings")
+	require.Contains(t, body, `value="+15555550199"`)
+
+	rec = en.post("/dashboard/settings", form("call me"), ck)
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
+	require.Contains(t, fieldError(rec.Body.String(), "set-notify-phone-error"), "E.164")
+
+	rec = en.post("/dashboard/settings", form(""), ck)
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	shop, err = en.shops.Get(context.Background(), en.shopA.ID)
+	require.NoError(t, err)
+	require.Empty(t, shop.NotifyPhone, "empty removes it")
+}

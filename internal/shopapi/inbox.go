@@ -1,0 +1,230 @@
+package shopapi
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/labstack/echo/v4"
+
+	"github.com/slotrecovery/slotrecovery/internal/inbox"
+	"github.com/slotrecovery/slotrecovery/internal/problem"
+)
+
+// The owner's inbox (issue 33): the shop's conversations with the numbers that text it,
+// a thread, the owner's reply, reading, opening and closing. internal/inbox decides;
+// these handlers translate.
+
+// conversationJSON is a conversation as the list and a thread show it. Fields may be
+// added, never renamed or removed.
+type conversationJSON struct {
+	ID    uuid.UUID `json:"id"`
+	Phone string    `json:"phone"`
+	// Customer is the shop's customer with the number, null when none is known.
+	Customer *conversationCustomerJSON `json:"customer"`
+	Status   string                    `json:"status"`
+	Unread   int                       `json:"unread"`
+	// LastMessage is the newest text kept, null when none is (the retention purged them).
+	LastMessage    *lastMessageJSON `json:"last_message"`
+	LastActivityAt time.Time        `json:"last_activity_at"`
+	CreatedAt      time.Time        `json:"created_at"`
+}
+
+type conversationCustomerJSON struct {
+	ID   uuid.UUID `json:"id"`
+	Name string    `json:"name"`
+}
+
+type lastMessageJSON struct {
+	Direction string    `json:"direction"`
+	Body      string    `json:"body"`
+	At        time.Time `json:"at"`
+}
+
+// messageJSON is one text of a conversation.
+type messageJSON struct {
+	ID        uuid.UUID `json:"id"`
+	Direction string    `json:"direction"`
+	Author    string    `json:"author"`
+	Body      string    `json:"body"`
+	At        time.Time `json:"at"`
+	Status    string    `json:"status"`
+}
+
+type threadJSON struct {
+	conversationJSON
+	// Messages are oldest first.
+	Messages []messageJSON `json:"messages"`
+}
+
+type conversationListJSON struct {
+	Conversations []conversationJSON `json:"conversations"`
+	// NextCursor is null on the last page.
+	NextCursor *string `json:"next_cursor"`
+}
+
+func newConversationJSON(c inbox.Conversation) conversationJSON {
+	out := conversationJSON{ID: c.ID, Phone: c.Phone, Status: c.Status, Unread: c.Unread,
+		LastActivityAt: c.LastActivityAt.UTC(), CreatedAt: c.CreatedAt.UTC()}
+	if c.CustomerID != uuid.Nil {
+		out.Customer = &conversationCustomerJSON{ID: c.CustomerID, Name: c.CustomerName}
+	}
+	if m := c.LastMessage; m != nil {
+		out.LastMessage = &lastMessageJSON{Direction: m.Direction, Body: m.Body, At: m.At.UTC()}
+	}
+	return out
+}
+
+func newMessageJSON(m inbox.Message) messageJSON {
+	return messageJSON{ID: m.ID, Direction: m.Direction, Author: m.Author, Body: m.Body, At: m.At.UTC(), Status: m.Status}
+}
+
+// conversationID reads the :id path parameter; a malformed one names no conversation
+// (404).
+func conversationID(c echo.Context) (uuid.UUID, error) {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return uuid.Nil, inbox.ErrNotFound
+	}
+	return id, nil
+}
+
+func (h *Handlers) listConversations(c echo.Context) error {
+	q := inbox.Query{Status: c.QueryParam("status"), Cursor: c.QueryParam("cursor")}
+	if s := c.QueryParam("limit"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > inbox.MaxPage {
+			return problem.Invalidf("limit", "limit must be a whole number from 1 to %d", inbox.MaxPage)
+		}
+		q.Limit = n
+	}
+	page, err := h.Inbox.List(c.Request().Context(), shopOf(c).ID, q)
+	if err != nil {
+		return err
+	}
+	out := conversationListJSON{Conversations: make([]conversationJSON, 0, len(page.Conversations))}
+	for _, cv := range page.Conversations {
+		out.Conversations = append(out.Conversations, newConversationJSON(cv))
+	}
+	if page.Next != "" {
+		out.NextCursor = &page.Next
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (h *Handlers) getConversation(c echo.Context) error {
+	id, err := conversationID(c)
+	if err != nil {
+		return err
+	}
+	t, err := h.Inbox.Get(c.Request().Context(), shopOf(c).ID, id)
+	if err != nil {
+		return err
+	}
+	out := threadJSON{conversationJSON: newConversationJSON(t.Conversation), Messages: make([]messageJSON, 0, len(t.Messages))}
+	for _, m := range t.Messages {
+		out.Messages = append(out.Messages, newMessageJSON(m))
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+type replyRequest struct {
+	Body *string `json:"body"`
+}
+
+// replyConversation records the owner's reply and queues it as a text from the shop's
+// number (inbox.Service.Reply): 201 with the message, queued.
+func (h *Handlers) replyConversation(c echo.Context) error {
+	id, err := conversationID(c)
+	if err != nil {
+		return err
+	}
+	var req replyRequest
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	if req.Body == nil {
+		return problem.Invalidf("body", "body is required: the text to send, 1 to %d characters", inbox.MaxReply)
+	}
+	m, err := h.Inbox.Reply(c.Request().Context(), shopOf(c).ID, id, *req.Body)
+	if err != nil {
+		return err
+	}
+	c.Response().Header().Set(echo.HeaderLocation, "/api/conversations/"+id.String())
+	return c.JSON(http.StatusCreated, newMessageJSON(m))
+}
+
+func (h *Handlers) readConversation(c echo.Context) error {
+	id, err := conversationID(c)
+	if err != nil {
+		return err
+	}
+	cv, err := h.Inbox.MarkRead(c.Request().Context(), shopOf(c).ID, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, newConversationJSON(cv))
+}
+
+type conversationPatchRequest struct {
+	Status optional[string] `json:"status"`
+}
+
+func (h *Handlers) patchConversation(c echo.Context) error {
+	id, err := conversationID(c)
+	if err != nil {
+		return err
+	}
+	var req conversationPatchRequest
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	status, err := ptr(req.Status, "status")
+	if err != nil {
+		return err
+	}
+	ctx, shop := c.Request().Context(), shopOf(c).ID
+	if status == nil { // nothing to change: the conversation as it is
+		t, err := h.Inbox.Get(ctx, shop, id)
+		if err != nil {
+			return err
+		}
+		return c.JSON(http.StatusOK, newConversationJSON(t.Conversation))
+	}
+	cv, err := h.Inbox.SetStatus(ctx, shop, id, *status)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, newConversationJSON(cv))
+}
+
+// messageReceivedJSON is the data of a message.received event: the inbound text as the
+// conversation holds it (inbox.Received, as recorded with the event). The customer is
+// named by id only: the renderer does not read the database (hooks.Renderer), and a
+// receiver that wants the name reads GET /api/conversations/{conversation_id} or GET
+// /api/customers/{customer_id}. Fields may be added, never renamed or removed.
+type messageReceivedJSON struct {
+	ConversationID uuid.UUID  `json:"conversation_id"`
+	MessageID      uuid.UUID  `json:"message_id"`
+	Phone          string     `json:"phone"`
+	CustomerID     *uuid.UUID `json:"customer_id"`
+	Body           string     `json:"body"`
+	Outcome        string     `json:"outcome"`
+	At             time.Time  `json:"at"`
+}
+
+// messageReceivedData renders a message.received subject.
+func messageReceivedData(subject []byte) (messageReceivedJSON, error) {
+	var r inbox.Received
+	if err := json.Unmarshal(subject, &r); err != nil {
+		return messageReceivedJSON{}, fmt.Errorf("decode message subject: %w", err)
+	}
+	if r.ConversationID == uuid.Nil {
+		return messageReceivedJSON{}, fmt.Errorf("message subject without a conversation")
+	}
+	return messageReceivedJSON{ConversationID: r.ConversationID, MessageID: r.MessageID, Phone: r.Phone,
+		CustomerID: r.CustomerID, Body: r.Body, Outcome: r.Outcome, At: r.At.UTC()}, nil
+}
