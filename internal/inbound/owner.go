@@ -32,6 +32,8 @@ func (s *Service) toOwner(ctx context.Context, tx pgx.Tx, shop shops.Shop, snd *
 	text := inbox.InboundText{
 		ShopID: shop.ID, Phone: in.From, MessageSID: in.MessageSID, Body: in.Body, At: now,
 		NeedsOwner: true, OwnerAlerts: shop.NotifyPhone != "",
+		// An unsure reply is answered with its question, not the acknowledgement.
+		Acknowledges: ans.Outcome == OutcomeUnrecognized,
 	}
 	if snd != nil && snd.known {
 		text.CustomerID = snd.id

@@ -55,4 +55,9 @@ func TestTextsThatNeedAPersonReachTheInbox(t *testing.T) {
 	require.NoError(t, w.pool.QueryRow(ctx, `SELECT count(*) FROM conversation_messages m JOIN conversations c ON c.id = m.conversation_id
 		WHERE c.phone = $1`, w.phones[1]).Scan(&messages))
 	require.Equal(t, 2, messages, "the unsure text and its question")
+
+	// The question did not use up the day's acknowledgement.
+	asked := w.reply(t, "SMask", 1, "do you take cash?")
+	require.Equal(t, inbound.OutcomeUnrecognized, asked.Outcome)
+	require.Equal(t, texts.English.InboxAck(w.shop), asked.Message)
 }

@@ -140,7 +140,7 @@ func TestRecordIn(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			rec := s.in(inbox.InboundText{ShopID: shop.ID, Phone: tt.phone, CustomerID: tt.customer,
 				MessageSID: fmt.Sprintf("SM-record-%d", i), Body: "can I come at 3?", At: t0,
-				NeedsOwner: tt.needs, OwnerAlerts: tt.alerts})
+				NeedsOwner: tt.needs, OwnerAlerts: tt.alerts, Acknowledges: true})
 			require.False(t, rec.Duplicate)
 			require.Equal(t, tt.wantAlert, rec.Alert, "alert")
 			require.Equal(t, tt.wantAck, rec.Ack, "ack")
@@ -180,7 +180,7 @@ func TestRecordInDuplicate(t *testing.T) {
 	s := newScene(t)
 	shop := s.shop("Cuts", "+15555550100")
 	text := inbox.InboundText{ShopID: shop.ID, Phone: "+15557310002", MessageSID: "SM-dup", Body: "hi",
-		At: t0, NeedsOwner: true, OwnerAlerts: true}
+		At: t0, NeedsOwner: true, Acknowledges: true, OwnerAlerts: true}
 	first := s.in(text)
 	require.True(t, first.Alert)
 	text.At = t0.Add(time.Hour) // the windows are free again by then: a duplicate still takes none
@@ -222,7 +222,7 @@ func TestRecordInWindows(t *testing.T) {
 	}
 	for i, st := range steps {
 		rec := s.in(inbox.InboundText{ShopID: shop.ID, Phone: st.phone, MessageSID: fmt.Sprintf("SM-w-%d", i),
-			Body: "?", At: t0.Add(st.at), NeedsOwner: st.needs, OwnerAlerts: true})
+			Body: "?", At: t0.Add(st.at), NeedsOwner: st.needs, OwnerAlerts: true, Acknowledges: true})
 		require.Equal(t, st.wantAlert, rec.Alert, "%s: alert", st.name)
 		require.Equal(t, st.wantAck, rec.Ack, "%s: ack", st.name)
 	}
@@ -236,7 +236,7 @@ func TestRecordInWindowRolledBack(t *testing.T) {
 	ctx := context.Background()
 	shop := s.shop("Cuts", "+15555550100")
 	text := inbox.InboundText{ShopID: shop.ID, Phone: "+15557310002", MessageSID: "SM-rb-1", Body: "?",
-		At: t0, NeedsOwner: true, OwnerAlerts: true}
+		At: t0, NeedsOwner: true, Acknowledges: true, OwnerAlerts: true}
 	tx, err := s.pool.Begin(ctx)
 	require.NoError(t, err)
 	rec, err := inbox.RecordIn(ctx, tx, text)
@@ -279,7 +279,7 @@ func TestRecordInConcurrent(t *testing.T) {
 				errs[i] = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 					var err error
 					recs[i], err = inbox.RecordIn(ctx, tx, inbox.InboundText{ShopID: shop.ID, Phone: "+15557310002",
-						MessageSID: sid(i), Body: fmt.Sprintf("text %d", i), At: t0, NeedsOwner: true, OwnerAlerts: true})
+						MessageSID: sid(i), Body: fmt.Sprintf("text %d", i), At: t0, NeedsOwner: true, Acknowledges: true, OwnerAlerts: true})
 					return err
 				})
 			})
@@ -324,7 +324,7 @@ func TestRecordInConcurrent(t *testing.T) {
 			errs[i] = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 				var err error
 				recs[i], err = inbox.RecordIn(ctx, tx, inbox.InboundText{ShopID: shop.ID, Phone: "+15557310002",
-					MessageSID: "SM-same", Body: "again", At: t1, NeedsOwner: true, OwnerAlerts: true})
+					MessageSID: "SM-same", Body: "again", At: t1, NeedsOwner: true, Acknowledges: true, OwnerAlerts: true})
 				return err
 			})
 		})
@@ -365,7 +365,7 @@ func TestRecordOut(t *testing.T) {
 	require.Equal(t, inbox.Sent{ConversationID: sent.ConversationID, MessageID: sent.MessageID, Duplicate: true}, again)
 
 	reply := s.in(inbox.InboundText{ShopID: shop.ID, Phone: ada.Phone, CustomerID: ada.ID, MessageSID: "SM-in-1",
-		Body: "what is the price?", At: t0.Add(time.Minute), NeedsOwner: true})
+		Body: "what is the price?", At: t0.Add(time.Minute), NeedsOwner: true, Acknowledges: true})
 	require.Equal(t, sent.ConversationID, reply.ConversationID)
 	ack := s.out(inbox.OutboundText{ShopID: shop.ID, Phone: ada.Phone, Body: "Thanks, the shop will answer.",
 		At: t0.Add(time.Minute), Key: "ack:SM-in-1"})
@@ -544,8 +544,8 @@ func TestShopsAreApart(t *testing.T) {
 	a := s.shop("A", "+15555550100")
 	b := s.shop("B", "+15555550200")
 	const phone = "+15557310002"
-	inA := s.in(inbox.InboundText{ShopID: a.ID, Phone: phone, MessageSID: "SM-a", Body: "to A", At: t0, NeedsOwner: true})
-	inB := s.in(inbox.InboundText{ShopID: b.ID, Phone: phone, MessageSID: "SM-b", Body: "to B", At: t0, NeedsOwner: true})
+	inA := s.in(inbox.InboundText{ShopID: a.ID, Phone: phone, MessageSID: "SM-a", Body: "to A", At: t0, NeedsOwner: true, Acknowledges: true})
+	inB := s.in(inbox.InboundText{ShopID: b.ID, Phone: phone, MessageSID: "SM-b", Body: "to B", At: t0, NeedsOwner: true, Acknowledges: true})
 	require.NotEqual(t, inA.ConversationID, inB.ConversationID)
 
 	// The same MessageSid in two shops is two texts (the dedupe is per shop).
@@ -585,7 +585,7 @@ func TestMarkReadAndSetStatus(t *testing.T) {
 	s := newScene(t)
 	ctx := context.Background()
 	shop := s.shop("Cuts", "+15555550100")
-	text := inbox.InboundText{ShopID: shop.ID, Phone: "+15557310002", Body: "?", At: t0, NeedsOwner: true}
+	text := inbox.InboundText{ShopID: shop.ID, Phone: "+15557310002", Body: "?", At: t0, NeedsOwner: true, Acknowledges: true}
 	for i := range 3 {
 		text.MessageSID = fmt.Sprintf("SM-r-%d", i)
 		text.At = t0.Add(time.Duration(i) * time.Second)
@@ -629,7 +629,7 @@ func TestReply(t *testing.T) {
 	shop := s.shop("Cuts", "+15555550100")
 	ada := s.customer(shop, "+15557310001", "Ada")
 	conv := s.in(inbox.InboundText{ShopID: shop.ID, Phone: ada.Phone, CustomerID: ada.ID, MessageSID: "SM-q",
-		Body: "is Friday free?", At: t0, NeedsOwner: true}).ConversationID
+		Body: "is Friday free?", At: t0, NeedsOwner: true, Acknowledges: true}).ConversationID
 
 	tests := []struct {
 		name string
@@ -721,10 +721,10 @@ func TestForgetLeavesNoTrace(t *testing.T) {
 	const oldNumber = "+15557319999" // Ada's number before, linked to her by a text
 	const words = "my secret words"
 
-	s.in(inbox.InboundText{ShopID: shop.ID, Phone: ada.Phone, CustomerID: ada.ID, MessageSID: "SM-f1", Body: words + " 1", At: t0, NeedsOwner: true})
+	s.in(inbox.InboundText{ShopID: shop.ID, Phone: ada.Phone, CustomerID: ada.ID, MessageSID: "SM-f1", Body: words + " 1", At: t0, NeedsOwner: true, Acknowledges: true})
 	s.out(inbox.OutboundText{ShopID: shop.ID, Phone: ada.Phone, CustomerID: ada.ID, Body: words + " 2", At: t0, Key: "k-f1", ProviderSID: "SM-f2", Status: inbox.StatusSent})
 	s.in(inbox.InboundText{ShopID: shop.ID, Phone: oldNumber, CustomerID: ada.ID, MessageSID: "SM-f3", Body: words + " 3", At: t0})
-	s.in(inbox.InboundText{ShopID: shop.ID, Phone: bea.Phone, CustomerID: bea.ID, MessageSID: "SM-f4", Body: "Bea's words", At: t0, NeedsOwner: true})
+	s.in(inbox.InboundText{ShopID: shop.ID, Phone: bea.Phone, CustomerID: bea.ID, MessageSID: "SM-f4", Body: "Bea's words", At: t0, NeedsOwner: true, Acknowledges: true})
 	keep := s.in(inbox.InboundText{ShopID: other.ID, Phone: ada.Phone, MessageSID: "SM-f5", Body: "to the other shop", At: t0})
 	require.Equal(t, 4, s.count(`SELECT count(*) FROM conversations`))
 
@@ -901,7 +901,7 @@ func TestRecordManyTakesOneLockOrder(t *testing.T) {
 	shop := s.shop("Cuts", "+15555550100")
 	const p1, p2 = "+15557310001", "+15557310002"
 	text := func(phone, sid string) inbox.InboundText {
-		return inbox.InboundText{ShopID: shop.ID, Phone: phone, MessageSID: sid, Body: sid, At: t0, NeedsOwner: true}
+		return inbox.InboundText{ShopID: shop.ID, Phone: phone, MessageSID: sid, Body: sid, At: t0, NeedsOwner: true, Acknowledges: true}
 	}
 	// Both conversations exist, so the batch meets their rows (not an insert's index).
 	s.in(text(p1, "SM-0a"))

@@ -76,6 +76,10 @@ type InboundText struct {
 	// OwnerAlerts says the shop has an alert number (notify_phone): only then is the
 	// alert's window taken.
 	OwnerAlerts bool
+	// Acknowledges says the caller acknowledges the text when the day's window is free
+	// (a text it could not act on); false for a text it answers otherwise (an unsure
+	// reply's question), which leaves the window free.
+	Acknowledges bool
 }
 
 // Recorded is what RecordIn did. Alert and Ack are decisions taken with the caller's
@@ -117,7 +121,7 @@ func RecordIn(ctx context.Context, q db.DBTX, in InboundText) (Recorded, error) 
 	rec := Recorded{ConversationID: conv.ID}
 	if in.NeedsOwner {
 		rec.Alert = in.OwnerAlerts && windowFree(conv.LastAlertAt, at, AlertEvery)
-		rec.Ack = windowFree(conv.LastAckAt, at, AckEvery)
+		rec.Ack = in.Acknowledges && windowFree(conv.LastAckAt, at, AckEvery)
 	}
 	mid, err := newMessageID()
 	if err != nil {
