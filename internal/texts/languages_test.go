@@ -141,7 +141,7 @@ func TestSegments(t *testing.T) {
 			}
 			n := sms.Segments(x.body)
 			t.Logf("%s %-20s %-5s %d segment(s), %3d chars: %s", l, x.name, enc, n, len([]rune(x.body)), x.body)
-			require.NotContains(t, x.body, "<no value>", "%s %s", l, x.name)
+			require.NotContains(t, x.body, "<nil>", "%s %s: a placeholder without data", l, x.name)
 			require.True(t, strings.HasPrefix(x.body, shop.Name) || x.name == "unknown_number" || x.name == "retry_later",
 				"%s %s starts with the shop's name: %q", l, x.name, x.body)
 			if x.name == "offer" {

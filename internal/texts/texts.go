@@ -1,9 +1,15 @@
 // Package texts is where every SMS the customers read gets its wording, in each
 // supported language: the offers, the answers to their replies, and the booking's
 // transactional texts (payment link, confirmation, lapsed hold, refunds). The words live
-// in message catalogues, one file per language (catalogue/<code>.json, go-i18n's
-// format, keyed by a message id), never in code; weekday and month names come from
-// CLDR (go-playground/locales), plural forms from go-i18n's CLDR rules.
+// in message catalogues, one file per language (catalogue/<code>.json, keyed by a
+// message id, in go-i18n's JSON shape: a string, or an object of plural forms), never in
+// code; weekday and month names come from CLDR (go-playground/locales), plural forms
+// from CLDR's rules (golang.org/x/text/feature/plural).
+//
+// A message's placeholders ({{.Name}}) are filled by plain substitution, not by
+// text/template: a template's executor looks methods up by name at run time, and while
+// it is reachable the linker keeps every exported method of every type in the server
+// (go-i18n's templates grew the binary by half and each instance's memory by ~9 MiB).
 //
 // Every text starts with the shop's name (customers get texts from many senders), says
 // the day and time in the shop's local time, writes amounts with internal/money, and
@@ -16,6 +22,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,7 +30,7 @@ import (
 	locen "github.com/go-playground/locales/en"
 	loces "github.com/go-playground/locales/es"
 	locfr "github.com/go-playground/locales/fr"
-	"github.com/nicksnyder/go-i18n/v2/i18n"
+	"golang.org/x/text/feature/plural"
 	xlanguage "golang.org/x/text/language"
 
 	"github.com/slotrecovery/slotrecovery/internal/language"
@@ -37,23 +44,68 @@ var catalogues embed.FS
 // Words writes the texts in one language. The zero value writes English.
 type Words struct {
 	lang language.Code
-	loc  *i18n.Localizer
+	tag  xlanguage.Tag
+	cat  catalogue
 	cal  locales.Translator
+}
+
+// catalogue is one language's messages: each id's text, by plural form (plural.Other
+// for a message without forms).
+type catalogue map[string]map[plural.Form]string
+
+// forms names CLDR's plural forms as the catalogues write them.
+var forms = map[string]plural.Form{
+	"zero": plural.Zero, "one": plural.One, "two": plural.Two, "few": plural.Few, "many": plural.Many, "other": plural.Other,
+}
+
+// readCatalogue reads catalogue/<l>.json.
+func readCatalogue(l language.Code) (catalogue, error) {
+	b, err := catalogues.ReadFile("catalogue/" + string(l) + ".json")
+	if err != nil {
+		return nil, err
+	}
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, err
+	}
+	cat := catalogue{}
+	for id, v := range raw {
+		var one string
+		if json.Unmarshal(v, &one) == nil {
+			cat[id] = map[plural.Form]string{plural.Other: one}
+			continue
+		}
+		var byForm map[string]string
+		if err := json.Unmarshal(v, &byForm); err != nil {
+			return nil, fmt.Errorf("message %q: %w", id, err)
+		}
+		cat[id] = map[plural.Form]string{}
+		for name, text := range byForm {
+			f, ok := forms[name]
+			if !ok {
+				return nil, fmt.Errorf("message %q: no plural form %q", id, name)
+			}
+			cat[id][f] = text
+		}
+		if _, ok := cat[id][plural.Other]; !ok {
+			return nil, fmt.Errorf("message %q: no \"other\" form", id)
+		}
+	}
+	return cat, nil
 }
 
 // in holds one Words a supported language, built once.
 var in = sync.OnceValue(func() map[language.Code]Words {
-	bundle := i18n.NewBundle(xlanguage.English)
-	bundle.RegisterUnmarshalFunc("json", json.Unmarshal)
 	cals := map[language.Code]locales.Translator{language.English: locen.New(), language.Spanish: loces.New(), language.French: locfr.New()}
 	out := map[language.Code]Words{}
 	for _, l := range language.All {
-		if _, err := bundle.LoadMessageFileFS(catalogues, "catalogue/"+string(l)+".json"); err != nil {
+		cat, err := readCatalogue(l)
+		if err != nil {
 			// The catalogues are embedded and TestCataloguesAreComplete reads them all:
 			// a broken one never gets past the tests.
 			panic(fmt.Sprintf("texts: catalogue %s: %v", l, err))
 		}
-		out[l] = Words{lang: l, loc: i18n.NewLocalizer(bundle, string(l)), cal: cals[l]}
+		out[l] = Words{lang: l, tag: xlanguage.Make(string(l)), cat: cat, cal: cals[l]}
 	}
 	return out
 })
@@ -71,28 +123,51 @@ func (w Words) Language() language.Code { return w.words().lang }
 
 // words makes the zero value English.
 func (w Words) words() Words {
-	if w.loc == nil {
+	if w.cat == nil {
 		return In(language.English)
 	}
 	return w
 }
 
-// say renders message id with data. A message missing from a language's catalogue
-// falls back to English (TestCataloguesAreComplete keeps that from happening).
+// say renders message id with data, in the plural form of count when one is given. A
+// message missing from a language's catalogue falls back to English
+// (TestCataloguesAreComplete keeps that from happening).
 func (w Words) say(id string, data map[string]any, count ...int) string {
 	w = w.words()
-	cfg := &i18n.LocalizeConfig{MessageID: id, TemplateData: data}
-	if len(count) > 0 {
-		cfg.PluralCount = count[0]
-	}
-	s, err := w.loc.Localize(cfg)
-	if err != nil && w.lang != language.English {
-		return In(language.English).say(id, data, count...)
-	}
-	if err != nil {
+	byForm, ok := w.cat[id]
+	if !ok {
+		if w.lang != language.English {
+			return In(language.English).say(id, data, count...)
+		}
 		return id
 	}
-	return s
+	text := byForm[plural.Other]
+	if len(count) > 0 {
+		if t, ok := byForm[plural.Cardinal.MatchPlural(w.tag, count[0], 0, 0, 0, 0)]; ok {
+			text = t
+		}
+	}
+	return fill(text, data)
+}
+
+// fill replaces each {{.Name}} in text with data's Name.
+func fill(text string, data map[string]any) string {
+	var b strings.Builder
+	for {
+		i := strings.Index(text, "{{.")
+		if i < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		j := strings.Index(text[i:], "}}")
+		if j < 0 {
+			b.WriteString(text)
+			return b.String()
+		}
+		b.WriteString(text[:i])
+		fmt.Fprint(&b, data[text[i+3:i+j]])
+		text = text[i+j+2:]
+	}
 }
 
 // When writes a moment as customers read it in texts: the shop's local day and time,
