@@ -263,12 +263,16 @@ func TestReceiverDownGetsEverythingOnce(t *testing.T) {
 	// A long enough schedule that the receiver's outage spans several attempts.
 	schedule := []time.Duration{0, 50 * time.Millisecond, 100 * time.Millisecond, 200 * time.Millisecond,
 		300 * time.Millisecond, 400 * time.Millisecond, 500 * time.Millisecond, 500 * time.Millisecond}
-	s := newScene(t, hooks.Config{AllowPrivate: true, DevMode: true, Schedule: schedule})
+	const n = 6
+	// Every delivery in flight at once: this is about the retry schedule; the caps on
+	// attempts in flight have their own tests (fair_test.go), and with the default two
+	// per endpoint the last deliveries' second attempts wait behind the first ones'
+	// whole schedule.
+	s := newScene(t, hooks.Config{AllowPrivate: true, DevMode: true, Schedule: schedule, PerEndpoint: n, PerShop: n})
 	r := hookstest.NewReceiver(t)
 	r.Answer(http.StatusServiceUnavailable)
 	s.endpoint(r)
 	hookstest.Deliver(t, s.pool, s.svc, hookstest.RiverConfig{})
-	const n = 6
 	for i := range n {
 		s.record(hooks.CustomerOptedOut, i)
 	}
