@@ -144,8 +144,8 @@ type LiveOffer struct {
 }
 
 // BookClaimable is Book for a caller that has already read what the customer can claim
-// (the inbound path reads it in the statement that stores the text). A new booking's
-// Claim must be settled (Claim.Settle).
+// (the inbound path reads it in the statement that stores the text). The caller settles
+// a new booking's Claim before it answers (Claim.Settle).
 func (s *Service) BookClaimable(ctx context.Context, shop shops.Shop, customerID uuid.UUID, c Claimable) (Claim, error) {
 	if len(c.Live) == 0 {
 		return s.noClaimable(ctx, c)
