@@ -62,7 +62,7 @@ echo "$$" >"$PID_FILE"
 
 ensure_postgres
 ensure_redis
-ensure_jq || say "warning: jq is missing; the README's walkthrough uses it"
+ensure_jq || say "warning: jq is missing; the walkthrough (docs/walkthrough.md) uses it"
 
 # Create the default database only when the default URL is used: a DATABASE_URL set
 # by hand points at a database someone else manages.
@@ -192,7 +192,7 @@ if kill -0 "$server_pid" 2>/dev/null; then
     Redis         $REDIS_URL
     Stripe API    $STRIPE_API_URL   $stripe_note
     Twilio        $twilio
-    walkthrough   scripts/walkthrough.sh, or the README's block (in another shell, from $ROOT)
+    walkthrough   scripts/walkthrough.sh, or docs/walkthrough.md's block (in another shell, from $ROOT)
     settings      . tmp/dev.env   (then go run ./cmd/server migrate|simulate ... work there too)
     stop          Ctrl-C here, or: kill $$
 

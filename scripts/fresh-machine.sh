@@ -28,9 +28,9 @@
 #      and says so.)
 #   3. Inside, as root, from /work/main, each step printed with its result and time:
 #      the tools absent at the start; `scripts/dev.sh` in the background until it is
-#      ready; the README's walkthrough (scripts/walkthrough.sh: the ```sh block after
-#      "<!-- walkthrough -->" in README.md, run with bash -e, its output held against the
-#      README's samples); the checks that
+#      ready; the walkthrough (scripts/walkthrough.sh: the ```sh block after
+#      "<!-- walkthrough -->" in docs/walkthrough.md, run with bash -e, its output held against the
+#      file's samples); the checks that
 #      stopping it stopped the server and its stripe-mock; `scripts/test.sh`; and which
 #      packages apt installed (no exim4, cron or sysstat).
 #   4. Everything started inside dies with the PID namespace; WORK is removed unless
@@ -440,8 +440,8 @@ start_dev() {
 	return 0
 }
 
-# The README's block, run and its output checked by the script a reader runs: the
-# walkthrough has one copy, in README.md.
+# The walkthrough's block, run and its output checked by the script a reader runs: the
+# walkthrough has one copy, in docs/walkthrough.md.
 walkthrough() {
 	timeout 600 scripts/walkthrough.sh
 }
@@ -492,7 +492,7 @@ packages() {
 failed=0
 step "tools at the start" absent_tools || failed=1
 if step "scripts/dev.sh (until ready)" start_dev; then
-	step "README walkthrough" walkthrough || failed=1
+	step "walkthrough" walkthrough || failed=1
 	step "dev.sh stopped, nothing left" dev_stopped || failed=1
 else
 	failed=1

@@ -525,7 +525,7 @@ ensure_cc() {
 	fi
 }
 
-# ensure_jq: jq, which the README's walkthrough uses to pick ids out of answers.
+# ensure_jq: jq, which the walkthrough (docs/walkthrough.md) uses to pick ids out of answers.
 ensure_jq() {
 	command -v jq >/dev/null 2>&1 && return 0
 	_svc_apt_install jq

@@ -1,32 +1,33 @@
 #!/usr/bin/env bash
-# scripts/walkthrough.sh: run the README's walkthrough, exactly the block a reader pastes,
-# and check that it still prints what the README says it prints.
+# scripts/walkthrough.sh: run the walkthrough (docs/walkthrough.md), exactly the block a
+# reader pastes, and check that it still prints what that file says it prints.
 #
 #   scripts/walkthrough.sh            run it against the server of scripts/dev.sh (or of
 #                                     docker compose: see README, "Running with Docker")
 #   scripts/walkthrough.sh --print    print the block and stop
-#   scripts/walkthrough.sh --update   run it, then replace the README's sample lines with
+#   scripts/walkthrough.sh --update   run it, then replace the file's sample lines with
 #                                     what this run printed (review with git diff)
 #   CHECK_OUTPUT=0 scripts/walkthrough.sh   run it without comparing the output
 #
-# The block is the ```sh block after the line "<!-- walkthrough -->" in README.md: the
-# README is its only copy (scripts/fresh-machine.sh runs it through this script). It runs
+# The block is the ```sh block after the line "<!-- walkthrough -->" in
+# docs/walkthrough.md: that file is its only copy (scripts/fresh-machine.sh runs it through this script). It runs
 # with bash -e -o pipefail, so the first failing command stops it; -v echoes each line to
-# stderr as it runs. What the commands print on stdout is then held against the README's
+# stderr as it runs. What the commands print on stdout is then held against the file's
 # sample lines ("#", three blanks, then the text): each run of sample lines is the output
 # of the commands between it and the run before, once ids, API keys, event and session
 # ids and appointment times are masked on both sides. Exit status: the block's, or 1 when
-# it ran but printed something else than the README shows.
+# it ran but printed something else than the file shows.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
+FILE=docs/walkthrough.md
 
 say() { printf 'walkthrough.sh: %s\n' "$*" >&2; }
 
-block=$(awk '/^<!-- walkthrough -->/ { m = 1; next } m && /^```sh/ { on = 1; next } on && /^```/ { exit } on' README.md)
+block=$(awk '/^<!-- walkthrough -->/ { m = 1; next } m && /^```sh/ { on = 1; next } on && /^```/ { exit } on' "$FILE")
 if [[ -z $block ]]; then
-	say "no \`\`\`sh block after <!-- walkthrough --> in README.md"
+	say "no \`\`\`sh block after <!-- walkthrough --> in $FILE"
 	exit 1
 fi
 case ${1:-} in
@@ -57,7 +58,7 @@ printf '%s\n' "$block" | awk -v dir="$work" '
 ' >"$work/walkthrough.sh"
 samples=$(find "$work" -name 'expected.*' | wc -l)
 
-say "running the README's walkthrough ($(printf '%s\n' "$block" | wc -l) lines, $samples sample outputs)"
+say "running the walkthrough ($(printf '%s\n' "$block" | wc -l) lines, $samples sample outputs)"
 set +e
 bash -v -e -o pipefail "$work/walkthrough.sh" 2> >(grep --line-buffered -v '^printf "@@sample' >&2) |
 	tee "$work/out" | grep --line-buffered -v '^@@sample [0-9]*$'
@@ -101,25 +102,25 @@ if [[ ${1:-} == --update ]]; then
 			next
 		}
 		{ in_sample = 0; print }
-	' README.md >"$work/README.md"
-	cat "$work/README.md" >README.md
-	say "ran to the end; README.md's $samples sample outputs are now this run's (see git diff README.md)"
+	' "$FILE" >"$work/walkthrough.md"
+	cat "$work/walkthrough.md" >"$FILE"
+	say "ran to the end; $FILE's $samples sample outputs are now this run's (see git diff $FILE)"
 	exit 0
 fi
 differ=0
 for ((i = 1; i <= samples; i++)); do
-	if ! diff -u --label "README sample $i" --label "printed" <(mask "$work/expected.$i") <(mask "$work/actual.$i") >"$work/diff"; then
+	if ! diff -u --label "sample $i" --label "printed" <(mask "$work/expected.$i") <(mask "$work/actual.$i") >"$work/diff"; then
 		differ=$((differ + 1))
 		cat "$work/diff" >&2
 	fi
 done
 if [[ -s $work/actual.$((samples + 1)) ]]; then
-	say "printed after the last sample, with no sample in the README for it:"
+	say "printed after the last sample, with no sample in $FILE for it:"
 	cat "$work/actual.$((samples + 1))" >&2
 	differ=$((differ + 1))
 fi
 if ((differ)); then
-	say "ran to the end, but $differ of the $samples outputs differ from the README's samples (above): update the README"
+	say "ran to the end, but $differ of the $samples outputs differ from $FILE's samples (above): update it"
 	exit 1
 fi
-say "ran to the end; every output matches the README's $samples samples"
+say "ran to the end; every output matches $FILE's $samples samples"
