@@ -4,14 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
-	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
@@ -306,13 +304,11 @@ func (h *Handlers) listWebhookDeliveries(c echo.Context) error {
 		return err
 	}
 	q := hooks.DeliveryQuery{Status: c.QueryParam("status"), Cursor: c.QueryParam("cursor")}
-	if s := c.QueryParam("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > hooks.MaxDeliveryPage {
-			return problem.Invalidf("limit", "limit must be a whole number from 1 to %d", hooks.MaxDeliveryPage)
-		}
-		q.Limit = n
+	n, err := queryLimit(c, hooks.MaxDeliveryPage)
+	if err != nil {
+		return err
 	}
+	q.Limit = n
 	page, err := h.Hooks.Deliveries(c.Request().Context(), shopOf(c).ID, id, q)
 	if err != nil {
 		return err

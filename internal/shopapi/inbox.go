@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -94,13 +93,11 @@ func conversationID(c echo.Context) (uuid.UUID, error) {
 
 func (h *Handlers) listConversations(c echo.Context) error {
 	q := inbox.Query{Status: c.QueryParam("status"), Cursor: c.QueryParam("cursor")}
-	if s := c.QueryParam("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > inbox.MaxPage {
-			return problem.Invalidf("limit", "limit must be a whole number from 1 to %d", inbox.MaxPage)
-		}
-		q.Limit = n
+	n, err := queryLimit(c, inbox.MaxPage)
+	if err != nil {
+		return err
 	}
+	q.Limit = n
 	page, err := h.Inbox.List(c.Request().Context(), shopOf(c).ID, q)
 	if err != nil {
 		return err

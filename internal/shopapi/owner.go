@@ -8,7 +8,6 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -243,13 +242,11 @@ type customerListJSON struct {
 
 func (h *Handlers) listCustomers(c echo.Context) error {
 	q := shops.CustomerQuery{Search: c.QueryParam("q"), Status: c.QueryParam("status"), Cursor: c.QueryParam("cursor")}
-	if s := c.QueryParam("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > shops.MaxCustomerPage {
-			return problem.Invalidf("limit", "limit must be a whole number from 1 to %d", shops.MaxCustomerPage)
-		}
-		q.Limit = n
+	n, err := queryLimit(c, shops.MaxCustomerPage)
+	if err != nil {
+		return err
 	}
+	q.Limit = n
 	page, err := h.Shops.Customers(c.Request().Context(), shopOf(c).ID, q)
 	if err != nil {
 		return err

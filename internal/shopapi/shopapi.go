@@ -226,14 +226,24 @@ func (h *Handlers) declareOpening(c echo.Context) error {
 // maxList is the most openings one list answer holds.
 const maxList = 500
 
+// queryLimit reads a list's ?limit= (1 to max), or 0 when it is absent: the domain's
+// default page.
+func queryLimit(c echo.Context, max int) (int, error) {
+	s := c.QueryParam("limit")
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n < 1 || n > max {
+		return 0, problem.Invalidf("limit", "limit must be a whole number from 1 to %d", max)
+	}
+	return n, nil
+}
+
 func (h *Handlers) listOpenings(c echo.Context) error {
-	limit := 0 // the domain's default, which is maxList
-	if s := c.QueryParam("limit"); s != "" {
-		n, err := strconv.Atoi(s)
-		if err != nil || n < 1 || n > maxList {
-			return problem.Invalidf("limit", "limit must be a whole number from 1 to %d", maxList)
-		}
-		limit = n
+	limit, err := queryLimit(c, maxList) // 0: the domain's default, which is maxList
+	if err != nil {
+		return err
 	}
 	shop := shopOf(c)
 	list, err := h.Openings.List(c.Request().Context(), shop.ID, c.QueryParam("status"), limit)
