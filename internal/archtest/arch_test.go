@@ -139,7 +139,7 @@ var classes = map[string]class{
 	"internal/sms": library,
 
 	"internal/redislock": leaf, "internal/cooldown": leaf, "internal/phone": leaf,
-	"internal/problem": leaf, "internal/money": leaf, "internal/ratelimit": leaf, "internal/language": leaf, "internal/replies": leaf,
+	"internal/problem": leaf, "internal/money": leaf, "internal/ratelimit": leaf, "internal/language": leaf, "internal/replies": leaf, "internal/cursor": leaf,
 
 	"internal/pgtest": testHelper, "internal/redistest": testHelper, "internal/stripetest": testHelper,
 	"internal/twiliofake": testHelper, "internal/hooks/hookstest": testHelper,

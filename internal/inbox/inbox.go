@@ -2,11 +2,9 @@ package inbox
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -16,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/slotrecovery/slotrecovery/internal/cursor"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
@@ -375,9 +374,7 @@ func messageFromRow(r db.ConversationMessage) Message {
 
 // The cursor is opaque to clients: base64 of "<unix nanoseconds>.<id>" of the last row
 // of the page, as the customer list's.
-func encodeCursor(t time.Time, id uuid.UUID) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(t.UnixNano(), 10) + "." + id.String()))
-}
+func encodeCursor(t time.Time, id uuid.UUID) string { return cursor.Encode(t, id) }
 
 var errBadCursor = problem.Invalidf("cursor", "cursor is not one this server gave out; start again without it")
 
@@ -392,18 +389,9 @@ func decodeCursor(c string) (time.Time, uuid.UUID, error) {
 	if c == "" {
 		return pageStart.at, pageStart.id, nil
 	}
-	if len(c) > 200 {
-		return time.Time{}, uuid.Nil, errBadCursor
-	}
-	b, err := base64.RawURLEncoding.DecodeString(c)
+	t, id, err := cursor.Decode(c)
 	if err != nil {
 		return time.Time{}, uuid.Nil, errBadCursor
 	}
-	ns, idText, ok := strings.Cut(string(b), ".")
-	n, err1 := strconv.ParseInt(ns, 10, 64)
-	id, err2 := uuid.Parse(idText)
-	if !ok || err1 != nil || err2 != nil {
-		return time.Time{}, uuid.Nil, errBadCursor
-	}
-	return time.Unix(0, n).UTC(), id, nil
+	return t, id, nil
 }

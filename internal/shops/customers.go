@@ -2,7 +2,6 @@ package shops
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"slices"
@@ -14,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/slotrecovery/slotrecovery/internal/cursor"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
@@ -317,30 +317,20 @@ func escapeLike(s string) string {
 }
 
 // The cursor is opaque to clients: base64 of "<unix nanoseconds>.<id>" of the last row.
-func encodeCursor(t time.Time, id uuid.UUID) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(t.UnixNano(), 10) + "." + id.String()))
-}
+func encodeCursor(t time.Time, id uuid.UUID) string { return cursor.Encode(t, id) }
 
 var errBadCursor = problem.Invalidf("cursor", "cursor is not one this server gave out; start again without it")
 
+// decodeCursor reads a page's cursor; the empty one starts before every row.
 func decodeCursor(c string) (time.Time, uuid.UUID, error) {
 	if c == "" {
 		return time.Unix(0, 0).UTC(), uuid.Nil, nil
 	}
-	if len(c) > 200 {
-		return time.Time{}, uuid.Nil, errBadCursor
-	}
-	b, err := base64.RawURLEncoding.DecodeString(c)
+	t, id, err := cursor.Decode(c)
 	if err != nil {
 		return time.Time{}, uuid.Nil, errBadCursor
 	}
-	ns, idText, ok := strings.Cut(string(b), ".")
-	n, err1 := strconv.ParseInt(ns, 10, 64)
-	id, err2 := uuid.Parse(idText)
-	if !ok || err1 != nil || err2 != nil {
-		return time.Time{}, uuid.Nil, errBadCursor
-	}
-	return time.Unix(0, n).UTC(), id, nil
+	return t, id, nil
 }
 
 // CustomerChange is an owner's edit of a customer; nil fields stay as they are.
