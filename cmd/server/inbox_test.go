@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 )
 
 type conversationInfo struct {
@@ -104,4 +106,66 @@ func TestInboxEndToEnd(t *testing.T) {
 		map[string]any{"status": "closed"}, nil))
 	require.Equal(t, http.StatusOK, e.api(base, http.MethodGet, "/api/conversations", shop.APIKey, nil, &list))
 	require.Empty(t, list.Conversations)
+}
+
+// TestThreadIsTheWholeConversation: the owner reads each customer's conversation as the
+// customer lived it: the offer, their YES, the answer with the payment link, and the
+// confirmation once paid; the customer who was too late sees the offer, their YES and
+// "taken" (a late YES's answer, whose words are stored once heard). Keyword replies do
+// not open a conversation or count as unread: nothing waits for the owner.
+func TestThreadIsTheWholeConversation(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	base := e.start(nil, fastTune)
+	shop, cs, got := e.booked(base, "+15557330001", "+15557330002")
+	alice, bob := cs[0], cs[1]
+	require.Equal(t, "taken", e.text(base, bob.Phone, shop.SMSNumber, "yes").Outcome)
+	r := e.send(base, event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: got.Booking.ID, session: got.Booking.SessionID, intent: "pi_thread"})
+	require.Equal(t, "confirmed", r.Result, r.Body)
+	e.eventually("confirmation text", func() bool { return len(e.twilio.MessagesTo(alice.Phone)) == 2 })
+
+	var list struct {
+		Conversations []conversationInfo `json:"conversations"`
+	}
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodGet, "/api/conversations?status=all", shop.APIKey, nil, &list))
+	require.Len(t, list.Conversations, 2, "one conversation per customer offered")
+	thread := func(phone string) []string {
+		t.Helper()
+		for _, c := range list.Conversations {
+			if c.Phone != phone {
+				continue
+			}
+			require.Equal(t, "closed", c.Status, "nothing waits for the owner")
+			require.Zero(t, c.Unread)
+			var th conversationInfo
+			require.Equal(t, http.StatusOK, e.api(base, http.MethodGet, "/api/conversations/"+c.ID, shop.APIKey, nil, &th))
+			var lines []string
+			for _, m := range th.Messages {
+				lines = append(lines, m.Direction+" "+m.Author+": "+m.Body)
+			}
+			return lines
+		}
+		t.Fatalf("no conversation with %s in %+v", phone, list.Conversations)
+		return nil
+	}
+	offerTo := func(phone string) string { return "out system: " + e.textsTo(phone)[0] }
+	var aliceLines []string
+	e.eventually("the confirmation in Alice's thread", func() bool {
+		aliceLines = thread(alice.Phone)
+		return len(aliceLines) == 4
+	})
+	require.Equal(t, offerTo(alice.Phone), aliceLines[0])
+	require.Equal(t, "in customer: YES", aliceLines[1])
+	require.Contains(t, aliceLines[2], "out system: Joe's Barbers: Haircut ")
+	require.Contains(t, aliceLines[2], "https://", "the answer with the payment link")
+	require.Equal(t, "out system: "+e.textsTo(alice.Phone)[1], aliceLines[3], "the confirmation")
+
+	var bobLines []string
+	e.eventually("the taken answer in Bob's thread", func() bool {
+		bobLines = thread(bob.Phone)
+		return len(bobLines) == 3
+	})
+	require.Equal(t, offerTo(bob.Phone), bobLines[0])
+	require.Equal(t, "in customer: yes", bobLines[1])
+	require.Contains(t, bobLines[2], "out system: Joe's Barbers: sorry")
 }

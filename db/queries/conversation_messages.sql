@@ -50,10 +50,11 @@ WHERE shop_id = sqlc.arg(shop_id) AND message_sid = sqlc.arg(message_sid);
 SELECT id, conversation_id FROM conversation_messages
 WHERE shop_id = sqlc.arg(shop_id) AND send_key = sqlc.arg(send_key);
 
--- name: ConversationMessageList :many
--- A conversation's texts, oldest first; texts of one instant in the order they were
--- recorded (ids are UUIDv7, made by internal/inbox: time-ordered).
-SELECT * FROM conversation_messages
+-- name: ConversationTextList :many
+-- A conversation's texts, oldest first (conversation_texts: the recorded ones and the
+-- number's other replies with their answers); texts of one instant in the order they
+-- were recorded (recorded ids are UUIDv7, made by internal/inbox: time-ordered).
+SELECT * FROM conversation_texts
 WHERE conversation_id = sqlc.arg(conversation_id)
 ORDER BY at, id;
 

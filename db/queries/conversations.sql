@@ -17,7 +17,8 @@ RETURNING id, last_alert_at, last_ack_at;
 -- name: ConversationList :many
 -- A page of a shop's conversations in one status, newest activity first, after the
 -- cursor (before_activity, before_id: the last row of the previous page), each with its
--- customer's name and its newest message.
+-- customer's name and its newest text (conversation_texts: replies such as YES count,
+-- though only what the conversation recorded moves it up the list).
 SELECT c.id, c.shop_id, c.phone, c.customer_id, c.status, c.unread, c.last_activity_at, c.created_at,
     COALESCE(cu.name, '')::text AS customer_name,
     (m.id IS NOT NULL)::boolean AS has_last,
@@ -27,7 +28,7 @@ SELECT c.id, c.shop_id, c.phone, c.customer_id, c.status, c.unread, c.last_activ
 FROM conversations c
 LEFT JOIN customers cu ON cu.id = c.customer_id
 LEFT JOIN LATERAL (
-    SELECT lm.id, lm.direction, lm.body, lm.at FROM conversation_messages lm
+    SELECT lm.id, lm.direction, lm.body, lm.at FROM conversation_texts lm
     WHERE lm.conversation_id = c.id ORDER BY lm.at DESC, lm.id DESC LIMIT 1
 ) m ON true
 WHERE c.shop_id = sqlc.arg(shop_id) AND c.status = sqlc.arg(status)
@@ -46,7 +47,7 @@ SELECT c.id, c.shop_id, c.phone, c.customer_id, c.status, c.unread, c.last_activ
 FROM conversations c
 LEFT JOIN customers cu ON cu.id = c.customer_id
 LEFT JOIN LATERAL (
-    SELECT lm.id, lm.direction, lm.body, lm.at FROM conversation_messages lm
+    SELECT lm.id, lm.direction, lm.body, lm.at FROM conversation_texts lm
     WHERE lm.conversation_id = c.id ORDER BY lm.at DESC, lm.id DESC LIMIT 1
 ) m ON true
 WHERE c.shop_id = sqlc.arg(shop_id)
@@ -65,7 +66,7 @@ SELECT c.id, c.shop_id, c.phone, c.customer_id, c.status, c.unread, c.last_activ
 FROM conversations c
 LEFT JOIN customers cu ON cu.id = c.customer_id
 LEFT JOIN LATERAL (
-    SELECT lm.id, lm.direction, lm.body, lm.at FROM conversation_messages lm
+    SELECT lm.id, lm.direction, lm.body, lm.at FROM conversation_texts lm
     WHERE lm.conversation_id = c.id ORDER BY lm.at DESC, lm.id DESC LIMIT 1
 ) m ON true
 WHERE c.id = sqlc.arg(id) AND c.shop_id = sqlc.arg(shop_id);

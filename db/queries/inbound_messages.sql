@@ -57,11 +57,15 @@ WHERE m.message_sid = v.sid AND m.outcome IS NULL;
 -- customers (one statement for the answers of concurrent requests). Only a text whose
 -- stored outcome is the one that was written back is marked: a redelivery answered
 -- "try again" while its first delivery was still deciding did not tell the customer
--- the stored answer.
+-- the stored answer. An answer stored without its words (a late YES: InboundStoreMany)
+-- gets the words it was told (replies; '' for the others, whose words are stored), so
+-- that the owner's inbox shows it (conversation_texts).
 UPDATE inbound_messages m
-SET answered_at = sqlc.arg(answered_at)::timestamptz
+SET answered_at = sqlc.arg(answered_at)::timestamptz,
+    reply = COALESCE(m.reply, NULLIF(v.reply, ''))
 FROM (SELECT unnest(sqlc.arg(sids)::text[]) AS sid,
-             unnest(sqlc.arg(outcomes)::text[]) AS outcome) AS v
+             unnest(sqlc.arg(outcomes)::text[]) AS outcome,
+             unnest(sqlc.arg(replies)::text[]) AS reply) AS v
 WHERE m.message_sid = v.sid AND m.outcome = v.outcome AND m.answered_at IS NULL;
 
 -- name: InboundListUnheard :many
@@ -87,6 +91,12 @@ WHERE message_sid = sqlc.arg(message_sid)
   AND handled_at < sqlc.arg(heard_before)::timestamptz
   AND from_phone <> '' -- not erased meanwhile
 RETURNING *;
+
+-- name: InboundFillReply :exec
+-- Stores the words of an answer stored without them (a late YES), once told: the
+-- sweeper's retelling, in its transaction.
+UPDATE inbound_messages SET reply = sqlc.arg(reply)
+WHERE message_sid = sqlc.arg(message_sid) AND reply IS NULL;
 
 -- name: InboundMarkRetold :exec
 -- Records that the sweeper, having taken over a text nobody answered, tells the customer

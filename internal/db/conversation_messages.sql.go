@@ -102,46 +102,6 @@ func (q *Queries) ConversationMessageInsertReply(ctx context.Context, db DBTX, a
 	return i, err
 }
 
-const conversationMessageList = `-- name: ConversationMessageList :many
-SELECT id, conversation_id, shop_id, direction, author, body, at, status, message_sid, send_key, provider_sid FROM conversation_messages
-WHERE conversation_id = $1
-ORDER BY at, id
-`
-
-// A conversation's texts, oldest first; texts of one instant in the order they were
-// recorded (ids are UUIDv7, made by internal/inbox: time-ordered).
-func (q *Queries) ConversationMessageList(ctx context.Context, db DBTX, conversationID uuid.UUID) ([]ConversationMessage, error) {
-	rows, err := db.Query(ctx, conversationMessageList, conversationID)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []ConversationMessage
-	for rows.Next() {
-		var i ConversationMessage
-		if err := rows.Scan(
-			&i.ID,
-			&i.ConversationID,
-			&i.ShopID,
-			&i.Direction,
-			&i.Author,
-			&i.Body,
-			&i.At,
-			&i.Status,
-			&i.MessageSid,
-			&i.SendKey,
-			&i.ProviderSid,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const conversationMessageMarkDelivery = `-- name: ConversationMessageMarkDelivery :execrows
 UPDATE conversation_messages
 SET status = $1
@@ -327,4 +287,41 @@ func (q *Queries) ConversationMessagesPurge(ctx context.Context, db DBTX, arg Co
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const conversationTextList = `-- name: ConversationTextList :many
+SELECT id, conversation_id, direction, author, body, at, status FROM conversation_texts
+WHERE conversation_id = $1
+ORDER BY at, id
+`
+
+// A conversation's texts, oldest first (conversation_texts: the recorded ones and the
+// number's other replies with their answers); texts of one instant in the order they
+// were recorded (recorded ids are UUIDv7, made by internal/inbox: time-ordered).
+func (q *Queries) ConversationTextList(ctx context.Context, db DBTX, conversationID uuid.UUID) ([]ConversationText, error) {
+	rows, err := db.Query(ctx, conversationTextList, conversationID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ConversationText
+	for rows.Next() {
+		var i ConversationText
+		if err := rows.Scan(
+			&i.ID,
+			&i.ConversationID,
+			&i.Direction,
+			&i.Author,
+			&i.Body,
+			&i.At,
+			&i.Status,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -22,7 +22,7 @@ SELECT c.id, c.shop_id, c.phone, c.customer_id, c.status, c.unread, c.last_activ
 FROM conversations c
 LEFT JOIN customers cu ON cu.id = c.customer_id
 LEFT JOIN LATERAL (
-    SELECT lm.id, lm.direction, lm.body, lm.at FROM conversation_messages lm
+    SELECT lm.id, lm.direction, lm.body, lm.at FROM conversation_texts lm
     WHERE lm.conversation_id = c.id ORDER BY lm.at DESC, lm.id DESC LIMIT 1
 ) m ON true
 WHERE c.id = $1 AND c.shop_id = $2
@@ -81,7 +81,7 @@ SELECT c.id, c.shop_id, c.phone, c.customer_id, c.status, c.unread, c.last_activ
 FROM conversations c
 LEFT JOIN customers cu ON cu.id = c.customer_id
 LEFT JOIN LATERAL (
-    SELECT lm.id, lm.direction, lm.body, lm.at FROM conversation_messages lm
+    SELECT lm.id, lm.direction, lm.body, lm.at FROM conversation_texts lm
     WHERE lm.conversation_id = c.id ORDER BY lm.at DESC, lm.id DESC LIMIT 1
 ) m ON true
 WHERE c.shop_id = $1 AND c.status = $2
@@ -116,7 +116,8 @@ type ConversationListRow struct {
 
 // A page of a shop's conversations in one status, newest activity first, after the
 // cursor (before_activity, before_id: the last row of the previous page), each with its
-// customer's name and its newest message.
+// customer's name and its newest text (conversation_texts: replies such as YES count,
+// though only what the conversation recorded moves it up the list).
 func (q *Queries) ConversationList(ctx context.Context, db DBTX, arg ConversationListParams) ([]ConversationListRow, error) {
 	rows, err := db.Query(ctx, conversationList,
 		arg.ShopID,
@@ -167,7 +168,7 @@ SELECT c.id, c.shop_id, c.phone, c.customer_id, c.status, c.unread, c.last_activ
 FROM conversations c
 LEFT JOIN customers cu ON cu.id = c.customer_id
 LEFT JOIN LATERAL (
-    SELECT lm.id, lm.direction, lm.body, lm.at FROM conversation_messages lm
+    SELECT lm.id, lm.direction, lm.body, lm.at FROM conversation_texts lm
     WHERE lm.conversation_id = c.id ORDER BY lm.at DESC, lm.id DESC LIMIT 1
 ) m ON true
 WHERE c.shop_id = $1

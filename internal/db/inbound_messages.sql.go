@@ -13,6 +13,23 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const inboundFillReply = `-- name: InboundFillReply :exec
+UPDATE inbound_messages SET reply = $1
+WHERE message_sid = $2 AND reply IS NULL
+`
+
+type InboundFillReplyParams struct {
+	Reply      pgtype.Text
+	MessageSid string
+}
+
+// Stores the words of an answer stored without them (a late YES), once told: the
+// sweeper's retelling, in its transaction.
+func (q *Queries) InboundFillReply(ctx context.Context, db DBTX, arg InboundFillReplyParams) error {
+	_, err := db.Exec(ctx, inboundFillReply, arg.Reply, arg.MessageSid)
+	return err
+}
+
 const inboundGet = `-- name: InboundGet :one
 SELECT message_sid, shop_id, from_phone, to_phone, body, received_at, outcome, reply, handled_at, taken_over_at, answered_at, retold_at, booking_id FROM inbound_messages WHERE message_sid = $1
 `
@@ -148,9 +165,11 @@ func (q *Queries) InboundListUnheard(ctx context.Context, db DBTX, arg InboundLi
 
 const inboundMarkAnswered = `-- name: InboundMarkAnswered :exec
 UPDATE inbound_messages m
-SET answered_at = $1::timestamptz
+SET answered_at = $1::timestamptz,
+    reply = COALESCE(m.reply, NULLIF(v.reply, ''))
 FROM (SELECT unnest($2::text[]) AS sid,
-             unnest($3::text[]) AS outcome) AS v
+             unnest($3::text[]) AS outcome,
+             unnest($4::text[]) AS reply) AS v
 WHERE m.message_sid = v.sid AND m.outcome = v.outcome AND m.answered_at IS NULL
 `
 
@@ -158,15 +177,23 @@ type InboundMarkAnsweredParams struct {
 	AnsweredAt time.Time
 	Sids       []string
 	Outcomes   []string
+	Replies    []string
 }
 
 // Records that the answers of these texts were written back in time to reach their
 // customers (one statement for the answers of concurrent requests). Only a text whose
 // stored outcome is the one that was written back is marked: a redelivery answered
 // "try again" while its first delivery was still deciding did not tell the customer
-// the stored answer.
+// the stored answer. An answer stored without its words (a late YES: InboundStoreMany)
+// gets the words it was told (replies; ” for the others, whose words are stored), so
+// that the owner's inbox shows it (conversation_texts).
 func (q *Queries) InboundMarkAnswered(ctx context.Context, db DBTX, arg InboundMarkAnsweredParams) error {
-	_, err := db.Exec(ctx, inboundMarkAnswered, arg.AnsweredAt, arg.Sids, arg.Outcomes)
+	_, err := db.Exec(ctx, inboundMarkAnswered,
+		arg.AnsweredAt,
+		arg.Sids,
+		arg.Outcomes,
+		arg.Replies,
+	)
 	return err
 }
 

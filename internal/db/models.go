@@ -81,6 +81,16 @@ type ConversationMessage struct {
 	ProviderSid    pgtype.Text
 }
 
+type ConversationText struct {
+	ID             uuid.UUID
+	ConversationID uuid.UUID
+	Direction      string
+	Author         string
+	Body           string
+	At             time.Time
+	Status         string
+}
+
 type Customer struct {
 	ID               uuid.UUID
 	ShopID           uuid.UUID

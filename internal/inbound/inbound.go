@@ -137,6 +137,9 @@ type Answer struct {
 	BookingID uuid.UUID
 	// stored means the answer was stored already, with its payment link (see link).
 	stored bool
+	// wordsLeft means the answer was stored without its words (a late YES: see
+	// InboundStoreMany); the mark that it was heard stores them (Delivered).
+	wordsLeft bool
 }
 
 // Reply handles one inbound text. It stores the message first (MessageSid is the key),
@@ -161,7 +164,7 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 		snd := st.sender
 		s.learn(ctx, shop, &snd, rd)
 		ans := said(snd.words(shop), shop, OutcomeTaken)
-		ans.Keyword = kw
+		ans.Keyword, ans.wordsLeft = kw, true
 		return ans, nil
 	}
 	var snd *sender
@@ -276,6 +279,9 @@ func (s *Service) Delivered(ctx context.Context, in Message, ans Answer) error {
 	h := heard{sid: cleanText(in.MessageSID)}
 	if ans.Message != "" {
 		h.outcome = string(ans.Outcome)
+	}
+	if ans.wordsLeft {
+		h.words = ans.Message
 	}
 	if ans.Outcome == OutcomeBooked {
 		h.booking = ans.BookingID
@@ -444,6 +450,9 @@ func (s *Service) retell(ctx context.Context) (done, read int, err error) {
 					return err
 				}
 				body = said(w, shop, outcome).Message
+				if err := queries.InboundFillReply(ctx, tx, db.InboundFillReplyParams{MessageSid: m.MessageSid, Reply: text(body)}); err != nil {
+					return err
+				}
 			}
 			_, err = s.queue.InsertTx(ctx, tx, jobs.Text{
 				Key: "reply:" + m.MessageSid, ShopID: shop.ID, From: shop.SMSNumber, To: m.FromPhone, Body: body,

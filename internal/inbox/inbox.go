@@ -208,7 +208,7 @@ func (s *Service) Get(ctx context.Context, shopID, id uuid.UUID) (Thread, error)
 		if err != nil {
 			return err
 		}
-		rows, err := queries.ConversationMessageList(ctx, tx, id)
+		rows, err := queries.ConversationTextList(ctx, tx, id)
 		if err != nil {
 			return fmt.Errorf("list conversation %s texts: %w", id, err)
 		}
@@ -326,7 +326,8 @@ func (s *Service) Reply(ctx context.Context, shopID, id uuid.UUID, body string) 
 		if _, err := s.queue.InsertTx(ctx, tx, jobs.Text{Key: key, ShopID: shopID, From: to.SmsNumber, To: to.Phone, Body: body}, nil); err != nil {
 			return fmt.Errorf("enqueue reply: %w", err)
 		}
-		m = messageFromRow(row)
+		m = messageFromRow(db.ConversationText{ID: row.ID, ConversationID: row.ConversationID, Direction: row.Direction,
+			Author: row.Author, Body: row.Body, At: row.At, Status: row.Status})
 		return nil
 	})
 	if err != nil {
@@ -365,7 +366,7 @@ func fromRow(r db.ConversationGetRow) Conversation {
 	return c
 }
 
-func messageFromRow(r db.ConversationMessage) Message {
+func messageFromRow(r db.ConversationText) Message {
 	return Message{
 		ID: r.ID, ConversationID: r.ConversationID, Direction: r.Direction, Author: r.Author,
 		Body: r.Body, At: r.At.UTC(), Status: r.Status,

@@ -884,6 +884,12 @@ func TestQueriesUseTheirIndexes(t *testing.T) {
 		require.NotContains(t, p, "Seq Scan", "%s:\n%s", tt.name, p)
 		require.NotContains(t, p, "Sort", "%s:\n%s", tt.name, p)
 		require.Contains(t, p, tt.index, "%s:\n%s", tt.name, p)
+	} // The thread with the replies read from the reply path's texts: a few rows from each
+	// side through their indexes, sorted (a thread is short).
+	p := plan(`SELECT * FROM conversation_texts WHERE conversation_id = ` + id + ` ORDER BY at, id`)
+	require.NotContains(t, p, "Seq Scan", "thread with replies:\n%s", p)
+	for _, index := range []string{"conversation_messages_thread_idx", "inbound_messages_shop_from_idx", "conversations_pkey"} {
+		require.Contains(t, p, index, "thread with replies:\n%s", p)
 	}
 }
 

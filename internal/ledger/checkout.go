@@ -208,11 +208,11 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 		if _, err := queries.BookingMarkTold(ctx, tx, db.BookingMarkToldParams{ID: b.ID, Now: now.UTC()}); err != nil {
 			return fmt.Errorf("mark booking told: %w", err)
 		}
-		_, err = s.queue.InsertTx(ctx, tx, jobs.Text{
+		_, err = s.queueText(ctx, tx, jobs.Text{
 			Key: "checkout_link:" + b.ID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone,
 			Body:     BookedText(wordsFor(shop, customer), shop, op.Service, op.StartsAt, false, co.URL),
 			NotAfter: expires,
-		}, nil)
+		}, customer.ID)
 		if err != nil {
 			return fmt.Errorf("enqueue link text: %w", err)
 		}

@@ -92,7 +92,7 @@ func (s *Service) Notify(ctx context.Context, bookingID uuid.UUID) error {
 		if n == 0 {
 			return nil // the answer was recorded as delivered meanwhile
 		}
-		if _, err := s.queue.InsertTx(ctx, tx, text, nil); err != nil {
+		if _, err := s.queueText(ctx, tx, text, customer.ID); err != nil {
 			return fmt.Errorf("enqueue booking notice: %w", err)
 		}
 		s.log.InfoContext(ctx, "booking notice texted: the answer may not have reached the customer", "booking_id", b.ID)

@@ -139,10 +139,10 @@ func (s *Service) textRefunded(ctx context.Context, tx pgx.Tx, b db.Booking, pay
 	if duplicate {
 		body = w.DuplicateRefunded(shop, op.Service, op.StartsAt)
 	}
-	res, err := s.queue.InsertTx(ctx, tx, jobs.Text{
+	res, err := s.queueText(ctx, tx, jobs.Text{
 		Key: "refunded:" + b.ID.String() + ":" + paymentIntentID, ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone,
 		Body: body,
-	}, nil)
+	}, customer.ID)
 	if err != nil {
 		return false, fmt.Errorf("enqueue refund text: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
@@ -418,6 +419,7 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 		marks = &marker{s: s, ctx: bg, expect: len(claimed)}
 		res   WaveResult
 		errs  error
+		sent  []inbox.OutboundText // for the customers' conversations
 	)
 	for _, o := range chunk {
 		if !mine[o.ID] {
@@ -427,7 +429,14 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			sid, err := s.text(ctx, shop, o.Phone, body(o), cutoff)
+			b := body(o)
+			sid, err := s.text(ctx, shop, o.Phone, b, cutoff)
+			if err == nil || errors.Is(err, sms.ErrOutcomeUnknown) {
+				mu.Lock()
+				sent = append(sent, inbox.OutboundText{ShopID: shop.ID, Phone: o.Phone, CustomerID: o.CustomerID, Body: b,
+					At: s.cfg.Now(), Key: "offer:" + o.ID.String(), Status: inbox.StatusSent, ProviderSID: sid})
+				mu.Unlock()
+			}
 			switch {
 			case err == nil:
 				s.m.OfferTexted()
@@ -450,6 +459,7 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 	sids, err := marks.wait()
 	res.Texted = marks.count()
 	errs = errors.Join(errs, err)
+	s.showInInbox(bg, sent)
 
 	for _, r := range fails {
 		var se *sms.Error
@@ -509,6 +519,23 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 		errs = errors.Join(errs, s.applyReported(bg, sids))
 	}
 	return res, errs
+}
+
+// showInInbox records offers that went out (or may have) in their customers'
+// conversations with the shop, so that the owner reads a reply beside the offer it
+// answers. The inbox is a record, not what decides a send: a failure is logged, and
+// the wave goes on.
+func (s *Service) showInInbox(ctx context.Context, sent []inbox.OutboundText) {
+	if len(sent) == 0 {
+		return
+	}
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		_, err := inbox.RecordOutMany(ctx, tx, sent)
+		return err
+	})
+	if err != nil {
+		s.log.WarnContext(ctx, "offers sent; the owner's inbox does not show them", "texts", len(sent), "err", err)
+	}
 }
 
 // marker marks a chunk's offers sent as their texts are accepted. While one statement
