@@ -745,7 +745,7 @@ func (s *Service) link(ctx context.Context, w texts.Words, shop shops.Shop, c sl
 		s.log.WarnContext(ctx, "checkout deferred to job: payments are not configured here", "booking_id", c.BookingID)
 		return bookedAnswer(w, shop, follows)
 	}
-	co, err := s.ledger.Checkout(ctx, shop, c.Booking, c.Service, c.StartsAt)
+	co, err := s.ledger.Checkout(ctx, w, shop, c.Booking, c.Service, c.StartsAt)
 	if err != nil {
 		s.log.WarnContext(ctx, "checkout deferred to job", "booking_id", c.BookingID, "err", err)
 		return bookedAnswer(w, shop, follows)

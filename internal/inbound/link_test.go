@@ -26,11 +26,14 @@ type checkouts struct {
 	err error
 	// meanwhile runs before the answer, as if it happened while the provider worked.
 	meanwhile func(bookingID string)
+	// asked are the requests the provider was sent.
+	asked []payments.CheckoutRequest
 }
 
 func (c *checkouts) CreateCheckout(_ context.Context, r payments.CheckoutRequest) (payments.Checkout, error) {
 	c.mu.Lock()
 	err, meanwhile := c.err, c.meanwhile
+	c.asked = append(c.asked, r)
 	c.mu.Unlock()
 	if meanwhile != nil {
 		meanwhile(r.BookingID)
@@ -127,4 +130,21 @@ func TestAWinnersAnswerIsStoredWithItsLink(t *testing.T) {
 	var startsAt time.Time
 	require.NoError(t, w.pool.QueryRow(ctx, `SELECT o.starts_at FROM slot_openings o JOIN bookings b ON b.opening_id = o.id WHERE b.id = $1`, failed.BookingID).Scan(&startsAt))
 	require.Equal(t, texts.English.BookedLinkFollows(shop, "Cut", startsAt), failed.Message)
+}
+
+// TestThePaymentPageSpeaksTheCustomersLanguage: a customer who books with "Sí" gets the
+// payment page in Spanish, its line item worded in Spanish with Spanish day and month;
+// an English customer's page is in English.
+func TestThePaymentPageSpeaksTheCustomersLanguage(t *testing.T) {
+	t.Parallel()
+	co := &checkouts{}
+	w := checkoutWorld(t, 2, co)
+	require.Equal(t, inbound.OutcomeBooked, w.reply(t, "SMsi", 0, "Sí, por favor").Outcome)
+	require.Equal(t, inbound.OutcomeBooked, w.reply(t, "SMyes", 1, "yes").Outcome)
+	require.Len(t, co.asked, 2)
+	es, en := co.asked[0], co.asked[1]
+	require.Equal(t, "es", es.Locale)
+	require.Regexp(t, `^Cut en Cash Cuts, [a-záéíóú]{3}\. \d{1,2} [a-z]{3,4}\.? \d{2}:\d{2}$`, es.Description)
+	require.Equal(t, "en", en.Locale)
+	require.Regexp(t, `^Cut at Cash Cuts, [A-Z][a-z]{2} \d{1,2} [A-Z][a-z]{2} \d{2}:\d{2}$`, en.Description)
 }

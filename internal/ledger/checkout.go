@@ -14,6 +14,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
 // minCheckoutExpiry is the payment provider's floor for a checkout's expiry (30
@@ -39,7 +40,7 @@ var ErrCheckoutRefused = errors.New("ledger: checkout refused")
 // path (Checkout) and for its safety net (EnsureCheckout); both store it with
 // BookingStoreLink, made by storeLinkParams. An error that retrying cannot fix wraps
 // ErrCheckoutRefused.
-func (s *Service) newCheckout(ctx context.Context, timeout time.Duration, shop shops.Shop, b db.Booking, service string, startsAt, expires time.Time) (payments.Checkout, error) {
+func (s *Service) newCheckout(ctx context.Context, timeout time.Duration, w texts.Words, shop shops.Shop, b db.Booking, service string, startsAt, expires time.Time) (payments.Checkout, error) {
 	if s.provider == nil {
 		return payments.Checkout{}, errUnconfigured
 	}
@@ -51,7 +52,7 @@ func (s *Service) newCheckout(ctx context.Context, timeout time.Duration, shop s
 	defer cancel()
 	co, err := s.provider.CreateCheckout(callCtx, payments.CheckoutRequest{
 		BookingID: b.ID.String(), AmountCents: b.AmountCents, Currency: b.Currency,
-		Description: CheckoutDescription(shop, service, startsAt), ExpiresAt: expires,
+		Description: w.CheckoutItem(shop, service, startsAt), Locale: string(w.Language()), ExpiresAt: expires,
 		SuccessURL: s.cfg.CheckoutSuccessURL, CancelURL: s.cfg.CheckoutCancelURL,
 		Account: account, FeeBPS: feeBPS,
 	})
@@ -81,17 +82,18 @@ func (s *Service) payee(shop shops.Shop) (account string, feeBPS int, err error)
 }
 
 // Checkout makes the payment link of booking b, which a YES has just committed for
-// service at startsAt, on the YES path: bounded by CheckoutTimeout, expiring when the
+// service at startsAt, in w (the customer's language: the payment page's and its line
+// item's), on the YES path: bounded by CheckoutTimeout, expiring when the
 // booking's hold does. It stores nothing: the caller stores the link (StoreLink) in the
 // round trip that stores its own answer with it, so that an answer is never stored
 // with a link that was not, and the winner's answer costs no round trip of its own. An
 // error means the link could not be made in time: the booking holds, and the booking
 // sweep makes the link (EnsureCheckout) and texts it.
-func (s *Service) Checkout(ctx context.Context, shop shops.Shop, b db.Booking, service string, startsAt time.Time) (payments.Checkout, error) {
+func (s *Service) Checkout(ctx context.Context, w texts.Words, shop shops.Shop, b db.Booking, service string, startsAt time.Time) (payments.Checkout, error) {
 	if b.CheckoutExpiresAt == nil {
 		return payments.Checkout{}, fmt.Errorf("booking %s has no checkout expiry", b.ID)
 	}
-	return s.newCheckout(ctx, s.cfg.CheckoutTimeout, shop, b, service, startsAt, *b.CheckoutExpiresAt)
+	return s.newCheckout(ctx, s.cfg.CheckoutTimeout, w, shop, b, service, startsAt, *b.CheckoutExpiresAt)
 }
 
 // StoreLink stores booking id's payment link co, at now, once: it changes no row when a
@@ -104,11 +106,6 @@ func StoreLink(ctx context.Context, q db.DBTX, id uuid.UUID, co payments.Checkou
 		return false, fmt.Errorf("store checkout: %w", err)
 	}
 	return n > 0, nil
-}
-
-// CheckoutDescription is the line item the customer sees on the payment page.
-func CheckoutDescription(shop shops.Shop, service string, startsAt time.Time) string {
-	return fmt.Sprintf("%s at %s, %s", service, shop.Name, shop.When(startsAt))
 }
 
 func storeLinkParams(id uuid.UUID, co payments.Checkout, now time.Time) db.BookingStoreLinkParams {
@@ -184,7 +181,7 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 		}
 		expires = later
 	}
-	co, err := s.newCheckout(ctx, 2*s.cfg.CheckoutTimeout, shop, b, op.Service, op.StartsAt, expires)
+	co, err := s.newCheckout(ctx, 2*s.cfg.CheckoutTimeout, wordsFor(shop, customer), shop, b, op.Service, op.StartsAt, expires)
 	if errors.Is(err, ErrCheckoutRefused) {
 		res, ferr := s.lapse(ctx, b)
 		if ferr != nil {

@@ -24,6 +24,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
@@ -298,7 +299,7 @@ func (w *world) link(claim slots.Claim) slots.Claim {
 	}
 	ctx := context.Background()
 	claim.LinkFollows = true
-	co, err := w.linker.Checkout(ctx, w.shop, claim.Booking, claim.Service, claim.StartsAt)
+	co, err := w.linker.Checkout(ctx, texts.English, w.shop, claim.Booking, claim.Service, claim.StartsAt)
 	if err != nil {
 		return claim
 	}

@@ -119,6 +119,15 @@ func Parse(s, currency string) (int64, error) {
 }
 
 // label puts the currency's symbol, or its code, before an amount.
+// Symbol is how an amount's currency is written: its symbol for the few the product
+// writes so ("$", "€", "£", "¥"), else its code in capitals ("CHF").
+func Symbol(currency string) string {
+	if sym, ok := symbols[strings.ToLower(currency)]; ok {
+		return sym
+	}
+	return strings.ToUpper(currency)
+}
+
 func label(currency, amount string) string {
 	sign := ""
 	if strings.HasPrefix(amount, "-") {

@@ -15,6 +15,9 @@ type CheckoutRequest struct {
 	// Description names the line item the customer sees, e.g.
 	// "Haircut at Joe's, Sat 22 Nov 15:00".
 	Description string
+	// Locale is the language of the payment page, as BCP 47 ("en", "es", "fr"): the
+	// customer's. Empty lets the provider choose (the browser's).
+	Locale string
 	// ExpiresAt is when the checkout stops accepting payment, within the provider's
 	// window (see the provider package). A retry must send the same value, so store
 	// it with the booking: it is part of the idempotency key.

@@ -79,6 +79,35 @@ func TestWhenInEachLanguage(t *testing.T) {
 	require.Equal(t, "Sat 28 Nov 15:00", shop.When(at), "English is the shop's own format")
 }
 
+// TestAmountInEachLanguage: an amount is written as the language writes it where the
+// currency is spent (CLDR's digits and separators), with plain spaces (GSM-7).
+func TestAmountInEachLanguage(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		l        language.Code
+		minor    int64
+		currency string
+		want     string
+	}{
+		{language.English, 4500, "usd", "$45.00"},
+		{language.English, 4500, "eur", "€45.00"},
+		{language.Spanish, 4500, "eur", "45,00 €"},
+		{language.Spanish, 123450, "eur", "1.234,50 €"},
+		{language.Spanish, 4500, "usd", "$45.00"},
+		{language.Spanish, 123450, "mxn", "$1,234.50"},
+		{language.French, 4500, "eur", "45,00 €"},
+		{language.French, 123450, "eur", "1 234,50 €"},
+		{language.French, 4500, "usd", "45,00 $ US"},
+		{language.French, 4500, "chf", "45,00 CHF"},
+		{language.French, 4500, "jpy", "4 500 ¥"},
+		{language.Spanish, 12345, "kwd", "12,345 KWD"},
+	} {
+		got := texts.In(c.l).Amount(c.minor, c.currency)
+		require.Equal(t, c.want, got, "%s %d %s", c.l, c.minor, c.currency)
+		require.NotContains(t, got, "\u00a0", "no-break spaces are not GSM-7")
+	}
+}
+
 // TestDurationInEachLanguage: plural forms come from the catalogues' CLDR rules.
 func TestDurationInEachLanguage(t *testing.T) {
 	t.Parallel()

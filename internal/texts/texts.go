@@ -25,6 +25,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/go-playground/locales"
 	locen "github.com/go-playground/locales/en"
@@ -32,6 +33,8 @@ import (
 	locfr "github.com/go-playground/locales/fr"
 	"golang.org/x/text/feature/plural"
 	xlanguage "golang.org/x/text/language"
+	"golang.org/x/text/message"
+	"golang.org/x/text/number"
 
 	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/money"
@@ -210,9 +213,50 @@ func (w Words) about(shop shops.Shop, service string, startsAt time.Time) map[st
 // to stop.
 func (w Words) Offer(shop shops.Shop, service string, startsAt time.Time, price int64) string {
 	d := w.about(shop, service, startsAt)
-	d["Price"] = money.Format(price, shop.Currency)
+	d["Price"] = w.Amount(price, shop.Currency)
 	return w.say("offer", d)
 }
+
+// Amount writes an amount of minor units of currency as the language writes it where
+// the currency is spent: "$45.00" and "€45.00" in English; "45,00 €" in Spanish and
+// French, but "$45.00" in the Spanish of the US (and of Mexico, for pesos) and
+// "45,00 $ US" in French.
+// The digits and separators come from CLDR (golang.org/x/text/number); the spaces are
+// plain ones, which GSM-7 has (CLDR's no-break spaces would make the text UCS-2).
+func (w Words) Amount(minor int64, currency string) string {
+	w = w.words()
+	if w.lang == language.English {
+		return money.Format(minor, currency)
+	}
+	cur := strings.ToLower(currency)
+	region, symbol := currencyPlaces[cur], money.Symbol(cur)
+	switch {
+	case w.lang == language.French && cur == "usd":
+		symbol = "$ US"
+	case w.lang == language.Spanish && cur == "mxn":
+		symbol = "$" // as Mexico writes its pesos
+	}
+	tag := xlanguage.Make(string(w.lang) + "-" + region)
+	if region == "" {
+		tag = w.tag
+	}
+	value := float64(minor) / float64(money.MinorUnits(cur))
+	digits := message.NewPrinter(tag).Sprint(number.Decimal(value, number.Scale(money.Decimals(cur))))
+	digits = strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) {
+			return ' '
+		}
+		return r
+	}, digits)
+	if w.lang == language.Spanish && (region == "US" || region == "MX") {
+		return symbol + digits
+	}
+	return digits + " " + symbol
+}
+
+// currencyPlaces is where each currency is spent, for the conventions of writing its
+// amounts (a euro amount in Spanish as in Spain, a dollar one as in the US).
+var currencyPlaces = map[string]string{"usd": "US", "mxn": "MX", "cad": "CA", "gbp": "GB", "chf": "CH"}
 
 // Link carries a payment link: the answer to a winning YES, or the text that follows
 // when the link could not be made in time. payWithin is how long the customer has to
@@ -226,6 +270,12 @@ func (w Words) Link(shop shops.Shop, service string, startsAt time.Time, url str
 // BookedLinkFollows answers a winning YES whose payment link is not ready yet.
 func (w Words) BookedLinkFollows(shop shops.Shop, service string, startsAt time.Time) string {
 	return w.say("booked_link_follows", w.about(shop, service, startsAt))
+}
+
+// CheckoutItem names the slot on the payment page (the line item the customer pays
+// for).
+func (w Words) CheckoutItem(shop shops.Shop, service string, startsAt time.Time) string {
+	return w.say("checkout_item", w.about(shop, service, startsAt))
 }
 
 // Confirmed tells a customer they are booked (the payment went through, or the shop

@@ -74,6 +74,9 @@ func (c *Client) CreateCheckout(ctx context.Context, r payments.CheckoutRequest)
 	if r.CancelURL != "" {
 		params.CancelURL = stripego.String(r.CancelURL)
 	}
+	if r.Locale != "" {
+		params.Locale = stripego.String(r.Locale)
+	}
 	if fee > 0 {
 		// Stripe refuses a zero fee on some accounts; no fee is no parameter.
 		params.PaymentIntentData.ApplicationFeeAmount = stripego.Int64(fee)

@@ -43,6 +43,7 @@ func checkoutRequest(bookingID string) payments.CheckoutRequest {
 		AmountCents: 4500,
 		Currency:    "usd",
 		Description: "Haircut at Joe's, Sat 22 Nov 15:00",
+		Locale:      "es",
 		ExpiresAt:   time.Now().Add(31 * time.Minute).Truncate(time.Second),
 		SuccessURL:  "https://example.com/paid",
 		CancelURL:   "https://example.com/cancelled",
@@ -108,6 +109,7 @@ func TestCreateCheckout(t *testing.T) {
 		"expires_at":  strconv.FormatInt(req.ExpiresAt.Unix(), 10),
 		"success_url": "https://example.com/paid",
 		"cancel_url":  "https://example.com/cancelled",
+		"locale":      "es", // the payment page in the customer's language
 		// Card only: a bank debit settles days after the 30-minute hold.
 		"payment_method_types[0]": "card",
 	}
