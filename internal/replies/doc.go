@@ -24,7 +24,8 @@
 // accents dropped, lower-cased, apostrophes removed inside them ("Can’t" is "cant",
 // "Sí" is "si", "ＹＥＳ" is "yes"); a word also matches a rule word spelled with some
 // letters repeated ("yesss", "nooo", "siii"). Skin tones and variation selectors are
-// dropped from emoji (👍🏽 is 👍). The marks . , ! ? ; : ¡ ¿ and line breaks split the
+// dropped from emoji (👍🏽 is 👍). A word spelled out letter by letter is joined first
+// ("S T O P", "s.t.o.p": three letters or more, or a whole reply of two). The marks . , ! ? ; : ¡ ¿ and line breaks split the
 // reply into clauses. Then, in this order:
 //
 //  1. Twilio's OptOutType, when given, wins: STOP is an opt-out, HELP is help, and START
@@ -33,7 +34,9 @@
 //     a whole [... react] phrase: `Liked “…”` and `👍 to “…”` read as clarify, `Disliked
 //     “…”` as no, `Removed a like from “…”` as unknown. The quoted text is the offer,
 //     not the customer's words, and is not read (its "Reply STOP to opt out" is no
-//     opt-out). Quotation without a known reaction verb is read like any other reply.
+//     opt-out); words after it are the customer's again, and an opt-out there is one
+//     (`Liked “…” STOP`). Quotation without a known reaction verb is read like any
+//     other reply.
 //  3. Opt-out: an [optout any] phrase anywhere, a clause that is only [optout clause]
 //     phrases and fillers ("Stop. Who is this?"), or a reply that is only [optout
 //     whole] and [optout clause] phrases and fillers ("cancel", "please stop").

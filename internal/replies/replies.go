@@ -95,6 +95,9 @@ type Reading struct {
 // an opt-in (START) is still a yes. Read is safe for concurrent use and does not allocate
 // once warm.
 func Read(body, optOutType string) Reading {
+	if joined, ok := spelledOut(body); ok {
+		body = joined
+	}
 	r := readers.Get().(*reader)
 	got := r.read(standard(), body, optOutType)
 	if cap(r.text) <= maxPooledBytes {
@@ -238,6 +241,11 @@ func (r *reader) decide() Reading {
 	}
 	if q := r.quoteAt; q > 0 && q <= maxReactPrefix {
 		if s, ok := r.reaction(q); ok {
+			// Words after the quoted text are the customer's own: an opt-out there is
+			// one (`Liked “…” STOP`), whatever the quoted offer says.
+			if e := r.quoteEnd; e > q && e < n && r.optOutIn(e, n) {
+				return Reading{Intent: OptOut, Languages: r.languages(e, n)}
+			}
 			return Reading{Intent: slotIntent[s], Languages: r.languages(0, q)}
 		}
 	}
@@ -307,6 +315,17 @@ func (r *reader) optOut(n int) bool {
 		}
 	}
 	return false
+}
+
+// optOutIn is optOut for tokens [lo, hi) alone: the words after a reaction's quoted
+// text.
+func (r *reader) optOutIn(lo, hi int) bool {
+	for _, m := range r.matches[r.from[lo]:] {
+		if int(m.end) <= hi && m.p.has(slotOptOut, anywhere) {
+			return true
+		}
+	}
+	return r.cover(lo, hi, slotOptOut, whole|clause, &besideStop)
 }
 
 // signal reports whether s's phrases speak in the reply: anywhere, at the start of a

@@ -1,6 +1,7 @@
 package replies
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 
@@ -31,6 +32,10 @@ type scan struct {
 	// quoteAt is the number of tokens before the first opening quotation mark, or -1: a
 	// reaction is a few words, then the quoted text it reacts to.
 	quoteAt int
+	// quoteEnd is the number of tokens before the last quotation mark after the first,
+	// or -1: what follows a reaction's quoted text is the customer's own words again
+	// (`Liked “…” STOP`).
+	quoteEnd int
 
 	clause int32
 	inWord bool
@@ -44,6 +49,7 @@ func (s *scan) reset() {
 	s.toks = s.toks[:0]
 	s.question = false
 	s.quoteAt = -1
+	s.quoteEnd = -1
 	s.clause = 0
 	s.inWord = false
 }
@@ -178,7 +184,9 @@ func (s *scan) quote() {
 	s.endWord()
 	if s.quoteAt < 0 {
 		s.quoteAt = len(s.toks)
+		return
 	}
+	s.quoteEnd = len(s.toks)
 }
 
 // word returns token i's folded text. The conversion to string in a comparison or a map
@@ -219,3 +227,86 @@ func elongates(got []byte, want string) bool {
 	}
 	return i == len(got)
 }
+
+// spelledOut joins the words a reply spells out letter by letter ("S T O P",
+// "s.t.o.p please", "Y E S BAJA"): a run of at least three letters, each alone between
+// separators (spaces, dots, dashes, underscores), or a whole reply of two ("N O").
+// Shorter runs stay as they are: "y a las 5" is Spanish. Only a reply with such a run
+// allocates.
+func spelledOut(body string) (string, bool) {
+	type run struct{ start, end, letters int }
+	var (
+		found  bool
+		cur    run
+		runs   [4]run
+		nRuns  int
+		single = func(i int) bool { // body[i:] starts a letter that stands alone
+			c, size := utf8.DecodeRuneInString(body[i:])
+			if !unicode.IsLetter(c) {
+				return false
+			}
+			if i > 0 {
+				p, _ := utf8.DecodeLastRuneInString(body[:i])
+				if !isSpellSep(p) {
+					return false
+				}
+			}
+			if i+size < len(body) {
+				n, _ := utf8.DecodeRuneInString(body[i+size:])
+				if !isSpellSep(n) {
+					return false
+				}
+			}
+			return true
+		}
+	)
+	flush := func() {
+		if cur.letters >= 3 || (cur.letters == 2 && cur.start == 0 && strings.TrimRightFunc(body[cur.end:], isSpellSep) == "") {
+			found = true
+			if nRuns < len(runs) {
+				runs[nRuns] = cur
+				nRuns++
+			}
+		}
+		cur = run{}
+	}
+	for i := 0; i < len(body); {
+		c, size := utf8.DecodeRuneInString(body[i:])
+		switch {
+		case single(i):
+			if cur.letters == 0 {
+				cur.start = i
+			}
+			cur.letters++
+			cur.end = i + size
+		case isSpellSep(c):
+		default:
+			if cur.letters > 0 {
+				flush()
+			}
+		}
+		i += size
+	}
+	if cur.letters > 0 {
+		flush()
+	}
+	if !found {
+		return "", false
+	}
+	var b strings.Builder
+	last := 0
+	for _, r := range runs[:nRuns] {
+		b.WriteString(body[last:r.start])
+		for _, c := range body[r.start:r.end] {
+			if unicode.IsLetter(c) {
+				b.WriteRune(c)
+			}
+		}
+		last = r.end
+	}
+	b.WriteString(body[last:])
+	return b.String(), true
+}
+
+// isSpellSep is what stands between the letters of a word spelled out.
+func isSpellSep(c rune) bool { return c == ' ' || c == '.' || c == '-' || c == '_' || c == '\t' }
