@@ -2,12 +2,12 @@ package main
 
 import (
 	"github.com/slotrecovery/slotrecovery/internal/config"
+	"github.com/slotrecovery/slotrecovery/internal/delivery"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/idempotency"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
-	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/outbox"
 	"github.com/slotrecovery/slotrecovery/internal/retention"
 )
@@ -19,7 +19,7 @@ func purges(cfg config.Config) []retention.Purge {
 		{Table: "stripe_events", Batch: ledger.PurgeStripeEvents},
 		{Table: "inbound_messages", Batch: inbound.Purge},
 		{Table: "text_claims", Batch: outbox.PurgeClaims},
-		{Table: "delivery_reports", Batch: offers.PurgeDeliveryReports},
+		{Table: "delivery_reports", Batch: delivery.Purge},
 		// Outbound webhook events, with their deliveries and attempts: what the owner
 		// can look back on (30 days), whatever RETENTION_DAYS says.
 		{Table: "webhook_events", Batch: hooks.Purge, Keep: hooks.Retention},

@@ -58,7 +58,7 @@ func (a *app) routes() http.Handler {
 
 	tw := &webhooks.Twilio{Inbound: a.inbound, Validator: a.validator, PublicURL: a.cfg.PublicURL, Logger: a.log, Metrics: a.metrics}
 	e.POST(webhooks.TwilioPath, tw.Handle)
-	ts := &webhooks.TwilioStatus{Recorder: a.offers, Validator: a.validator, PublicURL: a.cfg.PublicURL, Logger: a.log, Metrics: a.metrics}
+	ts := &webhooks.TwilioStatus{Recorder: a.delivery, Validator: a.validator, PublicURL: a.cfg.PublicURL, Logger: a.log, Metrics: a.metrics}
 	e.POST(webhooks.TwilioStatusPath, ts.Handle)
 	st := &webhooks.Stripe{Ledger: a.ledger, Secrets: a.cfg.StripeWebhookSecrets, Logger: a.log, Metrics: a.metrics}
 	e.POST(webhooks.StripePath, st.Handle) // the handler caps the body at 1 MiB itself

@@ -27,6 +27,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/config"
 	"github.com/slotrecovery/slotrecovery/internal/cooldown"
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
+	"github.com/slotrecovery/slotrecovery/internal/delivery"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/idempotency"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
@@ -140,6 +141,7 @@ type app struct {
 	slots         *slots.Service
 	ledger        *ledger.Service
 	offers        *offers.Service
+	delivery      *delivery.Service
 	inbound       *inbound.Service
 	inbox         *inbox.Service
 	hooks         *hooks.Service
@@ -487,6 +489,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	a.lockWatcher = redislock.NewWatcher(a.redis, lockChannel)
 	a.slots = slots.New(a.pool, queue, slots.RedisLocker(redislock.New(a.redis), a.lockWatcher, lockChannel, a.metrics), cool, slotsCfg)
 	a.offers = offers.New(a.pool, queue, texter, cool, a.shops, a.slots, offersCfg)
+	a.delivery = delivery.New(a.pool, a.offers, a.shops, nil)
 	a.inbound = inbound.New(a.pool, queue, a.shops, a.slots, a.ledger, inbound.Config{Logger: log, Metrics: a.metrics})
 	// The owner's inbox: replies go out as texts through the River client, to numbers
 	// shops says may be texted.

@@ -122,7 +122,7 @@ const (
 
 // classes puts every package of the module in its class, by its path inside the module.
 var classes = map[string]class{
-	"internal/inbound": domain, "internal/ledger": domain,
+	"internal/inbound": domain, "internal/ledger": domain, "internal/delivery": domain,
 	"internal/outbox": domain, "internal/slots": domain, "internal/offers": domain,
 	"internal/texts": domain, "internal/shops": domain, "internal/inbox": domain,
 
@@ -153,8 +153,8 @@ var classes = map[string]class{
 // packages of the layers below its own, never one beside it or above. This is the one
 // place the order is written; docs/architecture.md draws it.
 var domainLayers = [][]string{
-	{"internal/inbound"},                     // a reply acts through the owners below
-	{"internal/ledger", "internal/outbox"},   // payments of bookings; transactional texts
+	{"internal/inbound"}, // a reply acts through the owners below
+	{"internal/ledger", "internal/outbox", "internal/delivery"}, // payments of bookings; transactional texts; delivery reports
 	{"internal/slots"},                       // openings and the claim
 	{"internal/offers", "internal/calendar"}, // the waves of offers; the shops' feed
 	{"internal/texts"},                       // the wording of every text

@@ -35,7 +35,7 @@ var tableOwners = map[string]string{
 	"inbound_messages":   "internal/inbound",
 	"stripe_events":      "internal/ledger", // the webhook's event ledger
 	"text_claims":        "internal/outbox",
-	"delivery_reports":   "internal/offers", // Twilio's status callbacks, applied to offers
+	"delivery_reports":   "internal/delivery", // the provider's status callbacks (offers read them to apply)
 	// River clients' liveness: offers resumes the waves of instances that died.
 	"client_heartbeats": "internal/offers",
 	// Outbound webhooks: endpoints, the events recorded for them, their deliveries and

@@ -256,7 +256,7 @@ func TestDeliveriesRacingClaimsDoNotDeadlock(t *testing.T) {
 		}
 		wg.Go(func() {
 			for range 2 { // reports repeat
-				if err := w.offers.RecordDelivery(ctx, report); err != nil {
+				if err := w.reports.RecordDelivery(ctx, report); err != nil {
 					errs <- fmt.Errorf("report %s: %w", sid, err)
 				}
 			}

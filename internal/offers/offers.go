@@ -468,41 +468,28 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 			code = se.Code
 		}
 		s.m.SendError(code)
+		reason := sms.ReasonOf(r.err)
 		switch {
-		case sms.Permanent(r.err):
+		case reason.Permanent(), reason == sms.ReasonAccount:
+			// Nothing went out and retrying cannot help: the offer fails (the next wave
+			// texts someone in its place), and the failure says what it says of the
+			// customer or of the shop's own number (shops.SMSFailed).
 			if err := queries.OfferMarkFailed(bg, s.pool, db.OfferMarkFailedParams{ID: r.offer.ID, ErrorCode: pgInt4(code)}); err != nil {
 				errs = errors.Join(errs, fmt.Errorf("mark offer failed: %w", err))
 				continue
 			}
-			if err := s.shops.MarkUnreachable(bg, r.offer.CustomerID, code); err != nil {
+			if err := s.shops.SMSFailed(bg, shops.SMSFailure{ShopID: shop.ID, Number: r.offer.Phone, CustomerID: r.offer.CustomerID,
+				Reason: reason, Code: code}); err != nil {
 				errs = errors.Join(errs, err)
 				continue
 			}
-			// Opted out at the carrier (Twilio's 21610): an opt-out, kept for the number
-			// as a STOP is (it outlives the customer's erasure).
-			if sms.OptedOut(r.err) {
-				if err := s.shops.OptOut(bg, r.offer.CustomerID); err != nil {
-					errs = errors.Join(errs, err)
-					continue
-				}
+			if reason == sms.ReasonAccount {
+				s.m.SMSAccountError(metrics.StageSend, code)
+				s.log.ErrorContext(ctx, "the sms account cannot text this customer; check the shop's number and the account's geo permissions",
+					"shop_id", shop.ID, "offer_id", r.offer.ID, "provider_code", code)
+			} else {
+				s.log.InfoContext(ctx, "customer unreachable by sms", "customer_id", r.offer.CustomerID, "reason", reason, "provider_code", code)
 			}
-			s.log.InfoContext(ctx, "customer unreachable by sms", "customer_id", r.offer.CustomerID, "provider_code", code)
-			res.Failed++
-		case sms.AccountProblem(r.err):
-			// Our account or sender number cannot text this destination (a region not
-			// enabled, a From that cannot reach this To): not the customer's fault, so they
-			// stay reachable for later openings; retrying now would fail again.
-			s.m.SMSAccountError(metrics.StageSend, code)
-			if err := queries.OfferMarkFailed(bg, s.pool, db.OfferMarkFailedParams{ID: r.offer.ID, ErrorCode: pgInt4(code)}); err != nil {
-				errs = errors.Join(errs, fmt.Errorf("mark offer failed: %w", err))
-				continue
-			}
-			if err := s.shops.RecordSMSProblem(bg, shop.ID, code); err != nil {
-				errs = errors.Join(errs, err)
-				continue
-			}
-			s.log.ErrorContext(ctx, "the sms account cannot text this customer; check the shop's number and the account's geo permissions",
-				"shop_id", shop.ID, "offer_id", r.offer.ID, "provider_code", code)
 			res.Failed++
 		default:
 			// Nothing was sent (the provider refused for now, or could not be reached).

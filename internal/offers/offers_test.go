@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/cooldown"
+	"github.com/slotrecovery/slotrecovery/internal/delivery"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
@@ -49,6 +50,7 @@ type world struct {
 	offers  *offers.Service
 	inbound *inbound.Service
 	outbox  *outbox.Service
+	reports *delivery.Service // the status callback's recorder, as the server wires it
 	twilio  *twiliofake.Server
 	texter  offers.Texter
 	cool    *cooldown.Store
@@ -75,6 +77,7 @@ func newWorld(t *testing.T) *world {
 	w.offers = offers.New(pool, queue, texter, cool, w.shops, w.slots, offers.Config{Now: clk.Now})
 	w.inbound = inbound.New(pool, queue, w.shops, w.slots, nil, inbound.Config{Now: clk.Now})
 	w.outbox = outbox.New(pool, texter, w.shops, w.slots, outbox.Config{Now: clk.Now})
+	w.reports = delivery.New(pool, w.offers, w.shops, clk.Now)
 	return w
 }
 
@@ -707,12 +710,12 @@ func TestUndeliveredOfferIsReplacedByTheNextWave(t *testing.T) {
 	require.Equal(t, 2, res.Texted)
 
 	undelivered := sms.DeliveryReport{MessageID: w.sidTo(t, cs[0].Phone), Status: sms.DeliveryUndelivered, Reason: sms.ReasonUnreachable, ErrorCode: 30005}
-	require.NoError(t, w.offers.RecordDelivery(ctx, undelivered))
-	require.NoError(t, w.offers.RecordDelivery(ctx, undelivered), "a repeated report")
+	require.NoError(t, w.reports.RecordDelivery(ctx, undelivered))
+	require.NoError(t, w.reports.RecordDelivery(ctx, undelivered), "a repeated report")
 	delivered := w.sidTo(t, cs[1].Phone)
-	require.NoError(t, w.offers.RecordDelivery(ctx, sms.DeliveryReport{MessageID: delivered, Status: sms.DeliveryDelivered}))
-	require.NoError(t, w.offers.RecordDelivery(ctx, sms.DeliveryReport{MessageID: delivered, Status: sms.DeliverySent}), "a late 'sent'")
-	require.NoError(t, w.offers.RecordDelivery(ctx, sms.DeliveryReport{MessageID: "SMnotanoffer", Status: sms.DeliveryFailed}), "an outbox text's report")
+	require.NoError(t, w.reports.RecordDelivery(ctx, sms.DeliveryReport{MessageID: delivered, Status: sms.DeliveryDelivered}))
+	require.NoError(t, w.reports.RecordDelivery(ctx, sms.DeliveryReport{MessageID: delivered, Status: sms.DeliverySent}), "a late 'sent'")
+	require.NoError(t, w.reports.RecordDelivery(ctx, sms.DeliveryReport{MessageID: "SMnotanoffer", Status: sms.DeliveryFailed}), "an outbox text's report")
 
 	require.Equal(t, map[string]int{"failed": 1, "sent": 1}, w.offerStatuses(t, op.ID))
 	var delivery string
@@ -733,12 +736,12 @@ func TestUndeliveredOfferIsReplacedByTheNextWave(t *testing.T) {
 
 	// A carrier-level opt-out (21610) opts the customer out.
 	stop := sms.DeliveryReport{MessageID: w.sidTo(t, cs[2].Phone), Status: sms.DeliveryFailed, Reason: sms.ReasonOptedOut, ErrorCode: 21610}
-	require.NoError(t, w.offers.RecordDelivery(ctx, stop))
+	require.NoError(t, w.reports.RecordDelivery(ctx, stop))
 	optedOut, _ := w.customerFlags(t, cs[2].ID)
 	require.True(t, optedOut)
 	// Our account's problem (21612 at delivery) fails the offer but leaves the customer.
 	acct := sms.DeliveryReport{MessageID: w.sidTo(t, cs[3].Phone), Status: sms.DeliveryUndelivered, Reason: sms.ReasonAccount, ErrorCode: 21612}
-	require.NoError(t, w.offers.RecordDelivery(ctx, acct))
+	require.NoError(t, w.reports.RecordDelivery(ctx, acct))
 	optedOut, unreachable = w.customerFlags(t, cs[3].ID)
 	require.False(t, optedOut || unreachable, "not the customer's fault")
 	got, err := w.shops.Get(ctx, shop.ID)
@@ -753,12 +756,14 @@ func TestUndeliveredOfferIsReplacedByTheNextWave(t *testing.T) {
 type reportingTexter struct {
 	next   offers.Texter
 	offers func() *offers.Service
+	shops  *shops.Service
+	pool   *pgxpool.Pool
 }
 
 func (r reportingTexter) Text(ctx context.Context, m sms.Message) (string, error) {
 	sid, err := r.next.Text(ctx, m)
 	if err == nil {
-		err = r.offers().RecordDelivery(ctx, sms.DeliveryReport{MessageID: sid, Status: sms.DeliveryFailed, Reason: sms.ReasonUnreachable, ErrorCode: 30006})
+		err = delivery.New(r.pool, r.offers(), r.shops, nil).RecordDelivery(ctx, sms.DeliveryReport{MessageID: sid, Status: sms.DeliveryFailed, Reason: sms.ReasonUnreachable, ErrorCode: 30006})
 	}
 	return sid, err
 }
@@ -772,7 +777,7 @@ func TestDeliveryReportBeforeTheIDIsStored(t *testing.T) {
 	cs := w.customers(t, shop, 1)
 	op := w.declare(t, shop, 5*time.Hour)
 	var svc *offers.Service
-	svc = offers.New(w.pool, w.queue, reportingTexter{next: w.texter, offers: func() *offers.Service { return svc }}, w.cool, w.shops, w.slots, offers.Config{Now: w.clock.Now})
+	svc = offers.New(w.pool, w.queue, reportingTexter{next: w.texter, offers: func() *offers.Service { return svc }, shops: w.shops, pool: w.pool}, w.cool, w.shops, w.slots, offers.Config{Now: w.clock.Now})
 	res, err := svc.RunWave(context.Background(), jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Texted)

@@ -257,7 +257,7 @@ func TestOffersSentIsTheSameEverywhere(t *testing.T) {
 	res, err := w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
 	require.NoError(t, err)
 	require.Equal(t, 2, res.Texted)
-	require.NoError(t, w.offers.RecordDelivery(ctx, sms.DeliveryReport{MessageID: w.sidTo(t, cs[0].Phone),
+	require.NoError(t, w.reports.RecordDelivery(ctx, sms.DeliveryReport{MessageID: w.sidTo(t, cs[0].Phone),
 		Status: sms.DeliveryUndelivered, Reason: sms.ReasonOther, ErrorCode: 30003}))
 	require.Equal(t, map[string]int{"failed": 1, "sent": 1}, w.offerStatuses(t, op.ID))
 

@@ -25,7 +25,7 @@ func TestTransactionalTextsReportsReachTheCustomer(t *testing.T) {
 	cs := w.customers(t, shop, 3)
 	report := func(sid, to string, status sms.DeliveryStatus, reason sms.Reason, code int) {
 		t.Helper()
-		require.NoError(t, w.offers.RecordDelivery(ctx, sms.DeliveryReport{MessageID: sid, Status: status,
+		require.NoError(t, w.reports.RecordDelivery(ctx, sms.DeliveryReport{MessageID: sid, Status: status,
 			Reason: reason, ErrorCode: code, From: shop.SMSNumber, To: to}))
 	}
 
@@ -45,7 +45,7 @@ func TestTransactionalTextsReportsReachTheCustomer(t *testing.T) {
 	require.NotNil(t, added.OptedOutAt, "a number the carrier opted out stays out when added")
 
 	// Not from a shop's number; and a delivered text: nothing changes.
-	require.NoError(t, w.offers.RecordDelivery(ctx, sms.DeliveryReport{MessageID: "SMelsewhere", Status: sms.DeliveryUndelivered,
+	require.NoError(t, w.reports.RecordDelivery(ctx, sms.DeliveryReport{MessageID: "SMelsewhere", Status: sms.DeliveryUndelivered,
 		Reason: sms.ReasonOptedOut, ErrorCode: 21610, From: "+15550009999", To: cs[2].Phone}))
 	report("SMfine", cs[2].Phone, sms.DeliveryDelivered, sms.ReasonOther, 0)
 	optedOut, unreachable = w.customerFlags(t, cs[2].ID)

@@ -173,43 +173,30 @@ func (s *Service) sendText(ctx context.Context, a jobs.Text) (sid string, droppe
 		}
 		return sid, false, nil
 	}
-	// A refused text is handled as a refused offer text is (internal/offers): counted by
-	// the provider's code, the owner told of a problem with the shop's own number or
-	// account, a customer whose number cannot receive texts marked so.
+	// A refused text is counted by the provider's code, and what the refusal says of the
+	// recipient or the shop is recorded as every failed text's is (shops.SMSFailed).
 	var se *sms.Error
 	code := 0
 	if errors.As(err, &se) {
 		code = se.Code
 	}
 	s.m.SendError(code)
-	switch {
-	case sms.Permanent(err):
-		// Nothing went out, and retrying cannot help: the number cannot receive texts.
-		// No wave tries it again either (a START clears the mark).
-		if customer != uuid.Nil {
-			if merr := s.shops.MarkUnreachable(bg, customer, code); merr != nil {
-				return "", false, s.giveBack(bg, a.Key, merr) // the retry is refused again and marks them
-			}
-			s.log.InfoContext(ctx, "customer unreachable by sms", "customer_id", customer, "provider_code", code, "key", a.Key)
+	switch reason := sms.ReasonOf(err); {
+	case reason.Permanent(), reason == sms.ReasonAccount:
+		// Nothing went out, and retrying cannot help: the failure says what it says of
+		// the recipient or of the shop's own number (shops.SMSFailed), and the job ends.
+		if ferr := s.shops.SMSFailed(bg, shops.SMSFailure{ShopID: a.ShopID, Number: a.To, CustomerID: customer,
+			Reason: reason, Code: code}); ferr != nil {
+			return "", false, s.giveBack(bg, a.Key, ferr) // the retry is refused again and records it
 		}
-		// The number opted out at the carrier (Twilio's 21610): kept as a STOP is, for a
-		// customer or a stranger alike, so a later add or import does not opt it in.
-		if sms.OptedOut(err) {
-			if oerr := s.shops.OptOutNumber(bg, a.ShopID, a.To); oerr != nil {
-				return "", false, s.giveBack(bg, a.Key, oerr)
-			}
+		if reason == sms.ReasonAccount {
+			s.m.SMSAccountError(metrics.StageSend, code)
+			s.log.ErrorContext(ctx, "the sms account cannot text this customer; check the shop's number and the account's geo permissions",
+				"shop_id", a.ShopID, "provider_code", code, "key", a.Key)
+		} else {
+			s.log.InfoContext(ctx, "text not sent: the number cannot receive it", "customer_id", customer, "reason", reason,
+				"provider_code", code, "key", a.Key)
 		}
-		return "", true, river.JobCancel(err)
-	case sms.AccountProblem(err):
-		// Our account or sender number cannot reach this destination: not the
-		// customer's fault, and retrying now would fail again. The owner sees it on the
-		// dashboard's banner.
-		s.m.SMSAccountError(metrics.StageSend, code)
-		if rerr := s.shops.RecordSMSProblem(bg, a.ShopID, code); rerr != nil {
-			return "", false, s.giveBack(bg, a.Key, rerr)
-		}
-		s.log.ErrorContext(ctx, "the sms account cannot text this customer; check the shop's number and the account's geo permissions",
-			"shop_id", a.ShopID, "provider_code", code, "key", a.Key)
 		return "", true, river.JobCancel(err)
 	case errors.Is(err, sms.ErrOutcomeUnknown):
 		return "", false, nil // it may have gone out: a second copy is worse than none

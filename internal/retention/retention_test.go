@@ -10,12 +10,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/delivery"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/idempotency"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
-	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/outbox"
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/retention"
@@ -191,7 +191,7 @@ func owners() []retention.Purge {
 		{Table: "stripe_events", Batch: ledger.PurgeStripeEvents},
 		{Table: "inbound_messages", Batch: inbound.Purge},
 		{Table: "text_claims", Batch: outbox.PurgeClaims},
-		{Table: "delivery_reports", Batch: offers.PurgeDeliveryReports},
+		{Table: "delivery_reports", Batch: delivery.Purge},
 		{Table: "webhook_events", Batch: hooks.Purge, Keep: hooks.Retention},
 		{Table: "idempotency_keys", Batch: idempotency.Purge, Keep: idempotency.TTL},
 	}

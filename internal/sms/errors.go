@@ -43,6 +43,17 @@ func (r Reason) String() string {
 	return "other"
 }
 
+// ParseReason reads a reason's name as String writes it (stored with a delivery
+// report); an unknown name is ReasonOther.
+func ParseReason(name string) Reason {
+	for _, r := range [...]Reason{ReasonOptedOut, ReasonUnreachable, ReasonAccount} {
+		if r.String() == name {
+			return r
+		}
+	}
+	return ReasonOther
+}
+
 // Permanent reports whether r means the recipient cannot receive our texts (opted out or
 // unreachable): sending them again cannot help.
 func (r Reason) Permanent() bool {

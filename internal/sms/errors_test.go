@@ -65,3 +65,13 @@ func TestErrorString(t *testing.T) {
 	report := &sms.Error{Reason: sms.ReasonAccount, Code: 30034}
 	require.Equal(t, "sms provider error 30034 (account)", report.Error())
 }
+
+// TestParseReason: every reason's name reads back as the reason; anything else is other.
+func TestParseReason(t *testing.T) {
+	t.Parallel()
+	for _, r := range []sms.Reason{sms.ReasonOther, sms.ReasonOptedOut, sms.ReasonUnreachable, sms.ReasonAccount} {
+		require.Equal(t, r, sms.ParseReason(r.String()))
+	}
+	require.Equal(t, sms.ReasonOther, sms.ParseReason("Opted_Out"))
+	require.Equal(t, sms.ReasonOther, sms.ParseReason(""))
+}
