@@ -44,18 +44,19 @@ const maxServices = 20
 // Window is a daily time window in the shop's time zone, in minutes after local
 // midnight: Start inclusive, End exclusive (End may be 1440, midnight).
 type Window struct {
-	Start, End int
+	Start int `json:"Start"`
+	End   int `json:"End"`
 }
 
 // Preferences say which openings a customer wants to hear about. An empty field means
 // "any": a customer with no preferences is offered everything.
 type Preferences struct {
 	// Days are ISO days of the week: 1 is Monday, 7 is Sunday.
-	Days []int
+	Days []int `json:"Days"`
 	// Windows are times of day; an opening suits one when the whole appointment fits.
-	Windows []Window
+	Windows []Window `json:"Windows"`
 	// Services are the services they want, compared without regard to case.
-	Services []string
+	Services []string `json:"Services"`
 }
 
 // IsZero reports whether there are no preferences.

@@ -236,22 +236,27 @@ func (s Shop) Cutoff(startsAt time.Time) time.Time {
 }
 
 // Customer is someone a shop may text.
+//
+// Customer events store a Customer as their subject (hooks.Record), kept until they are
+// delivered: its JSON names are fixed by tags (the names the events were first stored
+// with), so that renaming a field cannot change what stored events say
+// (TestCustomerSubjectNames).
 type Customer struct {
-	ID     uuid.UUID
-	ShopID uuid.UUID
-	Phone  string
-	Name   string
+	ID     uuid.UUID `json:"ID"`
+	ShopID uuid.UUID `json:"ShopID"`
+	Phone  string    `json:"Phone"`
+	Name   string    `json:"Name"`
 	// Language is the one the customer is texted in; "" means the shop's.
-	Language   language.Code
-	SMSOptIn   bool
-	OptedOutAt *time.Time
+	Language   language.Code `json:"Language"`
+	SMSOptIn   bool          `json:"SMSOptIn"`
+	OptedOutAt *time.Time    `json:"OptedOutAt"`
 	// UnreachableAt is set when texts to the number fail for good; a START clears it.
-	UnreachableAt *time.Time
-	Priority      int
-	CreatedAt     time.Time
-	Preferences   Preferences
+	UnreachableAt *time.Time  `json:"UnreachableAt"`
+	Priority      int         `json:"Priority"`
+	CreatedAt     time.Time   `json:"CreatedAt"`
+	Preferences   Preferences `json:"Preferences"`
 	// ErasedAt is set once the customer is erased: no name, no phone, never texted.
-	ErasedAt *time.Time
+	ErasedAt *time.Time `json:"ErasedAt"`
 }
 
 // NewCustomer is what a customer is created from.

@@ -1,0 +1,53 @@
+package shopapi_test
+
+import (
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/slotrecovery/slotrecovery/internal/hooks"
+	"github.com/slotrecovery/slotrecovery/internal/inbox"
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+)
+
+// TestStoredObjectsAreTagged: every object stored as JSON and read back later (the
+// subjects of webhook events, which the EventRenderer decodes when it dispatches them,
+// and River's job arguments) names each field by a json tag, down to its nested
+// structs, so that renaming a Go field cannot change, or lose, what is already stored.
+// Customer events' subjects had no tags.
+func TestStoredObjectsAreTagged(t *testing.T) {
+	t.Parallel()
+	for _, v := range []any{
+		shops.Customer{}, hooks.OpeningSubject{}, inbox.Received{},
+		jobs.Wave{}, jobs.Text{}, jobs.Refund{}, jobs.WebhookDelivery{},
+	} {
+		for _, missing := range untagged(reflect.TypeOf(v), map[reflect.Type]bool{}) {
+			t.Errorf("%T: %s has no json tag", v, missing)
+		}
+	}
+}
+
+// untagged lists the exported fields of struct type typ, and of the structs of ours it
+// holds, that have no json tag.
+func untagged(typ reflect.Type, seen map[reflect.Type]bool) []string {
+	for typ.Kind() == reflect.Pointer || typ.Kind() == reflect.Slice || typ.Kind() == reflect.Map {
+		typ = typ.Elem()
+	}
+	if typ.Kind() != reflect.Struct || seen[typ] || !strings.HasPrefix(typ.PkgPath(), "github.com/slotrecovery/") {
+		return nil
+	}
+	seen[typ] = true
+	var out []string
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		if _, ok := f.Tag.Lookup("json"); !ok {
+			out = append(out, typ.Name()+"."+f.Name)
+		}
+		out = append(out, untagged(f.Type, seen)...)
+	}
+	return out
+}
