@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// target is one of the YES path's goals (issue 8, see docs/performance.md) held against
+// target is one of the YES path's goals (docs/performance.md) held against
 // one run's figure. Targets are printed for the full sizes on three instances only:
 // other runs do not measure the same thing.
 type target struct {

@@ -43,7 +43,7 @@ const (
 // TestErasureLeavesNoTrace: after DELETE /api/customers/{id}, a dump of the whole
 // database (pg_dump, River's tables included) holds neither the customer's number, in
 // any form a person or a program writes it, nor their name, nor the unkeyed SHA-256 of
-// shop and number (issue 29.6). The customer had everything that keeps a person: offers,
+// shop and number. The customer had everything that keeps a person: offers,
 // a booking paid through Stripe (whose event named them), texts in and out (HELP, YES,
 // STOP, START, the confirmation), a thread in the owner's inbox with the owner's reply
 // (conversations, conversation_messages, message.received), transactional text jobs (finished, discarded and
@@ -239,7 +239,8 @@ func paidEvent(t *testing.T, bookingID, sessionID string) []byte {
 // personNeedles are the forms in which a person's number, name and email may be kept:
 // the number in E.164, without its +, its national digits, spaced, dashed, dotted and
 // bracketed; the name whole and in parts; any case; each also as the hex that a bytea
-// column dumps as; and the SHA-256 of shop id and number that erasure used to keep.
+// column dumps as; and the unkeyed SHA-256 of shop id and number, which no erasure may
+// keep.
 func personNeedles(phone, name, email, shopID string) []string {
 	national := phone[2:] // +1 and ten digits
 	a, b, c := national[:3], national[3:6], national[6:]

@@ -1,6 +1,6 @@
 //go:build soak
 
-// Command soak runs the server the way a bad day runs it (issue 10): several real
+// Command soak runs the server the way a bad day runs it: several real
 // instances on a Postgres and a Redis of its own, the Twilio fake and a Stripe stand-in,
 // and storms of concurrent YES replies over real HTTP while it SIGKILLs and restarts
 // instances at random moments and restarts Redis and Postgres. Then it lets everything

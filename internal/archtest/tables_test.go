@@ -66,7 +66,7 @@ const rawSQL = "(SQL string)"
 // writeExceptions are the writes to another package's table that are allowed, each with
 // its reason.
 var writeExceptions = map[writeKey]string{
-	{"internal/slots", "BookingClaim", "slot_offers"}: "a YES's booking is one statement (issue 8): " +
+	{"internal/slots", "BookingClaim", "slot_offers"}: "a YES's booking is one statement: " +
 		"accepting the offer and losing the opening's other offers in the statement that fills the " +
 		"opening is what makes a claim one round trip",
 	{"internal/slots", "BookingClaim", "bookings"}: "the same statement inserts the booking: the claim " +

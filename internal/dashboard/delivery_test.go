@@ -15,7 +15,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
-// TestSMSProblemNeedsAttention (issue 10, finding 3): texts that failed because of the
+// TestSMSProblemNeedsAttention: texts that failed because of the
 // shop's own number or account are shown to its owner, with what to do; another shop
 // never sees it, and it goes once a week has passed without another.
 func TestSMSProblemNeedsAttention(t *testing.T) {

@@ -15,7 +15,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
-// TestFailedRefundNeedsAttention (issue 10, finding 5): a booking whose payment could not
+// TestFailedRefundNeedsAttention: a booking whose payment could not
 // be refunded is listed at the top of its owner's dashboard, with the payment to refund
 // and what to do (refund it by hand in Stripe); another shop never sees it, and a page
 // without one shows no banner.

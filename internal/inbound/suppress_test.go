@@ -12,8 +12,8 @@ import (
 )
 
 // TestAStrangersStopOutlivesTheirAdding: a STOP from a number that is not (yet) a
-// customer is kept (issue 29.2: it was forgotten, and a later POST /api/customers or
-// import of the number opted it in). Adding or importing the number then keeps it opted
+// customer is kept, so that a later POST /api/customers or import of the number does
+// not opt it in. Adding or importing the number then keeps it opted
 // out, whatever the owner says, until the number's own START; a START from a
 // non-customer clears it, so a later add may opt them in. Nothing kept holds the number
 // in the clear.

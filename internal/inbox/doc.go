@@ -1,4 +1,4 @@
-// Package inbox is the owner's inbox (issue 33): every text a number sends a shop is kept
+// Package inbox is the owner's inbox: every text a number sends a shop is kept
 // in the shop's conversation with that number, beside the texts the shop sent it
 // (offers, answers, confirmations, the owner's own replies), so the owner reads a text
 // that needs a person in context. It owns the tables conversations and

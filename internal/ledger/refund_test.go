@@ -96,7 +96,7 @@ func (s *refundScene) failedCount(reason string) float64 {
 	return 0
 }
 
-// TestRefundRefusedIsRecorded (issue 10, finding 5): Stripe refuses a late payment's
+// TestRefundRefusedIsRecorded: Stripe refuses a late payment's
 // refund for good. The job stops (retrying cannot help), and the refusal is not lost:
 // the booking records when, which payment and Stripe's reason, and the metric counts
 // it. A later refund of the same payment that succeeds (a redelivered event queues
@@ -130,7 +130,7 @@ func TestRefundRefusedIsRecorded(t *testing.T) {
 	require.Equal(t, 1.0, s.failedCount(ledger.RefundFailedRefused), "counted once")
 }
 
-// TestRefundLastAttemptIsRecorded (issue 10, finding 5): a refund that fails with a
+// TestRefundLastAttemptIsRecorded: a refund that fails with a
 // transient error is retried by River, and nothing is recorded while attempts remain;
 // when its last attempt fails too, the booking records the failure (the duplicate
 // payment of a confirmed booking here) and the metric counts it as retries_exhausted.

@@ -15,9 +15,8 @@ import (
 
 // TestCarrierOptOutAtSendIsAnOptOut: an offer text refused because the number opted out
 // at the carrier (Twilio's 21610) opts the customer out and keeps the number's
-// suppression, as a STOP and a delivery report saying the same do (issue 29.2: the send
-// path only marked them unreachable, so the opt-out was forgotten with the customer's
-// erasure, and a later add of the number opted it in).
+// suppression, as a STOP and a delivery report saying the same do: the opt-out outlives
+// the customer's erasure, and a later add of the number keeps it opted out.
 func TestCarrierOptOutAtSendIsAnOptOut(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
@@ -49,9 +48,8 @@ func TestCarrierOptOutAtSendIsAnOptOut(t *testing.T) {
 // a transactional text refused at send (the outbox), and a delivery report of either
 // leave the customer in the same state, for a carrier's opt-out (21610: opted out, and
 // unreachable with the code that says why; their own START lifts both) and for an
-// unreachable number (30005 or 21614: unreachable only). Before the rule had one home,
-// an offer or a transactional text refused as opted out marked the customer
-// unreachable, and a delivery report saying the same did not.
+// unreachable number (30005 or 21614: unreachable only): the rule is shops.SMSFailed,
+// and every path takes it.
 func TestEveryFailedTextSaysTheSame(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)

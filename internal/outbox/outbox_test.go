@@ -202,7 +202,7 @@ func counter(t *testing.T, g prometheus.Gatherer, name, label, value string) flo
 
 // TestCarrierOptOutOfAStrangerIsKept: a text to a number that is not a customer (an
 // answer to a stranger's text) refused because the number opted out at the carrier
-// (21610) records the number's suppression (issue 29.2): adding the number later keeps it
+// (21610) records the number's suppression: adding the number later keeps it
 // opted out, as a STOP would. A refused text to a customer opts the customer out too.
 func TestCarrierOptOutOfAStrangerIsKept(t *testing.T) {
 	t.Parallel()

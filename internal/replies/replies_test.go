@@ -66,7 +66,8 @@ func TestReadKeepsInboundParse(t *testing.T) {
 	})
 }
 
-// TestReadIssueWords holds the words issue 33 lists, one case each.
+// TestReadIssueWords holds the words the product promises to read (docs/api.md#replies),
+// one case each.
 func TestReadIssueWords(t *testing.T) {
 	t.Parallel()
 	var cases []readCase

@@ -73,7 +73,7 @@ func purged(t *testing.T, reg *prometheus.Registry, table string) float64 {
 	return 0
 }
 
-// TestPurgeDeletesWhatOutlivedTheRetention (issue 10, finding 6): webhook events,
+// TestPurgeDeletesWhatOutlivedTheRetention: webhook events,
 // inbound texts and send claims older than the retention period are deleted; those
 // inside it, an event within Stripe's 3 days of retries among them, are untouched.
 func TestPurgeDeletesWhatOutlivedTheRetention(t *testing.T) {

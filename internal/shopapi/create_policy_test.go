@@ -11,8 +11,8 @@ import (
 // TestCreateAndPatchGiveOnePolicyAnswer: creation and PATCH /api/shop read the offer
 // policy by one rule. Only an absent or null field takes its default; an explicit 0 for
 // a field where 0 means nothing (a wave of no one, waves with no interval, a number that
-// sends nothing) is refused by both, with the same answer (issue 29.9: creation used to
-// answer 201 and store the default).
+// sends nothing) is refused by both, with the same answer; creation does not store the
+// default instead.
 func TestCreateAndPatchGiveOnePolicyAnswer(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

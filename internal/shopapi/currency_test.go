@@ -28,8 +28,8 @@ func stripeEnv(t *testing.T) *env {
 }
 
 // TestStripesMinimumHoldsThroughSettings: Stripe's minimum charge cannot be bypassed
-// through PATCH /api/shop (issue 29.10). A currency Stripe does not charge in is refused
-// (it had no minimum: any three letters were taken), and a change of currency or of
+// through PATCH /api/shop. A currency Stripe does not charge in is refused (it has no
+// minimum: not any three letters are a currency), and a change of currency or of
 // payment mode that would leave open openings below the minimum is refused with a 409
 // that names them; the owner cancels them (or keeps the old setting) first.
 func TestStripesMinimumHoldsThroughSettings(t *testing.T) {

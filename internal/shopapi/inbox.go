@@ -13,7 +13,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 )
 
-// The owner's inbox (issue 33): the shop's conversations with the numbers that text it,
+// The owner's inbox: the shop's conversations with the numbers that text it,
 // a thread, the owner's reply, reading, opening and closing. internal/inbox decides;
 // these handlers translate.
 

@@ -20,9 +20,9 @@ import (
 )
 
 // TestErasureKeepsNoEnumerableHash: what an erasure keeps of the number (so that the
-// person comes back opted out) is no unkeyed hash of it (issue 29.6: it was SHA-256 of
-// shop id and phone, which anyone with the database reverses by trying every number of a
-// region in seconds). No row of the shop's tables holds that hash.
+// person comes back opted out) is no unkeyed hash of it: a SHA-256 of shop id and phone
+// is reversed by anyone with the database, trying every number of a region in seconds.
+// No row of the shop's tables holds that hash.
 func TestErasureKeepsNoEnumerableHash(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.New(t)
@@ -57,7 +57,7 @@ func TestErasureKeepsNoEnumerableHash(t *testing.T) {
 }
 
 // TestErasureLooksUpByIndex: an erasure finds the customer's texts by shop and number
-// through an index (issue 29.6: it scanned every stored text).
+// through an index, not by scanning every stored text.
 func TestErasureLooksUpByIndex(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.New(t)
@@ -81,7 +81,7 @@ func TestErasureLooksUpByIndex(t *testing.T) {
 // TestErasureDeletesTextJobsAndThoseRunningOnceTheyEnd: an erasure deletes the River
 // jobs of texts to the customer (their arguments hold the number and the words) in
 // every state it can; one running at that moment is deleted by a follow-up job, which
-// holds only its id, once it has ended (issue 29.6).
+// holds only its id, once it has ended.
 func TestErasureDeletesTextJobsAndThoseRunningOnceTheyEnd(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.New(t)

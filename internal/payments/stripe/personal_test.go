@@ -17,9 +17,9 @@ import (
 // TestStoredPayloadHoldsNoCustomerDetails: what Checkout collected of the customer (name,
 // email, phone, address: customer_details and the like, an expanded payment intent's
 // receipt email and its charges' billing details) is not in the payload kept with the
-// stored event (issue 29.6: an erasure, which finds a person by their customer row,
-// could not find them there; the server never reads those fields). What is kept is
-// what ParseEvent reads (issue 35.6: an allow-list, not a list of what to drop).
+// stored event (an erasure, which finds a person by their customer row, could not find
+// them there, and the server never reads those fields). What is kept is what
+// ParseEvent reads: an allow-list, not a list of what to drop.
 func TestStoredPayloadHoldsNoCustomerDetails(t *testing.T) {
 	t.Parallel()
 	var ev map[string]any
