@@ -253,6 +253,22 @@ func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in M
 			}
 			return nil
 		})
+	case known && keepsConversation(ans.Outcome):
+		// A keyword or a YES without an offer may come from a number the shop has no
+		// conversation with yet (a stranger's STOP): recorded with its answer, so the
+		// owner sees it. These are never a storm's replies.
+		err = pgx.BeginFunc(bg, s.pool, func(tx pgx.Tx) error {
+			if err := s.keep(bg, tx, shop, snd, in, ans); err != nil {
+				return err
+			}
+			if err := s.writeAnswers(bg, tx, []answer{a}); err != nil {
+				return err
+			}
+			if then != nil {
+				return then(tx, ans)
+			}
+			return nil
+		})
 	case then == nil:
 		_, err = s.answers.do(ctx, a)
 	default:

@@ -19,6 +19,41 @@ import (
 // keyword; without one, anything but a keyword) or an unsure one (clarify).
 func needsOwner(o Outcome) bool { return o == OutcomeUnrecognized || o == OutcomeClarify }
 
+// keepsConversation says a text with outcome o is recorded in the shop's conversation
+// with its number as it is answered (keep): the keywords and a YES without an offer,
+// which may come from a number the shop has no conversation with yet. The replies to an
+// offer (booked, taken, declined) are not written again: the number has a conversation
+// since its offer, and the thread reads them where the reply path stores them
+// (conversation_texts), so a storm's YES costs the inbox nothing.
+func keepsConversation(o Outcome) bool {
+	return o == OutcomeOptedOut || o == OutcomeOptedIn || o == OutcomeHelp || o == OutcomeNoOffer
+}
+
+// keep records a text that needs no person, and its answer, in the shop's conversation
+// with the number, in tx: the conversation stays as it is (closed unless a text in it
+// waits), and gets no alert and no acknowledgement.
+func (s *Service) keep(ctx context.Context, tx pgx.Tx, shop shops.Shop, snd *sender, in Message, ans Answer) error {
+	now := s.cfg.Now()
+	text := inbox.InboundText{ShopID: shop.ID, Phone: in.From, MessageSID: in.MessageSID, Body: in.Body, At: now}
+	if snd != nil && snd.known {
+		text.CustomerID = snd.id
+	}
+	rec, err := inbox.RecordIn(ctx, tx, text)
+	if err != nil {
+		return fmt.Errorf("record text in the inbox: %w", err)
+	}
+	if rec.Duplicate || ans.Message == "" {
+		return nil
+	}
+	if _, err := inbox.RecordOut(ctx, tx, inbox.OutboundText{
+		ShopID: shop.ID, Phone: in.From, CustomerID: text.CustomerID, Author: inbox.AuthorSystem,
+		Body: ans.Message, At: now, Key: "answer:" + in.MessageSID, Status: inbox.StatusSent,
+	}); err != nil {
+		return fmt.Errorf("record answer in the inbox: %w", err)
+	}
+	return nil
+}
+
 // toOwner puts a text that needs a person in the shop's conversation with its number
 // (internal/inbox), in tx, the transaction that stores its answer: the conversation
 // opens with one more unread, a message.received event is recorded for the shop's

@@ -61,3 +61,47 @@ func TestTextsThatNeedAPersonReachTheInbox(t *testing.T) {
 	require.Equal(t, inbound.OutcomeUnrecognized, asked.Outcome)
 	require.Equal(t, texts.English.InboxAck(w.shop), asked.Message)
 }
+
+// TestKeywordsFromAnyNumberAreKept: a keyword from a number the shop has no
+// conversation with (a stranger's STOP, HELP) is kept in a conversation of its own with
+// its answer, closed and unread 0 (nothing waits for the owner); a redelivery records
+// nothing twice; a storm's replies (a YES to an offer) write nothing to the inbox.
+func TestKeywordsFromAnyNumberAreKept(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, 1)
+	const stranger = "+447700955501"
+	texted := func(sid, from, body string) inbound.Answer {
+		t.Helper()
+		ans, err := w.inbound.Reply(ctx, inbound.Message{MessageSID: sid, From: from, To: w.shop.SMSNumber, Body: body})
+		require.NoError(t, err)
+		return ans
+	}
+	help := texted("SMhelp", stranger, "HELP")
+	require.Equal(t, inbound.OutcomeHelp, help.Outcome)
+	stop := texted("SMstop", stranger, "STOP")
+	require.Equal(t, inbound.OutcomeOptedOut, stop.Outcome)
+	require.True(t, texted("SMstop", stranger, "STOP").Replayed)
+
+	type row struct{ dir, author, body string }
+	var got []row
+	var status string
+	var unread int
+	rows, err := w.pool.Query(ctx, `SELECT m.direction, m.author, m.body, c.status, c.unread FROM conversation_messages m
+		JOIN conversations c ON c.id = m.conversation_id WHERE c.shop_id = $1 AND c.phone = $2 ORDER BY m.at, m.id`, w.shop.ID, stranger)
+	require.NoError(t, err)
+	for rows.Next() {
+		var r row
+		require.NoError(t, rows.Scan(&r.dir, &r.author, &r.body, &status, &unread))
+		got = append(got, r)
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, []row{{"in", "customer", "HELP"}, {"out", "system", help.Message}, {"in", "customer", "STOP"}, {"out", "system", stop.Message}}, got)
+	require.Equal(t, "closed", status)
+	require.Zero(t, unread)
+
+	require.Equal(t, inbound.OutcomeBooked, w.reply(t, "SMyes", 0, "yes").Outcome)
+	var n int
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT count(*) FROM conversation_messages WHERE shop_id = $1 AND message_sid = 'SMyes'`, w.shop.ID).Scan(&n))
+	require.Zero(t, n, "a YES to an offer is read from the reply path's own record")
+}
