@@ -276,8 +276,9 @@ CREATE TABLE webhook_endpoints (
     description                text NOT NULL DEFAULT '' CHECK (length(description) <= 500),
     -- Event types, or '{*}' for all of them.
     enabled_events             text[] NOT NULL CHECK (cardinality(enabled_events) BETWEEN 1 AND 50),
-    -- whsec_<base64>: kept as is because signing needs it; shown to the owner only when
-    -- made. After a rotation the previous secret signs too, until it expires (24 h).
+    -- whsec_<base64>, sealed under SECRETS_KEY (0033: "sealed1:<key id>:<base64>"),
+    -- because signing needs it back; shown to the owner only when made. After a rotation
+    -- the previous secret signs too, until it expires (24 h).
     secret                     text NOT NULL,
     previous_secret            text,
     previous_secret_expires_at timestamptz,
@@ -612,3 +613,13 @@ FROM conversations c
 JOIN inbound_messages im ON im.shop_id = c.shop_id AND im.from_phone = c.phone
 WHERE im.handled_at IS NOT NULL AND im.reply <> ''
   AND NOT EXISTS (SELECT 1 FROM conversation_messages cm WHERE cm.shop_id = im.shop_id AND cm.message_sid = im.message_sid);
+
+-- 0033_secrets_at_rest
+-- The calendar feed's address is derived (HMAC of the shop's id and its generation under
+-- SECRETS_KEY's key calendar_key_id; NULL: not derived yet), kept only as its hash; a
+-- re-keyed feed's previous address keeps working as the legacy hash until the owner
+-- rotates (see the migration). Webhook secrets are sealed in their columns.
+ALTER TABLE shops ADD COLUMN calendar_generation integer NOT NULL DEFAULT 0 CHECK (calendar_generation >= 0);
+ALTER TABLE shops ADD COLUMN calendar_key_id bytea CHECK (length(calendar_key_id) = 8);
+ALTER TABLE shops ADD COLUMN calendar_legacy_token_hash bytea UNIQUE;
+ALTER TABLE shops DROP COLUMN calendar_token;

@@ -25,6 +25,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/keyring"
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 	"github.com/slotrecovery/slotrecovery/internal/shopapi"
 )
@@ -86,7 +87,10 @@ func TestErasureLeavesNoTrace(t *testing.T) {
 	t.Cleanup(receiver.Close)
 	rc, err := river.NewClient(riverpgxv5.New(e.pool), &river.Config{})
 	require.NoError(t, err)
-	hooksSvc := hooks.New(e.pool, rc, shopapi.EventRenderer{}, hooks.Config{DevMode: true, AllowPrivate: true})
+	// Sealed as the server seals (SECRETS_KEY unset: the admin token is the key).
+	secrets, err := keyring.New([]byte(adminToken))
+	require.NoError(t, err)
+	hooksSvc := hooks.New(e.pool, rc, shopapi.EventRenderer{}, hooks.Config{DevMode: true, AllowPrivate: true, Secrets: secrets})
 	_, _, err = hooksSvc.CreateEndpoint(ctx, uuid.MustParse(shop.ID), hooks.NewEndpoint{URL: receiver.URL, EnabledEvents: []string{"*"}})
 	require.NoError(t, err)
 

@@ -9,6 +9,8 @@
 //	                   sign and send a Stripe event to a running server
 //	server erasure-key retire
 //	                   give up the kept hashes made under keys ERASURE_KEY no longer lists
+//	server secrets-key reencrypt
+//	                   move every secret sealed or derived under SECRETS_KEY to its newest key
 package main
 
 import (

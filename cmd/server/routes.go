@@ -39,7 +39,8 @@ func (a *app) routes() http.Handler {
 	e.Use(httpMetrics(a.registry))
 	// Middleware added with Use runs after routing: c.Path() is the matched route.
 	e.Use(bodyLimits())
-	e.Use(guessLimits(ratelimit.New(a.redis, ratelimit.Config{Prefix: a.cfg.RedisKeyPrefix}), a.log))
+	limits := ratelimit.New(a.redis, ratelimit.Config{Prefix: a.cfg.RedisKeyPrefix})
+	e.Use(guessLimits(limits, a.log))
 	e.Use(middleware.ContextTimeout(20 * time.Second))
 
 	e.GET("/healthz", func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"status": "ok"}) })
@@ -49,11 +50,11 @@ func (a *app) routes() http.Handler {
 	// The JSON API, the webhook endpoints, Idempotency-Key, and the public calendar feed
 	// (shopapi.CalendarPath, whose token in the path is its credential).
 	(&shopapi.Handlers{Shops: a.shops, Openings: a.slots, AdminToken: a.cfg.AdminToken,
-		Ledger: a.ledger, Hooks: a.hooks, Idempotency: a.idempotency, Calendar: a.calendar,
+		Ledger: a.ledger, StripeCalls: stripeCalls(limits), Hooks: a.hooks, Idempotency: a.idempotency, Calendar: a.calendar,
 		PublicURL: a.cfg.PublicURL, Inbox: a.inbox}).Register(e)
 	a.dashboard.Register(e)
 	if a.cfg.StripeConnect {
-		a.dashboard.RegisterStripe(e, a.ledger) // Stripe's onboarding, from the settings page
+		a.dashboard.RegisterStripe(e, a.ledger, stripeCalls(limits)) // Stripe's onboarding, from the settings page
 	}
 
 	tw := &webhooks.Twilio{Inbound: a.inbound, Validator: a.validator, PublicURL: a.cfg.PublicURL, Logger: a.log, Metrics: a.metrics}

@@ -51,13 +51,15 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
 
-const usage = `usage: server [serve | migrate | simulate sms|stripe ... | erasure-key retire]
+const usage = `usage: server [serve | migrate | simulate sms|stripe ... | erasure-key retire | secrets-key reencrypt]
 
   serve      apply migrations, then serve HTTP and run the offer workers (default)
   migrate    apply migrations and exit
   simulate   sign and send a test webhook to a running server (see: server simulate -h)
   erasure-key retire
              give up the kept hashes made under keys ERASURE_KEY no longer lists
+  secrets-key reencrypt
+             move every secret sealed or derived under SECRETS_KEY to its newest key
 
 Configuration comes from the environment; see README.md.`
 
@@ -91,6 +93,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return simulate(ctx, args, getenv, stdout)
 	case "erasure-key":
 		return erasureKey(ctx, args, getenv, stdout, stderr)
+	case "secrets-key":
+		return secretsKey(ctx, args, getenv, stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprintln(stdout, usage)
 		return nil
@@ -444,13 +448,20 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	if cfg.ErasureKeyIsAdminToken && !cfg.DevMode {
 		log.Warn("ERASURE_KEY is unset: ADMIN_TOKEN keys the hashes of opted-out and erased numbers; set ERASURE_KEY before rotating ADMIN_TOKEN (docs/operations.md)")
 	}
+	if cfg.SecretsKeyIsAdminToken && !cfg.DevMode {
+		log.Warn("SECRETS_KEY is unset: ADMIN_TOKEN seals webhook secrets and derives calendar feed addresses; set SECRETS_KEY before rotating ADMIN_TOKEN (docs/operations.md)")
+	}
+	secrets, err := secretsRing(cfg)
+	if err != nil {
+		return nil, err
+	}
 
 	// The services enqueue through the River client, which needs their workers before it
 	// exists: they get a reference that is filled in below, before anything runs.
 	queue := &riverRef{}
 	a.shops = shops.New(a.pool, shops.Config{PaymentsEnabled: cfg.StripeConfigured(), StripeConnect: cfg.StripeConnect,
 		PlatformFeeBPS: cfg.PlatformFeeBPS, ChargesIn: stripe.ChargesIn, MinimumCharge: stripe.MinimumCharge,
-		PhoneKeys: cfg.ErasureKeys})
+		PhoneKeys: cfg.ErasureKeys, Secrets: secrets})
 	// A setting that leaves out a key the kept hashes were made under would silently
 	// forget every STOP recorded under it: refused (docs/operations.md, Erasure key).
 	if err := a.shops.CheckErasureKeys(ctx); err != nil {
@@ -470,7 +481,8 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	offersCfg := offers.Config{Logger: log, Metrics: a.metrics, Pacer: pacing.New(a.redis, cfg.RedisKeyPrefix)}
 	// Outbound webhooks: http:// URLs only in development, private addresses only when
 	// WEBHOOK_ALLOW_PRIVATE=1. The events' data is rendered as the API renders objects.
-	hooksCfg := hooks.Config{DevMode: cfg.DevMode, AllowPrivate: cfg.WebhookAllowPrivate, Logger: log, Metrics: a.metrics}
+	hooksCfg := hooks.Config{DevMode: cfg.DevMode, AllowPrivate: cfg.WebhookAllowPrivate, Logger: log, Metrics: a.metrics,
+		Secrets: secrets}
 	if opts.tune != nil {
 		opts.tune(&slotsCfg, &ledgerCfg, &offersCfg)
 	}
@@ -478,6 +490,11 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 		opts.tuneHooks(&hooksCfg)
 	}
 	a.hooks = hooks.New(a.pool, queue, shopapi.EventRenderer{}, hooksCfg)
+	// A setting that leaves out a key in use would leave secrets that cannot sign and
+	// feed addresses that cannot be shown: refused (docs/operations.md, Secrets key).
+	if err := checkSecrets(ctx, cfg, a.shops, a.hooks, log); err != nil {
+		return nil, err
+	}
 	a.idempotency = idempotency.New(a.pool, idempotency.Config{})
 	a.calendar = calendar.New(a.pool, a.shops, calendar.Config{PublicURL: cfg.PublicURL})
 	// The payment provider goes to the ledger alone; inbound asks it for the payment link

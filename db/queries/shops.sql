@@ -1,10 +1,10 @@
 -- name: ShopInsert :one
-INSERT INTO shops (name, timezone, sms_number, currency, payment_mode, wave_size,
+INSERT INTO shops (id, name, timezone, sms_number, currency, payment_mode, wave_size,
     wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute,
     cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, send_rate,
-    calendar_token, calendar_token_hash, language, notify_phone)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, sqlc.narg(max_offers_per_day), sqlc.arg(first_wave_delay_seconds), sqlc.arg(send_rate),
-    sqlc.arg(calendar_token), sqlc.arg(calendar_token_hash), sqlc.arg(language), sqlc.narg(notify_phone))
+    calendar_generation, calendar_key_id, calendar_token_hash, language, notify_phone)
+VALUES (sqlc.arg(id), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, sqlc.narg(max_offers_per_day), sqlc.arg(first_wave_delay_seconds), sqlc.arg(send_rate),
+    1, sqlc.arg(calendar_key_id), sqlc.arg(calendar_token_hash), sqlc.arg(language), sqlc.narg(notify_phone))
 RETURNING *;
 
 -- name: ShopGet :one
@@ -56,14 +56,31 @@ WHERE id = sqlc.arg(id);
 
 -- name: ShopGetByCalendarTokenHash :one
 -- The shop whose calendar feed a request asks for, found by the token's hash (read on
--- every request: a rotated token is dead on every instance from its commit on).
-SELECT * FROM shops WHERE calendar_token_hash = $1;
+-- every request: a rotated token is dead on every instance from its commit on), or by
+-- the hash of its address before a re-key.
+SELECT * FROM shops WHERE calendar_token_hash = sqlc.arg(hash) OR calendar_legacy_token_hash = sqlc.arg(hash);
 
--- name: ShopRotateCalendarToken :one
--- A new feed address replaces the old one, which stops working with this commit.
-UPDATE shops SET calendar_token = sqlc.arg(calendar_token), calendar_token_hash = sqlc.arg(calendar_token_hash)
-WHERE id = sqlc.arg(id)
+-- name: ShopSetCalendarToken :one
+-- A feed address for the next generation (generation: the current one + 1, or nothing
+-- is changed: a concurrent change won). keep_old keeps the address it replaces working
+-- (a re-key, or a shop's first derived address); the owner's rotation does not.
+UPDATE shops SET calendar_generation = sqlc.arg(generation)::integer, calendar_key_id = sqlc.arg(key_id),
+    calendar_token_hash = sqlc.arg(token_hash),
+    calendar_legacy_token_hash = CASE WHEN sqlc.arg(keep_old)::boolean THEN calendar_token_hash END
+WHERE id = sqlc.arg(id) AND calendar_generation = sqlc.arg(generation)::integer - 1
 RETURNING *;
+
+-- name: ShopCalendarKeyIDs :many
+-- The keys the shops' feed addresses are derived under (the start's check).
+SELECT DISTINCT calendar_key_id::bytea AS key_id FROM shops WHERE calendar_key_id IS NOT NULL;
+
+-- name: ShopCalendarToRekey :many
+-- Shops whose feed address is not derived yet (calendar_key_id NULL) or, unless
+-- only_underived, is derived under a key other than key_id; a batch at a time.
+SELECT id, calendar_generation FROM shops
+WHERE calendar_key_id IS NULL OR (NOT sqlc.arg(only_underived)::boolean AND calendar_key_id <> sqlc.arg(key_id))
+ORDER BY id
+LIMIT 500;
 
 -- name: ShopSetPlatformFee :one
 -- The admin's platform fee for the shop, in basis points; NULL returns it to the

@@ -79,3 +79,24 @@ SET disabled_reason = regexp_replace(e.disabled_reason, '\(the last: .*\); fix t
 WHERE e.disabled_reason LIKE 'disabled automatically:%(the last: %'
   AND e.disabled_reason NOT LIKE '%(the last: not kept: a customer was erased)%'
   AND e.id IN (SELECT d.endpoint_id FROM webhook_deliveries d WHERE d.event_id = ANY(sqlc.arg(event_ids)::uuid[]));
+
+-- name: WebhookEndpointSecretsToSeal :many
+-- Endpoints whose secret or previous secret does not start with keep (a LIKE pattern:
+-- 'sealed1:%' for the plain ones, 'sealed1:<key id>:%' for those not under that key),
+-- a batch at a time.
+SELECT id, shop_id, secret, previous_secret FROM webhook_endpoints
+WHERE secret NOT LIKE sqlc.arg(keep)::text OR previous_secret NOT LIKE sqlc.arg(keep)::text
+ORDER BY id
+LIMIT 500;
+
+-- name: WebhookEndpointSetSecrets :execrows
+-- The same secrets sealed anew; nothing changes when a rotation came first.
+UPDATE webhook_endpoints SET secret = sqlc.arg(secret), previous_secret = sqlc.narg(previous_secret)
+WHERE id = sqlc.arg(id) AND secret = sqlc.arg(old_secret)
+  AND previous_secret IS NOT DISTINCT FROM sqlc.narg(old_previous_secret);
+
+-- name: WebhookEndpointSecretKeyIDs :many
+-- The keys (hex ids) the kept secrets are sealed under (the start's check).
+SELECT DISTINCT split_part(s, ':', 2)::text AS key_id
+FROM webhook_endpoints, unnest(ARRAY[secret, previous_secret]) AS s
+WHERE s LIKE 'sealed1:%';

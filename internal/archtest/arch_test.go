@@ -140,6 +140,7 @@ var classes = map[string]class{
 
 	"internal/redislock": leaf, "internal/cooldown": leaf, "internal/phone": leaf,
 	"internal/problem": leaf, "internal/money": leaf, "internal/ratelimit": leaf, "internal/language": leaf, "internal/replies": leaf, "internal/cursor": leaf,
+	"internal/keyring": leaf,
 
 	"internal/pgtest": testHelper, "internal/redistest": testHelper, "internal/stripetest": testHelper,
 	"internal/twiliofake": testHelper, "internal/hooks/hookstest": testHelper,

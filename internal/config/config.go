@@ -70,6 +70,17 @@ type Config struct {
 	// rotating ADMIN_TOKEN then needs ERASURE_KEY set to the old token first.
 	ErasureKeyIsAdminToken bool
 
+	// SecretsKeys seal what the server keeps and must be able to read back (outbound
+	// webhooks' signing secrets) and derive the calendar feeds' addresses
+	// (SECRETS_KEY="newest,older,..."): the first seals and derives from now on, every one
+	// opens what it sealed, so a rotation loses nothing until `server secrets-key
+	// reencrypt` has moved everything to the newest. Unset, ADMIN_TOKEN is the one key
+	// (SecretsKeyIsAdminToken), as for ERASURE_KEY.
+	SecretsKeys [][]byte
+	// SecretsKeyIsAdminToken says SECRETS_KEY is unset and ADMIN_TOKEN is the key:
+	// rotating ADMIN_TOKEN then needs SECRETS_KEY set to the old token first.
+	SecretsKeyIsAdminToken bool
+
 	// MetricsAddr, when set, is a second listener that serves only GET /metrics, for a
 	// Prometheus on a private network (METRICS_ADDR, e.g. 127.0.0.1:9090).
 	MetricsAddr string
@@ -250,7 +261,8 @@ func Load(getenv func(string) string) (Config, error) {
 		bad("STRIPE_WEBHOOK_SECRET", "takes at most two comma-separated secrets (new,old)")
 	}
 	c.loadConnect(get, bad)
-	c.loadErasureKeys(get("ERASURE_KEY"), bad)
+	c.ErasureKeys, c.ErasureKeyIsAdminToken = c.loadKeys("ERASURE_KEY", get("ERASURE_KEY"), bad)
+	c.SecretsKeys, c.SecretsKeyIsAdminToken = c.loadKeys("SECRETS_KEY", get("SECRETS_KEY"), bad)
 	if c.SessionSecret != "" && len(c.SessionSecret) < 32 {
 		bad("SESSION_SECRET", "must be at least 32 characters")
 	}
@@ -321,36 +333,36 @@ func (c *Config) loadTrustedProxies(v string, bad func(name, why string)) {
 	}
 }
 
-// Bounds of ERASURE_KEY: each key at least minErasureKey characters (256 bits of
-// hex), at most maxErasureKeys of them (the newest and the ones still matched).
+// Bounds of ERASURE_KEY and SECRETS_KEY: each key at least minKeyLen characters (256
+// bits of hex), at most maxKeys of them (the newest and the ones still in use).
 const (
-	minErasureKey  = 32
-	maxErasureKeys = 8
+	minKeyLen = 32
+	maxKeys   = 8
 )
 
-// loadErasureKeys reads ERASURE_KEY, the keys of the hashes kept of numbers that said
-// STOP or were erased, newest first. Unset, ADMIN_TOKEN (required, and never logged
-// either) is the key, so every deployment keys them with a secret of its own.
-func (c *Config) loadErasureKeys(v string, bad func(name, why string)) {
-	keys := secrets(v)
-	if len(keys) == 0 {
-		c.ErasureKeyIsAdminToken = true
+// loadKeys reads a list of server keys, newest first (ERASURE_KEY, SECRETS_KEY). Unset,
+// ADMIN_TOKEN (required, and never logged either) is the one key, so every deployment
+// has a secret of its own without a fixed fallback; fromAdmin says so.
+func (c *Config) loadKeys(name, v string, bad func(name, why string)) (keys [][]byte, fromAdmin bool) {
+	list := secrets(v)
+	if len(list) == 0 {
 		if c.AdminToken != "" {
-			c.ErasureKeys = [][]byte{[]byte(c.AdminToken)}
+			keys = [][]byte{[]byte(c.AdminToken)}
 		}
-		return
+		return keys, true
 	}
-	if len(keys) > maxErasureKeys {
-		bad("ERASURE_KEY", fmt.Sprintf("takes at most %d comma-separated keys (newest first)", maxErasureKeys))
-		return
+	if len(list) > maxKeys {
+		bad(name, fmt.Sprintf("takes at most %d comma-separated keys (newest first)", maxKeys))
+		return nil, false
 	}
-	for _, k := range keys {
-		if len(k) < minErasureKey {
-			bad("ERASURE_KEY", fmt.Sprintf("keys must be at least %d characters each (e.g. openssl rand -hex 32)", minErasureKey))
-			return
+	for _, k := range list {
+		if len(k) < minKeyLen {
+			bad(name, fmt.Sprintf("keys must be at least %d characters each (e.g. openssl rand -hex 32)", minKeyLen))
+			return nil, false
 		}
-		c.ErasureKeys = append(c.ErasureKeys, []byte(k))
+		keys = append(keys, []byte(k))
 	}
+	return keys, false
 }
 
 // loadConnect reads the Stripe Connect settings. They are checked against each other and

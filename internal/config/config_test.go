@@ -252,32 +252,45 @@ func TestRedisOptions(t *testing.T) {
 	require.Error(t, err)
 }
 
-// TestLoadErasureKeys: ERASURE_KEY is a list of keys, newest first, each of at least 32
-// characters; unset, ADMIN_TOKEN keys the hashes (and the config says so). A bad key is
-// named by its variable, never shown.
-func TestLoadErasureKeys(t *testing.T) {
+// TestLoadKeys: ERASURE_KEY and SECRETS_KEY are lists of keys, newest first, each of at
+// least 32 characters; unset, ADMIN_TOKEN is the key (and the config says so). A bad key
+// is named by its variable, never shown.
+func TestLoadKeys(t *testing.T) {
 	t.Parallel()
-	c, err := config.Load(env(base()))
-	require.NoError(t, err)
-	require.True(t, c.ErasureKeyIsAdminToken)
-	require.Equal(t, [][]byte{[]byte("admin-token-0123456789")}, c.ErasureKeys)
+	for _, name := range []string{"ERASURE_KEY", "SECRETS_KEY"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			read := func(c config.Config) ([][]byte, bool) {
+				if name == "ERASURE_KEY" {
+					return c.ErasureKeys, c.ErasureKeyIsAdminToken
+				}
+				return c.SecretsKeys, c.SecretsKeyIsAdminToken
+			}
+			c, err := config.Load(env(base()))
+			require.NoError(t, err)
+			keys, fromAdmin := read(c)
+			require.True(t, fromAdmin)
+			require.Equal(t, [][]byte{[]byte("admin-token-0123456789")}, keys)
 
-	m := base()
-	newKey, oldKey := strings.Repeat("n", 32), strings.Repeat("o", 64)
-	m["ERASURE_KEY"] = " " + newKey + " , " + oldKey + " "
-	c, err = config.Load(env(m))
-	require.NoError(t, err)
-	require.False(t, c.ErasureKeyIsAdminToken)
-	require.Equal(t, [][]byte{[]byte(newKey), []byte(oldKey)}, c.ErasureKeys, "newest first, as given")
+			m := base()
+			newKey, oldKey := strings.Repeat("n", 32), strings.Repeat("o", 64)
+			m[name] = " " + newKey + " , " + oldKey + " "
+			c, err = config.Load(env(m))
+			require.NoError(t, err)
+			keys, fromAdmin = read(c)
+			require.False(t, fromAdmin)
+			require.Equal(t, [][]byte{[]byte(newKey), []byte(oldKey)}, keys, "newest first, as given")
 
-	for _, bad := range []string{"short-secret-of-31-characters-x", newKey + ",tooshort",
-		strings.Repeat(newKey+",", 9) + newKey} {
-		m["ERASURE_KEY"] = bad
-		_, err = config.Load(env(m))
-		require.Error(t, err)
-		require.Contains(t, err.Error(), "ERASURE_KEY")
-		require.NotContains(t, err.Error(), "short-secret")
-		require.NotContains(t, err.Error(), "tooshort")
+			for _, bad := range []string{"short-secret-of-31-characters-x", newKey + ",tooshort",
+				strings.Repeat(newKey+",", 9) + newKey} {
+				m[name] = bad
+				_, err = config.Load(env(m))
+				require.Error(t, err)
+				require.Contains(t, err.Error(), name)
+				require.NotContains(t, err.Error(), "short-secret")
+				require.NotContains(t, err.Error(), "tooshort")
+			}
+		})
 	}
 }
 

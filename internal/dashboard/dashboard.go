@@ -249,9 +249,10 @@ func (d *Dashboard) logger(c echo.Context) *slog.Logger {
 }
 
 // contentSecurityPolicy allows only the dashboard's own files: no inline script or
-// style, no framing, forms posting only back here.
+// style, no framing, forms posting only back here (and the Stripe onboarding form's
+// redirect to Stripe: form-action governs a form's redirects too).
 const contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; " +
-	"connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+	"connect-src 'self'; form-action 'self' " + stripeOrigin + "; frame-ancestors 'none'; base-uri 'none'"
 
 // page sets the headers every dashboard answer carries. Pages hold customer data, so
 // nothing is cached.

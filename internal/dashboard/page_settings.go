@@ -20,7 +20,7 @@ func (v settingsView) content(csrf string) g.Node {
 			h.H3(g.Text("Check the settings")),
 			h.P(g.Text("Some values need fixing; each is marked below.")),
 		)),
-		v.stripeCard(),
+		v.stripeCard(csrf),
 		v.Form.form(csrf),
 		v.rotateCard(csrf),
 	}
@@ -28,7 +28,7 @@ func (v settingsView) content(csrf string) g.Node {
 
 // stripeCard is the shop's own Stripe account (STRIPE_CONNECT=on): its status in plain
 // words, and the button to Stripe's onboarding. Nothing without Connect.
-func (v settingsView) stripeCard() g.Node {
+func (v settingsView) stripeCard(csrf string) g.Node {
 	st := v.Stripe
 	if st == nil {
 		return nil
@@ -43,8 +43,9 @@ func (v settingsView) stripeCard() g.Node {
 			g.If(st.Detail != "", g.Text(". "+st.Detail))),
 		g.If(st.Error != "", h.P(h.Class("alert"), h.Role("alert"), g.Text(st.Error))),
 		g.If(st.Fee != "", h.P(h.Class("muted"), g.Text(st.Fee))),
-		g.If(st.Action != "", h.P(h.A(h.Href(StripeOnboardingPath), h.Class("btn btn-primary"), h.ID("stripe-onboarding"),
-			g.Text(st.Action)))),
+		g.If(st.Action != "", h.Form(h.Method("post"), h.Action(StripeOnboardingPath),
+			csrfInput(csrf),
+			h.Button(h.Type("submit"), h.Class("btn btn-primary"), h.ID("stripe-onboarding"), g.Text(st.Action)))),
 	)
 }
 

@@ -66,6 +66,8 @@ func (d *Dashboard) settings(c echo.Context) error {
 		v.Notice = "Settings saved. They apply to the next wave of offers."
 	case "stripe":
 		v.Notice = "Back from Stripe. Your Stripe account's status is below."
+	case "stripe_expired":
+		v.Notice = "Your link to Stripe expired or was used. Press the button below to go on with Stripe."
 	case "stripe_lagging":
 		v.Notice = "Back from Stripe. Stripe did not answer just now, so the status below may be a minute behind."
 	}

@@ -1,31 +1,47 @@
 package dashboard
 
 import (
+	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
+	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
 // The shop's own Stripe account on the settings page (STRIPE_CONNECT=on): its status in
 // plain words, and the way to Stripe's onboarding and back.
 
-// Where Stripe's onboarding starts and ends. StripeOnboardingPath makes a fresh one-time
-// link and redirects to it: the settings page's button, and where Stripe sends an owner
-// whose link expired or was used (the link's refresh_url). StripeReturnPath is where
-// Stripe sends the owner back (return_url): the account is read back, then the settings
-// page shows it. Both are GETs: Stripe redirects there, and the form-action policy of
-// the dashboard's pages would stop a form's redirect to Stripe.
+// Where Stripe's onboarding starts and ends. A POST to StripeOnboardingPath (the
+// settings page's button, a form with the session's CSRF token) makes a fresh one-time
+// link and redirects to it: it creates the shop's account the first time and calls
+// Stripe, so no other site can make a signed-in owner's browser do it. A GET there is
+// where Stripe sends an owner whose link expired or was used (the link's refresh_url):
+// it calls nothing and shows the settings page, whose button goes on. StripeReturnPath
+// is where Stripe sends the owner back (return_url), a GET: the account is read back,
+// then the settings page shows it. Every call to Stripe draws on the shop's StripeCalls
+// limit, shared with the API and every instance.
 const (
 	StripeOnboardingPath = "/dashboard/stripe/onboarding"
 	StripeReturnPath     = "/dashboard/stripe/return"
 )
+
+// stripeOrigin is where the onboarding's links go: the dashboard's form-action policy
+// lets the onboarding form's redirect go there.
+const stripeOrigin = "https://connect.stripe.com"
+
+// StripeCalls takes one of a shop's calls to Stripe from a limit shared by every
+// instance (Allowed false: the shop is past it, RetryAfter says for how long); an error
+// means the limit could not be asked, and the call is not made.
+type StripeCalls func(ctx context.Context, shopID uuid.UUID) (ratelimit.Result, error)
 
 // stripeView is what the settings page says of the shop's Stripe account.
 type stripeView struct {
@@ -107,18 +123,49 @@ func feeWords(bps int) string {
 
 // RegisterStripe adds the Stripe onboarding's routes (StripeOnboardingPath,
 // StripeReturnPath), which need the payment ledger l (it creates the shop's connected
-// account once and makes the links).
-func (d *Dashboard) RegisterStripe(e *echo.Echo, l *ledger.Service) {
-	e.GET(StripeOnboardingPath, d.page(d.signedIn(func(c echo.Context) error { return d.stripeOnboarding(c, l) })))
-	e.GET(StripeReturnPath, d.page(d.signedIn(func(c echo.Context) error { return d.stripeReturn(c, l) })))
+// account once and makes the links) and the shops' limit on calls to Stripe (nil: none).
+func (d *Dashboard) RegisterStripe(e *echo.Echo, l *ledger.Service, calls StripeCalls) {
+	if calls == nil {
+		calls = func(context.Context, uuid.UUID) (ratelimit.Result, error) {
+			return ratelimit.Result{Allowed: true}, nil
+		}
+	}
+	e.POST(StripeOnboardingPath, d.page(d.signedIn(d.withCSRF(func(c echo.Context) error { return d.stripeOnboarding(c, l, calls) }))))
+	e.GET(StripeOnboardingPath, d.page(d.signedIn(d.stripeRefresh)))
+	e.GET(StripeReturnPath, d.page(d.signedIn(func(c echo.Context) error { return d.stripeReturn(c, l, calls) })))
+}
+
+// stripeRefresh is where Stripe sends an owner whose onboarding link expired or was
+// used: the settings page, saying so, whose button makes a new link.
+func (d *Dashboard) stripeRefresh(c echo.Context) error {
+	return c.Redirect(http.StatusSeeOther, "/dashboard/settings?notice=stripe_expired#stripe")
 }
 
 // stripeOnboarding sends the owner to a fresh link to Stripe's onboarding of the shop's
-// account, creating the account the first time. A GET that creates at most the shop's
-// own account, once: another site linking here can do no more, and cannot read the link.
-func (d *Dashboard) stripeOnboarding(c echo.Context, l *ledger.Service) error {
+// account, creating the account the first time.
+func (d *Dashboard) stripeOnboarding(c echo.Context, l *ledger.Service, calls StripeCalls) error {
 	s := current(c)
-	link, err := l.Onboard(c.Request().Context(), s.Shop.ID)
+	ctx := c.Request().Context()
+	res, err := calls(ctx, s.Shop.ID)
+	if err != nil || !res.Allowed {
+		v := settingsView{SMS: s.Shop.SMSNumber, Form: settingsFormOf(s.Shop), Stripe: stripeViewOf(s.Shop)}
+		if v.Stripe == nil {
+			v.Stripe = &stripeView{Status: "Not available"}
+		}
+		status := http.StatusServiceUnavailable
+		v.Stripe.Error = "Stripe cannot be reached from here just now. Wait a moment and try again."
+		if err != nil {
+			d.logger(c).Warn("dashboard stripe limit unavailable", "shop_id", s.Shop.ID, "err", err)
+			c.Response().Header().Set("Retry-After", "5")
+		} else {
+			secs := max(1, int64((res.RetryAfter+time.Second-1)/time.Second))
+			c.Response().Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+			status = http.StatusTooManyRequests
+			v.Stripe.Error = fmt.Sprintf("Too many requests to Stripe for this shop. Try again in %d seconds.", secs)
+		}
+		return d.render(c, status, "Settings · "+s.Shop.Name, v)
+	}
+	link, err := l.Onboard(ctx, s.Shop.ID)
 	if err != nil {
 		p, isProblem := problem.As(err)
 		if !isProblem || (p.Kind != problem.Unavailable && p.Kind != problem.Conflict) {
@@ -142,14 +189,24 @@ func (d *Dashboard) stripeOnboarding(c echo.Context, l *ledger.Service) error {
 }
 
 // stripeReturn is where Stripe sends the owner back: the account is read back, so the
-// settings page shows where it stands now rather than when its last event arrived.
-func (d *Dashboard) stripeReturn(c echo.Context, l *ledger.Service) error {
+// settings page shows where it stands now rather than when its last event arrived. Past
+// the shop's limit on calls to Stripe it is not read (the page says the status may lag):
+// anyone can send a signed-in owner here, as often as they like.
+func (d *Dashboard) stripeReturn(c echo.Context, l *ledger.Service, calls StripeCalls) error {
 	s := current(c)
+	ctx := c.Request().Context()
 	notice := "stripe"
-	if err := l.RefreshAccount(c.Request().Context(), s.Shop.ID); err != nil {
-		// The account's own event brings the state soon anyway.
-		d.logger(c).Warn("dashboard stripe return", "shop_id", s.Shop.ID, "err", err)
+	res, err := calls(ctx, s.Shop.ID)
+	switch {
+	case err != nil || !res.Allowed:
+		d.logger(c).Warn("dashboard stripe return not read back", "shop_id", s.Shop.ID, "limited", err == nil, "err", err)
 		notice = "stripe_lagging"
+	default:
+		if err := l.RefreshAccount(ctx, s.Shop.ID); err != nil {
+			// The account's own event brings the state soon anyway.
+			d.logger(c).Warn("dashboard stripe return", "shop_id", s.Shop.ID, "err", err)
+			notice = "stripe_lagging"
+		}
 	}
 	return c.Redirect(http.StatusSeeOther, "/dashboard/settings?notice="+notice+"#stripe")
 }

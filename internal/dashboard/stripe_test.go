@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/csv"
 	"net/http"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,14 +16,17 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
+	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/stripetest"
 )
 
 // TestSettingsStripeCard: on a Connect server the settings page says where the shop's
 // own Stripe account stands, in plain words, with the button to Stripe's onboarding;
-// the button creates the account and sends the owner to Stripe, and coming back reads
-// the account again. Without Connect there is no such card.
+// the button (a POST with the session's CSRF token) creates the account and sends the
+// owner to Stripe, and coming back reads the account again. A GET of the onboarding
+// (another site's link, or Stripe's refresh_url) and a POST without the token call
+// nothing. Without Connect there is no such card.
 func TestSettingsStripeCard(t *testing.T) {
 	t.Parallel()
 	off := newEnv(t, envOpts{})
@@ -34,29 +39,48 @@ func TestSettingsStripeCard(t *testing.T) {
 	require.NoError(t, err)
 	l := ledger.New(en.pool, en.river, client, ledger.Config{Connect: true, PlatformFeeBPS: 250,
 		OnboardingReturnURL: "https://slots.example/dashboard/stripe/return", OnboardingRefreshURL: "https://slots.example" + dashboard.StripeOnboardingPath})
-	en.dash.RegisterStripe(en.e, l)
+	en.dash.RegisterStripe(en.e, l, nil)
 	ck := en.login(t, en.keyA)
 
-	body, _ = en.page(t, ck, "/dashboard/settings")
+	body, csrf := en.page(t, ck, "/dashboard/settings")
 	require.Contains(t, body, "Stripe payments")
 	require.Contains(t, body, "Not connected")
 	require.Contains(t, body, "Connect it before your next opening with card payment")
-	require.Contains(t, body, `href="`+dashboard.StripeOnboardingPath+`"`)
+	require.Contains(t, body, `action="`+dashboard.StripeOnboardingPath+`"`)
 	require.Contains(t, body, ">Connect Stripe<")
 	require.Contains(t, body, "The platform keeps 2.5% of each payment")
+	button := url.Values{"csrf": {csrf}}
+	noStripeCalls := func(msg string) {
+		t.Helper()
+		require.Zero(t, rec.Count(http.MethodPost, "/v1/accounts"), msg)
+		require.Zero(t, rec.Count(http.MethodPost, "/v1/account_links"), msg)
+	}
 
 	// Signed out: the sign-in form, and no account is made.
-	out := en.get(dashboard.StripeOnboardingPath)
+	out := en.post(dashboard.StripeOnboardingPath, button)
 	require.Equal(t, http.StatusSeeOther, out.Code)
 	require.Equal(t, "/dashboard/login", out.Header().Get("Location"))
-	require.Zero(t, rec.Count(http.MethodPost, "/v1/accounts"))
-
-	// The button: the account is made and the owner goes to Stripe.
+	noStripeCalls("signed out")
+	// A GET (a link on another site, Stripe's refresh_url): the settings page, nothing made.
 	r := en.get(dashboard.StripeOnboardingPath, ck)
 	require.Equal(t, http.StatusSeeOther, r.Code, r.Body.String())
+	require.Equal(t, "/dashboard/settings?notice=stripe_expired#stripe", r.Header().Get("Location"))
+	noStripeCalls("a GET calls nothing")
+	body, _ = en.page(t, ck, "/dashboard/settings?notice=stripe_expired")
+	require.Contains(t, body, "Your link to Stripe expired or was used")
+	// A POST without the session's token (another site's form): refused.
+	r = en.post(dashboard.StripeOnboardingPath, url.Values{}, ck)
+	require.Equal(t, http.StatusForbidden, r.Code)
+	noStripeCalls("a POST without the CSRF token calls nothing")
+
+	// The button: the account is made and the owner goes to Stripe.
+	r = en.post(dashboard.StripeOnboardingPath, button, ck)
+	require.Equal(t, http.StatusSeeOther, r.Code, r.Body.String())
 	require.True(t, strings.HasPrefix(r.Header().Get("Location"), "https://"), r.Header().Get("Location"))
+	require.Contains(t, r.Header().Get("Content-Security-Policy"), "form-action 'self' https://connect.stripe.com",
+		"the form's redirect to Stripe is allowed")
 	require.Equal(t, 1, rec.Count(http.MethodPost, "/v1/accounts"))
-	r = en.get(dashboard.StripeOnboardingPath, ck) // Stripe's refresh_url: a new link, the same account
+	r = en.post(dashboard.StripeOnboardingPath, button, ck) // pressed again: a new link, the same account
 	require.Equal(t, http.StatusSeeOther, r.Code)
 	require.Equal(t, 1, rec.Count(http.MethodPost, "/v1/accounts"))
 	require.Equal(t, 2, rec.Count(http.MethodPost, "/v1/account_links"))
@@ -86,9 +110,67 @@ func TestSettingsStripeCard(t *testing.T) {
 	require.Equal(t, "/dashboard/settings?notice=stripe_lagging#stripe", r.Header().Get("Location"))
 	// Stripe down on the way there: the settings page says so, 503.
 	rec.FailNext(1, http.StatusInternalServerError)
-	r = en.get(dashboard.StripeOnboardingPath, ck)
+	r = en.post(dashboard.StripeOnboardingPath, button, ck)
 	require.Equal(t, http.StatusServiceUnavailable, r.Code)
 	require.Contains(t, r.Body.String(), "Stripe did not answer just now")
+}
+
+// TestStripeActionsLimitedPerShop: the dashboard's actions that call Stripe (the
+// onboarding button, the return page's read-back) draw on the shop's limit, counted in
+// Redis (ratelimit): past it the button answers 429 with the wait and calls nothing, and
+// the return page shows the settings without reading the account (it may lag); while
+// the limit cannot be asked, nothing is called either.
+func TestStripeActionsLimitedPerShop(t *testing.T) {
+	t.Parallel()
+	en := newEnv(t, envOpts{connect: true})
+	rec := stripetest.NewRecorder(t, stripetest.Mock(t))
+	client, err := stripe.New(stripe.Config{SecretKey: "sk_test_dashboard", APIURL: rec.URL})
+	require.NoError(t, err)
+	l := ledger.New(en.pool, en.river, client, ledger.Config{Connect: true,
+		OnboardingReturnURL: "https://slots.example/dashboard/stripe/return", OnboardingRefreshURL: "https://slots.example" + dashboard.StripeOnboardingPath})
+	limits := ratelimit.New(en.redis, ratelimit.Config{Prefix: en.prefix})
+	limit := ratelimit.Limit{Burst: 2, Every: time.Hour}
+	var broken atomic.Bool
+	en.dash.RegisterStripe(en.e, l, func(ctx context.Context, shopID uuid.UUID) (ratelimit.Result, error) {
+		if broken.Load() {
+			return ratelimit.Result{}, ratelimit.ErrUnavailable
+		}
+		return limits.Allow(ctx, "stripe_calls:shop:"+shopID.String(), limit)
+	})
+	ck := en.login(t, en.keyA)
+	_, csrf := en.page(t, ck, "/dashboard/settings")
+	button := url.Values{"csrf": {csrf}}
+
+	require.Equal(t, http.StatusSeeOther, en.post(dashboard.StripeOnboardingPath, button, ck).Code)
+	r := en.get(dashboard.StripeReturnPath, ck)
+	require.Equal(t, "/dashboard/settings?notice=stripe#stripe", r.Header().Get("Location"))
+	reads := rec.Count(http.MethodGet, "/v1/accounts/")
+	links := rec.Count(http.MethodPost, "/v1/account_links")
+
+	r = en.post(dashboard.StripeOnboardingPath, button, ck)
+	require.Equal(t, http.StatusTooManyRequests, r.Code, "the shop's third call to Stripe within the hour")
+	require.NotEmpty(t, r.Header().Get("Retry-After"))
+	require.Contains(t, r.Body.String(), "Too many requests to Stripe for this shop")
+	r = en.get(dashboard.StripeReturnPath, ck)
+	require.Equal(t, "/dashboard/settings?notice=stripe_lagging#stripe", r.Header().Get("Location"))
+	require.Equal(t, links, rec.Count(http.MethodPost, "/v1/account_links"), "no link past the limit")
+	require.Equal(t, reads, rec.Count(http.MethodGet, "/v1/accounts/"), "no read-back past the limit")
+
+	// Another shop has its own limit.
+	ckB := en.login(t, en.keyB)
+	require.Equal(t, http.StatusSeeOther, en.post(dashboard.StripeOnboardingPath, url.Values{"csrf": {csrfOf(t, en, ckB)}}, ckB).Code)
+
+	// The limit cannot be asked: nothing is called, the page says to wait.
+	broken.Store(true)
+	r = en.post(dashboard.StripeOnboardingPath, url.Values{"csrf": {csrfOf(t, en, ckB)}}, ckB)
+	require.Equal(t, http.StatusServiceUnavailable, r.Code)
+	require.Equal(t, links+1, rec.Count(http.MethodPost, "/v1/account_links"))
+}
+
+func csrfOf(t *testing.T, en *env, ck *http.Cookie) string {
+	t.Helper()
+	_, csrf := en.page(t, ck, "/dashboard/settings")
+	return csrf
 }
 
 // TestMoneyAfterPlatformFees: where the platform kept a fee (Stripe Connect), the

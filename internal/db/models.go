@@ -160,40 +160,42 @@ type InboundMessage struct {
 }
 
 type Shop struct {
-	ID                     uuid.UUID
-	Name                   string
-	Timezone               string
-	SmsNumber              string
-	Currency               string
-	PaymentMode            string
-	WaveSize               int32
-	WaveIntervalSeconds    int32
-	MinLeadMinutes         int32
-	QuietStartMinute       pgtype.Int4
-	QuietEndMinute         pgtype.Int4
-	CooldownSeconds        int32
-	ApiKeyHash             []byte
-	CreatedAt              time.Time
-	MaxOffersPerDay        pgtype.Int4
-	FirstWaveDelaySeconds  int32
-	ApiKeyVersion          int32
-	SendRate               int32
-	SmsProblemCode         pgtype.Int4
-	SmsProblemAt           *time.Time
-	SmsProblemCount        int32
-	CalendarToken          string
-	CalendarTokenHash      []byte
-	CalendarFullDetails    bool
-	StripeAccountID        pgtype.Text
-	StripeChargesEnabled   bool
-	StripePayoutsEnabled   bool
-	StripeDetailsSubmitted bool
-	StripeRequirementsDue  []string
-	StripeStatusAt         *time.Time
-	StripeDisconnectedAt   *time.Time
-	PlatformFeeBps         pgtype.Int4
-	Language               string
-	NotifyPhone            pgtype.Text
+	ID                      uuid.UUID
+	Name                    string
+	Timezone                string
+	SmsNumber               string
+	Currency                string
+	PaymentMode             string
+	WaveSize                int32
+	WaveIntervalSeconds     int32
+	MinLeadMinutes          int32
+	QuietStartMinute        pgtype.Int4
+	QuietEndMinute          pgtype.Int4
+	CooldownSeconds         int32
+	ApiKeyHash              []byte
+	CreatedAt               time.Time
+	MaxOffersPerDay         pgtype.Int4
+	FirstWaveDelaySeconds   int32
+	ApiKeyVersion           int32
+	SendRate                int32
+	SmsProblemCode          pgtype.Int4
+	SmsProblemAt            *time.Time
+	SmsProblemCount         int32
+	CalendarTokenHash       []byte
+	CalendarFullDetails     bool
+	StripeAccountID         pgtype.Text
+	StripeChargesEnabled    bool
+	StripePayoutsEnabled    bool
+	StripeDetailsSubmitted  bool
+	StripeRequirementsDue   []string
+	StripeStatusAt          *time.Time
+	StripeDisconnectedAt    *time.Time
+	PlatformFeeBps          pgtype.Int4
+	Language                string
+	NotifyPhone             pgtype.Text
+	CalendarGeneration      int32
+	CalendarKeyID           []byte
+	CalendarLegacyTokenHash []byte
 }
 
 type SlotOffer struct {

@@ -13,6 +13,70 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const shopCalendarKeyIDs = `-- name: ShopCalendarKeyIDs :many
+SELECT DISTINCT calendar_key_id::bytea AS key_id FROM shops WHERE calendar_key_id IS NOT NULL
+`
+
+// The keys the shops' feed addresses are derived under (the start's check).
+func (q *Queries) ShopCalendarKeyIDs(ctx context.Context, db DBTX) ([][]byte, error) {
+	rows, err := db.Query(ctx, shopCalendarKeyIDs)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items [][]byte
+	for rows.Next() {
+		var key_id []byte
+		if err := rows.Scan(&key_id); err != nil {
+			return nil, err
+		}
+		items = append(items, key_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const shopCalendarToRekey = `-- name: ShopCalendarToRekey :many
+SELECT id, calendar_generation FROM shops
+WHERE calendar_key_id IS NULL OR (NOT $1::boolean AND calendar_key_id <> $2)
+ORDER BY id
+LIMIT 500
+`
+
+type ShopCalendarToRekeyParams struct {
+	OnlyUnderived bool
+	KeyID         []byte
+}
+
+type ShopCalendarToRekeyRow struct {
+	ID                 uuid.UUID
+	CalendarGeneration int32
+}
+
+// Shops whose feed address is not derived yet (calendar_key_id NULL) or, unless
+// only_underived, is derived under a key other than key_id; a batch at a time.
+func (q *Queries) ShopCalendarToRekey(ctx context.Context, db DBTX, arg ShopCalendarToRekeyParams) ([]ShopCalendarToRekeyRow, error) {
+	rows, err := db.Query(ctx, shopCalendarToRekey, arg.OnlyUnderived, arg.KeyID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ShopCalendarToRekeyRow
+	for rows.Next() {
+		var i ShopCalendarToRekeyRow
+		if err := rows.Scan(&i.ID, &i.CalendarGeneration); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const shopDisconnectStripe = `-- name: ShopDisconnectStripe :one
 UPDATE shops
 SET stripe_disconnected_at = $1::timestamptz, stripe_charges_enabled = false, stripe_payouts_enabled = false,
@@ -36,7 +100,7 @@ func (q *Queries) ShopDisconnectStripe(ctx context.Context, db DBTX, arg ShopDis
 }
 
 const shopGet = `-- name: ShopGet :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone FROM shops WHERE id = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash FROM shops WHERE id = $1
 `
 
 func (q *Queries) ShopGet(ctx context.Context, db DBTX, id uuid.UUID) (Shop, error) {
@@ -64,7 +128,6 @@ func (q *Queries) ShopGet(ctx context.Context, db DBTX, id uuid.UUID) (Shop, err
 		&i.SmsProblemCode,
 		&i.SmsProblemAt,
 		&i.SmsProblemCount,
-		&i.CalendarToken,
 		&i.CalendarTokenHash,
 		&i.CalendarFullDetails,
 		&i.StripeAccountID,
@@ -77,18 +140,22 @@ func (q *Queries) ShopGet(ctx context.Context, db DBTX, id uuid.UUID) (Shop, err
 		&i.PlatformFeeBps,
 		&i.Language,
 		&i.NotifyPhone,
+		&i.CalendarGeneration,
+		&i.CalendarKeyID,
+		&i.CalendarLegacyTokenHash,
 	)
 	return i, err
 }
 
 const shopGetByCalendarTokenHash = `-- name: ShopGetByCalendarTokenHash :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone FROM shops WHERE calendar_token_hash = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash FROM shops WHERE calendar_token_hash = $1 OR calendar_legacy_token_hash = $1
 `
 
 // The shop whose calendar feed a request asks for, found by the token's hash (read on
-// every request: a rotated token is dead on every instance from its commit on).
-func (q *Queries) ShopGetByCalendarTokenHash(ctx context.Context, db DBTX, calendarTokenHash []byte) (Shop, error) {
-	row := db.QueryRow(ctx, shopGetByCalendarTokenHash, calendarTokenHash)
+// every request: a rotated token is dead on every instance from its commit on), or by
+// the hash of its address before a re-key.
+func (q *Queries) ShopGetByCalendarTokenHash(ctx context.Context, db DBTX, hash []byte) (Shop, error) {
+	row := db.QueryRow(ctx, shopGetByCalendarTokenHash, hash)
 	var i Shop
 	err := row.Scan(
 		&i.ID,
@@ -112,7 +179,6 @@ func (q *Queries) ShopGetByCalendarTokenHash(ctx context.Context, db DBTX, calen
 		&i.SmsProblemCode,
 		&i.SmsProblemAt,
 		&i.SmsProblemCount,
-		&i.CalendarToken,
 		&i.CalendarTokenHash,
 		&i.CalendarFullDetails,
 		&i.StripeAccountID,
@@ -125,12 +191,15 @@ func (q *Queries) ShopGetByCalendarTokenHash(ctx context.Context, db DBTX, calen
 		&i.PlatformFeeBps,
 		&i.Language,
 		&i.NotifyPhone,
+		&i.CalendarGeneration,
+		&i.CalendarKeyID,
+		&i.CalendarLegacyTokenHash,
 	)
 	return i, err
 }
 
 const shopGetByKeyHash = `-- name: ShopGetByKeyHash :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone FROM shops WHERE api_key_hash = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash FROM shops WHERE api_key_hash = $1
 `
 
 func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []byte) (Shop, error) {
@@ -158,7 +227,6 @@ func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []by
 		&i.SmsProblemCode,
 		&i.SmsProblemAt,
 		&i.SmsProblemCount,
-		&i.CalendarToken,
 		&i.CalendarTokenHash,
 		&i.CalendarFullDetails,
 		&i.StripeAccountID,
@@ -171,12 +239,15 @@ func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []by
 		&i.PlatformFeeBps,
 		&i.Language,
 		&i.NotifyPhone,
+		&i.CalendarGeneration,
+		&i.CalendarKeyID,
+		&i.CalendarLegacyTokenHash,
 	)
 	return i, err
 }
 
 const shopGetForShare = `-- name: ShopGetForShare :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone FROM shops WHERE id = $1 FOR SHARE
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash FROM shops WHERE id = $1 FOR SHARE
 `
 
 // The shop as it is now, held until the transaction ends: a declaration checks its
@@ -210,7 +281,6 @@ func (q *Queries) ShopGetForShare(ctx context.Context, db DBTX, id uuid.UUID) (S
 		&i.SmsProblemCode,
 		&i.SmsProblemAt,
 		&i.SmsProblemCount,
-		&i.CalendarToken,
 		&i.CalendarTokenHash,
 		&i.CalendarFullDetails,
 		&i.StripeAccountID,
@@ -223,12 +293,15 @@ func (q *Queries) ShopGetForShare(ctx context.Context, db DBTX, id uuid.UUID) (S
 		&i.PlatformFeeBps,
 		&i.Language,
 		&i.NotifyPhone,
+		&i.CalendarGeneration,
+		&i.CalendarKeyID,
+		&i.CalendarLegacyTokenHash,
 	)
 	return i, err
 }
 
 const shopGetForUpdate = `-- name: ShopGetForUpdate :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone FROM shops WHERE id = $1 FOR UPDATE
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash FROM shops WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (Shop, error) {
@@ -256,7 +329,6 @@ func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (
 		&i.SmsProblemCode,
 		&i.SmsProblemAt,
 		&i.SmsProblemCount,
-		&i.CalendarToken,
 		&i.CalendarTokenHash,
 		&i.CalendarFullDetails,
 		&i.StripeAccountID,
@@ -269,6 +341,9 @@ func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (
 		&i.PlatformFeeBps,
 		&i.Language,
 		&i.NotifyPhone,
+		&i.CalendarGeneration,
+		&i.CalendarKeyID,
+		&i.CalendarLegacyTokenHash,
 	)
 	return i, err
 }
@@ -286,13 +361,13 @@ func (q *Queries) ShopIDByNumber(ctx context.Context, db DBTX, smsNumber string)
 }
 
 const shopInsert = `-- name: ShopInsert :one
-INSERT INTO shops (name, timezone, sms_number, currency, payment_mode, wave_size,
+INSERT INTO shops (id, name, timezone, sms_number, currency, payment_mode, wave_size,
     wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute,
     cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, send_rate,
-    calendar_token, calendar_token_hash, language, notify_phone)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16,
-    $17, $18, $19, $20)
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone
+    calendar_generation, calendar_key_id, calendar_token_hash, language, notify_phone)
+VALUES ($14, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $15, $16, $17,
+    1, $18, $19, $20, $21)
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash
 `
 
 type ShopInsertParams struct {
@@ -309,10 +384,11 @@ type ShopInsertParams struct {
 	CooldownSeconds       int32
 	ApiKeyHash            []byte
 	CreatedAt             time.Time
+	ID                    uuid.UUID
 	MaxOffersPerDay       pgtype.Int4
 	FirstWaveDelaySeconds int32
 	SendRate              int32
-	CalendarToken         string
+	CalendarKeyID         []byte
 	CalendarTokenHash     []byte
 	Language              string
 	NotifyPhone           pgtype.Text
@@ -333,10 +409,11 @@ func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams)
 		arg.CooldownSeconds,
 		arg.ApiKeyHash,
 		arg.CreatedAt,
+		arg.ID,
 		arg.MaxOffersPerDay,
 		arg.FirstWaveDelaySeconds,
 		arg.SendRate,
-		arg.CalendarToken,
+		arg.CalendarKeyID,
 		arg.CalendarTokenHash,
 		arg.Language,
 		arg.NotifyPhone,
@@ -364,7 +441,6 @@ func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams)
 		&i.SmsProblemCode,
 		&i.SmsProblemAt,
 		&i.SmsProblemCount,
-		&i.CalendarToken,
 		&i.CalendarTokenHash,
 		&i.CalendarFullDetails,
 		&i.StripeAccountID,
@@ -377,6 +453,9 @@ func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams)
 		&i.PlatformFeeBps,
 		&i.Language,
 		&i.NotifyPhone,
+		&i.CalendarGeneration,
+		&i.CalendarKeyID,
+		&i.CalendarLegacyTokenHash,
 	)
 	return i, err
 }
@@ -469,65 +548,10 @@ func (q *Queries) ShopRecordSMSProblem(ctx context.Context, db DBTX, arg ShopRec
 	return err
 }
 
-const shopRotateCalendarToken = `-- name: ShopRotateCalendarToken :one
-UPDATE shops SET calendar_token = $1, calendar_token_hash = $2
-WHERE id = $3
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone
-`
-
-type ShopRotateCalendarTokenParams struct {
-	CalendarToken     string
-	CalendarTokenHash []byte
-	ID                uuid.UUID
-}
-
-// A new feed address replaces the old one, which stops working with this commit.
-func (q *Queries) ShopRotateCalendarToken(ctx context.Context, db DBTX, arg ShopRotateCalendarTokenParams) (Shop, error) {
-	row := db.QueryRow(ctx, shopRotateCalendarToken, arg.CalendarToken, arg.CalendarTokenHash, arg.ID)
-	var i Shop
-	err := row.Scan(
-		&i.ID,
-		&i.Name,
-		&i.Timezone,
-		&i.SmsNumber,
-		&i.Currency,
-		&i.PaymentMode,
-		&i.WaveSize,
-		&i.WaveIntervalSeconds,
-		&i.MinLeadMinutes,
-		&i.QuietStartMinute,
-		&i.QuietEndMinute,
-		&i.CooldownSeconds,
-		&i.ApiKeyHash,
-		&i.CreatedAt,
-		&i.MaxOffersPerDay,
-		&i.FirstWaveDelaySeconds,
-		&i.ApiKeyVersion,
-		&i.SendRate,
-		&i.SmsProblemCode,
-		&i.SmsProblemAt,
-		&i.SmsProblemCount,
-		&i.CalendarToken,
-		&i.CalendarTokenHash,
-		&i.CalendarFullDetails,
-		&i.StripeAccountID,
-		&i.StripeChargesEnabled,
-		&i.StripePayoutsEnabled,
-		&i.StripeDetailsSubmitted,
-		&i.StripeRequirementsDue,
-		&i.StripeStatusAt,
-		&i.StripeDisconnectedAt,
-		&i.PlatformFeeBps,
-		&i.Language,
-		&i.NotifyPhone,
-	)
-	return i, err
-}
-
 const shopRotateKey = `-- name: ShopRotateKey :one
 UPDATE shops SET api_key_hash = $1, api_key_version = api_key_version + 1
 WHERE id = $2
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash
 `
 
 type ShopRotateKeyParams struct {
@@ -564,7 +588,6 @@ func (q *Queries) ShopRotateKey(ctx context.Context, db DBTX, arg ShopRotateKeyP
 		&i.SmsProblemCode,
 		&i.SmsProblemAt,
 		&i.SmsProblemCount,
-		&i.CalendarToken,
 		&i.CalendarTokenHash,
 		&i.CalendarFullDetails,
 		&i.StripeAccountID,
@@ -577,13 +600,85 @@ func (q *Queries) ShopRotateKey(ctx context.Context, db DBTX, arg ShopRotateKeyP
 		&i.PlatformFeeBps,
 		&i.Language,
 		&i.NotifyPhone,
+		&i.CalendarGeneration,
+		&i.CalendarKeyID,
+		&i.CalendarLegacyTokenHash,
+	)
+	return i, err
+}
+
+const shopSetCalendarToken = `-- name: ShopSetCalendarToken :one
+UPDATE shops SET calendar_generation = $1::integer, calendar_key_id = $2,
+    calendar_token_hash = $3,
+    calendar_legacy_token_hash = CASE WHEN $4::boolean THEN calendar_token_hash END
+WHERE id = $5 AND calendar_generation = $1::integer - 1
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash
+`
+
+type ShopSetCalendarTokenParams struct {
+	Generation int32
+	KeyID      []byte
+	TokenHash  []byte
+	KeepOld    bool
+	ID         uuid.UUID
+}
+
+// A feed address for the next generation (generation: the current one + 1, or nothing
+// is changed: a concurrent change won). keep_old keeps the address it replaces working
+// (a re-key, or a shop's first derived address); the owner's rotation does not.
+func (q *Queries) ShopSetCalendarToken(ctx context.Context, db DBTX, arg ShopSetCalendarTokenParams) (Shop, error) {
+	row := db.QueryRow(ctx, shopSetCalendarToken,
+		arg.Generation,
+		arg.KeyID,
+		arg.TokenHash,
+		arg.KeepOld,
+		arg.ID,
+	)
+	var i Shop
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Timezone,
+		&i.SmsNumber,
+		&i.Currency,
+		&i.PaymentMode,
+		&i.WaveSize,
+		&i.WaveIntervalSeconds,
+		&i.MinLeadMinutes,
+		&i.QuietStartMinute,
+		&i.QuietEndMinute,
+		&i.CooldownSeconds,
+		&i.ApiKeyHash,
+		&i.CreatedAt,
+		&i.MaxOffersPerDay,
+		&i.FirstWaveDelaySeconds,
+		&i.ApiKeyVersion,
+		&i.SendRate,
+		&i.SmsProblemCode,
+		&i.SmsProblemAt,
+		&i.SmsProblemCount,
+		&i.CalendarTokenHash,
+		&i.CalendarFullDetails,
+		&i.StripeAccountID,
+		&i.StripeChargesEnabled,
+		&i.StripePayoutsEnabled,
+		&i.StripeDetailsSubmitted,
+		&i.StripeRequirementsDue,
+		&i.StripeStatusAt,
+		&i.StripeDisconnectedAt,
+		&i.PlatformFeeBps,
+		&i.Language,
+		&i.NotifyPhone,
+		&i.CalendarGeneration,
+		&i.CalendarKeyID,
+		&i.CalendarLegacyTokenHash,
 	)
 	return i, err
 }
 
 const shopSetPlatformFee = `-- name: ShopSetPlatformFee :one
 UPDATE shops SET platform_fee_bps = $1 WHERE id = $2
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash
 `
 
 type ShopSetPlatformFeeParams struct {
@@ -618,7 +713,6 @@ func (q *Queries) ShopSetPlatformFee(ctx context.Context, db DBTX, arg ShopSetPl
 		&i.SmsProblemCode,
 		&i.SmsProblemAt,
 		&i.SmsProblemCount,
-		&i.CalendarToken,
 		&i.CalendarTokenHash,
 		&i.CalendarFullDetails,
 		&i.StripeAccountID,
@@ -631,6 +725,9 @@ func (q *Queries) ShopSetPlatformFee(ctx context.Context, db DBTX, arg ShopSetPl
 		&i.PlatformFeeBps,
 		&i.Language,
 		&i.NotifyPhone,
+		&i.CalendarGeneration,
+		&i.CalendarKeyID,
+		&i.CalendarLegacyTokenHash,
 	)
 	return i, err
 }
@@ -642,7 +739,7 @@ SET stripe_account_id = $1, stripe_charges_enabled = $2,
     stripe_requirements_due = $5::text[], stripe_status_at = $6::timestamptz,
     stripe_disconnected_at = NULL
 WHERE id = $7
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash
 `
 
 type ShopSetStripeAccountParams struct {
@@ -689,7 +786,6 @@ func (q *Queries) ShopSetStripeAccount(ctx context.Context, db DBTX, arg ShopSet
 		&i.SmsProblemCode,
 		&i.SmsProblemAt,
 		&i.SmsProblemCount,
-		&i.CalendarToken,
 		&i.CalendarTokenHash,
 		&i.CalendarFullDetails,
 		&i.StripeAccountID,
@@ -702,6 +798,9 @@ func (q *Queries) ShopSetStripeAccount(ctx context.Context, db DBTX, arg ShopSet
 		&i.PlatformFeeBps,
 		&i.Language,
 		&i.NotifyPhone,
+		&i.CalendarGeneration,
+		&i.CalendarKeyID,
+		&i.CalendarLegacyTokenHash,
 	)
 	return i, err
 }
@@ -716,7 +815,7 @@ UPDATE shops SET name = $1, timezone = $2, currency = $3,
     calendar_full_details = $14, language = $15,
     notify_phone = $16
 WHERE id = $17
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash
 `
 
 type ShopUpdateParams struct {
@@ -783,7 +882,6 @@ func (q *Queries) ShopUpdate(ctx context.Context, db DBTX, arg ShopUpdateParams)
 		&i.SmsProblemCode,
 		&i.SmsProblemAt,
 		&i.SmsProblemCount,
-		&i.CalendarToken,
 		&i.CalendarTokenHash,
 		&i.CalendarFullDetails,
 		&i.StripeAccountID,
@@ -796,6 +894,9 @@ func (q *Queries) ShopUpdate(ctx context.Context, db DBTX, arg ShopUpdateParams)
 		&i.PlatformFeeBps,
 		&i.Language,
 		&i.NotifyPhone,
+		&i.CalendarGeneration,
+		&i.CalendarKeyID,
+		&i.CalendarLegacyTokenHash,
 	)
 	return i, err
 }

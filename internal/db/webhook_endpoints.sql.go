@@ -299,6 +299,104 @@ func (q *Queries) WebhookEndpointRotateSecret(ctx context.Context, db DBTX, arg 
 	return i, err
 }
 
+const webhookEndpointSecretKeyIDs = `-- name: WebhookEndpointSecretKeyIDs :many
+SELECT DISTINCT split_part(s, ':', 2)::text AS key_id
+FROM webhook_endpoints, unnest(ARRAY[secret, previous_secret]) AS s
+WHERE s LIKE 'sealed1:%'
+`
+
+// The keys (hex ids) the kept secrets are sealed under (the start's check).
+func (q *Queries) WebhookEndpointSecretKeyIDs(ctx context.Context, db DBTX) ([]string, error) {
+	rows, err := db.Query(ctx, webhookEndpointSecretKeyIDs)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []string
+	for rows.Next() {
+		var key_id string
+		if err := rows.Scan(&key_id); err != nil {
+			return nil, err
+		}
+		items = append(items, key_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const webhookEndpointSecretsToSeal = `-- name: WebhookEndpointSecretsToSeal :many
+SELECT id, shop_id, secret, previous_secret FROM webhook_endpoints
+WHERE secret NOT LIKE $1::text OR previous_secret NOT LIKE $1::text
+ORDER BY id
+LIMIT 500
+`
+
+type WebhookEndpointSecretsToSealRow struct {
+	ID             uuid.UUID
+	ShopID         uuid.UUID
+	Secret         string
+	PreviousSecret pgtype.Text
+}
+
+// Endpoints whose secret or previous secret does not start with keep (a LIKE pattern:
+// 'sealed1:%' for the plain ones, 'sealed1:<key id>:%' for those not under that key),
+// a batch at a time.
+func (q *Queries) WebhookEndpointSecretsToSeal(ctx context.Context, db DBTX, keep string) ([]WebhookEndpointSecretsToSealRow, error) {
+	rows, err := db.Query(ctx, webhookEndpointSecretsToSeal, keep)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []WebhookEndpointSecretsToSealRow
+	for rows.Next() {
+		var i WebhookEndpointSecretsToSealRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.ShopID,
+			&i.Secret,
+			&i.PreviousSecret,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const webhookEndpointSetSecrets = `-- name: WebhookEndpointSetSecrets :execrows
+UPDATE webhook_endpoints SET secret = $1, previous_secret = $2
+WHERE id = $3 AND secret = $4
+  AND previous_secret IS NOT DISTINCT FROM $5
+`
+
+type WebhookEndpointSetSecretsParams struct {
+	Secret            string
+	PreviousSecret    pgtype.Text
+	ID                uuid.UUID
+	OldSecret         string
+	OldPreviousSecret pgtype.Text
+}
+
+// The same secrets sealed anew; nothing changes when a rotation came first.
+func (q *Queries) WebhookEndpointSetSecrets(ctx context.Context, db DBTX, arg WebhookEndpointSetSecretsParams) (int64, error) {
+	result, err := db.Exec(ctx, webhookEndpointSetSecrets,
+		arg.Secret,
+		arg.PreviousSecret,
+		arg.ID,
+		arg.OldSecret,
+		arg.OldPreviousSecret,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const webhookEndpointUpdate = `-- name: WebhookEndpointUpdate :one
 UPDATE webhook_endpoints
 SET url = $1, description = $2, enabled_events = $3::text[],

@@ -201,13 +201,21 @@ func Sign(msgID string, at time.Time, body []byte, secrets ...string) (string, e
 }
 
 // signingSecrets are the secrets that sign at now: the endpoint's, and the one it
-// replaced while that still overlaps.
-func signingSecrets(d db.WebhookDeliveryForAttemptRow, now time.Time) []string {
-	out := []string{d.Secret}
-	if d.PreviousSecret.Valid && d.PreviousSecretExpiresAt != nil && now.Before(*d.PreviousSecretExpiresAt) {
-		out = append(out, d.PreviousSecret.String)
+// replaced while that still overlaps, opened.
+func (s *Service) signingSecrets(d db.WebhookDeliveryForAttemptRow, now time.Time) ([]string, error) {
+	secret, err := s.open(d.ShopID, d.Secret)
+	if err != nil {
+		return nil, err
 	}
-	return out
+	out := []string{secret}
+	if d.PreviousSecret.Valid && d.PreviousSecretExpiresAt != nil && now.Before(*d.PreviousSecretExpiresAt) {
+		previous, err := s.open(d.ShopID, d.PreviousSecret.String)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, previous)
+	}
+	return out, nil
 }
 
 // send makes the request: the stored body, signed now, POSTed to the endpoint.
@@ -220,7 +228,12 @@ func (s *Service) send(ctx context.Context, d db.WebhookDeliveryForAttemptRow) r
 		return res
 	}
 	msgID := EventID(d.EventID)
-	sig, err := Sign(msgID, now, d.Payload, signingSecrets(d, now)...)
+	secrets, err := s.signingSecrets(d, now)
+	if err != nil {
+		res.err = "not sent: " + err.Error()
+		return res
+	}
+	sig, err := Sign(msgID, now, d.Payload, secrets...)
 	if err != nil {
 		res.err = "not sent: " + err.Error()
 		return res

@@ -20,6 +20,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/keyring"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 )
@@ -101,6 +102,9 @@ type Config struct {
 	Logger    *slog.Logger
 	// Metrics counts attempts and the dispatcher's lag; nil counts nothing.
 	Metrics *metrics.Metrics
+	// Secrets seal the endpoints' signing secrets in the database (the server's
+	// SECRETS_KEY; see secrets.go). Nil: a random key for this process (tests).
+	Secrets *keyring.Ring
 }
 
 // Service manages a shop's endpoints and delivers its events.
@@ -156,6 +160,9 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, renderer Renderer, cfg Config)
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Secrets == nil {
+		cfg.Secrets = keyring.Random()
 	}
 	return &Service{pool: pool, queue: queue, renderer: renderer,
 		client: newClient(cfg), cfg: cfg, log: cfg.Logger, slots: &slotSession{pool: pool}}
@@ -240,8 +247,12 @@ func (s *Service) CreateEndpoint(ctx context.Context, shopID uuid.UUID, n NewEnd
 	if err != nil {
 		return Endpoint{}, "", err
 	}
+	sealed, err := s.seal(shopID, secret)
+	if err != nil {
+		return Endpoint{}, "", err
+	}
 	now := s.cfg.Now().UTC()
-	p := db.WebhookEndpointInsertParams{ShopID: shopID, Url: u, Description: desc, EnabledEvents: events, Secret: secret, Now: now}
+	p := db.WebhookEndpointInsertParams{ShopID: shopID, Url: u, Description: desc, EnabledEvents: events, Secret: sealed, Now: now}
 	if n.Disabled {
 		p.DisabledAt, p.DisabledReason = &now, pgtype.Text{String: disabledByOwner, Valid: true}
 	}
@@ -369,9 +380,13 @@ func (s *Service) RotateSecret(ctx context.Context, shopID, id uuid.UUID) (Endpo
 	if err != nil {
 		return Endpoint{}, "", err
 	}
+	sealed, err := s.seal(shopID, secret)
+	if err != nil {
+		return Endpoint{}, "", err
+	}
 	now := s.cfg.Now().UTC()
 	row, err := queries.WebhookEndpointRotateSecret(ctx, s.pool, db.WebhookEndpointRotateSecretParams{
-		ID: id, ShopID: shopID, Secret: secret, ExpiresAt: now.Add(SecretOverlap), Now: now,
+		ID: id, ShopID: shopID, Secret: sealed, ExpiresAt: now.Add(SecretOverlap), Now: now,
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Endpoint{}, "", ErrEndpointNotFound

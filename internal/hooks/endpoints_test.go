@@ -166,7 +166,7 @@ func (brokenRenderer) Data(typ string, subject []byte) (any, error) {
 func TestUnrenderableEventIsSetAside(t *testing.T) {
 	t.Parallel()
 	s := newScene(t, hooks.Config{AllowPrivate: true, DevMode: true})
-	svc := hooks.New(s.pool, s.queue, brokenRenderer{}, hooks.Config{AllowPrivate: true, DevMode: true, Schedule: fastSchedule})
+	svc := hooks.New(s.pool, s.queue, brokenRenderer{}, hooks.Config{AllowPrivate: true, DevMode: true, Schedule: fastSchedule, Secrets: testSecrets})
 	r := hookstest.NewReceiver(t)
 	s.endpoint(r)
 	s.record(hooks.CustomerOptedOut, 1)

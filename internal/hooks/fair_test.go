@@ -101,7 +101,7 @@ func TestSlowShopDoesNotStarveAnother(t *testing.T) {
 func TestShopCapHoldsAcrossInstances(t *testing.T) {
 	t.Parallel()
 	cfg := hooks.Config{AllowPrivate: true, DevMode: true, Timeout: 30 * time.Second, Schedule: fastSchedule,
-		PollEvery: 20 * time.Millisecond, BusyWait: 20 * time.Millisecond}
+		PollEvery: 20 * time.Millisecond, BusyWait: 20 * time.Millisecond, Secrets: testSecrets}
 	s := newScene(t, cfg)
 	second := hooks.New(s.pool, s.queue, subjectRenderer{}, cfg)
 	t.Cleanup(second.Close)

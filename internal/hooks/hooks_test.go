@@ -18,6 +18,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/hooks/hookstest"
+	"github.com/slotrecovery/slotrecovery/internal/keyring"
 	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
@@ -59,6 +60,16 @@ func (subjectRenderer) Data(typ string, subject []byte) (any, error) {
 var fastSchedule = []time.Duration{0, 20 * time.Millisecond, 40 * time.Millisecond, 80 * time.Millisecond,
 	100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond, 100 * time.Millisecond}
 
+// testSecrets seal the tests' secrets, alike in every service and process of a test
+// (the server's SECRETS_KEY).
+var testSecrets = func() *keyring.Ring {
+	r, err := keyring.New([]byte("hooks-test-secrets-key-0123456789abcdef"))
+	if err != nil {
+		panic(err)
+	}
+	return r
+}()
+
 // scene is one database with a shop and a hooks service on it.
 type scene struct {
 	t     *testing.T
@@ -79,6 +90,9 @@ func newScene(t *testing.T, cfg hooks.Config) *scene {
 	require.NoError(t, err)
 	if cfg.Schedule == nil {
 		cfg.Schedule = fastSchedule
+	}
+	if cfg.Secrets == nil {
+		cfg.Secrets = testSecrets
 	}
 	if cfg.PollEvery == 0 {
 		cfg.PollEvery = 20 * time.Millisecond

@@ -41,7 +41,7 @@ func killedChild() bool {
 	if err != nil {
 		os.Exit(4)
 	}
-	svc := hooks.New(pool, queue, subjectRenderer{}, hooks.Config{AllowPrivate: true, DevMode: true, Timeout: childTimeout})
+	svc := hooks.New(pool, queue, subjectRenderer{}, hooks.Config{AllowPrivate: true, DevMode: true, Timeout: childTimeout, Secrets: testSecrets})
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &hooks.DeliveryWorker{Service: svc})
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
@@ -65,7 +65,7 @@ func killedChild() bool {
 // have reached the receiver (here it did, and got no answer).
 func TestKilledInstanceLosesNothing(t *testing.T) {
 	t.Parallel()
-	s := newScene(t, hooks.Config{AllowPrivate: true, DevMode: true, Timeout: childTimeout})
+	s := newScene(t, hooks.Config{AllowPrivate: true, DevMode: true, Timeout: childTimeout, Secrets: testSecrets})
 	ctx := context.Background()
 	r := hookstest.NewReceiver(t)
 	r.Hold() // the first attempt hangs: the instance dies with it in flight

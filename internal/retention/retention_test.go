@@ -148,8 +148,8 @@ func TestTablesKeepTheirOwnPeriods(t *testing.T) {
 	var shop uuid.UUID
 	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO shops (name, timezone, sms_number, currency, payment_mode, wave_size,
 		wave_interval_seconds, min_lead_minutes, cooldown_seconds, api_key_hash, created_at,
-		calendar_token, calendar_token_hash)
-		VALUES ('Kept', 'UTC', '+15555550100', 'usd', 'none', 5, 600, 60, 0, '\x01', now(), 'cal_x', '\x02') RETURNING id`).Scan(&shop))
+		calendar_token_hash)
+		VALUES ('Kept', 'UTC', '+15555550100', 'usd', 'none', 5, 600, 60, 0, '\x01', now(), '\x02') RETURNING id`).Scan(&shop))
 	for name, at := range map[string]time.Time{
 		"old": now.Add(-31 * 24 * time.Hour), "kept": now.Add(-29 * 24 * time.Hour),
 	} {

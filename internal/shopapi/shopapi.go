@@ -58,6 +58,9 @@ type Handlers struct {
 	// Ledger onboards shops' connected Stripe accounts (STRIPE_CONNECT=on); nil answers
 	// the onboarding as a server without Connect.
 	Ledger *ledger.Service
+	// StripeCalls limits each shop's requests that call Stripe (the onboarding link);
+	// nil: no limit.
+	StripeCalls StripeCalls
 	// Inbox serves the owner's conversations (/api/conversations).
 	Inbox *inbox.Service
 }

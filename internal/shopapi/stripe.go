@@ -1,13 +1,18 @@
 package shopapi
 
 import (
+	"context"
+	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
+	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
@@ -63,14 +68,36 @@ type onboardingJSON struct {
 	ExpiresAt time.Time `json:"expires_at"`
 }
 
+// StripeCalls takes one of a shop's calls to Stripe from a limit shared by every
+// instance and by the dashboard (Allowed false: past it, RetryAfter says for how long);
+// an error means the limit could not be asked, and the call is not made.
+type StripeCalls func(ctx context.Context, shopID uuid.UUID) (ratelimit.Result, error)
+
 // stripeOnboarding answers a fresh link to Stripe's onboarding of the shop's connected
 // account, creating the account the first time (the ledger makes it once, however many
 // requests race). The link is a credential for the owner's Stripe set-up: never cached.
+// Each request calls Stripe, so it draws on the shop's StripeCalls: past it, 429 with
+// Retry-After; while the limit cannot be asked, 503.
 func (h *Handlers) stripeOnboarding(c echo.Context) error {
 	if h.Ledger == nil {
 		return ledger.ErrConnectOff
 	}
-	link, err := h.Ledger.Onboard(c.Request().Context(), shopOf(c).ID)
+	ctx := c.Request().Context()
+	if h.StripeCalls != nil {
+		res, err := h.StripeCalls(ctx, shopOf(c).ID)
+		if err != nil {
+			c.Response().Header().Set("Retry-After", "5")
+			return &httperr.Error{Status: http.StatusServiceUnavailable, Code: "unavailable",
+				Message: "Stripe cannot be asked right now; retry shortly"}
+		}
+		if !res.Allowed {
+			secs := max(1, int64((res.RetryAfter+time.Second-1)/time.Second))
+			c.Response().Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+			return &httperr.Error{Status: http.StatusTooManyRequests, Code: "too_many_requests",
+				Message: fmt.Sprintf("too many requests to Stripe for this shop; retry in %d seconds", secs)}
+		}
+	}
+	link, err := h.Ledger.Onboard(ctx, shopOf(c).ID)
 	if err != nil {
 		return err
 	}

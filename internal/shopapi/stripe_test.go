@@ -1,17 +1,22 @@
 package shopapi_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
+	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
 	"github.com/slotrecovery/slotrecovery/internal/shopapi"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
@@ -146,4 +151,41 @@ func TestAdminSetsPlatformFee(t *testing.T) {
 	require.EqualValues(t, 250, stripeOf(t, r)["platform_fee_bps"], "null returns to the default")
 	r = e.do(http.MethodPatch, "/api/shops/"+otherID, adminToken, map[string]any{})
 	require.Equal(t, http.StatusOK, r.status, "an empty patch changes nothing: %s", r.raw)
+}
+
+// TestStripeOnboardingLimited: the onboarding draws on the shop's StripeCalls before it
+// asks Stripe: past the limit 429 with Retry-After, and while the limit cannot be asked
+// 503; neither calls Stripe.
+func TestStripeOnboardingLimited(t *testing.T) {
+	t.Parallel()
+	rec := stripetest.NewRecorder(t, stripetest.Mock(t))
+	client, err := stripe.New(stripe.Config{SecretKey: "sk_test_shopapi", APIURL: rec.URL})
+	require.NoError(t, err)
+	var unavailable atomic.Bool // else past the limit
+	unavailable.Store(true)
+	e := newEnvWith(t, func(h *shopapi.Handlers, pool *pgxpool.Pool, queue jobs.Inserter) {
+		h.Shops = shops.New(pool, shops.Config{PaymentsEnabled: true, StripeConnect: true})
+		h.Openings = slots.New(pool, queue, nil, nil, slots.Config{})
+		h.Ledger = ledger.New(pool, queue, client, ledger.Config{Connect: true,
+			OnboardingReturnURL: publicURL + "/dashboard/settings", OnboardingRefreshURL: publicURL + "/dashboard/stripe/refresh"})
+		h.StripeCalls = func(context.Context, uuid.UUID) (ratelimit.Result, error) {
+			if unavailable.Load() {
+				return ratelimit.Result{}, ratelimit.ErrUnavailable
+			}
+			return ratelimit.Result{Allowed: false, RetryAfter: 42 * time.Second}, nil
+		}
+	})
+	_, key := e.shop("+15555550171")
+
+	r := e.do(http.MethodPost, "/api/shop/stripe/onboarding", key, nil)
+	requireError(t, r, http.StatusServiceUnavailable, "unavailable")
+	require.Equal(t, "5", r.header.Get("Retry-After"))
+
+	unavailable.Store(false)
+	r = e.do(http.MethodPost, "/api/shop/stripe/onboarding", key, nil)
+	requireError(t, r, http.StatusTooManyRequests, "too_many_requests")
+	require.Equal(t, "42", r.header.Get("Retry-After"))
+	require.Contains(t, r.errMsg(), "retry in 42 seconds")
+	require.Zero(t, rec.Count(http.MethodPost, "/v1/accounts"), "Stripe is not asked")
+	require.Zero(t, rec.Count(http.MethodPost, "/v1/account_links"))
 }

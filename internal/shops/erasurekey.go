@@ -3,8 +3,6 @@ package shops
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
 	"errors"
 	"fmt"
 	"slices"
@@ -12,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/keyring"
 )
 
 // The erasure keys' check values. Every key that has been the newest at a start may have
@@ -31,11 +30,7 @@ const erasureCheckLabel = "slotrecovery erasure key check v1"
 // that suppressions were recorded under.
 var ErrErasureKeyMissing = errors.New("shops: erasure key missing")
 
-func erasureKeyCheck(key []byte) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(erasureCheckLabel))
-	return m.Sum(nil)
-}
+func erasureKeyCheck(key []byte) []byte { return keyring.CheckValue(key, erasureCheckLabel) }
 
 // CheckErasureKeys makes sure the configured erasure keys (Config.PhoneKeys, newest
 // first) still match every suppression: it returns an error wrapping

@@ -24,6 +24,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/keyring"
 	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
@@ -120,8 +121,13 @@ type Shop struct {
 	// number or account (see RecordSMSProblem).
 	SMSProblem *SMSProblem
 	// CalendarToken is the secret of the shop's calendar feed address
-	// (/calendar/<token>.ics); RotateCalendarToken replaces it.
+	// (/calendar/<token>.ics), derived under the server's key (see calendar.go);
+	// RotateCalendarToken replaces it. Set on the shops the Service returns; empty in
+	// one FromRow made, which has no key.
 	CalendarToken string
+	// calendarGeneration and calendarKeyID are what CalendarToken is derived from.
+	calendarGeneration int32
+	calendarKeyID      []byte
 	// CalendarFullDetails puts customers' full names and phone numbers in the calendar
 	// feed; off, it shows first names and masked numbers (feed addresses get shared).
 	CalendarFullDetails bool
@@ -298,6 +304,9 @@ type Config struct {
 	// a rotation. Empty: testPhoneKey, a key anyone can read, for tests only; cmd/server
 	// always passes the configured keys.
 	PhoneKeys [][]byte
+	// Secrets are the server's SECRETS_KEY: the calendar feeds' addresses are derived
+	// under them (calendar.go). Nil: a random key for this process (tests).
+	Secrets *keyring.Ring
 }
 
 // testPhoneKey keys the phone hashes of a Service configured without PhoneKeys (tests).
@@ -321,6 +330,7 @@ func New(pool *pgxpool.Pool, cfg Config) *Service {
 	if len(cfg.PhoneKeys) == 0 {
 		cfg.PhoneKeys = [][]byte{testPhoneKey}
 	}
+	cfg.Secrets = secretsOrRandom(cfg.Secrets)
 	s := &Service{pool: pool, cfg: cfg}
 	// No queues and no workers: it only deletes, lists and inserts jobs.
 	s.jobs, s.jobsErr = river.NewClient(riverpgxv5.New(pool), &river.Config{})
@@ -337,7 +347,8 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 	if err != nil {
 		return Shop{}, "", err
 	}
-	calToken, calHash, err := newCalendarToken()
+	id := uuid.New()
+	calKeyID, calHash, err := s.newCalendarToken(id)
 	if err != nil {
 		return Shop{}, "", err
 	}
@@ -348,13 +359,13 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 		qe = pgtype.Int4{Int32: int32(p.Quiet.End), Valid: true}
 	}
 	row, err := queries.ShopInsert(ctx, s.pool, db.ShopInsertParams{
-		Name: n.Name, Timezone: n.Timezone, SmsNumber: n.SMSNumber, Currency: n.Currency,
+		ID: id, Name: n.Name, Timezone: n.Timezone, SmsNumber: n.SMSNumber, Currency: n.Currency,
 		PaymentMode: n.PaymentMode, WaveSize: int32(p.WaveSize),
 		WaveIntervalSeconds: int32(p.WaveInterval / time.Second), MinLeadMinutes: int32(p.MinLead / time.Minute),
 		QuietStartMinute: qs, QuietEndMinute: qe, CooldownSeconds: int32(p.Cooldown / time.Second),
 		ApiKeyHash: hash, CreatedAt: s.cfg.Now().UTC(),
 		MaxOffersPerDay: capParam(p.MaxOffersPerDay), FirstWaveDelaySeconds: int32(p.FirstWaveDelay / time.Second),
-		SendRate: int32(p.SendRate), CalendarToken: calToken, CalendarTokenHash: calHash,
+		SendRate: int32(p.SendRate), CalendarKeyID: calKeyID, CalendarTokenHash: calHash,
 		Language: string(n.Language), NotifyPhone: pgtype.Text{String: n.NotifyPhone, Valid: n.NotifyPhone != ""},
 	})
 	if isUnique(err) {
@@ -501,6 +512,7 @@ func (s *Service) withConfig(shop Shop, err error) (Shop, error) {
 	if err != nil {
 		return shop, err
 	}
+	shop = s.withCalendarToken(shop)
 	shop.Stripe.Required = s.cfg.StripeConnect
 	if s.cfg.StripeConnect {
 		shop.Stripe.DefaultFeeBPS = s.cfg.PlatformFeeBPS
@@ -612,7 +624,7 @@ func FromRow(r db.Shop) (Shop, error) {
 	s := Shop{
 		ID: r.ID, Name: r.Name, Timezone: r.Timezone, Location: loc, SMSNumber: r.SmsNumber,
 		Currency: r.Currency, PaymentMode: r.PaymentMode, CreatedAt: r.CreatedAt, KeyVersion: int(r.ApiKeyVersion),
-		CalendarToken: r.CalendarToken, CalendarFullDetails: r.CalendarFullDetails,
+		calendarGeneration: r.CalendarGeneration, calendarKeyID: r.CalendarKeyID, CalendarFullDetails: r.CalendarFullDetails,
 		Language: language.Code(r.Language), NotifyPhone: r.NotifyPhone.String,
 		Policy: Policy{
 			WaveSize:     int(r.WaveSize),
