@@ -120,6 +120,10 @@ type Server struct {
 	violations  []Violation // kept across Reset: each must fail the test
 
 	contract *Contract
+
+	// acctOnce makes account, the numbers, services and registrations (sender.go).
+	acctOnce sync.Once
+	account  *account
 }
 
 // New starts a fake that accepts TestAccountSID and TestAuthToken. It is closed when
@@ -574,6 +578,32 @@ func refuse(c *call) answer {
 // an answer Twilio does not give.
 var handlers = map[string]func(*Server, *call) answer{
 	"CreateMessage": (*Server).createMessage,
+	// A shop's own sender (sender.go).
+	"ListAvailablePhoneNumberLocal":         (*Server).listAvailableLocal,
+	"ListIncomingPhoneNumber":               (*Server).listIncomingNumbers,
+	"CreateIncomingPhoneNumber":             (*Server).createIncomingNumber,
+	"CreateService":                         (*Server).createService,
+	"ListService":                           (*Server).listServices,
+	"CreatePhoneNumber":                     (*Server).createServiceNumber,
+	"ListPhoneNumber":                       (*Server).listServiceNumbers,
+	"CreateCustomerProfile":                 createBundle("customer_profile"),
+	"UpdateCustomerProfile":                 updateBundle("customer_profile"),
+	"CreateTrustProduct":                    createBundle("trust_product"),
+	"UpdateTrustProduct":                    updateBundle("trust_product"),
+	"CreateEndUser":                         (*Server).createEndUser,
+	"CreateSupportingDocument":              (*Server).createDocument,
+	"CreateAddress":                         (*Server).createAddress,
+	"CreateCustomerProfileEntityAssignment": createAssignment("customer_profile", "CustomerProfileSid"),
+	"CreateTrustProductEntityAssignment":    createAssignment("trust_product", "TrustProductSid"),
+	"CreateCustomerProfileEvaluation":       createEvaluation("customer_profile", "CustomerProfileSid"),
+	"CreateTrustProductEvaluation":          createEvaluation("trust_product", "TrustProductSid"),
+	"CreateBrandRegistrations":              (*Server).createBrand,
+	"FetchBrandRegistrations":               (*Server).fetchBrand,
+	"ListBrandRegistrations":                (*Server).listBrands,
+	"CreateUsAppToPerson":                   (*Server).createCampaign,
+	"FetchUsAppToPerson":                    (*Server).fetchCampaign,
+	"ListUsAppToPerson":                     (*Server).listCampaigns,
+	"DeleteUsAppToPerson":                   (*Server).deleteCampaign,
 }
 
 // handle checks credentials, then gives the call to its operation's handler.
@@ -601,6 +631,13 @@ func (s *Server) handle(c *call) answer {
 
 // write answers c with a's JSON body, after checking it against the contract.
 func (s *Server) write(w http.ResponseWriter, c *call, a answer) {
+	if a.status == http.StatusNoContent {
+		if c.match != nil {
+			s.violate(s.contract.CheckAnswer(c.match, a.status, w.Header(), nil)...)
+		}
+		w.WriteHeader(a.status)
+		return
+	}
 	b, err := json.Marshal(a.body)
 	if err != nil {
 		panic(fmt.Sprintf("twiliofake: encode answer: %v", err)) // the fake's own bug
