@@ -125,6 +125,7 @@ var classes = map[string]class{
 	"internal/inbound": domain, "internal/ledger": domain,
 	"internal/outbox": domain, "internal/slots": domain, "internal/offers": domain,
 	"internal/texts": domain, "internal/shops": domain, "internal/inbox": domain,
+	"internal/senders": domain,
 
 	"internal/hooks": domainLib, "internal/idempotency": domainLib, "internal/calendar": domainLib,
 
@@ -157,6 +158,7 @@ var domainLayers = [][]string{
 	{"internal/ledger", "internal/outbox"},   // payments of bookings; transactional texts
 	{"internal/slots"},                       // openings and the claim
 	{"internal/offers", "internal/calendar"}, // the waves of offers; the shops' feed
+	{"internal/senders"},                     // each shop's own sender and its A2P registration
 	{"internal/texts"},                       // the wording of every text
 	{"internal/shops"},                       // shops and customers
 	{"internal/inbox"},                       // the owner's conversations: below shops, whose erasure forgets them
