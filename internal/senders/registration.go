@@ -191,7 +191,7 @@ func (s *Service) Register(ctx context.Context, shop shops.Shop, d Details) (Sen
 	if err := s.transition(ctx, tx, reg, now); err != nil {
 		return Sender{}, err
 	}
-	if _, err := s.jobs.InsertTx(ctx, tx, jobs.SMSRegistration{ShopID: shop.ID}, nil); err != nil {
+	if _, err := s.jobs.InsertTx(ctx, tx, jobs.SMSRegistration{ShopID: shop.ID, Submission: int(reg.Submission)}, nil); err != nil {
 		return Sender{}, fmt.Errorf("enqueue registration of %s: %w", shop.ID, err)
 	}
 	out, err := read(ctx, tx, shop.ID, shop.SMSNumber)
@@ -355,31 +355,22 @@ func (f *flow) set(ctx context.Context, status, brand, campaign, reason string) 
 	return nil
 }
 
-// Advance walks the shop's registration as far as it can go now. It returns how long to
-// wait before the next poll (0 when the registration is decided, or there is none).
-// attempt counts the job's runs, for the polls' backoff.
-func (s *Service) Advance(ctx context.Context, shopID uuid.UUID, attempt int) (time.Duration, error) {
+// Advance walks the shop's registration (its submission-th submission) as far as it can
+// go now. It returns how long to wait before the next poll: 0 when the submission is
+// decided, or replaced by a newer one (whose own job walks it). attempt counts the job's
+// runs, for the polls' backoff.
+func (s *Service) Advance(ctx context.Context, shopID uuid.UUID, submission, attempt int) (time.Duration, error) {
 	if s.reg == nil {
 		return 0, ErrNoProvider
 	}
-	for {
-		wait, err := s.advance(ctx, shopID, attempt)
-		if errors.Is(err, errStale) {
-			continue // a new submission: walk that one
-		}
-		if err != nil || wait > 0 {
-			return wait, err
-		}
-		// Decided: unless a new submission came while this job ran (its own job was not
-		// enqueued, this one being unique per shop), which is walked now.
-		reg, err := queries.RegistrationGet(ctx, s.pool, shopID)
-		if err != nil || reg.Status == StatusVerified || reg.Status == StatusFailed {
-			return 0, nil
-		}
+	wait, err := s.advance(ctx, shopID, submission, attempt)
+	if errors.Is(err, errStale) {
+		return 0, nil
 	}
+	return wait, err
 }
 
-func (s *Service) advance(ctx context.Context, shopID uuid.UUID, attempt int) (time.Duration, error) {
+func (s *Service) advance(ctx context.Context, shopID uuid.UUID, submission, attempt int) (time.Duration, error) {
 	reg, err := queries.RegistrationGet(ctx, s.pool, shopID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, nil
@@ -387,7 +378,7 @@ func (s *Service) advance(ctx context.Context, shopID uuid.UUID, attempt int) (t
 	if err != nil {
 		return 0, fmt.Errorf("get registration of %s: %w", shopID, err)
 	}
-	if reg.Status == StatusVerified || reg.Status == StatusFailed {
+	if int(reg.Submission) != submission || reg.Status == StatusVerified || reg.Status == StatusFailed {
 		return 0, nil
 	}
 	sender, err := queries.SenderGet(ctx, s.pool, shopID)
@@ -725,7 +716,7 @@ type RegistrationWorker struct {
 
 // Work implements river.Worker.
 func (w *RegistrationWorker) Work(ctx context.Context, job *river.Job[jobs.SMSRegistration]) error {
-	wait, err := w.Service.Advance(ctx, job.Args.ShopID, job.Attempt)
+	wait, err := w.Service.Advance(ctx, job.Args.ShopID, job.Args.Submission, job.Attempt)
 	if err != nil {
 		return err
 	}
