@@ -407,4 +407,3 @@ func TestRequiredRegistrationGatesUSLocalNumbers(t *testing.T) {
 	other := w.shop(t, "+15125550777")
 	require.NoError(t, senders.New(w.pool, w.queue, w.twilio, w.twilio, w.pacer, off).CheckCanText(t.Context(), other))
 }
-

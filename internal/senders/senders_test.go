@@ -261,4 +261,3 @@ func TestUSLocal(t *testing.T) {
 		require.Equal(t, want, senders.USLocal(number), number)
 	}
 }
-
