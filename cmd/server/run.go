@@ -513,7 +513,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	if a.dashboard, err = dashboard.New(a.pool, a.shops, a.slots, dashboard.Config{
 		SessionSecret: a.sessionSecret, Secure: !cfg.DevMode, Logger: log,
 		Redis: a.redis, KeyPrefix: cfg.RedisKeyPrefix, Waves: waves, AccountIssue: twilio.AccountIssueOf,
-		Hooks: a.hooks, PublicURL: cfg.PublicURL, Inbox: a.inbox,
+		Hooks: a.hooks, PublicURL: cfg.PublicURL, Inbox: a.inbox, Senders: a.senders,
 	}); err != nil {
 		return nil, fmt.Errorf("dashboard: %w", err)
 	}
