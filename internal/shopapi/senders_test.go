@@ -1,9 +1,11 @@
 package shopapi_test
 
 import (
+	"encoding/json"
 	"net/http"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
@@ -122,4 +124,46 @@ func TestRequiredRegistrationRefusesOpenings(t *testing.T) {
 	e2, _ := newSenderEnv(t, senders.Config{})
 	_, off := e2.shop("+15125550173")
 	e2.opening(off)
+}
+
+// TestSenderEventsAreRecordedAndDocumented: setting up the sender and submitting the
+// registration each record an sms_sender.updated event for a subscribed endpoint, and
+// the event's data, as EventRenderer renders it, matches the document's webhooks.
+func TestSenderEventsAreRecordedAndDocumented(t *testing.T) {
+	t.Parallel()
+	e, _ := newSenderEnv(t, senders.Config{})
+	id, key := e.shop("+15555550174")
+	r := e.do(http.MethodPost, "/api/webhook_endpoints", key, map[string]any{
+		"url": "https://crm.example.com/hooks", "enabled_events": []string{"sms_sender.updated"}})
+	require.Equal(t, http.StatusCreated, r.status, r.raw)
+	require.Equal(t, http.StatusCreated, e.do(http.MethodPost, "/api/shops/"+id+"/sms/number", adminToken, map[string]any{}).status)
+	require.Equal(t, http.StatusAccepted, e.do(http.MethodPost, "/api/shop/sms/registration", key, registration).status)
+
+	rows, err := e.pool.Query(t.Context(), "SELECT subject FROM webhook_events WHERE shop_id = $1 AND type = 'sms_sender.updated' ORDER BY created_at", id)
+	require.NoError(t, err)
+	var subjects [][]byte
+	for rows.Next() {
+		var b []byte
+		require.NoError(t, rows.Scan(&b))
+		subjects = append(subjects, b)
+	}
+	require.NoError(t, rows.Err())
+	require.Len(t, subjects, 2, "set up, then submitted")
+	for i, subject := range subjects {
+		data, err := shopapi.EventRenderer{}.Data("sms_sender.updated", subject)
+		require.NoError(t, err)
+		b, err := json.Marshal(map[string]any{"id": "evt_0123456789abcdef0123456789abcdef", "type": "sms_sender.updated",
+			"created_at": "2026-11-27T19:00:00Z", "timestamp": "2026-11-27T19:00:00Z", "data": data})
+		require.NoError(t, err)
+		var v any
+		require.NoError(t, json.Unmarshal(b, &v))
+		require.NoError(t, webhookSchema(t, "sms_sender.updated").VisitJSON(v, openapi3.EnableJSONSchema2020()), "%s", b)
+		d := v.(map[string]any)["data"].(map[string]any)
+		require.Equal(t, id, d["shop_id"])
+		if i == 1 {
+			require.Equal(t, "submitted", d["registration"].(map[string]any)["status"])
+		} else {
+			require.Nil(t, d["registration"])
+		}
+	}
 }
