@@ -412,6 +412,23 @@ func (a *account) service(sid string) *Service {
 	return nil
 }
 
+// serviceNumber is the first number of the service's pool; "" for none (or an unknown
+// service, which the fake lets pass as before).
+func (a *account) serviceNumber(serviceSID string) string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	sv := a.service(serviceSID)
+	if sv == nil || len(sv.Numbers) == 0 {
+		return ""
+	}
+	for _, n := range a.numbers {
+		if n.SID == sv.Numbers[0] {
+			return n.PhoneNumber
+		}
+	}
+	return ""
+}
+
 func (s *Server) serviceNumberJSON(serviceSID string, n Number) map[string]any {
 	now := isoNow()
 	return map[string]any{"sid": n.SID, "account_sid": s.sid, "service_sid": serviceSID, "date_created": now,

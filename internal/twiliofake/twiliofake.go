@@ -77,6 +77,9 @@ type Message struct {
 	Form url.Values
 	// DateCreated is when the fake accepted the message.
 	DateCreated time.Time
+	// sender is the number a Messaging Service picked (the first of its pool, as a
+	// sticky sender would for a new recipient): what status callbacks give as From.
+	sender string
 }
 
 // clone copies m deeply enough that callers cannot change what the fake recorded.
@@ -391,8 +394,8 @@ func (s *Server) post(ctx context.Context, m Message, status string, errorCode i
 		"SmsStatus":     {status},
 		"To":            {m.To},
 	}
-	if m.From != "" {
-		form.Set("From", m.From)
+	if from := cmp.Or(m.From, m.sender); from != "" {
+		form.Set("From", from)
 	}
 	if m.MessagingServiceSID != "" {
 		form.Set("MessagingServiceSid", m.MessagingServiceSID)
@@ -683,6 +686,9 @@ func (s *Server) createMessage(c *call) answer {
 		return refuse(c)
 	}
 
+	if m.MessagingServiceSID != "" {
+		m.sender = s.acct().serviceNumber(m.MessagingServiceSID)
+	}
 	s.mu.Lock()
 	s.messages = append(s.messages, m)
 	s.mu.Unlock()

@@ -1,11 +1,15 @@
 package twilio_test
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
+	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
 )
 
 // TestProvisionANumberAndService buys a number, makes a Messaging Service and attaches
@@ -138,4 +142,32 @@ func TestRegisterABrandAndCampaign(t *testing.T) {
 	require.Equal(t, camp, listed)
 	require.NoError(t, tw.DeleteCampaign(ctx, svc, camp.SID))
 	require.Empty(t, fake.Campaigns())
+}
+
+// TestStatusCallbackOfAServiceTextNamesTheNumber: Twilio's report of a text sent through
+// a Messaging Service gives the number the service picked as From, which is how a
+// delivery report finds its shop.
+func TestStatusCallbackOfAServiceTextNamesTheNumber(t *testing.T) {
+	t.Parallel()
+	tw, fake := newSender(t)
+	ctx := t.Context()
+	n, err := tw.BuyNumber(ctx, 512, "shop")
+	require.NoError(t, err)
+	svc, err := tw.CreateService(ctx, sms.ServiceSpec{Name: "shop", InboundURL: "https://example.com/a", StatusCallbackURL: "https://example.com/b"})
+	require.NoError(t, err)
+	require.NoError(t, tw.AttachNumber(ctx, svc, n.SID))
+	// A receiver that takes every report, where the text's StatusCallback points.
+	rcv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(http.StatusNoContent) }))
+	t.Cleanup(rcv.Close)
+	sender, err := twilio.New(twilio.Config{AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken,
+		APIURL: fake.URL(), StatusCallbackURL: rcv.URL + "/webhooks/twilio/status"})
+	require.NoError(t, err)
+	sid, err := sender.Text(ctx, sms.Message{From: n.Number, MessagingServiceSID: svc, To: "+15555550123", Body: "hi"})
+	require.NoError(t, err)
+	_, err = fake.Report(ctx, sid, "undelivered", 30003)
+	require.NoError(t, err)
+	cbs := fake.Callbacks()
+	require.Len(t, cbs, 1)
+	require.Equal(t, n.Number, cbs[0].Form.Get("From"))
+	require.Equal(t, svc, cbs[0].Form.Get("MessagingServiceSid"))
 }
