@@ -407,3 +407,64 @@ func TestRequiredRegistrationGatesUSLocalNumbers(t *testing.T) {
 	other := w.shop(t, "+15125550777")
 	require.NoError(t, senders.New(w.pool, w.queue, w.twilio, w.twilio, w.pacer, off).CheckCanText(t.Context(), other))
 }
+
+// dying is an instance's registrar that dies right after Twilio made the brand: the
+// brand exists, its SID never reaches the flow, and the instance stops.
+type dying struct {
+	senders.Registrar
+	made chan struct{}
+}
+
+func (d *dying) CreateBrand(ctx context.Context, profile, product, typ string) (sms.Brand, error) {
+	if _, err := d.Registrar.CreateBrand(ctx, profile, product, typ); err != nil {
+		return sms.Brand{}, err
+	}
+	close(d.made)
+	<-ctx.Done() // the instance is going down
+	return sms.Brand{}, ctx.Err()
+}
+
+// TestAnotherInstanceResumesAKilledFlow: instance A's River worker walks the flow up to
+// the brand, which Twilio makes, and A is stopped before recording it; instance B's
+// worker takes the job over and finishes the registration with one brand and one
+// campaign.
+func TestAnotherInstanceResumesAKilledFlow(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	d := &dying{Registrar: w.twilio, made: make(chan struct{})}
+	a := w.service(w.twilio, d)
+	shop, _ := w.withSender(t, a, "en")
+
+	workersA := river.NewWorkers()
+	river.AddWorker(workersA, &senders.RegistrationWorker{Service: a})
+	clientA, err := river.NewClient(riverpgxv5.New(w.pool), &river.Config{
+		Queues:  map[string]river.QueueConfig{jobs.QueueSenders: {MaxWorkers: 1}},
+		Workers: workersA, FetchPollInterval: 20 * time.Millisecond, FetchCooldown: 5 * time.Millisecond,
+		Logger: slog.New(slog.DiscardHandler),
+	})
+	require.NoError(t, err)
+	require.NoError(t, clientA.Start(context.Background()))
+	_, err = a.Register(t.Context(), shop, company())
+	require.NoError(t, err)
+	select {
+	case <-d.made:
+	case <-time.After(20 * time.Second):
+		t.Fatal("instance A never reached the brand")
+	}
+	stop, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	require.NoError(t, clientA.StopAndCancel(stop))
+	require.Len(t, w.fake.Brands(), 1)
+
+	b := w.service(w.twilio, w.twilio)
+	w.runJobs(t, b)
+	w.status(t, b, shop, senders.StatusBrandPending)
+	brand := onlyBrand(t, w.fake)
+	w.fake.SetBrandStatus(brand.SID, "APPROVED", "")
+	w.fake.SetCampaignStatus(onlyCampaign(t, w.fake).SID, "VERIFIED", "")
+	w.status(t, b, shop, senders.StatusVerified)
+	require.Len(t, w.fake.Brands(), 1, "no second brand")
+	require.Len(t, w.fake.Campaigns(), 1)
+	require.Equal(t, 1, w.fake.CallCount("CreateBrandRegistrations"))
+	require.Equal(t, 1, w.fake.CallCount("CreateCustomerProfile"), "the profile recorded by A is B's too")
+}
