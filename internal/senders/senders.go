@@ -272,6 +272,12 @@ func (s *Service) Provision(ctx context.Context, shopID uuid.UUID, req NumberReq
 		if err != nil {
 			return Sender{}, fmt.Errorf("number for shop %s: %w", shopID, err)
 		}
+		// Another shop texting from it: refused before a service is made for it.
+		if other, err := queries.ShopIDByNumber(ctx, conn, n.Number); err == nil && other != shopID {
+			return Sender{}, shops.ErrNumberTaken
+		} else if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return Sender{}, fmt.Errorf("find the shop of number %s: %w", phone.Mask(n.Number), err)
+		}
 		if row, err = queries.SenderSetNumber(ctx, conn, db.SenderSetNumberParams{ShopID: shopID,
 			Number: text(n.Number), NumberSid: text(n.SID), Bought: bought, UsLocal: USLocal(n.Number), Now: s.cfg.Now()}); err != nil {
 			if isUnique(err) {

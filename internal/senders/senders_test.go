@@ -121,6 +121,11 @@ func TestProvisionAdoptsANumberOfTheAccount(t *testing.T) {
 	require.Equal(t, "invalid_phone_number", code)
 	require.Equal(t, "phone_number", field)
 
+	other := w.shop(t, "+18885550124")
+	w.fake.AddNumber("+18885550124")
+	_, err = svc.Provision(t.Context(), shop.ID, senders.NumberRequest{PhoneNumber: other.SMSNumber})
+	require.ErrorIs(t, err, shops.ErrNumberTaken, "another shop texts from it")
+
 	got, err := svc.Provision(t.Context(), shop.ID, senders.NumberRequest{PhoneNumber: "+18885550123"})
 	require.NoError(t, err)
 	require.Equal(t, "+18885550123", got.Number)
