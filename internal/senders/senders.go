@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -215,7 +216,7 @@ func (s *Service) Provision(ctx context.Context, shopID uuid.UUID, req NumberReq
 	case req.AreaCode != "" && !areaCode.MatchString(req.AreaCode):
 		return Sender{}, problem.Invalidf("area_code", "area_code must be a US area code: three digits, the first 2-9")
 	case req.AreaCode != "":
-		fmt.Sscan(req.AreaCode, &code) //nolint:errcheck // matched three digits above
+		code, _ = strconv.Atoi(req.AreaCode) // three digits, matched above
 	}
 	if s.provider == nil {
 		return Sender{}, ErrNoProvider

@@ -18,10 +18,9 @@ import (
 
 // Paths of the sender's routes.
 const (
-	SenderNumberPath   = "/api/shops/:id/sms/number"
-	RegistrationPath   = "/api/shop/sms/registration"
-	adminShopPath      = "/api/shops/:id"
-	errNoSendersDetail = "the server has no SMS provider configured"
+	SenderNumberPath = "/api/shops/:id/sms/number"
+	RegistrationPath = "/api/shop/sms/registration"
+	adminShopPath    = "/api/shops/:id"
 )
 
 // registerSenders adds the sender's routes.
@@ -183,8 +182,8 @@ func (h *Handlers) submitRegistration(c echo.Context) error {
 	return c.JSON(http.StatusAccepted, newSenderJSON(s))
 }
 
-// SenderData renders an sms_sender.updated event's data: the sender as sms_sender
-// shows it, with the shop's id.
+// senderEventData is an sms_sender.updated event's data: the sender as sms_sender shows
+// it, with the shop's id.
 func senderEventData(subject senders.Sender) any {
 	return struct {
 		ShopID uuid.UUID `json:"shop_id"`
