@@ -456,28 +456,36 @@ func (f *flow) bundles(ctx context.Context) (failed bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	// A company's profile holds its business information and its authorised
+	// representative; a sole proprietor's starter profile holds the person alone.
+	infoType := "customer_profile_business_information"
 	info := map[string]any{"business_name": d.BusinessName, "business_type": businessType(d.BusinessType),
-		"business_industry": "PERSONAL_CARE", "business_regions_of_operation": "USA_AND_CANADA"}
+		"business_industry": "PERSONAL_CARE", "business_regions_of_operation": "USA_AND_CANADA",
+		"business_registration_identifier": "EIN", "business_registration_number": d.EIN}
 	if d.Website != "" {
 		info["website_url"] = d.Website
 	}
-	if !d.soleProprietor() {
-		info["business_registration_identifier"] = "EIN"
-		info["business_registration_number"] = d.EIN
+	person := map[string]any{"first_name": d.Contact.FirstName, "last_name": d.Contact.LastName,
+		"email": d.Contact.Email, "phone_number": d.Contact.Phone}
+	if d.soleProprietor() {
+		infoType, info = "starter_customer_profile_information", person
 	}
 	business, err := f.step(ctx, stepBusinessInfo, func() (string, error) {
-		return r.CreateEndUser(ctx, "customer_profile_business_information", name, info)
+		return r.CreateEndUser(ctx, infoType, name, info)
 	})
 	if err != nil {
 		return false, err
 	}
-	rep, err := f.step(ctx, stepRepresentative, func() (string, error) {
-		return r.CreateEndUser(ctx, "authorized_representative_1", d.Contact.FirstName+" "+d.Contact.LastName, map[string]any{
-			"first_name": d.Contact.FirstName, "last_name": d.Contact.LastName, "email": d.Contact.Email,
-			"phone_number": d.Contact.Phone, "business_title": "Owner", "job_position": "Other"})
-	})
-	if err != nil {
-		return false, err
+	objects := []string{business}
+	if !d.soleProprietor() {
+		rep, err := f.step(ctx, stepRepresentative, func() (string, error) {
+			return r.CreateEndUser(ctx, "authorized_representative_1", d.Contact.FirstName+" "+d.Contact.LastName,
+				mergeAttrs(person, map[string]any{"business_title": "Owner", "job_position": "Other"}))
+		})
+		if err != nil {
+			return false, err
+		}
+		objects = append(objects, rep)
 	}
 	addr, err := f.step(ctx, stepAddress, func() (string, error) {
 		return r.CreateAddress(ctx, sms.Address{CustomerName: name, Street: d.Address.Street, City: d.Address.City,
@@ -492,7 +500,7 @@ func (f *flow) bundles(ctx context.Context) (failed bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	objects := []string{business, rep, doc}
+	objects = append(objects, doc)
 	if f.s.cfg.PrimaryProfileSID != "" && !d.soleProprietor() {
 		objects = append(objects, f.s.cfg.PrimaryProfileSID)
 	}
@@ -509,8 +517,15 @@ func (f *flow) bundles(ctx context.Context) (failed bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	// A company's A2P profile says what kind of company it is; a sole proprietor's names
+	// the brand and the mobile its one-time code goes to.
+	messagingType, messagingInfo := "us_a2p_messaging_profile_information", map[string]any{"company_type": companyType(d.BusinessType)}
+	if d.soleProprietor() {
+		messagingType = "sole_proprietor_information"
+		messagingInfo = map[string]any{"brand_name": d.BusinessName, "vertical": "PERSONAL_CARE", "mobile_phone_number": d.Contact.Phone}
+	}
 	messaging, err := f.step(ctx, stepMessagingProfile, func() (string, error) {
-		return r.CreateEndUser(ctx, "us_a2p_messaging_profile_information", name, map[string]any{"company_type": companyType(d.BusinessType)})
+		return r.CreateEndUser(ctx, messagingType, name, messagingInfo)
 	})
 	if err != nil {
 		return false, err
@@ -679,6 +694,13 @@ func sampleTime(shop shops.Shop) time.Time {
 	}
 	t := time.Now().In(loc).AddDate(0, 0, 1)
 	return time.Date(t.Year(), t.Month(), t.Day(), 15, 0, 0, 0, loc)
+}
+
+// mergeAttrs is a copy of a with b's attributes added.
+func mergeAttrs(a, b map[string]any) map[string]any {
+	out := maps.Clone(a)
+	maps.Copy(out, b)
+	return out
 }
 
 func businessType(t string) string {
