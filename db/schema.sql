@@ -623,3 +623,50 @@ ALTER TABLE shops ADD COLUMN calendar_generation integer NOT NULL DEFAULT 0 CHEC
 ALTER TABLE shops ADD COLUMN calendar_key_id bytea CHECK (length(calendar_key_id) = 8);
 ALTER TABLE shops ADD COLUMN calendar_legacy_token_hash bytea UNIQUE;
 ALTER TABLE shops DROP COLUMN calendar_token;
+
+-- 0037_sms_senders
+-- A shop's own sender: the number and the Messaging Service the platform set up for it
+-- (POST /api/shops/{id}/sms/number). 'provisioning' while the steps run (each made
+-- object's SID is recorded before the next step, so a retry makes nothing twice).
+CREATE TABLE sms_senders (
+    shop_id               uuid PRIMARY KEY REFERENCES shops (id) ON DELETE CASCADE,
+    status                text NOT NULL CHECK (status IN ('provisioning', 'active')),
+    number                text CHECK (number ~ '^\+[1-9][0-9]{7,14}$'),
+    number_sid            text,
+    bought                boolean NOT NULL DEFAULT false,
+    us_local              boolean NOT NULL DEFAULT false,
+    messaging_service_sid text,
+    created_at            timestamptz NOT NULL,
+    updated_at            timestamptz NOT NULL,
+    CHECK (status = 'provisioning' OR (number IS NOT NULL AND messaging_service_sid IS NOT NULL))
+);
+-- Texts from a number find its Messaging Service.
+CREATE UNIQUE INDEX sms_senders_number_idx ON sms_senders (number);
+
+-- A shop's US A2P 10DLC registration: the business's details as submitted, where the
+-- flow stands, Twilio's brand and campaign statuses and reason, and the SID of every
+-- object made so far by step name (steps), for the submission it belongs to.
+CREATE TABLE sms_registrations (
+    shop_id         uuid PRIMARY KEY REFERENCES shops (id) ON DELETE CASCADE,
+    details         jsonb NOT NULL,
+    status          text NOT NULL CHECK (status IN ('submitted', 'brand_pending', 'campaign_pending', 'verified', 'failed')),
+    brand_status    text,
+    campaign_status text,
+    failure_reason  text,
+    steps           jsonb NOT NULL DEFAULT '{}',
+    submission      integer NOT NULL DEFAULT 1,
+    updated_at      timestamptz NOT NULL
+);
+
+-- Every change of a registration's statuses, in order.
+CREATE TABLE sms_registration_transitions (
+    id              bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    shop_id         uuid NOT NULL REFERENCES shops (id) ON DELETE CASCADE,
+    submission      integer NOT NULL,
+    at              timestamptz NOT NULL,
+    status          text NOT NULL,
+    brand_status    text,
+    campaign_status text,
+    failure_reason  text
+);
+CREATE INDEX sms_registration_transitions_shop_idx ON sms_registration_transitions (shop_id, id);

@@ -51,7 +51,7 @@ func (a *app) routes() http.Handler {
 	// (shopapi.CalendarPath, whose token in the path is its credential).
 	(&shopapi.Handlers{Shops: a.shops, Openings: a.slots, AdminToken: a.cfg.AdminToken,
 		Ledger: a.ledger, StripeCalls: stripeCalls(limits), Hooks: a.hooks, Idempotency: a.idempotency, Calendar: a.calendar,
-		PublicURL: a.cfg.PublicURL, Inbox: a.inbox}).Register(e)
+		PublicURL: a.cfg.PublicURL, Inbox: a.inbox, Senders: a.senders}).Register(e)
 	a.dashboard.Register(e)
 	if a.cfg.StripeConnect {
 		a.dashboard.RegisterStripe(e, a.ledger, stripeCalls(limits)) // Stripe's onboarding, from the settings page
@@ -334,8 +334,10 @@ func guessLimits(l *ratelimit.Limiter, log *slog.Logger) echo.MiddlewareFunc {
 		return func(c echo.Context) error {
 			route := c.Path()
 			switch {
-			case c.Request().Method == http.MethodPost && route == "/api/shops", route == "/api/shops/:id":
-				// The routes the admin token opens (creating a shop, a shop's fee).
+			case c.Request().Method == http.MethodPost && route == "/api/shops", route == "/api/shops/:id",
+				route == shopapi.SenderNumberPath:
+				// The routes the admin token opens (creating a shop, a shop's fee and
+				// view, its own sender).
 				return adminNext(c)
 			case strings.HasPrefix(route, "/api/") && route != "/api/openapi.json":
 				return apiNext(c)

@@ -43,6 +43,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
 	"github.com/slotrecovery/slotrecovery/internal/retention"
+	"github.com/slotrecovery/slotrecovery/internal/senders"
 	"github.com/slotrecovery/slotrecovery/internal/shopapi"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
@@ -142,6 +143,7 @@ type app struct {
 	registry      *prometheus.Registry
 	metrics       *metrics.Metrics
 	shops         *shops.Service
+	senders       *senders.Service
 	slots         *slots.Service
 	ledger        *ledger.Service
 	offers        *offers.Service
@@ -170,6 +172,8 @@ type serveOptions struct {
 	listening func(name, addr string)
 	// tuneHooks adjusts the outbound webhooks' configuration (a faster schedule).
 	tuneHooks func(*hooks.Config)
+	// tuneSenders adjusts the senders' configuration (faster polls of the registration).
+	tuneSenders func(*senders.Config)
 	// rescueAfter, when not 0, replaces rescueStuckJobsAfter (a test of a killed
 	// instance cannot wait minutes for River's rescuer).
 	rescueAfter time.Duration
@@ -412,6 +416,10 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	a.metrics = metrics.New(a.registry)
 
 	var texter offers.Texter
+	// Shops' own senders: numbers and Messaging Services, and the A2P registration,
+	// through the same Twilio client (nil without credentials: those routes answer 503).
+	var numbers senders.Provider
+	var registrar senders.Registrar
 	if cfg.TwilioConfigured() {
 		// Every text asks Twilio for its delivery reports (sent, delivered, undelivered).
 		t, err := twilio.New(twilio.Config{AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken, APIURL: cfg.TwilioAPIURL,
@@ -419,7 +427,9 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 		if err != nil {
 			return nil, fmt.Errorf("twilio: %w", err)
 		}
-		texter = t
+		// A shop with its own Messaging Service texts through it.
+		texter = senders.NewTexter(t, a.pool)
+		numbers, registrar = t, t
 		a.validator = twilio.NewValidator(cfg.TwilioAuthToken)
 	} else {
 		log.Warn("DEV_MODE: no Twilio credentials; texts are logged, inbound texts are not verified")
@@ -496,6 +506,13 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 		return nil, err
 	}
 	a.idempotency = idempotency.New(a.pool, idempotency.Config{})
+	sendersCfg := senders.Config{
+		InboundURL: cfg.PublicURL + webhooks.TwilioPath, StatusCallbackURL: cfg.PublicURL + webhooks.TwilioStatusPath,
+		PrimaryProfileSID: cfg.TwilioISVProfileSID, RequireUSA2P: cfg.SMSUSA2P, Logger: log}
+	if opts.tuneSenders != nil {
+		opts.tuneSenders(&sendersCfg)
+	}
+	a.senders = senders.New(a.pool, queue, numbers, registrar, pacing.New(a.redis, cfg.RedisKeyPrefix), sendersCfg)
 	a.calendar = calendar.New(a.pool, a.shops, calendar.Config{PublicURL: cfg.PublicURL})
 	// The payment provider goes to the ledger alone; inbound asks it for the payment link
 	// of a booking a YES made (ledger.Checkout).
@@ -516,7 +533,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	if a.dashboard, err = dashboard.New(a.pool, a.shops, a.slots, dashboard.Config{
 		SessionSecret: a.sessionSecret, Secure: !cfg.DevMode, Logger: log,
 		Redis: a.redis, KeyPrefix: cfg.RedisKeyPrefix, Waves: waves, AccountIssue: twilio.AccountIssueOf,
-		Hooks: a.hooks, PublicURL: cfg.PublicURL, Inbox: a.inbox,
+		Hooks: a.hooks, PublicURL: cfg.PublicURL, Inbox: a.inbox, Senders: a.senders,
 	}); err != nil {
 		return nil, fmt.Errorf("dashboard: %w", err)
 	}
@@ -532,6 +549,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	addWorker(workers, a.jobTimeouts, &ledger.ReconcileWorker{Service: a.ledger})
 	addWorker(workers, a.jobTimeouts, &shops.ForgetTextJobsWorker{}) // an erasure's texts still running then
 	addWorker(workers, a.jobTimeouts, &hooks.DeliveryWorker{Service: a.hooks})
+	addWorker(workers, a.jobTimeouts, &senders.RegistrationWorker{Service: a.senders})
 	purger, err := retention.NewWorker(a.pool, retention.Config{Period: cfg.Retention, Logger: log, Metrics: a.metrics, Purges: purges(cfg)})
 	if err != nil {
 		return nil, err
@@ -551,6 +569,8 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 			// instances (then its jobs wait), so it never delays another shop's, nor any
 			// text or payment.
 			jobs.QueueWebhooks: {MaxWorkers: 20},
+			// Shops' A2P registrations: paced to Twilio's 1 call a second anyway.
+			jobs.QueueSenders: {MaxWorkers: 2},
 		},
 		Workers: workers,
 		// Only the leader instance enqueues it: a lost Stripe webhook never leaves a

@@ -144,3 +144,8 @@ LIMIT sqlc.arg(max_rows);
 -- name: ShopIDByNumber :one
 -- The shop whose number a text was sent from (a delivery report names it).
 SELECT id FROM shops WHERE sms_number = $1;
+
+-- name: ShopSetSMSNumber :one
+-- The shop's number becomes the one its own sender set up (internal/senders).
+UPDATE shops SET sms_number = sqlc.arg(sms_number) WHERE id = sqlc.arg(id)
+RETURNING *;

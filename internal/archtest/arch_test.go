@@ -125,6 +125,7 @@ var classes = map[string]class{
 	"internal/inbound": domain, "internal/ledger": domain, "internal/delivery": domain,
 	"internal/outbox": domain, "internal/slots": domain, "internal/offers": domain,
 	"internal/texts": domain, "internal/shops": domain, "internal/inbox": domain,
+	"internal/senders": domain,
 
 	"internal/hooks": domainLib, "internal/idempotency": domainLib, "internal/calendar": domainLib,
 
@@ -158,6 +159,7 @@ var domainLayers = [][]string{
 	{"internal/ledger", "internal/outbox", "internal/delivery"}, // payments of bookings; transactional texts; delivery reports
 	{"internal/slots"},                       // openings and the claim
 	{"internal/offers", "internal/calendar"}, // the waves of offers; the shops' feed
+	{"internal/senders"},                     // each shop's own sender and its A2P registration
 	{"internal/texts"},                       // the wording of every text
 	{"internal/shops"},                       // shops and customers
 	{"internal/inbox"},                       // the owner's conversations: below shops, whose erasure forgets them

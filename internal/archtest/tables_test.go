@@ -53,6 +53,11 @@ var tableOwners = map[string]string{
 	// (RecordIn, RecordOut, MarkSent, Forget, Purge).
 	"conversations":         "internal/inbox",
 	"conversation_messages": "internal/inbox",
+	// Each shop's own sender (number and Messaging Service) and its US A2P 10DLC
+	// registration, with every change of its statuses.
+	"sms_senders":                  "internal/senders",
+	"sms_registrations":            "internal/senders",
+	"sms_registration_transitions": "internal/senders",
 }
 
 // writeKey names one write a package makes: a sqlc query (or rawSQL) and a table.

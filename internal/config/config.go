@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,6 +30,14 @@ type Config struct {
 	TwilioAccountSID string
 	TwilioAuthToken  string
 	TwilioAPIURL     string
+	// SMSUSA2P is SMS_US_A2P=required: a shop whose number is a US local number and whose
+	// A2P 10DLC campaign is not VERIFIED declares no openings. Off (the default), nothing
+	// is checked.
+	SMSUSA2P bool
+	// TwilioISVProfileSID is the platform's own primary customer profile (BU…,
+	// TWILIO_ISV_PROFILE_SID), assigned to each shop's secondary profile; empty leaves it
+	// out (Twilio then asks for it in review).
+	TwilioISVProfileSID string
 
 	StripeSecretKey string
 	// StripeWebhookSecrets holds one secret, or two during a rotation
@@ -261,6 +270,7 @@ func Load(getenv func(string) string) (Config, error) {
 		bad("STRIPE_WEBHOOK_SECRET", "takes at most two comma-separated secrets (new,old)")
 	}
 	c.loadConnect(get, bad)
+	c.loadSender(get, bad)
 	c.ErasureKeys, c.ErasureKeyIsAdminToken = c.loadKeys("ERASURE_KEY", get("ERASURE_KEY"), bad)
 	c.SecretsKeys, c.SecretsKeyIsAdminToken = c.loadKeys("SECRETS_KEY", get("SECRETS_KEY"), bad)
 	if c.SessionSecret != "" && len(c.SessionSecret) < 32 {
@@ -430,3 +440,20 @@ func cmpOr(a, b string) string {
 	}
 	return b
 }
+
+// loadSender reads the settings of shops' own senders (docs/sms-sender.md).
+func (c *Config) loadSender(get func(string) string, bad func(name, why string)) {
+	switch v := strings.ToLower(get("SMS_US_A2P")); v {
+	case "", "off":
+	case "required":
+		c.SMSUSA2P = true
+	default:
+		bad("SMS_US_A2P", "must be off (the default) or required")
+	}
+	c.TwilioISVProfileSID = get("TWILIO_ISV_PROFILE_SID")
+	if c.TwilioISVProfileSID != "" && !isvProfile.MatchString(c.TwilioISVProfileSID) {
+		bad("TWILIO_ISV_PROFILE_SID", "must be a customer profile SID: BU and 32 hexadecimal digits")
+	}
+}
+
+var isvProfile = regexp.MustCompile(`^BU[0-9a-fA-F]{32}$`)

@@ -345,3 +345,26 @@ func TestEveryVariableIsDocumented(t *testing.T) {
 		require.Regexp(t, `(?m)^      `+k+`: `, server, "%s is not passed through in docker-compose.yml's server environment", k)
 	}
 }
+
+func TestLoadSender(t *testing.T) {
+	t.Parallel()
+	c, err := config.Load(env(base()))
+	require.NoError(t, err)
+	require.False(t, c.SMSUSA2P, "off by default: nothing changes for existing shops")
+	require.Empty(t, c.TwilioISVProfileSID)
+
+	m := base()
+	m["SMS_US_A2P"], m["TWILIO_ISV_PROFILE_SID"] = "Required", "BU0123456789abcdef0123456789abcdef"
+	c, err = config.Load(env(m))
+	require.NoError(t, err)
+	require.True(t, c.SMSUSA2P)
+	require.Equal(t, "BU0123456789abcdef0123456789abcdef", c.TwilioISVProfileSID)
+
+	for name, value := range map[string]string{"SMS_US_A2P": "always", "TWILIO_ISV_PROFILE_SID": "RNabc123"} {
+		m := base()
+		m[name] = value
+		_, err := config.Load(env(m))
+		require.ErrorContains(t, err, name)
+		require.NotContains(t, err.Error(), value, "the value is not echoed")
+	}
+}

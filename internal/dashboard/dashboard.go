@@ -45,6 +45,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
+	"github.com/slotrecovery/slotrecovery/internal/senders"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
@@ -97,6 +98,9 @@ type Config struct {
 	// Inbox is the owner's inbox: its page, and the unread count in the navigation;
 	// nil leaves both out.
 	Inbox *inbox.Service
+	// Senders shows the shop's sender and its A2P registration on the settings page, and
+	// refuses openings under SMS_US_A2P=required (sender.go); nil leaves both out.
+	Senders *senders.Service
 }
 
 // queries is this package's one way to its SQL: sqlc's Queries holds no state, and

@@ -132,7 +132,14 @@ func (d *Dashboard) declare(c echo.Context) error {
 	status := http.StatusUnprocessableEntity
 	if len(f.Errors) == 0 {
 		var o slots.Opening
-		o, err := d.openings.Declare(c.Request().Context(), s.Shop, n)
+		var err error
+		if d.cfg.Senders != nil {
+			// SMS_US_A2P=required: the owner reads why above the form.
+			err = d.cfg.Senders.CheckCanText(c.Request().Context(), s.Shop)
+		}
+		if err == nil {
+			o, err = d.openings.Declare(c.Request().Context(), s.Shop, n)
+		}
 		p, isProblem := problem.As(err)
 		switch {
 		case err == nil:

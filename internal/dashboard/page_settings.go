@@ -21,6 +21,7 @@ func (v settingsView) content(csrf string) g.Node {
 			h.P(g.Text("Some values need fixing; each is marked below.")),
 		)),
 		v.stripeCard(csrf),
+		v.senderCard(),
 		v.Form.form(csrf),
 		v.rotateCard(csrf),
 	}

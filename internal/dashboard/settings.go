@@ -33,6 +33,8 @@ type settingsView struct {
 	Form   settingsForm
 	// Stripe is the shop's own Stripe account (STRIPE_CONNECT=on); nil without Connect.
 	Stripe *stripeView
+	// Sender is the shop's sender and its A2P registration (sender.go).
+	Sender *senderView
 	// RotateError asks for the confirmation a key rotation needs.
 	RotateError string
 }
@@ -60,7 +62,8 @@ func settingsFormOf(s shops.Shop) settingsForm {
 
 func (d *Dashboard) settings(c echo.Context) error {
 	s := current(c)
-	v := settingsView{SMS: s.Shop.SMSNumber, Form: settingsFormOf(s.Shop), Stripe: stripeViewOf(s.Shop)}
+	v := settingsView{SMS: s.Shop.SMSNumber, Form: settingsFormOf(s.Shop), Stripe: stripeViewOf(s.Shop),
+		Sender: d.senderViewOf(c.Request().Context(), s.Shop)}
 	switch c.QueryParam("notice") {
 	case "saved":
 		v.Notice = "Settings saved. They apply to the next wave of offers."

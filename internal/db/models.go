@@ -242,6 +242,41 @@ type SlotOpening struct {
 	FilledAt        *time.Time
 }
 
+type SmsRegistration struct {
+	ShopID         uuid.UUID
+	Details        []byte
+	Status         string
+	BrandStatus    pgtype.Text
+	CampaignStatus pgtype.Text
+	FailureReason  pgtype.Text
+	Steps          []byte
+	Submission     int32
+	UpdatedAt      time.Time
+}
+
+type SmsRegistrationTransition struct {
+	ID             int64
+	ShopID         uuid.UUID
+	Submission     int32
+	At             time.Time
+	Status         string
+	BrandStatus    pgtype.Text
+	CampaignStatus pgtype.Text
+	FailureReason  pgtype.Text
+}
+
+type SmsSender struct {
+	ShopID              uuid.UUID
+	Status              string
+	Number              pgtype.Text
+	NumberSid           pgtype.Text
+	Bought              bool
+	UsLocal             bool
+	MessagingServiceSid pgtype.Text
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
+}
+
 type SmsSuppression struct {
 	ShopID    uuid.UUID
 	PhoneHmac []byte

@@ -732,6 +732,61 @@ func (q *Queries) ShopSetPlatformFee(ctx context.Context, db DBTX, arg ShopSetPl
 	return i, err
 }
 
+const shopSetSMSNumber = `-- name: ShopSetSMSNumber :one
+UPDATE shops SET sms_number = $1 WHERE id = $2
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash
+`
+
+type ShopSetSMSNumberParams struct {
+	SmsNumber string
+	ID        uuid.UUID
+}
+
+// The shop's number becomes the one its own sender set up (internal/senders).
+func (q *Queries) ShopSetSMSNumber(ctx context.Context, db DBTX, arg ShopSetSMSNumberParams) (Shop, error) {
+	row := db.QueryRow(ctx, shopSetSMSNumber, arg.SmsNumber, arg.ID)
+	var i Shop
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Timezone,
+		&i.SmsNumber,
+		&i.Currency,
+		&i.PaymentMode,
+		&i.WaveSize,
+		&i.WaveIntervalSeconds,
+		&i.MinLeadMinutes,
+		&i.QuietStartMinute,
+		&i.QuietEndMinute,
+		&i.CooldownSeconds,
+		&i.ApiKeyHash,
+		&i.CreatedAt,
+		&i.MaxOffersPerDay,
+		&i.FirstWaveDelaySeconds,
+		&i.ApiKeyVersion,
+		&i.SendRate,
+		&i.SmsProblemCode,
+		&i.SmsProblemAt,
+		&i.SmsProblemCount,
+		&i.CalendarTokenHash,
+		&i.CalendarFullDetails,
+		&i.StripeAccountID,
+		&i.StripeChargesEnabled,
+		&i.StripePayoutsEnabled,
+		&i.StripeDetailsSubmitted,
+		&i.StripeRequirementsDue,
+		&i.StripeStatusAt,
+		&i.StripeDisconnectedAt,
+		&i.PlatformFeeBps,
+		&i.Language,
+		&i.NotifyPhone,
+		&i.CalendarGeneration,
+		&i.CalendarKeyID,
+		&i.CalendarLegacyTokenHash,
+	)
+	return i, err
+}
+
 const shopSetStripeAccount = `-- name: ShopSetStripeAccount :one
 UPDATE shops
 SET stripe_account_id = $1, stripe_charges_enabled = $2,

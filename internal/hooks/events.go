@@ -43,12 +43,15 @@ const (
 	// MessageReceived: a text waits for a person in the shop's inbox (a reply the
 	// server could not act on, an unsure one, a text without a live offer).
 	MessageReceived = "message.received"
+	// SMSSenderUpdated: the shop's own sender was set up, or its A2P 10DLC registration's
+	// status changed (internal/senders).
+	SMSSenderUpdated = "sms_sender.updated"
 )
 
 // Types lists every event type, in the order the documentation gives them.
 var Types = []string{
 	OpeningDeclared, OpeningFilled, OpeningReopened, OpeningExpired, OpeningCancelled,
-	BookingConfirmed, BookingRefunded, CustomerOptedOut, CustomerOptedIn, MessageReceived,
+	BookingConfirmed, BookingRefunded, CustomerOptedOut, CustomerOptedIn, MessageReceived, SMSSenderUpdated,
 }
 
 // AllTypes is the enabled_events entry that subscribes an endpoint to every type,

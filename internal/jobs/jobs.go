@@ -217,3 +217,27 @@ func (WebhookDelivery) InsertOpts() river.InsertOpts {
 
 // QueueWebhooks runs only jobs.WebhookDelivery.
 const QueueWebhooks = "webhooks"
+
+// SMSRegistration walks a shop's US A2P 10DLC registration through the provider's ISV
+// flow and watches its brand and campaign until they are decided (internal/senders). It
+// snoozes between polls. Unique per shop and submission while it waits or runs: one at a
+// time per shop, since a new submission may follow only a decided one (whose job then
+// ends at once); the submission is in the key because River marks a finished job
+// completed a moment after it returns, and a resubmission in that moment must still get
+// its own job.
+type SMSRegistration struct {
+	ShopID     uuid.UUID `json:"shop_id"`
+	Submission int       `json:"submission"`
+}
+
+// Kind implements river.JobArgs.
+func (SMSRegistration) Kind() string { return "sms_registration" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts. Errors (the provider or Postgres
+// down) are retried on River's schedule; snoozes between polls do not use attempts up.
+func (SMSRegistration) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueSenders, MaxAttempts: 25, UniqueOpts: river.UniqueOpts{ByArgs: true, ByState: oneAtATime.ByState}}
+}
+
+// QueueSenders runs only jobs.SMSRegistration.
+const QueueSenders = "senders"

@@ -10,6 +10,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
+	"github.com/slotrecovery/slotrecovery/internal/senders"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
@@ -42,6 +43,12 @@ func (EventRenderer) Data(eventType string, subject []byte) (any, error) {
 		return newCustomerJSON(c), nil
 	case hooks.IsMessageType(eventType):
 		return messageReceivedData(subject)
+	case eventType == hooks.SMSSenderUpdated:
+		var s senders.Sender
+		if err := json.Unmarshal(subject, &s); err != nil {
+			return nil, fmt.Errorf("decode sender subject: %w", err)
+		}
+		return senderEventData(s), nil
 	}
 	return nil, fmt.Errorf("no rendering for event type %q", eventType)
 }

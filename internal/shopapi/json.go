@@ -275,6 +275,9 @@ type shopJSON struct {
 	Language string `json:"language"`
 	// NotifyPhone is texted when a text waits in the owner's inbox; null for none.
 	NotifyPhone *string `json:"notify_phone"`
+	// SMSSender is the shop's sender and its A2P registration (senders.go); in
+	// GET /api/shop and the admin's answers.
+	SMSSender *senderJSON `json:"sms_sender,omitempty"`
 }
 
 type policyJSON struct {

@@ -191,7 +191,11 @@ func (h *Handlers) getShop(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, h.newShopJSON(shop))
+	out, err := h.shopView(c.Request().Context(), shop)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 func (h *Handlers) patchShop(c echo.Context) error {
@@ -207,7 +211,11 @@ func (h *Handlers) patchShop(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, h.newShopJSON(shop))
+	out, err := h.shopView(c.Request().Context(), shop)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 func (h *Handlers) rotateKey(c echo.Context) error {

@@ -35,6 +35,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
+	"github.com/slotrecovery/slotrecovery/internal/senders"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
@@ -63,6 +64,9 @@ type Handlers struct {
 	StripeCalls StripeCalls
 	// Inbox serves the owner's conversations (/api/conversations).
 	Inbox *inbox.Service
+	// Senders sets up shops' own senders and their A2P registration (senders.go); nil
+	// answers those routes 503 and shows each shop's number alone.
+	Senders *senders.Service
 }
 
 // Register adds the shop API's routes to e. The routes are registered one by one (not
@@ -104,6 +108,7 @@ func (h *Handlers) Register(e *echo.Echo) {
 	// Public: the token in the path is the credential (see calendarFeed).
 	e.GET(CalendarPath, h.calendarFeed)
 	e.HEAD(CalendarPath, h.calendarFeed)
+	h.registerSenders(e)
 }
 
 // errAdminUnauthorized answers a missing or wrong admin token.
@@ -216,6 +221,12 @@ func (h *Handlers) declareOpening(c echo.Context) error {
 		startsAt = t
 	}
 	shop := shopOf(c)
+	if h.Senders != nil {
+		// SMS_US_A2P=required: a US number whose campaign is not verified cannot text.
+		if err := h.Senders.CheckCanText(c.Request().Context(), shop); err != nil {
+			return err
+		}
+	}
 	o, err := h.Openings.Declare(c.Request().Context(), shop, slots.NewOpening{
 		StartsAt: startsAt, DurationMinutes: req.DurationMinutes, Service: req.Service, PriceCents: req.PriceCents,
 	})

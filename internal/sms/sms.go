@@ -36,8 +36,12 @@ const MaxValidityPeriod = 10 * time.Hour
 // Message is one outbound text.
 type Message struct {
 	// From is the sender: a Twilio number in E.164 form, a short code or an
-	// alphanumeric sender id.
+	// alphanumeric sender id. With MessagingServiceSID set it names the shop's number
+	// (for logs and pacing) and is not sent: the service picks the number.
 	From string
+	// MessagingServiceSID, when set, sends the text through that Messaging Service (the
+	// shop's own sender) instead of from From.
+	MessagingServiceSID string
 	// To is the recipient in E.164 form.
 	To string
 	// Body is the text itself.

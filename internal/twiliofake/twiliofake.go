@@ -77,6 +77,9 @@ type Message struct {
 	Form url.Values
 	// DateCreated is when the fake accepted the message.
 	DateCreated time.Time
+	// sender is the number a Messaging Service picked (the first of its pool, as a
+	// sticky sender would for a new recipient): what status callbacks give as From.
+	sender string
 }
 
 // clone copies m deeply enough that callers cannot change what the fake recorded.
@@ -120,6 +123,10 @@ type Server struct {
 	violations  []Violation // kept across Reset: each must fail the test
 
 	contract *Contract
+
+	// acctOnce makes account, the numbers, services and registrations (sender.go).
+	acctOnce sync.Once
+	account  *account
 }
 
 // New starts a fake that accepts TestAccountSID and TestAuthToken. It is closed when
@@ -387,8 +394,8 @@ func (s *Server) post(ctx context.Context, m Message, status string, errorCode i
 		"SmsStatus":     {status},
 		"To":            {m.To},
 	}
-	if m.From != "" {
-		form.Set("From", m.From)
+	if from := cmp.Or(m.From, m.sender); from != "" {
+		form.Set("From", from)
 	}
 	if m.MessagingServiceSID != "" {
 		form.Set("MessagingServiceSid", m.MessagingServiceSID)
@@ -574,6 +581,32 @@ func refuse(c *call) answer {
 // an answer Twilio does not give.
 var handlers = map[string]func(*Server, *call) answer{
 	"CreateMessage": (*Server).createMessage,
+	// A shop's own sender (sender.go).
+	"ListAvailablePhoneNumberLocal":         (*Server).listAvailableLocal,
+	"ListIncomingPhoneNumber":               (*Server).listIncomingNumbers,
+	"CreateIncomingPhoneNumber":             (*Server).createIncomingNumber,
+	"CreateService":                         (*Server).createService,
+	"ListService":                           (*Server).listServices,
+	"CreatePhoneNumber":                     (*Server).createServiceNumber,
+	"ListPhoneNumber":                       (*Server).listServiceNumbers,
+	"CreateCustomerProfile":                 createBundle("customer_profile"),
+	"UpdateCustomerProfile":                 updateBundle("customer_profile"),
+	"CreateTrustProduct":                    createBundle("trust_product"),
+	"UpdateTrustProduct":                    updateBundle("trust_product"),
+	"CreateEndUser":                         (*Server).createEndUser,
+	"CreateSupportingDocument":              (*Server).createDocument,
+	"CreateAddress":                         (*Server).createAddress,
+	"CreateCustomerProfileEntityAssignment": createAssignment("customer_profile", "CustomerProfileSid"),
+	"CreateTrustProductEntityAssignment":    createAssignment("trust_product", "TrustProductSid"),
+	"CreateCustomerProfileEvaluation":       createEvaluation("customer_profile", "CustomerProfileSid"),
+	"CreateTrustProductEvaluation":          createEvaluation("trust_product", "TrustProductSid"),
+	"CreateBrandRegistrations":              (*Server).createBrand,
+	"FetchBrandRegistrations":               (*Server).fetchBrand,
+	"ListBrandRegistrations":                (*Server).listBrands,
+	"CreateUsAppToPerson":                   (*Server).createCampaign,
+	"FetchUsAppToPerson":                    (*Server).fetchCampaign,
+	"ListUsAppToPerson":                     (*Server).listCampaigns,
+	"DeleteUsAppToPerson":                   (*Server).deleteCampaign,
 }
 
 // handle checks credentials, then gives the call to its operation's handler.
@@ -601,6 +634,13 @@ func (s *Server) handle(c *call) answer {
 
 // write answers c with a's JSON body, after checking it against the contract.
 func (s *Server) write(w http.ResponseWriter, c *call, a answer) {
+	if a.status == http.StatusNoContent {
+		if c.match != nil {
+			s.violate(s.contract.CheckAnswer(c.match, a.status, w.Header(), nil)...)
+		}
+		w.WriteHeader(a.status)
+		return
+	}
 	b, err := json.Marshal(a.body)
 	if err != nil {
 		panic(fmt.Sprintf("twiliofake: encode answer: %v", err)) // the fake's own bug
@@ -646,6 +686,9 @@ func (s *Server) createMessage(c *call) answer {
 		return refuse(c)
 	}
 
+	if m.MessagingServiceSID != "" {
+		m.sender = s.acct().serviceNumber(m.MessagingServiceSID)
+	}
 	s.mu.Lock()
 	s.messages = append(s.messages, m)
 	s.mu.Unlock()

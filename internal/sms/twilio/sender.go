@@ -148,7 +148,11 @@ func (t *Sender) Text(ctx context.Context, m sms.Message) (string, error) {
 	}
 
 	params := &openapi.CreateMessageParams{}
-	params.SetFrom(m.From)
+	if m.MessagingServiceSID != "" {
+		params.SetMessagingServiceSid(m.MessagingServiceSID)
+	} else {
+		params.SetFrom(m.From)
+	}
 	params.SetTo(m.To)
 	params.SetBody(m.Body)
 	if m.ValidityPeriod > 0 {
@@ -181,6 +185,13 @@ func (t *Sender) Text(ctx context.Context, m sms.Message) (string, error) {
 // api builds a twilio-go service bound to ctx. Everything it allocates is small; the
 // connection pool lives in t.transport and is shared.
 func (t *Sender) api(ctx context.Context, written *atomic.Bool) *openapi.ApiService {
+	return openapi.NewApiService(t.handler(ctx, written))
+}
+
+// handler is a twilio-go request handler bound to ctx, for any of Twilio's APIs: the
+// transport sends the REST API's, Messaging's and TrustHub's requests alike to the
+// configured base URL (their paths do not collide).
+func (t *Sender) handler(ctx context.Context, written *atomic.Bool) *client.RequestHandler {
 	c := &client.Client{
 		Credentials: client.NewCredentials(t.sid, t.token),
 		// A custom HTTPClient replaces twilio-go's default one, so restore both of its
@@ -194,7 +205,7 @@ func (t *Sender) api(ctx context.Context, written *atomic.Bool) *openapi.ApiServ
 		},
 	}
 	c.SetAccountSid(t.sid)
-	return openapi.NewApiService(&client.RequestHandler{Client: c, Edge: t.edge, Region: t.region})
+	return &client.RequestHandler{Client: c, Edge: t.edge, Region: t.region}
 }
 
 // transport sends twilio-go's requests under the caller's context and, when base is

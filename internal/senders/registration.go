@@ -1,0 +1,755 @@
+package senders
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"net/mail"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+
+	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/hooks"
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/phone"
+	"github.com/slotrecovery/slotrecovery/internal/problem"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/texts"
+)
+
+// Registrar is the provider's compliance API for the US A2P 10DLC registration;
+// *twilio.Sender implements it. Each method is one call (or one list).
+type Registrar interface {
+	CreateBundle(ctx context.Context, kind sms.BundleKind, name, email, policy string) (string, error)
+	CreateEndUser(ctx context.Context, typ, name string, attrs map[string]any) (string, error)
+	CreateAddress(ctx context.Context, a sms.Address) (string, error)
+	CreateDocument(ctx context.Context, typ, name string, attrs map[string]any) (string, error)
+	Assign(ctx context.Context, kind sms.BundleKind, bundle, object string) error
+	Evaluate(ctx context.Context, kind sms.BundleKind, bundle, policy string) (bool, string, error)
+	Submit(ctx context.Context, kind sms.BundleKind, bundle string) error
+	FindBrand(ctx context.Context, profile string) (sms.Brand, bool, error)
+	CreateBrand(ctx context.Context, profile, trustProduct, brandType string) (sms.Brand, error)
+	Brand(ctx context.Context, sid string) (sms.Brand, error)
+	FindCampaign(ctx context.Context, service string) (sms.CampaignState, bool, error)
+	CreateCampaign(ctx context.Context, service string, c sms.Campaign) (sms.CampaignState, error)
+	Campaign(ctx context.Context, service, sid string) (sms.CampaignState, error)
+	DeleteCampaign(ctx context.Context, service, sid string) error
+}
+
+// Twilio's TrustHub policies (docs: "ISV API onboarding"): a secondary customer profile
+// and an A2P messaging profile for a company; a starter profile and a sole proprietor
+// A2P profile for a sole proprietor.
+const (
+	policySecondaryProfile = "RNdfbf3fae0e1107f8aded0e7cead80bf5"
+	policyA2PProfile       = "RNb0d4771c2c98518d916a3d4cd70a8f8b"
+	policyStarterProfile   = "RN806dd6cd175f314e1f96a9727ee271f4"
+	policySoleProprietor   = "RN670d5d2e282a6130ae063b234b6019c8"
+)
+
+// BusinessTypes are the business_type values a registration takes.
+var BusinessTypes = []string{"sole_proprietor", "private_profit", "public_profit", "non_profit", "government"}
+
+// Details are the business's details an owner submits. Stored with the registration (the
+// provider needs them again on a resubmission); json tags are their stored names.
+type Details struct {
+	BusinessName string  `json:"business_name"`
+	BusinessType string  `json:"business_type"`
+	EIN          string  `json:"ein,omitempty"`
+	Website      string  `json:"website,omitempty"`
+	Address      Address `json:"address"`
+	Contact      Contact `json:"contact"`
+}
+
+// Address is the business's street address.
+type Address struct {
+	Street     string `json:"street"`
+	City       string `json:"city"`
+	Region     string `json:"region"`
+	PostalCode string `json:"postal_code"`
+	Country    string `json:"country"`
+}
+
+// Contact is the business's authorised representative. Phone is the owner's mobile: a
+// sole proprietor's brand sends its one-time code there.
+type Contact struct {
+	FirstName string `json:"first_name"`
+	LastName  string `json:"last_name"`
+	Email     string `json:"email"`
+	Phone     string `json:"phone"`
+}
+
+func (d Details) soleProprietor() bool { return d.BusinessType == "sole_proprietor" }
+
+var (
+	einPattern     = regexp.MustCompile(`^[0-9]{2}-?[0-9]{7}$`)
+	countryPattern = regexp.MustCompile(`^[A-Z]{2}$`)
+)
+
+// Validate names the first missing or malformed field (problem.Invalid, 422).
+func (d Details) Validate() error {
+	need := func(field, v string, max int) error {
+		if strings.TrimSpace(v) == "" {
+			return problem.Invalidf(field, "%s is required", field)
+		}
+		if len(v) > max {
+			return problem.Invalidf(field, "%s is longer than %d characters", field, max)
+		}
+		return nil
+	}
+	if err := need("business_name", d.BusinessName, 255); err != nil {
+		return err
+	}
+	if !slices.Contains(BusinessTypes, d.BusinessType) {
+		return problem.Invalidf("business_type", "business_type must be one of %s", strings.Join(BusinessTypes, ", "))
+	}
+	if !d.soleProprietor() && !einPattern.MatchString(d.EIN) {
+		return problem.Invalidf("ein", "ein (the US employer identification number, 12-3456789) is required for a company")
+	}
+	if d.Website != "" || !d.soleProprietor() {
+		if u, err := url.Parse(d.Website); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return problem.Invalidf("website", "website must be the business's http(s) address, such as https://example.com")
+		}
+	}
+	for _, f := range []struct{ field, v string }{{"address.street", d.Address.Street}, {"address.city", d.Address.City},
+		{"address.region", d.Address.Region}, {"address.postal_code", d.Address.PostalCode}} {
+		if err := need(f.field, f.v, 200); err != nil {
+			return err
+		}
+	}
+	if !countryPattern.MatchString(d.Address.Country) {
+		return problem.Invalidf("address.country", "address.country must be an ISO 3166 code such as US")
+	}
+	if err := need("contact.first_name", d.Contact.FirstName, 100); err != nil {
+		return err
+	}
+	if err := need("contact.last_name", d.Contact.LastName, 100); err != nil {
+		return err
+	}
+	if a, err := mail.ParseAddress(d.Contact.Email); err != nil || a.Address != d.Contact.Email {
+		return problem.Invalidf("contact.email", "contact.email must be an email address")
+	}
+	if !phone.Valid(d.Contact.Phone) {
+		return problem.Invalidf("contact.phone", "contact.phone must be in E.164 form, such as +15555550100")
+	}
+	return nil
+}
+
+// Register submits the shop's registration: the first, or a new one after a failure
+// (with the details fixed). It needs the shop's own sender. The job that walks it is
+// enqueued in the same transaction.
+func (s *Service) Register(ctx context.Context, shop shops.Shop, d Details) (Sender, error) {
+	if err := d.Validate(); err != nil {
+		return Sender{}, err
+	}
+	if s.reg == nil {
+		return Sender{}, ErrNoProvider
+	}
+	details, err := json.Marshal(d)
+	if err != nil {
+		return Sender{}, fmt.Errorf("encode registration details: %w", err)
+	}
+	tx, err := s.pool.Begin(ctx)
+	if err != nil {
+		return Sender{}, fmt.Errorf("register shop %s: %w", shop.ID, err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if err := queries.SenderLock(ctx, tx, shop.ID.String()); err != nil {
+		return Sender{}, fmt.Errorf("lock sender of %s: %w", shop.ID, err)
+	}
+	sender, err := queries.SenderGet(ctx, tx, shop.ID)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && sender.Status != "active") {
+		return Sender{}, ErrNoSender
+	}
+	if err != nil {
+		return Sender{}, fmt.Errorf("get sender of %s: %w", shop.ID, err)
+	}
+	kept := []byte("{}")
+	if old, err := queries.RegistrationGet(ctx, tx, shop.ID); err == nil && old.Status == StatusFailed {
+		kept = keptSteps(old)
+	} else if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return Sender{}, fmt.Errorf("get registration of %s: %w", shop.ID, err)
+	}
+	now := s.cfg.Now()
+	reg, err := queries.RegistrationSubmit(ctx, tx, db.RegistrationSubmitParams{ShopID: shop.ID, Details: details,
+		Now: now, KeptSteps: kept})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Sender{}, ErrRegistrationUnderway
+	}
+	if err != nil {
+		return Sender{}, fmt.Errorf("submit registration of %s: %w", shop.ID, err)
+	}
+	if err := s.transition(ctx, tx, reg, now); err != nil {
+		return Sender{}, err
+	}
+	if _, err := s.jobs.InsertTx(ctx, tx, jobs.SMSRegistration{ShopID: shop.ID, Submission: int(reg.Submission)}, nil); err != nil {
+		return Sender{}, fmt.Errorf("enqueue registration of %s: %w", shop.ID, err)
+	}
+	out, err := read(ctx, tx, shop.ID, shop.SMSNumber)
+	if err != nil {
+		return Sender{}, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return Sender{}, fmt.Errorf("register shop %s: %w", shop.ID, err)
+	}
+	return out, nil
+}
+
+// keptSteps is what a new submission keeps of a failed one: after a failed campaign, the
+// approved brand and everything under it (the old campaign is deleted first); after
+// anything else, nothing (a new profile with the fixed details).
+func keptSteps(old db.SmsRegistration) []byte {
+	if old.BrandStatus.String != "APPROVED" {
+		return []byte("{}")
+	}
+	var steps map[string]string
+	if err := json.Unmarshal(old.Steps, &steps); err != nil {
+		return []byte("{}")
+	}
+	if c, ok := steps[stepCampaign]; ok {
+		steps[stepOldCampaign+":"+c] = c
+		delete(steps, stepCampaign)
+	}
+	b, _ := json.Marshal(steps)
+	return b
+}
+
+// transition records reg's statuses as they now are and announces them.
+func (s *Service) transition(ctx context.Context, q db.DBTX, reg db.SmsRegistration, at time.Time) error {
+	if err := queries.RegistrationTransitionInsert(ctx, q, db.RegistrationTransitionInsertParams{ShopID: reg.ShopID,
+		Submission: reg.Submission, At: at, Status: reg.Status, BrandStatus: reg.BrandStatus,
+		CampaignStatus: reg.CampaignStatus, FailureReason: reg.FailureReason}); err != nil {
+		return fmt.Errorf("record registration transition of %s: %w", reg.ShopID, err)
+	}
+	sender, err := queries.SenderGet(ctx, q, reg.ShopID)
+	if err != nil {
+		return fmt.Errorf("get sender of %s: %w", reg.ShopID, err)
+	}
+	subject := Sender{ShopID: reg.ShopID, Number: sender.Number.String, MessagingServiceSID: sender.MessagingServiceSid.String,
+		Registration: registrationOf(reg)}
+	return hooks.Record(ctx, q, reg.ShopID, hooks.SMSSenderUpdated, at, subject)
+}
+
+// Transitions lists every change of the shop's registration, oldest first.
+func (s *Service) Transitions(ctx context.Context, shopID uuid.UUID) ([]Registration, error) {
+	rows, err := queries.RegistrationTransitionList(ctx, s.pool, shopID)
+	if err != nil {
+		return nil, fmt.Errorf("list registration transitions of %s: %w", shopID, err)
+	}
+	out := make([]Registration, len(rows))
+	for i, r := range rows {
+		out[i] = Registration{Status: r.Status, BrandStatus: r.BrandStatus.String, CampaignStatus: r.CampaignStatus.String,
+			FailureReason: r.FailureReason.String, UpdatedAt: r.At.UTC()}
+	}
+	return out, nil
+}
+
+// Step names: the keys of a registration's steps, each holding the SID its step made.
+// They are stored: never rename them.
+const (
+	stepProfile            = "customer_profile"
+	stepBusinessInfo       = "business_information"
+	stepRepresentative     = "authorized_representative"
+	stepAddress            = "address"
+	stepAddressDocument    = "address_document"
+	stepProfileEvaluated   = "customer_profile_evaluated"
+	stepProfileSubmitted   = "customer_profile_submitted"
+	stepTrustProduct       = "trust_product"
+	stepMessagingProfile   = "messaging_profile_information"
+	stepProductEvaluated   = "trust_product_evaluated"
+	stepProductSubmitted   = "trust_product_submitted"
+	stepBrand              = "brand"
+	stepCampaign           = "campaign"
+	stepOldCampaign        = "old_campaign"
+	assignedPrefix         = "assigned:"
+	deletedCampaignPrefix  = "deleted:"
+	statusBrandApproved    = "APPROVED"
+	statusBrandFailed      = "FAILED"
+	statusCampaignVerified = "VERIFIED"
+	statusCampaignFailed   = "FAILED"
+)
+
+// errStale means another submission replaced the one being walked.
+var errStale = errors.New("senders: registration replaced by a newer submission")
+
+// flow is one run of the job over one submission.
+type flow struct {
+	s       *Service
+	reg     db.SmsRegistration
+	d       Details
+	steps   map[string]string
+	service string
+	shop    shops.Shop
+}
+
+// step runs make unless name has a record, records what it made (before anything else
+// happens), and returns it.
+func (f *flow) step(ctx context.Context, name string, make func() (string, error)) (string, error) {
+	if sid, ok := f.steps[name]; ok {
+		return sid, nil
+	}
+	sid, err := f.call(ctx, make)
+	if err != nil {
+		return "", err
+	}
+	reg, err := queries.RegistrationSetStep(ctx, f.s.pool, db.RegistrationSetStepParams{ShopID: f.reg.ShopID,
+		Submission: f.reg.Submission, Step: name, Sid: sid, Now: f.s.cfg.Now()})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", errStale
+	}
+	if err != nil {
+		return "", fmt.Errorf("record registration step %s of %s: %w", name, f.reg.ShopID, err)
+	}
+	f.reg = reg
+	f.steps[name] = sid
+	return sid, nil
+}
+
+// call makes one provider call, paced across every instance.
+func (f *flow) call(ctx context.Context, fn func() (string, error)) (string, error) {
+	if err := f.s.pacer.Wait(ctx, "twilio_a2p", f.s.cfg.PerSecond); err != nil {
+		return "", err
+	}
+	return fn()
+}
+
+// set records a change of the statuses (if there is one) and announces it.
+func (f *flow) set(ctx context.Context, status, brand, campaign, reason string) error {
+	tx, err := f.s.pool.Begin(ctx)
+	if err != nil {
+		return fmt.Errorf("set registration status of %s: %w", f.reg.ShopID, err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	now := f.s.cfg.Now()
+	reg, err := queries.RegistrationSetStatus(ctx, tx, db.RegistrationSetStatusParams{ShopID: f.reg.ShopID,
+		Submission: f.reg.Submission, Status: status, BrandStatus: text(brand), CampaignStatus: text(campaign),
+		FailureReason: text(reason), Now: now})
+	if errors.Is(err, pgx.ErrNoRows) {
+		cur, err := queries.RegistrationGet(ctx, tx, f.reg.ShopID)
+		if err == nil && cur.Submission != f.reg.Submission {
+			return errStale
+		}
+		return nil // nothing changed
+	}
+	if err != nil {
+		return fmt.Errorf("set registration status of %s: %w", f.reg.ShopID, err)
+	}
+	if err := f.s.transition(ctx, tx, reg, now); err != nil {
+		return err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return fmt.Errorf("set registration status of %s: %w", f.reg.ShopID, err)
+	}
+	f.reg = reg
+	f.s.cfg.Logger.Info("registration status", "shop_id", reg.ShopID, "status", status, "brand_status", brand,
+		"campaign_status", campaign)
+	return nil
+}
+
+// Advance walks the shop's registration (its submission-th submission) as far as it can
+// go now. It returns how long to wait before the next poll: 0 when the submission is
+// decided, or replaced by a newer one (whose own job walks it). attempt counts the job's
+// runs, for the polls' backoff.
+func (s *Service) Advance(ctx context.Context, shopID uuid.UUID, submission, attempt int) (time.Duration, error) {
+	if s.reg == nil {
+		return 0, ErrNoProvider
+	}
+	wait, err := s.advance(ctx, shopID, submission, attempt)
+	if errors.Is(err, errStale) {
+		return 0, nil
+	}
+	return wait, err
+}
+
+func (s *Service) advance(ctx context.Context, shopID uuid.UUID, submission, attempt int) (time.Duration, error) {
+	reg, err := queries.RegistrationGet(ctx, s.pool, shopID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("get registration of %s: %w", shopID, err)
+	}
+	if int(reg.Submission) != submission || reg.Status == StatusVerified || reg.Status == StatusFailed {
+		return 0, nil
+	}
+	sender, err := queries.SenderGet(ctx, s.pool, shopID)
+	if err != nil {
+		return 0, fmt.Errorf("get sender of %s: %w", shopID, err)
+	}
+	shop, err := shops.Read(ctx, s.pool, shopID)
+	if err != nil {
+		return 0, err
+	}
+	f := &flow{s: s, reg: reg, service: sender.MessagingServiceSid.String, shop: shop, steps: map[string]string{}}
+	if err := json.Unmarshal(reg.Details, &f.d); err != nil {
+		return 0, fmt.Errorf("decode registration details of %s: %w", shopID, err)
+	}
+	if err := json.Unmarshal(reg.Steps, &f.steps); err != nil {
+		return 0, fmt.Errorf("decode registration steps of %s: %w", shopID, err)
+	}
+	failed, err := f.bundles(ctx)
+	if err != nil || failed {
+		return 0, err
+	}
+	brand, err := f.brand(ctx)
+	if err != nil {
+		return 0, err
+	}
+	switch brand.Status {
+	case statusBrandApproved:
+	case statusBrandFailed:
+		return 0, f.set(ctx, StatusFailed, brand.Status, "", reasonOr(brand.FailureReason, "the brand registration failed"))
+	default:
+		return s.backoff(attempt), f.set(ctx, StatusBrandPending, brand.Status, "", "")
+	}
+	camp, err := f.campaign(ctx, brand.SID)
+	if err != nil {
+		return 0, err
+	}
+	switch camp.Status {
+	case statusCampaignVerified:
+		return 0, f.set(ctx, StatusVerified, brand.Status, camp.Status, "")
+	case statusCampaignFailed:
+		return 0, f.set(ctx, StatusFailed, brand.Status, camp.Status, reasonOr(camp.FailureReason, "the campaign registration failed"))
+	default:
+		return s.backoff(attempt), f.set(ctx, StatusCampaignPending, brand.Status, camp.Status, "")
+	}
+}
+
+func reasonOr(reason, fallback string) string {
+	if reason != "" {
+		return reason
+	}
+	return fallback
+}
+
+// backoff doubles the wait between polls from PollMin up to PollMax.
+func (s *Service) backoff(attempt int) time.Duration {
+	d := s.cfg.PollMin
+	for i := 1; i < attempt && d < s.cfg.PollMax; i++ {
+		d *= 2
+	}
+	return min(d, s.cfg.PollMax)
+}
+
+// bundles makes, fills, checks and submits the customer profile and the A2P trust
+// product. failed reports a bundle TrustHub finds incomplete (recorded as the failure).
+func (f *flow) bundles(ctx context.Context) (failed bool, err error) {
+	r, d := f.s.reg, f.d
+	profilePolicy, productPolicy := policySecondaryProfile, policyA2PProfile
+	if d.soleProprietor() {
+		profilePolicy, productPolicy = policyStarterProfile, policySoleProprietor
+	}
+	name := d.BusinessName
+	profile, err := f.step(ctx, stepProfile, func() (string, error) {
+		return r.CreateBundle(ctx, sms.CustomerProfile, name, d.Contact.Email, profilePolicy)
+	})
+	if err != nil {
+		return false, err
+	}
+	// A company's profile holds its business information and its authorised
+	// representative; a sole proprietor's starter profile holds the person alone.
+	infoType := "customer_profile_business_information"
+	info := map[string]any{"business_name": d.BusinessName, "business_type": businessType(d.BusinessType),
+		"business_industry": "PERSONAL_CARE", "business_regions_of_operation": "USA_AND_CANADA",
+		"business_registration_identifier": "EIN", "business_registration_number": d.EIN}
+	if d.Website != "" {
+		info["website_url"] = d.Website
+	}
+	person := map[string]any{"first_name": d.Contact.FirstName, "last_name": d.Contact.LastName,
+		"email": d.Contact.Email, "phone_number": d.Contact.Phone}
+	if d.soleProprietor() {
+		infoType, info = "starter_customer_profile_information", person
+	}
+	business, err := f.step(ctx, stepBusinessInfo, func() (string, error) {
+		return r.CreateEndUser(ctx, infoType, name, info)
+	})
+	if err != nil {
+		return false, err
+	}
+	objects := []string{business}
+	if !d.soleProprietor() {
+		rep, err := f.step(ctx, stepRepresentative, func() (string, error) {
+			return r.CreateEndUser(ctx, "authorized_representative_1", d.Contact.FirstName+" "+d.Contact.LastName,
+				mergeAttrs(person, map[string]any{"business_title": "Owner", "job_position": "Other"}))
+		})
+		if err != nil {
+			return false, err
+		}
+		objects = append(objects, rep)
+	}
+	addr, err := f.step(ctx, stepAddress, func() (string, error) {
+		return r.CreateAddress(ctx, sms.Address{CustomerName: name, Street: d.Address.Street, City: d.Address.City,
+			Region: d.Address.Region, PostalCode: d.Address.PostalCode, Country: d.Address.Country})
+	})
+	if err != nil {
+		return false, err
+	}
+	doc, err := f.step(ctx, stepAddressDocument, func() (string, error) {
+		return r.CreateDocument(ctx, "customer_profile_address", name+" address", map[string]any{"address_sids": addr})
+	})
+	if err != nil {
+		return false, err
+	}
+	objects = append(objects, doc)
+	if f.s.cfg.PrimaryProfileSID != "" && !d.soleProprietor() {
+		objects = append(objects, f.s.cfg.PrimaryProfileSID)
+	}
+	if err := f.assign(ctx, sms.CustomerProfile, profile, objects...); err != nil {
+		return false, err
+	}
+	if failed, err := f.evaluate(ctx, stepProfileEvaluated, stepProfileSubmitted, sms.CustomerProfile, profile, profilePolicy); err != nil || failed {
+		return failed, err
+	}
+
+	product, err := f.step(ctx, stepTrustProduct, func() (string, error) {
+		return r.CreateBundle(ctx, sms.TrustProduct, name+" A2P", d.Contact.Email, productPolicy)
+	})
+	if err != nil {
+		return false, err
+	}
+	// A company's A2P profile says what kind of company it is; a sole proprietor's names
+	// the brand and the mobile its one-time code goes to.
+	messagingType, messagingInfo := "us_a2p_messaging_profile_information", map[string]any{"company_type": companyType(d.BusinessType)}
+	if d.soleProprietor() {
+		messagingType = "sole_proprietor_information"
+		messagingInfo = map[string]any{"brand_name": d.BusinessName, "vertical": "PERSONAL_CARE", "mobile_phone_number": d.Contact.Phone}
+	}
+	messaging, err := f.step(ctx, stepMessagingProfile, func() (string, error) {
+		return r.CreateEndUser(ctx, messagingType, name, messagingInfo)
+	})
+	if err != nil {
+		return false, err
+	}
+	if err := f.assign(ctx, sms.TrustProduct, product, messaging, profile); err != nil {
+		return false, err
+	}
+	return f.evaluate(ctx, stepProductEvaluated, stepProductSubmitted, sms.TrustProduct, product, productPolicy)
+}
+
+// assign puts each object into the bundle once.
+func (f *flow) assign(ctx context.Context, kind sms.BundleKind, bundle string, objects ...string) error {
+	for _, obj := range objects {
+		if _, err := f.step(ctx, assignedPrefix+bundle+":"+obj, func() (string, error) {
+			return obj, f.s.reg.Assign(ctx, kind, bundle, obj)
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// evaluate has TrustHub check the bundle and submits it for review; a bundle it finds
+// incomplete fails the registration with its reason.
+func (f *flow) evaluate(ctx context.Context, evaluated, submitted string, kind sms.BundleKind, bundle, policy string) (bool, error) {
+	reason := ""
+	if _, err := f.step(ctx, evaluated, func() (string, error) {
+		ok, why, err := f.s.reg.Evaluate(ctx, kind, bundle, policy)
+		if err == nil && !ok {
+			reason = why
+			return "", errNoncompliant
+		}
+		return "compliant", err
+	}); errors.Is(err, errNoncompliant) {
+		return true, f.set(ctx, StatusFailed, "", "", reason)
+	} else if err != nil {
+		return false, err
+	}
+	_, err := f.step(ctx, submitted, func() (string, error) { return "submitted", f.s.reg.Submit(ctx, kind, bundle) })
+	return false, err
+}
+
+var errNoncompliant = errors.New("senders: bundle noncompliant")
+
+// brand finds or registers the brand, then reads its status.
+func (f *flow) brand(ctx context.Context) (sms.Brand, error) {
+	r := f.s.reg
+	profile, product := f.steps[stepProfile], f.steps[stepTrustProduct]
+	brandType := "STANDARD"
+	if f.d.soleProprietor() {
+		brandType = "SOLE_PROPRIETOR"
+	}
+	var created *sms.Brand
+	sid, err := f.step(ctx, stepBrand, func() (string, error) {
+		// An instance that registered the brand and died before recording it: find it
+		// rather than register a second (TCR charges for each).
+		b, found, err := r.FindBrand(ctx, profile)
+		if err == nil && !found {
+			b, err = r.CreateBrand(ctx, profile, product, brandType)
+		}
+		created = &b
+		return b.SID, err
+	})
+	if err != nil {
+		return sms.Brand{}, err
+	}
+	if created != nil {
+		return *created, nil
+	}
+	var b sms.Brand
+	_, err = f.call(ctx, func() (string, error) {
+		var err error
+		b, err = r.Brand(ctx, sid)
+		return "", err
+	})
+	return b, err
+}
+
+// campaign deletes a failed campaign a resubmission replaces, finds or registers the
+// campaign, then reads its status.
+func (f *flow) campaign(ctx context.Context, brandSID string) (sms.CampaignState, error) {
+	r := f.s.reg
+	for _, k := range sortedKeys(f.steps) {
+		if old, ok := strings.CutPrefix(k, stepOldCampaign+":"); ok {
+			if _, err := f.step(ctx, deletedCampaignPrefix+old, func() (string, error) {
+				return old, r.DeleteCampaign(ctx, f.service, old)
+			}); err != nil {
+				return sms.CampaignState{}, err
+			}
+		}
+	}
+	var created *sms.CampaignState
+	sid, err := f.step(ctx, stepCampaign, func() (string, error) {
+		c, found, err := r.FindCampaign(ctx, f.service)
+		if err == nil && !found {
+			c, err = r.CreateCampaign(ctx, f.service, f.campaignSpec(brandSID))
+		}
+		created = &c
+		return c.SID, err
+	})
+	if err != nil {
+		return sms.CampaignState{}, err
+	}
+	if created != nil {
+		return *created, nil
+	}
+	var c sms.CampaignState
+	_, err = f.call(ctx, func() (string, error) {
+		var err error
+		c, err = r.Campaign(ctx, f.service, sid)
+		return "", err
+	})
+	return c, err
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range maps.Keys(m) {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// campaignSpec is the campaign as the product describes itself: its samples are two real
+// texts in the shop's language (an offer and the answer to a YES), its keywords and
+// messages the ones the server answers with.
+func (f *flow) campaignSpec(brandSID string) sms.Campaign {
+	shop := f.shop
+	w := texts.In(shop.Language)
+	at := sampleTime(shop)
+	offer := w.Offer(shop, "Haircut", at, 3500)
+	answer := w.Confirmed(shop, "Haircut", at)
+	links := false
+	if shop.PaymentMode == "checkout" {
+		answer = w.Link(shop, "Haircut", at, "https://checkout.stripe.com/c/pay/cs_live_a1B2c3", 15*time.Minute)
+		links = true
+	}
+	useCase := "CUSTOMER_CARE"
+	if f.d.soleProprietor() {
+		useCase = "SOLE_PROPRIETOR"
+	}
+	return sms.Campaign{
+		BrandSID: brandSID, UseCase: useCase,
+		Description: shop.Name + " texts its own customers, who asked to hear about them, when an appointment " +
+			"frees up at short notice; the first to reply YES gets the slot" + map[bool]string{true: " and a payment link", false: ""}[links] + ".",
+		MessageFlow: "Customers of " + shop.Name + " opt in to openings texts when they book or join the waiting list, " +
+			"in the shop or on its booking page, by ticking a box that says they will get texts about last-minute openings, " +
+			"how often, that message and data rates may apply, and that they can reply STOP to end them and HELP for help.",
+		Samples:          []string{offer, answer},
+		HasEmbeddedLinks: links,
+		OptInKeywords:    []string{"START", "UNSTOP"},
+		OptInMessage:     w.OptedIn(shop),
+		OptOutKeywords:   []string{"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT"},
+		OptOutMessage:    w.OptedOut(shop),
+		HelpKeywords:     []string{"HELP"},
+		HelpMessage:      w.Help(shop),
+	}
+}
+
+// sampleTime is a plausible slot for the samples: tomorrow at 15:00, shop time.
+func sampleTime(shop shops.Shop) time.Time {
+	loc := shop.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	t := time.Now().In(loc).AddDate(0, 0, 1)
+	return time.Date(t.Year(), t.Month(), t.Day(), 15, 0, 0, 0, loc)
+}
+
+// mergeAttrs is a copy of a with b's attributes added.
+func mergeAttrs(a, b map[string]any) map[string]any {
+	out := maps.Clone(a)
+	maps.Copy(out, b)
+	return out
+}
+
+func businessType(t string) string {
+	switch t {
+	case "sole_proprietor":
+		return "Sole Proprietorship"
+	case "non_profit":
+		return "Non-profit Corporation"
+	case "government":
+		return "Government"
+	}
+	return "Corporation"
+}
+
+func companyType(t string) string {
+	switch t {
+	case "public_profit":
+		return "public"
+	case "non_profit":
+		return "non-profit"
+	case "government":
+		return "government"
+	case "sole_proprietor":
+		return "sole_proprietor"
+	}
+	return "private"
+}
+
+// RegistrationWorker runs jobs.SMSRegistration: it walks the registration and snoozes
+// until the next poll.
+type RegistrationWorker struct {
+	river.WorkerDefaults[jobs.SMSRegistration]
+	Service *Service
+}
+
+// Work implements river.Worker.
+func (w *RegistrationWorker) Work(ctx context.Context, job *river.Job[jobs.SMSRegistration]) error {
+	wait, err := w.Service.Advance(ctx, job.Args.ShopID, job.Args.Submission, job.Attempt)
+	if err != nil {
+		return err
+	}
+	if wait > 0 {
+		return river.JobSnooze(wait)
+	}
+	return nil
+}
+
+// Timeout implements river.Worker: a whole flow is some 20 calls at 1 a second, with
+// other shops' calls in between.
+func (w *RegistrationWorker) Timeout(*river.Job[jobs.SMSRegistration]) time.Duration {
+	return 3 * time.Minute
+}
