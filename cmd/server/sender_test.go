@@ -24,7 +24,7 @@ type senderView struct {
 	} `json:"sms_sender"`
 }
 
-// TestOwnSenderUnderRequiredRegistration is issue 37 end to end, on a real server against
+// TestOwnSenderUnderRequiredRegistration is each shop's own sender end to end, on a real server against
 // the fake Twilio (every call held to Twilio's documents): with SMS_US_A2P=required an
 // unregistered US shop declares nothing (its customers' texts are still answered); the
 // admin gives it its own number and Messaging Service, the owner registers, the brand

@@ -12,7 +12,7 @@ import (
 
 // The settings page's card of the shop's sender: its number, whether it has its own
 // Messaging Service, and where its US A2P 10DLC registration stands, with Twilio's
-// reason when it failed (issue 37).
+// reason when it failed.
 
 // senderView is the shop's sender in plain words.
 type senderView struct {

@@ -12,7 +12,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
-// Each shop's own sender (issue 37): the admin sets up a number and a Messaging
+// Each shop's own sender: the admin sets up a number and a Messaging
 // Service, the owner submits the US A2P 10DLC registration, and the shop's answers show
 // where its sender stands (sms_sender).
 

@@ -28,8 +28,8 @@ var reasons = map[int]sms.Reason{
 	30005: sms.ReasonUnreachable, // unknown destination handset: the number does not exist on its network
 	30006: sms.ReasonUnreachable, // landline or unreachable carrier (the carrier part applies to short codes, which we do not send from)
 
-	// Our account or sender number cannot reach this destination. Issue 10, finding 3:
-	// these used to mark the customer unreachable.
+	// Our account or sender number cannot reach this destination: not the customer's
+	// fault, so they are not marked unreachable.
 	//
 	// 21408: the destination's country is disabled in our Messaging Geo Permissions (a
 	// new account can text only its home country until others are enabled). It depends

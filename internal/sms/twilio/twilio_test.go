@@ -184,7 +184,7 @@ func TestTwilioTextErrorClasses(t *testing.T) {
 		{name: "landline", code: 21635, status: 400, reason: sms.ReasonUnreachable},
 		{name: "unknown handset", code: 30005, status: 400, reason: sms.ReasonUnreachable},
 		{name: "landline or unreachable carrier", code: 30006, status: 400, reason: sms.ReasonUnreachable},
-		// Issue 10, finding 3: our account or sender, not the customer.
+		// Our account or sender, not the customer.
 		{name: "region not enabled", code: 21408, status: 400, reason: sms.ReasonAccount},
 		{name: "to/from pair cannot be connected", code: 21612, status: 400, reason: sms.ReasonAccount},
 		{name: "from not sms-capable", code: 21606, status: 400, reason: sms.ReasonAccount},
