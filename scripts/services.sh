@@ -370,7 +370,7 @@ _svc_gopath_bins() {
 }
 
 # stripe_mock_bin: print the path of the stripe-mock binary the tests will use
-# (same order as internal/stripetest), or fail.
+# (same order as internal/testkit/stripetest), or fail.
 stripe_mock_bin() {
 	local p
 	if [[ -n ${STRIPE_MOCK_BIN:-} ]]; then

@@ -39,8 +39,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/slotrecovery/slotrecovery/internal/loadkit"
-	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/loadkit"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/twiliofake"
 )
 
 // The Twilio credentials the instances are given; the load tool's own fake Twilio

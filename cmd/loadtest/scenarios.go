@@ -21,7 +21,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/slotrecovery/slotrecovery/internal/loadkit"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/loadkit"
 )
 
 type harness struct {

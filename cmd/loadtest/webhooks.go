@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/slotrecovery/slotrecovery/internal/loadkit"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/loadkit"
 )
 
 // The -webhooks option: every shop of the run registers an outbound webhook endpoint at

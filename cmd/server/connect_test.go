@@ -21,7 +21,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 	"github.com/slotrecovery/slotrecovery/internal/shopapi"
-	"github.com/slotrecovery/slotrecovery/internal/stripetest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/stripetest"
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
 

@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
-	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/twiliofake"
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
 

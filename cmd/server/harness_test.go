@@ -22,12 +22,12 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
-	"github.com/slotrecovery/slotrecovery/internal/pgtest"
-	"github.com/slotrecovery/slotrecovery/internal/redistest"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
-	"github.com/slotrecovery/slotrecovery/internal/stripetest"
-	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/stripetest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/twiliofake"
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
 

@@ -22,8 +22,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
-	"github.com/slotrecovery/slotrecovery/internal/hooks/hookstest"
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/hookstest"
 )
 
 // The shop's integrations end to end, through the server: outbound webhooks to a real

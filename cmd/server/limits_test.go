@@ -30,9 +30,9 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
-	"github.com/slotrecovery/slotrecovery/internal/redistest"
 	"github.com/slotrecovery/slotrecovery/internal/shopapi"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
 

@@ -15,7 +15,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/cooldown"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
-	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/twiliofake"
 )
 
 // TestWaveTextsExactlyTheEligible: a shop with 300 customers declares an opening; the

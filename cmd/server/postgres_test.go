@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/config"
-	"github.com/slotrecovery/slotrecovery/internal/pgtest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 )
 
 // TestPostgresSessionsUseGenericPlans: the server's connections plan each statement once

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
-	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/twiliofake"
 )
 
 // syncBuffer is a goroutine-safe log sink.

@@ -20,7 +20,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
-	"github.com/slotrecovery/slotrecovery/internal/stripetest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/stripetest"
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
 

@@ -13,8 +13,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/slotrecovery/slotrecovery/internal/loadkit"
-	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/loadkit"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/twiliofake"
 )
 
 // liveStates are the River job states that will still run.

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/slotrecovery/slotrecovery/internal/loadkit"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/loadkit"
 )
 
 // fleet is the server instances. Each keeps its address across restarts, so the round

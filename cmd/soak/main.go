@@ -32,8 +32,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slotrecovery/slotrecovery/internal/loadkit"
-	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/loadkit"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/twiliofake"
 )
 
 type options struct {

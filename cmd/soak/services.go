@@ -17,7 +17,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/slotrecovery/slotrecovery/internal/loadkit"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/loadkit"
 )
 
 // postgres is the soak's own throwaway cluster: its own data directory, port and socket

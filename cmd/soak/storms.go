@@ -14,7 +14,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/slotrecovery/slotrecovery/internal/loadkit"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/loadkit"
 )
 
 // storm is one shop with one opening whose first wave texted size customers, all of

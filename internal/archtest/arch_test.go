@@ -143,10 +143,10 @@ var classes = map[string]class{
 	"internal/problem": leaf, "internal/money": leaf, "internal/ratelimit": leaf, "internal/language": leaf, "internal/replies": leaf, "internal/cursor": leaf,
 	"internal/keyring": leaf,
 
-	"internal/pgtest": testHelper, "internal/redistest": testHelper, "internal/stripetest": testHelper,
-	"internal/twiliofake": testHelper, "internal/hooks/hookstest": testHelper,
+	"internal/testkit/pgtest": testHelper, "internal/testkit/redistest": testHelper, "internal/testkit/stripetest": testHelper,
+	"internal/testkit/twiliofake": testHelper, "internal/testkit/hookstest": testHelper,
 
-	"cmd/loadtest": tool, "cmd/soak": tool, "internal/loadkit": tool,
+	"cmd/loadtest": tool, "cmd/soak": tool, "internal/testkit/loadkit": tool,
 
 	"internal/archtest": check,
 }
@@ -286,7 +286,7 @@ func TestEveryPackageIsClassifiedCatches(t *testing.T) {
 		pkg("internal/ledger", "internal/outbox", "internal/slots"),
 		pkg("internal/phone", "internal/problem"),
 		pkg("internal/jobs", "internal/shops"),
-		pkg("internal/dashboard", "internal/twiliofake", "internal/slots"),
+		pkg("internal/dashboard", "internal/testkit/twiliofake", "internal/slots"),
 	})
 	want := []string{
 		"internal/newthing is in no class",
@@ -295,7 +295,7 @@ func TestEveryPackageIsClassifiedCatches(t *testing.T) {
 		"internal/ledger imports internal/outbox, which stands beside it",
 		"internal/phone (leaf library) imports internal/problem (leaf library)",
 		"internal/jobs (library) imports internal/shops (domain)",
-		"internal/dashboard (edge) imports internal/twiliofake (test helper)",
+		"internal/dashboard (edge) imports internal/testkit/twiliofake (test helper)",
 	}
 	if len(got) != len(want) {
 		t.Fatalf("got %d violations, want %d:\n%s", len(got), len(want), strings.Join(got, "\n"))

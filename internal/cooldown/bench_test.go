@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/slotrecovery/slotrecovery/internal/redistest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
 )
 
 // BenchmarkCooling checks 1,000 ids, half of them cooling down, per call on a

@@ -9,7 +9,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotrecovery/slotrecovery/internal/cooldown"
-	"github.com/slotrecovery/slotrecovery/internal/redistest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
 )
 
 func ExampleStore_Cooling() {

@@ -26,11 +26,11 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
-	"github.com/slotrecovery/slotrecovery/internal/pgtest"
-	"github.com/slotrecovery/slotrecovery/internal/redistest"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

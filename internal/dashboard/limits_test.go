@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
-	"github.com/slotrecovery/slotrecovery/internal/redistest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
 )
 
 // TestSignOutSurvivesRedisLoss: a sign-out is recorded where the truth lives. After

@@ -18,7 +18,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
-	"github.com/slotrecovery/slotrecovery/internal/stripetest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/stripetest"
 )
 
 // TestSettingsStripeCard: on a Connect server the settings page says where the shop's

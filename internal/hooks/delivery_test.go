@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
-	"github.com/slotrecovery/slotrecovery/internal/hooks/hookstest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/hookstest"
 )
 
 // TestSlowOrHugeEndpointDoesNotDelayAnother: one endpoint hangs on every request and

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
-	"github.com/slotrecovery/slotrecovery/internal/hooks/hookstest"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/hookstest"
 )
 
 // TestEndpointLifecycle: create (events normalised, the secret shown once), list, get,

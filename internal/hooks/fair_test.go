@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
-	"github.com/slotrecovery/slotrecovery/internal/hooks/hookstest"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/hookstest"
 )
 
 // endpoints registers n endpoints of shop pointing at r (the most a shop may have is 10)

@@ -17,10 +17,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
-	"github.com/slotrecovery/slotrecovery/internal/hooks/hookstest"
 	"github.com/slotrecovery/slotrecovery/internal/keyring"
-	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/hookstest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) {

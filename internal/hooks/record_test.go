@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
-	"github.com/slotrecovery/slotrecovery/internal/hooks/hookstest"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/hookstest"
 )
 
 // claimRecords is what the YES's claim (slots' BookingClaim, one statement) adds to its

@@ -9,8 +9,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
-	"github.com/slotrecovery/slotrecovery/internal/hooks/hookstest"
 	"github.com/slotrecovery/slotrecovery/internal/keyring"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/hookstest"
 )
 
 // Two SECRETS_KEY keys, as the server reads them.

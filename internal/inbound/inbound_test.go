@@ -17,11 +17,11 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/cooldown"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
-	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
-	"github.com/slotrecovery/slotrecovery/internal/redistest"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

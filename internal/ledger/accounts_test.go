@@ -15,7 +15,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
-	"github.com/slotrecovery/slotrecovery/internal/stripetest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/stripetest"
 )
 
 func (f *fakeCheckouts) requests() []payments.CheckoutRequest {

@@ -8,10 +8,10 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
-	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 )
 
 // TestALapsedHoldWaitsForADisconnection: a hold's checkout expires while the shop's

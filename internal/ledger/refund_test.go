@@ -19,7 +19,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
-	"github.com/slotrecovery/slotrecovery/internal/stripetest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/stripetest"
 )
 
 // refundScene is a world whose refunds go to stripe-mock through a recording proxy

@@ -17,10 +17,10 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/pacing"
-	"github.com/slotrecovery/slotrecovery/internal/redistest"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
 )
 
 // dyingTexter passes the first n texts on and then dies on the next: it hands that one to

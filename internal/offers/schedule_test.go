@@ -13,7 +13,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
-	"github.com/slotrecovery/slotrecovery/internal/pgtest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 )
 
 func TestWaveScheduleNextWaves(t *testing.T) {

@@ -14,10 +14,10 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/pacing"
-	"github.com/slotrecovery/slotrecovery/internal/redistest"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
 )
 
 // gateTexter holds the texts to some numbers (or every text after the first pass ones)

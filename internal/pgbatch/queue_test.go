@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/pgbatch"
-	"github.com/slotrecovery/slotrecovery/internal/pgtest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

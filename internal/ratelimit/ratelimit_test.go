@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
-	"github.com/slotrecovery/slotrecovery/internal/redistest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
 )
 
 // newRedis returns this test's Redis and key prefix; the limiter's keys, which

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
-	"github.com/slotrecovery/slotrecovery/internal/redistest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
 )
 
 // BenchmarkObtainRelease measures one uncontended obtain and release with its notice

@@ -10,7 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
-	"github.com/slotrecovery/slotrecovery/internal/redistest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
 )
 
 func ExampleClient_Obtain() {

@@ -16,8 +16,8 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/senders"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/twiliofake"
 	"github.com/slotrecovery/slotrecovery/internal/texts"
-	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
 )
 
 func company() senders.Details {

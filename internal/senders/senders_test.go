@@ -14,14 +14,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/pacing"
-	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
-	"github.com/slotrecovery/slotrecovery/internal/redistest"
 	"github.com/slotrecovery/slotrecovery/internal/senders"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
-	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/twiliofake"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }

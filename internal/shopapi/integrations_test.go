@@ -19,10 +19,10 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/calendar"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
-	"github.com/slotrecovery/slotrecovery/internal/hooks/hookstest"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/shopapi"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/hookstest"
 )
 
 // TestWebhookEndpointsAPI: create (the secret shown once, not cached), list, read,

@@ -11,11 +11,11 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/pacing"
-	"github.com/slotrecovery/slotrecovery/internal/redistest"
 	"github.com/slotrecovery/slotrecovery/internal/senders"
 	"github.com/slotrecovery/slotrecovery/internal/shopapi"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
-	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/twiliofake"
 )
 
 // newSenderEnv is an env whose shops can get their own sender from a fake Twilio.

@@ -21,7 +21,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
-	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/twiliofake"
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
 

@@ -22,12 +22,12 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/cooldown"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
-	"github.com/slotrecovery/slotrecovery/internal/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
-	"github.com/slotrecovery/slotrecovery/internal/redistest"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
 

@@ -14,7 +14,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
-	"github.com/slotrecovery/slotrecovery/internal/stripetest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/stripetest"
 )
 
 func TestMain(m *testing.M) {

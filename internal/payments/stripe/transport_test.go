@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
-	"github.com/slotrecovery/slotrecovery/internal/stripetest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/stripetest"
 )
 
 // TestConcurrentCheckoutsKeepTheirConnections: the winners of a storm ask Stripe for

@@ -9,7 +9,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/sms"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
-	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/twiliofake"
 )
 
 // TestProvisionANumberAndService buys a number, makes a Messaging Service and attaches

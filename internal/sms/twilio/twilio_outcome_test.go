@@ -11,7 +11,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/sms"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
-	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/twiliofake"
 )
 
 // TestOutcomeUnknownOnlyAfterTheRequestWentOut: a refused connection proves the text was

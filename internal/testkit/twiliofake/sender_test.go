@@ -9,7 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/slotrecovery/slotrecovery/internal/twiliofake"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/twiliofake"
 )
 
 // postForm sends a form to one of the fake's paths, as twilio-go does.

@@ -12,7 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/require"
 
-	"github.com/slotrecovery/slotrecovery/internal/redistest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
 )
 
 func TestURL(t *testing.T) {

@@ -16,7 +16,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/slotrecovery/slotrecovery/internal/stripetest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/stripetest"
 )
 
 func TestMain(m *testing.M) {
