@@ -53,10 +53,11 @@ WHERE shop_id = sqlc.arg(shop_id) AND send_key = sqlc.arg(send_key);
 -- name: ConversationTextList :many
 -- A conversation's texts, oldest first (conversation_texts: the recorded ones and the
 -- number's other replies with their answers); texts of one instant in the order they
--- were recorded (recorded ids are UUIDv7, made by internal/inbox: time-ordered).
+-- were recorded (recorded ids are UUIDv7, made by internal/inbox: time-ordered), a
+-- reply before its answer (ord).
 SELECT * FROM conversation_texts
 WHERE conversation_id = sqlc.arg(conversation_id)
-ORDER BY at, id;
+ORDER BY at, ord, id;
 
 -- name: ConversationMessageInsertReply :one
 -- The owner's reply, queued: its text job is enqueued in the same transaction.

@@ -29,7 +29,7 @@ FROM conversations c
 LEFT JOIN customers cu ON cu.id = c.customer_id
 LEFT JOIN LATERAL (
     SELECT lm.id, lm.direction, lm.body, lm.at FROM conversation_texts lm
-    WHERE lm.conversation_id = c.id ORDER BY lm.at DESC, lm.id DESC LIMIT 1
+    WHERE lm.conversation_id = c.id ORDER BY lm.at DESC, lm.ord DESC, lm.id DESC LIMIT 1
 ) m ON true
 WHERE c.shop_id = sqlc.arg(shop_id) AND c.status = sqlc.arg(status)
   AND (c.last_activity_at, c.id) < (sqlc.arg(before_activity)::timestamptz, sqlc.arg(before_id)::uuid)
@@ -48,7 +48,7 @@ FROM conversations c
 LEFT JOIN customers cu ON cu.id = c.customer_id
 LEFT JOIN LATERAL (
     SELECT lm.id, lm.direction, lm.body, lm.at FROM conversation_texts lm
-    WHERE lm.conversation_id = c.id ORDER BY lm.at DESC, lm.id DESC LIMIT 1
+    WHERE lm.conversation_id = c.id ORDER BY lm.at DESC, lm.ord DESC, lm.id DESC LIMIT 1
 ) m ON true
 WHERE c.shop_id = sqlc.arg(shop_id)
   AND (c.last_activity_at, c.id) < (sqlc.arg(before_activity)::timestamptz, sqlc.arg(before_id)::uuid)
@@ -67,7 +67,7 @@ FROM conversations c
 LEFT JOIN customers cu ON cu.id = c.customer_id
 LEFT JOIN LATERAL (
     SELECT lm.id, lm.direction, lm.body, lm.at FROM conversation_texts lm
-    WHERE lm.conversation_id = c.id ORDER BY lm.at DESC, lm.id DESC LIMIT 1
+    WHERE lm.conversation_id = c.id ORDER BY lm.at DESC, lm.ord DESC, lm.id DESC LIMIT 1
 ) m ON true
 WHERE c.id = sqlc.arg(id) AND c.shop_id = sqlc.arg(shop_id);
 

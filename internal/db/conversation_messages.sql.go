@@ -290,14 +290,15 @@ func (q *Queries) ConversationMessagesPurge(ctx context.Context, db DBTX, arg Co
 }
 
 const conversationTextList = `-- name: ConversationTextList :many
-SELECT id, conversation_id, direction, author, body, at, status FROM conversation_texts
+SELECT id, conversation_id, direction, author, body, at, status, ord FROM conversation_texts
 WHERE conversation_id = $1
-ORDER BY at, id
+ORDER BY at, ord, id
 `
 
 // A conversation's texts, oldest first (conversation_texts: the recorded ones and the
 // number's other replies with their answers); texts of one instant in the order they
-// were recorded (recorded ids are UUIDv7, made by internal/inbox: time-ordered).
+// were recorded (recorded ids are UUIDv7, made by internal/inbox: time-ordered), a
+// reply before its answer (ord).
 func (q *Queries) ConversationTextList(ctx context.Context, db DBTX, conversationID uuid.UUID) ([]ConversationText, error) {
 	rows, err := db.Query(ctx, conversationTextList, conversationID)
 	if err != nil {
@@ -315,6 +316,7 @@ func (q *Queries) ConversationTextList(ctx context.Context, db DBTX, conversatio
 			&i.Body,
 			&i.At,
 			&i.Status,
+			&i.Ord,
 		); err != nil {
 			return nil, err
 		}

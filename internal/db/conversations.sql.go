@@ -23,7 +23,7 @@ FROM conversations c
 LEFT JOIN customers cu ON cu.id = c.customer_id
 LEFT JOIN LATERAL (
     SELECT lm.id, lm.direction, lm.body, lm.at FROM conversation_texts lm
-    WHERE lm.conversation_id = c.id ORDER BY lm.at DESC, lm.id DESC LIMIT 1
+    WHERE lm.conversation_id = c.id ORDER BY lm.at DESC, lm.ord DESC, lm.id DESC LIMIT 1
 ) m ON true
 WHERE c.id = $1 AND c.shop_id = $2
 `
@@ -82,7 +82,7 @@ FROM conversations c
 LEFT JOIN customers cu ON cu.id = c.customer_id
 LEFT JOIN LATERAL (
     SELECT lm.id, lm.direction, lm.body, lm.at FROM conversation_texts lm
-    WHERE lm.conversation_id = c.id ORDER BY lm.at DESC, lm.id DESC LIMIT 1
+    WHERE lm.conversation_id = c.id ORDER BY lm.at DESC, lm.ord DESC, lm.id DESC LIMIT 1
 ) m ON true
 WHERE c.shop_id = $1 AND c.status = $2
   AND (c.last_activity_at, c.id) < ($3::timestamptz, $4::uuid)
@@ -169,7 +169,7 @@ FROM conversations c
 LEFT JOIN customers cu ON cu.id = c.customer_id
 LEFT JOIN LATERAL (
     SELECT lm.id, lm.direction, lm.body, lm.at FROM conversation_texts lm
-    WHERE lm.conversation_id = c.id ORDER BY lm.at DESC, lm.id DESC LIMIT 1
+    WHERE lm.conversation_id = c.id ORDER BY lm.at DESC, lm.ord DESC, lm.id DESC LIMIT 1
 ) m ON true
 WHERE c.shop_id = $1
   AND (c.last_activity_at, c.id) < ($2::timestamptz, $3::uuid)

@@ -89,6 +89,7 @@ type ConversationText struct {
 	Body           string
 	At             time.Time
 	Status         string
+	Ord            int16
 }
 
 type Customer struct {
