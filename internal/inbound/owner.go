@@ -42,12 +42,21 @@ func (s *Service) keep(ctx context.Context, tx pgx.Tx, shop shops.Shop, snd *sen
 	if err != nil {
 		return fmt.Errorf("record text in the inbox: %w", err)
 	}
-	if rec.Duplicate || ans.Message == "" {
+	if rec.Duplicate {
+		return nil
+	}
+	return recordAnswer(ctx, tx, text, ans.Message)
+}
+
+// recordAnswer records answer, the words the webhook answered the text in with, in its
+// conversation, in tx; nothing for an empty answer.
+func recordAnswer(ctx context.Context, tx pgx.Tx, in inbox.InboundText, answer string) error {
+	if answer == "" {
 		return nil
 	}
 	if _, err := inbox.RecordOut(ctx, tx, inbox.OutboundText{
-		ShopID: shop.ID, Phone: in.From, CustomerID: text.CustomerID, Author: inbox.AuthorSystem,
-		Body: ans.Message, At: now, Key: "answer:" + in.MessageSID, Status: inbox.StatusSent,
+		ShopID: in.ShopID, Phone: in.Phone, CustomerID: in.CustomerID, Author: inbox.AuthorSystem,
+		Body: answer, At: in.At, Key: "answer:" + in.MessageSID, Status: inbox.StatusSent,
 	}); err != nil {
 		return fmt.Errorf("record answer in the inbox: %w", err)
 	}
@@ -101,13 +110,8 @@ func (s *Service) toOwner(ctx context.Context, tx pgx.Tx, shop shops.Shop, snd *
 			ans.Message = w.InboxAck(shop)
 		}
 	}
-	if ans.Message != "" {
-		if _, err := inbox.RecordOut(ctx, tx, inbox.OutboundText{
-			ShopID: shop.ID, Phone: in.From, CustomerID: text.CustomerID, Author: inbox.AuthorSystem,
-			Body: ans.Message, At: now, Key: "answer:" + in.MessageSID, Status: inbox.StatusSent,
-		}); err != nil {
-			return ans, fmt.Errorf("record answer in the inbox: %w", err)
-		}
+	if err := recordAnswer(ctx, tx, text, ans.Message); err != nil {
+		return ans, err
 	}
 	return ans, nil
 }
