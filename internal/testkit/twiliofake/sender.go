@@ -550,27 +550,21 @@ func attributes(f url.Values) (map[string]any, bool) {
 }
 
 func (s *Server) createEndUser(c *call) answer {
-	f, refused, ok := form(c)
-	if !ok {
-		return refused
-	}
-	attrs, ok := attributes(f)
-	if !ok {
-		return errorAnswer(http.StatusBadRequest, 20001, "Attributes must be a JSON object")
-	}
-	a := s.acct()
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	a.record(c)
-	u := EndUser{SID: "IT" + randomHex(16), Type: f.Get("Type"), Attributes: attrs}
-	a.endUsers[u.SID] = u
-	now := isoNow()
-	return answer{status: http.StatusCreated, body: map[string]any{"sid": u.SID, "account_sid": s.sid,
-		"friendly_name": f.Get("FriendlyName"), "type": u.Type, "attributes": attrs, "date_created": now, "date_updated": now,
-		"url": trusthubBase + "/v1/EndUsers/" + u.SID}}
+	return s.createTrustItem(c, "IT", func(sid string) map[string]any {
+		return map[string]any{"url": trusthubBase + "/v1/EndUsers/" + sid}
+	})
 }
 
 func (s *Server) createDocument(c *call) answer {
+	return s.createTrustItem(c, "RD", func(sid string) map[string]any {
+		return map[string]any{"mime_type": "application/json", "status": "DRAFT", "url": trusthubBase + "/v1/SupportingDocuments/" + sid}
+	})
+}
+
+// createTrustItem makes a TrustHub end user or supporting document (its SID begins with
+// prefix): a type and JSON attributes, answered with the fields both share and those
+// extra gives.
+func (s *Server) createTrustItem(c *call, prefix string, extra func(sid string) map[string]any) answer {
 	f, refused, ok := form(c)
 	if !ok {
 		return refused
@@ -583,12 +577,15 @@ func (s *Server) createDocument(c *call) answer {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.record(c)
-	u := EndUser{SID: "RD" + randomHex(16), Type: f.Get("Type"), Attributes: attrs}
+	u := EndUser{SID: prefix + randomHex(16), Type: f.Get("Type"), Attributes: attrs}
 	a.endUsers[u.SID] = u
 	now := isoNow()
-	return answer{status: http.StatusCreated, body: map[string]any{"sid": u.SID, "account_sid": s.sid,
-		"friendly_name": f.Get("FriendlyName"), "mime_type": "application/json", "status": "DRAFT", "type": u.Type,
-		"attributes": attrs, "date_created": now, "date_updated": now, "url": trusthubBase + "/v1/SupportingDocuments/" + u.SID}}
+	body := map[string]any{"sid": u.SID, "account_sid": s.sid, "friendly_name": f.Get("FriendlyName"), "type": u.Type,
+		"attributes": attrs, "date_created": now, "date_updated": now}
+	for k, v := range extra(u.SID) {
+		body[k] = v
+	}
+	return answer{status: http.StatusCreated, body: body}
 }
 
 func (s *Server) createAddress(c *call) answer {
