@@ -376,9 +376,10 @@ AS $$
                 ELSE ARRAY['opening.filled'] END
 $$;
 
--- The subject of an opening or booking event: the opening's row and the booking's (the
--- one the event is about, or the latest) as they stand in the caller's statement, with
--- what the API shows beside them, read as they stood when the statement began (it
+-- The subject of an opening or booking event, in the shape the API shows an opening
+-- (api.Opening): the opening's row and the booking's (the one the event is about, or
+-- the latest) as they stand in the caller's statement, with what the API shows beside
+-- them, read as they stood when the statement began (it
 -- changes none of them): who holds the opening, how many offers were texted and the
 -- shop's currency. A statement that changes the rows passes its RETURNING rows, so the
 -- event shows the state the change made. Called only for recorded events (after the
@@ -388,13 +389,29 @@ LANGUAGE plpgsql STABLE PARALLEL SAFE
 AS $$
 BEGIN
     RETURN jsonb_build_object(
-        'opening', p_opening,
-        'booking', p_booking,
-        'filler', (SELECT jsonb_build_object('id', c.id, 'phone', c.phone, 'name', c.name)
-                   FROM customers c WHERE c.id = (p_opening ->> 'filled_by')::uuid),
+        'id', p_opening -> 'id',
+        'shop_id', p_opening -> 'shop_id',
+        'starts_at', p_opening -> 'starts_at',
+        'duration_minutes', p_opening -> 'duration_minutes',
+        'service', p_opening -> 'service',
+        'price_cents', p_opening -> 'price_cents',
+        'currency', (SELECT s.currency FROM shops s WHERE s.id = (p_opening ->> 'shop_id')::uuid),
+        'status', p_opening -> 'status',
         'offers_sent', (SELECT count(*) FROM slot_offers o
                         WHERE o.opening_id = (p_opening ->> 'id')::uuid AND o.sent_at IS NOT NULL),
-        'currency', (SELECT s.currency FROM shops s WHERE s.id = (p_opening ->> 'shop_id')::uuid));
+        'filled_by', (SELECT jsonb_build_object('customer_id', c.id, 'phone', c.phone, 'name', c.name)
+                      FROM customers c WHERE c.id = (p_opening ->> 'filled_by')::uuid),
+        'booking', CASE WHEN p_booking IS NULL OR jsonb_typeof(p_booking) = 'null' THEN NULL
+                   ELSE jsonb_build_object(
+                       'id', p_booking -> 'id',
+                       'status', p_booking -> 'status',
+                       'amount_cents', p_booking -> 'amount_cents',
+                       'payment_url', p_booking -> 'payment_url',
+                       'stripe_checkout_session_id', p_booking -> 'stripe_checkout_session_id',
+                       'application_fee_cents', COALESCE(p_booking -> 'application_fee_cents', '0'::jsonb)) END,
+        'generation', p_opening -> 'generation',
+        'created_at', p_opening -> 'created_at',
+        'filled_at', p_opening -> 'filled_at');
 END
 $$;
 

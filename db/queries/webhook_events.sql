@@ -60,7 +60,7 @@ UPDATE webhook_events
 SET subject = '{}'::jsonb, payload = NULL, dispatched_at = COALESCE(dispatched_at, sqlc.arg(now)::timestamptz),
     dispatch_error = 'the customer was erased'
 WHERE shop_id = sqlc.arg(shop_id)
-  AND (subject -> 'filler' ->> 'id' = sqlc.arg(customer_id)::uuid::text OR subject ->> 'ID' = sqlc.arg(customer_id)::uuid::text
+  AND (subject -> 'filled_by' ->> 'customer_id' = sqlc.arg(customer_id)::uuid::text OR subject ->> 'ID' = sqlc.arg(customer_id)::uuid::text
        OR subject ->> 'customer_id' = sqlc.arg(customer_id)::uuid::text
        OR (sqlc.arg(phone)::text <> '' AND type LIKE 'message.%' AND subject ->> 'phone' = sqlc.arg(phone)::text))
 RETURNING id;

@@ -189,7 +189,7 @@ UPDATE webhook_events
 SET subject = '{}'::jsonb, payload = NULL, dispatched_at = COALESCE(dispatched_at, $1::timestamptz),
     dispatch_error = 'the customer was erased'
 WHERE shop_id = $2
-  AND (subject -> 'filler' ->> 'id' = $3::uuid::text OR subject ->> 'ID' = $3::uuid::text
+  AND (subject -> 'filled_by' ->> 'customer_id' = $3::uuid::text OR subject ->> 'ID' = $3::uuid::text
        OR subject ->> 'customer_id' = $3::uuid::text
        OR ($4::text <> '' AND type LIKE 'message.%' AND subject ->> 'phone' = $4::text))
 RETURNING id

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 )
 
@@ -106,8 +107,8 @@ func Record(ctx context.Context, q db.DBTX, shopID uuid.UUID, typ string, at tim
 // type) for shopID's opening, inside the caller's transaction q, after the change: its
 // subject is the opening's row and the booking's (bookingID, or the latest booking when
 // uuid.Nil) as they stand in q, with who holds it, the offers texted and the shop's
-// currency (webhook_opening_subject). Like Record, it writes nothing when the shop has no
-// enabled endpoint subscribed to typ.
+// currency, in the API's shape (webhook_opening_subject, api.Opening). Like Record, it
+// writes nothing when the shop has no enabled endpoint subscribed to typ.
 func RecordOpening(ctx context.Context, q db.DBTX, shopID uuid.UUID, typ string, at time.Time, openingID, bookingID uuid.UUID) error {
 	if !slices.Contains(Types, typ) || !IsOpeningType(typ) {
 		return fmt.Errorf("hooks: %q is not an opening or booking event type", typ)
@@ -122,64 +123,18 @@ func RecordOpening(ctx context.Context, q db.DBTX, shopID uuid.UUID, typ string,
 	return nil
 }
 
-// OpeningSubject is the subject of an opening or booking event as Postgres records it
-// (webhook_opening_subject): the opening's and the booking's rows as they stood at the
-// event (the fields the API shows), who held the opening, how many offers had been
-// texted and the shop's currency. The Renderer decodes it with DecodeOpening.
-type OpeningSubject struct {
-	Opening    SubjectOpening  `json:"opening"`
-	Booking    *SubjectBooking `json:"booking"`
-	Filler     *SubjectFiller  `json:"filler"`
-	OffersSent int             `json:"offers_sent"`
-	Currency   string          `json:"currency"`
-}
-
-// SubjectOpening is an opening's row (slot_openings) at an event.
-type SubjectOpening struct {
-	ID              uuid.UUID  `json:"id"`
-	ShopID          uuid.UUID  `json:"shop_id"`
-	StartsAt        time.Time  `json:"starts_at"`
-	DurationMinutes int        `json:"duration_minutes"`
-	Service         string     `json:"service"`
-	PriceCents      int64      `json:"price_cents"`
-	Status          string     `json:"status"`
-	Generation      int        `json:"generation"`
-	CreatedAt       time.Time  `json:"created_at"`
-	FilledAt        *time.Time `json:"filled_at"`
-	FilledBy        *uuid.UUID `json:"filled_by"`
-}
-
-// SubjectBooking is a booking's row (bookings) at an event.
-type SubjectBooking struct {
-	ID                      uuid.UUID  `json:"id"`
-	Status                  string     `json:"status"`
-	AmountCents             int64      `json:"amount_cents"`
-	PaymentURL              *string    `json:"payment_url"`
-	StripeCheckoutSessionID *string    `json:"stripe_checkout_session_id"`
-	RefundID                *string    `json:"refund_id"`
-	CreatedAt               time.Time  `json:"created_at"`
-	ConfirmedAt             *time.Time `json:"confirmed_at"`
-	// ApplicationFeeCents is the platform's fee on the payment (Stripe Connect).
-	ApplicationFeeCents int64 `json:"application_fee_cents"`
-}
-
-// SubjectFiller is the customer holding the opening at an event.
-type SubjectFiller struct {
-	ID    uuid.UUID `json:"id"`
-	Phone string    `json:"phone"`
-	Name  string    `json:"name"`
-}
-
-// DecodeOpening reads an opening or booking event's subject.
-func DecodeOpening(subject []byte) (OpeningSubject, error) {
-	var s OpeningSubject
-	if err := json.Unmarshal(subject, &s); err != nil {
-		return s, fmt.Errorf("hooks: decode opening subject: %w", err)
+// DecodeOpening reads an opening or booking event's subject: the opening as it stood at
+// the event, in the shape Postgres records it (webhook_opening_subject), which is the
+// API's (api.Opening).
+func DecodeOpening(subject []byte) (api.Opening, error) {
+	var o api.Opening
+	if err := json.Unmarshal(subject, &o); err != nil {
+		return o, fmt.Errorf("hooks: decode opening subject: %w", err)
 	}
-	if s.Opening.ID == uuid.Nil {
-		return s, fmt.Errorf("hooks: opening subject without an opening")
+	if o.ID == uuid.Nil {
+		return o, fmt.Errorf("hooks: opening subject without an opening")
 	}
-	return s, nil
+	return o.Normal(), nil
 }
 
 // ForgetCustomer scrubs shopID's events that name the customer (an opening they held,

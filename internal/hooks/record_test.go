@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/hookstest"
@@ -59,7 +60,7 @@ func (s *scene) customer(shop shops.Shop, phone, name string) shops.Customer {
 	return c
 }
 
-func (s *scene) subjects() (types []string, subjects []hooks.OpeningSubject) {
+func (s *scene) subjects() (types []string, subjects []api.Opening) {
 	s.t.Helper()
 	rows, err := s.pool.Query(context.Background(), `SELECT type, subject FROM webhook_events ORDER BY seq`)
 	require.NoError(s.t, err)
@@ -117,22 +118,22 @@ func TestRecordOpeningKeepsTheStateAtTheEvent(t *testing.T) {
 	types, subs := s.subjects()
 	require.Equal(t, []string{hooks.OpeningDeclared, hooks.OpeningFilled, hooks.BookingConfirmed}, types)
 	declared, filled, confirmed := subs[0], subs[1], subs[2]
-	require.Equal(t, id, declared.Opening.ID)
-	require.Equal(t, s.shop.ID, declared.Opening.ShopID)
-	require.Equal(t, "open", declared.Opening.Status)
-	require.True(t, startsAt.Equal(declared.Opening.StartsAt))
-	require.Equal(t, 45, declared.Opening.DurationMinutes)
-	require.Equal(t, "Haircut", declared.Opening.Service)
-	require.EqualValues(t, 3500, declared.Opening.PriceCents)
+	require.Equal(t, id, declared.ID)
+	require.Equal(t, s.shop.ID, declared.ShopID)
+	require.Equal(t, "open", declared.Status)
+	require.True(t, startsAt.Equal(declared.StartsAt))
+	require.Equal(t, 45, declared.DurationMinutes)
+	require.Equal(t, "Haircut", declared.Service)
+	require.EqualValues(t, 3500, declared.PriceCents)
 	require.Equal(t, "gbp", declared.Currency)
 	require.Nil(t, declared.Booking)
-	require.Nil(t, declared.Filler)
+	require.Nil(t, declared.FilledBy)
 
-	require.Equal(t, "filled", filled.Opening.Status)
-	require.NotNil(t, filled.Filler)
-	require.Equal(t, bea.ID, filled.Filler.ID)
-	require.Equal(t, "Bea Smith", filled.Filler.Name)
-	require.Equal(t, "+447700900111", filled.Filler.Phone)
+	require.Equal(t, "filled", filled.Status)
+	require.NotNil(t, filled.FilledBy)
+	require.Equal(t, bea.ID, filled.FilledBy.CustomerID)
+	require.Equal(t, "Bea Smith", filled.FilledBy.Name)
+	require.Equal(t, "+447700900111", filled.FilledBy.Phone)
 	require.Equal(t, booking, filled.Booking.ID)
 	require.Equal(t, "pending_payment", filled.Booking.Status, "the booking as it was then, though it is confirmed now")
 	require.Nil(t, filled.Booking.PaymentURL)
@@ -171,12 +172,12 @@ func TestClaimRecordsInItsOwnStatement(t *testing.T) {
 
 	types, subs := s.subjects()
 	require.Equal(t, []string{hooks.OpeningFilled, hooks.OpeningFilled, hooks.BookingConfirmed}, types)
-	require.Equal(t, held, subs[0].Opening.ID)
-	require.Equal(t, "filled", subs[0].Opening.Status, "the state the claim made, from its RETURNING row")
+	require.Equal(t, held, subs[0].ID)
+	require.Equal(t, "filled", subs[0].Status, "the state the claim made, from its RETURNING row")
 	require.Equal(t, heldBooking, subs[0].Booking.ID)
 	require.Equal(t, "pending_payment", subs[0].Booking.Status)
-	require.Equal(t, "Bea", subs[0].Filler.Name)
-	require.Equal(t, paid, subs[1].Opening.ID)
+	require.Equal(t, "Bea", subs[0].FilledBy.Name)
+	require.Equal(t, paid, subs[1].ID)
 	require.Equal(t, paidBooking, subs[2].Booking.ID)
 	require.Equal(t, "confirmed", subs[2].Booking.Status)
 

@@ -34,7 +34,7 @@ type recorded struct {
 func (w *world) events(openingID uuid.UUID) []recorded {
 	w.t.Helper()
 	rows, err := w.pool.Query(context.Background(), `SELECT type, subject FROM webhook_events
-		WHERE subject -> 'opening' ->> 'id' = $1::text ORDER BY seq`, openingID)
+		WHERE subject ->> 'id' = $1::text ORDER BY seq`, openingID)
 	require.NoError(w.t, err)
 	defer rows.Close()
 	var out []recorded
@@ -44,7 +44,7 @@ func (w *world) events(openingID uuid.UUID) []recorded {
 		require.NoError(w.t, rows.Scan(&typ, &raw))
 		s, err := hooks.DecodeOpening(raw)
 		require.NoError(w.t, err)
-		r := recorded{typ: typ, opening: s.Opening.Status}
+		r := recorded{typ: typ, opening: s.Status}
 		if s.Booking != nil {
 			r.booking, r.bookingID = s.Booking.Status, s.Booking.ID
 		}

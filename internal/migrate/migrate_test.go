@@ -7,11 +7,14 @@ import (
 	"os"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/migrate"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
@@ -166,4 +169,69 @@ func TestReplayedSecretsForgotten(t *testing.T) {
 		require.JSONEq(t, `{"id":"8b2d","url":"https://a.example/","secret_shown_once":true}`, body("ep"))
 		require.JSONEq(t, `{"id":"1c3e","name":"Bea","notes":{"secret":"whsec_not_an_endpoint"}}`, body("cust"))
 	}
+}
+
+// TestOpeningSubjectsRewritten: 0040 rewrites opening events recorded in the former
+// subject shape ({opening, booking, filler, offers_sent, currency}) into the API's
+// (api.Opening), which the event renderer reads; an erased subject ('{}') and other
+// events are untouched, and running it again changes nothing.
+func TestOpeningSubjectsRewritten(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, _ := pgtest.New(t)
+	shop, _, err := shops.New(pool, shops.Config{}).Create(ctx, shops.NewShop{Name: "S", Timezone: "UTC",
+		SMSNumber: "+15555550100", Currency: "usd", PaymentMode: shops.PaymentNone})
+	require.NoError(t, err)
+	insert := func(typ, subject string) (id uuid.UUID) {
+		t.Helper()
+		require.NoError(t, pool.QueryRow(ctx, `INSERT INTO webhook_events (shop_id, type, created_at, subject)
+			VALUES ($1, $2, now(), $3::jsonb) RETURNING id`, shop.ID, typ, subject).Scan(&id))
+		return id
+	}
+	const opening = `"opening":{"id":"0f8b6a56-2d0c-4a8e-9d5e-3d1d0b8f6a01","shop_id":"0f8b6a56-2d0c-4a8e-9d5e-3d1d0b8f6a02",
+		"starts_at":"2026-11-28T15:00:00+00:00","duration_minutes":45,"service":"Cut","price_cents":3500,"status":"filled",
+		"generation":2,"version":3,"created_at":"2026-11-27T10:00:00.5+00:00","updated_at":"2026-11-27T10:00:00+00:00",
+		"filled_at":"2026-11-27T11:00:00+00:00","filled_by":"0f8b6a56-2d0c-4a8e-9d5e-3d1d0b8f6a03"}`
+	filled := insert("opening.filled", `{`+opening+`,"booking":{"id":"0f8b6a56-2d0c-4a8e-9d5e-3d1d0b8f6a04","status":"pending_payment",
+		"amount_cents":3500,"payment_url":null,"stripe_checkout_session_id":"cs_1","refund_id":null,"created_at":"2026-11-27T11:00:00+00:00",
+		"confirmed_at":null,"application_fee_cents":100},"filler":{"id":"0f8b6a56-2d0c-4a8e-9d5e-3d1d0b8f6a03","phone":"+15555550111","name":"Bea"},
+		"offers_sent":4,"currency":"usd"}`)
+	declared := insert("opening.declared", `{`+opening+`,"booking":null,"filler":null,"offers_sent":0,"currency":"usd"}`)
+	erased := insert("opening.filled", `{}`)
+	customer := insert("customer.opted_out", `{"ID":"0f8b6a56-2d0c-4a8e-9d5e-3d1d0b8f6a03","opening":"not an opening event"}`)
+
+	all, err := migrate.All()
+	require.NoError(t, err)
+	var sql string
+	for _, m := range all {
+		if m.Name == "0040_opening_wire_subject.sql" {
+			sql = m.SQL
+		}
+	}
+	require.NotEmpty(t, sql, "the migration is embedded")
+	subject := func(id uuid.UUID) string {
+		t.Helper()
+		var s string
+		require.NoError(t, pool.QueryRow(ctx, `SELECT subject::text FROM webhook_events WHERE id = $1`, id).Scan(&s))
+		return s
+	}
+	const opened = `"id":"0f8b6a56-2d0c-4a8e-9d5e-3d1d0b8f6a01","shop_id":"0f8b6a56-2d0c-4a8e-9d5e-3d1d0b8f6a02",
+		"starts_at":"2026-11-28T15:00:00+00:00","duration_minutes":45,"service":"Cut","price_cents":3500,"currency":"usd",
+		"status":"filled","generation":2,"created_at":"2026-11-27T10:00:00.5+00:00","filled_at":"2026-11-27T11:00:00+00:00"`
+	for range 2 {
+		_, err = pool.Exec(ctx, sql)
+		require.NoError(t, err)
+		require.JSONEq(t, `{`+opened+`,"offers_sent":4,
+			"filled_by":{"customer_id":"0f8b6a56-2d0c-4a8e-9d5e-3d1d0b8f6a03","phone":"+15555550111","name":"Bea"},
+			"booking":{"id":"0f8b6a56-2d0c-4a8e-9d5e-3d1d0b8f6a04","status":"pending_payment","amount_cents":3500,
+				"payment_url":null,"stripe_checkout_session_id":"cs_1","application_fee_cents":100}}`, subject(filled))
+		require.JSONEq(t, `{`+opened+`,"offers_sent":0,"filled_by":null,"booking":null}`, subject(declared))
+		require.JSONEq(t, `{}`, subject(erased))
+		require.JSONEq(t, `{"ID":"0f8b6a56-2d0c-4a8e-9d5e-3d1d0b8f6a03","opening":"not an opening event"}`, subject(customer))
+	}
+	o, err := hooks.DecodeOpening([]byte(subject(filled)))
+	require.NoError(t, err)
+	require.Equal(t, "Bea", o.FilledBy.Name)
+	require.EqualValues(t, 3400, o.Booking.NetCents)
+	require.Equal(t, "2026-11-28T15:00:00Z", o.StartsAt.Format(time.RFC3339))
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/senders"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
-	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
 // EventRenderer renders the data of outbound events (hooks.Renderer) with this API's
@@ -27,11 +26,7 @@ type EventRenderer struct{}
 func (EventRenderer) Data(eventType string, subject []byte) (any, error) {
 	switch {
 	case hooks.IsOpeningType(eventType):
-		s, err := hooks.DecodeOpening(subject)
-		if err != nil {
-			return nil, err
-		}
-		return newOpeningJSON(openingFromSubject(s), s.Currency), nil
+		return hooks.DecodeOpening(subject)
 	case hooks.IsCustomerType(eventType):
 		var c shops.Customer
 		if err := json.Unmarshal(subject, &c); err != nil {
@@ -51,32 +46,6 @@ func (EventRenderer) Data(eventType string, subject []byte) (any, error) {
 		return senderEventData(s), nil
 	}
 	return nil, fmt.Errorf("no rendering for event type %q", eventType)
-}
-
-// openingFromSubject is the opening as the event recorded it.
-func openingFromSubject(s hooks.OpeningSubject) slots.Opening {
-	r := s.Opening
-	o := slots.Opening{
-		ID: r.ID, ShopID: r.ShopID, StartsAt: r.StartsAt.UTC(), DurationMinutes: r.DurationMinutes, Service: r.Service,
-		PriceCents: r.PriceCents, Status: r.Status, Generation: r.Generation, OffersSent: s.OffersSent,
-		CreatedAt: r.CreatedAt, FilledAt: r.FilledAt,
-	}
-	if r.FilledBy != nil && s.Filler != nil {
-		o.FilledBy = &slots.Filler{CustomerID: s.Filler.ID, Phone: s.Filler.Phone, Name: s.Filler.Name}
-	}
-	if b := s.Booking; b != nil {
-		o.Booking = &slots.Booking{ID: b.ID, Status: b.Status, AmountCents: b.AmountCents,
-			PaymentURL: deref(b.PaymentURL), StripeCheckoutSessionID: deref(b.StripeCheckoutSessionID),
-			ApplicationFeeCents: b.ApplicationFeeCents}
-	}
-	return o
-}
-
-func deref(s *string) string {
-	if s == nil {
-		return ""
-	}
-	return *s
 }
 
 // ---- endpoints ----

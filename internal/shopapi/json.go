@@ -13,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/calendar"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
@@ -393,72 +394,29 @@ type openingRequest struct {
 	PriceCents      int64   `json:"price_cents"`
 }
 
-// openingJSON is the public shape of an opening (docs/api.md). Fields may be added,
-// never renamed or removed.
-type openingJSON struct {
-	ID              uuid.UUID    `json:"id"`
-	ShopID          uuid.UUID    `json:"shop_id"`
-	StartsAt        string       `json:"starts_at"`
-	DurationMinutes int          `json:"duration_minutes"`
-	Service         string       `json:"service"`
-	PriceCents      int64        `json:"price_cents"`
-	Currency        string       `json:"currency"`
-	Status          string       `json:"status"`
-	OffersSent      int          `json:"offers_sent"`
-	FilledBy        *fillerJSON  `json:"filled_by"`
-	Booking         *bookingJSON `json:"booking"`
-	Generation      int          `json:"generation"`
-	CreatedAt       time.Time    `json:"created_at"`
-	FilledAt        *time.Time   `json:"filled_at"`
-	// Warnings, in the answer to a declaration only, say what the owner should know of
-	// an opening accepted anyway (a first wave the number cannot send in time).
-	Warnings []string `json:"warnings,omitempty"`
-}
-
-type fillerJSON struct {
-	CustomerID uuid.UUID `json:"customer_id"`
-	Phone      string    `json:"phone"`
-	Name       string    `json:"name"`
-}
-
-type bookingJSON struct {
-	ID                      uuid.UUID `json:"id"`
-	Status                  string    `json:"status"`
-	AmountCents             int64     `json:"amount_cents"`
-	PaymentURL              *string   `json:"payment_url"`
-	StripeCheckoutSessionID *string   `json:"stripe_checkout_session_id"`
-	// ApplicationFeeCents is the platform's fee on the payment (Stripe Connect; 0
-	// without), and NetCents what the shop receives: AmountCents less the fee.
-	ApplicationFeeCents int64 `json:"application_fee_cents"`
-	NetCents            int64 `json:"net_cents"`
-}
-
 type listJSON struct {
-	Openings []openingJSON `json:"openings"`
+	Openings []api.Opening `json:"openings"`
 }
 
-func newOpeningJSON(o slots.Opening, currency string) openingJSON {
-	out := openingJSON{
-		ID: o.ID, ShopID: o.ShopID, StartsAt: o.StartsAt.UTC().Format(time.RFC3339),
+// newOpeningJSON is the opening as the API shows it (api.Opening).
+func newOpeningJSON(o slots.Opening, currency string) api.Opening {
+	out := api.Opening{
+		ID: o.ID, ShopID: o.ShopID, StartsAt: o.StartsAt,
 		DurationMinutes: o.DurationMinutes, Service: o.Service, PriceCents: o.PriceCents, Currency: currency,
-		Status: o.Status, OffersSent: o.OffersSent, Generation: o.Generation, CreatedAt: o.CreatedAt.UTC(),
-		Warnings: o.Warnings,
-	}
-	if o.FilledAt != nil {
-		t := o.FilledAt.UTC()
-		out.FilledAt = &t
+		Status: o.Status, OffersSent: o.OffersSent, Generation: o.Generation, CreatedAt: o.CreatedAt,
+		FilledAt: o.FilledAt, Warnings: o.Warnings,
 	}
 	if f := o.FilledBy; f != nil {
-		out.FilledBy = &fillerJSON{CustomerID: f.CustomerID, Phone: f.Phone, Name: f.Name}
+		out.FilledBy = &api.Filler{CustomerID: f.CustomerID, Phone: f.Phone, Name: f.Name}
 	}
 	if b := o.Booking; b != nil {
-		out.Booking = &bookingJSON{
+		out.Booking = &api.Booking{
 			ID: b.ID, Status: b.Status, AmountCents: b.AmountCents,
 			PaymentURL: nonEmpty(b.PaymentURL), StripeCheckoutSessionID: nonEmpty(b.StripeCheckoutSessionID),
-			ApplicationFeeCents: b.ApplicationFeeCents, NetCents: b.AmountCents - b.ApplicationFeeCents,
+			ApplicationFeeCents: b.ApplicationFeeCents,
 		}
 	}
-	return out
+	return out.Normal()
 }
 
 // nonEmpty is nil for "": a booking without a payment link yet has a null one.

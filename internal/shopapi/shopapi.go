@@ -264,7 +264,7 @@ func (h *Handlers) listOpenings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := listJSON{Openings: make([]openingJSON, 0, len(list))}
+	out := listJSON{Openings: make([]api.Opening, 0, len(list))}
 	for _, o := range list {
 		out.Openings = append(out.Openings, newOpeningJSON(o, shop.Currency))
 	}

@@ -38,7 +38,7 @@ func eventsOf(t *testing.T, pool *pgxpool.Pool, shopID uuid.UUID) (types, states
 		require.NoError(t, rows.Scan(&typ, &raw))
 		s, err := hooks.DecodeOpening(raw)
 		require.NoError(t, err)
-		state := s.Opening.Status
+		state := s.Status
 		if s.Booking != nil {
 			state += "/" + s.Booking.Status
 		}
@@ -81,7 +81,7 @@ func TestOpeningChangesRecordTheirEvents(t *testing.T) {
 		hooks.OpeningDeclared, hooks.OpeningExpired}, types)
 	require.Equal(t, []string{"open", "filled/confirmed", "filled/confirmed", "cancelled", "open", "expired"}, states)
 	var filledOpening string
-	require.NoError(t, f.pool.QueryRow(ctx, `SELECT subject -> 'opening' ->> 'id' FROM webhook_events WHERE type = $1`, hooks.OpeningFilled).Scan(&filledOpening))
+	require.NoError(t, f.pool.QueryRow(ctx, `SELECT subject ->> 'id' FROM webhook_events WHERE type = $1`, hooks.OpeningFilled).Scan(&filledOpening))
 	require.Equal(t, f.op.ID.String(), filledOpening)
 }
 
@@ -128,6 +128,6 @@ func TestClaimRecordsOnlyWhatIsSubscribed(t *testing.T) {
 	require.Equal(t, []string{hooks.OpeningFilled}, types)
 	require.Equal(t, []string{"filled/pending_payment"}, states)
 	var id string
-	require.NoError(t, f.pool.QueryRow(ctx, `SELECT subject -> 'opening' ->> 'id' FROM webhook_events`).Scan(&id))
+	require.NoError(t, f.pool.QueryRow(ctx, `SELECT subject ->> 'id' FROM webhook_events`).Scan(&id))
 	require.Equal(t, op.ID.String(), id)
 }

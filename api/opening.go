@@ -1,0 +1,71 @@
+package api
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Opening is an opening as the JSON API answers it (GET /api/openings/{id}) and as the
+// opening.* and booking.* webhook events carry it: the one type that names its JSON
+// fields. Postgres records an event's opening in this shape too
+// (webhook_opening_subject), so the event is decoded into it. Fields may be added,
+// never renamed or removed.
+type Opening struct {
+	ID              uuid.UUID `json:"id"`
+	ShopID          uuid.UUID `json:"shop_id"`
+	StartsAt        time.Time `json:"starts_at"`
+	DurationMinutes int       `json:"duration_minutes"`
+	Service         string    `json:"service"`
+	PriceCents      int64     `json:"price_cents"`
+	Currency        string    `json:"currency"`
+	Status          string    `json:"status"`
+	OffersSent      int       `json:"offers_sent"`
+	FilledBy        *Filler   `json:"filled_by"`
+	Booking         *Booking  `json:"booking"`
+	Generation      int       `json:"generation"`
+	CreatedAt       time.Time `json:"created_at"`
+	// FilledAt is when the opening was last filled; null before.
+	FilledAt *time.Time `json:"filled_at"`
+	// Warnings, in the answer to a declaration only, say what the owner should know of
+	// an opening accepted anyway (a first wave the number cannot send in time).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Filler is the customer holding an opening.
+type Filler struct {
+	CustomerID uuid.UUID `json:"customer_id"`
+	Phone      string    `json:"phone"`
+	Name       string    `json:"name"`
+}
+
+// Booking is an opening's latest booking.
+type Booking struct {
+	ID                      uuid.UUID `json:"id"`
+	Status                  string    `json:"status"`
+	AmountCents             int64     `json:"amount_cents"`
+	PaymentURL              *string   `json:"payment_url"`
+	StripeCheckoutSessionID *string   `json:"stripe_checkout_session_id"`
+	// ApplicationFeeCents is the platform's fee on the payment (Stripe Connect; 0
+	// without), and NetCents what the shop receives: AmountCents less the fee.
+	ApplicationFeeCents int64 `json:"application_fee_cents"`
+	NetCents            int64 `json:"net_cents"`
+}
+
+// Normal returns o as it is sent: times in UTC, starts_at to the second, and each
+// derived field (net_cents) worked out from what it derives from. The API and the
+// webhook events both send an opening through it, whatever made it.
+func (o Opening) Normal() Opening {
+	o.StartsAt = o.StartsAt.UTC().Truncate(time.Second)
+	o.CreatedAt = o.CreatedAt.UTC()
+	if o.FilledAt != nil {
+		t := o.FilledAt.UTC()
+		o.FilledAt = &t
+	}
+	if o.Booking != nil {
+		b := *o.Booking
+		b.NetCents = b.AmountCents - b.ApplicationFeeCents
+		o.Booking = &b
+	}
+	return o
+}
