@@ -27,6 +27,10 @@ type Opening struct {
 	CreatedAt       time.Time `json:"created_at"`
 	// FilledAt is when the opening was last filled; null before.
 	FilledAt *time.Time `json:"filled_at"`
+	// Staff is the person whose freed time this is; null: anyone's.
+	Staff *Staff `json:"staff"`
+	// ParentID is the opening this one is the rest of, after a shorter booking.
+	ParentID *uuid.UUID `json:"parent_id"`
 	// Warnings, in the answer to a declaration only, say what the owner should know of
 	// an opening accepted anyway (a first wave the number cannot send in time).
 	Warnings []string `json:"warnings,omitempty"`
@@ -39,7 +43,14 @@ type Filler struct {
 	Name       string    `json:"name"`
 }
 
-// Booking is an opening's latest booking.
+// Staff is a person of the shop.
+type Staff struct {
+	ID   uuid.UUID `json:"id"`
+	Name string    `json:"name"`
+}
+
+// Booking is an opening's latest booking: what was booked (Service, DurationMinutes,
+// PriceCents), and its payment.
 type Booking struct {
 	ID                      uuid.UUID `json:"id"`
 	Status                  string    `json:"status"`
@@ -50,6 +61,11 @@ type Booking struct {
 	// without), and NetCents what the shop receives: AmountCents less the fee.
 	ApplicationFeeCents int64 `json:"application_fee_cents"`
 	NetCents            int64 `json:"net_cents"`
+	// Service is what was booked, lasting DurationMinutes from the opening's start, at
+	// PriceCents (the amount charged).
+	Service         string `json:"service"`
+	DurationMinutes int    `json:"duration_minutes"`
+	PriceCents      int64  `json:"price_cents"`
 }
 
 // Normal returns o as it is sent: times in UTC, starts_at to the second, and each
@@ -65,6 +81,7 @@ func (o Opening) Normal() Opening {
 	if o.Booking != nil {
 		b := *o.Booking
 		b.NetCents = b.AmountCents - b.ApplicationFeeCents
+		b.PriceCents = b.AmountCents
 		o.Booking = &b
 	}
 	return o

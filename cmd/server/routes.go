@@ -51,7 +51,7 @@ func (a *app) routes() http.Handler {
 	// (shopapi.CalendarPath, whose token in the path is its credential).
 	(&shopapi.Handlers{Shops: a.shops, Openings: a.slots, AdminToken: a.cfg.AdminToken,
 		Ledger: a.ledger, StripeCalls: stripeCalls(limits), Hooks: a.hooks, Idempotency: a.idempotency, Calendar: a.calendar,
-		PublicURL: a.cfg.PublicURL, Inbox: a.inbox, Senders: a.senders}).Register(e)
+		PublicURL: a.cfg.PublicURL, Inbox: a.inbox, Senders: a.senders, Catalog: a.catalog}).Register(e)
 	a.dashboard.Register(e)
 	if a.cfg.StripeConnect {
 		a.dashboard.RegisterStripe(e, a.ledger, stripeCalls(limits)) // Stripe's onboarding, from the settings page

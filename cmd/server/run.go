@@ -24,6 +24,7 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/slotrecovery/slotrecovery/internal/calendar"
+	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/config"
 	"github.com/slotrecovery/slotrecovery/internal/cooldown"
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
@@ -145,6 +146,7 @@ type app struct {
 	shops         *shops.Service
 	senders       *senders.Service
 	slots         *slots.Service
+	catalog       *catalog.Catalog
 	ledger        *ledger.Service
 	offers        *offers.Service
 	delivery      *delivery.Service
@@ -521,6 +523,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	// on them (see slots.Book).
 	lockChannel := cfg.RedisKeyPrefix + slots.LockChannel
 	a.lockWatcher = redislock.NewWatcher(a.redis, lockChannel)
+	a.catalog = catalog.New(a.pool, nil)
 	a.slots = slots.New(a.pool, queue, slots.RedisLocker(redislock.New(a.redis), a.lockWatcher, lockChannel, a.metrics), cool, slotsCfg)
 	a.offers = offers.New(a.pool, queue, texter, cool, a.shops, a.slots, offersCfg)
 	a.delivery = delivery.New(a.pool, a.offers, a.shops, nil)

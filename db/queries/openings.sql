@@ -1,7 +1,8 @@
 -- name: OpeningInsert :one
 INSERT INTO slot_openings (shop_id, starts_at, duration_minutes, service, price_cents, status,
-    created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, 'open', $6, $6)
+    created_at, updated_at, staff_id, parent_id)
+VALUES (sqlc.arg(shop_id), sqlc.arg(starts_at), sqlc.arg(duration_minutes), sqlc.arg(service), sqlc.arg(price_cents), 'open',
+    sqlc.arg(created_at), sqlc.arg(created_at), sqlc.narg(staff_id), sqlc.narg(parent_id))
 RETURNING *;
 
 -- name: OpeningGet :one
@@ -70,9 +71,13 @@ SELECT s.id, s.shop_id, s.starts_at, s.duration_minutes, s.service, s.price_cent
     COALESCE(b.payment_url, '')::text AS booking_payment_url,
     COALESCE(b.stripe_checkout_session_id, '')::text AS booking_session_id,
     COALESCE(b.application_fee_cents, 0)::bigint AS booking_application_fee_cents,
-    (SELECT count(*) FROM slot_offers o WHERE o.opening_id = s.id AND o.sent_at IS NOT NULL) AS offers_sent
+    COALESCE(b.service, s.service)::text AS booking_service,
+    COALESCE(b.duration_minutes, s.duration_minutes)::integer AS booking_duration_minutes,
+    (SELECT count(*) FROM slot_offers o WHERE o.opening_id = s.id AND o.sent_at IS NOT NULL) AS offers_sent,
+    s.staff_id, COALESCE(st.name, '')::text AS staff_name, s.parent_id
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
+LEFT JOIN staff st ON st.id = s.staff_id
 LEFT JOIN LATERAL (
     SELECT * FROM bookings bk WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
 ) b ON true

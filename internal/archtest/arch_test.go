@@ -125,7 +125,7 @@ var classes = map[string]class{
 	"internal/inbound": domain, "internal/ledger": domain, "internal/delivery": domain,
 	"internal/outbox": domain, "internal/slots": domain, "internal/offers": domain,
 	"internal/texts": domain, "internal/shops": domain, "internal/inbox": domain,
-	"internal/senders": domain,
+	"internal/senders": domain, "internal/catalog": domain,
 
 	"internal/hooks": domainLib, "internal/idempotency": domainLib, "internal/calendar": domainLib,
 
@@ -163,7 +163,7 @@ var domainLayers = [][]string{
 	{"internal/texts"},                       // the wording of every text
 	{"internal/shops"},                       // shops and customers
 	{"internal/inbox"},                       // the owner's conversations: below shops, whose erasure forgets them
-	{"internal/hooks", "internal/idempotency"},
+	{"internal/hooks", "internal/idempotency", "internal/catalog"}, // catalog: staff and services
 }
 
 // mayImport lists, for each class, the classes of ours it may import. domain and

@@ -48,6 +48,8 @@ var tableOwners = map[string]string{
 	// What each calendar feed event last said, so that its SEQUENCE and LAST-MODIFIED
 	// move on with every change.
 	"calendar_events": "internal/calendar",
+	"staff":           "internal/catalog",
+	"services":        "internal/catalog",
 	// The owner's inbox: a conversation per shop and number, and its texts either way.
 	// Others record in them through inbox's functions over their own transactions
 	// (RecordIn, RecordOut, MarkSent, Forget, Purge).

@@ -35,7 +35,7 @@ WITH opening AS (
     WHERE s.id = $1 AND s.status = 'open' AND s.generation = $5
       AND s.starts_at > $6::timestamptz
       AND EXISTS (SELECT 1 FROM offer)
-    RETURNING s.id, s.shop_id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status, s.filled_by, s.generation, s.version, s.created_at, s.updated_at, s.filled_at
+    RETURNING s.id, s.shop_id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status, s.filled_by, s.generation, s.version, s.created_at, s.updated_at, s.filled_at, s.staff_id, s.parent_id
 ), accepted AS (
     UPDATE slot_offers SET status = 'accepted'
     WHERE id IN (SELECT id FROM offer) AND EXISTS (SELECT 1 FROM filled)
@@ -50,9 +50,9 @@ WITH opening AS (
     SELECT f.id, $3, a.id, $7, $8, f.price_cents, $9,
         $4::timestamptz, $4::timestamptz, $10, $11
     FROM filled f, accepted a
-    RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents
+    RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at
 )
-SELECT b.id, b.opening_id, b.customer_id, b.offer_id, b.shop_id, b.status, b.amount_cents, b.currency, b.stripe_checkout_session_id, b.stripe_payment_intent_id, b.payment_url, b.checkout_expires_at, b.refund_id, b.created_at, b.updated_at, b.confirmed_at, b.reconcile_after, b.reconcile_attempts, b.refund_requested_at, b.customer_told_at, b.refund_failed_at, b.refund_failed_payment_intent, b.refund_error, b.link_retry_at, b.refund_failed_dismissed_at, b.stripe_account, b.application_fee_cents, f.service, f.starts_at, f.price_cents,
+SELECT b.id, b.opening_id, b.customer_id, b.offer_id, b.shop_id, b.status, b.amount_cents, b.currency, b.stripe_checkout_session_id, b.stripe_payment_intent_id, b.payment_url, b.checkout_expires_at, b.refund_id, b.created_at, b.updated_at, b.confirmed_at, b.reconcile_after, b.reconcile_attempts, b.refund_requested_at, b.customer_told_at, b.refund_failed_at, b.refund_failed_payment_intent, b.refund_error, b.link_retry_at, b.refund_failed_dismissed_at, b.stripe_account, b.application_fee_cents, b.service, b.duration_minutes, b.staff_id, b.starts_at, b.ends_at, f.service, f.starts_at, f.price_cents,
     (CASE WHEN EXISTS (SELECT FROM webhook_subscribers(b.shop_id, webhook_claim_types(b.status)))
           THEN webhook_record_opening(b.shop_id, webhook_claim_types(b.status), b.created_at, to_jsonb(f), to_jsonb(b))
           ELSE 0 END)::integer AS events_recorded
@@ -151,6 +151,11 @@ func (q *Queries) BookingClaim(ctx context.Context, db DBTX, arg BookingClaimPar
 		&i.Booking.RefundFailedDismissedAt,
 		&i.Booking.StripeAccount,
 		&i.Booking.ApplicationFeeCents,
+		&i.Booking.Service,
+		&i.Booking.DurationMinutes,
+		&i.Booking.StaffID,
+		&i.Booking.StartsAt,
+		&i.Booking.EndsAt,
 		&i.Service,
 		&i.StartsAt,
 		&i.PriceCents,
@@ -160,7 +165,7 @@ func (q *Queries) BookingClaim(ctx context.Context, db DBTX, arg BookingClaimPar
 }
 
 const bookingGet = `-- name: BookingGet :one
-SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents FROM bookings WHERE id = $1
+SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at FROM bookings WHERE id = $1
 `
 
 func (q *Queries) BookingGet(ctx context.Context, db DBTX, id uuid.UUID) (Booking, error) {
@@ -194,6 +199,11 @@ func (q *Queries) BookingGet(ctx context.Context, db DBTX, id uuid.UUID) (Bookin
 		&i.RefundFailedDismissedAt,
 		&i.StripeAccount,
 		&i.ApplicationFeeCents,
+		&i.Service,
+		&i.DurationMinutes,
+		&i.StaffID,
+		&i.StartsAt,
+		&i.EndsAt,
 	)
 	return i, err
 }
@@ -261,7 +271,7 @@ func (q *Queries) BookingMarkTold(ctx context.Context, db DBTX, arg BookingMarkT
 const bookingSetCheckoutExpiry = `-- name: BookingSetCheckoutExpiry :one
 UPDATE bookings SET checkout_expires_at = $1::timestamptz, updated_at = $2::timestamptz
 WHERE id = $3 AND payment_url IS NULL AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at
 `
 
 type BookingSetCheckoutExpiryParams struct {
@@ -303,6 +313,11 @@ func (q *Queries) BookingSetCheckoutExpiry(ctx context.Context, db DBTX, arg Boo
 		&i.RefundFailedDismissedAt,
 		&i.StripeAccount,
 		&i.ApplicationFeeCents,
+		&i.Service,
+		&i.DurationMinutes,
+		&i.StaffID,
+		&i.StartsAt,
+		&i.EndsAt,
 	)
 	return i, err
 }

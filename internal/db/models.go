@@ -39,6 +39,11 @@ type Booking struct {
 	RefundFailedDismissedAt   *time.Time
 	StripeAccount             pgtype.Text
 	ApplicationFeeCents       int64
+	Service                   pgtype.Text
+	DurationMinutes           pgtype.Int4
+	StaffID                   uuid.NullUUID
+	StartsAt                  *time.Time
+	EndsAt                    *time.Time
 }
 
 type CalendarEvent struct {
@@ -109,6 +114,7 @@ type Customer struct {
 	PrefServices     []string
 	ErasedAt         *time.Time
 	Language         pgtype.Text
+	PrefStaffIds     []uuid.UUID
 }
 
 type DashboardSessionEnd struct {
@@ -160,6 +166,18 @@ type InboundMessage struct {
 	BookingID   uuid.NullUUID
 }
 
+type Service struct {
+	ID              uuid.UUID
+	ShopID          uuid.UUID
+	Name            string
+	DurationMinutes int32
+	PriceCents      int64
+	StaffIds        []uuid.UUID
+	Active          bool
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+}
+
 type Shop struct {
 	ID                      uuid.UUID
 	Name                    string
@@ -200,21 +218,25 @@ type Shop struct {
 }
 
 type SlotOffer struct {
-	ID         uuid.UUID
-	OpeningID  uuid.UUID
-	CustomerID uuid.UUID
-	ShopID     uuid.UUID
-	Generation int32
-	Wave       int32
-	Status     string
-	TwilioSid  pgtype.Text
-	ErrorCode  pgtype.Int4
-	CreatedAt  time.Time
-	SentAt     *time.Time
-	ClaimedAt  *time.Time
-	Delivery   pgtype.Text
-	DeliveryAt *time.Time
-	ReplacedAt *time.Time
+	ID              uuid.UUID
+	OpeningID       uuid.UUID
+	CustomerID      uuid.UUID
+	ShopID          uuid.UUID
+	Generation      int32
+	Wave            int32
+	Status          string
+	TwilioSid       pgtype.Text
+	ErrorCode       pgtype.Int4
+	CreatedAt       time.Time
+	SentAt          *time.Time
+	ClaimedAt       *time.Time
+	Delivery        pgtype.Text
+	DeliveryAt      *time.Time
+	ReplacedAt      *time.Time
+	ServiceID       uuid.NullUUID
+	Service         pgtype.Text
+	DurationMinutes pgtype.Int4
+	PriceCents      pgtype.Int8
 }
 
 type SlotOffersClaimable struct {
@@ -241,6 +263,8 @@ type SlotOpening struct {
 	CreatedAt       time.Time
 	UpdatedAt       time.Time
 	FilledAt        *time.Time
+	StaffID         uuid.NullUUID
+	ParentID        uuid.NullUUID
 }
 
 type SmsRegistration struct {
@@ -283,6 +307,15 @@ type SmsSuppression struct {
 	PhoneHmac []byte
 	Reason    string
 	CreatedAt time.Time
+}
+
+type Staff struct {
+	ID        uuid.UUID
+	ShopID    uuid.UUID
+	Name      string
+	Active    bool
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 type StripeEvent struct {

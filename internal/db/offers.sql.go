@@ -123,7 +123,7 @@ func (q *Queries) OfferClaimManyForSending(ctx context.Context, db DBTX, arg Off
 const offerDecline = `-- name: OfferDecline :one
 UPDATE slot_offers SET status = 'declined'
 WHERE id = $1 AND status IN ('sending', 'sent')
-RETURNING id, opening_id, customer_id, shop_id, generation, wave, status, twilio_sid, error_code, created_at, sent_at, claimed_at, delivery, delivery_at, replaced_at
+RETURNING id, opening_id, customer_id, shop_id, generation, wave, status, twilio_sid, error_code, created_at, sent_at, claimed_at, delivery, delivery_at, replaced_at, service_id, service, duration_minutes, price_cents
 `
 
 func (q *Queries) OfferDecline(ctx context.Context, db DBTX, id uuid.UUID) (SlotOffer, error) {
@@ -145,6 +145,10 @@ func (q *Queries) OfferDecline(ctx context.Context, db DBTX, id uuid.UUID) (Slot
 		&i.Delivery,
 		&i.DeliveryAt,
 		&i.ReplacedAt,
+		&i.ServiceID,
+		&i.Service,
+		&i.DurationMinutes,
+		&i.PriceCents,
 	)
 	return i, err
 }

@@ -17,7 +17,7 @@ const openingCancel = `-- name: OpeningCancel :one
 UPDATE slot_openings
 SET status = 'cancelled', updated_at = $1::timestamptz, version = version + 1
 WHERE id = $2 AND shop_id = $3 AND status = 'open'
-RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at
+RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id
 `
 
 type OpeningCancelParams struct {
@@ -43,6 +43,8 @@ func (q *Queries) OpeningCancel(ctx context.Context, db DBTX, arg OpeningCancelP
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FilledAt,
+		&i.StaffID,
+		&i.ParentID,
 	)
 	return i, err
 }
@@ -68,7 +70,7 @@ const openingExpire = `-- name: OpeningExpire :one
 UPDATE slot_openings
 SET status = 'expired', updated_at = $1::timestamptz, version = version + 1
 WHERE id = $2 AND status = 'open'
-RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at
+RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id
 `
 
 type OpeningExpireParams struct {
@@ -93,6 +95,8 @@ func (q *Queries) OpeningExpire(ctx context.Context, db DBTX, arg OpeningExpireP
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FilledAt,
+		&i.StaffID,
+		&i.ParentID,
 	)
 	return i, err
 }
@@ -101,7 +105,7 @@ const openingExpireFilled = `-- name: OpeningExpireFilled :one
 UPDATE slot_openings
 SET status = 'expired', filled_by = NULL, filled_at = NULL, updated_at = $1::timestamptz, version = version + 1
 WHERE id = $2 AND status = 'filled'
-RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at
+RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id
 `
 
 type OpeningExpireFilledParams struct {
@@ -127,6 +131,8 @@ func (q *Queries) OpeningExpireFilled(ctx context.Context, db DBTX, arg OpeningE
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FilledAt,
+		&i.StaffID,
+		&i.ParentID,
 	)
 	return i, err
 }
@@ -186,7 +192,7 @@ func (q *Queries) OpeningForWaveLocked(ctx context.Context, db DBTX, id uuid.UUI
 }
 
 const openingGet = `-- name: OpeningGet :one
-SELECT id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at FROM slot_openings WHERE id = $1
+SELECT id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id FROM slot_openings WHERE id = $1
 `
 
 func (q *Queries) OpeningGet(ctx context.Context, db DBTX, id uuid.UUID) (SlotOpening, error) {
@@ -206,15 +212,18 @@ func (q *Queries) OpeningGet(ctx context.Context, db DBTX, id uuid.UUID) (SlotOp
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FilledAt,
+		&i.StaffID,
+		&i.ParentID,
 	)
 	return i, err
 }
 
 const openingInsert = `-- name: OpeningInsert :one
 INSERT INTO slot_openings (shop_id, starts_at, duration_minutes, service, price_cents, status,
-    created_at, updated_at)
-VALUES ($1, $2, $3, $4, $5, 'open', $6, $6)
-RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at
+    created_at, updated_at, staff_id, parent_id)
+VALUES ($1, $2, $3, $4, $5, 'open',
+    $6, $6, $7, $8)
+RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id
 `
 
 type OpeningInsertParams struct {
@@ -224,6 +233,8 @@ type OpeningInsertParams struct {
 	Service         string
 	PriceCents      int64
 	CreatedAt       time.Time
+	StaffID         uuid.NullUUID
+	ParentID        uuid.NullUUID
 }
 
 func (q *Queries) OpeningInsert(ctx context.Context, db DBTX, arg OpeningInsertParams) (SlotOpening, error) {
@@ -234,6 +245,8 @@ func (q *Queries) OpeningInsert(ctx context.Context, db DBTX, arg OpeningInsertP
 		arg.Service,
 		arg.PriceCents,
 		arg.CreatedAt,
+		arg.StaffID,
+		arg.ParentID,
 	)
 	var i SlotOpening
 	err := row.Scan(
@@ -250,6 +263,8 @@ func (q *Queries) OpeningInsert(ctx context.Context, db DBTX, arg OpeningInsertP
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FilledAt,
+		&i.StaffID,
+		&i.ParentID,
 	)
 	return i, err
 }
@@ -264,11 +279,15 @@ SELECT s.id, s.shop_id, s.starts_at, s.duration_minutes, s.service, s.price_cent
     COALESCE(b.payment_url, '')::text AS booking_payment_url,
     COALESCE(b.stripe_checkout_session_id, '')::text AS booking_session_id,
     COALESCE(b.application_fee_cents, 0)::bigint AS booking_application_fee_cents,
-    (SELECT count(*) FROM slot_offers o WHERE o.opening_id = s.id AND o.sent_at IS NOT NULL) AS offers_sent
+    COALESCE(b.service, s.service)::text AS booking_service,
+    COALESCE(b.duration_minutes, s.duration_minutes)::integer AS booking_duration_minutes,
+    (SELECT count(*) FROM slot_offers o WHERE o.opening_id = s.id AND o.sent_at IS NOT NULL) AS offers_sent,
+    s.staff_id, COALESCE(st.name, '')::text AS staff_name, s.parent_id
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
+LEFT JOIN staff st ON st.id = s.staff_id
 LEFT JOIN LATERAL (
-    SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents FROM bookings bk WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
+    SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at FROM bookings bk WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
 ) b ON true
 WHERE s.shop_id = $1
   AND ($2::uuid IS NULL OR s.id = $2::uuid)
@@ -304,7 +323,12 @@ type OpeningListDetailedRow struct {
 	BookingPaymentUrl          string
 	BookingSessionID           string
 	BookingApplicationFeeCents int64
+	BookingService             string
+	BookingDurationMinutes     int32
 	OffersSent                 int64
+	StaffID                    uuid.NullUUID
+	StaffName                  string
+	ParentID                   uuid.NullUUID
 }
 
 // Openings as owners see them: who filled each, its latest booking, offers texted (whose
@@ -344,7 +368,12 @@ func (q *Queries) OpeningListDetailed(ctx context.Context, db DBTX, arg OpeningL
 			&i.BookingPaymentUrl,
 			&i.BookingSessionID,
 			&i.BookingApplicationFeeCents,
+			&i.BookingService,
+			&i.BookingDurationMinutes,
 			&i.OffersSent,
+			&i.StaffID,
+			&i.StaffName,
+			&i.ParentID,
 		); err != nil {
 			return nil, err
 		}
@@ -382,7 +411,7 @@ func (q *Queries) OpeningListOpenForShop(ctx context.Context, db DBTX, shopID uu
 }
 
 const openingLockForBooking = `-- name: OpeningLockForBooking :one
-SELECT id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at FROM slot_openings
+SELECT id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id FROM slot_openings
 WHERE id = (SELECT opening_id FROM bookings WHERE bookings.id = $1)
 FOR UPDATE
 `
@@ -407,6 +436,8 @@ func (q *Queries) OpeningLockForBooking(ctx context.Context, db DBTX, bookingID 
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FilledAt,
+		&i.StaffID,
+		&i.ParentID,
 	)
 	return i, err
 }
@@ -416,7 +447,7 @@ UPDATE slot_openings
 SET status = 'open', filled_by = NULL, filled_at = NULL, generation = generation + 1,
     updated_at = $1::timestamptz, version = version + 1
 WHERE id = $2 AND status = 'filled'
-RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at
+RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id
 `
 
 type OpeningReopenParams struct {
@@ -442,6 +473,8 @@ func (q *Queries) OpeningReopen(ctx context.Context, db DBTX, arg OpeningReopenP
 		&i.CreatedAt,
 		&i.UpdatedAt,
 		&i.FilledAt,
+		&i.StaffID,
+		&i.ParentID,
 	)
 	return i, err
 }

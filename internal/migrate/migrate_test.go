@@ -224,7 +224,7 @@ func TestOpeningSubjectsRewritten(t *testing.T) {
 		require.JSONEq(t, `{`+opened+`,"offers_sent":4,
 			"filled_by":{"customer_id":"0f8b6a56-2d0c-4a8e-9d5e-3d1d0b8f6a03","phone":"+15555550111","name":"Bea"},
 			"booking":{"id":"0f8b6a56-2d0c-4a8e-9d5e-3d1d0b8f6a04","status":"pending_payment","amount_cents":3500,
-				"payment_url":null,"stripe_checkout_session_id":"cs_1","application_fee_cents":100}}`, subject(filled))
+				"payment_url":null,"stripe_checkout_session_id":"cs_1","application_fee_cents":100,"service":"Cut","duration_minutes":45}}`, subject(filled))
 		require.JSONEq(t, `{`+opened+`,"offers_sent":0,"filled_by":null,"booking":null}`, subject(declared))
 		require.JSONEq(t, `{}`, subject(erased))
 		require.JSONEq(t, `{"ID":"0f8b6a56-2d0c-4a8e-9d5e-3d1d0b8f6a03","opening":"not an opening event"}`, subject(customer))
@@ -233,5 +233,7 @@ func TestOpeningSubjectsRewritten(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "Bea", o.FilledBy.Name)
 	require.EqualValues(t, 3400, o.Booking.NetCents)
+	require.EqualValues(t, 3500, o.Booking.PriceCents)
+	require.Nil(t, o.Staff)
 	require.Equal(t, "2026-11-28T15:00:00Z", o.StartsAt.Format(time.RFC3339))
 }

@@ -392,6 +392,8 @@ type openingRequest struct {
 	DurationMinutes int     `json:"duration_minutes"`
 	Service         string  `json:"service"`
 	PriceCents      int64   `json:"price_cents"`
+	// StaffID is the person whose freed time it is; absent or null: anyone's.
+	StaffID *uuid.UUID `json:"staff_id"`
 }
 
 type listJSON struct {
@@ -413,8 +415,15 @@ func newOpeningJSON(o slots.Opening, currency string) api.Opening {
 		out.Booking = &api.Booking{
 			ID: b.ID, Status: b.Status, AmountCents: b.AmountCents,
 			PaymentURL: nonEmpty(b.PaymentURL), StripeCheckoutSessionID: nonEmpty(b.StripeCheckoutSessionID),
-			ApplicationFeeCents: b.ApplicationFeeCents,
+			ApplicationFeeCents: b.ApplicationFeeCents, Service: b.Service, DurationMinutes: b.DurationMinutes,
 		}
+	}
+	if o.StaffID != uuid.Nil {
+		out.Staff = &api.Staff{ID: o.StaffID, Name: o.StaffName}
+	}
+	if o.ParentID != uuid.Nil {
+		p := o.ParentID
+		out.ParentID = &p
 	}
 	return out.Normal()
 }

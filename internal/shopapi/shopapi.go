@@ -30,6 +30,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/calendar"
+	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/idempotency"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
@@ -67,6 +68,8 @@ type Handlers struct {
 	// Senders sets up shops' own senders and their A2P registration (senders.go); nil
 	// answers those routes 503 and shows each shop's number alone.
 	Senders *senders.Service
+	// Catalog serves the shop's staff and services (/api/staff, /api/services).
+	Catalog *catalog.Catalog
 }
 
 // Register adds the shop API's routes to e. The routes are registered one by one (not
@@ -109,6 +112,7 @@ func (h *Handlers) Register(e *echo.Echo) {
 	e.GET(CalendarPath, h.calendarFeed)
 	e.HEAD(CalendarPath, h.calendarFeed)
 	h.registerSenders(e)
+	h.registerCatalog(e)
 }
 
 // errAdminUnauthorized answers a missing or wrong admin token.
@@ -227,9 +231,13 @@ func (h *Handlers) declareOpening(c echo.Context) error {
 			return err
 		}
 	}
-	o, err := h.Openings.Declare(c.Request().Context(), shop, slots.NewOpening{
+	n := slots.NewOpening{
 		StartsAt: startsAt, DurationMinutes: req.DurationMinutes, Service: req.Service, PriceCents: req.PriceCents,
-	})
+	}
+	if req.StaffID != nil {
+		n.StaffID = *req.StaffID
+	}
+	o, err := h.Openings.Declare(c.Request().Context(), shop, n)
 	if err != nil {
 		return err
 	}

@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/calendar"
+	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/idempotency"
@@ -100,6 +101,7 @@ func newEnvWith(t *testing.T, change func(h *shopapi.Handlers, pool *pgxpool.Poo
 		PublicURL:   publicURL,
 		AdminToken:  adminToken,
 		Inbox:       inbox.New(pool, rc, shopsSvc, inbox.Config{}),
+		Catalog:     catalog.New(pool, nil),
 	}
 	if change != nil {
 		change(h, pool, rc)

@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
@@ -63,6 +64,12 @@ type Opening struct {
 	FilledAt        *time.Time
 	FilledBy        *Filler
 	Booking         *Booking
+	// StaffID is the person whose freed time this is (uuid.Nil: anyone's), StaffName
+	// their name.
+	StaffID   uuid.UUID
+	StaffName string
+	// ParentID is the opening this one is the rest of (uuid.Nil: declared).
+	ParentID uuid.UUID
 	// Warnings are what the owner should know of a declaration that was accepted
 	// anyway (only Declare sets them).
 	Warnings []string
@@ -85,14 +92,21 @@ type Booking struct {
 	// ApplicationFeeCents is the platform's fee on the payment (Stripe Connect), 0
 	// without one: the shop receives AmountCents less it.
 	ApplicationFeeCents int64
+	// Service is what was booked, lasting DurationMinutes from the opening's start.
+	Service         string
+	DurationMinutes int
 }
 
-// NewOpening is what a shop declares.
+// NewOpening is what a shop declares. Once the shop has services (internal/catalog),
+// Service may be empty (each customer is offered a service of theirs that fits) or must
+// name one of them, and PriceCents may be 0 (the named service's price).
 type NewOpening struct {
 	StartsAt        time.Time
 	DurationMinutes int
 	Service         string
 	PriceCents      int64
+	// StaffID is the person whose freed time this is; uuid.Nil: anyone's.
+	StaffID uuid.UUID
 }
 
 // Locker holds the per-slot locks, shared by every instance.
@@ -204,17 +218,22 @@ func (s *Service) Declare(ctx context.Context, shop shops.Shop, n NewOpening) (O
 		return Opening{}, problem.Invalidf("starts_at", "starts_at must be within a year")
 	case n.DurationMinutes <= 0 || n.DurationMinutes > 1440:
 		return Opening{}, problem.Invalidf("duration_minutes", "duration_minutes must be between 1 and 1440")
-	case n.Service == "" || len(n.Service) > 100:
-		return Opening{}, problem.Invalidf("service", "service is required (at most 100 characters)")
-	case n.PriceCents <= 0 || n.PriceCents > money.MaxAmount:
-		return Opening{}, problem.Invalidf("price_cents", "price_cents must be a positive amount in the smallest currency unit, at most %d (the most the payment provider charges at once)", money.MaxAmount)
+	}
+	// A shop with services books each customer's own service: the opening's service and
+	// price are optional then, and a service it names must be one of them.
+	withServices, err := catalog.HasServices(ctx, s.pool, shop.ID)
+	if err != nil {
+		return Opening{}, err
+	}
+	if err := s.checkWhat(ctx, shop.ID, withServices, &n); err != nil {
+		return Opening{}, err
 	}
 	// On the caller's copy first: a refusal costs no transaction.
 	if err := s.shopAllows(shop, n, now); err != nil {
 		return Opening{}, err
 	}
 	var id uuid.UUID
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		// Again on the shop as it is now, held until this commits. A change of currency or
 		// payment mode (shops.Service.Update) or a disconnected Stripe account (the ledger)
 		// may have committed since the caller read the shop, after checking the shop's open
@@ -233,6 +252,7 @@ func (s *Service) Declare(ctx context.Context, shop shops.Shop, n NewOpening) (O
 		row, err := queries.OpeningInsert(ctx, tx, db.OpeningInsertParams{
 			ShopID: shop.ID, StartsAt: n.StartsAt.UTC().Truncate(time.Second), DurationMinutes: int32(n.DurationMinutes),
 			Service: n.Service, PriceCents: n.PriceCents, CreatedAt: now.UTC(),
+			StaffID: uuid.NullUUID{UUID: n.StaffID, Valid: n.StaffID != uuid.Nil},
 		})
 		if err != nil {
 			return fmt.Errorf("insert opening: %w", err)
@@ -254,6 +274,52 @@ func (s *Service) Declare(ctx context.Context, shop shops.Shop, n NewOpening) (O
 	return o, nil
 }
 
+// checkWhat checks n's service, price and person. Without services: a service and a
+// positive price, as declared. With them: a service it names must be one of the shop's
+// (its price when n has none), and no service means each customer is offered their
+// own. A person must be one of the shop's.
+func (s *Service) checkWhat(ctx context.Context, shopID uuid.UUID, withServices bool, n *NewOpening) error {
+	if n.StaffID != uuid.Nil {
+		p, err := catalog.New(s.pool, nil).Person(ctx, shopID, n.StaffID)
+		if errors.Is(err, catalog.ErrStaffNotFound) || (err == nil && !p.Active) {
+			return &problem.Error{Kind: problem.Invalid, Code: "unknown_staff", Field: "staff_id",
+				Message: "staff_id names no active person of the shop"}
+		}
+		if err != nil {
+			return err
+		}
+	}
+	priceErr := problem.Invalidf("price_cents", "price_cents must be a positive amount in the smallest currency unit, at most %d (the most the payment provider charges at once)", money.MaxAmount)
+	if !withServices {
+		switch {
+		case n.Service == "" || len(n.Service) > 100:
+			return problem.Invalidf("service", "service is required (at most 100 characters)")
+		case n.PriceCents <= 0 || n.PriceCents > money.MaxAmount:
+			return priceErr
+		}
+		return nil
+	}
+	if n.PriceCents < 0 || n.PriceCents > money.MaxAmount {
+		return priceErr
+	}
+	if n.Service == "" {
+		return nil
+	}
+	sv, err := catalog.ServiceNamed(ctx, s.pool, shopID, n.Service)
+	if errors.Is(err, catalog.ErrServiceNotFound) {
+		return &problem.Error{Kind: problem.Invalid, Code: "unknown_service", Field: "service",
+			Message: fmt.Sprintf("the shop has no active service named %q", n.Service)}
+	}
+	if err != nil {
+		return err
+	}
+	n.Service = sv.Name
+	if n.PriceCents == 0 {
+		n.PriceCents = sv.PriceCents
+	}
+	return nil
+}
+
 // shopAllows checks n against what the shop's settings require of an opening: a start
 // beyond the shop's lead time, and for a shop that takes payments, that it can take
 // them and that the price is one the payment provider charges.
@@ -267,7 +333,9 @@ func (s *Service) shopAllows(shop shops.Shop, n NewOpening, now time.Time) error
 	if err := shop.CheckoutReady(); err != nil {
 		return err
 	}
-	if shop.PaymentMode != shops.PaymentNone && s.cfg.MinimumCharge != nil {
+	// An opening without a price (a shop with services, no service named) is charged at
+	// each booked service's price.
+	if shop.PaymentMode != shops.PaymentNone && s.cfg.MinimumCharge != nil && n.PriceCents > 0 {
 		if minimum := s.cfg.MinimumCharge(shop.Currency); n.PriceCents < minimum {
 			return problem.Invalidf("price_cents", "price_cents must be at least %d %s: the payment provider refuses smaller payments", minimum, strings.ToUpper(shop.Currency))
 		}
@@ -386,7 +454,14 @@ func fromDetailed(r db.OpeningListDetailedRow) Opening {
 			ID: id, Status: r.BookingStatus, AmountCents: r.BookingAmountCents,
 			PaymentURL: r.BookingPaymentUrl, StripeCheckoutSessionID: r.BookingSessionID,
 			ApplicationFeeCents: r.BookingApplicationFeeCents,
+			Service:             r.BookingService, DurationMinutes: int(r.BookingDurationMinutes),
 		}
+	}
+	if r.StaffID.Valid {
+		o.StaffID, o.StaffName = r.StaffID.UUID, r.StaffName
+	}
+	if r.ParentID.Valid {
+		o.ParentID = r.ParentID.UUID
 	}
 	return o
 }

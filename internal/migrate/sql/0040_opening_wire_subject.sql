@@ -25,10 +25,15 @@ BEGIN
                        'amount_cents', p_booking -> 'amount_cents',
                        'payment_url', p_booking -> 'payment_url',
                        'stripe_checkout_session_id', p_booking -> 'stripe_checkout_session_id',
-                       'application_fee_cents', COALESCE(p_booking -> 'application_fee_cents', '0'::jsonb)) END,
+                       'application_fee_cents', COALESCE(p_booking -> 'application_fee_cents', '0'::jsonb),
+                       'service', COALESCE(p_booking -> 'service', p_opening -> 'service'),
+                       'duration_minutes', COALESCE(p_booking -> 'duration_minutes', p_opening -> 'duration_minutes')) END,
         'generation', p_opening -> 'generation',
         'created_at', p_opening -> 'created_at',
-        'filled_at', p_opening -> 'filled_at');
+        'filled_at', p_opening -> 'filled_at',
+        'staff', (SELECT jsonb_build_object('id', st.id, 'name', st.name)
+                  FROM staff st WHERE st.id = (p_opening ->> 'staff_id')::uuid),
+        'parent_id', p_opening -> 'parent_id');
 END
 $$;
 
@@ -56,7 +61,9 @@ SET subject = jsonb_build_object(
                        'amount_cents', subject -> 'booking' -> 'amount_cents',
                        'payment_url', subject -> 'booking' -> 'payment_url',
                        'stripe_checkout_session_id', subject -> 'booking' -> 'stripe_checkout_session_id',
-                       'application_fee_cents', COALESCE(subject -> 'booking' -> 'application_fee_cents', '0'::jsonb)) END,
+                       'application_fee_cents', COALESCE(subject -> 'booking' -> 'application_fee_cents', '0'::jsonb),
+                       'service', subject -> 'opening' -> 'service',
+                       'duration_minutes', subject -> 'opening' -> 'duration_minutes') END,
         'generation', subject -> 'opening' -> 'generation',
         'created_at', subject -> 'opening' -> 'created_at',
         'filled_at', subject -> 'opening' -> 'filled_at')
