@@ -67,7 +67,8 @@ WITH opening AS (
 ), offer AS (
     -- Locking the view's rows locks the offer (and the opening, held already): a claim
     -- that waited for either rechecks the rule on the rows as they are now.
-    SELECT v.id FROM slot_offers_claimable v JOIN customers c ON c.id = v.customer_id
+    SELECT v.id, so.service, so.duration_minutes, so.price_cents
+    FROM slot_offers_claimable v JOIN customers c ON c.id = v.customer_id JOIN slot_offers so ON so.id = v.id
     WHERE v.id = sqlc.arg(offer_id) AND v.customer_id = sqlc.arg(customer_id)
       AND c.opted_out_at IS NULL
       AND EXISTS (SELECT 1 FROM opening)
@@ -87,20 +88,28 @@ WITH opening AS (
 ), accepted AS (
     UPDATE slot_offers SET status = 'accepted'
     WHERE id IN (SELECT id FROM offer) AND EXISTS (SELECT 1 FROM filled)
-    RETURNING id
+    RETURNING id, service, duration_minutes, price_cents
 ), lost AS (
     UPDATE slot_offers SET status = 'lost'
     WHERE opening_id IN (SELECT id FROM filled) AND id <> sqlc.arg(offer_id)
       AND status IN ('queued', 'sending', 'sent')
 ), booking AS (
+    -- What the offer offered this customer (a shop with services), else the opening's
+    -- own: its price is what they pay. The person's time it takes is refused by the
+    -- database if it overlaps another live booking of theirs (bookings_staff_no_overlap).
     INSERT INTO bookings (opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency,
-        created_at, updated_at, confirmed_at, checkout_expires_at)
-    SELECT f.id, sqlc.arg(customer_id), a.id, sqlc.arg(shop_id), sqlc.arg(status), f.price_cents, sqlc.arg(currency),
-        sqlc.arg(now)::timestamptz, sqlc.arg(now)::timestamptz, sqlc.narg(confirmed_at), sqlc.narg(checkout_expires_at)
+        created_at, updated_at, confirmed_at, checkout_expires_at,
+        service, duration_minutes, staff_id, starts_at, ends_at)
+    SELECT f.id, sqlc.arg(customer_id), a.id, sqlc.arg(shop_id), sqlc.arg(status), COALESCE(a.price_cents, f.price_cents),
+        sqlc.arg(currency), sqlc.arg(now)::timestamptz, sqlc.arg(now)::timestamptz, sqlc.narg(confirmed_at),
+        sqlc.narg(checkout_expires_at),
+        COALESCE(a.service, f.service), COALESCE(a.duration_minutes, f.duration_minutes), f.staff_id, f.starts_at,
+        f.starts_at + make_interval(mins => COALESCE(a.duration_minutes, f.duration_minutes))
     FROM filled f, accepted a
     RETURNING *
 )
-SELECT sqlc.embed(b), f.service, f.starts_at, f.price_cents,
+SELECT sqlc.embed(b), b.service::text AS service, f.starts_at, b.amount_cents AS price_cents,
+    f.duration_minutes AS opening_minutes, f.staff_id AS opening_staff_id,
     (CASE WHEN EXISTS (SELECT FROM webhook_subscribers(b.shop_id, webhook_claim_types(b.status)))
           THEN webhook_record_opening(b.shop_id, webhook_claim_types(b.status), b.created_at, to_jsonb(f), to_jsonb(b))
           ELSE 0 END)::integer AS events_recorded

@@ -51,9 +51,34 @@ WHERE id = sqlc.arg(id);
 -- its local day of the week, a window that holds the whole appointment, its service;
 -- and who have not reached the shop's daily cap of offers texted (max_per_day 0 means
 -- no cap) in the local day [day_start, day_end). Waitlist priority first.
-SELECT c.id, c.phone, c.name, c.priority
+--
+-- A customer who wants only some people (pref_staff_ids) is offered only their
+-- openings. In a shop with services (with_services), each customer is offered the first
+-- of their services (in their order) that fits the opening: active, done by the
+-- opening's person (or by anyone, or the opening names no person), and no longer than
+-- the opening; a customer without service preferences the opening's own service when it
+-- names one that fits. No fit, no offer. The fit comes back as service_id (the nil uuid
+-- without services), fit_name, fit_minutes and fit_price.
+SELECT c.id, c.phone, c.name, c.priority,
+    COALESCE(fit.id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS service_id,
+    COALESCE(fit.name, '')::text AS fit_name, COALESCE(fit.duration_minutes, 0)::integer AS fit_minutes,
+    COALESCE(fit.price_cents, 0)::bigint AS fit_price
 FROM customers c
+LEFT JOIN LATERAL (
+    SELECT sv.id, sv.name, sv.duration_minutes, sv.price_cents
+    FROM services sv
+    LEFT JOIN unnest(c.pref_services) WITH ORDINALITY AS ps(name, n) ON lower(ps.name) = lower(sv.name)
+    WHERE sqlc.arg(with_services)::boolean AND sv.shop_id = c.shop_id AND sv.active
+      AND sv.duration_minutes <= sqlc.arg(opening_minutes)::integer
+      AND (cardinality(sv.staff_ids) = 0 OR sqlc.narg(staff_id)::uuid IS NULL OR sqlc.narg(staff_id)::uuid = ANY(sv.staff_ids))
+      AND CASE WHEN cardinality(c.pref_services) = 0 THEN lower(sv.name) = lower(sqlc.arg(service)::text)
+               ELSE ps.n IS NOT NULL END
+    ORDER BY ps.n
+    LIMIT 1
+) fit ON true
 WHERE c.shop_id = sqlc.arg(shop_id)
+  AND (cardinality(c.pref_staff_ids) = 0 OR sqlc.narg(staff_id)::uuid = ANY(c.pref_staff_ids))
+  AND (NOT sqlc.arg(with_services)::boolean OR fit.id IS NOT NULL)
   AND c.sms_opt_in
   AND c.opted_out_at IS NULL
   AND c.unreachable_at IS NULL
@@ -63,7 +88,7 @@ WHERE c.shop_id = sqlc.arg(shop_id)
       SELECT 1 FROM generate_subscripts(c.pref_window_starts, 1) AS k
       WHERE c.pref_window_starts[k] <= sqlc.arg(start_minute)::integer
         AND sqlc.arg(end_minute)::integer <= c.pref_window_ends[k]))
-  AND (cardinality(c.pref_services) = 0 OR EXISTS (
+  AND (sqlc.arg(with_services)::boolean OR cardinality(c.pref_services) = 0 OR EXISTS (
       SELECT 1 FROM unnest(c.pref_services) AS ps(name)
       WHERE lower(ps.name) = lower(sqlc.arg(service)::text)))
   AND (sqlc.arg(max_per_day)::integer = 0 OR (

@@ -1,15 +1,23 @@
 -- name: OfferInsertMany :exec
--- Records a wave's offers, one statement for all its customers; an offer that exists
--- already (a retried wave) is kept.
-INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at)
-SELECT sqlc.arg(opening_id), c.id, sqlc.arg(shop_id), sqlc.arg(generation), sqlc.arg(wave), 'queued', sqlc.arg(created_at)
-FROM unnest(sqlc.arg(customer_ids)::uuid[]) WITH ORDINALITY AS c(id, n)
-ORDER BY c.n
+-- Records a wave's offers, one statement for all its customers, each with the service
+-- it offers them (service_ids[i], services[i], durations[i], prices[i]; the nil uuid, ''
+-- and 0: the opening's own); an offer that exists already (a retried wave) is kept.
+INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at,
+    service_id, service, duration_minutes, price_cents)
+SELECT sqlc.arg(opening_id), (sqlc.arg(customer_ids)::uuid[])[i], sqlc.arg(shop_id), sqlc.arg(generation), sqlc.arg(wave),
+    'queued', sqlc.arg(created_at),
+    NULLIF((sqlc.arg(service_ids)::uuid[])[i], '00000000-0000-0000-0000-000000000000'::uuid),
+    NULLIF((sqlc.arg(services)::text[])[i], ''), NULLIF((sqlc.arg(durations)::integer[])[i], 0),
+    NULLIF((sqlc.arg(prices)::bigint[])[i], 0)
+FROM generate_subscripts(sqlc.arg(customer_ids)::uuid[], 1) AS i
+ORDER BY i
 ON CONFLICT (opening_id, generation, customer_id) DO NOTHING;
 
 -- name: OfferListWave :many
--- A wave's offers with the customer's number and language (NULL: the shop's).
-SELECT o.id, o.customer_id, o.status, c.phone, c.language
+-- A wave's offers with the customer's number and language (NULL: the shop's), and the
+-- service each offers ('' and 0: the opening's).
+SELECT o.id, o.customer_id, o.status, c.phone, c.language,
+    COALESCE(o.service, '')::text AS service, COALESCE(o.price_cents, 0)::bigint AS price_cents
 FROM slot_offers o JOIN customers c ON c.id = o.customer_id
 WHERE o.opening_id = $1 AND o.generation = $2 AND o.wave = $3
 ORDER BY o.created_at, o.id;

@@ -11,8 +11,9 @@ SELECT * FROM slot_openings WHERE id = $1;
 -- name: OpeningForWave :one
 -- What an offer wave needs of an opening (internal/offers reads it; slots owns the
 -- table): whether it still takes offers, its round, and what the offer text says.
-SELECT id, shop_id, generation, status = 'open' AS open, starts_at, duration_minutes, service, price_cents, created_at
-FROM slot_openings WHERE id = $1;
+SELECT s.id, s.shop_id, s.generation, s.status = 'open' AS open, s.starts_at, s.duration_minutes, s.service, s.price_cents,
+    s.created_at, s.staff_id, COALESCE(st.name, '')::text AS staff_name
+FROM slot_openings s LEFT JOIN staff st ON st.id = s.staff_id WHERE s.id = $1;
 
 -- name: OpeningForWaveLocked :one
 -- OpeningForWave's open and generation, the row locked until the transaction ends, so
@@ -94,3 +95,12 @@ SET status = 'completed', updated_at = sqlc.arg(now)::timestamptz, version = ver
 WHERE s.status = 'filled'
   AND s.starts_at + make_interval(mins => s.duration_minutes) <= sqlc.arg(now)::timestamptz
   AND EXISTS (SELECT 1 FROM bookings b WHERE b.opening_id = s.id AND b.status = 'confirmed');
+
+-- name: OpeningSplit :execrows
+-- A filled opening becomes its booked part (booked minutes from its start) when the rest
+-- is declared as an opening of its own; only once, and only while it is filled and as
+-- long as it was (0 rows: split already, or no longer filled).
+UPDATE slot_openings
+SET duration_minutes = sqlc.arg(booked)::integer, updated_at = sqlc.arg(now)::timestamptz, version = version + 1
+WHERE id = sqlc.arg(id) AND status = 'filled' AND duration_minutes = sqlc.arg(whole)::integer
+  AND sqlc.arg(booked)::integer < sqlc.arg(whole)::integer;

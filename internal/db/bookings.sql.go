@@ -19,7 +19,8 @@ WITH opening AS (
 ), offer AS (
     -- Locking the view's rows locks the offer (and the opening, held already): a claim
     -- that waited for either rechecks the rule on the rows as they are now.
-    SELECT v.id FROM slot_offers_claimable v JOIN customers c ON c.id = v.customer_id
+    SELECT v.id, so.service, so.duration_minutes, so.price_cents
+    FROM slot_offers_claimable v JOIN customers c ON c.id = v.customer_id JOIN slot_offers so ON so.id = v.id
     WHERE v.id = $2 AND v.customer_id = $3
       AND c.opted_out_at IS NULL
       AND EXISTS (SELECT 1 FROM opening)
@@ -39,20 +40,28 @@ WITH opening AS (
 ), accepted AS (
     UPDATE slot_offers SET status = 'accepted'
     WHERE id IN (SELECT id FROM offer) AND EXISTS (SELECT 1 FROM filled)
-    RETURNING id
+    RETURNING id, service, duration_minutes, price_cents
 ), lost AS (
     UPDATE slot_offers SET status = 'lost'
     WHERE opening_id IN (SELECT id FROM filled) AND id <> $2
       AND status IN ('queued', 'sending', 'sent')
 ), booking AS (
+    -- What the offer offered this customer (a shop with services), else the opening's
+    -- own: its price is what they pay. The person's time it takes is refused by the
+    -- database if it overlaps another live booking of theirs (bookings_staff_no_overlap).
     INSERT INTO bookings (opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency,
-        created_at, updated_at, confirmed_at, checkout_expires_at)
-    SELECT f.id, $3, a.id, $7, $8, f.price_cents, $9,
-        $4::timestamptz, $4::timestamptz, $10, $11
+        created_at, updated_at, confirmed_at, checkout_expires_at,
+        service, duration_minutes, staff_id, starts_at, ends_at)
+    SELECT f.id, $3, a.id, $7, $8, COALESCE(a.price_cents, f.price_cents),
+        $9, $4::timestamptz, $4::timestamptz, $10,
+        $11,
+        COALESCE(a.service, f.service), COALESCE(a.duration_minutes, f.duration_minutes), f.staff_id, f.starts_at,
+        f.starts_at + make_interval(mins => COALESCE(a.duration_minutes, f.duration_minutes))
     FROM filled f, accepted a
     RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at
 )
-SELECT b.id, b.opening_id, b.customer_id, b.offer_id, b.shop_id, b.status, b.amount_cents, b.currency, b.stripe_checkout_session_id, b.stripe_payment_intent_id, b.payment_url, b.checkout_expires_at, b.refund_id, b.created_at, b.updated_at, b.confirmed_at, b.reconcile_after, b.reconcile_attempts, b.refund_requested_at, b.customer_told_at, b.refund_failed_at, b.refund_failed_payment_intent, b.refund_error, b.link_retry_at, b.refund_failed_dismissed_at, b.stripe_account, b.application_fee_cents, b.service, b.duration_minutes, b.staff_id, b.starts_at, b.ends_at, f.service, f.starts_at, f.price_cents,
+SELECT b.id, b.opening_id, b.customer_id, b.offer_id, b.shop_id, b.status, b.amount_cents, b.currency, b.stripe_checkout_session_id, b.stripe_payment_intent_id, b.payment_url, b.checkout_expires_at, b.refund_id, b.created_at, b.updated_at, b.confirmed_at, b.reconcile_after, b.reconcile_attempts, b.refund_requested_at, b.customer_told_at, b.refund_failed_at, b.refund_failed_payment_intent, b.refund_error, b.link_retry_at, b.refund_failed_dismissed_at, b.stripe_account, b.application_fee_cents, b.service, b.duration_minutes, b.staff_id, b.starts_at, b.ends_at, b.service::text AS service, f.starts_at, b.amount_cents AS price_cents,
+    f.duration_minutes AS opening_minutes, f.staff_id AS opening_staff_id,
     (CASE WHEN EXISTS (SELECT FROM webhook_subscribers(b.shop_id, webhook_claim_types(b.status)))
           THEN webhook_record_opening(b.shop_id, webhook_claim_types(b.status), b.created_at, to_jsonb(f), to_jsonb(b))
           ELSE 0 END)::integer AS events_recorded
@@ -78,6 +87,8 @@ type BookingClaimRow struct {
 	Service        string
 	StartsAt       time.Time
 	PriceCents     int64
+	OpeningMinutes int32
+	OpeningStaffID uuid.NullUUID
 	EventsRecorded int32
 }
 
@@ -159,6 +170,8 @@ func (q *Queries) BookingClaim(ctx context.Context, db DBTX, arg BookingClaimPar
 		&i.Service,
 		&i.StartsAt,
 		&i.PriceCents,
+		&i.OpeningMinutes,
+		&i.OpeningStaffID,
 		&i.EventsRecorded,
 	)
 	return i, err

@@ -465,57 +465,81 @@ func (q *Queries) CustomerList(ctx context.Context, db DBTX, arg CustomerListPar
 }
 
 const customerListEligible = `-- name: CustomerListEligible :many
-SELECT c.id, c.phone, c.name, c.priority
+SELECT c.id, c.phone, c.name, c.priority,
+    COALESCE(fit.id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS service_id,
+    COALESCE(fit.name, '')::text AS fit_name, COALESCE(fit.duration_minutes, 0)::integer AS fit_minutes,
+    COALESCE(fit.price_cents, 0)::bigint AS fit_price
 FROM customers c
-WHERE c.shop_id = $1
+LEFT JOIN LATERAL (
+    SELECT sv.id, sv.name, sv.duration_minutes, sv.price_cents
+    FROM services sv
+    LEFT JOIN unnest(c.pref_services) WITH ORDINALITY AS ps(name, n) ON lower(ps.name) = lower(sv.name)
+    WHERE $1::boolean AND sv.shop_id = c.shop_id AND sv.active
+      AND sv.duration_minutes <= $2::integer
+      AND (cardinality(sv.staff_ids) = 0 OR $3::uuid IS NULL OR $3::uuid = ANY(sv.staff_ids))
+      AND CASE WHEN cardinality(c.pref_services) = 0 THEN lower(sv.name) = lower($4::text)
+               ELSE ps.n IS NOT NULL END
+    ORDER BY ps.n
+    LIMIT 1
+) fit ON true
+WHERE c.shop_id = $5
+  AND (cardinality(c.pref_staff_ids) = 0 OR $3::uuid = ANY(c.pref_staff_ids))
+  AND (NOT $1::boolean OR fit.id IS NOT NULL)
   AND c.sms_opt_in
   AND c.opted_out_at IS NULL
   AND c.unreachable_at IS NULL
   AND c.erased_at IS NULL
-  AND (cardinality(c.pref_days) = 0 OR $2::smallint = ANY(c.pref_days))
+  AND (cardinality(c.pref_days) = 0 OR $6::smallint = ANY(c.pref_days))
   AND (cardinality(c.pref_window_starts) = 0 OR EXISTS (
       SELECT 1 FROM generate_subscripts(c.pref_window_starts, 1) AS k
-      WHERE c.pref_window_starts[k] <= $3::integer
-        AND $4::integer <= c.pref_window_ends[k]))
-  AND (cardinality(c.pref_services) = 0 OR EXISTS (
+      WHERE c.pref_window_starts[k] <= $7::integer
+        AND $8::integer <= c.pref_window_ends[k]))
+  AND ($1::boolean OR cardinality(c.pref_services) = 0 OR EXISTS (
       SELECT 1 FROM unnest(c.pref_services) AS ps(name)
-      WHERE lower(ps.name) = lower($5::text)))
-  AND ($6::integer = 0 OR (
+      WHERE lower(ps.name) = lower($4::text)))
+  AND ($9::integer = 0 OR (
       SELECT count(*) FROM slot_offers d
       WHERE d.customer_id = c.id
-        AND d.created_at >= $7::timestamptz AND d.created_at < $8::timestamptz
-        AND (d.sent_at IS NOT NULL OR d.status IN ('queued', 'sending'))) < $6::integer)
+        AND d.created_at >= $10::timestamptz AND d.created_at < $11::timestamptz
+        AND (d.sent_at IS NOT NULL OR d.status IN ('queued', 'sending'))) < $9::integer)
   AND NOT EXISTS (
       SELECT 1 FROM slot_offers o
-      WHERE o.opening_id = $9
+      WHERE o.opening_id = $12
         AND o.customer_id = c.id
-        AND (o.generation = $10 OR o.status = 'declined'))
+        AND (o.generation = $13 OR o.status = 'declined'))
   AND NOT EXISTS (
       SELECT 1 FROM bookings b
-      WHERE b.opening_id = $9 AND b.customer_id = c.id)
+      WHERE b.opening_id = $12 AND b.customer_id = c.id)
 ORDER BY c.priority DESC, c.created_at, c.id
-LIMIT $11
+LIMIT $14
 `
 
 type CustomerListEligibleParams struct {
-	ShopID      uuid.UUID
-	LocalDow    int16
-	StartMinute int32
-	EndMinute   int32
-	Service     string
-	MaxPerDay   int32
-	DayStart    time.Time
-	DayEnd      time.Time
-	OpeningID   uuid.UUID
-	Generation  int32
-	MaxRows     int32
+	WithServices   bool
+	OpeningMinutes int32
+	StaffID        uuid.NullUUID
+	Service        string
+	ShopID         uuid.UUID
+	LocalDow       int16
+	StartMinute    int32
+	EndMinute      int32
+	MaxPerDay      int32
+	DayStart       time.Time
+	DayEnd         time.Time
+	OpeningID      uuid.UUID
+	Generation     int32
+	MaxRows        int32
 }
 
 type CustomerListEligibleRow struct {
-	ID       uuid.UUID
-	Phone    string
-	Name     string
-	Priority int32
+	ID         uuid.UUID
+	Phone      string
+	Name       string
+	Priority   int32
+	ServiceID  uuid.UUID
+	FitName    string
+	FitMinutes int32
+	FitPrice   int64
 }
 
 // Customers a wave may text: opted in, not opted out, reachable, not offered this
@@ -524,13 +548,24 @@ type CustomerListEligibleRow struct {
 // its local day of the week, a window that holds the whole appointment, its service;
 // and who have not reached the shop's daily cap of offers texted (max_per_day 0 means
 // no cap) in the local day [day_start, day_end). Waitlist priority first.
+//
+// A customer who wants only some people (pref_staff_ids) is offered only their
+// openings. In a shop with services (with_services), each customer is offered the first
+// of their services (in their order) that fits the opening: active, done by the
+// opening's person (or by anyone, or the opening names no person), and no longer than
+// the opening; a customer without service preferences the opening's own service when it
+// names one that fits. No fit, no offer. The fit comes back as service_id (the nil uuid
+// without services), fit_name, fit_minutes and fit_price.
 func (q *Queries) CustomerListEligible(ctx context.Context, db DBTX, arg CustomerListEligibleParams) ([]CustomerListEligibleRow, error) {
 	rows, err := db.Query(ctx, customerListEligible,
+		arg.WithServices,
+		arg.OpeningMinutes,
+		arg.StaffID,
+		arg.Service,
 		arg.ShopID,
 		arg.LocalDow,
 		arg.StartMinute,
 		arg.EndMinute,
-		arg.Service,
 		arg.MaxPerDay,
 		arg.DayStart,
 		arg.DayEnd,
@@ -550,6 +585,10 @@ func (q *Queries) CustomerListEligible(ctx context.Context, db DBTX, arg Custome
 			&i.Phone,
 			&i.Name,
 			&i.Priority,
+			&i.ServiceID,
+			&i.FitName,
+			&i.FitMinutes,
+			&i.FitPrice,
 		); err != nil {
 			return nil, err
 		}

@@ -154,32 +154,46 @@ func (q *Queries) OfferDecline(ctx context.Context, db DBTX, id uuid.UUID) (Slot
 }
 
 const offerInsertMany = `-- name: OfferInsertMany :exec
-INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at)
-SELECT $1, c.id, $2, $3, $4, 'queued', $5
-FROM unnest($6::uuid[]) WITH ORDINALITY AS c(id, n)
-ORDER BY c.n
+INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at,
+    service_id, service, duration_minutes, price_cents)
+SELECT $1, ($2::uuid[])[i], $3, $4, $5,
+    'queued', $6,
+    NULLIF(($7::uuid[])[i], '00000000-0000-0000-0000-000000000000'::uuid),
+    NULLIF(($8::text[])[i], ''), NULLIF(($9::integer[])[i], 0),
+    NULLIF(($10::bigint[])[i], 0)
+FROM generate_subscripts($2::uuid[], 1) AS i
+ORDER BY i
 ON CONFLICT (opening_id, generation, customer_id) DO NOTHING
 `
 
 type OfferInsertManyParams struct {
 	OpeningID   uuid.UUID
+	CustomerIds []uuid.UUID
 	ShopID      uuid.UUID
 	Generation  int32
 	Wave        int32
 	CreatedAt   time.Time
-	CustomerIds []uuid.UUID
+	ServiceIds  []uuid.UUID
+	Services    []string
+	Durations   []int32
+	Prices      []int64
 }
 
-// Records a wave's offers, one statement for all its customers; an offer that exists
-// already (a retried wave) is kept.
+// Records a wave's offers, one statement for all its customers, each with the service
+// it offers them (service_ids[i], services[i], durations[i], prices[i]; the nil uuid, ”
+// and 0: the opening's own); an offer that exists already (a retried wave) is kept.
 func (q *Queries) OfferInsertMany(ctx context.Context, db DBTX, arg OfferInsertManyParams) error {
 	_, err := db.Exec(ctx, offerInsertMany,
 		arg.OpeningID,
+		arg.CustomerIds,
 		arg.ShopID,
 		arg.Generation,
 		arg.Wave,
 		arg.CreatedAt,
-		arg.CustomerIds,
+		arg.ServiceIds,
+		arg.Services,
+		arg.Durations,
+		arg.Prices,
 	)
 	return err
 }
@@ -292,7 +306,8 @@ func (q *Queries) OfferListStillQueued(ctx context.Context, db DBTX, ids []uuid.
 }
 
 const offerListWave = `-- name: OfferListWave :many
-SELECT o.id, o.customer_id, o.status, c.phone, c.language
+SELECT o.id, o.customer_id, o.status, c.phone, c.language,
+    COALESCE(o.service, '')::text AS service, COALESCE(o.price_cents, 0)::bigint AS price_cents
 FROM slot_offers o JOIN customers c ON c.id = o.customer_id
 WHERE o.opening_id = $1 AND o.generation = $2 AND o.wave = $3
 ORDER BY o.created_at, o.id
@@ -310,9 +325,12 @@ type OfferListWaveRow struct {
 	Status     string
 	Phone      string
 	Language   pgtype.Text
+	Service    string
+	PriceCents int64
 }
 
-// A wave's offers with the customer's number and language (NULL: the shop's).
+// A wave's offers with the customer's number and language (NULL: the shop's), and the
+// service each offers (” and 0: the opening's).
 func (q *Queries) OfferListWave(ctx context.Context, db DBTX, arg OfferListWaveParams) ([]OfferListWaveRow, error) {
 	rows, err := db.Query(ctx, offerListWave, arg.OpeningID, arg.Generation, arg.Wave)
 	if err != nil {
@@ -328,6 +346,8 @@ func (q *Queries) OfferListWave(ctx context.Context, db DBTX, arg OfferListWaveP
 			&i.Status,
 			&i.Phone,
 			&i.Language,
+			&i.Service,
+			&i.PriceCents,
 		); err != nil {
 			return nil, err
 		}

@@ -138,8 +138,9 @@ func (q *Queries) OpeningExpireFilled(ctx context.Context, db DBTX, arg OpeningE
 }
 
 const openingForWave = `-- name: OpeningForWave :one
-SELECT id, shop_id, generation, status = 'open' AS open, starts_at, duration_minutes, service, price_cents, created_at
-FROM slot_openings WHERE id = $1
+SELECT s.id, s.shop_id, s.generation, s.status = 'open' AS open, s.starts_at, s.duration_minutes, s.service, s.price_cents,
+    s.created_at, s.staff_id, COALESCE(st.name, '')::text AS staff_name
+FROM slot_openings s LEFT JOIN staff st ON st.id = s.staff_id WHERE s.id = $1
 `
 
 type OpeningForWaveRow struct {
@@ -152,6 +153,8 @@ type OpeningForWaveRow struct {
 	Service         string
 	PriceCents      int64
 	CreatedAt       time.Time
+	StaffID         uuid.NullUUID
+	StaffName       string
 }
 
 // What an offer wave needs of an opening (internal/offers reads it; slots owns the
@@ -169,6 +172,8 @@ func (q *Queries) OpeningForWave(ctx context.Context, db DBTX, id uuid.UUID) (Op
 		&i.Service,
 		&i.PriceCents,
 		&i.CreatedAt,
+		&i.StaffID,
+		&i.StaffName,
 	)
 	return i, err
 }
@@ -477,4 +482,34 @@ func (q *Queries) OpeningReopen(ctx context.Context, db DBTX, arg OpeningReopenP
 		&i.ParentID,
 	)
 	return i, err
+}
+
+const openingSplit = `-- name: OpeningSplit :execrows
+UPDATE slot_openings
+SET duration_minutes = $1::integer, updated_at = $2::timestamptz, version = version + 1
+WHERE id = $3 AND status = 'filled' AND duration_minutes = $4::integer
+  AND $1::integer < $4::integer
+`
+
+type OpeningSplitParams struct {
+	Booked int32
+	Now    time.Time
+	ID     uuid.UUID
+	Whole  int32
+}
+
+// A filled opening becomes its booked part (booked minutes from its start) when the rest
+// is declared as an opening of its own; only once, and only while it is filled and as
+// long as it was (0 rows: split already, or no longer filled).
+func (q *Queries) OpeningSplit(ctx context.Context, db DBTX, arg OpeningSplitParams) (int64, error) {
+	result, err := db.Exec(ctx, openingSplit,
+		arg.Booked,
+		arg.Now,
+		arg.ID,
+		arg.Whole,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

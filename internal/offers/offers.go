@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
@@ -197,14 +198,24 @@ func (s *Service) runWave(ctx context.Context, w jobs.Wave, orphansBefore time.T
 			return WaveResult{}, fmt.Errorf("list wave offers: %w", err)
 		}
 	}
-	// Each customer reads the offer in their language, the shop's when theirs is unknown.
-	bodies := map[language.Code]string{}
+	// Each customer reads the offer in their language, the shop's when theirs is unknown,
+	// naming the service offered to them (the opening's own without services) and the
+	// opening's person.
+	type bodyKey struct {
+		lang    language.Code
+		service string
+		price   int64
+	}
+	bodies := map[bodyKey]string{}
 	body := func(o db.OfferListWaveRow) string {
-		l := language.Code(o.Language.String).Or(shop.Language)
-		if _, ok := bodies[l]; !ok {
-			bodies[l] = texts.In(l).Offer(shop, op.Service, op.StartsAt, op.PriceCents)
+		k := bodyKey{language.Code(o.Language.String).Or(shop.Language), op.Service, op.PriceCents}
+		if o.Service != "" {
+			k.service, k.price = o.Service, o.PriceCents
 		}
-		return bodies[l]
+		if _, ok := bodies[k]; !ok {
+			bodies[k] = texts.In(k.lang).OfferWith(shop, k.service, op.StaffName, op.StartsAt, k.price)
+		}
+		return bodies[k]
 	}
 	for _, o := range batch {
 		body(o) // written before the texts go out in parallel
@@ -248,6 +259,9 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.Opening
 		}
 		params := eligibility(shop, op, now)
 		params.MaxRows = int32(s.cfg.MaxCandidates)
+		if params.WithServices, err = catalog.HasServices(ctx, tx, shop.ID); err != nil {
+			return err
+		}
 		if params.MaxPerDay > 0 {
 			if err := queries.OfferLockShopWaves(ctx, tx, shop.ID); err != nil {
 				return fmt.Errorf("lock shop waves: %w", err)
@@ -271,13 +285,20 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.Opening
 		if err != nil {
 			return fmt.Errorf("find undelivered offers: %w", err)
 		}
-		var picked []uuid.UUID
+		// Each picked customer with the service they are offered (the opening's own, the
+		// nil uuid, without services).
+		var picked, serviceIDs []uuid.UUID
+		var services []string
+		var durations []int32
+		var prices []int64
 		for _, c := range cands {
 			if len(picked) == shop.Policy.WaveSize+len(shortfall) {
 				break
 			}
 			if !cooling[c.ID.String()] {
 				picked = append(picked, c.ID)
+				serviceIDs, services = append(serviceIDs, c.ServiceID), append(services, c.FitName)
+				durations, prices = append(durations, c.FitMinutes), append(prices, c.FitPrice)
 			}
 		}
 		if extra := min(len(picked)-shop.Policy.WaveSize, len(shortfall)); extra > 0 {
@@ -289,6 +310,7 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.Opening
 			if err := queries.OfferInsertMany(ctx, tx, db.OfferInsertManyParams{
 				OpeningID: op.ID, ShopID: shop.ID, Generation: op.Generation, Wave: int32(w.Wave),
 				CreatedAt: now.UTC(), CustomerIds: picked,
+				ServiceIds: serviceIDs, Services: services, Durations: durations, Prices: prices,
 			}); err != nil {
 				return fmt.Errorf("insert offers: %w", err)
 			}
@@ -331,6 +353,9 @@ func eligibility(shop shops.Shop, op db.OpeningForWaveRow, now time.Time) db.Cus
 		EndMinute:   int32(startMinute + int(op.DurationMinutes)),
 		Service:     op.Service,
 		MaxPerDay:   int32(shop.Policy.MaxOffersPerDay),
+		// The person and length a service must fit (with services).
+		StaffID:        op.StaffID,
+		OpeningMinutes: op.DurationMinutes,
 		DayStart:    dayStart.UTC(),
 		// AddDate, not 24 hours: a day with a daylight-saving change is 23 or 25 hours.
 		DayEnd: time.Date(y, m, d+1, 0, 0, 0, 0, shop.Location).UTC(),

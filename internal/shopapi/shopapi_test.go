@@ -876,8 +876,9 @@ func TestFilledOpeningJSON(t *testing.T) {
 	require.Equal(t, 1.0, g.body["offers_sent"])
 	require.Equal(t, map[string]any{"customer_id": custID, "phone": "+15555550123", "name": "Ada"}, g.body["filled_by"])
 	require.Equal(t, map[string]any{"id": latest, "status": "pending_payment", "amount_cents": 3500.0,
-		"payment_url": nil, "stripe_checkout_session_id": nil, "application_fee_cents": 0.0, "net_cents": 3500.0},
-		g.body["booking"], "the latest booking, link not made yet")
+		"payment_url": nil, "stripe_checkout_session_id": nil, "application_fee_cents": 0.0, "net_cents": 3500.0,
+		"service": "Skin fade", "duration_minutes": 45.0, "price_cents": 3500.0},
+		g.body["booking"], "the latest booking, link not made yet (what was booked: the opening's service, without services)")
 	require.NotNil(t, g.body["filled_at"])
 
 	// The link is made on a connected account, with the platform's fee.

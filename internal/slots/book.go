@@ -199,12 +199,20 @@ func bySlot(offers []LiveOffer) []slot {
 type attempt struct {
 	claim   Claim
 	booking db.Booking
+	rest    rest
 	// decided lists the openings found (or left) no longer bookable, for the release
 	// notice.
 	decided []string
 	// released, when not nil, is closed once the slot lock of a new booking is released
 	// (see claimSlot).
 	released <-chan struct{}
+}
+
+// rest is what a new booking leaves of its opening: the opening lasts whole minutes of
+// staffID's time, the booking booked of them from its start.
+type rest struct {
+	whole, booked int
+	staffID       uuid.NullUUID
 }
 
 // claimSlot tries the customer's offers for one slot key under its lock, waiting for the
@@ -374,8 +382,9 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 	// One statement, so no transaction of its own: it commits or changes nothing.
 	err := func(q db.DBTX) error {
 		row, err := queries.BookingClaim(ctx, q, p)
-		if isUniqueViolation(err) {
-			// The fence held: a live booking exists although the opening looked open.
+		if isFenceViolation(err) {
+			// The fence held: a live booking exists although the opening looked open, or
+			// the person's time is booked already by an overlapping one.
 			a.claim.Outcome = Taken
 			return nil
 		}
@@ -406,6 +415,7 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 		}
 		a.claim.StartsAt, a.claim.Service, a.claim.PriceCents = row.StartsAt.UTC(), row.Service, row.PriceCents
 		a.booking = row.Booking
+		a.rest = rest{whole: int(row.OpeningMinutes), booked: int(row.Booking.DurationMinutes.Int32), staffID: row.OpeningStaffID}
 		// If the answer to this YES never reaches the customer, or the payment
 		// provider is down, or this process dies before the link is stored, the
 		// payment ledger's booking sweep finds the booking and finishes it: nothing
@@ -425,6 +435,13 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 func (s *Service) booked(ctx context.Context, shop shops.Shop, customerID uuid.UUID, a attempt) Claim {
 	claim := a.claim
 	claim.Booking, claim.BookingID = a.booking, a.booking.ID
+	if a.rest.booked > 0 && a.rest.booked < a.rest.whole {
+		// The rest of the person's freed time is offered at once. The booking stands
+		// whatever becomes of this.
+		if err := s.declareRest(ctx, shop, a.booking.OpeningID, claim.StartsAt, a.rest); err != nil {
+			s.log.WarnContext(ctx, "rest of an opening not declared", "opening_id", a.booking.OpeningID, "err", err)
+		}
+	}
 	claim.Confirmed = shop.PaymentMode == shops.PaymentNone
 	settled := make(chan struct{})
 	claim.settled = settled
@@ -486,7 +503,10 @@ func repeatClaim(b db.OfferAcceptedBookingRow) Claim {
 	}
 }
 
-func isUniqueViolation(err error) bool {
+// isFenceViolation reports whether Postgres refused a booking: a second live booking
+// of one opening (unique_violation) or of one person's overlapping time
+// (exclusion_violation).
+func isFenceViolation(err error) bool {
 	var pg *pgconn.PgError
-	return errors.As(err, &pg) && pg.Code == "23505"
+	return errors.As(err, &pg) && (pg.Code == "23505" || pg.Code == "23P01")
 }

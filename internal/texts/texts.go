@@ -217,6 +217,18 @@ func (w Words) Offer(shop shops.Shop, service string, startsAt time.Time, price 
 	return w.say("offer", d)
 }
 
+// OfferWith is Offer naming the person whose time it is ("Cut with Ana"); staff ""
+// is Offer.
+func (w Words) OfferWith(shop shops.Shop, service, staff string, startsAt time.Time, price int64) string {
+	if staff == "" {
+		return w.Offer(shop, service, startsAt, price)
+	}
+	d := w.about(shop, service, startsAt)
+	d["Price"] = w.Amount(price, shop.Currency)
+	d["Staff"] = staff
+	return w.say("offer_with", d)
+}
+
 // Amount writes an amount of minor units of currency as the language writes it where
 // the currency is spent: "$45.00" and "€45.00" in English; "45,00 €" in Spanish and
 // French, but "$45.00" in the Spanish of the US (and of Mexico, for pesos) and
