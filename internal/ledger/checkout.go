@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -181,7 +182,10 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 		}
 		expires = later
 	}
-	co, err := s.newCheckout(ctx, 2*s.cfg.CheckoutTimeout, wordsFor(shop, customer), shop, b, op.Service, op.StartsAt, expires)
+	// What was booked: the service offered to the customer (a shop with services), else
+	// the opening's.
+	service := cmp.Or(b.Service.String, op.Service)
+	co, err := s.newCheckout(ctx, 2*s.cfg.CheckoutTimeout, wordsFor(shop, customer), shop, b, service, op.StartsAt, expires)
 	if errors.Is(err, ErrCheckoutRefused) {
 		res, ferr := s.lapse(ctx, b)
 		if ferr != nil {
@@ -207,7 +211,7 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 		}
 		_, err = s.queueText(ctx, tx, jobs.Text{
 			Key: "checkout_link:" + b.ID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone,
-			Body:     BookedText(wordsFor(shop, customer), shop, op.Service, op.StartsAt, false, co.URL),
+			Body:     BookedText(wordsFor(shop, customer), shop, service, op.StartsAt, false, co.URL),
 			NotAfter: expires,
 		}, customer.ID)
 		if err != nil {

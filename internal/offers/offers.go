@@ -356,7 +356,7 @@ func eligibility(shop shops.Shop, op db.OpeningForWaveRow, now time.Time) db.Cus
 		// The person and length a service must fit (with services).
 		StaffID:        op.StaffID,
 		OpeningMinutes: op.DurationMinutes,
-		DayStart:    dayStart.UTC(),
+		DayStart:       dayStart.UTC(),
 		// AddDate, not 24 hours: a day with a daylight-saving change is 23 or 25 hours.
 		DayEnd: time.Date(y, m, d+1, 0, 0, 0, 0, shop.Location).UTC(),
 	}

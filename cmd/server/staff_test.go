@@ -1,0 +1,268 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// catalogShop is a checkout shop with two people and three services: Beard (15 min,
+// anyone), Cut (30 min, Ana or Ben) and Colour (90 min, Ana only).
+type catalogShop struct {
+	shopInfo
+	ana, ben string
+}
+
+func (e *env) catalogShop(base string) catalogShop {
+	e.t.Helper()
+	s := catalogShop{shopInfo: e.newShop(base, "checkout", nil)}
+	person := func(name string) string {
+		var p struct {
+			ID     string `json:"id"`
+			Name   string `json:"name"`
+			Active bool   `json:"active"`
+		}
+		require.Equal(e.t, http.StatusCreated, e.api(base, http.MethodPost, "/api/staff", s.APIKey, map[string]any{"name": name}, &p))
+		require.True(e.t, p.Active)
+		return p.ID
+	}
+	s.ana, s.ben = person("Ana"), person("Ben")
+	service := func(name string, minutes, price int, staff ...string) {
+		var out map[string]any
+		require.Equal(e.t, http.StatusCreated, e.api(base, http.MethodPost, "/api/services", s.APIKey, map[string]any{
+			"name": name, "duration_minutes": minutes, "price_cents": price, "staff_ids": staff}, &out), "%v", out)
+	}
+	service("Beard", 15, 1500)
+	service("Cut", 30, 3000, s.ana, s.ben)
+	service("Colour", 90, 9000, s.ana)
+	return s
+}
+
+// wants adds an opted-in customer who wants these services, in this order, from these
+// people (the staff preference is set as the customer's own code stores it).
+func (e *env) wants(base string, s catalogShop, phone string, services []string, staff ...string) customerInfo {
+	e.t.Helper()
+	var c customerInfo
+	require.Equal(e.t, http.StatusCreated, e.api(base, http.MethodPost, "/api/customers", s.APIKey, map[string]any{
+		"phone": phone, "name": "Customer " + phone[len(phone)-4:], "sms_opt_in": true,
+		"preferences": map[string]any{"services": services},
+	}, &c))
+	if len(staff) > 0 {
+		_, err := e.pool.Exec(context.Background(), `UPDATE customers SET pref_staff_ids = $2::uuid[] WHERE id = $1`, c.ID, staff)
+		require.NoError(e.t, err)
+	}
+	return c
+}
+
+type catalogOpening struct {
+	ID              string `json:"id"`
+	Status          string `json:"status"`
+	DurationMinutes int    `json:"duration_minutes"`
+	StartsAt        string `json:"starts_at"`
+	ParentID        string `json:"parent_id"`
+	Staff           *struct {
+		ID   string `json:"id"`
+		Name string `json:"name"`
+	} `json:"staff"`
+	Booking *struct {
+		ID              string `json:"id"`
+		Service         string `json:"service"`
+		DurationMinutes int    `json:"duration_minutes"`
+		PriceCents      int    `json:"price_cents"`
+		AmountCents     int    `json:"amount_cents"`
+	} `json:"booking"`
+}
+
+func (e *env) personOpening(base string, s catalogShop, staffID string, at time.Time, minutes int) catalogOpening {
+	e.t.Helper()
+	var o catalogOpening
+	status := e.api(base, http.MethodPost, "/api/openings", s.APIKey, map[string]any{
+		"starts_at": at.UTC().Format(time.RFC3339), "duration_minutes": minutes, "staff_id": staffID}, &o)
+	require.Equal(e.t, http.StatusCreated, status, "%+v", o)
+	return o
+}
+
+// offered lists, by phone, the service each customer was offered for an opening.
+func (e *env) offered(openingID string) map[string]string {
+	e.t.Helper()
+	rows, err := e.pool.Query(context.Background(), `SELECT c.phone, COALESCE(o.service, '') FROM slot_offers o
+		JOIN customers c ON c.id = o.customer_id WHERE o.opening_id = $1`, openingID)
+	require.NoError(e.t, err)
+	defer rows.Close()
+	out := map[string]string{}
+	for rows.Next() {
+		var phone, service string
+		require.NoError(e.t, rows.Scan(&phone, &service))
+		out[phone] = service
+	}
+	require.NoError(e.t, rows.Err())
+	return out
+}
+
+// checkAnaNeverDoubleBooked: the person's live bookings never overlap and each lies
+// inside the gap [from, from+minutes).
+func (e *env) checkNoOverlap(staffID string, from time.Time, minutes int) {
+	e.t.Helper()
+	require.Zero(e.t, e.count(`SELECT count(*) FROM bookings a JOIN bookings b ON a.id < b.id
+		WHERE a.staff_id = $1 AND b.staff_id = $1 AND a.status IN ('pending_payment', 'confirmed')
+		  AND b.status IN ('pending_payment', 'confirmed') AND tstzrange(a.starts_at, a.ends_at) && tstzrange(b.starts_at, b.ends_at)`,
+		staffID), "overlapping live bookings")
+	require.Zero(e.t, e.count(`SELECT count(*) FROM bookings WHERE staff_id = $1 AND status IN ('pending_payment', 'confirmed')
+		AND (starts_at < $2 OR ends_at > $2::timestamptz + make_interval(mins => $3::int))`, staffID, from, minutes),
+		"a booking outside the gap")
+}
+
+// TestStaffAndServicesOverHTTP: a 30-minute slot with Ben reaches only the customers
+// one of whose services Ben does in 30 minutes and who do not want only Ana; a 90-minute
+// gap with Ana is booked as a 30-minute cut at its price (the Stripe amount too), and
+// its 60-minute rest is declared at once, offered and booked in turn.
+func TestStaffAndServicesOverHTTP(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	base := e.start(nil, fastTune)
+	s := e.catalogShop(base)
+
+	// The catalogue's own refusals.
+	var problem map[string]any
+	require.Equal(t, http.StatusConflict, e.api(base, http.MethodPost, "/api/services", s.APIKey,
+		map[string]any{"name": "cut", "duration_minutes": 30, "price_cents": 3000}, &problem), "%v", problem)
+	require.Equal(t, http.StatusUnprocessableEntity, e.api(base, http.MethodPost, "/api/services", s.APIKey,
+		map[string]any{"name": "Perm", "duration_minutes": 60, "price_cents": 3000, "staff_ids": []string{s.ID}}, &problem), "%v", problem)
+	require.Equal(t, "unknown_staff", problem["error"].(map[string]any)["code"])
+	require.Equal(t, http.StatusUnprocessableEntity, e.api(base, http.MethodPost, "/api/services", s.APIKey,
+		map[string]any{"name": "Trim", "duration_minutes": 3, "price_cents": 3000}, &problem))
+	require.Equal(t, http.StatusConflict, e.api(base, http.MethodPost, "/api/staff", s.APIKey, map[string]any{"name": "ana"}, &problem))
+	require.Equal(t, http.StatusUnprocessableEntity, e.api(base, http.MethodPost, "/api/openings", s.APIKey, map[string]any{
+		"starts_at": time.Now().Add(5 * time.Hour).UTC().Format(time.RFC3339), "duration_minutes": 30, "staff_id": s.ID}, &problem))
+	require.Equal(t, http.StatusUnprocessableEntity, e.api(base, http.MethodPost, "/api/openings", s.APIKey, map[string]any{
+		"starts_at": time.Now().Add(5 * time.Hour).UTC().Format(time.RFC3339), "duration_minutes": 30, "service": "Massage"}, &problem))
+
+	cutBen := e.wants(base, s, "+15550001001", []string{"Cut"}, s.ben)
+	cutAna := e.wants(base, s, "+15550001002", []string{"Cut"}, s.ana)
+	colour := e.wants(base, s, "+15550001003", []string{"Colour"})
+	beard := e.wants(base, s, "+15550001004", []string{"Beard"})
+	colourOrCut := e.wants(base, s, "+15550001005", []string{"Colour", "Cut"})
+	anything := e.wants(base, s, "+15550001006", nil)
+	_ = anything
+
+	// 30 minutes with Ben.
+	day := time.Now().Add(48 * time.Hour).UTC().Truncate(time.Hour)
+	benSlot := e.personOpening(base, s, s.ben, day, 30)
+	require.NotNil(t, benSlot.Staff)
+	require.Equal(t, "Ben", benSlot.Staff.Name)
+	e.waveDone(benSlot.ID, 1, 1)
+	require.Equal(t, map[string]string{cutBen.Phone: "Cut", beard.Phone: "Beard", colourOrCut.Phone: "Cut"}, e.offered(benSlot.ID),
+		"only those one of whose services fits 30 minutes with Ben, and who do not want only Ana")
+	e.eventually("Ben's offer texts", func() bool { return len(e.twilio.MessagesTo(cutBen.Phone)) == 1 })
+	require.Contains(t, e.twilio.MessagesTo(cutBen.Phone)[0].Body, "Cut with Ben")
+	require.Contains(t, e.twilio.MessagesTo(cutBen.Phone)[0].Body, "$30.00")
+	_, err := e.pool.Exec(context.Background(), `UPDATE slot_openings SET status = 'cancelled' WHERE id = $1`, benSlot.ID)
+	require.NoError(t, err)
+
+	// 90 minutes with Ana: booked as a 30-minute cut, the rest declared at once.
+	gapAt := day.Add(3 * time.Hour)
+	gap := e.personOpening(base, s, s.ana, gapAt, 90)
+	e.waveDone(gap.ID, 1, 1)
+	require.Equal(t, map[string]string{cutAna.Phone: "Cut", colour.Phone: "Colour", beard.Phone: "Beard", colourOrCut.Phone: "Colour"},
+		e.offered(gap.ID))
+	answer := e.text(base, cutAna.Phone, s.SMSNumber, "YES")
+	require.Equal(t, "booked", answer.Outcome, "%+v", answer)
+	var got catalogOpening
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodGet, "/api/openings/"+gap.ID, s.APIKey, nil, &got))
+	require.Equal(t, "filled", got.Status)
+	require.NotNil(t, got.Booking)
+	require.Equal(t, "Cut", got.Booking.Service)
+	require.Equal(t, 30, got.Booking.DurationMinutes)
+	require.Equal(t, 3000, got.Booking.PriceCents)
+	require.Equal(t, 3000, got.Booking.AmountCents)
+	require.Equal(t, 30, got.DurationMinutes, "the opening is the booked part now")
+	amounts := 0
+	for _, q := range e.stripe.Requests() {
+		if q.Path == "/v1/checkout/sessions" && q.Form.Get("metadata[booking_id]") == got.Booking.ID {
+			require.Equal(t, "3000", q.Form.Get("line_items[0][price_data][unit_amount]"))
+			amounts++
+		}
+	}
+	require.Equal(t, 1, amounts, "one checkout, at the cut's price")
+
+	var list struct {
+		Openings []catalogOpening `json:"openings"`
+	}
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodGet, "/api/openings?status=open", s.APIKey, nil, &list))
+	var rest catalogOpening
+	for _, o := range list.Openings {
+		if o.ParentID == gap.ID {
+			rest = o
+		}
+	}
+	require.NotEmpty(t, rest.ID, "the rest of the gap is declared at once: %+v", list.Openings)
+	require.Equal(t, 60, rest.DurationMinutes)
+	require.Equal(t, gapAt.Add(30*time.Minute).Format(time.RFC3339), rest.StartsAt)
+	require.Equal(t, "Ana", rest.Staff.Name)
+	e.waveDone(rest.ID, 1, 1)
+	require.Equal(t, map[string]string{beard.Phone: "Beard", colourOrCut.Phone: "Cut"}, e.offered(rest.ID),
+		"Colour no longer fits; the cut's customer is cooling down")
+	answer = e.text(base, colourOrCut.Phone, s.SMSNumber, "YES")
+	require.Equal(t, "booked", answer.Outcome, "%+v", answer)
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodGet, "/api/openings/"+rest.ID, s.APIKey, nil, &got))
+	require.Equal(t, "Cut", got.Booking.Service)
+	require.Equal(t, 3000, got.Booking.PriceCents)
+	e.checkNoOverlap(s.ana, gapAt, 90)
+	require.Equal(t, 2, e.count(`SELECT count(*) FROM bookings WHERE staff_id = $1 AND status = 'pending_payment'`, s.ana),
+		"the gap filled by two bookings")
+}
+
+// TestNoOverlapUnderAStormOverHTTP: customers offered different services (15, 30 and 90
+// minutes) for one 90-minute gap with Ana all reply YES at once through two instances,
+// round after round as the rest of the gap is offered: one booking a round, and Ana's
+// bookings never overlap nor leave the gap.
+func TestNoOverlapUnderAStormOverHTTP(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.start(nil, fastTune)
+	base := e.start(nil, fastTune)
+	s := e.catalogShop(base)
+	prefs := [][]string{{"Colour"}, {"Cut"}, {"Beard"}, {"Colour", "Beard"}, {"Cut", "Beard"}}
+	var phones []string
+	for i := range 40 {
+		c := e.wants(base, s, fmt.Sprintf("+1555000%04d", 2000+i), prefs[i%len(prefs)])
+		phones = append(phones, c.Phone)
+	}
+	gapAt := time.Now().Add(72 * time.Hour).UTC().Truncate(time.Hour)
+	opening := e.personOpening(base, s, s.ana, gapAt, 90).ID
+	booked := 0
+	for round := 1; opening != ""; round++ {
+		e.waveDone(opening, 1, 1)
+		offered := e.offered(opening)
+		var storm []string
+		for _, p := range phones {
+			if _, ok := offered[p]; ok {
+				storm = append(storm, p)
+			}
+		}
+		if len(storm) == 0 {
+			break
+		}
+		answers := e.yesAll(s.shopInfo, storm)
+		counts := outcomeCounts(answers)
+		require.Equal(t, 1, counts["booked"], "round %d: one booking per round: %v", round, counts)
+		require.Equal(t, len(storm)-1, counts["taken"], "round %d: %v", round, counts)
+		booked++
+		e.checkNoOverlap(s.ana, gapAt, 90)
+		var next string
+		err := e.pool.QueryRow(context.Background(), `SELECT COALESCE((SELECT id::text FROM slot_openings WHERE parent_id = $1), '')`, opening).Scan(&next)
+		require.NoError(t, err)
+		opening = next
+	}
+	require.GreaterOrEqual(t, booked, 1)
+	var total int
+	require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT COALESCE(sum(duration_minutes), 0) FROM bookings
+		WHERE staff_id = $1 AND status = 'pending_payment'`, s.ana).Scan(&total))
+	require.LessOrEqual(t, total, 90)
+	t.Logf("%d bookings filled %d of the 90 minutes: %s", booked, total, strings.Repeat("#", total/15))
+}
