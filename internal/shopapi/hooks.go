@@ -9,9 +9,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/senders"
-	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
 // EventRenderer renders the data of outbound events (hooks.Renderer) with this API's
@@ -28,7 +28,7 @@ func (EventRenderer) Data(eventType string, subject []byte) (any, error) {
 	case hooks.IsOpeningType(eventType):
 		return hooks.DecodeOpening(subject)
 	case hooks.IsCustomerType(eventType):
-		var c shops.Customer
+		var c customers.Customer
 		if err := json.Unmarshal(subject, &c); err != nil {
 			return nil, fmt.Errorf("decode customer subject: %w", err)
 		}
