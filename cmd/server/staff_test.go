@@ -44,18 +44,23 @@ func (e *env) catalogShop(base string) catalogShop {
 }
 
 // wants adds an opted-in customer who wants these services, in this order, from these
-// people (the staff preference is set as the customer's own code stores it).
+// people (none: anyone).
 func (e *env) wants(base string, s catalogShop, phone string, services []string, staff ...string) customerInfo {
 	e.t.Helper()
-	var c customerInfo
-	require.Equal(e.t, http.StatusCreated, e.api(base, http.MethodPost, "/api/customers", s.APIKey, map[string]any{
-		"phone": phone, "name": "Customer " + phone[len(phone)-4:], "sms_opt_in": true,
-		"preferences": map[string]any{"services": services},
-	}, &c))
-	if len(staff) > 0 {
-		_, err := e.pool.Exec(context.Background(), `UPDATE customers SET pref_staff_ids = $2::uuid[] WHERE id = $1`, c.ID, staff)
-		require.NoError(e.t, err)
+	c := e.newCustomer(base, s.shopInfo, phone, true)
+	if services == nil {
+		services = []string{}
 	}
+	var out struct {
+		Preferences struct {
+			Services []string `json:"services"`
+			StaffIDs []string `json:"staff_ids"`
+		} `json:"preferences"`
+	}
+	require.Equal(e.t, http.StatusOK, e.api(base, http.MethodPatch, "/api/customers/"+c.ID, s.APIKey, map[string]any{
+		"preferences": map[string]any{"services": services, "staff_ids": append([]string{}, staff...)}}, &out))
+	require.Equal(e.t, services, out.Preferences.Services)
+	require.ElementsMatch(e.t, staff, out.Preferences.StaffIDs)
 	return c
 }
 
@@ -141,6 +146,12 @@ func TestStaffAndServicesOverHTTP(t *testing.T) {
 		"starts_at": time.Now().Add(5 * time.Hour).UTC().Format(time.RFC3339), "duration_minutes": 30, "staff_id": s.ID}, &problem))
 	require.Equal(t, http.StatusUnprocessableEntity, e.api(base, http.MethodPost, "/api/openings", s.APIKey, map[string]any{
 		"starts_at": time.Now().Add(5 * time.Hour).UTC().Format(time.RFC3339), "duration_minutes": 30, "service": "Massage"}, &problem))
+
+	stranger := e.newCustomer(base, s.shopInfo, "+15550001099", true)
+	require.Equal(t, http.StatusUnprocessableEntity, e.api(base, http.MethodPatch, "/api/customers/"+stranger.ID, s.APIKey,
+		map[string]any{"preferences": map[string]any{"services": []string{"Massage"}}}, &problem), "an unknown service, once the shop has services")
+	require.Equal(t, http.StatusUnprocessableEntity, e.api(base, http.MethodPatch, "/api/customers/"+stranger.ID, s.APIKey,
+		map[string]any{"preferences": map[string]any{"staff_ids": []string{s.ID}}}, &problem), "an unknown person")
 
 	cutBen := e.wants(base, s, "+15550001001", []string{"Cut"}, s.ben)
 	cutAna := e.wants(base, s, "+15550001002", []string{"Cut"}, s.ana)

@@ -141,7 +141,7 @@ LIMIT sqlc.arg(max_rows);
 UPDATE customers SET name = sqlc.arg(name), priority = sqlc.arg(priority), sms_opt_in = sqlc.arg(sms_opt_in),
     pref_days = sqlc.arg(pref_days)::smallint[], pref_window_starts = sqlc.arg(pref_window_starts)::integer[],
     pref_window_ends = sqlc.arg(pref_window_ends)::integer[], pref_services = sqlc.arg(pref_services)::text[],
-    language = sqlc.narg(language)::text
+    pref_staff_ids = sqlc.arg(pref_staff_ids)::uuid[], language = sqlc.narg(language)::text
 WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id) AND erased_at IS NULL
 RETURNING *;
 
@@ -157,13 +157,14 @@ WHERE shop_id = sqlc.arg(shop_id) AND from_phone = sqlc.arg(phone)::text AND sql
 -- number is the caller's: a keyed hash in sms_suppressions.
 UPDATE customers SET name = '', phone = '', sms_opt_in = false,
     opted_out_at = COALESCE(opted_out_at, sqlc.arg(now)::timestamptz), erased_at = sqlc.arg(now)::timestamptz,
-    pref_days = '{}', pref_window_starts = '{}', pref_window_ends = '{}', pref_services = '{}', language = NULL
+    pref_days = '{}', pref_window_starts = '{}', pref_window_ends = '{}', pref_services = '{}', pref_staff_ids = '{}',
+    language = NULL
 WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id) AND erased_at IS NULL
 RETURNING id;
 
 -- name: CustomerImportBatch :many
 -- One batch of a CSV import, in one statement: rows is a JSON array of objects
--- {line, phone, hmacs, name?, priority?, sms_opt_in?, language?, prefs?:{days, starts, ends, services}}
+-- {line, phone, hmacs, name?, priority?, sms_opt_in?, language?, prefs?:{days, starts, ends, services, staff}}
 -- where a missing key keeps the existing customer's value (a new one gets the default:
 -- no name, priority 0, NOT opted in, the shop's language) and hmacs are the phone's keyed hashes, in hex (see
 -- CustomerInsert). A customer who opted out (STOP) keeps their sms_opt_in whatever the
@@ -179,7 +180,8 @@ WITH input AS (
         ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'days', '[]')))::smallint[] AS days,
         ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'starts', '[]')))::integer[] AS starts,
         ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'ends', '[]')))::integer[] AS ends,
-        ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'services', '[]')))::text[] AS services
+        ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'services', '[]')))::text[] AS services,
+        ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'staff', '[]')))::uuid[] AS staff
     FROM jsonb_array_elements(sqlc.arg(rows)::jsonb) AS r
 ), merged AS (
     SELECT i.line, i.phone, e.id AS existing_id,
@@ -192,6 +194,7 @@ WITH input AS (
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.starts ELSE e.pref_window_starts END AS starts,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.ends ELSE e.pref_window_ends END AS ends,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.services ELSE e.pref_services END AS services,
+        CASE WHEN i.prefs_set OR e.id IS NULL THEN i.staff ELSE e.pref_staff_ids END AS staff,
         (e.opted_out_at IS NOT NULL OR (e.id IS NULL AND sup.reason IS NOT NULL)) AS opted_out,
         CASE WHEN e.id IS NULL THEN COALESCE(sup.reason, '') ELSE '' END AS suppression
     FROM input i
@@ -207,8 +210,8 @@ WITH input AS (
     ) sup ON true
 ), inserted AS (
     INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, pref_days, pref_window_starts,
-        pref_window_ends, pref_services, created_at, opted_out_at, language)
-    SELECT sqlc.arg(shop_id), m.phone, m.name, m.sms_opt_in AND m.suppression = '', m.priority, m.days, m.starts, m.ends, m.services,
+        pref_window_ends, pref_services, pref_staff_ids, created_at, opted_out_at, language)
+    SELECT sqlc.arg(shop_id), m.phone, m.name, m.sms_opt_in AND m.suppression = '', m.priority, m.days, m.starts, m.ends, m.services, m.staff,
         sqlc.arg(now)::timestamptz, CASE WHEN m.suppression <> '' THEN sqlc.arg(now)::timestamptz END, m.language
     FROM merged m WHERE m.existing_id IS NULL
     ORDER BY m.phone -- one lock order for concurrent imports
@@ -217,11 +220,11 @@ WITH input AS (
 ), updated AS (
     UPDATE customers c SET name = m.name, priority = m.priority, sms_opt_in = m.sms_opt_in,
         pref_days = m.days, pref_window_starts = m.starts, pref_window_ends = m.ends, pref_services = m.services,
-        language = m.language
+        pref_staff_ids = m.staff, language = m.language
     FROM merged m
     WHERE c.id = m.existing_id AND c.erased_at IS NULL -- erased meanwhile: left alone (reported as retry)
-      AND (c.name, c.priority, c.sms_opt_in, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.language)
-          IS DISTINCT FROM (m.name, m.priority, m.sms_opt_in, m.days, m.starts, m.ends, m.services, m.language)
+      AND (c.name, c.priority, c.sms_opt_in, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.pref_staff_ids, c.language)
+          IS DISTINCT FROM (m.name, m.priority, m.sms_opt_in, m.days, m.starts, m.ends, m.services, m.staff, m.language)
     RETURNING c.id
 )
 SELECT m.line::integer AS line,

@@ -171,8 +171,8 @@ func (c *Catalog) UpdateStaff(ctx context.Context, shopID, id uuid.UUID, ch Staf
 	return staffFrom(r), nil
 }
 
-// CheckStaff refuses ids that are not shopID's people (field names the input).
-func (c *Catalog) CheckStaff(ctx context.Context, q db.DBTX, shopID uuid.UUID, field string, ids []uuid.UUID) error {
+// CheckStaff refuses ids that are not shopID's people (field names the input), in q.
+func CheckStaff(ctx context.Context, q db.DBTX, shopID uuid.UUID, field string, ids []uuid.UUID) error {
 	if len(ids) == 0 {
 		return nil
 	}
@@ -232,7 +232,7 @@ func (c *Catalog) AddService(ctx context.Context, shopID uuid.UUID, n NewService
 		return Service{}, err
 	}
 	ids := unique(n.StaffIDs)
-	if err := c.CheckStaff(ctx, c.pool, shopID, "staff_ids", ids); err != nil {
+	if err := CheckStaff(ctx, c.pool, shopID, "staff_ids", ids); err != nil {
 		return Service{}, err
 	}
 	r, err := queries.ServiceInsert(ctx, c.pool, db.ServiceInsertParams{ShopID: shopID, Name: nm,
@@ -290,7 +290,7 @@ func (c *Catalog) UpdateService(ctx context.Context, shopID, id uuid.UUID, ch Se
 	}
 	if ch.StaffIDs != nil {
 		p.StaffIds = unique(*ch.StaffIDs)
-		if err := c.CheckStaff(ctx, c.pool, shopID, "staff_ids", p.StaffIds); err != nil {
+		if err := CheckStaff(ctx, c.pool, shopID, "staff_ids", p.StaffIds); err != nil {
 			return Service{}, err
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/cursor"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/language"
@@ -55,13 +56,16 @@ type Preferences struct {
 	Days []int `json:"Days"`
 	// Windows are times of day; an opening suits one when the whole appointment fits.
 	Windows []Window `json:"Windows"`
-	// Services are the services they want, compared without regard to case.
+	// Services are the services they want, compared without regard to case, in the
+	// order they want them (a shop with services offers the first that fits).
 	Services []string `json:"Services"`
+	// StaffIDs are the only people whose openings they want (internal/catalog).
+	StaffIDs []uuid.UUID `json:"StaffIDs"`
 }
 
 // IsZero reports whether there are no preferences.
 func (p Preferences) IsZero() bool {
-	return len(p.Days) == 0 && len(p.Windows) == 0 && len(p.Services) == 0
+	return len(p.Days) == 0 && len(p.Windows) == 0 && len(p.Services) == 0 && len(p.StaffIDs) == 0
 }
 
 // Contains reports whether an opening of service starting at start (in the shop's
@@ -151,13 +155,44 @@ func (p *Preferences) normalise() error {
 	if len(services) > maxServices {
 		return problem.Invalidf("preferences.services", "at most %d services", maxServices)
 	}
-	*p = Preferences{Days: days, Windows: windows, Services: services}
+	var staff []uuid.UUID
+	for _, id := range p.StaffIDs {
+		if !slices.Contains(staff, id) {
+			staff = append(staff, id)
+		}
+	}
+	*p = Preferences{Days: days, Windows: windows, Services: services, StaffIDs: staff}
+	return nil
+}
+
+// checkCatalog refuses preferences that name people who are not the shop's, or, once
+// the shop has services, services it does not have.
+func (p Preferences) checkCatalog(ctx context.Context, q db.DBTX, shopID uuid.UUID) error {
+	if err := catalog.CheckStaff(ctx, q, shopID, "preferences.staff_ids", p.StaffIDs); err != nil {
+		return err
+	}
+	if len(p.Services) == 0 {
+		return nil
+	}
+	has, err := catalog.HasServices(ctx, q, shopID)
+	if err != nil || !has {
+		return err
+	}
+	unknown, err := catalog.UnknownServices(ctx, q, shopID, p.Services)
+	if err != nil {
+		return err
+	}
+	if len(unknown) > 0 {
+		return &problem.Error{Kind: problem.Invalid, Code: "unknown_service", Field: "preferences.services",
+			Message: fmt.Sprintf("the shop has no service named %q", unknown[0])}
+	}
 	return nil
 }
 
 // columns are the preferences as the customers table stores them.
-func (p Preferences) columns() (days []int16, starts, ends []int32, services []string) {
-	days, starts, ends, services = []int16{}, []int32{}, []int32{}, []string{}
+func (p Preferences) columns() (days []int16, starts, ends []int32, services []string, staff []uuid.UUID) {
+	days, starts, ends, services, staff = []int16{}, []int32{}, []int32{}, []string{}, []uuid.UUID{}
+	staff = append(staff, p.StaffIDs...)
 	for _, d := range p.Days {
 		days = append(days, int16(d))
 	}
@@ -165,7 +200,7 @@ func (p Preferences) columns() (days []int16, starts, ends []int32, services []s
 		starts, ends = append(starts, int32(w.Start)), append(ends, int32(w.End))
 	}
 	services = append(services, p.Services...)
-	return days, starts, ends, services
+	return days, starts, ends, services, staff
 }
 
 // Status is the customer's standing for texts: opted_out, unreachable, opted_in or
@@ -360,6 +395,9 @@ func (s *Service) Update(ctx context.Context, shopID, id uuid.UUID, ch Change) (
 			if err := p.normalise(); err != nil {
 				return err
 			}
+			if err := p.checkCatalog(ctx, tx, shopID); err != nil {
+				return err
+			}
 			c.Preferences = p
 		}
 		if ch.Language != nil {
@@ -369,11 +407,11 @@ func (s *Service) Update(ctx context.Context, shopID, id uuid.UUID, ch Change) (
 			}
 			c.Language = lang
 		}
-		days, starts, ends, services := c.Preferences.columns()
+		days, starts, ends, services, staff := c.Preferences.columns()
 		updated, err := queries.CustomerUpdate(ctx, tx, db.CustomerUpdateParams{
 			ID: id, ShopID: shopID, Name: c.Name, Priority: int32(c.Priority), SmsOptIn: c.SMSOptIn,
 			PrefDays: days, PrefWindowStarts: starts, PrefWindowEnds: ends, PrefServices: services,
-			Language: languageParam(c.Language),
+			PrefStaffIds: staff, Language: languageParam(c.Language),
 		})
 		if err != nil {
 			return fmt.Errorf("update customer %s: %w", id, err)

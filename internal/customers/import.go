@@ -10,12 +10,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
 
+	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
@@ -87,6 +89,10 @@ type importPrefs struct {
 	Starts   []int    `json:"starts"`
 	Ends     []int    `json:"ends"`
 	Services []string `json:"services"`
+	// Staff are the people the line names (StaffNames, from its staff= part), as the
+	// import found them among the shop's.
+	Staff      []uuid.UUID `json:"staff"`
+	StaffNames []string    `json:"-"`
 }
 
 // columnNames maps the header names a file may use to the columns we read.
@@ -115,6 +121,9 @@ var columnNames = map[string]string{
 func (s *Service) Import(ctx context.Context, shopID uuid.UUID, r io.Reader) (ImportReport, error) {
 	records, rep, err := parseImport(r)
 	if err != nil {
+		return ImportReport{}, err
+	}
+	if records, err = s.findStaff(ctx, shopID, records, &rep); err != nil {
 		return ImportReport{}, err
 	}
 	now := s.cfg.Now().UTC()
@@ -193,6 +202,50 @@ func (s *Service) Import(ctx context.Context, shopID uuid.UUID, r io.Reader) (Im
 		}
 	}
 	return rep, nil
+}
+
+// findStaff turns the people each record names (staff=Ana,Ben) into the shop's staff
+// ids; a line naming someone the shop does not have is rejected, and dropped.
+func (s *Service) findStaff(ctx context.Context, shopID uuid.UUID, records []importRecord, rep *ImportReport) ([]importRecord, error) {
+	var byName map[string]uuid.UUID
+	kept := records[:0]
+	for _, rec := range records {
+		if rec.Prefs == nil || len(rec.Prefs.StaffNames) == 0 {
+			kept = append(kept, rec)
+			continue
+		}
+		if byName == nil {
+			staff, err := catalog.New(s.pool, nil).Staff(ctx, shopID)
+			if err != nil {
+				return nil, err
+			}
+			byName = map[string]uuid.UUID{}
+			for _, p := range staff {
+				byName[strings.ToLower(p.Name)] = p.ID
+			}
+		}
+		unknown := ""
+		for _, n := range rec.Prefs.StaffNames {
+			id, ok := byName[strings.ToLower(n)]
+			if !ok {
+				unknown = n
+				break
+			}
+			if !slices.Contains(rec.Prefs.Staff, id) {
+				rec.Prefs.Staff = append(rec.Prefs.Staff, id)
+			}
+		}
+		if unknown != "" {
+			for i := range rep.Rows {
+				if rep.Rows[i].Line == rec.Line {
+					rep.Rows[i].Result, rep.Rows[i].Reason = ImportRejected, fmt.Sprintf("preferences: the shop has no person named %q", unknown)
+				}
+			}
+			continue
+		}
+		kept = append(kept, rec)
+	}
+	return kept, nil
 }
 
 // parseImport reads the whole file, checking each line: the valid ones come back as
@@ -386,11 +439,11 @@ func parseRecord(fields []string, cols map[string]int) (importRecord, string) {
 		}
 	}
 	if v := get("preferences"); v != "" {
-		p, err := ParsePreferences(v)
+		p, staff, err := parsePreferences(v)
 		if err != nil {
 			return rec, err.Error()
 		}
-		ip := &importPrefs{Days: p.Days, Services: p.Services, Starts: []int{}, Ends: []int{}}
+		ip := &importPrefs{Days: p.Days, Services: p.Services, Starts: []int{}, Ends: []int{}, Staff: []uuid.UUID{}, StaffNames: staff}
 		for _, w := range p.Windows {
 			ip.Starts, ip.Ends = append(ip.Starts, w.Start), append(ip.Ends, w.End)
 		}
@@ -421,12 +474,22 @@ var languageCellReason = "language must be one of " + shops.LanguageCodes() + " 
 //	days=mon,tue,sat; times=09:00-12:00,17:00-19:00; services=Haircut,Beard trim
 //
 // Every part is optional; "none" means no preferences. The result is checked and in
-// canonical order.
+// canonical order. A staff= part (people, by name) is read by the CSV import only,
+// which finds them among the shop's people: here it is refused.
 func ParsePreferences(s string) (Preferences, error) {
-	var p Preferences
+	p, staff, err := parsePreferences(s)
+	if err == nil && len(staff) > 0 {
+		return p, errors.New("preferences: staff= is read by the CSV import only")
+	}
+	return p, err
+}
+
+// parsePreferences is ParsePreferences that also reads staff=Ana,Ben: the people's
+// names, as written.
+func parsePreferences(s string) (p Preferences, staff []string, err error) {
 	s = strings.TrimSpace(s)
 	if s == "" || strings.EqualFold(s, "none") {
-		return p, nil
+		return p, nil, nil
 	}
 	for part := range strings.SplitSeq(s, ";") {
 		part = strings.TrimSpace(part)
@@ -435,7 +498,7 @@ func ParsePreferences(s string) (Preferences, error) {
 		}
 		key, val, ok := strings.Cut(part, "=")
 		if !ok {
-			return p, errPrefsSyntax
+			return p, nil, errPrefsSyntax
 		}
 		var items []string
 		for it := range strings.SplitSeq(val, ",") {
@@ -448,7 +511,7 @@ func ParsePreferences(s string) (Preferences, error) {
 			for _, it := range items {
 				d, ok := ParseDay(it)
 				if !ok {
-					return p, fmt.Errorf("preferences: %q is not a day of the week (mon, tue, ... sun)", it)
+					return p, nil, fmt.Errorf("preferences: %q is not a day of the week (mon, tue, ... sun)", it)
 				}
 				p.Days = append(p.Days, d)
 			}
@@ -458,23 +521,25 @@ func ParsePreferences(s string) (Preferences, error) {
 				start, ok1 := shops.ParseClock(strings.TrimSpace(a))
 				end, ok2 := shops.ParseClock(strings.TrimSpace(b))
 				if !ok || !ok1 || !ok2 {
-					return p, fmt.Errorf("preferences: %q is not a time window such as 09:00-12:00", it)
+					return p, nil, fmt.Errorf("preferences: %q is not a time window such as 09:00-12:00", it)
 				}
 				p.Windows = append(p.Windows, Window{Start: start, End: end})
 			}
 		case "services", "service":
 			p.Services = append(p.Services, items...)
+		case "staff", "people", "with":
+			staff = append(staff, items...)
 		default:
-			return p, errPrefsSyntax
+			return p, nil, errPrefsSyntax
 		}
 	}
 	if err := p.normalise(); err != nil {
 		if pe, ok := problem.As(err); ok {
-			return p, errors.New("preferences: " + pe.Message)
+			return p, nil, errors.New("preferences: " + pe.Message)
 		}
-		return p, err
+		return p, nil, err
 	}
-	return p, nil
+	return p, staff, nil
 }
 
 var errPrefsSyntax = errors.New(`preferences must look like "days=mon,tue; times=09:00-12:00; services=Haircut" (each part optional), or "none"`)

@@ -156,6 +156,7 @@ func FromRow(r db.Customer) Customer {
 		c.Preferences.Windows = append(c.Preferences.Windows, Window{Start: int(r.PrefWindowStarts[i]), End: int(r.PrefWindowEnds[i])})
 	}
 	c.Preferences.Services = append(c.Preferences.Services, r.PrefServices...)
+	c.Preferences.StaffIDs = append(c.Preferences.StaffIDs, r.PrefStaffIds...)
 	return c
 }
 

@@ -16,7 +16,8 @@ import (
 const customerErase = `-- name: CustomerErase :one
 UPDATE customers SET name = '', phone = '', sms_opt_in = false,
     opted_out_at = COALESCE(opted_out_at, $1::timestamptz), erased_at = $1::timestamptz,
-    pref_days = '{}', pref_window_starts = '{}', pref_window_ends = '{}', pref_services = '{}', language = NULL
+    pref_days = '{}', pref_window_starts = '{}', pref_window_ends = '{}', pref_services = '{}', pref_staff_ids = '{}',
+    language = NULL
 WHERE id = $2 AND shop_id = $3 AND erased_at IS NULL
 RETURNING id
 `
@@ -195,7 +196,8 @@ WITH input AS (
         ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'days', '[]')))::smallint[] AS days,
         ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'starts', '[]')))::integer[] AS starts,
         ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'ends', '[]')))::integer[] AS ends,
-        ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'services', '[]')))::text[] AS services
+        ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'services', '[]')))::text[] AS services,
+        ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'staff', '[]')))::uuid[] AS staff
     FROM jsonb_array_elements($1::jsonb) AS r
 ), merged AS (
     SELECT i.line, i.phone, e.id AS existing_id,
@@ -208,6 +210,7 @@ WITH input AS (
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.starts ELSE e.pref_window_starts END AS starts,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.ends ELSE e.pref_window_ends END AS ends,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.services ELSE e.pref_services END AS services,
+        CASE WHEN i.prefs_set OR e.id IS NULL THEN i.staff ELSE e.pref_staff_ids END AS staff,
         (e.opted_out_at IS NOT NULL OR (e.id IS NULL AND sup.reason IS NOT NULL)) AS opted_out,
         CASE WHEN e.id IS NULL THEN COALESCE(sup.reason, '') ELSE '' END AS suppression
     FROM input i
@@ -223,8 +226,8 @@ WITH input AS (
     ) sup ON true
 ), inserted AS (
     INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, pref_days, pref_window_starts,
-        pref_window_ends, pref_services, created_at, opted_out_at, language)
-    SELECT $2, m.phone, m.name, m.sms_opt_in AND m.suppression = '', m.priority, m.days, m.starts, m.ends, m.services,
+        pref_window_ends, pref_services, pref_staff_ids, created_at, opted_out_at, language)
+    SELECT $2, m.phone, m.name, m.sms_opt_in AND m.suppression = '', m.priority, m.days, m.starts, m.ends, m.services, m.staff,
         $3::timestamptz, CASE WHEN m.suppression <> '' THEN $3::timestamptz END, m.language
     FROM merged m WHERE m.existing_id IS NULL
     ORDER BY m.phone -- one lock order for concurrent imports
@@ -233,11 +236,11 @@ WITH input AS (
 ), updated AS (
     UPDATE customers c SET name = m.name, priority = m.priority, sms_opt_in = m.sms_opt_in,
         pref_days = m.days, pref_window_starts = m.starts, pref_window_ends = m.ends, pref_services = m.services,
-        language = m.language
+        pref_staff_ids = m.staff, language = m.language
     FROM merged m
     WHERE c.id = m.existing_id AND c.erased_at IS NULL -- erased meanwhile: left alone (reported as retry)
-      AND (c.name, c.priority, c.sms_opt_in, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.language)
-          IS DISTINCT FROM (m.name, m.priority, m.sms_opt_in, m.days, m.starts, m.ends, m.services, m.language)
+      AND (c.name, c.priority, c.sms_opt_in, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.pref_staff_ids, c.language)
+          IS DISTINCT FROM (m.name, m.priority, m.sms_opt_in, m.days, m.starts, m.ends, m.services, m.staff, m.language)
     RETURNING c.id
 )
 SELECT m.line::integer AS line,
@@ -269,7 +272,7 @@ type CustomerImportBatchRow struct {
 }
 
 // One batch of a CSV import, in one statement: rows is a JSON array of objects
-// {line, phone, hmacs, name?, priority?, sms_opt_in?, language?, prefs?:{days, starts, ends, services}}
+// {line, phone, hmacs, name?, priority?, sms_opt_in?, language?, prefs?:{days, starts, ends, services, staff}}
 // where a missing key keeps the existing customer's value (a new one gets the default:
 // no name, priority 0, NOT opted in, the shop's language) and hmacs are the phone's keyed hashes, in hex (see
 // CustomerInsert). A customer who opted out (STOP) keeps their sms_opt_in whatever the
@@ -742,8 +745,8 @@ const customerUpdate = `-- name: CustomerUpdate :one
 UPDATE customers SET name = $1, priority = $2, sms_opt_in = $3,
     pref_days = $4::smallint[], pref_window_starts = $5::integer[],
     pref_window_ends = $6::integer[], pref_services = $7::text[],
-    language = $8::text
-WHERE id = $9 AND shop_id = $10 AND erased_at IS NULL
+    pref_staff_ids = $8::uuid[], language = $9::text
+WHERE id = $10 AND shop_id = $11 AND erased_at IS NULL
 RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids
 `
 
@@ -755,6 +758,7 @@ type CustomerUpdateParams struct {
 	PrefWindowStarts []int32
 	PrefWindowEnds   []int32
 	PrefServices     []string
+	PrefStaffIds     []uuid.UUID
 	Language         pgtype.Text
 	ID               uuid.UUID
 	ShopID           uuid.UUID
@@ -771,6 +775,7 @@ func (q *Queries) CustomerUpdate(ctx context.Context, db DBTX, arg CustomerUpdat
 		arg.PrefWindowStarts,
 		arg.PrefWindowEnds,
 		arg.PrefServices,
+		arg.PrefStaffIds,
 		arg.Language,
 		arg.ID,
 		arg.ShopID,

@@ -304,6 +304,8 @@ type preferencesJSON struct {
 	Days     []string     `json:"days"`
 	Windows  []windowJSON `json:"windows"`
 	Services []string     `json:"services"`
+	// StaffIDs are the only people whose openings they want.
+	StaffIDs []uuid.UUID `json:"staff_ids"`
 }
 
 type windowJSON struct {
@@ -315,7 +317,7 @@ func newCustomerJSON(c customers.Customer) customerJSON {
 	out := customerJSON{
 		ID: c.ID, Phone: c.Phone, Name: c.Name, SMSOptIn: c.SMSOptIn, Priority: c.Priority,
 		OptedOut: c.OptedOutAt != nil, CreatedAt: c.CreatedAt.UTC(), Status: c.Status(),
-		Preferences: preferencesJSON{Days: []string{}, Windows: []windowJSON{}, Services: []string{}},
+		Preferences: preferencesJSON{Days: []string{}, Windows: []windowJSON{}, Services: []string{}, StaffIDs: []uuid.UUID{}},
 	}
 	if c.OptedOutAt != nil {
 		t := c.OptedOutAt.UTC()
@@ -332,6 +334,7 @@ func newCustomerJSON(c customers.Customer) customerJSON {
 		out.Preferences.Windows = append(out.Preferences.Windows, windowJSON{Start: shops.FormatClock(w.Start), End: shops.FormatClock(w.End)})
 	}
 	out.Preferences.Services = append(out.Preferences.Services, c.Preferences.Services...)
+	out.Preferences.StaffIDs = append(out.Preferences.StaffIDs, c.Preferences.StaffIDs...)
 	return out
 }
 

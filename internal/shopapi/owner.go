@@ -233,12 +233,14 @@ type preferencesRequest struct {
 	Days     []string     `json:"days"`
 	Windows  []windowJSON `json:"windows"`
 	Services []string     `json:"services"`
+	// StaffIDs are the only people whose openings the customer wants (empty: anyone).
+	StaffIDs []uuid.UUID `json:"staff_ids"`
 }
 
 // preferences reads the JSON form; the domain checks the rest (counts, order, sizes).
 func (p preferencesRequest) preferences() (customers.Preferences, error) {
 	var out customers.Preferences
-	if len(p.Days) > 7 || len(p.Windows) > customers.MaxWindows*4 || len(p.Services) > 100 {
+	if len(p.Days) > 7 || len(p.Windows) > customers.MaxWindows*4 || len(p.Services) > 100 || len(p.StaffIDs) > 100 {
 		return out, problem.Invalidf("preferences", "preferences hold at most 7 days, %d windows and 20 services", customers.MaxWindows)
 	}
 	for _, d := range p.Days {
@@ -257,6 +259,7 @@ func (p preferencesRequest) preferences() (customers.Preferences, error) {
 		out.Windows = append(out.Windows, customers.Window{Start: start, End: end})
 	}
 	out.Services = p.Services
+	out.StaffIDs = p.StaffIDs
 	return out, nil
 }
 
