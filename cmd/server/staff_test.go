@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strings"
@@ -153,6 +154,41 @@ func TestStaffAndServicesOverHTTP(t *testing.T) {
 	require.Equal(t, http.StatusUnprocessableEntity, e.api(base, http.MethodPatch, "/api/customers/"+stranger.ID, s.APIKey,
 		map[string]any{"preferences": map[string]any{"staff_ids": []string{s.ID}}}, &problem), "an unknown person")
 
+	// The CSV names people: found among the shop's, or the line is rejected.
+	csv := "phone,name,sms_opt_in,preferences\n" +
+		"+15550001098,Imported,yes,services=Cut; staff=ana\n" +
+		"+15550001097,Unknown,yes,services=Cut; staff=Zed\n"
+	req, err := http.NewRequest(http.MethodPost, base+"/api/customers/import", strings.NewReader(csv))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "text/csv")
+	req.Header.Set("Authorization", "Bearer "+s.APIKey)
+	res, err := e.client.Do(req)
+	require.NoError(t, err)
+	var report struct {
+		Created  int `json:"created"`
+		Rejected int `json:"rejected"`
+		Rows     []struct {
+			Line       int    `json:"line"`
+			CustomerID string `json:"customer_id"`
+			Reason     string `json:"reason"`
+		} `json:"rows"`
+	}
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&report))
+	require.NoError(t, res.Body.Close())
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Equal(t, 1, report.Created, "%+v", report)
+	require.Equal(t, 1, report.Rejected, "%+v", report)
+	require.Contains(t, report.Rows[1].Reason, "Zed")
+	var imported struct {
+		Preferences struct {
+			StaffIDs []string `json:"staff_ids"`
+		} `json:"preferences"`
+	}
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodGet, "/api/customers/"+report.Rows[0].CustomerID, s.APIKey, nil, &imported))
+	require.Equal(t, []string{s.ana}, imported.Preferences.StaffIDs)
+	_, err = e.pool.Exec(context.Background(), `UPDATE customers SET sms_opt_in = false WHERE id = $1`, report.Rows[0].CustomerID)
+	require.NoError(t, err)
+
 	cutBen := e.wants(base, s, "+15550001001", []string{"Cut"}, s.ben)
 	cutAna := e.wants(base, s, "+15550001002", []string{"Cut"}, s.ana)
 	colour := e.wants(base, s, "+15550001003", []string{"Colour"})
@@ -172,7 +208,7 @@ func TestStaffAndServicesOverHTTP(t *testing.T) {
 	e.eventually("Ben's offer texts", func() bool { return len(e.twilio.MessagesTo(cutBen.Phone)) == 1 })
 	require.Contains(t, e.twilio.MessagesTo(cutBen.Phone)[0].Body, "Cut with Ben")
 	require.Contains(t, e.twilio.MessagesTo(cutBen.Phone)[0].Body, "$30.00")
-	_, err := e.pool.Exec(context.Background(), `UPDATE slot_openings SET status = 'cancelled' WHERE id = $1`, benSlot.ID)
+	_, err = e.pool.Exec(context.Background(), `UPDATE slot_openings SET status = 'cancelled' WHERE id = $1`, benSlot.ID)
 	require.NoError(t, err)
 
 	// 90 minutes with Ana: booked as a 30-minute cut, the rest declared at once.

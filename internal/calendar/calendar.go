@@ -278,7 +278,18 @@ type view struct {
 func describe(shop shops.Shop, r db.CalendarOpeningsRow, opts Options) view {
 	price := money.Format(r.PriceCents, shop.Currency)
 	who, whoLine := customer(shop, r)
+	// What was booked (the customer's service, in a shop with services), else the
+	// opening's; with the opening's person ("Cut with Ana").
 	service := r.Service
+	if r.BookingID != "" && r.BookedService != "" {
+		service = r.BookedService
+	}
+	switch {
+	case r.StaffName != "" && service == "":
+		service = r.StaffName
+	case r.StaffName != "":
+		service += " with " + r.StaffName
+	}
 	switch {
 	case r.BookingStatus == "pending_payment":
 		return view{status: ics.ObjectStatusTentative, summary: service + " – " + who, lines: []string{

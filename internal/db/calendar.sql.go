@@ -104,12 +104,14 @@ SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status
     COALESCE(b.amount_cents, 0)::bigint AS booking_amount_cents,
     (b.refund_id IS NOT NULL OR b.refund_requested_at IS NOT NULL)::boolean AS booking_refunded,
     COALESCE(c.name, '')::text AS customer_name, COALESCE(c.phone, '')::text AS customer_phone,
-    (c.erased_at IS NOT NULL)::boolean AS customer_erased
+    (c.erased_at IS NOT NULL)::boolean AS customer_erased,
+    COALESCE(b.service, '')::text AS booked_service, COALESCE(st.name, '')::text AS staff_name
 FROM slot_openings s
 LEFT JOIN LATERAL (
     SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at FROM bookings bk WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
 ) b ON true
 LEFT JOIN customers c ON c.id = b.customer_id
+LEFT JOIN staff st ON st.id = s.staff_id
 WHERE s.shop_id = $1
   AND s.starts_at >= $2::timestamptz AND s.starts_at < $3::timestamptz
   AND (b.id IS NOT NULL OR $4::boolean)
@@ -141,13 +143,16 @@ type CalendarOpeningsRow struct {
 	CustomerName       string
 	CustomerPhone      string
 	CustomerErased     bool
+	BookedService      string
+	StaffName          string
 }
 
 // The calendar feed's queries (internal/calendar). It writes only calendar_events: what
 // each event it shows last said, and when that changed.
 // A shop's openings starting in [from, to) that a calendar shows: every one that has had
 // a booking (its latest booking says what the event is: held, confirmed, or cancelled
-// once the hold lapsed or the payment was refunded), and with include_open the others
+// once the hold lapsed or the payment was refunded; what was booked, and the opening's
+// person), and with include_open the others
 // too (open ones as tentative, cancelled or expired ones as cancelled). last_modified is
 // the latest change to the opening or to that booking.
 func (q *Queries) CalendarOpenings(ctx context.Context, db DBTX, arg CalendarOpeningsParams) ([]CalendarOpeningsRow, error) {
@@ -181,6 +186,8 @@ func (q *Queries) CalendarOpenings(ctx context.Context, db DBTX, arg CalendarOpe
 			&i.CustomerName,
 			&i.CustomerPhone,
 			&i.CustomerErased,
+			&i.BookedService,
+			&i.StaffName,
 		); err != nil {
 			return nil, err
 		}
