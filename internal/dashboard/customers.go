@@ -190,6 +190,9 @@ func (d *Dashboard) saveCustomer(c echo.Context) error {
 	if prefs, err := customers.ParsePreferences(f.Preferences); err != nil {
 		f.Errors["preferences"] = err.Error()
 	} else {
+		// The form does not show the people the customer wants (they are set through the
+		// API or the CSV): a save keeps them.
+		prefs.StaffIDs = cu.Preferences.StaffIDs
 		ch.Preferences = &prefs
 	}
 	// The select's "" is the shop's language; a form without the field (from before it
