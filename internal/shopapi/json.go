@@ -304,8 +304,9 @@ type preferencesJSON struct {
 	Days     []string     `json:"days"`
 	Windows  []windowJSON `json:"windows"`
 	Services []string     `json:"services"`
-	// StaffIDs are the only people whose openings they want.
-	StaffIDs []uuid.UUID `json:"staff_ids"`
+	// StaffIDs are the only people whose openings they want; left out when empty, so a
+	// customer who wants anyone reads as before people existed.
+	StaffIDs []uuid.UUID `json:"staff_ids,omitempty"`
 }
 
 type windowJSON struct {
@@ -317,7 +318,7 @@ func newCustomerJSON(c customers.Customer) customerJSON {
 	out := customerJSON{
 		ID: c.ID, Phone: c.Phone, Name: c.Name, SMSOptIn: c.SMSOptIn, Priority: c.Priority,
 		OptedOut: c.OptedOutAt != nil, CreatedAt: c.CreatedAt.UTC(), Status: c.Status(),
-		Preferences: preferencesJSON{Days: []string{}, Windows: []windowJSON{}, Services: []string{}, StaffIDs: []uuid.UUID{}},
+		Preferences: preferencesJSON{Days: []string{}, Windows: []windowJSON{}, Services: []string{}},
 	}
 	if c.OptedOutAt != nil {
 		t := c.OptedOutAt.UTC()

@@ -211,15 +211,14 @@ func TestCustomerEditAndOptOutRule(t *testing.T) {
 	require.Equal(t, 7.0, r.body["priority"])
 	require.Equal(t, true, r.body["sms_opt_in"])
 	require.Equal(t, map[string]any{
-		"days":      []any{"mon", "sat"},
-		"windows":   []any{map[string]any{"start": "09:00", "end": "12:00"}, map[string]any{"start": "14:00", "end": "18:00"}},
-		"services":  []any{"Skin fade"},
-		"staff_ids": []any{},
+		"days":     []any{"mon", "sat"},
+		"windows":  []any{map[string]any{"start": "09:00", "end": "12:00"}, map[string]any{"start": "14:00", "end": "18:00"}},
+		"services": []any{"Skin fade"},
 	}, r.body["preferences"])
 	require.Equal(t, r.body, e.do(http.MethodGet, "/api/customers/"+id, key, nil).body)
 
 	r = e.do(http.MethodPatch, "/api/customers/"+id, key, map[string]any{"preferences": nil})
-	require.Equal(t, map[string]any{"days": []any{}, "windows": []any{}, "services": []any{}, "staff_ids": []any{}}, r.body["preferences"])
+	require.Equal(t, map[string]any{"days": []any{}, "windows": []any{}, "services": []any{}}, r.body["preferences"])
 
 	for _, tt := range []struct {
 		body  any
@@ -396,7 +395,7 @@ func TestImportCSV(t *testing.T) {
 	require.Equal(t, false, byPhone["+15555550102"]["sms_opt_in"], "formatting stripped from the phone")
 	require.Equal(t, false, byPhone["+15555550103"]["sms_opt_in"], "no consent in the file: not opted in")
 	require.Equal(t, map[string]any{"days": []any{"sat", "sun"}, "windows": []any{map[string]any{"start": "09:00", "end": "12:00"}},
-		"services": []any{"Haircut"}, "staff_ids": []any{}}, byPhone["+15555550103"]["preferences"])
+		"services": []any{"Haircut"}}, byPhone["+15555550103"]["preferences"])
 	require.Equal(t, "opted_out", byPhone["+15555550199"]["status"])
 
 	// The same file again changes nothing and duplicates nothing.
