@@ -110,7 +110,7 @@ func (e *env) offered(openingID string) map[string]string {
 	return out
 }
 
-// checkAnaNeverDoubleBooked: the person's live bookings never overlap and each lies
+// checkNoOverlap: the person's live bookings never overlap and each lies
 // inside the gap [from, from+minutes).
 func (e *env) checkNoOverlap(staffID string, from time.Time, minutes int) {
 	e.t.Helper()
