@@ -59,8 +59,9 @@ type Preferences struct {
 	// Services are the services they want, compared without regard to case, in the
 	// order they want them (a shop with services offers the first that fits).
 	Services []string `json:"Services"`
-	// StaffIDs are the only people whose openings they want (internal/catalog).
-	StaffIDs []uuid.UUID `json:"StaffIDs"`
+	// StaffIDs are the only people whose openings they want (internal/catalog); left
+	// out of the stored shape when empty, as events stored before it hold it.
+	StaffIDs []uuid.UUID `json:"StaffIDs,omitempty"`
 }
 
 // IsZero reports whether there are no preferences.
