@@ -43,12 +43,9 @@ type answer struct {
 	bookingID uuid.UUID
 }
 
-// heard is an answer that was written back in time to reach its customer.
+// heard is an answer Twilio took (AnswerTaken).
 type heard struct {
 	sid, outcome string
-	// words are the answer's words when they were not stored with it (a late YES); ""
-	// for every other answer.
-	words string
 	// booking is the booking a booked answer told of (uuid.Nil: none).
 	booking uuid.UUID
 }
@@ -107,9 +104,9 @@ func (s *Service) writeAnswers(ctx context.Context, q db.DBTX, answers []answer)
 	return queries.InboundSetOutcomes(ctx, q, p)
 }
 
-// markAnswered records that answers were written back, and that the customers of the
-// booked ones have learnt of their bookings: one round trip for a batch, since every
-// reply of a storm makes one.
+// markAnswered records that Twilio took answers, and that the customers of the booked
+// ones have learnt of their bookings: one round trip for a batch, since every reply of
+// a storm makes one.
 func (s *Service) markAnswered(ctx context.Context, answers []heard) ([]struct{}, error) {
 	p := db.InboundMarkAnsweredParams{AnsweredAt: s.cfg.Now().UTC()}
 	var told []uuid.UUID
@@ -117,7 +114,7 @@ func (s *Service) markAnswered(ctx context.Context, answers []heard) ([]struct{}
 		if a.outcome != "" {
 			p.Sids = append(p.Sids, a.sid)
 			p.Outcomes = append(p.Outcomes, a.outcome)
-			p.Replies = append(p.Replies, a.words)
+			p.Replies = append(p.Replies, "") // the words stored with the answer stay
 		}
 		if a.booking != uuid.Nil {
 			told = append(told, a.booking)
@@ -126,14 +123,14 @@ func (s *Service) markAnswered(ctx context.Context, answers []heard) ([]struct{}
 	var q pgbatch.Queue
 	if len(p.Sids) > 0 {
 		if err := queries.InboundMarkAnswered(ctx, &q, p); err != nil {
-			return nil, fmt.Errorf("mark answers written back: %w", err)
+			return nil, fmt.Errorf("mark answers taken: %w", err)
 		}
 	}
 	if err := ledger.MarkTold(ctx, &q, p.AnsweredAt, told...); err != nil {
 		return nil, err
 	}
 	if _, err := q.Send(ctx, s.pool); err != nil {
-		return nil, fmt.Errorf("mark answers written back: %w", err)
+		return nil, fmt.Errorf("mark answers taken: %w", err)
 	}
 	return make([]struct{}, len(answers)), nil
 }
@@ -167,10 +164,11 @@ func (s *Service) initGroups() {
 		linger: func() { time.Sleep(markLinger) }}
 }
 
-// markLinger is how long a batch of marks waits for more: the marks are written in the
-// background (Answered), after their answers, so the wait costs no customer anything and a
-// storm's marks take a few statements instead of one every few replies. It stays far
-// below the sweeper's wait before it texts an unmarked answer (UnheardAfter).
+// markLinger is how long a batch of marks waits for more: the marks come with Twilio's
+// reports of answers it has already taken (AnswerTaken), so the wait costs no customer
+// anything and a storm's marks take a few statements instead of one every few replies.
+// It stays far below the sweeper's wait before it texts an unmarked answer
+// (UnheardAfter).
 const markLinger = 25 * time.Millisecond
 
 // Purge deletes up to limit stored texts (the sender's number and words, the outcome
