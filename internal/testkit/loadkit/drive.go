@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -228,7 +229,7 @@ func (d *Driver) Fire(ctx context.Context, bases []string, texts []url.Values, i
 				}
 				out[i] = d.deliver(ctx, bases, i, bodies[i], sigs[i], failOver)
 				if out[i].Action != "" {
-					d.report(ctx, bases, i+1, out[i].Action, texts[i].Get("To"), texts[i].Get("From"))
+					d.report(ctx, bases, slices.Index(bases, out[i].Base), out[i].Action, texts[i].Get("To"), texts[i].Get("From"))
 				}
 			}
 		}()
@@ -284,9 +285,10 @@ func (d *Driver) deliver(ctx context.Context, bases []string, i int, body, sig s
 // has made the answer's message: a form with the message's own MessageSid, its
 // MessageStatus ("sent"), AccountSid, ApiVersion, From (the shop's number) and To (the
 // customer), with their older Sms* twins, signed over the URL without its fragment. The
-// URL's PUBLIC_URL is replaced with an instance's base, from bases[first] on; the
-// attempts follow the URL's own connection overrides (a refused connection goes to the
-// next instance, as a balancer would send it).
+// URL's PUBLIC_URL is replaced with an instance's base, from bases[first] on (the
+// instance that answered: a balancer may send it anywhere, and this one most likely has
+// an idle connection to it); the attempts follow the URL's own connection overrides (a
+// refused connection goes to the next instance, as a balancer would send it).
 func (d *Driver) report(ctx context.Context, bases []string, first int, action, from, to string) {
 	d.reports.Add(1)
 	go func() {
@@ -383,7 +385,7 @@ func (d *Driver) FireAt(ctx context.Context, bases []string, texts []url.Values,
 			body := f.Encode()
 			out[i] = d.send(ctx, bases[i%len(bases)], body, twilio.Signature(d.AuthToken, PublicURL+TwilioPath, f))
 			if out[i].Action != "" {
-				d.report(ctx, bases, i+1, out[i].Action, f.Get("To"), f.Get("From"))
+				d.report(ctx, bases, i%len(bases), out[i].Action, f.Get("To"), f.Get("From"))
 			}
 		}()
 	}
