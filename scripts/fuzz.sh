@@ -33,8 +33,8 @@ TARGETS="
 ./internal/webhooks           FuzzTwilioStatusHandler
 ./internal/payments/stripe    FuzzParseEvent
 ./internal/dashboard          FuzzExportRecord
-./internal/shops              FuzzImport
-./internal/shops              FuzzImportRoundTrip
+./internal/customers          FuzzImport
+./internal/customers          FuzzImportRoundTrip
 "
 
 failed=0

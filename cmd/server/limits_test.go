@@ -346,9 +346,13 @@ func TestGuessLimitHoldsAcrossInstances(t *testing.T) {
 			t.Cleanup(func() { _ = redistest.DeletePrefix(context.Background(), rdb, "rate:"+prefix) })
 			g := guessLimit{name: "test", limit: ratelimit.Limit{Burst: 5, Every: time.Hour}, reserve: reserve}
 			var wrong atomic.Int64
+			// The test counts guesses, not Redis's speed: a limiter whose Redis call times out
+			// lets the request through (the limit fails open), and 200 concurrent requests
+			// under -race on a busy machine can wait past the server's 500 ms.
+			patient := ratelimit.Config{Prefix: prefix, Timeout: 30 * time.Second}
 			servers := []string{
-				guessServer(t, ratelimit.New(rdb, ratelimit.Config{Prefix: prefix}), g, &wrong),
-				guessServer(t, ratelimit.New(rdb, ratelimit.Config{Prefix: prefix}), g, &wrong),
+				guessServer(t, ratelimit.New(rdb, patient), g, &wrong),
+				guessServer(t, ratelimit.New(rdb, patient), g, &wrong),
 			}
 			client := newClient(100)
 			call := func(i int, from, key string) int {

@@ -49,7 +49,7 @@ func (a *app) routes() http.Handler {
 
 	// The JSON API, the webhook endpoints, Idempotency-Key, and the public calendar feed
 	// (shopapi.CalendarPath, whose token in the path is its credential).
-	(&shopapi.Handlers{Shops: a.shops, Openings: a.slots, AdminToken: a.cfg.AdminToken,
+	(&shopapi.Handlers{Shops: a.shops, Customers: a.customers, Erasure: a.erasure, Openings: a.slots, AdminToken: a.cfg.AdminToken,
 		Ledger: a.ledger, StripeCalls: stripeCalls(limits), Hooks: a.hooks, Idempotency: a.idempotency, Calendar: a.calendar,
 		PublicURL: a.cfg.PublicURL, Inbox: a.inbox, Senders: a.senders}).Register(e)
 	a.dashboard.Register(e)

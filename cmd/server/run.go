@@ -26,8 +26,10 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/calendar"
 	"github.com/slotrecovery/slotrecovery/internal/config"
 	"github.com/slotrecovery/slotrecovery/internal/cooldown"
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
 	"github.com/slotrecovery/slotrecovery/internal/delivery"
+	"github.com/slotrecovery/slotrecovery/internal/erasure"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/idempotency"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
@@ -123,7 +125,11 @@ func erasureKey(ctx context.Context, args []string, getenv func(string) string, 
 	if err := migrate.Up(ctx, pool, logging.New(stderr, cfg.LogLevel)); err != nil {
 		return err
 	}
-	n, err := shops.New(pool, shops.Config{PhoneKeys: cfg.ErasureKeys}).RetireErasureKeys(ctx)
+	cust, err := customers.New(pool, customers.Config{PhoneKeys: cfg.ErasureKeys})
+	if err != nil {
+		return err
+	}
+	n, err := cust.RetireErasureKeys(ctx)
 	if err != nil {
 		return err
 	}
@@ -143,6 +149,8 @@ type app struct {
 	registry      *prometheus.Registry
 	metrics       *metrics.Metrics
 	shops         *shops.Service
+	customers     *customers.Service
+	erasure       *erasure.Service
 	senders       *senders.Service
 	slots         *slots.Service
 	ledger        *ledger.Service
@@ -467,11 +475,15 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	queue := &riverRef{}
 	a.shops = shops.New(a.pool, shops.Config{PaymentsEnabled: cfg.StripeConfigured(), StripeConnect: cfg.StripeConnect,
 		PlatformFeeBPS: cfg.PlatformFeeBPS, ChargesIn: stripe.ChargesIn, MinimumCharge: stripe.MinimumCharge,
-		PhoneKeys: cfg.ErasureKeys, Secrets: secrets})
+		Secrets: secrets})
+	if a.customers, err = customers.New(a.pool, customers.Config{PhoneKeys: cfg.ErasureKeys}); err != nil {
+		return nil, err
+	}
+	a.erasure = erasure.New(a.pool, a.customers, queue, erasure.Config{})
 	// A setting that leaves out a key the kept hashes were made under would silently
 	// forget every STOP recorded under it: refused (docs/operations.md, Erasure key).
-	if err := a.shops.CheckErasureKeys(ctx); err != nil {
-		if errors.Is(err, shops.ErrErasureKeyMissing) && cfg.ErasureKeyIsAdminToken {
+	if err := a.customers.CheckErasureKeys(ctx); err != nil {
+		if errors.Is(err, customers.ErrErasureKeyMissing) && cfg.ErasureKeyIsAdminToken {
 			err = fmt.Errorf("%w; ERASURE_KEY is unset, so ADMIN_TOKEN is the key: if ADMIN_TOKEN changed, "+
 				"set ERASURE_KEY=<new token>,<previous token>", err)
 		}
@@ -518,18 +530,19 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	lockChannel := cfg.RedisKeyPrefix + slots.LockChannel
 	a.lockWatcher = redislock.NewWatcher(a.redis, lockChannel)
 	a.slots = slots.New(a.pool, queue, slots.RedisLocker(redislock.New(a.redis), a.lockWatcher, lockChannel, a.metrics), cool, slotsCfg)
-	a.offers = offers.New(a.pool, queue, texter, cool, a.shops, a.slots, offersCfg)
-	a.delivery = delivery.New(a.pool, a.offers, a.shops, nil)
-	a.inbound = inbound.New(a.pool, queue, a.shops, a.slots, a.ledger, inbound.Config{Logger: log, Metrics: a.metrics})
+	a.offers = offers.New(a.pool, queue, texter, cool, a.shops, a.customers, a.slots, offersCfg)
+	a.delivery = delivery.New(a.pool, a.offers, a.shops, a.customers, nil)
+	a.inbound = inbound.New(a.pool, queue, a.shops, a.customers, a.slots, a.ledger, inbound.Config{Logger: log, Metrics: a.metrics})
 	// The owner's inbox: replies go out as texts through the River client, to numbers
 	// shops says may be texted.
-	a.inbox = inbox.New(a.pool, queue, a.shops, inbox.Config{Logger: log})
+	a.inbox = inbox.New(a.pool, queue, a.customers, inbox.Config{Logger: log})
 	// The dashboard asks the instance's one River client when the next waves are due.
 	waves := offers.NewWaveSchedule(queue)
 	if a.dashboard, err = dashboard.New(a.pool, a.shops, a.slots, dashboard.Config{
 		SessionSecret: a.sessionSecret, Secure: !cfg.DevMode, Logger: log,
 		Redis: a.redis, KeyPrefix: cfg.RedisKeyPrefix, Waves: waves, AccountIssue: twilio.AccountIssueOf,
 		Hooks: a.hooks, PublicURL: cfg.PublicURL, Inbox: a.inbox, Senders: a.senders,
+		Customers: a.customers, Erasure: a.erasure,
 	}); err != nil {
 		return nil, fmt.Errorf("dashboard: %w", err)
 	}
@@ -537,13 +550,13 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	workers := river.NewWorkers()
 	a.jobTimeouts = map[string]time.Duration{}
 	addWorker(workers, a.jobTimeouts, &offers.WaveWorker{Service: a.offers})
-	addWorker(workers, a.jobTimeouts, &outbox.TextWorker{Service: outbox.New(a.pool, texter, a.shops, a.slots, outbox.Config{Logger: log, Metrics: a.metrics})})
+	addWorker(workers, a.jobTimeouts, &outbox.TextWorker{Service: outbox.New(a.pool, texter, a.customers, a.slots, outbox.Config{Logger: log, Metrics: a.metrics})})
 	addWorker(workers, a.jobTimeouts, &ledger.SweepWorker{Service: a.ledger})
 	addWorker(workers, a.jobTimeouts, &inbound.SweepWorker{Service: a.inbound})
 	addWorker(workers, a.jobTimeouts, &slots.CompleteWorker{Service: a.slots})
 	addWorker(workers, a.jobTimeouts, &ledger.RefundWorker{Service: a.ledger})
 	addWorker(workers, a.jobTimeouts, &ledger.ReconcileWorker{Service: a.ledger})
-	addWorker(workers, a.jobTimeouts, &shops.ForgetTextJobsWorker{}) // an erasure's texts still running then
+	addWorker(workers, a.jobTimeouts, &erasure.ForgetTextJobsWorker{}) // an erasure's texts still running then
 	addWorker(workers, a.jobTimeouts, &hooks.DeliveryWorker{Service: a.hooks})
 	addWorker(workers, a.jobTimeouts, &senders.RegistrationWorker{Service: a.senders})
 	purger, err := retention.NewWorker(a.pool, retention.Config{Period: cfg.Retention, Logger: log, Metrics: a.metrics, Purges: purges(cfg)})
@@ -666,6 +679,14 @@ func (r *riverRef) InsertManyTx(ctx context.Context, tx pgx.Tx, params []river.I
 
 func (r *riverRef) JobList(ctx context.Context, params *river.JobListParams) (*river.JobListResult, error) {
 	return r.c.JobList(ctx, params)
+}
+
+func (r *riverRef) JobDeleteManyTx(ctx context.Context, tx pgx.Tx, params *river.JobDeleteManyParams) (*river.JobDeleteManyResult, error) {
+	return r.c.JobDeleteManyTx(ctx, tx, params)
+}
+
+func (r *riverRef) JobListTx(ctx context.Context, tx pgx.Tx, params *river.JobListParams) (*river.JobListResult, error) {
+	return r.c.JobListTx(ctx, tx, params)
 }
 
 func (r *riverRef) InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {

@@ -78,7 +78,7 @@ func secretsKey(ctx context.Context, args []string, getenv func(string) string, 
 	if err := migrate.Up(ctx, pool, log); err != nil {
 		return err
 	}
-	sh := shops.New(pool, shops.Config{PhoneKeys: cfg.ErasureKeys, Secrets: ring})
+	sh := shops.New(pool, shops.Config{Secrets: ring})
 	hk := hooks.New(pool, nil, nil, hooks.Config{Secrets: ring})
 	defer hk.Close()
 	if err := checkSecrets(ctx, cfg, sh, hk, log); err != nil {

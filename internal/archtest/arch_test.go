@@ -125,7 +125,7 @@ var classes = map[string]class{
 	"internal/inbound": domain, "internal/ledger": domain, "internal/delivery": domain,
 	"internal/outbox": domain, "internal/slots": domain, "internal/offers": domain,
 	"internal/texts": domain, "internal/shops": domain, "internal/inbox": domain,
-	"internal/senders": domain,
+	"internal/senders": domain, "internal/customers": domain, "internal/erasure": domain,
 
 	"internal/hooks": domainLib, "internal/idempotency": domainLib, "internal/calendar": domainLib,
 
@@ -145,6 +145,7 @@ var classes = map[string]class{
 
 	"internal/testkit/pgtest": testHelper, "internal/testkit/redistest": testHelper, "internal/testkit/stripetest": testHelper,
 	"internal/testkit/twiliofake": testHelper, "internal/testkit/hookstest": testHelper,
+	"internal/testkit/customertest": testHelper,
 
 	"cmd/loadtest": tool, "cmd/soak": tool, "internal/testkit/loadkit": tool,
 
@@ -155,14 +156,15 @@ var classes = map[string]class{
 // packages of the layers below its own, never one beside it or above. This is the one
 // place the order is written; docs/architecture.md draws it.
 var domainLayers = [][]string{
-	{"internal/inbound"}, // a reply acts through the owners below
+	{"internal/inbound", "internal/erasure"},                    // a reply acts through the owners below; an erasure reaches every copy
 	{"internal/ledger", "internal/outbox", "internal/delivery"}, // payments of bookings; transactional texts; delivery reports
 	{"internal/slots"},                       // openings and the claim
 	{"internal/offers", "internal/calendar"}, // the waves of offers; the shops' feed
 	{"internal/senders"},                     // each shop's own sender and its A2P registration
 	{"internal/texts"},                       // the wording of every text
-	{"internal/shops"},                       // shops and customers
-	{"internal/inbox"},                       // the owner's conversations: below shops, whose erasure forgets them
+	{"internal/customers"},                   // the shops' customers, their consent and their import
+	{"internal/shops"},                       // the shops themselves
+	{"internal/inbox"},                       // the owner's conversations
 	{"internal/hooks", "internal/idempotency"},
 }
 

@@ -19,16 +19,16 @@ import (
 // needs atomicity). Subpackages of the owner count as the owner.
 var tableOwners = map[string]string{
 	"shops":     "internal/shops",
-	"customers": "internal/shops",
+	"customers": "internal/customers",
 	// Dashboard sign-outs, kept in Postgres so that Redis losing its data brings no
 	// session back.
 	"dashboard_session_ends": "internal/shops",
 	// Every STOP (and carrier opt-out) per shop, kept by a keyed hash whether or not the
 	// number is a customer, so that a later import or add cannot opt it in.
-	"sms_suppressions": "internal/shops",
+	"sms_suppressions": "internal/customers",
 	// A check value of each erasure key the suppressions were made under: a start whose
 	// ERASURE_KEY leaves one out is refused.
-	"erasure_key_checks": "internal/shops",
+	"erasure_key_checks": "internal/customers",
 	"slot_openings":      "internal/slots",
 	"bookings":           "internal/ledger", // most booking writes are payment transitions
 	"slot_offers":        "internal/offers",
@@ -82,9 +82,9 @@ var writeExceptions = map[writeKey]string{
 		"outbound webhook events (an outbox: no booking without its events) through internal/hooks' own " +
 		"SQL function webhook_record_opening, guarded so a shop without endpoints never reaches it; a " +
 		"separate statement would cost the YES a round trip",
-	{"internal/shops", "CustomerEraseMessages", "inbound_messages"}: "an erasure blanks the " +
-		"customer's texts in the same transaction as the customer row; inbound imports shops (a " +
-		"reply needs its shop), so shops cannot ask inbound without a cycle",
+	{"internal/erasure", "CustomerEraseMessages", "inbound_messages"}: "an erasure blanks the " +
+		"customer's texts in the same transaction as the customer row; inbound's log of texts is " +
+		"written on the YES path, and erasure sits beside inbound, not above it",
 	{"cmd/loadtest", rawSQL, "customers"}: "the load tool seeds thousands of customers straight into " +
 		"the database of the server it measures; it is a client of the server, not part of it",
 }
@@ -336,7 +336,6 @@ func TestOneWriterPerTableCatches(t *testing.T) {
 		"OpeningExpire":    {"slot_openings"},
 		"BookingClaim":     {"slot_openings", "slot_offers", "bookings"},
 		"CustomerOptOut":   {"customers"},
-		"ShopRotateKey":    {"shops"},
 		"InboundStoreMany": {"inbound_messages"},
 	}
 	parse := func(src string) (*token.FileSet, []*ast.File) {
@@ -365,7 +364,7 @@ func f() {
 			want: []string{
 				"internal/inbound: x/y.go:3 uses OfferDecline, which writes slot_offers, owned by internal/offers",
 				"internal/inbound: x/y.go:4 uses OpeningExpire, which writes slot_openings, owned by internal/slots",
-				"internal/inbound: x/y.go:6 uses (SQL string), which writes customers, owned by internal/shops",
+				"internal/inbound: x/y.go:6 uses (SQL string), which writes customers, owned by internal/customers",
 			},
 		},
 		{
@@ -379,11 +378,10 @@ func f() {
 		},
 		{
 			name: "the owner, reads and prose",
-			pkg:  "internal/shops",
-			src: `package shops
+			pkg:  "internal/customers",
+			src: `package customers
 func f() {
 	q.CustomerOptOut(ctx, id)
-	q.ShopRotateKey(ctx, p)
 	q.OfferListWave(ctx, p)
 	_ = fmt.Errorf("update slot_offers: %w", err)
 	tx.Exec(ctx, "SELECT * FROM slot_offers FOR UPDATE")

@@ -16,7 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/calendar"
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 )
 
@@ -30,19 +32,20 @@ type clock struct {
 func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 
 type scene struct {
-	t     *testing.T
-	pool  *pgxpool.Pool
-	shops *shops.Service
-	cal   *calendar.Service
-	shop  shops.Shop
-	clk   *clock
+	t         *testing.T
+	pool      *pgxpool.Pool
+	shops     *shops.Service
+	customers *customers.Service
+	cal       *calendar.Service
+	shop      shops.Shop
+	clk       *clock
 }
 
 func newScene(t *testing.T) *scene {
 	t.Helper()
 	pool, _ := pgtest.New(t)
 	clk := &clock{t: time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)}
-	s := &scene{t: t, pool: pool, clk: clk, shops: shops.New(pool, shops.Config{Now: clk.Now})}
+	s := &scene{t: t, pool: pool, clk: clk, shops: shops.New(pool, shops.Config{Now: clk.Now}), customers: customertest.NewWith(t, pool, customers.Config{Now: clk.Now})}
 	s.cal = calendar.New(pool, s.shops, calendar.Config{Now: clk.Now, PublicURL: "https://slots.example.test/"})
 	var err error
 	s.shop, _, err = s.shops.Create(context.Background(), shops.NewShop{Name: "Ana's Salon; Soho, London", Timezone: "Europe/London",
@@ -51,16 +54,16 @@ func newScene(t *testing.T) *scene {
 	return s
 }
 
-func (s *scene) customer(phone, name string) shops.Customer {
+func (s *scene) customer(phone, name string) customers.Customer {
 	s.t.Helper()
-	c, err := s.shops.AddCustomer(context.Background(), s.shop.ID, shops.NewCustomer{Phone: phone, Name: name, SMSOptIn: true})
+	c, err := s.customers.Add(context.Background(), s.shop.ID, customers.NewCustomer{Phone: phone, Name: name, SMSOptIn: true})
 	require.NoError(s.t, err)
 	return c
 }
 
 // opening inserts an opening (rows as slots writes them) and, with a customer, its
 // booking in status.
-func (s *scene) opening(startsAt time.Time, status string, c *shops.Customer, bookingStatus string) (uuid.UUID, uuid.UUID) {
+func (s *scene) opening(startsAt time.Time, status string, c *customers.Customer, bookingStatus string) (uuid.UUID, uuid.UUID) {
 	s.t.Helper()
 	ctx := context.Background()
 	var id, booking uuid.UUID

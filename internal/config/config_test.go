@@ -309,8 +309,8 @@ func TestLoadTrustedProxies(t *testing.T) {
 		netip.MustParsePrefix("fd00::/8"), netip.MustParsePrefix("::1/128")}, c.TrustedProxies)
 }
 
-// TestEveryVariableIsDocumented: every variable Load reads has a row in README's
-// Configuration table and is passed through to the server in docker-compose.yml, so a
+// TestEveryVariableIsDocumented: every variable Load reads has a row in the table of
+// docs/configuration.md and is passed through to the server in docker-compose.yml, so a
 // new setting cannot ship undocumented or unreachable from `docker compose up`.
 func TestEveryVariableIsDocumented(t *testing.T) {
 	t.Parallel()
@@ -320,11 +320,11 @@ func TestEveryVariableIsDocumented(t *testing.T) {
 		return base()[k]
 	})
 	require.Contains(t, read, "DATABASE_URL", "the recording getenv saw Load's reads")
-	readme, err := os.ReadFile("../../README.md")
+	page, err := os.ReadFile("../../docs/configuration.md")
 	require.NoError(t, err)
-	_, table, ok := strings.Cut(string(readme), "\n## Configuration\n")
-	require.True(t, ok, "README has a Configuration section")
-	table, _, _ = strings.Cut(table, "\n## ")
+	_, table, ok := strings.Cut(string(page), "\n| variable | default | meaning |\n")
+	require.True(t, ok, "docs/configuration.md has the variables' table")
+	table, _, _ = strings.Cut(table, "\n\n")
 	var rows []string
 	for _, l := range strings.Split(table, "\n") {
 		if strings.HasPrefix(l, "| `") {
@@ -341,7 +341,7 @@ func TestEveryVariableIsDocumented(t *testing.T) {
 		for _, r := range rows {
 			documented = documented || strings.Contains(r, "`"+k+"`")
 		}
-		require.True(t, documented, "%s is read by config.Load but has no row in README's Configuration table", k)
+		require.True(t, documented, "%s is read by config.Load but has no row in docs/configuration.md's table", k)
 		require.Regexp(t, `(?m)^      `+k+`: `, server, "%s is not passed through in docker-compose.yml's server environment", k)
 	}
 }

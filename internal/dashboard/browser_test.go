@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
@@ -251,7 +252,7 @@ func TestBrowserDeclareAndFill(t *testing.T) {
 
 	// The owner's list: import a small file, see the customers, edit one.
 	stopped := en.addCustomer(t, en.shopA, "+15555550199", "Sam Stopped")
-	require.NoError(t, en.shops.OptOut(context.Background(), stopped.ID))
+	require.NoError(t, en.customers.OptOut(context.Background(), stopped.ID))
 	csvPath := filepath.Join(t.TempDir(), "customers.csv")
 	require.NoError(t, os.WriteFile(csvPath, []byte("phone,name,priority,sms_opt_in,preferences\n"+
 		"+15555550161,Ada Lovelace,5,yes,\"days=mon,tue; times=09:00-12:00\"\n"+
@@ -300,7 +301,7 @@ func TestBrowserDeclareAndFill(t *testing.T) {
 	require.True(t, disabled)
 
 	// Edit Cy: a bad preference first (the message sits by the field), then a good one.
-	page, err := en.shops.Customers(context.Background(), en.shopA.ID, shops.CustomerQuery{Search: "Cy Chan"})
+	page, err := en.customers.List(context.Background(), en.shopA.ID, customers.Query{Search: "Cy Chan"})
 	require.NoError(t, err)
 	require.Len(t, page.Customers, 1)
 	cy := page.Customers[0]
@@ -320,12 +321,12 @@ func TestBrowserDeclareAndFill(t *testing.T) {
 		chromedp.Click(chromedp.CSS(`form[action="/dashboard/customers/`+cy.ID.String()+`"] button[type=submit]`)),
 		chromedp.WaitVisible(chromedp.CSS(`p.notice`)),
 	))
-	cy, err = en.shops.Customer(context.Background(), en.shopA.ID, cy.ID)
+	cy, err = en.customers.Get(context.Background(), en.shopA.ID, cy.ID)
 	require.NoError(t, err)
 	require.Equal(t, 9, cy.Priority)
 	require.True(t, cy.SMSOptIn)
 	require.Equal(t, language.French, cy.Language)
-	require.Equal(t, shops.Preferences{Days: []int{6}, Windows: []shops.Window{{Start: 600, End: 840}}, Services: []string{"Beard trim"}}, cy.Preferences)
+	require.Equal(t, customers.Preferences{Days: []int{6}, Windows: []customers.Window{{Start: 600, End: 840}}, Services: []string{"Beard trim"}}, cy.Preferences)
 
 	// Settings: an error by its field, then a change that sticks.
 	require.NoError(t, chromedp.Do(ctx,

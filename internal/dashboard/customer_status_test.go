@@ -6,9 +6,8 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/stretchr/testify/require"
-
-	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
 // TestCustomerPageShowsTextingStatus: a customer's own page says whether offers reach
@@ -20,16 +19,16 @@ func TestCustomerPageShowsTextingStatus(t *testing.T) {
 	ctx := context.Background()
 	in := en.addCustomer(t, en.shopA, "+15555550171", "Ann In")
 	out := en.addCustomer(t, en.shopA, "+15555550172", "Otto Out")
-	require.NoError(t, en.shops.OptOut(ctx, out.ID))
+	require.NoError(t, en.customers.OptOut(ctx, out.ID))
 	gone := en.addCustomer(t, en.shopA, "+15555550173", "Una Gone")
-	require.NoError(t, en.shops.MarkUnreachable(ctx, gone.ID, 21614))
-	never, err := en.shops.AddCustomer(ctx, en.shopA.ID, shops.NewCustomer{Phone: "+15555550174", Name: "Ned Never"})
+	require.NoError(t, en.customers.MarkUnreachable(ctx, gone.ID, 21614))
+	never, err := en.customers.Add(ctx, en.shopA.ID, customers.NewCustomer{Phone: "+15555550174", Name: "Ned Never"})
 	require.NoError(t, err)
 
 	ck := en.login(t, en.keyA)
 	status := regexp.MustCompile(`<p id="customer-status">Texts: <span class="([^"]+)">([^<]*)</span></p>`)
 	for _, tc := range []struct {
-		who   shops.Customer
+		who   customers.Customer
 		class string
 		label string
 	}{

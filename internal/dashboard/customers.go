@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
@@ -38,10 +39,10 @@ var customerNotices = map[string]string{
 
 // statusLabels say a customer's standing in words.
 var statusLabels = map[string]string{
-	shops.StatusOptedIn:     "Opted in",
-	shops.StatusNotOptedIn:  "Not opted in",
-	shops.StatusOptedOut:    "Opted out (STOP)",
-	shops.StatusUnreachable: "Unreachable",
+	customers.StatusOptedIn:     "Opted in",
+	customers.StatusNotOptedIn:  "Not opted in",
+	customers.StatusOptedOut:    "Opted out (STOP)",
+	customers.StatusUnreachable: "Unreachable",
 }
 
 type customersView struct {
@@ -74,22 +75,22 @@ type customerRow struct {
 
 func (d *Dashboard) customers(c echo.Context) error {
 	s := current(c)
-	q := shops.CustomerQuery{Search: c.QueryParam("q"), Status: c.QueryParam("status"), Cursor: c.QueryParam("cursor")}
+	q := customers.Query{Search: c.QueryParam("q"), Status: c.QueryParam("status"), Cursor: c.QueryParam("cursor")}
 	if _, ok := statusLabels[q.Status]; !ok {
 		q.Status = ""
 	}
-	page, err := d.shops.Customers(c.Request().Context(), s.Shop.ID, q)
+	page, err := d.customerSvc.List(c.Request().Context(), s.Shop.ID, q)
 	if p, ok := problem.As(err); ok && p.Kind == problem.Invalid {
 		// A stale or edited cursor, an overlong search: start again from the top.
 		q.Cursor, q.Search = "", strings.TrimSpace(q.Search)[:min(len(strings.TrimSpace(q.Search)), 100)]
-		page, err = d.shops.Customers(c.Request().Context(), s.Shop.ID, q)
+		page, err = d.customerSvc.List(c.Request().Context(), s.Shop.ID, q)
 	}
 	if err != nil {
 		return d.internalError(c, "list customers", err)
 	}
 	v := customersView{Notice: customerNotices[c.QueryParam("notice")], Query: q.Search, Status: q.Status}
 	v.Statuses = append(v.Statuses, option{Value: "", Label: "Everyone", Selected: q.Status == ""})
-	for _, st := range []string{shops.StatusOptedIn, shops.StatusNotOptedIn, shops.StatusOptedOut, shops.StatusUnreachable} {
+	for _, st := range []string{customers.StatusOptedIn, customers.StatusNotOptedIn, customers.StatusOptedOut, customers.StatusUnreachable} {
 		v.Statuses = append(v.Statuses, option{Value: st, Label: statusLabels[st], Selected: q.Status == st})
 	}
 	for _, cu := range page.Customers {
@@ -99,7 +100,7 @@ func (d *Dashboard) customers(c echo.Context) error {
 		}
 		v.Rows = append(v.Rows, customerRow{ID: cu.ID, Name: cmpOr(cu.Name, "(no name)"), Phone: phone.Mask(cu.Phone),
 			Status: cu.Status(), StatusLabel: statusLabels[cu.Status()], Priority: cu.Priority,
-			Preferences: cmpOr(shops.FormatPreferences(cu.Preferences), "any time"),
+			Preferences: cmpOr(customers.FormatPreferences(cu.Preferences), "any time"),
 			Language:    lang, ShopsLanguage: cu.Language == ""})
 	}
 	if page.Next != "" {
@@ -136,8 +137,8 @@ func (d *Dashboard) customerPage(c echo.Context) error {
 	if err != nil {
 		return d.notFound(c)
 	}
-	cu, err := d.shops.Customer(c.Request().Context(), s.Shop.ID, id)
-	if errors.Is(err, shops.ErrCustomerNotFound) {
+	cu, err := d.customerSvc.Get(c.Request().Context(), s.Shop.ID, id)
+	if errors.Is(err, customers.ErrNotFound) {
 		return d.notFound(c)
 	}
 	if err != nil {
@@ -145,11 +146,11 @@ func (d *Dashboard) customerPage(c echo.Context) error {
 	}
 	v := newCustomerView(cu, s.Shop)
 	v.Form = customerForm{Name: cu.Name, Priority: strconv.Itoa(cu.Priority), OptIn: cu.SMSOptIn,
-		Preferences: shops.FormatPreferences(cu.Preferences), Language: string(cu.Language)}
+		Preferences: customers.FormatPreferences(cu.Preferences), Language: string(cu.Language)}
 	return d.render(c, http.StatusOK, cmpOr(cu.Name, "Customer")+" · "+s.Shop.Name, v)
 }
 
-func newCustomerView(cu shops.Customer, shop shops.Shop) customerView {
+func newCustomerView(cu customers.Customer, shop shops.Shop) customerView {
 	return customerView{ID: cu.ID, Phone: phone.Mask(cu.Phone), Status: cu.Status(), StatusLabel: statusLabels[cu.Status()],
 		OptedOut: cu.OptedOutAt != nil, ShopLanguage: shop.Language}
 }
@@ -166,8 +167,8 @@ func (d *Dashboard) saveCustomer(c echo.Context) error {
 		return d.notFound(c)
 	}
 	ctx := c.Request().Context()
-	cu, err := d.shops.Customer(ctx, s.Shop.ID, id)
-	if errors.Is(err, shops.ErrCustomerNotFound) {
+	cu, err := d.customerSvc.Get(ctx, s.Shop.ID, id)
+	if errors.Is(err, customers.ErrNotFound) {
 		return d.notFound(c)
 	}
 	if err != nil {
@@ -176,7 +177,7 @@ func (d *Dashboard) saveCustomer(c echo.Context) error {
 	f := customerForm{Name: strings.TrimSpace(c.FormValue("name")), Priority: strings.TrimSpace(c.FormValue("priority")),
 		Preferences: strings.TrimSpace(c.FormValue("preferences")), OptIn: c.FormValue("sms_opt_in") == "yes",
 		Errors: map[string]string{}}
-	ch := shops.CustomerChange{Name: &f.Name}
+	ch := customers.Change{Name: &f.Name}
 	if n, err := strconv.Atoi(cmpOr(f.Priority, "0")); err != nil {
 		f.Errors["priority"] = "Enter a whole number from -1000 to 1000 (higher is offered first)."
 	} else {
@@ -186,7 +187,7 @@ func (d *Dashboard) saveCustomer(c echo.Context) error {
 	if cu.OptedOutAt == nil {
 		ch.SMSOptIn = &f.OptIn
 	}
-	if prefs, err := shops.ParsePreferences(f.Preferences); err != nil {
+	if prefs, err := customers.ParsePreferences(f.Preferences); err != nil {
 		f.Errors["preferences"] = err.Error()
 	} else {
 		ch.Preferences = &prefs
@@ -207,13 +208,13 @@ func (d *Dashboard) saveCustomer(c echo.Context) error {
 		}
 	}
 	if len(f.Errors) == 0 {
-		_, err := d.shops.UpdateCustomer(ctx, s.Shop.ID, id, ch)
+		_, err := d.customerSvc.Update(ctx, s.Shop.ID, id, ch)
 		p, isProblem := problem.As(err)
 		switch {
 		case err == nil:
 			d.logger(c).Info("dashboard customer saved", "shop_id", s.Shop.ID, "customer_id", id)
 			return c.Redirect(http.StatusSeeOther, "/dashboard/customers?notice=saved")
-		case errors.Is(err, shops.ErrCustomerNotFound):
+		case errors.Is(err, customers.ErrNotFound):
 			return d.notFound(c)
 		case isProblem && customerFields[p.Field] != "":
 			f.Errors[customerFields[p.Field]] = p.Message
@@ -232,9 +233,9 @@ func (d *Dashboard) eraseCustomer(c echo.Context) error {
 	if err != nil {
 		return d.notFound(c)
 	}
-	err = d.shops.EraseCustomer(c.Request().Context(), s.Shop.ID, id)
+	err = d.erasure.Erase(c.Request().Context(), s.Shop.ID, id)
 	switch {
-	case errors.Is(err, shops.ErrCustomerNotFound):
+	case errors.Is(err, customers.ErrNotFound):
 		return d.notFound(c)
 	case err != nil:
 		return d.internalError(c, "erase customer", err)
@@ -246,7 +247,7 @@ func (d *Dashboard) eraseCustomer(c echo.Context) error {
 type importView struct {
 	Error                                 string
 	Created, Updated, Unchanged, Rejected int
-	Problems                              []shops.ImportRow
+	Problems                              []customers.ImportRow
 	MoreProblems                          int
 	Took                                  string
 }
@@ -283,7 +284,7 @@ func (d *Dashboard) importCustomers(c echo.Context) error {
 		return fail(http.StatusBadRequest, "Choose a CSV file to import.")
 	}
 	start := time.Now()
-	rep, err := d.shops.ImportCustomers(req.Context(), s.Shop.ID, part)
+	rep, err := d.customerSvc.Import(req.Context(), s.Shop.ID, part)
 	var mbe *http.MaxBytesError
 	p, isProblem := problem.As(err)
 	switch {
@@ -297,7 +298,7 @@ func (d *Dashboard) importCustomers(c echo.Context) error {
 	v := importView{Created: rep.Created, Updated: rep.Updated, Unchanged: rep.Unchanged, Rejected: rep.Rejected,
 		Took: time.Since(start).Round(time.Millisecond).String()}
 	for _, r := range rep.Rows {
-		if r.Result != shops.ImportRejected {
+		if r.Result != customers.ImportRejected {
 			continue
 		}
 		if len(v.Problems) == maxShownProblems {

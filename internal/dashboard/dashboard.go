@@ -38,7 +38,9 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/erasure"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
@@ -101,6 +103,10 @@ type Config struct {
 	// Senders shows the shop's sender and its A2P registration on the settings page, and
 	// refuses openings under SMS_US_A2P=required (sender.go); nil leaves both out.
 	Senders *senders.Service
+	// Customers are the shop's customers (required); Erasure erases one at the owner's
+	// request (required).
+	Customers *customers.Service
+	Erasure   *erasure.Service
 }
 
 // queries is this package's one way to its SQL: sqlc's Queries holds no state, and
@@ -115,14 +121,17 @@ type WaveSchedule interface {
 
 // Dashboard serves the owners' pages. Build it with New and mount it with Register.
 type Dashboard struct {
-	pool     *pgxpool.Pool
-	shops    *shops.Service
-	openings *slots.Service
-	cfg      Config
-	log      *slog.Logger
-	static   fs.FS
-	version  string // of the static assets, for cache busting
-	limits   *ratelimit.Limiter
+	pool  *pgxpool.Pool
+	shops *shops.Service
+	// customerSvc and erasure are cfg's Customers and Erasure.
+	customerSvc *customers.Service
+	erasure     *erasure.Service
+	openings    *slots.Service
+	cfg         Config
+	log         *slog.Logger
+	static      fs.FS
+	version     string // of the static assets, for cache busting
+	limits      *ratelimit.Limiter
 }
 
 // New returns a Dashboard reading from pool and acting through shopsSvc and openings.
@@ -138,6 +147,9 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 	}
 	if cfg.Waves == nil {
 		return nil, errors.New("dashboard: Waves is required (it tells when the next offer wave is due)")
+	}
+	if cfg.Customers == nil || cfg.Erasure == nil {
+		return nil, errors.New("dashboard: Customers and Erasure are required")
 	}
 	if cfg.SignInsPerClient == (Limit{}) {
 		cfg.SignInsPerClient = Limit{Burst: 10, Every: 6 * time.Second}
@@ -159,7 +171,7 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	d := &Dashboard{pool: pool, shops: shopsSvc, openings: openings,
+	d := &Dashboard{pool: pool, shops: shopsSvc, customerSvc: cfg.Customers, erasure: cfg.Erasure, openings: openings,
 		cfg: cfg, log: cfg.Logger, limits: ratelimit.New(cfg.Redis, ratelimit.Config{Prefix: cfg.KeyPrefix})}
 	var err error
 	if d.static, err = fs.Sub(assets, "static"); err != nil {

@@ -34,6 +34,8 @@ func TestNewRefusesAShortSecret(t *testing.T) {
 	require.ErrorContains(t, err, "Redis is required")
 	_, err = dashboard.New(en.pool, en.shops, en.slots, dashboard.Config{SessionSecret: secret, Redis: en.redis})
 	require.ErrorContains(t, err, "Waves is required")
+	_, err = dashboard.New(en.pool, en.shops, en.slots, dashboard.Config{SessionSecret: secret, Redis: en.redis, Waves: en.waves})
+	require.ErrorContains(t, err, "Customers and Erasure are required")
 }
 
 func TestLoginPage(t *testing.T) {
@@ -137,6 +139,7 @@ func TestMissingOrForgedSession(t *testing.T) {
 	// A second dashboard with another secret makes well-formed cookies this one must
 	// refuse.
 	other, err := dashboard.New(en.pool, en.shops, en.slots, dashboard.Config{
+		Customers: en.customers, Erasure: en.erasure,
 		SessionSecret: []byte("another-secret-another-secret-another"), Secure: true, Now: en.clock.Now,
 		Redis: en.redis, KeyPrefix: en.prefix, Waves: en.waves,
 	})

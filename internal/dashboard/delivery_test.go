@@ -26,8 +26,8 @@ func TestSMSProblemNeedsAttention(t *testing.T) {
 	require.NotContains(t, body, `id="sms-problem"`)
 
 	ctx := context.Background()
-	require.NoError(t, en.shops.RecordSMSProblem(ctx, en.shopA.ID, 21408))
-	require.NoError(t, en.shops.RecordSMSProblem(ctx, en.shopA.ID, 21408))
+	require.NoError(t, shops.RecordSMSProblem(ctx, en.pool, en.shopA.ID, 21408, en.clock.Now()))
+	require.NoError(t, shops.RecordSMSProblem(ctx, en.pool, en.shopA.ID, 21408, en.clock.Now()))
 	body, _ = en.page(t, ckA, "/dashboard")
 	text := html.UnescapeString(body)
 	require.Contains(t, body, `id="sms-problem" role="alert"`)
@@ -97,7 +97,7 @@ func TestDeclaringAWaveTooSlowSaysSo(t *testing.T) {
 	t.Parallel()
 	en := newEnv(t, envOpts{now: wednesday}) // 07:00 in New York; the shop needs an hour's lead
 	slow := 1000
-	_, err := en.shops.Update(context.Background(), en.shopA.ID, shops.ShopChange{WaveSize: &slow})
+	_, err := en.shops.Update(context.Background(), en.shopA.ID, shops.ShopChange{Policy: shops.PolicyFields{WaveSize: &slow}})
 	require.NoError(t, err)
 	ck := en.login(t, en.keyA)
 	_, csrf := en.page(t, ck, "/dashboard")

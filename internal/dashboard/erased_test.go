@@ -28,7 +28,7 @@ func TestErasedCustomerInFilledSlots(t *testing.T) {
 	book(t, en.pool, first, gone.ID, slots.BookingConfirmed, 3000, wednesday)
 	second := insertOpening(t, en.pool, en.shopA.ID, time.Date(2026, 11, 21, 10, 0, 0, 0, ny), wednesday, "Shave", 2000, slots.StatusOpen)
 	book(t, en.pool, second, nameless.ID, slots.BookingConfirmed, 2000, wednesday.Add(time.Minute))
-	require.NoError(t, en.shops.EraseCustomer(context.Background(), en.shopA.ID, gone.ID))
+	require.NoError(t, en.erasure.Erase(context.Background(), en.shopA.ID, gone.ID))
 	ck := en.login(t, en.keyA)
 
 	body, _ := en.page(t, ck, "/dashboard")

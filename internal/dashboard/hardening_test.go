@@ -13,8 +13,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
+	"github.com/slotrecovery/slotrecovery/internal/erasure"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
 )
 
@@ -79,6 +82,7 @@ func TestSessionsWithoutRedis(t *testing.T) {
 	_, csrf := en.page(t, ck, "/dashboard")
 
 	d, err := dashboard.New(en.pool, en.shops, en.slots, dashboard.Config{
+		Customers: en.customers, Erasure: en.erasure,
 		SessionSecret: secret, Secure: true, Now: en.clock.Now, Redis: redistest.Unreachable(t), Waves: en.waves,
 	})
 	require.NoError(t, err)
@@ -122,8 +126,10 @@ func TestSessionsFailClosedWithoutPostgres(t *testing.T) {
 	down, err := pgxpool.New(t.Context(), "postgres://postgres@127.0.0.1:1/none?connect_timeout=1")
 	require.NoError(t, err)
 	t.Cleanup(down.Close)
+	downCustomers := customertest.NewWith(t, down, customers.Config{Now: en.clock.Now})
 	d, err := dashboard.New(down, shops.New(down, shops.Config{Now: en.clock.Now}), en.slots, dashboard.Config{
 		SessionSecret: secret, Secure: true, Now: en.clock.Now, Redis: en.redis, KeyPrefix: en.prefix, Waves: en.waves,
+		Customers: downCustomers, Erasure: erasure.New(down, downCustomers, en.river, erasure.Config{}),
 	})
 	require.NoError(t, err)
 	broken := *en

@@ -22,13 +22,16 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
+	"github.com/slotrecovery/slotrecovery/internal/erasure"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
 )
@@ -59,24 +62,26 @@ func (c *clock) Set(t time.Time) {
 // env is one test's world: its own database, two shops (A in New York paying by
 // checkout in USD, B in London in EUR without payments), and the dashboard on echo.
 type env struct {
-	pool   *pgxpool.Pool
-	dbURL  string
-	clock  *clock
-	shops  *shops.Service
-	slots  *slots.Service
-	river  *river.Client[pgx.Tx]
-	waves  *offers.WaveSchedule
-	dash   *dashboard.Dashboard
-	e      *echo.Echo
-	shopA  shops.Shop
-	keyA   string
-	shopB  shops.Shop
-	keyB   string
-	secure bool
-	redis  redis.UniversalClient
-	prefix string
-	hooks  *hooks.Service // nil unless envOpts.hooks
-	inbox  *inbox.Service
+	pool      *pgxpool.Pool
+	dbURL     string
+	clock     *clock
+	shops     *shops.Service
+	customers *customers.Service
+	erasure   *erasure.Service
+	slots     *slots.Service
+	river     *river.Client[pgx.Tx]
+	waves     *offers.WaveSchedule
+	dash      *dashboard.Dashboard
+	e         *echo.Echo
+	shopA     shops.Shop
+	keyA      string
+	shopB     shops.Shop
+	keyB      string
+	secure    bool
+	redis     redis.UniversalClient
+	prefix    string
+	hooks     *hooks.Service // nil unless envOpts.hooks
+	inbox     *inbox.Service
 }
 
 // rawRenderer renders an event's data as its subject, as it was recorded.
@@ -106,6 +111,8 @@ func newEnv(t *testing.T, o envOpts) *env {
 	require.NoError(t, err)
 	shopsSvc := shops.New(pool, shops.Config{Now: now, PaymentsEnabled: true, StripeConnect: o.connect, PlatformFeeBPS: 250})
 	slotsSvc := slots.New(pool, rc, nil, nil, slots.Config{Now: now})
+	custSvc := customertest.NewWith(t, pool, customers.Config{Now: now})
+	erasureSvc := erasure.New(pool, custSvc, rc, erasure.Config{Now: now})
 	rdb, prefix := redistest.New(t)
 	// The sign-in limits' keys: go-redis/redis_rate puts them under "rate:".
 	t.Cleanup(func() {
@@ -120,17 +127,17 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if o.hooks {
 		hooksSvc = hooks.New(pool, rc, rawRenderer{}, hooks.Config{Now: now})
 	}
-	inboxSvc := inbox.New(pool, rc, shopsSvc, inbox.Config{Now: now})
+	inboxSvc := inbox.New(pool, rc, custSvc, inbox.Config{Now: now})
 	d, err := dashboard.New(pool, shopsSvc, slotsSvc, dashboard.Config{
 		Hooks: hooksSvc, PublicURL: "https://slots.example", Inbox: inboxSvc,
 		SessionSecret: secret, Secure: !o.dev, Now: now, RefreshEvery: o.refreshEvery,
 		Redis: rdb, KeyPrefix: prefix, SignInsPerClient: o.perClient, SignInsPerShop: o.perShop, Waves: waves,
-		AccountIssue: twilio.AccountIssueOf,
+		AccountIssue: twilio.AccountIssueOf, Customers: custSvc, Erasure: erasureSvc,
 	})
 	require.NoError(t, err)
 	e := echo.New()
 	d.Register(e)
-	en := &env{pool: pool, dbURL: dbURL, clock: ck, shops: shopsSvc, slots: slotsSvc, river: rc, waves: waves, dash: d, e: e, secure: !o.dev,
+	en := &env{pool: pool, dbURL: dbURL, clock: ck, shops: shopsSvc, customers: custSvc, erasure: erasureSvc, slots: slotsSvc, river: rc, waves: waves, dash: d, e: e, secure: !o.dev,
 		redis: rdb, prefix: prefix, hooks: hooksSvc, inbox: inboxSvc}
 	ctx := context.Background()
 	en.shopA, en.keyA, err = shopsSvc.Create(ctx, shops.NewShop{
@@ -219,9 +226,9 @@ func fieldError(body, id string) string {
 	return html.UnescapeString(m[1])
 }
 
-func (en *env) addCustomer(t *testing.T, shop shops.Shop, phone, name string) shops.Customer {
+func (en *env) addCustomer(t *testing.T, shop shops.Shop, phone, name string) customers.Customer {
 	t.Helper()
-	c, err := en.shops.AddCustomer(context.Background(), shop.ID, shops.NewCustomer{Phone: phone, Name: name, SMSOptIn: true})
+	c, err := en.customers.Add(context.Background(), shop.ID, customers.NewCustomer{Phone: phone, Name: name, SMSOptIn: true})
 	require.NoError(t, err)
 	return c
 }

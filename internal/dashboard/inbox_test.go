@@ -101,7 +101,7 @@ func TestInboxPage(t *testing.T) {
 	require.Contains(t, body, conv.String())
 
 	// STOP: the reply is refused, saying why; nothing more is queued.
-	require.NoError(t, en.shops.OptOutNumber(context.Background(), en.shopA.ID, "+15557310002"))
+	require.NoError(t, en.customers.OptOutNumber(context.Background(), en.shopA.ID, "+15557310002"))
 	rec = en.post("/dashboard/inbox/"+stranger.String()+"/reply", url.Values{"csrf": {csrf}, "body": {"hello?"}}, ck)
 	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
 	require.Contains(t, fieldError(rec.Body.String(), "reply-error"), "replied STOP")

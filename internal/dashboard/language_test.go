@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
@@ -85,7 +86,7 @@ func TestCustomersLanguage(t *testing.T) {
 	en := newEnv(t, envOpts{now: wednesday})
 	ctx := context.Background()
 	ann := en.addCustomer(t, en.shopA, "+15555550181", "Ann")
-	bo, err := en.shops.AddCustomer(ctx, en.shopA.ID, shops.NewCustomer{Phone: "+15555550182", Name: "Bo", Language: language.Spanish})
+	bo, err := en.customers.Add(ctx, en.shopA.ID, customers.NewCustomer{Phone: "+15555550182", Name: "Bo", Language: language.Spanish})
 	require.NoError(t, err)
 	ck := en.login(t, en.keyA)
 
@@ -135,7 +136,7 @@ func TestCustomersLanguage(t *testing.T) {
 		if tt.status == http.StatusUnprocessableEntity {
 			require.Equal(t, "Choose one of the languages in the list.", fieldError(rec.Body.String(), "language-error"), tt.name)
 		}
-		got, err := en.shops.Customer(ctx, en.shopA.ID, ann.ID)
+		got, err := en.customers.Get(ctx, en.shopA.ID, ann.ID)
 		require.NoError(t, err)
 		require.Equal(t, tt.want, got.Language, tt.name)
 	}

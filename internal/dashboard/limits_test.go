@@ -66,6 +66,7 @@ func TestSignInLimitHoldsAcrossInstances(t *testing.T) {
 	// The other instance is built like the first, with the same limits, Postgres and
 	// Redis; nothing in memory is shared.
 	d, err := dashboard.New(en.pool, en.shops, en.slots, dashboard.Config{
+		Customers: en.customers, Erasure: en.erasure,
 		SessionSecret: secret, Secure: en.secure, Now: en.clock.Now, Redis: en.redis, KeyPrefix: en.prefix, Waves: en.waves,
 		SignInsPerClient: dashboard.Limit{Burst: 3, Every: 10 * time.Minute},
 		SignInsPerShop:   dashboard.Limit{Burst: 2, Every: time.Hour},

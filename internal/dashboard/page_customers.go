@@ -6,6 +6,7 @@ import (
 	g "maragu.dev/gomponents"
 	h "maragu.dev/gomponents/html"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
@@ -95,9 +96,9 @@ func (v customersView) list() g.Node {
 func statusBadge(status, label string) g.Node {
 	class := "badge badge-muted"
 	switch status {
-	case shops.StatusOptedIn:
+	case customers.StatusOptedIn:
 		class = "badge badge-ok"
-	case shops.StatusOptedOut:
+	case customers.StatusOptedOut:
 		class = "badge badge-bad"
 	}
 	return h.Span(h.Class(class), g.Text(label))
@@ -255,7 +256,7 @@ func (v importView) result() g.Node {
 			h.H3(g.Text("Lines not imported")),
 			h.Table(h.Class("list"),
 				h.THead(h.Tr(numHead("Line"), colHead("Phone"), colHead("Why"))),
-				h.TBody(g.Map(v.Problems, func(r shops.ImportRow) g.Node {
+				h.TBody(g.Map(v.Problems, func(r customers.ImportRow) g.Node {
 					return h.Tr(
 						h.Td(h.Class("num"), h.Data("label", "Line"), h.Div(g.Text(strconv.Itoa(r.Line)))),
 						h.Td(h.Data("label", "Phone"), h.Div(h.Class("phone"), g.Text(r.Phone))),

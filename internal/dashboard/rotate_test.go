@@ -57,7 +57,8 @@ func (b *syncBuffer) String() string {
 // service (nothing in memory shared), the same Postgres, Redis and SESSION_SECRET.
 func (en *env) instance(t *testing.T, logs *syncBuffer) *echo.Echo {
 	t.Helper()
-	cfg := dashboard.Config{SessionSecret: secret, Secure: en.secure, Now: en.clock.Now, Redis: en.redis, KeyPrefix: en.prefix, Waves: en.waves}
+	cfg := dashboard.Config{SessionSecret: secret, Secure: en.secure, Now: en.clock.Now, Redis: en.redis, KeyPrefix: en.prefix, Waves: en.waves,
+		Customers: en.customers, Erasure: en.erasure}
 	if logs != nil {
 		cfg.Logger = slog.New(slog.NewJSONHandler(logs, nil))
 	}

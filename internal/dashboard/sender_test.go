@@ -21,6 +21,7 @@ func withSenders(t *testing.T, en *env, required bool) {
 	t.Helper()
 	svc := senders.New(en.pool, en.river, nil, nil, pacing.New(en.redis, en.prefix), senders.Config{RequireUSA2P: required})
 	d, err := dashboard.New(en.pool, en.shops, en.slots, dashboard.Config{
+		Customers: en.customers, Erasure: en.erasure,
 		PublicURL: "https://slots.example", Inbox: en.inbox, SessionSecret: secret, Secure: en.secure,
 		Redis: en.redis, KeyPrefix: en.prefix, Waves: en.waves, AccountIssue: twilio.AccountIssueOf, Senders: svc,
 	})

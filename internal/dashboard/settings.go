@@ -115,24 +115,24 @@ func (d *Dashboard) saveSettings(c echo.Context) error {
 			ch.Language = &lang
 		}
 	}
-	ch.WaveSize = number("offer_policy.wave_size", f.WaveSize, "Enter how many customers each wave texts, 1 to 1000.")
+	ch.Policy.WaveSize = number("offer_policy.wave_size", f.WaveSize, "Enter how many customers each wave texts, 1 to 1000.")
 	if f.SendRate != "" { // a form from before the field existed keeps the shop's rate
-		ch.SendRate = number("offer_policy.send_rate_per_second", f.SendRate, "Enter how many texts a second your number may send, 1 to 1000.")
+		ch.Policy.SendRate = number("offer_policy.send_rate_per_second", f.SendRate, "Enter how many texts a second your number may send, 1 to 1000.")
 	}
-	ch.WaveInterval = duration("offer_policy.wave_interval_seconds", f.WaveInterval, time.Second, "Enter the seconds between waves, 10 to 86400.")
-	ch.MinLead = duration("offer_policy.min_lead_minutes", f.MinLead, time.Minute, "Enter the minutes before the start when offers stop, 0 to 10080.")
-	ch.Cooldown = duration("offer_policy.cooldown_seconds", f.Cooldown, time.Second, "Enter the seconds a customer who booked is left alone, 0 to 2592000.")
-	ch.FirstWaveDelay = duration("offer_policy.first_wave_delay_seconds", cmpOr(f.Delay, "0"), time.Second, "Enter the grace period in seconds, 0 to 86400.")
+	ch.Policy.WaveInterval = duration("offer_policy.wave_interval_seconds", f.WaveInterval, time.Second, "Enter the seconds between waves, 10 to 86400.")
+	ch.Policy.MinLead = duration("offer_policy.min_lead_minutes", f.MinLead, time.Minute, "Enter the minutes before the start when offers stop, 0 to 10080.")
+	ch.Policy.Cooldown = duration("offer_policy.cooldown_seconds", f.Cooldown, time.Second, "Enter the seconds a customer who booked is left alone, 0 to 2592000.")
+	ch.Policy.FirstWaveDelay = duration("offer_policy.first_wave_delay_seconds", cmpOr(f.Delay, "0"), time.Second, "Enter the grace period in seconds, 0 to 86400.")
 	if f.MaxPerDay == "" {
 		none := 0
-		ch.MaxOffersPerDay = &none
+		ch.Policy.MaxOffersPerDay = &none
 	} else if n := number("offer_policy.max_offers_per_day", f.MaxPerDay, "Enter a whole number from 1 to 1000, or leave it empty for no limit."); n != nil {
 		if *n < 1 {
 			f.Errors["offer_policy.max_offers_per_day"] = "Enter a whole number from 1 to 1000, or leave it empty for no limit."
 		}
-		ch.MaxOffersPerDay = n
+		ch.Policy.MaxOffersPerDay = n
 	}
-	ch.QuietSet = true
+	ch.Policy.QuietSet = true
 	switch {
 	case f.QuietStart == "" && f.QuietEnd == "":
 	default:
@@ -141,7 +141,7 @@ func (d *Dashboard) saveSettings(c echo.Context) error {
 		if !ok1 || !ok2 || start == 1440 || end == 1440 {
 			f.Errors["offer_policy.quiet_hours"] = "Enter both times as HH:MM, or leave both empty for no quiet hours."
 		} else {
-			ch.Quiet = &shops.QuietHours{Start: start, End: end}
+			ch.Policy.Quiet = &shops.QuietHours{Start: start, End: end}
 		}
 	}
 	if len(f.Errors) == 0 {

@@ -26,6 +26,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -44,15 +45,16 @@ type Service struct {
 	pool   db.DBTX
 	offers Offers
 	shops  *shops.Service
+	cust   *customers.Service
 	now    func() time.Time
 }
 
 // New returns a Service on pool; now is the clock (nil: time.Now).
-func New(pool db.DBTX, offers Offers, shopsSvc *shops.Service, now func() time.Time) *Service {
+func New(pool db.DBTX, offers Offers, shopsSvc *shops.Service, customersSvc *customers.Service, now func() time.Time) *Service {
 	if now == nil {
 		now = time.Now
 	}
-	return &Service{pool: pool, offers: offers, shops: shopsSvc, now: now}
+	return &Service{pool: pool, offers: offers, shops: shopsSvc, cust: customersSvc, now: now}
 }
 
 // RecordDelivery implements the status callback's recorder (internal/webhooks). It is
@@ -93,7 +95,7 @@ func (s *Service) applyToNumber(ctx context.Context, r sms.DeliveryReport) error
 	if err != nil {
 		return err
 	}
-	return s.shops.SMSFailed(ctx, shops.SMSFailure{ShopID: shopID, Number: r.To, Reason: r.Reason, Code: r.ErrorCode})
+	return s.cust.SMSFailed(ctx, customers.SMSFailure{ShopID: shopID, Number: r.To, Reason: r.Reason, Code: r.ErrorCode})
 }
 
 // Purge deletes up to limit delivery reports received before `before`, and returns how

@@ -28,7 +28,7 @@
 // (webhook_subscribers, inlined by the planner) and writes nothing; RecordOpening and
 // the claim do not even open webhook_events then.
 //
-// Record takes a subject the caller makes (customer events: the shops.Customer after
+// Record takes a subject the caller makes (customer events: the customers.Customer after
 // the change). RecordOpening records opening.* and booking.* events from Go code: the
 // subject is the opening and booking rows as they stand in the transaction
 // (webhook_opening_subject). The YES's claim (slots' BookingClaim, one statement, no

@@ -84,7 +84,7 @@ var queries = db.New()
 // statement's), when the shop has an enabled endpoint subscribed to typ; otherwise it
 // writes nothing and costs one index probe. subject is the object as it stands after the
 // change, JSON-encoded as it is; the Renderer turns it into the event's data when the
-// event is dispatched. Customer events take the shops.Customer. Opening and booking
+// event is dispatched. Customer events take the customers.Customer. Opening and booking
 // events use RecordOpening, whose subject Postgres takes in the same statement.
 func Record(ctx context.Context, q db.DBTX, shopID uuid.UUID, typ string, at time.Time, subject any) error {
 	if !slices.Contains(Types, typ) {

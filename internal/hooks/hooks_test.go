@@ -16,9 +16,11 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/keyring"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/hookstest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 )
@@ -72,13 +74,14 @@ var testSecrets = func() *keyring.Ring {
 
 // scene is one database with a shop and a hooks service on it.
 type scene struct {
-	t     *testing.T
-	pool  *pgxpool.Pool
-	url   string
-	svc   *hooks.Service
-	shops *shops.Service
-	shop  shops.Shop
-	queue *river.Client[pgx.Tx]
+	t         *testing.T
+	pool      *pgxpool.Pool
+	url       string
+	svc       *hooks.Service
+	shops     *shops.Service
+	customers *customers.Service
+	shop      shops.Shop
+	queue     *river.Client[pgx.Tx]
 }
 
 func newScene(t *testing.T, cfg hooks.Config) *scene {
@@ -100,7 +103,7 @@ func newScene(t *testing.T, cfg hooks.Config) *scene {
 	if cfg.BusyWait == 0 {
 		cfg.BusyWait = 20 * time.Millisecond
 	}
-	s := &scene{t: t, pool: pool, url: url, queue: queue, shops: shops.New(pool, shops.Config{Now: cfg.Now})}
+	s := &scene{t: t, pool: pool, url: url, queue: queue, shops: shops.New(pool, shops.Config{Now: cfg.Now}), customers: customertest.NewWith(t, pool, customers.Config{Now: cfg.Now})}
 	s.svc = hooks.New(pool, queue, subjectRenderer{}, cfg)
 	t.Cleanup(s.svc.Close) // after the workers stop (hookstest.Deliver's cleanup runs first)
 	s.shop = s.newShop("+15555550100")

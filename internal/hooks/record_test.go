@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/hookstest"
@@ -52,9 +53,9 @@ func (s *scene) opening(shop shops.Shop, startsAt time.Time) uuid.UUID {
 	return id
 }
 
-func (s *scene) customer(shop shops.Shop, phone, name string) shops.Customer {
+func (s *scene) customer(shop shops.Shop, phone, name string) customers.Customer {
 	s.t.Helper()
-	c, err := s.shops.AddCustomer(context.Background(), shop.ID, shops.NewCustomer{Phone: phone, Name: name, SMSOptIn: true})
+	c, err := s.customers.Add(context.Background(), shop.ID, customers.NewCustomer{Phone: phone, Name: name, SMSOptIn: true})
 	require.NoError(s.t, err)
 	return c
 }

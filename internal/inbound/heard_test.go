@@ -18,7 +18,7 @@ import (
 // sweeperAt returns the world's inbound service as a sweeper running `after` from now
 // would see it: the same database, Redis and services, its clock moved on.
 func (w *world) sweeperAt(after time.Duration) *inbound.Service {
-	return inbound.New(w.pool, w.queue, w.shops, w.slots, nil, inbound.Config{Now: func() time.Time { return time.Now().Add(after) }})
+	return inbound.New(w.pool, w.queue, w.shops, w.customers, w.slots, nil, inbound.Config{Now: func() time.Time { return time.Now().Add(after) }})
 }
 
 // sweep runs svc's sweep, fails the test on an error and returns how many texts it

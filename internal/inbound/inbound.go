@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/language"
@@ -59,8 +60,9 @@ type Service struct {
 	stores  *group[newText, stored]
 	answers *group[answer, struct{}]
 	heard   *group[heard, struct{}]
-	shops   *shops.Service
-	slots   *slots.Service
+	shops     *shops.Service
+	customers *customers.Service
+	slots     *slots.Service
 	// ledger makes new bookings' payment links; nil: no link is made here (the answer
 	// says it follows).
 	ledger *ledger.Service
@@ -71,7 +73,7 @@ type Service struct {
 
 // New returns a Service. ledgerSvc makes the payment links of the bookings a YES makes;
 // it may be nil where no shop takes payments.
-func New(pool *pgxpool.Pool, queue jobs.Inserter, shopsSvc *shops.Service, slotsSvc *slots.Service, ledgerSvc *ledger.Service, cfg Config) *Service {
+func New(pool *pgxpool.Pool, queue jobs.Inserter, shopsSvc *shops.Service, customersSvc *customers.Service, slotsSvc *slots.Service, ledgerSvc *ledger.Service, cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -87,7 +89,7 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, shopsSvc *shops.Service, slots
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	s := &Service{pool: pool, queue: queue, shops: shopsSvc, slots: slotsSvc, ledger: ledgerSvc, cfg: cfg, log: cfg.Logger, m: cfg.Metrics}
+	s := &Service{pool: pool, queue: queue, shops: shopsSvc, customers: customersSvc, slots: slotsSvc, ledger: ledgerSvc, cfg: cfg, log: cfg.Logger, m: cfg.Metrics}
 	s.initGroups()
 	return s
 }
@@ -551,7 +553,7 @@ type sender struct {
 
 // lookUp finds the sender when it was not read with the text.
 func (s *Service) lookUp(ctx context.Context, shop shops.Shop, phone string) (sender, error) {
-	cust, err := s.shops.CustomerByPhone(ctx, shop.ID, phone)
+	cust, err := s.customers.ByPhone(ctx, shop.ID, phone)
 	var p *problem.Error
 	if errors.As(err, &p) && p.Kind == problem.NotFound {
 		return sender{}, nil
@@ -591,7 +593,7 @@ func (s *Service) learn(ctx context.Context, shop shops.Shop, snd *sender, rd re
 	if rd.kw == KeywordHelp || rd.kw == KeywordStart || rd.kw == KeywordUnknown {
 		return
 	}
-	if _, err := s.shops.LearnLanguage(ctx, snd.id, rd.lang); err != nil {
+	if _, err := s.customers.LearnLanguage(ctx, snd.id, rd.lang); err != nil {
 		s.log.WarnContext(ctx, "reply's language not recorded", "language", rd.lang, "err", err)
 		return
 	}
@@ -644,7 +646,7 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd re
 			}
 			// Twilio counted this YES as an opt-in and will deliver to the number again;
 			// follow it, or the customer would never hear of another opening.
-			if err := s.shops.OptIn(ctx, snd.id); err != nil {
+			if err := s.customers.OptIn(ctx, snd.id); err != nil {
 				return retryLater(w), fmt.Errorf("opt in: %w", err)
 			}
 		}
@@ -659,13 +661,13 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd re
 	case KeywordStop:
 		// Customer or not: the number's STOP is kept, so that a later add or import of
 		// it does not opt it in (shops.OptOutNumber).
-		if err := s.shops.OptOutNumber(ctx, shop.ID, in.From); err != nil {
+		if err := s.customers.OptOutNumber(ctx, shop.ID, in.From); err != nil {
 			return retryLater(w), fmt.Errorf("opt out: %w", err)
 		}
 		return said(w, shop, OutcomeOptedOut), nil
 	case KeywordStart:
 		// The number's own START clears its STOP, customer or not.
-		if err := s.shops.OptInNumber(ctx, shop.ID, in.From); err != nil {
+		if err := s.customers.OptInNumber(ctx, shop.ID, in.From); err != nil {
 			return retryLater(w), fmt.Errorf("opt in: %w", err)
 		}
 		return said(w, shop, OutcomeOptedIn), nil

@@ -15,11 +15,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/cooldown"
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
 )
@@ -30,18 +32,19 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // with the real services on the test's own database and Redis prefix. River does not
 // run: the tests call the jobs' work and read the jobs they enqueue.
 type world struct {
-	pool    *pgxpool.Pool
-	queue   *river.Client[pgx.Tx]
-	shops   *shops.Service
-	slots   *slots.Service
-	ledger  *ledger.Service // the booking notices
-	inbound *inbound.Service
-	shop    shops.Shop
-	phones  []string
-	opening uuid.UUID
+	pool      *pgxpool.Pool
+	queue     *river.Client[pgx.Tx]
+	shops     *shops.Service
+	customers *customers.Service
+	slots     *slots.Service
+	ledger    *ledger.Service // the booking notices
+	inbound   *inbound.Service
+	shop      shops.Shop
+	phones    []string
+	opening   uuid.UUID
 }
 
-func newWorld(t *testing.T, customers int) *world {
+func newWorld(t *testing.T, n int) *world {
 	t.Helper()
 	ctx := context.Background()
 	pool, _ := pgtest.New(t)
@@ -53,18 +56,18 @@ func newWorld(t *testing.T, customers int) *world {
 	watcher := redislock.NewWatcher(rdb, prefix+slots.LockChannel)
 	t.Cleanup(func() { _ = watcher.Close() })
 	shopsSvc := shops.New(pool, shops.Config{})
-	w := &world{pool: pool, queue: queue, shops: shopsSvc}
+	w := &world{pool: pool, queue: queue, shops: shopsSvc, customers: customertest.New(t, pool)}
 	w.slots = slots.New(pool, queue, slots.RedisLocker(redislock.New(rdb), watcher, prefix+slots.LockChannel, nil), cool, slots.Config{KeyPrefix: prefix})
 	w.ledger = ledger.New(pool, queue, nil, ledger.Config{})
-	w.inbound = inbound.New(pool, queue, shopsSvc, w.slots, nil, inbound.Config{})
+	w.inbound = inbound.New(pool, queue, shopsSvc, w.customers, w.slots, nil, inbound.Config{})
 	w.shop, _, err = shopsSvc.Create(ctx, shops.NewShop{Name: "Ana's Salon", Timezone: "Europe/London", SMSNumber: "+447700900001",
 		Currency: "gbp", PaymentMode: shops.PaymentNone})
 	require.NoError(t, err)
 	op, err := w.slots.Declare(ctx, w.shop, slots.NewOpening{StartsAt: time.Now().Add(5 * time.Hour), DurationMinutes: 30, Service: "Cut", PriceCents: 2500})
 	require.NoError(t, err)
 	w.opening = op.ID
-	for i := range customers {
-		c, err := shopsSvc.AddCustomer(ctx, w.shop.ID, shops.NewCustomer{Phone: fmt.Sprintf("+4477009%05d", i), SMSOptIn: true})
+	for i := range n {
+		c, err := w.customers.Add(ctx, w.shop.ID, customers.NewCustomer{Phone: fmt.Sprintf("+4477009%05d", i), SMSOptIn: true})
 		require.NoError(t, err)
 		_, err = pool.Exec(ctx, `INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at)
 			VALUES ($1, $2, $3, 1, 1, 'sent', now(), now())`, op.ID, c.ID, w.shop.ID)
@@ -269,7 +272,7 @@ func TestAShopChangeIsSeenByTheNextText(t *testing.T) {
 
 	elsewhere := shops.New(w.pool, shops.Config{})
 	name, lead := "Bea's Barbers", 6*time.Hour
-	_, err := elsewhere.Update(ctx, w.shop.ID, shops.ShopChange{Name: &name, MinLead: &lead})
+	_, err := elsewhere.Update(ctx, w.shop.ID, shops.ShopChange{Name: &name, Policy: shops.PolicyFields{MinLead: &lead}})
 	require.NoError(t, err)
 
 	got := help("SMhelp2").Message

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
@@ -46,21 +47,21 @@ func (c *checkouts) CreateCheckout(_ context.Context, r payments.CheckoutRequest
 
 // checkoutWorld is newWorld's shop taking payments by checkout, with a ledger whose
 // provider is co.
-func checkoutWorld(t *testing.T, customers int, co *checkouts) *world {
+func checkoutWorld(t *testing.T, n int, co *checkouts) *world {
 	t.Helper()
 	w := newWorld(t, 0)
 	ctx := context.Background()
 	shopsSvc := shops.New(w.pool, shops.Config{PaymentsEnabled: true})
 	w.ledger = ledger.New(w.pool, w.queue, co, ledger.Config{})
-	w.inbound = inbound.New(w.pool, w.queue, shopsSvc, w.slots, w.ledger, inbound.Config{})
+	w.inbound = inbound.New(w.pool, w.queue, shopsSvc, w.customers, w.slots, w.ledger, inbound.Config{})
 	var err error
 	w.shop, _, err = shopsSvc.Create(ctx, shops.NewShop{Name: "Cash Cuts", Timezone: "UTC", SMSNumber: "+15550007001",
 		Currency: "usd", PaymentMode: shops.PaymentCheckout})
 	require.NoError(t, err)
-	for i := range customers {
+	for i := range n {
 		op, err := w.slots.Declare(ctx, w.shop, slots.NewOpening{StartsAt: time.Now().Add(5 * time.Hour), DurationMinutes: 30, Service: "Cut", PriceCents: 2500})
 		require.NoError(t, err)
-		c, err := shopsSvc.AddCustomer(ctx, w.shop.ID, shops.NewCustomer{Phone: fmt.Sprintf("+1555700%04d", i), SMSOptIn: true})
+		c, err := w.customers.Add(ctx, w.shop.ID, customers.NewCustomer{Phone: fmt.Sprintf("+1555700%04d", i), SMSOptIn: true})
 		require.NoError(t, err)
 		_, err = w.pool.Exec(ctx, `INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at)
 			VALUES ($1, $2, $3, 1, 1, 'sent', now(), now())`, op.ID, c.ID, w.shop.ID)

@@ -120,7 +120,7 @@ func (s *Service) toOwner(ctx context.Context, tx pgx.Tx, shop shops.Shop, snd *
 // masked.
 func (s *Service) who(ctx context.Context, shop shops.Shop, snd *sender, number string) (string, error) {
 	if snd != nil && snd.known {
-		c, err := s.shops.CustomerByPhone(ctx, shop.ID, number)
+		c, err := s.customers.ByPhone(ctx, shop.ID, number)
 		if err != nil {
 			return "", fmt.Errorf("read customer for inbox alert: %w", err)
 		}

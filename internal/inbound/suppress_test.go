@@ -7,8 +7,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
-	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
 // TestAStrangersStopOutlivesTheirAdding: a STOP from a number that is not (yet) a
@@ -34,31 +34,31 @@ func TestAStrangersStopOutlivesTheirAdding(t *testing.T) {
 	require.Equal(t, inbound.OutcomeOptedIn, text("SMstart", restarted, "START").Outcome)
 
 	// Added by the owner, opted in: kept opted out.
-	c, err := w.shops.AddCustomer(ctx, w.shop.ID, shops.NewCustomer{Phone: added, Name: "Ada", SMSOptIn: true})
+	c, err := w.customers.Add(ctx, w.shop.ID, customers.NewCustomer{Phone: added, Name: "Ada", SMSOptIn: true})
 	require.NoError(t, err)
-	require.Equal(t, shops.StatusOptedOut, c.Status(), "a number that said STOP is added opted out")
-	_, err = w.shops.UpdateCustomer(ctx, w.shop.ID, c.ID, shops.CustomerChange{SMSOptIn: ptrTo(true)})
-	require.ErrorIs(t, err, shops.ErrOptedOut, "only their own START opts them back in")
+	require.Equal(t, customers.StatusOptedOut, c.Status(), "a number that said STOP is added opted out")
+	_, err = w.customers.Update(ctx, w.shop.ID, c.ID, customers.Change{SMSOptIn: ptrTo(true)})
+	require.ErrorIs(t, err, customers.ErrOptedOut, "only their own START opts them back in")
 
 	// Imported with consent: kept opted out, and the report says why.
-	rep, err := w.shops.ImportCustomers(ctx, w.shop.ID, strings.NewReader("phone,name,sms_opt_in\n"+imported+",Bea,yes\n"+restarted+",Cy,yes\n"))
+	rep, err := w.customers.Import(ctx, w.shop.ID, strings.NewReader("phone,name,sms_opt_in\n"+imported+",Bea,yes\n"+restarted+",Cy,yes\n"))
 	require.NoError(t, err)
 	require.Equal(t, 2, rep.Created, "%+v", rep)
 	require.Contains(t, rep.Rows[0].Reason, "STOP", "%+v", rep.Rows[0])
-	bea, err := w.shops.Customer(ctx, w.shop.ID, rep.Rows[0].CustomerID)
+	bea, err := w.customers.Get(ctx, w.shop.ID, rep.Rows[0].CustomerID)
 	require.NoError(t, err)
-	require.Equal(t, shops.StatusOptedOut, bea.Status())
+	require.Equal(t, customers.StatusOptedOut, bea.Status())
 
 	// The number that said START afterwards is imported as the file says.
-	cy, err := w.shops.Customer(ctx, w.shop.ID, rep.Rows[1].CustomerID)
+	cy, err := w.customers.Get(ctx, w.shop.ID, rep.Rows[1].CustomerID)
 	require.NoError(t, err)
-	require.Equal(t, shops.StatusOptedIn, cy.Status(), "%+v", rep.Rows[1])
+	require.Equal(t, customers.StatusOptedIn, cy.Status(), "%+v", rep.Rows[1])
 
 	// Their own START, now as customers, opts them in.
 	require.Equal(t, inbound.OutcomeOptedIn, text("SMstart2", added, "START").Outcome)
-	c, err = w.shops.Customer(ctx, w.shop.ID, c.ID)
+	c, err = w.customers.Get(ctx, w.shop.ID, c.ID)
 	require.NoError(t, err)
-	require.Equal(t, shops.StatusOptedIn, c.Status())
+	require.Equal(t, customers.StatusOptedIn, c.Status())
 
 	// The record keeps no number in the clear.
 	var clear int

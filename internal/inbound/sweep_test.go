@@ -11,10 +11,12 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
@@ -72,16 +74,16 @@ func newRedisDownWorld(t *testing.T) *world {
 	dead := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", DialTimeout: 100 * time.Millisecond, MaxRetries: -1})
 	watcher := redislock.NewWatcher(dead, "sweeptest:"+slots.LockChannel)
 	t.Cleanup(func() { _ = watcher.Close() })
-	w := &world{pool: pool, queue: queue, shops: shops.New(pool, shops.Config{})}
+	w := &world{pool: pool, queue: queue, shops: shops.New(pool, shops.Config{}), customers: customertest.New(t, pool)}
 	w.slots = slots.New(pool, queue, slots.RedisLocker(redislock.New(dead), watcher, "sweeptest:"+slots.LockChannel, nil), noCooldown{}, slots.Config{})
-	w.inbound = inbound.New(pool, queue, w.shops, w.slots, nil, inbound.Config{})
+	w.inbound = inbound.New(pool, queue, w.shops, w.customers, w.slots, nil, inbound.Config{})
 	w.shop, _, err = w.shops.Create(ctx, shops.NewShop{Name: "Ana's Salon", Timezone: "Europe/London", SMSNumber: "+447700900001",
 		Currency: "gbp", PaymentMode: shops.PaymentNone})
 	require.NoError(t, err)
 	op, err := w.slots.Declare(ctx, w.shop, slots.NewOpening{StartsAt: time.Now().Add(5 * time.Hour), DurationMinutes: 30, Service: "Cut", PriceCents: 2500})
 	require.NoError(t, err)
 	w.opening = op.ID
-	c, err := w.shops.AddCustomer(ctx, w.shop.ID, shops.NewCustomer{Phone: "+447700900123", SMSOptIn: true})
+	c, err := w.customers.Add(ctx, w.shop.ID, customers.NewCustomer{Phone: "+447700900123", SMSOptIn: true})
 	require.NoError(t, err)
 	_, err = pool.Exec(ctx, `INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at)
 		VALUES ($1, $2, $3, 1, 1, 'sent', now(), now())`, op.ID, c.ID, w.shop.ID)

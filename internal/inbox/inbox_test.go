@@ -17,10 +17,12 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 )
 
@@ -31,12 +33,13 @@ var t0 = time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
 
 // scene is a fresh database with the shops and the inbox's Service on it.
 type scene struct {
-	t     *testing.T
-	pool  *pgxpool.Pool
-	url   string
-	shops *shops.Service
-	inbox *inbox.Service
-	now   time.Time
+	t         *testing.T
+	pool      *pgxpool.Pool
+	url       string
+	shops     *shops.Service
+	customers *customers.Service
+	inbox     *inbox.Service
+	now       time.Time
 }
 
 func newScene(t *testing.T) *scene {
@@ -44,10 +47,10 @@ func newScene(t *testing.T) *scene {
 	pool, url := pgtest.New(t)
 	queue, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
-	s := &scene{t: t, pool: pool, url: url, shops: shops.New(pool, shops.Config{}), now: t0}
+	s := &scene{t: t, pool: pool, url: url, shops: shops.New(pool, shops.Config{}), customers: customertest.New(t, pool), now: t0}
 	// The server's OptOuts: shops' own answer (a customer's opt-out, or the number's
 	// suppression: a STOP, an erasure).
-	s.inbox = inbox.New(pool, queue, s.shops, inbox.Config{Now: func() time.Time { return s.now }})
+	s.inbox = inbox.New(pool, queue, s.customers, inbox.Config{Now: func() time.Time { return s.now }})
 	return s
 }
 
@@ -59,9 +62,9 @@ func (s *scene) shop(name, number string) shops.Shop {
 	return shop
 }
 
-func (s *scene) customer(shop shops.Shop, phone, name string) shops.Customer {
+func (s *scene) customer(shop shops.Shop, phone, name string) customers.Customer {
 	s.t.Helper()
-	c, err := s.shops.AddCustomer(context.Background(), shop.ID, shops.NewCustomer{Phone: phone, Name: name, SMSOptIn: true})
+	c, err := s.customers.Add(context.Background(), shop.ID, customers.NewCustomer{Phone: phone, Name: name, SMSOptIn: true})
 	require.NoError(s.t, err)
 	return c
 }
@@ -681,7 +684,7 @@ func TestReply(t *testing.T) {
 	}
 
 	// Ada says STOP: the owner's reply is refused, and nothing is recorded or queued.
-	require.NoError(t, s.shops.OptOutNumber(ctx, shop.ID, ada.Phone))
+	require.NoError(t, s.customers.OptOutNumber(ctx, shop.ID, ada.Phone))
 	before := s.count(`SELECT count(*) FROM conversation_messages`)
 	jobsBefore := s.count(`SELECT count(*) FROM river_job`)
 	_, err := s.inbox.Reply(ctx, shop.ID, conv, "Are you sure?")

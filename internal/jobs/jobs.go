@@ -6,6 +6,7 @@ package jobs
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"github.com/google/uuid"
@@ -93,6 +94,32 @@ func (Text) Kind() string { return "sms_text" }
 // InsertOpts implements river.JobArgsWithInsertOpts.
 func (Text) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueTexts, MaxAttempts: 8, UniqueOpts: river.UniqueOpts{ByArgs: true}}
+}
+
+// TextsTo is the JSON that River's `args @> …` matches the Text jobs of shopID to
+// number by (an erasure deletes them): Text's own keys, so that it matches what Text
+// stores (TestTextsToMatchesText).
+func TextsTo(shopID uuid.UUID, number string) ([]byte, error) {
+	return json.Marshal(struct {
+		ShopID uuid.UUID `json:"shop_id"`
+		To     string    `json:"to"`
+	}{shopID, number})
+}
+
+// ForgetTextJobs are River jobs of texts to an erased customer that were running when
+// the erasure committed: deleted once they end (package erasure). It holds their ids
+// only.
+type ForgetTextJobs struct {
+	IDs []int64 `json:"ids"`
+}
+
+// Kind is the job's kind, stored with it: never rename it.
+func (ForgetTextJobs) Kind() string { return "customer_erasure_jobs" }
+
+// InsertOpts puts it on the texts' queue. Snoozing while a job still runs costs no
+// attempt, so the attempts only count errors.
+func (ForgetTextJobs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueTexts, MaxAttempts: 25}
 }
 
 // Refund refunds one payment of a booking in full: a payment that succeeded after its

@@ -8,10 +8,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
-	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
@@ -140,7 +140,7 @@ func TestDisconnectedAccountCancelsOpenOpenings(t *testing.T) {
 
 	open, err := w.declare()
 	require.NoError(t, err)
-	c, err := w.shops.AddCustomer(ctx, w.shop.ID, shops.NewCustomer{Phone: "+15551009999", SMSOptIn: true})
+	c, err := w.customers.Add(ctx, w.shop.ID, customers.NewCustomer{Phone: "+15551009999", SMSOptIn: true})
 	require.NoError(t, err)
 	_, err = w.pool.Exec(ctx, `INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at)
 		VALUES ($1, $2, $3, 1, 1, 'queued', now())`, open.ID, c.ID, w.shop.ID)

@@ -18,11 +18,13 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
@@ -205,16 +207,17 @@ func (noCooling) Start(context.Context, string, time.Duration) error { return ni
 // world is one test's checkout shop (lead time 1 hour) with its own database, a
 // settable clock and fake provider sides.
 type world struct {
-	t     *testing.T
-	pool  *pgxpool.Pool
-	url   string // the database's
-	queue *river.Client[pgx.Tx]
-	clk   *clock
-	start time.Time
-	shops *shops.Service
-	shop  shops.Shop
-	svc   *slots.Service
-	pay   *ledger.Service
+	t         *testing.T
+	pool      *pgxpool.Pool
+	url       string // the database's
+	queue     *river.Client[pgx.Tx]
+	clk       *clock
+	start     time.Time
+	shops     *shops.Service
+	customers *customers.Service
+	shop      shops.Shop
+	svc       *slots.Service
+	pay       *ledger.Service
 	// linker makes the YES path's payment links (the provider's ledger, even when pay
 	// has none).
 	linker *ledger.Service
@@ -243,6 +246,7 @@ func newWorld(t *testing.T, opts worldOpts) *world {
 	w := &world{t: t, pool: pool, url: url, queue: queue, clk: &clock{now: start}, start: start,
 		stripe: &fakeStripe{sessions: map[string]payments.Session{}, getErrs: map[string]error{}}, co: &fakeCheckouts{}}
 	w.shops = shops.New(pool, shops.Config{PaymentsEnabled: true, Now: w.clk.Now, StripeConnect: opts.connect})
+	w.customers = customertest.NewWith(t, pool, customers.Config{Now: w.clk.Now})
 	opts.payments.Now = w.clk.Now
 	opts.payments.Connect = opts.payments.Connect || opts.connect
 	// One provider, as *stripe.Client is: the session maker and the rest of the API.
@@ -277,7 +281,7 @@ func (w *world) claim(openingID uuid.UUID, generation int) (slots.Claim, uuid.UU
 	w.t.Helper()
 	ctx := context.Background()
 	w.phones++
-	c, err := w.shops.AddCustomer(ctx, w.shop.ID, shops.NewCustomer{Phone: fmt.Sprintf("+1555100%04d", w.phones), SMSOptIn: true})
+	c, err := w.customers.Add(ctx, w.shop.ID, customers.NewCustomer{Phone: fmt.Sprintf("+1555100%04d", w.phones), SMSOptIn: true})
 	require.NoError(w.t, err)
 	_, err = w.pool.Exec(ctx, `INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at)
 		VALUES ($1, $2, $3, $4, 1, 'sent', $5, $5)`, openingID, c.ID, w.shop.ID, generation, w.clk.Now())

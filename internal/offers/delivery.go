@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
 )
 
@@ -67,7 +67,7 @@ func (s *Service) applyDelivery(ctx context.Context, sid string) (handled bool, 
 		if !r.FailedNow {
 			continue
 		}
-		if err := s.shops.SMSFailed(ctx, shops.SMSFailure{ShopID: r.ShopID, CustomerID: r.CustomerID, Reason: sms.ParseReason(r.Reason), Code: int(r.Code)}); err != nil {
+		if err := s.customers.SMSFailed(ctx, customers.SMSFailure{ShopID: r.ShopID, CustomerID: r.CustomerID, Reason: sms.ParseReason(r.Reason), Code: int(r.Code)}); err != nil {
 			return true, err
 		}
 		s.log.InfoContext(ctx, "offer text not delivered; the next wave replaces it",

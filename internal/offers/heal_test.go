@@ -91,7 +91,7 @@ func TestKilledWaveResumesWithinAMinute(t *testing.T) {
 	dying := &dyingTexter{next: w.texter, n: 2, died: make(chan struct{}), after: make(chan struct{})}
 	t.Cleanup(func() { close(dying.after) })
 	cfg := offers.Config{Pacer: pacer, SendParallelism: 1}
-	svcA := offers.New(w.pool, w.queue, dying, w.cool, w.shops, w.slots, cfg)
+	svcA := offers.New(w.pool, w.queue, dying, w.cool, w.shops, w.cust, w.slots, cfg)
 	clientA := riverOn(t, w, svcA)
 	heal := offers.HealConfig{BeatEvery: 100 * time.Millisecond, DeadAfter: time.Second, SweepEvery: 200 * time.Millisecond}
 	healerA, err := offers.NewHealer(w.pool, clientA, heal)
@@ -119,7 +119,7 @@ func TestKilledWaveResumesWithinAMinute(t *testing.T) {
 	killedAt := time.Now()
 
 	// Instance B, alive, with its own Healer.
-	svcB := offers.New(w.pool, w.queue, w.texter, w.cool, w.shops, w.slots, offers.Config{Pacer: pacer})
+	svcB := offers.New(w.pool, w.queue, w.texter, w.cool, w.shops, w.cust, w.slots, offers.Config{Pacer: pacer})
 	clientB := riverOn(t, w, svcB)
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -171,7 +171,7 @@ func TestHealerLeavesLiveAndUnknownClientsAlone(t *testing.T) {
 	w.customers(t, shop, 2)
 	gate := newGate(w.texter)
 	t.Cleanup(gate.open)
-	clientA := riverOn(t, w, offers.New(w.pool, w.queue, gate, w.cool, w.shops, w.slots, offers.Config{}))
+	clientA := riverOn(t, w, offers.New(w.pool, w.queue, gate, w.cool, w.shops, w.cust, w.slots, offers.Config{}))
 	t.Cleanup(func() {
 		gate.open()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
@@ -92,6 +93,7 @@ type Service struct {
 	texter    Texter
 	cooldowns CooldownChecker
 	shops     *shops.Service
+	customers *customers.Service
 	openings  Openings
 	cfg       Config
 	log       *slog.Logger
@@ -99,7 +101,7 @@ type Service struct {
 }
 
 // New returns a Service.
-func New(pool *pgxpool.Pool, queue jobs.Inserter, texter Texter, cooldowns CooldownChecker, shopsSvc *shops.Service, openings Openings, cfg Config) *Service {
+func New(pool *pgxpool.Pool, queue jobs.Inserter, texter Texter, cooldowns CooldownChecker, shopsSvc *shops.Service, customersSvc *customers.Service, openings Openings, cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -116,7 +118,7 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, texter Texter, cooldowns Coold
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	return &Service{pool: pool, queue: queue, texter: texter, cooldowns: cooldowns,
-		shops: shopsSvc, openings: openings, cfg: cfg, log: cfg.Logger, m: cfg.Metrics}
+		shops: shopsSvc, customers: customersSvc, openings: openings, cfg: cfg, log: cfg.Logger, m: cfg.Metrics}
 }
 
 // WaveResult says what a wave did.
@@ -326,7 +328,7 @@ func eligibility(shop shops.Shop, op db.OpeningForWaveRow, now time.Time) db.Cus
 	dayStart := time.Date(y, m, d, 0, 0, 0, 0, shop.Location)
 	return db.CustomerListEligibleParams{
 		ShopID: shop.ID, OpeningID: op.ID, Generation: op.Generation,
-		LocalDow:    int16(shops.ISODay(local.Weekday())),
+		LocalDow:    int16(customers.ISODay(local.Weekday())),
 		StartMinute: int32(startMinute),
 		EndMinute:   int32(startMinute + int(op.DurationMinutes)),
 		Service:     op.Service,
@@ -478,7 +480,7 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 				errs = errors.Join(errs, fmt.Errorf("mark offer failed: %w", err))
 				continue
 			}
-			if err := s.shops.SMSFailed(bg, shops.SMSFailure{ShopID: shop.ID, Number: r.offer.Phone, CustomerID: r.offer.CustomerID,
+			if err := s.customers.SMSFailed(bg, customers.SMSFailure{ShopID: shop.ID, Number: r.offer.Phone, CustomerID: r.offer.CustomerID,
 				Reason: reason, Code: code}); err != nil {
 				errs = errors.Join(errs, err)
 				continue

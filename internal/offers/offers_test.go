@@ -1,6 +1,7 @@
 package offers_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"sync"
@@ -15,7 +16,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/cooldown"
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/delivery"
+	"github.com/slotrecovery/slotrecovery/internal/erasure"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
@@ -26,6 +29,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/twiliofake"
@@ -46,6 +50,8 @@ type world struct {
 	queue   *river.Client[pgx.Tx]
 	pool    *pgxpool.Pool
 	shops   *shops.Service
+	cust    *customers.Service
+	erasure *erasure.Service
 	slots   *slots.Service
 	offers  *offers.Service
 	inbound *inbound.Service
@@ -71,31 +77,34 @@ func newWorld(t *testing.T) *world {
 	clk := &clock{t: time.Now()}
 	w := &world{pool: pool, queue: queue, twilio: fake, texter: texter, cool: cool, clock: clk}
 	w.shops = shops.New(pool, shops.Config{Now: clk.Now})
+	w.cust = customertest.NewWith(t, pool, customers.Config{Now: clk.Now})
+	w.erasure = erasure.New(pool, w.cust, queue, erasure.Config{Now: clk.Now})
 	watcher := redislock.NewWatcher(rdb, prefix+slots.LockChannel)
 	t.Cleanup(func() { _ = watcher.Close() })
 	w.slots = slots.New(pool, queue, slots.RedisLocker(redislock.New(rdb), watcher, prefix+slots.LockChannel, nil), cool, slots.Config{Now: clk.Now, KeyPrefix: prefix})
-	w.offers = offers.New(pool, queue, texter, cool, w.shops, w.slots, offers.Config{Now: clk.Now})
-	w.inbound = inbound.New(pool, queue, w.shops, w.slots, nil, inbound.Config{Now: clk.Now})
-	w.outbox = outbox.New(pool, texter, w.shops, w.slots, outbox.Config{Now: clk.Now})
-	w.reports = delivery.New(pool, w.offers, w.shops, clk.Now)
+	w.offers = offers.New(pool, queue, texter, cool, w.shops, w.cust, w.slots, offers.Config{Now: clk.Now})
+	w.inbound = inbound.New(pool, queue, w.shops, w.cust, w.slots, nil, inbound.Config{Now: clk.Now})
+	w.outbox = outbox.New(pool, texter, w.cust, w.slots, outbox.Config{Now: clk.Now})
+	w.reports = delivery.New(pool, w.offers, w.shops, w.cust, clk.Now)
 	return w
 }
 
 func (w *world) shop(t *testing.T, p shops.Policy) shops.Shop {
 	t.Helper()
+	p.SendRate = cmp.Or(p.SendRate, shops.DefaultPolicy.SendRate)
 	s, _, err := w.shops.Create(context.Background(), shops.NewShop{
 		Name: "Ana's Salon", Timezone: "Europe/London", SMSNumber: "+447700900001", Currency: "gbp",
-		PaymentMode: shops.PaymentNone, Policy: p, LeadSet: true, CooldownSet: true,
+		PaymentMode: shops.PaymentNone, Policy: p.Fields(),
 	})
 	require.NoError(t, err)
 	return s
 }
 
-func (w *world) customers(t *testing.T, shop shops.Shop, n int) []shops.Customer {
+func (w *world) customers(t *testing.T, shop shops.Shop, n int) []customers.Customer {
 	t.Helper()
-	var out []shops.Customer
+	var out []customers.Customer
 	for i := range n {
-		c, err := w.shops.AddCustomer(context.Background(), shop.ID, shops.NewCustomer{
+		c, err := w.cust.Add(context.Background(), shop.ID, customers.NewCustomer{
 			Phone: fmt.Sprintf("+4477009%05d", 10000+i), Name: fmt.Sprint("C", i), SMSOptIn: true, Priority: n - i,
 		})
 		require.NoError(t, err)
@@ -420,7 +429,7 @@ func TestCoolingCustomersAreSkipped(t *testing.T) {
 	rdb, prefix := redistest.New(t)
 	cool, err := cooldown.New(rdb, cooldown.Config{Prefix: prefix})
 	require.NoError(t, err)
-	svc := offers.New(w.pool, w.queue, w.texter, cool, w.shops, w.slots, offers.Config{Now: w.clock.Now})
+	svc := offers.New(w.pool, w.queue, w.texter, cool, w.shops, w.cust, w.slots, offers.Config{Now: w.clock.Now})
 
 	shop := w.shop(t, shops.Policy{WaveSize: 10, WaveInterval: time.Minute, MinLead: time.Hour, Cooldown: time.Hour})
 	cs := w.customers(t, shop, 3)
@@ -525,7 +534,7 @@ func TestTwilioUnreachableIsRetriedNotCountedAsSent(t *testing.T) {
 	op := w.declare(t, shop, 5*time.Hour)
 	down, err := twilio.New(twilio.Config{AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken, APIURL: "http://127.0.0.1:1"})
 	require.NoError(t, err)
-	svc := offers.New(w.pool, w.queue, down, w.cool, w.shops, w.slots, offers.Config{Now: w.clock.Now})
+	svc := offers.New(w.pool, w.queue, down, w.cool, w.shops, w.cust, w.slots, offers.Config{Now: w.clock.Now})
 	res, err := svc.RunWave(context.Background(), jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
 	require.Error(t, err)
 	require.Zero(t, res.Texted)
@@ -617,7 +626,7 @@ func TestOffersClaimedByACrashedWaveAreSettled(t *testing.T) {
 	// A first run records the wave but cannot text (Twilio unreachable): both queued.
 	down, err := twilio.New(twilio.Config{AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken, APIURL: "http://127.0.0.1:1"})
 	require.NoError(t, err)
-	_, err = offers.New(w.pool, w.queue, down, w.cool, w.shops, w.slots, offers.Config{Now: w.clock.Now}).RunWave(ctx, wave)
+	_, err = offers.New(w.pool, w.queue, down, w.cool, w.shops, w.cust, w.slots, offers.Config{Now: w.clock.Now}).RunWave(ctx, wave)
 	require.Error(t, err)
 	// A second run claimed the first customer's offer and was killed before the send's
 	// answer came back.
@@ -757,13 +766,14 @@ type reportingTexter struct {
 	next   offers.Texter
 	offers func() *offers.Service
 	shops  *shops.Service
+	cust   *customers.Service
 	pool   *pgxpool.Pool
 }
 
 func (r reportingTexter) Text(ctx context.Context, m sms.Message) (string, error) {
 	sid, err := r.next.Text(ctx, m)
 	if err == nil {
-		err = delivery.New(r.pool, r.offers(), r.shops, nil).RecordDelivery(ctx, sms.DeliveryReport{MessageID: sid, Status: sms.DeliveryFailed, Reason: sms.ReasonUnreachable, ErrorCode: 30006})
+		err = delivery.New(r.pool, r.offers(), r.shops, r.cust, nil).RecordDelivery(ctx, sms.DeliveryReport{MessageID: sid, Status: sms.DeliveryFailed, Reason: sms.ReasonUnreachable, ErrorCode: 30006})
 	}
 	return sid, err
 }
@@ -777,7 +787,7 @@ func TestDeliveryReportBeforeTheIDIsStored(t *testing.T) {
 	cs := w.customers(t, shop, 1)
 	op := w.declare(t, shop, 5*time.Hour)
 	var svc *offers.Service
-	svc = offers.New(w.pool, w.queue, reportingTexter{next: w.texter, offers: func() *offers.Service { return svc }, shops: w.shops, pool: w.pool}, w.cool, w.shops, w.slots, offers.Config{Now: w.clock.Now})
+	svc = offers.New(w.pool, w.queue, reportingTexter{next: w.texter, offers: func() *offers.Service { return svc }, shops: w.shops, cust: w.cust, pool: w.pool}, w.cool, w.shops, w.cust, w.slots, offers.Config{Now: w.clock.Now})
 	res, err := svc.RunWave(context.Background(), jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Texted)
@@ -794,7 +804,7 @@ func TestWavesArePacedToTheSendRate(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
 	rdb, prefix := redistest.New(t)
-	paced := offers.New(w.pool, w.queue, w.texter, w.cool, w.shops, w.slots, offers.Config{Now: time.Now, Pacer: pacing.New(rdb, prefix)})
+	paced := offers.New(w.pool, w.queue, w.texter, w.cool, w.shops, w.cust, w.slots, offers.Config{Now: time.Now, Pacer: pacing.New(rdb, prefix)})
 	shop := w.shop(t, shops.Policy{WaveSize: 4, WaveInterval: time.Minute, MinLead: time.Hour, Cooldown: time.Hour, SendRate: 2})
 	w.customers(t, shop, 4)
 	op, err := w.slots.Declare(context.Background(), shop, slots.NewOpening{

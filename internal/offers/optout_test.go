@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
@@ -29,15 +30,15 @@ func TestCarrierOptOutAtSendIsAnOptOut(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, res.Failed)
 
-	c, err := w.shops.Customer(ctx, shop.ID, cs[1].ID)
+	c, err := w.cust.Get(ctx, shop.ID, cs[1].ID)
 	require.NoError(t, err)
-	require.Equal(t, shops.StatusOptedOut, c.Status(), "the carrier says they opted out")
+	require.Equal(t, customers.StatusOptedOut, c.Status(), "the carrier says they opted out")
 
 	// Erased, then added again by the owner: still opted out, until their own START.
-	require.NoError(t, w.shops.EraseCustomer(ctx, shop.ID, c.ID))
-	again, err := w.shops.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: cs[1].Phone, SMSOptIn: true})
+	require.NoError(t, w.erasure.Erase(ctx, shop.ID, c.ID))
+	again, err := w.cust.Add(ctx, shop.ID, customers.NewCustomer{Phone: cs[1].Phone, SMSOptIn: true})
 	require.NoError(t, err)
-	require.Equal(t, shops.StatusOptedOut, again.Status())
+	require.Equal(t, customers.StatusOptedOut, again.Status())
 	var stops int
 	require.NoError(t, w.pool.QueryRow(ctx, `SELECT count(*) FROM sms_suppressions WHERE shop_id = $1`, shop.ID).Scan(&stops))
 	require.Equal(t, 1, stops, "one record for the number: its STOP, then its erasure")

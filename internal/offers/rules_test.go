@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
-	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
@@ -29,25 +29,25 @@ func TestPreferencesAndDailyCapDecideWhoIsTexted(t *testing.T) {
 	p.WaveSize, p.MaxOffersPerDay = 20, 1
 	shop := w.shop(t, p)
 
-	named := map[string]shops.Preferences{
+	named := map[string]customers.Preferences{
 		"any":       {},
 		"mondays":   {Days: []int{1}},
 		"tuesdays":  {Days: []int{2}},
-		"afternoon": {Windows: []shops.Window{{Start: 13 * 60, End: 16 * 60}}},
-		"morning":   {Windows: []shops.Window{{Start: 9 * 60, End: 12 * 60}}},
-		"tight":     {Windows: []shops.Window{{Start: 14 * 60, End: 14*60 + 30}}}, // 14:00–14:45 does not fit
-		"colour":    {Services: []string{"colour"}},                               // any case
+		"afternoon": {Windows: []customers.Window{{Start: 13 * 60, End: 16 * 60}}},
+		"morning":   {Windows: []customers.Window{{Start: 9 * 60, End: 12 * 60}}},
+		"tight":     {Windows: []customers.Window{{Start: 14 * 60, End: 14*60 + 30}}}, // 14:00–14:45 does not fit
+		"colour":    {Services: []string{"colour"}},                                   // any case
 		"cuts":      {Services: []string{"Haircut"}, Days: []int{1, 2, 3, 4, 5}},
 	}
 	order := []string{"any", "mondays", "tuesdays", "afternoon", "morning", "tight", "colour", "cuts"}
 	phones := map[string]string{}
 	for i, name := range order {
-		c, err := w.shops.AddCustomer(ctx, shop.ID, shops.NewCustomer{
+		c, err := w.cust.Add(ctx, shop.ID, customers.NewCustomer{
 			Phone: fmt.Sprintf("+4477009%05d", 20000+i), Name: name, SMSOptIn: true,
 		})
 		require.NoError(t, err)
 		prefs := named[name]
-		_, err = w.shops.UpdateCustomer(ctx, shop.ID, c.ID, shops.CustomerChange{Preferences: &prefs})
+		_, err = w.cust.Update(ctx, shop.ID, c.ID, customers.Change{Preferences: &prefs})
 		require.NoError(t, err)
 		phones[name] = c.Phone
 	}
@@ -135,7 +135,7 @@ func TestErasedCustomerIsNeverTextedAgain(t *testing.T) {
 	ctx := context.Background()
 	shop := w.shop(t, policy)
 	cs := w.customers(t, shop, 2)
-	require.NoError(t, w.shops.EraseCustomer(ctx, shop.ID, cs[0].ID))
+	require.NoError(t, w.erasure.Erase(ctx, shop.ID, cs[0].ID))
 
 	op := w.declare(t, shop, 5*time.Hour)
 	res, err := w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})

@@ -83,7 +83,7 @@ func TestYesBooksOnlyWhatTheCustomerWasTold(t *testing.T) {
 	b := w.declare(t, shop, 6*time.Hour)
 	gate := newGate(w.texter, cs[2].Phone)
 	t.Cleanup(gate.open)
-	svc := offers.New(w.pool, w.queue, gate, w.cool, w.shops, w.slots, offers.Config{Now: w.clock.Now})
+	svc := offers.New(w.pool, w.queue, gate, w.cool, w.shops, w.cust, w.slots, offers.Config{Now: w.clock.Now})
 	done := make(chan waveRun, 1)
 	go func() {
 		res, err := svc.RunWave(ctx, jobs.Wave{OpeningID: b.ID, Generation: 1, Wave: 1})
@@ -162,7 +162,7 @@ func TestPacedWaveClaimsASecondAtATime(t *testing.T) {
 	gate := newGate(w.texter)
 	gate.pass = 1
 	t.Cleanup(gate.open)
-	svc := offers.New(w.pool, w.queue, gate, w.cool, w.shops, w.slots, offers.Config{Now: time.Now, Pacer: pacing.New(rdb, prefix)})
+	svc := offers.New(w.pool, w.queue, gate, w.cool, w.shops, w.cust, w.slots, offers.Config{Now: time.Now, Pacer: pacing.New(rdb, prefix)})
 	done := make(chan waveRun, 1)
 	go func() {
 		res, err := svc.RunWave(context.Background(), jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})

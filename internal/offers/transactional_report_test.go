@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
 )
@@ -40,7 +41,7 @@ func TestTransactionalTextsReportsReachTheCustomer(t *testing.T) {
 
 	const stranger = "+447700955555"
 	report("SMstranger", stranger, sms.DeliveryUndelivered, sms.ReasonOptedOut, 21610)
-	added, err := w.shops.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: stranger, Name: "Late", SMSOptIn: true})
+	added, err := w.cust.Add(ctx, shop.ID, customers.NewCustomer{Phone: stranger, Name: "Late", SMSOptIn: true})
 	require.NoError(t, err)
 	require.NotNil(t, added.OptedOutAt, "a number the carrier opted out stays out when added")
 

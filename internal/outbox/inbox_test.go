@@ -38,7 +38,7 @@ func TestAnInboxTextGetsItsStatus(t *testing.T) {
 	require.NotNil(t, sid)
 	require.Equal(t, w.fake.Messages()[0].SID, *sid)
 
-	require.NoError(t, w.shops.OptOut(ctx, w.customerID))
+	require.NoError(t, w.customers.OptOut(ctx, w.customerID))
 	record("inbox_reply:2")
 	require.NoError(t, w.svc.SendText(ctx, jobs.Text{Key: "inbox_reply:2", ShopID: w.shop.ID, From: w.shop.SMSNumber, To: w.phone, Body: "Still there?"}))
 	st, _ = status("inbox_reply:2")

@@ -23,11 +23,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
-	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
 )
@@ -57,24 +57,24 @@ var queries = db.New()
 
 // Service sends queued transactional texts.
 type Service struct {
-	pool     *pgxpool.Pool
-	texter   Texter
-	shops    *shops.Service
-	bookings Bookings
-	cfg      Config
-	log      *slog.Logger
-	m        *metrics.Metrics
+	pool      *pgxpool.Pool
+	texter    Texter
+	customers *customers.Service
+	bookings  Bookings
+	cfg       Config
+	log       *slog.Logger
+	m         *metrics.Metrics
 }
 
 // New returns a Service.
-func New(pool *pgxpool.Pool, texter Texter, shopsSvc *shops.Service, bookings Bookings, cfg Config) *Service {
+func New(pool *pgxpool.Pool, texter Texter, customersSvc *customers.Service, bookings Bookings, cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{pool: pool, texter: texter, shops: shopsSvc, bookings: bookings, cfg: cfg, log: cfg.Logger, m: cfg.Metrics}
+	return &Service{pool: pool, texter: texter, customers: customersSvc, bookings: bookings, cfg: cfg, log: cfg.Logger, m: cfg.Metrics}
 }
 
 // TextWorker runs jobs.Text.
@@ -143,7 +143,7 @@ func (s *Service) sendText(ctx context.Context, a jobs.Text) (sid string, droppe
 	case errors.Is(err, pgx.ErrNoRows):
 		// Not a customer (a reply to a stranger), or one the owner erased since the text
 		// was queued: an erased customer is never texted again.
-		erased, err := s.shops.PhoneErased(ctx, a.ShopID, a.To)
+		erased, err := s.customers.PhoneErased(ctx, a.ShopID, a.To)
 		if err != nil {
 			return "", false, err
 		}
@@ -185,7 +185,7 @@ func (s *Service) sendText(ctx context.Context, a jobs.Text) (sid string, droppe
 	case reason.Permanent(), reason == sms.ReasonAccount:
 		// Nothing went out, and retrying cannot help: the failure says what it says of
 		// the recipient or of the shop's own number (shops.SMSFailed), and the job ends.
-		if ferr := s.shops.SMSFailed(bg, shops.SMSFailure{ShopID: a.ShopID, Number: a.To, CustomerID: customer,
+		if ferr := s.customers.SMSFailed(bg, customers.SMSFailure{ShopID: a.ShopID, Number: a.To, CustomerID: customer,
 			Reason: reason, Code: code}); ferr != nil {
 			return "", false, s.giveBack(bg, a.Key, ferr) // the retry is refused again and records it
 		}

@@ -14,12 +14,14 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/outbox"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/twiliofake"
 )
@@ -49,6 +51,7 @@ type world struct {
 	fake       *twiliofake.Server
 	texter     outbox.Texter
 	shops      *shops.Service
+	customers  *customers.Service
 	shop       shops.Shop
 	phone      string
 	customerID uuid.UUID
@@ -66,16 +69,16 @@ func newWorldWith(t *testing.T, wrap func(outbox.Texter) outbox.Texter, m *metri
 	fake := twiliofake.New(t)
 	texter, err := twilio.New(twilio.Config{AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken, APIURL: fake.URL()})
 	require.NoError(t, err)
-	w := &world{fake: fake, texter: texter, shops: shops.New(pool, shops.Config{}), pool: pool}
+	w := &world{fake: fake, texter: texter, shops: shops.New(pool, shops.Config{}), customers: customertest.New(t, pool), pool: pool}
 	if wrap != nil {
 		w.texter = wrap(texter)
 	}
-	w.svc = outbox.New(pool, w.texter, w.shops, noBookings{}, outbox.Config{Metrics: m})
+	w.svc = outbox.New(pool, w.texter, w.customers, noBookings{}, outbox.Config{Metrics: m})
 	ctx := context.Background()
 	w.shop, _, err = w.shops.Create(ctx, shops.NewShop{Name: "Ana's Salon", Timezone: "Europe/London", SMSNumber: "+447700900001",
 		Currency: "gbp", PaymentMode: shops.PaymentNone})
 	require.NoError(t, err)
-	c, err := w.shops.AddCustomer(ctx, w.shop.ID, shops.NewCustomer{Phone: "+447700900111", Name: "Bea", SMSOptIn: true})
+	c, err := w.customers.Add(ctx, w.shop.ID, customers.NewCustomer{Phone: "+447700900111", Name: "Bea", SMSOptIn: true})
 	require.NoError(t, err)
 	w.phone, w.customerID = c.Phone, c.ID
 	return w
@@ -160,7 +163,7 @@ func TestRefusedTextIsTreatedLikeAnOffer(t *testing.T) {
 
 			got, err := w.shops.Get(ctx, w.shop.ID)
 			require.NoError(t, err)
-			c, err := w.shops.Customer(ctx, w.shop.ID, w.customerID)
+			c, err := w.customers.Get(ctx, w.shop.ID, w.customerID)
 			require.NoError(t, err)
 			if tc.account {
 				require.NotNil(t, got.SMSProblem, "the owner is shown the shop's own problem")
@@ -215,13 +218,13 @@ func TestCarrierOptOutOfAStrangerIsKept(t *testing.T) {
 	err := w.svc.SendText(ctx, job)
 	var cancel *river.JobCancelError
 	require.ErrorAs(t, err, &cancel, "retrying cannot help")
-	c, err := w.shops.AddCustomer(ctx, w.shop.ID, shops.NewCustomer{Phone: stranger, SMSOptIn: true})
+	c, err := w.customers.Add(ctx, w.shop.ID, customers.NewCustomer{Phone: stranger, SMSOptIn: true})
 	require.NoError(t, err)
-	require.Equal(t, shops.StatusOptedOut, c.Status(), "the carrier's opt-out is kept for the number")
+	require.Equal(t, customers.StatusOptedOut, c.Status(), "the carrier's opt-out is kept for the number")
 
 	w.fake.FailNumber(w.phone, 21610, 400)
 	require.ErrorAs(t, w.svc.SendText(ctx, w.text("confirmed:"+uuid.NewString())), &cancel)
-	got, err := w.shops.Customer(ctx, w.shop.ID, w.customerID)
+	got, err := w.customers.Get(ctx, w.shop.ID, w.customerID)
 	require.NoError(t, err)
-	require.Equal(t, shops.StatusOptedOut, got.Status(), "a customer the carrier says opted out")
+	require.Equal(t, customers.StatusOptedOut, got.Status(), "a customer the carrier says opted out")
 }

@@ -13,12 +13,14 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/pacing"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/senders"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/twiliofake"
@@ -32,13 +34,14 @@ const (
 )
 
 type world struct {
-	pool   *pgxpool.Pool
-	queue  *river.Client[pgx.Tx]
-	fake   *twiliofake.Server
-	twilio *twilio.Sender
-	pacer  *pacing.Pacer
-	shops  *shops.Service
-	cfg    senders.Config
+	pool      *pgxpool.Pool
+	queue     *river.Client[pgx.Tx]
+	fake      *twiliofake.Server
+	twilio    *twilio.Sender
+	pacer     *pacing.Pacer
+	shops     *shops.Service
+	customers *customers.Service
+	cfg       senders.Config
 }
 
 func newWorld(t *testing.T) *world {
@@ -50,7 +53,7 @@ func newWorld(t *testing.T) *world {
 	fake := twiliofake.New(t)
 	tw, err := twilio.New(twilio.Config{AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken, APIURL: fake.URL()})
 	require.NoError(t, err)
-	return &world{pool: pool, queue: queue, fake: fake, twilio: tw, pacer: pacing.New(rdb, prefix), shops: shops.New(pool, shops.Config{}),
+	return &world{pool: pool, queue: queue, fake: fake, twilio: tw, pacer: pacing.New(rdb, prefix), shops: shops.New(pool, shops.Config{}), customers: customertest.New(t, pool),
 		cfg: senders.Config{InboundURL: inboundURL, StatusCallbackURL: statusURL, PerSecond: 1000,
 			PollMin: 5 * time.Millisecond, PollMax: 20 * time.Millisecond}}
 }

@@ -9,9 +9,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/senders"
-	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
@@ -33,7 +33,7 @@ func (EventRenderer) Data(eventType string, subject []byte) (any, error) {
 		}
 		return newOpeningJSON(openingFromSubject(s), s.Currency), nil
 	case hooks.IsCustomerType(eventType):
-		var c shops.Customer
+		var c customers.Customer
 		if err := json.Unmarshal(subject, &c); err != nil {
 			return nil, fmt.Errorf("decode customer subject: %w", err)
 		}

@@ -193,8 +193,8 @@ func TestReplyToOptedOutNumber(t *testing.T) {
 	bea := e.customer(key, map[string]any{"phone": "+15557310003", "name": "Bea", "sms_opt_in": true})
 	adaConv := e.textIn(shopID, "+15557310001", ada, "SM-1", "hm", time.Now()).ConversationID
 	strangerConv := e.textIn(shopID, "+15557310002", "", "SM-2", "hm", time.Now()).ConversationID
-	require.NoError(t, e.h.Shops.OptOut(ctx, uuid.MustParse(ada)))
-	require.NoError(t, e.h.Shops.OptOutNumber(ctx, shop, "+15557310002"))
+	require.NoError(t, e.h.Customers.OptOut(ctx, uuid.MustParse(ada)))
+	require.NoError(t, e.h.Customers.OptOutNumber(ctx, shop, "+15557310002"))
 	beaConv := e.textIn(shopID, "+15557310003", bea, "SM-3", "hm", time.Now()).ConversationID
 	for name, conv := range map[string]uuid.UUID{"customer": adaConv, "stranger": strangerConv} {
 		r := e.do(http.MethodPost, "/api/conversations/"+conv.String()+"/messages", key, map[string]any{"body": "still there?"})
@@ -202,7 +202,7 @@ func TestReplyToOptedOutNumber(t *testing.T) {
 		require.Len(t, e.do(http.MethodGet, "/api/conversations/"+conv.String(), key, nil).body["messages"], 1, name)
 	}
 	// START opts the stranger's number back in.
-	require.NoError(t, e.h.Shops.OptInNumber(ctx, shop, "+15557310002"))
+	require.NoError(t, e.h.Customers.OptInNumber(ctx, shop, "+15557310002"))
 	r := e.do(http.MethodPost, "/api/conversations/"+strangerConv.String()+"/messages", key, map[string]any{"body": "welcome back"})
 	require.Equal(t, http.StatusCreated, r.status, r.raw)
 	require.Equal(t, 1, e.queryInt(`SELECT count(*) FROM river_job`))
@@ -210,7 +210,7 @@ func TestReplyToOptedOutNumber(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, e.do(http.MethodDelete, "/api/customers/"+bea, key, nil).status)
 	requireError(t, e.do(http.MethodPost, "/api/conversations/"+beaConv.String()+"/messages", key, map[string]any{"body": "x"}),
 		http.StatusNotFound, "conversation_not_found")
-	optedOut, err := e.h.Shops.OptedOut(ctx, shop, "+15557310003")
+	optedOut, err := e.h.Customers.OptedOut(ctx, shop, "+15557310003")
 	require.NoError(t, err)
 	require.True(t, optedOut, "an erased number counts as opted out")
 	require.Equal(t, 1, e.queryInt(`SELECT count(*) FROM river_job`), "nothing more queued")

@@ -197,7 +197,7 @@ func TestEventsShowObjectsAsTheAPIDoes(t *testing.T) {
 	require.NoError(t, hooks.RecordOpening(ctx, e.pool, shop, hooks.OpeningFilled, time.Now(), id, booking))
 	filledGET := e.do(http.MethodGet, "/api/openings/"+id.String(), key, nil).raw
 
-	require.NoError(t, e.h.Shops.OptOut(ctx, uuid.MustParse(cust)))
+	require.NoError(t, e.h.Customers.OptOut(ctx, uuid.MustParse(cust)))
 	customerGET := e.do(http.MethodGet, "/api/customers/"+cust, key, nil).raw
 
 	// Later the booking is paid: GET shows it; the opening.filled event keeps the hold.
@@ -598,8 +598,8 @@ func TestErasureReachesEventsAndKeptAnswers(t *testing.T) {
 	custID := uuid.MustParse(cust["id"].(string))
 
 	other := e.customer(key, map[string]any{"phone": "+15555550122", "name": "Cy", "sms_opt_in": true})
-	require.NoError(t, e.h.Shops.OptOut(ctx, custID))
-	require.NoError(t, e.h.Shops.OptOut(ctx, uuid.MustParse(other)))
+	require.NoError(t, e.h.Customers.OptOut(ctx, custID))
+	require.NoError(t, e.h.Customers.OptOut(ctx, uuid.MustParse(other)))
 	opening := e.opening(key)
 	_, err = e.pool.Exec(ctx, `WITH f AS (UPDATE slot_openings SET status = 'filled', filled_by = $2, filled_at = now(), updated_at = now()
 		WHERE id = $1 RETURNING id) INSERT INTO bookings (opening_id, customer_id, shop_id, status, amount_cents, currency, created_at, updated_at)

@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/slotrecovery/slotrecovery/internal/calendar"
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -124,20 +125,6 @@ type shopRequest struct {
 	NotifyPhone *string `json:"notify_phone"`
 }
 
-// policyRequest uses pointers so that a field left out (default) can be told from an
-// explicit 0 (no lead time, no cooldown).
-type policyRequest struct {
-	WaveSize            *int64           `json:"wave_size"`
-	WaveIntervalSeconds *int64           `json:"wave_interval_seconds"`
-	MinLeadMinutes      *int64           `json:"min_lead_minutes"`
-	QuietHours          *quietHoursValue `json:"quiet_hours"`
-	CooldownSeconds     *int64           `json:"cooldown_seconds"`
-	// MaxOffersPerDay is null (or absent) for no cap.
-	MaxOffersPerDay       *int64 `json:"max_offers_per_day"`
-	FirstWaveDelaySeconds *int64 `json:"first_wave_delay_seconds"`
-	SendRatePerSecond     *int64 `json:"send_rate_per_second"`
-}
-
 type quietHoursValue struct {
 	Start *string `json:"start"`
 	End   *string `json:"end"`
@@ -146,7 +133,7 @@ type quietHoursValue struct {
 // newShop reads the creation request. The policy's fields go to the domain as given
 // (shops.PolicyFields), which applies them by the rule a PATCH's follow: only an absent
 // or null field takes its default, and an explicit 0 wave size, interval or send rate is
-// refused, not defaulted.
+// refused, not defaulted (policyRequest).
 func (r shopRequest) newShop() (n shops.NewShop, err error) {
 	n = shops.NewShop{
 		Name: r.Name, Timezone: r.Timezone, SMSNumber: r.SMSNumber, Currency: r.Currency, PaymentMode: r.PaymentMode,
@@ -162,47 +149,10 @@ func (r shopRequest) newShop() (n shops.NewShop, err error) {
 			return n, err
 		}
 	}
-	p := r.OfferPolicy
-	if p == nil {
-		return n, nil
+	if r.OfferPolicy != nil {
+		n.Policy, err = r.OfferPolicy.fields(true)
 	}
-	g := &n.Given
-	whole := func(v *int64) *int {
-		if v == nil {
-			return nil
-		}
-		w := int(clamp(*v, 1<<30))
-		return &w
-	}
-	// Bounded so that v × unit cannot overflow (2^26 minutes, 2^32 seconds); the domain
-	// then refuses what is out of range.
-	duration := func(v *int64, unit time.Duration, limit int64) *time.Duration {
-		if v == nil {
-			return nil
-		}
-		d := time.Duration(clamp(*v, limit)) * unit
-		return &d
-	}
-	g.WaveSize = whole(p.WaveSize)
-	g.SendRate = whole(p.SendRatePerSecond)
-	g.WaveInterval = duration(p.WaveIntervalSeconds, time.Second, 1<<32)
-	g.MinLead = duration(p.MinLeadMinutes, time.Minute, 1<<26)
-	g.Cooldown = duration(p.CooldownSeconds, time.Second, 1<<32)
-	g.FirstWaveDelay = duration(p.FirstWaveDelaySeconds, time.Second, 1<<32)
-	if q := p.QuietHours; q != nil {
-		if g.Quiet, err = q.parse(); err != nil {
-			return n, err
-		}
-		g.QuietSet = true
-	}
-	if p.MaxOffersPerDay != nil {
-		daily, err := dailyCap(*p.MaxOffersPerDay)
-		if err != nil {
-			return n, err
-		}
-		g.MaxOffersPerDay = &daily
-	}
-	return n, nil
+	return n, err
 }
 
 func (q quietHoursValue) parse() (*shops.QuietHours, error) {
@@ -360,7 +310,7 @@ type windowJSON struct {
 	End   string `json:"end"`
 }
 
-func newCustomerJSON(c shops.Customer) customerJSON {
+func newCustomerJSON(c customers.Customer) customerJSON {
 	out := customerJSON{
 		ID: c.ID, Phone: c.Phone, Name: c.Name, SMSOptIn: c.SMSOptIn, Priority: c.Priority,
 		OptedOut: c.OptedOutAt != nil, CreatedAt: c.CreatedAt.UTC(), Status: c.Status(),
@@ -375,7 +325,7 @@ func newCustomerJSON(c shops.Customer) customerJSON {
 		out.Language = &l
 	}
 	for _, d := range c.Preferences.Days {
-		out.Preferences.Days = append(out.Preferences.Days, shops.DayName(d))
+		out.Preferences.Days = append(out.Preferences.Days, customers.DayName(d))
 	}
 	for _, w := range c.Preferences.Windows {
 		out.Preferences.Windows = append(out.Preferences.Windows, windowJSON{Start: shops.FormatClock(w.Start), End: shops.FormatClock(w.End)})

@@ -8,11 +8,11 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
@@ -60,28 +60,17 @@ func ptr[T any](o optional[T], field string) (*T, error) {
 // ---- the shop itself ----
 
 type shopPatchRequest struct {
-	Name        optional[string]             `json:"name"`
-	Timezone    optional[string]             `json:"timezone"`
-	Currency    optional[string]             `json:"currency"`
-	PaymentMode optional[string]             `json:"payment_mode"`
-	OfferPolicy optional[policyPatchRequest] `json:"offer_policy"`
+	Name        optional[string]        `json:"name"`
+	Timezone    optional[string]        `json:"timezone"`
+	Currency    optional[string]        `json:"currency"`
+	PaymentMode optional[string]        `json:"payment_mode"`
+	OfferPolicy optional[policyRequest] `json:"offer_policy"`
 	// CalendarFullDetails puts full names and numbers in the calendar feed.
 	CalendarFullDetails optional[bool] `json:"calendar_full_details"`
 	// Language cannot be null: a shop always has one.
 	Language optional[string] `json:"language"`
 	// NotifyPhone null removes the owner's alert number.
 	NotifyPhone optional[string] `json:"notify_phone"`
-}
-
-type policyPatchRequest struct {
-	WaveSize              optional[int64]           `json:"wave_size"`
-	WaveIntervalSeconds   optional[int64]           `json:"wave_interval_seconds"`
-	MinLeadMinutes        optional[int64]           `json:"min_lead_minutes"`
-	QuietHours            optional[quietHoursValue] `json:"quiet_hours"`
-	CooldownSeconds       optional[int64]           `json:"cooldown_seconds"`
-	MaxOffersPerDay       optional[int64]           `json:"max_offers_per_day"`
-	FirstWaveDelaySeconds optional[int64]           `json:"first_wave_delay_seconds"`
-	SendRatePerSecond     optional[int64]           `json:"send_rate_per_second"`
 }
 
 func (r shopPatchRequest) change() (ch shops.ShopChange, err error) {
@@ -122,67 +111,8 @@ func (r shopPatchRequest) change() (ch shops.ShopChange, err error) {
 	if r.OfferPolicy.Null {
 		return ch, problem.Invalidf("offer_policy", "offer_policy cannot be null")
 	}
-	p := r.OfferPolicy.Value
-	num := func(o optional[int64], field string, limit int64) (*int64, error) {
-		v, err := ptr(o, "offer_policy."+field)
-		if v != nil {
-			c := clamp(*v, limit)
-			v = &c
-		}
-		return v, err
-	}
-	seconds := func(o optional[int64], field string, unit time.Duration, dst **time.Duration) error {
-		// Bounded so that v × unit cannot overflow (2^26 minutes, 2^32 seconds); the
-		// domain then refuses what is out of range, exactly as at creation.
-		v, err := num(o, field, min(1<<32, (1<<62)/int64(unit)))
-		if v != nil {
-			d := time.Duration(*v) * unit
-			*dst = &d
-		}
-		return err
-	}
-	if v, err := num(p.WaveSize, "wave_size", 1<<30); err != nil {
-		return ch, err
-	} else if v != nil {
-		n := int(*v)
-		ch.WaveSize = &n
-	}
-	if v, err := num(p.SendRatePerSecond, "send_rate_per_second", 1<<30); err != nil {
-		return ch, err
-	} else if v != nil {
-		n := int(*v)
-		ch.SendRate = &n
-	}
-	if err := seconds(p.WaveIntervalSeconds, "wave_interval_seconds", time.Second, &ch.WaveInterval); err != nil {
-		return ch, err
-	}
-	if err := seconds(p.MinLeadMinutes, "min_lead_minutes", time.Minute, &ch.MinLead); err != nil {
-		return ch, err
-	}
-	if err := seconds(p.CooldownSeconds, "cooldown_seconds", time.Second, &ch.Cooldown); err != nil {
-		return ch, err
-	}
-	if err := seconds(p.FirstWaveDelaySeconds, "first_wave_delay_seconds", time.Second, &ch.FirstWaveDelay); err != nil {
-		return ch, err
-	}
-	if q := p.QuietHours; q.Set {
-		ch.QuietSet = true
-		if !q.Null {
-			if ch.Quiet, err = q.Value.parse(); err != nil {
-				return ch, err
-			}
-		}
-	}
-	if c := p.MaxOffersPerDay; c.Set {
-		n := 0 // null: no cap
-		if !c.Null {
-			if n, err = dailyCap(c.Value); err != nil {
-				return ch, err
-			}
-		}
-		ch.MaxOffersPerDay = &n
-	}
-	return ch, nil
+	ch.Policy, err = r.OfferPolicy.Value.fields(false)
+	return ch, err
 }
 
 func (h *Handlers) getShop(c echo.Context) error {
@@ -249,13 +179,13 @@ type customerListJSON struct {
 }
 
 func (h *Handlers) listCustomers(c echo.Context) error {
-	q := shops.CustomerQuery{Search: c.QueryParam("q"), Status: c.QueryParam("status"), Cursor: c.QueryParam("cursor")}
-	n, err := queryLimit(c, shops.MaxCustomerPage)
+	q := customers.Query{Search: c.QueryParam("q"), Status: c.QueryParam("status"), Cursor: c.QueryParam("cursor")}
+	n, err := queryLimit(c, customers.MaxCustomerPage)
 	if err != nil {
 		return err
 	}
 	q.Limit = n
-	page, err := h.Shops.Customers(c.Request().Context(), shopOf(c).ID, q)
+	page, err := h.Customers.List(c.Request().Context(), shopOf(c).ID, q)
 	if err != nil {
 		return err
 	}
@@ -273,7 +203,7 @@ func (h *Handlers) listCustomers(c echo.Context) error {
 func customerID(c echo.Context) (uuid.UUID, error) {
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		return uuid.Nil, shops.ErrCustomerNotFound
+		return uuid.Nil, customers.ErrNotFound
 	}
 	return id, nil
 }
@@ -283,7 +213,7 @@ func (h *Handlers) getCustomer(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cu, err := h.Shops.Customer(c.Request().Context(), shopOf(c).ID, id)
+	cu, err := h.Customers.Get(c.Request().Context(), shopOf(c).ID, id)
 	if err != nil {
 		return err
 	}
@@ -306,13 +236,13 @@ type preferencesRequest struct {
 }
 
 // preferences reads the JSON form; the domain checks the rest (counts, order, sizes).
-func (p preferencesRequest) preferences() (shops.Preferences, error) {
-	var out shops.Preferences
-	if len(p.Days) > 7 || len(p.Windows) > shops.MaxWindows*4 || len(p.Services) > 100 {
-		return out, problem.Invalidf("preferences", "preferences hold at most 7 days, %d windows and 20 services", shops.MaxWindows)
+func (p preferencesRequest) preferences() (customers.Preferences, error) {
+	var out customers.Preferences
+	if len(p.Days) > 7 || len(p.Windows) > customers.MaxWindows*4 || len(p.Services) > 100 {
+		return out, problem.Invalidf("preferences", "preferences hold at most 7 days, %d windows and 20 services", customers.MaxWindows)
 	}
 	for _, d := range p.Days {
-		n, ok := shops.ParseDay(d)
+		n, ok := customers.ParseDay(d)
 		if !ok {
 			return out, problem.Invalidf("preferences.days", "days must be days of the week: mon, tue, wed, thu, fri, sat, sun")
 		}
@@ -324,7 +254,7 @@ func (p preferencesRequest) preferences() (shops.Preferences, error) {
 		if !ok1 || !ok2 {
 			return out, problem.Invalidf("preferences.windows", `each window needs start and end as "HH:MM", e.g. {"start":"09:00","end":"12:00"}`)
 		}
-		out.Windows = append(out.Windows, shops.Window{Start: start, End: end})
+		out.Windows = append(out.Windows, customers.Window{Start: start, End: end})
 	}
 	out.Services = p.Services
 	return out, nil
@@ -339,7 +269,7 @@ func (h *Handlers) patchCustomer(c echo.Context) error {
 	if err := decode(c, &req); err != nil {
 		return err
 	}
-	var ch shops.CustomerChange
+	var ch customers.Change
 	if ch.Name, err = ptr(req.Name, "name"); err != nil {
 		return err
 	}
@@ -353,7 +283,7 @@ func (h *Handlers) patchCustomer(c echo.Context) error {
 		ch.Priority = &n
 	}
 	if p := req.Preferences; p.Set {
-		prefs := shops.Preferences{} // null clears them
+		prefs := customers.Preferences{} // null clears them
 		if !p.Null {
 			if prefs, err = p.Value.preferences(); err != nil {
 				return err
@@ -370,7 +300,7 @@ func (h *Handlers) patchCustomer(c echo.Context) error {
 		}
 		ch.Language = &lang
 	}
-	cu, err := h.Shops.UpdateCustomer(c.Request().Context(), shopOf(c).ID, id, ch)
+	cu, err := h.Customers.Update(c.Request().Context(), shopOf(c).ID, id, ch)
 	if err != nil {
 		return err
 	}
@@ -382,7 +312,7 @@ func (h *Handlers) deleteCustomer(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Shops.EraseCustomer(c.Request().Context(), shopOf(c).ID, id); err != nil {
+	if err := h.Erasure.Erase(c.Request().Context(), shopOf(c).ID, id); err != nil {
 		return err
 	}
 	return c.NoContent(http.StatusNoContent)
@@ -407,7 +337,7 @@ type importRowJSON struct {
 }
 
 // NewImportJSON is the JSON answer of an import, for the API (and its tests).
-func newImportJSON(rep shops.ImportReport) importJSON {
+func newImportJSON(rep customers.ImportReport) importJSON {
 	out := importJSON{Created: rep.Created, Updated: rep.Updated, Unchanged: rep.Unchanged, Rejected: rep.Rejected,
 		Rows: make([]importRowJSON, 0, len(rep.Rows))}
 	for _, r := range rep.Rows {
@@ -431,7 +361,7 @@ func (h *Handlers) importCustomers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := h.Shops.ImportCustomers(req.Context(), shopOf(c).ID, file)
+	rep, err := h.Customers.Import(req.Context(), shopOf(c).ID, file)
 	if err != nil {
 		if tooLarge(err) {
 			return &httperr.Error{Status: http.StatusRequestEntityTooLarge, Code: "file_too_large",

@@ -30,6 +30,8 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/calendar"
+	"github.com/slotrecovery/slotrecovery/internal/customers"
+	"github.com/slotrecovery/slotrecovery/internal/erasure"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/idempotency"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
@@ -42,8 +44,11 @@ import (
 
 // Handlers serves the shop API.
 type Handlers struct {
-	Shops    *shops.Service
-	Openings *slots.Service
+	Shops *shops.Service
+	// Customers are the shops' customers; Erasure erases one at the owner's request.
+	Customers *customers.Service
+	Erasure   *erasure.Service
+	Openings  *slots.Service
 	// Hooks serves the webhook endpoints and their deliveries.
 	Hooks *hooks.Service
 	// Idempotency keeps the answers of the creating POSTs sent with an
@@ -192,7 +197,7 @@ func (h *Handlers) addCustomer(c echo.Context) error {
 	if err := decode(c, &req); err != nil {
 		return err
 	}
-	n := shops.NewCustomer{Phone: req.Phone, Name: req.Name, SMSOptIn: req.SMSOptIn, Priority: req.Priority}
+	n := customers.NewCustomer{Phone: req.Phone, Name: req.Name, SMSOptIn: req.SMSOptIn, Priority: req.Priority}
 	if req.Language != nil {
 		lang, err := shops.ParseLanguage(*req.Language)
 		if err != nil {
@@ -200,7 +205,7 @@ func (h *Handlers) addCustomer(c echo.Context) error {
 		}
 		n.Language = lang
 	}
-	cust, err := h.Shops.AddCustomer(c.Request().Context(), shopOf(c).ID, n)
+	cust, err := h.Customers.Add(c.Request().Context(), shopOf(c).ID, n)
 	if err != nil {
 		return err
 	}

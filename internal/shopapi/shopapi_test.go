@@ -25,6 +25,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/calendar"
+	"github.com/slotrecovery/slotrecovery/internal/erasure"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/idempotency"
@@ -33,6 +34,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/shopapi"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 )
 
@@ -91,15 +93,18 @@ func newEnvWith(t *testing.T, change func(h *shopapi.Handlers, pool *pgxpool.Poo
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
 	shopsSvc := shops.New(pool, shops.Config{PaymentsEnabled: true})
+	custSvc := customertest.New(t, pool)
 	h := &shopapi.Handlers{
 		Shops:       shopsSvc,
+		Customers:   custSvc,
+		Erasure:     erasure.New(pool, custSvc, rc, erasure.Config{}),
 		Openings:    slots.New(pool, rc, nil, nil, slots.Config{}),
 		Hooks:       hooks.New(pool, rc, shopapi.EventRenderer{}, hooks.Config{DevMode: true, AllowPrivate: true}),
 		Idempotency: idempotency.New(pool, idempotency.Config{}),
 		Calendar:    calendar.New(pool, shopsSvc, calendar.Config{PublicURL: publicURL}),
 		PublicURL:   publicURL,
 		AdminToken:  adminToken,
-		Inbox:       inbox.New(pool, rc, shopsSvc, inbox.Config{}),
+		Inbox:       inbox.New(pool, rc, custSvc, inbox.Config{}),
 	}
 	if change != nil {
 		change(h, pool, rc)

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
-	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
 // TestStoredObjectsAreTagged: every object stored as JSON and read back later (the
@@ -19,7 +19,7 @@ import (
 func TestStoredObjectsAreTagged(t *testing.T) {
 	t.Parallel()
 	for _, v := range []any{
-		shops.Customer{}, hooks.OpeningSubject{}, inbox.Received{},
+		customers.Customer{}, hooks.OpeningSubject{}, inbox.Received{},
 		jobs.Wave{}, jobs.Text{}, jobs.Refund{}, jobs.WebhookDelivery{},
 	} {
 		for _, missing := range untagged(reflect.TypeOf(v), map[reflect.Type]bool{}) {

@@ -11,10 +11,12 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 )
 
@@ -27,14 +29,15 @@ func TestOptOutAndInAreEvents(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC)
 	svc := shops.New(pool, shops.Config{Now: func() time.Time { return now }})
+	cs := customertest.NewWith(t, pool, customers.Config{Now: func() time.Time { return now }})
 	shop, _, err := svc.Create(ctx, shops.NewShop{Name: "A", Timezone: "UTC", SMSNumber: "+15555550100", Currency: "usd", PaymentMode: shops.PaymentNone})
 	require.NoError(t, err)
-	bea, err := svc.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: "+15555550111", Name: "Bea", SMSOptIn: true, Language: language.Spanish})
+	bea, err := cs.Add(ctx, shop.ID, customers.NewCustomer{Phone: "+15555550111", Name: "Bea", SMSOptIn: true, Language: language.Spanish})
 	require.NoError(t, err)
 
 	// No endpoint yet: nothing is recorded.
-	require.NoError(t, svc.OptOut(ctx, bea.ID))
-	require.NoError(t, svc.OptIn(ctx, bea.ID))
+	require.NoError(t, cs.OptOut(ctx, bea.ID))
+	require.NoError(t, cs.OptIn(ctx, bea.ID))
 
 	queue, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
 	require.NoError(t, err)
@@ -43,43 +46,43 @@ func TestOptOutAndInAreEvents(t *testing.T) {
 		EnabledEvents: []string{hooks.CustomerOptedOut, hooks.CustomerOptedIn}})
 	require.NoError(t, err)
 
-	require.NoError(t, svc.OptIn(ctx, bea.ID), "already opted in: no change")
-	require.NoError(t, svc.OptOut(ctx, bea.ID))
-	require.NoError(t, svc.OptOut(ctx, bea.ID), "opted out already: no change")
+	require.NoError(t, cs.OptIn(ctx, bea.ID), "already opted in: no change")
+	require.NoError(t, cs.OptOut(ctx, bea.ID))
+	require.NoError(t, cs.OptOut(ctx, bea.ID), "opted out already: no change")
 	now = now.Add(time.Hour)
-	require.NoError(t, svc.OptIn(ctx, bea.ID))
-	require.NoError(t, svc.MarkUnreachable(ctx, bea.ID, 21610))
-	require.NoError(t, svc.OptIn(ctx, bea.ID), "a START clears unreachable: a change")
+	require.NoError(t, cs.OptIn(ctx, bea.ID))
+	require.NoError(t, cs.MarkUnreachable(ctx, bea.ID, 21610))
+	require.NoError(t, cs.OptIn(ctx, bea.ID), "a START clears unreachable: a change")
 
 	rows, err := pool.Query(ctx, `SELECT type, created_at, subject FROM webhook_events ORDER BY seq`)
 	require.NoError(t, err)
 	defer rows.Close()
 	var types []string
-	var customers []shops.Customer
+	var got []customers.Customer
 	var times []time.Time
 	for rows.Next() {
 		var typ string
 		var at time.Time
 		var raw []byte
 		require.NoError(t, rows.Scan(&typ, &at, &raw))
-		var c shops.Customer
-		require.NoError(t, json.Unmarshal(raw, &c), "the subject is the shops.Customer")
-		types, customers, times = append(types, typ), append(customers, c), append(times, at.UTC())
+		var c customers.Customer
+		require.NoError(t, json.Unmarshal(raw, &c), "the subject is the customers.Customer")
+		types, got, times = append(types, typ), append(got, c), append(times, at.UTC())
 	}
 	require.NoError(t, rows.Err())
 	require.Equal(t, []string{hooks.CustomerOptedOut, hooks.CustomerOptedIn, hooks.CustomerOptedIn}, types)
-	require.Equal(t, bea.ID, customers[0].ID)
-	require.Equal(t, shops.StatusOptedOut, customers[0].Status())
+	require.Equal(t, bea.ID, got[0].ID)
+	require.Equal(t, customers.StatusOptedOut, got[0].Status())
 	require.Equal(t, now.Add(-time.Hour), times[0])
-	require.Equal(t, shops.StatusOptedIn, customers[1].Status())
-	require.Equal(t, "+15555550111", customers[1].Phone)
-	require.Equal(t, shops.StatusOptedIn, customers[2].Status())
-	for i, c := range customers {
+	require.Equal(t, customers.StatusOptedIn, got[1].Status())
+	require.Equal(t, "+15555550111", got[1].Phone)
+	require.Equal(t, customers.StatusOptedIn, got[2].Status())
+	for i, c := range got {
 		require.Equal(t, language.Spanish, c.Language, "event %d carries the customer's language", i)
 	}
 
 	// Unknown customers are no error, as before.
-	require.NoError(t, svc.OptOut(ctx, shop.ID))
+	require.NoError(t, cs.OptOut(ctx, shop.ID))
 }
 
 // TestCalendarToken: every shop has a feed token; it finds its shop until it is rotated,
@@ -131,16 +134,17 @@ func TestNULRefused(t *testing.T) {
 	pool, _ := pgtest.New(t)
 	ctx := context.Background()
 	svc := shops.New(pool, shops.Config{})
+	cs := customertest.New(t, pool)
 	_, _, err := svc.Create(ctx, shops.NewShop{Name: "A\x00", Timezone: "UTC", SMSNumber: "+15555550100", Currency: "usd", PaymentMode: shops.PaymentNone})
 	requireInvalid(t, err, "name")
 	shop, _, err := svc.Create(ctx, shops.NewShop{Name: "A", Timezone: "UTC", SMSNumber: "+15555550100", Currency: "usd", PaymentMode: shops.PaymentNone})
 	require.NoError(t, err)
-	_, err = svc.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: "+15555550111", Name: "Bea\x00"})
+	_, err = cs.Add(ctx, shop.ID, customers.NewCustomer{Phone: "+15555550111", Name: "Bea\x00"})
 	requireInvalid(t, err, "name")
-	c, err := svc.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: "+15555550111", Name: "Bea"})
+	c, err := cs.Add(ctx, shop.ID, customers.NewCustomer{Phone: "+15555550111", Name: "Bea"})
 	require.NoError(t, err)
 	bad := "B\x00"
-	_, err = svc.UpdateCustomer(ctx, shop.ID, c.ID, shops.CustomerChange{Name: &bad})
+	_, err = cs.Update(ctx, shop.ID, c.ID, customers.Change{Name: &bad})
 	requireInvalid(t, err, "name")
 }
 
@@ -153,16 +157,16 @@ func requireInvalid(t *testing.T, err error, field string) {
 }
 
 // TestCustomerSubjectNames: a customer event's stored subject keeps the JSON names the
-// events were first stored with (shops.Customer's tags), whatever the Go fields are
+// events were first stored with (customers.Customer's tags), whatever the Go fields are
 // called: a stored event still undelivered at an upgrade must read the same after it.
 func TestCustomerSubjectNames(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 11, 27, 9, 0, 0, 0, time.UTC)
-	c := shops.Customer{
+	c := customers.Customer{
 		ID: uuid.MustParse("11111111-1111-4111-8111-111111111111"), ShopID: uuid.MustParse("22222222-2222-4222-8222-222222222222"),
 		Phone: "+15555550100", Name: "Ana", Language: "es", SMSOptIn: true, OptedOutAt: &at, UnreachableAt: &at,
 		Priority: 3, CreatedAt: at, ErasedAt: &at,
-		Preferences: shops.Preferences{Days: []int{6}, Windows: []shops.Window{{Start: 540, End: 720}}, Services: []string{"Cut"}},
+		Preferences: customers.Preferences{Days: []int{6}, Windows: []customers.Window{{Start: 540, End: 720}}, Services: []string{"Cut"}},
 	}
 	b, err := json.Marshal(c)
 	require.NoError(t, err)
@@ -171,7 +175,7 @@ func TestCustomerSubjectNames(t *testing.T) {
 		"UnreachableAt":"2026-11-27T09:00:00Z","Priority":3,"CreatedAt":"2026-11-27T09:00:00Z",
 		"Preferences":{"Days":[6],"Windows":[{"Start":540,"End":720}],"Services":["Cut"]},
 		"ErasedAt":"2026-11-27T09:00:00Z"}`, string(b))
-	var back shops.Customer
+	var back customers.Customer
 	require.NoError(t, json.Unmarshal(b, &back))
 	require.Equal(t, c, back)
 }

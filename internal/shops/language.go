@@ -3,8 +3,6 @@ package shops
 import (
 	"strings"
 
-	"github.com/jackc/pgx/v5/pgtype"
-
 	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 )
@@ -14,8 +12,8 @@ import (
 // it (problem.Error.Field).
 const LanguageField = "language"
 
-// languageCodes lists the supported codes as messages show them: "en, es, fr".
-func languageCodes() string {
+// LanguageCodes lists the supported codes as messages show them: "en, es, fr".
+func LanguageCodes() string {
 	codes := make([]string, len(language.All))
 	for i, c := range language.All {
 		codes[i] = string(c)
@@ -33,19 +31,14 @@ func ParseLanguage(s string) (language.Code, error) {
 	if c, ok := language.Parse(s); ok {
 		return c, nil
 	}
-	return "", problem.Invalidf(LanguageField, "language must be one of %s", languageCodes())
+	return "", problem.Invalidf(LanguageField, "language must be one of %s", LanguageCodes())
 }
 
-// checkLanguage is ParseLanguage for a code a Go caller set, where "" means the default
+// CheckLanguage is ParseLanguage for a code a Go caller set, where "" means the default
 // (a shop's: language.Default; a customer's: the shop's) and stays "".
-func checkLanguage(c language.Code) (language.Code, error) {
+func CheckLanguage(c language.Code) (language.Code, error) {
 	if c == "" {
 		return "", nil
 	}
 	return ParseLanguage(string(c))
-}
-
-// languageParam is a customer's language as stored: NULL for the shop's.
-func languageParam(c language.Code) pgtype.Text {
-	return pgtype.Text{String: string(c), Valid: c != ""}
 }

@@ -7,11 +7,16 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
+	"github.com/slotrecovery/slotrecovery/internal/erasure"
 	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 )
 
@@ -122,6 +127,7 @@ func TestCustomerLanguage(t *testing.T) {
 	pool, _ := pgtest.New(t)
 	ctx := context.Background()
 	svc := shops.New(pool, shops.Config{})
+	cs := customertest.New(t, pool)
 	shop, _, err := svc.Create(ctx, shops.NewShop{Name: "A", Timezone: "UTC", SMSNumber: "+15555550100", Currency: "usd",
 		PaymentMode: shops.PaymentNone, Language: language.French})
 	require.NoError(t, err)
@@ -136,32 +142,32 @@ func TestCustomerLanguage(t *testing.T) {
 		{"+15555550123", "EN", language.English},
 	}
 	for _, tt := range add {
-		c, err := svc.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: tt.phone, Language: tt.lang})
+		c, err := cs.Add(ctx, shop.ID, customers.NewCustomer{Phone: tt.phone, Language: tt.lang})
 		require.NoError(t, err, tt.phone)
 		require.Equal(t, tt.want, c.Language, tt.phone)
 		require.Equal(t, tt.want, storedLanguage(t, pool, c.ID), tt.phone)
 	}
-	_, err = svc.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: "+15555550124", Language: "de"})
+	_, err = cs.Add(ctx, shop.ID, customers.NewCustomer{Phone: "+15555550124", Language: "de"})
 	requireLanguageProblem(t, err)
 
-	c, err := svc.CustomerByPhone(ctx, shop.ID, "+15555550121")
+	c, err := cs.ByPhone(ctx, shop.ID, "+15555550121")
 	require.NoError(t, err)
 	code := func(c language.Code) *language.Code { return &c }
 	name := "Ana"
 	tests := []struct {
 		name   string
-		change shops.CustomerChange
+		change customers.Change
 		want   language.Code
 		bad    bool
 	}{
-		{"set, any case", shops.CustomerChange{Language: code("Es")}, language.Spanish, false},
-		{"another field: unchanged", shops.CustomerChange{Name: &name}, language.Spanish, false},
-		{"unsupported", shops.CustomerChange{Language: code("xx")}, language.Spanish, true},
-		{"back to the shop's", shops.CustomerChange{Language: code("")}, "", false},
-		{"again", shops.CustomerChange{Language: code("fr")}, language.French, false},
+		{"set, any case", customers.Change{Language: code("Es")}, language.Spanish, false},
+		{"another field: unchanged", customers.Change{Name: &name}, language.Spanish, false},
+		{"unsupported", customers.Change{Language: code("xx")}, language.Spanish, true},
+		{"back to the shop's", customers.Change{Language: code("")}, "", false},
+		{"again", customers.Change{Language: code("fr")}, language.French, false},
 	}
 	for _, tt := range tests {
-		got, err := svc.UpdateCustomer(ctx, shop.ID, c.ID, tt.change)
+		got, err := cs.Update(ctx, shop.ID, c.ID, tt.change)
 		if tt.bad {
 			requireLanguageProblem(t, err)
 		} else {
@@ -172,7 +178,9 @@ func TestCustomerLanguage(t *testing.T) {
 	}
 
 	// An erasure forgets the language with the rest of what the owner knew of them.
-	require.NoError(t, svc.EraseCustomer(ctx, shop.ID, c.ID))
+	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	require.NoError(t, err)
+	require.NoError(t, erasure.New(pool, cs, rc, erasure.Config{}).Erase(ctx, shop.ID, c.ID))
 	require.Equal(t, language.Code(""), storedLanguage(t, pool, c.ID))
 }
 
@@ -196,17 +204,18 @@ func TestImportLanguageColumn(t *testing.T) {
 	pool, _ := pgtest.New(t)
 	ctx := context.Background()
 	svc := shops.New(pool, shops.Config{})
+	cs := customertest.New(t, pool)
 	shop, _, err := svc.Create(ctx, shops.NewShop{Name: "A", Timezone: "UTC", SMSNumber: "+15555550100", Currency: "usd", PaymentMode: shops.PaymentNone})
 	require.NoError(t, err)
-	run := func(file string) shops.ImportReport {
+	run := func(file string) customers.ImportReport {
 		t.Helper()
-		rep, err := svc.ImportCustomers(ctx, shop.ID, strings.NewReader(file))
+		rep, err := cs.Import(ctx, shop.ID, strings.NewReader(file))
 		require.NoError(t, err)
 		return rep
 	}
 	lang := func(phone string) language.Code {
 		t.Helper()
-		c, err := svc.CustomerByPhone(ctx, shop.ID, phone)
+		c, err := cs.ByPhone(ctx, shop.ID, phone)
 		require.NoError(t, err)
 		require.Equal(t, c.Language, storedLanguage(t, pool, c.ID))
 		return c.Language
@@ -221,7 +230,7 @@ func TestImportLanguageColumn(t *testing.T) {
 	require.Equal(t, 3, rep.Created)
 	require.Equal(t, 2, rep.Rejected)
 	for _, row := range rep.Rows[3:] {
-		require.Equal(t, shops.ImportRejected, row.Result)
+		require.Equal(t, customers.ImportRejected, row.Result)
 		require.Equal(t, "language must be one of en, es, fr (left empty: the shop's language, or unchanged)", row.Reason)
 	}
 	require.Equal(t, language.Spanish, lang("+15555550131"))
@@ -231,7 +240,7 @@ func TestImportLanguageColumn(t *testing.T) {
 	// Again, with changes: an empty cell leaves Ana's; Ben gets one; Cy's changes; a file
 	// without the column leaves everyone's.
 	rep = run("phone,language\n+15555550131,\n+15555550132,EN\n+15555550133,es\n")
-	require.Equal(t, []string{shops.ImportUnchanged, shops.ImportUpdated, shops.ImportUpdated},
+	require.Equal(t, []string{customers.ImportUnchanged, customers.ImportUpdated, customers.ImportUpdated},
 		[]string{rep.Rows[0].Result, rep.Rows[1].Result, rep.Rows[2].Result})
 	require.Equal(t, language.Spanish, lang("+15555550131"), "empty: unchanged")
 	require.Equal(t, language.English, lang("+15555550132"))

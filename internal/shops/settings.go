@@ -25,30 +25,14 @@ var ErrShopNotFound = problem.New(problem.NotFound, "shop_not_found", "no such s
 // RotateKey).
 type ShopChange struct {
 	Name, Timezone, Currency, PaymentMode *string
-	WaveSize                              *int
-	WaveInterval, MinLead, Cooldown       *time.Duration
-	// Quiet replaces the quiet hours when QuietSet; a nil Quiet then removes them.
-	Quiet    *QuietHours
-	QuietSet bool
-	// MaxOffersPerDay replaces the daily cap when set; 0 removes it.
-	MaxOffersPerDay *int
-	FirstWaveDelay  *time.Duration
-	SendRate        *int
+	// Policy is the offer policy's fields to change, by the rule a new shop's follow.
+	Policy PolicyFields
 	// CalendarFullDetails turns full names and numbers in the calendar feed on or off.
 	CalendarFullDetails *bool
 	// Language replaces the shop's language: one of language.All, in any case.
 	Language *language.Code
 	// NotifyPhone replaces the owner's alert number (E.164); "" removes it.
 	NotifyPhone *string
-}
-
-// policy is the change's policy fields, applied by the rule a new shop's follow.
-func (ch ShopChange) policy() PolicyFields {
-	return PolicyFields{
-		WaveSize: ch.WaveSize, WaveInterval: ch.WaveInterval, MinLead: ch.MinLead, Cooldown: ch.Cooldown,
-		Quiet: ch.Quiet, QuietSet: ch.QuietSet, MaxOffersPerDay: ch.MaxOffersPerDay,
-		FirstWaveDelay: ch.FirstWaveDelay, SendRate: ch.SendRate,
-	}
 }
 
 // Update changes a shop's settings, validated exactly as a new shop's are. They apply to
@@ -71,7 +55,7 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		}
 		n := NewShop{
 			Name: cur.Name, Timezone: cur.Timezone, SMSNumber: cur.SMSNumber, Currency: cur.Currency,
-			PaymentMode: cur.PaymentMode, Policy: cur.Policy, LeadSet: true, CooldownSet: true, Language: cur.Language,
+			PaymentMode: cur.PaymentMode, Language: cur.Language,
 			NotifyPhone: cur.NotifyPhone,
 		}
 		set := func(dst *string, v *string) {
@@ -87,9 +71,9 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		if ch.Language != nil {
 			n.Language = *ch.Language
 		}
-		p := &n.Policy
-		ch.policy().apply(p)
-		if err := s.normalise(&n); err != nil {
+		p := cur.Policy
+		ch.Policy.apply(&p)
+		if err := s.normalise(&n, &p); err != nil {
 			return err
 		}
 		if err := s.checkOpeningsCharge(ctx, tx, cur, n); err != nil {

@@ -66,7 +66,7 @@ func TestSendRate(t *testing.T) {
 	require.Equal(t, 10*time.Second, s.Policy.WaveDuration(), "the default wave of 10 at 1 a second")
 
 	tollFree := 3
-	s, err = svc.Update(ctx, s.ID, shops.ShopChange{SendRate: &tollFree})
+	s, err = svc.Update(ctx, s.ID, shops.ShopChange{Policy: shops.PolicyFields{SendRate: &tollFree}})
 	require.NoError(t, err)
 	require.Equal(t, 3, s.Policy.SendRate)
 	got, err := svc.Get(ctx, s.ID)
@@ -74,12 +74,13 @@ func TestSendRate(t *testing.T) {
 	require.Equal(t, 3, got.Policy.SendRate, "stored")
 
 	for _, bad := range []int{0, -1, 1001} {
-		_, err = svc.Update(ctx, s.ID, shops.ShopChange{SendRate: &bad})
+		_, err = svc.Update(ctx, s.ID, shops.ShopChange{Policy: shops.PolicyFields{SendRate: &bad}})
 		var pe *problem.Error
 		require.ErrorAs(t, err, &pe, "send rate %d", bad)
 		require.Equal(t, "offer_policy.send_rate_per_second", pe.Field)
 	}
+	shortCodeTimesTen := 5000
 	_, _, err = svc.Create(ctx, shops.NewShop{Name: "B", Timezone: "UTC", SMSNumber: "+15555550201", Currency: "usd",
-		PaymentMode: shops.PaymentNone, Policy: shops.Policy{SendRate: 5000}})
+		PaymentMode: shops.PaymentNone, Policy: shops.PolicyFields{SendRate: &shortCodeTimesTen}})
 	require.Error(t, err)
 }

@@ -1,6 +1,8 @@
-// Package shops holds the shops that declare openings and the customers they text: who
-// they are, their offer policy, and how a shop proves who it is (an API key that is
-// stored only as a hash).
+// Package shops holds the shops that declare openings: who they are, their offer
+// policy and settings, how a shop and its owner prove who they are (an API key stored
+// only as a hash, dashboard sessions), the address of its calendar feed and the state
+// of its connected Stripe account, all of them the shop's own record. Its customers
+// are package customers'.
 package shops
 
 import (
@@ -20,8 +22,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/keyring"
@@ -152,22 +152,16 @@ func (p *SMSProblem) Recent(now time.Time) bool {
 	return p != nil && now.Sub(p.At) < 7*24*time.Hour
 }
 
-// NewShop is what a shop is created from. Zero Policy fields take DefaultPolicy's (a
-// convenience for Go callers); Given, the policy as an API client sent it, is applied
-// over that by the rule a change follows (PolicyFields).
+// NewShop is what a shop is created from.
 type NewShop struct {
 	Name        string
 	Timezone    string
 	SMSNumber   string
 	Currency    string
 	PaymentMode string
-	Policy      Policy
-	// LeadSet and CooldownSet mark that MinLead and Cooldown were given, so that an
-	// explicit 0 (no lead time, no cooldown) is kept rather than defaulted.
-	LeadSet, CooldownSet bool
-	// Given are the policy fields a client sent: what it left out (or sent as null)
-	// takes the default, and what it sent is checked as a PATCH's fields are.
-	Given PolicyFields
+	// Policy is the offer policy's fields as given: what is left out takes
+	// DefaultPolicy's, and what is given is checked as a change's fields are.
+	Policy PolicyFields
 	// Language is what the shop's customers are texted in (unless theirs is set): one of
 	// language.All, in any case (ParseLanguage reads it); "" is language.Default.
 	Language language.Code
@@ -177,7 +171,7 @@ type NewShop struct {
 }
 
 // PolicyFields are offer-policy fields as a client sends them, for a new shop
-// (NewShop.Given) or a change (ShopChange): nil leaves a field as it is (the default
+// (NewShop.Policy) or a change (ShopChange.Policy): nil leaves a field as it is (the default
 // for a new shop, the stored value for a change). One rule for both: a value is taken
 // as sent, so an explicit 0 wave size, wave interval or send rate is refused (a wave of
 // no one, no interval, a number that sends nothing), never read as "the default".
@@ -222,6 +216,16 @@ func (f PolicyFields) apply(p *Policy) {
 	}
 }
 
+// Fields is p with every field given: applied, it sets a policy to p.
+func (p Policy) Fields() PolicyFields {
+	q := p
+	return PolicyFields{
+		WaveSize: &q.WaveSize, WaveInterval: &q.WaveInterval, MinLead: &q.MinLead, Cooldown: &q.Cooldown,
+		Quiet: q.Quiet, QuietSet: true, MaxOffersPerDay: &q.MaxOffersPerDay, FirstWaveDelay: &q.FirstWaveDelay,
+		SendRate: &q.SendRate,
+	}
+}
+
 func nonZero[T int | int64](v T) T {
 	if v == 0 {
 		return -1
@@ -239,41 +243,6 @@ func (s Shop) When(t time.Time) string {
 // booked: the shop's lead time before it.
 func (s Shop) Cutoff(startsAt time.Time) time.Time {
 	return startsAt.Add(-s.Policy.MinLead)
-}
-
-// Customer is someone a shop may text.
-//
-// Customer events store a Customer as their subject (hooks.Record), kept until they are
-// delivered: its JSON names are fixed by tags (the names the events were first stored
-// with), so that renaming a field cannot change what stored events say
-// (TestCustomerSubjectNames).
-type Customer struct {
-	ID     uuid.UUID `json:"ID"`
-	ShopID uuid.UUID `json:"ShopID"`
-	Phone  string    `json:"Phone"`
-	Name   string    `json:"Name"`
-	// Language is the one the customer is texted in; "" means the shop's.
-	Language   language.Code `json:"Language"`
-	SMSOptIn   bool          `json:"SMSOptIn"`
-	OptedOutAt *time.Time    `json:"OptedOutAt"`
-	// UnreachableAt is set when texts to the number fail for good; a START clears it.
-	UnreachableAt *time.Time  `json:"UnreachableAt"`
-	Priority      int         `json:"Priority"`
-	CreatedAt     time.Time   `json:"CreatedAt"`
-	Preferences   Preferences `json:"Preferences"`
-	// ErasedAt is set once the customer is erased: no name, no phone, never texted.
-	ErasedAt *time.Time `json:"ErasedAt"`
-}
-
-// NewCustomer is what a customer is created from.
-type NewCustomer struct {
-	Phone    string
-	Name     string
-	SMSOptIn bool
-	Priority int
-	// Language is the customer's own language, one of language.All in any case
-	// (ParseLanguage reads it); "" leaves them in the shop's, whatever it is then.
-	Language language.Code
 }
 
 // Config configures the service.
@@ -298,28 +267,15 @@ type Config struct {
 	// (0: none known). A change of currency or payment mode that would leave a checkout
 	// shop's open openings priced below it is refused (ErrBelowMinimumCharge).
 	MinimumCharge func(currency string) int64
-	// PhoneKeys key the hashes kept of numbers that said STOP or were erased (the
-	// server's ERASURE_KEY), newest first: the newest hashes what is recorded, and every
-	// one is tried when matching, so records made under an older key still match after
-	// a rotation. Empty: testPhoneKey, a key anyone can read, for tests only; cmd/server
-	// always passes the configured keys.
-	PhoneKeys [][]byte
 	// Secrets are the server's SECRETS_KEY: the calendar feeds' addresses are derived
 	// under them (calendar.go). Nil: a random key for this process (tests).
 	Secrets *keyring.Ring
 }
 
-// testPhoneKey keys the phone hashes of a Service configured without PhoneKeys (tests).
-var testPhoneKey = []byte("slotrecovery: no ERASURE_KEY configured (tests only)")
-
-// Service creates and finds shops and customers.
+// Service creates, finds and changes shops.
 type Service struct {
 	pool *pgxpool.Pool
 	cfg  Config
-	// jobs is an insert-only River client: an erasure deletes the customer's texts'
-	// jobs in its own transaction (see EraseCustomer). jobsErr is why there is none.
-	jobs    *river.Client[pgx.Tx]
-	jobsErr error
 }
 
 // New returns a Service on pool.
@@ -327,20 +283,15 @@ func New(pool *pgxpool.Pool, cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if len(cfg.PhoneKeys) == 0 {
-		cfg.PhoneKeys = [][]byte{testPhoneKey}
-	}
 	cfg.Secrets = secretsOrRandom(cfg.Secrets)
-	s := &Service{pool: pool, cfg: cfg}
-	// No queues and no workers: it only deletes, lists and inserts jobs.
-	s.jobs, s.jobsErr = river.NewClient(riverpgxv5.New(pool), &river.Config{})
-	return s
+	return &Service{pool: pool, cfg: cfg}
 }
 
 // Create makes a shop and returns it with its API key, which is shown only this once.
 func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
-	n.defaults()
-	if err := s.normalise(&n); err != nil {
+	p := DefaultPolicy
+	n.Policy.apply(&p)
+	if err := s.normalise(&n, &p); err != nil {
 		return Shop{}, "", err
 	}
 	key, hash, err := newKey()
@@ -352,7 +303,6 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 	if err != nil {
 		return Shop{}, "", err
 	}
-	p := n.Policy
 	var qs, qe pgtype.Int4
 	if p.Quiet != nil {
 		qs = pgtype.Int4{Int32: int32(p.Quiet.Start), Valid: true}
@@ -379,31 +329,9 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 	return shop, key, err
 }
 
-// defaults fills a new shop's policy: zero fields of n.Policy take DefaultPolicy's, then
-// the fields the client gave (n.Given) are applied over them.
-func (n *NewShop) defaults() {
-	p := &n.Policy
-	if p.WaveSize == 0 {
-		p.WaveSize = DefaultPolicy.WaveSize
-	}
-	if p.WaveInterval == 0 {
-		p.WaveInterval = DefaultPolicy.WaveInterval
-	}
-	if p.SendRate == 0 {
-		p.SendRate = DefaultPolicy.SendRate
-	}
-	if p.MinLead == 0 && !n.LeadSet {
-		p.MinLead = DefaultPolicy.MinLead
-	}
-	if p.Cooldown == 0 && !n.CooldownSet {
-		p.Cooldown = DefaultPolicy.Cooldown
-	}
-	n.Given.apply(p)
-}
-
-// normalise checks a shop's settings, a new shop's or a changed one's alike, and puts
-// them in their stored form.
-func (s *Service) normalise(n *NewShop) error {
+// normalise checks a shop's settings and offer policy p, a new shop's or a changed one's
+// alike, and puts them in their stored form.
+func (s *Service) normalise(n *NewShop, p *Policy) error {
 	n.Name = strings.TrimSpace(n.Name)
 	if n.Name == "" || len(n.Name) > 200 || strings.ContainsRune(n.Name, 0) {
 		return problem.Invalidf("name", "name is required (text, at most 200 characters)")
@@ -426,7 +354,7 @@ func (s *Service) normalise(n *NewShop) error {
 	if s.cfg.ChargesIn != nil && !s.cfg.ChargesIn(n.Currency) {
 		return problem.Invalidf("currency", "%q is not a currency the payment provider charges in; use a three-letter ISO code such as usd, eur or gbp", n.Currency)
 	}
-	lang, err := checkLanguage(n.Language)
+	lang, err := CheckLanguage(n.Language)
 	if err != nil {
 		return err
 	}
@@ -451,7 +379,6 @@ func (s *Service) normalise(n *NewShop) error {
 	default:
 		return problem.Invalidf("payment_mode", "payment_mode must be checkout or none")
 	}
-	p := &n.Policy
 	switch {
 	case p.WaveSize < 1 || p.WaveSize > 1000:
 		return problem.Invalidf("offer_policy.wave_size", "wave_size must be between 1 and 1000")
@@ -558,38 +485,6 @@ func ReadForShare(ctx context.Context, tx pgx.Tx, shop Shop) (Shop, error) {
 	return cur, nil
 }
 
-// AddCustomer adds a customer to shopID. A number that said STOP (as a customer or
-// not), or that the shop erased before, is added opted out whatever n says: only the
-// number's own START opts it back in.
-func (s *Service) AddCustomer(ctx context.Context, shopID uuid.UUID, n NewCustomer) (Customer, error) {
-	n.Name = strings.TrimSpace(n.Name)
-	if !phone.Valid(n.Phone) {
-		return Customer{}, problem.Invalidf("phone", "phone must be in E.164 form, e.g. +15555550100")
-	}
-	if len(n.Name) > 200 || strings.ContainsRune(n.Name, 0) {
-		return Customer{}, problem.Invalidf("name", "name must be text of at most 200 characters")
-	}
-	if n.Priority < -1000 || n.Priority > 1000 {
-		return Customer{}, problem.Invalidf("priority", "priority must be between -1000 and 1000")
-	}
-	lang, err := checkLanguage(n.Language)
-	if err != nil {
-		return Customer{}, err
-	}
-	row, err := queries.CustomerInsert(ctx, s.pool, db.CustomerInsertParams{
-		ShopID: shopID, Phone: n.Phone, Name: n.Name, SmsOptIn: n.SMSOptIn, Priority: int32(n.Priority),
-		CreatedAt: s.cfg.Now().UTC(), PhoneHmacs: s.phoneHashes(shopID, n.Phone), Language: languageParam(lang),
-	})
-	if isUnique(err) {
-		return Customer{}, &problem.Error{Kind: problem.Conflict, Code: "phone_exists", Field: "phone",
-			Message: "a customer with this phone already exists"}
-	}
-	if err != nil {
-		return Customer{}, fmt.Errorf("insert customer: %w", err)
-	}
-	return CustomerFromRow(row), nil
-}
-
 // IDByNumber returns the id of the shop whose SMS number is number, or ErrShopNotFound.
 func (s *Service) IDByNumber(ctx context.Context, number string) (uuid.UUID, error) {
 	id, err := queries.ShopIDByNumber(ctx, s.pool, number)
@@ -600,18 +495,6 @@ func (s *Service) IDByNumber(ctx context.Context, number string) (uuid.UUID, err
 		return uuid.Nil, fmt.Errorf("find shop by number: %w", err)
 	}
 	return id, nil
-}
-
-// CustomerByPhone returns shopID's customer with that phone, or a NotFound problem.
-func (s *Service) CustomerByPhone(ctx context.Context, shopID uuid.UUID, number string) (Customer, error) {
-	row, err := queries.CustomerGetByPhone(ctx, s.pool, db.CustomerGetByPhoneParams{ShopID: shopID, Phone: number})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Customer{}, problem.New(problem.NotFound, "customer_not_found", "no such customer")
-	}
-	if err != nil {
-		return Customer{}, fmt.Errorf("get customer by phone: %w", err)
-	}
-	return CustomerFromRow(row), nil
 }
 
 // FromRow maps a shop's row, read by whoever owns the statement that read it (the
@@ -655,23 +538,6 @@ func FromRow(r db.Shop) (Shop, error) {
 	return s, nil
 }
 
-// CustomerFromRow maps a database row to a Customer.
-func CustomerFromRow(r db.Customer) Customer {
-	c := Customer{
-		ID: r.ID, ShopID: r.ShopID, Phone: r.Phone, Name: r.Name, SMSOptIn: r.SmsOptIn,
-		OptedOutAt: r.OptedOutAt, UnreachableAt: r.UnreachableAt, Priority: int(r.Priority), CreatedAt: r.CreatedAt,
-		ErasedAt: r.ErasedAt, Language: language.Code(r.Language.String),
-	}
-	for _, d := range r.PrefDays {
-		c.Preferences.Days = append(c.Preferences.Days, int(d))
-	}
-	for i := range min(len(r.PrefWindowStarts), len(r.PrefWindowEnds)) {
-		c.Preferences.Windows = append(c.Preferences.Windows, Window{Start: int(r.PrefWindowStarts[i]), End: int(r.PrefWindowEnds[i])})
-	}
-	c.Preferences.Services = append(c.Preferences.Services, r.PrefServices...)
-	return c
-}
-
 // capParam is the daily cap as stored: NULL for none.
 func capParam(n int) pgtype.Int4 {
 	if n <= 0 {
@@ -701,21 +567,12 @@ func isUnique(err error) bool {
 	return errors.As(err, &pg) && pg.Code == "23505"
 }
 
-// RecordSMSProblem records that a text failed because of the shop's own number or
-// account (the provider's code says what), for the owner's dashboard; the customer it
-// was for is left as they are.
-func (s *Service) RecordSMSProblem(ctx context.Context, shopID uuid.UUID, code int) error {
-	if err := queries.ShopRecordSMSProblem(ctx, s.pool, db.ShopRecordSMSProblemParams{ID: shopID, Code: int32(code), Now: s.cfg.Now().UTC()}); err != nil {
+// RecordSMSProblem records, through q, that a text failed at now because of the shop's
+// own number or account (the provider's code says what), for the owner's dashboard; the
+// customer it was for is left as they are (customers.SMSFailed decides which it is).
+func RecordSMSProblem(ctx context.Context, q db.DBTX, shopID uuid.UUID, code int, now time.Time) error {
+	if err := queries.ShopRecordSMSProblem(ctx, q, db.ShopRecordSMSProblemParams{ID: shopID, Code: int32(code), Now: now.UTC()}); err != nil {
 		return fmt.Errorf("record sms problem of shop %s: %w", shopID, err)
-	}
-	return nil
-}
-
-// MarkUnreachable records that texts to the customer's number fail for good (the
-// provider's error code says why), so no later wave tries it; a START clears it.
-func (s *Service) MarkUnreachable(ctx context.Context, customerID uuid.UUID, code int) error {
-	if err := queries.CustomerMarkUnreachable(ctx, s.pool, db.CustomerMarkUnreachableParams{ID: customerID, Now: s.cfg.Now().UTC(), Code: int32(code)}); err != nil {
-		return fmt.Errorf("mark customer %s unreachable: %w", customerID, err)
 	}
 	return nil
 }

@@ -17,10 +17,12 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
 )
@@ -56,11 +58,12 @@ type noCooldown struct{}
 func (noCooldown) Start(context.Context, string, time.Duration) error { return nil }
 
 type fixture struct {
-	pool  *pgxpool.Pool
-	shops *shops.Service
-	shop  shops.Shop
-	op    slots.Opening
-	cust  []uuid.UUID
+	pool      *pgxpool.Pool
+	shops     *shops.Service
+	customers *customers.Service
+	shop      shops.Shop
+	op        slots.Opening
+	cust      []uuid.UUID
 }
 
 // setup makes a payment-free shop with n customers who each hold a sent offer for one
@@ -82,9 +85,9 @@ func setup(t testing.TB, n int, locker slots.Locker, keyPrefix string, tune ...f
 	require.NoError(t, err)
 	op, err := svc.Declare(ctx, shop, slots.NewOpening{StartsAt: time.Now().Add(5 * time.Hour), DurationMinutes: 30, Service: "Cut", PriceCents: 1000})
 	require.NoError(t, err)
-	f := fixture{pool: pool, shops: shopsSvc, shop: shop, op: op}
+	f := fixture{pool: pool, shops: shopsSvc, customers: customertest.New(t, pool), shop: shop, op: op}
 	for i := range n {
-		c, err := shopsSvc.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: fmt.Sprintf("+1555100%04d", i), SMSOptIn: true})
+		c, err := f.customers.Add(ctx, shop.ID, customers.NewCustomer{Phone: fmt.Sprintf("+1555100%04d", i), SMSOptIn: true})
 		require.NoError(t, err)
 		_, err = pool.Exec(ctx, `INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at)
 			VALUES ($1, $2, $3, 1, 1, 'sent', now(), now())`, op.ID, c.ID, shop.ID)
@@ -262,7 +265,7 @@ func TestDeclareWarnsOfAWaveTooSlowForItsDeadline(t *testing.T) {
 	t.Parallel()
 	svc, f := setup(t, 0, noLock{}, "")
 	ctx := context.Background()
-	longCode := shops.ShopChange{WaveSize: ptr(1000)}
+	longCode := shops.ShopChange{Policy: shops.PolicyFields{WaveSize: ptr(1000)}}
 	shop, err := f.shops.Update(ctx, f.shop.ID, longCode)
 	require.NoError(t, err)
 	require.Equal(t, 1, shop.Policy.SendRate)
@@ -279,7 +282,7 @@ func TestDeclareWarnsOfAWaveTooSlowForItsDeadline(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, op.Warnings, "time enough")
 
-	shortCode, err := f.shops.Update(ctx, f.shop.ID, shops.ShopChange{SendRate: ptr(100)})
+	shortCode, err := f.shops.Update(ctx, f.shop.ID, shops.ShopChange{Policy: shops.PolicyFields{SendRate: ptr(100)}})
 	require.NoError(t, err)
 	soon.StartsAt = soon.StartsAt.Add(time.Minute)
 	op, err = svc.Declare(ctx, shortCode, soon)

@@ -180,7 +180,7 @@ func TestOptedOutCustomerCannotBook(t *testing.T) {
 	rdb, prefix := redistest.New(t)
 	svc, f := setup(t, 2, redisLocker(t, rdb, prefix), prefix)
 	ctx := context.Background()
-	require.NoError(t, f.shops.OptOut(ctx, f.cust[0]))
+	require.NoError(t, f.customers.OptOut(ctx, f.cust[0]))
 	c, err := svc.Book(ctx, f.shop, f.cust[0])
 	require.NoError(t, err)
 	require.Equal(t, slots.NoOffer, c.Outcome)

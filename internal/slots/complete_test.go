@@ -10,8 +10,10 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 )
 
@@ -31,7 +33,7 @@ func TestCompletePast(t *testing.T) {
 	ctx := context.Background()
 	shop, _, err := shopsSvc.Create(ctx, shops.NewShop{Name: "Done", Timezone: "UTC", SMSNumber: "+15550002000", Currency: "usd", PaymentMode: shops.PaymentNone})
 	require.NoError(t, err)
-	c, err := shopsSvc.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: "+15550002001", SMSOptIn: true})
+	c, err := customertest.New(t, pool).Add(ctx, shop.ID, customers.NewCustomer{Phone: "+15550002001", SMSOptIn: true})
 	require.NoError(t, err)
 
 	declare := func(in time.Duration) slots.Opening {

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
@@ -98,7 +99,7 @@ func TestClaimRecordsOnlyWhatIsSubscribed(t *testing.T) {
 	offer := func(phone string) (slots.Opening, uuid.UUID) {
 		op, err := svc.Declare(ctx, shop, slots.NewOpening{StartsAt: time.Now().Add(5 * time.Hour), DurationMinutes: 30, Service: "Cut", PriceCents: 1000})
 		require.NoError(t, err)
-		c, err := f.shops.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: phone, SMSOptIn: true})
+		c, err := f.customers.Add(ctx, shop.ID, customers.NewCustomer{Phone: phone, SMSOptIn: true})
 		require.NoError(t, err)
 		_, err = f.pool.Exec(ctx, `INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at)
 			VALUES ($1, $2, $3, 1, 1, 'sent', now(), now())`, op.ID, c.ID, shop.ID)

@@ -20,12 +20,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/cooldown"
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
@@ -36,13 +38,14 @@ func TestMain(m *testing.M) { pgtest.Main(m) }
 // twilioWorld is the Twilio webhook over real HTTP, with the real services on the
 // test's own database and Redis prefix, and one shop.
 type twilioWorld struct {
-	pool  *pgxpool.Pool
-	queue *river.Client[pgx.Tx]
-	shops *shops.Service
-	slots *slots.Service
-	in    *inbound.Service
-	shop  shops.Shop
-	srv   *httptest.Server
+	pool      *pgxpool.Pool
+	queue     *river.Client[pgx.Tx]
+	shops     *shops.Service
+	customers *customers.Service
+	slots     *slots.Service
+	in        *inbound.Service
+	shop      shops.Shop
+	srv       *httptest.Server
 }
 
 func newTwilioWorld(t *testing.T) twilioWorld {
@@ -59,8 +62,9 @@ func newTwilioWorld(t *testing.T) twilioWorld {
 	watcher := redislock.NewWatcher(rdb, prefix+slots.LockChannel)
 	t.Cleanup(func() { _ = watcher.Close() })
 	w.shops = shops.New(w.pool, shops.Config{})
+	w.customers = customertest.New(t, w.pool)
 	w.slots = slots.New(w.pool, w.queue, slots.RedisLocker(redislock.New(rdb), watcher, prefix+slots.LockChannel, nil), cool, slots.Config{KeyPrefix: prefix})
-	w.in = inbound.New(w.pool, w.queue, w.shops, w.slots, nil, inbound.Config{})
+	w.in = inbound.New(w.pool, w.queue, w.shops, w.customers, w.slots, nil, inbound.Config{})
 	w.shop, _, err = w.shops.Create(ctx, shops.NewShop{Name: "Ana's Salon", Timezone: "Europe/London", SMSNumber: "+447700900001",
 		Currency: "gbp", PaymentMode: shops.PaymentNone})
 	require.NoError(t, err)
@@ -95,7 +99,7 @@ func TestAnswersAreMarkedWhenTwilioTakesThem(t *testing.T) {
 	require.NoError(t, err)
 	var phones []string
 	for _, phone := range []string{"+447700900101", "+447700900102"} {
-		c, err := shopsSvc.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: phone, SMSOptIn: true})
+		c, err := w.customers.Add(ctx, shop.ID, customers.NewCustomer{Phone: phone, SMSOptIn: true})
 		require.NoError(t, err)
 		_, err = pool.Exec(ctx, `INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at)
 			VALUES ($1, $2, $3, 1, 1, 'sent', now(), now())`, op.ID, c.ID, shop.ID)
@@ -196,7 +200,7 @@ func TestAnswersAreMarkedWhenTwilioTakesThem(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, `SELECT customer_told_at FROM bookings WHERE opening_id = $1`, op.ID).Scan(&told))
 	require.NotNil(t, told, "the booked answer reached the customer: no notice")
 
-	later := inbound.New(pool, queue, shopsSvc, slotsSvc, nil, inbound.Config{Now: func() time.Time { return time.Now().Add(time.Minute) }})
+	later := inbound.New(pool, queue, shopsSvc, w.customers, slotsSvc, nil, inbound.Config{Now: func() time.Time { return time.Now().Add(time.Minute) }})
 	n, err := later.Sweep(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1, n, "only the answer Twilio could not send is texted")

@@ -1,4 +1,4 @@
-package shops
+package customers
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
 )
 
@@ -55,7 +56,7 @@ func (s *Service) SMSFailed(ctx context.Context, f SMSFailure) error {
 	case sms.ReasonUnreachable:
 		return s.markUnreachable(ctx, f)
 	case sms.ReasonAccount:
-		return s.RecordSMSProblem(ctx, f.ShopID, f.Code)
+		return shops.RecordSMSProblem(ctx, s.pool, f.ShopID, f.Code, s.cfg.Now())
 	}
 	return nil
 }

@@ -1,4 +1,4 @@
-package shops_test
+package erasure_test
 
 import (
 	"context"
@@ -10,12 +10,16 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
+	"github.com/slotrecovery/slotrecovery/internal/erasure"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 )
 
@@ -28,12 +32,13 @@ func TestErasureKeepsNoEnumerableHash(t *testing.T) {
 	pool, _ := pgtest.New(t)
 	ctx := context.Background()
 	svc := shops.New(pool, shops.Config{})
+	cs := customertest.New(t, pool)
 	shop, _, err := svc.Create(ctx, shops.NewShop{Name: "A", Timezone: "UTC", SMSNumber: "+15555550100", Currency: "usd", PaymentMode: shops.PaymentNone})
 	require.NoError(t, err)
 	const number = "+15557310042"
-	c, err := svc.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: number, Name: "Ada", SMSOptIn: true})
+	c, err := cs.Add(ctx, shop.ID, customers.NewCustomer{Phone: number, Name: "Ada", SMSOptIn: true})
 	require.NoError(t, err)
-	require.NoError(t, svc.EraseCustomer(ctx, shop.ID, c.ID))
+	require.NoError(t, eraser(t, pool, cs).Erase(ctx, shop.ID, c.ID))
 
 	sum := sha256.Sum256([]byte(shop.ID.String() + ":" + number))
 	unkeyed := hex.EncodeToString(sum[:])
@@ -51,9 +56,9 @@ func TestErasureKeepsNoEnumerableHash(t *testing.T) {
 	}
 
 	// The number still comes back opted out: the erasure is remembered, keyed.
-	again, err := svc.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: number, SMSOptIn: true})
+	again, err := cs.Add(ctx, shop.ID, customers.NewCustomer{Phone: number, SMSOptIn: true})
 	require.NoError(t, err)
-	require.Equal(t, shops.StatusOptedOut, again.Status())
+	require.Equal(t, customers.StatusOptedOut, again.Status())
 }
 
 // TestErasureLooksUpByIndex: an erasure finds the customer's texts by shop and number
@@ -87,10 +92,11 @@ func TestErasureDeletesTextJobsAndThoseRunningOnceTheyEnd(t *testing.T) {
 	pool, _ := pgtest.New(t)
 	ctx := context.Background()
 	svc := shops.New(pool, shops.Config{})
+	cs := customertest.New(t, pool)
 	shop, _, err := svc.Create(ctx, shops.NewShop{Name: "A", Timezone: "UTC", SMSNumber: "+15555550100", Currency: "usd", PaymentMode: shops.PaymentNone})
 	require.NoError(t, err)
 	const number, other = "+15557310043", "+15557310044"
-	c, err := svc.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: number, Name: "Ada", SMSOptIn: true})
+	c, err := cs.Add(ctx, shop.ID, customers.NewCustomer{Phone: number, Name: "Ada", SMSOptIn: true})
 	require.NoError(t, err)
 
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
@@ -110,7 +116,7 @@ func TestErasureDeletesTextJobsAndThoseRunningOnceTheyEnd(t *testing.T) {
 	_, err = pool.Exec(ctx, `UPDATE river_job SET state = 'completed', attempt = 1, attempted_at = now(), finalized_at = now() WHERE id = $1`, done)
 	require.NoError(t, err)
 
-	require.NoError(t, svc.EraseCustomer(ctx, shop.ID, c.ID))
+	require.NoError(t, eraser(t, pool, cs).Erase(ctx, shop.ID, c.ID))
 	ids := func(kind string) []int64 {
 		rows, err := pool.Query(ctx, `SELECT id FROM river_job WHERE kind = $1 ORDER BY id`, kind)
 		require.NoError(t, err)
@@ -134,7 +140,7 @@ func TestErasureDeletesTextJobsAndThoseRunningOnceTheyEnd(t *testing.T) {
 	_, err = pool.Exec(ctx, `UPDATE river_job SET state = 'available', scheduled_at = now() WHERE kind = 'customer_erasure_jobs'`)
 	require.NoError(t, err)
 	workers := river.NewWorkers()
-	river.AddWorker(workers, &shops.ForgetTextJobsWorker{})
+	river.AddWorker(workers, &erasure.ForgetTextJobsWorker{})
 	worker, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
 		Queues: map[string]river.QueueConfig{jobs.QueueTexts: {MaxWorkers: 1}}, Workers: workers,
 		FetchCooldown: 20 * time.Millisecond, FetchPollInterval: 50 * time.Millisecond,
@@ -159,15 +165,15 @@ func TestErasureKeyRotation(t *testing.T) {
 	pool, _ := pgtest.New(t)
 	ctx := context.Background()
 	oldKey, newKey := []byte(strings.Repeat("o", 32)), []byte(strings.Repeat("n", 32))
-	before := shops.New(pool, shops.Config{PhoneKeys: [][]byte{oldKey}})
-	shop, _, err := before.Create(ctx, shops.NewShop{Name: "A", Timezone: "UTC", SMSNumber: "+15555550100", Currency: "usd", PaymentMode: shops.PaymentNone})
+	before := customertest.NewWith(t, pool, customers.Config{PhoneKeys: [][]byte{oldKey}})
+	shop, _, err := shops.New(pool, shops.Config{}).Create(ctx, shops.NewShop{Name: "A", Timezone: "UTC", SMSNumber: "+15555550100", Currency: "usd", PaymentMode: shops.PaymentNone})
 	require.NoError(t, err)
 	const erased, stopped = "+15557310045", "+15557310046"
-	c, err := before.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: erased, SMSOptIn: true})
+	c, err := before.Add(ctx, shop.ID, customers.NewCustomer{Phone: erased, SMSOptIn: true})
 	require.NoError(t, err)
-	require.NoError(t, before.EraseCustomer(ctx, shop.ID, c.ID))
+	require.NoError(t, eraser(t, pool, before).Erase(ctx, shop.ID, c.ID))
 
-	rotated := shops.New(pool, shops.Config{PhoneKeys: [][]byte{newKey, oldKey}})
+	rotated := customertest.NewWith(t, pool, customers.Config{PhoneKeys: [][]byte{newKey, oldKey}})
 	gone, err := rotated.PhoneErased(ctx, shop.ID, erased)
 	require.NoError(t, err)
 	require.True(t, gone, "kept under the old key, matched with it")
@@ -176,16 +182,24 @@ func TestErasureKeyRotation(t *testing.T) {
 	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM sms_suppressions WHERE reason = 'stop'`).Scan(&underNew))
 	require.Equal(t, 1, underNew)
 
-	onlyNew := shops.New(pool, shops.Config{PhoneKeys: [][]byte{newKey}})
+	onlyNew := customertest.NewWith(t, pool, customers.Config{PhoneKeys: [][]byte{newKey}})
 	gone, err = onlyNew.PhoneErased(ctx, shop.ID, erased)
 	require.NoError(t, err)
 	require.False(t, gone, "the old key dropped: what it kept is not matched any more")
-	back, err := onlyNew.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: stopped, SMSOptIn: true})
+	back, err := onlyNew.Add(ctx, shop.ID, customers.NewCustomer{Phone: stopped, SMSOptIn: true})
 	require.NoError(t, err)
-	require.Equal(t, shops.StatusOptedOut, back.Status(), "the STOP recorded under the new key")
+	require.Equal(t, customers.StatusOptedOut, back.Status(), "the STOP recorded under the new key")
 	// A START clears the record under whichever key it was kept.
 	require.NoError(t, rotated.OptInNumber(ctx, shop.ID, erased))
 	gone, err = before.PhoneErased(ctx, shop.ID, erased)
 	require.NoError(t, err)
 	require.False(t, gone)
+}
+
+// eraser is the erasure service on pool, through an insert-only River client.
+func eraser(t *testing.T, pool *pgxpool.Pool, cs *customers.Service) *erasure.Service {
+	t.Helper()
+	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	require.NoError(t, err)
+	return erasure.New(pool, cs, rc, erasure.Config{})
 }

@@ -1,4 +1,4 @@
-package shops
+package customers
 
 import (
 	"bufio"
@@ -19,6 +19,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
 // MaxImportRows is how many customers one CSV import may hold.
@@ -98,7 +99,7 @@ var columnNames = map[string]string{
 	"language":    "language", "lang": "language",
 }
 
-// ImportCustomers reads a CSV file of customers (a header line naming the columns
+// Import reads a CSV file of customers (a header line naming the columns
 // phone, name, priority, sms_opt_in, preferences, language; only phone is required) and
 // adds or updates shopID's customers from it, matched by phone: importing a file again
 // changes nothing. An empty cell keeps an existing customer's value; an empty language
@@ -111,7 +112,7 @@ var columnNames = map[string]string{
 //
 // The file is read as a stream (memory grows with the rows kept, not with the file's
 // bytes beyond them) and written in batches of one statement each.
-func (s *Service) ImportCustomers(ctx context.Context, shopID uuid.UUID, r io.Reader) (ImportReport, error) {
+func (s *Service) Import(ctx context.Context, shopID uuid.UUID, r io.Reader) (ImportReport, error) {
 	records, rep, err := parseImport(r)
 	if err != nil {
 		return ImportReport{}, err
@@ -402,7 +403,7 @@ func parseRecord(fields []string, cols map[string]int) (importRecord, string) {
 		rec.Prefs = ip
 	}
 	if v := get("language"); v != "" {
-		lang, err := ParseLanguage(v)
+		lang, err := shops.ParseLanguage(v)
 		if err != nil {
 			return rec, languageCellReason
 		}
@@ -412,7 +413,7 @@ func parseRecord(fields []string, cols map[string]int) (importRecord, string) {
 }
 
 // languageCellReason rejects a line whose language cell is not a supported code.
-var languageCellReason = "language must be one of " + languageCodes() + " (left empty: the shop's language, or unchanged)"
+var languageCellReason = "language must be one of " + shops.LanguageCodes() + " (left empty: the shop's language, or unchanged)"
 
 // ParsePreferences reads preferences written in one line, as a CSV cell or a form
 // field holds them:
@@ -454,8 +455,8 @@ func ParsePreferences(s string) (Preferences, error) {
 		case "times", "time", "windows", "hours":
 			for _, it := range items {
 				a, b, ok := strings.Cut(it, "-")
-				start, ok1 := ParseClock(strings.TrimSpace(a))
-				end, ok2 := ParseClock(strings.TrimSpace(b))
+				start, ok1 := shops.ParseClock(strings.TrimSpace(a))
+				end, ok2 := shops.ParseClock(strings.TrimSpace(b))
 				if !ok || !ok1 || !ok2 {
 					return p, fmt.Errorf("preferences: %q is not a time window such as 09:00-12:00", it)
 				}
@@ -491,7 +492,7 @@ func FormatPreferences(p Preferences) string {
 	if len(p.Windows) > 0 {
 		ws := make([]string, len(p.Windows))
 		for i, w := range p.Windows {
-			ws[i] = FormatClock(w.Start) + "-" + FormatClock(w.End)
+			ws[i] = shops.FormatClock(w.Start) + "-" + shops.FormatClock(w.End)
 		}
 		parts = append(parts, "times="+strings.Join(ws, ","))
 	}

@@ -1,11 +1,10 @@
-package shops
+package customers
 
 import (
 	"context"
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -17,6 +16,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
 // Customer statuses, as owners filter and read them.
@@ -27,8 +27,8 @@ const (
 	StatusUnreachable = "unreachable"  // texts to the number fail for good
 )
 
-// ErrCustomerNotFound means the shop has no such (live) customer.
-var ErrCustomerNotFound = problem.New(problem.NotFound, "customer_not_found", "no such customer")
+// ErrNotFound means the shop has no such (live) customer.
+var ErrNotFound = problem.New(problem.NotFound, "customer_not_found", "no such customer")
 
 // ErrOptedOut refuses an owner's attempt to opt back in a customer who replied STOP:
 // only the customer's own START may do that.
@@ -116,31 +116,6 @@ func ParseDay(s string) (int, bool) {
 	return 0, false
 }
 
-// ParseClock reads "HH:MM" (24-hour, 00:00 to 24:00) as minutes after midnight;
-// "24:00" is only meaningful as a window's end.
-func ParseClock(s string) (int, bool) {
-	if len(s) != 5 || s[2] != ':' {
-		return 0, false
-	}
-	h, err1 := strconv.Atoi(s[:2])
-	m, err2 := strconv.Atoi(s[3:])
-	if err1 != nil || err2 != nil || s[0] == '+' || s[0] == '-' || s[3] == '+' || s[3] == '-' {
-		return 0, false
-	}
-	if h == 24 && m == 0 {
-		return 1440, true
-	}
-	if h < 0 || h > 23 || m < 0 || m > 59 {
-		return 0, false
-	}
-	return h*60 + m, true
-}
-
-// FormatClock writes minutes after midnight as "HH:MM".
-func FormatClock(minutes int) string {
-	return fmt.Sprintf("%02d:%02d", minutes/60, minutes%60)
-}
-
 // normalise checks the preferences and puts them in a canonical order (days and
 // windows sorted, services deduplicated), so that equal preferences compare equal.
 func (p *Preferences) normalise() error {
@@ -207,20 +182,20 @@ func (c Customer) Status() string {
 	return StatusNotOptedIn
 }
 
-// Customer returns shopID's customer id; another shop's or an erased one is not found.
-func (s *Service) Customer(ctx context.Context, shopID, id uuid.UUID) (Customer, error) {
+// Get returns shopID's customer id; another shop's or an erased one is not found.
+func (s *Service) Get(ctx context.Context, shopID, id uuid.UUID) (Customer, error) {
 	row, err := queries.CustomerGetForShop(ctx, s.pool, db.CustomerGetForShopParams{ID: id, ShopID: shopID})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return Customer{}, ErrCustomerNotFound
+		return Customer{}, ErrNotFound
 	}
 	if err != nil {
 		return Customer{}, fmt.Errorf("get customer %s: %w", id, err)
 	}
-	return CustomerFromRow(row), nil
+	return FromRow(row), nil
 }
 
-// CustomerQuery selects a page of a shop's customers.
-type CustomerQuery struct {
+// Query selects a page of a shop's customers.
+type Query struct {
 	// Search matches a fragment of the name (any case) or of the phone's digits.
 	Search string
 	// Status is "" (all) or one of the Status constants.
@@ -237,37 +212,37 @@ const (
 	MaxCustomerPage     = 200
 )
 
-// CustomerPage is one page of customers in creation order; Next is the cursor of the
+// Page is one page of customers in creation order; Next is the cursor of the
 // following page, "" on the last.
-type CustomerPage struct {
+type Page struct {
 	Customers []Customer
 	Next      string
 }
 
-// Customers lists shopID's customers, a page at a time.
-func (s *Service) Customers(ctx context.Context, shopID uuid.UUID, q CustomerQuery) (CustomerPage, error) {
+// List lists shopID's customers, a page at a time.
+func (s *Service) List(ctx context.Context, shopID uuid.UUID, q Query) (Page, error) {
 	limit := q.Limit
 	if limit == 0 {
 		limit = DefaultCustomerPage
 	}
 	if limit < 1 || limit > MaxCustomerPage {
-		return CustomerPage{}, problem.Invalidf("limit", "limit must be a whole number from 1 to %d", MaxCustomerPage)
+		return Page{}, problem.Invalidf("limit", "limit must be a whole number from 1 to %d", MaxCustomerPage)
 	}
 	switch q.Status {
 	case "", StatusOptedIn, StatusNotOptedIn, StatusOptedOut, StatusUnreachable:
 	default:
-		return CustomerPage{}, problem.Invalidf("status", "status must be opted_in, not_opted_in, opted_out or unreachable")
+		return Page{}, problem.Invalidf("status", "status must be opted_in, not_opted_in, opted_out or unreachable")
 	}
 	search := strings.TrimSpace(q.Search)
 	if len(search) > 100 {
-		return CustomerPage{}, problem.Invalidf("q", "q must be at most 100 characters")
+		return Page{}, problem.Invalidf("q", "q must be at most 100 characters")
 	}
 	if !utf8.ValidString(search) {
-		return CustomerPage{}, problem.Invalidf("q", "q must be UTF-8 text")
+		return Page{}, problem.Invalidf("q", "q must be UTF-8 text")
 	}
 	afterAt, afterID, err := decodeCursor(q.Cursor)
 	if err != nil {
-		return CustomerPage{}, err
+		return Page{}, err
 	}
 	params := db.CustomerListParams{
 		ShopID: shopID, AfterCreated: afterAt, AfterID: afterID, Status: q.Status, MaxRows: int32(limit + 1),
@@ -281,9 +256,9 @@ func (s *Service) Customers(ctx context.Context, shopID uuid.UUID, q CustomerQue
 	}
 	rows, err := queries.CustomerList(ctx, s.pool, params)
 	if err != nil {
-		return CustomerPage{}, fmt.Errorf("list customers: %w", err)
+		return Page{}, fmt.Errorf("list customers: %w", err)
 	}
-	var page CustomerPage
+	var page Page
 	if len(rows) > limit {
 		rows = rows[:limit]
 		last := rows[limit-1]
@@ -291,7 +266,7 @@ func (s *Service) Customers(ctx context.Context, shopID uuid.UUID, q CustomerQue
 	}
 	page.Customers = make([]Customer, len(rows))
 	for i, r := range rows {
-		page.Customers[i] = CustomerFromRow(r)
+		page.Customers[i] = FromRow(r)
 	}
 	return page, nil
 }
@@ -334,8 +309,8 @@ func decodeCursor(c string) (time.Time, uuid.UUID, error) {
 	return t, id, nil
 }
 
-// CustomerChange is an owner's edit of a customer; nil fields stay as they are.
-type CustomerChange struct {
+// Change is an owner's edit of a customer; nil fields stay as they are.
+type Change struct {
 	Name     *string
 	Priority *int
 	SMSOptIn *bool
@@ -346,19 +321,19 @@ type CustomerChange struct {
 	Language *language.Code
 }
 
-// UpdateCustomer applies an owner's change. Opting in a customer who replied STOP is
+// Update applies an owner's change. Opting in a customer who replied STOP is
 // refused (ErrOptedOut): only their own START does that.
-func (s *Service) UpdateCustomer(ctx context.Context, shopID, id uuid.UUID, ch CustomerChange) (Customer, error) {
+func (s *Service) Update(ctx context.Context, shopID, id uuid.UUID, ch Change) (Customer, error) {
 	var out Customer
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		row, err := queries.CustomerGetForShopForUpdate(ctx, tx, db.CustomerGetForShopForUpdateParams{ID: id, ShopID: shopID})
 		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrCustomerNotFound
+			return ErrNotFound
 		}
 		if err != nil {
 			return fmt.Errorf("get customer %s: %w", id, err)
 		}
-		c := CustomerFromRow(row)
+		c := FromRow(row)
 		if ch.Name != nil {
 			name := strings.TrimSpace(*ch.Name)
 			if len(name) > 200 || strings.ContainsRune(name, 0) {
@@ -388,7 +363,7 @@ func (s *Service) UpdateCustomer(ctx context.Context, shopID, id uuid.UUID, ch C
 			c.Preferences = p
 		}
 		if ch.Language != nil {
-			lang, err := checkLanguage(*ch.Language)
+			lang, err := shops.CheckLanguage(*ch.Language)
 			if err != nil {
 				return err
 			}
@@ -403,7 +378,7 @@ func (s *Service) UpdateCustomer(ctx context.Context, shopID, id uuid.UUID, ch C
 		if err != nil {
 			return fmt.Errorf("update customer %s: %w", id, err)
 		}
-		out = CustomerFromRow(updated)
+		out = FromRow(updated)
 		return nil
 	})
 	return out, err

@@ -1,12 +1,17 @@
-package shops_test
+package customers_test
 
 import (
 	"context"
 	"testing"
 
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
+	"github.com/slotrecovery/slotrecovery/internal/erasure"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 )
 
@@ -21,25 +26,28 @@ func TestOptedOut(t *testing.T) {
 	ctx := context.Background()
 	oldKey := []byte("an erasure key of at least thirty-two characters, old")
 	newKey := []byte("an erasure key of at least thirty-two characters, new")
-	before := shops.New(pool, shops.Config{PhoneKeys: [][]byte{oldKey}})
-	svc := shops.New(pool, shops.Config{PhoneKeys: [][]byte{newKey, oldKey}})
+	before := customertest.NewWith(t, pool, customers.Config{PhoneKeys: [][]byte{oldKey}})
+	svc := shops.New(pool, shops.Config{})
+	cs := customertest.NewWith(t, pool, customers.Config{PhoneKeys: [][]byte{newKey, oldKey}})
+	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{})
+	require.NoError(t, err)
 	shop, _, err := svc.Create(ctx, shops.NewShop{Name: "A", Timezone: "UTC", SMSNumber: "+15555550100", Currency: "usd", PaymentMode: shops.PaymentNone})
 	require.NoError(t, err)
 	other, _, err := svc.Create(ctx, shops.NewShop{Name: "B", Timezone: "UTC", SMSNumber: "+15555550101", Currency: "usd", PaymentMode: shops.PaymentNone})
 	require.NoError(t, err)
 
-	stopped, err := svc.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: "+15557310001", Name: "Stop", SMSOptIn: true})
+	stopped, err := cs.Add(ctx, shop.ID, customers.NewCustomer{Phone: "+15557310001", Name: "Stop", SMSOptIn: true})
 	require.NoError(t, err)
-	require.NoError(t, svc.OptOut(ctx, stopped.ID))
-	_, err = svc.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: "+15557310002", Name: "Fine", SMSOptIn: true})
+	require.NoError(t, cs.OptOut(ctx, stopped.ID))
+	_, err = cs.Add(ctx, shop.ID, customers.NewCustomer{Phone: "+15557310002", Name: "Fine", SMSOptIn: true})
 	require.NoError(t, err)
 	require.NoError(t, before.OptOutNumber(ctx, shop.ID, "+15557310003")) // a stranger, under the old key
-	erased, err := svc.AddCustomer(ctx, shop.ID, shops.NewCustomer{Phone: "+15557310004", Name: "Gone", SMSOptIn: true})
+	erased, err := cs.Add(ctx, shop.ID, customers.NewCustomer{Phone: "+15557310004", Name: "Gone", SMSOptIn: true})
 	require.NoError(t, err)
-	require.NoError(t, svc.EraseCustomer(ctx, shop.ID, erased.ID))
-	require.NoError(t, svc.OptOutNumber(ctx, shop.ID, "+15557310005"))
-	require.NoError(t, svc.OptInNumber(ctx, shop.ID, "+15557310005"))
-	require.NoError(t, svc.OptOutNumber(ctx, other.ID, "+15557310006"))
+	require.NoError(t, erasure.New(pool, cs, rc, erasure.Config{}).Erase(ctx, shop.ID, erased.ID))
+	require.NoError(t, cs.OptOutNumber(ctx, shop.ID, "+15557310005"))
+	require.NoError(t, cs.OptInNumber(ctx, shop.ID, "+15557310005"))
+	require.NoError(t, cs.OptOutNumber(ctx, other.ID, "+15557310006"))
 
 	for _, tc := range []struct {
 		name, number string
@@ -53,11 +61,11 @@ func TestOptedOut(t *testing.T) {
 		{"another shop's STOP", "+15557310006", false},
 		{"never heard of", "+15557310007", false},
 	} {
-		got, err := svc.OptedOut(ctx, shop.ID, tc.number)
+		got, err := cs.OptedOut(ctx, shop.ID, tc.number)
 		require.NoError(t, err, tc.name)
 		require.Equal(t, tc.want, got, tc.name)
 	}
-	got, err := svc.OptedOut(ctx, other.ID, "+15557310006")
+	got, err := cs.OptedOut(ctx, other.ID, "+15557310006")
 	require.NoError(t, err)
 	require.True(t, got, "at the shop it said STOP to")
 }

@@ -1,4 +1,4 @@
-package shops
+package customers
 
 import (
 	"context"
@@ -116,7 +116,7 @@ func (s *Service) optOut(ctx context.Context, tx pgx.Tx, customerID uuid.UUID, n
 	if row.WasOptedOut {
 		return nil
 	}
-	c := CustomerFromRow(db.Customer{
+	c := FromRow(db.Customer{
 		ID: row.ID, ShopID: row.ShopID, Phone: row.Phone, Name: row.Name, SmsOptIn: row.SmsOptIn, OptedOutAt: row.OptedOutAt,
 		UnreachableAt: row.UnreachableAt, UnreachableCode: row.UnreachableCode, Priority: row.Priority, CreatedAt: row.CreatedAt,
 		PrefDays: row.PrefDays, PrefWindowStarts: row.PrefWindowStarts, PrefWindowEnds: row.PrefWindowEnds,
@@ -185,7 +185,7 @@ func (s *Service) optIn(ctx context.Context, tx pgx.Tx, customerID uuid.UUID, no
 	if row.WasOptedIn {
 		return nil
 	}
-	c := CustomerFromRow(db.Customer{
+	c := FromRow(db.Customer{
 		ID: row.ID, ShopID: row.ShopID, Phone: row.Phone, Name: row.Name, SmsOptIn: row.SmsOptIn, OptedOutAt: row.OptedOutAt,
 		UnreachableAt: row.UnreachableAt, UnreachableCode: row.UnreachableCode, Priority: row.Priority, CreatedAt: row.CreatedAt,
 		PrefDays: row.PrefDays, PrefWindowStarts: row.PrefWindowStarts, PrefWindowEnds: row.PrefWindowEnds,
@@ -206,4 +206,39 @@ func (s *Service) OptedOut(ctx context.Context, shopID uuid.UUID, number string)
 		return false, fmt.Errorf("check opted-out number: %w", err)
 	}
 	return out, nil
+}
+
+// LockForErasure reads shopID's customer id in tx for its erasure, holding the row until
+// tx ends, and returns their number; ErrNotFound when the shop has no such customer.
+func (s *Service) LockForErasure(ctx context.Context, tx pgx.Tx, shopID, id uuid.UUID) (string, error) {
+	row, err := queries.CustomerGetForShopForUpdate(ctx, tx, db.CustomerGetForShopForUpdateParams{ID: id, ShopID: shopID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", ErrNotFound
+	}
+	if err != nil {
+		return "", fmt.Errorf("get customer %s: %w", id, err)
+	}
+	return row.Phone, nil
+}
+
+// Blank erases the customer's row in tx (no name, no phone, no preferences, never
+// texted; the row stays for the shop's history) and keeps a suppression of number, the
+// phone LockForErasure returned: added again, the person comes back opted out, and a
+// text queued before is not sent (PhoneErased). Package erasure calls it within the
+// erasure's transaction.
+func (s *Service) Blank(ctx context.Context, tx pgx.Tx, shopID, id uuid.UUID, number string, now time.Time) error {
+	if _, err := queries.CustomerErase(ctx, tx, db.CustomerEraseParams{ID: id, ShopID: shopID, Now: now}); err != nil {
+		return fmt.Errorf("erase customer %s: %w", id, err)
+	}
+	return s.suppress(ctx, tx, shopID, number, suppressedErased, now)
+}
+
+// PhoneErased reports whether number belonged to one of shopID's erased customers, so a
+// text queued before the erasure is not sent.
+func (s *Service) PhoneErased(ctx context.Context, shopID uuid.UUID, number string) (bool, error) {
+	erased, err := queries.SuppressionErased(ctx, s.pool, db.SuppressionErasedParams{ShopID: shopID, PhoneHmacs: s.phoneHashes(shopID, number)})
+	if err != nil {
+		return false, fmt.Errorf("check erased phone: %w", err)
+	}
+	return erased, nil
 }

@@ -1,17 +1,20 @@
-package shops
+// Package erasure erases a shop's customer at the owner's request: every copy of what
+// they were and wrote, in one transaction, across the packages that keep one.
+package erasure
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/idempotency"
@@ -19,7 +22,41 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 )
 
-// EraseCustomer erases a customer at the owner's request, in one transaction: the name,
+// queries are the sqlc queries; they hold no state.
+var queries = db.New()
+
+// Jobs is what an erasure asks of River, in its own transaction: delete and list the
+// texts' jobs, and enqueue the deletion of those still running. The server's one River
+// client implements it.
+type Jobs interface {
+	InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+	JobDeleteManyTx(ctx context.Context, tx pgx.Tx, params *river.JobDeleteManyParams) (*river.JobDeleteManyResult, error)
+	JobListTx(ctx context.Context, tx pgx.Tx, params *river.JobListParams) (*river.JobListResult, error)
+}
+
+// Config configures the service.
+type Config struct {
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Service erases customers.
+type Service struct {
+	pool      *pgxpool.Pool
+	customers *customers.Service
+	jobs      Jobs
+	cfg       Config
+}
+
+// New returns a Service.
+func New(pool *pgxpool.Pool, c *customers.Service, j Jobs, cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Service{pool: pool, customers: c, jobs: j, cfg: cfg}
+}
+
+// Erase erases a customer at the owner's request, in one transaction: the name,
 // phone and preferences are gone, the texts they sent lose their number and words
 // (found by shop and number through an index), their conversations in the owner's
 // inbox go with every text (inbox.Forget), and they are opted out for good. The row
@@ -31,43 +68,34 @@ import (
 // jobs of texts to them (sms_text: their arguments hold the number and the words),
 // whatever their state; one running at that moment is deleted once it ends (a
 // ForgetTextJobs job, which holds only job ids).
-func (s *Service) EraseCustomer(ctx context.Context, shopID, id uuid.UUID) error {
-	if s.jobsErr != nil {
-		return fmt.Errorf("erase customer %s: river client: %w", id, s.jobsErr)
-	}
+func (s *Service) Erase(ctx context.Context, shopID, id uuid.UUID) error {
 	now := s.cfg.Now().UTC()
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		row, err := queries.CustomerGetForShopForUpdate(ctx, tx, db.CustomerGetForShopForUpdateParams{ID: id, ShopID: shopID})
-		if errors.Is(err, pgx.ErrNoRows) {
-			return ErrCustomerNotFound
-		}
+		number, err := s.customers.LockForErasure(ctx, tx, shopID, id)
 		if err != nil {
-			return fmt.Errorf("get customer %s: %w", id, err)
+			return err
 		}
-		if err := queries.CustomerEraseMessages(ctx, tx, db.CustomerEraseMessagesParams{ShopID: uuid.NullUUID{UUID: shopID, Valid: true}, Phone: row.Phone}); err != nil {
+		if err := queries.CustomerEraseMessages(ctx, tx, db.CustomerEraseMessagesParams{ShopID: uuid.NullUUID{UUID: shopID, Valid: true}, Phone: number}); err != nil {
 			return fmt.Errorf("erase customer %s messages: %w", id, err)
 		}
 		// The owner's inbox: their conversations, by customer and by number, with every
 		// text either way. After the inbound log's rows (the order the inbound path
 		// takes: its text, then the conversation), before the customer's row changes.
-		if _, err := inbox.Forget(ctx, tx, shopID, id, row.Phone); err != nil {
+		if _, err := inbox.Forget(ctx, tx, shopID, id, number); err != nil {
 			return fmt.Errorf("erase customer %s conversations: %w", id, err)
 		}
-		if _, err := queries.CustomerErase(ctx, tx, db.CustomerEraseParams{ID: id, ShopID: shopID, Now: now}); err != nil {
-			return fmt.Errorf("erase customer %s: %w", id, err)
-		}
-		if err := s.suppress(ctx, tx, shopID, row.Phone, suppressedErased, now); err != nil {
+		if err := s.customers.Blank(ctx, tx, shopID, id, number, now); err != nil {
 			return err
 		}
 		// The copies kept for a while elsewhere: events not yet sent (or kept for the
 		// owner to send again), and API answers kept for their Idempotency-Key.
-		if err := hooks.ForgetCustomer(ctx, tx, shopID, id, row.Phone, now); err != nil {
+		if err := hooks.ForgetCustomer(ctx, tx, shopID, id, number, now); err != nil {
 			return err
 		}
-		if err := idempotency.ForgetText(ctx, tx, shopID, row.Phone); err != nil {
+		if err := idempotency.ForgetText(ctx, tx, shopID, number); err != nil {
 			return err
 		}
-		return s.forgetTextJobs(ctx, tx, shopID, row.Phone, now)
+		return s.forgetTextJobs(ctx, tx, shopID, number, now)
 	})
 }
 
@@ -85,7 +113,7 @@ func (s *Service) forgetTextJobs(ctx context.Context, tx pgx.Tx, shopID uuid.UUI
 	if number == "" {
 		return nil
 	}
-	filter, err := json.Marshal(map[string]string{"shop_id": shopID.String(), "to": number})
+	filter, err := jobs.TextsTo(shopID, number)
 	if err != nil {
 		return fmt.Errorf("forget text jobs: %w", err)
 	}
@@ -111,7 +139,7 @@ func (s *Service) forgetTextJobs(ctx context.Context, tx pgx.Tx, shopID uuid.UUI
 	for i, j := range left.Jobs {
 		ids[i] = j.ID
 	}
-	if _, err := s.jobs.InsertTx(ctx, tx, ForgetTextJobs{IDs: ids}, &river.InsertOpts{ScheduledAt: now.Add(forgetRetry)}); err != nil {
+	if _, err := s.jobs.InsertTx(ctx, tx, jobs.ForgetTextJobs{IDs: ids}, &river.InsertOpts{ScheduledAt: now.Add(forgetRetry)}); err != nil {
 		return fmt.Errorf("enqueue the deletion of running text jobs: %w", err)
 	}
 	return nil
@@ -121,30 +149,15 @@ func (s *Service) forgetTextJobs(ctx context.Context, tx pgx.Tx, shopID uuid.UUI
 // is sent in well under a second, and the provider's call times out in 10 s.
 const forgetRetry = 15 * time.Second
 
-// ForgetTextJobs are River jobs of texts to an erased customer that were running when
-// the erasure committed: deleted once they end. It holds their ids only.
-type ForgetTextJobs struct {
-	IDs []int64 `json:"ids"`
-}
-
-// Kind is the job's kind, stored with it: never rename it.
-func (ForgetTextJobs) Kind() string { return "customer_erasure_jobs" }
-
-// InsertOpts puts it on the texts' queue. Snoozing while a job still runs costs no
-// attempt, so the attempts only count errors.
-func (ForgetTextJobs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: jobs.QueueTexts, MaxAttempts: 25}
-}
-
 // ForgetTextJobsWorker deletes the jobs a ForgetTextJobs names; one still running snoozes
 // the job until it has ended (a job whose process died is running until River's rescue,
 // then retried, and the outbox does not send to an erased number).
 type ForgetTextJobsWorker struct {
-	river.WorkerDefaults[ForgetTextJobs]
+	river.WorkerDefaults[jobs.ForgetTextJobs]
 }
 
 // Work deletes the jobs.
-func (w *ForgetTextJobsWorker) Work(ctx context.Context, job *river.Job[ForgetTextJobs]) error {
+func (w *ForgetTextJobsWorker) Work(ctx context.Context, job *river.Job[jobs.ForgetTextJobs]) error {
 	client, err := river.ClientFromContextSafely[pgx.Tx](ctx)
 	if err != nil {
 		return fmt.Errorf("forget text jobs: %w", err)
@@ -164,14 +177,4 @@ func (w *ForgetTextJobsWorker) Work(ctx context.Context, job *river.Job[ForgetTe
 		return river.JobSnooze(forgetRetry)
 	}
 	return nil
-}
-
-// PhoneErased reports whether number belonged to one of shopID's erased customers, so a
-// text queued before the erasure is not sent.
-func (s *Service) PhoneErased(ctx context.Context, shopID uuid.UUID, number string) (bool, error) {
-	erased, err := queries.SuppressionErased(ctx, s.pool, db.SuppressionErasedParams{ShopID: shopID, PhoneHmacs: s.phoneHashes(shopID, number)})
-	if err != nil {
-		return false, fmt.Errorf("check erased phone: %w", err)
-	}
-	return erased, nil
 }

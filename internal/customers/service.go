@@ -1,0 +1,174 @@
+// Package customers holds the people a shop may text: who they are, what they prefer,
+// whether they may be texted (consent, STOP and START, numbers that fail for good), and
+// the shop's CSV import of them. The numbers a shop must not text are kept only as keyed
+// hashes (suppress.go), under the server's erasure key.
+package customers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/language"
+	"github.com/slotrecovery/slotrecovery/internal/phone"
+	"github.com/slotrecovery/slotrecovery/internal/problem"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+)
+
+// queries are the customers' and suppressions' sqlc queries; they hold no state.
+var queries = db.New()
+
+// ErrNoPhoneKeys is New's answer to a Config without PhoneKeys.
+var ErrNoPhoneKeys = errors.New("customers: no phone keys (ERASURE_KEY) configured")
+
+// Config configures the service.
+type Config struct {
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// PhoneKeys key the hashes kept of numbers that said STOP or were erased (the
+	// server's ERASURE_KEY), newest first: the newest hashes what is recorded, and every
+	// one is tried when matching, so records made under an older key still match after
+	// a rotation. Required.
+	PhoneKeys [][]byte
+}
+
+// Service finds and changes a shop's customers.
+type Service struct {
+	pool *pgxpool.Pool
+	cfg  Config
+}
+
+// New returns a Service on pool; it refuses a Config without PhoneKeys.
+func New(pool *pgxpool.Pool, cfg Config) (*Service, error) {
+	if len(cfg.PhoneKeys) == 0 {
+		return nil, ErrNoPhoneKeys
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Service{pool: pool, cfg: cfg}, nil
+}
+
+func isUnique(err error) bool {
+	var pg *pgconn.PgError
+	return errors.As(err, &pg) && pg.Code == "23505"
+}
+
+// Customer is someone a shop may text.
+//
+// Customer events store a Customer as their subject (hooks.Record), kept until they are
+// delivered: its JSON names are fixed by tags (the names the events were first stored
+// with), so that renaming a field cannot change what stored events say
+// (TestCustomerSubjectNames).
+type Customer struct {
+	ID     uuid.UUID `json:"ID"`
+	ShopID uuid.UUID `json:"ShopID"`
+	Phone  string    `json:"Phone"`
+	Name   string    `json:"Name"`
+	// Language is the one the customer is texted in; "" means the shop's.
+	Language   language.Code `json:"Language"`
+	SMSOptIn   bool          `json:"SMSOptIn"`
+	OptedOutAt *time.Time    `json:"OptedOutAt"`
+	// UnreachableAt is set when texts to the number fail for good; a START clears it.
+	UnreachableAt *time.Time  `json:"UnreachableAt"`
+	Priority      int         `json:"Priority"`
+	CreatedAt     time.Time   `json:"CreatedAt"`
+	Preferences   Preferences `json:"Preferences"`
+	// ErasedAt is set once the customer is erased: no name, no phone, never texted.
+	ErasedAt *time.Time `json:"ErasedAt"`
+}
+
+// NewCustomer is what a customer is created from.
+type NewCustomer struct {
+	Phone    string
+	Name     string
+	SMSOptIn bool
+	Priority int
+	// Language is the customer's own language, one of language.All in any case
+	// (ParseLanguage reads it); "" leaves them in the shop's, whatever it is then.
+	Language language.Code
+}
+
+// Add adds a customer to shopID. A number that said STOP (as a customer or
+// not), or that the shop erased before, is added opted out whatever n says: only the
+// number's own START opts it back in.
+func (s *Service) Add(ctx context.Context, shopID uuid.UUID, n NewCustomer) (Customer, error) {
+	n.Name = strings.TrimSpace(n.Name)
+	if !phone.Valid(n.Phone) {
+		return Customer{}, problem.Invalidf("phone", "phone must be in E.164 form, e.g. +15555550100")
+	}
+	if len(n.Name) > 200 || strings.ContainsRune(n.Name, 0) {
+		return Customer{}, problem.Invalidf("name", "name must be text of at most 200 characters")
+	}
+	if n.Priority < -1000 || n.Priority > 1000 {
+		return Customer{}, problem.Invalidf("priority", "priority must be between -1000 and 1000")
+	}
+	lang, err := shops.CheckLanguage(n.Language)
+	if err != nil {
+		return Customer{}, err
+	}
+	row, err := queries.CustomerInsert(ctx, s.pool, db.CustomerInsertParams{
+		ShopID: shopID, Phone: n.Phone, Name: n.Name, SmsOptIn: n.SMSOptIn, Priority: int32(n.Priority),
+		CreatedAt: s.cfg.Now().UTC(), PhoneHmacs: s.phoneHashes(shopID, n.Phone), Language: languageParam(lang),
+	})
+	if isUnique(err) {
+		return Customer{}, &problem.Error{Kind: problem.Conflict, Code: "phone_exists", Field: "phone",
+			Message: "a customer with this phone already exists"}
+	}
+	if err != nil {
+		return Customer{}, fmt.Errorf("insert customer: %w", err)
+	}
+	return FromRow(row), nil
+}
+
+// ByPhone returns shopID's customer with that phone, or a NotFound problem.
+func (s *Service) ByPhone(ctx context.Context, shopID uuid.UUID, number string) (Customer, error) {
+	row, err := queries.CustomerGetByPhone(ctx, s.pool, db.CustomerGetByPhoneParams{ShopID: shopID, Phone: number})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Customer{}, problem.New(problem.NotFound, "customer_not_found", "no such customer")
+	}
+	if err != nil {
+		return Customer{}, fmt.Errorf("get customer by phone: %w", err)
+	}
+	return FromRow(row), nil
+}
+
+// FromRow maps a database row to a Customer.
+func FromRow(r db.Customer) Customer {
+	c := Customer{
+		ID: r.ID, ShopID: r.ShopID, Phone: r.Phone, Name: r.Name, SMSOptIn: r.SmsOptIn,
+		OptedOutAt: r.OptedOutAt, UnreachableAt: r.UnreachableAt, Priority: int(r.Priority), CreatedAt: r.CreatedAt,
+		ErasedAt: r.ErasedAt, Language: language.Code(r.Language.String),
+	}
+	for _, d := range r.PrefDays {
+		c.Preferences.Days = append(c.Preferences.Days, int(d))
+	}
+	for i := range min(len(r.PrefWindowStarts), len(r.PrefWindowEnds)) {
+		c.Preferences.Windows = append(c.Preferences.Windows, Window{Start: int(r.PrefWindowStarts[i]), End: int(r.PrefWindowEnds[i])})
+	}
+	c.Preferences.Services = append(c.Preferences.Services, r.PrefServices...)
+	return c
+}
+
+// MarkUnreachable records that texts to the customer's number fail for good (the
+// provider's error code says why), so no later wave tries it; a START clears it.
+func (s *Service) MarkUnreachable(ctx context.Context, customerID uuid.UUID, code int) error {
+	if err := queries.CustomerMarkUnreachable(ctx, s.pool, db.CustomerMarkUnreachableParams{ID: customerID, Now: s.cfg.Now().UTC(), Code: int32(code)}); err != nil {
+		return fmt.Errorf("mark customer %s unreachable: %w", customerID, err)
+	}
+	return nil
+}
+
+// languageParam is a customer's language as stored: NULL for the shop's.
+func languageParam(c language.Code) pgtype.Text {
+	return pgtype.Text{String: string(c), Valid: c != ""}
+}

@@ -1,0 +1,9 @@
+package erasure_test
+
+import (
+	"testing"
+
+	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }

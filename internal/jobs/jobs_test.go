@@ -1,0 +1,40 @@
+package jobs_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/google/uuid"
+
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
+)
+
+// TestTextsToMatchesText: the filter an erasure deletes texts' jobs by holds exactly the
+// shop and the number under the keys a stored Text has them, so `args @> filter`
+// matches the texts to the number and no other.
+func TestTextsToMatchesText(t *testing.T) {
+	shop := uuid.New()
+	stored, err := json.Marshal(jobs.Text{Key: "k", ShopID: shop, From: "+15555550100", To: "+15555550111", Body: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	filter, err := jobs.TextsTo(shop, "+15555550111")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args, want map[string]any
+	if err := json.Unmarshal(stored, &args); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(filter, &want); err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != 2 {
+		t.Fatalf("filter %s: want the shop and the number only", filter)
+	}
+	for k, v := range want {
+		if args[k] != v {
+			t.Errorf("filter key %q = %v, the stored Text has %v (stored: %s)", k, v, args[k], stored)
+		}
+	}
+}
