@@ -2,6 +2,7 @@ package inbound
 
 import (
 	"context"
+	"time"
 
 	"github.com/google/uuid"
 )
@@ -30,10 +31,12 @@ func notTaken(status string) bool { return status == "failed" || status == "unde
 // booked customer needs no notice text. A failed or undelivered status records nothing,
 // so the sweeper texts the answer once UnheardAfter has passed, as it does when Twilio
 // never reports. Concurrent reports are written together (one statement, lingering
-// markLinger for more), and AnswerTaken returns once its own is written: an error means
-// the mark was not, and the caller answers so that Twilio may try again (connection
-// overrides); a mark that is never written costs the customer the same answer once
-// more, by text. Repeated reports change nothing.
+// markLinger for more), and AnswerTaken returns once its own is written. A mark that
+// fails (Postgres restarting) is tried again for up to markRetryFor, inside Twilio's
+// wait for the report's answer: Twilio's own retries of a report come at once, and a
+// report lost costs the customer the same answer once more, by text. An error means the
+// mark was not written, and the caller answers so that Twilio may try again (connection
+// overrides). Repeated reports change nothing.
 func (s *Service) AnswerTaken(ctx context.Context, t Taken) error {
 	if notTaken(t.Status) {
 		s.log.InfoContext(ctx, "answer not sent by twilio; it will be texted", "outcome", t.Outcome, "status", t.Status)
@@ -46,6 +49,20 @@ func (s *Service) AnswerTaken(ctx context.Context, t Taken) error {
 	if h.sid == "" || h.outcome == "" {
 		return nil
 	}
-	_, err := s.heard.do(ctx, h)
-	return err
+	deadline := time.Now().Add(markRetryFor)
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		_, err := s.heard.do(ctx, h)
+		if err == nil || time.Now().Add(wait).After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+	}
 }
+
+// markRetryFor bounds how long AnswerTaken tries a mark again: well inside the read
+// timeout of the report's request (TWILIO_CONNECTION_OVERRIDES' rt, 15 s at most).
+const markRetryFor = 10 * time.Second
