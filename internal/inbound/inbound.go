@@ -57,9 +57,9 @@ type Service struct {
 	queue jobs.Inserter
 	// stores, answers and heard write the texts, the answers and the marks of answers
 	// Twilio took of concurrent requests together.
-	stores  *group[newText, stored]
-	answers *group[answer, struct{}]
-	heard   *group[heard, struct{}]
+	stores    *group[newText, stored]
+	answers   *group[answer, struct{}]
+	heard     *group[heard, struct{}]
 	shops     *shops.Service
 	customers *customers.Service
 	slots     *slots.Service
