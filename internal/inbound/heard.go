@@ -19,6 +19,9 @@ type Taken struct {
 	// Status is the MessageStatus of the answer's own message ("queued", "sent",
 	// "delivered", "failed", "undelivered", …).
 	Status string
+	// Words are the answer's words when it was stored without them (Answer.WordsLeft);
+	// "" otherwise.
+	Words string
 }
 
 // notTaken reports whether a MessageStatus says Twilio did not send the answer: the
@@ -42,7 +45,7 @@ func (s *Service) AnswerTaken(ctx context.Context, t Taken) error {
 		s.log.InfoContext(ctx, "answer not sent by twilio; it will be texted", "outcome", t.Outcome, "status", t.Status)
 		return nil
 	}
-	h := heard{sid: cleanText(t.For), outcome: string(t.Outcome)}
+	h := heard{sid: cleanText(t.For), outcome: string(t.Outcome), words: cleanText(t.Words)}
 	if t.Outcome == OutcomeBooked {
 		h.booking = t.BookingID
 	}

@@ -240,5 +240,29 @@ func TestAnswerTakenUnlessFailed(t *testing.T) {
 // taken reports ans, the answer to the text sid, as taken (MessageStatus "sent"), as
 // Twilio does on the action URL of the answer's <Message>.
 func (w *world) taken(ctx context.Context, sid string, ans inbound.Answer) error {
-	return w.inbound.AnswerTaken(ctx, inbound.Taken{For: sid, Outcome: ans.Outcome, BookingID: ans.BookingID, Status: "sent"})
+	t := inbound.Taken{For: sid, Outcome: ans.Outcome, BookingID: ans.BookingID, Status: "sent"}
+	if ans.WordsLeft {
+		t.Words = ans.Message
+	}
+	return w.inbound.AnswerTaken(ctx, t)
+}
+
+// TestLateYesWordsComeWithTheReport: a late YES is answered as it is stored, without its
+// words (they follow from the outcome); the report that Twilio took the answer carries
+// them, and the mark stores them, so the owner's inbox shows what the customer was told.
+func TestLateYesWordsComeWithTheReport(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, 2)
+	require.Equal(t, inbound.OutcomeBooked, w.yes(t, "SMwinner", w.phones[0]).Outcome)
+	late := w.yes(t, "SMlate", w.phones[1])
+	require.Equal(t, inbound.OutcomeTaken, late.Outcome)
+	require.True(t, late.WordsLeft, "a late YES is stored without its words")
+	var reply *string
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT reply FROM inbound_messages WHERE message_sid = 'SMlate'`).Scan(&reply))
+	require.Nil(t, reply)
+	require.NoError(t, w.taken(ctx, "SMlate", late))
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT reply FROM inbound_messages WHERE message_sid = 'SMlate'`).Scan(&reply))
+	require.NotNil(t, reply)
+	require.Equal(t, late.Message, *reply)
 }

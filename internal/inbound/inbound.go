@@ -137,6 +137,10 @@ type Answer struct {
 	BookingID uuid.UUID
 	// stored means the answer was stored already, with its payment link (see link).
 	stored bool
+	// WordsLeft means the answer was stored without its words (a late YES: see
+	// InboundStoreMany); Twilio's report that it took the answer carries them
+	// (Taken.Words), and the mark stores them, so the owner's inbox shows them.
+	WordsLeft bool
 }
 
 // Reply handles one inbound text. It stores the message first (MessageSid is the key),
@@ -161,7 +165,7 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 		snd := st.sender
 		s.learn(ctx, shop, &snd, rd)
 		ans := said(snd.words(shop), shop, OutcomeTaken)
-		ans.Keyword = kw
+		ans.Keyword, ans.WordsLeft = kw, true
 		return ans, nil
 	}
 	var snd *sender

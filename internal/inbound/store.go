@@ -46,6 +46,9 @@ type answer struct {
 // heard is an answer Twilio took (AnswerTaken).
 type heard struct {
 	sid, outcome string
+	// words are the answer's words when they were not stored with it (a late YES); ""
+	// for every other answer.
+	words string
 	// booking is the booking a booked answer told of (uuid.Nil: none).
 	booking uuid.UUID
 }
@@ -114,7 +117,7 @@ func (s *Service) markAnswered(ctx context.Context, answers []heard) ([]struct{}
 		if a.outcome != "" {
 			p.Sids = append(p.Sids, a.sid)
 			p.Outcomes = append(p.Outcomes, a.outcome)
-			p.Replies = append(p.Replies, "") // the words stored with the answer stay
+			p.Replies = append(p.Replies, a.words)
 		}
 		if a.booking != uuid.Nil {
 			told = append(told, a.booking)

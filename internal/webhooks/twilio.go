@@ -102,13 +102,17 @@ func (h *Twilio) Handle(c echo.Context) error {
 }
 
 // ActionURL is the action URL of the <Message> carrying ans, the answer to the text
-// sid: publicURL, TwilioAnsweredPath and a query naming the text, the outcome and, for a
-// booking, the booking (Twilio signs the URL it requests, query included, so the server
-// can trust them), then "#" and the connection overrides, if any.
+// sid: publicURL, TwilioAnsweredPath and a query naming the text, the outcome, for a
+// booking the booking, and for an answer stored without its words (a late YES) the
+// words (Twilio signs the URL it requests, query included, so the server can trust
+// them), then "#" and the connection overrides, if any.
 func ActionURL(publicURL, overrides, sid string, ans inbound.Answer) string {
 	q := url.Values{"for": {sid}, "outcome": {string(ans.Outcome)}}
 	if ans.Outcome == inbound.OutcomeBooked && ans.BookingID != uuid.Nil {
 		q.Set("booking", ans.BookingID.String())
+	}
+	if ans.WordsLeft {
+		q.Set("words", ans.Message) // stored without them: the mark stores them
 	}
 	u := publicURL + TwilioAnsweredPath + "?" + q.Encode()
 	if overrides != "" {
@@ -142,7 +146,7 @@ func (h *TwilioAnswered) Handle(c echo.Context) error {
 		return err
 	}
 	q := req.URL.Query()
-	t := inbound.Taken{For: q.Get("for"), Outcome: inbound.Outcome(q.Get("outcome")),
+	t := inbound.Taken{For: q.Get("for"), Outcome: inbound.Outcome(q.Get("outcome")), Words: q.Get("words"),
 		Status: cmp.Or(req.PostForm.Get("MessageStatus"), req.PostForm.Get("SmsStatus"))}
 	if b := q.Get("booking"); b != "" {
 		id, err := uuid.Parse(b)
