@@ -10,11 +10,13 @@
 #   scripts/services.sh chromium          install Debian's chromium (optional; never fails)
 #   scripts/services.sh cc                install gcc and libc6-dev unless cgo already works
 #   scripts/services.sh jq                install jq
+#   scripts/services.sh pg-stat-statements  load pg_stat_statements (restarts Postgres once)
 #   scripts/services.sh status            report, change nothing
 #
 # Or source it (`. scripts/services.sh`): that only defines the functions below
-# (ensure_services, ensure_postgres, ensure_redis, ensure_stripe_mock_bin,
-# start_stripe_mock, install_chromium, ensure_cc, ensure_jq, services_status) and runs
+# (ensure_services, ensure_postgres, enable_pg_stat_statements, ensure_redis,
+# ensure_stripe_mock_bin, start_stripe_mock, install_chromium, ensure_cc, ensure_jq,
+# services_status) and runs
 # nothing; each returns non-zero with a message on stderr when it cannot do its job.
 #
 # What it does when something is missing (as root, or through sudo). Every install is
@@ -31,7 +33,8 @@
 #   stripe-mock  built from the pinned tools module into $(go env GOPATH)/bin.
 #   cc        apt-get install gcc libc6-dev (cgo: go test -race and sqlc need it).
 #   chromium, jq  apt-get install chromium / jq.
-# It never flushes Redis, never drops a database and never stops a service.
+# It never flushes Redis, never drops a database and never stops a service (but
+# pg-stat-statements, asked for, restarts Postgres once to load the module).
 #
 # Settings (environment; defaults in brackets):
 #   PG_PORT [5432]  PG_CLUSTER [main, or whichever cluster has PG_PORT]  PG_VERSION [newest]
@@ -281,6 +284,45 @@ ensure_postgres() {
 		sleep 0.2
 	done
 	_svc_log "role postgres connects to 127.0.0.1:$port without a password"
+}
+
+# enable_pg_stat_statements: load pg_stat_statements into the local Postgres (the load
+# tool then prints the costliest statements per reply; docs/performance.md). The module
+# loads only at start: when it is not loaded yet, this adds it to
+# shared_preload_libraries (ALTER SYSTEM, keeping what is there) and RESTARTS the
+# cluster, which drops every open connection: run it before tests or a server, not
+# during. Loaded already: nothing changes.
+enable_pg_stat_statements() {
+	local port=${PG_PORT:-5432} libs deadline out
+	ensure_postgres || return 1
+	libs=$(psql -X -Atq "$(_svc_pg_url)" -c 'SHOW shared_preload_libraries' 2>&1) || {
+		_svc_err "cannot read shared_preload_libraries: $libs"
+		return 1
+	}
+	if [[ ,${libs// /}, == *,pg_stat_statements,* ]]; then
+		_svc_log "pg_stat_statements is loaded already"
+		return 0
+	fi
+	_svc_pg_find_cluster || { _svc_err "no Debian Postgres cluster on port $port to restart"; return 1; }
+	libs=${libs:+$libs,}pg_stat_statements
+	_svc_log "adding pg_stat_statements to shared_preload_libraries and restarting $_SVC_PG_VER/$_SVC_PG_CLUSTER (open connections drop)"
+	if ! out=$(psql -X -q "$(_svc_pg_url)" -c "ALTER SYSTEM SET shared_preload_libraries = '$libs'" 2>&1); then
+		_svc_err "ALTER SYSTEM failed: $out"
+		return 1
+	fi
+	if ! out=$(_svc_as_root pg_ctlcluster --skip-systemctl-redirect "$_SVC_PG_VER" "$_SVC_PG_CLUSTER" restart 2>&1); then
+		_svc_err "pg_ctlcluster restart failed: $out"
+		return 1
+	fi
+	deadline=$((SECONDS + $(_svc_timeout)))
+	until _svc_pg_ready && _svc_pg_connect; do
+		if ((SECONDS >= deadline)); then
+			_svc_err "Postgres did not come back on 127.0.0.1:$port within $(_svc_timeout)s"
+			return 1
+		fi
+		sleep 0.2
+	done
+	_svc_log "pg_stat_statements loaded; a database gets it with CREATE EXTENSION pg_stat_statements (the load tool does)"
 }
 
 # ---------------------------------------------------------------------------
@@ -644,6 +686,7 @@ _svc_main() {
 		chromium) install_chromium ;;
 		cc | gcc) ensure_cc ;;
 		jq) ensure_jq ;;
+		pg-stat-statements) enable_pg_stat_statements ;;
 		status) services_status ;;
 		-h | --help | help)
 			sed -n '2,/^$/{s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}"
