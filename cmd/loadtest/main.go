@@ -173,7 +173,7 @@ func run(ctx context.Context, o options) (err error) {
 
 	fleet, err := startFleet(ctx, o, bin, loadkit.Env{
 		DatabaseURL: db.URL, RedisURL: o.redisURL, KeyPrefix: prefix, TwilioURL: tw.url,
-		TwilioSID: accountSID, TwilioToken: authToken, StripeURL: st.URL,
+		TwilioSID: accountSID, TwilioToken: authToken, StripeURL: st.URL, Overrides: loadkit.InboundOverrides,
 	})
 	if err != nil {
 		return err
@@ -185,8 +185,13 @@ func run(ctx context.Context, o options) (err error) {
 	}
 	defer ideal.stop()
 
+	overrides, err := loadkit.ParseOverrides(loadkit.InboundOverrides)
+	if err != nil {
+		return err
+	}
 	h := &harness{o: o, fleet: fleet, ideal: ideal, twilio: tw, pool: db.Pool, webhooks: receiver,
-		drive: &loadkit.Driver{Client: loadkit.NewClient(), AccountSID: accountSID, AuthToken: authToken}}
+		drive: &loadkit.Driver{Client: loadkit.NewClient(), AccountSID: accountSID, AuthToken: authToken, Overrides: &overrides,
+			CheckReport: func(form url.Values) { tw.violate(tw.contract.CheckStatusCallback(form)) }}}
 	say("warming up")
 	if err := h.warmUp(ctx); err != nil {
 		return fmt.Errorf("warm-up: %w", err)

@@ -57,8 +57,11 @@ func (a *app) routes() http.Handler {
 		a.dashboard.RegisterStripe(e, a.ledger, stripeCalls(limits)) // Stripe's onboarding, from the settings page
 	}
 
-	tw := &webhooks.Twilio{Inbound: a.inbound, Validator: a.validator, PublicURL: a.cfg.PublicURL, Logger: a.log, Metrics: a.metrics}
+	tw := &webhooks.Twilio{Inbound: a.inbound, Validator: a.validator, PublicURL: a.cfg.PublicURL, Overrides: a.cfg.TwilioOverrides,
+		Logger: a.log, Metrics: a.metrics}
 	e.POST(webhooks.TwilioPath, tw.Handle)
+	ta := &webhooks.TwilioAnswered{Inbound: a.inbound, Validator: a.validator, PublicURL: a.cfg.PublicURL, Logger: a.log}
+	e.POST(webhooks.TwilioAnsweredPath, ta.Handle)
 	ts := &webhooks.TwilioStatus{Recorder: a.delivery, Validator: a.validator, PublicURL: a.cfg.PublicURL, Logger: a.log, Metrics: a.metrics}
 	e.POST(webhooks.TwilioStatusPath, ts.Handle)
 	st := &webhooks.Stripe{Ledger: a.ledger, Secrets: a.cfg.StripeWebhookSecrets, Logger: a.log, Metrics: a.metrics}

@@ -272,10 +272,6 @@ func serve(ctx context.Context, getenv func(string) string, stderr io.Writer, op
 	defer cancel()
 	// In-flight requests finish first, then the workers finish their current jobs.
 	err = srv.Shutdown(shutCtx)
-	// The marks of answers written back (recorded after their requests) go before the pool.
-	if derr := a.inbound.Drain(shutCtx); derr != nil {
-		err = errors.Join(err, fmt.Errorf("record answers written back: %w", derr))
-	}
 	for _, p := range private {
 		_ = p.Close() // scrapes and profiles need no grace
 	}
@@ -440,7 +436,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 		// A shop with its own Messaging Service texts through it.
 		texter = senders.NewTexter(t, a.pool)
 		numbers, registrar = t, t
-		a.validator = twilio.NewValidator(cfg.TwilioAuthToken)
+		a.validator = twilio.NewValidatorWithOverrides(cfg.TwilioAuthToken, cfg.TwilioOverrides)
 	} else {
 		log.Warn("DEV_MODE: no Twilio credentials; texts are logged, inbound texts are not verified")
 		texter = sms.NewLogSender(log)
@@ -521,7 +517,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	}
 	a.idempotency = idempotency.New(a.pool, idempotency.Config{})
 	sendersCfg := senders.Config{
-		InboundURL: cfg.PublicURL + webhooks.TwilioPath, StatusCallbackURL: cfg.PublicURL + webhooks.TwilioStatusPath,
+		InboundURL: inboundURL(cfg), StatusCallbackURL: cfg.PublicURL + webhooks.TwilioStatusPath,
 		PrimaryProfileSID: cfg.TwilioISVProfileSID, RequireUSA2P: cfg.SMSUSA2P, Logger: log}
 	if opts.tuneSenders != nil {
 		opts.tuneSenders(&sendersCfg)
@@ -698,4 +694,15 @@ func (r *riverRef) JobListTx(ctx context.Context, tx pgx.Tx, params *river.JobLi
 
 func (r *riverRef) InsertTx(ctx context.Context, tx pgx.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error) {
 	return r.c.InsertTx(ctx, tx, args, opts)
+}
+
+// inboundURL is the URL Twilio is given for a shop's inbound texts: PUBLIC_URL and the
+// webhook's path, with the connection overrides (TWILIO_CONNECTION_OVERRIDES) as its
+// fragment, so that Twilio retries a text whose request failed.
+func inboundURL(cfg config.Config) string {
+	u := cfg.PublicURL + webhooks.TwilioPath
+	if cfg.TwilioOverrides != "" {
+		u += "#" + cfg.TwilioOverrides
+	}
+	return u
 }

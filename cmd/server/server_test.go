@@ -125,7 +125,8 @@ func TestServerBasics(t *testing.T) {
 }
 
 // TestSimulateSMS: the simulate command signs a text the way Twilio does, so a running
-// server that checks signatures accepts it, and prints the outcome.
+// server that checks signatures accepts it, prints the outcome and the answer, and
+// reports the answer taken on its action URL, as Twilio does.
 func TestSimulateSMS(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -147,6 +148,9 @@ func TestSimulateSMS(t *testing.T) {
 	err = run(context.Background(), []string{"simulate", "sms", "--url", base, "--from", c.Phone, "--to", shop.SMSNumber, "--body", "help"}, getenv, &out, io.Discard)
 	require.NoError(t, err)
 	require.Contains(t, out.String(), "X-Slot-Outcome: help")
+	require.Contains(t, out.String(), "<Response><Message>", "printed without the action URL")
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM inbound_messages WHERE answered_at IS NOT NULL`),
+		"reported taken on the answer's action URL, as Twilio does")
 
 	// A wrong token is refused by the server, and the command says so.
 	out.Reset()

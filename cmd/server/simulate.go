@@ -1,14 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"flag"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"time"
 
@@ -73,8 +76,41 @@ func simulateSMS(ctx context.Context, args []string, getenv func(string) string,
 	if *token != "" {
 		req.Header.Set("X-Twilio-Signature", twilio.Signature(*token, target, form))
 	}
-	return send(req, stdout, webhooks.OutcomeHeader)
+	var answer bytes.Buffer
+	if err := send(req, &answer, webhooks.OutcomeHeader); err != nil {
+		_, _ = stdout.Write(answer.Bytes())
+		return err
+	}
+	// As Twilio does once it has sent the answer: a report on the answer's action URL
+	// (to --url, signed over the URL without its fragment). What is printed is the
+	// answer without its action attribute, which names this text and no more.
+	m := actionAttr.FindSubmatch(answer.Bytes())
+	_, _ = stdout.Write(actionAttr.ReplaceAll(answer.Bytes(), nil))
+	if m == nil {
+		return nil
+	}
+	action, _, _ := strings.Cut(html.UnescapeString(string(m[1])), "#")
+	u, err := url.Parse(action)
+	if err != nil {
+		return fmt.Errorf("simulate sms: action URL: %w", err)
+	}
+	reply := make([]byte, 16)
+	_, _ = rand.Read(reply)
+	rep := url.Values{"MessageSid": {"SM" + hex.EncodeToString(reply)}, "MessageStatus": {"sent"},
+		"AccountSid": {"ACsimulated"}, "From": {*to}, "To": {*from}}
+	req, err = http.NewRequestWithContext(ctx, http.MethodPost, strings.TrimRight(*base, "/")+u.RequestURI(), strings.NewReader(rep.Encode()))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if *token != "" {
+		req.Header.Set("X-Twilio-Signature", twilio.Signature(*token, action, rep))
+	}
+	return send(req, io.Discard, "")
 }
+
+// actionAttr finds the action attribute (and its method) of a TwiML <Message>.
+var actionAttr = regexp.MustCompile(` action="([^"]*)"(?: method="[A-Z]+")?`)
 
 func send(req *http.Request, stdout io.Writer, header string) error {
 	res, err := (&http.Client{Timeout: 20 * time.Second}).Do(req)

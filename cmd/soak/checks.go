@@ -196,7 +196,8 @@ type report struct {
 
 func (r report) failures() int {
 	return r.doubleBooked + r.toldBookedTwice + r.toldBookedNoBooking + r.unanswered + r.storedUnheard +
-		r.sentTwice + r.repeatedOther + r.pastHoldStuck + r.noLinkNoJob + len(r.twilioViolations)
+		r.sentTwice + r.repeatedOther + r.pastHoldStuck + r.noLinkNoJob + len(r.twilioViolations) +
+		r.noAnswerNotStored + r.heardTwice
 }
 
 func (s *soak) check(ctx context.Context, tw *twiliofake.Server) (report, error) {
@@ -354,8 +355,8 @@ func (s *soak) check(ctx context.Context, tw *twiliofake.Server) (report, error)
 			r.bookedUnheard++
 		}
 	}
-	// The other way round: an answer that did arrive over HTTP but whose mark was lost
-	// (the instance died between writing it back and marking it) is texted as well.
+	// The other way round: an answer that did arrive over HTTP but that was texted as
+	// well (Twilio's report that it took the answer was never recorded).
 	s.mu.Lock()
 	for _, y := range s.yeses {
 		st, ok := inbound[y.sid]

@@ -180,7 +180,7 @@ func run(ctx context.Context, o options, out io.Writer) (failed bool, err error)
 	env := loadkit.Env{
 		DatabaseURL: db.URL, RedisURL: rs.url(), KeyPrefix: "soak:",
 		TwilioURL: tw.URL(), TwilioSID: twiliofake.TestAccountSID, TwilioToken: twiliofake.TestAuthToken,
-		StripeURL: st.URL,
+		StripeURL: st.URL, Overrides: loadkit.InboundOverrides,
 	}
 	if err := loadkit.Migrate(ctx, bin, env); err != nil {
 		return false, err
@@ -198,8 +198,13 @@ func run(ctx context.Context, o options, out io.Writer) (failed bool, err error)
 	say("%d instances ready; %d storms (every %d-th of %d YES, the others of %d)", o.instances, o.storms, o.bigEvery, o.bigSize, o.size)
 
 	rng := rand.New(rand.NewPCG(o.seed, o.seed^0x5eed))
+	overrides, err := loadkit.ParseOverrides(loadkit.InboundOverrides)
+	if err != nil {
+		return false, err
+	}
 	s := &soak{o: o, fleet: f, pool: db.Pool, rng: rng,
-		drive: &loadkit.Driver{Client: loadkit.NewClient(), AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken}}
+		drive: &loadkit.Driver{Client: loadkit.NewClient(), AccountSID: twiliofake.TestAccountSID, AuthToken: twiliofake.TestAuthToken,
+			Overrides: &overrides, CheckReport: tw.CheckCallback}}
 	s.chaos = newChaos(f, pg, rs, o, rand.New(rand.NewPCG(o.seed+1, o.seed)))
 	stormsTook := time.Now()
 	runErr := s.run(ctx)
@@ -291,8 +296,18 @@ func (s *soak) print(w io.Writer, r report, f summaryFacts) {
 	fmt.Fprintf(w, "  texts            %d offers, %d others (links, notices, answers by text)\n", r.offerTexts, r.otherTexts)
 	fmt.Fprintf(w, "  lost answers     %d YES got no HTTP answer: %d never stored, %d finished by the sweeper, %d stored and retold by the sweeper; unheard by outcome %v\n",
 		r.noAnswer, r.noAnswerNotStored, r.noAnswerSwept, r.noAnswerRetold, r.unheardByOutcome)
-	fmt.Fprintf(w, "  heard twice      %d YES answered over HTTP and texted the same answer again (the instance died before marking it written back)\n",
+	fmt.Fprintf(w, "  heard twice      %d YES answered over HTTP and texted the same answer again (Twilio's report that it took the answer never recorded)\n",
 		r.heardTwice)
+	retried := 0
+	s.mu.Lock()
+	for _, y := range s.yeses {
+		if y.ans.Attempts > 1 {
+			retried++
+		}
+	}
+	s.mu.Unlock()
+	fmt.Fprintf(w, "  Twilio's side    %d YES sent more than once (a balancer's failover, or Twilio's retries: %s); answers reported taken %d, reports lost after every retry %d\n",
+		retried, loadkit.InboundOverrides, s.drive.Reported.Load(), s.drive.ReportsLost.Load())
 	fmt.Fprintf(w, "  try again, then  %v (told retry_later over HTTP, the answer not stored, finished later by the sweeper and texted)\n", r.retryThenText)
 	fmt.Fprintf(w, "  killed mid-work  River jobs left running on killed processes (rescued 7 min after they started) %v; offers claimed but never texted %d; offers texted but not recorded %d\n",
 		r.orphans, r.offersSending, r.textedUnrecorded)
@@ -317,6 +332,9 @@ func (s *soak) print(w io.Writer, r report, f summaryFacts) {
 			r.sentTwice, r.offerTexts, r.repeatedOther))
 	line("pending bookings with no job to heal them", r.pastHoldStuck+r.noLinkNoJob,
 		fmt.Sprintf("(past the hold, no reconciliation %d; no link and no booking sweep %d)", r.pastHoldStuck, r.noLinkNoJob))
+	line("YES without an answer, or heard twice", r.noAnswerNotStored+r.heardTwice,
+		fmt.Sprintf("(never stored: no HTTP answer after Twilio's retries %d; answered over HTTP and texted again %d)",
+			r.noAnswerNotStored, r.heardTwice))
 	line("breaches of Twilio's API contract", len(r.twilioViolations),
 		"(checked by the Twilio fake against Twilio's OpenAPI documents)")
 	if len(r.twilioViolations) > 0 {

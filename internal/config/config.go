@@ -30,6 +30,11 @@ type Config struct {
 	TwilioAccountSID string
 	TwilioAuthToken  string
 	TwilioAPIURL     string
+	// TwilioOverrides is TWILIO_CONNECTION_OVERRIDES: the connection-overrides fragment
+	// set on the inbound webhook URL in Twilio ("rc=3&rp=all&ct=2000&rt=13000", stored
+	// without its "#"); "" for none. Signatures are checked with and without it, and the
+	// answers' action URLs carry it.
+	TwilioOverrides string
 	// SMSUSA2P is SMS_US_A2P=required: a shop whose number is a US local number and whose
 	// A2P 10DLC campaign is not VERIFIED declares no openings. Off (the default), nothing
 	// is checked.
@@ -450,6 +455,10 @@ func (c *Config) loadSender(get func(string) string, bad func(name, why string))
 	default:
 		bad("SMS_US_A2P", "must be off (the default) or required")
 	}
+	c.TwilioOverrides = strings.TrimPrefix(get("TWILIO_CONNECTION_OVERRIDES"), "#")
+	if err := checkOverrides(c.TwilioOverrides); err != nil {
+		bad("TWILIO_CONNECTION_OVERRIDES", err.Error())
+	}
 	c.TwilioISVProfileSID = get("TWILIO_ISV_PROFILE_SID")
 	if c.TwilioISVProfileSID != "" && !isvProfile.MatchString(c.TwilioISVProfileSID) {
 		bad("TWILIO_ISV_PROFILE_SID", "must be a customer profile SID: BU and 32 hexadecimal digits")
@@ -457,3 +466,41 @@ func (c *Config) loadSender(get func(string) string, bad func(name, why string))
 }
 
 var isvProfile = regexp.MustCompile(`^BU[0-9a-fA-F]{32}$`)
+
+// checkOverrides checks a Twilio connection-overrides fragment against the ranges
+// Twilio documents (docs/operations.md, Twilio set-up): ct 100-10000 ms, rt and tt
+// 100-15000 ms, rc 0-5 retries, rp a comma-separated list of 4xx, 5xx, ct, rt and all;
+// e (the edge) and sni as Twilio takes them.
+func checkOverrides(f string) error {
+	if f == "" {
+		return nil
+	}
+	q, err := url.ParseQuery(f)
+	if err != nil {
+		return errors.New("must be a fragment such as rc=3&rp=all&ct=2000&rt=13000")
+	}
+	ranges := map[string][2]int{"ct": {100, 10000}, "rt": {100, 15000}, "tt": {100, 15000}, "rc": {0, 5}}
+	for k, vs := range q {
+		if len(vs) != 1 {
+			return fmt.Errorf("names %s more than once", k)
+		}
+		v := vs[0]
+		switch k {
+		case "ct", "rt", "tt", "rc":
+			n, err := strconv.Atoi(v)
+			if r := ranges[k]; err != nil || n < r[0] || n > r[1] {
+				return fmt.Errorf("%s must be a whole number from %d to %d", k, ranges[k][0], ranges[k][1])
+			}
+		case "rp":
+			for _, p := range strings.Split(v, ",") {
+				if !slices.Contains([]string{"4xx", "5xx", "ct", "rt", "all"}, p) {
+					return errors.New("rp must list 4xx, 5xx, ct, rt or all, separated by commas")
+				}
+			}
+		case "e", "sni":
+		default:
+			return fmt.Errorf("%s is not one of Twilio's connection overrides (ct, rt, tt, rc, rp, e, sni)", k)
+		}
+	}
+	return nil
+}

@@ -368,3 +368,26 @@ func TestLoadSender(t *testing.T) {
 		require.NotContains(t, err.Error(), value, "the value is not echoed")
 	}
 }
+
+// TestTwilioConnectionOverrides: TWILIO_CONNECTION_OVERRIDES is the fragment set on the
+// inbound webhook URL in Twilio, with or without its "#"; values outside Twilio's
+// documented ranges, or names Twilio does not have, are refused naming the variable.
+func TestTwilioConnectionOverrides(t *testing.T) {
+	t.Parallel()
+	for _, v := range []string{"rc=3&rp=all&ct=2000&rt=13000", "#rc=3&rp=all&ct=2000&rt=13000"} {
+		m := base()
+		m["TWILIO_CONNECTION_OVERRIDES"] = v
+		c, err := config.Load(env(m))
+		require.NoError(t, err, v)
+		require.Equal(t, "rc=3&rp=all&ct=2000&rt=13000", c.TwilioOverrides, v)
+	}
+	c, err := config.Load(env(base()))
+	require.NoError(t, err)
+	require.Empty(t, c.TwilioOverrides)
+	for _, bad := range []string{"rc=9", "ct=50", "rt=16000", "rp=sometimes", "rc=2&rc=3", "retries=3", "rc=%zz"} {
+		m := base()
+		m["TWILIO_CONNECTION_OVERRIDES"] = bad
+		_, err := config.Load(env(m))
+		require.ErrorContains(t, err, "TWILIO_CONNECTION_OVERRIDES", bad)
+	}
+}

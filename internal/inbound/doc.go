@@ -3,12 +3,14 @@
 // before acting on it, does what it asks through the owners of the data (slots books,
 // shops opts in and out, offers declines), and stores the answer, so that a redelivery
 // of the same MessageSid is answered the same and changes nothing (Reply). The webhook
-// writes the answer back to Twilio and hands it to Answered, which marks it heard only
-// if it went out within Twilio's wait.
+// writes the answer back to Twilio in a <Message> whose action URL names the text; Twilio
+// requests it once it has made the answer's message, and AnswerTaken marks the answer
+// heard, on whichever instance gets the report.
 //
-//	text ─▶ parse ─▶ store (MessageSid) ─┬─ new ──────▶ act ─▶ store answer ─▶ TwiML ─▶ mark
+//	text ─▶ parse ─▶ store (MessageSid) ─┬─ new ──────▶ act ─▶ store answer ─▶ TwiML
 //	                                     └─ seen before ─▶ the stored answer (waiting briefly
 //	                                                       for a first delivery still in flight)
+//	Twilio's report on the action URL ─▶ AnswerTaken ─▶ mark (batched)
 //
 // Storing is batched: the texts of concurrent requests go in one statement, which also
 // reads the shop that owns the number, the sender and the offers they can claim (a late
@@ -18,7 +20,7 @@
 // package: said for the outcomes whose words follow from the outcome, bookedAnswer
 // (ledger.BookedText) for a booking's.
 //
-// Twilio does not retry a webhook, so what a dead handler left is finished by the
-// sweeper (Sweep, every minute): a stored text without an answer is handled again, and
-// a stored answer never marked is texted; either goes by text, once.
+// What a dead handler left, or an answer Twilio never reported taking, is finished by
+// the sweeper (Sweep, every minute): a stored text without an answer is handled again,
+// and a stored answer never marked is texted; either goes by text, once.
 package inbound

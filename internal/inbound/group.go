@@ -23,7 +23,7 @@ type group[In, Out any] struct {
 	run func(ctx context.Context, ins []In) ([]Out, error)
 	// linger, when set, is called by the caller with the turn before it takes the batch:
 	// it waits for more calls, for fewer and larger statements, in a group whose callers
-	// no customer waits for (the marks of answers already written back). Nil for the
+	// no customer waits for (the marks of answers Twilio already took). Nil for the
 	// others.
 	linger func()
 

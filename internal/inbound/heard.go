@@ -2,96 +2,70 @@ package inbound
 
 import (
 	"context"
-	"sync"
 	"time"
+
+	"github.com/google/uuid"
 )
 
-// answerDeadline is how long Twilio waits for a webhook's answer (15 s), less a margin.
-const answerDeadline = 13 * time.Second
-
-// Answered finishes the answer the webhook has written to Twilio's request for in,
-// which arrived at received: it pushes the answer out (flush, which reports whether it
-// reached the connection) and marks it heard only if it went out within Twilio's wait.
-// The customer hears an answer only if it reaches Twilio in time; one that did not
-// stays unmarked, and the sweeper texts it about half a minute later (a booked one: the
-// inbound sweeper or the booking sweep, whichever is first).
-func (s *Service) Answered(ctx context.Context, in Message, ans Answer, received time.Time, flush func() error) {
-	if ans.Message == "" {
-		return
-	}
-	if err := flush(); err != nil {
-		s.log.WarnContext(ctx, "answer not written; it will be texted", "outcome", ans.Outcome, "err", err)
-		return
-	}
-	if time.Since(received) >= answerDeadline {
-		s.log.WarnContext(ctx, "answer written too late for Twilio; it will be texted", "outcome", ans.Outcome)
-		return
-	}
-	// In the background: the connection is free for Twilio's next request at once.
-	s.heardLater(in, ans)
+// Taken is Twilio's report, on the action URL of the <Message> that carried an answer,
+// of what it did with the answer the webhook gave to the text For.
+type Taken struct {
+	// For is the MessageSid of the customer's text the answer was given to.
+	For string
+	// Outcome and BookingID are the answer's, as the action URL named them: only a text
+	// whose stored answer is the one Twilio took is marked.
+	Outcome   Outcome
+	BookingID uuid.UUID
+	// Status is the MessageStatus of the answer's own message ("queued", "sent",
+	// "delivered", "failed", "undelivered", …).
+	Status string
+	// Words are the answer's words when it was stored without them (Answer.WordsLeft);
+	// "" otherwise.
+	Words string
 }
 
-// heardLater records, in the background, that ans, the answer Reply gave to in, was
-// written back to Twilio in time (see Delivered), and returns at once. The handler
-// returns with it: Go's HTTP server reads a connection's next request only once the
-// handler of the one before has returned, so a mark written inside the handler held up
-// Twilio's next text on that connection. A mark that fails is logged; its customer is
-// texted the same answer again by the sweeper. Drain waits for the marks still being
-// written.
-func (s *Service) heardLater(in Message, ans Answer) {
-	s.marking.start()
-	go func() {
-		defer s.marking.done()
-		if err := s.Delivered(context.Background(), in, ans); err != nil {
-			s.log.Warn("answer not recorded as written back; it will be texted again", "outcome", ans.Outcome, "err", err)
+// notTaken reports whether a MessageStatus says Twilio did not send the answer: the
+// customer is texted it instead.
+func notTaken(status string) bool { return status == "failed" || status == "undelivered" }
+
+// AnswerTaken records that Twilio took the answer the webhook gave to t.For (Twilio
+// requests the action URL of the answer's <Message> once it has made the message, on
+// whichever instance the balancer picks): the sweeper does not text it again, and a
+// booked customer needs no notice text. A failed or undelivered status records nothing,
+// so the sweeper texts the answer once UnheardAfter has passed, as it does when Twilio
+// never reports. Concurrent reports are written together (one statement, lingering
+// markLinger for more), and AnswerTaken returns once its own is written. A mark that
+// fails (Postgres restarting) is tried again for up to markRetryFor, inside Twilio's
+// wait for the report's answer: Twilio's own retries of a report come at once, and a
+// report lost costs the customer the same answer once more, by text. An error means the
+// mark was not written, and the caller answers so that Twilio may try again (connection
+// overrides). Repeated reports change nothing.
+func (s *Service) AnswerTaken(ctx context.Context, t Taken) error {
+	if notTaken(t.Status) {
+		s.log.InfoContext(ctx, "answer not sent by twilio; it will be texted", "outcome", t.Outcome, "status", t.Status)
+		return nil
+	}
+	h := heard{sid: cleanText(t.For), outcome: string(t.Outcome), words: cleanText(t.Words)}
+	if t.Outcome == OutcomeBooked {
+		h.booking = t.BookingID
+	}
+	if h.sid == "" || h.outcome == "" {
+		return nil
+	}
+	deadline := time.Now().Add(markRetryFor)
+	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		_, err := s.heard.do(ctx, h)
+		if err == nil || time.Now().Add(wait).After(deadline) {
+			return err
 		}
-	}()
-}
-
-// Drain waits until every mark Answered started is written (or has failed), or ctx ends.
-// The server calls it after its requests have finished and before closing the pool.
-func (s *Service) Drain(ctx context.Context) error {
-	return s.marking.wait(ctx)
-}
-
-// pending counts work in flight and lets callers wait until there is none. Unlike a
-// sync.WaitGroup, new work may start while someone waits (a request that outlives the
-// server's shutdown deadline still records its mark).
-type pending struct {
-	mu   sync.Mutex
-	n    int
-	idle chan struct{} // closed while n == 0; nil before the first start
-}
-
-func (p *pending) start() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.n == 0 {
-		p.idle = make(chan struct{})
-	}
-	p.n++
-}
-
-func (p *pending) done() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.n--
-	if p.n == 0 {
-		close(p.idle)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
 	}
 }
 
-func (p *pending) wait(ctx context.Context) error {
-	p.mu.Lock()
-	idle := p.idle
-	p.mu.Unlock()
-	if idle == nil {
-		return nil
-	}
-	select {
-	case <-idle:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
+// markRetryFor bounds how long AnswerTaken tries a mark again: well inside the read
+// timeout of the report's request (TWILIO_CONNECTION_OVERRIDES' rt, 15 s at most).
+const markRetryFor = 10 * time.Second

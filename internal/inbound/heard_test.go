@@ -32,19 +32,19 @@ func sweep(t *testing.T, svc *inbound.Service) int {
 }
 
 // TestUnheardAnswerIsTextedOnce: a YES is answered (taken) and its answer stored, but the
-// instance dies before the answer is written back to Twilio, so it is never marked.
-// Twilio does not retry: the sweeper texts the stored answer, once, and only once it
-// cannot still be on its way.
+// instance dies before the answer is written back to Twilio, so Twilio never reports it
+// taken: the sweeper texts the stored answer, once, and only once it cannot still be on
+// its way.
 func TestUnheardAnswerIsTextedOnce(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	w := newWorld(t, 2)
 	won := w.yes(t, "SMwon", w.phones[0])
 	require.Equal(t, inbound.OutcomeBooked, won.Outcome)
-	require.NoError(t, w.inbound.Delivered(ctx, inbound.Message{MessageSID: "SMwon"}, won))
+	require.NoError(t, w.taken(ctx, "SMwon", won))
 	lost := w.yes(t, "SMlost", w.phones[1])
 	require.Equal(t, inbound.OutcomeTaken, lost.Outcome)
-	// No Delivered for SMlost: its answer never reached Twilio.
+	// No report for SMlost: its answer never reached Twilio.
 
 	require.Zero(t, sweep(t, w.inbound))
 	require.Empty(t, w.texts(t, "reply:SMlost"), "an answer stored a moment ago may still be on its way")
@@ -58,8 +58,8 @@ func TestUnheardAnswerIsTextedOnce(t *testing.T) {
 	require.Empty(t, w.texts(t, "reply:SMwon"), "the winner heard their answer")
 }
 
-// TestConcurrentDeliveredAnswersAreAllMarked: the answers of a storm are written back
-// at once and their marks go together (one batch for the answers and the bookings they
+// TestConcurrentDeliveredAnswersAreAllMarked: Twilio reports the answers of a storm at
+// once and their marks go together (one batch for the answers and the bookings they
 // told of): every answer is marked as heard, the winner's booking as told, and nothing
 // is texted again.
 func TestConcurrentDeliveredAnswersAreAllMarked(t *testing.T) {
@@ -89,7 +89,7 @@ func TestConcurrentDeliveredAnswersAreAllMarked(t *testing.T) {
 
 	for i := range n {
 		wg.Go(func() {
-			errs[i] = w.inbound.Delivered(ctx, inbound.Message{MessageSID: fmt.Sprintf("SMstorm%02d", i)}, answers[i])
+			errs[i] = w.taken(ctx, fmt.Sprintf("SMstorm%02d", i), answers[i])
 		})
 	}
 	wg.Wait()
@@ -116,27 +116,26 @@ func TestOldUnheardAnswerIsLeft(t *testing.T) {
 	require.Empty(t, w.texts(t, "reply:SMold"))
 }
 
-// TestAnsweredMessageIsNotTexted: an answer written back (Delivered), first or replayed
-// to a redelivery, is never texted; one whose written-back answer was not the stored one
-// (a redelivery told "try again" while the first delivery was still deciding) is.
+// TestAnsweredMessageIsNotTexted: an answer Twilio took (AnswerTaken), first or replayed
+// to a redelivery, is never texted; one whose answer taken was not the stored one (a
+// redelivery told "try again" while the first delivery was still deciding) is.
 func TestAnsweredMessageIsNotTexted(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	w := newWorld(t, 3)
 	first := w.yes(t, "SMheard", w.phones[0])
-	require.NoError(t, w.inbound.Delivered(ctx, inbound.Message{MessageSID: "SMheard"}, first))
+	require.NoError(t, w.taken(ctx, "SMheard", first))
 
 	// The first delivery's answer was lost; Twilio redelivered and the replay got through.
 	w.yes(t, "SMreplayed", w.phones[1])
 	replay := w.yes(t, "SMreplayed", w.phones[1])
 	require.True(t, replay.Replayed)
-	require.NoError(t, w.inbound.Delivered(ctx, inbound.Message{MessageSID: "SMreplayed"}, replay))
+	require.NoError(t, w.taken(ctx, "SMreplayed", replay))
 
-	// What was written back was not the stored answer.
+	// What Twilio took was not the stored answer.
 	other := w.yes(t, "SMother", w.phones[2])
 	require.Equal(t, inbound.OutcomeTaken, other.Outcome)
-	require.NoError(t, w.inbound.Delivered(ctx, inbound.Message{MessageSID: "SMother"},
-		inbound.Answer{Outcome: inbound.OutcomeRetryLater, Message: texts.English.RetryLater(), Replayed: true}))
+	require.NoError(t, w.taken(ctx, "SMother", inbound.Answer{Outcome: inbound.OutcomeRetryLater, Message: texts.English.RetryLater(), Replayed: true}))
 
 	require.Equal(t, 1, sweep(t, w.sweeperAt(time.Minute)), "SMother only")
 	require.Zero(t, sweep(t, w.sweeperAt(5*time.Minute)))
@@ -192,38 +191,78 @@ func TestTakenOverTextIsNotRetold(t *testing.T) {
 	require.Len(t, w.texts(t, "reply:SMorphanNo"), 1)
 }
 
-// TestAnsweredMarksOnlyWhatWentOutInTime: the webhook hands its written answer to
-// Answered, which marks it heard only when the flush reached the connection and within
-// Twilio's wait; an answer that failed to go out, or went out too late, stays unmarked
-// for the sweeper, and an empty answer is not even flushed.
-func TestAnsweredMarksOnlyWhatWentOutInTime(t *testing.T) {
+// TestAnswerTakenUnlessFailed: Twilio reports on the answer's action URL what became of
+// the answer's message. Any status but failed or undelivered marks the answer heard,
+// and the sweeper leaves it; a failed or undelivered one, or no report at all, leaves it
+// for the sweeper, which texts it once it cannot still be on its way. Reports repeat
+// (Twilio retries a report, and reports each status): nothing changes.
+func TestAnswerTakenUnlessFailed(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	w := newWorld(t, 3)
 	cases := []struct {
-		sid      string
-		received time.Time
-		flushErr error
-		marked   bool
+		sid, status string // "" status: no report
+		heard       bool
 	}{
-		{sid: "SMintime", received: time.Now(), marked: true},
-		{sid: "SMbroken", received: time.Now(), flushErr: errors.New("connection reset")},
-		{sid: "SMlate", received: time.Now().Add(-14 * time.Second)},
+		{"SMsent", "sent", true},
+		{"SMqueued", "queued", true},
+		{"SMdelivered", "delivered", true},
+		{"SMfailed", "failed", false},
+		{"SMundelivered", "undelivered", false},
+		{"SMsilent", "", false},
 	}
+	w := newWorld(t, len(cases))
+	answers := map[string]inbound.Answer{}
 	for i, c := range cases {
-		in := inbound.Message{MessageSID: c.sid, From: w.phones[i], To: w.shop.SMSNumber, Body: "HELP"}
-		ans, err := w.inbound.Reply(ctx, in)
+		ans, err := w.inbound.Reply(ctx, inbound.Message{MessageSID: c.sid, From: w.phones[i], To: w.shop.SMSNumber, Body: "HELP"})
 		require.NoError(t, err)
-		flushed := 0
-		w.inbound.Answered(ctx, in, ans, c.received, func() error { flushed++; return c.flushErr })
-		require.Equal(t, 1, flushed, c.sid)
+		require.Equal(t, inbound.OutcomeHelp, ans.Outcome)
+		answers[c.sid] = ans
+		if c.status != "" {
+			for range 2 {
+				require.NoError(t, w.inbound.AnswerTaken(ctx, inbound.Taken{For: c.sid, Outcome: ans.Outcome, Status: c.status}))
+			}
+		}
 	}
-	w.inbound.Answered(ctx, inbound.Message{MessageSID: "SMsilent"}, inbound.Answer{}, time.Now(),
-		func() error { t.Error("an empty answer was flushed"); return nil })
-	require.NoError(t, w.inbound.Drain(ctx))
+	require.Zero(t, sweep(t, w.inbound), "nothing is texted while an answer may still be on its way")
+	require.Equal(t, 3, sweep(t, w.sweeperAt(time.Minute)))
 	for _, c := range cases {
 		var marked bool
 		require.NoError(t, w.pool.QueryRow(ctx, `SELECT answered_at IS NOT NULL FROM inbound_messages WHERE message_sid = $1`, c.sid).Scan(&marked))
-		require.Equal(t, c.marked, marked, "%s marked as heard", c.sid)
+		require.Equal(t, c.heard, marked, "%s (%q) marked as heard", c.sid, c.status)
+		if c.heard {
+			require.Empty(t, w.texts(t, "reply:"+c.sid), "%s: Twilio took it", c.sid)
+		} else {
+			require.Equal(t, []string{answers[c.sid].Message}, w.texts(t, "reply:"+c.sid), "%s (%q): texted", c.sid, c.status)
+		}
 	}
+}
+
+// taken reports ans, the answer to the text sid, as taken (MessageStatus "sent"), as
+// Twilio does on the action URL of the answer's <Message>.
+func (w *world) taken(ctx context.Context, sid string, ans inbound.Answer) error {
+	t := inbound.Taken{For: sid, Outcome: ans.Outcome, BookingID: ans.BookingID, Status: "sent"}
+	if ans.WordsLeft {
+		t.Words = ans.Message
+	}
+	return w.inbound.AnswerTaken(ctx, t)
+}
+
+// TestLateYesWordsComeWithTheReport: a late YES is answered as it is stored, without its
+// words (they follow from the outcome); the report that Twilio took the answer carries
+// them, and the mark stores them, so the owner's inbox shows what the customer was told.
+func TestLateYesWordsComeWithTheReport(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, 2)
+	require.Equal(t, inbound.OutcomeBooked, w.yes(t, "SMwinner", w.phones[0]).Outcome)
+	late := w.yes(t, "SMlate", w.phones[1])
+	require.Equal(t, inbound.OutcomeTaken, late.Outcome)
+	require.True(t, late.WordsLeft, "a late YES is stored without its words")
+	var reply *string
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT reply FROM inbound_messages WHERE message_sid = 'SMlate'`).Scan(&reply))
+	require.Nil(t, reply)
+	require.NoError(t, w.taken(ctx, "SMlate", late))
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT reply FROM inbound_messages WHERE message_sid = 'SMlate'`).Scan(&reply))
+	require.NotNil(t, reply)
+	require.Equal(t, late.Message, *reply)
 }

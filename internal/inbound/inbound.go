@@ -35,10 +35,10 @@ type Config struct {
 	// StaleAfter is how long after it arrived a stored text without an answer counts
 	// as abandoned by its handler (requests end after 20 s); default 45s.
 	StaleAfter time.Duration
-	// UnheardAfter is how long after its answer was stored a text whose answer was never
-	// marked as written back (Delivered) counts as unheard, and is texted: longer than a
-	// request lives (Twilio waits 15 s; requests end after 20 s) and than its mark takes;
-	// default 30s.
+	// UnheardAfter is how long after its answer was stored a text whose answer Twilio
+	// never reported taking (AnswerTaken) counts as unheard, and is texted: longer than a
+	// request lives (Twilio waits 15 s; requests end after 20 s) and than Twilio's report
+	// of the answer takes; default 30s.
 	UnheardAfter time.Duration
 	// RetellWithin is how old an unheard answer may be and still be texted: an older one
 	// is of no use to the customer any more; default 30m.
@@ -56,12 +56,10 @@ type Service struct {
 	pool  *pgxpool.Pool
 	queue jobs.Inserter
 	// stores, answers and heard write the texts, the answers and the marks of answers
-	// written back of concurrent requests together.
-	stores  *group[newText, stored]
-	answers *group[answer, struct{}]
-	heard   *group[heard, struct{}]
-	// marking counts the marks Answered writes in the background.
-	marking   pending
+	// Twilio took of concurrent requests together.
+	stores    *group[newText, stored]
+	answers   *group[answer, struct{}]
+	heard     *group[heard, struct{}]
 	shops     *shops.Service
 	customers *customers.Service
 	slots     *slots.Service
@@ -139,9 +137,10 @@ type Answer struct {
 	BookingID uuid.UUID
 	// stored means the answer was stored already, with its payment link (see link).
 	stored bool
-	// wordsLeft means the answer was stored without its words (a late YES: see
-	// InboundStoreMany); the mark that it was heard stores them (Delivered).
-	wordsLeft bool
+	// WordsLeft means the answer was stored without its words (a late YES: see
+	// InboundStoreMany); Twilio's report that it took the answer carries them
+	// (Taken.Words), and the mark stores them, so the owner's inbox shows them.
+	WordsLeft bool
 }
 
 // Reply handles one inbound text. It stores the message first (MessageSid is the key),
@@ -166,7 +165,7 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 		snd := st.sender
 		s.learn(ctx, shop, &snd, rd)
 		ans := said(snd.words(shop), shop, OutcomeTaken)
-		ans.Keyword, ans.wordsLeft = kw, true
+		ans.Keyword, ans.WordsLeft = kw, true
 		return ans, nil
 	}
 	var snd *sender
@@ -287,30 +286,6 @@ func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in M
 	return ans, herr
 }
 
-// Delivered records that ans, the answer Reply gave to in (first or replayed), was
-// written back to Twilio in time to reach the customer: the sweeper does not text it
-// again, and a booked customer needs no notice text. The marks of concurrent requests
-// are written together. A mark that is lost (the process dies first, Postgres fails)
-// costs the customer the same answer once more, by text. The webhook's answers are
-// recorded through Answered, in the background.
-func (s *Service) Delivered(ctx context.Context, in Message, ans Answer) error {
-	h := heard{sid: cleanText(in.MessageSID)}
-	if ans.Message != "" {
-		h.outcome = string(ans.Outcome)
-	}
-	if ans.wordsLeft {
-		h.words = ans.Message
-	}
-	if ans.Outcome == OutcomeBooked {
-		h.booking = ans.BookingID
-	}
-	if h.outcome == "" && h.booking == uuid.Nil {
-		return nil
-	}
-	_, err := s.heard.do(ctx, h)
-	return err
-}
-
 // sweepRows is how many texts each part of a sweep reads at a time.
 const sweepRows = 100
 
@@ -323,7 +298,7 @@ const sweepBudget = 45 * time.Second
 // Sweep makes sure the customer of every stored text hears an answer. It finishes the
 // texts whose handler died before answering and that no redelivery took over, handling
 // each again and texting the answer; then it texts the stored answers that were never
-// written back to Twilio (retell). It goes on while a batch was full and did something,
+// taken by Twilio (retell). It goes on while a batch was full and did something,
 // within sweepBudget. It returns how many texts it finished or retold.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
 	deadline := time.Now().Add(sweepBudget)
@@ -413,10 +388,11 @@ func (s *Service) finish(ctx context.Context) (done, read int, err error) {
 var errLeaveForNextSweep = errors.New("inbound: left for the next sweep")
 
 // retell texts the stored answers that never reached their customer (it returns how
-// many it texted or settled, and how many it read): the answer was
-// stored (the outcome decided, perhaps a booking made), but the instance died or the
-// connection broke before it was written back, so it was never marked (Delivered).
-// Twilio does not retry a webhook: no redelivery will replay it. Only answers stored
+// many it texted or settled, and how many it read): the answer was stored (the outcome
+// decided, perhaps a booking made), but the instance died or the connection broke
+// before it was written back, or Twilio could not send it, so Twilio never reported it
+// taken (AnswerTaken). A redelivery (connection overrides) replays a stored answer, but
+// one that Twilio's retries did not reach is never replayed. Only answers stored
 // between RetellWithin and UnheardAfter ago are texted (a newer one may still be on its
 // way). Each is claimed (retold_at) in the transaction that queues its text, under the
 // key the take-over path uses ("reply:" and the MessageSid), so a text gets at most one
@@ -479,7 +455,7 @@ func (s *Service) retell(ctx context.Context) (done, read int, err error) {
 			return err
 		})
 		if errors.Is(err, pgx.ErrNoRows) {
-			continue // marked as written back, or retold, meanwhile
+			continue // marked as taken by Twilio, or retold, meanwhile
 		}
 		if err != nil {
 			s.log.ErrorContext(ctx, "unheard answer not texted; the next sweep tries again", "outcome", outcome, "err", err)
@@ -487,9 +463,9 @@ func (s *Service) retell(ctx context.Context) (done, read int, err error) {
 		}
 		if texted {
 			s.m.AnswerRetold(string(outcome))
-			s.log.InfoContext(ctx, "answer never written back: texted by the sweeper", "outcome", outcome)
+			s.log.InfoContext(ctx, "answer not taken by twilio: texted by the sweeper", "outcome", outcome)
 		} else {
-			s.log.InfoContext(ctx, "answer never written back: the customer was told of the booking already", "outcome", outcome)
+			s.log.InfoContext(ctx, "answer not taken by twilio: the customer was told of the booking already", "outcome", outcome)
 		}
 		done++
 	}

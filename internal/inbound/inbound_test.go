@@ -114,7 +114,7 @@ func TestBookedCustomerIsToldOnce(t *testing.T) {
 	ans := w.yes(t, "SMdelivered", w.phones[0])
 	require.Equal(t, inbound.OutcomeBooked, ans.Outcome)
 	require.NotEqual(t, uuid.Nil, ans.BookingID)
-	require.NoError(t, w.inbound.Delivered(ctx, inbound.Message{MessageSID: "SMdelivered"}, ans))
+	require.NoError(t, w.taken(ctx, "SMdelivered", ans))
 	require.NoError(t, w.ledger.Notify(ctx, ans.BookingID))
 	require.Empty(t, w.texts(t, "booking_notice:"+ans.BookingID.String()), "the answer reached the customer")
 

@@ -43,7 +43,7 @@ type answer struct {
 	bookingID uuid.UUID
 }
 
-// heard is an answer that was written back in time to reach its customer.
+// heard is an answer Twilio took (AnswerTaken).
 type heard struct {
 	sid, outcome string
 	// words are the answer's words when they were not stored with it (a late YES); ""
@@ -107,9 +107,9 @@ func (s *Service) writeAnswers(ctx context.Context, q db.DBTX, answers []answer)
 	return queries.InboundSetOutcomes(ctx, q, p)
 }
 
-// markAnswered records that answers were written back, and that the customers of the
-// booked ones have learnt of their bookings: one round trip for a batch, since every
-// reply of a storm makes one.
+// markAnswered records that Twilio took answers, and that the customers of the booked
+// ones have learnt of their bookings: one round trip for a batch, since every reply of
+// a storm makes one.
 func (s *Service) markAnswered(ctx context.Context, answers []heard) ([]struct{}, error) {
 	p := db.InboundMarkAnsweredParams{AnsweredAt: s.cfg.Now().UTC()}
 	var told []uuid.UUID
@@ -126,14 +126,14 @@ func (s *Service) markAnswered(ctx context.Context, answers []heard) ([]struct{}
 	var q pgbatch.Queue
 	if len(p.Sids) > 0 {
 		if err := queries.InboundMarkAnswered(ctx, &q, p); err != nil {
-			return nil, fmt.Errorf("mark answers written back: %w", err)
+			return nil, fmt.Errorf("mark answers taken: %w", err)
 		}
 	}
 	if err := ledger.MarkTold(ctx, &q, p.AnsweredAt, told...); err != nil {
 		return nil, err
 	}
 	if _, err := q.Send(ctx, s.pool); err != nil {
-		return nil, fmt.Errorf("mark answers written back: %w", err)
+		return nil, fmt.Errorf("mark answers taken: %w", err)
 	}
 	return make([]struct{}, len(answers)), nil
 }
@@ -167,10 +167,11 @@ func (s *Service) initGroups() {
 		linger: func() { time.Sleep(markLinger) }}
 }
 
-// markLinger is how long a batch of marks waits for more: the marks are written in the
-// background (Answered), after their answers, so the wait costs no customer anything and a
-// storm's marks take a few statements instead of one every few replies. It stays far
-// below the sweeper's wait before it texts an unmarked answer (UnheardAfter).
+// markLinger is how long a batch of marks waits for more: the marks come with Twilio's
+// reports of answers it has already taken (AnswerTaken), so the wait costs no customer
+// anything and a storm's marks take a few statements instead of one every few replies.
+// It stays far below the sweeper's wait before it texts an unmarked answer
+// (UnheardAfter).
 const markLinger = 25 * time.Millisecond
 
 // Purge deletes up to limit stored texts (the sender's number and words, the outcome

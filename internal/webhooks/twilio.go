@@ -4,14 +4,17 @@ package webhooks
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/xml"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
@@ -24,6 +27,12 @@ import (
 
 // TwilioPath is where Twilio posts inbound texts.
 const TwilioPath = "/webhooks/twilio/sms"
+
+// TwilioAnsweredPath is the action URL of the <Message> that carries an answer: Twilio
+// requests it, signed like its other webhooks, once it has made the answer's message,
+// with that message's MessageSid and MessageStatus. Its query names the text the answer
+// was given to (for), the answer's outcome and, for a booking, the booking.
+const TwilioAnsweredPath = "/webhooks/twilio/answered"
 
 // TwilioStatusPath is where Twilio posts the delivery status of the texts we send: the
 // StatusCallback of every message (PUBLIC_URL followed by this path).
@@ -44,11 +53,16 @@ type Twilio struct {
 	// PublicURL is the external base URL Twilio signs against (not the Host header,
 	// which a proxy may rewrite).
 	PublicURL string
+	// Overrides are Twilio's connection overrides ("rc=3&rp=all", without "#") put on
+	// the answers' action URLs, so that Twilio retries a report that fails; "" for none.
+	Overrides string
 	Logger    *slog.Logger
 	Metrics   *metrics.Metrics
 }
 
-// Handle answers one inbound text with TwiML and the X-Slot-Outcome header.
+// Handle answers one inbound text with TwiML and the X-Slot-Outcome header. The answer's
+// <Message> has an action URL (ActionURL): Twilio's request to it says whether the
+// answer was sent (TwilioAnswered). Nothing is written after the answer.
 func (h *Twilio) Handle(c echo.Context) error {
 	start := time.Now()
 	req := c.Request()
@@ -80,18 +94,77 @@ func (h *Twilio) Handle(c echo.Context) error {
 		}
 	}
 	h.Logger.InfoContext(ctx, "inbound text answered", "outcome", ans.Outcome, "replayed", ans.Replayed)
-	body := TwiML(ans.Message)
+	body := TwiMLAction(ans.Message, ActionURL(h.PublicURL, h.Overrides, in.MessageSID, ans))
 	res := c.Response()
 	res.Header().Set(OutcomeHeader, string(ans.Outcome))
-	// With its length known, the answer is complete for Twilio once it is flushed,
-	// without waiting for what the handler records after it.
 	res.Header().Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
-	if err := c.Blob(http.StatusOK, "text/xml; charset=utf-8", body); err != nil {
+	return c.Blob(http.StatusOK, "text/xml; charset=utf-8", body)
+}
+
+// ActionURL is the action URL of the <Message> carrying ans, the answer to the text
+// sid: publicURL, TwilioAnsweredPath and a query naming the text, the outcome, for a
+// booking the booking, and for an answer stored without its words (a late YES) the
+// words (Twilio signs the URL it requests, query included, so the server can trust
+// them), then "#" and the connection overrides, if any.
+func ActionURL(publicURL, overrides, sid string, ans inbound.Answer) string {
+	q := url.Values{"for": {sid}, "outcome": {string(ans.Outcome)}}
+	if ans.Outcome == inbound.OutcomeBooked && ans.BookingID != uuid.Nil {
+		q.Set("booking", ans.BookingID.String())
+	}
+	if ans.WordsLeft {
+		q.Set("words", ans.Message) // stored without them: the mark stores them
+	}
+	u := publicURL + TwilioAnsweredPath + "?" + q.Encode()
+	if overrides != "" {
+		u += "#" + overrides
+	}
+	return u
+}
+
+// TwilioAnswered handles Twilio's requests to the answers' action URLs
+// (TwilioAnsweredPath).
+type TwilioAnswered struct {
+	Inbound *inbound.Service
+	// Validator checks X-Twilio-Signature; nil accepts unsigned requests, which the
+	// server allows only in DEV_MODE without Twilio credentials.
+	Validator *twilio.Validator
+	// PublicURL is the external base URL the action URLs start with.
+	PublicURL string
+	Logger    *slog.Logger
+}
+
+// Handle verifies a report on an answer and records it (inbound.Service.AnswerTaken):
+// the answer named by the signed URL was sent, unless MessageStatus says it failed. It
+// answers an empty TwiML response (Twilio reads the action's answer as the rest of the
+// messaging session: nothing more) once the mark is written, and 503 when it could not
+// be, so that Twilio tries again (connection overrides on the action URL); a report
+// never recorded leaves the answer to the sweeper, which texts it.
+func (h *TwilioAnswered) Handle(c echo.Context) error {
+	req := c.Request()
+	ctx := req.Context()
+	if err := verifyTwilio(c, h.Validator, h.PublicURL, h.Logger); err != nil {
 		return err
 	}
-	// Through echo's writer to the one underneath: echo's Flush drops a write error.
-	h.Inbound.Answered(ctx, in, ans, start, http.NewResponseController(res.Writer).Flush)
-	return nil
+	q := req.URL.Query()
+	t := inbound.Taken{For: q.Get("for"), Outcome: inbound.Outcome(q.Get("outcome")), Words: q.Get("words"),
+		Status: cmp.Or(req.PostForm.Get("MessageStatus"), req.PostForm.Get("SmsStatus"))}
+	if b := q.Get("booking"); b != "" {
+		id, err := uuid.Parse(b)
+		if err != nil {
+			return httperr.BadRequest("bad_request", "booking must be a booking id")
+		}
+		t.BookingID = id
+	}
+	if t.For == "" || t.Outcome == "" || t.Status == "" || len(t.For) > 64 {
+		return httperr.BadRequest("bad_request", "for, outcome and MessageStatus are required")
+	}
+	if err := h.Inbound.AnswerTaken(ctx, t); err != nil {
+		logger(h.Logger).WarnContext(ctx, "answer's report not recorded; twilio may try again", "outcome", t.Outcome, "err", err)
+		return &httperr.Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "try again"}
+	}
+	body := TwiML("")
+	c.Response().Header().Set(echo.HeaderContentLength, strconv.Itoa(len(body)))
+	return c.Blob(http.StatusOK, "text/xml; charset=utf-8", body)
 }
 
 // verifyTwilio checks the request's X-Twilio-Signature the same way for every Twilio
@@ -183,12 +256,23 @@ func (h *TwilioStatus) Handle(c echo.Context) error {
 }
 
 // TwiML renders a messaging response with one message, escaped.
-func TwiML(message string) []byte {
+func TwiML(message string) []byte { return TwiMLAction(message, "") }
+
+// TwiMLAction renders a messaging response with one message, escaped, whose action URL
+// is action ("" for none): Twilio requests it with the message's MessageSid and
+// MessageStatus once it has made the message.
+func TwiMLAction(message, action string) []byte {
 	var b bytes.Buffer
 	b.WriteString(xml.Header)
 	b.WriteString("<Response>")
 	if message != "" {
-		b.WriteString("<Message>")
+		b.WriteString("<Message")
+		if action != "" {
+			b.WriteString(` action="`)
+			_ = xml.EscapeText(&b, []byte(action))
+			b.WriteString(`" method="POST"`)
+		}
+		b.WriteString(">")
 		_ = xml.EscapeText(&b, []byte(message))
 		b.WriteString("</Message>")
 	}

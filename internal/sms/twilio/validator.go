@@ -8,6 +8,7 @@ import (
 	"hash"
 	"net/url"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/twilio/twilio-go/client"
@@ -18,6 +19,9 @@ import (
 type Validator struct {
 	rv   client.RequestValidator
 	macs sync.Pool // of *signer
+	// overrides is the connection-overrides fragment of the webhook URLs Twilio was
+	// given ("rc=3&rp=all", without "#"); "" for none.
+	overrides string
 }
 
 // signer is an HMAC-SHA1 keyed with the auth token and a buffer for the signed string.
@@ -28,8 +32,19 @@ type signer struct {
 
 // NewValidator returns a Validator for signatures made with authToken.
 func NewValidator(authToken string) *Validator {
+	return NewValidatorWithOverrides(authToken, "")
+}
+
+// NewValidatorWithOverrides returns a Validator for signatures made with authToken of
+// requests to URLs Twilio was given with the connection-overrides fragment overrides
+// ("rc=3&rp=all&ct=2000&rt=13000", without its "#"). A fragment is never sent, so the
+// server cannot read it from the request. Twilio computes the signature over the URL
+// without it (as the implementations that document it say); a helper library given the
+// configured URL, fragment included, computes it over the fragment too (twilio-node's
+// validateRequest keeps the URL's hash). Valid accepts either.
+func NewValidatorWithOverrides(authToken, overrides string) *Validator {
 	key := []byte(authToken)
-	v := &Validator{rv: client.NewRequestValidator(authToken)}
+	v := &Validator{rv: client.NewRequestValidator(authToken), overrides: strings.TrimPrefix(overrides, "#")}
 	v.macs.New = func() any { return &signer{mac: hmac.New(sha1.New, key)} }
 	return v
 }
@@ -48,9 +63,19 @@ func NewValidator(authToken string) *Validator {
 // storm of replies. Twilio signs the URL it was given, which is the one we were configured
 // with, so the URL as given is tried first, with one HMAC; Validate, whose candidates
 // always include the URL as given, decides only when that fails.
+//
+// With connection overrides (NewValidatorWithOverrides), a signature of url followed by
+// "#" and the overrides is accepted too, url having no fragment of its own.
 func (v *Validator) Valid(url string, params url.Values, signature string) bool {
 	if v.signedAsGiven(url, params, signature) {
 		return true
+	}
+	withOverrides := ""
+	if v.overrides != "" && !strings.Contains(url, "#") {
+		withOverrides = url + "#" + v.overrides
+		if v.signedAsGiven(withOverrides, params, signature) {
+			return true
+		}
 	}
 	m := make(map[string]string, len(params))
 	for k, vs := range params {
@@ -58,7 +83,7 @@ func (v *Validator) Valid(url string, params url.Values, signature string) bool 
 			m[k] = vs[0]
 		}
 	}
-	return v.rv.Validate(url, m, signature)
+	return v.rv.Validate(url, m, signature) || (withOverrides != "" && v.rv.Validate(withOverrides, m, signature))
 }
 
 // signedAsGiven reports whether signature is the HMAC-SHA1 of url followed by each field's

@@ -6,10 +6,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,13 +23,29 @@ import (
 )
 
 // Driver speaks to the server as its clients do: the shop API with bearer keys, and
-// inbound texts signed with the Twilio auth token the server was given.
+// inbound texts signed with the Twilio auth token the server was given, as Twilio sends
+// them: a text whose request fails is sent again as the inbound URL's connection
+// overrides say (Overrides), and an answer whose <Message> has an action URL is
+// reported there once taken, as Twilio reports it (Reported).
 type Driver struct {
 	Client *http.Client
 	// AccountSID and AuthToken are the Twilio credentials the server checks texts with.
 	AccountSID, AuthToken string
+	// Overrides are the connection overrides of the inbound URL (the server's
+	// TWILIO_CONNECTION_OVERRIDES); nil: Twilio's default, a request that left is never
+	// sent again. With or without them, a text that cannot connect goes to the next
+	// instance, as a load balancer would send it.
+	Overrides *Overrides
+	// CheckReport, when set, is given the form of every report on an answer's action
+	// URL, to hold it to Twilio's contract.
+	CheckReport func(url.Values)
 	// seq numbers shops' SMS numbers, customers' phones and MessageSids.
 	seq atomic.Int64
+	// reports are the reports on answers' action URLs under way.
+	reports sync.WaitGroup
+	// Reported counts the reports the server answered 2xx; ReportsLost those that got
+	// no 2xx after every attempt the action URL's overrides allow.
+	Reported, ReportsLost atomic.Int64
 }
 
 // NewClient is an HTTP client fit for storms: many idle connections per host.
@@ -172,16 +190,23 @@ type Answer struct {
 	// 200, or "error" when no answer came (Err says why).
 	Outcome string
 	Err     error
-	// Latency is the time to the answer (0 without one).
+	// Latency is the time to the answer (0 without one), from the first attempt.
 	Latency time.Duration
 	// Base is the instance that last got the request.
 	Base string
+	// Attempts is how many times the text was sent (a connection refused included).
+	Attempts int
+	// Action is the action URL of the answer's <Message>, "" for none.
+	Action string
 }
 
 // Fire sends the texts, signed, round robin over bases, inFlight at a time, and returns
 // what became of each and the wall time to the last answer. With failOver, a text that
 // cannot connect to its instance (never sent: the instance is down) goes to the next
-// one, as a load balancer would send it; an error after the request left is final.
+// one, as a load balancer would send it; a failure after the request left is final,
+// unless the Overrides retry it (to the next instance: a balancer's choice). Answers
+// with an action URL are reported there (report); Fire returns once every report is
+// done, after the time it measures.
 func (d *Driver) Fire(ctx context.Context, bases []string, texts []url.Values, inFlight int, failOver bool) ([]Answer, time.Duration) {
 	bodies := make([]string, len(texts))
 	sigs := make([]string, len(texts))
@@ -202,15 +227,9 @@ func (d *Driver) Fire(ctx context.Context, bases []string, texts []url.Values, i
 				if i >= len(texts) || ctx.Err() != nil {
 					return
 				}
-				tries := 1
-				if failOver {
-					tries = len(bases)
-				}
-				for k := range tries {
-					out[i] = d.send(ctx, bases[(i+k)%len(bases)], bodies[i], sigs[i])
-					if out[i].Err == nil || !NotSent(out[i].Err) {
-						break
-					}
+				out[i] = d.deliver(ctx, bases, i, bodies[i], sigs[i], failOver)
+				if out[i].Action != "" {
+					d.report(ctx, bases, slices.Index(bases, out[i].Base), out[i].Action, texts[i].Get("To"), texts[i].Get("From"))
 				}
 			}
 		}()
@@ -218,7 +237,119 @@ func (d *Driver) Fire(ctx context.Context, bases []string, texts []url.Values, i
 	t0 := time.Now()
 	close(start)
 	wg.Wait()
-	return out, time.Since(t0)
+	took := time.Since(t0)
+	d.reports.Wait()
+	return out, took
+}
+
+// deliver sends the i-th text to bases[i] and, as failOver and the Overrides allow, to
+// the next instances, and returns its last attempt's answer.
+func (d *Driver) deliver(ctx context.Context, bases []string, i int, body, sig string, failOver bool) Answer {
+	o := Overrides{Retries: 0}
+	if d.Overrides != nil {
+		o = *d.Overrides
+	}
+	t0 := time.Now()
+	var a Answer
+	retries := 0
+	for k := 0; ; k++ {
+		actx, cancel := ctx, context.CancelFunc(func() {})
+		if d.Overrides != nil {
+			actx, cancel = context.WithTimeout(ctx, o.Read)
+		}
+		a = d.send(actx, bases[(i+k)%len(bases)], body, sig)
+		cancel()
+		a.Attempts = k + 1
+		if a.Err == nil && a.Outcome != "" && !strings.HasPrefix(a.Outcome, "http_") {
+			break
+		}
+		if ctx.Err() != nil || (d.Overrides != nil && time.Since(t0) >= o.Total) {
+			break
+		}
+		if a.Err != nil && NotSent(a.Err) && failOver && k < len(bases)*(o.Retries+1) {
+			continue // a balancer's failover: the request never reached a server
+		}
+		status, _ := strconv.Atoi(strings.TrimPrefix(a.Outcome, "http_"))
+		if d.Overrides == nil || retries >= o.Retries || !o.retries(a.Err, status) {
+			break
+		}
+		retries++
+	}
+	if a.Err == nil {
+		a.Latency = time.Since(t0)
+	}
+	return a
+}
+
+// report posts, in the background, what Twilio posts to an answer's action URL once it
+// has made the answer's message: a form with the message's own MessageSid, its
+// MessageStatus ("sent"), AccountSid, ApiVersion, From (the shop's number) and To (the
+// customer), with their older Sms* twins, signed over the URL without its fragment. The
+// URL's PUBLIC_URL is replaced with an instance's base, from bases[first] on (the
+// instance that answered: a balancer may send it anywhere, and this one most likely has
+// an idle connection to it); the attempts follow the URL's own connection overrides (a
+// refused connection goes to the next instance, as a balancer would send it).
+func (d *Driver) report(ctx context.Context, bases []string, first int, action, from, to string) {
+	d.reports.Add(1)
+	go func() {
+		defer d.reports.Done()
+		target, fragment, _ := strings.Cut(action, "#")
+		o, err := ParseOverrides(fragment)
+		if err != nil || !strings.HasPrefix(target, PublicURL) {
+			d.ReportsLost.Add(1)
+			return
+		}
+		sid := fmt.Sprintf("SM%032d", d.Next())
+		form := url.Values{
+			"AccountSid": {d.AccountSID}, "ApiVersion": {"2010-04-01"}, "MessageSid": {sid}, "SmsSid": {sid},
+			"MessageStatus": {"sent"}, "SmsStatus": {"sent"}, "From": {from}, "To": {to},
+		}
+		if d.CheckReport != nil {
+			d.CheckReport(form)
+		}
+		body, sig := form.Encode(), twilio.Signature(d.AuthToken, target, form)
+		path := strings.TrimPrefix(target, PublicURL)
+		rctx := context.WithoutCancel(ctx)
+		t0 := time.Now()
+		retries := 0
+		for k := 0; ; k++ {
+			actx, cancel := context.WithTimeout(rctx, o.Read)
+			status, err := d.post(actx, bases[(first+k)%len(bases)]+path, body, sig)
+			cancel()
+			if err == nil && status < 300 {
+				d.Reported.Add(1)
+				return
+			}
+			if time.Since(t0) >= o.Total && retries > 0 {
+				break
+			}
+			if err != nil && NotSent(err) && k < len(bases)*(o.Retries+1) {
+				continue
+			}
+			if retries >= o.Retries || !o.retries(err, status) {
+				break
+			}
+			retries++
+		}
+		d.ReportsLost.Add(1)
+	}()
+}
+
+// post sends a signed form and returns the HTTP status of the answer.
+func (d *Driver) post(ctx context.Context, u, body, sig string) (int, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u, strings.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("X-Twilio-Signature", sig)
+	res, err := d.Client.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, res.Body)
+	res.Body.Close()
+	return res.StatusCode, nil
 }
 
 // FireAt sends the texts, signed, round robin over bases, at perSecond texts a second
@@ -226,6 +357,7 @@ func (d *Driver) Fire(ctx context.Context, bases []string, texts []url.Values, i
 // start, or as soon as fewer than maxInFlight are in flight), and returns what became
 // of each and the wall time to the last answer. A server that slows down meets the
 // same offered load, as it would from real customers, and its latencies show it.
+// Answers with an action URL are reported there, as Fire does.
 func (d *Driver) FireAt(ctx context.Context, bases []string, texts []url.Values, perSecond float64, maxInFlight int) ([]Answer, time.Duration) {
 	out := make([]Answer, len(texts))
 	if len(texts) == 0 || perSecond <= 0 {
@@ -252,10 +384,15 @@ func (d *Driver) FireAt(ctx context.Context, bases []string, texts []url.Values,
 			defer func() { <-sem; wg.Done() }()
 			body := f.Encode()
 			out[i] = d.send(ctx, bases[i%len(bases)], body, twilio.Signature(d.AuthToken, PublicURL+TwilioPath, f))
+			if out[i].Action != "" {
+				d.report(ctx, bases, i%len(bases), out[i].Action, f.Get("To"), f.Get("From"))
+			}
 		}()
 	}
 	wg.Wait()
-	return out, time.Since(t0)
+	took := time.Since(t0)
+	d.reports.Wait()
+	return out, took
 }
 
 // Connect makes sure the client holds n open connections, round robin over bases as
@@ -306,13 +443,34 @@ func (d *Driver) send(ctx context.Context, base, body, sig string) Answer {
 	if err != nil {
 		return Answer{Outcome: "error", Err: err, Base: base}
 	}
-	_, _ = io.Copy(io.Discard, res.Body)
+	b, err := io.ReadAll(io.LimitReader(res.Body, 64<<10))
 	res.Body.Close()
-	a := Answer{Outcome: res.Header.Get("X-Slot-Outcome"), Latency: time.Since(t0), Base: base}
+	if err != nil {
+		// The answer broke off: Twilio has no answer to take.
+		return Answer{Outcome: "error", Err: err, Base: base}
+	}
+	a := Answer{Outcome: res.Header.Get("X-Slot-Outcome"), Latency: time.Since(t0), Base: base, Action: actionOf(b)}
 	if res.StatusCode != http.StatusOK {
-		a.Outcome = "http_" + strconv.Itoa(res.StatusCode)
+		a.Outcome, a.Action = "http_"+strconv.Itoa(res.StatusCode), ""
 	}
 	return a
+}
+
+// actionOf is the action URL of the <Message> in a TwiML answer, unescaped; "" for
+// none.
+func actionOf(twiml []byte) string {
+	s := string(twiml)
+	i := strings.Index(s, "<Message ")
+	if i < 0 {
+		return ""
+	}
+	tag, _, _ := strings.Cut(s[i:], ">")
+	_, v, ok := strings.Cut(tag, ` action="`)
+	if !ok {
+		return ""
+	}
+	v, _, _ = strings.Cut(v, `"`)
+	return html.UnescapeString(v)
 }
 
 // NotSent reports whether err means the request never reached a server: the

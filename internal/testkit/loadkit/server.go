@@ -25,7 +25,11 @@ const (
 	TwilioPath    = "/webhooks/twilio/sms"
 	SessionSecret = "loadtest-session-secret-0123456789abcdef"
 	StripeKey     = "sk_test_loadtest"
-	StripeSecret  = "whsec_loadtest"
+	// InboundOverrides are the connection overrides the tools configure on the inbound
+	// URL (TWILIO_CONNECTION_OVERRIDES) and apply as Twilio does (Driver.Overrides): up
+	// to three retries of any failure, each attempt waiting 13 s for its answer.
+	InboundOverrides = "rc=3&rp=all&ct=2000&rt=13000"
+	StripeSecret     = "whsec_loadtest"
 )
 
 // Build compiles ./cmd/server (run from the module root) into bin.
@@ -80,6 +84,8 @@ type Env struct {
 	StripeURL                         string
 	// Addr is HTTP_ADDR; Pprof, when set, PPROF_ADDR.
 	Addr, Pprof string
+	// Overrides, when set, is TWILIO_CONNECTION_OVERRIDES.
+	Overrides string
 	// Extra is more KEY=VALUE settings, last (so they win): GOMAXPROCS or GOGC for an
 	// experiment.
 	Extra []string
@@ -98,6 +104,9 @@ func (e Env) Environ() []string {
 	}
 	if e.Pprof != "" {
 		env = append(env, "PPROF_ADDR="+e.Pprof)
+	}
+	if e.Overrides != "" {
+		env = append(env, "TWILIO_CONNECTION_OVERRIDES="+e.Overrides)
 	}
 	return append(env, e.Extra...)
 }

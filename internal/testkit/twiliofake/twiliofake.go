@@ -802,3 +802,10 @@ func randomHex(n int) string {
 	_, _ = rand.Read(b) // crypto/rand.Read never returns an error
 	return hex.EncodeToString(b)
 }
+
+// CheckCallback holds a status callback form made outside the fake (the load kit's
+// reports on the action URLs of TwiML answers, which Twilio sends as it sends status
+// callbacks) to Twilio's contract, recording what breaks it (Violations).
+func (s *Server) CheckCallback(form url.Values) {
+	s.violate(s.contract.CheckStatusCallback(form)...)
+}
