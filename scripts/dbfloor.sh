@@ -47,11 +47,23 @@ SQL
 cd "$work"
 # pct P: the P-th percentile, in ms, of the latencies (µs, third column) in pgbench's logs.
 pct() { cat pgbench_log.* | awk '{print $3}' | sort -n | awk -v p="$1" '{a[NR]=$1} END{i=int(NR*p); if(i<1)i=1; printf "%.1f", a[i]/1000}'; }
+# ticks: the machine's busy and total CPU ticks so far (/proc/stat: idle and iowait are
+# not busy; guest time is counted in user already).
+ticks() { awk '/^cpu /{b=$2+$3+$4+$7+$8+$9; print b, b+$5+$6; exit}' /proc/stat; }
 for n in 200 400000; do
 	rm -f pgbench_log.*
+	read -r busy0 all0 < <(ticks)
 	out=$(pgbench -h 127.0.0.1 -U postgres -n -M prepared -c 64 -j 2 -T "${FLOOR_T:-15}" -l -D nopen=$n -f yes.sql "$db" 2>&1)
+	read -r busy1 all1 < <(ticks)
 	tps=$(echo "$out" | awk -F'= ' '/^tps/{print $2}' | awk '{print $1}' | head -1)
+	txs=$(echo "$out" | awk '/number of transactions actually processed/{split($NF,a,"/"); print a[1]}')
 	echo "FIGURE floor_nopen${n}_per_s ${tps%.*}"
 	echo "FIGURE floor_nopen${n}_p50_ms $(pct 0.5)"
 	echo "FIGURE floor_nopen${n}_p99_ms $(pct 0.99)"
+	# The machine's CPU per transaction (every process: pgbench, Postgres, anything else
+	# running) and how busy the cores were: near 100 %, the floor is the cores' bound;
+	# well under it, the disk's (the WAL's flushes).
+	awk -v b=$((busy1 - busy0)) -v a=$((all1 - all0)) -v t="${txs:-0}" -v n="$n" 'BEGIN {
+		if (t > 0) printf "FIGURE floor_nopen%s_machine_cpu_ms %.3f\n", n, b * 10 / t
+		if (a > 0) printf "FIGURE floor_nopen%s_cores_busy_pct %.0f\n", n, 100 * b / a }'
 done

@@ -86,6 +86,14 @@ type result struct {
 	// PostgresCPUPerReplyMS is the CPU of the Postgres backends (when Postgres runs on
 	// this machine and its processes can be seen).
 	PostgresCPUPerReplyMS float64 `json:"postgres_cpu_ms_per_reply,omitempty"`
+	// LoadCPUPerReplyMS is the CPU of this process: the clients, the Twilio fake (which
+	// signs and sends Twilio's reports on the answers) and the Stripe stand-in, which in
+	// production are Twilio's and Stripe's.
+	LoadCPUPerReplyMS float64 `json:"load_cpu_ms_per_reply"`
+	// MachineCPUPerReplyMS is every process's CPU on the machine (/proc/stat), and
+	// MachineBusy the share of its cores they kept busy: near 1, the cores are the bound.
+	MachineCPUPerReplyMS float64 `json:"machine_cpu_ms_per_reply"`
+	MachineBusy          float64 `json:"machine_busy"`
 	// Statements is Postgres's view of the scenario (pg_stat_statements, when loaded).
 	Statements  []statement `json:"statements,omitempty"`
 	PeakRSSMiB  []float64
@@ -215,14 +223,16 @@ func (h *harness) replies(ctx context.Context, name string) (result, error) {
 	}
 	h.resetStatements(ctx)
 	pgPids := h.postgresPids(ctx)
-	cpu0, pgCPU0 := cpuTicks(h.fleet.pids()), cpuTicks(pgPids)
+	cpu0, pgCPU0, load0 := cpuTicks(h.fleet.pids()), cpuTicks(pgPids), cpuTicks([]int{os.Getpid()})
+	busy0, all0 := machineTicks()
 	stopProfiles := h.profile(ctx, name)
 	lat, outcomes, byOutcome, wall, err := h.fire(ctx, h.fleet.bases(), all, inFlight)
 	stopProfiles()
 	if err != nil {
 		return r, err
 	}
-	cpu, pgCPU := cpuTicks(h.fleet.pids())-cpu0, cpuTicks(pgPids)-pgCPU0
+	cpu, pgCPU, load := cpuTicks(h.fleet.pids())-cpu0, cpuTicks(pgPids)-pgCPU0, cpuTicks([]int{os.Getpid()})-load0
+	busy1, all1 := machineTicks()
 	r.Wall, r.PerSecond, r.Latency, r.Outcomes = wall.Seconds(), float64(len(all))/wall.Seconds(), summarize(lat), outcomes
 	r.ByOutcome = map[string]latencies{}
 	for o, l := range byOutcome {
@@ -231,6 +241,11 @@ func (h *harness) replies(ctx context.Context, name string) (result, error) {
 	r.CPUPerReplyMS = float64(cpu) * 10 / float64(len(all)) // USER_HZ is 100 on Linux: a tick is 10 ms
 	if len(pgPids) > 0 {
 		r.PostgresCPUPerReplyMS = float64(pgCPU) * 10 / float64(len(all))
+	}
+	r.LoadCPUPerReplyMS = float64(load) * 10 / float64(len(all))
+	r.MachineCPUPerReplyMS = float64(busy1-busy0) * 10 / float64(len(all))
+	if all1 > all0 {
+		r.MachineBusy = float64(busy1-busy0) / float64(all1-all0)
 	}
 	r.Statements = h.topStatements(ctx, len(all))
 	r.PeakRSSMiB = peakRSS(h.fleet.pids())
@@ -470,6 +485,27 @@ func cpuTicks(pids []int) int64 {
 }
 
 // peakRSS returns each process's peak resident set (VmHWM), in MiB.
+// machineTicks returns the machine's busy and total CPU ticks so far, all cores
+// (/proc/stat's first line: iowait and idle are not busy).
+func machineTicks() (busy, total int64) {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return 0, 0
+	}
+	line, _, _ := strings.Cut(string(b), "\n")
+	for i, f := range strings.Fields(line)[1:] {
+		n, _ := strconv.ParseInt(f, 10, 64)
+		if i >= 8 { // guest and guest_nice are counted in user already
+			break
+		}
+		total += n
+		if i != 3 && i != 4 { // idle, iowait
+			busy += n
+		}
+	}
+	return busy, total
+}
+
 func peakRSS(pids []int) []float64 {
 	var out []float64
 	for _, pid := range pids {
@@ -517,6 +553,8 @@ func (r result) print(w io.Writer) {
 	if r.PostgresCPUPerReplyMS > 0 {
 		fmt.Fprintf(w, "  postgres CPU %.3f ms/YES\n", r.PostgresCPUPerReplyMS)
 	}
+	fmt.Fprintf(w, "  load CPU %.3f ms/YES (clients, Twilio fake, Stripe stand-in)  machine CPU %.3f ms/YES, cores %.0f%% busy\n",
+		r.LoadCPUPerReplyMS, r.MachineCPUPerReplyMS, 100*r.MachineBusy)
 	for _, o := range slices.Sorted(maps.Keys(r.ByOutcome)) {
 		l := r.ByOutcome[o]
 		fmt.Fprintf(w, "  %-7s p50 %.1f  p90 %.1f  p99 %.1f  max %.1f ms\n", o+":", l.P50, l.P90, l.P99, l.Max)
