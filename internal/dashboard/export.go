@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"net/http"
@@ -31,6 +32,8 @@ const (
 // amount is what the customer paid; platform_fee the platform's fee on it (Stripe
 // Connect; 0 otherwise) and net_amount what the shop received. The two came later, so
 // they are last: a sheet that reads the columns by position still finds the others.
+// service and duration_minutes are what was booked (with services, the customer's own
+// service, maybe shorter than the gap the opening was declared as).
 var exportHeader = []string{
 	"opening_id", "date", "start_time", "timezone", "duration_minutes", "service",
 	"customer_name", "customer_phone_masked", "opening_status", "payment_status",
@@ -90,7 +93,7 @@ func exportRecord(r db.DashboardFilledExportRow, shop shops.Shop) []string {
 	}
 	return []string{
 		r.ID.String(), start.Format(time.DateOnly), start.Format("15:04"), safeCell(shop.Timezone),
-		fmt.Sprint(r.DurationMinutes), safeCell(r.Service), safeCell(name),
+		fmt.Sprint(cmp.Or(r.BookedMinutes, r.DurationMinutes)), safeCell(cmpOr(r.BookedService, r.Service)), safeCell(name),
 		exportPhone(r.CustomerPhone), safeCell(r.Status), safeCell(payment),
 		money.Plain(r.AmountCents, shop.Currency), safeCell(strings.ToUpper(shop.Currency)), safeCell(r.BookingID),
 		money.Plain(r.FeeCents, shop.Currency), money.Plain(r.AmountCents-r.FeeCents, shop.Currency),

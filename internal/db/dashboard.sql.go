@@ -20,11 +20,13 @@ SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status
     COALESCE(b.id::text, '')::text AS booking_id,
     COALESCE(b.status, '')::text AS booking_status,
     COALESCE(b.amount_cents, s.price_cents)::bigint AS amount_cents,
-    COALESCE(b.application_fee_cents, 0)::bigint AS fee_cents
+    COALESCE(b.application_fee_cents, 0)::bigint AS fee_cents,
+    COALESCE(b.service, '')::text AS booked_service,
+    COALESCE(b.duration_minutes, 0)::integer AS booked_minutes
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
 LEFT JOIN LATERAL (
-    SELECT bk.id, bk.status, bk.amount_cents, bk.application_fee_cents FROM bookings bk
+    SELECT bk.id, bk.status, bk.amount_cents, bk.application_fee_cents, bk.service, bk.duration_minutes FROM bookings bk
     WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
 ) b ON true
 WHERE s.shop_id = $1 AND s.status IN ('filled', 'completed')
@@ -56,10 +58,12 @@ type DashboardFilledExportRow struct {
 	BookingStatus   string
 	AmountCents     int64
 	FeeCents        int64
+	BookedService   string
+	BookedMinutes   int32
 }
 
 // Recovered openings whose appointment starts in [starts_from, starts_until), in start
-// order, for the CSV export.
+// order, for the CSV export, with what was booked (as DashboardFilledPage).
 func (q *Queries) DashboardFilledExport(ctx context.Context, db DBTX, arg DashboardFilledExportParams) ([]DashboardFilledExportRow, error) {
 	rows, err := db.Query(ctx, dashboardFilledExport,
 		arg.ShopID,
@@ -89,6 +93,8 @@ func (q *Queries) DashboardFilledExport(ctx context.Context, db DBTX, arg Dashbo
 			&i.BookingStatus,
 			&i.AmountCents,
 			&i.FeeCents,
+			&i.BookedService,
+			&i.BookedMinutes,
 		); err != nil {
 			return nil, err
 		}
