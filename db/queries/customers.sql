@@ -48,16 +48,19 @@ WHERE id = sqlc.arg(id);
 -- Customers a wave may text: opted in, not opted out, reachable, not offered this
 -- opening in this generation, and not someone who declined it or whose hold on it
 -- lapsed in an earlier generation; whose preferences (if any) contain the opening:
--- its local day of the week, a window that holds the whole appointment, its service;
+-- its local day of the week, a window that holds the whole appointment (with services:
+-- the service they are offered, from the opening's start), its service;
 -- and who have not reached the shop's daily cap of offers texted (max_per_day 0 means
 -- no cap) in the local day [day_start, day_end). Waitlist priority first.
 --
 -- A customer who wants only some people (pref_staff_ids) is offered only their
 -- openings. In a shop with services (with_services), each customer is offered the first
 -- of their services (in their order) that fits the opening: active, done by the
--- opening's person (or by anyone, or the opening names no person), and no longer than
--- the opening; a customer without service preferences the opening's own service when it
--- names one that fits. No fit, no offer. The fit comes back as service_id (the nil uuid
+-- opening's person (or by anyone, or the opening names no person), no longer than the
+-- opening, and held by one of their time windows from the opening's start (a 30-minute
+-- cut at the start of a 90-minute gap fits a 14:00-14:30 window); a customer without
+-- service preferences the opening's own service when it names one that fits. No fit,
+-- no offer. The fit comes back as service_id (the nil uuid
 -- without services), fit_name, fit_minutes and fit_price.
 SELECT c.id, c.phone, c.name, c.priority,
     COALESCE(fit.id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS service_id,
@@ -70,6 +73,10 @@ LEFT JOIN LATERAL (
     LEFT JOIN unnest(c.pref_services) WITH ORDINALITY AS ps(name, n) ON lower(ps.name) = lower(sv.name)
     WHERE sqlc.arg(with_services)::boolean AND sv.shop_id = c.shop_id AND sv.active
       AND sv.duration_minutes <= sqlc.arg(opening_minutes)::integer
+      AND (cardinality(c.pref_window_starts) = 0 OR EXISTS (
+          SELECT 1 FROM generate_subscripts(c.pref_window_starts, 1) AS k
+          WHERE c.pref_window_starts[k] <= sqlc.arg(start_minute)::integer
+            AND sqlc.arg(start_minute)::integer + sv.duration_minutes <= c.pref_window_ends[k]))
       AND (cardinality(sv.staff_ids) = 0 OR sqlc.narg(staff_id)::uuid IS NULL OR sqlc.narg(staff_id)::uuid = ANY(sv.staff_ids))
       AND CASE WHEN cardinality(c.pref_services) = 0 THEN lower(sv.name) = lower(sqlc.arg(service)::text)
                ELSE ps.n IS NOT NULL END
@@ -84,7 +91,7 @@ WHERE c.shop_id = sqlc.arg(shop_id)
   AND c.unreachable_at IS NULL
   AND c.erased_at IS NULL
   AND (cardinality(c.pref_days) = 0 OR sqlc.arg(local_dow)::smallint = ANY(c.pref_days))
-  AND (cardinality(c.pref_window_starts) = 0 OR EXISTS (
+  AND (sqlc.arg(with_services)::boolean OR cardinality(c.pref_window_starts) = 0 OR EXISTS (
       SELECT 1 FROM generate_subscripts(c.pref_window_starts, 1) AS k
       WHERE c.pref_window_starts[k] <= sqlc.arg(start_minute)::integer
         AND sqlc.arg(end_minute)::integer <= c.pref_window_ends[k]))

@@ -3,17 +3,21 @@
 
 -- name: DashboardFilledPage :many
 -- Recovered openings (filled or completed), most recently filled first, with who holds
--- each and its latest booking.
+-- each, its latest booking and what it booked (booked_service '' when the booking
+-- took the opening as declared), and whose time it is (staff_name, '' for anyone's).
 SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status, s.filled_at,
     COALESCE(c.name, '')::text AS customer_name, COALESCE(c.phone, '')::text AS customer_phone,
     (c.erased_at IS NOT NULL)::boolean AS customer_erased,
     COALESCE(b.status, '')::text AS booking_status,
     COALESCE(b.amount_cents, s.price_cents)::bigint AS amount_cents,
-    COALESCE(b.application_fee_cents, 0)::bigint AS fee_cents
+    COALESCE(b.application_fee_cents, 0)::bigint AS fee_cents,
+    COALESCE(b.service, '')::text AS booked_service,
+    COALESCE(b.duration_minutes, 0)::integer AS booked_minutes,
+    COALESCE((SELECT st.name FROM staff st WHERE st.id = s.staff_id), '')::text AS staff_name
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
 LEFT JOIN LATERAL (
-    SELECT bk.status, bk.amount_cents, bk.application_fee_cents FROM bookings bk
+    SELECT bk.status, bk.amount_cents, bk.application_fee_cents, bk.service, bk.duration_minutes FROM bookings bk
     WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
 ) b ON true
 WHERE s.shop_id = sqlc.arg(shop_id) AND s.status IN ('filled', 'completed')
@@ -22,18 +26,20 @@ LIMIT sqlc.arg(max_rows) OFFSET sqlc.arg(skip_rows);
 
 -- name: DashboardFilledExport :many
 -- Recovered openings whose appointment starts in [starts_from, starts_until), in start
--- order, for the CSV export.
+-- order, for the CSV export, with what was booked (as DashboardFilledPage).
 SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status, s.filled_at,
     COALESCE(c.name, '')::text AS customer_name, COALESCE(c.phone, '')::text AS customer_phone,
     (c.erased_at IS NOT NULL)::boolean AS customer_erased,
     COALESCE(b.id::text, '')::text AS booking_id,
     COALESCE(b.status, '')::text AS booking_status,
     COALESCE(b.amount_cents, s.price_cents)::bigint AS amount_cents,
-    COALESCE(b.application_fee_cents, 0)::bigint AS fee_cents
+    COALESCE(b.application_fee_cents, 0)::bigint AS fee_cents,
+    COALESCE(b.service, '')::text AS booked_service,
+    COALESCE(b.duration_minutes, 0)::integer AS booked_minutes
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
 LEFT JOIN LATERAL (
-    SELECT bk.id, bk.status, bk.amount_cents, bk.application_fee_cents FROM bookings bk
+    SELECT bk.id, bk.status, bk.amount_cents, bk.application_fee_cents, bk.service, bk.duration_minutes FROM bookings bk
     WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
 ) b ON true
 WHERE s.shop_id = sqlc.arg(shop_id) AND s.status IN ('filled', 'completed')
@@ -45,8 +51,11 @@ LIMIT sqlc.arg(max_rows);
 -- name: DashboardOpenList :many
 -- Open openings, soonest first, with the offers texted (whose text the provider
 -- accepted, whatever became of the offer since: the count the API's offers_sent gives)
--- and the replies they got.
+-- and the replies they got; whose time it is (staff_name, '' for anyone's) and whether
+-- it is the rest of a gap a shorter booking left (is_rest).
 SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.generation, s.created_at,
+    COALESCE((SELECT st.name FROM staff st WHERE st.id = s.staff_id), '')::text AS staff_name,
+    (s.parent_id IS NOT NULL)::boolean AS is_rest,
     (count(o.id) FILTER (WHERE o.sent_at IS NOT NULL))::int AS offers_sent,
     (count(o.id) FILTER (WHERE o.status = 'accepted'))::int AS replies_yes,
     (count(o.id) FILTER (WHERE o.status = 'declined'))::int AS replies_no

@@ -54,7 +54,8 @@ type Window struct {
 type Preferences struct {
 	// Days are ISO days of the week: 1 is Monday, 7 is Sunday.
 	Days []int `json:"Days"`
-	// Windows are times of day; an opening suits one when the whole appointment fits.
+	// Windows are times of day; an opening suits one when the whole appointment fits
+	// (in a shop with services: the service they are offered, from the opening's start).
 	Windows []Window `json:"Windows"`
 	// Services are the services they want, compared without regard to case, in the
 	// order they want them (a shop with services offers the first that fits).

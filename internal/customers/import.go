@@ -205,47 +205,54 @@ func (s *Service) Import(ctx context.Context, shopID uuid.UUID, r io.Reader) (Im
 }
 
 // findStaff turns the people each record names (staff=Ana,Ben) into the shop's staff
-// ids; a line naming someone the shop does not have is rejected, and dropped.
+// ids, as ParsePreferences does; a line naming someone the shop does not have is
+// rejected, and dropped.
 func (s *Service) findStaff(ctx context.Context, shopID uuid.UUID, records []importRecord, rep *ImportReport) ([]importRecord, error) {
-	var byName map[string]uuid.UUID
+	var staff []catalog.Staff
+	looked := false
 	kept := records[:0]
 	for _, rec := range records {
 		if rec.Prefs == nil || len(rec.Prefs.StaffNames) == 0 {
 			kept = append(kept, rec)
 			continue
 		}
-		if byName == nil {
-			staff, err := catalog.New(s.pool, nil).Staff(ctx, shopID)
-			if err != nil {
+		if !looked {
+			var err error
+			if staff, err = catalog.New(s.pool, nil).Staff(ctx, shopID); err != nil {
 				return nil, err
 			}
-			byName = map[string]uuid.UUID{}
-			for _, p := range staff {
-				byName[strings.ToLower(p.Name)] = p.ID
-			}
+			looked = true
 		}
-		unknown := ""
-		for _, n := range rec.Prefs.StaffNames {
-			id, ok := byName[strings.ToLower(n)]
-			if !ok {
-				unknown = n
-				break
-			}
-			if !slices.Contains(rec.Prefs.Staff, id) {
-				rec.Prefs.Staff = append(rec.Prefs.Staff, id)
-			}
-		}
-		if unknown != "" {
+		ids, err := staffIDs(rec.Prefs.StaffNames, staff)
+		if err != nil {
 			for i := range rep.Rows {
 				if rep.Rows[i].Line == rec.Line {
-					rep.Rows[i].Result, rep.Rows[i].Reason = ImportRejected, fmt.Sprintf("preferences: the shop has no person named %q", unknown)
+					rep.Rows[i].Result, rep.Rows[i].Reason = ImportRejected, err.Error()
 				}
 			}
 			continue
 		}
+		rec.Prefs.Staff = ids
 		kept = append(kept, rec)
 	}
 	return kept, nil
+}
+
+// staffIDs finds the people names name among staff (case aside), in order and once
+// each; a name that is none of them is refused, the same way wherever preferences are
+// written with names.
+func staffIDs(names []string, staff []catalog.Staff) ([]uuid.UUID, error) {
+	ids := []uuid.UUID{}
+	for _, n := range names {
+		i := slices.IndexFunc(staff, func(p catalog.Staff) bool { return strings.EqualFold(p.Name, n) })
+		if i < 0 {
+			return nil, fmt.Errorf("preferences: the shop has no person named %q", n)
+		}
+		if !slices.Contains(ids, staff[i].ID) {
+			ids = append(ids, staff[i].ID)
+		}
+	}
+	return ids, nil
 }
 
 // parseImport reads the whole file, checking each line: the valid ones come back as
@@ -471,17 +478,21 @@ var languageCellReason = "language must be one of " + shops.LanguageCodes() + " 
 // ParsePreferences reads preferences written in one line, as a CSV cell or a form
 // field holds them:
 //
-//	days=mon,tue,sat; times=09:00-12:00,17:00-19:00; services=Haircut,Beard trim
+//	days=mon,tue,sat; times=09:00-12:00,17:00-19:00; services=Haircut,Beard trim; staff=Ana,Ben
 //
 // Every part is optional; "none" means no preferences. The result is checked and in
-// canonical order. A staff= part (people, by name) is read by the CSV import only,
-// which finds them among the shop's people: here it is refused.
-func ParsePreferences(s string) (Preferences, error) {
-	p, staff, err := parsePreferences(s)
-	if err == nil && len(staff) > 0 {
-		return p, errors.New("preferences: staff= is read by the CSV import only")
+// canonical order. The staff= part names people of the shop, found among staff (its
+// people, as catalog lists them) without regard to case: a name that is none of them is
+// refused, as the CSV import refuses the line.
+func ParsePreferences(s string, staff []catalog.Staff) (Preferences, error) {
+	p, names, err := parsePreferences(s)
+	if err != nil || len(names) == 0 {
+		return p, err
 	}
-	return p, err
+	if p.StaffIDs, err = staffIDs(names, staff); err != nil {
+		return Preferences{}, err
+	}
+	return p, nil
 }
 
 // parsePreferences is ParsePreferences that also reads staff=Ana,Ben: the people's
@@ -542,10 +553,12 @@ func parsePreferences(s string) (p Preferences, staff []string, err error) {
 	return p, staff, nil
 }
 
-var errPrefsSyntax = errors.New(`preferences must look like "days=mon,tue; times=09:00-12:00; services=Haircut" (each part optional), or "none"`)
+var errPrefsSyntax = errors.New(`preferences must look like "days=mon,tue; times=09:00-12:00; services=Haircut; staff=Ana" (each part optional), or "none"`)
 
-// FormatPreferences writes preferences the way ParsePreferences reads them.
-func FormatPreferences(p Preferences) string {
+// FormatPreferences writes preferences the way ParsePreferences reads them, naming
+// the people of StaffIDs by their names in staff (the shop's people; one it does not
+// hold is left out, which cannot happen to a shop's own: people are never deleted).
+func FormatPreferences(p Preferences, staff []catalog.Staff) string {
 	var parts []string
 	if len(p.Days) > 0 {
 		names := make([]string, len(p.Days))
@@ -563,6 +576,15 @@ func FormatPreferences(p Preferences) string {
 	}
 	if len(p.Services) > 0 {
 		parts = append(parts, "services="+strings.Join(p.Services, ","))
+	}
+	var people []string
+	for _, id := range p.StaffIDs {
+		if i := slices.IndexFunc(staff, func(s catalog.Staff) bool { return s.ID == id }); i >= 0 {
+			people = append(people, staff[i].Name)
+		}
+	}
+	if len(people) > 0 {
+		parts = append(parts, "staff="+strings.Join(people, ","))
 	}
 	return strings.Join(parts, "; ")
 }

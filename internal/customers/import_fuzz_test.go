@@ -124,12 +124,12 @@ func checkPrefs(t *testing.T, line int, ip *importPrefs) {
 	for i := range ip.Starts {
 		p.Windows = append(p.Windows, Window{Start: ip.Starts[i], End: ip.Ends[i]})
 	}
-	again, err := ParsePreferences(FormatPreferences(p))
+	again, err := ParsePreferences(FormatPreferences(p, nil), nil)
 	if err != nil {
 		t.Fatalf("line %d: preferences %+v do not read back: %v", line, p, err)
 	}
-	if FormatPreferences(again) != FormatPreferences(p) {
-		t.Fatalf("line %d: preferences %q read back as %q", line, FormatPreferences(p), FormatPreferences(again))
+	if FormatPreferences(again, nil) != FormatPreferences(p, nil) {
+		t.Fatalf("line %d: preferences %q read back as %q", line, FormatPreferences(p, nil), FormatPreferences(again, nil))
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
@@ -79,6 +80,10 @@ func (d *Dashboard) customers(c echo.Context) error {
 	if _, ok := statusLabels[q.Status]; !ok {
 		q.Status = ""
 	}
+	staff, err := d.catalog.Staff(c.Request().Context(), s.Shop.ID)
+	if err != nil {
+		return d.internalError(c, "list staff", err)
+	}
 	page, err := d.customerSvc.List(c.Request().Context(), s.Shop.ID, q)
 	if p, ok := problem.As(err); ok && p.Kind == problem.Invalid {
 		// A stale or edited cursor, an overlong search: start again from the top.
@@ -100,7 +105,7 @@ func (d *Dashboard) customers(c echo.Context) error {
 		}
 		v.Rows = append(v.Rows, customerRow{ID: cu.ID, Name: cmpOr(cu.Name, "(no name)"), Phone: phone.Mask(cu.Phone),
 			Status: cu.Status(), StatusLabel: statusLabels[cu.Status()], Priority: cu.Priority,
-			Preferences: cmpOr(customers.FormatPreferences(cu.Preferences), "any time"),
+			Preferences: cmpOr(customers.FormatPreferences(cu.Preferences, staff), "any time"),
 			Language:    lang, ShopsLanguage: cu.Language == ""})
 	}
 	if page.Next != "" {
@@ -119,7 +124,9 @@ type customerForm struct {
 }
 
 type customerView struct {
-	ID    uuid.UUID
+	ID uuid.UUID
+	// Staff are the shop's people's names, for the preferences' hint.
+	Staff []string
 	Phone string
 	// Status and StatusLabel are the customer's texting status (shops.Status*) and its
 	// words, as on the list.
@@ -144,21 +151,29 @@ func (d *Dashboard) customerPage(c echo.Context) error {
 	if err != nil {
 		return d.internalError(c, "get customer", err)
 	}
-	v := newCustomerView(cu, s.Shop)
+	staff, err := d.catalog.Staff(c.Request().Context(), s.Shop.ID)
+	if err != nil {
+		return d.internalError(c, "list staff", err)
+	}
+	v := newCustomerView(cu, s.Shop, staff)
 	v.Form = customerForm{Name: cu.Name, Priority: strconv.Itoa(cu.Priority), OptIn: cu.SMSOptIn,
-		Preferences: customers.FormatPreferences(cu.Preferences), Language: string(cu.Language)}
+		Preferences: customers.FormatPreferences(cu.Preferences, staff), Language: string(cu.Language)}
 	return d.render(c, http.StatusOK, cmpOr(cu.Name, "Customer")+" · "+s.Shop.Name, v)
 }
 
-func newCustomerView(cu customers.Customer, shop shops.Shop) customerView {
-	return customerView{ID: cu.ID, Phone: phone.Mask(cu.Phone), Status: cu.Status(), StatusLabel: statusLabels[cu.Status()],
+func newCustomerView(cu customers.Customer, shop shops.Shop, staff []catalog.Staff) customerView {
+	v := customerView{ID: cu.ID, Phone: phone.Mask(cu.Phone), Status: cu.Status(), StatusLabel: statusLabels[cu.Status()],
 		OptedOut: cu.OptedOutAt != nil, ShopLanguage: shop.Language}
+	for _, p := range staff {
+		v.Staff = append(v.Staff, p.Name)
+	}
+	return v
 }
 
 // customerFields maps the domain's field names to the form's inputs.
 var customerFields = map[string]string{"name": "name", "priority": "priority", "sms_opt_in": "sms_opt_in",
 	"preferences": "preferences", "preferences.days": "preferences", "preferences.windows": "preferences",
-	"preferences.services": "preferences", shops.LanguageField: shops.LanguageField}
+	"preferences.services": "preferences", "preferences.staff_ids": "preferences", shops.LanguageField: shops.LanguageField}
 
 func (d *Dashboard) saveCustomer(c echo.Context) error {
 	s := current(c)
@@ -174,6 +189,10 @@ func (d *Dashboard) saveCustomer(c echo.Context) error {
 	if err != nil {
 		return d.internalError(c, "get customer", err)
 	}
+	staff, err := d.catalog.Staff(ctx, s.Shop.ID)
+	if err != nil {
+		return d.internalError(c, "list staff", err)
+	}
 	f := customerForm{Name: strings.TrimSpace(c.FormValue("name")), Priority: strings.TrimSpace(c.FormValue("priority")),
 		Preferences: strings.TrimSpace(c.FormValue("preferences")), OptIn: c.FormValue("sms_opt_in") == "yes",
 		Errors: map[string]string{}}
@@ -187,12 +206,11 @@ func (d *Dashboard) saveCustomer(c echo.Context) error {
 	if cu.OptedOutAt == nil {
 		ch.SMSOptIn = &f.OptIn
 	}
-	if prefs, err := customers.ParsePreferences(f.Preferences); err != nil {
+	// The field shows the people the customer wants by name (staff=Ana,Ben), so a save
+	// keeps them unless the owner edited that part.
+	if prefs, err := customers.ParsePreferences(f.Preferences, staff); err != nil {
 		f.Errors["preferences"] = err.Error()
 	} else {
-		// The form does not show the people the customer wants (they are set through the
-		// API or the CSV): a save keeps them.
-		prefs.StaffIDs = cu.Preferences.StaffIDs
 		ch.Preferences = &prefs
 	}
 	// The select's "" is the shop's language; a form without the field (from before it
@@ -225,7 +243,7 @@ func (d *Dashboard) saveCustomer(c echo.Context) error {
 			return d.internalError(c, "save customer", err)
 		}
 	}
-	v := newCustomerView(cu, s.Shop)
+	v := newCustomerView(cu, s.Shop, staff)
 	v.Form = f
 	return d.render(c, http.StatusUnprocessableEntity, "Check the customer · "+s.Shop.Name, v)
 }

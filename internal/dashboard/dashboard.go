@@ -38,6 +38,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/erasure"
@@ -127,11 +128,13 @@ type Dashboard struct {
 	customerSvc *customers.Service
 	erasure     *erasure.Service
 	openings    *slots.Service
-	cfg         Config
-	log         *slog.Logger
-	static      fs.FS
-	version     string // of the static assets, for cache busting
-	limits      *ratelimit.Limiter
+	// catalog is the shop's staff and services (the same rules as the API's).
+	catalog *catalog.Catalog
+	cfg     Config
+	log     *slog.Logger
+	static  fs.FS
+	version string // of the static assets, for cache busting
+	limits  *ratelimit.Limiter
 }
 
 // New returns a Dashboard reading from pool and acting through shopsSvc and openings.
@@ -172,7 +175,8 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	d := &Dashboard{pool: pool, shops: shopsSvc, customerSvc: cfg.Customers, erasure: cfg.Erasure, openings: openings,
-		cfg: cfg, log: cfg.Logger, limits: ratelimit.New(cfg.Redis, ratelimit.Config{Prefix: cfg.KeyPrefix})}
+		catalog: catalog.New(pool, cfg.Now),
+		cfg:     cfg, log: cfg.Logger, limits: ratelimit.New(cfg.Redis, ratelimit.Config{Prefix: cfg.KeyPrefix})}
 	var err error
 	if d.static, err = fs.Sub(assets, "static"); err != nil {
 		return nil, fmt.Errorf("dashboard: static assets: %w", err)
@@ -194,10 +198,18 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 //	POST /dashboard/refunds/:id/done      a failed refund was made by hand
 //	GET  /dashboard/export.csv            filled slots, ?from=YYYY-MM-DD&to=YYYY-MM-DD
 //	GET  /dashboard/customers             the customer list (?q=, ?status=, ?cursor=)
+//	GET  /dashboard/customers/export.csv  the customers, in the import's columns
 //	POST /dashboard/customers/import      a CSV upload (multipart: csrf, then file)
 //	GET  /dashboard/customers/:id         a customer's form
 //	POST /dashboard/customers/:id         save it
 //	POST /dashboard/customers/:id/erase   erase the customer
+//	GET  /dashboard/staff                 the shop's people, with add and rename forms
+//	POST /dashboard/staff                 add a person
+//	POST /dashboard/staff/:id             rename (name), or make active or inactive (active=yes|no)
+//	GET  /dashboard/services              the shop's services, with the add form
+//	POST /dashboard/services              add a service
+//	GET  /dashboard/services/:id          a service's form
+//	POST /dashboard/services/:id          save it
 //	GET  /dashboard/settings              the shop's settings form
 //	POST /dashboard/settings              save it
 //	POST /dashboard/settings/rotate-key   a new API key, shown once; ends other sessions
@@ -229,10 +241,18 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	e.POST("/dashboard/refunds/:id/done", d.page(d.signedIn(d.withCSRF(d.refundDone))))
 	e.GET("/dashboard/export.csv", d.page(d.signedIn(d.export)))
 	e.GET("/dashboard/customers", d.page(d.signedIn(d.customers)))
+	e.GET(CustomersExportPath, d.page(d.signedIn(d.exportCustomers)))
 	e.POST(ImportPath, d.page(d.signedIn(d.importCustomers)))
 	e.GET("/dashboard/customers/:id", d.page(d.signedIn(d.customerPage)))
 	e.POST("/dashboard/customers/:id", d.page(d.signedIn(d.withCSRF(d.saveCustomer))))
 	e.POST("/dashboard/customers/:id/erase", d.page(d.signedIn(d.withCSRF(d.eraseCustomer))))
+	e.GET(StaffPath, d.page(d.signedIn(d.staffPage)))
+	e.POST(StaffPath, d.page(d.signedIn(d.withCSRF(d.addStaff))))
+	e.POST(StaffPath+"/:id", d.page(d.signedIn(d.withCSRF(d.saveStaff))))
+	e.GET(ServicesPath, d.page(d.signedIn(d.servicesPage)))
+	e.POST(ServicesPath, d.page(d.signedIn(d.withCSRF(d.addService))))
+	e.GET(ServicesPath+"/:id", d.page(d.signedIn(d.servicePage)))
+	e.POST(ServicesPath+"/:id", d.page(d.signedIn(d.withCSRF(d.saveService))))
 	e.GET("/dashboard/settings", d.page(d.signedIn(d.settings)))
 	e.POST("/dashboard/settings", d.page(d.signedIn(d.withCSRF(d.saveSettings))))
 	e.POST("/dashboard/settings/rotate-key", d.page(d.signedIn(d.withCSRF(d.rotateKey))))

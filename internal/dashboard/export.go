@@ -2,14 +2,18 @@ package dashboard
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/internal/catalog"
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/money"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
@@ -28,6 +32,8 @@ const (
 // amount is what the customer paid; platform_fee the platform's fee on it (Stripe
 // Connect; 0 otherwise) and net_amount what the shop received. The two came later, so
 // they are last: a sheet that reads the columns by position still finds the others.
+// service and duration_minutes are what was booked (with services, the customer's own
+// service, maybe shorter than the gap the opening was declared as).
 var exportHeader = []string{
 	"opening_id", "date", "start_time", "timezone", "duration_minutes", "service",
 	"customer_name", "customer_phone_masked", "opening_status", "payment_status",
@@ -87,7 +93,7 @@ func exportRecord(r db.DashboardFilledExportRow, shop shops.Shop) []string {
 	}
 	return []string{
 		r.ID.String(), start.Format(time.DateOnly), start.Format("15:04"), safeCell(shop.Timezone),
-		fmt.Sprint(r.DurationMinutes), safeCell(r.Service), safeCell(name),
+		fmt.Sprint(cmp.Or(r.BookedMinutes, r.DurationMinutes)), safeCell(cmpOr(r.BookedService, r.Service)), safeCell(name),
 		exportPhone(r.CustomerPhone), safeCell(r.Status), safeCell(payment),
 		money.Plain(r.AmountCents, shop.Currency), safeCell(strings.ToUpper(shop.Currency)), safeCell(r.BookingID),
 		money.Plain(r.FeeCents, shop.Currency), money.Plain(r.AmountCents-r.FeeCents, shop.Currency),
@@ -111,4 +117,62 @@ func safeCell(s string) string {
 		return "'" + s
 	}
 	return s
+}
+
+// CustomersExportPath is the customer list as a CSV file (GET).
+const CustomersExportPath = "/dashboard/customers/export.csv"
+
+// customerExportHeader names the customer export's columns: the CSV import's own, so
+// a file exported and imported again (here or through the API) changes nothing. Unlike
+// the filled slots' file it carries whole phones: it is the owner's own list, for a
+// copy or another tool, and the import needs them.
+var customerExportHeader = []string{"phone", "name", "priority", "sms_opt_in", "preferences", "language"}
+
+// exportCustomers answers the shop's customers (not the erased) as a CSV file in the
+// import's columns, with the people they want by name in preferences (staff=Ana,Ben).
+func (d *Dashboard) exportCustomers(c echo.Context) error {
+	s := current(c)
+	ctx := c.Request().Context()
+	staff, err := d.catalog.Staff(ctx, s.Shop.ID)
+	if err != nil {
+		return d.internalError(c, "list staff", err)
+	}
+	var buf bytes.Buffer
+	w := csv.NewWriter(&buf)
+	_ = w.Write(customerExportHeader)
+	q := customers.Query{Limit: customers.MaxCustomerPage}
+	for {
+		page, err := d.customerSvc.List(ctx, s.Shop.ID, q)
+		if err != nil {
+			return d.internalError(c, "export customers", err)
+		}
+		for _, cu := range page.Customers {
+			_ = w.Write(customerRecord(cu, staff))
+		}
+		if q.Cursor = page.Next; q.Cursor == "" {
+			break
+		}
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		return d.internalError(c, "write csv", err)
+	}
+	name := fmt.Sprintf("customers_%s.csv", d.cfg.Now().In(s.Shop.Location).Format(time.DateOnly))
+	c.Response().Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
+}
+
+// customerRecord is one customer's line, as the import reads it. A valid phone is
+// written whole: "+" and digits only, which no spreadsheet runs as a formula.
+func customerRecord(cu customers.Customer, staff []catalog.Staff) []string {
+	ph := cu.Phone
+	if !phone.Valid(ph) {
+		ph = safeCell(ph)
+	}
+	optIn := "no"
+	if cu.SMSOptIn {
+		optIn = "yes"
+	}
+	return []string{ph, safeCell(cu.Name), strconv.Itoa(cu.Priority), optIn,
+		safeCell(customers.FormatPreferences(cu.Preferences, staff)), string(cu.Language)}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/money"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
@@ -22,8 +23,10 @@ import (
 // next to the input they are about.
 type declareForm struct {
 	Date, Time, Duration, Service, Price string
-	Errors                               map[string]string
-	Summary                              []formError
+	// StaffID is the person picked ("" for anyone).
+	StaffID string
+	Errors  map[string]string
+	Summary []formError
 	// Other is a problem with the opening as a whole rather than one input.
 	Other string
 }
@@ -34,11 +37,11 @@ type formError struct {
 
 // inputFor is the id of the input a field's message points at.
 var inputFor = map[string]string{
-	"starts_at": "starts-date", "duration_minutes": "duration", "service": "service", "price_cents": "price",
+	"starts_at": "starts-date", "duration_minutes": "duration", "staff_id": "staff", "service": "service", "price_cents": "price",
 }
 
 // fieldOrder is the order of the inputs on the page, for the error summary.
-var fieldOrder = []string{"starts_at", "duration_minutes", "service", "price_cents"}
+var fieldOrder = []string{"starts_at", "duration_minutes", "staff_id", "service", "price_cents"}
 
 func (f *declareForm) fail(field, msg string) {
 	if f.Errors == nil {
@@ -59,8 +62,9 @@ func (f *declareForm) summarise() {
 }
 
 // parse turns the form into an opening, recording a message for each input it cannot
-// read. What it can read, the domain checks: the same rules as the API.
-func (f *declareForm) parse(shop shops.Shop) slots.NewOpening {
+// read. What it can read, the domain checks: the same rules as the API. A shop with
+// services may leave the price empty (the service's, or each customer's own).
+func (f *declareForm) parse(shop shops.Shop, withServices bool) slots.NewOpening {
 	var n slots.NewOpening
 	switch {
 	case f.Date == "" && f.Time == "":
@@ -85,12 +89,23 @@ func (f *declareForm) parse(shop shops.Shop) slots.NewOpening {
 		n.DurationMinutes = m
 	}
 	n.Service = f.Service
-	if f.Price == "" {
+	if f.StaffID != "" {
+		if id, err := uuid.Parse(f.StaffID); err != nil {
+			f.fail("staff_id", "Choose a person from the list, or anyone.")
+		} else {
+			n.StaffID = id
+		}
+	}
+	cents, err := money.Parse(f.Price, shop.Currency)
+	switch {
+	case f.Price == "" && withServices:
+		// Left to the service named (its price) or to each customer's own service.
+	case f.Price == "":
 		f.fail("price_cents", "Enter the price, for example 45.00.")
-	} else if cents, err := money.Parse(f.Price, shop.Currency); err != nil {
+	case err != nil:
 		f.fail("price_cents", "Enter the price as a number with at most "+strconv.Itoa(money.Decimals(shop.Currency))+
 			" decimals, for example "+money.Plain(4500, shop.Currency)+".")
-	} else {
+	default:
 		n.PriceCents = cents
 	}
 	return n
@@ -102,6 +117,9 @@ var fieldLabels = map[string]string{
 	"starts_at": "The start", "duration_minutes": "The length in minutes", "service": "The service",
 }
 
+// staffPickMessage rewords the domain's refusal of the opening's person.
+const staffPickMessage = "Choose one of your active people, or anyone."
+
 // friendly rewords a domain problem about a form field for the person at the form.
 func friendly(p *problem.Error, currency string) string {
 	if p.Field == "price_cents" {
@@ -110,6 +128,9 @@ func friendly(p *problem.Error, currency string) string {
 			return "This price is below the smallest payment the payment provider accepts in " + strings.ToUpper(currency) + "."
 		}
 		return "Enter a price above zero and at most " + money.Format(money.MaxAmount, currency) + "."
+	}
+	if p.Field == "staff_id" {
+		return staffPickMessage
 	}
 	msg := p.Message
 	if label, ok := fieldLabels[p.Field]; ok && strings.HasPrefix(msg, p.Field) {
@@ -126,9 +147,13 @@ func (d *Dashboard) declare(c echo.Context) error {
 	f := declareForm{
 		Date: strings.TrimSpace(c.FormValue("date")), Time: strings.TrimSpace(c.FormValue("time")),
 		Duration: strings.TrimSpace(c.FormValue("duration_minutes")), Service: strings.TrimSpace(c.FormValue("service")),
-		Price: strings.TrimSpace(c.FormValue("price")),
+		Price: strings.TrimSpace(c.FormValue("price")), StaffID: strings.TrimSpace(c.FormValue("staff_id")),
 	}
-	n := f.parse(s.Shop)
+	withServices, err := catalog.HasServices(c.Request().Context(), d.pool, s.Shop.ID)
+	if err != nil {
+		return d.internalError(c, "check services", err)
+	}
+	n := f.parse(s.Shop, withServices)
 	status := http.StatusUnprocessableEntity
 	if len(f.Errors) == 0 {
 		var o slots.Opening

@@ -1,9 +1,11 @@
 package dashboard
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/money"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
@@ -56,6 +59,10 @@ type homeView struct {
 	PrevPage int
 	NextPage int
 	Form     declareForm
+	// People and Services are the shop's active staff and services, the opening form's
+	// pickers (none: the form is as it was before the shop had any).
+	People   []catalog.Staff
+	Services []catalog.Service
 	Export   exportForm
 	// RefundsFailed are the payments the server could not refund: the owner must.
 	RefundsFailed []refundFailedView
@@ -123,7 +130,11 @@ type totalsView struct {
 }
 
 type openView struct {
-	ID         uuid.UUID
+	ID uuid.UUID
+	// Staff is whose freed time it is ("" for anyone's); Rest marks the rest of a gap
+	// that a shorter booking left.
+	Staff      string
+	Rest       bool
 	When       string
 	ISO        string
 	Duration   int
@@ -142,7 +153,10 @@ type waveView struct {
 }
 
 type filledView struct {
-	ID       uuid.UUID
+	ID uuid.UUID
+	// Staff is whose time was booked ("" for anyone's); Service and Duration are what
+	// was booked (with services, a customer's own service, maybe shorter than the gap).
+	Staff    string
 	When     string
 	ISO      string
 	Duration int
@@ -197,6 +211,9 @@ func (d *Dashboard) homeView(ctx context.Context, shop shops.Shop, page int) (ho
 	if v.Chart, err = d.weeklyChart(ctx, shop, ws); err != nil {
 		return v, err
 	}
+	if v.People, v.Services, err = d.pickers(ctx, shop); err != nil {
+		return v, err
+	}
 	if v.Open, v.OpenMore, err = d.openList(ctx, shop, now); err != nil {
 		return v, err
 	}
@@ -232,7 +249,8 @@ func (d *Dashboard) homeView(ctx context.Context, shop shops.Shop, page int) (ho
 		label, class := paymentLabel(r.BookingStatus, shop.PaymentMode)
 		v.Filled = append(v.Filled, filledView{
 			ID: r.ID, When: formatWhen(r.StartsAt, shop.Location), ISO: r.StartsAt.UTC().Format(time.RFC3339),
-			Duration: int(r.DurationMinutes), Service: r.Service, Customer: customerLabel(r.CustomerName, r.CustomerErased),
+			Duration: int(cmp.Or(r.BookedMinutes, r.DurationMinutes)), Service: cmpOr(r.BookedService, r.Service),
+			Staff: r.StaffName, Customer: customerLabel(r.CustomerName, r.CustomerErased),
 			Phone: phone.Mask(r.CustomerPhone), Payment: label, PayClass: class,
 			Amount: money.Format(r.AmountCents, shop.Currency), Status: titleCase(r.Status),
 		})
@@ -242,6 +260,21 @@ func (d *Dashboard) homeView(ctx context.Context, shop shops.Shop, page int) (ho
 		}
 	}
 	return v, nil
+}
+
+// pickers are the shop's active people and services, for the opening form.
+func (d *Dashboard) pickers(ctx context.Context, shop shops.Shop) ([]catalog.Staff, []catalog.Service, error) {
+	staff, err := d.catalog.Staff(ctx, shop.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	services, err := d.catalog.Services(ctx, shop.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	staff = slices.DeleteFunc(staff, func(p catalog.Staff) bool { return !p.Active })
+	services = slices.DeleteFunc(services, func(s catalog.Service) bool { return !s.Active })
+	return staff, services, nil
 }
 
 // refundsFailed lists the shop's bookings whose payment could not be refunded.
@@ -326,6 +359,7 @@ func (d *Dashboard) openList(ctx context.Context, shop shops.Shop, now time.Time
 		o := openView{
 			ID: r.ID, When: formatWhen(r.StartsAt, shop.Location), ISO: r.StartsAt.UTC().Format(time.RFC3339),
 			Duration: int(r.DurationMinutes), Service: r.Service, Price: money.Format(r.PriceCents, shop.Currency),
+			Staff: r.StaffName, Rest: r.IsRest,
 			OffersSent: int(r.OffersSent), Yes: int(r.RepliesYes), No: int(r.RepliesNo),
 		}
 		for _, w := range byOpening[r.ID] {

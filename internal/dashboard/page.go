@@ -77,6 +77,10 @@ func (d *Dashboard) layoutOf(c echo.Context, title string, v view) layout {
 		}
 	case customersView, customerView, importView:
 		l.Nav = "customers"
+	case staffView:
+		l.Nav = "staff"
+	case servicesView, serviceView:
+		l.Nav = "services"
 	case settingsView, newKeyView:
 		l.Nav = "settings"
 	case integrationsView, newSecretView:
@@ -127,6 +131,8 @@ func (l layout) header() g.Node {
 						l.navLink("home", "/dashboard", "Slots"),
 						g.If(l.Inbox, l.inboxLink()),
 						l.navLink("customers", "/dashboard/customers", "Customers"),
+						l.navLink("staff", StaffPath, "Staff"),
+						l.navLink("services", ServicesPath, "Services"),
 						l.navLink("integrations", IntegrationsPath, "Integrations"),
 						l.navLink("settings", "/dashboard/settings", "Settings"),
 					),

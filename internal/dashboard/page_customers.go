@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"strconv"
+	"strings"
 
 	g "maragu.dev/gomponents"
 	h "maragu.dev/gomponents/html"
@@ -44,7 +45,7 @@ func importCard(csrf string) g.Node {
 			g.Text(", "), h.Code(g.Text("priority")),
 			g.Text(", "), h.Code(g.Text("sms_opt_in")),
 			g.Text(" (yes or no), "), h.Code(g.Text("preferences")),
-			g.Text(" (for example "), h.Code(g.Text("days=mon,tue; times=09:00-12:00; services=Haircut")),
+			g.Text(" (for example "), h.Code(g.Text("days=mon,tue; times=09:00-12:00; services=Haircut; staff=Ana")),
 			g.Text("), "), h.Code(g.Text("language")),
 			g.Text(" (en, es or fr; empty: the shop's, or unchanged). Up to 10,000 lines. Importing the same file again updates, never duplicates. "+
 				"Nobody is opted in without a yes in the file."),
@@ -57,6 +58,8 @@ func importCard(csrf string) g.Node {
 			),
 			h.Div(h.Class("end"), h.Button(h.Type("submit"), h.Class("btn btn-primary"), g.Text("Import"))),
 		),
+		h.P(h.A(h.ID("customers-export"), h.Href(CustomersExportPath), g.Text("Download your customers as CSV")),
+			g.Text(" (the same columns, whole phones: keep the file safe)")),
 	)
 }
 
@@ -143,7 +146,7 @@ func (v customerView) content(csrf string) g.Node {
 					csrfInput(csrf),
 					v.Form.nameField(),
 					v.Form.priorityField(),
-					v.Form.preferencesField(),
+					v.Form.preferencesField(v.Staff),
 					v.languageField(),
 					v.optInField(),
 					h.Button(h.Type("submit"), h.Class("btn btn-primary"), g.Text("Save")),
@@ -180,14 +183,20 @@ func (f customerForm) priorityField() g.Node {
 	)
 }
 
-func (f customerForm) preferencesField() g.Node {
+// preferencesField is the customer's preferences in one line; staff are the shop's
+// people, whom a staff= part names.
+func (f customerForm) preferencesField(staff []string) g.Node {
 	e := f.Errors["preferences"]
 	return h.Div(fieldClass(e),
 		h.Label(h.For("preferences"), g.Text("Preferences")),
 		h.P(h.Class("hint"), h.ID("preferences-hint"),
 			g.Text("In your time zone, for example "),
 			h.Code(g.Text("days=mon,sat; times=09:00-12:00,17:00-19:00; services=Haircut")),
-			g.Text(". Empty: any opening.")),
+			g.Text(". Empty: any opening."),
+			g.If(len(staff) > 0, g.Group{
+				g.Text(" Only some of your people: "), h.Code(g.Text("staff=" + strings.Join(staff, ","))),
+				g.Text(" (yours: " + strings.Join(staff, ", ") + ")."),
+			})),
 		fieldError("preferences-error", e),
 		h.Input(h.ID("preferences"), h.Name("preferences"), h.Type("text"), h.MaxLength("500"), h.Value(f.Preferences),
 			h.Aria("describedby", describedBy("preferences-hint", e, "preferences-error")),

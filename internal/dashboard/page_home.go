@@ -2,9 +2,12 @@ package dashboard
 
 import (
 	"strconv"
+	"strings"
 
 	g "maragu.dev/gomponents"
 	h "maragu.dev/gomponents/html"
+
+	"github.com/slotrecovery/slotrecovery/internal/catalog"
 )
 
 // The dashboard page. The parts marked data-live (totals, open slots, filled slots) are
@@ -165,8 +168,9 @@ func (v homeView) declareCard(csrf string) g.Node {
 			csrfInput(csrf),
 			f.startField(v.Today),
 			f.durationField(),
-			f.serviceField(),
-			f.priceField(v.Currency),
+			f.staffField(v.People),
+			f.serviceField(v.Services),
+			f.priceField(v.Currency, len(v.Services) > 0),
 			h.Button(h.Type("submit"), h.Class("btn btn-primary"), g.Text("Declare opening")),
 		),
 	)
@@ -215,19 +219,56 @@ func (f declareForm) durationField() g.Node {
 		h.Min("1"), h.Max("1440"), h.Step("1"), h.Value(f.Duration), h.Class("short"), h.Required())
 }
 
-func (f declareForm) serviceField() g.Node {
-	e := f.Errors["service"]
-	return inputField("service", "Service", e, h.Name("service"), h.Type("text"), h.MaxLength("100"), h.Value(f.Service),
-		h.Placeholder("Haircut"), h.Required())
+// staffField picks whose freed time the opening is, when the shop has people.
+func (f declareForm) staffField(people []catalog.Staff) g.Node {
+	if len(people) == 0 && f.StaffID == "" {
+		return nil
+	}
+	e := f.Errors["staff_id"]
+	return h.Div(fieldClass(e),
+		h.Label(h.For("staff"), g.Text("Person "), h.Span(h.Class("muted"), g.Text("(optional)"))),
+		fieldError("staff-error", e),
+		h.Select(h.ID("staff"), h.Name("staff_id"), invalid(e, "staff-error"),
+			h.Option(h.Value(""), g.If(f.StaffID == "", h.Selected()), g.Text("Anyone")),
+			g.Map(people, func(p catalog.Staff) g.Node {
+				return h.Option(h.Value(p.ID.String()), g.If(f.StaffID == p.ID.String(), h.Selected()), g.Text(p.Name))
+			}),
+		),
+	)
 }
 
-func (f declareForm) priceField(currency string) g.Node {
+// serviceField is the opening's service: typed, or with services picked from them
+// (optional: each customer is then offered their own service that fits).
+func (f declareForm) serviceField(services []catalog.Service) g.Node {
+	e := f.Errors["service"]
+	if len(services) == 0 {
+		return inputField("service", "Service", e, h.Name("service"), h.Type("text"), h.MaxLength("100"), h.Value(f.Service),
+			h.Placeholder("Haircut"), h.Required())
+	}
+	return h.Div(fieldClass(e),
+		h.Label(h.For("service"), g.Text("Service "), h.Span(h.Class("muted"), g.Text("(optional)"))),
+		h.P(h.Class("hint"), h.ID("service-hint"), g.Text("Leave it to each customer's own wanted service that fits the time.")),
+		fieldError("service-error", e),
+		h.Select(h.ID("service"), h.Name("service"), h.Aria("describedby", describedBy("service-hint", e, "service-error")),
+			g.If(e != "", h.Aria("invalid", "true")),
+			h.Option(h.Value(""), g.If(f.Service == "", h.Selected()), g.Text("Each customer's own")),
+			g.Map(services, func(s catalog.Service) g.Node {
+				return h.Option(h.Value(s.Name), g.If(strings.EqualFold(f.Service, s.Name), h.Selected()),
+					g.Textf("%s (%d min)", s.Name, s.DurationMinutes))
+			}),
+		),
+	)
+}
+
+// priceField is the opening's price; optional with services (the service's own).
+func (f declareForm) priceField(currency string, withServices bool) g.Node {
 	e := f.Errors["price_cents"]
 	return h.Div(fieldClass(e),
-		h.Label(h.For("price"), g.Text("Price "), h.Span(h.Class("muted"), g.Text("in "+currency))),
+		h.Label(h.For("price"), g.Text("Price "), h.Span(h.Class("muted"), g.Text("in "+currency)),
+			g.If(withServices, h.Span(h.Class("muted"), g.Text(" (optional: the service's)")))),
 		fieldError("price-error", e),
 		h.Input(h.ID("price"), h.Name("price"), h.Type("text"), inputMode("decimal"), h.Value(f.Price),
-			h.Placeholder("45.00"), h.Class("short"), h.Required(), invalid(e, "price-error")),
+			h.Placeholder("45.00"), h.Class("short"), g.If(!withServices, h.Required()), invalid(e, "price-error")),
 	)
 }
 
@@ -251,8 +292,7 @@ func (o openView) row(csrf string) g.Node {
 		h.Td(h.Data("label", "When"), h.Div(
 			h.Time(h.DateTime(o.ISO), g.Text(o.When)), h.Br(),
 			h.Span(h.Class("muted"), g.Text(strconv.Itoa(o.Duration)+" min")))),
-		h.Td(h.Data("label", "Service"), h.Div(
-			g.Text(o.Service), h.Br(), h.Span(h.Class("muted"), g.Text(o.Price)))),
+		h.Td(h.Data("label", "Service"), h.Div(o.what())),
 		h.Td(h.Data("label", "Offers"), h.Div(
 			g.Text(strconv.Itoa(o.OffersSent)+" sent"), h.Br(),
 			h.Span(h.Class("muted nowrap"), g.Textf("%d yes · %d no", o.Yes, o.No)))),
@@ -261,9 +301,20 @@ func (o openView) row(csrf string) g.Node {
 			h.Form(h.Method("post"), h.Action("/dashboard/openings/"+o.ID.String()+"/cancel"),
 				csrfInput(csrf),
 				h.Button(h.Type("submit"), h.Class("btn btn-danger"), g.Text("Cancel"),
-					h.Span(h.Class("vh"), g.Text(" the opening "+o.Service+", "+o.When))),
+					h.Span(h.Class("vh"), g.Text(" the opening "+cmpOr(o.Service, "any service")+", "+o.When))),
 			))),
 	)
+}
+
+// what is the opening's service and price (with services, maybe none: each customer is
+// offered their own), whose time it is, and whether it is the rest of a gap.
+func (o openView) what() g.Node {
+	return g.Group{
+		g.If(o.Service == "", h.Span(h.Class("muted"), g.Text("Customers' own services"))),
+		g.If(o.Service != "", g.Group{g.Text(o.Service), h.Br(), h.Span(h.Class("muted"), g.Text(o.Price))}),
+		g.If(o.Staff != "", g.Group{h.Br(), h.Span(h.Class("staff"), g.Text("with "+o.Staff))}),
+		g.If(o.Rest, g.Group{h.Br(), h.Span(h.Class("muted"), g.Text("rest of a gap"))}),
+	}
 }
 
 // waves says what each wave of an opening did and when the next is due.
@@ -303,7 +354,8 @@ func (f filledView) row() g.Node {
 			h.Time(h.DateTime(f.ISO), g.Text(f.When)), g.Text(" "),
 			h.Span(h.Class("muted nowrap"), g.Text("· "+strconv.Itoa(f.Duration)+" min")))),
 		h.Td(h.Data("label", "Service"), h.Div(g.Text(f.Service),
-			g.If(f.Status != "Filled", g.Group{g.Text(" "), h.Span(h.Class("muted"), g.Text("· "+f.Status))}))),
+			g.If(f.Status != "Filled", g.Group{g.Text(" "), h.Span(h.Class("muted"), g.Text("· "+f.Status))}),
+			g.If(f.Staff != "", g.Group{h.Br(), h.Span(h.Class("staff"), g.Text("with "+f.Staff))}))),
 		h.Td(h.Data("label", "Customer"), h.Div(
 			g.Text(f.Customer), h.Br(), h.Span(h.Class("muted phone"), g.Text(f.Phone)))),
 		h.Td(h.Data("label", "Payment"), h.Div(h.Span(h.Class("badge badge-"+f.PayClass), g.Text(f.Payment)))),

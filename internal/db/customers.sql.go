@@ -479,27 +479,31 @@ LEFT JOIN LATERAL (
     LEFT JOIN unnest(c.pref_services) WITH ORDINALITY AS ps(name, n) ON lower(ps.name) = lower(sv.name)
     WHERE $1::boolean AND sv.shop_id = c.shop_id AND sv.active
       AND sv.duration_minutes <= $2::integer
-      AND (cardinality(sv.staff_ids) = 0 OR $3::uuid IS NULL OR $3::uuid = ANY(sv.staff_ids))
-      AND CASE WHEN cardinality(c.pref_services) = 0 THEN lower(sv.name) = lower($4::text)
+      AND (cardinality(c.pref_window_starts) = 0 OR EXISTS (
+          SELECT 1 FROM generate_subscripts(c.pref_window_starts, 1) AS k
+          WHERE c.pref_window_starts[k] <= $3::integer
+            AND $3::integer + sv.duration_minutes <= c.pref_window_ends[k]))
+      AND (cardinality(sv.staff_ids) = 0 OR $4::uuid IS NULL OR $4::uuid = ANY(sv.staff_ids))
+      AND CASE WHEN cardinality(c.pref_services) = 0 THEN lower(sv.name) = lower($5::text)
                ELSE ps.n IS NOT NULL END
     ORDER BY ps.n
     LIMIT 1
 ) fit ON true
-WHERE c.shop_id = $5
-  AND (cardinality(c.pref_staff_ids) = 0 OR $3::uuid = ANY(c.pref_staff_ids))
+WHERE c.shop_id = $6
+  AND (cardinality(c.pref_staff_ids) = 0 OR $4::uuid = ANY(c.pref_staff_ids))
   AND (NOT $1::boolean OR fit.id IS NOT NULL)
   AND c.sms_opt_in
   AND c.opted_out_at IS NULL
   AND c.unreachable_at IS NULL
   AND c.erased_at IS NULL
-  AND (cardinality(c.pref_days) = 0 OR $6::smallint = ANY(c.pref_days))
-  AND (cardinality(c.pref_window_starts) = 0 OR EXISTS (
+  AND (cardinality(c.pref_days) = 0 OR $7::smallint = ANY(c.pref_days))
+  AND ($1::boolean OR cardinality(c.pref_window_starts) = 0 OR EXISTS (
       SELECT 1 FROM generate_subscripts(c.pref_window_starts, 1) AS k
-      WHERE c.pref_window_starts[k] <= $7::integer
+      WHERE c.pref_window_starts[k] <= $3::integer
         AND $8::integer <= c.pref_window_ends[k]))
   AND ($1::boolean OR cardinality(c.pref_services) = 0 OR EXISTS (
       SELECT 1 FROM unnest(c.pref_services) AS ps(name)
-      WHERE lower(ps.name) = lower($4::text)))
+      WHERE lower(ps.name) = lower($5::text)))
   AND ($9::integer = 0 OR (
       SELECT count(*) FROM slot_offers d
       WHERE d.customer_id = c.id
@@ -520,11 +524,11 @@ LIMIT $14
 type CustomerListEligibleParams struct {
 	WithServices   bool
 	OpeningMinutes int32
+	StartMinute    int32
 	StaffID        uuid.NullUUID
 	Service        string
 	ShopID         uuid.UUID
 	LocalDow       int16
-	StartMinute    int32
 	EndMinute      int32
 	MaxPerDay      int32
 	DayStart       time.Time
@@ -548,26 +552,29 @@ type CustomerListEligibleRow struct {
 // Customers a wave may text: opted in, not opted out, reachable, not offered this
 // opening in this generation, and not someone who declined it or whose hold on it
 // lapsed in an earlier generation; whose preferences (if any) contain the opening:
-// its local day of the week, a window that holds the whole appointment, its service;
+// its local day of the week, a window that holds the whole appointment (with services:
+// the service they are offered, from the opening's start), its service;
 // and who have not reached the shop's daily cap of offers texted (max_per_day 0 means
 // no cap) in the local day [day_start, day_end). Waitlist priority first.
 //
 // A customer who wants only some people (pref_staff_ids) is offered only their
 // openings. In a shop with services (with_services), each customer is offered the first
 // of their services (in their order) that fits the opening: active, done by the
-// opening's person (or by anyone, or the opening names no person), and no longer than
-// the opening; a customer without service preferences the opening's own service when it
-// names one that fits. No fit, no offer. The fit comes back as service_id (the nil uuid
+// opening's person (or by anyone, or the opening names no person), no longer than the
+// opening, and held by one of their time windows from the opening's start (a 30-minute
+// cut at the start of a 90-minute gap fits a 14:00-14:30 window); a customer without
+// service preferences the opening's own service when it names one that fits. No fit,
+// no offer. The fit comes back as service_id (the nil uuid
 // without services), fit_name, fit_minutes and fit_price.
 func (q *Queries) CustomerListEligible(ctx context.Context, db DBTX, arg CustomerListEligibleParams) ([]CustomerListEligibleRow, error) {
 	rows, err := db.Query(ctx, customerListEligible,
 		arg.WithServices,
 		arg.OpeningMinutes,
+		arg.StartMinute,
 		arg.StaffID,
 		arg.Service,
 		arg.ShopID,
 		arg.LocalDow,
-		arg.StartMinute,
 		arg.EndMinute,
 		arg.MaxPerDay,
 		arg.DayStart,

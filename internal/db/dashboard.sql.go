@@ -20,11 +20,13 @@ SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status
     COALESCE(b.id::text, '')::text AS booking_id,
     COALESCE(b.status, '')::text AS booking_status,
     COALESCE(b.amount_cents, s.price_cents)::bigint AS amount_cents,
-    COALESCE(b.application_fee_cents, 0)::bigint AS fee_cents
+    COALESCE(b.application_fee_cents, 0)::bigint AS fee_cents,
+    COALESCE(b.service, '')::text AS booked_service,
+    COALESCE(b.duration_minutes, 0)::integer AS booked_minutes
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
 LEFT JOIN LATERAL (
-    SELECT bk.id, bk.status, bk.amount_cents, bk.application_fee_cents FROM bookings bk
+    SELECT bk.id, bk.status, bk.amount_cents, bk.application_fee_cents, bk.service, bk.duration_minutes FROM bookings bk
     WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
 ) b ON true
 WHERE s.shop_id = $1 AND s.status IN ('filled', 'completed')
@@ -56,10 +58,12 @@ type DashboardFilledExportRow struct {
 	BookingStatus   string
 	AmountCents     int64
 	FeeCents        int64
+	BookedService   string
+	BookedMinutes   int32
 }
 
 // Recovered openings whose appointment starts in [starts_from, starts_until), in start
-// order, for the CSV export.
+// order, for the CSV export, with what was booked (as DashboardFilledPage).
 func (q *Queries) DashboardFilledExport(ctx context.Context, db DBTX, arg DashboardFilledExportParams) ([]DashboardFilledExportRow, error) {
 	rows, err := db.Query(ctx, dashboardFilledExport,
 		arg.ShopID,
@@ -89,6 +93,8 @@ func (q *Queries) DashboardFilledExport(ctx context.Context, db DBTX, arg Dashbo
 			&i.BookingStatus,
 			&i.AmountCents,
 			&i.FeeCents,
+			&i.BookedService,
+			&i.BookedMinutes,
 		); err != nil {
 			return nil, err
 		}
@@ -107,11 +113,14 @@ SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status
     (c.erased_at IS NOT NULL)::boolean AS customer_erased,
     COALESCE(b.status, '')::text AS booking_status,
     COALESCE(b.amount_cents, s.price_cents)::bigint AS amount_cents,
-    COALESCE(b.application_fee_cents, 0)::bigint AS fee_cents
+    COALESCE(b.application_fee_cents, 0)::bigint AS fee_cents,
+    COALESCE(b.service, '')::text AS booked_service,
+    COALESCE(b.duration_minutes, 0)::integer AS booked_minutes,
+    COALESCE((SELECT st.name FROM staff st WHERE st.id = s.staff_id), '')::text AS staff_name
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
 LEFT JOIN LATERAL (
-    SELECT bk.status, bk.amount_cents, bk.application_fee_cents FROM bookings bk
+    SELECT bk.status, bk.amount_cents, bk.application_fee_cents, bk.service, bk.duration_minutes FROM bookings bk
     WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
 ) b ON true
 WHERE s.shop_id = $1 AND s.status IN ('filled', 'completed')
@@ -139,12 +148,16 @@ type DashboardFilledPageRow struct {
 	BookingStatus   string
 	AmountCents     int64
 	FeeCents        int64
+	BookedService   string
+	BookedMinutes   int32
+	StaffName       string
 }
 
 // Read-only queries behind the shop owners' dashboard (internal/dashboard). Every query
 // is scoped by shop_id: a shop sees only its own rows.
 // Recovered openings (filled or completed), most recently filled first, with who holds
-// each and its latest booking.
+// each, its latest booking and what it booked (booked_service ” when the booking
+// took the opening as declared), and whose time it is (staff_name, ” for anyone's).
 func (q *Queries) DashboardFilledPage(ctx context.Context, db DBTX, arg DashboardFilledPageParams) ([]DashboardFilledPageRow, error) {
 	rows, err := db.Query(ctx, dashboardFilledPage, arg.ShopID, arg.SkipRows, arg.MaxRows)
 	if err != nil {
@@ -168,6 +181,9 @@ func (q *Queries) DashboardFilledPage(ctx context.Context, db DBTX, arg Dashboar
 			&i.BookingStatus,
 			&i.AmountCents,
 			&i.FeeCents,
+			&i.BookedService,
+			&i.BookedMinutes,
+			&i.StaffName,
 		); err != nil {
 			return nil, err
 		}
@@ -181,6 +197,8 @@ func (q *Queries) DashboardFilledPage(ctx context.Context, db DBTX, arg Dashboar
 
 const dashboardOpenList = `-- name: DashboardOpenList :many
 SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.generation, s.created_at,
+    COALESCE((SELECT st.name FROM staff st WHERE st.id = s.staff_id), '')::text AS staff_name,
+    (s.parent_id IS NOT NULL)::boolean AS is_rest,
     (count(o.id) FILTER (WHERE o.sent_at IS NOT NULL))::int AS offers_sent,
     (count(o.id) FILTER (WHERE o.status = 'accepted'))::int AS replies_yes,
     (count(o.id) FILTER (WHERE o.status = 'declined'))::int AS replies_no
@@ -205,6 +223,8 @@ type DashboardOpenListRow struct {
 	PriceCents      int64
 	Generation      int32
 	CreatedAt       time.Time
+	StaffName       string
+	IsRest          bool
 	OffersSent      int32
 	RepliesYes      int32
 	RepliesNo       int32
@@ -212,7 +232,8 @@ type DashboardOpenListRow struct {
 
 // Open openings, soonest first, with the offers texted (whose text the provider
 // accepted, whatever became of the offer since: the count the API's offers_sent gives)
-// and the replies they got.
+// and the replies they got; whose time it is (staff_name, ” for anyone's) and whether
+// it is the rest of a gap a shorter booking left (is_rest).
 func (q *Queries) DashboardOpenList(ctx context.Context, db DBTX, arg DashboardOpenListParams) ([]DashboardOpenListRow, error) {
 	rows, err := db.Query(ctx, dashboardOpenList, arg.ShopID, arg.MaxRows)
 	if err != nil {
@@ -230,6 +251,8 @@ func (q *Queries) DashboardOpenList(ctx context.Context, db DBTX, arg DashboardO
 			&i.PriceCents,
 			&i.Generation,
 			&i.CreatedAt,
+			&i.StaffName,
+			&i.IsRest,
 			&i.OffersSent,
 			&i.RepliesYes,
 			&i.RepliesNo,

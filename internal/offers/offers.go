@@ -339,8 +339,8 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.Opening
 
 // eligibility is who a wave of op may text, besides the rules that need no parameter
 // (opted in, reachable, not offered this round): customers whose preferences contain the
-// opening (its local day of the week, a window holding the whole appointment, its
-// service), and who have not had the shop's daily cap of offers in the shop's local day
+// opening (its local day of the week, a window holding the whole appointment, or with
+// services the service each is offered, its service), and who have not had the shop's daily cap of offers in the shop's local day
 // of now.
 func eligibility(shop shops.Shop, op db.OpeningForWaveRow, now time.Time) db.CustomerListEligibleParams {
 	local := op.StartsAt.In(shop.Location)

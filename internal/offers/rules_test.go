@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
@@ -152,4 +154,78 @@ func TestErasedCustomerIsNeverTextedAgain(t *testing.T) {
 	queued.To = "+447700900999"
 	require.NoError(t, w.outbox.SendText(ctx, queued))
 	require.Len(t, w.twilio.MessagesTo("+447700900999"), 1)
+}
+
+// TestWindowsHoldTheOfferedServiceNotTheWholeGap: in a shop with services, a customer's
+// time window must hold the service they would be offered, from the opening's start, not
+// the whole freed gap: a 90-minute gap with Ana reaches someone whose 14:00–14:30 window
+// fits the 30-minute cut they are offered, and someone who wants a colour first but whose
+// window holds only a cut is offered the cut. A window that starts after the opening, or
+// too short for any of their services, still keeps them out.
+func TestWindowsHoldTheOfferedServiceNotTheWholeGap(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	london, err := time.LoadLocation("Europe/London")
+	require.NoError(t, err)
+	w.clock.Set(time.Date(2027, 6, 7, 8, 0, 0, 0, london))
+	p := policy
+	p.WaveSize = 20
+	shop := w.shop(t, p)
+	cat := catalog.New(w.pool, w.clock.Now)
+	ana, err := cat.AddStaff(ctx, shop.ID, "Ana")
+	require.NoError(t, err)
+	_, err = cat.AddService(ctx, shop.ID, catalog.NewService{Name: "Cut", DurationMinutes: 30, PriceCents: 3000})
+	require.NoError(t, err)
+	_, err = cat.AddService(ctx, shop.ID, catalog.NewService{Name: "Colour", DurationMinutes: 90, PriceCents: 9000, StaffIDs: []uuid.UUID{ana.ID}})
+	require.NoError(t, err)
+
+	win := func(from, to int) []customers.Window { return []customers.Window{{Start: from, End: to}} }
+	named := map[string]customers.Preferences{
+		"cut-early":     {Services: []string{"Cut"}, Windows: win(14*60, 14*60+30)},
+		"colour-or-cut": {Services: []string{"Colour", "Cut"}, Windows: win(14*60, 14*60+45)},
+		"colour-wide":   {Services: []string{"Colour"}, Windows: win(13*60, 16*60)},
+		"cut-later":     {Services: []string{"Cut"}, Windows: win(14*60+30, 16*60)},
+		"colour-tight":  {Services: []string{"Colour"}, Windows: win(14*60, 15*60)},
+	}
+	order := []string{"cut-early", "colour-or-cut", "colour-wide", "cut-later", "colour-tight"}
+	phones := map[string]string{}
+	for i, name := range order {
+		c, err := w.cust.Add(ctx, shop.ID, customers.NewCustomer{
+			Phone: fmt.Sprintf("+4477009%05d", 30000+i), Name: name, SMSOptIn: true, Priority: len(order) - i,
+		})
+		require.NoError(t, err)
+		prefs := named[name]
+		_, err = w.cust.Update(ctx, shop.ID, c.ID, customers.Change{Preferences: &prefs})
+		require.NoError(t, err)
+		phones[name] = c.Phone
+	}
+
+	// Monday 14:00, 90 minutes of Ana's time.
+	gap, err := w.slots.Declare(ctx, shop, slots.NewOpening{
+		StartsAt: time.Date(2027, 6, 7, 14, 0, 0, 0, london), DurationMinutes: 90, StaffID: ana.ID,
+	})
+	require.NoError(t, err)
+	_, err = w.offers.RunWave(ctx, jobs.Wave{OpeningID: gap.ID, Generation: 1, Wave: 1})
+	require.NoError(t, err)
+
+	offered := map[string]string{} // customer → the service their offer names
+	rows, err := w.pool.Query(ctx, `SELECT c.name, o.service FROM slot_offers o JOIN customers c ON c.id = o.customer_id
+		WHERE o.opening_id = $1`, gap.ID)
+	require.NoError(t, err)
+	for rows.Next() {
+		var name, service string
+		require.NoError(t, rows.Scan(&name, &service))
+		offered[name] = service
+	}
+	require.NoError(t, rows.Err())
+	require.Equal(t, map[string]string{"cut-early": "Cut", "colour-or-cut": "Cut", "colour-wide": "Colour"}, offered)
+	for _, name := range []string{"cut-early", "colour-or-cut", "colour-wide"} {
+		msgs := w.twilio.MessagesTo(phones[name])
+		require.Len(t, msgs, 1, name)
+		require.Contains(t, msgs[0].Body, offered[name], name)
+	}
+	for _, name := range []string{"cut-later", "colour-tight"} {
+		require.Empty(t, w.twilio.MessagesTo(phones[name]), name)
+	}
 }
