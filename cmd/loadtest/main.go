@@ -60,6 +60,7 @@ type options struct {
 	redisURL    string
 	poolConns   int
 	pprofDir    string
+	during      string
 	jsonOut     bool
 	logDir      string
 	keep        bool
@@ -85,6 +86,7 @@ func main() {
 	flag.StringVar(&o.databaseURL, "database-url", envOr("LOADTEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"), "an admin connection to the Postgres to use; a database is created on it")
 	flag.StringVar(&o.redisURL, "redis-url", envOr("LOADTEST_REDIS_URL", "redis://127.0.0.1:6379/0"), "the Redis to use (keys under a prefix of the run's own)")
 	flag.IntVar(&o.poolConns, "pool", 0, "pool_max_conns per instance (0: the server's default)")
+	flag.StringVar(&o.during, "during", "", "a shell command run while each scenario's replies are sent (SCENARIO in its environment), interrupted when they end: perf record -a, say")
 	flag.StringVar(&o.pprofDir, "pprof", "", "write a CPU profile of every instance during each scenario, and its heap after it, into this directory")
 	flag.BoolVar(&o.jsonOut, "json", false, "print the results as JSON")
 	flag.StringVar(&o.logDir, "logs", "", "where the instances' logs go (default: a temporary directory)")

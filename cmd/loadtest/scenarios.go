@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -226,7 +228,9 @@ func (h *harness) replies(ctx context.Context, name string) (result, error) {
 	cpu0, pgCPU0, load0 := cpuTicks(h.fleet.pids()), cpuTicks(pgPids), cpuTicks([]int{os.Getpid()})
 	busy0, all0 := machineTicks()
 	stopProfiles := h.profile(ctx, name)
+	stopDuring := h.runDuring(name)
 	lat, outcomes, byOutcome, wall, err := h.fire(ctx, h.fleet.bases(), all, inFlight)
+	stopDuring()
 	stopProfiles()
 	if err != nil {
 		return r, err
@@ -403,8 +407,25 @@ func (h *harness) profile(ctx context.Context, name string) (stop func()) {
 			}
 		}()
 	}
+	// And this process's own (the clients, the Twilio fake, the Stripe stand-in): its CPU
+	// shares the cores with the instances'.
+	self := filepath.Join(h.o.pprofDir, fmt.Sprintf("%s-%d-load.pprof", name, run))
+	selfFile, err := os.Create(self)
+	if err == nil {
+		if err = pprof.StartCPUProfile(selfFile); err != nil {
+			selfFile.Close()
+			selfFile = nil
+		}
+	}
+	if err != nil {
+		say("profile of the load: %v", err)
+	}
 	time.Sleep(200 * time.Millisecond) // let the profiles start
 	return func() {
+		if selfFile != nil {
+			pprof.StopCPUProfile()
+			selfFile.Close()
+		}
 		wg.Wait()
 		// And what each instance holds afterwards (after a GC), to tell a leak from a
 		// peak: peak RSS is a high-water mark over the instance's life.
@@ -414,6 +435,26 @@ func (h *harness) profile(ctx context.Context, name string) (stop func()) {
 				say("heap profile of instance %d: %v", i+1, err)
 			}
 		}
+	}
+}
+
+// runDuring starts -during's command for scenario name and returns what interrupts it
+// and waits for it to end.
+func (h *harness) runDuring(name string) (stop func()) {
+	if h.o.during == "" {
+		return func() {}
+	}
+	cmd := exec.Command("sh", "-c", h.o.during)
+	cmd.Env = append(os.Environ(), "SCENARIO="+name)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		say("-during: %v", err)
+		return func() {}
+	}
+	time.Sleep(200 * time.Millisecond) // let it start
+	return func() {
+		_ = cmd.Process.Signal(os.Interrupt)
+		_ = cmd.Wait()
 	}
 }
 
