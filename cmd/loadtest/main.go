@@ -87,7 +87,7 @@ func main() {
 	flag.StringVar(&o.redisURL, "redis-url", envOr("LOADTEST_REDIS_URL", "redis://127.0.0.1:6379/0"), "the Redis to use (keys under a prefix of the run's own)")
 	flag.IntVar(&o.poolConns, "pool", 0, "pool_max_conns per instance (0: the server's default)")
 	flag.StringVar(&o.during, "during", "", "a shell command run while each scenario's replies are sent (SCENARIO in its environment), interrupted when they end: perf record -a, say")
-	flag.StringVar(&o.pprofDir, "pprof", "", "write a CPU profile of every instance during each scenario, and its heap after it, into this directory")
+	flag.StringVar(&o.pprofDir, "pprof", "", "write a CPU profile of every instance (and of this process) during each scenario, and each instance's heap after it, into this directory")
 	flag.BoolVar(&o.jsonOut, "json", false, "print the results as JSON")
 	flag.StringVar(&o.logDir, "logs", "", "where the instances' logs go (default: a temporary directory)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the run's database afterwards, to look into it")

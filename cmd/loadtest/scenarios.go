@@ -525,7 +525,6 @@ func cpuTicks(pids []int) int64 {
 	return total
 }
 
-// peakRSS returns each process's peak resident set (VmHWM), in MiB.
 // machineTicks returns the machine's busy and total CPU ticks so far, all cores
 // (/proc/stat's first line: iowait and idle are not busy).
 func machineTicks() (busy, total int64) {
@@ -547,6 +546,7 @@ func machineTicks() (busy, total int64) {
 	return busy, total
 }
 
+// peakRSS returns each process's peak resident set (VmHWM), in MiB.
 func peakRSS(pids []int) []float64 {
 	var out []float64
 	for _, pid := range pids {
