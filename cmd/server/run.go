@@ -553,7 +553,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	workers := river.NewWorkers()
 	a.jobTimeouts = map[string]time.Duration{}
 	addWorker(workers, a.jobTimeouts, &offers.WaveWorker{Service: a.offers})
-	addWorker(workers, a.jobTimeouts, &outbox.TextWorker{Service: outbox.New(a.pool, texter, a.customers, a.slots, outbox.Config{Logger: log, Metrics: a.metrics})})
+	addWorker(workers, a.jobTimeouts, &outbox.TextWorker{Service: outbox.New(a.pool, texter, a.customers, a.ledger, outbox.Config{Logger: log, Metrics: a.metrics})})
 	addWorker(workers, a.jobTimeouts, &ledger.SweepWorker{Service: a.ledger})
 	addWorker(workers, a.jobTimeouts, &inbound.SweepWorker{Service: a.inbound})
 	addWorker(workers, a.jobTimeouts, &slots.CompleteWorker{Service: a.slots})

@@ -100,7 +100,10 @@ WITH opening AS (
     INSERT INTO bookings (opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency,
         created_at, updated_at, confirmed_at, checkout_expires_at,
         service, duration_minutes, staff_id, starts_at, ends_at)
-    SELECT f.id, sqlc.arg(customer_id), a.id, sqlc.arg(shop_id), sqlc.arg(status), COALESCE(a.price_cents, f.price_cents),
+    SELECT f.id, sqlc.arg(customer_id), a.id, sqlc.arg(shop_id),
+        -- Confirmed at once (a shop that takes no payment) or held for payment.
+        CASE WHEN sqlc.narg(confirmed_at)::timestamptz IS NULL THEN 'pending_payment' ELSE 'confirmed' END,
+        COALESCE(a.price_cents, f.price_cents),
         sqlc.arg(currency), sqlc.arg(now)::timestamptz, sqlc.arg(now)::timestamptz, sqlc.narg(confirmed_at),
         sqlc.narg(checkout_expires_at),
         COALESCE(a.service, f.service), COALESCE(a.duration_minutes, f.duration_minutes), f.staff_id, f.starts_at,
@@ -118,7 +121,7 @@ FROM booking b JOIN filled f ON f.id = b.opening_id;
 -- name: BookingLiveForCustomerAt :one
 -- The customer's live booking at the shop for an opening starting when the given one
 -- does (a repeated YES from someone who holds a chair then gets the same answer).
-SELECT b.id, b.status, b.payment_url, s.starts_at, s.service, s.id AS opening_id
+SELECT b.id, (b.status = 'confirmed') AS confirmed, b.payment_url, s.starts_at, s.service, s.id AS opening_id
 FROM bookings b
 JOIN slot_openings s ON s.id = b.opening_id
 JOIN slot_openings same ON same.id = sqlc.arg(opening_id) AND same.shop_id = s.shop_id AND same.starts_at = s.starts_at

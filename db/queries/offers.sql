@@ -127,7 +127,7 @@ WHERE opening_id = $1 AND status = 'queued';
 -- name: OfferAcceptedBooking :one
 -- The live booking behind a customer's accepted offer, so a winner who says YES again
 -- gets the same answer.
-SELECT b.id, b.status, b.payment_url, s.starts_at, s.service, s.id AS opening_id
+SELECT b.id, (b.status = 'confirmed') AS confirmed, b.payment_url, s.starts_at, s.service, s.id AS opening_id
 FROM slot_offers o
 JOIN bookings b ON b.offer_id = o.id
 JOIN slot_openings s ON s.id = o.opening_id

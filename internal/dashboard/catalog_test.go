@@ -18,6 +18,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/customers"
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
@@ -268,7 +269,7 @@ func TestOpeningsShowWhoAndTheBookedService(t *testing.T) {
 	gap := insertOpening(t, en.pool, en.shopB.ID, start, wednesday, "", 0, "open")
 	_, err = en.pool.Exec(ctx, `UPDATE slot_openings SET duration_minutes = 90, staff_id = $2 WHERE id = $1`, gap, ana.ID)
 	require.NoError(t, err)
-	bk := book(t, en.pool, gap, cust.ID, slots.BookingConfirmed, 3000, wednesday)
+	bk := book(t, en.pool, gap, cust.ID, ledger.BookingConfirmed, 3000, wednesday)
 	_, err = en.pool.Exec(ctx, `UPDATE bookings SET service = 'Cut', duration_minutes = 30 WHERE id = $1`, bk)
 	require.NoError(t, err)
 	rest := insertOpening(t, en.pool, en.shopB.ID, start.Add(30*time.Minute), wednesday, "", 0, "open")

@@ -17,6 +17,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
@@ -227,9 +228,9 @@ func TestDashboardShowsOnlyTheShopsOwnData(t *testing.T) {
 
 	// Friday 15:00 in New York.
 	a := insertOpening(t, en.pool, en.shopA.ID, time.Date(2026, 11, 20, 20, 0, 0, 0, time.UTC), wednesday.Add(-time.Hour), "Skin fade", 4500, slots.StatusOpen)
-	book(t, en.pool, a, ada.ID, slots.BookingConfirmed, 4500, wednesday.Add(-30*time.Minute))
+	book(t, en.pool, a, ada.ID, ledger.BookingConfirmed, 4500, wednesday.Add(-30*time.Minute))
 	b := insertOpening(t, en.pool, en.shopB.ID, wednesday.Add(30*time.Hour), wednesday.Add(-time.Hour), "Secret perm", 99999, slots.StatusOpen)
-	book(t, en.pool, b, bea.ID, slots.BookingConfirmed, 99999, wednesday.Add(-20*time.Minute))
+	book(t, en.pool, b, bea.ID, ledger.BookingConfirmed, 99999, wednesday.Add(-20*time.Minute))
 	insertOpening(t, en.pool, en.shopB.ID, wednesday.Add(50*time.Hour), wednesday, "Hidden colour", 1234, slots.StatusOpen)
 
 	body, _ := en.page(t, en.login(t, en.keyA), "/dashboard")
@@ -269,21 +270,21 @@ func TestTotalsAndChart(t *testing.T) {
 		book(t, en.pool, id, c.ID, status, cents, at(booked))
 	}
 	// This week (from Monday 16 Nov 00:00 New York = 05:00Z).
-	filled("2026-11-17T10:00:00Z", "2026-11-17T10:30:00Z", slots.BookingConfirmed, 4500) // 30 min
-	filled("2026-11-17T12:00:00Z", "2026-11-17T13:30:00Z", slots.BookingConfirmed, 6000) // 90 min
-	filled("2026-11-18T11:00:00Z", "2026-11-18T11:05:00Z", slots.BookingPendingPayment, 2500)
+	filled("2026-11-17T10:00:00Z", "2026-11-17T10:30:00Z", ledger.BookingConfirmed, 4500) // 30 min
+	filled("2026-11-17T12:00:00Z", "2026-11-17T13:30:00Z", ledger.BookingConfirmed, 6000) // 90 min
+	filled("2026-11-18T11:00:00Z", "2026-11-18T11:05:00Z", ledger.BookingPendingPayment, 2500)
 	insertOpening(t, en.pool, en.shopA.ID, later, at("2026-11-18T09:00:00Z"), "Open", 1000, slots.StatusOpen)
 	insertOpening(t, en.pool, en.shopA.ID, later, at("2026-11-18T10:00:00Z"), "Gone", 1000, slots.StatusCancelled)
 	// Sunday 23:30 in New York, already Monday in UTC: last week, this month.
-	filled("2026-11-16T04:00:00Z", "2026-11-16T04:30:00Z", slots.BookingConfirmed, 700) // 30 min
+	filled("2026-11-16T04:00:00Z", "2026-11-16T04:30:00Z", ledger.BookingConfirmed, 700) // 30 min
 	// Earlier this month.
-	filled("2026-11-05T12:00:00Z", "2026-11-05T12:10:00Z", slots.BookingConfirmed, 3000) // 10 min
+	filled("2026-11-05T12:00:00Z", "2026-11-05T12:10:00Z", ledger.BookingConfirmed, 3000) // 10 min
 	// Last month.
-	filled("2026-10-20T12:00:00Z", "2026-10-20T12:10:00Z", slots.BookingConfirmed, 1000)
+	filled("2026-10-20T12:00:00Z", "2026-10-20T12:10:00Z", ledger.BookingConfirmed, 1000)
 	// Another shop's money never counts.
 	bc := en.addCustomer(t, en.shopB, "+447700900555", "Brian Other")
 	bo := insertOpening(t, en.pool, en.shopB.ID, later, at("2026-11-17T10:00:00Z"), "Perm", 88800, slots.StatusOpen)
-	book(t, en.pool, bo, bc.ID, slots.BookingConfirmed, 88800, at("2026-11-17T10:01:00Z"))
+	book(t, en.pool, bo, bc.ID, ledger.BookingConfirmed, 88800, at("2026-11-17T10:01:00Z"))
 
 	body, _ := en.page(t, en.login(t, en.keyA), "/dashboard")
 	week, month := section(t, body, `id="t-week"`, `id="t-month"`), section(t, body, `id="t-month"`, `<figure`)
@@ -328,7 +329,7 @@ func TestFilledSlotsArePaged(t *testing.T) {
 	for i := range 27 {
 		id := insertOpening(t, en.pool, en.shopA.ID, wednesday.Add(time.Duration(24+i)*time.Hour), wednesday.Add(-48*time.Hour),
 			"Service "+string(rune('A'+i)), 1000, slots.StatusOpen)
-		book(t, en.pool, id, c.ID, slots.BookingConfirmed, 1000, wednesday.Add(-time.Duration(60-i)*time.Minute))
+		book(t, en.pool, id, c.ID, ledger.BookingConfirmed, 1000, wednesday.Add(-time.Duration(60-i)*time.Minute))
 	}
 	ck := en.login(t, en.keyA)
 
@@ -498,7 +499,7 @@ func TestCancelOpening(t *testing.T) {
 	mine := insertOpening(t, en.pool, en.shopA.ID, wednesday.Add(48*time.Hour), wednesday, "Cut", 3000, slots.StatusOpen)
 	theirs := insertOpening(t, en.pool, en.shopB.ID, wednesday.Add(48*time.Hour), wednesday, "Perm", 3000, slots.StatusOpen)
 	filled := insertOpening(t, en.pool, en.shopA.ID, wednesday.Add(50*time.Hour), wednesday, "Beard", 3000, slots.StatusOpen)
-	book(t, en.pool, filled, en.addCustomer(t, en.shopA, "+15555550123", "Dana").ID, slots.BookingConfirmed, 3000, wednesday)
+	book(t, en.pool, filled, en.addCustomer(t, en.shopA, "+15555550123", "Dana").ID, ledger.BookingConfirmed, 3000, wednesday)
 
 	t.Run("no CSRF token", func(t *testing.T) {
 		rec := en.post("/dashboard/openings/"+mine.String()+"/cancel", url.Values{}, ck)
@@ -544,14 +545,14 @@ func TestExportCSV(t *testing.T) {
 	c := en.addCustomer(t, en.shopA, "+15555550123", "=HYPERLINK(\"x\")")
 	ny := en.shopA.Location
 	in1 := insertOpening(t, en.pool, en.shopA.ID, time.Date(2026, 11, 1, 0, 30, 0, 0, ny), wednesday, "First", 4500, slots.StatusOpen)
-	book(t, en.pool, in1, c.ID, slots.BookingConfirmed, 4500, wednesday)
+	book(t, en.pool, in1, c.ID, ledger.BookingConfirmed, 4500, wednesday)
 	in2 := insertOpening(t, en.pool, en.shopA.ID, time.Date(2026, 11, 30, 23, 30, 0, 0, ny), wednesday, "Last", 1999, slots.StatusOpen)
-	book(t, en.pool, in2, c.ID, slots.BookingPendingPayment, 1999, wednesday)
+	book(t, en.pool, in2, c.ID, ledger.BookingPendingPayment, 1999, wednesday)
 	out := insertOpening(t, en.pool, en.shopA.ID, time.Date(2026, 12, 1, 0, 30, 0, 0, ny), wednesday, "December", 1000, slots.StatusOpen)
-	book(t, en.pool, out, c.ID, slots.BookingConfirmed, 1000, wednesday)
+	book(t, en.pool, out, c.ID, ledger.BookingConfirmed, 1000, wednesday)
 	insertOpening(t, en.pool, en.shopA.ID, time.Date(2026, 11, 10, 12, 0, 0, 0, ny), wednesday, "Still open", 1000, slots.StatusOpen)
 	bo := insertOpening(t, en.pool, en.shopB.ID, time.Date(2026, 11, 10, 12, 0, 0, 0, time.UTC), wednesday, "Theirs", 1000, slots.StatusOpen)
-	book(t, en.pool, bo, en.addCustomer(t, en.shopB, "+447700900555", "Brian").ID, slots.BookingConfirmed, 1000, wednesday)
+	book(t, en.pool, bo, en.addCustomer(t, en.shopB, "+447700900555", "Brian").ID, ledger.BookingConfirmed, 1000, wednesday)
 	ck := en.login(t, en.keyA)
 
 	rec := en.get("/dashboard/export.csv?from=2026-11-01&to=2026-11-30", ck)

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
@@ -25,9 +26,9 @@ func TestErasedCustomerInFilledSlots(t *testing.T) {
 	gone := en.addCustomer(t, en.shopA, "+15555550177", "Erin Erased")
 	nameless := en.addCustomer(t, en.shopA, "+15555550178", "")
 	first := insertOpening(t, en.pool, en.shopA.ID, time.Date(2026, 11, 20, 10, 0, 0, 0, ny), wednesday, "Cut", 3000, slots.StatusOpen)
-	book(t, en.pool, first, gone.ID, slots.BookingConfirmed, 3000, wednesday)
+	book(t, en.pool, first, gone.ID, ledger.BookingConfirmed, 3000, wednesday)
 	second := insertOpening(t, en.pool, en.shopA.ID, time.Date(2026, 11, 21, 10, 0, 0, 0, ny), wednesday, "Shave", 2000, slots.StatusOpen)
-	book(t, en.pool, second, nameless.ID, slots.BookingConfirmed, 2000, wednesday.Add(time.Minute))
+	book(t, en.pool, second, nameless.ID, ledger.BookingConfirmed, 2000, wednesday.Add(time.Minute))
 	require.NoError(t, en.erasure.Erase(context.Background(), en.shopA.ID, gone.ID))
 	ck := en.login(t, en.keyA)
 

@@ -27,6 +27,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/erasure"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
@@ -261,7 +262,7 @@ func book(t *testing.T, pool *pgxpool.Pool, openingID, customerID uuid.UUID, sta
 			return err
 		}
 		var confirmedAt *time.Time
-		if status == slots.BookingConfirmed {
+		if status == ledger.BookingConfirmed {
 			confirmedAt = &bookedAt
 		}
 		return tx.QueryRow(ctx, `

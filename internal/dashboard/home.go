@@ -15,10 +15,10 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/money"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
-	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
 )
 
@@ -394,16 +394,16 @@ func (d *Dashboard) openList(ctx context.Context, shop shops.Shop, now time.Time
 // paymentLabel says in words where a filled slot's payment stands.
 func paymentLabel(status, paymentMode string) (label, class string) {
 	switch status {
-	case slots.BookingConfirmed:
+	case ledger.BookingConfirmed:
 		if paymentMode == shops.PaymentNone {
 			return "Confirmed", "ok"
 		}
 		return "Paid", "ok"
-	case slots.BookingPendingPayment:
+	case ledger.BookingPendingPayment:
 		return "Awaiting payment", "wait"
-	case slots.BookingPaymentFailed:
+	case ledger.BookingPaymentFailed:
 		return "Payment failed", "bad"
-	case slots.BookingCancelled:
+	case ledger.BookingCancelled:
 		return "Cancelled", "bad"
 	}
 	return "No booking", "muted"

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
@@ -25,7 +26,7 @@ func TestFailedRefundNeedsAttention(t *testing.T) {
 	dana := en.addCustomer(t, en.shopA, "+15555550123", "Dana Whitfield")
 	// Friday 15:00 in New York.
 	op := insertOpening(t, en.pool, en.shopA.ID, time.Date(2026, 11, 20, 20, 0, 0, 0, time.UTC), wednesday.Add(-time.Hour), "Skin fade", 4500, slots.StatusOpen)
-	b := book(t, en.pool, op, dana.ID, slots.BookingPaymentFailed, 4500, wednesday.Add(-30*time.Minute))
+	b := book(t, en.pool, op, dana.ID, ledger.BookingPaymentFailed, 4500, wednesday.Add(-30*time.Minute))
 
 	ckA := en.login(t, en.keyA)
 	body, _ := en.page(t, ckA, "/dashboard")
@@ -65,7 +66,7 @@ func TestFailedRefundMarkedRefundedByHand(t *testing.T) {
 	ctx := context.Background()
 	dana := en.addCustomer(t, en.shopA, "+15555550123", "Dana Whitfield")
 	op := insertOpening(t, en.pool, en.shopA.ID, time.Date(2026, 11, 20, 20, 0, 0, 0, time.UTC), wednesday.Add(-time.Hour), "Skin fade", 4500, slots.StatusOpen)
-	b := book(t, en.pool, op, dana.ID, slots.BookingPaymentFailed, 4500, wednesday.Add(-30*time.Minute))
+	b := book(t, en.pool, op, dana.ID, ledger.BookingPaymentFailed, 4500, wednesday.Add(-30*time.Minute))
 	q := db.New()
 	fail := func(pi string, at time.Time) {
 		t.Helper()

@@ -182,10 +182,10 @@ func TestMoneyAfterPlatformFees(t *testing.T) {
 	c := en.addCustomer(t, en.shopA, "+15555550123", "Ana")
 	ny := en.shopA.Location
 	op := insertOpening(t, en.pool, en.shopA.ID, time.Date(2026, 11, 20, 15, 0, 0, 0, ny), wednesday, "Cut", 4500, slots.StatusOpen)
-	b := book(t, en.pool, op, c.ID, slots.BookingConfirmed, 4500, wednesday)
+	b := book(t, en.pool, op, c.ID, ledger.BookingConfirmed, 4500, wednesday)
 	withFee(t, en, b, "acct_1ShopA", 113)
 	op2 := insertOpening(t, en.pool, en.shopA.ID, time.Date(2026, 11, 21, 15, 0, 0, 0, ny), wednesday, "Colour", 2000, slots.StatusOpen)
-	book(t, en.pool, op2, en.addCustomer(t, en.shopA, "+15555550124", "Ben").ID, slots.BookingConfirmed, 2000, wednesday)
+	book(t, en.pool, op2, en.addCustomer(t, en.shopA, "+15555550124", "Ben").ID, ledger.BookingConfirmed, 2000, wednesday)
 	ck := en.login(t, en.keyA)
 
 	body, _ := en.page(t, ck, "/dashboard")

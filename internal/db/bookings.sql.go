@@ -52,9 +52,12 @@ WITH opening AS (
     INSERT INTO bookings (opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency,
         created_at, updated_at, confirmed_at, checkout_expires_at,
         service, duration_minutes, staff_id, starts_at, ends_at)
-    SELECT f.id, $3, a.id, $7, $8, COALESCE(a.price_cents, f.price_cents),
-        $9, $4::timestamptz, $4::timestamptz, $10,
-        $11,
+    SELECT f.id, $3, a.id, $7,
+        -- Confirmed at once (a shop that takes no payment) or held for payment.
+        CASE WHEN $8::timestamptz IS NULL THEN 'pending_payment' ELSE 'confirmed' END,
+        COALESCE(a.price_cents, f.price_cents),
+        $9, $4::timestamptz, $4::timestamptz, $8,
+        $10,
         COALESCE(a.service, f.service), COALESCE(a.duration_minutes, f.duration_minutes), f.staff_id, f.starts_at,
         f.starts_at + make_interval(mins => COALESCE(a.duration_minutes, f.duration_minutes))
     FROM filled f, accepted a
@@ -76,9 +79,8 @@ type BookingClaimParams struct {
 	Generation        int32
 	StartsAfter       time.Time
 	ShopID            uuid.UUID
-	Status            string
-	Currency          string
 	ConfirmedAt       *time.Time
+	Currency          string
 	CheckoutExpiresAt *time.Time
 }
 
@@ -128,9 +130,8 @@ func (q *Queries) BookingClaim(ctx context.Context, db DBTX, arg BookingClaimPar
 		arg.Generation,
 		arg.StartsAfter,
 		arg.ShopID,
-		arg.Status,
-		arg.Currency,
 		arg.ConfirmedAt,
+		arg.Currency,
 		arg.CheckoutExpiresAt,
 	)
 	var i BookingClaimRow
@@ -222,7 +223,7 @@ func (q *Queries) BookingGet(ctx context.Context, db DBTX, id uuid.UUID) (Bookin
 }
 
 const bookingLiveForCustomerAt = `-- name: BookingLiveForCustomerAt :one
-SELECT b.id, b.status, b.payment_url, s.starts_at, s.service, s.id AS opening_id
+SELECT b.id, (b.status = 'confirmed') AS confirmed, b.payment_url, s.starts_at, s.service, s.id AS opening_id
 FROM bookings b
 JOIN slot_openings s ON s.id = b.opening_id
 JOIN slot_openings same ON same.id = $1 AND same.shop_id = s.shop_id AND same.starts_at = s.starts_at
@@ -238,7 +239,7 @@ type BookingLiveForCustomerAtParams struct {
 
 type BookingLiveForCustomerAtRow struct {
 	ID         uuid.UUID
-	Status     string
+	Confirmed  bool
 	PaymentUrl pgtype.Text
 	StartsAt   time.Time
 	Service    string
@@ -252,7 +253,7 @@ func (q *Queries) BookingLiveForCustomerAt(ctx context.Context, db DBTX, arg Boo
 	var i BookingLiveForCustomerAtRow
 	err := row.Scan(
 		&i.ID,
-		&i.Status,
+		&i.Confirmed,
 		&i.PaymentUrl,
 		&i.StartsAt,
 		&i.Service,

@@ -14,7 +14,7 @@ import (
 )
 
 const offerAcceptedBooking = `-- name: OfferAcceptedBooking :one
-SELECT b.id, b.status, b.payment_url, s.starts_at, s.service, s.id AS opening_id
+SELECT b.id, (b.status = 'confirmed') AS confirmed, b.payment_url, s.starts_at, s.service, s.id AS opening_id
 FROM slot_offers o
 JOIN bookings b ON b.offer_id = o.id
 JOIN slot_openings s ON s.id = o.opening_id
@@ -23,7 +23,7 @@ WHERE o.id = $1 AND o.status = 'accepted' AND b.status IN ('pending_payment', 'c
 
 type OfferAcceptedBookingRow struct {
 	ID         uuid.UUID
-	Status     string
+	Confirmed  bool
 	PaymentUrl pgtype.Text
 	StartsAt   time.Time
 	Service    string
@@ -37,7 +37,7 @@ func (q *Queries) OfferAcceptedBooking(ctx context.Context, db DBTX, id uuid.UUI
 	var i OfferAcceptedBookingRow
 	err := row.Scan(
 		&i.ID,
-		&i.Status,
+		&i.Confirmed,
 		&i.PaymentUrl,
 		&i.StartsAt,
 		&i.Service,

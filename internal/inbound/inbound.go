@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
@@ -712,9 +711,9 @@ func (s *Service) claim(ctx context.Context, w texts.Words, shop shops.Shop, cus
 		case c.Repeat:
 			s.log.InfoContext(ctx, "repeated yes from the slot's holder", "booking_id", c.BookingID)
 		case c.Confirmed:
-			s.m.Booking(slots.BookingConfirmed)
+			s.m.Booking(ledger.BookingConfirmed)
 		default:
-			s.m.Booking(slots.BookingPendingPayment)
+			s.m.Booking(ledger.BookingPendingPayment)
 		}
 		if c.New() && !c.Confirmed {
 			return s.link(ctx, w, shop, c, sid), nil
@@ -751,27 +750,28 @@ func (s *Service) link(ctx context.Context, w texts.Words, shop shops.Shop, c sl
 	storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
 	now := s.cfg.Now().UTC()
-	// The batch's statements, in order: the link (ledger.StoreLink), then the answer.
+	// The link (the ledger's statement) and the answer, in one round trip.
 	var q pgbatch.Queue
-	_, err = ledger.StoreLink(storeCtx, &q, c.BookingID, co, now)
+	linkStored, err := ledger.QueueLink(storeCtx, &q, c.BookingID, co, now)
+	var answerStored *pgbatch.Result // stays nil (0 rows) for a YES without a stored text
 	if err == nil && sid != "" {
 		_, err = queries.InboundSetLinkAnswer(storeCtx, &q, db.InboundSetLinkAnswerParams{
 			MessageSid: sid, Outcome: text(string(ans.Outcome)), Reply: text(ans.Message), HandledAt: now,
 			BookingID: uuid.NullUUID{UUID: c.BookingID, Valid: true}, PaymentUrl: co.URL,
 		})
+		answerStored = q.Last()
 	}
-	var tags []pgconn.CommandTag
 	if err == nil {
-		tags, err = q.Send(storeCtx, s.pool)
+		err = q.Send(storeCtx, s.pool)
 	}
 	if err != nil {
 		s.log.WarnContext(ctx, "checkout not stored; deferred to job", "booking_id", c.BookingID, "err", err)
 		return bookedAnswer(w, shop, follows)
 	}
-	if tags[0].RowsAffected() == 0 {
+	if linkStored.RowsAffected() == 0 {
 		return bookedAnswer(w, shop, follows) // the sweep's link, which it texts
 	}
-	ans.stored = len(tags) > 1 && tags[1].RowsAffected() == 1
+	ans.stored = answerStored.RowsAffected() == 1
 	return ans
 }
 

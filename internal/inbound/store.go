@@ -132,7 +132,7 @@ func (s *Service) markAnswered(ctx context.Context, answers []heard) ([]struct{}
 	if err := ledger.MarkTold(ctx, &q, p.AnsweredAt, told...); err != nil {
 		return nil, err
 	}
-	if _, err := q.Send(ctx, s.pool); err != nil {
+	if err := q.Send(ctx, s.pool); err != nil {
 		return nil, fmt.Errorf("mark answers taken: %w", err)
 	}
 	return make([]struct{}, len(answers)), nil

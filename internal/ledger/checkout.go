@@ -13,6 +13,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/pgbatch"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/texts"
@@ -109,6 +110,16 @@ func StoreLink(ctx context.Context, q db.DBTX, id uuid.UUID, co payments.Checkou
 	return n > 0, nil
 }
 
+// QueueLink queues StoreLink's statement in q, to go with the caller's own in one
+// round trip; its Result tells, once q is sent, whether the link was stored (1 row) or
+// the booking had one already (0).
+func QueueLink(ctx context.Context, q *pgbatch.Queue, id uuid.UUID, co payments.Checkout, now time.Time) (*pgbatch.Result, error) {
+	if _, err := queries.BookingStoreLink(ctx, q, storeLinkParams(id, co, now)); err != nil {
+		return nil, fmt.Errorf("queue checkout: %w", err)
+	}
+	return q.Last(), nil
+}
+
 func storeLinkParams(id uuid.UUID, co payments.Checkout, now time.Time) db.BookingStoreLinkParams {
 	p := db.BookingStoreLinkParams{
 		ID: id, Now: now.UTC(), ExpiresAt: co.ExpiresAt.UTC(),
@@ -141,7 +152,7 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 	if err != nil {
 		return fmt.Errorf("get booking %s: %w", bookingID, err)
 	}
-	if b.Status != slots.BookingPendingPayment || b.PaymentUrl.Valid {
+	if b.Status != BookingPendingPayment || b.PaymentUrl.Valid {
 		return nil
 	}
 	if s.provider == nil {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
-	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
 // onAccount records that booking b's link was made on a connected account with a fee,
@@ -61,7 +60,7 @@ func TestEventFromAnotherAccountChangesNothing(t *testing.T) {
 		res := w.handle(ev)
 		require.Equal(t, ledger.ResultWrongAccount, res.Result, tc.name)
 		require.Equal(t, string(ledger.ResultWrongAccount), w.query(`SELECT result FROM stripe_events WHERE event_id = $1`, ev.ID), tc.name)
-		require.Equal(t, slots.BookingPendingPayment, w.bookingStatus(tc.booking), tc.name)
+		require.Equal(t, ledger.BookingPendingPayment, w.bookingStatus(tc.booking), tc.name)
 		require.True(t, w.handle(ev).Replayed, "%s: a redelivery repeats the answer", tc.name)
 	}
 	// Misrouted: the platform's endpoint delivering an event that names an account, or
@@ -72,8 +71,8 @@ func TestEventFromAnotherAccountChangesNothing(t *testing.T) {
 	misrouted = w.event("evt_misrouted_connect", payments.EventPaid, platform, "pi_m")
 	misrouted.Connect = true
 	require.Equal(t, ledger.ResultWrongAccount, w.handle(misrouted).Result)
-	require.Equal(t, slots.BookingPendingPayment, w.bookingStatus(shopA))
-	require.Equal(t, slots.BookingPendingPayment, w.bookingStatus(platform))
+	require.Equal(t, ledger.BookingPendingPayment, w.bookingStatus(shopA))
+	require.Equal(t, ledger.BookingPendingPayment, w.bookingStatus(platform))
 
 	require.Empty(t, w.stripe.callLog(), "no checkout was expired, read or refunded")
 	require.Equal(t, "0", w.query(`SELECT count(*)::text FROM river_job WHERE kind IN ('booking_refund', 'offer_wave') AND args->>'generation' IS DISTINCT FROM '1'`))
@@ -83,8 +82,8 @@ func TestEventFromAnotherAccountChangesNothing(t *testing.T) {
 	// The accounts that took the payments confirm them.
 	require.Equal(t, ledger.ResultConfirmed, w.handle(from(w.event("evt_a_paid", payments.EventPaid, shopA, "pi_a"), "acct_1ShopA")).Result)
 	require.Equal(t, ledger.ResultConfirmed, w.handle(w.event("evt_p_paid", payments.EventPaid, platform, "pi_p")).Result)
-	require.Equal(t, slots.BookingConfirmed, w.bookingStatus(shopA))
-	require.Equal(t, slots.BookingConfirmed, w.bookingStatus(platform))
+	require.Equal(t, ledger.BookingConfirmed, w.bookingStatus(shopA))
+	require.Equal(t, ledger.BookingConfirmed, w.bookingStatus(platform))
 }
 
 // TestConnectedBookingsCallTheirAccount: ending a declined card's checkout, reading a

@@ -15,7 +15,6 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
-	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
 // EventResult is what handling an event did.
@@ -113,7 +112,7 @@ func (s *Service) HandleEvent(ctx context.Context, ev payments.Event) (EventResu
 			// booking's checkout either.
 			return s.wrongAccount(ctx, ev)
 		}
-		if b.Status == slots.BookingPendingPayment {
+		if b.Status == BookingPendingPayment {
 			res, err := s.expireSession(ctx, b)
 			if err != nil {
 				return EventResult{}, err
@@ -140,7 +139,7 @@ func (s *Service) HandleEvent(ctx context.Context, ev payments.Event) (EventResu
 		} else {
 			res, err = s.failed(ctx, tx, bookingID, ev.SessionID, nil, &ev.Account, now)
 		}
-		if errors.Is(err, slots.ErrBookingNotFound) {
+		if errors.Is(err, ErrBookingNotFound) {
 			// Found out under the lock rather than by a read before it.
 			res, err = ResultUnknownBooking, nil
 		}

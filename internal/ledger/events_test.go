@@ -70,8 +70,8 @@ func TestPaymentTransitionsRecordTheirEvents(t *testing.T) {
 	require.Equal(t, ledger.ResultAlreadyConfirmed, w.handle(w.event("evt_paid_again", payments.EventPaid, paid, "pi_paid")).Result)
 	require.Equal(t, []recorded{
 		{hooks.OpeningDeclared, slots.StatusOpen, "", uuid.Nil},
-		{hooks.OpeningFilled, slots.StatusFilled, slots.BookingPendingPayment, paid},
-		{hooks.BookingConfirmed, slots.StatusFilled, slots.BookingConfirmed, paid},
+		{hooks.OpeningFilled, slots.StatusFilled, ledger.BookingPendingPayment, paid},
+		{hooks.BookingConfirmed, slots.StatusFilled, ledger.BookingConfirmed, paid},
 	}, w.events(paidOp.ID))
 
 	// Expired: reopened, with the lapsed booking; filled again by the next taker; the
@@ -85,10 +85,10 @@ func TestPaymentTransitionsRecordTheirEvents(t *testing.T) {
 	require.NoError(t, w.pay.RefundBooking(ctx, first, "pi_late"), "a second run of the refund job")
 	require.Equal(t, []recorded{
 		{hooks.OpeningDeclared, slots.StatusOpen, "", uuid.Nil},
-		{hooks.OpeningFilled, slots.StatusFilled, slots.BookingPendingPayment, first},
-		{hooks.OpeningReopened, slots.StatusOpen, slots.BookingPaymentFailed, first},
-		{hooks.OpeningFilled, slots.StatusFilled, slots.BookingPendingPayment, second.BookingID},
-		{hooks.BookingRefunded, slots.StatusFilled, slots.BookingPaymentFailed, first},
+		{hooks.OpeningFilled, slots.StatusFilled, ledger.BookingPendingPayment, first},
+		{hooks.OpeningReopened, slots.StatusOpen, ledger.BookingPaymentFailed, first},
+		{hooks.OpeningFilled, slots.StatusFilled, ledger.BookingPendingPayment, second.BookingID},
+		{hooks.BookingRefunded, slots.StatusFilled, ledger.BookingPaymentFailed, first},
 	}, w.events(op.ID))
 
 	// A second payment of a confirmed booking is refunded too: booking.refunded, the
@@ -96,7 +96,7 @@ func TestPaymentTransitionsRecordTheirEvents(t *testing.T) {
 	require.Equal(t, ledger.ResultRefundedDuplicate, w.handle(w.event("evt_dup", payments.EventPaid, paid, "pi_dup")).Result)
 	require.NoError(t, w.pay.RefundBooking(ctx, paid, "pi_dup"))
 	got := w.events(paidOp.ID)
-	require.Equal(t, recorded{hooks.BookingRefunded, slots.StatusFilled, slots.BookingConfirmed, paid}, got[len(got)-1])
+	require.Equal(t, recorded{hooks.BookingRefunded, slots.StatusFilled, ledger.BookingConfirmed, paid}, got[len(got)-1])
 
 	// A late payment while the slot is free again: the late payer has it after all.
 	freeOp, late := w.book()
@@ -104,10 +104,10 @@ func TestPaymentTransitionsRecordTheirEvents(t *testing.T) {
 	require.Equal(t, ledger.ResultConfirmedLate, w.handle(w.event("evt_free_paid", payments.EventPaid, late, "pi_free")).Result)
 	require.Equal(t, []recorded{
 		{hooks.OpeningDeclared, slots.StatusOpen, "", uuid.Nil},
-		{hooks.OpeningFilled, slots.StatusFilled, slots.BookingPendingPayment, late},
-		{hooks.OpeningReopened, slots.StatusOpen, slots.BookingPaymentFailed, late},
-		{hooks.OpeningFilled, slots.StatusFilled, slots.BookingConfirmed, late},
-		{hooks.BookingConfirmed, slots.StatusFilled, slots.BookingConfirmed, late},
+		{hooks.OpeningFilled, slots.StatusFilled, ledger.BookingPendingPayment, late},
+		{hooks.OpeningReopened, slots.StatusOpen, ledger.BookingPaymentFailed, late},
+		{hooks.OpeningFilled, slots.StatusFilled, ledger.BookingConfirmed, late},
+		{hooks.BookingConfirmed, slots.StatusFilled, ledger.BookingConfirmed, late},
 	}, w.events(freeOp.ID))
 
 	// Inside the cutoff a lapsed hold expires the opening.
@@ -115,7 +115,7 @@ func TestPaymentTransitionsRecordTheirEvents(t *testing.T) {
 	w.clk.Set(w.start.Add(2*time.Hour + 30*time.Minute))
 	require.Equal(t, ledger.ResultExpired, w.handle(w.event("evt_cut", payments.EventExpired, cut, "")).Result)
 	got = w.events(cutOp.ID)
-	require.Equal(t, recorded{hooks.OpeningExpired, slots.StatusExpired, slots.BookingPaymentFailed, cut}, got[len(got)-1])
+	require.Equal(t, recorded{hooks.OpeningExpired, slots.StatusExpired, ledger.BookingPaymentFailed, cut}, got[len(got)-1])
 	require.Len(t, got, 3)
 }
 
@@ -168,5 +168,5 @@ func TestDisconnectedAccountCancelsOpenOpenings(t *testing.T) {
 	require.Equal(t, "0", w.query(`SELECT count(*)::text FROM river_job WHERE kind = 'offer_wave' AND args->>'opening_id' = $1
 		AND (args->>'generation')::int > 1`, held.ID.String()), "no new generation")
 	got := w.events(held.ID)
-	require.Equal(t, recorded{hooks.OpeningExpired, slots.StatusExpired, slots.BookingPaymentFailed, claim.BookingID}, got[len(got)-1])
+	require.Equal(t, recorded{hooks.OpeningExpired, slots.StatusExpired, ledger.BookingPaymentFailed, claim.BookingID}, got[len(got)-1])
 }

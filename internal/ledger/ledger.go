@@ -14,7 +14,6 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
-	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
 // PaymentProvider takes payment for bookings: payment links (checkouts) that expire
@@ -140,9 +139,9 @@ func (r Result) Changed() bool {
 func (r Result) bookingStatus() string {
 	switch r {
 	case ResultConfirmed, ResultConfirmedLate:
-		return slots.BookingConfirmed
+		return BookingConfirmed
 	case ResultReopened, ResultExpired, ResultFailed:
-		return slots.BookingPaymentFailed
+		return BookingPaymentFailed
 	}
 	return ""
 }

@@ -384,7 +384,7 @@ func TestReconcileUsesTheClock(t *testing.T) {
 	require.Equal(t, slots.StatusOpen, w.openingStatus(op.ID))
 	require.Equal(t, "2", w.query(`SELECT generation::text FROM slot_openings WHERE id = $1`, op.ID))
 	require.Equal(t, "1", w.query(`SELECT count(*)::text FROM river_job WHERE kind = 'offer_wave' AND (args->>'generation')::int = 2`))
-	require.Equal(t, slots.BookingPaymentFailed, w.bookingStatus(bookingID))
+	require.Equal(t, ledger.BookingPaymentFailed, w.bookingStatus(bookingID))
 
 	// Nothing is pending any more: a second run changes nothing.
 	require.Zero(t, w.reconcile())
@@ -448,11 +448,11 @@ func TestReconcileStuckBookingsDoNotBlockNewer(t *testing.T) {
 	for _, id := range []uuid.UUID{broken, open, missing, expired} {
 		require.Equal(t, 1, w.stripe.readCount("cs_"+id.String()), "read once: %s", id)
 	}
-	require.Equal(t, slots.BookingPendingPayment, w.bookingStatus(broken))
-	require.Equal(t, slots.BookingPendingPayment, w.bookingStatus(open))
-	require.Equal(t, slots.BookingPaymentFailed, w.bookingStatus(missing))
+	require.Equal(t, ledger.BookingPendingPayment, w.bookingStatus(broken))
+	require.Equal(t, ledger.BookingPendingPayment, w.bookingStatus(open))
+	require.Equal(t, ledger.BookingPaymentFailed, w.bookingStatus(missing))
 	require.Equal(t, slots.StatusOpen, w.openingStatus(missingOp.ID))
-	require.Equal(t, slots.BookingPaymentFailed, w.bookingStatus(expired))
+	require.Equal(t, ledger.BookingPaymentFailed, w.bookingStatus(expired))
 	require.Equal(t, slots.StatusOpen, w.openingStatus(expiredOp.ID))
 	require.Equal(t, now.Add(5*time.Minute).UTC().Format(time.RFC3339),
 		w.query(`SELECT to_char(reconcile_after AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') FROM bookings WHERE id = $1`, broken))
@@ -509,10 +509,10 @@ func TestReconcileLeavesBookingChangedMeanwhile(t *testing.T) {
 		require.NoError(t, err)
 	}
 	require.Equal(t, 1, w.reconcile(), "only the first changed")
-	require.Equal(t, slots.BookingConfirmed, w.bookingStatus(third))
-	require.Equal(t, slots.BookingPaymentFailed, w.bookingStatus(first))
+	require.Equal(t, ledger.BookingConfirmed, w.bookingStatus(third))
+	require.Equal(t, ledger.BookingPaymentFailed, w.bookingStatus(first))
 	require.Equal(t, slots.StatusOpen, w.openingStatus(firstOp.ID))
-	require.Equal(t, slots.BookingPendingPayment, w.bookingStatus(second), "changed since it was listed: left alone")
+	require.Equal(t, ledger.BookingPendingPayment, w.bookingStatus(second), "changed since it was listed: left alone")
 	require.Equal(t, slots.StatusFilled, w.openingStatus(secondOp.ID))
 }
 
@@ -552,7 +552,7 @@ func TestCheckoutRefusedFailsBookingAtOnce(t *testing.T) {
 	w.clk.Set(w.start.Add(15 * time.Second))
 	err := w.pay.EnsureCheckout(context.Background(), claim.BookingID)
 	require.ErrorIs(t, err, ledger.ErrCheckoutRefused, "retrying cannot help")
-	require.Equal(t, slots.BookingPaymentFailed, w.bookingStatus(claim.BookingID))
+	require.Equal(t, ledger.BookingPaymentFailed, w.bookingStatus(claim.BookingID))
 	require.Equal(t, slots.StatusOpen, w.openingStatus(op.ID))
 	require.Equal(t, "2", w.query(`SELECT generation::text FROM slot_openings WHERE id = $1`, op.ID))
 	require.Equal(t, "1", w.query(`SELECT count(*)::text FROM river_job WHERE kind = 'sms_text' AND args->>'key' = $1`, "lapsed:"+claim.BookingID.String()))
@@ -565,7 +565,7 @@ func TestCheckoutRefusedFailsBookingAtOnce(t *testing.T) {
 	err = w.pay.EnsureCheckout(context.Background(), claim.BookingID)
 	require.Error(t, err)
 	require.NotErrorIs(t, err, ledger.ErrCheckoutRefused)
-	require.Equal(t, slots.BookingPendingPayment, w.bookingStatus(claim.BookingID))
+	require.Equal(t, ledger.BookingPendingPayment, w.bookingStatus(claim.BookingID))
 }
 
 // TestCheckoutHoldIsBounded: while Stripe is down, each retry may move the expiry later
@@ -597,7 +597,7 @@ func TestCheckoutHoldIsBounded(t *testing.T) {
 	require.NoError(t, ensure(11*time.Minute), "done: the booking failed")
 	require.Equal(t, calls, w.co.count(), "Stripe not asked again")
 	require.True(t, expiry().Equal(w.start.Add(41*time.Minute)), "not extended")
-	require.Equal(t, slots.BookingPaymentFailed, w.bookingStatus(claim.BookingID))
+	require.Equal(t, ledger.BookingPaymentFailed, w.bookingStatus(claim.BookingID))
 	require.Equal(t, slots.StatusOpen, w.openingStatus(op.ID))
 }
 
@@ -635,7 +635,7 @@ func TestRefundDecisionIsFinal(t *testing.T) {
 		bob, _ = w.claim(op.ID, 2)
 	}
 	require.Equal(t, 1, w.reconcile())
-	require.Equal(t, slots.BookingPaymentFailed, w.bookingStatus(alice))
+	require.Equal(t, ledger.BookingPaymentFailed, w.bookingStatus(alice))
 	require.Equal(t, "1", w.query(`SELECT count(*)::text FROM bookings WHERE id = $1 AND refund_requested_at IS NOT NULL`, alice))
 	require.Equal(t, "1", w.query(`SELECT count(*)::text FROM river_job WHERE kind = 'booking_refund' AND args->>'booking_id' = $1`, alice.String()))
 
@@ -645,7 +645,7 @@ func TestRefundDecisionIsFinal(t *testing.T) {
 	require.Equal(t, slots.StatusOpen, w.openingStatus(op.ID))
 	require.Equal(t, ledger.ResultRefunded, w.handle(w.event("evt_alice_paid", payments.EventPaid, alice, "pi_"+session)).Result)
 	require.Equal(t, slots.StatusOpen, w.openingStatus(op.ID))
-	require.Equal(t, slots.BookingPaymentFailed, w.bookingStatus(alice))
+	require.Equal(t, ledger.BookingPaymentFailed, w.bookingStatus(alice))
 
 	require.NoError(t, w.pay.RefundBooking(ctx, alice, "pi_"+session))
 	require.Equal(t, []string{"pi_" + session}, w.stripe.refunded())
@@ -682,7 +682,7 @@ func TestRefundGuard(t *testing.T) {
 
 	require.NoError(t, w.pay.RefundBooking(ctx, b, "pi_second"))
 	require.Equal(t, []string{"pi_second"}, w.stripe.refunded())
-	require.Equal(t, slots.BookingConfirmed, w.bookingStatus(b))
+	require.Equal(t, ledger.BookingConfirmed, w.bookingStatus(b))
 	require.Equal(t, "0", w.query(`SELECT count(*)::text FROM bookings WHERE id = $1 AND refund_id IS NOT NULL`, b))
 	text := w.query(`SELECT args->>'body' FROM river_job WHERE kind = 'sms_text' AND args->>'key' = $1`, "refunded:"+b.String()+":pi_second")
 	require.Contains(t, text, "paid twice")
@@ -716,7 +716,7 @@ func TestPaymentEventsWithoutStripe(t *testing.T) {
 	ev := w.event("evt_declined", payments.EventFailed, b, "pi_declined")
 	require.Equal(t, ledger.ResultUnconfigured, w.handle(ev).Result)
 	require.Equal(t, string(ledger.ResultUnconfigured), w.query(`SELECT result FROM stripe_events WHERE event_id = $1`, ev.ID))
-	require.Equal(t, slots.BookingPendingPayment, w.bookingStatus(b))
+	require.Equal(t, ledger.BookingPendingPayment, w.bookingStatus(b))
 	res := w.handle(ev)
 	require.True(t, res.Replayed)
 	// The session's own expiry needs no Stripe call.

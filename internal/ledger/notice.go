@@ -14,7 +14,6 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
-	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
 // A booked customer must learn of it. The answer to their YES normally tells them (the
@@ -67,8 +66,8 @@ func (s *Service) Notify(ctx context.Context, bookingID uuid.UUID) error {
 	if b.CustomerToldAt != nil {
 		return nil
 	}
-	pendingWithLink := b.Status == slots.BookingPendingPayment && b.PaymentUrl.Valid
-	confirmedAtOnce := b.Status == slots.BookingConfirmed && b.StripeCheckoutSessionID.String == ""
+	pendingWithLink := b.Status == BookingPendingPayment && b.PaymentUrl.Valid
+	confirmedAtOnce := b.Status == BookingConfirmed && b.StripeCheckoutSessionID.String == ""
 	if !pendingWithLink && !confirmedAtOnce {
 		// Still waiting for its link (EnsureCheckout texts it), paid (the customer used
 		// the link), or over.

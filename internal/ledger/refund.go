@@ -17,7 +17,6 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
-	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
 // RefundBooking refunds one payment of a booking and tells the customer: a late payment
@@ -70,14 +69,14 @@ func (s *Service) RefundBooking(ctx context.Context, bookingID uuid.UUID, paymen
 	}
 	duplicate := false
 	switch b.Status {
-	case slots.BookingConfirmed:
+	case BookingConfirmed:
 		if !b.StripePaymentIntentID.Valid || b.StripePaymentIntentID.String == pi {
 			// The payment that holds the booking (or one that cannot be told from it).
 			s.log.WarnContext(ctx, "refund of a confirmed booking's payment refused", "booking_id", b.ID)
 			return nil
 		}
 		duplicate = true
-	case slots.BookingPendingPayment:
+	case BookingPendingPayment:
 		// No refund is decided for a pending booking: its payment will confirm it.
 		return river.JobCancel(fmt.Errorf("booking %s is pending: %w", b.ID, errRefundNotDue))
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
-	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/stripetest"
 )
 
@@ -157,7 +156,7 @@ func TestRefundLastAttemptIsRecorded(t *testing.T) {
 	require.Equal(t, "pi_second", f.paymentIntent)
 	require.Contains(t, f.reason, "api_error")
 	require.Equal(t, 1.0, s.failedCount(ledger.RefundFailedRetriesExhausted))
-	require.Equal(t, slots.BookingConfirmed, s.bookingStatus(b), "the booking itself stands")
+	require.Equal(t, ledger.BookingConfirmed, s.bookingStatus(b), "the booking itself stands")
 }
 
 // TestRefundNotDueIsNotAFailure: the refund job of a pending booking is cancelled (its

@@ -83,7 +83,7 @@ func TestSweepBacksOffWhileTheProviderIsDown(t *testing.T) {
 	require.Equal(t, 1, tries(4*time.Minute))
 	require.Equal(t, 0, tries(5*time.Minute+50*time.Second), "two minutes apart by now")
 	require.Equal(t, 1, tries(6*time.Minute))
-	require.Equal(t, slots.BookingPendingPayment, w.bookingStatus(w.bookingOf(op.ID)), "still held, within its bound")
+	require.Equal(t, ledger.BookingPendingPayment, w.bookingStatus(w.bookingOf(op.ID)), "still held, within its bound")
 }
 
 // TestConcurrentSweepsMakeOneLink: sweeps running at once (a slow one and the next, on
@@ -199,13 +199,13 @@ func TestAKilledReconciliationDoesNotHoldTheNextUp(t *testing.T) {
 	require.True(t, held)
 	require.NoError(t, worker.Work(ctx, job))
 	require.Zero(t, w.stripe.readCount(session), "another run is reconciling")
-	require.Equal(t, slots.BookingPendingPayment, w.bookingStatus(bookingID))
+	require.Equal(t, ledger.BookingPendingPayment, w.bookingStatus(bookingID))
 
 	require.NoError(t, other.Close(ctx)) // the holder dies with its connection
 	w.awaitUnlocked(ledger.ReconcileLockKey)
 	require.NoError(t, worker.Work(ctx, job))
 	require.Equal(t, 1, w.stripe.readCount(session))
-	require.Equal(t, slots.BookingPaymentFailed, w.bookingStatus(bookingID))
+	require.Equal(t, ledger.BookingPaymentFailed, w.bookingStatus(bookingID))
 	require.Equal(t, slots.StatusOpen, w.openingStatus(op.ID))
 }
 

@@ -71,7 +71,7 @@ func (s *Service) textLapsed(ctx context.Context, tx pgx.Tx, l locked) error {
 	_, err := s.queueText(ctx, tx, jobs.Text{
 		Key: "lapsed:" + l.b.ID.String(), ShopID: l.shop.ID, From: l.shop.SMSNumber, To: l.customer.Phone,
 		Body:      wordsFor(l.shop, l.customer).Lapsed(l.shop, l.op.Service, l.op.StartsAt),
-		BookingID: l.b.ID, WhileBookingStatus: slots.BookingPaymentFailed,
+		BookingID: l.b.ID, WhileBookingStatus: BookingPaymentFailed,
 	}, l.customer.ID)
 	if err != nil {
 		return fmt.Errorf("enqueue lapsed text: %w", err)

@@ -62,12 +62,16 @@ func (s *seen) still(b db.Booking) bool {
 // lock takes the booking's opening's row lock, found through the booking in the same
 // statement, then the booking's (the order slots.Book uses: opening, then booking), and
 // reads the booking under them: the one read of the booking a transition makes. An
-// error wrapping slots.ErrBookingNotFound means there is no such booking.
+// error wrapping ErrBookingNotFound means there is no such booking.
 func (s *Service) lock(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID) (locked, error) {
 	var l locked
 	var err error
-	if l.op, err = slots.LockBookedOpening(ctx, tx, bookingID); err != nil {
+	found := false
+	if l.op, found, err = slots.LockBookedOpening(ctx, tx, bookingID); err != nil {
 		return l, err
+	}
+	if !found {
+		return l, fmt.Errorf("lock opening of booking %s: %w", bookingID, ErrBookingNotFound)
 	}
 	if l.b, err = queries.BookingLock(ctx, tx, bookingID); err != nil {
 		return l, fmt.Errorf("lock booking: %w", err)
@@ -106,7 +110,7 @@ func (s *Service) paid(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, sess
 		s.log.WarnContext(ctx, "payment on another checkout session", "booking_id", b.ID, "session_id", sessionID)
 	}
 	switch b.Status {
-	case slots.BookingConfirmed:
+	case BookingConfirmed:
 		if paymentIntentID != "" && b.StripePaymentIntentID.Valid && b.StripePaymentIntentID.String != paymentIntentID {
 			// Paid twice (the booking's session and an orphan one): the payment that
 			// confirmed the booking stays, this one goes back.
@@ -116,7 +120,7 @@ func (s *Service) paid(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, sess
 			return ResultRefundedDuplicate, nil
 		}
 		return ResultAlreadyConfirmed, nil
-	case slots.BookingPendingPayment:
+	case BookingPendingPayment:
 		if _, err := queries.BookingMarkConfirmed(ctx, tx, db.BookingMarkConfirmedParams{ID: b.ID, Now: now.UTC(), PaymentIntentID: pgText(paymentIntentID)}); err != nil {
 			return "", fmt.Errorf("confirm booking: %w", err)
 		}
@@ -139,7 +143,7 @@ func (s *Service) paid(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, sess
 func (s *Service) latePayment(ctx context.Context, tx pgx.Tx, l locked, paymentIntentID string, now time.Time) (Result, error) {
 	b, op := l.b, l.op
 	free := (op.Status == slots.StatusOpen || op.Status == slots.StatusExpired) && !op.FilledBy.Valid && now.Before(op.StartsAt)
-	if b.Status == slots.BookingPaymentFailed && b.RefundRequestedAt == nil && !b.RefundID.Valid && free {
+	if b.Status == BookingPaymentFailed && b.RefundRequestedAt == nil && !b.RefundID.Valid && free {
 		ok, err := s.retake(ctx, tx, l, paymentIntentID, now)
 		if err != nil {
 			return "", err
@@ -220,9 +224,9 @@ func (s *Service) failed(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, se
 		return ResultWrongAccount, nil
 	}
 	switch b.Status {
-	case slots.BookingConfirmed:
+	case BookingConfirmed:
 		return ResultKeptConfirmed, nil
-	case slots.BookingPaymentFailed:
+	case BookingPaymentFailed:
 		return ResultAlreadyFailed, nil
 	}
 	if !saw.still(b) {

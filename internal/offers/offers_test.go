@@ -21,6 +21,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/erasure"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/outbox"
 	"github.com/slotrecovery/slotrecovery/internal/pacing"
@@ -84,7 +85,7 @@ func newWorld(t *testing.T) *world {
 	w.slots = slots.New(pool, queue, slots.RedisLocker(redislock.New(rdb), watcher, prefix+slots.LockChannel, nil), cool, slots.Config{Now: clk.Now, KeyPrefix: prefix})
 	w.offers = offers.New(pool, queue, texter, cool, w.shops, w.cust, w.slots, offers.Config{Now: clk.Now})
 	w.inbound = inbound.New(pool, queue, w.shops, w.cust, w.slots, nil, inbound.Config{Now: clk.Now})
-	w.outbox = outbox.New(pool, texter, w.cust, w.slots, outbox.Config{Now: clk.Now})
+	w.outbox = outbox.New(pool, texter, w.cust, ledger.New(pool, queue, nil, ledger.Config{Now: clk.Now}), outbox.Config{Now: clk.Now})
 	w.reports = delivery.New(pool, w.offers, w.shops, w.cust, clk.Now)
 	return w
 }
@@ -599,14 +600,14 @@ func TestLapsedTextNotSentAfterTheBookingMovedOn(t *testing.T) {
 	}
 	lapsed := func(to string, b uuid.UUID) jobs.Text {
 		return jobs.Text{Key: "lapsed:" + b.String(), ShopID: shop.ID, From: shop.SMSNumber, To: to, Body: "Your hold lapsed",
-			BookingID: b, WhileBookingStatus: slots.BookingPaymentFailed}
+			BookingID: b, WhileBookingStatus: ledger.BookingPaymentFailed}
 	}
 
-	confirmed := booking(cs[0].ID, slots.BookingConfirmed) // the late payment came first
+	confirmed := booking(cs[0].ID, ledger.BookingConfirmed) // the late payment came first
 	require.NoError(t, w.outbox.SendText(ctx, lapsed(cs[0].Phone, confirmed)))
 	require.Empty(t, w.twilio.MessagesTo(cs[0].Phone), "the booking is confirmed: no lapsed text after it")
 
-	failed := booking(cs[1].ID, slots.BookingPaymentFailed)
+	failed := booking(cs[1].ID, ledger.BookingPaymentFailed)
 	require.NoError(t, w.outbox.SendText(ctx, lapsed(cs[1].Phone, failed)))
 	require.Len(t, w.twilio.MessagesTo(cs[1].Phone), 1, "the hold did lapse: the text goes out")
 }

@@ -28,7 +28,6 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
-	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
 )
 
@@ -37,7 +36,8 @@ type Texter interface {
 	Text(ctx context.Context, m sms.Message) (sid string, err error)
 }
 
-// Bookings tells a booking's status; *slots.Service implements it.
+// Bookings tells a booking's status, "" for a booking that no longer exists;
+// *ledger.Service implements it.
 type Bookings interface {
 	BookingStatus(ctx context.Context, id uuid.UUID) (string, error)
 }
@@ -118,7 +118,7 @@ func (s *Service) sendText(ctx context.Context, a jobs.Text) (sid string, droppe
 	}
 	if a.BookingID != uuid.Nil && a.WhileBookingStatus != "" {
 		status, err := s.bookings.BookingStatus(ctx, a.BookingID)
-		if err != nil && !errors.Is(err, slots.ErrBookingNotFound) {
+		if err != nil {
 			return "", false, fmt.Errorf("check booking: %w", err)
 		}
 		if status != a.WhileBookingStatus {

@@ -13,7 +13,7 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // TestQueuedStatementsCommitTogether: what is queued runs in one round trip, each
-// statement's tag comes back in order, and a statement that fails undoes the ones
+// statement's Result holds what it did, and a statement that fails undoes the ones
 // before it.
 func TestQueuedStatementsCommitTogether(t *testing.T) {
 	t.Parallel()
@@ -29,30 +29,32 @@ func TestQueuedStatementsCommitTogether(t *testing.T) {
 	}
 
 	var q pgbatch.Queue
+	require.Nil(t, q.Last(), "nothing is queued yet")
 	tag, err := q.Exec(ctx, `INSERT INTO batch_a VALUES ($1), ($2)`, 1, 2)
 	require.NoError(t, err)
 	require.Zero(t, tag.RowsAffected(), "nothing has run yet")
+	intoA := q.Last()
 	_, err = q.Exec(ctx, `INSERT INTO batch_b SELECT id FROM batch_a WHERE id > $1`, 1)
 	require.NoError(t, err)
+	intoB := q.Last()
 	require.Equal(t, 2, q.Len())
-	tags, err := q.Send(ctx, pool)
-	require.NoError(t, err)
-	require.Len(t, tags, 2)
-	require.EqualValues(t, 2, tags[0].RowsAffected())
-	require.EqualValues(t, 1, tags[1].RowsAffected(), "the second statement sees the first one's rows")
+	require.Zero(t, intoA.RowsAffected(), "nothing has run yet")
+	require.NoError(t, q.Send(ctx, pool))
+	require.EqualValues(t, 2, intoA.RowsAffected())
+	require.EqualValues(t, 1, intoB.RowsAffected(), "the second statement sees the first one's rows")
+	var never *pgbatch.Result
+	require.Zero(t, never.RowsAffected(), "a statement never queued changed nothing")
 
 	var failing pgbatch.Queue
 	_, _ = failing.Exec(ctx, `INSERT INTO batch_a VALUES ($1)`, 3)
 	_, _ = failing.Exec(ctx, `INSERT INTO batch_b VALUES ($1)`, 2) // a duplicate key
-	_, err = failing.Send(ctx, pool)
+	err = failing.Send(ctx, pool)
 	require.ErrorContains(t, err, "statement 2 of 2")
 	require.Equal(t, 2, count("batch_a"), "the first statement was undone with the second")
 	require.Equal(t, 1, count("batch_b"))
 
 	var empty pgbatch.Queue
-	tags, err = empty.Send(ctx, pool)
-	require.NoError(t, err)
-	require.Empty(t, tags)
+	require.NoError(t, empty.Send(ctx, pool))
 }
 
 // TestOnlyExecCanBeQueued: a statement whose rows would be read cannot be queued.

@@ -371,11 +371,9 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 		Generation: offer.Generation, StartsAfter: now.Add(shop.Policy.MinLead).UTC(), ShopID: shop.ID, Currency: shop.Currency,
 	}
 	if shop.PaymentMode == shops.PaymentNone {
-		p.Status = BookingConfirmed
 		t := now.UTC()
-		p.ConfirmedAt = &t
+		p.ConfirmedAt = &t // confirmed at once: the statement inserts it so
 	} else {
-		p.Status = BookingPendingPayment
 		exp := now.Add(CheckoutHold).UTC().Truncate(time.Second)
 		p.CheckoutExpiresAt = &exp
 	}
@@ -498,8 +496,8 @@ func repeatClaim(b db.OfferAcceptedBookingRow) Claim {
 	return Claim{
 		Outcome: Booked, Repeat: true, OpeningID: b.OpeningID, BookingID: b.ID,
 		StartsAt: b.StartsAt.UTC(), Service: b.Service, PaymentURL: b.PaymentUrl.String,
-		LinkFollows: b.Status == BookingPendingPayment && !b.PaymentUrl.Valid,
-		Confirmed:   b.Status == BookingConfirmed,
+		LinkFollows: !b.Confirmed && !b.PaymentUrl.Valid,
+		Confirmed:   b.Confirmed,
 	}
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/customers"
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -140,7 +141,7 @@ func TestPostgresIsTheLastFence(t *testing.T) {
 	got, err := svc.Get(context.Background(), f.shop.ID, f.op.ID)
 	require.NoError(t, err)
 	require.Equal(t, slots.StatusFilled, got.Status)
-	require.Equal(t, slots.BookingConfirmed, got.Booking.Status)
+	require.Equal(t, ledger.BookingConfirmed, got.Booking.Status)
 	var winner, booker uuid.UUID
 	require.NoError(t, f.pool.QueryRow(context.Background(), `SELECT customer_id FROM slot_offers WHERE status = 'accepted'`).Scan(&winner))
 	require.NoError(t, f.pool.QueryRow(context.Background(), `SELECT customer_id FROM bookings`).Scan(&booker))

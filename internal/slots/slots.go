@@ -33,21 +33,10 @@ const (
 	StatusExpired   = "expired"
 )
 
-// Booking statuses.
-const (
-	BookingPendingPayment = "pending_payment"
-	BookingConfirmed      = "confirmed"
-	BookingPaymentFailed  = "payment_failed"
-	BookingCancelled      = "cancelled"
-)
-
 var statuses = []string{StatusOpen, StatusFilled, StatusCompleted, StatusCancelled, StatusExpired}
 
 // ErrNotFound means no opening with that id belongs to the shop.
 var ErrNotFound = problem.New(problem.NotFound, "opening_not_found", "no such opening")
-
-// ErrBookingNotFound means no booking has that id.
-var ErrBookingNotFound = errors.New("slots: booking not found")
 
 // Opening is a slot a shop wants filled, as owners see it.
 type Opening struct {
@@ -464,19 +453,6 @@ func fromDetailed(r db.OpeningListDetailedRow) Opening {
 		o.ParentID = r.ParentID.UUID
 	}
 	return o
-}
-
-// BookingStatus returns a booking's status (internal/outbox asks it before sending a
-// text meant only while the booking stays so).
-func (s *Service) BookingStatus(ctx context.Context, bookingID uuid.UUID) (string, error) {
-	b, err := queries.BookingGet(ctx, s.pool, bookingID)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return "", ErrBookingNotFound
-	}
-	if err != nil {
-		return "", fmt.Errorf("read booking %s: %w", bookingID, err)
-	}
-	return b.Status, nil
 }
 
 // CompletePast marks filled openings whose appointment has ended, with a confirmed

@@ -21,17 +21,17 @@ import (
 // LockBookedOpening reads the opening of booking bookingID and locks its row until q's
 // transaction ends, in one statement (the booking is found in it). A payment transition
 // takes it before the booking's row lock: the order the claim (Book) takes them in, so
-// that the two never wait on each other crosswise. It returns ErrBookingNotFound when
-// there is no such booking.
-func LockBookedOpening(ctx context.Context, q db.DBTX, bookingID uuid.UUID) (db.SlotOpening, error) {
-	op, err := queries.OpeningLockForBooking(ctx, q, bookingID)
+// that the two never wait on each other crosswise. found is false when there is no such
+// booking.
+func LockBookedOpening(ctx context.Context, q db.DBTX, bookingID uuid.UUID) (op db.SlotOpening, found bool, err error) {
+	op, err = queries.OpeningLockForBooking(ctx, q, bookingID)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return db.SlotOpening{}, fmt.Errorf("lock opening of booking %s: %w", bookingID, ErrBookingNotFound)
+		return db.SlotOpening{}, false, nil
 	}
 	if err != nil {
-		return db.SlotOpening{}, fmt.Errorf("lock opening of booking %s: %w", bookingID, err)
+		return db.SlotOpening{}, false, fmt.Errorf("lock opening of booking %s: %w", bookingID, err)
 	}
-	return op, nil
+	return op, true, nil
 }
 
 // Reopen opens a filled opening again, in a new offer generation, and enqueues that
