@@ -85,7 +85,9 @@ func (s *Service) RecordDelivery(ctx context.Context, r sms.DeliveryReport) erro
 // text's, or an offer's whose id the wave has not stored yet: applied again then, which
 // changes nothing more) to the recipient's number at the shop whose number sent it.
 func (s *Service) applyToNumber(ctx context.Context, r sms.DeliveryReport) error {
-	if !r.Status.Failed() || r.To == "" || r.From == "" || !r.Reason.Permanent() {
+	// Every failure goes to the one rule (customers.SMSFailed), whatever its reason: an
+	// account problem raises the shop's banner for a transactional text as for an offer.
+	if !r.Status.Failed() || r.To == "" || r.From == "" {
 		return nil
 	}
 	shopID, err := s.shops.IDByNumber(ctx, r.From)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
@@ -367,10 +368,12 @@ func (s *Service) finish(ctx context.Context) (done, read int, err error) {
 					return err
 				}
 			}
-			// No HTTP answer can carry it any more: it goes by text, from the shop's number.
-			_, err := s.queue.InsertTx(ctx, tx, jobs.Text{
+			// No HTTP answer can carry it any more: it goes by text, from the shop's number
+			// (the conversation shows the answer already).
+			_, err := inbox.Queue(ctx, tx, s.queue, inbox.Outgoing{
 				Key: "reply:" + m.MessageSid, ShopID: shop.ID, From: shop.SMSNumber, To: m.FromPhone, Body: ans.Message,
-			}, nil)
+				Shown: inbox.ShownAlready,
+			})
 			return err
 		})
 		if err != nil {
@@ -447,9 +450,10 @@ func (s *Service) retell(ctx context.Context) (done, read int, err error) {
 					return err
 				}
 			}
-			_, err = s.queue.InsertTx(ctx, tx, jobs.Text{
+			_, err = inbox.Queue(ctx, tx, s.queue, inbox.Outgoing{
 				Key: "reply:" + m.MessageSid, ShopID: shop.ID, From: shop.SMSNumber, To: m.FromPhone, Body: body,
-			}, nil)
+				Shown: inbox.ShownAlready,
+			})
 			texted = err == nil
 			return err
 		})

@@ -8,7 +8,6 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
-	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/texts"
@@ -97,10 +96,10 @@ func (s *Service) toOwner(ctx context.Context, tx pgx.Tx, shop shops.Shop, snd *
 		if err != nil {
 			return ans, err
 		}
-		if _, err := s.queue.InsertTx(ctx, tx, jobs.Text{
+		if _, err := inbox.Queue(ctx, tx, s.queue, inbox.Outgoing{
 			Key: "inbox_alert:" + rec.MessageID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: shop.NotifyPhone,
-			Body: texts.In(shop.Language).InboxAlert(shop, who, in.Body),
-		}, nil); err != nil {
+			Body: texts.In(shop.Language).InboxAlert(shop, who, in.Body), Shown: inbox.ShownNowhere,
+		}); err != nil {
 			return ans, fmt.Errorf("enqueue inbox alert: %w", err)
 		}
 	}

@@ -323,7 +323,8 @@ func (s *Service) Reply(ctx context.Context, shopID, id uuid.UUID, body string) 
 		if err != nil {
 			return fmt.Errorf("record reply: %w", err)
 		}
-		if _, err := s.queue.InsertTx(ctx, tx, jobs.Text{Key: key, ShopID: shopID, From: to.SmsNumber, To: to.Phone, Body: body}, nil); err != nil {
+		// Recorded above as the owner's, with its own id.
+		if _, err := Queue(ctx, tx, s.queue, Outgoing{Key: key, ShopID: shopID, From: to.SmsNumber, To: to.Phone, Body: body, Shown: ShownAlready}); err != nil {
 			return fmt.Errorf("enqueue reply: %w", err)
 		}
 		m = messageFromRow(db.ConversationText{ID: row.ID, ConversationID: row.ConversationID, Direction: row.Direction,

@@ -11,7 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
-	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/pgbatch"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -220,11 +220,11 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 		if _, err := queries.BookingMarkTold(ctx, tx, db.BookingMarkToldParams{ID: b.ID, Now: now.UTC()}); err != nil {
 			return fmt.Errorf("mark booking told: %w", err)
 		}
-		_, err = s.queueText(ctx, tx, jobs.Text{
-			Key: "checkout_link:" + b.ID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone,
+		_, err = s.queueText(ctx, tx, inbox.Outgoing{
+			Key: "checkout_link:" + b.ID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone, CustomerID: customer.ID,
 			Body:     BookedText(wordsFor(shop, customer), shop, service, op.StartsAt, false, co.URL),
 			NotAfter: expires,
-		}, customer.ID)
+		})
 		if err != nil {
 			return fmt.Errorf("enqueue link text: %w", err)
 		}

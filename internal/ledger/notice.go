@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
-	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
@@ -77,7 +77,7 @@ func (s *Service) Notify(ctx context.Context, bookingID uuid.UUID) error {
 	if err != nil {
 		return err
 	}
-	text := jobs.Text{Key: "booking_notice:" + b.ID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone}
+	text := inbox.Outgoing{Key: "booking_notice:" + b.ID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone, CustomerID: customer.ID}
 	text.Body = BookedText(wordsFor(shop, customer), shop, op.Service, op.StartsAt, confirmedAtOnce, b.PaymentUrl.String)
 	text.NotAfter = op.StartsAt
 	if pendingWithLink && b.CheckoutExpiresAt != nil {
@@ -91,7 +91,7 @@ func (s *Service) Notify(ctx context.Context, bookingID uuid.UUID) error {
 		if n == 0 {
 			return nil // the answer was recorded as delivered meanwhile
 		}
-		if _, err := s.queueText(ctx, tx, text, customer.ID); err != nil {
+		if _, err := s.queueText(ctx, tx, text); err != nil {
 			return fmt.Errorf("enqueue booking notice: %w", err)
 		}
 		s.log.InfoContext(ctx, "booking notice texted: the answer may not have reached the customer", "booking_id", b.ID)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
+	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -138,14 +139,14 @@ func (s *Service) textRefunded(ctx context.Context, tx pgx.Tx, b db.Booking, pay
 	if duplicate {
 		body = w.DuplicateRefunded(shop, op.Service, op.StartsAt)
 	}
-	res, err := s.queueText(ctx, tx, jobs.Text{
+	queued, err := s.queueText(ctx, tx, inbox.Outgoing{
 		Key: "refunded:" + b.ID.String() + ":" + paymentIntentID, ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone,
-		Body: body,
-	}, customer.ID)
+		CustomerID: customer.ID, Body: body,
+	})
 	if err != nil {
 		return false, fmt.Errorf("enqueue refund text: %w", err)
 	}
-	return !res.UniqueSkippedAsDuplicate, nil
+	return queued, nil
 }
 
 // errNoPayment: neither the job, the booking nor its checkout names the payment

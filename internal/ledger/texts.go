@@ -5,13 +5,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
-	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
@@ -36,19 +33,12 @@ func BookedText(w texts.Words, shop shops.Shop, service string, startsAt time.Ti
 	}
 }
 
-// queueText queues a transactional text to customer in tx (the outbox sends it) and
-// shows it in their conversation with the shop (internal/inbox: queued, then sent or
-// not by the outbox), so the owner reads the customer's replies beside it. A text
-// queued before (the same key) is neither queued nor recorded again.
-func (s *Service) queueText(ctx context.Context, tx pgx.Tx, t jobs.Text, customer uuid.UUID) (*rivertype.JobInsertResult, error) {
-	res, err := s.queue.InsertTx(ctx, tx, t, nil)
-	if err != nil || res.UniqueSkippedAsDuplicate || t.To == "" {
-		return res, err
-	}
-	_, err = inbox.RecordOut(ctx, tx, inbox.OutboundText{
-		ShopID: t.ShopID, Phone: t.To, CustomerID: customer, Body: t.Body, At: s.cfg.Now(), Key: t.Key,
-	})
-	return res, err
+// queueText queues a transactional text to a customer in tx, shown in their
+// conversation with the shop (inbox.Queue), at the ledger's clock. queued is false for
+// a text queued before (the same key).
+func (s *Service) queueText(ctx context.Context, tx pgx.Tx, o inbox.Outgoing) (queued bool, err error) {
+	o.At = s.cfg.Now()
+	return inbox.Queue(ctx, tx, s.queue, o)
 }
 
 // wordsFor is the language customer is texted in: theirs, or else the shop's.
@@ -57,10 +47,10 @@ func wordsFor(shop shops.Shop, customer db.Customer) texts.Words {
 }
 
 func (s *Service) textConfirmed(ctx context.Context, tx pgx.Tx, l locked) error {
-	_, err := s.queueText(ctx, tx, jobs.Text{
-		Key: "confirmed:" + l.b.ID.String(), ShopID: l.shop.ID, From: l.shop.SMSNumber, To: l.customer.Phone,
+	_, err := s.queueText(ctx, tx, inbox.Outgoing{
+		Key: "confirmed:" + l.b.ID.String(), ShopID: l.shop.ID, From: l.shop.SMSNumber, To: l.customer.Phone, CustomerID: l.customer.ID,
 		Body: BookedText(wordsFor(l.shop, l.customer), l.shop, l.op.Service, l.op.StartsAt, true, ""), NotAfter: l.op.StartsAt,
-	}, l.customer.ID)
+	})
 	if err != nil {
 		return fmt.Errorf("enqueue confirmation text: %w", err)
 	}
@@ -68,11 +58,11 @@ func (s *Service) textConfirmed(ctx context.Context, tx pgx.Tx, l locked) error 
 }
 
 func (s *Service) textLapsed(ctx context.Context, tx pgx.Tx, l locked) error {
-	_, err := s.queueText(ctx, tx, jobs.Text{
-		Key: "lapsed:" + l.b.ID.String(), ShopID: l.shop.ID, From: l.shop.SMSNumber, To: l.customer.Phone,
+	_, err := s.queueText(ctx, tx, inbox.Outgoing{
+		Key: "lapsed:" + l.b.ID.String(), ShopID: l.shop.ID, From: l.shop.SMSNumber, To: l.customer.Phone, CustomerID: l.customer.ID,
 		Body:      wordsFor(l.shop, l.customer).Lapsed(l.shop, l.op.Service, l.op.StartsAt),
 		BookingID: l.b.ID, WhileBookingStatus: BookingPaymentFailed,
-	}, l.customer.ID)
+	})
 	if err != nil {
 		return fmt.Errorf("enqueue lapsed text: %w", err)
 	}

@@ -458,7 +458,8 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 			defer func() { <-sem; wg.Done() }()
 			b := body(o)
 			sid, err := s.text(ctx, shop, o.Phone, b, cutoff)
-			if err == nil || errors.Is(err, sms.ErrOutcomeUnknown) {
+			maybeSent := err != nil && sms.Refused(err).Then == sms.ThenAssumeSent
+			if err == nil || maybeSent {
 				mu.Lock()
 				sent = append(sent, inbox.OutboundText{ShopID: shop.ID, Phone: o.Phone, CustomerID: o.CustomerID, Body: b,
 					At: s.cfg.Now(), Key: "offer:" + o.ID.String(), Status: inbox.StatusSent, ProviderSID: sid})
@@ -468,10 +469,9 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 			case err == nil:
 				s.m.OfferTexted()
 				marks.add(o.ID, sid)
-			case errors.Is(err, sms.ErrOutcomeUnknown):
-				// The request reached the provider and no answer came back: the text may
-				// have gone out. Count it as sent rather than risk texting twice; the
-				// customer can still reply YES.
+			case maybeSent:
+				// The text may have gone out. Count it as sent rather than risk texting
+				// twice; the customer can still reply YES.
 				s.m.SendError(0)
 				s.log.WarnContext(ctx, "offer text outcome unknown", "offer_id", o.ID, "err", err)
 				marks.add(o.ID, "")
@@ -489,33 +489,28 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 	s.showInInbox(bg, sent)
 
 	for _, r := range fails {
-		var se *sms.Error
-		code := 0
-		if errors.As(r.err, &se) {
-			code = se.Code
-		}
-		s.m.SendError(code)
-		reason := sms.ReasonOf(r.err)
-		switch {
-		case reason.Permanent(), reason == sms.ReasonAccount:
-			// Nothing went out and retrying cannot help: the offer fails (the next wave
-			// texts someone in its place), and the failure says what it says of the
-			// customer or of the shop's own number (shops.SMSFailed).
-			if err := queries.OfferMarkFailed(bg, s.pool, db.OfferMarkFailedParams{ID: r.offer.ID, ErrorCode: pgInt4(code)}); err != nil {
+		ref := sms.Refused(r.err)
+		s.m.SendError(ref.Code)
+		switch ref.Then {
+		case sms.ThenGiveUp:
+			// The offer fails (the next wave texts someone in its place), and the failure
+			// says what it says of the customer or of the shop's own number
+			// (customers.SMSFailed).
+			if err := queries.OfferMarkFailed(bg, s.pool, db.OfferMarkFailedParams{ID: r.offer.ID, ErrorCode: pgInt4(ref.Code)}); err != nil {
 				errs = errors.Join(errs, fmt.Errorf("mark offer failed: %w", err))
 				continue
 			}
 			if err := s.customers.SMSFailed(bg, customers.SMSFailure{ShopID: shop.ID, Number: r.offer.Phone, CustomerID: r.offer.CustomerID,
-				Reason: reason, Code: code}); err != nil {
+				Reason: ref.Reason, Code: ref.Code}); err != nil {
 				errs = errors.Join(errs, err)
 				continue
 			}
-			if reason == sms.ReasonAccount {
-				s.m.SMSAccountError(metrics.StageSend, code)
+			if ref.Reason == sms.ReasonAccount {
+				s.m.SMSAccountError(metrics.StageSend, ref.Code)
 				s.log.ErrorContext(ctx, "the sms account cannot text this customer; check the shop's number and the account's geo permissions",
-					"shop_id", shop.ID, "offer_id", r.offer.ID, "provider_code", code)
+					"shop_id", shop.ID, "offer_id", r.offer.ID, "provider_code", ref.Code)
 			} else {
-				s.log.InfoContext(ctx, "customer unreachable by sms", "customer_id", r.offer.CustomerID, "reason", reason, "provider_code", code)
+				s.log.InfoContext(ctx, "customer unreachable by sms", "customer_id", r.offer.CustomerID, "reason", ref.Reason, "provider_code", ref.Code)
 			}
 			res.Failed++
 		default:

@@ -761,6 +761,33 @@ func TestUndeliveredOfferIsReplacedByTheNextWave(t *testing.T) {
 	require.Equal(t, map[string]int{"failed": 3, "sent": 4}, w.offerStatuses(t, op.ID))
 }
 
+// TestTransactionalTextReportsFollowTheOneRule: a delivery report of a text that is no
+// offer (a payment link, a confirmation) goes to the same failure rule as an offer's: an
+// account problem raises the shop's banner and leaves the customer alone; an
+// unreachable number marks its customer.
+func TestTransactionalTextReportsFollowTheOneRule(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	shop := w.shop(t, shops.Policy{WaveSize: 4, WaveInterval: time.Minute, MinLead: time.Hour, Cooldown: time.Hour})
+	cs := w.customers(t, shop, 2)
+	acct := sms.DeliveryReport{MessageID: "SMlink1", Status: sms.DeliveryUndelivered, Reason: sms.ReasonAccount, ErrorCode: 21612,
+		From: shop.SMSNumber, To: cs[0].Phone}
+	require.NoError(t, w.reports.RecordDelivery(ctx, acct))
+	optedOut, unreachable := w.customerFlags(t, cs[0].ID)
+	require.False(t, optedOut || unreachable, "not the customer's fault")
+	got, err := w.shops.Get(ctx, shop.ID)
+	require.NoError(t, err)
+	require.NotNil(t, got.SMSProblem, "the owner's: the banner is raised as for an offer")
+	require.Equal(t, 21612, got.SMSProblem.Code)
+
+	gone := sms.DeliveryReport{MessageID: "SMlink2", Status: sms.DeliveryFailed, Reason: sms.ReasonUnreachable, ErrorCode: 30006,
+		From: shop.SMSNumber, To: cs[1].Phone}
+	require.NoError(t, w.reports.RecordDelivery(ctx, gone))
+	_, unreachable = w.customerFlags(t, cs[1].ID)
+	require.True(t, unreachable)
+}
+
 // reportingTexter reports each text undelivered before its send returns, as a fast
 // carrier's callback can: the report comes before the wave has stored the message id.
 type reportingTexter struct {

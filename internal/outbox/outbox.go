@@ -174,31 +174,27 @@ func (s *Service) sendText(ctx context.Context, a jobs.Text) (sid string, droppe
 		return sid, false, nil
 	}
 	// A refused text is counted by the provider's code, and what the refusal says of the
-	// recipient or the shop is recorded as every failed text's is (shops.SMSFailed).
-	var se *sms.Error
-	code := 0
-	if errors.As(err, &se) {
-		code = se.Code
-	}
-	s.m.SendError(code)
-	switch reason := sms.ReasonOf(err); {
-	case reason.Permanent(), reason == sms.ReasonAccount:
-		// Nothing went out, and retrying cannot help: the failure says what it says of
-		// the recipient or of the shop's own number (shops.SMSFailed), and the job ends.
+	// recipient or the shop is recorded as every failed text's is (customers.SMSFailed).
+	ref := sms.Refused(err)
+	s.m.SendError(ref.Code)
+	switch ref.Then {
+	case sms.ThenGiveUp:
+		// The failure says what it says of the recipient or of the shop's own number, and
+		// the job ends.
 		if ferr := s.customers.SMSFailed(bg, customers.SMSFailure{ShopID: a.ShopID, Number: a.To, CustomerID: customer,
-			Reason: reason, Code: code}); ferr != nil {
+			Reason: ref.Reason, Code: ref.Code}); ferr != nil {
 			return "", false, s.giveBack(bg, a.Key, ferr) // the retry is refused again and records it
 		}
-		if reason == sms.ReasonAccount {
-			s.m.SMSAccountError(metrics.StageSend, code)
+		if ref.Reason == sms.ReasonAccount {
+			s.m.SMSAccountError(metrics.StageSend, ref.Code)
 			s.log.ErrorContext(ctx, "the sms account cannot text this customer; check the shop's number and the account's geo permissions",
-				"shop_id", a.ShopID, "provider_code", code, "key", a.Key)
+				"shop_id", a.ShopID, "provider_code", ref.Code, "key", a.Key)
 		} else {
-			s.log.InfoContext(ctx, "text not sent: the number cannot receive it", "customer_id", customer, "reason", reason,
-				"provider_code", code, "key", a.Key)
+			s.log.InfoContext(ctx, "text not sent: the number cannot receive it", "customer_id", customer, "reason", ref.Reason,
+				"provider_code", ref.Code, "key", a.Key)
 		}
 		return "", true, river.JobCancel(err)
-	case errors.Is(err, sms.ErrOutcomeUnknown):
+	case sms.ThenAssumeSent:
 		return "", false, nil // it may have gone out: a second copy is worse than none
 	}
 	// Nothing went out (refused for now, or the provider could not be reached): give the

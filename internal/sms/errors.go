@@ -132,3 +132,47 @@ func OptedOut(err error) bool {
 func AccountProblem(err error) bool {
 	return ReasonOf(err) == ReasonAccount
 }
+
+// Refusal is what a failed send means to the one who sent it: the single reading of a
+// send's error that every sender of texts (the waves of offers, the outbox) acts on.
+type Refusal struct {
+	// Then is what the sender does next.
+	Then Then
+	// Reason is what the failure says of the recipient or of our account.
+	Reason Reason
+	// Code is the provider's error code; 0 when it gave none.
+	Code int
+}
+
+// Then is what a sender does after a failed send.
+type Then uint8
+
+const (
+	// ThenRetry: nothing went out (refused for now, or the provider could not be
+	// reached); sending again later may work.
+	ThenRetry Then = iota
+	// ThenGiveUp: nothing went out and retrying cannot help (Reason is Permanent or
+	// ReasonAccount); what it says of the recipient or of the shop is recorded as every
+	// failed text's is.
+	ThenGiveUp
+	// ThenAssumeSent: the request reached the provider and no answer came back
+	// (ErrOutcomeUnknown): the text may have gone out, and a second copy is worse than
+	// none.
+	ThenAssumeSent
+)
+
+// Refused classifies the error of a failed send.
+func Refused(err error) Refusal {
+	r := Refusal{Reason: ReasonOf(err)}
+	var e *Error
+	if errors.As(err, &e) {
+		r.Code = e.Code
+	}
+	switch {
+	case r.Reason.Permanent(), r.Reason == ReasonAccount:
+		r.Then = ThenGiveUp
+	case errors.Is(err, ErrOutcomeUnknown):
+		r.Then = ThenAssumeSent
+	}
+	return r
+}
