@@ -565,8 +565,9 @@ CREATE INDEX conversations_all_idx ON conversations (shop_id, last_activity_at D
 -- An erasure finds a customer's conversations by customer too (a number may have been
 -- changed since).
 CREATE INDEX conversations_customer_idx ON conversations (customer_id) WHERE customer_id IS NOT NULL;
--- The retention purge: conversations idle since before the keep period.
-CREATE INDEX conversations_activity_idx ON conversations (last_activity_at);
+-- The retention purge: conversations idle since before the keep period (BRIN: it gives
+-- no order, so a shop's list never walks it; 0042).
+CREATE INDEX conversations_purge_idx ON conversations USING brin (last_activity_at);
 
 -- The texts of a conversation. An inbound text is kept once per MessageSid (a webhook
 -- redelivery or the sweeper records it again: nothing changes); an outbound one once
