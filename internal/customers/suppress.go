@@ -224,7 +224,7 @@ func (s *Service) LockForErasure(ctx context.Context, tx pgx.Tx, shopID, id uuid
 // Blank erases the customer's row in tx (no name, no phone, no preferences, never
 // texted; the row stays for the shop's history) and keeps a suppression of number, the
 // phone LockForErasure returned: added again, the person comes back opted out, and a
-// text queued before is not sent (PhoneErased). Package erasure calls it within the
+// text queued before is not sent (OptedOut). Package erasure calls it within the
 // erasure's transaction.
 func (s *Service) Blank(ctx context.Context, tx pgx.Tx, shopID, id uuid.UUID, number string, now time.Time) error {
 	if _, err := queries.CustomerErase(ctx, tx, db.CustomerEraseParams{ID: id, ShopID: shopID, Now: now}); err != nil {

@@ -108,7 +108,7 @@ const forgetBatch = 1000
 // the number and the words. River's index on the arguments (GIN) finds them. A job
 // running now (or taken by another transaction at this moment) cannot be deleted under
 // it: ForgetTextJobs deletes it once it ends, and meanwhile the text is not sent (the
-// outbox asks PhoneErased first).
+// outbox asks customers.OptedOut first).
 func (s *Service) forgetTextJobs(ctx context.Context, tx pgx.Tx, shopID uuid.UUID, number string, now time.Time) error {
 	if number == "" {
 		return nil

@@ -1,10 +1,11 @@
-// Package outbox sends the transactional texts other packages queue as jobs.Text: a
+// Package outbox sends the transactional texts other packages queue (inbox.Queue, as jobs.Text): a
 // payment link, a confirmation, a lapsed hold, a refund notice, a reply that missed
 // Twilio's webhook window. It owns the text_claims table: each text is claimed by its
 // key before it is sent, so it goes out at most once however often its job runs (a job
 // killed mid-send is run again by River's rescue). It never texts a customer who opted
-// out, was marked unreachable or was erased since the text was queued, nor a text that
-// went stale (NotAfter) or whose booking moved on (WhileBookingStatus).
+// out, was marked unreachable or was erased since the text was queued, nor a number
+// that is no customer and opted out (a stranger's STOP, the owner's alert phone's), nor
+// a text that went stale (NotAfter) or whose booking moved on (WhileBookingStatus).
 //
 // The packages that queue texts decide their wording (internal/texts) and enqueue them
 // in their own transactions; this package only delivers.
@@ -141,14 +142,17 @@ func (s *Service) sendText(ctx context.Context, a jobs.Text) (sid string, droppe
 		s.log.InfoContext(ctx, "text not sent: customer opted out", "customer_id", c.ID, "key", a.Key)
 		return "", true, nil
 	case errors.Is(err, pgx.ErrNoRows):
-		// Not a customer (a reply to a stranger), or one the owner erased since the text
-		// was queued: an erased customer is never texted again.
-		erased, err := s.customers.PhoneErased(ctx, a.ShopID, a.To)
+		// Not a customer (an owner's reply to a stranger, an alert to the owner's own
+		// phone, an answer the sweeper texts late), or one the owner erased since the
+		// text was queued. A number that opted out (STOP, or any reasonable way of saying
+		// it, kept as a suppression of the number) or was erased is never texted, however
+		// long ago the text was queued.
+		out, err := s.customers.OptedOut(ctx, a.ShopID, a.To)
 		if err != nil {
 			return "", false, err
 		}
-		if erased {
-			s.log.InfoContext(ctx, "text not sent: customer erased", "key", a.Key)
+		if out {
+			s.log.InfoContext(ctx, "text not sent: the number opted out or was erased", "key", a.Key)
 			return "", true, nil
 		}
 	case err != nil:

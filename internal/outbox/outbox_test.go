@@ -105,6 +105,27 @@ func TestTextGoesOutAtMostOnce(t *testing.T) {
 	require.Len(t, w.fake.MessagesTo(w.phone), 2)
 }
 
+// TestStrangersOptOutStopsQueuedTexts: a number that is no customer of the shop (an
+// owner's conversation with a stranger, the owner's own alert phone) says stop after a
+// text to it was queued: the text is not sent, whatever words the opt-out used (it is
+// kept as a suppression of the number), and the inbox shows it not sent.
+func TestStrangersOptOutStopsQueuedTexts(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, nil)
+	ctx := context.Background()
+	const stranger = "+447700900222"
+	job := jobs.Text{Key: "inbox_reply:" + uuid.NewString(), ShopID: w.shop.ID, From: w.shop.SMSNumber, To: stranger, Body: "Hi, who is this?"}
+	require.NoError(t, w.customers.OptOutNumber(ctx, w.shop.ID, stranger)) // "please stop texting me"
+	require.NoError(t, w.svc.SendText(ctx, job))
+	require.Empty(t, w.fake.MessagesTo(stranger), "a stranger's opt-out is honoured when the text is sent")
+
+	// Another stranger who never said stop is texted.
+	other := job
+	other.Key, other.To = "inbox_reply:"+uuid.NewString(), "+447700900333"
+	require.NoError(t, w.svc.SendText(ctx, other))
+	require.Len(t, w.fake.MessagesTo(other.To), 1)
+}
+
 // TestTextNotSentGivesItsClaimBack: a send that surely did not happen (the provider
 // could not be reached, or refused for now) is retried, and the retry sends it once.
 func TestTextNotSentGivesItsClaimBack(t *testing.T) {
