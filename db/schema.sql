@@ -248,8 +248,6 @@ CREATE INDEX bookings_live_created_idx ON bookings (created_at) WHERE status IN 
 ALTER TABLE inbound_messages ADD COLUMN answered_at timestamptz DEFAULT 'epoch';
 ALTER TABLE inbound_messages ADD COLUMN retold_at timestamptz;
 ALTER TABLE inbound_messages ADD COLUMN booking_id uuid;
-CREATE INDEX inbound_messages_unheard_idx ON inbound_messages (handled_at)
-    WHERE outcome IS NOT NULL AND answered_at IS NULL AND retold_at IS NULL;
 
 -- 0014_refund_failed_dismissed
 ALTER TABLE bookings ADD COLUMN refund_failed_dismissed_at timestamptz;
@@ -773,3 +771,9 @@ ALTER TABLE bookings
     ADD CONSTRAINT bookings_time_check CHECK (ends_at IS NULL OR ends_at > starts_at),
     ADD CONSTRAINT bookings_staff_no_overlap EXCLUDE USING gist (staff_id WITH =, tstzrange(starts_at, ends_at) WITH &&)
         WHERE (staff_id IS NOT NULL AND status IN ('pending_payment', 'confirmed'));
+
+-- 0043_inbound_heard_hot: the mark of a heard answer is a heap-only update (no index
+-- names answered_at; pages keep room for the new row version).
+ALTER TABLE inbound_messages SET (fillfactor = 70);
+CREATE INDEX inbound_messages_unheard_idx ON inbound_messages (handled_at)
+    WHERE outcome IS NOT NULL AND retold_at IS NULL;
