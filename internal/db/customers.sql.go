@@ -399,8 +399,8 @@ WHERE c.shop_id = $1 AND c.erased_at IS NULL
          WHEN '' THEN true
          WHEN 'opted_in' THEN c.sms_opt_in AND c.opted_out_at IS NULL AND c.unreachable_at IS NULL
          WHEN 'opted_out' THEN c.opted_out_at IS NOT NULL
-         WHEN 'unreachable' THEN c.unreachable_at IS NOT NULL
-         WHEN 'not_opted_in' THEN NOT c.sms_opt_in AND c.opted_out_at IS NULL
+         WHEN 'unreachable' THEN c.unreachable_at IS NOT NULL AND c.opted_out_at IS NULL
+         WHEN 'not_opted_in' THEN NOT c.sms_opt_in AND c.opted_out_at IS NULL AND c.unreachable_at IS NULL
          ELSE false END)
 ORDER BY c.created_at, c.id
 LIMIT $8
@@ -419,7 +419,9 @@ type CustomerListParams struct {
 
 // A page of a shop's live customers in creation order, after the cursor (after_created,
 // after_id); search matches the name (name_pattern, ILIKE) or the phone (phone_pattern,
-// LIKE, ” for none); status is ”, opted_in, opted_out, unreachable or not_opted_in.
+// LIKE, ” for none); status is ”, opted_in, opted_out, unreachable or not_opted_in,
+// matched as customers.Customer.Status reads it (an opt-out comes first, then an
+// unreachable number): each customer is listed under exactly one status.
 func (q *Queries) CustomerList(ctx context.Context, db DBTX, arg CustomerListParams) ([]Customer, error) {
 	rows, err := db.Query(ctx, customerList,
 		arg.ShopID,
