@@ -1,0 +1,79 @@
+package dashboard_test
+
+import (
+	"context"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/slots"
+)
+
+// phoneWidth is the CSS width of a common phone's screen (an iPhone 12 to 15).
+const phoneWidth = 390
+
+// TestBrowserEveryPageFitsAPhone signs in on a 390 px phone and opens every page of
+// the navigation: none is wider than the screen. Chromium in a mobile context widens
+// the layout viewport (innerWidth) to fit wide content, so the page's width is held to
+// the screen's 390 px, not to innerWidth.
+func TestBrowserEveryPageFitsAPhone(t *testing.T) {
+	path, why := chromiumPath()
+	if path == "" {
+		t.Skip(why)
+	}
+	en := newEnv(t, envOpts{dev: true, hooks: true})
+	dana := en.addCustomer(t, en.shopA, "+15555550142", "Dana Whitfield-Montgomery")
+	// An opening still offered and one filled: the lists as an owner sees them.
+	for i, name := range []string{"Colour, cut and blow-dry", "Beard trim"} {
+		op, err := en.slots.Declare(context.Background(), en.shopA, slots.NewOpening{
+			StartsAt: time.Now().Add(time.Duration(30+i) * time.Hour).Truncate(time.Hour), DurationMinutes: 60, Service: name, PriceCents: 8000,
+		})
+		require.NoError(t, err)
+		if i == 1 {
+			simulateYes(t, en.pool, op.ID, dana.ID)
+		}
+	}
+	srv := httptest.NewServer(en.e)
+	t.Cleanup(srv.Close)
+
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(path), chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU, chromedp.NoFirstRun,
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true),
+		chromedp.UserDataDir(t.TempDir()),
+	)
+	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	t.Cleanup(cancelAlloc)
+	ctx, cancelTab := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf))
+	t.Cleanup(cancelTab)
+	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)
+	t.Cleanup(cancelTimeout)
+
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.EmulateViewport(phoneWidth, 844, chromedp.EmulateMobile, chromedp.EmulateTouch, chromedp.EmulateScale(3)),
+		chromedp.Navigate(srv.URL+"/dashboard"),
+		chromedp.WaitVisible(chromedp.ID("api_key")),
+		chromedp.SendKeys(chromedp.ID("api_key"), en.keyA),
+		chromedp.Click(chromedp.CSS(`form[action="/dashboard/login"] button[type=submit]`)),
+		chromedp.WaitVisible(chromedp.ID("declare-h")),
+	))
+	pages := []struct{ name, path string }{
+		{"slots", "/dashboard"},
+		{"inbox", "/dashboard/inbox"},
+		{"customers", "/dashboard/customers"},
+		{"staff", "/dashboard/staff"},
+		{"services", "/dashboard/services"},
+		{"integrations", "/dashboard/integrations"},
+		{"settings", "/dashboard/settings"},
+	}
+	for _, p := range pages {
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(srv.URL+p.path), chromedp.WaitReady("body")), p.name)
+		width, err := chromedp.Run(ctx, chromedp.Evaluate[int](`Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)`))
+		require.NoError(t, err, p.name)
+		saveScreenshot(t, ctx, "phone-"+p.name+".png")
+		require.LessOrEqual(t, width, phoneWidth, "%s (%s) is %d px wide on a %d px phone", p.name, p.path, width, phoneWidth)
+	}
+}
