@@ -27,6 +27,8 @@ FUZZPARALLEL=${FUZZPARALLEL:-2}
 # package  target: one line each. Add new targets here.
 TARGETS="
 ./internal/phone              FuzzPhone
+./internal/phone              FuzzNormalize
+./internal/connectors/calcom  FuzzParse
 ./internal/sms/twilio         FuzzValidator
 ./internal/inbound            FuzzParse
 ./internal/webhooks           FuzzTwilioHandler
