@@ -29,6 +29,7 @@ TARGETS="
 ./internal/phone              FuzzPhone
 ./internal/phone              FuzzNormalize
 ./internal/connectors/calcom  FuzzParse
+./internal/connectors/square  FuzzParse
 ./internal/sms/twilio         FuzzValidator
 ./internal/inbound            FuzzParse
 ./internal/webhooks           FuzzTwilioHandler
