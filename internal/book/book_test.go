@@ -558,3 +558,31 @@ func TestDeclarePendingTakesOverLeftClaims(t *testing.T) {
 	require.Equal(t, book.DeclarationDeclared, ds[0].State)
 	require.Len(t, f.openingsOf(t), 2)
 }
+
+// TestRescheduleFreesTheOriginalTime: a source's reschedule is the new booking booked
+// and the original moved (connectors/calcom reads BOOKING_RESCHEDULED so); the
+// original's time declares its opening, the new one's holds.
+func TestRescheduleFreesTheOriginalTime(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	ctx := context.Background()
+	orig := appt("orig", 0, connectors.StatusBooked)
+	orig.Source, orig.UpdatedAt = connectors.SourceCalcom, time.Now().Add(-time.Hour)
+	_, err := f.book.Upsert(ctx, f.shop, orig)
+	require.NoError(t, err)
+
+	moved := orig
+	moved.Status, moved.UpdatedAt = connectors.StatusMoved, time.Now()
+	rebooked := moved
+	rebooked.ExternalID, rebooked.Status, rebooked.StartsAt = "new", connectors.StatusBooked, orig.StartsAt.Add(24*time.Hour)
+	for _, a := range []connectors.Appointment{rebooked, moved} {
+		_, err := f.book.Upsert(ctx, f.shop, a)
+		require.NoError(t, err)
+	}
+	got, err := f.book.GetExternal(ctx, f.shop.ID, connectors.SourceCalcom, "orig")
+	require.NoError(t, err)
+	require.Equal(t, connectors.StatusMoved, got.Status)
+	ops := f.openingsOf(t)
+	require.Len(t, ops, 1)
+	require.True(t, ops[0].StartsAt.Equal(orig.StartsAt), "the original time is offered, not the new one")
+}
