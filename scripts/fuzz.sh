@@ -30,6 +30,7 @@ TARGETS="
 ./internal/phone              FuzzNormalize
 ./internal/connectors/calcom  FuzzParse
 ./internal/connectors/square  FuzzParse
+./internal/connectors/ics     FuzzParse
 ./internal/sms/twilio         FuzzValidator
 ./internal/inbound            FuzzParse
 ./internal/webhooks           FuzzTwilioHandler

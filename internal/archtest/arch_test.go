@@ -134,7 +134,7 @@ var classes = map[string]class{
 	"internal/httperr": edge, "internal/dashboard": edge,
 
 	"internal/sms/twilio": adapter, "internal/payments/stripe": adapter,
-	"internal/connectors/calcom": adapter, "internal/connectors/square": adapter,
+	"internal/connectors/calcom": adapter, "internal/connectors/square": adapter, "internal/connectors/ics": adapter,
 
 	"api": library, "internal/config": library, "internal/db": library, "internal/jobs": library,
 	"internal/logging": library, "internal/metrics": library, "internal/migrate": library, "internal/retention": library,
