@@ -94,3 +94,11 @@ SELECT
               ELSE tstzrange(b.starts_at, b.starts_at + make_interval(mins => b.duration_minutes))
                    && tstzrange(sqlc.arg(starts_at)::timestamptz, sqlc.arg(ends_at)::timestamptz) END
     )::boolean AS booked;
+
+-- name: AppointmentForget :execrows
+-- An erased customer's appointments keep their times (they are the shop's day) and lose
+-- who: the link, the number and the name.
+UPDATE appointments
+SET customer_id = NULL, phone = NULL, customer_name = '', changed_at = sqlc.arg(now)
+WHERE shop_id = sqlc.arg(shop_id)
+  AND (customer_id = sqlc.arg(customer_id) OR (sqlc.arg(phone)::text <> '' AND phone = sqlc.arg(phone)::text));

@@ -586,3 +586,43 @@ func TestRescheduleFreesTheOriginalTime(t *testing.T) {
 	require.Len(t, ops, 1)
 	require.True(t, ops[0].StartsAt.Equal(orig.StartsAt), "the original time is offered, not the new one")
 }
+
+// TestForget: an erased customer's appointments keep their times and lose who; others'
+// stay as they are.
+func TestForget(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	ctx := context.Background()
+	kim, err := customertest.New(t, f.pool).Add(ctx, f.shop.ID, customers.NewCustomer{Phone: "+15555550123", Name: "Kim", SMSOptIn: true})
+	require.NoError(t, err)
+	mine, err := f.book.Upsert(ctx, f.shop, appt("mine", 1, connectors.StatusBooked))
+	require.NoError(t, err)
+	require.NotNil(t, mine.Appointment.Customer)
+	unlinked := appt("unlinked", 1, connectors.StatusBooked)
+	unlinked.StartsAt = unlinked.StartsAt.Add(time.Hour)
+	_, err = f.pool.Exec(ctx, `UPDATE customers SET phone = '+15555550999' WHERE id = $1`, kim.ID) // matched before, by number only now
+	require.NoError(t, err)
+	before, err := f.book.Upsert(ctx, f.shop, unlinked)
+	require.NoError(t, err)
+	require.Nil(t, before.Appointment.Customer)
+	other := appt("other", 1, connectors.StatusBooked)
+	other.Phone, other.CustomerName, other.StartsAt = "+15555550177", "Lou", other.StartsAt.Add(2*time.Hour)
+	_, err = f.book.Upsert(ctx, f.shop, other)
+	require.NoError(t, err)
+
+	n, err := book.Forget(ctx, f.pool, f.shop.ID, kim.ID, "+15555550123", time.Now())
+	require.NoError(t, err)
+	require.EqualValues(t, 2, n)
+	for _, id := range []string{"mine", "unlinked"} {
+		a, err := f.book.GetExternal(ctx, f.shop.ID, connectors.SourceSquare, id)
+		require.NoError(t, err)
+		require.Nil(t, a.Customer, id)
+		require.Empty(t, a.Phone, id)
+		require.Empty(t, a.Name, id)
+		require.Equal(t, connectors.StatusBooked, a.Status, "the time stays")
+	}
+	lou, err := f.book.GetExternal(ctx, f.shop.ID, connectors.SourceSquare, "other")
+	require.NoError(t, err)
+	require.Equal(t, "+15555550177", lou.Phone)
+	require.Equal(t, "Lou", lou.Name)
+}

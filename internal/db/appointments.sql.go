@@ -57,6 +57,35 @@ func (q *Queries) AppointmentCancel(ctx context.Context, db DBTX, arg Appointmen
 	return i, err
 }
 
+const appointmentForget = `-- name: AppointmentForget :execrows
+UPDATE appointments
+SET customer_id = NULL, phone = NULL, customer_name = '', changed_at = $1
+WHERE shop_id = $2
+  AND (customer_id = $3 OR ($4::text <> '' AND phone = $4::text))
+`
+
+type AppointmentForgetParams struct {
+	Now        time.Time
+	ShopID     uuid.UUID
+	CustomerID uuid.NullUUID
+	Phone      string
+}
+
+// An erased customer's appointments keep their times (they are the shop's day) and lose
+// who: the link, the number and the name.
+func (q *Queries) AppointmentForget(ctx context.Context, db DBTX, arg AppointmentForgetParams) (int64, error) {
+	result, err := db.Exec(ctx, appointmentForget,
+		arg.Now,
+		arg.ShopID,
+		arg.CustomerID,
+		arg.Phone,
+	)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const appointmentGet = `-- name: AppointmentGet :one
 SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
 FROM appointments a
