@@ -39,3 +39,4 @@ LIMIT sqlc.arg(max_rows);
 SELECT * FROM appointment_openings
 WHERE shop_id = sqlc.arg(shop_id) AND appointment_id = sqlc.arg(appointment_id)
 ORDER BY release_no;
+

@@ -121,6 +121,10 @@ type Result struct {
 	// none (it freed no time, the time is past, auto_declare is off, or another delivery
 	// of the same release claimed it first).
 	Declaration *Declaration
+	// Withdrawn is the opening this change cancelled (uuid.Nil: none): the appointment
+	// was booked again over the time its last release had declared, while that opening
+	// was still open.
+	Withdrawn uuid.UUID
 }
 
 // Config configures the service. Zero fields mean the defaults.
@@ -200,7 +204,11 @@ func (s *Service) Upsert(ctx context.Context, shop shops.Shop, in connectors.App
 	if err != nil {
 		return Result{}, fmt.Errorf("upsert appointment %s/%s: %w", in.Source, p.ExternalID.String, err)
 	}
-	return s.finish(ctx, shop, row.ID, claim)
+	res, err := s.finish(ctx, shop, row.ID, claim)
+	if err == nil && connectors.Status(row.Status) == connectors.StatusBooked && row.Releases > 0 {
+		res.Withdrawn, err = s.withdraw(ctx, shop, row)
+	}
+	return res, err
 }
 
 // params checks in and makes it the upsert's parameters.

@@ -261,18 +261,32 @@ func TestDeliveryStorm(t *testing.T) {
 			ds, err := f.book.Declarations(ctx, f.shop.ID, a.ID)
 			require.NoError(t, err)
 			require.Len(t, ds, a.Releases, "one claim per release")
-			declared := 0
+			declared := map[uuid.UUID]bool{}
 			for _, d := range ds {
 				require.Contains(t, []book.DeclarationState{book.DeclarationDeclared, book.DeclarationSkipped}, d.State)
 				if d.State == book.DeclarationDeclared {
-					declared++
+					require.False(t, declared[d.OpeningID], "a release declares its own opening")
+					declared[d.OpeningID] = true
 				} else {
 					// Declared by an earlier release, or booked again before this one's turn.
 					require.Contains(t, []string{book.SkipAlreadyOpen, book.SkipSuperseded}, d.Reason)
 				}
 			}
-			require.Equal(t, 1, declared)
-			require.Len(t, f.openingsOf(t), 1, "exactly one opening whatever the redeliveries")
+			// Exactly one opening offers the time whatever the redeliveries; an earlier
+			// release's opening exists only if the appointment was booked again over it
+			// in between, which withdrew it.
+			open := 0
+			ops := f.openingsOf(t)
+			require.Len(t, ops, len(declared), "no opening but the claims' own")
+			for _, op := range ops {
+				require.True(t, declared[op.ID])
+				if op.Status == slots.StatusOpen {
+					open++
+				} else {
+					require.Equal(t, slots.StatusCancelled, op.Status, "withdrawn")
+				}
+			}
+			require.Equal(t, 1, open)
 		})
 	}
 }
@@ -625,4 +639,42 @@ func TestForget(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "+15555550177", lou.Phone)
 	require.Equal(t, "Lou", lou.Name)
+}
+
+// TestBookedAgainWithdrawsTheOpening: a cancellation undone in the source (booked again
+// over the same time) cancels the opening its release declared while it is open; booked
+// again at another time, the freed time stays offered.
+func TestBookedAgainWithdrawsTheOpening(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	ctx := context.Background()
+	_, err := f.book.Upsert(ctx, f.shop, appt("undo", 1, connectors.StatusBooked))
+	require.NoError(t, err)
+	cancelled, err := f.book.Upsert(ctx, f.shop, appt("undo", 2, connectors.StatusCancelled))
+	require.NoError(t, err)
+	opening := cancelled.Declaration.OpeningID
+	again, err := f.book.Upsert(ctx, f.shop, appt("undo", 3, connectors.StatusBooked))
+	require.NoError(t, err)
+	require.Equal(t, opening, again.Withdrawn)
+	op, err := f.openings.Get(ctx, f.shop.ID, opening)
+	require.NoError(t, err)
+	require.Equal(t, slots.StatusCancelled, op.Status)
+	// Cancelled again: the time is free again, and its new release declares it anew.
+	res, err := f.book.Upsert(ctx, f.shop, appt("undo", 4, connectors.StatusCancelled))
+	require.NoError(t, err)
+	require.Equal(t, book.DeclarationDeclared, res.Declaration.State)
+	require.Equal(t, 2, res.Declaration.Release)
+	require.NotEqual(t, opening, res.Declaration.OpeningID)
+
+	elsewhere := appt("elsewhere", 1, connectors.StatusCancelled)
+	elsewhere.StartsAt = elsewhere.StartsAt.Add(5 * time.Hour)
+	res, err = f.book.Upsert(ctx, f.shop, elsewhere)
+	require.NoError(t, err)
+	elsewhere.Version, elsewhere.Status, elsewhere.StartsAt = 2, connectors.StatusBooked, elsewhere.StartsAt.Add(24*time.Hour)
+	again, err = f.book.Upsert(ctx, f.shop, elsewhere)
+	require.NoError(t, err)
+	require.Equal(t, uuid.Nil, again.Withdrawn)
+	op, err = f.openings.Get(ctx, f.shop.ID, res.Declaration.OpeningID)
+	require.NoError(t, err)
+	require.Equal(t, slots.StatusOpen, op.Status, "the time it left is still free")
 }

@@ -298,3 +298,48 @@ func (s *Service) DeclarePending(ctx context.Context, limit int) (int, error) {
 	}
 	return len(due), errors.Join(errs...)
 }
+
+// withdraw cancels the opening row's last release declared when row, booked again, holds
+// its time again and the opening is still open: the customer took their time back (a
+// cancellation undone, a rebooking in the source), so offering it would book it twice. An
+// opening filled meanwhile stays (the shop has two customers for one time, which its own
+// system shows); one the appointment no longer overlaps stays too (its time is still
+// free). It returns the opening cancelled, or uuid.Nil.
+func (s *Service) withdraw(ctx context.Context, shop shops.Shop, row db.Appointment) (uuid.UUID, error) {
+	claims, err := queries.AppointmentOpeningsOf(ctx, s.pool, db.AppointmentOpeningsOfParams{ShopID: row.ShopID, AppointmentID: row.ID})
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("read declarations: %w", err)
+	}
+	var opening uuid.UUID
+	for _, c := range claims {
+		if c.ReleaseNo == row.Releases && c.State == string(DeclarationDeclared) && c.OpeningID.Valid {
+			opening = c.OpeningID.UUID
+		}
+	}
+	if opening == uuid.Nil {
+		return uuid.Nil, nil
+	}
+	op, err := s.openings.Get(ctx, shop.ID, opening)
+	if errors.Is(err, slots.ErrNotFound) {
+		return uuid.Nil, nil
+	}
+	if err != nil {
+		return uuid.Nil, err
+	}
+	end := row.StartsAt.Add(time.Duration(row.DurationMinutes) * time.Minute)
+	opEnd := op.StartsAt.Add(time.Duration(op.DurationMinutes) * time.Minute)
+	if op.Status != slots.StatusOpen || !row.StartsAt.Before(opEnd) || !op.StartsAt.Before(end) {
+		return uuid.Nil, nil
+	}
+	// Still booked as row says? A newer change may have freed it again since.
+	if cur, err := s.Get(ctx, shop.ID, row.ID); err != nil || cur.Status != connectors.StatusBooked || cur.Releases != int(row.Releases) {
+		return uuid.Nil, err
+	}
+	if _, err := s.openings.Cancel(ctx, shop.ID, opening); err != nil {
+		if _, ok := problem.As(err); ok {
+			return uuid.Nil, nil // filled just now: it stays
+		}
+		return uuid.Nil, fmt.Errorf("withdraw opening %s: %w", opening, err)
+	}
+	return opening, nil
+}

@@ -35,6 +35,10 @@
 //	                      │    └───► skipped (reason)
 //	                      └─────────► pending again (a transient failure)
 //
+// An appointment booked again over the time its last release declared, while that
+// opening is still open, withdraws it (slots.Service.Cancel): the customer took their
+// time back, and offering it would book it twice. An opening filled meanwhile stays.
+//
 // slots.Declare runs its own transaction, so a claim is declared just after the
 // transaction that made it commits. A process that dies between the two leaves the
 // claim pending (or declaring), and DeclarePending, run periodically, takes it again
