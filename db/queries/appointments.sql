@@ -102,3 +102,11 @@ UPDATE appointments
 SET customer_id = NULL, phone = NULL, customer_name = '', changed_at = sqlc.arg(now)
 WHERE shop_id = sqlc.arg(shop_id)
   AND (customer_id = sqlc.arg(customer_id) OR (sqlc.arg(phone)::text <> '' AND phone = sqlc.arg(phone)::text));
+
+-- name: AppointmentListBookedFrom :many
+-- The shop's booked appointments of one source starting in [from_time, to_time): those a
+-- snapshot of the source (a calendar feed) must list, or they are gone.
+SELECT * FROM appointments
+WHERE shop_id = sqlc.arg(shop_id) AND source = sqlc.arg(source) AND status = 'booked'
+  AND starts_at >= sqlc.arg(from_time)::timestamptz AND starts_at < sqlc.arg(to_time)::timestamptz
+ORDER BY starts_at, id;

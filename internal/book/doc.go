@@ -56,9 +56,11 @@
 //	Cancel(ctx, shop, id) (Result, error)                      POST /api/appointments/{id}/cancel
 //	Get(ctx, shopID, id) (Appointment, error)
 //	List(ctx, shopID, Query) (Page, error)                     GET /api/appointments (cursor pages, phones masked)
+//	Snapshot(ctx, shop, source, []connectors.Appointment, at)  a calendar feed's poll (gone events cancelled)
 //	Offer(ctx, shop, id) (Declaration, error)                  the dashboard's "Offer it" (auto_declare off)
 //	Declarations(ctx, shopID, id) ([]Declaration, error)       what each release declared
 //	DeclarePending(ctx, limit) (int, error)                    a periodic job: claims left behind
+//	Forget(ctx, tx, shopID, customerID, phone, at)             the customer's erasure
 //
 // Vendors' payloads are read by internal/connectors' adapters into
 // connectors.Appointment; this package never sees a vendor's words.

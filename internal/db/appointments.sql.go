@@ -269,6 +269,67 @@ func (q *Queries) AppointmentList(ctx context.Context, db DBTX, arg AppointmentL
 	return items, nil
 }
 
+const appointmentListBookedFrom = `-- name: AppointmentListBookedFrom :many
+SELECT id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at FROM appointments
+WHERE shop_id = $1 AND source = $2 AND status = 'booked'
+  AND starts_at >= $3::timestamptz AND starts_at < $4::timestamptz
+ORDER BY starts_at, id
+`
+
+type AppointmentListBookedFromParams struct {
+	ShopID   uuid.UUID
+	Source   string
+	FromTime time.Time
+	ToTime   time.Time
+}
+
+// The shop's booked appointments of one source starting in [from_time, to_time): those a
+// snapshot of the source (a calendar feed) must list, or they are gone.
+func (q *Queries) AppointmentListBookedFrom(ctx context.Context, db DBTX, arg AppointmentListBookedFromParams) ([]Appointment, error) {
+	rows, err := db.Query(ctx, appointmentListBookedFrom,
+		arg.ShopID,
+		arg.Source,
+		arg.FromTime,
+		arg.ToTime,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Appointment
+	for rows.Next() {
+		var i Appointment
+		if err := rows.Scan(
+			&i.ID,
+			&i.ShopID,
+			&i.Source,
+			&i.ExternalID,
+			&i.CustomerID,
+			&i.Phone,
+			&i.CustomerName,
+			&i.StaffID,
+			&i.ExternalStaff,
+			&i.Service,
+			&i.PriceCents,
+			&i.StartsAt,
+			&i.DurationMinutes,
+			&i.Status,
+			&i.SourceVersion,
+			&i.SourceUpdatedAt,
+			&i.Releases,
+			&i.CreatedAt,
+			&i.ChangedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const appointmentTimeTaken = `-- name: AppointmentTimeTaken :one
 SELECT
     EXISTS (
