@@ -13,6 +13,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/connectors"
 	"github.com/slotrecovery/slotrecovery/internal/connectors/calcom"
+	"github.com/slotrecovery/slotrecovery/internal/connectors/ics"
 	"github.com/slotrecovery/slotrecovery/internal/connectors/square"
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
@@ -112,4 +113,43 @@ func TestSquareDeliveriesThroughTheBook(t *testing.T) {
 	require.True(t, ops[0].StartsAt.Equal(a.StartsAt))
 	require.Equal(t, 18, a.StartsAt.Hour(), "the moved time")
 	require.Empty(t, ops[0].Service)
+}
+
+// TestCalendarFeedThroughTheBook: the feed's fixture (moved to a month ahead), read in
+// the shop's zone and applied as one snapshot: a deleted instance of a series (EXDATE),
+// a cancelled instance (RECURRENCE-ID) and a cancelled one-off each free their time; the
+// booked events hold theirs.
+func TestCalendarFeedThroughTheBook(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	ctx := context.Background()
+	_, err := catalog.New(f.pool, nil).AddService(ctx, f.shop.ID, catalog.NewService{Name: "Cut", DurationMinutes: 30, PriceCents: 3000})
+	require.NoError(t, err)
+	month := time.Now().UTC().AddDate(0, 2, 0)
+	if month.Month() == time.February {
+		month = month.AddDate(0, 1, 0) // the fixture's days run to the 29th
+	}
+	b, err := os.ReadFile("../connectors/ics/testdata/feed.ics")
+	require.NoError(t, err)
+	body := strings.ReplaceAll(string(b), "202612", month.Format("200601"))
+	ny, err := time.LoadLocation("America/New_York")
+	require.NoError(t, err)
+	feed, err := ics.Parse(strings.NewReader(body), ny)
+	require.NoError(t, err)
+
+	res, err := f.book.Snapshot(ctx, f.shop, connectors.SourceICS, feed.Appointments, time.Now())
+	require.NoError(t, err)
+	require.Equal(t, len(feed.Appointments), res.Changed)
+	declared := 0
+	for _, d := range res.Declarations {
+		if d.State == book.DeclarationDeclared {
+			declared++
+		}
+	}
+	require.Equal(t, 3, declared, "the deleted instance, the cancelled instance, the cancelled one-off")
+	require.Len(t, f.openingsOf(t), 3)
+
+	page, err := f.book.List(ctx, f.shop.ID, book.Query{Status: connectors.StatusBooked})
+	require.NoError(t, err)
+	require.Len(t, page.Appointments, 3, "the one-off, the moved instance, the Outlook event")
 }
