@@ -1,10 +1,20 @@
 -- name: AppointmentOpeningClaim :one
--- Claims the declaration of the opening an appointment's release frees. The primary
--- key is the fence: of any number of deliveries of one cancellation, one inserts and
--- the others get no row.
-INSERT INTO appointment_openings (shop_id, appointment_id, release_no, state, created_at, updated_at)
-VALUES (sqlc.arg(shop_id), sqlc.arg(appointment_id), sqlc.arg(release_no), 'pending', sqlc.arg(now), sqlc.arg(now))
+-- Claims the declaration of the opening of the time an appointment's release frees,
+-- pending (to declare now) or waiting (for the owner's offer). The primary key is the
+-- fence: of any number of deliveries of one cancellation, one inserts and the others get
+-- no row.
+INSERT INTO appointment_openings (shop_id, appointment_id, release_no, starts_at, duration_minutes, staff_id,
+    state, created_at, updated_at)
+VALUES (sqlc.arg(shop_id), sqlc.arg(appointment_id), sqlc.arg(release_no), sqlc.arg(starts_at),
+    sqlc.arg(duration_minutes), sqlc.narg(staff_id), sqlc.arg(state), sqlc.arg(now), sqlc.arg(now))
 ON CONFLICT DO NOTHING
+RETURNING *;
+
+-- name: AppointmentOpeningOffer :one
+-- The owner offers a waiting claim: pending, to declare now.
+UPDATE appointment_openings SET state = 'pending', updated_at = sqlc.arg(now)
+WHERE shop_id = sqlc.arg(shop_id) AND appointment_id = sqlc.arg(appointment_id) AND release_no = sqlc.arg(release_no)
+  AND state = 'waiting'
 RETURNING *;
 
 -- name: AppointmentOpeningStart :one

@@ -1,12 +1,22 @@
+-- name: AppointmentLockExternal :one
+-- The stored appointment a source names, locked until the transaction ends: the upsert
+-- that follows compares with it and what it frees is read from it (no row: not stored
+-- yet).
+SELECT * FROM appointments
+WHERE shop_id = sqlc.arg(shop_id) AND source = sqlc.arg(source) AND external_id = sqlc.arg(external_id)
+FOR UPDATE;
+
 -- name: AppointmentUpsert :one
 -- Records a source's description of an appointment. An existing one changes only for a
 -- newer description, (source_version, source_updated_at) higher than the stored one
 -- compared in that order: a redelivery or an older description arriving late changes
 -- nothing and returns no row, so it never resurrects a cancelled appointment. ON
 -- CONFLICT locks the stored row, so concurrent deliveries are compared one after the
--- other, each with what the one before it stored. releases counts the entries into a
--- status that frees the time (cancelled, moved) from one that holds it: each may
--- declare one opening (appointment_openings).
+-- other, each with what the one before it stored.
+--
+-- releases counts the times the appointment freed the time it held: it left booked (or
+-- completed, no_show) for cancelled or moved, or stayed booked at another time, length or
+-- person. Each release may declare one opening of the time freed (appointment_openings).
 INSERT INTO appointments AS a (
     shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff,
     service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at,
@@ -26,6 +36,9 @@ ON CONFLICT (shop_id, source, external_id) DO UPDATE SET
     source_version = EXCLUDED.source_version, source_updated_at = EXCLUDED.source_updated_at,
     releases = a.releases + CASE
         WHEN EXCLUDED.status IN ('cancelled', 'moved') AND a.status NOT IN ('cancelled', 'moved') THEN 1
+        WHEN EXCLUDED.status = 'booked' AND a.status = 'booked'
+             AND (EXCLUDED.starts_at, EXCLUDED.duration_minutes, EXCLUDED.staff_id)
+                 IS DISTINCT FROM (a.starts_at, a.duration_minutes, a.staff_id) THEN 1
         ELSE 0 END,
     changed_at = EXCLUDED.changed_at
 WHERE (EXCLUDED.source_version, EXCLUDED.source_updated_at) > (a.source_version, a.source_updated_at)
@@ -73,10 +86,11 @@ ORDER BY a.starts_at, a.id
 LIMIT sqlc.arg(max_rows);
 
 -- name: AppointmentTimeTaken :one
--- Whether the time an appointment freed, [starts_at, ends_at), is taken again: by an
--- opening there that is open or was filled (opening), or by another booked appointment
--- (booked), of the same person or, for a time of no one's, of no one at the same start
--- (a shop whose people are not mapped runs appointments side by side).
+-- Whether a time an appointment freed, [starts_at, ends_at), is taken again: by an
+-- opening there that is open or was filled (opening), or by a booked appointment
+-- (booked: another, or the same one booked there again), of the same person or, for a
+-- time of no one's, of no one at the same start (a shop whose people are not mapped runs
+-- appointments side by side).
 SELECT
     EXISTS (
         SELECT 1 FROM slot_openings o
@@ -88,7 +102,7 @@ SELECT
     )::boolean AS opening,
     EXISTS (
         SELECT 1 FROM appointments b
-        WHERE b.shop_id = sqlc.arg(shop_id) AND b.id <> sqlc.arg(id) AND b.status = 'booked'
+        WHERE b.shop_id = sqlc.arg(shop_id) AND b.status = 'booked'
           AND b.staff_id IS NOT DISTINCT FROM sqlc.narg(staff_id)::uuid
           AND CASE WHEN sqlc.narg(staff_id)::uuid IS NULL THEN b.starts_at = sqlc.arg(starts_at)::timestamptz
               ELSE tstzrange(b.starts_at, b.starts_at + make_interval(mins => b.duration_minutes))

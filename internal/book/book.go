@@ -165,7 +165,8 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 
 // Upsert records a source's description of one of shop's appointments (the owners' API
 // with connectors.SourceAPI, or a connector's delivery) and, when it frees a future
-// time, claims and declares its opening (doc.go). A description not newer than the
+// time (cancelled or moved, or booked at another time: the time it held), claims and
+// declares its opening (doc.go). A description not newer than the
 // stored one changes nothing: Result.Changed is false and Result.Appointment is what is
 // stored. Bad input is an Invalid problem naming the field.
 func (s *Service) Upsert(ctx context.Context, shop shops.Shop, in connectors.Appointment) (Result, error) {
@@ -189,11 +190,28 @@ func (s *Service) Upsert(ctx context.Context, shop shops.Shop, in connectors.App
 				return fmt.Errorf("match customer: %w", err)
 			}
 		}
+		// The stored row, locked: what the upsert compares with, and the time a release
+		// frees (the time the book held). Two first deliveries racing both find none;
+		// the later one then frees its own time, which its own booking holds.
+		prev, err := queries.AppointmentLockExternal(ctx, tx, db.AppointmentLockExternalParams{
+			ShopID: shop.ID, Source: p.Source, ExternalID: p.ExternalID,
+		})
+		known := err == nil
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("lock appointment: %w", err)
+		}
 		row, err = queries.AppointmentUpsert(ctx, tx, p)
 		if err != nil {
 			return err
 		}
-		claim, err = s.claim(ctx, tx, shop, row, now)
+		if row.Releases <= prev.Releases {
+			return nil // this change freed nothing (prev is zero when not known)
+		}
+		f := freedOf(row)
+		if known && prev.Status == string(connectors.StatusBooked) {
+			f = freedOf(prev)
+		}
+		claim, err = s.claim(ctx, tx, shop, row, f, now)
 		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -282,7 +300,7 @@ func (s *Service) Cancel(ctx context.Context, shop shops.Shop, id uuid.UUID) (Re
 		if err != nil {
 			return err
 		}
-		claim, err = s.claim(ctx, tx, shop, row, now)
+		claim, err = s.claim(ctx, tx, shop, row, freedOf(row), now)
 		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {

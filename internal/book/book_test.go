@@ -269,7 +269,7 @@ func TestDeliveryStorm(t *testing.T) {
 					declared[d.OpeningID] = true
 				} else {
 					// Declared by an earlier release, or booked again before this one's turn.
-					require.Contains(t, []string{book.SkipAlreadyOpen, book.SkipSuperseded}, d.Reason)
+					require.Contains(t, []string{book.SkipAlreadyOpen, book.SkipBookedAgain, book.SkipSuperseded}, d.Reason)
 				}
 			}
 			// Exactly one opening offers the time whatever the redeliveries; an earlier
@@ -411,8 +411,12 @@ func TestAutoDeclareOffAndOffer(t *testing.T) {
 
 	res, err := f.book.Upsert(ctx, shop, appt("sq-1", 1, connectors.StatusCancelled))
 	require.NoError(t, err)
-	require.Nil(t, res.Declaration)
+	require.Equal(t, book.DeclarationWaiting, res.Declaration.State, "recorded for the owner to offer")
+	require.True(t, res.Declaration.StartsAt.Equal(res.Appointment.StartsAt))
 	require.Empty(t, f.openingsOf(t))
+	n, err := f.book.DeclarePending(ctx, 10)
+	require.NoError(t, err)
+	require.Zero(t, n, "a waiting claim is the owner's to offer")
 
 	var first book.Declaration
 	for i := range 3 {
@@ -541,7 +545,8 @@ func TestDeclarePendingTakesOverLeftClaims(t *testing.T) {
 		attempted_at = now() - interval '10 minutes' WHERE appointment_id = $1`, res.Appointment.ID)
 	require.NoError(t, err)
 
-	// Died before declaring: a claim made, never tried (scene set with SQL).
+	// Died before declaring: a claim made, never tried (scene set with SQL from a
+	// waiting one).
 	before := appt("before", 1, connectors.StatusCancelled)
 	before.StartsAt = before.StartsAt.Add(5 * time.Hour)
 	_, err = f.pool.Exec(ctx, `UPDATE shops SET auto_declare = false WHERE id = $1`, f.shop.ID)
@@ -550,9 +555,8 @@ func TestDeclarePendingTakesOverLeftClaims(t *testing.T) {
 	require.NoError(t, err)
 	res2, err := f.book.Upsert(ctx, shop, before)
 	require.NoError(t, err)
-	require.Nil(t, res2.Declaration)
-	_, err = f.pool.Exec(ctx, `INSERT INTO appointment_openings (shop_id, appointment_id, release_no, state, created_at, updated_at)
-		VALUES ($1, $2, 1, 'pending', now(), now())`, f.shop.ID, res2.Appointment.ID)
+	require.Equal(t, book.DeclarationWaiting, res2.Declaration.State)
+	_, err = f.pool.Exec(ctx, `UPDATE appointment_openings SET state = 'pending' WHERE appointment_id = $1`, res2.Appointment.ID)
 	require.NoError(t, err)
 
 	// A recent attempt is someone else's, running now: left alone.
@@ -677,4 +681,57 @@ func TestBookedAgainWithdrawsTheOpening(t *testing.T) {
 	op, err = f.openings.Get(ctx, f.shop.ID, res.Declaration.OpeningID)
 	require.NoError(t, err)
 	require.Equal(t, slots.StatusOpen, op.Status, "the time it left is still free")
+}
+
+// TestMoveFreesTheFormerTime: an appointment booked at another time (a Square booking's
+// new start_at, an edited feed event) frees the time it held; moved back, it withdraws
+// that time's opening and frees the other. A move that keeps part of the time frees
+// nothing to offer.
+func TestMoveFreesTheFormerTime(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	ctx := context.Background()
+	kim, err := catalog.New(f.pool, nil).AddStaff(ctx, f.shop.ID, "Kim")
+	require.NoError(t, err)
+	in := appt("mv", 1, connectors.StatusBooked)
+	in.StaffID = kim.ID
+	first := in.StartsAt
+	_, err = f.book.Upsert(ctx, f.shop, in)
+	require.NoError(t, err)
+
+	in.Version, in.StartsAt = 2, first.Add(24*time.Hour)
+	res, err := f.book.Upsert(ctx, f.shop, in)
+	require.NoError(t, err)
+	require.Equal(t, connectors.StatusBooked, res.Appointment.Status)
+	require.Equal(t, 1, res.Appointment.Releases)
+	require.Equal(t, book.DeclarationDeclared, res.Declaration.State, res.Declaration.Reason)
+	require.True(t, res.Declaration.StartsAt.Equal(first), "the former time")
+	op, err := f.openings.Get(ctx, f.shop.ID, res.Declaration.OpeningID)
+	require.NoError(t, err)
+	require.True(t, op.StartsAt.Equal(first))
+	require.Equal(t, kim.ID, op.StaffID)
+	former := op.ID
+
+	in.Version, in.StartsAt = 3, first // moved back
+	res, err = f.book.Upsert(ctx, f.shop, in)
+	require.NoError(t, err)
+	require.Equal(t, former, res.Withdrawn)
+	require.Equal(t, book.DeclarationDeclared, res.Declaration.State)
+	require.True(t, res.Declaration.StartsAt.Equal(first.Add(24*time.Hour)))
+	op, err = f.openings.Get(ctx, f.shop.ID, former)
+	require.NoError(t, err)
+	require.Equal(t, slots.StatusCancelled, op.Status)
+
+	in.Version, in.StartsAt = 4, first.Add(15*time.Minute) // 45 minutes: overlaps its former time
+	res, err = f.book.Upsert(ctx, f.shop, in)
+	require.NoError(t, err)
+	require.Equal(t, book.DeclarationSkipped, res.Declaration.State)
+	require.Equal(t, book.SkipBookedAgain, res.Declaration.Reason)
+
+	in.Version = 5 // a newer description of the same time frees nothing
+	res, err = f.book.Upsert(ctx, f.shop, in)
+	require.NoError(t, err)
+	require.True(t, res.Changed)
+	require.Nil(t, res.Declaration)
+	require.Equal(t, 3, res.Appointment.Releases)
 }

@@ -22,6 +22,7 @@ type DeclarationState string
 
 // Declaration states (doc.go draws them).
 const (
+	DeclarationWaiting   DeclarationState = "waiting"
 	DeclarationPending   DeclarationState = "pending"
 	DeclarationDeclaring DeclarationState = "declaring"
 	DeclarationDeclared  DeclarationState = "declared"
@@ -36,10 +37,11 @@ const (
 	SkipPastCutoff = "past_cutoff"
 	// SkipAlreadyOpen: an opening at that time is open, or was filled.
 	SkipAlreadyOpen = "already_open"
-	// SkipBookedAgain: another appointment is booked at that time.
+	// SkipBookedAgain: an appointment is booked at that time (another, or the same one
+	// booked there again).
 	SkipBookedAgain = "booked_again"
-	// SkipSuperseded: the appointment holds its time again (booked again by its source)
-	// or freed it again since (a later release has its own claim).
+	// SkipSuperseded: a later release of the appointment frees the same time again; its
+	// own claim declares it.
 	SkipSuperseded = "superseded"
 	// SkipNoPrice: the shop has no services and the appointment no price, so the opening
 	// would have nothing to charge; the owner can offer it with a price.
@@ -54,6 +56,12 @@ type Declaration struct {
 	// Release is which release of the appointment it is for, from 1.
 	Release int
 	State   DeclarationState
+	// StartsAt, DurationMinutes and StaffID are the time the release freed (the time the
+	// book held: a cancelled appointment's, a moved one's former time); StaffID uuid.Nil
+	// for no one's.
+	StartsAt        time.Time
+	DurationMinutes int
+	StaffID         uuid.UUID
 	// OpeningID is the opening declared (uuid.Nil until declared).
 	OpeningID uuid.UUID
 	// Reason says why it was skipped: one of the Skip constants, or the code of the
@@ -66,29 +74,45 @@ type Declaration struct {
 func fromClaim(c db.AppointmentOpening) Declaration {
 	return Declaration{
 		AppointmentID: c.AppointmentID, Release: int(c.ReleaseNo), State: DeclarationState(c.State),
+		StartsAt: c.StartsAt.UTC(), DurationMinutes: int(c.DurationMinutes), StaffID: c.StaffID.UUID,
 		OpeningID: c.OpeningID.UUID, Reason: c.Reason, CreatedAt: c.CreatedAt.UTC(), UpdatedAt: c.UpdatedAt.UTC(),
 	}
 }
 
-// claim claims, in tx, the declaration of the opening row's latest release frees, when
-// that release is one: its status frees the time, the time is still ahead, and the shop
-// declares by itself. It returns nil when there is nothing to claim or another
-// delivery of the same release claimed it first (the primary key is the fence).
-func (s *Service) claim(ctx context.Context, tx pgx.Tx, shop shops.Shop, row db.Appointment, now time.Time) (*db.AppointmentOpening, error) {
-	if !shop.AutoDeclare {
-		return nil, nil
-	}
-	return claimRelease(ctx, tx, row, now)
+// freed is the time a release of an appointment frees.
+type freed struct {
+	startsAt time.Time
+	minutes  int32
+	staffID  uuid.UUID // uuid.Nil: no one's
 }
 
-// claimRelease claims the declaration of row's latest release, whatever the shop's
-// setting (Offer: the owner asks).
-func claimRelease(ctx context.Context, tx db.DBTX, row db.Appointment, now time.Time) (*db.AppointmentOpening, error) {
-	if !connectors.Status(row.Status).Frees() || row.Releases < 1 || !row.StartsAt.After(now) {
+// freedOf is the time row holds, freed when it is cancelled where it stands.
+func freedOf(row db.Appointment) freed {
+	return freed{startsAt: row.StartsAt, minutes: row.DurationMinutes, staffID: row.StaffID.UUID}
+}
+
+// claim claims, in tx, the declaration of the opening of the time f that row's latest
+// release frees, when that time is still ahead: pending in a shop that declares by
+// itself, waiting for the owner's Offer otherwise. It returns nil when the time has
+// passed or another delivery of the same release claimed it first (the primary key is
+// the fence).
+func (s *Service) claim(ctx context.Context, tx pgx.Tx, shop shops.Shop, row db.Appointment, f freed, now time.Time) (*db.AppointmentOpening, error) {
+	state := DeclarationPending
+	if !shop.AutoDeclare {
+		state = DeclarationWaiting
+	}
+	return claimRelease(ctx, tx, row, f, state, now)
+}
+
+// claimRelease claims row's latest release, freeing f, in state.
+func claimRelease(ctx context.Context, tx db.DBTX, row db.Appointment, f freed, state DeclarationState, now time.Time) (*db.AppointmentOpening, error) {
+	if row.Releases < 1 || !f.startsAt.After(now) {
 		return nil, nil
 	}
 	c, err := queries.AppointmentOpeningClaim(ctx, tx, db.AppointmentOpeningClaimParams{
-		ShopID: row.ShopID, AppointmentID: row.ID, ReleaseNo: row.Releases, Now: now,
+		ShopID: row.ShopID, AppointmentID: row.ID, ReleaseNo: row.Releases, StartsAt: f.startsAt,
+		DurationMinutes: f.minutes, StaffID: uuid.NullUUID{UUID: f.staffID, Valid: f.staffID != uuid.Nil},
+		State: string(state), Now: now,
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, nil
@@ -143,21 +167,23 @@ func (s *Service) declareOpening(ctx context.Context, shop shops.Shop, c db.Appo
 		return "", uuid.Nil, "", fmt.Errorf("read appointment: %w", err)
 	}
 	a := fromRow(r.Appointment, r.StaffName, r.KnownName)
+	// The time the release freed, not where the appointment stands now (a move's former
+	// time).
+	start, minutes, staffID := c.StartsAt.UTC(), int(c.DurationMinutes), c.StaffID.UUID
+	if a.Releases != int(c.ReleaseNo) {
+		later, err := s.supersededBy(ctx, c)
+		if err != nil || later {
+			return DeclarationSkipped, uuid.Nil, SkipSuperseded, err
+		}
+	}
 	switch {
-	case !a.Status.Frees() || a.Releases != int(c.ReleaseNo):
-		return DeclarationSkipped, uuid.Nil, SkipSuperseded, nil
-	case !a.StartsAt.After(now):
+	case !start.After(now):
 		return DeclarationSkipped, uuid.Nil, SkipStarted, nil
-	case !shop.Cutoff(a.StartsAt).After(now):
+	case !shop.Cutoff(start).After(now):
 		return DeclarationSkipped, uuid.Nil, SkipPastCutoff, nil
 	}
-	var staffID uuid.UUID
-	if a.Staff != nil {
-		staffID = a.Staff.ID
-	}
 	t, err := queries.AppointmentTimeTaken(ctx, s.pool, db.AppointmentTimeTakenParams{
-		ShopID: a.ShopID, StaffID: uuid.NullUUID{UUID: staffID, Valid: staffID != uuid.Nil},
-		StartsAt: a.StartsAt, EndsAt: a.EndsAt(), ID: a.ID,
+		ShopID: a.ShopID, StaffID: c.StaffID, StartsAt: start, EndsAt: start.Add(time.Duration(minutes) * time.Minute),
 	})
 	if err != nil {
 		return "", uuid.Nil, "", fmt.Errorf("is the time taken: %w", err)
@@ -168,7 +194,7 @@ func (s *Service) declareOpening(ctx context.Context, shop shops.Shop, c db.Appo
 	case t.Booked:
 		return DeclarationSkipped, uuid.Nil, SkipBookedAgain, nil
 	}
-	n, skip, err := s.newOpening(ctx, a, staffID)
+	n, skip, err := s.newOpening(ctx, a, start, minutes, staffID)
 	if err != nil || skip != "" {
 		return DeclarationSkipped, uuid.Nil, skip, err
 	}
@@ -186,12 +212,30 @@ func (s *Service) declareOpening(ctx context.Context, shop shops.Shop, c db.Appo
 	return DeclarationDeclared, op.ID, "", nil
 }
 
-// newOpening is the opening a's time makes: the same person, start and length; the
-// service and price as the shop declares them. A shop with services offers the
-// appointment's service when it is one of them, else each customer's own that fits; a
-// shop without needs the appointment's service and price.
-func (s *Service) newOpening(ctx context.Context, a Appointment, staffID uuid.UUID) (slots.NewOpening, string, error) {
-	n := slots.NewOpening{StartsAt: a.StartsAt, DurationMinutes: a.DurationMinutes, StaffID: staffID, PriceCents: a.PriceCents}
+// supersededBy reports whether a later release of c's appointment claimed a time that
+// overlaps c's: that claim declares it (a cancellation undone and made again, delivered
+// while this one waited), so declaring this one too would offer the time twice.
+func (s *Service) supersededBy(ctx context.Context, c db.AppointmentOpening) (bool, error) {
+	claims, err := queries.AppointmentOpeningsOf(ctx, s.pool, db.AppointmentOpeningsOfParams{ShopID: c.ShopID, AppointmentID: c.AppointmentID})
+	if err != nil {
+		return false, fmt.Errorf("read declarations: %w", err)
+	}
+	end := c.StartsAt.Add(time.Duration(c.DurationMinutes) * time.Minute)
+	for _, l := range claims {
+		lEnd := l.StartsAt.Add(time.Duration(l.DurationMinutes) * time.Minute)
+		if l.ReleaseNo > c.ReleaseNo && l.StartsAt.Before(end) && c.StartsAt.Before(lEnd) {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// newOpening is the opening of the time a freed, from start for minutes, of person
+// staffID: the service and price as the shop declares them. A shop with services offers
+// the appointment's service when it is one of them, else each customer's own that fits;
+// a shop without needs the appointment's service and price.
+func (s *Service) newOpening(ctx context.Context, a Appointment, start time.Time, minutes int, staffID uuid.UUID) (slots.NewOpening, string, error) {
+	n := slots.NewOpening{StartsAt: start, DurationMinutes: minutes, StaffID: staffID, PriceCents: a.PriceCents}
 	withServices, err := catalog.HasServices(ctx, s.pool, a.ShopID)
 	if err != nil {
 		return n, "", err
@@ -218,10 +262,10 @@ func (s *Service) newOpening(ctx context.Context, a Appointment, staffID uuid.UU
 	return n, "", nil
 }
 
-// Offer declares the opening of shop's appointment id's latest release at the owner's
-// request (the dashboard's "Offer it" when auto_declare is off), with the same fence and
-// checks as a declaration by itself: asking twice declares once. An appointment that
-// holds its time, or whose start has passed, is a Conflict problem.
+// Offer declares the opening of the time shop's appointment id's latest release freed
+// at the owner's request (the dashboard's "Offer it" when auto_declare is off), with the
+// same fence and checks as a declaration by itself: asking twice declares once. An
+// appointment that freed no time still ahead is a Conflict problem.
 func (s *Service) Offer(ctx context.Context, shop shops.Shop, id uuid.UUID) (Declaration, error) {
 	now := s.cfg.Now().UTC()
 	r, err := queries.AppointmentGet(ctx, s.pool, db.AppointmentGetParams{ShopID: shop.ID, ID: id})
@@ -232,28 +276,36 @@ func (s *Service) Offer(ctx context.Context, shop shops.Shop, id uuid.UUID) (Dec
 		return Declaration{}, fmt.Errorf("get appointment %s: %w", id, err)
 	}
 	row := r.Appointment
-	if !connectors.Status(row.Status).Frees() || !row.StartsAt.After(now) {
-		return Declaration{}, problem.New(problem.Conflict, "appointment_holds_time",
-			"only a cancelled or moved appointment that has not started frees a time to offer")
-	}
-	c, err := claimRelease(ctx, s.pool, row, now)
+	claims, err := queries.AppointmentOpeningsOf(ctx, s.pool, db.AppointmentOpeningsOfParams{ShopID: shop.ID, AppointmentID: id})
 	if err != nil {
-		return Declaration{}, err
+		return Declaration{}, fmt.Errorf("read declarations: %w", err)
 	}
-	if c == nil {
-		// Claimed before: declare it if it is still pending (or stale), else say where it is.
-		claims, err := queries.AppointmentOpeningsOf(ctx, s.pool, db.AppointmentOpeningsOfParams{ShopID: shop.ID, AppointmentID: id})
-		if err != nil {
-			return Declaration{}, fmt.Errorf("read declarations: %w", err)
+	var c *db.AppointmentOpening
+	for i := range claims {
+		if claims[i].ReleaseNo == row.Releases {
+			c = &claims[i]
 		}
-		for i := range claims {
-			if claims[i].ReleaseNo == row.Releases {
-				c = &claims[i]
-			}
+	}
+	switch {
+	case c != nil && c.State == string(DeclarationWaiting):
+		offered, err := queries.AppointmentOpeningOffer(ctx, s.pool, db.AppointmentOpeningOfferParams{
+			ShopID: shop.ID, AppointmentID: id, ReleaseNo: c.ReleaseNo, Now: now,
+		})
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) { // no row: offered meanwhile
+			return Declaration{}, fmt.Errorf("offer declaration: %w", err)
 		}
-		if c == nil {
-			return Declaration{}, fmt.Errorf("appointment %s release %d: claim vanished", id, row.Releases)
+		if err == nil {
+			c = &offered
 		}
+	case c == nil && connectors.Status(row.Status).Frees():
+		// A release that claimed nothing (its time was past, then moved ahead): its time now.
+		if c, err = claimRelease(ctx, s.pool, row, freedOf(row), DeclarationPending, now); err != nil {
+			return Declaration{}, err
+		}
+	}
+	if c == nil || !c.StartsAt.After(now) {
+		return Declaration{}, problem.New(problem.Conflict, "appointment_holds_time",
+			"only an appointment that freed a time still ahead (cancelled or moved) has a time to offer")
 	}
 	return s.declare(ctx, shop, *c)
 }
@@ -299,47 +351,46 @@ func (s *Service) DeclarePending(ctx context.Context, limit int) (int, error) {
 	return len(due), errors.Join(errs...)
 }
 
-// withdraw cancels the opening row's last release declared when row, booked again, holds
-// its time again and the opening is still open: the customer took their time back (a
-// cancellation undone, a rebooking in the source), so offering it would book it twice. An
-// opening filled meanwhile stays (the shop has two customers for one time, which its own
-// system shows); one the appointment no longer overlaps stays too (its time is still
-// free). It returns the opening cancelled, or uuid.Nil.
+// withdraw cancels the openings row's releases declared that row, booked again, now
+// overlaps, while they are still open: the customer took their time back (a
+// cancellation undone, a rebooking or a move back in the source), so offering it would
+// book it twice. An opening filled meanwhile stays (the shop has two customers for one
+// time, which its own system shows); one the appointment does not overlap stays too (its
+// time is still free). It returns the last opening cancelled, or uuid.Nil.
 func (s *Service) withdraw(ctx context.Context, shop shops.Shop, row db.Appointment) (uuid.UUID, error) {
 	claims, err := queries.AppointmentOpeningsOf(ctx, s.pool, db.AppointmentOpeningsOfParams{ShopID: row.ShopID, AppointmentID: row.ID})
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("read declarations: %w", err)
 	}
-	var opening uuid.UUID
-	for _, c := range claims {
-		if c.ReleaseNo == row.Releases && c.State == string(DeclarationDeclared) && c.OpeningID.Valid {
-			opening = c.OpeningID.UUID
-		}
-	}
-	if opening == uuid.Nil {
-		return uuid.Nil, nil
-	}
-	op, err := s.openings.Get(ctx, shop.ID, opening)
-	if errors.Is(err, slots.ErrNotFound) {
-		return uuid.Nil, nil
-	}
-	if err != nil {
-		return uuid.Nil, err
-	}
 	end := row.StartsAt.Add(time.Duration(row.DurationMinutes) * time.Minute)
-	opEnd := op.StartsAt.Add(time.Duration(op.DurationMinutes) * time.Minute)
-	if op.Status != slots.StatusOpen || !row.StartsAt.Before(opEnd) || !op.StartsAt.Before(end) {
-		return uuid.Nil, nil
-	}
-	// Still booked as row says? A newer change may have freed it again since.
-	if cur, err := s.Get(ctx, shop.ID, row.ID); err != nil || cur.Status != connectors.StatusBooked || cur.Releases != int(row.Releases) {
-		return uuid.Nil, err
-	}
-	if _, err := s.openings.Cancel(ctx, shop.ID, opening); err != nil {
-		if _, ok := problem.As(err); ok {
-			return uuid.Nil, nil // filled just now: it stays
+	var withdrawn uuid.UUID
+	for _, c := range claims {
+		if c.State != string(DeclarationDeclared) || !c.OpeningID.Valid {
+			continue
 		}
-		return uuid.Nil, fmt.Errorf("withdraw opening %s: %w", opening, err)
+		op, err := s.openings.Get(ctx, shop.ID, c.OpeningID.UUID)
+		if errors.Is(err, slots.ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return withdrawn, err
+		}
+		opEnd := op.StartsAt.Add(time.Duration(op.DurationMinutes) * time.Minute)
+		if op.Status != slots.StatusOpen || !row.StartsAt.Before(opEnd) || !op.StartsAt.Before(end) {
+			continue
+		}
+		// Still booked as row says? A newer change may have freed it again since.
+		if cur, err := s.Get(ctx, shop.ID, row.ID); err != nil || cur.Status != connectors.StatusBooked || cur.Releases != int(row.Releases) ||
+			!cur.StartsAt.Equal(row.StartsAt) {
+			return withdrawn, err
+		}
+		if _, err := s.openings.Cancel(ctx, shop.ID, op.ID); err != nil {
+			if _, ok := problem.As(err); ok {
+				continue // filled just now: it stays
+			}
+			return withdrawn, fmt.Errorf("withdraw opening %s: %w", op.ID, err)
+		}
+		withdrawn = op.ID
 	}
-	return opening, nil
+	return withdrawn, nil
 }

@@ -13,29 +13,33 @@
 //
 //	         Upsert (newer description), Cancel (owner)
 //	booked ───────────────────────────────────────────► cancelled ─┐
-//	  │  ▲                                                          │ release n:
-//	  │  └──────────── Upsert (newer: booked again) ◄───────────────┤ claim (shop_id,
-//	  │                                                             │ appointment, n)
-//	  ├──── Upsert: moved (the source moved it elsewhere) ──► moved ┤ once, then
-//	  │                                                             ▼ declare
+//	  │  ▲                                                          │ release n frees
+//	  │  └──────────── Upsert (newer: booked again) ◄───────────────┤ the time held:
+//	  ├──── Upsert: moved (the source moved it elsewhere) ──► moved ┤ claim (shop_id,
+//	  ├──── Upsert: booked at another time, length or person ───────┤ appointment, n)
+//	  │                                                             ▼ once, then declare
 //	  └──── Upsert: completed | no_show (it took place, or not)   opening (slots)
 //
-// Each entry into a status that frees the time (cancelled, moved) from one that holds it
-// is a release, counted on the appointment. A release of a future appointment, in a
-// shop with auto_declare on (the default), claims the declaration of its opening in the
-// same transaction that records it: a row keyed by (shop, appointment, release), so of
-// any number of deliveries of one cancellation one claims it and the rest find it
-// claimed. The claim is then declared through slots.Service.Declare (same person,
-// service, start and length) unless, at that moment, the start is inside the shop's
-// cutoff, or the time is already open or booked again: the claim then ends skipped,
-// with its reason. With auto_declare off no claim is made; Offer makes it when the owner
-// asks.
+// Each change that frees the time the appointment held is a release, counted on the
+// appointment: it is cancelled or moved from a status that holds the time, or booked at
+// another time, length or person (a Square booking's new start_at, an edited feed
+// event). The time freed is the one the book held (read from the stored row, locked,
+// before the upsert), or the description's own for an appointment first heard of as
+// cancelled. A release of a future time claims the declaration of its opening in the
+// same transaction that records it: a row keyed by (shop, appointment, release) with the
+// time freed, so of any number of deliveries of one cancellation one claims it and the
+// rest find it claimed. In a shop with auto_declare on (the default) the claim is then
+// declared through slots.Service.Declare (same person, start and length; the service
+// and price the shop declares) unless, at that moment, the start is inside the shop's
+// cutoff, the time is already open or booked again (by any appointment, this one
+// included), or a later release of the appointment frees the same time: the claim then
+// ends skipped, with its reason. With auto_declare off the claim waits for Offer.
 //
-//	claim: pending ──► declaring ──► declared (opening id)
-//	                      │    └───► skipped (reason)
-//	                      └─────────► pending again (a transient failure)
+//	claim: waiting ──Offer──► pending ──► declaring ──► declared (opening id)
+//	                             ▲           │    └───► skipped (reason)
+//	                             └───────────┘ a transient failure
 //
-// An appointment booked again over the time its last release declared, while that
+// An appointment booked again over a time one of its releases declared, while that
 // opening is still open, withdraws it (slots.Service.Cancel): the customer took their
 // time back, and offering it would book it twice. An opening filled meanwhile stays.
 //
@@ -57,7 +61,7 @@
 //	Get(ctx, shopID, id) (Appointment, error)
 //	List(ctx, shopID, Query) (Page, error)                     GET /api/appointments (cursor pages, phones masked)
 //	Snapshot(ctx, shop, source, []connectors.Appointment, at)  a calendar feed's poll (gone events cancelled)
-//	Offer(ctx, shop, id) (Declaration, error)                  the dashboard's "Offer it" (auto_declare off)
+//	Offer(ctx, shop, id) (Declaration, error)                  the dashboard's "Offer it" (auto_declare off: claims wait)
 //	Declarations(ctx, shopID, id) ([]Declaration, error)       what each release declared
 //	DeclarePending(ctx, limit) (int, error)                    a periodic job: claims left behind
 //	Forget(ctx, tx, shopID, customerID, phone, at)             the customer's erasure

@@ -13,27 +13,38 @@ import (
 )
 
 const appointmentOpeningClaim = `-- name: AppointmentOpeningClaim :one
-INSERT INTO appointment_openings (shop_id, appointment_id, release_no, state, created_at, updated_at)
-VALUES ($1, $2, $3, 'pending', $4, $4)
+INSERT INTO appointment_openings (shop_id, appointment_id, release_no, starts_at, duration_minutes, staff_id,
+    state, created_at, updated_at)
+VALUES ($1, $2, $3, $4,
+    $5, $6, $7, $8, $8)
 ON CONFLICT DO NOTHING
-RETURNING shop_id, appointment_id, release_no, state, opening_id, reason, attempted_at, created_at, updated_at
+RETURNING shop_id, appointment_id, release_no, starts_at, duration_minutes, staff_id, state, opening_id, reason, attempted_at, created_at, updated_at
 `
 
 type AppointmentOpeningClaimParams struct {
-	ShopID        uuid.UUID
-	AppointmentID uuid.UUID
-	ReleaseNo     int32
-	Now           time.Time
+	ShopID          uuid.UUID
+	AppointmentID   uuid.UUID
+	ReleaseNo       int32
+	StartsAt        time.Time
+	DurationMinutes int32
+	StaffID         uuid.NullUUID
+	State           string
+	Now             time.Time
 }
 
-// Claims the declaration of the opening an appointment's release frees. The primary
-// key is the fence: of any number of deliveries of one cancellation, one inserts and
-// the others get no row.
+// Claims the declaration of the opening of the time an appointment's release frees,
+// pending (to declare now) or waiting (for the owner's offer). The primary key is the
+// fence: of any number of deliveries of one cancellation, one inserts and the others get
+// no row.
 func (q *Queries) AppointmentOpeningClaim(ctx context.Context, db DBTX, arg AppointmentOpeningClaimParams) (AppointmentOpening, error) {
 	row := db.QueryRow(ctx, appointmentOpeningClaim,
 		arg.ShopID,
 		arg.AppointmentID,
 		arg.ReleaseNo,
+		arg.StartsAt,
+		arg.DurationMinutes,
+		arg.StaffID,
+		arg.State,
 		arg.Now,
 	)
 	var i AppointmentOpening
@@ -41,6 +52,9 @@ func (q *Queries) AppointmentOpeningClaim(ctx context.Context, db DBTX, arg Appo
 		&i.ShopID,
 		&i.AppointmentID,
 		&i.ReleaseNo,
+		&i.StartsAt,
+		&i.DurationMinutes,
+		&i.StaffID,
 		&i.State,
 		&i.OpeningID,
 		&i.Reason,
@@ -56,7 +70,7 @@ UPDATE appointment_openings
 SET state = $1, opening_id = $2, reason = $3, updated_at = $4
 WHERE shop_id = $5 AND appointment_id = $6 AND release_no = $7
   AND state = 'declaring' AND attempted_at = $8::timestamptz
-RETURNING shop_id, appointment_id, release_no, state, opening_id, reason, attempted_at, created_at, updated_at
+RETURNING shop_id, appointment_id, release_no, starts_at, duration_minutes, staff_id, state, opening_id, reason, attempted_at, created_at, updated_at
 `
 
 type AppointmentOpeningFinishParams struct {
@@ -89,6 +103,49 @@ func (q *Queries) AppointmentOpeningFinish(ctx context.Context, db DBTX, arg App
 		&i.ShopID,
 		&i.AppointmentID,
 		&i.ReleaseNo,
+		&i.StartsAt,
+		&i.DurationMinutes,
+		&i.StaffID,
+		&i.State,
+		&i.OpeningID,
+		&i.Reason,
+		&i.AttemptedAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const appointmentOpeningOffer = `-- name: AppointmentOpeningOffer :one
+UPDATE appointment_openings SET state = 'pending', updated_at = $1
+WHERE shop_id = $2 AND appointment_id = $3 AND release_no = $4
+  AND state = 'waiting'
+RETURNING shop_id, appointment_id, release_no, starts_at, duration_minutes, staff_id, state, opening_id, reason, attempted_at, created_at, updated_at
+`
+
+type AppointmentOpeningOfferParams struct {
+	Now           time.Time
+	ShopID        uuid.UUID
+	AppointmentID uuid.UUID
+	ReleaseNo     int32
+}
+
+// The owner offers a waiting claim: pending, to declare now.
+func (q *Queries) AppointmentOpeningOffer(ctx context.Context, db DBTX, arg AppointmentOpeningOfferParams) (AppointmentOpening, error) {
+	row := db.QueryRow(ctx, appointmentOpeningOffer,
+		arg.Now,
+		arg.ShopID,
+		arg.AppointmentID,
+		arg.ReleaseNo,
+	)
+	var i AppointmentOpening
+	err := row.Scan(
+		&i.ShopID,
+		&i.AppointmentID,
+		&i.ReleaseNo,
+		&i.StartsAt,
+		&i.DurationMinutes,
+		&i.StaffID,
 		&i.State,
 		&i.OpeningID,
 		&i.Reason,
@@ -104,7 +161,7 @@ UPDATE appointment_openings
 SET state = 'declaring', attempted_at = $1::timestamptz, updated_at = $1::timestamptz
 WHERE shop_id = $2 AND appointment_id = $3 AND release_no = $4
   AND (state = 'pending' OR (state = 'declaring' AND attempted_at < $5::timestamptz))
-RETURNING shop_id, appointment_id, release_no, state, opening_id, reason, attempted_at, created_at, updated_at
+RETURNING shop_id, appointment_id, release_no, starts_at, duration_minutes, staff_id, state, opening_id, reason, attempted_at, created_at, updated_at
 `
 
 type AppointmentOpeningStartParams struct {
@@ -131,6 +188,9 @@ func (q *Queries) AppointmentOpeningStart(ctx context.Context, db DBTX, arg Appo
 		&i.ShopID,
 		&i.AppointmentID,
 		&i.ReleaseNo,
+		&i.StartsAt,
+		&i.DurationMinutes,
+		&i.StaffID,
 		&i.State,
 		&i.OpeningID,
 		&i.Reason,
@@ -142,7 +202,7 @@ func (q *Queries) AppointmentOpeningStart(ctx context.Context, db DBTX, arg Appo
 }
 
 const appointmentOpeningsDue = `-- name: AppointmentOpeningsDue :many
-SELECT shop_id, appointment_id, release_no, state, opening_id, reason, attempted_at, created_at, updated_at FROM appointment_openings
+SELECT shop_id, appointment_id, release_no, starts_at, duration_minutes, staff_id, state, opening_id, reason, attempted_at, created_at, updated_at FROM appointment_openings
 WHERE state = 'pending' OR (state = 'declaring' AND attempted_at < $1::timestamptz)
 ORDER BY attempted_at NULLS FIRST
 LIMIT $2
@@ -168,6 +228,9 @@ func (q *Queries) AppointmentOpeningsDue(ctx context.Context, db DBTX, arg Appoi
 			&i.ShopID,
 			&i.AppointmentID,
 			&i.ReleaseNo,
+			&i.StartsAt,
+			&i.DurationMinutes,
+			&i.StaffID,
 			&i.State,
 			&i.OpeningID,
 			&i.Reason,
@@ -186,7 +249,7 @@ func (q *Queries) AppointmentOpeningsDue(ctx context.Context, db DBTX, arg Appoi
 }
 
 const appointmentOpeningsOf = `-- name: AppointmentOpeningsOf :many
-SELECT shop_id, appointment_id, release_no, state, opening_id, reason, attempted_at, created_at, updated_at FROM appointment_openings
+SELECT shop_id, appointment_id, release_no, starts_at, duration_minutes, staff_id, state, opening_id, reason, attempted_at, created_at, updated_at FROM appointment_openings
 WHERE shop_id = $1 AND appointment_id = $2
 ORDER BY release_no
 `
@@ -209,6 +272,9 @@ func (q *Queries) AppointmentOpeningsOf(ctx context.Context, db DBTX, arg Appoin
 			&i.ShopID,
 			&i.AppointmentID,
 			&i.ReleaseNo,
+			&i.StartsAt,
+			&i.DurationMinutes,
+			&i.StaffID,
 			&i.State,
 			&i.OpeningID,
 			&i.Reason,

@@ -330,6 +330,48 @@ func (q *Queries) AppointmentListBookedFrom(ctx context.Context, db DBTX, arg Ap
 	return items, nil
 }
 
+const appointmentLockExternal = `-- name: AppointmentLockExternal :one
+SELECT id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at FROM appointments
+WHERE shop_id = $1 AND source = $2 AND external_id = $3
+FOR UPDATE
+`
+
+type AppointmentLockExternalParams struct {
+	ShopID     uuid.UUID
+	Source     string
+	ExternalID pgtype.Text
+}
+
+// The stored appointment a source names, locked until the transaction ends: the upsert
+// that follows compares with it and what it frees is read from it (no row: not stored
+// yet).
+func (q *Queries) AppointmentLockExternal(ctx context.Context, db DBTX, arg AppointmentLockExternalParams) (Appointment, error) {
+	row := db.QueryRow(ctx, appointmentLockExternal, arg.ShopID, arg.Source, arg.ExternalID)
+	var i Appointment
+	err := row.Scan(
+		&i.ID,
+		&i.ShopID,
+		&i.Source,
+		&i.ExternalID,
+		&i.CustomerID,
+		&i.Phone,
+		&i.CustomerName,
+		&i.StaffID,
+		&i.ExternalStaff,
+		&i.Service,
+		&i.PriceCents,
+		&i.StartsAt,
+		&i.DurationMinutes,
+		&i.Status,
+		&i.SourceVersion,
+		&i.SourceUpdatedAt,
+		&i.Releases,
+		&i.CreatedAt,
+		&i.ChangedAt,
+	)
+	return i, err
+}
+
 const appointmentTimeTaken = `-- name: AppointmentTimeTaken :one
 SELECT
     EXISTS (
@@ -342,7 +384,7 @@ SELECT
     )::boolean AS opening,
     EXISTS (
         SELECT 1 FROM appointments b
-        WHERE b.shop_id = $1 AND b.id <> $5 AND b.status = 'booked'
+        WHERE b.shop_id = $1 AND b.status = 'booked'
           AND b.staff_id IS NOT DISTINCT FROM $2::uuid
           AND CASE WHEN $2::uuid IS NULL THEN b.starts_at = $3::timestamptz
               ELSE tstzrange(b.starts_at, b.starts_at + make_interval(mins => b.duration_minutes))
@@ -355,7 +397,6 @@ type AppointmentTimeTakenParams struct {
 	StaffID  uuid.NullUUID
 	StartsAt time.Time
 	EndsAt   time.Time
-	ID       uuid.UUID
 }
 
 type AppointmentTimeTakenRow struct {
@@ -363,17 +404,17 @@ type AppointmentTimeTakenRow struct {
 	Booked  bool
 }
 
-// Whether the time an appointment freed, [starts_at, ends_at), is taken again: by an
-// opening there that is open or was filled (opening), or by another booked appointment
-// (booked), of the same person or, for a time of no one's, of no one at the same start
-// (a shop whose people are not mapped runs appointments side by side).
+// Whether a time an appointment freed, [starts_at, ends_at), is taken again: by an
+// opening there that is open or was filled (opening), or by a booked appointment
+// (booked: another, or the same one booked there again), of the same person or, for a
+// time of no one's, of no one at the same start (a shop whose people are not mapped runs
+// appointments side by side).
 func (q *Queries) AppointmentTimeTaken(ctx context.Context, db DBTX, arg AppointmentTimeTakenParams) (AppointmentTimeTakenRow, error) {
 	row := db.QueryRow(ctx, appointmentTimeTaken,
 		arg.ShopID,
 		arg.StaffID,
 		arg.StartsAt,
 		arg.EndsAt,
-		arg.ID,
 	)
 	var i AppointmentTimeTakenRow
 	err := row.Scan(&i.Opening, &i.Booked)
@@ -400,6 +441,9 @@ ON CONFLICT (shop_id, source, external_id) DO UPDATE SET
     source_version = EXCLUDED.source_version, source_updated_at = EXCLUDED.source_updated_at,
     releases = a.releases + CASE
         WHEN EXCLUDED.status IN ('cancelled', 'moved') AND a.status NOT IN ('cancelled', 'moved') THEN 1
+        WHEN EXCLUDED.status = 'booked' AND a.status = 'booked'
+             AND (EXCLUDED.starts_at, EXCLUDED.duration_minutes, EXCLUDED.staff_id)
+                 IS DISTINCT FROM (a.starts_at, a.duration_minutes, a.staff_id) THEN 1
         ELSE 0 END,
     changed_at = EXCLUDED.changed_at
 WHERE (EXCLUDED.source_version, EXCLUDED.source_updated_at) > (a.source_version, a.source_updated_at)
@@ -430,9 +474,11 @@ type AppointmentUpsertParams struct {
 // compared in that order: a redelivery or an older description arriving late changes
 // nothing and returns no row, so it never resurrects a cancelled appointment. ON
 // CONFLICT locks the stored row, so concurrent deliveries are compared one after the
-// other, each with what the one before it stored. releases counts the entries into a
-// status that frees the time (cancelled, moved) from one that holds it: each may
-// declare one opening (appointment_openings).
+// other, each with what the one before it stored.
+//
+// releases counts the times the appointment freed the time it held: it left booked (or
+// completed, no_show) for cancelled or moved, or stayed booked at another time, length or
+// person. Each release may declare one opening of the time freed (appointment_openings).
 func (q *Queries) AppointmentUpsert(ctx context.Context, db DBTX, arg AppointmentUpsertParams) (Appointment, error) {
 	row := db.QueryRow(ctx, appointmentUpsert,
 		arg.ShopID,

@@ -34,15 +34,18 @@ type Appointment struct {
 }
 
 type AppointmentOpening struct {
-	ShopID        uuid.UUID
-	AppointmentID uuid.UUID
-	ReleaseNo     int32
-	State         string
-	OpeningID     uuid.NullUUID
-	Reason        string
-	AttemptedAt   *time.Time
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	ShopID          uuid.UUID
+	AppointmentID   uuid.UUID
+	ReleaseNo       int32
+	StartsAt        time.Time
+	DurationMinutes int32
+	StaffID         uuid.NullUUID
+	State           string
+	OpeningID       uuid.NullUUID
+	Reason          string
+	AttemptedAt     *time.Time
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
 }
 
 type Booking struct {

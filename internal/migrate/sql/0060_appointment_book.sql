@@ -1,8 +1,8 @@
 -- 0060_appointment_book: the shop's appointment book (internal/book). An appointment is
 -- named in its source by (source, external_id); (source_version, source_updated_at)
 -- orders the source's descriptions of it, so an older one changes nothing. releases
--- counts the times it left 'booked' for a status that frees its time (cancelled,
--- moved): each release may declare one opening, exactly once, fenced by
+-- counts the times it freed the time it held (cancelled, moved, or booked at another
+-- time): each release may declare one opening, exactly once, fenced by
 -- appointment_openings' primary key.
 ALTER TABLE shops ADD COLUMN auto_declare boolean NOT NULL DEFAULT true;
 
@@ -32,14 +32,19 @@ CREATE TABLE appointments (
 CREATE INDEX appointments_shop_start_idx ON appointments (shop_id, starts_at, id);
 CREATE INDEX appointments_booked_idx ON appointments (shop_id, staff_id, starts_at) WHERE status = 'booked';
 
--- The opening each release of an appointment declares: pending (claimed, not tried
+-- The opening each release of an appointment declares, for the time it freed (the time
+-- the book held: a cancelled appointment's, or a moved one's former time): waiting (the
+-- shop does not declare by itself: the owner offers it), pending (claimed, not tried
 -- yet), declaring (being declared since attempted_at), declared (opening_id), skipped
 -- (reason: past the cutoff, the time already open or booked again, ...).
 CREATE TABLE appointment_openings (
-    shop_id        uuid NOT NULL REFERENCES shops (id) ON DELETE CASCADE,
-    appointment_id uuid NOT NULL REFERENCES appointments (id) ON DELETE CASCADE,
-    release_no     integer NOT NULL CHECK (release_no >= 1),
-    state          text NOT NULL CHECK (state IN ('pending', 'declaring', 'declared', 'skipped')),
+    shop_id          uuid NOT NULL REFERENCES shops (id) ON DELETE CASCADE,
+    appointment_id   uuid NOT NULL REFERENCES appointments (id) ON DELETE CASCADE,
+    release_no       integer NOT NULL CHECK (release_no >= 1),
+    starts_at        timestamptz NOT NULL,
+    duration_minutes integer NOT NULL CHECK (duration_minutes BETWEEN 1 AND 1440),
+    staff_id         uuid REFERENCES staff (id),
+    state            text NOT NULL CHECK (state IN ('waiting', 'pending', 'declaring', 'declared', 'skipped')),
     opening_id     uuid REFERENCES slot_openings (id) ON DELETE SET NULL,
     reason         text NOT NULL DEFAULT '',
     attempted_at   timestamptz,
