@@ -403,11 +403,13 @@ func TestAutoDeclareOffAndOffer(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
 	ctx := context.Background()
-	_, err := f.pool.Exec(ctx, `UPDATE shops SET auto_declare = false WHERE id = $1`, f.shop.ID)
-	require.NoError(t, err)
-	shop, err := f.shops.Get(ctx, f.shop.ID)
+	off := false
+	shop, err := f.shops.Update(ctx, f.shop.ID, shops.ShopChange{AutoDeclare: &off})
 	require.NoError(t, err)
 	require.False(t, shop.AutoDeclare)
+	again, err := f.shops.Get(ctx, f.shop.ID)
+	require.NoError(t, err)
+	require.False(t, again.AutoDeclare, "stored")
 
 	res, err := f.book.Upsert(ctx, shop, appt("sq-1", 1, connectors.StatusCancelled))
 	require.NoError(t, err)

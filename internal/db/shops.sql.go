@@ -879,8 +879,8 @@ UPDATE shops SET name = $1, timezone = $2, currency = $3,
     cooldown_seconds = $10, max_offers_per_day = $11,
     first_wave_delay_seconds = $12, send_rate = $13,
     calendar_full_details = $14, language = $15,
-    notify_phone = $16
-WHERE id = $17
+    notify_phone = $16, auto_declare = $17
+WHERE id = $18
 RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare
 `
 
@@ -901,6 +901,7 @@ type ShopUpdateParams struct {
 	CalendarFullDetails   bool
 	Language              string
 	NotifyPhone           pgtype.Text
+	AutoDeclare           bool
 	ID                    uuid.UUID
 }
 
@@ -923,6 +924,7 @@ func (q *Queries) ShopUpdate(ctx context.Context, db DBTX, arg ShopUpdateParams)
 		arg.CalendarFullDetails,
 		arg.Language,
 		arg.NotifyPhone,
+		arg.AutoDeclare,
 		arg.ID,
 	)
 	var i Shop
