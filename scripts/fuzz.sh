@@ -27,6 +27,10 @@ FUZZPARALLEL=${FUZZPARALLEL:-2}
 # package  target: one line each. Add new targets here.
 TARGETS="
 ./internal/phone              FuzzPhone
+./internal/phone              FuzzNormalize
+./internal/connectors/calcom  FuzzParse
+./internal/connectors/square  FuzzParse
+./internal/connectors/ics     FuzzParse
 ./internal/sms/twilio         FuzzValidator
 ./internal/inbound            FuzzParse
 ./internal/webhooks           FuzzTwilioHandler

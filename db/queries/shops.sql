@@ -34,7 +34,7 @@ UPDATE shops SET name = sqlc.arg(name), timezone = sqlc.arg(timezone), currency 
     cooldown_seconds = sqlc.arg(cooldown_seconds), max_offers_per_day = sqlc.narg(max_offers_per_day),
     first_wave_delay_seconds = sqlc.arg(first_wave_delay_seconds), send_rate = sqlc.arg(send_rate),
     calendar_full_details = sqlc.arg(calendar_full_details), language = sqlc.arg(language),
-    notify_phone = sqlc.narg(notify_phone)
+    notify_phone = sqlc.narg(notify_phone), auto_declare = sqlc.arg(auto_declare)
 WHERE id = sqlc.arg(id)
 RETURNING *;
 

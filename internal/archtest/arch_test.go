@@ -126,7 +126,7 @@ var classes = map[string]class{
 	"internal/outbox": domain, "internal/slots": domain, "internal/offers": domain,
 	"internal/texts": domain, "internal/shops": domain, "internal/inbox": domain,
 	"internal/senders": domain, "internal/customers": domain, "internal/erasure": domain,
-	"internal/catalog": domain,
+	"internal/catalog": domain, "internal/book": domain,
 
 	"internal/hooks": domainLib, "internal/idempotency": domainLib, "internal/calendar": domainLib,
 
@@ -134,11 +134,12 @@ var classes = map[string]class{
 	"internal/httperr": edge, "internal/dashboard": edge,
 
 	"internal/sms/twilio": adapter, "internal/payments/stripe": adapter,
+	"internal/connectors/calcom": adapter, "internal/connectors/square": adapter, "internal/connectors/ics": adapter,
 
 	"api": library, "internal/config": library, "internal/db": library, "internal/jobs": library,
 	"internal/logging": library, "internal/metrics": library, "internal/migrate": library, "internal/retention": library,
 	"internal/pacing": library, "internal/payments": library, "internal/pgbatch": library,
-	"internal/sms": library,
+	"internal/sms": library, "internal/connectors": library,
 
 	"internal/redislock": leaf, "internal/cooldown": leaf, "internal/phone": leaf,
 	"internal/problem": leaf, "internal/money": leaf, "internal/ratelimit": leaf, "internal/language": leaf, "internal/replies": leaf, "internal/cursor": leaf,
@@ -157,8 +158,8 @@ var classes = map[string]class{
 // packages of the layers below its own, never one beside it or above. This is the one
 // place the order is written; docs/architecture.md draws it.
 var domainLayers = [][]string{
-	{"internal/inbound", "internal/erasure"},                    // a reply acts through the owners below; an erasure reaches every copy
-	{"internal/ledger", "internal/outbox", "internal/delivery"}, // payments of bookings; transactional texts; delivery reports
+	{"internal/inbound", "internal/erasure"},                                     // a reply acts through the owners below; an erasure reaches every copy
+	{"internal/ledger", "internal/outbox", "internal/delivery", "internal/book"}, // payments of bookings; transactional texts; delivery reports; the appointment book
 	{"internal/slots"},                       // openings and the claim
 	{"internal/offers", "internal/calendar"}, // the waves of offers; the shops' feed
 	{"internal/senders"},                     // each shop's own sender and its A2P registration

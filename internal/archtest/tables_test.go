@@ -60,6 +60,10 @@ var tableOwners = map[string]string{
 	"sms_senders":                  "internal/senders",
 	"sms_registrations":            "internal/senders",
 	"sms_registration_transitions": "internal/senders",
+	// The shop's appointment book, and the opening each release of an appointment
+	// declares (the claim whose primary key makes it once per cancellation).
+	"appointments":         "internal/book",
+	"appointment_openings": "internal/book",
 }
 
 // writeKey names one write a package makes: a sqlc query (or rawSQL) and a table.

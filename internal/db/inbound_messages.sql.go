@@ -390,7 +390,7 @@ WITH input AS (
     ON CONFLICT (message_sid) DO NOTHING
     RETURNING message_sid, outcome
 )
-SELECT shops.id, shops.name, shops.timezone, shops.sms_number, shops.currency, shops.payment_mode, shops.wave_size, shops.wave_interval_seconds, shops.min_lead_minutes, shops.quiet_start_minute, shops.quiet_end_minute, shops.cooldown_seconds, shops.api_key_hash, shops.created_at, shops.max_offers_per_day, shops.first_wave_delay_seconds, shops.api_key_version, shops.send_rate, shops.sms_problem_code, shops.sms_problem_at, shops.sms_problem_count, shops.calendar_token_hash, shops.calendar_full_details, shops.stripe_account_id, shops.stripe_charges_enabled, shops.stripe_payouts_enabled, shops.stripe_details_submitted, shops.stripe_requirements_due, shops.stripe_status_at, shops.stripe_disconnected_at, shops.platform_fee_bps, shops.language, shops.notify_phone, shops.calendar_generation, shops.calendar_key_id, shops.calendar_legacy_token_hash,
+SELECT shops.id, shops.name, shops.timezone, shops.sms_number, shops.currency, shops.payment_mode, shops.wave_size, shops.wave_interval_seconds, shops.min_lead_minutes, shops.quiet_start_minute, shops.quiet_end_minute, shops.cooldown_seconds, shops.api_key_hash, shops.created_at, shops.max_offers_per_day, shops.first_wave_delay_seconds, shops.api_key_version, shops.send_rate, shops.sms_problem_code, shops.sms_problem_at, shops.sms_problem_count, shops.calendar_token_hash, shops.calendar_full_details, shops.stripe_account_id, shops.stripe_charges_enabled, shops.stripe_payouts_enabled, shops.stripe_details_submitted, shops.stripe_requirements_due, shops.stripe_status_at, shops.stripe_disconnected_at, shops.platform_fee_bps, shops.language, shops.notify_phone, shops.calendar_generation, shops.calendar_key_id, shops.calendar_legacy_token_hash, shops.auto_declare,
        f.message_sid::text AS message_sid,
        (st.message_sid IS NOT NULL)::boolean AS stored,
        (st.outcome IS NOT NULL)::boolean AS late,
@@ -402,7 +402,7 @@ SELECT shops.id, shops.name, shops.timezone, shops.sms_number, shops.currency, s
        COALESCE(f.generation, 0)::integer AS generation,
        COALESCE(f.starts_at, 'epoch'::timestamptz)::timestamptz AS starts_at
 FROM found f
-CROSS JOIN LATERAL (SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash FROM shops x WHERE x.id = f.shop_id LIMIT 1) AS shops
+CROSS JOIN LATERAL (SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare FROM shops x WHERE x.id = f.shop_id LIMIT 1) AS shops
 LEFT JOIN stored st ON st.message_sid = f.message_sid
 `
 
@@ -508,6 +508,7 @@ func (q *Queries) InboundStoreMany(ctx context.Context, db DBTX, arg InboundStor
 			&i.Shop.CalendarGeneration,
 			&i.Shop.CalendarKeyID,
 			&i.Shop.CalendarLegacyTokenHash,
+			&i.Shop.AutoDeclare,
 			&i.MessageSid,
 			&i.Stored,
 			&i.Late,

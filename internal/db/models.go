@@ -11,6 +11,43 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+type Appointment struct {
+	ID              uuid.UUID
+	ShopID          uuid.UUID
+	Source          string
+	ExternalID      pgtype.Text
+	CustomerID      uuid.NullUUID
+	Phone           pgtype.Text
+	CustomerName    string
+	StaffID         uuid.NullUUID
+	ExternalStaff   string
+	Service         string
+	PriceCents      int64
+	StartsAt        time.Time
+	DurationMinutes int32
+	Status          string
+	SourceVersion   int64
+	SourceUpdatedAt time.Time
+	Releases        int32
+	CreatedAt       time.Time
+	ChangedAt       time.Time
+}
+
+type AppointmentOpening struct {
+	ShopID          uuid.UUID
+	AppointmentID   uuid.UUID
+	ReleaseNo       int32
+	StartsAt        time.Time
+	DurationMinutes int32
+	StaffID         uuid.NullUUID
+	State           string
+	OpeningID       uuid.NullUUID
+	Reason          string
+	AttemptedAt     *time.Time
+	CreatedAt       time.Time
+	UpdatedAt       time.Time
+}
+
 type Booking struct {
 	ID                        uuid.UUID
 	OpeningID                 uuid.UUID
@@ -215,6 +252,7 @@ type Shop struct {
 	CalendarGeneration      int32
 	CalendarKeyID           []byte
 	CalendarLegacyTokenHash []byte
+	AutoDeclare             bool
 }
 
 type SlotOffer struct {

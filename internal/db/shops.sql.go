@@ -100,7 +100,7 @@ func (q *Queries) ShopDisconnectStripe(ctx context.Context, db DBTX, arg ShopDis
 }
 
 const shopGet = `-- name: ShopGet :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash FROM shops WHERE id = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare FROM shops WHERE id = $1
 `
 
 func (q *Queries) ShopGet(ctx context.Context, db DBTX, id uuid.UUID) (Shop, error) {
@@ -143,12 +143,13 @@ func (q *Queries) ShopGet(ctx context.Context, db DBTX, id uuid.UUID) (Shop, err
 		&i.CalendarGeneration,
 		&i.CalendarKeyID,
 		&i.CalendarLegacyTokenHash,
+		&i.AutoDeclare,
 	)
 	return i, err
 }
 
 const shopGetByCalendarTokenHash = `-- name: ShopGetByCalendarTokenHash :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash FROM shops WHERE calendar_token_hash = $1 OR calendar_legacy_token_hash = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare FROM shops WHERE calendar_token_hash = $1 OR calendar_legacy_token_hash = $1
 `
 
 // The shop whose calendar feed a request asks for, found by the token's hash (read on
@@ -194,12 +195,13 @@ func (q *Queries) ShopGetByCalendarTokenHash(ctx context.Context, db DBTX, hash 
 		&i.CalendarGeneration,
 		&i.CalendarKeyID,
 		&i.CalendarLegacyTokenHash,
+		&i.AutoDeclare,
 	)
 	return i, err
 }
 
 const shopGetByKeyHash = `-- name: ShopGetByKeyHash :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash FROM shops WHERE api_key_hash = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare FROM shops WHERE api_key_hash = $1
 `
 
 func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []byte) (Shop, error) {
@@ -242,12 +244,13 @@ func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []by
 		&i.CalendarGeneration,
 		&i.CalendarKeyID,
 		&i.CalendarLegacyTokenHash,
+		&i.AutoDeclare,
 	)
 	return i, err
 }
 
 const shopGetForShare = `-- name: ShopGetForShare :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash FROM shops WHERE id = $1 FOR SHARE
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare FROM shops WHERE id = $1 FOR SHARE
 `
 
 // The shop as it is now, held until the transaction ends: a declaration checks its
@@ -296,12 +299,13 @@ func (q *Queries) ShopGetForShare(ctx context.Context, db DBTX, id uuid.UUID) (S
 		&i.CalendarGeneration,
 		&i.CalendarKeyID,
 		&i.CalendarLegacyTokenHash,
+		&i.AutoDeclare,
 	)
 	return i, err
 }
 
 const shopGetForUpdate = `-- name: ShopGetForUpdate :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash FROM shops WHERE id = $1 FOR UPDATE
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare FROM shops WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (Shop, error) {
@@ -344,6 +348,7 @@ func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (
 		&i.CalendarGeneration,
 		&i.CalendarKeyID,
 		&i.CalendarLegacyTokenHash,
+		&i.AutoDeclare,
 	)
 	return i, err
 }
@@ -367,7 +372,7 @@ INSERT INTO shops (id, name, timezone, sms_number, currency, payment_mode, wave_
     calendar_generation, calendar_key_id, calendar_token_hash, language, notify_phone)
 VALUES ($14, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $15, $16, $17,
     1, $18, $19, $20, $21)
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare
 `
 
 type ShopInsertParams struct {
@@ -456,6 +461,7 @@ func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams)
 		&i.CalendarGeneration,
 		&i.CalendarKeyID,
 		&i.CalendarLegacyTokenHash,
+		&i.AutoDeclare,
 	)
 	return i, err
 }
@@ -551,7 +557,7 @@ func (q *Queries) ShopRecordSMSProblem(ctx context.Context, db DBTX, arg ShopRec
 const shopRotateKey = `-- name: ShopRotateKey :one
 UPDATE shops SET api_key_hash = $1, api_key_version = api_key_version + 1
 WHERE id = $2
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare
 `
 
 type ShopRotateKeyParams struct {
@@ -603,6 +609,7 @@ func (q *Queries) ShopRotateKey(ctx context.Context, db DBTX, arg ShopRotateKeyP
 		&i.CalendarGeneration,
 		&i.CalendarKeyID,
 		&i.CalendarLegacyTokenHash,
+		&i.AutoDeclare,
 	)
 	return i, err
 }
@@ -612,7 +619,7 @@ UPDATE shops SET calendar_generation = $1::integer, calendar_key_id = $2,
     calendar_token_hash = $3,
     calendar_legacy_token_hash = CASE WHEN $4::boolean THEN calendar_token_hash END
 WHERE id = $5 AND calendar_generation = $1::integer - 1
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare
 `
 
 type ShopSetCalendarTokenParams struct {
@@ -672,13 +679,14 @@ func (q *Queries) ShopSetCalendarToken(ctx context.Context, db DBTX, arg ShopSet
 		&i.CalendarGeneration,
 		&i.CalendarKeyID,
 		&i.CalendarLegacyTokenHash,
+		&i.AutoDeclare,
 	)
 	return i, err
 }
 
 const shopSetPlatformFee = `-- name: ShopSetPlatformFee :one
 UPDATE shops SET platform_fee_bps = $1 WHERE id = $2
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare
 `
 
 type ShopSetPlatformFeeParams struct {
@@ -728,13 +736,14 @@ func (q *Queries) ShopSetPlatformFee(ctx context.Context, db DBTX, arg ShopSetPl
 		&i.CalendarGeneration,
 		&i.CalendarKeyID,
 		&i.CalendarLegacyTokenHash,
+		&i.AutoDeclare,
 	)
 	return i, err
 }
 
 const shopSetSMSNumber = `-- name: ShopSetSMSNumber :one
 UPDATE shops SET sms_number = $1 WHERE id = $2
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare
 `
 
 type ShopSetSMSNumberParams struct {
@@ -783,6 +792,7 @@ func (q *Queries) ShopSetSMSNumber(ctx context.Context, db DBTX, arg ShopSetSMSN
 		&i.CalendarGeneration,
 		&i.CalendarKeyID,
 		&i.CalendarLegacyTokenHash,
+		&i.AutoDeclare,
 	)
 	return i, err
 }
@@ -794,7 +804,7 @@ SET stripe_account_id = $1, stripe_charges_enabled = $2,
     stripe_requirements_due = $5::text[], stripe_status_at = $6::timestamptz,
     stripe_disconnected_at = NULL
 WHERE id = $7
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare
 `
 
 type ShopSetStripeAccountParams struct {
@@ -856,6 +866,7 @@ func (q *Queries) ShopSetStripeAccount(ctx context.Context, db DBTX, arg ShopSet
 		&i.CalendarGeneration,
 		&i.CalendarKeyID,
 		&i.CalendarLegacyTokenHash,
+		&i.AutoDeclare,
 	)
 	return i, err
 }
@@ -868,9 +879,9 @@ UPDATE shops SET name = $1, timezone = $2, currency = $3,
     cooldown_seconds = $10, max_offers_per_day = $11,
     first_wave_delay_seconds = $12, send_rate = $13,
     calendar_full_details = $14, language = $15,
-    notify_phone = $16
-WHERE id = $17
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash
+    notify_phone = $16, auto_declare = $17
+WHERE id = $18
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare
 `
 
 type ShopUpdateParams struct {
@@ -890,6 +901,7 @@ type ShopUpdateParams struct {
 	CalendarFullDetails   bool
 	Language              string
 	NotifyPhone           pgtype.Text
+	AutoDeclare           bool
 	ID                    uuid.UUID
 }
 
@@ -912,6 +924,7 @@ func (q *Queries) ShopUpdate(ctx context.Context, db DBTX, arg ShopUpdateParams)
 		arg.CalendarFullDetails,
 		arg.Language,
 		arg.NotifyPhone,
+		arg.AutoDeclare,
 		arg.ID,
 	)
 	var i Shop
@@ -952,6 +965,7 @@ func (q *Queries) ShopUpdate(ctx context.Context, db DBTX, arg ShopUpdateParams)
 		&i.CalendarGeneration,
 		&i.CalendarKeyID,
 		&i.CalendarLegacyTokenHash,
+		&i.AutoDeclare,
 	)
 	return i, err
 }

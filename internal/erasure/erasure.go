@@ -14,6 +14,7 @@ import (
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/slotrecovery/slotrecovery/internal/book"
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
@@ -64,7 +65,8 @@ func New(pool *pgxpool.Pool, c *customers.Service, j Jobs, cfg Config) *Service 
 // Of the number only a keyed hash is kept (a suppression, see OptOutNumber), so that the
 // person, added again, comes back opted out and a text queued before is not sent. The
 // outbound events that name them lose their data (and are not sent, nor sent again), API
-// answers kept for an Idempotency-Key that hold their number go, and so do the River
+// answers kept for an Idempotency-Key that hold their number go, their appointments in
+// the book lose their name and number (book.Forget), and so do the River
 // jobs of texts to them (sms_text: their arguments hold the number and the words),
 // whatever their state; one running at that moment is deleted once it ends (a
 // ForgetTextJobs job, which holds only job ids).
@@ -93,6 +95,10 @@ func (s *Service) Erase(ctx context.Context, shopID, id uuid.UUID) error {
 			return err
 		}
 		if err := idempotency.ForgetText(ctx, tx, shopID, number); err != nil {
+			return err
+		}
+		// The appointment book keeps their appointments' times, not who they were with.
+		if _, err := book.Forget(ctx, tx, shopID, id, number, now); err != nil {
 			return err
 		}
 		return s.forgetTextJobs(ctx, tx, shopID, number, now)

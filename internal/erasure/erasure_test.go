@@ -38,6 +38,11 @@ func TestErasureKeepsNoEnumerableHash(t *testing.T) {
 	const number = "+15557310042"
 	c, err := cs.Add(ctx, shop.ID, customers.NewCustomer{Phone: number, Name: "Ada", SMSOptIn: true})
 	require.NoError(t, err)
+	// An appointment of hers in the book, with her number (scene set with SQL).
+	_, err = pool.Exec(ctx, `INSERT INTO appointments (shop_id, source, external_id, customer_id, phone, customer_name,
+		starts_at, duration_minutes, status, source_updated_at, created_at, changed_at)
+		VALUES ($1, 'api', 'ada-1', $2, $3, 'Ada', now() + interval '1 day', 30, 'booked', now(), now(), now())`, shop.ID, c.ID, number)
+	require.NoError(t, err)
 	require.NoError(t, eraser(t, pool, cs).Erase(ctx, shop.ID, c.ID))
 
 	sum := sha256.Sum256([]byte(shop.ID.String() + ":" + number))

@@ -41,3 +41,23 @@ func FuzzPhone(f *testing.F) {
 		}
 	})
 }
+
+// FuzzNormalize: whatever it reads, Normalize answers an E.164 number or false, and an
+// E.164 number comes back as it is.
+func FuzzNormalize(f *testing.F) {
+	for _, s := range []string{"+15555550100", "(555) 555-0100", "07700 900123", "0044 7700 900123", "tel:+1-555", "", "+", "00"} {
+		f.Add(s, "1")
+		f.Add(s, "44")
+	}
+	f.Fuzz(func(t *testing.T, s, cc string) {
+		got, ok := phone.Normalize(s, cc)
+		if ok != phone.Valid(got) || (!ok && got != "") {
+			t.Fatalf("Normalize(%q, %q) = %q, %v", s, cc, got, ok)
+		}
+		if phone.Valid(s) {
+			if got != s {
+				t.Fatalf("Normalize(%q, %q) = %q: an E.164 number changed", s, cc, got)
+			}
+		}
+	})
+}

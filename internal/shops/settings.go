@@ -33,6 +33,9 @@ type ShopChange struct {
 	Language *language.Code
 	// NotifyPhone replaces the owner's alert number (E.164); "" removes it.
 	NotifyPhone *string
+	// AutoDeclare turns on or off the declaration of a cancelled appointment's opening
+	// by itself (Shop.AutoDeclare).
+	AutoDeclare *bool
 }
 
 // Update changes a shop's settings, validated exactly as a new shop's are. They apply to
@@ -88,6 +91,10 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		if ch.CalendarFullDetails != nil {
 			fullDetails = *ch.CalendarFullDetails
 		}
+		autoDeclare := cur.AutoDeclare
+		if ch.AutoDeclare != nil {
+			autoDeclare = *ch.AutoDeclare
+		}
 		updated, err := queries.ShopUpdate(ctx, tx, db.ShopUpdateParams{
 			ID: id, Name: n.Name, Timezone: n.Timezone, Currency: n.Currency, PaymentMode: n.PaymentMode,
 			WaveSize: int32(p.WaveSize), WaveIntervalSeconds: int32(p.WaveInterval / time.Second),
@@ -95,7 +102,7 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 			CooldownSeconds: int32(p.Cooldown / time.Second), MaxOffersPerDay: capParam(p.MaxOffersPerDay),
 			FirstWaveDelaySeconds: int32(p.FirstWaveDelay / time.Second), SendRate: int32(p.SendRate),
 			CalendarFullDetails: fullDetails, Language: string(n.Language),
-			NotifyPhone: pgtype.Text{String: n.NotifyPhone, Valid: n.NotifyPhone != ""},
+			NotifyPhone: pgtype.Text{String: n.NotifyPhone, Valid: n.NotifyPhone != ""}, AutoDeclare: autoDeclare,
 		})
 		if err != nil {
 			return fmt.Errorf("update shop %s: %w", id, err)

@@ -131,6 +131,10 @@ type Shop struct {
 	// CalendarFullDetails puts customers' full names and phone numbers in the calendar
 	// feed; off, it shows first names and masked numbers (feed addresses get shared).
 	CalendarFullDetails bool
+	// AutoDeclare says whether a cancelled future appointment of the shop's book
+	// declares its opening by itself (internal/book); default true. Off, the owner
+	// offers it with one click.
+	AutoDeclare bool
 	// Stripe is the shop's connected Stripe account (STRIPE_CONNECT=on), as the platform
 	// last heard of it.
 	Stripe StripeAccount
@@ -508,7 +512,8 @@ func FromRow(r db.Shop) (Shop, error) {
 		ID: r.ID, Name: r.Name, Timezone: r.Timezone, Location: loc, SMSNumber: r.SmsNumber,
 		Currency: r.Currency, PaymentMode: r.PaymentMode, CreatedAt: r.CreatedAt, KeyVersion: int(r.ApiKeyVersion),
 		calendarGeneration: r.CalendarGeneration, calendarKeyID: r.CalendarKeyID, CalendarFullDetails: r.CalendarFullDetails,
-		Language: language.Code(r.Language), NotifyPhone: r.NotifyPhone.String,
+		AutoDeclare: r.AutoDeclare,
+		Language:    language.Code(r.Language), NotifyPhone: r.NotifyPhone.String,
 		Policy: Policy{
 			WaveSize:     int(r.WaveSize),
 			WaveInterval: time.Duration(r.WaveIntervalSeconds) * time.Second,

@@ -1,0 +1,71 @@
+// Package book is the shop's appointment book: every appointment the shop's booking
+// systems (cal.com, Square, a calendar feed) or its own programs (the owners' API) tell
+// the server of, kept as one record each, and the rule that a cancelled future
+// appointment declares its opening by itself.
+//
+// An appointment is named in its source by (source, external id). Its source describes
+// it again and again (webhook deliveries, feed polls, API calls), in any order and any
+// number of times; each description carries its order, (Version, UpdatedAt) compared in
+// that order, and Upsert applies only a description newer than the stored one. Postgres
+// is the fence: one conditional INSERT ... ON CONFLICT DO UPDATE ... WHERE, so a
+// redelivery changes nothing and an older description arriving late never resurrects a
+// cancelled appointment, however many deliveries race.
+//
+//	         Upsert (newer description), Cancel (owner)
+//	booked ───────────────────────────────────────────► cancelled ─┐
+//	  │  ▲                                                          │ release n frees
+//	  │  └──────────── Upsert (newer: booked again) ◄───────────────┤ the time held:
+//	  ├──── Upsert: moved (the source moved it elsewhere) ──► moved ┤ claim (shop_id,
+//	  ├──── Upsert: booked at another time, length or person ───────┤ appointment, n)
+//	  │                                                             ▼ once, then declare
+//	  └──── Upsert: completed | no_show (it took place, or not)   opening (slots)
+//
+// Each change that frees the time the appointment held is a release, counted on the
+// appointment: it is cancelled or moved from a status that holds the time, or booked at
+// another time, length or person (a Square booking's new start_at, an edited feed
+// event). The time freed is the one the book held (read from the stored row, locked,
+// before the upsert), or the description's own for an appointment first heard of as
+// cancelled. A release of a future time claims the declaration of its opening in the
+// same transaction that records it: a row keyed by (shop, appointment, release) with the
+// time freed, so of any number of deliveries of one cancellation one claims it and the
+// rest find it claimed. In a shop with auto_declare on (the default) the claim is then
+// declared through slots.Service.Declare (same person, start and length; the service
+// and price the shop declares) unless, at that moment, the start is inside the shop's
+// cutoff, the time is already open or booked again (by any appointment, this one
+// included), or a later release of the appointment frees the same time: the claim then
+// ends skipped, with its reason. With auto_declare off the claim waits for Offer.
+//
+//	claim: waiting ──Offer──► pending ──► declaring ──► declared (opening id)
+//	                             ▲           │    └───► skipped (reason)
+//	                             └───────────┘ a transient failure
+//
+// An appointment booked again over a time one of its releases declared, while that
+// opening is still open, withdraws it (slots.Service.Cancel): the customer took their
+// time back, and offering it would book it twice. An opening filled meanwhile stays.
+//
+// slots.Declare runs its own transaction, so a claim is declared just after the
+// transaction that made it commits. A process that dies between the two leaves the
+// claim pending (or declaring), and DeclarePending, run periodically, takes it again
+// after Config.StaleAfter; a retry after an opening was declared but not recorded finds
+// the time already open and ends skipped, so the retry declares nothing twice.
+//
+// Customers are matched by phone, read in E.164 with the shop's own country by default
+// (phone.Normalize). The book links a known customer and never creates one: an
+// appointment without a known or consenting customer still frees its time, and nobody is
+// opted in by having an appointment.
+//
+// The API the HTTP layer calls:
+//
+//	Upsert(ctx, shop, connectors.Appointment) (Result, error)  PUT /api/appointments/{source}/{external_id}, connectors
+//	Cancel(ctx, shop, id) (Result, error)                      POST /api/appointments/{id}/cancel
+//	Get(ctx, shopID, id) (Appointment, error)
+//	List(ctx, shopID, Query) (Page, error)                     GET /api/appointments (cursor pages, phones masked)
+//	Snapshot(ctx, shop, source, []connectors.Appointment, at)  a calendar feed's poll (gone events cancelled)
+//	Offer(ctx, shop, id) (Declaration, error)                  the dashboard's "Offer it" (auto_declare off: claims wait)
+//	Declarations(ctx, shopID, id) ([]Declaration, error)       what each release declared
+//	DeclarePending(ctx, limit) (int, error)                    a periodic job: claims left behind
+//	Forget(ctx, tx, shopID, customerID, phone, at)             the customer's erasure
+//
+// Vendors' payloads are read by internal/connectors' adapters into
+// connectors.Appointment; this package never sees a vendor's words.
+package book

@@ -1,0 +1,128 @@
+// Package connectors is the neutral vocabulary between the booking systems a shop keeps
+// its appointments in and the appointment book (internal/book): one appointment shape,
+// whatever the vendor. Each vendor has its own adapter below it (calcom, square, ics):
+// it verifies a delivery's signature before reading anything, and reads the vendor's
+// payload into Appointments; the vendor's words (BOOKING_CANCELLED,
+// CANCELLED_BY_SELLER, VEVENT) never leave the adapter.
+package connectors
+
+import (
+	"errors"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Source is the system an appointment comes from.
+type Source string
+
+// Sources. The book's own records of bookings made by a YES are SourceSlotRecovery.
+const (
+	SourceAPI          Source = "api"
+	SourceCalcom       Source = "calcom"
+	SourceSquare       Source = "square"
+	SourceICS          Source = "ics"
+	SourceSlotRecovery Source = "slotrecovery"
+)
+
+// Sources lists every Source.
+var Sources = []Source{SourceAPI, SourceCalcom, SourceSquare, SourceICS, SourceSlotRecovery}
+
+// Valid reports whether s is one of Sources.
+func (s Source) Valid() bool {
+	for _, v := range Sources {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Status is where an appointment stands.
+type Status string
+
+// Statuses. Cancelled and Moved free the appointment's time; Completed and NoShow are
+// the end of one that took place (or should have).
+const (
+	StatusBooked    Status = "booked"
+	StatusCancelled Status = "cancelled"
+	StatusMoved     Status = "moved"
+	StatusCompleted Status = "completed"
+	StatusNoShow    Status = "no_show"
+)
+
+// Statuses lists every Status.
+var Statuses = []Status{StatusBooked, StatusCancelled, StatusMoved, StatusCompleted, StatusNoShow}
+
+// Valid reports whether s is one of Statuses.
+func (s Status) Valid() bool {
+	for _, v := range Statuses {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Frees reports whether an appointment in s no longer holds its time.
+func (s Status) Frees() bool { return s == StatusCancelled || s == StatusMoved }
+
+// Appointment is one appointment as its source last described it: the one shape the
+// book takes (book.Service.Upsert), from an adapter or from the owners' API.
+type Appointment struct {
+	// Source and ExternalID name the appointment in its system (cal.com's booking uid,
+	// Square's booking id, a feed event's UID and RECURRENCE-ID, the owner's own id).
+	Source     Source
+	ExternalID string
+	Status     Status
+	StartsAt   time.Time
+	// DurationMinutes is its length, 1 to 1440.
+	DurationMinutes int
+	// Service is what is booked, as the source names it ("" when it does not).
+	Service string
+	// Phone is the customer's number as the source wrote it, E.164 or national; the book
+	// reads it in the shop's country. "" when the source has none.
+	Phone string
+	// CustomerName is the name the source gives ("" when none).
+	CustomerName string
+	// ExternalStaff is the source's id of the person the appointment is with (Square's
+	// team member id, cal.com's organizer e-mail), kept for mapping onto the shop's
+	// staff; StaffID is that person of the shop's when the caller knows it (the API),
+	// uuid.Nil otherwise.
+	ExternalStaff string
+	StaffID       uuid.UUID
+	// PriceCents is what the appointment costs when the source says (0: unknown).
+	PriceCents int64
+	// Version and UpdatedAt order the source's descriptions of one appointment: a
+	// description with a lower (Version, UpdatedAt), compared in that order, is older
+	// than one with a higher. Sources without versions (cal.com, feeds) leave Version 0
+	// and order by UpdatedAt alone; an UpdatedAt left zero is the time the book hears of
+	// it.
+	Version   int64
+	UpdatedAt time.Time
+}
+
+// Delivery is what one signed webhook delivery says.
+type Delivery struct {
+	// ID names the delivery for deduplication: the vendor's event id, or what stands for
+	// one (cal.com has none: its trigger and booking uid).
+	ID string
+	// Event is the vendor's name of the event, for logs and the last-delivery record.
+	Event string
+	// Appointments are the appointments it describes, in the order to apply them; none
+	// for an event the book has no use for (answer it 2xx all the same).
+	Appointments []Appointment
+}
+
+// Errors the adapters return. A handler answers ErrSignature with 401 and records it;
+// ErrPayload with 400.
+var (
+	// ErrSignature means the delivery is not signed with the connector's secret.
+	ErrSignature = errors.New("connectors: bad signature")
+	// ErrPayload means a signed delivery does not read as the vendor's payload.
+	ErrPayload = errors.New("connectors: unreadable payload")
+)
+
+// MaxBody is the largest webhook body the adapters read: a handler reads at most this
+// much (and refuses more) before it verifies.
+const MaxBody = 1 << 20

@@ -1,0 +1,278 @@
+// Package ics reads a shop's calendar feed (Google Calendar's secret iCal address,
+// Outlook's or Apple's published calendar: RFC 5545) into the book's appointment shape
+// (internal/connectors). A feed is a snapshot, not a delivery: whoever polls it hands
+// Parse the body it fetched (at most MaxFeed bytes, through the webhooks' guarded
+// dialer) and the shop's time zone for times written without one.
+//
+// What it reads, per VEVENT:
+//   - a one-off event, and an instance moved or cancelled on its own (RECURRENCE-ID):
+//     booked, or cancelled with STATUS:CANCELLED. An instance is named UID + "/" + its
+//     original start (RECURRENCE-ID) in UTC, so it is one appointment of the book.
+//   - a series' instance removed with EXDATE: cancelled, named like the instance, with
+//     the series' length.
+//   - SEQUENCE orders an event's revisions (Version), then LAST-MODIFIED (else CREATED,
+//     else DTSTAMP) (UpdatedAt).
+//
+// What it does not, yet: a series' own instances (RRULE) are not expanded, so they are
+// not booked appointments of the book (Feed.Series lists their UIDs): golang-ical parses
+// but does not expand recurrences, and an expansion (github.com/teambition/rrule-go,
+// honouring RDATE, EXDATE and RECURRENCE-ID overrides) is a dependency to add with its
+// own tests. A cancelled instance needs none: EXDATE and RECURRENCE-ID name it. All-day
+// events are not appointments and are skipped. An event gone from the feed is a
+// cancellation only to whoever compares two snapshots (the book's poller, to come).
+package ics
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	ical "github.com/arran4/golang-ical"
+
+	"github.com/slotrecovery/slotrecovery/internal/connectors"
+)
+
+// MaxFeed is the largest feed Parse reads; a longer one is connectors.ErrPayload.
+const MaxFeed = 5 << 20
+
+// Feed is what a calendar feed says.
+type Feed struct {
+	// Appointments are the feed's appointments, in the feed's order.
+	Appointments []connectors.Appointment
+	// Series are the UIDs of recurring series whose instances were not expanded.
+	Series []string
+	// Skipped counts the events that are not appointments (all-day, unreadable times,
+	// no UID, longer than a day).
+	Skipped int
+}
+
+// Parse reads a feed. Times without a zone (floating), and those in a TZID Go does not
+// know (Outlook's Windows names), are read in loc, the shop's time zone. A body that is
+// not an iCalendar document is connectors.ErrPayload.
+func Parse(r io.Reader, loc *time.Location) (Feed, error) {
+	if loc == nil {
+		loc = time.UTC
+	}
+	body, err := io.ReadAll(io.LimitReader(r, MaxFeed+1))
+	if err != nil {
+		return Feed{}, fmt.Errorf("read feed: %w", err)
+	}
+	if len(body) > MaxFeed {
+		return Feed{}, fmt.Errorf("%w: a feed over %d bytes", connectors.ErrPayload, MaxFeed)
+	}
+	if !bytes.Contains(body, []byte("BEGIN:VCALENDAR")) {
+		return Feed{}, fmt.Errorf("%w: not an iCalendar document", connectors.ErrPayload)
+	}
+	cal, err := ical.ParseCalendar(bytes.NewReader(body))
+	if err != nil {
+		return Feed{}, fmt.Errorf("%w: %v", connectors.ErrPayload, err)
+	}
+	var f Feed
+	for _, e := range cal.Events() {
+		f.read(e, loc)
+	}
+	return f, nil
+}
+
+// read adds what event e says to f.
+func (f *Feed) read(e *ical.VEvent, loc *time.Location) {
+	uid := strings.TrimSpace(e.Id())
+	start, allDay, err := propTime(e.GetProperty(ical.ComponentPropertyDtStart), loc)
+	if uid == "" || err != nil || allDay {
+		f.Skipped++
+		return
+	}
+	minutes, ok := length(e, start, loc)
+	if !ok {
+		f.Skipped++
+		return
+	}
+	a := connectors.Appointment{
+		Source: connectors.SourceICS, ExternalID: uid, Status: connectors.StatusBooked, StartsAt: start.UTC(),
+		DurationMinutes: minutes, Service: text(e, ical.ComponentPropertySummary), Version: sequence(e),
+		UpdatedAt: updated(e), ExternalStaff: organizer(e),
+	}
+	a.CustomerName, a.Phone = attendee(e)
+	if a.Phone == "" {
+		a.Phone = phoneIn(text(e, ical.ComponentPropertyDescription))
+	}
+	if strings.EqualFold(text(e, ical.ComponentPropertyStatus), "CANCELLED") {
+		a.Status = connectors.StatusCancelled
+	}
+	if rid := e.GetProperty(ical.ComponentPropertyRecurrenceId); rid != nil {
+		orig, _, err := propTime(rid, loc)
+		if err != nil {
+			f.Skipped++
+			return
+		}
+		a.ExternalID = instanceID(uid, orig)
+		f.Appointments = append(f.Appointments, a)
+		return
+	}
+	if e.GetProperty(ical.ComponentPropertyRrule) == nil {
+		f.Appointments = append(f.Appointments, a)
+		return
+	}
+	f.Series = append(f.Series, uid)
+	for _, p := range e.GetProperties(ical.ComponentPropertyExdate) {
+		for _, v := range strings.Split(p.Value, ",") {
+			one := *p
+			one.Value = strings.TrimSpace(v)
+			at, allDay, err := propTime(&one, loc)
+			if err != nil || allDay {
+				continue
+			}
+			x := a
+			x.ExternalID, x.StartsAt, x.Status = instanceID(uid, at), at.UTC(), connectors.StatusCancelled
+			f.Appointments = append(f.Appointments, x)
+		}
+	}
+}
+
+// instanceID names one instance of series uid by its original start.
+func instanceID(uid string, originalStart time.Time) string {
+	return uid + "/" + originalStart.UTC().Format(time.RFC3339)
+}
+
+var errNoProp = errors.New("ics: no such property")
+
+// propTime reads a DATE-TIME or DATE property: in UTC ("Z"), in its TZID when Go knows
+// it, else in loc. allDay is set for a DATE.
+func propTime(p *ical.IANAProperty, loc *time.Location) (t time.Time, allDay bool, err error) {
+	if p == nil {
+		return time.Time{}, false, errNoProp
+	}
+	v := strings.TrimSpace(p.Value)
+	if tz := p.ICalParameters["TZID"]; len(tz) == 1 {
+		if l, err := time.LoadLocation(strings.Trim(tz[0], `"`)); err == nil {
+			loc = l
+		}
+	}
+	switch {
+	case len(v) == 16 && strings.HasSuffix(v, "Z"):
+		t, err = time.Parse("20060102T150405Z", v)
+	case len(v) == 15:
+		t, err = time.ParseInLocation("20060102T150405", v, loc)
+	case len(v) == 8:
+		t, err = time.ParseInLocation("20060102", v, loc)
+		allDay = true
+	default:
+		err = fmt.Errorf("ics: time %q", v)
+	}
+	return t, allDay, err
+}
+
+// length is e's length in minutes, from DTEND or DURATION; false when it has neither
+// or is not 1 minute to a day.
+func length(e *ical.VEvent, start time.Time, loc *time.Location) (int, bool) {
+	var d time.Duration
+	if end, _, err := propTime(e.GetProperty(ical.ComponentPropertyDtEnd), loc); err == nil {
+		d = end.Sub(start)
+	} else if p := e.GetProperty(ical.ComponentPropertyDuration); p != nil {
+		d, err = duration(p.Value)
+		if err != nil {
+			return 0, false
+		}
+	} else {
+		return 0, false
+	}
+	m := int(d / time.Minute)
+	return m, m >= 1 && m <= 1440
+}
+
+var durationRE = regexp.MustCompile(`^\+?P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$`)
+
+// duration reads an RFC 5545 DURATION (P1W, P1D, PT1H30M); negative ones are refused.
+func duration(s string) (time.Duration, error) {
+	m := durationRE.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil || s == "P" || strings.HasSuffix(s, "T") {
+		return 0, fmt.Errorf("ics: duration %q", s)
+	}
+	var d time.Duration
+	for i, unit := range []time.Duration{7 * 24 * time.Hour, 24 * time.Hour, time.Hour, time.Minute, time.Second} {
+		if m[i+1] == "" {
+			continue
+		}
+		n, err := strconv.Atoi(m[i+1])
+		if err != nil || n > 100000 {
+			return 0, fmt.Errorf("ics: duration %q", s)
+		}
+		d += time.Duration(n) * unit
+	}
+	return d, nil
+}
+
+// text is e's property p as text, its RFC 5545 escapes (\n, \, \; \\) read.
+func text(e *ical.VEvent, p ical.ComponentProperty) string {
+	if v := e.GetProperty(p); v != nil {
+		return strings.TrimSpace(textUnescaper.Replace(v.Value))
+	}
+	return ""
+}
+
+var textUnescaper = strings.NewReplacer(`\n`, "\n", `\N`, "\n", `\,`, ",", `\;`, ";", `\\`, `\`)
+
+func sequence(e *ical.VEvent) int64 {
+	n, err := strconv.ParseInt(text(e, ical.ComponentPropertySequence), 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
+
+// updated is when e last changed: LAST-MODIFIED, else CREATED, else DTSTAMP (which some
+// feeds set to the time of the fetch); zero when none reads.
+func updated(e *ical.VEvent) time.Time {
+	for _, p := range []ical.ComponentProperty{ical.ComponentPropertyLastModified, ical.ComponentPropertyCreated, ical.ComponentPropertyDtstamp} {
+		if t, _, err := propTime(e.GetProperty(p), time.UTC); err == nil {
+			return t.UTC()
+		}
+	}
+	return time.Time{}
+}
+
+// organizer is the organizer's address (mailto: dropped), the feed's id of the person.
+func organizer(e *ical.VEvent) string {
+	v := text(e, ical.ComponentPropertyOrganizer)
+	return strings.TrimPrefix(strings.TrimPrefix(v, "mailto:"), "MAILTO:")
+}
+
+// attendee is the first attendee's name (CN) and number (a tel: address, or a phone in
+// its name), skipping the organizer.
+func attendee(e *ical.VEvent) (name, number string) {
+	org := text(e, ical.ComponentPropertyOrganizer)
+	for _, p := range e.GetProperties(ical.ComponentPropertyAttendee) {
+		if strings.EqualFold(p.Value, org) && org != "" {
+			continue
+		}
+		if cn := p.ICalParameters["CN"]; len(cn) > 0 {
+			name = strings.Trim(cn[0], `"`)
+		}
+		v := strings.TrimSpace(p.Value)
+		if strings.HasPrefix(strings.ToLower(v), "tel:") {
+			number = v[4:]
+		} else {
+			number = phoneIn(name)
+		}
+		return name, number
+	}
+	return "", ""
+}
+
+// phoneRE finds a number written with its "+" ("Kim, +1 555 555 0123") or after a label
+// ("Phone: (555) 555-0123"); bare digits are too often dates and times.
+var phoneRE = regexp.MustCompile(`(?i)(?:\b(?:tel|phone|mobile|cell|téléphone|teléfono)\b[:.]?\s*(\+?\(?[0-9][0-9 ().\-]{6,18}[0-9]))|(\+[0-9][0-9 ().\-]{6,18}[0-9])`)
+
+// phoneIn finds the first phone number in s; the book decides whether it reads as one.
+func phoneIn(s string) string {
+	m := phoneRE.FindStringSubmatch(s)
+	if m == nil {
+		return ""
+	}
+	return strings.TrimSpace(m[1] + m[2])
+}
