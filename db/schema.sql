@@ -778,6 +778,12 @@ ALTER TABLE inbound_messages SET (fillfactor = 70);
 CREATE INDEX inbound_messages_unheard_idx ON inbound_messages (handled_at)
     WHERE outcome IS NOT NULL AND retold_at IS NULL;
 
+-- 0044_opening_source: where an opening came from (NULL: the owner; 'appointment': a
+-- cancelled appointment of the book, source_id its id).
+ALTER TABLE slot_openings ADD COLUMN source text, ADD COLUMN source_id uuid;
+ALTER TABLE slot_openings ADD CONSTRAINT slot_openings_source_check
+    CHECK (source IS NULL OR (source = 'appointment' AND source_id IS NOT NULL));
+
 -- 0060_appointment_book: the shop's appointment book (internal/book). An appointment is
 -- named in its source by (source, external_id); (source_version, source_updated_at)
 -- orders the source's descriptions of it, so an older one changes nothing. releases

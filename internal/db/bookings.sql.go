@@ -36,7 +36,7 @@ WITH opening AS (
     WHERE s.id = $1 AND s.status = 'open' AND s.generation = $5
       AND s.starts_at > $6::timestamptz
       AND EXISTS (SELECT 1 FROM offer)
-    RETURNING s.id, s.shop_id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status, s.filled_by, s.generation, s.version, s.created_at, s.updated_at, s.filled_at, s.staff_id, s.parent_id
+    RETURNING s.id, s.shop_id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status, s.filled_by, s.generation, s.version, s.created_at, s.updated_at, s.filled_at, s.staff_id, s.parent_id, s.source, s.source_id
 ), accepted AS (
     UPDATE slot_offers SET status = 'accepted'
     WHERE id IN (SELECT id FROM offer) AND EXISTS (SELECT 1 FROM filled)

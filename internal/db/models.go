@@ -303,6 +303,8 @@ type SlotOpening struct {
 	FilledAt        *time.Time
 	StaffID         uuid.NullUUID
 	ParentID        uuid.NullUUID
+	Source          pgtype.Text
+	SourceID        uuid.NullUUID
 }
 
 type SmsRegistration struct {

@@ -17,7 +17,7 @@ const openingCancel = `-- name: OpeningCancel :one
 UPDATE slot_openings
 SET status = 'cancelled', updated_at = $1::timestamptz, version = version + 1
 WHERE id = $2 AND shop_id = $3 AND status = 'open'
-RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id
+RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id
 `
 
 type OpeningCancelParams struct {
@@ -45,6 +45,8 @@ func (q *Queries) OpeningCancel(ctx context.Context, db DBTX, arg OpeningCancelP
 		&i.FilledAt,
 		&i.StaffID,
 		&i.ParentID,
+		&i.Source,
+		&i.SourceID,
 	)
 	return i, err
 }
@@ -70,7 +72,7 @@ const openingExpire = `-- name: OpeningExpire :one
 UPDATE slot_openings
 SET status = 'expired', updated_at = $1::timestamptz, version = version + 1
 WHERE id = $2 AND status = 'open'
-RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id
+RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id
 `
 
 type OpeningExpireParams struct {
@@ -97,6 +99,8 @@ func (q *Queries) OpeningExpire(ctx context.Context, db DBTX, arg OpeningExpireP
 		&i.FilledAt,
 		&i.StaffID,
 		&i.ParentID,
+		&i.Source,
+		&i.SourceID,
 	)
 	return i, err
 }
@@ -105,7 +109,7 @@ const openingExpireFilled = `-- name: OpeningExpireFilled :one
 UPDATE slot_openings
 SET status = 'expired', filled_by = NULL, filled_at = NULL, updated_at = $1::timestamptz, version = version + 1
 WHERE id = $2 AND status = 'filled'
-RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id
+RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id
 `
 
 type OpeningExpireFilledParams struct {
@@ -133,6 +137,8 @@ func (q *Queries) OpeningExpireFilled(ctx context.Context, db DBTX, arg OpeningE
 		&i.FilledAt,
 		&i.StaffID,
 		&i.ParentID,
+		&i.Source,
+		&i.SourceID,
 	)
 	return i, err
 }
@@ -197,7 +203,7 @@ func (q *Queries) OpeningForWaveLocked(ctx context.Context, db DBTX, id uuid.UUI
 }
 
 const openingGet = `-- name: OpeningGet :one
-SELECT id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id FROM slot_openings WHERE id = $1
+SELECT id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id FROM slot_openings WHERE id = $1
 `
 
 func (q *Queries) OpeningGet(ctx context.Context, db DBTX, id uuid.UUID) (SlotOpening, error) {
@@ -219,16 +225,18 @@ func (q *Queries) OpeningGet(ctx context.Context, db DBTX, id uuid.UUID) (SlotOp
 		&i.FilledAt,
 		&i.StaffID,
 		&i.ParentID,
+		&i.Source,
+		&i.SourceID,
 	)
 	return i, err
 }
 
 const openingInsert = `-- name: OpeningInsert :one
 INSERT INTO slot_openings (shop_id, starts_at, duration_minutes, service, price_cents, status,
-    created_at, updated_at, staff_id, parent_id)
+    created_at, updated_at, staff_id, parent_id, source, source_id)
 VALUES ($1, $2, $3, $4, $5, 'open',
-    $6, $6, $7, $8)
-RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id
+    $6, $6, $7, $8, $9, $10)
+RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id
 `
 
 type OpeningInsertParams struct {
@@ -240,6 +248,8 @@ type OpeningInsertParams struct {
 	CreatedAt       time.Time
 	StaffID         uuid.NullUUID
 	ParentID        uuid.NullUUID
+	Source          pgtype.Text
+	SourceID        uuid.NullUUID
 }
 
 func (q *Queries) OpeningInsert(ctx context.Context, db DBTX, arg OpeningInsertParams) (SlotOpening, error) {
@@ -252,6 +262,8 @@ func (q *Queries) OpeningInsert(ctx context.Context, db DBTX, arg OpeningInsertP
 		arg.CreatedAt,
 		arg.StaffID,
 		arg.ParentID,
+		arg.Source,
+		arg.SourceID,
 	)
 	var i SlotOpening
 	err := row.Scan(
@@ -270,6 +282,8 @@ func (q *Queries) OpeningInsert(ctx context.Context, db DBTX, arg OpeningInsertP
 		&i.FilledAt,
 		&i.StaffID,
 		&i.ParentID,
+		&i.Source,
+		&i.SourceID,
 	)
 	return i, err
 }
@@ -287,7 +301,7 @@ SELECT s.id, s.shop_id, s.starts_at, s.duration_minutes, s.service, s.price_cent
     COALESCE(b.service, s.service)::text AS booking_service,
     COALESCE(b.duration_minutes, s.duration_minutes)::integer AS booking_duration_minutes,
     (SELECT count(*) FROM slot_offers o WHERE o.opening_id = s.id AND o.sent_at IS NOT NULL) AS offers_sent,
-    s.staff_id, COALESCE(st.name, '')::text AS staff_name, s.parent_id
+    s.staff_id, COALESCE(st.name, '')::text AS staff_name, s.parent_id, s.source, s.source_id
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
 LEFT JOIN staff st ON st.id = s.staff_id
@@ -334,6 +348,8 @@ type OpeningListDetailedRow struct {
 	StaffID                    uuid.NullUUID
 	StaffName                  string
 	ParentID                   uuid.NullUUID
+	Source                     pgtype.Text
+	SourceID                   uuid.NullUUID
 }
 
 // Openings as owners see them: who filled each, its latest booking, offers texted (whose
@@ -379,6 +395,8 @@ func (q *Queries) OpeningListDetailed(ctx context.Context, db DBTX, arg OpeningL
 			&i.StaffID,
 			&i.StaffName,
 			&i.ParentID,
+			&i.Source,
+			&i.SourceID,
 		); err != nil {
 			return nil, err
 		}
@@ -416,7 +434,7 @@ func (q *Queries) OpeningListOpenForShop(ctx context.Context, db DBTX, shopID uu
 }
 
 const openingLockForBooking = `-- name: OpeningLockForBooking :one
-SELECT id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id FROM slot_openings
+SELECT id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id FROM slot_openings
 WHERE id = (SELECT opening_id FROM bookings WHERE bookings.id = $1)
 FOR UPDATE
 `
@@ -443,6 +461,8 @@ func (q *Queries) OpeningLockForBooking(ctx context.Context, db DBTX, bookingID 
 		&i.FilledAt,
 		&i.StaffID,
 		&i.ParentID,
+		&i.Source,
+		&i.SourceID,
 	)
 	return i, err
 }
@@ -452,7 +472,7 @@ UPDATE slot_openings
 SET status = 'open', filled_by = NULL, filled_at = NULL, generation = generation + 1,
     updated_at = $1::timestamptz, version = version + 1
 WHERE id = $2 AND status = 'filled'
-RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id
+RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id
 `
 
 type OpeningReopenParams struct {
@@ -480,6 +500,8 @@ func (q *Queries) OpeningReopen(ctx context.Context, db DBTX, arg OpeningReopenP
 		&i.FilledAt,
 		&i.StaffID,
 		&i.ParentID,
+		&i.Source,
+		&i.SourceID,
 	)
 	return i, err
 }

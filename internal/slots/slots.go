@@ -59,6 +59,9 @@ type Opening struct {
 	StaffName string
 	// ParentID is the opening this one is the rest of (uuid.Nil: declared).
 	ParentID uuid.UUID
+	// Source and SourceID say where it came from (NewOpening's).
+	Source   string
+	SourceID uuid.UUID
 	// Warnings are what the owner should know of a declaration that was accepted
 	// anyway (only Declare sets them).
 	Warnings []string
@@ -96,7 +99,15 @@ type NewOpening struct {
 	PriceCents      int64
 	// StaffID is the person whose freed time this is; uuid.Nil: anyone's.
 	StaffID uuid.UUID
+	// Source is where the opening came from: "" for the owner's declaration,
+	// SourceAppointment for the time a cancelled appointment freed, SourceID its id.
+	Source   string
+	SourceID uuid.UUID
 }
+
+// SourceAppointment is the Source of an opening that a cancelled appointment of the
+// shop's book declared (internal/book).
+const SourceAppointment = "appointment"
 
 // Locker holds the per-slot locks, shared by every instance.
 type Locker interface {
@@ -197,60 +208,14 @@ func LockKey(shopID uuid.UUID, startsAt time.Time) string {
 // row read FOR SHARE (shops.ReadForShare).
 func (s *Service) Declare(ctx context.Context, shop shops.Shop, n NewOpening) (Opening, error) {
 	now := s.cfg.Now()
-	n.Service = strings.TrimSpace(n.Service)
-	switch {
-	case n.StartsAt.IsZero():
-		return Opening{}, problem.Invalidf("starts_at", "starts_at is required, RFC 3339, e.g. 2026-11-22T15:00:00Z")
-	case !n.StartsAt.After(now):
-		return Opening{}, problem.Invalidf("starts_at", "starts_at must be in the future")
-	case n.StartsAt.After(now.AddDate(1, 0, 0)):
-		return Opening{}, problem.Invalidf("starts_at", "starts_at must be within a year")
-	case n.DurationMinutes <= 0 || n.DurationMinutes > 1440:
-		return Opening{}, problem.Invalidf("duration_minutes", "duration_minutes must be between 1 and 1440")
-	}
-	// A shop with services books each customer's own service: the opening's service and
-	// price are optional then, and a service it names must be one of them.
-	withServices, err := catalog.HasServices(ctx, s.pool, shop.ID)
-	if err != nil {
-		return Opening{}, err
-	}
-	if err := s.checkWhat(ctx, shop.ID, withServices, &n); err != nil {
-		return Opening{}, err
-	}
-	// On the caller's copy first: a refusal costs no transaction.
-	if err := s.shopAllows(shop, n, now); err != nil {
+	if err := s.check(ctx, shop, &n, now); err != nil {
 		return Opening{}, err
 	}
 	var id uuid.UUID
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		// Again on the shop as it is now, held until this commits. A change of currency or
-		// payment mode (shops.Service.Update) or a disconnected Stripe account (the ledger)
-		// may have committed since the caller read the shop, after checking the shop's open
-		// openings, which did not include this one yet. Both lock the shop's row before
-		// they look at the openings, so either they wait for this transaction and see its
-		// opening, or it waits for them and is checked against what they stored. The row
-		// first, the opening after: the order they take them in too.
-		cur, err := shops.ReadForShare(ctx, tx, shop)
-		if err != nil {
-			return err
-		}
-		if err := s.shopAllows(cur, n, now); err != nil {
-			return err
-		}
-		shop = cur
-		row, err := queries.OpeningInsert(ctx, tx, db.OpeningInsertParams{
-			ShopID: shop.ID, StartsAt: n.StartsAt.UTC().Truncate(time.Second), DurationMinutes: int32(n.DurationMinutes),
-			Service: n.Service, PriceCents: n.PriceCents, CreatedAt: now.UTC(),
-			StaffID: uuid.NullUUID{UUID: n.StaffID, Valid: n.StaffID != uuid.Nil},
-		})
-		if err != nil {
-			return fmt.Errorf("insert opening: %w", err)
-		}
-		id = row.ID
-		if _, err := s.queue.InsertTx(ctx, tx, jobs.Wave{OpeningID: row.ID, Generation: 1, Wave: 1}, nil); err != nil {
-			return fmt.Errorf("enqueue first wave: %w", err)
-		}
-		return hooks.RecordOpening(ctx, tx, shop.ID, hooks.OpeningDeclared, now, row.ID, uuid.Nil)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		id, err = s.insert(ctx, tx, shop, n, now)
+		return err
 	})
 	if err != nil {
 		return Opening{}, err
@@ -261,6 +226,84 @@ func (s *Service) Declare(ctx context.Context, shop shops.Shop, n NewOpening) (O
 	}
 	o.Warnings = waveWarnings(shop, o.StartsAt, now)
 	return o, nil
+}
+
+// DeclareTx is Declare inside the caller's transaction tx: the opening, its first wave
+// and its event exist if and only if tx commits, with what the caller changed in it
+// (internal/book: the cancellation of the appointment whose time it offers). It
+// returns the new opening's id.
+func (s *Service) DeclareTx(ctx context.Context, tx pgx.Tx, shop shops.Shop, n NewOpening) (uuid.UUID, error) {
+	now := s.cfg.Now()
+	if err := s.check(ctx, shop, &n, now); err != nil {
+		return uuid.Nil, err
+	}
+	return s.insert(ctx, tx, shop, n, now)
+}
+
+// check checks a new opening on the caller's copy of the shop: a refusal costs no
+// transaction.
+func (s *Service) check(ctx context.Context, shop shops.Shop, n *NewOpening, now time.Time) error {
+	n.Service = strings.TrimSpace(n.Service)
+	switch {
+	case n.StartsAt.IsZero():
+		return problem.Invalidf("starts_at", "starts_at is required, RFC 3339, e.g. 2026-11-22T15:00:00Z")
+	case !n.StartsAt.After(now):
+		return problem.Invalidf("starts_at", "starts_at must be in the future")
+	case n.StartsAt.After(now.AddDate(1, 0, 0)):
+		return problem.Invalidf("starts_at", "starts_at must be within a year")
+	case n.DurationMinutes <= 0 || n.DurationMinutes > 1440:
+		return problem.Invalidf("duration_minutes", "duration_minutes must be between 1 and 1440")
+	case (n.Source == "") != (n.SourceID == uuid.Nil), n.Source != "" && n.Source != SourceAppointment:
+		return fmt.Errorf("slots: an opening's source is %q or none, with its id", SourceAppointment)
+	}
+	// A shop with services books each customer's own service: the opening's service and
+	// price are optional then, and a service it names must be one of them.
+	withServices, err := catalog.HasServices(ctx, s.pool, shop.ID)
+	if err != nil {
+		return err
+	}
+	if err := s.checkWhat(ctx, shop.ID, withServices, n); err != nil {
+		return err
+	}
+	return s.shopAllows(shop, *n, now)
+}
+
+// insert inserts a checked opening, its first wave and its event in tx.
+func (s *Service) insert(ctx context.Context, tx pgx.Tx, shop shops.Shop, n NewOpening, now time.Time) (uuid.UUID, error) {
+	// Again on the shop as it is now, held until tx commits. A change of currency or
+	// payment mode (shops.Service.Update) or a disconnected Stripe account (the ledger)
+	// may have committed since the caller read the shop, after checking the shop's open
+	// openings, which did not include this one yet. Both lock the shop's row before they
+	// look at the openings, so either they wait for this transaction and see its opening,
+	// or it waits for them and is checked against what they stored. The row first, the
+	// opening after: the order they take them in too.
+	cur, err := shops.ReadForShare(ctx, tx, shop)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	if err := s.shopAllows(cur, n, now); err != nil {
+		return uuid.Nil, err
+	}
+	p := db.OpeningInsertParams{
+		ShopID: cur.ID, StartsAt: n.StartsAt.UTC().Truncate(time.Second), DurationMinutes: int32(n.DurationMinutes),
+		Service: n.Service, PriceCents: n.PriceCents, CreatedAt: now.UTC(),
+		StaffID: uuid.NullUUID{UUID: n.StaffID, Valid: n.StaffID != uuid.Nil},
+	}
+	if n.Source != "" {
+		p.Source = pgtype.Text{String: n.Source, Valid: true}
+		p.SourceID = uuid.NullUUID{UUID: n.SourceID, Valid: true}
+	}
+	row, err := queries.OpeningInsert(ctx, tx, p)
+	if err != nil {
+		return uuid.Nil, fmt.Errorf("insert opening: %w", err)
+	}
+	if _, err := s.queue.InsertTx(ctx, tx, jobs.Wave{OpeningID: row.ID, Generation: 1, Wave: 1}, nil); err != nil {
+		return uuid.Nil, fmt.Errorf("enqueue first wave: %w", err)
+	}
+	if err := hooks.RecordOpening(ctx, tx, cur.ID, hooks.OpeningDeclared, now, row.ID, uuid.Nil); err != nil {
+		return uuid.Nil, err
+	}
+	return row.ID, nil
 }
 
 // checkWhat checks n's service, price and person. Without services: a service and a
@@ -407,6 +450,20 @@ func (s *Service) Cancel(ctx context.Context, shopID, id uuid.UUID) (Opening, er
 	return s.Get(ctx, shopID, id)
 }
 
+// CancelTx cancels shopID's open opening id in the caller's transaction tx, as Cancel
+// does (internal/book withdraws the opening of an appointment booked again). It returns
+// ErrNotOpen when the opening is not the shop's or not open (filled already, say).
+func CancelTx(ctx context.Context, tx pgx.Tx, shopID, id uuid.UUID, now time.Time) error {
+	err := cancel(ctx, tx, shopID, id, now)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return ErrNotOpen
+	}
+	return err
+}
+
+// ErrNotOpen means the opening is not open, or not the shop's.
+var ErrNotOpen = errors.New("slots: opening not open")
+
 // cancel cancels shopID's open opening id in tx, closes its offers not texted yet (the
 // send-time claim rechecks the opening too) and records opening.cancelled. It returns
 // pgx.ErrNoRows when the opening is not the shop's or not open.
@@ -451,6 +508,9 @@ func fromDetailed(r db.OpeningListDetailedRow) Opening {
 	}
 	if r.ParentID.Valid {
 		o.ParentID = r.ParentID.UUID
+	}
+	if r.Source.Valid {
+		o.Source, o.SourceID = r.Source.String, r.SourceID.UUID
 	}
 	return o
 }
