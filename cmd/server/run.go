@@ -614,7 +614,9 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 		// River's default timeout of a job without its own must stay below the horizon
 		// (it is: a minute), also under a test's shorter one.
 		JobTimeout: min(river.JobTimeoutDefault, cmp.Or(opts.rescueAfter, rescueStuckJobsAfter)/2),
-		Logger:     log.With("component", "river"),
+		// River's producers log their counts at info every few seconds per queue: at the
+		// default level the server's log shows its own events, and River's warnings.
+		Logger: logging.AtLeast(log, slog.LevelWarn).With("component", "river"),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("river: %w", err)

@@ -45,3 +45,27 @@ func (h requestIDHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
 func (h requestIDHandler) WithGroup(name string) slog.Handler {
 	return requestIDHandler{h.Handler.WithGroup(name)}
 }
+
+// AtLeast returns l logging only records of level min and above, whatever l's own level:
+// for a library whose routine records (River's producers report their counts every few
+// seconds per queue, at info) would bury the server's own events at the default level.
+func AtLeast(l *slog.Logger, min slog.Level) *slog.Logger {
+	return slog.New(floorHandler{Handler: l.Handler(), min: min})
+}
+
+type floorHandler struct {
+	slog.Handler
+	min slog.Level
+}
+
+func (h floorHandler) Enabled(ctx context.Context, level slog.Level) bool {
+	return level >= h.min && h.Handler.Enabled(ctx, level)
+}
+
+func (h floorHandler) WithAttrs(attrs []slog.Attr) slog.Handler {
+	return floorHandler{Handler: h.Handler.WithAttrs(attrs), min: h.min}
+}
+
+func (h floorHandler) WithGroup(name string) slog.Handler {
+	return floorHandler{Handler: h.Handler.WithGroup(name), min: h.min}
+}
