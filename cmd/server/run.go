@@ -568,22 +568,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	}
 	addWorker(workers, a.jobTimeouts, purger)
 	a.river, err = river.NewClient(riverpgxv5.New(a.pool), &river.Config{
-		Queues: map[string]river.QueueConfig{
-			// A paced wave holds a worker for its whole run: 8 starved 1,000 shops
-			// (their first texts went out 13-26 s late).
-			jobs.QueueOffers:   {MaxWorkers: 200},
-			jobs.QueuePayments: {MaxWorkers: 4},
-			jobs.QueueTexts:    {MaxWorkers: 8},
-			// One run at a time (the job is unique too), apart from checkouts and refunds.
-			jobs.QueueReconcile: {MaxWorkers: 1},
-			// Outbound webhook deliveries, apart from everything else: a shop whose
-			// endpoints are slow holds at most hooks.Config.PerShop of them across the
-			// instances (then its jobs wait), so it never delays another shop's, nor any
-			// text or payment.
-			jobs.QueueWebhooks: {MaxWorkers: 20},
-			// Shops' A2P registrations: paced to Twilio's 1 call a second anyway.
-			jobs.QueueSenders: {MaxWorkers: 2},
-		},
+		Queues:  jobs.Queues(),
 		Workers: workers,
 		// Only the leader instance enqueues it: a lost Stripe webhook never leaves a
 		// slot held.

@@ -324,7 +324,7 @@ func (s *Service) Reply(ctx context.Context, shopID, id uuid.UUID, body string) 
 			return fmt.Errorf("record reply: %w", err)
 		}
 		// Recorded above as the owner's, with its own id.
-		if _, err := Queue(ctx, tx, s.queue, Outgoing{Key: key, ShopID: shopID, From: to.SmsNumber, To: to.Phone, Body: body, Shown: ShownAlready}); err != nil {
+		if _, err := Queue(ctx, tx, s.queue, Outgoing{Key: key, ShopID: shopID, From: to.SmsNumber, To: to.Phone, Body: body, Shown: ShownAlready, ByOwner: true}); err != nil {
 			return fmt.Errorf("enqueue reply: %w", err)
 		}
 		m = messageFromRow(db.ConversationText{ID: row.ID, ConversationID: row.ConversationID, Direction: row.Direction,

@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
 
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 )
@@ -46,6 +47,10 @@ type Outgoing struct {
 	Shown              Shown
 	// At is when it was queued, as the conversation shows it.
 	At time.Time
+	// ByOwner marks an owner's reply: it goes on its own queue (jobs.QueueOwnerTexts),
+	// so that no number of them delays the texts customers wait for. Every other text
+	// is the shop's own (an answer, a payment link, a confirmation, an alert).
+	ByOwner bool
 }
 
 // Queue queues a text for the outbox in tx and records it in the shop's conversation
@@ -54,10 +59,14 @@ type Outgoing struct {
 // commits. A text queued before (the same key) is neither queued nor recorded again:
 // queued is false then.
 func Queue(ctx context.Context, tx pgx.Tx, queue jobs.Inserter, o Outgoing) (queued bool, err error) {
+	var opts *river.InsertOpts // jobs.Text's own: the texts' queue
+	if o.ByOwner {
+		opts = &river.InsertOpts{Queue: jobs.QueueOwnerTexts}
+	}
 	res, err := queue.InsertTx(ctx, tx, jobs.Text{
 		Key: o.Key, ShopID: o.ShopID, From: o.From, To: o.To, Body: o.Body, NotAfter: o.NotAfter,
 		BookingID: o.BookingID, WhileBookingStatus: o.WhileBookingStatus,
-	}, nil)
+	}, opts)
 	if err != nil {
 		return false, fmt.Errorf("queue text %s: %w", o.Key, err)
 	}

@@ -242,6 +242,12 @@ func (WebhookDelivery) InsertOpts() river.InsertOpts {
 	}}}
 }
 
+// QueueOwnerTexts runs the owners' replies (jobs.Text queued by inbox.Reply), apart from
+// every other text: one shop's thousands of replies, paced to its number's rate, hold
+// at most this queue's workers, never the ones that send another shop's payment link
+// or the answer to a YES (QueueTexts).
+const QueueOwnerTexts = "owner_texts"
+
 // QueueWebhooks runs only jobs.WebhookDelivery.
 const QueueWebhooks = "webhooks"
 
@@ -268,3 +274,27 @@ func (SMSRegistration) InsertOpts() river.InsertOpts {
 
 // QueueSenders runs only jobs.SMSRegistration.
 const QueueSenders = "senders"
+
+// Queues is how many jobs of each queue one server instance works at once: the one
+// place the queues are configured (the server's River client, and the tests that show
+// what the configuration keeps apart).
+func Queues() map[string]river.QueueConfig {
+	return map[string]river.QueueConfig{
+		// A paced wave holds a worker for its whole run: 8 starved 1,000 shops (their
+		// first texts went out 13-26 s late).
+		QueueOffers:   {MaxWorkers: 200},
+		QueuePayments: {MaxWorkers: 4},
+		QueueTexts:    {MaxWorkers: 8},
+		// Owners' replies, apart: a shop's flood of them never holds the workers that
+		// send payment links and answers.
+		QueueOwnerTexts: {MaxWorkers: 4},
+		// One run at a time (the job is unique too), apart from checkouts and refunds.
+		QueueReconcile: {MaxWorkers: 1},
+		// Outbound webhook deliveries, apart from everything else: a shop whose endpoints
+		// are slow holds at most hooks.Config.PerShop of them across the instances (then
+		// its jobs wait), so it never delays another shop's, nor any text or payment.
+		QueueWebhooks: {MaxWorkers: 20},
+		// Shops' A2P registrations: paced to Twilio's 1 call a second anyway.
+		QueueSenders: {MaxWorkers: 2},
+	}
+}
