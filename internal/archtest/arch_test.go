@@ -143,7 +143,7 @@ var classes = map[string]class{
 
 	"internal/redislock": leaf, "internal/cooldown": leaf, "internal/phone": leaf,
 	"internal/problem": leaf, "internal/money": leaf, "internal/ratelimit": leaf, "internal/language": leaf, "internal/replies": leaf, "internal/cursor": leaf,
-	"internal/keyring": leaf,
+	"internal/keyring": leaf, "internal/pgcode": leaf, "internal/pgvalue": leaf,
 
 	"internal/testkit/pgtest": testHelper, "internal/testkit/redistest": testHelper, "internal/testkit/stripetest": testHelper,
 	"internal/testkit/twiliofake": testHelper, "internal/testkit/hookstest": testHelper,

@@ -15,11 +15,11 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/money"
+	"github.com/slotrecovery/slotrecovery/internal/pgcode"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 )
 
@@ -96,8 +96,7 @@ func name(field, s string) (string, error) {
 
 // taken translates a duplicate name into a Conflict problem.
 func taken(err error, what, n string) error {
-	var pg *pgconn.PgError
-	if errors.As(err, &pg) && pg.Code == "23505" {
+	if pgcode.Unique(err) {
 		return &problem.Error{Kind: problem.Conflict, Code: "name_taken", Field: "name",
 			Message: fmt.Sprintf("the shop already has a %s named %q", what, n)}
 	}

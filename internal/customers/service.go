@@ -13,12 +13,12 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/language"
+	"github.com/slotrecovery/slotrecovery/internal/pgcode"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -56,11 +56,6 @@ func New(pool *pgxpool.Pool, cfg Config) (*Service, error) {
 		cfg.Now = time.Now
 	}
 	return &Service{pool: pool, cfg: cfg}, nil
-}
-
-func isUnique(err error) bool {
-	var pg *pgconn.PgError
-	return errors.As(err, &pg) && pg.Code == "23505"
 }
 
 // Customer is someone a shop may text.
@@ -120,7 +115,7 @@ func (s *Service) Add(ctx context.Context, shopID uuid.UUID, n NewCustomer) (Cus
 		ShopID: shopID, Phone: n.Phone, Name: n.Name, SmsOptIn: n.SMSOptIn, Priority: int32(n.Priority),
 		CreatedAt: s.cfg.Now().UTC(), PhoneHmacs: s.phoneHashes(shopID, n.Phone), Language: languageParam(lang),
 	})
-	if isUnique(err) {
+	if pgcode.Unique(err) {
 		return Customer{}, &problem.Error{Kind: problem.Conflict, Code: "phone_exists", Field: "phone",
 			Message: "a customer with this phone already exists"}
 	}

@@ -24,11 +24,10 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgtype"
-
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
+	"github.com/slotrecovery/slotrecovery/internal/pgvalue"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
 )
@@ -65,7 +64,7 @@ func (s *Service) RecordDelivery(ctx context.Context, r sms.DeliveryReport) erro
 	}
 	if err := queries.DeliveryReportRecord(ctx, s.pool, db.DeliveryReportRecordParams{
 		MessageSid: r.MessageID, Status: string(r.Status), Reason: r.Reason.String(),
-		ErrorCode: pgInt4(r.ErrorCode), Now: s.now().UTC(),
+		ErrorCode: pgvalue.Int4OrNull(r.ErrorCode), Now: s.now().UTC(),
 	}); err != nil {
 		return fmt.Errorf("store delivery report: %w", err)
 	}
@@ -109,11 +108,4 @@ func Purge(ctx context.Context, conn db.DBTX, before time.Time, limit int32) (in
 		return 0, fmt.Errorf("purge delivery reports: %w", err)
 	}
 	return n, nil
-}
-
-func pgInt4(v int) (p pgtype.Int4) {
-	if v != 0 {
-		p.Int32, p.Valid = int32(v), true
-	}
-	return p
 }

@@ -30,6 +30,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/pgvalue"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 )
 
@@ -185,8 +186,8 @@ func (s *Store) Finish(ctx context.Context, c *Claim, a Answer) error {
 	// 0 rows: a retry took the key over (this request ran past Stale); its answer will
 	// be the one kept.
 	if _, err := queries.IdempotencyKeyStore(ctx, s.pool, db.IdempotencyKeyStoreParams{
-		ShopID: c.shopID, Key: c.key, Holder: c.holder, Status: pgtype.Int4{Int32: int32(a.Status), Valid: true}, ContentType: text(a.ContentType),
-		Location: text(a.Location), CacheControl: text(a.CacheControl), Body: a.Body,
+		ShopID: c.shopID, Key: c.key, Holder: c.holder, Status: pgtype.Int4{Int32: int32(a.Status), Valid: true}, ContentType: pgvalue.TextOrNull(a.ContentType),
+		Location: pgvalue.TextOrNull(a.Location), CacheControl: pgvalue.TextOrNull(a.CacheControl), Body: a.Body,
 	}); err != nil {
 		return fmt.Errorf("store idempotent answer: %w", err)
 	}
@@ -201,8 +202,6 @@ func (s *Store) Release(ctx context.Context, c *Claim) error {
 	}
 	return nil
 }
-
-func text(s string) pgtype.Text { return pgtype.Text{String: s, Valid: s != ""} }
 
 // ForgetText drops, inside the caller's transaction, shopID's stored answers that hold
 // text (a customer's phone number, at their erasure): a retry of such a request runs

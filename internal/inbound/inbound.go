@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
@@ -23,6 +22,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/pgbatch"
+	"github.com/slotrecovery/slotrecovery/internal/pgvalue"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
@@ -446,7 +446,7 @@ func (s *Service) retell(ctx context.Context) (done, read int, err error) {
 					return err
 				}
 				body = said(w, shop, outcome).Message
-				if err := queries.InboundFillReply(ctx, tx, db.InboundFillReplyParams{MessageSid: m.MessageSid, Reply: text(body)}); err != nil {
+				if err := queries.InboundFillReply(ctx, tx, db.InboundFillReplyParams{MessageSid: m.MessageSid, Reply: pgvalue.Text(body)}); err != nil {
 					return err
 				}
 			}
@@ -760,7 +760,7 @@ func (s *Service) link(ctx context.Context, w texts.Words, shop shops.Shop, c sl
 	var answerStored *pgbatch.Result // stays nil (0 rows) for a YES without a stored text
 	if err == nil && sid != "" {
 		_, err = queries.InboundSetLinkAnswer(storeCtx, &q, db.InboundSetLinkAnswerParams{
-			MessageSid: sid, Outcome: text(string(ans.Outcome)), Reply: text(ans.Message), HandledAt: now,
+			MessageSid: sid, Outcome: pgvalue.Text(string(ans.Outcome)), Reply: pgvalue.Text(ans.Message), HandledAt: now,
 			BookingID: uuid.NullUUID{UUID: c.BookingID, Valid: true}, PaymentUrl: co.URL,
 		})
 		answerStored = q.Last()
@@ -821,5 +821,3 @@ func said(w texts.Words, shop shops.Shop, o Outcome) Answer {
 func retryLater(w texts.Words) Answer {
 	return Answer{Outcome: OutcomeRetryLater, Message: w.RetryLater()}
 }
-
-func text(s string) pgtype.Text { return pgtype.Text{String: s, Valid: true} }

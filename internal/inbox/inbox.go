@@ -11,12 +11,13 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/slotrecovery/slotrecovery/internal/cursor"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/pgcode"
+	"github.com/slotrecovery/slotrecovery/internal/pgvalue"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 )
 
@@ -318,7 +319,7 @@ func (s *Service) Reply(ctx context.Context, shopID, id uuid.UUID, body string) 
 			return ErrNotFound // erased since it was read
 		}
 		row, err := queries.ConversationMessageInsertReply(ctx, tx, db.ConversationMessageInsertReplyParams{
-			ID: mid, ConversationID: id, ShopID: shopID, Body: body, At: now, SendKey: text(key),
+			ID: mid, ConversationID: id, ShopID: shopID, Body: body, At: now, SendKey: pgvalue.TextOrNull(key),
 		})
 		if err != nil {
 			return fmt.Errorf("record reply: %w", err)
@@ -332,8 +333,7 @@ func (s *Service) Reply(ctx context.Context, shopID, id uuid.UUID, body string) 
 		return nil
 	})
 	if err != nil {
-		var pe *pgconn.PgError
-		if errors.As(err, &pe) && pe.Code == "23503" { // foreign key: the conversation went
+		if pgcode.ForeignKey(err) { // the conversation went
 			return Message{}, ErrNotFound
 		}
 		return Message{}, err

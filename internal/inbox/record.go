@@ -12,9 +12,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/pgvalue"
 )
 
 // queries is this package's one way to its SQL: sqlc's Queries holds no state, and
@@ -113,7 +113,7 @@ func RecordIn(ctx context.Context, q db.DBTX, in InboundText) (Recorded, error) 
 	}
 	at := in.At.UTC()
 	conv, err := queries.ConversationUpsert(ctx, q, db.ConversationUpsertParams{
-		ShopID: in.ShopID, Phone: in.Phone, CustomerID: nullID(in.CustomerID), At: at,
+		ShopID: in.ShopID, Phone: in.Phone, CustomerID: pgvalue.UUIDOrNull(in.CustomerID), At: at,
 	})
 	if err != nil {
 		return Recorded{}, fmt.Errorf("record inbound text: conversation: %w", err)
@@ -128,11 +128,11 @@ func RecordIn(ctx context.Context, q db.DBTX, in InboundText) (Recorded, error) 
 		return Recorded{}, err
 	}
 	id, err := queries.ConversationMessageRecordIn(ctx, q, db.ConversationMessageRecordInParams{
-		ID: mid, ConversationID: conv.ID, ShopID: in.ShopID, Body: in.Body, At: at, MessageSid: text(in.MessageSID),
+		ID: mid, ConversationID: conv.ID, ShopID: in.ShopID, Body: in.Body, At: at, MessageSid: pgvalue.TextOrNull(in.MessageSID),
 		NeedsOwner: in.NeedsOwner, TakeAlert: rec.Alert, TakeAck: rec.Ack,
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		m, err := queries.ConversationMessageBySid(ctx, q, db.ConversationMessageBySidParams{ShopID: in.ShopID, MessageSid: text(in.MessageSID)})
+		m, err := queries.ConversationMessageBySid(ctx, q, db.ConversationMessageBySidParams{ShopID: in.ShopID, MessageSid: pgvalue.TextOrNull(in.MessageSID)})
 		if err != nil {
 			return Recorded{}, fmt.Errorf("record inbound text: find the earlier record: %w", err)
 		}
@@ -238,7 +238,7 @@ func RecordOut(ctx context.Context, q db.DBTX, out OutboundText) (Sent, error) {
 	}
 	at := out.At.UTC()
 	conv, err := queries.ConversationUpsert(ctx, q, db.ConversationUpsertParams{
-		ShopID: out.ShopID, Phone: out.Phone, CustomerID: nullID(out.CustomerID), At: at,
+		ShopID: out.ShopID, Phone: out.Phone, CustomerID: pgvalue.UUIDOrNull(out.CustomerID), At: at,
 	})
 	if err != nil {
 		return Sent{}, fmt.Errorf("record outbound text: conversation: %w", err)
@@ -249,10 +249,10 @@ func RecordOut(ctx context.Context, q db.DBTX, out OutboundText) (Sent, error) {
 	}
 	id, err := queries.ConversationMessageRecordOut(ctx, q, db.ConversationMessageRecordOutParams{
 		ID: mid, ConversationID: conv.ID, ShopID: out.ShopID, Author: author, Body: out.Body, At: at,
-		Status: status, SendKey: text(out.Key), ProviderSid: text(out.ProviderSID),
+		Status: status, SendKey: pgvalue.TextOrNull(out.Key), ProviderSid: pgvalue.TextOrNull(out.ProviderSID),
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		m, err := queries.ConversationMessageByKey(ctx, q, db.ConversationMessageByKeyParams{ShopID: out.ShopID, SendKey: text(out.Key)})
+		m, err := queries.ConversationMessageByKey(ctx, q, db.ConversationMessageByKeyParams{ShopID: out.ShopID, SendKey: pgvalue.TextOrNull(out.Key)})
 		if err != nil {
 			return Sent{}, fmt.Errorf("record outbound text: find the earlier record: %w", err)
 		}
@@ -286,7 +286,7 @@ func RecordOutMany(ctx context.Context, q db.DBTX, texts []OutboundText) ([]Sent
 // marked (false: no such text, or one marked before).
 func MarkSent(ctx context.Context, q db.DBTX, shopID uuid.UUID, key, providerSID string) (bool, error) {
 	n, err := queries.ConversationMessageMarkSent(ctx, q, db.ConversationMessageMarkSentParams{
-		ShopID: shopID, SendKey: text(key), ProviderSid: text(providerSID),
+		ShopID: shopID, SendKey: pgvalue.TextOrNull(key), ProviderSid: pgvalue.TextOrNull(providerSID),
 	})
 	if err != nil {
 		return false, fmt.Errorf("mark conversation text sent: %w", err)
@@ -298,7 +298,7 @@ func MarkSent(ctx context.Context, q db.DBTX, shopID uuid.UUID, key, providerSID
 // (the provider refused it, or the outbox dropped it: the number opted out or was
 // erased), in q. It reports whether a queued text was marked.
 func MarkUnsent(ctx context.Context, q db.DBTX, shopID uuid.UUID, key string) (bool, error) {
-	n, err := queries.ConversationMessageMarkUnsent(ctx, q, db.ConversationMessageMarkUnsentParams{ShopID: shopID, SendKey: text(key)})
+	n, err := queries.ConversationMessageMarkUnsent(ctx, q, db.ConversationMessageMarkUnsentParams{ShopID: shopID, SendKey: pgvalue.TextOrNull(key)})
 	if err != nil {
 		return false, fmt.Errorf("mark conversation text unsent: %w", err)
 	}
@@ -314,7 +314,7 @@ func MarkDelivery(ctx context.Context, q db.DBTX, providerSID string, delivered 
 		status = StatusDelivered
 	}
 	n, err := queries.ConversationMessageMarkDelivery(ctx, q, db.ConversationMessageMarkDeliveryParams{
-		ProviderSid: text(providerSID), Status: status,
+		ProviderSid: pgvalue.TextOrNull(providerSID), Status: status,
 	})
 	if err != nil {
 		return false, fmt.Errorf("mark conversation text delivery: %w", err)
@@ -327,7 +327,7 @@ func MarkDelivery(ctx context.Context, q db.DBTX, providerSID string, delivered 
 // empty), with all their texts, and returns how many conversations went.
 func Forget(ctx context.Context, q db.DBTX, shopID, customerID uuid.UUID, phone string) (int64, error) {
 	n, err := queries.ConversationsForget(ctx, q, db.ConversationsForgetParams{
-		ShopID: shopID, Phone: phone, CustomerID: nullID(customerID),
+		ShopID: shopID, Phone: phone, CustomerID: pgvalue.UUIDOrNull(customerID),
 	})
 	if err != nil {
 		return 0, fmt.Errorf("forget conversations: %w", err)
@@ -363,12 +363,4 @@ func newMessageID() (uuid.UUID, error) {
 		return uuid.Nil, fmt.Errorf("inbox: message id: %w", err)
 	}
 	return id, nil
-}
-
-func nullID(id uuid.UUID) uuid.NullUUID {
-	return uuid.NullUUID{UUID: id, Valid: id != uuid.Nil}
-}
-
-func text(s string) pgtype.Text {
-	return pgtype.Text{String: s, Valid: s != ""}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/pgvalue"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
@@ -199,7 +200,7 @@ func (s *Service) accountChanged(ctx context.Context, ev payments.Event, now tim
 				"charges_enabled", st.ChargesEnabled, "disconnected", st.Disconnected)
 		}
 		out = EventResult{Result: res}
-		_, err = queries.StripeEventSetResult(ctx, tx, db.StripeEventSetResultParams{EventID: ev.ID, Result: pgText(string(res)), Now: now.UTC()})
+		_, err = queries.StripeEventSetResult(ctx, tx, db.StripeEventSetResultParams{EventID: ev.ID, Result: pgvalue.TextOrNull(string(res)), Now: now.UTC()})
 		return err
 	})
 	if err != nil {

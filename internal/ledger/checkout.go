@@ -14,6 +14,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/pgbatch"
+	"github.com/slotrecovery/slotrecovery/internal/pgvalue"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/texts"
@@ -123,7 +124,7 @@ func QueueLink(ctx context.Context, q *pgbatch.Queue, id uuid.UUID, co payments.
 func storeLinkParams(id uuid.UUID, co payments.Checkout, now time.Time) db.BookingStoreLinkParams {
 	p := db.BookingStoreLinkParams{
 		ID: id, Now: now.UTC(), ExpiresAt: co.ExpiresAt.UTC(),
-		Account: pgText(co.Account), ApplicationFeeCents: co.ApplicationFeeCents,
+		Account: pgvalue.TextOrNull(co.Account), ApplicationFeeCents: co.ApplicationFeeCents,
 	}
 	p.SessionID.String, p.SessionID.Valid = co.SessionID, true
 	p.PaymentUrl.String, p.PaymentUrl.Valid = co.URL, true

@@ -15,6 +15,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/pgvalue"
 )
 
 // EventResult is what handling an event did.
@@ -147,7 +148,7 @@ func (s *Service) HandleEvent(ctx context.Context, ev payments.Event) (EventResu
 			return err
 		}
 		out = EventResult{Result: res}
-		_, err = queries.StripeEventSetResult(ctx, tx, db.StripeEventSetResultParams{EventID: ev.ID, Result: pgText(string(res)), Now: now.UTC()})
+		_, err = queries.StripeEventSetResult(ctx, tx, db.StripeEventSetResultParams{EventID: ev.ID, Result: pgvalue.TextOrNull(string(res)), Now: now.UTC()})
 		return err
 	})
 	if err != nil {
@@ -194,7 +195,7 @@ func (s *Service) logWrongAccount(ctx context.Context, ev payments.Event) {
 func (s *Service) store(ctx context.Context, ev payments.Event, bookingID uuid.NullUUID, now time.Time) (bool, error) {
 	params := db.StripeEventInsertParams{
 		EventID: ev.ID, Type: ev.Type, BookingID: bookingID, Payload: ev.Payload, ReceivedAt: now.UTC(),
-		Account: pgText(ev.Account),
+		Account: pgvalue.TextOrNull(ev.Account),
 	}
 	_, err := queries.StripeEventInsert(ctx, s.pool, params)
 	if isDataException(err) {
@@ -215,7 +216,7 @@ func (s *Service) store(ctx context.Context, ev payments.Event, bookingID uuid.N
 // have stored a result first, that one is the answer.
 func (s *Service) settle(ctx context.Context, eventID string, result Result) (EventResult, error) {
 	_, err := queries.StripeEventSetResult(ctx, s.pool, db.StripeEventSetResultParams{
-		EventID: eventID, Result: pgText(string(result)), Now: s.cfg.Now().UTC(),
+		EventID: eventID, Result: pgvalue.TextOrNull(string(result)), Now: s.cfg.Now().UTC(),
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		stored, gerr := queries.StripeEventGet(ctx, s.pool, eventID)

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
@@ -259,11 +258,4 @@ func (s *Service) counted(res Result) {
 	if st := res.bookingStatus(); st != "" {
 		s.m.Booking(st)
 	}
-}
-
-func pgText(s string) (t pgtype.Text) {
-	if s != "" {
-		t.String, t.Valid = s, true
-	}
-	return t
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/pgvalue"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
@@ -97,13 +98,13 @@ func (s *Service) RefundBooking(ctx context.Context, bookingID uuid.UUID, paymen
 		// An earlier run may have recorded this payment's refund as failed (its job ran
 		// out of attempts, and a redelivered event queued another): it is done now.
 		if err := queries.BookingClearRefundFailed(ctx, tx, db.BookingClearRefundFailedParams{
-			ID: b.ID, PaymentIntentID: pgText(pi), Now: now.UTC(),
+			ID: b.ID, PaymentIntentID: pgvalue.TextOrNull(pi), Now: now.UTC(),
 		}); err != nil {
 			return fmt.Errorf("clear refund failure: %w", err)
 		}
 		if !duplicate {
 			_, err := queries.BookingSetRefund(ctx, tx, db.BookingSetRefundParams{
-				ID: b.ID, RefundID: pgText(refundID), PaymentIntentID: pgText(pi), Now: now.UTC(),
+				ID: b.ID, RefundID: pgvalue.TextOrNull(refundID), PaymentIntentID: pgvalue.TextOrNull(pi), Now: now.UTC(),
 			})
 			// No row: an earlier run stored this refund, or the booking's first late
 			// payment's. The text below is keyed per payment, so it is sent once each.
@@ -179,7 +180,7 @@ func (s *Service) recordRefundFailed(ctx context.Context, bookingID uuid.UUID, p
 		}
 	}
 	n, err := queries.BookingSetRefundFailed(ctx, s.pool, db.BookingSetRefundFailedParams{
-		ID: bookingID, PaymentIntentID: pgText(paymentIntentID), Reason: pgText(refundFailureReason(cause)), Now: s.cfg.Now().UTC(),
+		ID: bookingID, PaymentIntentID: pgvalue.TextOrNull(paymentIntentID), Reason: pgvalue.TextOrNull(refundFailureReason(cause)), Now: s.cfg.Now().UTC(),
 	})
 	if err != nil {
 		return fmt.Errorf("record failed refund of booking %s: %w", bookingID, err)

@@ -8,12 +8,13 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
+	"github.com/slotrecovery/slotrecovery/internal/pgcode"
+	"github.com/slotrecovery/slotrecovery/internal/pgvalue"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
@@ -121,7 +122,7 @@ func (s *Service) paid(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, sess
 		}
 		return ResultAlreadyConfirmed, nil
 	case BookingPendingPayment:
-		if _, err := queries.BookingMarkConfirmed(ctx, tx, db.BookingMarkConfirmedParams{ID: b.ID, Now: now.UTC(), PaymentIntentID: pgText(paymentIntentID)}); err != nil {
+		if _, err := queries.BookingMarkConfirmed(ctx, tx, db.BookingMarkConfirmedParams{ID: b.ID, Now: now.UTC(), PaymentIntentID: pgvalue.TextOrNull(paymentIntentID)}); err != nil {
 			return "", fmt.Errorf("confirm booking: %w", err)
 		}
 		if err := hooks.RecordOpening(ctx, tx, b.ShopID, hooks.BookingConfirmed, now, l.op.ID, b.ID); err != nil {
@@ -182,8 +183,8 @@ func (s *Service) retake(ctx context.Context, tx pgx.Tx, l locked, paymentIntent
 	if ok, err := slots.FillLate(ctx, sp, l.op.ID, l.b.CustomerID, now); !ok || err != nil {
 		return false, err
 	}
-	_, err = queries.BookingMarkConfirmedLate(ctx, sp, db.BookingMarkConfirmedLateParams{ID: l.b.ID, Now: now.UTC(), PaymentIntentID: pgText(paymentIntentID)})
-	if errors.Is(err, pgx.ErrNoRows) || isUniqueViolation(err) {
+	_, err = queries.BookingMarkConfirmedLate(ctx, sp, db.BookingMarkConfirmedLateParams{ID: l.b.ID, Now: now.UTC(), PaymentIntentID: pgvalue.TextOrNull(paymentIntentID)})
+	if errors.Is(err, pgx.ErrNoRows) || pgcode.Unique(err) {
 		return false, nil
 	}
 	if err != nil {
@@ -291,9 +292,4 @@ func (s *Service) lapse(ctx context.Context, b db.Booking) (Result, error) {
 		return "", fmt.Errorf("fail booking %s: %w", b.ID, err)
 	}
 	return res, nil
-}
-
-func isUniqueViolation(err error) bool {
-	var pg *pgconn.PgError
-	return errors.As(err, &pg) && pg.Code == "23505"
 }

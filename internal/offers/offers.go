@@ -11,7 +11,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 
@@ -22,6 +21,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
+	"github.com/slotrecovery/slotrecovery/internal/pgvalue"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
 	"github.com/slotrecovery/slotrecovery/internal/texts"
@@ -496,7 +496,7 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 			// The offer fails (the next wave texts someone in its place), and the failure
 			// says what it says of the customer or of the shop's own number
 			// (customers.SMSFailed).
-			if err := queries.OfferMarkFailed(bg, s.pool, db.OfferMarkFailedParams{ID: r.offer.ID, ErrorCode: pgInt4(ref.Code)}); err != nil {
+			if err := queries.OfferMarkFailed(bg, s.pool, db.OfferMarkFailedParams{ID: r.offer.ID, ErrorCode: pgvalue.Int4OrNull(ref.Code)}); err != nil {
 				errs = errors.Join(errs, fmt.Errorf("mark offer failed: %w", err))
 				continue
 			}
@@ -805,11 +805,4 @@ func (s *Service) text(ctx context.Context, shop shops.Shop, to, body string, cu
 		return "", errPastCutoff
 	}
 	return s.texter.Text(ctx, sms.Message{From: shop.SMSNumber, To: to, Body: body, ValidityPeriod: validity})
-}
-
-func pgInt4(v int) (p pgtype.Int4) {
-	if v != 0 {
-		p.Int32, p.Valid = int32(v), true
-	}
-	return p
 }

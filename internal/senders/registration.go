@@ -20,6 +20,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/pgvalue"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -331,8 +332,8 @@ func (f *flow) set(ctx context.Context, status, brand, campaign, reason string) 
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	now := f.s.cfg.Now()
 	reg, err := queries.RegistrationSetStatus(ctx, tx, db.RegistrationSetStatusParams{ShopID: f.reg.ShopID,
-		Submission: f.reg.Submission, Status: status, BrandStatus: text(brand), CampaignStatus: text(campaign),
-		FailureReason: text(reason), Now: now})
+		Submission: f.reg.Submission, Status: status, BrandStatus: pgvalue.TextOrNull(brand), CampaignStatus: pgvalue.TextOrNull(campaign),
+		FailureReason: pgvalue.TextOrNull(reason), Now: now})
 	if errors.Is(err, pgx.ErrNoRows) {
 		cur, err := queries.RegistrationGet(ctx, tx, f.reg.ShopID)
 		if err == nil && cur.Submission != f.reg.Submission {

@@ -13,12 +13,13 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/pgcode"
+	"github.com/slotrecovery/slotrecovery/internal/pgvalue"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -280,8 +281,8 @@ func (s *Service) Provision(ctx context.Context, shopID uuid.UUID, req NumberReq
 			return Sender{}, fmt.Errorf("find the shop of number %s: %w", phone.Mask(n.Number), err)
 		}
 		if row, err = queries.SenderSetNumber(ctx, conn, db.SenderSetNumberParams{ShopID: shopID,
-			Number: text(n.Number), NumberSid: text(n.SID), Bought: bought, UsLocal: USLocal(n.Number), Now: s.cfg.Now()}); err != nil {
-			if isUnique(err) {
+			Number: pgvalue.TextOrNull(n.Number), NumberSid: pgvalue.TextOrNull(n.SID), Bought: bought, UsLocal: USLocal(n.Number), Now: s.cfg.Now()}); err != nil {
+			if pgcode.Unique(err) {
 				return Sender{}, shops.ErrNumberTaken
 			}
 			return Sender{}, fmt.Errorf("record number of shop %s: %w", shopID, err)
@@ -297,7 +298,7 @@ func (s *Service) Provision(ctx context.Context, shopID uuid.UUID, req NumberReq
 			return Sender{}, fmt.Errorf("messaging service for shop %s: %w", shopID, err)
 		}
 		if row, err = queries.SenderSetService(ctx, conn, db.SenderSetServiceParams{ShopID: shopID,
-			ServiceSid: text(sid), Now: s.cfg.Now()}); err != nil {
+			ServiceSid: pgvalue.TextOrNull(sid), Now: s.cfg.Now()}); err != nil {
 			return Sender{}, fmt.Errorf("record messaging service of shop %s: %w", shopID, err)
 		}
 	}
@@ -348,5 +349,3 @@ func (s *Service) CheckCanText(ctx context.Context, shop shops.Shop) error {
 	}
 	return nil
 }
-
-func text(s string) pgtype.Text { return pgtype.Text{String: s, Valid: s != ""} }

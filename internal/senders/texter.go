@@ -6,9 +6,9 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/slotrecovery/slotrecovery/internal/pgvalue"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
 )
 
@@ -34,7 +34,7 @@ func NewTexter(next SMSTexter, pool *pgxpool.Pool) *Texter {
 // there is one.
 func (t *Texter) Text(ctx context.Context, m sms.Message) (string, error) {
 	if m.MessagingServiceSID == "" && m.From != "" {
-		sid, err := queries.SenderServiceByNumber(ctx, t.pool, text(m.From))
+		sid, err := queries.SenderServiceByNumber(ctx, t.pool, pgvalue.TextOrNull(m.From))
 		switch {
 		case errors.Is(err, pgx.ErrNoRows):
 		case err != nil:
@@ -46,9 +46,4 @@ func (t *Texter) Text(ctx context.Context, m sms.Message) (string, error) {
 		}
 	}
 	return t.next.Text(ctx, m)
-}
-
-func isUnique(err error) bool {
-	var pg *pgconn.PgError
-	return errors.As(err, &pg) && pg.Code == "23505"
 }

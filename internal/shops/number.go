@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/pgcode"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 )
@@ -28,7 +29,7 @@ func SetSMSNumber(ctx context.Context, q db.DBTX, shopID uuid.UUID, number strin
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return Shop{}, ErrShopNotFound
-	case isUnique(err):
+	case pgcode.Unique(err):
 		return Shop{}, ErrNumberTaken
 	case err != nil:
 		return Shop{}, fmt.Errorf("set sms number of shop %s: %w", shopID, err)

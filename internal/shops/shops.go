@@ -19,13 +19,13 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/keyring"
 	"github.com/slotrecovery/slotrecovery/internal/language"
+	"github.com/slotrecovery/slotrecovery/internal/pgcode"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 )
@@ -322,7 +322,7 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 		SendRate: int32(p.SendRate), CalendarKeyID: calKeyID, CalendarTokenHash: calHash,
 		Language: string(n.Language), NotifyPhone: pgtype.Text{String: n.NotifyPhone, Valid: n.NotifyPhone != ""},
 	})
-	if isUnique(err) {
+	if pgcode.Unique(err) {
 		return Shop{}, "", &problem.Error{Kind: problem.Conflict, Code: "sms_number_taken", Field: "sms_number",
 			Message: "another shop already uses this SMS number"}
 	}
@@ -565,11 +565,6 @@ func newKey() (key string, hash []byte, err error) {
 func hashKey(key string) []byte {
 	h := sha256.Sum256([]byte(key))
 	return h[:]
-}
-
-func isUnique(err error) bool {
-	var pg *pgconn.PgError
-	return errors.As(err, &pg) && pg.Code == "23505"
 }
 
 // RecordSMSProblem records, through q, that a text failed at now because of the shop's

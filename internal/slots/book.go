@@ -11,9 +11,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/pgcode"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
@@ -505,6 +505,5 @@ func repeatClaim(b db.OfferAcceptedBookingRow) Claim {
 // of one opening (unique_violation) or of one person's overlapping time
 // (exclusion_violation).
 func isFenceViolation(err error) bool {
-	var pg *pgconn.PgError
-	return errors.As(err, &pg) && (pg.Code == "23505" || pg.Code == "23P01")
+	return pgcode.Unique(err) || pgcode.Exclusion(err)
 }
