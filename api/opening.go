@@ -7,10 +7,8 @@ import (
 )
 
 // Opening is an opening as the JSON API answers it (GET /api/openings/{id}) and as the
-// opening.* and booking.* webhook events carry it: the one type that names its JSON
-// fields. Postgres records an event's opening in this shape too
-// (webhook_opening_subject), so the event is decoded into it. Fields may be added,
-// never renamed or removed.
+// opening.* and booking.* webhook events carry it as their data: the one type that
+// names its JSON fields.
 type Opening struct {
 	ID              uuid.UUID `json:"id"`
 	ShopID          uuid.UUID `json:"shop_id"`
