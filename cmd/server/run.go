@@ -47,7 +47,6 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
 	"github.com/slotrecovery/slotrecovery/internal/retention"
 	"github.com/slotrecovery/slotrecovery/internal/senders"
-	"github.com/slotrecovery/slotrecovery/internal/shopapi"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
@@ -509,7 +508,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	if opts.tuneHooks != nil {
 		opts.tuneHooks(&hooksCfg)
 	}
-	a.hooks = hooks.New(a.pool, queue, shopapi.EventRenderer{}, hooksCfg)
+	a.hooks = hooks.New(a.pool, queue, hooksCfg)
 	// A setting that leaves out a key in use would leave secrets that cannot sign and
 	// feed addresses that cannot be shown: refused (docs/operations.md, Secrets key).
 	if err := checkSecrets(ctx, cfg, a.shops, a.hooks, log); err != nil {

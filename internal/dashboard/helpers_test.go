@@ -125,7 +125,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	waves := offers.NewWaveSchedule(rc)
 	var hooksSvc *hooks.Service
 	if o.hooks {
-		hooksSvc = hooks.New(pool, rc, rawRenderer{}, hooks.Config{Now: now})
+		hooksSvc = hooks.New(pool, rc, hooks.Config{Now: now})
 	}
 	inboxSvc := inbox.New(pool, rc, custSvc, inbox.Config{Now: now})
 	d, err := dashboard.New(pool, shopsSvc, slotsSvc, dashboard.Config{

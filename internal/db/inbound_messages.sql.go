@@ -358,7 +358,7 @@ WITH input AS (
 ), found AS (
     SELECT a.message_sid, a.shop_id, a.yes, cust.id AS customer_id, cust.opted_out_at, cust.language AS customer_language,
            newest.id AS newest_offer_id, newest.status AS newest_offer_status,
-           live.offer_id, live.opening_id, live.generation, live.starts_at
+           live.offer_id, live.opening_id, live.generation, live.starts_at, live.event_facts
     FROM addressed a
     LEFT JOIN customers cust ON cust.shop_id = a.shop_id AND cust.phone = a.from_phone AND cust.erased_at IS NULL
     LEFT JOIN LATERAL (
@@ -368,7 +368,12 @@ WITH input AS (
         LIMIT 1
     ) AS newest ON true
     LEFT JOIN LATERAL (
-        SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at
+        SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at,
+               -- What the claim's webhook events are rendered from, in Go before the
+               -- claim (hooks.ClaimData), only when the shop has an endpoint subscribed
+               -- to them: NULL, and nothing read, otherwise.
+               CASE WHEN EXISTS (SELECT FROM webhook_subscribers(a.shop_id, webhook_claim_types('confirmed')))
+                    THEN webhook_opening_facts(v.opening_id, NULL, v.id, cust.id) END AS event_facts
         FROM slot_offers_claimable v
         WHERE v.customer_id = cust.id AND v.shop_id = a.shop_id
         ORDER BY v.created_at DESC, v.id
@@ -400,7 +405,8 @@ SELECT shops.id, shops.name, shops.timezone, shops.sms_number, shops.currency, s
        COALESCE(f.offer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS offer_id,
        COALESCE(f.opening_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS opening_id,
        COALESCE(f.generation, 0)::integer AS generation,
-       COALESCE(f.starts_at, 'epoch'::timestamptz)::timestamptz AS starts_at
+       COALESCE(f.starts_at, 'epoch'::timestamptz)::timestamptz AS starts_at,
+       f.event_facts::jsonb AS event_facts
 FROM found f
 CROSS JOIN LATERAL (SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash FROM shops x WHERE x.id = f.shop_id LIMIT 1) AS shops
 LEFT JOIN stored st ON st.message_sid = f.message_sid
@@ -431,6 +437,7 @@ type InboundStoreManyRow struct {
 	OpeningID         uuid.UUID
 	Generation        int32
 	StartsAt          time.Time
+	EventFacts        []byte
 }
 
 // Stores the texts of concurrent requests to shops' numbers (MessageSid is the key:
@@ -520,6 +527,7 @@ func (q *Queries) InboundStoreMany(ctx context.Context, db DBTX, arg InboundStor
 			&i.OpeningID,
 			&i.Generation,
 			&i.StartsAt,
+			&i.EventFacts,
 		); err != nil {
 			return nil, err
 		}

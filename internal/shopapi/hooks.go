@@ -2,51 +2,14 @@ package shopapi
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
-	"github.com/slotrecovery/slotrecovery/internal/senders"
 )
-
-// EventRenderer renders the data of outbound events (hooks.Renderer) with this API's
-// own rendering of each object, so an event shows an opening or a customer exactly as
-// GET /api/openings/{id} and GET /api/customers/{id} do: one rendering for both (a
-// message.received event shows the inbound text as the conversation holds it). It
-// renders from the subject recorded at the event (the rows as they stood then), not
-// from the current state.
-type EventRenderer struct{}
-
-// Data implements hooks.Renderer.
-func (EventRenderer) Data(eventType string, subject []byte) (any, error) {
-	switch {
-	case hooks.IsOpeningType(eventType):
-		return hooks.DecodeOpening(subject)
-	case hooks.IsCustomerType(eventType):
-		var c customers.Customer
-		if err := json.Unmarshal(subject, &c); err != nil {
-			return nil, fmt.Errorf("decode customer subject: %w", err)
-		}
-		if c.ID == uuid.Nil {
-			return nil, fmt.Errorf("customer subject without a customer")
-		}
-		return newCustomerJSON(c), nil
-	case hooks.IsMessageType(eventType):
-		return messageReceivedData(subject)
-	case eventType == hooks.SMSSenderUpdated:
-		var s senders.Sender
-		if err := json.Unmarshal(subject, &s); err != nil {
-			return nil, fmt.Errorf("decode sender subject: %w", err)
-		}
-		return senderEventData(s), nil
-	}
-	return nil, fmt.Errorf("no rendering for event type %q", eventType)
-}
 
 // ---- endpoints ----
 

@@ -1,8 +1,6 @@
 package shopapi
 
 import (
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"time"
 
@@ -196,32 +194,4 @@ func (h *Handlers) patchConversation(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, newConversationJSON(cv))
-}
-
-// messageReceivedJSON is the data of a message.received event: the inbound text as the
-// conversation holds it (inbox.Received, as recorded with the event). The customer is
-// named by id only: the renderer does not read the database (hooks.Renderer), and a
-// receiver that wants the name reads GET /api/conversations/{conversation_id} or GET
-// /api/customers/{customer_id}. Fields may be added, never renamed or removed.
-type messageReceivedJSON struct {
-	ConversationID uuid.UUID  `json:"conversation_id"`
-	MessageID      uuid.UUID  `json:"message_id"`
-	Phone          string     `json:"phone"`
-	CustomerID     *uuid.UUID `json:"customer_id"`
-	Body           string     `json:"body"`
-	Outcome        string     `json:"outcome"`
-	At             time.Time  `json:"at"`
-}
-
-// messageReceivedData renders a message.received subject.
-func messageReceivedData(subject []byte) (messageReceivedJSON, error) {
-	var r inbox.Received
-	if err := json.Unmarshal(subject, &r); err != nil {
-		return messageReceivedJSON{}, fmt.Errorf("decode message subject: %w", err)
-	}
-	if r.ConversationID == uuid.Nil {
-		return messageReceivedJSON{}, fmt.Errorf("message subject without a conversation")
-	}
-	return messageReceivedJSON{ConversationID: r.ConversationID, MessageID: r.MessageID, Phone: r.Phone,
-		CustomerID: r.CustomerID, Body: r.Body, Outcome: r.Outcome, At: r.At.UTC()}, nil
 }

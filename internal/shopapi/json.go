@@ -15,7 +15,6 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/calendar"
-	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -228,7 +227,7 @@ type shopJSON struct {
 	NotifyPhone *string `json:"notify_phone"`
 	// SMSSender is the shop's sender and its A2P registration (senders.go); in
 	// GET /api/shop and the admin's answers.
-	SMSSender *senderJSON `json:"sms_sender,omitempty"`
+	SMSSender *api.SMSSender `json:"sms_sender,omitempty"`
 }
 
 type policyJSON struct {
@@ -281,62 +280,6 @@ type customerRequest struct {
 	Priority int    `json:"priority"`
 	// Language is absent or null for the shop's.
 	Language *string `json:"language"`
-}
-
-type customerJSON struct {
-	ID        uuid.UUID `json:"id"`
-	Phone     string    `json:"phone"`
-	Name      string    `json:"name"`
-	SMSOptIn  bool      `json:"sms_opt_in"`
-	Priority  int       `json:"priority"`
-	OptedOut  bool      `json:"opted_out"`
-	CreatedAt time.Time `json:"created_at"`
-	// Status is opted_in, not_opted_in, opted_out (replied STOP) or unreachable.
-	Status      string          `json:"status"`
-	OptedOutAt  *time.Time      `json:"opted_out_at"`
-	Preferences preferencesJSON `json:"preferences"`
-	// Language is the customer's own, null when they are texted in the shop's.
-	Language *string `json:"language"`
-}
-
-// preferencesJSON is a customer's preferences; empty lists mean "any".
-type preferencesJSON struct {
-	Days     []string     `json:"days"`
-	Windows  []windowJSON `json:"windows"`
-	Services []string     `json:"services"`
-	// StaffIDs are the only people whose openings they want; left out when empty, so a
-	// customer who wants anyone reads as before people existed.
-	StaffIDs []uuid.UUID `json:"staff_ids,omitempty"`
-}
-
-type windowJSON struct {
-	Start string `json:"start"`
-	End   string `json:"end"`
-}
-
-func newCustomerJSON(c customers.Customer) customerJSON {
-	out := customerJSON{
-		ID: c.ID, Phone: c.Phone, Name: c.Name, SMSOptIn: c.SMSOptIn, Priority: c.Priority,
-		OptedOut: c.OptedOutAt != nil, CreatedAt: c.CreatedAt.UTC(), Status: c.Status(),
-		Preferences: preferencesJSON{Days: []string{}, Windows: []windowJSON{}, Services: []string{}},
-	}
-	if c.OptedOutAt != nil {
-		t := c.OptedOutAt.UTC()
-		out.OptedOutAt = &t
-	}
-	if c.Language != "" {
-		l := string(c.Language)
-		out.Language = &l
-	}
-	for _, d := range c.Preferences.Days {
-		out.Preferences.Days = append(out.Preferences.Days, customers.DayName(d))
-	}
-	for _, w := range c.Preferences.Windows {
-		out.Preferences.Windows = append(out.Preferences.Windows, windowJSON{Start: shops.FormatClock(w.Start), End: shops.FormatClock(w.End)})
-	}
-	out.Preferences.Services = append(out.Preferences.Services, c.Preferences.Services...)
-	out.Preferences.StaffIDs = append(out.Preferences.StaffIDs, c.Preferences.StaffIDs...)
-	return out
 }
 
 type openingRequest struct {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/language"
@@ -173,7 +174,7 @@ func (h *Handlers) rotateCalendarToken(c echo.Context) error {
 // ---- customers ----
 
 type customerListJSON struct {
-	Customers []customerJSON `json:"customers"`
+	Customers []api.Customer `json:"customers"`
 	// NextCursor is null on the last page.
 	NextCursor *string `json:"next_cursor"`
 }
@@ -189,9 +190,9 @@ func (h *Handlers) listCustomers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := customerListJSON{Customers: make([]customerJSON, 0, len(page.Customers))}
+	out := customerListJSON{Customers: make([]api.Customer, 0, len(page.Customers))}
 	for _, cu := range page.Customers {
-		out.Customers = append(out.Customers, newCustomerJSON(cu))
+		out.Customers = append(out.Customers, cu.API())
 	}
 	if page.Next != "" {
 		out.NextCursor = &page.Next
@@ -217,7 +218,7 @@ func (h *Handlers) getCustomer(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, newCustomerJSON(cu))
+	return c.JSON(http.StatusOK, cu.API())
 }
 
 type customerPatchRequest struct {
@@ -231,7 +232,7 @@ type customerPatchRequest struct {
 
 type preferencesRequest struct {
 	Days     []string     `json:"days"`
-	Windows  []windowJSON `json:"windows"`
+	Windows  []api.Window `json:"windows"`
 	Services []string     `json:"services"`
 	// StaffIDs are the only people whose openings the customer wants (empty: anyone).
 	StaffIDs []uuid.UUID `json:"staff_ids"`
@@ -307,7 +308,7 @@ func (h *Handlers) patchCustomer(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, newCustomerJSON(cu))
+	return c.JSON(http.StatusOK, cu.API())
 }
 
 func (h *Handlers) deleteCustomer(c echo.Context) error {

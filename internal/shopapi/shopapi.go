@@ -213,7 +213,7 @@ func (h *Handlers) addCustomer(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, newCustomerJSON(cust))
+	return c.JSON(http.StatusCreated, cust.API())
 }
 
 func (h *Handlers) declareOpening(c echo.Context) error {
