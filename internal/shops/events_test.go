@@ -10,6 +10,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/language"
@@ -57,27 +58,28 @@ func TestOptOutAndInAreEvents(t *testing.T) {
 	require.NoError(t, err)
 	defer rows.Close()
 	var types []string
-	var got []customers.Customer
+	var got []api.Customer
 	var times []time.Time
 	for rows.Next() {
 		var typ string
 		var at time.Time
 		var raw []byte
 		require.NoError(t, rows.Scan(&typ, &at, &raw))
-		var c customers.Customer
-		require.NoError(t, json.Unmarshal(raw, &c), "the subject is the customers.Customer")
+		var c api.Customer
+		require.NoError(t, json.Unmarshal(raw, &c), "the data is the customer as the API shows it")
 		types, got, times = append(types, typ), append(got, c), append(times, at.UTC())
 	}
 	require.NoError(t, rows.Err())
 	require.Equal(t, []string{hooks.CustomerOptedOut, hooks.CustomerOptedIn, hooks.CustomerOptedIn}, types)
 	require.Equal(t, bea.ID, got[0].ID)
-	require.Equal(t, customers.StatusOptedOut, got[0].Status())
+	require.Equal(t, customers.StatusOptedOut, got[0].Status)
 	require.Equal(t, now.Add(-time.Hour), times[0])
-	require.Equal(t, customers.StatusOptedIn, got[1].Status())
+	require.Equal(t, customers.StatusOptedIn, got[1].Status)
 	require.Equal(t, "+15555550111", got[1].Phone)
-	require.Equal(t, customers.StatusOptedIn, got[2].Status())
+	require.Equal(t, customers.StatusOptedIn, got[2].Status)
 	for i, c := range got {
-		require.Equal(t, language.Spanish, c.Language, "event %d carries the customer's language", i)
+		require.NotNil(t, c.Language, "event %d carries the customer's language", i)
+		require.Equal(t, string(language.Spanish), *c.Language, "event %d carries the customer's language", i)
 	}
 
 	// Unknown customers are no error, as before.
