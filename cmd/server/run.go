@@ -499,7 +499,8 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 		OnboardingReturnURL: cfg.PublicURL + "/dashboard/stripe/return", OnboardingRefreshURL: cfg.PublicURL + "/dashboard/stripe/onboarding"}
 	offersCfg := offers.Config{Logger: log, Metrics: a.metrics, Pacer: pacing.New(a.redis, cfg.RedisKeyPrefix)}
 	// Outbound webhooks: http:// URLs only in development, private addresses only when
-	// WEBHOOK_ALLOW_PRIVATE=1. The events' data is rendered as the API renders objects.
+	// WEBHOOK_ALLOW_PRIVATE=1. The events' data is rendered when they are recorded, in
+	// the API's types (internal/hooks).
 	hooksCfg := hooks.Config{DevMode: cfg.DevMode, AllowPrivate: cfg.WebhookAllowPrivate, Logger: log, Metrics: a.metrics,
 		Secrets: secrets}
 	if opts.tune != nil {

@@ -2,7 +2,6 @@ package dashboard_test
 
 import (
 	"context"
-	"encoding/json"
 	"html"
 	"net/http"
 	"net/http/httptest"
@@ -83,11 +82,6 @@ type env struct {
 	hooks     *hooks.Service // nil unless envOpts.hooks
 	inbox     *inbox.Service
 }
-
-// rawRenderer renders an event's data as its subject, as it was recorded.
-type rawRenderer struct{}
-
-func (rawRenderer) Data(_ string, subject []byte) (any, error) { return json.RawMessage(subject), nil }
 
 type envOpts struct {
 	now          time.Time // zero: the real time

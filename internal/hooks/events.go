@@ -67,7 +67,7 @@ func IsOpeningType(typ string) bool {
 }
 
 // IsMessageType reports whether events of type typ carry an inbox text
-// (inbox.Received).
+// (api.MessageReceived).
 func IsMessageType(typ string) bool {
 	return strings.HasPrefix(typ, "message.")
 }
