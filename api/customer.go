@@ -43,3 +43,29 @@ type Window struct {
 	Start string `json:"start"`
 	End   string `json:"end"`
 }
+
+// CustomerList is a page of a shop's customers (GET /api/customers).
+type CustomerList struct {
+	Customers []Customer `json:"customers"`
+	// NextCursor is null on the last page.
+	NextCursor *string `json:"next_cursor"`
+}
+
+// CustomerImport is the answer of a CSV import of customers (POST
+// /api/customers/import): the counts, and each row's result.
+type CustomerImport struct {
+	Created   int                 `json:"created"`
+	Updated   int                 `json:"updated"`
+	Unchanged int                 `json:"unchanged"`
+	Rejected  int                 `json:"rejected"`
+	Rows      []CustomerImportRow `json:"rows"`
+}
+
+// CustomerImportRow is one row's result in a CustomerImport.
+type CustomerImportRow struct {
+	Line       int        `json:"line"`
+	Phone      string     `json:"phone"`
+	Result     string     `json:"result"`
+	CustomerID *uuid.UUID `json:"customer_id"`
+	Reason     string     `json:"reason,omitempty"`
+}

@@ -84,3 +84,8 @@ func (o Opening) Normal() Opening {
 	}
 	return o
 }
+
+// OpeningList is GET /api/openings' answer.
+type OpeningList struct {
+	Openings []Opening `json:"openings"`
+}

@@ -206,55 +206,14 @@ func formatClock(minutes int) string {
 	return fmt.Sprintf("%02d:%02d", minutes/60, minutes%60)
 }
 
-type shopJSON struct {
-	ID          uuid.UUID  `json:"id"`
-	Name        string     `json:"name"`
-	Timezone    string     `json:"timezone"`
-	SMSNumber   string     `json:"sms_number"`
-	Currency    string     `json:"currency"`
-	PaymentMode string     `json:"payment_mode"`
-	OfferPolicy policyJSON `json:"offer_policy"`
-	APIKey      string     `json:"api_key,omitempty"`
-	CreatedAt   time.Time  `json:"created_at"`
-	// CalendarURL is the shop's secret calendar feed address.
-	CalendarURL         string `json:"calendar_url"`
-	CalendarFullDetails bool   `json:"calendar_full_details"`
-	// Stripe is the shop's own Stripe account (STRIPE_CONNECT=on).
-	Stripe stripeJSON `json:"stripe"`
-	// Language is what its customers are texted in, unless theirs is set.
-	Language string `json:"language"`
-	// NotifyPhone is texted when a text waits in the owner's inbox; null for none.
-	NotifyPhone *string `json:"notify_phone"`
-	// SMSSender is the shop's sender and its A2P registration (senders.go); in
-	// GET /api/shop and the admin's answers.
-	SMSSender *api.SMSSender `json:"sms_sender,omitempty"`
-}
-
-type policyJSON struct {
-	WaveSize            int             `json:"wave_size"`
-	WaveIntervalSeconds int64           `json:"wave_interval_seconds"`
-	MinLeadMinutes      int64           `json:"min_lead_minutes"`
-	QuietHours          *quietHoursJSON `json:"quiet_hours"`
-	CooldownSeconds     int64           `json:"cooldown_seconds"`
-	// MaxOffersPerDay is null when there is no cap.
-	MaxOffersPerDay       *int  `json:"max_offers_per_day"`
-	FirstWaveDelaySeconds int64 `json:"first_wave_delay_seconds"`
-	SendRatePerSecond     int   `json:"send_rate_per_second"`
-}
-
-type quietHoursJSON struct {
-	Start string `json:"start"`
-	End   string `json:"end"`
-}
-
-func (h *Handlers) newShopJSON(s shops.Shop) shopJSON {
+func (h *Handlers) newShopJSON(s shops.Shop) api.Shop {
 	p := s.Policy
-	out := shopJSON{
+	out := api.Shop{
 		ID: s.ID, Name: s.Name, Timezone: s.Timezone, SMSNumber: s.SMSNumber, Currency: s.Currency,
 		PaymentMode: s.PaymentMode, CreatedAt: s.CreatedAt.UTC(),
 		CalendarURL: calendar.URL(h.PublicURL, s.CalendarToken), CalendarFullDetails: s.CalendarFullDetails,
 		Stripe: newStripeJSON(s), Language: string(s.Language), NotifyPhone: nonEmpty(s.NotifyPhone),
-		OfferPolicy: policyJSON{
+		OfferPolicy: api.OfferPolicy{
 			WaveSize:              p.WaveSize,
 			WaveIntervalSeconds:   int64(p.WaveInterval / time.Second),
 			MinLeadMinutes:        int64(p.MinLead / time.Minute),
@@ -268,7 +227,7 @@ func (h *Handlers) newShopJSON(s shops.Shop) shopJSON {
 		out.OfferPolicy.MaxOffersPerDay = &n
 	}
 	if q := p.Quiet; q != nil {
-		out.OfferPolicy.QuietHours = &quietHoursJSON{Start: formatClock(q.Start), End: formatClock(q.End)}
+		out.OfferPolicy.QuietHours = &api.QuietHours{Start: formatClock(q.Start), End: formatClock(q.End)}
 	}
 	return out
 }
@@ -291,10 +250,6 @@ type openingRequest struct {
 	PriceCents      int64   `json:"price_cents"`
 	// StaffID is the person whose freed time it is; absent or null: anyone's.
 	StaffID *uuid.UUID `json:"staff_id"`
-}
-
-type listJSON struct {
-	Openings []api.Opening `json:"openings"`
 }
 
 // newOpeningJSON is the opening as the API shows it (api.Opening).

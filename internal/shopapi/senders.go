@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/senders"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
@@ -49,13 +50,13 @@ func (h *Handlers) pathShop(next echo.HandlerFunc) echo.HandlerFunc {
 
 // shopView is the shop as GET /api/shop and the admin's routes show it: with its
 // sms_sender.
-func (h *Handlers) shopView(ctx context.Context, shop shops.Shop) (shopJSON, error) {
+func (h *Handlers) shopView(ctx context.Context, shop shops.Shop) (api.Shop, error) {
 	out := h.newShopJSON(shop)
 	s := senders.Sender{Number: shop.SMSNumber}
 	if h.Senders != nil {
 		var err error
 		if s, err = h.Senders.Get(ctx, shop); err != nil {
-			return shopJSON{}, err
+			return api.Shop{}, err
 		}
 	}
 	sender := s.API()

@@ -277,7 +277,7 @@ func (h *Handlers) listOpenings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := listJSON{Openings: make([]api.Opening, 0, len(list))}
+	out := api.OpeningList{Openings: make([]api.Opening, 0, len(list))}
 	for _, o := range list {
 		out.Openings = append(out.Openings, newOpeningJSON(o, shop.Currency))
 	}
