@@ -370,9 +370,10 @@ WITH input AS (
     LEFT JOIN LATERAL (
         SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at,
                -- What the claim's webhook events are rendered from, in Go before the
-               -- claim (hooks.ClaimData), only when the shop has an endpoint subscribed
-               -- to them: NULL, and nothing read, otherwise.
-               CASE WHEN EXISTS (SELECT FROM webhook_subscribers(a.shop_id, webhook_claim_types('confirmed')))
+               -- claim (hooks.ClaimData), only for a YES (the only text that claims) to a
+               -- shop with an endpoint subscribed to them: NULL, and nothing read,
+               -- otherwise.
+               CASE WHEN a.yes AND EXISTS (SELECT FROM webhook_subscribers(a.shop_id, webhook_claim_types('confirmed')))
                     THEN webhook_opening_facts(v.opening_id, NULL, v.id, cust.id) END AS event_facts
         FROM slot_offers_claimable v
         WHERE v.customer_id = cust.id AND v.shop_id = a.shop_id
