@@ -3,6 +3,8 @@ package hooks_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"regexp"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
+	"github.com/slotrecovery/slotrecovery/internal/migrate"
 )
 
 // TestEventsRecordedBeforeRenderingInGo: events recorded before migration 0050 hold
@@ -106,4 +109,80 @@ func TestEventsRecordedBeforeRenderingInGo(t *testing.T) {
 	require.Equal(t, 2, s.count(`SELECT count(*) FROM webhook_events WHERE subject = '{}'::jsonb AND payload IS NULL AND id = ANY($1)`,
 		[]uuid.UUID{customer, filled}))
 	require.Equal(t, 4, s.count(`SELECT count(*) FROM webhook_events WHERE payload IS NOT NULL`))
+}
+
+// TestOldOpeningSubjectRendersAsNow: an opening event recorded by the previous
+// version's SQL (webhook_record_opening and webhook_opening_subject as migrations 0016
+// and 0040 made them, dropped by 0050 and made again here from their text) is sent with
+// the same data as the same rows recorded now (RecordOpening, rendered in Go).
+func TestOldOpeningSubjectRendersAsNow(t *testing.T) {
+	t.Parallel()
+	s := newScene(t, hooks.Config{AllowPrivate: true, DevMode: true})
+	ctx := context.Background()
+	_, _, err := s.svc.CreateEndpoint(ctx, s.shop.ID, hooks.NewEndpoint{URL: "http://127.0.0.1:9/hooks"})
+	require.NoError(t, err)
+	all, err := migrate.All()
+	require.NoError(t, err)
+	fn := func(migration, name string) string {
+		t.Helper()
+		for _, m := range all {
+			if m.Name == migration {
+				def := regexp.MustCompile(`(?s)CREATE (?:OR REPLACE )?FUNCTION ` + name + `\(.*?\n\$\$;`).FindString(m.SQL)
+				require.NotEmpty(t, def, "%s in %s", name, migration)
+				return def
+			}
+		}
+		t.Fatalf("no migration %s", migration)
+		return ""
+	}
+	for _, def := range []string{fn("0040_opening_wire_subject.sql", "webhook_opening_subject"),
+		fn("0016_webhook_endpoints.sql", "webhook_record_opening")} {
+		_, err := s.pool.Exec(ctx, def)
+		require.NoError(t, err)
+	}
+
+	// A person's opening, texted to three, held by Bea with a booking of another service.
+	bea := s.customer(s.shop, "+447700900111", "Bea Smith")
+	var staff, booking uuid.UUID
+	require.NoError(t, s.pool.QueryRow(ctx, `INSERT INTO staff (shop_id, name, created_at, updated_at) VALUES ($1, 'Ana', now(), now())
+		RETURNING id`, s.shop.ID).Scan(&staff))
+	id := s.opening(s.shop, time.Now().Add(48*time.Hour).Truncate(time.Second).Add(250*time.Millisecond))
+	_, err = s.pool.Exec(ctx, `UPDATE slot_openings SET status = 'filled', filled_by = $2, filled_at = now(), staff_id = $3 WHERE id = $1`,
+		id, bea.ID, staff)
+	require.NoError(t, err)
+	for _, sent := range []bool{true, true, false} {
+		c := s.customer(s.shop, fmt.Sprintf("+4477009002%02d", s.count(`SELECT count(*) FROM customers`)), "")
+		_, err = s.pool.Exec(ctx, `INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at)
+			VALUES ($1, $2, $3, 1, 1, 'sent', now(), CASE WHEN $4 THEN now() END)`, id, c.ID, s.shop.ID, sent)
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.pool.QueryRow(ctx, `INSERT INTO bookings (opening_id, customer_id, shop_id, status, amount_cents, currency,
+		created_at, updated_at, application_fee_cents, stripe_checkout_session_id, service, duration_minutes, staff_id)
+		VALUES ($1, $2, $3, 'pending_payment', 2500, 'gbp', now(), now(), 100, 'cs_1', 'Beard trim', 30, $4) RETURNING id`,
+		id, bea.ID, s.shop.ID, staff).Scan(&booking))
+
+	var recorded int
+	require.NoError(t, s.pool.QueryRow(ctx, `SELECT webhook_record_opening(s.shop_id, ARRAY['opening.filled'], now(), to_jsonb(s), to_jsonb(b))
+		FROM slot_openings s, bookings b WHERE s.id = $1 AND b.id = $2`, id, booking).Scan(&recorded))
+	require.Equal(t, 1, recorded)
+	require.NoError(t, hooks.RecordOpening(ctx, s.pool, s.shop.ID, hooks.OpeningFilled, time.Now(), id, booking))
+	require.Equal(t, 1, s.count(`SELECT count(*) FROM webhook_events WHERE NOT rendered`), "the old one is marked so")
+
+	n, err := s.svc.Dispatch(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, n)
+	rows, err := s.pool.Query(ctx, `SELECT payload FROM webhook_events WHERE dispatch_error IS NULL ORDER BY seq`)
+	require.NoError(t, err)
+	payloads, err := pgx.CollectRows(rows, pgx.RowTo[[]byte])
+	require.NoError(t, err)
+	require.Len(t, payloads, 2)
+	var old, now struct{ Data json.RawMessage }
+	require.NoError(t, json.Unmarshal(payloads[0], &old))
+	require.NoError(t, json.Unmarshal(payloads[1], &now))
+	require.JSONEq(t, string(now.Data), string(old.Data))
+	require.Contains(t, string(now.Data), `"offers_sent":2`)
+	require.Contains(t, string(now.Data), `"Beard trim"`)
+	require.Contains(t, string(now.Data), `"net_cents":2400`)
+	require.Contains(t, string(now.Data), `"name":"Ana"`)
+	require.Contains(t, string(now.Data), `"name":"Bea Smith"`)
 }
