@@ -714,11 +714,9 @@ ALTER TABLE webhook_events ADD COLUMN rendered boolean NOT NULL DEFAULT false;
 -- The facts an opening or booking event is rendered from (internal/hooks, facts.go), as
 -- they stand in the caller's statement: the opening's row, the booking's (p_booking, or
 -- the latest), who holds the opening, the person whose time it is, the offers texted and
--- the shop's currency. With p_customer (a YES about to claim the opening), the claimant
--- instead of the holder and no booking, and with p_offer the offer's service: Go renders
--- the opening as the claim will leave it (hooks.ClaimData). Facts, not a rendering: the
--- keys are the tables' columns, and the wire's names are Go's alone.
-CREATE FUNCTION webhook_opening_facts(p_opening uuid, p_booking uuid, p_offer uuid, p_customer uuid) RETURNS jsonb
+-- the shop's currency. Facts, not a rendering: the keys are the tables' columns, and the
+-- wire's names are Go's alone.
+CREATE FUNCTION webhook_opening_facts(p_opening uuid, p_booking uuid) RETURNS jsonb
 LANGUAGE sql STABLE PARALLEL SAFE
 AS $$
     SELECT jsonb_build_object(
@@ -726,17 +724,30 @@ AS $$
         'currency', sh.currency,
         'offers_sent', (SELECT count(*) FROM slot_offers o WHERE o.opening_id = s.id AND o.sent_at IS NOT NULL),
         'holder', (SELECT jsonb_build_object('id', c.id, 'phone', c.phone, 'name', c.name)
-                   FROM customers c WHERE c.id = COALESCE(p_customer, s.filled_by)),
+                   FROM customers c WHERE c.id = s.filled_by),
         'staff', (SELECT jsonb_build_object('id', st.id, 'name', st.name) FROM staff st WHERE st.id = s.staff_id),
-        'booking', CASE WHEN p_customer IS NULL THEN
-                       (SELECT to_jsonb(b) FROM bookings b
-                        WHERE b.opening_id = s.id AND (p_booking IS NULL OR b.id = p_booking)
-                        ORDER BY b.created_at DESC, b.id LIMIT 1) END,
+        'booking', (SELECT to_jsonb(b) FROM bookings b
+                    WHERE b.opening_id = s.id AND (p_booking IS NULL OR b.id = p_booking)
+                    ORDER BY b.created_at DESC, b.id LIMIT 1))
+    FROM slot_openings s JOIN shops sh ON sh.id = s.shop_id
+    WHERE s.id = p_opening
+$$;
+
+-- What a YES about to claim the offer p_offer adds to its opening's facts
+-- (webhook_opening_facts(opening, NULL) || this): the claimant as the holder, no booking
+-- yet, and the offer's service (null fields: the opening's own). Go renders the opening
+-- as the claim will leave it (hooks.ClaimData). The opening's part is the same for every
+-- YES to it: a statement that reads a storm's YES computes it once per opening.
+CREATE FUNCTION webhook_claim_facts(p_offer uuid, p_customer uuid) RETURNS jsonb
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $$
+    SELECT jsonb_build_object(
+        'holder', (SELECT jsonb_build_object('id', c.id, 'phone', c.phone, 'name', c.name)
+                   FROM customers c WHERE c.id = p_customer),
+        'booking', NULL,
         'offer', (SELECT jsonb_build_object('service', so.service, 'duration_minutes', so.duration_minutes,
                                             'price_cents', so.price_cents)
                   FROM slot_offers so WHERE so.id = p_offer))
-    FROM slot_openings s JOIN shops sh ON sh.id = s.shop_id
-    WHERE s.id = p_opening
 $$;
 
 -- Records, for each of the types the shop has an endpoint subscribed to (in the order

@@ -15,7 +15,7 @@ WHERE EXISTS (SELECT FROM webhook_subscribers(sqlc.arg(shop_id)::uuid, ARRAY[sql
 -- (webhook_opening_facts: the opening and the booking, booking_id or the latest, as they
 -- stand in the caller's transaction), only when the shop has an enabled endpoint
 -- subscribed to the type: no row otherwise, or when the opening is not the shop's.
-SELECT webhook_opening_facts(s.id, sqlc.narg(booking_id)::uuid, NULL, NULL)::jsonb AS facts
+SELECT webhook_opening_facts(s.id, sqlc.narg(booking_id)::uuid)::jsonb AS facts
 FROM slot_openings s
 WHERE s.id = sqlc.arg(opening_id) AND s.shop_id = sqlc.arg(shop_id)
   AND EXISTS (SELECT FROM webhook_subscribers(s.shop_id, ARRAY[sqlc.arg(type)::text]));

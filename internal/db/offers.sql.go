@@ -201,7 +201,7 @@ func (q *Queries) OfferInsertMany(ctx context.Context, db DBTX, arg OfferInsertM
 const offerListClaimable = `-- name: OfferListClaimable :many
 SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at,
     (CASE WHEN EXISTS (SELECT FROM webhook_subscribers(v.shop_id, webhook_claim_types('confirmed')))
-          THEN webhook_opening_facts(v.opening_id, NULL, v.id, v.customer_id) END)::jsonb AS event_facts
+          THEN webhook_opening_facts(v.opening_id, NULL) || webhook_claim_facts(v.id, v.customer_id) END)::jsonb AS event_facts
 FROM slot_offers_claimable v
 WHERE v.customer_id = $1 AND v.shop_id = $2
 ORDER BY v.created_at DESC, v.id

@@ -280,7 +280,7 @@ func (q *Queries) WebhookEventsToDispatch(ctx context.Context, db DBTX, maxRows 
 }
 
 const webhookOpeningFacts = `-- name: WebhookOpeningFacts :one
-SELECT webhook_opening_facts(s.id, $1::uuid, NULL, NULL)::jsonb AS facts
+SELECT webhook_opening_facts(s.id, $1::uuid)::jsonb AS facts
 FROM slot_openings s
 WHERE s.id = $2 AND s.shop_id = $3
   AND EXISTS (SELECT FROM webhook_subscribers(s.shop_id, ARRAY[$4::text]))

@@ -48,11 +48,14 @@
 // The YES's claim (slots' BookingClaim) is one statement with no transaction of its own,
 // and Go cannot render between its change and its insert. So it renders before: the
 // customer's claimable offers are read (inbound's InboundStoreMany, slots'
-// OfferListClaimable) with the facts of the claim's events — only when the shop has an
-// endpoint subscribed to them; otherwise nothing is read — and the claim attempt that
-// has facts renders the opening as the claim will leave it (ClaimData: filled now by
-// the claimant, with a booking whose id Go chose, of the offer's service at its price)
-// and passes the data to the statement, which inserts it, only if it books, with this
+// OfferListClaimable) with the facts of the claim's events — only for a YES to a shop
+// with an endpoint subscribed to them (one probe per shop in the statement); otherwise
+// nothing is read. The opening's facts are gathered once per opening in the statement
+// (a storm's YES share them: webhook_opening_facts), the claimant's and the offer's per
+// YES (webhook_claim_facts, two primary-key reads). The claim attempt that has facts
+// renders the opening as the claim will leave it (ClaimData: filled now by the
+// claimant, with a booking whose id Go chose, of the offer's service at its price) and
+// passes the data to the statement, which inserts it, only if it books, with this
 // package's SQL function in its final SELECT (f: the filled opening; b: the inserted
 // booking):
 //

@@ -168,8 +168,9 @@ func RecordOpening(ctx context.Context, q db.DBTX, shopID uuid.UUID, typ string,
 // if it books (opening.filled, and booking.confirmed for a booking confirmed at once):
 // the opening as the claim leaves it, filled at now by the claimant, with the booking
 // bookingID in status, of the offer's service at its price. facts are what the
-// customer's claimable offers were read with (webhook_opening_facts of the offer and
-// the claimant), only when the shop had an endpoint subscribed to those events; the
+// customer's claimable offers were read with (webhook_opening_facts of the opening, once
+// per opening in a statement, with webhook_claim_facts of the offer and the claimant
+// over it), only when the shop had an endpoint subscribed to those events; the
 // claim inserts the data only if it books and the endpoint is still there. now is the
 // claim's: the booking's created_at and the opening's filled_at.
 func ClaimData(facts []byte, bookingID uuid.UUID, status string, now time.Time) ([]byte, error) {

@@ -15,7 +15,7 @@ import (
 const openingFilled = "filled"
 
 // openingFacts are what the SQL function webhook_opening_facts gathers for an opening
-// or booking event: the rows as they stand, under their tables' column names. Go alone
+// or booking event (with webhook_claim_facts over it for a claim about to run): the rows as they stand, under their tables' column names. Go alone
 // renders them (opening): the wire's names are api.Opening's.
 type openingFacts struct {
 	Opening struct {

@@ -49,7 +49,7 @@ FROM booking b JOIN filled f ON f.id = b.opening_id`
 // endpoint subscribed to them.
 const claimFacts = `
 SELECT CASE WHEN EXISTS (SELECT FROM webhook_subscribers(s.shop_id, webhook_claim_types('confirmed')))
-            THEN webhook_opening_facts(s.id, NULL, NULL, $2) END
+            THEN webhook_opening_facts(s.id, NULL) || webhook_claim_facts(NULL, $2) END
 FROM slot_openings s WHERE s.id = $1`
 
 // opening inserts an open opening of shop (as slots.Declare would, without its wave).
