@@ -113,7 +113,7 @@ func checkData(typ string, data any) error {
 		return fmt.Errorf("hooks: unknown event type %q", typ)
 	}
 	var id uuid.UUID
-	ok := true
+	var ok bool
 	switch d := data.(type) {
 	case api.Opening:
 		ok, id = IsOpeningType(typ), d.ID
@@ -123,8 +123,6 @@ func checkData(typ string, data any) error {
 		ok, id = IsMessageType(typ), d.ConversationID
 	case api.SMSSenderUpdated:
 		ok, id = typ == SMSSenderUpdated, d.ShopID
-	default:
-		ok = false
 	}
 	if !ok {
 		return fmt.Errorf("hooks: %s events carry the api type of their object, not %T", typ, data)
