@@ -7,10 +7,8 @@ import (
 )
 
 // Opening is an opening as the JSON API answers it (GET /api/openings/{id}) and as the
-// opening.* and booking.* webhook events carry it: the one type that names its JSON
-// fields. Postgres records an event's opening in this shape too
-// (webhook_opening_subject), so the event is decoded into it. Fields may be added,
-// never renamed or removed.
+// opening.* and booking.* webhook events carry it as their data: the one type that
+// names its JSON fields.
 type Opening struct {
 	ID              uuid.UUID `json:"id"`
 	ShopID          uuid.UUID `json:"shop_id"`
@@ -49,6 +47,15 @@ type Staff struct {
 	Name string    `json:"name"`
 }
 
+// A booking's Status on the wire, as the ledger (internal/ledger), which decides them,
+// names them too.
+const (
+	BookingPendingPayment = "pending_payment"
+	BookingConfirmed      = "confirmed"
+	BookingPaymentFailed  = "payment_failed"
+	BookingCancelled      = "cancelled"
+)
+
 // Booking is an opening's latest booking: what was booked (Service, DurationMinutes,
 // PriceCents), and its payment.
 type Booking struct {
@@ -85,4 +92,9 @@ func (o Opening) Normal() Opening {
 		o.Booking = &b
 	}
 	return o
+}
+
+// OpeningList is GET /api/openings' answer.
+type OpeningList struct {
+	Openings []Opening `json:"openings"`
 }

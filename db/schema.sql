@@ -303,8 +303,8 @@ CREATE TABLE webhook_events (
     shop_id        uuid NOT NULL,
     type           text NOT NULL,
     created_at     timestamptz NOT NULL,
-    -- The object as it stood at the event, recorded by SQL in the change's own
-    -- statement (see webhook_opening_subject) or by the owner's Go code.
+    -- The event's data, rendered in Go when the event was recorded (0050: see
+    -- rendered) from the object as it stood then.
     subject        jsonb NOT NULL,
     -- The body every attempt sends, rendered once at dispatch.
     payload        bytea,
@@ -372,82 +372,6 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
     SELECT CASE WHEN p_booking_status = 'confirmed' THEN ARRAY['opening.filled', 'booking.confirmed']
                 ELSE ARRAY['opening.filled'] END
-$$;
-
--- The subject of an opening or booking event, in the shape the API shows an opening
--- (api.Opening): the opening's row and the booking's (the one the event is about, or
--- the latest) as they stand in the caller's statement, with what the API shows beside
--- them, read as they stood when the statement began (it
--- changes none of them): who holds the opening, how many offers were texted and the
--- shop's currency. A statement that changes the rows passes its RETURNING rows, so the
--- event shows the state the change made. Called only for recorded events (after the
--- guard); PL/pgSQL, so its statements' plans are kept for the session.
-CREATE FUNCTION webhook_opening_subject(p_opening jsonb, p_booking jsonb) RETURNS jsonb
-LANGUAGE plpgsql STABLE PARALLEL SAFE
-AS $$
-BEGIN
-    RETURN jsonb_build_object(
-        'id', p_opening -> 'id',
-        'shop_id', p_opening -> 'shop_id',
-        'starts_at', p_opening -> 'starts_at',
-        'duration_minutes', p_opening -> 'duration_minutes',
-        'service', p_opening -> 'service',
-        'price_cents', p_opening -> 'price_cents',
-        'currency', (SELECT s.currency FROM shops s WHERE s.id = (p_opening ->> 'shop_id')::uuid),
-        'status', p_opening -> 'status',
-        'offers_sent', (SELECT count(*) FROM slot_offers o
-                        WHERE o.opening_id = (p_opening ->> 'id')::uuid AND o.sent_at IS NOT NULL),
-        'filled_by', (SELECT jsonb_build_object('customer_id', c.id, 'phone', c.phone, 'name', c.name)
-                      FROM customers c WHERE c.id = (p_opening ->> 'filled_by')::uuid),
-        'booking', CASE WHEN p_booking IS NULL OR jsonb_typeof(p_booking) = 'null' THEN NULL
-                   ELSE jsonb_build_object(
-                       'id', p_booking -> 'id',
-                       'status', p_booking -> 'status',
-                       'amount_cents', p_booking -> 'amount_cents',
-                       'payment_url', p_booking -> 'payment_url',
-                       'stripe_checkout_session_id', p_booking -> 'stripe_checkout_session_id',
-                       'application_fee_cents', COALESCE(p_booking -> 'application_fee_cents', '0'::jsonb),
-                       'service', COALESCE(NULLIF(p_booking -> 'service', 'null'::jsonb), p_opening -> 'service'),
-                       'duration_minutes', COALESCE(NULLIF(p_booking -> 'duration_minutes', 'null'::jsonb), p_opening -> 'duration_minutes')) END,
-        'generation', p_opening -> 'generation',
-        'created_at', p_opening -> 'created_at',
-        'filled_at', p_opening -> 'filled_at',
-        'staff', (SELECT jsonb_build_object('id', st.id, 'name', st.name)
-                  FROM staff st WHERE st.id = (p_opening ->> 'staff_id')::uuid),
-        'parent_id', p_opening -> 'parent_id');
-END
-$$;
-
--- Records, for each of the types the shop has an endpoint subscribed to (in the order
--- given), an opening or booking event whose subject is webhook_opening_subject(opening,
--- booking), and returns how many it recorded. A statement that makes a change calls it
--- with its own RETURNING rows, guarded so that a shop without endpoints never reaches
--- it (and never touches webhook_events):
---   CASE WHEN EXISTS (SELECT FROM webhook_subscribers(shop, types))
---        THEN webhook_record_opening(shop, types, at, to_jsonb(opening_row), to_jsonb(booking_row))
---        ELSE 0 END
--- (the YES's claim, one statement; see internal/hooks). It is internal/hooks' way in
--- SQL of recording, as hooks.RecordOpening is in Go.
-CREATE FUNCTION webhook_record_opening(p_shop uuid, p_types text[], p_at timestamptz, p_opening jsonb, p_booking jsonb)
-RETURNS integer
-LANGUAGE plpgsql VOLATILE
-AS $$
-DECLARE
-    n       integer := 0;
-    t       text;
-    subject jsonb;
-BEGIN
-    FOREACH t IN ARRAY p_types LOOP
-        IF EXISTS (SELECT FROM webhook_subscribers(p_shop, ARRAY[t])) THEN
-            IF subject IS NULL THEN
-                subject := webhook_opening_subject(p_opening, p_booking);
-            END IF;
-            INSERT INTO webhook_events (shop_id, type, created_at, subject) VALUES (p_shop, t, p_at, subject);
-            n := n + 1;
-        END IF;
-    END LOOP;
-    RETURN n;
-END
 $$;
 
 -- 0017_idempotency_keys
@@ -840,3 +764,79 @@ CREATE TABLE appointment_openings (
 );
 CREATE INDEX appointment_openings_due_idx ON appointment_openings (attempted_at NULLS FIRST)
     WHERE state IN ('pending', 'declaring');
+
+-- 0050_events_rendered_in_go: an event's data is rendered in Go when the event is
+-- recorded (the api package's types, as the owners' API answers them) and stored as it
+-- is sent; Postgres no longer renders an opening (webhook_opening_subject goes). What
+-- SQL still does for an opening event is gather the facts Go renders from
+-- (webhook_opening_facts) and, for the YES's claim, insert the data Go rendered before
+-- the claim (webhook_record).
+--
+-- Events recorded before keep their subject in the form it was stored in (an opening in
+-- the former Postgres shape, a customer under customers.Customer's frozen field names);
+-- rendered is false for them and the dispatcher renders them as it did (internal/hooks,
+-- legacy.go). (Dropped here: webhook_opening_subject and webhook_record_opening, the
+-- rendering in PL/pgSQL.)
+ALTER TABLE webhook_events ADD COLUMN rendered boolean NOT NULL DEFAULT false;
+
+-- The facts an opening or booking event is rendered from (internal/hooks, facts.go), as
+-- they stand in the caller's statement: the opening's row, the booking's (p_booking, or
+-- the latest), who holds the opening, the person whose time it is, the offers texted and
+-- the shop's currency. Facts, not a rendering: the keys are the tables' columns, and the
+-- wire's names are Go's alone.
+CREATE FUNCTION webhook_opening_facts(p_opening uuid, p_booking uuid) RETURNS jsonb
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $$
+    SELECT jsonb_build_object(
+        'opening', to_jsonb(s),
+        'currency', sh.currency,
+        'offers_sent', (SELECT count(*) FROM slot_offers o WHERE o.opening_id = s.id AND o.sent_at IS NOT NULL),
+        'holder', (SELECT jsonb_build_object('id', c.id, 'phone', c.phone, 'name', c.name)
+                   FROM customers c WHERE c.id = s.filled_by),
+        'staff', (SELECT jsonb_build_object('id', st.id, 'name', st.name) FROM staff st WHERE st.id = s.staff_id),
+        'booking', (SELECT to_jsonb(b) FROM bookings b
+                    WHERE b.opening_id = s.id AND (p_booking IS NULL OR b.id = p_booking)
+                    ORDER BY b.created_at DESC, b.id LIMIT 1))
+    FROM slot_openings s JOIN shops sh ON sh.id = s.shop_id
+    WHERE s.id = p_opening
+$$;
+
+-- What a YES about to claim the offer p_offer adds to its opening's facts
+-- (webhook_opening_facts(opening, NULL) || this): the claimant as the holder, no booking
+-- yet, and the offer's service (null fields: the opening's own). Go renders the opening
+-- as the claim will leave it (hooks.ClaimData). The opening's part is the same for every
+-- YES to it: a statement that reads a storm's YES computes it once per opening.
+CREATE FUNCTION webhook_claim_facts(p_offer uuid, p_customer uuid) RETURNS jsonb
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $$
+    SELECT jsonb_build_object(
+        'holder', (SELECT jsonb_build_object('id', c.id, 'phone', c.phone, 'name', c.name)
+                   FROM customers c WHERE c.id = p_customer),
+        'booking', NULL,
+        'offer', (SELECT jsonb_build_object('service', so.service, 'duration_minutes', so.duration_minutes,
+                                            'price_cents', so.price_cents)
+                  FROM slot_offers so WHERE so.id = p_offer))
+$$;
+
+-- Records, for each of the types the shop has an endpoint subscribed to (in the order
+-- given), an event whose data (rendered in Go) is p_data, and returns how many it
+-- recorded. The YES's claim calls it in its final SELECT with the data it was given,
+-- guarded so that a shop without endpoints never reaches it (and never touches
+-- webhook_events); see internal/hooks.
+CREATE FUNCTION webhook_record(p_shop uuid, p_types text[], p_at timestamptz, p_data jsonb)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE
+AS $$
+DECLARE
+    n integer := 0;
+    t text;
+BEGIN
+    FOREACH t IN ARRAY p_types LOOP
+        IF EXISTS (SELECT FROM webhook_subscribers(p_shop, ARRAY[t])) THEN
+            INSERT INTO webhook_events (shop_id, type, created_at, subject, rendered) VALUES (p_shop, t, p_at, p_data, true);
+            n := n + 1;
+        END IF;
+    END LOOP;
+    RETURN n;
+END
+$$;

@@ -27,7 +27,6 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/keyring"
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
-	"github.com/slotrecovery/slotrecovery/internal/shopapi"
 )
 
 // The person erased in TestErasureLeavesNoTrace, and another who stays: their number
@@ -90,7 +89,7 @@ func TestErasureLeavesNoTrace(t *testing.T) {
 	// Sealed as the server seals (SECRETS_KEY unset: the admin token is the key).
 	secrets, err := keyring.New([]byte(adminToken))
 	require.NoError(t, err)
-	hooksSvc := hooks.New(e.pool, rc, shopapi.EventRenderer{}, hooks.Config{DevMode: true, AllowPrivate: true, Secrets: secrets})
+	hooksSvc := hooks.New(e.pool, rc, hooks.Config{DevMode: true, AllowPrivate: true, Secrets: secrets})
 	_, _, err = hooksSvc.CreateEndpoint(ctx, uuid.MustParse(shop.ID), hooks.NewEndpoint{URL: receiver.URL, EnabledEvents: []string{"*"}})
 	require.NoError(t, err)
 

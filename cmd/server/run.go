@@ -47,7 +47,6 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
 	"github.com/slotrecovery/slotrecovery/internal/retention"
 	"github.com/slotrecovery/slotrecovery/internal/senders"
-	"github.com/slotrecovery/slotrecovery/internal/shopapi"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
@@ -500,7 +499,8 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 		OnboardingReturnURL: cfg.PublicURL + "/dashboard/stripe/return", OnboardingRefreshURL: cfg.PublicURL + "/dashboard/stripe/onboarding"}
 	offersCfg := offers.Config{Logger: log, Metrics: a.metrics, Pacer: pacing.New(a.redis, cfg.RedisKeyPrefix)}
 	// Outbound webhooks: http:// URLs only in development, private addresses only when
-	// WEBHOOK_ALLOW_PRIVATE=1. The events' data is rendered as the API renders objects.
+	// WEBHOOK_ALLOW_PRIVATE=1. The events' data is rendered when they are recorded, in
+	// the API's types (internal/hooks).
 	hooksCfg := hooks.Config{DevMode: cfg.DevMode, AllowPrivate: cfg.WebhookAllowPrivate, Logger: log, Metrics: a.metrics,
 		Secrets: secrets}
 	if opts.tune != nil {
@@ -509,7 +509,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	if opts.tuneHooks != nil {
 		opts.tuneHooks(&hooksCfg)
 	}
-	a.hooks = hooks.New(a.pool, queue, shopapi.EventRenderer{}, hooksCfg)
+	a.hooks = hooks.New(a.pool, queue, hooksCfg)
 	// A setting that leaves out a key in use would leave secrets that cannot sign and
 	// feed addresses that cannot be shown: refused (docs/operations.md, Secrets key).
 	if err := checkSecrets(ctx, cfg, a.shops, a.hooks, log); err != nil {

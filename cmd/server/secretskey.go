@@ -79,7 +79,7 @@ func secretsKey(ctx context.Context, args []string, getenv func(string) string, 
 		return err
 	}
 	sh := shops.New(pool, shops.Config{Secrets: ring})
-	hk := hooks.New(pool, nil, nil, hooks.Config{Secrets: ring})
+	hk := hooks.New(pool, nil, hooks.Config{Secrets: ring})
 	defer hk.Close()
 	if err := checkSecrets(ctx, cfg, sh, hk, log); err != nil {
 		return err

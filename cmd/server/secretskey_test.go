@@ -34,7 +34,7 @@ func TestSecretsKeyCheckedAtStart(t *testing.T) {
 	shop, _, err := shops.New(e.pool, shops.Config{Secrets: ringA}).Create(ctx, shops.NewShop{Name: "A", Timezone: "UTC",
 		SMSNumber: "+15555550100", Currency: "usd", PaymentMode: shops.PaymentNone})
 	require.NoError(t, err)
-	hk := hooks.New(e.pool, nil, nil, hooks.Config{Secrets: ringA})
+	hk := hooks.New(e.pool, nil, hooks.Config{Secrets: ringA})
 	t.Cleanup(hk.Close)
 	_, _, err = hk.CreateEndpoint(ctx, shop.ID, hooks.NewEndpoint{URL: "https://crm.example.com/hooks"})
 	require.NoError(t, err)

@@ -56,12 +56,14 @@ WHERE id = ANY(sqlc.arg(ids)::uuid[]) AND customer_told_at IS NULL;
 -- the previous claim committed.
 --
 -- The outbound webhook events of the YES (opening.filled, and booking.confirmed for a
--- booking confirmed at once) are recorded by the same statement, from its own RETURNING
--- rows, through internal/hooks' SQL function webhook_record_opening: no booking without
--- its events, no events without the booking. The guard keeps a shop without a
--- subscribed endpoint from reaching the function (one probe of
--- webhook_endpoints_live_idx; webhook_events is never touched): events_recorded is 0
--- then.
+-- booking confirmed at once) are recorded by the same statement through internal/hooks'
+-- SQL function webhook_record: no booking without its events, no events without the
+-- booking. Their data was rendered in Go before the claim (hooks.ClaimData, from the
+-- facts read with the customer's claimable offers) and is event_data, for the booking
+-- booking_id that Go chose; both are NULL when the shop had no subscribed endpoint then,
+-- and the booking gets an id of its own. The guard keeps a shop without a subscribed
+-- endpoint from reaching the function (one probe of webhook_endpoints_live_idx;
+-- webhook_events is never touched): events_recorded is 0 then.
 WITH opening AS (
     SELECT s.id, s.shop_id, s.starts_at FROM slot_openings s WHERE s.id = sqlc.arg(opening_id) FOR UPDATE
 ), offer AS (
@@ -97,10 +99,10 @@ WITH opening AS (
     -- What the offer offered this customer (a shop with services), else the opening's
     -- own: its price is what they pay. The person's time it takes is refused by the
     -- database if it overlaps another live booking of theirs (bookings_staff_no_overlap).
-    INSERT INTO bookings (opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency,
+    INSERT INTO bookings (id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency,
         created_at, updated_at, confirmed_at, checkout_expires_at,
         service, duration_minutes, staff_id, starts_at, ends_at)
-    SELECT f.id, sqlc.arg(customer_id), a.id, sqlc.arg(shop_id),
+    SELECT COALESCE(sqlc.narg(booking_id)::uuid, gen_random_uuid()), f.id, sqlc.arg(customer_id), a.id, sqlc.arg(shop_id),
         -- Confirmed at once (a shop that takes no payment) or held for payment.
         CASE WHEN sqlc.narg(confirmed_at)::timestamptz IS NULL THEN 'pending_payment' ELSE 'confirmed' END,
         COALESCE(a.price_cents, f.price_cents),
@@ -113,8 +115,9 @@ WITH opening AS (
 )
 SELECT sqlc.embed(b), b.service::text AS service, f.starts_at, b.amount_cents AS price_cents,
     f.duration_minutes AS opening_minutes, f.staff_id AS opening_staff_id,
-    (CASE WHEN EXISTS (SELECT FROM webhook_subscribers(b.shop_id, webhook_claim_types(b.status)))
-          THEN webhook_record_opening(b.shop_id, webhook_claim_types(b.status), b.created_at, to_jsonb(f), to_jsonb(b))
+    (CASE WHEN sqlc.narg(event_data)::jsonb IS NOT NULL
+               AND EXISTS (SELECT FROM webhook_subscribers(b.shop_id, webhook_claim_types(b.status)))
+          THEN webhook_record(b.shop_id, webhook_claim_types(b.status), b.created_at, sqlc.narg(event_data)::jsonb)
           ELSE 0 END)::integer AS events_recorded
 FROM booking b JOIN filled f ON f.id = b.opening_id;
 

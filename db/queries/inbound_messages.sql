@@ -136,10 +136,15 @@ WITH input AS (
     -- a hash join over every shop: it guesses ten texts per call).
     SELECT i.message_sid, i.from_phone, i.to_phone, i.body, i.yes, sh.id AS shop_id
     FROM input i CROSS JOIN LATERAL (SELECT x.id FROM shops x WHERE x.sms_number = i.to_phone LIMIT 1) sh
+), hooked AS (
+    -- The shops texted a YES that have an endpoint subscribed to a claim's webhook
+    -- events: one probe of webhook_endpoints_live_idx per shop, however many texts.
+    SELECT y.shop_id FROM (SELECT DISTINCT a.shop_id FROM addressed a WHERE a.yes) y
+    WHERE EXISTS (SELECT FROM webhook_subscribers(y.shop_id, webhook_claim_types('confirmed')))
 ), found AS (
     SELECT a.message_sid, a.shop_id, a.yes, cust.id AS customer_id, cust.opted_out_at, cust.language AS customer_language,
            newest.id AS newest_offer_id, newest.status AS newest_offer_status,
-           live.offer_id, live.opening_id, live.generation, live.starts_at
+           live.offer_id, live.opening_id, live.generation, live.starts_at, live.claim_facts
     FROM addressed a
     LEFT JOIN customers cust ON cust.shop_id = a.shop_id AND cust.phone = a.from_phone AND cust.erased_at IS NULL
     LEFT JOIN LATERAL (
@@ -149,12 +154,23 @@ WITH input AS (
         LIMIT 1
     ) AS newest ON true
     LEFT JOIN LATERAL (
-        SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at
+        SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at,
+               -- What this YES's claim adds to its opening's facts (claim_openings), only
+               -- for a YES (the only text that claims) to a shop with an endpoint
+               -- subscribed to the claim's events (hooked): NULL, and nothing read,
+               -- otherwise.
+               CASE WHEN a.yes AND a.shop_id IN (SELECT h.shop_id FROM hooked h)
+                    THEN webhook_claim_facts(v.id, cust.id) END AS claim_facts
         FROM slot_offers_claimable v
         WHERE v.customer_id = cust.id AND v.shop_id = a.shop_id
         ORDER BY v.created_at DESC, v.id
         LIMIT 20
     ) AS live ON true
+), claim_openings AS (
+    -- The facts of the openings those YES may claim, once per opening however many
+    -- YES of a storm this statement holds.
+    SELECT o.opening_id, webhook_opening_facts(o.opening_id, NULL) AS facts
+    FROM (SELECT DISTINCT f.opening_id FROM found f WHERE f.claim_facts IS NOT NULL) o
 ), late AS (
     -- Nothing to claim, so exactly one row of found.
     SELECT f.message_sid FROM found f
@@ -181,10 +197,14 @@ SELECT sqlc.embed(shops),
        COALESCE(f.offer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS offer_id,
        COALESCE(f.opening_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS opening_id,
        COALESCE(f.generation, 0)::integer AS generation,
-       COALESCE(f.starts_at, 'epoch'::timestamptz)::timestamptz AS starts_at
+       COALESCE(f.starts_at, 'epoch'::timestamptz)::timestamptz AS starts_at,
+       -- What the claim's webhook events are rendered from, in Go before the claim
+       -- (hooks.ClaimData); NULL when no event is to be recorded.
+       (co.facts || f.claim_facts)::jsonb AS event_facts
 FROM found f
 CROSS JOIN LATERAL (SELECT * FROM shops x WHERE x.id = f.shop_id LIMIT 1) AS shops
-LEFT JOIN stored st ON st.message_sid = f.message_sid;
+LEFT JOIN stored st ON st.message_sid = f.message_sid
+LEFT JOIN claim_openings co ON co.opening_id = f.opening_id;
 
 -- name: InboundPurge :execrows
 -- Deletes up to max_rows texts (their number and words) received before `before`: the

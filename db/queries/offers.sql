@@ -160,8 +160,12 @@ LIMIT 1;
 -- name: OfferListClaimable :many
 -- The customer's offers from this shop that can still be taken (slot_offers_claimable:
 -- texted, in the opening's current generation, the opening open), newest first: a YES
--- claims the newest whose slot is still free.
-SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at
+-- claims the newest whose slot is still free. event_facts: what the claim's webhook
+-- events are rendered from (hooks.ClaimData), only when the shop has an endpoint
+-- subscribed to them.
+SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at,
+    (CASE WHEN EXISTS (SELECT FROM webhook_subscribers(v.shop_id, webhook_claim_types('confirmed')))
+          THEN webhook_opening_facts(v.opening_id, NULL) || webhook_claim_facts(v.id, v.customer_id) END)::jsonb AS event_facts
 FROM slot_offers_claimable v
 WHERE v.customer_id = sqlc.arg(customer_id) AND v.shop_id = sqlc.arg(shop_id)
 ORDER BY v.created_at DESC, v.id

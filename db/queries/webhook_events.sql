@@ -1,33 +1,28 @@
 -- Outbound event webhooks: the outbox of events (internal/hooks). Other packages record
--- through hooks.Record and hooks.RecordOpening inside their own transactions; the YES's
--- claim records in its own statement (see internal/hooks/doc.go).
+-- through hooks.Record and hooks.RecordOpening inside their own transactions, with the
+-- event's data rendered in Go; the YES's claim records the data it was given in its own
+-- statement (see internal/hooks/doc.go).
 
 -- name: WebhookEventRecord :execrows
--- Records an event whose subject the caller made, only when the shop has an enabled
--- endpoint subscribed to its type (0 rows otherwise: nothing to send).
-INSERT INTO webhook_events (shop_id, type, created_at, subject)
-SELECT sqlc.arg(shop_id)::uuid, sqlc.arg(type)::text, sqlc.arg(created_at)::timestamptz, sqlc.arg(subject)::jsonb
+-- Records an event whose data (rendered in Go) is subject, only when the shop has an
+-- enabled endpoint subscribed to its type (0 rows otherwise: nothing to send).
+INSERT INTO webhook_events (shop_id, type, created_at, subject, rendered)
+SELECT sqlc.arg(shop_id)::uuid, sqlc.arg(type)::text, sqlc.arg(created_at)::timestamptz, sqlc.arg(subject)::jsonb, true
 WHERE EXISTS (SELECT FROM webhook_subscribers(sqlc.arg(shop_id)::uuid, ARRAY[sqlc.arg(type)::text]));
 
--- name: WebhookEventRecordOpening :one
--- Records an opening or booking event with the opening and the booking (booking_id, or
--- the latest when NULL) as they stand in the caller's transaction, only when the shop has
--- an enabled endpoint subscribed to its type (webhook_events is not touched otherwise).
--- Returns how many events it recorded (0 or 1); no row: no such opening.
-SELECT (CASE WHEN EXISTS (SELECT FROM webhook_subscribers(s.shop_id, ARRAY[sqlc.arg(type)::text]))
-    THEN webhook_record_opening(s.shop_id, ARRAY[sqlc.arg(type)::text], sqlc.arg(created_at)::timestamptz, to_jsonb(s), to_jsonb(b))
-    ELSE 0 END)::integer AS recorded
+-- name: WebhookOpeningFacts :one
+-- The facts an opening or booking event of the shop's opening is rendered from
+-- (webhook_opening_facts: the opening and the booking, booking_id or the latest, as they
+-- stand in the caller's transaction), only when the shop has an enabled endpoint
+-- subscribed to the type: no row otherwise, or when the opening is not the shop's.
+SELECT webhook_opening_facts(s.id, sqlc.narg(booking_id)::uuid)::jsonb AS facts
 FROM slot_openings s
-LEFT JOIN LATERAL (
-    SELECT * FROM bookings bk
-    WHERE bk.opening_id = s.id AND (sqlc.narg(booking_id)::uuid IS NULL OR bk.id = sqlc.narg(booking_id)::uuid)
-    ORDER BY bk.created_at DESC, bk.id LIMIT 1
-) b ON true
-WHERE s.id = sqlc.arg(opening_id) AND s.shop_id = sqlc.arg(shop_id);
+WHERE s.id = sqlc.arg(opening_id) AND s.shop_id = sqlc.arg(shop_id)
+  AND EXISTS (SELECT FROM webhook_subscribers(s.shop_id, ARRAY[sqlc.arg(type)::text]));
 
 -- name: WebhookEventsToDispatch :many
 -- The oldest events not yet fanned out, each taken by one dispatcher (others skip it).
-SELECT id, seq, shop_id, type, created_at, subject FROM webhook_events
+SELECT id, seq, shop_id, type, created_at, subject, rendered FROM webhook_events
 WHERE dispatched_at IS NULL
 ORDER BY seq
 LIMIT sqlc.arg(max_rows)
@@ -53,7 +48,8 @@ ORDER BY seq;
 -- name: WebhookEventsForgetCustomer :many
 -- An erasure: the events whose subject names the customer (an opening they held, the
 -- customer themself, or a text of theirs in the owner's inbox, by customer or by the
--- number they had) lose their subject and body, and are not sent any more. Returns
+-- number they had) lose their subject and body, and are not sent any more; a subject
+-- recorded before 0050 names a customer event's customer under "ID". Returns
 -- their ids: their deliveries' and attempts' logs are scrubbed next
 -- (WebhookDeliveriesForgetEvents, WebhookAttemptsForgetEvents).
 UPDATE webhook_events
@@ -61,6 +57,7 @@ SET subject = '{}'::jsonb, payload = NULL, dispatched_at = COALESCE(dispatched_a
     dispatch_error = 'the customer was erased'
 WHERE shop_id = sqlc.arg(shop_id)
   AND (subject -> 'filled_by' ->> 'customer_id' = sqlc.arg(customer_id)::uuid::text OR subject ->> 'ID' = sqlc.arg(customer_id)::uuid::text
+       OR (type LIKE 'customer.%' AND subject ->> 'id' = sqlc.arg(customer_id)::uuid::text)
        OR subject ->> 'customer_id' = sqlc.arg(customer_id)::uuid::text
        OR (sqlc.arg(phone)::text <> '' AND type LIKE 'message.%' AND subject ->> 'phone' = sqlc.arg(phone)::text))
 RETURNING id;

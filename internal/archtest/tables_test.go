@@ -85,9 +85,9 @@ var writeExceptions = map[writeKey]string{
 		"the insert out would cost the YES a round trip, and the partial unique index it meets is the " +
 		"fence against a double booking",
 	{"internal/slots", "BookingClaim", "webhook_events"}: "the same statement records the YES's " +
-		"outbound webhook events (an outbox: no booking without its events) through internal/hooks' own " +
-		"SQL function webhook_record_opening, guarded so a shop without endpoints never reaches it; a " +
-		"separate statement would cost the YES a round trip",
+		"outbound webhook events (an outbox: no booking without its events), whose data hooks.ClaimData " +
+		"rendered in Go before the claim, through internal/hooks' own SQL function webhook_record, guarded " +
+		"so a shop without endpoints never reaches it; a separate statement would cost the YES a round trip",
 	{"internal/erasure", "CustomerEraseMessages", "inbound_messages"}: "an erasure blanks the " +
 		"customer's texts in the same transaction as the customer row; inbound's log of texts is " +
 		"written on the YES path, and erasure sits beside inbound, not above it",
@@ -110,7 +110,7 @@ func (w tableWrite) String() string {
 // tables they change: a statement calling one writes them (the owner's SQL function is
 // its way in SQL of writing, as its Go methods are in Go).
 var sqlFunctionWrites = map[string][]string{
-	"webhook_record_opening": {"webhook_events"},
+	"webhook_record": {"webhook_events"},
 }
 
 var (
@@ -424,7 +424,7 @@ func TestWrittenTables(t *testing.T) {
 		{"WITH a AS (UPDATE slot_offers SET status = 'lost') DELETE FROM bookings", []string{"slot_offers", "bookings"}},
 		{"UPDATE ONLY slot_openings SET x = 1", []string{"slot_openings"}},
 		{"SELECT 'UPDATE customers SET x' -- UPDATE shops\nFROM t", nil},
-		{"WITH b AS (INSERT INTO bookings DEFAULT VALUES RETURNING *) SELECT webhook_record_opening(b.shop_id) FROM b", []string{"bookings", "webhook_events"}},
+		{"WITH b AS (INSERT INTO bookings DEFAULT VALUES RETURNING *) SELECT webhook_record(b.shop_id) FROM b", []string{"bookings", "webhook_events"}},
 	}
 	for _, tt := range tests {
 		if got := writtenTables(tt.sql, false); !slices.Equal(got, tt.want) {

@@ -45,24 +45,23 @@ const maxServices = 20
 // Window is a daily time window in the shop's time zone, in minutes after local
 // midnight: Start inclusive, End exclusive (End may be 1440, midnight).
 type Window struct {
-	Start int `json:"Start"`
-	End   int `json:"End"`
+	Start int
+	End   int
 }
 
 // Preferences say which openings a customer wants to hear about. An empty field means
 // "any": a customer with no preferences is offered everything.
 type Preferences struct {
 	// Days are ISO days of the week: 1 is Monday, 7 is Sunday.
-	Days []int `json:"Days"`
+	Days []int
 	// Windows are times of day; an opening suits one when the whole appointment fits
 	// (in a shop with services: the service they are offered, from the opening's start).
-	Windows []Window `json:"Windows"`
+	Windows []Window
 	// Services are the services they want, compared without regard to case, in the
 	// order they want them (a shop with services offers the first that fits).
-	Services []string `json:"Services"`
-	// StaffIDs are the only people whose openings they want (internal/catalog); left
-	// out of the stored shape when empty, as events stored before it hold it.
-	StaffIDs []uuid.UUID `json:"StaffIDs,omitempty"`
+	Services []string
+	// StaffIDs are the only people whose openings they want (internal/catalog).
+	StaffIDs []uuid.UUID
 }
 
 // IsZero reports whether there are no preferences.

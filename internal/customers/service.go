@@ -58,28 +58,24 @@ func New(pool *pgxpool.Pool, cfg Config) (*Service, error) {
 	return &Service{pool: pool, cfg: cfg}, nil
 }
 
-// Customer is someone a shop may text.
-//
-// Customer events store a Customer as their subject (hooks.Record), kept until they are
-// delivered: its JSON names are fixed by tags (the names the events were first stored
-// with), so that renaming a field cannot change what stored events say
-// (TestCustomerSubjectNames).
+// Customer is someone a shop may text. The API and the customer.* events show it as
+// API renders it (api.Customer).
 type Customer struct {
-	ID     uuid.UUID `json:"ID"`
-	ShopID uuid.UUID `json:"ShopID"`
-	Phone  string    `json:"Phone"`
-	Name   string    `json:"Name"`
+	ID     uuid.UUID
+	ShopID uuid.UUID
+	Phone  string
+	Name   string
 	// Language is the one the customer is texted in; "" means the shop's.
-	Language   language.Code `json:"Language"`
-	SMSOptIn   bool          `json:"SMSOptIn"`
-	OptedOutAt *time.Time    `json:"OptedOutAt"`
+	Language   language.Code
+	SMSOptIn   bool
+	OptedOutAt *time.Time
 	// UnreachableAt is set when texts to the number fail for good; a START clears it.
-	UnreachableAt *time.Time  `json:"UnreachableAt"`
-	Priority      int         `json:"Priority"`
-	CreatedAt     time.Time   `json:"CreatedAt"`
-	Preferences   Preferences `json:"Preferences"`
+	UnreachableAt *time.Time
+	Priority      int
+	CreatedAt     time.Time
+	Preferences   Preferences
 	// ErasedAt is set once the customer is erased: no name, no phone, never texted.
-	ErasedAt *time.Time `json:"ErasedAt"`
+	ErasedAt *time.Time
 }
 
 // NewCustomer is what a customer is created from.

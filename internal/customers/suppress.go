@@ -122,7 +122,7 @@ func (s *Service) optOut(ctx context.Context, tx pgx.Tx, customerID uuid.UUID, n
 		PrefDays: row.PrefDays, PrefWindowStarts: row.PrefWindowStarts, PrefWindowEnds: row.PrefWindowEnds,
 		PrefServices: row.PrefServices, ErasedAt: row.ErasedAt, Language: row.Language,
 	})
-	return hooks.Record(ctx, tx, c.ShopID, hooks.CustomerOptedOut, now, c)
+	return hooks.Record(ctx, tx, c.ShopID, hooks.CustomerOptedOut, now, c.API())
 }
 
 // OptIn records that a customer asked to be texted again (START, or a YES that Twilio
@@ -191,7 +191,7 @@ func (s *Service) optIn(ctx context.Context, tx pgx.Tx, customerID uuid.UUID, no
 		PrefDays: row.PrefDays, PrefWindowStarts: row.PrefWindowStarts, PrefWindowEnds: row.PrefWindowEnds,
 		PrefServices: row.PrefServices, ErasedAt: row.ErasedAt, Language: row.Language,
 	})
-	return hooks.Record(ctx, tx, c.ShopID, hooks.CustomerOptedIn, now, c)
+	return hooks.Record(ctx, tx, c.ShopID, hooks.CustomerOptedIn, now, c.API())
 }
 
 // OptedOut reports whether shopID must not text number at the owner's word (an inbox

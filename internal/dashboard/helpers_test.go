@@ -2,7 +2,6 @@ package dashboard_test
 
 import (
 	"context"
-	"encoding/json"
 	"html"
 	"net/http"
 	"net/http/httptest"
@@ -85,11 +84,6 @@ type env struct {
 	inbox     *inbox.Service
 }
 
-// rawRenderer renders an event's data as its subject, as it was recorded.
-type rawRenderer struct{}
-
-func (rawRenderer) Data(_ string, subject []byte) (any, error) { return json.RawMessage(subject), nil }
-
 type envOpts struct {
 	now          time.Time // zero: the real time
 	dev          bool      // cookies without Secure
@@ -126,7 +120,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	waves := offers.NewWaveSchedule(rc)
 	var hooksSvc *hooks.Service
 	if o.hooks {
-		hooksSvc = hooks.New(pool, rc, rawRenderer{}, hooks.Config{Now: now})
+		hooksSvc = hooks.New(pool, rc, hooks.Config{Now: now})
 	}
 	inboxSvc := inbox.New(pool, rc, custSvc, inbox.Config{Now: now})
 	d, err := dashboard.New(pool, shopsSvc, slotsSvc, dashboard.Config{

@@ -116,7 +116,7 @@ func TestIntegrationsEndpoints(t *testing.T) {
 
 	// A delivery, and "send again".
 	c := en.addCustomer(t, en.shopA, "+15555550123", "Ana")
-	require.NoError(t, hooks.Record(ctx, en.pool, en.shopA.ID, hooks.CustomerOptedOut, time.Now(), c))
+	require.NoError(t, hooks.Record(ctx, en.pool, en.shopA.ID, hooks.CustomerOptedOut, time.Now(), c.API()))
 	n, err := en.hooks.Dispatch(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)

@@ -15,26 +15,26 @@ import (
 
 const bookingClaim = `-- name: BookingClaim :one
 WITH opening AS (
-    SELECT s.id, s.shop_id, s.starts_at FROM slot_openings s WHERE s.id = $1 FOR UPDATE
+    SELECT s.id, s.shop_id, s.starts_at FROM slot_openings s WHERE s.id = $2 FOR UPDATE
 ), offer AS (
     -- Locking the view's rows locks the offer (and the opening, held already): a claim
     -- that waited for either rechecks the rule on the rows as they are now.
     SELECT v.id, so.service, so.duration_minutes, so.price_cents
     FROM slot_offers_claimable v JOIN customers c ON c.id = v.customer_id JOIN slot_offers so ON so.id = v.id
-    WHERE v.id = $2 AND v.customer_id = $3
+    WHERE v.id = $3 AND v.customer_id = $4
       AND c.opted_out_at IS NULL
       AND EXISTS (SELECT 1 FROM opening)
       AND NOT EXISTS (
           SELECT 1 FROM bookings b JOIN slot_openings s2 ON s2.id = b.opening_id, opening op
-          WHERE b.customer_id = $3 AND b.status IN ('pending_payment', 'confirmed')
+          WHERE b.customer_id = $4 AND b.status IN ('pending_payment', 'confirmed')
             AND s2.shop_id = op.shop_id AND s2.starts_at = op.starts_at)
     FOR UPDATE OF v
 ), filled AS (
     UPDATE slot_openings s
-    SET status = 'filled', filled_by = $3, filled_at = $4::timestamptz,
-        updated_at = $4::timestamptz, version = version + 1
-    WHERE s.id = $1 AND s.status = 'open' AND s.generation = $5
-      AND s.starts_at > $6::timestamptz
+    SET status = 'filled', filled_by = $4, filled_at = $5::timestamptz,
+        updated_at = $5::timestamptz, version = version + 1
+    WHERE s.id = $2 AND s.status = 'open' AND s.generation = $6
+      AND s.starts_at > $7::timestamptz
       AND EXISTS (SELECT 1 FROM offer)
     RETURNING s.id, s.shop_id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status, s.filled_by, s.generation, s.version, s.created_at, s.updated_at, s.filled_at, s.staff_id, s.parent_id, s.source, s.source_id
 ), accepted AS (
@@ -43,21 +43,21 @@ WITH opening AS (
     RETURNING id, service, duration_minutes, price_cents
 ), lost AS (
     UPDATE slot_offers SET status = 'lost'
-    WHERE opening_id IN (SELECT id FROM filled) AND id <> $2
+    WHERE opening_id IN (SELECT id FROM filled) AND id <> $3
       AND status IN ('queued', 'sending', 'sent')
 ), booking AS (
     -- What the offer offered this customer (a shop with services), else the opening's
     -- own: its price is what they pay. The person's time it takes is refused by the
     -- database if it overlaps another live booking of theirs (bookings_staff_no_overlap).
-    INSERT INTO bookings (opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency,
+    INSERT INTO bookings (id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency,
         created_at, updated_at, confirmed_at, checkout_expires_at,
         service, duration_minutes, staff_id, starts_at, ends_at)
-    SELECT f.id, $3, a.id, $7,
+    SELECT COALESCE($8::uuid, gen_random_uuid()), f.id, $4, a.id, $9,
         -- Confirmed at once (a shop that takes no payment) or held for payment.
-        CASE WHEN $8::timestamptz IS NULL THEN 'pending_payment' ELSE 'confirmed' END,
+        CASE WHEN $10::timestamptz IS NULL THEN 'pending_payment' ELSE 'confirmed' END,
         COALESCE(a.price_cents, f.price_cents),
-        $9, $4::timestamptz, $4::timestamptz, $8,
-        $10,
+        $11, $5::timestamptz, $5::timestamptz, $10,
+        $12,
         COALESCE(a.service, f.service), COALESCE(a.duration_minutes, f.duration_minutes), f.staff_id, f.starts_at,
         f.starts_at + make_interval(mins => COALESCE(a.duration_minutes, f.duration_minutes))
     FROM filled f, accepted a
@@ -65,19 +65,22 @@ WITH opening AS (
 )
 SELECT b.id, b.opening_id, b.customer_id, b.offer_id, b.shop_id, b.status, b.amount_cents, b.currency, b.stripe_checkout_session_id, b.stripe_payment_intent_id, b.payment_url, b.checkout_expires_at, b.refund_id, b.created_at, b.updated_at, b.confirmed_at, b.reconcile_after, b.reconcile_attempts, b.refund_requested_at, b.customer_told_at, b.refund_failed_at, b.refund_failed_payment_intent, b.refund_error, b.link_retry_at, b.refund_failed_dismissed_at, b.stripe_account, b.application_fee_cents, b.service, b.duration_minutes, b.staff_id, b.starts_at, b.ends_at, b.service::text AS service, f.starts_at, b.amount_cents AS price_cents,
     f.duration_minutes AS opening_minutes, f.staff_id AS opening_staff_id,
-    (CASE WHEN EXISTS (SELECT FROM webhook_subscribers(b.shop_id, webhook_claim_types(b.status)))
-          THEN webhook_record_opening(b.shop_id, webhook_claim_types(b.status), b.created_at, to_jsonb(f), to_jsonb(b))
+    (CASE WHEN $1::jsonb IS NOT NULL
+               AND EXISTS (SELECT FROM webhook_subscribers(b.shop_id, webhook_claim_types(b.status)))
+          THEN webhook_record(b.shop_id, webhook_claim_types(b.status), b.created_at, $1::jsonb)
           ELSE 0 END)::integer AS events_recorded
 FROM booking b JOIN filled f ON f.id = b.opening_id
 `
 
 type BookingClaimParams struct {
+	EventData         []byte
 	OpeningID         uuid.UUID
 	OfferID           uuid.UUID
 	CustomerID        uuid.UUID
 	Now               time.Time
 	Generation        int32
 	StartsAfter       time.Time
+	BookingID         uuid.NullUUID
 	ShopID            uuid.UUID
 	ConfirmedAt       *time.Time
 	Currency          string
@@ -115,20 +118,24 @@ type BookingClaimRow struct {
 // the previous claim committed.
 //
 // The outbound webhook events of the YES (opening.filled, and booking.confirmed for a
-// booking confirmed at once) are recorded by the same statement, from its own RETURNING
-// rows, through internal/hooks' SQL function webhook_record_opening: no booking without
-// its events, no events without the booking. The guard keeps a shop without a
-// subscribed endpoint from reaching the function (one probe of
-// webhook_endpoints_live_idx; webhook_events is never touched): events_recorded is 0
-// then.
+// booking confirmed at once) are recorded by the same statement through internal/hooks'
+// SQL function webhook_record: no booking without its events, no events without the
+// booking. Their data was rendered in Go before the claim (hooks.ClaimData, from the
+// facts read with the customer's claimable offers) and is event_data, for the booking
+// booking_id that Go chose; both are NULL when the shop had no subscribed endpoint then,
+// and the booking gets an id of its own. The guard keeps a shop without a subscribed
+// endpoint from reaching the function (one probe of webhook_endpoints_live_idx;
+// webhook_events is never touched): events_recorded is 0 then.
 func (q *Queries) BookingClaim(ctx context.Context, db DBTX, arg BookingClaimParams) (BookingClaimRow, error) {
 	row := db.QueryRow(ctx, bookingClaim,
+		arg.EventData,
 		arg.OpeningID,
 		arg.OfferID,
 		arg.CustomerID,
 		arg.Now,
 		arg.Generation,
 		arg.StartsAfter,
+		arg.BookingID,
 		arg.ShopID,
 		arg.ConfirmedAt,
 		arg.Currency,

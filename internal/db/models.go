@@ -429,4 +429,5 @@ type WebhookEvent struct {
 	Payload       []byte
 	DispatchedAt  *time.Time
 	DispatchError pgtype.Text
+	Rendered      bool
 }

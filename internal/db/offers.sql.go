@@ -199,7 +199,9 @@ func (q *Queries) OfferInsertMany(ctx context.Context, db DBTX, arg OfferInsertM
 }
 
 const offerListClaimable = `-- name: OfferListClaimable :many
-SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at
+SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at,
+    (CASE WHEN EXISTS (SELECT FROM webhook_subscribers(v.shop_id, webhook_claim_types('confirmed')))
+          THEN webhook_opening_facts(v.opening_id, NULL) || webhook_claim_facts(v.id, v.customer_id) END)::jsonb AS event_facts
 FROM slot_offers_claimable v
 WHERE v.customer_id = $1 AND v.shop_id = $2
 ORDER BY v.created_at DESC, v.id
@@ -216,11 +218,14 @@ type OfferListClaimableRow struct {
 	OpeningID  uuid.UUID
 	Generation int32
 	StartsAt   time.Time
+	EventFacts []byte
 }
 
 // The customer's offers from this shop that can still be taken (slot_offers_claimable:
 // texted, in the opening's current generation, the opening open), newest first: a YES
-// claims the newest whose slot is still free.
+// claims the newest whose slot is still free. event_facts: what the claim's webhook
+// events are rendered from (hooks.ClaimData), only when the shop has an endpoint
+// subscribed to them.
 func (q *Queries) OfferListClaimable(ctx context.Context, db DBTX, arg OfferListClaimableParams) ([]OfferListClaimableRow, error) {
 	rows, err := db.Query(ctx, offerListClaimable, arg.CustomerID, arg.ShopID)
 	if err != nil {
@@ -235,6 +240,7 @@ func (q *Queries) OfferListClaimable(ctx context.Context, db DBTX, arg OfferList
 			&i.OpeningID,
 			&i.Generation,
 			&i.StartsAt,
+			&i.EventFacts,
 		); err != nil {
 			return nil, err
 		}

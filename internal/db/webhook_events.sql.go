@@ -71,8 +71,8 @@ func (q *Queries) WebhookEventPurge(ctx context.Context, db DBTX, arg WebhookEve
 
 const webhookEventRecord = `-- name: WebhookEventRecord :execrows
 
-INSERT INTO webhook_events (shop_id, type, created_at, subject)
-SELECT $1::uuid, $2::text, $3::timestamptz, $4::jsonb
+INSERT INTO webhook_events (shop_id, type, created_at, subject, rendered)
+SELECT $1::uuid, $2::text, $3::timestamptz, $4::jsonb, true
 WHERE EXISTS (SELECT FROM webhook_subscribers($1::uuid, ARRAY[$2::text]))
 `
 
@@ -84,10 +84,11 @@ type WebhookEventRecordParams struct {
 }
 
 // Outbound event webhooks: the outbox of events (internal/hooks). Other packages record
-// through hooks.Record and hooks.RecordOpening inside their own transactions; the YES's
-// claim records in its own statement (see internal/hooks/doc.go).
-// Records an event whose subject the caller made, only when the shop has an enabled
-// endpoint subscribed to its type (0 rows otherwise: nothing to send).
+// through hooks.Record and hooks.RecordOpening inside their own transactions, with the
+// event's data rendered in Go; the YES's claim records the data it was given in its own
+// statement (see internal/hooks/doc.go).
+// Records an event whose data (rendered in Go) is subject, only when the shop has an
+// enabled endpoint subscribed to its type (0 rows otherwise: nothing to send).
 func (q *Queries) WebhookEventRecord(ctx context.Context, db DBTX, arg WebhookEventRecordParams) (int64, error) {
 	result, err := db.Exec(ctx, webhookEventRecord,
 		arg.ShopID,
@@ -99,44 +100,6 @@ func (q *Queries) WebhookEventRecord(ctx context.Context, db DBTX, arg WebhookEv
 		return 0, err
 	}
 	return result.RowsAffected(), nil
-}
-
-const webhookEventRecordOpening = `-- name: WebhookEventRecordOpening :one
-SELECT (CASE WHEN EXISTS (SELECT FROM webhook_subscribers(s.shop_id, ARRAY[$1::text]))
-    THEN webhook_record_opening(s.shop_id, ARRAY[$1::text], $2::timestamptz, to_jsonb(s), to_jsonb(b))
-    ELSE 0 END)::integer AS recorded
-FROM slot_openings s
-LEFT JOIN LATERAL (
-    SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at FROM bookings bk
-    WHERE bk.opening_id = s.id AND ($3::uuid IS NULL OR bk.id = $3::uuid)
-    ORDER BY bk.created_at DESC, bk.id LIMIT 1
-) b ON true
-WHERE s.id = $4 AND s.shop_id = $5
-`
-
-type WebhookEventRecordOpeningParams struct {
-	Type      string
-	CreatedAt time.Time
-	BookingID uuid.NullUUID
-	OpeningID uuid.UUID
-	ShopID    uuid.UUID
-}
-
-// Records an opening or booking event with the opening and the booking (booking_id, or
-// the latest when NULL) as they stand in the caller's transaction, only when the shop has
-// an enabled endpoint subscribed to its type (webhook_events is not touched otherwise).
-// Returns how many events it recorded (0 or 1); no row: no such opening.
-func (q *Queries) WebhookEventRecordOpening(ctx context.Context, db DBTX, arg WebhookEventRecordOpeningParams) (int32, error) {
-	row := db.QueryRow(ctx, webhookEventRecordOpening,
-		arg.Type,
-		arg.CreatedAt,
-		arg.BookingID,
-		arg.OpeningID,
-		arg.ShopID,
-	)
-	var recorded int32
-	err := row.Scan(&recorded)
-	return recorded, err
 }
 
 const webhookEventsForShop = `-- name: WebhookEventsForShop :many
@@ -190,6 +153,7 @@ SET subject = '{}'::jsonb, payload = NULL, dispatched_at = COALESCE(dispatched_a
     dispatch_error = 'the customer was erased'
 WHERE shop_id = $2
   AND (subject -> 'filled_by' ->> 'customer_id' = $3::uuid::text OR subject ->> 'ID' = $3::uuid::text
+       OR (type LIKE 'customer.%' AND subject ->> 'id' = $3::uuid::text)
        OR subject ->> 'customer_id' = $3::uuid::text
        OR ($4::text <> '' AND type LIKE 'message.%' AND subject ->> 'phone' = $4::text))
 RETURNING id
@@ -204,7 +168,8 @@ type WebhookEventsForgetCustomerParams struct {
 
 // An erasure: the events whose subject names the customer (an opening they held, the
 // customer themself, or a text of theirs in the owner's inbox, by customer or by the
-// number they had) lose their subject and body, and are not sent any more. Returns
+// number they had) lose their subject and body, and are not sent any more; a subject
+// recorded before 0050 names a customer event's customer under "ID". Returns
 // their ids: their deliveries' and attempts' logs are scrubbed next
 // (WebhookDeliveriesForgetEvents, WebhookAttemptsForgetEvents).
 func (q *Queries) WebhookEventsForgetCustomer(ctx context.Context, db DBTX, arg WebhookEventsForgetCustomerParams) ([]uuid.UUID, error) {
@@ -268,7 +233,7 @@ func (q *Queries) WebhookEventsSentSince(ctx context.Context, db DBTX, arg Webho
 }
 
 const webhookEventsToDispatch = `-- name: WebhookEventsToDispatch :many
-SELECT id, seq, shop_id, type, created_at, subject FROM webhook_events
+SELECT id, seq, shop_id, type, created_at, subject, rendered FROM webhook_events
 WHERE dispatched_at IS NULL
 ORDER BY seq
 LIMIT $1
@@ -282,6 +247,7 @@ type WebhookEventsToDispatchRow struct {
 	Type      string
 	CreatedAt time.Time
 	Subject   []byte
+	Rendered  bool
 }
 
 // The oldest events not yet fanned out, each taken by one dispatcher (others skip it).
@@ -301,6 +267,7 @@ func (q *Queries) WebhookEventsToDispatch(ctx context.Context, db DBTX, maxRows 
 			&i.Type,
 			&i.CreatedAt,
 			&i.Subject,
+			&i.Rendered,
 		); err != nil {
 			return nil, err
 		}
@@ -310,4 +277,34 @@ func (q *Queries) WebhookEventsToDispatch(ctx context.Context, db DBTX, maxRows 
 		return nil, err
 	}
 	return items, nil
+}
+
+const webhookOpeningFacts = `-- name: WebhookOpeningFacts :one
+SELECT webhook_opening_facts(s.id, $1::uuid)::jsonb AS facts
+FROM slot_openings s
+WHERE s.id = $2 AND s.shop_id = $3
+  AND EXISTS (SELECT FROM webhook_subscribers(s.shop_id, ARRAY[$4::text]))
+`
+
+type WebhookOpeningFactsParams struct {
+	BookingID uuid.NullUUID
+	OpeningID uuid.UUID
+	ShopID    uuid.UUID
+	Type      string
+}
+
+// The facts an opening or booking event of the shop's opening is rendered from
+// (webhook_opening_facts: the opening and the booking, booking_id or the latest, as they
+// stand in the caller's transaction), only when the shop has an enabled endpoint
+// subscribed to the type: no row otherwise, or when the opening is not the shop's.
+func (q *Queries) WebhookOpeningFacts(ctx context.Context, db DBTX, arg WebhookOpeningFactsParams) ([]byte, error) {
+	row := db.QueryRow(ctx, webhookOpeningFacts,
+		arg.BookingID,
+		arg.OpeningID,
+		arg.ShopID,
+		arg.Type,
+	)
+	var facts []byte
+	err := row.Scan(&facts)
+	return facts, err
 }

@@ -121,7 +121,7 @@ func TestPrivateAddressesRefused(t *testing.T) {
 		require.Error(t, err, u)
 		require.Contains(t, err.Error(), "url", u)
 	}
-	strict := hooks.New(s.pool, s.queue, subjectRenderer{}, hooks.Config{Secrets: testSecrets})
+	strict := hooks.New(s.pool, s.queue, hooks.Config{Secrets: testSecrets})
 	for _, u := range []string{"http://example.com/hooks", "ftp://example.com/", "https://user:pw@example.com/", "/relative", "https://example.com/#x"} {
 		_, _, err := strict.CreateEndpoint(ctx, s.shop.ID, hooks.NewEndpoint{URL: u})
 		require.Error(t, err, u)

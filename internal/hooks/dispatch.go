@@ -58,8 +58,8 @@ func (s *Service) Dispatch(ctx context.Context) (int, error) {
 		for _, ev := range events {
 			body, rerr := s.render(ev)
 			if rerr != nil {
-				// A subject the renderer cannot read is a bug, not a passing failure: it
-				// would fail the same way on every retry. It is kept, with why, and sent
+				// Data that cannot be sent is a bug, not a passing failure: it would
+				// fail the same way on every retry. It is kept, with why, and sent
 				// to no one.
 				s.log.ErrorContext(ctx, "webhook event not rendered", "event_id", ev.ID, "type", ev.Type, "error", rerr)
 				if err := queries.WebhookEventMarkDispatched(ctx, tx, db.WebhookEventMarkDispatchedParams{
@@ -136,11 +136,16 @@ func (s *Service) holdBack(ctx context.Context, tx pgx.Tx, ev db.WebhookEventsTo
 	return nil
 }
 
-// render makes an event's body: the envelope around the Renderer's data.
+// render makes an event's body: the envelope around its data, as it was rendered when
+// the event was recorded (or, for an event recorded before 0050, as legacyData renders
+// its subject).
 func (s *Service) render(ev db.WebhookEventsToDispatchRow) ([]byte, error) {
-	data, err := s.renderer.Data(ev.Type, ev.Subject)
-	if err != nil {
-		return nil, err
+	var data any = json.RawMessage(ev.Subject)
+	if !ev.Rendered {
+		var err error
+		if data, err = legacyData(ev.Type, ev.Subject); err != nil {
+			return nil, err
+		}
 	}
 	at := ev.CreatedAt.UTC()
 	b, err := json.Marshal(envelope{ID: EventID(ev.ID), Type: ev.Type, CreatedAt: at, Timestamp: at, Data: data})

@@ -7,8 +7,9 @@
 // webhook_attempts. The flow:
 //
 //	owner's change ──(same transaction or statement)──▶ webhook_events   (the outbox)
-//	       Record / RecordOpening / webhook_record_opening   only if a subscribed endpoint exists
-//	dispatcher (every instance, SKIP LOCKED) ──▶ payload rendered once (Renderer),
+//	       Record / RecordOpening / webhook_record   only if a subscribed endpoint exists;
+//	       the event's data rendered in Go then (the api types), stored as it is sent
+//	dispatcher (every instance, SKIP LOCKED) ──▶ the body: the envelope around the data,
 //	       one webhook_deliveries row per subscribed endpoint, one River job each
 //	       (past MaxEventsPerHour of its shop: the deliveries are made failed, unsent)
 //	River (queue "webhooks") ──▶ DeliveryWorker: POST, 10 s, any 2xx; every attempt logged;
@@ -28,31 +29,49 @@
 // (webhook_subscribers, inlined by the planner) and writes nothing; RecordOpening and
 // the claim do not even open webhook_events then.
 //
-// Record takes a subject the caller makes (customer events: the customers.Customer after
-// the change). RecordOpening records opening.* and booking.* events from Go code: the
-// subject is the opening and booking rows as they stand in the transaction
-// (webhook_opening_subject). The YES's claim (slots' BookingClaim, one statement, no
-// transaction of its own) records from its own RETURNING rows by calling this package's
-// SQL function in its final SELECT, guarded so a shop without endpoints never reaches it
-// (f: the filled opening, RETURNING s.*; b: the inserted booking):
+// # The data: one shape per object, rendered in Go when the event is recorded
 //
-//	CASE WHEN EXISTS (SELECT FROM webhook_subscribers(b.shop_id, webhook_claim_types(b.status)))
-//	     THEN webhook_record_opening(b.shop_id, webhook_claim_types(b.status), b.created_at,
-//	                                 to_jsonb(f), to_jsonb(b))
+// An event's data is the object as the owners' API shows it, in the api package's type
+// for it (api.Opening, api.Customer, api.MessageReceived, api.SMSSenderUpdated): one
+// type, and one rendering, for the API and the events. It is rendered when the event is
+// recorded, from the object as the change left it, and stored rendered (the subject
+// column); the dispatcher wraps it in the envelope and every attempt sends that body.
+// The state is the event's, whenever it is sent.
+//
+// Record takes the api object from its caller (customers: Customer.API after the
+// change; the inbox: Recorded.Event; senders: Sender.Event), checked against the
+// event's type. RecordOpening renders opening.* and booking.* events of Go code: it
+// reads the facts (webhook_opening_facts: the opening, the booking, who holds it, the
+// person, the offers texted, the currency, as they stand in the transaction) and renders
+// api.Opening from them (facts.go), as shopapi renders GET /api/openings/{id}.
+//
+// The YES's claim (slots' BookingClaim) is one statement with no transaction of its own,
+// and Go cannot render between its change and its insert. So it renders before: the
+// customer's claimable offers are read (inbound's InboundStoreMany, slots'
+// OfferListClaimable) with the facts of the claim's events — only for a YES to a shop
+// with an endpoint subscribed to them (one probe per shop in the statement); otherwise
+// nothing is read. The opening's facts are gathered once per opening in the statement
+// (a storm's YES share them: webhook_opening_facts), the claimant's and the offer's per
+// YES (webhook_claim_facts, two primary-key reads). The claim attempt that has facts
+// renders the opening as the claim will leave it (ClaimData: filled now by the
+// claimant, with a booking whose id Go chose, of the offer's service at its price) and
+// passes the data to the statement, which inserts it, only if it books, with this
+// package's SQL function in its final SELECT (f: the filled opening; b: the inserted
+// booking):
+//
+//	CASE WHEN sqlc.narg(event_data)::jsonb IS NOT NULL
+//	      AND EXISTS (SELECT FROM webhook_subscribers(b.shop_id, webhook_claim_types(b.status)))
+//	     THEN webhook_record(b.shop_id, webhook_claim_types(b.status), b.created_at, sqlc.narg(event_data)::jsonb)
 //	     ELSE 0 END AS events_recorded
 //
 // A data-modifying CTE would open webhook_events and its indexes on every claim,
-// endpoints or not.
+// endpoints or not. The offers texted are those counted when the YES was read (the
+// claim itself sends none). An endpoint created between that read and the claim misses
+// that claim's events, as it would miss those of a change a moment older.
 //
-// # The payload: one rendering, the state at the event
-//
-// The event's data is the object as the API shows it. That rendering lives in one place
-// (internal/shopapi); this package cannot import it (shopapi imports this package), and
-// a statement in SQL cannot call it. So an event records its subject — the rows as they
-// stood at the event, taken from the change's own RETURNING rows or from its
-// transaction — and the dispatcher, within about a second, asks the Renderer (shopapi's)
-// to render it, then stores the body, which every attempt of every delivery sends as is.
-// The state is the event's, whenever the rendering happens.
+// Events recorded before migration 0050 hold a subject in their object's stored form
+// (rendered is false): the dispatcher renders those once, into the same JSON as before
+// (legacy.go).
 //
 // # Safety
 //

@@ -52,13 +52,6 @@ const SecretOverlap = 24 * time.Hour
 // Retention is how long events, deliveries and attempts are kept (Purge).
 const Retention = 30 * 24 * time.Hour
 
-// Renderer renders an event's subject (see Record and RecordOpening) as the event's
-// data: the object as the API shows it. It must not need the database: it is called
-// inside the dispatcher's transaction, for rows recorded seconds ago.
-type Renderer interface {
-	Data(eventType string, subject []byte) (any, error)
-}
-
 // Config configures the Service; zero fields mean the defaults.
 type Config struct {
 	// Now is the clock; nil means time.Now.
@@ -109,19 +102,17 @@ type Config struct {
 
 // Service manages a shop's endpoints and delivers its events.
 type Service struct {
-	pool     *pgxpool.Pool
-	queue    jobs.Inserter
-	renderer Renderer
-	client   *http.Client
-	cfg      Config
-	log      *slog.Logger
+	pool   *pgxpool.Pool
+	queue  jobs.Inserter
+	client *http.Client
+	cfg    Config
+	log    *slog.Logger
 	// slots counts the attempts in flight per shop and endpoint, in Postgres.
 	slots *slotSession
 }
 
-// New returns a Service. queue enqueues the delivery jobs (the server's River client);
-// renderer renders events' data.
-func New(pool *pgxpool.Pool, queue jobs.Inserter, renderer Renderer, cfg Config) *Service {
+// New returns a Service. queue enqueues the delivery jobs (the server's River client).
+func New(pool *pgxpool.Pool, queue jobs.Inserter, cfg Config) *Service {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -164,7 +155,7 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, renderer Renderer, cfg Config)
 	if cfg.Secrets == nil {
 		cfg.Secrets = keyring.Random()
 	}
-	return &Service{pool: pool, queue: queue, renderer: renderer,
+	return &Service{pool: pool, queue: queue,
 		client: newClient(cfg), cfg: cfg, log: cfg.Logger, slots: &slotSession{pool: pool}}
 }
 

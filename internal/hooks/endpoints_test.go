@@ -2,7 +2,6 @@ package hooks_test
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -151,30 +150,24 @@ func TestDispatchersShareTheWork(t *testing.T) {
 	}
 }
 
-// brokenRenderer fails on one event type.
-type brokenRenderer struct{}
-
-func (brokenRenderer) Data(typ string, subject []byte) (any, error) {
-	if typ == hooks.CustomerOptedOut {
-		return nil, errors.New("cannot render")
-	}
-	return subjectRenderer{}.Data(typ, subject)
-}
-
-// TestUnrenderableEventIsSetAside: an event the renderer cannot render is kept with the
-// reason and sent to no one; the others go on.
+// TestUnrenderableEventIsSetAside: an event whose data cannot be sent (a subject
+// recorded before 0050 that the legacy rendering cannot read) is kept with the reason
+// and sent to no one; the others go on.
 func TestUnrenderableEventIsSetAside(t *testing.T) {
 	t.Parallel()
 	s := newScene(t, hooks.Config{AllowPrivate: true, DevMode: true})
-	svc := hooks.New(s.pool, s.queue, brokenRenderer{}, hooks.Config{AllowPrivate: true, DevMode: true, Schedule: fastSchedule, Secrets: testSecrets})
+	svc := hooks.New(s.pool, s.queue, hooks.Config{AllowPrivate: true, DevMode: true, Schedule: fastSchedule, Secrets: testSecrets})
 	r := hookstest.NewReceiver(t)
 	s.endpoint(r)
-	s.record(hooks.CustomerOptedOut, 1)
+	_, err := s.pool.Exec(context.Background(), `INSERT INTO webhook_events (shop_id, type, created_at, subject)
+		VALUES ($1, 'customer.opted_out', now(), '{"Name":"no id"}')`, s.shop.ID)
+	require.NoError(t, err)
 	s.record(hooks.CustomerOptedIn, 2)
 	n, err := svc.Dispatch(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, 2, n)
-	require.Equal(t, 1, s.count(`SELECT count(*) FROM webhook_events WHERE dispatch_error = 'cannot render' AND payload IS NULL`))
+	require.Equal(t, 1, s.count(`SELECT count(*) FROM webhook_events
+		WHERE dispatch_error = 'hooks: customer subject without a customer' AND payload IS NULL`))
 	require.Equal(t, 1, s.count(`SELECT count(*) FROM webhook_deliveries`))
 }
 

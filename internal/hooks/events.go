@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -66,7 +67,7 @@ func IsOpeningType(typ string) bool {
 }
 
 // IsMessageType reports whether events of type typ carry an inbox text
-// (inbox.Received).
+// (api.MessageReceived).
 func IsMessageType(typ string) bool {
 	return strings.HasPrefix(typ, "message.")
 }
@@ -83,17 +84,18 @@ var queries = db.New()
 // Record records an event of type typ for shopID at `at`, inside the caller's
 // transaction q (or statement: pass the pool only when the change is that one
 // statement's), when the shop has an enabled endpoint subscribed to typ; otherwise it
-// writes nothing and costs one index probe. subject is the object as it stands after the
-// change, JSON-encoded as it is; the Renderer turns it into the event's data when the
-// event is dispatched. Customer events take the customers.Customer. Opening and booking
-// events use RecordOpening, whose subject Postgres takes in the same statement.
-func Record(ctx context.Context, q db.DBTX, shopID uuid.UUID, typ string, at time.Time, subject any) error {
-	if !slices.Contains(Types, typ) {
-		return fmt.Errorf("hooks: unknown event type %q", typ)
+// writes nothing and costs one index probe. data is the event's data, rendered now with
+// the api package's type of the object as it stands after the change (the one the
+// owners' API answers with): api.Customer for customer.* events, api.MessageReceived
+// for message.received, api.SMSSenderUpdated for sms_sender.updated. It is stored
+// rendered and sent as it is. Opening and booking events use RecordOpening.
+func Record(ctx context.Context, q db.DBTX, shopID uuid.UUID, typ string, at time.Time, data any) error {
+	if err := checkData(typ, data); err != nil {
+		return err
 	}
-	b, err := json.Marshal(subject)
+	b, err := json.Marshal(data)
 	if err != nil {
-		return fmt.Errorf("hooks: encode %s subject: %w", typ, err)
+		return fmt.Errorf("hooks: encode %s data: %w", typ, err)
 	}
 	if _, err := queries.WebhookEventRecord(ctx, q, db.WebhookEventRecordParams{
 		ShopID: shopID, Type: typ, CreatedAt: at.UTC(), Subject: b,
@@ -103,38 +105,98 @@ func Record(ctx context.Context, q db.DBTX, shopID uuid.UUID, typ string, at tim
 	return nil
 }
 
-// RecordOpening records an opening or booking event (typ is an opening.* or booking.*
-// type) for shopID's opening, inside the caller's transaction q, after the change: its
-// subject is the opening's row and the booking's (bookingID, or the latest booking when
-// uuid.Nil) as they stand in q, with who holds it, the offers texted and the shop's
-// currency, in the API's shape (webhook_opening_subject, api.Opening). Like Record, it
-// writes nothing when the shop has no enabled endpoint subscribed to typ.
-func RecordOpening(ctx context.Context, q db.DBTX, shopID uuid.UUID, typ string, at time.Time, openingID, bookingID uuid.UUID) error {
-	if !slices.Contains(Types, typ) || !IsOpeningType(typ) {
-		return fmt.Errorf("hooks: %q is not an opening or booking event type", typ)
+// checkData refuses data of another type than typ's events carry (one shape per
+// object on the wire), and data that names no object: an empty event is a bug, not
+// something to send.
+func checkData(typ string, data any) error {
+	if !slices.Contains(Types, typ) {
+		return fmt.Errorf("hooks: unknown event type %q", typ)
 	}
-	_, err := queries.WebhookEventRecordOpening(ctx, q, db.WebhookEventRecordOpeningParams{
-		ShopID: shopID, Type: typ, CreatedAt: at.UTC(), OpeningID: openingID,
-		BookingID: uuid.NullUUID{UUID: bookingID, Valid: bookingID != uuid.Nil},
-	})
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) { // no row: not this shop's opening
-		return fmt.Errorf("record %s event of opening %s: %w", typ, openingID, err)
+	var id uuid.UUID
+	var ok bool
+	switch d := data.(type) {
+	case api.Opening:
+		ok, id = IsOpeningType(typ), d.ID
+	case api.Customer:
+		ok, id = IsCustomerType(typ), d.ID
+	case api.MessageReceived:
+		ok, id = IsMessageType(typ), d.ConversationID
+	case api.SMSSenderUpdated:
+		ok, id = typ == SMSSenderUpdated, d.ShopID
+	}
+	if !ok {
+		return fmt.Errorf("hooks: %s events carry the api type of their object, not %T", typ, data)
+	}
+	if id == uuid.Nil {
+		return fmt.Errorf("hooks: %s event data names no object", typ)
 	}
 	return nil
 }
 
-// DecodeOpening reads an opening or booking event's subject: the opening as it stood at
-// the event, in the shape Postgres records it (webhook_opening_subject), which is the
-// API's (api.Opening).
-func DecodeOpening(subject []byte) (api.Opening, error) {
-	var o api.Opening
-	if err := json.Unmarshal(subject, &o); err != nil {
-		return o, fmt.Errorf("hooks: decode opening subject: %w", err)
+// RecordOpening records an opening or booking event (typ is an opening.* or booking.*
+// type) for shopID's opening, inside the caller's transaction q, after the change: its
+// data is the opening as the API shows it (api.Opening), rendered now from the rows as
+// they stand in q (the opening, the booking bookingID or the latest when uuid.Nil, who
+// holds it, the offers texted, the shop's currency: webhook_opening_facts). Like
+// Record, it writes nothing when the shop has no enabled endpoint subscribed to typ,
+// and then costs one statement, one index probe; otherwise a second statement records
+// the event.
+func RecordOpening(ctx context.Context, q db.DBTX, shopID uuid.UUID, typ string, at time.Time, openingID, bookingID uuid.UUID) error {
+	if !slices.Contains(Types, typ) || !IsOpeningType(typ) {
+		return fmt.Errorf("hooks: %q is not an opening or booking event type", typ)
 	}
-	if o.ID == uuid.Nil {
-		return o, fmt.Errorf("hooks: opening subject without an opening")
+	raw, err := queries.WebhookOpeningFacts(ctx, q, db.WebhookOpeningFactsParams{
+		ShopID: shopID, Type: typ, OpeningID: openingID,
+		BookingID: uuid.NullUUID{UUID: bookingID, Valid: bookingID != uuid.Nil},
+	})
+	if errors.Is(err, pgx.ErrNoRows) { // no subscribed endpoint, or not this shop's opening
+		return nil
 	}
-	return o.Normal(), nil
+	if err != nil {
+		return fmt.Errorf("read opening %s for its %s event: %w", openingID, typ, err)
+	}
+	f, err := decodeFacts(raw)
+	if err != nil {
+		return err
+	}
+	return Record(ctx, q, shopID, typ, at, f.opening())
+}
+
+// ClaimData renders, before a YES's claim runs, the data of the events the claim records
+// if it books (opening.filled, and booking.confirmed for a booking confirmed at once):
+// the opening as the claim leaves it, filled at now by the claimant, with the booking
+// bookingID (confirmed at once, or pending payment), of the offer's service at its
+// price. facts are what the customer's claimable offers were read with (webhook_opening_facts of the opening, once
+// per opening in a statement, with webhook_claim_facts of the offer and the claimant
+// over it), only when the shop had an endpoint subscribed to those events; the
+// claim inserts the data only if it books and the endpoint is still there. now is the
+// claim's: the booking's created_at and the opening's filled_at.
+func ClaimData(facts []byte, bookingID uuid.UUID, confirmed bool, now time.Time) ([]byte, error) {
+	f, err := decodeFacts(facts)
+	if err != nil {
+		return nil, err
+	}
+	o := f.opening()
+	at := now.UTC().Truncate(time.Microsecond) // as Postgres keeps it
+	o.Status, o.FilledAt = openingFilled, &at
+	status := api.BookingPendingPayment
+	if confirmed {
+		status = api.BookingConfirmed
+	}
+	b := &api.Booking{ID: bookingID, Status: status, AmountCents: o.PriceCents, Service: o.Service, DurationMinutes: o.DurationMinutes}
+	if off := f.Offer; off != nil {
+		b.Service = cmp.Or(off.Service, b.Service)
+		b.DurationMinutes = cmp.Or(off.DurationMinutes, b.DurationMinutes)
+		if off.PriceCents != nil {
+			b.AmountCents = *off.PriceCents
+		}
+	}
+	o.Booking = b
+	data, err := json.Marshal(o.Normal())
+	if err != nil {
+		return nil, fmt.Errorf("hooks: encode claim's event data: %w", err)
+	}
+	return data, nil
 }
 
 // ForgetCustomer scrubs shopID's events that name the customer (an opening they held,
@@ -171,4 +233,14 @@ func ForgetCustomer(ctx context.Context, q db.DBTX, shopID, customerID uuid.UUID
 		return fmt.Errorf("forget customer %s in webhook endpoints' reasons: %w", customerID, err)
 	}
 	return nil
+}
+
+// DecodeOpening reads what an opening or booking event stored (its data, or a subject
+// recorded before 0050, in the API's shape too) as the api.Opening it sends.
+func DecodeOpening(stored []byte) (api.Opening, error) {
+	d, err := legacyData(OpeningFilled, stored)
+	if err != nil {
+		return api.Opening{}, err
+	}
+	return d.(api.Opening), nil
 }

@@ -35,7 +35,7 @@ func (s *scene) endpoints(shop shops.Shop, r *hookstest.Receiver, n int) []hooks
 func (s *scene) recordFor(shop shops.Shop, typ string, n int) {
 	s.t.Helper()
 	err := pgx.BeginFunc(context.Background(), s.pool, func(tx pgx.Tx) error {
-		return hooks.Record(context.Background(), tx, shop.ID, typ, time.Now(), map[string]any{"n": n})
+		return hooks.Record(context.Background(), tx, shop.ID, typ, time.Now(), testData(typ, n))
 	})
 	require.NoError(s.t, err)
 }
@@ -103,7 +103,7 @@ func TestShopCapHoldsAcrossInstances(t *testing.T) {
 	cfg := hooks.Config{AllowPrivate: true, DevMode: true, Timeout: 30 * time.Second, Schedule: fastSchedule,
 		PollEvery: 20 * time.Millisecond, BusyWait: 20 * time.Millisecond, Secrets: testSecrets}
 	s := newScene(t, cfg)
-	second := hooks.New(s.pool, s.queue, subjectRenderer{}, cfg)
+	second := hooks.New(s.pool, s.queue, cfg)
 	t.Cleanup(second.Close)
 	slow := hookstest.NewReceiver(t)
 	slow.Hold()

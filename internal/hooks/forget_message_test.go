@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 )
 
@@ -26,9 +27,9 @@ func TestForgetCustomerEmptiesTheirTexts(t *testing.T) {
 	erased, kept := uuid.New(), uuid.New()
 	record := func(customer *uuid.UUID, number string) {
 		t.Helper()
-		require.NoError(t, hooks.Record(ctx, s.pool, s.shop.ID, hooks.MessageReceived, time.Now(), map[string]any{
-			"conversation_id": uuid.New(), "message_id": uuid.New(), "phone": number, "customer_id": customer,
-			"body": "can I come at 4?", "outcome": "unrecognized", "at": time.Now(),
+		require.NoError(t, hooks.Record(ctx, s.pool, s.shop.ID, hooks.MessageReceived, time.Now(), api.MessageReceived{
+			ConversationID: uuid.New(), MessageID: uuid.New(), Phone: number, CustomerID: customer,
+			Body: "can I come at 4?", Outcome: "unrecognized", At: time.Now(),
 		}))
 	}
 	record(&erased, phone)    // theirs, by customer

@@ -18,6 +18,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 )
 
@@ -72,7 +73,7 @@ func TestForgetCustomerScrubsTheAnswers(t *testing.T) {
 	record := func(customer uuid.UUID, phone string) {
 		t.Helper()
 		require.NoError(t, hooks.Record(ctx, s.pool, s.shop.ID, hooks.CustomerOptedOut, time.Now(),
-			map[string]any{"ID": customer, "Phone": phone}))
+			api.Customer{ID: customer, Phone: phone}))
 		_, err := s.svc.Dispatch(ctx)
 		require.NoError(t, err)
 	}
@@ -226,7 +227,7 @@ func TestForgetCustomerScrubsADisableReason(t *testing.T) {
 	require.NoError(t, err)
 	for range 2 {
 		require.NoError(t, hooks.Record(ctx, s.pool, s.shop.ID, hooks.CustomerOptedOut, time.Now(),
-			map[string]any{"ID": erased, "Phone": phone}))
+			api.Customer{ID: erased, Phone: phone}))
 		_, err := s.svc.Dispatch(ctx)
 		require.NoError(t, err)
 		rows, err := s.pool.Query(ctx, `SELECT id FROM webhook_deliveries WHERE last_attempt_at IS NULL`)

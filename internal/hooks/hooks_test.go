@@ -3,6 +3,7 @@ package hooks_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
@@ -10,12 +11,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/keyring"
@@ -50,12 +53,19 @@ func (c *clock) Add(d time.Duration) {
 	c.t = c.t.Add(d)
 }
 
-// subjectRenderer renders an event's data as its subject, as recorded: these tests are
-// about recording and delivering; the API's rendering has its own (internal/shopapi).
-type subjectRenderer struct{}
-
-func (subjectRenderer) Data(typ string, subject []byte) (any, error) {
-	return json.RawMessage(subject), nil
+// testData is an event's data for these tests of recording and delivering: the api
+// object typ's events carry, told apart by n (the API's rendering of each object has
+// its own tests).
+func testData(typ string, n int) any {
+	switch {
+	case hooks.IsOpeningType(typ):
+		return api.Opening{ID: uuid.New(), Service: fmt.Sprintf("service %d", n), OffersSent: n}
+	case hooks.IsMessageType(typ):
+		return api.MessageReceived{ConversationID: uuid.New(), MessageID: uuid.New(), Body: fmt.Sprintf("text %d", n)}
+	case typ == hooks.SMSSenderUpdated:
+		return api.SMSSenderUpdated{ShopID: uuid.New(), Number: fmt.Sprintf("+1555555%04d", n)}
+	}
+	return api.Customer{ID: uuid.New(), Name: fmt.Sprintf("customer %d", n), Priority: n, Status: "opted_in"}
 }
 
 // fastSchedule is DefaultSchedule's shape at test speed.
@@ -104,7 +114,7 @@ func newScene(t *testing.T, cfg hooks.Config) *scene {
 		cfg.BusyWait = 20 * time.Millisecond
 	}
 	s := &scene{t: t, pool: pool, url: url, queue: queue, shops: shops.New(pool, shops.Config{Now: cfg.Now}), customers: customertest.NewWith(t, pool, customers.Config{Now: cfg.Now})}
-	s.svc = hooks.New(pool, queue, subjectRenderer{}, cfg)
+	s.svc = hooks.New(pool, queue, cfg)
 	t.Cleanup(s.svc.Close) // after the workers stop (hookstest.Deliver's cleanup runs first)
 	s.shop = s.newShop("+15555550100")
 	return s
@@ -129,16 +139,20 @@ func (s *scene) endpoint(r *hookstest.Receiver, events ...string) (hooks.Endpoin
 	return ep, secret
 }
 
-// record records a customer event for the scene's shop, as a package would in its own
-// transaction, and returns its subject.
+// record records an event for the scene's shop, as a package would in its own
+// transaction, and returns its data as JSON decodes it.
 func (s *scene) record(typ string, n int) map[string]any {
 	s.t.Helper()
-	subject := map[string]any{"n": n, "type": typ}
+	data := testData(typ, n)
 	err := pgx.BeginFunc(context.Background(), s.pool, func(tx pgx.Tx) error {
-		return hooks.Record(context.Background(), tx, s.shop.ID, typ, time.Now(), subject)
+		return hooks.Record(context.Background(), tx, s.shop.ID, typ, time.Now(), data)
 	})
 	require.NoError(s.t, err)
-	return subject
+	b, err := json.Marshal(data)
+	require.NoError(s.t, err)
+	var out map[string]any
+	require.NoError(s.t, json.Unmarshal(b, &out))
+	return out
 }
 
 func (s *scene) count(sql string, args ...any) int {
@@ -223,11 +237,17 @@ func TestRecordOnlyWhenSubscribed(t *testing.T) {
 	require.NoError(t, err)
 	tx, err := s.pool.Begin(ctx)
 	require.NoError(t, err)
-	require.NoError(t, hooks.Record(ctx, tx, s.shop.ID, hooks.CustomerOptedIn, time.Now(), map[string]int{"n": 6}))
+	require.NoError(t, hooks.Record(ctx, tx, s.shop.ID, hooks.CustomerOptedIn, time.Now(), testData(hooks.CustomerOptedIn, 6)))
 	require.NoError(t, tx.Rollback(ctx))
 	require.Equal(t, 1, events())
 
 	require.Error(t, hooks.Record(ctx, s.pool, s.shop.ID, "customer.renamed", time.Now(), nil), "unknown types are a bug")
+	require.Error(t, hooks.Record(ctx, s.pool, s.shop.ID, hooks.CustomerOptedIn, time.Now(), map[string]int{"n": 6}),
+		"an event carries the api type of its object")
+	require.Error(t, hooks.Record(ctx, s.pool, s.shop.ID, hooks.CustomerOptedIn, time.Now(), testData(hooks.OpeningFilled, 6)),
+		"an event carries the api type of its own object")
+	require.Error(t, hooks.Record(ctx, s.pool, s.shop.ID, hooks.CustomerOptedIn, time.Now(), api.Customer{}),
+		"data that names no object is a bug")
 }
 
 // TestDeliveredAndVerified: an event reaches the endpoint once, signed so that the
@@ -253,7 +273,7 @@ func TestDeliveredAndVerified(t *testing.T) {
 	require.Equal(t, ev.CreatedAt, ev.Timestamp)
 	var data map[string]any
 	require.NoError(t, json.Unmarshal(ev.Data, &data))
-	require.EqualValues(t, subject["n"], data["n"])
+	require.Equal(t, subject, data)
 	var body map[string]any
 	require.NoError(t, json.Unmarshal(ev.Body, &body))
 	require.ElementsMatch(t, []string{"id", "type", "created_at", "timestamp", "data"}, keys(body))

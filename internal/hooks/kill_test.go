@@ -41,7 +41,7 @@ func killedChild() bool {
 	if err != nil {
 		os.Exit(4)
 	}
-	svc := hooks.New(pool, queue, subjectRenderer{}, hooks.Config{AllowPrivate: true, DevMode: true, Timeout: childTimeout, Secrets: testSecrets})
+	svc := hooks.New(pool, queue, hooks.Config{AllowPrivate: true, DevMode: true, Timeout: childTimeout, Secrets: testSecrets})
 	workers := river.NewWorkers()
 	river.AddWorker(workers, &hooks.DeliveryWorker{Service: svc})
 	rc, err := river.NewClient(riverpgxv5.New(pool), &river.Config{

@@ -18,17 +18,16 @@ import (
 
 // claimRecords is what the YES's claim (slots' BookingClaim, one statement) adds to its
 // final SELECT to record opening.filled, and booking.confirmed after it for a booking
-// confirmed at once, from its own RETURNING rows (`filled` must return the opening's
-// whole row, RETURNING s.*; `booking` returns the booking's). The guard keeps a shop
-// without a subscribed endpoint from ever touching webhook_events. docs/integrations.md
-// gives the same text.
+// confirmed at once, with the data Go rendered before the claim ($5, hooks.ClaimData;
+// NULL when the shop had no subscribed endpoint then) for the booking id Go chose. The
+// guard keeps a shop without a subscribed endpoint from ever touching webhook_events.
 const claimRecords = `
-    CASE WHEN EXISTS (SELECT FROM webhook_subscribers(b.shop_id, webhook_claim_types(b.status)))
-         THEN webhook_record_opening(b.shop_id, webhook_claim_types(b.status), b.created_at, to_jsonb(f), to_jsonb(b))
+    CASE WHEN $5::jsonb IS NOT NULL AND EXISTS (SELECT FROM webhook_subscribers(b.shop_id, webhook_claim_types(b.status)))
+         THEN webhook_record(b.shop_id, webhook_claim_types(b.status), b.created_at, $5::jsonb)
          ELSE 0 END AS events_recorded`
 
 // claimLike is a claim in one statement, shaped like BookingClaim: fill the opening,
-// insert the booking, record the events.
+// insert the booking ($6, or an id of its own), record the events.
 const claimLike = `
 WITH filled AS (
     UPDATE slot_openings s
@@ -36,13 +35,22 @@ WITH filled AS (
     WHERE s.id = $1 AND s.status = 'open'
     RETURNING s.*
 ), booking AS (
-    INSERT INTO bookings (opening_id, customer_id, shop_id, status, amount_cents, currency, created_at, updated_at, confirmed_at)
-    SELECT f.id, $2, f.shop_id, $4, f.price_cents, 'gbp', $3, $3, CASE WHEN $4 = 'confirmed' THEN $3::timestamptz END
+    INSERT INTO bookings (id, opening_id, customer_id, shop_id, status, amount_cents, currency, created_at, updated_at, confirmed_at)
+    SELECT COALESCE($6::uuid, gen_random_uuid()), f.id, $2, f.shop_id, $4, f.price_cents, 'gbp', $3, $3,
+        CASE WHEN $4 = 'confirmed' THEN $3::timestamptz END
     FROM filled f
     RETURNING *
 )
 SELECT b.id,` + claimRecords + `
 FROM booking b JOIN filled f ON f.id = b.opening_id`
+
+// claimFacts is what the claimable offers are read with (inbound's InboundStoreMany,
+// slots' OfferListClaimable): the facts of the claim's events, only for a shop with an
+// endpoint subscribed to them.
+const claimFacts = `
+SELECT CASE WHEN EXISTS (SELECT FROM webhook_subscribers(s.shop_id, webhook_claim_types('confirmed')))
+            THEN webhook_opening_facts(s.id, NULL) || webhook_claim_facts(NULL, $2) END
+FROM slot_openings s WHERE s.id = $1`
 
 // opening inserts an open opening of shop (as slots.Declare would, without its wave).
 func (s *scene) opening(shop shops.Shop, startsAt time.Time) uuid.UUID {
@@ -144,8 +152,9 @@ func TestRecordOpeningKeepsTheStateAtTheEvent(t *testing.T) {
 }
 
 // TestClaimRecordsInItsOwnStatement: the fragment a one-statement claim adds records
-// opening.filled (and booking.confirmed, after it, for a booking confirmed at once) from
-// the statement's own RETURNING rows — only for a shop with a subscribed endpoint.
+// opening.filled (and booking.confirmed, after it, for a booking confirmed at once) with
+// the data rendered in Go before the claim, from the facts the claimable offer was read
+// with — only for a shop with a subscribed endpoint, which alone gets facts to render.
 func TestClaimRecordsInItsOwnStatement(t *testing.T) {
 	t.Parallel()
 	s := newScene(t, hooks.Config{AllowPrivate: true, DevMode: true})
@@ -154,8 +163,22 @@ func TestClaimRecordsInItsOwnStatement(t *testing.T) {
 	recorded := 0
 	claim := func(opening uuid.UUID, status string) uuid.UUID {
 		t.Helper()
+		var facts []byte
+		require.NoError(t, s.pool.QueryRow(ctx, claimFacts, opening, bea.ID).Scan(&facts))
+		now := time.Now()
+		var data []byte
+		var id uuid.NullUUID
+		if facts != nil {
+			id = uuid.NullUUID{UUID: uuid.New(), Valid: true}
+			var err error
+			data, err = hooks.ClaimData(facts, id.UUID, status == "confirmed", now)
+			require.NoError(t, err)
+		}
 		var booking uuid.UUID
-		require.NoError(t, s.pool.QueryRow(ctx, claimLike, opening, bea.ID, time.Now().UTC(), status).Scan(&booking, &recorded))
+		require.NoError(t, s.pool.QueryRow(ctx, claimLike, opening, bea.ID, now.UTC(), status, data, id).Scan(&booking, &recorded))
+		if id.Valid {
+			require.Equal(t, id.UUID, booking, "the booking has the id its events were rendered with")
+		}
 		return booking
 	}
 	claim(s.opening(s.shop, time.Now().Add(24*time.Hour)), "pending_payment")
@@ -174,13 +197,21 @@ func TestClaimRecordsInItsOwnStatement(t *testing.T) {
 	types, subs := s.subjects()
 	require.Equal(t, []string{hooks.OpeningFilled, hooks.OpeningFilled, hooks.BookingConfirmed}, types)
 	require.Equal(t, held, subs[0].ID)
-	require.Equal(t, "filled", subs[0].Status, "the state the claim made, from its RETURNING row")
+	require.Equal(t, "filled", subs[0].Status, "the state the claim made")
 	require.Equal(t, heldBooking, subs[0].Booking.ID)
 	require.Equal(t, "pending_payment", subs[0].Booking.Status)
+	require.EqualValues(t, 3500, subs[0].Booking.AmountCents)
+	require.Equal(t, "Haircut", subs[0].Booking.Service)
 	require.Equal(t, "Bea", subs[0].FilledBy.Name)
+	require.Equal(t, bea.ID, subs[0].FilledBy.CustomerID)
 	require.Equal(t, paid, subs[1].ID)
 	require.Equal(t, paidBooking, subs[2].Booking.ID)
 	require.Equal(t, "confirmed", subs[2].Booking.Status)
+
+	// What the claim recorded is what RecordOpening renders of the rows the claim left.
+	require.NoError(t, hooks.RecordOpening(ctx, s.pool, s.shop.ID, hooks.OpeningFilled, time.Now(), held, heldBooking))
+	_, subs = s.subjects()
+	require.Equal(t, subs[0], subs[3])
 
 	// An endpoint subscribed to booking.confirmed only: the claim records that one alone.
 	_, err := s.pool.Exec(ctx, `UPDATE webhook_endpoints SET enabled_events = '{booking.confirmed}'`)
@@ -190,5 +221,5 @@ func TestClaimRecordsInItsOwnStatement(t *testing.T) {
 	claim(s.opening(s.shop, time.Now().Add(28*time.Hour)), "confirmed")
 	require.Equal(t, 1, recorded)
 	types, _ = s.subjects()
-	require.Equal(t, []string{hooks.OpeningFilled, hooks.OpeningFilled, hooks.BookingConfirmed, hooks.BookingConfirmed}, types)
+	require.Equal(t, []string{hooks.OpeningFilled, hooks.OpeningFilled, hooks.BookingConfirmed, hooks.OpeningFilled, hooks.BookingConfirmed}, types)
 }

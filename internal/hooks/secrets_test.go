@@ -70,10 +70,10 @@ func TestSecretsSealedAtRest(t *testing.T) {
 		require.NotContains(t, dump, strings.TrimPrefix(secret, hooks.SecretPrefix), "a secret is never kept as it is")
 	}
 
-	during := hooks.New(s.pool, s.queue, subjectRenderer{}, withSecrets(cfg, ring(t, secretsB, secretsA)))
+	during := hooks.New(s.pool, s.queue, withSecrets(cfg, ring(t, secretsB, secretsA)))
 	t.Cleanup(during.Close)
 	require.NoError(t, during.CheckSecretsKeys(ctx))
-	after := hooks.New(s.pool, s.queue, subjectRenderer{}, withSecrets(cfg, ring(t, secretsB)))
+	after := hooks.New(s.pool, s.queue, withSecrets(cfg, ring(t, secretsB)))
 	t.Cleanup(after.Close)
 	err = after.CheckSecretsKeys(ctx)
 	require.ErrorIs(t, err, keyring.ErrUnknownKey, "the old key still seals the secrets")

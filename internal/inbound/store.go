@@ -151,7 +151,8 @@ func senderFrom(rows []db.InboundStoreManyRow) sender {
 	}
 	for _, r := range rows {
 		if r.OfferID != uuid.Nil {
-			snd.claims.Live = append(snd.claims.Live, slots.LiveOffer{OfferID: r.OfferID, OpeningID: r.OpeningID, Generation: r.Generation, StartsAt: r.StartsAt})
+			snd.claims.Live = append(snd.claims.Live, slots.LiveOffer{OfferID: r.OfferID, OpeningID: r.OpeningID, Generation: r.Generation, StartsAt: r.StartsAt,
+				EventFacts: r.EventFacts})
 		}
 	}
 	return snd

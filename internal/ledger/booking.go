@@ -7,16 +7,18 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/slotrecovery/slotrecovery/api"
 )
 
 // Booking statuses. ledger owns the bookings table; the claim (slots.Book) inserts a
 // booking confirmed at once or pending payment, in SQL, and every later move is a
-// payment transition of this package.
+// payment transition of this package. They are the wire's words (api), spelled once.
 const (
-	BookingPendingPayment = "pending_payment"
-	BookingConfirmed      = "confirmed"
-	BookingPaymentFailed  = "payment_failed"
-	BookingCancelled      = "cancelled"
+	BookingPendingPayment = api.BookingPendingPayment
+	BookingConfirmed      = api.BookingConfirmed
+	BookingPaymentFailed  = api.BookingPaymentFailed
+	BookingCancelled      = api.BookingCancelled
 )
 
 // ErrBookingNotFound means no booking has that id.

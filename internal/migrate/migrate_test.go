@@ -173,7 +173,7 @@ func TestReplayedSecretsForgotten(t *testing.T) {
 
 // TestOpeningSubjectsRewritten: 0040 rewrites opening events recorded in the former
 // subject shape ({opening, booking, filler, offers_sent, currency}) into the API's
-// (api.Opening), which the event renderer reads; an erased subject ('{}') and other
+// (api.Opening), which hooks.DecodeOpening reads; an erased subject ('{}') and other
 // events are untouched, and running it again changes nothing.
 func TestOpeningSubjectsRewritten(t *testing.T) {
 	t.Parallel()

@@ -235,9 +235,9 @@ func (s *Service) transition(ctx context.Context, q db.DBTX, reg db.SmsRegistrat
 	if err != nil {
 		return fmt.Errorf("get sender of %s: %w", reg.ShopID, err)
 	}
-	subject := Sender{ShopID: reg.ShopID, Number: sender.Number.String, MessagingServiceSID: sender.MessagingServiceSid.String,
+	now := Sender{ShopID: reg.ShopID, Number: sender.Number.String, MessagingServiceSID: sender.MessagingServiceSid.String,
 		Registration: registrationOf(reg)}
-	return hooks.Record(ctx, q, reg.ShopID, hooks.SMSSenderUpdated, at, subject)
+	return hooks.Record(ctx, q, reg.ShopID, hooks.SMSSenderUpdated, at, now.Event())
 }
 
 // Transitions lists every change of the shop's registration, oldest first.

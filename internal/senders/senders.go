@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
@@ -110,29 +111,54 @@ var (
 	ErrNoProvider = problem.New(problem.Unavailable, "sms_provider_unavailable", "no SMS provider is configured")
 )
 
-// Sender is a shop's sender as the API and the sms_sender.updated event show it. It is
-// stored in events: its json tags are its wire names.
+// Sender is a shop's sender: what the API shows as the shop's sms_sender and the
+// sms_sender.updated event carries, rendered by API and Event.
 type Sender struct {
-	ShopID uuid.UUID `json:"shop_id"`
+	ShopID uuid.UUID
 	// Number is the shop's SMS number.
-	Number string `json:"number"`
+	Number string
 	// MessagingServiceSID is its own Messaging Service; "" for a shop that texts from
 	// its number alone.
-	MessagingServiceSID string `json:"messaging_service_sid,omitempty"`
+	MessagingServiceSID string
 	// Registration is the US A2P 10DLC registration; nil when none was submitted.
-	Registration *Registration `json:"registration,omitempty"`
+	Registration *Registration
 }
 
 // Registration is where a shop's A2P 10DLC registration stands.
 type Registration struct {
 	// Status is submitted, brand_pending, campaign_pending, verified or failed.
-	Status string `json:"status"`
+	Status string
 	// BrandStatus and CampaignStatus are Twilio's, "" until there is a brand or campaign.
-	BrandStatus    string `json:"brand_status,omitempty"`
-	CampaignStatus string `json:"campaign_status,omitempty"`
+	BrandStatus    string
+	CampaignStatus string
 	// FailureReason is Twilio's reason for a failure.
-	FailureReason string    `json:"failure_reason,omitempty"`
-	UpdatedAt     time.Time `json:"updated_at"`
+	FailureReason string
+	UpdatedAt     time.Time
+}
+
+// API returns the sender as the owners' API shows it (the shop's sms_sender).
+func (s Sender) API() api.SMSSender {
+	out := api.SMSSender{Number: s.Number, MessagingServiceSID: nonEmpty(s.MessagingServiceSID)}
+	if r := s.Registration; r != nil {
+		out.Registration = &api.SMSRegistration{Status: r.Status, BrandStatus: nonEmpty(r.BrandStatus),
+			CampaignStatus: nonEmpty(r.CampaignStatus), FailureReason: nonEmpty(r.FailureReason), UpdatedAt: r.UpdatedAt.UTC()}
+	}
+	return out
+}
+
+// Event returns the data of the sms_sender.updated event announcing the sender as it
+// now is.
+func (s Sender) Event() api.SMSSenderUpdated {
+	a := s.API()
+	return api.SMSSenderUpdated{ShopID: s.ShopID, Number: a.Number, MessagingServiceSID: a.MessagingServiceSID, Registration: a.Registration}
+}
+
+// nonEmpty is nil for "": the API shows what is not there yet as null.
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // The registration's statuses.
@@ -321,7 +347,7 @@ func (s *Service) Provision(ctx context.Context, shopID uuid.UUID, req NumberReq
 	if err != nil {
 		return Sender{}, err
 	}
-	if err := hooks.Record(ctx, tx, shopID, hooks.SMSSenderUpdated, s.cfg.Now(), out); err != nil {
+	if err := hooks.Record(ctx, tx, shopID, hooks.SMSSenderUpdated, s.cfg.Now(), out.Event()); err != nil {
 		return Sender{}, err
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/catalog"
 )
 
@@ -19,29 +20,12 @@ func (h *Handlers) registerCatalog(e *echo.Echo) {
 	e.PATCH("/api/services/:id", h.patchService, h.requireShop)
 }
 
-// staffJSON is a person as the API shows them.
-type staffJSON struct {
-	ID     uuid.UUID `json:"id"`
-	Name   string    `json:"name"`
-	Active bool      `json:"active"`
+func newStaffJSON(s catalog.Staff) api.StaffMember {
+	return api.StaffMember{ID: s.ID, Name: s.Name, Active: s.Active}
 }
 
-func newStaffJSON(s catalog.Staff) staffJSON {
-	return staffJSON{ID: s.ID, Name: s.Name, Active: s.Active}
-}
-
-// serviceJSON is a service as the API shows it; staff_ids empty: anyone does it.
-type serviceJSON struct {
-	ID              uuid.UUID   `json:"id"`
-	Name            string      `json:"name"`
-	DurationMinutes int         `json:"duration_minutes"`
-	PriceCents      int64       `json:"price_cents"`
-	StaffIDs        []uuid.UUID `json:"staff_ids"`
-	Active          bool        `json:"active"`
-}
-
-func newServiceJSON(s catalog.Service) serviceJSON {
-	return serviceJSON{ID: s.ID, Name: s.Name, DurationMinutes: s.DurationMinutes, PriceCents: s.PriceCents,
+func newServiceJSON(s catalog.Service) api.Service {
+	return api.Service{ID: s.ID, Name: s.Name, DurationMinutes: s.DurationMinutes, PriceCents: s.PriceCents,
 		StaffIDs: s.StaffIDs, Active: s.Active}
 }
 
@@ -96,9 +80,7 @@ func (h *Handlers) listStaff(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := struct {
-		Staff []staffJSON `json:"staff"`
-	}{Staff: make([]staffJSON, 0, len(list))}
+	out := api.StaffList{Staff: make([]api.StaffMember, 0, len(list))}
 	for _, s := range list {
 		out.Staff = append(out.Staff, newStaffJSON(s))
 	}
@@ -148,9 +130,7 @@ func (h *Handlers) listServices(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := struct {
-		Services []serviceJSON `json:"services"`
-	}{Services: make([]serviceJSON, 0, len(list))}
+	out := api.ServiceList{Services: make([]api.Service, 0, len(list))}
 	for _, s := range list {
 		out.Services = append(out.Services, newServiceJSON(s))
 	}

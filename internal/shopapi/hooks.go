@@ -1,77 +1,20 @@
 package shopapi
 
 import (
-	"encoding/json"
-	"fmt"
 	"net/http"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
-	"github.com/slotrecovery/slotrecovery/internal/customers"
+	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
-	"github.com/slotrecovery/slotrecovery/internal/senders"
 )
-
-// EventRenderer renders the data of outbound events (hooks.Renderer) with this API's
-// own rendering of each object, so an event shows an opening or a customer exactly as
-// GET /api/openings/{id} and GET /api/customers/{id} do: one rendering for both (a
-// message.received event shows the inbound text as the conversation holds it). It
-// renders from the subject recorded at the event (the rows as they stood then), not
-// from the current state.
-type EventRenderer struct{}
-
-// Data implements hooks.Renderer.
-func (EventRenderer) Data(eventType string, subject []byte) (any, error) {
-	switch {
-	case hooks.IsOpeningType(eventType):
-		return hooks.DecodeOpening(subject)
-	case hooks.IsCustomerType(eventType):
-		var c customers.Customer
-		if err := json.Unmarshal(subject, &c); err != nil {
-			return nil, fmt.Errorf("decode customer subject: %w", err)
-		}
-		if c.ID == uuid.Nil {
-			return nil, fmt.Errorf("customer subject without a customer")
-		}
-		return newCustomerJSON(c), nil
-	case hooks.IsMessageType(eventType):
-		return messageReceivedData(subject)
-	case eventType == hooks.SMSSenderUpdated:
-		var s senders.Sender
-		if err := json.Unmarshal(subject, &s); err != nil {
-			return nil, fmt.Errorf("decode sender subject: %w", err)
-		}
-		return senderEventData(s), nil
-	}
-	return nil, fmt.Errorf("no rendering for event type %q", eventType)
-}
 
 // ---- endpoints ----
 
-// webhookEndpointJSON is an endpoint as the API shows it; the secret only in the answers
-// that make one (creation, rotation). SecretShownOnce marks a creation's answer given
-// again for its Idempotency-Key: the secret was in the first answer only.
-type webhookEndpointJSON struct {
-	ID             uuid.UUID  `json:"id"`
-	URL            string     `json:"url"`
-	Description    string     `json:"description"`
-	EnabledEvents  []string   `json:"enabled_events"`
-	Disabled       bool       `json:"disabled"`
-	DisabledReason *string    `json:"disabled_reason"`
-	DisabledAt     *time.Time `json:"disabled_at"`
-	FailingSince   *time.Time `json:"failing_since"`
-	// PreviousSecretExpiresAt: until then the secret a rotation replaced signs too.
-	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at"`
-	CreatedAt               time.Time  `json:"created_at"`
-	UpdatedAt               time.Time  `json:"updated_at"`
-	Secret                  string     `json:"secret,omitempty"`
-	SecretShownOnce         bool       `json:"secret_shown_once,omitempty"`
-}
-
-func newWebhookEndpointJSON(e hooks.Endpoint) webhookEndpointJSON {
-	out := webhookEndpointJSON{
+func newWebhookEndpointJSON(e hooks.Endpoint) api.WebhookEndpoint {
+	out := api.WebhookEndpoint{
 		ID: e.ID, URL: e.URL, Description: e.Description, EnabledEvents: e.EnabledEvents, Disabled: e.Disabled(),
 		DisabledAt: utc(e.DisabledAt), FailingSince: utc(e.FailingSince), PreviousSecretExpiresAt: utc(e.PreviousSecretExpiresAt),
 		CreatedAt: e.CreatedAt.UTC(), UpdatedAt: e.UpdatedAt.UTC(),
@@ -131,16 +74,12 @@ func (h *Handlers) createWebhookEndpoint(c echo.Context) error {
 	return c.JSON(http.StatusCreated, out)
 }
 
-type webhookEndpointListJSON struct {
-	WebhookEndpoints []webhookEndpointJSON `json:"webhook_endpoints"`
-}
-
 func (h *Handlers) listWebhookEndpoints(c echo.Context) error {
 	list, err := h.Hooks.Endpoints(c.Request().Context(), shopOf(c).ID)
 	if err != nil {
 		return err
 	}
-	out := webhookEndpointListJSON{WebhookEndpoints: make([]webhookEndpointJSON, 0, len(list))}
+	out := api.WebhookEndpointList{WebhookEndpoints: make([]api.WebhookEndpoint, 0, len(list))}
 	for _, e := range list {
 		out.WebhookEndpoints = append(out.WebhookEndpoints, newWebhookEndpointJSON(e))
 	}
@@ -225,44 +164,8 @@ func (h *Handlers) rotateWebhookSecret(c echo.Context) error {
 
 // ---- deliveries ----
 
-type webhookDeliveryJSON struct {
-	ID             uuid.UUID  `json:"id"`
-	EventID        string     `json:"event_id"`
-	EventType      string     `json:"event_type"`
-	EventCreatedAt time.Time  `json:"event_created_at"`
-	Status         string     `json:"status"`
-	Attempts       int        `json:"attempts"`
-	NextAttemptAt  *time.Time `json:"next_attempt_at"`
-	LastAttemptAt  *time.Time `json:"last_attempt_at"`
-	LastStatusCode *int       `json:"last_status_code"`
-	LastError      *string    `json:"last_error"`
-	CreatedAt      time.Time  `json:"created_at"`
-	FinishedAt     *time.Time `json:"finished_at"`
-}
-
-type webhookDeliveryDetailJSON struct {
-	webhookDeliveryJSON
-	// Payload is the body every attempt sends.
-	Payload    json.RawMessage      `json:"payload"`
-	AttemptLog []webhookAttemptJSON `json:"attempt_log"`
-}
-
-type webhookAttemptJSON struct {
-	At           time.Time `json:"at"`
-	Manual       bool      `json:"manual"`
-	StatusCode   *int      `json:"status_code"`
-	DurationMs   int64     `json:"duration_ms"`
-	ResponseHead string    `json:"response_head"`
-	Error        *string   `json:"error"`
-}
-
-type webhookDeliveryListJSON struct {
-	Deliveries []webhookDeliveryJSON `json:"deliveries"`
-	NextCursor *string               `json:"next_cursor"`
-}
-
-func newWebhookDeliveryJSON(d hooks.Delivery) webhookDeliveryJSON {
-	out := webhookDeliveryJSON{
+func newWebhookDeliveryJSON(d hooks.Delivery) api.WebhookDelivery {
+	out := api.WebhookDelivery{
 		ID: d.ID, EventID: hooks.EventID(d.EventID), EventType: d.EventType, EventCreatedAt: d.EventCreatedAt.UTC(),
 		Status: d.Status, Attempts: d.Attempts, NextAttemptAt: utc(d.NextAttemptAt), LastAttemptAt: utc(d.LastAttemptAt),
 		LastStatusCode: d.LastStatusCode, LastError: nonEmpty(d.LastError), CreatedAt: d.CreatedAt.UTC(),
@@ -289,7 +192,7 @@ func (h *Handlers) listWebhookDeliveries(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := webhookDeliveryListJSON{Deliveries: make([]webhookDeliveryJSON, 0, len(page.Deliveries))}
+	out := api.WebhookDeliveryList{Deliveries: make([]api.WebhookDelivery, 0, len(page.Deliveries))}
 	for _, d := range page.Deliveries {
 		out.Deliveries = append(out.Deliveries, newWebhookDeliveryJSON(d))
 	}
@@ -319,10 +222,10 @@ func (h *Handlers) getWebhookDelivery(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := webhookDeliveryDetailJSON{webhookDeliveryJSON: newWebhookDeliveryJSON(d.Delivery), Payload: d.Payload,
-		AttemptLog: make([]webhookAttemptJSON, 0, len(d.Attempts))}
+	out := api.WebhookDeliveryDetail{WebhookDelivery: newWebhookDeliveryJSON(d.Delivery), Payload: d.Payload,
+		AttemptLog: make([]api.WebhookAttempt, 0, len(d.Attempts))}
 	for _, a := range d.Attempts {
-		out.AttemptLog = append(out.AttemptLog, webhookAttemptJSON{At: a.At.UTC(), Manual: a.Manual, StatusCode: a.StatusCode,
+		out.AttemptLog = append(out.AttemptLog, api.WebhookAttempt{At: a.At.UTC(), Manual: a.Manual, StatusCode: a.StatusCode,
 			DurationMs: a.Duration.Milliseconds(), ResponseHead: a.ResponseHead, Error: nonEmpty(a.Error)})
 	}
 	return c.JSON(http.StatusOK, out)

@@ -1,14 +1,12 @@
 package shopapi
 
 import (
-	"encoding/json"
-	"fmt"
 	"net/http"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 )
@@ -17,68 +15,20 @@ import (
 // a thread, the owner's reply, reading, opening and closing. internal/inbox decides;
 // these handlers translate.
 
-// conversationJSON is a conversation as the list and a thread show it. Fields may be
-// added, never renamed or removed.
-type conversationJSON struct {
-	ID    uuid.UUID `json:"id"`
-	Phone string    `json:"phone"`
-	// Customer is the shop's customer with the number, null when none is known.
-	Customer *conversationCustomerJSON `json:"customer"`
-	Status   string                    `json:"status"`
-	Unread   int                       `json:"unread"`
-	// LastMessage is the newest text kept, null when none is (the retention purged them).
-	LastMessage    *lastMessageJSON `json:"last_message"`
-	LastActivityAt time.Time        `json:"last_activity_at"`
-	CreatedAt      time.Time        `json:"created_at"`
-}
-
-type conversationCustomerJSON struct {
-	ID   uuid.UUID `json:"id"`
-	Name string    `json:"name"`
-}
-
-type lastMessageJSON struct {
-	Direction string    `json:"direction"`
-	Body      string    `json:"body"`
-	At        time.Time `json:"at"`
-}
-
-// messageJSON is one text of a conversation.
-type messageJSON struct {
-	ID        uuid.UUID `json:"id"`
-	Direction string    `json:"direction"`
-	Author    string    `json:"author"`
-	Body      string    `json:"body"`
-	At        time.Time `json:"at"`
-	Status    string    `json:"status"`
-}
-
-type threadJSON struct {
-	conversationJSON
-	// Messages are oldest first.
-	Messages []messageJSON `json:"messages"`
-}
-
-type conversationListJSON struct {
-	Conversations []conversationJSON `json:"conversations"`
-	// NextCursor is null on the last page.
-	NextCursor *string `json:"next_cursor"`
-}
-
-func newConversationJSON(c inbox.Conversation) conversationJSON {
-	out := conversationJSON{ID: c.ID, Phone: c.Phone, Status: c.Status, Unread: c.Unread,
+func newConversationJSON(c inbox.Conversation) api.Conversation {
+	out := api.Conversation{ID: c.ID, Phone: c.Phone, Status: c.Status, Unread: c.Unread,
 		LastActivityAt: c.LastActivityAt.UTC(), CreatedAt: c.CreatedAt.UTC()}
 	if c.CustomerID != uuid.Nil {
-		out.Customer = &conversationCustomerJSON{ID: c.CustomerID, Name: c.CustomerName}
+		out.Customer = &api.ConversationCustomer{ID: c.CustomerID, Name: c.CustomerName}
 	}
 	if m := c.LastMessage; m != nil {
-		out.LastMessage = &lastMessageJSON{Direction: m.Direction, Body: m.Body, At: m.At.UTC()}
+		out.LastMessage = &api.LastMessage{Direction: m.Direction, Body: m.Body, At: m.At.UTC()}
 	}
 	return out
 }
 
-func newMessageJSON(m inbox.Message) messageJSON {
-	return messageJSON{ID: m.ID, Direction: m.Direction, Author: m.Author, Body: m.Body, At: m.At.UTC(), Status: m.Status}
+func newMessageJSON(m inbox.Message) api.Message {
+	return api.Message{ID: m.ID, Direction: m.Direction, Author: m.Author, Body: m.Body, At: m.At.UTC(), Status: m.Status}
 }
 
 // conversationID reads the :id path parameter; a malformed one names no conversation
@@ -102,7 +52,7 @@ func (h *Handlers) listConversations(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := conversationListJSON{Conversations: make([]conversationJSON, 0, len(page.Conversations))}
+	out := api.ConversationList{Conversations: make([]api.Conversation, 0, len(page.Conversations))}
 	for _, cv := range page.Conversations {
 		out.Conversations = append(out.Conversations, newConversationJSON(cv))
 	}
@@ -121,7 +71,7 @@ func (h *Handlers) getConversation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := threadJSON{conversationJSON: newConversationJSON(t.Conversation), Messages: make([]messageJSON, 0, len(t.Messages))}
+	out := api.Thread{Conversation: newConversationJSON(t.Conversation), Messages: make([]api.Message, 0, len(t.Messages))}
 	for _, m := range t.Messages {
 		out.Messages = append(out.Messages, newMessageJSON(m))
 	}
@@ -196,32 +146,4 @@ func (h *Handlers) patchConversation(c echo.Context) error {
 		return err
 	}
 	return c.JSON(http.StatusOK, newConversationJSON(cv))
-}
-
-// messageReceivedJSON is the data of a message.received event: the inbound text as the
-// conversation holds it (inbox.Received, as recorded with the event). The customer is
-// named by id only: the renderer does not read the database (hooks.Renderer), and a
-// receiver that wants the name reads GET /api/conversations/{conversation_id} or GET
-// /api/customers/{customer_id}. Fields may be added, never renamed or removed.
-type messageReceivedJSON struct {
-	ConversationID uuid.UUID  `json:"conversation_id"`
-	MessageID      uuid.UUID  `json:"message_id"`
-	Phone          string     `json:"phone"`
-	CustomerID     *uuid.UUID `json:"customer_id"`
-	Body           string     `json:"body"`
-	Outcome        string     `json:"outcome"`
-	At             time.Time  `json:"at"`
-}
-
-// messageReceivedData renders a message.received subject.
-func messageReceivedData(subject []byte) (messageReceivedJSON, error) {
-	var r inbox.Received
-	if err := json.Unmarshal(subject, &r); err != nil {
-		return messageReceivedJSON{}, fmt.Errorf("decode message subject: %w", err)
-	}
-	if r.ConversationID == uuid.Nil {
-		return messageReceivedJSON{}, fmt.Errorf("message subject without a conversation")
-	}
-	return messageReceivedJSON{ConversationID: r.ConversationID, MessageID: r.MessageID, Phone: r.Phone,
-		CustomerID: r.CustomerID, Body: r.Body, Outcome: r.Outcome, At: r.At.UTC()}, nil
 }

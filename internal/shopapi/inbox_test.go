@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
@@ -276,7 +277,7 @@ func TestMessageReceivedEvent(t *testing.T) {
 	t.Parallel()
 	var svc *hooks.Service
 	e := newEnvWith(t, func(h *shopapi.Handlers, pool *pgxpool.Pool, queue jobs.Inserter) {
-		h.Hooks = hooks.New(pool, queue, shopapi.EventRenderer{}, hooks.Config{DevMode: true, AllowPrivate: true, PollEvery: 20 * time.Millisecond})
+		h.Hooks = hooks.New(pool, queue, hooks.Config{DevMode: true, AllowPrivate: true, PollEvery: 20 * time.Millisecond})
 		svc = h.Hooks
 	})
 	shopID, key := e.shop("+15555550100")
@@ -318,7 +319,7 @@ func TestMessageReceivedEvent(t *testing.T) {
 		"phone":"+15557310002","customer_id":null,"body":"can I come at 4 instead?","outcome":"clarify",
 		"at":"2026-11-27T09:00:00Z"}`, string(got[1].Data))
 
-	// A subject that names no conversation is refused, not sent as an empty event.
-	_, err := shopapi.EventRenderer{}.Data(hooks.MessageReceived, []byte(`{}`))
+	// Data that names no conversation is refused, not recorded as an empty event.
+	err := hooks.Record(ctx, e.pool, uuid.MustParse(shopID), hooks.MessageReceived, at, api.MessageReceived{})
 	require.Error(t, err)
 }

@@ -171,7 +171,7 @@ func TestEventsShowObjectsAsTheAPIDoes(t *testing.T) {
 	t.Parallel()
 	var svc *hooks.Service
 	e := newEnvWith(t, func(h *shopapi.Handlers, pool *pgxpool.Pool, queue jobs.Inserter) {
-		h.Hooks = hooks.New(pool, queue, shopapi.EventRenderer{}, hooks.Config{DevMode: true, AllowPrivate: true, PollEvery: 20 * time.Millisecond})
+		h.Hooks = hooks.New(pool, queue, hooks.Config{DevMode: true, AllowPrivate: true, PollEvery: 20 * time.Millisecond})
 		svc = h.Hooks
 	})
 	shopID, key := e.shop("+15555550100")

@@ -15,7 +15,6 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/calendar"
-	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -207,55 +206,14 @@ func formatClock(minutes int) string {
 	return fmt.Sprintf("%02d:%02d", minutes/60, minutes%60)
 }
 
-type shopJSON struct {
-	ID          uuid.UUID  `json:"id"`
-	Name        string     `json:"name"`
-	Timezone    string     `json:"timezone"`
-	SMSNumber   string     `json:"sms_number"`
-	Currency    string     `json:"currency"`
-	PaymentMode string     `json:"payment_mode"`
-	OfferPolicy policyJSON `json:"offer_policy"`
-	APIKey      string     `json:"api_key,omitempty"`
-	CreatedAt   time.Time  `json:"created_at"`
-	// CalendarURL is the shop's secret calendar feed address.
-	CalendarURL         string `json:"calendar_url"`
-	CalendarFullDetails bool   `json:"calendar_full_details"`
-	// Stripe is the shop's own Stripe account (STRIPE_CONNECT=on).
-	Stripe stripeJSON `json:"stripe"`
-	// Language is what its customers are texted in, unless theirs is set.
-	Language string `json:"language"`
-	// NotifyPhone is texted when a text waits in the owner's inbox; null for none.
-	NotifyPhone *string `json:"notify_phone"`
-	// SMSSender is the shop's sender and its A2P registration (senders.go); in
-	// GET /api/shop and the admin's answers.
-	SMSSender *senderJSON `json:"sms_sender,omitempty"`
-}
-
-type policyJSON struct {
-	WaveSize            int             `json:"wave_size"`
-	WaveIntervalSeconds int64           `json:"wave_interval_seconds"`
-	MinLeadMinutes      int64           `json:"min_lead_minutes"`
-	QuietHours          *quietHoursJSON `json:"quiet_hours"`
-	CooldownSeconds     int64           `json:"cooldown_seconds"`
-	// MaxOffersPerDay is null when there is no cap.
-	MaxOffersPerDay       *int  `json:"max_offers_per_day"`
-	FirstWaveDelaySeconds int64 `json:"first_wave_delay_seconds"`
-	SendRatePerSecond     int   `json:"send_rate_per_second"`
-}
-
-type quietHoursJSON struct {
-	Start string `json:"start"`
-	End   string `json:"end"`
-}
-
-func (h *Handlers) newShopJSON(s shops.Shop) shopJSON {
+func (h *Handlers) newShopJSON(s shops.Shop) api.Shop {
 	p := s.Policy
-	out := shopJSON{
+	out := api.Shop{
 		ID: s.ID, Name: s.Name, Timezone: s.Timezone, SMSNumber: s.SMSNumber, Currency: s.Currency,
 		PaymentMode: s.PaymentMode, CreatedAt: s.CreatedAt.UTC(),
 		CalendarURL: calendar.URL(h.PublicURL, s.CalendarToken), CalendarFullDetails: s.CalendarFullDetails,
 		Stripe: newStripeJSON(s), Language: string(s.Language), NotifyPhone: nonEmpty(s.NotifyPhone),
-		OfferPolicy: policyJSON{
+		OfferPolicy: api.OfferPolicy{
 			WaveSize:              p.WaveSize,
 			WaveIntervalSeconds:   int64(p.WaveInterval / time.Second),
 			MinLeadMinutes:        int64(p.MinLead / time.Minute),
@@ -269,7 +227,7 @@ func (h *Handlers) newShopJSON(s shops.Shop) shopJSON {
 		out.OfferPolicy.MaxOffersPerDay = &n
 	}
 	if q := p.Quiet; q != nil {
-		out.OfferPolicy.QuietHours = &quietHoursJSON{Start: formatClock(q.Start), End: formatClock(q.End)}
+		out.OfferPolicy.QuietHours = &api.QuietHours{Start: formatClock(q.Start), End: formatClock(q.End)}
 	}
 	return out
 }
@@ -283,62 +241,6 @@ type customerRequest struct {
 	Language *string `json:"language"`
 }
 
-type customerJSON struct {
-	ID        uuid.UUID `json:"id"`
-	Phone     string    `json:"phone"`
-	Name      string    `json:"name"`
-	SMSOptIn  bool      `json:"sms_opt_in"`
-	Priority  int       `json:"priority"`
-	OptedOut  bool      `json:"opted_out"`
-	CreatedAt time.Time `json:"created_at"`
-	// Status is opted_in, not_opted_in, opted_out (replied STOP) or unreachable.
-	Status      string          `json:"status"`
-	OptedOutAt  *time.Time      `json:"opted_out_at"`
-	Preferences preferencesJSON `json:"preferences"`
-	// Language is the customer's own, null when they are texted in the shop's.
-	Language *string `json:"language"`
-}
-
-// preferencesJSON is a customer's preferences; empty lists mean "any".
-type preferencesJSON struct {
-	Days     []string     `json:"days"`
-	Windows  []windowJSON `json:"windows"`
-	Services []string     `json:"services"`
-	// StaffIDs are the only people whose openings they want; left out when empty, so a
-	// customer who wants anyone reads as before people existed.
-	StaffIDs []uuid.UUID `json:"staff_ids,omitempty"`
-}
-
-type windowJSON struct {
-	Start string `json:"start"`
-	End   string `json:"end"`
-}
-
-func newCustomerJSON(c customers.Customer) customerJSON {
-	out := customerJSON{
-		ID: c.ID, Phone: c.Phone, Name: c.Name, SMSOptIn: c.SMSOptIn, Priority: c.Priority,
-		OptedOut: c.OptedOutAt != nil, CreatedAt: c.CreatedAt.UTC(), Status: c.Status(),
-		Preferences: preferencesJSON{Days: []string{}, Windows: []windowJSON{}, Services: []string{}},
-	}
-	if c.OptedOutAt != nil {
-		t := c.OptedOutAt.UTC()
-		out.OptedOutAt = &t
-	}
-	if c.Language != "" {
-		l := string(c.Language)
-		out.Language = &l
-	}
-	for _, d := range c.Preferences.Days {
-		out.Preferences.Days = append(out.Preferences.Days, customers.DayName(d))
-	}
-	for _, w := range c.Preferences.Windows {
-		out.Preferences.Windows = append(out.Preferences.Windows, windowJSON{Start: shops.FormatClock(w.Start), End: shops.FormatClock(w.End)})
-	}
-	out.Preferences.Services = append(out.Preferences.Services, c.Preferences.Services...)
-	out.Preferences.StaffIDs = append(out.Preferences.StaffIDs, c.Preferences.StaffIDs...)
-	return out
-}
-
 type openingRequest struct {
 	// StartsAt is a string parsed here, so that a bad time is a 422 on starts_at
 	// rather than a JSON error.
@@ -348,10 +250,6 @@ type openingRequest struct {
 	PriceCents      int64   `json:"price_cents"`
 	// StaffID is the person whose freed time it is; absent or null: anyone's.
 	StaffID *uuid.UUID `json:"staff_id"`
-}
-
-type listJSON struct {
-	Openings []api.Opening `json:"openings"`
 }
 
 // newOpeningJSON is the opening as the API shows it (api.Opening).

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/language"
@@ -172,12 +173,6 @@ func (h *Handlers) rotateCalendarToken(c echo.Context) error {
 
 // ---- customers ----
 
-type customerListJSON struct {
-	Customers []customerJSON `json:"customers"`
-	// NextCursor is null on the last page.
-	NextCursor *string `json:"next_cursor"`
-}
-
 func (h *Handlers) listCustomers(c echo.Context) error {
 	q := customers.Query{Search: c.QueryParam("q"), Status: c.QueryParam("status"), Cursor: c.QueryParam("cursor")}
 	n, err := queryLimit(c, customers.MaxCustomerPage)
@@ -189,9 +184,9 @@ func (h *Handlers) listCustomers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := customerListJSON{Customers: make([]customerJSON, 0, len(page.Customers))}
+	out := api.CustomerList{Customers: make([]api.Customer, 0, len(page.Customers))}
 	for _, cu := range page.Customers {
-		out.Customers = append(out.Customers, newCustomerJSON(cu))
+		out.Customers = append(out.Customers, cu.API())
 	}
 	if page.Next != "" {
 		out.NextCursor = &page.Next
@@ -217,7 +212,7 @@ func (h *Handlers) getCustomer(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, newCustomerJSON(cu))
+	return c.JSON(http.StatusOK, cu.API())
 }
 
 type customerPatchRequest struct {
@@ -231,7 +226,7 @@ type customerPatchRequest struct {
 
 type preferencesRequest struct {
 	Days     []string     `json:"days"`
-	Windows  []windowJSON `json:"windows"`
+	Windows  []api.Window `json:"windows"`
 	Services []string     `json:"services"`
 	// StaffIDs are the only people whose openings the customer wants (empty: anyone).
 	StaffIDs []uuid.UUID `json:"staff_ids"`
@@ -307,7 +302,7 @@ func (h *Handlers) patchCustomer(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, newCustomerJSON(cu))
+	return c.JSON(http.StatusOK, cu.API())
 }
 
 func (h *Handlers) deleteCustomer(c echo.Context) error {
@@ -323,28 +318,12 @@ func (h *Handlers) deleteCustomer(c echo.Context) error {
 
 // ---- the CSV import ----
 
-type importJSON struct {
-	Created   int             `json:"created"`
-	Updated   int             `json:"updated"`
-	Unchanged int             `json:"unchanged"`
-	Rejected  int             `json:"rejected"`
-	Rows      []importRowJSON `json:"rows"`
-}
-
-type importRowJSON struct {
-	Line       int        `json:"line"`
-	Phone      string     `json:"phone"`
-	Result     string     `json:"result"`
-	CustomerID *uuid.UUID `json:"customer_id"`
-	Reason     string     `json:"reason,omitempty"`
-}
-
 // NewImportJSON is the JSON answer of an import, for the API (and its tests).
-func newImportJSON(rep customers.ImportReport) importJSON {
-	out := importJSON{Created: rep.Created, Updated: rep.Updated, Unchanged: rep.Unchanged, Rejected: rep.Rejected,
-		Rows: make([]importRowJSON, 0, len(rep.Rows))}
+func newImportJSON(rep customers.ImportReport) api.CustomerImport {
+	out := api.CustomerImport{Created: rep.Created, Updated: rep.Updated, Unchanged: rep.Unchanged, Rejected: rep.Rejected,
+		Rows: make([]api.CustomerImportRow, 0, len(rep.Rows))}
 	for _, r := range rep.Rows {
-		row := importRowJSON{Line: r.Line, Phone: r.Phone, Result: r.Result, Reason: r.Reason}
+		row := api.CustomerImportRow{Line: r.Line, Phone: r.Phone, Result: r.Result, Reason: r.Reason}
 		if r.CustomerID != uuid.Nil {
 			id := r.CustomerID
 			row.CustomerID = &id

@@ -3,11 +3,11 @@ package shopapi
 import (
 	"context"
 	"net/http"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/senders"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
@@ -48,42 +48,19 @@ func (h *Handlers) pathShop(next echo.HandlerFunc) echo.HandlerFunc {
 	}
 }
 
-// senderJSON is a shop's sms_sender.
-type senderJSON struct {
-	Number              string            `json:"number"`
-	MessagingServiceSID *string           `json:"messaging_service_sid"`
-	Registration        *registrationJSON `json:"registration"`
-}
-
-type registrationJSON struct {
-	Status         string    `json:"status"`
-	BrandStatus    *string   `json:"brand_status"`
-	CampaignStatus *string   `json:"campaign_status"`
-	FailureReason  *string   `json:"failure_reason"`
-	UpdatedAt      time.Time `json:"updated_at"`
-}
-
-func newSenderJSON(s senders.Sender) *senderJSON {
-	out := &senderJSON{Number: s.Number, MessagingServiceSID: nonEmpty(s.MessagingServiceSID)}
-	if r := s.Registration; r != nil {
-		out.Registration = &registrationJSON{Status: r.Status, BrandStatus: nonEmpty(r.BrandStatus),
-			CampaignStatus: nonEmpty(r.CampaignStatus), FailureReason: nonEmpty(r.FailureReason), UpdatedAt: r.UpdatedAt.UTC()}
-	}
-	return out
-}
-
 // shopView is the shop as GET /api/shop and the admin's routes show it: with its
 // sms_sender.
-func (h *Handlers) shopView(ctx context.Context, shop shops.Shop) (shopJSON, error) {
+func (h *Handlers) shopView(ctx context.Context, shop shops.Shop) (api.Shop, error) {
 	out := h.newShopJSON(shop)
 	s := senders.Sender{Number: shop.SMSNumber}
 	if h.Senders != nil {
 		var err error
 		if s, err = h.Senders.Get(ctx, shop); err != nil {
-			return shopJSON{}, err
+			return api.Shop{}, err
 		}
 	}
-	out.SMSSender = newSenderJSON(s)
+	sender := s.API()
+	out.SMSSender = &sender
 	return out, nil
 }
 
@@ -179,14 +156,5 @@ func (h *Handlers) submitRegistration(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusAccepted, newSenderJSON(s))
-}
-
-// senderEventData is an sms_sender.updated event's data: the sender as sms_sender shows
-// it, with the shop's id.
-func senderEventData(subject senders.Sender) any {
-	return struct {
-		ShopID uuid.UUID `json:"shop_id"`
-		*senderJSON
-	}{subject.ShopID, newSenderJSON(subject)}
+	return c.JSON(http.StatusAccepted, s.API())
 }

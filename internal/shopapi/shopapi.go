@@ -5,8 +5,8 @@
 // adding, listing, importing (CSV), editing and erasing customers, declaring, listing,
 // reading and cancelling openings, reading and answering the owner's inbox
 // (/api/conversations), and managing outbound webhook endpoints and their deliveries. The creating POSTs honour an Idempotency-Key. It also serves the public
-// calendar feed (CalendarPath) and renders the data of outbound events (EventRenderer),
-// with the same rendering as its answers. The API is described by an OpenAPI 3.1
+// calendar feed (CalendarPath). Its answers are the api package's wire types, which the
+// outbound events carry too (an event shows an object as GET does). The API is described by an OpenAPI 3.1
 // document (api/openapi.json), served at /api/openapi.json. Handlers only translate:
 // they check the bearer token, decode the body, make one call to the domain and encode
 // the answer. Errors are returned to echo, whose error handler must be httperr.Handler,
@@ -213,7 +213,7 @@ func (h *Handlers) addCustomer(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, newCustomerJSON(cust))
+	return c.JSON(http.StatusCreated, cust.API())
 }
 
 func (h *Handlers) declareOpening(c echo.Context) error {
@@ -277,7 +277,7 @@ func (h *Handlers) listOpenings(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	out := listJSON{Openings: make([]api.Opening, 0, len(list))}
+	out := api.OpeningList{Openings: make([]api.Opening, 0, len(list))}
 	for _, o := range list {
 		out.Openings = append(out.Openings, newOpeningJSON(o, shop.Currency))
 	}

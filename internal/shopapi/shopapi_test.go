@@ -100,7 +100,7 @@ func newEnvWith(t *testing.T, change func(h *shopapi.Handlers, pool *pgxpool.Poo
 		Customers:   custSvc,
 		Erasure:     erasure.New(pool, custSvc, rc, erasure.Config{}),
 		Openings:    slots.New(pool, rc, nil, nil, slots.Config{}),
-		Hooks:       hooks.New(pool, rc, shopapi.EventRenderer{}, hooks.Config{DevMode: true, AllowPrivate: true}),
+		Hooks:       hooks.New(pool, rc, hooks.Config{DevMode: true, AllowPrivate: true}),
 		Idempotency: idempotency.New(pool, idempotency.Config{}),
 		Calendar:    calendar.New(pool, shopsSvc, calendar.Config{PublicURL: publicURL}),
 		PublicURL:   publicURL,

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
@@ -23,29 +24,9 @@ import (
 // the shop's connected account (STRIPE_CONNECT=on).
 const StripeOnboardingPath = "/api/shop/stripe/onboarding"
 
-// stripeJSON is the shop's Stripe account in GET /api/shop.
-type stripeJSON struct {
-	// Connect is true when the server charges on shops' own accounts
-	// (STRIPE_CONNECT=on); false, every payment is the platform's and the rest is empty.
-	Connect bool `json:"connect"`
-	// AccountID is the connected account; null before the shop connects one. After a
-	// disconnection it is the account that left (DisconnectedAt says when).
-	AccountID        *string    `json:"account_id"`
-	ChargesEnabled   bool       `json:"charges_enabled"`
-	PayoutsEnabled   bool       `json:"payouts_enabled"`
-	DetailsSubmitted bool       `json:"details_submitted"`
-	RequirementsDue  []string   `json:"requirements_due"`
-	DisconnectedAt   *time.Time `json:"disconnected_at"`
-	// Ready: the shop can declare checkout openings now.
-	Ready bool `json:"ready"`
-	// PlatformFeeBPS is the platform's fee on the shop's payments, in basis points (0
-	// without Connect).
-	PlatformFeeBPS int `json:"platform_fee_bps"`
-}
-
-func newStripeJSON(s shops.Shop) stripeJSON {
+func newStripeJSON(s shops.Shop) api.StripeAccount {
 	a := s.Stripe
-	out := stripeJSON{
+	out := api.StripeAccount{
 		Connect: a.Required, ChargesEnabled: a.ChargesEnabled, PayoutsEnabled: a.PayoutsEnabled,
 		DetailsSubmitted: a.DetailsSubmitted, RequirementsDue: append([]string{}, a.RequirementsDue...),
 		Ready: s.CheckoutReady() == nil,
@@ -60,12 +41,6 @@ func newStripeJSON(s shops.Shop) stripeJSON {
 	}
 	out.PlatformFeeBPS = s.PlatformFee()
 	return out
-}
-
-// onboardingJSON is a one-time link to Stripe's onboarding.
-type onboardingJSON struct {
-	URL       string    `json:"url"`
-	ExpiresAt time.Time `json:"expires_at"`
 }
 
 // StripeCalls takes one of a shop's calls to Stripe from a limit shared by every
@@ -102,7 +77,7 @@ func (h *Handlers) stripeOnboarding(c echo.Context) error {
 		return err
 	}
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
-	return c.JSON(http.StatusOK, onboardingJSON{URL: link.URL, ExpiresAt: link.ExpiresAt.UTC()})
+	return c.JSON(http.StatusOK, api.StripeOnboarding{URL: link.URL, ExpiresAt: link.ExpiresAt.UTC()})
 }
 
 // adminShopPatch is what the admin may change of any shop.

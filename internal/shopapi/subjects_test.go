@@ -6,20 +6,17 @@ import (
 	"testing"
 
 	"github.com/slotrecovery/slotrecovery/api"
-	"github.com/slotrecovery/slotrecovery/internal/customers"
-	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 )
 
-// TestStoredObjectsAreTagged: every object stored as JSON and read back later (the
-// subjects of webhook events, which the EventRenderer decodes when it dispatches them,
-// and River's job arguments) names each field by a json tag, down to its nested
-// structs, so that renaming a Go field cannot change, or lose, what is already stored.
-// Customer events' subjects had no tags.
+// TestStoredObjectsAreTagged: every object stored as JSON (the data of webhook events,
+// stored rendered with the api package's types and sent later, and River's job
+// arguments, read back) names each field by a json tag, down to its nested structs, so
+// that renaming a Go field cannot change, or lose, what is already stored.
 func TestStoredObjectsAreTagged(t *testing.T) {
 	t.Parallel()
 	for _, v := range []any{
-		customers.Customer{}, api.Opening{}, inbox.Received{},
+		api.Opening{}, api.Customer{}, api.MessageReceived{}, api.SMSSenderUpdated{},
 		jobs.Wave{}, jobs.Text{}, jobs.Refund{}, jobs.WebhookDelivery{},
 	} {
 		for _, missing := range untagged(reflect.TypeOf(v), map[reflect.Type]bool{}) {

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/pgcode"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -109,7 +110,8 @@ func (s *Service) Claimable(ctx context.Context, shop shops.Shop, customerID uui
 	}
 	var c Claimable
 	for _, r := range rows {
-		c.Live = append(c.Live, LiveOffer{OfferID: r.OfferID, OpeningID: r.OpeningID, Generation: r.Generation, StartsAt: r.StartsAt})
+		c.Live = append(c.Live, LiveOffer{OfferID: r.OfferID, OpeningID: r.OpeningID, Generation: r.Generation, StartsAt: r.StartsAt,
+			EventFacts: r.EventFacts})
 	}
 	if len(c.Live) == 0 {
 		last, err := queries.OfferNewestForCustomer(ctx, s.pool, customerID)
@@ -141,6 +143,10 @@ type LiveOffer struct {
 	OfferID, OpeningID uuid.UUID
 	Generation         int32
 	StartsAt           time.Time
+	// EventFacts, read with the offer only when the shop has an endpoint subscribed to
+	// a claim's webhook events, are what the claim renders their data from
+	// (hooks.ClaimData); nil otherwise: no event to record.
+	EventFacts []byte
 }
 
 // BookClaimable is Book for a caller that has already read what the customer can claim
@@ -376,6 +382,16 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 	} else {
 		exp := now.Add(CheckoutHold).UTC().Truncate(time.Second)
 		p.CheckoutExpiresAt = &exp
+	}
+	if offer.EventFacts != nil {
+		// The shop has an endpoint for the claim's events: their data is rendered now,
+		// for a booking id chosen here, and the claim records it only if it books.
+		p.BookingID = uuid.NullUUID{UUID: uuid.New(), Valid: true}
+		data, err := hooks.ClaimData(offer.EventFacts, p.BookingID.UUID, p.ConfirmedAt != nil, now)
+		if err != nil {
+			return attempt{}, fmt.Errorf("book opening %s: %w: %w", offer.OpeningID, ErrUnavailable, err)
+		}
+		p.EventData = data
 	}
 	// One statement, so no transaction of its own: it commits or changes nothing.
 	err := func(q db.DBTX) error {

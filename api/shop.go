@@ -1,0 +1,78 @@
+package api
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Shop is a shop as the owners' API shows it (GET /api/shop, the admin's answers); its
+// API key only in the answers that make one.
+type Shop struct {
+	ID          uuid.UUID   `json:"id"`
+	Name        string      `json:"name"`
+	Timezone    string      `json:"timezone"`
+	SMSNumber   string      `json:"sms_number"`
+	Currency    string      `json:"currency"`
+	PaymentMode string      `json:"payment_mode"`
+	OfferPolicy OfferPolicy `json:"offer_policy"`
+	APIKey      string      `json:"api_key,omitempty"`
+	CreatedAt   time.Time   `json:"created_at"`
+	// CalendarURL is the shop's secret calendar feed address.
+	CalendarURL         string `json:"calendar_url"`
+	CalendarFullDetails bool   `json:"calendar_full_details"`
+	// Stripe is the shop's own Stripe account (STRIPE_CONNECT=on).
+	Stripe StripeAccount `json:"stripe"`
+	// Language is what its customers are texted in, unless theirs is set.
+	Language string `json:"language"`
+	// NotifyPhone is texted when a text waits in the owner's inbox; null for none.
+	NotifyPhone *string `json:"notify_phone"`
+	// SMSSender is the shop's sender and its A2P registration; in GET /api/shop and
+	// the admin's answers.
+	SMSSender *SMSSender `json:"sms_sender,omitempty"`
+}
+
+// OfferPolicy is a shop's offer policy.
+type OfferPolicy struct {
+	WaveSize            int         `json:"wave_size"`
+	WaveIntervalSeconds int64       `json:"wave_interval_seconds"`
+	MinLeadMinutes      int64       `json:"min_lead_minutes"`
+	QuietHours          *QuietHours `json:"quiet_hours"`
+	CooldownSeconds     int64       `json:"cooldown_seconds"`
+	// MaxOffersPerDay is null when there is no cap.
+	MaxOffersPerDay       *int  `json:"max_offers_per_day"`
+	FirstWaveDelaySeconds int64 `json:"first_wave_delay_seconds"`
+	SendRatePerSecond     int   `json:"send_rate_per_second"`
+}
+
+// QuietHours are the hours no offer is texted, "HH:MM" in the shop's time zone.
+type QuietHours struct {
+	Start string `json:"start"`
+	End   string `json:"end"`
+}
+
+// StripeAccount is the shop's Stripe account in GET /api/shop.
+type StripeAccount struct {
+	// Connect is true when the server charges on shops' own accounts
+	// (STRIPE_CONNECT=on); false, every payment is the platform's and the rest is empty.
+	Connect bool `json:"connect"`
+	// AccountID is the connected account; null before the shop connects one. After a
+	// disconnection it is the account that left (DisconnectedAt says when).
+	AccountID        *string    `json:"account_id"`
+	ChargesEnabled   bool       `json:"charges_enabled"`
+	PayoutsEnabled   bool       `json:"payouts_enabled"`
+	DetailsSubmitted bool       `json:"details_submitted"`
+	RequirementsDue  []string   `json:"requirements_due"`
+	DisconnectedAt   *time.Time `json:"disconnected_at"`
+	// Ready: the shop can declare checkout openings now.
+	Ready bool `json:"ready"`
+	// PlatformFeeBPS is the platform's fee on the shop's payments, in basis points (0
+	// without Connect).
+	PlatformFeeBPS int `json:"platform_fee_bps"`
+}
+
+// StripeOnboarding is a one-time link to Stripe's onboarding.
+type StripeOnboarding struct {
+	URL       string    `json:"url"`
+	ExpiresAt time.Time `json:"expires_at"`
+}
