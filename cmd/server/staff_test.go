@@ -219,6 +219,7 @@ func TestStaffAndServicesOverHTTP(t *testing.T) {
 		e.offered(gap.ID))
 	answer := e.text(base, cutAna.Phone, s.SMSNumber, "YES")
 	require.Equal(t, "booked", answer.Outcome, "%+v", answer)
+	require.Contains(t, answer.Body, "Cut with Ana", "the booked answer names the person, as the offer did")
 	var got catalogOpening
 	require.Equal(t, http.StatusOK, e.api(base, http.MethodGet, "/api/openings/"+gap.ID, s.APIKey, nil, &got))
 	require.Equal(t, "filled", got.Status)

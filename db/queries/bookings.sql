@@ -115,6 +115,8 @@ WITH opening AS (
 )
 SELECT sqlc.embed(b), b.service::text AS service, f.starts_at, b.amount_cents AS price_cents,
     f.duration_minutes AS opening_minutes, f.staff_id AS opening_staff_id,
+    -- The person the booked answer names ("Cut with Ana").
+    COALESCE((SELECT st.name FROM staff st WHERE st.id = f.staff_id), '')::text AS staff_name,
     (CASE WHEN sqlc.narg(event_data)::jsonb IS NOT NULL
                AND EXISTS (SELECT FROM webhook_subscribers(b.shop_id, webhook_claim_types(b.status)))
           THEN webhook_record(b.shop_id, webhook_claim_types(b.status), b.created_at, sqlc.narg(event_data)::jsonb)
@@ -124,7 +126,8 @@ FROM booking b JOIN filled f ON f.id = b.opening_id;
 -- name: BookingLiveForCustomerAt :one
 -- The customer's live booking at the shop for an opening starting when the given one
 -- does (a repeated YES from someone who holds a chair then gets the same answer).
-SELECT b.id, (b.status = 'confirmed') AS confirmed, b.payment_url, s.starts_at, s.service, s.id AS opening_id
+SELECT b.id, (b.status = 'confirmed') AS confirmed, b.payment_url, s.starts_at, COALESCE(b.service, s.service)::text AS service,
+    s.id AS opening_id, COALESCE((SELECT st.name FROM staff st WHERE st.id = s.staff_id), '')::text AS staff_name
 FROM bookings b
 JOIN slot_openings s ON s.id = b.opening_id
 JOIN slot_openings same ON same.id = sqlc.arg(opening_id) AND same.shop_id = s.shop_id AND same.starts_at = s.starts_at

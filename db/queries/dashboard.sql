@@ -35,9 +35,11 @@ SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status
     COALESCE(b.amount_cents, s.price_cents)::bigint AS amount_cents,
     COALESCE(b.application_fee_cents, 0)::bigint AS fee_cents,
     COALESCE(b.service, '')::text AS booked_service,
-    COALESCE(b.duration_minutes, 0)::integer AS booked_minutes
+    COALESCE(b.duration_minutes, 0)::integer AS booked_minutes,
+    COALESCE(st.name, '')::text AS staff_name
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
+LEFT JOIN staff st ON st.id = s.staff_id
 LEFT JOIN LATERAL (
     SELECT bk.id, bk.status, bk.amount_cents, bk.application_fee_cents, bk.service, bk.duration_minutes FROM bookings bk
     WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1

@@ -127,7 +127,8 @@ WHERE opening_id = $1 AND status = 'queued';
 -- name: OfferAcceptedBooking :one
 -- The live booking behind a customer's accepted offer, so a winner who says YES again
 -- gets the same answer.
-SELECT b.id, (b.status = 'confirmed') AS confirmed, b.payment_url, s.starts_at, s.service, s.id AS opening_id
+SELECT b.id, (b.status = 'confirmed') AS confirmed, b.payment_url, s.starts_at, COALESCE(b.service, s.service)::text AS service,
+    s.id AS opening_id, COALESCE((SELECT st.name FROM staff st WHERE st.id = s.staff_id), '')::text AS staff_name
 FROM slot_offers o
 JOIN bookings b ON b.offer_id = o.id
 JOIN slot_openings s ON s.id = o.opening_id

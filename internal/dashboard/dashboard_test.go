@@ -551,6 +551,10 @@ func TestExportCSV(t *testing.T) {
 	out := insertOpening(t, en.pool, en.shopA.ID, time.Date(2026, 12, 1, 0, 30, 0, 0, ny), wednesday, "December", 1000, slots.StatusOpen)
 	book(t, en.pool, out, c.ID, ledger.BookingConfirmed, 1000, wednesday)
 	insertOpening(t, en.pool, en.shopA.ID, time.Date(2026, 11, 10, 12, 0, 0, 0, ny), wednesday, "Still open", 1000, slots.StatusOpen)
+	// The first slot was Ana's time: the file names her.
+	_, err := en.pool.Exec(context.Background(), `WITH ana AS (INSERT INTO staff (shop_id, name, created_at, updated_at) VALUES ($1, 'Ana', now(), now()) RETURNING id)
+		UPDATE slot_openings SET staff_id = (SELECT id FROM ana) WHERE id = $2`, en.shopA.ID, in1)
+	require.NoError(t, err)
 	bo := insertOpening(t, en.pool, en.shopB.ID, time.Date(2026, 11, 10, 12, 0, 0, 0, time.UTC), wednesday, "Theirs", 1000, slots.StatusOpen)
 	book(t, en.pool, bo, en.addCustomer(t, en.shopB, "+447700900555", "Brian").ID, ledger.BookingConfirmed, 1000, wednesday)
 	ck := en.login(t, en.keyA)
@@ -564,14 +568,15 @@ func TestExportCSV(t *testing.T) {
 	require.Len(t, rows, 3, rec.Body.String())
 	assert.Equal(t, []string{"opening_id", "date", "start_time", "timezone", "duration_minutes", "service",
 		"customer_name", "customer_phone_masked", "opening_status", "payment_status", "amount", "currency", "booking_id",
-		"platform_fee", "net_amount"}, rows[0])
+		"platform_fee", "net_amount", "staff"}, rows[0])
 	assert.Equal(t, []string{in1.String(), "2026-11-01", "00:30", "America/New_York", "30", "First",
 		`'=HYPERLINK("x")`, "+155******23", "filled", "Paid", "45.00", "USD"}, rows[1][:12])
 	assert.NotEmpty(t, rows[1][12])
 	assert.Equal(t, []string{in2.String(), "2026-11-30", "23:30"}, rows[2][:3])
 	assert.Equal(t, "Awaiting payment", rows[2][9])
 	assert.Equal(t, "19.99", rows[2][10])
-	assert.Equal(t, []string{"0.00", "19.99"}, rows[2][13:], "no platform fee without Stripe Connect: the shop gets it all")
+	assert.Equal(t, []string{"0.00", "19.99", ""}, rows[2][13:], "no platform fee without Stripe Connect: the shop gets it all; anyone's time")
+	assert.Equal(t, "Ana", rows[1][15], "the person whose time was booked")
 	assert.NotContains(t, rec.Body.String(), "+15555550123")
 	assert.NotContains(t, rec.Body.String(), "Theirs")
 

@@ -33,11 +33,12 @@ const (
 // Connect; 0 otherwise) and net_amount what the shop received. The two came later, so
 // they are last: a sheet that reads the columns by position still finds the others.
 // service and duration_minutes are what was booked (with services, the customer's own
-// service, maybe shorter than the gap the opening was declared as).
+// service, maybe shorter than the gap the opening was declared as); staff the person
+// whose time it was ("" for anyone's), last as it came last.
 var exportHeader = []string{
 	"opening_id", "date", "start_time", "timezone", "duration_minutes", "service",
 	"customer_name", "customer_phone_masked", "opening_status", "payment_status",
-	"amount", "currency", "booking_id", "platform_fee", "net_amount",
+	"amount", "currency", "booking_id", "platform_fee", "net_amount", "staff",
 }
 
 // export answers a CSV of the filled slots whose appointment falls on a local date in
@@ -96,7 +97,7 @@ func exportRecord(r db.DashboardFilledExportRow, shop shops.Shop) []string {
 		fmt.Sprint(cmp.Or(r.BookedMinutes, r.DurationMinutes)), safeCell(cmpOr(r.BookedService, r.Service)), safeCell(name),
 		exportPhone(r.CustomerPhone), safeCell(r.Status), safeCell(payment),
 		money.Plain(r.AmountCents, shop.Currency), safeCell(strings.ToUpper(shop.Currency)), safeCell(r.BookingID),
-		money.Plain(r.FeeCents, shop.Currency), money.Plain(r.AmountCents-r.FeeCents, shop.Currency),
+		money.Plain(r.FeeCents, shop.Currency), money.Plain(r.AmountCents-r.FeeCents, shop.Currency), safeCell(r.StaffName),
 	}
 }
 

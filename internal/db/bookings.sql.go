@@ -65,6 +65,8 @@ WITH opening AS (
 )
 SELECT b.id, b.opening_id, b.customer_id, b.offer_id, b.shop_id, b.status, b.amount_cents, b.currency, b.stripe_checkout_session_id, b.stripe_payment_intent_id, b.payment_url, b.checkout_expires_at, b.refund_id, b.created_at, b.updated_at, b.confirmed_at, b.reconcile_after, b.reconcile_attempts, b.refund_requested_at, b.customer_told_at, b.refund_failed_at, b.refund_failed_payment_intent, b.refund_error, b.link_retry_at, b.refund_failed_dismissed_at, b.stripe_account, b.application_fee_cents, b.service, b.duration_minutes, b.staff_id, b.starts_at, b.ends_at, b.service::text AS service, f.starts_at, b.amount_cents AS price_cents,
     f.duration_minutes AS opening_minutes, f.staff_id AS opening_staff_id,
+    -- The person the booked answer names ("Cut with Ana").
+    COALESCE((SELECT st.name FROM staff st WHERE st.id = f.staff_id), '')::text AS staff_name,
     (CASE WHEN $1::jsonb IS NOT NULL
                AND EXISTS (SELECT FROM webhook_subscribers(b.shop_id, webhook_claim_types(b.status)))
           THEN webhook_record(b.shop_id, webhook_claim_types(b.status), b.created_at, $1::jsonb)
@@ -94,6 +96,7 @@ type BookingClaimRow struct {
 	PriceCents     int64
 	OpeningMinutes int32
 	OpeningStaffID uuid.NullUUID
+	StaffName      string
 	EventsRecorded int32
 }
 
@@ -180,6 +183,7 @@ func (q *Queries) BookingClaim(ctx context.Context, db DBTX, arg BookingClaimPar
 		&i.PriceCents,
 		&i.OpeningMinutes,
 		&i.OpeningStaffID,
+		&i.StaffName,
 		&i.EventsRecorded,
 	)
 	return i, err
@@ -230,7 +234,8 @@ func (q *Queries) BookingGet(ctx context.Context, db DBTX, id uuid.UUID) (Bookin
 }
 
 const bookingLiveForCustomerAt = `-- name: BookingLiveForCustomerAt :one
-SELECT b.id, (b.status = 'confirmed') AS confirmed, b.payment_url, s.starts_at, s.service, s.id AS opening_id
+SELECT b.id, (b.status = 'confirmed') AS confirmed, b.payment_url, s.starts_at, COALESCE(b.service, s.service)::text AS service,
+    s.id AS opening_id, COALESCE((SELECT st.name FROM staff st WHERE st.id = s.staff_id), '')::text AS staff_name
 FROM bookings b
 JOIN slot_openings s ON s.id = b.opening_id
 JOIN slot_openings same ON same.id = $1 AND same.shop_id = s.shop_id AND same.starts_at = s.starts_at
@@ -251,6 +256,7 @@ type BookingLiveForCustomerAtRow struct {
 	StartsAt   time.Time
 	Service    string
 	OpeningID  uuid.UUID
+	StaffName  string
 }
 
 // The customer's live booking at the shop for an opening starting when the given one
@@ -265,6 +271,7 @@ func (q *Queries) BookingLiveForCustomerAt(ctx context.Context, db DBTX, arg Boo
 		&i.StartsAt,
 		&i.Service,
 		&i.OpeningID,
+		&i.StaffName,
 	)
 	return i, err
 }

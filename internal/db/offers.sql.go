@@ -14,7 +14,8 @@ import (
 )
 
 const offerAcceptedBooking = `-- name: OfferAcceptedBooking :one
-SELECT b.id, (b.status = 'confirmed') AS confirmed, b.payment_url, s.starts_at, s.service, s.id AS opening_id
+SELECT b.id, (b.status = 'confirmed') AS confirmed, b.payment_url, s.starts_at, COALESCE(b.service, s.service)::text AS service,
+    s.id AS opening_id, COALESCE((SELECT st.name FROM staff st WHERE st.id = s.staff_id), '')::text AS staff_name
 FROM slot_offers o
 JOIN bookings b ON b.offer_id = o.id
 JOIN slot_openings s ON s.id = o.opening_id
@@ -28,6 +29,7 @@ type OfferAcceptedBookingRow struct {
 	StartsAt   time.Time
 	Service    string
 	OpeningID  uuid.UUID
+	StaffName  string
 }
 
 // The live booking behind a customer's accepted offer, so a winner who says YES again
@@ -42,6 +44,7 @@ func (q *Queries) OfferAcceptedBooking(ctx context.Context, db DBTX, id uuid.UUI
 		&i.StartsAt,
 		&i.Service,
 		&i.OpeningID,
+		&i.StaffName,
 	)
 	return i, err
 }

@@ -787,7 +787,7 @@ func bookedAnswer(w texts.Words, shop shops.Shop, c slots.Claim) Answer {
 		url = ""
 	}
 	return Answer{Outcome: OutcomeBooked, BookingID: c.BookingID,
-		Message: ledger.BookedText(w, shop, c.Service, c.StartsAt, c.Confirmed, url)}
+		Message: ledger.BookedText(w, shop, c.Service, c.StaffName, c.StartsAt, c.Confirmed, url)}
 }
 
 // said is the answer whose words follow from its outcome alone: every answer but a

@@ -217,13 +217,17 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 		if stored == 0 {
 			return nil // stored by the YES path meanwhile (it answered with the link), or failed
 		}
+		staff, err := staffName(ctx, tx, op)
+		if err != nil {
+			return err
+		}
 		// The link text tells the customer of the booking: no notice after it.
 		if _, err := queries.BookingMarkTold(ctx, tx, db.BookingMarkToldParams{ID: b.ID, Now: now.UTC()}); err != nil {
 			return fmt.Errorf("mark booking told: %w", err)
 		}
 		_, err = s.queueText(ctx, tx, inbox.Outgoing{
 			Key: "checkout_link:" + b.ID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone, CustomerID: customer.ID,
-			Body:     BookedText(wordsFor(shop, customer), shop, service, op.StartsAt, false, co.URL),
+			Body:     BookedText(wordsFor(shop, customer), shop, service, staff, op.StartsAt, false, co.URL),
 			NotAfter: expires,
 		})
 		if err != nil {

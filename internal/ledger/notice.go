@@ -78,7 +78,11 @@ func (s *Service) Notify(ctx context.Context, bookingID uuid.UUID) error {
 		return err
 	}
 	text := inbox.Outgoing{Key: "booking_notice:" + b.ID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone, CustomerID: customer.ID}
-	text.Body = BookedText(wordsFor(shop, customer), shop, op.Service, op.StartsAt, confirmedAtOnce, b.PaymentUrl.String)
+	staff, err := staffName(ctx, s.pool, op)
+	if err != nil {
+		return err
+	}
+	text.Body = BookedText(wordsFor(shop, customer), shop, op.Service, staff, op.StartsAt, confirmedAtOnce, b.PaymentUrl.String)
 	text.NotAfter = op.StartsAt
 	if pendingWithLink && b.CheckoutExpiresAt != nil {
 		text.NotAfter = *b.CheckoutExpiresAt

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -21,8 +22,10 @@ import (
 // BookedText is what a customer who holds a booking is told of it, in w, wherever it
 // is told (the answer to their YES, the booking sweep's notice, the link made late, the
 // confirmation after payment): the confirmation when nothing is left to pay, else the
-// payment link, else that the link follows in a separate text.
-func BookedText(w texts.Words, shop shops.Shop, service string, startsAt time.Time, confirmed bool, url string) string {
+// payment link, else that the link follows in a separate text. It names the person
+// (staff, "" for anyone), as the offer did.
+func BookedText(w texts.Words, shop shops.Shop, service, staff string, startsAt time.Time, confirmed bool, url string) string {
+	service = w.ServiceWith(service, staff)
 	switch {
 	case confirmed:
 		return w.Confirmed(shop, service, startsAt)
@@ -41,15 +44,35 @@ func (s *Service) queueText(ctx context.Context, tx pgx.Tx, o inbox.Outgoing) (q
 	return inbox.Queue(ctx, tx, s.queue, o)
 }
 
+// staffName is the name of the person whose time op offers, "" for anyone's (or one
+// no longer in the catalogue): the booked texts name them as the offer did.
+func staffName(ctx context.Context, q db.DBTX, op db.SlotOpening) (string, error) {
+	if !op.StaffID.Valid {
+		return "", nil
+	}
+	p, err := queries.StaffGet(ctx, q, db.StaffGetParams{ID: op.StaffID.UUID, ShopID: op.ShopID})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read the booked person: %w", err)
+	}
+	return p.Name, nil
+}
+
 // wordsFor is the language customer is texted in: theirs, or else the shop's.
 func wordsFor(shop shops.Shop, customer db.Customer) texts.Words {
 	return texts.In(language.Code(customer.Language.String).Or(shop.Language))
 }
 
 func (s *Service) textConfirmed(ctx context.Context, tx pgx.Tx, l locked) error {
-	_, err := s.queueText(ctx, tx, inbox.Outgoing{
+	staff, err := staffName(ctx, tx, l.op)
+	if err != nil {
+		return err
+	}
+	_, err = s.queueText(ctx, tx, inbox.Outgoing{
 		Key: "confirmed:" + l.b.ID.String(), ShopID: l.shop.ID, From: l.shop.SMSNumber, To: l.customer.Phone, CustomerID: l.customer.ID,
-		Body: BookedText(wordsFor(l.shop, l.customer), l.shop, l.op.Service, l.op.StartsAt, true, ""), NotAfter: l.op.StartsAt,
+		Body: BookedText(wordsFor(l.shop, l.customer), l.shop, l.op.Service, staff, l.op.StartsAt, true, ""), NotAfter: l.op.StartsAt,
 	})
 	if err != nil {
 		return fmt.Errorf("enqueue confirmation text: %w", err)

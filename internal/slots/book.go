@@ -38,11 +38,13 @@ var ErrUnavailable = problem.New(problem.Unavailable, "unavailable", "booking is
 
 // Claim is the result of a customer's YES.
 type Claim struct {
-	Outcome    Outcome
-	OpeningID  uuid.UUID
-	BookingID  uuid.UUID
-	StartsAt   time.Time
-	Service    string
+	Outcome   Outcome
+	OpeningID uuid.UUID
+	BookingID uuid.UUID
+	StartsAt  time.Time
+	Service   string
+	// StaffName is the person whose time is booked ("" for anyone's), for the answer.
+	StaffName  string
 	PriceCents int64
 	// Booking is the booking this claim has just committed (Outcome Booked, not Repeat);
 	// the zero value otherwise. Its payment link is the caller's to make (internal/ledger
@@ -428,6 +430,7 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 			return fmt.Errorf("claim opening: %w", err)
 		}
 		a.claim.StartsAt, a.claim.Service, a.claim.PriceCents = row.StartsAt.UTC(), row.Service, row.PriceCents
+		a.claim.StaffName = row.StaffName
 		a.booking = row.Booking
 		a.rest = rest{whole: int(row.OpeningMinutes), booked: int(row.Booking.DurationMinutes.Int32), staffID: row.OpeningStaffID}
 		// If the answer to this YES never reaches the customer, or the payment
@@ -511,7 +514,7 @@ func (s *Service) noClaimable(ctx context.Context, c Claimable) (Claim, error) {
 func repeatClaim(b db.OfferAcceptedBookingRow) Claim {
 	return Claim{
 		Outcome: Booked, Repeat: true, OpeningID: b.OpeningID, BookingID: b.ID,
-		StartsAt: b.StartsAt.UTC(), Service: b.Service, PaymentURL: b.PaymentUrl.String,
+		StartsAt: b.StartsAt.UTC(), Service: b.Service, StaffName: b.StaffName, PaymentURL: b.PaymentUrl.String,
 		LinkFollows: !b.Confirmed && !b.PaymentUrl.Valid,
 		Confirmed:   b.Confirmed,
 	}

@@ -229,6 +229,15 @@ func (w Words) OfferWith(shop shops.Shop, service, staff string, startsAt time.T
 	return w.say("offer_with", d)
 }
 
+// ServiceWith names a booked service with the person who gives it ("Cut with Ana"), as
+// the offer named them; staff "" is the service alone.
+func (w Words) ServiceWith(service, staff string) string {
+	if staff == "" {
+		return service
+	}
+	return w.say("service_with", map[string]any{"Service": service, "Staff": staff})
+}
+
 // Amount writes an amount of minor units of currency as the language writes it where
 // the currency is spent: "$45.00" and "€45.00" in English; "45,00 €" in Spanish and
 // French, but "$45.00" in the Spanish of the US (and of Mexico, for pesos) and

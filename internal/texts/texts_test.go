@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
 	"github.com/slotrecovery/slotrecovery/internal/texts"
@@ -49,5 +50,18 @@ func TestTextsFitOneSegment(t *testing.T) {
 	}
 	if got := texts.English.Offer(shop, "Haircut", at, 4500); !strings.Contains(got, "Sat 28 Nov 15:00, £45.00") {
 		t.Errorf("offer text = %q, want the local time and the price", got)
+	}
+}
+
+// TestServiceWith: a booked service names its person in each language, as the offer
+// does; without one it is the service alone.
+func TestServiceWith(t *testing.T) {
+	for lang, want := range map[language.Code]string{"en": "Cut with Ana", "es": "Cut con Ana", "fr": "Cut avec Ana"} {
+		if got := texts.In(lang).ServiceWith("Cut", "Ana"); got != want {
+			t.Errorf("%s: %q, want %q", lang, got, want)
+		}
+		if got := texts.In(lang).ServiceWith("Cut", ""); got != "Cut" {
+			t.Errorf("%s without a person: %q", lang, got)
+		}
 	}
 }
