@@ -3,10 +3,13 @@
 -- the number's own START opts it back in. phone_hmacs are the number's keyed hashes
 -- (one per erasure key) that its suppression, if any, is kept under. A NULL language is
 -- the shop's.
-INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, created_at, opted_out_at, language)
+INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, created_at, opted_out_at, language,
+    pref_days, pref_window_starts, pref_window_ends, pref_services, pref_staff_ids)
 SELECT sqlc.arg(shop_id), sqlc.arg(phone), sqlc.arg(name), sqlc.arg(sms_opt_in)::boolean AND NOT x.suppressed,
     sqlc.arg(priority), sqlc.arg(created_at), CASE WHEN x.suppressed THEN sqlc.arg(created_at)::timestamptz END,
-    sqlc.narg(language)::text
+    sqlc.narg(language)::text,
+    sqlc.arg(pref_days)::smallint[], sqlc.arg(pref_window_starts)::integer[], sqlc.arg(pref_window_ends)::integer[],
+    sqlc.arg(pref_services)::text[], sqlc.arg(pref_staff_ids)::uuid[]
 FROM (SELECT EXISTS (
     SELECT 1 FROM sms_suppressions s
     WHERE s.shop_id = sqlc.arg(shop_id) AND s.phone_hmac = ANY(sqlc.arg(phone_hmacs)::bytea[])

@@ -87,6 +87,8 @@ type NewCustomer struct {
 	// Language is the customer's own language, one of language.All in any case
 	// (ParseLanguage reads it); "" leaves them in the shop's, whatever it is then.
 	Language language.Code
+	// Preferences say which openings they want to hear of; the zero value: any.
+	Preferences Preferences
 }
 
 // Add adds a customer to shopID. A number that said STOP (as a customer or
@@ -107,9 +109,19 @@ func (s *Service) Add(ctx context.Context, shopID uuid.UUID, n NewCustomer) (Cus
 	if err != nil {
 		return Customer{}, err
 	}
+	// Checked as an update checks them: normalised, naming only the shop's people and
+	// services.
+	if err := n.Preferences.normalise(); err != nil {
+		return Customer{}, err
+	}
+	if err := n.Preferences.checkCatalog(ctx, s.pool, shopID); err != nil {
+		return Customer{}, err
+	}
+	days, starts, ends, services, staff := n.Preferences.columns()
 	row, err := queries.CustomerInsert(ctx, s.pool, db.CustomerInsertParams{
 		ShopID: shopID, Phone: n.Phone, Name: n.Name, SmsOptIn: n.SMSOptIn, Priority: int32(n.Priority),
 		CreatedAt: s.cfg.Now().UTC(), PhoneHmacs: s.phoneHashes(shopID, n.Phone), Language: languageParam(lang),
+		PrefDays: days, PrefWindowStarts: starts, PrefWindowEnds: ends, PrefServices: services, PrefStaffIds: staff,
 	})
 	if pgcode.Unique(err) {
 		return Customer{}, &problem.Error{Kind: problem.Conflict, Code: "phone_exists", Field: "phone",

@@ -308,26 +308,34 @@ func (q *Queries) CustomerImportBatch(ctx context.Context, db DBTX, arg Customer
 }
 
 const customerInsert = `-- name: CustomerInsert :one
-INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, created_at, opted_out_at, language)
+INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, created_at, opted_out_at, language,
+    pref_days, pref_window_starts, pref_window_ends, pref_services, pref_staff_ids)
 SELECT $1, $2, $3, $4::boolean AND NOT x.suppressed,
     $5, $6, CASE WHEN x.suppressed THEN $6::timestamptz END,
-    $7::text
+    $7::text,
+    $8::smallint[], $9::integer[], $10::integer[],
+    $11::text[], $12::uuid[]
 FROM (SELECT EXISTS (
     SELECT 1 FROM sms_suppressions s
-    WHERE s.shop_id = $1 AND s.phone_hmac = ANY($8::bytea[])
+    WHERE s.shop_id = $1 AND s.phone_hmac = ANY($13::bytea[])
 ) AS suppressed) x
 RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids
 `
 
 type CustomerInsertParams struct {
-	ShopID     uuid.UUID
-	Phone      string
-	Name       string
-	SmsOptIn   bool
-	Priority   int32
-	CreatedAt  time.Time
-	Language   pgtype.Text
-	PhoneHmacs [][]byte
+	ShopID           uuid.UUID
+	Phone            string
+	Name             string
+	SmsOptIn         bool
+	Priority         int32
+	CreatedAt        time.Time
+	Language         pgtype.Text
+	PrefDays         []int16
+	PrefWindowStarts []int32
+	PrefWindowEnds   []int32
+	PrefServices     []string
+	PrefStaffIds     []uuid.UUID
+	PhoneHmacs       [][]byte
 }
 
 // A number that said STOP, or that the shop erased before, comes back opted out: only
@@ -343,6 +351,11 @@ func (q *Queries) CustomerInsert(ctx context.Context, db DBTX, arg CustomerInser
 		arg.Priority,
 		arg.CreatedAt,
 		arg.Language,
+		arg.PrefDays,
+		arg.PrefWindowStarts,
+		arg.PrefWindowEnds,
+		arg.PrefServices,
+		arg.PrefStaffIds,
 		arg.PhoneHmacs,
 	)
 	var i Customer

@@ -160,9 +160,11 @@ func (q quietHoursValue) parse() (*shops.QuietHours, error) {
 	if q.Start == nil || q.End == nil {
 		return nil, problem.Invalidf("offer_policy.quiet_hours", msg)
 	}
-	start, ok1 := parseClock(*q.Start)
-	end, ok2 := parseClock(*q.End)
-	if !ok1 || !ok2 {
+	// One clock reader for every "HH:MM" (shops.ParseClock); 24:00 ends a customer's
+	// window, but quiet hours run from a time of day to another: 00:00 to 23:59.
+	start, ok1 := shops.ParseClock(*q.Start)
+	end, ok2 := shops.ParseClock(*q.End)
+	if !ok1 || !ok2 || start == shops.EndOfDay || end == shops.EndOfDay {
 		return nil, problem.Invalidf("offer_policy.quiet_hours", msg)
 	}
 	return &shops.QuietHours{Start: start, End: end}, nil
@@ -181,25 +183,6 @@ func dailyCap(v int64) (int, error) {
 // number to a time.Duration cannot overflow into a valid-looking value.
 func clamp(v, limit int64) int64 {
 	return max(-limit, min(v, limit))
-}
-
-// parseClock reads "HH:MM" (exactly, 00:00 to 23:59) as minutes after midnight.
-func parseClock(s string) (int, bool) {
-	if len(s) != 5 || s[2] != ':' {
-		return 0, false
-	}
-	digits := []byte{s[0], s[1], s[3], s[4]}
-	for _, d := range digits {
-		if d < '0' || d > '9' {
-			return 0, false
-		}
-	}
-	h := int(s[0]-'0')*10 + int(s[1]-'0')
-	m := int(s[3]-'0')*10 + int(s[4]-'0')
-	if h > 23 || m > 59 {
-		return 0, false
-	}
-	return h*60 + m, true
 }
 
 func formatClock(minutes int) string {
@@ -239,6 +222,8 @@ type customerRequest struct {
 	Priority int    `json:"priority"`
 	// Language is absent or null for the shop's.
 	Language *string `json:"language"`
+	// Preferences are absent or null for any opening, as PATCH takes them.
+	Preferences *preferencesRequest `json:"preferences"`
 }
 
 type openingRequest struct {

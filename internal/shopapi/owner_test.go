@@ -494,3 +494,34 @@ func TestDeclareAnswersWithAWarningWhenTheWaveIsTooSlow(t *testing.T) {
 	require.Equal(t, http.StatusCreated, r.status, r.raw)
 	require.NotContains(t, r.body, "warnings", "no warning when there is time")
 }
+
+// TestCustomerCreatedWithPreferences: POST /api/customers keeps the preferences it is
+// given, checked and normalised as PATCH checks them, and reads them back the same; a
+// bad one is refused with its field and adds nobody.
+func TestCustomerCreatedWithPreferences(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	_, key := e.shop("+15555550100")
+	r := e.do(http.MethodPost, "/api/customers", key, map[string]any{
+		"phone": "+15555550124", "name": "Bea", "sms_opt_in": true,
+		"preferences": map[string]any{"days": []string{"sat", "mon"}, "windows": []any{map[string]any{"start": "09:00", "end": "24:00"}},
+			"services": []string{"Skin fade"}},
+	})
+	require.Equal(t, http.StatusCreated, r.status, r.raw)
+	want := map[string]any{
+		"days":     []any{"mon", "sat"},
+		"windows":  []any{map[string]any{"start": "09:00", "end": "24:00"}},
+		"services": []any{"Skin fade"},
+	}
+	require.Equal(t, want, r.body["preferences"])
+	id, _ := r.body["id"].(string)
+	require.Equal(t, want, e.do(http.MethodGet, "/api/customers/"+id, key, nil).body["preferences"])
+
+	bad := e.do(http.MethodPost, "/api/customers", key, map[string]any{
+		"phone": "+15555550125", "preferences": map[string]any{"days": []string{"someday"}}})
+	require.Equal(t, http.StatusUnprocessableEntity, bad.status, bad.raw)
+	require.Equal(t, "preferences.days", bad.errFieldName(), bad.raw)
+	list := e.do(http.MethodGet, "/api/customers?q=5555550125", key, nil)
+	require.Equal(t, http.StatusOK, list.status, list.raw)
+	require.Empty(t, list.body["customers"], "the refused customer was not added")
+}

@@ -209,6 +209,13 @@ func (h *Handlers) addCustomer(c echo.Context) error {
 		}
 		n.Language = lang
 	}
+	if req.Preferences != nil {
+		prefs, err := req.Preferences.preferences()
+		if err != nil {
+			return err
+		}
+		n.Preferences = prefs
+	}
 	cust, err := h.Customers.Add(c.Request().Context(), shopOf(c).ID, n)
 	if err != nil {
 		return err

@@ -17,13 +17,16 @@ func ParseClock(s string) (int, bool) {
 		return 0, false
 	}
 	if h == 24 && m == 0 {
-		return 1440, true
+		return EndOfDay, true
 	}
 	if h < 0 || h > 23 || m < 0 || m > 59 {
 		return 0, false
 	}
 	return h*60 + m, true
 }
+
+// EndOfDay is "24:00" in minutes: a window's end at midnight, never a time of day.
+const EndOfDay = 24 * 60
 
 // FormatClock writes minutes after midnight as "HH:MM".
 func FormatClock(minutes int) string {
