@@ -117,9 +117,11 @@ type Result struct {
 	// Changed is false when the description was not newer than the stored one (a
 	// redelivery, or an older one arriving late): nothing changed.
 	Changed bool
-	// Declaration is the opening this change's release claimed, nil when it claimed
-	// none (it freed no time, the time is past, auto_declare is off, or another delivery
-	// of the same release claimed it first).
+	// Declaration is what this change's release claimed and, in the same transaction,
+	// declared: nil when it claimed none (it freed no time, the time is past, or another
+	// delivery of the same release claimed it first); waiting in a shop with
+	// auto_declare off; pending when the declaration failed and is left to
+	// DeclarePending.
 	Declaration *Declaration
 	// Withdrawn is the opening this change cancelled (uuid.Nil: none): the appointment
 	// was booked again over the time its last release had declared, while that opening

@@ -124,7 +124,7 @@ func claimRelease(ctx context.Context, tx db.DBTX, row db.Appointment, f freed, 
 }
 
 // settle declares claim c's opening, or ends it skipped, in tx, which holds c's
-// appointment's row lock (the change that made the release, or lockAppointment): the
+// appointment's row lock (the change that made the release, or AppointmentLock): the
 // checks, the opening (slots.Service.DeclareTx, with its first wave and its event) and
 // the claim's record commit together or not at all, and no other change of the
 // appointment runs between them. A waiting claim is left for Offer. The work runs in a
