@@ -6,6 +6,14 @@ SELECT * FROM appointments
 WHERE shop_id = sqlc.arg(shop_id) AND source = sqlc.arg(source) AND external_id = sqlc.arg(external_id)
 FOR UPDATE;
 
+-- name: AppointmentLock :one
+-- The appointment, locked until the transaction ends: a declaration of one of its
+-- releases (DeclarePending, Offer) holds it, as the change that made the release did,
+-- so the checks, the opening and its record see no other change of it meanwhile.
+SELECT * FROM appointments
+WHERE shop_id = sqlc.arg(shop_id) AND id = sqlc.arg(id)
+FOR UPDATE;
+
 -- name: AppointmentUpsert :one
 -- Records a source's description of an appointment. An existing one changes only for a
 -- newer description, (source_version, source_updated_at) higher than the stored one

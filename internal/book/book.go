@@ -117,9 +117,11 @@ type Result struct {
 	// Changed is false when the description was not newer than the stored one (a
 	// redelivery, or an older one arriving late): nothing changed.
 	Changed bool
-	// Declaration is the opening this change's release claimed, nil when it claimed
-	// none (it freed no time, the time is past, auto_declare is off, or another delivery
-	// of the same release claimed it first).
+	// Declaration is what this change's release claimed and, in the same transaction,
+	// declared: nil when it claimed none (it freed no time, the time is past, or another
+	// delivery of the same release claimed it first); waiting in a shop with
+	// auto_declare off; pending when the declaration failed and is left to
+	// DeclarePending.
 	Declaration *Declaration
 	// Withdrawn is the opening this change cancelled (uuid.Nil: none): the appointment
 	// was booked again over the time its last release had declared, while that opening
@@ -146,6 +148,9 @@ type Service struct {
 	shops    *shops.Service
 	openings *slots.Service
 	cfg      Config
+	// txs holds a place for each of the book's transactions running in this process
+	// (inTx).
+	txs chan struct{}
 }
 
 // New returns a Service on pool that declares openings through openings and reads the
@@ -160,26 +165,43 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Service{pool: pool, shops: shopsSvc, openings: openings, cfg: cfg}
+	return &Service{pool: pool, shops: shopsSvc, openings: openings, cfg: cfg,
+		txs: make(chan struct{}, max(pool.Config().MaxConns-1, 1))}
+}
+
+// inTx runs fn in a transaction on the pool, one of at most the pool's size less one of
+// the book's at once in this process. A declaration needs a second connection while its
+// transaction holds the appointment's row lock (slots.Service.DeclareTx reads the
+// catalog through the pool), and every delivery of the same appointment waiting for that
+// lock holds a connection: without the bound, a storm of deliveries of one appointment
+// takes the whole pool and the lock's holder waits for a connection forever.
+func (s *Service) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	select {
+	case s.txs <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.txs }()
+	return pgx.BeginFunc(ctx, s.pool, fn)
 }
 
 // Upsert records a source's description of one of shop's appointments (the owners' API
 // with connectors.SourceAPI, or a connector's delivery) and, when it frees a future
 // time (cancelled or moved, or booked at another time: the time it held), claims and
-// declares its opening (doc.go). A description not newer than the
-// stored one changes nothing: Result.Changed is false and Result.Appointment is what is
-// stored. Bad input is an Invalid problem naming the field.
+// declares its opening; booked again over a time one of its releases declared, it
+// withdraws that opening (doc.go). All of it is one transaction holding the
+// appointment's row lock. A description not newer than the stored one changes nothing:
+// Result.Changed is false and Result.Appointment is what is stored. Bad input is an
+// Invalid problem naming the field.
 func (s *Service) Upsert(ctx context.Context, shop shops.Shop, in connectors.Appointment) (Result, error) {
 	now := s.cfg.Now().UTC()
 	p, err := s.params(ctx, shop, in, now)
 	if err != nil {
 		return Result{}, err
 	}
-	var (
-		row   db.Appointment
-		claim *db.AppointmentOpening
-	)
-	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	var res Result
+	err = s.inTx(ctx, func(tx pgx.Tx) error {
+		res = Result{Changed: true}
 		if p.Phone.Valid {
 			// A known customer is linked, never made: an appointment opts nobody in.
 			c, err := queries.CustomerGetByPhone(ctx, tx, db.CustomerGetByPhoneParams{ShopID: shop.ID, Phone: p.Phone.String})
@@ -190,9 +212,10 @@ func (s *Service) Upsert(ctx context.Context, shop shops.Shop, in connectors.App
 				return fmt.Errorf("match customer: %w", err)
 			}
 		}
-		// The stored row, locked: what the upsert compares with, and the time a release
-		// frees (the time the book held). Two first deliveries racing both find none;
-		// the later one then frees its own time, which its own booking holds.
+		// The stored row, locked until the declaration below is recorded: what the upsert
+		// compares with, and the time a release frees (the time the book held). Two first
+		// deliveries racing both find none; the later one then waits on the upsert's own
+		// conflict and frees its own time, which its own booking holds.
 		prev, err := queries.AppointmentLockExternal(ctx, tx, db.AppointmentLockExternalParams{
 			ShopID: shop.ID, Source: p.Source, ExternalID: p.ExternalID,
 		})
@@ -200,18 +223,25 @@ func (s *Service) Upsert(ctx context.Context, shop shops.Shop, in connectors.App
 		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			return fmt.Errorf("lock appointment: %w", err)
 		}
-		row, err = queries.AppointmentUpsert(ctx, tx, p)
+		row, err := queries.AppointmentUpsert(ctx, tx, p)
 		if err != nil {
 			return err
 		}
-		if row.Releases <= prev.Releases {
-			return nil // this change freed nothing (prev is zero when not known)
+		if row.Releases > prev.Releases { // prev is zero when not known
+			f := freedOf(row)
+			if known && prev.Status == string(connectors.StatusBooked) {
+				f = freedOf(prev)
+			}
+			if res.Declaration, err = s.claimAndSettle(ctx, tx, shop, row, f, now); err != nil {
+				return err
+			}
 		}
-		f := freedOf(row)
-		if known && prev.Status == string(connectors.StatusBooked) {
-			f = freedOf(prev)
+		if connectors.Status(row.Status) == connectors.StatusBooked && row.Releases > 0 {
+			if res.Withdrawn, err = s.withdraw(ctx, tx, shop, row, now); err != nil {
+				return err
+			}
 		}
-		claim, err = s.claim(ctx, tx, shop, row, f, now)
+		res.Appointment, err = s.get(ctx, tx, shop.ID, row.ID)
 		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -222,11 +252,25 @@ func (s *Service) Upsert(ctx context.Context, shop shops.Shop, in connectors.App
 	if err != nil {
 		return Result{}, fmt.Errorf("upsert appointment %s/%s: %w", in.Source, p.ExternalID.String, err)
 	}
-	res, err := s.finish(ctx, shop, row.ID, claim)
-	if err == nil && connectors.Status(row.Status) == connectors.StatusBooked && row.Releases > 0 {
-		res.Withdrawn, err = s.withdraw(ctx, shop, row)
+	return res, nil
+}
+
+// claimAndSettle claims, in tx, the declaration of the opening of the time f that row's
+// latest release frees, and declares it (settle). A declaration that failed for a
+// reason a retry may cure is logged and left pending for DeclarePending: the change that
+// freed the time still commits, since a retry of it by its source would find nothing
+// newer to record.
+func (s *Service) claimAndSettle(ctx context.Context, tx pgx.Tx, shop shops.Shop, row db.Appointment, f freed, now time.Time) (*Declaration, error) {
+	c, err := s.claim(ctx, tx, shop, row, f, now)
+	if err != nil || c == nil {
+		return nil, err
 	}
-	return res, err
+	d, err := s.settle(ctx, tx, shop, *c)
+	if err != nil {
+		s.cfg.Logger.WarnContext(ctx, "appointment opening not declared yet", "appointment_id", row.ID,
+			"release", c.ReleaseNo, "error", err)
+	}
+	return &d, nil
 }
 
 // params checks in and makes it the upsert's parameters.
@@ -289,18 +333,23 @@ func clip(s string, n int) string {
 }
 
 // Cancel cancels shop's booked appointment id in the book (the owner's cancellation),
-// and claims and declares its opening as a source's cancellation would. Cancelling a
-// cancelled appointment changes nothing (Result.Changed false); one moved, completed
-// or a no-show is ErrNotBooked.
+// and claims and declares its opening as a source's cancellation would, in the same
+// transaction. Cancelling a cancelled appointment changes nothing (Result.Changed
+// false); one moved, completed or a no-show is ErrNotBooked.
 func (s *Service) Cancel(ctx context.Context, shop shops.Shop, id uuid.UUID) (Result, error) {
 	now := s.cfg.Now().UTC()
-	var claim *db.AppointmentOpening
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	var res Result
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		res = Result{Changed: true}
+		// The conditional update locks the row until the declaration is recorded.
 		row, err := queries.AppointmentCancel(ctx, tx, db.AppointmentCancelParams{ShopID: shop.ID, ID: id, Now: now})
 		if err != nil {
 			return err
 		}
-		claim, err = s.claim(ctx, tx, shop, row, freedOf(row), now)
+		if res.Declaration, err = s.claimAndSettle(ctx, tx, shop, row, freedOf(row), now); err != nil {
+			return err
+		}
+		res.Appointment, err = s.get(ctx, tx, shop.ID, id)
 		return err
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -316,31 +365,17 @@ func (s *Service) Cancel(ctx context.Context, shop shops.Shop, id uuid.UUID) (Re
 	if err != nil {
 		return Result{}, fmt.Errorf("cancel appointment %s: %w", id, err)
 	}
-	return s.finish(ctx, shop, id, claim)
-}
-
-// finish declares the claim a committed change made, if any, and reads the appointment
-// as it now stands.
-func (s *Service) finish(ctx context.Context, shop shops.Shop, id uuid.UUID, claim *db.AppointmentOpening) (Result, error) {
-	res := Result{Changed: true}
-	if claim != nil {
-		d, err := s.declare(ctx, shop, *claim)
-		if err != nil {
-			// The change is recorded and the claim stays for DeclarePending: the caller's
-			// change succeeded, and its retry would find nothing new to record.
-			s.cfg.Logger.WarnContext(ctx, "appointment opening not declared yet", "appointment_id", id,
-				"release", claim.ReleaseNo, "error", err)
-		}
-		res.Declaration = &d
-	}
-	a, err := s.Get(ctx, shop.ID, id)
-	res.Appointment = a
-	return res, err
+	return res, nil
 }
 
 // Get returns shopID's appointment id.
 func (s *Service) Get(ctx context.Context, shopID, id uuid.UUID) (Appointment, error) {
-	r, err := queries.AppointmentGet(ctx, s.pool, db.AppointmentGetParams{ShopID: shopID, ID: id})
+	return s.get(ctx, s.pool, shopID, id)
+}
+
+// get is Get on q (the pool, or the transaction that changed it).
+func (s *Service) get(ctx context.Context, q db.DBTX, shopID, id uuid.UUID) (Appointment, error) {
+	r, err := queries.AppointmentGet(ctx, q, db.AppointmentGetParams{ShopID: shopID, ID: id})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Appointment{}, ErrNotFound
 	}

@@ -123,46 +123,78 @@ func claimRelease(ctx context.Context, tx db.DBTX, row db.Appointment, f freed, 
 	return &c, nil
 }
 
-// declare takes the claim and declares its opening, or ends it skipped. It returns the
-// claim as it stands; an error means the claim went back to pending for a retry (or is
-// left to DeclarePending).
-func (s *Service) declare(ctx context.Context, shop shops.Shop, c db.AppointmentOpening) (Declaration, error) {
+// settle declares claim c's opening, or ends it skipped, in tx, which holds c's
+// appointment's row lock (the change that made the release, or AppointmentLock): the
+// checks, the opening (slots.Service.DeclareTx, with its first wave and its event) and
+// the claim's record commit together or not at all, and no other change of the
+// appointment runs between them. A waiting claim is left for Offer. The work runs in a
+// savepoint: a failure a retry may cure rolls back to it, leaving c as it was (pending)
+// for DeclarePending, and the caller's own change can still commit; the error says why.
+func (s *Service) settle(ctx context.Context, tx pgx.Tx, shop shops.Shop, c db.AppointmentOpening) (Declaration, error) {
+	if c.State == string(DeclarationWaiting) {
+		return fromClaim(c), nil
+	}
 	now := s.cfg.Now().UTC()
-	taken, err := queries.AppointmentOpeningStart(ctx, s.pool, db.AppointmentOpeningStartParams{
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return fromClaim(c), fmt.Errorf("savepoint: %w", err)
+	}
+	d, err := s.decide(ctx, sp, shop, c, now)
+	if err == nil {
+		err = sp.Commit(ctx)
+	}
+	if err != nil {
+		return fromClaim(c), errors.Join(err, sp.Rollback(ctx))
+	}
+	return d, nil
+}
+
+// decide takes c (pending, or an attempt of an earlier version of this package that
+// never finished: state declaring since before Config.StaleAfter) and records what its
+// declaration came to, in tx.
+func (s *Service) decide(ctx context.Context, tx pgx.Tx, shop shops.Shop, c db.AppointmentOpening, now time.Time) (Declaration, error) {
+	taken, err := queries.AppointmentOpeningStart(ctx, tx, db.AppointmentOpeningStartParams{
 		ShopID: c.ShopID, AppointmentID: c.AppointmentID, ReleaseNo: c.ReleaseNo, Now: now,
 		StaleBefore: now.Add(-s.cfg.StaleAfter),
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
-		return fromClaim(c), nil // someone else is on it, or it is done
+		return s.current(ctx, tx, c) // done already (declared, skipped), or still waiting
 	}
 	if err != nil {
 		return fromClaim(c), fmt.Errorf("start declaring: %w", err)
 	}
-	end := func(state DeclarationState, opening uuid.UUID, reason string) (Declaration, error) {
-		done, err := queries.AppointmentOpeningFinish(ctx, s.pool, db.AppointmentOpeningFinishParams{
-			ShopID: c.ShopID, AppointmentID: c.AppointmentID, ReleaseNo: c.ReleaseNo, State: string(state),
-			OpeningID: uuid.NullUUID{UUID: opening, Valid: opening != uuid.Nil}, Reason: reason,
-			Now: s.cfg.Now().UTC(), AttemptedAt: *taken.AttemptedAt,
-		})
-		if errors.Is(err, pgx.ErrNoRows) {
-			return fromClaim(taken), nil // taken over as stale meanwhile: the newer attempt records it
-		}
-		if err != nil {
-			return fromClaim(taken), fmt.Errorf("record declaration: %w", err)
-		}
-		return fromClaim(done), nil
-	}
-	state, opening, reason, err := s.declareOpening(ctx, shop, c, now)
+	state, opening, reason, err := s.declareOpening(ctx, tx, shop, taken, now)
 	if err != nil {
-		d, ferr := end(DeclarationPending, uuid.Nil, "")
-		return d, errors.Join(err, ferr)
+		return fromClaim(c), err
 	}
-	return end(state, opening, reason)
+	done, err := queries.AppointmentOpeningFinish(ctx, tx, db.AppointmentOpeningFinishParams{
+		ShopID: c.ShopID, AppointmentID: c.AppointmentID, ReleaseNo: c.ReleaseNo, State: string(state),
+		OpeningID: uuid.NullUUID{UUID: opening, Valid: opening != uuid.Nil}, Reason: reason,
+		Now: now, AttemptedAt: *taken.AttemptedAt,
+	})
+	if err != nil {
+		return fromClaim(c), fmt.Errorf("record declaration: %w", err)
+	}
+	return fromClaim(done), nil
 }
 
-// declareOpening decides whether the claim's opening is declared and declares it.
-func (s *Service) declareOpening(ctx context.Context, shop shops.Shop, c db.AppointmentOpening, now time.Time) (DeclarationState, uuid.UUID, string, error) {
-	r, err := queries.AppointmentGet(ctx, s.pool, db.AppointmentGetParams{ShopID: c.ShopID, ID: c.AppointmentID})
+// current is claim c as tx sees it now.
+func (s *Service) current(ctx context.Context, tx pgx.Tx, c db.AppointmentOpening) (Declaration, error) {
+	claims, err := queries.AppointmentOpeningsOf(ctx, tx, db.AppointmentOpeningsOfParams{ShopID: c.ShopID, AppointmentID: c.AppointmentID})
+	if err != nil {
+		return fromClaim(c), fmt.Errorf("read declarations: %w", err)
+	}
+	for _, l := range claims {
+		if l.ReleaseNo == c.ReleaseNo {
+			return fromClaim(l), nil
+		}
+	}
+	return fromClaim(c), nil
+}
+
+// declareOpening decides whether the claim's opening is declared and declares it in tx.
+func (s *Service) declareOpening(ctx context.Context, tx pgx.Tx, shop shops.Shop, c db.AppointmentOpening, now time.Time) (DeclarationState, uuid.UUID, string, error) {
+	r, err := queries.AppointmentGet(ctx, tx, db.AppointmentGetParams{ShopID: c.ShopID, ID: c.AppointmentID})
 	if err != nil {
 		return "", uuid.Nil, "", fmt.Errorf("read appointment: %w", err)
 	}
@@ -171,7 +203,7 @@ func (s *Service) declareOpening(ctx context.Context, shop shops.Shop, c db.Appo
 	// time).
 	start, minutes, staffID := c.StartsAt.UTC(), int(c.DurationMinutes), c.StaffID.UUID
 	if a.Releases != int(c.ReleaseNo) {
-		later, err := s.supersededBy(ctx, c)
+		later, err := s.supersededBy(ctx, tx, c)
 		if err != nil || later {
 			return DeclarationSkipped, uuid.Nil, SkipSuperseded, err
 		}
@@ -182,7 +214,7 @@ func (s *Service) declareOpening(ctx context.Context, shop shops.Shop, c db.Appo
 	case !shop.Cutoff(start).After(now):
 		return DeclarationSkipped, uuid.Nil, SkipPastCutoff, nil
 	}
-	t, err := queries.AppointmentTimeTaken(ctx, s.pool, db.AppointmentTimeTakenParams{
+	t, err := queries.AppointmentTimeTaken(ctx, tx, db.AppointmentTimeTakenParams{
 		ShopID: a.ShopID, StaffID: c.StaffID, StartsAt: start, EndsAt: start.Add(time.Duration(minutes) * time.Minute),
 	})
 	if err != nil {
@@ -194,29 +226,28 @@ func (s *Service) declareOpening(ctx context.Context, shop shops.Shop, c db.Appo
 	case t.Booked:
 		return DeclarationSkipped, uuid.Nil, SkipBookedAgain, nil
 	}
-	n, skip, err := s.newOpening(ctx, a, start, minutes, staffID)
+	n, skip, err := s.newOpening(ctx, tx, a, start, minutes, staffID)
 	if err != nil || skip != "" {
 		return DeclarationSkipped, uuid.Nil, skip, err
 	}
-	// slots.Declare runs its own transaction: the claim, taken above, is the fence
-	// against a second declaration of this release, and a retry of a declaration that
-	// committed unrecorded finds the time open (docs/book.md: what a DeclareTx in slots
-	// would close).
-	op, err := s.openings.Declare(ctx, shop, n)
+	// In tx: the opening exists only with this claim's record of it, and the appointment
+	// stays locked until both commit (a crash in between loses both; a redelivery or
+	// DeclarePending then finds the claim as it was).
+	id, err := s.openings.DeclareTx(ctx, tx, shop, n)
 	if p, ok := problem.As(err); ok {
 		return DeclarationSkipped, uuid.Nil, p.Code, nil
 	}
 	if err != nil {
 		return "", uuid.Nil, "", fmt.Errorf("declare opening: %w", err)
 	}
-	return DeclarationDeclared, op.ID, "", nil
+	return DeclarationDeclared, id, "", nil
 }
 
 // supersededBy reports whether a later release of c's appointment claimed a time that
 // overlaps c's: that claim declares it (a cancellation undone and made again, delivered
 // while this one waited), so declaring this one too would offer the time twice.
-func (s *Service) supersededBy(ctx context.Context, c db.AppointmentOpening) (bool, error) {
-	claims, err := queries.AppointmentOpeningsOf(ctx, s.pool, db.AppointmentOpeningsOfParams{ShopID: c.ShopID, AppointmentID: c.AppointmentID})
+func (s *Service) supersededBy(ctx context.Context, tx pgx.Tx, c db.AppointmentOpening) (bool, error) {
+	claims, err := queries.AppointmentOpeningsOf(ctx, tx, db.AppointmentOpeningsOfParams{ShopID: c.ShopID, AppointmentID: c.AppointmentID})
 	if err != nil {
 		return false, fmt.Errorf("read declarations: %w", err)
 	}
@@ -234,14 +265,15 @@ func (s *Service) supersededBy(ctx context.Context, c db.AppointmentOpening) (bo
 // staffID: the service and price as the shop declares them. A shop with services offers
 // the appointment's service when it is one of them, else each customer's own that fits;
 // a shop without needs the appointment's service and price.
-func (s *Service) newOpening(ctx context.Context, a Appointment, start time.Time, minutes int, staffID uuid.UUID) (slots.NewOpening, string, error) {
-	n := slots.NewOpening{StartsAt: start, DurationMinutes: minutes, StaffID: staffID, PriceCents: a.PriceCents}
-	withServices, err := catalog.HasServices(ctx, s.pool, a.ShopID)
+func (s *Service) newOpening(ctx context.Context, tx pgx.Tx, a Appointment, start time.Time, minutes int, staffID uuid.UUID) (slots.NewOpening, string, error) {
+	n := slots.NewOpening{StartsAt: start, DurationMinutes: minutes, StaffID: staffID, PriceCents: a.PriceCents,
+		Source: slots.SourceAppointment, SourceID: a.ID}
+	withServices, err := catalog.HasServices(ctx, tx, a.ShopID)
 	if err != nil {
 		return n, "", err
 	}
 	if withServices {
-		sv, err := catalog.ServiceNamed(ctx, s.pool, a.ShopID, a.Service)
+		sv, err := catalog.ServiceNamed(ctx, tx, a.ShopID, a.Service)
 		switch {
 		case err == nil:
 			n.Service = sv.Name
@@ -264,50 +296,67 @@ func (s *Service) newOpening(ctx context.Context, a Appointment, start time.Time
 
 // Offer declares the opening of the time shop's appointment id's latest release freed
 // at the owner's request (the dashboard's "Offer it" when auto_declare is off), with the
-// same fence and checks as a declaration by itself: asking twice declares once. An
-// appointment that freed no time still ahead is a Conflict problem.
+// same fence and checks as a declaration by itself, in one transaction holding the
+// appointment's row lock: asking twice declares once. An appointment that freed no time
+// still ahead is a Conflict problem.
 func (s *Service) Offer(ctx context.Context, shop shops.Shop, id uuid.UUID) (Declaration, error) {
 	now := s.cfg.Now().UTC()
-	r, err := queries.AppointmentGet(ctx, s.pool, db.AppointmentGetParams{ShopID: shop.ID, ID: id})
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Declaration{}, ErrNotFound
-	}
-	if err != nil {
-		return Declaration{}, fmt.Errorf("get appointment %s: %w", id, err)
-	}
-	row := r.Appointment
-	claims, err := queries.AppointmentOpeningsOf(ctx, s.pool, db.AppointmentOpeningsOfParams{ShopID: shop.ID, AppointmentID: id})
-	if err != nil {
-		return Declaration{}, fmt.Errorf("read declarations: %w", err)
-	}
-	var c *db.AppointmentOpening
-	for i := range claims {
-		if claims[i].ReleaseNo == row.Releases {
-			c = &claims[i]
+	var (
+		d       Declaration
+		declErr error
+	)
+	err := s.inTx(ctx, func(tx pgx.Tx) error {
+		row, err := queries.AppointmentLock(ctx, tx, db.AppointmentLockParams{ShopID: shop.ID, ID: id})
+		if errors.Is(err, pgx.ErrNoRows) {
+			return ErrNotFound
 		}
-	}
-	switch {
-	case c != nil && c.State == string(DeclarationWaiting):
-		offered, err := queries.AppointmentOpeningOffer(ctx, s.pool, db.AppointmentOpeningOfferParams{
-			ShopID: shop.ID, AppointmentID: id, ReleaseNo: c.ReleaseNo, Now: now,
-		})
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) { // no row: offered meanwhile
-			return Declaration{}, fmt.Errorf("offer declaration: %w", err)
+		if err != nil {
+			return fmt.Errorf("lock appointment %s: %w", id, err)
 		}
-		if err == nil {
+		claims, err := queries.AppointmentOpeningsOf(ctx, tx, db.AppointmentOpeningsOfParams{ShopID: shop.ID, AppointmentID: id})
+		if err != nil {
+			return fmt.Errorf("read declarations: %w", err)
+		}
+		var c *db.AppointmentOpening
+		for i := range claims {
+			if claims[i].ReleaseNo == row.Releases {
+				c = &claims[i]
+			}
+		}
+		switch {
+		case c != nil && c.State == string(DeclarationWaiting):
+			offered, err := queries.AppointmentOpeningOffer(ctx, tx, db.AppointmentOpeningOfferParams{
+				ShopID: shop.ID, AppointmentID: id, ReleaseNo: c.ReleaseNo, Now: now,
+			})
+			if err != nil {
+				return fmt.Errorf("offer declaration: %w", err)
+			}
 			c = &offered
+		case c == nil && connectors.Status(row.Status).Frees():
+			// A release that claimed nothing (its time was past, then moved ahead): its time now.
+			if c, err = claimRelease(ctx, tx, row, freedOf(row), DeclarationPending, now); err != nil {
+				return err
+			}
 		}
-	case c == nil && connectors.Status(row.Status).Frees():
-		// A release that claimed nothing (its time was past, then moved ahead): its time now.
-		if c, err = claimRelease(ctx, s.pool, row, freedOf(row), DeclarationPending, now); err != nil {
+		if c == nil || !c.StartsAt.After(now) {
+			return problem.New(problem.Conflict, "appointment_holds_time",
+				"only an appointment that freed a time still ahead (cancelled or moved) has a time to offer")
+		}
+		// A failure a retry may cure is the owner's to see, and the claim commits pending
+		// (the owner asked for it): DeclarePending declares it if they do not ask again.
+		d, declErr = s.settle(ctx, tx, shop, *c)
+		return nil
+	})
+	if err != nil {
+		if _, ok := problem.As(err); ok {
 			return Declaration{}, err
 		}
+		return Declaration{}, fmt.Errorf("offer appointment %s: %w", id, err)
 	}
-	if c == nil || !c.StartsAt.After(now) {
-		return Declaration{}, problem.New(problem.Conflict, "appointment_holds_time",
-			"only an appointment that freed a time still ahead (cancelled or moved) has a time to offer")
+	if declErr != nil {
+		return d, fmt.Errorf("offer appointment %s: %w", id, declErr)
 	}
-	return s.declare(ctx, shop, *c)
+	return d, nil
 }
 
 // Declarations returns what each release of shopID's appointment id declared, oldest
@@ -325,10 +374,13 @@ func (s *Service) Declarations(ctx context.Context, shopID, id uuid.UUID) ([]Dec
 }
 
 // DeclarePending declares up to limit claims left behind: pending ones (a declaration
-// whose transient failure put it back, or whose process died before it began) and
-// attempts older than Config.StaleAfter that never finished. It returns how many it
-// took. Run it periodically (every minute or so) from one place or many: each claim is
-// taken by one attempt at a time.
+// whose failure a retry may cure put it back, or one the owner offered whose attempt
+// failed) and attempts older than Config.StaleAfter that never finished (left by an
+// earlier version of this package, which declared after its transaction committed).
+// Each is settled in its own transaction holding its appointment's row lock, as the
+// change that made it was. It returns how many it took. Run it periodically (every
+// minute or so, DeclarePendingWorker) from one place or many: a claim taken twice at
+// once is declared by the first and found done by the second.
 func (s *Service) DeclarePending(ctx context.Context, limit int) (int, error) {
 	now := s.cfg.Now().UTC()
 	due, err := queries.AppointmentOpeningsDue(ctx, s.pool, db.AppointmentOpeningsDueParams{
@@ -344,21 +396,30 @@ func (s *Service) DeclarePending(ctx context.Context, limit int) (int, error) {
 			errs = append(errs, fmt.Errorf("shop %s: %w", c.ShopID, err))
 			continue
 		}
-		if _, err := s.declare(ctx, shop, c); err != nil {
+		err = s.inTx(ctx, func(tx pgx.Tx) error {
+			if _, err := queries.AppointmentLock(ctx, tx, db.AppointmentLockParams{ShopID: c.ShopID, ID: c.AppointmentID}); err != nil {
+				return fmt.Errorf("lock appointment: %w", err)
+			}
+			_, err := s.settle(ctx, tx, shop, c)
+			return err
+		})
+		if err != nil {
 			errs = append(errs, fmt.Errorf("appointment %s release %d: %w", c.AppointmentID, c.ReleaseNo, err))
 		}
 	}
 	return len(due), errors.Join(errs...)
 }
 
-// withdraw cancels the openings row's releases declared that row, booked again, now
-// overlaps, while they are still open: the customer took their time back (a
-// cancellation undone, a rebooking or a move back in the source), so offering it would
-// book it twice. An opening filled meanwhile stays (the shop has two customers for one
-// time, which its own system shows); one the appointment does not overlap stays too (its
-// time is still free). It returns the last opening cancelled, or uuid.Nil.
-func (s *Service) withdraw(ctx context.Context, shop shops.Shop, row db.Appointment) (uuid.UUID, error) {
-	claims, err := queries.AppointmentOpeningsOf(ctx, s.pool, db.AppointmentOpeningsOfParams{ShopID: row.ShopID, AppointmentID: row.ID})
+// withdraw cancels, in tx (the change that booked row again, holding its row lock), the
+// openings row's releases declared that row, booked, now overlaps, while they are still
+// open: the customer took their time back (a cancellation undone, a rebooking or a move
+// back in the source), so offering it would book it twice. An opening filled meanwhile
+// stays (the shop has two customers for one time, which its own system shows); one the
+// appointment does not overlap stays too (its time is still free). A later release of
+// row waits for tx's lock, so it finds the opening withdrawn and declares the time anew.
+// It returns the last opening cancelled, or uuid.Nil.
+func (s *Service) withdraw(ctx context.Context, tx pgx.Tx, shop shops.Shop, row db.Appointment, now time.Time) (uuid.UUID, error) {
+	claims, err := queries.AppointmentOpeningsOf(ctx, tx, db.AppointmentOpeningsOfParams{ShopID: row.ShopID, AppointmentID: row.ID})
 	if err != nil {
 		return uuid.Nil, fmt.Errorf("read declarations: %w", err)
 	}
@@ -368,29 +429,21 @@ func (s *Service) withdraw(ctx context.Context, shop shops.Shop, row db.Appointm
 		if c.State != string(DeclarationDeclared) || !c.OpeningID.Valid {
 			continue
 		}
-		op, err := s.openings.Get(ctx, shop.ID, c.OpeningID.UUID)
-		if errors.Is(err, slots.ErrNotFound) {
+		// The opening offers the claim's time (declareOpening), read here from the claim:
+		// tx reads nothing through the pool (inTx).
+		cEnd := c.StartsAt.Add(time.Duration(c.DurationMinutes) * time.Minute)
+		if !row.StartsAt.Before(cEnd) || !c.StartsAt.Before(end) {
+			continue
+		}
+		// Conditional on the opening being open: one filled (or withdrawn) stays as it is.
+		err = slots.CancelTx(ctx, tx, shop.ID, c.OpeningID.UUID, now)
+		if errors.Is(err, slots.ErrNotOpen) {
 			continue
 		}
 		if err != nil {
-			return withdrawn, err
+			return withdrawn, fmt.Errorf("withdraw opening %s: %w", c.OpeningID.UUID, err)
 		}
-		opEnd := op.StartsAt.Add(time.Duration(op.DurationMinutes) * time.Minute)
-		if op.Status != slots.StatusOpen || !row.StartsAt.Before(opEnd) || !op.StartsAt.Before(end) {
-			continue
-		}
-		// Still booked as row says? A newer change may have freed it again since.
-		if cur, err := s.Get(ctx, shop.ID, row.ID); err != nil || cur.Status != connectors.StatusBooked || cur.Releases != int(row.Releases) ||
-			!cur.StartsAt.Equal(row.StartsAt) {
-			return withdrawn, err
-		}
-		if _, err := s.openings.Cancel(ctx, shop.ID, op.ID); err != nil {
-			if _, ok := problem.As(err); ok {
-				continue // filled just now: it stays
-			}
-			return withdrawn, fmt.Errorf("withdraw opening %s: %w", op.ID, err)
-		}
-		withdrawn = op.ID
+		withdrawn = c.OpeningID.UUID
 	}
 	return withdrawn, nil
 }

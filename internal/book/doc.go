@@ -29,25 +29,28 @@
 // same transaction that records it: a row keyed by (shop, appointment, release) with the
 // time freed, so of any number of deliveries of one cancellation one claims it and the
 // rest find it claimed. In a shop with auto_declare on (the default) the claim is then
-// declared through slots.Service.Declare (same person, start and length; the service
-// and price the shop declares) unless, at that moment, the start is inside the shop's
+// declared through slots.Service.DeclareTx (same person, start and length; the service
+// and price the shop declares; the appointment as its source) unless, at that moment, the start is inside the shop's
 // cutoff, the time is already open or booked again (by any appointment, this one
 // included), or a later release of the appointment frees the same time: the claim then
 // ends skipped, with its reason. With auto_declare off the claim waits for Offer.
 //
-//	claim: waiting ──Offer──► pending ──► declaring ──► declared (opening id)
-//	                             ▲           │    └───► skipped (reason)
-//	                             └───────────┘ a transient failure
+//	claim: waiting ──Offer──► pending ──► declared (opening id)
+//	                             ▲   │ └──► skipped (reason)
+//	                             └───┘ a failure a retry may cure (DeclarePending)
 //
 // An appointment booked again over a time one of its releases declared, while that
-// opening is still open, withdraws it (slots.Service.Cancel): the customer took their
-// time back, and offering it would book it twice. An opening filled meanwhile stays.
+// opening is still open, withdraws it (slots.CancelTx): the customer took their time
+// back, and offering it would book it twice. An opening filled meanwhile stays.
 //
-// slots.Declare runs its own transaction, so a claim is declared just after the
-// transaction that made it commits. A process that dies between the two leaves the
-// claim pending (or declaring), and DeclarePending, run periodically, takes it again
-// after Config.StaleAfter; a retry after an opening was declared but not recorded finds
-// the time already open and ends skipped, so the retry declares nothing twice.
+// The change, its claim, the checks, the opening and the claim's record (or the
+// withdrawal) are one transaction, holding the appointment's row lock from the change
+// on: a crash loses all of it (the source delivers the change again), and every other
+// change of the appointment waits, so its releases are declared one after the other,
+// each seeing what the one before committed. The declaration runs in a savepoint: a
+// failure a retry may cure takes its opening back and leaves the claim pending, the
+// change commits, and DeclarePending (DeclarePendingWorker, run every minute) declares
+// it later.
 //
 // Customers are matched by phone, read in E.164 with the shop's own country by default
 // (phone.Normalize). The book links a known customer and never creates one: an
@@ -63,7 +66,7 @@
 //	Snapshot(ctx, shop, source, []connectors.Appointment, at)  a calendar feed's poll (gone events cancelled)
 //	Offer(ctx, shop, id) (Declaration, error)                  the dashboard's "Offer it" (auto_declare off: claims wait)
 //	Declarations(ctx, shopID, id) ([]Declaration, error)       what each release declared
-//	DeclarePending(ctx, limit) (int, error)                    a periodic job: claims left behind
+//	DeclarePending(ctx, limit) (int, error)                    a periodic job (DeclarePendingWorker): claims left pending
 //	Forget(ctx, tx, shopID, customerID, phone, at)             the customer's erasure
 //
 // Vendors' payloads are read by internal/connectors' adapters into

@@ -330,6 +330,47 @@ func (q *Queries) AppointmentListBookedFrom(ctx context.Context, db DBTX, arg Ap
 	return items, nil
 }
 
+const appointmentLock = `-- name: AppointmentLock :one
+SELECT id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at FROM appointments
+WHERE shop_id = $1 AND id = $2
+FOR UPDATE
+`
+
+type AppointmentLockParams struct {
+	ShopID uuid.UUID
+	ID     uuid.UUID
+}
+
+// The appointment, locked until the transaction ends: a declaration of one of its
+// releases (DeclarePending, Offer) holds it, as the change that made the release did,
+// so the checks, the opening and its record see no other change of it meanwhile.
+func (q *Queries) AppointmentLock(ctx context.Context, db DBTX, arg AppointmentLockParams) (Appointment, error) {
+	row := db.QueryRow(ctx, appointmentLock, arg.ShopID, arg.ID)
+	var i Appointment
+	err := row.Scan(
+		&i.ID,
+		&i.ShopID,
+		&i.Source,
+		&i.ExternalID,
+		&i.CustomerID,
+		&i.Phone,
+		&i.CustomerName,
+		&i.StaffID,
+		&i.ExternalStaff,
+		&i.Service,
+		&i.PriceCents,
+		&i.StartsAt,
+		&i.DurationMinutes,
+		&i.Status,
+		&i.SourceVersion,
+		&i.SourceUpdatedAt,
+		&i.Releases,
+		&i.CreatedAt,
+		&i.ChangedAt,
+	)
+	return i, err
+}
+
 const appointmentLockExternal = `-- name: AppointmentLockExternal :one
 SELECT id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at FROM appointments
 WHERE shop_id = $1 AND source = $2 AND external_id = $3

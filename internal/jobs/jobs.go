@@ -190,6 +190,23 @@ func (Purge) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueOffers, MaxAttempts: 3, UniqueOpts: oneAtATime}
 }
 
+// AppointmentsDeclare declares the openings of the appointment book's claims left
+// pending (internal/book: DeclarePending): a declaration whose failure a retry may cure,
+// or one the owner offered whose attempt failed. It runs periodically.
+type AppointmentsDeclare struct{}
+
+// Kind is the job's kind, stored with it: never rename it.
+func (AppointmentsDeclare) Kind() string { return "appointments_declare" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts: one run a minute, the period it is
+// enqueued at; a missed run is made up by the next. Unique only within its minute
+// (perPeriod), so a run killed with its process does not hold the next ones up until
+// River's rescue. Two runs at once are safe: each claim is declared in a transaction
+// holding its appointment's row lock, and the second finds it done.
+func (AppointmentsDeclare) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueOffers, MaxAttempts: 3, UniqueOpts: perPeriod(time.Minute)}
+}
+
 // perPeriod makes a periodic job unique within each period of d while it waits or runs
 // (two leaders never enqueue it twice in one period), and no longer: a run killed with
 // its process, still "running" until River's rescue, does not hold up the next period's,
