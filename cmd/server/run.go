@@ -23,6 +23,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
+	"github.com/slotrecovery/slotrecovery/internal/book"
 	"github.com/slotrecovery/slotrecovery/internal/calendar"
 	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/config"
@@ -153,6 +154,7 @@ type app struct {
 	erasure       *erasure.Service
 	senders       *senders.Service
 	slots         *slots.Service
+	book          *book.Service
 	catalog       *catalog.Catalog
 	ledger        *ledger.Service
 	offers        *offers.Service
@@ -533,6 +535,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	a.lockWatcher = redislock.NewWatcher(a.redis, lockChannel)
 	a.catalog = catalog.New(a.pool, nil)
 	a.slots = slots.New(a.pool, queue, slots.RedisLocker(redislock.New(a.redis), a.lockWatcher, lockChannel, a.metrics), cool, slotsCfg)
+	a.book = book.New(a.pool, a.shops, a.slots, book.Config{Logger: log})
 	a.offers = offers.New(a.pool, queue, texter, cool, a.shops, a.customers, a.slots, offersCfg)
 	a.delivery = delivery.New(a.pool, a.offers, a.shops, a.customers, nil)
 	a.inbound = inbound.New(a.pool, queue, a.shops, a.customers, a.slots, a.ledger, inbound.Config{Logger: log, Metrics: a.metrics})
@@ -562,6 +565,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	addWorker(workers, a.jobTimeouts, &erasure.ForgetTextJobsWorker{}) // an erasure's texts still running then
 	addWorker(workers, a.jobTimeouts, &hooks.DeliveryWorker{Service: a.hooks})
 	addWorker(workers, a.jobTimeouts, &senders.RegistrationWorker{Service: a.senders})
+	addWorker(workers, a.jobTimeouts, &book.DeclarePendingWorker{Service: a.book})
 	purger, err := retention.NewWorker(a.pool, retention.Config{Period: cfg.Retention, Logger: log, Metrics: a.metrics, Purges: purges(cfg)})
 	if err != nil {
 		return nil, err
@@ -583,6 +587,10 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 			// Texts whose handler died before answering are answered by text.
 			river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return jobs.InboundSweep{}, nil }, nil),
+			// Freed appointment times whose declaration is still owed (the book's
+			// waiting and failed claims).
+			river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
+				func() (river.JobArgs, *river.InsertOpts) { return jobs.AppointmentsDeclare{}, nil }, nil),
 			river.NewPeriodicJob(river.PeriodicInterval(15*time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return jobs.Complete{}, nil }, nil),
 			// Webhook payloads and inbound texts are kept for RETENTION_DAYS only.

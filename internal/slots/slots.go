@@ -208,7 +208,7 @@ func LockKey(shopID uuid.UUID, startsAt time.Time) string {
 // row read FOR SHARE (shops.ReadForShare).
 func (s *Service) Declare(ctx context.Context, shop shops.Shop, n NewOpening) (Opening, error) {
 	now := s.cfg.Now()
-	if err := s.check(ctx, shop, &n, now); err != nil {
+	if err := s.check(ctx, s.pool, shop, &n, now); err != nil {
 		return Opening{}, err
 	}
 	var id uuid.UUID
@@ -234,15 +234,17 @@ func (s *Service) Declare(ctx context.Context, shop shops.Shop, n NewOpening) (O
 // returns the new opening's id.
 func (s *Service) DeclareTx(ctx context.Context, tx pgx.Tx, shop shops.Shop, n NewOpening) (uuid.UUID, error) {
 	now := s.cfg.Now()
-	if err := s.check(ctx, shop, &n, now); err != nil {
+	// The catalog is read in tx too: the caller may hold locks other transactions of
+	// its own wait on, and a second connection from the pool could be the one they hold.
+	if err := s.check(ctx, tx, shop, &n, now); err != nil {
 		return uuid.Nil, err
 	}
 	return s.insert(ctx, tx, shop, n, now)
 }
 
-// check checks a new opening on the caller's copy of the shop: a refusal costs no
-// transaction.
-func (s *Service) check(ctx context.Context, shop shops.Shop, n *NewOpening, now time.Time) error {
+// check checks a new opening on the caller's copy of the shop, reading the catalog
+// through q: a refusal costs no transaction of its own.
+func (s *Service) check(ctx context.Context, q db.DBTX, shop shops.Shop, n *NewOpening, now time.Time) error {
 	n.Service = strings.TrimSpace(n.Service)
 	switch {
 	case n.StartsAt.IsZero():
@@ -258,11 +260,11 @@ func (s *Service) check(ctx context.Context, shop shops.Shop, n *NewOpening, now
 	}
 	// A shop with services books each customer's own service: the opening's service and
 	// price are optional then, and a service it names must be one of them.
-	withServices, err := catalog.HasServices(ctx, s.pool, shop.ID)
+	withServices, err := catalog.HasServices(ctx, q, shop.ID)
 	if err != nil {
 		return err
 	}
-	if err := s.checkWhat(ctx, shop.ID, withServices, n); err != nil {
+	if err := s.checkWhat(ctx, q, shop.ID, withServices, n); err != nil {
 		return err
 	}
 	return s.shopAllows(shop, *n, now)
@@ -310,9 +312,9 @@ func (s *Service) insert(ctx context.Context, tx pgx.Tx, shop shops.Shop, n NewO
 // positive price, as declared. With them: a service it names must be one of the shop's
 // (its price when n has none), and no service means each customer is offered their
 // own. A person must be one of the shop's.
-func (s *Service) checkWhat(ctx context.Context, shopID uuid.UUID, withServices bool, n *NewOpening) error {
+func (s *Service) checkWhat(ctx context.Context, q db.DBTX, shopID uuid.UUID, withServices bool, n *NewOpening) error {
 	if n.StaffID != uuid.Nil {
-		p, err := catalog.New(s.pool, nil).Person(ctx, shopID, n.StaffID)
+		p, err := catalog.New(q, nil).Person(ctx, shopID, n.StaffID)
 		if errors.Is(err, catalog.ErrStaffNotFound) || (err == nil && !p.Active) {
 			return &problem.Error{Kind: problem.Invalid, Code: "unknown_staff", Field: "staff_id",
 				Message: "staff_id names no active person of the shop"}
@@ -337,7 +339,7 @@ func (s *Service) checkWhat(ctx context.Context, shopID uuid.UUID, withServices 
 	if n.Service == "" {
 		return nil
 	}
-	sv, err := catalog.ServiceNamed(ctx, s.pool, shopID, n.Service)
+	sv, err := catalog.ServiceNamed(ctx, q, shopID, n.Service)
 	if errors.Is(err, catalog.ErrServiceNotFound) {
 		return &problem.Error{Kind: problem.Invalid, Code: "unknown_service", Field: "service",
 			Message: fmt.Sprintf("the shop has no active service named %q", n.Service)}
