@@ -73,16 +73,16 @@ UPDATE webhook_deliveries
 SET last_error = CASE WHEN last_error IS NULL THEN NULL ELSE 'not kept: the customer was erased' END
 WHERE event_id = ANY(sqlc.arg(event_ids)::uuid[]);
 
--- name: WebhookSlotTake :one
--- Takes the attempt slot named slot (hooks' slots: "webhook_shop:<id>:<n>" or
+-- name: WebhookPermitTake :one
+-- Takes the attempt permit named permit (hooks' permits: "webhook_shop:<id>:<n>" or
 -- "webhook_endpoint:<id>:<n>") for the caller's session, which must be the instance's
 -- own connection kept for them: a session-level advisory lock, so it holds across
 -- instances and ends with the session if the instance dies. False: another instance
 -- holds it.
-SELECT pg_try_advisory_lock(hashtextextended(sqlc.arg(slot)::text, 0))::boolean AS taken;
+SELECT pg_try_advisory_lock(hashtextextended(sqlc.arg(permit)::text, 0))::boolean AS taken;
 
--- name: WebhookSlotRelease :one
-SELECT pg_advisory_unlock(hashtextextended(sqlc.arg(slot)::text, 0))::boolean AS released;
+-- name: WebhookPermitRelease :one
+SELECT pg_advisory_unlock(hashtextextended(sqlc.arg(permit)::text, 0))::boolean AS released;
 
 -- name: WebhookDeliveriesCreateUnsent :many
 -- Fans out an event past its shop's hourly limit: its deliveries are made failed, with

@@ -128,7 +128,7 @@ type customerView struct {
 	// Staff are the shop's people's names, for the preferences' hint.
 	Staff []string
 	Phone string
-	// Status and StatusLabel are the customer's texting status (shops.Status*) and its
+	// Status and StatusLabel are the customer's texting status (customers.Status*) and its
 	// words, as on the list.
 	Status      string
 	StatusLabel string

@@ -396,6 +396,33 @@ func (q *Queries) WebhookDeliveryRecordResult(ctx context.Context, db DBTX, arg 
 	return err
 }
 
+const webhookPermitRelease = `-- name: WebhookPermitRelease :one
+SELECT pg_advisory_unlock(hashtextextended($1::text, 0))::boolean AS released
+`
+
+func (q *Queries) WebhookPermitRelease(ctx context.Context, db DBTX, permit string) (bool, error) {
+	row := db.QueryRow(ctx, webhookPermitRelease, permit)
+	var released bool
+	err := row.Scan(&released)
+	return released, err
+}
+
+const webhookPermitTake = `-- name: WebhookPermitTake :one
+SELECT pg_try_advisory_lock(hashtextextended($1::text, 0))::boolean AS taken
+`
+
+// Takes the attempt permit named permit (hooks' permits: "webhook_shop:<id>:<n>" or
+// "webhook_endpoint:<id>:<n>") for the caller's session, which must be the instance's
+// own connection kept for them: a session-level advisory lock, so it holds across
+// instances and ends with the session if the instance dies. False: another instance
+// holds it.
+func (q *Queries) WebhookPermitTake(ctx context.Context, db DBTX, permit string) (bool, error) {
+	row := db.QueryRow(ctx, webhookPermitTake, permit)
+	var taken bool
+	err := row.Scan(&taken)
+	return taken, err
+}
+
 const webhookResendLockShop = `-- name: WebhookResendLockShop :exec
 SELECT pg_advisory_xact_lock(hashtextextended('webhook_resends:' || $1::uuid::text, 0))
 `
@@ -405,31 +432,4 @@ SELECT pg_advisory_xact_lock(hashtextextended('webhook_resends:' || $1::uuid::te
 func (q *Queries) WebhookResendLockShop(ctx context.Context, db DBTX, shopID uuid.UUID) error {
 	_, err := db.Exec(ctx, webhookResendLockShop, shopID)
 	return err
-}
-
-const webhookSlotRelease = `-- name: WebhookSlotRelease :one
-SELECT pg_advisory_unlock(hashtextextended($1::text, 0))::boolean AS released
-`
-
-func (q *Queries) WebhookSlotRelease(ctx context.Context, db DBTX, slot string) (bool, error) {
-	row := db.QueryRow(ctx, webhookSlotRelease, slot)
-	var released bool
-	err := row.Scan(&released)
-	return released, err
-}
-
-const webhookSlotTake = `-- name: WebhookSlotTake :one
-SELECT pg_try_advisory_lock(hashtextextended($1::text, 0))::boolean AS taken
-`
-
-// Takes the attempt slot named slot (hooks' slots: "webhook_shop:<id>:<n>" or
-// "webhook_endpoint:<id>:<n>") for the caller's session, which must be the instance's
-// own connection kept for them: a session-level advisory lock, so it holds across
-// instances and ends with the session if the instance dies. False: another instance
-// holds it.
-func (q *Queries) WebhookSlotTake(ctx context.Context, db DBTX, slot string) (bool, error) {
-	row := db.QueryRow(ctx, webhookSlotTake, slot)
-	var taken bool
-	err := row.Scan(&taken)
-	return taken, err
 }

@@ -13,7 +13,7 @@
 //     owner's inbox (inbox.MarkDelivery), and a failure says what it says of the
 //     recipient at the shop whose number sent it;
 //   - what a failure says of a recipient or a shop is the one rule every failed text
-//     follows (shops.SMSFailed): a carrier-level opt-out is kept for the number, an
+//     follows (customers.SMSFailed): a carrier-level opt-out is kept for the number, an
 //     unreachable number marks the shop's customer with it, a problem with our own
 //     account or number leaves the recipient alone.
 package delivery

@@ -133,10 +133,10 @@ func (s *Service) Attempt(ctx context.Context, deliveryID uuid.UUID, manual bool
 		}
 		return nil
 	}
-	// A slot of the shop and of the endpoint, counted in Postgres across the instances:
+	// A permit of the shop and of the endpoint, counted in Postgres across the instances:
 	// a shop whose receivers hang holds at most PerShop of the queue's workers anywhere,
-	// so it cannot starve another shop's deliveries (slots.go).
-	release, ok, err := s.slots.take(ctx, d.ShopID, d.EndpointID, s.cfg.PerShop, s.cfg.PerEndpoint)
+	// so it cannot starve another shop's deliveries (permits.go).
+	release, ok, err := s.permits.take(ctx, d.ShopID, d.EndpointID, s.cfg.PerShop, s.cfg.PerEndpoint)
 	if err != nil {
 		return fmt.Errorf("delivery %s: %w", deliveryID, err)
 	}

@@ -14,7 +14,7 @@
 //	       (past MaxEventsPerHour of its shop: the deliveries are made failed, unsent)
 //	River (queue "webhooks") ──▶ DeliveryWorker: POST, 10 s, any 2xx; every attempt logged;
 //	       at most PerShop (4) attempts in flight per shop and PerEndpoint (2) per
-//	       endpoint, across the instances (Postgres advisory locks, slots.go): a job over
+//	       endpoint, across the instances (Postgres advisory locks, permits.go): a job over
 //	       either snoozes without attempting, so no shop starves another's deliveries;
 //	       a failure snoozes the job until the next attempt of the schedule
 //	       (immediately, 5 s, 5 min, 30 min, 2 h, 5 h, then 10 h steps: about three

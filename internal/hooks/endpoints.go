@@ -107,8 +107,8 @@ type Service struct {
 	client *http.Client
 	cfg    Config
 	log    *slog.Logger
-	// slots counts the attempts in flight per shop and endpoint, in Postgres.
-	slots *slotSession
+	// permits counts the attempts in flight per shop and endpoint, in Postgres.
+	permits *permitSession
 }
 
 // New returns a Service. queue enqueues the delivery jobs (the server's River client).
@@ -156,7 +156,7 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, cfg Config) *Service {
 		cfg.Secrets = keyring.Random()
 	}
 	return &Service{pool: pool, queue: queue,
-		client: newClient(cfg), cfg: cfg, log: cfg.Logger, slots: &slotSession{pool: pool}}
+		client: newClient(cfg), cfg: cfg, log: cfg.Logger, permits: &permitSession{pool: pool}}
 }
 
 // Endpoint is a shop's webhook endpoint, as the owner sees it (never its secret).
@@ -441,6 +441,6 @@ func truncate(s string, n int) string {
 	return s[:n]
 }
 
-// Close ends the connection that holds this instance's attempt slots (see slots.go):
+// Close ends the connection that holds this instance's attempt permits (see permits.go):
 // call it once the delivery workers have stopped.
-func (s *Service) Close() { s.slots.close() }
+func (s *Service) Close() { s.permits.close() }

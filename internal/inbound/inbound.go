@@ -667,7 +667,7 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd re
 		return said(w, shop, OutcomeDeclined), nil
 	case KeywordStop:
 		// Customer or not: the number's STOP is kept, so that a later add or import of
-		// it does not opt it in (shops.OptOutNumber).
+		// it does not opt it in (customers.OptOutNumber).
 		if err := s.customers.OptOutNumber(ctx, shop.ID, in.From); err != nil {
 			return retryLater(w), fmt.Errorf("opt out: %w", err)
 		}

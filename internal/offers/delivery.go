@@ -16,7 +16,7 @@ import (
 // it does (applyDeliveries). An undelivered or failed text fails its offer if it was
 // still live: it no longer counts as offered, and the next wave of the round texts one
 // more customer in its place (recordWave, OfferShortfall); what the failure says of the
-// customer is recorded as every failed text's is (shops.SMSFailed).
+// customer is recorded as every failed text's is (customers.SMSFailed).
 
 // ApplyDelivery applies the stored delivery report of message id sid to the offer whose
 // text it was, if any, and says whether one took it.

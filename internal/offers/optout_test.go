@@ -49,7 +49,7 @@ func TestCarrierOptOutAtSendIsAnOptOut(t *testing.T) {
 // a transactional text refused at send (the outbox), and a delivery report of either
 // leave the customer in the same state, for a carrier's opt-out (21610: opted out, and
 // unreachable with the code that says why; their own START lifts both) and for an
-// unreachable number (30005 or 21614: unreachable only): the rule is shops.SMSFailed,
+// unreachable number (30005 or 21614: unreachable only): the rule is customers.SMSFailed,
 // and every path takes it.
 func TestEveryFailedTextSaysTheSame(t *testing.T) {
 	t.Parallel()

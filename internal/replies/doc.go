@@ -83,7 +83,7 @@
 //
 // # Tests
 //
-// testdata/corpus.tsv holds labelled replies in the three languages; the corpus test
+// testdata/corpus.txt holds labelled replies in the three languages; the corpus test
 // prints precision and recall per intent (go test -run Corpus -v) and fails on any reply
 // read as yes that is not one and on any opt-out read as something else.
 package replies

@@ -7,7 +7,7 @@
 // period (RETENTION_DAYS) for most, 30 days for webhook events (hooks.Retention) and 24
 // hours for idempotency keys (idempotency.TTL). Each table's owner package deletes its
 // own rows, one batch at a time (inbound.Purge, outbox.PurgeClaims,
-// offers.PurgeDeliveryReports, ledger.PurgeStripeEvents, hooks.Purge,
+// delivery.Purge, ledger.PurgeStripeEvents, hooks.Purge,
 // idempotency.Purge); cmd/server hands the list to the Worker (Config.Purges), which
 // runs the batches until one comes back short, decides when, and counts. It knows no
 // owner.
