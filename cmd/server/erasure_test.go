@@ -113,7 +113,11 @@ func TestErasureLeavesNoTrace(t *testing.T) {
 	require.Equal(t, http.StatusNoContent, e.status(base, e.twilio.MessagesTo(erasedPhone)[0].SID, "delivered", 0, ""))
 
 	// A text the server cannot act on goes to the owner's inbox (with its
-	// message.received event), and the owner replies there, by name.
+	// message.received event) and to the owner's alert phone (a text that quotes it),
+	// and the owner replies there, by name, with an Idempotency-Key (the answer, the
+	// reply's words without the number, is kept for the key).
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodPatch, "/api/shop", shop.APIKey,
+		map[string]any{"notify_phone": "+15555550188"}, nil))
 	inboxed := e.text(base, erasedPhone, shop.SMSNumber, "Could I bring my friend along next time?")
 	require.Contains(t, []string{"unrecognized", "clarify"}, inboxed.Outcome)
 	var convs struct {
@@ -123,8 +127,19 @@ func TestErasureLeavesNoTrace(t *testing.T) {
 	}
 	require.Equal(t, http.StatusOK, e.api(base, http.MethodGet, "/api/conversations", shop.APIKey, nil, &convs))
 	require.Len(t, convs.Conversations, 1)
-	require.Equal(t, http.StatusCreated, e.api(base, http.MethodPost, "/api/conversations/"+convs.Conversations[0].ID+"/messages",
-		shop.APIKey, map[string]any{"body": "Of course, " + erasedName + "!"}, nil))
+	replyBody, err := json.Marshal(map[string]any{"body": "Of course, " + erasedName + "!"})
+	require.NoError(t, err)
+	replyReq, err := http.NewRequest(http.MethodPost, base+"/api/conversations/"+convs.Conversations[0].ID+"/messages", bytes.NewReader(replyBody))
+	require.NoError(t, err)
+	replyReq.Header.Set("Content-Type", "application/json")
+	replyReq.Header.Set("Authorization", "Bearer "+shop.APIKey)
+	replyReq.Header.Set("Idempotency-Key", "reply-1")
+	replyRes, err := e.client.Do(replyReq)
+	require.NoError(t, err)
+	require.NoError(t, replyRes.Body.Close())
+	require.Equal(t, http.StatusCreated, replyRes.StatusCode)
+	require.Positive(t, e.count(`SELECT count(*) FROM river_job WHERE kind = 'sms_text' AND args->>'key' LIKE 'inbox_alert:%'`),
+		"the owner's alert quoting the text was queued")
 	e.settle("sms_text")
 
 	// Transactional texts still to go (a reminder an hour on) and one River gave up on.
@@ -177,7 +192,7 @@ func TestErasureLeavesNoTrace(t *testing.T) {
 	slices.Sort(holders)
 	t.Logf("before the erasure, the person is in: %s", strings.Join(holders, ", "))
 	for _, table := range []string{"customers", "inbound_messages", "river_job", "webhook_events", "webhook_attempts",
-		"conversations", "conversation_messages"} {
+		"conversations", "conversation_messages", "idempotency_keys"} {
 		require.Contains(t, holders, table, "the scene puts the person in %s", table)
 	}
 

@@ -91,13 +91,22 @@ WHERE c.id = sqlc.arg(id) AND c.shop_id = sqlc.arg(shop_id);
 UPDATE conversations SET last_activity_at = GREATEST(last_activity_at, sqlc.arg(at)::timestamptz)
 WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id);
 
--- name: ConversationsForget :execrows
+-- name: ConversationRepliesOf :many
+-- An erasure: the owner's replies in the customer's conversations (by customer or by
+-- number), whose ids their stored API answers carry.
+SELECT m.id FROM conversation_messages m JOIN conversations c ON c.id = m.conversation_id
+WHERE c.shop_id = sqlc.arg(shop_id) AND m.shop_id = sqlc.arg(shop_id) AND m.author = 'owner'
+  AND ((sqlc.arg(phone)::text <> '' AND c.phone = sqlc.arg(phone)::text)
+       OR c.customer_id = sqlc.narg(customer_id)::uuid);
+
+-- name: ConversationsForget :many
 -- An erasure: the customer's conversations, by customer or by number (their messages go
--- with them, ON DELETE CASCADE).
+-- with them, ON DELETE CASCADE); their ids, for the copies kept elsewhere.
 DELETE FROM conversations
 WHERE shop_id = sqlc.arg(shop_id)
   AND ((sqlc.arg(phone)::text <> '' AND phone = sqlc.arg(phone)::text)
-       OR customer_id = sqlc.narg(customer_id)::uuid);
+       OR customer_id = sqlc.narg(customer_id)::uuid)
+RETURNING id;
 
 -- name: ConversationsPurge :execrows
 -- Deletes up to max_rows conversations idle since before `before` (the inbox's keep

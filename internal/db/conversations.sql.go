@@ -258,6 +258,41 @@ func (q *Queries) ConversationMarkRead(ctx context.Context, db DBTX, arg Convers
 	return result.RowsAffected(), nil
 }
 
+const conversationRepliesOf = `-- name: ConversationRepliesOf :many
+SELECT m.id FROM conversation_messages m JOIN conversations c ON c.id = m.conversation_id
+WHERE c.shop_id = $1 AND m.shop_id = $1 AND m.author = 'owner'
+  AND (($2::text <> '' AND c.phone = $2::text)
+       OR c.customer_id = $3::uuid)
+`
+
+type ConversationRepliesOfParams struct {
+	ShopID     uuid.UUID
+	Phone      string
+	CustomerID uuid.NullUUID
+}
+
+// An erasure: the owner's replies in the customer's conversations (by customer or by
+// number), whose ids their stored API answers carry.
+func (q *Queries) ConversationRepliesOf(ctx context.Context, db DBTX, arg ConversationRepliesOfParams) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, conversationRepliesOf, arg.ShopID, arg.Phone, arg.CustomerID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const conversationReplyTo = `-- name: ConversationReplyTo :one
 SELECT c.phone, s.sms_number
 FROM conversations c JOIN shops s ON s.id = c.shop_id
@@ -379,11 +414,12 @@ func (q *Queries) ConversationUpsert(ctx context.Context, db DBTX, arg Conversat
 	return i, err
 }
 
-const conversationsForget = `-- name: ConversationsForget :execrows
+const conversationsForget = `-- name: ConversationsForget :many
 DELETE FROM conversations
 WHERE shop_id = $1
   AND (($2::text <> '' AND phone = $2::text)
        OR customer_id = $3::uuid)
+RETURNING id
 `
 
 type ConversationsForgetParams struct {
@@ -393,13 +429,25 @@ type ConversationsForgetParams struct {
 }
 
 // An erasure: the customer's conversations, by customer or by number (their messages go
-// with them, ON DELETE CASCADE).
-func (q *Queries) ConversationsForget(ctx context.Context, db DBTX, arg ConversationsForgetParams) (int64, error) {
-	result, err := db.Exec(ctx, conversationsForget, arg.ShopID, arg.Phone, arg.CustomerID)
+// with them, ON DELETE CASCADE); their ids, for the copies kept elsewhere.
+func (q *Queries) ConversationsForget(ctx context.Context, db DBTX, arg ConversationsForgetParams) ([]uuid.UUID, error) {
+	rows, err := db.Query(ctx, conversationsForget, arg.ShopID, arg.Phone, arg.CustomerID)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	return result.RowsAffected(), nil
+	defer rows.Close()
+	var items []uuid.UUID
+	for rows.Next() {
+		var id uuid.UUID
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const conversationsPurge = `-- name: ConversationsPurge :execrows

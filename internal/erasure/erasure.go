@@ -83,7 +83,8 @@ func (s *Service) Erase(ctx context.Context, shopID, id uuid.UUID) error {
 		// The owner's inbox: their conversations, by customer and by number, with every
 		// text either way. After the inbound log's rows (the order the inbound path
 		// takes: its text, then the conversation), before the customer's row changes.
-		if _, err := inbox.Forget(ctx, tx, shopID, id, number); err != nil {
+		forgotten, err := inbox.Forget(ctx, tx, shopID, id, number)
+		if err != nil {
 			return fmt.Errorf("erase customer %s conversations: %w", id, err)
 		}
 		if err := s.customers.Blank(ctx, tx, shopID, id, number, now); err != nil {
@@ -97,32 +98,53 @@ func (s *Service) Erase(ctx context.Context, shopID, id uuid.UUID) error {
 		if err := idempotency.ForgetText(ctx, tx, shopID, number); err != nil {
 			return err
 		}
+		// The owner's replies in their conversations were answered with the reply (its
+		// words and id, no number) and kept for the Idempotency-Key: found by the id.
+		for _, r := range forgotten.Replies {
+			if err := idempotency.ForgetText(ctx, tx, shopID, r.String()); err != nil {
+				return err
+			}
+		}
 		// The appointment book keeps their appointments' times, not who they were with.
 		if _, err := book.Forget(ctx, tx, shopID, id, number, now); err != nil {
 			return err
 		}
-		return s.forgetTextJobs(ctx, tx, shopID, number, now)
+		// Texts to them, and the owner's alerts that quote their texts (to the owner's
+		// own number, found by the conversation).
+		if number != "" {
+			filter, err := jobs.TextsTo(shopID, number)
+			if err != nil {
+				return fmt.Errorf("forget text jobs: %w", err)
+			}
+			if err := s.forgetTextJobs(ctx, tx, filter, now); err != nil {
+				return err
+			}
+		}
+		for _, c := range forgotten.Conversations {
+			filter, err := jobs.TextsAbout(shopID, c)
+			if err != nil {
+				return fmt.Errorf("forget text jobs: %w", err)
+			}
+			if err := s.forgetTextJobs(ctx, tx, filter, now); err != nil {
+				return err
+			}
+		}
+		return nil
 	})
 }
 
 // forgetBatch bounds the jobs one statement deletes (River's cap is 10,000).
 const forgetBatch = 1000
 
-// forgetTextJobs deletes, in tx, the River jobs of texts from shopID to number, in
-// every state but running: queued, scheduled, retrying, and the finished ones River
+// forgetTextJobs deletes, in tx, the River jobs of texts whose arguments contain filter
+// (jobs.TextsTo: a shop's texts to a number; jobs.TextsAbout: those quoting a
+// conversation), in every state but running: queued, scheduled, retrying, and the finished ones River
 // keeps for a while (completed, cancelled, discarded), whose arguments and errors hold
 // the number and the words. River's index on the arguments (GIN) finds them. A job
 // running now (or taken by another transaction at this moment) cannot be deleted under
 // it: ForgetTextJobs deletes it once it ends, and meanwhile the text is not sent (the
 // outbox asks customers.OptedOut first).
-func (s *Service) forgetTextJobs(ctx context.Context, tx pgx.Tx, shopID uuid.UUID, number string, now time.Time) error {
-	if number == "" {
-		return nil
-	}
-	filter, err := jobs.TextsTo(shopID, number)
-	if err != nil {
-		return fmt.Errorf("forget text jobs: %w", err)
-	}
+func (s *Service) forgetTextJobs(ctx context.Context, tx pgx.Tx, filter []byte, now time.Time) error {
 	where, args := "args @> @text_to::jsonb", river.NamedArgs{"text_to": string(filter)}
 	kind := jobs.Text{}.Kind()
 	for {

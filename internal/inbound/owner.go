@@ -98,7 +98,7 @@ func (s *Service) toOwner(ctx context.Context, tx pgx.Tx, shop shops.Shop, snd *
 		}
 		if _, err := inbox.Queue(ctx, tx, s.queue, inbox.Outgoing{
 			Key: "inbox_alert:" + rec.MessageID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: shop.NotifyPhone,
-			Body: texts.In(shop.Language).InboxAlert(shop, who, in.Body), Shown: inbox.ShownNowhere,
+			Body: texts.In(shop.Language).InboxAlert(shop, who, in.Body), Shown: inbox.ShownNowhere, About: rec.ConversationID,
 		}); err != nil {
 			return ans, fmt.Errorf("enqueue inbox alert: %w", err)
 		}

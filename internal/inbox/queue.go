@@ -47,6 +47,9 @@ type Outgoing struct {
 	Shown              Shown
 	// At is when it was queued, as the conversation shows it.
 	At time.Time
+	// About is the conversation the text quotes when it goes to someone else (the
+	// owner's alert of a customer's text): the customer's erasure deletes it with them.
+	About uuid.UUID
 	// ByOwner marks an owner's reply: it goes on its own queue (jobs.QueueOwnerTexts),
 	// so that no number of them delays the texts customers wait for. Every other text
 	// is the shop's own (an answer, a payment link, a confirmation, an alert).
@@ -65,7 +68,7 @@ func Queue(ctx context.Context, tx pgx.Tx, queue jobs.Inserter, o Outgoing) (que
 	}
 	res, err := queue.InsertTx(ctx, tx, jobs.Text{
 		Key: o.Key, ShopID: o.ShopID, From: o.From, To: o.To, Body: o.Body, NotAfter: o.NotAfter,
-		BookingID: o.BookingID, WhileBookingStatus: o.WhileBookingStatus,
+		BookingID: o.BookingID, WhileBookingStatus: o.WhileBookingStatus, About: o.About,
 	}, opts)
 	if err != nil {
 		return false, fmt.Errorf("queue text %s: %w", o.Key, err)

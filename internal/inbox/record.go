@@ -322,17 +322,33 @@ func MarkDelivery(ctx context.Context, q db.DBTX, providerSID string, delivered 
 	return n > 0, nil
 }
 
+// Forgotten is what Forget deleted that is quoted elsewhere: the conversations (the
+// owner's alerts of their texts name them) and the owner's replies in them (their
+// stored API answers carry the reply's id).
+type Forgotten struct {
+	Conversations []uuid.UUID
+	Replies       []uuid.UUID
+}
+
 // Forget deletes, inside the caller's transaction q (the customer's erasure), shopID's
 // conversations with the customer customerID or with the number phone (either may be
-// empty), with all their texts, and returns how many conversations went.
-func Forget(ctx context.Context, q db.DBTX, shopID, customerID uuid.UUID, phone string) (int64, error) {
-	n, err := queries.ConversationsForget(ctx, q, db.ConversationsForgetParams{
+// empty), with all their texts, and says what went that others may quote.
+func Forget(ctx context.Context, q db.DBTX, shopID, customerID uuid.UUID, phone string) (Forgotten, error) {
+	var f Forgotten
+	var err error
+	f.Replies, err = queries.ConversationRepliesOf(ctx, q, db.ConversationRepliesOfParams{
 		ShopID: shopID, Phone: phone, CustomerID: pgvalue.UUIDOrNull(customerID),
 	})
 	if err != nil {
-		return 0, fmt.Errorf("forget conversations: %w", err)
+		return f, fmt.Errorf("find the owner's replies to forget: %w", err)
 	}
-	return n, nil
+	f.Conversations, err = queries.ConversationsForget(ctx, q, db.ConversationsForgetParams{
+		ShopID: shopID, Phone: phone, CustomerID: pgvalue.UUIDOrNull(customerID),
+	})
+	if err != nil {
+		return f, fmt.Errorf("forget conversations: %w", err)
+	}
+	return f, nil
 }
 
 // Purge deletes up to limit rows kept past the inbox's keep period: texts older than

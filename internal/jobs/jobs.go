@@ -86,6 +86,9 @@ type Text struct {
 	// payment confirmed the booking must not reach the customer after "you're booked".
 	BookingID          uuid.UUID `json:"booking_id,omitzero"`
 	WhileBookingStatus string    `json:"while_booking_status,omitempty"`
+	// About is the conversation a text to someone else quotes (an owner's alert of a
+	// customer's text), so that the customer's erasure finds it (TextsAbout).
+	About uuid.UUID `json:"about,omitzero"`
 }
 
 // Kind implements river.JobArgs.
@@ -104,6 +107,15 @@ func TextsTo(shopID uuid.UUID, number string) ([]byte, error) {
 		ShopID uuid.UUID `json:"shop_id"`
 		To     string    `json:"to"`
 	}{shopID, number})
+}
+
+// TextsAbout is the JSON that River's `args @> …` matches the Text jobs of shopID that
+// quote conversation by (Text.About), as TextsTo does by number.
+func TextsAbout(shopID, conversation uuid.UUID) ([]byte, error) {
+	return json.Marshal(struct {
+		ShopID uuid.UUID `json:"shop_id"`
+		About  uuid.UUID `json:"about"`
+	}{shopID, conversation})
 }
 
 // ForgetTextJobs are River jobs of texts to an erased customer that were running when

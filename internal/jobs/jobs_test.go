@@ -38,3 +38,39 @@ func TestTextsToMatchesText(t *testing.T) {
 		}
 	}
 }
+
+// TestTextsAboutMatchesText: the filter an erasure finds an owner's alert by matches
+// what a Text quoting the conversation stores.
+func TestTextsAboutMatchesText(t *testing.T) {
+	shop, conv := uuid.New(), uuid.New()
+	stored, err := json.Marshal(jobs.Text{Key: "inbox_alert:1", ShopID: shop, From: "+15555550100", To: "+15555550199", Body: "Ana: hi", About: conv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	filter, err := jobs.TextsAbout(shop, conv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var args, want map[string]any
+	if err := json.Unmarshal(stored, &args); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(filter, &want); err != nil {
+		t.Fatal(err)
+	}
+	if len(want) != 2 {
+		t.Fatalf("filter %s: want the shop and the conversation only", filter)
+	}
+	for k, v := range want {
+		if args[k] != v {
+			t.Errorf("filter key %q = %v, the stored Text has %v (stored: %s)", k, v, args[k], stored)
+		}
+	}
+	plain, err := json.Marshal(jobs.Text{Key: "k", ShopID: shop, To: "+15555550111"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if json.Unmarshal(plain, &args); args["about"] != nil {
+		t.Errorf("a text about no conversation stores no about: %s", plain)
+	}
+}
