@@ -208,6 +208,7 @@ func TestAppointmentCancelDeclaresItsOpeningOnce(t *testing.T) {
 	require.Equal(t, 1, e.queryInt(`SELECT count(*) FROM slot_openings`), "declared exactly once")
 	require.Equal(t, 1, e.queryInt(`SELECT count(*) FROM slot_openings WHERE source = 'appointment' AND source_id = $1`, id))
 	require.Equal(t, 1, e.queryInt(`SELECT count(*) FROM appointment_openings`))
+	require.Equal(t, 1, e.queryInt(`SELECT count(*) FROM river_job WHERE kind = 'offer_wave'`), "one first wave: texted once")
 	o := e.do(http.MethodGet, "/api/openings/"+openingID, key, nil)
 	require.Equal(t, http.StatusOK, o.status, o.raw)
 	require.Equal(t, start, o.body["starts_at"], "the appointment's time")
