@@ -36,8 +36,7 @@ type Appointment struct {
 	UpdatedAt time.Time `json:"updated_at"`
 	CreatedAt time.Time `json:"created_at"`
 	// Opening is what the appointment's latest release (its cancellation, or its move
-	// away from a time) declared; left out when it freed no time still ahead, and in
-	// the pages of the list.
+	// away from a time) declared; left out when it freed no time still ahead.
 	Opening *AppointmentOpening `json:"opening,omitempty"`
 }
 

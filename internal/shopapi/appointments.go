@@ -159,9 +159,21 @@ func (h *Handlers) listAppointments(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	ids := make([]uuid.UUID, 0, len(page.Appointments))
+	for _, a := range page.Appointments {
+		ids = append(ids, a.ID)
+	}
+	declared, err := h.Book.Latest(c.Request().Context(), shopOf(c).ID, ids)
+	if err != nil {
+		return err
+	}
 	out := api.AppointmentList{Appointments: make([]api.Appointment, 0, len(page.Appointments))}
 	for _, a := range page.Appointments {
-		out.Appointments = append(out.Appointments, newAppointmentJSON(a)) // phones come masked
+		j := newAppointmentJSON(a) // phones come masked
+		if d, ok := declared[a.ID]; ok {
+			j.Opening = newAppointmentOpeningJSON(d)
+		}
+		out.Appointments = append(out.Appointments, j)
 	}
 	if page.Next != "" {
 		out.NextCursor = &page.Next
@@ -226,17 +238,14 @@ func (h *Handlers) cancelAppointment(c echo.Context) error {
 func (h *Handlers) appointmentView(ctx context.Context, shop shops.Shop, a book.Appointment) (api.Appointment, error) {
 	out := newAppointmentJSON(a)
 	if a.Releases == 0 {
-		return out, nil
+		return out, nil // it never freed a time
 	}
-	ds, err := h.Book.Declarations(ctx, shop.ID, a.ID)
+	declared, err := h.Book.Latest(ctx, shop.ID, []uuid.UUID{a.ID})
 	if err != nil {
 		return api.Appointment{}, err
 	}
-	for _, d := range ds {
-		// Only the latest release's: an earlier one's time is no longer the one freed.
-		if d.Release == a.Releases {
-			out.Opening = newAppointmentOpeningJSON(d)
-		}
+	if d, ok := declared[a.ID]; ok {
+		out.Opening = newAppointmentOpeningJSON(d)
 	}
 	return out, nil
 }

@@ -285,9 +285,13 @@ func TestAppointmentListFiltersPagesAndMasks(t *testing.T) {
 	all := list("")
 	require.Equal(t, []string{at(0), at(1), at(2), at(3), at(4)}, starts(all), "by start")
 	require.Nil(t, all.body["next_cursor"])
-	for _, a := range all.body["appointments"].([]any) {
+	for i, a := range all.body["appointments"].([]any) {
 		m := a.(map[string]any)
 		require.Regexp(t, `^\+155\*+23$`, m["phone"], "masked in lists")
+		if i == 3 {
+			require.Equal(t, "declared", m["opening"].(map[string]any)["state"], "the cancelled one shows its opening")
+			continue
+		}
 		require.NotContains(t, m, "opening")
 	}
 	require.NotContains(t, all.raw, "+15555550123")
