@@ -30,6 +30,9 @@ type Shop struct {
 	// SMSSender is the shop's sender and its A2P registration; in GET /api/shop and
 	// the admin's answers.
 	SMSSender *SMSSender `json:"sms_sender,omitempty"`
+	// AutoDeclare: a cancelled future appointment of the shop's book declares its
+	// opening by itself; false leaves it for the owner to offer.
+	AutoDeclare bool `json:"auto_declare"`
 }
 
 // OfferPolicy is a shop's offer policy.

@@ -50,3 +50,11 @@ SELECT * FROM appointment_openings
 WHERE shop_id = sqlc.arg(shop_id) AND appointment_id = sqlc.arg(appointment_id)
 ORDER BY release_no;
 
+
+-- name: AppointmentOpeningsLatest :many
+-- The claim of each of the shop's appointments ids made by its latest release (a page of
+-- the owners' list): an earlier release's time is no longer the one the appointment
+-- freed.
+SELECT o.* FROM appointment_openings o
+JOIN appointments a ON a.shop_id = o.shop_id AND a.id = o.appointment_id AND a.releases = o.release_no
+WHERE o.shop_id = sqlc.arg(shop_id) AND o.appointment_id = ANY(sqlc.arg(ids)::uuid[]);

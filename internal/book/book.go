@@ -117,6 +117,9 @@ type Result struct {
 	// Changed is false when the description was not newer than the stored one (a
 	// redelivery, or an older one arriving late): nothing changed.
 	Changed bool
+	// Created is true when this change recorded the appointment for the first time
+	// (Upsert only).
+	Created bool
 	// Declaration is what this change's release claimed and, in the same transaction,
 	// declared: nil when it claimed none (it freed no time, the time is past, or another
 	// delivery of the same release claimed it first); waiting in a shop with
@@ -227,6 +230,9 @@ func (s *Service) Upsert(ctx context.Context, shop shops.Shop, in connectors.App
 		if err != nil {
 			return err
 		}
+		// Not found before, and inserted by this statement rather than by a first
+		// delivery that raced it (its row was made at another instant).
+		res.Created = !known && row.CreatedAt.Equal(row.ChangedAt)
 		if row.Releases > prev.Releases { // prev is zero when not known
 			f := freedOf(row)
 			if known && prev.Status == string(connectors.StatusBooked) {

@@ -373,6 +373,24 @@ func (s *Service) Declarations(ctx context.Context, shopID, id uuid.UUID) ([]Dec
 	return out, nil
 }
 
+// Latest returns, for each of shopID's appointments ids that has one, what its latest
+// release declared (or where that stands), by appointment id: what the owners' views show
+// beside each appointment, in one query for a whole page.
+func (s *Service) Latest(ctx context.Context, shopID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]Declaration, error) {
+	out := make(map[uuid.UUID]Declaration)
+	if len(ids) == 0 {
+		return out, nil
+	}
+	claims, err := queries.AppointmentOpeningsLatest(ctx, s.pool, db.AppointmentOpeningsLatestParams{ShopID: shopID, Ids: ids})
+	if err != nil {
+		return nil, fmt.Errorf("read latest declarations: %w", err)
+	}
+	for _, c := range claims {
+		out[c.AppointmentID] = fromClaim(c)
+	}
+	return out, nil
+}
+
 // DeclarePending declares up to limit claims left behind: pending ones (a declaration
 // whose failure a retry may cure put it back, or one the owner offered whose attempt
 // failed) and attempts older than Config.StaleAfter that never finished (left by an

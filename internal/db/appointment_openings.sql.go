@@ -248,6 +248,53 @@ func (q *Queries) AppointmentOpeningsDue(ctx context.Context, db DBTX, arg Appoi
 	return items, nil
 }
 
+const appointmentOpeningsLatest = `-- name: AppointmentOpeningsLatest :many
+SELECT o.shop_id, o.appointment_id, o.release_no, o.starts_at, o.duration_minutes, o.staff_id, o.state, o.opening_id, o.reason, o.attempted_at, o.created_at, o.updated_at FROM appointment_openings o
+JOIN appointments a ON a.shop_id = o.shop_id AND a.id = o.appointment_id AND a.releases = o.release_no
+WHERE o.shop_id = $1 AND o.appointment_id = ANY($2::uuid[])
+`
+
+type AppointmentOpeningsLatestParams struct {
+	ShopID uuid.UUID
+	Ids    []uuid.UUID
+}
+
+// The claim of each of the shop's appointments ids made by its latest release (a page of
+// the owners' list): an earlier release's time is no longer the one the appointment
+// freed.
+func (q *Queries) AppointmentOpeningsLatest(ctx context.Context, db DBTX, arg AppointmentOpeningsLatestParams) ([]AppointmentOpening, error) {
+	rows, err := db.Query(ctx, appointmentOpeningsLatest, arg.ShopID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AppointmentOpening
+	for rows.Next() {
+		var i AppointmentOpening
+		if err := rows.Scan(
+			&i.ShopID,
+			&i.AppointmentID,
+			&i.ReleaseNo,
+			&i.StartsAt,
+			&i.DurationMinutes,
+			&i.StaffID,
+			&i.State,
+			&i.OpeningID,
+			&i.Reason,
+			&i.AttemptedAt,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const appointmentOpeningsOf = `-- name: AppointmentOpeningsOf :many
 SELECT shop_id, appointment_id, release_no, starts_at, duration_minutes, staff_id, state, opening_id, reason, attempted_at, created_at, updated_at FROM appointment_openings
 WHERE shop_id = $1 AND appointment_id = $2

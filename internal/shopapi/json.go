@@ -196,6 +196,7 @@ func (h *Handlers) newShopJSON(s shops.Shop) api.Shop {
 		PaymentMode: s.PaymentMode, CreatedAt: s.CreatedAt.UTC(),
 		CalendarURL: calendar.URL(h.PublicURL, s.CalendarToken), CalendarFullDetails: s.CalendarFullDetails,
 		Stripe: newStripeJSON(s), Language: string(s.Language), NotifyPhone: nonEmpty(s.NotifyPhone),
+		AutoDeclare: s.AutoDeclare,
 		OfferPolicy: api.OfferPolicy{
 			WaveSize:              p.WaveSize,
 			WaveIntervalSeconds:   int64(p.WaveInterval / time.Second),

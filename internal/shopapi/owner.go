@@ -72,6 +72,8 @@ type shopPatchRequest struct {
 	Language optional[string] `json:"language"`
 	// NotifyPhone null removes the owner's alert number.
 	NotifyPhone optional[string] `json:"notify_phone"`
+	// AutoDeclare cannot be null: a shop declares its appointments' openings or not.
+	AutoDeclare optional[bool] `json:"auto_declare"`
 }
 
 func (r shopPatchRequest) change() (ch shops.ShopChange, err error) {
@@ -88,6 +90,9 @@ func (r shopPatchRequest) change() (ch shops.ShopChange, err error) {
 		return ch, err
 	}
 	if ch.CalendarFullDetails, err = ptr(r.CalendarFullDetails, "calendar_full_details"); err != nil {
+		return ch, err
+	}
+	if ch.AutoDeclare, err = ptr(r.AutoDeclare, "auto_declare"); err != nil {
 		return ch, err
 	}
 	if p := r.NotifyPhone; p.Set {

@@ -3,7 +3,9 @@
 // changing the shop's settings, rotating its key and its calendar feed's address, asking
 // for a link to Stripe's onboarding of the shop's own account (STRIPE_CONNECT=on),
 // adding, listing, importing (CSV), editing and erasing customers, declaring, listing,
-// reading and cancelling openings, reading and answering the owner's inbox
+// reading and cancelling openings, keeping the shop's appointment book
+// (/api/appointments: recording, listing, reading and cancelling appointments), reading
+// and answering the owner's inbox
 // (/api/conversations), and managing outbound webhook endpoints and their deliveries. The creating POSTs honour an Idempotency-Key. It also serves the public
 // calendar feed (CalendarPath). Its answers are the api package's wire types, which the
 // outbound events carry too (an event shows an object as GET does). The API is described by an OpenAPI 3.1
@@ -29,6 +31,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/slotrecovery/slotrecovery/api"
+	"github.com/slotrecovery/slotrecovery/internal/book"
 	"github.com/slotrecovery/slotrecovery/internal/calendar"
 	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/customers"
@@ -75,6 +78,8 @@ type Handlers struct {
 	Senders *senders.Service
 	// Catalog serves the shop's staff and services (/api/staff, /api/services).
 	Catalog *catalog.Catalog
+	// Book is the shops' appointment books (/api/appointments).
+	Book *book.Service
 }
 
 // Register adds the shop API's routes to e. The routes are registered one by one (not
@@ -118,6 +123,7 @@ func (h *Handlers) Register(e *echo.Echo) {
 	e.HEAD(CalendarPath, h.calendarFeed)
 	h.registerSenders(e)
 	h.registerCatalog(e)
+	h.registerAppointments(e)
 }
 
 // errAdminUnauthorized answers a missing or wrong admin token.

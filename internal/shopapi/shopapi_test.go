@@ -24,6 +24,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/book"
 	"github.com/slotrecovery/slotrecovery/internal/calendar"
 	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/erasure"
@@ -95,11 +96,12 @@ func newEnvWith(t *testing.T, change func(h *shopapi.Handlers, pool *pgxpool.Poo
 	require.NoError(t, err)
 	shopsSvc := shops.New(pool, shops.Config{PaymentsEnabled: true})
 	custSvc := customertest.New(t, pool)
+	openings := slots.New(pool, rc, nil, nil, slots.Config{})
 	h := &shopapi.Handlers{
 		Shops:       shopsSvc,
 		Customers:   custSvc,
 		Erasure:     erasure.New(pool, custSvc, rc, erasure.Config{}),
-		Openings:    slots.New(pool, rc, nil, nil, slots.Config{}),
+		Openings:    openings,
 		Hooks:       hooks.New(pool, rc, hooks.Config{DevMode: true, AllowPrivate: true}),
 		Idempotency: idempotency.New(pool, idempotency.Config{}),
 		Calendar:    calendar.New(pool, shopsSvc, calendar.Config{PublicURL: publicURL}),
@@ -107,6 +109,7 @@ func newEnvWith(t *testing.T, change func(h *shopapi.Handlers, pool *pgxpool.Poo
 		AdminToken:  adminToken,
 		Inbox:       inbox.New(pool, rc, custSvc, inbox.Config{}),
 		Catalog:     catalog.New(pool, nil),
+		Book:        book.New(pool, shopsSvc, openings, book.Config{}),
 	}
 	if change != nil {
 		change(h, pool, rc)
@@ -279,9 +282,10 @@ func TestCreateShop(t *testing.T) {
 	require.Equal(t, "no-store", r.header.Get("Cache-Control"))
 
 	require.ElementsMatch(t, []string{"id", "name", "timezone", "sms_number", "currency", "payment_mode",
-		"offer_policy", "api_key", "created_at", "calendar_url", "calendar_full_details", "stripe", "language", "notify_phone"}, keys(r.body))
+		"offer_policy", "api_key", "created_at", "calendar_url", "calendar_full_details", "stripe", "language", "notify_phone", "auto_declare"}, keys(r.body))
 	require.Nil(t, r.body["notify_phone"], "no alert number unless one is given")
 	require.Equal(t, "en", r.body["language"], "the default")
+	require.Equal(t, true, r.body["auto_declare"], "the default")
 	require.Regexp(t, `^https://slots\.example\.test/calendar/cal_[0-9a-f]{64}\.ics$`, r.body["calendar_url"])
 	require.Equal(t, false, r.body["calendar_full_details"])
 	require.Equal(t, "Fade Street Barbers", r.body["name"])
