@@ -1,6 +1,6 @@
-// Package outbox sends the transactional texts other packages queue (inbox.Queue, as jobs.Text): a
+// Package outbox sends the texts other packages queue (inbox.Queue, as jobs.Text): a
 // payment link, a confirmation, a lapsed hold, a refund notice, a reply that missed
-// Twilio's webhook window. It owns the text_claims table: each text is claimed by its
+// Twilio's webhook window, an owner's reply or alert. It owns the text_claims table: each text is claimed by its
 // key before it is sent, so it goes out at most once however often its job runs (a job
 // killed mid-send is run again by River's rescue). It never texts a customer who opted
 // out, was marked unreachable or was erased since the text was queued, nor a number
