@@ -70,7 +70,11 @@ func TestTextsAboutMatchesText(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if json.Unmarshal(plain, &args); args["about"] != nil {
+	var plainArgs map[string]any
+	if err := json.Unmarshal(plain, &plainArgs); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := plainArgs["about"]; ok {
 		t.Errorf("a text about no conversation stores no about: %s", plain)
 	}
 }
