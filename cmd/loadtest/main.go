@@ -64,6 +64,7 @@ type options struct {
 	jsonOut     bool
 	logDir      string
 	keep        bool
+	history     int
 	shops       shopsOptions
 	// webhooks gives every shop an outbound webhook endpoint at a local receiver that
 	// answers slowly or hugely ("" none).
@@ -91,6 +92,7 @@ func main() {
 	flag.BoolVar(&o.jsonOut, "json", false, "print the results as JSON")
 	flag.StringVar(&o.logDir, "logs", "", "where the instances' logs go (default: a temporary directory)")
 	flag.BoolVar(&o.keep, "keep", false, "keep the run's database afterwards, to look into it")
+	flag.IntVar(&o.history, "history", 100_000, "past inbound texts stored before the warm-up, as a database in service holds (0: none)")
 	flag.StringVar(&o.shops.counts, "shops", "", "the shops scenario's sizes, comma-separated, each run in turn (default 10000; 50 with -quick; at most 20000)")
 	flag.IntVar(&o.shops.customers, "shop-customers", 3, "shops scenario: customers of each shop (each texted once)")
 	flag.DurationVar(&o.shops.window, "shops-window", time.Minute, "shops scenario: the openings are declared evenly over this long")
@@ -194,6 +196,12 @@ func run(ctx context.Context, o options) (err error) {
 	h := &harness{o: o, fleet: fleet, ideal: ideal, twilio: tw, pool: db.Pool, webhooks: receiver,
 		drive: &loadkit.Driver{Client: loadkit.NewClient(), AccountSID: accountSID, AuthToken: authToken, Overrides: &overrides,
 			CheckReport: func(form url.Values) { tw.violate(tw.contract.CheckStatusCallback(form)) }}}
+	if o.history > 0 && !o.quick {
+		say("storing %d past texts", o.history)
+		if err := h.storeHistory(ctx, o.history); err != nil {
+			return fmt.Errorf("history: %w", err)
+		}
+	}
 	say("warming up")
 	if err := h.warmUp(ctx); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
