@@ -109,7 +109,7 @@ func (a *app) requestLogger(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			c.Error(err)
 		}
-		a.log.LogAttrs(ctx, levelFor(c.Response().Status), "request",
+		a.log.LogAttrs(ctx, levelFor(c.Path(), c.Response().Status), "request",
 			slogStr("method", req.Method), slogStr("path", c.Path()), slogInt("status", c.Response().Status),
 			slogDur("duration", time.Since(start)))
 		return nil

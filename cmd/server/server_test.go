@@ -18,6 +18,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/twiliofake"
+	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
 
 // syncBuffer is a goroutine-safe log sink.
@@ -114,6 +115,10 @@ func TestServerBasics(t *testing.T) {
 			require.Contains(t, line, `"request_id":"`, line)
 		}
 	}
+	// At info, the text's request is logged and Twilio's report that it took the
+	// answer is not (a line per report tells an operator nothing).
+	require.Contains(t, out, `"path":"`+webhooks.TwilioPath+`"`)
+	require.NotContains(t, out, `"path":"`+webhooks.TwilioAnsweredPath+`"`)
 	require.NotContains(t, out, c.Phone, "phones never appear in logs")
 	require.NotContains(t, out, twiliofake.TestAuthToken)
 	require.NotContains(t, out, adminToken)
