@@ -93,3 +93,56 @@ WHERE id IN (
     SELECT id FROM conversation_messages WHERE at < sqlc.arg(before)::timestamptz
     LIMIT sqlc.arg(max_rows)
 );
+
+-- name: ConversationRecordOutMany :many
+-- ConversationUpsert and ConversationMessageRecordOut for several texts in one
+-- statement (a chunk of a wave's offers: two round trips a text held the next chunk
+-- back). The conversations are made or locked in (shop_id, phone) order, bytewise, the
+-- order inbox's lockOrder gives every caller, so that two batches never deadlock. A
+-- conversation's activity moves to its newest new text; a text whose key was recorded
+-- before changes nothing and is returned with its earlier record (duplicate). A row
+-- without an id: the key was recorded by a transaction that committed meanwhile (the
+-- caller reads it by its key). A customer id of all zeros is none.
+WITH input AS (
+    SELECT unnest(sqlc.arg(ids)::uuid[]) AS id, unnest(sqlc.arg(shop_ids)::uuid[]) AS shop_id,
+        unnest(sqlc.arg(phones)::text[]) AS phone,
+        NULLIF(unnest(sqlc.arg(customer_ids)::uuid[]), '00000000-0000-0000-0000-000000000000'::uuid) AS customer_id,
+        unnest(sqlc.arg(authors)::text[]) AS author, unnest(sqlc.arg(bodies)::text[]) AS body,
+        unnest(sqlc.arg(ats)::timestamptz[]) AS at, unnest(sqlc.arg(statuses)::text[]) AS status,
+        unnest(sqlc.arg(send_keys)::text[]) AS send_key, unnest(sqlc.arg(provider_sids)::text[]) AS provider_sid,
+        generate_subscripts(sqlc.arg(ids)::uuid[], 1) AS ord
+), known AS (
+    SELECT m.id, m.conversation_id, m.shop_id, m.send_key
+    FROM conversation_messages m JOIN input i ON m.shop_id = i.shop_id AND m.send_key = i.send_key
+), convs AS (
+    INSERT INTO conversations (shop_id, phone, customer_id, status, unread, last_activity_at, created_at)
+    SELECT i.shop_id, i.phone,
+        (array_agg(i.customer_id ORDER BY i.ord DESC) FILTER (WHERE i.customer_id IS NOT NULL))[1],
+        'closed', 0,
+        COALESCE(max(i.at) FILTER (WHERE k.id IS NULL), '-infinity'::timestamptz),
+        min(i.at)
+    FROM input i LEFT JOIN known k ON k.shop_id = i.shop_id AND k.send_key = i.send_key
+    GROUP BY i.shop_id, i.phone
+    ORDER BY i.shop_id, i.phone COLLATE "C"
+    ON CONFLICT (shop_id, phone) DO UPDATE
+    SET customer_id = COALESCE(EXCLUDED.customer_id, conversations.customer_id),
+        last_activity_at = GREATEST(conversations.last_activity_at, EXCLUDED.last_activity_at)
+    RETURNING id, shop_id, phone
+), ins AS (
+    INSERT INTO conversation_messages (id, conversation_id, shop_id, direction, author, body, at, status, send_key, provider_sid)
+    SELECT i.id, c.id, i.shop_id, 'out', i.author, i.body, i.at, i.status, i.send_key, NULLIF(i.provider_sid, '')
+    FROM input i JOIN convs c ON c.shop_id = i.shop_id AND c.phone = i.phone
+    WHERE NOT EXISTS (SELECT 1 FROM known k WHERE k.shop_id = i.shop_id AND k.send_key = i.send_key)
+    ORDER BY i.ord
+    ON CONFLICT (shop_id, send_key) DO NOTHING
+    RETURNING id, conversation_id, shop_id, send_key
+)
+SELECT i.ord::int AS ord,
+    COALESCE(n.id, k.id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS id,
+    COALESCE(n.conversation_id, k.conversation_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS conversation_id,
+    (n.id IS NULL)::boolean AS duplicate,
+    (n.id IS NULL AND k.id IS NULL)::boolean AS unknown
+FROM input i
+LEFT JOIN ins n ON n.shop_id = i.shop_id AND n.send_key = i.send_key
+LEFT JOIN known k ON k.shop_id = i.shop_id AND k.send_key = i.send_key
+ORDER BY i.ord;

@@ -289,6 +289,118 @@ func (q *Queries) ConversationMessagesPurge(ctx context.Context, db DBTX, arg Co
 	return result.RowsAffected(), nil
 }
 
+const conversationRecordOutMany = `-- name: ConversationRecordOutMany :many
+WITH input AS (
+    SELECT unnest($1::uuid[]) AS id, unnest($2::uuid[]) AS shop_id,
+        unnest($3::text[]) AS phone,
+        NULLIF(unnest($4::uuid[]), '00000000-0000-0000-0000-000000000000'::uuid) AS customer_id,
+        unnest($5::text[]) AS author, unnest($6::text[]) AS body,
+        unnest($7::timestamptz[]) AS at, unnest($8::text[]) AS status,
+        unnest($9::text[]) AS send_key, unnest($10::text[]) AS provider_sid,
+        generate_subscripts($1::uuid[], 1) AS ord
+), known AS (
+    SELECT m.id, m.conversation_id, m.shop_id, m.send_key
+    FROM conversation_messages m JOIN input i ON m.shop_id = i.shop_id AND m.send_key = i.send_key
+), convs AS (
+    INSERT INTO conversations (shop_id, phone, customer_id, status, unread, last_activity_at, created_at)
+    SELECT i.shop_id, i.phone,
+        (array_agg(i.customer_id ORDER BY i.ord DESC) FILTER (WHERE i.customer_id IS NOT NULL))[1],
+        'closed', 0,
+        COALESCE(max(i.at) FILTER (WHERE k.id IS NULL), '-infinity'::timestamptz),
+        min(i.at)
+    FROM input i LEFT JOIN known k ON k.shop_id = i.shop_id AND k.send_key = i.send_key
+    GROUP BY i.shop_id, i.phone
+    ORDER BY i.shop_id, i.phone COLLATE "C"
+    ON CONFLICT (shop_id, phone) DO UPDATE
+    SET customer_id = COALESCE(EXCLUDED.customer_id, conversations.customer_id),
+        last_activity_at = GREATEST(conversations.last_activity_at, EXCLUDED.last_activity_at)
+    RETURNING id, shop_id, phone
+), ins AS (
+    INSERT INTO conversation_messages (id, conversation_id, shop_id, direction, author, body, at, status, send_key, provider_sid)
+    SELECT i.id, c.id, i.shop_id, 'out', i.author, i.body, i.at, i.status, i.send_key, NULLIF(i.provider_sid, '')
+    FROM input i JOIN convs c ON c.shop_id = i.shop_id AND c.phone = i.phone
+    WHERE NOT EXISTS (SELECT 1 FROM known k WHERE k.shop_id = i.shop_id AND k.send_key = i.send_key)
+    ORDER BY i.ord
+    ON CONFLICT (shop_id, send_key) DO NOTHING
+    RETURNING id, conversation_id, shop_id, send_key
+)
+SELECT i.ord::int AS ord,
+    COALESCE(n.id, k.id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS id,
+    COALESCE(n.conversation_id, k.conversation_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS conversation_id,
+    (n.id IS NULL)::boolean AS duplicate,
+    (n.id IS NULL AND k.id IS NULL)::boolean AS unknown
+FROM input i
+LEFT JOIN ins n ON n.shop_id = i.shop_id AND n.send_key = i.send_key
+LEFT JOIN known k ON k.shop_id = i.shop_id AND k.send_key = i.send_key
+ORDER BY i.ord
+`
+
+type ConversationRecordOutManyParams struct {
+	Ids          []uuid.UUID
+	ShopIds      []uuid.UUID
+	Phones       []string
+	CustomerIds  []uuid.UUID
+	Authors      []string
+	Bodies       []string
+	Ats          []time.Time
+	Statuses     []string
+	SendKeys     []string
+	ProviderSids []string
+}
+
+type ConversationRecordOutManyRow struct {
+	Ord            int32
+	ID             uuid.UUID
+	ConversationID uuid.UUID
+	Duplicate      bool
+	Unknown        bool
+}
+
+// ConversationUpsert and ConversationMessageRecordOut for several texts in one
+// statement (a chunk of a wave's offers: two round trips a text held the next chunk
+// back). The conversations are made or locked in (shop_id, phone) order, bytewise, the
+// order inbox's lockOrder gives every caller, so that two batches never deadlock. A
+// conversation's activity moves to its newest new text; a text whose key was recorded
+// before changes nothing and is returned with its earlier record (duplicate). A row
+// without an id: the key was recorded by a transaction that committed meanwhile (the
+// caller reads it by its key). A customer id of all zeros is none.
+func (q *Queries) ConversationRecordOutMany(ctx context.Context, db DBTX, arg ConversationRecordOutManyParams) ([]ConversationRecordOutManyRow, error) {
+	rows, err := db.Query(ctx, conversationRecordOutMany,
+		arg.Ids,
+		arg.ShopIds,
+		arg.Phones,
+		arg.CustomerIds,
+		arg.Authors,
+		arg.Bodies,
+		arg.Ats,
+		arg.Statuses,
+		arg.SendKeys,
+		arg.ProviderSids,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ConversationRecordOutManyRow
+	for rows.Next() {
+		var i ConversationRecordOutManyRow
+		if err := rows.Scan(
+			&i.Ord,
+			&i.ID,
+			&i.ConversationID,
+			&i.Duplicate,
+			&i.Unknown,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const conversationTextList = `-- name: ConversationTextList :many
 SELECT id, conversation_id, direction, author, body, at, status, ord FROM conversation_texts
 WHERE conversation_id = $1

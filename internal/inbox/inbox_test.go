@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -970,4 +971,127 @@ func TestRecordManyTakesOneLockOrder(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, got.V[0].ConversationID, sent[0].ConversationID)
 	require.Equal(t, got.V[1].ConversationID, sent[1].ConversationID)
+}
+
+// TestRecordOutManyLocksInOrderAndKnowsItsKeys: the batched record of outbound texts
+// takes the conversations in the one order (a batch given the second number's text
+// first waits for the first number's row without holding the second's), makes a
+// conversation for a new number, moves each conversation's activity to its newest new
+// text, and records a key once: a retried batch changes nothing and names the first
+// records.
+func TestRecordOutManyLocksInOrderAndKnowsItsKeys(t *testing.T) {
+	t.Parallel()
+	s := newScene(t)
+	ctx := context.Background()
+	shop := s.shop("Cuts", "+15555550100")
+	const p1, p2, p3 = "+15557320001", "+15557320002", "+15557320003"
+	in := func(phone, sid string) inbox.InboundText {
+		return inbox.InboundText{ShopID: shop.ID, Phone: phone, MessageSID: sid, Body: sid, At: t0}
+	}
+	s.in(in(p1, "SM-1"))
+	s.in(in(p2, "SM-2"))
+
+	holder, err := s.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = holder.Rollback(ctx) }()
+	_, err = inbox.RecordIn(ctx, holder, in(p1, "SM-h1"))
+	require.NoError(t, err)
+
+	later := t0.Add(time.Hour)
+	batch := []inbox.OutboundText{
+		{ShopID: shop.ID, Phone: p2, Body: "two", At: later, Key: "k2", Status: inbox.StatusSent, ProviderSID: "SMp2"},
+		{ShopID: shop.ID, Phone: p1, Body: "one", At: later, Key: "k1"},
+		{ShopID: shop.ID, Phone: p3, Body: "three", At: later, Key: "k3"},
+	}
+	done := pgtest.Async(func() ([]inbox.Sent, error) {
+		var sent []inbox.Sent
+		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			var err error
+			sent, err = inbox.RecordOutMany(ctx, tx, batch)
+			return err
+		})
+		return sent, err
+	})
+	pgtest.WaitUntilWaiting(t, s.pool, pgtest.OnARowLock, "the batch", done)
+	_, err = inbox.RecordIn(ctx, holder, in(p2, "SM-h2"))
+	require.NoError(t, err, "the batch holds no row the holder needs")
+	require.NoError(t, holder.Commit(ctx))
+	got := <-done
+	require.NoError(t, got.Err)
+	require.Len(t, got.V, 3)
+
+	type row struct {
+		phone, body, status, provider string
+		activity                      time.Time
+	}
+	read := func(m inbox.Sent) row {
+		t.Helper()
+		var r row
+		require.NoError(t, s.pool.QueryRow(ctx, `SELECT c.phone, m.body, m.status, COALESCE(m.provider_sid, ''), c.last_activity_at
+			FROM conversation_messages m JOIN conversations c ON c.id = m.conversation_id
+			WHERE m.id = $1 AND c.id = $2`, m.MessageID, m.ConversationID).Scan(&r.phone, &r.body, &r.status, &r.provider, &r.activity))
+		return r
+	}
+	for i, want := range []row{{p2, "two", "sent", "SMp2", later}, {p1, "one", "queued", "", later}, {p3, "three", "queued", "", later}} {
+		require.False(t, got.V[i].Duplicate, "text %d is new", i)
+		r := read(got.V[i])
+		require.Equal(t, want.phone, r.phone, "text %d", i)
+		require.Equal(t, want.body, r.body, "text %d", i)
+		require.Equal(t, want.status, r.status, "text %d", i)
+		require.Equal(t, want.provider, r.provider, "text %d", i)
+		require.True(t, want.activity.Equal(r.activity), "text %d: activity %s, want %s", i, r.activity, want.activity)
+	}
+
+	// Retried an hour later (a job run again): nothing changes, the first records are named.
+	again := slices.Clone(batch)
+	for i := range again {
+		again[i].At, again[i].Body = later.Add(time.Hour), "again"
+	}
+	sent, err := inbox.RecordOutMany(ctx, s.pool, again)
+	require.NoError(t, err)
+	for i := range sent {
+		require.True(t, sent[i].Duplicate, "text %d was recorded before", i)
+		require.Equal(t, got.V[i], inbox.Sent{ConversationID: sent[i].ConversationID, MessageID: sent[i].MessageID}, "text %d", i)
+		r := read(sent[i])
+		require.NotEqual(t, "again", r.body, "text %d", i)
+		require.True(t, later.Equal(r.activity), "text %d: a known key moved the activity to %s", i, r.activity)
+	}
+	var n int
+	require.NoError(t, s.pool.QueryRow(ctx, `SELECT count(*) FROM conversation_messages WHERE shop_id = $1 AND direction = 'out'`, shop.ID).Scan(&n))
+	require.Equal(t, 3, n)
+}
+
+// TestConcurrentRecordOutManyNeverDeadlock: many batches over the same numbers in
+// different orders, at once, all commit, each key recorded once.
+func TestConcurrentRecordOutManyNeverDeadlock(t *testing.T) {
+	t.Parallel()
+	s := newScene(t)
+	ctx := context.Background()
+	shop := s.shop("Cuts", "+15555550100")
+	phones := make([]string, 12)
+	for i := range phones {
+		phones[i] = fmt.Sprintf("+155573300%02d", i)
+	}
+	const batches = 24
+	errs := make(chan error, batches)
+	for b := range batches {
+		go func() {
+			var texts []inbox.OutboundText
+			for j := range phones {
+				p := phones[(j*7+b)%len(phones)] // each batch its own order
+				texts = append(texts, inbox.OutboundText{ShopID: shop.ID, Phone: p, Body: "x", At: t0, Key: fmt.Sprintf("k-%d-%s", b%6, p)})
+			}
+			errs <- pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+				_, err := inbox.RecordOutMany(ctx, tx, texts)
+				return err
+			})
+		}()
+	}
+	for range batches {
+		require.NoError(t, <-errs)
+	}
+	var texts, convs int
+	require.NoError(t, s.pool.QueryRow(ctx, `SELECT count(*), count(DISTINCT conversation_id) FROM conversation_messages WHERE shop_id = $1 AND direction = 'out'`, shop.ID).Scan(&texts, &convs))
+	require.Equal(t, 6*len(phones), texts, "each key once")
+	require.Equal(t, len(phones), convs)
 }

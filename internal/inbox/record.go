@@ -219,22 +219,9 @@ type Sent struct {
 // owner). A key recorded before changes nothing (Duplicate). Like RecordIn it locks the
 // conversation's row until q's transaction ends (several texts: RecordOutMany).
 func RecordOut(ctx context.Context, q db.DBTX, out OutboundText) (Sent, error) {
-	if out.Phone == "" || out.Key == "" {
-		return Sent{}, errors.New("inbox: an outbound text needs a phone and a key")
-	}
-	author := out.Author
-	if author == "" {
-		author = AuthorSystem
-	}
-	if author != AuthorSystem && author != AuthorOwner {
-		return Sent{}, fmt.Errorf("inbox: %q is not the author of an outbound text", author)
-	}
-	status := out.Status
-	if status == "" {
-		status = StatusQueued
-	}
-	if status != StatusQueued && status != StatusSent {
-		return Sent{}, fmt.Errorf("inbox: an outbound text is recorded queued or sent, not %q", status)
+	author, status, err := out.check()
+	if err != nil {
+		return Sent{}, err
 	}
 	at := out.At.UTC()
 	conv, err := queries.ConversationUpsert(ctx, q, db.ConversationUpsertParams{
@@ -264,19 +251,64 @@ func RecordOut(ctx context.Context, q db.DBTX, out OutboundText) (Sent, error) {
 	return Sent{ConversationID: conv.ID, MessageID: id}, nil
 }
 
+// check says what is wrong with an outbound text, or gives its author and status.
+func (out OutboundText) check() (author, status string, err error) {
+	if out.Phone == "" || out.Key == "" {
+		return "", "", errors.New("inbox: an outbound text needs a phone and a key")
+	}
+	author = cmp.Or(out.Author, AuthorSystem)
+	if author != AuthorSystem && author != AuthorOwner {
+		return "", "", fmt.Errorf("inbox: %q is not the author of an outbound text", author)
+	}
+	status = cmp.Or(out.Status, StatusQueued)
+	if status != StatusQueued && status != StatusSent {
+		return "", "", fmt.Errorf("inbox: an outbound text is recorded queued or sent, not %q", status)
+	}
+	return author, status, nil
+}
+
 // RecordOutMany records several outbound texts in q's transaction (a chunk of a wave's
-// offers, say) as RecordOut does, in the order RecordInMany locks conversations in, so
-// that it never deadlocks with another batch. The results are in the order of texts.
+// offers, say) as RecordOut does, in one statement that locks the conversations in the
+// order RecordInMany locks them in (lockOrder), so that it never deadlocks with another
+// batch. The results are in the order of texts.
 func RecordOutMany(ctx context.Context, q db.DBTX, texts []OutboundText) ([]Sent, error) {
-	out := make([]Sent, len(texts))
-	for _, i := range lockOrder(len(texts), func(i int) (uuid.UUID, string, string) {
-		return texts[i].ShopID, texts[i].Phone, texts[i].Key
-	}) {
-		r, err := RecordOut(ctx, q, texts[i])
+	if len(texts) == 0 {
+		return nil, nil
+	}
+	p := db.ConversationRecordOutManyParams{}
+	for _, t := range texts {
+		author, status, err := t.check()
 		if err != nil {
 			return nil, err
 		}
-		out[i] = r
+		mid, err := newMessageID()
+		if err != nil {
+			return nil, err
+		}
+		p.Ids, p.ShopIds, p.Phones, p.CustomerIds = append(p.Ids, mid), append(p.ShopIds, t.ShopID), append(p.Phones, t.Phone), append(p.CustomerIds, t.CustomerID)
+		p.Authors, p.Bodies, p.Ats, p.Statuses = append(p.Authors, author), append(p.Bodies, t.Body), append(p.Ats, t.At.UTC()), append(p.Statuses, status)
+		p.SendKeys, p.ProviderSids = append(p.SendKeys, t.Key), append(p.ProviderSids, t.ProviderSID)
+	}
+	rows, err := queries.ConversationRecordOutMany(ctx, q, p)
+	if err != nil {
+		return nil, fmt.Errorf("record outbound texts: %w", err)
+	}
+	if len(rows) != len(texts) {
+		return nil, fmt.Errorf("record outbound texts: %d results for %d texts", len(rows), len(texts))
+	}
+	out := make([]Sent, len(texts))
+	for _, r := range rows {
+		i := int(r.Ord) - 1
+		if r.Unknown {
+			// Recorded by a transaction that committed while this one ran.
+			m, err := queries.ConversationMessageByKey(ctx, q, db.ConversationMessageByKeyParams{ShopID: texts[i].ShopID, SendKey: pgvalue.TextOrNull(texts[i].Key)})
+			if err != nil {
+				return nil, fmt.Errorf("record outbound text: find the earlier record: %w", err)
+			}
+			out[i] = Sent{ConversationID: m.ConversationID, MessageID: m.ID, Duplicate: true}
+			continue
+		}
+		out[i] = Sent{ConversationID: r.ConversationID, MessageID: r.ID, Duplicate: r.Duplicate}
 	}
 	return out, nil
 }
