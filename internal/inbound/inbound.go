@@ -259,7 +259,7 @@ func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in M
 		// conversation with yet (a stranger's STOP): recorded with its answer, so the
 		// owner sees it. These are never a storm's replies.
 		err = pgx.BeginFunc(bg, s.pool, func(tx pgx.Tx) error {
-			if err := s.keep(bg, tx, shop, snd, in, ans); err != nil {
+			if err := s.keep(bg, tx, shop, snd, in, ans, rd.wrongNumber); err != nil {
 				return err
 			}
 			if err := s.writeAnswers(bg, tx, []answer{a}); err != nil {

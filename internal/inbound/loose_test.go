@@ -144,7 +144,7 @@ func TestOneAmbiguousWordTeachesNoLanguage(t *testing.T) {
 }
 
 // TestOptOutsInOtherWordsStop: the opt-outs the reader missed before issue 45 opt the
-// number out.
+// number out, and a wrong number is left for the owner to see.
 func TestOptOutsInOtherWordsStop(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -156,4 +156,17 @@ func TestOptOutsInOtherWordsStop(t *testing.T) {
 		require.NoError(t, err)
 		require.NotNil(t, c.OptedOutAt, body)
 	}
+	// The wrong number waits for the owner (the number may have been reassigned); the
+	// other opt-outs are kept without troubling them.
+	unread := func(phone string) (status string, n int) {
+		require.NoError(t, w.pool.QueryRow(ctx, `SELECT status, unread FROM conversations WHERE shop_id = $1 AND phone = $2`,
+			w.shop.ID, phone).Scan(&status, &n))
+		return status, n
+	}
+	status, n := unread(w.phones[1])
+	require.Equal(t, "open", status)
+	require.Equal(t, 1, n)
+	status, n = unread(w.phones[0])
+	require.Equal(t, "closed", status)
+	require.Zero(t, n)
 }

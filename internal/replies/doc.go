@@ -85,10 +85,12 @@
 //	                the answer to it ("ok", 👍)
 //	[with]   words that may go with a yes but alone are only clarify ("perfect")
 //	[filler] words that change nothing ("please", "thanks", "hola", "merci")
+//	[reassigned any]  a wrong number: an [optout any] phrase that also sets
+//	                  Reading.WrongNumber (the number may have been reassigned)
 //
 // Yes may only be whole or loose (whole, but Reading.Loose); optout may be whole,
-// clause, lead or any; optin and help only whole; unknown only any or react. A pattern is words separated by spaces, folded as a
-// reply's words are (so "d'accord", "arrêt" and "Sí" may be written as they are
+// clause, lead or any; optin and help only whole; unknown only any or react. A
+// pattern is words separated by spaces, folded as a reply's words are (so "d'accord", "arrêt" and "Sí" may be written as they are
 // spelled), where:
 //
 //	a|b       either word (each alternative is one word)

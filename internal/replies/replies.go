@@ -96,6 +96,10 @@ type Reading struct {
 	// writes ("si", "va", "ya"): no evidence enough to change the language a customer is
 	// texted in.
 	Weak bool
+	// WrongNumber is true for an opt-out that says the number is not the customer's
+	// ([reassigned any]: "wrong number", "número equivocado", "mauvais numéro"): the
+	// number may have been reassigned, which the shop's owner should know.
+	WrongNumber bool
 }
 
 // Read reads a customer's reply to a live offer. optOutType is Twilio's OptOutType field
@@ -277,8 +281,11 @@ func (r *reader) decide() Reading {
 	}
 	s := r.intent(n)
 	got := r.reading(s, 0, n)
-	if s == slotYes {
+	switch s {
+	case slotYes:
 		got.Loose = !r.cover(0, n, slotYes, firm, &withLoose)
+	case slotOptOut:
+		got.WrongNumber = r.anywhere(slotReassigned)
 	}
 	return got
 }

@@ -237,3 +237,18 @@ func TestReadWeakLanguage(t *testing.T) {
 		require.Equal(t, weak, got.Weak, "Read(%q) = %+v", body, got)
 	}
 }
+
+// TestReadWrongNumber: a wrong number is an opt-out that says the number may have been
+// reassigned, in the three languages; another opt-out says nothing of the kind.
+func TestReadWrongNumber(t *testing.T) {
+	t.Parallel()
+	for body, wrong := range map[string]bool{
+		"wrong number": true, "Stop, wrong number": true, "you have the wrong person": true,
+		"número equivocado": true, "se equivocó de número": true, "mauvais numéro": true,
+		"Vous vous êtes trompé de numéro": true, "STOP": false, "this is spam": false, "baja": false,
+	} {
+		got := replies.Read(body, "")
+		require.Equal(t, replies.OptOut, got.Intent, "%q", body)
+		require.Equal(t, wrong, got.WrongNumber, "Read(%q) = %+v", body, got)
+	}
+}

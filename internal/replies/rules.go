@@ -21,14 +21,18 @@ const (
 	slotClarify
 	slotWith
 	slotFiller
+	// slotReassigned is [reassigned any]: a wrong number ("wrong number", "número
+	// equivocado"), an opt-out that also says the number may now be someone else's
+	// (Reading.WrongNumber). Its phrases are [optout any] phrases too.
+	slotReassigned
 	nSlots
 )
 
 // slotNames are the names sections use.
-var slotNames = [nSlots]string{"unknown", "yes", "no", "optout", "optin", "help", "clarify", "with", "filler"}
+var slotNames = [nSlots]string{"unknown", "yes", "no", "optout", "optin", "help", "clarify", "with", "filler", "reassigned"}
 
 // slotIntent is the intent a slot reads as.
-var slotIntent = [nSlots]Intent{Unknown, Yes, No, OptOut, OptIn, Help, Clarify, Clarify, Unknown}
+var slotIntent = [nSlots]Intent{Unknown, Yes, No, OptOut, OptIn, Help, Clarify, Clarify, Unknown, OptOut}
 
 // kinds is a set of the ways a phrase may stand in a reply (see doc.go).
 type kinds uint8
@@ -62,6 +66,8 @@ var allowed = [nSlots]kinds{
 	slotClarify: whole | clause | lead | anywhere | react,
 	slotWith:    whole,
 	slotFiller:  whole,
+	// A wrong number is an opt-out wherever it is said.
+	slotReassigned: anywhere,
 }
 
 const (
@@ -266,6 +272,9 @@ func compile(files []ruleFile) (*book, error) {
 					p.kinds[sec] |= whole
 				case sec == slotYes:
 					p.kinds[sec] |= kind | firm
+				case sec == slotReassigned:
+					p.kinds[sec] |= kind
+					p.kinds[slotOptOut] |= anywhere
 				default:
 					p.kinds[sec] |= kind
 				}
