@@ -280,7 +280,14 @@ func (r *reader) decide() Reading {
 		}
 	}
 	s := r.intent(n)
-	got := r.reading(s, 0, n)
+	l, weak := r.languages(0, n)
+	if s == slotYes && l == 0 && r.crossWord(n) {
+		// English "ya" beside Spanish words ("ya gracias") is Spanish "already", not a
+		// yes: a yes whose words belong to no one language together, with a word that
+		// another language writes otherwise, is asked again.
+		s = slotClarify
+	}
+	got := Reading{Intent: slotIntent[s], Languages: l, Weak: weak}
 	switch s {
 	case slotYes:
 		got.Loose = !r.cover(0, n, slotYes, firm, &withLoose)
@@ -341,7 +348,7 @@ func (r *reader) intent(n int) slot {
 	no := r.signal(slotNo)
 	unsure := r.signal(slotClarify)
 	switch {
-	case yes && !r.question && !no && !unsure && !r.mixed(n):
+	case yes && !r.question && !no && !unsure:
 		return slotYes
 	case no && (r.leads(slotYes, firm) || yes && r.cover(0, n, slotYes, firm, &withLoose)):
 		// "no wait, yes": ask again. A loose "ok" beside a no acknowledges it ("ok, not
@@ -361,13 +368,9 @@ var withYes = [nSlots]kinds{slotWith: whole}
 // withLoose lets loose yes phrases and [with] phrases stand beside firm ones ("ok yes").
 var withLoose = [nSlots]kinds{slotWith: whole, slotYes: whole}
 
-// mixed reports whether the words of a yes belong to no one language together and one
-// of them is a yes that another language writes otherwise: English "ya" beside Spanish
-// words ("ya gracias") is Spanish "already", not a yes.
-func (r *reader) mixed(n int) bool {
-	if l, _ := r.languages(0, n); l != 0 {
-		return false
-	}
+// crossWord reports whether one of the n words is one that another language writes
+// with another meaning (crossWords).
+func (r *reader) crossWord(n int) bool {
 	for i := range n {
 		if crossWords[string(r.word(i))] {
 			return true
