@@ -658,12 +658,14 @@ func (s *Service) clarify(ctx context.Context, w texts.Words, shop shops.Shop, s
 // text of theirs can have followed it (a YES's "taken", a NO's "declined" and a booking
 // all change its status), and the YES path reads nothing more. Otherwise one more
 // statement (InboundLastTextOffered, two index probes) tells. Without a live offer it
-// reports true: the claim books nothing and answers as a YES would (taken, no offer).
+// reports true (the claim books nothing and answers as a YES would: taken, no offer)
+// unless the customer's newest offer is the one they booked: their "ok" acknowledges
+// the booking and is not answered with it again.
 func (s *Service) answersOffer(ctx context.Context, shop shops.Shop, in Message, snd *sender) (bool, error) {
 	var live uuid.UUID
 	if c := snd.claims; c != nil {
 		if len(c.Live) == 0 {
-			return true, nil
+			return c.NewestStatus != acceptedStatus, nil
 		}
 		if c.Live[0].OfferID == c.NewestOfferID {
 			return true, nil
@@ -675,7 +677,7 @@ func (s *Service) answersOffer(ctx context.Context, shop shops.Shop, in Message,
 			return false, err
 		}
 		if len(c.Live) == 0 {
-			return true, nil
+			return c.NewestStatus != acceptedStatus, nil
 		}
 		live = c.Live[0].OfferID
 	}
@@ -693,6 +695,9 @@ func (s *Service) answersOffer(ctx context.Context, shop shops.Shop, in Message,
 	}
 	return false, nil
 }
+
+// acceptedStatus is the status of an offer its customer booked (slot_offers.status).
+const acceptedStatus = "accepted"
 
 // handle answers a stored text from snd. With sid, the answer to a YES that books is
 // stored with the booking's payment link (Answer.stored).
@@ -724,10 +729,12 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd re
 			}
 			if !offered {
 				// An "ok" after "taken", "declined" or a confirmation acknowledges it:
-				// it books nothing, and the customer is asked about their live offer.
+				// it books nothing, and the customer is asked about their live offer;
+				// without one (a booked customer's "ok"), a person reads it.
 				if ans, ok, err := s.clarify(ctx, w, shop, snd); ok || err != nil {
 					return ans, err
 				}
+				return said(w, shop, OutcomeUnrecognized), nil
 			}
 		}
 		return s.claim(ctx, w, shop, snd.id, snd.claims, sid)

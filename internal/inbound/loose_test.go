@@ -93,6 +93,17 @@ func TestAnOkAfterADeclineBooksNothing(t *testing.T) {
 	require.Equal(t, w2.phones[0], w2.filledBy(t, w2.opening))
 }
 
+// TestABookedCustomersOkIsNoBooking: the customer who booked says "ok" to the booked
+// answer: it is not answered as a booking again (an explicit YES is: their first answer
+// may have been lost).
+func TestABookedCustomersOkIsNoBooking(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, 1)
+	require.Equal(t, inbound.OutcomeBooked, w.say(t, "SMyes", w.phones[0], "YES").Outcome)
+	require.Equal(t, inbound.OutcomeUnrecognized, w.say(t, "SMok", w.phones[0], "ok thanks").Outcome)
+	require.Equal(t, inbound.OutcomeBooked, w.say(t, "SMyes2", w.phones[0], "yes").Outcome)
+}
+
 // TestAnOkToAFilledOfferBooksNoOlderOne: the customer's last text was an offer someone
 // else took; their "ok" answers that one, not an older offer still live.
 func TestAnOkToAFilledOfferBooksNoOlderOne(t *testing.T) {
