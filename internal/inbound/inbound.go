@@ -592,9 +592,9 @@ func (s *Service) wordsFor(ctx context.Context, shop shops.Shop, phone string) (
 // changed by a reply. One word that several languages write ("si", "va": reading.weak)
 // teaches it only on the customer's first text: one who wrote before wrote in the
 // shop's language (or words of no one language), and an ambiguous word is no evidence
-// against that (one more read, InboundWroteBefore, only for such a word). A reply in the shop's own
-// language changes nothing that is texted, and is not written (most YES of a storm are
-// such). Only answers to an offer and opt-outs teach it: HELP and START are carriers'
+// against that (one more read, InboundWroteBefore, only for such a word). A reply in
+// the shop's own language changes nothing that is texted, and is not written (most YES
+// of a storm are such). Only answers to an offer and opt-outs teach it: HELP and START are carriers'
 // keywords, which customers send in English whatever they speak. A failure to record
 // it costs only the language, and is logged.
 func (s *Service) learn(ctx context.Context, shop shops.Shop, in Message, snd *sender, rd reading) {
@@ -696,7 +696,8 @@ func (s *Service) answersOffer(ctx context.Context, shop shops.Shop, in Message,
 	return false, nil
 }
 
-// acceptedStatus is the status of an offer its customer booked (slot_offers.status).
+// acceptedStatus is the status of an offer its customer booked (slot_offers.status, as
+// slots' noClaimable reads it; slots exports no name for it).
 const acceptedStatus = "accepted"
 
 // handle answers a stored text from snd. With sid, the answer to a YES that books is
