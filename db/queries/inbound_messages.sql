@@ -214,3 +214,33 @@ WHERE message_sid IN (
     SELECT message_sid FROM inbound_messages WHERE received_at < sqlc.arg(before)::timestamptz
     LIMIT sqlc.arg(max_rows)
 );
+
+-- name: InboundLastTextOffered :one
+-- What a loose yes ("ok", 👍) answers, when the customer's newest offer is not the one
+-- they can take (the YES path reads no more: see inbound's answersOffer): the newest
+-- offer the customer was texted (the nil UUID: none), and the outcome of the newest
+-- answer to one of their texts sent after it (empty: none), this text aside. The two
+-- probes are slot_offers_customer_idx and inbound_messages_shop_from_idx.
+WITH last_offer AS (
+    SELECT o.id, COALESCE(o.sent_at, o.created_at) AS at FROM slot_offers o
+    WHERE o.customer_id = sqlc.arg(customer_id) AND (o.sent_at IS NOT NULL OR o.status = 'sent')
+    ORDER BY o.created_at DESC, o.id
+    LIMIT 1
+), last_answer AS (
+    SELECT im.outcome, im.handled_at FROM inbound_messages im
+    WHERE im.shop_id = sqlc.arg(shop_id) AND im.from_phone = sqlc.arg(from_phone)
+      AND im.message_sid <> sqlc.arg(message_sid) AND im.outcome IS NOT NULL AND im.handled_at IS NOT NULL
+    ORDER BY im.handled_at DESC
+    LIMIT 1
+)
+SELECT COALESCE((SELECT lo.id FROM last_offer lo), '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS offer_id,
+       COALESCE((SELECT la.outcome FROM last_answer la
+                 WHERE la.handled_at > COALESCE((SELECT lo.at FROM last_offer lo), '-infinity'::timestamptz)), '')::text AS answer_since;
+
+-- name: InboundWroteBefore :one
+-- Whether the number texted the shop before this text: one ambiguous word ("si", "va")
+-- teaches a customer's language only on their first text (inbound's learn).
+SELECT EXISTS (
+    SELECT 1 FROM inbound_messages im
+    WHERE im.shop_id = sqlc.arg(shop_id) AND im.from_phone = sqlc.arg(from_phone) AND im.message_sid <> sqlc.arg(message_sid)
+)::boolean AS wrote;

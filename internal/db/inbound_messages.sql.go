@@ -87,6 +87,53 @@ func (q *Queries) InboundInsert(ctx context.Context, db DBTX, arg InboundInsertP
 	return message_sid, err
 }
 
+const inboundLastTextOffered = `-- name: InboundLastTextOffered :one
+WITH last_offer AS (
+    SELECT o.id, COALESCE(o.sent_at, o.created_at) AS at FROM slot_offers o
+    WHERE o.customer_id = $1 AND (o.sent_at IS NOT NULL OR o.status = 'sent')
+    ORDER BY o.created_at DESC, o.id
+    LIMIT 1
+), last_answer AS (
+    SELECT im.outcome, im.handled_at FROM inbound_messages im
+    WHERE im.shop_id = $2 AND im.from_phone = $3
+      AND im.message_sid <> $4 AND im.outcome IS NOT NULL AND im.handled_at IS NOT NULL
+    ORDER BY im.handled_at DESC
+    LIMIT 1
+)
+SELECT COALESCE((SELECT lo.id FROM last_offer lo), '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS offer_id,
+       COALESCE((SELECT la.outcome FROM last_answer la
+                 WHERE la.handled_at > COALESCE((SELECT lo.at FROM last_offer lo), '-infinity'::timestamptz)), '')::text AS answer_since
+`
+
+type InboundLastTextOfferedParams struct {
+	CustomerID uuid.UUID
+	ShopID     uuid.NullUUID
+	FromPhone  string
+	MessageSid string
+}
+
+type InboundLastTextOfferedRow struct {
+	OfferID     uuid.UUID
+	AnswerSince string
+}
+
+// What a loose yes ("ok", 👍) answers, when the customer's newest offer is not the one
+// they can take (the YES path reads no more: see inbound's answersOffer): the newest
+// offer the customer was texted (the nil UUID: none), and the outcome of the newest
+// answer to one of their texts sent after it (empty: none), this text aside. The two
+// probes are slot_offers_customer_idx and inbound_messages_shop_from_idx.
+func (q *Queries) InboundLastTextOffered(ctx context.Context, db DBTX, arg InboundLastTextOfferedParams) (InboundLastTextOfferedRow, error) {
+	row := db.QueryRow(ctx, inboundLastTextOffered,
+		arg.CustomerID,
+		arg.ShopID,
+		arg.FromPhone,
+		arg.MessageSid,
+	)
+	var i InboundLastTextOfferedRow
+	err := row.Scan(&i.OfferID, &i.AnswerSince)
+	return i, err
+}
+
 const inboundListUnanswered = `-- name: InboundListUnanswered :many
 SELECT message_sid FROM inbound_messages
 WHERE outcome IS NULL AND received_at < $1::timestamptz
@@ -591,4 +638,26 @@ func (q *Queries) InboundTakeOver(ctx context.Context, db DBTX, arg InboundTakeO
 		&i.BookingID,
 	)
 	return i, err
+}
+
+const inboundWroteBefore = `-- name: InboundWroteBefore :one
+SELECT EXISTS (
+    SELECT 1 FROM inbound_messages im
+    WHERE im.shop_id = $1 AND im.from_phone = $2 AND im.message_sid <> $3
+)::boolean AS wrote
+`
+
+type InboundWroteBeforeParams struct {
+	ShopID     uuid.NullUUID
+	FromPhone  string
+	MessageSid string
+}
+
+// Whether the number texted the shop before this text: one ambiguous word ("si", "va")
+// teaches a customer's language only on their first text (inbound's learn).
+func (q *Queries) InboundWroteBefore(ctx context.Context, db DBTX, arg InboundWroteBeforeParams) (bool, error) {
+	row := db.QueryRow(ctx, inboundWroteBefore, arg.ShopID, arg.FromPhone, arg.MessageSid)
+	var wrote bool
+	err := row.Scan(&wrote)
+	return wrote, err
 }

@@ -16,7 +16,11 @@
 // reads the shop that owns the number, the sender and the offers they can claim (a late
 // YES is answered there and then, its outcome stored with the text and its words composed
 // here); a booked YES asks the ledger for the payment link (ledger.Service.Checkout) and
-// stores link and answer in one round trip. Every answer's words are composed in this
+// stores link and answer in one round trip. A reply answers the last text its customer
+// was sent: a loose yes ("ok", 👍) books only an offer it answers (answersOffer: free
+// on the YES path when the newest offer is the live one; else one more statement), and
+// an "ok" after "taken", "declined" or a booking is asked about the live offer or left
+// to a person. Every answer's words are composed in this
 // package: said for the outcomes whose words follow from the outcome, bookedAnswer
 // (ledger.BookedText) for a booking's.
 //

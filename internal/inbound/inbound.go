@@ -163,7 +163,7 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 	if st.fresh && st.late {
 		// A late YES, its outcome stored with it.
 		snd := st.sender
-		s.learn(ctx, shop, &snd, rd)
+		s.learn(ctx, shop, in, &snd, rd)
 		ans := said(snd.words(shop), shop, OutcomeTaken)
 		ans.Keyword, ans.WordsLeft = kw, true
 		return ans, nil
@@ -259,7 +259,7 @@ func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in M
 		// conversation with yet (a stranger's STOP): recorded with its answer, so the
 		// owner sees it. These are never a storm's replies.
 		err = pgx.BeginFunc(bg, s.pool, func(tx pgx.Tx) error {
-			if err := s.keep(bg, tx, shop, snd, in, ans); err != nil {
+			if err := s.keep(bg, tx, shop, snd, in, ans, rd.wrongNumber); err != nil {
 				return err
 			}
 			if err := s.writeAnswers(bg, tx, []answer{a}); err != nil {
@@ -588,17 +588,33 @@ func (s *Service) wordsFor(ctx context.Context, shop shops.Shop, phone string) (
 
 // learn records the language of a customer's reply as theirs when they have none and
 // its words belong to one supported language other than the shop's ("Sí", "oui"): they
-// are texted in it from then on, this answer included. A reply in the shop's own
-// language changes nothing that is texted, and is not written (most YES of a storm are
-// such). Only answers to an offer and opt-outs teach it: HELP and START are carriers'
+// are texted in it from then on, this answer included. A language once recorded is not
+// changed by a reply. One word that several languages write ("si", "va": reading.weak)
+// teaches it only on the customer's first text: one who wrote before wrote in the
+// shop's language (or words of no one language), and an ambiguous word is no evidence
+// against that (one more read, InboundWroteBefore, only for such a word). A reply in
+// the shop's own language changes nothing that is texted, and is not written (most YES
+// of a storm are such). Only answers to an offer and opt-outs teach it: HELP and START are carriers'
 // keywords, which customers send in English whatever they speak. A failure to record
 // it costs only the language, and is logged.
-func (s *Service) learn(ctx context.Context, shop shops.Shop, snd *sender, rd reading) {
+func (s *Service) learn(ctx context.Context, shop shops.Shop, in Message, snd *sender, rd reading) {
 	if !snd.known || snd.lang != "" || rd.lang == "" || rd.lang == shop.Language {
 		return
 	}
 	if rd.kw == KeywordHelp || rd.kw == KeywordStart || rd.kw == KeywordUnknown {
 		return
+	}
+	if rd.weak {
+		wrote, err := queries.InboundWroteBefore(ctx, s.pool, db.InboundWroteBeforeParams{
+			ShopID: uuid.NullUUID{UUID: shop.ID, Valid: true}, FromPhone: in.From, MessageSid: in.MessageSID,
+		})
+		if err != nil {
+			s.log.WarnContext(ctx, "reply's language not recorded", "language", rd.lang, "err", err)
+			return
+		}
+		if wrote {
+			return
+		}
 	}
 	if _, err := s.customers.LearnLanguage(ctx, snd.id, rd.lang); err != nil {
 		s.log.WarnContext(ctx, "reply's language not recorded", "language", rd.lang, "err", err)
@@ -634,11 +650,61 @@ func (s *Service) clarify(ctx context.Context, w texts.Words, shop shops.Shop, s
 	return Answer{Outcome: OutcomeClarify, Message: w.Clarify(shop, op.Service, op.StartsAt)}, true, nil
 }
 
+// answersOffer reports whether a loose yes ("ok", 👍) answers an offer the customer can
+// take: whether the last text they were sent was one of their live offers, or the
+// question about it (a clarify answer). Only then does it book; an explicit YES claims
+// the newest live offer whatever came last. The customer's newest offer is read with
+// the text (InboundStoreMany): when it is their newest live one, no answer to a later
+// text of theirs can have followed it (a YES's "taken", a NO's "declined" and a booking
+// all change its status), and the YES path reads nothing more. Otherwise one more
+// statement (InboundLastTextOffered, two index probes) tells. Without a live offer it
+// reports true (the claim books nothing and answers as a YES would: taken, no offer)
+// unless the customer's newest offer is the one they booked: their "ok" acknowledges
+// the booking and is not answered with it again.
+func (s *Service) answersOffer(ctx context.Context, shop shops.Shop, in Message, snd *sender) (bool, error) {
+	var live uuid.UUID
+	if c := snd.claims; c != nil {
+		if len(c.Live) == 0 {
+			return c.NewestStatus != acceptedStatus, nil
+		}
+		if c.Live[0].OfferID == c.NewestOfferID {
+			return true, nil
+		}
+		live = c.Live[0].OfferID
+	} else {
+		c, err := s.slots.Claimable(ctx, shop, snd.id)
+		if err != nil {
+			return false, err
+		}
+		if len(c.Live) == 0 {
+			return c.NewestStatus != acceptedStatus, nil
+		}
+		live = c.Live[0].OfferID
+	}
+	last, err := queries.InboundLastTextOffered(ctx, s.pool, db.InboundLastTextOfferedParams{
+		CustomerID: snd.id, ShopID: uuid.NullUUID{UUID: shop.ID, Valid: true}, FromPhone: in.From, MessageSid: in.MessageSID,
+	})
+	if err != nil {
+		return false, fmt.Errorf("read the last text sent: %w", err)
+	}
+	switch last.AnswerSince {
+	case "":
+		return last.OfferID == live, nil
+	case string(OutcomeClarify):
+		return true, nil
+	}
+	return false, nil
+}
+
+// acceptedStatus is the status of an offer its customer booked (slot_offers.status, as
+// slots' noClaimable reads it; slots exports no name for it).
+const acceptedStatus = "accepted"
+
 // handle answers a stored text from snd. With sid, the answer to a YES that books is
 // stored with the booking's payment link (Answer.stored).
 func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd reading, snd *sender, sid string) (Answer, error) {
 	known := snd.known
-	s.learn(ctx, shop, snd, rd)
+	s.learn(ctx, shop, in, snd, rd)
 	w := snd.words(shop)
 	switch rd.kw {
 	case KeywordYes:
@@ -655,6 +721,21 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd re
 			// follow it, or the customer would never hear of another opening.
 			if err := s.customers.OptIn(ctx, snd.id); err != nil {
 				return retryLater(w), fmt.Errorf("opt in: %w", err)
+			}
+		}
+		if rd.loose {
+			offered, err := s.answersOffer(ctx, shop, in, snd)
+			if err != nil {
+				return retryLater(w), err
+			}
+			if !offered {
+				// An "ok" after "taken", "declined" or a confirmation acknowledges it:
+				// it books nothing, and the customer is asked about their live offer;
+				// without one (a booked customer's "ok"), a person reads it.
+				if ans, ok, err := s.clarify(ctx, w, shop, snd); ok || err != nil {
+					return ans, err
+				}
+				return said(w, shop, OutcomeUnrecognized), nil
 			}
 		}
 		return s.claim(ctx, w, shop, snd.id, snd.claims, sid)

@@ -30,10 +30,13 @@ func keepsConversation(o Outcome) bool {
 
 // keep records a text that needs no person, and its answer, in the shop's conversation
 // with the number, in tx: the conversation stays as it is (closed unless a text in it
-// waits), and gets no alert and no acknowledgement.
-func (s *Service) keep(ctx context.Context, tx pgx.Tx, shop shops.Shop, snd *sender, in Message, ans Answer) error {
+// waits), and gets no alert and no acknowledgement. A wrong number (an opt-out saying
+// the number is not the customer's, so it may have been reassigned) opens it with one
+// more unread instead, so that the owner sees it; still no alert and no
+// acknowledgement, and the opt-out stands.
+func (s *Service) keep(ctx context.Context, tx pgx.Tx, shop shops.Shop, snd *sender, in Message, ans Answer, wrongNumber bool) error {
 	now := s.cfg.Now()
-	text := inbox.InboundText{ShopID: shop.ID, Phone: in.From, MessageSID: in.MessageSID, Body: in.Body, At: now}
+	text := inbox.InboundText{ShopID: shop.ID, Phone: in.From, MessageSID: in.MessageSID, Body: in.Body, At: now, NeedsOwner: wrongNumber}
 	if snd != nil && snd.known {
 		text.CustomerID = snd.id
 	}

@@ -26,6 +26,15 @@ const (
 type reading struct {
 	kw   Keyword
 	lang language.Code
+	// loose is a yes made only of loose affirmatives ("ok", 👍, "sure", "va"): it books
+	// only as the answer to an offer (answersOffer).
+	loose bool
+	// weak is a language that rests on one word several languages write ("si", "va"):
+	// no evidence to learn the customer's language from (learn).
+	weak bool
+	// wrongNumber is an opt-out saying the number is not the customer's: it may have
+	// been reassigned, and the owner should know (keep).
+	wrongNumber bool
 }
 
 // keywords maps internal/replies' intents to what inbound does with them.
@@ -41,7 +50,7 @@ var keywords = map[replies.Intent]Keyword{
 // Advanced Opt-Out; a YES that Twilio counted as an opt-in (START) is still a claim.
 func readReply(body, optOutType string) reading {
 	r := replies.Read(body, optOutType)
-	rd := reading{kw: keywords[r.Intent]}
+	rd := reading{kw: keywords[r.Intent], loose: r.Loose, weak: r.Weak, wrongNumber: r.WrongNumber}
 	if tag, ok := r.Languages.Only(); ok {
 		rd.lang, _ = language.Parse(tag)
 	}

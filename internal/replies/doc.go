@@ -12,11 +12,18 @@
 //     reaction to the offer read as clarify. When in doubt the answer is clarify or
 //     unknown, never yes.
 //   - A missed opt-out breaks the law (the FCC counts any reasonable way of saying stop,
-//     in the language the text was sent in). Opt-out phrases win over everything but a
-//     reaction's quoted text: "stop texting me, yes" and "no more texts" are opt-outs.
-//     An opt-out is a request to stop messages, not the verb stop in another sense: "I
-//     can't stop by today" is not one, and Twilio's single-word keywords (CANCEL, END,
-//     QUIT...) count only as the whole reply, so "cancel my 3pm appointment" is not one.
+//     in the language the text was sent in): when in doubt, stop. Opt-out phrases win
+//     over everything but a reaction's quoted text: "stop texting me, yes", "no more
+//     texts", "Stop I'm not interested", "wrong number", "this is spam" and abuse aimed
+//     at the sender are opt-outs. Only a short list keeps the verb stop in another sense
+//     ("I can't stop by today", "stop by at 4?", "non-stop"), and Twilio's single-word
+//     keywords (CANCEL, END, QUIT...) count only as the whole reply, so "cancel my 3pm
+//     appointment" is not one.
+//   - An acknowledgement is no yes: "ok thank you for the reminder", "ok no worries",
+//     "Merci 👍", "Entendu" read as clarify. A yes made only of loose affirmatives ("ok",
+//     👍, "sure", "va": [yes loose]) is marked Reading.Loose: it takes an offer only as
+//     the answer to it, which the caller knows (the last text it sent) and this package
+//     does not.
 //
 // # How a reply is read
 //
@@ -36,19 +43,28 @@
 //     not the customer's words, and is not read (its "Reply STOP to opt out" is no
 //     opt-out); words after it are the customer's again, and an opt-out there is one
 //     (`Liked “…” STOP`). Quotation without a known reaction verb is read like any
-//     other reply.
-//  3. Opt-out: an [optout any] phrase anywhere, a clause that is only [optout clause]
-//     phrases and fillers ("Stop. Who is this?"), or a reply that is only [optout
-//     whole] and [optout clause] phrases and fillers ("cancel", "please stop").
+//     other reply, unless a quotation of five words or more follows at most six words:
+//     then it is a reaction whose wording no rule knows, its quoted text is not read,
+//     and the reply is an opt-out if the words around the quotation are one, else
+//     unknown (an unknown reaction quoting "STOP to opt out" is no opt-out, one quoting
+//     "Reply YES" no yes).
+//  3. Opt-out: an [optout any] phrase anywhere, an [optout lead] phrase starting a
+//     clause ("STOP PUB", "baja ya no me interesa") unless a longer phrase of another
+//     kind starts there ("stop by"), a clause that is only [optout clause] phrases and
+//     fillers ("Stop. Who is this?"), or a reply that is only [optout whole] and
+//     [optout clause] phrases and fillers ("cancel", "please stop").
 //  4. Help, then opt-in: the reply is only such phrases and fillers.
 //  5. Unknown on purpose: an [unknown any] phrase anywhere (a late-running note, a
 //     reschedule request, "wrong number") goes to a person whatever else it says.
 //  6. Yes, no and clarify. A no speaks when a clause starts with a [no lead] phrase, a
 //     clause is only no phrases, or a [no any] phrase is anywhere; clarify likewise. A
 //     yes phrase starting a clause ("yes but can it be 4pm?") is an affirmative. Then:
-//     only yes phrases (with fillers and [with] words) and no question mark, no no and
-//     no unsure → yes; a no with any affirmative → clarify; a no → no; an affirmative,
-//     an unsure phrase, or only [with] words ("perfect") → clarify; else unknown.
+//     only yes phrases (with fillers and [with] words) and no question mark, no no, no
+//     unsure and no word of another language's meaning beside words of no one language
+//     (English "ya" beside Spanish: "ya gracias") → yes; a no with a firm affirmative →
+//     clarify ("no wait, yes"); a no → no, also beside a loose "ok" ("ok, not today");
+//     an affirmative, an unsure phrase, or only [with] words ("perfect") → clarify;
+//     else unknown.
 //
 // At the start of a clause, a longer phrase of another kind wins over a shorter one:
 // "no problem" is a [with] phrase, not a "no"; "not sure" is unsure, not a no.
@@ -65,12 +81,16 @@
 //	        lead    a clause starts with the phrase, whatever follows; whole counts too
 //	        any     the phrase anywhere in the reply
 //	        react   the words of a reaction before its quoted text
+//	        loose   (yes only) whole, but an affirmative that takes an offer only as
+//	                the answer to it ("ok", 👍)
 //	[with]   words that may go with a yes but alone are only clarify ("perfect")
 //	[filler] words that change nothing ("please", "thanks", "hola", "merci")
+//	[reassigned any]  a wrong number: an [optout any] phrase that also sets
+//	                  Reading.WrongNumber (the number may have been reassigned)
 //
-// Yes may only be whole; optout may be whole, clause or any; optin and help only
-// whole; unknown only any or react. A pattern is words separated by spaces, folded as a
-// reply's words are (so "d'accord", "arrêt" and "Sí" may be written as they are
+// Yes may only be whole or loose (whole, but Reading.Loose); optout may be whole,
+// clause, lead or any; optin and help only whole; unknown only any or react. A
+// pattern is words separated by spaces, folded as a reply's words are (so "d'accord", "arrêt" and "Sí" may be written as they are
 // spelled), where:
 //
 //	a|b       either word (each alternative is one word)

@@ -87,6 +87,19 @@ type Reading struct {
 	// words belong to no one language together ("yes gracias"). Only when it holds a
 	// single language does it say which language the customer writes.
 	Languages Languages
+	// Loose is true for a Yes made only of loose affirmatives ([yes loose]: "ok", 👍,
+	// "sure", "va"): it takes an offer only when the last text the customer was sent is
+	// that offer or the question about it; after "taken", "declined" or a confirmation it
+	// is an acknowledgement. A Yes with an explicit word ("yes", "book it") is not loose.
+	Loose bool
+	// Weak is true when Languages rests on nothing but words that more than one language
+	// writes ("si", "va", "ya"): no evidence enough to change the language a customer is
+	// texted in.
+	Weak bool
+	// WrongNumber is true for an opt-out that says the number is not the customer's
+	// ([reassigned any]: "wrong number", "número equivocado", "mauvais numéro"): the
+	// number may have been reassigned, which the shop's owner should know.
+	WrongNumber bool
 }
 
 // Read reads a customer's reply to a live offer. optOutType is Twilio's OptOutType field
@@ -144,6 +157,9 @@ func (r *reader) read(b *book, body, optOutType string) Reading {
 		if got.Intent != Yes {
 			got.Intent = OptIn
 		}
+	}
+	if got.Intent != Yes {
+		got.Loose = false
 	}
 	return got
 }
@@ -244,12 +260,61 @@ func (r *reader) decide() Reading {
 			// Words after the quoted text are the customer's own: an opt-out there is
 			// one (`Liked “…” STOP`), whatever the quoted offer says.
 			if e := r.quoteEnd; e > q && e < n && r.optOutIn(e, n) {
-				return Reading{Intent: OptOut, Languages: r.languages(e, n)}
+				return r.reading(slotOptOut, e, n)
 			}
-			return Reading{Intent: slotIntent[s], Languages: r.languages(0, q)}
+			l, weak := r.languages(0, q)
+			return Reading{Intent: slotIntent[s], Languages: l, Weak: weak}
+		}
+		if r.quotesOffer(q, n) {
+			// A reaction whose wording no rule knows: the quoted text is the offer, never
+			// the customer's words (its "STOP to opt out" is no opt-out, its "Reply YES"
+			// no yes). Only the words around it are the customer's: an opt-out there is
+			// one; anything else is for a person to read.
+			if r.optOutIn(0, q) {
+				return r.reading(slotOptOut, 0, q)
+			}
+			if e := r.quoteEnd; e > q && e < n && r.optOutIn(e, n) {
+				return r.reading(slotOptOut, e, n)
+			}
+			return Reading{Intent: Unknown}
 		}
 	}
-	return Reading{Intent: slotIntent[r.intent(n)], Languages: r.languages(0, n)}
+	s := r.intent(n)
+	l, weak := r.languages(0, n)
+	if s == slotYes && l == 0 && r.crossWord(n) {
+		// English "ya" beside Spanish words ("ya gracias") is Spanish "already", not a
+		// yes: a yes whose words belong to no one language together, with a word that
+		// another language writes otherwise, is asked again.
+		s = slotClarify
+	}
+	got := Reading{Intent: slotIntent[s], Languages: l, Weak: weak}
+	switch s {
+	case slotYes:
+		got.Loose = !r.cover(0, n, slotYes, firm, &withLoose)
+	case slotOptOut:
+		got.WrongNumber = r.anywhere(slotReassigned)
+	}
+	return got
+}
+
+// reading is s with the languages of tokens [lo, hi).
+func (r *reader) reading(s slot, lo, hi int) Reading {
+	l, weak := r.languages(lo, hi)
+	return Reading{Intent: slotIntent[s], Languages: l, Weak: weak}
+}
+
+// minQuoted is how many words a quotation must hold to be taken for a quoted offer
+// (`I said "no"` quotes the customer's own word).
+const minQuoted = 5
+
+// quotesOffer reports whether the q words before the first quotation mark are followed
+// by a quotation long enough to be the offer the customer reacts to.
+func (r *reader) quotesOffer(q, n int) bool {
+	end := n
+	if r.quoteEnd > q {
+		end = r.quoteEnd
+	}
+	return end-q >= minQuoted
 }
 
 // reaction reads the q words before a quotation as a reaction (`Liked “…”`): the words
@@ -285,8 +350,10 @@ func (r *reader) intent(n int) slot {
 	switch {
 	case yes && !r.question && !no && !unsure:
 		return slotYes
-	case no && (yes || affirmative):
-		return slotClarify // "no wait, yes": ask again
+	case no && (r.leads(slotYes, firm) || yes && r.cover(0, n, slotYes, firm, &withLoose)):
+		// "no wait, yes": ask again. A loose "ok" beside a no acknowledges it ("ok, not
+		// today", "ok, next time"): a no.
+		return slotClarify
 	case no:
 		return slotNo
 	case yes || affirmative || unsure || r.cover(0, n, slotWith, whole, nil):
@@ -298,6 +365,26 @@ func (r *reader) intent(n int) slot {
 // withYes lets [with] phrases stand beside yes phrases ("yes, perfect").
 var withYes = [nSlots]kinds{slotWith: whole}
 
+// withLoose lets loose yes phrases and [with] phrases stand beside firm ones ("ok yes").
+var withLoose = [nSlots]kinds{slotWith: whole, slotYes: whole}
+
+// crossWord reports whether one of the n words is one that another language writes
+// with another meaning (crossWords).
+func (r *reader) crossWord(n int) bool {
+	for i := range n {
+		if crossWords[string(r.word(i))] {
+			return true
+		}
+	}
+	return false
+}
+
+// crossWords are words that more than one of the languages writes, each with its own
+// meaning: English "ya" (yes) is Spanish "already", Spanish "si" (yes) is French "if" as
+// well as "yes", "va" is Spanish "OK" and French "goes". Alone they are weak evidence of
+// a customer's language (Reading.Weak).
+var crossWords = map[string]bool{"ya": true, "si": true, "va": true, "ok": true, "no": true}
+
 // besideStop are the short answers a clause may hold beside an [optout clause] phrase
 // when no comma parts them: "yes stop", "no stop", "ok baja" are opt-outs. [no lead]
 // phrases are not among them: "para la próxima" is "next time", not "stop, next time".
@@ -306,7 +393,7 @@ var besideStop = [nSlots]kinds{slotYes: whole, slotNo: whole | clause, slotWith:
 // optOut reports whether the reply asks for no more texts: the whole reply, one of its
 // clauses, or an [optout any] phrase anywhere.
 func (r *reader) optOut(n int) bool {
-	if r.anywhere(slotOptOut) || r.cover(0, n, slotOptOut, whole|clause, nil) {
+	if r.anywhere(slotOptOut) || r.leads(slotOptOut, lead) || r.cover(0, n, slotOptOut, whole|clause, nil) {
 		return true
 	}
 	for c := 0; c+1 < len(r.clauses); c++ {
@@ -433,9 +520,10 @@ func (r *reader) cover(lo, hi int, s slot, ks kinds, also *[nSlots]kinds) bool {
 }
 
 // languages intersects the languages of the phrases that account for tokens [lo, hi),
-// taking the longest phrase at each token and skipping tokens no phrase knows.
-func (r *reader) languages(lo, hi int) Languages {
-	l, seen := AllLanguages, false
+// taking the longest phrase at each token and skipping tokens no phrase knows. weak is
+// true when no phrase of one language but a single word of crossWords speaks for it.
+func (r *reader) languages(lo, hi int) (_ Languages, weak bool) {
+	l, seen, strong := AllLanguages, false, false
 	for p := lo; p < hi; {
 		var best *match
 		for i, m := range r.at(p) {
@@ -449,10 +537,13 @@ func (r *reader) languages(lo, hi int) Languages {
 		}
 		l &= best.p.langs
 		seen = true
+		if _, one := best.p.langs.Only(); one && (best.end-best.start > 1 || !crossWords[string(r.word(p))]) {
+			strong = true
+		}
 		p = int(best.end)
 	}
 	if !seen {
-		return 0
+		return 0, false
 	}
-	return l
+	return l, !strong
 }

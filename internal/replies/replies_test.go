@@ -107,8 +107,10 @@ func TestReadIssueWords(t *testing.T) {
 		"Liked “Reply YES to book, STOP to opt out”")
 	add(replies.No, "Disliked “A 3pm slot just opened today”", "Reacted 👎 to “A 3pm slot just opened today”")
 	add(replies.Unknown,
-		"cancel my 3pm appointment", "Stop by at 4?", "Removed a like from “A 3pm slot”",
+		"cancel my 3pm appointment", "Removed a like from “A 3pm slot”",
 		"end of day works", "Quitting smoking", "what time is it")
+	// "Stop by" is a visit, not a stop: a question about another time, asked again.
+	add(replies.Clarify, "Stop by at 4?")
 	// "I can't stop by today" declines, so it is a no; what matters is that it is no opt-out.
 	add(replies.No, "I can't stop by today")
 	runReadCases(t, cases)
@@ -202,5 +204,51 @@ func TestReadNeverYesWithMore(t *testing.T) {
 			require.Equal(t, replies.OptOut, replies.Read(stop+c.reply, "").Intent, "%q", stop+c.reply)
 			require.Equal(t, replies.OptOut, replies.Read(c.reply+" "+stop, "").Intent, "%q", c.reply+" "+stop)
 		}
+	}
+}
+
+// TestReadLoose: a yes made only of loose affirmatives ("ok", 👍, "sure", "va") is
+// Loose, and takes an offer only as the answer to it; a yes with an explicit word is not.
+func TestReadLoose(t *testing.T) {
+	t.Parallel()
+	for body, loose := range map[string]bool{
+		"ok": true, "OK!": true, "okay thanks": true, "👍": true, "sure": true, "va": true, "vale": true,
+		"d'accord merci": true, "done": true, "sounds good": true, "k": true,
+		"yes": false, "Yes please": false, "ok yes": false, "sí": false, "oui": false, "book it": false,
+		"I'll take it": false, "ok, book it": false, "dale, sí": false,
+	} {
+		got := replies.Read(body, "")
+		require.Equal(t, replies.Yes, got.Intent, "%q", body)
+		require.Equal(t, loose, got.Loose, "Read(%q) = %+v", body, got)
+	}
+	// Loose speaks only of a yes.
+	require.False(t, replies.Read("ok, not today", "").Loose)
+}
+
+// TestReadWeakLanguage: one word that several languages write ("si", "va") is no
+// evidence of the customer's language; a phrase of one language is.
+func TestReadWeakLanguage(t *testing.T) {
+	t.Parallel()
+	for body, weak := range map[string]bool{
+		"si": true, "Sí": true, "va": true, "ok": true, "no": true,
+		"sí, gracias": false, "oui": false, "vale": false, "dale": false, "no gracias": false, "merci": false,
+	} {
+		got := replies.Read(body, "")
+		require.Equal(t, weak, got.Weak, "Read(%q) = %+v", body, got)
+	}
+}
+
+// TestReadWrongNumber: a wrong number is an opt-out that says the number may have been
+// reassigned, in the three languages; another opt-out says nothing of the kind.
+func TestReadWrongNumber(t *testing.T) {
+	t.Parallel()
+	for body, wrong := range map[string]bool{
+		"wrong number": true, "Stop, wrong number": true, "you have the wrong person": true,
+		"número equivocado": true, "se equivocó de número": true, "mauvais numéro": true,
+		"Vous vous êtes trompé de numéro": true, "STOP": false, "this is spam": false, "baja": false,
+	} {
+		got := replies.Read(body, "")
+		require.Equal(t, replies.OptOut, got.Intent, "%q", body)
+		require.Equal(t, wrong, got.WrongNumber, "Read(%q) = %+v", body, got)
 	}
 }

@@ -21,14 +21,18 @@ const (
 	slotClarify
 	slotWith
 	slotFiller
+	// slotReassigned is [reassigned any]: a wrong number ("wrong number", "número
+	// equivocado"), an opt-out that also says the number may now be someone else's
+	// (Reading.WrongNumber). Its phrases are [optout any] phrases too.
+	slotReassigned
 	nSlots
 )
 
 // slotNames are the names sections use.
-var slotNames = [nSlots]string{"unknown", "yes", "no", "optout", "optin", "help", "clarify", "with", "filler"}
+var slotNames = [nSlots]string{"unknown", "yes", "no", "optout", "optin", "help", "clarify", "with", "filler", "reassigned"}
 
 // slotIntent is the intent a slot reads as.
-var slotIntent = [nSlots]Intent{Unknown, Yes, No, OptOut, OptIn, Help, Clarify, Clarify, Unknown}
+var slotIntent = [nSlots]Intent{Unknown, Yes, No, OptOut, OptIn, Help, Clarify, Clarify, Unknown, OptOut}
 
 // kinds is a set of the ways a phrase may stand in a reply (see doc.go).
 type kinds uint8
@@ -39,23 +43,31 @@ const (
 	lead
 	anywhere
 	react
+	// firm marks a yes phrase that takes an offer whatever the customer was texted last
+	// ("yes", "book it"); a [yes loose] phrase ("ok", 👍, "sure") is whole without it, and
+	// takes an offer only as the answer to one (Reading.Loose).
+	firm
+	// loose is the kind a [yes loose] header names; it is stored as whole.
+	loose
 )
 
-var kindNames = map[string]kinds{"whole": whole, "clause": clause, "lead": lead, "any": anywhere, "react": react}
+var kindNames = map[string]kinds{"whole": whole, "clause": clause, "lead": lead, "any": anywhere, "react": react, "loose": loose}
 
 // allowed lists the kinds each slot may take. A yes is only ever a whole reply: it books
 // and charges, so no rule may find one inside a longer reply. Help and opt-in are
 // keywords, as Twilio reads them.
 var allowed = [nSlots]kinds{
 	slotUnknown: anywhere | react,
-	slotYes:     whole,
+	slotYes:     whole | loose,
 	slotNo:      whole | clause | lead | anywhere | react,
-	slotOptOut:  whole | clause | anywhere,
+	slotOptOut:  whole | clause | lead | anywhere,
 	slotOptIn:   whole,
 	slotHelp:    whole,
 	slotClarify: whole | clause | lead | anywhere | react,
 	slotWith:    whole,
 	slotFiller:  whole,
+	// A wrong number is an opt-out wherever it is said.
+	slotReassigned: anywhere,
 }
 
 const (
@@ -255,7 +267,17 @@ func compile(files []ruleFile) (*book, error) {
 					byKey[key] = p
 					order = append(order, p)
 				}
-				p.kinds[sec] |= kind
+				switch {
+				case sec == slotYes && kind == loose:
+					p.kinds[sec] |= whole
+				case sec == slotYes:
+					p.kinds[sec] |= kind | firm
+				case sec == slotReassigned:
+					p.kinds[sec] |= kind
+					p.kinds[slotOptOut] |= anywhere
+				default:
+					p.kinds[sec] |= kind
+				}
 				p.langs |= f.lang
 				if p.onlyEmoji() {
 					p.langs = AllLanguages // 👍 is no one language's word
@@ -302,7 +324,7 @@ func header(line string) (slot, kinds, error) {
 	k, ok := kindNames[f[1]]
 	switch {
 	case !ok:
-		return 0, 0, fmt.Errorf("unknown kind %q (want whole, clause, lead, any or react)", f[1])
+		return 0, 0, fmt.Errorf("unknown kind %q (want whole, clause, lead, any, react or loose)", f[1])
 	case allowed[s]&k == 0:
 		return 0, 0, fmt.Errorf("%s may not be %s", f[0], f[1])
 	}
