@@ -455,7 +455,7 @@ func TestIntegrationsSSRFRefused(t *testing.T) {
 		e.api(base, http.MethodGet, "/api/webhook_endpoints/"+ep.ID+"/deliveries", shop.APIKey, nil, &list)
 		return len(list.Deliveries) == 1 && list.Deliveries[0].LastError != nil
 	})
-	require.Contains(t, *list.Deliveries[0].LastError, "refused to connect to")
+	require.Equal(t, hooks.Unreachable, *list.Deliveries[0].LastError, "one wording for an address not allowed or unreachable")
 	require.Contains(t, *list.Deliveries[0].LastError, "WEBHOOK_ALLOW_PRIVATE")
 	require.Zero(t, r.Requests(), "nothing reached the receiver")
 }

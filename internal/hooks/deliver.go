@@ -260,7 +260,12 @@ func (s *Service) send(ctx context.Context, d db.WebhookDeliveryForAttemptRow) r
 	if err != nil {
 		res.duration = time.Since(start)
 		res.err = s.describe(err)
-		res.refused = errors.As(err, new(*BlockedError))
+		var blocked *BlockedError
+		if res.refused = errors.As(err, &blocked); res.refused {
+			// The shop reads Unreachable; the operator, what kind of address it was.
+			s.log.InfoContext(ctx, "webhook attempt refused: the host resolves to a blocked address",
+				"endpoint_id", d.EndpointID, "kind", blocked.Reason)
+		}
 		return res
 	}
 	answer, rerr := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
@@ -282,15 +287,29 @@ func (s *Service) send(ctx context.Context, d db.WebhookDeliveryForAttemptRow) r
 }
 
 // describe says, for the owner, why a request failed: without the URL (its query may
-// hold a token) and without Go's wrapping.
+// hold a token), without Go's wrapping, and without any address: a failure to connect
+// (a name that does not resolve, an address blocked, refused or unreachable) is one
+// wording (Unreachable), and a connection that failed later names the failure only
+// ("connection reset by peer"), not the addresses of its two ends.
 func (s *Service) describe(err error) string {
 	var blocked *BlockedError
-	if errors.As(err, &blocked) {
-		return blocked.Error()
-	}
+	var dns *net.DNSError
+	var op *net.OpError
 	var ne net.Error
-	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()) {
+	switch {
+	case errors.As(err, &blocked), errors.As(err, &dns):
+		return Unreachable
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
 		return fmt.Sprintf("no answer within %s", s.cfg.Timeout)
+	case errors.As(err, &op):
+		if op.Op == "dial" {
+			return Unreachable
+		}
+		err = op.Err
+		var sys *os.SyscallError
+		if errors.As(err, &sys) {
+			err = sys.Err
+		}
 	}
 	var ue *url.Error
 	if errors.As(err, &ue) {

@@ -103,13 +103,18 @@ type BlockedError struct {
 	Reason string
 }
 
-// Error is what the attempt log shows the shop: the kind of address, never the address
-// itself. The name the owner gave resolved to it; naming it would let a shop map the
-// server's own network (which internal names exist, and where they point) one endpoint
-// at a time.
-func (e *BlockedError) Error() string {
-	return fmt.Sprintf("refused to connect to the host: it resolves to a blocked address (a %s address); set WEBHOOK_ALLOW_PRIVATE=1 to allow", e.Reason)
-}
+// Error is what the attempt log shows the shop: the wording of every address that is
+// not allowed or cannot be reached (Unreachable), never the address, its kind, or
+// whether the name resolved at all. The name the owner gave resolved to it; saying
+// more would let a shop map the server's own network (which internal names exist, and
+// where they point) one endpoint at a time. Reason is for the server's own log.
+func (e *BlockedError) Error() string { return Unreachable }
+
+// Unreachable is what an attempt records when the endpoint's host could not be
+// connected to: a name that does not resolve, an address that is blocked, refused or
+// unreachable all read alike.
+const Unreachable = "not delivered: the host is not allowed or cannot be reached " +
+	"(a self-hosted server reaches its own network with WEBHOOK_ALLOW_PRIVATE=1)"
 
 // dialGuard checks the address every connection is about to reach, after the name was
 // resolved: a name that resolves (or is re-pointed, DNS rebinding) to a blocked address

@@ -1,9 +1,13 @@
 package hooks
 
 import (
+	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -87,23 +91,49 @@ func TestDialGuard(t *testing.T) {
 	}
 }
 
-// TestBlockedErrorHidesTheAddress: the refusal an attempt records (the owner reads it in
-// the attempt log) says the address is blocked, never which internal address the name
-// resolved to: a shop could otherwise map the server's network through DNS names.
-func TestBlockedErrorHidesTheAddress(t *testing.T) {
+// TestFailuresToConnectReadAlike: what an attempt records when it could not connect
+// (the owner reads it in the attempt log) is one wording whether the address was
+// blocked (of whatever kind), the name did not resolve or the address refused the
+// connection: never the address, its kind, the resolver's address, or whether an
+// internal name exists; a shop could otherwise map the server's network through DNS
+// names. A connection that failed later says how, without the addresses of its ends.
+func TestFailuresToConnectReadAlike(t *testing.T) {
 	t.Parallel()
+	svc := &Service{cfg: Config{Timeout: time.Second}}
 	strict := dialGuard(false)
+	secret := []string{"10.1.2.3", "127.0.0.1", "fd00:ec2::254", "64:ff9b:1::a00:1", "fec0::2", "127.0.0.53", "db.internal", "192.168.7.9",
+		"loopback", "metadata", "no such host", "refused"}
+	check := func(what string, err error) {
+		t.Helper()
+		s := svc.describe(err)
+		if s != Unreachable {
+			t.Errorf("%s: the attempt records %q; want %q", what, s, Unreachable)
+		}
+	}
 	for _, addr := range []string{"10.1.2.3:443", "127.0.0.1:8080", "[fd00:ec2::254]:80", "[64:ff9b:1::a00:1]:443", "[fec0::2]:443"} {
 		err := strict("tcp6", addr, nil)
 		if err == nil {
 			t.Errorf("%s passed", addr)
 			continue
 		}
-		s := (&Service{cfg: Config{Timeout: time.Second}}).describe(err)
-		host := addr[:strings.LastIndex(addr, ":")]
-		host = strings.Trim(host, "[]")
-		if !strings.Contains(s, "blocked address") || strings.Contains(s, host) {
-			t.Errorf("%s: the attempt records %q; want it to say \"blocked address\" without the address", addr, s)
+		check(addr, &url.Error{Op: "Post", URL: "https://x.example/hooks", Err: &net.OpError{Op: "dial", Net: "tcp", Err: err}})
+	}
+	check("a name that does not resolve", &url.Error{Op: "Post", URL: "https://db.internal/hooks",
+		Err: &net.OpError{Op: "dial", Net: "tcp", Err: &net.DNSError{Err: "no such host", Name: "db.internal", Server: "127.0.0.53:53", IsNotFound: true}}})
+	check("a refused connection", &url.Error{Op: "Post", URL: "https://x.example/hooks",
+		Err: &net.OpError{Op: "dial", Net: "tcp", Addr: &net.TCPAddr{IP: net.ParseIP("192.168.7.9"), Port: 443}, Err: &os.SyscallError{Syscall: "connect", Err: syscall.ECONNREFUSED}}})
+
+	reset := svc.describe(&url.Error{Op: "Post", URL: "https://x.example/hooks", Err: &net.OpError{Op: "read", Net: "tcp",
+		Source: &net.TCPAddr{IP: net.ParseIP("10.1.2.3"), Port: 50000}, Addr: &net.TCPAddr{IP: net.ParseIP("192.168.7.9"), Port: 443},
+		Err: &os.SyscallError{Syscall: "read", Err: syscall.ECONNRESET}}})
+	if reset != syscall.ECONNRESET.Error() {
+		t.Errorf("a reset connection records %q; want %q", reset, syscall.ECONNRESET.Error())
+	}
+	for _, s := range []string{Unreachable, reset} {
+		for _, word := range secret {
+			if strings.Contains(strings.ToLower(s), word) {
+				t.Errorf("%q names %q", s, word)
+			}
 		}
 	}
 }
