@@ -40,3 +40,6 @@ WHERE NOT EXISTS (SELECT 1 FROM services s WHERE s.shop_id = sqlc.arg(shop_id) A
 SELECT COALESCE(min(duration_minutes), 0)::integer AS minutes FROM services
 WHERE shop_id = sqlc.arg(shop_id) AND active
   AND (cardinality(staff_ids) = 0 OR sqlc.narg(staff_id)::uuid IS NULL OR sqlc.narg(staff_id)::uuid = ANY(staff_ids));
+
+-- name: ServiceCount :one
+SELECT count(*) FROM services WHERE shop_id = $1;

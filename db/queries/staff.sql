@@ -22,3 +22,11 @@ RETURNING *;
 -- Which of ids are not the shop's people.
 SELECT i.id::uuid AS id FROM unnest(sqlc.arg(ids)::uuid[]) AS i(id)
 WHERE NOT EXISTS (SELECT 1 FROM staff s WHERE s.id = i.id AND s.shop_id = sqlc.arg(shop_id));
+
+-- name: StaffCount :one
+SELECT count(*) FROM staff WHERE shop_id = $1;
+
+-- name: CatalogLockShop :exec
+-- Takes the shop's row before a person or a service is added, so that two adds at the
+-- cap count each other (the count runs in the next statement, after the lock).
+SELECT 1 FROM shops WHERE id = $1 FOR NO KEY UPDATE;

@@ -59,6 +59,13 @@ type Service struct {
 	Active          bool
 }
 
+// MaxStaff and MaxServices bound a shop's catalogue: lists, pickers and the import's
+// matching read all of it, and no shop has more people or services than this.
+const (
+	MaxStaff    = 500
+	MaxServices = 500
+)
+
 // Catalog reads and changes shops' staff and services.
 type Catalog struct {
 	pool db.DBTX
@@ -103,15 +110,48 @@ func taken(err error, what, n string) error {
 	return err
 }
 
+// capped runs insert in a transaction that holds shopID's row and counts what the shop
+// has (count) first: a shop at max gets a conflict, and two adds at the cap at once
+// count each other. Without a pool to begin on (the caller's transaction), it runs in
+// that transaction.
+func (c *Catalog) capped(ctx context.Context, shopID uuid.UUID, what string, max int64,
+	count func(context.Context, db.DBTX, uuid.UUID) (int64, error), insert func(db.DBTX) error) error {
+	run := func(q db.DBTX) error {
+		if err := queries.CatalogLockShop(ctx, q, shopID); err != nil {
+			return fmt.Errorf("catalog: lock the shop: %w", err)
+		}
+		n, err := count(ctx, q, shopID)
+		if err != nil {
+			return fmt.Errorf("catalog: count %s: %w", what, err)
+		}
+		if n >= max {
+			return &problem.Error{Kind: problem.Conflict, Code: "too_many_" + what,
+				Message: fmt.Sprintf("a shop has at most %d %s, inactive ones included: reuse or rename one", max, what)}
+		}
+		return insert(q)
+	}
+	if b, ok := c.pool.(interface {
+		Begin(context.Context) (pgx.Tx, error)
+	}); ok {
+		return pgx.BeginFunc(ctx, b, func(tx pgx.Tx) error { return run(tx) })
+	}
+	return run(c.pool)
+}
+
 // AddStaff adds a person to shopID.
 func (c *Catalog) AddStaff(ctx context.Context, shopID uuid.UUID, n string) (Staff, error) {
 	n, err := name("name", n)
 	if err != nil {
 		return Staff{}, err
 	}
-	r, err := queries.StaffInsert(ctx, c.pool, db.StaffInsertParams{ShopID: shopID, Name: n, Now: c.now().UTC()})
+	var r db.Staff
+	err = c.capped(ctx, shopID, "staff", MaxStaff, queries.StaffCount, func(q db.DBTX) error {
+		var err error
+		r, err = queries.StaffInsert(ctx, q, db.StaffInsertParams{ShopID: shopID, Name: n, Now: c.now().UTC()})
+		return taken(err, "person", n)
+	})
 	if err != nil {
-		return Staff{}, taken(err, "person", n)
+		return Staff{}, err
 	}
 	return staffFrom(r), nil
 }
@@ -234,10 +274,15 @@ func (c *Catalog) AddService(ctx context.Context, shopID uuid.UUID, n NewService
 	if err := CheckStaff(ctx, c.pool, shopID, "staff_ids", ids); err != nil {
 		return Service{}, err
 	}
-	r, err := queries.ServiceInsert(ctx, c.pool, db.ServiceInsertParams{ShopID: shopID, Name: nm,
-		DurationMinutes: int32(n.DurationMinutes), PriceCents: n.PriceCents, StaffIds: ids, Now: c.now().UTC()})
+	var r db.Service
+	err = c.capped(ctx, shopID, "services", MaxServices, queries.ServiceCount, func(q db.DBTX) error {
+		var err error
+		r, err = queries.ServiceInsert(ctx, q, db.ServiceInsertParams{ShopID: shopID, Name: nm,
+			DurationMinutes: int32(n.DurationMinutes), PriceCents: n.PriceCents, StaffIds: ids, Now: c.now().UTC()})
+		return taken(err, "service", nm)
+	})
 	if err != nil {
-		return Service{}, taken(err, "service", nm)
+		return Service{}, err
 	}
 	return serviceFrom(r), nil
 }

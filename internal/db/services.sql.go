@@ -13,6 +13,17 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const serviceCount = `-- name: ServiceCount :one
+SELECT count(*) FROM services WHERE shop_id = $1
+`
+
+func (q *Queries) ServiceCount(ctx context.Context, db DBTX, shopID uuid.UUID) (int64, error) {
+	row := db.QueryRow(ctx, serviceCount, shopID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const serviceGetByName = `-- name: ServiceGetByName :one
 SELECT id, shop_id, name, duration_minutes, price_cents, staff_ids, active, created_at, updated_at FROM services WHERE shop_id = $1 AND lower(name) = lower($2) AND active
 `

@@ -13,6 +13,28 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const catalogLockShop = `-- name: CatalogLockShop :exec
+SELECT 1 FROM shops WHERE id = $1 FOR NO KEY UPDATE
+`
+
+// Takes the shop's row before a person or a service is added, so that two adds at the
+// cap count each other (the count runs in the next statement, after the lock).
+func (q *Queries) CatalogLockShop(ctx context.Context, db DBTX, id uuid.UUID) error {
+	_, err := db.Exec(ctx, catalogLockShop, id)
+	return err
+}
+
+const staffCount = `-- name: StaffCount :one
+SELECT count(*) FROM staff WHERE shop_id = $1
+`
+
+func (q *Queries) StaffCount(ctx context.Context, db DBTX, shopID uuid.UUID) (int64, error) {
+	row := db.QueryRow(ctx, staffCount, shopID)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const staffGet = `-- name: StaffGet :one
 SELECT id, shop_id, name, active, created_at, updated_at FROM staff WHERE id = $1 AND shop_id = $2
 `
