@@ -29,13 +29,15 @@ var tableOwners = map[string]string{
 	// A check value of each erasure key the suppressions were made under: a start whose
 	// ERASURE_KEY leaves one out is refused.
 	"erasure_key_checks": "internal/customers",
-	"slot_openings":      "internal/slots",
-	"bookings":           "internal/ledger", // most booking writes are payment transitions
-	"slot_offers":        "internal/offers",
-	"inbound_messages":   "internal/inbound",
-	"stripe_events":      "internal/ledger", // the webhook's event ledger
-	"text_claims":        "internal/outbox",
-	"delivery_reports":   "internal/delivery", // the provider's status callbacks (offers read them to apply)
+	// Each download of the customer list with whole phones, which the owner reads back.
+	"customer_exports": "internal/customers",
+	"slot_openings":    "internal/slots",
+	"bookings":         "internal/ledger", // most booking writes are payment transitions
+	"slot_offers":      "internal/offers",
+	"inbound_messages": "internal/inbound",
+	"stripe_events":    "internal/ledger", // the webhook's event ledger
+	"text_claims":      "internal/outbox",
+	"delivery_reports": "internal/delivery", // the provider's status callbacks (offers read them to apply)
 	// River clients' liveness: offers resumes the waves of instances that died.
 	"client_heartbeats": "internal/offers",
 	// Outbound webhooks: endpoints, the events recorded for them, their deliveries and

@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"html"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"slices"
@@ -366,9 +367,28 @@ func TestCustomerExportRoundTrip(t *testing.T) {
 	en.addCustomer(t, en.shopA, "+15555550402", "=Eve")
 
 	ck := en.login(t, en.keyA)
-	page, _ := en.page(t, ck, "/dashboard/customers")
-	assert.Contains(t, page, `href="/dashboard/customers/export.csv"`)
-	rec := en.get("/dashboard/customers/export.csv", ck)
+	page, csrf := en.page(t, ck, "/dashboard/customers")
+	assert.Contains(t, page, `action="/dashboard/customers/export.csv"`)
+	assert.Contains(t, page, "No downloads yet.")
+
+	// Whole phones leave only with the shop's own key: not without one, not with
+	// another shop's, and a refusal records nothing.
+	for _, key := range []string{"", en.keyB, "sk_not_a_key"} {
+		rec := en.post("/dashboard/customers/export.csv", url.Values{"csrf": {csrf}, "api_key": {key}}, ck)
+		require.Equal(t, http.StatusSeeOther, rec.Code, "key %q", key)
+		require.Equal(t, "/dashboard/customers?notice=export_key", rec.Header().Get("Location"), "key %q", key)
+		require.NotContains(t, rec.Body.String(), "+15555550401")
+	}
+	page, _ = en.page(t, ck, "/dashboard/customers?notice=export_key")
+	assert.Contains(t, page, "not this shop&#39;s API key")
+	assert.Contains(t, page, "No downloads yet.")
+	require.Equal(t, http.StatusForbidden, en.post("/dashboard/customers/export.csv", url.Values{"api_key": {en.keyA}}, ck).Code,
+		"a form without its csrf token")
+
+	req := httptest.NewRequest(http.MethodPost, "/dashboard/customers/export.csv", strings.NewReader(url.Values{"csrf": {csrf}, "api_key": {" " + en.keyA + " "}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("User-Agent", "TestBrowser/1.0")
+	rec := en.do(req, ck)
 	require.Equal(t, http.StatusOK, rec.Code)
 	assert.Equal(t, "text/csv; charset=utf-8", rec.Header().Get("Content-Type"))
 	assert.Contains(t, rec.Header().Get("Content-Disposition"), `filename="customers_2026-11-18.csv"`)
@@ -417,6 +437,21 @@ func TestCustomerExportRoundTrip(t *testing.T) {
 	require.Equal(t, customers.ImportRejected, danaRow(rep).Result)
 	require.Equal(t, `preferences: the shop has no person named "Ana"`, danaRow(rep).Reason)
 
-	// Signed out: no file.
-	require.Equal(t, http.StatusSeeOther, en.get("/dashboard/customers/export.csv").Code)
+	// The download is on the record, with its browser and its count.
+	page, _ = en.page(t, ck, "/dashboard/customers")
+	assert.Contains(t, page, `id="exports"`)
+	assert.Contains(t, page, "TestBrowser/1.0")
+	assert.Contains(t, page, "<td>2</td>")
+	assert.NotContains(t, page, "No downloads yet.")
+	exports, err := en.customers.Exports(ctx, en.shopA.ID, 10)
+	require.NoError(t, err)
+	require.Len(t, exports, 1)
+	require.Equal(t, 2, exports[0].Customers)
+	others, err := en.customers.Exports(ctx, en.shopB.ID, 10)
+	require.NoError(t, err)
+	require.Empty(t, others, "another shop's record")
+
+	// Signed out: no file, and no GET at all.
+	require.Equal(t, http.StatusSeeOther, en.post("/dashboard/customers/export.csv", url.Values{"api_key": {en.keyA}}).Code)
+	require.NotEqual(t, http.StatusOK, en.get("/dashboard/customers/export.csv", ck).Code)
 }

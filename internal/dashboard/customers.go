@@ -34,8 +34,9 @@ const MaxImportBytes = 4 << 20
 
 // customerNotices are the fixed messages a redirect may ask the customers page to show.
 var customerNotices = map[string]string{
-	"saved":  "Customer saved.",
-	"erased": "Customer erased: their name and phone are gone and they will never be texted again. Their past bookings still count in your totals.",
+	"saved":      "Customer saved.",
+	"erased":     "Customer erased: their name and phone are gone and they will never be texted again. Their past bookings still count in your totals.",
+	"export_key": "That is not this shop's API key: the list was not downloaded. Enter the key you sign in with.",
 }
 
 // statusLabels say a customer's standing in words.
@@ -47,7 +48,11 @@ var statusLabels = map[string]string{
 }
 
 type customersView struct {
-	Notice   string
+	Notice string
+	// Exports are the newest downloads of the list with whole phones, in the shop's
+	// time zone.
+	Exports  []customers.Export
+	Location *time.Location
 	Query    string
 	Status   string
 	Statuses []option
@@ -74,6 +79,9 @@ type customerRow struct {
 	ShopsLanguage bool
 }
 
+// shownExports is how many of the newest exports the customers page lists.
+const shownExports = 10
+
 func (d *Dashboard) customers(c echo.Context) error {
 	s := current(c)
 	q := customers.Query{Search: c.QueryParam("q"), Status: c.QueryParam("status"), Cursor: c.QueryParam("cursor")}
@@ -93,7 +101,12 @@ func (d *Dashboard) customers(c echo.Context) error {
 	if err != nil {
 		return d.internalError(c, "list customers", err)
 	}
-	v := customersView{Notice: customerNotices[c.QueryParam("notice")], Query: q.Search, Status: q.Status}
+	exports, err := d.customerSvc.Exports(c.Request().Context(), s.Shop.ID, shownExports)
+	if err != nil {
+		return d.internalError(c, "list exports", err)
+	}
+	v := customersView{Notice: customerNotices[c.QueryParam("notice")], Query: q.Search, Status: q.Status,
+		Exports: exports, Location: s.Shop.Location}
 	v.Statuses = append(v.Statuses, option{Value: "", Label: "Everyone", Selected: q.Status == ""})
 	for _, st := range []string{customers.StatusOptedIn, customers.StatusNotOptedIn, customers.StatusOptedOut, customers.StatusUnreachable} {
 		v.Statuses = append(v.Statuses, option{Value: st, Label: statusLabels[st], Selected: q.Status == st})

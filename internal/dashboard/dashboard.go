@@ -198,7 +198,7 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 //	POST /dashboard/refunds/:id/done      a failed refund was made by hand
 //	GET  /dashboard/export.csv            filled slots, ?from=YYYY-MM-DD&to=YYYY-MM-DD
 //	GET  /dashboard/customers             the customer list (?q=, ?status=, ?cursor=)
-//	GET  /dashboard/customers/export.csv  the customers, in the import's columns
+//	POST /dashboard/customers/export.csv  the customers, in the import's columns (confirmed with the key; recorded)
 //	POST /dashboard/customers/import      a CSV upload (multipart: csrf, then file)
 //	GET  /dashboard/customers/:id         a customer's form
 //	POST /dashboard/customers/:id         save it
@@ -241,7 +241,7 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	e.POST("/dashboard/refunds/:id/done", d.page(d.signedIn(d.withCSRF(d.refundDone))))
 	e.GET("/dashboard/export.csv", d.page(d.signedIn(d.export)))
 	e.GET("/dashboard/customers", d.page(d.signedIn(d.customers)))
-	e.GET(CustomersExportPath, d.page(d.signedIn(d.exportCustomers)))
+	e.POST(CustomersExportPath, d.page(d.signedIn(d.withCSRF(d.exportCustomers))))
 	e.POST(ImportPath, d.page(d.signedIn(d.importCustomers)))
 	e.GET("/dashboard/customers/:id", d.page(d.signedIn(d.customerPage)))
 	e.POST("/dashboard/customers/:id", d.page(d.signedIn(d.withCSRF(d.saveCustomer))))

@@ -3,7 +3,9 @@ package dashboard
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -131,36 +133,68 @@ var customerExportHeader = []string{"phone", "name", "priority", "sms_opt_in", "
 
 // exportCustomers answers the shop's customers (not the erased) as a CSV file in the
 // import's columns, with the people they want by name in preferences (staff=Ana,Ben).
+// Whole phone numbers leave only when the owner confirms with the shop's API key (a
+// session left open on a shared computer is not enough), and each export is recorded
+// before its first line, for the owner to read back (customers.StartExport). The file
+// is written a page of customers at a time, never held whole.
 func (d *Dashboard) exportCustomers(c echo.Context) error {
 	s := current(c)
 	ctx := c.Request().Context()
+	shop, err := d.shops.Authenticate(ctx, strings.TrimSpace(c.FormValue("api_key")))
+	if errors.Is(err, shops.ErrUnauthorized) || (err == nil && shop.ID != s.Shop.ID) {
+		d.logger(c).Warn("customer export refused: not the shop's key", "shop_id", s.Shop.ID)
+		return c.Redirect(http.StatusSeeOther, "/dashboard/customers?notice=export_key")
+	}
+	if err != nil {
+		return d.internalError(c, "authenticate", err)
+	}
 	staff, err := d.catalog.Staff(ctx, s.Shop.ID)
 	if err != nil {
 		return d.internalError(c, "list staff", err)
 	}
-	var buf bytes.Buffer
-	w := csv.NewWriter(&buf)
-	_ = w.Write(customerExportHeader)
 	q := customers.Query{Limit: customers.MaxCustomerPage}
+	page, err := d.customerSvc.List(ctx, s.Shop.ID, q)
+	if err != nil {
+		return d.internalError(c, "export customers", err)
+	}
+	id, err := d.customerSvc.StartExport(ctx, s.Shop.ID, d.cfg.Now(), c.Request().UserAgent())
+	if err != nil {
+		return d.internalError(c, "record export", err)
+	}
+	d.logger(c).Info("customer export", "shop_id", s.Shop.ID, "export_id", id)
+	name := fmt.Sprintf("customers_%s.csv", d.cfg.Now().In(s.Shop.Location).Format(time.DateOnly))
+	res := c.Response()
+	res.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
+	res.Header().Set(echo.HeaderContentType, "text/csv; charset=utf-8")
+	res.WriteHeader(http.StatusOK)
+	w := csv.NewWriter(res)
+	_ = w.Write(customerExportHeader)
+	n := 0
 	for {
-		page, err := d.customerSvc.List(ctx, s.Shop.ID, q)
-		if err != nil {
-			return d.internalError(c, "export customers", err)
-		}
 		for _, cu := range page.Customers {
 			_ = w.Write(customerRecord(cu, staff))
+			n++
 		}
+		w.Flush()
+		if err := w.Error(); err != nil {
+			// The browser went away: the export stays on the record as unfinished.
+			d.logger(c).Warn("customer export cut short", "shop_id", s.Shop.ID, "export_id", id, "err", err)
+			return nil
+		}
+		res.Flush()
 		if q.Cursor = page.Next; q.Cursor == "" {
 			break
 		}
+		if page, err = d.customerSvc.List(ctx, s.Shop.ID, q); err != nil {
+			// The status is sent: the file ends here, and the record says unfinished.
+			d.logger(c).Error("customer export cut short", "shop_id", s.Shop.ID, "export_id", id, "err", err)
+			return nil
+		}
 	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		return d.internalError(c, "write csv", err)
+	if err := d.customerSvc.FinishExport(context.WithoutCancel(ctx), s.Shop.ID, id, n); err != nil {
+		d.logger(c).Error("customer export not marked finished", "shop_id", s.Shop.ID, "export_id", id, "err", err)
 	}
-	name := fmt.Sprintf("customers_%s.csv", d.cfg.Now().In(s.Shop.Location).Format(time.DateOnly))
-	c.Response().Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
-	return c.Blob(http.StatusOK, "text/csv; charset=utf-8", buf.Bytes())
+	return nil
 }
 
 // customerRecord is one customer's line, as the import reads it. A valid phone is

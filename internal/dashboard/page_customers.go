@@ -22,6 +22,7 @@ func (v customersView) content(csrf string) g.Node {
 		h.P(h.Class("lede"), g.Text("Offers go to customers who opted in, waitlist priority first, when an opening suits "+
 			"their preferences. Someone who replied STOP is shown as opted out: only their own START opts them back in.")),
 		importCard(csrf),
+		v.exportCard(csrf),
 		h.Section(h.Class("card"), h.Aria("labelledby", "list-h"),
 			h.H2(h.ID("list-h"), g.Text("Customers")),
 			v.filters(),
@@ -58,8 +59,36 @@ func importCard(csrf string) g.Node {
 			),
 			h.Div(h.Class("end"), h.Button(h.Type("submit"), h.Class("btn btn-primary"), g.Text("Import"))),
 		),
-		h.P(h.A(h.ID("customers-export"), h.Href(CustomersExportPath), g.Text("Download your customers as CSV")),
-			g.Text(" (the same columns, whole phones: keep the file safe)")),
+	)
+}
+
+// exportCard is the export form (the list with whole phones: the owner confirms with
+// the shop's API key) and the record of the newest exports.
+func (v customersView) exportCard(csrf string) g.Node {
+	return h.Section(h.Class("card"), h.Aria("labelledby", "export-h"),
+		h.H2(h.ID("export-h"), g.Text("Download your customers")),
+		h.P(h.Class("muted"), g.Text("A CSV file in the import's columns, with whole phone numbers: keep it safe. "+
+			"Enter your shop's API key to confirm; every download is listed below.")),
+		h.Form(h.ID("customers-export"), h.Method("post"), h.Action(CustomersExportPath), h.Class("row export"),
+			csrfInput(csrf),
+			h.Div(
+				h.Label(h.For("export-key"), g.Text("API key")),
+				h.Input(h.ID("export-key"), h.Name("api_key"), h.Type("password"), h.AutoComplete("off"), h.Required()),
+			),
+			h.Div(h.Class("end"), h.Button(h.Type("submit"), h.Class("btn"), g.Text("Download CSV"))),
+		),
+		g.If(len(v.Exports) == 0, h.P(h.Class("muted"), g.Text("No downloads yet."))),
+		g.If(len(v.Exports) > 0, h.Table(h.ID("exports"),
+			h.THead(h.Tr(h.Th(g.Text("When")), h.Th(g.Text("Customers")), h.Th(g.Text("Browser")))),
+			h.TBody(g.Map(v.Exports, func(x customers.Export) g.Node {
+				count := "not finished"
+				if x.Customers >= 0 {
+					count = strconv.Itoa(x.Customers)
+				}
+				return h.Tr(h.Td(g.Text(x.At.In(v.Location).Format("Mon 2 Jan 2006 15:04 MST"))), h.Td(g.Text(count)),
+					h.Td(g.Text(cmpOr(x.UserAgent, "unknown"))))
+			})),
+		)),
 	)
 }
 

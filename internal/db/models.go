@@ -154,6 +154,14 @@ type Customer struct {
 	PrefStaffIds     []uuid.UUID
 }
 
+type CustomerExport struct {
+	ID        uuid.UUID
+	ShopID    uuid.UUID
+	At        time.Time
+	UserAgent string
+	Customers pgtype.Int4
+}
+
 type DashboardSessionEnd struct {
 	SessionID string
 	ShopID    uuid.UUID
