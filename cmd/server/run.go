@@ -430,7 +430,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	if cfg.TwilioConfigured() {
 		// Every text asks Twilio for its delivery reports (sent, delivered, undelivered).
 		t, err := twilio.New(twilio.Config{AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken, APIURL: cfg.TwilioAPIURL,
-			StatusCallbackURL: cfg.PublicURL + webhooks.TwilioStatusPath})
+			StatusCallbackURL: cfg.PublicURL + webhooks.TwilioStatusPath, PrimaryProfileSID: cfg.TwilioISVProfileSID})
 		if err != nil {
 			return nil, fmt.Errorf("twilio: %w", err)
 		}
@@ -513,7 +513,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	a.idempotency = idempotency.New(a.pool, idempotency.Config{})
 	sendersCfg := senders.Config{
 		InboundURL: inboundURL(cfg), StatusCallbackURL: cfg.PublicURL + webhooks.TwilioStatusPath,
-		PrimaryProfileSID: cfg.TwilioISVProfileSID, RequireUSA2P: cfg.SMSUSA2P, Logger: log}
+		RequireUSA2P: cfg.SMSUSA2P, Logger: log}
 	if opts.tuneSenders != nil {
 		opts.tuneSenders(&sendersCfg)
 	}

@@ -28,18 +28,15 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
-// Registrar is the provider's compliance API for the US A2P 10DLC registration;
-// *twilio.Sender implements it. Each method is one call (or one list).
+// Registrar is the provider's side of the US A2P 10DLC registration: the business (who
+// it is, in the provider's own steps), its brand and its campaign. *twilio.Sender
+// implements it. Each call is one request to the provider, which the flow paces.
 type Registrar interface {
-	CreateBundle(ctx context.Context, kind sms.BundleKind, name, email, policy string) (string, error)
-	CreateEndUser(ctx context.Context, typ, name string, attrs map[string]any) (string, error)
-	CreateAddress(ctx context.Context, a sms.Address) (string, error)
-	CreateDocument(ctx context.Context, typ, name string, attrs map[string]any) (string, error)
-	Assign(ctx context.Context, kind sms.BundleKind, bundle, object string) error
-	Evaluate(ctx context.Context, kind sms.BundleKind, bundle, policy string) (bool, string, error)
-	Submit(ctx context.Context, kind sms.BundleKind, bundle string) error
-	FindBrand(ctx context.Context, profile string) (sms.Brand, bool, error)
-	CreateBrand(ctx context.Context, profile, trustProduct, brandType string) (sms.Brand, error)
+	// NextBusinessStep is the next call registering b that done does not hold; false
+	// once the business is registered and the brand may be made.
+	NextBusinessStep(b sms.Business, done sms.Done) (sms.Step, bool)
+	FindBrand(ctx context.Context, done sms.Done) (sms.Brand, bool, error)
+	CreateBrand(ctx context.Context, b sms.Business, done sms.Done) (sms.Brand, error)
 	Brand(ctx context.Context, sid string) (sms.Brand, error)
 	FindCampaign(ctx context.Context, service string) (sms.CampaignState, bool, error)
 	CreateCampaign(ctx context.Context, service string, c sms.Campaign) (sms.CampaignState, error)
@@ -47,18 +44,8 @@ type Registrar interface {
 	DeleteCampaign(ctx context.Context, service, sid string) error
 }
 
-// Twilio's TrustHub policies (docs: "ISV API onboarding"): a secondary customer profile
-// and an A2P messaging profile for a company; a starter profile and a sole proprietor
-// A2P profile for a sole proprietor.
-const (
-	policySecondaryProfile = "RNdfbf3fae0e1107f8aded0e7cead80bf5"
-	policyA2PProfile       = "RNb0d4771c2c98518d916a3d4cd70a8f8b"
-	policyStarterProfile   = "RN806dd6cd175f314e1f96a9727ee271f4"
-	policySoleProprietor   = "RN670d5d2e282a6130ae063b234b6019c8"
-)
-
 // BusinessTypes are the business_type values a registration takes.
-var BusinessTypes = []string{"sole_proprietor", "private_profit", "public_profit", "non_profit", "government"}
+var BusinessTypes = sms.BusinessTypes
 
 // Details are the business's details an owner submits. Stored with the registration (the
 // provider needs them again on a resubmission); json tags are their stored names.
@@ -89,7 +76,15 @@ type Contact struct {
 	Phone     string `json:"phone"`
 }
 
-func (d Details) soleProprietor() bool { return d.BusinessType == "sole_proprietor" }
+func (d Details) soleProprietor() bool { return d.business().SoleProprietor() }
+
+// business is d as the provider's registration takes it.
+func (d Details) business() sms.Business {
+	return sms.Business{Name: d.BusinessName, Type: d.BusinessType, EIN: d.EIN, Website: d.Website,
+		Address: sms.Address{Street: d.Address.Street, City: d.Address.City, Region: d.Address.Region,
+			PostalCode: d.Address.PostalCode, Country: d.Address.Country},
+		FirstName: d.Contact.FirstName, LastName: d.Contact.LastName, Email: d.Contact.Email, Phone: d.Contact.Phone}
+}
 
 var (
 	einPattern     = regexp.MustCompile(`^[0-9]{2}-?[0-9]{7}$`)
@@ -205,11 +200,12 @@ func (s *Service) Register(ctx context.Context, shop shops.Shop, d Details) (Sen
 	return out, nil
 }
 
-// keptSteps is what a new submission keeps of a failed one: after a failed campaign, the
-// approved brand and everything under it (the old campaign is deleted first); after
-// anything else, nothing (a new profile with the fixed details).
+// keptSteps is what a new submission keeps of a failed one: after a failed campaign
+// (there is one only once the brand was approved), the brand and everything under it
+// (the old campaign is deleted first); after anything else, nothing (the business
+// registered anew with the fixed details).
 func keptSteps(old db.SmsRegistration) []byte {
-	if old.BrandStatus.String != "APPROVED" {
+	if !old.CampaignStatus.Valid {
 		return []byte("{}")
 	}
 	var steps map[string]string
@@ -254,29 +250,14 @@ func (s *Service) Transitions(ctx context.Context, shopID uuid.UUID) ([]Registra
 	return out, nil
 }
 
-// Step names: the keys of a registration's steps, each holding the SID its step made.
-// They are stored: never rename them.
+// Step names of the brand and the campaign (the business's are the provider's): the
+// keys of a registration's steps, each holding the SID its step made. They are stored:
+// never rename them.
 const (
-	stepProfile            = "customer_profile"
-	stepBusinessInfo       = "business_information"
-	stepRepresentative     = "authorized_representative"
-	stepAddress            = "address"
-	stepAddressDocument    = "address_document"
-	stepProfileEvaluated   = "customer_profile_evaluated"
-	stepProfileSubmitted   = "customer_profile_submitted"
-	stepTrustProduct       = "trust_product"
-	stepMessagingProfile   = "messaging_profile_information"
-	stepProductEvaluated   = "trust_product_evaluated"
-	stepProductSubmitted   = "trust_product_submitted"
-	stepBrand              = "brand"
-	stepCampaign           = "campaign"
-	stepOldCampaign        = "old_campaign"
-	assignedPrefix         = "assigned:"
-	deletedCampaignPrefix  = "deleted:"
-	statusBrandApproved    = "APPROVED"
-	statusBrandFailed      = "FAILED"
-	statusCampaignVerified = "VERIFIED"
-	statusCampaignFailed   = "FAILED"
+	stepBrand             = "brand"
+	stepCampaign          = "campaign"
+	stepOldCampaign       = "old_campaign"
+	deletedCampaignPrefix = "deleted:"
 )
 
 // errStale means another submission replaced the one being walked.
@@ -397,7 +378,7 @@ func (s *Service) advance(ctx context.Context, shopID uuid.UUID, submission, att
 	if err := json.Unmarshal(reg.Steps, &f.steps); err != nil {
 		return 0, fmt.Errorf("decode registration steps of %s: %w", shopID, err)
 	}
-	failed, err := f.bundles(ctx)
+	failed, err := f.business(ctx)
 	if err != nil || failed {
 		return 0, err
 	}
@@ -405,9 +386,9 @@ func (s *Service) advance(ctx context.Context, shopID uuid.UUID, submission, att
 	if err != nil {
 		return 0, err
 	}
-	switch brand.Status {
-	case statusBrandApproved:
-	case statusBrandFailed:
+	switch brand.Review {
+	case sms.Approved:
+	case sms.Rejected:
 		return 0, f.set(ctx, StatusFailed, brand.Status, "", reasonOr(brand.FailureReason, "the brand registration failed"))
 	default:
 		return s.backoff(attempt), f.set(ctx, StatusBrandPending, brand.Status, "", "")
@@ -416,10 +397,10 @@ func (s *Service) advance(ctx context.Context, shopID uuid.UUID, submission, att
 	if err != nil {
 		return 0, err
 	}
-	switch camp.Status {
-	case statusCampaignVerified:
+	switch camp.Review {
+	case sms.Approved:
 		return 0, f.set(ctx, StatusVerified, brand.Status, camp.Status, "")
-	case statusCampaignFailed:
+	case sms.Rejected:
 		return 0, f.set(ctx, StatusFailed, brand.Status, camp.Status, reasonOr(camp.FailureReason, "the campaign registration failed"))
 	default:
 		return s.backoff(attempt), f.set(ctx, StatusCampaignPending, brand.Status, camp.Status, "")
@@ -442,150 +423,36 @@ func (s *Service) backoff(attempt int) time.Duration {
 	return min(d, s.cfg.PollMax)
 }
 
-// bundles makes, fills, checks and submits the customer profile and the A2P trust
-// product. failed reports a bundle TrustHub finds incomplete (recorded as the failure).
-func (f *flow) bundles(ctx context.Context) (failed bool, err error) {
-	r, d := f.s.reg, f.d
-	profilePolicy, productPolicy := policySecondaryProfile, policyA2PProfile
-	if d.soleProprietor() {
-		profilePolicy, productPolicy = policyStarterProfile, policySoleProprietor
-	}
-	name := d.BusinessName
-	profile, err := f.step(ctx, stepProfile, func() (string, error) {
-		return r.CreateBundle(ctx, sms.CustomerProfile, name, d.Contact.Email, profilePolicy)
-	})
-	if err != nil {
-		return false, err
-	}
-	// A company's profile holds its business information and its authorised
-	// representative; a sole proprietor's starter profile holds the person alone.
-	infoType := "customer_profile_business_information"
-	info := map[string]any{"business_name": d.BusinessName, "business_type": businessType(d.BusinessType),
-		"business_industry": "PERSONAL_CARE", "business_regions_of_operation": "USA_AND_CANADA",
-		"business_registration_identifier": "EIN", "business_registration_number": d.EIN}
-	if d.Website != "" {
-		info["website_url"] = d.Website
-	}
-	person := map[string]any{"first_name": d.Contact.FirstName, "last_name": d.Contact.LastName,
-		"email": d.Contact.Email, "phone_number": d.Contact.Phone}
-	if d.soleProprietor() {
-		infoType, info = "starter_customer_profile_information", person
-	}
-	business, err := f.step(ctx, stepBusinessInfo, func() (string, error) {
-		return r.CreateEndUser(ctx, infoType, name, info)
-	})
-	if err != nil {
-		return false, err
-	}
-	objects := []string{business}
-	if !d.soleProprietor() {
-		rep, err := f.step(ctx, stepRepresentative, func() (string, error) {
-			return r.CreateEndUser(ctx, "authorized_representative_1", d.Contact.FirstName+" "+d.Contact.LastName,
-				mergeAttrs(person, map[string]any{"business_title": "Owner", "job_position": "Other"}))
-		})
+// business registers the business with the provider, one recorded step after another,
+// up to its review. failed reports details the provider finds incomplete (recorded as
+// the failure).
+func (f *flow) business(ctx context.Context) (failed bool, err error) {
+	b := f.d.business()
+	for {
+		next, ok := f.s.reg.NextBusinessStep(b, f.steps)
+		if !ok {
+			return false, nil
+		}
+		_, err := f.step(ctx, next.Name, func() (string, error) { return next.Run(ctx) })
+		if incomplete := (*sms.IncompleteError)(nil); errors.As(err, &incomplete) {
+			return true, f.set(ctx, StatusFailed, "", "", incomplete.Reason)
+		}
 		if err != nil {
 			return false, err
 		}
-		objects = append(objects, rep)
 	}
-	addr, err := f.step(ctx, stepAddress, func() (string, error) {
-		return r.CreateAddress(ctx, sms.Address{CustomerName: name, Street: d.Address.Street, City: d.Address.City,
-			Region: d.Address.Region, PostalCode: d.Address.PostalCode, Country: d.Address.Country})
-	})
-	if err != nil {
-		return false, err
-	}
-	doc, err := f.step(ctx, stepAddressDocument, func() (string, error) {
-		return r.CreateDocument(ctx, "customer_profile_address", name+" address", map[string]any{"address_sids": addr})
-	})
-	if err != nil {
-		return false, err
-	}
-	objects = append(objects, doc)
-	if f.s.cfg.PrimaryProfileSID != "" && !d.soleProprietor() {
-		objects = append(objects, f.s.cfg.PrimaryProfileSID)
-	}
-	if err := f.assign(ctx, sms.CustomerProfile, profile, objects...); err != nil {
-		return false, err
-	}
-	if failed, err := f.evaluate(ctx, stepProfileEvaluated, stepProfileSubmitted, sms.CustomerProfile, profile, profilePolicy); err != nil || failed {
-		return failed, err
-	}
-
-	product, err := f.step(ctx, stepTrustProduct, func() (string, error) {
-		return r.CreateBundle(ctx, sms.TrustProduct, name+" A2P", d.Contact.Email, productPolicy)
-	})
-	if err != nil {
-		return false, err
-	}
-	// A company's A2P profile says what kind of company it is; a sole proprietor's names
-	// the brand and the mobile its one-time code goes to.
-	messagingType, messagingInfo := "us_a2p_messaging_profile_information", map[string]any{"company_type": companyType(d.BusinessType)}
-	if d.soleProprietor() {
-		messagingType = "sole_proprietor_information"
-		messagingInfo = map[string]any{"brand_name": d.BusinessName, "vertical": "PERSONAL_CARE", "mobile_phone_number": d.Contact.Phone}
-	}
-	messaging, err := f.step(ctx, stepMessagingProfile, func() (string, error) {
-		return r.CreateEndUser(ctx, messagingType, name, messagingInfo)
-	})
-	if err != nil {
-		return false, err
-	}
-	if err := f.assign(ctx, sms.TrustProduct, product, messaging, profile); err != nil {
-		return false, err
-	}
-	return f.evaluate(ctx, stepProductEvaluated, stepProductSubmitted, sms.TrustProduct, product, productPolicy)
 }
-
-// assign puts each object into the bundle once.
-func (f *flow) assign(ctx context.Context, kind sms.BundleKind, bundle string, objects ...string) error {
-	for _, obj := range objects {
-		if _, err := f.step(ctx, assignedPrefix+bundle+":"+obj, func() (string, error) {
-			return obj, f.s.reg.Assign(ctx, kind, bundle, obj)
-		}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// evaluate has TrustHub check the bundle and submits it for review; a bundle it finds
-// incomplete fails the registration with its reason.
-func (f *flow) evaluate(ctx context.Context, evaluated, submitted string, kind sms.BundleKind, bundle, policy string) (bool, error) {
-	reason := ""
-	if _, err := f.step(ctx, evaluated, func() (string, error) {
-		ok, why, err := f.s.reg.Evaluate(ctx, kind, bundle, policy)
-		if err == nil && !ok {
-			reason = why
-			return "", errNoncompliant
-		}
-		return "compliant", err
-	}); errors.Is(err, errNoncompliant) {
-		return true, f.set(ctx, StatusFailed, "", "", reason)
-	} else if err != nil {
-		return false, err
-	}
-	_, err := f.step(ctx, submitted, func() (string, error) { return "submitted", f.s.reg.Submit(ctx, kind, bundle) })
-	return false, err
-}
-
-var errNoncompliant = errors.New("senders: bundle noncompliant")
 
 // brand finds or registers the brand, then reads its status.
 func (f *flow) brand(ctx context.Context) (sms.Brand, error) {
 	r := f.s.reg
-	profile, product := f.steps[stepProfile], f.steps[stepTrustProduct]
-	brandType := "STANDARD"
-	if f.d.soleProprietor() {
-		brandType = "SOLE_PROPRIETOR"
-	}
 	var created *sms.Brand
 	sid, err := f.step(ctx, stepBrand, func() (string, error) {
 		// An instance that registered the brand and died before recording it: find it
 		// rather than register a second (TCR charges for each).
-		b, found, err := r.FindBrand(ctx, profile)
+		b, found, err := r.FindBrand(ctx, f.steps)
 		if err == nil && !found {
-			b, err = r.CreateBrand(ctx, profile, product, brandType)
+			b, err = r.CreateBrand(ctx, f.d.business(), f.steps)
 		}
 		created = &b
 		return b.SID, err
@@ -665,12 +532,8 @@ func (f *flow) campaignSpec(brandSID string) sms.Campaign {
 		answer = w.Link(shop, "Haircut", at, "https://checkout.stripe.com/c/pay/cs_live_a1B2c3", 15*time.Minute)
 		links = true
 	}
-	useCase := "CUSTOMER_CARE"
-	if f.d.soleProprietor() {
-		useCase = "SOLE_PROPRIETOR"
-	}
 	return sms.Campaign{
-		BrandSID: brandSID, UseCase: useCase,
+		BrandSID: brandSID, SoleProprietor: f.d.soleProprietor(),
 		Description: shop.Name + " texts its own customers, who asked to hear about them, when an appointment " +
 			"frees up at short notice; the first to reply YES gets the slot" + map[bool]string{true: " and a payment link", false: ""}[links] + ".",
 		MessageFlow: "Customers of " + shop.Name + " opt in to openings texts when they book or join the waiting list, " +
@@ -695,39 +558,6 @@ func sampleTime(shop shops.Shop) time.Time {
 	}
 	t := time.Now().In(loc).AddDate(0, 0, 1)
 	return time.Date(t.Year(), t.Month(), t.Day(), 15, 0, 0, 0, loc)
-}
-
-// mergeAttrs is a copy of a with b's attributes added.
-func mergeAttrs(a, b map[string]any) map[string]any {
-	out := maps.Clone(a)
-	maps.Copy(out, b)
-	return out
-}
-
-func businessType(t string) string {
-	switch t {
-	case "sole_proprietor":
-		return "Sole Proprietorship"
-	case "non_profit":
-		return "Non-profit Corporation"
-	case "government":
-		return "Government"
-	}
-	return "Corporation"
-}
-
-func companyType(t string) string {
-	switch t {
-	case "public_profit":
-		return "public"
-	case "non_profit":
-		return "non-profit"
-	case "government":
-		return "government"
-	case "sole_proprietor":
-		return "sole_proprietor"
-	}
-	return "private"
 }
 
 // RegistrationWorker runs jobs.SMSRegistration: it walks the registration and snoozes

@@ -261,12 +261,12 @@ func (c *crashing) crash(name string) bool {
 	return false
 }
 
-func (c *crashing) CreateBrand(ctx context.Context, profile, product, typ string) (sms.Brand, error) {
-	b, err := c.Registrar.CreateBrand(ctx, profile, product, typ)
+func (c *crashing) CreateBrand(ctx context.Context, b sms.Business, done sms.Done) (sms.Brand, error) {
+	brand, err := c.Registrar.CreateBrand(ctx, b, done)
 	if c.crash("brand") {
 		return sms.Brand{}, context.Canceled
 	}
-	return b, err
+	return brand, err
 }
 
 func (c *crashing) CreateCampaign(ctx context.Context, service string, spec sms.Campaign) (sms.CampaignState, error) {
@@ -421,8 +421,8 @@ type dying struct {
 	made chan struct{}
 }
 
-func (d *dying) CreateBrand(ctx context.Context, profile, product, typ string) (sms.Brand, error) {
-	if _, err := d.Registrar.CreateBrand(ctx, profile, product, typ); err != nil {
+func (d *dying) CreateBrand(ctx context.Context, b sms.Business, done sms.Done) (sms.Brand, error) {
+	if _, err := d.Registrar.CreateBrand(ctx, b, done); err != nil {
 		return sms.Brand{}, err
 	}
 	close(d.made)

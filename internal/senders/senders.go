@@ -50,9 +50,6 @@ type Config struct {
 	// InboundURL and StatusCallbackURL are the server's webhooks (PUBLIC_URL and the
 	// paths) a new Messaging Service is pointed at.
 	InboundURL, StatusCallbackURL string
-	// PrimaryProfileSID is the platform's own (ISV) primary customer profile, assigned to
-	// each shop's secondary profile; empty leaves it out.
-	PrimaryProfileSID string
 	// RequireUSA2P (SMS_US_A2P=required) stops a shop with a US local number whose
 	// campaign is not verified from declaring openings.
 	RequireUSA2P bool
