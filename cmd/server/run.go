@@ -513,7 +513,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	a.idempotency = idempotency.New(a.pool, idempotency.Config{})
 	sendersCfg := senders.Config{
 		InboundURL: inboundURL(cfg), StatusCallbackURL: cfg.PublicURL + webhooks.TwilioStatusPath,
-		RequireUSA2P: cfg.SMSUSA2P, Logger: log}
+		RequireUSA2P: cfg.SMSUSA2P, PaymentsEnabled: cfg.StripeConfigured(), Logger: log}
 	if opts.tuneSenders != nil {
 		opts.tuneSenders(&sendersCfg)
 	}

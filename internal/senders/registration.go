@@ -35,7 +35,9 @@ type Registrar interface {
 	// NextBusinessStep is the next call registering b that done does not hold; false
 	// once the business is registered and the brand may be made.
 	NextBusinessStep(b sms.Business, done sms.Done) (sms.Step, bool)
-	FindBrand(ctx context.Context, done sms.Done) (sms.Brand, bool, error)
+	// FindBrand looks for the business's brand in one page of the account's brands
+	// (page "" first); next is the page after it, "" after the last.
+	FindBrand(ctx context.Context, done sms.Done, page string) (b sms.Brand, found bool, next string, err error)
 	CreateBrand(ctx context.Context, b sms.Business, done sms.Done) (sms.Brand, error)
 	Brand(ctx context.Context, sid string) (sms.Brand, error)
 	FindCampaign(ctx context.Context, service string) (sms.CampaignState, bool, error)
@@ -169,13 +171,16 @@ func (s *Service) Register(ctx context.Context, shop shops.Shop, d Details) (Sen
 	if err != nil {
 		return Sender{}, fmt.Errorf("get sender of %s: %w", shop.ID, err)
 	}
+	now := s.cfg.Now()
+	if err := s.checkSubmissions(ctx, tx, shop.ID, now); err != nil {
+		return Sender{}, err
+	}
 	kept := []byte("{}")
 	if old, err := queries.RegistrationGet(ctx, tx, shop.ID); err == nil && old.Status == StatusFailed {
 		kept = keptSteps(old)
 	} else if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return Sender{}, fmt.Errorf("get registration of %s: %w", shop.ID, err)
 	}
-	now := s.cfg.Now()
 	reg, err := queries.RegistrationSubmit(ctx, tx, db.RegistrationSubmitParams{ShopID: shop.ID, Details: details,
 		Now: now, KeptSteps: kept})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -198,6 +203,34 @@ func (s *Service) Register(ctx context.Context, shop shops.Shop, d Details) (Sen
 		return Sender{}, fmt.Errorf("register shop %s: %w", shop.ID, err)
 	}
 	return out, nil
+}
+
+// CodeSubmissionLimit is the problem code of a registration refused because the shop
+// submitted SubmissionsPerDay of them in the last 24 hours.
+const CodeSubmissionLimit = "registration_limit"
+
+// checkSubmissions refuses a submission beyond SubmissionsPerDay in 24 hours, saying
+// when the next may be made. The sender's lock, held by the caller, orders a shop's
+// submissions, so two at once cannot both pass.
+func (s *Service) checkSubmissions(ctx context.Context, tx pgx.Tx, shopID uuid.UUID, now time.Time) error {
+	rows, err := queries.RegistrationTransitionList(ctx, tx, shopID)
+	if err != nil {
+		return fmt.Errorf("list registration transitions of %s: %w", shopID, err)
+	}
+	var recent []time.Time
+	for _, r := range rows {
+		if r.Status == StatusSubmitted && r.At.After(now.Add(-24*time.Hour)) {
+			recent = append(recent, r.At)
+		}
+	}
+	if len(recent) < s.cfg.SubmissionsPerDay {
+		return nil
+	}
+	slices.SortFunc(recent, time.Time.Compare)
+	next := recent[len(recent)-s.cfg.SubmissionsPerDay].Add(24 * time.Hour)
+	return problem.New(problem.Conflict, CodeSubmissionLimit, fmt.Sprintf(
+		"the shop submitted %d registrations in the last 24 hours, the most it may: the next may be submitted after %s",
+		len(recent), next.UTC().Format(time.RFC3339)))
 }
 
 // keptSteps is what a new submission keeps of a failed one: after a failed campaign
@@ -263,6 +296,9 @@ const (
 // errStale means another submission replaced the one being walked.
 var errStale = errors.New("senders: registration replaced by a newer submission")
 
+// errTurnOver means the flow used its turn: another shop's registration goes next.
+var errTurnOver = errors.New("senders: turn over")
+
 // flow is one run of the job over one submission.
 type flow struct {
 	s       *Service
@@ -271,15 +307,32 @@ type flow struct {
 	steps   map[string]string
 	service string
 	shop    shops.Shop
+	// turn is how many steps the run may take before it makes way for other shops'
+	// registrations (errTurnOver); 0 for no limit. used counts them. A status read is
+	// no step (it makes nothing to record): a run reads at most the brand's and the
+	// campaign's once.
+	turn, used int
+}
+
+// take counts one step of the run's turn, or says the turn is over.
+func (f *flow) take() error {
+	if f.turn > 0 && f.used >= f.turn {
+		return errTurnOver
+	}
+	f.used++
+	return nil
 }
 
 // step runs make unless name has a record, records what it made (before anything else
-// happens), and returns it.
+// happens), and returns it. make paces each of its provider calls (f.pace).
 func (f *flow) step(ctx context.Context, name string, make func() (string, error)) (string, error) {
 	if sid, ok := f.steps[name]; ok {
 		return sid, nil
 	}
-	sid, err := f.call(ctx, make)
+	if err := f.take(); err != nil {
+		return "", err
+	}
+	sid, err := make()
 	if err != nil {
 		return "", err
 	}
@@ -296,12 +349,10 @@ func (f *flow) step(ctx context.Context, name string, make func() (string, error
 	return sid, nil
 }
 
-// call makes one provider call, paced across every instance.
-func (f *flow) call(ctx context.Context, fn func() (string, error)) (string, error) {
-	if err := f.s.pacer.Wait(ctx, "twilio_a2p", f.s.cfg.PerSecond); err != nil {
-		return "", err
-	}
-	return fn()
+// pace waits until one more provider call may go, across every instance: every call of
+// the flow, a list's pages included, comes after it.
+func (f *flow) pace(ctx context.Context) error {
+	return f.s.pacer.Wait(ctx, "sms_registration", f.s.cfg.PerSecond)
 }
 
 // set records a change of the statuses (if there is one) and announces it.
@@ -345,14 +396,32 @@ func (s *Service) Advance(ctx context.Context, shopID uuid.UUID, submission, att
 	if s.reg == nil {
 		return 0, ErrNoProvider
 	}
-	wait, err := s.advance(ctx, shopID, submission, attempt)
+	wait, err := s.advance(ctx, shopID, submission, attempt, 0)
 	if errors.Is(err, errStale) {
 		return 0, nil
 	}
 	return wait, err
 }
 
-func (s *Service) advance(ctx context.Context, shopID uuid.UUID, submission, attempt int) (time.Duration, error) {
+// advanceTurn is Advance for at most one step: the job's run, which then makes way for
+// the other shops' registrations waiting in the queue (turn reports that more remains).
+// Shops take turns so: one shop's long flow, or its resubmissions, delays another's by a
+// call at most, not by the whole flow.
+func (s *Service) advanceTurn(ctx context.Context, shopID uuid.UUID, submission, attempt int) (wait time.Duration, turn bool, err error) {
+	if s.reg == nil {
+		return 0, false, ErrNoProvider
+	}
+	wait, err = s.advance(ctx, shopID, submission, attempt, 1)
+	switch {
+	case errors.Is(err, errStale):
+		return 0, false, nil
+	case errors.Is(err, errTurnOver):
+		return 0, true, nil
+	}
+	return wait, false, err
+}
+
+func (s *Service) advance(ctx context.Context, shopID uuid.UUID, submission, attempt, turn int) (time.Duration, error) {
 	reg, err := queries.RegistrationGet(ctx, s.pool, shopID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, nil
@@ -371,7 +440,7 @@ func (s *Service) advance(ctx context.Context, shopID uuid.UUID, submission, att
 	if err != nil {
 		return 0, err
 	}
-	f := &flow{s: s, reg: reg, service: sender.MessagingServiceSid.String, shop: shop, steps: map[string]string{}}
+	f := &flow{s: s, reg: reg, service: sender.MessagingServiceSid.String, shop: shop, steps: map[string]string{}, turn: turn}
 	if err := json.Unmarshal(reg.Details, &f.d); err != nil {
 		return 0, fmt.Errorf("decode registration details of %s: %w", shopID, err)
 	}
@@ -433,7 +502,12 @@ func (f *flow) business(ctx context.Context) (failed bool, err error) {
 		if !ok {
 			return false, nil
 		}
-		_, err := f.step(ctx, next.Name, func() (string, error) { return next.Run(ctx) })
+		_, err := f.step(ctx, next.Name, func() (string, error) {
+			if err := f.pace(ctx); err != nil {
+				return "", err
+			}
+			return next.Run(ctx)
+		})
 		if incomplete := (*sms.IncompleteError)(nil); errors.As(err, &incomplete) {
 			return true, f.set(ctx, StatusFailed, "", "", incomplete.Reason)
 		}
@@ -450,12 +524,32 @@ func (f *flow) brand(ctx context.Context) (sms.Brand, error) {
 	sid, err := f.step(ctx, stepBrand, func() (string, error) {
 		// An instance that registered the brand and died before recording it: find it
 		// rather than register a second (TCR charges for each).
-		b, found, err := r.FindBrand(ctx, f.steps)
-		if err == nil && !found {
-			b, err = r.CreateBrand(ctx, f.d.business(), f.steps)
+		// The list is read page by page, each page a paced call.
+		var b sms.Brand
+		found, page := false, ""
+		for {
+			if err := f.pace(ctx); err != nil {
+				return "", err
+			}
+			var err error
+			if b, found, page, err = r.FindBrand(ctx, f.steps, page); err != nil {
+				return "", err
+			}
+			if found || page == "" {
+				break
+			}
+		}
+		if !found {
+			if err := f.pace(ctx); err != nil {
+				return "", err
+			}
+			var err error
+			if b, err = r.CreateBrand(ctx, f.d.business(), f.steps); err != nil {
+				return "", err
+			}
 		}
 		created = &b
-		return b.SID, err
+		return b.SID, nil
 	})
 	if err != nil {
 		return sms.Brand{}, err
@@ -463,13 +557,10 @@ func (f *flow) brand(ctx context.Context) (sms.Brand, error) {
 	if created != nil {
 		return *created, nil
 	}
-	var b sms.Brand
-	_, err = f.call(ctx, func() (string, error) {
-		var err error
-		b, err = r.Brand(ctx, sid)
-		return "", err
-	})
-	return b, err
+	if err := f.pace(ctx); err != nil {
+		return sms.Brand{}, err
+	}
+	return r.Brand(ctx, sid)
 }
 
 // campaign deletes a failed campaign a resubmission replaces, finds or registers the
@@ -479,6 +570,9 @@ func (f *flow) campaign(ctx context.Context, brandSID string) (sms.CampaignState
 	for _, k := range sortedKeys(f.steps) {
 		if old, ok := strings.CutPrefix(k, stepOldCampaign+":"); ok {
 			if _, err := f.step(ctx, deletedCampaignPrefix+old, func() (string, error) {
+				if err := f.pace(ctx); err != nil {
+					return "", err
+				}
 				return old, r.DeleteCampaign(ctx, f.service, old)
 			}); err != nil {
 				return sms.CampaignState{}, err
@@ -487,8 +581,14 @@ func (f *flow) campaign(ctx context.Context, brandSID string) (sms.CampaignState
 	}
 	var created *sms.CampaignState
 	sid, err := f.step(ctx, stepCampaign, func() (string, error) {
+		if err := f.pace(ctx); err != nil {
+			return "", err
+		}
 		c, found, err := r.FindCampaign(ctx, f.service)
 		if err == nil && !found {
+			if err := f.pace(ctx); err != nil {
+				return "", err
+			}
 			c, err = r.CreateCampaign(ctx, f.service, f.campaignSpec(brandSID))
 		}
 		created = &c
@@ -500,13 +600,10 @@ func (f *flow) campaign(ctx context.Context, brandSID string) (sms.CampaignState
 	if created != nil {
 		return *created, nil
 	}
-	var c sms.CampaignState
-	_, err = f.call(ctx, func() (string, error) {
-		var err error
-		c, err = r.Campaign(ctx, f.service, sid)
-		return "", err
-	})
-	return c, err
+	if err := f.pace(ctx); err != nil {
+		return sms.CampaignState{}, err
+	}
+	return r.Campaign(ctx, f.service, sid)
 }
 
 func sortedKeys(m map[string]string) []string {
@@ -520,29 +617,36 @@ func sortedKeys(m map[string]string) []string {
 
 // campaignSpec is the campaign as the product describes itself: its samples are two real
 // texts in the shop's language (an offer and the answer to a YES), its keywords and
-// messages the ones the server answers with.
+// messages the ones the server answers with. It declares embedded links whenever the
+// shop may send one: a checkout shop's answer carries its payment link, and on a server
+// that takes payments any shop may switch to checkout after registering (a campaign that
+// denied links would then be breached by every link). Its message flow says how this
+// product's customers opt in: the shop records their agreement when it adds them, or
+// they text START to its number and get the confirmation below.
 func (f *flow) campaignSpec(brandSID string) sms.Campaign {
 	shop := f.shop
 	w := texts.In(shop.Language)
 	at := sampleTime(shop)
 	offer := w.Offer(shop, "Haircut", at, 3500)
 	answer := w.Confirmed(shop, "Haircut", at)
-	links := false
-	if shop.PaymentMode == "checkout" {
+	links := shop.PaymentMode == shops.PaymentCheckout || f.s.cfg.PaymentsEnabled
+	if links {
 		answer = w.Link(shop, "Haircut", at, "https://checkout.stripe.com/c/pay/cs_live_a1B2c3", 15*time.Minute)
-		links = true
 	}
+	optIn := w.OptedIn(shop)
 	return sms.Campaign{
 		BrandSID: brandSID, SoleProprietor: f.d.soleProprietor(),
-		Description: shop.Name + " texts its own customers, who asked to hear about them, when an appointment " +
-			"frees up at short notice; the first to reply YES gets the slot" + map[bool]string{true: " and a payment link", false: ""}[links] + ".",
-		MessageFlow: "Customers of " + shop.Name + " opt in to openings texts when they book or join the waiting list, " +
-			"in the shop or on its booking page, by ticking a box that says they will get texts about last-minute openings, " +
-			"how often, that message and data rates may apply, and that they can reply STOP to end them and HELP for help.",
+		Description: shop.Name + " texts its own customers, who agreed to hear about them, when an appointment " +
+			"frees up at short notice; the first to reply YES gets the slot" + map[bool]string{true: " and may get a payment link", false: ""}[links] + ".",
+		MessageFlow: "Customers of " + shop.Name + " agree to texts about last-minute openings when they tell the shop so, " +
+			"in person, by phone or on its booking form; the shop records that agreement with the customer's number in its " +
+			"customer list, and only customers so recorded are texted. A customer may also opt in by texting START to " +
+			shop.SMSNumber + ", and is answered: \"" + optIn + "\". Every customer can reply STOP to end the texts and HELP for help; " +
+			"message and data rates may apply.",
 		Samples:          []string{offer, answer},
 		HasEmbeddedLinks: links,
 		OptInKeywords:    []string{"START", "UNSTOP"},
-		OptInMessage:     w.OptedIn(shop),
+		OptInMessage:     optIn,
 		OptOutKeywords:   []string{"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT"},
 		OptOutMessage:    w.OptedOut(shop),
 		HelpKeywords:     []string{"HELP"},
@@ -569,9 +673,13 @@ type RegistrationWorker struct {
 
 // Work implements river.Worker.
 func (w *RegistrationWorker) Work(ctx context.Context, job *river.Job[jobs.SMSRegistration]) error {
-	wait, err := w.Service.Advance(ctx, job.Args.ShopID, job.Args.Submission, job.Attempt)
+	wait, turn, err := w.Service.advanceTurn(ctx, job.Args.ShopID, job.Args.Submission, job.Attempt)
 	if err != nil {
 		return err
+	}
+	if turn {
+		// Back of the queue, behind the registrations that waited meanwhile.
+		return river.JobSnooze(0)
 	}
 	if wait > 0 {
 		return river.JobSnooze(wait)

@@ -59,6 +59,14 @@ type Config struct {
 	// PollMin and PollMax bound the wait between two polls of a brand's or campaign's
 	// status (doubling from PollMin); 0 means 1 minute and 1 hour.
 	PollMin, PollMax time.Duration
+	// SubmissionsPerDay is how many registrations a shop may submit in 24 hours, the
+	// first included; 0 means 3. Each one costs the platform the brand and campaign
+	// fees, and a loop of them would hold the provider's shared rate.
+	SubmissionsPerDay int
+	// PaymentsEnabled says the server takes card payments (Stripe is configured): any
+	// shop may then send payment links, now or after switching to checkout, so its
+	// campaign declares embedded links.
+	PaymentsEnabled bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger; nil discards.
@@ -79,6 +87,7 @@ type Service struct {
 // setting up a sender or registering answers 503.
 func New(pool *pgxpool.Pool, inserter jobs.Inserter, provider Provider, reg Registrar, pacer Pacer, cfg Config) *Service {
 	cfg.PerSecond = cmp.Or(cfg.PerSecond, 1)
+	cfg.SubmissionsPerDay = cmp.Or(cfg.SubmissionsPerDay, 3)
 	cfg.PollMin = cmp.Or(cfg.PollMin, time.Minute)
 	cfg.PollMax = cmp.Or(cfg.PollMax, time.Hour)
 	if cfg.Now == nil {

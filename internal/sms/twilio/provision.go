@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 
 	api "github.com/twilio/twilio-go/rest/api/v2010"
@@ -275,20 +276,30 @@ func brandOf(b *messaging.MessagingV1BrandRegistrations) sms.Brand {
 		FailureReason: str(b.FailureReason)}
 }
 
-// FindBrand returns the brand registered for the business whose steps made done, if
-// there is one.
-func (t *Sender) FindBrand(ctx context.Context, done sms.Done) (sms.Brand, bool, error) {
+// brandPageSize is how many brands one call of FindBrand reads.
+const brandPageSize = 100
+
+// FindBrand looks for the brand registered for the business whose steps made done in
+// one page of the account's brands (one call): page is "" for the first, and next names
+// the page after it ("" after the last).
+func (t *Sender) FindBrand(ctx context.Context, done sms.Done, page string) (b sms.Brand, found bool, next string, err error) {
 	profile := done[stepProfile]
-	list, err := t.messaging(ctx).ListBrandRegistrations((&messaging.ListBrandRegistrationsParams{}).SetPageSize(50).SetLimit(5000))
+	q, _ := url.ParseQuery(page)
+	resp, err := t.messaging(ctx).PageBrandRegistrations((&messaging.ListBrandRegistrationsParams{}).SetPageSize(brandPageSize),
+		q.Get("PageToken"), q.Get("Page"))
 	if err != nil {
-		return sms.Brand{}, false, fmt.Errorf("list brands: %w", fromTwilio(err))
+		return sms.Brand{}, false, "", fmt.Errorf("list brands: %w", fromTwilio(err))
 	}
-	for i := range list {
-		if str(list[i].CustomerProfileBundleSid) == profile {
-			return brandOf(&list[i]), true, nil
+	for i := range resp.Data {
+		if str(resp.Data[i].CustomerProfileBundleSid) == profile {
+			return brandOf(&resp.Data[i]), true, "", nil
 		}
 	}
-	return sms.Brand{}, false, nil
+	if u, err := url.Parse(str(resp.Meta.NextPageUrl)); err == nil && len(resp.Data) > 0 && str(resp.Meta.NextPageUrl) != "" {
+		nq := u.Query()
+		next = url.Values{"PageToken": {nq.Get("PageToken")}, "Page": {nq.Get("Page")}}.Encode()
+	}
+	return sms.Brand{}, false, next, nil
 }
 
 // CreateBrand registers the brand of business b, whose steps made done: its customer
