@@ -307,19 +307,20 @@ type flow struct {
 	steps   map[string]string
 	service string
 	shop    shops.Shop
-	// turn is how many steps the run may take before it makes way for other shops'
-	// registrations (errTurnOver); 0 for no limit. used counts them. A status read is
-	// no step (it makes nothing to record): a run reads at most the brand's and the
-	// campaign's once.
-	turn, used int
+	// turnEnds is when the run makes way for other shops' registrations (errTurnOver)
+	// before its next step, having taken one at least; zero for never. stepped says it
+	// took one. A status read is no step (it makes nothing to record): a run reads at
+	// most the brand's and the campaign's once.
+	turnEnds time.Time
+	stepped  bool
 }
 
-// take counts one step of the run's turn, or says the turn is over.
+// take starts a step of the run's turn, or says the turn is over.
 func (f *flow) take() error {
-	if f.turn > 0 && f.used >= f.turn {
+	if f.stepped && !f.turnEnds.IsZero() && !time.Now().Before(f.turnEnds) {
 		return errTurnOver
 	}
-	f.used++
+	f.stepped = true
 	return nil
 }
 
@@ -396,22 +397,23 @@ func (s *Service) Advance(ctx context.Context, shopID uuid.UUID, submission, att
 	if s.reg == nil {
 		return 0, ErrNoProvider
 	}
-	wait, err := s.advance(ctx, shopID, submission, attempt, 0)
+	wait, err := s.advance(ctx, shopID, submission, attempt, time.Time{})
 	if errors.Is(err, errStale) {
 		return 0, nil
 	}
 	return wait, err
 }
 
-// advanceTurn is Advance for at most one step: the job's run, which then makes way for
-// the other shops' registrations waiting in the queue (turn reports that more remains).
+// advanceTurn is Advance for one turn (Config.Turn, one step at least): the job's run,
+// which then makes way for the other shops' registrations waiting in the queue (turn
+// reports that more remains).
 // Shops take turns so: one shop's long flow, or its resubmissions, delays another's by a
 // call at most, not by the whole flow.
 func (s *Service) advanceTurn(ctx context.Context, shopID uuid.UUID, submission, attempt int) (wait time.Duration, turn bool, err error) {
 	if s.reg == nil {
 		return 0, false, ErrNoProvider
 	}
-	wait, err = s.advance(ctx, shopID, submission, attempt, 1)
+	wait, err = s.advance(ctx, shopID, submission, attempt, time.Now().Add(s.cfg.Turn))
 	switch {
 	case errors.Is(err, errStale):
 		return 0, false, nil
@@ -421,7 +423,7 @@ func (s *Service) advanceTurn(ctx context.Context, shopID uuid.UUID, submission,
 	return wait, false, err
 }
 
-func (s *Service) advance(ctx context.Context, shopID uuid.UUID, submission, attempt, turn int) (time.Duration, error) {
+func (s *Service) advance(ctx context.Context, shopID uuid.UUID, submission, attempt int, turnEnds time.Time) (time.Duration, error) {
 	reg, err := queries.RegistrationGet(ctx, s.pool, shopID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, nil
@@ -440,7 +442,7 @@ func (s *Service) advance(ctx context.Context, shopID uuid.UUID, submission, att
 	if err != nil {
 		return 0, err
 	}
-	f := &flow{s: s, reg: reg, service: sender.MessagingServiceSid.String, shop: shop, steps: map[string]string{}, turn: turn}
+	f := &flow{s: s, reg: reg, service: sender.MessagingServiceSid.String, shop: shop, steps: map[string]string{}, turnEnds: turnEnds}
 	if err := json.Unmarshal(reg.Details, &f.d); err != nil {
 		return 0, fmt.Errorf("decode registration details of %s: %w", shopID, err)
 	}

@@ -59,6 +59,10 @@ type Config struct {
 	// PollMin and PollMax bound the wait between two polls of a brand's or campaign's
 	// status (doubling from PollMin); 0 means 1 minute and 1 hour.
 	PollMin, PollMax time.Duration
+	// Turn is how long one run of a registration job walks its flow (one step at
+	// least) before it makes way for the other shops' registrations waiting in the
+	// queue; 0 means 1 second, about one call at the provider's rate.
+	Turn time.Duration
 	// SubmissionsPerDay is how many registrations a shop may submit in 24 hours, the
 	// first included; 0 means 3. Each one costs the platform the brand and campaign
 	// fees, and a loop of them would hold the provider's shared rate.
@@ -88,6 +92,7 @@ type Service struct {
 func New(pool *pgxpool.Pool, inserter jobs.Inserter, provider Provider, reg Registrar, pacer Pacer, cfg Config) *Service {
 	cfg.PerSecond = cmp.Or(cfg.PerSecond, 1)
 	cfg.SubmissionsPerDay = cmp.Or(cfg.SubmissionsPerDay, 3)
+	cfg.Turn = cmp.Or(cfg.Turn, time.Second)
 	cfg.PollMin = cmp.Or(cfg.PollMin, time.Minute)
 	cfg.PollMax = cmp.Or(cfg.PollMax, time.Hour)
 	if cfg.Now == nil {

@@ -79,14 +79,14 @@ func (l *logged) log() []string {
 	return append([]string(nil), l.calls...)
 }
 
-// TestShopsTakeTurns: one worker, two shops. Shop A's registration (some fifteen calls
+// TestShopsTakeTurns: one worker, two shops, turns of one step each. Shop A's registration (some fifteen calls
 // before its brand) is under way when shop B submits: B's first call comes right after
 // A's next one, and from then on the two alternate, instead of B waiting for A's whole
 // flow (as it did when a job walked its flow in one run).
 func TestShopsTakeTurns(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t)
-	w.cfg.PerSecond = 50
+	w.cfg.PerSecond, w.cfg.Turn = 50, time.Nanosecond // a turn of one step
 	reg := &logged{Registrar: w.twilio}
 	svc := w.service(w.twilio, reg)
 	shopA := w.ownSender(t, svc, "Shop A", "+15555550161", shops.PaymentNone)
