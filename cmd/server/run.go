@@ -507,7 +507,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	a.hooks = hooks.New(a.pool, queue, hooksCfg)
 	// A setting that leaves out a key in use would leave secrets that cannot sign and
 	// feed addresses that cannot be shown: refused (docs/operations.md, Secrets key).
-	if err := checkSecrets(ctx, cfg, a.shops, a.hooks, log); err != nil {
+	if err := checkSecrets(ctx, a.shops, a.hooks, log); err != nil {
 		return nil, err
 	}
 	a.idempotency = idempotency.New(a.pool, idempotency.Config{})

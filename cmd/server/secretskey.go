@@ -29,7 +29,7 @@ func secretsRing(cfg config.Config) (*keyring.Ring, error) {
 // in use is refused, since those secrets could no longer sign and those addresses no
 // longer be shown. Then what an older version kept plain is sealed, and the feeds of
 // shops from before migration 0033 derived (their old addresses keep working).
-func checkSecrets(ctx context.Context, cfg config.Config, sh *shops.Service, hk *hooks.Service, log *slog.Logger) error {
+func checkSecrets(ctx context.Context, sh *shops.Service, hk *hooks.Service, log *slog.Logger) error {
 	for _, check := range []func(context.Context) error{hk.CheckSecretsKeys, sh.CheckCalendarKeys} {
 		if err := check(ctx); err != nil {
 			if errors.Is(err, keyring.ErrUnknownKey) {
@@ -88,7 +88,7 @@ func secretsKey(ctx context.Context, args []string, getenv func(string) string, 
 	sh := shops.New(pool, shops.Config{Secrets: ring})
 	hk := hooks.New(pool, nil, hooks.Config{Secrets: ring})
 	defer hk.Close()
-	if err := checkSecrets(ctx, cfg, sh, hk, log); err != nil {
+	if err := checkSecrets(ctx, sh, hk, log); err != nil {
 		return err
 	}
 	sealed, err := hk.ResealSecrets(ctx)
