@@ -160,3 +160,36 @@ func TestMovingOffAdminToken(t *testing.T) {
 	require.Equal(t, []string{hooks.CustomerOptedOut}, hookstest.Types(events))
 	require.Empty(t, r.Unverified(), "every delivery verified with the secret made under ADMIN_TOKEN")
 }
+
+// TestDevModeNeedsNoKeys: with DEV_MODE=1 and neither key set, a server starts on a
+// sandbox database from before the keys were required, whose secrets and STOPs
+// ADMIN_TOKEN kept: the sandbox's fixed key is the newest and ADMIN_TOKEN an older one,
+// so nothing is refused, and `server secrets-key reencrypt` moves the secrets to the
+// sandbox key. Outside DEV_MODE the same setting is refused.
+func TestDevModeNeedsNoKeys(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	legacy, err := keyring.New([]byte(adminToken))
+	require.NoError(t, err)
+	shop, _, err := shops.New(e.pool, shops.Config{Secrets: legacy}).Create(ctx, shops.NewShop{Name: "Sandbox",
+		Timezone: "UTC", SMSNumber: "+15555550178", Currency: "usd", PaymentMode: shops.PaymentNone})
+	require.NoError(t, err)
+	hk := hooks.New(e.pool, nil, hooks.Config{Secrets: legacy, DevMode: true, AllowPrivate: true})
+	t.Cleanup(hk.Close)
+	_, _, err = hk.CreateEndpoint(ctx, shop.ID, hooks.NewEndpoint{URL: "http://127.0.0.1:9/hooks"})
+	require.NoError(t, err)
+	cust, err := customers.New(e.pool, customers.Config{PhoneKeys: [][]byte{[]byte(adminToken)}})
+	require.NoError(t, err)
+	require.NoError(t, cust.CheckErasureKeys(ctx))
+	require.NoError(t, cust.OptOutNumber(ctx, shop.ID, "+15557770789"))
+
+	unset := map[string]string{"SECRETS_KEY": "", "ERASURE_KEY": ""}
+	require.Error(t, e.startStop(unset), "outside DEV_MODE the keys are required")
+	dev := map[string]string{"SECRETS_KEY": "", "ERASURE_KEY": "", "DEV_MODE": "1"}
+	require.NoError(t, e.startStop(dev))
+	var out bytes.Buffer
+	require.NoError(t, run(ctx, []string{"secrets-key", "reencrypt"}, e.vars(dev), &out, io.Discard))
+	require.Contains(t, out.String(), "1 webhook endpoints' secrets, 1 calendar feeds")
+	require.NoError(t, e.startStop(dev), "and again, now under the sandbox key")
+}
