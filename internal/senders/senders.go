@@ -381,7 +381,7 @@ func (s *Service) CheckCanText(ctx context.Context, shop shops.Shop) error {
 		return ErrNotRegistered
 	case err != nil:
 		return fmt.Errorf("get registration of shop %s: %w", shop.ID, err)
-	case reg.CampaignStatus.String != "VERIFIED":
+	case reg.Status != StatusVerified: // the campaign approved
 		return ErrNotRegistered
 	}
 	return nil
