@@ -406,9 +406,8 @@ func (s *Service) Advance(ctx context.Context, shopID uuid.UUID, submission, att
 
 // advanceTurn is Advance for one turn (Config.Turn, one step at least): the job's run,
 // which then makes way for the other shops' registrations waiting in the queue (turn
-// reports that more remains).
-// Shops take turns so: one shop's long flow, or its resubmissions, delays another's by a
-// call at most, not by the whole flow.
+// reports that more remains). Shops take turns so: one shop's long flow, or its
+// resubmissions, delays another's by a call or two, not by the whole flow.
 func (s *Service) advanceTurn(ctx context.Context, shopID uuid.UUID, submission, attempt int) (wait time.Duration, turn bool, err error) {
 	if s.reg == nil {
 		return 0, false, ErrNoProvider
@@ -689,8 +688,9 @@ func (w *RegistrationWorker) Work(ctx context.Context, job *river.Job[jobs.SMSRe
 	return nil
 }
 
-// Timeout implements river.Worker: a whole flow is some 20 calls at 1 a second, with
-// other shops' calls in between.
+// Timeout implements river.Worker: a run is a turn of about a second, its calls waiting
+// for the shared rate behind other instances' (a list of brands, a page a second, is
+// the longest).
 func (w *RegistrationWorker) Timeout(*river.Job[jobs.SMSRegistration]) time.Duration {
 	return 3 * time.Minute
 }
