@@ -374,7 +374,7 @@ func (c *Config) loadKeys(name, v string, bad func(name, why string)) [][]byte {
 	if len(list) == 0 {
 		if !c.DevMode {
 			bad(name, fmt.Sprintf("is required unless DEV_MODE=1: at least %d random bytes (e.g. openssl rand -hex 32). "+
-				"A database that ran without it kept its secrets under ADMIN_TOKEN: set %s=<new key>,<ADMIN_TOKEN's value> "+
+				"A database that ran without it kept what it protects under ADMIN_TOKEN: set %s=<new key>,<ADMIN_TOKEN's value> "+
 				"(docs/operations.md, Moving off ADMIN_TOKEN)", minKeyLen, name))
 			return nil
 		}
