@@ -268,11 +268,7 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	c.loadConnect(get, bad)
 	c.loadSender(get, bad)
-	c.ErasureKeys = c.loadKeys("ERASURE_KEY", get("ERASURE_KEY"), bad)
-	c.SecretsKeys = c.loadKeys("SECRETS_KEY", get("SECRETS_KEY"), bad)
-	if len(c.ErasureKeys) > 0 && len(c.SecretsKeys) > 0 && string(c.ErasureKeys[0]) == string(c.SecretsKeys[0]) {
-		bad("SECRETS_KEY", "must not start with ERASURE_KEY's newest key: each purpose has a key of its own")
-	}
+	c.loadServerKeys(get, bad)
 	if c.SessionSecret != "" && len(c.SessionSecret) < 32 {
 		bad("SESSION_SECRET", "must be at least 32 characters")
 	}
@@ -361,6 +357,15 @@ const (
 var devKeys = map[string]string{
 	"ERASURE_KEY": "dev-erasure-key-change-me-0123456789abcdef",
 	"SECRETS_KEY": "dev-secrets-key-change-me-0123456789abcdef",
+}
+
+// loadServerKeys reads ERASURE_KEY and SECRETS_KEY, whose newest keys must differ.
+func (c *Config) loadServerKeys(get func(string) string, bad func(name, why string)) {
+	c.ErasureKeys = c.loadKeys("ERASURE_KEY", get("ERASURE_KEY"), bad)
+	c.SecretsKeys = c.loadKeys("SECRETS_KEY", get("SECRETS_KEY"), bad)
+	if len(c.ErasureKeys) > 0 && len(c.SecretsKeys) > 0 && string(c.ErasureKeys[0]) == string(c.SecretsKeys[0]) {
+		bad("SECRETS_KEY", "must not start with ERASURE_KEY's newest key: each purpose has a key of its own")
+	}
 }
 
 // loadKeys reads a list of server keys, newest first (ERASURE_KEY, SECRETS_KEY). Outside
