@@ -165,7 +165,8 @@ func TestMovingOffAdminToken(t *testing.T) {
 // sandbox database from before the keys were required, whose secrets and STOPs
 // ADMIN_TOKEN kept: the sandbox's fixed key is the newest and ADMIN_TOKEN an older one,
 // so nothing is refused, and `server secrets-key reencrypt` moves the secrets to the
-// sandbox key. Outside DEV_MODE the same setting is refused.
+// sandbox key. Outside DEV_MODE the same setting is refused, and keys of its own start
+// once the sandbox's follow them.
 func TestDevModeNeedsNoKeys(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -192,4 +193,11 @@ func TestDevModeNeedsNoKeys(t *testing.T) {
 	require.NoError(t, run(ctx, []string{"secrets-key", "reencrypt"}, e.vars(dev), &out, io.Discard))
 	require.Contains(t, out.String(), "1 webhook endpoints' secrets, 1 calendar feeds")
 	require.NoError(t, e.startStop(dev), "and again, now under the sandbox key")
+
+	// Out of DEV_MODE, as docs/operations.md says: the sandbox keys (and the token) after
+	// keys of its own.
+	const devSecrets, devErasure = "dev-secrets-key-change-me-0123456789abcdef", "dev-erasure-key-change-me-0123456789abcdef"
+	require.Error(t, e.startStop(map[string]string{"SECRETS_KEY": secretsKeyA, "ERASURE_KEY": erasureKeyA}))
+	require.NoError(t, e.startStop(map[string]string{"SECRETS_KEY": secretsKeyA + "," + devSecrets,
+		"ERASURE_KEY": erasureKeyA + "," + devErasure + "," + adminToken}))
 }
