@@ -391,13 +391,13 @@ func (f *flow) set(ctx context.Context, status, brand, campaign, reason string) 
 
 // Advance walks the shop's registration (its submission-th submission) as far as it can
 // go now. It returns how long to wait before the next poll: 0 when the submission is
-// decided, or replaced by a newer one (whose own job walks it). attempt counts the job's
-// runs, for the polls' backoff.
-func (s *Service) Advance(ctx context.Context, shopID uuid.UUID, submission, attempt int) (time.Duration, error) {
+// decided, or replaced by a newer one (whose own job walks it). The wait doubles with
+// each poll that finds nothing changed (backoff).
+func (s *Service) Advance(ctx context.Context, shopID uuid.UUID, submission int) (time.Duration, error) {
 	if s.reg == nil {
 		return 0, ErrNoProvider
 	}
-	wait, err := s.advance(ctx, shopID, submission, attempt, time.Time{})
+	wait, err := s.advance(ctx, shopID, submission, time.Time{})
 	if errors.Is(err, errStale) {
 		return 0, nil
 	}
@@ -408,11 +408,11 @@ func (s *Service) Advance(ctx context.Context, shopID uuid.UUID, submission, att
 // which then makes way for the other shops' registrations waiting in the queue (turn
 // reports that more remains). Shops take turns so: one shop's long flow, or its
 // resubmissions, delays another's by a call or two, not by the whole flow.
-func (s *Service) advanceTurn(ctx context.Context, shopID uuid.UUID, submission, attempt int) (wait time.Duration, turn bool, err error) {
+func (s *Service) advanceTurn(ctx context.Context, shopID uuid.UUID, submission int) (wait time.Duration, turn bool, err error) {
 	if s.reg == nil {
 		return 0, false, ErrNoProvider
 	}
-	wait, err = s.advance(ctx, shopID, submission, attempt, time.Now().Add(s.cfg.Turn))
+	wait, err = s.advance(ctx, shopID, submission, time.Now().Add(s.cfg.Turn))
 	switch {
 	case errors.Is(err, errStale):
 		return 0, false, nil
@@ -422,7 +422,7 @@ func (s *Service) advanceTurn(ctx context.Context, shopID uuid.UUID, submission,
 	return wait, false, err
 }
 
-func (s *Service) advance(ctx context.Context, shopID uuid.UUID, submission, attempt int, turnEnds time.Time) (time.Duration, error) {
+func (s *Service) advance(ctx context.Context, shopID uuid.UUID, submission int, turnEnds time.Time) (time.Duration, error) {
 	reg, err := queries.RegistrationGet(ctx, s.pool, shopID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, nil
@@ -461,7 +461,8 @@ func (s *Service) advance(ctx context.Context, shopID uuid.UUID, submission, att
 	case sms.Rejected:
 		return 0, f.set(ctx, StatusFailed, brand.Status, "", reasonOr(brand.FailureReason, "the brand registration failed"))
 	default:
-		return s.backoff(attempt), f.set(ctx, StatusBrandPending, brand.Status, "", "")
+		err := f.set(ctx, StatusBrandPending, brand.Status, "", "")
+		return s.backoff(f.reg.UpdatedAt), err
 	}
 	camp, err := f.campaign(ctx, brand.SID)
 	if err != nil {
@@ -473,7 +474,8 @@ func (s *Service) advance(ctx context.Context, shopID uuid.UUID, submission, att
 	case sms.Rejected:
 		return 0, f.set(ctx, StatusFailed, brand.Status, camp.Status, reasonOr(camp.FailureReason, "the campaign registration failed"))
 	default:
-		return s.backoff(attempt), f.set(ctx, StatusCampaignPending, brand.Status, camp.Status, "")
+		err := f.set(ctx, StatusCampaignPending, brand.Status, camp.Status, "")
+		return s.backoff(f.reg.UpdatedAt), err
 	}
 }
 
@@ -484,13 +486,13 @@ func reasonOr(reason, fallback string) string {
 	return fallback
 }
 
-// backoff doubles the wait between polls from PollMin up to PollMax.
-func (s *Service) backoff(attempt int) time.Duration {
-	d := s.cfg.PollMin
-	for i := 1; i < attempt && d < s.cfg.PollMax; i++ {
-		d *= 2
-	}
-	return min(d, s.cfg.PollMax)
+// backoff is the wait before the next poll of a registration whose statuses last
+// changed at since: as long as they have stood, from PollMin up to PollMax, so the
+// polls' interval doubles while nothing changes. (The job's attempt cannot count them:
+// River does not count a snooze as an attempt, and polls every PollMin for weeks of
+// carrier vetting would spend the rate every shop shares.)
+func (s *Service) backoff(since time.Time) time.Duration {
+	return min(max(s.cfg.Now().Sub(since), s.cfg.PollMin), s.cfg.PollMax)
 }
 
 // business registers the business with the provider, one recorded step after another,
@@ -674,7 +676,7 @@ type RegistrationWorker struct {
 
 // Work implements river.Worker.
 func (w *RegistrationWorker) Work(ctx context.Context, job *river.Job[jobs.SMSRegistration]) error {
-	wait, turn, err := w.Service.advanceTurn(ctx, job.Args.ShopID, job.Args.Submission, job.Attempt)
+	wait, turn, err := w.Service.advanceTurn(ctx, job.Args.ShopID, job.Args.Submission)
 	if err != nil {
 		return err
 	}

@@ -289,9 +289,9 @@ func TestKilledInstanceResumesWithoutDuplicates(t *testing.T) {
 	_, err := svc.Register(t.Context(), shop, company())
 	require.NoError(t, err)
 
-	_, err = svc.Advance(t.Context(), shop.ID, 1, 1)
+	_, err = svc.Advance(t.Context(), shop.ID, 1)
 	require.ErrorIs(t, err, context.Canceled, "the first instance dies")
-	wait, err := svc.Advance(t.Context(), shop.ID, 1, 1)
+	wait, err := svc.Advance(t.Context(), shop.ID, 1)
 	require.NoError(t, err)
 	require.Positive(t, wait)
 	require.Len(t, w.fake.Brands(), 1)
@@ -300,13 +300,13 @@ func TestKilledInstanceResumesWithoutDuplicates(t *testing.T) {
 	reg.mu.Lock()
 	reg.crashAfter = "campaign"
 	reg.mu.Unlock()
-	_, err = svc.Advance(t.Context(), shop.ID, 1, 1)
+	_, err = svc.Advance(t.Context(), shop.ID, 1)
 	require.ErrorIs(t, err, context.Canceled)
-	_, err = svc.Advance(t.Context(), shop.ID, 1, 1)
+	_, err = svc.Advance(t.Context(), shop.ID, 1)
 	require.NoError(t, err)
 	require.Len(t, w.fake.Campaigns(), 1)
 	w.fake.SetCampaignStatus(w.fake.Campaigns()[0].SID, "VERIFIED", "")
-	wait, err = svc.Advance(t.Context(), shop.ID, 1, 1)
+	wait, err = svc.Advance(t.Context(), shop.ID, 1)
 	require.NoError(t, err)
 	require.Zero(t, wait)
 	got, err := svc.Get(t.Context(), shop)
@@ -329,7 +329,7 @@ func TestRegistrationCallsArePacedAcrossInstances(t *testing.T) {
 	shop, _ := w.withSender(t, fast, "en")
 	_, err := fast.Register(t.Context(), shop, company())
 	require.NoError(t, err)
-	_, err = fast.Advance(t.Context(), shop.ID, 1, 1) // the flow up to the brand, unpaced
+	_, err = fast.Advance(t.Context(), shop.ID, 1) // the flow up to the brand, unpaced
 	require.NoError(t, err)
 
 	w.cfg.PerSecond = 1
@@ -338,7 +338,7 @@ func TestRegistrationCallsArePacedAcrossInstances(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, svc := range []*senders.Service{a, b, a, b} {
 		wg.Go(func() {
-			_, err := svc.Advance(context.Background(), shop.ID, 1, 1)
+			_, err := svc.Advance(context.Background(), shop.ID, 1)
 			require.NoError(t, err)
 		})
 	}

@@ -185,10 +185,10 @@ func TestCampaignDeclaresTheLinksAShopMaySend(t *testing.T) {
 			shop := w.ownSender(t, svc, "Ana's Salon", "+15555550164", tc.payment)
 			_, err := svc.Register(t.Context(), shop, company())
 			require.NoError(t, err)
-			_, err = svc.Advance(t.Context(), shop.ID, 1, 1)
+			_, err = svc.Advance(t.Context(), shop.ID, 1)
 			require.NoError(t, err)
 			w.fake.SetBrandStatus(onlyBrand(t, w.fake).SID, "APPROVED", "")
-			_, err = svc.Advance(t.Context(), shop.ID, 1, 1)
+			_, err = svc.Advance(t.Context(), shop.ID, 1)
 			require.NoError(t, err)
 			form := onlyCampaign(t, w.fake).Form
 			require.Equal(t, tc.links, form.Get("HasEmbeddedLinks"))
@@ -219,11 +219,11 @@ func TestSubmissionsAreLimitedPerShop(t *testing.T) {
 
 	fail := func(s shops.Shop, submission int) {
 		t.Helper()
-		_, err := svc.Advance(t.Context(), s.ID, submission, 1)
+		_, err := svc.Advance(t.Context(), s.ID, submission)
 		require.NoError(t, err)
 		brands := w.fake.Brands()
 		w.fake.SetBrandStatus(brands[len(brands)-1].SID, "FAILED", "TCR: the EIN does not match")
-		_, err = svc.Advance(t.Context(), s.ID, submission, 1)
+		_, err = svc.Advance(t.Context(), s.ID, submission)
 		require.NoError(t, err)
 		got, err := svc.Get(t.Context(), s)
 		require.NoError(t, err)
@@ -248,4 +248,37 @@ func TestSubmissionsAreLimitedPerShop(t *testing.T) {
 	now.Store(time.Date(2026, 11, 30, 10, 0, 1, 0, time.UTC).UnixNano())
 	_, err = svc.Register(t.Context(), shop, company())
 	require.NoError(t, err, "a day after the first, a 4th may go")
+}
+
+// TestPollsBackOffWhileNothingChanges: a brand under review is polled after 1 minute,
+// then after as long again as its status has stood (2, 4 minutes...), up to an hour; a
+// change starts over. (The job's attempt, which the backoff counted, stays 1 across
+// River's snoozes: the polls came every minute for as long as carriers took.)
+func TestPollsBackOffWhileNothingChanges(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	var now atomic.Int64
+	now.Store(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC).UnixNano())
+	w.cfg.Now = func() time.Time { return time.Unix(0, now.Load()).UTC() }
+	w.cfg.PollMin, w.cfg.PollMax = time.Minute, time.Hour
+	svc := w.service(w.twilio, w.twilio)
+	shop := w.ownSender(t, svc, "Ana's Salon", "+15555550167", shops.PaymentNone)
+	_, err := svc.Register(t.Context(), shop, company())
+	require.NoError(t, err)
+
+	advance := func(by time.Duration) time.Duration {
+		t.Helper()
+		now.Add(int64(by))
+		wait, err := svc.Advance(t.Context(), shop.ID, 1)
+		require.NoError(t, err)
+		return wait
+	}
+	require.Equal(t, time.Minute, advance(0), "the brand was just made")
+	require.Equal(t, time.Minute, advance(time.Minute))
+	require.Equal(t, 2*time.Minute, advance(time.Minute))
+	require.Equal(t, 4*time.Minute, advance(2*time.Minute))
+	require.Equal(t, time.Hour, advance(3*time.Hour), "at most an hour")
+	w.fake.SetBrandStatus(onlyBrand(t, w.fake).SID, "APPROVED", "")
+	require.Equal(t, time.Minute, advance(time.Hour), "the campaign was just made: from the start again")
+	require.Equal(t, 5*time.Minute, advance(5*time.Minute))
 }
