@@ -27,7 +27,9 @@
 # Every variable below can be set beforehand to override its default. Twilio is left
 # unconfigured on purpose: texts are logged instead of sent, and in DEV_MODE inbound
 # texts are accepted without a signature, so replies can be simulated locally.
-# SESSION_SECRET is left unset too: a random one is made at each start.
+# SESSION_SECRET is left unset too: a random one is made at each start. ERASURE_KEY and
+# SECRETS_KEY, unset, are DEV_MODE's fixed sandbox keys (a server outside DEV_MODE
+# requires its own: docs/configuration.md).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -172,7 +174,7 @@ if kill -0 "$server_pid" 2>/dev/null; then
 		printf 'export SERVER=%q\n' "$BIN"
 		printf 'export DEV_PID=%q\n' "$$"
 		printf '# the server'"'"'s settings, for go run ./cmd/server migrate|simulate|serve in this shell\n'
-		for v in DATABASE_URL REDIS_URL HTTP_ADDR PUBLIC_URL DEV_MODE ADMIN_TOKEN \
+		for v in DATABASE_URL REDIS_URL HTTP_ADDR PUBLIC_URL DEV_MODE ADMIN_TOKEN ERASURE_KEY SECRETS_KEY \
 			STRIPE_SECRET_KEY STRIPE_WEBHOOK_SECRET STRIPE_API_URL \
 			TWILIO_ACCOUNT_SID TWILIO_AUTH_TOKEN TWILIO_API_URL SESSION_SECRET REDIS_KEY_PREFIX; do
 			[[ -z ${!v:-} ]] || printf 'export %s=%q\n' "$v" "${!v}"

@@ -44,6 +44,10 @@ const (
 	adminToken    = "test-admin-token-0123456789"
 	publicURL     = "https://slots.example.test"
 	webhookSecret = "whsec_test_secret"
+	// The instances' ERASURE_KEY and SECRETS_KEY (32 bytes in hex, as required outside
+	// DEV_MODE).
+	testErasureKey = "5b0e2f8c1d4a7396e2c5b8f1a4d7e0c3b6f9a2d5e8c1b4f7a0d3e6c9b2f5a8d1"
+	testSecretsKey = "c1f4a7d0e3b6c9f2a5d8e1b4c7f0a3d6e9b2c5f8a1d4e7b0c3f6a9d2e5b8c1f4"
 )
 
 // env is one test's world: its own database, Redis key prefix, Twilio fake and Stripe
@@ -98,6 +102,8 @@ func (e *env) vars(extra map[string]string) func(string) string {
 		"HTTP_ADDR":             "127.0.0.1:0",
 		"PUBLIC_URL":            publicURL,
 		"ADMIN_TOKEN":           adminToken,
+		"ERASURE_KEY":           testErasureKey,
+		"SECRETS_KEY":           testSecretsKey,
 		"TWILIO_ACCOUNT_SID":    twiliofake.TestAccountSID,
 		"TWILIO_AUTH_TOKEN":     twiliofake.TestAuthToken,
 		"TWILIO_API_URL":        e.twilio.URL(),

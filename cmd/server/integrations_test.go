@@ -576,7 +576,7 @@ func TestIntegrationsKilledInstanceLosesNothing(t *testing.T) {
 	vars := e.vars(hooksVars)
 	child.Env = append(os.Environ(), childServeEnv+"=1")
 	for _, k := range []string{"DATABASE_URL", "REDIS_URL", "REDIS_KEY_PREFIX", "HTTP_ADDR", "PUBLIC_URL", "ADMIN_TOKEN",
-		"TWILIO_ACCOUNT_SID", "TWILIO_AUTH_TOKEN", "TWILIO_API_URL", "STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET", "STRIPE_API_URL",
+		"ERASURE_KEY", "SECRETS_KEY", "TWILIO_ACCOUNT_SID", "TWILIO_AUTH_TOKEN", "TWILIO_API_URL", "STRIPE_SECRET_KEY", "STRIPE_WEBHOOK_SECRET", "STRIPE_API_URL",
 		"DEV_MODE", "WEBHOOK_ALLOW_PRIVATE"} {
 		child.Env = append(child.Env, k+"="+vars(k))
 	}

@@ -430,7 +430,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	if cfg.TwilioConfigured() {
 		// Every text asks Twilio for its delivery reports (sent, delivered, undelivered).
 		t, err := twilio.New(twilio.Config{AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken, APIURL: cfg.TwilioAPIURL,
-			StatusCallbackURL: cfg.PublicURL + webhooks.TwilioStatusPath})
+			StatusCallbackURL: cfg.PublicURL + webhooks.TwilioStatusPath, PrimaryProfileSID: cfg.TwilioISVProfileSID})
 		if err != nil {
 			return nil, fmt.Errorf("twilio: %w", err)
 		}
@@ -462,12 +462,6 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 			log.Warn("SESSION_SECRET is unset: dashboard sessions end on restart and do not cross instances")
 		}
 	}
-	if cfg.ErasureKeyIsAdminToken && !cfg.DevMode {
-		log.Warn("ERASURE_KEY is unset: ADMIN_TOKEN keys the hashes of opted-out and erased numbers; set ERASURE_KEY before rotating ADMIN_TOKEN (docs/operations.md)")
-	}
-	if cfg.SecretsKeyIsAdminToken && !cfg.DevMode {
-		log.Warn("SECRETS_KEY is unset: ADMIN_TOKEN seals webhook secrets and derives calendar feed addresses; set SECRETS_KEY before rotating ADMIN_TOKEN (docs/operations.md)")
-	}
 	secrets, err := secretsRing(cfg)
 	if err != nil {
 		return nil, err
@@ -486,9 +480,8 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	// A setting that leaves out a key the kept hashes were made under would silently
 	// forget every STOP recorded under it: refused (docs/operations.md, Erasure key).
 	if err := a.customers.CheckErasureKeys(ctx); err != nil {
-		if errors.Is(err, customers.ErrErasureKeyMissing) && cfg.ErasureKeyIsAdminToken {
-			err = fmt.Errorf("%w; ERASURE_KEY is unset, so ADMIN_TOKEN is the key: if ADMIN_TOKEN changed, "+
-				"set ERASURE_KEY=<new token>,<previous token>", err)
+		if errors.Is(err, customers.ErrErasureKeyMissing) {
+			err = fmt.Errorf("%w; %s", err, fallbackHint("ERASURE_KEY"))
 		}
 		return nil, err
 	}
@@ -514,13 +507,13 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	a.hooks = hooks.New(a.pool, queue, hooksCfg)
 	// A setting that leaves out a key in use would leave secrets that cannot sign and
 	// feed addresses that cannot be shown: refused (docs/operations.md, Secrets key).
-	if err := checkSecrets(ctx, cfg, a.shops, a.hooks, log); err != nil {
+	if err := checkSecrets(ctx, a.shops, a.hooks, log); err != nil {
 		return nil, err
 	}
 	a.idempotency = idempotency.New(a.pool, idempotency.Config{})
 	sendersCfg := senders.Config{
 		InboundURL: inboundURL(cfg), StatusCallbackURL: cfg.PublicURL + webhooks.TwilioStatusPath,
-		PrimaryProfileSID: cfg.TwilioISVProfileSID, RequireUSA2P: cfg.SMSUSA2P, Logger: log}
+		RequireUSA2P: cfg.SMSUSA2P, PaymentsEnabled: cfg.StripeConfigured(), Logger: log}
 	if opts.tuneSenders != nil {
 		opts.tuneSenders(&sendersCfg)
 	}

@@ -29,12 +29,11 @@ func secretsRing(cfg config.Config) (*keyring.Ring, error) {
 // in use is refused, since those secrets could no longer sign and those addresses no
 // longer be shown. Then what an older version kept plain is sealed, and the feeds of
 // shops from before migration 0033 derived (their old addresses keep working).
-func checkSecrets(ctx context.Context, cfg config.Config, sh *shops.Service, hk *hooks.Service, log *slog.Logger) error {
+func checkSecrets(ctx context.Context, sh *shops.Service, hk *hooks.Service, log *slog.Logger) error {
 	for _, check := range []func(context.Context) error{hk.CheckSecretsKeys, sh.CheckCalendarKeys} {
 		if err := check(ctx); err != nil {
-			if errors.Is(err, keyring.ErrUnknownKey) && cfg.SecretsKeyIsAdminToken {
-				err = fmt.Errorf("%w; SECRETS_KEY is unset, so ADMIN_TOKEN is the key: if ADMIN_TOKEN changed, "+
-					"set SECRETS_KEY=<new token>,<previous token>", err)
+			if errors.Is(err, keyring.ErrUnknownKey) {
+				err = fmt.Errorf("%w; %s", err, fallbackHint("SECRETS_KEY"))
 			}
 			return err
 		}
@@ -51,6 +50,14 @@ func checkSecrets(ctx context.Context, cfg config.Config, sh *shops.Service, hk 
 		log.Info("secrets sealed at rest", "webhook_endpoints", sealed, "calendar_feeds", derived)
 	}
 	return nil
+}
+
+// fallbackHint is what a refused start adds about name's missing keys: a database that
+// ran before the keys were required kept what they protect under ADMIN_TOKEN (whatever
+// its value was then), and gets it back by listing that value as an older key.
+func fallbackHint(name string) string {
+	return fmt.Sprintf("if this database ran before %s was required, ADMIN_TOKEN's value at the time was its key: "+
+		"set %s=<new key>,<that value> (docs/operations.md, Moving off ADMIN_TOKEN)", name, name)
 }
 
 // secretsKey runs `server secrets-key reencrypt`: every webhook secret is sealed anew
@@ -81,7 +88,7 @@ func secretsKey(ctx context.Context, args []string, getenv func(string) string, 
 	sh := shops.New(pool, shops.Config{Secrets: ring})
 	hk := hooks.New(pool, nil, hooks.Config{Secrets: ring})
 	defer hk.Close()
-	if err := checkSecrets(ctx, cfg, sh, hk, log); err != nil {
+	if err := checkSecrets(ctx, sh, hk, log); err != nil {
 		return err
 	}
 	sealed, err := hk.ResealSecrets(ctx)

@@ -78,22 +78,14 @@ type Config struct {
 	// ErasureKeys key the hashes kept of numbers that said STOP or were erased
 	// (ERASURE_KEY="newest,older,..."): the first hashes what is recorded, and every one
 	// is tried when matching, so records made under an older key keep matching after a
-	// rotation. Unset, ADMIN_TOKEN is the one key (ErasureKeyIsAdminToken).
+	// rotation. Required outside DEV_MODE (see loadKeys).
 	ErasureKeys [][]byte
-	// ErasureKeyIsAdminToken says ERASURE_KEY is unset and ADMIN_TOKEN keys the hashes:
-	// rotating ADMIN_TOKEN then needs ERASURE_KEY set to the old token first.
-	ErasureKeyIsAdminToken bool
-
 	// SecretsKeys seal what the server keeps and must be able to read back (outbound
 	// webhooks' signing secrets) and derive the calendar feeds' addresses
 	// (SECRETS_KEY="newest,older,..."): the first seals and derives from now on, every one
 	// opens what it sealed, so a rotation loses nothing until `server secrets-key
-	// reencrypt` has moved everything to the newest. Unset, ADMIN_TOKEN is the one key
-	// (SecretsKeyIsAdminToken), as for ERASURE_KEY.
+	// reencrypt` has moved everything to the newest. Required outside DEV_MODE.
 	SecretsKeys [][]byte
-	// SecretsKeyIsAdminToken says SECRETS_KEY is unset and ADMIN_TOKEN is the key:
-	// rotating ADMIN_TOKEN then needs SECRETS_KEY set to the old token first.
-	SecretsKeyIsAdminToken bool
 
 	// MetricsAddr, when set, is a second listener that serves only GET /metrics, for a
 	// Prometheus on a private network (METRICS_ADDR, e.g. 127.0.0.1:9090).
@@ -276,8 +268,7 @@ func Load(getenv func(string) string) (Config, error) {
 	}
 	c.loadConnect(get, bad)
 	c.loadSender(get, bad)
-	c.ErasureKeys, c.ErasureKeyIsAdminToken = c.loadKeys("ERASURE_KEY", get("ERASURE_KEY"), bad)
-	c.SecretsKeys, c.SecretsKeyIsAdminToken = c.loadKeys("SECRETS_KEY", get("SECRETS_KEY"), bad)
+	c.loadServerKeys(get, bad)
 	if c.SessionSecret != "" && len(c.SessionSecret) < 32 {
 		bad("SESSION_SECRET", "must be at least 32 characters")
 	}
@@ -348,36 +339,110 @@ func (c *Config) loadTrustedProxies(v string, bad func(name, why string)) {
 	}
 }
 
-// Bounds of ERASURE_KEY and SECRETS_KEY: each key at least minKeyLen characters (256
-// bits of hex), at most maxKeys of them (the newest and the ones still in use).
+// Bounds of ERASURE_KEY and SECRETS_KEY. The newest key is what seals and hashes from
+// now on: at least minKeyLen characters that look random (minKeyLen random bytes when
+// written in hex, as `openssl rand -hex 32` writes them). An older key only has to have
+// been a key: at least minOldKeyLen characters, the shortest ADMIN_TOKEN, which was the
+// key of a server that ran before these settings were required.
 const (
-	minKeyLen = 32
-	maxKeys   = 8
+	minKeyLen      = 32
+	minOldKeyLen   = 16
+	minKeyDistinct = 10
+	maxKeys        = 8
 )
 
-// loadKeys reads a list of server keys, newest first (ERASURE_KEY, SECRETS_KEY). Unset,
-// ADMIN_TOKEN (required, and never logged either) is the one key, so every deployment
-// has a secret of its own without a fixed fallback; fromAdmin says so.
-func (c *Config) loadKeys(name, v string, bad func(name, why string)) (keys [][]byte, fromAdmin bool) {
+// devKeys are the keys DEV_MODE uses when ERASURE_KEY or SECRETS_KEY is unset, by
+// variable: fixed, so that a sandbox's secrets and STOPs survive its restarts, and
+// refused outside DEV_MODE like every shipped example.
+var devKeys = map[string]string{
+	"ERASURE_KEY": "dev-erasure-key-change-me-0123456789abcdef",
+	"SECRETS_KEY": "dev-secrets-key-change-me-0123456789abcdef",
+}
+
+// loadServerKeys reads ERASURE_KEY and SECRETS_KEY, whose newest keys must differ.
+func (c *Config) loadServerKeys(get func(string) string, bad func(name, why string)) {
+	c.ErasureKeys = c.loadKeys("ERASURE_KEY", get("ERASURE_KEY"), bad)
+	c.SecretsKeys = c.loadKeys("SECRETS_KEY", get("SECRETS_KEY"), bad)
+	if len(c.ErasureKeys) > 0 && len(c.SecretsKeys) > 0 && string(c.ErasureKeys[0]) == string(c.SecretsKeys[0]) {
+		bad("SECRETS_KEY", "must not start with ERASURE_KEY's newest key: each purpose has a key of its own")
+	}
+}
+
+// loadKeys reads a list of server keys, newest first (ERASURE_KEY, SECRETS_KEY). Outside
+// DEV_MODE it is required, and its newest key may not be ADMIN_TOKEN: a key that also
+// opens the API would sit, as the HMACs made under it, in the database it protects.
+// Unset in DEV_MODE, the sandbox's fixed key is the newest and ADMIN_TOKEN an older
+// one, so a sandbox database from before the keys were required keeps its secrets and
+// STOPs.
+func (c *Config) loadKeys(name, v string, bad func(name, why string)) [][]byte {
 	list := secrets(v)
 	if len(list) == 0 {
-		if c.AdminToken != "" {
-			keys = [][]byte{[]byte(c.AdminToken)}
+		if !c.DevMode {
+			bad(name, fmt.Sprintf("is required unless DEV_MODE=1: at least %d random bytes (e.g. openssl rand -hex 32). "+
+				"A database that ran without it kept what it protects under ADMIN_TOKEN: set %s=<new key>,<ADMIN_TOKEN's value> "+
+				"(docs/operations.md, Moving off ADMIN_TOKEN)", minKeyLen, name))
+			return nil
 		}
-		return keys, true
+		keys := [][]byte{[]byte(devKeys[name])}
+		if len(c.AdminToken) >= minOldKeyLen {
+			keys = append(keys, []byte(c.AdminToken))
+		}
+		return keys
 	}
 	if len(list) > maxKeys {
 		bad(name, fmt.Sprintf("takes at most %d comma-separated keys (newest first)", maxKeys))
-		return nil, false
+		return nil
 	}
+	if why := weakKey(list[0]); why != "" {
+		bad(name, fmt.Sprintf("has a newest (first) key that %s: use at least %d random bytes (e.g. openssl rand -hex 32)", why, minKeyLen))
+		return nil
+	}
+	if list[0] == c.AdminToken {
+		bad(name, "must not start with ADMIN_TOKEN's value: give it a key of its own (ADMIN_TOKEN's value may follow it, "+
+			"as an older key, while the database moves off it)")
+		return nil
+	}
+	if !c.DevMode && list[0] == devKeys[name] {
+		bad(name, "is the example value DEV_MODE uses, which anyone can read: set a key of your own (e.g. openssl rand -hex 32)")
+		return nil
+	}
+	keys := make([][]byte, 0, len(list))
 	for _, k := range list {
-		if len(k) < minKeyLen {
-			bad(name, fmt.Sprintf("keys must be at least %d characters each (e.g. openssl rand -hex 32)", minKeyLen))
-			return nil, false
+		if len(k) < minOldKeyLen {
+			bad(name, fmt.Sprintf("takes older keys of at least %d characters each", minOldKeyLen))
+			return nil
 		}
 		keys = append(keys, []byte(k))
 	}
-	return keys, false
+	return keys
+}
+
+// weakKey says why k cannot be a newest key, or "" when it can: shorter than minKeyLen,
+// hex digits for fewer than minKeyLen bytes, or too few distinct characters to be random.
+func weakKey(k string) string {
+	if len(k) < minKeyLen {
+		return fmt.Sprintf("is shorter than %d characters", minKeyLen)
+	}
+	if isHex(k) && len(k) < 2*minKeyLen {
+		return fmt.Sprintf("is hexadecimal for fewer than %d bytes", minKeyLen)
+	}
+	distinct := map[rune]bool{}
+	for _, r := range k {
+		distinct[r] = true
+	}
+	if len(distinct) < minKeyDistinct {
+		return "repeats too few characters to be random"
+	}
+	return ""
+}
+
+func isHex(s string) bool {
+	for _, r := range s {
+		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
+			return false
+		}
+	}
+	return true
 }
 
 // loadConnect reads the Stripe Connect settings. They are checked against each other and

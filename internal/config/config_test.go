@@ -26,8 +26,16 @@ func base() map[string]string {
 		"TWILIO_AUTH_TOKEN":     "twiliosecret",
 		"STRIPE_SECRET_KEY":     "sk_test_abc",
 		"STRIPE_WEBHOOK_SECRET": "whsec_new, whsec_old",
+		"ERASURE_KEY":           erasureKey,
+		"SECRETS_KEY":           secretsKey,
 	}
 }
+
+// Keys of 32 random bytes in hex, as `openssl rand -hex 32` writes them.
+const (
+	erasureKey = "6f1c0e4d2b9a87355e1f0c3b7a2d9e4f1b6c8d0a3e5f7291c4b6d8e0f2a4c6e8"
+	secretsKey = "a9e3c5f70b1d2e4f6a8c0e2b4d6f8a1c3e5b7d9f0a2c4e6b8d1f3a5c7e9b0d2f"
+)
 
 func TestLoadValid(t *testing.T) {
 	t.Parallel()
@@ -252,43 +260,76 @@ func TestRedisOptions(t *testing.T) {
 	require.Error(t, err)
 }
 
-// TestLoadKeys: ERASURE_KEY and SECRETS_KEY are lists of keys, newest first, each of at
-// least 32 characters; unset, ADMIN_TOKEN is the key (and the config says so). A bad key
-// is named by its variable, never shown.
+// TestLoadKeys: ERASURE_KEY and SECRETS_KEY are lists of keys, newest first, required
+// outside DEV_MODE with no fallback to ADMIN_TOKEN; the newest is at least 32 random
+// bytes (not ADMIN_TOKEN, not the other setting's, not DEV_MODE's example), an older one
+// at least 16 characters (a former ADMIN_TOKEN). A bad key is named by its variable,
+// never shown, and a missing one says how a database that ran without it moves off.
 func TestLoadKeys(t *testing.T) {
 	t.Parallel()
 	for _, name := range []string{"ERASURE_KEY", "SECRETS_KEY"} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			read := func(c config.Config) ([][]byte, bool) {
+			read := func(c config.Config) [][]byte {
 				if name == "ERASURE_KEY" {
-					return c.ErasureKeys, c.ErasureKeyIsAdminToken
+					return c.ErasureKeys
 				}
-				return c.SecretsKeys, c.SecretsKeyIsAdminToken
+				return c.SecretsKeys
 			}
-			c, err := config.Load(env(base()))
-			require.NoError(t, err)
-			keys, fromAdmin := read(c)
-			require.True(t, fromAdmin)
-			require.Equal(t, [][]byte{[]byte("admin-token-0123456789")}, keys)
-
 			m := base()
-			newKey, oldKey := strings.Repeat("n", 32), strings.Repeat("o", 64)
+			delete(m, name)
+			_, err := config.Load(env(m))
+			require.Error(t, err, "unset outside DEV_MODE: refused, ADMIN_TOKEN is no key")
+			require.Contains(t, err.Error(), name+" is required unless DEV_MODE=1")
+			require.Contains(t, err.Error(), name+"=<new key>,<ADMIN_TOKEN's value>", "it says how to move off the fallback")
+			require.NotContains(t, err.Error(), m["ADMIN_TOKEN"])
+
+			m["DEV_MODE"] = "1"
+			c, err := config.Load(env(m))
+			require.NoError(t, err, "DEV_MODE needs no key")
+			keys := read(c)
+			require.Len(t, keys, 2, "DEV_MODE's fixed key, then ADMIN_TOKEN for a sandbox from before")
+			require.Equal(t, []byte(m["ADMIN_TOKEN"]), keys[1])
+			require.NotEqual(t, []byte(m["ADMIN_TOKEN"]), keys[0])
+			devKey := string(keys[0])
+			delete(m, "DEV_MODE")
+			m[name] = devKey
+			_, err = config.Load(env(m))
+			require.Error(t, err, "DEV_MODE's example key outside DEV_MODE")
+			require.Contains(t, err.Error(), name)
+			require.NotContains(t, err.Error(), devKey)
+
+			m = base()
+			newKey, oldKey := base()[name], "former-admin-token" // 18 characters: an ADMIN_TOKEN may be 16
 			m[name] = " " + newKey + " , " + oldKey + " "
 			c, err = config.Load(env(m))
 			require.NoError(t, err)
-			keys, fromAdmin = read(c)
-			require.False(t, fromAdmin)
-			require.Equal(t, [][]byte{[]byte(newKey), []byte(oldKey)}, keys, "newest first, as given")
+			require.Equal(t, [][]byte{[]byte(newKey), []byte(oldKey)}, read(c), "newest first, as given")
+			m[name] = newKey + "," + m["ADMIN_TOKEN"]
+			_, err = config.Load(env(m))
+			require.NoError(t, err, "ADMIN_TOKEN's value as an older key: the move off the fallback")
 
-			for _, bad := range []string{"short-secret-of-31-characters-x", newKey + ",tooshort",
-				strings.Repeat(newKey+",", 9) + newKey} {
+			other := map[string]string{"ERASURE_KEY": "SECRETS_KEY", "SECRETS_KEY": "ERASURE_KEY"}[name]
+			for why, bad := range map[string]string{
+				"short":                  "short-secret-of-31-characters-x",
+				"hex of 16 bytes":        "0123456789abcdef0123456789abcdef",
+				"not random":             strings.Repeat("ab", 32),
+				"the admin token first":  m["ADMIN_TOKEN"] + "," + newKey,
+				"a short older key":      newKey + ",tooshort",
+				"too many":               strings.Repeat(newKey+",", 9) + newKey,
+				"the other setting's":    base()[other],
+				"the other's, as given":  base()[other] + "," + newKey,
+				"the admin token itself": m["ADMIN_TOKEN"],
+			} {
+				m := base()
 				m[name] = bad
 				_, err = config.Load(env(m))
-				require.Error(t, err)
-				require.Contains(t, err.Error(), name)
-				require.NotContains(t, err.Error(), "short-secret")
-				require.NotContains(t, err.Error(), "tooshort")
+				require.Error(t, err, why)
+				require.Contains(t, err.Error(), name, why)
+				for _, secret := range []string{"short-secret", "tooshort", "0123456789abcdef", "abababab", m["ADMIN_TOKEN"],
+					base()[other]} {
+					require.NotContains(t, err.Error(), secret, why)
+				}
 			}
 		})
 	}

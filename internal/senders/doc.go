@@ -18,9 +18,10 @@
 //	     \            \                \
 //	      `------------`----------------`--→ failed (Twilio's reason kept) → submitted again
 //
-// The job records the SID of every object it makes (customer profile, end users, address,
-// document, assignments, trust product, brand, campaign) by step name before it moves on,
-// so an instance killed mid-flow is resumed by another without a second brand or campaign.
+// The job records what every step made (the provider's steps registering the business,
+// which the adapter names and orders, then the brand and the campaign) by step name
+// before it moves on, so an instance killed mid-flow is resumed by another without a
+// second brand or campaign.
 // Every provider call of the flow is paced, across every instance, to the rate Twilio
 // allows these endpoints (1 a second by default). Each change of a status is recorded
 // (sms_registration_transitions) and announced (sms_sender.updated).

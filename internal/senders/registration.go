@@ -28,18 +28,17 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
-// Registrar is the provider's compliance API for the US A2P 10DLC registration;
-// *twilio.Sender implements it. Each method is one call (or one list).
+// Registrar is the provider's side of the US A2P 10DLC registration: the business (who
+// it is, in the provider's own steps), its brand and its campaign. *twilio.Sender
+// implements it. Each call is one request to the provider, which the flow paces.
 type Registrar interface {
-	CreateBundle(ctx context.Context, kind sms.BundleKind, name, email, policy string) (string, error)
-	CreateEndUser(ctx context.Context, typ, name string, attrs map[string]any) (string, error)
-	CreateAddress(ctx context.Context, a sms.Address) (string, error)
-	CreateDocument(ctx context.Context, typ, name string, attrs map[string]any) (string, error)
-	Assign(ctx context.Context, kind sms.BundleKind, bundle, object string) error
-	Evaluate(ctx context.Context, kind sms.BundleKind, bundle, policy string) (bool, string, error)
-	Submit(ctx context.Context, kind sms.BundleKind, bundle string) error
-	FindBrand(ctx context.Context, profile string) (sms.Brand, bool, error)
-	CreateBrand(ctx context.Context, profile, trustProduct, brandType string) (sms.Brand, error)
+	// NextBusinessStep is the next call registering b that done does not hold; false
+	// once the business is registered and the brand may be made.
+	NextBusinessStep(b sms.Business, done sms.Done) (sms.Step, bool)
+	// FindBrand looks for the business's brand in one page of the account's brands
+	// (page "" first); next is the page after it, "" after the last.
+	FindBrand(ctx context.Context, done sms.Done, page string) (b sms.Brand, found bool, next string, err error)
+	CreateBrand(ctx context.Context, b sms.Business, done sms.Done) (sms.Brand, error)
 	Brand(ctx context.Context, sid string) (sms.Brand, error)
 	FindCampaign(ctx context.Context, service string) (sms.CampaignState, bool, error)
 	CreateCampaign(ctx context.Context, service string, c sms.Campaign) (sms.CampaignState, error)
@@ -47,18 +46,8 @@ type Registrar interface {
 	DeleteCampaign(ctx context.Context, service, sid string) error
 }
 
-// Twilio's TrustHub policies (docs: "ISV API onboarding"): a secondary customer profile
-// and an A2P messaging profile for a company; a starter profile and a sole proprietor
-// A2P profile for a sole proprietor.
-const (
-	policySecondaryProfile = "RNdfbf3fae0e1107f8aded0e7cead80bf5"
-	policyA2PProfile       = "RNb0d4771c2c98518d916a3d4cd70a8f8b"
-	policyStarterProfile   = "RN806dd6cd175f314e1f96a9727ee271f4"
-	policySoleProprietor   = "RN670d5d2e282a6130ae063b234b6019c8"
-)
-
 // BusinessTypes are the business_type values a registration takes.
-var BusinessTypes = []string{"sole_proprietor", "private_profit", "public_profit", "non_profit", "government"}
+var BusinessTypes = sms.BusinessTypes
 
 // Details are the business's details an owner submits. Stored with the registration (the
 // provider needs them again on a resubmission); json tags are their stored names.
@@ -89,7 +78,15 @@ type Contact struct {
 	Phone     string `json:"phone"`
 }
 
-func (d Details) soleProprietor() bool { return d.BusinessType == "sole_proprietor" }
+func (d Details) soleProprietor() bool { return d.business().SoleProprietor() }
+
+// business is d as the provider's registration takes it.
+func (d Details) business() sms.Business {
+	return sms.Business{Name: d.BusinessName, Type: d.BusinessType, EIN: d.EIN, Website: d.Website,
+		Address: sms.Address{Street: d.Address.Street, City: d.Address.City, Region: d.Address.Region,
+			PostalCode: d.Address.PostalCode, Country: d.Address.Country},
+		FirstName: d.Contact.FirstName, LastName: d.Contact.LastName, Email: d.Contact.Email, Phone: d.Contact.Phone}
+}
 
 var (
 	einPattern     = regexp.MustCompile(`^[0-9]{2}-?[0-9]{7}$`)
@@ -174,13 +171,16 @@ func (s *Service) Register(ctx context.Context, shop shops.Shop, d Details) (Sen
 	if err != nil {
 		return Sender{}, fmt.Errorf("get sender of %s: %w", shop.ID, err)
 	}
+	now := s.cfg.Now()
+	if err := s.checkSubmissions(ctx, tx, shop.ID, now); err != nil {
+		return Sender{}, err
+	}
 	kept := []byte("{}")
 	if old, err := queries.RegistrationGet(ctx, tx, shop.ID); err == nil && old.Status == StatusFailed {
 		kept = keptSteps(old)
 	} else if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return Sender{}, fmt.Errorf("get registration of %s: %w", shop.ID, err)
 	}
-	now := s.cfg.Now()
 	reg, err := queries.RegistrationSubmit(ctx, tx, db.RegistrationSubmitParams{ShopID: shop.ID, Details: details,
 		Now: now, KeptSteps: kept})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -205,11 +205,40 @@ func (s *Service) Register(ctx context.Context, shop shops.Shop, d Details) (Sen
 	return out, nil
 }
 
-// keptSteps is what a new submission keeps of a failed one: after a failed campaign, the
-// approved brand and everything under it (the old campaign is deleted first); after
-// anything else, nothing (a new profile with the fixed details).
+// CodeSubmissionLimit is the problem code of a registration refused because the shop
+// submitted SubmissionsPerDay of them in the last 24 hours.
+const CodeSubmissionLimit = "registration_limit"
+
+// checkSubmissions refuses a submission beyond SubmissionsPerDay in 24 hours, saying
+// when the next may be made. The sender's lock, held by the caller, orders a shop's
+// submissions, so two at once cannot both pass.
+func (s *Service) checkSubmissions(ctx context.Context, tx pgx.Tx, shopID uuid.UUID, now time.Time) error {
+	rows, err := queries.RegistrationTransitionList(ctx, tx, shopID)
+	if err != nil {
+		return fmt.Errorf("list registration transitions of %s: %w", shopID, err)
+	}
+	var recent []time.Time
+	for _, r := range rows {
+		if r.Status == StatusSubmitted && r.At.After(now.Add(-24*time.Hour)) {
+			recent = append(recent, r.At)
+		}
+	}
+	if len(recent) < s.cfg.SubmissionsPerDay {
+		return nil
+	}
+	slices.SortFunc(recent, time.Time.Compare)
+	next := recent[len(recent)-s.cfg.SubmissionsPerDay].Add(24 * time.Hour)
+	return problem.New(problem.Conflict, CodeSubmissionLimit, fmt.Sprintf(
+		"the shop submitted %d registrations in the last 24 hours, the most it may: the next may be submitted after %s",
+		len(recent), next.UTC().Format(time.RFC3339)))
+}
+
+// keptSteps is what a new submission keeps of a failed one: after a failed campaign
+// (there is one only once the brand was approved), the brand and everything under it
+// (the old campaign is deleted first); after anything else, nothing (the business
+// registered anew with the fixed details).
 func keptSteps(old db.SmsRegistration) []byte {
-	if old.BrandStatus.String != "APPROVED" {
+	if !old.CampaignStatus.Valid {
 		return []byte("{}")
 	}
 	var steps map[string]string
@@ -254,33 +283,21 @@ func (s *Service) Transitions(ctx context.Context, shopID uuid.UUID) ([]Registra
 	return out, nil
 }
 
-// Step names: the keys of a registration's steps, each holding the SID its step made.
-// They are stored: never rename them.
+// Step names of the brand and the campaign (the business's are the provider's): the
+// keys of a registration's steps, each holding the SID its step made. They are stored:
+// never rename them.
 const (
-	stepProfile            = "customer_profile"
-	stepBusinessInfo       = "business_information"
-	stepRepresentative     = "authorized_representative"
-	stepAddress            = "address"
-	stepAddressDocument    = "address_document"
-	stepProfileEvaluated   = "customer_profile_evaluated"
-	stepProfileSubmitted   = "customer_profile_submitted"
-	stepTrustProduct       = "trust_product"
-	stepMessagingProfile   = "messaging_profile_information"
-	stepProductEvaluated   = "trust_product_evaluated"
-	stepProductSubmitted   = "trust_product_submitted"
-	stepBrand              = "brand"
-	stepCampaign           = "campaign"
-	stepOldCampaign        = "old_campaign"
-	assignedPrefix         = "assigned:"
-	deletedCampaignPrefix  = "deleted:"
-	statusBrandApproved    = "APPROVED"
-	statusBrandFailed      = "FAILED"
-	statusCampaignVerified = "VERIFIED"
-	statusCampaignFailed   = "FAILED"
+	stepBrand             = "brand"
+	stepCampaign          = "campaign"
+	stepOldCampaign       = "old_campaign"
+	deletedCampaignPrefix = "deleted:"
 )
 
 // errStale means another submission replaced the one being walked.
 var errStale = errors.New("senders: registration replaced by a newer submission")
+
+// errTurnOver means the flow used its turn: another shop's registration goes next.
+var errTurnOver = errors.New("senders: turn over")
 
 // flow is one run of the job over one submission.
 type flow struct {
@@ -290,15 +307,33 @@ type flow struct {
 	steps   map[string]string
 	service string
 	shop    shops.Shop
+	// turnEnds is when the run makes way for other shops' registrations (errTurnOver)
+	// before its next step, having taken one at least; zero for never. stepped says it
+	// took one. A status read is no step (it makes nothing to record): a run reads at
+	// most the brand's and the campaign's once.
+	turnEnds time.Time
+	stepped  bool
+}
+
+// take starts a step of the run's turn, or says the turn is over.
+func (f *flow) take() error {
+	if f.stepped && !f.turnEnds.IsZero() && !time.Now().Before(f.turnEnds) {
+		return errTurnOver
+	}
+	f.stepped = true
+	return nil
 }
 
 // step runs make unless name has a record, records what it made (before anything else
-// happens), and returns it.
+// happens), and returns it. make paces each of its provider calls (f.pace).
 func (f *flow) step(ctx context.Context, name string, make func() (string, error)) (string, error) {
 	if sid, ok := f.steps[name]; ok {
 		return sid, nil
 	}
-	sid, err := f.call(ctx, make)
+	if err := f.take(); err != nil {
+		return "", err
+	}
+	sid, err := make()
 	if err != nil {
 		return "", err
 	}
@@ -315,12 +350,10 @@ func (f *flow) step(ctx context.Context, name string, make func() (string, error
 	return sid, nil
 }
 
-// call makes one provider call, paced across every instance.
-func (f *flow) call(ctx context.Context, fn func() (string, error)) (string, error) {
-	if err := f.s.pacer.Wait(ctx, "twilio_a2p", f.s.cfg.PerSecond); err != nil {
-		return "", err
-	}
-	return fn()
+// pace waits until one more provider call may go, across every instance: every call of
+// the flow, a list's pages included, comes after it.
+func (f *flow) pace(ctx context.Context) error {
+	return f.s.pacer.Wait(ctx, "sms_registration", f.s.cfg.PerSecond)
 }
 
 // set records a change of the statuses (if there is one) and announces it.
@@ -358,20 +391,38 @@ func (f *flow) set(ctx context.Context, status, brand, campaign, reason string) 
 
 // Advance walks the shop's registration (its submission-th submission) as far as it can
 // go now. It returns how long to wait before the next poll: 0 when the submission is
-// decided, or replaced by a newer one (whose own job walks it). attempt counts the job's
-// runs, for the polls' backoff.
-func (s *Service) Advance(ctx context.Context, shopID uuid.UUID, submission, attempt int) (time.Duration, error) {
+// decided, or replaced by a newer one (whose own job walks it). The wait doubles with
+// each poll that finds nothing changed (backoff).
+func (s *Service) Advance(ctx context.Context, shopID uuid.UUID, submission int) (time.Duration, error) {
 	if s.reg == nil {
 		return 0, ErrNoProvider
 	}
-	wait, err := s.advance(ctx, shopID, submission, attempt)
+	wait, err := s.advance(ctx, shopID, submission, time.Time{})
 	if errors.Is(err, errStale) {
 		return 0, nil
 	}
 	return wait, err
 }
 
-func (s *Service) advance(ctx context.Context, shopID uuid.UUID, submission, attempt int) (time.Duration, error) {
+// advanceTurn is Advance for one turn (Config.Turn, one step at least): the job's run,
+// which then makes way for the other shops' registrations waiting in the queue (turn
+// reports that more remains). Shops take turns so: one shop's long flow, or its
+// resubmissions, delays another's by a call or two, not by the whole flow.
+func (s *Service) advanceTurn(ctx context.Context, shopID uuid.UUID, submission int) (wait time.Duration, turn bool, err error) {
+	if s.reg == nil {
+		return 0, false, ErrNoProvider
+	}
+	wait, err = s.advance(ctx, shopID, submission, time.Now().Add(s.cfg.Turn))
+	switch {
+	case errors.Is(err, errStale):
+		return 0, false, nil
+	case errors.Is(err, errTurnOver):
+		return 0, true, nil
+	}
+	return wait, false, err
+}
+
+func (s *Service) advance(ctx context.Context, shopID uuid.UUID, submission int, turnEnds time.Time) (time.Duration, error) {
 	reg, err := queries.RegistrationGet(ctx, s.pool, shopID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return 0, nil
@@ -390,14 +441,14 @@ func (s *Service) advance(ctx context.Context, shopID uuid.UUID, submission, att
 	if err != nil {
 		return 0, err
 	}
-	f := &flow{s: s, reg: reg, service: sender.MessagingServiceSid.String, shop: shop, steps: map[string]string{}}
+	f := &flow{s: s, reg: reg, service: sender.MessagingServiceSid.String, shop: shop, steps: map[string]string{}, turnEnds: turnEnds}
 	if err := json.Unmarshal(reg.Details, &f.d); err != nil {
 		return 0, fmt.Errorf("decode registration details of %s: %w", shopID, err)
 	}
 	if err := json.Unmarshal(reg.Steps, &f.steps); err != nil {
 		return 0, fmt.Errorf("decode registration steps of %s: %w", shopID, err)
 	}
-	failed, err := f.bundles(ctx)
+	failed, err := f.business(ctx)
 	if err != nil || failed {
 		return 0, err
 	}
@@ -405,24 +456,26 @@ func (s *Service) advance(ctx context.Context, shopID uuid.UUID, submission, att
 	if err != nil {
 		return 0, err
 	}
-	switch brand.Status {
-	case statusBrandApproved:
-	case statusBrandFailed:
+	switch brand.Review {
+	case sms.Approved:
+	case sms.Rejected:
 		return 0, f.set(ctx, StatusFailed, brand.Status, "", reasonOr(brand.FailureReason, "the brand registration failed"))
 	default:
-		return s.backoff(attempt), f.set(ctx, StatusBrandPending, brand.Status, "", "")
+		err := f.set(ctx, StatusBrandPending, brand.Status, "", "")
+		return s.backoff(f.reg.UpdatedAt), err
 	}
 	camp, err := f.campaign(ctx, brand.SID)
 	if err != nil {
 		return 0, err
 	}
-	switch camp.Status {
-	case statusCampaignVerified:
+	switch camp.Review {
+	case sms.Approved:
 		return 0, f.set(ctx, StatusVerified, brand.Status, camp.Status, "")
-	case statusCampaignFailed:
+	case sms.Rejected:
 		return 0, f.set(ctx, StatusFailed, brand.Status, camp.Status, reasonOr(camp.FailureReason, "the campaign registration failed"))
 	default:
-		return s.backoff(attempt), f.set(ctx, StatusCampaignPending, brand.Status, camp.Status, "")
+		err := f.set(ctx, StatusCampaignPending, brand.Status, camp.Status, "")
+		return s.backoff(f.reg.UpdatedAt), err
 	}
 }
 
@@ -433,162 +486,73 @@ func reasonOr(reason, fallback string) string {
 	return fallback
 }
 
-// backoff doubles the wait between polls from PollMin up to PollMax.
-func (s *Service) backoff(attempt int) time.Duration {
-	d := s.cfg.PollMin
-	for i := 1; i < attempt && d < s.cfg.PollMax; i++ {
-		d *= 2
-	}
-	return min(d, s.cfg.PollMax)
+// backoff is the wait before the next poll of a registration whose statuses last
+// changed at since: as long as they have stood, from PollMin up to PollMax, so the
+// polls' interval doubles while nothing changes. (The job's attempt cannot count them:
+// River does not count a snooze as an attempt, and polls every PollMin for weeks of
+// carrier vetting would spend the rate every shop shares.)
+func (s *Service) backoff(since time.Time) time.Duration {
+	return min(max(s.cfg.Now().Sub(since), s.cfg.PollMin), s.cfg.PollMax)
 }
 
-// bundles makes, fills, checks and submits the customer profile and the A2P trust
-// product. failed reports a bundle TrustHub finds incomplete (recorded as the failure).
-func (f *flow) bundles(ctx context.Context) (failed bool, err error) {
-	r, d := f.s.reg, f.d
-	profilePolicy, productPolicy := policySecondaryProfile, policyA2PProfile
-	if d.soleProprietor() {
-		profilePolicy, productPolicy = policyStarterProfile, policySoleProprietor
-	}
-	name := d.BusinessName
-	profile, err := f.step(ctx, stepProfile, func() (string, error) {
-		return r.CreateBundle(ctx, sms.CustomerProfile, name, d.Contact.Email, profilePolicy)
-	})
-	if err != nil {
-		return false, err
-	}
-	// A company's profile holds its business information and its authorised
-	// representative; a sole proprietor's starter profile holds the person alone.
-	infoType := "customer_profile_business_information"
-	info := map[string]any{"business_name": d.BusinessName, "business_type": businessType(d.BusinessType),
-		"business_industry": "PERSONAL_CARE", "business_regions_of_operation": "USA_AND_CANADA",
-		"business_registration_identifier": "EIN", "business_registration_number": d.EIN}
-	if d.Website != "" {
-		info["website_url"] = d.Website
-	}
-	person := map[string]any{"first_name": d.Contact.FirstName, "last_name": d.Contact.LastName,
-		"email": d.Contact.Email, "phone_number": d.Contact.Phone}
-	if d.soleProprietor() {
-		infoType, info = "starter_customer_profile_information", person
-	}
-	business, err := f.step(ctx, stepBusinessInfo, func() (string, error) {
-		return r.CreateEndUser(ctx, infoType, name, info)
-	})
-	if err != nil {
-		return false, err
-	}
-	objects := []string{business}
-	if !d.soleProprietor() {
-		rep, err := f.step(ctx, stepRepresentative, func() (string, error) {
-			return r.CreateEndUser(ctx, "authorized_representative_1", d.Contact.FirstName+" "+d.Contact.LastName,
-				mergeAttrs(person, map[string]any{"business_title": "Owner", "job_position": "Other"}))
+// business registers the business with the provider, one recorded step after another,
+// up to its review. failed reports details the provider finds incomplete (recorded as
+// the failure).
+func (f *flow) business(ctx context.Context) (failed bool, err error) {
+	b := f.d.business()
+	for {
+		next, ok := f.s.reg.NextBusinessStep(b, f.steps)
+		if !ok {
+			return false, nil
+		}
+		_, err := f.step(ctx, next.Name, func() (string, error) {
+			if err := f.pace(ctx); err != nil {
+				return "", err
+			}
+			return next.Run(ctx)
 		})
+		if incomplete := (*sms.IncompleteError)(nil); errors.As(err, &incomplete) {
+			return true, f.set(ctx, StatusFailed, "", "", incomplete.Reason)
+		}
 		if err != nil {
 			return false, err
 		}
-		objects = append(objects, rep)
 	}
-	addr, err := f.step(ctx, stepAddress, func() (string, error) {
-		return r.CreateAddress(ctx, sms.Address{CustomerName: name, Street: d.Address.Street, City: d.Address.City,
-			Region: d.Address.Region, PostalCode: d.Address.PostalCode, Country: d.Address.Country})
-	})
-	if err != nil {
-		return false, err
-	}
-	doc, err := f.step(ctx, stepAddressDocument, func() (string, error) {
-		return r.CreateDocument(ctx, "customer_profile_address", name+" address", map[string]any{"address_sids": addr})
-	})
-	if err != nil {
-		return false, err
-	}
-	objects = append(objects, doc)
-	if f.s.cfg.PrimaryProfileSID != "" && !d.soleProprietor() {
-		objects = append(objects, f.s.cfg.PrimaryProfileSID)
-	}
-	if err := f.assign(ctx, sms.CustomerProfile, profile, objects...); err != nil {
-		return false, err
-	}
-	if failed, err := f.evaluate(ctx, stepProfileEvaluated, stepProfileSubmitted, sms.CustomerProfile, profile, profilePolicy); err != nil || failed {
-		return failed, err
-	}
-
-	product, err := f.step(ctx, stepTrustProduct, func() (string, error) {
-		return r.CreateBundle(ctx, sms.TrustProduct, name+" A2P", d.Contact.Email, productPolicy)
-	})
-	if err != nil {
-		return false, err
-	}
-	// A company's A2P profile says what kind of company it is; a sole proprietor's names
-	// the brand and the mobile its one-time code goes to.
-	messagingType, messagingInfo := "us_a2p_messaging_profile_information", map[string]any{"company_type": companyType(d.BusinessType)}
-	if d.soleProprietor() {
-		messagingType = "sole_proprietor_information"
-		messagingInfo = map[string]any{"brand_name": d.BusinessName, "vertical": "PERSONAL_CARE", "mobile_phone_number": d.Contact.Phone}
-	}
-	messaging, err := f.step(ctx, stepMessagingProfile, func() (string, error) {
-		return r.CreateEndUser(ctx, messagingType, name, messagingInfo)
-	})
-	if err != nil {
-		return false, err
-	}
-	if err := f.assign(ctx, sms.TrustProduct, product, messaging, profile); err != nil {
-		return false, err
-	}
-	return f.evaluate(ctx, stepProductEvaluated, stepProductSubmitted, sms.TrustProduct, product, productPolicy)
 }
-
-// assign puts each object into the bundle once.
-func (f *flow) assign(ctx context.Context, kind sms.BundleKind, bundle string, objects ...string) error {
-	for _, obj := range objects {
-		if _, err := f.step(ctx, assignedPrefix+bundle+":"+obj, func() (string, error) {
-			return obj, f.s.reg.Assign(ctx, kind, bundle, obj)
-		}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// evaluate has TrustHub check the bundle and submits it for review; a bundle it finds
-// incomplete fails the registration with its reason.
-func (f *flow) evaluate(ctx context.Context, evaluated, submitted string, kind sms.BundleKind, bundle, policy string) (bool, error) {
-	reason := ""
-	if _, err := f.step(ctx, evaluated, func() (string, error) {
-		ok, why, err := f.s.reg.Evaluate(ctx, kind, bundle, policy)
-		if err == nil && !ok {
-			reason = why
-			return "", errNoncompliant
-		}
-		return "compliant", err
-	}); errors.Is(err, errNoncompliant) {
-		return true, f.set(ctx, StatusFailed, "", "", reason)
-	} else if err != nil {
-		return false, err
-	}
-	_, err := f.step(ctx, submitted, func() (string, error) { return "submitted", f.s.reg.Submit(ctx, kind, bundle) })
-	return false, err
-}
-
-var errNoncompliant = errors.New("senders: bundle noncompliant")
 
 // brand finds or registers the brand, then reads its status.
 func (f *flow) brand(ctx context.Context) (sms.Brand, error) {
 	r := f.s.reg
-	profile, product := f.steps[stepProfile], f.steps[stepTrustProduct]
-	brandType := "STANDARD"
-	if f.d.soleProprietor() {
-		brandType = "SOLE_PROPRIETOR"
-	}
 	var created *sms.Brand
 	sid, err := f.step(ctx, stepBrand, func() (string, error) {
 		// An instance that registered the brand and died before recording it: find it
 		// rather than register a second (TCR charges for each).
-		b, found, err := r.FindBrand(ctx, profile)
-		if err == nil && !found {
-			b, err = r.CreateBrand(ctx, profile, product, brandType)
+		// The list is read page by page, each page a paced call.
+		var b sms.Brand
+		found, page := false, ""
+		for {
+			if err := f.pace(ctx); err != nil {
+				return "", err
+			}
+			var err error
+			if b, found, page, err = r.FindBrand(ctx, f.steps, page); err != nil {
+				return "", err
+			}
+			if found || page == "" {
+				break
+			}
+		}
+		if !found {
+			if err := f.pace(ctx); err != nil {
+				return "", err
+			}
+			var err error
+			if b, err = r.CreateBrand(ctx, f.d.business(), f.steps); err != nil {
+				return "", err
+			}
 		}
 		created = &b
-		return b.SID, err
+		return b.SID, nil
 	})
 	if err != nil {
 		return sms.Brand{}, err
@@ -596,13 +560,10 @@ func (f *flow) brand(ctx context.Context) (sms.Brand, error) {
 	if created != nil {
 		return *created, nil
 	}
-	var b sms.Brand
-	_, err = f.call(ctx, func() (string, error) {
-		var err error
-		b, err = r.Brand(ctx, sid)
-		return "", err
-	})
-	return b, err
+	if err := f.pace(ctx); err != nil {
+		return sms.Brand{}, err
+	}
+	return r.Brand(ctx, sid)
 }
 
 // campaign deletes a failed campaign a resubmission replaces, finds or registers the
@@ -612,6 +573,9 @@ func (f *flow) campaign(ctx context.Context, brandSID string) (sms.CampaignState
 	for _, k := range sortedKeys(f.steps) {
 		if old, ok := strings.CutPrefix(k, stepOldCampaign+":"); ok {
 			if _, err := f.step(ctx, deletedCampaignPrefix+old, func() (string, error) {
+				if err := f.pace(ctx); err != nil {
+					return "", err
+				}
 				return old, r.DeleteCampaign(ctx, f.service, old)
 			}); err != nil {
 				return sms.CampaignState{}, err
@@ -620,8 +584,14 @@ func (f *flow) campaign(ctx context.Context, brandSID string) (sms.CampaignState
 	}
 	var created *sms.CampaignState
 	sid, err := f.step(ctx, stepCampaign, func() (string, error) {
+		if err := f.pace(ctx); err != nil {
+			return "", err
+		}
 		c, found, err := r.FindCampaign(ctx, f.service)
 		if err == nil && !found {
+			if err := f.pace(ctx); err != nil {
+				return "", err
+			}
 			c, err = r.CreateCampaign(ctx, f.service, f.campaignSpec(brandSID))
 		}
 		created = &c
@@ -633,13 +603,10 @@ func (f *flow) campaign(ctx context.Context, brandSID string) (sms.CampaignState
 	if created != nil {
 		return *created, nil
 	}
-	var c sms.CampaignState
-	_, err = f.call(ctx, func() (string, error) {
-		var err error
-		c, err = r.Campaign(ctx, f.service, sid)
-		return "", err
-	})
-	return c, err
+	if err := f.pace(ctx); err != nil {
+		return sms.CampaignState{}, err
+	}
+	return r.Campaign(ctx, f.service, sid)
 }
 
 func sortedKeys(m map[string]string) []string {
@@ -653,33 +620,36 @@ func sortedKeys(m map[string]string) []string {
 
 // campaignSpec is the campaign as the product describes itself: its samples are two real
 // texts in the shop's language (an offer and the answer to a YES), its keywords and
-// messages the ones the server answers with.
+// messages the ones the server answers with. It declares embedded links whenever the
+// shop may send one: a checkout shop's answer carries its payment link, and on a server
+// that takes payments any shop may switch to checkout after registering (a campaign that
+// denied links would then be breached by every link). Its message flow says how this
+// product's customers opt in: the shop records their agreement when it adds them, or
+// they text START to its number and get the confirmation below.
 func (f *flow) campaignSpec(brandSID string) sms.Campaign {
 	shop := f.shop
 	w := texts.In(shop.Language)
 	at := sampleTime(shop)
 	offer := w.Offer(shop, "Haircut", at, 3500)
 	answer := w.Confirmed(shop, "Haircut", at)
-	links := false
-	if shop.PaymentMode == "checkout" {
+	links := shop.PaymentMode == shops.PaymentCheckout || f.s.cfg.PaymentsEnabled
+	if links {
 		answer = w.Link(shop, "Haircut", at, "https://checkout.stripe.com/c/pay/cs_live_a1B2c3", 15*time.Minute)
-		links = true
 	}
-	useCase := "CUSTOMER_CARE"
-	if f.d.soleProprietor() {
-		useCase = "SOLE_PROPRIETOR"
-	}
+	optIn := w.OptedIn(shop)
 	return sms.Campaign{
-		BrandSID: brandSID, UseCase: useCase,
-		Description: shop.Name + " texts its own customers, who asked to hear about them, when an appointment " +
-			"frees up at short notice; the first to reply YES gets the slot" + map[bool]string{true: " and a payment link", false: ""}[links] + ".",
-		MessageFlow: "Customers of " + shop.Name + " opt in to openings texts when they book or join the waiting list, " +
-			"in the shop or on its booking page, by ticking a box that says they will get texts about last-minute openings, " +
-			"how often, that message and data rates may apply, and that they can reply STOP to end them and HELP for help.",
+		BrandSID: brandSID, SoleProprietor: f.d.soleProprietor(),
+		Description: shop.Name + " texts its own customers, who agreed to hear about them, when an appointment " +
+			"frees up at short notice; the first to reply YES gets the slot" + map[bool]string{true: " and may get a payment link", false: ""}[links] + ".",
+		MessageFlow: "Customers of " + shop.Name + " agree to texts about last-minute openings when they tell the shop so, " +
+			"in person, by phone or on its booking form; the shop records that agreement with the customer's number in its " +
+			"customer list, and only customers so recorded are texted. A customer may also opt in by texting START to " +
+			shop.SMSNumber + ", and is answered: \"" + optIn + "\". Every customer can reply STOP to end the texts and HELP for help; " +
+			"message and data rates may apply.",
 		Samples:          []string{offer, answer},
 		HasEmbeddedLinks: links,
 		OptInKeywords:    []string{"START", "UNSTOP"},
-		OptInMessage:     w.OptedIn(shop),
+		OptInMessage:     optIn,
 		OptOutKeywords:   []string{"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT"},
 		OptOutMessage:    w.OptedOut(shop),
 		HelpKeywords:     []string{"HELP"},
@@ -697,39 +667,6 @@ func sampleTime(shop shops.Shop) time.Time {
 	return time.Date(t.Year(), t.Month(), t.Day(), 15, 0, 0, 0, loc)
 }
 
-// mergeAttrs is a copy of a with b's attributes added.
-func mergeAttrs(a, b map[string]any) map[string]any {
-	out := maps.Clone(a)
-	maps.Copy(out, b)
-	return out
-}
-
-func businessType(t string) string {
-	switch t {
-	case "sole_proprietor":
-		return "Sole Proprietorship"
-	case "non_profit":
-		return "Non-profit Corporation"
-	case "government":
-		return "Government"
-	}
-	return "Corporation"
-}
-
-func companyType(t string) string {
-	switch t {
-	case "public_profit":
-		return "public"
-	case "non_profit":
-		return "non-profit"
-	case "government":
-		return "government"
-	case "sole_proprietor":
-		return "sole_proprietor"
-	}
-	return "private"
-}
-
 // RegistrationWorker runs jobs.SMSRegistration: it walks the registration and snoozes
 // until the next poll.
 type RegistrationWorker struct {
@@ -739,9 +676,13 @@ type RegistrationWorker struct {
 
 // Work implements river.Worker.
 func (w *RegistrationWorker) Work(ctx context.Context, job *river.Job[jobs.SMSRegistration]) error {
-	wait, err := w.Service.Advance(ctx, job.Args.ShopID, job.Args.Submission, job.Attempt)
+	wait, turn, err := w.Service.advanceTurn(ctx, job.Args.ShopID, job.Args.Submission)
 	if err != nil {
 		return err
+	}
+	if turn {
+		// Back of the queue, behind the registrations that waited meanwhile.
+		return river.JobSnooze(0)
 	}
 	if wait > 0 {
 		return river.JobSnooze(wait)
@@ -749,8 +690,9 @@ func (w *RegistrationWorker) Work(ctx context.Context, job *river.Job[jobs.SMSRe
 	return nil
 }
 
-// Timeout implements river.Worker: a whole flow is some 20 calls at 1 a second, with
-// other shops' calls in between.
+// Timeout implements river.Worker: a run is a turn of about a second, its calls waiting
+// for the shared rate behind other instances' (a list of brands, a page a second, is
+// the longest).
 func (w *RegistrationWorker) Timeout(*river.Job[jobs.SMSRegistration]) time.Duration {
 	return 3 * time.Minute
 }

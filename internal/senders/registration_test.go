@@ -261,12 +261,12 @@ func (c *crashing) crash(name string) bool {
 	return false
 }
 
-func (c *crashing) CreateBrand(ctx context.Context, profile, product, typ string) (sms.Brand, error) {
-	b, err := c.Registrar.CreateBrand(ctx, profile, product, typ)
+func (c *crashing) CreateBrand(ctx context.Context, b sms.Business, done sms.Done) (sms.Brand, error) {
+	brand, err := c.Registrar.CreateBrand(ctx, b, done)
 	if c.crash("brand") {
 		return sms.Brand{}, context.Canceled
 	}
-	return b, err
+	return brand, err
 }
 
 func (c *crashing) CreateCampaign(ctx context.Context, service string, spec sms.Campaign) (sms.CampaignState, error) {
@@ -289,9 +289,9 @@ func TestKilledInstanceResumesWithoutDuplicates(t *testing.T) {
 	_, err := svc.Register(t.Context(), shop, company())
 	require.NoError(t, err)
 
-	_, err = svc.Advance(t.Context(), shop.ID, 1, 1)
+	_, err = svc.Advance(t.Context(), shop.ID, 1)
 	require.ErrorIs(t, err, context.Canceled, "the first instance dies")
-	wait, err := svc.Advance(t.Context(), shop.ID, 1, 1)
+	wait, err := svc.Advance(t.Context(), shop.ID, 1)
 	require.NoError(t, err)
 	require.Positive(t, wait)
 	require.Len(t, w.fake.Brands(), 1)
@@ -300,13 +300,13 @@ func TestKilledInstanceResumesWithoutDuplicates(t *testing.T) {
 	reg.mu.Lock()
 	reg.crashAfter = "campaign"
 	reg.mu.Unlock()
-	_, err = svc.Advance(t.Context(), shop.ID, 1, 1)
+	_, err = svc.Advance(t.Context(), shop.ID, 1)
 	require.ErrorIs(t, err, context.Canceled)
-	_, err = svc.Advance(t.Context(), shop.ID, 1, 1)
+	_, err = svc.Advance(t.Context(), shop.ID, 1)
 	require.NoError(t, err)
 	require.Len(t, w.fake.Campaigns(), 1)
 	w.fake.SetCampaignStatus(w.fake.Campaigns()[0].SID, "VERIFIED", "")
-	wait, err = svc.Advance(t.Context(), shop.ID, 1, 1)
+	wait, err = svc.Advance(t.Context(), shop.ID, 1)
 	require.NoError(t, err)
 	require.Zero(t, wait)
 	got, err := svc.Get(t.Context(), shop)
@@ -329,7 +329,7 @@ func TestRegistrationCallsArePacedAcrossInstances(t *testing.T) {
 	shop, _ := w.withSender(t, fast, "en")
 	_, err := fast.Register(t.Context(), shop, company())
 	require.NoError(t, err)
-	_, err = fast.Advance(t.Context(), shop.ID, 1, 1) // the flow up to the brand, unpaced
+	_, err = fast.Advance(t.Context(), shop.ID, 1) // the flow up to the brand, unpaced
 	require.NoError(t, err)
 
 	w.cfg.PerSecond = 1
@@ -338,7 +338,7 @@ func TestRegistrationCallsArePacedAcrossInstances(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, svc := range []*senders.Service{a, b, a, b} {
 		wg.Go(func() {
-			_, err := svc.Advance(context.Background(), shop.ID, 1, 1)
+			_, err := svc.Advance(context.Background(), shop.ID, 1)
 			require.NoError(t, err)
 		})
 	}
@@ -421,8 +421,8 @@ type dying struct {
 	made chan struct{}
 }
 
-func (d *dying) CreateBrand(ctx context.Context, profile, product, typ string) (sms.Brand, error) {
-	if _, err := d.Registrar.CreateBrand(ctx, profile, product, typ); err != nil {
+func (d *dying) CreateBrand(ctx context.Context, b sms.Business, done sms.Done) (sms.Brand, error) {
+	if _, err := d.Registrar.CreateBrand(ctx, b, done); err != nil {
 		return sms.Brand{}, err
 	}
 	close(d.made)

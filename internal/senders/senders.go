@@ -50,9 +50,6 @@ type Config struct {
 	// InboundURL and StatusCallbackURL are the server's webhooks (PUBLIC_URL and the
 	// paths) a new Messaging Service is pointed at.
 	InboundURL, StatusCallbackURL string
-	// PrimaryProfileSID is the platform's own (ISV) primary customer profile, assigned to
-	// each shop's secondary profile; empty leaves it out.
-	PrimaryProfileSID string
 	// RequireUSA2P (SMS_US_A2P=required) stops a shop with a US local number whose
 	// campaign is not verified from declaring openings.
 	RequireUSA2P bool
@@ -62,6 +59,18 @@ type Config struct {
 	// PollMin and PollMax bound the wait between two polls of a brand's or campaign's
 	// status (doubling from PollMin); 0 means 1 minute and 1 hour.
 	PollMin, PollMax time.Duration
+	// Turn is how long one run of a registration job walks its flow (one step at
+	// least) before it makes way for the other shops' registrations waiting in the
+	// queue; 0 means 1 second, about one call at the provider's rate.
+	Turn time.Duration
+	// SubmissionsPerDay is how many registrations a shop may submit in 24 hours, the
+	// first included; 0 means 3. Each one costs the platform the brand and campaign
+	// fees, and a loop of them would hold the provider's shared rate.
+	SubmissionsPerDay int
+	// PaymentsEnabled says the server takes card payments (Stripe is configured): any
+	// shop may then send payment links, now or after switching to checkout, so its
+	// campaign declares embedded links.
+	PaymentsEnabled bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger; nil discards.
@@ -82,6 +91,8 @@ type Service struct {
 // setting up a sender or registering answers 503.
 func New(pool *pgxpool.Pool, inserter jobs.Inserter, provider Provider, reg Registrar, pacer Pacer, cfg Config) *Service {
 	cfg.PerSecond = cmp.Or(cfg.PerSecond, 1)
+	cfg.SubmissionsPerDay = cmp.Or(cfg.SubmissionsPerDay, 3)
+	cfg.Turn = cmp.Or(cfg.Turn, time.Second)
 	cfg.PollMin = cmp.Or(cfg.PollMin, time.Minute)
 	cfg.PollMax = cmp.Or(cfg.PollMax, time.Hour)
 	if cfg.Now == nil {
@@ -370,7 +381,7 @@ func (s *Service) CheckCanText(ctx context.Context, shop shops.Shop) error {
 		return ErrNotRegistered
 	case err != nil:
 		return fmt.Errorf("get registration of shop %s: %w", shop.ID, err)
-	case reg.CampaignStatus.String != "VERIFIED":
+	case reg.Status != StatusVerified: // the campaign approved
 		return ErrNotRegistered
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 
 	api "github.com/twilio/twilio-go/rest/api/v2010"
@@ -271,31 +272,45 @@ func (t *Sender) Submit(ctx context.Context, kind sms.BundleKind, bundle string)
 }
 
 func brandOf(b *messaging.MessagingV1BrandRegistrations) sms.Brand {
-	return sms.Brand{SID: str(b.Sid), Status: str(b.Status), FailureReason: str(b.FailureReason)}
+	return sms.Brand{SID: str(b.Sid), Status: str(b.Status), Review: brandReview(str(b.Status)),
+		FailureReason: str(b.FailureReason)}
 }
 
-// FindBrand returns the brand registered for the customer profile, if there is one.
-func (t *Sender) FindBrand(ctx context.Context, profile string) (sms.Brand, bool, error) {
-	list, err := t.messaging(ctx).ListBrandRegistrations((&messaging.ListBrandRegistrationsParams{}).SetPageSize(50).SetLimit(5000))
+// brandPageSize is how many brands one call of FindBrand reads.
+const brandPageSize = 100
+
+// FindBrand looks for the brand registered for the business whose steps made done in
+// one page of the account's brands (one call): page is "" for the first, and next names
+// the page after it ("" after the last).
+func (t *Sender) FindBrand(ctx context.Context, done sms.Done, page string) (b sms.Brand, found bool, next string, err error) {
+	profile := done[stepProfile]
+	q, _ := url.ParseQuery(page)
+	resp, err := t.messaging(ctx).PageBrandRegistrations((&messaging.ListBrandRegistrationsParams{}).SetPageSize(brandPageSize),
+		q.Get("PageToken"), q.Get("Page"))
 	if err != nil {
-		return sms.Brand{}, false, fmt.Errorf("list brands: %w", fromTwilio(err))
+		return sms.Brand{}, false, "", fmt.Errorf("list brands: %w", fromTwilio(err))
 	}
-	for i := range list {
-		if str(list[i].CustomerProfileBundleSid) == profile {
-			return brandOf(&list[i]), true, nil
+	for i := range resp.Data {
+		if str(resp.Data[i].CustomerProfileBundleSid) == profile {
+			return brandOf(&resp.Data[i]), true, "", nil
 		}
 	}
-	return sms.Brand{}, false, nil
+	if u, err := url.Parse(str(resp.Meta.NextPageUrl)); err == nil && len(resp.Data) > 0 && str(resp.Meta.NextPageUrl) != "" {
+		nq := u.Query()
+		next = url.Values{"PageToken": {nq.Get("PageToken")}, "Page": {nq.Get("Page")}}.Encode()
+	}
+	return sms.Brand{}, false, next, nil
 }
 
-// CreateBrand registers a brand for the profile and the A2P trust product.
-func (t *Sender) CreateBrand(ctx context.Context, profile, trustProduct, brandType string) (sms.Brand, error) {
-	b, err := t.messaging(ctx).CreateBrandRegistrations((&messaging.CreateBrandRegistrationsParams{}).
-		SetCustomerProfileBundleSid(profile).SetA2PProfileBundleSid(trustProduct).SetBrandType(brandType))
+// CreateBrand registers the brand of business b, whose steps made done: its customer
+// profile and A2P trust product.
+func (t *Sender) CreateBrand(ctx context.Context, b sms.Business, done sms.Done) (sms.Brand, error) {
+	r, err := t.messaging(ctx).CreateBrandRegistrations((&messaging.CreateBrandRegistrationsParams{}).
+		SetCustomerProfileBundleSid(done[stepProfile]).SetA2PProfileBundleSid(done[stepTrustProduct]).SetBrandType(brandType(b)))
 	if err != nil {
 		return sms.Brand{}, fmt.Errorf("create brand: %w", fromTwilio(err))
 	}
-	return brandOf(b), nil
+	return brandOf(r), nil
 }
 
 // Brand reads a brand's status.
@@ -308,7 +323,7 @@ func (t *Sender) Brand(ctx context.Context, sid string) (sms.Brand, error) {
 }
 
 func campaignOf(c *messaging.MessagingV1UsAppToPersonResponse) sms.CampaignState {
-	out := sms.CampaignState{SID: str(c.Sid), Status: str(c.CampaignStatus)}
+	out := sms.CampaignState{SID: str(c.Sid), Status: str(c.CampaignStatus), Review: campaignReview(str(c.CampaignStatus))}
 	if c.Errors != nil {
 		for _, e := range *c.Errors {
 			if d, ok := e["description"].(string); ok && d != "" {
@@ -339,7 +354,7 @@ func (t *Sender) FindCampaign(ctx context.Context, service string) (sms.Campaign
 func (t *Sender) CreateCampaign(ctx context.Context, service string, c sms.Campaign) (sms.CampaignState, error) {
 	p := (&messaging.CreateUsAppToPersonParams{}).SetBrandRegistrationSid(c.BrandSID).
 		SetDescription(c.Description).SetMessageFlow(c.MessageFlow).SetMessageSamples(c.Samples).
-		SetUsAppToPersonUsecase(c.UseCase).SetHasEmbeddedLinks(c.HasEmbeddedLinks).SetHasEmbeddedPhone(false).
+		SetUsAppToPersonUsecase(useCase(c)).SetHasEmbeddedLinks(c.HasEmbeddedLinks).SetHasEmbeddedPhone(false).
 		SetOptInKeywords(c.OptInKeywords).SetOptInMessage(c.OptInMessage).
 		SetOptOutKeywords(c.OptOutKeywords).SetOptOutMessage(c.OptOutMessage).
 		SetHelpKeywords(c.HelpKeywords).SetHelpMessage(c.HelpMessage)

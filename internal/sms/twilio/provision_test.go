@@ -107,10 +107,14 @@ func TestRegisterABrandAndCampaign(t *testing.T) {
 	require.NoError(t, tw.Assign(ctx, sms.TrustProduct, product, profile))
 	require.NoError(t, tw.Submit(ctx, sms.TrustProduct, product))
 
-	brand, err := tw.CreateBrand(ctx, profile, product, "STANDARD")
+	done := sms.Done{"customer_profile": profile, "trust_product": product}
+	brand, err := tw.CreateBrand(ctx, sms.Business{Name: "Shop", Type: "private_profit"}, done)
 	require.NoError(t, err)
 	require.Equal(t, "PENDING", brand.Status)
-	found, ok, err := tw.FindBrand(ctx, profile)
+	require.Equal(t, sms.InReview, brand.Review)
+	require.Equal(t, "STANDARD", fake.Brands()[0].BrandType, "a company's brand")
+	found, ok, next, err := tw.FindBrand(ctx, done, "")
+	require.Empty(t, next)
 	require.NoError(t, err)
 	require.True(t, ok)
 	require.Equal(t, brand.SID, found.SID)
@@ -118,13 +122,14 @@ func TestRegisterABrandAndCampaign(t *testing.T) {
 	brand, err = tw.Brand(ctx, brand.SID)
 	require.NoError(t, err)
 	require.Equal(t, "APPROVED", brand.Status)
+	require.Equal(t, sms.Approved, brand.Review)
 
 	svc, err := tw.CreateService(ctx, sms.ServiceSpec{Name: "s", InboundURL: "https://example.com/a", StatusCallbackURL: "https://example.com/b"})
 	require.NoError(t, err)
 	_, ok, err = tw.FindCampaign(ctx, svc)
 	require.NoError(t, err)
 	require.False(t, ok)
-	camp, err := tw.CreateCampaign(ctx, svc, sms.Campaign{BrandSID: brand.SID, UseCase: "CUSTOMER_CARE",
+	camp, err := tw.CreateCampaign(ctx, svc, sms.Campaign{BrandSID: brand.SID,
 		Description: "Texts a shop's customers when a slot opens", MessageFlow: "Customers opt in at the counter",
 		Samples: []string{"A slot opened at 3pm. Reply YES", "You're booked"}, HasEmbeddedLinks: true,
 		OptInKeywords: []string{"START"}, OptInMessage: "You're in", OptOutKeywords: []string{"STOP", "CANCEL"},
@@ -135,6 +140,7 @@ func TestRegisterABrandAndCampaign(t *testing.T) {
 	camp, err = tw.Campaign(ctx, svc, camp.SID)
 	require.NoError(t, err)
 	require.Equal(t, "FAILED", camp.Status)
+	require.Equal(t, sms.Rejected, camp.Review)
 	require.Contains(t, camp.FailureReason, "samples do not match")
 	listed, ok, err := tw.FindCampaign(ctx, svc)
 	require.NoError(t, err)

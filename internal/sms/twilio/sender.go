@@ -42,6 +42,10 @@ type Config struct {
 	// PUBLIC_URL followed by the status route's path, exactly as the handler rebuilds it
 	// to check the signature. Empty means no status callbacks.
 	StatusCallbackURL string
+	// PrimaryProfileSID is the platform's own (ISV) primary customer profile (BU…),
+	// assigned to each company's secondary profile in an A2P registration; empty leaves
+	// it out (Twilio then asks for it in review).
+	PrimaryProfileSID string
 }
 
 // alphanumeric is what twilio-go accepts as basic-auth user and password; checking it
@@ -56,6 +60,7 @@ type Sender struct {
 	base         *url.URL          // nil: leave twilio-go's URL alone
 	transport    http.RoundTripper // shared, so connections are pooled across calls
 	edge, region string            // twilio-go's TWILIO_EDGE/TWILIO_REGION, read once by twilio-go
+	primary      string            // Config.PrimaryProfileSID
 }
 
 // New checks cfg and returns a sender. It makes no network call.
@@ -124,6 +129,7 @@ func New(cfg Config) (*Sender, error) {
 		transport: tr,
 		edge:      rh.Edge,
 		region:    rh.Region,
+		primary:   cfg.PrimaryProfileSID,
 	}, nil
 }
 

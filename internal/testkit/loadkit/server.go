@@ -30,6 +30,10 @@ const (
 	// to three retries of any failure, each attempt waiting 13 s for its answer.
 	InboundOverrides = "rc=3&rp=all&ct=2000&rt=13000"
 	StripeSecret     = "whsec_loadtest"
+	// ErasureKey and SecretsKey are ERASURE_KEY and SECRETS_KEY, which a server outside
+	// DEV_MODE requires (32 bytes in hex, as `openssl rand -hex 32` writes them).
+	ErasureKey = "3d7a1f9c5e2b8d4f6a0c3e7b9d1f5a2c8e4b6d0f3a7c9e1b5d2f8a4c6e0b3d7a"
+	SecretsKey = "8e2c6a0f4d1b7e3c9a5f2d8b0e6c4a1f7d3b9e5c2a8f0d6b4e1c7a3f9d5b2e8c"
 )
 
 // Build compiles ./cmd/server (run from the module root) into bin.
@@ -98,6 +102,7 @@ func (e Env) Environ() []string {
 		"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME"),
 		"DATABASE_URL=" + e.DatabaseURL, "REDIS_URL=" + e.RedisURL, "REDIS_KEY_PREFIX=" + e.KeyPrefix,
 		"HTTP_ADDR=" + e.Addr, "PUBLIC_URL=" + PublicURL, "ADMIN_TOKEN=" + AdminToken,
+		"ERASURE_KEY=" + ErasureKey, "SECRETS_KEY=" + SecretsKey,
 		"TWILIO_ACCOUNT_SID=" + e.TwilioSID, "TWILIO_AUTH_TOKEN=" + e.TwilioToken, "TWILIO_API_URL=" + e.TwilioURL,
 		"STRIPE_SECRET_KEY=" + StripeKey, "STRIPE_WEBHOOK_SECRET=" + StripeSecret, "STRIPE_API_URL=" + e.StripeURL,
 		"SESSION_SECRET=" + SessionSecret, "LOG_LEVEL=warn",
