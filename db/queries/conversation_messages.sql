@@ -146,3 +146,8 @@ FROM input i
 LEFT JOIN ins n ON n.shop_id = i.shop_id AND n.send_key = i.send_key
 LEFT JOIN known k ON k.shop_id = i.shop_id AND k.send_key = i.send_key
 ORDER BY i.ord;
+
+-- name: ConversationTextsInSince :one
+-- How many texts the conversation received at or after since (the thread's index).
+SELECT count(*) FROM conversation_messages
+WHERE conversation_id = sqlc.arg(conversation_id) AND direction = 'in' AND at >= sqlc.arg(since)::timestamptz;

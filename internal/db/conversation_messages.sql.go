@@ -439,3 +439,21 @@ func (q *Queries) ConversationTextList(ctx context.Context, db DBTX, conversatio
 	}
 	return items, nil
 }
+
+const conversationTextsInSince = `-- name: ConversationTextsInSince :one
+SELECT count(*) FROM conversation_messages
+WHERE conversation_id = $1 AND direction = 'in' AND at >= $2::timestamptz
+`
+
+type ConversationTextsInSinceParams struct {
+	ConversationID uuid.UUID
+	Since          time.Time
+}
+
+// How many texts the conversation received at or after since (the thread's index).
+func (q *Queries) ConversationTextsInSince(ctx context.Context, db DBTX, arg ConversationTextsInSinceParams) (int64, error) {
+	row := db.QueryRow(ctx, conversationTextsInSince, arg.ConversationID, arg.Since)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}

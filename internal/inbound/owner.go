@@ -3,6 +3,7 @@ package inbound
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -65,6 +66,11 @@ func recordAnswer(ctx context.Context, tx pgx.Tx, in inbox.InboundText, answer s
 	return nil
 }
 
+// NumberHourlyCap is how many texts that need a person one number may send a shop in
+// an hour and still raise an event, an alert or an answer; beyond it they are kept in
+// the conversation, silently.
+const NumberHourlyCap = 20
+
 // toOwner puts a text that needs a person in the shop's conversation with its number
 // (internal/inbox), in tx, the transaction that stores its answer: the conversation
 // opens with one more unread, a message.received event is recorded for the shop's
@@ -72,7 +78,8 @@ func recordAnswer(ctx context.Context, tx pgx.Tx, in inbox.InboundText, answer s
 // (once a conversation per inbox.AlertEvery). It returns the answer to give: an unsure
 // reply keeps its question; an unrecognized text is acknowledged in the customer's
 // language once a conversation a day (inbox.AckEvery), and after that gets no answer:
-// the rest of the thread is the owner's. A redelivered text changes nothing here.
+// the rest of the thread is the owner's. Beyond NumberHourlyCap texts from the number
+// in an hour, a text is only kept. A redelivered text changes nothing here.
 func (s *Service) toOwner(ctx context.Context, tx pgx.Tx, shop shops.Shop, snd *sender, w texts.Words, in Message, ans Answer) (Answer, error) {
 	now := s.cfg.Now()
 	text := inbox.InboundText{
@@ -89,6 +96,19 @@ func (s *Service) toOwner(ctx context.Context, tx pgx.Tx, shop shops.Shop, snd *
 		return ans, fmt.Errorf("record text in the inbox: %w", err)
 	}
 	if rec.Duplicate {
+		return ans, nil
+	}
+	recent, err := inbox.TextsInSince(ctx, tx, rec.ConversationID, now.Add(-time.Hour))
+	if err != nil {
+		return ans, err
+	}
+	if recent > NumberHourlyCap {
+		// Kept in the conversation for the owner, and nothing more: a number texting on
+		// and on (a stranger, a bot, two auto-responders answering each other) spends
+		// neither the shop's webhooks nor its alerts nor an answer.
+		s.log.InfoContext(ctx, "text kept without event, alert or answer: its number is over the hourly cap",
+			"shop_id", shop.ID, "cap", NumberHourlyCap)
+		ans.Message = ""
 		return ans, nil
 	}
 	if err := hooks.Record(ctx, tx, shop.ID, hooks.MessageReceived, now, rec.Event(text, string(ans.Outcome))); err != nil {

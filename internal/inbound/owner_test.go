@@ -2,6 +2,7 @@ package inbound_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -104,4 +105,44 @@ func TestKeywordsFromAnyNumberAreKept(t *testing.T) {
 	var n int
 	require.NoError(t, w.pool.QueryRow(ctx, `SELECT count(*) FROM conversation_messages WHERE shop_id = $1 AND message_sid = 'SMyes'`, w.shop.ID).Scan(&n))
 	require.Zero(t, n, "a YES to an offer is read from the reply path's own record")
+}
+
+// TestANumberOverItsHourlyCapIsOnlyKept: texts that need a person beyond
+// NumberHourlyCap from one number in an hour are kept in the conversation (unread, for
+// the owner) but raise no message.received event, no alert and no answer; another
+// number is not held to the first one's count.
+func TestANumberOverItsHourlyCapIsOnlyKept(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, 2)
+	_, err := w.pool.Exec(ctx, `UPDATE shops SET notify_phone = '+447700900998' WHERE id = $1`, w.shop.ID)
+	require.NoError(t, err)
+	_, err = w.pool.Exec(ctx, `INSERT INTO webhook_endpoints (shop_id, url, enabled_events, secret, created_at, updated_at)
+		VALUES ($1, 'https://hooks.example.com/in', '{message.received}', 'whsec_dGVzdHNlY3JldHRlc3RzZWNyZXR0ZXN0c2VjcmV0', now(), now())`, w.shop.ID)
+	require.NoError(t, err)
+
+	const over = 5
+	for i := range inbound.NumberHourlyCap + over {
+		a := w.reply(t, fmt.Sprintf("SMflood%02d", i), 0, fmt.Sprintf("hello again %d", i))
+		require.Equal(t, inbound.OutcomeUnrecognized, a.Outcome, "text %d", i)
+		if i >= inbound.NumberHourlyCap {
+			require.Empty(t, a.Message, "text %d is over the cap: no answer", i)
+		}
+	}
+	other := w.reply(t, "SMother", 1, "can I come at 4 instead?")
+	require.Equal(t, texts.English.InboxAck(w.shop), other.Message, "another number is answered")
+
+	count := func(sql string, args ...any) int {
+		t.Helper()
+		var n int
+		require.NoError(t, w.pool.QueryRow(ctx, sql, args...).Scan(&n))
+		return n
+	}
+	require.Equal(t, inbound.NumberHourlyCap+1, count(`SELECT count(*) FROM webhook_events WHERE shop_id = $1 AND type = 'message.received'`, w.shop.ID),
+		"events: the cap's from the first number, one from the other")
+	require.Equal(t, inbound.NumberHourlyCap+over, count(`SELECT count(*) FROM conversation_messages m JOIN conversations c ON c.id = m.conversation_id
+		WHERE c.shop_id = $1 AND c.phone = $2 AND m.direction = 'in'`, w.shop.ID, w.phones[0]), "every text kept")
+	require.Equal(t, inbound.NumberHourlyCap+over, count(`SELECT unread FROM conversations WHERE shop_id = $1 AND phone = $2`, w.shop.ID, w.phones[0]))
+	require.Equal(t, 2, count(`SELECT count(*) FROM river_job WHERE kind = 'sms_text' AND args->>'to' = '+447700900998'`),
+		"one alert per conversation")
 }

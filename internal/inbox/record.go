@@ -412,3 +412,12 @@ func newMessageID() (uuid.UUID, error) {
 	}
 	return id, nil
 }
+
+// TextsInSince is how many texts the conversation received at or after since, in q.
+func TextsInSince(ctx context.Context, q db.DBTX, conversationID uuid.UUID, since time.Time) (int, error) {
+	n, err := queries.ConversationTextsInSince(ctx, q, db.ConversationTextsInSinceParams{ConversationID: conversationID, Since: since.UTC()})
+	if err != nil {
+		return 0, fmt.Errorf("count a conversation's texts: %w", err)
+	}
+	return int(n), nil
+}
