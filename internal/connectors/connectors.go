@@ -126,3 +126,14 @@ var (
 // MaxBody is the largest webhook body the adapters read: a handler reads at most this
 // much (and refuses more) before it verifies.
 const MaxBody = 1 << 20
+
+// WebhookPath is the path where a connector of source s, whose id is id, receives its
+// vendor's webhooks (the server's PUBLIC_URL before it is the URL the vendor posts to
+// and, for Square, signs); "" for a source that posts none (a calendar feed is polled).
+func WebhookPath(s Source, id string) string {
+	switch s {
+	case SourceCalcom, SourceSquare:
+		return "/webhooks/" + string(s) + "/" + id
+	}
+	return ""
+}
