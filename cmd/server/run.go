@@ -536,6 +536,11 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	a.catalog = catalog.New(a.pool, nil)
 	a.slots = slots.New(a.pool, queue, slots.RedisLocker(redislock.New(a.redis), a.lockWatcher, lockChannel, a.metrics), cool, slotsCfg)
 	a.book = book.New(a.pool, a.shops, a.slots, book.Config{Logger: log, Secrets: secrets})
+	// A SECRETS_KEY that leaves out a key a connector's secret is sealed under would
+	// refuse every delivery to that connector: refused at start, as for webhook secrets.
+	if err := a.book.CheckConnectorKeys(ctx); err != nil {
+		return nil, err
+	}
 	a.offers = offers.New(a.pool, queue, texter, cool, a.shops, a.customers, a.slots, offersCfg)
 	a.delivery = delivery.New(a.pool, a.offers, a.shops, a.customers, nil)
 	a.inbound = inbound.New(a.pool, queue, a.shops, a.customers, a.slots, a.ledger, inbound.Config{Logger: log, Metrics: a.metrics})

@@ -69,3 +69,15 @@ WHERE ctid = ANY (ARRAY(SELECT d.ctid FROM connector_deliveries d
 -- name: ConnectorSecretKeyIDs :many
 -- The ids of the keys the connectors' secrets are sealed under.
 SELECT DISTINCT split_part(secret, ':', 2)::text AS key_id FROM connectors WHERE secret IS NOT NULL;
+
+-- name: ConnectorSecretsToSeal :many
+-- A batch of connectors whose secret is not sealed under the key keep names
+-- ('sealed1:<newest key id>:%'), for a rotation of SECRETS_KEY.
+SELECT id, shop_id, secret::text AS secret FROM connectors
+WHERE secret IS NOT NULL AND secret NOT LIKE sqlc.arg(keep)::text
+ORDER BY id LIMIT 100;
+
+-- name: ConnectorReseal :execrows
+-- Replaces a secret with the same one sealed anew, if it is still the one read.
+UPDATE connectors SET secret = sqlc.arg(secret)::text
+WHERE id = sqlc.arg(id) AND secret = sqlc.arg(old_secret)::text;

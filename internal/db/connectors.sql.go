@@ -282,6 +282,26 @@ func (q *Queries) ConnectorRecordResult(ctx context.Context, db DBTX, arg Connec
 	return err
 }
 
+const connectorReseal = `-- name: ConnectorReseal :execrows
+UPDATE connectors SET secret = $1::text
+WHERE id = $2 AND secret = $3::text
+`
+
+type ConnectorResealParams struct {
+	Secret    string
+	ID        uuid.UUID
+	OldSecret string
+}
+
+// Replaces a secret with the same one sealed anew, if it is still the one read.
+func (q *Queries) ConnectorReseal(ctx context.Context, db DBTX, arg ConnectorResealParams) (int64, error) {
+	result, err := db.Exec(ctx, connectorReseal, arg.Secret, arg.ID, arg.OldSecret)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const connectorSecretKeyIDs = `-- name: ConnectorSecretKeyIDs :many
 SELECT DISTINCT split_part(secret, ':', 2)::text AS key_id FROM connectors WHERE secret IS NOT NULL
 `
@@ -300,6 +320,40 @@ func (q *Queries) ConnectorSecretKeyIDs(ctx context.Context, db DBTX) ([]string,
 			return nil, err
 		}
 		items = append(items, key_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const connectorSecretsToSeal = `-- name: ConnectorSecretsToSeal :many
+SELECT id, shop_id, secret::text AS secret FROM connectors
+WHERE secret IS NOT NULL AND secret NOT LIKE $1::text
+ORDER BY id LIMIT 100
+`
+
+type ConnectorSecretsToSealRow struct {
+	ID     uuid.UUID
+	ShopID uuid.UUID
+	Secret string
+}
+
+// A batch of connectors whose secret is not sealed under the key keep names
+// ('sealed1:<newest key id>:%'), for a rotation of SECRETS_KEY.
+func (q *Queries) ConnectorSecretsToSeal(ctx context.Context, db DBTX, keep string) ([]ConnectorSecretsToSealRow, error) {
+	rows, err := db.Query(ctx, connectorSecretsToSeal, keep)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []ConnectorSecretsToSealRow
+	for rows.Next() {
+		var i ConnectorSecretsToSealRow
+		if err := rows.Scan(&i.ID, &i.ShopID, &i.Secret); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
