@@ -417,3 +417,47 @@ func TestConnectorDeliveryStorm(t *testing.T) {
 	}
 	require.Equal(t, map[uuid.UUID]int{cal.ID: 1, sq.ID: 1}, per, "exactly one opening per cancellation")
 }
+
+// TestConnectorBadDeliveries: whatever a signed or unsigned delivery carries, the answer
+// is a 2xx or a 4xx in the API's error shape, never a 5xx, and the outcome is the
+// connector's last delivery.
+func TestConnectorBadDeliveries(t *testing.T) {
+	t.Parallel()
+	w := newConnWorld(t)
+	id, path, secret := w.connector(map[string]any{"kind": "calcom"})
+	soon := time.Now().UTC().Add(72 * time.Hour).Format(time.RFC3339)
+	booking := func(uid, start, end string) []byte {
+		return []byte(`{"triggerEvent":"BOOKING_CREATED","createdAt":"2026-11-29T09:12:44Z","payload":{"uid":"` + uid +
+			`","startTime":"` + start + `","endTime":"` + end + `","length":30,"attendees":[]}}`)
+	}
+	cases := []struct {
+		name   string
+		body   []byte
+		status int
+		code   string
+		result string
+	}{
+		{"null", []byte(`null`), http.StatusBadRequest, "bad_payload", "bad_payload"},
+		{"an array", []byte(`[]`), http.StatusBadRequest, "bad_payload", "bad_payload"},
+		{"not json", []byte(`<xml/>`), http.StatusBadRequest, "bad_payload", "bad_payload"},
+		{"no start", booking("u1", "", ""), http.StatusBadRequest, "bad_payload", "bad_payload"},
+		{"a day and more", booking("u2", soon, time.Now().UTC().Add(100*time.Hour).Format(time.RFC3339)), http.StatusBadRequest, "bad_payload", "bad_payload"},
+		{"a uid too long for the book", booking(strings.Repeat("u", 400), soon, ""), http.StatusUnprocessableEntity, "invalid_external_id", "rejected"},
+		{"a ping", []byte(`{"triggerEvent":"PING","createdAt":"2026-11-29T09:12:44Z","payload":{}}`), http.StatusOK, "", "ignored"},
+		{"too large", append([]byte(`{}`), bytes.Repeat([]byte(" "), connectors.MaxBody)...), http.StatusRequestEntityTooLarge, "body_too_large", "ignored"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			a, err := w.postCalcom(t, path, secret, c.body)
+			require.NoError(t, err)
+			require.Equal(t, c.status, a.status, a.raw)
+			if c.code != "" {
+				require.Equal(t, c.code, a.code(), a.raw)
+			}
+			if c.status != http.StatusRequestEntityTooLarge {
+				require.Equal(t, c.result, w.lastDelivery(id)["result"])
+			}
+		})
+	}
+	require.Empty(t, w.openingsOf())
+}
