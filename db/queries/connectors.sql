@@ -81,3 +81,24 @@ ORDER BY id LIMIT 100;
 -- Replaces a secret with the same one sealed anew, if it is still the one read.
 UPDATE connectors SET secret = sqlc.arg(secret)::text
 WHERE id = sqlc.arg(id) AND secret = sqlc.arg(old_secret)::text;
+
+-- name: ConnectorFeedsDue :many
+-- The calendar feeds not polled since before, longest waiting first.
+SELECT * FROM connectors
+WHERE kind = 'ics' AND (polled_at IS NULL OR polled_at <= sqlc.arg(before)::timestamptz)
+ORDER BY polled_at NULLS FIRST, id
+LIMIT sqlc.arg(max_rows)::int;
+
+-- name: ConnectorFeedPolled :exec
+-- A poll's outcome: the validators for the next conditional GET (kept when the feed
+-- answered none: a 304 or a failure), and the poll as the last delivery.
+UPDATE connectors
+SET polled_at = sqlc.arg(at)::timestamptz,
+    feed_etag = CASE WHEN sqlc.arg(keep_validators)::bool THEN feed_etag ELSE sqlc.arg(etag)::text END,
+    feed_last_modified = CASE WHEN sqlc.arg(keep_validators)::bool THEN feed_last_modified ELSE sqlc.arg(last_modified)::text END,
+    last_delivery_at = sqlc.arg(at)::timestamptz, last_delivery_event = sqlc.arg(event),
+    last_delivery_result = sqlc.arg(result)
+WHERE id = sqlc.arg(id);
+
+-- name: ConnectorCountKindForShop :one
+SELECT count(*) FROM connectors WHERE shop_id = sqlc.arg(shop_id) AND kind = sqlc.arg(kind);

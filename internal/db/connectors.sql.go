@@ -24,6 +24,22 @@ func (q *Queries) ConnectorCountForShop(ctx context.Context, db DBTX, shopID uui
 	return count, err
 }
 
+const connectorCountKindForShop = `-- name: ConnectorCountKindForShop :one
+SELECT count(*) FROM connectors WHERE shop_id = $1 AND kind = $2
+`
+
+type ConnectorCountKindForShopParams struct {
+	ShopID uuid.UUID
+	Kind   string
+}
+
+func (q *Queries) ConnectorCountKindForShop(ctx context.Context, db DBTX, arg ConnectorCountKindForShopParams) (int64, error) {
+	row := db.QueryRow(ctx, connectorCountKindForShop, arg.ShopID, arg.Kind)
+	var count int64
+	err := row.Scan(&count)
+	return count, err
+}
+
 const connectorDelete = `-- name: ConnectorDelete :execrows
 DELETE FROM connectors WHERE id = $1 AND shop_id = $2
 `
@@ -110,8 +126,90 @@ func (q *Queries) ConnectorDeliverySeen(ctx context.Context, db DBTX, arg Connec
 	return exists, err
 }
 
+const connectorFeedPolled = `-- name: ConnectorFeedPolled :exec
+UPDATE connectors
+SET polled_at = $1::timestamptz,
+    feed_etag = CASE WHEN $2::bool THEN feed_etag ELSE $3::text END,
+    feed_last_modified = CASE WHEN $2::bool THEN feed_last_modified ELSE $4::text END,
+    last_delivery_at = $1::timestamptz, last_delivery_event = $5,
+    last_delivery_result = $6
+WHERE id = $7
+`
+
+type ConnectorFeedPolledParams struct {
+	At             time.Time
+	KeepValidators bool
+	Etag           string
+	LastModified   string
+	Event          string
+	Result         string
+	ID             uuid.UUID
+}
+
+// A poll's outcome: the validators for the next conditional GET (kept when the feed
+// answered none: a 304 or a failure), and the poll as the last delivery.
+func (q *Queries) ConnectorFeedPolled(ctx context.Context, db DBTX, arg ConnectorFeedPolledParams) error {
+	_, err := db.Exec(ctx, connectorFeedPolled,
+		arg.At,
+		arg.KeepValidators,
+		arg.Etag,
+		arg.LastModified,
+		arg.Event,
+		arg.Result,
+		arg.ID,
+	)
+	return err
+}
+
+const connectorFeedsDue = `-- name: ConnectorFeedsDue :many
+SELECT id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result, feed_etag, feed_last_modified, polled_at FROM connectors
+WHERE kind = 'ics' AND (polled_at IS NULL OR polled_at <= $1::timestamptz)
+ORDER BY polled_at NULLS FIRST, id
+LIMIT $2::int
+`
+
+type ConnectorFeedsDueParams struct {
+	Before  time.Time
+	MaxRows int32
+}
+
+// The calendar feeds not polled since before, longest waiting first.
+func (q *Queries) ConnectorFeedsDue(ctx context.Context, db DBTX, arg ConnectorFeedsDueParams) ([]Connector, error) {
+	rows, err := db.Query(ctx, connectorFeedsDue, arg.Before, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []Connector
+	for rows.Next() {
+		var i Connector
+		if err := rows.Scan(
+			&i.ID,
+			&i.ShopID,
+			&i.Kind,
+			&i.Description,
+			&i.Secret,
+			&i.CreatedAt,
+			&i.UpdatedAt,
+			&i.LastDeliveryAt,
+			&i.LastDeliveryEvent,
+			&i.LastDeliveryResult,
+			&i.FeedEtag,
+			&i.FeedLastModified,
+			&i.PolledAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const connectorGet = `-- name: ConnectorGet :one
-SELECT id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result FROM connectors WHERE id = $1 AND shop_id = $2
+SELECT id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result, feed_etag, feed_last_modified, polled_at FROM connectors WHERE id = $1 AND shop_id = $2
 `
 
 type ConnectorGetParams struct {
@@ -133,12 +231,15 @@ func (q *Queries) ConnectorGet(ctx context.Context, db DBTX, arg ConnectorGetPar
 		&i.LastDeliveryAt,
 		&i.LastDeliveryEvent,
 		&i.LastDeliveryResult,
+		&i.FeedEtag,
+		&i.FeedLastModified,
+		&i.PolledAt,
 	)
 	return i, err
 }
 
 const connectorGetByID = `-- name: ConnectorGetByID :one
-SELECT id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result FROM connectors WHERE id = $1 AND kind = $2
+SELECT id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result, feed_etag, feed_last_modified, polled_at FROM connectors WHERE id = $1 AND kind = $2
 `
 
 type ConnectorGetByIDParams struct {
@@ -162,6 +263,9 @@ func (q *Queries) ConnectorGetByID(ctx context.Context, db DBTX, arg ConnectorGe
 		&i.LastDeliveryAt,
 		&i.LastDeliveryEvent,
 		&i.LastDeliveryResult,
+		&i.FeedEtag,
+		&i.FeedLastModified,
+		&i.PolledAt,
 	)
 	return i, err
 }
@@ -171,7 +275,7 @@ const connectorInsert = `-- name: ConnectorInsert :one
 INSERT INTO connectors (id, shop_id, kind, description, secret, created_at, updated_at)
 VALUES ($1, $2, $3, $4, $5,
     $6::timestamptz, $6::timestamptz)
-RETURNING id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result
+RETURNING id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result, feed_etag, feed_last_modified, polled_at
 `
 
 type ConnectorInsertParams struct {
@@ -206,12 +310,15 @@ func (q *Queries) ConnectorInsert(ctx context.Context, db DBTX, arg ConnectorIns
 		&i.LastDeliveryAt,
 		&i.LastDeliveryEvent,
 		&i.LastDeliveryResult,
+		&i.FeedEtag,
+		&i.FeedLastModified,
+		&i.PolledAt,
 	)
 	return i, err
 }
 
 const connectorList = `-- name: ConnectorList :many
-SELECT id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result FROM connectors WHERE shop_id = $1 ORDER BY created_at, id
+SELECT id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result, feed_etag, feed_last_modified, polled_at FROM connectors WHERE shop_id = $1 ORDER BY created_at, id
 `
 
 func (q *Queries) ConnectorList(ctx context.Context, db DBTX, shopID uuid.UUID) ([]Connector, error) {
@@ -234,6 +341,9 @@ func (q *Queries) ConnectorList(ctx context.Context, db DBTX, shopID uuid.UUID) 
 			&i.LastDeliveryAt,
 			&i.LastDeliveryEvent,
 			&i.LastDeliveryResult,
+			&i.FeedEtag,
+			&i.FeedLastModified,
+			&i.PolledAt,
 		); err != nil {
 			return nil, err
 		}
@@ -364,7 +474,7 @@ func (q *Queries) ConnectorSecretsToSeal(ctx context.Context, db DBTX, keep stri
 const connectorSetDescription = `-- name: ConnectorSetDescription :one
 UPDATE connectors SET description = $1, updated_at = $2::timestamptz
 WHERE id = $3 AND shop_id = $4
-RETURNING id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result
+RETURNING id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result, feed_etag, feed_last_modified, polled_at
 `
 
 type ConnectorSetDescriptionParams struct {
@@ -393,6 +503,9 @@ func (q *Queries) ConnectorSetDescription(ctx context.Context, db DBTX, arg Conn
 		&i.LastDeliveryAt,
 		&i.LastDeliveryEvent,
 		&i.LastDeliveryResult,
+		&i.FeedEtag,
+		&i.FeedLastModified,
+		&i.PolledAt,
 	)
 	return i, err
 }
@@ -400,7 +513,7 @@ func (q *Queries) ConnectorSetDescription(ctx context.Context, db DBTX, arg Conn
 const connectorSetSecret = `-- name: ConnectorSetSecret :one
 UPDATE connectors SET secret = $1, updated_at = $2::timestamptz
 WHERE id = $3 AND shop_id = $4
-RETURNING id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result
+RETURNING id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result, feed_etag, feed_last_modified, polled_at
 `
 
 type ConnectorSetSecretParams struct {
@@ -429,6 +542,9 @@ func (q *Queries) ConnectorSetSecret(ctx context.Context, db DBTX, arg Connector
 		&i.LastDeliveryAt,
 		&i.LastDeliveryEvent,
 		&i.LastDeliveryResult,
+		&i.FeedEtag,
+		&i.FeedLastModified,
+		&i.PolledAt,
 	)
 	return i, err
 }

@@ -107,6 +107,9 @@ type Connector struct {
 	LastDeliveryAt     *time.Time
 	LastDeliveryEvent  string
 	LastDeliveryResult string
+	FeedEtag           string
+	FeedLastModified   string
+	PolledAt           *time.Time
 }
 
 type ConnectorDelivery struct {
