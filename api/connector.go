@@ -35,8 +35,8 @@ type ConnectorDelivery struct {
 	// Event is the vendor's name of it (BOOKING_CANCELLED, booking.updated); "" when it
 	// was refused before it was read.
 	Event string `json:"event"`
-	// Result is applied, duplicate, ignored, bad_signature, bad_payload, rejected or
-	// failed.
+	// Result is applied, duplicate, ignored, bad_signature, bad_payload, rejected,
+	// failed, or not_modified (a calendar feed's poll answered 304).
 	Result string `json:"result"`
 }
 

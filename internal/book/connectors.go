@@ -234,6 +234,18 @@ func (s *Service) CreateConnector(ctx context.Context, shopID uuid.UUID, n NewCo
 			return &problem.Error{Kind: problem.Conflict, Code: "too_many_connectors",
 				Message: fmt.Sprintf("a shop may have at most %d connectors; delete one first", MaxConnectors)}
 		}
+		if n.Kind == connectors.SourceICS {
+			// A feed is a snapshot of the shop's ics appointments: a second feed would read
+			// the first one's appointments as gone, and cancel them.
+			feeds, err := queries.ConnectorCountKindForShop(ctx, tx, db.ConnectorCountKindForShopParams{ShopID: shopID, Kind: string(n.Kind)})
+			if err != nil {
+				return fmt.Errorf("count feeds: %w", err)
+			}
+			if feeds > 0 {
+				return &problem.Error{Kind: problem.Conflict, Code: "feed_connector_exists",
+					Message: "the shop has a calendar feed already; delete it first (one feed is the shop's whole calendar)"}
+			}
+		}
 		row, err = queries.ConnectorInsert(ctx, tx, p)
 		if err != nil {
 			return fmt.Errorf("insert connector: %w", err)

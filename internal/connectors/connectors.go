@@ -137,3 +137,15 @@ func WebhookPath(s Source, id string) string {
 	}
 	return ""
 }
+
+// Feed is what one poll of a calendar feed found.
+type Feed struct {
+	// NotModified is true when the feed answered that nothing changed since the
+	// validators the poll sent (304): Appointments is then empty and means nothing.
+	NotModified bool
+	// Appointments are the feed's appointments: the whole of it, a snapshot.
+	Appointments []Appointment
+	// ETag and LastModified are the feed's validators, for the next poll's conditional
+	// request ("" when it sent none).
+	ETag, LastModified string
+}
