@@ -2,16 +2,21 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/connectors/calcom"
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
 )
 
 // TestConnectorAcrossInstances: a cal.com connector made through one instance verifies
@@ -77,4 +82,73 @@ func TestConnectorAcrossInstances(t *testing.T) {
 	require.Equal(t, http.StatusOK, e.api(b, http.MethodGet, "/api/connectors/"+conn.ID, shop.APIKey, nil, &got))
 	require.Equal(t, "duplicate", got.LastDelivery.Result)
 	require.Equal(t, "BOOKING_CANCELLED", got.LastDelivery.Event)
+}
+
+// TestFeedPolledThroughTheGuard: a shop's calendar feed (an ics connector) is polled by
+// the server's job through the webhooks' guarded client: with WEBHOOK_ALLOW_PRIVATE=1 a
+// feed on loopback is read, and its series' deleted instance (EXDATE) becomes one
+// opening; without it, the loopback address is refused and nothing is read.
+func TestFeedPolledThroughTheGuard(t *testing.T) {
+	t.Parallel()
+	first := time.Now().UTC().AddDate(0, 0, 3)
+	day := func(t time.Time) string { return t.Format("20060102") }
+	feed := strings.Join([]string{
+		"BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Slot recovery tests//EN",
+		"BEGIN:VEVENT", "UID:series-1@test", "DTSTAMP:20261101T000000Z", "LAST-MODIFIED:20261101T000000Z",
+		"DTSTART:" + day(first) + "T150000Z", "DTEND:" + day(first) + "T154500Z",
+		"RRULE:FREQ=WEEKLY;COUNT=4", "EXDATE:" + day(first.AddDate(0, 0, 7)) + "T150000Z", "SUMMARY:Cut", "END:VEVENT",
+		"END:VCALENDAR", ""}, "\r\n")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "text/calendar")
+		_, _ = io.WriteString(w, feed)
+	}))
+	t.Cleanup(srv.Close)
+
+	for _, c := range []struct {
+		name         string
+		allowPrivate string
+		result       string
+		openings     int
+	}{
+		{"private allowed", "1", "applied", 1},
+		{"private refused", "", "failed", 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			e := newEnv(t)
+			base := e.start(map[string]string{"WEBHOOK_ALLOW_PRIVATE": c.allowPrivate}, nil)
+			shop := e.newShop(base, "none", nil)
+			require.Equal(t, http.StatusCreated, e.api(base, http.MethodPost, "/api/services", shop.APIKey,
+				map[string]any{"name": "Cut", "duration_minutes": 45, "price_cents": 3000}, nil))
+			var conn struct {
+				ID string `json:"id"`
+			}
+			require.Equal(t, http.StatusCreated, e.api(base, http.MethodPost, "/api/connectors", shop.APIKey,
+				map[string]any{"kind": "ics", "url": srv.URL + "/basic.ics"}, &conn))
+
+			rc, err := river.NewClient(riverpgxv5.New(e.pool), &river.Config{})
+			require.NoError(t, err)
+			_, err = rc.Insert(context.Background(), jobs.AppointmentsPollFeeds{}, nil)
+			require.NoError(t, err)
+			e.settle("appointments_poll_feeds")
+
+			var got struct {
+				LastDelivery *struct {
+					Result string `json:"result"`
+					Event  string `json:"event"`
+				} `json:"last_delivery"`
+			}
+			require.Equal(t, http.StatusOK, e.api(base, http.MethodGet, "/api/connectors/"+conn.ID, shop.APIKey, nil, &got))
+			require.NotNil(t, got.LastDelivery, "polled")
+			require.Equal(t, c.result, got.LastDelivery.Result)
+			require.Equal(t, "poll", got.LastDelivery.Event)
+			var list struct {
+				Openings []struct {
+					StartsAt time.Time `json:"starts_at"`
+				} `json:"openings"`
+			}
+			require.Equal(t, http.StatusOK, e.api(base, http.MethodGet, "/api/openings", shop.APIKey, nil, &list))
+			require.Len(t, list.Openings, c.openings)
+		})
+	}
 }

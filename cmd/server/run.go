@@ -27,6 +27,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/calendar"
 	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/config"
+	"github.com/slotrecovery/slotrecovery/internal/connectors/ics"
 	"github.com/slotrecovery/slotrecovery/internal/cooldown"
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
@@ -571,6 +572,9 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	addWorker(workers, a.jobTimeouts, &hooks.DeliveryWorker{Service: a.hooks})
 	addWorker(workers, a.jobTimeouts, &senders.RegistrationWorker{Service: a.senders})
 	addWorker(workers, a.jobTimeouts, &book.DeclarePendingWorker{Service: a.book})
+	// Calendar feeds are fetched through the webhooks' guarded client: a feed's address
+	// is the owner's to choose (WEBHOOK_ALLOW_PRIVATE=1 lets it be private).
+	addWorker(workers, a.jobTimeouts, &book.PollFeedsWorker{Service: a.book, Reader: ics.Reader{Client: a.hooks.GuardedClient()}})
 	purger, err := retention.NewWorker(a.pool, retention.Config{Period: cfg.Retention, Logger: log, Metrics: a.metrics, Purges: purges(cfg)})
 	if err != nil {
 		return nil, err
@@ -596,6 +600,9 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 			// waiting and failed claims).
 			river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return jobs.AppointmentsDeclare{}, nil }, nil),
+			// The shops' calendar feeds (ics connectors), each polled every FeedEvery.
+			river.NewPeriodicJob(river.PeriodicInterval(book.FeedEvery),
+				func() (river.JobArgs, *river.InsertOpts) { return jobs.AppointmentsPollFeeds{}, nil }, nil),
 			river.NewPeriodicJob(river.PeriodicInterval(15*time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return jobs.Complete{}, nil }, nil),
 			// Webhook payloads and inbound texts are kept for RETENTION_DAYS only.

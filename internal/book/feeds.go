@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -23,6 +24,13 @@ type FeedReader interface {
 
 // FeedEvery is how often a calendar feed is polled.
 const FeedEvery = 2 * time.Minute
+
+// feedSlack is how early a feed counts as due: the periodic job's runs are FeedEvery
+// apart give or take a little, and a feed polled by one run is due for the next.
+const feedSlack = 15 * time.Second
+
+// feedsAtOnce is how many feeds PollFeeds polls at once.
+const feedsAtOnce = 8
 
 // Results of a poll, besides ResultApplied, ResultBadPayload, ResultRejected and
 // ResultFailed.
@@ -50,17 +58,36 @@ const (
 // not stop the others.
 func (s *Service) PollFeeds(ctx context.Context, r FeedReader, limit int) (int, error) {
 	now := s.cfg.Now().UTC()
-	rows, err := queries.ConnectorFeedsDue(ctx, s.pool, db.ConnectorFeedsDueParams{Before: now.Add(-FeedEvery), MaxRows: int32(limit)})
+	rows, err := queries.ConnectorFeedsDue(ctx, s.pool, db.ConnectorFeedsDueParams{Before: now.Add(-FeedEvery + feedSlack), MaxRows: int32(limit)})
 	if err != nil {
 		return 0, fmt.Errorf("list feeds due: %w", err)
 	}
-	var errs []error
+	// A few at once: a feed is mostly waiting on its server.
+	var (
+		mu     sync.Mutex
+		errs   []error
+		polled int
+		wg     sync.WaitGroup
+		slots  = make(chan struct{}, feedsAtOnce)
+	)
 	for _, row := range rows {
-		if err := s.pollFeed(ctx, r, row); err != nil {
-			errs = append(errs, fmt.Errorf("feed %s: %w", row.ID, err))
+		if ctx.Err() != nil {
+			break // the rest are due for the next run
 		}
+		slots <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-slots }()
+			err := s.pollFeed(ctx, r, row)
+			mu.Lock()
+			defer mu.Unlock()
+			polled++
+			if err != nil {
+				errs = append(errs, fmt.Errorf("feed %s: %w", row.ID, err))
+			}
+		})
 	}
-	return len(rows), errors.Join(errs...)
+	wg.Wait()
+	return polled, errors.Join(errs...)
 }
 
 // PollFeed polls shopID's ics connector id now (the owner's "check now", and tests).
