@@ -71,7 +71,8 @@ func weeklyFeed(first time.Time, oneOff bool) string {
 }
 
 // TestFeedPollDeclaresTheDeletedInstance: a feed served over HTTP with a recurring
-// series whose one instance is deleted (EXDATE) declares one opening of that instance;
+// series whose one instance is deleted (EXDATE) books the other instances and declares
+// one opening of that instance;
 // the next poll sends the ETag and, answered 304, changes nothing; a new version without
 // a one-off event cancels it (gone from the feed) and declares its time; a feed that
 // fails is recorded and changes nothing.
@@ -100,6 +101,9 @@ func TestFeedPollDeclaresTheDeletedInstance(t *testing.T) {
 	require.Len(t, ops, 1, "the deleted instance, and nothing else")
 	require.True(t, ops[0].StartsAt.Equal(time.Date(first.Year(), first.Month(), first.Day()+7, 15, 0, 0, 0, time.UTC)), ops[0].StartsAt)
 	require.Equal(t, 45, ops[0].DurationMinutes)
+	page, err := f.book.List(ctx, f.shop.ID, book.Query{Status: connectors.StatusBooked})
+	require.NoError(t, err)
+	require.Len(t, page.Appointments, 4, "the series' three other instances, expanded, and the one-off")
 
 	got, err = f.book.PollFeed(ctx, reader, f.shop.ID, c.Connector.ID)
 	require.NoError(t, err)

@@ -18,7 +18,7 @@ var ErrFeedUnavailable = errors.New("ics: feed unavailable")
 
 // Reader fetches and reads calendar feeds: a conditional GET (If-None-Match with the
 // last ETag, If-Modified-Since with the last Last-Modified) of at most MaxFeed bytes,
-// then Parse. Client must be the webhooks' guarded client (no private, loopback or
+// then ParseWindow from now to ExpandAhead. Client must be the webhooks' guarded client (no private, loopback or
 // metadata addresses, checked at every connection, no redirects followed blindly): a
 // feed's address is the owner's to choose.
 type Reader struct {
@@ -27,7 +27,13 @@ type Reader struct {
 	Timeout time.Duration
 	// UserAgent is sent with each fetch; default "SlotRecovery-Calendar/1".
 	UserAgent string
+	// Now is the clock the series' expansion window starts at; nil means time.Now.
+	Now func() time.Time
 }
+
+// ExpandAhead is how far ahead of now ReadFeed expands recurring series (ParseWindow):
+// the book holds their instances that far.
+const ExpandAhead = 92 * 24 * time.Hour
 
 // ReadFeed fetches the feed at url, sending the validators of the last poll, and reads
 // it in loc (the shop's zone). A 304 is Feed.NotModified.
@@ -67,8 +73,13 @@ func (r Reader) ReadFeed(ctx context.Context, url, etag, lastModified string, lo
 	case res.StatusCode != http.StatusOK:
 		return connectors.Feed{}, fmt.Errorf("%w: answered %d", ErrFeedUnavailable, res.StatusCode)
 	}
-	// Parse reads at most MaxFeed+1 bytes and refuses a longer feed.
-	f, err := Parse(io.LimitReader(res.Body, MaxFeed+1), loc)
+	now := time.Now()
+	if r.Now != nil {
+		now = r.Now()
+	}
+	// Parse reads at most MaxFeed+1 bytes and refuses a longer feed. An instance
+	// already begun is left out: the book frees no time that has started.
+	f, err := ParseWindow(io.LimitReader(res.Body, MaxFeed+1), loc, now, now.Add(ExpandAhead))
 	if err != nil {
 		return connectors.Feed{}, err
 	}
