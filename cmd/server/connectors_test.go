@@ -116,7 +116,8 @@ func TestFeedPolledThroughTheGuard(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			e := newEnv(t)
-			base := e.start(map[string]string{"WEBHOOK_ALLOW_PRIVATE": c.allowPrivate}, nil)
+			// DEV_MODE: the httptest feed is http://.
+			base := e.start(map[string]string{"WEBHOOK_ALLOW_PRIVATE": c.allowPrivate, "DEV_MODE": "1"}, nil)
 			shop := e.newShop(base, "none", nil)
 			require.Equal(t, http.StatusCreated, e.api(base, http.MethodPost, "/api/services", shop.APIKey,
 				map[string]any{"name": "Cut", "duration_minutes": 45, "price_cents": 3000}, nil))

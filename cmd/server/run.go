@@ -536,7 +536,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	a.lockWatcher = redislock.NewWatcher(a.redis, lockChannel)
 	a.catalog = catalog.New(a.pool, nil)
 	a.slots = slots.New(a.pool, queue, slots.RedisLocker(redislock.New(a.redis), a.lockWatcher, lockChannel, a.metrics), cool, slotsCfg)
-	a.book = book.New(a.pool, a.shops, a.slots, book.Config{Logger: log, Secrets: secrets})
+	a.book = book.New(a.pool, a.shops, a.slots, book.Config{Logger: log, Secrets: secrets, AllowHTTPFeeds: cfg.DevMode})
 	// A SECRETS_KEY that leaves out a key a connector's secret is sealed under would
 	// refuse every delivery to that connector: refused at start, as for webhook secrets.
 	if err := a.book.CheckConnectorKeys(ctx); err != nil {

@@ -144,6 +144,9 @@ type Config struct {
 	// Logger records declarations that failed for a reason a retry may cure; nil
 	// discards.
 	Logger *slog.Logger
+	// AllowHTTPFeeds lets a calendar feed's address be http:// (DEV_MODE), not only
+	// https://.
+	AllowHTTPFeeds bool
 	// Secrets seal the connectors' secrets in the database (the server's SECRETS_KEY;
 	// connectors.go). Nil: a random key for this process (tests).
 	Secrets *keyring.Ring

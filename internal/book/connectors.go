@@ -166,10 +166,13 @@ func checkSignatureKey(key string) (string, error) {
 	return k, nil
 }
 
-func checkFeedURL(raw string) (string, error) {
+// checkFeedURL checks a feed's address: https (its token is its credential, which plain
+// http would show to every hop), http too with allowHTTP (development), a host, no user
+// name or password. Where it may point is the guard's to say, at every connection.
+func checkFeedURL(raw string, allowHTTP bool) (string, error) {
 	raw = strings.TrimSpace(raw)
 	u, err := url.Parse(raw)
-	if raw == "" || len(raw) > maxFeedURL || err != nil || (u.Scheme != "https" && u.Scheme != "http") ||
+	if raw == "" || len(raw) > maxFeedURL || err != nil || (u.Scheme != "https" && (u.Scheme != "http" || !allowHTTP)) ||
 		u.Host == "" || u.User != nil {
 		return "", problem.Invalidf("url", "url must be the calendar's secret address, https://… (at most %d bytes, no user name or password)", maxFeedURL)
 	}
@@ -204,7 +207,7 @@ func (s *Service) CreateConnector(ctx context.Context, shopID uuid.UUID, n NewCo
 		if n.SignatureKey != "" {
 			return Created{}, problem.Invalidf("signature_key", "an ics connector takes no signature_key")
 		}
-		if secret, err = checkFeedURL(n.URL); err != nil {
+		if secret, err = checkFeedURL(n.URL, s.cfg.AllowHTTPFeeds); err != nil {
 			return Created{}, err
 		}
 	default:

@@ -88,6 +88,9 @@ func TestFeedPollDeclaresTheDeletedInstance(t *testing.T) {
 	srv := httptest.NewServer(fs)
 	t.Cleanup(srv.Close)
 	reader := ics.Reader{Client: srv.Client()}
+	_, err = f.book.CreateConnector(ctx, f.shop.ID, book.NewConnector{Kind: connectors.SourceICS, URL: srv.URL + "/basic.ics"})
+	require.Error(t, err, "https only, unless AllowHTTPFeeds (DEV_MODE)")
+	f.book = book.New(f.pool, f.shops, f.openings, book.Config{AllowHTTPFeeds: true})
 
 	c, err := f.book.CreateConnector(ctx, f.shop.ID, book.NewConnector{Kind: connectors.SourceICS, URL: srv.URL + "/basic.ics"})
 	require.NoError(t, err)

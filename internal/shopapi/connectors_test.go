@@ -121,6 +121,7 @@ func TestConnectorBadInput(t *testing.T) {
 		{"square key with spaces", map[string]any{"kind": "square", "signature_key": "a b"}, http.StatusUnprocessableEntity, "signature_key"},
 		{"ics without url", map[string]any{"kind": "ics"}, http.StatusUnprocessableEntity, "url"},
 		{"ics ftp", map[string]any{"kind": "ics", "url": "ftp://x.test/a.ics"}, http.StatusUnprocessableEntity, "url"},
+		{"ics over http", map[string]any{"kind": "ics", "url": "http://x.test/a.ics"}, http.StatusUnprocessableEntity, "url"},
 		{"ics with password", map[string]any{"kind": "ics", "url": "https://u:p@x.test/a.ics"}, http.StatusUnprocessableEntity, "url"},
 		{"long description", map[string]any{"kind": "calcom", "description": strings.Repeat("d", 201)}, http.StatusUnprocessableEntity, "description"},
 		{"not json", "{", http.StatusBadRequest, ""},
