@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/slotrecovery/slotrecovery/internal/book"
 	"github.com/slotrecovery/slotrecovery/internal/config"
 	"github.com/slotrecovery/slotrecovery/internal/delivery"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
@@ -27,5 +28,7 @@ func purges(cfg config.Config) []retention.Purge {
 		{Table: "idempotency_keys", Batch: idempotency.Purge, Keep: idempotency.TTL},
 		// The owner's inbox: conversations idle for INBOX_RETENTION_DAYS, and older texts.
 		{Table: "conversations", Batch: inbox.Purge, Keep: cfg.InboxRetention},
+		// The connectors' deliveries, remembered to acknowledge a redelivery.
+		{Table: "connector_deliveries", Batch: book.PurgeDeliveries, Keep: book.DeliveryRetention},
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/slotrecovery/slotrecovery/internal/connectors"
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/logging"
@@ -72,6 +73,12 @@ func (a *app) routes() http.Handler {
 		sc := &webhooks.Stripe{Ledger: a.ledger, Secrets: a.cfg.StripeConnectWebhookSecrets, Connect: true, Logger: a.log, Metrics: a.metrics}
 		e.POST(webhooks.StripeConnectPath, sc.Handle)
 	}
+
+	// The booking systems' webhooks, one path per connector (/api/connectors); each
+	// handler caps the body at connectors.MaxBody itself.
+	conn := &webhooks.Connectors{Book: a.book, PublicURL: a.cfg.PublicURL, Logger: a.log}
+	e.POST(webhooks.CalcomPath, conn.Calcom)
+	e.POST(webhooks.SquarePath, conn.Square)
 
 	e.GET("/pay/done", payPage("Thank you! Your payment is being confirmed; we'll text you."))
 	e.GET("/pay/cancelled", payPage("Payment not completed. Your slot is held until the link expires."))
@@ -184,6 +191,8 @@ func bodyLimitFor(method, route string) int64 {
 			return dashboard.MaxImportBytes + defaultBodyLimit
 		case webhooks.StripePath, webhooks.StripeConnectPath:
 			return webhooks.MaxStripeBody + defaultBodyLimit
+		case webhooks.CalcomPath, webhooks.SquarePath:
+			return connectors.MaxBody + defaultBodyLimit
 		}
 	}
 	return defaultBodyLimit
@@ -197,7 +206,7 @@ func bodyLimits() echo.MiddlewareFunc {
 	limits := map[int64]echo.MiddlewareFunc{}
 	for _, l := range []int64{defaultBodyLimit, bodyLimitFor(http.MethodPost, shopapi.ImportPath),
 		bodyLimitFor(http.MethodPost, dashboard.ImportPath), bodyLimitFor(http.MethodPost, webhooks.StripePath),
-		bodyLimitFor(http.MethodPost, webhooks.StripeConnectPath)} {
+		bodyLimitFor(http.MethodPost, webhooks.StripeConnectPath), bodyLimitFor(http.MethodPost, webhooks.CalcomPath)} {
 		limits[l] = middleware.BodyLimit(strconv.FormatInt(l, 10))
 	}
 	return func(next echo.HandlerFunc) echo.HandlerFunc {

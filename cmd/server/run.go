@@ -27,6 +27,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/calendar"
 	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/config"
+	"github.com/slotrecovery/slotrecovery/internal/connectors/ics"
 	"github.com/slotrecovery/slotrecovery/internal/cooldown"
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
@@ -528,7 +529,12 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	a.lockWatcher = redislock.NewWatcher(a.redis, lockChannel)
 	a.catalog = catalog.New(a.pool, nil)
 	a.slots = slots.New(a.pool, queue, slots.RedisLocker(redislock.New(a.redis), a.lockWatcher, lockChannel, a.metrics), cool, slotsCfg)
-	a.book = book.New(a.pool, a.shops, a.slots, book.Config{Logger: log})
+	a.book = book.New(a.pool, a.shops, a.slots, book.Config{Logger: log, Secrets: secrets, AllowHTTPFeeds: cfg.DevMode})
+	// A SECRETS_KEY that leaves out a key a connector's secret is sealed under would
+	// refuse every delivery to that connector: refused at start, as for webhook secrets.
+	if err := a.book.CheckConnectorKeys(ctx); err != nil {
+		return nil, err
+	}
 	a.offers = offers.New(a.pool, queue, texter, cool, a.shops, a.customers, a.slots, offersCfg)
 	a.delivery = delivery.New(a.pool, a.offers, a.shops, a.customers, nil)
 	a.inbound = inbound.New(a.pool, queue, a.shops, a.customers, a.slots, a.ledger, inbound.Config{Logger: log, Metrics: a.metrics})
@@ -559,6 +565,9 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	addWorker(workers, a.jobTimeouts, &hooks.DeliveryWorker{Service: a.hooks})
 	addWorker(workers, a.jobTimeouts, &senders.RegistrationWorker{Service: a.senders})
 	addWorker(workers, a.jobTimeouts, &book.DeclarePendingWorker{Service: a.book})
+	// Calendar feeds are fetched through the webhooks' guarded client: a feed's address
+	// is the owner's to choose (WEBHOOK_ALLOW_PRIVATE=1 lets it be private).
+	addWorker(workers, a.jobTimeouts, &book.PollFeedsWorker{Service: a.book, Reader: ics.Reader{Client: a.hooks.GuardedClient()}})
 	purger, err := retention.NewWorker(a.pool, retention.Config{Period: cfg.Retention, Logger: log, Metrics: a.metrics, Purges: purges(cfg)})
 	if err != nil {
 		return nil, err
@@ -584,6 +593,9 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 			// waiting and failed claims).
 			river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return jobs.AppointmentsDeclare{}, nil }, nil),
+			// The shops' calendar feeds (ics connectors), each polled every FeedEvery.
+			river.NewPeriodicJob(river.PeriodicInterval(book.FeedEvery),
+				func() (river.JobArgs, *river.InsertOpts) { return jobs.AppointmentsPollFeeds{}, nil }, nil),
 			river.NewPeriodicJob(river.PeriodicInterval(15*time.Minute),
 				func() (river.JobArgs, *river.InsertOpts) { return jobs.Complete{}, nil }, nil),
 			// Webhook payloads and inbound texts are kept for RETENTION_DAYS only.

@@ -66,6 +66,10 @@ var tableOwners = map[string]string{
 	// declares (the claim whose primary key makes it once per cancellation).
 	"appointments":         "internal/book",
 	"appointment_openings": "internal/book",
+	// The booking systems that keep the book (cal.com, Square, a calendar feed) and the
+	// deliveries they made, remembered to acknowledge a redelivery.
+	"connectors":           "internal/book",
+	"connector_deliveries": "internal/book",
 }
 
 // writeKey names one write a package makes: a sqlc query (or rawSQL) and a table.

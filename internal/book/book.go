@@ -18,6 +18,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/connectors"
 	"github.com/slotrecovery/slotrecovery/internal/cursor"
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/keyring"
 	"github.com/slotrecovery/slotrecovery/internal/money"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
@@ -143,6 +144,12 @@ type Config struct {
 	// Logger records declarations that failed for a reason a retry may cure; nil
 	// discards.
 	Logger *slog.Logger
+	// AllowHTTPFeeds lets a calendar feed's address be http:// (DEV_MODE), not only
+	// https://.
+	AllowHTTPFeeds bool
+	// Secrets seal the connectors' secrets in the database (the server's SECRETS_KEY;
+	// connectors.go). Nil: a random key for this process (tests).
+	Secrets *keyring.Ring
 }
 
 // Service keeps the shops' appointment books.
@@ -167,6 +174,9 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Secrets == nil {
+		cfg.Secrets = keyring.Random()
 	}
 	return &Service{pool: pool, shops: shopsSvc, openings: openings, cfg: cfg,
 		txs: make(chan struct{}, max(pool.Config().MaxConns-1, 1))}

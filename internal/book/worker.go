@@ -32,3 +32,27 @@ func (w *DeclarePendingWorker) Work(ctx context.Context, _ *river.Job[jobs.Appoi
 func (w *DeclarePendingWorker) Timeout(*river.Job[jobs.AppointmentsDeclare]) time.Duration {
 	return 2 * time.Minute
 }
+
+// feedBatch is how many feeds one run of PollFeedsWorker polls at most; the rest are due
+// for the next run.
+const feedBatch = 500
+
+// PollFeedsWorker runs jobs.AppointmentsPollFeeds: PollFeeds through Reader.
+type PollFeedsWorker struct {
+	river.WorkerDefaults[jobs.AppointmentsPollFeeds]
+	Service *Service
+	Reader  FeedReader
+}
+
+// Work implements river.Worker. A feed's failure is its connector's last delivery, not
+// the job's: the error returned is only what could not be recorded.
+func (w *PollFeedsWorker) Work(ctx context.Context, _ *river.Job[jobs.AppointmentsPollFeeds]) error {
+	_, err := w.Service.PollFeeds(ctx, w.Reader, feedBatch)
+	return err
+}
+
+// Timeout implements river.Worker: polls of a few seconds each, several at once, well
+// below the server's rescue horizon; feeds left when it ends are polled by the next run.
+func (w *PollFeedsWorker) Timeout(*river.Job[jobs.AppointmentsPollFeeds]) time.Duration {
+	return 3 * time.Minute
+}

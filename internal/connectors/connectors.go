@@ -126,3 +126,26 @@ var (
 // MaxBody is the largest webhook body the adapters read: a handler reads at most this
 // much (and refuses more) before it verifies.
 const MaxBody = 1 << 20
+
+// WebhookPath is the path where a connector of source s, whose id is id, receives its
+// vendor's webhooks (the server's PUBLIC_URL before it is the URL the vendor posts to
+// and, for Square, signs); "" for a source that posts none (a calendar feed is polled).
+func WebhookPath(s Source, id string) string {
+	switch s {
+	case SourceCalcom, SourceSquare:
+		return "/webhooks/" + string(s) + "/" + id
+	}
+	return ""
+}
+
+// Feed is what one poll of a calendar feed found.
+type Feed struct {
+	// NotModified is true when the feed answered that nothing changed since the
+	// validators the poll sent (304): Appointments is then empty and means nothing.
+	NotModified bool
+	// Appointments are the feed's appointments: the whole of it, a snapshot.
+	Appointments []Appointment
+	// ETag and LastModified are the feed's validators, for the next poll's conditional
+	// request ("" when it sent none).
+	ETag, LastModified string
+}

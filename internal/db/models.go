@@ -96,6 +96,30 @@ type ClientHeartbeat struct {
 	SeenAt   time.Time
 }
 
+type Connector struct {
+	ID                 uuid.UUID
+	ShopID             uuid.UUID
+	Kind               string
+	Description        string
+	Secret             pgtype.Text
+	CreatedAt          time.Time
+	UpdatedAt          time.Time
+	LastDeliveryAt     *time.Time
+	LastDeliveryEvent  string
+	LastDeliveryResult string
+	FeedEtag           string
+	FeedLastModified   string
+	PolledAt           *time.Time
+}
+
+type ConnectorDelivery struct {
+	ConnectorID uuid.UUID
+	DeliveryID  string
+	ShopID      uuid.UUID
+	Event       string
+	ReceivedAt  time.Time
+}
+
 type Conversation struct {
 	ID             uuid.UUID
 	ShopID         uuid.UUID

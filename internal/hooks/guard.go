@@ -97,6 +97,11 @@ func newClient(cfg Config) *http.Client {
 	}
 }
 
+// GuardedClient is the client of the deliveries (newClient): for any other request to an
+// address a shop's owner chose (a calendar feed), so that the same addresses are refused
+// at every connection and no redirect is followed.
+func (s *Service) GuardedClient() *http.Client { return s.client }
+
 // BlockedError is a connection refused because of the address it would reach.
 type BlockedError struct {
 	Addr   netip.Addr

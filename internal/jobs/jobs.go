@@ -219,6 +219,21 @@ func (AppointmentsDeclare) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueOffers, MaxAttempts: 3, UniqueOpts: perPeriod(time.Minute)}
 }
 
+// AppointmentsPollFeeds polls the shops' calendar feeds (ics connectors) not polled
+// for two minutes and applies each to its shop's book (internal/book: PollFeeds). It
+// runs periodically.
+type AppointmentsPollFeeds struct{}
+
+// Kind is the job's kind, stored with it: never rename it.
+func (AppointmentsPollFeeds) Kind() string { return "appointments_poll_feeds" }
+
+// InsertOpts implements river.JobArgsWithInsertOpts: one run at a time (a run held up by
+// slow feeds never has the next pile up behind it); not retried, since the next period's
+// run polls whatever is due, this run's leftovers included.
+func (AppointmentsPollFeeds) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueOffers, MaxAttempts: 1, UniqueOpts: oneAtATime}
+}
+
 // perPeriod makes a periodic job unique within each period of d while it waits or runs
 // (two leaders never enqueue it twice in one period), and no longer: a run killed with
 // its process, still "running" until River's rescue, does not hold up the next period's,

@@ -124,6 +124,7 @@ func (h *Handlers) Register(e *echo.Echo) {
 	h.registerSenders(e)
 	h.registerCatalog(e)
 	h.registerAppointments(e)
+	h.registerConnectors(e)
 }
 
 // errAdminUnauthorized answers a missing or wrong admin token.

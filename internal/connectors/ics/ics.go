@@ -13,13 +13,12 @@
 //   - SEQUENCE orders an event's revisions (Version), then LAST-MODIFIED (else CREATED,
 //     else DTSTAMP) (UpdatedAt).
 //
-// What it does not, yet: a series' own instances (RRULE) are not expanded, so they are
-// not booked appointments of the book (Feed.Series lists their UIDs): golang-ical parses
-// but does not expand recurrences, and an expansion (github.com/teambition/rrule-go,
-// honouring RDATE, EXDATE and RECURRENCE-ID overrides) is a dependency to add with its
-// own tests. A cancelled instance needs none: EXDATE and RECURRENCE-ID name it. All-day
+// A series' own instances (RRULE) are expanded by ParseWindow within a window
+// (golang-ical parses but does not expand recurrences; github.com/teambition/rrule-go
+// does), each a booked appointment unless EXDATE or a RECURRENCE-ID event stands for
+// it; Parse leaves them out (Feed.Series lists their UIDs). RDATE is not read. All-day
 // events are not appointments and are skipped. An event gone from the feed is a
-// cancellation only to whoever compares two snapshots (the book's poller, to come).
+// cancellation only to whoever compares two snapshots (book.PollFeeds).
 package ics
 
 import (
@@ -33,6 +32,7 @@ import (
 	"time"
 
 	ical "github.com/arran4/golang-ical"
+	"github.com/teambition/rrule-go"
 
 	"github.com/slotrecovery/slotrecovery/internal/connectors"
 )
@@ -44,12 +44,31 @@ const MaxFeed = 5 << 20
 type Feed struct {
 	// Appointments are the feed's appointments, in the feed's order.
 	Appointments []connectors.Appointment
-	// Series are the UIDs of recurring series whose instances were not expanded.
+	// Series are the UIDs of recurring series: their instances are expanded by
+	// ParseWindow (within its window), not by Parse.
 	Series []string
 	// Skipped counts the events that are not appointments (all-day, unreadable times,
-	// no UID, longer than a day).
+	// no UID, longer than a day, a recurrence rule that does not read).
 	Skipped int
+
+	// series are the recurring series read, for ParseWindow to expand.
+	series []series
 }
+
+// series is a recurring event: its first instance as an appointment, and its rule.
+type series struct {
+	first connectors.Appointment
+	start time.Time // DTSTART in its own zone, which the rule's days and hours follow
+	rrule string
+}
+
+// MaxInstances bounds the instances ParseWindow expands of one series (a rule such as
+// FREQ=MINUTELY would otherwise make a feed of a few bytes a book of millions).
+const MaxInstances = 1000
+
+// maxSteps bounds the instances ParseWindow walks through for one series, before its
+// window included.
+const maxSteps = 200_000
 
 // Parse reads a feed. Times without a zone (floating), and those in a TZID Go does not
 // know (Outlook's Windows names), are read in loc, the shop's time zone. A body that is
@@ -75,6 +94,56 @@ func Parse(r io.Reader, loc *time.Location) (Feed, error) {
 	var f Feed
 	for _, e := range cal.Events() {
 		f.read(e, loc)
+	}
+	return f, nil
+}
+
+// ParseWindow is Parse with the series' instances that start in [from, to) expanded
+// (RRULE, github.com/teambition/rrule-go, in the zone of the series' DTSTART so a weekly
+// 10:00 stays 10:00 across a DST change): each is a booked appointment named like an
+// instance (UID + "/" + its start), unless EXDATE deleted it or a RECURRENCE-ID event
+// describes it, which then stand for it. At most MaxInstances a series. RDATE is not
+// read.
+func ParseWindow(r io.Reader, loc *time.Location, from, to time.Time) (Feed, error) {
+	f, err := Parse(r, loc)
+	if err != nil {
+		return Feed{}, err
+	}
+	named := make(map[string]bool, len(f.Appointments))
+	for _, a := range f.Appointments {
+		named[a.ExternalID] = true
+	}
+	for _, sr := range f.series {
+		opt, err := rrule.StrToROptionInLocation(sr.rrule, sr.start.Location())
+		if err != nil {
+			f.Skipped++
+			continue
+		}
+		opt.Dtstart = sr.start
+		rule, err := rrule.NewRRule(*opt)
+		if err != nil {
+			f.Skipped++
+			continue
+		}
+		next := rule.Iterator()
+		// steps also bounds the instances before the window: a rule begun long ago
+		// (FREQ=SECONDLY in 1970) is given up rather than walked to today.
+		for n, steps := 0, 0; n < MaxInstances && steps < maxSteps; steps++ {
+			t, ok := next()
+			if !ok || !t.Before(to) {
+				break
+			}
+			if t.Before(from) {
+				continue
+			}
+			n++
+			x := sr.first
+			x.ExternalID, x.StartsAt = instanceID(sr.first.ExternalID, t), t.UTC()
+			if named[x.ExternalID] {
+				continue
+			}
+			f.Appointments = append(f.Appointments, x)
+		}
 	}
 	return f, nil
 }
@@ -119,6 +188,7 @@ func (f *Feed) read(e *ical.VEvent, loc *time.Location) {
 		return
 	}
 	f.Series = append(f.Series, uid)
+	f.series = append(f.series, series{first: a, start: start, rrule: e.GetProperty(ical.ComponentPropertyRrule).Value})
 	for _, p := range e.GetProperties(ical.ComponentPropertyExdate) {
 		for _, v := range strings.Split(p.Value, ",") {
 			one := *p
