@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 
+	"github.com/slotrecovery/slotrecovery/internal/book"
 	"github.com/slotrecovery/slotrecovery/internal/config"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/keyring"
@@ -60,7 +61,7 @@ func fallbackHint(name string) string {
 		"set %s=<new key>,<that value> (docs/operations.md, Moving off ADMIN_TOKEN)", name, name)
 }
 
-// secretsKey runs `server secrets-key reencrypt`: every webhook secret is sealed anew
+// secretsKey runs `server secrets-key reencrypt`: every webhook and connector secret is sealed anew
 // under SECRETS_KEY's newest key and every calendar feed re-keyed under it (the address
 // it replaces keeps working until the owner rotates it), so that the older keys can be
 // dropped from the setting.
@@ -91,7 +92,15 @@ func secretsKey(ctx context.Context, args []string, getenv func(string) string, 
 	if err := checkSecrets(ctx, sh, hk, log); err != nil {
 		return err
 	}
+	bk := book.New(pool, sh, nil, book.Config{Secrets: ring, Logger: log})
+	if err := bk.CheckConnectorKeys(ctx); err != nil {
+		return err
+	}
 	sealed, err := hk.ResealSecrets(ctx)
+	if err != nil {
+		return err
+	}
+	connectors, err := bk.ResealConnectorSecrets(ctx)
 	if err != nil {
 		return err
 	}
@@ -99,7 +108,7 @@ func secretsKey(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "under SECRETS_KEY's newest key now: %d webhook endpoints' secrets, %d calendar feeds "+
-		"(their previous addresses keep working until rotated); the older keys may be dropped\n", sealed, rekeyed)
+	fmt.Fprintf(stdout, "under SECRETS_KEY's newest key now: %d webhook endpoints' secrets, %d connectors' secrets, %d calendar feeds "+
+		"(their previous addresses keep working until rotated); the older keys may be dropped\n", sealed, connectors, rekeyed)
 	return nil
 }

@@ -55,7 +55,7 @@ func TestSecretsKeyCheckedAtStart(t *testing.T) {
 
 	var out bytes.Buffer
 	require.NoError(t, run(ctx, []string{"secrets-key", "reencrypt"}, e.vars(key(secretsKeyB+","+secretsKeyA)), &out, io.Discard))
-	require.Contains(t, out.String(), "1 webhook endpoints' secrets, 1 calendar feeds")
+	require.Contains(t, out.String(), "1 webhook endpoints' secrets, 0 connectors' secrets, 1 calendar feeds")
 	require.NoError(t, e.startStop(key(secretsKeyB)), "B alone, once everything moved to it")
 	require.Error(t, e.startStop(key(secretsKeyA)), "and A alone is refused now")
 
@@ -126,7 +126,7 @@ func TestMovingOffAdminToken(t *testing.T) {
 	require.NoError(t, e.startStop(vars))
 	var out bytes.Buffer
 	require.NoError(t, run(ctx, []string{"secrets-key", "reencrypt"}, e.vars(vars), &out, io.Discard))
-	require.Contains(t, out.String(), "1 webhook endpoints' secrets, 1 calendar feeds")
+	require.Contains(t, out.String(), "1 webhook endpoints' secrets, 0 connectors' secrets, 1 calendar feeds")
 
 	// ADMIN_TOKEN is free to change now; ERASURE_KEY keeps the old value (the STOPs'
 	// hashes), SECRETS_KEY does not need it any more.
@@ -191,7 +191,7 @@ func TestDevModeNeedsNoKeys(t *testing.T) {
 	require.NoError(t, e.startStop(dev))
 	var out bytes.Buffer
 	require.NoError(t, run(ctx, []string{"secrets-key", "reencrypt"}, e.vars(dev), &out, io.Discard))
-	require.Contains(t, out.String(), "1 webhook endpoints' secrets, 1 calendar feeds")
+	require.Contains(t, out.String(), "1 webhook endpoints' secrets, 0 connectors' secrets, 1 calendar feeds")
 	require.NoError(t, e.startStop(dev), "and again, now under the sandbox key")
 
 	// Out of DEV_MODE, as docs/operations.md says: the sandbox keys (and the token) after
