@@ -46,6 +46,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/outbox"
 	"github.com/slotrecovery/slotrecovery/internal/pacing"
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
+	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
 	"github.com/slotrecovery/slotrecovery/internal/retention"
 	"github.com/slotrecovery/slotrecovery/internal/senders"
@@ -539,8 +540,11 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 	a.delivery = delivery.New(a.pool, a.offers, a.shops, a.customers, nil)
 	a.inbound = inbound.New(a.pool, queue, a.shops, a.customers, a.slots, a.ledger, inbound.Config{Logger: log, Metrics: a.metrics})
 	// The owner's inbox: replies go out as texts through the River client, to numbers
-	// shops says may be texted.
-	a.inbox = inbox.New(a.pool, queue, a.customers, inbox.Config{Logger: log})
+	// customers says may be texted, within the shop's rules (quiet hours, registration,
+	// limits shared by every instance).
+	a.inbox = inbox.New(a.pool, queue, a.customers, inbox.Config{Logger: log, Rules: senders.OwnerReplies{
+		Senders: a.senders, Shops: a.shops, Limits: ratelimit.New(a.redis, ratelimit.Config{Prefix: cfg.RedisKeyPrefix}),
+	}})
 	// The dashboard asks the instance's one River client when the next waves are due.
 	waves := offers.NewWaveSchedule(queue)
 	if a.dashboard, err = dashboard.New(a.pool, a.shops, a.slots, dashboard.Config{

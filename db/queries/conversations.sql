@@ -80,8 +80,11 @@ UPDATE conversations SET unread = 0 WHERE id = sqlc.arg(id) AND shop_id = sqlc.a
 UPDATE conversations SET status = sqlc.arg(status) WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id);
 
 -- name: ConversationReplyTo :one
--- Where the owner's reply goes: the number, and the shop's number it is texted from.
-SELECT c.phone, s.sms_number
+-- Where the owner's reply goes: the number, and the shop's number it is texted from;
+-- and when the number last wrote (the epoch: never), for the quiet hours' rule.
+SELECT c.phone, s.sms_number,
+    COALESCE((SELECT max(m.at) FROM conversation_messages m WHERE m.conversation_id = c.id AND m.direction = 'in'),
+             'epoch'::timestamptz)::timestamptz AS last_in_at
 FROM conversations c JOIN shops s ON s.id = c.shop_id
 WHERE c.id = sqlc.arg(id) AND c.shop_id = sqlc.arg(shop_id);
 

@@ -61,27 +61,43 @@ func (c *clock) Set(t time.Time) {
 
 // env is one test's world: its own database, two shops (A in New York paying by
 // checkout in USD, B in London in EUR without payments), and the dashboard on echo.
+// replyRules refuses owners' replies with err while it is set (inbox.ReplyRules).
+type replyRules struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (r *replyRules) set(err error) { r.mu.Lock(); r.err = err; r.mu.Unlock() }
+
+func (r *replyRules) CheckReply(context.Context, uuid.UUID, uuid.UUID, time.Time, time.Time) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.err
+}
+
 type env struct {
-	pool      *pgxpool.Pool
-	dbURL     string
-	clock     *clock
-	shops     *shops.Service
-	customers *customers.Service
-	erasure   *erasure.Service
-	slots     *slots.Service
-	river     *river.Client[pgx.Tx]
-	waves     *offers.WaveSchedule
-	dash      *dashboard.Dashboard
-	e         *echo.Echo
-	shopA     shops.Shop
-	keyA      string
-	shopB     shops.Shop
-	keyB      string
-	secure    bool
-	redis     redis.UniversalClient
-	prefix    string
-	hooks     *hooks.Service // nil unless envOpts.hooks
-	inbox     *inbox.Service
+	// replyRules are the owners' replies' rules the inbox holds them to.
+	replyRules *replyRules
+	pool       *pgxpool.Pool
+	dbURL      string
+	clock      *clock
+	shops      *shops.Service
+	customers  *customers.Service
+	erasure    *erasure.Service
+	slots      *slots.Service
+	river      *river.Client[pgx.Tx]
+	waves      *offers.WaveSchedule
+	dash       *dashboard.Dashboard
+	e          *echo.Echo
+	shopA      shops.Shop
+	keyA       string
+	shopB      shops.Shop
+	keyB       string
+	secure     bool
+	redis      redis.UniversalClient
+	prefix     string
+	hooks      *hooks.Service // nil unless envOpts.hooks
+	inbox      *inbox.Service
 }
 
 type envOpts struct {
@@ -122,7 +138,8 @@ func newEnv(t *testing.T, o envOpts) *env {
 	if o.hooks {
 		hooksSvc = hooks.New(pool, rc, hooks.Config{Now: now})
 	}
-	inboxSvc := inbox.New(pool, rc, custSvc, inbox.Config{Now: now})
+	rules := &replyRules{}
+	inboxSvc := inbox.New(pool, rc, custSvc, inbox.Config{Now: now, Rules: rules})
 	d, err := dashboard.New(pool, shopsSvc, slotsSvc, dashboard.Config{
 		Hooks: hooksSvc, PublicURL: "https://slots.example", Inbox: inboxSvc,
 		SessionSecret: secret, Secure: !o.dev, Now: now, RefreshEvery: o.refreshEvery,
@@ -132,7 +149,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	require.NoError(t, err)
 	e := echo.New()
 	d.Register(e)
-	en := &env{pool: pool, dbURL: dbURL, clock: ck, shops: shopsSvc, customers: custSvc, erasure: erasureSvc, slots: slotsSvc, river: rc, waves: waves, dash: d, e: e, secure: !o.dev,
+	en := &env{replyRules: rules, pool: pool, dbURL: dbURL, clock: ck, shops: shopsSvc, customers: custSvc, erasure: erasureSvc, slots: slotsSvc, river: rc, waves: waves, dash: d, e: e, secure: !o.dev,
 		redis: rdb, prefix: prefix, hooks: hooksSvc, inbox: inboxSvc}
 	ctx := context.Background()
 	en.shopA, en.keyA, err = shopsSvc.Create(ctx, shops.NewShop{

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -210,6 +211,14 @@ func (d *Dashboard) reply(c echo.Context) error {
 			Error: "This number replied STOP, so it cannot be texted: nothing was sent. Only its own START, texted to your number, lets you text it again."})
 	case isProblem && p.Kind == problem.Invalid:
 		return d.renderThread(c, http.StatusUnprocessableEntity, id, threadView{Body: body, Error: friendlySetting(p)})
+	case isProblem && p.Kind == problem.Limited:
+		// The API's limits, shared: the reply is kept in the form for when it may go.
+		c.Response().Header().Set("Retry-After", strconv.FormatInt(int64((p.RetryAfter+time.Second-1)/time.Second), 10))
+		return d.renderThread(c, http.StatusTooManyRequests, id, threadView{Body: body, Error: "Not sent: " + p.Message + "."})
+	case isProblem && p.Kind == problem.Conflict:
+		return d.renderThread(c, http.StatusConflict, id, threadView{Body: body, Error: "Not sent: " + p.Message + "."})
+	case isProblem && p.Kind == problem.Unavailable:
+		return d.renderThread(c, http.StatusServiceUnavailable, id, threadView{Body: body, Error: "Not sent: " + p.Message + "."})
 	default:
 		return d.internalError(c, "reply", err)
 	}

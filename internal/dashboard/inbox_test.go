@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
+	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
@@ -108,6 +109,28 @@ func TestInboxPage(t *testing.T) {
 	require.Contains(t, rec.Body.String(), "hello?", "the reply as typed")
 	require.NoError(t, en.pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'sms_text'`).Scan(&n))
 	require.Equal(t, 1, n)
+
+	// The shop's rules (limits, registration, quiet hours) refuse it: not sent, saying
+	// why, the reply kept in the form; a limit says when with Retry-After.
+	for _, tt := range []struct {
+		err    error
+		status int
+		retry  string
+	}{
+		{&problem.Error{Kind: problem.Limited, Code: "too_many_replies", Message: "5 replies a minute is the most for this conversation", RetryAfter: 11 * time.Second}, http.StatusTooManyRequests, "11"},
+		{problem.New(problem.Conflict, "sender_not_registered", "the shop's US number is not registered"), http.StatusConflict, ""},
+		{&problem.Error{Kind: problem.Invalid, Code: "quiet_hours", Message: "it is the shop's quiet hours"}, http.StatusUnprocessableEntity, ""},
+	} {
+		en.replyRules.set(tt.err)
+		rec = en.post("/dashboard/inbox/"+conv.String()+"/reply", url.Values{"csrf": {csrf}, "body": {"see you at 4"}}, ck)
+		require.Equal(t, tt.status, rec.Code, "%v", tt.err)
+		require.Equal(t, tt.retry, rec.Header().Get("Retry-After"))
+		require.Contains(t, strings.ToLower(fieldError(rec.Body.String(), "reply-error")), strings.ToLower(tt.err.(*problem.Error).Message))
+		require.Contains(t, rec.Body.String(), "see you at 4", "the reply as typed")
+	}
+	en.replyRules.set(nil)
+	require.NoError(t, en.pool.QueryRow(context.Background(), `SELECT count(*) FROM river_job WHERE kind = 'sms_text'`).Scan(&n))
+	require.Equal(t, 1, n, "nothing more was queued")
 
 	// Another shop's conversation, or none, is a 404 page.
 	ckB := en.login(t, en.keyB)

@@ -294,7 +294,9 @@ func (q *Queries) ConversationRepliesOf(ctx context.Context, db DBTX, arg Conver
 }
 
 const conversationReplyTo = `-- name: ConversationReplyTo :one
-SELECT c.phone, s.sms_number
+SELECT c.phone, s.sms_number,
+    COALESCE((SELECT max(m.at) FROM conversation_messages m WHERE m.conversation_id = c.id AND m.direction = 'in'),
+             'epoch'::timestamptz)::timestamptz AS last_in_at
 FROM conversations c JOIN shops s ON s.id = c.shop_id
 WHERE c.id = $1 AND c.shop_id = $2
 `
@@ -307,13 +309,15 @@ type ConversationReplyToParams struct {
 type ConversationReplyToRow struct {
 	Phone     string
 	SmsNumber string
+	LastInAt  time.Time
 }
 
-// Where the owner's reply goes: the number, and the shop's number it is texted from.
+// Where the owner's reply goes: the number, and the shop's number it is texted from;
+// and when the number last wrote (the epoch: never), for the quiet hours' rule.
 func (q *Queries) ConversationReplyTo(ctx context.Context, db DBTX, arg ConversationReplyToParams) (ConversationReplyToRow, error) {
 	row := db.QueryRow(ctx, conversationReplyTo, arg.ID, arg.ShopID)
 	var i ConversationReplyToRow
-	err := row.Scan(&i.Phone, &i.SmsNumber)
+	err := row.Scan(&i.Phone, &i.SmsNumber, &i.LastInAt)
 	return i, err
 }
 

@@ -17,7 +17,9 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -103,6 +105,9 @@ func Write(c echo.Context, err error) error {
 		return nil
 	}
 	h := c.Response().Header()
+	if p, ok := problem.As(err); ok && p.Kind == problem.Limited && p.RetryAfter > 0 && h.Get("Retry-After") == "" {
+		h.Set("Retry-After", strconv.FormatInt(int64((p.RetryAfter+time.Second-1)/time.Second), 10))
+	}
 	if status == http.StatusUnauthorized && h.Get("WWW-Authenticate") == "" {
 		h.Set("WWW-Authenticate", "Bearer")
 	}
@@ -192,6 +197,8 @@ func problemStatus(k problem.Kind) int {
 		return http.StatusUnauthorized
 	case problem.Unavailable:
 		return http.StatusServiceUnavailable
+	case problem.Limited:
+		return http.StatusTooManyRequests
 	}
 	return http.StatusInternalServerError
 }

@@ -81,6 +81,7 @@ func TestWriteMapsErrors(t *testing.T) {
 		message   string
 		field     string
 		wantInLog string
+		retry     string // the Retry-After header
 	}{
 		{name: "invalid", err: problem.Invalidf("timezone", "bad zone %q", "Mars/Base"),
 			status: 422, code: "invalid_timezone", message: `bad zone "Mars/Base"`, field: "timezone"},
@@ -94,6 +95,8 @@ func TestWriteMapsErrors(t *testing.T) {
 			status: 401, code: "unauthorized", message: "key please"},
 		{name: "unavailable", err: problem.New(problem.Unavailable, "redis_down", "try again shortly"),
 			status: 503, code: "redis_down", message: "try again shortly"},
+		{name: "limited", err: fmt.Errorf("reply: %w", &problem.Error{Kind: problem.Limited, Code: "too_many_replies", Message: "slow down", RetryAfter: 1500 * time.Millisecond}),
+			status: 429, code: "too_many_replies", message: "slow down", retry: "2"},
 		{name: "problem of unknown kind", err: &problem.Error{Code: "weird", Message: "do not show"},
 			status: 500, code: "internal", message: "internal error"},
 		{name: "bad request", err: httperr.BadRequest("bad_json", "the body is not JSON"),
@@ -134,6 +137,7 @@ func TestWriteMapsErrors(t *testing.T) {
 			if tt.status == 401 {
 				require.Equal(t, "Bearer", a.header.Get("WWW-Authenticate"))
 			}
+			require.Equal(t, tt.retry, a.header.Get("Retry-After"))
 			for _, leak := range []string{"pq:", "SQLSTATE", "10.0.0", "goroutine", "do not show"} {
 				require.NotContains(t, a.raw, leak)
 			}

@@ -56,8 +56,19 @@ type OptOuts interface {
 type Config struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Rules are the shop's own rules an owner's reply must pass (nil: none).
+	Rules ReplyRules
 	// Logger is for what the Service handles itself; nil discards.
 	Logger *slog.Logger
+}
+
+// ReplyRules are the rules of the shop's own that an owner's reply passes before it is
+// queued, which inbox cannot read itself (the shop's quiet hours, its sender's
+// registration and the reply limits sit above it): CheckReply returns nil, or the
+// problem that refuses the reply now. lastIn is when the number last wrote (the Unix
+// epoch: never).
+type ReplyRules interface {
+	CheckReply(ctx context.Context, shopID, conversationID uuid.UUID, lastIn, now time.Time) error
 }
 
 // Service is the owner's side of the inbox: the list, a thread, reading, opening and
@@ -302,6 +313,11 @@ func (s *Service) Reply(ctx context.Context, shopID, id uuid.UUID, body string) 
 		return Message{}, ErrOptedOut
 	}
 	now := s.cfg.Now().UTC()
+	if s.cfg.Rules != nil {
+		if err := s.cfg.Rules.CheckReply(ctx, shopID, id, to.LastInAt, now); err != nil {
+			return Message{}, err
+		}
+	}
 	mid, err := newMessageID()
 	if err != nil {
 		return Message{}, err

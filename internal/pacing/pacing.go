@@ -112,7 +112,7 @@ func (p *Pacer) take(ctx context.Context, sender string, perSecond, burst, want 
 	if err != nil {
 		return 0, 0, fmt.Errorf("take.lua's wait %q: %w", wait, err)
 	}
-	return 0, time.Duration(secs * float64(time.Second)), nil
+	return 0, max(time.Duration(secs*float64(time.Second)), 100*time.Microsecond), nil
 }
 
 // waiting is how many Waits of this instance hold t, the caller among them.

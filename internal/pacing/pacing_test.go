@@ -2,6 +2,7 @@ package pacing_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -181,5 +182,27 @@ func TestPacerSharesAGrantAmongItsWaiters(t *testing.T) {
 	for n, at := range times {
 		least := time.Duration(max(n+1-burst, 0))*time.Second/rate - time.Millisecond
 		require.GreaterOrEqual(t, at.Sub(start), least, "text %d went out %s after the start", n+1, at.Sub(start))
+	}
+}
+
+// TestPacerPacesEveryRate: senders whose burst is one text at rates whose interval is
+// no exact binary fraction (a toll-free number's 3 a second, 50, 150) send their first
+// text at once and the next ones at their rate, as a long code (1) and a short code
+// (1,000) do.
+func TestPacerPacesEveryRate(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := redistest.New(t)
+	p := pacing.New(rdb, prefix)
+	for _, rate := range []int{1, 3, 50, 150, 1000} {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		start := time.Now()
+		const texts = 3
+		for i := range texts {
+			require.NoError(t, p.Wait(ctx, fmt.Sprintf("+1555000%04d", rate), rate), "rate %d, text %d", rate, i+1)
+		}
+		cancel()
+		burst := max(1, rate/100)
+		least := time.Duration(max(texts-burst, 0))*time.Second/time.Duration(rate) - time.Millisecond
+		require.GreaterOrEqual(t, time.Since(start), least, "rate %d: %d texts", rate, texts)
 	}
 }

@@ -30,7 +30,10 @@ end
 tat = math.max(tat, now)
 
 local diff = now - (tat - burst_offset)
-local whole = math.floor(diff / emission_interval)
+-- A microsecond of slack: now is about 3e8 seconds, whose doubles are 6e-8 s apart, so a
+-- full bucket's diff may come out a hair under its burst (0.02 s as 0.01999998): without
+-- it a burst of one at 3 or 50 a second never granted its first text.
+local whole = math.floor((diff + 0.000001) / emission_interval)
 if whole < 1 then
   return {0, tostring(emission_interval - diff)}
 end

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Kind classifies a problem for the edges (HTTP status, SMS wording).
@@ -19,6 +20,8 @@ const (
 	Conflict
 	Unauthorized
 	Unavailable
+	// Limited: too many of these too soon; RetryAfter says when one more may go.
+	Limited
 )
 
 // Error is a problem the caller can act on.
@@ -27,6 +30,8 @@ type Error struct {
 	Code    string
 	Field   string
 	Message string
+	// RetryAfter is, for a Limited problem, how long until the caller may try again.
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string {
