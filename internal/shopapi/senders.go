@@ -117,6 +117,13 @@ func (h *Handlers) provisionNumber(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// The feed's address is a credential: a retry's answer is kept without it (GET
+	// /api/shop gives it), so that the idempotency table holds none.
+	kept := out
+	kept.CalendarURL = ""
+	if err := keepForReplay(c, kept); err != nil {
+		return err
+	}
 	return c.JSON(http.StatusCreated, out)
 }
 
