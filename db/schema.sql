@@ -896,3 +896,6 @@ ALTER TABLE connectors
     ADD COLUMN feed_last_modified text NOT NULL DEFAULT '' CHECK (length(feed_last_modified) <= 100),
     ADD COLUMN polled_at          timestamptz;
 CREATE INDEX connectors_feeds_due_idx ON connectors (polled_at NULLS FIRST, id) WHERE kind = 'ics';
+
+-- 0057_calendar_legacy_until: how long a kept previous feed address works (shops).
+ALTER TABLE shops ADD COLUMN calendar_legacy_until timestamptz;

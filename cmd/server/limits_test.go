@@ -27,6 +27,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/config"
+	"github.com/slotrecovery/slotrecovery/internal/connectors"
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
@@ -445,8 +446,8 @@ func TestGuessLimitWithoutRedis(t *testing.T) {
 }
 
 // TestBodyLimitsByRoute: of every route the server answers, only the two CSV imports
-// and Stripe's webhook take more than 64 KiB, and each of those a little more than its
-// handler's own cap.
+// and the webhooks of Stripe, cal.com and Square take more than 64 KiB, and each of
+// those a little more than its handler's own cap.
 func TestBodyLimitsByRoute(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -459,6 +460,8 @@ func TestBodyLimitsByRoute(t *testing.T) {
 		"POST " + shopapi.ImportPath:   shopapi.MaxImportBytes,
 		"POST " + dashboard.ImportPath: dashboard.MaxImportBytes,
 		"POST " + webhooks.StripePath:  webhooks.MaxStripeBody,
+		"POST " + webhooks.CalcomPath:  connectors.MaxBody,
+		"POST " + webhooks.SquarePath:  connectors.MaxBody,
 	}
 	seen := 0
 	for _, r := range a.routes().(*echo.Echo).Routes() {

@@ -63,10 +63,12 @@ SELECT * FROM shops WHERE calendar_token_hash = sqlc.arg(hash) OR calendar_legac
 -- name: ShopSetCalendarToken :one
 -- A feed address for the next generation (generation: the current one + 1, or nothing
 -- is changed: a concurrent change won). keep_old keeps the address it replaces working
--- (a re-key, or a shop's first derived address); the owner's rotation does not.
+-- until legacy_until (a re-key, or a shop's first derived address); the owner's rotation
+-- does not.
 UPDATE shops SET calendar_generation = sqlc.arg(generation)::integer, calendar_key_id = sqlc.arg(key_id),
     calendar_token_hash = sqlc.arg(token_hash),
-    calendar_legacy_token_hash = CASE WHEN sqlc.arg(keep_old)::boolean THEN calendar_token_hash END
+    calendar_legacy_token_hash = CASE WHEN sqlc.arg(keep_old)::boolean THEN calendar_token_hash END,
+    calendar_legacy_until = CASE WHEN sqlc.arg(keep_old)::boolean THEN sqlc.arg(legacy_until)::timestamptz END
 WHERE id = sqlc.arg(id) AND calendar_generation = sqlc.arg(generation)::integer - 1
 RETURNING *;
 

@@ -48,6 +48,9 @@ type calendarView struct {
 	URL, Webcal string
 	FullDetails bool
 	RotateError string
+	// OldUntil, when not empty, is when the shop's previous address stops working (in
+	// the shop's time zone).
+	OldUntil string
 }
 
 // endpointView is one endpoint as its card shows it.
@@ -98,7 +101,11 @@ type newSecretView struct {
 func (d *Dashboard) calendarViewOf(shop shops.Shop) calendarView {
 	u := calendar.URL(d.cfg.PublicURL, shop.CalendarToken)
 	webcal := "webcal://" + strings.TrimPrefix(strings.TrimPrefix(u, "https://"), "http://")
-	return calendarView{URL: u, Webcal: webcal, FullDetails: shop.CalendarFullDetails}
+	v := calendarView{URL: u, Webcal: webcal, FullDetails: shop.CalendarFullDetails}
+	if t := shop.OldCalendarAddressUntil; t != nil && d.cfg.Now().Before(*t) {
+		v.OldUntil = t.In(shop.Location).Format("Mon 2 Jan 2006")
+	}
+	return v
 }
 
 // integrationsView reads what the page shows.

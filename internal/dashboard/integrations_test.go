@@ -55,6 +55,16 @@ func TestIntegrationsCalendarCard(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, shop.CalendarFullDetails, "an unticked box turns it off")
 
+	// After a re-key of the server's key the previous address works for a while: the
+	// card says until when; the owner's rotation ends it.
+	require.NotContains(t, body, `id="calendar-old"`)
+	_, err = en.pool.Exec(ctx, `UPDATE shops SET calendar_legacy_token_hash = '\x00', calendar_legacy_until = '2026-12-01T12:00:00Z'
+		WHERE id = $1`, en.shopA.ID)
+	require.NoError(t, err)
+	body, _ = en.page(t, ck, dashboard.IntegrationsPath)
+	require.Contains(t, body, `id="calendar-old"`)
+	require.Contains(t, body, "keeps working until Tue 1 Dec 2026")
+
 	rec = en.post(dashboard.IntegrationsPath+"/calendar/rotate", url.Values{"csrf": {csrf}}, ck)
 	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
 	require.Contains(t, rec.Body.String(), "Tick the box to confirm that the current address should stop working.")
@@ -69,6 +79,7 @@ func TestIntegrationsCalendarCard(t *testing.T) {
 	require.Contains(t, body, shop.CalendarToken)
 	require.NotContains(t, body, old)
 	require.Contains(t, body, "The calendar has a new address.")
+	require.NotContains(t, body, `id="calendar-old"`, "the rotation ended the previous address")
 
 	rec = en.post(dashboard.IntegrationsPath+"/calendar/rotate", url.Values{"confirm": {"yes"}}, ck)
 	require.Equal(t, http.StatusForbidden, rec.Code, "no CSRF token, no rotation")

@@ -34,6 +34,9 @@ func (c calendarView) card(csrf string) g.Node {
 		h.P(g.Text("Subscribe to this address in Google Calendar (Other calendars, From URL), Apple Calendar "+
 			"(File, New Calendar Subscription) or Outlook (Add calendar, Subscribe from web). Each held or paid "+
 			"booking shows as an event, and disappears if the booking lapses or is refunded.")),
+		g.If(c.OldUntil != "", h.P(h.Class("notice"), h.ID("calendar-old"), h.Role("status"),
+			g.Text("The server's key changed, and with it this address. The previous one keeps working until "+c.OldUntil+
+				": a calendar still subscribed to it must subscribe to the address below before then."))),
 		h.P(h.Class("secret"), h.Code(h.ID("calendar-url"), g.Text(c.URL))),
 		h.P(h.Class("row"),
 			// Shown by the page's script where the browser can copy; the address above

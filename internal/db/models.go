@@ -285,6 +285,7 @@ type Shop struct {
 	CalendarKeyID           []byte
 	CalendarLegacyTokenHash []byte
 	AutoDeclare             bool
+	CalendarLegacyUntil     *time.Time
 }
 
 type SlotOffer struct {

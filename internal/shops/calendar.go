@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -24,8 +25,9 @@ import (
 // only the token's SHA-256 is stored, by which a request finds the shop. A copy of the
 // database alone gives no one a shop's calendar. Rotating the address takes the next
 // generation; re-keying it (RekeyCalendars, after a rotation of SECRETS_KEY) too, but
-// keeps the address it replaces working until the owner rotates (its hash kept as the
-// legacy one), so subscribed calendars do not break because the server's key changed.
+// keeps the address it replaces working until the owner rotates or for
+// OldCalendarAddressLasts (its hash kept as the legacy one), so subscribed calendars do
+// not break at once because the server's key changed.
 
 // calendarTokenPrefix marks calendar feed tokens, as keyPrefix marks API keys.
 const calendarTokenPrefix = "cal_"
@@ -74,11 +76,28 @@ func (s *Service) ByCalendarToken(ctx context.Context, token string) (Shop, erro
 	if err != nil {
 		return Shop{}, fmt.Errorf("find shop by calendar token: %w", err)
 	}
-	if subtle.ConstantTimeCompare(row.CalendarTokenHash, hash) != 1 &&
-		subtle.ConstantTimeCompare(row.CalendarLegacyTokenHash, hash) != 1 {
+	current := subtle.ConstantTimeCompare(row.CalendarTokenHash, hash) == 1
+	old := subtle.ConstantTimeCompare(row.CalendarLegacyTokenHash, hash) == 1
+	if !current && (!old || row.CalendarLegacyUntil == nil || !s.cfg.Now().Before(*row.CalendarLegacyUntil)) {
 		return Shop{}, ErrCalendarNotFound
 	}
 	return s.fromRow(row)
+}
+
+// OldCalendarAddressLasts is how long a feed address replaced by a re-key (or kept from
+// before hashed addresses) keeps working: long enough for calendar apps, which refresh
+// a subscription every few hours to a day, and for the owner to read the dashboard's
+// notice and subscribe anew.
+const OldCalendarAddressLasts = 90 * 24 * time.Hour
+
+// oldAddressUntil is when the shop's kept previous feed address stops working (nil: it
+// has none).
+func oldAddressUntil(r db.Shop) *time.Time {
+	if len(r.CalendarLegacyTokenHash) == 0 || r.CalendarLegacyUntil == nil {
+		return nil
+	}
+	t := r.CalendarLegacyUntil.UTC()
+	return &t
 }
 
 // RotateCalendarToken gives the shop a new calendar feed address; the old one (and any
@@ -113,7 +132,8 @@ func (s *Service) setCalendarToken(ctx context.Context, id uuid.UUID, current in
 		return db.Shop{}, err
 	}
 	row, err := queries.ShopSetCalendarToken(ctx, s.pool, db.ShopSetCalendarTokenParams{
-		ID: id, Generation: current + 1, KeyID: keyID, TokenHash: hashCalendarToken(token), KeepOld: keepOld})
+		ID: id, Generation: current + 1, KeyID: keyID, TokenHash: hashCalendarToken(token), KeepOld: keepOld,
+		LegacyUntil: s.cfg.Now().Add(OldCalendarAddressLasts).UTC()})
 	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 		return db.Shop{}, fmt.Errorf("set calendar token of shop %s: %w", id, err)
 	}

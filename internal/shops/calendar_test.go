@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/sha256"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
@@ -145,4 +147,43 @@ func TestCalendarDerivedForOldShops(t *testing.T) {
 	require.NoError(t, err)
 	_, err = svc.ByCalendarToken(ctx, legacy)
 	require.ErrorIs(t, err, shops.ErrCalendarNotFound)
+}
+
+// TestOldCalendarAddressExpires: the address a shop had before its first derived one
+// (or before a re-key) keeps working for OldCalendarAddressLasts, which the shop says
+// (for the dashboard's notice), and not a moment longer; the current one goes on.
+func TestOldCalendarAddressExpires(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.New(t)
+	ctx := context.Background()
+	now := time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+	var mu sync.Mutex
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	svc := shops.New(pool, shops.Config{Secrets: ring(t, secretsA), Now: clock})
+	a, _, err := svc.Create(ctx, shops.NewShop{Name: "A", Timezone: "UTC", SMSNumber: "+15555550100", Currency: "usd", PaymentMode: shops.PaymentNone})
+	require.NoError(t, err)
+	require.Nil(t, a.OldCalendarAddressUntil, "a new shop has no old address")
+	legacy := "cal_" + strings.Repeat("cd", 32)
+	hash := sha256.Sum256([]byte(legacy))
+	_, err = pool.Exec(ctx, `UPDATE shops SET calendar_key_id = NULL, calendar_generation = 0, calendar_token_hash = $2
+		WHERE id = $1`, a.ID, hash[:])
+	require.NoError(t, err)
+	_, err = svc.DeriveCalendarTokens(ctx)
+	require.NoError(t, err)
+	got, err := svc.Get(ctx, a.ID)
+	require.NoError(t, err)
+	require.NotNil(t, got.OldCalendarAddressUntil)
+	until := now.Add(shops.OldCalendarAddressLasts)
+	require.True(t, until.Equal(*got.OldCalendarAddressUntil), "until %s, want %s", got.OldCalendarAddressUntil, until)
+
+	at := func(t0 time.Time) { mu.Lock(); now = t0; mu.Unlock() }
+	at(until.Add(-time.Second))
+	_, err = svc.ByCalendarToken(ctx, legacy)
+	require.NoError(t, err, "a second before its end")
+	at(until)
+	_, err = svc.ByCalendarToken(ctx, legacy)
+	require.ErrorIs(t, err, shops.ErrCalendarNotFound, "at its end")
+	found, err := svc.ByCalendarToken(ctx, got.CalendarToken)
+	require.NoError(t, err, "the current address goes on")
+	require.Equal(t, a.ID, found.ID)
 }

@@ -128,6 +128,10 @@ type Shop struct {
 	// calendarGeneration and calendarKeyID are what CalendarToken is derived from.
 	calendarGeneration int32
 	calendarKeyID      []byte
+	// OldCalendarAddressUntil, when not nil, is when the feed address the shop had
+	// before a re-key of the server's key (or before hashed addresses) stops working:
+	// calendars still subscribed to it must take the current one by then.
+	OldCalendarAddressUntil *time.Time
 	// CalendarFullDetails puts customers' full names and phone numbers in the calendar
 	// feed; off, it shows first names and masked numbers (feed addresses get shared).
 	CalendarFullDetails bool
@@ -512,8 +516,9 @@ func FromRow(r db.Shop) (Shop, error) {
 		ID: r.ID, Name: r.Name, Timezone: r.Timezone, Location: loc, SMSNumber: r.SmsNumber,
 		Currency: r.Currency, PaymentMode: r.PaymentMode, CreatedAt: r.CreatedAt, KeyVersion: int(r.ApiKeyVersion),
 		calendarGeneration: r.CalendarGeneration, calendarKeyID: r.CalendarKeyID, CalendarFullDetails: r.CalendarFullDetails,
-		AutoDeclare: r.AutoDeclare,
-		Language:    language.Code(r.Language), NotifyPhone: r.NotifyPhone.String,
+		OldCalendarAddressUntil: oldAddressUntil(r),
+		AutoDeclare:             r.AutoDeclare,
+		Language:                language.Code(r.Language), NotifyPhone: r.NotifyPhone.String,
 		Policy: Policy{
 			WaveSize:     int(r.WaveSize),
 			WaveInterval: time.Duration(r.WaveIntervalSeconds) * time.Second,
