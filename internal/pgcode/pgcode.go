@@ -14,6 +14,7 @@ const (
 	uniqueViolation     = "23505"
 	exclusionViolation  = "23P01"
 	foreignKeyViolation = "23503"
+	deadlockDetected    = "40P01"
 )
 
 // Unique reports whether err is a unique_violation: a row with that key exists.
@@ -26,6 +27,11 @@ func Exclusion(err error) bool { return is(err, exclusionViolation) }
 // ForeignKey reports whether err is a foreign_key_violation: the row it refers to is
 // gone (deleted meanwhile).
 func ForeignKey(err error) bool { return is(err, foreignKeyViolation) }
+
+// Deadlock reports whether err is deadlock_detected: Postgres cancelled this statement
+// to break a wait cycle with another transaction; the statement changed nothing, and
+// run again it meets what the other committed.
+func Deadlock(err error) bool { return is(err, deadlockDetected) }
 
 func is(err error, code string) bool {
 	var pg *pgconn.PgError

@@ -398,6 +398,13 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 	// One statement, so no transaction of its own: it commits or changes nothing.
 	err := func(q db.DBTX) error {
 		row, err := queries.BookingClaim(ctx, q, p)
+		for try := 1; pgcode.Deadlock(err) && try < claimTries; try++ {
+			// Two claims of one person's overlapping time each wait for the other's
+			// booking at the exclusion constraint (Postgres checks it after inserting,
+			// so each can see the other's): Postgres cancels one. The statement changed
+			// nothing; run again, it meets the other's committed booking (taken).
+			row, err = queries.BookingClaim(ctx, q, p)
+		}
 		if isFenceViolation(err) {
 			// The fence held: a live booking exists although the opening looked open, or
 			// the person's time is booked already by an overlapping one.
@@ -445,6 +452,10 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 	}
 	return a, nil
 }
+
+// claimTries is how many times a claim is run when Postgres cancels it to break a
+// deadlock (see tryOffer).
+const claimTries = 3
 
 // booked finishes a booking that Postgres has committed: the cooldown, set in the
 // background beside the slot lock's release (a.released); Claim.Settle waits for both.
