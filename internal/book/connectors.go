@@ -471,14 +471,7 @@ func (s *Service) CheckConnectorKeys(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read connector secrets' keys: %w", err)
 	}
-	missing := 0
-	for _, h := range ids {
-		id, err := hex.DecodeString(h)
-		if err != nil || !s.cfg.Secrets.Has(id) {
-			missing++
-		}
-	}
-	if missing > 0 {
+	if missing := s.cfg.Secrets.Missing(ids); missing > 0 {
 		return fmt.Errorf("%w: SECRETS_KEY lacks %d of the keys that connectors' secrets are sealed under; "+
 			"put the previous keys back after the new one (SECRETS_KEY=new,old)", keyring.ErrUnknownKey, missing)
 	}

@@ -59,14 +59,7 @@ func (s *Service) CheckSecretsKeys(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("read webhook secrets' keys: %w", err)
 	}
-	missing := 0
-	for _, h := range ids {
-		id, err := hex.DecodeString(h)
-		if err != nil || !s.cfg.Secrets.Has(id) {
-			missing++
-		}
-	}
-	if missing > 0 {
+	if missing := s.cfg.Secrets.Missing(ids); missing > 0 {
 		return fmt.Errorf("%w: SECRETS_KEY lacks %d of the keys that webhook endpoints' signing secrets are sealed "+
 			"under; put the previous keys back after the new one (SECRETS_KEY=new,old), and run "+
 			"`server secrets-key reencrypt` before dropping them (docs/operations.md, Secrets key)",

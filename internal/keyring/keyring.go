@@ -97,6 +97,20 @@ func (r *Ring) ID() []byte { return r.keys[0].id[:] }
 // Has reports whether the ring holds the key whose ID is id.
 func (r *Ring) Has(id []byte) bool { return r.find(id) != nil }
 
+// Missing counts the key ids, in hex as the database keeps them beside what they
+// sealed, that the ring does not hold (an id that is not hex counts as missing): a
+// start checks that nothing sealed under a dropped key is left.
+func (r *Ring) Missing(hexIDs []string) int {
+	n := 0
+	for _, h := range hexIDs {
+		id, err := hex.DecodeString(h)
+		if err != nil || !r.Has(id) {
+			n++
+		}
+	}
+	return n
+}
+
 func (r *Ring) find(id []byte) *key {
 	for i := range r.keys {
 		if hmac.Equal(r.keys[i].id[:], id) {

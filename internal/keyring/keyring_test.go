@@ -1,6 +1,7 @@
 package keyring_test
 
 import (
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"testing"
@@ -85,4 +86,21 @@ func ExampleRing_Seal() {
 	plain, _ := ring.Open(sealed, []byte("endpoint 1"))
 	fmt.Println(string(plain))
 	// Output: whsec_abc
+}
+
+// TestMissing: of key ids kept in hex beside what they sealed, the ring counts those it
+// does not hold, and ids that are not hex at all.
+func TestMissing(t *testing.T) {
+	t.Parallel()
+	before, err := keyring.New(oldKey)
+	require.NoError(t, err)
+	after, err := keyring.New(newKey, oldKey)
+	require.NoError(t, err)
+	only, err := keyring.New(newKey)
+	require.NoError(t, err)
+	ids := []string{hex.EncodeToString(before.ID()), hex.EncodeToString(after.ID())}
+	require.Zero(t, after.Missing(ids))
+	require.Equal(t, 1, only.Missing(ids), "the old key was dropped")
+	require.Equal(t, 1, after.Missing([]string{"not hex"}))
+	require.Zero(t, only.Missing(nil))
 }
