@@ -343,11 +343,18 @@ func TestIntegrationsFullStory(t *testing.T) {
 func TestIntegrationsReceiverDownThenBack(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	// Growing delays, as the real schedule's, spanning longer than the receiver is down.
+	// Growing delays, as the real schedule's, then 5 s apart for well over asyncStep: the
+	// attempts must outlast the test's own waits on a slow machine (a CI run once took
+	// 44 s to see three attempts of every delivery, and two had used all twelve of an
+	// earlier, 23-second schedule).
+	schedule := []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond,
+		time.Second, time.Second, 2 * time.Second, 2 * time.Second, 3 * time.Second, 3 * time.Second}
+	for range 3 * int(asyncStep/(5*time.Second)) {
+		schedule = append(schedule, 5*time.Second)
+	}
 	base := e.startWith(hooksVars, serveOptions{tune: fastTune, tuneHooks: func(c *hooks.Config) {
 		fastHooks(c)
-		c.Schedule = []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond, 400 * time.Millisecond,
-			time.Second, time.Second, 2 * time.Second, 2 * time.Second, 3 * time.Second, 3 * time.Second, 5 * time.Second, 5 * time.Second}
+		c.Schedule = schedule
 	}})
 	shop := e.newShop(base, "none", nil)
 	r := hookstest.NewReceiver(t)
@@ -361,7 +368,8 @@ func TestIntegrationsReceiverDownThenBack(t *testing.T) {
 	e.until(asyncStep, "three failed attempts of every delivery", func() bool {
 		return e.count(`SELECT count(*) FROM webhook_deliveries WHERE attempts >= 3`) == 2*n
 	})
-	require.Equal(t, 2*n, e.count(`SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'`), "attempts are left")
+	require.Equal(t, 2*n, e.count(`SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'`), "attempts are left; seen (status, attempts): %s",
+		e.str(`SELECT string_agg(status || ' ' || attempts, ', ' ORDER BY created_at) FROM webhook_deliveries`))
 	require.Empty(t, r.Accepted())
 	var list struct {
 		Deliveries []struct {
