@@ -13,11 +13,13 @@
 //   - SEQUENCE orders an event's revisions (Version), then LAST-MODIFIED (else CREATED,
 //     else DTSTAMP) (UpdatedAt).
 //
-// A series' own instances (RRULE) are expanded by ParseWindow within a window
-// (golang-ical parses but does not expand recurrences; github.com/teambition/rrule-go
-// does), each a booked appointment unless EXDATE or a RECURRENCE-ID event stands for
-// it; Parse leaves them out (Feed.Series lists their UIDs). RDATE is not read. All-day
-// events are not appointments and are skipped. An event gone from the feed is a
+// A series' own instances (RRULE, and the extra dates of RDATE, a DATE-TIME or a
+// PERIOD that gives the instance its own length) are expanded by ParseWindow within a
+// window (golang-ical parses but does not expand recurrences; github.com/teambition/
+// rrule-go does), each a booked appointment unless EXDATE or a RECURRENCE-ID event
+// stands for it; Parse leaves them out (Feed.Series lists their UIDs). An event with
+// RDATE and no RRULE is a series of its DTSTART and those dates. All-day events (and
+// all-day RDATEs) are not appointments and are skipped. An event gone from the feed is a
 // cancellation only to whoever compares two snapshots (book.PollFeeds).
 package ics
 
@@ -55,11 +57,15 @@ type Feed struct {
 	series []series
 }
 
-// series is a recurring event: its first instance as an appointment, and its rule.
+// series is a recurring event: its first instance as an appointment, its rule and its
+// extra dates.
 type series struct {
 	first connectors.Appointment
 	start time.Time // DTSTART in its own zone, which the rule's days and hours follow
-	rrule string
+	rrule string    // "" for a series of RDATEs only
+	// rdates are the RDATE instances' starts, with the length of each in minutes (a
+	// PERIOD's own, else the series').
+	rdates []rdate
 }
 
 // MaxInstances bounds the instances ParseWindow expands of one series (a rule such as
@@ -102,8 +108,8 @@ func Parse(r io.Reader, loc *time.Location) (Feed, error) {
 // (RRULE, github.com/teambition/rrule-go, in the zone of the series' DTSTART so a weekly
 // 10:00 stays 10:00 across a DST change): each is a booked appointment named like an
 // instance (UID + "/" + its start), unless EXDATE deleted it or a RECURRENCE-ID event
-// describes it, which then stand for it. At most MaxInstances a series. RDATE is not
-// read.
+// describes it, which then stand for it; RDATE's dates join the rule's, each instance
+// once. At most MaxInstances a series.
 func ParseWindow(r io.Reader, loc *time.Location, from, to time.Time) (Feed, error) {
 	f, err := Parse(r, loc)
 	if err != nil {
@@ -114,18 +120,16 @@ func ParseWindow(r io.Reader, loc *time.Location, from, to time.Time) (Feed, err
 		named[a.ExternalID] = true
 	}
 	for _, sr := range f.series {
-		opt, err := rrule.StrToROptionInLocation(sr.rrule, sr.start.Location())
-		if err != nil {
+		set, ok := sr.set()
+		if !ok {
 			f.Skipped++
 			continue
 		}
-		opt.Dtstart = sr.start
-		rule, err := rrule.NewRRule(*opt)
-		if err != nil {
-			f.Skipped++
-			continue
+		next := set.Iterator()
+		lengths := make(map[int64]int, len(sr.rdates))
+		for _, r := range sr.rdates {
+			lengths[r.at.Unix()] = r.minutes
 		}
-		next := rule.Iterator()
 		// steps also bounds the instances before the window: a rule begun long ago
 		// (FREQ=SECONDLY in 1970) is given up rather than walked to today.
 		for n, steps := 0, 0; n < MaxInstances && steps < maxSteps; steps++ {
@@ -142,10 +146,37 @@ func ParseWindow(r io.Reader, loc *time.Location, from, to time.Time) (Feed, err
 			if named[x.ExternalID] {
 				continue
 			}
+			if m, ok := lengths[t.Unix()]; ok {
+				x.DurationMinutes = m
+			}
 			f.Appointments = append(f.Appointments, x)
 		}
 	}
 	return f, nil
+}
+
+// set is the series' instances: its rule's and its RDATEs (a series without a rule
+// starts at DTSTART); false when the rule does not read.
+func (sr series) set() (*rrule.Set, bool) {
+	var set rrule.Set
+	if sr.rrule == "" {
+		set.RDate(sr.start)
+	} else {
+		opt, err := rrule.StrToROptionInLocation(sr.rrule, sr.start.Location())
+		if err != nil {
+			return nil, false
+		}
+		opt.Dtstart = sr.start
+		rule, err := rrule.NewRRule(*opt)
+		if err != nil {
+			return nil, false
+		}
+		set.RRule(rule)
+	}
+	for _, r := range sr.rdates {
+		set.RDate(r.at)
+	}
+	return &set, true
 }
 
 // read adds what event e says to f.
@@ -183,12 +214,17 @@ func (f *Feed) read(e *ical.VEvent, loc *time.Location) {
 		f.Appointments = append(f.Appointments, a)
 		return
 	}
-	if e.GetProperty(ical.ComponentPropertyRrule) == nil {
+	rule := ""
+	if p := e.GetProperty(ical.ComponentPropertyRrule); p != nil {
+		rule = p.Value
+	}
+	rdates := rdatesOf(e, loc, minutes)
+	if rule == "" && len(rdates) == 0 {
 		f.Appointments = append(f.Appointments, a)
 		return
 	}
 	f.Series = append(f.Series, uid)
-	f.series = append(f.series, series{first: a, start: start, rrule: e.GetProperty(ical.ComponentPropertyRrule).Value})
+	f.series = append(f.series, series{first: a, start: start, rrule: rule, rdates: rdates})
 	for _, p := range e.GetProperties(ical.ComponentPropertyExdate) {
 		for _, v := range strings.Split(p.Value, ",") {
 			one := *p
@@ -202,6 +238,65 @@ func (f *Feed) read(e *ical.VEvent, loc *time.Location) {
 			f.Appointments = append(f.Appointments, x)
 		}
 	}
+}
+
+// rdate is one RDATE instance: its start and length in minutes.
+type rdate struct {
+	at      time.Time
+	minutes int
+}
+
+// rdatesOf reads e's RDATE properties: each DATE-TIME an instance of the series' length
+// (minutes), each PERIOD (start/end or start/duration) one of its own length; dates
+// (all-day) and values that do not read are left out. At most MaxInstances.
+func rdatesOf(e *ical.VEvent, loc *time.Location, minutes int) []rdate {
+	var out []rdate
+	for _, p := range e.GetProperties(ical.ComponentPropertyRdate) {
+		for _, v := range strings.Split(p.Value, ",") {
+			if len(out) >= MaxInstances {
+				return out
+			}
+			one := *p
+			start, end, period := strings.Cut(strings.TrimSpace(v), "/")
+			one.Value = start
+			at, allDay, err := propTime(&one, loc)
+			if err != nil || allDay {
+				continue
+			}
+			m := minutes
+			if period {
+				d, ok := periodLength(&one, at, end, loc)
+				if !ok {
+					continue
+				}
+				m = d
+			}
+			out = append(out, rdate{at: at, minutes: m})
+		}
+	}
+	return out
+}
+
+// periodLength is the minutes of an RDATE PERIOD from at to end (a DATE-TIME, in the
+// property's zone, or a DURATION); false outside 1 minute to a day.
+func periodLength(p *ical.IANAProperty, at time.Time, end string, loc *time.Location) (int, bool) {
+	var d time.Duration
+	if strings.HasPrefix(end, "P") || strings.HasPrefix(end, "+P") {
+		var err error
+		if d, err = duration(end); err != nil {
+			return 0, false
+		}
+	} else {
+		one := *p
+		one.Value = end
+		t, allDay, err := propTime(&one, loc)
+		if err != nil || allDay {
+			return 0, false
+		}
+		d = t.Sub(at)
+	}
+	m := int(d / time.Minute)
+	return m, m >= 1 && m <= 1440
 }
 
 // instanceID names one instance of series uid by its original start.
