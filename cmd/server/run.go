@@ -1,9 +1,7 @@
 package main
 
 import (
-	"cmp"
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -17,18 +15,14 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/redis/go-redis/v9"
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/slotrecovery/slotrecovery/internal/book"
 	"github.com/slotrecovery/slotrecovery/internal/calendar"
 	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/config"
-	"github.com/slotrecovery/slotrecovery/internal/connectors/ics"
-	"github.com/slotrecovery/slotrecovery/internal/cooldown"
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
 	"github.com/slotrecovery/slotrecovery/internal/delivery"
@@ -37,22 +31,16 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/idempotency"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
-	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/logging"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/migrate"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
-	"github.com/slotrecovery/slotrecovery/internal/outbox"
-	"github.com/slotrecovery/slotrecovery/internal/pacing"
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
-	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
-	"github.com/slotrecovery/slotrecovery/internal/retention"
 	"github.com/slotrecovery/slotrecovery/internal/senders"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
-	"github.com/slotrecovery/slotrecovery/internal/sms"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
@@ -394,240 +382,6 @@ func openPostgres(ctx context.Context, cfg config.Config) (*pgxpool.Pool, error)
 // (docs/performance.md).
 func defaultPoolConns(procs int) int32 {
 	return int32(max(8, 4*procs))
-}
-
-// build wires every part of the server from the configuration.
-func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveOptions) (_ *app, err error) {
-	a := &app{cfg: cfg, log: log}
-	defer func() {
-		if err != nil {
-			a.close()
-		}
-	}()
-	if a.pool, err = openPostgres(ctx, cfg); err != nil {
-		return nil, err
-	}
-	if err := migrate.Up(ctx, a.pool, log); err != nil {
-		return nil, err
-	}
-	ropts, _ := config.RedisOptions(cfg.RedisURL) // validated by config.Load
-	ropts.DialTimeout, ropts.ReadTimeout, ropts.WriteTimeout = 2*time.Second, time.Second, time.Second
-	a.redis = redis.NewUniversalClient(ropts)
-	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
-	if err := a.redis.Ping(pctx).Err(); err != nil {
-		// Not fatal: bookings fail closed and /readyz reports it until Redis is back.
-		log.Warn("redis unreachable at start", "err", err)
-	}
-	cancel()
-
-	a.registry = prometheus.NewRegistry()
-	a.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	a.metrics = metrics.New(a.registry)
-
-	var texter offers.Texter
-	// Shops' own senders: numbers and Messaging Services, and the A2P registration,
-	// through the same Twilio client (nil without credentials: those routes answer 503).
-	var numbers senders.Provider
-	var registrar senders.Registrar
-	if cfg.TwilioConfigured() {
-		// Every text asks Twilio for its delivery reports (sent, delivered, undelivered).
-		t, err := twilio.New(twilio.Config{AccountSID: cfg.TwilioAccountSID, AuthToken: cfg.TwilioAuthToken, APIURL: cfg.TwilioAPIURL,
-			StatusCallbackURL: cfg.PublicURL + webhooks.TwilioStatusPath, PrimaryProfileSID: cfg.TwilioISVProfileSID})
-		if err != nil {
-			return nil, fmt.Errorf("twilio: %w", err)
-		}
-		// A shop with its own Messaging Service texts through it.
-		texter = senders.NewTexter(t, a.pool)
-		numbers, registrar = t, t
-		a.validator = twilio.NewValidatorWithOverrides(cfg.TwilioAuthToken, cfg.TwilioOverrides)
-	} else {
-		log.Warn("DEV_MODE: no Twilio credentials; texts are logged, inbound texts are not verified")
-		texter = sms.NewLogSender(log)
-	}
-	var provider ledger.PaymentProvider // nil: no shop takes payments
-	if cfg.StripeConfigured() {
-		a.payments, err = stripe.New(stripe.Config{SecretKey: cfg.StripeSecretKey, APIURL: cfg.StripeAPIURL})
-		if err != nil {
-			return nil, fmt.Errorf("stripe: %w", err)
-		}
-		provider = a.payments
-	}
-	cool, err := cooldown.New(a.redis, cooldown.Config{Prefix: cfg.RedisKeyPrefix})
-	if err != nil {
-		return nil, err
-	}
-	a.sessionSecret = []byte(cfg.SessionSecret)
-	if len(a.sessionSecret) == 0 {
-		a.sessionSecret = make([]byte, 32)
-		_, _ = rand.Read(a.sessionSecret)
-		if !cfg.DevMode {
-			log.Warn("SESSION_SECRET is unset: dashboard sessions end on restart and do not cross instances")
-		}
-	}
-	secrets, err := secretsRing(cfg)
-	if err != nil {
-		return nil, err
-	}
-
-	// The services enqueue through the River client, which needs their workers before it
-	// exists: they get a reference that is filled in below, before anything runs.
-	queue := &riverRef{}
-	a.shops = shops.New(a.pool, shops.Config{PaymentsEnabled: cfg.StripeConfigured(), StripeConnect: cfg.StripeConnect,
-		PlatformFeeBPS: cfg.PlatformFeeBPS, ChargesIn: stripe.ChargesIn, MinimumCharge: stripe.MinimumCharge,
-		Secrets: secrets})
-	if a.customers, err = customers.New(a.pool, customers.Config{PhoneKeys: cfg.ErasureKeys}); err != nil {
-		return nil, err
-	}
-	a.erasure = erasure.New(a.pool, a.customers, queue, erasure.Config{})
-	// A setting that leaves out a key the kept hashes were made under would silently
-	// forget every STOP recorded under it: refused (docs/operations.md, Erasure key).
-	if err := a.customers.CheckErasureKeys(ctx); err != nil {
-		if errors.Is(err, customers.ErrErasureKeyMissing) {
-			err = fmt.Errorf("%w; %s", err, fallbackHint("ERASURE_KEY"))
-		}
-		return nil, err
-	}
-	slotsCfg := slots.Config{KeyPrefix: cfg.RedisKeyPrefix, Logger: log, MinimumCharge: stripe.MinimumCharge}
-	ledgerCfg := ledger.Config{Logger: log, Metrics: a.metrics,
-		CheckoutSuccessURL: cfg.PublicURL + "/pay/done", CheckoutCancelURL: cfg.PublicURL + "/pay/cancelled",
-		// Connect: shops' own accounts, the platform's fee, and where Stripe's onboarding
-		// sends the owner back (the dashboard's settings).
-		Connect: cfg.StripeConnect, PlatformFeeBPS: cfg.PlatformFeeBPS, ConnectAccountType: cfg.StripeConnectAccountType,
-		OnboardingReturnURL: cfg.PublicURL + "/dashboard/stripe/return", OnboardingRefreshURL: cfg.PublicURL + "/dashboard/stripe/onboarding"}
-	offersCfg := offers.Config{Logger: log, Metrics: a.metrics, Pacer: pacing.New(a.redis, cfg.RedisKeyPrefix)}
-	// Outbound webhooks: http:// URLs only in development, private addresses only when
-	// WEBHOOK_ALLOW_PRIVATE=1. The events' data is rendered when they are recorded, in
-	// the API's types (internal/hooks).
-	hooksCfg := hooks.Config{DevMode: cfg.DevMode, AllowPrivate: cfg.WebhookAllowPrivate, Logger: log, Metrics: a.metrics,
-		Secrets: secrets}
-	if opts.tune != nil {
-		opts.tune(&slotsCfg, &ledgerCfg, &offersCfg)
-	}
-	if opts.tuneHooks != nil {
-		opts.tuneHooks(&hooksCfg)
-	}
-	a.hooks = hooks.New(a.pool, queue, hooksCfg)
-	// A setting that leaves out a key in use would leave secrets that cannot sign and
-	// feed addresses that cannot be shown: refused (docs/operations.md, Secrets key).
-	if err := checkSecrets(ctx, a.shops, a.hooks, log); err != nil {
-		return nil, err
-	}
-	a.idempotency = idempotency.New(a.pool, idempotency.Config{})
-	sendersCfg := senders.Config{
-		InboundURL: inboundURL(cfg), StatusCallbackURL: cfg.PublicURL + webhooks.TwilioStatusPath,
-		RequireUSA2P: cfg.SMSUSA2P, PaymentsEnabled: cfg.StripeConfigured(), Logger: log}
-	if opts.tuneSenders != nil {
-		opts.tuneSenders(&sendersCfg)
-	}
-	a.senders = senders.New(a.pool, queue, numbers, registrar, pacing.New(a.redis, cfg.RedisKeyPrefix), sendersCfg)
-	a.calendar = calendar.New(a.pool, a.shops, calendar.Config{PublicURL: cfg.PublicURL})
-	// The payment provider goes to the ledger alone; inbound asks it for the payment link
-	// of a booking a YES made (ledger.Checkout).
-	a.ledger = ledger.New(a.pool, queue, provider, ledgerCfg)
-	// One subscription per instance announces slot lock releases to the claims waiting
-	// on them (see slots.Book).
-	lockChannel := cfg.RedisKeyPrefix + slots.LockChannel
-	a.lockWatcher = redislock.NewWatcher(a.redis, lockChannel)
-	a.catalog = catalog.New(a.pool, nil)
-	a.slots = slots.New(a.pool, queue, slots.RedisLocker(redislock.New(a.redis), a.lockWatcher, lockChannel, a.metrics), cool, slotsCfg)
-	a.book = book.New(a.pool, a.shops, a.slots, book.Config{Logger: log, Secrets: secrets, AllowHTTPFeeds: cfg.DevMode})
-	// A SECRETS_KEY that leaves out a key a connector's secret is sealed under would
-	// refuse every delivery to that connector: refused at start, as for webhook secrets.
-	if err := a.book.CheckConnectorKeys(ctx); err != nil {
-		return nil, err
-	}
-	a.offers = offers.New(a.pool, queue, texter, cool, a.shops, a.customers, a.slots, offersCfg)
-	a.delivery = delivery.New(a.pool, a.offers, a.shops, a.customers, nil)
-	a.inbound = inbound.New(a.pool, queue, a.shops, a.customers, a.slots, a.ledger, inbound.Config{Logger: log, Metrics: a.metrics})
-	// The owner's inbox: replies go out as texts through the River client, to numbers
-	// customers says may be texted, within the shop's rules (quiet hours, registration,
-	// limits shared by every instance).
-	a.inbox = inbox.New(a.pool, queue, a.customers, inbox.Config{Logger: log, Rules: senders.OwnerReplies{
-		Senders: a.senders, Shops: a.shops, Limits: ratelimit.New(a.redis, ratelimit.Config{Prefix: cfg.RedisKeyPrefix}),
-	}})
-	// The dashboard asks the instance's one River client when the next waves are due.
-	waves := offers.NewWaveSchedule(queue)
-	if a.dashboard, err = dashboard.New(a.pool, a.shops, a.slots, dashboard.Config{
-		SessionSecret: a.sessionSecret, Secure: !cfg.DevMode, Logger: log,
-		Redis: a.redis, KeyPrefix: cfg.RedisKeyPrefix, Waves: waves, AccountIssue: twilio.AccountIssueOf,
-		Hooks: a.hooks, PublicURL: cfg.PublicURL, Inbox: a.inbox, Senders: a.senders,
-		Customers: a.customers, Erasure: a.erasure,
-	}); err != nil {
-		return nil, fmt.Errorf("dashboard: %w", err)
-	}
-
-	workers := river.NewWorkers()
-	a.jobTimeouts = map[string]time.Duration{}
-	addWorker(workers, a.jobTimeouts, &offers.WaveWorker{Service: a.offers})
-	addWorker(workers, a.jobTimeouts, &outbox.TextWorker{Service: outbox.New(a.pool, texter, a.customers, a.ledger, outbox.Config{Logger: log, Metrics: a.metrics})})
-	addWorker(workers, a.jobTimeouts, &ledger.SweepWorker{Service: a.ledger})
-	addWorker(workers, a.jobTimeouts, &inbound.SweepWorker{Service: a.inbound})
-	addWorker(workers, a.jobTimeouts, &slots.CompleteWorker{Service: a.slots})
-	addWorker(workers, a.jobTimeouts, &ledger.RefundWorker{Service: a.ledger})
-	addWorker(workers, a.jobTimeouts, &ledger.ReconcileWorker{Service: a.ledger})
-	addWorker(workers, a.jobTimeouts, &erasure.ForgetTextJobsWorker{}) // an erasure's texts still running then
-	addWorker(workers, a.jobTimeouts, &hooks.DeliveryWorker{Service: a.hooks})
-	addWorker(workers, a.jobTimeouts, &senders.RegistrationWorker{Service: a.senders})
-	addWorker(workers, a.jobTimeouts, &book.DeclarePendingWorker{Service: a.book})
-	// Calendar feeds are fetched through the webhooks' guarded client: a feed's address
-	// is the owner's to choose (WEBHOOK_ALLOW_PRIVATE=1 lets it be private).
-	addWorker(workers, a.jobTimeouts, &book.PollFeedsWorker{Service: a.book, Reader: ics.Reader{Client: a.hooks.GuardedClient()}})
-	purger, err := retention.NewWorker(a.pool, retention.Config{Period: cfg.Retention, Logger: log, Metrics: a.metrics, Purges: purges(cfg)})
-	if err != nil {
-		return nil, err
-	}
-	addWorker(workers, a.jobTimeouts, purger)
-	a.river, err = river.NewClient(riverpgxv5.New(a.pool), &river.Config{
-		Queues:  jobs.Queues(),
-		Workers: workers,
-		// Only the leader instance enqueues it: a lost Stripe webhook never leaves a
-		// slot held.
-		PeriodicJobs: []*river.PeriodicJob{
-			river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
-				func() (river.JobArgs, *river.InsertOpts) { return jobs.Reconcile{}, nil }, nil),
-			// Payment links the YES path could not make, and booked customers whose
-			// answer may not have reached them.
-			river.NewPeriodicJob(river.PeriodicInterval(a.ledger.SweepEvery()),
-				func() (river.JobArgs, *river.InsertOpts) { return jobs.BookingSweep{}, nil },
-				&river.PeriodicJobOpts{RunOnStart: true}),
-			// Texts whose handler died before answering are answered by text.
-			river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
-				func() (river.JobArgs, *river.InsertOpts) { return jobs.InboundSweep{}, nil }, nil),
-			// Freed appointment times whose declaration is still owed (the book's
-			// waiting and failed claims).
-			river.NewPeriodicJob(river.PeriodicInterval(time.Minute),
-				func() (river.JobArgs, *river.InsertOpts) { return jobs.AppointmentsDeclare{}, nil }, nil),
-			// The shops' calendar feeds (ics connectors), each polled every FeedEvery.
-			river.NewPeriodicJob(river.PeriodicInterval(book.FeedEvery),
-				func() (river.JobArgs, *river.InsertOpts) { return jobs.AppointmentsPollFeeds{}, nil }, nil),
-			river.NewPeriodicJob(river.PeriodicInterval(15*time.Minute),
-				func() (river.JobArgs, *river.InsertOpts) { return jobs.Complete{}, nil }, nil),
-			// Webhook payloads and inbound texts are kept for RETENTION_DAYS only.
-			river.NewPeriodicJob(river.PeriodicInterval(time.Hour),
-				func() (river.JobArgs, *river.InsertOpts) { return jobs.Purge{}, nil }, nil),
-		},
-		// A job whose process died (killed, OOM, lost host) stays "running" until River's
-		// rescuer retries it after this long; River's default is an hour, during which an
-		// offer wave or a payment link is stuck. It must stay above every job's own
-		// timeout, or a slow but live job would be run a second time beside itself: the
-		// longest are the offer wave's and the purge's 5 minutes, and reconciliation's
-		// 4m40s (TestRescueHorizonAboveJobTimeouts).
-		RescueStuckJobsAfter: cmp.Or(opts.rescueAfter, rescueStuckJobsAfter),
-		// River's default timeout of a job without its own must stay below the horizon
-		// (it is: a minute), also under a test's shorter one.
-		JobTimeout: min(river.JobTimeoutDefault, cmp.Or(opts.rescueAfter, rescueStuckJobsAfter)/2),
-		// River's producers log their counts at info every few seconds per queue: at the
-		// default level the server's log shows its own events, and River's warnings.
-		Logger: logging.AtLeast(log, slog.LevelWarn).With("component", "river"),
-	})
-	if err != nil {
-		return nil, fmt.Errorf("river: %w", err)
-	}
-	queue.c = a.river
-	if a.healer, err = offers.NewHealer(a.pool, a.river, offers.HealConfig{Logger: log}); err != nil {
-		return nil, fmt.Errorf("healer: %w", err)
-	}
-	return a, nil
 }
 
 // idleTimeout is how long the server keeps a client's idle keep-alive connection. A
