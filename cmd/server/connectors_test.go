@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -152,4 +153,47 @@ func TestFeedPolledThroughTheGuard(t *testing.T) {
 			require.Len(t, list.Openings, c.openings)
 		})
 	}
+}
+
+// TestSimulateCalcom: the simulate command signs a cal.com delivery with the connector's
+// secret, as cal.com does: the server applies it (and its cancellation declares the
+// opening), refuses it signed with another secret, and the command says what the server
+// answered; its help never prints a secret.
+func TestSimulateCalcom(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	base := e.start(nil, nil)
+	shop := e.newShop(base, "none", nil)
+	var conn struct {
+		WebhookURL string `json:"webhook_url"`
+		Secret     string `json:"secret"`
+	}
+	require.Equal(t, http.StatusCreated, e.api(base, http.MethodPost, "/api/connectors", shop.APIKey, map[string]any{"kind": "calcom"}, &conn))
+	target := base + strings.TrimPrefix(conn.WebhookURL, publicURL)
+
+	raw, err := os.ReadFile("../../internal/connectors/calcom/testdata/booking_cancelled.json")
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "cancelled.json")
+	day := time.Now().UTC().AddDate(0, 0, 3).Format("2006-01-02")
+	require.NoError(t, os.WriteFile(file, []byte(strings.ReplaceAll(string(raw), "2026-12-01", day)), 0o600))
+
+	var out bytes.Buffer
+	err = run(context.Background(), []string{"simulate", "calcom", "--url", target, "--secret", "not-the-secret", "--file", file},
+		func(string) string { return "" }, &out, io.Discard)
+	require.ErrorContains(t, err, "401")
+	require.Contains(t, out.String(), "bad_signature")
+	require.Zero(t, e.count(`SELECT count(*) FROM slot_openings`), "nothing read from a delivery signed with another secret")
+
+	out.Reset()
+	err = run(context.Background(), []string{"simulate", "calcom", "--url", target, "--secret", conn.Secret, "--file", file},
+		func(string) string { return "" }, &out, io.Discard)
+	require.NoError(t, err, out.String())
+	require.Contains(t, out.String(), "HTTP 200")
+	require.Contains(t, out.String(), `"result":"applied"`)
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM slot_openings`), "the cancellation declared its opening")
+
+	out.Reset()
+	_ = run(context.Background(), []string{"simulate", "calcom", "-h"}, func(string) string { return "" }, &out, &out)
+	require.Contains(t, out.String(), "-secret")
+	require.NotContains(t, out.String(), conn.Secret)
 }

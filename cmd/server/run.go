@@ -45,7 +45,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
 
-const usage = `usage: server [serve | migrate | simulate sms|stripe ... | erasure-key retire | secrets-key reencrypt]
+const usage = `usage: server [serve | migrate | simulate sms|stripe|calcom ... | erasure-key retire | secrets-key reencrypt]
 
   serve      apply migrations, then serve HTTP and run the offer workers (default)
   migrate    apply migrations and exit

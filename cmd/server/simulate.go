@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"os"
 	"regexp"
 	"strings"
 	"time"
@@ -19,19 +20,23 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
 
-// simulate signs and sends a webhook to a running server, as Twilio (or Stripe) would.
+// simulate signs and sends a webhook to a running server, as Twilio (or Stripe, or
+// cal.com) would.
 func simulate(ctx context.Context, args []string, getenv func(string) string, stdout io.Writer) error {
 	if len(args) == 0 {
 		return fmt.Errorf("usage: server simulate sms --from E164 --to E164 --body TEXT [--url URL]\n" +
-			"       server simulate stripe --type checkout.session.expired --booking ID [--url URL]")
+			"       server simulate stripe --type checkout.session.expired --booking ID [--url URL]\n" +
+			"       server simulate calcom --url WEBHOOK_URL --secret SECRET [--file BODY.json]")
 	}
 	switch args[0] {
 	case "sms":
 		return simulateSMS(ctx, args[1:], getenv, stdout)
 	case "stripe":
 		return simulateStripe(ctx, args[1:], getenv, stdout)
+	case "calcom":
+		return simulateCalcom(ctx, args[1:], os.Stdin, stdout)
 	default:
-		return fmt.Errorf("simulate: unknown kind %q (sms or stripe)", args[0])
+		return fmt.Errorf("simulate: unknown kind %q (sms, stripe or calcom)", args[0])
 	}
 }
 
