@@ -23,6 +23,9 @@ type Customer struct {
 	Preferences Preferences `json:"preferences"`
 	// Language is the customer's own, null when they are texted in the shop's.
 	Language *string `json:"language"`
+	// PossiblyReassignedAt is when the number answered "wrong number": it may have
+	// changed hands (null: no such answer since the owner last checked).
+	PossiblyReassignedAt *time.Time `json:"possibly_reassigned_at"`
 }
 
 // Preferences are a customer's preferences; empty lists mean "any".

@@ -899,3 +899,7 @@ CREATE INDEX connectors_feeds_due_idx ON connectors (polled_at NULLS FIRST, id) 
 
 -- 0057_calendar_legacy_until: how long a kept previous feed address works (shops).
 ALTER TABLE shops ADD COLUMN calendar_legacy_until timestamptz;
+
+-- 0066_customer_possibly_reassigned: when the customer's number answered "wrong number"
+-- (it may have changed hands); the owner clears it.
+ALTER TABLE customers ADD COLUMN possibly_reassigned_at timestamptz;

@@ -257,3 +257,15 @@ ORDER BY m.line;
 -- owner's choice is never overwritten); 0 rows: one was set, or the customer is gone.
 UPDATE customers SET language = sqlc.arg(language)::text
 WHERE id = sqlc.arg(id) AND language IS NULL AND erased_at IS NULL;
+
+-- name: CustomerMarkPossiblyReassigned :execrows
+-- A "wrong number" from the shop's customer with this phone: the number may have changed
+-- hands. An earlier mark's time is kept; an erased customer has no phone to match.
+UPDATE customers SET possibly_reassigned_at = COALESCE(possibly_reassigned_at, sqlc.arg(now)::timestamptz)
+WHERE shop_id = sqlc.arg(shop_id) AND phone = sqlc.arg(phone)::text AND erased_at IS NULL;
+
+-- name: CustomerClearPossiblyReassigned :one
+-- The owner checked the number: the mark goes.
+UPDATE customers SET possibly_reassigned_at = NULL
+WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id)
+RETURNING *;

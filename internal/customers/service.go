@@ -76,6 +76,9 @@ type Customer struct {
 	Preferences   Preferences
 	// ErasedAt is set once the customer is erased: no name, no phone, never texted.
 	ErasedAt *time.Time
+	// PossiblyReassignedAt is set when the number answered "wrong number" (it may have
+	// changed hands), until the owner clears it.
+	PossiblyReassignedAt *time.Time
 }
 
 // NewCustomer is what a customer is created from.
@@ -150,7 +153,7 @@ func FromRow(r db.Customer) Customer {
 	c := Customer{
 		ID: r.ID, ShopID: r.ShopID, Phone: r.Phone, Name: r.Name, SMSOptIn: r.SmsOptIn,
 		OptedOutAt: r.OptedOutAt, UnreachableAt: r.UnreachableAt, Priority: int(r.Priority), CreatedAt: r.CreatedAt,
-		ErasedAt: r.ErasedAt, Language: language.Code(r.Language.String),
+		ErasedAt: r.ErasedAt, Language: language.Code(r.Language.String), PossiblyReassignedAt: r.PossiblyReassignedAt,
 	}
 	for _, d := range r.PrefDays {
 		c.Preferences.Days = append(c.Preferences.Days, int(d))

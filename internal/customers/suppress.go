@@ -120,7 +120,7 @@ func (s *Service) optOut(ctx context.Context, tx pgx.Tx, customerID uuid.UUID, n
 		ID: row.ID, ShopID: row.ShopID, Phone: row.Phone, Name: row.Name, SmsOptIn: row.SmsOptIn, OptedOutAt: row.OptedOutAt,
 		UnreachableAt: row.UnreachableAt, UnreachableCode: row.UnreachableCode, Priority: row.Priority, CreatedAt: row.CreatedAt,
 		PrefDays: row.PrefDays, PrefWindowStarts: row.PrefWindowStarts, PrefWindowEnds: row.PrefWindowEnds,
-		PrefServices: row.PrefServices, ErasedAt: row.ErasedAt, Language: row.Language,
+		PrefServices: row.PrefServices, ErasedAt: row.ErasedAt, Language: row.Language, PossiblyReassignedAt: row.PossiblyReassignedAt,
 	})
 	return hooks.Record(ctx, tx, c.ShopID, hooks.CustomerOptedOut, now, c.API())
 }
@@ -189,7 +189,7 @@ func (s *Service) optIn(ctx context.Context, tx pgx.Tx, customerID uuid.UUID, no
 		ID: row.ID, ShopID: row.ShopID, Phone: row.Phone, Name: row.Name, SmsOptIn: row.SmsOptIn, OptedOutAt: row.OptedOutAt,
 		UnreachableAt: row.UnreachableAt, UnreachableCode: row.UnreachableCode, Priority: row.Priority, CreatedAt: row.CreatedAt,
 		PrefDays: row.PrefDays, PrefWindowStarts: row.PrefWindowStarts, PrefWindowEnds: row.PrefWindowEnds,
-		PrefServices: row.PrefServices, ErasedAt: row.ErasedAt, Language: row.Language,
+		PrefServices: row.PrefServices, ErasedAt: row.ErasedAt, Language: row.Language, PossiblyReassignedAt: row.PossiblyReassignedAt,
 	})
 	return hooks.Record(ctx, tx, c.ShopID, hooks.CustomerOptedIn, now, c.API())
 }

@@ -21,6 +21,10 @@ func (c Customer) API() api.Customer {
 		l := string(c.Language)
 		out.Language = &l
 	}
+	if c.PossiblyReassignedAt != nil {
+		t := c.PossiblyReassignedAt.UTC()
+		out.PossiblyReassignedAt = &t
+	}
 	for _, d := range c.Preferences.Days {
 		out.Preferences.Days = append(out.Preferences.Days, DayName(d))
 	}

@@ -13,6 +13,44 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const customerClearPossiblyReassigned = `-- name: CustomerClearPossiblyReassigned :one
+UPDATE customers SET possibly_reassigned_at = NULL
+WHERE id = $1 AND shop_id = $2
+RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at
+`
+
+type CustomerClearPossiblyReassignedParams struct {
+	ID     uuid.UUID
+	ShopID uuid.UUID
+}
+
+// The owner checked the number: the mark goes.
+func (q *Queries) CustomerClearPossiblyReassigned(ctx context.Context, db DBTX, arg CustomerClearPossiblyReassignedParams) (Customer, error) {
+	row := db.QueryRow(ctx, customerClearPossiblyReassigned, arg.ID, arg.ShopID)
+	var i Customer
+	err := row.Scan(
+		&i.ID,
+		&i.ShopID,
+		&i.Phone,
+		&i.Name,
+		&i.SmsOptIn,
+		&i.OptedOutAt,
+		&i.UnreachableAt,
+		&i.UnreachableCode,
+		&i.Priority,
+		&i.CreatedAt,
+		&i.PrefDays,
+		&i.PrefWindowStarts,
+		&i.PrefWindowEnds,
+		&i.PrefServices,
+		&i.ErasedAt,
+		&i.Language,
+		&i.PrefStaffIds,
+		&i.PossiblyReassignedAt,
+	)
+	return i, err
+}
+
 const customerErase = `-- name: CustomerErase :one
 UPDATE customers SET name = '', phone = '', sms_opt_in = false,
     opted_out_at = COALESCE(opted_out_at, $1::timestamptz), erased_at = $1::timestamptz,
@@ -56,7 +94,7 @@ func (q *Queries) CustomerEraseMessages(ctx context.Context, db DBTX, arg Custom
 }
 
 const customerGet = `-- name: CustomerGet :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids FROM customers WHERE id = $1
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at FROM customers WHERE id = $1
 `
 
 func (q *Queries) CustomerGet(ctx context.Context, db DBTX, id uuid.UUID) (Customer, error) {
@@ -80,12 +118,13 @@ func (q *Queries) CustomerGet(ctx context.Context, db DBTX, id uuid.UUID) (Custo
 		&i.ErasedAt,
 		&i.Language,
 		&i.PrefStaffIds,
+		&i.PossiblyReassignedAt,
 	)
 	return i, err
 }
 
 const customerGetByPhone = `-- name: CustomerGetByPhone :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids FROM customers WHERE shop_id = $1 AND phone = $2 AND erased_at IS NULL
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at FROM customers WHERE shop_id = $1 AND phone = $2 AND erased_at IS NULL
 `
 
 type CustomerGetByPhoneParams struct {
@@ -114,12 +153,13 @@ func (q *Queries) CustomerGetByPhone(ctx context.Context, db DBTX, arg CustomerG
 		&i.ErasedAt,
 		&i.Language,
 		&i.PrefStaffIds,
+		&i.PossiblyReassignedAt,
 	)
 	return i, err
 }
 
 const customerGetForShop = `-- name: CustomerGetForShop :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
 `
 
 type CustomerGetForShopParams struct {
@@ -149,12 +189,13 @@ func (q *Queries) CustomerGetForShop(ctx context.Context, db DBTX, arg CustomerG
 		&i.ErasedAt,
 		&i.Language,
 		&i.PrefStaffIds,
+		&i.PossiblyReassignedAt,
 	)
 	return i, err
 }
 
 const customerGetForShopForUpdate = `-- name: CustomerGetForShopForUpdate :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
 FOR UPDATE
 `
 
@@ -184,6 +225,7 @@ func (q *Queries) CustomerGetForShopForUpdate(ctx context.Context, db DBTX, arg 
 		&i.ErasedAt,
 		&i.Language,
 		&i.PrefStaffIds,
+		&i.PossiblyReassignedAt,
 	)
 	return i, err
 }
@@ -319,7 +361,7 @@ FROM (SELECT EXISTS (
     SELECT 1 FROM sms_suppressions s
     WHERE s.shop_id = $1 AND s.phone_hmac = ANY($13::bytea[])
 ) AS suppressed) x
-RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids
+RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at
 `
 
 type CustomerInsertParams struct {
@@ -377,6 +419,7 @@ func (q *Queries) CustomerInsert(ctx context.Context, db DBTX, arg CustomerInser
 		&i.ErasedAt,
 		&i.Language,
 		&i.PrefStaffIds,
+		&i.PossiblyReassignedAt,
 	)
 	return i, err
 }
@@ -402,7 +445,7 @@ func (q *Queries) CustomerLearnLanguage(ctx context.Context, db DBTX, arg Custom
 }
 
 const customerList = `-- name: CustomerList :many
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids FROM customers c
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at FROM customers c
 WHERE c.shop_id = $1 AND c.erased_at IS NULL
   AND (c.created_at, c.id) > ($2::timestamptz, $3::uuid)
   AND (NOT $4::boolean
@@ -471,6 +514,7 @@ func (q *Queries) CustomerList(ctx context.Context, db DBTX, arg CustomerListPar
 			&i.ErasedAt,
 			&i.Language,
 			&i.PrefStaffIds,
+			&i.PossiblyReassignedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -625,6 +669,27 @@ func (q *Queries) CustomerListEligible(ctx context.Context, db DBTX, arg Custome
 	return items, nil
 }
 
+const customerMarkPossiblyReassigned = `-- name: CustomerMarkPossiblyReassigned :execrows
+UPDATE customers SET possibly_reassigned_at = COALESCE(possibly_reassigned_at, $1::timestamptz)
+WHERE shop_id = $2 AND phone = $3::text AND erased_at IS NULL
+`
+
+type CustomerMarkPossiblyReassignedParams struct {
+	Now    time.Time
+	ShopID uuid.UUID
+	Phone  string
+}
+
+// A "wrong number" from the shop's customer with this phone: the number may have changed
+// hands. An earlier mark's time is kept; an erased customer has no phone to match.
+func (q *Queries) CustomerMarkPossiblyReassigned(ctx context.Context, db DBTX, arg CustomerMarkPossiblyReassignedParams) (int64, error) {
+	result, err := db.Exec(ctx, customerMarkPossiblyReassigned, arg.Now, arg.ShopID, arg.Phone)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const customerMarkUnreachable = `-- name: CustomerMarkUnreachable :exec
 UPDATE customers SET unreachable_at = $1::timestamptz, unreachable_code = $2::integer
 WHERE id = $3
@@ -649,28 +714,29 @@ WITH prev AS (
 UPDATE customers c SET sms_opt_in = true, opted_out_at = NULL, unreachable_at = NULL, unreachable_code = NULL
 FROM prev
 WHERE c.id = prev.id
-RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, c.language, c.pref_staff_ids, (prev.sms_opt_in AND prev.opted_out_at IS NULL AND prev.unreachable_at IS NULL)::boolean AS was_opted_in
+RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, c.language, c.pref_staff_ids, c.possibly_reassigned_at, (prev.sms_opt_in AND prev.opted_out_at IS NULL AND prev.unreachable_at IS NULL)::boolean AS was_opted_in
 `
 
 type CustomerOptInRow struct {
-	ID               uuid.UUID
-	ShopID           uuid.UUID
-	Phone            string
-	Name             string
-	SmsOptIn         bool
-	OptedOutAt       *time.Time
-	UnreachableAt    *time.Time
-	UnreachableCode  pgtype.Int4
-	Priority         int32
-	CreatedAt        time.Time
-	PrefDays         []int16
-	PrefWindowStarts []int32
-	PrefWindowEnds   []int32
-	PrefServices     []string
-	ErasedAt         *time.Time
-	Language         pgtype.Text
-	PrefStaffIds     []uuid.UUID
-	WasOptedIn       bool
+	ID                   uuid.UUID
+	ShopID               uuid.UUID
+	Phone                string
+	Name                 string
+	SmsOptIn             bool
+	OptedOutAt           *time.Time
+	UnreachableAt        *time.Time
+	UnreachableCode      pgtype.Int4
+	Priority             int32
+	CreatedAt            time.Time
+	PrefDays             []int16
+	PrefWindowStarts     []int32
+	PrefWindowEnds       []int32
+	PrefServices         []string
+	ErasedAt             *time.Time
+	Language             pgtype.Text
+	PrefStaffIds         []uuid.UUID
+	PossiblyReassignedAt *time.Time
+	WasOptedIn           bool
 }
 
 // was_opted_in says whether the customer was texted already before (opted in, not opted
@@ -696,6 +762,7 @@ func (q *Queries) CustomerOptIn(ctx context.Context, db DBTX, id uuid.UUID) (Cus
 		&i.ErasedAt,
 		&i.Language,
 		&i.PrefStaffIds,
+		&i.PossiblyReassignedAt,
 		&i.WasOptedIn,
 	)
 	return i, err
@@ -706,7 +773,7 @@ WITH prev AS (SELECT p.id, p.opted_out_at FROM customers p WHERE p.id = $2 FOR U
 UPDATE customers c SET opted_out_at = COALESCE(c.opted_out_at, $1::timestamptz)
 FROM prev
 WHERE c.id = prev.id
-RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, c.language, c.pref_staff_ids, (prev.opted_out_at IS NOT NULL)::boolean AS was_opted_out
+RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, c.language, c.pref_staff_ids, c.possibly_reassigned_at, (prev.opted_out_at IS NOT NULL)::boolean AS was_opted_out
 `
 
 type CustomerOptOutParams struct {
@@ -715,24 +782,25 @@ type CustomerOptOutParams struct {
 }
 
 type CustomerOptOutRow struct {
-	ID               uuid.UUID
-	ShopID           uuid.UUID
-	Phone            string
-	Name             string
-	SmsOptIn         bool
-	OptedOutAt       *time.Time
-	UnreachableAt    *time.Time
-	UnreachableCode  pgtype.Int4
-	Priority         int32
-	CreatedAt        time.Time
-	PrefDays         []int16
-	PrefWindowStarts []int32
-	PrefWindowEnds   []int32
-	PrefServices     []string
-	ErasedAt         *time.Time
-	Language         pgtype.Text
-	PrefStaffIds     []uuid.UUID
-	WasOptedOut      bool
+	ID                   uuid.UUID
+	ShopID               uuid.UUID
+	Phone                string
+	Name                 string
+	SmsOptIn             bool
+	OptedOutAt           *time.Time
+	UnreachableAt        *time.Time
+	UnreachableCode      pgtype.Int4
+	Priority             int32
+	CreatedAt            time.Time
+	PrefDays             []int16
+	PrefWindowStarts     []int32
+	PrefWindowEnds       []int32
+	PrefServices         []string
+	ErasedAt             *time.Time
+	Language             pgtype.Text
+	PrefStaffIds         []uuid.UUID
+	PossiblyReassignedAt *time.Time
+	WasOptedOut          bool
 }
 
 // An earlier opt-out time is kept. was_opted_out says whether the customer had opted out
@@ -758,6 +826,7 @@ func (q *Queries) CustomerOptOut(ctx context.Context, db DBTX, arg CustomerOptOu
 		&i.ErasedAt,
 		&i.Language,
 		&i.PrefStaffIds,
+		&i.PossiblyReassignedAt,
 		&i.WasOptedOut,
 	)
 	return i, err
@@ -769,7 +838,7 @@ UPDATE customers SET name = $1, priority = $2, sms_opt_in = $3,
     pref_window_ends = $6::integer[], pref_services = $7::text[],
     pref_staff_ids = $8::uuid[], language = $9::text
 WHERE id = $10 AND shop_id = $11 AND erased_at IS NULL
-RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids
+RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at
 `
 
 type CustomerUpdateParams struct {
@@ -821,6 +890,7 @@ func (q *Queries) CustomerUpdate(ctx context.Context, db DBTX, arg CustomerUpdat
 		&i.ErasedAt,
 		&i.Language,
 		&i.PrefStaffIds,
+		&i.PossiblyReassignedAt,
 	)
 	return i, err
 }

@@ -159,23 +159,24 @@ type ConversationText struct {
 }
 
 type Customer struct {
-	ID               uuid.UUID
-	ShopID           uuid.UUID
-	Phone            string
-	Name             string
-	SmsOptIn         bool
-	OptedOutAt       *time.Time
-	UnreachableAt    *time.Time
-	UnreachableCode  pgtype.Int4
-	Priority         int32
-	CreatedAt        time.Time
-	PrefDays         []int16
-	PrefWindowStarts []int32
-	PrefWindowEnds   []int32
-	PrefServices     []string
-	ErasedAt         *time.Time
-	Language         pgtype.Text
-	PrefStaffIds     []uuid.UUID
+	ID                   uuid.UUID
+	ShopID               uuid.UUID
+	Phone                string
+	Name                 string
+	SmsOptIn             bool
+	OptedOutAt           *time.Time
+	UnreachableAt        *time.Time
+	UnreachableCode      pgtype.Int4
+	Priority             int32
+	CreatedAt            time.Time
+	PrefDays             []int16
+	PrefWindowStarts     []int32
+	PrefWindowEnds       []int32
+	PrefServices         []string
+	ErasedAt             *time.Time
+	Language             pgtype.Text
+	PrefStaffIds         []uuid.UUID
+	PossiblyReassignedAt *time.Time
 }
 
 type CustomerExport struct {
