@@ -27,4 +27,17 @@
 // What a dead handler left, or an answer Twilio never reported taking, is finished by
 // the sweeper (Sweep, every minute): a stored text without an answer is handled again,
 // and a stored answer never marked is texted; either goes by text, once.
+//
+// The files, by concern:
+//
+//	inbound.go  the entry: Config, Service, Reply (store the text, act, store the answer)
+//	parse.go    reading the reply: its keyword (Parse) and language
+//	sender.go   who sent it, and the language they are answered in (learn)
+//	handle.go   acting on the keyword: YES, NO, STOP and START (opt-outs), HELP
+//	yes.go      acting on a YES: does a loose yes answer an offer, clarify, claim, link
+//	owner.go    texts a person must read: the owner's inbox and the conversation
+//	answers.go  the answers' words (said, bookedAnswer) and a redelivery's replay
+//	store.go    storing texts, answers and marks, batched (group.go runs the batches)
+//	heard.go    Twilio's report on an answer, and its mark (AnswerTaken)
+//	sweep.go    the sweeper: unanswered texts finished, unmarked answers retold
 package inbound
