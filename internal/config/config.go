@@ -152,38 +152,43 @@ func (c Config) StripeConfigured() bool { return c.StripeSecretKey != "" }
 // Load reads and validates the configuration. All problems are reported together.
 func Load(getenv func(string) string) (Config, error) {
 	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
-	c := Config{
-		DatabaseURL:      get("DATABASE_URL"),
-		RedisURL:         get("REDIS_URL"),
-		RedisKeyPrefix:   get("REDIS_KEY_PREFIX"),
-		HTTPAddr:         get("HTTP_ADDR"),
-		PublicURL:        strings.TrimRight(get("PUBLIC_URL"), "/"),
-		AdminToken:       get("ADMIN_TOKEN"),
-		TwilioAccountSID: get("TWILIO_ACCOUNT_SID"),
-		TwilioAuthToken:  get("TWILIO_AUTH_TOKEN"),
-		TwilioAPIURL:     get("TWILIO_API_URL"),
-		StripeSecretKey:  get("STRIPE_SECRET_KEY"),
-		StripeAPIURL:     get("STRIPE_API_URL"),
-		SessionSecret:    get("SESSION_SECRET"),
-		LogLevel:         get("LOG_LEVEL"),
-		MetricsAddr:      get("METRICS_ADDR"),
-		MetricsToken:     get("METRICS_TOKEN"),
-		PprofAddr:        get("PPROF_ADDR"),
-	}
-	c.StripeWebhookSecrets = secrets(get("STRIPE_WEBHOOK_SECRET"))
-	c.StripeConnectWebhookSecrets = secrets(get("STRIPE_CONNECT_WEBHOOK_SECRET"))
-	if c.HTTPAddr == "" {
-		c.HTTPAddr = ":8080"
-	}
-	if c.LogLevel == "" {
-		c.LogLevel = "info"
-	}
-	c.Retention = DefaultRetentionDays * 24 * time.Hour
-	c.InboxRetention = DefaultInboxRetentionDays * 24 * time.Hour
-
 	var errs []error
 	bad := func(name, why string) { errs = append(errs, fmt.Errorf("%s %s", name, why)) }
+	// In this order: a step may use what an earlier one set (DEV_MODE, HTTP_ADDR,
+	// ADMIN_TOKEN, the Stripe settings), and the problems are reported in it.
+	steps := []step{
+		(*Config).loadModes,
+		(*Config).loadDatabase,
+		(*Config).loadRedis,
+		(*Config).loadListeners,
+		(*Config).loadPublicURL,
+		(*Config).loadAdminToken,
+		(*Config).loadTwilio,
+		(*Config).loadStripe,
+		(*Config).loadConnect,
+		(*Config).loadSender,
+		(*Config).loadServerKeys,
+		(*Config).loadSessionSecret,
+		(*Config).loadLogLevel,
+		(*Config).loadRetention,
+		(*Config).refuseShippedDefaults,
+		(*Config).loadTrustedProxies,
+		(*Config).loadRedisKeyPrefix,
+	}
+	var c Config
+	for _, load := range steps {
+		load(&c, get, bad)
+	}
+	return c, errors.Join(errs...)
+}
 
+// A step reads the variables of one concern with get (trimmed) into c, with their
+// defaults, and reports each problem through bad: by variable name, never with a
+// secret's value.
+type step func(c *Config, get func(string) string, bad func(name, why string))
+
+// loadModes reads the switches DEV_MODE and WEBHOOK_ALLOW_PRIVATE.
+func (c *Config) loadModes(get func(string) string, bad func(name, why string)) {
 	switch dev := get("DEV_MODE"); dev {
 	case "", "0", "false":
 	case "1", "true":
@@ -198,17 +203,44 @@ func Load(getenv func(string) string) (Config, error) {
 	default:
 		bad("WEBHOOK_ALLOW_PRIVATE", "must be 1 or 0")
 	}
+}
 
+// loadDatabase reads DATABASE_URL.
+func (c *Config) loadDatabase(get func(string) string, bad func(name, why string)) {
+	c.DatabaseURL = get("DATABASE_URL")
 	if c.DatabaseURL == "" {
 		bad("DATABASE_URL", "is required (e.g. postgres://user@127.0.0.1:5432/slotrecovery)")
 	} else if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		bad("DATABASE_URL", "must be a postgres:// URL")
 	}
+}
+
+// loadRedis reads REDIS_URL (REDIS_KEY_PREFIX is loadRedisKeyPrefix's).
+func (c *Config) loadRedis(get func(string) string, bad func(name, why string)) {
+	c.RedisURL = get("REDIS_URL")
 	if c.RedisURL == "" {
 		bad("REDIS_URL", "is required (e.g. redis://127.0.0.1:6379/0)")
 	} else if _, err := RedisOptions(c.RedisURL); err != nil {
 		bad("REDIS_URL", "is malformed: "+err.Error())
 	}
+}
+
+// loadRedisKeyPrefix reads REDIS_KEY_PREFIX, Load's last step.
+func (c *Config) loadRedisKeyPrefix(get func(string) string, bad func(name, why string)) {
+	c.RedisKeyPrefix = get("REDIS_KEY_PREFIX")
+	if c.RedisKeyPrefix != "" && strings.ContainsAny(c.RedisKeyPrefix, " {}") {
+		bad("REDIS_KEY_PREFIX", "must not contain spaces or braces")
+	}
+}
+
+// loadListeners reads the addresses the server listens on (HTTP_ADDR, default :8080;
+// the private METRICS_ADDR and PPROF_ADDR, each apart from the others) and
+// METRICS_TOKEN.
+func (c *Config) loadListeners(get func(string) string, bad func(name, why string)) {
+	c.HTTPAddr = cmpOr(get("HTTP_ADDR"), ":8080")
+	c.MetricsAddr = get("METRICS_ADDR")
+	c.MetricsToken = get("METRICS_TOKEN")
+	c.PprofAddr = get("PPROF_ADDR")
 	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
 		bad("HTTP_ADDR", "must be host:port or :port")
 	}
@@ -228,6 +260,12 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {
 		bad("METRICS_TOKEN", "must be at least 16 characters")
 	}
+}
+
+// loadPublicURL reads PUBLIC_URL (without a trailing slash). DEV_MODE makes one of
+// HTTP_ADDR when it is unset.
+func (c *Config) loadPublicURL(get func(string) string, bad func(name, why string)) {
+	c.PublicURL = strings.TrimRight(get("PUBLIC_URL"), "/")
 	if c.PublicURL == "" {
 		if c.DevMode {
 			host, port, _ := net.SplitHostPort(c.HTTPAddr)
@@ -238,25 +276,39 @@ func Load(getenv func(string) string) (Config, error) {
 	} else if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("PUBLIC_URL", "must be an absolute http(s) URL")
 	}
+}
+
+// loadAdminToken reads ADMIN_TOKEN.
+func (c *Config) loadAdminToken(get func(string) string, bad func(name, why string)) {
+	c.AdminToken = get("ADMIN_TOKEN")
 	if c.AdminToken == "" {
 		bad("ADMIN_TOKEN", "is required")
 	} else if len(c.AdminToken) < 16 {
 		bad("ADMIN_TOKEN", "must be at least 16 characters")
 	}
+}
+
+// loadTwilio reads the platform's Twilio account: required unless DEV_MODE=1.
+func (c *Config) loadTwilio(get func(string) string, bad func(name, why string)) {
+	c.TwilioAccountSID = get("TWILIO_ACCOUNT_SID")
+	c.TwilioAuthToken = get("TWILIO_AUTH_TOKEN")
+	c.TwilioAPIURL = get("TWILIO_API_URL")
 	if (c.TwilioAccountSID == "") != (c.TwilioAuthToken == "") {
 		bad("TWILIO_ACCOUNT_SID", "and TWILIO_AUTH_TOKEN must be set together")
 	}
 	if !c.TwilioConfigured() && !c.DevMode {
 		bad("TWILIO_ACCOUNT_SID", "and TWILIO_AUTH_TOKEN are required unless DEV_MODE=1 (without them texts are only logged and inbound texts cannot be verified)")
 	}
-	for _, v := range []struct{ name, val string }{{"TWILIO_API_URL", c.TwilioAPIURL}, {"STRIPE_API_URL", c.StripeAPIURL}} {
-		if v.val == "" {
-			continue
-		}
-		if u, err := url.Parse(v.val); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad(v.name, "must be an absolute http(s) URL")
-		}
-	}
+	checkAPIURL("TWILIO_API_URL", c.TwilioAPIURL, bad)
+}
+
+// loadStripe reads the platform's Stripe account and its webhook endpoint's secrets
+// (the Connect settings are loadConnect's).
+func (c *Config) loadStripe(get func(string) string, bad func(name, why string)) {
+	c.StripeSecretKey = get("STRIPE_SECRET_KEY")
+	c.StripeAPIURL = get("STRIPE_API_URL")
+	c.StripeWebhookSecrets = secrets(get("STRIPE_WEBHOOK_SECRET"))
+	checkAPIURL("STRIPE_API_URL", c.StripeAPIURL, bad)
 	if c.StripeSecretKey != "" && !strings.HasPrefix(c.StripeSecretKey, "sk_") && !strings.HasPrefix(c.StripeSecretKey, "rk_") {
 		bad("STRIPE_SECRET_KEY", "must be a Stripe secret or restricted key (sk_… or rk_…)")
 	}
@@ -266,17 +318,41 @@ func Load(getenv func(string) string) (Config, error) {
 	if len(c.StripeWebhookSecrets) > 2 {
 		bad("STRIPE_WEBHOOK_SECRET", "takes at most two comma-separated secrets (new,old)")
 	}
-	c.loadConnect(get, bad)
-	c.loadSender(get, bad)
-	c.loadServerKeys(get, bad)
+}
+
+// checkAPIURL checks an API base URL that replaces a vendor's (a mock's, in tests): ""
+// or an absolute http(s) URL.
+func checkAPIURL(name, v string, bad func(name, why string)) {
+	if v == "" {
+		return
+	}
+	if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad(name, "must be an absolute http(s) URL")
+	}
+}
+
+// loadSessionSecret reads SESSION_SECRET.
+func (c *Config) loadSessionSecret(get func(string) string, bad func(name, why string)) {
+	c.SessionSecret = get("SESSION_SECRET")
 	if c.SessionSecret != "" && len(c.SessionSecret) < 32 {
 		bad("SESSION_SECRET", "must be at least 32 characters")
 	}
+}
+
+// loadLogLevel reads LOG_LEVEL (default info).
+func (c *Config) loadLogLevel(get func(string) string, bad func(name, why string)) {
+	c.LogLevel = cmpOr(get("LOG_LEVEL"), "info")
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
 		bad("LOG_LEVEL", "must be debug, info, warn or error")
 	}
+}
+
+// loadRetention reads RETENTION_DAYS and INBOX_RETENTION_DAYS, with their defaults.
+func (c *Config) loadRetention(get func(string) string, bad func(name, why string)) {
+	c.Retention = DefaultRetentionDays * 24 * time.Hour
+	c.InboxRetention = DefaultInboxRetentionDays * 24 * time.Hour
 	if v := get("RETENTION_DAYS"); v != "" {
 		days, err := strconv.Atoi(v)
 		if err != nil || days < MinRetentionDays || days > maxRetentionDays {
@@ -293,23 +369,24 @@ func Load(getenv func(string) string) (Config, error) {
 			c.InboxRetention = time.Duration(days) * 24 * time.Hour
 		}
 	}
-	if !c.DevMode {
-		shipped := func(name, val string) {
-			if val == shippedDefaults[name] {
-				bad(name, "is the example value docker-compose.yml and scripts/dev.sh ship, which anyone can read: "+
-					"set a secret of your own (e.g. openssl rand -hex 32), or DEV_MODE=1 for a local sandbox")
-			}
-		}
-		shipped("ADMIN_TOKEN", c.AdminToken)
-		for _, s := range c.StripeWebhookSecrets {
-			shipped("STRIPE_WEBHOOK_SECRET", s)
+}
+
+// refuseShippedDefaults refuses, outside DEV_MODE, the example secrets anyone can read
+// (shippedDefaults).
+func (c *Config) refuseShippedDefaults(_ func(string) string, bad func(name, why string)) {
+	if c.DevMode {
+		return
+	}
+	shipped := func(name, val string) {
+		if val == shippedDefaults[name] {
+			bad(name, "is the example value docker-compose.yml and scripts/dev.sh ship, which anyone can read: "+
+				"set a secret of your own (e.g. openssl rand -hex 32), or DEV_MODE=1 for a local sandbox")
 		}
 	}
-	c.loadTrustedProxies(get("TRUSTED_PROXIES"), bad)
-	if c.RedisKeyPrefix != "" && strings.ContainsAny(c.RedisKeyPrefix, " {}") {
-		bad("REDIS_KEY_PREFIX", "must not contain spaces or braces")
+	shipped("ADMIN_TOKEN", c.AdminToken)
+	for _, s := range c.StripeWebhookSecrets {
+		shipped("STRIPE_WEBHOOK_SECRET", s)
 	}
-	return c, errors.Join(errs...)
 }
 
 // maxTrustedProxies bounds TRUSTED_PROXIES: a deployment's proxies, not a list of the
@@ -318,8 +395,8 @@ const maxTrustedProxies = 64
 
 // loadTrustedProxies reads TRUSTED_PROXIES: comma-separated CIDRs (10.0.0.0/8,
 // fd00::/8) or addresses (one host each).
-func (c *Config) loadTrustedProxies(v string, bad func(name, why string)) {
-	for _, s := range strings.Split(v, ",") {
+func (c *Config) loadTrustedProxies(get func(string) string, bad func(name, why string)) {
+	for _, s := range strings.Split(get("TRUSTED_PROXIES"), ",") {
 		if s = strings.TrimSpace(s); s == "" {
 			continue
 		}
@@ -456,6 +533,7 @@ func (c *Config) loadConnect(get func(string) string, bad func(name, why string)
 	default:
 		bad("STRIPE_CONNECT", "must be on or off (off, the default: every payment is the platform account's)")
 	}
+	c.StripeConnectWebhookSecrets = secrets(get("STRIPE_CONNECT_WEBHOOK_SECRET"))
 	c.StripeConnectAccountType = strings.ToLower(get("STRIPE_CONNECT_ACCOUNT_TYPE"))
 	if c.StripeConnectAccountType == "" {
 		c.StripeConnectAccountType = connectAccountTypes[0]
