@@ -5,7 +5,7 @@
 // of the same MessageSid is answered the same and changes nothing (Reply). The webhook
 // writes the answer back to Twilio in a <Message> whose action URL names the text; Twilio
 // requests it once it has made the answer's message, and AnswerTaken marks the answer
-// heard, on whichever instance gets the report.
+// sent, on whichever instance gets the report.
 //
 //	text ─▶ parse ─▶ store (MessageSid) ─┬─ new ──────▶ act ─▶ store answer ─▶ TwiML
 //	                                     └─ seen before ─▶ the stored answer (waiting briefly
@@ -24,7 +24,7 @@
 // package: said for the outcomes whose words follow from the outcome, bookedAnswer
 // (ledger.BookedText) for a booking's.
 //
-// What a dead handler left, or an answer Twilio never reported taking, is finished by
+// What a dead handler left, or an answer Twilio never reported sending, is finished by
 // the sweeper (Sweep, every minute): a stored text without an answer is handled again,
 // and a stored answer never marked is texted; either goes by text, once.
 //

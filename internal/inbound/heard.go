@@ -24,15 +24,15 @@ type Taken struct {
 	Words string
 }
 
-// notTaken reports whether a MessageStatus says Twilio did not send the answer: the
+// notSent reports whether a MessageStatus says Twilio did not send the answer: the
 // customer is texted it instead.
-func notTaken(status string) bool { return status == "failed" || status == "undelivered" }
+func notSent(status string) bool { return status == "failed" || status == "undelivered" }
 
-// AnswerTaken records that Twilio took the answer the webhook gave to t.For (Twilio
+// AnswerTaken records that Twilio sent the answer the webhook gave to t.For (Twilio
 // requests the action URL of the answer's <Message> once it has made the message, on
 // whichever instance the balancer picks): the sweeper does not text it again, and a
 // booked customer needs no notice text. A failed or undelivered status records nothing,
-// so the sweeper texts the answer once UnheardAfter has passed, as it does when Twilio
+// so the sweeper texts the answer once RetellAfter has passed, as it does when Twilio
 // never reports. Concurrent reports are written together (one statement, lingering
 // markLinger for more), and AnswerTaken returns once its own is written. A mark that
 // fails (Postgres restarting) is tried again for up to markRetryFor, inside Twilio's
@@ -41,11 +41,11 @@ func notTaken(status string) bool { return status == "failed" || status == "unde
 // mark was not written, and the caller answers so that Twilio may try again (connection
 // overrides). Repeated reports change nothing.
 func (s *Service) AnswerTaken(ctx context.Context, t Taken) error {
-	if notTaken(t.Status) {
+	if notSent(t.Status) {
 		s.log.InfoContext(ctx, "answer not sent by twilio; it will be texted", "outcome", t.Outcome, "status", t.Status)
 		return nil
 	}
-	h := heard{sid: cleanText(t.For), outcome: string(t.Outcome), words: cleanText(t.Words)}
+	h := sentAnswer{sid: cleanText(t.For), outcome: string(t.Outcome), words: cleanText(t.Words)}
 	if t.Outcome == OutcomeBooked {
 		h.booking = t.BookingID
 	}
@@ -54,7 +54,7 @@ func (s *Service) AnswerTaken(ctx context.Context, t Taken) error {
 	}
 	deadline := time.Now().Add(markRetryFor)
 	for wait := 100 * time.Millisecond; ; wait = min(2*wait, time.Second) {
-		_, err := s.heard.do(ctx, h)
+		_, err := s.sent.do(ctx, h)
 		if err == nil || time.Now().Add(wait).After(deadline) {
 			return err
 		}

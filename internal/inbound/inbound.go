@@ -28,12 +28,12 @@ type Config struct {
 	// StaleAfter is how long after it arrived a stored text without an answer counts
 	// as abandoned by its handler (requests end after 20 s); default 45s.
 	StaleAfter time.Duration
-	// UnheardAfter is how long after its answer was stored a text whose answer Twilio
-	// never reported taking (AnswerTaken) counts as unheard, and is texted: longer than a
+	// RetellAfter is how long after its answer was stored a text whose answer Twilio
+	// never reported sending (AnswerTaken) is retold, by text: longer than a
 	// request lives (Twilio waits 15 s; requests end after 20 s) and than Twilio's report
 	// of the answer takes; default 30s.
-	UnheardAfter time.Duration
-	// RetellWithin is how old an unheard answer may be and still be texted: an older one
+	RetellAfter time.Duration
+	// RetellWithin is how old an answer not reported sent may be and still be texted: an older one
 	// is of no use to the customer any more; default 30m.
 	RetellWithin time.Duration
 	Logger       *slog.Logger
@@ -48,11 +48,11 @@ var queries = db.New()
 type Service struct {
 	pool  *pgxpool.Pool
 	queue jobs.Inserter
-	// stores, answers and heard write the texts, the answers and the marks of answers
-	// Twilio took of concurrent requests together.
+	// stores, answers and sent write the texts, the answers and the marks of answers
+	// Twilio sent of concurrent requests together.
 	stores    *group[newText, stored]
 	answers   *group[answer, struct{}]
-	heard     *group[heard, struct{}]
+	sent      *group[sentAnswer, struct{}]
 	shops     *shops.Service
 	customers *customers.Service
 	slots     *slots.Service
@@ -73,8 +73,8 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, shopsSvc *shops.Service, custo
 	if cfg.StaleAfter == 0 {
 		cfg.StaleAfter = 45 * time.Second
 	}
-	if cfg.UnheardAfter == 0 {
-		cfg.UnheardAfter = 30 * time.Second
+	if cfg.RetellAfter == 0 {
+		cfg.RetellAfter = 30 * time.Second
 	}
 	if cfg.RetellWithin == 0 {
 		cfg.RetellWithin = 30 * time.Minute
@@ -131,7 +131,7 @@ type Answer struct {
 	// stored means the answer was stored already, with its payment link (see link).
 	stored bool
 	// WordsLeft means the answer was stored without its words (a late YES: see
-	// InboundStoreMany); Twilio's report that it took the answer carries them
+	// InboundStoreMany); Twilio's report that it sent the answer carries them
 	// (Taken.Words), and the mark stores them, so the owner's inbox shows them.
 	WordsLeft bool
 }

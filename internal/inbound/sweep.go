@@ -30,19 +30,19 @@ const sweepBudget = 45 * time.Second
 // Sweep makes sure the customer of every stored text hears an answer. It finishes the
 // texts whose handler died before answering and that no redelivery took over, handling
 // each again and texting the answer; then it texts the stored answers that were never
-// taken by Twilio (retell). It goes on while a batch was full and did something,
+// reported sent by Twilio (retell). It goes on while a batch was full and did something,
 // within sweepBudget. It returns how many texts it finished or retold.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
 	deadline := time.Now().Add(sweepBudget)
 	total := 0
 	for {
 		finished, unanswered, ferr := s.finish(ctx)
-		retold, unheard, rerr := s.retell(ctx)
+		retold, unmarked, rerr := s.retell(ctx)
 		total += finished + retold
 		if err := errors.Join(ferr, rerr); err != nil {
 			return total, err
 		}
-		full := unanswered == sweepRows || unheard == sweepRows
+		full := unanswered == sweepRows || unmarked == sweepRows
 		if !full || finished+retold == 0 || time.Now().After(deadline) || ctx.Err() != nil {
 			return total, nil
 		}
@@ -83,7 +83,7 @@ func (s *Service) finish(ctx context.Context) (done, read int, err error) {
 				// and a later sweep takes it over once this take-over is stale.
 				return errLeaveForNextSweep
 			}
-			// Whatever follows tells the customer (or finds they know): the unheard
+			// Whatever follows tells the customer (or finds they know): the unmarked
 			// answers retell lists skip this text.
 			if err := queries.InboundMarkRetold(ctx, tx, db.InboundMarkRetoldParams{MessageSid: m.MessageSid, Now: now.UTC()}); err != nil {
 				return fmt.Errorf("mark retold: %w", err)
@@ -92,7 +92,7 @@ func (s *Service) finish(ctx context.Context) (done, read int, err error) {
 				return nil
 			}
 			if ans.Outcome == OutcomeBooked && ans.BookingID != uuid.Nil {
-				// The customer may have heard of this booking already (its payment link
+				// The customer may know of this booking already (its payment link
 				// or notice text, or the answer to another YES): the same news is not
 				// texted twice.
 				first, err := ledger.TellOnce(ctx, tx, ans.BookingID, now)
@@ -125,9 +125,9 @@ var errLeaveForNextSweep = errors.New("inbound: left for the next sweep")
 // many it texted or settled, and how many it read): the answer was stored (the outcome
 // decided, perhaps a booking made), but the instance died or the connection broke
 // before it was written back, or Twilio could not send it, so Twilio never reported it
-// taken (AnswerTaken). A redelivery (connection overrides) replays a stored answer, but
+// sent (AnswerTaken). A redelivery (connection overrides) replays a stored answer, but
 // one that Twilio's retries did not reach is never replayed. Only answers stored
-// between RetellWithin and UnheardAfter ago are texted (a newer one may still be on its
+// between RetellWithin and RetellAfter ago are texted (a newer one may still be on its
 // way). Each is claimed (retold_at) in the transaction that queues its text, under the
 // key the take-over path uses ("reply:" and the MessageSid), so a text gets at most one
 // answer by text. A booked answer is texted only if nothing has told the customer of
@@ -140,9 +140,9 @@ var errLeaveForNextSweep = errors.New("inbound: left for the next sweep")
 // RetellWithin after they wrote.
 func (s *Service) retell(ctx context.Context) (done, read int, err error) {
 	now := s.cfg.Now()
-	heardBefore := now.Add(-s.cfg.UnheardAfter).UTC()
+	retellBefore := now.Add(-s.cfg.RetellAfter).UTC()
 	sids, err := queries.InboundListUnheard(ctx, s.pool, db.InboundListUnheardParams{
-		HeardBefore: heardBefore, NotBefore: now.Add(-s.cfg.RetellWithin).UTC(), MaxRows: sweepRows,
+		HeardBefore: retellBefore, NotBefore: now.Add(-s.cfg.RetellWithin).UTC(), MaxRows: sweepRows,
 	})
 	if err != nil {
 		return 0, 0, fmt.Errorf("list unheard answers: %w", err)
@@ -152,7 +152,7 @@ func (s *Service) retell(ctx context.Context) (done, read int, err error) {
 		var outcome Outcome
 		texted := false
 		err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-			m, err := queries.InboundRetell(ctx, tx, db.InboundRetellParams{MessageSid: sid, Now: now.UTC(), HeardBefore: heardBefore})
+			m, err := queries.InboundRetell(ctx, tx, db.InboundRetellParams{MessageSid: sid, Now: now.UTC(), HeardBefore: retellBefore})
 			if err != nil {
 				return err
 			}
@@ -190,7 +190,7 @@ func (s *Service) retell(ctx context.Context) (done, read int, err error) {
 			return err
 		})
 		if errors.Is(err, pgx.ErrNoRows) {
-			continue // marked as taken by Twilio, or retold, meanwhile
+			continue // marked sent by Twilio, or retold, meanwhile
 		}
 		if err != nil {
 			s.log.ErrorContext(ctx, "unheard answer not texted; the next sweep tries again", "outcome", outcome, "err", err)
