@@ -4,13 +4,13 @@
 // shops opts in and out, offers declines), and stores the answer, so that a redelivery
 // of the same MessageSid is answered the same and changes nothing (Reply). The webhook
 // writes the answer back to Twilio in a <Message> whose action URL names the text; Twilio
-// requests it once it has made the answer's message, and AnswerTaken marks the answer
+// requests it once it has made the answer's message, and MarkAnswerSent marks the answer
 // sent, on whichever instance gets the report.
 //
 //	text ─▶ parse ─▶ store (MessageSid) ─┬─ new ──────▶ act ─▶ store answer ─▶ TwiML
 //	                                     └─ seen before ─▶ the stored answer (waiting briefly
 //	                                                       for a first delivery still in flight)
-//	Twilio's report on the action URL ─▶ AnswerTaken ─▶ mark (batched)
+//	Twilio's report on the action URL ─▶ MarkAnswerSent ─▶ mark (batched)
 //
 // Storing is batched: the texts of concurrent requests go in one statement, which also
 // reads the shop that owns the number, the sender and the offers they can claim (a late
@@ -38,6 +38,6 @@
 //	owner.go    texts a person must read: the owner's inbox and the conversation
 //	answers.go  the answers' words (said, bookedAnswer) and a redelivery's replay
 //	store.go    storing texts, answers and marks, batched (group.go runs the batches)
-//	heard.go    Twilio's report on an answer, and its mark (AnswerTaken)
+//	sent.go     Twilio's report that it sent an answer, and its mark (MarkAnswerSent)
 //	sweep.go    the sweeper: unanswered texts finished, unmarked answers retold
 package inbound

@@ -29,7 +29,7 @@ type Config struct {
 	// as abandoned by its handler (requests end after 20 s); default 45s.
 	StaleAfter time.Duration
 	// RetellAfter is how long after its answer was stored a text whose answer Twilio
-	// never reported sending (AnswerTaken) is retold, by text: longer than a
+	// never reported sending (MarkAnswerSent) is retold, by text: longer than a
 	// request lives (Twilio waits 15 s; requests end after 20 s) and than Twilio's report
 	// of the answer takes; default 30s.
 	RetellAfter time.Duration
@@ -132,7 +132,7 @@ type Answer struct {
 	stored bool
 	// WordsLeft means the answer was stored without its words (a late YES: see
 	// InboundStoreMany); Twilio's report that it sent the answer carries them
-	// (Taken.Words), and the mark stores them, so the owner's inbox shows them.
+	// (AnswerReport.Words), and the mark stores them, so the owner's inbox shows them.
 	WordsLeft bool
 }
 

@@ -43,7 +43,7 @@ type answer struct {
 	bookingID uuid.UUID
 }
 
-// sentAnswer is an answer Twilio reported sending (AnswerTaken).
+// sentAnswer is an answer Twilio reported sending (MarkAnswerSent).
 type sentAnswer struct {
 	sid, outcome string
 	// words are the answer's words when they were not stored with it (a late YES); ""
@@ -169,7 +169,7 @@ func (s *Service) initGroups() {
 }
 
 // markLinger is how long a batch of marks waits for more: the marks come with Twilio's
-// reports of answers it has already sent (AnswerTaken), so the wait costs no customer
+// reports of answers it has already sent (MarkAnswerSent), so the wait costs no customer
 // anything and a storm's marks take a few statements instead of one every few replies.
 // It stays far below the sweeper's wait before it texts an unmarked answer
 // (RetellAfter).

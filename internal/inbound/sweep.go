@@ -125,7 +125,7 @@ var errLeaveForNextSweep = errors.New("inbound: left for the next sweep")
 // many it texted or settled, and how many it read): the answer was stored (the outcome
 // decided, perhaps a booking made), but the instance died or the connection broke
 // before it was written back, or Twilio could not send it, so Twilio never reported it
-// sent (AnswerTaken). A redelivery (connection overrides) replays a stored answer, but
+// sent (MarkAnswerSent). A redelivery (connection overrides) replays a stored answer, but
 // one that Twilio's retries did not reach is never replayed. Only answers stored
 // between RetellWithin and RetellAfter ago are texted (a newer one may still be on its
 // way). Each is claimed (retold_at) in the transaction that queues its text, under the
