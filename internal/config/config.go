@@ -1,6 +1,14 @@
 // Package config reads the server's configuration from the environment (the variables
 // of README's Configuration) and checks it once, at start. A missing or malformed value
 // is reported by variable name; secrets never appear in an error.
+//
+// Load runs one step per concern, in order (each a load method of Config):
+//
+//	config.go   Load; modes, database, listeners, public URL, log level, retention, proxies
+//	redis.go    REDIS_URL (RedisOptions) and REDIS_KEY_PREFIX
+//	twilio.go   the Twilio account and shops' senders (A2P, connection overrides)
+//	stripe.go   the Stripe account and Stripe Connect
+//	secrets.go  ADMIN_TOKEN, SESSION_SECRET, the server keys and the shipped examples
 package config
 
 import (
@@ -9,8 +17,6 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
-	"regexp"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -128,21 +134,6 @@ const (
 	MinInboxRetentionDays     = 1
 )
 
-// MaxPlatformFeeBPS caps PLATFORM_FEE_BPS and every shop's own fee: half the payment.
-const MaxPlatformFeeBPS = 5000
-
-// The connected account types STRIPE_CONNECT_ACCOUNT_TYPE accepts.
-var connectAccountTypes = []string{"standard", "express", "custom"}
-
-// shippedDefaults are the example secrets docker-compose.yml and scripts/dev.sh fall
-// back to, by variable. Anyone can read them in the repository: with them, anyone could
-// create shops (ADMIN_TOKEN) or forge Stripe events (STRIPE_WEBHOOK_SECRET). They are
-// accepted only with DEV_MODE=1, a local sandbox.
-var shippedDefaults = map[string]string{
-	"ADMIN_TOKEN":           "dev-admin-token-change-me",
-	"STRIPE_WEBHOOK_SECRET": "whsec_dev_secret",
-}
-
 // TwilioConfigured reports whether real texts can be sent and inbound signatures checked.
 func (c Config) TwilioConfigured() bool { return c.TwilioAccountSID != "" && c.TwilioAuthToken != "" }
 
@@ -152,38 +143,43 @@ func (c Config) StripeConfigured() bool { return c.StripeSecretKey != "" }
 // Load reads and validates the configuration. All problems are reported together.
 func Load(getenv func(string) string) (Config, error) {
 	get := func(k string) string { return strings.TrimSpace(getenv(k)) }
-	c := Config{
-		DatabaseURL:      get("DATABASE_URL"),
-		RedisURL:         get("REDIS_URL"),
-		RedisKeyPrefix:   get("REDIS_KEY_PREFIX"),
-		HTTPAddr:         get("HTTP_ADDR"),
-		PublicURL:        strings.TrimRight(get("PUBLIC_URL"), "/"),
-		AdminToken:       get("ADMIN_TOKEN"),
-		TwilioAccountSID: get("TWILIO_ACCOUNT_SID"),
-		TwilioAuthToken:  get("TWILIO_AUTH_TOKEN"),
-		TwilioAPIURL:     get("TWILIO_API_URL"),
-		StripeSecretKey:  get("STRIPE_SECRET_KEY"),
-		StripeAPIURL:     get("STRIPE_API_URL"),
-		SessionSecret:    get("SESSION_SECRET"),
-		LogLevel:         get("LOG_LEVEL"),
-		MetricsAddr:      get("METRICS_ADDR"),
-		MetricsToken:     get("METRICS_TOKEN"),
-		PprofAddr:        get("PPROF_ADDR"),
-	}
-	c.StripeWebhookSecrets = secrets(get("STRIPE_WEBHOOK_SECRET"))
-	c.StripeConnectWebhookSecrets = secrets(get("STRIPE_CONNECT_WEBHOOK_SECRET"))
-	if c.HTTPAddr == "" {
-		c.HTTPAddr = ":8080"
-	}
-	if c.LogLevel == "" {
-		c.LogLevel = "info"
-	}
-	c.Retention = DefaultRetentionDays * 24 * time.Hour
-	c.InboxRetention = DefaultInboxRetentionDays * 24 * time.Hour
-
 	var errs []error
 	bad := func(name, why string) { errs = append(errs, fmt.Errorf("%s %s", name, why)) }
+	// In this order: a step may use what an earlier one set (DEV_MODE, HTTP_ADDR,
+	// ADMIN_TOKEN, the Stripe settings), and the problems are reported in it.
+	steps := []step{
+		(*Config).loadModes,
+		(*Config).loadDatabase,
+		(*Config).loadRedis,
+		(*Config).loadListeners,
+		(*Config).loadPublicURL,
+		(*Config).loadAdminToken,
+		(*Config).loadTwilio,
+		(*Config).loadStripe,
+		(*Config).loadConnect,
+		(*Config).loadSender,
+		(*Config).loadServerKeys,
+		(*Config).loadSessionSecret,
+		(*Config).loadLogLevel,
+		(*Config).loadRetention,
+		(*Config).refuseShippedDefaults,
+		(*Config).loadTrustedProxies,
+		(*Config).loadRedisKeyPrefix,
+	}
+	var c Config
+	for _, load := range steps {
+		load(&c, get, bad)
+	}
+	return c, errors.Join(errs...)
+}
 
+// A step reads the variables of one concern with get (trimmed) into c, with their
+// defaults, and reports each problem through bad: by variable name, never with a
+// secret's value.
+type step func(c *Config, get func(string) string, bad func(name, why string))
+
+// loadModes reads the switches DEV_MODE and WEBHOOK_ALLOW_PRIVATE.
+func (c *Config) loadModes(get func(string) string, bad func(name, why string)) {
 	switch dev := get("DEV_MODE"); dev {
 	case "", "0", "false":
 	case "1", "true":
@@ -198,17 +194,26 @@ func Load(getenv func(string) string) (Config, error) {
 	default:
 		bad("WEBHOOK_ALLOW_PRIVATE", "must be 1 or 0")
 	}
+}
 
+// loadDatabase reads DATABASE_URL.
+func (c *Config) loadDatabase(get func(string) string, bad func(name, why string)) {
+	c.DatabaseURL = get("DATABASE_URL")
 	if c.DatabaseURL == "" {
 		bad("DATABASE_URL", "is required (e.g. postgres://user@127.0.0.1:5432/slotrecovery)")
 	} else if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") {
 		bad("DATABASE_URL", "must be a postgres:// URL")
 	}
-	if c.RedisURL == "" {
-		bad("REDIS_URL", "is required (e.g. redis://127.0.0.1:6379/0)")
-	} else if _, err := RedisOptions(c.RedisURL); err != nil {
-		bad("REDIS_URL", "is malformed: "+err.Error())
-	}
+}
+
+// loadListeners reads the addresses the server listens on (HTTP_ADDR, default :8080;
+// the private METRICS_ADDR and PPROF_ADDR, each apart from the others) and
+// METRICS_TOKEN.
+func (c *Config) loadListeners(get func(string) string, bad func(name, why string)) {
+	c.HTTPAddr = cmpOr(get("HTTP_ADDR"), ":8080")
+	c.MetricsAddr = get("METRICS_ADDR")
+	c.MetricsToken = get("METRICS_TOKEN")
+	c.PprofAddr = get("PPROF_ADDR")
 	if _, _, err := net.SplitHostPort(c.HTTPAddr); err != nil {
 		bad("HTTP_ADDR", "must be host:port or :port")
 	}
@@ -228,6 +233,12 @@ func Load(getenv func(string) string) (Config, error) {
 	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {
 		bad("METRICS_TOKEN", "must be at least 16 characters")
 	}
+}
+
+// loadPublicURL reads PUBLIC_URL (without a trailing slash). DEV_MODE makes one of
+// HTTP_ADDR when it is unset.
+func (c *Config) loadPublicURL(get func(string) string, bad func(name, why string)) {
+	c.PublicURL = strings.TrimRight(get("PUBLIC_URL"), "/")
 	if c.PublicURL == "" {
 		if c.DevMode {
 			host, port, _ := net.SplitHostPort(c.HTTPAddr)
@@ -238,45 +249,33 @@ func Load(getenv func(string) string) (Config, error) {
 	} else if u, err := url.Parse(c.PublicURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad("PUBLIC_URL", "must be an absolute http(s) URL")
 	}
-	if c.AdminToken == "" {
-		bad("ADMIN_TOKEN", "is required")
-	} else if len(c.AdminToken) < 16 {
-		bad("ADMIN_TOKEN", "must be at least 16 characters")
+}
+
+// checkAPIURL checks an API base URL that replaces a vendor's (a mock's, in tests): ""
+// or an absolute http(s) URL.
+func checkAPIURL(name, v string, bad func(name, why string)) {
+	if v == "" {
+		return
 	}
-	if (c.TwilioAccountSID == "") != (c.TwilioAuthToken == "") {
-		bad("TWILIO_ACCOUNT_SID", "and TWILIO_AUTH_TOKEN must be set together")
+	if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		bad(name, "must be an absolute http(s) URL")
 	}
-	if !c.TwilioConfigured() && !c.DevMode {
-		bad("TWILIO_ACCOUNT_SID", "and TWILIO_AUTH_TOKEN are required unless DEV_MODE=1 (without them texts are only logged and inbound texts cannot be verified)")
-	}
-	for _, v := range []struct{ name, val string }{{"TWILIO_API_URL", c.TwilioAPIURL}, {"STRIPE_API_URL", c.StripeAPIURL}} {
-		if v.val == "" {
-			continue
-		}
-		if u, err := url.Parse(v.val); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-			bad(v.name, "must be an absolute http(s) URL")
-		}
-	}
-	if c.StripeSecretKey != "" && !strings.HasPrefix(c.StripeSecretKey, "sk_") && !strings.HasPrefix(c.StripeSecretKey, "rk_") {
-		bad("STRIPE_SECRET_KEY", "must be a Stripe secret or restricted key (sk_… or rk_…)")
-	}
-	if c.StripeSecretKey != "" && len(c.StripeWebhookSecrets) == 0 {
-		bad("STRIPE_WEBHOOK_SECRET", "is required when STRIPE_SECRET_KEY is set")
-	}
-	if len(c.StripeWebhookSecrets) > 2 {
-		bad("STRIPE_WEBHOOK_SECRET", "takes at most two comma-separated secrets (new,old)")
-	}
-	c.loadConnect(get, bad)
-	c.loadSender(get, bad)
-	c.loadServerKeys(get, bad)
-	if c.SessionSecret != "" && len(c.SessionSecret) < 32 {
-		bad("SESSION_SECRET", "must be at least 32 characters")
-	}
+}
+
+// loadLogLevel reads LOG_LEVEL (default info).
+func (c *Config) loadLogLevel(get func(string) string, bad func(name, why string)) {
+	c.LogLevel = cmpOr(get("LOG_LEVEL"), "info")
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
 	default:
 		bad("LOG_LEVEL", "must be debug, info, warn or error")
 	}
+}
+
+// loadRetention reads RETENTION_DAYS and INBOX_RETENTION_DAYS, with their defaults.
+func (c *Config) loadRetention(get func(string) string, bad func(name, why string)) {
+	c.Retention = DefaultRetentionDays * 24 * time.Hour
+	c.InboxRetention = DefaultInboxRetentionDays * 24 * time.Hour
 	if v := get("RETENTION_DAYS"); v != "" {
 		days, err := strconv.Atoi(v)
 		if err != nil || days < MinRetentionDays || days > maxRetentionDays {
@@ -293,23 +292,6 @@ func Load(getenv func(string) string) (Config, error) {
 			c.InboxRetention = time.Duration(days) * 24 * time.Hour
 		}
 	}
-	if !c.DevMode {
-		shipped := func(name, val string) {
-			if val == shippedDefaults[name] {
-				bad(name, "is the example value docker-compose.yml and scripts/dev.sh ship, which anyone can read: "+
-					"set a secret of your own (e.g. openssl rand -hex 32), or DEV_MODE=1 for a local sandbox")
-			}
-		}
-		shipped("ADMIN_TOKEN", c.AdminToken)
-		for _, s := range c.StripeWebhookSecrets {
-			shipped("STRIPE_WEBHOOK_SECRET", s)
-		}
-	}
-	c.loadTrustedProxies(get("TRUSTED_PROXIES"), bad)
-	if c.RedisKeyPrefix != "" && strings.ContainsAny(c.RedisKeyPrefix, " {}") {
-		bad("REDIS_KEY_PREFIX", "must not contain spaces or braces")
-	}
-	return c, errors.Join(errs...)
 }
 
 // maxTrustedProxies bounds TRUSTED_PROXIES: a deployment's proxies, not a list of the
@@ -318,8 +300,8 @@ const maxTrustedProxies = 64
 
 // loadTrustedProxies reads TRUSTED_PROXIES: comma-separated CIDRs (10.0.0.0/8,
 // fd00::/8) or addresses (one host each).
-func (c *Config) loadTrustedProxies(v string, bad func(name, why string)) {
-	for _, s := range strings.Split(v, ",") {
+func (c *Config) loadTrustedProxies(get func(string) string, bad func(name, why string)) {
+	for _, s := range strings.Split(get("TRUSTED_PROXIES"), ",") {
 		if s = strings.TrimSpace(s); s == "" {
 			continue
 		}
@@ -339,233 +321,9 @@ func (c *Config) loadTrustedProxies(v string, bad func(name, why string)) {
 	}
 }
 
-// Bounds of ERASURE_KEY and SECRETS_KEY. The newest key is what seals and hashes from
-// now on: at least minKeyLen characters that look random (minKeyLen random bytes when
-// written in hex, as `openssl rand -hex 32` writes them). An older key only has to have
-// been a key: at least minOldKeyLen characters, the shortest ADMIN_TOKEN, which was the
-// key of a server that ran before these settings were required.
-const (
-	minKeyLen      = 32
-	minOldKeyLen   = 16
-	minKeyDistinct = 10
-	maxKeys        = 8
-)
-
-// devKeys are the keys DEV_MODE uses when ERASURE_KEY or SECRETS_KEY is unset, by
-// variable: fixed, so that a sandbox's secrets and STOPs survive its restarts, and
-// refused outside DEV_MODE like every shipped example.
-var devKeys = map[string]string{
-	"ERASURE_KEY": "dev-erasure-key-change-me-0123456789abcdef",
-	"SECRETS_KEY": "dev-secrets-key-change-me-0123456789abcdef",
-}
-
-// loadServerKeys reads ERASURE_KEY and SECRETS_KEY, whose newest keys must differ.
-func (c *Config) loadServerKeys(get func(string) string, bad func(name, why string)) {
-	c.ErasureKeys = c.loadKeys("ERASURE_KEY", get("ERASURE_KEY"), bad)
-	c.SecretsKeys = c.loadKeys("SECRETS_KEY", get("SECRETS_KEY"), bad)
-	if len(c.ErasureKeys) > 0 && len(c.SecretsKeys) > 0 && string(c.ErasureKeys[0]) == string(c.SecretsKeys[0]) {
-		bad("SECRETS_KEY", "must not start with ERASURE_KEY's newest key: each purpose has a key of its own")
-	}
-}
-
-// loadKeys reads a list of server keys, newest first (ERASURE_KEY, SECRETS_KEY). Outside
-// DEV_MODE it is required, and its newest key may not be ADMIN_TOKEN: a key that also
-// opens the API would sit, as the HMACs made under it, in the database it protects.
-// Unset in DEV_MODE, the sandbox's fixed key is the newest and ADMIN_TOKEN an older
-// one, so a sandbox database from before the keys were required keeps its secrets and
-// STOPs.
-func (c *Config) loadKeys(name, v string, bad func(name, why string)) [][]byte {
-	list := secrets(v)
-	if len(list) == 0 {
-		if !c.DevMode {
-			bad(name, fmt.Sprintf("is required unless DEV_MODE=1: at least %d random bytes (e.g. openssl rand -hex 32). "+
-				"A database that ran without it kept what it protects under ADMIN_TOKEN: set %s=<new key>,<ADMIN_TOKEN's value> "+
-				"(docs/operations.md, Moving off ADMIN_TOKEN)", minKeyLen, name))
-			return nil
-		}
-		keys := [][]byte{[]byte(devKeys[name])}
-		if len(c.AdminToken) >= minOldKeyLen {
-			keys = append(keys, []byte(c.AdminToken))
-		}
-		return keys
-	}
-	if len(list) > maxKeys {
-		bad(name, fmt.Sprintf("takes at most %d comma-separated keys (newest first)", maxKeys))
-		return nil
-	}
-	if why := weakKey(list[0]); why != "" {
-		bad(name, fmt.Sprintf("has a newest (first) key that %s: use at least %d random bytes (e.g. openssl rand -hex 32)", why, minKeyLen))
-		return nil
-	}
-	if list[0] == c.AdminToken {
-		bad(name, "must not start with ADMIN_TOKEN's value: give it a key of its own (ADMIN_TOKEN's value may follow it, "+
-			"as an older key, while the database moves off it)")
-		return nil
-	}
-	if !c.DevMode && list[0] == devKeys[name] {
-		bad(name, "is the example value DEV_MODE uses, which anyone can read: set a key of your own (e.g. openssl rand -hex 32)")
-		return nil
-	}
-	keys := make([][]byte, 0, len(list))
-	for _, k := range list {
-		if len(k) < minOldKeyLen {
-			bad(name, fmt.Sprintf("takes older keys of at least %d characters each", minOldKeyLen))
-			return nil
-		}
-		keys = append(keys, []byte(k))
-	}
-	return keys
-}
-
-// weakKey says why k cannot be a newest key, or "" when it can: shorter than minKeyLen,
-// hex digits for fewer than minKeyLen bytes, or too few distinct characters to be random.
-func weakKey(k string) string {
-	if len(k) < minKeyLen {
-		return fmt.Sprintf("is shorter than %d characters", minKeyLen)
-	}
-	if isHex(k) && len(k) < 2*minKeyLen {
-		return fmt.Sprintf("is hexadecimal for fewer than %d bytes", minKeyLen)
-	}
-	distinct := map[rune]bool{}
-	for _, r := range k {
-		distinct[r] = true
-	}
-	if len(distinct) < minKeyDistinct {
-		return "repeats too few characters to be random"
-	}
-	return ""
-}
-
-func isHex(s string) bool {
-	for _, r := range s {
-		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
-			return false
-		}
-	}
-	return true
-}
-
-// loadConnect reads the Stripe Connect settings. They are checked against each other and
-// against the platform's Stripe settings: Connect needs the platform's key, and its
-// endpoint's own secret.
-func (c *Config) loadConnect(get func(string) string, bad func(name, why string)) {
-	switch v := strings.ToLower(get("STRIPE_CONNECT")); v {
-	case "", "off", "0", "false":
-	case "on", "1", "true":
-		c.StripeConnect = true
-	default:
-		bad("STRIPE_CONNECT", "must be on or off (off, the default: every payment is the platform account's)")
-	}
-	c.StripeConnectAccountType = strings.ToLower(get("STRIPE_CONNECT_ACCOUNT_TYPE"))
-	if c.StripeConnectAccountType == "" {
-		c.StripeConnectAccountType = connectAccountTypes[0]
-	} else if !slices.Contains(connectAccountTypes, c.StripeConnectAccountType) {
-		bad("STRIPE_CONNECT_ACCOUNT_TYPE", "must be standard (the default), express or custom")
-	}
-	if v := get("PLATFORM_FEE_BPS"); v != "" {
-		bps, err := strconv.Atoi(v)
-		switch {
-		case err != nil || bps < 0 || bps > MaxPlatformFeeBPS:
-			bad("PLATFORM_FEE_BPS", fmt.Sprintf("must be a whole number of basis points from 0 to %d (100 is 1%%)", MaxPlatformFeeBPS))
-		case bps > 0 && !c.StripeConnect:
-			bad("PLATFORM_FEE_BPS", "takes a fee only from connected accounts' payments: set STRIPE_CONNECT=on, or leave it unset")
-		default:
-			c.PlatformFeeBPS = bps
-		}
-	}
-	if len(c.StripeConnectWebhookSecrets) > 2 {
-		bad("STRIPE_CONNECT_WEBHOOK_SECRET", "takes at most two comma-separated secrets (new,old)")
-	}
-	for _, s := range c.StripeConnectWebhookSecrets {
-		if slices.Contains(c.StripeWebhookSecrets, s) {
-			bad("STRIPE_CONNECT_WEBHOOK_SECRET", "must differ from STRIPE_WEBHOOK_SECRET: Stripe gives the Connect endpoint a signing secret of its own")
-			break
-		}
-	}
-	if !c.StripeConnect {
-		return
-	}
-	if c.StripeSecretKey == "" {
-		bad("STRIPE_CONNECT", "is on, which needs STRIPE_SECRET_KEY (the platform's key creates the connected accounts and their checkouts)")
-	}
-	if len(c.StripeConnectWebhookSecrets) == 0 {
-		bad("STRIPE_CONNECT_WEBHOOK_SECRET", "is required when STRIPE_CONNECT=on: connected accounts' events come to /webhooks/stripe/connect signed with the Connect endpoint's secret")
-	}
-}
-
-// secrets splits a comma-separated list of secrets, dropping empty ones.
-func secrets(v string) []string {
-	var out []string
-	for _, s := range strings.Split(v, ",") {
-		if s = strings.TrimSpace(s); s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 func cmpOr(a, b string) string {
 	if a != "" {
 		return a
 	}
 	return b
-}
-
-// loadSender reads the settings of shops' own senders (docs/sms-sender.md).
-func (c *Config) loadSender(get func(string) string, bad func(name, why string)) {
-	switch v := strings.ToLower(get("SMS_US_A2P")); v {
-	case "", "off":
-	case "required":
-		c.SMSUSA2P = true
-	default:
-		bad("SMS_US_A2P", "must be off (the default) or required")
-	}
-	c.TwilioOverrides = strings.TrimPrefix(get("TWILIO_CONNECTION_OVERRIDES"), "#")
-	if err := checkOverrides(c.TwilioOverrides); err != nil {
-		bad("TWILIO_CONNECTION_OVERRIDES", err.Error())
-	}
-	c.TwilioISVProfileSID = get("TWILIO_ISV_PROFILE_SID")
-	if c.TwilioISVProfileSID != "" && !isvProfile.MatchString(c.TwilioISVProfileSID) {
-		bad("TWILIO_ISV_PROFILE_SID", "must be a customer profile SID: BU and 32 hexadecimal digits")
-	}
-}
-
-var isvProfile = regexp.MustCompile(`^BU[0-9a-fA-F]{32}$`)
-
-// checkOverrides checks a Twilio connection-overrides fragment against the ranges
-// Twilio documents (docs/operations.md, Twilio set-up): ct 100-10000 ms, rt and tt
-// 100-15000 ms, rc 0-5 retries, rp a comma-separated list of 4xx, 5xx, ct, rt and all;
-// e (the edge) and sni as Twilio takes them.
-func checkOverrides(f string) error {
-	if f == "" {
-		return nil
-	}
-	q, err := url.ParseQuery(f)
-	if err != nil {
-		return errors.New("must be a fragment such as rc=3&rp=all&ct=2000&rt=13000")
-	}
-	ranges := map[string][2]int{"ct": {100, 10000}, "rt": {100, 15000}, "tt": {100, 15000}, "rc": {0, 5}}
-	for k, vs := range q {
-		if len(vs) != 1 {
-			return fmt.Errorf("names %s more than once", k)
-		}
-		v := vs[0]
-		switch k {
-		case "ct", "rt", "tt", "rc":
-			n, err := strconv.Atoi(v)
-			if r := ranges[k]; err != nil || n < r[0] || n > r[1] {
-				return fmt.Errorf("%s must be a whole number from %d to %d", k, ranges[k][0], ranges[k][1])
-			}
-		case "rp":
-			for _, p := range strings.Split(v, ",") {
-				if !slices.Contains([]string{"4xx", "5xx", "ct", "rt", "all"}, p) {
-					return errors.New("rp must list 4xx, 5xx, ct, rt or all, separated by commas")
-				}
-			}
-		case "e", "sni":
-		default:
-			return fmt.Errorf("%s is not one of Twilio's connection overrides (ct, rt, tt, rc, rp, e, sni)", k)
-		}
-	}
-	return nil
 }

@@ -60,3 +60,21 @@ func RedisOptions(raw string) (*redis.UniversalOptions, error) {
 		return nil, errors.New("scheme must be redis, rediss or redis+sentinel")
 	}
 }
+
+// loadRedis reads REDIS_URL (REDIS_KEY_PREFIX is loadRedisKeyPrefix's).
+func (c *Config) loadRedis(get func(string) string, bad func(name, why string)) {
+	c.RedisURL = get("REDIS_URL")
+	if c.RedisURL == "" {
+		bad("REDIS_URL", "is required (e.g. redis://127.0.0.1:6379/0)")
+	} else if _, err := RedisOptions(c.RedisURL); err != nil {
+		bad("REDIS_URL", "is malformed: "+err.Error())
+	}
+}
+
+// loadRedisKeyPrefix reads REDIS_KEY_PREFIX, Load's last step.
+func (c *Config) loadRedisKeyPrefix(get func(string) string, bad func(name, why string)) {
+	c.RedisKeyPrefix = get("REDIS_KEY_PREFIX")
+	if c.RedisKeyPrefix != "" && strings.ContainsAny(c.RedisKeyPrefix, " {}") {
+		bad("REDIS_KEY_PREFIX", "must not contain spaces or braces")
+	}
+}

@@ -4,13 +4,13 @@
 // shops opts in and out, offers declines), and stores the answer, so that a redelivery
 // of the same MessageSid is answered the same and changes nothing (Reply). The webhook
 // writes the answer back to Twilio in a <Message> whose action URL names the text; Twilio
-// requests it once it has made the answer's message, and AnswerTaken marks the answer
-// heard, on whichever instance gets the report.
+// requests it once it has made the answer's message, and MarkAnswerSent marks the answer
+// sent, on whichever instance gets the report.
 //
 //	text ─▶ parse ─▶ store (MessageSid) ─┬─ new ──────▶ act ─▶ store answer ─▶ TwiML
 //	                                     └─ seen before ─▶ the stored answer (waiting briefly
 //	                                                       for a first delivery still in flight)
-//	Twilio's report on the action URL ─▶ AnswerTaken ─▶ mark (batched)
+//	Twilio's report on the action URL ─▶ MarkAnswerSent ─▶ mark (batched)
 //
 // Storing is batched: the texts of concurrent requests go in one statement, which also
 // reads the shop that owns the number, the sender and the offers they can claim (a late
@@ -24,7 +24,20 @@
 // package: said for the outcomes whose words follow from the outcome, bookedAnswer
 // (ledger.BookedText) for a booking's.
 //
-// What a dead handler left, or an answer Twilio never reported taking, is finished by
+// What a dead handler left, or an answer Twilio never reported sending, is finished by
 // the sweeper (Sweep, every minute): a stored text without an answer is handled again,
 // and a stored answer never marked is texted; either goes by text, once.
+//
+// The files, by concern:
+//
+//	inbound.go  the entry: Config, Service, Reply (store the text, act, store the answer)
+//	parse.go    reading the reply: its keyword (Parse) and language
+//	sender.go   who sent it, and the language they are answered in (learn)
+//	handle.go   acting on the keyword: YES, NO, STOP and START (opt-outs), HELP
+//	yes.go      acting on a YES: does a loose yes answer an offer, clarify, claim, link
+//	owner.go    texts a person must read: the owner's inbox and the conversation
+//	answers.go  the answers' words (said, bookedAnswer) and a redelivery's replay
+//	store.go    storing texts, answers and marks, batched (group.go runs the batches)
+//	sent.go     Twilio's report that it sent an answer, and its mark (MarkAnswerSent)
+//	sweep.go    the sweeper: unanswered texts finished, unmarked answers retold
 package inbound

@@ -219,7 +219,7 @@ func TestAnswerTakenUnlessFailed(t *testing.T) {
 		answers[c.sid] = ans
 		if c.status != "" {
 			for range 2 {
-				require.NoError(t, w.inbound.AnswerTaken(ctx, inbound.Taken{For: c.sid, Outcome: ans.Outcome, Status: c.status}))
+				require.NoError(t, w.inbound.MarkAnswerSent(ctx, inbound.AnswerReport{For: c.sid, Outcome: ans.Outcome, Status: c.status}))
 			}
 		}
 	}
@@ -240,11 +240,11 @@ func TestAnswerTakenUnlessFailed(t *testing.T) {
 // taken reports ans, the answer to the text sid, as taken (MessageStatus "sent"), as
 // Twilio does on the action URL of the answer's <Message>.
 func (w *world) taken(ctx context.Context, sid string, ans inbound.Answer) error {
-	t := inbound.Taken{For: sid, Outcome: ans.Outcome, BookingID: ans.BookingID, Status: "sent"}
+	t := inbound.AnswerReport{For: sid, Outcome: ans.Outcome, BookingID: ans.BookingID, Status: "sent"}
 	if ans.WordsLeft {
 		t.Words = ans.Message
 	}
-	return w.inbound.AnswerTaken(ctx, t)
+	return w.inbound.MarkAnswerSent(ctx, t)
 }
 
 // TestLateYesWordsComeWithTheReport: a late YES is answered as it is stored, without its

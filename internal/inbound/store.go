@@ -43,8 +43,8 @@ type answer struct {
 	bookingID uuid.UUID
 }
 
-// heard is an answer Twilio took (AnswerTaken).
-type heard struct {
+// sentAnswer is an answer Twilio reported sending (MarkAnswerSent).
+type sentAnswer struct {
 	sid, outcome string
 	// words are the answer's words when they were not stored with it (a late YES); ""
 	// for every other answer.
@@ -107,10 +107,10 @@ func (s *Service) writeAnswers(ctx context.Context, q db.DBTX, answers []answer)
 	return queries.InboundSetOutcomes(ctx, q, p)
 }
 
-// markAnswered records that Twilio took answers, and that the customers of the booked
+// markAnswersSent records that Twilio sent answers, and that the customers of the booked
 // ones have learnt of their bookings: one round trip for a batch, since every reply of
 // a storm makes one.
-func (s *Service) markAnswered(ctx context.Context, answers []heard) ([]struct{}, error) {
+func (s *Service) markAnswersSent(ctx context.Context, answers []sentAnswer) ([]struct{}, error) {
 	p := db.InboundMarkAnsweredParams{AnsweredAt: s.cfg.Now().UTC()}
 	var told []uuid.UUID
 	for _, a := range answers {
@@ -164,15 +164,15 @@ const groupMax = 500
 func (s *Service) initGroups() {
 	s.stores = &group[newText, stored]{max: groupMax, key: func(t newText) string { return t.in.MessageSID }, run: s.storeTexts}
 	s.answers = &group[answer, struct{}]{max: groupMax, key: func(a answer) string { return a.sid }, run: s.storeAnswers}
-	s.heard = &group[heard, struct{}]{max: groupMax, key: func(h heard) string { return h.sid }, run: s.markAnswered,
+	s.sent = &group[sentAnswer, struct{}]{max: groupMax, key: func(a sentAnswer) string { return a.sid }, run: s.markAnswersSent,
 		linger: func() { time.Sleep(markLinger) }}
 }
 
 // markLinger is how long a batch of marks waits for more: the marks come with Twilio's
-// reports of answers it has already taken (AnswerTaken), so the wait costs no customer
+// reports of answers it has already sent (MarkAnswerSent), so the wait costs no customer
 // anything and a storm's marks take a few statements instead of one every few replies.
 // It stays far below the sweeper's wait before it texts an unmarked answer
-// (UnheardAfter).
+// (RetellAfter).
 const markLinger = 25 * time.Millisecond
 
 // Purge deletes up to limit stored texts (the sender's number and words, the outcome

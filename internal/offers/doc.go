@@ -22,4 +22,16 @@
 // own transactions (a cancel closes the untexted offers, a failed payment marks the
 // accepted one, a NO declines the newest live one). Replies are
 // internal/inbound's; transactional texts are sent by internal/outbox.
+//
+// The files, by concern:
+//
+//	offers.go     Config, Service, New and the interfaces the waves need
+//	wave.go       a wave's run: RunWave's checks, orphans settled, WaveWorker
+//	selection.go  who a wave offers to: eligibility, cooldowns, the next wave scheduled
+//	send.go       texting a wave's offers, chunk by chunk, and the provider's refusals
+//	claim.go      claiming offers for sending, and marking them sent as texts are accepted
+//	delivery.go   delivery reports applied to offers
+//	heal.go       the Healer: waves of dead instances resumed
+//	schedule.go   the next scheduled wave of openings (for owners)
+//	ledger.go     what other packages change in offers, in their transactions
 package offers

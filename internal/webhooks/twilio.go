@@ -133,7 +133,7 @@ type TwilioAnswered struct {
 	Logger    *slog.Logger
 }
 
-// Handle verifies a report on an answer and records it (inbound.Service.AnswerTaken):
+// Handle verifies a report on an answer and records it (inbound.Service.MarkAnswerSent):
 // the answer named by the signed URL was sent, unless MessageStatus says it failed. It
 // answers an empty TwiML response (Twilio reads the action's answer as the rest of the
 // messaging session: nothing more) once the mark is written, and 503 when it could not
@@ -146,7 +146,7 @@ func (h *TwilioAnswered) Handle(c echo.Context) error {
 		return err
 	}
 	q := req.URL.Query()
-	t := inbound.Taken{For: q.Get("for"), Outcome: inbound.Outcome(q.Get("outcome")), Words: q.Get("words"),
+	t := inbound.AnswerReport{For: q.Get("for"), Outcome: inbound.Outcome(q.Get("outcome")), Words: q.Get("words"),
 		Status: cmp.Or(req.PostForm.Get("MessageStatus"), req.PostForm.Get("SmsStatus"))}
 	if b := q.Get("booking"); b != "" {
 		id, err := uuid.Parse(b)
@@ -158,7 +158,7 @@ func (h *TwilioAnswered) Handle(c echo.Context) error {
 	if t.For == "" || t.Outcome == "" || t.Status == "" || len(t.For) > 64 {
 		return httperr.BadRequest("bad_request", "for, outcome and MessageStatus are required")
 	}
-	if err := h.Inbound.AnswerTaken(ctx, t); err != nil {
+	if err := h.Inbound.MarkAnswerSent(ctx, t); err != nil {
 		logger(h.Logger).WarnContext(ctx, "answer's report not recorded; twilio may try again", "outcome", t.Outcome, "err", err)
 		return &httperr.Error{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "try again"}
 	}

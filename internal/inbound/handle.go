@@ -1,0 +1,84 @@
+package inbound
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/slotrecovery/slotrecovery/internal/offers"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+)
+
+// handle answers a stored text from snd. With sid, the answer to a YES that books is
+// stored with the booking's payment link (Answer.stored).
+func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd reading, snd *sender, sid string) (Answer, error) {
+	known := snd.known
+	s.learn(ctx, shop, in, snd, rd)
+	w := snd.words(shop)
+	switch rd.kw {
+	case KeywordYes:
+		if !known {
+			return said(w, shop, OutcomeNoOffer), nil
+		}
+		if snd.optedOut {
+			if !strings.EqualFold(in.OptOutType, "START") {
+				// Someone who said STOP cannot take a slot: with carrier opt-out on, not
+				// even the payment link would reach them.
+				return Answer{Outcome: OutcomeNoOffer, Message: w.OptedOutYes(shop)}, nil
+			}
+			// Twilio counted this YES as an opt-in and will deliver to the number again;
+			// follow it, or the customer would never hear of another opening.
+			if err := s.customers.OptIn(ctx, snd.id); err != nil {
+				return retryLater(w), fmt.Errorf("opt in: %w", err)
+			}
+		}
+		if rd.loose {
+			offered, err := s.answersOffer(ctx, shop, in, snd)
+			if err != nil {
+				return retryLater(w), err
+			}
+			if !offered {
+				// An "ok" after "taken", "declined" or a confirmation acknowledges it:
+				// it books nothing, and the customer is asked about their live offer;
+				// without one (a booked customer's "ok"), a person reads it.
+				if ans, ok, err := s.clarify(ctx, w, shop, snd); ok || err != nil {
+					return ans, err
+				}
+				return said(w, shop, OutcomeUnrecognized), nil
+			}
+		}
+		return s.claim(ctx, w, shop, snd.id, snd.claims, sid)
+	case KeywordNo:
+		if known {
+			if err := offers.DeclineNewest(ctx, s.pool, snd.id); err != nil {
+				return retryLater(w), err
+			}
+		}
+		return said(w, shop, OutcomeDeclined), nil
+	case KeywordStop:
+		// Customer or not: the number's STOP is kept, so that a later add or import of
+		// it does not opt it in (customers.OptOutNumber).
+		if err := s.customers.OptOutNumber(ctx, shop.ID, in.From); err != nil {
+			return retryLater(w), fmt.Errorf("opt out: %w", err)
+		}
+		return said(w, shop, OutcomeOptedOut), nil
+	case KeywordStart:
+		// The number's own START clears its STOP, customer or not.
+		if err := s.customers.OptInNumber(ctx, shop.ID, in.From); err != nil {
+			return retryLater(w), fmt.Errorf("opt in: %w", err)
+		}
+		return said(w, shop, OutcomeOptedIn), nil
+	case KeywordHelp:
+		return said(w, shop, OutcomeHelp), nil
+	case KeywordClarify:
+		if known {
+			if ans, ok, err := s.clarify(ctx, w, shop, snd); ok || err != nil {
+				return ans, err
+			}
+		}
+		// Nothing to clarify without a live offer: a person reads it.
+		return said(w, shop, OutcomeUnrecognized), nil
+	default:
+		return said(w, shop, OutcomeUnrecognized), nil
+	}
+}
