@@ -155,7 +155,8 @@ func TestOneAmbiguousWordTeachesNoLanguage(t *testing.T) {
 }
 
 // TestOptOutsInOtherWordsStop: the opt-outs the reader missed before issue 45 opt the
-// number out, and a wrong number is left for the owner to see.
+// number out, and a wrong number is left for the owner to see, its customer marked
+// possibly reassigned.
 func TestOptOutsInOtherWordsStop(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -166,6 +167,7 @@ func TestOptOutsInOtherWordsStop(t *testing.T) {
 		c, err := w.customers.ByPhone(ctx, w.shop.ID, w.phones[i])
 		require.NoError(t, err)
 		require.NotNil(t, c.OptedOutAt, body)
+		require.Equal(t, body == "wrong number", c.PossiblyReassignedAt != nil, "%q marks the customer possibly reassigned: %v", body, c.PossiblyReassignedAt)
 	}
 	// The wrong number waits for the owner (the number may have been reassigned); the
 	// other opt-outs are kept without troubling them.

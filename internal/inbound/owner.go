@@ -33,7 +33,8 @@ func keepsConversation(o Outcome) bool {
 // with the number, in tx: the conversation stays as it is (closed unless a text in it
 // waits), and gets no alert and no acknowledgement. A wrong number (an opt-out saying
 // the number is not the customer's, so it may have been reassigned) opens it with one
-// more unread instead, so that the owner sees it; still no alert and no
+// more unread instead, so that the owner sees it, and marks the shop's customer with the
+// number possibly reassigned (customers.MarkPossiblyReassigned); still no alert and no
 // acknowledgement, and the opt-out stands.
 func (s *Service) keep(ctx context.Context, tx pgx.Tx, shop shops.Shop, snd *sender, in Message, ans Answer, wrongNumber bool) error {
 	now := s.cfg.Now()
@@ -47,6 +48,11 @@ func (s *Service) keep(ctx context.Context, tx pgx.Tx, shop shops.Shop, snd *sen
 	}
 	if rec.Duplicate {
 		return nil
+	}
+	if wrongNumber {
+		if err := s.customers.MarkPossiblyReassigned(ctx, tx, shop.ID, in.From, now); err != nil {
+			return err
+		}
 	}
 	return recordAnswer(ctx, tx, text, ans.Message)
 }
