@@ -551,7 +551,7 @@ func build(ctx context.Context, cfg config.Config, log *slog.Logger, opts serveO
 		SessionSecret: a.sessionSecret, Secure: !cfg.DevMode, Logger: log,
 		Redis: a.redis, KeyPrefix: cfg.RedisKeyPrefix, Waves: waves, AccountIssue: twilio.AccountIssueOf,
 		Hooks: a.hooks, PublicURL: cfg.PublicURL, Inbox: a.inbox, Senders: a.senders,
-		Customers: a.customers, Erasure: a.erasure,
+		Customers: a.customers, Erasure: a.erasure, Book: a.book,
 	}); err != nil {
 		return nil, fmt.Errorf("dashboard: %w", err)
 	}

@@ -83,7 +83,7 @@ func (d *Dashboard) layoutOf(c echo.Context, title string, v view) layout {
 		l.Nav = "services"
 	case settingsView, newKeyView:
 		l.Nav = "settings"
-	case integrationsView, newSecretView:
+	case integrationsView, newSecretView, newConnectorView:
 		l.Nav = "integrations"
 	case inboxView, threadView:
 		l.Nav = "inbox"
