@@ -110,8 +110,9 @@ type Config struct {
 	// request (required).
 	Customers *customers.Service
 	Erasure   *erasure.Service
-	// Book is the shop's appointment book: the booking systems' connectors on the
-	// Integrations page; nil leaves them out.
+	// Book is the shop's appointment book: the Book page (a day per person, with "Offer
+	// it") and the booking systems' connectors on the Integrations page; nil leaves both
+	// out.
 	Book *book.Service
 }
 
@@ -218,6 +219,8 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 //	GET  /dashboard/settings              the shop's settings form
 //	POST /dashboard/settings              save it
 //	POST /dashboard/settings/rotate-key   a new API key, shown once; ends other sessions
+//	GET  /dashboard/book                  the appointment book, a day per person (?day=YYYY-MM-DD)
+//	POST /dashboard/book/:id/offer        "Offer it": declare a cancelled appointment's waiting opening
 //	GET  /dashboard/integrations          the calendar feed, the booking systems and the webhook endpoints
 //	POST /dashboard/integrations/connectors          add a booking system; its URL and secret, shown once
 //	POST /dashboard/integrations/connectors/:id/key  give or replace a Square connector's signature key
@@ -265,6 +268,8 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	e.POST("/dashboard/settings", d.page(d.signedIn(d.withCSRF(d.saveSettings))))
 	e.POST("/dashboard/settings/rotate-key", d.page(d.signedIn(d.withCSRF(d.rotateKey))))
 	if d.cfg.Book != nil {
+		e.GET(BookPath, d.page(d.signedIn(d.bookDay)))
+		e.POST(BookPath+"/:id/offer", d.page(d.signedIn(d.withCSRF(d.offerAppointment))))
 		e.POST(IntegrationsPath+"/connectors", d.page(d.signedIn(d.withCSRF(d.createConnector))))
 		e.POST(IntegrationsPath+"/connectors/:id/key", d.page(d.signedIn(d.withCSRF(d.connectorAction(d.setConnectorKey)))))
 		e.POST(IntegrationsPath+"/connectors/:id/delete", d.page(d.signedIn(d.withCSRF(d.connectorAction(d.deleteConnector)))))
