@@ -265,7 +265,13 @@ func (d *Dashboard) offerAppointment(c echo.Context) error {
 		dayParam = ""
 		day, _ = dayOf("", s.Shop, d.cfg.Now())
 	}
-	back := BookPath + "?day=" + url.QueryEscape(dayParam)
+	back := func(notice string) string {
+		q := url.Values{"notice": {notice}}
+		if dayParam != "" {
+			q.Set("day", dayParam)
+		}
+		return BookPath + "?" + q.Encode() + "#appointment-" + id.String()
+	}
 	decl, err := d.cfg.Book.Offer(c.Request().Context(), s.Shop, id)
 	p, isProblem := problem.As(err)
 	switch {
@@ -281,7 +287,7 @@ func (d *Dashboard) offerAppointment(c echo.Context) error {
 	case err != nil && decl.State == book.DeclarationPending:
 		// The claim is kept pending: DeclarePending declares it.
 		d.logger(c).Warn("dashboard offer not declared yet", "shop_id", s.Shop.ID, "appointment_id", id, "err", err)
-		return c.Redirect(http.StatusSeeOther, back+"&notice=pending#appointment-"+id.String())
+		return c.Redirect(http.StatusSeeOther, back("pending"))
 	case err != nil:
 		return d.internalError(c, "offer appointment", err)
 	}
@@ -294,5 +300,5 @@ func (d *Dashboard) offerAppointment(c echo.Context) error {
 	}
 	d.logger(c).Info("dashboard appointment offered", "shop_id", s.Shop.ID, "appointment_id", id, "state", decl.State,
 		"opening_id", decl.OpeningID)
-	return c.Redirect(http.StatusSeeOther, back+"&notice="+notice+"#appointment-"+id.String())
+	return c.Redirect(http.StatusSeeOther, back(notice))
 }
