@@ -125,6 +125,7 @@ func TestIntegrationsConnectors(t *testing.T) {
 	require.Contains(t, rec.Body.String(), "paste the signature key Square shows")
 	body, _ = en.page(t, ck, dashboard.IntegrationsPath)
 	require.Contains(t, body, "No signature key yet")
+	requireAccessible(t, body)
 	rec = en.post(dashboard.IntegrationsPath+"/connectors/"+sqID+"/key", url.Values{"csrf": {csrf}, "signature_key": {"a b"}}, ck)
 	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
 	require.Contains(t, rec.Body.String(), `id="connector-error-`+sqID+`"`)
@@ -185,4 +186,32 @@ func TestIntegrationsConnectorsLimit(t *testing.T) {
 	cs, err := en.book.Connectors(ctx, en.shopA.ID)
 	require.NoError(t, err)
 	require.Len(t, cs, apptbook.MaxConnectors)
+}
+
+// requireAccessible checks what the pages hold to: one h1; every visible input and
+// select has a label naming its id; every aria-labelledby, aria-describedby and
+// label's for names an element of the page; ids are unique.
+func requireAccessible(t *testing.T, body string) {
+	t.Helper()
+	require.Equal(t, 1, strings.Count(body, "<h1"), "one h1")
+	ids := map[string]int{}
+	for _, m := range regexp.MustCompile(` id="([^"]+)"`).FindAllStringSubmatch(body, -1) {
+		ids[m[1]]++
+	}
+	for id, n := range ids {
+		require.Equal(t, 1, n, "id %q is unique", id)
+	}
+	for _, m := range regexp.MustCompile(`<(?:input|select)\b[^>]*>`).FindAllString(body, -1) {
+		if strings.Contains(m, `type="hidden"`) {
+			continue
+		}
+		id := regexp.MustCompile(` id="([^"]+)"`).FindStringSubmatch(m)
+		require.NotNil(t, id, "%s has an id", m)
+		require.Contains(t, body, `<label for="`+id[1]+`"`, "%s has a label", m)
+	}
+	for _, m := range regexp.MustCompile(`(?:aria-labelledby|aria-describedby|for)="([^"]+)"`).FindAllStringSubmatch(body, -1) {
+		for _, ref := range strings.Fields(m[1]) {
+			require.Contains(t, ids, ref, "%s names an element of the page", m[0])
+		}
+	}
 }

@@ -123,6 +123,7 @@ func TestBookDay(t *testing.T) {
 
 	// Only the cancelled appointment still ahead waits for "Offer it".
 	require.Equal(t, []string{gone.ID.String()}, offerForms(body))
+	requireAccessible(t, body)
 	require.Contains(t, body, "Waiting for you to offer it")
 	require.Regexp(t, `<button type="submit" class="btn btn-primary">Offer it<span class="vh"> \(13:00–13:45, Max\)</span></button>`, body)
 
