@@ -1,7 +1,8 @@
 // Package dashboard is the shop owners' web dashboard: server-rendered HTML that shows
 // the slots the service recovered, the openings still being offered, and the money
-// recovered, with forms to declare and cancel openings and a CSV export, and the owner's
-// inbox (the texts that wait for a person, and the reply form).
+// recovered, with forms to declare and cancel openings and a CSV export, the owner's
+// inbox (the texts that wait for a person, and the reply form), and the appointment
+// book (a day per person, with "Offer it") and its booking systems.
 //
 // It is an edge like the JSON API: it signs the owner in with the shop's API key,
 // translates forms into calls on slots.Service, and reads its figures through the
