@@ -1,7 +1,8 @@
 // Package dashboard is the shop owners' web dashboard: server-rendered HTML that shows
 // the slots the service recovered, the openings still being offered, and the money
-// recovered, with forms to declare and cancel openings and a CSV export, and the owner's
-// inbox (the texts that wait for a person, and the reply form).
+// recovered, with forms to declare and cancel openings and a CSV export, the owner's
+// inbox (the texts that wait for a person, and the reply form), and the appointment
+// book (a day per person, with "Offer it") and its booking systems.
 //
 // It is an edge like the JSON API: it signs the owner in with the shop's API key,
 // translates forms into calls on slots.Service, and reads its figures through the
@@ -38,6 +39,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/slotrecovery/slotrecovery/internal/book"
 	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/db"
@@ -96,7 +98,8 @@ type Config struct {
 	// Hooks manages the shops' outbound webhook endpoints, on the Integrations page;
 	// nil leaves them out of it.
 	Hooks *hooks.Service
-	// PublicURL is the server's external base URL: the calendar feed's address.
+	// PublicURL is the server's external base URL: the calendar feed's address, and the
+	// booking systems' webhook URLs.
 	PublicURL string
 	// Inbox is the owner's inbox: its page, and the unread count in the navigation;
 	// nil leaves both out.
@@ -108,6 +111,10 @@ type Config struct {
 	// request (required).
 	Customers *customers.Service
 	Erasure   *erasure.Service
+	// Book is the shop's appointment book: the Book page (a day per person, with "Offer
+	// it") and the booking systems' connectors on the Integrations page; nil leaves both
+	// out.
+	Book *book.Service
 }
 
 // queries is this package's one way to its SQL: sqlc's Queries holds no state, and
@@ -213,7 +220,12 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 //	GET  /dashboard/settings              the shop's settings form
 //	POST /dashboard/settings              save it
 //	POST /dashboard/settings/rotate-key   a new API key, shown once; ends other sessions
-//	GET  /dashboard/integrations          the calendar feed and the webhook endpoints
+//	GET  /dashboard/book                  the appointment book, a day per person (?day=YYYY-MM-DD)
+//	POST /dashboard/book/:id/offer        "Offer it": declare a cancelled appointment's waiting opening
+//	GET  /dashboard/integrations          the calendar feed, the booking systems and the webhook endpoints
+//	POST /dashboard/integrations/connectors          add a booking system; its URL and secret, shown once
+//	POST /dashboard/integrations/connectors/:id/key  give or replace a Square connector's signature key
+//	POST /dashboard/integrations/connectors/:id/delete  (confirmed)
 //	POST /dashboard/integrations/calendar            full names in the feed, or not
 //	POST /dashboard/integrations/calendar/rotate     a new feed address (confirmed)
 //	POST /dashboard/integrations/endpoints           add an endpoint; its secret, shown once
@@ -256,6 +268,13 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	e.GET("/dashboard/settings", d.page(d.signedIn(d.settings)))
 	e.POST("/dashboard/settings", d.page(d.signedIn(d.withCSRF(d.saveSettings))))
 	e.POST("/dashboard/settings/rotate-key", d.page(d.signedIn(d.withCSRF(d.rotateKey))))
+	if d.cfg.Book != nil {
+		e.GET(BookPath, d.page(d.signedIn(d.bookDay)))
+		e.POST(BookPath+"/:id/offer", d.page(d.signedIn(d.withCSRF(d.offerAppointment))))
+		e.POST(IntegrationsPath+"/connectors", d.page(d.signedIn(d.withCSRF(d.createConnector))))
+		e.POST(IntegrationsPath+"/connectors/:id/key", d.page(d.signedIn(d.withCSRF(d.connectorAction(d.setConnectorKey)))))
+		e.POST(IntegrationsPath+"/connectors/:id/delete", d.page(d.signedIn(d.withCSRF(d.connectorAction(d.deleteConnector)))))
+	}
 	e.GET(IntegrationsPath, d.page(d.signedIn(d.integrations)))
 	e.POST(IntegrationsPath+"/calendar", d.page(d.signedIn(d.withCSRF(d.saveCalendar))))
 	e.POST(IntegrationsPath+"/calendar/rotate", d.page(d.signedIn(d.withCSRF(d.rotateCalendar))))

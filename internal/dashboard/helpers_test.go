@@ -21,6 +21,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/stretchr/testify/require"
 
+	apptbook "github.com/slotrecovery/slotrecovery/internal/book"
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
 	"github.com/slotrecovery/slotrecovery/internal/erasure"
@@ -98,6 +99,7 @@ type env struct {
 	prefix     string
 	hooks      *hooks.Service // nil unless envOpts.hooks
 	inbox      *inbox.Service
+	book       *apptbook.Service
 }
 
 type envOpts struct {
@@ -140,17 +142,18 @@ func newEnv(t *testing.T, o envOpts) *env {
 	}
 	rules := &replyRules{}
 	inboxSvc := inbox.New(pool, rc, custSvc, inbox.Config{Now: now, Rules: rules})
+	bookSvc := apptbook.New(pool, shopsSvc, slotsSvc, apptbook.Config{Now: now})
 	d, err := dashboard.New(pool, shopsSvc, slotsSvc, dashboard.Config{
 		Hooks: hooksSvc, PublicURL: "https://slots.example", Inbox: inboxSvc,
 		SessionSecret: secret, Secure: !o.dev, Now: now, RefreshEvery: o.refreshEvery,
 		Redis: rdb, KeyPrefix: prefix, SignInsPerClient: o.perClient, SignInsPerShop: o.perShop, Waves: waves,
-		AccountIssue: twilio.AccountIssueOf, Customers: custSvc, Erasure: erasureSvc,
+		AccountIssue: twilio.AccountIssueOf, Customers: custSvc, Erasure: erasureSvc, Book: bookSvc,
 	})
 	require.NoError(t, err)
 	e := echo.New()
 	d.Register(e)
 	en := &env{replyRules: rules, pool: pool, dbURL: dbURL, clock: ck, shops: shopsSvc, customers: custSvc, erasure: erasureSvc, slots: slotsSvc, river: rc, waves: waves, dash: d, e: e, secure: !o.dev,
-		redis: rdb, prefix: prefix, hooks: hooksSvc, inbox: inboxSvc}
+		redis: rdb, prefix: prefix, hooks: hooksSvc, inbox: inboxSvc, book: bookSvc}
 	ctx := context.Background()
 	en.shopA, en.keyA, err = shopsSvc.Create(ctx, shops.NewShop{
 		Name: "Ada's Barbers", Timezone: "America/New_York", SMSNumber: "+15555550100", Currency: "usd",

@@ -19,7 +19,7 @@ import (
 )
 
 // The Integrations page: the shop's calendar feed (its address, a new address, whether
-// it names customers in full) and its outbound webhook endpoints (add, enable, disable,
+// it names customers in full), its booking systems (connectors.go) and its outbound webhook endpoints (add, enable, disable,
 // a new signing secret, delete; each endpoint's recent deliveries, each with "Send
 // again"). The actions are the JSON API's, through the same services: shops for the
 // calendar's settings and address, hooks for the endpoints.
@@ -41,6 +41,12 @@ type integrationsView struct {
 	Form      endpointForm
 	// Max is how many endpoints a shop may have.
 	Max int
+	// Book is false on a server without the appointment book: no booking systems card.
+	Book          bool
+	Connectors    []connectorView
+	ConnectorForm connectorForm
+	// MaxConnectors is how many connectors a shop may have.
+	MaxConnectors int
 }
 
 // calendarView is the calendar feed's card.
@@ -111,6 +117,9 @@ func (d *Dashboard) calendarViewOf(shop shops.Shop) calendarView {
 // integrationsView reads what the page shows.
 func (d *Dashboard) integrationsView(ctx context.Context, shop shops.Shop) (integrationsView, error) {
 	v := integrationsView{Calendar: d.calendarViewOf(shop), Hooks: d.cfg.Hooks != nil}
+	if err := d.connectorsOf(ctx, shop, &v); err != nil {
+		return v, err
+	}
 	if d.cfg.Hooks == nil {
 		return v, nil
 	}
@@ -198,6 +207,9 @@ var integrationNotices = map[string]string{
 	"enabled":          "The endpoint is enabled: it gets the events from now on.",
 	"deleted":          "The endpoint was deleted, with its deliveries.",
 	"resent":           "The delivery is being sent again now.",
+	"connector_key":    "The signature key is saved: Square's deliveries are verified with it from now on.",
+	"connector_deleted": "The connection was removed: its deliveries are refused from now on. " +
+		"The appointments it brought stay in the book.",
 }
 
 // renderIntegrations shows the page again with what went wrong (status) and what the

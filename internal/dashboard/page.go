@@ -40,6 +40,8 @@ type layout struct {
 	// pages without live parts.
 	RefreshURL string
 	Nav        string // which top link is current
+	// Book shows the Book page's link.
+	Book bool
 	// Inbox shows the inbox's link, Unread its badge (open conversations unread).
 	Inbox  bool
 	Unread int
@@ -68,6 +70,7 @@ func (d *Dashboard) layoutOf(c echo.Context, title string, v view) layout {
 	if s, ok := c.Get(ctxSession).(*signedIn); ok {
 		l.Shop, l.CSRF = &s.Shop, s.CSRF
 		l.Inbox, l.Unread = d.cfg.Inbox != nil, d.unread(c, s)
+		l.Book = d.cfg.Book != nil
 	}
 	switch v := v.(type) {
 	case homeView:
@@ -75,6 +78,8 @@ func (d *Dashboard) layoutOf(c echo.Context, title string, v view) layout {
 		if v.Page > 1 {
 			l.RefreshURL += "?page=" + strconv.Itoa(v.Page)
 		}
+	case bookView:
+		l.Nav = "book"
 	case customersView, customerView, importView:
 		l.Nav = "customers"
 	case staffView:
@@ -83,7 +88,7 @@ func (d *Dashboard) layoutOf(c echo.Context, title string, v view) layout {
 		l.Nav = "services"
 	case settingsView, newKeyView:
 		l.Nav = "settings"
-	case integrationsView, newSecretView:
+	case integrationsView, newSecretView, newConnectorView:
 		l.Nav = "integrations"
 	case inboxView, threadView:
 		l.Nav = "inbox"
@@ -129,6 +134,7 @@ func (l layout) header() g.Node {
 					h.P(h.Class("shop-name"), g.Text(l.Shop.Name)),
 					h.Nav(h.Class("nav"), h.Aria("label", "Dashboard"),
 						l.navLink("home", "/dashboard", "Slots"),
+						g.If(l.Book, l.navLink("book", BookPath, "Book")),
 						g.If(l.Inbox, l.inboxLink()),
 						l.navLink("customers", "/dashboard/customers", "Customers"),
 						l.navLink("staff", StaffPath, "Staff"),

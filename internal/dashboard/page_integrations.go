@@ -21,6 +21,7 @@ func (v integrationsView) content(csrf string) g.Node {
 		h.P(h.Class("lede"), g.Text("Bring your recovered slots into your own calendar and systems: subscribe a calendar "+
 			"to your feed, or have each change sent to your booking system, Zapier, Make or n8n as it happens.")),
 		v.Calendar.card(csrf),
+		g.If(v.Book, v.connectorsCard(csrf)),
 		g.If(v.Hooks, v.endpointsCard(csrf)),
 	}
 }
