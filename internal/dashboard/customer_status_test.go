@@ -3,11 +3,16 @@ package dashboard_test
 import (
 	"context"
 	"html"
+	"net/http"
+	"net/url"
 	"regexp"
 	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/customers"
-	"github.com/stretchr/testify/require"
 )
 
 // TestCustomerPageShowsTextingStatus: a customer's own page says whether offers reach
@@ -43,4 +48,52 @@ func TestCustomerPageShowsTextingStatus(t *testing.T) {
 		require.Equal(t, tc.class, m[1], tc.who.Name)
 		require.Equal(t, tc.label, html.UnescapeString(m[2]), tc.who.Name)
 	}
+}
+
+// TestCustomerPossiblyReassigned: a customer whose number answered "wrong number" shows
+// so on the list and on their page, with a button that clears it (CSRF-guarded; another
+// shop's owner gets 404); an unmarked customer shows neither.
+func TestCustomerPossiblyReassigned(t *testing.T) {
+	t.Parallel()
+	en := newEnv(t, envOpts{})
+	ctx := context.Background()
+	moved := en.addCustomer(t, en.shopA, "+15555550181", "Mo Ved")
+	stays := en.addCustomer(t, en.shopA, "+15555550182", "Stay Put")
+	require.NoError(t, pgx.BeginFunc(ctx, en.pool, func(tx pgx.Tx) error {
+		return en.customers.MarkPossiblyReassigned(ctx, tx, en.shopA.ID, moved.Phone, time.Date(2026, 11, 20, 15, 30, 0, 0, time.UTC))
+	}))
+
+	ck := en.login(t, en.keyA)
+	list, _ := en.page(t, ck, "/dashboard/customers")
+	row := func(id string) string {
+		m := regexp.MustCompile(`(?s)<tr class="customer-row" data-customer="` + id + `">.*?</tr>`).FindString(list)
+		require.NotEmpty(t, m, "row of %s", id)
+		return m
+	}
+	require.Contains(t, row(moved.ID.String()), "Number may have changed hands")
+	require.NotContains(t, row(stays.ID.String()), "changed hands")
+
+	body, csrf := en.page(t, ck, "/dashboard/customers/"+moved.ID.String())
+	require.Contains(t, body, `id="customer-reassigned"`)
+	require.Contains(t, body, "Fri 20 Nov 2026 10:30", "the answer's time in the shop's zone (New York)")
+	plain, _ := en.page(t, ck, "/dashboard/customers/"+stays.ID.String())
+	require.NotContains(t, plain, `id="customer-reassigned"`)
+
+	path := "/dashboard/customers/" + moved.ID.String() + "/reassigned_checked"
+	require.Equal(t, http.StatusForbidden, en.post(path, url.Values{}, ck).Code, "no CSRF token")
+	ckB := en.login(t, en.keyB)
+	_, csrfB := en.page(t, ckB, "/dashboard/customers")
+	require.Equal(t, http.StatusNotFound, en.post(path, url.Values{"csrf": {csrfB}}, ckB).Code, "another shop's customer")
+	got, err := en.customers.Get(ctx, en.shopA.ID, moved.ID)
+	require.NoError(t, err)
+	require.NotNil(t, got.PossiblyReassignedAt, "still marked after the refused tries")
+
+	rec := en.post(path, url.Values{"csrf": {csrf}}, ck)
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	require.Equal(t, "/dashboard/customers?notice=checked", rec.Header().Get("Location"))
+	got, err = en.customers.Get(ctx, en.shopA.ID, moved.ID)
+	require.NoError(t, err)
+	require.Nil(t, got.PossiblyReassignedAt)
+	after, _ := en.page(t, ck, "/dashboard/customers/"+moved.ID.String())
+	require.NotContains(t, after, `id="customer-reassigned"`)
 }

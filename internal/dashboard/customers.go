@@ -35,6 +35,7 @@ const MaxImportBytes = 4 << 20
 // customerNotices are the fixed messages a redirect may ask the customers page to show.
 var customerNotices = map[string]string{
 	"saved":      "Customer saved.",
+	"checked":    "Noted: the number is still theirs.",
 	"erased":     "Customer erased: their name and phone are gone and they will never be texted again. Their past bookings still count in your totals.",
 	"export_key": "That is not this shop's API key: the list was not downloaded. Enter the key you sign in with.",
 }
@@ -77,6 +78,8 @@ type customerRow struct {
 	// the shop's (they have none of their own).
 	Language      string
 	ShopsLanguage bool
+	// Reassigned: the number answered "wrong number" and may have changed hands.
+	Reassigned bool
 }
 
 // shownExports is how many of the newest exports the customers page lists.
@@ -119,7 +122,7 @@ func (d *Dashboard) customers(c echo.Context) error {
 		v.Rows = append(v.Rows, customerRow{ID: cu.ID, Name: cmpOr(cu.Name, "(no name)"), Phone: phone.Mask(cu.Phone),
 			Status: cu.Status(), StatusLabel: statusLabels[cu.Status()], Priority: cu.Priority,
 			Preferences: cmpOr(customers.FormatPreferences(cu.Preferences, staff), "any time"),
-			Language:    lang, ShopsLanguage: cu.Language == ""})
+			Language:    lang, ShopsLanguage: cu.Language == "", Reassigned: cu.PossiblyReassignedAt != nil})
 	}
 	if page.Next != "" {
 		v.Next = "/dashboard/customers?" + url.Values{"q": {q.Search}, "status": {q.Status}, "cursor": {page.Next}}.Encode()
@@ -146,6 +149,9 @@ type customerView struct {
 	Status      string
 	StatusLabel string
 	OptedOut    bool
+	// ReassignedAt is when the number answered "wrong number", in the shop's time, ""
+	// when it has not since the owner last checked.
+	ReassignedAt string
 	// ShopLanguage is the shop's language, what "the shop's" means on the form.
 	ShopLanguage language.Code
 	Form         customerForm
@@ -177,6 +183,9 @@ func (d *Dashboard) customerPage(c echo.Context) error {
 func newCustomerView(cu customers.Customer, shop shops.Shop, staff []catalog.Staff) customerView {
 	v := customerView{ID: cu.ID, Phone: phone.Mask(cu.Phone), Status: cu.Status(), StatusLabel: statusLabels[cu.Status()],
 		OptedOut: cu.OptedOutAt != nil, ShopLanguage: shop.Language}
+	if cu.PossiblyReassignedAt != nil {
+		v.ReassignedAt = cu.PossiblyReassignedAt.In(shop.Location).Format("Mon 2 Jan 2006 15:04")
+	}
 	for _, p := range staff {
 		v.Staff = append(v.Staff, p.Name)
 	}
@@ -259,6 +268,24 @@ func (d *Dashboard) saveCustomer(c echo.Context) error {
 	v := newCustomerView(cu, s.Shop, staff)
 	v.Form = f
 	return d.render(c, http.StatusUnprocessableEntity, "Check the customer · "+s.Shop.Name, v)
+}
+
+// reassignedChecked takes the "may have changed hands" mark off a customer: the owner
+// checked the number with them.
+func (d *Dashboard) reassignedChecked(c echo.Context) error {
+	s := current(c)
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return d.notFound(c)
+	}
+	_, err = d.customerSvc.ClearPossiblyReassigned(c.Request().Context(), s.Shop.ID, id)
+	switch {
+	case errors.Is(err, customers.ErrNotFound):
+		return d.notFound(c)
+	case err != nil:
+		return d.internalError(c, "clear reassigned mark", err)
+	}
+	return c.Redirect(http.StatusSeeOther, "/dashboard/customers?notice=checked")
 }
 
 func (d *Dashboard) eraseCustomer(c echo.Context) error {

@@ -210,6 +210,7 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 //	GET  /dashboard/customers/:id         a customer's form
 //	POST /dashboard/customers/:id         save it
 //	POST /dashboard/customers/:id/erase   erase the customer
+//	POST /dashboard/customers/:id/reassigned_checked  the number is still theirs
 //	GET  /dashboard/staff                 the shop's people, with add and rename forms
 //	POST /dashboard/staff                 add a person
 //	POST /dashboard/staff/:id             rename (name), or make active or inactive (active=yes|no)
@@ -258,6 +259,7 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	e.GET("/dashboard/customers/:id", d.page(d.signedIn(d.customerPage)))
 	e.POST("/dashboard/customers/:id", d.page(d.signedIn(d.withCSRF(d.saveCustomer))))
 	e.POST("/dashboard/customers/:id/erase", d.page(d.signedIn(d.withCSRF(d.eraseCustomer))))
+	e.POST("/dashboard/customers/:id/reassigned_checked", d.page(d.signedIn(d.withCSRF(d.reassignedChecked))))
 	e.GET(StaffPath, d.page(d.signedIn(d.staffPage)))
 	e.POST(StaffPath, d.page(d.signedIn(d.withCSRF(d.addStaff))))
 	e.POST(StaffPath+"/:id", d.page(d.signedIn(d.withCSRF(d.saveStaff))))

@@ -140,7 +140,8 @@ func (r customerRow) row() g.Node {
 	return h.Tr(h.Class("customer-row"), h.Data("customer", r.ID.String()),
 		h.Td(h.Data("label", "Name"), h.Div(g.Text(r.Name))),
 		h.Td(h.Data("label", "Phone"), h.Div(h.Class("phone"), g.Text(r.Phone))),
-		h.Td(h.Data("label", "Texts"), h.Div(statusBadge(r.Status, r.StatusLabel))),
+		h.Td(h.Data("label", "Texts"), h.Div(statusBadge(r.Status, r.StatusLabel),
+			g.If(r.Reassigned, h.Span(h.Class("badge badge-wait reassigned"), g.Text("Number may have changed hands"))))),
 		h.Td(h.Data("label", "Priority"), h.Class("num"), h.Div(g.Text(strconv.Itoa(r.Priority)))),
 		h.Td(h.Data("label", "Wants"), h.Div(h.Class("muted"), g.Text(r.Preferences))),
 		h.Td(h.Data("label", "Language"), h.Div(h.Class(r.languageClass()),
@@ -168,6 +169,7 @@ func (v customerView) content(csrf string) g.Node {
 		h.P(h.A(h.Href("/dashboard/customers"), g.Text("← Customers"))),
 		h.H1(g.Text(name+" "), h.Span(h.Class("muted phone"), g.Text(v.Phone))),
 		h.P(h.ID("customer-status"), g.Text("Texts: "), statusBadge(v.Status, v.StatusLabel)),
+		g.If(v.ReassignedAt != "", v.reassignedNotice(csrf)),
 		h.Div(h.Class("split"),
 			h.Section(h.Class("card"), h.Aria("labelledby", "edit-h"),
 				h.H2(h.ID("edit-h"), g.Text("Details")),
@@ -192,6 +194,19 @@ func (v customerView) content(csrf string) g.Node {
 			),
 		),
 	}
+}
+
+// reassignedNotice says the number answered "wrong number" and may belong to someone
+// else now, with the button that clears it once the owner has checked.
+func (v customerView) reassignedNotice(csrf string) g.Node {
+	return h.Div(h.Class("notice"), h.ID("customer-reassigned"), h.Role("status"),
+		h.P(g.Text("On "+v.ReassignedAt+" this number answered “wrong number”: it may belong to someone else now, "+
+			"and it is opted out. Check with the customer, and update their number if it changed.")),
+		h.Form(h.Method("post"), h.Action("/dashboard/customers/"+v.ID.String()+"/reassigned_checked"),
+			csrfInput(csrf),
+			h.Button(h.Type("submit"), h.Class("btn"), g.Text("Checked: the number is still theirs")),
+		),
+	)
 }
 
 func (f customerForm) nameField() g.Node {
