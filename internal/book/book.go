@@ -226,26 +226,21 @@ func (s *Service) Upsert(ctx context.Context, shop shops.Shop, in connectors.App
 			}
 		}
 		// The stored row, locked until the declaration below is recorded: what the upsert
-		// compares with, and the time a release frees (the time the book held). Two first
-		// deliveries racing both find none; the later one then waits on the upsert's own
-		// conflict and frees its own time, which its own booking holds.
-		prev, err := queries.AppointmentLockExternal(ctx, tx, db.AppointmentLockExternalParams{
-			ShopID: shop.ID, Source: p.Source, ExternalID: p.ExternalID,
-		})
-		known := err == nil
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("lock appointment: %w", err)
+		// compares with, the time a release frees (the time the book held) and what the
+		// change's event says it was.
+		b, err := s.lockExternal(ctx, tx, p)
+		if err != nil {
+			return err
 		}
+		prev := b.row // zero when not known
 		row, err := queries.AppointmentUpsert(ctx, tx, p)
 		if err != nil {
 			return err
 		}
-		// Not found before, and inserted by this statement rather than by a first
-		// delivery that raced it (its row was made at another instant).
-		res.Created = !known && row.CreatedAt.Equal(row.ChangedAt)
-		if row.Releases > prev.Releases { // prev is zero when not known
+		res.Created = !b.known
+		if row.Releases > prev.Releases {
 			f := freedOf(row)
-			if known && prev.Status == string(connectors.StatusBooked) {
+			if b.known && prev.Status == string(connectors.StatusBooked) {
 				f = freedOf(prev)
 			}
 			if res.Declaration, err = s.claimAndSettle(ctx, tx, shop, row, f, now); err != nil {
@@ -257,8 +252,10 @@ func (s *Service) Upsert(ctx context.Context, shop shops.Shop, in connectors.App
 				return err
 			}
 		}
-		res.Appointment, err = s.get(ctx, tx, shop.ID, row.ID)
-		return err
+		if res.Appointment, err = s.get(ctx, tx, shop.ID, row.ID); err != nil {
+			return err
+		}
+		return recordChange(ctx, tx, b, res, now)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Not newer than what is stored: a redelivery or a late older description.
@@ -269,6 +266,31 @@ func (s *Service) Upsert(ctx context.Context, shop shops.Shop, in connectors.App
 		return Result{}, fmt.Errorf("upsert appointment %s/%s: %w", in.Source, p.ExternalID.String, err)
 	}
 	return res, nil
+}
+
+// lockExternal reads and locks, in tx, the stored appointment p describes. One not
+// stored yet is read again under AppointmentLockName: of two first deliveries racing,
+// the second then finds the row the first stored (once it commits) and is compared with
+// it like any later delivery, so that "first heard of" (Result.Created, the created
+// event) is true of exactly one, and the other's release frees the time the book held.
+func (s *Service) lockExternal(ctx context.Context, tx pgx.Tx, p db.AppointmentUpsertParams) (before, error) {
+	lock := db.AppointmentLockExternalParams{ShopID: p.ShopID, Source: p.Source, ExternalID: p.ExternalID}
+	r, err := queries.AppointmentLockExternal(ctx, tx, lock)
+	if errors.Is(err, pgx.ErrNoRows) {
+		if err := queries.AppointmentLockName(ctx, tx, db.AppointmentLockNameParams{
+			ShopID: p.ShopID, Source: p.Source, ExternalID: p.ExternalID.String,
+		}); err != nil {
+			return before{}, fmt.Errorf("lock appointment's name: %w", err)
+		}
+		r, err = queries.AppointmentLockExternal(ctx, tx, lock)
+	}
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return before{}, nil
+	case err != nil:
+		return before{}, fmt.Errorf("lock appointment: %w", err)
+	}
+	return before{known: true, row: r.Appointment, staffName: r.StaffName}, nil
 }
 
 // claimAndSettle claims, in tx, the declaration of the opening of the time f that row's
@@ -365,8 +387,11 @@ func (s *Service) Cancel(ctx context.Context, shop shops.Shop, id uuid.UUID) (Re
 		if res.Declaration, err = s.claimAndSettle(ctx, tx, shop, row, freedOf(row), now); err != nil {
 			return err
 		}
-		res.Appointment, err = s.get(ctx, tx, shop.ID, id)
-		return err
+		if res.Appointment, err = s.get(ctx, tx, shop.ID, id); err != nil {
+			return err
+		}
+		// Booked before (the update's condition).
+		return recordChange(ctx, tx, before{known: true, row: db.Appointment{Status: string(connectors.StatusBooked)}}, res, now)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		a, err := s.Get(ctx, shop.ID, id)

@@ -52,6 +52,14 @@
 // change commits, and DeclarePending (DeclarePendingWorker, run every minute) declares
 // it later.
 //
+// The change records its webhook event in the same transaction (wire.go, changeEvent):
+// appointment.created for an appointment first heard of booked, appointment.cancelled
+// for one that becomes (or is first heard of) cancelled, appointment.moved for one that
+// becomes moved or stays booked at another time, length or person, with the time it
+// held before. A description that changes nothing rolls back and records nothing, and
+// the first deliveries of an appointment not stored yet take turns
+// (AppointmentLockName), so that exactly one of them first hears of it.
+//
 // Customers are matched by phone, read in E.164 with the shop's own country by default
 // (phone.Normalize). The book links a known customer and never creates one: an
 // appointment without a known or consenting customer still frees its time, and nobody is

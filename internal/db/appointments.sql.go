@@ -372,9 +372,11 @@ func (q *Queries) AppointmentLock(ctx context.Context, db DBTX, arg AppointmentL
 }
 
 const appointmentLockExternal = `-- name: AppointmentLockExternal :one
-SELECT id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at FROM appointments
-WHERE shop_id = $1 AND source = $2 AND external_id = $3
-FOR UPDATE
+SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, COALESCE(st.name, '')::text AS staff_name
+FROM appointments a
+LEFT JOIN staff st ON st.id = a.staff_id
+WHERE a.shop_id = $1 AND a.source = $2 AND a.external_id = $3
+FOR UPDATE OF a
 `
 
 type AppointmentLockExternalParams struct {
@@ -383,34 +385,61 @@ type AppointmentLockExternalParams struct {
 	ExternalID pgtype.Text
 }
 
+type AppointmentLockExternalRow struct {
+	Appointment Appointment
+	StaffName   string
+}
+
 // The stored appointment a source names, locked until the transaction ends: the upsert
 // that follows compares with it and what it frees is read from it (no row: not stored
-// yet).
-func (q *Queries) AppointmentLockExternal(ctx context.Context, db DBTX, arg AppointmentLockExternalParams) (Appointment, error) {
+// yet), and the change's event names the person it was with (staff_name).
+func (q *Queries) AppointmentLockExternal(ctx context.Context, db DBTX, arg AppointmentLockExternalParams) (AppointmentLockExternalRow, error) {
 	row := db.QueryRow(ctx, appointmentLockExternal, arg.ShopID, arg.Source, arg.ExternalID)
-	var i Appointment
+	var i AppointmentLockExternalRow
 	err := row.Scan(
-		&i.ID,
-		&i.ShopID,
-		&i.Source,
-		&i.ExternalID,
-		&i.CustomerID,
-		&i.Phone,
-		&i.CustomerName,
-		&i.StaffID,
-		&i.ExternalStaff,
-		&i.Service,
-		&i.PriceCents,
-		&i.StartsAt,
-		&i.DurationMinutes,
-		&i.Status,
-		&i.SourceVersion,
-		&i.SourceUpdatedAt,
-		&i.Releases,
-		&i.CreatedAt,
-		&i.ChangedAt,
+		&i.Appointment.ID,
+		&i.Appointment.ShopID,
+		&i.Appointment.Source,
+		&i.Appointment.ExternalID,
+		&i.Appointment.CustomerID,
+		&i.Appointment.Phone,
+		&i.Appointment.CustomerName,
+		&i.Appointment.StaffID,
+		&i.Appointment.ExternalStaff,
+		&i.Appointment.Service,
+		&i.Appointment.PriceCents,
+		&i.Appointment.StartsAt,
+		&i.Appointment.DurationMinutes,
+		&i.Appointment.Status,
+		&i.Appointment.SourceVersion,
+		&i.Appointment.SourceUpdatedAt,
+		&i.Appointment.Releases,
+		&i.Appointment.CreatedAt,
+		&i.Appointment.ChangedAt,
+		&i.StaffName,
 	)
 	return i, err
+}
+
+const appointmentLockName = `-- name: AppointmentLockName :exec
+SELECT pg_advisory_xact_lock(hashtextextended(
+    'appointment:' || $1::uuid::text || ':' || $2::text || ':' || $3::text, 0))
+`
+
+type AppointmentLockNameParams struct {
+	ShopID     uuid.UUID
+	Source     string
+	ExternalID string
+}
+
+// Serialises the first deliveries of an appointment not stored yet (AppointmentLockExternal
+// found no row), until the transaction ends: the one that waited reads the row the
+// other stored, and so compares with it as a later delivery would, instead of meeting it
+// only in the upsert's conflict (where what it replaced is no longer known). A
+// transaction-scoped advisory lock on the appointment's name in its source.
+func (q *Queries) AppointmentLockName(ctx context.Context, db DBTX, arg AppointmentLockNameParams) error {
+	_, err := db.Exec(ctx, appointmentLockName, arg.ShopID, arg.Source, arg.ExternalID)
+	return err
 }
 
 const appointmentTimeTaken = `-- name: AppointmentTimeTaken :one
