@@ -87,12 +87,21 @@ LEFT JOIN staff st ON st.id = a.staff_id
 LEFT JOIN customers c ON c.id = a.customer_id
 WHERE a.shop_id = sqlc.arg(shop_id) AND a.source = sqlc.arg(source) AND a.external_id = sqlc.arg(external_id);
 
--- name: AppointmentList :many
--- A page of the shop's appointments by start, then id, after the cursor's
--- (after_start, after_id); the filters left NULL match every row. from is inclusive, to
--- exclusive.
+-- name: AppointmentBookGet :one
+-- One appointment of the shop's book as the owners read it: of its sources, or a
+-- booking a YES made (book_appointments).
 SELECT sqlc.embed(a), COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
-FROM appointments a
+FROM book_appointments a
+LEFT JOIN staff st ON st.id = a.staff_id
+LEFT JOIN customers c ON c.id = a.customer_id
+WHERE a.shop_id = sqlc.arg(shop_id) AND a.id = sqlc.arg(id);
+
+-- name: AppointmentList :many
+-- A page of the shop's book (book_appointments: its sources' appointments and the
+-- bookings YESes made) by start, then id, after the cursor's (after_start, after_id);
+-- the filters left NULL match every row. from is inclusive, to exclusive.
+SELECT sqlc.embed(a), COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
+FROM book_appointments a
 LEFT JOIN staff st ON st.id = a.staff_id
 LEFT JOIN customers c ON c.id = a.customer_id
 WHERE a.shop_id = sqlc.arg(shop_id)

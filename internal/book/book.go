@@ -37,6 +37,11 @@ var ErrNotFound = problem.New(problem.NotFound, "appointment_not_found", "no suc
 // (it was moved, took place, or was a no-show).
 var ErrNotBooked = problem.New(problem.Conflict, "appointment_not_booked", "only a booked appointment can be cancelled")
 
+// ErrBooking refuses the book's cancellation of a booking a YES made (source
+// slotrecovery): the ledger owns it, with its payment and its opening.
+var ErrBooking = problem.New(problem.Conflict, "appointment_is_booking",
+	"a booking made by a YES is kept with its payment and its opening, not cancelled as an appointment")
+
 // Limits of what the book keeps. Longer text from a source is cut, not refused: a
 // booking system's description is the truth of the shop's day, whatever its length.
 const (
@@ -373,7 +378,8 @@ func clip(s string, n int) string {
 // Cancel cancels shop's booked appointment id in the book (the owner's cancellation),
 // and claims and declares its opening as a source's cancellation would, in the same
 // transaction. Cancelling a cancelled appointment changes nothing (Result.Changed
-// false); one moved, completed or a no-show is ErrNotBooked.
+// false); one moved, completed or a no-show is ErrNotBooked, and a booking a YES made
+// (source slotrecovery) ErrBooking.
 func (s *Service) Cancel(ctx context.Context, shop shops.Shop, id uuid.UUID) (Result, error) {
 	now := s.cfg.Now().UTC()
 	var res Result
@@ -398,7 +404,10 @@ func (s *Service) Cancel(ctx context.Context, shop shops.Shop, id uuid.UUID) (Re
 		if err != nil {
 			return Result{}, err
 		}
-		if a.Status == connectors.StatusCancelled {
+		switch {
+		case a.Source == connectors.SourceSlotRecovery:
+			return Result{}, ErrBooking
+		case a.Status == connectors.StatusCancelled:
 			return Result{Appointment: a}, nil // cancelling twice is harmless
 		}
 		return Result{}, ErrNotBooked
@@ -409,12 +418,22 @@ func (s *Service) Cancel(ctx context.Context, shop shops.Shop, id uuid.UUID) (Re
 	return res, nil
 }
 
-// Get returns shopID's appointment id.
+// Get returns shopID's appointment id: one of its sources' (Upsert), or a booking a YES
+// made (source slotrecovery: booked while held or paid, cancelled once it lapsed or was
+// cancelled), read from the ledger's row (book_appointments).
 func (s *Service) Get(ctx context.Context, shopID, id uuid.UUID) (Appointment, error) {
-	return s.get(ctx, s.pool, shopID, id)
+	r, err := queries.AppointmentBookGet(ctx, s.pool, db.AppointmentBookGetParams{ShopID: shopID, ID: id})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Appointment{}, ErrNotFound
+	}
+	if err != nil {
+		return Appointment{}, fmt.Errorf("get appointment %s: %w", id, err)
+	}
+	return fromRow(db.Appointment(r.BookAppointment), r.StaffName, r.KnownName), nil
 }
 
-// get is Get on q (the pool, or the transaction that changed it).
+// get is one of shopID's sources' appointments, id, on q (the transaction that changed
+// it).
 func (s *Service) get(ctx context.Context, q db.DBTX, shopID, id uuid.UUID) (Appointment, error) {
 	r, err := queries.AppointmentGet(ctx, q, db.AppointmentGetParams{ShopID: shopID, ID: id})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -507,12 +526,12 @@ func (s *Service) List(ctx context.Context, shopID uuid.UUID, q Query) (Page, er
 	var page Page
 	if len(rows) > limit {
 		rows = rows[:limit]
-		last := rows[limit-1].Appointment
+		last := rows[limit-1].BookAppointment
 		page.Next = cursor.Encode(last.StartsAt, last.ID)
 	}
 	page.Appointments = make([]Appointment, len(rows))
 	for i, r := range rows {
-		a := fromRow(r.Appointment, r.StaffName, r.KnownName)
+		a := fromRow(db.Appointment(r.BookAppointment), r.StaffName, r.KnownName)
 		if a.Phone != "" {
 			a.Phone = phone.Mask(a.Phone)
 		}

@@ -13,6 +13,56 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const appointmentBookGet = `-- name: AppointmentBookGet :one
+SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
+FROM book_appointments a
+LEFT JOIN staff st ON st.id = a.staff_id
+LEFT JOIN customers c ON c.id = a.customer_id
+WHERE a.shop_id = $1 AND a.id = $2
+`
+
+type AppointmentBookGetParams struct {
+	ShopID uuid.UUID
+	ID     uuid.UUID
+}
+
+type AppointmentBookGetRow struct {
+	BookAppointment BookAppointment
+	StaffName       string
+	KnownName       string
+}
+
+// One appointment of the shop's book as the owners read it: of its sources, or a
+// booking a YES made (book_appointments).
+func (q *Queries) AppointmentBookGet(ctx context.Context, db DBTX, arg AppointmentBookGetParams) (AppointmentBookGetRow, error) {
+	row := db.QueryRow(ctx, appointmentBookGet, arg.ShopID, arg.ID)
+	var i AppointmentBookGetRow
+	err := row.Scan(
+		&i.BookAppointment.ID,
+		&i.BookAppointment.ShopID,
+		&i.BookAppointment.Source,
+		&i.BookAppointment.ExternalID,
+		&i.BookAppointment.CustomerID,
+		&i.BookAppointment.Phone,
+		&i.BookAppointment.CustomerName,
+		&i.BookAppointment.StaffID,
+		&i.BookAppointment.ExternalStaff,
+		&i.BookAppointment.Service,
+		&i.BookAppointment.PriceCents,
+		&i.BookAppointment.StartsAt,
+		&i.BookAppointment.DurationMinutes,
+		&i.BookAppointment.Status,
+		&i.BookAppointment.SourceVersion,
+		&i.BookAppointment.SourceUpdatedAt,
+		&i.BookAppointment.Releases,
+		&i.BookAppointment.CreatedAt,
+		&i.BookAppointment.ChangedAt,
+		&i.StaffName,
+		&i.KnownName,
+	)
+	return i, err
+}
+
 const appointmentCancel = `-- name: AppointmentCancel :one
 UPDATE appointments
 SET status = 'cancelled', releases = releases + 1,
@@ -185,7 +235,7 @@ func (q *Queries) AppointmentGetByExternal(ctx context.Context, db DBTX, arg App
 
 const appointmentList = `-- name: AppointmentList :many
 SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
-FROM appointments a
+FROM book_appointments a
 LEFT JOIN staff st ON st.id = a.staff_id
 LEFT JOIN customers c ON c.id = a.customer_id
 WHERE a.shop_id = $1
@@ -210,14 +260,14 @@ type AppointmentListParams struct {
 }
 
 type AppointmentListRow struct {
-	Appointment Appointment
-	StaffName   string
-	KnownName   string
+	BookAppointment BookAppointment
+	StaffName       string
+	KnownName       string
 }
 
-// A page of the shop's appointments by start, then id, after the cursor's
-// (after_start, after_id); the filters left NULL match every row. from is inclusive, to
-// exclusive.
+// A page of the shop's book (book_appointments: its sources' appointments and the
+// bookings YESes made) by start, then id, after the cursor's (after_start, after_id);
+// the filters left NULL match every row. from is inclusive, to exclusive.
 func (q *Queries) AppointmentList(ctx context.Context, db DBTX, arg AppointmentListParams) ([]AppointmentListRow, error) {
 	rows, err := db.Query(ctx, appointmentList,
 		arg.ShopID,
@@ -237,25 +287,25 @@ func (q *Queries) AppointmentList(ctx context.Context, db DBTX, arg AppointmentL
 	for rows.Next() {
 		var i AppointmentListRow
 		if err := rows.Scan(
-			&i.Appointment.ID,
-			&i.Appointment.ShopID,
-			&i.Appointment.Source,
-			&i.Appointment.ExternalID,
-			&i.Appointment.CustomerID,
-			&i.Appointment.Phone,
-			&i.Appointment.CustomerName,
-			&i.Appointment.StaffID,
-			&i.Appointment.ExternalStaff,
-			&i.Appointment.Service,
-			&i.Appointment.PriceCents,
-			&i.Appointment.StartsAt,
-			&i.Appointment.DurationMinutes,
-			&i.Appointment.Status,
-			&i.Appointment.SourceVersion,
-			&i.Appointment.SourceUpdatedAt,
-			&i.Appointment.Releases,
-			&i.Appointment.CreatedAt,
-			&i.Appointment.ChangedAt,
+			&i.BookAppointment.ID,
+			&i.BookAppointment.ShopID,
+			&i.BookAppointment.Source,
+			&i.BookAppointment.ExternalID,
+			&i.BookAppointment.CustomerID,
+			&i.BookAppointment.Phone,
+			&i.BookAppointment.CustomerName,
+			&i.BookAppointment.StaffID,
+			&i.BookAppointment.ExternalStaff,
+			&i.BookAppointment.Service,
+			&i.BookAppointment.PriceCents,
+			&i.BookAppointment.StartsAt,
+			&i.BookAppointment.DurationMinutes,
+			&i.BookAppointment.Status,
+			&i.BookAppointment.SourceVersion,
+			&i.BookAppointment.SourceUpdatedAt,
+			&i.BookAppointment.Releases,
+			&i.BookAppointment.CreatedAt,
+			&i.BookAppointment.ChangedAt,
 			&i.StaffName,
 			&i.KnownName,
 		); err != nil {
