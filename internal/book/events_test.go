@@ -239,3 +239,45 @@ func TestAppointmentEventsForgotten(t *testing.T) {
 	}
 	require.Equal(t, 1, kept)
 }
+
+// TestAppointmentEventsFirstDeliveryWaits: a first delivery that finds no row while
+// another first delivery is storing one (here a transaction that holds the appointment's
+// name, AppointmentLockName, and inserts it as that delivery would) waits for it, then
+// is compared with what it stored: booked elsewhere, it is moved, not a second created.
+func TestAppointmentEventsFirstDeliveryWaits(t *testing.T) {
+	t.Parallel()
+	f := setup(t)
+	subscribe(t, f)
+	ctx := context.Background()
+	v1 := appt("wait", 1, connectors.StatusBooked)
+	v2 := appt("wait", 2, connectors.StatusBooked)
+	v2.StartsAt = v1.StartsAt.Add(2 * time.Hour)
+
+	first, err := f.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer first.Rollback(ctx) //nolint:errcheck // committed below
+	_, err = first.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('appointment:' || $1::uuid::text || ':square:wait', 0))`, f.shop.ID)
+	require.NoError(t, err)
+	_, err = first.Exec(ctx, `INSERT INTO appointments (shop_id, source, external_id, customer_name, service, price_cents,
+		starts_at, duration_minutes, status, source_version, source_updated_at, created_at, changed_at)
+		VALUES ($1, 'square', 'wait', 'Kim', 'Cut', 2500, $2, 45, 'booked', 1, $3, now(), now())`, f.shop.ID, v1.StartsAt, v1.UpdatedAt)
+	require.NoError(t, err)
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := f.book.Upsert(ctx, f.shop, v2)
+		done <- err
+	}()
+	// Until the second delivery waits on the first's transaction.
+	require.Eventually(t, func() bool {
+		return f.count(t, `SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+			WHERE NOT l.granted AND a.datname = current_database()`) > 0
+	}, 10*time.Second, 5*time.Millisecond)
+	require.NoError(t, first.Commit(ctx))
+	require.NoError(t, <-done)
+
+	es := f.events(t)
+	require.Equal(t, []string{hooks.AppointmentMoved}, types(es), "the first delivery's created is its own to record")
+	require.True(t, v1.StartsAt.Equal(es[0].data.Previous.StartsAt))
+	require.True(t, v2.StartsAt.Equal(es[0].data.StartsAt))
+}
