@@ -1,10 +1,21 @@
 -- name: AppointmentLockExternal :one
 -- The stored appointment a source names, locked until the transaction ends: the upsert
 -- that follows compares with it and what it frees is read from it (no row: not stored
--- yet).
-SELECT * FROM appointments
-WHERE shop_id = sqlc.arg(shop_id) AND source = sqlc.arg(source) AND external_id = sqlc.arg(external_id)
-FOR UPDATE;
+-- yet), and the change's event names the person it was with (staff_name).
+SELECT sqlc.embed(a), COALESCE(st.name, '')::text AS staff_name
+FROM appointments a
+LEFT JOIN staff st ON st.id = a.staff_id
+WHERE a.shop_id = sqlc.arg(shop_id) AND a.source = sqlc.arg(source) AND a.external_id = sqlc.arg(external_id)
+FOR UPDATE OF a;
+
+-- name: AppointmentLockName :exec
+-- Serialises the first deliveries of an appointment not stored yet (AppointmentLockExternal
+-- found no row), until the transaction ends: the one that waited reads the row the
+-- other stored, and so compares with it as a later delivery would, instead of meeting it
+-- only in the upsert's conflict (where what it replaced is no longer known). A
+-- transaction-scoped advisory lock on the appointment's name in its source.
+SELECT pg_advisory_xact_lock(hashtextextended(
+    'appointment:' || sqlc.arg(shop_id)::uuid::text || ':' || sqlc.arg(source)::text || ':' || sqlc.arg(external_id)::text, 0));
 
 -- name: AppointmentLock :one
 -- The appointment, locked until the transaction ends: a declaration of one of its
@@ -76,12 +87,21 @@ LEFT JOIN staff st ON st.id = a.staff_id
 LEFT JOIN customers c ON c.id = a.customer_id
 WHERE a.shop_id = sqlc.arg(shop_id) AND a.source = sqlc.arg(source) AND a.external_id = sqlc.arg(external_id);
 
--- name: AppointmentList :many
--- A page of the shop's appointments by start, then id, after the cursor's
--- (after_start, after_id); the filters left NULL match every row. from is inclusive, to
--- exclusive.
+-- name: AppointmentBookGet :one
+-- One appointment of the shop's book as the owners read it: of its sources, or a
+-- booking a YES made (book_appointments).
 SELECT sqlc.embed(a), COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
-FROM appointments a
+FROM book_appointments a
+LEFT JOIN staff st ON st.id = a.staff_id
+LEFT JOIN customers c ON c.id = a.customer_id
+WHERE a.shop_id = sqlc.arg(shop_id) AND a.id = sqlc.arg(id);
+
+-- name: AppointmentList :many
+-- A page of the shop's book (book_appointments: its sources' appointments and the
+-- bookings YESes made) by start, then id, after the cursor's (after_start, after_id);
+-- the filters left NULL match every row. from is inclusive, to exclusive.
+SELECT sqlc.embed(a), COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
+FROM book_appointments a
 LEFT JOIN staff st ON st.id = a.staff_id
 LEFT JOIN customers c ON c.id = a.customer_id
 WHERE a.shop_id = sqlc.arg(shop_id)

@@ -47,8 +47,9 @@ ORDER BY seq;
 
 -- name: WebhookEventsForgetCustomer :many
 -- An erasure: the events whose subject names the customer (an opening they held, the
--- customer themself, or a text of theirs in the owner's inbox, by customer or by the
--- number they had) lose their subject and body, and are not sent any more; a subject
+-- customer themself, a text of theirs in the owner's inbox, or an appointment of the
+-- book with them, by customer or by the number they had) lose their subject and body,
+-- and are not sent any more; a subject
 -- recorded before 0050 names a customer event's customer under "ID". Returns
 -- their ids: their deliveries' and attempts' logs are scrubbed next
 -- (WebhookDeliveriesForgetEvents, WebhookAttemptsForgetEvents).
@@ -59,7 +60,9 @@ WHERE shop_id = sqlc.arg(shop_id)
   AND (subject -> 'filled_by' ->> 'customer_id' = sqlc.arg(customer_id)::uuid::text OR subject ->> 'ID' = sqlc.arg(customer_id)::uuid::text
        OR (type LIKE 'customer.%' AND subject ->> 'id' = sqlc.arg(customer_id)::uuid::text)
        OR subject ->> 'customer_id' = sqlc.arg(customer_id)::uuid::text
-       OR (sqlc.arg(phone)::text <> '' AND type LIKE 'message.%' AND subject ->> 'phone' = sqlc.arg(phone)::text))
+       OR (type LIKE 'appointment.%' AND subject -> 'customer' ->> 'id' = sqlc.arg(customer_id)::uuid::text)
+       OR (sqlc.arg(phone)::text <> '' AND (type LIKE 'message.%' OR type LIKE 'appointment.%')
+           AND subject ->> 'phone' = sqlc.arg(phone)::text))
 RETURNING id;
 
 -- name: WebhookEventForgotten :one

@@ -37,6 +37,11 @@ var ErrNotFound = problem.New(problem.NotFound, "appointment_not_found", "no suc
 // (it was moved, took place, or was a no-show).
 var ErrNotBooked = problem.New(problem.Conflict, "appointment_not_booked", "only a booked appointment can be cancelled")
 
+// ErrBooking refuses the book's cancellation of a booking a YES made (source
+// slotrecovery): the ledger owns it, with its payment and its opening.
+var ErrBooking = problem.New(problem.Conflict, "appointment_is_booking",
+	"a booking made by a YES is kept with its payment and its opening, not cancelled as an appointment")
+
 // Limits of what the book keeps. Longer text from a source is cut, not refused: a
 // booking system's description is the truth of the shop's day, whatever its length.
 const (
@@ -226,26 +231,21 @@ func (s *Service) Upsert(ctx context.Context, shop shops.Shop, in connectors.App
 			}
 		}
 		// The stored row, locked until the declaration below is recorded: what the upsert
-		// compares with, and the time a release frees (the time the book held). Two first
-		// deliveries racing both find none; the later one then waits on the upsert's own
-		// conflict and frees its own time, which its own booking holds.
-		prev, err := queries.AppointmentLockExternal(ctx, tx, db.AppointmentLockExternalParams{
-			ShopID: shop.ID, Source: p.Source, ExternalID: p.ExternalID,
-		})
-		known := err == nil
-		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
-			return fmt.Errorf("lock appointment: %w", err)
+		// compares with, the time a release frees (the time the book held) and what the
+		// change's event says it was.
+		b, err := s.lockExternal(ctx, tx, p)
+		if err != nil {
+			return err
 		}
+		prev := b.row // zero when not known
 		row, err := queries.AppointmentUpsert(ctx, tx, p)
 		if err != nil {
 			return err
 		}
-		// Not found before, and inserted by this statement rather than by a first
-		// delivery that raced it (its row was made at another instant).
-		res.Created = !known && row.CreatedAt.Equal(row.ChangedAt)
-		if row.Releases > prev.Releases { // prev is zero when not known
+		res.Created = !b.known
+		if row.Releases > prev.Releases {
 			f := freedOf(row)
-			if known && prev.Status == string(connectors.StatusBooked) {
+			if b.known && prev.Status == string(connectors.StatusBooked) {
 				f = freedOf(prev)
 			}
 			if res.Declaration, err = s.claimAndSettle(ctx, tx, shop, row, f, now); err != nil {
@@ -257,8 +257,10 @@ func (s *Service) Upsert(ctx context.Context, shop shops.Shop, in connectors.App
 				return err
 			}
 		}
-		res.Appointment, err = s.get(ctx, tx, shop.ID, row.ID)
-		return err
+		if res.Appointment, err = s.get(ctx, tx, shop.ID, row.ID); err != nil {
+			return err
+		}
+		return recordChange(ctx, tx, b, res, now)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		// Not newer than what is stored: a redelivery or a late older description.
@@ -269,6 +271,31 @@ func (s *Service) Upsert(ctx context.Context, shop shops.Shop, in connectors.App
 		return Result{}, fmt.Errorf("upsert appointment %s/%s: %w", in.Source, p.ExternalID.String, err)
 	}
 	return res, nil
+}
+
+// lockExternal reads and locks, in tx, the stored appointment p describes. One not
+// stored yet is read again under AppointmentLockName: of two first deliveries racing,
+// the second then finds the row the first stored (once it commits) and is compared with
+// it like any later delivery, so that "first heard of" (Result.Created, the created
+// event) is true of exactly one, and the other's release frees the time the book held.
+func (s *Service) lockExternal(ctx context.Context, tx pgx.Tx, p db.AppointmentUpsertParams) (before, error) {
+	lock := db.AppointmentLockExternalParams{ShopID: p.ShopID, Source: p.Source, ExternalID: p.ExternalID}
+	r, err := queries.AppointmentLockExternal(ctx, tx, lock)
+	if errors.Is(err, pgx.ErrNoRows) {
+		if err := queries.AppointmentLockName(ctx, tx, db.AppointmentLockNameParams{
+			ShopID: p.ShopID, Source: p.Source, ExternalID: p.ExternalID.String,
+		}); err != nil {
+			return before{}, fmt.Errorf("lock appointment's name: %w", err)
+		}
+		r, err = queries.AppointmentLockExternal(ctx, tx, lock)
+	}
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return before{}, nil
+	case err != nil:
+		return before{}, fmt.Errorf("lock appointment: %w", err)
+	}
+	return before{known: true, row: r.Appointment, staffName: r.StaffName}, nil
 }
 
 // claimAndSettle claims, in tx, the declaration of the opening of the time f that row's
@@ -351,7 +378,8 @@ func clip(s string, n int) string {
 // Cancel cancels shop's booked appointment id in the book (the owner's cancellation),
 // and claims and declares its opening as a source's cancellation would, in the same
 // transaction. Cancelling a cancelled appointment changes nothing (Result.Changed
-// false); one moved, completed or a no-show is ErrNotBooked.
+// false); one moved, completed or a no-show is ErrNotBooked, and a booking a YES made
+// (source slotrecovery) ErrBooking.
 func (s *Service) Cancel(ctx context.Context, shop shops.Shop, id uuid.UUID) (Result, error) {
 	now := s.cfg.Now().UTC()
 	var res Result
@@ -365,15 +393,21 @@ func (s *Service) Cancel(ctx context.Context, shop shops.Shop, id uuid.UUID) (Re
 		if res.Declaration, err = s.claimAndSettle(ctx, tx, shop, row, freedOf(row), now); err != nil {
 			return err
 		}
-		res.Appointment, err = s.get(ctx, tx, shop.ID, id)
-		return err
+		if res.Appointment, err = s.get(ctx, tx, shop.ID, id); err != nil {
+			return err
+		}
+		// Booked before (the update's condition).
+		return recordChange(ctx, tx, before{known: true, row: db.Appointment{Status: string(connectors.StatusBooked)}}, res, now)
 	})
 	if errors.Is(err, pgx.ErrNoRows) {
 		a, err := s.Get(ctx, shop.ID, id)
 		if err != nil {
 			return Result{}, err
 		}
-		if a.Status == connectors.StatusCancelled {
+		switch {
+		case a.Source == connectors.SourceSlotRecovery:
+			return Result{}, ErrBooking
+		case a.Status == connectors.StatusCancelled:
 			return Result{Appointment: a}, nil // cancelling twice is harmless
 		}
 		return Result{}, ErrNotBooked
@@ -384,12 +418,22 @@ func (s *Service) Cancel(ctx context.Context, shop shops.Shop, id uuid.UUID) (Re
 	return res, nil
 }
 
-// Get returns shopID's appointment id.
+// Get returns shopID's appointment id: one of its sources' (Upsert), or a booking a YES
+// made (source slotrecovery: booked while held or paid, cancelled once it lapsed or was
+// cancelled), read from the ledger's row (book_appointments).
 func (s *Service) Get(ctx context.Context, shopID, id uuid.UUID) (Appointment, error) {
-	return s.get(ctx, s.pool, shopID, id)
+	r, err := queries.AppointmentBookGet(ctx, s.pool, db.AppointmentBookGetParams{ShopID: shopID, ID: id})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Appointment{}, ErrNotFound
+	}
+	if err != nil {
+		return Appointment{}, fmt.Errorf("get appointment %s: %w", id, err)
+	}
+	return fromRow(db.Appointment(r.BookAppointment), r.StaffName, r.KnownName), nil
 }
 
-// get is Get on q (the pool, or the transaction that changed it).
+// get is one of shopID's sources' appointments, id, on q (the transaction that changed
+// it).
 func (s *Service) get(ctx context.Context, q db.DBTX, shopID, id uuid.UUID) (Appointment, error) {
 	r, err := queries.AppointmentGet(ctx, q, db.AppointmentGetParams{ShopID: shopID, ID: id})
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -482,12 +526,12 @@ func (s *Service) List(ctx context.Context, shopID uuid.UUID, q Query) (Page, er
 	var page Page
 	if len(rows) > limit {
 		rows = rows[:limit]
-		last := rows[limit-1].Appointment
+		last := rows[limit-1].BookAppointment
 		page.Next = cursor.Encode(last.StartsAt, last.ID)
 	}
 	page.Appointments = make([]Appointment, len(rows))
 	for i, r := range rows {
-		a := fromRow(r.Appointment, r.StaffName, r.KnownName)
+		a := fromRow(db.Appointment(r.BookAppointment), r.StaffName, r.KnownName)
 		if a.Phone != "" {
 			a.Phone = phone.Mask(a.Phone)
 		}

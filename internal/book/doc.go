@@ -52,6 +52,21 @@
 // change commits, and DeclarePending (DeclarePendingWorker, run every minute) declares
 // it later.
 //
+// The change records its webhook event in the same transaction (wire.go, changeEvent):
+// appointment.created for an appointment first heard of booked, appointment.cancelled
+// for one that becomes (or is first heard of) cancelled, appointment.moved for one that
+// becomes moved or stays booked at another time, length or person, with the time it
+// held before. A description that changes nothing rolls back and records nothing, and
+// the first deliveries of an appointment not stored yet take turns
+// (AppointmentLockName), so that exactly one of them first hears of it.
+//
+// A booking a YES made is an appointment of the book too, source slotrecovery, read (Get,
+// List) from the ledger's own row through the view book_appointments, never copied: the
+// YES's claim writes its booking and nothing more. It is booked while held or paid and
+// cancelled once it lapsed, failed or was cancelled; that cancellation is not a release
+// of the book and declares nothing (the ledger reopens the opening itself), and the
+// book does not cancel it (ErrBooking).
+//
 // Customers are matched by phone, read in E.164 with the shop's own country by default
 // (phone.Normalize). The book links a known customer and never creates one: an
 // appointment without a known or consenting customer still frees its time, and nobody is
@@ -61,8 +76,8 @@
 //
 //	Upsert(ctx, shop, connectors.Appointment) (Result, error)  PUT /api/appointments/{source}/{external_id}, connectors
 //	Cancel(ctx, shop, id) (Result, error)                      POST /api/appointments/{id}/cancel
-//	Get(ctx, shopID, id) (Appointment, error)
-//	List(ctx, shopID, Query) (Page, error)                     GET /api/appointments (cursor pages, phones masked)
+//	Get(ctx, shopID, id) (Appointment, error)                  a source's appointment or a YES's booking
+//	List(ctx, shopID, Query) (Page, error)                     GET /api/appointments (cursor pages, phones masked; YES bookings too)
 //	Snapshot(ctx, shop, source, []connectors.Appointment, at)  a calendar feed's poll (gone events cancelled)
 //	Offer(ctx, shop, id) (Declaration, error)                  the dashboard's "Offer it" (auto_declare off: claims wait)
 //	Declarations(ctx, shopID, id) ([]Declaration, error)       what each release declared

@@ -13,6 +13,56 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const appointmentBookGet = `-- name: AppointmentBookGet :one
+SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
+FROM book_appointments a
+LEFT JOIN staff st ON st.id = a.staff_id
+LEFT JOIN customers c ON c.id = a.customer_id
+WHERE a.shop_id = $1 AND a.id = $2
+`
+
+type AppointmentBookGetParams struct {
+	ShopID uuid.UUID
+	ID     uuid.UUID
+}
+
+type AppointmentBookGetRow struct {
+	BookAppointment BookAppointment
+	StaffName       string
+	KnownName       string
+}
+
+// One appointment of the shop's book as the owners read it: of its sources, or a
+// booking a YES made (book_appointments).
+func (q *Queries) AppointmentBookGet(ctx context.Context, db DBTX, arg AppointmentBookGetParams) (AppointmentBookGetRow, error) {
+	row := db.QueryRow(ctx, appointmentBookGet, arg.ShopID, arg.ID)
+	var i AppointmentBookGetRow
+	err := row.Scan(
+		&i.BookAppointment.ID,
+		&i.BookAppointment.ShopID,
+		&i.BookAppointment.Source,
+		&i.BookAppointment.ExternalID,
+		&i.BookAppointment.CustomerID,
+		&i.BookAppointment.Phone,
+		&i.BookAppointment.CustomerName,
+		&i.BookAppointment.StaffID,
+		&i.BookAppointment.ExternalStaff,
+		&i.BookAppointment.Service,
+		&i.BookAppointment.PriceCents,
+		&i.BookAppointment.StartsAt,
+		&i.BookAppointment.DurationMinutes,
+		&i.BookAppointment.Status,
+		&i.BookAppointment.SourceVersion,
+		&i.BookAppointment.SourceUpdatedAt,
+		&i.BookAppointment.Releases,
+		&i.BookAppointment.CreatedAt,
+		&i.BookAppointment.ChangedAt,
+		&i.StaffName,
+		&i.KnownName,
+	)
+	return i, err
+}
+
 const appointmentCancel = `-- name: AppointmentCancel :one
 UPDATE appointments
 SET status = 'cancelled', releases = releases + 1,
@@ -185,7 +235,7 @@ func (q *Queries) AppointmentGetByExternal(ctx context.Context, db DBTX, arg App
 
 const appointmentList = `-- name: AppointmentList :many
 SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
-FROM appointments a
+FROM book_appointments a
 LEFT JOIN staff st ON st.id = a.staff_id
 LEFT JOIN customers c ON c.id = a.customer_id
 WHERE a.shop_id = $1
@@ -210,14 +260,14 @@ type AppointmentListParams struct {
 }
 
 type AppointmentListRow struct {
-	Appointment Appointment
-	StaffName   string
-	KnownName   string
+	BookAppointment BookAppointment
+	StaffName       string
+	KnownName       string
 }
 
-// A page of the shop's appointments by start, then id, after the cursor's
-// (after_start, after_id); the filters left NULL match every row. from is inclusive, to
-// exclusive.
+// A page of the shop's book (book_appointments: its sources' appointments and the
+// bookings YESes made) by start, then id, after the cursor's (after_start, after_id);
+// the filters left NULL match every row. from is inclusive, to exclusive.
 func (q *Queries) AppointmentList(ctx context.Context, db DBTX, arg AppointmentListParams) ([]AppointmentListRow, error) {
 	rows, err := db.Query(ctx, appointmentList,
 		arg.ShopID,
@@ -237,25 +287,25 @@ func (q *Queries) AppointmentList(ctx context.Context, db DBTX, arg AppointmentL
 	for rows.Next() {
 		var i AppointmentListRow
 		if err := rows.Scan(
-			&i.Appointment.ID,
-			&i.Appointment.ShopID,
-			&i.Appointment.Source,
-			&i.Appointment.ExternalID,
-			&i.Appointment.CustomerID,
-			&i.Appointment.Phone,
-			&i.Appointment.CustomerName,
-			&i.Appointment.StaffID,
-			&i.Appointment.ExternalStaff,
-			&i.Appointment.Service,
-			&i.Appointment.PriceCents,
-			&i.Appointment.StartsAt,
-			&i.Appointment.DurationMinutes,
-			&i.Appointment.Status,
-			&i.Appointment.SourceVersion,
-			&i.Appointment.SourceUpdatedAt,
-			&i.Appointment.Releases,
-			&i.Appointment.CreatedAt,
-			&i.Appointment.ChangedAt,
+			&i.BookAppointment.ID,
+			&i.BookAppointment.ShopID,
+			&i.BookAppointment.Source,
+			&i.BookAppointment.ExternalID,
+			&i.BookAppointment.CustomerID,
+			&i.BookAppointment.Phone,
+			&i.BookAppointment.CustomerName,
+			&i.BookAppointment.StaffID,
+			&i.BookAppointment.ExternalStaff,
+			&i.BookAppointment.Service,
+			&i.BookAppointment.PriceCents,
+			&i.BookAppointment.StartsAt,
+			&i.BookAppointment.DurationMinutes,
+			&i.BookAppointment.Status,
+			&i.BookAppointment.SourceVersion,
+			&i.BookAppointment.SourceUpdatedAt,
+			&i.BookAppointment.Releases,
+			&i.BookAppointment.CreatedAt,
+			&i.BookAppointment.ChangedAt,
 			&i.StaffName,
 			&i.KnownName,
 		); err != nil {
@@ -372,9 +422,11 @@ func (q *Queries) AppointmentLock(ctx context.Context, db DBTX, arg AppointmentL
 }
 
 const appointmentLockExternal = `-- name: AppointmentLockExternal :one
-SELECT id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at FROM appointments
-WHERE shop_id = $1 AND source = $2 AND external_id = $3
-FOR UPDATE
+SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, COALESCE(st.name, '')::text AS staff_name
+FROM appointments a
+LEFT JOIN staff st ON st.id = a.staff_id
+WHERE a.shop_id = $1 AND a.source = $2 AND a.external_id = $3
+FOR UPDATE OF a
 `
 
 type AppointmentLockExternalParams struct {
@@ -383,34 +435,61 @@ type AppointmentLockExternalParams struct {
 	ExternalID pgtype.Text
 }
 
+type AppointmentLockExternalRow struct {
+	Appointment Appointment
+	StaffName   string
+}
+
 // The stored appointment a source names, locked until the transaction ends: the upsert
 // that follows compares with it and what it frees is read from it (no row: not stored
-// yet).
-func (q *Queries) AppointmentLockExternal(ctx context.Context, db DBTX, arg AppointmentLockExternalParams) (Appointment, error) {
+// yet), and the change's event names the person it was with (staff_name).
+func (q *Queries) AppointmentLockExternal(ctx context.Context, db DBTX, arg AppointmentLockExternalParams) (AppointmentLockExternalRow, error) {
 	row := db.QueryRow(ctx, appointmentLockExternal, arg.ShopID, arg.Source, arg.ExternalID)
-	var i Appointment
+	var i AppointmentLockExternalRow
 	err := row.Scan(
-		&i.ID,
-		&i.ShopID,
-		&i.Source,
-		&i.ExternalID,
-		&i.CustomerID,
-		&i.Phone,
-		&i.CustomerName,
-		&i.StaffID,
-		&i.ExternalStaff,
-		&i.Service,
-		&i.PriceCents,
-		&i.StartsAt,
-		&i.DurationMinutes,
-		&i.Status,
-		&i.SourceVersion,
-		&i.SourceUpdatedAt,
-		&i.Releases,
-		&i.CreatedAt,
-		&i.ChangedAt,
+		&i.Appointment.ID,
+		&i.Appointment.ShopID,
+		&i.Appointment.Source,
+		&i.Appointment.ExternalID,
+		&i.Appointment.CustomerID,
+		&i.Appointment.Phone,
+		&i.Appointment.CustomerName,
+		&i.Appointment.StaffID,
+		&i.Appointment.ExternalStaff,
+		&i.Appointment.Service,
+		&i.Appointment.PriceCents,
+		&i.Appointment.StartsAt,
+		&i.Appointment.DurationMinutes,
+		&i.Appointment.Status,
+		&i.Appointment.SourceVersion,
+		&i.Appointment.SourceUpdatedAt,
+		&i.Appointment.Releases,
+		&i.Appointment.CreatedAt,
+		&i.Appointment.ChangedAt,
+		&i.StaffName,
 	)
 	return i, err
+}
+
+const appointmentLockName = `-- name: AppointmentLockName :exec
+SELECT pg_advisory_xact_lock(hashtextextended(
+    'appointment:' || $1::uuid::text || ':' || $2::text || ':' || $3::text, 0))
+`
+
+type AppointmentLockNameParams struct {
+	ShopID     uuid.UUID
+	Source     string
+	ExternalID string
+}
+
+// Serialises the first deliveries of an appointment not stored yet (AppointmentLockExternal
+// found no row), until the transaction ends: the one that waited reads the row the
+// other stored, and so compares with it as a later delivery would, instead of meeting it
+// only in the upsert's conflict (where what it replaced is no longer known). A
+// transaction-scoped advisory lock on the appointment's name in its source.
+func (q *Queries) AppointmentLockName(ctx context.Context, db DBTX, arg AppointmentLockNameParams) error {
+	_, err := db.Exec(ctx, appointmentLockName, arg.ShopID, arg.Source, arg.ExternalID)
+	return err
 }
 
 const appointmentTimeTaken = `-- name: AppointmentTimeTaken :one

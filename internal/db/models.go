@@ -48,6 +48,28 @@ type AppointmentOpening struct {
 	UpdatedAt       time.Time
 }
 
+type BookAppointment struct {
+	ID              uuid.UUID
+	ShopID          uuid.UUID
+	Source          string
+	ExternalID      pgtype.Text
+	CustomerID      uuid.NullUUID
+	Phone           pgtype.Text
+	CustomerName    string
+	StaffID         uuid.NullUUID
+	ExternalStaff   string
+	Service         string
+	PriceCents      int64
+	StartsAt        time.Time
+	DurationMinutes int32
+	Status          string
+	SourceVersion   int64
+	SourceUpdatedAt time.Time
+	Releases        int32
+	CreatedAt       time.Time
+	ChangedAt       time.Time
+}
+
 type Booking struct {
 	ID                        uuid.UUID
 	OpeningID                 uuid.UUID

@@ -155,7 +155,9 @@ WHERE shop_id = $2
   AND (subject -> 'filled_by' ->> 'customer_id' = $3::uuid::text OR subject ->> 'ID' = $3::uuid::text
        OR (type LIKE 'customer.%' AND subject ->> 'id' = $3::uuid::text)
        OR subject ->> 'customer_id' = $3::uuid::text
-       OR ($4::text <> '' AND type LIKE 'message.%' AND subject ->> 'phone' = $4::text))
+       OR (type LIKE 'appointment.%' AND subject -> 'customer' ->> 'id' = $3::uuid::text)
+       OR ($4::text <> '' AND (type LIKE 'message.%' OR type LIKE 'appointment.%')
+           AND subject ->> 'phone' = $4::text))
 RETURNING id
 `
 
@@ -167,8 +169,9 @@ type WebhookEventsForgetCustomerParams struct {
 }
 
 // An erasure: the events whose subject names the customer (an opening they held, the
-// customer themself, or a text of theirs in the owner's inbox, by customer or by the
-// number they had) lose their subject and body, and are not sent any more; a subject
+// customer themself, a text of theirs in the owner's inbox, or an appointment of the
+// book with them, by customer or by the number they had) lose their subject and body,
+// and are not sent any more; a subject
 // recorded before 0050 names a customer event's customer under "ID". Returns
 // their ids: their deliveries' and attempts' logs are scrubbed next
 // (WebhookDeliveriesForgetEvents, WebhookAttemptsForgetEvents).

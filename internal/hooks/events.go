@@ -48,12 +48,23 @@ const (
 	// SMSSenderUpdated: the shop's own sender was set up, or its A2P 10DLC registration's
 	// status changed (internal/senders).
 	SMSSenderUpdated = "sms_sender.updated"
+	// AppointmentCreated: the shop's book first heard of an appointment, booked
+	// (internal/book: a connector's delivery, a calendar feed, the owners' API).
+	AppointmentCreated = "appointment.created"
+	// AppointmentCancelled: an appointment of the book became cancelled (by its source,
+	// gone from a feed, or by the owner).
+	AppointmentCancelled = "appointment.cancelled"
+	// AppointmentMoved: an appointment of the book was moved (its source marked it
+	// moved, or it is booked at another time, length or person); the data carries the
+	// time it held before (AppointmentEvent.Previous).
+	AppointmentMoved = "appointment.moved"
 )
 
 // Types lists every event type, in the order the documentation gives them.
 var Types = []string{
 	OpeningDeclared, OpeningFilled, OpeningReopened, OpeningExpired, OpeningCancelled,
 	BookingConfirmed, BookingRefunded, CustomerOptedOut, CustomerOptedIn, MessageReceived, SMSSenderUpdated,
+	AppointmentCreated, AppointmentCancelled, AppointmentMoved,
 }
 
 // AllTypes is the enabled_events entry that subscribes an endpoint to every type,
@@ -77,6 +88,32 @@ func IsCustomerType(typ string) bool {
 	return strings.HasPrefix(typ, "customer.")
 }
 
+// IsAppointmentType reports whether events of type typ carry an appointment of the
+// shop's book (AppointmentEvent).
+func IsAppointmentType(typ string) bool {
+	return strings.HasPrefix(typ, "appointment.")
+}
+
+// AppointmentEvent is the data of the appointment.* events: the appointment as the
+// owners' API shows it after the change (api.Appointment, its phone whole, as the
+// customer.* events show a customer's), and, for appointment.moved, the time it held
+// before.
+type AppointmentEvent struct {
+	api.Appointment
+	// Previous is the time the appointment held before the change (appointment.moved
+	// only: the time a booking system moved it from, which the change freed); left out
+	// of the other events.
+	Previous *AppointmentTime `json:"previous,omitempty"`
+}
+
+// AppointmentTime is a time an appointment held: its start, length and person.
+type AppointmentTime struct {
+	StartsAt        time.Time `json:"starts_at"`
+	DurationMinutes int       `json:"duration_minutes"`
+	// Staff is the person it was with; null when not known.
+	Staff *api.Staff `json:"staff"`
+}
+
 // queries is this package's one way to its SQL: sqlc's Queries holds no state, and
 // each call is given the pool or the transaction it runs on.
 var queries = db.New()
@@ -87,7 +124,8 @@ var queries = db.New()
 // writes nothing and costs one index probe. data is the event's data, rendered now with
 // the api package's type of the object as it stands after the change (the one the
 // owners' API answers with): api.Customer for customer.* events, api.MessageReceived
-// for message.received, api.SMSSenderUpdated for sms_sender.updated. It is stored
+// for message.received, api.SMSSenderUpdated for sms_sender.updated, AppointmentEvent
+// for appointment.* events. It is stored
 // rendered and sent as it is. Opening and booking events use RecordOpening.
 func Record(ctx context.Context, q db.DBTX, shopID uuid.UUID, typ string, at time.Time, data any) error {
 	if err := checkData(typ, data); err != nil {
@@ -123,6 +161,8 @@ func checkData(typ string, data any) error {
 		ok, id = IsMessageType(typ), d.ConversationID
 	case api.SMSSenderUpdated:
 		ok, id = typ == SMSSenderUpdated, d.ShopID
+	case AppointmentEvent:
+		ok, id = IsAppointmentType(typ) && (d.Previous != nil) == (typ == AppointmentMoved), d.ID
 	}
 	if !ok {
 		return fmt.Errorf("hooks: %s events carry the api type of their object, not %T", typ, data)
