@@ -112,6 +112,15 @@ type Shop struct {
 	// NotifyPhone is texted when a customer's text waits in the owner's inbox; "" for
 	// no alerts.
 	NotifyPhone string
+	// Formality is how the texts address customers (tú/usted, tu/vous); "" is each
+	// language's default.
+	Formality Formality
+	// GSM7 says whether accents outside GSM-7 may be folded to save a segment; "" is
+	// GSM7Prefer.
+	GSM7 GSM7
+	// HelpContact is how customers reach the shop, given in the HELP answer (a phone, an
+	// e-mail or an address); "" gives the shop's SMS number.
+	HelpContact string
 	CreatedAt   time.Time
 	// KeyVersion counts the shop's API keys: it starts at 1 and every RotateKey adds
 	// one. A dashboard session records the version it was signed in under, so that a
