@@ -185,6 +185,11 @@ type NewShop struct {
 	// NotifyPhone is the owner's alert number (E.164) for texts waiting in the inbox;
 	// "" for none.
 	NotifyPhone string
+	// Formality, GSM7 and HelpContact are the texts' wording settings (see Shop);
+	// their zero values are the defaults.
+	Formality   Formality
+	GSM7        GSM7
+	HelpContact string
 }
 
 // PolicyFields are offer-policy fields as a client sends them, for a new shop
@@ -334,6 +339,7 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 		MaxOffersPerDay: capParam(p.MaxOffersPerDay), FirstWaveDelaySeconds: int32(p.FirstWaveDelay / time.Second),
 		SendRate: int32(p.SendRate), CalendarKeyID: calKeyID, CalendarTokenHash: calHash,
 		Language: string(n.Language), NotifyPhone: pgtype.Text{String: n.NotifyPhone, Valid: n.NotifyPhone != ""},
+		Formality: formalityParam(n.Formality), Gsm7: string(n.GSM7), HelpContact: textParam(n.HelpContact),
 	})
 	if pgcode.Unique(err) {
 		return Shop{}, "", &problem.Error{Kind: problem.Conflict, Code: "sms_number_taken", Field: "sms_number",
@@ -383,6 +389,9 @@ func (s *Service) normalise(n *NewShop, p *Policy) error {
 	if n.NotifyPhone != "" && n.NotifyPhone == n.SMSNumber {
 		// The alert is texted from the shop's number: to itself, the provider refuses it.
 		return problem.Invalidf("notify_phone", "notify_phone must be the owner's own phone, not the shop's SMS number")
+	}
+	if err := n.normaliseWording(); err != nil {
+		return err
 	}
 	if n.PaymentMode == "" {
 		n.PaymentMode = PaymentCheckout
@@ -528,6 +537,7 @@ func FromRow(r db.Shop) (Shop, error) {
 		OldCalendarAddressUntil: oldAddressUntil(r),
 		AutoDeclare:             r.AutoDeclare,
 		Language:                language.Code(r.Language), NotifyPhone: r.NotifyPhone.String,
+		Formality: Formality(r.Formality.String), GSM7: GSM7(r.Gsm7), HelpContact: r.HelpContact.String,
 		Policy: Policy{
 			WaveSize:     int(r.WaveSize),
 			WaveInterval: time.Duration(r.WaveIntervalSeconds) * time.Second,

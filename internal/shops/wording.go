@@ -4,6 +4,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/jackc/pgx/v5/pgtype"
+
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 )
 
@@ -67,6 +69,34 @@ func CheckHelpContact(s string) (string, error) {
 	}
 	return s, nil
 }
+
+// normaliseWording checks the wording settings of a new or changed shop and puts them
+// in their stored form (gsm7 "" is GSM7Prefer).
+func (n *NewShop) normaliseWording() error {
+	f, err := ParseFormality(string(n.Formality))
+	if err != nil {
+		return err
+	}
+	n.Formality = f
+	if n.GSM7 == "" {
+		n.GSM7 = GSM7Prefer
+	}
+	g, err := ParseGSM7(string(n.GSM7))
+	if err != nil {
+		return err
+	}
+	n.GSM7 = g
+	n.HelpContact, err = CheckHelpContact(n.HelpContact)
+	return err
+}
+
+// formalityParam stores FormalityDefault as NULL.
+func formalityParam(f Formality) pgtype.Text {
+	return pgtype.Text{String: string(f), Valid: f != FormalityDefault}
+}
+
+// textParam stores "" as NULL.
+func textParam(s string) pgtype.Text { return pgtype.Text{String: s, Valid: s != ""} }
 
 // Country is the ISO 3166 code of the country the shop is in, as its time zone says,
 // for the conventions of writing in it (the clock: "3:00 PM" in the US); "" when the
