@@ -23,15 +23,14 @@ const (
 )
 
 // ParseFormality reads a formality as an owner sends it: "informal" or "formal", in any
-// case; "" (or "default") is FormalityDefault.
+// case. The language's default is no value (null in the API, NULL stored), never a
+// string.
 func ParseFormality(s string) (Formality, error) {
 	switch f := Formality(strings.ToLower(strings.TrimSpace(s))); f {
-	case FormalityDefault, FormalityInformal, FormalityFormal:
+	case FormalityInformal, FormalityFormal:
 		return f, nil
-	case "default":
-		return FormalityDefault, nil
 	}
-	return "", problem.Invalidf("formality", "formality must be informal, formal, or null for the language's default (informal in Spanish, formal in French)")
+	return "", problem.Invalidf("formality", "formality must be informal or formal, or null for the language's default (informal in Spanish, formal in French)")
 }
 
 // GSM7 says whether a shop's texts may write letters outside the GSM-7 alphabet as
@@ -73,11 +72,13 @@ func CheckHelpContact(s string) (string, error) {
 // normaliseWording checks the wording settings of a new or changed shop and puts them
 // in their stored form (gsm7 "" is GSM7Prefer).
 func (n *NewShop) normaliseWording() error {
-	f, err := ParseFormality(string(n.Formality))
-	if err != nil {
-		return err
+	if n.Formality != FormalityDefault {
+		f, err := ParseFormality(string(n.Formality))
+		if err != nil {
+			return err
+		}
+		n.Formality = f
 	}
-	n.Formality = f
 	if n.GSM7 == "" {
 		n.GSM7 = GSM7Prefer
 	}
