@@ -33,6 +33,17 @@ type Shop struct {
 	// AutoDeclare: a cancelled future appointment of the shop's book declares its
 	// opening by itself; false leaves it for the owner to offer.
 	AutoDeclare bool `json:"auto_declare"`
+	// Formality is how the texts address customers: informal (tú, tu) or formal
+	// (usted, vous); null for the language's default (informal in Spanish, formal in
+	// French; English has one way).
+	Formality *string `json:"formality"`
+	// GSM7 is prefer (the default: accents outside GSM-7 are written as their base
+	// letter where that makes a text fewer segments) or exact (accents kept).
+	GSM7 string `json:"gsm7"`
+	// HelpContact is how customers reach the shop, given in the answer to HELP (a phone
+	// number, an e-mail or an address, at most 100 characters); null gives the shop's
+	// SMS number.
+	HelpContact *string `json:"help_contact"`
 }
 
 // OfferPolicy is a shop's offer policy.

@@ -77,7 +77,7 @@ func TestWaveTextsExactlyTheEligible(t *testing.T) {
 		require.Contains(t, m.Body, "Joe's Barbers")
 		require.Contains(t, m.Body, "Haircut")
 		require.Contains(t, m.Body, "$45.00")
-		require.Contains(t, m.Body, "Reply YES to book")
+		require.Contains(t, m.Body, "First to reply YES gets it")
 		require.Contains(t, m.Body, "STOP")
 		require.True(t, sms.IsGSM7(m.Body), m.Body)
 		require.Equal(t, 1, sms.Segments(m.Body), "offer must fit one segment: %q (%d chars)", m.Body, len(m.Body))

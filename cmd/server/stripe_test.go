@@ -193,7 +193,7 @@ func TestPaymentLoop(t *testing.T) {
 	aliceTexts := e.textsTo(alice.Phone)
 	require.Len(t, aliceTexts, 2, "one offer and the lapsed notice: %q", aliceTexts)
 	require.Contains(t, aliceTexts[1], "has lapsed")
-	require.Contains(t, e.textsTo(bob.Phone)[1], "Reply YES to book")
+	require.Contains(t, e.textsTo(bob.Phone)[1], "First to reply YES gets it")
 	require.Equal(t, 0, e.count(`SELECT count(*) FROM slot_offers WHERE customer_id = $1 AND generation = 2`, alice.ID))
 
 	a := e.text(base, bob.Phone, shop.SMSNumber, "YES")

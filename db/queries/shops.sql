@@ -2,9 +2,10 @@
 INSERT INTO shops (id, name, timezone, sms_number, currency, payment_mode, wave_size,
     wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute,
     cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, send_rate,
-    calendar_generation, calendar_key_id, calendar_token_hash, language, notify_phone)
+    calendar_generation, calendar_key_id, calendar_token_hash, language, notify_phone, formality, gsm7, help_contact)
 VALUES (sqlc.arg(id), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, sqlc.narg(max_offers_per_day), sqlc.arg(first_wave_delay_seconds), sqlc.arg(send_rate),
-    1, sqlc.arg(calendar_key_id), sqlc.arg(calendar_token_hash), sqlc.arg(language), sqlc.narg(notify_phone))
+    1, sqlc.arg(calendar_key_id), sqlc.arg(calendar_token_hash), sqlc.arg(language), sqlc.narg(notify_phone),
+    sqlc.narg(formality), sqlc.arg(gsm7), sqlc.narg(help_contact))
 RETURNING *;
 
 -- name: ShopGet :one
@@ -34,7 +35,8 @@ UPDATE shops SET name = sqlc.arg(name), timezone = sqlc.arg(timezone), currency 
     cooldown_seconds = sqlc.arg(cooldown_seconds), max_offers_per_day = sqlc.narg(max_offers_per_day),
     first_wave_delay_seconds = sqlc.arg(first_wave_delay_seconds), send_rate = sqlc.arg(send_rate),
     calendar_full_details = sqlc.arg(calendar_full_details), language = sqlc.arg(language),
-    notify_phone = sqlc.narg(notify_phone), auto_declare = sqlc.arg(auto_declare)
+    notify_phone = sqlc.narg(notify_phone), auto_declare = sqlc.arg(auto_declare),
+    formality = sqlc.narg(formality), gsm7 = sqlc.arg(gsm7), help_contact = sqlc.narg(help_contact)
 WHERE id = sqlc.arg(id)
 RETURNING *;
 

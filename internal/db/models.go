@@ -309,6 +309,9 @@ type Shop struct {
 	CalendarLegacyTokenHash []byte
 	AutoDeclare             bool
 	CalendarLegacyUntil     *time.Time
+	Formality               pgtype.Text
+	Gsm7                    string
+	HelpContact             pgtype.Text
 }
 
 type SlotOffer struct {

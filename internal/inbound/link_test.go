@@ -145,7 +145,7 @@ func TestThePaymentPageSpeaksTheCustomersLanguage(t *testing.T) {
 	require.Len(t, co.asked, 2)
 	es, en := co.asked[0], co.asked[1]
 	require.Equal(t, "es", es.Locale)
-	require.Regexp(t, `^Cut en Cash Cuts, [a-záéíóú]{3}\. \d{1,2} [a-z]{3,4}\.? \d{2}:\d{2}$`, es.Description)
+	require.Regexp(t, `^Cut en Cash Cuts, [a-záéíóú]{3}\. \d{1,2} [a-z]{3,4}\.? a las? \d{2}:\d{2}$`, es.Description)
 	require.Equal(t, "en", en.Locale)
 	require.Regexp(t, `^Cut at Cash Cuts, [A-Z][a-z]{2} \d{1,2} [A-Z][a-z]{2} \d{2}:\d{2}$`, en.Description)
 }

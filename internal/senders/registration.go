@@ -650,12 +650,22 @@ func (f *flow) campaignSpec(brandSID string) sms.Campaign {
 		HasEmbeddedLinks: links,
 		OptInKeywords:    []string{"START", "UNSTOP"},
 		OptInMessage:     optIn,
-		OptOutKeywords:   []string{"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT"},
+		OptOutKeywords:   optOutKeywords,
 		OptOutMessage:    w.OptedOut(shop),
-		HelpKeywords:     []string{"HELP"},
+		HelpKeywords:     helpKeywords,
 		HelpMessage:      w.Help(shop),
 	}
 }
+
+// optOutKeywords and helpKeywords are the campaign's keywords in every language the
+// texts are written in, whatever the shop's own: a customer may text in their own
+// (internal/replies reads all three), and the carriers' keywords are English. Written
+// without accents (ARRET): the keywords are plain letters, and customers' replies are
+// read without them.
+var (
+	optOutKeywords = []string{"STOP", "STOPALL", "UNSUBSCRIBE", "CANCEL", "END", "QUIT", "BAJA", "ARRET"}
+	helpKeywords   = []string{"HELP", "AYUDA", "AIDE"}
+)
 
 // sampleTime is a plausible slot for the samples: tomorrow at 15:00, shop time.
 func sampleTime(shop shops.Shop) time.Time {

@@ -127,7 +127,8 @@ func TestCompanyRegistrationReachesVerified(t *testing.T) {
 	at := time.Date(day.Year(), day.Month(), day.Day(), 15, 0, 0, 0, shop.Location)
 	require.Equal(t, []string{es.Offer(shop, "Haircut", at, 3500), es.Confirmed(shop, "Haircut", at)}, samples,
 		"an offer and the answer to its YES, in the shop's language")
-	require.Contains(t, camp.Form["OptOutKeywords"], "STOP")
+	require.Subset(t, camp.Form["OptOutKeywords"], []string{"STOP", "BAJA", "ARRET"}, "the opt-out keywords of every language")
+	require.Subset(t, camp.Form["HelpKeywords"], []string{"HELP", "AYUDA", "AIDE"}, "the help keywords of every language")
 
 	w.fake.SetCampaignStatus(camp.SID, "VERIFIED", "")
 	reg := w.status(t, svc, shop, senders.StatusVerified)

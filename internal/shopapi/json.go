@@ -1,6 +1,7 @@
 package shopapi
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -123,6 +124,12 @@ type shopRequest struct {
 	Language *string `json:"language"`
 	// NotifyPhone is absent or null for no alerts.
 	NotifyPhone *string `json:"notify_phone"`
+	// Formality is absent or null for the language's default.
+	Formality *string `json:"formality"`
+	// GSM7 is absent or null for prefer.
+	GSM7 *string `json:"gsm7"`
+	// HelpContact is absent or null for none (HELP gives the SMS number).
+	HelpContact *string `json:"help_contact"`
 }
 
 type quietHoursValue struct {
@@ -146,6 +153,21 @@ func (r shopRequest) newShop() (n shops.NewShop, err error) {
 	}
 	if r.Language != nil {
 		if n.Language, err = shops.ParseLanguage(*r.Language); err != nil {
+			return n, err
+		}
+	}
+	if r.Formality != nil {
+		if n.Formality, err = shops.ParseFormality(*r.Formality); err != nil {
+			return n, err
+		}
+	}
+	if r.GSM7 != nil {
+		if n.GSM7, err = shops.ParseGSM7(*r.GSM7); err != nil {
+			return n, err
+		}
+	}
+	if r.HelpContact != nil {
+		if n.HelpContact, err = helpContact(*r.HelpContact, false); err != nil {
 			return n, err
 		}
 	}
@@ -196,7 +218,8 @@ func (h *Handlers) newShopJSON(s shops.Shop) api.Shop {
 		PaymentMode: s.PaymentMode, CreatedAt: s.CreatedAt.UTC(),
 		CalendarURL: calendar.URL(h.PublicURL, s.CalendarToken), CalendarFullDetails: s.CalendarFullDetails,
 		Stripe: newStripeJSON(s), Language: string(s.Language), NotifyPhone: nonEmpty(s.NotifyPhone),
-		AutoDeclare: s.AutoDeclare,
+		AutoDeclare: s.AutoDeclare, Formality: nonEmpty(string(s.Formality)), GSM7: string(cmp.Or(s.GSM7, shops.GSM7Prefer)),
+		HelpContact: nonEmpty(s.HelpContact),
 		OfferPolicy: api.OfferPolicy{
 			WaveSize:              p.WaveSize,
 			WaveIntervalSeconds:   int64(p.WaveInterval / time.Second),

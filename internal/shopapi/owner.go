@@ -8,6 +8,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -74,6 +75,12 @@ type shopPatchRequest struct {
 	NotifyPhone optional[string] `json:"notify_phone"`
 	// AutoDeclare cannot be null: a shop declares its appointments' openings or not.
 	AutoDeclare optional[bool] `json:"auto_declare"`
+	// Formality null goes back to the language's default.
+	Formality optional[string] `json:"formality"`
+	// GSM7 cannot be null: prefer or exact.
+	GSM7 optional[string] `json:"gsm7"`
+	// HelpContact null removes the shop's help contact.
+	HelpContact optional[string] `json:"help_contact"`
 }
 
 func (r shopPatchRequest) change() (ch shops.ShopChange, err error) {
@@ -102,6 +109,9 @@ func (r shopPatchRequest) change() (ch shops.ShopChange, err error) {
 		}
 		ch.NotifyPhone = &v
 	}
+	if err := r.wording(&ch); err != nil {
+		return ch, err
+	}
 	if l := r.Language; l.Set {
 		// A null's Value is "": refused as any other value that is not a code is, with
 		// the codes listed (a shop always has a language).
@@ -119,6 +129,48 @@ func (r shopPatchRequest) change() (ch shops.ShopChange, err error) {
 	}
 	ch.Policy, err = r.OfferPolicy.Value.fields(false)
 	return ch, err
+}
+
+// wording reads the texts' wording settings of a PATCH into ch.
+func (r shopPatchRequest) wording(ch *shops.ShopChange) error {
+	if f := r.Formality; f.Set {
+		v := shops.FormalityDefault
+		if !f.Null {
+			var err error
+			if v, err = shops.ParseFormality(f.Value); err != nil {
+				return err
+			}
+		}
+		ch.Formality = &v
+	}
+	if g := r.GSM7; g.Set {
+		// A null's Value is "": refused with the values listed.
+		v, err := shops.ParseGSM7(g.Value)
+		if err != nil {
+			return err
+		}
+		ch.GSM7 = &v
+	}
+	if hc := r.HelpContact; hc.Set {
+		v, err := helpContact(hc.Value, hc.Null)
+		if err != nil {
+			return err
+		}
+		ch.HelpContact = &v
+	}
+	return nil
+}
+
+// helpContact reads help_contact: null is none; an empty one is refused (null says
+// none).
+func helpContact(v string, null bool) (string, error) {
+	if null {
+		return "", nil
+	}
+	if strings.TrimSpace(v) == "" {
+		return "", problem.Invalidf("help_contact", "help_contact must be a phone number, an e-mail or an address of at most 100 characters, or null")
+	}
+	return shops.CheckHelpContact(v)
 }
 
 func (h *Handlers) getShop(c echo.Context) error {

@@ -282,7 +282,8 @@ func TestCreateShop(t *testing.T) {
 	require.Equal(t, "no-store", r.header.Get("Cache-Control"))
 
 	require.ElementsMatch(t, []string{"id", "name", "timezone", "sms_number", "currency", "payment_mode",
-		"offer_policy", "api_key", "created_at", "calendar_url", "calendar_full_details", "stripe", "language", "notify_phone", "auto_declare"}, keys(r.body))
+		"offer_policy", "api_key", "created_at", "calendar_url", "calendar_full_details", "stripe", "language", "notify_phone", "auto_declare",
+		"formality", "gsm7", "help_contact"}, keys(r.body))
 	require.Nil(t, r.body["notify_phone"], "no alert number unless one is given")
 	require.Equal(t, "en", r.body["language"], "the default")
 	require.Equal(t, true, r.body["auto_declare"], "the default")

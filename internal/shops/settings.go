@@ -36,6 +36,14 @@ type ShopChange struct {
 	// AutoDeclare turns on or off the declaration of a cancelled appointment's opening
 	// by itself (Shop.AutoDeclare).
 	AutoDeclare *bool
+	// Formality replaces how the texts address customers; FormalityDefault goes back to
+	// the language's default.
+	Formality *Formality
+	// GSM7 replaces the texts' GSM-7 setting.
+	GSM7 *GSM7
+	// HelpContact replaces the contact the HELP answer gives; "" removes it (the answer
+	// then gives the SMS number).
+	HelpContact *string
 }
 
 // Update changes a shop's settings, validated exactly as a new shop's are. They apply to
@@ -59,7 +67,7 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		n := NewShop{
 			Name: cur.Name, Timezone: cur.Timezone, SMSNumber: cur.SMSNumber, Currency: cur.Currency,
 			PaymentMode: cur.PaymentMode, Language: cur.Language,
-			NotifyPhone: cur.NotifyPhone,
+			NotifyPhone: cur.NotifyPhone, Formality: cur.Formality, GSM7: cur.GSM7, HelpContact: cur.HelpContact,
 		}
 		set := func(dst *string, v *string) {
 			if v != nil {
@@ -74,6 +82,13 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		if ch.Language != nil {
 			n.Language = *ch.Language
 		}
+		if ch.Formality != nil {
+			n.Formality = *ch.Formality
+		}
+		if ch.GSM7 != nil {
+			n.GSM7 = *ch.GSM7
+		}
+		set(&n.HelpContact, ch.HelpContact)
 		p := cur.Policy
 		ch.Policy.apply(&p)
 		if err := s.normalise(&n, &p); err != nil {
@@ -103,6 +118,7 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 			FirstWaveDelaySeconds: int32(p.FirstWaveDelay / time.Second), SendRate: int32(p.SendRate),
 			CalendarFullDetails: fullDetails, Language: string(n.Language),
 			NotifyPhone: pgtype.Text{String: n.NotifyPhone, Valid: n.NotifyPhone != ""}, AutoDeclare: autoDeclare,
+			Formality: formalityParam(n.Formality), Gsm7: string(n.GSM7), HelpContact: textParam(n.HelpContact),
 		})
 		if err != nil {
 			return fmt.Errorf("update shop %s: %w", id, err)

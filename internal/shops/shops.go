@@ -112,6 +112,15 @@ type Shop struct {
 	// NotifyPhone is texted when a customer's text waits in the owner's inbox; "" for
 	// no alerts.
 	NotifyPhone string
+	// Formality is how the texts address customers (tú/usted, tu/vous); "" is each
+	// language's default.
+	Formality Formality
+	// GSM7 says whether accents outside GSM-7 may be folded to save a segment; "" is
+	// GSM7Prefer.
+	GSM7 GSM7
+	// HelpContact is how customers reach the shop, given in the HELP answer (a phone, an
+	// e-mail or an address); "" gives the shop's SMS number.
+	HelpContact string
 	CreatedAt   time.Time
 	// KeyVersion counts the shop's API keys: it starts at 1 and every RotateKey adds
 	// one. A dashboard session records the version it was signed in under, so that a
@@ -176,6 +185,11 @@ type NewShop struct {
 	// NotifyPhone is the owner's alert number (E.164) for texts waiting in the inbox;
 	// "" for none.
 	NotifyPhone string
+	// Formality, GSM7 and HelpContact are the texts' wording settings (see Shop);
+	// their zero values are the defaults.
+	Formality   Formality
+	GSM7        GSM7
+	HelpContact string
 }
 
 // PolicyFields are offer-policy fields as a client sends them, for a new shop
@@ -325,6 +339,7 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 		MaxOffersPerDay: capParam(p.MaxOffersPerDay), FirstWaveDelaySeconds: int32(p.FirstWaveDelay / time.Second),
 		SendRate: int32(p.SendRate), CalendarKeyID: calKeyID, CalendarTokenHash: calHash,
 		Language: string(n.Language), NotifyPhone: pgtype.Text{String: n.NotifyPhone, Valid: n.NotifyPhone != ""},
+		Formality: formalityParam(n.Formality), Gsm7: string(n.GSM7), HelpContact: textParam(n.HelpContact),
 	})
 	if pgcode.Unique(err) {
 		return Shop{}, "", &problem.Error{Kind: problem.Conflict, Code: "sms_number_taken", Field: "sms_number",
@@ -374,6 +389,9 @@ func (s *Service) normalise(n *NewShop, p *Policy) error {
 	if n.NotifyPhone != "" && n.NotifyPhone == n.SMSNumber {
 		// The alert is texted from the shop's number: to itself, the provider refuses it.
 		return problem.Invalidf("notify_phone", "notify_phone must be the owner's own phone, not the shop's SMS number")
+	}
+	if err := n.normaliseWording(); err != nil {
+		return err
 	}
 	if n.PaymentMode == "" {
 		n.PaymentMode = PaymentCheckout
@@ -519,6 +537,7 @@ func FromRow(r db.Shop) (Shop, error) {
 		OldCalendarAddressUntil: oldAddressUntil(r),
 		AutoDeclare:             r.AutoDeclare,
 		Language:                language.Code(r.Language), NotifyPhone: r.NotifyPhone.String,
+		Formality: Formality(r.Formality.String), GSM7: GSM7(r.Gsm7), HelpContact: r.HelpContact.String,
 		Policy: Policy{
 			WaveSize:     int(r.WaveSize),
 			WaveInterval: time.Duration(r.WaveIntervalSeconds) * time.Second,

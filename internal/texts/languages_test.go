@@ -2,12 +2,15 @@ package texts_test
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/language"
@@ -56,8 +59,15 @@ func TestCataloguesAreComplete(t *testing.T) {
 			require.True(t, ok, "%s has no %q", l, id)
 			require.Equal(t, placeholders(msg), placeholders(other), "%s %q uses other placeholders than English", l, id)
 		}
-		for id := range cat {
-			require.Contains(t, en, id, "%s has %q, which English lacks", l, id)
+		for id, msg := range cat {
+			// id@formal and id@informal are id in the way of addressing the language
+			// does not default to.
+			base, variant, ok := strings.Cut(id, "@")
+			require.Contains(t, en, base, "%s has %q, which English lacks", l, id)
+			if ok {
+				require.Contains(t, []string{"formal", "informal"}, variant, "%s %q", l, id)
+				require.Equal(t, placeholders(en[base]), placeholders(msg), "%s %q uses other placeholders than English", l, id)
+			}
 		}
 	}
 }
@@ -70,13 +80,50 @@ func TestWhenInEachLanguage(t *testing.T) {
 	at := time.Date(2026, 11, 28, 15, 0, 0, 0, time.UTC)
 	for l, want := range map[language.Code]string{
 		language.English: "Sat 28 Nov 15:00",
-		language.Spanish: "sáb. 28 nov. 15:00",
-		language.French:  "sam. 28 nov. 15h00",
+		language.Spanish: "sáb. 28 nov. a las 15:00",
+		language.French:  "sam. 28 nov. à 15h00",
 	} {
 		require.Equal(t, want, texts.In(l).When(shop, at), l)
 	}
 	require.Equal(t, "Sat 28 Nov 15:00", texts.In("de").When(shop, at), "an unknown language is English")
 	require.Equal(t, "Sat 28 Nov 15:00", shop.When(at), "English is the shop's own format")
+}
+
+// TestClocks: the clock is written as the text's language writes it in the shop's
+// country (its time zone's), and Spanish says "a la" before one o'clock.
+func TestClocks(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		l         language.Code
+		zone      string
+		hour, min int
+		want      string
+	}{
+		{language.English, "America/New_York", 15, 0, "Sat 28 Nov 3:00 PM"},
+		{language.English, "America/New_York", 0, 5, "Sat 28 Nov 12:05 AM"},
+		{language.English, "Europe/London", 15, 0, "Sat 28 Nov 15:00"},
+		{language.English, "America/Toronto", 15, 0, "Sat 28 Nov 15:00"},
+		{language.Spanish, "America/Los_Angeles", 15, 0, "sáb. 28 nov. a las 3:00 p. m."},
+		{language.Spanish, "America/Mexico_City", 13, 30, "sáb. 28 nov. a la 1:30 p. m."},
+		{language.Spanish, "America/Mexico_City", 9, 0, "sáb. 28 nov. a las 9:00 a. m."},
+		{language.Spanish, "Europe/Madrid", 13, 0, "sáb. 28 nov. a las 13:00"},
+		{language.Spanish, "Europe/Madrid", 1, 0, "sáb. 28 nov. a la 01:00"},
+		{language.French, "America/Toronto", 15, 0, "sam. 28 nov. à 15 h"},
+		{language.French, "America/Montreal", 15, 30, "sam. 28 nov. à 15 h 30"},
+		{language.French, "Europe/Paris", 15, 0, "sam. 28 nov. à 15h00"},
+		{language.French, "America/New_York", 15, 0, "sam. 28 nov. à 15h00"},
+	} {
+		loc, err := time.LoadLocation(c.zone)
+		require.NoError(t, err)
+		shop := shops.Shop{Name: "Joe's Barbers", Timezone: c.zone, Location: loc}
+		at := time.Date(2026, 11, 28, c.hour, c.min, 0, 0, loc)
+		require.Equal(t, c.want, texts.In(c.l).When(shop, at), "%s %s", c.l, c.zone)
+	}
+	mexico, err := time.LoadLocation("America/Mexico_City")
+	require.NoError(t, err)
+	shop := shops.Shop{Name: "Ana", Timezone: "America/Mexico_City", Location: mexico}
+	require.Contains(t, texts.In(language.Spanish).DuplicateRefunded(shop, "Corte", time.Date(2026, 11, 28, 15, 0, 0, 0, mexico)),
+		"del sab. 28 nov. a las 3:00 p. m. Te hemos", "the clock's dot ends the sentence")
 }
 
 // TestAmountInEachLanguage: an amount is written as the language writes it where the
@@ -127,57 +174,154 @@ func TestDurationInEachLanguage(t *testing.T) {
 	}
 }
 
-// TestSegments prints, for every text in every language with a 20-character shop name
-// and service, its encoding and segment count (segments cost money), and fails when an
-// offer needs more than two.
+// segmentCase is one text of TestSegments: its message and what it says for one shop
+// at one moment.
+type segmentCase struct {
+	name string
+	// oneSegment marks the texts that must fit one segment: the offer and the answers
+	// to its replies that the customer gets most.
+	oneSegment bool
+	text       func(w texts.Words, shop shops.Shop, at time.Time) string
+}
+
+// segmentCases are every text the customers get.
+var segmentCases = func() []segmentCase {
+	const service = "Colour and blow-dry!"
+	url := "https://checkout.stripe.com/c/pay/cs_test_a1b2c3d4e5f6g7h8i9j0"
+	slot := func(f func(texts.Words, shops.Shop, string, time.Time) string) func(texts.Words, shops.Shop, time.Time) string {
+		return func(w texts.Words, shop shops.Shop, at time.Time) string { return f(w, shop, service, at) }
+	}
+	only := func(f func(texts.Words, shops.Shop) string) func(texts.Words, shops.Shop, time.Time) string {
+		return func(w texts.Words, shop shops.Shop, _ time.Time) string { return f(w, shop) }
+	}
+	return []segmentCase{
+		{"offer", true, func(w texts.Words, shop shops.Shop, at time.Time) string { return w.Offer(shop, service, at, 4500) }},
+		{"clarify", true, slot(texts.Words.Clarify)},
+		{"taken", true, only(texts.Words.Taken)},
+		{"link", false, func(w texts.Words, shop shops.Shop, at time.Time) string {
+			return w.Link(shop, service, at, url, 31*time.Minute)
+		}},
+		{"booked_link_follows", false, slot(texts.Words.BookedLinkFollows)},
+		{"confirmed", false, slot(texts.Words.Confirmed)},
+		{"lapsed", false, slot(texts.Words.Lapsed)},
+		{"refunded", false, slot(texts.Words.Refunded)},
+		{"duplicate_refunded", false, slot(texts.Words.DuplicateRefunded)},
+		{"no_offer", false, only(texts.Words.NoOffer)},
+		{"declined", false, only(texts.Words.Declined)},
+		{"opted_out", false, only(texts.Words.OptedOut)},
+		{"opted_in", false, only(texts.Words.OptedIn)},
+		{"opted_out_yes", false, only(texts.Words.OptedOutYes)},
+		{"help", false, only(texts.Words.Help)},
+		{"unrecognized", false, only(texts.Words.Unrecognized)},
+		{"inbox_ack", false, only(texts.Words.InboxAck)},
+		{"retry_later_at", false, only(texts.Words.RetryLaterAt)},
+		{"unknown_number", false, func(w texts.Words, _ shops.Shop, _ time.Time) string { return w.UnknownNumber() }},
+		{"retry_later", false, func(w texts.Words, _ shops.Shop, _ time.Time) string { return w.RetryLater() }},
+	}
+}()
+
+// TestSegments renders every text in every language and both formalities, with a
+// 20-character shop name and service, on every weekday of every month (the longest
+// names: "sáb.", "sept.", "août") at 12:30 (the longest clocks: "12:30 p. m."), in a shop
+// of each country whose clock differs, and logs its encoding and segments (segments cost
+// money; `go test -v` prints every row, a failure the summary). With gsm7 prefer, an
+// offer, a clarify and a taken answer must be one segment.
 func TestSegments(t *testing.T) {
 	t.Parallel()
-	london, err := time.LoadLocation("Europe/London")
-	require.NoError(t, err)
-	shop := shops.Shop{Name: "Twenty Char Barbers!", Location: london, Currency: "eur", SMSNumber: "+447700900001"}
-	require.Len(t, shop.Name, 20)
-	const service = "Colour and blow-dry!"
-	require.Len(t, service, 20)
-	at := time.Date(2026, 11, 28, 15, 0, 0, 0, time.UTC)
-	url := "https://checkout.stripe.com/c/pay/cs_test_a1b2c3d4e5f6g7h8i9j0"
+	name := "Twenty Char Barbers!"
+	require.Len(t, name, 20)
+	zones := []string{"Europe/London", "America/New_York", "America/Mexico_City", "America/Toronto"}
+	type key struct {
+		l    language.Code
+		f    shops.Formality
+		name string
+	}
+	worst := map[key]int{}
+	encodings := map[key]map[string]bool{}
+	var rows []string
 	for _, l := range language.All {
-		w := texts.In(l)
-		all := []struct{ name, body string }{
-			{"offer", w.Offer(shop, service, at, 4500)},
-			{"link", w.Link(shop, service, at, url, 31*time.Minute)},
-			{"booked_link_follows", w.BookedLinkFollows(shop, service, at)},
-			{"confirmed", w.Confirmed(shop, service, at)},
-			{"lapsed", w.Lapsed(shop, service, at)},
-			{"refunded", w.Refunded(shop, service, at)},
-			{"duplicate_refunded", w.DuplicateRefunded(shop, service, at)},
-			{"clarify", w.Clarify(shop, service, at)},
-			{"taken", w.Taken(shop)},
-			{"no_offer", w.NoOffer(shop)},
-			{"declined", w.Declined(shop)},
-			{"opted_out", w.OptedOut(shop)},
-			{"opted_in", w.OptedIn(shop)},
-			{"opted_out_yes", w.OptedOutYes(shop)},
-			{"help", w.Help(shop)},
-			{"unrecognized", w.Unrecognized(shop)},
-			{"inbox_ack", w.InboxAck(shop)},
-			{"unknown_number", w.UnknownNumber()},
-			{"retry_later", w.RetryLater()},
-		}
-		for _, x := range all {
-			enc := "UCS-2"
-			if sms.IsGSM7(x.body) {
-				enc = "GSM-7"
-			}
-			n := sms.Segments(x.body)
-			t.Logf("%s %-20s %-5s %d segment(s), %3d chars: %s", l, x.name, enc, n, len([]rune(x.body)), x.body)
-			require.NotContains(t, x.body, "<nil>", "%s %s: a placeholder without data", l, x.name)
-			require.True(t, strings.HasPrefix(x.body, shop.Name) || x.name == "unknown_number" || x.name == "retry_later",
-				"%s %s starts with the shop's name: %q", l, x.name, x.body)
-			if x.name == "offer" {
-				require.LessOrEqual(t, n, 2, "%s offer is %d segments: %q", l, n, x.body)
+		for _, f := range []shops.Formality{shops.FormalityInformal, shops.FormalityFormal} {
+			for _, zone := range zones {
+				loc, err := time.LoadLocation(zone)
+				require.NoError(t, err)
+				shop := shops.Shop{Name: name, Timezone: zone, Location: loc, Currency: "eur", SMSNumber: "+447700900001", Formality: f}
+				for month := time.January; month <= time.December; month++ {
+					for day := 1; day <= 7; day++ {
+						at := time.Date(2026, month, day, 12, 30, 0, 0, loc)
+						for _, c := range segmentCases {
+							body := c.text(texts.In(l), shop, at)
+							enc := "UCS-2"
+							if sms.IsGSM7(body) {
+								enc = "GSM-7"
+							}
+							n := sms.Segments(body)
+							k := key{l, f, c.name}
+							worst[k] = max(worst[k], n)
+							if encodings[k] == nil {
+								encodings[k] = map[string]bool{}
+							}
+							encodings[k][enc] = true
+							if testing.Verbose() {
+								rows = append(rows, fmt.Sprintf("%s %-8s %-19s %-19s %s %s %-5s %d segment(s), %3d chars: %s",
+									l, f, zone, c.name, at.Weekday().String()[:3], month.String()[:3], enc, n, len([]rune(body)), body))
+							}
+							require.NotContains(t, body, "<nil>", "%s %s: a placeholder without data", l, c.name)
+							require.True(t, strings.HasPrefix(body, shop.Name) || c.name == "unknown_number" || c.name == "retry_later",
+								"%s %s starts with the shop's name: %q", l, c.name, body)
+							if c.oneSegment {
+								assert.Equal(t, 1, n, "%s %s %s %s: %d segments, %d chars: %q", l, f, zone, c.name, n, len([]rune(body)), body)
+							}
+						}
+					}
+				}
 			}
 		}
 	}
+	for _, r := range rows {
+		t.Log(r)
+	}
+	above := 0
+	for _, l := range language.All {
+		for _, f := range []shops.Formality{shops.FormalityInformal, shops.FormalityFormal} {
+			for _, c := range segmentCases {
+				k := key{l, f, c.name}
+				if worst[k] > 1 {
+					above++
+				}
+				t.Logf("%s %-8s %-19s at most %d segment(s), %v", l, f, c.name, worst[k], slices.Sorted(maps.Keys(encodings[k])))
+			}
+		}
+	}
+	t.Logf("%d of %d texts (language × formality × text) above 1 segment somewhere", above, len(worst))
+}
+
+// TestGSM7Exact: a shop that keeps its accents gets them, whatever the segments; one
+// that prefers GSM-7 gets them folded only where that saves a segment.
+func TestGSM7Exact(t *testing.T) {
+	t.Parallel()
+	shop := shops.Shop{Name: "Twenty Char Barbers!", Location: time.UTC, Currency: "eur", SMSNumber: "+447700900001"}
+	at := time.Date(2026, 11, 28, 15, 0, 0, 0, time.UTC) // a Saturday: "sáb."
+	prefer := texts.In(language.Spanish).Offer(shop, "Manicura", at, 4500)
+	require.True(t, sms.IsGSM7(prefer), prefer)
+	require.Contains(t, prefer, "sab. 28 nov. a las 15:00")
+	shop.GSM7 = shops.GSM7Exact
+	exact := texts.In(language.Spanish).Offer(shop, "Manicura", at, 4500)
+	require.Contains(t, exact, "sáb. 28 nov. a las 15:00")
+	require.False(t, sms.IsGSM7(exact))
+	// One UCS-2 segment either way: folding would save nothing, the accent stays.
+	shop.GSM7 = shops.GSM7Prefer
+	require.Equal(t, "Lo sentimos, este número no acepta respuestas.", texts.In(language.Spanish).UnknownNumber())
+	short := shops.Shop{Name: "Ana", Location: time.UTC}
+	require.Equal(t, "Ana: sin problema, te avisaremos de la próxima cita libre.", texts.In(language.Spanish).Declined(short))
+	require.Equal(t, "Ana: ¡La cita de Manicura del sab. 28 nov. a las 15:00 es tuya! Te enviamos el enlace de pago en otro mensaje.",
+		texts.In(language.Spanish).BookedLinkFollows(short, "Manicura", at), "two UCS-2 segments folded to one GSM-7")
+}
+
+// TestFoldGSM7: letters outside GSM-7 become their base, those GSM-7 has stay.
+func TestFoldGSM7(t *testing.T) {
+	t.Parallel()
+	require.Equal(t, "sab. aout créneau à été recu, l'équipe ... oeuvre - Ñandu é è à ü ñ Ç 👍",
+		texts.FoldGSM7("sáb. août créneau à été reçu, l’équipe … œuvre – Ñandú é è à ü ñ Ç 👍"))
 }
 
 // TestInboxAlertIsShort: the owner's alert quotes at most 100 characters of the text.
@@ -186,6 +330,7 @@ func TestInboxAlertIsShort(t *testing.T) {
 	shop := shops.Shop{Name: "Joe's Barbers"}
 	long := strings.Repeat("é", 150)
 	got := texts.English.InboxAlert(shop, "Ana", long)
-	require.Equal(t, "Joe's Barbers inbox: Ana: "+strings.Repeat("é", 100)+"…", got)
+	// "…" is UCS-2, which would make the alert two segments: it is folded to "...".
+	require.Equal(t, "Joe's Barbers inbox: Ana: "+strings.Repeat("é", 100)+"...", got)
 	require.Equal(t, "Bandeja de Joe's Barbers: +1555•••0123: hola", texts.In(language.Spanish).InboxAlert(shop, "+1555•••0123", "hola"))
 }

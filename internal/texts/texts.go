@@ -12,12 +12,19 @@
 // (go-i18n's templates grew the binary by half and each instance's memory by ~9 MiB).
 //
 // Every text starts with the shop's name (customers get texts from many senders), says
-// the day and time in the shop's local time, writes amounts with internal/money, and
-// aims to fit one GSM-7 segment for typical names in English (a language whose words
-// need accents outside GSM-7 costs UCS-2 segments: TestSegments prints them all).
+// the day and time in the shop's local time with the clock as the language writes it in
+// the shop's country, writes amounts with internal/money, and addresses the customer as
+// the shop chose (shops.Formality: a catalogue's plain ids are in the language's default
+// way, tú in Spanish and vous in French; "<id>@formal" and "<id>@informal" are the other
+// way). With the shop's gsm7 setting at prefer (the default), a text whose accents
+// outside GSM-7 would make it more UCS-2 segments than it would be GSM-7 ones is sent with
+// them folded to their GSM-7 base (fit). TestSegments prints every text in every language
+// on every weekday and month, and holds the offer, clarify and taken texts to one segment
+// with a 20-character shop name and service.
 package texts
 
 import (
+	"cmp"
 	"embed"
 	"encoding/json"
 	"fmt"
@@ -139,6 +146,9 @@ func (w Words) say(id string, data map[string]any, count ...int) string {
 	w = w.words()
 	byForm, ok := w.cat[id]
 	if !ok {
+		if base, _, variant := strings.Cut(id, "@"); variant {
+			return w.say(base, data, count...)
+		}
 		if w.lang != language.English {
 			return In(language.English).say(id, data, count...)
 		}
@@ -151,6 +161,24 @@ func (w Words) say(id string, data map[string]any, count ...int) string {
 		}
 	}
 	return fill(text, data)
+}
+
+// defaultFormality is how each language addresses customers when the shop has not
+// chosen: a catalogue's plain ids are written so, and its ids suffixed "@informal" or
+// "@formal" are the other way (English has one way).
+var defaultFormality = map[language.Code]shops.Formality{
+	language.Spanish: shops.FormalityInformal, language.French: shops.FormalityFormal,
+}
+
+// text renders message id for shop's customers: in the shop's formality (the
+// catalogue's id@formality when the shop chose the way its language does not default
+// to), then fitted to the shop's GSM-7 setting (see fit).
+func (w Words) text(shop shops.Shop, id string, data map[string]any, count ...int) string {
+	w = w.words()
+	if f := shop.Formality; f != shops.FormalityDefault && f != defaultFormality[w.lang] {
+		id += "@" + string(f)
+	}
+	return fit(shop, w.say(id, data, count...))
 }
 
 // fill replaces each {{.Name}} in text with data's Name.
@@ -168,13 +196,21 @@ func fill(text string, data map[string]any) string {
 			return b.String()
 		}
 		b.WriteString(text[:i])
-		fmt.Fprint(&b, data[text[i+3:i+j]])
+		v := fmt.Sprint(data[text[i+3:i+j]])
 		text = text[i+j+2:]
+		// A value that ends a sentence's abbreviation ("3:00 p. m.") takes the
+		// sentence's full stop: one dot, not two.
+		if strings.HasSuffix(v, ".") && strings.HasPrefix(text, ".") && !strings.HasPrefix(text, "..") {
+			text = text[1:]
+		}
+		b.WriteString(v)
 	}
 }
 
 // When writes a moment as customers read it in texts: the shop's local day and time,
-// "Sat 28 Nov 15:00", "sáb. 28 nov. 15:00", "sam. 28 nov. 15h00".
+// with the clock as the language writes it in the shop's country (see clock): "Sat 28
+// Nov 15:00", "Sat 28 Nov 3:00 PM" in the US, "sáb. 28 nov. a las 15:00", "sam. 28 nov.
+// à 15h00", "sam. 28 nov. à 15 h" in Canada.
 func (w Words) When(shop shops.Shop, t time.Time) string {
 	w = w.words()
 	loc := shop.Location
@@ -182,11 +218,34 @@ func (w Words) When(shop shops.Shop, t time.Time) string {
 		loc = time.UTC
 	}
 	lt := t.In(loc)
-	clock := w.say("time", map[string]any{"Hour": fmt.Sprintf("%02d", lt.Hour()), "Minute": fmt.Sprintf("%02d", lt.Minute())})
+	clock, hour := w.clock(shop.Country(), lt)
 	return w.say("when", map[string]any{
 		"Weekday": w.cal.WeekdayAbbreviated(lt.Weekday()), "Day": strconv.Itoa(lt.Day()),
 		"Month": w.cal.MonthAbbreviated(lt.Month()), "Time": clock,
-	})
+	}, hour)
+}
+
+// clock writes local time lt as the language writes it in country (an ISO code, "" when
+// unknown), after CLDR's short time formats with plain spaces (GSM-7 has no narrow
+// no-break space): 12-hour in the English of the US ("3:00 PM") and the Spanish of the
+// US and Mexico ("3:00 p. m."), "15 h" in the French of Canada, and 24-hour elsewhere
+// with the catalogue's "time" ("15:00", "15h00"). It also returns the hour as written,
+// for the plural form of the words around it ("a la 1:00", "a las 3:00").
+func (w Words) clock(country string, lt time.Time) (string, int) {
+	h, m := lt.Hour(), lt.Minute()
+	h12 := (h+11)%12 + 1
+	switch {
+	case w.lang == language.English && country == "US":
+		return fmt.Sprintf("%d:%02d %s", h12, m, map[bool]string{false: "AM", true: "PM"}[h >= 12]), h12
+	case w.lang == language.Spanish && (country == "US" || country == "MX"):
+		return fmt.Sprintf("%d:%02d %s", h12, m, map[bool]string{false: "a. m.", true: "p. m."}[h >= 12]), h12
+	case w.lang == language.French && country == "CA":
+		if m == 0 {
+			return fmt.Sprintf("%d h", h), h
+		}
+		return fmt.Sprintf("%d h %02d", h, m), h
+	}
+	return w.say("time", map[string]any{"Hour": fmt.Sprintf("%02d", h), "Minute": fmt.Sprintf("%02d", m)}), h
 }
 
 // Duration writes a time to pay as customers read it: whole minutes, rounded down so
@@ -214,7 +273,7 @@ func (w Words) about(shop shops.Shop, service string, startsAt time.Time) map[st
 func (w Words) Offer(shop shops.Shop, service string, startsAt time.Time, price int64) string {
 	d := w.about(shop, service, startsAt)
 	d["Price"] = w.Amount(price, shop.Currency)
-	return w.say("offer", d)
+	return w.text(shop, "offer", d)
 }
 
 // OfferWith is Offer naming the person whose time it is ("Cut with Ana"); staff ""
@@ -226,7 +285,7 @@ func (w Words) OfferWith(shop shops.Shop, service, staff string, startsAt time.T
 	d := w.about(shop, service, startsAt)
 	d["Price"] = w.Amount(price, shop.Currency)
 	d["Staff"] = staff
-	return w.say("offer_with", d)
+	return w.text(shop, "offer_with", d)
 }
 
 // ServiceWith names a booked service with the person who gives it ("Cut with Ana"), as
@@ -285,87 +344,95 @@ var currencyPlaces = map[string]string{"usd": "US", "mxn": "MX", "cad": "CA", "g
 func (w Words) Link(shop shops.Shop, service string, startsAt time.Time, url string, payWithin time.Duration) string {
 	d := w.about(shop, service, startsAt)
 	d["URL"], d["Within"] = url, w.Duration(payWithin)
-	return w.say("link", d)
+	return w.text(shop, "link", d)
 }
 
 // BookedLinkFollows answers a winning YES whose payment link is not ready yet.
 func (w Words) BookedLinkFollows(shop shops.Shop, service string, startsAt time.Time) string {
-	return w.say("booked_link_follows", w.about(shop, service, startsAt))
+	return w.text(shop, "booked_link_follows", w.about(shop, service, startsAt))
 }
 
 // CheckoutItem names the slot on the payment page (the line item the customer pays
 // for).
 func (w Words) CheckoutItem(shop shops.Shop, service string, startsAt time.Time) string {
-	return w.say("checkout_item", w.about(shop, service, startsAt))
+	return w.words().say("checkout_item", w.about(shop, service, startsAt))
 }
 
 // Confirmed tells a customer they are booked (the payment went through, or the shop
 // takes no payment).
 func (w Words) Confirmed(shop shops.Shop, service string, startsAt time.Time) string {
-	return w.say("confirmed", w.about(shop, service, startsAt))
+	return w.text(shop, "confirmed", w.about(shop, service, startsAt))
 }
 
 // Lapsed tells a customer their hold ended because the payment did not go through.
 func (w Words) Lapsed(shop shops.Shop, service string, startsAt time.Time) string {
-	return w.say("lapsed", w.about(shop, service, startsAt))
+	return w.text(shop, "lapsed", w.about(shop, service, startsAt))
 }
 
 // Refunded tells a customer their late payment was refunded.
 func (w Words) Refunded(shop shops.Shop, service string, startsAt time.Time) string {
-	return w.say("refunded", w.about(shop, service, startsAt))
+	return w.text(shop, "refunded", w.about(shop, service, startsAt))
 }
 
 // DuplicateRefunded tells a customer that a second payment for a slot they had already
 // paid for was refunded.
 func (w Words) DuplicateRefunded(shop shops.Shop, service string, startsAt time.Time) string {
-	return w.say("duplicate_refunded", w.about(shop, service, startsAt))
+	return w.text(shop, "duplicate_refunded", w.about(shop, service, startsAt))
 }
 
 // Clarify asks a customer whose reply to an offer was unsure (a reaction, a question,
 // "maybe") to answer it plainly, naming the slot.
 func (w Words) Clarify(shop shops.Shop, service string, startsAt time.Time) string {
-	return w.say("clarify", w.about(shop, service, startsAt))
+	return w.text(shop, "clarify", w.about(shop, service, startsAt))
 }
 
 // shopOnly is the data of a text that names only the shop.
 func shopOnly(shop shops.Shop) map[string]any { return map[string]any{"Shop": shop.Name} }
 
 // Taken answers a YES that came too late.
-func (w Words) Taken(shop shops.Shop) string { return w.say("taken", shopOnly(shop)) }
+func (w Words) Taken(shop shops.Shop) string { return w.text(shop, "taken", shopOnly(shop)) }
 
 // NoOffer answers a YES from a customer who holds no live offer.
-func (w Words) NoOffer(shop shops.Shop) string { return w.say("no_offer", shopOnly(shop)) }
+func (w Words) NoOffer(shop shops.Shop) string { return w.text(shop, "no_offer", shopOnly(shop)) }
 
 // Declined answers a NO.
-func (w Words) Declined(shop shops.Shop) string { return w.say("declined", shopOnly(shop)) }
+func (w Words) Declined(shop shops.Shop) string { return w.text(shop, "declined", shopOnly(shop)) }
 
 // OptedOut answers a STOP.
-func (w Words) OptedOut(shop shops.Shop) string { return w.say("opted_out", shopOnly(shop)) }
+func (w Words) OptedOut(shop shops.Shop) string { return w.text(shop, "opted_out", shopOnly(shop)) }
 
 // OptedIn answers a START.
-func (w Words) OptedIn(shop shops.Shop) string { return w.say("opted_in", shopOnly(shop)) }
+func (w Words) OptedIn(shop shops.Shop) string { return w.text(shop, "opted_in", shopOnly(shop)) }
 
 // OptedOutYes answers a YES from a customer who said STOP: they cannot take a slot.
 func (w Words) OptedOutYes(shop shops.Shop) string {
-	return w.say("opted_out_yes", shopOnly(shop))
+	return w.text(shop, "opted_out_yes", shopOnly(shop))
 }
 
-// Help answers HELP: what the texts are, the keywords, and the shop's number.
+// Help answers HELP: what the texts are, the keywords, how to reach the shop (its
+// HelpContact, or else its SMS number) and that the carrier's rates may apply.
 func (w Words) Help(shop shops.Shop) string {
-	return w.say("help", map[string]any{"Shop": shop.Name, "Contact": shop.SMSNumber})
+	return w.text(shop, "help", map[string]any{"Shop": shop.Name, "Contact": cmp.Or(shop.HelpContact, shop.SMSNumber)})
 }
 
 // Unrecognized answers a reply that is none of the keywords.
 func (w Words) Unrecognized(shop shops.Shop) string {
-	return w.say("unrecognized", shopOnly(shop))
+	return w.text(shop, "unrecognized", shopOnly(shop))
 }
 
-// UnknownNumber answers a text to a number no shop uses.
+// UnknownNumber answers a text to a number no shop uses: the one text with no shop to
+// name.
 func (w Words) UnknownNumber() string { return w.say("unknown_number", nil) }
 
 // RetryLater answers a reply that could not be handled now (the database or Redis is
-// unavailable): nothing was decided, the customer may send it again.
+// unavailable) before its shop was known: nothing was decided, the customer may send it
+// again. RetryLaterAt is the answer once the shop is known.
 func (w Words) RetryLater() string { return w.say("retry_later", nil) }
+
+// RetryLaterAt is RetryLater naming the shop, for a reply whose shop is known.
+func (w Words) RetryLaterAt(shop shops.Shop) string {
+	return w.text(shop, "retry_later_at", shopOnly(shop))
+}
 
 // English writes the texts in English: for a text whose reader's language is not known
 // (an answer to a number no shop owns, or one that could not be read).
@@ -373,7 +440,7 @@ var English = Words{}
 
 // InboxAck acknowledges a customer's text that went to a person (the owner's inbox),
 // once a day a conversation: the rest of the thread is the owner's.
-func (w Words) InboxAck(shop shops.Shop) string { return w.say("inbox_ack", shopOnly(shop)) }
+func (w Words) InboxAck(shop shops.Shop) string { return w.text(shop, "inbox_ack", shopOnly(shop)) }
 
 // InboxAlert tells the owner, at the shop's alert number, that a customer's text waits
 // in the inbox: who (their name, or their number masked) and the text's first 100
@@ -382,5 +449,5 @@ func (w Words) InboxAlert(shop shops.Shop, who, text string) string {
 	if r := []rune(text); len(r) > 100 {
 		text = string(r[:100]) + "…"
 	}
-	return w.say("inbox_alert", map[string]any{"Shop": shop.Name, "Who": who, "Text": text})
+	return w.text(shop, "inbox_alert", map[string]any{"Shop": shop.Name, "Who": who, "Text": text})
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
+
 	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
@@ -64,4 +66,29 @@ func TestServiceWith(t *testing.T) {
 			t.Errorf("%s without a person: %q", lang, got)
 		}
 	}
+}
+
+// TestHelpAndFormality: HELP gives the shop's own contact (else its number) and the
+// rates notice; the shop's formality picks tú or usted, tu or vous, and the default is
+// each language's own.
+func TestHelpAndFormality(t *testing.T) {
+	t.Parallel()
+	shop := shops.Shop{Name: "Ana's Salon", Location: time.UTC, SMSNumber: "+15555550100"}
+	require.Contains(t, texts.English.Help(shop), "Help: +15555550100. Msg & data rates may apply.")
+	shop.HelpContact = "ana@salon.example"
+	require.Contains(t, texts.English.Help(shop), "Help: ana@salon.example. Msg & data rates may apply.")
+	require.Contains(t, texts.In(language.Spanish).Help(shop), "Ayuda: ana@salon.example. Pueden aplicarse tarifas de mensajes y datos.")
+	require.Contains(t, texts.In(language.French).Help(shop), "Aide : ana@salon.example.")
+
+	es, fr := texts.In(language.Spanish), texts.In(language.French)
+	require.Equal(t, "Ana's Salon: sin problema, te avisaremos de la próxima cita libre.", es.Declined(shop), "tú by default")
+	require.Equal(t, "Ana's Salon : pas de souci, nous vous préviendrons du prochain créneau.", fr.Declined(shop), "vous by default")
+	shop.Formality = shops.FormalityFormal
+	require.Equal(t, "Ana's Salon: sin problema, le avisaremos de la próxima cita libre.", es.Declined(shop))
+	require.Equal(t, "Ana's Salon : pas de souci, nous vous préviendrons du prochain créneau.", fr.Declined(shop))
+	shop.Formality = shops.FormalityInformal
+	require.Equal(t, "Ana's Salon: sin problema, te avisaremos de la próxima cita libre.", es.Declined(shop))
+	require.Equal(t, "Ana's Salon : pas de souci, on te préviendra du prochain créneau.", fr.Declined(shop))
+	require.Equal(t, "Ana's Salon: no problem, we'll let you know about the next opening.", texts.English.Declined(shop), "English has one way")
+	require.Equal(t, "Ana's Salon: sorry, we couldn't handle your reply just now. Please reply again in a minute.", texts.English.RetryLaterAt(shop))
 }
