@@ -89,13 +89,17 @@ func said(w texts.Words, shop shops.Shop, o Outcome) Answer {
 	case OutcomeUnrecognized:
 		m = w.Unrecognized(shop)
 	default:
-		m = w.RetryLater()
+		m = w.RetryLaterAt(shop)
 	}
 	return Answer{Outcome: o, Message: m}
 }
 
-// retryLater is the answer to a text that could not be handled now (see
-// texts.Words.RetryLater).
+// retryLater is the answer to a text that could not be handled now, before its shop is
+// known (see texts.Words.RetryLater); retryLaterAt names the shop once it is.
 func retryLater(w texts.Words) Answer {
 	return Answer{Outcome: OutcomeRetryLater, Message: w.RetryLater()}
+}
+
+func retryLaterAt(w texts.Words, shop shops.Shop) Answer {
+	return Answer{Outcome: OutcomeRetryLater, Message: w.RetryLaterAt(shop)}
 }

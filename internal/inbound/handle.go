@@ -29,13 +29,13 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd re
 			// Twilio counted this YES as an opt-in and will deliver to the number again;
 			// follow it, or the customer would never hear of another opening.
 			if err := s.customers.OptIn(ctx, snd.id); err != nil {
-				return retryLater(w), fmt.Errorf("opt in: %w", err)
+				return retryLaterAt(w, shop), fmt.Errorf("opt in: %w", err)
 			}
 		}
 		if rd.loose {
 			offered, err := s.answersOffer(ctx, shop, in, snd)
 			if err != nil {
-				return retryLater(w), err
+				return retryLaterAt(w, shop), err
 			}
 			if !offered {
 				// An "ok" after "taken", "declined" or a confirmation acknowledges it:
@@ -51,7 +51,7 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd re
 	case KeywordNo:
 		if known {
 			if err := offers.DeclineNewest(ctx, s.pool, snd.id); err != nil {
-				return retryLater(w), err
+				return retryLaterAt(w, shop), err
 			}
 		}
 		return said(w, shop, OutcomeDeclined), nil
@@ -59,13 +59,13 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd re
 		// Customer or not: the number's STOP is kept, so that a later add or import of
 		// it does not opt it in (customers.OptOutNumber).
 		if err := s.customers.OptOutNumber(ctx, shop.ID, in.From); err != nil {
-			return retryLater(w), fmt.Errorf("opt out: %w", err)
+			return retryLaterAt(w, shop), fmt.Errorf("opt out: %w", err)
 		}
 		return said(w, shop, OutcomeOptedOut), nil
 	case KeywordStart:
 		// The number's own START clears its STOP, customer or not.
 		if err := s.customers.OptInNumber(ctx, shop.ID, in.From); err != nil {
-			return retryLater(w), fmt.Errorf("opt in: %w", err)
+			return retryLaterAt(w, shop), fmt.Errorf("opt in: %w", err)
 		}
 		return said(w, shop, OutcomeOptedIn), nil
 	case KeywordHelp:

@@ -208,7 +208,7 @@ func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in M
 	} else if snd == nil {
 		found, err := s.lookUp(ctx, shop, in.From)
 		if err != nil {
-			ans, herr = retryLater(texts.In(shop.Language)), err
+			ans, herr = retryLaterAt(texts.In(shop.Language), shop), err
 		}
 		snd = &found
 	}

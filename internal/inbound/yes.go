@@ -29,7 +29,7 @@ func (s *Service) clarify(ctx context.Context, w texts.Words, shop shops.Shop, s
 	} else {
 		live, err := s.slots.Claimable(ctx, shop, snd.id)
 		if err != nil {
-			return retryLater(w), false, err
+			return retryLaterAt(w, shop), false, err
 		}
 		if len(live.Live) == 0 {
 			return Answer{}, false, nil
@@ -38,7 +38,7 @@ func (s *Service) clarify(ctx context.Context, w texts.Words, shop shops.Shop, s
 	}
 	op, err := s.slots.Get(ctx, shop.ID, openingID)
 	if err != nil {
-		return retryLater(w), false, fmt.Errorf("read offered opening: %w", err)
+		return retryLaterAt(w, shop), false, fmt.Errorf("read offered opening: %w", err)
 	}
 	return Answer{Outcome: OutcomeClarify, Message: w.Clarify(shop, op.Service, op.StartsAt)}, true, nil
 }
@@ -104,7 +104,7 @@ func (s *Service) claim(ctx context.Context, w texts.Words, shop shops.Shop, cus
 		c, err = s.slots.Book(ctx, shop, customerID)
 	}
 	if err != nil {
-		return retryLater(w), err
+		return retryLaterAt(w, shop), err
 	}
 	switch c.Outcome {
 	case slots.Booked:
