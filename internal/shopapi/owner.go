@@ -272,6 +272,21 @@ func (h *Handlers) getCustomer(c echo.Context) error {
 	return c.JSON(http.StatusOK, cu.API())
 }
 
+// reassignedChecked takes the "possibly reassigned" mark off a customer (their number
+// answered "wrong number"; the owner checked it is still theirs) and answers the
+// customer. Idempotent.
+func (h *Handlers) reassignedChecked(c echo.Context) error {
+	id, err := customerID(c)
+	if err != nil {
+		return err
+	}
+	cu, err := h.Customers.ClearPossiblyReassigned(c.Request().Context(), shopOf(c).ID, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, cu.API())
+}
+
 type customerPatchRequest struct {
 	Name        optional[string]             `json:"name"`
 	Priority    optional[int64]              `json:"priority"`

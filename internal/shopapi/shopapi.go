@@ -95,6 +95,7 @@ func (h *Handlers) Register(e *echo.Echo) {
 	e.GET("/api/customers/:id", h.getCustomer, h.requireShop)
 	e.PATCH("/api/customers/:id", h.patchCustomer, h.requireShop)
 	e.DELETE("/api/customers/:id", h.deleteCustomer, h.requireShop)
+	e.POST("/api/customers/:id/reassigned_checked", h.reassignedChecked, h.requireShop)
 	e.GET("/api/shop", h.getShop, h.requireShop)
 	e.PATCH("/api/shop", h.patchShop, h.requireShop)
 	e.POST("/api/shop/rotate-key", h.rotateKey, h.requireShop)
