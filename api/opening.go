@@ -29,6 +29,11 @@ type Opening struct {
 	Staff *Staff `json:"staff"`
 	// ParentID is the opening this one is the rest of, after a shorter booking.
 	ParentID *uuid.UUID `json:"parent_id"`
+	// Source is where the opening came from: OpeningFromAppointment (a cancelled
+	// appointment of the shop's book declared it, AppointmentID names it) or
+	// OpeningFromOwner (the API or the dashboard; the rest of a gap says so in ParentID).
+	Source        string     `json:"source"`
+	AppointmentID *uuid.UUID `json:"appointment_id"`
 	// Warnings, in the answer to a declaration only, say what the owner should know of
 	// an opening accepted anyway (a first wave the number cannot send in time).
 	Warnings []string `json:"warnings,omitempty"`
@@ -79,6 +84,9 @@ type Booking struct {
 // derived field (net_cents) worked out from what it derives from. The API and the
 // webhook events both send an opening through it, whatever made it.
 func (o Opening) Normal() Opening {
+	if o.Source == "" {
+		o.Source = OpeningFromOwner
+	}
 	o.StartsAt = o.StartsAt.UTC().Truncate(time.Second)
 	o.CreatedAt = o.CreatedAt.UTC()
 	if o.FilledAt != nil {
@@ -93,6 +101,12 @@ func (o Opening) Normal() Opening {
 	}
 	return o
 }
+
+// Opening.Source's values.
+const (
+	OpeningFromOwner       = "owner"
+	OpeningFromAppointment = "appointment"
+)
 
 // OpeningList is GET /api/openings' answer.
 type OpeningList struct {

@@ -69,11 +69,24 @@ func TestConnectorAcrossInstances(t *testing.T) {
 
 	var list struct {
 		Openings []struct {
-			Status string `json:"status"`
+			Status        string  `json:"status"`
+			Source        string  `json:"source"`
+			AppointmentID *string `json:"appointment_id"`
 		} `json:"openings"`
 	}
 	require.Equal(t, http.StatusOK, e.api(a, http.MethodGet, "/api/openings", shop.APIKey, nil, &list))
 	require.Len(t, list.Openings, 1, "the cancellation declared its opening")
+	require.Equal(t, "appointment", list.Openings[0].Source)
+	require.NotNil(t, list.Openings[0].AppointmentID)
+	var appt struct {
+		External struct {
+			ID string `json:"id"`
+		} `json:"external"`
+		Status string `json:"status"`
+	}
+	require.Equal(t, http.StatusOK, e.api(a, http.MethodGet, "/api/appointments/"+*list.Openings[0].AppointmentID, shop.APIKey, nil, &appt))
+	require.Equal(t, "bFJeNb2uX8ANpT3JL5EfXw", appt.External.ID, "the opening names the cal.com booking's appointment")
+	require.Equal(t, "cancelled", appt.Status)
 	var got struct {
 		LastDelivery struct {
 			Result string `json:"result"`

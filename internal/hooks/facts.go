@@ -31,6 +31,8 @@ type openingFacts struct {
 		FilledAt        *time.Time `json:"filled_at"`
 		StaffID         *uuid.UUID `json:"staff_id"`
 		ParentID        *uuid.UUID `json:"parent_id"`
+		Source          *string    `json:"source"`
+		SourceID        *uuid.UUID `json:"source_id"`
 	} `json:"opening"`
 	Currency   string `json:"currency"`
 	OffersSent int    `json:"offers_sent"`
@@ -86,6 +88,9 @@ func (f openingFacts) opening() api.Opening {
 		ID: s.ID, ShopID: s.ShopID, StartsAt: s.StartsAt, DurationMinutes: s.DurationMinutes, Service: s.Service,
 		PriceCents: s.PriceCents, Currency: f.Currency, Status: s.Status, OffersSent: f.OffersSent,
 		Generation: s.Generation, CreatedAt: s.CreatedAt, FilledAt: s.FilledAt, ParentID: s.ParentID,
+	}
+	if s.Source != nil && *s.Source == api.OpeningFromAppointment {
+		o.Source, o.AppointmentID = api.OpeningFromAppointment, s.SourceID
 	}
 	if h := f.Holder; h != nil {
 		o.FilledBy = &api.Filler{CustomerID: h.ID, Phone: h.Phone, Name: h.Name}

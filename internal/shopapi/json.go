@@ -269,6 +269,10 @@ func newOpeningJSON(o slots.Opening, currency string) api.Opening {
 		Status: o.Status, OffersSent: o.OffersSent, Generation: o.Generation, CreatedAt: o.CreatedAt,
 		FilledAt: o.FilledAt, Warnings: o.Warnings,
 	}
+	if o.Source == slots.SourceAppointment {
+		id := o.SourceID
+		out.Source, out.AppointmentID = api.OpeningFromAppointment, &id
+	}
 	if f := o.FilledBy; f != nil {
 		out.FilledBy = &api.Filler{CustomerID: f.CustomerID, Phone: f.Phone, Name: f.Name}
 	}
