@@ -14,7 +14,7 @@ import (
 )
 
 // API is the appointment as the owners' API shows it (api.Appointment), without its
-// opening (Declaration.API). Its phone is as a stands: whole from Get, masked from List.
+// opening (Declaration.API). Its phone is as it stands: whole from Get, masked from List (the API and the events share it).
 func (a Appointment) API() api.Appointment {
 	out := api.Appointment{
 		ID: a.ID, CustomerName: a.Name, Service: a.Service, PriceCents: a.PriceCents,

@@ -169,9 +169,9 @@ func (h *Handlers) listAppointments(c echo.Context) error {
 	}
 	out := api.AppointmentList{Appointments: make([]api.Appointment, 0, len(page.Appointments))}
 	for _, a := range page.Appointments {
-		j := newAppointmentJSON(a) // phones come masked
+		j := a.API() // phones come masked
 		if d, ok := declared[a.ID]; ok {
-			j.Opening = newAppointmentOpeningJSON(d)
+			j.Opening = d.API()
 		}
 		out.Appointments = append(out.Appointments, j)
 	}
@@ -236,7 +236,7 @@ func (h *Handlers) cancelAppointment(c echo.Context) error {
 // appointmentView is one appointment as the API shows it, with what its latest release
 // declared.
 func (h *Handlers) appointmentView(ctx context.Context, shop shops.Shop, a book.Appointment) (api.Appointment, error) {
-	out := newAppointmentJSON(a)
+	out := a.API()
 	if a.Releases == 0 {
 		return out, nil // it never freed a time
 	}
@@ -245,37 +245,7 @@ func (h *Handlers) appointmentView(ctx context.Context, shop shops.Shop, a book.
 		return api.Appointment{}, err
 	}
 	if d, ok := declared[a.ID]; ok {
-		out.Opening = newAppointmentOpeningJSON(d)
+		out.Opening = d.API()
 	}
 	return out, nil
-}
-
-// newAppointmentJSON is the appointment as the API shows it (api.Appointment), without
-// its opening.
-func newAppointmentJSON(a book.Appointment) api.Appointment {
-	out := api.Appointment{
-		ID: a.ID, Phone: nonEmpty(a.Phone), CustomerName: a.Name, Service: a.Service, PriceCents: a.PriceCents,
-		StartsAt: a.StartsAt.UTC(), DurationMinutes: a.DurationMinutes, Status: string(a.Status), Source: string(a.Source),
-		Version: a.Version, UpdatedAt: a.UpdatedAt.UTC(), CreatedAt: a.CreatedAt.UTC(),
-	}
-	if x := a.External; x != nil {
-		out.External = &api.AppointmentExternal{Source: string(x.Source), ID: x.ID}
-	}
-	if cu := a.Customer; cu != nil {
-		out.Customer = &api.AppointmentCustomer{ID: cu.ID, Name: cu.Name}
-	}
-	if s := a.Staff; s != nil {
-		out.Staff = &api.Staff{ID: s.ID, Name: s.Name}
-	}
-	return out
-}
-
-func newAppointmentOpeningJSON(d book.Declaration) *api.AppointmentOpening {
-	out := &api.AppointmentOpening{State: string(d.State), Reason: nonEmpty(d.Reason),
-		StartsAt: d.StartsAt.UTC(), DurationMinutes: d.DurationMinutes}
-	if d.OpeningID != uuid.Nil {
-		id := d.OpeningID
-		out.ID = &id
-	}
-	return out
 }
