@@ -82,8 +82,8 @@ mask() {
 		-e 's/shop_[A-Za-z0-9_-]{20,}/shop_<key>/g' \
 		-e 's/evt_sim_[0-9a-f]+/evt_sim_<id>/g' \
 		-e 's/cs_test_[A-Za-z0-9]+/cs_test_<id>/g' \
-		-e 's/(Mon|Tue|Wed|Thu|Fri|Sat|Sun) [0-9]{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{2}:[0-9]{2}/<when>/g' \
-		-e 's/(lun|mar|mié|jue|vie|sáb|dom)\. [0-9]{1,2} [a-z]{3,4}\. [0-9]{2}(:|h)[0-9]{2}/<when>/g' \
+		-e 's/(Mon|Tue|Wed|Thu|Fri|Sat|Sun) [0-9]{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{1,2}:[0-9]{2}( [AP]M)?/<when>/g' \
+		-e 's/(lun|mar|mi[ée]|jue|vie|s[áa]b|dom)\. [0-9]{1,2} [a-z]{3,4}\.( a las?)? [0-9]{1,2}(:|h)[0-9]{2}( [ap]\. m\.)?/<when>/g' \
 		-e 's/[[:space:]]+$//' -e '/^$/d' "$@" 2>/dev/null || true
 }
 if [[ ${1:-} == --update ]]; then
