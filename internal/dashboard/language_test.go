@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"regexp"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -150,4 +151,74 @@ func TestCustomersLanguage(t *testing.T) {
 	body, _ = en.page(t, ck, "/dashboard/customers/"+bo.ID.String())
 	require.Contains(t, html.UnescapeString(body), `<option value="">The shop's: Spanish (español)</option>`)
 	require.Equal(t, "es", selectedOption(t, body, "language"), "Bo's own, though it is the shop's too")
+}
+
+// TestSettingsTextsAndBook: the settings form shows and sets how the texts are written
+// (formality, accents, the HELP contact) and whether a cancelled appointment's time is
+// offered by itself; a bad value is shown next to its field and changes nothing; a form
+// from before the fields existed keeps them.
+func TestSettingsTextsAndBook(t *testing.T) {
+	t.Parallel()
+	en := newEnv(t, envOpts{})
+	ctx := context.Background()
+	ck := en.login(t, en.keyA)
+	body, csrf := en.page(t, ck, "/dashboard/settings")
+	for _, id := range []string{`id="set-formality"`, `id="set-gsm7"`, `id="set-help-contact"`, `id="set-auto-declare"`} {
+		require.Contains(t, body, id)
+	}
+	require.Regexp(t, `<option value="prefer" selected>`, body, "the default: accents dropped where that saves a part")
+	require.Regexp(t, `id="set-auto-declare" name="auto_declare" type="checkbox" value="on" checked`, body, "on by default")
+	base := func() url.Values {
+		return url.Values{"csrf": {csrf}, "name": {"Ada's Barbers"}, "timezone": {"America/New_York"}, "currency": {"USD"},
+			"payment_mode": {"checkout"}, "wave_size": {"10"}, "wave_interval_seconds": {"600"}, "min_lead_minutes": {"60"},
+			"cooldown_seconds": {"86400"}}
+	}
+	form := base()
+	form.Set("formality", "formal")
+	form.Set("gsm7", "exact")
+	form.Set("help_contact", " hello@adas.example ")
+	form.Set("auto_declare_shown", "1") // the checkbox unticked: not sent
+	rec := en.post("/dashboard/settings", form, ck)
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	shop, err := en.shops.Get(ctx, en.shopA.ID)
+	require.NoError(t, err)
+	require.Equal(t, shops.FormalityFormal, shop.Formality)
+	require.Equal(t, shops.GSM7Exact, shop.GSM7)
+	require.Equal(t, "hello@adas.example", shop.HelpContact)
+	require.False(t, shop.AutoDeclare)
+	body, _ = en.page(t, ck, "/dashboard/settings")
+	require.Contains(t, body, `<option value="formal" selected>`)
+	require.Contains(t, body, `value="hello@adas.example"`)
+
+	bad := base()
+	bad.Set("gsm7", "sometimes")
+	bad.Set("help_contact", strings.Repeat("x", 101))
+	rec = en.post("/dashboard/settings", bad, ck)
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
+	require.NotEmpty(t, fieldError(rec.Body.String(), "set-gsm7-error"))
+	after, err := en.shops.Get(ctx, en.shopA.ID)
+	require.NoError(t, err)
+	require.Equal(t, shops.GSM7Exact, after.GSM7, "a refused form changes nothing")
+	require.Equal(t, "hello@adas.example", after.HelpContact)
+
+	old := base() // none of the four fields: they stay
+	rec = en.post("/dashboard/settings", old, ck)
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	kept, err := en.shops.Get(ctx, en.shopA.ID)
+	require.NoError(t, err)
+	require.Equal(t, shops.FormalityFormal, kept.Formality)
+	require.False(t, kept.AutoDeclare)
+
+	back := base()
+	back.Set("formality", "")
+	back.Set("help_contact", "")
+	back.Set("auto_declare_shown", "1")
+	back.Set("auto_declare", "on")
+	rec = en.post("/dashboard/settings", back, ck)
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	reset, err := en.shops.Get(ctx, en.shopA.ID)
+	require.NoError(t, err)
+	require.Equal(t, shops.FormalityDefault, reset.Formality, "empty: the language's usual way")
+	require.Empty(t, reset.HelpContact, "empty: the texting number")
+	require.True(t, reset.AutoDeclare)
 }

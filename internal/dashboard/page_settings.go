@@ -77,6 +77,11 @@ func (f settingsForm) form(csrf string) g.Node {
 				"Leave a customer who booked alone for (seconds)", nil, f.Cooldown),
 		),
 		f.quietHoursField(),
+		h.H2(g.Text("Texts")),
+		h.Div(h.Class("row"), f.formalityField(), f.gsm7Field()),
+		f.helpContactField(),
+		h.H2(g.Text("Appointment book")),
+		f.autoDeclareField(),
 		h.Button(h.Type("submit"), h.Class("btn btn-primary"), g.Text("Save settings")),
 	)
 }
@@ -144,6 +149,73 @@ func (f settingsForm) notifyPhoneField() g.Node {
 		h.Input(h.ID("set-notify-phone"), h.Name("notify_phone"), h.Type("tel"), h.AutoComplete("tel"), h.Value(f.NotifyPhone),
 			h.Aria("describedby", describedBy("set-notify-phone-hint", e, "set-notify-phone-error")),
 			g.If(e != "", h.Aria("invalid", "true"))),
+	)
+}
+
+// selectField is a setting chosen from a list: field is its name in the API (and in
+// Errors and the form), id its select's id, hint what the label does not say.
+func (f settingsForm) selectField(field, id, label, hint, value string, options [][2]string) g.Node {
+	e := f.Errors[field]
+	return h.Div(fieldClass(e),
+		h.Label(h.For(id), g.Text(label)),
+		h.P(h.Class("hint"), h.ID(id+"-hint"), g.Text(hint)),
+		fieldError(id+"-error", e),
+		h.Select(h.ID(id), h.Name(field), h.Aria("describedby", describedBy(id+"-hint", e, id+"-error")),
+			g.If(e != "", h.Aria("invalid", "true")),
+			g.Map(options, func(o [2]string) g.Node {
+				return h.Option(h.Value(o[0]), g.If(value == o[0], h.Selected()), g.Text(o[1]))
+			}),
+		),
+	)
+}
+
+// formalityField is how the texts address customers in Spanish and French.
+func (f settingsForm) formalityField() g.Node {
+	return f.selectField("formality", "set-formality", "Addressing customers",
+		"In Spanish and French: tú/tu or usted/vous. English has one way.", f.Formality, [][2]string{
+			{"", "The language's usual way (tú in Spanish, vous in French)"},
+			{"informal", "Informal (tú, tu)"},
+			{"formal", "Formal (usted, vous)"},
+		})
+}
+
+// gsm7Field is whether accents may be dropped where that makes a text cheaper.
+func (f settingsForm) gsm7Field() g.Node {
+	return f.selectField("gsm7", "set-gsm7", "Accents",
+		"An accent outside the basic SMS alphabet (á, í, ó, ú, ç, ê) turns a text into two or three paid parts.",
+		f.GSM7, [][2]string{
+			{"prefer", "Drop them where that saves a part (á → a)"},
+			{"exact", "Keep every accent"},
+		})
+}
+
+// helpContactField is the contact the answer to HELP gives.
+func (f settingsForm) helpContactField() g.Node {
+	e := f.Errors["help_contact"]
+	return h.Div(fieldClass(e),
+		h.Label(h.For("set-help-contact"), g.Text("Contact in the answer to HELP")),
+		h.P(h.Class("hint"), h.ID("set-help-contact-hint"), g.Text("A phone number, an e-mail or an address, one line. "+
+			"Empty: your texting number.")),
+		fieldError("set-help-contact-error", e),
+		h.Input(h.ID("set-help-contact"), h.Name("help_contact"), h.Type("text"), h.MaxLength("100"), h.Value(f.HelpContact),
+			h.Aria("describedby", describedBy("set-help-contact-hint", e, "set-help-contact-error")),
+			g.If(e != "", h.Aria("invalid", "true"))),
+	)
+}
+
+// autoDeclareField is whether a cancelled appointment of the book declares its opening
+// by itself.
+func (f settingsForm) autoDeclareField() g.Node {
+	e := f.Errors["auto_declare"]
+	return h.Div(fieldClass(e),
+		h.Input(h.Type("hidden"), h.Name("auto_declare_shown"), h.Value("1")),
+		h.P(h.Class("inline-check"),
+			h.Input(h.ID("set-auto-declare"), h.Name("auto_declare"), h.Type("checkbox"), h.Value("on"), g.If(f.AutoDeclare, h.Checked()),
+				h.Aria("describedby", "set-auto-declare-hint")),
+			h.Label(h.For("set-auto-declare"), g.Text("Offer a cancelled appointment's time by itself"))),
+		h.P(h.Class("hint"), h.ID("set-auto-declare-hint"), g.Text("When your booking system cancels a future appointment, "+
+			"its time is offered at once. Unticked, it waits on the Book page for you to press \u201cOffer it\u201d.")),
+		fieldError("set-auto-declare-error", e),
 	)
 }
 

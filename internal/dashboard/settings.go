@@ -25,6 +25,11 @@ type settingsForm struct {
 	Language string
 	// NotifyPhone is the owner's alert number for the inbox; "" for none.
 	NotifyPhone string
+	// Formality ("" for the language's default, informal, formal), GSM7 (prefer,
+	// exact) and HelpContact ("" for the shop's number) are how the texts are written.
+	Formality, GSM7, HelpContact string
+	// AutoDeclare: a cancelled appointment of the book declares its opening by itself.
+	AutoDeclare bool
 }
 
 type settingsView struct {
@@ -50,7 +55,9 @@ func settingsFormOf(s shops.Shop) settingsForm {
 		WaveSize: strconv.Itoa(p.WaveSize), WaveInterval: strconv.Itoa(int(p.WaveInterval / time.Second)),
 		MinLead: strconv.Itoa(int(p.MinLead / time.Minute)), Cooldown: strconv.Itoa(int(p.Cooldown / time.Second)),
 		Delay: strconv.Itoa(int(p.FirstWaveDelay / time.Second)), SendRate: strconv.Itoa(p.SendRate),
-		Language: string(s.Language), NotifyPhone: s.NotifyPhone}
+		Language: string(s.Language), NotifyPhone: s.NotifyPhone,
+		Formality: string(s.Formality), GSM7: cmpOr(string(s.GSM7), string(shops.GSM7Prefer)), HelpContact: s.HelpContact,
+		AutoDeclare: s.AutoDeclare}
 	if p.MaxOffersPerDay > 0 {
 		f.MaxPerDay = strconv.Itoa(p.MaxOffersPerDay)
 	}
@@ -86,9 +93,41 @@ func (d *Dashboard) saveSettings(c echo.Context) error {
 		SendRate: val("send_rate_per_second"), QuietStart: val("quiet_start"), QuietEnd: val("quiet_end"),
 		Language: val(shops.LanguageField), NotifyPhone: val("notify_phone"), Errors: map[string]string{}}
 	ch := shops.ShopChange{Name: &f.Name, Timezone: &f.Timezone, Currency: &f.Currency, PaymentMode: &f.PaymentMode}
-	// A form from before the field existed keeps the alert number; an empty one removes it.
-	if form, err := c.FormParams(); err == nil && form.Has("notify_phone") {
-		ch.NotifyPhone = &f.NotifyPhone
+	// A form from before a field existed keeps the setting; an empty alert number or help
+	// contact removes it.
+	if form, err := c.FormParams(); err == nil {
+		if form.Has("notify_phone") {
+			ch.NotifyPhone = &f.NotifyPhone
+		}
+		if form.Has("formality") {
+			f.Formality = val("formality")
+			formality := shops.FormalityDefault
+			if f.Formality != "" {
+				if parsed, err := shops.ParseFormality(f.Formality); err != nil {
+					f.Errors["formality"] = "Choose one of the ways in the list."
+				} else {
+					formality = parsed
+				}
+			}
+			ch.Formality = &formality
+		}
+		if form.Has("gsm7") {
+			f.GSM7 = val("gsm7")
+			if g7, err := shops.ParseGSM7(f.GSM7); err != nil {
+				f.Errors["gsm7"] = "Choose one of the ways in the list."
+			} else {
+				ch.GSM7 = &g7
+			}
+		}
+		if form.Has("help_contact") {
+			f.HelpContact = val("help_contact")
+			ch.HelpContact = &f.HelpContact
+		}
+		// The checkbox is sent only when ticked: its hidden companion says the form has it.
+		if form.Has("auto_declare_shown") {
+			f.AutoDeclare = form.Get("auto_declare") == "on"
+			ch.AutoDeclare = &f.AutoDeclare
+		}
 	}
 	number := func(field, text, msg string) *int {
 		n, err := strconv.Atoi(text)
