@@ -2,6 +2,7 @@ package texts_test
 
 import (
 	"encoding/json"
+	"flag"
 	"fmt"
 	"maps"
 	"os"
@@ -220,11 +221,17 @@ var segmentCases = func() []segmentCase {
 	}
 }()
 
+// segmentsTable asks TestSegments to log its every row (some 40,000 lines: not by
+// default, since go test -json, as scripts/test.sh runs it, is verbose):
+//
+//	go test ./internal/texts -run TestSegments -v -args -segments-table
+var segmentsTable = flag.Bool("segments-table", false, "TestSegments: log every text × language × formality × zone × weekday × month")
+
 // TestSegments renders every text in every language and both formalities, with a
 // 20-character shop name and service, on every weekday of every month (the longest
 // names: "sáb.", "sept.", "août") at 12:30 (the longest clocks: "12:30 p. m."), in a shop
-// of each country whose clock differs, and logs its encoding and segments (segments cost
-// money; `go test -v` prints every row, a failure the summary). With gsm7 prefer, an
+// of each country whose clock differs, and logs each text's most segments and its
+// encodings (segments cost money; -segments-table logs every row). With gsm7 prefer, an
 // offer, a clarify and a taken answer must be one segment.
 func TestSegments(t *testing.T) {
 	t.Parallel()
@@ -261,7 +268,7 @@ func TestSegments(t *testing.T) {
 								encodings[k] = map[string]bool{}
 							}
 							encodings[k][enc] = true
-							if testing.Verbose() {
+							if *segmentsTable {
 								rows = append(rows, fmt.Sprintf("%s %-8s %-19s %-19s %s %s %-5s %d segment(s), %3d chars: %s",
 									l, f, zone, c.name, at.Weekday().String()[:3], month.String()[:3], enc, n, len([]rune(body)), body))
 							}

@@ -18,9 +18,10 @@
 // way, tú in Spanish and vous in French; "<id>@formal" and "<id>@informal" are the other
 // way). With the shop's gsm7 setting at prefer (the default), a text whose accents
 // outside GSM-7 would make it more UCS-2 segments than it would be GSM-7 ones is sent with
-// them folded to their GSM-7 base (fit). TestSegments prints every text in every language
-// on every weekday and month, and holds the offer, clarify and taken texts to one segment
-// with a 20-character shop name and service.
+// them folded to their GSM-7 base (fit). TestSegments renders every text in every
+// language on every weekday and month (-args -segments-table prints them all), and holds
+// the offer, clarify and taken texts to one segment with a 20-character shop name and
+// service.
 package texts
 
 import (
