@@ -199,15 +199,24 @@ function jstr(s, key,   i, rest, out, c, n) {
 	}
 	return out
 }
-function flush(key,   text, n, i, lines) {
-	if (!(key in buf)) return
-	n = split(buf[key], lines, "\n")
-	for (i = 1; i <= n; i++) {
-		if (lines[i] ~ /^=== (RUN|PAUSE|CONT|NAME)/) continue
-		if (i == n && lines[i] == "") continue
-		print lines[i]
+# The output of a test is kept as its pieces (nbuf[key] of them in buf[key, i]), not as
+# one string appended to: a test that logs 40,000 lines would make that quadratic, and
+# the go test writing into this pipe waits on it.
+function flush(key,   j, n, i, lines) {
+	if (!(key in nbuf)) return
+	for (j = 1; j <= nbuf[key]; j++) {
+		n = split(buf[key, j], lines, "\n")
+		for (i = 1; i <= n; i++) {
+			if (lines[i] ~ /^=== (RUN|PAUSE|CONT|NAME)/) continue
+			if (i == n && lines[i] == "") continue
+			print lines[i]
+		}
 	}
-	delete buf[key]
+	drop(key)
+}
+function drop(key,   j) {
+	for (j = 1; j <= nbuf[key]; j++) delete buf[key, j]
+	delete nbuf[key]
 }
 {
 	line = $0
@@ -223,15 +232,15 @@ function flush(key,   text, n, i, lines) {
 	key = pkg SUBSEP test
 	if (action == "output") {
 		if (verbose) { printf "%s", out; fflush(); next }
-		if (test != "") { buf[key] = buf[key] out; next }
+		if (test != "") { buf[key, ++nbuf[key]] = out; next }
 		if (out == "PASS\n" || out ~ /^=== /) next
 		printf "%s", out
 		fflush()
 		next
 	}
 	if (test != "") {
-		if (action == "pass") { passed++; delete buf[key] }
-		else if (action == "skip") { skipped++; delete buf[key] }
+		if (action == "pass") { passed++; drop(key) }
+		else if (action == "skip") { skipped++; drop(key) }
 		else if (action == "fail") { failed++; flush(key); failures[++nf] = pkg " " test; fflush() }
 		next
 	}
@@ -239,7 +248,7 @@ function flush(key,   text, n, i, lines) {
 		# Tests left running when a package dies (panic, timeout) have no end
 		# event: show what they printed, and count them as failed.
 		nk = 0
-		for (k in buf) {
+		for (k in nbuf) {
 			split(k, parts, SUBSEP)
 			if (parts[1] == pkg) left[++nk] = k
 		}
@@ -251,7 +260,7 @@ function flush(key,   text, n, i, lines) {
 				flush(k)
 				failed++
 				failures[++nf] = pkg " " parts[2] " (unfinished)"
-			} else delete buf[k]
+			} else drop(k)
 		}
 		if (action == "fail") pkgfailed++
 		fflush()
