@@ -7,8 +7,10 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/connectors"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
@@ -36,6 +38,21 @@ func TestBrowserEveryPageFitsAPhone(t *testing.T) {
 			simulateYes(t, en.pool, op.ID, dana.ID)
 		}
 	}
+	// The book's day: a booked and a cancelled appointment with long names (the
+	// cancellation's declaration in words), and a customer marked possibly reassigned.
+	ctx0 := context.Background()
+	day := time.Now().In(en.shopA.Location).AddDate(0, 0, 1)
+	for i, status := range []connectors.Status{connectors.StatusBooked, connectors.StatusCancelled} {
+		_, err := en.book.Upsert(ctx0, en.shopA, connectors.Appointment{Source: connectors.SourceCalcom,
+			ExternalID: "phone-" + string(status), Status: status,
+			StartsAt:        time.Date(day.Year(), day.Month(), day.Day(), 10+i, 0, 0, 0, en.shopA.Location),
+			DurationMinutes: 45, Service: "Colour, cut and blow-dry", PriceCents: 8000, Phone: "+15555550143",
+			CustomerName: "Maximiliana Featherstonehaugh-Smythe"})
+		require.NoError(t, err)
+	}
+	require.NoError(t, pgx.BeginFunc(ctx0, en.pool, func(tx pgx.Tx) error {
+		return en.customers.MarkPossiblyReassigned(ctx0, tx, en.shopA.ID, dana.Phone, time.Now())
+	}))
 	srv := httptest.NewServer(en.e)
 	t.Cleanup(srv.Close)
 
@@ -62,8 +79,10 @@ func TestBrowserEveryPageFitsAPhone(t *testing.T) {
 	))
 	pages := []struct{ name, path string }{
 		{"slots", "/dashboard"},
+		{"book", "/dashboard/book?day=" + day.Format("2006-01-02")},
 		{"inbox", "/dashboard/inbox"},
 		{"customers", "/dashboard/customers"},
+		{"customer", "/dashboard/customers/" + dana.ID.String()},
 		{"staff", "/dashboard/staff"},
 		{"services", "/dashboard/services"},
 		{"integrations", "/dashboard/integrations"},
