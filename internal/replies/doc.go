@@ -32,7 +32,8 @@
 // "Sí" is "si", "ＹＥＳ" is "yes"); a word also matches a rule word spelled with some
 // letters repeated ("yesss", "nooo", "siii"). Skin tones and variation selectors are
 // dropped from emoji (👍🏽 is 👍). A word spelled out letter by letter is joined first
-// ("S T O P", "s.t.o.p": three letters or more, or a whole reply of two). The marks . , ! ? ; : ¡ ¿ and line breaks split the
+// ("S T O P", "s.t.o.p", "S T O P!": three letters or more, or a whole reply of two, spaces
+// and ! ? ¡ ¿ around it allowed). The marks . , ! ? ; : ¡ ¿ and line breaks split the
 // reply into clauses. Then, in this order:
 //
 //  1. Twilio's OptOutType, when given, wins: STOP is an opt-out, HELP is help, and START

@@ -240,20 +240,20 @@ func spelledOut(body string) (string, bool) {
 		cur    run
 		runs   [4]run
 		nRuns  int
-		single = func(i int) bool { // body[i:] starts a letter that stands alone
+		single = func(i int) bool { // body[i:] starts a letter that stands alone ("P" in "S T O P!")
 			c, size := utf8.DecodeRuneInString(body[i:])
 			if !unicode.IsLetter(c) {
 				return false
 			}
 			if i > 0 {
 				p, _ := utf8.DecodeLastRuneInString(body[:i])
-				if !isSpellSep(p) {
+				if !isFrame(p) {
 					return false
 				}
 			}
 			if i+size < len(body) {
 				n, _ := utf8.DecodeRuneInString(body[i+size:])
-				if !isSpellSep(n) {
+				if !isFrame(n) {
 					return false
 				}
 			}
@@ -261,7 +261,7 @@ func spelledOut(body string) (string, bool) {
 		}
 	)
 	flush := func() {
-		if cur.letters >= 3 || (cur.letters == 2 && cur.start == 0 && strings.TrimRightFunc(body[cur.end:], isSpellSep) == "") {
+		if cur.letters >= 3 || (cur.letters == 2 && strings.TrimFunc(body[:cur.start], isFrame) == "" && strings.TrimFunc(body[cur.end:], isFrame) == "") {
 			found = true
 			if nRuns < len(runs) {
 				runs[nRuns] = cur
@@ -310,3 +310,9 @@ func spelledOut(body string) (string, bool) {
 
 // isSpellSep is what stands between the letters of a word spelled out.
 func isSpellSep(c rune) bool { return c == ' ' || c == '.' || c == '-' || c == '_' || c == '\t' }
+
+// isFrame is what may stand around a whole reply of two letters spelled out ("  N O! "
+// is "N O"): separators, line breaks and the marks of a shout or a question.
+func isFrame(c rune) bool {
+	return isSpellSep(c) || c == '\n' || c == '\r' || c == '!' || c == '?' || c == '¡' || c == '¿'
+}
