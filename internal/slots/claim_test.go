@@ -85,6 +85,46 @@ func TestAStormAsksRedisOnce(t *testing.T) {
 	require.Equal(t, 1, count(t, f, `SELECT count(*) FROM bookings`))
 }
 
+// deafLocker is a Redis locker whose release notices never arrive (a notice can be
+// dropped, or still be on its way back from Redis).
+type deafLocker struct{ slots.Locker }
+
+func (deafLocker) Watch(string) (<-chan string, func()) { return make(chan string), func() {} }
+func (deafLocker) Recent(string) []string               { return nil }
+
+// TestALateReplyLearnsWhatThisInstanceDecided: a reply that comes after the storm is
+// over on this instance (the winner gone, its release notice not heard) is told
+// "taken" from the decision this instance kept, without asking Redis for the lock.
+func TestALateReplyLearnsWhatThisInstanceDecided(t *testing.T) {
+	t.Parallel()
+	rdb, prefix := redistest.New(t)
+	svc, f := setup(t, 3, deafLocker{redisLocker(t, rdb, prefix)}, prefix, func(c *slots.Config) { c.LockWait = 20 * time.Second })
+	ctx := context.Background()
+	key := prefix + slots.LockKey(f.shop.ID, f.op.StartsAt)
+	h := &lockAttempts{key: key}
+	rdb.AddHook(h)
+	// The late replies were read (their offers live) before the winner booked.
+	var late []slots.Claimable
+	for _, id := range f.cust[1:] {
+		c, err := svc.Claimable(ctx, f.shop, id)
+		require.NoError(t, err)
+		require.Len(t, c.Live, 1)
+		late = append(late, c)
+	}
+	first, err := svc.Book(ctx, f.shop, f.cust[0])
+	require.NoError(t, err)
+	require.Equal(t, slots.Booked, first.Outcome)
+	first.Settle()
+	require.EqualValues(t, 2, h.n.Load(), "the winner obtains and releases the lock")
+	for i, id := range f.cust[1:] {
+		c, err := svc.BookClaimable(ctx, f.shop, id, late[i])
+		require.NoError(t, err)
+		require.Equal(t, slots.Taken, c.Outcome)
+	}
+	require.EqualValues(t, 2, h.n.Load(), "late replies asked Redis for the lock (scripts on the key: %d)", h.n.Load())
+	require.Zero(t, slots.Contending(svc, key))
+}
+
 // TestAFailedHolderLeavesTheSlotToItsWaiters: when the holder of the lock decides
 // nothing (its own claim failed), the claims it kept waiting try again and one of them
 // books: nobody is told "taken" for a slot that stayed free.

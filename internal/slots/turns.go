@@ -1,6 +1,9 @@
 package slots
 
-import "sync"
+import (
+	"sync"
+	"time"
+)
 
 // turns lets the contenders of one instance for a slot key ask the lock service one at
 // a time. In a storm every reply of an instance asked Redis for the lock before the
@@ -9,9 +12,15 @@ import "sync"
 // from what it leaves here, or from the release notice, without a round trip of their
 // own. Turns order this instance's contenders only: the Redis lock still orders the
 // instances, and Postgres stays the fence.
+//
+// A key's turn outlives its last contender by keptFor when a holder decided something:
+// a reply that comes after the storm (the winner already gone, the release notice not
+// yet back from Redis) learns the decision here instead of asking Redis again.
 type turns struct {
 	mu   sync.Mutex
 	keys map[string]*turn
+	// idle counts the kept turns with nobody in them.
+	idle int
 }
 
 // turn is one key's turn. free holds a token while nobody of this instance has the
@@ -19,10 +28,22 @@ type turns struct {
 type turn struct {
 	free  chan struct{}
 	users int
-	// decided are the notes of this instance's holders of the key, newest last: the
-	// next in turn reads them before asking Redis (the release notice comes later).
+	// decided are the notes of this instance's holders of the key, newest last (at
+	// most keptNotes): the next in turn reads them before asking Redis (the release
+	// notice comes later).
 	decided []string
+	// left is when the last contender left, for a turn kept with nobody in it.
+	left time.Time
 }
+
+// keptFor is how long a decided turn is kept after its last contender left (as long as
+// the watcher remembers release notices); keptNotes bounds the notes of one turn, and
+// keptTurns how many turns with nobody in them are kept.
+const (
+	keptFor   = time.Minute
+	keptNotes = 32
+	keptTurns = 10_000
+)
 
 // join returns key's turn, made if nobody of this instance contends for key yet. Call
 // leave when done with it.
@@ -33,6 +54,12 @@ func (ts *turns) join(key string) *turn {
 		ts.keys = map[string]*turn{}
 	}
 	t := ts.keys[key]
+	if t != nil && t.users == 0 {
+		ts.idle--
+		if time.Since(t.left) >= keptFor {
+			t = nil // kept too long: what it knew is old news
+		}
+	}
 	if t == nil {
 		t = &turn{free: make(chan struct{}, 1)}
 		t.free <- struct{}{}
@@ -42,13 +69,41 @@ func (ts *turns) join(key string) *turn {
 	return t
 }
 
-// leave ends a join: the last to leave forgets the key.
+// leave ends a join. The last to leave forgets the key, unless a holder decided
+// something: then the turn is kept (keptFor) for the replies that come late.
 func (ts *turns) leave(key string) {
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
 	t := ts.keys[key]
-	if t.users--; t.users == 0 {
+	if t.users--; t.users > 0 {
+		return
+	}
+	if len(t.decided) == 0 {
 		delete(ts.keys, key)
+		return
+	}
+	t.left = time.Now()
+	ts.idle++
+	if ts.idle > keptTurns {
+		ts.forgetIdle()
+	}
+}
+
+// forgetIdle drops the turns with nobody in them that were kept keptFor, or all of
+// them when that frees nothing (a bound on memory, not a correctness matter: a
+// forgotten decision is asked of Redis and Postgres again).
+func (ts *turns) forgetIdle() {
+	old := time.Now().Add(-keptFor)
+	for _, all := range []bool{false, true} {
+		for k, t := range ts.keys {
+			if t.users == 0 && (all || t.left.Before(old)) {
+				delete(ts.keys, k)
+				ts.idle--
+			}
+		}
+		if ts.idle <= keptTurns/2 {
+			return
+		}
 	}
 }
 
@@ -59,6 +114,9 @@ func (ts *turns) decide(t *turn, note string) {
 	}
 	ts.mu.Lock()
 	defer ts.mu.Unlock()
+	if len(t.decided) == keptNotes {
+		t.decided = t.decided[1:]
+	}
 	t.decided = append(t.decided, note)
 }
 
