@@ -129,6 +129,7 @@ var classes = map[string]class{
 	"internal/catalog": domain, "internal/book": domain,
 
 	"internal/hooks": domainLib, "internal/idempotency": domainLib, "internal/calendar": domainLib,
+	"internal/paylink": domainLib,
 
 	"cmd/server": edge, "internal/webhooks": edge, "internal/shopapi": edge,
 	"internal/httperr": edge, "internal/dashboard": edge,
@@ -167,7 +168,7 @@ var domainLayers = [][]string{
 	{"internal/customers"},                   // the shops' customers, their consent and their import
 	{"internal/shops"},                       // the shops themselves
 	{"internal/inbox"},                       // the owner's conversations
-	{"internal/hooks", "internal/idempotency", "internal/catalog"}, // catalog: staff and services
+	{"internal/hooks", "internal/idempotency", "internal/catalog", "internal/paylink"}, // catalog: staff and services; paylink: short payment links
 }
 
 // mayImport lists, for each class, the classes of ours it may import. domain and

@@ -94,6 +94,16 @@ func Random() *Ring {
 // ID is the newest key's ID: what is sealed or derived now is under it.
 func (r *Ring) ID() []byte { return r.keys[0].id[:] }
 
+// IDs returns the IDs of the ring's keys, newest first: a value derived under one key
+// is found again by trying each.
+func (r *Ring) IDs() [][]byte {
+	out := make([][]byte, len(r.keys))
+	for i := range r.keys {
+		out[i] = r.keys[i].id[:]
+	}
+	return out
+}
+
 // Has reports whether the ring holds the key whose ID is id.
 func (r *Ring) Has(id []byte) bool { return r.find(id) != nil }
 
