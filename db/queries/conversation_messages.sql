@@ -50,14 +50,17 @@ WHERE shop_id = sqlc.arg(shop_id) AND message_sid = sqlc.arg(message_sid);
 SELECT id, conversation_id FROM conversation_messages
 WHERE shop_id = sqlc.arg(shop_id) AND send_key = sqlc.arg(send_key);
 
--- name: ConversationTextList :many
--- A conversation's texts, oldest first (conversation_texts: the recorded ones and the
--- number's other replies with their answers); texts of one instant in the order they
--- were recorded (recorded ids are UUIDv7, made by internal/inbox: time-ordered), a
--- reply before its answer (ord).
+-- name: ConversationTextPage :many
+-- A page of a conversation's texts (conversation_texts: the recorded ones and the
+-- number's other replies with their answers), newest first, before the text (at, ord,
+-- id): the owner reads a long thread a page at a time. Texts of one instant are in the
+-- order they were recorded (recorded ids are UUIDv7, made by internal/inbox:
+-- time-ordered), a reply before its answer (ord).
 SELECT * FROM conversation_texts
 WHERE conversation_id = sqlc.arg(conversation_id)
-ORDER BY at, ord, id;
+  AND (at, ord, id) < (sqlc.arg(before_at)::timestamptz, sqlc.arg(before_ord)::smallint, sqlc.arg(before_id)::uuid)
+ORDER BY at DESC, ord DESC, id DESC
+LIMIT sqlc.arg(max_rows);
 
 -- name: ConversationMessageInsertReply :one
 -- The owner's reply, queued: its text job is enqueued in the same transaction.

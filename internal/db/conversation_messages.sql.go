@@ -401,18 +401,35 @@ func (q *Queries) ConversationRecordOutMany(ctx context.Context, db DBTX, arg Co
 	return items, nil
 }
 
-const conversationTextList = `-- name: ConversationTextList :many
+const conversationTextPage = `-- name: ConversationTextPage :many
 SELECT id, conversation_id, direction, author, body, at, status, ord FROM conversation_texts
 WHERE conversation_id = $1
-ORDER BY at, ord, id
+  AND (at, ord, id) < ($2::timestamptz, $3::smallint, $4::uuid)
+ORDER BY at DESC, ord DESC, id DESC
+LIMIT $5
 `
 
-// A conversation's texts, oldest first (conversation_texts: the recorded ones and the
-// number's other replies with their answers); texts of one instant in the order they
-// were recorded (recorded ids are UUIDv7, made by internal/inbox: time-ordered), a
-// reply before its answer (ord).
-func (q *Queries) ConversationTextList(ctx context.Context, db DBTX, conversationID uuid.UUID) ([]ConversationText, error) {
-	rows, err := db.Query(ctx, conversationTextList, conversationID)
+type ConversationTextPageParams struct {
+	ConversationID uuid.UUID
+	BeforeAt       time.Time
+	BeforeOrd      int16
+	BeforeID       uuid.UUID
+	MaxRows        int32
+}
+
+// A page of a conversation's texts (conversation_texts: the recorded ones and the
+// number's other replies with their answers), newest first, before the text (at, ord,
+// id): the owner reads a long thread a page at a time. Texts of one instant are in the
+// order they were recorded (recorded ids are UUIDv7, made by internal/inbox:
+// time-ordered), a reply before its answer (ord).
+func (q *Queries) ConversationTextPage(ctx context.Context, db DBTX, arg ConversationTextPageParams) ([]ConversationText, error) {
+	rows, err := db.Query(ctx, conversationTextPage,
+		arg.ConversationID,
+		arg.BeforeAt,
+		arg.BeforeOrd,
+		arg.BeforeID,
+		arg.MaxRows,
+	)
 	if err != nil {
 		return nil, err
 	}

@@ -131,7 +131,11 @@ type Message struct {
 // Thread is a conversation with its texts, oldest first.
 type Thread struct {
 	Conversation
+	// Messages are the page's texts, oldest first.
 	Messages []Message
+	// Older is the cursor of the page of texts before these (GetBefore); "" when these
+	// are the first.
+	Older string
 }
 
 // Query selects a page of a shop's conversations.
@@ -210,9 +214,26 @@ func (s *Service) List(ctx context.Context, shopID uuid.UUID, q Query) (Page, er
 	return page, nil
 }
 
-// Get returns shopID's conversation id with its texts, oldest first; another shop's is
-// ErrNotFound.
+// ThreadPage is how many texts a thread shows at once: a number that has texted the
+// shop for years is read a page at a time, never all in one answer.
+const ThreadPage = 200
+
+// Get returns shopID's conversation id with its newest texts (ThreadPage of them),
+// oldest first; another shop's is ErrNotFound. Thread.Older reads the page before.
 func (s *Service) Get(ctx context.Context, shopID, id uuid.UUID) (Thread, error) {
+	return s.GetBefore(ctx, shopID, id, "")
+}
+
+// GetBefore is Get for the page of texts before the cursor older (a Thread.Older);
+// "" is the newest page. A cursor this server did not give out is a problem.Invalid.
+func (s *Service) GetBefore(ctx context.Context, shopID, id uuid.UUID, older string) (Thread, error) {
+	at, ord, before := pageStart.at, int16(0), pageStart.id
+	if older != "" {
+		var err error
+		if at, ord, before, err = cursor.DecodeRanked(older); err != nil {
+			return Thread{}, errBadOlder
+		}
+	}
 	// One snapshot for the conversation and its texts: the preview and the thread agree.
 	var t Thread
 	err := pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
@@ -220,14 +241,20 @@ func (s *Service) Get(ctx context.Context, shopID, id uuid.UUID) (Thread, error)
 		if err != nil {
 			return err
 		}
-		rows, err := queries.ConversationTextList(ctx, tx, id)
+		rows, err := queries.ConversationTextPage(ctx, tx, db.ConversationTextPageParams{ConversationID: id,
+			BeforeAt: at, BeforeOrd: ord, BeforeID: before, MaxRows: ThreadPage + 1})
 		if err != nil {
 			return fmt.Errorf("list conversation %s texts: %w", id, err)
+		}
+		if len(rows) > ThreadPage {
+			rows = rows[:ThreadPage]
+			oldest := rows[ThreadPage-1]
+			t.Older = cursor.EncodeRanked(oldest.At, oldest.Ord, oldest.ID)
 		}
 		t.Conversation = c
 		t.Messages = make([]Message, len(rows))
 		for i, r := range rows {
-			t.Messages[i] = messageFromRow(r)
+			t.Messages[len(rows)-1-i] = messageFromRow(r) // newest first read, oldest first shown
 		}
 		return nil
 	})
@@ -394,7 +421,10 @@ func messageFromRow(r db.ConversationText) Message {
 // of the page, as the customer list's.
 func encodeCursor(t time.Time, id uuid.UUID) string { return cursor.Encode(t, id) }
 
-var errBadCursor = problem.Invalidf("cursor", "cursor is not one this server gave out; start again without it")
+var (
+	errBadCursor = problem.Invalidf("cursor", "cursor is not one this server gave out; start again without it")
+	errBadOlder  = problem.Invalidf("before", "before is not a cursor this server gave out; start again without it")
+)
 
 // pageStart is where the first page starts: before every row (no activity is this late,
 // and no id is above the greatest).

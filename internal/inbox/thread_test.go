@@ -2,12 +2,14 @@ package inbox_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
+	"github.com/slotrecovery/slotrecovery/internal/problem"
 )
 
 // TestThreadHoldsEveryReply: a conversation's thread holds, besides what it recorded
@@ -98,4 +100,65 @@ func TestThreadHoldsEveryReply(t *testing.T) {
 	require.NotNil(t, last)
 	require.Equal(t, "STOP", last.Body, "the preview is the newest text, a reply included")
 	require.Equal(t, inbox.In, last.Direction)
+}
+
+// TestThreadPages: a long thread is read ThreadPage texts at a time, newest page first,
+// each page oldest first; the pages together are the whole thread once each, in order,
+// also where a page ends between a reply and its answer of the same instant; a cursor
+// this server did not make is refused, and another shop's conversation is not found.
+func TestThreadPages(t *testing.T) {
+	t.Parallel()
+	s := newScene(t)
+	ctx := context.Background()
+	shop := s.shop("Cuts", "+15555550100")
+	other := s.shop("Trims", "+15555550101")
+	ada := s.customer(shop, "+15557310001", "Ada")
+	at := func(min int) time.Time { return t0.Add(time.Duration(min) * time.Minute) }
+	first := s.out(inbox.OutboundText{ShopID: shop.ID, Phone: ada.Phone, CustomerID: ada.ID, Body: "offer 0", At: at(0), Key: "offer:0",
+		Status: inbox.StatusSent})
+	// 225 replies, each answered at the instant it came (the answer after it), then one
+	// more offer: the first page ends between reply 126 and its answer.
+	const pairs = 225
+	_, err := s.pool.Exec(ctx, `INSERT INTO inbound_messages (message_sid, shop_id, from_phone, to_phone, body, received_at, outcome, reply, handled_at)
+		SELECT 'SM' || g, $1, $2, '+15555550100', 'reply ' || g, $3::timestamptz + g * interval '1 minute', 'x', 'answer ' || g,
+		       $3::timestamptz + g * interval '1 minute'
+		FROM generate_series(1, $4::int) g`, shop.ID, ada.Phone, t0, pairs)
+	require.NoError(t, err)
+	s.out(inbox.OutboundText{ShopID: shop.ID, Phone: ada.Phone, CustomerID: ada.ID, Body: "offer 1", At: at(1000), Key: "offer:1",
+		Status: inbox.StatusSent})
+	want := []string{"offer 0"}
+	for g := 1; g <= pairs; g++ {
+		want = append(want, fmt.Sprint("reply ", g), fmt.Sprint("answer ", g))
+	}
+	want = append(want, "offer 1")
+
+	var got []string
+	var sizes []int
+	older := ""
+	for range 10 {
+		th, err := s.inbox.GetBefore(ctx, shop.ID, first.ConversationID, older)
+		require.NoError(t, err)
+		var page []string
+		for _, m := range th.Messages {
+			page = append(page, m.Body)
+		}
+		got = append(page, got...)
+		sizes = append(sizes, len(page))
+		if older = th.Older; older == "" {
+			break
+		}
+	}
+	require.Equal(t, []int{inbox.ThreadPage, inbox.ThreadPage, len(want) - 2*inbox.ThreadPage}, sizes)
+	require.Equal(t, want, got, "the pages, put together, are the thread")
+
+	newest, err := s.inbox.Get(ctx, shop.ID, first.ConversationID)
+	require.NoError(t, err)
+	require.Len(t, newest.Messages, inbox.ThreadPage, "Get is the newest page")
+	require.Equal(t, "offer 1", newest.Messages[len(newest.Messages)-1].Body)
+	require.Equal(t, "answer 126", newest.Messages[0].Body, "the page ends between a reply and its answer")
+
+	_, err = s.inbox.GetBefore(ctx, shop.ID, first.ConversationID, "not-a-cursor")
+	requireProblem(t, err, problem.Invalid, "invalid_before")
+	_, err = s.inbox.GetBefore(ctx, other.ID, first.ConversationID, newest.Older)
+	require.ErrorIs(t, err, inbox.ErrNotFound)
 }
