@@ -35,6 +35,95 @@ type CheckoutRequest struct {
 	// AmountCents (0 to 10,000); only with Account. The provider rounds it as its
 	// currency requires and reports it in Checkout.ApplicationFeeCents.
 	FeeBPS int
+	// Mode is what the checkout takes: the amount now (CheckoutPay, the zero value), or
+	// only a card kept for a fee later (CheckoutCardOnly: nothing charged, AmountCents
+	// zero).
+	Mode CheckoutMode
+	// KeepCard keeps the card the customer pays with, on Account, for a fee charged
+	// later without them (a no-show): the provider asks the customer's consent to that
+	// on the page. Always true in CheckoutCardOnly.
+	KeepCard bool
+	// Policy is the shop's cancellation policy, shown beside the pay button (at most
+	// MaxPolicyLen characters): what the customer accepts by paying.
+	Policy string
+}
+
+// MaxPolicyLen is the longest cancellation policy a checkout shows (the provider's
+// limit on the text beside its button).
+const MaxPolicyLen = 1200
+
+// CheckoutMode is what a checkout takes.
+type CheckoutMode string
+
+// Checkout modes.
+const (
+	// CheckoutPay takes the amount now.
+	CheckoutPay CheckoutMode = ""
+	// CheckoutCardOnly charges nothing and keeps the customer's card for a fee later.
+	CheckoutCardOnly CheckoutMode = "card_only"
+)
+
+// KeptCard is the card a completed checkout kept: what a fee is charged to later.
+type KeptCard struct {
+	// Customer is the provider's customer on the shop's account that holds the card.
+	Customer string
+	// PaymentMethod is the provider's id of the card.
+	PaymentMethod string
+}
+
+// FeeKind is why a fee is charged; a booking is charged each kind at most once.
+type FeeKind string
+
+// Fee kinds.
+const (
+	FeeNoShow     FeeKind = "no_show"
+	FeeLateCancel FeeKind = "late_cancel"
+)
+
+// FeeRequest asks for a fee charged to a kept card, without the customer present.
+type FeeRequest struct {
+	// BookingID and Kind make the idempotency key: a retry, or two owners clicking at
+	// once, charge the booking's fee of that kind once.
+	BookingID string
+	Kind      FeeKind
+	// Account is the shop's connected account, which kept the card; required.
+	Account string
+	// Card is the kept card.
+	Card KeptCard
+	// AmountCents and Currency are the fee.
+	AmountCents int64
+	Currency    string
+	// FeeBPS is the platform's application fee on it, in basis points (0 to 10,000).
+	FeeBPS int
+	// Description is what the customer's statement and the shop's dashboard show.
+	Description string
+}
+
+// FeeOutcome is how a fee charge ended.
+type FeeOutcome string
+
+// Fee outcomes.
+const (
+	// FeeCharged: the fee is paid.
+	FeeCharged FeeOutcome = "charged"
+	// FeeRequiresAction: the card's bank wants the customer to confirm (3-D Secure);
+	// send them FeeCharge's payment to complete themselves.
+	FeeRequiresAction FeeOutcome = "requires_action"
+	// FeeDeclined: the card was declined; FeeCharge says why.
+	FeeDeclined FeeOutcome = "declined"
+)
+
+// FeeCharge is the answer to a FeeRequest.
+type FeeCharge struct {
+	Outcome FeeOutcome
+	// PaymentIntentID is the provider's id of the fee's payment (also when it needs the
+	// customer, or was declined).
+	PaymentIntentID string
+	// DeclineCode and Message are the provider's reason for a decline
+	// ("insufficient_funds"), for the owner.
+	DeclineCode, Message string
+	// ApplicationFeeCents is the platform's share of a charged fee.
+	ApplicationFeeCents int64
 }
 
 // Checkout is a created checkout: the payment link of one booking.

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	stripego "github.com/stripe/stripe-go/v76"
 
@@ -47,6 +48,9 @@ func (c *Client) CreateCheckout(ctx context.Context, r payments.CheckoutRequest)
 	if r.Account != "" {
 		fee = ApplicationFee(r.AmountCents, r.Currency, r.FeeBPS)
 	}
+	if r.Mode == payments.CheckoutCardOnly {
+		return c.createCardOnly(ctx, r)
+	}
 	params := &stripego.CheckoutSessionParams{
 		Mode: stripego.String(string(stripego.CheckoutSessionModePayment)),
 		LineItems: []*stripego.CheckoutSessionLineItemParams{{
@@ -80,6 +84,16 @@ func (c *Client) CreateCheckout(ctx context.Context, r payments.CheckoutRequest)
 	if fee > 0 {
 		// Stripe refuses a zero fee on some accounts; no fee is no parameter.
 		params.PaymentIntentData.ApplicationFeeAmount = stripego.Int64(fee)
+	}
+	if r.KeepCard {
+		// The card is kept on the shop's account, attached to a customer made for it,
+		// for a fee charged later without the customer; Checkout asks their consent.
+		params.PaymentIntentData.SetupFutureUsage = stripego.String(string(stripego.PaymentIntentSetupFutureUsageOffSession))
+		params.CustomerCreation = stripego.String(string(stripego.CheckoutSessionCustomerCreationAlways))
+	}
+	if r.Policy != "" {
+		params.CustomText = &stripego.CheckoutSessionCustomTextParams{
+			Submit: &stripego.CheckoutSessionCustomTextSubmitParams{Message: stripego.String(r.Policy)}}
 	}
 	params.Context = ctx
 	params.AddMetadata("booking_id", r.BookingID)
@@ -136,8 +150,25 @@ func (c *Client) validateCheckout(r payments.CheckoutRequest) error {
 	if err := validateBookingID(r.BookingID); err != nil {
 		return err
 	}
-	if r.AmountCents <= 0 {
-		return fmt.Errorf("%w: amount %d is not positive", payments.ErrInvalid, r.AmountCents)
+	switch r.Mode {
+	case payments.CheckoutPay:
+		if r.AmountCents <= 0 {
+			return fmt.Errorf("%w: amount %d is not positive", payments.ErrInvalid, r.AmountCents)
+		}
+	case payments.CheckoutCardOnly:
+		if r.AmountCents != 0 || r.FeeBPS != 0 {
+			return fmt.Errorf("%w: a card-only checkout charges nothing: amount %d, fee %d basis points", payments.ErrInvalid, r.AmountCents, r.FeeBPS)
+		}
+	default:
+		return fmt.Errorf("%w: checkout mode %q is not one we make", payments.ErrInvalid, r.Mode)
+	}
+	if (r.KeepCard || r.Mode == payments.CheckoutCardOnly) && r.Account == "" {
+		// Cards live on the shop's own account: one kept on the platform could not be
+		// charged for the shop without cloning it there.
+		return fmt.Errorf("%w: a card is kept only on a connected account", payments.ErrInvalid)
+	}
+	if n := utf8.RuneCountInString(r.Policy); n > payments.MaxPolicyLen {
+		return fmt.Errorf("%w: the policy has %d characters, more than stripe shows (%d)", payments.ErrInvalid, n, payments.MaxPolicyLen)
 	}
 	if !validCurrency(r.Currency) {
 		return fmt.Errorf("%w: currency %q is not a lower-case ISO 4217 code", payments.ErrInvalid, r.Currency)

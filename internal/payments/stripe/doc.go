@@ -13,6 +13,12 @@
 // (the Stripe-Account header) with the platform's application fee (ApplicationFee
 // rounds it as Stripe requires) when asked to; events name the account they came from.
 //
+// For no-show protection (fees.go) a checkout can keep the customer's card on the shop's
+// account (KeepCard: setup_future_usage off_session; CheckoutCardOnly: setup mode,
+// nothing charged) with the shop's policy beside the button; KeptCard reads the kept
+// card back, and ChargeFee charges a no-show or late-cancel fee to it off-session, once
+// per booking and kind, a decline answered as FeeDeclined or FeeRequiresAction.
+//
 // Every Stripe object this package creates carries the booking id
 // (client_reference_id, metadata.booking_id and the PaymentIntent's
 // metadata.booking_id), so webhook handling finds the booking from the

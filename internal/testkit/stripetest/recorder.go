@@ -82,6 +82,62 @@ type Recorder struct {
 	delay     time.Duration
 	responses map[string]canned
 	proxy     *httputil.ReverseProxy
+	// idem, when not nil, holds the first answer to each (account, Idempotency-Key) of
+	// a POST, nil while it is being made (EnforceIdempotency).
+	idem map[string]*canned
+}
+
+// Stripe's test payment methods that decline when a PaymentIntent is confirmed with
+// them, as Stripe's test mode answers (stripe-mock never declines): the cards
+// 4000002500003155, 4000000000009995 and 4000000000000002.
+const (
+	CardAuthenticationRequired = "pm_card_authenticationRequired"
+	CardInsufficientFunds      = "pm_card_chargeDeclinedInsufficientFunds"
+	CardDeclined               = "pm_card_chargeDeclined"
+)
+
+// decline is the answer to a PaymentIntent confirmed with one of the declining test
+// cards, and whether it is one.
+func decline(req *http.Request, form url.Values) (canned, bool) {
+	if req.Method != http.MethodPost || req.URL.Path != "/v1/payment_intents" || form.Get("confirm") != "true" {
+		return canned{}, false
+	}
+	code, declineCode, status, msg := "card_declined", "", "requires_payment_method", ""
+	switch form.Get("payment_method") {
+	case CardAuthenticationRequired:
+		code, status, msg = "authentication_required", "requires_action",
+			"Your card was declined. This transaction requires authentication."
+	case CardInsufficientFunds:
+		declineCode, msg = "insufficient_funds", "Your card has insufficient funds."
+	case CardDeclined:
+		declineCode, msg = "generic_decline", "Your card was declined."
+	default:
+		return canned{}, false
+	}
+	amount, _ := strconv.ParseInt(form.Get("amount"), 10, 64)
+	pi := map[string]any{"id": fmt.Sprintf("pi_stripetest_%d", time.Now().UnixNano()), "object": "payment_intent",
+		"status": status, "amount": amount, "currency": form.Get("currency"), "customer": form.Get("customer"),
+		"payment_method": map[string]any{"id": form.Get("payment_method"), "object": "payment_method"}}
+	e := map[string]any{"type": "card_error", "code": code, "message": msg, "payment_intent": pi}
+	if declineCode != "" {
+		e["decline_code"] = declineCode
+	}
+	b, _ := json.Marshal(map[string]any{"error": e})
+	return canned{status: http.StatusPaymentRequired, body: string(b)}, true
+}
+
+// EnforceIdempotency makes the Recorder keep Stripe's idempotency promise, which
+// stripe-mock does not: a later POST with the same Idempotency-Key (on the same
+// account) gets the first one's answer again without reaching the upstream, and one
+// that comes while the first is still being answered gets Stripe's 409
+// idempotency_key_in_use. Like Stripe, it keeps no answer to a request refused as
+// invalid (400), in conflict (409) or limited (429).
+func (r *Recorder) EnforceIdempotency() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.idem == nil {
+		r.idem = map[string]*canned{}
+	}
 }
 
 // NewRecorder starts a Recorder in front of upstream (a base URL such as
@@ -206,18 +262,49 @@ func (r *Recorder) serve(w http.ResponseWriter, req *http.Request) {
 	r.requests = append(r.requests, rec)
 	delay := r.delay
 	var answer *canned
-	if r.failN > 0 {
+	idemKey := ""
+	if r.idem != nil && req.Method == http.MethodPost && rec.IdempotencyKey != "" {
+		idemKey = rec.Account + " " + rec.IdempotencyKey
+		if first, seen := r.idem[idemKey]; seen {
+			if first == nil {
+				first = &canned{status: http.StatusConflict, body: injectedError(http.StatusConflict)}
+			}
+			answer, idemKey = first, "" // a replay is not kept again
+		} else {
+			r.idem[idemKey] = nil
+		}
+	}
+	switch {
+	case answer != nil:
+	case r.failN > 0:
 		r.failN--
 		answer = &canned{status: r.failCode, body: injectedError(r.failCode)}
-	} else if c, ok := r.responses[req.Method+" "+req.URL.Path]; ok {
-		answer = &c
+	default:
+		if c, ok := r.responses[req.Method+" "+req.URL.Path]; ok {
+			answer = &c
+		} else if c, ok := decline(req, rec.Form); ok {
+			answer = &c
+		}
 	}
 	r.mu.Unlock()
 
 	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	if idemKey != "" {
+		sw.keep = &bytes.Buffer{}
+	}
 	defer func() {
 		r.mu.Lock()
 		r.requests[idx].Status = sw.status
+		if idemKey != "" {
+			switch sw.status {
+			case http.StatusBadRequest, http.StatusConflict, http.StatusTooManyRequests, 499:
+				// Stripe keeps no answer to a request that failed validation, clashed with
+				// another or was limited; the client went away before anything was made.
+				delete(r.idem, idemKey)
+			default:
+				r.idem[idemKey] = &canned{status: sw.status, body: sw.keep.String()}
+			}
+		}
 		r.mu.Unlock()
 	}()
 
@@ -250,6 +337,14 @@ func sleep(ctx context.Context, d time.Duration) bool {
 type statusWriter struct {
 	http.ResponseWriter
 	status int
+	keep   *bytes.Buffer // a copy of the body, when not nil
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.keep != nil {
+		w.keep.Write(p)
+	}
+	return w.ResponseWriter.Write(p)
 }
 
 func (w *statusWriter) WriteHeader(code int) {
