@@ -266,6 +266,11 @@ const (
 	// EventAccountChanged: the state of a connected account changed (its charges,
 	// its connection to the platform); Event.AccountState says how it is now.
 	EventAccountChanged EventKind = "account_changed"
+	// EventFeeCharged: a fee charged to a kept card (Event.Fee says which) is paid;
+	// EventFeeFailed: it failed. Neither is about the booking's checkout: a fee's
+	// failure never ends the booking's hold or payment.
+	EventFeeCharged EventKind = "fee_charged"
+	EventFeeFailed  EventKind = "fee_failed"
 	// EventOther: an event the ledger does not act on. The zero EventKind means the
 	// same.
 	EventOther EventKind = "other"
@@ -311,6 +316,9 @@ type Event struct {
 	AmountTotal int64
 	// Currency is the ISO 4217 code in lower case.
 	Currency string
+	// Fee is the kind of fee the event's payment charged ("" for a booking's own
+	// payment): see ChargeFee's metadata.
+	Fee FeeKind
 
 	// Payload is the event's body as received, kept with the stored event, less the
 	// customer's personal details (name, email, phone, address), which nothing reads

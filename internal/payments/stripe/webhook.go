@@ -33,8 +33,13 @@ const (
 	// EventCheckoutExpired: the session expired unpaid.
 	EventCheckoutExpired = "checkout.session.expired"
 	// EventPaymentFailed: a payment attempt failed (a declined card); the
-	// Checkout Session stays open for another card until it is expired.
+	// Checkout Session stays open for another card until it is expired. A fee's
+	// payment (metadata.fee, ChargeFee) failing is payments.EventFeeFailed instead.
 	EventPaymentFailed = "payment_intent.payment_failed"
+	// EventPaymentSucceeded: a payment succeeded; only a fee's (metadata.fee) is
+	// classified (payments.EventFeeCharged): a checkout's is read from the session's
+	// events.
+	EventPaymentSucceeded = "payment_intent.succeeded"
 	// EventAccountUpdated: a connected account changed (charges or payouts
 	// enabled, requirements due).
 	EventAccountUpdated = "account.updated"
@@ -58,8 +63,18 @@ const (
 )
 
 // eventKind classifies a Stripe event for the ledger. paymentStatus is the
-// session's payment_status (checkout.session.* events only).
-func eventKind(typ, paymentStatus string) payments.EventKind {
+// session's payment_status (checkout.session.* events only); fee is the payment's
+// metadata.fee (payment_intent.* events only).
+func eventKind(typ, paymentStatus string, fee payments.FeeKind) payments.EventKind {
+	if fee != "" {
+		switch typ {
+		case EventPaymentSucceeded:
+			return payments.EventFeeCharged
+		case EventPaymentFailed:
+			return payments.EventFeeFailed
+		}
+		return payments.EventOther
+	}
 	switch typ {
 	case EventCheckoutCompleted:
 		if paid(paymentStatus) {
@@ -246,6 +261,7 @@ func decodeEvent(se stripego.Event) (payments.Event, error) {
 		}
 		stored = o
 		ev.BookingID = o.Metadata["booking_id"]
+		ev.Fee = payments.FeeKind(o.Metadata["fee"])
 		ev.PaymentIntentID = o.ID
 		ev.AmountTotal = o.Amount
 		ev.Currency = o.Currency
@@ -280,7 +296,7 @@ func decodeEvent(se stripego.Event) (payments.Event, error) {
 		}
 	}
 	ev.Payload = storedPayload(se, stored)
-	ev.Kind = eventKind(ev.Type, paymentStatus)
+	ev.Kind = eventKind(ev.Type, paymentStatus, ev.Fee)
 	return ev, nil
 }
 

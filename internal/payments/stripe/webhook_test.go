@@ -357,3 +357,26 @@ func TestSignedTestPayload(t *testing.T) {
 		})
 	}
 }
+
+// TestFeeEventsAreNotTheBookings: a fee's payment (metadata.fee, as ChargeFee makes it)
+// succeeding or failing is its own kind, with the fee named: a no-show fee declined on
+// a paid booking must never read as that booking's payment failing.
+func TestFeeEventsAreNotTheBookings(t *testing.T) {
+	t.Parallel()
+	now := time.Now()
+	for typ, want := range map[string]payments.EventKind{
+		stripe.EventPaymentFailed:    payments.EventFeeFailed,
+		stripe.EventPaymentSucceeded: payments.EventFeeCharged,
+		"payment_intent.created":     payments.EventOther,
+	} {
+		payload := []byte(`{"id":"evt_fee","object":"event","api_version":"2023-10-16","created":` + strconv.FormatInt(now.Unix(), 10) +
+			`,"account":"acct_1","data":{"object":{"id":"pi_fee","object":"payment_intent","amount":2000,"currency":"usd",` +
+			`"metadata":{"booking_id":"bk_fee","fee":"no_show"}}},"livemode":false,"type":"` + typ + `"}`)
+		ev, err := stripe.ParseEvent(payload, sign(payload, whsecOld, now), []string{whsecOld}, 0)
+		require.NoError(t, err)
+		require.Equal(t, want, ev.Kind, typ)
+		require.Equal(t, payments.FeeNoShow, ev.Fee, typ)
+		require.Equal(t, "bk_fee", ev.BookingID, typ)
+		require.Equal(t, "pi_fee", ev.PaymentIntentID, typ)
+	}
+}
