@@ -199,6 +199,7 @@ type Customer struct {
 	Language             pgtype.Text
 	PrefStaffIds         []uuid.UUID
 	PossiblyReassignedAt *time.Time
+	MoveUp               bool
 }
 
 type CustomerExport struct {
@@ -312,6 +313,8 @@ type Shop struct {
 	Formality               pgtype.Text
 	Gsm7                    string
 	HelpContact             pgtype.Text
+	MoveUpDays              int32
+	ChainMax                int32
 }
 
 type SlotOffer struct {

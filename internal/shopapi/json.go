@@ -248,6 +248,8 @@ type customerRequest struct {
 	Language *string `json:"language"`
 	// Preferences are absent or null for any opening, as PATCH takes them.
 	Preferences *preferencesRequest `json:"preferences"`
+	// MoveUp: offer earlier times for their appointments (absent: false).
+	MoveUp bool `json:"move_up"`
 }
 
 type openingRequest struct {
