@@ -1,8 +1,9 @@
 -- name: OpeningInsert :one
 INSERT INTO slot_openings (shop_id, starts_at, duration_minutes, service, price_cents, status,
-    created_at, updated_at, staff_id, parent_id, source, source_id)
+    created_at, updated_at, staff_id, parent_id, source, source_id, chain_id, chain_position, chain_moved_from)
 VALUES (sqlc.arg(shop_id), sqlc.arg(starts_at), sqlc.arg(duration_minutes), sqlc.arg(service), sqlc.arg(price_cents), 'open',
-    sqlc.arg(created_at), sqlc.arg(created_at), sqlc.narg(staff_id), sqlc.narg(parent_id), sqlc.narg(source), sqlc.narg(source_id))
+    sqlc.arg(created_at), sqlc.arg(created_at), sqlc.narg(staff_id), sqlc.narg(parent_id), sqlc.narg(source), sqlc.narg(source_id),
+    sqlc.narg(chain_id), sqlc.narg(chain_position), sqlc.narg(chain_moved_from))
 RETURNING *;
 
 -- name: OpeningGet :one

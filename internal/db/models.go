@@ -31,6 +31,7 @@ type Appointment struct {
 	Releases        int32
 	CreatedAt       time.Time
 	ChangedAt       time.Time
+	MovedTo         uuid.NullUUID
 }
 
 type AppointmentOpening struct {
@@ -68,6 +69,7 @@ type BookAppointment struct {
 	Releases        int32
 	CreatedAt       time.Time
 	ChangedAt       time.Time
+	MovedTo         uuid.NullUUID
 }
 
 type Booking struct {
@@ -337,6 +339,7 @@ type SlotOffer struct {
 	Service         pgtype.Text
 	DurationMinutes pgtype.Int4
 	PriceCents      pgtype.Int8
+	MoveFrom        uuid.NullUUID
 }
 
 type SlotOffersClaimable struct {
@@ -347,6 +350,7 @@ type SlotOffersClaimable struct {
 	Generation int32
 	CreatedAt  time.Time
 	StartsAt   time.Time
+	MoveFrom   uuid.NullUUID
 }
 
 type SlotOpening struct {
@@ -367,6 +371,9 @@ type SlotOpening struct {
 	ParentID        uuid.NullUUID
 	Source          pgtype.Text
 	SourceID        uuid.NullUUID
+	ChainID         uuid.NullUUID
+	ChainPosition   pgtype.Int4
+	ChainMovedFrom  uuid.NullUUID
 }
 
 type SmsRegistration struct {

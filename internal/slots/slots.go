@@ -103,6 +103,18 @@ type NewOpening struct {
 	// SourceAppointment for the time a cancelled appointment freed, SourceID its id.
 	Source   string
 	SourceID uuid.UUID
+	// Chain, for the time a move-up freed, is the chain of moves it belongs to; nil
+	// otherwise.
+	Chain *Chain
+}
+
+// Chain is where an opening freed by a move-up stands in its chain of moves: the
+// chain's id (its first opening's), how many moves made it (1 for the first) and the
+// appointment moved away from it.
+type Chain struct {
+	ID        uuid.UUID
+	Position  int
+	MovedFrom uuid.UUID
 }
 
 // SourceAppointment is the Source of an opening that a cancelled appointment of the
@@ -294,6 +306,11 @@ func (s *Service) insert(ctx context.Context, tx pgx.Tx, shop shops.Shop, n NewO
 	if n.Source != "" {
 		p.Source = pgtype.Text{String: n.Source, Valid: true}
 		p.SourceID = uuid.NullUUID{UUID: n.SourceID, Valid: true}
+	}
+	if c := n.Chain; c != nil {
+		p.ChainID = uuid.NullUUID{UUID: c.ID, Valid: true}
+		p.ChainPosition = pgtype.Int4{Int32: int32(c.Position), Valid: true}
+		p.ChainMovedFrom = uuid.NullUUID{UUID: c.MovedFrom, Valid: true}
 	}
 	row, err := queries.OpeningInsert(ctx, tx, p)
 	if err != nil {
