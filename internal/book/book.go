@@ -109,6 +109,8 @@ type Appointment struct {
 	// CreatedAt and ChangedAt are when the book first and last recorded it.
 	CreatedAt time.Time
 	ChangedAt time.Time
+	// MovedTo is the opening a move-up moved it to (status moved; uuid.Nil otherwise).
+	MovedTo uuid.UUID
 }
 
 // EndsAt is when the appointment ends.
@@ -547,6 +549,7 @@ func fromRow(r db.Appointment, staffName, customerName string) Appointment {
 		ExternalStaff: r.ExternalStaff, Service: r.Service, PriceCents: r.PriceCents, StartsAt: r.StartsAt.UTC(),
 		DurationMinutes: int(r.DurationMinutes), Status: connectors.Status(r.Status), Version: r.SourceVersion,
 		UpdatedAt: r.SourceUpdatedAt.UTC(), Releases: int(r.Releases), CreatedAt: r.CreatedAt.UTC(), ChangedAt: r.ChangedAt.UTC(),
+		MovedTo: r.MovedTo.UUID,
 	}
 	if r.ExternalID.Valid {
 		a.External = &External{Source: a.Source, ID: r.ExternalID.String}
