@@ -76,7 +76,8 @@ SELECT s.id, s.shop_id, s.starts_at, s.duration_minutes, s.service, s.price_cent
     COALESCE(b.service, s.service)::text AS booking_service,
     COALESCE(b.duration_minutes, s.duration_minutes)::integer AS booking_duration_minutes,
     (SELECT count(*) FROM slot_offers o WHERE o.opening_id = s.id AND o.sent_at IS NOT NULL) AS offers_sent,
-    s.staff_id, COALESCE(st.name, '')::text AS staff_name, s.parent_id, s.source, s.source_id
+    s.staff_id, COALESCE(st.name, '')::text AS staff_name, s.parent_id, s.source, s.source_id,
+    s.chain_id, s.chain_position, s.chain_moved_from
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
 LEFT JOIN staff st ON st.id = s.staff_id

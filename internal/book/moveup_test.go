@@ -112,6 +112,7 @@ func TestMoveUpMovesAndChains(t *testing.T) {
 	require.Equal(t, kim.appointment.ID, movedFrom)
 	op, err := f.openings.Get(ctx, f.shop.ID, freed)
 	require.NoError(t, err)
+	require.Equal(t, &slots.Chain{ID: first.ID, Position: 1, MovedFrom: kim.appointment.ID}, op.Chain, "the opening shows its chain")
 	require.True(t, op.StartsAt.Equal(kim.appointment.StartsAt))
 	require.Equal(t, slots.StatusOpen, op.Status)
 

@@ -275,6 +275,9 @@ func newOpeningJSON(o slots.Opening, currency string) api.Opening {
 		id := o.SourceID
 		out.Source, out.AppointmentID = api.OpeningFromAppointment, &id
 	}
+	if c := o.Chain; c != nil {
+		out.Chain = &api.Chain{ID: c.ID, Position: c.Position, MovedFrom: c.MovedFrom}
+	}
 	if f := o.FilledBy; f != nil {
 		out.FilledBy = &api.Filler{CustomerID: f.CustomerID, Phone: f.Phone, Name: f.Name}
 	}

@@ -62,6 +62,9 @@ type Opening struct {
 	// Source and SourceID say where it came from (NewOpening's).
 	Source   string
 	SourceID uuid.UUID
+	// Chain is the chain of moves the opening is in, when a move-up freed it; nil
+	// otherwise.
+	Chain *Chain
 	// Warnings are what the owner should know of a declaration that was accepted
 	// anyway (only Declare sets them).
 	Warnings []string
@@ -530,6 +533,9 @@ func fromDetailed(r db.OpeningListDetailedRow) Opening {
 	}
 	if r.Source.Valid {
 		o.Source, o.SourceID = r.Source.String, r.SourceID.UUID
+	}
+	if r.ChainID.Valid {
+		o.Chain = &Chain{ID: r.ChainID.UUID, Position: int(r.ChainPosition.Int32), MovedFrom: r.ChainMovedFrom.UUID}
 	}
 	return o
 }
