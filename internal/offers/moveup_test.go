@@ -2,6 +2,8 @@ package offers_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -166,4 +168,81 @@ func bodies(ms []twiliofake.Message) []string {
 		out = append(out, m.Body)
 	}
 	return out
+}
+
+// TestMoveUpYesStorm: every mover of a first wave says YES at once through the reply
+// path (each text delivered twice, as Twilio may): exactly one booking, one appointment
+// moved, the same answer to each redelivery, and every other mover told that their own
+// booking stays.
+func TestMoveUpYesStorm(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	bk := book.New(w.pool, w.shops, w.slots, book.Config{Now: w.clock.Now})
+	w.offers = offers.New(w.pool, w.queue, w.texter, w.cool, w.shops, w.cust, w.slots, offers.Config{Now: w.clock.Now, MoveUps: true})
+	w.inbound = inbound.New(w.pool, w.queue, w.shops, w.cust, w.slots, nil, inbound.Config{Now: w.clock.Now, Mover: bk})
+	p := policy
+	const n = 10
+	p.WaveSize = n
+	shop := w.shop(t, p)
+	op := w.declare(t, shop, 5*time.Hour)
+	phones := make([]string, n)
+	keeps := map[string]time.Time{}
+	for i := range n {
+		phones[i] = fmt.Sprintf("+4477009004%02d", i)
+		_, err := w.cust.Add(ctx, shop.ID, customers.NewCustomer{Phone: phones[i], SMSOptIn: true, MoveUp: true})
+		require.NoError(t, err)
+		at := op.StartsAt.Add(time.Duration(24+i) * time.Hour)
+		keeps[phones[i]] = at
+		_, err = bk.Upsert(ctx, shop, connectors.Appointment{Source: connectors.SourceAPI, ExternalID: phones[i],
+			Status: connectors.StatusBooked, StartsAt: at, DurationMinutes: 45, Service: "Colour", PriceCents: 6000,
+			Phone: phones[i], Version: 1, UpdatedAt: w.clock.Now()})
+		require.NoError(t, err)
+	}
+	res, err := w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
+	require.NoError(t, err)
+	require.Equal(t, n, res.Texted)
+
+	answers := make([]inbound.Answer, 2*n)
+	errs := make([]error, 2*n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range 2 * n {
+		wg.Go(func() {
+			<-start
+			answers[i], errs[i] = w.inbound.Reply(ctx, inbound.Message{MessageSID: fmt.Sprintf("SMstorm%02d", i%n),
+				From: phones[i%n], To: shop.SMSNumber, Body: "YES"})
+		})
+	}
+	close(start)
+	wg.Wait()
+	en := texts.In("en")
+	booked := 0
+	for i := range n {
+		require.NoError(t, errs[i])
+		require.NoError(t, errs[i+n])
+		require.Equal(t, answers[i].Outcome, answers[i+n].Outcome, "a redelivery gets the same answer")
+		a := answers[i] // the first delivery's answer, not the replay's
+		if a.Replayed {
+			a = answers[i+n]
+		}
+		require.False(t, a.Replayed)
+		switch a.Outcome {
+		case inbound.OutcomeBooked:
+			booked++
+			require.Equal(t, en.MovedUp(shop, "Colour", op.StartsAt, keeps[phones[i]]), a.Message)
+		case inbound.OutcomeTaken:
+			require.Equal(t, en.MoveUpTaken(shop, keeps[phones[i]]), a.Message, "the loser keeps their booking and learns so")
+		default:
+			t.Fatalf("%s: %+v", phones[i], a)
+		}
+	}
+	require.Equal(t, 1, booked)
+	var bookings, moved, stillBooked int
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT count(*) FROM bookings WHERE opening_id = $1`, op.ID).Scan(&bookings))
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE status = 'moved'), count(*) FILTER (WHERE status = 'booked')
+		FROM appointments WHERE shop_id = $1`, shop.ID).Scan(&moved, &stillBooked))
+	require.Equal(t, 1, bookings)
+	require.Equal(t, 1, moved)
+	require.Equal(t, n-1, stillBooked)
 }
