@@ -1,10 +1,19 @@
 package shopapi_test
 
 import (
+	"context"
+	"fmt"
+	"io"
 	"net/http"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/book"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
 // TestCustomerMoveUp: the move_up preference is false unless asked for, is set on
@@ -66,4 +75,91 @@ func TestCustomerMoveUp(t *testing.T) {
 		}
 	}
 	require.Equal(t, 2, on, r.raw)
+}
+
+// TestMoveUpAgainstCancelOverHTTP: a customer's YES to a move-up (the book's MoveUp)
+// and the owner's cancellation of the same appointment over HTTP, at once, leave one
+// consistent book, as the API shows it: moved (the cancel answered 409
+// appointment_not_booked, the earlier opening filled, the freed time an opening whose
+// chain is position 1 from the moved appointment) or cancelled (the cancel answered 200,
+// the earlier opening still open, nobody booked).
+func TestMoveUpAgainstCancelOverHTTP(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	shopID, key := e.shop("+15555550100")
+	ctx := context.Background()
+	customer := e.customer(key, map[string]any{"phone": "+15555550123", "name": "Ada", "sms_opt_in": true, "move_up": true})
+	shop, err := e.h.Shops.Get(ctx, uuid.MustParse(shopID))
+	require.NoError(t, err)
+	outcomes := map[string]int{}
+	for i := range 8 {
+		appt := e.putAppointment(key, fmt.Sprint("crm-", i), appointment(future(time.Duration(96+i)*time.Hour)))
+		require.Equal(t, http.StatusCreated, appt.status, appt.raw)
+		apptID := appt.body["id"].(string)
+		op := e.do(http.MethodPost, "/api/openings", key, amend(validOpening(), map[string]any{"starts_at": future(time.Duration(24+i) * time.Hour)}))
+		require.Equal(t, http.StatusCreated, op.status, op.raw)
+		opID := op.body["id"].(string)
+		_, err := e.pool.Exec(ctx, `
+			INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at, move_from)
+			SELECT id, $2, shop_id, generation, 1, 'sent', now(), now(), $3 FROM slot_openings WHERE id = $1`, opID, customer, apptID)
+		require.NoError(t, err)
+		claims, err := e.h.Openings.Claimable(ctx, shop, uuid.MustParse(customer))
+		require.NoError(t, err)
+		require.Len(t, claims.Live, 1)
+
+		var move book.Move
+		var moveErr error
+		var cancelStatus int
+		var cancelBody string
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		wg.Go(func() { <-start; move, moveErr = e.h.Book.MoveUp(ctx, shop, uuid.MustParse(customer), claims.Live[0]) })
+		wg.Go(func() {
+			<-start
+			req, err := http.NewRequest(http.MethodPost, e.url+"/api/appointments/"+apptID+"/cancel", nil)
+			if err != nil {
+				cancelBody = err.Error()
+				return
+			}
+			req.Header.Set("Authorization", "Bearer "+key)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				cancelBody = err.Error()
+				return
+			}
+			defer res.Body.Close()
+			b, _ := io.ReadAll(res.Body)
+			cancelStatus, cancelBody = res.StatusCode, string(b)
+		})
+		close(start)
+		wg.Wait()
+		require.NoError(t, moveErr)
+
+		got := e.do(http.MethodGet, "/api/appointments/"+apptID, key, nil)
+		require.Equal(t, http.StatusOK, got.status, got.raw)
+		opening := e.do(http.MethodGet, "/api/openings/"+opID, key, nil)
+		require.Equal(t, http.StatusOK, opening.status, opening.raw)
+		outcomes[got.body["status"].(string)]++
+		switch got.body["status"] {
+		case "moved":
+			require.Equal(t, http.StatusConflict, cancelStatus, cancelBody)
+			require.Contains(t, cancelBody, "appointment_not_booked")
+			require.Equal(t, slots.Booked, move.Claim.Outcome)
+			require.Equal(t, "filled", opening.body["status"])
+			freed := got.body["opening"].(map[string]any)
+			require.Equal(t, "declared", freed["state"], got.raw)
+			chained := e.do(http.MethodGet, "/api/openings/"+freed["id"].(string), key, nil)
+			require.Equal(t, http.StatusOK, chained.status, chained.raw)
+			require.Equal(t, map[string]any{"id": opID, "position": 1.0, "moved_from": apptID}, chained.body["chain"])
+		case "cancelled":
+			require.Equal(t, http.StatusOK, cancelStatus, cancelBody)
+			require.NotEqual(t, slots.Booked, move.Claim.Outcome)
+			require.Equal(t, "open", opening.body["status"])
+			require.Nil(t, opening.body["booking"])
+		default:
+			t.Fatalf("appointment %s: %s", apptID, got.raw)
+		}
+		require.NotContains(t, opening.body, "chain", "the opening the owner declared starts no chain of its own")
+	}
+	t.Logf("outcomes: %v", outcomes)
 }
