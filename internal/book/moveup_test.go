@@ -15,6 +15,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 )
 
 // mover is a customer who asked to move up, with a booked appointment of the book.
@@ -250,5 +251,61 @@ func TestMoveUpStorms(t *testing.T) {
 				t.Fatalf("appointment %s: %s", m.appointment.ID, f.status(t, m.appointment.ID))
 			}
 		}
+	})
+}
+
+// TestMoveAndCancelInEitherOrder: the interleavings chosen, not left to timing. The
+// owner's cancel held while it declares the cancelled time (holding the appointment):
+// the move waits for the appointment, then finds it cancelled and changes nothing (the
+// earlier opening still open, nobody booked). The move held while it declares the time it
+// freed: the cancel waits, then finds the appointment moved and is refused.
+func TestMoveAndCancelInEitherOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	day := time.Now().Add(24 * time.Hour).Truncate(time.Hour).UTC()
+
+	t.Run("cancel first", func(t *testing.T) {
+		f := setup(t)
+		m := f.mover(t, "+15555550601", day.Add(48*time.Hour))
+		op, err := f.openings.Declare(ctx, f.shop, slots.NewOpening{StartsAt: day, DurationMinutes: 45, Service: "Cut", PriceCents: 2500})
+		require.NoError(t, err)
+		offer := f.moveUpOffer(t, op.ID, m)
+		release := pgtest.PausePoint(t, f.pool, "AFTER INSERT", "slot_openings")
+		cancel := pgtest.Async(func() (book.Result, error) { return f.book.Cancel(ctx, f.shop, m.appointment.ID) })
+		pgtest.WaitUntilWaiting(t, f.pool, pgtest.AtPause, "the cancellation", cancel)
+		move := pgtest.Async(func() (book.Move, error) { return f.book.MoveUp(ctx, f.shop, m.id, offer) })
+		pgtest.WaitUntilWaiting(t, f.pool, pgtest.OnARowLock, "the move", move)
+		release()
+		c, mv := <-cancel, <-move
+		require.NoError(t, c.Err)
+		require.NoError(t, mv.Err)
+		require.Equal(t, slots.Taken, mv.V.Claim.Outcome)
+		require.True(t, mv.V.From.IsZero(), "the appointment no longer stands")
+		require.Equal(t, connectors.StatusCancelled, f.status(t, m.appointment.ID))
+		require.Zero(t, f.count(t, "SELECT count(*) FROM bookings WHERE opening_id = $1", op.ID))
+		got, err := f.openings.Get(ctx, f.shop.ID, op.ID)
+		require.NoError(t, err)
+		require.Equal(t, slots.StatusOpen, got.Status)
+	})
+
+	t.Run("move first", func(t *testing.T) {
+		f := setup(t)
+		m := f.mover(t, "+15555550602", day.Add(48*time.Hour))
+		op, err := f.openings.Declare(ctx, f.shop, slots.NewOpening{StartsAt: day, DurationMinutes: 45, Service: "Cut", PriceCents: 2500})
+		require.NoError(t, err)
+		offer := f.moveUpOffer(t, op.ID, m)
+		release := pgtest.PausePoint(t, f.pool, "AFTER INSERT", "slot_openings")
+		move := pgtest.Async(func() (book.Move, error) { return f.book.MoveUp(ctx, f.shop, m.id, offer) })
+		pgtest.WaitUntilWaiting(t, f.pool, pgtest.AtPause, "the move", move)
+		cancel := pgtest.Async(func() (book.Result, error) { return f.book.Cancel(ctx, f.shop, m.appointment.ID) })
+		pgtest.WaitUntilWaiting(t, f.pool, pgtest.OnARowLock, "the cancellation", cancel)
+		release()
+		mv, c := <-move, <-cancel
+		require.NoError(t, mv.Err)
+		require.Equal(t, slots.Booked, mv.V.Claim.Outcome)
+		require.ErrorIs(t, c.Err, book.ErrNotBooked)
+		require.Equal(t, connectors.StatusMoved, f.status(t, m.appointment.ID))
+		require.Equal(t, 1, f.count(t, "SELECT count(*) FROM bookings WHERE opening_id = $1", op.ID))
+		require.Equal(t, 1, f.count(t, "SELECT count(*) FROM slot_openings WHERE chain_moved_from = $1 AND status = 'open'", m.appointment.ID))
 	})
 }
