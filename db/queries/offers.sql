@@ -232,3 +232,10 @@ WHERE op.id = sqlc.arg(opening_id)
         AND (mo.id = op.chain_id OR mo.chain_id = op.chain_id))
 ORDER BY c.priority DESC, c.created_at, c.id, a.starts_at
 LIMIT sqlc.arg(max_rows);
+
+-- name: OfferWithdrawMoves :exec
+-- A move-up taken: the appointment's other move-up offers, texted or not, are lost (the
+-- booking they would move is moved already), so no wave texts them and no YES claims them.
+UPDATE slot_offers SET status = 'lost'
+WHERE move_from = sqlc.arg(appointment_id) AND id <> sqlc.arg(taken_id)
+  AND status IN ('queued', 'sending', 'sent');

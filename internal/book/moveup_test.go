@@ -215,6 +215,9 @@ func TestMoveUpStorms(t *testing.T) {
 		}
 		require.Equal(t, 1, won)
 		require.Equal(t, 1, f.count(t, "SELECT count(*) FROM bookings WHERE opening_id IN ($1, $2) AND customer_id = $3", a.ID, b.ID, m.id))
+		require.Equal(t, 1, f.count(t, "SELECT count(*) FROM slot_offers WHERE move_from = $1 AND status = 'accepted'", m.appointment.ID))
+		require.Equal(t, 1, f.count(t, "SELECT count(*) FROM slot_offers WHERE move_from = $1 AND status = 'lost'", m.appointment.ID),
+			"the other move-up of the appointment moved is withdrawn")
 		require.Equal(t, connectors.StatusMoved, f.status(t, m.appointment.ID))
 	})
 

@@ -683,3 +683,21 @@ func (q *Queries) OfferUnclaim(ctx context.Context, db DBTX, id uuid.UUID) error
 	_, err := db.Exec(ctx, offerUnclaim, id)
 	return err
 }
+
+const offerWithdrawMoves = `-- name: OfferWithdrawMoves :exec
+UPDATE slot_offers SET status = 'lost'
+WHERE move_from = $1 AND id <> $2
+  AND status IN ('queued', 'sending', 'sent')
+`
+
+type OfferWithdrawMovesParams struct {
+	AppointmentID uuid.NullUUID
+	TakenID       uuid.UUID
+}
+
+// A move-up taken: the appointment's other move-up offers, texted or not, are lost (the
+// booking they would move is moved already), so no wave texts them and no YES claims them.
+func (q *Queries) OfferWithdrawMoves(ctx context.Context, db DBTX, arg OfferWithdrawMovesParams) error {
+	_, err := db.Exec(ctx, offerWithdrawMoves, arg.AppointmentID, arg.TakenID)
+	return err
+}
