@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -105,7 +106,10 @@ func TestMoveUpAgainstCancelOverHTTP(t *testing.T) {
 		require.NoError(t, err)
 		claims, err := e.h.Openings.Claimable(ctx, shop, uuid.MustParse(customer))
 		require.NoError(t, err)
-		require.Len(t, claims.Live, 1)
+		// This round's offer (an earlier round's stays live when its cancel won).
+		k := slices.IndexFunc(claims.Live, func(o slots.LiveOffer) bool { return o.OpeningID.String() == opID })
+		require.GreaterOrEqual(t, k, 0)
+		offer := claims.Live[k]
 
 		var move book.Move
 		var moveErr error
@@ -113,7 +117,7 @@ func TestMoveUpAgainstCancelOverHTTP(t *testing.T) {
 		var cancelBody string
 		var wg sync.WaitGroup
 		start := make(chan struct{})
-		wg.Go(func() { <-start; move, moveErr = e.h.Book.MoveUp(ctx, shop, uuid.MustParse(customer), claims.Live[0]) })
+		wg.Go(func() { <-start; move, moveErr = e.h.Book.MoveUp(ctx, shop, uuid.MustParse(customer), offer) })
 		wg.Go(func() {
 			<-start
 			req, err := http.NewRequest(http.MethodPost, e.url+"/api/appointments/"+apptID+"/cancel", nil)
