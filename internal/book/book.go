@@ -20,6 +20,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/keyring"
 	"github.com/slotrecovery/slotrecovery/internal/money"
+	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -306,6 +307,11 @@ func (s *Service) lockExternal(ctx context.Context, tx pgx.Tx, p db.AppointmentU
 // freed the time still commits, since a retry of it by its source would find nothing
 // newer to record.
 func (s *Service) claimAndSettle(ctx context.Context, tx pgx.Tx, shop shops.Shop, row db.Appointment, f freed, now time.Time) (*Declaration, error) {
+	// The booking left the time its move-up offers named (cancelled, moved, or booked
+	// at another time): they are withdrawn, so no wave texts them and no YES takes one.
+	if err := offers.WithdrawMoves(ctx, tx, row.ID, uuid.Nil); err != nil {
+		return nil, err
+	}
 	c, err := s.claim(ctx, tx, shop, row, f, now)
 	if err != nil || c == nil {
 		return nil, err

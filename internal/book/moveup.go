@@ -10,7 +10,6 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
-	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
@@ -45,8 +44,9 @@ var errMoveOff = errors.New("book: move-up off")
 // orders the move against a cancellation of the same appointment (Cancel, Upsert): the
 // later finds the appointment moved (a cancel is then refused, ErrNotBooked) or
 // cancelled (the move is off). Two live move-up offers of one appointment take turns on
-// it too: only the first moves it, and withdraws the others (offers.WithdrawMoves). An
-// error wraps slots.ErrUnavailable.
+// it too: only the first moves it, and its release withdraws the others
+// (offers.WithdrawMoves, as any release of the appointment does). An error wraps
+// slots.ErrUnavailable.
 func (s *Service) MoveUp(ctx context.Context, shop shops.Shop, customerID uuid.UUID, offer slots.LiveOffer) (Move, error) {
 	if !offer.MoveFrom.Valid {
 		return Move{}, fmt.Errorf("book: offer %s is not a move-up", offer.OfferID)
@@ -81,9 +81,6 @@ func (s *Service) MoveUp(ctx context.Context, shop shops.Shop, customerID uuid.U
 		})
 		if err != nil {
 			return fmt.Errorf("mark appointment moved: %w", err)
-		}
-		if err := offers.WithdrawMoves(ctx, tx, row.ID, offer.OfferID); err != nil {
-			return err
 		}
 		res := Result{Changed: true}
 		if res.Declaration, err = s.claimAndSettle(ctx, tx, shop, moved, freedOf(row), now); err != nil {

@@ -284,6 +284,8 @@ func TestMoveAndCancelInEitherOrder(t *testing.T) {
 		require.NoError(t, mv.Err)
 		require.Equal(t, slots.Taken, mv.V.Claim.Outcome)
 		require.True(t, mv.V.From.IsZero(), "the appointment no longer stands")
+		require.Equal(t, 1, f.count(t, "SELECT count(*) FROM slot_offers WHERE id = $1 AND status = 'lost'", offer.OfferID),
+			"the cancellation withdrew the move-up offer")
 		require.Equal(t, connectors.StatusCancelled, f.status(t, m.appointment.ID))
 		require.Zero(t, f.count(t, "SELECT count(*) FROM bookings WHERE opening_id = $1", op.ID))
 		got, err := f.openings.Get(ctx, f.shop.ID, op.ID)
