@@ -15,6 +15,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
@@ -245,4 +246,43 @@ func TestMoveUpYesStorm(t *testing.T) {
 	require.Equal(t, 1, bookings)
 	require.Equal(t, 1, moved)
 	require.Equal(t, n-1, stillBooked)
+}
+
+// TestMoveUpInAShopThatTakesPayments: the appointment moved carried no payment of ours,
+// so the move's booking goes through the shop's normal payment flow: held for payment
+// (pending_payment, a checkout hold), answered as any booking whose link follows.
+func TestMoveUpInAShopThatTakesPayments(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	bk := book.New(w.pool, w.shops, w.slots, book.Config{Now: w.clock.Now})
+	w.offers = offers.New(w.pool, w.queue, w.texter, w.cool, w.shops, w.cust, w.slots, offers.Config{Now: w.clock.Now, MoveUps: true})
+	w.inbound = inbound.New(w.pool, w.queue, w.shops, w.cust, w.slots, nil, inbound.Config{Now: w.clock.Now, Mover: bk})
+	p := policy
+	p.SendRate = shops.DefaultPolicy.SendRate
+	shop, _, err := shops.New(w.pool, shops.Config{Now: w.clock.Now, PaymentsEnabled: true}).Create(ctx, shops.NewShop{
+		Name: "Ana's Salon", Timezone: "Europe/London", SMSNumber: "+447700900001", Currency: "gbp",
+		PaymentMode: shops.PaymentCheckout, Policy: p.Fields(),
+	})
+	require.NoError(t, err)
+	op := w.declare(t, shop, 5*time.Hour)
+	kim, err := w.cust.Add(ctx, shop.ID, customers.NewCustomer{Phone: "+447700900501", SMSOptIn: true, MoveUp: true})
+	require.NoError(t, err)
+	res, err := bk.Upsert(ctx, shop, connectors.Appointment{Source: connectors.SourceAPI, ExternalID: "k", Status: connectors.StatusBooked,
+		StartsAt: op.StartsAt.Add(24 * time.Hour), DurationMinutes: 45, Service: "Colour", PriceCents: 6000, Phone: kim.Phone,
+		Version: 1, UpdatedAt: w.clock.Now()})
+	require.NoError(t, err)
+	_, err = w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
+	require.NoError(t, err)
+	ans, err := w.inbound.Reply(ctx, inbound.Message{MessageSID: "SMpay", From: kim.Phone, To: shop.SMSNumber, Body: "YES"})
+	require.NoError(t, err)
+	require.Equal(t, inbound.OutcomeBooked, ans.Outcome)
+	require.Equal(t, ledger.BookedText(texts.In("en"), shop, "Colour", "", op.StartsAt, false, ""), ans.Message,
+		"the booking's answer, its link to follow (no payments here)")
+	var status string
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT status FROM bookings WHERE opening_id = $1`, op.ID).Scan(&status))
+	require.Equal(t, "pending_payment", status)
+	moved, err := bk.Get(ctx, shop.ID, res.Appointment.ID)
+	require.NoError(t, err)
+	require.Equal(t, connectors.StatusMoved, moved.Status)
 }
