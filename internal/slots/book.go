@@ -162,8 +162,12 @@ type LiveOffer struct {
 // move-up moves an appointment of the book in the booking's transaction, which is
 // internal/book's (MoveUp).
 func Plain(offers []LiveOffer) []LiveOffer {
-	out := offers[:0:0]
-	for _, o := range offers {
+	i := slices.IndexFunc(offers, func(o LiveOffer) bool { return o.MoveFrom.Valid })
+	if i < 0 {
+		return offers // the YES path's usual case: no copy
+	}
+	out := slices.Clone(offers[:i])
+	for _, o := range offers[i+1:] {
 		if !o.MoveFrom.Valid {
 			out = append(out, o)
 		}
