@@ -26,6 +26,9 @@ type Customer struct {
 	// PossiblyReassignedAt is when the number answered "wrong number": it may have
 	// changed hands (null: no such answer since the owner last checked).
 	PossiblyReassignedAt *time.Time `json:"possibly_reassigned_at"`
+	// MoveUp says the customer wants earlier times offered for the appointments they
+	// hold (move-up offers); false by default.
+	MoveUp bool `json:"move_up"`
 }
 
 // Preferences are a customer's preferences; empty lists mean "any".

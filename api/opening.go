@@ -34,9 +34,21 @@ type Opening struct {
 	// OpeningFromOwner (the API or the dashboard; the rest of a gap says so in ParentID).
 	Source        string     `json:"source"`
 	AppointmentID *uuid.UUID `json:"appointment_id"`
+	// Chain is, for an opening a move-up freed (a customer took an earlier time and left
+	// this one), its place in the chain of moves; left out otherwise.
+	Chain *Chain `json:"chain,omitempty"`
 	// Warnings, in the answer to a declaration only, say what the owner should know of
 	// an opening accepted anyway (a first wave the number cannot send in time).
 	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Chain is an opening's place in a chain of move-ups: ID is the chain's (its first
+// opening's id), Position the moves that made this opening (1 for the first), MovedFrom
+// the appointment whose customer moved away from this time.
+type Chain struct {
+	ID        uuid.UUID `json:"id"`
+	Position  int       `json:"position"`
+	MovedFrom uuid.UUID `json:"moved_from"`
 }
 
 // Filler is the customer holding an opening.

@@ -152,3 +152,26 @@ SELECT * FROM appointments
 WHERE shop_id = sqlc.arg(shop_id) AND source = sqlc.arg(source) AND status = 'booked'
   AND starts_at >= sqlc.arg(from_time)::timestamptz AND starts_at < sqlc.arg(to_time)::timestamptz
 ORDER BY starts_at, id;
+
+-- name: AppointmentLockForMoveUp :one
+-- A move-up's appointment, locked for the move: still booked and still the customer's.
+-- No row: it was cancelled, moved or changed hands since the offer (the move is off).
+SELECT * FROM appointments
+WHERE shop_id = sqlc.arg(shop_id) AND id = sqlc.arg(id) AND customer_id = sqlc.arg(customer_id) AND status = 'booked'
+FOR UPDATE;
+
+-- name: AppointmentMarkMoved :one
+-- A move-up taken: the appointment is moved to the opening its customer booked, and
+-- its time released (releases + 1) for the book to declare. Its time in the source moves
+-- to now (never back), as the owner's cancel does.
+UPDATE appointments
+SET status = 'moved', moved_to = sqlc.arg(opening_id)::uuid, releases = releases + 1,
+    source_updated_at = GREATEST(source_updated_at, sqlc.arg(now)::timestamptz), changed_at = sqlc.arg(now)
+WHERE shop_id = sqlc.arg(shop_id) AND id = sqlc.arg(id) AND status = 'booked'
+RETURNING *;
+
+-- name: AppointmentChainOf :one
+-- The chain an opening belongs to, for the opening a move to it frees: its chain's id
+-- (the opening itself when it starts one) and the moves that made it (0: none).
+SELECT COALESCE(chain_id, id)::uuid AS chain_id, COALESCE(chain_position, 0)::integer AS position
+FROM slot_openings WHERE id = sqlc.arg(opening_id);

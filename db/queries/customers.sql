@@ -4,12 +4,12 @@
 -- (one per erasure key) that its suppression, if any, is kept under. A NULL language is
 -- the shop's.
 INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, created_at, opted_out_at, language,
-    pref_days, pref_window_starts, pref_window_ends, pref_services, pref_staff_ids)
+    pref_days, pref_window_starts, pref_window_ends, pref_services, pref_staff_ids, move_up)
 SELECT sqlc.arg(shop_id), sqlc.arg(phone), sqlc.arg(name), sqlc.arg(sms_opt_in)::boolean AND NOT x.suppressed,
     sqlc.arg(priority), sqlc.arg(created_at), CASE WHEN x.suppressed THEN sqlc.arg(created_at)::timestamptz END,
     sqlc.narg(language)::text,
     sqlc.arg(pref_days)::smallint[], sqlc.arg(pref_window_starts)::integer[], sqlc.arg(pref_window_ends)::integer[],
-    sqlc.arg(pref_services)::text[], sqlc.arg(pref_staff_ids)::uuid[]
+    sqlc.arg(pref_services)::text[], sqlc.arg(pref_staff_ids)::uuid[], sqlc.arg(move_up)::boolean
 FROM (SELECT EXISTS (
     SELECT 1 FROM sms_suppressions s
     WHERE s.shop_id = sqlc.arg(shop_id) AND s.phone_hmac = ANY(sqlc.arg(phone_hmacs)::bytea[])
@@ -153,7 +153,8 @@ LIMIT sqlc.arg(max_rows);
 UPDATE customers SET name = sqlc.arg(name), priority = sqlc.arg(priority), sms_opt_in = sqlc.arg(sms_opt_in),
     pref_days = sqlc.arg(pref_days)::smallint[], pref_window_starts = sqlc.arg(pref_window_starts)::integer[],
     pref_window_ends = sqlc.arg(pref_window_ends)::integer[], pref_services = sqlc.arg(pref_services)::text[],
-    pref_staff_ids = sqlc.arg(pref_staff_ids)::uuid[], language = sqlc.narg(language)::text
+    pref_staff_ids = sqlc.arg(pref_staff_ids)::uuid[], language = sqlc.narg(language)::text,
+    move_up = sqlc.arg(move_up)::boolean
 WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id) AND erased_at IS NULL
 RETURNING *;
 
@@ -170,15 +171,15 @@ WHERE shop_id = sqlc.arg(shop_id) AND from_phone = sqlc.arg(phone)::text AND sql
 UPDATE customers SET name = '', phone = '', sms_opt_in = false,
     opted_out_at = COALESCE(opted_out_at, sqlc.arg(now)::timestamptz), erased_at = sqlc.arg(now)::timestamptz,
     pref_days = '{}', pref_window_starts = '{}', pref_window_ends = '{}', pref_services = '{}', pref_staff_ids = '{}',
-    language = NULL
+    language = NULL, move_up = false
 WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id) AND erased_at IS NULL
 RETURNING id;
 
 -- name: CustomerImportBatch :many
 -- One batch of a CSV import, in one statement: rows is a JSON array of objects
--- {line, phone, hmacs, name?, priority?, sms_opt_in?, language?, prefs?:{days, starts, ends, services, staff}}
+-- {line, phone, hmacs, name?, priority?, sms_opt_in?, language?, move_up?, prefs?:{days, starts, ends, services, staff}}
 -- where a missing key keeps the existing customer's value (a new one gets the default:
--- no name, priority 0, NOT opted in, the shop's language) and hmacs are the phone's keyed hashes, in hex (see
+-- no name, priority 0, NOT opted in, the shop's language, no move-up offers) and hmacs are the phone's keyed hashes, in hex (see
 -- CustomerInsert). A customer who opted out (STOP) keeps their sms_opt_in whatever the
 -- file says; a new customer whose number is suppressed (it said STOP, or was erased)
 -- comes in opted out, and suppression says why ('stop', 'erased' or ''). Rows are
@@ -188,7 +189,7 @@ RETURNING id;
 WITH input AS (
     SELECT (r->>'line')::integer AS line, r->>'phone' AS phone, r->>'name' AS name,
         (r->>'priority')::integer AS priority, (r->>'sms_opt_in')::boolean AS sms_opt_in,
-        r->>'language' AS language, r ? 'prefs' AS prefs_set, COALESCE(r->'hmacs', '[]') AS hmacs,
+        r->>'language' AS language, (r->>'move_up')::boolean AS move_up, r ? 'prefs' AS prefs_set, COALESCE(r->'hmacs', '[]') AS hmacs,
         ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'days', '[]')))::smallint[] AS days,
         ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'starts', '[]')))::integer[] AS starts,
         ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'ends', '[]')))::integer[] AS ends,
@@ -200,6 +201,7 @@ WITH input AS (
         COALESCE(i.name, e.name, '') AS name,
         COALESCE(i.priority, e.priority, 0) AS priority,
         COALESCE(i.language, e.language) AS language,
+        COALESCE(i.move_up, e.move_up, false) AS move_up,
         CASE WHEN e.opted_out_at IS NOT NULL THEN e.sms_opt_in
              ELSE COALESCE(i.sms_opt_in, e.sms_opt_in, false) END AS sms_opt_in,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.days ELSE e.pref_days END AS days,
@@ -222,9 +224,9 @@ WITH input AS (
     ) sup ON true
 ), inserted AS (
     INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, pref_days, pref_window_starts,
-        pref_window_ends, pref_services, pref_staff_ids, created_at, opted_out_at, language)
+        pref_window_ends, pref_services, pref_staff_ids, created_at, opted_out_at, language, move_up)
     SELECT sqlc.arg(shop_id), m.phone, m.name, m.sms_opt_in AND m.suppression = '', m.priority, m.days, m.starts, m.ends, m.services, m.staff,
-        sqlc.arg(now)::timestamptz, CASE WHEN m.suppression <> '' THEN sqlc.arg(now)::timestamptz END, m.language
+        sqlc.arg(now)::timestamptz, CASE WHEN m.suppression <> '' THEN sqlc.arg(now)::timestamptz END, m.language, m.move_up
     FROM merged m WHERE m.existing_id IS NULL
     ORDER BY m.phone -- one lock order for concurrent imports
     ON CONFLICT (shop_id, phone) WHERE erased_at IS NULL DO NOTHING
@@ -232,11 +234,11 @@ WITH input AS (
 ), updated AS (
     UPDATE customers c SET name = m.name, priority = m.priority, sms_opt_in = m.sms_opt_in,
         pref_days = m.days, pref_window_starts = m.starts, pref_window_ends = m.ends, pref_services = m.services,
-        pref_staff_ids = m.staff, language = m.language
+        pref_staff_ids = m.staff, language = m.language, move_up = m.move_up
     FROM merged m
     WHERE c.id = m.existing_id AND c.erased_at IS NULL -- erased meanwhile: left alone (reported as retry)
-      AND (c.name, c.priority, c.sms_opt_in, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.pref_staff_ids, c.language)
-          IS DISTINCT FROM (m.name, m.priority, m.sms_opt_in, m.days, m.starts, m.ends, m.services, m.staff, m.language)
+      AND (c.name, c.priority, c.sms_opt_in, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.pref_staff_ids, c.language, c.move_up)
+          IS DISTINCT FROM (m.name, m.priority, m.sms_opt_in, m.days, m.starts, m.ends, m.services, m.staff, m.language, m.move_up)
     RETURNING c.id
 )
 SELECT m.line::integer AS line,

@@ -143,18 +143,22 @@ WITH input AS (
     WHERE EXISTS (SELECT FROM webhook_subscribers(y.shop_id, webhook_claim_types('confirmed')))
 ), found AS (
     SELECT a.message_sid, a.shop_id, a.yes, cust.id AS customer_id, cust.opted_out_at, cust.language AS customer_language,
-           newest.id AS newest_offer_id, newest.status AS newest_offer_status,
-           live.offer_id, live.opening_id, live.generation, live.starts_at, live.claim_facts
+           newest.id AS newest_offer_id, newest.status AS newest_offer_status, kept.starts_at AS newest_keeps_at,
+           live.offer_id, live.opening_id, live.generation, live.starts_at, live.move_from, live.claim_facts
     FROM addressed a
     LEFT JOIN customers cust ON cust.shop_id = a.shop_id AND cust.phone = a.from_phone AND cust.erased_at IS NULL
     LEFT JOIN LATERAL (
-        SELECT o.id, o.status FROM slot_offers o
+        SELECT o.id, o.status, o.move_from FROM slot_offers o
         WHERE o.customer_id = cust.id
         ORDER BY o.created_at DESC, o.id
         LIMIT 1
     ) AS newest ON true
+    -- A move-up offer as the newest: the booking it would have moved, while it stands,
+    -- for a late YES's answer ("taken; your ... stays"). A plain offer has no move_from:
+    -- nothing is read.
+    LEFT JOIN appointments kept ON kept.id = newest.move_from AND kept.status = 'booked'
     LEFT JOIN LATERAL (
-        SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at,
+        SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at, v.move_from,
                -- What this YES's claim adds to its opening's facts (claim_openings), only
                -- for a YES (the only text that claims) to a shop with an endpoint
                -- subscribed to the claim's events (hooked): NULL, and nothing read,
@@ -194,10 +198,12 @@ SELECT sqlc.embed(shops),
        f.customer_id, f.opted_out_at, f.customer_language,
        COALESCE(f.newest_offer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS newest_offer_id,
        COALESCE(f.newest_offer_status, '')::text AS newest_offer_status,
+       f.newest_keeps_at,
        COALESCE(f.offer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS offer_id,
        COALESCE(f.opening_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS opening_id,
        COALESCE(f.generation, 0)::integer AS generation,
        COALESCE(f.starts_at, 'epoch'::timestamptz)::timestamptz AS starts_at,
+       f.move_from,
        -- What the claim's webhook events are rendered from, in Go before the claim
        -- (hooks.ClaimData); NULL when no event is to be recorded.
        (co.facts || f.claim_facts)::jsonb AS event_facts

@@ -1,14 +1,17 @@
 -- name: OfferInsertMany :exec
 -- Records a wave's offers, one statement for all its customers, each with the service
 -- it offers them (service_ids[i], services[i], durations[i], prices[i]; the nil uuid, ''
--- and 0: the opening's own); an offer that exists already (a retried wave) is kept.
+-- and 0: the opening's own) and, for a move-up offer, the appointment it would move
+-- (move_froms[i]; the nil uuid: a plain offer); an offer that exists already (a retried
+-- wave) is kept.
 INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at,
-    service_id, service, duration_minutes, price_cents)
+    service_id, service, duration_minutes, price_cents, move_from)
 SELECT sqlc.arg(opening_id), (sqlc.arg(customer_ids)::uuid[])[i], sqlc.arg(shop_id), sqlc.arg(generation), sqlc.arg(wave),
     'queued', sqlc.arg(created_at),
     NULLIF((sqlc.arg(service_ids)::uuid[])[i], '00000000-0000-0000-0000-000000000000'::uuid),
     NULLIF((sqlc.arg(services)::text[])[i], ''), NULLIF((sqlc.arg(durations)::integer[])[i], 0),
-    NULLIF((sqlc.arg(prices)::bigint[])[i], 0)
+    NULLIF((sqlc.arg(prices)::bigint[])[i], 0),
+    NULLIF((sqlc.arg(move_froms)::uuid[])[i], '00000000-0000-0000-0000-000000000000'::uuid)
 FROM generate_subscripts(sqlc.arg(customer_ids)::uuid[], 1) AS i
 ORDER BY i
 ON CONFLICT (opening_id, generation, customer_id) DO NOTHING;
@@ -16,9 +19,12 @@ ON CONFLICT (opening_id, generation, customer_id) DO NOTHING;
 -- name: OfferListWave :many
 -- A wave's offers with the customer's number and language (NULL: the shop's), and the
 -- service each offers ('' and 0: the opening's).
+-- A move-up offer also carries the start of the appointment it would move (move_from_at).
 SELECT o.id, o.customer_id, o.status, c.phone, c.language,
-    COALESCE(o.service, '')::text AS service, COALESCE(o.price_cents, 0)::bigint AS price_cents
+    COALESCE(o.service, '')::text AS service, COALESCE(o.price_cents, 0)::bigint AS price_cents,
+    ap.starts_at AS move_from_at
 FROM slot_offers o JOIN customers c ON c.id = o.customer_id
+LEFT JOIN appointments ap ON ap.id = o.move_from
 WHERE o.opening_id = $1 AND o.generation = $2 AND o.wave = $3
 ORDER BY o.created_at, o.id;
 
@@ -164,7 +170,7 @@ LIMIT 1;
 -- claims the newest whose slot is still free. event_facts: what the claim's webhook
 -- events are rendered from (hooks.ClaimData), only when the shop has an endpoint
 -- subscribed to them.
-SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at,
+SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at, v.move_from,
     (CASE WHEN EXISTS (SELECT FROM webhook_subscribers(v.shop_id, webhook_claim_types('confirmed')))
           THEN webhook_opening_facts(v.opening_id, NULL) || webhook_claim_facts(v.id, v.customer_id) END)::jsonb AS event_facts
 FROM slot_offers_claimable v
@@ -191,3 +197,45 @@ SELECT pg_advisory_xact_lock(hashtextextended('offer_waves:' || sqlc.arg(shop_id
 -- The accepted offer behind a booking whose payment failed.
 UPDATE slot_offers SET status = 'failed'
 WHERE id = sqlc.arg(id) AND status = 'accepted';
+
+-- name: OfferMoveUpCandidates :many
+-- The customers a first wave offers an opening to move up to, ahead of the waitlist:
+-- each one's earliest booked appointment that the opening can hold and that starts
+-- later than it, within the shop's move_up_days: the same service, as long or shorter,
+-- with the opening's person (or the customer accepts anyone, or that person, or the
+-- opening names none). They asked for it (move_up) and can be texted; they were not
+-- offered this opening in this generation and did not decline it; and they were not
+-- moved already in the opening's chain (a chain never moves a customer twice), which
+-- has made fewer than the shop's chain_max moves. Waitlist priority first.
+SELECT DISTINCT ON (c.priority, c.created_at, c.id) c.id AS customer_id, a.id AS appointment_id, a.starts_at
+FROM slot_openings op
+JOIN shops sh ON sh.id = op.shop_id
+JOIN appointments a ON a.shop_id = op.shop_id
+JOIN customers c ON c.id = a.customer_id
+WHERE op.id = sqlc.arg(opening_id)
+  AND COALESCE(op.chain_position, 0) < sh.chain_max
+  AND a.status = 'booked'
+  AND a.starts_at > op.starts_at
+  AND a.starts_at <= op.starts_at + make_interval(days => sh.move_up_days)
+  AND lower(a.service) = lower(op.service)
+  AND a.duration_minutes <= op.duration_minutes
+  AND (op.staff_id IS NULL OR a.staff_id = op.staff_id OR cardinality(c.pref_staff_ids) = 0
+       OR op.staff_id = ANY(c.pref_staff_ids))
+  AND c.move_up AND c.sms_opt_in AND c.opted_out_at IS NULL AND c.unreachable_at IS NULL AND c.erased_at IS NULL
+  AND NOT EXISTS (
+      SELECT 1 FROM slot_offers o
+      WHERE o.opening_id = op.id AND o.customer_id = c.id
+        AND (o.generation = op.generation OR o.status = 'declined'))
+  AND NOT EXISTS (
+      SELECT 1 FROM appointments m JOIN slot_openings mo ON mo.id = m.moved_to
+      WHERE op.chain_id IS NOT NULL AND m.shop_id = op.shop_id AND m.customer_id = c.id AND m.status = 'moved'
+        AND (mo.id = op.chain_id OR mo.chain_id = op.chain_id))
+ORDER BY c.priority DESC, c.created_at, c.id, a.starts_at
+LIMIT sqlc.arg(max_rows);
+
+-- name: OfferWithdrawMoves :exec
+-- A move-up taken: the appointment's other move-up offers, texted or not, are lost (the
+-- booking they would move is moved already), so no wave texts them and no YES claims them.
+UPDATE slot_offers SET status = 'lost'
+WHERE move_from = sqlc.arg(appointment_id) AND id <> sqlc.arg(taken_id)
+  AND status IN ('queued', 'sending', 'sent');

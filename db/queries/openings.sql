@@ -1,8 +1,9 @@
 -- name: OpeningInsert :one
 INSERT INTO slot_openings (shop_id, starts_at, duration_minutes, service, price_cents, status,
-    created_at, updated_at, staff_id, parent_id, source, source_id)
+    created_at, updated_at, staff_id, parent_id, source, source_id, chain_id, chain_position, chain_moved_from)
 VALUES (sqlc.arg(shop_id), sqlc.arg(starts_at), sqlc.arg(duration_minutes), sqlc.arg(service), sqlc.arg(price_cents), 'open',
-    sqlc.arg(created_at), sqlc.arg(created_at), sqlc.narg(staff_id), sqlc.narg(parent_id), sqlc.narg(source), sqlc.narg(source_id))
+    sqlc.arg(created_at), sqlc.arg(created_at), sqlc.narg(staff_id), sqlc.narg(parent_id), sqlc.narg(source), sqlc.narg(source_id),
+    sqlc.narg(chain_id), sqlc.narg(chain_position), sqlc.narg(chain_moved_from))
 RETURNING *;
 
 -- name: OpeningGet :one
@@ -75,7 +76,8 @@ SELECT s.id, s.shop_id, s.starts_at, s.duration_minutes, s.service, s.price_cent
     COALESCE(b.service, s.service)::text AS booking_service,
     COALESCE(b.duration_minutes, s.duration_minutes)::integer AS booking_duration_minutes,
     (SELECT count(*) FROM slot_offers o WHERE o.opening_id = s.id AND o.sent_at IS NOT NULL) AS offers_sent,
-    s.staff_id, COALESCE(st.name, '')::text AS staff_name, s.parent_id, s.source, s.source_id
+    s.staff_id, COALESCE(st.name, '')::text AS staff_name, s.parent_id, s.source, s.source_id,
+    s.chain_id, s.chain_position, s.chain_moved_from
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
 LEFT JOIN staff st ON st.id = s.staff_id

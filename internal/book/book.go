@@ -20,6 +20,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/keyring"
 	"github.com/slotrecovery/slotrecovery/internal/money"
+	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -109,6 +110,8 @@ type Appointment struct {
 	// CreatedAt and ChangedAt are when the book first and last recorded it.
 	CreatedAt time.Time
 	ChangedAt time.Time
+	// MovedTo is the opening a move-up moved it to (status moved; uuid.Nil otherwise).
+	MovedTo uuid.UUID
 }
 
 // EndsAt is when the appointment ends.
@@ -304,6 +307,11 @@ func (s *Service) lockExternal(ctx context.Context, tx pgx.Tx, p db.AppointmentU
 // freed the time still commits, since a retry of it by its source would find nothing
 // newer to record.
 func (s *Service) claimAndSettle(ctx context.Context, tx pgx.Tx, shop shops.Shop, row db.Appointment, f freed, now time.Time) (*Declaration, error) {
+	// The booking left the time its move-up offers named (cancelled, moved, or booked
+	// at another time): they are withdrawn, so no wave texts them and no YES takes one.
+	if err := offers.WithdrawMoves(ctx, tx, row.ID, uuid.Nil); err != nil {
+		return nil, err
+	}
 	c, err := s.claim(ctx, tx, shop, row, f, now)
 	if err != nil || c == nil {
 		return nil, err
@@ -547,6 +555,7 @@ func fromRow(r db.Appointment, staffName, customerName string) Appointment {
 		ExternalStaff: r.ExternalStaff, Service: r.Service, PriceCents: r.PriceCents, StartsAt: r.StartsAt.UTC(),
 		DurationMinutes: int(r.DurationMinutes), Status: connectors.Status(r.Status), Version: r.SourceVersion,
 		UpdatedAt: r.SourceUpdatedAt.UTC(), Releases: int(r.Releases), CreatedAt: r.CreatedAt.UTC(), ChangedAt: r.ChangedAt.UTC(),
+		MovedTo: r.MovedTo.UUID,
 	}
 	if r.ExternalID.Valid {
 		a.External = &External{Source: a.Source, ID: r.ExternalID.String}

@@ -268,6 +268,14 @@ func (s *Service) supersededBy(ctx context.Context, tx pgx.Tx, c db.AppointmentO
 func (s *Service) newOpening(ctx context.Context, tx pgx.Tx, a Appointment, start time.Time, minutes int, staffID uuid.UUID) (slots.NewOpening, string, error) {
 	n := slots.NewOpening{StartsAt: start, DurationMinutes: minutes, StaffID: staffID, PriceCents: a.PriceCents,
 		Source: slots.SourceAppointment, SourceID: a.ID}
+	if a.MovedTo != uuid.Nil {
+		// Freed by a move-up: the next link of the chain the earlier opening is in.
+		c, err := queries.AppointmentChainOf(ctx, tx, a.MovedTo)
+		if err != nil {
+			return n, "", fmt.Errorf("read chain: %w", err)
+		}
+		n.Chain = &slots.Chain{ID: c.ChainID, Position: int(c.Position) + 1, MovedFrom: a.ID}
+	}
 	withServices, err := catalog.HasServices(ctx, tx, a.ShopID)
 	if err != nil {
 		return n, "", err

@@ -27,7 +27,8 @@ import (
 // opening and its record are one transaction holding the appointment's row lock.
 
 // TestNoDeclarationOutsideTheTransaction: the package changes openings only through
-// slots.Service.DeclareTx and slots.CancelTx, which take the caller's transaction; the
+// slots.Service.DeclareTx, slots.CancelTx and (a move-up's booking) slots.Service.ClaimTx,
+// which take the caller's transaction; the
 // calls that open their own (Declare, Cancel, and anything else of slots.Service but
 // reads) appear nowhere in it. So no path can declare or withdraw an opening apart from
 // the change that makes it necessary, and no crash can fall between the two.
@@ -54,7 +55,7 @@ func TestNoDeclarationOutsideTheTransaction(t *testing.T) {
 			// s.openings.M: the *slots.Service the book was given.
 			if recv, ok := sel.X.(*ast.SelectorExpr); ok && recv.Sel.Name == "openings" {
 				seen[sel.Sel.Name]++
-				require.True(t, sel.Sel.Name == "DeclareTx" || reads[sel.Sel.Name],
+				require.True(t, sel.Sel.Name == "DeclareTx" || sel.Sel.Name == "ClaimTx" || reads[sel.Sel.Name],
 					"%s: openings.%s runs outside the book's transaction; use DeclareTx or slots.CancelTx in it",
 					fset.Position(sel.Pos()), sel.Sel.Name)
 			}
@@ -68,6 +69,7 @@ func TestNoDeclarationOutsideTheTransaction(t *testing.T) {
 	}
 	require.Equal(t, 1, seen["DeclareTx"], "the one declaration, in declareOpening")
 	require.Equal(t, 1, seen["slots.CancelTx"], "the one withdrawal, in withdraw")
+	require.Equal(t, 1, seen["ClaimTx"], "the one booking, a move-up's, in MoveUp")
 }
 
 // TestCrashMidDeclarationLosesBoth: a process that dies after the opening is inserted,

@@ -355,6 +355,9 @@ type Change struct {
 	// Language, when set, replaces the customer's own language: one of language.All in
 	// any case, or "" to text them in the shop's again.
 	Language *language.Code
+	// MoveUp, when set, says whether they are offered earlier times for their
+	// appointments.
+	MoveUp *bool
 }
 
 // Update applies an owner's change. Opting in a customer who replied STOP is
@@ -408,11 +411,14 @@ func (s *Service) Update(ctx context.Context, shopID, id uuid.UUID, ch Change) (
 			}
 			c.Language = lang
 		}
+		if ch.MoveUp != nil {
+			c.MoveUp = *ch.MoveUp
+		}
 		days, starts, ends, services, staff := c.Preferences.columns()
 		updated, err := queries.CustomerUpdate(ctx, tx, db.CustomerUpdateParams{
 			ID: id, ShopID: shopID, Name: c.Name, Priority: int32(c.Priority), SmsOptIn: c.SMSOptIn,
 			PrefDays: days, PrefWindowStarts: starts, PrefWindowEnds: ends, PrefServices: services,
-			PrefStaffIds: staff, Language: languageParam(c.Language),
+			PrefStaffIds: staff, Language: languageParam(c.Language), MoveUp: c.MoveUp,
 		})
 		if err != nil {
 			return fmt.Errorf("update customer %s: %w", id, err)

@@ -43,7 +43,7 @@ var (
 	ErrImportNotCSV = problem.New(problem.Invalid, "not_csv",
 		"the file is not a CSV file (comma- or semicolon-separated text, UTF-8)")
 	ErrImportNoPhone = &problem.Error{Kind: problem.Invalid, Code: "no_phone_column", Field: "file",
-		Message: "the file's first line must name its columns, one of them phone (also: name, priority, sms_opt_in, preferences, language)"}
+		Message: "the file's first line must name its columns, one of them phone (also: name, priority, sms_opt_in, preferences, language, move_up)"}
 	ErrImportTooManyRows = &problem.Error{Kind: problem.Invalid, Code: "too_many_rows", Field: "file",
 		Message: fmt.Sprintf("the file has more than %d customers; split it", MaxImportRows)}
 	// ErrImportUnreadable wraps the body's own error (a cut-off upload; a body over its
@@ -70,12 +70,14 @@ type ImportReport struct {
 // importRecord is one valid line, as CustomerImportBatch reads it: a missing key keeps
 // the existing customer's value.
 type importRecord struct {
-	Line     int          `json:"line"`
-	Phone    string       `json:"phone"`
-	Name     *string      `json:"name,omitempty"`
-	Priority *int         `json:"priority,omitempty"`
-	OptIn    *bool        `json:"sms_opt_in,omitempty"`
-	Prefs    *importPrefs `json:"prefs,omitempty"`
+	Line     int     `json:"line"`
+	Phone    string  `json:"phone"`
+	Name     *string `json:"name,omitempty"`
+	Priority *int    `json:"priority,omitempty"`
+	OptIn    *bool   `json:"sms_opt_in,omitempty"`
+	// MoveUp: nil (an empty cell) keeps an existing customer's and gives a new one false.
+	MoveUp *bool        `json:"move_up,omitempty"`
+	Prefs  *importPrefs `json:"prefs,omitempty"`
 	// Language is the customer's own; "" (left out) keeps an existing customer's and
 	// leaves a new one in the shop's.
 	Language string `json:"language,omitempty"`
@@ -103,10 +105,11 @@ var columnNames = map[string]string{
 	"sms_opt_in": "sms_opt_in", "opt_in": "sms_opt_in", "sms_consent": "sms_opt_in", "consent": "sms_opt_in",
 	"preferences": "preferences",
 	"language":    "language", "lang": "language",
+	"move_up": "move_up",
 }
 
 // Import reads a CSV file of customers (a header line naming the columns
-// phone, name, priority, sms_opt_in, preferences, language; only phone is required) and
+// phone, name, priority, sms_opt_in, preferences, language, move_up; only phone is required) and
 // adds or updates shopID's customers from it, matched by phone: importing a file again
 // changes nothing. An empty cell keeps an existing customer's value; an empty language
 // leaves a new customer in the shop's language (a file cannot put a customer back in
@@ -443,6 +446,18 @@ func parseRecord(fields []string, cols map[string]int) (importRecord, string) {
 			rec.OptIn = &no
 		default:
 			return rec, "sms_opt_in must be yes or no (left empty: not opted in, or unchanged)"
+		}
+	}
+	if v := get("move_up"); v != "" {
+		switch strings.ToLower(v) {
+		case "yes", "y", "true", "1", "x":
+			yes := true
+			rec.MoveUp = &yes
+		case "no", "n", "false", "0":
+			no := false
+			rec.MoveUp = &no
+		default:
+			return rec, "move_up must be yes or no (left empty: no, or unchanged)"
 		}
 	}
 	if v := get("preferences"); v != "" {

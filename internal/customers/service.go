@@ -79,6 +79,9 @@ type Customer struct {
 	// PossiblyReassignedAt is set when the number answered "wrong number" (it may have
 	// changed hands), until the owner clears it.
 	PossiblyReassignedAt *time.Time
+	// MoveUp says the customer wants to be offered an earlier time for an appointment
+	// they hold (a move-up offer); false by default.
+	MoveUp bool
 }
 
 // NewCustomer is what a customer is created from.
@@ -92,6 +95,8 @@ type NewCustomer struct {
 	Language language.Code
 	// Preferences say which openings they want to hear of; the zero value: any.
 	Preferences Preferences
+	// MoveUp: offer them earlier times for the appointments they hold.
+	MoveUp bool
 }
 
 // Add adds a customer to shopID. A number that said STOP (as a customer or
@@ -125,6 +130,7 @@ func (s *Service) Add(ctx context.Context, shopID uuid.UUID, n NewCustomer) (Cus
 		ShopID: shopID, Phone: n.Phone, Name: n.Name, SmsOptIn: n.SMSOptIn, Priority: int32(n.Priority),
 		CreatedAt: s.cfg.Now().UTC(), PhoneHmacs: s.phoneHashes(shopID, n.Phone), Language: languageParam(lang),
 		PrefDays: days, PrefWindowStarts: starts, PrefWindowEnds: ends, PrefServices: services, PrefStaffIds: staff,
+		MoveUp: n.MoveUp,
 	})
 	if pgcode.Unique(err) {
 		return Customer{}, &problem.Error{Kind: problem.Conflict, Code: "phone_exists", Field: "phone",
@@ -154,6 +160,7 @@ func FromRow(r db.Customer) Customer {
 		ID: r.ID, ShopID: r.ShopID, Phone: r.Phone, Name: r.Name, SMSOptIn: r.SmsOptIn,
 		OptedOutAt: r.OptedOutAt, UnreachableAt: r.UnreachableAt, Priority: int(r.Priority), CreatedAt: r.CreatedAt,
 		ErasedAt: r.ErasedAt, Language: language.Code(r.Language.String), PossiblyReassignedAt: r.PossiblyReassignedAt,
+		MoveUp: r.MoveUp,
 	}
 	for _, d := range r.PrefDays {
 		c.Preferences.Days = append(c.Preferences.Days, int(d))

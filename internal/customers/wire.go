@@ -10,7 +10,7 @@ import (
 func (c Customer) API() api.Customer {
 	out := api.Customer{
 		ID: c.ID, Phone: c.Phone, Name: c.Name, SMSOptIn: c.SMSOptIn, Priority: c.Priority,
-		OptedOut: c.OptedOutAt != nil, CreatedAt: c.CreatedAt.UTC(), Status: c.Status(),
+		OptedOut: c.OptedOutAt != nil, CreatedAt: c.CreatedAt.UTC(), Status: c.Status(), MoveUp: c.MoveUp,
 		Preferences: api.Preferences{Days: []string{}, Windows: []api.Window{}, Services: []string{}},
 	}
 	if c.OptedOutAt != nil {

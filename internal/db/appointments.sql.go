@@ -14,7 +14,7 @@ import (
 )
 
 const appointmentBookGet = `-- name: AppointmentBookGet :one
-SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
+SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
 FROM book_appointments a
 LEFT JOIN staff st ON st.id = a.staff_id
 LEFT JOIN customers c ON c.id = a.customer_id
@@ -57,6 +57,7 @@ func (q *Queries) AppointmentBookGet(ctx context.Context, db DBTX, arg Appointme
 		&i.BookAppointment.Releases,
 		&i.BookAppointment.CreatedAt,
 		&i.BookAppointment.ChangedAt,
+		&i.BookAppointment.MovedTo,
 		&i.StaffName,
 		&i.KnownName,
 	)
@@ -68,7 +69,7 @@ UPDATE appointments
 SET status = 'cancelled', releases = releases + 1,
     source_updated_at = GREATEST(source_updated_at, $1::timestamptz), changed_at = $1
 WHERE shop_id = $2 AND id = $3 AND status = 'booked'
-RETURNING id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at
+RETURNING id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to
 `
 
 type AppointmentCancelParams struct {
@@ -103,7 +104,27 @@ func (q *Queries) AppointmentCancel(ctx context.Context, db DBTX, arg Appointmen
 		&i.Releases,
 		&i.CreatedAt,
 		&i.ChangedAt,
+		&i.MovedTo,
 	)
+	return i, err
+}
+
+const appointmentChainOf = `-- name: AppointmentChainOf :one
+SELECT COALESCE(chain_id, id)::uuid AS chain_id, COALESCE(chain_position, 0)::integer AS position
+FROM slot_openings WHERE id = $1
+`
+
+type AppointmentChainOfRow struct {
+	ChainID  uuid.UUID
+	Position int32
+}
+
+// The chain an opening belongs to, for the opening a move to it frees: its chain's id
+// (the opening itself when it starts one) and the moves that made it (0: none).
+func (q *Queries) AppointmentChainOf(ctx context.Context, db DBTX, openingID uuid.UUID) (AppointmentChainOfRow, error) {
+	row := db.QueryRow(ctx, appointmentChainOf, openingID)
+	var i AppointmentChainOfRow
+	err := row.Scan(&i.ChainID, &i.Position)
 	return i, err
 }
 
@@ -137,7 +158,7 @@ func (q *Queries) AppointmentForget(ctx context.Context, db DBTX, arg Appointmen
 }
 
 const appointmentGet = `-- name: AppointmentGet :one
-SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
+SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
 FROM appointments a
 LEFT JOIN staff st ON st.id = a.staff_id
 LEFT JOIN customers c ON c.id = a.customer_id
@@ -178,6 +199,7 @@ func (q *Queries) AppointmentGet(ctx context.Context, db DBTX, arg AppointmentGe
 		&i.Appointment.Releases,
 		&i.Appointment.CreatedAt,
 		&i.Appointment.ChangedAt,
+		&i.Appointment.MovedTo,
 		&i.StaffName,
 		&i.KnownName,
 	)
@@ -185,7 +207,7 @@ func (q *Queries) AppointmentGet(ctx context.Context, db DBTX, arg AppointmentGe
 }
 
 const appointmentGetByExternal = `-- name: AppointmentGetByExternal :one
-SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
+SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
 FROM appointments a
 LEFT JOIN staff st ON st.id = a.staff_id
 LEFT JOIN customers c ON c.id = a.customer_id
@@ -227,6 +249,7 @@ func (q *Queries) AppointmentGetByExternal(ctx context.Context, db DBTX, arg App
 		&i.Appointment.Releases,
 		&i.Appointment.CreatedAt,
 		&i.Appointment.ChangedAt,
+		&i.Appointment.MovedTo,
 		&i.StaffName,
 		&i.KnownName,
 	)
@@ -234,7 +257,7 @@ func (q *Queries) AppointmentGetByExternal(ctx context.Context, db DBTX, arg App
 }
 
 const appointmentList = `-- name: AppointmentList :many
-SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
+SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
 FROM book_appointments a
 LEFT JOIN staff st ON st.id = a.staff_id
 LEFT JOIN customers c ON c.id = a.customer_id
@@ -306,6 +329,7 @@ func (q *Queries) AppointmentList(ctx context.Context, db DBTX, arg AppointmentL
 			&i.BookAppointment.Releases,
 			&i.BookAppointment.CreatedAt,
 			&i.BookAppointment.ChangedAt,
+			&i.BookAppointment.MovedTo,
 			&i.StaffName,
 			&i.KnownName,
 		); err != nil {
@@ -320,7 +344,7 @@ func (q *Queries) AppointmentList(ctx context.Context, db DBTX, arg AppointmentL
 }
 
 const appointmentListBookedFrom = `-- name: AppointmentListBookedFrom :many
-SELECT id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at FROM appointments
+SELECT id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to FROM appointments
 WHERE shop_id = $1 AND source = $2 AND status = 'booked'
   AND starts_at >= $3::timestamptz AND starts_at < $4::timestamptz
 ORDER BY starts_at, id
@@ -369,6 +393,7 @@ func (q *Queries) AppointmentListBookedFrom(ctx context.Context, db DBTX, arg Ap
 			&i.Releases,
 			&i.CreatedAt,
 			&i.ChangedAt,
+			&i.MovedTo,
 		); err != nil {
 			return nil, err
 		}
@@ -381,7 +406,7 @@ func (q *Queries) AppointmentListBookedFrom(ctx context.Context, db DBTX, arg Ap
 }
 
 const appointmentLock = `-- name: AppointmentLock :one
-SELECT id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at FROM appointments
+SELECT id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to FROM appointments
 WHERE shop_id = $1 AND id = $2
 FOR UPDATE
 `
@@ -417,12 +442,13 @@ func (q *Queries) AppointmentLock(ctx context.Context, db DBTX, arg AppointmentL
 		&i.Releases,
 		&i.CreatedAt,
 		&i.ChangedAt,
+		&i.MovedTo,
 	)
 	return i, err
 }
 
 const appointmentLockExternal = `-- name: AppointmentLockExternal :one
-SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, COALESCE(st.name, '')::text AS staff_name
+SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, COALESCE(st.name, '')::text AS staff_name
 FROM appointments a
 LEFT JOIN staff st ON st.id = a.staff_id
 WHERE a.shop_id = $1 AND a.source = $2 AND a.external_id = $3
@@ -466,7 +492,50 @@ func (q *Queries) AppointmentLockExternal(ctx context.Context, db DBTX, arg Appo
 		&i.Appointment.Releases,
 		&i.Appointment.CreatedAt,
 		&i.Appointment.ChangedAt,
+		&i.Appointment.MovedTo,
 		&i.StaffName,
+	)
+	return i, err
+}
+
+const appointmentLockForMoveUp = `-- name: AppointmentLockForMoveUp :one
+SELECT id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to FROM appointments
+WHERE shop_id = $1 AND id = $2 AND customer_id = $3 AND status = 'booked'
+FOR UPDATE
+`
+
+type AppointmentLockForMoveUpParams struct {
+	ShopID     uuid.UUID
+	ID         uuid.UUID
+	CustomerID uuid.NullUUID
+}
+
+// A move-up's appointment, locked for the move: still booked and still the customer's.
+// No row: it was cancelled, moved or changed hands since the offer (the move is off).
+func (q *Queries) AppointmentLockForMoveUp(ctx context.Context, db DBTX, arg AppointmentLockForMoveUpParams) (Appointment, error) {
+	row := db.QueryRow(ctx, appointmentLockForMoveUp, arg.ShopID, arg.ID, arg.CustomerID)
+	var i Appointment
+	err := row.Scan(
+		&i.ID,
+		&i.ShopID,
+		&i.Source,
+		&i.ExternalID,
+		&i.CustomerID,
+		&i.Phone,
+		&i.CustomerName,
+		&i.StaffID,
+		&i.ExternalStaff,
+		&i.Service,
+		&i.PriceCents,
+		&i.StartsAt,
+		&i.DurationMinutes,
+		&i.Status,
+		&i.SourceVersion,
+		&i.SourceUpdatedAt,
+		&i.Releases,
+		&i.CreatedAt,
+		&i.ChangedAt,
+		&i.MovedTo,
 	)
 	return i, err
 }
@@ -490,6 +559,57 @@ type AppointmentLockNameParams struct {
 func (q *Queries) AppointmentLockName(ctx context.Context, db DBTX, arg AppointmentLockNameParams) error {
 	_, err := db.Exec(ctx, appointmentLockName, arg.ShopID, arg.Source, arg.ExternalID)
 	return err
+}
+
+const appointmentMarkMoved = `-- name: AppointmentMarkMoved :one
+UPDATE appointments
+SET status = 'moved', moved_to = $1::uuid, releases = releases + 1,
+    source_updated_at = GREATEST(source_updated_at, $2::timestamptz), changed_at = $2
+WHERE shop_id = $3 AND id = $4 AND status = 'booked'
+RETURNING id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to
+`
+
+type AppointmentMarkMovedParams struct {
+	OpeningID uuid.UUID
+	Now       time.Time
+	ShopID    uuid.UUID
+	ID        uuid.UUID
+}
+
+// A move-up taken: the appointment is moved to the opening its customer booked, and
+// its time released (releases + 1) for the book to declare. Its time in the source moves
+// to now (never back), as the owner's cancel does.
+func (q *Queries) AppointmentMarkMoved(ctx context.Context, db DBTX, arg AppointmentMarkMovedParams) (Appointment, error) {
+	row := db.QueryRow(ctx, appointmentMarkMoved,
+		arg.OpeningID,
+		arg.Now,
+		arg.ShopID,
+		arg.ID,
+	)
+	var i Appointment
+	err := row.Scan(
+		&i.ID,
+		&i.ShopID,
+		&i.Source,
+		&i.ExternalID,
+		&i.CustomerID,
+		&i.Phone,
+		&i.CustomerName,
+		&i.StaffID,
+		&i.ExternalStaff,
+		&i.Service,
+		&i.PriceCents,
+		&i.StartsAt,
+		&i.DurationMinutes,
+		&i.Status,
+		&i.SourceVersion,
+		&i.SourceUpdatedAt,
+		&i.Releases,
+		&i.CreatedAt,
+		&i.ChangedAt,
+		&i.MovedTo,
+	)
+	return i, err
 }
 
 const appointmentTimeTaken = `-- name: AppointmentTimeTaken :one
@@ -567,7 +687,7 @@ ON CONFLICT (shop_id, source, external_id) DO UPDATE SET
         ELSE 0 END,
     changed_at = EXCLUDED.changed_at
 WHERE (EXCLUDED.source_version, EXCLUDED.source_updated_at) > (a.source_version, a.source_updated_at)
-RETURNING a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at
+RETURNING a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to
 `
 
 type AppointmentUpsertParams struct {
@@ -639,6 +759,7 @@ func (q *Queries) AppointmentUpsert(ctx context.Context, db DBTX, arg Appointmen
 		&i.Releases,
 		&i.CreatedAt,
 		&i.ChangedAt,
+		&i.MovedTo,
 	)
 	return i, err
 }

@@ -36,7 +36,7 @@ WITH opening AS (
     WHERE s.id = $2 AND s.status = 'open' AND s.generation = $6
       AND s.starts_at > $7::timestamptz
       AND EXISTS (SELECT 1 FROM offer)
-    RETURNING s.id, s.shop_id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status, s.filled_by, s.generation, s.version, s.created_at, s.updated_at, s.filled_at, s.staff_id, s.parent_id, s.source, s.source_id
+    RETURNING s.id, s.shop_id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status, s.filled_by, s.generation, s.version, s.created_at, s.updated_at, s.filled_at, s.staff_id, s.parent_id, s.source, s.source_id, s.chain_id, s.chain_position, s.chain_moved_from
 ), accepted AS (
     UPDATE slot_offers SET status = 'accepted'
     WHERE id IN (SELECT id FROM offer) AND EXISTS (SELECT 1 FROM filled)

@@ -16,7 +16,7 @@ import (
 const customerClearPossiblyReassigned = `-- name: CustomerClearPossiblyReassigned :one
 UPDATE customers SET possibly_reassigned_at = NULL
 WHERE id = $1 AND shop_id = $2
-RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at
+RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up
 `
 
 type CustomerClearPossiblyReassignedParams struct {
@@ -47,6 +47,7 @@ func (q *Queries) CustomerClearPossiblyReassigned(ctx context.Context, db DBTX, 
 		&i.Language,
 		&i.PrefStaffIds,
 		&i.PossiblyReassignedAt,
+		&i.MoveUp,
 	)
 	return i, err
 }
@@ -55,7 +56,7 @@ const customerErase = `-- name: CustomerErase :one
 UPDATE customers SET name = '', phone = '', sms_opt_in = false,
     opted_out_at = COALESCE(opted_out_at, $1::timestamptz), erased_at = $1::timestamptz,
     pref_days = '{}', pref_window_starts = '{}', pref_window_ends = '{}', pref_services = '{}', pref_staff_ids = '{}',
-    language = NULL
+    language = NULL, move_up = false
 WHERE id = $2 AND shop_id = $3 AND erased_at IS NULL
 RETURNING id
 `
@@ -94,7 +95,7 @@ func (q *Queries) CustomerEraseMessages(ctx context.Context, db DBTX, arg Custom
 }
 
 const customerGet = `-- name: CustomerGet :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at FROM customers WHERE id = $1
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up FROM customers WHERE id = $1
 `
 
 func (q *Queries) CustomerGet(ctx context.Context, db DBTX, id uuid.UUID) (Customer, error) {
@@ -119,12 +120,13 @@ func (q *Queries) CustomerGet(ctx context.Context, db DBTX, id uuid.UUID) (Custo
 		&i.Language,
 		&i.PrefStaffIds,
 		&i.PossiblyReassignedAt,
+		&i.MoveUp,
 	)
 	return i, err
 }
 
 const customerGetByPhone = `-- name: CustomerGetByPhone :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at FROM customers WHERE shop_id = $1 AND phone = $2 AND erased_at IS NULL
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up FROM customers WHERE shop_id = $1 AND phone = $2 AND erased_at IS NULL
 `
 
 type CustomerGetByPhoneParams struct {
@@ -154,12 +156,13 @@ func (q *Queries) CustomerGetByPhone(ctx context.Context, db DBTX, arg CustomerG
 		&i.Language,
 		&i.PrefStaffIds,
 		&i.PossiblyReassignedAt,
+		&i.MoveUp,
 	)
 	return i, err
 }
 
 const customerGetForShop = `-- name: CustomerGetForShop :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
 `
 
 type CustomerGetForShopParams struct {
@@ -190,12 +193,13 @@ func (q *Queries) CustomerGetForShop(ctx context.Context, db DBTX, arg CustomerG
 		&i.Language,
 		&i.PrefStaffIds,
 		&i.PossiblyReassignedAt,
+		&i.MoveUp,
 	)
 	return i, err
 }
 
 const customerGetForShopForUpdate = `-- name: CustomerGetForShopForUpdate :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
 FOR UPDATE
 `
 
@@ -226,6 +230,7 @@ func (q *Queries) CustomerGetForShopForUpdate(ctx context.Context, db DBTX, arg 
 		&i.Language,
 		&i.PrefStaffIds,
 		&i.PossiblyReassignedAt,
+		&i.MoveUp,
 	)
 	return i, err
 }
@@ -234,7 +239,7 @@ const customerImportBatch = `-- name: CustomerImportBatch :many
 WITH input AS (
     SELECT (r->>'line')::integer AS line, r->>'phone' AS phone, r->>'name' AS name,
         (r->>'priority')::integer AS priority, (r->>'sms_opt_in')::boolean AS sms_opt_in,
-        r->>'language' AS language, r ? 'prefs' AS prefs_set, COALESCE(r->'hmacs', '[]') AS hmacs,
+        r->>'language' AS language, (r->>'move_up')::boolean AS move_up, r ? 'prefs' AS prefs_set, COALESCE(r->'hmacs', '[]') AS hmacs,
         ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'days', '[]')))::smallint[] AS days,
         ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'starts', '[]')))::integer[] AS starts,
         ARRAY(SELECT jsonb_array_elements_text(COALESCE(r->'prefs'->'ends', '[]')))::integer[] AS ends,
@@ -246,6 +251,7 @@ WITH input AS (
         COALESCE(i.name, e.name, '') AS name,
         COALESCE(i.priority, e.priority, 0) AS priority,
         COALESCE(i.language, e.language) AS language,
+        COALESCE(i.move_up, e.move_up, false) AS move_up,
         CASE WHEN e.opted_out_at IS NOT NULL THEN e.sms_opt_in
              ELSE COALESCE(i.sms_opt_in, e.sms_opt_in, false) END AS sms_opt_in,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.days ELSE e.pref_days END AS days,
@@ -268,9 +274,9 @@ WITH input AS (
     ) sup ON true
 ), inserted AS (
     INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, pref_days, pref_window_starts,
-        pref_window_ends, pref_services, pref_staff_ids, created_at, opted_out_at, language)
+        pref_window_ends, pref_services, pref_staff_ids, created_at, opted_out_at, language, move_up)
     SELECT $2, m.phone, m.name, m.sms_opt_in AND m.suppression = '', m.priority, m.days, m.starts, m.ends, m.services, m.staff,
-        $3::timestamptz, CASE WHEN m.suppression <> '' THEN $3::timestamptz END, m.language
+        $3::timestamptz, CASE WHEN m.suppression <> '' THEN $3::timestamptz END, m.language, m.move_up
     FROM merged m WHERE m.existing_id IS NULL
     ORDER BY m.phone -- one lock order for concurrent imports
     ON CONFLICT (shop_id, phone) WHERE erased_at IS NULL DO NOTHING
@@ -278,11 +284,11 @@ WITH input AS (
 ), updated AS (
     UPDATE customers c SET name = m.name, priority = m.priority, sms_opt_in = m.sms_opt_in,
         pref_days = m.days, pref_window_starts = m.starts, pref_window_ends = m.ends, pref_services = m.services,
-        pref_staff_ids = m.staff, language = m.language
+        pref_staff_ids = m.staff, language = m.language, move_up = m.move_up
     FROM merged m
     WHERE c.id = m.existing_id AND c.erased_at IS NULL -- erased meanwhile: left alone (reported as retry)
-      AND (c.name, c.priority, c.sms_opt_in, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.pref_staff_ids, c.language)
-          IS DISTINCT FROM (m.name, m.priority, m.sms_opt_in, m.days, m.starts, m.ends, m.services, m.staff, m.language)
+      AND (c.name, c.priority, c.sms_opt_in, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.pref_staff_ids, c.language, c.move_up)
+          IS DISTINCT FROM (m.name, m.priority, m.sms_opt_in, m.days, m.starts, m.ends, m.services, m.staff, m.language, m.move_up)
     RETURNING c.id
 )
 SELECT m.line::integer AS line,
@@ -314,9 +320,9 @@ type CustomerImportBatchRow struct {
 }
 
 // One batch of a CSV import, in one statement: rows is a JSON array of objects
-// {line, phone, hmacs, name?, priority?, sms_opt_in?, language?, prefs?:{days, starts, ends, services, staff}}
+// {line, phone, hmacs, name?, priority?, sms_opt_in?, language?, move_up?, prefs?:{days, starts, ends, services, staff}}
 // where a missing key keeps the existing customer's value (a new one gets the default:
-// no name, priority 0, NOT opted in, the shop's language) and hmacs are the phone's keyed hashes, in hex (see
+// no name, priority 0, NOT opted in, the shop's language, no move-up offers) and hmacs are the phone's keyed hashes, in hex (see
 // CustomerInsert). A customer who opted out (STOP) keeps their sms_opt_in whatever the
 // file says; a new customer whose number is suppressed (it said STOP, or was erased)
 // comes in opted out, and suppression says why ('stop', 'erased' or ”). Rows are
@@ -351,17 +357,17 @@ func (q *Queries) CustomerImportBatch(ctx context.Context, db DBTX, arg Customer
 
 const customerInsert = `-- name: CustomerInsert :one
 INSERT INTO customers (shop_id, phone, name, sms_opt_in, priority, created_at, opted_out_at, language,
-    pref_days, pref_window_starts, pref_window_ends, pref_services, pref_staff_ids)
+    pref_days, pref_window_starts, pref_window_ends, pref_services, pref_staff_ids, move_up)
 SELECT $1, $2, $3, $4::boolean AND NOT x.suppressed,
     $5, $6, CASE WHEN x.suppressed THEN $6::timestamptz END,
     $7::text,
     $8::smallint[], $9::integer[], $10::integer[],
-    $11::text[], $12::uuid[]
+    $11::text[], $12::uuid[], $13::boolean
 FROM (SELECT EXISTS (
     SELECT 1 FROM sms_suppressions s
-    WHERE s.shop_id = $1 AND s.phone_hmac = ANY($13::bytea[])
+    WHERE s.shop_id = $1 AND s.phone_hmac = ANY($14::bytea[])
 ) AS suppressed) x
-RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at
+RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up
 `
 
 type CustomerInsertParams struct {
@@ -377,6 +383,7 @@ type CustomerInsertParams struct {
 	PrefWindowEnds   []int32
 	PrefServices     []string
 	PrefStaffIds     []uuid.UUID
+	MoveUp           bool
 	PhoneHmacs       [][]byte
 }
 
@@ -398,6 +405,7 @@ func (q *Queries) CustomerInsert(ctx context.Context, db DBTX, arg CustomerInser
 		arg.PrefWindowEnds,
 		arg.PrefServices,
 		arg.PrefStaffIds,
+		arg.MoveUp,
 		arg.PhoneHmacs,
 	)
 	var i Customer
@@ -420,6 +428,7 @@ func (q *Queries) CustomerInsert(ctx context.Context, db DBTX, arg CustomerInser
 		&i.Language,
 		&i.PrefStaffIds,
 		&i.PossiblyReassignedAt,
+		&i.MoveUp,
 	)
 	return i, err
 }
@@ -445,7 +454,7 @@ func (q *Queries) CustomerLearnLanguage(ctx context.Context, db DBTX, arg Custom
 }
 
 const customerList = `-- name: CustomerList :many
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at FROM customers c
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up FROM customers c
 WHERE c.shop_id = $1 AND c.erased_at IS NULL
   AND (c.created_at, c.id) > ($2::timestamptz, $3::uuid)
   AND (NOT $4::boolean
@@ -515,6 +524,7 @@ func (q *Queries) CustomerList(ctx context.Context, db DBTX, arg CustomerListPar
 			&i.Language,
 			&i.PrefStaffIds,
 			&i.PossiblyReassignedAt,
+			&i.MoveUp,
 		); err != nil {
 			return nil, err
 		}
@@ -714,7 +724,7 @@ WITH prev AS (
 UPDATE customers c SET sms_opt_in = true, opted_out_at = NULL, unreachable_at = NULL, unreachable_code = NULL
 FROM prev
 WHERE c.id = prev.id
-RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, c.language, c.pref_staff_ids, c.possibly_reassigned_at, (prev.sms_opt_in AND prev.opted_out_at IS NULL AND prev.unreachable_at IS NULL)::boolean AS was_opted_in
+RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, c.language, c.pref_staff_ids, c.possibly_reassigned_at, c.move_up, (prev.sms_opt_in AND prev.opted_out_at IS NULL AND prev.unreachable_at IS NULL)::boolean AS was_opted_in
 `
 
 type CustomerOptInRow struct {
@@ -736,6 +746,7 @@ type CustomerOptInRow struct {
 	Language             pgtype.Text
 	PrefStaffIds         []uuid.UUID
 	PossiblyReassignedAt *time.Time
+	MoveUp               bool
 	WasOptedIn           bool
 }
 
@@ -763,6 +774,7 @@ func (q *Queries) CustomerOptIn(ctx context.Context, db DBTX, id uuid.UUID) (Cus
 		&i.Language,
 		&i.PrefStaffIds,
 		&i.PossiblyReassignedAt,
+		&i.MoveUp,
 		&i.WasOptedIn,
 	)
 	return i, err
@@ -773,7 +785,7 @@ WITH prev AS (SELECT p.id, p.opted_out_at FROM customers p WHERE p.id = $2 FOR U
 UPDATE customers c SET opted_out_at = COALESCE(c.opted_out_at, $1::timestamptz)
 FROM prev
 WHERE c.id = prev.id
-RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, c.language, c.pref_staff_ids, c.possibly_reassigned_at, (prev.opted_out_at IS NOT NULL)::boolean AS was_opted_out
+RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, c.language, c.pref_staff_ids, c.possibly_reassigned_at, c.move_up, (prev.opted_out_at IS NOT NULL)::boolean AS was_opted_out
 `
 
 type CustomerOptOutParams struct {
@@ -800,6 +812,7 @@ type CustomerOptOutRow struct {
 	Language             pgtype.Text
 	PrefStaffIds         []uuid.UUID
 	PossiblyReassignedAt *time.Time
+	MoveUp               bool
 	WasOptedOut          bool
 }
 
@@ -827,6 +840,7 @@ func (q *Queries) CustomerOptOut(ctx context.Context, db DBTX, arg CustomerOptOu
 		&i.Language,
 		&i.PrefStaffIds,
 		&i.PossiblyReassignedAt,
+		&i.MoveUp,
 		&i.WasOptedOut,
 	)
 	return i, err
@@ -836,9 +850,10 @@ const customerUpdate = `-- name: CustomerUpdate :one
 UPDATE customers SET name = $1, priority = $2, sms_opt_in = $3,
     pref_days = $4::smallint[], pref_window_starts = $5::integer[],
     pref_window_ends = $6::integer[], pref_services = $7::text[],
-    pref_staff_ids = $8::uuid[], language = $9::text
-WHERE id = $10 AND shop_id = $11 AND erased_at IS NULL
-RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at
+    pref_staff_ids = $8::uuid[], language = $9::text,
+    move_up = $10::boolean
+WHERE id = $11 AND shop_id = $12 AND erased_at IS NULL
+RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up
 `
 
 type CustomerUpdateParams struct {
@@ -851,6 +866,7 @@ type CustomerUpdateParams struct {
 	PrefServices     []string
 	PrefStaffIds     []uuid.UUID
 	Language         pgtype.Text
+	MoveUp           bool
 	ID               uuid.UUID
 	ShopID           uuid.UUID
 }
@@ -868,6 +884,7 @@ func (q *Queries) CustomerUpdate(ctx context.Context, db DBTX, arg CustomerUpdat
 		arg.PrefServices,
 		arg.PrefStaffIds,
 		arg.Language,
+		arg.MoveUp,
 		arg.ID,
 		arg.ShopID,
 	)
@@ -891,6 +908,7 @@ func (q *Queries) CustomerUpdate(ctx context.Context, db DBTX, arg CustomerUpdat
 		&i.Language,
 		&i.PrefStaffIds,
 		&i.PossiblyReassignedAt,
+		&i.MoveUp,
 	)
 	return i, err
 }

@@ -409,18 +409,22 @@ WITH input AS (
     WHERE EXISTS (SELECT FROM webhook_subscribers(y.shop_id, webhook_claim_types('confirmed')))
 ), found AS (
     SELECT a.message_sid, a.shop_id, a.yes, cust.id AS customer_id, cust.opted_out_at, cust.language AS customer_language,
-           newest.id AS newest_offer_id, newest.status AS newest_offer_status,
-           live.offer_id, live.opening_id, live.generation, live.starts_at, live.claim_facts
+           newest.id AS newest_offer_id, newest.status AS newest_offer_status, kept.starts_at AS newest_keeps_at,
+           live.offer_id, live.opening_id, live.generation, live.starts_at, live.move_from, live.claim_facts
     FROM addressed a
     LEFT JOIN customers cust ON cust.shop_id = a.shop_id AND cust.phone = a.from_phone AND cust.erased_at IS NULL
     LEFT JOIN LATERAL (
-        SELECT o.id, o.status FROM slot_offers o
+        SELECT o.id, o.status, o.move_from FROM slot_offers o
         WHERE o.customer_id = cust.id
         ORDER BY o.created_at DESC, o.id
         LIMIT 1
     ) AS newest ON true
+    -- A move-up offer as the newest: the booking it would have moved, while it stands,
+    -- for a late YES's answer ("taken; your ... stays"). A plain offer has no move_from:
+    -- nothing is read.
+    LEFT JOIN appointments kept ON kept.id = newest.move_from AND kept.status = 'booked'
     LEFT JOIN LATERAL (
-        SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at,
+        SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at, v.move_from,
                -- What this YES's claim adds to its opening's facts (claim_openings), only
                -- for a YES (the only text that claims) to a shop with an endpoint
                -- subscribed to the claim's events (hooked): NULL, and nothing read,
@@ -453,22 +457,24 @@ WITH input AS (
     ON CONFLICT (message_sid) DO NOTHING
     RETURNING message_sid, outcome
 )
-SELECT shops.id, shops.name, shops.timezone, shops.sms_number, shops.currency, shops.payment_mode, shops.wave_size, shops.wave_interval_seconds, shops.min_lead_minutes, shops.quiet_start_minute, shops.quiet_end_minute, shops.cooldown_seconds, shops.api_key_hash, shops.created_at, shops.max_offers_per_day, shops.first_wave_delay_seconds, shops.api_key_version, shops.send_rate, shops.sms_problem_code, shops.sms_problem_at, shops.sms_problem_count, shops.calendar_token_hash, shops.calendar_full_details, shops.stripe_account_id, shops.stripe_charges_enabled, shops.stripe_payouts_enabled, shops.stripe_details_submitted, shops.stripe_requirements_due, shops.stripe_status_at, shops.stripe_disconnected_at, shops.platform_fee_bps, shops.language, shops.notify_phone, shops.calendar_generation, shops.calendar_key_id, shops.calendar_legacy_token_hash, shops.auto_declare, shops.calendar_legacy_until, shops.formality, shops.gsm7, shops.help_contact,
+SELECT shops.id, shops.name, shops.timezone, shops.sms_number, shops.currency, shops.payment_mode, shops.wave_size, shops.wave_interval_seconds, shops.min_lead_minutes, shops.quiet_start_minute, shops.quiet_end_minute, shops.cooldown_seconds, shops.api_key_hash, shops.created_at, shops.max_offers_per_day, shops.first_wave_delay_seconds, shops.api_key_version, shops.send_rate, shops.sms_problem_code, shops.sms_problem_at, shops.sms_problem_count, shops.calendar_token_hash, shops.calendar_full_details, shops.stripe_account_id, shops.stripe_charges_enabled, shops.stripe_payouts_enabled, shops.stripe_details_submitted, shops.stripe_requirements_due, shops.stripe_status_at, shops.stripe_disconnected_at, shops.platform_fee_bps, shops.language, shops.notify_phone, shops.calendar_generation, shops.calendar_key_id, shops.calendar_legacy_token_hash, shops.auto_declare, shops.calendar_legacy_until, shops.formality, shops.gsm7, shops.help_contact, shops.move_up_days, shops.chain_max,
        f.message_sid::text AS message_sid,
        (st.message_sid IS NOT NULL)::boolean AS stored,
        (st.outcome IS NOT NULL)::boolean AS late,
        f.customer_id, f.opted_out_at, f.customer_language,
        COALESCE(f.newest_offer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS newest_offer_id,
        COALESCE(f.newest_offer_status, '')::text AS newest_offer_status,
+       f.newest_keeps_at,
        COALESCE(f.offer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS offer_id,
        COALESCE(f.opening_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS opening_id,
        COALESCE(f.generation, 0)::integer AS generation,
        COALESCE(f.starts_at, 'epoch'::timestamptz)::timestamptz AS starts_at,
+       f.move_from,
        -- What the claim's webhook events are rendered from, in Go before the claim
        -- (hooks.ClaimData); NULL when no event is to be recorded.
        (co.facts || f.claim_facts)::jsonb AS event_facts
 FROM found f
-CROSS JOIN LATERAL (SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact FROM shops x WHERE x.id = f.shop_id LIMIT 1) AS shops
+CROSS JOIN LATERAL (SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max FROM shops x WHERE x.id = f.shop_id LIMIT 1) AS shops
 LEFT JOIN stored st ON st.message_sid = f.message_sid
 LEFT JOIN claim_openings co ON co.opening_id = f.opening_id
 `
@@ -494,10 +500,12 @@ type InboundStoreManyRow struct {
 	CustomerLanguage  pgtype.Text
 	NewestOfferID     uuid.UUID
 	NewestOfferStatus string
+	NewestKeepsAt     *time.Time
 	OfferID           uuid.UUID
 	OpeningID         uuid.UUID
 	Generation        int32
 	StartsAt          time.Time
+	MoveFrom          uuid.NullUUID
 	EventFacts        []byte
 }
 
@@ -581,6 +589,8 @@ func (q *Queries) InboundStoreMany(ctx context.Context, db DBTX, arg InboundStor
 			&i.Shop.Formality,
 			&i.Shop.Gsm7,
 			&i.Shop.HelpContact,
+			&i.Shop.MoveUpDays,
+			&i.Shop.ChainMax,
 			&i.MessageSid,
 			&i.Stored,
 			&i.Late,
@@ -589,10 +599,12 @@ func (q *Queries) InboundStoreMany(ctx context.Context, db DBTX, arg InboundStor
 			&i.CustomerLanguage,
 			&i.NewestOfferID,
 			&i.NewestOfferStatus,
+			&i.NewestKeepsAt,
 			&i.OfferID,
 			&i.OpeningID,
 			&i.Generation,
 			&i.StartsAt,
+			&i.MoveFrom,
 			&i.EventFacts,
 		); err != nil {
 			return nil, err

@@ -31,6 +31,7 @@ type Appointment struct {
 	Releases        int32
 	CreatedAt       time.Time
 	ChangedAt       time.Time
+	MovedTo         uuid.NullUUID
 }
 
 type AppointmentOpening struct {
@@ -68,6 +69,7 @@ type BookAppointment struct {
 	Releases        int32
 	CreatedAt       time.Time
 	ChangedAt       time.Time
+	MovedTo         uuid.NullUUID
 }
 
 type Booking struct {
@@ -199,6 +201,7 @@ type Customer struct {
 	Language             pgtype.Text
 	PrefStaffIds         []uuid.UUID
 	PossiblyReassignedAt *time.Time
+	MoveUp               bool
 }
 
 type CustomerExport struct {
@@ -312,6 +315,8 @@ type Shop struct {
 	Formality               pgtype.Text
 	Gsm7                    string
 	HelpContact             pgtype.Text
+	MoveUpDays              int32
+	ChainMax                int32
 }
 
 type SlotOffer struct {
@@ -334,6 +339,7 @@ type SlotOffer struct {
 	Service         pgtype.Text
 	DurationMinutes pgtype.Int4
 	PriceCents      pgtype.Int8
+	MoveFrom        uuid.NullUUID
 }
 
 type SlotOffersClaimable struct {
@@ -344,6 +350,7 @@ type SlotOffersClaimable struct {
 	Generation int32
 	CreatedAt  time.Time
 	StartsAt   time.Time
+	MoveFrom   uuid.NullUUID
 }
 
 type SlotOpening struct {
@@ -364,6 +371,9 @@ type SlotOpening struct {
 	ParentID        uuid.NullUUID
 	Source          pgtype.Text
 	SourceID        uuid.NullUUID
+	ChainID         uuid.NullUUID
+	ChainPosition   pgtype.Int4
+	ChainMovedFrom  uuid.NullUUID
 }
 
 type SmsRegistration struct {

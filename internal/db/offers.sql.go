@@ -126,7 +126,7 @@ func (q *Queries) OfferClaimManyForSending(ctx context.Context, db DBTX, arg Off
 const offerDecline = `-- name: OfferDecline :one
 UPDATE slot_offers SET status = 'declined'
 WHERE id = $1 AND status IN ('sending', 'sent')
-RETURNING id, opening_id, customer_id, shop_id, generation, wave, status, twilio_sid, error_code, created_at, sent_at, claimed_at, delivery, delivery_at, replaced_at, service_id, service, duration_minutes, price_cents
+RETURNING id, opening_id, customer_id, shop_id, generation, wave, status, twilio_sid, error_code, created_at, sent_at, claimed_at, delivery, delivery_at, replaced_at, service_id, service, duration_minutes, price_cents, move_from
 `
 
 func (q *Queries) OfferDecline(ctx context.Context, db DBTX, id uuid.UUID) (SlotOffer, error) {
@@ -152,18 +152,20 @@ func (q *Queries) OfferDecline(ctx context.Context, db DBTX, id uuid.UUID) (Slot
 		&i.Service,
 		&i.DurationMinutes,
 		&i.PriceCents,
+		&i.MoveFrom,
 	)
 	return i, err
 }
 
 const offerInsertMany = `-- name: OfferInsertMany :exec
 INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at,
-    service_id, service, duration_minutes, price_cents)
+    service_id, service, duration_minutes, price_cents, move_from)
 SELECT $1, ($2::uuid[])[i], $3, $4, $5,
     'queued', $6,
     NULLIF(($7::uuid[])[i], '00000000-0000-0000-0000-000000000000'::uuid),
     NULLIF(($8::text[])[i], ''), NULLIF(($9::integer[])[i], 0),
-    NULLIF(($10::bigint[])[i], 0)
+    NULLIF(($10::bigint[])[i], 0),
+    NULLIF(($11::uuid[])[i], '00000000-0000-0000-0000-000000000000'::uuid)
 FROM generate_subscripts($2::uuid[], 1) AS i
 ORDER BY i
 ON CONFLICT (opening_id, generation, customer_id) DO NOTHING
@@ -180,11 +182,14 @@ type OfferInsertManyParams struct {
 	Services    []string
 	Durations   []int32
 	Prices      []int64
+	MoveFroms   []uuid.UUID
 }
 
 // Records a wave's offers, one statement for all its customers, each with the service
 // it offers them (service_ids[i], services[i], durations[i], prices[i]; the nil uuid, ”
-// and 0: the opening's own); an offer that exists already (a retried wave) is kept.
+// and 0: the opening's own) and, for a move-up offer, the appointment it would move
+// (move_froms[i]; the nil uuid: a plain offer); an offer that exists already (a retried
+// wave) is kept.
 func (q *Queries) OfferInsertMany(ctx context.Context, db DBTX, arg OfferInsertManyParams) error {
 	_, err := db.Exec(ctx, offerInsertMany,
 		arg.OpeningID,
@@ -197,12 +202,13 @@ func (q *Queries) OfferInsertMany(ctx context.Context, db DBTX, arg OfferInsertM
 		arg.Services,
 		arg.Durations,
 		arg.Prices,
+		arg.MoveFroms,
 	)
 	return err
 }
 
 const offerListClaimable = `-- name: OfferListClaimable :many
-SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at,
+SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at, v.move_from,
     (CASE WHEN EXISTS (SELECT FROM webhook_subscribers(v.shop_id, webhook_claim_types('confirmed')))
           THEN webhook_opening_facts(v.opening_id, NULL) || webhook_claim_facts(v.id, v.customer_id) END)::jsonb AS event_facts
 FROM slot_offers_claimable v
@@ -221,6 +227,7 @@ type OfferListClaimableRow struct {
 	OpeningID  uuid.UUID
 	Generation int32
 	StartsAt   time.Time
+	MoveFrom   uuid.NullUUID
 	EventFacts []byte
 }
 
@@ -243,6 +250,7 @@ func (q *Queries) OfferListClaimable(ctx context.Context, db DBTX, arg OfferList
 			&i.OpeningID,
 			&i.Generation,
 			&i.StartsAt,
+			&i.MoveFrom,
 			&i.EventFacts,
 		); err != nil {
 			return nil, err
@@ -316,8 +324,10 @@ func (q *Queries) OfferListStillQueued(ctx context.Context, db DBTX, ids []uuid.
 
 const offerListWave = `-- name: OfferListWave :many
 SELECT o.id, o.customer_id, o.status, c.phone, c.language,
-    COALESCE(o.service, '')::text AS service, COALESCE(o.price_cents, 0)::bigint AS price_cents
+    COALESCE(o.service, '')::text AS service, COALESCE(o.price_cents, 0)::bigint AS price_cents,
+    ap.starts_at AS move_from_at
 FROM slot_offers o JOIN customers c ON c.id = o.customer_id
+LEFT JOIN appointments ap ON ap.id = o.move_from
 WHERE o.opening_id = $1 AND o.generation = $2 AND o.wave = $3
 ORDER BY o.created_at, o.id
 `
@@ -336,10 +346,12 @@ type OfferListWaveRow struct {
 	Language   pgtype.Text
 	Service    string
 	PriceCents int64
+	MoveFromAt *time.Time
 }
 
 // A wave's offers with the customer's number and language (NULL: the shop's), and the
 // service each offers (” and 0: the opening's).
+// A move-up offer also carries the start of the appointment it would move (move_from_at).
 func (q *Queries) OfferListWave(ctx context.Context, db DBTX, arg OfferListWaveParams) ([]OfferListWaveRow, error) {
 	rows, err := db.Query(ctx, offerListWave, arg.OpeningID, arg.Generation, arg.Wave)
 	if err != nil {
@@ -357,6 +369,7 @@ func (q *Queries) OfferListWave(ctx context.Context, db DBTX, arg OfferListWaveP
 			&i.Language,
 			&i.Service,
 			&i.PriceCents,
+			&i.MoveFromAt,
 		); err != nil {
 			return nil, err
 		}
@@ -506,6 +519,73 @@ func (q *Queries) OfferMarkSent(ctx context.Context, db DBTX, arg OfferMarkSentP
 	return err
 }
 
+const offerMoveUpCandidates = `-- name: OfferMoveUpCandidates :many
+SELECT DISTINCT ON (c.priority, c.created_at, c.id) c.id AS customer_id, a.id AS appointment_id, a.starts_at
+FROM slot_openings op
+JOIN shops sh ON sh.id = op.shop_id
+JOIN appointments a ON a.shop_id = op.shop_id
+JOIN customers c ON c.id = a.customer_id
+WHERE op.id = $1
+  AND COALESCE(op.chain_position, 0) < sh.chain_max
+  AND a.status = 'booked'
+  AND a.starts_at > op.starts_at
+  AND a.starts_at <= op.starts_at + make_interval(days => sh.move_up_days)
+  AND lower(a.service) = lower(op.service)
+  AND a.duration_minutes <= op.duration_minutes
+  AND (op.staff_id IS NULL OR a.staff_id = op.staff_id OR cardinality(c.pref_staff_ids) = 0
+       OR op.staff_id = ANY(c.pref_staff_ids))
+  AND c.move_up AND c.sms_opt_in AND c.opted_out_at IS NULL AND c.unreachable_at IS NULL AND c.erased_at IS NULL
+  AND NOT EXISTS (
+      SELECT 1 FROM slot_offers o
+      WHERE o.opening_id = op.id AND o.customer_id = c.id
+        AND (o.generation = op.generation OR o.status = 'declined'))
+  AND NOT EXISTS (
+      SELECT 1 FROM appointments m JOIN slot_openings mo ON mo.id = m.moved_to
+      WHERE op.chain_id IS NOT NULL AND m.shop_id = op.shop_id AND m.customer_id = c.id AND m.status = 'moved'
+        AND (mo.id = op.chain_id OR mo.chain_id = op.chain_id))
+ORDER BY c.priority DESC, c.created_at, c.id, a.starts_at
+LIMIT $2
+`
+
+type OfferMoveUpCandidatesParams struct {
+	OpeningID uuid.UUID
+	MaxRows   int32
+}
+
+type OfferMoveUpCandidatesRow struct {
+	CustomerID    uuid.UUID
+	AppointmentID uuid.UUID
+	StartsAt      time.Time
+}
+
+// The customers a first wave offers an opening to move up to, ahead of the waitlist:
+// each one's earliest booked appointment that the opening can hold and that starts
+// later than it, within the shop's move_up_days: the same service, as long or shorter,
+// with the opening's person (or the customer accepts anyone, or that person, or the
+// opening names none). They asked for it (move_up) and can be texted; they were not
+// offered this opening in this generation and did not decline it; and they were not
+// moved already in the opening's chain (a chain never moves a customer twice), which
+// has made fewer than the shop's chain_max moves. Waitlist priority first.
+func (q *Queries) OfferMoveUpCandidates(ctx context.Context, db DBTX, arg OfferMoveUpCandidatesParams) ([]OfferMoveUpCandidatesRow, error) {
+	rows, err := db.Query(ctx, offerMoveUpCandidates, arg.OpeningID, arg.MaxRows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []OfferMoveUpCandidatesRow
+	for rows.Next() {
+		var i OfferMoveUpCandidatesRow
+		if err := rows.Scan(&i.CustomerID, &i.AppointmentID, &i.StartsAt); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const offerNewestClaimable = `-- name: OfferNewestClaimable :one
 SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at, v.shop_id
 FROM slot_offers_claimable v
@@ -601,5 +681,23 @@ UPDATE slot_offers SET status = 'queued' WHERE id = $1 AND status = 'sending'
 
 func (q *Queries) OfferUnclaim(ctx context.Context, db DBTX, id uuid.UUID) error {
 	_, err := db.Exec(ctx, offerUnclaim, id)
+	return err
+}
+
+const offerWithdrawMoves = `-- name: OfferWithdrawMoves :exec
+UPDATE slot_offers SET status = 'lost'
+WHERE move_from = $1 AND id <> $2
+  AND status IN ('queued', 'sending', 'sent')
+`
+
+type OfferWithdrawMovesParams struct {
+	AppointmentID uuid.NullUUID
+	TakenID       uuid.UUID
+}
+
+// A move-up taken: the appointment's other move-up offers, texted or not, are lost (the
+// booking they would move is moved already), so no wave texts them and no YES claims them.
+func (q *Queries) OfferWithdrawMoves(ctx context.Context, db DBTX, arg OfferWithdrawMovesParams) error {
+	_, err := db.Exec(ctx, offerWithdrawMoves, arg.AppointmentID, arg.TakenID)
 	return err
 }

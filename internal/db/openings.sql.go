@@ -17,7 +17,7 @@ const openingCancel = `-- name: OpeningCancel :one
 UPDATE slot_openings
 SET status = 'cancelled', updated_at = $1::timestamptz, version = version + 1
 WHERE id = $2 AND shop_id = $3 AND status = 'open'
-RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id
+RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id, chain_id, chain_position, chain_moved_from
 `
 
 type OpeningCancelParams struct {
@@ -47,6 +47,9 @@ func (q *Queries) OpeningCancel(ctx context.Context, db DBTX, arg OpeningCancelP
 		&i.ParentID,
 		&i.Source,
 		&i.SourceID,
+		&i.ChainID,
+		&i.ChainPosition,
+		&i.ChainMovedFrom,
 	)
 	return i, err
 }
@@ -72,7 +75,7 @@ const openingExpire = `-- name: OpeningExpire :one
 UPDATE slot_openings
 SET status = 'expired', updated_at = $1::timestamptz, version = version + 1
 WHERE id = $2 AND status = 'open'
-RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id
+RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id, chain_id, chain_position, chain_moved_from
 `
 
 type OpeningExpireParams struct {
@@ -101,6 +104,9 @@ func (q *Queries) OpeningExpire(ctx context.Context, db DBTX, arg OpeningExpireP
 		&i.ParentID,
 		&i.Source,
 		&i.SourceID,
+		&i.ChainID,
+		&i.ChainPosition,
+		&i.ChainMovedFrom,
 	)
 	return i, err
 }
@@ -109,7 +115,7 @@ const openingExpireFilled = `-- name: OpeningExpireFilled :one
 UPDATE slot_openings
 SET status = 'expired', filled_by = NULL, filled_at = NULL, updated_at = $1::timestamptz, version = version + 1
 WHERE id = $2 AND status = 'filled'
-RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id
+RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id, chain_id, chain_position, chain_moved_from
 `
 
 type OpeningExpireFilledParams struct {
@@ -139,6 +145,9 @@ func (q *Queries) OpeningExpireFilled(ctx context.Context, db DBTX, arg OpeningE
 		&i.ParentID,
 		&i.Source,
 		&i.SourceID,
+		&i.ChainID,
+		&i.ChainPosition,
+		&i.ChainMovedFrom,
 	)
 	return i, err
 }
@@ -203,7 +212,7 @@ func (q *Queries) OpeningForWaveLocked(ctx context.Context, db DBTX, id uuid.UUI
 }
 
 const openingGet = `-- name: OpeningGet :one
-SELECT id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id FROM slot_openings WHERE id = $1
+SELECT id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id, chain_id, chain_position, chain_moved_from FROM slot_openings WHERE id = $1
 `
 
 func (q *Queries) OpeningGet(ctx context.Context, db DBTX, id uuid.UUID) (SlotOpening, error) {
@@ -227,16 +236,20 @@ func (q *Queries) OpeningGet(ctx context.Context, db DBTX, id uuid.UUID) (SlotOp
 		&i.ParentID,
 		&i.Source,
 		&i.SourceID,
+		&i.ChainID,
+		&i.ChainPosition,
+		&i.ChainMovedFrom,
 	)
 	return i, err
 }
 
 const openingInsert = `-- name: OpeningInsert :one
 INSERT INTO slot_openings (shop_id, starts_at, duration_minutes, service, price_cents, status,
-    created_at, updated_at, staff_id, parent_id, source, source_id)
+    created_at, updated_at, staff_id, parent_id, source, source_id, chain_id, chain_position, chain_moved_from)
 VALUES ($1, $2, $3, $4, $5, 'open',
-    $6, $6, $7, $8, $9, $10)
-RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id
+    $6, $6, $7, $8, $9, $10,
+    $11, $12, $13)
+RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id, chain_id, chain_position, chain_moved_from
 `
 
 type OpeningInsertParams struct {
@@ -250,6 +263,9 @@ type OpeningInsertParams struct {
 	ParentID        uuid.NullUUID
 	Source          pgtype.Text
 	SourceID        uuid.NullUUID
+	ChainID         uuid.NullUUID
+	ChainPosition   pgtype.Int4
+	ChainMovedFrom  uuid.NullUUID
 }
 
 func (q *Queries) OpeningInsert(ctx context.Context, db DBTX, arg OpeningInsertParams) (SlotOpening, error) {
@@ -264,6 +280,9 @@ func (q *Queries) OpeningInsert(ctx context.Context, db DBTX, arg OpeningInsertP
 		arg.ParentID,
 		arg.Source,
 		arg.SourceID,
+		arg.ChainID,
+		arg.ChainPosition,
+		arg.ChainMovedFrom,
 	)
 	var i SlotOpening
 	err := row.Scan(
@@ -284,6 +303,9 @@ func (q *Queries) OpeningInsert(ctx context.Context, db DBTX, arg OpeningInsertP
 		&i.ParentID,
 		&i.Source,
 		&i.SourceID,
+		&i.ChainID,
+		&i.ChainPosition,
+		&i.ChainMovedFrom,
 	)
 	return i, err
 }
@@ -301,7 +323,8 @@ SELECT s.id, s.shop_id, s.starts_at, s.duration_minutes, s.service, s.price_cent
     COALESCE(b.service, s.service)::text AS booking_service,
     COALESCE(b.duration_minutes, s.duration_minutes)::integer AS booking_duration_minutes,
     (SELECT count(*) FROM slot_offers o WHERE o.opening_id = s.id AND o.sent_at IS NOT NULL) AS offers_sent,
-    s.staff_id, COALESCE(st.name, '')::text AS staff_name, s.parent_id, s.source, s.source_id
+    s.staff_id, COALESCE(st.name, '')::text AS staff_name, s.parent_id, s.source, s.source_id,
+    s.chain_id, s.chain_position, s.chain_moved_from
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
 LEFT JOIN staff st ON st.id = s.staff_id
@@ -350,6 +373,9 @@ type OpeningListDetailedRow struct {
 	ParentID                   uuid.NullUUID
 	Source                     pgtype.Text
 	SourceID                   uuid.NullUUID
+	ChainID                    uuid.NullUUID
+	ChainPosition              pgtype.Int4
+	ChainMovedFrom             uuid.NullUUID
 }
 
 // Openings as owners see them: who filled each, its latest booking, offers texted (whose
@@ -397,6 +423,9 @@ func (q *Queries) OpeningListDetailed(ctx context.Context, db DBTX, arg OpeningL
 			&i.ParentID,
 			&i.Source,
 			&i.SourceID,
+			&i.ChainID,
+			&i.ChainPosition,
+			&i.ChainMovedFrom,
 		); err != nil {
 			return nil, err
 		}
@@ -434,7 +463,7 @@ func (q *Queries) OpeningListOpenForShop(ctx context.Context, db DBTX, shopID uu
 }
 
 const openingLockForBooking = `-- name: OpeningLockForBooking :one
-SELECT id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id FROM slot_openings
+SELECT id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id, chain_id, chain_position, chain_moved_from FROM slot_openings
 WHERE id = (SELECT opening_id FROM bookings WHERE bookings.id = $1)
 FOR UPDATE
 `
@@ -463,6 +492,9 @@ func (q *Queries) OpeningLockForBooking(ctx context.Context, db DBTX, bookingID 
 		&i.ParentID,
 		&i.Source,
 		&i.SourceID,
+		&i.ChainID,
+		&i.ChainPosition,
+		&i.ChainMovedFrom,
 	)
 	return i, err
 }
@@ -472,7 +504,7 @@ UPDATE slot_openings
 SET status = 'open', filled_by = NULL, filled_at = NULL, generation = generation + 1,
     updated_at = $1::timestamptz, version = version + 1
 WHERE id = $2 AND status = 'filled'
-RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id
+RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id, chain_id, chain_position, chain_moved_from
 `
 
 type OpeningReopenParams struct {
@@ -502,6 +534,9 @@ func (q *Queries) OpeningReopen(ctx context.Context, db DBTX, arg OpeningReopenP
 		&i.ParentID,
 		&i.Source,
 		&i.SourceID,
+		&i.ChainID,
+		&i.ChainPosition,
+		&i.ChainMovedFrom,
 	)
 	return i, err
 }

@@ -452,7 +452,7 @@ UPDATE slot_openings
 SET status = 'filled', filled_by = $1, filled_at = $2::timestamptz,
     updated_at = $2::timestamptz, version = version + 1
 WHERE id = $3 AND status IN ('open', 'expired') AND filled_by IS NULL
-RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id
+RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id, chain_id, chain_position, chain_moved_from
 `
 
 type OpeningMarkFilledLateParams struct {
@@ -484,6 +484,9 @@ func (q *Queries) OpeningMarkFilledLate(ctx context.Context, db DBTX, arg Openin
 		&i.ParentID,
 		&i.Source,
 		&i.SourceID,
+		&i.ChainID,
+		&i.ChainPosition,
+		&i.ChainMovedFrom,
 	)
 	return i, err
 }

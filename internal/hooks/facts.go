@@ -33,6 +33,9 @@ type openingFacts struct {
 		ParentID        *uuid.UUID `json:"parent_id"`
 		Source          *string    `json:"source"`
 		SourceID        *uuid.UUID `json:"source_id"`
+		ChainID         *uuid.UUID `json:"chain_id"`
+		ChainPosition   *int       `json:"chain_position"`
+		ChainMovedFrom  *uuid.UUID `json:"chain_moved_from"`
 	} `json:"opening"`
 	Currency   string `json:"currency"`
 	OffersSent int    `json:"offers_sent"`
@@ -91,6 +94,9 @@ func (f openingFacts) opening() api.Opening {
 	}
 	if s.Source != nil && *s.Source == api.OpeningFromAppointment {
 		o.Source, o.AppointmentID = api.OpeningFromAppointment, s.SourceID
+	}
+	if s.ChainID != nil && s.ChainPosition != nil && s.ChainMovedFrom != nil {
+		o.Chain = &api.Chain{ID: *s.ChainID, Position: *s.ChainPosition, MovedFrom: *s.ChainMovedFrom}
 	}
 	if h := f.Holder; h != nil {
 		o.FilledBy = &api.Filler{CustomerID: h.ID, Phone: h.Phone, Name: h.Name}

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/slotrecovery/slotrecovery/internal/book"
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
@@ -36,8 +37,19 @@ type Config struct {
 	// RetellWithin is how old an answer not reported sent may be and still be texted: an older one
 	// is of no use to the customer any more; default 30m.
 	RetellWithin time.Duration
-	Logger       *slog.Logger
-	Metrics      *metrics.Metrics
+	// Mover, when set, takes a YES to a move-up offer (the customer's newest live offer
+	// moves a booking of theirs: slots.LiveOffer.MoveFrom): the booking and the move in
+	// one transaction (book.Service.MoveUp). Nil: move-up offers are never claimed
+	// (slots.BookClaimable leaves them out), so offers.Config.MoveUps goes with it.
+	Mover   Mover
+	Logger  *slog.Logger
+	Metrics *metrics.Metrics
+}
+
+// Mover moves a customer's booking up to the earlier opening of a move-up offer
+// (internal/book's Service).
+type Mover interface {
+	MoveUp(ctx context.Context, shop shops.Shop, customerID uuid.UUID, offer slots.LiveOffer) (book.Move, error)
 }
 
 // queries is this package's one way to its SQL: sqlc's Queries holds no state, and
@@ -158,6 +170,11 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 		snd := st.sender
 		s.learn(ctx, shop, in, &snd, rd)
 		ans := said(snd.words(shop), shop, OutcomeTaken)
+		if c := snd.claims; c != nil && !c.NewestKeeps.IsZero() {
+			// A move-up lost: the booking it would have moved stays. (A redelivery,
+			// told from the stored outcome alone, gets the plain taken.)
+			ans.Message = snd.words(shop).MoveUpTaken(shop, c.NewestKeeps)
+		}
 		ans.Keyword, ans.WordsLeft = kw, true
 		return ans, nil
 	}

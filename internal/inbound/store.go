@@ -148,11 +148,14 @@ func senderFrom(rows []db.InboundStoreManyRow) sender {
 		claims: &slots.Claimable{}}
 	if r.NewestOfferID != uuid.Nil {
 		snd.claims.NewestOfferID, snd.claims.NewestStatus = r.NewestOfferID, r.NewestOfferStatus
+		if r.NewestKeepsAt != nil {
+			snd.claims.NewestKeeps = r.NewestKeepsAt.UTC()
+		}
 	}
 	for _, r := range rows {
 		if r.OfferID != uuid.Nil {
 			snd.claims.Live = append(snd.claims.Live, slots.LiveOffer{OfferID: r.OfferID, OpeningID: r.OpeningID, Generation: r.Generation, StartsAt: r.StartsAt,
-				EventFacts: r.EventFacts})
+				EventFacts: r.EventFacts, MoveFrom: r.MoveFrom})
 		}
 	}
 	return snd

@@ -98,6 +98,20 @@ const acceptedStatus = "accepted"
 func (s *Service) claim(ctx context.Context, w texts.Words, shop shops.Shop, customerID uuid.UUID, claims *slots.Claimable, sid string) (Answer, error) {
 	var c slots.Claim
 	var err error
+	if s.cfg.Mover != nil {
+		// A move-up is told by a column of the offer row read with the claim: a plain
+		// YES reads nothing more for it.
+		if claims == nil {
+			cl, err := s.slots.Claimable(ctx, shop, customerID)
+			if err != nil {
+				return retryLaterAt(w, shop), err
+			}
+			claims = &cl
+		}
+		if live := claims.Live; len(live) > 0 && live[0].MoveFrom.Valid {
+			return s.moveUp(ctx, w, shop, customerID, live[0], sid)
+		}
+	}
 	if claims != nil {
 		c, err = s.slots.BookClaimable(ctx, shop, customerID, *claims)
 	} else {
@@ -123,9 +137,37 @@ func (s *Service) claim(ctx context.Context, w texts.Words, shop shops.Shop, cus
 			return s.link(ctx, w, shop, c, sid), nil
 		}
 		return bookedAnswer(w, shop, c), nil
+	case slots.Taken:
+		if claims != nil && !claims.NewestKeeps.IsZero() && len(claims.Live) == 0 {
+			return Answer{Outcome: OutcomeTaken, Message: w.MoveUpTaken(shop, claims.NewestKeeps)}, nil
+		}
+		return said(w, shop, Outcome(c.Outcome)), nil
 	default:
 		return said(w, shop, Outcome(c.Outcome)), nil
 	}
+}
+
+// moveUp takes a YES to a move-up offer (Config.Mover): the winner is told both times
+// (or, when the shop takes payments, gets the payment link as any booking does: the
+// appointment moved carried no payment of ours); a customer who lost the race keeps
+// their booking and is told so.
+func (s *Service) moveUp(ctx context.Context, w texts.Words, shop shops.Shop, customerID uuid.UUID, offer slots.LiveOffer, sid string) (Answer, error) {
+	m, err := s.cfg.Mover.MoveUp(ctx, shop, customerID, offer)
+	if err != nil {
+		return retryLaterAt(w, shop), err
+	}
+	c := m.Claim
+	switch {
+	case c.Outcome == slots.Booked && c.New() && !c.Confirmed:
+		s.m.Booking(ledger.BookingPendingPayment)
+		return s.link(ctx, w, shop, c, sid), nil
+	case c.Outcome == slots.Booked:
+		s.m.Booking(ledger.BookingConfirmed)
+		return Answer{Outcome: OutcomeBooked, BookingID: c.BookingID, Message: w.MovedUp(shop, c.Service, c.StartsAt, m.From)}, nil
+	case c.Outcome == slots.Taken && !m.From.IsZero():
+		return Answer{Outcome: OutcomeTaken, Message: w.MoveUpTaken(shop, m.From)}, nil
+	}
+	return said(w, shop, Outcome(c.Outcome)), nil
 }
 
 // link makes the payment link of the booking c has just made (the ledger's Checkout)

@@ -61,3 +61,13 @@ func DeclineNewest(ctx context.Context, q db.DBTX, customerID uuid.UUID) error {
 	}
 	return nil
 }
+
+// WithdrawMoves closes the other move-up offers of an appointment whose move-up takenID
+// was just taken (in the caller's transaction, internal/book's MoveUp): the booking they
+// would move is moved already.
+func WithdrawMoves(ctx context.Context, q db.DBTX, appointmentID, takenID uuid.UUID) error {
+	if err := queries.OfferWithdrawMoves(ctx, q, db.OfferWithdrawMovesParams{AppointmentID: uuid.NullUUID{UUID: appointmentID, Valid: true}, TakenID: takenID}); err != nil {
+		return fmt.Errorf("withdraw other move-up offers: %w", err)
+	}
+	return nil
+}

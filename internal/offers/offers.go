@@ -53,7 +53,13 @@ type Config struct {
 	MaxValidity time.Duration
 	// Pacer, when set, paces each shop's offer texts to its send rate (shops.Policy.
 	// SendRate); nil sends as fast as SendParallelism allows.
-	Pacer   Pacer
+	Pacer Pacer
+	// MoveUps makes each opening's first wave offer it first to customers who asked to
+	// move up (customers' move_up) and hold a later booking it can take
+	// (OfferMoveUpCandidates). Off by default: a move-up offer's YES moves the
+	// booking only where the YES path is given the book's mover (inbound.Config.Mover),
+	// so both are turned on together.
+	MoveUps bool
 	Logger  *slog.Logger
 	Metrics *metrics.Metrics
 }

@@ -47,9 +47,20 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.Opening
 		if err != nil {
 			return fmt.Errorf("list eligible customers: %w", err)
 		}
-		ids := make([]string, len(cands))
-		for i, c := range cands {
-			ids[i] = c.ID.String()
+		// The first wave offers the opening first to customers who hold a later booking
+		// it can take and asked to move up; they count in the wave's size.
+		var movers []db.OfferMoveUpCandidatesRow
+		if s.cfg.MoveUps && w.Wave == 1 {
+			if movers, err = queries.OfferMoveUpCandidates(ctx, tx, db.OfferMoveUpCandidatesParams{OpeningID: op.ID, MaxRows: int32(shop.Policy.WaveSize)}); err != nil {
+				return fmt.Errorf("list move-up candidates: %w", err)
+			}
+		}
+		ids := make([]string, 0, len(cands)+len(movers))
+		for _, m := range movers {
+			ids = append(ids, m.CustomerID.String())
+		}
+		for _, c := range cands {
+			ids = append(ids, c.ID.String())
 		}
 		cooling, err := s.cooldowns.Cooling(ctx, ids)
 		if err != nil {
@@ -63,15 +74,25 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.Opening
 		}
 		// Each picked customer with the service they are offered (the opening's own, the
 		// nil uuid, without services).
-		var picked, serviceIDs []uuid.UUID
+		var picked, serviceIDs, moveFroms []uuid.UUID
 		var services []string
 		var durations []int32
 		var prices []int64
+		moving := map[uuid.UUID]bool{}
+		for _, m := range movers {
+			if !cooling[m.CustomerID.String()] {
+				// The opening's own service: the appointment's is the same.
+				picked, serviceIDs, services = append(picked, m.CustomerID), append(serviceIDs, uuid.Nil), append(services, "")
+				durations, prices, moveFroms = append(durations, 0), append(prices, 0), append(moveFroms, m.AppointmentID)
+				moving[m.CustomerID] = true
+			}
+		}
 		for _, c := range cands {
 			if len(picked) == shop.Policy.WaveSize+len(shortfall) {
 				break
 			}
-			if !cooling[c.ID.String()] {
+			if !cooling[c.ID.String()] && !moving[c.ID] {
+				moveFroms = append(moveFroms, uuid.Nil)
 				picked = append(picked, c.ID)
 				serviceIDs, services = append(serviceIDs, c.ServiceID), append(services, c.FitName)
 				durations, prices = append(durations, c.FitMinutes), append(prices, c.FitPrice)
@@ -86,7 +107,7 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.Opening
 			if err := queries.OfferInsertMany(ctx, tx, db.OfferInsertManyParams{
 				OpeningID: op.ID, ShopID: shop.ID, Generation: op.Generation, Wave: int32(w.Wave),
 				CreatedAt: now.UTC(), CustomerIds: picked,
-				ServiceIds: serviceIDs, Services: services, Durations: durations, Prices: prices,
+				ServiceIds: serviceIDs, Services: services, Durations: durations, Prices: prices, MoveFroms: moveFroms,
 			}); err != nil {
 				return fmt.Errorf("insert offers: %w", err)
 			}

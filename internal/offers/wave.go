@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
 
@@ -114,7 +115,17 @@ func (s *Service) runWave(ctx context.Context, w jobs.Wave, orphansBefore time.T
 		price   int64
 	}
 	bodies := map[bodyKey]string{}
+	moveUps := map[uuid.UUID]string{}
 	body := func(o db.OfferListWaveRow) string {
+		if o.MoveFromAt != nil {
+			// A move-up offer: the earlier time instead of the booking it would move.
+			if b, ok := moveUps[o.ID]; ok {
+				return b
+			}
+			lang := language.Code(o.Language.String).Or(shop.Language)
+			moveUps[o.ID] = texts.In(lang).MoveUpOffer(shop, op.Service, op.StartsAt, *o.MoveFromAt)
+			return moveUps[o.ID]
+		}
 		k := bodyKey{language.Code(o.Language.String).Or(shop.Language), op.Service, op.PriceCents}
 		if o.Service != "" {
 			k.service, k.price = o.Service, o.PriceCents

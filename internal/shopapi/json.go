@@ -248,6 +248,8 @@ type customerRequest struct {
 	Language *string `json:"language"`
 	// Preferences are absent or null for any opening, as PATCH takes them.
 	Preferences *preferencesRequest `json:"preferences"`
+	// MoveUp: offer earlier times for their appointments (absent: false).
+	MoveUp bool `json:"move_up"`
 }
 
 type openingRequest struct {
@@ -272,6 +274,9 @@ func newOpeningJSON(o slots.Opening, currency string) api.Opening {
 	if o.Source == slots.SourceAppointment {
 		id := o.SourceID
 		out.Source, out.AppointmentID = api.OpeningFromAppointment, &id
+	}
+	if c := o.Chain; c != nil {
+		out.Chain = &api.Chain{ID: c.ID, Position: c.Position, MovedFrom: c.MovedFrom}
 	}
 	if f := o.FilledBy; f != nil {
 		out.FilledBy = &api.Filler{CustomerID: f.CustomerID, Phone: f.Phone, Name: f.Name}

@@ -294,6 +294,7 @@ type customerPatchRequest struct {
 	Preferences optional[preferencesRequest] `json:"preferences"`
 	// Language null puts the customer back in the shop's language.
 	Language optional[string] `json:"language"`
+	MoveUp   optional[bool]   `json:"move_up"`
 }
 
 type preferencesRequest struct {
@@ -344,6 +345,9 @@ func (h *Handlers) patchCustomer(c echo.Context) error {
 		return err
 	}
 	if ch.SMSOptIn, err = ptr(req.SMSOptIn, "sms_opt_in"); err != nil {
+		return err
+	}
+	if ch.MoveUp, err = ptr(req.MoveUp, "move_up"); err != nil {
 		return err
 	}
 	if v, err := ptr(req.Priority, "priority"); err != nil {

@@ -209,7 +209,7 @@ func (h *Handlers) addCustomer(c echo.Context) error {
 	if err := decode(c, &req); err != nil {
 		return err
 	}
-	n := customers.NewCustomer{Phone: req.Phone, Name: req.Name, SMSOptIn: req.SMSOptIn, Priority: req.Priority}
+	n := customers.NewCustomer{Phone: req.Phone, Name: req.Name, SMSOptIn: req.SMSOptIn, Priority: req.Priority, MoveUp: req.MoveUp}
 	if req.Language != nil {
 		lang, err := shops.ParseLanguage(*req.Language)
 		if err != nil {

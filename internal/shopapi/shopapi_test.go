@@ -558,7 +558,7 @@ func TestCustomers(t *testing.T) {
 		"phone": "+15555550123", "name": " Ada ", "sms_opt_in": true, "priority": 5})
 	require.Equal(t, http.StatusCreated, r.status, r.raw)
 	require.ElementsMatch(t, []string{"id", "phone", "name", "sms_opt_in", "priority", "opted_out", "created_at",
-		"status", "opted_out_at", "preferences", "language", "possibly_reassigned_at"}, keys(r.body))
+		"status", "opted_out_at", "preferences", "language", "possibly_reassigned_at", "move_up"}, keys(r.body))
 	require.Nil(t, r.body["language"], "the shop's")
 	require.Nil(t, r.body["possibly_reassigned_at"], "no wrong number heard")
 	require.Equal(t, "+15555550123", r.body["phone"])

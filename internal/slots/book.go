@@ -113,7 +113,7 @@ func (s *Service) Claimable(ctx context.Context, shop shops.Shop, customerID uui
 	var c Claimable
 	for _, r := range rows {
 		c.Live = append(c.Live, LiveOffer{OfferID: r.OfferID, OpeningID: r.OpeningID, Generation: r.Generation, StartsAt: r.StartsAt,
-			EventFacts: r.EventFacts})
+			EventFacts: r.EventFacts, MoveFrom: r.MoveFrom})
 	}
 	if len(c.Live) == 0 {
 		last, err := queries.OfferNewestForCustomer(ctx, s.pool, customerID)
@@ -138,6 +138,10 @@ type Claimable struct {
 	// tell a late YES ("taken") from one with nothing behind it when Live is empty.
 	NewestOfferID uuid.UUID
 	NewestStatus  string
+	// NewestKeeps, when the newest offer is a move-up whose booking still stands, is
+	// that booking's start: a late YES to it is told the booking stays. Zero otherwise
+	// (and when not read: Claimable leaves it zero).
+	NewestKeeps time.Time
 }
 
 // LiveOffer is an offer that can still be taken.
@@ -149,16 +153,42 @@ type LiveOffer struct {
 	// a claim's webhook events, are what the claim renders their data from
 	// (hooks.ClaimData); nil otherwise: no event to record.
 	EventFacts []byte
+	// MoveFrom is a move-up offer's appointment, the customer's later booking that
+	// taking it moves (internal/book's MoveUp books it); invalid for a plain offer.
+	MoveFrom uuid.NullUUID
+}
+
+// Plain returns the offers that are not move-ups: what Book and BookClaimable book. A
+// move-up moves an appointment of the book in the booking's transaction, which is
+// internal/book's (MoveUp).
+func Plain(offers []LiveOffer) []LiveOffer {
+	i := slices.IndexFunc(offers, func(o LiveOffer) bool { return o.MoveFrom.Valid })
+	if i < 0 {
+		return offers // the YES path's usual case: no copy
+	}
+	out := slices.Clone(offers[:i])
+	for _, o := range offers[i+1:] {
+		if !o.MoveFrom.Valid {
+			out = append(out, o)
+		}
+	}
+	return out
 }
 
 // BookClaimable is Book for a caller that has already read what the customer can claim
 // (the inbound path reads it in the statement that stores the text). The caller settles
 // a new booking's Claim before it answers (Claim.Settle).
+//
+// Move-up offers (LiveOffer.MoveFrom) are left out: booking one here would leave the
+// appointment it replaces booked. A customer holding only move-up offers gets NoOffer.
 func (s *Service) BookClaimable(ctx context.Context, shop shops.Shop, customerID uuid.UUID, c Claimable) (Claim, error) {
 	if len(c.Live) == 0 {
 		return s.noClaimable(ctx, c)
 	}
-	live := c.Live
+	live := Plain(c.Live)
+	if len(live) == 0 {
+		return Claim{Outcome: NoOffer, OpeningID: c.Live[0].OpeningID}, nil
+	}
 	deadline := time.Now().Add(s.cfg.LockWait)
 	result := attempt{claim: Claim{Outcome: NoOffer, OpeningID: live[0].OpeningID}}
 	for _, g := range bySlot(live) {
@@ -374,17 +404,7 @@ func (s *Service) tryOffers(ctx context.Context, shop shops.Shop, customerID uui
 func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid.UUID, offer LiveOffer) (attempt, error) {
 	now := s.cfg.Now()
 	a := attempt{claim: Claim{OpeningID: offer.OpeningID}}
-	p := db.BookingClaimParams{
-		OfferID: offer.OfferID, CustomerID: customerID, Now: now.UTC(), OpeningID: offer.OpeningID,
-		Generation: offer.Generation, StartsAfter: now.Add(shop.Policy.MinLead).UTC(), ShopID: shop.ID, Currency: shop.Currency,
-	}
-	if shop.PaymentMode == shops.PaymentNone {
-		t := now.UTC()
-		p.ConfirmedAt = &t // confirmed at once: the statement inserts it so
-	} else {
-		exp := now.Add(CheckoutHold).UTC().Truncate(time.Second)
-		p.CheckoutExpiresAt = &exp
-	}
+	p := s.claimParams(shop, customerID, offer, now)
 	if offer.EventFacts != nil {
 		// The shop has an endpoint for the claim's events: their data is rendered now,
 		// for a booking id chosen here, and the claim records it only if it books.
@@ -396,61 +416,111 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 		p.EventData = data
 	}
 	// One statement, so no transaction of its own: it commits or changes nothing.
-	err := func(q db.DBTX) error {
-		row, err := queries.BookingClaim(ctx, q, p)
-		for try := 1; pgcode.Deadlock(err) && try < claimTries; try++ {
-			// Two claims of one person's overlapping time each wait for the other's
-			// booking at the exclusion constraint (Postgres checks it after inserting,
-			// so each can see the other's): Postgres cancels one. The statement changed
-			// nothing; run again, it meets the other's committed booking (taken).
-			row, err = queries.BookingClaim(ctx, q, p)
-		}
-		if isFenceViolation(err) {
-			// The fence held: a live booking exists although the opening looked open, or
-			// the person's time is booked already by an overlapping one.
-			a.claim.Outcome = Taken
-			return nil
-		}
-		if errors.Is(err, pgx.ErrNoRows) {
-			// Nothing changed. Taken, unless the opening is still open for this offer's
-			// generation (then the offer was declined or withdrawn, or its customer opted
-			// out, since it was read).
-			op, err := queries.OpeningGet(ctx, q, offer.OpeningID)
-			if err != nil {
-				return fmt.Errorf("read opening: %w", err)
-			}
-			a.claim.Outcome = Taken
-			if op.Status == StatusOpen && op.Generation == offer.Generation && now.Before(shop.Cutoff(op.StartsAt)) {
-				a.claim.Outcome = NoOffer
-				// Or the customer already holds another chair at this time (a second YES
-				// while holding offers for several): the same answer as their booking's.
-				held, err := queries.BookingLiveForCustomerAt(ctx, q, db.BookingLiveForCustomerAtParams{OpeningID: offer.OpeningID, CustomerID: customerID})
-				if err == nil {
-					a.claim = repeatClaim(db.OfferAcceptedBookingRow(held))
-				} else if !errors.Is(err, pgx.ErrNoRows) {
-					return fmt.Errorf("read customer's booking: %w", err)
-				}
-			}
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("claim opening: %w", err)
-		}
-		a.claim.StartsAt, a.claim.Service, a.claim.PriceCents = row.StartsAt.UTC(), row.Service, row.PriceCents
-		a.claim.StaffName = row.StaffName
-		a.booking = row.Booking
-		a.rest = rest{whole: int(row.OpeningMinutes), booked: int(row.Booking.DurationMinutes.Int32), staffID: row.OpeningStaffID}
-		// If the answer to this YES never reaches the customer, or the payment
-		// provider is down, or this process dies before the link is stored, the
-		// payment ledger's booking sweep finds the booking and finishes it: nothing
-		// more to write here.
-		a.claim.Outcome = Booked
-		return nil
-	}(s.pool)
+	err := s.claimOn(ctx, s.pool, shop, customerID, offer, p, &a)
 	if err != nil {
 		return attempt{}, fmt.Errorf("book opening %s: %w: %w", offer.OpeningID, ErrUnavailable, err)
 	}
 	return a, nil
+}
+
+// ClaimTx books offer's opening for the customer in the caller's transaction tx, as a
+// YES does (the same statement and checks, without the slot lock: the opening's row
+// lock and the bookings' unique index decide): internal/book's MoveUp, which moves the
+// customer's appointment in the same transaction. Outcome Booked carries the booking
+// (Claim.Booking) and Confirmed; Taken or NoOffer change nothing. The caller makes the
+// payment link after its commit, as for any booking.
+func (s *Service) ClaimTx(ctx context.Context, tx pgx.Tx, shop shops.Shop, customerID uuid.UUID, offer LiveOffer) (Claim, error) {
+	now := s.cfg.Now()
+	a := attempt{claim: Claim{OpeningID: offer.OpeningID}}
+	p := s.claimParams(shop, customerID, offer, now)
+	if offer.EventFacts != nil {
+		p.BookingID = uuid.NullUUID{UUID: uuid.New(), Valid: true}
+		data, err := hooks.ClaimData(offer.EventFacts, p.BookingID.UUID, p.ConfirmedAt != nil, now)
+		if err != nil {
+			return Claim{}, fmt.Errorf("book opening %s: %w", offer.OpeningID, err)
+		}
+		p.EventData = data
+	}
+	if err := s.claimOn(ctx, tx, shop, customerID, offer, p, &a); err != nil {
+		return Claim{}, fmt.Errorf("book opening %s: %w", offer.OpeningID, err)
+	}
+	c := a.claim
+	if c.Outcome == Booked && !c.Repeat {
+		c.Booking, c.BookingID = a.booking, a.booking.ID
+		c.Confirmed = shop.PaymentMode == shops.PaymentNone
+	}
+	return c, nil
+}
+
+// claimParams are BookingClaim's parameters for the customer's claim of offer at now.
+func (s *Service) claimParams(shop shops.Shop, customerID uuid.UUID, offer LiveOffer, now time.Time) db.BookingClaimParams {
+	p := db.BookingClaimParams{
+		OfferID: offer.OfferID, CustomerID: customerID, Now: now.UTC(), OpeningID: offer.OpeningID,
+		Generation: offer.Generation, StartsAfter: now.Add(shop.Policy.MinLead).UTC(), ShopID: shop.ID, Currency: shop.Currency,
+	}
+	if shop.PaymentMode == shops.PaymentNone {
+		t := now.UTC()
+		p.ConfirmedAt = &t // confirmed at once: the statement inserts it so
+	} else {
+		exp := now.Add(CheckoutHold).UTC().Truncate(time.Second)
+		p.CheckoutExpiresAt = &exp
+	}
+	return p
+}
+
+// claimOn runs the claim p of offer on q (the pool: one statement; or a transaction)
+// and writes its outcome into a.
+func (s *Service) claimOn(ctx context.Context, q db.DBTX, shop shops.Shop, customerID uuid.UUID, offer LiveOffer, p db.BookingClaimParams, a *attempt) error {
+	now := p.Now
+	row, err := queries.BookingClaim(ctx, q, p)
+	for try := 1; pgcode.Deadlock(err) && try < claimTries; try++ {
+		// Two claims of one person's overlapping time each wait for the other's
+		// booking at the exclusion constraint (Postgres checks it after inserting,
+		// so each can see the other's): Postgres cancels one. The statement changed
+		// nothing; run again, it meets the other's committed booking (taken).
+		row, err = queries.BookingClaim(ctx, q, p)
+	}
+	if isFenceViolation(err) {
+		// The fence held: a live booking exists although the opening looked open, or
+		// the person's time is booked already by an overlapping one.
+		a.claim.Outcome = Taken
+		return nil
+	}
+	if errors.Is(err, pgx.ErrNoRows) {
+		// Nothing changed. Taken, unless the opening is still open for this offer's
+		// generation (then the offer was declined or withdrawn, or its customer opted
+		// out, since it was read).
+		op, err := queries.OpeningGet(ctx, q, offer.OpeningID)
+		if err != nil {
+			return fmt.Errorf("read opening: %w", err)
+		}
+		a.claim.Outcome = Taken
+		if op.Status == StatusOpen && op.Generation == offer.Generation && now.Before(shop.Cutoff(op.StartsAt)) {
+			a.claim.Outcome = NoOffer
+			// Or the customer already holds another chair at this time (a second YES
+			// while holding offers for several): the same answer as their booking's.
+			held, err := queries.BookingLiveForCustomerAt(ctx, q, db.BookingLiveForCustomerAtParams{OpeningID: offer.OpeningID, CustomerID: customerID})
+			if err == nil {
+				a.claim = repeatClaim(db.OfferAcceptedBookingRow(held))
+			} else if !errors.Is(err, pgx.ErrNoRows) {
+				return fmt.Errorf("read customer's booking: %w", err)
+			}
+		}
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("claim opening: %w", err)
+	}
+	a.claim.StartsAt, a.claim.Service, a.claim.PriceCents = row.StartsAt.UTC(), row.Service, row.PriceCents
+	a.claim.StaffName = row.StaffName
+	a.booking = row.Booking
+	a.rest = rest{whole: int(row.OpeningMinutes), booked: int(row.Booking.DurationMinutes.Int32), staffID: row.OpeningStaffID}
+	// If the answer to this YES never reaches the customer, or the payment
+	// provider is down, or this process dies before the link is stored, the
+	// payment ledger's booking sweep finds the booking and finishes it: nothing
+	// more to write here.
+	a.claim.Outcome = Booked
+	return nil
 }
 
 // claimTries is how many times a claim is run when Postgres cancels it to break a

@@ -62,6 +62,9 @@ type Opening struct {
 	// Source and SourceID say where it came from (NewOpening's).
 	Source   string
 	SourceID uuid.UUID
+	// Chain is the chain of moves the opening is in, when a move-up freed it; nil
+	// otherwise.
+	Chain *Chain
 	// Warnings are what the owner should know of a declaration that was accepted
 	// anyway (only Declare sets them).
 	Warnings []string
@@ -103,6 +106,18 @@ type NewOpening struct {
 	// SourceAppointment for the time a cancelled appointment freed, SourceID its id.
 	Source   string
 	SourceID uuid.UUID
+	// Chain, for the time a move-up freed, is the chain of moves it belongs to; nil
+	// otherwise.
+	Chain *Chain
+}
+
+// Chain is where an opening freed by a move-up stands in its chain of moves: the
+// chain's id (its first opening's), how many moves made it (1 for the first) and the
+// appointment moved away from it.
+type Chain struct {
+	ID        uuid.UUID
+	Position  int
+	MovedFrom uuid.UUID
 }
 
 // SourceAppointment is the Source of an opening that a cancelled appointment of the
@@ -294,6 +309,11 @@ func (s *Service) insert(ctx context.Context, tx pgx.Tx, shop shops.Shop, n NewO
 	if n.Source != "" {
 		p.Source = pgtype.Text{String: n.Source, Valid: true}
 		p.SourceID = uuid.NullUUID{UUID: n.SourceID, Valid: true}
+	}
+	if c := n.Chain; c != nil {
+		p.ChainID = uuid.NullUUID{UUID: c.ID, Valid: true}
+		p.ChainPosition = pgtype.Int4{Int32: int32(c.Position), Valid: true}
+		p.ChainMovedFrom = uuid.NullUUID{UUID: c.MovedFrom, Valid: true}
 	}
 	row, err := queries.OpeningInsert(ctx, tx, p)
 	if err != nil {
@@ -513,6 +533,9 @@ func fromDetailed(r db.OpeningListDetailedRow) Opening {
 	}
 	if r.Source.Valid {
 		o.Source, o.SourceID = r.Source.String, r.SourceID.UUID
+	}
+	if r.ChainID.Valid {
+		o.Chain = &Chain{ID: r.ChainID.UUID, Position: int(r.ChainPosition.Int32), MovedFrom: r.ChainMovedFrom.UUID}
 	}
 	return o
 }

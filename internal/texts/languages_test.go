@@ -199,6 +199,17 @@ var segmentCases = func() []segmentCase {
 		{"offer", true, func(w texts.Words, shop shops.Shop, at time.Time) string { return w.Offer(shop, service, at, 4500) }},
 		{"clarify", true, slot(texts.Words.Clarify)},
 		{"taken", true, only(texts.Words.Taken)},
+		// Two times and a service: one segment in English with these 20-character names
+		// (TestMoveUpTexts), two in Spanish and French, whose dates are longer.
+		{"move_up_offer", false, func(w texts.Words, shop shops.Shop, at time.Time) string {
+			return w.MoveUpOffer(shop, service, at, at.AddDate(0, 0, 2).Add(3*time.Hour))
+		}},
+		{"move_up_booked", true, func(w texts.Words, shop shops.Shop, at time.Time) string {
+			return w.MovedUp(shop, service, at, at.AddDate(0, 0, 2).Add(3*time.Hour))
+		}},
+		{"move_up_taken", true, func(w texts.Words, shop shops.Shop, at time.Time) string {
+			return w.MoveUpTaken(shop, at.AddDate(0, 0, 2))
+		}},
 		{"link", false, func(w texts.Words, shop shops.Shop, at time.Time) string {
 			return w.Link(shop, service, at, url, 31*time.Minute)
 		}},

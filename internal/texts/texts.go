@@ -20,7 +20,7 @@
 // outside GSM-7 would make it more UCS-2 segments than it would be GSM-7 ones is sent with
 // them folded to their GSM-7 base (fit). TestSegments renders every text in every
 // language on every weekday and month (-args -segments-table prints them all), and holds
-// the offer, clarify and taken texts to one segment with a 20-character shop name and
+// the offer, clarify, taken and move-up answer texts to one segment with a 20-character shop name and
 // service.
 package texts
 
@@ -385,6 +385,28 @@ func (w Words) DuplicateRefunded(shop shops.Shop, service string, startsAt time.
 // "maybe") to answer it plainly, naming the slot.
 func (w Words) Clarify(shop shops.Shop, service string, startsAt time.Time) string {
 	return w.text(shop, "clarify", w.about(shop, service, startsAt))
+}
+
+// MoveUpOffer offers a customer who holds a booking at from an earlier time for it,
+// startsAt: both times, the service, and that their booking stays unless they say YES.
+func (w Words) MoveUpOffer(shop shops.Shop, service string, startsAt, from time.Time) string {
+	d := w.about(shop, service, startsAt)
+	d["From"] = w.When(shop, from)
+	return w.text(shop, "move_up_offer", d)
+}
+
+// MovedUp answers the YES that moved a customer's booking from from to startsAt,
+// naming both times.
+func (w Words) MovedUp(shop shops.Shop, service string, startsAt, from time.Time) string {
+	d := w.about(shop, service, startsAt)
+	d["From"] = w.When(shop, from)
+	return w.text(shop, "move_up_booked", d)
+}
+
+// MoveUpTaken answers a YES to a move-up offer that came too late: the earlier time is
+// gone and the booking at from stays.
+func (w Words) MoveUpTaken(shop shops.Shop, from time.Time) string {
+	return w.text(shop, "move_up_taken", map[string]any{"Shop": shop.Name, "From": w.When(shop, from)})
 }
 
 // shopOnly is the data of a text that names only the shop.
