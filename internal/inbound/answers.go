@@ -58,9 +58,10 @@ func (s *Service) replay(ctx context.Context, sid string) (Answer, error) {
 }
 
 // bookedAnswer is the answer to a YES that holds the booking c: what a booked customer
-// is told of it (ledger.BookedText).
-func bookedAnswer(w texts.Words, shop shops.Shop, c slots.Claim) Answer {
-	url := c.PaymentURL
+// is told of it (ledger.BookedText), its payment link as the ledger gives it (short,
+// on our own domain, when the server has one).
+func (s *Service) bookedAnswer(w texts.Words, shop shops.Shop, c slots.Claim) Answer {
+	url := s.ledger.Link(c.BookingID, c.PaymentURL)
 	if c.LinkFollows {
 		url = ""
 	}

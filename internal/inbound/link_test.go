@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/customers"
@@ -148,4 +149,32 @@ func TestThePaymentPageSpeaksTheCustomersLanguage(t *testing.T) {
 	require.Regexp(t, `^Cut en Cash Cuts, [a-záéíóú]{3}\. \d{1,2} [a-z]{3,4}\.? a las? \d{2}:\d{2}$`, es.Description)
 	require.Equal(t, "en", en.Locale)
 	require.Regexp(t, `^Cut at Cash Cuts, [A-Z][a-z]{2} \d{1,2} [A-Z][a-z]{2} \d{2}:\d{2}$`, en.Description)
+}
+
+// shortLinks makes short links as internal/paylink does, on a domain of the test's.
+type shortLinks struct{}
+
+func (shortLinks) URL(id uuid.UUID) string { return "https://slots.example/p/" + id.String()[:8] }
+
+// TestTheAnswerCarriesTheShortLink: with short links (PUBLIC_URL/p/{code}), a winner's
+// answer carries the short link, never the provider's long address, which stays the
+// booking's (the short link's redirect target); a redelivery repeats the same answer.
+func TestTheAnswerCarriesTheShortLink(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	co := &checkouts{}
+	w := checkoutWorld(t, 1, co)
+	shopsSvc := shops.New(w.pool, shops.Config{PaymentsEnabled: true})
+	w.ledger = ledger.New(w.pool, w.queue, co, ledger.Config{Links: shortLinks{}})
+	w.inbound = inbound.New(w.pool, w.queue, shopsSvc, w.customers, w.slots, w.ledger, inbound.Config{})
+
+	won := w.yes(t, "SMshort", w.phones[0])
+	require.Equal(t, inbound.OutcomeBooked, won.Outcome)
+	require.Contains(t, won.Message, shortLinks{}.URL(won.BookingID))
+	require.NotContains(t, won.Message, "pay.example", "the provider's address is not texted")
+	var url string
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT payment_url FROM bookings WHERE id = $1`, won.BookingID).Scan(&url))
+	require.Equal(t, "https://pay.example/"+won.BookingID.String(), url, "the booking keeps the provider's page")
+	again := w.yes(t, "SMshort", w.phones[0])
+	require.Equal(t, won.Message, again.Message)
 }

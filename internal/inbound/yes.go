@@ -136,7 +136,7 @@ func (s *Service) claim(ctx context.Context, w texts.Words, shop shops.Shop, cus
 		if c.New() && !c.Confirmed {
 			return s.link(ctx, w, shop, c, sid), nil
 		}
-		return bookedAnswer(w, shop, c), nil
+		return s.bookedAnswer(w, shop, c), nil
 	case slots.Taken:
 		if claims != nil && !claims.NewestKeeps.IsZero() && len(claims.Live) == 0 {
 			return Answer{Outcome: OutcomeTaken, Message: w.MoveUpTaken(shop, claims.NewestKeeps)}, nil
@@ -182,15 +182,15 @@ func (s *Service) link(ctx context.Context, w texts.Words, shop shops.Shop, c sl
 	follows.LinkFollows = true
 	if s.ledger == nil {
 		s.log.WarnContext(ctx, "checkout deferred to job: payments are not configured here", "booking_id", c.BookingID)
-		return bookedAnswer(w, shop, follows)
+		return s.bookedAnswer(w, shop, follows)
 	}
 	co, err := s.ledger.Checkout(ctx, w, shop, c.Booking, c.Service, c.StartsAt)
 	if err != nil {
 		s.log.WarnContext(ctx, "checkout deferred to job", "booking_id", c.BookingID, "err", err)
-		return bookedAnswer(w, shop, follows)
+		return s.bookedAnswer(w, shop, follows)
 	}
 	c.PaymentURL = co.URL
-	ans := bookedAnswer(w, shop, c)
+	ans := s.bookedAnswer(w, shop, c)
 	// Stored even if the request ends meanwhile: a link stored but answered as "link
 	// follows" would be texted by nobody (the booking sweep finds it stored).
 	storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -212,10 +212,10 @@ func (s *Service) link(ctx context.Context, w texts.Words, shop shops.Shop, c sl
 	}
 	if err != nil {
 		s.log.WarnContext(ctx, "checkout not stored; deferred to job", "booking_id", c.BookingID, "err", err)
-		return bookedAnswer(w, shop, follows)
+		return s.bookedAnswer(w, shop, follows)
 	}
 	if linkStored.RowsAffected() == 0 {
-		return bookedAnswer(w, shop, follows) // the sweep's link, which it texts
+		return s.bookedAnswer(w, shop, follows) // the sweep's link, which it texts
 	}
 	ans.stored = answerStored.RowsAffected() == 1
 	return ans

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
@@ -147,11 +148,30 @@ func (r Result) bookingStatus() string {
 
 // queries is this package's one way to its SQL: sqlc's Queries holds no state, and
 // each call is given the pool or the transaction it runs on.
+// Links makes a booking's short payment link (internal/paylink's Links).
+type Links interface {
+	URL(bookingID uuid.UUID) string
+}
+
+// Link is the payment link a booked text carries for the booking whose payment page is
+// checkoutURL: the short link when the ledger has Links, else checkoutURL; "" when
+// there is no page (yet).
+func (s *Service) Link(bookingID uuid.UUID, checkoutURL string) string {
+	if checkoutURL == "" || s == nil || s.cfg.Links == nil {
+		return checkoutURL
+	}
+	return s.cfg.Links.URL(bookingID)
+}
+
 var queries = db.New()
 
 // Config configures the Service. Zero fields mean the defaults.
 type Config struct {
 	Now func() time.Time
+	// Links, when set, makes the short link a booked text carries instead of the
+	// payment provider's own address (internal/paylink: PUBLIC_URL/p/{code}, which
+	// redirects to it while the hold lasts). Nil: the provider's address.
+	Links Links
 	// CheckoutTimeout bounds the payment provider's call on the YES path (Link); default
 	// 5s. After it the customer is told the link comes by text and the booking sweep
 	// finishes the work (its own calls get twice as long).
