@@ -47,8 +47,12 @@ type Message struct {
 // Thread is a conversation with its texts (GET /api/conversations/{id}).
 type Thread struct {
 	Conversation
-	// Messages are oldest first.
+	// Messages are oldest first: the newest ThreadPage texts, or those before the
+	// request's before.
 	Messages []Message `json:"messages"`
+	// OlderCursor is the before of the page of older texts; nil when these are the
+	// first.
+	OlderCursor *string `json:"older_cursor"`
 }
 
 // ConversationList is a page of the owner's conversations.

@@ -67,13 +67,16 @@ func (h *Handlers) getConversation(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := h.Inbox.Get(c.Request().Context(), shopOf(c).ID, id)
+	t, err := h.Inbox.GetBefore(c.Request().Context(), shopOf(c).ID, id, c.QueryParam("before"))
 	if err != nil {
 		return err
 	}
 	out := api.Thread{Conversation: newConversationJSON(t.Conversation), Messages: make([]api.Message, 0, len(t.Messages))}
 	for _, m := range t.Messages {
 		out.Messages = append(out.Messages, newMessageJSON(m))
+	}
+	if t.Older != "" {
+		out.OlderCursor = &t.Older
 	}
 	return c.JSON(http.StatusOK, out)
 }

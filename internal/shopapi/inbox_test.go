@@ -82,6 +82,11 @@ func TestConversationsAPI(t *testing.T) {
 	require.Equal(t, "in", m0["direction"])
 	require.Equal(t, "customer", m0["author"])
 	require.Equal(t, "received", m0["status"])
+	require.Contains(t, r.body, "older_cursor")
+	require.Nil(t, r.body["older_cursor"], "a short thread is one page")
+	r = e.do(http.MethodGet, "/api/conversations/"+adaConv.String()+"?before=nope", key, nil)
+	require.Equal(t, http.StatusUnprocessableEntity, r.status, r.raw)
+	require.Contains(t, r.raw, "invalid_before")
 
 	// The owner replies: 201, the message queued, and one text job to the number from the
 	// shop's number.
