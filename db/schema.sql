@@ -935,3 +935,12 @@ ALTER TABLE shops
     ADD COLUMN formality    text CHECK (formality IN ('informal', 'formal')),
     ADD COLUMN gsm7         text NOT NULL DEFAULT 'prefer' CHECK (gsm7 IN ('prefer', 'exact')),
     ADD COLUMN help_contact text CHECK (length(help_contact) BETWEEN 1 AND 100);
+
+-- ==== joining and consent (issue 46; internal/join, internal/shops) ====
+
+-- 0070_shop_slug: the shop's public name in its join page's address (/join/<slug>),
+-- unique across shops, and the privacy policy its consent disclosure links to.
+ALTER TABLE shops
+    ADD COLUMN slug        text NOT NULL CHECK (length(slug) BETWEEN 3 AND 40 AND slug ~ '^[a-z0-9]+(-[a-z0-9]+)*$'),
+    ADD COLUMN privacy_url text CHECK (length(privacy_url) BETWEEN 9 AND 300 AND privacy_url ~ '^https://[^\s]+$');
+CREATE UNIQUE INDEX shops_slug_key ON shops (slug);

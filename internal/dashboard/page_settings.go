@@ -80,6 +80,7 @@ func (f settingsForm) form(csrf string) g.Node {
 		h.H2(g.Text("Texts")),
 		h.Div(h.Class("row"), f.formalityField(), f.gsm7Field()),
 		f.helpContactField(),
+		f.joinFields(),
 		h.H2(g.Text("Appointment book")),
 		f.autoDeclareField(),
 		h.Button(h.Type("submit"), h.Class("btn btn-primary"), g.Text("Save settings")),
@@ -201,6 +202,32 @@ func (f settingsForm) helpContactField() g.Node {
 			h.Aria("describedby", describedBy("set-help-contact-hint", e, "set-help-contact-error")),
 			g.If(e != "", h.Aria("invalid", "true"))),
 	)
+}
+
+// joinFields are the join page's address and the privacy policy its consent disclosure
+// links to.
+func (f settingsForm) joinFields() g.Node {
+	slugErr, privErr := f.Errors["slug"], f.Errors["privacy_url"]
+	return g.Group{
+		h.Div(fieldClass(slugErr),
+			h.Label(h.For("set-slug"), g.Text("Join page address")),
+			h.P(h.Class("hint"), h.ID("set-slug-hint"), g.Text("Customers join your list at /join/"+f.Slug+
+				". 3 to 40 letters a-z, digits and dashes.")),
+			fieldError("set-slug-error", slugErr),
+			h.Input(h.ID("set-slug"), h.Name("slug"), h.Type("text"), h.MaxLength("40"), h.Value(f.Slug),
+				h.AutoComplete("off"), h.Aria("describedby", describedBy("set-slug-hint", slugErr, "set-slug-error")),
+				g.If(slugErr != "", h.Aria("invalid", "true"))),
+		),
+		h.Div(fieldClass(privErr),
+			h.Label(h.For("set-privacy-url"), g.Text("Privacy policy (optional)")),
+			h.P(h.Class("hint"), h.ID("set-privacy-url-hint"), g.Text("An https address; the join page links to it "+
+				"beside the consent box.")),
+			fieldError("set-privacy-url-error", privErr),
+			h.Input(h.ID("set-privacy-url"), h.Name("privacy_url"), h.Type("url"), h.MaxLength("300"), h.Value(f.PrivacyURL),
+				h.Aria("describedby", describedBy("set-privacy-url-hint", privErr, "set-privacy-url-error")),
+				g.If(privErr != "", h.Aria("invalid", "true"))),
+		),
+	}
 }
 
 // autoDeclareField is whether a cancelled appointment of the book declares its opening

@@ -30,6 +30,9 @@ type settingsForm struct {
 	Formality, GSM7, HelpContact string
 	// AutoDeclare: a cancelled appointment of the book declares its opening by itself.
 	AutoDeclare bool
+	// Slug names the join page (/join/<slug>); PrivacyURL is the privacy policy its
+	// consent disclosure links to ("" for none).
+	Slug, PrivacyURL string
 }
 
 type settingsView struct {
@@ -57,7 +60,7 @@ func settingsFormOf(s shops.Shop) settingsForm {
 		Delay: strconv.Itoa(int(p.FirstWaveDelay / time.Second)), SendRate: strconv.Itoa(p.SendRate),
 		Language: string(s.Language), NotifyPhone: s.NotifyPhone,
 		Formality: string(s.Formality), GSM7: cmpOr(string(s.GSM7), string(shops.GSM7Prefer)), HelpContact: s.HelpContact,
-		AutoDeclare: s.AutoDeclare}
+		AutoDeclare: s.AutoDeclare, Slug: s.Slug, PrivacyURL: s.PrivacyURL}
 	if p.MaxOffersPerDay > 0 {
 		f.MaxPerDay = strconv.Itoa(p.MaxOffersPerDay)
 	}
@@ -122,6 +125,14 @@ func (d *Dashboard) saveSettings(c echo.Context) error {
 		if form.Has("help_contact") {
 			f.HelpContact = val("help_contact")
 			ch.HelpContact = &f.HelpContact
+		}
+		if form.Has("slug") {
+			f.Slug = val("slug")
+			ch.Slug = &f.Slug
+		}
+		if form.Has("privacy_url") {
+			f.PrivacyURL = val("privacy_url")
+			ch.PrivacyURL = &f.PrivacyURL
 		}
 		// The checkbox is sent only when ticked: its hidden companion says the form has it.
 		if form.Has("auto_declare_shown") {
@@ -190,7 +201,7 @@ func (d *Dashboard) saveSettings(c echo.Context) error {
 		case err == nil:
 			d.logger(c).Info("dashboard settings saved", "shop_id", s.Shop.ID)
 			return c.Redirect(http.StatusSeeOther, "/dashboard/settings?notice=saved")
-		case isProblem && p.Kind == problem.Invalid && p.Field != "":
+		case isProblem && (p.Kind == problem.Invalid || p.Kind == problem.Conflict) && p.Field != "":
 			f.Errors[p.Field] = friendlySetting(p)
 		default:
 			return d.internalError(c, "save settings", err)

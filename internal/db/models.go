@@ -312,6 +312,8 @@ type Shop struct {
 	Formality               pgtype.Text
 	Gsm7                    string
 	HelpContact             pgtype.Text
+	Slug                    string
+	PrivacyUrl              pgtype.Text
 }
 
 type SlotOffer struct {
