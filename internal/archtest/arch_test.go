@@ -131,7 +131,7 @@ var classes = map[string]class{
 	"internal/hooks": domainLib, "internal/idempotency": domainLib, "internal/calendar": domainLib,
 
 	"cmd/server": edge, "internal/webhooks": edge, "internal/shopapi": edge,
-	"internal/httperr": edge, "internal/dashboard": edge,
+	"internal/httperr": edge, "internal/dashboard": edge, "internal/join/page": edge,
 
 	"internal/sms/twilio": adapter, "internal/payments/stripe": adapter,
 	"internal/connectors/calcom": adapter, "internal/connectors/square": adapter, "internal/connectors/ics": adapter,
