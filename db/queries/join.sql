@@ -23,7 +23,8 @@ RETURNING *;
 -- name: JoinRequestPurge :execrows
 -- Forgets the requests that expired before before, confirmed or not (a confirmed one's
 -- proof is in consent_events).
-DELETE FROM join_requests WHERE expires_at < sqlc.arg(before);
+DELETE FROM join_requests
+WHERE id IN (SELECT j.id FROM join_requests j WHERE j.expires_at < sqlc.arg(before) LIMIT sqlc.arg(max_rows));
 
 -- name: ConsentEventInsert :one
 INSERT INTO consent_events (id, shop_id, customer_id, kind, method, at, ip, user_agent, language,

@@ -374,13 +374,19 @@ func (q *Queries) JoinRequestLive(ctx context.Context, db DBTX, arg JoinRequestL
 }
 
 const joinRequestPurge = `-- name: JoinRequestPurge :execrows
-DELETE FROM join_requests WHERE expires_at < $1
+DELETE FROM join_requests
+WHERE id IN (SELECT j.id FROM join_requests j WHERE j.expires_at < $1 LIMIT $2)
 `
+
+type JoinRequestPurgeParams struct {
+	Before  time.Time
+	MaxRows int32
+}
 
 // Forgets the requests that expired before before, confirmed or not (a confirmed one's
 // proof is in consent_events).
-func (q *Queries) JoinRequestPurge(ctx context.Context, db DBTX, before time.Time) (int64, error) {
-	result, err := db.Exec(ctx, joinRequestPurge, before)
+func (q *Queries) JoinRequestPurge(ctx context.Context, db DBTX, arg JoinRequestPurgeParams) (int64, error) {
+	result, err := db.Exec(ctx, joinRequestPurge, arg.Before, arg.MaxRows)
 	if err != nil {
 		return 0, err
 	}

@@ -289,11 +289,15 @@ func (s *Service) joinCustomer(ctx context.Context, shop shops.Shop, req db.Join
 	return s.customers.Update(ctx, shop.ID, c.ID, ch)
 }
 
-// Purge forgets the join requests that expired before now: an unconfirmed one leaves
-// nothing (no customer, no name, no number), a confirmed one's proof is in the consent
-// record.
-func (s *Service) Purge(ctx context.Context) (int64, error) {
-	n, err := queries.JoinRequestPurge(ctx, s.pool, s.cfg.Now().UTC())
+// PurgeAfter is how long after its expiry a join request is forgotten (the retention's
+// Keep for join_requests).
+const PurgeAfter = time.Hour
+
+// Purge forgets up to limit join requests that expired before before: an unconfirmed
+// one leaves nothing (no customer, no name, no number), a confirmed one's proof is in
+// the consent record. It is the retention's batch for join_requests.
+func Purge(ctx context.Context, conn db.DBTX, before time.Time, limit int32) (int64, error) {
+	n, err := queries.JoinRequestPurge(ctx, conn, db.JoinRequestPurgeParams{Before: before.UTC(), MaxRows: limit})
 	if err != nil {
 		return 0, fmt.Errorf("purge join requests: %w", err)
 	}

@@ -202,7 +202,7 @@ func TestRequestExpires(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, handled)
 	require.Equal(t, 0, f.count(t, `SELECT count(*) FROM customers`))
-	n, err := f.join.Purge(ctx)
+	n, err := join.Purge(ctx, f.pool, f.clock.Now(), 100)
 	require.NoError(t, err)
 	require.Equal(t, int64(1), n)
 	require.Equal(t, 0, f.count(t, `SELECT count(*) FROM join_requests`))
