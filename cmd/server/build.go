@@ -284,7 +284,8 @@ func (a *app) wireJoin(queue *riverRef) (err error) {
 		Limits:  join.Limits{Limiter: ratelimit.New(a.redis, ratelimit.Config{Prefix: a.cfg.RedisKeyPrefix})},
 		Refused: func(reason string) { refused.WithLabelValues(reason).Inc() },
 	})
-	a.joinPage, err = joinpage.New(a.shops, a.join, joinpage.Config{Secret: a.sessionSecret, Secure: !a.cfg.DevMode, Logger: a.log})
+	a.joinPage, err = joinpage.New(a.shops, a.join, joinpage.Config{Secret: a.sessionSecret, Secure: !a.cfg.DevMode, Logger: a.log,
+		PublicURL: a.cfg.PublicURL})
 	if err != nil {
 		return fmt.Errorf("join page: %w", err)
 	}

@@ -67,6 +67,9 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// PublicURL is the server's external address (PUBLIC_URL), which the QR code
+	// encodes the page's address under.
+	PublicURL string
 }
 
 // Page serves the join pages.
@@ -95,6 +98,7 @@ func (p *Page) Register(e *echo.Echo) {
 	e.GET(Path, p.headers(p.show))
 	e.POST(Path, p.headers(p.submit))
 	e.GET(Path+"/join.css", p.stylesheet)
+	e.GET(QRPath, p.qr)
 }
 
 func (p *Page) headers(next echo.HandlerFunc) echo.HandlerFunc {

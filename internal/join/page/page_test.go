@@ -2,6 +2,8 @@ package page_test
 
 import (
 	"context"
+	"encoding/xml"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -15,6 +17,7 @@ import (
 	"github.com/labstack/echo/v4"
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	qrcode "github.com/skip2/go-qrcode"
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/join"
@@ -50,7 +53,7 @@ func setup(t *testing.T) *env {
 	require.NoError(t, err)
 	j := join.New(pool, queue, customertest.New(t, pool), join.Config{Limits: join.Limits{
 		Limiter: ratelimit.New(rdb, ratelimit.Config{Prefix: prefix})}})
-	p, err := page.New(sh, j, page.Config{Secret: []byte(strings.Repeat("s", 32))})
+	p, err := page.New(sh, j, page.Config{Secret: []byte(strings.Repeat("s", 32)), PublicURL: "https://slots.example/"})
 	require.NoError(t, err)
 	e := echo.New()
 	e.IPExtractor = echo.ExtractIPDirect()
@@ -182,4 +185,42 @@ func TestSubmit(t *testing.T) {
 	huge := url.Values{"csrf": {token}, "name": {strings.Repeat("x", page.MaxFormBytes)}}
 	res, _ = post(t, c, u, huge)
 	require.Equal(t, http.StatusRequestEntityTooLarge, res.StatusCode)
+}
+
+// TestQR: the QR code is an SVG of exactly the modules that encode the page's address
+// under PUBLIC_URL; an unknown slug has none.
+func TestQR(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	c := client(t)
+	res, body := get(t, c, e.srv.URL+"/join/"+e.shop.Slug+"/qr.svg")
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Equal(t, "image/svg+xml", res.Header.Get("Content-Type"))
+	var doc struct {
+		ViewBox string `xml:"viewBox,attr"`
+		Path    struct {
+			D string `xml:"d,attr"`
+		} `xml:"path"`
+	}
+	require.NoError(t, xml.Unmarshal([]byte(body), &doc))
+	want, err := qrcode.New("https://slots.example/join/"+e.shop.Slug, qrcode.Medium)
+	require.NoError(t, err)
+	bitmap := want.Bitmap()
+	n := len(bitmap)
+	require.Equal(t, fmt.Sprintf("0 0 %d %d", n, n), doc.ViewBox)
+	got := make([][]bool, n)
+	for i := range got {
+		got[i] = make([]bool, n)
+	}
+	for _, run := range strings.Split(strings.TrimSuffix(doc.Path.D, "z"), "z") {
+		var x, y, w int
+		_, err := fmt.Sscanf(run, "M%d %dh%d", &x, &y, &w)
+		require.NoError(t, err, run)
+		for i := range w {
+			got[y][x+i] = true
+		}
+	}
+	require.Equal(t, bitmap, got, "the modules of the page's address")
+	res, _ = get(t, c, e.srv.URL+"/join/nobody-here/qr.svg")
+	require.Equal(t, http.StatusNotFound, res.StatusCode)
 }
