@@ -52,3 +52,14 @@ LIMIT sqlc.arg(max_rows);
 SELECT * FROM consent_events
 WHERE shop_id = sqlc.arg(shop_id) AND customer_id = sqlc.arg(customer_id)
 ORDER BY at, id;
+
+-- name: ConsentEventsForget :execrows
+-- An erasure keeps the customer's consent record, the proof, and drops what it held of the
+-- person: the address and the browser of a page opt-in.
+UPDATE consent_events SET ip = NULL, user_agent = NULL
+WHERE shop_id = sqlc.arg(shop_id) AND customer_id = sqlc.arg(customer_id) AND (ip IS NOT NULL OR user_agent IS NOT NULL);
+
+-- name: JoinRequestsForget :execrows
+-- An erasure drops the number's join requests with the shop, confirmed or not.
+DELETE FROM join_requests
+WHERE shop_id = sqlc.arg(shop_id) AND (customer_id = sqlc.arg(customer_id) OR phone = sqlc.arg(phone));

@@ -191,6 +191,26 @@ func (q *Queries) ConsentEventsBetween(ctx context.Context, db DBTX, arg Consent
 	return items, nil
 }
 
+const consentEventsForget = `-- name: ConsentEventsForget :execrows
+UPDATE consent_events SET ip = NULL, user_agent = NULL
+WHERE shop_id = $1 AND customer_id = $2 AND (ip IS NOT NULL OR user_agent IS NOT NULL)
+`
+
+type ConsentEventsForgetParams struct {
+	ShopID     uuid.UUID
+	CustomerID uuid.UUID
+}
+
+// An erasure keeps the customer's consent record, the proof, and drops what it held of the
+// person: the address and the browser of a page opt-in.
+func (q *Queries) ConsentEventsForget(ctx context.Context, db DBTX, arg ConsentEventsForgetParams) (int64, error) {
+	result, err := db.Exec(ctx, consentEventsForget, arg.ShopID, arg.CustomerID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const consentEventsOfCustomer = `-- name: ConsentEventsOfCustomer :many
 SELECT id, shop_id, customer_id, kind, method, at, ip, user_agent, language, disclosure_version, disclosure_sha256, disclosure_text, confirmation_sid, confirmation_body, confirmation_at, asserted_by_owner, asserted_by, revocation_text, join_request_id FROM consent_events
 WHERE shop_id = $1 AND customer_id = $2
@@ -387,6 +407,26 @@ type JoinRequestPurgeParams struct {
 // proof is in consent_events).
 func (q *Queries) JoinRequestPurge(ctx context.Context, db DBTX, arg JoinRequestPurgeParams) (int64, error) {
 	result, err := db.Exec(ctx, joinRequestPurge, arg.Before, arg.MaxRows)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const joinRequestsForget = `-- name: JoinRequestsForget :execrows
+DELETE FROM join_requests
+WHERE shop_id = $1 AND (customer_id = $2 OR phone = $3)
+`
+
+type JoinRequestsForgetParams struct {
+	ShopID     uuid.UUID
+	CustomerID uuid.NullUUID
+	Phone      string
+}
+
+// An erasure drops the number's join requests with the shop, confirmed or not.
+func (q *Queries) JoinRequestsForget(ctx context.Context, db DBTX, arg JoinRequestsForgetParams) (int64, error) {
+	result, err := db.Exec(ctx, joinRequestsForget, arg.ShopID, arg.CustomerID, arg.Phone)
 	if err != nil {
 		return 0, err
 	}

@@ -188,3 +188,21 @@ func cell(v string) string {
 
 // text is a nullable text parameter: NULL for "".
 func text(s string) pgtype.Text { return pgtype.Text{String: s, Valid: s != ""} }
+
+// Forget drops, in the erasure's transaction q, what the consent record and the join
+// requests hold of shopID's customer whose number was number: the requests go, and the
+// record's events stay (the proof: what was agreed to, when, how, and the words of the
+// confirmation) without the address and browser they came from. The customer's number
+// and name are blanked by their erasure (customers.Blank), so the export shows them as
+// erased. Package erasure is to call it beside inbox.Forget.
+func Forget(ctx context.Context, q db.DBTX, shopID, customerID uuid.UUID, number string) error {
+	if _, err := queries.ConsentEventsForget(ctx, q, db.ConsentEventsForgetParams{ShopID: shopID, CustomerID: customerID}); err != nil {
+		return fmt.Errorf("forget consent details of customer %s: %w", customerID, err)
+	}
+	if _, err := queries.JoinRequestsForget(ctx, q, db.JoinRequestsForgetParams{
+		ShopID: shopID, CustomerID: uuid.NullUUID{UUID: customerID, Valid: true}, Phone: number,
+	}); err != nil {
+		return fmt.Errorf("forget join requests of customer %s: %w", customerID, err)
+	}
+	return nil
+}

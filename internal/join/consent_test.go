@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -108,4 +109,52 @@ func placeholders(s string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// TestForgetOnErasure: erasing a joined customer keeps their consent event (the proof)
+// and drops the address, the browser and their join requests; the export shows the
+// number and the name as erased.
+func TestForgetOnErasure(t *testing.T) {
+	t.Parallel()
+	f := setup(t, join.Limits{})
+	ctx := context.Background()
+	const number = "+15555550180"
+	out, err := f.join.Request(ctx, f.shop, sub(number))
+	require.NoError(t, err)
+	require.True(t, out.Sent)
+	handled, err := f.join.Confirm(ctx, f.shop, join.Reply{From: number, Body: "yes", MessageSID: "SM1"})
+	require.NoError(t, err)
+	require.True(t, handled)
+	c, err := f.customers.ByPhone(ctx, f.shop.ID, number)
+	require.NoError(t, err)
+
+	// What package erasure does in its transaction, with join.Forget beside the rest.
+	tx, err := f.pool.Begin(ctx)
+	require.NoError(t, err)
+	got, err := f.customers.LockForErasure(ctx, tx, f.shop.ID, c.ID)
+	require.NoError(t, err)
+	require.NoError(t, join.Forget(ctx, tx, f.shop.ID, c.ID, got))
+	require.NoError(t, f.customers.Blank(ctx, tx, f.shop.ID, c.ID, got, f.clock.Now()))
+	require.NoError(t, tx.Commit(ctx))
+
+	hist, err := f.join.History(ctx, f.shop.ID, c.ID)
+	require.NoError(t, err)
+	require.Len(t, hist, 1, "the proof stays")
+	require.Empty(t, hist[0].IP)
+	require.Empty(t, hist[0].UserAgent)
+	require.NotNil(t, hist[0].Disclosure)
+	require.Equal(t, "SM1", hist[0].Confirmation.MessageSID)
+	require.Equal(t, 0, f.count(t, `SELECT count(*) FROM join_requests`))
+
+	var buf bytes.Buffer
+	n, err := f.join.WriteCSV(ctx, &buf, f.shop.ID, f.clock.Now().Add(-time.Hour), f.clock.Now().Add(time.Hour))
+	require.NoError(t, err)
+	require.Equal(t, 1, n)
+	export := buf.String()
+	rows, err := csv.NewReader(strings.NewReader(export)).ReadAll()
+	require.NoError(t, err)
+	require.Equal(t, "(erased)", rows[1][2])
+	require.Equal(t, "(erased)", rows[1][3])
+	require.NotContains(t, export, number)
+	require.NotContains(t, export, "203.0.113.7")
 }
