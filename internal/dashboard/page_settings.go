@@ -23,6 +23,7 @@ func (v settingsView) content(csrf string) g.Node {
 		v.stripeCard(csrf),
 		v.senderCard(),
 		v.Form.form(csrf),
+		v.joinCard(),
 		v.rotateCard(csrf),
 	}
 }
@@ -294,6 +295,22 @@ func (f settingsForm) quietHoursField() g.Node {
 }
 
 // rotateCard is the API key's rotation: a warning, and a box to tick to confirm.
+// joinCard is the counter card: the join page's address and its QR code, to print and
+// put by the mirror.
+func (v settingsView) joinCard() g.Node {
+	j := v.Join
+	if j == nil {
+		return nil
+	}
+	return h.Section(h.Class("card"), h.Aria("labelledby", "join-h"), h.ID("join-card"),
+		h.H2(h.ID("join-h"), g.Text("Customers join your list")),
+		h.P(g.Text("Customers join by themselves on your join page: they give their name and number, tick the consent "+
+			"box, and reply YES to the text they get. Print the code for your counter, or link to the page.")),
+		h.P(h.A(h.ID("join-url"), h.Href(j.URL), g.Text(j.URL))),
+		h.Img(h.ID("join-qr"), h.Src(j.QR), h.Alt("QR code of your join page"), h.Width("240"), h.Height("240")),
+	)
+}
+
 func (v settingsView) rotateCard(csrf string) g.Node {
 	e := v.RotateError
 	return h.Section(h.Class("card"), h.Aria("labelledby", "key-h"), h.ID("rotate-key"),

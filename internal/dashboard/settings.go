@@ -45,6 +45,19 @@ type settingsView struct {
 	Sender *senderView
 	// RotateError asks for the confirmation a key rotation needs.
 	RotateError string
+	// Join is the shop's join page and its QR code, for the counter card; nil on a
+	// refused form (the slug may not be saved).
+	Join *joinView
+}
+
+// joinView is the shop's join page, as the counter card shows it.
+type joinView struct {
+	URL, QR string
+}
+
+func (d *Dashboard) joinViewOf(s shops.Shop) *joinView {
+	path := "/join/" + s.Slug
+	return &joinView{URL: strings.TrimRight(d.cfg.PublicURL, "/") + path, QR: path + "/qr.svg"}
 }
 
 // newKeyView is the answer to a key rotation: the new key, shown on this page only.
@@ -73,7 +86,7 @@ func settingsFormOf(s shops.Shop) settingsForm {
 func (d *Dashboard) settings(c echo.Context) error {
 	s := current(c)
 	v := settingsView{SMS: s.Shop.SMSNumber, Form: settingsFormOf(s.Shop), Stripe: stripeViewOf(s.Shop),
-		Sender: d.senderViewOf(c.Request().Context(), s.Shop)}
+		Sender: d.senderViewOf(c.Request().Context(), s.Shop), Join: d.joinViewOf(s.Shop)}
 	switch c.QueryParam("notice") {
 	case "saved":
 		v.Notice = "Settings saved. They apply to the next wave of offers."

@@ -24,6 +24,8 @@ func TestSettingsJoinPage(t *testing.T) {
 	require.Contains(t, body, `id="set-slug"`)
 	require.Contains(t, body, `value="`+before.Slug+`"`)
 	require.Contains(t, body, `id="set-privacy-url"`)
+	require.Contains(t, body, `id="join-qr" src="/join/`+before.Slug+`/qr.svg"`, "the counter card")
+	require.Regexp(t, `id="join-url" href="[^"]*/join/`+before.Slug+`"`, body)
 
 	base := func() url.Values {
 		return url.Values{"csrf": {csrf}, "name": {"Ada's Barbers"}, "timezone": {"America/New_York"}, "currency": {"USD"},
