@@ -2,6 +2,7 @@ package join_test
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"strings"
 	"sync"
@@ -220,4 +221,44 @@ func TestRequestFieldErrors(t *testing.T) {
 	require.Equal(t, join.FieldErrors{"name": "error_name", "phone": "error_phone", "consent": "error_consent"}, fe)
 	require.Equal(t, 0, f.count(t, `SELECT count(*) FROM join_requests`))
 	require.Equal(t, 0, f.count(t, `SELECT count(*) FROM river_job`))
+}
+
+// TestConfirmConcurrent: the same number's YES sent several times at once makes one
+// customer, one consent event and one welcome. Each is handled, except one that reads
+// the request after another confirmed it: that one is any text from a customer.
+func TestConfirmConcurrent(t *testing.T) {
+	t.Parallel()
+	f := setup(t, join.Limits{})
+	ctx := context.Background()
+	const number = "+15555550190"
+	out, err := f.join.Request(ctx, f.shop, sub(number))
+	require.NoError(t, err)
+	require.True(t, out.Sent)
+	const n = 4
+	type answer struct {
+		handled bool
+		err     error
+	}
+	answers := make(chan answer, n)
+	start := make(chan struct{})
+	for i := range n {
+		go func() {
+			<-start
+			h, err := f.join.Confirm(ctx, f.shop, join.Reply{From: number, Body: "YES", MessageSID: fmt.Sprintf("SM%d", i)})
+			answers <- answer{h, err}
+		}()
+	}
+	close(start)
+	handled := 0
+	for range n {
+		a := <-answers
+		require.NoError(t, a.err)
+		if a.handled {
+			handled++
+		}
+	}
+	require.GreaterOrEqual(t, handled, 1)
+	require.Equal(t, 1, f.count(t, `SELECT count(*) FROM customers WHERE phone = $1`, number))
+	require.Equal(t, 1, f.count(t, `SELECT count(*) FROM consent_events`))
+	require.Len(t, f.texts(t, number), 2, "the confirmation and one welcome")
 }
