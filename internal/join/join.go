@@ -151,7 +151,7 @@ func (s *Service) Request(ctx context.Context, shop shops.Shop, sub Submission) 
 	ua = strings.ToValidUTF8(ua, "")
 	now := s.cfg.Now().UTC()
 	id := uuid.New()
-	body := Words(lang, "confirm", "shop", shop.Name, "per_week", strconv.Itoa(s.cfg.PerWeek))
+	body := smsText(shop, lang, "confirm", "shop", shop.Name, "per_week", strconv.Itoa(s.cfg.PerWeek))
 	var ip *netip.Addr
 	if sub.IP.IsValid() {
 		a := sub.IP.Unmap()
@@ -219,7 +219,7 @@ func (s *Service) Confirm(ctx context.Context, shop shops.Shop, r Reply) (handle
 		return false, err
 	}
 	lang := language.Code(req.Language)
-	welcome := Words(lang, "welcome", "shop", shop.Name, "per_week", strconv.Itoa(s.cfg.PerWeek))
+	welcome := smsText(shop, lang, "welcome", "shop", shop.Name, "per_week", strconv.Itoa(s.cfg.PerWeek))
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := queries.JoinRequestConfirm(ctx, tx, db.JoinRequestConfirmParams{
 			ID: req.ID, Now: &now, CustomerID: uuid.NullUUID{UUID: c.ID, Valid: true},

@@ -19,6 +19,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/sms"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
@@ -113,7 +114,7 @@ func TestRequestAndConfirm(t *testing.T) {
 	require.Equal(t, 0, f.count(t, `SELECT count(*) FROM customers`), "a request is no customer")
 	texts := f.texts(t, "+15555550123")
 	require.Len(t, texts, 1)
-	require.Contains(t, texts[0], "Joe's Barbers: responde SÍ")
+	require.Contains(t, texts[0], "Joe's Barbers: responde SI")
 	require.Contains(t, texts[0], "2/semana")
 
 	handled, err := f.join.Confirm(ctx, f.shop, join.Reply{From: "+15555550123", Body: "maybe later", MessageSID: "SM0"})
@@ -134,7 +135,7 @@ func TestRequestAndConfirm(t *testing.T) {
 	require.Equal(t, language.Spanish, c.Language)
 	texts = f.texts(t, "+15555550123")
 	require.Len(t, texts, 2)
-	require.Contains(t, texts[1], "ya estás en la lista")
+	require.Contains(t, texts[1], "ya estas en la lista")
 
 	hist, err := f.join.History(ctx, f.shop.ID, c.ID)
 	require.NoError(t, err)
@@ -261,4 +262,30 @@ func TestConfirmConcurrent(t *testing.T) {
 	require.Equal(t, 1, f.count(t, `SELECT count(*) FROM customers WHERE phone = $1`, number))
 	require.Equal(t, 1, f.count(t, `SELECT count(*) FROM consent_events`))
 	require.Len(t, f.texts(t, number), 2, "the confirmation and one welcome")
+}
+
+// TestConfirmationSegments: under the shop's default GSM-7 setting the Spanish
+// confirmation drops the accents GSM-7 lacks (SÍ, estás) where that makes it fewer
+// segments; a shop that keeps every accent gets them.
+func TestConfirmationSegments(t *testing.T) {
+	t.Parallel()
+	f := setup(t, join.Limits{})
+	ctx := context.Background()
+	s := sub("+15555550195")
+	s.Language = language.Spanish
+	out, err := f.join.Request(ctx, f.shop, s)
+	require.NoError(t, err)
+	require.True(t, out.Sent)
+	folded := f.texts(t, "+15555550195")[0]
+	require.Contains(t, folded, "responde SI ")
+	require.True(t, sms.IsGSM7(folded), folded)
+
+	exact := shops.GSM7Exact
+	shop, err := f.shops.Update(ctx, f.shop.ID, shops.ShopChange{GSM7: &exact})
+	require.NoError(t, err)
+	s.Phone = "+15555550196"
+	out, err = f.join.Request(ctx, shop, s)
+	require.NoError(t, err)
+	require.True(t, out.Sent)
+	require.Contains(t, f.texts(t, "+15555550196")[0], "responde SÍ ")
 }

@@ -7,6 +7,9 @@ import (
 	"strings"
 
 	"github.com/slotrecovery/slotrecovery/internal/language"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
 //go:embed catalogue/*.json
@@ -45,4 +48,19 @@ func Words(lang language.Code, id string, args ...string) string {
 		pairs = append(pairs, "{"+args[i]+"}", args[i+1])
 	}
 	return strings.NewReplacer(pairs...).Replace(s)
+}
+
+// smsText renders message id for shop in lang as texted: with the shop's GSM-7 setting
+// applied as internal/texts applies it to its own texts (its unexported fit; the rule
+// should be exported there and called here): under shops.GSM7Prefer, letters outside
+// GSM-7 are folded when that makes the text fewer segments.
+func smsText(shop shops.Shop, lang language.Code, id string, args ...string) string {
+	body := Words(lang, id, args...)
+	if shop.GSM7 == shops.GSM7Exact || sms.IsGSM7(body) {
+		return body
+	}
+	if folded := texts.FoldGSM7(body); sms.Segments(folded) < sms.Segments(body) {
+		return folded
+	}
+	return body
 }
