@@ -941,7 +941,8 @@ ALTER TABLE shops
 -- 0070_shop_slug: the shop's public name in its join page's address (/join/<slug>),
 -- unique across shops, and the privacy policy its consent disclosure links to.
 ALTER TABLE shops
-    ADD COLUMN slug        text NOT NULL CHECK (length(slug) BETWEEN 3 AND 40 AND slug ~ '^[a-z0-9]+(-[a-z0-9]+)*$'),
+    ADD COLUMN slug        text NOT NULL DEFAULT ('shop-' || left(replace(gen_random_uuid()::text, '-', ''), 12))
+        CHECK (length(slug) BETWEEN 3 AND 40 AND slug ~ '^[a-z0-9]+(-[a-z0-9]+)*$'),
     ADD COLUMN privacy_url text CHECK (length(privacy_url) BETWEEN 9 AND 300 AND privacy_url ~ '^https://[^\s]+$');
 CREATE UNIQUE INDEX shops_slug_key ON shops (slug);
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/migrate"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
@@ -93,4 +94,64 @@ func TestSlug(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, a.PrivacyURL)
 	require.Equal(t, "joes-cuts", a.Slug, "left as it was")
+}
+
+// TestSlugBackfill: migration 0070 gives the shops that existed a slug from their name,
+// numbered where two would collide or the name leaves too little, all unique; a shop
+// inserted without one afterwards gets a random one.
+func TestSlugBackfill(t *testing.T) {
+	t.Parallel()
+	pool, _ := pgtest.New(t)
+	ctx := context.Background()
+	all, err := migrate.All()
+	require.NoError(t, err)
+	var sql string
+	for _, m := range all {
+		if m.Version == 70 {
+			sql = m.SQL
+		}
+	}
+	require.NotEmpty(t, sql)
+	// The shops table as it was before 0070.
+	_, err = pool.Exec(ctx, `DROP INDEX shops_slug_key; ALTER TABLE shops DROP COLUMN slug, DROP COLUMN privacy_url`)
+	require.NoError(t, err)
+	names := []string{"Joe's Barbers", "Joe’s Barbers", "Joes Barbers", "A", "!!", "Salon", "salon-"}
+	ids := map[string]string{}
+	for i, name := range names {
+		var id string
+		require.NoError(t, pool.QueryRow(ctx, `INSERT INTO shops (name, timezone, sms_number, currency, payment_mode, wave_size,
+			wave_interval_seconds, min_lead_minutes, cooldown_seconds, api_key_hash, created_at, calendar_token_hash)
+			VALUES ($1, 'UTC', $2, 'usd', 'none', 5, 600, 60, 0, $3, now(), $4) RETURNING id::text`,
+			name, "+1555555"+string(rune('0'+i))+"000", []byte{byte(i + 1)}, []byte{byte(i + 101)}).Scan(&id))
+		ids[name] = id
+	}
+	_, err = pool.Exec(ctx, sql)
+	require.NoError(t, err)
+	slugs := map[string]string{}
+	rows, err := pool.Query(ctx, `SELECT id::text, slug FROM shops`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var id, slug string
+		require.NoError(t, rows.Scan(&id, &slug))
+		slugs[id] = slug
+	}
+	require.NoError(t, rows.Err())
+	seen := map[string]bool{}
+	for name, id := range ids {
+		s := slugs[id]
+		_, err := shops.CheckSlug(s)
+		require.NoError(t, err, "%q → %q", name, s)
+		require.False(t, seen[s], "unique: %q", s)
+		seen[s] = true
+	}
+	require.Equal(t, "joes-barbers", slugs[ids["Joes Barbers"]])
+	require.Regexp(t, `^joe-s-barbers(-[0-9a-f]{8})?$`, slugs[ids["Joe's Barbers"]])
+	require.Regexp(t, `^shop-[0-9a-f]{8}$`, slugs[ids["A"]])
+	require.Regexp(t, `^salon(-[0-9a-f]{8})?$`, slugs[ids["salon-"]])
+
+	var raw string
+	require.NoError(t, pool.QueryRow(ctx, `INSERT INTO shops (name, timezone, sms_number, currency, payment_mode, wave_size,
+		wave_interval_seconds, min_lead_minutes, cooldown_seconds, api_key_hash, created_at, calendar_token_hash)
+		VALUES ('Raw', 'UTC', '+15555559999', 'usd', 'none', 5, 600, 60, 0, '\x99', now(), '\x98') RETURNING slug`).Scan(&raw))
+	require.Regexp(t, `^shop-[0-9a-f]{12}$`, raw)
 }
