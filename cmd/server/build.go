@@ -265,7 +265,7 @@ func (a *app) wireSlots(ctx context.Context, v vendors, queue *riverRef, cool *c
 		SessionSecret: a.sessionSecret, Secure: !cfg.DevMode, Logger: log,
 		Redis: a.redis, KeyPrefix: cfg.RedisKeyPrefix, Waves: offers.NewWaveSchedule(queue), AccountIssue: twilio.AccountIssueOf,
 		Hooks: a.hooks, PublicURL: cfg.PublicURL, Inbox: a.inbox, Senders: a.senders,
-		Customers: a.customers, Erasure: a.erasure, Book: a.book,
+		Customers: a.customers, Erasure: a.erasure, Book: a.book, JoinPages: true,
 	}); err != nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}

@@ -12,9 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/connectors"
-	"github.com/slotrecovery/slotrecovery/internal/join"
-	joinpage "github.com/slotrecovery/slotrecovery/internal/join/page"
-	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
@@ -57,12 +54,6 @@ func TestBrowserEveryPageFitsAPhone(t *testing.T) {
 	require.NoError(t, pgx.BeginFunc(ctx0, en.pool, func(tx pgx.Tx) error {
 		return en.customers.MarkPossiblyReassigned(ctx0, tx, en.shopA.ID, dana.Phone, time.Now())
 	}))
-	// The shop's join page, served beside the dashboard as the server does.
-	joinSvc := join.New(en.pool, en.river, en.customers, join.Config{Limits: join.Limits{
-		Limiter: ratelimit.New(en.redis, ratelimit.Config{Prefix: en.prefix})}})
-	joinPage, err := joinpage.New(en.shops, joinSvc, joinpage.Config{Secret: []byte(strings.Repeat("j", 32))})
-	require.NoError(t, err)
-	joinPage.Register(en.e)
 	srv := httptest.NewServer(en.e)
 	t.Cleanup(srv.Close)
 

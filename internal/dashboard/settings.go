@@ -56,6 +56,9 @@ type joinView struct {
 }
 
 func (d *Dashboard) joinViewOf(s shops.Shop) *joinView {
+	if !d.cfg.JoinPages {
+		return nil
+	}
 	path := "/join/" + s.Slug
 	return &joinView{URL: strings.TrimRight(d.cfg.PublicURL, "/") + path, QR: path + "/qr.svg"}
 }
