@@ -277,7 +277,7 @@ func (a *app) wireSlots(ctx context.Context, v vendors, queue *riverRef, cool *c
 func (a *app) wireJoin(queue *riverRef) (err error) {
 	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "slotrecovery_join_refused_total",
-		Help: "Join page submissions that sent no confirmation text, by reason (honeypot, country, ip, number, shop_budget, unavailable).",
+		Help: "Join page submissions that sent no confirmation text, by reason (honeypot, country, own_number, ip, number, shop_budget, unavailable).",
 	}, []string{"reason"})
 	a.registry.MustRegister(refused)
 	a.join = join.New(a.pool, queue, a.customers, join.Config{

@@ -54,8 +54,8 @@ type Config struct {
 	// (nothing can be counted, so nothing is sent).
 	Limits Limits
 	// Refused is called with the reason of each refused request ("honeypot",
-	// "country", "ip", "number", "shop_budget", "unavailable"), to count them; nil:
-	// not counted.
+	// "country", "own_number", "ip", "number", "shop_budget", "unavailable"), to count
+	// them; nil: not counted.
 	Refused func(reason string)
 }
 
@@ -148,7 +148,8 @@ func (s *Service) Request(ctx context.Context, shop shops.Shop, sub Submission) 
 	if len(ua) > MaxUserAgent {
 		ua = ua[:MaxUserAgent]
 	}
-	ua = strings.ToValidUTF8(ua, "")
+	// Postgres text holds no NUL; a browser never sends one.
+	ua = strings.ReplaceAll(strings.ToValidUTF8(ua, ""), "\x00", "")
 	now := s.cfg.Now().UTC()
 	id := uuid.New()
 	body := smsText(shop, lang, "confirm", "shop", shop.Name, "per_week", strconv.Itoa(s.cfg.PerWeek))

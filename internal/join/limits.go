@@ -15,6 +15,7 @@ import (
 const (
 	refusedHoneypot    = "honeypot"
 	refusedCountry     = "country"
+	refusedOwnNumber   = "own_number"
 	refusedIP          = "ip"
 	refusedNumber      = "number"
 	refusedShopBudget  = "shop_budget"
@@ -67,6 +68,10 @@ func (s *Service) allow(ctx context.Context, shop shops.Shop, number string, sub
 	// ranges are where pumping pays.
 	if phone.CallingCode(number) != phone.CallingCode(shop.SMSNumber) {
 		return refusedCountry, nil
+	}
+	// The shop's own number: the provider refuses a text to itself.
+	if number == shop.SMSNumber {
+		return refusedOwnNumber, nil
 	}
 	lim := s.cfg.Limits
 	if lim.Limiter == nil {

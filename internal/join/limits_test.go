@@ -81,8 +81,16 @@ func TestPumpingOneNumberADay(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, "country", out.Refused, abroad)
 	}
-	require.Equal(t, 1, f.count(t, `SELECT count(*) FROM river_job WHERE kind = 'sms_text'`))
-	require.Equal(t, map[string]int{"number": 2, "honeypot": 1, "country": 3}, f.refused)
+	out, err = f.join.Request(ctx, f.shop, sub(f.shop.SMSNumber))
+	require.NoError(t, err)
+	require.Equal(t, "own_number", out.Refused)
+	nul := sub("+15555550152")
+	nul.UserAgent = "Mozilla\x00/5.0 \xff"
+	out, err = f.join.Request(ctx, f.shop, nul)
+	require.NoError(t, err)
+	require.True(t, out.Sent, "a NUL or a broken byte in the browser's name is dropped, not a failure")
+	require.Equal(t, 2, f.count(t, `SELECT count(*) FROM river_job WHERE kind = 'sms_text'`))
+	require.Equal(t, map[string]int{"number": 2, "honeypot": 1, "country": 3, "own_number": 1}, f.refused)
 }
 
 // TestPumpingRedisDown: with Redis unreachable nothing is sent (an unchecked request could
