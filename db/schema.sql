@@ -946,8 +946,9 @@ ALTER TABLE shops
     ADD COLUMN privacy_url text CHECK (length(privacy_url) BETWEEN 9 AND 300 AND privacy_url ~ '^https://[^\s]+$');
 CREATE UNIQUE INDEX shops_slug_key ON shops (slug);
 
--- 0071_join_requests: a request to join a shop's list from its join page (internal/join),
--- waiting for the number's reply YES to the confirmation text. It is not a customer: an
+-- 0071_join_requests: a request to join a shop's list (internal/join), from its join page
+-- or by texting its join keyword (method), waiting for the number's reply YES to the
+-- confirmation text. It is not a customer: an
 -- unconfirmed request expires (expires_at, 24 h after it was made) and leaves none, and
 -- its name, number and address are purged with it. disclosure_* is the consent wording
 -- the visitor ticked, kept verbatim for the consent record; confirmation_body is the text
@@ -958,6 +959,7 @@ CREATE TABLE join_requests (
     phone              text NOT NULL CHECK (phone ~ '^\+[1-9][0-9]{7,14}$'),
     name               text NOT NULL CHECK (length(name) <= 100),
     language           text NOT NULL CHECK (language IN ('en', 'es', 'fr')),
+    method             text NOT NULL DEFAULT 'page' CHECK (method IN ('page', 'keyword')),
     ip                 inet,
     user_agent         text NOT NULL CHECK (length(user_agent) <= 300),
     disclosure_version text NOT NULL,

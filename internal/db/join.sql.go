@@ -265,7 +265,7 @@ func (q *Queries) ConsentEventsOfCustomer(ctx context.Context, db DBTX, arg Cons
 const joinRequestConfirm = `-- name: JoinRequestConfirm :one
 UPDATE join_requests SET confirmed_at = $1, customer_id = $2
 WHERE id = $3 AND confirmed_at IS NULL
-RETURNING id, shop_id, phone, name, language, ip, user_agent, disclosure_version, disclosure_text, confirmation_body, created_at, expires_at, confirmed_at, customer_id
+RETURNING id, shop_id, phone, name, language, method, ip, user_agent, disclosure_version, disclosure_text, confirmation_body, created_at, expires_at, confirmed_at, customer_id
 `
 
 type JoinRequestConfirmParams struct {
@@ -285,6 +285,7 @@ func (q *Queries) JoinRequestConfirm(ctx context.Context, db DBTX, arg JoinReque
 		&i.Phone,
 		&i.Name,
 		&i.Language,
+		&i.Method,
 		&i.Ip,
 		&i.UserAgent,
 		&i.DisclosureVersion,
@@ -299,12 +300,12 @@ func (q *Queries) JoinRequestConfirm(ctx context.Context, db DBTX, arg JoinReque
 }
 
 const joinRequestInsert = `-- name: JoinRequestInsert :one
-INSERT INTO join_requests (id, shop_id, phone, name, language, ip, user_agent, disclosure_version,
+INSERT INTO join_requests (id, shop_id, phone, name, language, method, ip, user_agent, disclosure_version,
     disclosure_text, confirmation_body, created_at, expires_at)
-VALUES ($1, $2, $3, $4, $5, $6,
-    $7, $8, $9, $10,
-    $11, $12)
-RETURNING id, shop_id, phone, name, language, ip, user_agent, disclosure_version, disclosure_text, confirmation_body, created_at, expires_at, confirmed_at, customer_id
+VALUES ($1, $2, $3, $4, $5, $6, $7,
+    $8, $9, $10, $11,
+    $12, $13)
+RETURNING id, shop_id, phone, name, language, method, ip, user_agent, disclosure_version, disclosure_text, confirmation_body, created_at, expires_at, confirmed_at, customer_id
 `
 
 type JoinRequestInsertParams struct {
@@ -313,6 +314,7 @@ type JoinRequestInsertParams struct {
 	Phone             string
 	Name              string
 	Language          string
+	Method            string
 	Ip                *netip.Addr
 	UserAgent         string
 	DisclosureVersion string
@@ -329,6 +331,7 @@ func (q *Queries) JoinRequestInsert(ctx context.Context, db DBTX, arg JoinReques
 		arg.Phone,
 		arg.Name,
 		arg.Language,
+		arg.Method,
 		arg.Ip,
 		arg.UserAgent,
 		arg.DisclosureVersion,
@@ -344,6 +347,7 @@ func (q *Queries) JoinRequestInsert(ctx context.Context, db DBTX, arg JoinReques
 		&i.Phone,
 		&i.Name,
 		&i.Language,
+		&i.Method,
 		&i.Ip,
 		&i.UserAgent,
 		&i.DisclosureVersion,
@@ -358,7 +362,7 @@ func (q *Queries) JoinRequestInsert(ctx context.Context, db DBTX, arg JoinReques
 }
 
 const joinRequestLive = `-- name: JoinRequestLive :one
-SELECT id, shop_id, phone, name, language, ip, user_agent, disclosure_version, disclosure_text, confirmation_body, created_at, expires_at, confirmed_at, customer_id FROM join_requests
+SELECT id, shop_id, phone, name, language, method, ip, user_agent, disclosure_version, disclosure_text, confirmation_body, created_at, expires_at, confirmed_at, customer_id FROM join_requests
 WHERE shop_id = $1 AND phone = $2 AND confirmed_at IS NULL AND expires_at > $3
 ORDER BY created_at DESC
 LIMIT 1
@@ -380,6 +384,7 @@ func (q *Queries) JoinRequestLive(ctx context.Context, db DBTX, arg JoinRequestL
 		&i.Phone,
 		&i.Name,
 		&i.Language,
+		&i.Method,
 		&i.Ip,
 		&i.UserAgent,
 		&i.DisclosureVersion,

@@ -287,6 +287,7 @@ type JoinRequest struct {
 	Phone             string
 	Name              string
 	Language          string
+	Method            string
 	Ip                *netip.Addr
 	UserAgent         string
 	DisclosureVersion string

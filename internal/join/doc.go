@@ -14,8 +14,9 @@
 //	               consent_events: opt_in, method page, the disclosure, the reply
 //	               welcome text
 //
-// An unconfirmed request expires after RequestTTL and leaves no customer; Purge forgets
-// expired requests. The consent record (consent_events) is written by Confirm today; the
+// A text of the join keyword (Keyword, RequestByText) makes the same request, of method
+// keyword. An unconfirmed request expires after RequestTTL and leaves no customer; Purge
+// forgets expired requests. The consent record (consent_events) is written by Confirm today; the
 // other ways in and out of the list (keywords, imports, the API, the dashboard, STOP) are
 // to record theirs through Record. WriteCSV renders a shop's record for a carrier or a
 // lawyer.

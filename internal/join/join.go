@@ -160,7 +160,7 @@ func (s *Service) Request(ctx context.Context, shop shops.Shop, sub Submission) 
 	}
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := queries.JoinRequestInsert(ctx, tx, db.JoinRequestInsertParams{
-			ID: id, ShopID: shop.ID, Phone: number, Name: name, Language: string(lang), Ip: ip, UserAgent: ua,
+			ID: id, ShopID: shop.ID, Phone: number, Name: name, Language: string(lang), Method: MethodPage, Ip: ip, UserAgent: ua,
 			DisclosureVersion: DisclosureVersion, DisclosureText: s.Disclosure(shop, lang), ConfirmationBody: body,
 			CreatedAt: now, ExpiresAt: now.Add(RequestTTL),
 		}); err != nil {
@@ -231,8 +231,8 @@ func (s *Service) Confirm(ctx context.Context, shop shops.Shop, r Reply) (handle
 		}
 		sum := sha256.Sum256([]byte(req.DisclosureText))
 		if _, err := queries.ConsentEventInsert(ctx, tx, db.ConsentEventInsertParams{
-			ID: uuid.New(), ShopID: shop.ID, CustomerID: c.ID, Kind: KindOptIn, Method: MethodPage, At: now,
-			Ip: req.Ip, UserAgent: text(req.UserAgent), Language: req.Language,
+			ID: uuid.New(), ShopID: shop.ID, CustomerID: c.ID, Kind: KindOptIn, Method: req.Method, At: now,
+			Ip: req.Ip, UserAgent: text(req.UserAgent), Language: req.Language, // both NULL for a keyword's
 			DisclosureVersion: text(req.DisclosureVersion), DisclosureSha256: sum[:], DisclosureText: text(req.DisclosureText),
 			ConfirmationSid: text(r.MessageSID), ConfirmationBody: text(r.Body), ConfirmationAt: &at,
 			JoinRequestID: uuid.NullUUID{UUID: req.ID, Valid: true},
