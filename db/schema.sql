@@ -982,3 +982,79 @@ SELECT b.id, s.shop_id, 'slotrecovery'::text, NULL::text, b.customer_id, NULLIF(
 FROM bookings b
 JOIN slot_openings s ON s.id = b.opening_id
 JOIN customers c ON c.id = b.customer_id;
+
+-- ==== joining and consent (issue 46; internal/join, internal/shops) ====
+
+-- 0070_shop_slug: the shop's public name in its join page's address (/join/<slug>),
+-- unique across shops, and the privacy policy its consent disclosure links to.
+ALTER TABLE shops
+    ADD COLUMN slug        text NOT NULL DEFAULT ('shop-' || left(replace(gen_random_uuid()::text, '-', ''), 12))
+        CHECK (length(slug) BETWEEN 3 AND 40 AND slug ~ '^[a-z0-9]+(-[a-z0-9]+)*$'),
+    ADD COLUMN privacy_url text CHECK (length(privacy_url) BETWEEN 9 AND 300 AND privacy_url ~ '^https://[^\s]+$');
+CREATE UNIQUE INDEX shops_slug_key ON shops (slug);
+
+-- 0071_join_requests: a request to join a shop's list (internal/join), from its join page
+-- or by texting its join keyword (method), waiting for the number's reply YES to the
+-- confirmation text. It is not a customer: an
+-- unconfirmed request expires (expires_at, 24 h after it was made) and leaves none, and
+-- its name, number and address are purged with it. disclosure_* is the consent wording
+-- the visitor ticked, kept verbatim for the consent record; confirmation_body is the text
+-- sent. confirmed_at and customer_id are set once, by the reply that confirms it.
+CREATE TABLE join_requests (
+    id                 uuid PRIMARY KEY,
+    shop_id            uuid NOT NULL REFERENCES shops (id) ON DELETE CASCADE,
+    phone              text NOT NULL CHECK (phone ~ '^\+[1-9][0-9]{7,14}$'),
+    name               text NOT NULL CHECK (length(name) <= 100),
+    language           text NOT NULL CHECK (language IN ('en', 'es', 'fr')),
+    method             text NOT NULL DEFAULT 'page' CHECK (method IN ('page', 'keyword')),
+    ip                 inet,
+    user_agent         text NOT NULL CHECK (length(user_agent) <= 300),
+    disclosure_version text NOT NULL,
+    disclosure_text    text NOT NULL CHECK (length(disclosure_text) BETWEEN 1 AND 2000),
+    confirmation_body  text NOT NULL,
+    created_at         timestamptz NOT NULL,
+    expires_at         timestamptz NOT NULL,
+    confirmed_at       timestamptz,
+    customer_id        uuid REFERENCES customers (id) ON DELETE SET NULL
+);
+-- A reply finds the number's newest live request of the shop.
+CREATE INDEX join_requests_live_idx ON join_requests (shop_id, phone, created_at DESC);
+-- The purge of expired requests.
+CREATE INDEX join_requests_expires_idx ON join_requests (expires_at);
+
+-- 0072_consent_events: the consent record (internal/join): every opt-in and opt-out of a
+-- customer, with how it was given (method), when, from where (ip and user_agent, for the
+-- join page only), in which language, to which words (disclosure_*: the version, the
+-- SHA-256 of the text and the text itself), the reply that confirmed it (confirmation_*:
+-- the customer's message's provider id, its words and when; NULL when none was asked),
+-- whether the owner asserted it (an import, the API, the dashboard) and by whom, and the
+-- customer's own words for an opt-out (revocation_text). Rows are never changed: an
+-- erasure of the customer blanks the customer, the record keeps the proof.
+CREATE TABLE consent_events (
+    id                 uuid PRIMARY KEY,
+    shop_id            uuid NOT NULL REFERENCES shops (id) ON DELETE CASCADE,
+    customer_id        uuid NOT NULL REFERENCES customers (id) ON DELETE CASCADE,
+    kind               text NOT NULL CHECK (kind IN ('opt_in', 'opt_out')),
+    method             text NOT NULL CHECK (method IN ('page', 'keyword', 'import', 'api', 'dashboard', 'reply')),
+    at                 timestamptz NOT NULL,
+    ip                 inet,
+    user_agent         text CHECK (length(user_agent) <= 300),
+    language           text NOT NULL CHECK (language IN ('en', 'es', 'fr')),
+    disclosure_version text,
+    disclosure_sha256  bytea CHECK (length(disclosure_sha256) = 32),
+    disclosure_text    text,
+    confirmation_sid   text,
+    confirmation_body  text,
+    confirmation_at    timestamptz,
+    asserted_by_owner  boolean NOT NULL DEFAULT false,
+    asserted_by        text,
+    revocation_text    text CHECK (length(revocation_text) <= 1600),
+    -- The join request a page opt-in confirmed: it is recorded once.
+    join_request_id    uuid UNIQUE,
+    CHECK (method = 'page' OR (ip IS NULL AND user_agent IS NULL)),
+    CHECK ((disclosure_text IS NULL) = (disclosure_sha256 IS NULL)),
+    CHECK (confirmation_at IS NOT NULL OR (confirmation_sid IS NULL AND confirmation_body IS NULL))
+);
+-- The export reads a shop's events by time.
+CREATE INDEX consent_events_shop_at_idx ON consent_events (shop_id, at, id);
+CREATE INDEX consent_events_customer_idx ON consent_events (customer_id, at);

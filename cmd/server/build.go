@@ -30,6 +30,8 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/join"
+	joinpage "github.com/slotrecovery/slotrecovery/internal/join/page"
 	"github.com/slotrecovery/slotrecovery/internal/keyring"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/logging"
@@ -263,9 +265,29 @@ func (a *app) wireSlots(ctx context.Context, v vendors, queue *riverRef, cool *c
 		SessionSecret: a.sessionSecret, Secure: !cfg.DevMode, Logger: log,
 		Redis: a.redis, KeyPrefix: cfg.RedisKeyPrefix, Waves: offers.NewWaveSchedule(queue), AccountIssue: twilio.AccountIssueOf,
 		Hooks: a.hooks, PublicURL: cfg.PublicURL, Inbox: a.inbox, Senders: a.senders,
-		Customers: a.customers, Erasure: a.erasure, Book: a.book,
+		Customers: a.customers, Erasure: a.erasure, Book: a.book, JoinPages: true,
 	}); err != nil {
 		return fmt.Errorf("dashboard: %w", err)
+	}
+	return a.wireJoin(queue)
+}
+
+// wireJoin makes the join pages and the service behind them: the pumping limits count
+// in Redis, shared by every instance, and each refusal is counted by reason on /metrics.
+func (a *app) wireJoin(queue *riverRef) (err error) {
+	refused := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "slotrecovery_join_refused_total",
+		Help: "Join page submissions that sent no confirmation text, by reason (honeypot, country, own_number, ip, number, shop_budget, unavailable).",
+	}, []string{"reason"})
+	a.registry.MustRegister(refused)
+	a.join = join.New(a.pool, queue, a.customers, join.Config{
+		Limits:  join.Limits{Limiter: ratelimit.New(a.redis, ratelimit.Config{Prefix: a.cfg.RedisKeyPrefix})},
+		Refused: func(reason string) { refused.WithLabelValues(reason).Inc() },
+	})
+	a.joinPage, err = joinpage.New(a.shops, a.join, joinpage.Config{Secret: a.sessionSecret, Secure: !a.cfg.DevMode, Logger: a.log,
+		PublicURL: a.cfg.PublicURL})
+	if err != nil {
+		return fmt.Errorf("join page: %w", err)
 	}
 	return nil
 }

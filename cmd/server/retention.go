@@ -8,6 +8,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/idempotency"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
+	"github.com/slotrecovery/slotrecovery/internal/join"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/outbox"
 	"github.com/slotrecovery/slotrecovery/internal/retention"
@@ -30,5 +31,8 @@ func purges(cfg config.Config) []retention.Purge {
 		{Table: "conversations", Batch: inbox.Purge, Keep: cfg.InboxRetention},
 		// The connectors' deliveries, remembered to acknowledge a redelivery.
 		{Table: "connector_deliveries", Batch: book.PurgeDeliveries, Keep: book.DeliveryRetention},
+		// Join requests, an hour after they expired (a confirmed one's proof is in the
+		// consent record): an unconfirmed one leaves no name or number behind.
+		{Table: "join_requests", Batch: join.Purge, Keep: join.PurgeAfter},
 	}
 }

@@ -80,6 +80,9 @@ func (a *app) routes() http.Handler {
 	e.POST(webhooks.CalcomPath, conn.Calcom)
 	e.POST(webhooks.SquarePath, conn.Square)
 
+	// The shops' join pages (/join/<slug>): public, their form's body capped by the page.
+	a.joinPage.Register(e)
+
 	e.GET("/pay/done", payPage("Thank you! Your payment is being confirmed; we'll text you."))
 	e.GET("/pay/cancelled", payPage("Payment not completed. Your slot is held until the link expires."))
 	return e

@@ -31,6 +31,8 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/idempotency"
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
+	"github.com/slotrecovery/slotrecovery/internal/join"
+	joinpage "github.com/slotrecovery/slotrecovery/internal/join/page"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/logging"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
@@ -157,6 +159,8 @@ type app struct {
 	payments      *stripe.Client
 	validator     *twilio.Validator
 	dashboard     *dashboard.Dashboard
+	join          *join.Service
+	joinPage      *joinpage.Page
 	sessionSecret []byte
 	// jobTimeouts is each registered job kind's longest run (see addWorker).
 	jobTimeouts map[string]time.Duration

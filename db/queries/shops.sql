@@ -2,10 +2,10 @@
 INSERT INTO shops (id, name, timezone, sms_number, currency, payment_mode, wave_size,
     wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute,
     cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, send_rate,
-    calendar_generation, calendar_key_id, calendar_token_hash, language, notify_phone, formality, gsm7, help_contact)
+    calendar_generation, calendar_key_id, calendar_token_hash, language, notify_phone, formality, gsm7, help_contact, slug)
 VALUES (sqlc.arg(id), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, sqlc.narg(max_offers_per_day), sqlc.arg(first_wave_delay_seconds), sqlc.arg(send_rate),
     1, sqlc.arg(calendar_key_id), sqlc.arg(calendar_token_hash), sqlc.arg(language), sqlc.narg(notify_phone),
-    sqlc.narg(formality), sqlc.arg(gsm7), sqlc.narg(help_contact))
+    sqlc.narg(formality), sqlc.arg(gsm7), sqlc.narg(help_contact), sqlc.arg(slug))
 RETURNING *;
 
 -- name: ShopGet :one
@@ -36,7 +36,8 @@ UPDATE shops SET name = sqlc.arg(name), timezone = sqlc.arg(timezone), currency 
     first_wave_delay_seconds = sqlc.arg(first_wave_delay_seconds), send_rate = sqlc.arg(send_rate),
     calendar_full_details = sqlc.arg(calendar_full_details), language = sqlc.arg(language),
     notify_phone = sqlc.narg(notify_phone), auto_declare = sqlc.arg(auto_declare),
-    formality = sqlc.narg(formality), gsm7 = sqlc.arg(gsm7), help_contact = sqlc.narg(help_contact)
+    formality = sqlc.narg(formality), gsm7 = sqlc.arg(gsm7), help_contact = sqlc.narg(help_contact),
+    slug = sqlc.arg(slug), privacy_url = sqlc.narg(privacy_url)
 WHERE id = sqlc.arg(id)
 RETURNING *;
 
@@ -153,3 +154,11 @@ SELECT id FROM shops WHERE sms_number = $1;
 -- The shop's number becomes the one its own sender set up (internal/senders).
 UPDATE shops SET sms_number = sqlc.arg(sms_number) WHERE id = sqlc.arg(id)
 RETURNING *;
+
+-- name: ShopSlugsLike :many
+-- The slugs taken among base and base-<anything>: a new shop's default slug is the first
+-- of base, base-2, base-3, ... not among them.
+SELECT slug FROM shops WHERE slug = sqlc.arg(base)::text OR slug LIKE sqlc.arg(base)::text || '-%';
+
+-- name: ShopGetBySlug :one
+SELECT * FROM shops WHERE slug = $1;

@@ -126,13 +126,13 @@ var classes = map[string]class{
 	"internal/outbox": domain, "internal/slots": domain, "internal/offers": domain,
 	"internal/texts": domain, "internal/shops": domain, "internal/inbox": domain,
 	"internal/senders": domain, "internal/customers": domain, "internal/erasure": domain,
-	"internal/catalog": domain, "internal/book": domain,
+	"internal/catalog": domain, "internal/book": domain, "internal/join": domain,
 
 	"internal/hooks": domainLib, "internal/idempotency": domainLib, "internal/calendar": domainLib,
 	"internal/paylink": domainLib,
 
 	"cmd/server": edge, "internal/webhooks": edge, "internal/shopapi": edge,
-	"internal/httperr": edge, "internal/dashboard": edge,
+	"internal/httperr": edge, "internal/dashboard": edge, "internal/join/page": edge,
 
 	"internal/sms/twilio": adapter, "internal/payments/stripe": adapter,
 	"internal/connectors/calcom": adapter, "internal/connectors/square": adapter, "internal/connectors/ics": adapter,
@@ -159,8 +159,8 @@ var classes = map[string]class{
 // packages of the layers below its own, never one beside it or above. This is the one
 // place the order is written; docs/architecture.md draws it.
 var domainLayers = [][]string{
-	{"internal/inbound", "internal/erasure"},                                     // a reply acts through the owners below; an erasure reaches every copy
-	{"internal/ledger", "internal/outbox", "internal/delivery", "internal/book"}, // payments of bookings; transactional texts; delivery reports; the appointment book
+	{"internal/inbound", "internal/erasure"},                                                      // a reply acts through the owners below; an erasure reaches every copy
+	{"internal/ledger", "internal/outbox", "internal/delivery", "internal/book", "internal/join"}, // payments of bookings; transactional texts; delivery reports; the appointment book; joining and the consent record
 	{"internal/slots"},                       // openings and the claim
 	{"internal/offers", "internal/calendar"}, // the waves of offers; the shops' feed
 	{"internal/senders"},                     // each shop's own sender and its A2P registration

@@ -70,6 +70,10 @@ var tableOwners = map[string]string{
 	// deliveries they made, remembered to acknowledge a redelivery.
 	"connectors":           "internal/book",
 	"connector_deliveries": "internal/book",
+	// Joining from the join page: a request waits for the number's YES (and expires), and
+	// the consent record keeps every opt-in and opt-out with its proof.
+	"join_requests":  "internal/join",
+	"consent_events": "internal/join",
 }
 
 // writeKey names one write a package makes: a sqlc query (or rawSQL) and a table.

@@ -101,6 +101,9 @@ type Config struct {
 	// PublicURL is the server's external base URL: the calendar feed's address, and the
 	// booking systems' webhook URLs.
 	PublicURL string
+	// JoinPages says the server serves the shops' join pages (internal/join/page): the
+	// settings page shows the counter card, the page's address and its QR code.
+	JoinPages bool
 	// Inbox is the owner's inbox: its page, and the unread count in the navigation;
 	// nil leaves both out.
 	Inbox *inbox.Service

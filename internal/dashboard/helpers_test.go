@@ -27,8 +27,11 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/erasure"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
+	"github.com/slotrecovery/slotrecovery/internal/join"
+	joinpage "github.com/slotrecovery/slotrecovery/internal/join/page"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
+	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
@@ -147,11 +150,18 @@ func newEnv(t *testing.T, o envOpts) *env {
 		Hooks: hooksSvc, PublicURL: "https://slots.example", Inbox: inboxSvc,
 		SessionSecret: secret, Secure: !o.dev, Now: now, RefreshEvery: o.refreshEvery,
 		Redis: rdb, KeyPrefix: prefix, SignInsPerClient: o.perClient, SignInsPerShop: o.perShop, Waves: waves,
-		AccountIssue: twilio.AccountIssueOf, Customers: custSvc, Erasure: erasureSvc, Book: bookSvc,
+		AccountIssue: twilio.AccountIssueOf, Customers: custSvc, Erasure: erasureSvc, Book: bookSvc, JoinPages: true,
 	})
 	require.NoError(t, err)
 	e := echo.New()
 	d.Register(e)
+	// The shops' join pages, served beside the dashboard as the server does (the
+	// settings page shows their QR code).
+	joinSvc := join.New(pool, rc, custSvc, join.Config{Now: now, Limits: join.Limits{
+		Limiter: ratelimit.New(rdb, ratelimit.Config{Prefix: prefix})}})
+	joinPage, err := joinpage.New(shopsSvc, joinSvc, joinpage.Config{Secret: secret, Secure: !o.dev, Now: now})
+	require.NoError(t, err)
+	joinPage.Register(e)
 	en := &env{replyRules: rules, pool: pool, dbURL: dbURL, clock: ck, shops: shopsSvc, customers: custSvc, erasure: erasureSvc, slots: slotsSvc, river: rc, waves: waves, dash: d, e: e, secure: !o.dev,
 		redis: rdb, prefix: prefix, hooks: hooksSvc, inbox: inboxSvc, book: bookSvc}
 	ctx := context.Background()

@@ -23,6 +23,7 @@ func (v settingsView) content(csrf string) g.Node {
 		v.stripeCard(csrf),
 		v.senderCard(),
 		v.Form.form(csrf),
+		v.joinCard(),
 		v.rotateCard(csrf),
 	}
 }
@@ -80,6 +81,7 @@ func (f settingsForm) form(csrf string) g.Node {
 		h.H2(g.Text("Texts")),
 		h.Div(h.Class("row"), f.formalityField(), f.gsm7Field()),
 		f.helpContactField(),
+		f.joinFields(),
 		h.H2(g.Text("Appointment book")),
 		f.autoDeclareField(),
 		h.Button(h.Type("submit"), h.Class("btn btn-primary"), g.Text("Save settings")),
@@ -203,6 +205,32 @@ func (f settingsForm) helpContactField() g.Node {
 	)
 }
 
+// joinFields are the join page's address and the privacy policy its consent disclosure
+// links to.
+func (f settingsForm) joinFields() g.Node {
+	slugErr, privErr := f.Errors["slug"], f.Errors["privacy_url"]
+	return g.Group{
+		h.Div(fieldClass(slugErr),
+			h.Label(h.For("set-slug"), g.Text("Join page address")),
+			h.P(h.Class("hint"), h.ID("set-slug-hint"), g.Text("Customers join your list at /join/"+f.Slug+
+				". 3 to 40 letters a-z, digits and dashes.")),
+			fieldError("set-slug-error", slugErr),
+			h.Input(h.ID("set-slug"), h.Name("slug"), h.Type("text"), h.MaxLength("40"), h.Value(f.Slug),
+				h.AutoComplete("off"), h.Aria("describedby", describedBy("set-slug-hint", slugErr, "set-slug-error")),
+				g.If(slugErr != "", h.Aria("invalid", "true"))),
+		),
+		h.Div(fieldClass(privErr),
+			h.Label(h.For("set-privacy-url"), g.Text("Privacy policy (optional)")),
+			h.P(h.Class("hint"), h.ID("set-privacy-url-hint"), g.Text("An https address; the join page links to it "+
+				"beside the consent box.")),
+			fieldError("set-privacy-url-error", privErr),
+			h.Input(h.ID("set-privacy-url"), h.Name("privacy_url"), h.Type("url"), h.MaxLength("300"), h.Value(f.PrivacyURL),
+				h.Aria("describedby", describedBy("set-privacy-url-hint", privErr, "set-privacy-url-error")),
+				g.If(privErr != "", h.Aria("invalid", "true"))),
+		),
+	}
+}
+
 // autoDeclareField is whether a cancelled appointment of the book declares its opening
 // by itself.
 func (f settingsForm) autoDeclareField() g.Node {
@@ -267,6 +295,22 @@ func (f settingsForm) quietHoursField() g.Node {
 }
 
 // rotateCard is the API key's rotation: a warning, and a box to tick to confirm.
+// joinCard is the counter card: the join page's address and its QR code, to print and
+// put by the mirror.
+func (v settingsView) joinCard() g.Node {
+	j := v.Join
+	if j == nil {
+		return nil
+	}
+	return h.Section(h.Class("card"), h.Aria("labelledby", "join-h"), h.ID("join-card"),
+		h.H2(h.ID("join-h"), g.Text("Customers join your list")),
+		h.P(g.Text("Customers join by themselves on your join page: they give their name and number, tick the consent "+
+			"box, and reply YES to the text they get. Print the code for your counter, or link to the page.")),
+		h.P(h.A(h.ID("join-url"), h.Href(j.URL), g.Text(j.URL))),
+		h.Img(h.ID("join-qr"), h.Src(j.QR), h.Alt("QR code of your join page"), h.Width("240"), h.Height("240")),
+	)
+}
+
 func (v settingsView) rotateCard(csrf string) g.Node {
 	e := v.RotateError
 	return h.Section(h.Class("card"), h.Aria("labelledby", "key-h"), h.ID("rotate-key"),

@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,4 +96,41 @@ func TestBrowserEveryPageFitsAPhone(t *testing.T) {
 		saveScreenshot(t, ctx, "phone-"+p.name+".png")
 		require.LessOrEqual(t, width, phoneWidth, "%s (%s) is %d px wide on a %d px phone", p.name, p.path, width, phoneWidth)
 	}
+	browseJoinPage(t, ctx, srv.URL+"/join/"+en.shopA.Slug)
+}
+
+// browseJoinPage opens the join page on the phone in each language, sends it empty (each
+// error shows right above its field, and the page still fits), then fills it in and
+// reads "check your phone".
+func browseJoinPage(t *testing.T, ctx context.Context, page string) {
+	t.Helper()
+	fits := func(name string) {
+		t.Helper()
+		width, err := chromedp.Run(ctx, chromedp.Evaluate[int](`Math.max(document.documentElement.scrollWidth, document.body.scrollWidth)`))
+		require.NoError(t, err, name)
+		saveScreenshot(t, ctx, "phone-"+name+".png")
+		require.LessOrEqual(t, width, phoneWidth, "%s is %d px wide on a %d px phone", name, width, phoneWidth)
+	}
+	for lang, title := range map[string]string{"en": "Join", "es": "Únete", "fr": "Rejoindre"} {
+		require.NoError(t, chromedp.Do(ctx, chromedp.Navigate(page+"?lang="+lang), chromedp.WaitVisible(chromedp.ID("join-submit"))), lang)
+		h1, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('h1').textContent`))
+		require.NoError(t, err)
+		require.True(t, strings.HasPrefix(h1, title), "%s: %q", lang, h1)
+		fits("join-" + lang)
+	}
+	require.NoError(t, chromedp.Do(ctx, chromedp.Click(chromedp.ID("join-submit")), chromedp.WaitVisible(chromedp.ID("join-phone-error"))))
+	for _, field := range []string{"name", "phone"} {
+		next, err := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('join-`+field+`-error').nextElementSibling.id`))
+		require.NoError(t, err)
+		require.Equal(t, "join-"+field, next, "the %s error sits right above its field", field)
+	}
+	fits("join-errors")
+	require.NoError(t, chromedp.Do(ctx,
+		chromedp.SendKeys(chromedp.ID("join-name"), "Dana"),
+		chromedp.SendKeys(chromedp.ID("join-phone"), "(555) 555-0177"),
+		chromedp.Click(chromedp.ID("join-consent")),
+		chromedp.Click(chromedp.ID("join-submit")),
+		chromedp.WaitVisible(chromedp.ID("join-done")),
+	))
+	fits("join-done")
 }

@@ -30,6 +30,9 @@ type settingsForm struct {
 	Formality, GSM7, HelpContact string
 	// AutoDeclare: a cancelled appointment of the book declares its opening by itself.
 	AutoDeclare bool
+	// Slug names the join page (/join/<slug>); PrivacyURL is the privacy policy its
+	// consent disclosure links to ("" for none).
+	Slug, PrivacyURL string
 }
 
 type settingsView struct {
@@ -42,6 +45,22 @@ type settingsView struct {
 	Sender *senderView
 	// RotateError asks for the confirmation a key rotation needs.
 	RotateError string
+	// Join is the shop's join page and its QR code, for the counter card; nil on a
+	// refused form (the slug may not be saved).
+	Join *joinView
+}
+
+// joinView is the shop's join page, as the counter card shows it.
+type joinView struct {
+	URL, QR string
+}
+
+func (d *Dashboard) joinViewOf(s shops.Shop) *joinView {
+	if !d.cfg.JoinPages {
+		return nil
+	}
+	path := "/join/" + s.Slug
+	return &joinView{URL: strings.TrimRight(d.cfg.PublicURL, "/") + path, QR: path + "/qr.svg"}
 }
 
 // newKeyView is the answer to a key rotation: the new key, shown on this page only.
@@ -57,7 +76,7 @@ func settingsFormOf(s shops.Shop) settingsForm {
 		Delay: strconv.Itoa(int(p.FirstWaveDelay / time.Second)), SendRate: strconv.Itoa(p.SendRate),
 		Language: string(s.Language), NotifyPhone: s.NotifyPhone,
 		Formality: string(s.Formality), GSM7: cmpOr(string(s.GSM7), string(shops.GSM7Prefer)), HelpContact: s.HelpContact,
-		AutoDeclare: s.AutoDeclare}
+		AutoDeclare: s.AutoDeclare, Slug: s.Slug, PrivacyURL: s.PrivacyURL}
 	if p.MaxOffersPerDay > 0 {
 		f.MaxPerDay = strconv.Itoa(p.MaxOffersPerDay)
 	}
@@ -70,7 +89,7 @@ func settingsFormOf(s shops.Shop) settingsForm {
 func (d *Dashboard) settings(c echo.Context) error {
 	s := current(c)
 	v := settingsView{SMS: s.Shop.SMSNumber, Form: settingsFormOf(s.Shop), Stripe: stripeViewOf(s.Shop),
-		Sender: d.senderViewOf(c.Request().Context(), s.Shop)}
+		Sender: d.senderViewOf(c.Request().Context(), s.Shop), Join: d.joinViewOf(s.Shop)}
 	switch c.QueryParam("notice") {
 	case "saved":
 		v.Notice = "Settings saved. They apply to the next wave of offers."
@@ -122,6 +141,14 @@ func (d *Dashboard) saveSettings(c echo.Context) error {
 		if form.Has("help_contact") {
 			f.HelpContact = val("help_contact")
 			ch.HelpContact = &f.HelpContact
+		}
+		if form.Has("slug") {
+			f.Slug = val("slug")
+			ch.Slug = &f.Slug
+		}
+		if form.Has("privacy_url") {
+			f.PrivacyURL = val("privacy_url")
+			ch.PrivacyURL = &f.PrivacyURL
 		}
 		// The checkbox is sent only when ticked: its hidden companion says the form has it.
 		if form.Has("auto_declare_shown") {
@@ -190,7 +217,7 @@ func (d *Dashboard) saveSettings(c echo.Context) error {
 		case err == nil:
 			d.logger(c).Info("dashboard settings saved", "shop_id", s.Shop.ID)
 			return c.Redirect(http.StatusSeeOther, "/dashboard/settings?notice=saved")
-		case isProblem && p.Kind == problem.Invalid && p.Field != "":
+		case isProblem && (p.Kind == problem.Invalid || p.Kind == problem.Conflict) && p.Field != "":
 			f.Errors[p.Field] = friendlySetting(p)
 		default:
 			return d.internalError(c, "save settings", err)

@@ -5,6 +5,7 @@
 package db
 
 import (
+	"net/netip"
 	"time"
 
 	"github.com/google/uuid"
@@ -144,6 +145,28 @@ type ConnectorDelivery struct {
 	ReceivedAt  time.Time
 }
 
+type ConsentEvent struct {
+	ID                uuid.UUID
+	ShopID            uuid.UUID
+	CustomerID        uuid.UUID
+	Kind              string
+	Method            string
+	At                time.Time
+	Ip                *netip.Addr
+	UserAgent         pgtype.Text
+	Language          string
+	DisclosureVersion pgtype.Text
+	DisclosureSha256  []byte
+	DisclosureText    pgtype.Text
+	ConfirmationSid   pgtype.Text
+	ConfirmationBody  pgtype.Text
+	ConfirmationAt    *time.Time
+	AssertedByOwner   bool
+	AssertedBy        pgtype.Text
+	RevocationText    pgtype.Text
+	JoinRequestID     uuid.NullUUID
+}
+
 type Conversation struct {
 	ID             uuid.UUID
 	ShopID         uuid.UUID
@@ -261,6 +284,24 @@ type InboundMessage struct {
 	BookingID   uuid.NullUUID
 }
 
+type JoinRequest struct {
+	ID                uuid.UUID
+	ShopID            uuid.UUID
+	Phone             string
+	Name              string
+	Language          string
+	Method            string
+	Ip                *netip.Addr
+	UserAgent         string
+	DisclosureVersion string
+	DisclosureText    string
+	ConfirmationBody  string
+	CreatedAt         time.Time
+	ExpiresAt         time.Time
+	ConfirmedAt       *time.Time
+	CustomerID        uuid.NullUUID
+}
+
 type Service struct {
 	ID              uuid.UUID
 	ShopID          uuid.UUID
@@ -317,6 +358,8 @@ type Shop struct {
 	HelpContact             pgtype.Text
 	MoveUpDays              int32
 	ChainMax                int32
+	Slug                    string
+	PrivacyUrl              pgtype.Text
 }
 
 type SlotOffer struct {

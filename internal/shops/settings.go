@@ -44,6 +44,11 @@ type ShopChange struct {
 	// HelpContact replaces the contact the HELP answer gives; "" removes it (the answer
 	// then gives the SMS number).
 	HelpContact *string
+	// Slug replaces the join page's name (CheckSlug); another shop's is refused
+	// (ErrSlugTaken).
+	Slug *string
+	// PrivacyURL replaces the privacy policy's address; "" removes it.
+	PrivacyURL *string
 }
 
 // Update changes a shop's settings, validated exactly as a new shop's are. They apply to
@@ -68,6 +73,7 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 			Name: cur.Name, Timezone: cur.Timezone, SMSNumber: cur.SMSNumber, Currency: cur.Currency,
 			PaymentMode: cur.PaymentMode, Language: cur.Language,
 			NotifyPhone: cur.NotifyPhone, Formality: cur.Formality, GSM7: cur.GSM7, HelpContact: cur.HelpContact,
+			Slug: cur.Slug, PrivacyURL: cur.PrivacyURL,
 		}
 		set := func(dst *string, v *string) {
 			if v != nil {
@@ -89,6 +95,11 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 			n.GSM7 = *ch.GSM7
 		}
 		set(&n.HelpContact, ch.HelpContact)
+		set(&n.Slug, ch.Slug)
+		set(&n.PrivacyURL, ch.PrivacyURL)
+		if n.Slug == "" {
+			return problem.Invalidf("slug", "slug must be 3 to 40 letters a-z, digits and single dashes, such as joes-barbers")
+		}
 		p := cur.Policy
 		ch.Policy.apply(&p)
 		if err := s.normalise(&n, &p); err != nil {
@@ -119,7 +130,11 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 			CalendarFullDetails: fullDetails, Language: string(n.Language),
 			NotifyPhone: pgtype.Text{String: n.NotifyPhone, Valid: n.NotifyPhone != ""}, AutoDeclare: autoDeclare,
 			Formality: formalityParam(n.Formality), Gsm7: string(n.GSM7), HelpContact: textParam(n.HelpContact),
+			Slug: n.Slug, PrivacyUrl: textParam(n.PrivacyURL),
 		})
+		if slugTaken(err) {
+			return ErrSlugTaken
+		}
 		if err != nil {
 			return fmt.Errorf("update shop %s: %w", id, err)
 		}

@@ -121,7 +121,13 @@ type Shop struct {
 	// HelpContact is how customers reach the shop, given in the HELP answer (a phone, an
 	// e-mail or an address); "" gives the shop's SMS number.
 	HelpContact string
-	CreatedAt   time.Time
+	// Slug names the shop in its join page's address, /join/<slug>: unique, derived
+	// from the name at creation (Slugify), and the owner's to change.
+	Slug string
+	// PrivacyURL is the shop's privacy policy, linked from the join page's consent
+	// disclosure; "" for none.
+	PrivacyURL string
+	CreatedAt  time.Time
 	// KeyVersion counts the shop's API keys: it starts at 1 and every RotateKey adds
 	// one. A dashboard session records the version it was signed in under, so that a
 	// rotation ends it (on every instance: the version is read from Postgres).
@@ -190,6 +196,11 @@ type NewShop struct {
 	Formality   Formality
 	GSM7        GSM7
 	HelpContact string
+	// Slug is the join page's name (CheckSlug); "" derives one from Name (Slugify),
+	// made unique.
+	Slug string
+	// PrivacyURL is the privacy policy's https address; "" for none.
+	PrivacyURL string
 }
 
 // PolicyFields are offer-policy fields as a client sends them, for a new shop
@@ -330,7 +341,7 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 		qs = pgtype.Int4{Int32: int32(p.Quiet.Start), Valid: true}
 		qe = pgtype.Int4{Int32: int32(p.Quiet.End), Valid: true}
 	}
-	row, err := queries.ShopInsert(ctx, s.pool, db.ShopInsertParams{
+	params := db.ShopInsertParams{
 		ID: id, Name: n.Name, Timezone: n.Timezone, SmsNumber: n.SMSNumber, Currency: n.Currency,
 		PaymentMode: n.PaymentMode, WaveSize: int32(p.WaveSize),
 		WaveIntervalSeconds: int32(p.WaveInterval / time.Second), MinLeadMinutes: int32(p.MinLead / time.Minute),
@@ -340,7 +351,26 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 		SendRate: int32(p.SendRate), CalendarKeyID: calKeyID, CalendarTokenHash: calHash,
 		Language: string(n.Language), NotifyPhone: pgtype.Text{String: n.NotifyPhone, Valid: n.NotifyPhone != ""},
 		Formality: formalityParam(n.Formality), Gsm7: string(n.GSM7), HelpContact: textParam(n.HelpContact),
-	})
+	}
+	var row db.Shop
+	// A derived slug another shop takes between freeSlug and the insert is derived
+	// again; a few such races in a row are not worth more tries than these.
+	for attempt := 0; ; attempt++ {
+		params.Slug = n.Slug
+		if params.Slug == "" {
+			if params.Slug, err = s.freeSlug(ctx, Slugify(n.Name)); err != nil {
+				return Shop{}, "", err
+			}
+		}
+		row, err = queries.ShopInsert(ctx, s.pool, params)
+		if slugTaken(err) && n.Slug == "" && attempt < 3 {
+			continue
+		}
+		break
+	}
+	if slugTaken(err) {
+		return Shop{}, "", ErrSlugTaken
+	}
 	if pgcode.Unique(err) {
 		return Shop{}, "", &problem.Error{Kind: problem.Conflict, Code: "sms_number_taken", Field: "sms_number",
 			Message: "another shop already uses this SMS number"}
@@ -391,6 +421,16 @@ func (s *Service) normalise(n *NewShop, p *Policy) error {
 		return problem.Invalidf("notify_phone", "notify_phone must be the owner's own phone, not the shop's SMS number")
 	}
 	if err := n.normaliseWording(); err != nil {
+		return err
+	}
+	if n.Slug != "" {
+		slug, err := CheckSlug(n.Slug)
+		if err != nil {
+			return err
+		}
+		n.Slug = slug
+	}
+	if n.PrivacyURL, err = checkPrivacyURL(n.PrivacyURL); err != nil {
 		return err
 	}
 	if n.PaymentMode == "" {
@@ -538,6 +578,7 @@ func FromRow(r db.Shop) (Shop, error) {
 		AutoDeclare:             r.AutoDeclare,
 		Language:                language.Code(r.Language), NotifyPhone: r.NotifyPhone.String,
 		Formality: Formality(r.Formality.String), GSM7: GSM7(r.Gsm7), HelpContact: r.HelpContact.String,
+		Slug: r.Slug, PrivacyURL: r.PrivacyUrl.String,
 		Policy: Policy{
 			WaveSize:     int(r.WaveSize),
 			WaveInterval: time.Duration(r.WaveIntervalSeconds) * time.Second,

@@ -1,0 +1,69 @@
+package dashboard_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestSettingsJoinPage: the settings form shows the join page's slug and sets it and the
+// privacy link; a malformed slug, another shop's, or a privacy link that is not https is
+// shown next to its field and changes nothing.
+func TestSettingsJoinPage(t *testing.T) {
+	t.Parallel()
+	en := newEnv(t, envOpts{})
+	ctx := context.Background()
+	ck := en.login(t, en.keyA)
+	before, err := en.shops.Get(ctx, en.shopA.ID)
+	require.NoError(t, err)
+	require.NotEmpty(t, before.Slug, "every shop has one from its name")
+	body, csrf := en.page(t, ck, "/dashboard/settings")
+	require.Contains(t, body, `id="set-slug"`)
+	require.Contains(t, body, `value="`+before.Slug+`"`)
+	require.Contains(t, body, `id="set-privacy-url"`)
+	require.Contains(t, body, `id="join-qr" src="/join/`+before.Slug+`/qr.svg"`, "the counter card")
+	require.Regexp(t, `id="join-url" href="[^"]*/join/`+before.Slug+`"`, body)
+
+	base := func() url.Values {
+		return url.Values{"csrf": {csrf}, "name": {"Ada's Barbers"}, "timezone": {"America/New_York"}, "currency": {"USD"},
+			"payment_mode": {"checkout"}, "wave_size": {"10"}, "wave_interval_seconds": {"600"}, "min_lead_minutes": {"60"},
+			"cooldown_seconds": {"86400"}}
+	}
+	form := base()
+	form.Set("slug", " Adas-Cuts ")
+	form.Set("privacy_url", "https://adas.example/privacy")
+	rec := en.post("/dashboard/settings", form, ck)
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	shop, err := en.shops.Get(ctx, en.shopA.ID)
+	require.NoError(t, err)
+	require.Equal(t, "adas-cuts", shop.Slug)
+	require.Equal(t, "https://adas.example/privacy", shop.PrivacyURL)
+
+	other, err := en.shops.Get(ctx, en.shopB.ID)
+	require.NoError(t, err)
+	for name, c := range map[string]struct{ field, value, errID string }{
+		"malformed":  {"slug", "adas cuts!", "set-slug-error"},
+		"taken":      {"slug", other.Slug, "set-slug-error"},
+		"not https":  {"privacy_url", "http://adas.example/privacy", "set-privacy-url-error"},
+		"not a link": {"privacy_url", "javascript:alert(1)", "set-privacy-url-error"},
+	} {
+		bad := base()
+		bad.Set(c.field, c.value)
+		rec = en.post("/dashboard/settings", bad, ck)
+		require.Equal(t, http.StatusUnprocessableEntity, rec.Code, name)
+		require.NotEmpty(t, fieldError(rec.Body.String(), c.errID), name)
+	}
+	after, err := en.shops.Get(ctx, en.shopA.ID)
+	require.NoError(t, err)
+	require.Equal(t, "adas-cuts", after.Slug, "a refused form changes nothing")
+	require.Equal(t, "https://adas.example/privacy", after.PrivacyURL)
+
+	rec = en.post("/dashboard/settings", base(), ck) // a form from before the fields existed keeps them
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	kept, err := en.shops.Get(ctx, en.shopA.ID)
+	require.NoError(t, err)
+	require.Equal(t, "adas-cuts", kept.Slug)
+}
