@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/slotrecovery/slotrecovery/internal/join"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
 // handle answers a stored text from snd. With sid, the answer to a YES that books is
@@ -15,6 +17,11 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd re
 	known := snd.known
 	s.learn(ctx, shop, in, snd, rd)
 	w := snd.words(shop)
+	if s.cfg.Joins != nil {
+		if ans, ok, err := s.joining(ctx, w, shop, in, rd, snd); ok || err != nil {
+			return ans, err
+		}
+	}
 	switch rd.kw {
 	case KeywordYes:
 		if !known {
@@ -81,4 +88,37 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd re
 	default:
 		return said(w, shop, OutcomeUnrecognized), nil
 	}
+}
+
+// joining answers the texts of someone joining the shop's list: the join keyword asks
+// for the confirmation text; a YES or START from a number with a live join request (and
+// no offer to answer) confirms it, and the welcome text is the answer. ok is false for
+// every other text. The answers over HTTP say nothing: the texts queued say it all.
+func (s *Service) joining(ctx context.Context, w texts.Words, shop shops.Shop, in Message, rd reading, snd *sender) (Answer, bool, error) {
+	if lang, ok := join.Keyword(in.Body); ok {
+		if _, err := s.cfg.Joins.RequestByText(ctx, shop, in.From, in.MessageSID, lang); err != nil {
+			return retryLaterAt(w, shop), true, fmt.Errorf("join by text: %w", err)
+		}
+		return Answer{Outcome: OutcomeJoinRequested}, true, nil
+	}
+	if rd.kw != KeywordYes && rd.kw != KeywordStart {
+		return Answer{}, false, nil
+	}
+	if snd.known && snd.claims != nil && len(snd.claims.Live) > 0 {
+		return Answer{}, false, nil // a YES to an offer
+	}
+	if rd.kw == KeywordStart {
+		// START clears the number's STOP first: the welcome must be allowed to reach it.
+		if err := s.customers.OptInNumber(ctx, shop.ID, in.From); err != nil {
+			return retryLaterAt(w, shop), true, fmt.Errorf("opt in: %w", err)
+		}
+	}
+	handled, err := s.cfg.Joins.Confirm(ctx, shop, join.Reply{From: in.From, Body: in.Body, MessageSID: in.MessageSID, At: s.cfg.Now()})
+	if err != nil {
+		return retryLaterAt(w, shop), true, fmt.Errorf("confirm join: %w", err)
+	}
+	if !handled {
+		return Answer{}, false, nil
+	}
+	return Answer{Outcome: OutcomeOptedIn}, true, nil
 }

@@ -16,6 +16,8 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/join"
+	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -41,7 +43,11 @@ type Config struct {
 	// moves a booking of theirs: slots.LiveOffer.MoveFrom): the booking and the move in
 	// one transaction (book.Service.MoveUp). Nil: move-up offers are never claimed
 	// (slots.BookClaimable leaves them out), so offers.Config.MoveUps goes with it.
-	Mover   Mover
+	Mover Mover
+	// Joins, when set, takes the texts of people joining the shop's list
+	// (internal/join): the join keyword (JOIN, UNIRME, INSCRIRE), and the YES or START
+	// that confirms a join request from the page or by text. Nil: nobody joins by text.
+	Joins   Joins
 	Logger  *slog.Logger
 	Metrics *metrics.Metrics
 }
@@ -50,6 +56,12 @@ type Config struct {
 // (internal/book's Service).
 type Mover interface {
 	MoveUp(ctx context.Context, shop shops.Shop, customerID uuid.UUID, offer slots.LiveOffer) (book.Move, error)
+}
+
+// Joins takes the texts of people joining a shop's list (internal/join's Service).
+type Joins interface {
+	RequestByText(ctx context.Context, shop shops.Shop, number, messageSID string, lang language.Code) (join.KeywordOutcome, error)
+	Confirm(ctx context.Context, shop shops.Shop, r join.Reply) (handled bool, err error)
 }
 
 // queries is this package's one way to its SQL: sqlc's Queries holds no state, and
@@ -109,11 +121,14 @@ const (
 	OutcomeTaken   = Outcome(slots.Taken)
 	OutcomeNoOffer = Outcome(slots.NoOffer)
 
-	OutcomeDeclined     Outcome = "declined"
-	OutcomeOptedOut     Outcome = "opted_out"
-	OutcomeOptedIn      Outcome = "opted_in"
-	OutcomeHelp         Outcome = "help"
-	OutcomeUnrecognized Outcome = "unrecognized"
+	OutcomeDeclined Outcome = "declined"
+	OutcomeOptedOut Outcome = "opted_out"
+	OutcomeOptedIn  Outcome = "opted_in"
+	// OutcomeJoinRequested: the join keyword; the confirmation (or "you are in
+	// already") is texted, and the HTTP answer says nothing more.
+	OutcomeJoinRequested Outcome = "join_requested"
+	OutcomeHelp          Outcome = "help"
+	OutcomeUnrecognized  Outcome = "unrecognized"
 	// OutcomeClarify: a reply that leaned towards the offer without plainly taking it is
 	// asked again, naming the slot; nothing is booked.
 	OutcomeClarify    Outcome = "clarify"

@@ -26,7 +26,7 @@ func needsOwner(o Outcome) bool { return o == OutcomeUnrecognized || o == Outcom
 // since its offer, and the thread reads them where the reply path stores them
 // (conversation_texts), so a storm's YES costs the inbox nothing.
 func keepsConversation(o Outcome) bool {
-	return o == OutcomeOptedOut || o == OutcomeOptedIn || o == OutcomeHelp || o == OutcomeNoOffer
+	return o == OutcomeOptedOut || o == OutcomeOptedIn || o == OutcomeHelp || o == OutcomeNoOffer || o == OutcomeJoinRequested
 }
 
 // keep records a text that needs no person, and its answer, in the shop's conversation

@@ -1,0 +1,86 @@
+package inbound_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/inbound"
+	"github.com/slotrecovery/slotrecovery/internal/join"
+	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
+)
+
+// TestJoiningByText: a stranger's JOIN is answered by the confirmation text alone (no
+// HTTP words), and their YES joins them: a customer, opted in, with the welcome texted;
+// a number that had said STOP joins with START, which clears its STOP first so the
+// welcome may reach it. A YES from a number with no join request is no opt-in, and a
+// customer's YES to an offer still books.
+func TestJoiningByText(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, 1)
+	rdb, prefix := redistest.New(t)
+	joins := join.New(w.pool, w.queue, w.customers, join.Config{Limits: join.Limits{Limiter: ratelimit.New(rdb, ratelimit.Config{Prefix: prefix})}})
+	w.inbound = inbound.New(w.pool, w.queue, w.shops, w.customers, w.slots, w.ledger, inbound.Config{Joins: joins})
+	send := func(sid, from, body string) inbound.Answer {
+		t.Helper()
+		ans, err := w.inbound.Reply(ctx, inbound.Message{MessageSID: sid, From: from, To: w.shop.SMSNumber, Body: body})
+		require.NoError(t, err)
+		return ans
+	}
+	queued := func(from string) int {
+		t.Helper()
+		var n int
+		require.NoError(t, w.pool.QueryRow(ctx, `SELECT count(*) FROM river_job WHERE kind = 'sms_text' AND args->>'to' = $1`, from).Scan(&n))
+		return n
+	}
+	optedIn := func(from string) bool {
+		t.Helper()
+		var in bool
+		err := w.pool.QueryRow(ctx, `SELECT sms_opt_in FROM customers WHERE shop_id = $1 AND phone = $2`, w.shop.ID, from).Scan(&in)
+		if err != nil {
+			return false
+		}
+		return in
+	}
+
+	const kim = "+447700955501"
+	ans := send("SMj1", kim, "join")
+	require.Equal(t, inbound.OutcomeJoinRequested, ans.Outcome)
+	require.Empty(t, ans.Message, "the confirmation text is the answer")
+	require.Equal(t, 1, queued(kim), "the confirmation is texted")
+	require.False(t, optedIn(kim), "nothing joins before the YES")
+	ans = send("SMj2", kim, "YES")
+	require.Equal(t, inbound.OutcomeOptedIn, ans.Outcome)
+	require.Empty(t, ans.Message)
+	require.True(t, optedIn(kim))
+	require.Equal(t, 2, queued(kim), "the welcome is texted")
+	again := send("SMj2", kim, "YES")
+	require.Equal(t, ans.Outcome, again.Outcome, "a redelivery is answered the same")
+	require.Equal(t, 2, queued(kim))
+
+	// A stranger's YES without a request is no opt-in.
+	const lou = "+447700955502"
+	require.Equal(t, inbound.OutcomeNoOffer, send("SMj3", lou, "YES").Outcome)
+	require.False(t, optedIn(lou))
+
+	// STOP, then JOIN, then START: the STOP is cleared and the number joins.
+	const max = "+447700955503"
+	stopped := func() int {
+		t.Helper()
+		var n int
+		require.NoError(t, w.pool.QueryRow(ctx, `SELECT count(*) FROM sms_suppressions WHERE shop_id = $1`, w.shop.ID).Scan(&n))
+		return n
+	}
+	require.Equal(t, inbound.OutcomeOptedOut, send("SMj4", max, "STOP").Outcome)
+	require.Equal(t, 1, stopped(), "the STOP is kept")
+	require.Equal(t, inbound.OutcomeJoinRequested, send("SMj5", max, "JOIN").Outcome)
+	require.Equal(t, inbound.OutcomeOptedIn, send("SMj6", max, "START").Outcome)
+	require.True(t, optedIn(max))
+	require.Zero(t, stopped(), "START cleared the number's STOP")
+
+	// A customer's YES to their offer still books.
+	require.Equal(t, inbound.OutcomeBooked, w.yes(t, "SMj7", w.phones[0]).Outcome)
+}
