@@ -21,6 +21,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/idempotency"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/join"
 )
 
 // queries are the sqlc queries; they hold no state.
@@ -60,7 +61,8 @@ func New(pool *pgxpool.Pool, c *customers.Service, j Jobs, cfg Config) *Service 
 // Erase erases a customer at the owner's request, in one transaction: the name,
 // phone and preferences are gone, the texts they sent lose their number and words
 // (found by shop and number through an index), their conversations in the owner's
-// inbox go with every text (inbox.Forget), and they are opted out for good. The row
+// inbox go with every text (inbox.Forget), their consent record keeps its proof without
+// their address and browser (join.Forget), and they are opted out for good. The row
 // stays, so their past offers and bookings (and the shop's totals) are kept, anonymised.
 // Of the number only a keyed hash is kept (a suppression, see OptOutNumber), so that the
 // person, added again, comes back opted out and a text queued before is not sent. The
@@ -86,6 +88,11 @@ func (s *Service) Erase(ctx context.Context, shopID, id uuid.UUID) error {
 		forgotten, err := inbox.Forget(ctx, tx, shopID, id, number)
 		if err != nil {
 			return fmt.Errorf("erase customer %s conversations: %w", id, err)
+		}
+		// Their consent record keeps the proof (what was agreed to, when, how) without
+		// the address and browser; their join requests go.
+		if err := join.Forget(ctx, tx, shopID, id, number); err != nil {
+			return fmt.Errorf("erase customer %s: %w", id, err)
 		}
 		if err := s.customers.Blank(ctx, tx, shopID, id, number, now); err != nil {
 			return err

@@ -26,7 +26,8 @@ import (
 // TestErasureKeepsNoEnumerableHash: what an erasure keeps of the number (so that the
 // person comes back opted out) is no unkeyed hash of it: a SHA-256 of shop id and phone
 // is reversed by anyone with the database, trying every number of a region in seconds.
-// No row of the shop's tables holds that hash.
+// No row of the shop's tables holds that hash, nor the number (her join request goes;
+// her consent event stays as proof without her address and browser).
 func TestErasureKeepsNoEnumerableHash(t *testing.T) {
 	t.Parallel()
 	pool, _ := pgtest.New(t)
@@ -43,7 +44,26 @@ func TestErasureKeepsNoEnumerableHash(t *testing.T) {
 		starts_at, duration_minutes, status, source_updated_at, created_at, changed_at)
 		VALUES ($1, 'api', 'ada-1', $2, $3, 'Ada', now() + interval '1 day', 30, 'booked', now(), now(), now())`, shop.ID, c.ID, number)
 	require.NoError(t, err)
+	// She joined from the page: her request and its consent event, with her address.
+	_, err = pool.Exec(ctx, `WITH r AS (INSERT INTO join_requests (id, shop_id, phone, name, language, ip, user_agent,
+			disclosure_version, disclosure_text, confirmation_body, created_at, expires_at, confirmed_at, customer_id)
+		VALUES (gen_random_uuid(), $1, $3, 'Ada', 'en', '203.0.113.7', 'Mozilla/5.0 (Ada)', 'v1', 'I agree', 'A: reply YES',
+			now(), now() + interval '1 day', now(), $2) RETURNING id)
+		INSERT INTO consent_events (id, shop_id, customer_id, kind, method, at, ip, user_agent, language, confirmation_sid,
+			confirmation_body, confirmation_at, join_request_id)
+		SELECT gen_random_uuid(), $1, $2, 'opt_in', 'page', now(), '203.0.113.7', 'Mozilla/5.0 (Ada)', 'en', 'SMjoin', 'YES', now(), r.id FROM r`,
+		shop.ID, c.ID, number)
+	require.NoError(t, err)
 	require.NoError(t, eraser(t, pool, cs).Erase(ctx, shop.ID, c.ID))
+	var proof int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT count(*) FROM consent_events WHERE customer_id = $1 AND ip IS NULL AND user_agent IS NULL`,
+		c.ID).Scan(&proof))
+	require.Equal(t, 1, proof, "the consent event stays as proof, without her address and browser")
+	var joinRows, addresses int
+	require.NoError(t, pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM join_requests),
+		(SELECT count(*) FROM consent_events WHERE host(ip) = '203.0.113.7' OR user_agent LIKE '%Ada%')`).Scan(&joinRows, &addresses))
+	require.Zero(t, joinRows, "her join request is gone")
+	require.Zero(t, addresses)
 
 	sum := sha256.Sum256([]byte(shop.ID.String() + ":" + number))
 	unkeyed := hex.EncodeToString(sum[:])
