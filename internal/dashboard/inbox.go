@@ -58,7 +58,11 @@ type threadView struct {
 	Customer uuid.UUID
 	Status   string
 	Messages []threadMessage
-	Notice   string
+	// Older is the cursor of the page of texts before these ("" when these are the
+	// first); Paged is true when these are not the newest.
+	Older  string
+	Paged  bool
+	Notice string
 	// Body is the reply as typed when it was refused, Error why.
 	Body  string
 	Error string
@@ -169,7 +173,15 @@ func (d *Dashboard) thread(c echo.Context) error {
 // error.
 func (d *Dashboard) renderThread(c echo.Context, status int, id uuid.UUID, v threadView) error {
 	s := current(c)
-	t, err := d.cfg.Inbox.Get(c.Request().Context(), s.Shop.ID, id)
+	before := ""
+	if c.Request().Method == http.MethodGet {
+		before = c.QueryParam("before") // a page of older texts (a thread is read 200 at a time)
+	}
+	t, err := d.cfg.Inbox.GetBefore(c.Request().Context(), s.Shop.ID, id, before)
+	if _, bad := problem.As(err); bad && before != "" {
+		before = "" // a cursor not ours (an old bookmark): the newest texts
+		t, err = d.cfg.Inbox.Get(c.Request().Context(), s.Shop.ID, id)
+	}
 	if errors.Is(err, inbox.ErrNotFound) {
 		return d.notFound(c)
 	}
@@ -177,6 +189,7 @@ func (d *Dashboard) renderThread(c echo.Context, status int, id uuid.UUID, v thr
 		return d.internalError(c, "get conversation", err)
 	}
 	v.ID, v.Who, v.Phone, v.Customer, v.Status = t.ID, who(t.Conversation), phone.Mask(t.Phone), t.CustomerID, t.Status
+	v.Older, v.Paged = t.Older, before != ""
 	for _, m := range t.Messages {
 		tm := threadMessage{Out: m.Direction == inbox.Out, Author: authorWords[m.Author], Body: m.Body,
 			When: when(m.At, s.Shop.Location)}

@@ -2,8 +2,10 @@ package dashboard_test
 
 import (
 	"context"
+	"html"
 	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -175,4 +177,36 @@ func TestSettingsNotifyPhone(t *testing.T) {
 	shop, err = en.shops.Get(context.Background(), en.shopA.ID)
 	require.NoError(t, err)
 	require.Empty(t, shop.NotifyPhone, "empty removes it")
+}
+
+// TestInboxThreadPages: a long thread shows its newest 200 texts with a link to the
+// older ones, which shows the rest with a link back to the newest; a cursor that is not
+// ours shows the newest texts.
+func TestInboxThreadPages(t *testing.T) {
+	t.Parallel()
+	en := newEnv(t, envOpts{})
+	ck := en.login(t, en.keyA)
+	ada := en.addCustomer(t, en.shopA, "+15557310001", "Ada Lovelace")
+	conv := en.textIn(t, en.shopA, ada.Phone, ada.ID, "SM-0", "text 0")
+	_, err := en.pool.Exec(context.Background(), `INSERT INTO inbound_messages (message_sid, shop_id, from_phone, to_phone, body, received_at, outcome, reply, handled_at)
+		SELECT 'SMp' || g, $1, $2, $3, 'text ' || g, now() + g * interval '1 second', 'x', '', now() + g * interval '1 second'
+		FROM generate_series(1, 249) g`, en.shopA.ID, ada.Phone, en.shopA.SMSNumber)
+	require.NoError(t, err)
+
+	body, _ := en.page(t, ck, "/dashboard/inbox/"+conv.String())
+	require.Equal(t, 200, strings.Count(body, `<li class="msg `), "the newest 200")
+	require.Contains(t, body, `<p class="msg-body">text 249</p>`)
+	require.NotContains(t, body, `<p class="msg-body">text 49</p>`)
+	require.NotContains(t, body, `id="thread-newest"`)
+	older := regexp.MustCompile(`id="thread-older" href="([^"]+)"`).FindStringSubmatch(body)
+	require.Len(t, older, 2, "a link to the older texts")
+	body, _ = en.page(t, ck, html.UnescapeString(older[1]))
+	require.Equal(t, 50, strings.Count(body, `<li class="msg `), "the 50 before them")
+	require.Contains(t, body, `<p class="msg-body">text 0</p>`)
+	require.Contains(t, body, `<p class="msg-body">text 49</p>`)
+	require.NotContains(t, body, `id="thread-older"`, "the first texts")
+	require.Contains(t, body, `id="thread-newest"`)
+
+	body, _ = en.page(t, ck, "/dashboard/inbox/"+conv.String()+"?before=nope")
+	require.Contains(t, body, `<p class="msg-body">text 249</p>`, "a cursor not ours: the newest texts")
 }

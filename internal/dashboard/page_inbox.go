@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"net/url"
 	"strconv"
 
 	"github.com/google/uuid"
@@ -77,7 +78,10 @@ func (v threadView) content(csrf string) g.Node {
 		h.Section(h.Class("card"), h.Aria("labelledby", "thread-h"),
 			h.H2(h.ID("thread-h"), g.Text("Texts")),
 			g.If(len(v.Messages) == 0, h.P(h.Class("empty"), g.Text("No texts kept."))),
+			g.If(v.Older != "", h.P(h.A(h.ID("thread-older"), h.Href(InboxPath+"/"+v.ID.String()+"?before="+url.QueryEscape(v.Older)),
+				g.Text("← Older texts")))),
 			h.Ol(h.Class("thread"), h.ID("thread"), g.Map(v.Messages, threadMessage.item)),
+			g.If(v.Paged, h.P(h.A(h.ID("thread-newest"), h.Href(InboxPath+"/"+v.ID.String()), g.Text("Newest texts →")))),
 		),
 		h.Section(h.Class("card"), h.Aria("labelledby", "reply-h"),
 			h.H2(h.ID("reply-h"), g.Text("Reply")),
