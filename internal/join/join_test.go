@@ -289,3 +289,18 @@ func TestConfirmationSegments(t *testing.T) {
 	require.True(t, out.Sent)
 	require.Contains(t, f.texts(t, "+15555550196")[0], "responde SÍ ")
 }
+
+// TestCampaignWords: what a shop's campaign registers of its join flow: the three
+// keywords, and the confirmation as the shop's number texts it.
+func TestCampaignWords(t *testing.T) {
+	t.Parallel()
+	f := setup(t, join.Limits{})
+	require.Equal(t, []string{"INSCRIRE", "JOIN", "UNIRME"}, join.Keywords())
+	for _, k := range join.Keywords() {
+		_, ok := join.Keyword(k)
+		require.True(t, ok, k)
+	}
+	got := f.join.Confirmation(f.shop)
+	require.Equal(t, join.Words(f.shop.Language, "confirm", "shop", f.shop.Name, "per_week", "2"), got)
+	require.Contains(t, got, "YES")
+}

@@ -3,6 +3,7 @@ package join
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -95,4 +96,20 @@ func (s *Service) RequestByText(ctx context.Context, shop shops.Shop, number, me
 		return KeywordOutcome{}, fmt.Errorf("join request by text for shop %s: %w", shop.ID, err)
 	}
 	return KeywordOutcome{Outcome: Outcome{Sent: true}}, nil
+}
+
+// Keywords are the join keywords, one a language: what a shop's campaign registers.
+func Keywords() []string {
+	out := make([]string, 0, len(keywords))
+	for k := range keywords {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// Confirmation is the text a number joining shop's list is sent, in the shop's language,
+// as texted: what it answers YES to.
+func (s *Service) Confirmation(shop shops.Shop) string {
+	return smsText(shop, shop.Language.Or(language.Default), "confirm", "shop", shop.Name, "per_week", strconv.Itoa(s.cfg.PerWeek))
 }

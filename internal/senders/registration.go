@@ -624,8 +624,9 @@ func sortedKeys(m map[string]string) []string {
 // shop may send one: a checkout shop's answer carries its payment link, and on a server
 // that takes payments any shop may switch to checkout after registering (a campaign that
 // denied links would then be breached by every link). Its message flow says how this
-// product's customers opt in: the shop records their agreement when it adds them, or
-// they text START to its number and get the confirmation below.
+// product's customers opt in: on the shop's join page or with its join keyword, each
+// confirmed by a YES to the confirmation text (Config.Join), or recorded by the shop
+// when it adds them; START opts a number in again.
 func (f *flow) campaignSpec(brandSID string) sms.Campaign {
 	shop := f.shop
 	w := texts.In(shop.Language)
@@ -637,18 +638,35 @@ func (f *flow) campaignSpec(brandSID string) sms.Campaign {
 		answer = w.Link(shop, "Haircut", at, "https://checkout.stripe.com/c/pay/cs_live_a1B2c3", 15*time.Minute)
 	}
 	optIn := w.OptedIn(shop)
+	flow := "Customers of " + shop.Name + " agree to texts about last-minute openings when they tell the shop so, " +
+		"in person, by phone or on its booking form; the shop records that agreement with the customer's number in its " +
+		"customer list, and only customers so recorded are texted. A customer may also opt in by texting START to " +
+		shop.SMSNumber + ", and is answered: \"" + optIn + "\". Every customer can reply STOP to end the texts and HELP for help; " +
+		"message and data rates may apply."
+	samples := []string{offer, answer}
+	keywords := []string{"START", "UNSTOP"}
+	if f.s.cfg.Join != nil {
+		// The shop's own join page and keywords, which a third party can visit and try.
+		j := f.s.cfg.Join(shop)
+		flow = "Customers join " + shop.Name + "'s list of last-minute openings themselves, on its public page " + j.PageURL +
+			" (a QR code of it is at the counter): they enter their name and number and tick a box next to the disclosure " +
+			"(what the texts are, about how many a week, message and data rates may apply, HELP for help, STOP to cancel, " +
+			"consent is not a condition of purchase), or they text " + strings.Join(j.Keywords, ", ") + " to " + shop.SMSNumber +
+			". Either way they are sent: \"" + j.Confirmation + "\", and only their reply YES joins them; a request not " +
+			"confirmed within 24 hours lapses. The shop may also record customers who agreed in person. A customer may opt in " +
+			"again by texting START, and is answered: \"" + optIn + "\". Every customer can reply STOP to end the texts and " +
+			"HELP for help."
+		samples = append(samples, j.Confirmation)
+		keywords = append(keywords, j.Keywords...)
+	}
 	return sms.Campaign{
 		BrandSID: brandSID, SoleProprietor: f.d.soleProprietor(),
 		Description: shop.Name + " texts its own customers, who agreed to hear about them, when an appointment " +
 			"frees up at short notice; the first to reply YES gets the slot" + map[bool]string{true: " and may get a payment link", false: ""}[links] + ".",
-		MessageFlow: "Customers of " + shop.Name + " agree to texts about last-minute openings when they tell the shop so, " +
-			"in person, by phone or on its booking form; the shop records that agreement with the customer's number in its " +
-			"customer list, and only customers so recorded are texted. A customer may also opt in by texting START to " +
-			shop.SMSNumber + ", and is answered: \"" + optIn + "\". Every customer can reply STOP to end the texts and HELP for help; " +
-			"message and data rates may apply.",
-		Samples:          []string{offer, answer},
+		MessageFlow:      flow,
+		Samples:          samples,
 		HasEmbeddedLinks: links,
-		OptInKeywords:    []string{"START", "UNSTOP"},
+		OptInKeywords:    keywords,
 		OptInMessage:     optIn,
 		OptOutKeywords:   optOutKeywords,
 		OptOutMessage:    w.OptedOut(shop),

@@ -40,6 +40,16 @@ type Provider interface {
 	AttachNumber(ctx context.Context, serviceSID, numberSID string) error
 }
 
+// JoinFlow is how a shop's customers join its list themselves, for its campaign.
+type JoinFlow struct {
+	// PageURL is the shop's public join page (PUBLIC_URL/join/<slug>).
+	PageURL string
+	// Confirmation is the text a joining number is sent, which it answers YES to.
+	Confirmation string
+	// Keywords are the texts that ask to join (JOIN, UNIRME, INSCRIRE).
+	Keywords []string
+}
+
 // Pacer spaces out calls under a key across every instance; *pacing.Pacer implements it.
 type Pacer interface {
 	Wait(ctx context.Context, key string, perSecond int) error
@@ -71,6 +81,11 @@ type Config struct {
 	// shop may then send payment links, now or after switching to checkout, so its
 	// campaign declares embedded links.
 	PaymentsEnabled bool
+	// Join, when set, tells a shop's join flow (internal/join, wired by the server):
+	// the campaign's message flow then describes the join page, its samples include the
+	// confirmation text, and its opt-in keywords the join keywords. Nil: the campaign
+	// describes customers the shop records itself and START.
+	Join func(shops.Shop) JoinFlow
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Logger; nil discards.

@@ -282,3 +282,33 @@ func TestPollsBackOffWhileNothingChanges(t *testing.T) {
 	require.Equal(t, time.Minute, advance(time.Hour), "the campaign was just made: from the start again")
 	require.Equal(t, 5*time.Minute, advance(5*time.Minute))
 }
+
+// TestCampaignDescribesTheJoinPage: with the join flow wired, the campaign's message
+// flow names the shop's public join page and its keywords, quotes the confirmation a
+// joining number answers YES to, and the samples and opt-in keywords include them.
+func TestCampaignDescribesTheJoinPage(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	w.cfg.Join = func(shop shops.Shop) senders.JoinFlow {
+		return senders.JoinFlow{PageURL: "https://slots.example.com/join/anas-salon",
+			Confirmation: shop.Name + ": reply YES to get texts when a slot opens (about 2/week). Msg & data rates may apply. HELP for help, STOP to cancel.",
+			Keywords:     []string{"JOIN", "UNIRME", "INSCRIRE"}}
+	}
+	svc := w.service(w.twilio, w.twilio)
+	shop := w.ownSender(t, svc, "Ana's Salon", "+15555550165", shops.PaymentNone)
+	_, err := svc.Register(t.Context(), shop, company())
+	require.NoError(t, err)
+	_, err = svc.Advance(t.Context(), shop.ID, 1)
+	require.NoError(t, err)
+	w.fake.SetBrandStatus(onlyBrand(t, w.fake).SID, "APPROVED", "")
+	_, err = svc.Advance(t.Context(), shop.ID, 1)
+	require.NoError(t, err)
+	form := onlyCampaign(t, w.fake).Form
+	flow := form.Get("MessageFlow")
+	confirmation := "Ana's Salon: reply YES to get texts when a slot opens (about 2/week). Msg & data rates may apply. HELP for help, STOP to cancel."
+	require.Contains(t, flow, "https://slots.example.com/join/anas-salon")
+	require.Contains(t, flow, confirmation)
+	require.Contains(t, flow, "JOIN, UNIRME, INSCRIRE to "+shop.SMSNumber)
+	require.Contains(t, form["MessageSamples"], confirmation)
+	require.Subset(t, form["OptInKeywords"], []string{"START", "JOIN", "UNIRME", "INSCRIRE"})
+}
