@@ -40,6 +40,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/outbox"
 	"github.com/slotrecovery/slotrecovery/internal/pacing"
+	"github.com/slotrecovery/slotrecovery/internal/paylink"
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
@@ -168,7 +169,9 @@ func (a *app) serviceConfigs(secrets *keyring.Ring, opts serveOptions) serviceCo
 			// onboarding sends the owner back (the dashboard's settings).
 			Connect: cfg.StripeConnect, PlatformFeeBPS: cfg.PlatformFeeBPS, ConnectAccountType: cfg.StripeConnectAccountType,
 			OnboardingReturnURL: cfg.PublicURL + "/dashboard/stripe/return", OnboardingRefreshURL: cfg.PublicURL + "/dashboard/stripe/onboarding"},
-		offers: offers.Config{Logger: log, Metrics: a.metrics, Pacer: pacing.New(a.redis, cfg.RedisKeyPrefix)},
+		// First waves offer an opening first to customers booked later who asked to move
+		// up (internal/book's MoveUp takes their YES: inbound.Config.Mover).
+		offers: offers.Config{Logger: log, Metrics: a.metrics, Pacer: pacing.New(a.redis, cfg.RedisKeyPrefix), MoveUps: true},
 		// Outbound webhooks: http:// URLs only in development, private addresses only
 		// when WEBHOOK_ALLOW_PRIVATE=1. The events' data is rendered when they are
 		// recorded, in the API's types (internal/hooks).
@@ -176,7 +179,13 @@ func (a *app) serviceConfigs(secrets *keyring.Ring, opts serveOptions) serviceCo
 			Secrets: secrets},
 		senders: senders.Config{
 			InboundURL: inboundURL(cfg), StatusCallbackURL: cfg.PublicURL + webhooks.TwilioStatusPath,
-			RequireUSA2P: cfg.SMSUSA2P, PaymentsEnabled: cfg.StripeConfigured(), Logger: log},
+			RequireUSA2P: cfg.SMSUSA2P, PaymentsEnabled: cfg.StripeConfigured(), Logger: log,
+			// The campaign describes the shop's own join page and keywords (a.join is made
+			// before any registration runs).
+			Join: func(shop shops.Shop) senders.JoinFlow {
+				return senders.JoinFlow{PageURL: cfg.PublicURL + "/join/" + shop.Slug, Confirmation: a.join.Confirmation(shop),
+					Keywords: join.Keywords()}
+			}},
 	}
 	if opts.tune != nil {
 		opts.tune(&c.slots, &c.ledger, &c.offers)
@@ -205,6 +214,12 @@ func (a *app) wireServices(ctx context.Context, v vendors, queue *riverRef, opts
 		return err
 	}
 	c := a.serviceConfigs(secrets, opts)
+	// A booked text's payment link is short and ours (PUBLIC_URL/p/{code}, a redirect to
+	// Checkout while the hold lasts), derived under SECRETS_KEY: nothing more stored.
+	if a.paylinks, err = paylink.New(a.pool, secrets, cfg.PublicURL); err != nil {
+		return err
+	}
+	c.ledger.Links = a.paylinks
 	a.shops = shops.New(a.pool, shops.Config{PaymentsEnabled: cfg.StripeConfigured(), StripeConnect: cfg.StripeConnect,
 		PlatformFeeBPS: cfg.PlatformFeeBPS, ChargesIn: stripe.ChargesIn, MinimumCharge: stripe.MinimumCharge,
 		Secrets: secrets})
@@ -253,7 +268,13 @@ func (a *app) wireSlots(ctx context.Context, v vendors, queue *riverRef, cool *c
 	}
 	a.offers = offers.New(a.pool, queue, v.texter, cool, a.shops, a.customers, a.slots, c.offers)
 	a.delivery = delivery.New(a.pool, a.offers, a.shops, a.customers, nil)
-	a.inbound = inbound.New(a.pool, queue, a.shops, a.customers, a.slots, a.ledger, inbound.Config{Logger: log, Metrics: a.metrics})
+	if err := a.wireJoin(queue); err != nil {
+		return err
+	}
+	// Replies: a YES to a move-up moves the booking (the book), and the join keyword and
+	// a join's YES go to the join service.
+	a.inbound = inbound.New(a.pool, queue, a.shops, a.customers, a.slots, a.ledger, inbound.Config{Logger: log, Metrics: a.metrics,
+		Mover: a.book, Joins: a.join})
 	// The owner's inbox: replies go out as texts through the River client, to numbers
 	// customers says may be texted, within the shop's rules (quiet hours, registration,
 	// limits shared by every instance).
@@ -269,7 +290,7 @@ func (a *app) wireSlots(ctx context.Context, v vendors, queue *riverRef, cool *c
 	}); err != nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}
-	return a.wireJoin(queue)
+	return nil
 }
 
 // wireJoin makes the join pages and the service behind them: the pumping limits count

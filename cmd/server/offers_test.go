@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -375,7 +377,20 @@ func TestStripeFailingThenRecovering(t *testing.T) {
 	require.Contains(t, msgs[1].Body, "http")
 	got = e.opening(base, shop, op.ID)
 	require.NotEmpty(t, got.Booking.PaymentURL)
-	require.Contains(t, msgs[1].Body, got.Booking.PaymentURL)
+	// The text carries the short link on our own domain, which sends the customer on to
+	// the booking's Checkout page while the hold lasts.
+	require.NotContains(t, msgs[1].Body, got.Booking.PaymentURL, "the provider's long address is not texted")
+	short := regexp.MustCompile(`https?://\S+/p/[A-Za-z0-9_-]{22}`).FindString(msgs[1].Body)
+	require.NotEmpty(t, short, "a short link in %q", msgs[1].Body)
+	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	u, err := url.Parse(short)
+	require.NoError(t, err)
+	resp, err := noFollow.Get(base + u.Path) // PUBLIC_URL's host is the test's own name for the server
+
+	require.NoError(t, err)
+	_ = resp.Body.Close()
+	require.Equal(t, http.StatusFound, resp.StatusCode)
+	require.Equal(t, got.Booking.PaymentURL, resp.Header.Get("Location"))
 
 	reqs := e.stripe.Requests()
 	var keys []string

@@ -20,6 +20,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/logging"
+	"github.com/slotrecovery/slotrecovery/internal/paylink"
 	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
 	"github.com/slotrecovery/slotrecovery/internal/shopapi"
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
@@ -82,6 +83,9 @@ func (a *app) routes() http.Handler {
 
 	// The shops' join pages (/join/<slug>): public, their form's body capped by the page.
 	a.joinPage.Register(e)
+	// A held booking's short payment link: its code is its credential (an AES block
+	// under SECRETS_KEY: 2^128 to guess), so it needs no per-address limit.
+	e.GET(paylink.Path, echo.WrapHandler(a.paylinks))
 
 	e.GET("/pay/done", payPage("Thank you! Your payment is being confirmed; we'll text you."))
 	e.GET("/pay/cancelled", payPage("Payment not completed. Your slot is held until the link expires."))

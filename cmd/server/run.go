@@ -38,6 +38,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/metrics"
 	"github.com/slotrecovery/slotrecovery/internal/migrate"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
+	"github.com/slotrecovery/slotrecovery/internal/paylink"
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 	"github.com/slotrecovery/slotrecovery/internal/redislock"
 	"github.com/slotrecovery/slotrecovery/internal/senders"
@@ -161,6 +162,7 @@ type app struct {
 	dashboard     *dashboard.Dashboard
 	join          *join.Service
 	joinPage      *joinpage.Page
+	paylinks      *paylink.Links
 	sessionSecret []byte
 	// jobTimeouts is each registered job kind's longest run (see addWorker).
 	jobTimeouts map[string]time.Duration
