@@ -44,6 +44,15 @@ type Shop struct {
 	// number, an e-mail or an address, at most 100 characters); null gives the shop's
 	// SMS number.
 	HelpContact *string `json:"help_contact"`
+	// Slug names the shop's join page: JoinURL is PUBLIC_URL/join/<slug>.
+	Slug    string `json:"slug"`
+	JoinURL string `json:"join_url"`
+	// PrivacyURL is the privacy policy the join page links to; null for none.
+	PrivacyURL *string `json:"privacy_url"`
+	// MoveUpDays is how far ahead of an opening (days) a booked appointment may be to be
+	// offered it instead; ChainMax is how many moves one chain of freed times may make.
+	MoveUpDays int `json:"move_up_days"`
+	ChainMax   int `json:"chain_max"`
 }
 
 // OfferPolicy is a shop's offer policy.

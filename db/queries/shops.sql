@@ -2,10 +2,10 @@
 INSERT INTO shops (id, name, timezone, sms_number, currency, payment_mode, wave_size,
     wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute,
     cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, send_rate,
-    calendar_generation, calendar_key_id, calendar_token_hash, language, notify_phone, formality, gsm7, help_contact, slug)
+    calendar_generation, calendar_key_id, calendar_token_hash, language, notify_phone, formality, gsm7, help_contact, slug, privacy_url)
 VALUES (sqlc.arg(id), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, sqlc.narg(max_offers_per_day), sqlc.arg(first_wave_delay_seconds), sqlc.arg(send_rate),
     1, sqlc.arg(calendar_key_id), sqlc.arg(calendar_token_hash), sqlc.arg(language), sqlc.narg(notify_phone),
-    sqlc.narg(formality), sqlc.arg(gsm7), sqlc.narg(help_contact), sqlc.arg(slug))
+    sqlc.narg(formality), sqlc.arg(gsm7), sqlc.narg(help_contact), sqlc.arg(slug), sqlc.narg(privacy_url))
 RETURNING *;
 
 -- name: ShopGet :one
@@ -37,7 +37,8 @@ UPDATE shops SET name = sqlc.arg(name), timezone = sqlc.arg(timezone), currency 
     calendar_full_details = sqlc.arg(calendar_full_details), language = sqlc.arg(language),
     notify_phone = sqlc.narg(notify_phone), auto_declare = sqlc.arg(auto_declare),
     formality = sqlc.narg(formality), gsm7 = sqlc.arg(gsm7), help_contact = sqlc.narg(help_contact),
-    slug = sqlc.arg(slug), privacy_url = sqlc.narg(privacy_url)
+    slug = sqlc.arg(slug), privacy_url = sqlc.narg(privacy_url),
+    move_up_days = sqlc.arg(move_up_days), chain_max = sqlc.arg(chain_max)
 WHERE id = sqlc.arg(id)
 RETURNING *;
 

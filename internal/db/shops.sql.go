@@ -466,10 +466,10 @@ const shopInsert = `-- name: ShopInsert :one
 INSERT INTO shops (id, name, timezone, sms_number, currency, payment_mode, wave_size,
     wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute,
     cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, send_rate,
-    calendar_generation, calendar_key_id, calendar_token_hash, language, notify_phone, formality, gsm7, help_contact, slug)
+    calendar_generation, calendar_key_id, calendar_token_hash, language, notify_phone, formality, gsm7, help_contact, slug, privacy_url)
 VALUES ($14, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $15, $16, $17,
     1, $18, $19, $20, $21,
-    $22, $23, $24, $25)
+    $22, $23, $24, $25, $26)
 RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url
 `
 
@@ -499,6 +499,7 @@ type ShopInsertParams struct {
 	Gsm7                  string
 	HelpContact           pgtype.Text
 	Slug                  string
+	PrivacyUrl            pgtype.Text
 }
 
 func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams) (Shop, error) {
@@ -528,6 +529,7 @@ func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams)
 		arg.Gsm7,
 		arg.HelpContact,
 		arg.Slug,
+		arg.PrivacyUrl,
 	)
 	var i Shop
 	err := row.Scan(
@@ -1065,8 +1067,9 @@ UPDATE shops SET name = $1, timezone = $2, currency = $3,
     calendar_full_details = $14, language = $15,
     notify_phone = $16, auto_declare = $17,
     formality = $18, gsm7 = $19, help_contact = $20,
-    slug = $21, privacy_url = $22
-WHERE id = $23
+    slug = $21, privacy_url = $22,
+    move_up_days = $23, chain_max = $24
+WHERE id = $25
 RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url
 `
 
@@ -1093,6 +1096,8 @@ type ShopUpdateParams struct {
 	HelpContact           pgtype.Text
 	Slug                  string
 	PrivacyUrl            pgtype.Text
+	MoveUpDays            int32
+	ChainMax              int32
 	ID                    uuid.UUID
 }
 
@@ -1121,6 +1126,8 @@ func (q *Queries) ShopUpdate(ctx context.Context, db DBTX, arg ShopUpdateParams)
 		arg.HelpContact,
 		arg.Slug,
 		arg.PrivacyUrl,
+		arg.MoveUpDays,
+		arg.ChainMax,
 		arg.ID,
 	)
 	var i Shop

@@ -130,6 +130,10 @@ type shopRequest struct {
 	GSM7 *string `json:"gsm7"`
 	// HelpContact is absent or null for none (HELP gives the SMS number).
 	HelpContact *string `json:"help_contact"`
+	// Slug is absent or null for one derived from the name.
+	Slug *string `json:"slug"`
+	// PrivacyURL is absent, null or "" for none.
+	PrivacyURL *string `json:"privacy_url"`
 }
 
 type quietHoursValue struct {
@@ -170,6 +174,15 @@ func (r shopRequest) newShop() (n shops.NewShop, err error) {
 		if n.HelpContact, err = helpContact(*r.HelpContact, false); err != nil {
 			return n, err
 		}
+	}
+	if r.Slug != nil {
+		if *r.Slug == "" {
+			return n, problem.Invalidf("slug", "slug must be 3 to 40 letters a-z, digits and single dashes, such as joes-barbers, or null for one made from the name")
+		}
+		n.Slug = *r.Slug
+	}
+	if r.PrivacyURL != nil {
+		n.PrivacyURL = *r.PrivacyURL
 	}
 	if r.OfferPolicy != nil {
 		n.Policy, err = r.OfferPolicy.fields(true)
@@ -220,6 +233,8 @@ func (h *Handlers) newShopJSON(s shops.Shop) api.Shop {
 		Stripe: newStripeJSON(s), Language: string(s.Language), NotifyPhone: nonEmpty(s.NotifyPhone),
 		AutoDeclare: s.AutoDeclare, Formality: nonEmpty(string(s.Formality)), GSM7: string(cmp.Or(s.GSM7, shops.GSM7Prefer)),
 		HelpContact: nonEmpty(s.HelpContact),
+		Slug:        s.Slug, JoinURL: joinURL(h.PublicURL, s.Slug), PrivacyURL: nonEmpty(s.PrivacyURL),
+		MoveUpDays: s.MoveUpDays, ChainMax: s.ChainMax,
 		OfferPolicy: api.OfferPolicy{
 			WaveSize:              p.WaveSize,
 			WaveIntervalSeconds:   int64(p.WaveInterval / time.Second),
@@ -237,6 +252,11 @@ func (h *Handlers) newShopJSON(s shops.Shop) api.Shop {
 		out.OfferPolicy.QuietHours = &api.QuietHours{Start: formatClock(q.Start), End: formatClock(q.End)}
 	}
 	return out
+}
+
+// joinURL is the address of the shop's join page (internal/join/page serves it).
+func joinURL(publicURL, slug string) string {
+	return strings.TrimRight(publicURL, "/") + "/join/" + slug
 }
 
 type customerRequest struct {

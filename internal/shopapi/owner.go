@@ -81,6 +81,13 @@ type shopPatchRequest struct {
 	GSM7 optional[string] `json:"gsm7"`
 	// HelpContact null removes the shop's help contact.
 	HelpContact optional[string] `json:"help_contact"`
+	// Slug cannot be null: the join page always has a name.
+	Slug optional[string] `json:"slug"`
+	// PrivacyURL null or "" removes the privacy policy's link.
+	PrivacyURL optional[string] `json:"privacy_url"`
+	// MoveUpDays and ChainMax cannot be null: 0 turns each off.
+	MoveUpDays optional[int] `json:"move_up_days"`
+	ChainMax   optional[int] `json:"chain_max"`
 }
 
 func (r shopPatchRequest) change() (ch shops.ShopChange, err error) {
@@ -100,6 +107,19 @@ func (r shopPatchRequest) change() (ch shops.ShopChange, err error) {
 		return ch, err
 	}
 	if ch.AutoDeclare, err = ptr(r.AutoDeclare, "auto_declare"); err != nil {
+		return ch, err
+	}
+	if ch.Slug, err = ptr(r.Slug, "slug"); err != nil {
+		return ch, err
+	}
+	if u := r.PrivacyURL; u.Set {
+		v := u.Value // null: "", no link
+		ch.PrivacyURL = &v
+	}
+	if ch.MoveUpDays, err = ptr(r.MoveUpDays, "move_up_days"); err != nil {
+		return ch, err
+	}
+	if ch.ChainMax, err = ptr(r.ChainMax, "chain_max"); err != nil {
 		return ch, err
 	}
 	if p := r.NotifyPhone; p.Set {

@@ -5,6 +5,8 @@
 // adding, listing, importing (CSV), editing and erasing customers, declaring, listing,
 // reading and cancelling openings, keeping the shop's appointment book
 // (/api/appointments: recording, listing, reading and cancelling appointments), reading
+// customers' consent record and exporting the shop's as CSV (/api/consent/export),
+// reading
 // and answering the owner's inbox
 // (/api/conversations), and managing outbound webhook endpoints and their deliveries. The creating POSTs honour an Idempotency-Key. It also serves the public
 // calendar feed (CalendarPath). Its answers are the api package's wire types, which the
@@ -39,6 +41,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/idempotency"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
+	"github.com/slotrecovery/slotrecovery/internal/join"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/senders"
@@ -80,6 +83,9 @@ type Handlers struct {
 	Catalog *catalog.Catalog
 	// Book is the shops' appointment books (/api/appointments).
 	Book *book.Service
+	// Join keeps the consent record (/api/customers/{id}/consent, the CSV export); nil
+	// answers those routes 503.
+	Join *join.Service
 }
 
 // Register adds the shop API's routes to e. The routes are registered one by one (not
@@ -96,6 +102,8 @@ func (h *Handlers) Register(e *echo.Echo) {
 	e.PATCH("/api/customers/:id", h.patchCustomer, h.requireShop)
 	e.DELETE("/api/customers/:id", h.deleteCustomer, h.requireShop)
 	e.POST("/api/customers/:id/reassigned_checked", h.reassignedChecked, h.requireShop)
+	e.GET("/api/customers/:id/consent", h.customerConsent, h.requireShop)
+	e.GET(ConsentExportPath, h.exportConsent, h.requireShop)
 	e.GET("/api/shop", h.getShop, h.requireShop)
 	e.PATCH("/api/shop", h.patchShop, h.requireShop)
 	e.POST("/api/shop/rotate-key", h.rotateKey, h.requireShop)

@@ -283,7 +283,7 @@ func TestCreateShop(t *testing.T) {
 
 	require.ElementsMatch(t, []string{"id", "name", "timezone", "sms_number", "currency", "payment_mode",
 		"offer_policy", "api_key", "created_at", "calendar_url", "calendar_full_details", "stripe", "language", "notify_phone", "auto_declare",
-		"formality", "gsm7", "help_contact"}, keys(r.body))
+		"formality", "gsm7", "help_contact", "slug", "join_url", "privacy_url", "move_up_days", "chain_max"}, keys(r.body))
 	require.Nil(t, r.body["notify_phone"], "no alert number unless one is given")
 	require.Equal(t, "en", r.body["language"], "the default")
 	require.Equal(t, true, r.body["auto_declare"], "the default")

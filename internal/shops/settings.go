@@ -49,6 +49,33 @@ type ShopChange struct {
 	Slug *string
 	// PrivacyURL replaces the privacy policy's address; "" removes it.
 	PrivacyURL *string
+	// MoveUpDays and ChainMax replace the move-up settings (Shop.MoveUpDays,
+	// Shop.ChainMax), within their ranges.
+	MoveUpDays, ChainMax *int
+}
+
+// Move-up settings' bounds, as the shops table's CHECKs have them (migration 0067).
+const (
+	MaxMoveUpDays = 90
+	MaxChainMax   = 20
+)
+
+// moveUp applies ch's move-up settings to cur's and checks them.
+func (ch ShopChange) moveUp(cur Shop) (days, chain int, err error) {
+	days, chain = cur.MoveUpDays, cur.ChainMax
+	if ch.MoveUpDays != nil {
+		days = *ch.MoveUpDays
+	}
+	if ch.ChainMax != nil {
+		chain = *ch.ChainMax
+	}
+	if days < 0 || days > MaxMoveUpDays {
+		return 0, 0, problem.Invalidf("move_up_days", "move_up_days must be between 0 and %d", MaxMoveUpDays)
+	}
+	if chain < 0 || chain > MaxChainMax {
+		return 0, 0, problem.Invalidf("chain_max", "chain_max must be between 0 and %d", MaxChainMax)
+	}
+	return days, chain, nil
 }
 
 // Update changes a shop's settings, validated exactly as a new shop's are. They apply to
@@ -105,6 +132,10 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		if err := s.normalise(&n, &p); err != nil {
 			return err
 		}
+		moveUpDays, chainMax, err := ch.moveUp(cur)
+		if err != nil {
+			return err
+		}
 		if err := s.checkOpeningsCharge(ctx, tx, cur, n); err != nil {
 			return err
 		}
@@ -131,6 +162,7 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 			NotifyPhone: pgtype.Text{String: n.NotifyPhone, Valid: n.NotifyPhone != ""}, AutoDeclare: autoDeclare,
 			Formality: formalityParam(n.Formality), Gsm7: string(n.GSM7), HelpContact: textParam(n.HelpContact),
 			Slug: n.Slug, PrivacyUrl: textParam(n.PrivacyURL),
+			MoveUpDays: int32(moveUpDays), ChainMax: int32(chainMax),
 		})
 		if slugTaken(err) {
 			return ErrSlugTaken

@@ -127,7 +127,12 @@ type Shop struct {
 	// PrivacyURL is the shop's privacy policy, linked from the join page's consent
 	// disclosure; "" for none.
 	PrivacyURL string
-	CreatedAt  time.Time
+	// MoveUpDays is how far ahead of an opening, in days, a customer's booked
+	// appointment may be for them to be offered the opening instead (0 to 90; default
+	// 14); ChainMax is how many moves one chain of freed times may make (0 to 20;
+	// default 5). Package offers reads both for its move-up offers.
+	MoveUpDays, ChainMax int
+	CreatedAt            time.Time
 	// KeyVersion counts the shop's API keys: it starts at 1 and every RotateKey adds
 	// one. A dashboard session records the version it was signed in under, so that a
 	// rotation ends it (on every instance: the version is read from Postgres).
@@ -351,6 +356,7 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 		SendRate: int32(p.SendRate), CalendarKeyID: calKeyID, CalendarTokenHash: calHash,
 		Language: string(n.Language), NotifyPhone: pgtype.Text{String: n.NotifyPhone, Valid: n.NotifyPhone != ""},
 		Formality: formalityParam(n.Formality), Gsm7: string(n.GSM7), HelpContact: textParam(n.HelpContact),
+		PrivacyUrl: textParam(n.PrivacyURL),
 	}
 	var row db.Shop
 	// A derived slug another shop takes between freeSlug and the insert is derived
@@ -578,7 +584,7 @@ func FromRow(r db.Shop) (Shop, error) {
 		AutoDeclare:             r.AutoDeclare,
 		Language:                language.Code(r.Language), NotifyPhone: r.NotifyPhone.String,
 		Formality: Formality(r.Formality.String), GSM7: GSM7(r.Gsm7), HelpContact: r.HelpContact.String,
-		Slug: r.Slug, PrivacyURL: r.PrivacyUrl.String,
+		Slug: r.Slug, PrivacyURL: r.PrivacyUrl.String, MoveUpDays: int(r.MoveUpDays), ChainMax: int(r.ChainMax),
 		Policy: Policy{
 			WaveSize:     int(r.WaveSize),
 			WaveInterval: time.Duration(r.WaveIntervalSeconds) * time.Second,
