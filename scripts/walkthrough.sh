@@ -75,13 +75,15 @@ fi
 
 # Split what it printed at the markers: what came before marker N is sample N's.
 awk -v dir="$work" 'BEGIN { n = 1 } /^@@sample [0-9]+$/ { n = $2 + 1; next } { print > (dir "/actual." n) }' "$work/out"
-# Ids, keys, Stripe ids and times change with every run; the words do not.
+# Ids, keys, Stripe ids, short payment links' codes and times change with every run;
+# the words do not.
 mask() {
 	sed -E \
 		-e 's/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/<uuid>/g' \
 		-e 's/shop_[A-Za-z0-9_-]{20,}/shop_<key>/g' \
 		-e 's/evt_sim_[0-9a-f]+/evt_sim_<id>/g' \
 		-e 's/cs_test_[A-Za-z0-9]+/cs_test_<id>/g' \
+		-e 's#/p/[A-Za-z0-9_-]{22}#/p/<code>#g' \
 		-e 's/(Mon|Tue|Wed|Thu|Fri|Sat|Sun) [0-9]{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{1,2}:[0-9]{2}( [AP]M)?/<when>/g' \
 		-e 's/(lun|mar|mi[ée]|jue|vie|s[áa]b|dom)\. [0-9]{1,2} [a-z]{3,4}\.( a las?)? [0-9]{1,2}(:|h)[0-9]{2}( [ap]\. m\.)?/<when>/g' \
 		-e 's/[[:space:]]+$//' -e '/^$/d' "$@" 2>/dev/null || true
