@@ -147,9 +147,12 @@ WITH input AS (
            live.offer_id, live.opening_id, live.generation, live.starts_at, live.move_from, live.claim_facts
     FROM addressed a
     LEFT JOIN customers cust ON cust.shop_id = a.shop_id AND cust.phone = a.from_phone AND cust.erased_at IS NULL
+    -- The newest offer the customer may have read: one still queued, or whose text failed,
+    -- never reached them, so a YES cannot answer it (a late YES to the offer before is
+    -- "taken", not "no offer", while the next wave's offer waits to be texted).
     LEFT JOIN LATERAL (
         SELECT o.id, o.status, o.move_from FROM slot_offers o
-        WHERE o.customer_id = cust.id
+        WHERE o.customer_id = cust.id AND o.status NOT IN ('queued', 'failed')
         ORDER BY o.created_at DESC, o.id
         LIMIT 1
     ) AS newest ON true

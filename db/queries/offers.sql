@@ -157,10 +157,10 @@ ORDER BY v.created_at DESC, v.id
 LIMIT 1;
 
 -- name: OfferNewestForCustomer :one
--- The customer's newest offer in any state, to tell a late YES ("taken") from a YES
--- that was never offered anything ("no_offer").
+-- The customer's newest offer that may have reached them (not queued, not failed), to
+-- tell a late YES ("taken") from a YES that was never offered anything ("no_offer").
 SELECT o.id, o.status FROM slot_offers o
-WHERE o.customer_id = $1
+WHERE o.customer_id = $1 AND o.status NOT IN ('queued', 'failed')
 ORDER BY o.created_at DESC, o.id
 LIMIT 1;
 

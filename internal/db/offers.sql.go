@@ -619,7 +619,7 @@ func (q *Queries) OfferNewestClaimable(ctx context.Context, db DBTX, customerID 
 
 const offerNewestForCustomer = `-- name: OfferNewestForCustomer :one
 SELECT o.id, o.status FROM slot_offers o
-WHERE o.customer_id = $1
+WHERE o.customer_id = $1 AND o.status NOT IN ('queued', 'failed')
 ORDER BY o.created_at DESC, o.id
 LIMIT 1
 `
@@ -629,8 +629,8 @@ type OfferNewestForCustomerRow struct {
 	Status string
 }
 
-// The customer's newest offer in any state, to tell a late YES ("taken") from a YES
-// that was never offered anything ("no_offer").
+// The customer's newest offer that may have reached them (not queued, not failed), to
+// tell a late YES ("taken") from a YES that was never offered anything ("no_offer").
 func (q *Queries) OfferNewestForCustomer(ctx context.Context, db DBTX, customerID uuid.UUID) (OfferNewestForCustomerRow, error) {
 	row := db.QueryRow(ctx, offerNewestForCustomer, customerID)
 	var i OfferNewestForCustomerRow

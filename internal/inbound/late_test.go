@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
@@ -123,4 +124,31 @@ func TestAnOpenSlotsYesIsClaimed(t *testing.T) {
 	var outcome string
 	require.NoError(t, w.pool.QueryRow(ctx, `SELECT outcome FROM inbound_messages WHERE message_sid = 'SMonly'`).Scan(&outcome))
 	require.Equal(t, "booked", outcome)
+}
+
+// TestALateYesWhileTheNextOfferWaits: a customer whose offer was lost, and whose offer
+// of the next opening is recorded but not texted yet (queued, or its text failed), is
+// told "taken" for the YES that answered the lost one, not "no offer": the YES cannot
+// answer an offer they never read. Both ways a YES is read (the storm's statement, and
+// Book's own read) agree.
+func TestALateYesWhileTheNextOfferWaits(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, 3)
+	next, err := w.slots.Declare(ctx, w.shop, slots.NewOpening{StartsAt: time.Now().Add(7 * time.Hour), DurationMinutes: 30, Service: "Cut", PriceCents: 2500})
+	require.NoError(t, err)
+	require.Equal(t, inbound.OutcomeBooked, w.yes(t, "SMwin", w.phones[0]).Outcome)
+	for i, status := range []string{"queued", "failed"} {
+		_, err := w.pool.Exec(ctx, `INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at)
+			SELECT $1, c.id, $2, 1, 1, $3, now() + interval '1 second' FROM customers c WHERE c.shop_id = $2 AND c.phone = $4`,
+			next.ID, w.shop.ID, status, w.phones[i+1])
+		require.NoError(t, err)
+		got := w.yes(t, "SMlate"+status, w.phones[i+1])
+		require.Equal(t, inbound.OutcomeTaken, got.Outcome, "newest offer %s", status)
+		c, err := w.customers.ByPhone(ctx, w.shop.ID, w.phones[i+1])
+		require.NoError(t, err)
+		claim, err := w.slots.Book(ctx, w.shop, c.ID)
+		require.NoError(t, err)
+		require.Equal(t, slots.Taken, claim.Outcome, "Book's own read, newest offer %s", status)
+	}
 }

@@ -103,8 +103,8 @@ func (s *Service) Book(ctx context.Context, shop shops.Shop, customerID uuid.UUI
 }
 
 // Claimable reads what a YES from the customer could claim now: their live offers from
-// the shop, newest first, and, when there are none, their newest offer in any state.
-// An error wraps ErrUnavailable.
+// the shop, newest first, and, when there are none, their newest offer that may have
+// reached them (not queued, not failed). An error wraps ErrUnavailable.
 func (s *Service) Claimable(ctx context.Context, shop shops.Shop, customerID uuid.UUID) (Claimable, error) {
 	rows, err := queries.OfferListClaimable(ctx, s.pool, db.OfferListClaimableParams{CustomerID: customerID, ShopID: shop.ID})
 	if err != nil {
@@ -134,8 +134,9 @@ type Claimable struct {
 	// Live are the customer's offers from the shop that can still be taken, newest
 	// first.
 	Live []LiveOffer
-	// NewestOfferID and NewestStatus are the customer's newest offer in any state; they
-	// tell a late YES ("taken") from one with nothing behind it when Live is empty.
+	// NewestOfferID and NewestStatus are the customer's newest offer that may have
+	// reached them (not queued, not failed); they tell a late YES ("taken") from one with
+	// nothing behind it when Live is empty.
 	NewestOfferID uuid.UUID
 	NewestStatus  string
 	// NewestKeeps, when the newest offer is a move-up whose booking still stands, is
