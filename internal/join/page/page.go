@@ -15,7 +15,6 @@ import (
 	_ "embed"
 	"encoding/base64"
 	"errors"
-	"html/template"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -49,13 +48,8 @@ const (
 	csrfTTL    = 12 * time.Hour
 )
 
-//go:embed page.html
-var pageHTML string
-
 //go:embed join.css
 var css []byte
-
-var tmpl = template.Must(template.New("join").Parse(pageHTML))
 
 // Config configures the page.
 type Config struct {
@@ -250,7 +244,7 @@ func bounded(s string, n int) string {
 
 func (p *Page) render(c echo.Context, status int, v view) error {
 	var b bytes.Buffer
-	if err := tmpl.ExecuteTemplate(&b, "page", v); err != nil {
+	if err := v.node().Render(&b); err != nil {
 		return err
 	}
 	return c.HTMLBlob(status, b.Bytes())
