@@ -63,3 +63,11 @@ WHERE shop_id = sqlc.arg(shop_id) AND customer_id = sqlc.arg(customer_id) AND (i
 -- An erasure drops the number's join requests with the shop, confirmed or not.
 DELETE FROM join_requests
 WHERE shop_id = sqlc.arg(shop_id) AND (customer_id = sqlc.arg(customer_id) OR phone = sqlc.arg(phone));
+
+-- name: ConsentEventRecord :exec
+-- An opt-in or opt-out outside a join request (a customer's STOP by text), whose id is
+-- derived from what made it (the text's MessageSid): made again, it records nothing.
+INSERT INTO consent_events (id, shop_id, customer_id, kind, method, at, language, revocation_text)
+VALUES (sqlc.arg(id), sqlc.arg(shop_id), sqlc.arg(customer_id), sqlc.arg(kind), sqlc.arg(method), sqlc.arg(at),
+    sqlc.arg(language), sqlc.narg(revocation_text))
+ON CONFLICT (id) DO NOTHING;

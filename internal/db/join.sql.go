@@ -95,6 +95,40 @@ func (q *Queries) ConsentEventInsert(ctx context.Context, db DBTX, arg ConsentEv
 	return i, err
 }
 
+const consentEventRecord = `-- name: ConsentEventRecord :exec
+INSERT INTO consent_events (id, shop_id, customer_id, kind, method, at, language, revocation_text)
+VALUES ($1, $2, $3, $4, $5, $6,
+    $7, $8)
+ON CONFLICT (id) DO NOTHING
+`
+
+type ConsentEventRecordParams struct {
+	ID             uuid.UUID
+	ShopID         uuid.UUID
+	CustomerID     uuid.UUID
+	Kind           string
+	Method         string
+	At             time.Time
+	Language       string
+	RevocationText pgtype.Text
+}
+
+// An opt-in or opt-out outside a join request (a customer's STOP by text), whose id is
+// derived from what made it (the text's MessageSid): made again, it records nothing.
+func (q *Queries) ConsentEventRecord(ctx context.Context, db DBTX, arg ConsentEventRecordParams) error {
+	_, err := db.Exec(ctx, consentEventRecord,
+		arg.ID,
+		arg.ShopID,
+		arg.CustomerID,
+		arg.Kind,
+		arg.Method,
+		arg.At,
+		arg.Language,
+		arg.RevocationText,
+	)
+	return err
+}
+
 const consentEventsBetween = `-- name: ConsentEventsBetween :many
 SELECT e.id, e.shop_id, e.customer_id, e.kind, e.method, e.at, e.ip, e.user_agent, e.language, e.disclosure_version, e.disclosure_sha256, e.disclosure_text, e.confirmation_sid, e.confirmation_body, e.confirmation_at, e.asserted_by_owner, e.asserted_by, e.revocation_text, e.join_request_id, c.phone, c.name AS customer_name, c.erased_at
 FROM consent_events e

@@ -68,6 +68,13 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd re
 		if err := s.customers.OptOutNumber(ctx, shop.ID, in.From); err != nil {
 			return retryLaterAt(w, shop), fmt.Errorf("opt out: %w", err)
 		}
+		if s.cfg.Joins != nil && known {
+			// The consent record keeps the customer's own words. The opt-out stands
+			// whatever becomes of the record: a failure is logged, not answered.
+			if err := s.cfg.Joins.RecordOptOut(ctx, shop, snd.id, snd.lang, in.Body, in.MessageSID, s.cfg.Now()); err != nil {
+				s.log.ErrorContext(ctx, "opt-out not kept in the consent record", "err", err)
+			}
+		}
 		return said(w, shop, OutcomeOptedOut), nil
 	case KeywordStart:
 		// The number's own START clears its STOP, customer or not.

@@ -46,7 +46,8 @@ type Config struct {
 	Mover Mover
 	// Joins, when set, takes the texts of people joining the shop's list
 	// (internal/join): the join keyword (JOIN, UNIRME, INSCRIRE), and the YES or START
-	// that confirms a join request from the page or by text. Nil: nobody joins by text.
+	// that confirms a join request from the page or by text; and it keeps a customer's
+	// opt-out by text in the consent record. Nil: nobody joins by text.
 	Joins   Joins
 	Logger  *slog.Logger
 	Metrics *metrics.Metrics
@@ -62,6 +63,7 @@ type Mover interface {
 type Joins interface {
 	RequestByText(ctx context.Context, shop shops.Shop, number, messageSID string, lang language.Code) (join.KeywordOutcome, error)
 	Confirm(ctx context.Context, shop shops.Shop, r join.Reply) (handled bool, err error)
+	RecordOptOut(ctx context.Context, shop shops.Shop, customerID uuid.UUID, lang language.Code, words, messageSID string, at time.Time) error
 }
 
 // queries is this package's one way to its SQL: sqlc's Queries holds no state, and

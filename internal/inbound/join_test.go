@@ -3,6 +3,7 @@ package inbound_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -80,6 +81,22 @@ func TestJoiningByText(t *testing.T) {
 	require.Equal(t, inbound.OutcomeOptedIn, send("SMj6", max, "START").Outcome)
 	require.True(t, optedIn(max))
 	require.Zero(t, stopped(), "START cleared the number's STOP")
+
+	// A customer's STOP, in their own words, is kept in the consent record once, however
+	// often the text is handled.
+	ans = send("SMj8", kim, "Please stop texting me, thanks")
+	require.Equal(t, inbound.OutcomeOptedOut, ans.Outcome)
+	c, err := w.customers.ByPhone(ctx, w.shop.ID, kim)
+	require.NoError(t, err)
+	require.NoError(t, joins.RecordOptOut(ctx, w.shop, c.ID, "", "Please stop texting me, thanks", "SMj8", time.Now()), "handled again")
+	hist, err := joins.History(ctx, w.shop.ID, c.ID)
+	require.NoError(t, err)
+	var kinds []string
+	for _, e := range hist {
+		kinds = append(kinds, e.Kind+"/"+e.Method)
+	}
+	require.Equal(t, []string{"opt_in/keyword", "opt_out/reply"}, kinds, "the join, then the STOP, once")
+	require.Equal(t, "Please stop texting me, thanks", hist[1].RevocationText)
 
 	// A customer's YES to their offer still books.
 	require.Equal(t, inbound.OutcomeBooked, w.yes(t, "SMj7", w.phones[0]).Outcome)

@@ -6,12 +6,15 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/language"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
 // Consent kinds.
@@ -203,6 +206,36 @@ func Forget(ctx context.Context, q db.DBTX, shopID, customerID uuid.UUID, number
 		ShopID: shopID, CustomerID: uuid.NullUUID{UUID: customerID, Valid: true}, Phone: number,
 	}); err != nil {
 		return fmt.Errorf("forget join requests of customer %s: %w", customerID, err)
+	}
+	return nil
+}
+
+// MaxRevocationText bounds the customer's words kept with an opt-out (a long text's
+// first characters).
+const MaxRevocationText = 1600
+
+// optOutSpace derives an opt-out event's id from the text that asked for it.
+var optOutSpace = uuid.MustParse("0b7f4c3e-5a1d-4f7e-9a63-2f1c8e6d4b90")
+
+// RecordOptOut records that shop's customer customerID asked by text to stop (a STOP, or
+// any reply read as an opt-out): method reply, their words as the revocation (at most
+// MaxRevocationText characters), in their language, at at. The event's id is derived
+// from the text's messageSID, so a text handled again records nothing more.
+func (s *Service) RecordOptOut(ctx context.Context, shop shops.Shop, customerID uuid.UUID, lang language.Code, words, messageSID string, at time.Time) error {
+	if _, ok := language.Parse(string(lang)); !ok {
+		lang = shop.Language.Or(language.Default)
+	}
+	words = strings.ToValidUTF8(words, "")
+	if r := []rune(words); len(r) > MaxRevocationText {
+		words = string(r[:MaxRevocationText])
+	}
+	err := queries.ConsentEventRecord(ctx, s.pool, db.ConsentEventRecordParams{
+		ID:     uuid.NewSHA1(optOutSpace, []byte(shop.ID.String()+":"+messageSID)),
+		ShopID: shop.ID, CustomerID: customerID, Kind: KindOptOut, Method: MethodReply, At: at.UTC(), Language: string(lang),
+		RevocationText: text(words),
+	})
+	if err != nil {
+		return fmt.Errorf("record opt-out of customer %s: %w", customerID, err)
 	}
 	return nil
 }
