@@ -136,7 +136,7 @@ var languageNames = map[language.Code]string{language.English: "English", langua
 
 // messageIDs are the catalogue's messages the page shows.
 var messageIDs = []string{"title", "lede", "name", "phone", "phone_hint", "language", "consent", "submit", "privacy",
-	"check_phone_title", "check_phone", "error_name", "error_phone", "error_consent", "error_form", "not_found"}
+	"check_phone_title", "check_phone", "check_phone_stopped", "error_name", "error_phone", "error_consent", "error_form", "not_found"}
 
 func (p *Page) view(shop shops.Shop, lang language.Code, csrf string) view {
 	cc := phone.CallingCode(shop.SMSNumber)
@@ -146,7 +146,7 @@ func (p *Page) view(shop shops.Shop, lang language.Code, csrf string) view {
 	}
 	t := make(map[string]string, len(messageIDs))
 	for _, id := range messageIDs {
-		t[id] = join.Words(lang, id, "shop", shop.Name, "cc", cc, "example", example)
+		t[id] = join.Words(lang, id, "shop", shop.Name, "cc", cc, "example", example, "number", shop.SMSNumber)
 	}
 	v := view{Lang: string(lang), Title: t["title"], Base: "/join/" + shop.Slug, CSRF: csrf, T: t,
 		Errors: map[string]string{}, Disclosure: p.join.Disclosure(shop, lang), PrivacyURL: shop.PrivacyURL}

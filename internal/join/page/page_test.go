@@ -169,6 +169,8 @@ func TestSubmit(t *testing.T) {
 	res, okBody := post(t, c, u, good)
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.Contains(t, okBody, `id="join-done"`)
+	require.Regexp(t, `id="join-stopped">Said STOP to .+ before\? Text START to \+[0-9]+ and you join at once\.<`, okBody,
+		"every visitor reads how a number that said STOP joins")
 	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM join_requests`))
 	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM river_job WHERE kind = 'sms_text'`))
 

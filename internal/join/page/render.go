@@ -32,6 +32,9 @@ func (v view) content() g.Node {
 		return g.Group{
 			h.H1(g.Text(v.T["check_phone_title"])),
 			h.P(h.Class("done"), h.Role("status"), h.ID("join-done"), g.Text(v.T["check_phone"])),
+			// Shown to every visitor, so it tells nothing of the number: one that said STOP
+			// is never texted the confirmation, and joins by texting START instead.
+			h.P(h.Class("hint"), h.ID("join-stopped"), g.Text(v.T["check_phone_stopped"])),
 		}
 	case v.NotFound:
 		return h.H1(g.Text(v.T["not_found"]))
