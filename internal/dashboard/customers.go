@@ -136,7 +136,9 @@ type customerForm struct {
 	// Language is the customer's own language's code, "" for the shop's.
 	Language string
 	OptIn    bool
-	Errors   map[string]string
+	// MoveUp: offered earlier times when booked (customers.Customer.MoveUp).
+	MoveUp bool
+	Errors map[string]string
 }
 
 type customerView struct {
@@ -175,7 +177,7 @@ func (d *Dashboard) customerPage(c echo.Context) error {
 		return d.internalError(c, "list staff", err)
 	}
 	v := newCustomerView(cu, s.Shop, staff)
-	v.Form = customerForm{Name: cu.Name, Priority: strconv.Itoa(cu.Priority), OptIn: cu.SMSOptIn,
+	v.Form = customerForm{Name: cu.Name, Priority: strconv.Itoa(cu.Priority), OptIn: cu.SMSOptIn, MoveUp: cu.MoveUp,
 		Preferences: customers.FormatPreferences(cu.Preferences, staff), Language: string(cu.Language)}
 	return d.render(c, http.StatusOK, cmpOr(cu.Name, "Customer")+" · "+s.Shop.Name, v)
 }
@@ -217,8 +219,13 @@ func (d *Dashboard) saveCustomer(c echo.Context) error {
 	}
 	f := customerForm{Name: strings.TrimSpace(c.FormValue("name")), Priority: strings.TrimSpace(c.FormValue("priority")),
 		Preferences: strings.TrimSpace(c.FormValue("preferences")), OptIn: c.FormValue("sms_opt_in") == "yes",
-		Errors: map[string]string{}}
+		MoveUp: c.FormValue("move_up") == "yes", Errors: map[string]string{}}
 	ch := customers.Change{Name: &f.Name}
+	if c.FormValue("move_up_shown") == "1" {
+		ch.MoveUp = &f.MoveUp // a form without the box (from before it) leaves it as it is
+	} else {
+		f.MoveUp = cu.MoveUp
+	}
 	if n, err := strconv.Atoi(cmpOr(f.Priority, "0")); err != nil {
 		f.Errors["priority"] = "Enter a whole number from -1000 to 1000 (higher is offered first)."
 	} else {

@@ -180,6 +180,7 @@ func (v customerView) content(csrf string) g.Node {
 					v.Form.preferencesField(v.Staff),
 					v.languageField(),
 					v.optInField(),
+					v.moveUpField(),
 					h.Button(h.Type("submit"), h.Class("btn btn-primary"), g.Text("Save")),
 				),
 			),
@@ -263,6 +264,22 @@ func (v customerView) languageField() g.Node {
 				return h.Option(h.Value(o.Value), g.If(o.Selected, h.Selected()), g.Text(o.Label))
 			}),
 		),
+	)
+}
+
+// moveUpField asks whether the customer, when booked, is offered an earlier time that
+// frees up (a move-up: their booking moves only if they reply YES). The hidden input
+// tells a form that showed the box from one that did not.
+func (v customerView) moveUpField() g.Node {
+	return h.Div(h.Class("field"),
+		h.Input(h.Type("hidden"), h.Name("move_up_shown"), h.Value("1")),
+		h.P(h.Class("inline-check"),
+			h.Input(h.ID("move_up"), h.Name("move_up"), h.Type("checkbox"), h.Value("yes"), g.If(v.Form.MoveUp, h.Checked()),
+				h.Aria("describedby", "move_up-hint")),
+			h.Label(h.For("move_up"), g.Text("Offer earlier times")),
+		),
+		h.P(h.Class("hint"), h.ID("move_up-hint"),
+			g.Text("When a time earlier than their booking frees up, they are texted first; their booking moves only if they reply YES.")),
 	)
 }
 
