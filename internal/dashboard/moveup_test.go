@@ -43,3 +43,45 @@ func TestCustomerMoveUpBox(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, en.post(path, form("move_up_shown", "1"), ck).Code)
 	require.False(t, moveUp(), "unticked")
 }
+
+// TestSettingsMoveUps: the settings page shows the move-ups' two settings with their
+// defaults, saves them, refuses one out of range next to its field (changing nothing),
+// and a form from before them keeps them.
+func TestSettingsMoveUps(t *testing.T) {
+	t.Parallel()
+	en := newEnv(t, envOpts{})
+	ctx := context.Background()
+	ck := en.login(t, en.keyA)
+	body, csrf := en.page(t, ck, "/dashboard/settings")
+	require.Regexp(t, `id="set-move-up-days" name="move_up_days"[^>]*value="14"`, body)
+	require.Regexp(t, `id="set-chain-max" name="chain_max"[^>]*value="5"`, body)
+	base := func() url.Values {
+		return url.Values{"csrf": {csrf}, "name": {"Ada's Barbers"}, "timezone": {"America/New_York"}, "currency": {"USD"},
+			"payment_mode": {"checkout"}, "wave_size": {"10"}, "wave_interval_seconds": {"600"}, "min_lead_minutes": {"60"},
+			"cooldown_seconds": {"86400"}}
+	}
+	form := base()
+	form.Set("move_up_days", "7")
+	form.Set("chain_max", "3")
+	rec := en.post("/dashboard/settings", form, ck)
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	shop, err := en.shops.Get(ctx, en.shopA.ID)
+	require.NoError(t, err)
+	require.Equal(t, []int{7, 3}, []int{shop.MoveUpDays, shop.ChainMax})
+
+	bad := base()
+	bad.Set("move_up_days", "95")
+	bad.Set("chain_max", "3")
+	rec = en.post("/dashboard/settings", bad, ck)
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
+	require.NotEmpty(t, fieldError(rec.Body.String(), "set-move-up-days-error"))
+	kept, err := en.shops.Get(ctx, en.shopA.ID)
+	require.NoError(t, err)
+	require.Equal(t, 7, kept.MoveUpDays, "a refused form changes nothing")
+
+	rec = en.post("/dashboard/settings", base(), ck)
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	kept, err = en.shops.Get(ctx, en.shopA.ID)
+	require.NoError(t, err)
+	require.Equal(t, []int{7, 3}, []int{kept.MoveUpDays, kept.ChainMax}, "a form from before the fields keeps them")
+}

@@ -84,6 +84,12 @@ func (f settingsForm) form(csrf string) g.Node {
 		f.joinFields(),
 		h.H2(g.Text("Appointment book")),
 		f.autoDeclareField(),
+		f.numberField("move_up_days", "set-move-up-days", "move_up_days", "Move-ups: days ahead",
+			h.P(h.Class("hint"), h.ID("set-move-up-days-hint"), g.Text("A freed time is offered first to customers who asked "+
+				"for earlier times and are booked up to this many days later (0: no move-ups).")), f.MoveUpDays),
+		f.numberField("chain_max", "set-chain-max", "chain_max", "Move-ups: moves a freed time may set going",
+			h.P(h.Class("hint"), h.ID("set-chain-max-hint"), g.Text("Each move frees the mover's old time, offered in turn: "+
+				"a chain. It stops after this many moves.")), f.ChainMax),
 		h.Button(h.Type("submit"), h.Class("btn btn-primary"), g.Text("Save settings")),
 	)
 }

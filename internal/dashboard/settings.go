@@ -30,6 +30,8 @@ type settingsForm struct {
 	Formality, GSM7, HelpContact string
 	// AutoDeclare: a cancelled appointment of the book declares its opening by itself.
 	AutoDeclare bool
+	// MoveUpDays and ChainMax are the move-ups' settings, as typed.
+	MoveUpDays, ChainMax string
 	// Slug names the join page (/join/<slug>); PrivacyURL is the privacy policy its
 	// consent disclosure links to ("" for none).
 	Slug, PrivacyURL string
@@ -76,7 +78,8 @@ func settingsFormOf(s shops.Shop) settingsForm {
 		Delay: strconv.Itoa(int(p.FirstWaveDelay / time.Second)), SendRate: strconv.Itoa(p.SendRate),
 		Language: string(s.Language), NotifyPhone: s.NotifyPhone,
 		Formality: string(s.Formality), GSM7: cmpOr(string(s.GSM7), string(shops.GSM7Prefer)), HelpContact: s.HelpContact,
-		AutoDeclare: s.AutoDeclare, Slug: s.Slug, PrivacyURL: s.PrivacyURL}
+		AutoDeclare: s.AutoDeclare, Slug: s.Slug, PrivacyURL: s.PrivacyURL,
+		MoveUpDays: strconv.Itoa(s.MoveUpDays), ChainMax: strconv.Itoa(s.ChainMax)}
 	if p.MaxOffersPerDay > 0 {
 		f.MaxPerDay = strconv.Itoa(p.MaxOffersPerDay)
 	}
@@ -173,6 +176,12 @@ func (d *Dashboard) saveSettings(c echo.Context) error {
 		// of range.
 		d := time.Duration(max(min(*n, int((1<<62)/int64(unit))), -1)) * unit
 		return &d
+	}
+	// A form from before the move-up fields keeps them.
+	if form, err := c.FormParams(); err == nil && form.Has("move_up_days") {
+		f.MoveUpDays, f.ChainMax = val("move_up_days"), val("chain_max")
+		ch.MoveUpDays = number("move_up_days", f.MoveUpDays, "Enter how many days ahead a booking may be moved from, 0 to 90.")
+		ch.ChainMax = number("chain_max", f.ChainMax, "Enter how many moves one freed time may set going, 0 to 20.")
 	}
 	if f.Language != "" { // a form from before the field existed keeps the shop's language
 		if lang, err := shops.ParseLanguage(f.Language); err != nil {
