@@ -175,3 +175,27 @@ RETURNING *;
 -- (the opening itself when it starts one) and the moves that made it (0: none).
 SELECT COALESCE(chain_id, id)::uuid AS chain_id, COALESCE(chain_position, 0)::integer AS position
 FROM slot_openings WHERE id = sqlc.arg(opening_id);
+
+-- name: BookChains :many
+-- The shop's chains of moves with a link starting in [from, to), whole: each link (the
+-- first opening, position 0, then each time a move freed) in order, who holds it and
+-- the time they left for it (a move-up's old appointment; NULL for the waitlist).
+WITH chains AS (
+    SELECT DISTINCT o.chain_id FROM slot_openings o
+    WHERE o.shop_id = sqlc.arg(shop_id) AND o.chain_id IS NOT NULL
+      AND o.starts_at >= sqlc.arg(from_at) AND o.starts_at < sqlc.arg(to_at)
+    UNION
+    SELECT o.id FROM slot_openings o
+    WHERE o.shop_id = sqlc.arg(shop_id) AND o.starts_at >= sqlc.arg(from_at) AND o.starts_at < sqlc.arg(to_at)
+      AND EXISTS (SELECT 1 FROM slot_openings n WHERE n.chain_id = o.id AND n.shop_id = o.shop_id)
+)
+SELECT o.id, COALESCE(o.chain_id, o.id)::uuid AS chain_id, COALESCE(o.chain_position, 0)::int AS position,
+    o.starts_at, o.service, o.status, o.price_cents,
+    COALESCE(c.name, '')::text AS holder, m.starts_at AS left_at
+FROM slot_openings o
+LEFT JOIN customers c ON c.id = o.filled_by
+LEFT JOIN appointments m ON m.moved_to = o.id AND m.status = 'moved'
+WHERE o.shop_id = sqlc.arg(shop_id)
+  AND (o.chain_id IN (SELECT chain_id FROM chains) OR o.id IN (SELECT chain_id FROM chains))
+ORDER BY 2, 3
+LIMIT 500;

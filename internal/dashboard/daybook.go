@@ -14,6 +14,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/book"
 	"github.com/slotrecovery/slotrecovery/internal/connectors"
+	"github.com/slotrecovery/slotrecovery/internal/money"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
@@ -46,6 +47,15 @@ type bookView struct {
 	Count                 int
 	// More is true when the day held more appointments than the page reads.
 	More bool
+	// Chains are the chains of move-ups with a time on this day, each whole.
+	Chains []chainView
+}
+
+// chainView is a chain of moves as the page writes it: its links in order ("Tue 11:00
+// Kim (from Thu 16:00)"), then its moves and what it recovered.
+type chainView struct {
+	Links   []string
+	Summary string
 }
 
 // personView is one person's appointments of the day; Key names its section.
@@ -126,6 +136,13 @@ func (d *Dashboard) bookViewOf(ctx context.Context, shop shops.Shop, day time.Ti
 		}
 	}
 	v.More, v.Count = q.Cursor != "", len(all)
+	chains, err := d.cfg.Book.Chains(ctx, shop.ID, day, end)
+	if err != nil {
+		return v, err
+	}
+	for _, c := range chains {
+		v.Chains = append(v.Chains, chainViewOf(c, shop, now))
+	}
 	people := map[string]*personView{}
 	for _, a := range all {
 		av, err := d.appointmentViewOf(ctx, shop, a, now)
@@ -158,6 +175,29 @@ func (d *Dashboard) bookViewOf(ctx context.Context, shop shops.Shop, day time.Ti
 		return a.Key < b.Key
 	})
 	return v, nil
+}
+
+// chainViewOf writes c for the page, times in the shop's zone.
+func chainViewOf(c book.Chain, shop shops.Shop, now time.Time) chainView {
+	loc, today := shop.Location, now.In(shop.Location)
+	var v chainView
+	for _, l := range c.Links {
+		at := shortTime(l.StartsAt, loc, today)
+		switch {
+		case l.Holder == "" && l.Status == "open":
+			at += " open"
+		case l.Holder == "":
+			at += " " + l.Status
+		default:
+			at += " " + l.Holder
+		}
+		if l.LeftAt != nil {
+			at += " (from " + shortTime(*l.LeftAt, loc, today) + ")"
+		}
+		v.Links = append(v.Links, at)
+	}
+	v.Summary = fmt.Sprintf("%d move%s, %s recovered", c.Moves, plural(c.Moves), money.Format(c.RecoveredCents, shop.Currency))
+	return v
 }
 
 // appointmentViewOf is a as the page shows it, with what each of its releases declared.

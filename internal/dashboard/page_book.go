@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"strconv"
+	"strings"
 
 	g "maragu.dev/gomponents"
 	h "maragu.dev/gomponents/html"
@@ -27,6 +28,14 @@ func (v bookView) content(csrf string) g.Node {
 		g.If(v.Count == 0, h.P(h.Class("empty"), g.Text("No appointments on this day."))),
 		g.Map(v.People, func(p personView) g.Node { return p.section(csrf, v.Date) }),
 		g.If(v.More, h.P(h.Class("muted"), g.Text("This day has more appointments than the page shows."))),
+		g.If(len(v.Chains) > 0, h.Section(h.Class("card"), h.ID("chains"), h.Aria("labelledby", "chains-h"),
+			h.H2(h.ID("chains-h"), g.Text("Chains of move-ups")),
+			h.P(h.Class("muted"), g.Text("A customer who moves up frees their later time, which is offered in turn.")),
+			h.Ol(h.Class("chains"), g.Map(v.Chains, func(c chainView) g.Node {
+				return h.Li(h.Class("chain"), g.Text(strings.Join(c.Links, " → ")), h.Br(),
+					h.Span(h.Class("muted"), g.Text(c.Summary)))
+			})),
+		)),
 	}
 }
 

@@ -763,3 +763,76 @@ func (q *Queries) AppointmentUpsert(ctx context.Context, db DBTX, arg Appointmen
 	)
 	return i, err
 }
+
+const bookChains = `-- name: BookChains :many
+WITH chains AS (
+    SELECT DISTINCT o.chain_id FROM slot_openings o
+    WHERE o.shop_id = $1 AND o.chain_id IS NOT NULL
+      AND o.starts_at >= $2 AND o.starts_at < $3
+    UNION
+    SELECT o.id FROM slot_openings o
+    WHERE o.shop_id = $1 AND o.starts_at >= $2 AND o.starts_at < $3
+      AND EXISTS (SELECT 1 FROM slot_openings n WHERE n.chain_id = o.id AND n.shop_id = o.shop_id)
+)
+SELECT o.id, COALESCE(o.chain_id, o.id)::uuid AS chain_id, COALESCE(o.chain_position, 0)::int AS position,
+    o.starts_at, o.service, o.status, o.price_cents,
+    COALESCE(c.name, '')::text AS holder, m.starts_at AS left_at
+FROM slot_openings o
+LEFT JOIN customers c ON c.id = o.filled_by
+LEFT JOIN appointments m ON m.moved_to = o.id AND m.status = 'moved'
+WHERE o.shop_id = $1
+  AND (o.chain_id IN (SELECT chain_id FROM chains) OR o.id IN (SELECT chain_id FROM chains))
+ORDER BY 2, 3
+LIMIT 500
+`
+
+type BookChainsParams struct {
+	ShopID uuid.UUID
+	FromAt time.Time
+	ToAt   time.Time
+}
+
+type BookChainsRow struct {
+	ID         uuid.UUID
+	ChainID    uuid.UUID
+	Position   int32
+	StartsAt   time.Time
+	Service    string
+	Status     string
+	PriceCents int64
+	Holder     string
+	LeftAt     *time.Time
+}
+
+// The shop's chains of moves with a link starting in [from, to), whole: each link (the
+// first opening, position 0, then each time a move freed) in order, who holds it and
+// the time they left for it (a move-up's old appointment; NULL for the waitlist).
+func (q *Queries) BookChains(ctx context.Context, db DBTX, arg BookChainsParams) ([]BookChainsRow, error) {
+	rows, err := db.Query(ctx, bookChains, arg.ShopID, arg.FromAt, arg.ToAt)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []BookChainsRow
+	for rows.Next() {
+		var i BookChainsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.ChainID,
+			&i.Position,
+			&i.StartsAt,
+			&i.Service,
+			&i.Status,
+			&i.PriceCents,
+			&i.Holder,
+			&i.LeftAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
