@@ -199,3 +199,20 @@ WHERE o.shop_id = sqlc.arg(shop_id)
   AND (o.chain_id IN (SELECT chain_id FROM chains) OR o.id IN (SELECT chain_id FROM chains))
 ORDER BY 2, 3
 LIMIT 500;
+
+-- name: AppointmentMovesToCopy :many
+-- Move-ups of appointments another system keeps whose new time is still ahead and
+-- which the owner has not copied there yet, soonest first.
+SELECT a.id, a.source, a.service, a.starts_at AS old_starts_at, o.starts_at AS new_starts_at,
+    COALESCE(NULLIF(c.name, ''), a.customer_name, '')::text AS name
+FROM appointments a
+JOIN slot_openings o ON o.id = a.moved_to
+LEFT JOIN customers c ON c.id = a.customer_id
+WHERE a.shop_id = sqlc.arg(shop_id) AND a.status = 'moved' AND a.copied_at IS NULL
+  AND a.source IN ('calcom', 'square', 'ics') AND o.starts_at > sqlc.arg(now)
+ORDER BY o.starts_at, a.id
+LIMIT 100;
+
+-- name: AppointmentMarkCopied :execrows
+UPDATE appointments SET copied_at = sqlc.arg(now)
+WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id) AND status = 'moved' AND copied_at IS NULL;

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/slotrecovery/slotrecovery/internal/connectors"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 )
 
@@ -63,4 +64,40 @@ func (s *Service) Chains(ctx context.Context, shopID uuid.UUID, from, to time.Ti
 	// A chain starts with its first opening: order them by it.
 	slices.SortStableFunc(out, func(a, b Chain) int { return a.Links[0].StartsAt.Compare(b.Links[0].StartsAt) })
 	return out, nil
+}
+
+// MoveToCopy is a move-up of an appointment another system keeps (cal.com, Square, a
+// calendar feed): the owner copies it there, as nothing writes it back for them.
+type MoveToCopy struct {
+	AppointmentID uuid.UUID
+	Source        connectors.Source
+	Name, Service string
+	From, To      time.Time
+}
+
+// MovesToCopy returns the shop's moves still to copy into the system their appointment
+// came from, soonest new time first: those whose new time is after now and which the
+// owner has not marked copied (at most 100).
+func (s *Service) MovesToCopy(ctx context.Context, shopID uuid.UUID, now time.Time) ([]MoveToCopy, error) {
+	rows, err := queries.AppointmentMovesToCopy(ctx, s.pool, db.AppointmentMovesToCopyParams{ShopID: shopID, Now: now})
+	if err != nil {
+		return nil, fmt.Errorf("read moves to copy: %w", err)
+	}
+	out := make([]MoveToCopy, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, MoveToCopy{AppointmentID: r.ID, Source: connectors.Source(r.Source), Name: r.Name, Service: r.Service,
+			From: r.OldStartsAt, To: r.NewStartsAt})
+	}
+	return out, nil
+}
+
+// MarkCopied records that the owner copied the shop's moved appointment into its own
+// system: it leaves MovesToCopy. False when there was no such move to copy (another
+// shop's, not moved, or marked already).
+func (s *Service) MarkCopied(ctx context.Context, shopID, appointmentID uuid.UUID, now time.Time) (bool, error) {
+	n, err := queries.AppointmentMarkCopied(ctx, s.pool, db.AppointmentMarkCopiedParams{ID: appointmentID, ShopID: shopID, Now: &now})
+	if err != nil {
+		return false, fmt.Errorf("mark move copied: %w", err)
+	}
+	return n == 1, nil
 }

@@ -3,6 +3,8 @@ package dashboard_test
 import (
 	"context"
 	"html"
+	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -29,12 +31,12 @@ func TestBookShowsChains(t *testing.T) {
 	ny, err := time.LoadLocation("America/New_York")
 	require.NoError(t, err)
 	at := func(month time.Month, day, hour int) time.Time { return time.Date(2026, month, day, hour, 0, 0, 0, ny) }
-	mover := func(phone, name string, start time.Time) (uuid.UUID, uuid.UUID) {
+	mover := func(source connectors.Source, phone, name string, start time.Time) (uuid.UUID, uuid.UUID) {
 		t.Helper()
 		c := en.addCustomer(t, shop, phone, name)
 		_, err := en.pool.Exec(ctx, `UPDATE customers SET move_up = true WHERE id = $1`, c.ID)
 		require.NoError(t, err)
-		res, err := en.book.Upsert(ctx, shop, connectors.Appointment{Source: connectors.SourceAPI, ExternalID: "ext-" + name,
+		res, err := en.book.Upsert(ctx, shop, connectors.Appointment{Source: source, ExternalID: "ext-" + name,
 			Status: connectors.StatusBooked, StartsAt: start, DurationMinutes: 45, Service: "Cut", PriceCents: 2500, Phone: phone})
 		require.NoError(t, err)
 		return c.ID, res.Appointment.ID
@@ -56,8 +58,8 @@ func TestBookShowsChains(t *testing.T) {
 		t.Fatalf("offer %s not claimable", id)
 		return slots.LiveOffer{}
 	}
-	kim, kimAppt := mover("+15555550401", "Kim", at(12, 2, 16))
-	lou, louAppt := mover("+15555550402", "Lou", at(12, 3, 10))
+	kim, kimAppt := mover(connectors.SourceCalcom, "+15555550401", "Kim", at(12, 2, 16))
+	lou, louAppt := mover(connectors.SourceAPI, "+15555550402", "Lou", at(12, 3, 10))
 	ana := en.addCustomer(t, shop, "+15555550403", "Ana")
 	first, err := en.slots.Declare(ctx, shop, slots.NewOpening{StartsAt: at(11, 30, 9), DurationMinutes: 45, Service: "Cut", PriceCents: 2500})
 	require.NoError(t, err)
@@ -84,6 +86,25 @@ func TestBookShowsChains(t *testing.T) {
 		require.Equal(t, want, html.UnescapeString(got[1]), day)
 		require.Contains(t, body, "2 moves, $75.00 recovered")
 	}
-	body, _ := en.page(t, ck, dashboard.BookPath+"?day=2026-12-01")
+	body, csrf := en.page(t, ck, dashboard.BookPath+"?day=2026-12-01")
 	require.False(t, strings.Contains(body, `id="chains"`), "no chain has a time on 1 Dec")
+
+	// Kim's move is to copy into cal.com, whatever the day shown; Lou's appointment
+	// came through the API, which reads the move from the book.
+	moves := regexp.MustCompile(`(?s)<li id="move-([0-9a-f-]{36})">(.*?) <form`).FindAllStringSubmatch(body, -1)
+	require.Len(t, moves, 1, "moves to copy")
+	require.Equal(t, kimAppt.String(), moves[0][1])
+	require.Equal(t, "Kim, Cut: Wed 2 Dec 16:00 → Mon 30 Nov 09:00 (in cal.com)", html.UnescapeString(moves[0][2]))
+	rec := en.post(dashboard.BookPath+"/"+kimAppt.String()+"/copied", url.Values{"csrf": {csrf}, "day": {"2026-12-01"}}, ck)
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	require.Equal(t, dashboard.BookPath+"?day=2026-12-01&notice=copied", rec.Header().Get("Location"))
+	body, _ = en.page(t, ck, dashboard.BookPath+"?day=2026-12-01")
+	require.NotContains(t, body, `id="moves-to-copy"`, "copied: off the list")
+	rec = en.post(dashboard.BookPath+"/"+kimAppt.String()+"/copied", url.Values{"csrf": {csrf}}, ck)
+	require.Equal(t, dashboard.BookPath+"?notice=copied_already", rec.Header().Get("Location"))
+	// Another shop's owner cannot take it off anyone's list.
+	other := en.login(t, en.keyB)
+	_, csrfB := en.page(t, other, dashboard.BookPath)
+	rec = en.post(dashboard.BookPath+"/"+louAppt.String()+"/copied", url.Values{"csrf": {csrfB}}, other)
+	require.Equal(t, dashboard.BookPath+"?notice=copied_already", rec.Header().Get("Location"))
 }

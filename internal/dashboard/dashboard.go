@@ -282,6 +282,7 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	if d.cfg.Book != nil {
 		e.GET(BookPath, d.page(d.signedIn(d.bookDay)))
 		e.POST(BookPath+"/:id/offer", d.page(d.signedIn(d.withCSRF(d.offerAppointment))))
+		e.POST(BookPath+"/:id/copied", d.page(d.signedIn(d.withCSRF(d.markCopied))))
 		e.POST(IntegrationsPath+"/connectors", d.page(d.signedIn(d.withCSRF(d.createConnector))))
 		e.POST(IntegrationsPath+"/connectors/:id/key", d.page(d.signedIn(d.withCSRF(d.connectorAction(d.setConnectorKey)))))
 		e.POST(IntegrationsPath+"/connectors/:id/delete", d.page(d.signedIn(d.withCSRF(d.connectorAction(d.deleteConnector)))))

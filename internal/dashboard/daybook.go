@@ -49,6 +49,15 @@ type bookView struct {
 	More bool
 	// Chains are the chains of move-ups with a time on this day, each whole.
 	Chains []chainView
+	// Copy are the moves still to copy into the shop's own booking system (whatever
+	// the day shown).
+	Copy []copyView
+}
+
+// copyView is a move to copy into the system the appointment came from.
+type copyView struct {
+	ID   uuid.UUID
+	Text string
 }
 
 // chainView is a chain of moves as the page writes it: its links in order ("Tue 11:00
@@ -82,6 +91,9 @@ var bookNotices = map[string]string{
 	"offered": "The opening is declared: offers go out with the next wave.",
 	"skipped": "The opening was not declared: the appointment says why.",
 	"pending": "The opening could not be declared just now; it is tried again within minutes.",
+	"copied":  "The move is off the list.",
+	// A second press, or another shop's address: nothing to take off.
+	"copied_already": "That move was off the list already.",
 }
 
 // dayOf reads ?day= in the shop's zone: the day's start (local midnight). Empty means
@@ -142,6 +154,19 @@ func (d *Dashboard) bookViewOf(ctx context.Context, shop shops.Shop, day time.Ti
 	}
 	for _, c := range chains {
 		v.Chains = append(v.Chains, chainViewOf(c, shop, now))
+	}
+	moves, err := d.cfg.Book.MovesToCopy(ctx, shop.ID, now)
+	if err != nil {
+		return v, err
+	}
+	today := now.In(shop.Location)
+	for _, m := range moves {
+		who := m.Name
+		if who == "" {
+			who = "(no name)"
+		}
+		v.Copy = append(v.Copy, copyView{ID: m.AppointmentID, Text: fmt.Sprintf("%s, %s: %s → %s (in %s)", who, orDash(m.Service),
+			shortTime(m.From, shop.Location, today), shortTime(m.To, shop.Location, today), sourceLabel(m.Source))})
 	}
 	people := map[string]*personView{}
 	for _, a := range all {
@@ -292,6 +317,31 @@ func sourceLabel(s connectors.Source) string {
 // offerAppointment is "Offer it": the waiting opening of a cancelled appointment is
 // declared (book.Service.Offer holds the appointment's row lock: two presses declare
 // once). Another shop's appointment is the 404 page.
+// markCopied takes a move off the list of moves to copy: the owner copied it into
+// their own booking system.
+func (d *Dashboard) markCopied(c echo.Context) error {
+	s := current(c)
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return d.notFound(c)
+	}
+	done, err := d.cfg.Book.MarkCopied(c.Request().Context(), s.Shop.ID, id, d.cfg.Now())
+	if err != nil {
+		return d.internalError(c, "mark move copied", err)
+	}
+	notice := "copied"
+	if !done {
+		notice = "copied_already"
+	}
+	q := url.Values{"notice": {notice}}
+	if day := c.FormValue("day"); day != "" {
+		if _, ok := dayOf(day, s.Shop, d.cfg.Now()); ok {
+			q.Set("day", day)
+		}
+	}
+	return c.Redirect(http.StatusSeeOther, BookPath+"?"+q.Encode())
+}
+
 func (d *Dashboard) offerAppointment(c echo.Context) error {
 	s := current(c)
 	id, err := uuid.Parse(c.Param("id"))

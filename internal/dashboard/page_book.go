@@ -25,6 +25,18 @@ func (v bookView) content(csrf string) g.Node {
 			"(Settings: declare cancellations automatically)."))),
 		g.If(!v.AutoDeclare, h.P(h.Class("muted"), g.Text("A cancelled appointment still ahead waits for you: press "+
 			"\"Offer it\" to offer its time to your customers."))),
+		g.If(len(v.Copy) > 0, h.Section(h.Class("card"), h.ID("moves-to-copy"), h.Aria("labelledby", "moves-to-copy-h"),
+			h.H2(h.ID("moves-to-copy-h"), g.Text("Moves to copy into your calendar")),
+			h.P(h.Class("muted"), g.Text("These customers took an earlier time by text. Your booking system still shows "+
+				"their old time: move it there, then press \u201cCopied\u201d.")),
+			h.Ul(h.Class("moves"), g.Map(v.Copy, func(m copyView) g.Node {
+				return h.Li(h.ID("move-"+m.ID.String()), g.Text(m.Text+" "),
+					h.Form(h.Method("post"), h.Action(BookPath+"/"+m.ID.String()+"/copied"), h.Class("inline"), csrfInput(csrf),
+						h.Input(h.Type("hidden"), h.Name("day"), h.Value(v.Date)),
+						h.Button(h.Type("submit"), h.Class("btn"), g.Text("Copied"),
+							h.Span(h.Class("vh"), g.Text(" ("+m.Text+")")))))
+			})),
+		)),
 		g.If(v.Count == 0, h.P(h.Class("empty"), g.Text("No appointments on this day."))),
 		g.Map(v.People, func(p personView) g.Node { return p.section(csrf, v.Date) }),
 		g.If(v.More, h.P(h.Class("muted"), g.Text("This day has more appointments than the page shows."))),

@@ -14,7 +14,7 @@ import (
 )
 
 const appointmentBookGet = `-- name: AppointmentBookGet :one
-SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
+SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, a.copied_at, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
 FROM book_appointments a
 LEFT JOIN staff st ON st.id = a.staff_id
 LEFT JOIN customers c ON c.id = a.customer_id
@@ -58,6 +58,7 @@ func (q *Queries) AppointmentBookGet(ctx context.Context, db DBTX, arg Appointme
 		&i.BookAppointment.CreatedAt,
 		&i.BookAppointment.ChangedAt,
 		&i.BookAppointment.MovedTo,
+		&i.BookAppointment.CopiedAt,
 		&i.StaffName,
 		&i.KnownName,
 	)
@@ -69,7 +70,7 @@ UPDATE appointments
 SET status = 'cancelled', releases = releases + 1,
     source_updated_at = GREATEST(source_updated_at, $1::timestamptz), changed_at = $1
 WHERE shop_id = $2 AND id = $3 AND status = 'booked'
-RETURNING id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to
+RETURNING id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to, copied_at
 `
 
 type AppointmentCancelParams struct {
@@ -105,6 +106,7 @@ func (q *Queries) AppointmentCancel(ctx context.Context, db DBTX, arg Appointmen
 		&i.CreatedAt,
 		&i.ChangedAt,
 		&i.MovedTo,
+		&i.CopiedAt,
 	)
 	return i, err
 }
@@ -158,7 +160,7 @@ func (q *Queries) AppointmentForget(ctx context.Context, db DBTX, arg Appointmen
 }
 
 const appointmentGet = `-- name: AppointmentGet :one
-SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
+SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, a.copied_at, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
 FROM appointments a
 LEFT JOIN staff st ON st.id = a.staff_id
 LEFT JOIN customers c ON c.id = a.customer_id
@@ -200,6 +202,7 @@ func (q *Queries) AppointmentGet(ctx context.Context, db DBTX, arg AppointmentGe
 		&i.Appointment.CreatedAt,
 		&i.Appointment.ChangedAt,
 		&i.Appointment.MovedTo,
+		&i.Appointment.CopiedAt,
 		&i.StaffName,
 		&i.KnownName,
 	)
@@ -207,7 +210,7 @@ func (q *Queries) AppointmentGet(ctx context.Context, db DBTX, arg AppointmentGe
 }
 
 const appointmentGetByExternal = `-- name: AppointmentGetByExternal :one
-SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
+SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, a.copied_at, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
 FROM appointments a
 LEFT JOIN staff st ON st.id = a.staff_id
 LEFT JOIN customers c ON c.id = a.customer_id
@@ -250,6 +253,7 @@ func (q *Queries) AppointmentGetByExternal(ctx context.Context, db DBTX, arg App
 		&i.Appointment.CreatedAt,
 		&i.Appointment.ChangedAt,
 		&i.Appointment.MovedTo,
+		&i.Appointment.CopiedAt,
 		&i.StaffName,
 		&i.KnownName,
 	)
@@ -257,7 +261,7 @@ func (q *Queries) AppointmentGetByExternal(ctx context.Context, db DBTX, arg App
 }
 
 const appointmentList = `-- name: AppointmentList :many
-SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
+SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, a.copied_at, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
 FROM book_appointments a
 LEFT JOIN staff st ON st.id = a.staff_id
 LEFT JOIN customers c ON c.id = a.customer_id
@@ -330,6 +334,7 @@ func (q *Queries) AppointmentList(ctx context.Context, db DBTX, arg AppointmentL
 			&i.BookAppointment.CreatedAt,
 			&i.BookAppointment.ChangedAt,
 			&i.BookAppointment.MovedTo,
+			&i.BookAppointment.CopiedAt,
 			&i.StaffName,
 			&i.KnownName,
 		); err != nil {
@@ -344,7 +349,7 @@ func (q *Queries) AppointmentList(ctx context.Context, db DBTX, arg AppointmentL
 }
 
 const appointmentListBookedFrom = `-- name: AppointmentListBookedFrom :many
-SELECT id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to FROM appointments
+SELECT id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to, copied_at FROM appointments
 WHERE shop_id = $1 AND source = $2 AND status = 'booked'
   AND starts_at >= $3::timestamptz AND starts_at < $4::timestamptz
 ORDER BY starts_at, id
@@ -394,6 +399,7 @@ func (q *Queries) AppointmentListBookedFrom(ctx context.Context, db DBTX, arg Ap
 			&i.CreatedAt,
 			&i.ChangedAt,
 			&i.MovedTo,
+			&i.CopiedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -406,7 +412,7 @@ func (q *Queries) AppointmentListBookedFrom(ctx context.Context, db DBTX, arg Ap
 }
 
 const appointmentLock = `-- name: AppointmentLock :one
-SELECT id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to FROM appointments
+SELECT id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to, copied_at FROM appointments
 WHERE shop_id = $1 AND id = $2
 FOR UPDATE
 `
@@ -443,12 +449,13 @@ func (q *Queries) AppointmentLock(ctx context.Context, db DBTX, arg AppointmentL
 		&i.CreatedAt,
 		&i.ChangedAt,
 		&i.MovedTo,
+		&i.CopiedAt,
 	)
 	return i, err
 }
 
 const appointmentLockExternal = `-- name: AppointmentLockExternal :one
-SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, COALESCE(st.name, '')::text AS staff_name
+SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, a.copied_at, COALESCE(st.name, '')::text AS staff_name
 FROM appointments a
 LEFT JOIN staff st ON st.id = a.staff_id
 WHERE a.shop_id = $1 AND a.source = $2 AND a.external_id = $3
@@ -493,13 +500,14 @@ func (q *Queries) AppointmentLockExternal(ctx context.Context, db DBTX, arg Appo
 		&i.Appointment.CreatedAt,
 		&i.Appointment.ChangedAt,
 		&i.Appointment.MovedTo,
+		&i.Appointment.CopiedAt,
 		&i.StaffName,
 	)
 	return i, err
 }
 
 const appointmentLockForMoveUp = `-- name: AppointmentLockForMoveUp :one
-SELECT id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to FROM appointments
+SELECT id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to, copied_at FROM appointments
 WHERE shop_id = $1 AND id = $2 AND customer_id = $3 AND status = 'booked'
 FOR UPDATE
 `
@@ -536,6 +544,7 @@ func (q *Queries) AppointmentLockForMoveUp(ctx context.Context, db DBTX, arg App
 		&i.CreatedAt,
 		&i.ChangedAt,
 		&i.MovedTo,
+		&i.CopiedAt,
 	)
 	return i, err
 }
@@ -561,12 +570,31 @@ func (q *Queries) AppointmentLockName(ctx context.Context, db DBTX, arg Appointm
 	return err
 }
 
+const appointmentMarkCopied = `-- name: AppointmentMarkCopied :execrows
+UPDATE appointments SET copied_at = $1
+WHERE id = $2 AND shop_id = $3 AND status = 'moved' AND copied_at IS NULL
+`
+
+type AppointmentMarkCopiedParams struct {
+	Now    *time.Time
+	ID     uuid.UUID
+	ShopID uuid.UUID
+}
+
+func (q *Queries) AppointmentMarkCopied(ctx context.Context, db DBTX, arg AppointmentMarkCopiedParams) (int64, error) {
+	result, err := db.Exec(ctx, appointmentMarkCopied, arg.Now, arg.ID, arg.ShopID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const appointmentMarkMoved = `-- name: AppointmentMarkMoved :one
 UPDATE appointments
 SET status = 'moved', moved_to = $1::uuid, releases = releases + 1,
     source_updated_at = GREATEST(source_updated_at, $2::timestamptz), changed_at = $2
 WHERE shop_id = $3 AND id = $4 AND status = 'booked'
-RETURNING id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to
+RETURNING id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to, copied_at
 `
 
 type AppointmentMarkMovedParams struct {
@@ -608,8 +636,64 @@ func (q *Queries) AppointmentMarkMoved(ctx context.Context, db DBTX, arg Appoint
 		&i.CreatedAt,
 		&i.ChangedAt,
 		&i.MovedTo,
+		&i.CopiedAt,
 	)
 	return i, err
+}
+
+const appointmentMovesToCopy = `-- name: AppointmentMovesToCopy :many
+SELECT a.id, a.source, a.service, a.starts_at AS old_starts_at, o.starts_at AS new_starts_at,
+    COALESCE(NULLIF(c.name, ''), a.customer_name, '')::text AS name
+FROM appointments a
+JOIN slot_openings o ON o.id = a.moved_to
+LEFT JOIN customers c ON c.id = a.customer_id
+WHERE a.shop_id = $1 AND a.status = 'moved' AND a.copied_at IS NULL
+  AND a.source IN ('calcom', 'square', 'ics') AND o.starts_at > $2
+ORDER BY o.starts_at, a.id
+LIMIT 100
+`
+
+type AppointmentMovesToCopyParams struct {
+	ShopID uuid.UUID
+	Now    time.Time
+}
+
+type AppointmentMovesToCopyRow struct {
+	ID          uuid.UUID
+	Source      string
+	Service     string
+	OldStartsAt time.Time
+	NewStartsAt time.Time
+	Name        string
+}
+
+// Move-ups of appointments another system keeps whose new time is still ahead and
+// which the owner has not copied there yet, soonest first.
+func (q *Queries) AppointmentMovesToCopy(ctx context.Context, db DBTX, arg AppointmentMovesToCopyParams) ([]AppointmentMovesToCopyRow, error) {
+	rows, err := db.Query(ctx, appointmentMovesToCopy, arg.ShopID, arg.Now)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []AppointmentMovesToCopyRow
+	for rows.Next() {
+		var i AppointmentMovesToCopyRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Source,
+			&i.Service,
+			&i.OldStartsAt,
+			&i.NewStartsAt,
+			&i.Name,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const appointmentTimeTaken = `-- name: AppointmentTimeTaken :one
@@ -687,7 +771,7 @@ ON CONFLICT (shop_id, source, external_id) DO UPDATE SET
         ELSE 0 END,
     changed_at = EXCLUDED.changed_at
 WHERE (EXCLUDED.source_version, EXCLUDED.source_updated_at) > (a.source_version, a.source_updated_at)
-RETURNING a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to
+RETURNING a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, a.copied_at
 `
 
 type AppointmentUpsertParams struct {
@@ -760,6 +844,7 @@ func (q *Queries) AppointmentUpsert(ctx context.Context, db DBTX, arg Appointmen
 		&i.CreatedAt,
 		&i.ChangedAt,
 		&i.MovedTo,
+		&i.CopiedAt,
 	)
 	return i, err
 }

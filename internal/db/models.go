@@ -33,6 +33,7 @@ type Appointment struct {
 	CreatedAt       time.Time
 	ChangedAt       time.Time
 	MovedTo         uuid.NullUUID
+	CopiedAt        *time.Time
 }
 
 type AppointmentOpening struct {
@@ -71,6 +72,7 @@ type BookAppointment struct {
 	CreatedAt       time.Time
 	ChangedAt       time.Time
 	MovedTo         uuid.NullUUID
+	CopiedAt        *time.Time
 }
 
 type Booking struct {
