@@ -209,9 +209,10 @@ func fill(text string, data map[string]any) string {
 }
 
 // When writes a moment as customers read it in texts: the shop's local day and time,
-// with the clock as the language writes it in the shop's country (see clock): "Sat 28
-// Nov 15:00", "Sat 28 Nov 3:00 PM" in the US, "sáb. 28 nov. a las 15:00", "sam. 28 nov.
-// à 15h00", "sam. 28 nov. à 15 h" in Canada.
+// with the date and the clock as the language writes them in the shop's country (see
+// clock): "Sat 28 Nov 15:00", "Sat Nov 28 3:00 PM" in the US (month first: the
+// catalogue's "when_us"), "sáb. 28 nov. a las 15:00" (in the US and Mexico too, with
+// their clock), "sam. 28 nov. à 15h00", "sam. 28 nov. à 15 h" in Canada.
 func (w Words) When(shop shops.Shop, t time.Time) string {
 	w = w.words()
 	loc := shop.Location
@@ -219,8 +220,13 @@ func (w Words) When(shop shops.Shop, t time.Time) string {
 		loc = time.UTC
 	}
 	lt := t.In(loc)
-	clock, hour := w.clock(shop.Country(), lt)
-	return w.say("when", map[string]any{
+	country := shop.Country()
+	clock, hour := w.clock(country, lt)
+	id := "when"
+	if country == "US" {
+		id = "when_us"
+	}
+	return w.say(id, map[string]any{
 		"Weekday": w.cal.WeekdayAbbreviated(lt.Weekday()), "Day": strconv.Itoa(lt.Day()),
 		"Month": w.cal.MonthAbbreviated(lt.Month()), "Time": clock,
 	}, hour)
@@ -379,6 +385,34 @@ func (w Words) Refunded(shop shops.Shop, service string, startsAt time.Time) str
 // paid for was refunded.
 func (w Words) DuplicateRefunded(shop shops.Shop, service string, startsAt time.Time) string {
 	return w.text(shop, "duplicate_refunded", w.about(shop, service, startsAt))
+}
+
+// Cancelled confirms a customer's cancellation by text of their booking of service at
+// startsAt; refunded says their payment goes back.
+func (w Words) Cancelled(shop shops.Shop, service string, startsAt time.Time, refunded bool) string {
+	if refunded {
+		return w.text(shop, "cancelled_refund", w.about(shop, service, startsAt))
+	}
+	return w.text(shop, "cancelled", w.about(shop, service, startsAt))
+}
+
+// CancelAsked answers a booked customer's request to cancel in a shop that does not let
+// customers cancel by text: the request is with the team, who will answer.
+func (w Words) CancelAsked(shop shops.Shop) string {
+	return w.text(shop, "cancel_asked", shopOnly(shop))
+}
+
+// OptedOutBooked answers the STOP (or the bare CANCEL) of a customer who holds a
+// booking of service at startsAt: no more offers, the booking stands, and how to cancel
+// it by text.
+func (w Words) OptedOutBooked(shop shops.Shop, service string, startsAt time.Time) string {
+	return w.text(shop, "opted_out_booked", w.about(shop, service, startsAt))
+}
+
+// CancelRefunded tells a customer that the payment of a booking they cancelled was
+// refunded.
+func (w Words) CancelRefunded(shop shops.Shop, service string, startsAt time.Time) string {
+	return w.text(shop, "cancel_refunded", w.about(shop, service, startsAt))
 }
 
 // Clarify asks a customer whose reply to an offer was unsure (a reaction, a question,
