@@ -220,7 +220,9 @@ var segmentCases = func() []segmentCase {
 		{"refunded", false, slot(texts.Words.Refunded)},
 		{"duplicate_refunded", false, slot(texts.Words.DuplicateRefunded)},
 		// The answer to a booked customer's "can't make it" (issue 45).
-		{"cancelled", true, func(w texts.Words, shop shops.Shop, at time.Time) string { return w.Cancelled(shop, service, at, false) }},
+		{"cancelled", true, func(w texts.Words, shop shops.Shop, at time.Time) string {
+			return w.Cancelled(shop, service, at, false)
+		}},
 		{"cancelled_refund", false, func(w texts.Words, shop shops.Shop, at time.Time) string { return w.Cancelled(shop, service, at, true) }},
 		{"cancel_asked", false, only(texts.Words.CancelAsked)},
 		{"opted_out_booked", false, slot(texts.Words.OptedOutBooked)},
