@@ -503,8 +503,22 @@ func (w Words) InboxAck(shop shops.Shop) string { return w.text(shop, "inbox_ack
 // in the inbox: who (their name, or their number masked) and the text's first 100
 // characters.
 func (w Words) InboxAlert(shop shops.Shop, who, text string) string {
+	return w.text(shop, "inbox_alert", map[string]any{"Shop": shop.Name, "Who": who, "Text": alertQuote(text)})
+}
+
+// InboxCancelAlert is InboxAlert for a booked customer's request to cancel, in a shop
+// that does not let customers cancel by text: it says it is a cancellation, and of which
+// booking.
+func (w Words) InboxCancelAlert(shop shops.Shop, who, service string, startsAt time.Time, text string) string {
+	d := w.about(shop, service, startsAt)
+	d["Who"], d["Text"] = who, alertQuote(text)
+	return w.text(shop, "inbox_cancel_alert", d)
+}
+
+// alertQuote is the first 100 characters of a text an alert quotes.
+func alertQuote(text string) string {
 	if r := []rune(text); len(r) > 100 {
-		text = string(r[:100]) + "…"
+		return string(r[:100]) + "…"
 	}
-	return w.text(shop, "inbox_alert", map[string]any{"Shop": shop.Name, "Who": who, "Text": text})
+	return text
 }
