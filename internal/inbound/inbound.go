@@ -55,7 +55,7 @@ type Config struct {
 	// held to it: it books as any other.
 	HourlyCap int
 	Logger    *slog.Logger
-	Metrics *metrics.Metrics
+	Metrics   *metrics.Metrics
 }
 
 // Mover moves a customer's booking up to the earlier opening of a move-up offer
