@@ -364,3 +364,81 @@ func TestCancelByTextStorm(t *testing.T) {
 			"round %d: the answers were all the cancelling customer heard", r)
 	}
 }
+
+// TestAStrangerOverTheHourlyCap: 25 texts in an hour from a number that is nobody's are
+// all kept in the conversation, but only the first HourlyCap (20) raise a
+// message.received event, and past it none is acknowledged; another number is not held
+// to the stranger's count; and a customer over the cap (texting on and on) still books
+// their live offer with YES: the cap holds back texts for a person, never a booking
+// (issue 49).
+func TestAStrangerOverTheHourlyCap(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newSMSWorld(t, inbound.Config{})
+	require.Equal(t, 20, inbound.NumberHourlyCap, "the default cap")
+	_, err := w.pool.Exec(ctx, `UPDATE shops SET notify_phone = '+447700900998' WHERE id = $1`, w.shop.ID)
+	require.NoError(t, err)
+	_, err = w.pool.Exec(ctx, `INSERT INTO webhook_endpoints (shop_id, url, enabled_events, secret, created_at, updated_at)
+		VALUES ($1, 'https://hooks.example.com/in', '{message.received}', 'whsec_dGVzdHNlY3JldHRlc3RzZWNyZXR0ZXN0c2VjcmV0', now(), now())`, w.shop.ID)
+	require.NoError(t, err)
+	events := func(phone string) int {
+		return w.count(`SELECT count(*) FROM webhook_events WHERE shop_id = $1 AND type = 'message.received' AND subject->>'phone' = $2`, w.shop.ID, phone)
+	}
+	kept := func(phone string) int {
+		return w.count(`SELECT count(*) FROM conversation_messages m JOIN conversations c ON c.id = m.conversation_id
+			WHERE c.shop_id = $1 AND c.phone = $2 AND m.direction = 'in'`, w.shop.ID, phone)
+	}
+
+	const stranger, flood = "+447700955555", 25
+	var wg sync.WaitGroup
+	answers := make([]sms, flood)
+	errs := make([]error, flood)
+	for i := range flood {
+		wg.Go(func() { answers[i], errs[i] = w.text(fmt.Sprintf("SMflood%02d", i), stranger, fmt.Sprintf("hello? %d", i)) })
+	}
+	wg.Wait()
+	answered := 0
+	for i := range flood {
+		require.NoError(t, errs[i])
+		require.Equal(t, "unrecognized", answers[i].outcome)
+		if answers[i].message != "" {
+			answered++
+		}
+	}
+	require.Equal(t, flood, kept(stranger), "every text kept")
+	require.Equal(t, inbound.NumberHourlyCap, events(stranger), "events: the cap's")
+	require.LessOrEqual(t, answered, 1, "acknowledged once a day at most, and never past the cap")
+	require.Equal(t, 1, w.count(`SELECT count(*) FROM river_job WHERE kind = 'sms_text' AND args->>'to' = '+447700900998'`), "one alert")
+	require.Equal(t, flood, w.count(`SELECT count(*) FROM inbound_messages WHERE from_phone = $1`, stranger), "every text stored")
+
+	// Another number is not held to the stranger's count.
+	other := w.must("SMother", "+447700966666", "hi, is this the salon?")
+	require.NotEmpty(t, other.message, "another number is acknowledged")
+	require.Equal(t, 1, events("+447700966666"))
+
+	// A customer over the cap still books with YES.
+	op, err := w.slots.Declare(ctx, w.shop, slots.NewOpening{StartsAt: time.Now().Add(6 * time.Hour), DurationMinutes: 30, Service: "Cut", PriceCents: 2500})
+	require.NoError(t, err)
+	id, phone := w.customer("")
+	for i := range flood {
+		w.must(fmt.Sprintf("SMchatty%02d", i), phone, fmt.Sprintf("are you open on sunday? %d", i))
+	}
+	require.Equal(t, inbound.NumberHourlyCap, events(phone), "the customer is over the cap")
+	w.offer(op.ID, id, 1)
+	require.Equal(t, "booked", w.must("SMchatty-yes", phone, "YES").outcome, "a YES is never capped out of booking")
+	require.Equal(t, 1, w.count(`SELECT count(*) FROM bookings WHERE opening_id = $1 AND status IN ('pending_payment', 'confirmed')`, op.ID))
+}
+
+// TestHourlyCapIsConfigured: Config.HourlyCap replaces the default.
+func TestHourlyCapIsConfigured(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newSMSWorld(t, inbound.Config{HourlyCap: 3})
+	_, err := w.pool.Exec(ctx, `INSERT INTO webhook_endpoints (shop_id, url, enabled_events, secret, created_at, updated_at)
+		VALUES ($1, 'https://hooks.example.com/in', '{message.received}', 'whsec_dGVzdHNlY3JldHRlc3RzZWNyZXR0ZXN0c2VjcmV0', now(), now())`, w.shop.ID)
+	require.NoError(t, err)
+	for i := range 5 {
+		w.must(fmt.Sprintf("SMcap%d", i), "+447700977777", "hello")
+	}
+	require.Equal(t, 3, w.count(`SELECT count(*) FROM webhook_events WHERE shop_id = $1 AND type = 'message.received'`, w.shop.ID))
+}
