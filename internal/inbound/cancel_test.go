@@ -394,7 +394,9 @@ func TestAStrangerOverTheHourlyCap(t *testing.T) {
 	answers := make([]sms, flood)
 	errs := make([]error, flood)
 	for i := range flood {
-		wg.Go(func() { answers[i], errs[i] = w.text(fmt.Sprintf("SMflood%02d", i), stranger, fmt.Sprintf("hello? %d", i)) })
+		wg.Go(func() {
+			answers[i], errs[i] = w.text(fmt.Sprintf("SMflood%02d", i), stranger, fmt.Sprintf("hello? %d", i))
+		})
 	}
 	wg.Wait()
 	answered := 0
