@@ -302,6 +302,17 @@ type JoinRequest struct {
 	CustomerID        uuid.NullUUID
 }
 
+type NotifyPhoneConfirmation struct {
+	ShopID    uuid.UUID
+	Phone     string
+	CodeHash  []byte
+	SentAt    time.Time
+	ExpiresAt time.Time
+	Attempts  int32
+	SendsDay  pgtype.Date
+	Sends     int32
+}
+
 type Service struct {
 	ID              uuid.UUID
 	ShopID          uuid.UUID
@@ -360,6 +371,9 @@ type Shop struct {
 	ChainMax                int32
 	Slug                    string
 	PrivacyUrl              pgtype.Text
+	CustomersCancelByText   bool
+	Ranking                 string
+	SkipAfterNoShows        pgtype.Int4
 }
 
 type SlotOffer struct {

@@ -522,3 +522,9 @@ func alertQuote(text string) string {
 	}
 	return text
 }
+
+// NotifyPhoneCode carries the code that confirms a number as the shop's alert number,
+// texted to that number; it says what to do with it and that a stranger may ignore it.
+func (w Words) NotifyPhoneCode(shop shops.Shop, code string) string {
+	return w.text(shop, "notify_phone_code", map[string]any{"Shop": shop.Name, "Code": code})
+}
