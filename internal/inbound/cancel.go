@@ -44,7 +44,7 @@ func (s *Service) cancelRequest(ctx context.Context, w texts.Words, shop shops.S
 	if len(live) == 0 {
 		return Answer{}, false, nil
 	}
-	if !cancelsByText(shop) || s.ledger == nil || len(live) > 1 {
+	if !shop.CustomersCancelByText || s.ledger == nil || len(live) > 1 {
 		return Answer{Outcome: OutcomeCancelRequest, Message: w.CancelAsked(shop), cancelAsked: &live[0]}, true, nil
 	}
 	var ans Answer
@@ -95,6 +95,3 @@ func (s *Service) optedOutAnswer(ctx context.Context, w texts.Words, shop shops.
 	}
 	return ans
 }
-
-// cancelsByText is a stand-in until shops.Shop.CustomersCancelByText lands (merge).
-var cancelsByText = func(shops.Shop) bool { return true }

@@ -444,3 +444,45 @@ func TestHourlyCapIsConfigured(t *testing.T) {
 	}
 	require.Equal(t, 3, w.count(`SELECT count(*) FROM webhook_events WHERE shop_id = $1 AND type = 'message.received'`, w.shop.ID))
 }
+
+// TestCancelByTextOffGoesToTheOwner: with the shop's customers_cancel_by_text off, a
+// booked customer's "can't make it" cancels nothing: it waits in the owner's inbox as a
+// cancellation (its conversation opens unread, the message.received event's outcome is
+// cancel_request, the owner's alert says who asks to cancel what), and the customer is
+// told the shop will get back to them. Two live bookings go to the owner too, even with
+// the setting on: which one is meant is for a person to ask.
+func TestCancelByTextOffGoesToTheOwner(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newSMSWorld(t, inbound.Config{})
+	require.True(t, w.shop.CustomersCancelByText, "on by default")
+	_, err := w.pool.Exec(ctx, `UPDATE shops SET customers_cancel_by_text = false, notify_phone = '+447700900998' WHERE id = $1`, w.shop.ID)
+	require.NoError(t, err)
+	_, err = w.pool.Exec(ctx, `INSERT INTO webhook_endpoints (shop_id, url, enabled_events, secret, created_at, updated_at)
+		VALUES ($1, 'https://hooks.example.com/in', '{message.received}', 'whsec_dGVzdHNlY3JldHRlc3RzZWNyZXR0ZXN0c2VjcmV0', now(), now())`, w.shop.ID)
+	require.NoError(t, err)
+	op, phone, booking := w.booked(5, "")
+	got := w.must("SMcant", phone, "can't make it")
+	require.Equal(t, "cancel_request", got.outcome)
+	require.Contains(t, got.message, "passed your cancellation on to the team")
+	require.Equal(t, ledger.BookingConfirmed, w.str(`SELECT status FROM bookings WHERE id = $1`, booking), "the booking stands")
+	require.Equal(t, "filled", w.str(`SELECT status FROM slot_openings WHERE id = $1`, op))
+	require.Equal(t, 1, w.count(`SELECT unread FROM conversations WHERE shop_id = $1 AND phone = $2`, w.shop.ID, phone))
+	require.Equal(t, "cancel_request", w.str(`SELECT subject->>'outcome' FROM webhook_events WHERE shop_id = $1 AND type = 'message.received'`, w.shop.ID))
+	alert := w.str(`SELECT args->>'body' FROM river_job WHERE kind = 'sms_text' AND args->>'to' = '+447700900998'`)
+	require.Contains(t, alert, "asks to cancel Cut")
+	require.Contains(t, alert, "can't make it")
+
+	// The setting on again, two live bookings: for the owner all the same.
+	_, err = w.pool.Exec(ctx, `UPDATE shops SET customers_cancel_by_text = true WHERE id = $1`, w.shop.ID)
+	require.NoError(t, err)
+	second, err := w.slots.Declare(ctx, w.shop, slots.NewOpening{StartsAt: time.Now().Add(9 * time.Hour), DurationMinutes: 30, Service: "Colour", PriceCents: 2500})
+	require.NoError(t, err)
+	id := uuid.MustParse(w.str(`SELECT customer_id::text FROM bookings WHERE id = $1`, booking))
+	w.offer(second.ID, id, 1)
+	require.Equal(t, "booked", w.must("SMsecond", phone, "YES").outcome)
+	got = w.must("SMcant2", phone, "I need to cancel my appointment")
+	require.Equal(t, "cancel_request", got.outcome)
+	require.Contains(t, got.message, "passed your cancellation on to the team")
+	require.Equal(t, 2, w.count(`SELECT count(*) FROM bookings WHERE customer_id = $1 AND status = 'confirmed'`, id))
+}
