@@ -48,8 +48,10 @@ func (s *Service) cancelRequest(ctx context.Context, w texts.Words, shop shops.S
 		return Answer{Outcome: OutcomeCancelRequest, Message: w.CancelAsked(shop), cancelAsked: &live[0]}, true, nil
 	}
 	var ans Answer
+	var c ledger.Cancellation
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		c, err := s.ledger.CancelByCustomer(ctx, tx, live[0].ID, now)
+		var err error
+		c, err = s.ledger.CancelByCustomer(ctx, tx, live[0].ID, now)
 		switch {
 		case errors.Is(err, ledger.ErrNotCancellable):
 			// Cancelled meanwhile by another text of the customer's (sent twice): that
@@ -59,7 +61,6 @@ func (s *Service) cancelRequest(ctx context.Context, w texts.Words, shop shops.S
 			return err
 		default:
 			ans = Answer{Outcome: OutcomeCancelRequest, Message: w.Cancelled(shop, c.Service, c.StartsAt, c.Refunded)}
-			s.log.InfoContext(ctx, "booking cancelled by its customer's text", "booking_id", c.BookingID, "opening", string(c.Result))
 		}
 		if sid == "" {
 			return nil
@@ -71,6 +72,10 @@ func (s *Service) cancelRequest(ctx context.Context, w texts.Words, shop shops.S
 	})
 	if err != nil {
 		return retryLaterAt(w, shop), true, fmt.Errorf("cancel booking by text: %w", err)
+	}
+	if c.Cancelled {
+		s.m.Booking(ledger.BookingCancelled)
+		s.log.InfoContext(ctx, "booking cancelled by its customer's text", "booking_id", c.BookingID, "opening", string(c.Result))
 	}
 	ans.stored = sid != ""
 	return ans, true, nil
