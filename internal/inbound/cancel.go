@@ -74,6 +74,9 @@ func (s *Service) cancelRequest(ctx context.Context, w texts.Words, shop shops.S
 		return retryLaterAt(w, shop), true, fmt.Errorf("cancel booking by text: %w", err)
 	}
 	if c.Cancelled {
+		if c.OpenCheckout {
+			s.ledger.EndCheckout(ctx, c.BookingID)
+		}
 		s.m.Booking(ledger.BookingCancelled)
 		s.log.InfoContext(ctx, "booking cancelled by its customer's text", "booking_id", c.BookingID, "opening", string(c.Result))
 	}

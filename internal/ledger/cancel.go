@@ -58,6 +58,9 @@ type Cancellation struct {
 	// new generation), ResultExpired (too close to its start to offer it again), or ""
 	// when the booking did not hold it.
 	Result Result
+	// OpenCheckout: the booking was pending with a payment link, which the caller ends
+	// once the cancellation committed (EndCheckout), so that it cannot be paid.
+	OpenCheckout bool
 }
 
 // ErrNotCancellable means the booking cannot be cancelled by its customer: it is not
@@ -94,6 +97,7 @@ func (s *Service) CancelByCustomer(ctx context.Context, tx pgx.Tx, bookingID uui
 		return c, fmt.Errorf("mark booking cancelled: %w", err)
 	}
 	c.Cancelled = true
+	c.OpenCheckout = b.Status == BookingPendingPayment && b.StripeCheckoutSessionID.Valid
 	if b.Status == BookingConfirmed && (b.StripePaymentIntentID.Valid || b.StripeCheckoutSessionID.Valid) {
 		// Paid: the money goes back. Recorded as decided, as a late payment's refund is.
 		if err := queries.BookingMarkRefundRequested(ctx, tx, db.BookingMarkRefundRequestedParams{ID: b.ID, Now: now.UTC()}); err != nil {
@@ -108,6 +112,22 @@ func (s *Service) CancelByCustomer(ctx context.Context, tx pgx.Tx, bookingID uui
 		return c, err
 	}
 	return c, nil
+}
+
+// EndCheckout ends the payment link of a booking its customer cancelled
+// (Cancellation.OpenCheckout), after the cancellation committed: the provider is asked
+// to expire the checkout so that it cannot be paid. A failure is logged and left: a
+// payment that still arrives finds the booking cancelled and is refunded (latePayment).
+func (s *Service) EndCheckout(ctx context.Context, bookingID uuid.UUID) {
+	b, err := queries.BookingGet(ctx, s.pool, bookingID)
+	if err != nil || b.Status != BookingCancelled || !b.StripeCheckoutSessionID.Valid || s.provider == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.ProviderTimeout)
+	defer cancel()
+	if err := s.provider.ExpireCheckout(ctx, b.StripeAccount.String, b.StripeCheckoutSessionID.String); err != nil {
+		s.log.WarnContext(ctx, "cancelled booking's checkout not ended: a payment would be refunded", "booking_id", b.ID, "err", err)
+	}
 }
 
 // release frees the opening a booking that ended held (a lapsed hold, a customer's

@@ -100,6 +100,16 @@ func TestCancellationsRaceOnce(t *testing.T) {
 	require.Equal(t, "1", w.query(`SELECT count(*)::text FROM river_job WHERE kind = 'offer_wave' AND (args->>'generation')::int = 2`))
 	require.Equal(t, "0", w.query(`SELECT count(*)::text FROM river_job WHERE kind = 'booking_refund'`))
 
+	open := 0
+	for i := range n {
+		if results[i].OpenCheckout {
+			open++
+		}
+	}
+	require.Equal(t, 1, open, "the pending booking's link is to be ended")
+	w.pay.EndCheckout(context.Background(), b)
+	require.Contains(t, w.stripe.callLog(), "expire  cs_"+b.String(), "the link can no longer be paid")
+
 	require.Equal(t, ledger.ResultRefunded, w.handle(w.event("evt_paid_late", payments.EventPaid, b, "pi_late")).Result)
 	require.Equal(t, ledger.BookingCancelled, w.bookingStatus(b))
 	require.Equal(t, slots.StatusOpen, w.openingStatus(op.ID))
