@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
@@ -20,13 +21,16 @@ import (
 // also stores this text's answer (with sid; else the caller stores it) and keeps the
 // text and its confirmation in the conversation: the confirmation is said once, by the
 // text that cancelled. Where the shop does not let customers cancel by text, with two
-// live bookings (which one is meant is for a person to ask), or without a ledger, the
+// live bookings (which one is meant is for a person to ask), for a "can't make it" whose
+// customer's last offer was not the one they booked (it may answer that offer), or
+// without a ledger, the
 // request goes to the owner's inbox marked as a cancellation (Answer.cancelAsked) and
 // the customer is told the shop will get back to them. ok is false for a customer
 // without a live booking, or a "can't make it" that answers a live offer: the text is
 // handled as any other (declined, or for a person).
 func (s *Service) cancelRequest(ctx context.Context, w texts.Words, shop shops.Shop, in Message, rd reading, snd *sender, sid string) (Answer, bool, error) {
 	now := s.cfg.Now()
+	unsure := false
 	if rd.kw == KeywordNo {
 		// "Can't make it" to a live offer declines the offer: the booking stands.
 		cl, err := s.slots.Claimable(ctx, shop, snd.id)
@@ -36,6 +40,10 @@ func (s *Service) cancelRequest(ctx context.Context, w texts.Words, shop shops.S
 		if len(cl.Live) > 0 {
 			return Answer{}, false, nil
 		}
+		// The last offer the customer got is not the one they booked (another slot,
+		// taken or lost since): their "can't make it" may answer that offer as well as
+		// their booking. A person asks; nothing is cancelled on a guess.
+		unsure = cl.NewestOfferID != uuid.Nil && cl.NewestStatus != acceptedStatus
 	}
 	live, err := ledger.LiveBookings(ctx, s.pool, shop.ID, snd.id, now)
 	if err != nil {
@@ -44,7 +52,7 @@ func (s *Service) cancelRequest(ctx context.Context, w texts.Words, shop shops.S
 	if len(live) == 0 {
 		return Answer{}, false, nil
 	}
-	if !shop.CustomersCancelByText || s.ledger == nil || len(live) > 1 {
+	if !shop.CustomersCancelByText || s.ledger == nil || len(live) > 1 || unsure {
 		return Answer{Outcome: OutcomeCancelRequest, Message: w.CancelAsked(shop), cancelAsked: &live[0]}, true, nil
 	}
 	var ans Answer

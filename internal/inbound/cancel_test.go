@@ -243,6 +243,14 @@ func TestCannotComeWithoutABookingIsAsBefore(t *testing.T) {
 	w.offer(op.ID, id, 1)
 	require.Equal(t, "declined", w.must("SMboth1", phone, "can't make it").outcome, "the live offer is what it answers")
 	require.Equal(t, ledger.BookingConfirmed, w.str(`SELECT status FROM bookings WHERE id = $1`, booking))
+	// The offer is taken by someone else: "can't make it" may still answer it. A person
+	// asks; the booking stands.
+	_, err = w.pool.Exec(context.Background(), `UPDATE slot_offers SET status = 'lost' WHERE opening_id = $1 AND customer_id = $2`, op.ID, id)
+	require.NoError(t, err)
+	unsure := w.must("SMboth-lost", phone, "can't make it")
+	require.Equal(t, "cancel_request", unsure.outcome)
+	require.Contains(t, unsure.message, "passed your cancellation on to the team")
+	require.Equal(t, ledger.BookingConfirmed, w.str(`SELECT status FROM bookings WHERE id = $1`, booking))
 	require.Equal(t, "cancel_request", w.must("SMboth2", phone, "cancel my booking").outcome)
 	require.Equal(t, ledger.BookingCancelled, w.str(`SELECT status FROM bookings WHERE id = $1`, booking))
 	require.Equal(t, "open", w.str(`SELECT status FROM slot_openings WHERE id = $1`, bookedOp))
