@@ -165,3 +165,22 @@ WHERE status IN ('pending_payment', 'confirmed') AND customer_told_at IS NULL
   AND created_at >= sqlc.arg(not_before)::timestamptz AND created_at <= sqlc.arg(booked_before)::timestamptz
 ORDER BY created_at
 LIMIT sqlc.arg(max_rows);
+
+-- name: BookingsLiveForCustomer :many
+-- The customer's live bookings at the shop (pending payment or confirmed) whose opening
+-- starts after now, soonest first, at most two: what a booked customer's "can't make it"
+-- cancels (one), or leaves to the owner (two: which one is meant is for a person to ask).
+SELECT b.id, b.status, s.starts_at, COALESCE(b.service, s.service)::text AS service
+FROM bookings b
+JOIN slot_openings s ON s.id = b.opening_id
+WHERE b.customer_id = sqlc.arg(customer_id) AND b.shop_id = sqlc.arg(shop_id)
+  AND b.status IN ('pending_payment', 'confirmed') AND s.starts_at > sqlc.arg(now)::timestamptz
+ORDER BY s.starts_at
+LIMIT 2;
+
+-- name: BookingMarkCancelled :one
+-- The customer cancelled a live booking. No row: it is live no more (cancelled already,
+-- failed): the caller, holding the row lock, read it live, so this is a fence only.
+UPDATE bookings SET status = 'cancelled', updated_at = sqlc.arg(now)::timestamptz
+WHERE id = sqlc.arg(id) AND status IN ('pending_payment', 'confirmed')
+RETURNING *;

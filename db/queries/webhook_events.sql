@@ -75,6 +75,8 @@ SELECT (payload IS NULL)::boolean AS forgotten FROM webhook_events WHERE id = $1
 -- held back by the hourly limit), counting up to max_rows: the dispatcher's measure of
 -- the limit. The window starts at the first event recorded since then (any shop's, by
 -- webhook_events_created_idx), so the scan covers the shop's events of the window only.
+-- messages picks the budget counted: the message.received events (which strangers'
+-- texts raise) have their own, and the shop's other events the other.
 SELECT count(*)::integer AS sent FROM (
     SELECT 1 FROM webhook_events w
     WHERE w.shop_id = sqlc.arg(shop_id)::uuid
@@ -82,5 +84,6 @@ SELECT count(*)::integer AS sent FROM (
                              ORDER BY e.created_at LIMIT 1), 9223372036854775807)
       AND w.seq < sqlc.arg(before_seq)::bigint
       AND w.dispatch_error IS NULL
+      AND (w.type = 'message.received') = sqlc.arg(messages)::boolean
     LIMIT sqlc.arg(max_rows)
 ) x;

@@ -276,6 +276,59 @@ func (q *Queries) BookingLiveForCustomerAt(ctx context.Context, db DBTX, arg Boo
 	return i, err
 }
 
+const bookingMarkCancelled = `-- name: BookingMarkCancelled :one
+UPDATE bookings SET status = 'cancelled', updated_at = $1::timestamptz
+WHERE id = $2 AND status IN ('pending_payment', 'confirmed')
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at
+`
+
+type BookingMarkCancelledParams struct {
+	Now time.Time
+	ID  uuid.UUID
+}
+
+// The customer cancelled a live booking. No row: it is live no more (cancelled already,
+// failed): the caller, holding the row lock, read it live, so this is a fence only.
+func (q *Queries) BookingMarkCancelled(ctx context.Context, db DBTX, arg BookingMarkCancelledParams) (Booking, error) {
+	row := db.QueryRow(ctx, bookingMarkCancelled, arg.Now, arg.ID)
+	var i Booking
+	err := row.Scan(
+		&i.ID,
+		&i.OpeningID,
+		&i.CustomerID,
+		&i.OfferID,
+		&i.ShopID,
+		&i.Status,
+		&i.AmountCents,
+		&i.Currency,
+		&i.StripeCheckoutSessionID,
+		&i.StripePaymentIntentID,
+		&i.PaymentUrl,
+		&i.CheckoutExpiresAt,
+		&i.RefundID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.ConfirmedAt,
+		&i.ReconcileAfter,
+		&i.ReconcileAttempts,
+		&i.RefundRequestedAt,
+		&i.CustomerToldAt,
+		&i.RefundFailedAt,
+		&i.RefundFailedPaymentIntent,
+		&i.RefundError,
+		&i.LinkRetryAt,
+		&i.RefundFailedDismissedAt,
+		&i.StripeAccount,
+		&i.ApplicationFeeCents,
+		&i.Service,
+		&i.DurationMinutes,
+		&i.StaffID,
+		&i.StartsAt,
+		&i.EndsAt,
+	)
+	return i, err
+}
+
 const bookingMarkTold = `-- name: BookingMarkTold :execrows
 UPDATE bookings SET customer_told_at = $1::timestamptz
 WHERE id = $2 AND customer_told_at IS NULL
@@ -413,6 +466,57 @@ func (q *Queries) BookingTakeLinkAttempt(ctx context.Context, db DBTX, arg Booki
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const bookingsLiveForCustomer = `-- name: BookingsLiveForCustomer :many
+SELECT b.id, b.status, s.starts_at, COALESCE(b.service, s.service)::text AS service
+FROM bookings b
+JOIN slot_openings s ON s.id = b.opening_id
+WHERE b.customer_id = $1 AND b.shop_id = $2
+  AND b.status IN ('pending_payment', 'confirmed') AND s.starts_at > $3::timestamptz
+ORDER BY s.starts_at
+LIMIT 2
+`
+
+type BookingsLiveForCustomerParams struct {
+	CustomerID uuid.UUID
+	ShopID     uuid.UUID
+	Now        time.Time
+}
+
+type BookingsLiveForCustomerRow struct {
+	ID       uuid.UUID
+	Status   string
+	StartsAt time.Time
+	Service  string
+}
+
+// The customer's live bookings at the shop (pending payment or confirmed) whose opening
+// starts after now, soonest first, at most two: what a booked customer's "can't make it"
+// cancels (one), or leaves to the owner (two: which one is meant is for a person to ask).
+func (q *Queries) BookingsLiveForCustomer(ctx context.Context, db DBTX, arg BookingsLiveForCustomerParams) ([]BookingsLiveForCustomerRow, error) {
+	rows, err := db.Query(ctx, bookingsLiveForCustomer, arg.CustomerID, arg.ShopID, arg.Now)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []BookingsLiveForCustomerRow
+	for rows.Next() {
+		var i BookingsLiveForCustomerRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Status,
+			&i.StartsAt,
+			&i.Service,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const bookingsMarkTold = `-- name: BookingsMarkTold :exec

@@ -208,7 +208,8 @@ SELECT count(*)::integer AS sent FROM (
                              ORDER BY e.created_at LIMIT 1), 9223372036854775807)
       AND w.seq < $3::bigint
       AND w.dispatch_error IS NULL
-    LIMIT $4
+      AND (w.type = 'message.received') = $4::boolean
+    LIMIT $5
 ) x
 `
 
@@ -216,6 +217,7 @@ type WebhookEventsSentSinceParams struct {
 	ShopID    uuid.UUID
 	Since     time.Time
 	BeforeSeq int64
+	Messages  bool
 	MaxRows   int32
 }
 
@@ -223,11 +225,14 @@ type WebhookEventsSentSinceParams struct {
 // held back by the hourly limit), counting up to max_rows: the dispatcher's measure of
 // the limit. The window starts at the first event recorded since then (any shop's, by
 // webhook_events_created_idx), so the scan covers the shop's events of the window only.
+// messages picks the budget counted: the message.received events (which strangers'
+// texts raise) have their own, and the shop's other events the other.
 func (q *Queries) WebhookEventsSentSince(ctx context.Context, db DBTX, arg WebhookEventsSentSinceParams) (int32, error) {
 	row := db.QueryRow(ctx, webhookEventsSentSince,
 		arg.ShopID,
 		arg.Since,
 		arg.BeforeSeq,
+		arg.Messages,
 		arg.MaxRows,
 	)
 	var sent int32

@@ -52,9 +52,10 @@ func (s *Service) Dispatch(ctx context.Context) (int, error) {
 		}
 		s.cfg.Metrics.WebhookDispatchLag(lag)
 		var deliveries []river.InsertManyParams
-		// Per shop in the batch: its events sent in the hour before its first one here,
-		// and in the batch so far (MaxEventsPerHour).
-		sent := map[uuid.UUID]int{}
+		// Per shop and budget in the batch: its events sent in the hour before its first
+		// one here, and in the batch so far (MaxEventsPerHour; MaxMessageEventsPerHour for
+		// message.received).
+		sent := map[budget]int{}
 		for _, ev := range events {
 			body, rerr := s.render(ev)
 			if rerr != nil {
@@ -69,26 +70,29 @@ func (s *Service) Dispatch(ctx context.Context) (int, error) {
 				}
 				continue
 			}
-			n, counted := sent[ev.ShopID]
+			key := budget{shop: ev.ShopID, messages: ev.Type == MessageReceived}
+			limit := s.limit(key.messages)
+			n, counted := sent[key]
 			if !counted {
 				c, err := queries.WebhookEventsSentSince(ctx, tx, db.WebhookEventsSentSinceParams{
-					ShopID: ev.ShopID, Since: ev.CreatedAt.Add(-time.Hour), BeforeSeq: ev.Seq.Int64, MaxRows: int32(s.cfg.MaxEventsPerHour),
+					ShopID: ev.ShopID, Since: ev.CreatedAt.Add(-time.Hour), BeforeSeq: ev.Seq.Int64, MaxRows: int32(limit),
+					Messages: key.messages,
 				})
 				if err != nil {
 					return fmt.Errorf("count shop %s's events: %w", ev.ShopID, err)
 				}
 				n = int(c)
 			}
-			if n >= s.cfg.MaxEventsPerHour {
+			if n >= limit {
 				// Past the shop's limit: recorded and rendered (the owner may send it
 				// again), but not sent, so that a shop's flood of events cannot fill the
 				// queue the other shops' deliveries wait in.
-				if err := s.holdBack(ctx, tx, ev, body, now); err != nil {
+				if err := s.holdBack(ctx, tx, ev, body, limit, now); err != nil {
 					return err
 				}
 				continue
 			}
-			sent[ev.ShopID] = n + 1
+			sent[key] = n + 1
 			ids, err := queries.WebhookDeliveriesCreate(ctx, tx, db.WebhookDeliveriesCreateParams{
 				EventID: ev.ID, ShopID: ev.ShopID, Type: ev.Type, Now: now,
 			})
@@ -117,12 +121,32 @@ func (s *Service) Dispatch(ctx context.Context) (int, error) {
 	return n, nil
 }
 
+// budget is one of a shop's two hourly budgets of events sent: message.received, or
+// every other type.
+type budget struct {
+	shop     uuid.UUID
+	messages bool
+}
+
+// limit is the hourly budget of a shop's message.received events (messages), or of its
+// other events.
+func (s *Service) limit(messages bool) int {
+	if messages {
+		return s.cfg.MaxMessageEventsPerHour
+	}
+	return s.cfg.MaxEventsPerHour
+}
+
 // holdBack fans out an event past its shop's hourly limit: its deliveries are made
 // failed, saying why, and it is marked dispatched with the same reason (so that it does
 // not count as sent).
-func (s *Service) holdBack(ctx context.Context, tx pgx.Tx, ev db.WebhookEventsToDispatchRow, body []byte, now time.Time) error {
-	reason := fmt.Sprintf("not sent: more than %d events of the shop in an hour (the limit); send it again if it is needed",
-		s.cfg.MaxEventsPerHour)
+func (s *Service) holdBack(ctx context.Context, tx pgx.Tx, ev db.WebhookEventsToDispatchRow, body []byte, limit int, now time.Time) error {
+	what := "events"
+	if ev.Type == MessageReceived {
+		what = MessageReceived + " events"
+	}
+	reason := fmt.Sprintf("not sent: more than %d %s of the shop in an hour (the limit); send it again if it is needed",
+		limit, what)
 	if _, err := queries.WebhookDeliveriesCreateUnsent(ctx, tx, db.WebhookDeliveriesCreateUnsentParams{
 		EventID: ev.ID, ShopID: ev.ShopID, Type: ev.Type, Now: now, Reason: reason,
 	}); err != nil {

@@ -11,7 +11,9 @@
 //	       the event's data rendered in Go then (the api types), stored as it is sent
 //	dispatcher (every instance, SKIP LOCKED) ──▶ the body: the envelope around the data,
 //	       one webhook_deliveries row per subscribed endpoint, one River job each
-//	       (past MaxEventsPerHour of its shop: the deliveries are made failed, unsent)
+//	       (past MaxEventsPerHour of its shop: the deliveries are made failed, unsent;
+//	       message.received has a budget of its own, MaxMessageEventsPerHour, so that
+//	       strangers' texts never spend the shop's other events')
 //	River (queue "webhooks") ──▶ DeliveryWorker: POST, 10 s, any 2xx; every attempt logged;
 //	       at most PerShop (4) attempts in flight per shop and PerEndpoint (2) per
 //	       endpoint, across the instances (Postgres advisory locks, permits.go): a job over

@@ -88,6 +88,11 @@ type Config struct {
 	// event past it is recorded, but its deliveries are made failed (with the reason)
 	// instead of sent: the owner can still send them again.
 	MaxEventsPerHour int
+	// MaxMessageEventsPerHour caps the message.received events of one shop sent in an
+	// hour; default 200. They have their own budget, apart from MaxEventsPerHour, which
+	// they do not count against: anyone may text a shop's number, and a stranger's flood
+	// must never hold back the shop's bookings' and openings' events.
+	MaxMessageEventsPerHour int
 	// PollEvery is how often the dispatcher looks for new events; default 1 s.
 	PollEvery time.Duration
 	// UserAgent is sent with every attempt; default "SlotRecovery-Webhooks/1".
@@ -139,6 +144,9 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, cfg Config) *Service {
 	}
 	if cfg.MaxEventsPerHour == 0 {
 		cfg.MaxEventsPerHour = 1000
+	}
+	if cfg.MaxMessageEventsPerHour == 0 {
+		cfg.MaxMessageEventsPerHour = 200
 	}
 	if cfg.BusyWait == 0 {
 		cfg.BusyWait = time.Second

@@ -215,3 +215,34 @@ func TestEventsPastTheHourlyLimitAreNotSent(t *testing.T) {
 	got := r.WaitFor(t, 4, 20*time.Second)
 	require.Equal(t, hooks.EventID(page.Deliveries[0].EventID), got[3].ID, "sent again by hand")
 }
+
+// TestMessageEventsHaveTheirOwnBudget: message.received (which anyone texting the shop's
+// number raises) counts against MaxMessageEventsPerHour only. A stranger's flood past it
+// is recorded but not sent, and the shop's other events, recorded after the flood, are
+// all sent: the flood spent none of their budget (issue 49).
+func TestMessageEventsHaveTheirOwnBudget(t *testing.T) {
+	t.Parallel()
+	s := newScene(t, hooks.Config{AllowPrivate: true, DevMode: true, MaxEventsPerHour: 3, MaxMessageEventsPerHour: 2})
+	r := hookstest.NewReceiver(t)
+	s.endpoints(s.shop, r, 1)
+	const flood = 6
+	for i := range flood {
+		s.record(hooks.MessageReceived, i)
+	}
+	for i := range 3 {
+		s.record(hooks.CustomerOptedOut, i)
+	}
+	hookstest.Deliver(t, s.pool, s.svc, hookstest.RiverConfig{})
+	got := r.WaitFor(t, 2+3, 20*time.Second)
+	s.waitDeliveries(flood-2, hooks.DeliveryFailed, 20*time.Second)
+	s.waitJobsDone(20 * time.Second)
+	byType := map[string]int{}
+	for _, ev := range r.Accepted() {
+		byType[ev.Type]++
+	}
+	require.Equal(t, map[string]int{hooks.MessageReceived: 2, hooks.CustomerOptedOut: 3}, byType,
+		"the messages' budget and the shop's other events, all of them: %d accepted", len(got))
+	require.Equal(t, flood-2, s.count(`SELECT count(*) FROM webhook_deliveries WHERE status = 'failed' AND attempts = 0
+		AND last_error LIKE 'not sent: more than 2 message.received events of the shop in an hour%'`), "the flood's rest say why")
+	require.Equal(t, flood+3, s.count(`SELECT count(*) FROM webhook_events`), "every event is recorded")
+}

@@ -34,6 +34,8 @@
 //	parse.go    reading the reply: its keyword (Parse) and language
 //	sender.go   who sent it, and the language they are answered in (learn)
 //	handle.go   acting on the keyword: YES, NO, STOP and START (opt-outs), HELP
+//	cancel.go   a booked customer who cannot come: the booking cancelled through the
+//	            ledger (or the request to the owner's inbox), the STOP's booked answer
 //	yes.go      acting on a YES: does a loose yes answer an offer, clarify, claim, link
 //	owner.go    texts a person must read: the owner's inbox and the conversation
 //	answers.go  the answers' words (said, bookedAnswer) and a redelivery's replay

@@ -22,6 +22,11 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd re
 			return ans, err
 		}
 	}
+	if known && (rd.kw == KeywordCancel || rd.kw == KeywordNo && rd.cannotCome) {
+		if ans, ok, err := s.cancelRequest(ctx, w, shop, in, rd, snd, sid); ok || err != nil {
+			return ans, err
+		}
+	}
 	switch rd.kw {
 	case KeywordYes:
 		if !known {
@@ -75,7 +80,7 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd re
 				s.log.ErrorContext(ctx, "opt-out not kept in the consent record", "err", err)
 			}
 		}
-		return said(w, shop, OutcomeOptedOut), nil
+		return s.optedOutAnswer(ctx, w, shop, snd), nil
 	case KeywordStart:
 		// The number's own START clears its STOP, customer or not.
 		if err := s.customers.OptInNumber(ctx, shop.ID, in.From); err != nil {

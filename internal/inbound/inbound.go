@@ -48,9 +48,14 @@ type Config struct {
 	// (internal/join): the join keyword (JOIN, UNIRME, INSCRIRE), and the YES or START
 	// that confirms a join request from the page or by text; and it keeps a customer's
 	// opt-out by text in the consent record. Nil: nobody joins by text.
-	Joins   Joins
-	Logger  *slog.Logger
-	Metrics *metrics.Metrics
+	Joins Joins
+	// HourlyCap is how many texts that need a person one number may send a shop in an
+	// hour and still raise an event, an alert or an answer; beyond it they are only kept
+	// in the conversation (toOwner). Default NumberHourlyCap. A YES to an offer is never
+	// held to it: it books as any other.
+	HourlyCap int
+	Logger    *slog.Logger
+	Metrics   *metrics.Metrics
 }
 
 // Mover moves a customer's booking up to the earlier opening of a move-up offer
@@ -105,6 +110,9 @@ func New(pool *pgxpool.Pool, queue jobs.Inserter, shopsSvc *shops.Service, custo
 	if cfg.RetellWithin == 0 {
 		cfg.RetellWithin = 30 * time.Minute
 	}
+	if cfg.HourlyCap == 0 {
+		cfg.HourlyCap = NumberHourlyCap
+	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -135,6 +143,10 @@ const (
 	// asked again, naming the slot; nothing is booked.
 	OutcomeClarify    Outcome = "clarify"
 	OutcomeRetryLater Outcome = "retry_later"
+	// OutcomeCancelRequest: a booked customer asked to cancel ("can't make it", "cancel
+	// my booking"): the booking is cancelled and its opening offered again, or, where the
+	// shop does not let customers cancel by text, the request is in the owner's inbox.
+	OutcomeCancelRequest Outcome = "cancel_request"
 )
 
 // Message is one text a customer sent to a shop's number.
@@ -163,6 +175,9 @@ type Answer struct {
 	// InboundStoreMany); Twilio's report that it sent the answer carries them
 	// (AnswerReport.Words), and the mark stores them, so the owner's inbox shows them.
 	WordsLeft bool
+	// cancelAsked is the booking a cancellation request left to the owner is about: the
+	// text goes to the inbox marked as a cancellation (toOwner).
+	cancelAsked *ledger.LiveBooking
 }
 
 // Reply handles one inbound text. It stores the message first (MessageSid is the key),
@@ -264,7 +279,7 @@ func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in M
 	switch {
 	case ans.stored:
 		// Stored already, with its payment link.
-	case known && needsOwner(ans.Outcome):
+	case known && (needsOwner(ans.Outcome) || ans.cancelAsked != nil):
 		// The text goes to the owner's inbox with its answer, in one transaction.
 		err = pgx.BeginFunc(bg, s.pool, func(tx pgx.Tx) error {
 			told, err := s.toOwner(bg, tx, shop, snd, snd.words(shop), in, ans)

@@ -26,7 +26,8 @@ func needsOwner(o Outcome) bool { return o == OutcomeUnrecognized || o == Outcom
 // since its offer, and the thread reads them where the reply path stores them
 // (conversation_texts), so a storm's YES costs the inbox nothing.
 func keepsConversation(o Outcome) bool {
-	return o == OutcomeOptedOut || o == OutcomeOptedIn || o == OutcomeHelp || o == OutcomeNoOffer || o == OutcomeJoinRequested
+	return o == OutcomeOptedOut || o == OutcomeOptedIn || o == OutcomeHelp || o == OutcomeNoOffer || o == OutcomeJoinRequested ||
+		o == OutcomeCancelRequest
 }
 
 // keep records a text that needs no person, and its answer, in the shop's conversation
@@ -72,9 +73,9 @@ func recordAnswer(ctx context.Context, tx pgx.Tx, in inbox.InboundText, answer s
 	return nil
 }
 
-// NumberHourlyCap is how many texts that need a person one number may send a shop in
-// an hour and still raise an event, an alert or an answer; beyond it they are kept in
-// the conversation, silently.
+// NumberHourlyCap is the default of Config.HourlyCap: how many texts that need a person
+// one number may send a shop in an hour and still raise an event, an alert or an answer;
+// beyond it they are kept in the conversation, silently.
 const NumberHourlyCap = 20
 
 // toOwner puts a text that needs a person in the shop's conversation with its number
@@ -84,8 +85,11 @@ const NumberHourlyCap = 20
 // (once a conversation per inbox.AlertEvery). It returns the answer to give: an unsure
 // reply keeps its question; an unrecognized text is acknowledged in the customer's
 // language once a conversation a day (inbox.AckEvery), and after that gets no answer:
-// the rest of the thread is the owner's. Beyond NumberHourlyCap texts from the number
-// in an hour, a text is only kept. A redelivered text changes nothing here.
+// the rest of the thread is the owner's. A booked customer's request to cancel, in a
+// shop that does not let customers cancel by text (ans.cancelAsked), keeps its answer
+// (the team will get back to them), and the owner's alert and the event say it is a
+// cancellation of that booking. Beyond Config.HourlyCap texts from the number in an
+// hour, a text is only kept. A redelivered text changes nothing here.
 func (s *Service) toOwner(ctx context.Context, tx pgx.Tx, shop shops.Shop, snd *sender, w texts.Words, in Message, ans Answer) (Answer, error) {
 	now := s.cfg.Now()
 	text := inbox.InboundText{
@@ -108,12 +112,12 @@ func (s *Service) toOwner(ctx context.Context, tx pgx.Tx, shop shops.Shop, snd *
 	if err != nil {
 		return ans, err
 	}
-	if recent > NumberHourlyCap {
+	if recent > s.cfg.HourlyCap {
 		// Kept in the conversation for the owner, and nothing more: a number texting on
 		// and on (a stranger, a bot, two auto-responders answering each other) spends
 		// neither the shop's webhooks nor its alerts nor an answer.
 		s.log.InfoContext(ctx, "text kept without event, alert or answer: its number is over the hourly cap",
-			"shop_id", shop.ID, "cap", NumberHourlyCap)
+			"shop_id", shop.ID, "cap", s.cfg.HourlyCap)
 		ans.Message = ""
 		return ans, nil
 	}
@@ -125,9 +129,13 @@ func (s *Service) toOwner(ctx context.Context, tx pgx.Tx, shop shops.Shop, snd *
 		if err != nil {
 			return ans, err
 		}
+		body := texts.In(shop.Language).InboxAlert(shop, who, in.Body)
+		if c := ans.cancelAsked; c != nil {
+			body = texts.In(shop.Language).InboxCancelAlert(shop, who, c.Service, c.StartsAt, in.Body)
+		}
 		if _, err := inbox.Queue(ctx, tx, s.queue, inbox.Outgoing{
 			Key: "inbox_alert:" + rec.MessageID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: shop.NotifyPhone,
-			Body: texts.In(shop.Language).InboxAlert(shop, who, in.Body), Shown: inbox.ShownNowhere, About: rec.ConversationID,
+			Body: body, Shown: inbox.ShownNowhere, About: rec.ConversationID,
 		}); err != nil {
 			return ans, fmt.Errorf("enqueue inbox alert: %w", err)
 		}

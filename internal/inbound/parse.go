@@ -19,6 +19,10 @@ const (
 	// KeywordClarify: the reply leans towards the offer but does not plainly take it (a
 	// reaction to the offer, "yes but can it be 4pm?", "maybe"): it is asked again.
 	KeywordClarify
+	// KeywordCancel: the customer asks to cancel their appointment ("cancel my booking",
+	// "tengo que cancelar mi cita"): a booked customer's booking is cancelled, or the
+	// request goes to the owner (cancelRequest); from anyone else it is for a person.
+	KeywordCancel
 )
 
 // reading is what a reply says: what it asks for, and the one supported language its
@@ -35,12 +39,17 @@ type reading struct {
 	// wrongNumber is an opt-out saying the number is not the customer's: it may have
 	// been reassigned, and the owner should know (keep).
 	wrongNumber bool
+	// cannotCome is a reply that says the customer cannot come ("can't make it", "no
+	// puedo ir"): a no to a live offer, and from a booked customer without one, a request
+	// to cancel the booking (cancelRequest).
+	cannotCome bool
 }
 
 // keywords maps internal/replies' intents to what inbound does with them.
 var keywords = map[replies.Intent]Keyword{
 	replies.Yes: KeywordYes, replies.No: KeywordNo, replies.OptOut: KeywordStop, replies.OptIn: KeywordStart,
 	replies.Help: KeywordHelp, replies.Clarify: KeywordClarify, replies.Unknown: KeywordUnknown,
+	replies.CancelRequest: KeywordCancel,
 }
 
 // readReply reads a reply through internal/replies, whose rules are data, one file per
@@ -50,7 +59,7 @@ var keywords = map[replies.Intent]Keyword{
 // Advanced Opt-Out; a YES that Twilio counted as an opt-in (START) is still a claim.
 func readReply(body, optOutType string) reading {
 	r := replies.Read(body, optOutType)
-	rd := reading{kw: keywords[r.Intent], loose: r.Loose, weak: r.Weak, wrongNumber: r.WrongNumber}
+	rd := reading{kw: keywords[r.Intent], loose: r.Loose, weak: r.Weak, wrongNumber: r.WrongNumber, cannotCome: r.CannotCome}
 	if tag, ok := r.Languages.Only(); ok {
 		rd.lang, _ = language.Parse(tag)
 	}

@@ -25,7 +25,7 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body, optOut string) {
 		k := inbound.Parse(body, optOut)
-		if k < inbound.KeywordUnknown || k > inbound.KeywordClarify {
+		if k < inbound.KeywordUnknown || k > inbound.KeywordCancel {
 			t.Fatalf("Parse(%q, %q) = %d, not a keyword", body, optOut, k)
 		}
 		if utf8.ValidString(body) {

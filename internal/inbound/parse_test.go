@@ -29,7 +29,7 @@ func TestParse(t *testing.T) {
 		{"end", "", inbound.KeywordStop},
 		{"quit", "", inbound.KeywordStop},
 		{"opt out", "", inbound.KeywordStop},
-		{"cancel my 3pm please", "", inbound.KeywordUnknown},
+		{"cancel my 3pm please", "", inbound.KeywordCancel}, // a cancellation request (issue 45), not an opt-out
 		{"anything", "STOP", inbound.KeywordStop},
 		{"start", "", inbound.KeywordStart},
 		{"UNSTOP", "", inbound.KeywordStart},

@@ -22,7 +22,8 @@ import (
 )
 
 // RefundBooking refunds one payment of a booking and tells the customer: a late payment
-// of a failed booking, or a second payment of a confirmed one. The payment is
+// of a failed booking, a second payment of a confirmed one, or the payment of a booking
+// its customer cancelled (CancelByCustomer). The payment is
 // paymentIntentID, else the booking's, else its checkout's. The payment that
 // holds a confirmed booking is never refunded. The refund is made on the account that
 // took the payment (the booking's: the platform's own, or the shop's connected account),
@@ -136,9 +137,15 @@ func (s *Service) textRefunded(ctx context.Context, tx pgx.Tx, b db.Booking, pay
 		return false, fmt.Errorf("get customer: %w", err)
 	}
 	w := wordsFor(shop, customer)
-	body := w.Refunded(shop, op.Service, op.StartsAt)
-	if duplicate {
+	var body string
+	switch {
+	case duplicate:
 		body = w.DuplicateRefunded(shop, op.Service, op.StartsAt)
+	case b.Status == BookingCancelled:
+		// The customer cancelled a paid booking (CancelByCustomer).
+		body = w.CancelRefunded(shop, op.Service, op.StartsAt)
+	default:
+		body = w.Refunded(shop, op.Service, op.StartsAt)
 	}
 	queued, err := s.queueText(ctx, tx, inbox.Outgoing{
 		Key: "refunded:" + b.ID.String() + ":" + paymentIntentID, ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone,

@@ -220,7 +220,7 @@ func (s *Service) failed(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, se
 	if err != nil {
 		return "", err
 	}
-	b, op := l.b, l.op
+	b := l.b
 	if !tookPayment(b, from) {
 		return ResultWrongAccount, nil
 	}
@@ -246,30 +246,13 @@ func (s *Service) failed(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, se
 			return "", err
 		}
 	}
-	res := ResultFailed
-	if op.Status == slots.StatusFilled && op.FilledBy.Valid && op.FilledBy.UUID == b.CustomerID {
-		// A shop that can no longer take payments (its payment account was disconnected)
-		// does not offer the slot again: its next taker's hold would lapse too.
-		if now.Before(l.shop.Cutoff(op.StartsAt)) && l.shop.CheckoutReady() == nil {
-			// A new generation from the top of the list.
-			if err := slots.Reopen(ctx, tx, s.queue, op.ID, now); err != nil {
-				return "", err
-			}
-			res = ResultReopened
-		} else {
-			if err := slots.ExpireFilled(ctx, tx, op.ID, now); err != nil {
-				return "", err
-			}
-			res = ResultExpired
-		}
-		// The opening with the lapsed booking (its latest), as the change left them.
-		typ := hooks.OpeningReopened
-		if res == ResultExpired {
-			typ = hooks.OpeningExpired
-		}
-		if err := hooks.RecordOpening(ctx, tx, b.ShopID, typ, now, op.ID, b.ID); err != nil {
-			return "", err
-		}
+	// The opening the lapsed booking held is offered again (or expires).
+	res, err := s.release(ctx, tx, l, now)
+	if err != nil {
+		return "", err
+	}
+	if res == "" {
+		res = ResultFailed
 	}
 	if err := s.textLapsed(ctx, tx, l); err != nil {
 		return "", err

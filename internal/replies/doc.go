@@ -1,6 +1,7 @@
 // Package replies reads a customer's SMS reply to a live offer of a slot: yes (book it),
-// no, opt-out (no more texts), opt-in, help, clarify (leaning yes, ask again) or unknown
-// (a person should read it), and which of the supported languages (English, Spanish,
+// no, opt-out (no more texts), opt-in, help, clarify (leaning yes, ask again), a request
+// to cancel the customer's appointment (cancel_request) or unknown (a person should read
+// it), and which of the supported languages (English, Spanish,
 // French) its words belong to. It imports nothing of ours.
 //
 // Two mistakes cost more than any other, and the reading is built around them:
@@ -18,7 +19,7 @@
 //     at the sender are opt-outs. Only a short list keeps the verb stop in another sense
 //     ("I can't stop by today", "stop by at 4?", "non-stop"), and Twilio's single-word
 //     keywords (CANCEL, END, QUIT...) count only as the whole reply, so "cancel my 3pm
-//     appointment" is not one.
+//     appointment" is not one: it is a cancellation request.
 //   - An acknowledgement is no yes: "ok thank you for the reminder", "ok no worries",
 //     "Merci 👍", "Entendu" read as clarify. A yes made only of loose affirmatives ("ok",
 //     👍, "sure", "va": [yes loose]) is marked Reading.Loose: it takes an offer only as
@@ -56,7 +57,13 @@
 //     [optout clause] phrases and fillers ("cancel", "please stop").
 //  4. Help, then opt-in: the reply is only such phrases and fillers.
 //  5. Unknown on purpose: an [unknown any] phrase anywhere (a late-running note, a
-//     reschedule request, "wrong number") goes to a person whatever else it says.
+//     reschedule request, a price question) goes to a person whatever else it says.
+//     Then a [cancel any] phrase anywhere ("cancel my booking", "I need to cancel",
+//     "tengo que cancelar mi cita", "je dois annuler") is a cancellation request
+//     (CancelRequest). A [cannot any] phrase ("can't make it", "no puedo ir", "je ne
+//     pourrai pas venir") is a no that also sets Reading.CannotCome: from a customer who
+//     holds a booking it asks to cancel it, which the caller knows and this package
+//     does not.
 //  6. Yes, no and clarify. A no speaks when a clause starts with a [no lead] phrase, a
 //     clause is only no phrases, or a [no any] phrase is anywhere; clarify likewise. A
 //     yes phrase starting a clause ("yes but can it be 4pm?") is an affirmative. Then:
@@ -88,6 +95,9 @@
 //	[filler] words that change nothing ("please", "thanks", "hola", "merci")
 //	[reassigned any]  a wrong number: an [optout any] phrase that also sets
 //	                  Reading.WrongNumber (the number may have been reassigned)
+//	[cancel any]      a request to cancel the customer's appointment (CancelRequest)
+//	[cannot any]      the customer cannot come: a [no any] phrase that also sets
+//	                  Reading.CannotCome
 //
 // Yes may only be whole or loose (whole, but Reading.Loose); optout may be whole,
 // clause, lead or any; optin and help only whole; unknown only any or react. A

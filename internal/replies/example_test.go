@@ -25,7 +25,7 @@ func ExampleRead() {
 	// stop texting me, yes → optout
 	// I can't stop by today → no
 	// Liked “A 3pm slot just opened today. Reply YES to book it.” → clarify
-	// cancel my 3pm appointment → unknown
+	// cancel my 3pm appointment → cancel_request
 }
 
 func ExampleLanguages_Only() {

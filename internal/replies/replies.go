@@ -13,7 +13,7 @@ type Intent string
 // (the shop's owner) should read it.
 const (
 	// Unknown is a reply the rules do not recognise, or one they send to a person on
-	// purpose ("cancel my 3pm appointment", "running 10 min late").
+	// purpose ("running 10 min late", "can I move my appointment?").
 	Unknown Intent = "unknown"
 	// Yes accepts the offer: it books the slot. Only a reply that says nothing but yes
 	// reads as Yes.
@@ -29,6 +29,11 @@ const (
 	// Clarify leans towards yes without being one: a reaction to the offer, "maybe",
 	// "yes but can it be 4pm?". The customer should be asked again; nothing is booked.
 	Clarify Intent = "clarify"
+	// CancelRequest asks to cancel the customer's appointment ("cancel my 3pm
+	// appointment", "I need to cancel my booking", "tengo que cancelar mi cita", "je dois
+	// annuler"). It is no opt-out: the bare carrier keyword CANCEL, the whole reply, is
+	// one. To a customer without a booking it says nothing the offer can act on.
+	CancelRequest Intent = "cancel_request"
 )
 
 // Languages is a set of the supported languages, as bits.
@@ -100,6 +105,11 @@ type Reading struct {
 	// ([reassigned any]: "wrong number", "número equivocado", "mauvais numéro"): the
 	// number may have been reassigned, which the shop's owner should know.
 	WrongNumber bool
+	// CannotCome is true for a reply that says the customer cannot come ([cannot any]:
+	// "can't make it", "no puedo ir", "je ne pourrai pas venir"), whatever its Intent (a
+	// No, unless something else wins). To a live offer it declines it; from a customer
+	// who holds a booking it asks to cancel that booking, which only the caller knows.
+	CannotCome bool
 }
 
 // Read reads a customer's reply to a live offer. optOutType is Twilio's OptOutType field
@@ -294,6 +304,7 @@ func (r *reader) decide() Reading {
 	case slotOptOut:
 		got.WrongNumber = r.anywhere(slotReassigned)
 	}
+	got.CannotCome = r.anywhere(slotCannot)
 	return got
 }
 
@@ -342,6 +353,9 @@ func (r *reader) intent(n int) slot {
 	}
 	if r.anywhere(slotUnknown) {
 		return slotUnknown
+	}
+	if r.anywhere(slotCancel) {
+		return slotCancel
 	}
 	yes := r.cover(0, n, slotYes, whole, &withYes)
 	affirmative := r.leads(slotYes, whole)

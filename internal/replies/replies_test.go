@@ -48,7 +48,7 @@ func TestReadKeepsInboundParse(t *testing.T) {
 		{"opt out in two words", "opt out", "", replies.OptOut},
 		{"revoke", "REVOKE", "", replies.OptOut},
 		{"optout in one word", "OPTOUT", "", replies.OptOut},
-		{"cancel inside a sentence is not an opt-out", "cancel my 3pm please", "", replies.Unknown},
+		{"cancel inside a sentence is not an opt-out", "cancel my 3pm please", "", replies.CancelRequest},
 		{"Twilio's STOP wins over the words", "anything", "STOP", replies.OptOut},
 		{"start", "start", "", replies.OptIn},
 		{"unstop", "UNSTOP", "", replies.OptIn},
@@ -106,8 +106,10 @@ func TestReadIssueWords(t *testing.T) {
 		// The quoted offer text is not the customer's words: no opt-out, no yes.
 		"Liked “Reply YES to book, STOP to opt out”")
 	add(replies.No, "Disliked “A 3pm slot just opened today”", "Reacted 👎 to “A 3pm slot just opened today”")
-	add(replies.Unknown,
-		"cancel my 3pm appointment", "Removed a like from “A 3pm slot”",
+	// Issue 45: a booked customer who cannot come asks to cancel; CANCEL alone opts out.
+	add(replies.CancelRequest, "cancel my 3pm appointment", "I need to cancel my appointment",
+		"tengo que cancelar mi cita", "je dois annuler")
+	add(replies.Unknown, "Removed a like from “A 3pm slot”",
 		"end of day works", "Quitting smoking", "what time is it")
 	// "Stop by" is a visit, not a stop: a question about another time, asked again.
 	add(replies.Clarify, "Stop by at 4?")
@@ -250,5 +252,39 @@ func TestReadWrongNumber(t *testing.T) {
 		got := replies.Read(body, "")
 		require.Equal(t, replies.OptOut, got.Intent, "%q", body)
 		require.Equal(t, wrong, got.WrongNumber, "Read(%q) = %+v", body, got)
+	}
+}
+
+// TestReadCannotCome: "can't make it" declines an offer (a No) and says the customer
+// cannot come, which for a booked customer is a request to cancel (issue 45); an
+// explicit request to cancel is CancelRequest, and the bare CANCEL stays an opt-out.
+func TestReadCannotCome(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		body       string
+		intent     replies.Intent
+		cannotCome bool
+	}{
+		{"can't make it", replies.No, true},
+		{"I can't come", replies.No, true},
+		{"Sorry, I won't be able to make it", replies.No, true},
+		{"no puedo ir", replies.No, true},
+		{"No voy a poder ir mañana", replies.No, true},
+		{"je ne pourrai pas venir", replies.No, true},
+		{"Je ne peux pas venir", replies.No, true},
+		{"I need to cancel my appointment", replies.CancelRequest, false},
+		{"cancel my booking", replies.CancelRequest, false},
+		{"tengo que cancelar mi cita", replies.CancelRequest, false},
+		{"je dois annuler", replies.CancelRequest, false},
+		{"I can't make it, I need to cancel", replies.CancelRequest, true},
+		{"CANCEL", replies.OptOut, false},
+		{"cancel", replies.OptOut, false},
+		{"no thanks", replies.No, false},
+		{"busy", replies.No, false},
+		{"can't make it, stop texting me", replies.OptOut, true},
+	} {
+		got := replies.Read(c.body, "")
+		require.Equal(t, c.intent, got.Intent, "Read(%q) = %+v", c.body, got)
+		require.Equal(t, c.cannotCome, got.CannotCome, "Read(%q) = %+v", c.body, got)
 	}
 }

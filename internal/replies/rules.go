@@ -25,14 +25,22 @@ const (
 	// equivocado"), an opt-out that also says the number may now be someone else's
 	// (Reading.WrongNumber). Its phrases are [optout any] phrases too.
 	slotReassigned
+	// slotCancel is [cancel any]: the customer asks to cancel their appointment ("cancel
+	// my booking", "I need to cancel", "tengo que cancelar mi cita", "je dois annuler"):
+	// Reading.Intent CancelRequest.
+	slotCancel
+	// slotCannot is [cannot any]: the customer cannot come ("can't make it", "no puedo
+	// ir", "je ne pourrai pas venir"): to an offer a no, and Reading.CannotCome for one
+	// who holds a booking. Its phrases are [no any] phrases too.
+	slotCannot
 	nSlots
 )
 
 // slotNames are the names sections use.
-var slotNames = [nSlots]string{"unknown", "yes", "no", "optout", "optin", "help", "clarify", "with", "filler", "reassigned"}
+var slotNames = [nSlots]string{"unknown", "yes", "no", "optout", "optin", "help", "clarify", "with", "filler", "reassigned", "cancel", "cannot"}
 
 // slotIntent is the intent a slot reads as.
-var slotIntent = [nSlots]Intent{Unknown, Yes, No, OptOut, OptIn, Help, Clarify, Clarify, Unknown, OptOut}
+var slotIntent = [nSlots]Intent{Unknown, Yes, No, OptOut, OptIn, Help, Clarify, Clarify, Unknown, OptOut, CancelRequest, No}
 
 // kinds is a set of the ways a phrase may stand in a reply (see doc.go).
 type kinds uint8
@@ -68,6 +76,10 @@ var allowed = [nSlots]kinds{
 	slotFiller:  whole,
 	// A wrong number is an opt-out wherever it is said.
 	slotReassigned: anywhere,
+	// A cancellation request is read wherever it is said, as a late-running note is.
+	slotCancel: anywhere,
+	// Cannot-come phrases are [no any] phrases that also say so (Reading.CannotCome).
+	slotCannot: anywhere,
 }
 
 const (
@@ -275,6 +287,9 @@ func compile(files []ruleFile) (*book, error) {
 				case sec == slotReassigned:
 					p.kinds[sec] |= kind
 					p.kinds[slotOptOut] |= anywhere
+				case sec == slotCannot:
+					p.kinds[sec] |= kind
+					p.kinds[slotNo] |= anywhere
 				default:
 					p.kinds[sec] |= kind
 				}

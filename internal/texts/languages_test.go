@@ -100,8 +100,9 @@ func TestClocks(t *testing.T) {
 		hour, min int
 		want      string
 	}{
-		{language.English, "America/New_York", 15, 0, "Sat 28 Nov 3:00 PM"},
-		{language.English, "America/New_York", 0, 5, "Sat 28 Nov 12:05 AM"},
+		{language.English, "America/New_York", 15, 0, "Sat Nov 28 3:00 PM"},
+		{language.English, "America/New_York", 0, 5, "Sat Nov 28 12:05 AM"},
+		{language.English, "America/Los_Angeles", 9, 30, "Sat Nov 28 9:30 AM"},
 		{language.English, "Europe/London", 15, 0, "Sat 28 Nov 15:00"},
 		{language.English, "America/Toronto", 15, 0, "Sat 28 Nov 15:00"},
 		{language.Spanish, "America/Los_Angeles", 15, 0, "sáb. 28 nov. a las 3:00 p. m."},
@@ -218,6 +219,14 @@ var segmentCases = func() []segmentCase {
 		{"lapsed", false, slot(texts.Words.Lapsed)},
 		{"refunded", false, slot(texts.Words.Refunded)},
 		{"duplicate_refunded", false, slot(texts.Words.DuplicateRefunded)},
+		// The answer to a booked customer's "can't make it" (issue 45).
+		{"cancelled", true, func(w texts.Words, shop shops.Shop, at time.Time) string {
+			return w.Cancelled(shop, service, at, false)
+		}},
+		{"cancelled_refund", false, func(w texts.Words, shop shops.Shop, at time.Time) string { return w.Cancelled(shop, service, at, true) }},
+		{"cancel_asked", false, only(texts.Words.CancelAsked)},
+		{"opted_out_booked", false, slot(texts.Words.OptedOutBooked)},
+		{"cancel_refunded", false, slot(texts.Words.CancelRefunded)},
 		{"no_offer", false, only(texts.Words.NoOffer)},
 		{"declined", false, only(texts.Words.Declined)},
 		{"opted_out", false, only(texts.Words.OptedOut)},

@@ -209,9 +209,10 @@ func fill(text string, data map[string]any) string {
 }
 
 // When writes a moment as customers read it in texts: the shop's local day and time,
-// with the clock as the language writes it in the shop's country (see clock): "Sat 28
-// Nov 15:00", "Sat 28 Nov 3:00 PM" in the US, "sáb. 28 nov. a las 15:00", "sam. 28 nov.
-// à 15h00", "sam. 28 nov. à 15 h" in Canada.
+// with the date and the clock as the language writes them in the shop's country (see
+// clock): "Sat 28 Nov 15:00", "Sat Nov 28 3:00 PM" in the US (month first: the
+// catalogue's "when_us"), "sáb. 28 nov. a las 15:00" (in the US and Mexico too, with
+// their clock), "sam. 28 nov. à 15h00", "sam. 28 nov. à 15 h" in Canada.
 func (w Words) When(shop shops.Shop, t time.Time) string {
 	w = w.words()
 	loc := shop.Location
@@ -219,8 +220,13 @@ func (w Words) When(shop shops.Shop, t time.Time) string {
 		loc = time.UTC
 	}
 	lt := t.In(loc)
-	clock, hour := w.clock(shop.Country(), lt)
-	return w.say("when", map[string]any{
+	country := shop.Country()
+	clock, hour := w.clock(country, lt)
+	id := "when"
+	if country == "US" {
+		id = "when_us"
+	}
+	return w.say(id, map[string]any{
 		"Weekday": w.cal.WeekdayAbbreviated(lt.Weekday()), "Day": strconv.Itoa(lt.Day()),
 		"Month": w.cal.MonthAbbreviated(lt.Month()), "Time": clock,
 	}, hour)
@@ -381,6 +387,34 @@ func (w Words) DuplicateRefunded(shop shops.Shop, service string, startsAt time.
 	return w.text(shop, "duplicate_refunded", w.about(shop, service, startsAt))
 }
 
+// Cancelled confirms a customer's cancellation by text of their booking of service at
+// startsAt; refunded says their payment goes back.
+func (w Words) Cancelled(shop shops.Shop, service string, startsAt time.Time, refunded bool) string {
+	if refunded {
+		return w.text(shop, "cancelled_refund", w.about(shop, service, startsAt))
+	}
+	return w.text(shop, "cancelled", w.about(shop, service, startsAt))
+}
+
+// CancelAsked answers a booked customer's request to cancel in a shop that does not let
+// customers cancel by text: the request is with the team, who will answer.
+func (w Words) CancelAsked(shop shops.Shop) string {
+	return w.text(shop, "cancel_asked", shopOnly(shop))
+}
+
+// OptedOutBooked answers the STOP (or the bare CANCEL) of a customer who holds a
+// booking of service at startsAt: no more offers, the booking stands, and how to cancel
+// it by text.
+func (w Words) OptedOutBooked(shop shops.Shop, service string, startsAt time.Time) string {
+	return w.text(shop, "opted_out_booked", w.about(shop, service, startsAt))
+}
+
+// CancelRefunded tells a customer that the payment of a booking they cancelled was
+// refunded.
+func (w Words) CancelRefunded(shop shops.Shop, service string, startsAt time.Time) string {
+	return w.text(shop, "cancel_refunded", w.about(shop, service, startsAt))
+}
+
 // Clarify asks a customer whose reply to an offer was unsure (a reaction, a question,
 // "maybe") to answer it plainly, naming the slot.
 func (w Words) Clarify(shop shops.Shop, service string, startsAt time.Time) string {
@@ -469,10 +503,24 @@ func (w Words) InboxAck(shop shops.Shop) string { return w.text(shop, "inbox_ack
 // in the inbox: who (their name, or their number masked) and the text's first 100
 // characters.
 func (w Words) InboxAlert(shop shops.Shop, who, text string) string {
+	return w.text(shop, "inbox_alert", map[string]any{"Shop": shop.Name, "Who": who, "Text": alertQuote(text)})
+}
+
+// InboxCancelAlert is InboxAlert for a booked customer's request to cancel, in a shop
+// that does not let customers cancel by text: it says it is a cancellation, and of which
+// booking.
+func (w Words) InboxCancelAlert(shop shops.Shop, who, service string, startsAt time.Time, text string) string {
+	d := w.about(shop, service, startsAt)
+	d["Who"], d["Text"] = who, alertQuote(text)
+	return w.text(shop, "inbox_cancel_alert", d)
+}
+
+// alertQuote is the first 100 characters of a text an alert quotes.
+func alertQuote(text string) string {
 	if r := []rune(text); len(r) > 100 {
-		text = string(r[:100]) + "…"
+		return string(r[:100]) + "…"
 	}
-	return w.text(shop, "inbox_alert", map[string]any{"Shop": shop.Name, "Who": who, "Text": text})
+	return text
 }
 
 // NotifyPhoneCode carries the code that confirms a number as the shop's alert number,

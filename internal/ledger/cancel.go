@@ -1,0 +1,165 @@
+package ledger
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/hooks"
+	"github.com/slotrecovery/slotrecovery/internal/slots"
+)
+
+// A customer's own cancellation of a booking (issue 45: a booked customer texts that they
+// cannot come, and the shop lets customers cancel by text).
+
+// LiveBooking is a customer's live booking (pending payment or confirmed) of an opening
+// that has not started.
+type LiveBooking struct {
+	ID       uuid.UUID
+	Status   string
+	Service  string
+	StartsAt time.Time
+}
+
+// LiveBookings returns the customer's live bookings at the shop whose opening starts
+// after now, soonest first, at most two (two are enough to know that one text cannot
+// say which it cancels).
+func LiveBookings(ctx context.Context, q db.DBTX, shopID, customerID uuid.UUID, now time.Time) ([]LiveBooking, error) {
+	rows, err := queries.BookingsLiveForCustomer(ctx, q, db.BookingsLiveForCustomerParams{
+		CustomerID: customerID, ShopID: shopID, Now: now.UTC(),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list customer's live bookings: %w", err)
+	}
+	out := make([]LiveBooking, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, LiveBooking{ID: r.ID, Status: r.Status, Service: r.Service, StartsAt: r.StartsAt})
+	}
+	return out, nil
+}
+
+// Cancellation is what a customer's cancellation did.
+type Cancellation struct {
+	// Cancelled is false when the booking was no longer live, or its opening had
+	// started, when the row locks were taken: nothing changed.
+	Cancelled bool
+	BookingID uuid.UUID
+	Service   string
+	StartsAt  time.Time
+	// Refunded: the booking was paid, and a refund of its payment is enqueued (the
+	// refund job texts the customer once the provider has refunded).
+	Refunded bool
+	// Result is what became of the opening: ResultReopened (offered again at once, in a
+	// new generation), ResultExpired (too close to its start to offer it again), or ""
+	// when the booking did not hold it.
+	Result Result
+	// OpenCheckout: the booking was pending with a payment link, which the caller ends
+	// once the cancellation committed (EndCheckout), so that it cannot be paid.
+	OpenCheckout bool
+}
+
+// ErrNotCancellable means the booking cannot be cancelled by its customer: it is not
+// live any more, or its opening has started.
+var ErrNotCancellable = errors.New("ledger: booking is not live")
+
+// CancelByCustomer cancels a live booking at its customer's request, in tx, under the
+// opening's and the booking's row locks (the order every transition takes them in), so
+// that a concurrent payment, lapse or second cancellation sees it done or waits: a
+// booking is cancelled once. A paid booking's payment is refunded (the refund job, as
+// for a late payment; the booking's status tells its text). The opening it held opens
+// again at once in a new offer generation, its first wave enqueued in tx (or expires,
+// inside the shop's cutoff or when the shop can no longer take payments): the same
+// release as a lapsed hold's. A payment that arrives after the cancellation is refunded
+// (latePayment: the booking never takes the slot back). It returns ErrNotCancellable,
+// with nothing changed, when the booking is no longer live or its opening has started.
+func (s *Service) CancelByCustomer(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, now time.Time) (Cancellation, error) {
+	l, err := s.lock(ctx, tx, bookingID)
+	if err != nil {
+		return Cancellation{}, err
+	}
+	b, op := l.b, l.op
+	c := Cancellation{BookingID: b.ID, Service: op.Service, StartsAt: op.StartsAt}
+	if b.Service.Valid {
+		c.Service = b.Service.String
+	}
+	if (b.Status != BookingPendingPayment && b.Status != BookingConfirmed) || !now.Before(op.StartsAt) {
+		return c, ErrNotCancellable
+	}
+	if _, err := queries.BookingMarkCancelled(ctx, tx, db.BookingMarkCancelledParams{ID: b.ID, Now: now.UTC()}); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return c, ErrNotCancellable
+		}
+		return c, fmt.Errorf("mark booking cancelled: %w", err)
+	}
+	c.Cancelled = true
+	c.OpenCheckout = b.Status == BookingPendingPayment && b.StripeCheckoutSessionID.Valid
+	if b.Status == BookingConfirmed && (b.StripePaymentIntentID.Valid || b.StripeCheckoutSessionID.Valid) {
+		// Paid: the money goes back. Recorded as decided, as a late payment's refund is.
+		if err := queries.BookingMarkRefundRequested(ctx, tx, db.BookingMarkRefundRequestedParams{ID: b.ID, Now: now.UTC()}); err != nil {
+			return c, fmt.Errorf("mark refund requested: %w", err)
+		}
+		if err := s.requestRefund(ctx, tx, b.ID, b.StripePaymentIntentID.String); err != nil {
+			return c, err
+		}
+		c.Refunded = true
+	}
+	if c.Result, err = s.release(ctx, tx, l, now); err != nil {
+		return c, err
+	}
+	return c, nil
+}
+
+// EndCheckout ends the payment link of a booking its customer cancelled
+// (Cancellation.OpenCheckout), after the cancellation committed: the provider is asked
+// to expire the checkout so that it cannot be paid. A failure is logged and left: a
+// payment that still arrives finds the booking cancelled and is refunded (latePayment).
+func (s *Service) EndCheckout(ctx context.Context, bookingID uuid.UUID) {
+	b, err := queries.BookingGet(ctx, s.pool, bookingID)
+	if err != nil || b.Status != BookingCancelled || !b.StripeCheckoutSessionID.Valid || s.provider == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.ProviderTimeout)
+	defer cancel()
+	if err := s.provider.ExpireCheckout(ctx, b.StripeAccount.String, b.StripeCheckoutSessionID.String); err != nil {
+		s.log.WarnContext(ctx, "cancelled booking's checkout not ended: a payment would be refunded", "booking_id", b.ID, "err", err)
+	}
+}
+
+// release frees the opening a booking that ended held (a lapsed hold, a customer's
+// cancellation): offered again at once in a new generation, if its start is beyond the
+// shop's cutoff and the shop can take payments; else expired. The opening's event is
+// recorded with the booking, as the change left them. "" when the booking did not hold
+// the opening (nothing to free).
+func (s *Service) release(ctx context.Context, tx pgx.Tx, l locked, now time.Time) (Result, error) {
+	b, op := l.b, l.op
+	if op.Status != slots.StatusFilled || !op.FilledBy.Valid || op.FilledBy.UUID != b.CustomerID {
+		return "", nil
+	}
+	res := ResultReopened
+	// A shop that can no longer take payments (its payment account was disconnected)
+	// does not offer the slot again: its next taker's hold would lapse too.
+	if now.Before(l.shop.Cutoff(op.StartsAt)) && l.shop.CheckoutReady() == nil {
+		// A new generation from the top of the list.
+		if err := slots.Reopen(ctx, tx, s.queue, op.ID, now); err != nil {
+			return "", err
+		}
+	} else {
+		if err := slots.ExpireFilled(ctx, tx, op.ID, now); err != nil {
+			return "", err
+		}
+		res = ResultExpired
+	}
+	typ := hooks.OpeningReopened
+	if res == ResultExpired {
+		typ = hooks.OpeningExpired
+	}
+	if err := hooks.RecordOpening(ctx, tx, b.ShopID, typ, now, op.ID, b.ID); err != nil {
+		return "", err
+	}
+	return res, nil
+}
