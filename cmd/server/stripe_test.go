@@ -151,7 +151,7 @@ func (e *env) localStart(openingID string) string {
 	require.NoError(e.t, e.pool.QueryRow(context.Background(), `SELECT starts_at FROM slot_openings WHERE id = $1`, openingID).Scan(&startsAt))
 	loc, err := time.LoadLocation("America/New_York")
 	require.NoError(e.t, err)
-	return startsAt.In(loc).Format("Mon 2 Jan 3:04 PM") // a US shop writing English: the 12-hour clock
+	return startsAt.In(loc).Format("Mon Jan 2 3:04 PM") // a US shop writing English: the 12-hour clock
 }
 
 // TestPaymentLoop is the whole loop: opening → wave → YES → booking →
