@@ -54,8 +54,8 @@ type Config struct {
 	// (nothing can be counted, so nothing is sent).
 	Limits Limits
 	// Refused is called with the reason of each refused request ("honeypot",
-	// "country", "own_number", "ip", "number", "shop_budget", "unavailable"), to count
-	// them; nil: not counted.
+	// "country", "shape", "own_number", "ip", "number", "shop_budget", "unavailable"), to
+	// count them on /metrics; nil: not. Each is counted in Postgres too (Refusals).
 	Refused func(reason string)
 }
 
@@ -138,11 +138,10 @@ func (s *Service) Request(ctx context.Context, shop shops.Shop, sub Submission) 
 	}
 	// Redis unreachable refuses too (allow's reason says so): counted, not an error,
 	// since the visitor is answered the same.
-	if reason, _ := s.allow(ctx, shop, number, sub); reason != "" {
-		if s.cfg.Refused != nil {
-			s.cfg.Refused(reason)
-		}
-		return Outcome{Refused: reason}, nil
+	if reason, err := s.allow(ctx, shop, number, sub); reason != "" {
+		return Outcome{Refused: reason}, s.refused(ctx, shop, reason)
+	} else if err != nil {
+		return Outcome{}, fmt.Errorf("join request for shop %s: %w", shop.ID, err)
 	}
 	ua := sub.UserAgent
 	if len(ua) > MaxUserAgent {
