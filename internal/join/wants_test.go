@@ -86,3 +86,30 @@ func TestRequestPreferences(t *testing.T) {
 	require.True(t, got.SMSOptIn)
 	require.Equal(t, []int{1}, got.Preferences.Days)
 }
+
+// TestConfirmWhenPickLeftCatalogue: a service picked on the page and renamed before the
+// YES does not stop the number joining: it joins with the preferences it had (none).
+func TestConfirmWhenPickLeftCatalogue(t *testing.T) {
+	t.Parallel()
+	f := setup(t, join.Limits{})
+	ctx := context.Background()
+	cat := catalog.New(f.pool, nil)
+	sv, err := cat.AddService(ctx, f.shop.ID, catalog.NewService{Name: "Haircut", DurationMinutes: 30, PriceCents: 3000})
+	require.NoError(t, err)
+	s := sub("+15555550143")
+	s.Wants = join.Wants{Services: []string{"Haircut"}, Days: []string{"fri"}}
+	out, err := f.join.Request(ctx, f.shop, s)
+	require.NoError(t, err)
+	require.True(t, out.Sent, out.Refused)
+	renamed := "Men's cut"
+	_, err = cat.UpdateService(ctx, f.shop.ID, sv.ID, catalog.ServiceChange{Name: &renamed})
+	require.NoError(t, err)
+	handled, err := f.join.Confirm(ctx, f.shop, join.Reply{From: "+15555550143", Body: "YES", MessageSID: "SMp3"})
+	require.NoError(t, err)
+	require.True(t, handled)
+	c, err := f.customers.ByPhone(ctx, f.shop.ID, "+15555550143")
+	require.NoError(t, err)
+	require.True(t, c.SMSOptIn)
+	require.True(t, c.Preferences.IsZero(), "%+v", c.Preferences)
+	require.Len(t, f.texts(t, "+15555550143"), 2, "the confirmation and the welcome")
+}

@@ -64,3 +64,26 @@ func TestWants(t *testing.T) {
 	require.NoError(t, e.pool.QueryRow(ctx, `SELECT preferences::text FROM join_requests`).Scan(&prefs))
 	require.JSONEq(t, `{"days":[2,6],"windows":[{"start":540,"end":720}],"services":["Haircut"],"staff_ids":["`+ana.ID.String()+`"]}`, prefs)
 }
+
+// TestRefusedByShapeReadsTheSame: a toll-free or premium number is answered exactly as a
+// number texted, and texted nothing.
+func TestRefusedByShapeReadsTheSame(t *testing.T) {
+	t.Parallel()
+	e := setup(t)
+	c := client(t)
+	u := e.srv.URL + "/join/" + e.shop.Slug
+	_, body := get(t, c, u)
+	token := csrfRe.FindStringSubmatch(body)[1]
+	form := func(number string) url.Values {
+		return url.Values{"csrf": {token}, "name": {"Ana"}, "phone": {number}, "language": {"en"}, "consent": {"yes"}}
+	}
+	res, okBody := post(t, c, u, form("(555) 555-0123"))
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	for _, n := range []string{"(800) 555-0123", "1-900-555-0123"} {
+		res, b := post(t, c, u, form(n))
+		require.Equal(t, http.StatusOK, res.StatusCode, n)
+		require.Equal(t, okBody, b, n)
+	}
+	require.Equal(t, 1, e.count(t, `SELECT count(*) FROM river_job WHERE kind = 'sms_text'`))
+	require.Equal(t, 2, e.count(t, `SELECT count FROM join_refusals WHERE reason = 'shape'`))
+}
