@@ -23,6 +23,11 @@ const (
 	refusedUnavailable = "unavailable"
 )
 
+// RefusalReasons are the reasons a join request is refused, in the order they are
+// checked: the keys of RefusalCounts.ByReason, for the dashboard to list.
+var RefusalReasons = []string{refusedHoneypot, refusedCountry, refusedShape, refusedOwnNumber, refusedIP, refusedNumber,
+	refusedShopBudget, refusedUnavailable}
+
 // Limits are the join page's defences against SMS pumping (fraudsters farming the
 // confirmation texts to numbers whose carriers pay them). Every refusal looks to the
 // visitor like a text sent.
