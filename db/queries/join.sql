@@ -1,9 +1,9 @@
 -- name: JoinRequestInsert :one
 INSERT INTO join_requests (id, shop_id, phone, name, language, method, ip, user_agent, disclosure_version,
-    disclosure_text, confirmation_body, created_at, expires_at)
+    disclosure_text, confirmation_body, created_at, expires_at, preferences)
 VALUES (sqlc.arg(id), sqlc.arg(shop_id), sqlc.arg(phone), sqlc.arg(name), sqlc.arg(language), sqlc.arg(method), sqlc.narg(ip),
     sqlc.arg(user_agent), sqlc.arg(disclosure_version), sqlc.arg(disclosure_text), sqlc.arg(confirmation_body),
-    sqlc.arg(created_at), sqlc.arg(expires_at))
+    sqlc.arg(created_at), sqlc.arg(expires_at), sqlc.narg(preferences))
 RETURNING *;
 
 -- name: JoinRequestLive :one

@@ -75,6 +75,11 @@ var tableOwners = map[string]string{
 	// the consent record keeps every opt-in and opt-out with its proof.
 	"join_requests":  "internal/join",
 	"consent_events": "internal/join",
+	// What guards the join page against SMS pumping: the countries a shop accepts joins
+	// from, its refusals counted by day and reason, the hours its budget was spent.
+	"join_allowed_countries": "internal/join",
+	"join_refusals":          "internal/join",
+	"join_budget_spent":      "internal/join",
 }
 
 // writeKey names one write a package makes: a sqlc query (or rawSQL) and a table.

@@ -299,7 +299,7 @@ func (q *Queries) ConsentEventsOfCustomer(ctx context.Context, db DBTX, arg Cons
 const joinRequestConfirm = `-- name: JoinRequestConfirm :one
 UPDATE join_requests SET confirmed_at = $1, customer_id = $2
 WHERE id = $3 AND confirmed_at IS NULL
-RETURNING id, shop_id, phone, name, language, method, ip, user_agent, disclosure_version, disclosure_text, confirmation_body, created_at, expires_at, confirmed_at, customer_id
+RETURNING id, shop_id, phone, name, language, method, ip, user_agent, disclosure_version, disclosure_text, confirmation_body, created_at, expires_at, confirmed_at, customer_id, preferences
 `
 
 type JoinRequestConfirmParams struct {
@@ -329,17 +329,18 @@ func (q *Queries) JoinRequestConfirm(ctx context.Context, db DBTX, arg JoinReque
 		&i.ExpiresAt,
 		&i.ConfirmedAt,
 		&i.CustomerID,
+		&i.Preferences,
 	)
 	return i, err
 }
 
 const joinRequestInsert = `-- name: JoinRequestInsert :one
 INSERT INTO join_requests (id, shop_id, phone, name, language, method, ip, user_agent, disclosure_version,
-    disclosure_text, confirmation_body, created_at, expires_at)
+    disclosure_text, confirmation_body, created_at, expires_at, preferences)
 VALUES ($1, $2, $3, $4, $5, $6, $7,
     $8, $9, $10, $11,
-    $12, $13)
-RETURNING id, shop_id, phone, name, language, method, ip, user_agent, disclosure_version, disclosure_text, confirmation_body, created_at, expires_at, confirmed_at, customer_id
+    $12, $13, $14)
+RETURNING id, shop_id, phone, name, language, method, ip, user_agent, disclosure_version, disclosure_text, confirmation_body, created_at, expires_at, confirmed_at, customer_id, preferences
 `
 
 type JoinRequestInsertParams struct {
@@ -356,6 +357,7 @@ type JoinRequestInsertParams struct {
 	ConfirmationBody  string
 	CreatedAt         time.Time
 	ExpiresAt         time.Time
+	Preferences       []byte
 }
 
 func (q *Queries) JoinRequestInsert(ctx context.Context, db DBTX, arg JoinRequestInsertParams) (JoinRequest, error) {
@@ -373,6 +375,7 @@ func (q *Queries) JoinRequestInsert(ctx context.Context, db DBTX, arg JoinReques
 		arg.ConfirmationBody,
 		arg.CreatedAt,
 		arg.ExpiresAt,
+		arg.Preferences,
 	)
 	var i JoinRequest
 	err := row.Scan(
@@ -391,12 +394,13 @@ func (q *Queries) JoinRequestInsert(ctx context.Context, db DBTX, arg JoinReques
 		&i.ExpiresAt,
 		&i.ConfirmedAt,
 		&i.CustomerID,
+		&i.Preferences,
 	)
 	return i, err
 }
 
 const joinRequestLive = `-- name: JoinRequestLive :one
-SELECT id, shop_id, phone, name, language, method, ip, user_agent, disclosure_version, disclosure_text, confirmation_body, created_at, expires_at, confirmed_at, customer_id FROM join_requests
+SELECT id, shop_id, phone, name, language, method, ip, user_agent, disclosure_version, disclosure_text, confirmation_body, created_at, expires_at, confirmed_at, customer_id, preferences FROM join_requests
 WHERE shop_id = $1 AND phone = $2 AND confirmed_at IS NULL AND expires_at > $3
 ORDER BY created_at DESC
 LIMIT 1
@@ -428,6 +432,7 @@ func (q *Queries) JoinRequestLive(ctx context.Context, db DBTX, arg JoinRequestL
 		&i.ExpiresAt,
 		&i.ConfirmedAt,
 		&i.CustomerID,
+		&i.Preferences,
 	)
 	return i, err
 }

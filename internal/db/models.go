@@ -286,6 +286,25 @@ type InboundMessage struct {
 	BookingID   uuid.NullUUID
 }
 
+type JoinAllowedCountry struct {
+	ShopID      uuid.UUID
+	CallingCode string
+}
+
+type JoinBudgetSpent struct {
+	ShopID uuid.UUID
+	Hour   time.Time
+	At     time.Time
+}
+
+type JoinRefusal struct {
+	ShopID uuid.UUID
+	Day    pgtype.Date
+	Reason string
+	Count  int32
+	LastAt time.Time
+}
+
 type JoinRequest struct {
 	ID                uuid.UUID
 	ShopID            uuid.UUID
@@ -302,6 +321,7 @@ type JoinRequest struct {
 	ExpiresAt         time.Time
 	ConfirmedAt       *time.Time
 	CustomerID        uuid.NullUUID
+	Preferences       []byte
 }
 
 type NotifyPhoneConfirmation struct {

@@ -20,4 +20,16 @@
 // other ways in and out of the list (keywords, imports, the API, the dashboard, STOP) are
 // to record theirs through Record. WriteCSV renders a shop's record for a carrier or a
 // lawyer.
+//
+// The pumping limits (limits.go) refuse, in order: the honeypot; a calling code that is
+// neither the shop's own nor one it added (AllowedCountries, SetAllowedCountries); a
+// number whose shape is a premium, toll-free or non-mobile range (phone.Textable); the
+// shop's own number; then the per-address, per-number and per-shop buckets in Redis.
+// Every refusal is counted per shop, day and reason in join_refusals (Refusals, for the
+// dashboard); the shop's budget spent is marked once an hour in join_budget_spent, and
+// that first refusal of the hour texts the owner's confirmed alert number.
+//
+// The page may also ask what the visitor wants (Wants: the shop's services and people
+// from internal/catalog, days, a time range); the request keeps it and the YES saves it
+// as the customer's preferences.
 package join

@@ -54,8 +54,8 @@ type Config struct {
 	// (nothing can be counted, so nothing is sent).
 	Limits Limits
 	// Refused is called with the reason of each refused request ("honeypot",
-	// "country", "own_number", "ip", "number", "shop_budget", "unavailable"), to count
-	// them; nil: not counted.
+	// "country", "shape", "own_number", "ip", "number", "shop_budget", "unavailable"), to
+	// count them on /metrics; nil: not. Each is counted in Postgres too (Refusals).
 	Refused func(reason string)
 }
 
@@ -94,10 +94,13 @@ type Submission struct {
 	Honeypot  string
 	IP        netip.Addr
 	UserAgent string
+	// Wants are what the visitor wants to be offered (optional): saved on the customer
+	// with their YES.
+	Wants Wants
 }
 
 // FieldErrors are the message ids of a submission's wrong fields, by form field
-// ("name", "phone", "consent"): the page shows each next to its field. They are about
+// ("name", "phone", "consent", "services", "staff", "days", "times"): the page shows each next to its field. They are about
 // what was typed, never about the number's standing with the shop.
 type FieldErrors map[string]string
 
@@ -133,16 +136,23 @@ func (s *Service) Request(ctx context.Context, shop shops.Shop, sub Submission) 
 	if _, ok := language.Parse(string(lang)); !ok {
 		lang = shop.Language.Or(language.Default)
 	}
+	prefs, err := s.preferences(ctx, shop, sub.Wants, errs)
+	if err != nil {
+		return Outcome{}, err
+	}
 	if len(errs) > 0 {
 		return Outcome{}, errs
 	}
+	storedPrefs, err := storePreferences(prefs)
+	if err != nil {
+		return Outcome{}, fmt.Errorf("store preferences: %w", err)
+	}
 	// Redis unreachable refuses too (allow's reason says so): counted, not an error,
 	// since the visitor is answered the same.
-	if reason, _ := s.allow(ctx, shop, number, sub); reason != "" {
-		if s.cfg.Refused != nil {
-			s.cfg.Refused(reason)
-		}
-		return Outcome{Refused: reason}, nil
+	if reason, err := s.allow(ctx, shop, number, sub); reason != "" {
+		return Outcome{Refused: reason}, s.refused(ctx, shop, reason)
+	} else if err != nil {
+		return Outcome{}, fmt.Errorf("join request for shop %s: %w", shop.ID, err)
 	}
 	ua := sub.UserAgent
 	if len(ua) > MaxUserAgent {
@@ -158,11 +168,11 @@ func (s *Service) Request(ctx context.Context, shop shops.Shop, sub Submission) 
 		a := sub.IP.Unmap()
 		ip = &a
 	}
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := queries.JoinRequestInsert(ctx, tx, db.JoinRequestInsertParams{
 			ID: id, ShopID: shop.ID, Phone: number, Name: name, Language: string(lang), Method: MethodPage, Ip: ip, UserAgent: ua,
 			DisclosureVersion: DisclosureVersion, DisclosureText: s.Disclosure(shop, lang), ConfirmationBody: body,
-			CreatedAt: now, ExpiresAt: now.Add(RequestTTL),
+			CreatedAt: now, ExpiresAt: now.Add(RequestTTL), Preferences: storedPrefs,
 		}); err != nil {
 			return fmt.Errorf("insert join request: %w", err)
 		}
@@ -287,7 +297,23 @@ func (s *Service) joinCustomer(ctx context.Context, shop shops.Shop, req db.Join
 	}
 	yes := true
 	ch.SMSOptIn = &yes
-	return s.customers.Update(ctx, shop.ID, c.ID, ch)
+	// What they asked for on the page replaces what the customer had; nothing asked
+	// for keeps it.
+	prefs, asked, err := loadPreferences(req.Preferences)
+	if err != nil {
+		return customers.Customer{}, err
+	}
+	if asked {
+		ch.Preferences = &prefs
+	}
+	out, err := s.customers.Update(ctx, shop.ID, c.ID, ch)
+	if p, ok := problem.As(err); ok && p.Kind == problem.Invalid && asked {
+		// A service or person they picked left the shop's catalogue since: they join
+		// all the same, with the preferences they had.
+		ch.Preferences = nil
+		out, err = s.customers.Update(ctx, shop.ID, c.ID, ch)
+	}
+	return out, err
 }
 
 // PurgeAfter is how long after its expiry a join request is forgotten (the retention's

@@ -69,11 +69,10 @@ func (s *Service) RequestByText(ctx context.Context, shop shops.Shop, number, me
 		}
 		return KeywordOutcome{Outcome: Outcome{Sent: true}, AlreadyJoined: true}, nil
 	}
-	if reason, _ := s.allow(ctx, shop, number, Submission{}); reason != "" {
-		if s.cfg.Refused != nil {
-			s.cfg.Refused(reason)
-		}
-		return KeywordOutcome{Outcome: Outcome{Refused: reason}}, nil
+	if reason, err := s.allow(ctx, shop, number, Submission{}); reason != "" {
+		return KeywordOutcome{Outcome: Outcome{Refused: reason}}, s.refused(ctx, shop, reason)
+	} else if err != nil {
+		return KeywordOutcome{}, fmt.Errorf("join request by text for shop %s: %w", shop.ID, err)
 	}
 	id := uuid.New()
 	body := smsText(shop, lang, "confirm", "shop", shop.Name, "per_week", perWeek)

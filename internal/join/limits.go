@@ -15,12 +15,18 @@ import (
 const (
 	refusedHoneypot    = "honeypot"
 	refusedCountry     = "country"
+	refusedShape       = "shape"
 	refusedOwnNumber   = "own_number"
 	refusedIP          = "ip"
 	refusedNumber      = "number"
 	refusedShopBudget  = "shop_budget"
 	refusedUnavailable = "unavailable"
 )
+
+// RefusalReasons are the reasons a join request is refused, in the order they are
+// checked: the keys of RefusalCounts.ByReason, for the dashboard to list.
+var RefusalReasons = []string{refusedHoneypot, refusedCountry, refusedShape, refusedOwnNumber, refusedIP, refusedNumber,
+	refusedShopBudget, refusedUnavailable}
 
 // Limits are the join page's defences against SMS pumping (fraudsters farming the
 // confirmation texts to numbers whose carriers pay them). Every refusal looks to the
@@ -55,19 +61,28 @@ func (l Limits) withDefaults() Limits {
 }
 
 // allow returns why a submission of number to shop must not be texted ("" when it may),
-// taking its events from the buckets in order: the honeypot and the country cost
-// nothing; the address's bucket before the number's, so one address cannot spend many
-// numbers' days; the number's before the shop's, so a number asking again spends
-// nothing of the shop's budget. An error (Redis unreachable) refuses: an unchecked
-// request could be a pumper's.
+// taking its events from the buckets in order: the honeypot, the country and the
+// number's shape cost nothing; the address's bucket before the number's, so one address
+// cannot spend many numbers' days; the number's before the shop's, so a number asking
+// again spends nothing of the shop's budget. Redis unreachable refuses (reason
+// unavailable, with the error): an unchecked request could be a pumper's. An error with
+// no reason (Postgres could not say which countries the shop allows) is the caller's.
 func (s *Service) allow(ctx context.Context, shop shops.Shop, number string, sub Submission) (string, error) {
 	if sub.Honeypot != "" {
 		return refusedHoneypot, nil
 	}
-	// The shop's own country, as its number's calling code says: premium and foreign
-	// ranges are where pumping pays.
-	if phone.CallingCode(number) != phone.CallingCode(shop.SMSNumber) {
+	// The shop's own country, as its number's calling code says, and those it added:
+	// foreign ranges are where pumping pays.
+	allowed, err := s.countryAllowed(ctx, shop, phone.CallingCode(number))
+	if err != nil {
+		return "", err
+	}
+	if !allowed {
 		return refusedCountry, nil
+	}
+	// Premium, toll-free and non-mobile ranges, where the number's shape tells.
+	if ok, _ := phone.Textable(number); !ok {
+		return refusedShape, nil
 	}
 	// The shop's own number: the provider refuses a text to itself.
 	if number == shop.SMSNumber {

@@ -91,6 +91,10 @@ func TestPumpingOneNumberADay(t *testing.T) {
 	require.True(t, out.Sent, "a NUL or a broken byte in the browser's name is dropped, not a failure")
 	require.Equal(t, 2, f.count(t, `SELECT count(*) FROM river_job WHERE kind = 'sms_text'`))
 	require.Equal(t, map[string]int{"number": 2, "honeypot": 1, "country": 3, "own_number": 1}, f.refused)
+	counts, err := f.join.Refusals(ctx, f.shop.ID, f.clock.Now())
+	require.NoError(t, err)
+	require.Equal(t, map[string]int64{"number": 2, "honeypot": 1, "country": 3, "own_number": 1}, counts.ByReason,
+		"every refusal is counted in Postgres for the dashboard as on /metrics")
 }
 
 // TestPumpingRedisDown: with Redis unreachable nothing is sent (an unchecked request could

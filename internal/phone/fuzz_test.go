@@ -13,7 +13,8 @@ import (
 // non-zero digit, 8 to 15 digits in all.
 var e164 = regexp.MustCompile(`^\+[1-9][0-9]{7,14}$`)
 
-// FuzzPhone: Valid agrees with the E.164 pattern on any input; Mask never panics, keeps
+// FuzzPhone: Valid agrees with the E.164 pattern on any input; Textable passes only
+// valid numbers and gives a reason for every refusal; Mask never panics, keeps
 // the length, and for a valid number reveals only its first four characters and last
 // two.
 func FuzzPhone(f *testing.F) {
@@ -27,6 +28,9 @@ func FuzzPhone(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if got, want := phone.Valid(s), e164.MatchString(s); got != want {
 			t.Fatalf("Valid(%q) = %v, the E.164 pattern says %v", s, got, want)
+		}
+		if ok, reason := phone.Textable(s); ok != (reason == "") || (ok && !phone.Valid(s)) {
+			t.Fatalf("Textable(%q) = %v, %q", s, ok, reason)
 		}
 		m := phone.Mask(s)
 		if len(m) != len(s) {

@@ -1,5 +1,7 @@
-// Package phone checks and masks phone numbers in E.164 form. It checks the form only
-// ("+" and 8 to 15 digits), never a numbering plan, so test numbers such as +1555… pass.
+// Package phone checks and masks phone numbers in E.164 form. Valid checks the form only
+// ("+" and 8 to 15 digits), never a numbering plan, so test numbers such as +1555… pass;
+// Textable adds the few hand-written shape rules that keep texts from premium, toll-free
+// and non-mobile ranges of the countries the product serves.
 package phone
 
 import "strings"

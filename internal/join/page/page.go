@@ -18,11 +18,13 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/join"
 	"github.com/slotrecovery/slotrecovery/internal/language"
@@ -124,6 +126,17 @@ type view struct {
 	PrivacyURL              string
 	Consent                 bool
 	Languages               []languageOption
+	// What the visitor may pick (optional): the shop's services and people, days, and
+	// a time range (From and To, "HH:MM" or "").
+	Services, Staff, Days []choice
+	From, To              string
+	Clock                 []string
+}
+
+// choice is one box of a group of checkboxes.
+type choice struct {
+	Value, Label string
+	Checked      bool
 }
 
 type languageOption struct {
@@ -136,7 +149,19 @@ var languageNames = map[language.Code]string{language.English: "English", langua
 
 // messageIDs are the catalogue's messages the page shows.
 var messageIDs = []string{"title", "lede", "name", "phone", "phone_hint", "language", "consent", "submit", "privacy",
-	"check_phone_title", "check_phone", "check_phone_stopped", "error_name", "error_phone", "error_consent", "error_form", "not_found"}
+	"check_phone_title", "check_phone", "check_phone_stopped", "error_name", "error_phone", "error_consent", "error_form", "not_found",
+	"wants", "wants_hint", "services", "staff", "days", "times", "time_from", "time_to", "any_time",
+	"day_mon", "day_tue", "day_wed", "day_thu", "day_fri", "day_sat", "day_sun",
+	"error_services", "error_staff", "error_days", "error_times"}
+
+// clock are the times of day the range may start and end at: every hour.
+var clock = func() []string {
+	out := make([]string, 0, 25)
+	for h := 0; h <= 24; h++ {
+		out = append(out, shops.FormatClock(h*60))
+	}
+	return out
+}()
 
 func (p *Page) view(shop shops.Shop, lang language.Code, csrf string) view {
 	cc := phone.CallingCode(shop.SMSNumber)
@@ -154,6 +179,28 @@ func (p *Page) view(shop shops.Shop, lang language.Code, csrf string) view {
 		v.Languages = append(v.Languages, languageOption{Code: string(l), Name: languageNames[l], Selected: l == lang})
 	}
 	return v
+}
+
+// offer adds to v what the visitor may pick of shop's (join.Choices), with w's picks
+// checked. Only a form shown needs them: a submission answered "check your phone"
+// reads no catalogue.
+func (p *Page) offer(c echo.Context, v *view, shop shops.Shop, w join.Wants) error {
+	choices, err := p.join.Choices(c.Request().Context(), shop)
+	if err != nil {
+		return err
+	}
+	for _, sv := range choices.Services {
+		v.Services = append(v.Services, choice{Value: sv, Label: sv, Checked: slices.Contains(w.Services, sv)})
+	}
+	for _, st := range choices.Staff {
+		v.Staff = append(v.Staff, choice{Value: st.ID.String(), Label: st.Name, Checked: slices.Contains(w.Staff, st.ID.String())})
+	}
+	for d := 1; d <= 7; d++ {
+		name := customers.DayName(d)
+		v.Days = append(v.Days, choice{Value: name, Label: v.T["day_"+name], Checked: slices.Contains(w.Days, name)})
+	}
+	v.From, v.To, v.Clock = w.From, w.To, clock
+	return nil
 }
 
 // pageLanguage is ?lang= when it names a supported language, else the shop's.
@@ -182,6 +229,9 @@ func (p *Page) show(c echo.Context) error {
 	}
 	lang := pageLanguage(c, shop)
 	v := p.view(shop, lang, p.csrf(c))
+	if err := p.offer(c, &v, shop, join.Wants{}); err != nil {
+		return p.unavailable(c, "read choices", err)
+	}
 	return p.render(c, http.StatusOK, v)
 }
 
@@ -203,11 +253,17 @@ func (p *Page) submit(c echo.Context) error {
 	if !ok {
 		lang = pageLanguage(c, shop)
 	}
+	// Each list is cut just past what join accepts, which then refuses it.
+	wants := join.Wants{Services: capped(form["services"], join.MaxWanted+1), Staff: capped(form["staff"], join.MaxWanted+1),
+		Days: capped(form["days"], 8), From: bounded(form.Get("from"), 5), To: bounded(form.Get("to"), 5)}
 	v := p.view(shop, lang, "")
 	v.Name, v.Phone, v.Consent = bounded(form.Get("name"), 100), bounded(form.Get("phone"), 40), form.Get("consent") == "yes"
 	if !p.validCSRF(c, form.Get("csrf")) {
 		v.CSRF = p.csrf(c)
 		v.FormError = v.T["error_form"]
+		if err := p.offer(c, &v, shop, wants); err != nil {
+			return p.unavailable(c, "read choices", err)
+		}
 		return p.render(c, http.StatusForbidden, v)
 	}
 	var ip netip.Addr
@@ -216,7 +272,7 @@ func (p *Page) submit(c echo.Context) error {
 	}
 	_, err = p.join.Request(req.Context(), shop, join.Submission{
 		Name: form.Get("name"), Phone: form.Get("phone"), Language: lang, Consent: v.Consent,
-		Honeypot: form.Get("website"), IP: ip, UserAgent: req.UserAgent(),
+		Honeypot: form.Get("website"), IP: ip, UserAgent: req.UserAgent(), Wants: wants,
 	})
 	var fe join.FieldErrors
 	switch {
@@ -225,6 +281,9 @@ func (p *Page) submit(c echo.Context) error {
 		for field, id := range fe {
 			v.Errors[field] = v.T[id]
 		}
+		if err := p.offer(c, &v, shop, wants); err != nil {
+			return p.unavailable(c, "read choices", err)
+		}
 		return p.render(c, http.StatusUnprocessableEntity, v)
 	case err != nil:
 		return p.unavailable(c, "join request", err)
@@ -232,6 +291,15 @@ func (p *Page) submit(c echo.Context) error {
 	// Sent or refused, the visitor reads the same.
 	v.Done = true
 	return p.render(c, http.StatusOK, v)
+}
+
+// capped is at most n of vs, each cut to 100 bytes.
+func capped(vs []string, n int) []string {
+	out := make([]string, 0, min(len(vs), n))
+	for _, v := range vs[:min(len(vs), n)] {
+		out = append(out, bounded(v, 100))
+	}
+	return out
 }
 
 // bounded is s cut to at most n bytes, for showing back in the form.

@@ -67,6 +67,7 @@ func (v view) content() g.Node {
 						return h.Option(h.Value(o.Code), g.If(o.Selected, h.Selected()), g.Text(o.Name))
 					})),
 			),
+			v.wants(),
 			h.Div(h.Class("hp"), h.Aria("hidden", "true"),
 				h.Label(h.For("join-website"), g.Text("Website")),
 				h.Input(h.Type("text"), h.ID("join-website"), h.Name("website"), h.TabIndex("-1"), h.AutoComplete("off"), h.Value("")),
@@ -101,4 +102,51 @@ func describedBy(hint, err, errID string) string {
 		ids = append(ids, errID)
 	}
 	return strings.Join(ids, " ")
+}
+
+// wants is the optional fieldset of what the visitor would like: the shop's services
+// and people (when it has any), days, and a time range. Every error sits right above
+// its group.
+func (v view) wants() g.Node {
+	group := func(field string, items []choice) g.Node {
+		if len(items) == 0 {
+			return nil
+		}
+		err := v.Errors[field]
+		return h.Div(fieldClass(err),
+			h.P(h.Class("label"), h.ID("join-"+field+"-label"), g.Text(v.T[field])),
+			g.If(err != "", h.P(h.Class("error"), h.ID("join-"+field+"-error"), g.Text(err))),
+			h.Div(h.Class("choices"), h.ID("join-"+field), h.Role("group"),
+				h.Aria("labelledby", describedBy("join-"+field+"-label", err, "join-"+field+"-error")),
+				g.If(err != "", h.Aria("invalid", "true")),
+				g.Map(items, func(c choice) g.Node {
+					return h.Label(h.Input(h.Type("checkbox"), h.Name(field), h.Value(c.Value), g.If(c.Checked, h.Checked())), g.Text(c.Label))
+				})),
+		)
+	}
+	clockSelect := func(id, name, selected string) g.Node {
+		return h.Select(h.ID(id), h.Name(name),
+			h.Option(h.Value(""), g.If(selected == "", h.Selected()), g.Text(v.T["any_time"])),
+			g.Map(v.Clock, func(c string) g.Node {
+				return h.Option(h.Value(c), g.If(c == selected, h.Selected()), g.Text(c))
+			}))
+	}
+	et := v.Errors["times"]
+	return h.FieldSet(h.Class("wants"), h.Aria("describedby", "join-wants-hint"),
+		h.Legend(g.Text(v.T["wants"])),
+		h.P(h.Class("hint"), h.ID("join-wants-hint"), g.Text(v.T["wants_hint"])),
+		group("services", v.Services),
+		group("staff", v.Staff),
+		group("days", v.Days),
+		h.Div(fieldClass(et),
+			h.P(h.Class("label"), h.ID("join-times-label"), g.Text(v.T["times"])),
+			g.If(et != "", h.P(h.Class("error"), h.ID("join-times-error"), g.Text(et))),
+			h.Div(h.Class("times"), h.ID("join-times"), h.Role("group"),
+				h.Aria("labelledby", describedBy("join-times-label", et, "join-times-error")),
+				g.If(et != "", h.Aria("invalid", "true")),
+				h.Label(h.For("join-from"), g.Text(v.T["time_from"])), clockSelect("join-from", "from", v.From),
+				h.Label(h.For("join-to"), g.Text(v.T["time_to"])), clockSelect("join-to", "to", v.To),
+			),
+		),
+	)
 }
