@@ -106,6 +106,8 @@ type Booking struct {
 	StaffID                   uuid.NullUUID
 	StartsAt                  *time.Time
 	EndsAt                    *time.Time
+	AttendedAt                *time.Time
+	NoShowAt                  *time.Time
 }
 
 type CalendarEvent struct {
@@ -225,6 +227,7 @@ type Customer struct {
 	PrefStaffIds         []uuid.UUID
 	PossiblyReassignedAt *time.Time
 	MoveUp               bool
+	NoShowsClearedAt     *time.Time
 }
 
 type CustomerExport struct {
@@ -300,6 +303,17 @@ type JoinRequest struct {
 	ExpiresAt         time.Time
 	ConfirmedAt       *time.Time
 	CustomerID        uuid.NullUUID
+}
+
+type OfferWafe struct {
+	OpeningID  uuid.UUID
+	Generation int32
+	Wave       int32
+	ShopID     uuid.UUID
+	At         time.Time
+	Ranking    string
+	Skipped    []byte
+	SkippedIds []byte
 }
 
 type Service struct {
@@ -383,6 +397,8 @@ type SlotOffer struct {
 	DurationMinutes pgtype.Int4
 	PriceCents      pgtype.Int8
 	MoveFrom        uuid.NullUUID
+	Rank            pgtype.Int4
+	Reason          []byte
 }
 
 type SlotOffersClaimable struct {
