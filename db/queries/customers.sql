@@ -91,7 +91,9 @@ WITH judged AS (
               OR EXISTS (
                 SELECT 1 FROM bookings b
                 WHERE b.opening_id = sqlc.arg(opening_id) AND b.customer_id = c.id) THEN 'already_offered'
-            WHEN NOT (cardinality(c.pref_staff_ids) = 0 OR sqlc.narg(staff_id)::uuid = ANY(c.pref_staff_ids)) THEN 'no_fit_staff'
+            -- An opening that names no person is nobody's a customer wants only some people's
+            -- (NULL = ANY(...) is NULL: COALESCE keeps it a reason).
+            WHEN NOT COALESCE(cardinality(c.pref_staff_ids) = 0 OR sqlc.narg(staff_id)::uuid = ANY(c.pref_staff_ids), false) THEN 'no_fit_staff'
             WHEN NOT (cardinality(c.pref_days) = 0 OR sqlc.arg(local_dow)::smallint = ANY(c.pref_days)) THEN 'no_fit_window'
             WHEN NOT sqlc.arg(with_services)::boolean AND NOT (cardinality(c.pref_window_starts) = 0 OR EXISTS (
                 SELECT 1 FROM generate_subscripts(c.pref_window_starts, 1) AS k
@@ -332,3 +334,33 @@ WHERE shop_id = sqlc.arg(shop_id) AND phone = sqlc.arg(phone)::text AND erased_a
 UPDATE customers SET possibly_reassigned_at = NULL
 WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id)
 RETURNING *;
+
+-- name: CustomerClearNoShows :execrows
+-- The owner clears a live customer's no-shows: those recorded before now no longer
+-- count toward the shop's skip_after_no_shows (or the reliable ranking).
+UPDATE customers SET no_shows_cleared_at = sqlc.arg(now)::timestamptz
+WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id) AND erased_at IS NULL;
+
+-- name: CustomerStats :many
+-- What the records say of some of a shop's live customers: offers texted and bookings
+-- made (not lapsed holds) since `since`, bookings attended and missed (no-shows), holds
+-- that lapsed unpaid, and the last offer texted and booking made (NULL: never).
+SELECT c.id,
+    COALESCE(o.offers, 0)::integer AS offers, o.last_offered_at,
+    COALESCE(b.bookings, 0)::integer AS bookings, COALESCE(b.attended, 0)::integer AS attended,
+    COALESCE(b.no_shows, 0)::integer AS no_shows, COALESCE(b.lapsed_holds, 0)::integer AS lapsed_holds,
+    b.last_booked_at
+FROM customers c
+LEFT JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE so.sent_at >= sqlc.arg(since)::timestamptz) AS offers, max(so.sent_at) AS last_offered_at
+    FROM slot_offers so WHERE so.customer_id = c.id
+) o ON true
+LEFT JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE bk.created_at >= sqlc.arg(since)::timestamptz AND bk.status <> 'payment_failed') AS bookings,
+        count(*) FILTER (WHERE bk.attended_at IS NOT NULL) AS attended,
+        count(*) FILTER (WHERE bk.no_show_at IS NOT NULL) AS no_shows,
+        count(*) FILTER (WHERE bk.status = 'payment_failed') AS lapsed_holds,
+        max(bk.created_at) FILTER (WHERE bk.status <> 'payment_failed') AS last_booked_at
+    FROM bookings bk WHERE bk.customer_id = c.id
+) b ON true
+WHERE c.shop_id = sqlc.arg(shop_id) AND c.id = ANY(sqlc.arg(ids)::uuid[]) AND c.erased_at IS NULL;

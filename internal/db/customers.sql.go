@@ -13,6 +13,27 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const customerClearNoShows = `-- name: CustomerClearNoShows :execrows
+UPDATE customers SET no_shows_cleared_at = $1::timestamptz
+WHERE id = $2 AND shop_id = $3 AND erased_at IS NULL
+`
+
+type CustomerClearNoShowsParams struct {
+	Now    time.Time
+	ID     uuid.UUID
+	ShopID uuid.UUID
+}
+
+// The owner clears a live customer's no-shows: those recorded before now no longer
+// count toward the shop's skip_after_no_shows (or the reliable ranking).
+func (q *Queries) CustomerClearNoShows(ctx context.Context, db DBTX, arg CustomerClearNoShowsParams) (int64, error) {
+	result, err := db.Exec(ctx, customerClearNoShows, arg.Now, arg.ID, arg.ShopID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const customerClearPossiblyReassigned = `-- name: CustomerClearPossiblyReassigned :one
 UPDATE customers SET possibly_reassigned_at = NULL
 WHERE id = $1 AND shop_id = $2
@@ -557,7 +578,9 @@ WITH judged AS (
               OR EXISTS (
                 SELECT 1 FROM bookings b
                 WHERE b.opening_id = $1 AND b.customer_id = c.id) THEN 'already_offered'
-            WHEN NOT (cardinality(c.pref_staff_ids) = 0 OR $3::uuid = ANY(c.pref_staff_ids)) THEN 'no_fit_staff'
+            -- An opening that names no person is nobody's a customer wants only some people's
+            -- (NULL = ANY(...) is NULL: COALESCE keeps it a reason).
+            WHEN NOT COALESCE(cardinality(c.pref_staff_ids) = 0 OR $3::uuid = ANY(c.pref_staff_ids), false) THEN 'no_fit_staff'
             WHEN NOT (cardinality(c.pref_days) = 0 OR $4::smallint = ANY(c.pref_days)) THEN 'no_fit_window'
             WHEN NOT $5::boolean AND NOT (cardinality(c.pref_window_starts) = 0 OR EXISTS (
                 SELECT 1 FROM generate_subscripts(c.pref_window_starts, 1) AS k
@@ -932,6 +955,77 @@ func (q *Queries) CustomerOptOut(ctx context.Context, db DBTX, arg CustomerOptOu
 		&i.WasOptedOut,
 	)
 	return i, err
+}
+
+const customerStats = `-- name: CustomerStats :many
+SELECT c.id,
+    COALESCE(o.offers, 0)::integer AS offers, o.last_offered_at,
+    COALESCE(b.bookings, 0)::integer AS bookings, COALESCE(b.attended, 0)::integer AS attended,
+    COALESCE(b.no_shows, 0)::integer AS no_shows, COALESCE(b.lapsed_holds, 0)::integer AS lapsed_holds,
+    b.last_booked_at
+FROM customers c
+LEFT JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE so.sent_at >= $1::timestamptz) AS offers, max(so.sent_at) AS last_offered_at
+    FROM slot_offers so WHERE so.customer_id = c.id
+) o ON true
+LEFT JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE bk.created_at >= $1::timestamptz AND bk.status <> 'payment_failed') AS bookings,
+        count(*) FILTER (WHERE bk.attended_at IS NOT NULL) AS attended,
+        count(*) FILTER (WHERE bk.no_show_at IS NOT NULL) AS no_shows,
+        count(*) FILTER (WHERE bk.status = 'payment_failed') AS lapsed_holds,
+        max(bk.created_at) FILTER (WHERE bk.status <> 'payment_failed') AS last_booked_at
+    FROM bookings bk WHERE bk.customer_id = c.id
+) b ON true
+WHERE c.shop_id = $2 AND c.id = ANY($3::uuid[]) AND c.erased_at IS NULL
+`
+
+type CustomerStatsParams struct {
+	Since  time.Time
+	ShopID uuid.UUID
+	Ids    []uuid.UUID
+}
+
+type CustomerStatsRow struct {
+	ID            uuid.UUID
+	Offers        int32
+	LastOfferedAt interface{}
+	Bookings      int32
+	Attended      int32
+	NoShows       int32
+	LapsedHolds   int32
+	LastBookedAt  interface{}
+}
+
+// What the records say of some of a shop's live customers: offers texted and bookings
+// made (not lapsed holds) since `since`, bookings attended and missed (no-shows), holds
+// that lapsed unpaid, and the last offer texted and booking made (NULL: never).
+func (q *Queries) CustomerStats(ctx context.Context, db DBTX, arg CustomerStatsParams) ([]CustomerStatsRow, error) {
+	rows, err := db.Query(ctx, customerStats, arg.Since, arg.ShopID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []CustomerStatsRow
+	for rows.Next() {
+		var i CustomerStatsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Offers,
+			&i.LastOfferedAt,
+			&i.Bookings,
+			&i.Attended,
+			&i.NoShows,
+			&i.LapsedHolds,
+			&i.LastBookedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const customerUpdate = `-- name: CustomerUpdate :one
