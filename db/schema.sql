@@ -1065,8 +1065,9 @@ CREATE INDEX consent_events_customer_idx ON consent_events (customer_id, at);
 ALTER TABLE bookings ADD COLUMN attended_at timestamptz;
 ALTER TABLE bookings ADD COLUMN no_show_at timestamptz;
 ALTER TABLE bookings ADD CONSTRAINT bookings_attendance_check CHECK (attended_at IS NULL OR no_show_at IS NULL);
--- A customer's bookings by time: the ranking's last booking, the stats.
-CREATE INDEX bookings_customer_created_idx ON bookings (customer_id, created_at DESC);
+-- A customer's bookings by time, with what the ranking reads of them (an index-only
+-- scan a customer: the ranking's last booking, no-shows and lapsed holds), the stats.
+CREATE INDEX bookings_customer_created_idx ON bookings (customer_id, created_at DESC) INCLUDE (status, no_show_at);
 -- The owner cleared the customer's no-shows: those before this moment no longer keep
 -- them from being offered (shops' skip_after_no_shows).
 ALTER TABLE customers ADD COLUMN no_shows_cleared_at timestamptz;

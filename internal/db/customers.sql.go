@@ -628,29 +628,28 @@ WITH judged AS (
     SELECT j.id, j.priority, j.fit_id, j.fit_name, j.fit_minutes, j.fit_price, j.last_offered_at, j.last_booked_at, j.no_shows, j.lapsed_holds, row_number() OVER () AS rank
     FROM (
         SELECT j.id, j.priority, j.fit_id, j.fit_name, j.fit_minutes, j.fit_price,
-            f.last_offered_at, f.last_booked_at, f.no_shows, f.lapsed_holds
+            fo.last_offered_at, fb.last_booked_at, fb.no_shows, fb.lapsed_holds
         FROM judged j
+        -- The facts in two index probes a customer (their offers, their bookings), and
+        -- none under priority.
         LEFT JOIN LATERAL (
-            SELECT
-                (SELECT max(o.created_at) FROM slot_offers o
-                 WHERE o.customer_id = j.id AND (o.sent_at IS NOT NULL OR o.status IN ('queued', 'sending'))) AS last_offered_at,
-                (SELECT max(b.created_at) FROM bookings b
-                 WHERE b.customer_id = j.id AND b.status <> 'payment_failed') AS last_booked_at,
-                CASE WHEN $17::text = 'reliable' THEN (
-                    SELECT count(*) FROM bookings b
-                    WHERE b.customer_id = j.id AND b.no_show_at >= $13::timestamptz
-                      AND (j.no_shows_cleared_at IS NULL OR b.no_show_at > j.no_shows_cleared_at)) END AS no_shows,
-                CASE WHEN $17::text = 'reliable' THEN (
-                    SELECT count(*) FROM bookings b
-                    WHERE b.customer_id = j.id AND b.status = 'payment_failed'
-                      AND b.created_at >= $13::timestamptz) END AS lapsed_holds
-            WHERE $17::text <> 'priority'
-        ) f ON true
+            SELECT max(o.created_at) AS last_offered_at
+            FROM slot_offers o
+            WHERE $17::text <> 'priority' AND o.customer_id = j.id
+        ) fo ON true
+        LEFT JOIN LATERAL (
+            SELECT max(b.created_at) FILTER (WHERE b.status <> 'payment_failed') AS last_booked_at,
+                count(*) FILTER (WHERE b.no_show_at >= $13::timestamptz
+                    AND (j.no_shows_cleared_at IS NULL OR b.no_show_at > j.no_shows_cleared_at)) AS no_shows,
+                count(*) FILTER (WHERE b.status = 'payment_failed' AND b.created_at >= $13::timestamptz) AS lapsed_holds
+            FROM bookings b
+            WHERE $17::text <> 'priority' AND b.customer_id = j.id
+        ) fb ON true
         WHERE j.skip = ''
         ORDER BY j.priority DESC,
-            CASE WHEN $17::text = 'reliable' THEN f.no_shows + f.lapsed_holds END,
+            CASE WHEN $17::text = 'reliable' THEN fb.no_shows + fb.lapsed_holds END,
             CASE WHEN $17::text = 'value' THEN j.fit_price END DESC NULLS LAST,
-            f.last_offered_at NULLS FIRST, f.last_booked_at NULLS FIRST,
+            fo.last_offered_at NULLS FIRST, fb.last_booked_at NULLS FIRST,
             j.created_at, j.id
         LIMIT $18
     ) j
@@ -730,7 +729,8 @@ type CustomerListEligibleRow struct {
 //
 // The ranking: waitlist priority first always, then by ranking: priority (the list's
 // order: created_at, id), fair (offered least recently first, then booked least
-// recently: never before ever), reliable (fewest no-shows and lapsed holds since
+// recently: never before ever; an offer counts from when a wave recorded it, even if
+// its text then failed: one probe of slot_offers_customer_idx a customer, no heap), reliable (fewest no-shows and lapsed holds since
 // `since` first, then fair), value (the highest price of the service each would be
 // offered first, then fair). Under priority the facts are not read (NULL and 0): the
 // list's own order needs none.
