@@ -25,8 +25,13 @@ type Shop struct {
 	Stripe StripeAccount `json:"stripe"`
 	// Language is what its customers are texted in, unless theirs is set.
 	Language string `json:"language"`
-	// NotifyPhone is texted when a text waits in the owner's inbox; null for none.
+	// NotifyPhone is texted when a text waits in the owner's inbox; null for none. It is
+	// always a confirmed number: a number set by PATCH waits in NotifyPhonePending
+	// until the code texted to it is entered (POST /api/shop/notify_phone/confirm).
 	NotifyPhone *string `json:"notify_phone"`
+	// NotifyPhonePending is the alert number waiting for its code; null for none. In
+	// GET and PATCH /api/shop and the admin's answers.
+	NotifyPhonePending *NotifyPhonePending `json:"notify_phone_pending,omitempty"`
 	// SMSSender is the shop's sender and its A2P registration; in GET /api/shop and
 	// the admin's answers.
 	SMSSender *SMSSender `json:"sms_sender,omitempty"`
@@ -53,6 +58,21 @@ type Shop struct {
 	// offered it instead; ChainMax is how many moves one chain of freed times may make.
 	MoveUpDays int `json:"move_up_days"`
 	ChainMax   int `json:"chain_max"`
+	// CustomersCancelByText: a booked customer's "can't make it" cancels the booking and
+	// reopens its opening (true, the default); false hands it to the owner's inbox.
+	CustomersCancelByText bool `json:"customers_cancel_by_text"`
+	// Ranking orders a wave's customers inside each priority tier: priority (the list's
+	// order, the default), fair, reliable or value.
+	Ranking string `json:"ranking"`
+	// SkipAfterNoShows is how many no-shows in 180 days keep a customer out of offers
+	// until the owner clears them; null for never.
+	SkipAfterNoShows *int `json:"skip_after_no_shows"`
+}
+
+// NotifyPhonePending is an alert number waiting for the code texted to it.
+type NotifyPhonePending struct {
+	Phone     string    `json:"phone"`
+	ExpiresAt time.Time `json:"expires_at"`
 }
 
 // OfferPolicy is a shop's offer policy.

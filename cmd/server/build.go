@@ -204,6 +204,7 @@ func (a *app) serviceConfigs(secrets *keyring.Ring, opts serveOptions) serviceCo
 // would leave stored secrets or kept hashes unreadable.
 func (a *app) wireServices(ctx context.Context, v vendors, queue *riverRef, opts serveOptions) error {
 	cfg, log := a.cfg, a.log
+	a.queue = queue
 	cool, err := cooldown.New(a.redis, cooldown.Config{Prefix: cfg.RedisKeyPrefix})
 	if err != nil {
 		return err
@@ -286,7 +287,7 @@ func (a *app) wireSlots(ctx context.Context, v vendors, queue *riverRef, cool *c
 		SessionSecret: a.sessionSecret, Secure: !cfg.DevMode, Logger: log,
 		Redis: a.redis, KeyPrefix: cfg.RedisKeyPrefix, Waves: offers.NewWaveSchedule(queue), AccountIssue: twilio.AccountIssueOf,
 		Hooks: a.hooks, PublicURL: cfg.PublicURL, Inbox: a.inbox, Senders: a.senders,
-		Customers: a.customers, Erasure: a.erasure, Book: a.book, JoinPages: true,
+		Customers: a.customers, Erasure: a.erasure, Book: a.book, JoinPages: true, Queue: queue,
 	}); err != nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}

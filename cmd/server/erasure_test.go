@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -118,6 +119,16 @@ func TestErasureLeavesNoTrace(t *testing.T) {
 	// reply's words without the number, is kept for the key).
 	require.Equal(t, http.StatusOK, e.api(base, http.MethodPatch, "/api/shop", shop.APIKey,
 		map[string]any{"notify_phone": "+15555550188"}, nil))
+	// The alert number is confirmed first, with the code texted to it.
+	var code string
+	require.Eventually(t, func() bool {
+		for _, m := range e.twilio.MessagesTo("+15555550188") {
+			code = regexp.MustCompile(`\d{6}`).FindString(m.Body)
+		}
+		return code != ""
+	}, 10*time.Second, 20*time.Millisecond, "the code texted to the alert number")
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodPost, "/api/shop/notify_phone/confirm", shop.APIKey,
+		map[string]any{"code": code}, nil))
 	inboxed := e.text(base, erasedPhone, shop.SMSNumber, "Could I bring my friend along next time?")
 	require.Contains(t, []string{"unrecognized", "clarify"}, inboxed.Outcome)
 	var convs struct {

@@ -133,12 +133,14 @@ func erasureKey(ctx context.Context, args []string, getenv func(string) string, 
 
 // app is the wired server.
 type app struct {
-	cfg           config.Config
-	log           *slog.Logger
-	pool          *pgxpool.Pool
-	redis         redis.UniversalClient
-	lockWatcher   *redislock.Watcher
-	river         *river.Client[pgx.Tx]
+	cfg         config.Config
+	log         *slog.Logger
+	pool        *pgxpool.Pool
+	redis       redis.UniversalClient
+	lockWatcher *redislock.Watcher
+	river       *river.Client[pgx.Tx]
+	// queue queues jobs through river once it is made (the services' inserter).
+	queue         *riverRef
 	healer        *offers.Healer
 	registry      *prometheus.Registry
 	metrics       *metrics.Metrics

@@ -38,7 +38,9 @@ UPDATE shops SET name = sqlc.arg(name), timezone = sqlc.arg(timezone), currency 
     notify_phone = sqlc.narg(notify_phone), auto_declare = sqlc.arg(auto_declare),
     formality = sqlc.narg(formality), gsm7 = sqlc.arg(gsm7), help_contact = sqlc.narg(help_contact),
     slug = sqlc.arg(slug), privacy_url = sqlc.narg(privacy_url),
-    move_up_days = sqlc.arg(move_up_days), chain_max = sqlc.arg(chain_max)
+    move_up_days = sqlc.arg(move_up_days), chain_max = sqlc.arg(chain_max),
+    customers_cancel_by_text = sqlc.arg(customers_cancel_by_text), ranking = sqlc.arg(ranking),
+    skip_after_no_shows = sqlc.narg(skip_after_no_shows)
 WHERE id = sqlc.arg(id)
 RETURNING *;
 
@@ -163,3 +165,33 @@ SELECT slug FROM shops WHERE slug = sqlc.arg(base)::text OR slug LIKE sqlc.arg(b
 
 -- name: ShopGetBySlug :one
 SELECT * FROM shops WHERE slug = $1;
+
+-- name: NotifyPhonePendingGet :one
+SELECT * FROM notify_phone_confirmations WHERE shop_id = $1;
+
+-- name: NotifyPhonePendingPut :one
+-- A new code for the shop's pending alert number: a new number or a resend. The day's
+-- count of sends goes on, or starts again on a new day (in UTC).
+INSERT INTO notify_phone_confirmations (shop_id, phone, code_hash, sent_at, expires_at, attempts, sends_day, sends)
+VALUES (sqlc.arg(shop_id), sqlc.arg(phone), sqlc.arg(code_hash), sqlc.arg(sent_at), sqlc.arg(expires_at), 0,
+    (sqlc.arg(sent_at)::timestamptz AT TIME ZONE 'UTC')::date, 1)
+ON CONFLICT (shop_id) DO UPDATE SET phone = EXCLUDED.phone, code_hash = EXCLUDED.code_hash,
+    sent_at = EXCLUDED.sent_at, expires_at = EXCLUDED.expires_at, attempts = 0,
+    sends_day = EXCLUDED.sends_day,
+    sends = CASE WHEN notify_phone_confirmations.sends_day = EXCLUDED.sends_day
+        THEN notify_phone_confirmations.sends + 1 ELSE 1 END
+RETURNING *;
+
+-- name: NotifyPhonePendingLock :one
+SELECT * FROM notify_phone_confirmations WHERE shop_id = $1 FOR UPDATE;
+
+-- name: NotifyPhonePendingAttempt :exec
+UPDATE notify_phone_confirmations SET attempts = attempts + 1 WHERE shop_id = $1;
+
+-- name: NotifyPhonePendingDelete :exec
+DELETE FROM notify_phone_confirmations WHERE shop_id = $1;
+
+-- name: ShopSetNotifyPhone :one
+-- The confirmed alert number, or none.
+UPDATE shops SET notify_phone = sqlc.narg(notify_phone) WHERE id = sqlc.arg(id)
+RETURNING *;

@@ -22,7 +22,8 @@ var tableOwners = map[string]string{
 	"customers": "internal/customers",
 	// Dashboard sign-outs, kept in Postgres so that Redis losing its data brings no
 	// session back.
-	"dashboard_session_ends": "internal/shops",
+	"dashboard_session_ends":     "internal/shops",
+	"notify_phone_confirmations": "internal/shops",
 	// Every STOP (and carrier opt-out) per shop, kept by a keyed hash whether or not the
 	// number is a customer, so that a later import or add cannot opt it in.
 	"sms_suppressions": "internal/customers",

@@ -47,6 +47,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
@@ -62,6 +63,9 @@ var assets embed.FS
 // Config configures the dashboard. Zero fields mean the defaults, except SessionSecret,
 // which is required.
 type Config struct {
+	// Queue queues the texts the dashboard sends itself (a new alert number's code);
+	// nil: a new alert number is refused.
+	Queue jobs.Inserter
 	// SessionSecret signs session cookies and CSRF tokens; at least 32 bytes. The caller
 	// generates a random one when SESSION_SECRET is unset (sessions then end on restart).
 	SessionSecret []byte
@@ -224,6 +228,7 @@ func New(pool *pgxpool.Pool, shopsSvc *shops.Service, openings *slots.Service, c
 //	GET  /dashboard/settings              the shop's settings form
 //	POST /dashboard/settings              save it
 //	POST /dashboard/settings/rotate-key   a new API key, shown once; ends other sessions
+//	POST /dashboard/settings/notify-phone the code texted to a new alert number
 //	GET  /dashboard/book                  the appointment book, a day per person (?day=YYYY-MM-DD)
 //	POST /dashboard/book/:id/offer        "Offer it": declare a cancelled appointment's waiting opening
 //	GET  /dashboard/integrations          the calendar feed, the booking systems and the webhook endpoints
@@ -273,6 +278,7 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	e.GET("/dashboard/settings", d.page(d.signedIn(d.settings)))
 	e.POST("/dashboard/settings", d.page(d.signedIn(d.withCSRF(d.saveSettings))))
 	e.POST("/dashboard/settings/rotate-key", d.page(d.signedIn(d.withCSRF(d.rotateKey))))
+	e.POST(NotifyPhoneConfirmPath, d.page(d.signedIn(d.withCSRF(d.confirmNotifyPhone))))
 	if d.cfg.Book != nil {
 		e.GET(BookPath, d.page(d.signedIn(d.bookDay)))
 		e.POST(BookPath+"/:id/offer", d.page(d.signedIn(d.withCSRF(d.offerAppointment))))

@@ -150,7 +150,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 		Hooks: hooksSvc, PublicURL: "https://slots.example", Inbox: inboxSvc,
 		SessionSecret: secret, Secure: !o.dev, Now: now, RefreshEvery: o.refreshEvery,
 		Redis: rdb, KeyPrefix: prefix, SignInsPerClient: o.perClient, SignInsPerShop: o.perShop, Waves: waves,
-		AccountIssue: twilio.AccountIssueOf, Customers: custSvc, Erasure: erasureSvc, Book: bookSvc, JoinPages: true,
+		AccountIssue: twilio.AccountIssueOf, Customers: custSvc, Erasure: erasureSvc, Book: bookSvc, JoinPages: true, Queue: rc,
 	})
 	require.NoError(t, err)
 	e := echo.New()

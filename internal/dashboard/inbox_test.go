@@ -14,7 +14,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/dashboard"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
@@ -147,8 +149,10 @@ func TestInboxPage(t *testing.T) {
 	require.Equal(t, http.StatusSeeOther, en.get("/dashboard/inbox").Code, "signed out: to the sign-in form")
 }
 
-// TestSettingsNotifyPhone: the settings form sets the owner's alert number, empty
-// removes it, and a malformed one is shown next to its input.
+// TestSettingsNotifyPhone: a new alert number typed in the settings is texted a code
+// and waits for it (the confirmed number keeps the alerts); the code entered on the
+// page confirms it, a wrong one is shown next to the code's input; empty removes the
+// alerts, and a malformed number is shown next to its input.
 func TestSettingsNotifyPhone(t *testing.T) {
 	t.Parallel()
 	en := newEnv(t, envOpts{})
@@ -162,11 +166,35 @@ func TestSettingsNotifyPhone(t *testing.T) {
 	}
 	rec := en.post("/dashboard/settings", form("+15555550199"), ck)
 	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	require.Equal(t, "/dashboard/settings?notice=code_sent", rec.Header().Get("Location"))
 	shop, err := en.shops.Get(context.Background(), en.shopA.ID)
 	require.NoError(t, err)
+	require.Empty(t, shop.NotifyPhone, "not confirmed: no alerts yet")
+	body, csrf = en.page(t, ck, "/dashboard/settings")
+	require.Contains(t, body, `id="notify-code"`)
+	require.Contains(t, body, "+15555550199")
+
+	var text jobs.Text
+	require.NoError(t, en.pool.QueryRow(context.Background(),
+		`SELECT args FROM river_job WHERE kind = $1 AND args->>'to' = '+15555550199'`, jobs.Text{}.Kind()).Scan(&text))
+	code := regexp.MustCompile(`\d{6}`).FindString(text.Body)
+	require.NotEmpty(t, code, "the text carries the code: %q", text.Body)
+
+	wrong := "000000"
+	if code == wrong {
+		wrong = "111111"
+	}
+	rec = en.post(dashboard.NotifyPhoneConfirmPath, url.Values{"csrf": {csrf}, "code": {wrong}}, ck)
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
+	require.Contains(t, fieldError(rec.Body.String(), "notify-code-error"), "not the code")
+	rec = en.post(dashboard.NotifyPhoneConfirmPath, url.Values{"csrf": {csrf}, "code": {code}}, ck)
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	shop, err = en.shops.Get(context.Background(), en.shopA.ID)
+	require.NoError(t, err)
 	require.Equal(t, "+15555550199", shop.NotifyPhone)
-	body, _ = en.page(t, ck, "/dashboard/settings")
+	body, _ = en.page(t, ck, "/dashboard/settings?notice=notify_confirmed")
 	require.Contains(t, body, `value="+15555550199"`)
+	require.NotContains(t, body, `id="notify-code"`, "nothing waits")
 
 	rec = en.post("/dashboard/settings", form("call me"), ck)
 	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)

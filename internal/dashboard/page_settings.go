@@ -22,6 +22,7 @@ func (v settingsView) content(csrf string) g.Node {
 		)),
 		v.stripeCard(csrf),
 		v.senderCard(),
+		v.notifyCard(csrf),
 		v.Form.form(csrf),
 		v.joinCard(),
 		v.rotateCard(csrf),
@@ -78,12 +79,24 @@ func (f settingsForm) form(csrf string) g.Node {
 				"Leave a customer who booked alone for (seconds)", nil, f.Cooldown),
 		),
 		f.quietHoursField(),
+		h.Div(h.Class("row"),
+			f.selectField("ranking", "set-ranking", "Who is texted first", "Inside each priority, customers on the waitlist first as always.",
+				f.Ranking, [][2]string{
+					{"priority", "Your list's order"},
+					{"fair", "Fair: offered least recently first"},
+					{"reliable", "Reliable: fewest no-shows first"},
+					{"value", "Value: dearest service first"},
+				}),
+			f.numberField("skip_after_no_shows", "set-skip-no-shows", "skip_after_no_shows", "Stop offering after this many no-shows",
+				h.P(h.Class("hint"), g.Text("In 180 days; empty: never. Clear a customer's no-shows on their page.")), f.SkipAfterNoShows),
+		),
 		h.H2(g.Text("Texts")),
 		h.Div(h.Class("row"), f.formalityField(), f.gsm7Field()),
 		f.helpContactField(),
 		f.joinFields(),
 		h.H2(g.Text("Appointment book")),
 		f.autoDeclareField(),
+		f.cancelByTextField(),
 		f.numberField("move_up_days", "set-move-up-days", "move_up_days", "Move-ups: days ahead",
 			h.P(h.Class("hint"), h.ID("set-move-up-days-hint"), g.Text("A freed time is offered first to customers who asked "+
 				"for earlier times and are booked up to this many days later (0: no move-ups).")), f.MoveUpDays),
@@ -145,6 +158,39 @@ func (f settingsForm) languageField() g.Node {
 	)
 }
 
+// notifyCard takes the code texted to a new alert number; nothing when none waits.
+func (v settingsView) notifyCard(csrf string) g.Node {
+	n := v.Notify
+	if n == nil {
+		return nil
+	}
+	return h.Section(h.Class("card"), h.Aria("labelledby", "notify-h"), h.ID("notify"),
+		h.H2(h.ID("notify-h"), g.Text("Confirm your alert number")),
+		h.P(g.Text("We texted a six-digit code to "+n.Phone+". Enter it by "+n.Until+
+			" to send your alerts there. Until then they go where they went before.")),
+		h.Form(h.Method("post"), h.Action(NotifyPhoneConfirmPath), novalidate(),
+			csrfInput(csrf),
+			inputField("notify-code", "Code", n.Error, h.Name("code"), h.Type("text"), inputMode("numeric"),
+				h.AutoComplete("one-time-code"), h.MaxLength("12"), h.Class("short")),
+			h.Button(h.Type("submit"), h.Class("btn btn-primary"), h.ID("notify-confirm"), g.Text("Confirm"))),
+	)
+}
+
+// cancelByTextField says what a booked customer's "can't make it" does.
+func (f settingsForm) cancelByTextField() g.Node {
+	e := f.Errors["customers_cancel_by_text"]
+	return h.Div(fieldClass(e),
+		h.Input(h.Type("hidden"), h.Name("cancel_by_text_shown"), h.Value("1")),
+		h.P(h.Class("inline-check"),
+			h.Input(h.ID("set-cancel-by-text"), h.Name("customers_cancel_by_text"), h.Type("checkbox"), h.Value("on"),
+				g.If(f.CancelByText, h.Checked()), h.Aria("describedby", "set-cancel-by-text-hint")),
+			h.Label(h.For("set-cancel-by-text"), g.Text("Customers may cancel by text"))),
+		h.P(h.Class("hint"), h.ID("set-cancel-by-text-hint"), g.Text("A booked customer who texts that they cannot come "+
+			"is cancelled and their time offered again at once. Unticked, their text waits in your inbox.")),
+		fieldError("set-cancel-by-text-error", e),
+	)
+}
+
 // notifyPhoneField is the owner's alert number: texted when a customer's text waits in
 // the inbox.
 func (f settingsForm) notifyPhoneField() g.Node {
@@ -152,7 +198,8 @@ func (f settingsForm) notifyPhoneField() g.Node {
 	return h.Div(fieldClass(e),
 		h.Label(h.For("set-notify-phone"), g.Text("Alert me at this number")),
 		h.P(h.Class("hint"), h.ID("set-notify-phone-hint"), g.Text("When a customer's text waits in your inbox, "+
-			"this number gets a text (at most once per conversation every 15 minutes). Form +15555550123; empty: no alerts.")),
+			"this number gets a text (at most once per conversation every 15 minutes). Form +15555550123; empty: no alerts. "+
+			"A new number is texted a code to confirm it.")),
 		fieldError("set-notify-phone-error", e),
 		h.Input(h.ID("set-notify-phone"), h.Name("notify_phone"), h.Type("tel"), h.AutoComplete("tel"), h.Value(f.NotifyPhone),
 			h.Aria("describedby", describedBy("set-notify-phone-hint", e, "set-notify-phone-error")),

@@ -35,6 +35,18 @@ type settingsForm struct {
 	// Slug names the join page (/join/<slug>); PrivacyURL is the privacy policy its
 	// consent disclosure links to ("" for none).
 	Slug, PrivacyURL string
+	// CancelByText: a booked customer's "can't make it" cancels and reoffers the time.
+	CancelByText bool
+	// Ranking is the wave's order inside a priority tier; SkipAfterNoShows the no-shows
+	// that keep a customer out of offers, as typed ("" for never).
+	Ranking, SkipAfterNoShows string
+}
+
+// notifyView is the alert number waiting for the code texted to it, and the form that
+// takes the code.
+type notifyView struct {
+	Phone, Until string
+	Error        string
 }
 
 type settingsView struct {
@@ -50,6 +62,8 @@ type settingsView struct {
 	// Join is the shop's join page and its QR code, for the counter card; nil on a
 	// refused form (the slug may not be saved).
 	Join *joinView
+	// Notify is the alert number waiting for its code; nil for none.
+	Notify *notifyView
 }
 
 // joinView is the shop's join page, as the counter card shows it.
@@ -79,7 +93,11 @@ func settingsFormOf(s shops.Shop) settingsForm {
 		Language: string(s.Language), NotifyPhone: s.NotifyPhone,
 		Formality: string(s.Formality), GSM7: cmpOr(string(s.GSM7), string(shops.GSM7Prefer)), HelpContact: s.HelpContact,
 		AutoDeclare: s.AutoDeclare, Slug: s.Slug, PrivacyURL: s.PrivacyURL,
-		MoveUpDays: strconv.Itoa(s.MoveUpDays), ChainMax: strconv.Itoa(s.ChainMax)}
+		MoveUpDays: strconv.Itoa(s.MoveUpDays), ChainMax: strconv.Itoa(s.ChainMax),
+		CancelByText: s.CustomersCancelByText, Ranking: cmpOr(string(s.Ranking), string(shops.RankingPriority))}
+	if s.SkipAfterNoShows != nil {
+		f.SkipAfterNoShows = strconv.Itoa(*s.SkipAfterNoShows)
+	}
 	if p.MaxOffersPerDay > 0 {
 		f.MaxPerDay = strconv.Itoa(p.MaxOffersPerDay)
 	}
@@ -93,9 +111,17 @@ func (d *Dashboard) settings(c echo.Context) error {
 	s := current(c)
 	v := settingsView{SMS: s.Shop.SMSNumber, Form: settingsFormOf(s.Shop), Stripe: stripeViewOf(s.Shop),
 		Sender: d.senderViewOf(c.Request().Context(), s.Shop), Join: d.joinViewOf(s.Shop)}
+	var err error
+	if v.Notify, err = d.notifyViewOf(c, s.Shop); err != nil {
+		return d.internalError(c, "read pending alert number", err)
+	}
 	switch c.QueryParam("notice") {
 	case "saved":
 		v.Notice = "Settings saved. They apply to the next wave of offers."
+	case "code_sent":
+		v.Notice = "Settings saved. We texted a code to your new alert number: enter it below to start the alerts there."
+	case "notify_confirmed":
+		v.Notice = "Your alert number is confirmed: alerts go to it from now on."
 	case "stripe":
 		v.Notice = "Back from Stripe. Your Stripe account's status is below."
 	case "stripe_expired":
@@ -118,8 +144,30 @@ func (d *Dashboard) saveSettings(c echo.Context) error {
 	// A form from before a field existed keeps the setting; an empty alert number or help
 	// contact removes it.
 	if form, err := c.FormParams(); err == nil {
-		if form.Has("notify_phone") {
-			ch.NotifyPhone = &f.NotifyPhone
+		if form.Has("notify_phone") && f.NotifyPhone != "" && f.NotifyPhone != s.Shop.NotifyPhone {
+			if err := shops.CheckNotifyPhone(s.Shop, f.NotifyPhone); err != nil {
+				f.Errors["notify_phone"] = friendlySetting(err)
+			}
+		}
+		if form.Has("cancel_by_text_shown") {
+			f.CancelByText = form.Get("customers_cancel_by_text") == "on"
+			ch.CustomersCancelByText = &f.CancelByText
+		}
+		if form.Has("ranking") {
+			f.Ranking = val("ranking")
+			rk := shops.Ranking(f.Ranking)
+			ch.Ranking = &rk
+		}
+		if form.Has("skip_after_no_shows") {
+			f.SkipAfterNoShows = val("skip_after_no_shows")
+			ch.SkipAfterNoShowsSet = true
+			if f.SkipAfterNoShows != "" {
+				if n, err := strconv.Atoi(f.SkipAfterNoShows); err != nil {
+					f.Errors["skip_after_no_shows"] = "Enter a number of no-shows from 1 to 20, or leave it empty for never."
+				} else {
+					ch.SkipAfterNoShows = &n
+				}
+			}
 		}
 		if form.Has("formality") {
 			f.Formality = val("formality")
@@ -220,12 +268,20 @@ func (d *Dashboard) saveSettings(c echo.Context) error {
 		}
 	}
 	if len(f.Errors) == 0 {
-		_, err := d.shops.Update(c.Request().Context(), s.Shop.ID, ch)
+		shop, err := d.shops.Update(c.Request().Context(), s.Shop.ID, ch)
+		notice := "saved"
+		if form, ferr := c.FormParams(); err == nil && ferr == nil && form.Has("notify_phone") {
+			if notice, err = d.changeNotifyPhone(c, shop, f.NotifyPhone); err != nil {
+				notice = ""
+			}
+		}
 		p, isProblem := problem.As(err)
 		switch {
 		case err == nil:
 			d.logger(c).Info("dashboard settings saved", "shop_id", s.Shop.ID)
-			return c.Redirect(http.StatusSeeOther, "/dashboard/settings?notice=saved")
+			return c.Redirect(http.StatusSeeOther, "/dashboard/settings?notice="+notice)
+		case isProblem && p.Kind == problem.Limited && p.Field == "":
+			f.Errors["notify_phone"] = friendlySetting(p)
 		case isProblem && (p.Kind == problem.Invalid || p.Kind == problem.Conflict) && p.Field != "":
 			f.Errors[p.Field] = friendlySetting(p)
 		default:
@@ -237,7 +293,11 @@ func (d *Dashboard) saveSettings(c echo.Context) error {
 }
 
 // friendlySetting ends a domain message as a sentence.
-func friendlySetting(p *problem.Error) string {
+func friendlySetting(err error) string {
+	p, ok := problem.As(err)
+	if !ok {
+		return "Something went wrong; try again."
+	}
 	msg := p.Message
 	if !strings.HasSuffix(msg, ".") {
 		msg += "."

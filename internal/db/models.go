@@ -305,6 +305,17 @@ type JoinRequest struct {
 	CustomerID        uuid.NullUUID
 }
 
+type NotifyPhoneConfirmation struct {
+	ShopID    uuid.UUID
+	Phone     string
+	CodeHash  []byte
+	SentAt    time.Time
+	ExpiresAt time.Time
+	Attempts  int32
+	SendsDay  pgtype.Date
+	Sends     int32
+}
+
 type OfferWafe struct {
 	OpeningID  uuid.UUID
 	Generation int32
@@ -374,6 +385,9 @@ type Shop struct {
 	ChainMax                int32
 	Slug                    string
 	PrivacyUrl              pgtype.Text
+	CustomersCancelByText   bool
+	Ranking                 string
+	SkipAfterNoShows        pgtype.Int4
 }
 
 type SlotOffer struct {

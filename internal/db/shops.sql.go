@@ -13,6 +13,108 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const notifyPhonePendingAttempt = `-- name: NotifyPhonePendingAttempt :exec
+UPDATE notify_phone_confirmations SET attempts = attempts + 1 WHERE shop_id = $1
+`
+
+func (q *Queries) NotifyPhonePendingAttempt(ctx context.Context, db DBTX, shopID uuid.UUID) error {
+	_, err := db.Exec(ctx, notifyPhonePendingAttempt, shopID)
+	return err
+}
+
+const notifyPhonePendingDelete = `-- name: NotifyPhonePendingDelete :exec
+DELETE FROM notify_phone_confirmations WHERE shop_id = $1
+`
+
+func (q *Queries) NotifyPhonePendingDelete(ctx context.Context, db DBTX, shopID uuid.UUID) error {
+	_, err := db.Exec(ctx, notifyPhonePendingDelete, shopID)
+	return err
+}
+
+const notifyPhonePendingGet = `-- name: NotifyPhonePendingGet :one
+SELECT shop_id, phone, code_hash, sent_at, expires_at, attempts, sends_day, sends FROM notify_phone_confirmations WHERE shop_id = $1
+`
+
+func (q *Queries) NotifyPhonePendingGet(ctx context.Context, db DBTX, shopID uuid.UUID) (NotifyPhoneConfirmation, error) {
+	row := db.QueryRow(ctx, notifyPhonePendingGet, shopID)
+	var i NotifyPhoneConfirmation
+	err := row.Scan(
+		&i.ShopID,
+		&i.Phone,
+		&i.CodeHash,
+		&i.SentAt,
+		&i.ExpiresAt,
+		&i.Attempts,
+		&i.SendsDay,
+		&i.Sends,
+	)
+	return i, err
+}
+
+const notifyPhonePendingLock = `-- name: NotifyPhonePendingLock :one
+SELECT shop_id, phone, code_hash, sent_at, expires_at, attempts, sends_day, sends FROM notify_phone_confirmations WHERE shop_id = $1 FOR UPDATE
+`
+
+func (q *Queries) NotifyPhonePendingLock(ctx context.Context, db DBTX, shopID uuid.UUID) (NotifyPhoneConfirmation, error) {
+	row := db.QueryRow(ctx, notifyPhonePendingLock, shopID)
+	var i NotifyPhoneConfirmation
+	err := row.Scan(
+		&i.ShopID,
+		&i.Phone,
+		&i.CodeHash,
+		&i.SentAt,
+		&i.ExpiresAt,
+		&i.Attempts,
+		&i.SendsDay,
+		&i.Sends,
+	)
+	return i, err
+}
+
+const notifyPhonePendingPut = `-- name: NotifyPhonePendingPut :one
+INSERT INTO notify_phone_confirmations (shop_id, phone, code_hash, sent_at, expires_at, attempts, sends_day, sends)
+VALUES ($1, $2, $3, $4, $5, 0,
+    ($4::timestamptz AT TIME ZONE 'UTC')::date, 1)
+ON CONFLICT (shop_id) DO UPDATE SET phone = EXCLUDED.phone, code_hash = EXCLUDED.code_hash,
+    sent_at = EXCLUDED.sent_at, expires_at = EXCLUDED.expires_at, attempts = 0,
+    sends_day = EXCLUDED.sends_day,
+    sends = CASE WHEN notify_phone_confirmations.sends_day = EXCLUDED.sends_day
+        THEN notify_phone_confirmations.sends + 1 ELSE 1 END
+RETURNING shop_id, phone, code_hash, sent_at, expires_at, attempts, sends_day, sends
+`
+
+type NotifyPhonePendingPutParams struct {
+	ShopID    uuid.UUID
+	Phone     string
+	CodeHash  []byte
+	SentAt    time.Time
+	ExpiresAt time.Time
+}
+
+// A new code for the shop's pending alert number: a new number or a resend. The day's
+// count of sends goes on, or starts again on a new day (in UTC).
+func (q *Queries) NotifyPhonePendingPut(ctx context.Context, db DBTX, arg NotifyPhonePendingPutParams) (NotifyPhoneConfirmation, error) {
+	row := db.QueryRow(ctx, notifyPhonePendingPut,
+		arg.ShopID,
+		arg.Phone,
+		arg.CodeHash,
+		arg.SentAt,
+		arg.ExpiresAt,
+	)
+	var i NotifyPhoneConfirmation
+	err := row.Scan(
+		&i.ShopID,
+		&i.Phone,
+		&i.CodeHash,
+		&i.SentAt,
+		&i.ExpiresAt,
+		&i.Attempts,
+		&i.SendsDay,
+		&i.Sends,
+	)
+	return i, err
+}
+
 const shopCalendarKeyIDs = `-- name: ShopCalendarKeyIDs :many
 SELECT DISTINCT calendar_key_id::bytea AS key_id FROM shops WHERE calendar_key_id IS NOT NULL
 `
@@ -100,7 +202,7 @@ func (q *Queries) ShopDisconnectStripe(ctx context.Context, db DBTX, arg ShopDis
 }
 
 const shopGet = `-- name: ShopGet :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url FROM shops WHERE id = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows FROM shops WHERE id = $1
 `
 
 func (q *Queries) ShopGet(ctx context.Context, db DBTX, id uuid.UUID) (Shop, error) {
@@ -152,12 +254,15 @@ func (q *Queries) ShopGet(ctx context.Context, db DBTX, id uuid.UUID) (Shop, err
 		&i.ChainMax,
 		&i.Slug,
 		&i.PrivacyUrl,
+		&i.CustomersCancelByText,
+		&i.Ranking,
+		&i.SkipAfterNoShows,
 	)
 	return i, err
 }
 
 const shopGetByCalendarTokenHash = `-- name: ShopGetByCalendarTokenHash :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url FROM shops WHERE calendar_token_hash = $1 OR calendar_legacy_token_hash = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows FROM shops WHERE calendar_token_hash = $1 OR calendar_legacy_token_hash = $1
 `
 
 // The shop whose calendar feed a request asks for, found by the token's hash (read on
@@ -212,12 +317,15 @@ func (q *Queries) ShopGetByCalendarTokenHash(ctx context.Context, db DBTX, hash 
 		&i.ChainMax,
 		&i.Slug,
 		&i.PrivacyUrl,
+		&i.CustomersCancelByText,
+		&i.Ranking,
+		&i.SkipAfterNoShows,
 	)
 	return i, err
 }
 
 const shopGetByKeyHash = `-- name: ShopGetByKeyHash :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url FROM shops WHERE api_key_hash = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows FROM shops WHERE api_key_hash = $1
 `
 
 func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []byte) (Shop, error) {
@@ -269,12 +377,15 @@ func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []by
 		&i.ChainMax,
 		&i.Slug,
 		&i.PrivacyUrl,
+		&i.CustomersCancelByText,
+		&i.Ranking,
+		&i.SkipAfterNoShows,
 	)
 	return i, err
 }
 
 const shopGetBySlug = `-- name: ShopGetBySlug :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url FROM shops WHERE slug = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows FROM shops WHERE slug = $1
 `
 
 func (q *Queries) ShopGetBySlug(ctx context.Context, db DBTX, slug string) (Shop, error) {
@@ -326,12 +437,15 @@ func (q *Queries) ShopGetBySlug(ctx context.Context, db DBTX, slug string) (Shop
 		&i.ChainMax,
 		&i.Slug,
 		&i.PrivacyUrl,
+		&i.CustomersCancelByText,
+		&i.Ranking,
+		&i.SkipAfterNoShows,
 	)
 	return i, err
 }
 
 const shopGetForShare = `-- name: ShopGetForShare :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url FROM shops WHERE id = $1 FOR SHARE
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows FROM shops WHERE id = $1 FOR SHARE
 `
 
 // The shop as it is now, held until the transaction ends: a declaration checks its
@@ -389,12 +503,15 @@ func (q *Queries) ShopGetForShare(ctx context.Context, db DBTX, id uuid.UUID) (S
 		&i.ChainMax,
 		&i.Slug,
 		&i.PrivacyUrl,
+		&i.CustomersCancelByText,
+		&i.Ranking,
+		&i.SkipAfterNoShows,
 	)
 	return i, err
 }
 
 const shopGetForUpdate = `-- name: ShopGetForUpdate :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url FROM shops WHERE id = $1 FOR UPDATE
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows FROM shops WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (Shop, error) {
@@ -446,6 +563,9 @@ func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (
 		&i.ChainMax,
 		&i.Slug,
 		&i.PrivacyUrl,
+		&i.CustomersCancelByText,
+		&i.Ranking,
+		&i.SkipAfterNoShows,
 	)
 	return i, err
 }
@@ -470,7 +590,7 @@ INSERT INTO shops (id, name, timezone, sms_number, currency, payment_mode, wave_
 VALUES ($14, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $15, $16, $17,
     1, $18, $19, $20, $21,
     $22, $23, $24, $25, $26)
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows
 `
 
 type ShopInsertParams struct {
@@ -578,6 +698,9 @@ func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams)
 		&i.ChainMax,
 		&i.Slug,
 		&i.PrivacyUrl,
+		&i.CustomersCancelByText,
+		&i.Ranking,
+		&i.SkipAfterNoShows,
 	)
 	return i, err
 }
@@ -673,7 +796,7 @@ func (q *Queries) ShopRecordSMSProblem(ctx context.Context, db DBTX, arg ShopRec
 const shopRotateKey = `-- name: ShopRotateKey :one
 UPDATE shops SET api_key_hash = $1, api_key_version = api_key_version + 1
 WHERE id = $2
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows
 `
 
 type ShopRotateKeyParams struct {
@@ -734,6 +857,9 @@ func (q *Queries) ShopRotateKey(ctx context.Context, db DBTX, arg ShopRotateKeyP
 		&i.ChainMax,
 		&i.Slug,
 		&i.PrivacyUrl,
+		&i.CustomersCancelByText,
+		&i.Ranking,
+		&i.SkipAfterNoShows,
 	)
 	return i, err
 }
@@ -744,7 +870,7 @@ UPDATE shops SET calendar_generation = $1::integer, calendar_key_id = $2,
     calendar_legacy_token_hash = CASE WHEN $4::boolean THEN calendar_token_hash END,
     calendar_legacy_until = CASE WHEN $4::boolean THEN $5::timestamptz END
 WHERE id = $6 AND calendar_generation = $1::integer - 1
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows
 `
 
 type ShopSetCalendarTokenParams struct {
@@ -816,13 +942,83 @@ func (q *Queries) ShopSetCalendarToken(ctx context.Context, db DBTX, arg ShopSet
 		&i.ChainMax,
 		&i.Slug,
 		&i.PrivacyUrl,
+		&i.CustomersCancelByText,
+		&i.Ranking,
+		&i.SkipAfterNoShows,
+	)
+	return i, err
+}
+
+const shopSetNotifyPhone = `-- name: ShopSetNotifyPhone :one
+UPDATE shops SET notify_phone = $1 WHERE id = $2
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows
+`
+
+type ShopSetNotifyPhoneParams struct {
+	NotifyPhone pgtype.Text
+	ID          uuid.UUID
+}
+
+// The confirmed alert number, or none.
+func (q *Queries) ShopSetNotifyPhone(ctx context.Context, db DBTX, arg ShopSetNotifyPhoneParams) (Shop, error) {
+	row := db.QueryRow(ctx, shopSetNotifyPhone, arg.NotifyPhone, arg.ID)
+	var i Shop
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Timezone,
+		&i.SmsNumber,
+		&i.Currency,
+		&i.PaymentMode,
+		&i.WaveSize,
+		&i.WaveIntervalSeconds,
+		&i.MinLeadMinutes,
+		&i.QuietStartMinute,
+		&i.QuietEndMinute,
+		&i.CooldownSeconds,
+		&i.ApiKeyHash,
+		&i.CreatedAt,
+		&i.MaxOffersPerDay,
+		&i.FirstWaveDelaySeconds,
+		&i.ApiKeyVersion,
+		&i.SendRate,
+		&i.SmsProblemCode,
+		&i.SmsProblemAt,
+		&i.SmsProblemCount,
+		&i.CalendarTokenHash,
+		&i.CalendarFullDetails,
+		&i.StripeAccountID,
+		&i.StripeChargesEnabled,
+		&i.StripePayoutsEnabled,
+		&i.StripeDetailsSubmitted,
+		&i.StripeRequirementsDue,
+		&i.StripeStatusAt,
+		&i.StripeDisconnectedAt,
+		&i.PlatformFeeBps,
+		&i.Language,
+		&i.NotifyPhone,
+		&i.CalendarGeneration,
+		&i.CalendarKeyID,
+		&i.CalendarLegacyTokenHash,
+		&i.AutoDeclare,
+		&i.CalendarLegacyUntil,
+		&i.Formality,
+		&i.Gsm7,
+		&i.HelpContact,
+		&i.MoveUpDays,
+		&i.ChainMax,
+		&i.Slug,
+		&i.PrivacyUrl,
+		&i.CustomersCancelByText,
+		&i.Ranking,
+		&i.SkipAfterNoShows,
 	)
 	return i, err
 }
 
 const shopSetPlatformFee = `-- name: ShopSetPlatformFee :one
 UPDATE shops SET platform_fee_bps = $1 WHERE id = $2
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows
 `
 
 type ShopSetPlatformFeeParams struct {
@@ -881,13 +1077,16 @@ func (q *Queries) ShopSetPlatformFee(ctx context.Context, db DBTX, arg ShopSetPl
 		&i.ChainMax,
 		&i.Slug,
 		&i.PrivacyUrl,
+		&i.CustomersCancelByText,
+		&i.Ranking,
+		&i.SkipAfterNoShows,
 	)
 	return i, err
 }
 
 const shopSetSMSNumber = `-- name: ShopSetSMSNumber :one
 UPDATE shops SET sms_number = $1 WHERE id = $2
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows
 `
 
 type ShopSetSMSNumberParams struct {
@@ -945,6 +1144,9 @@ func (q *Queries) ShopSetSMSNumber(ctx context.Context, db DBTX, arg ShopSetSMSN
 		&i.ChainMax,
 		&i.Slug,
 		&i.PrivacyUrl,
+		&i.CustomersCancelByText,
+		&i.Ranking,
+		&i.SkipAfterNoShows,
 	)
 	return i, err
 }
@@ -956,7 +1158,7 @@ SET stripe_account_id = $1, stripe_charges_enabled = $2,
     stripe_requirements_due = $5::text[], stripe_status_at = $6::timestamptz,
     stripe_disconnected_at = NULL
 WHERE id = $7
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows
 `
 
 type ShopSetStripeAccountParams struct {
@@ -1027,6 +1229,9 @@ func (q *Queries) ShopSetStripeAccount(ctx context.Context, db DBTX, arg ShopSet
 		&i.ChainMax,
 		&i.Slug,
 		&i.PrivacyUrl,
+		&i.CustomersCancelByText,
+		&i.Ranking,
+		&i.SkipAfterNoShows,
 	)
 	return i, err
 }
@@ -1068,9 +1273,11 @@ UPDATE shops SET name = $1, timezone = $2, currency = $3,
     notify_phone = $16, auto_declare = $17,
     formality = $18, gsm7 = $19, help_contact = $20,
     slug = $21, privacy_url = $22,
-    move_up_days = $23, chain_max = $24
-WHERE id = $25
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url
+    move_up_days = $23, chain_max = $24,
+    customers_cancel_by_text = $25, ranking = $26,
+    skip_after_no_shows = $27
+WHERE id = $28
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows
 `
 
 type ShopUpdateParams struct {
@@ -1098,6 +1305,9 @@ type ShopUpdateParams struct {
 	PrivacyUrl            pgtype.Text
 	MoveUpDays            int32
 	ChainMax              int32
+	CustomersCancelByText bool
+	Ranking               string
+	SkipAfterNoShows      pgtype.Int4
 	ID                    uuid.UUID
 }
 
@@ -1128,6 +1338,9 @@ func (q *Queries) ShopUpdate(ctx context.Context, db DBTX, arg ShopUpdateParams)
 		arg.PrivacyUrl,
 		arg.MoveUpDays,
 		arg.ChainMax,
+		arg.CustomersCancelByText,
+		arg.Ranking,
+		arg.SkipAfterNoShows,
 		arg.ID,
 	)
 	var i Shop
@@ -1177,6 +1390,9 @@ func (q *Queries) ShopUpdate(ctx context.Context, db DBTX, arg ShopUpdateParams)
 		&i.ChainMax,
 		&i.Slug,
 		&i.PrivacyUrl,
+		&i.CustomersCancelByText,
+		&i.Ranking,
+		&i.SkipAfterNoShows,
 	)
 	return i, err
 }

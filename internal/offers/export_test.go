@@ -7,6 +7,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
 // ApplyDeliveries lets the tests apply a chunk's stored reports as the wave does once it
@@ -17,7 +18,7 @@ func (s *Service) ApplyDeliveries(ctx context.Context, sids []string) error {
 
 // WaveParams is what a wave of the opening would judge its customers with under
 // ranking, now (the benchmark runs the statement before ranking with them).
-func (s *Service) WaveParams(ctx context.Context, openingID uuid.UUID, ranking Ranking) (db.CustomerListEligibleParams, error) {
+func (s *Service) WaveParams(ctx context.Context, openingID uuid.UUID, ranking shops.Ranking) (db.CustomerListEligibleParams, error) {
 	op, err := queries.OpeningForWave(ctx, s.pool, openingID)
 	if err != nil {
 		return db.CustomerListEligibleParams{}, err

@@ -73,7 +73,7 @@ func BenchmarkWaveRanking(b *testing.B) {
 	require.NoError(b, pool.QueryRow(ctx, `SELECT id FROM slot_openings WHERE shop_id = $1 AND status = 'open'`, shop.ID).Scan(&openingID))
 
 	b.Run("before", func(b *testing.B) {
-		p, err := svc.WaveParams(ctx, openingID, offers.RankPriority)
+		p, err := svc.WaveParams(ctx, openingID, shops.RankingPriority)
 		require.NoError(b, err)
 		for b.Loop() {
 			rows, err := pool.Query(ctx, eligibleBefore, p.WithServices, p.OpeningMinutes, p.StartMinute, p.StaffID, p.Service,
@@ -94,7 +94,7 @@ func BenchmarkWaveRanking(b *testing.B) {
 			require.NoError(b, err)
 		}
 	})
-	for _, r := range []offers.Ranking{offers.RankPriority, offers.RankFair, offers.RankReliable, offers.RankValue} {
+	for _, r := range []shops.Ranking{shops.RankingPriority, shops.RankingFair, shops.RankingReliable, shops.RankingValue} {
 		b.Run(string(r), func(b *testing.B) {
 			p, err := svc.WaveParams(ctx, openingID, r)
 			require.NoError(b, err)

@@ -13,15 +13,14 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
-	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
-// setRanking sets the shop's ranking settings as the owner's settings would.
-func (w *world) setRanking(t *testing.T, shop shops.Shop, r offers.Ranking, skipAfterNoShows *int) {
+// setRanking sets the shop's ranking settings through the owner's settings.
+func (w *world) setRanking(t *testing.T, shop shops.Shop, r shops.Ranking, skipAfterNoShows *int) {
 	t.Helper()
-	_, err := w.pool.Exec(context.Background(), `UPDATE shops SET ranking = $2, skip_after_no_shows = $3 WHERE id = $1`,
-		shop.ID, string(r), skipAfterNoShows)
+	_, err := w.shops.Update(context.Background(), shop.ID, shops.ShopChange{Ranking: &r,
+		SkipAfterNoShows: skipAfterNoShows, SkipAfterNoShowsSet: true})
 	require.NoError(t, err)
 }
 
@@ -88,26 +87,26 @@ const day = 24 * time.Hour
 func TestRankingsOrderAWave(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
-		ranking offers.Ranking
+		ranking shops.Ranking
 		want    []string
 		reasons map[string]string
 	}{
-		{offers.RankPriority, []string{"Ada", "Bea", "Cy", "Dee", "Eve", "Fay"},
+		{shops.RankingPriority, []string{"Ada", "Bea", "Cy", "Dee", "Eve", "Fay"},
 			map[string]string{"Ada": "priority 1, in list order", "Bea": "priority 0, in list order"}},
-		{offers.RankFair, []string{"Ada", "Eve", "Dee", "Cy", "Fay", "Bea"},
+		{shops.RankingFair, []string{"Ada", "Eve", "Dee", "Cy", "Fay", "Bea"},
 			map[string]string{
 				"Ada": "priority 1, last offered less than an hour ago, never booked",
 				"Eve": "priority 0, never offered before, never booked",
 				"Dee": "priority 0, never offered before, last booked 5 days ago",
 				"Fay": "priority 0, last offered 10 days ago, last booked 60 days ago",
 			}},
-		{offers.RankReliable, []string{"Ada", "Cy", "Fay", "Bea", "Eve", "Dee"},
+		{shops.RankingReliable, []string{"Ada", "Cy", "Fay", "Bea", "Eve", "Dee"},
 			map[string]string{
 				"Cy":  "priority 0, no no-shows or lapsed holds in 180 days, last offered 10 days ago, never booked",
 				"Dee": "priority 0, 1 no-show and 0 lapsed holds in 180 days, never offered before, last booked 5 days ago",
 				"Eve": "priority 0, 0 no-shows and 1 lapsed hold in 180 days, never offered before, never booked",
 			}},
-		{offers.RankValue, []string{"Ada", "Eve", "Cy", "Dee", "Fay", "Bea"},
+		{shops.RankingValue, []string{"Ada", "Eve", "Cy", "Dee", "Fay", "Bea"},
 			map[string]string{
 				"Eve": "priority 0, service price £90.00, never offered before, never booked",
 				"Bea": "priority 0, service price £30.00, last offered 2 days ago, last booked 30 days ago",

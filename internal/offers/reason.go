@@ -2,42 +2,25 @@ package offers
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/slotrecovery/slotrecovery/internal/money"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
-// Ranking is how a wave orders the customers of one priority tier; the shop's setting
-// (shops.Shop.Ranking) is passed as one. The zero value and any unknown word rank as
-// RankPriority.
-type Ranking string
-
-// The rankings. Waitlist priority is always a hard tier above them.
-const (
-	// RankPriority is the list's own order (when each customer was added).
-	RankPriority Ranking = "priority"
-	// RankFair texts first who was offered least recently, then who booked least
-	// recently (never: first).
-	RankFair Ranking = "fair"
-	// RankReliable texts first who had the fewest no-shows and lapsed holds in
-	// ReliabilityWindow, then as RankFair.
-	RankReliable Ranking = "reliable"
-	// RankValue texts first who would be offered the dearest service, then as RankFair.
-	RankValue Ranking = "value"
-)
-
-// ReliabilityWindow is how far back no-shows and lapsed holds count, for RankReliable
+// ReliabilityWindow is how far back no-shows and lapsed holds count, for the reliable ranking
 // and for a shop's skip_after_no_shows.
 const ReliabilityWindow = 180 * 24 * time.Hour
 
-// or is r, or RankPriority when r is not a ranking.
-func (r Ranking) or() Ranking {
-	switch r {
-	case RankFair, RankReliable, RankValue:
+// rankingOr is r, or shops.RankingPriority when r is not a ranking (a wave recorded
+// before rankings).
+func rankingOr(r shops.Ranking) shops.Ranking {
+	if slices.Contains(shops.Rankings, r) {
 		return r
 	}
-	return RankPriority
+	return shops.RankingPriority
 }
 
 // Skip is why a wave left a customer out: one of Skips.
@@ -95,11 +78,11 @@ func (s Skip) Words() string {
 // Reason is what put a texted customer where they stand in their wave: the facts the
 // wave's ranking read, kept with the offer (slot_offers.reason, so the json names are
 // stored and never renamed) and put in words by Words. Which facts are there follows
-// the ranking: RankPriority reads none beyond the tier; RankFair the last offer and
-// booking (nil: never); RankReliable also the no-shows and lapsed holds; RankValue also
+// the ranking: priority reads none beyond the tier; fair the last offer and booking
+// (nil: never); reliable also the no-shows and lapsed holds; value also
 // the price.
 type Reason struct {
-	Ranking Ranking `json:"ranking"`
+	Ranking shops.Ranking `json:"ranking"`
 	// Priority is the customer's waitlist priority, the tier above the ranking.
 	Priority int `json:"priority"`
 	// MoveUp: offered first, ahead of the ranking, to move an existing booking earlier.
@@ -131,19 +114,19 @@ func (r Reason) Words(now time.Time) string {
 			parts = append(parts, "last booked "+ago(now, *r.LastBookedAt))
 		}
 	}
-	switch r.Ranking.or() {
-	case RankPriority:
+	switch rankingOr(r.Ranking) {
+	case shops.RankingPriority:
 		parts = append(parts, "in list order")
-	case RankFair:
+	case shops.RankingFair:
 		fair()
-	case RankReliable:
+	case shops.RankingReliable:
 		if r.NoShows == 0 && r.LapsedHolds == 0 {
 			parts = append(parts, "no no-shows or lapsed holds in 180 days")
 		} else {
 			parts = append(parts, fmt.Sprintf("%s and %s in 180 days", plural(r.NoShows, "no-show"), plural(r.LapsedHolds, "lapsed hold")))
 		}
 		fair()
-	case RankValue:
+	case shops.RankingValue:
 		parts = append(parts, "service price "+money.Format(r.PriceCents, r.Currency))
 		fair()
 	}

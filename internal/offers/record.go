@@ -14,6 +14,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
 // ErrOpeningNotFound means the shop has no such opening (the code slots.ErrNotFound
@@ -62,12 +63,12 @@ func skippedOf(counts map[Skip]int) Skipped {
 // it texted and how many it left out for each reason. A reopened opening's waves start
 // again at 1 in a new generation.
 type WaveRecord struct {
-	N          int       `json:"n"`
-	Generation int       `json:"generation"`
-	At         time.Time `json:"at"`
-	Ranking    Ranking   `json:"ranking"`
-	Texted     []Texted  `json:"texted"`
-	Skipped    Skipped   `json:"skipped"`
+	N          int           `json:"n"`
+	Generation int           `json:"generation"`
+	At         time.Time     `json:"at"`
+	Ranking    shops.Ranking `json:"ranking"`
+	Texted     []Texted      `json:"texted"`
+	Skipped    Skipped       `json:"skipped"`
 }
 
 // Reply is a customer's text answering an offer of the opening, with the outcome it was
@@ -126,7 +127,7 @@ func (s *Service) Record(ctx context.Context, shopID, openingID uuid.UUID) (Reco
 		}
 		index[key{w.Generation, w.Wave}] = len(rec.Waves)
 		rec.Waves = append(rec.Waves, WaveRecord{N: int(w.Wave), Generation: int(w.Generation), At: w.At,
-			Ranking: Ranking(w.Ranking), Texted: []Texted{}, Skipped: skippedOf(counts)})
+			Ranking: rankingOr(shops.Ranking(w.Ranking)), Texted: []Texted{}, Skipped: skippedOf(counts)})
 	}
 	for _, o := range offers {
 		k := key{o.Generation, o.Wave}
@@ -136,7 +137,7 @@ func (s *Service) Record(ctx context.Context, shopID, openingID uuid.UUID) (Reco
 			i = len(rec.Waves)
 			index[k] = i
 			rec.Waves = append(rec.Waves, WaveRecord{N: int(o.Wave), Generation: int(o.Generation), At: o.CreatedAt,
-				Ranking: RankPriority, Texted: []Texted{}})
+				Ranking: shops.RankingPriority, Texted: []Texted{}})
 		}
 		rec.Waves[i].Texted = append(rec.Waves[i].Texted, Texted{
 			Customer: CustomerRef{ID: o.CustomerID, Name: o.Name}, Rank: int(o.Rank), Reason: reasonWords(o.Reason, now),

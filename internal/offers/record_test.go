@@ -13,6 +13,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
 // TestEveryReasonCountedAndExplained: a customer left out for each reason the wave
@@ -29,7 +30,7 @@ func TestEveryReasonCountedAndExplained(t *testing.T) {
 	p.WaveSize, p.MaxOffersPerDay = 1, 1
 	shop := w.shop(t, p)
 	one := 1
-	w.setRanking(t, shop, offers.RankPriority, &one)
+	w.setRanking(t, shop, shops.RankingPriority, &one)
 	op := w.declare(t, shop, 5*time.Hour)
 	now := w.clock.Now()
 

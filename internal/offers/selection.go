@@ -162,7 +162,7 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.Opening
 // opening (its local day of the week, a window holding the whole appointment, or with
 // services the service each is offered, its service), and who have not had the shop's daily cap of offers in the shop's local day
 // of now.
-func eligibility(shop shops.Shop, op db.OpeningForWaveRow, now time.Time, ranking Ranking, skipAfterNoShows *int) db.CustomerListEligibleParams {
+func eligibility(shop shops.Shop, op db.OpeningForWaveRow, now time.Time, ranking shops.Ranking, skipAfterNoShows *int) db.CustomerListEligibleParams {
 	local := op.StartsAt.In(shop.Location)
 	startMinute := local.Hour()*60 + local.Minute()
 	today := now.In(shop.Location)
@@ -181,15 +181,15 @@ func eligibility(shop shops.Shop, op db.OpeningForWaveRow, now time.Time, rankin
 		DayStart:       dayStart.UTC(),
 		// AddDate, not 24 hours: a day with a daylight-saving change is 23 or 25 hours.
 		DayEnd:           time.Date(y, m, d+1, 0, 0, 0, 0, shop.Location).UTC(),
-		Ranking:          string(ranking.or()),
+		Ranking:          string(rankingOr(ranking)),
 		SkipAfterNoShows: nullableInt4(skipAfterNoShows),
 		Since:            now.Add(-ReliabilityWindow).UTC(),
 	}
 }
 
 // shopRanking is the shop's ranking settings as a wave reads them.
-func shopRanking(shop shops.Shop) (Ranking, *int) {
-	return RankPriority, nil
+func shopRanking(shop shops.Shop) (shops.Ranking, *int) {
+	return rankingOr(shop.Ranking), shop.SkipAfterNoShows
 }
 
 // judge runs the wave's one judging statement (CustomerListEligible): the customers it
@@ -216,16 +216,16 @@ func judge(ctx context.Context, tx db.DBTX, params db.CustomerListEligibleParams
 
 // reasonOf is the facts that ranked a texted customer, as the judging statement read
 // them; a service's price is the offer's (the opening's without services).
-func reasonOf(ranking Ranking, c db.CustomerListEligibleRow, openingPrice int64, currency string) Reason {
-	r := Reason{Ranking: ranking.or(), Priority: int(c.Priority)}
-	if r.Ranking == RankPriority {
+func reasonOf(ranking shops.Ranking, c db.CustomerListEligibleRow, openingPrice int64, currency string) Reason {
+	r := Reason{Ranking: rankingOr(ranking), Priority: int(c.Priority)}
+	if r.Ranking == shops.RankingPriority {
 		return r
 	}
 	r.LastOfferedAt, r.LastBookedAt = timeOrNil(c.LastOfferedAt), timeOrNil(c.LastBookedAt)
 	switch r.Ranking {
-	case RankReliable:
+	case shops.RankingReliable:
 		r.NoShows, r.LapsedHolds = int(c.NoShows), int(c.LapsedHolds)
-	case RankValue:
+	case shops.RankingValue:
 		r.PriceCents, r.Currency = cmp.Or(c.FitPrice, openingPrice), currency
 	}
 	return r
@@ -250,7 +250,7 @@ func timeOrNil(v any) *time.Time {
 
 // recordSkips keeps the wave's judgement (offer_waves): the counts of who it left out
 // for each reason, and who they were (except already_offered: the offers say who).
-func recordSkips(ctx context.Context, tx db.DBTX, shop shops.Shop, op db.OpeningForWaveRow, w jobs.Wave, now time.Time, ranking Ranking, skipped map[Skip][]uuid.UUID) error {
+func recordSkips(ctx context.Context, tx db.DBTX, shop shops.Shop, op db.OpeningForWaveRow, w jobs.Wave, now time.Time, ranking shops.Ranking, skipped map[Skip][]uuid.UUID) error {
 	counts := make(map[Skip]int, len(Skips))
 	ids := make(map[Skip][]uuid.UUID, len(skipped))
 	for _, k := range Skips {
@@ -269,7 +269,7 @@ func recordSkips(ctx context.Context, tx db.DBTX, shop shops.Shop, op db.Opening
 	}
 	if err := queries.OfferWaveRecord(ctx, tx, db.OfferWaveRecordParams{
 		OpeningID: op.ID, Generation: op.Generation, Wave: int32(w.Wave), ShopID: shop.ID, At: now.UTC(),
-		Ranking: string(ranking.or()), Skipped: countsJSON, SkippedIds: idsJSON,
+		Ranking: string(rankingOr(ranking)), Skipped: countsJSON, SkippedIds: idsJSON,
 	}); err != nil {
 		return fmt.Errorf("record wave: %w", err)
 	}

@@ -3,7 +3,9 @@ package shopapi_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +20,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/shopapi"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/hookstest"
 )
 
@@ -242,8 +245,11 @@ func TestReplyIdempotencyKey(t *testing.T) {
 	requireError(t, other, http.StatusUnprocessableEntity, "idempotency_key_reused")
 }
 
-// TestNotifyPhone: the owner's alert number is set at creation and by PATCH (null
-// clears it), checked as E.164 with a 422 naming it.
+// TestNotifyPhone: the owner's alert number is confirmed before it is used (issue 49).
+// A number given at creation or by PATCH waits, with a code texted to it, until the
+// code comes back through POST /api/shop/notify_phone/confirm; the confirmed number
+// keeps the alerts meanwhile; wrong codes count and end the code; null ends the alerts.
+// Numbers are checked as E.164 with a 422 naming the field.
 func TestNotifyPhone(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -251,19 +257,59 @@ func TestNotifyPhone(t *testing.T) {
 	body["notify_phone"] = "+15555550199"
 	r := e.do(http.MethodPost, "/api/shops", adminToken, body)
 	require.Equal(t, http.StatusCreated, r.status, r.raw)
-	require.Equal(t, "+15555550199", r.body["notify_phone"])
+	require.Nil(t, r.body["notify_phone"], "not confirmed yet: no alerts")
+	require.Equal(t, "+15555550199", r.body["notify_phone_pending"].(map[string]any)["phone"], r.raw)
 	key := r.body["api_key"].(string)
+	code := notifyCode(t, e, "+15555550199")
+
+	for _, wrong := range []string{"000000", "12345"} {
+		if wrong == code {
+			continue
+		}
+		r = e.do(http.MethodPost, shopapi.NotifyPhoneConfirmPath, key, map[string]any{"code": wrong})
+		requireError(t, r, http.StatusUnprocessableEntity, "invalid_code")
+	}
+	r = e.do(http.MethodPost, shopapi.NotifyPhoneConfirmPath, key, map[string]any{"code": code[:3] + " " + code[3:]})
+	require.Equal(t, http.StatusOK, r.status, r.raw)
+	require.Equal(t, "+15555550199", r.body["notify_phone"])
+	require.Nil(t, r.body["notify_phone_pending"])
+	r = e.do(http.MethodPost, shopapi.NotifyPhoneConfirmPath, key, map[string]any{"code": code})
+	requireError(t, r, http.StatusConflict, "no_pending_notify_phone")
 	require.Equal(t, "+15555550199", e.do(http.MethodGet, "/api/shop", key, nil).body["notify_phone"])
+
 	r = e.do(http.MethodPatch, "/api/shop", key, map[string]any{"name": "Renamed"})
 	require.Equal(t, "+15555550199", r.body["notify_phone"], "left out: kept")
+	r = e.do(http.MethodPatch, "/api/shop", key, map[string]any{"notify_phone": "+15555550199"})
+	require.Equal(t, http.StatusOK, r.status, r.raw)
+	require.Nil(t, r.body["notify_phone_pending"], "the confirmed number again: nothing to confirm")
+
+	// A new number: the old one keeps the alerts until the new one's code comes back.
 	r = e.do(http.MethodPatch, "/api/shop", key, map[string]any{"notify_phone": "+15555550198"})
 	require.Equal(t, http.StatusOK, r.status, r.raw)
-	require.Equal(t, "+15555550198", r.body["notify_phone"])
+	require.Equal(t, "+15555550199", r.body["notify_phone"])
+	require.Equal(t, "+15555550198", r.body["notify_phone_pending"].(map[string]any)["phone"], r.raw)
+	code2 := notifyCode(t, e, "+15555550198")
+	r = e.do(http.MethodPatch, "/api/shop", key, map[string]any{"notify_phone": "+15555550197"})
+	requireError(t, r, http.StatusTooManyRequests, "code_recently_sent")
+	require.NotEmpty(t, r.header.Get("Retry-After"), "a limited answer says when")
+	// Five wrong codes end it: the right one no longer works.
+	for i := 0; i < shops.NotifyCodeAttempts; i++ {
+		wrong := fmt.Sprintf("%06d", i)
+		if wrong == code2 {
+			wrong = "999999x"
+		}
+		requireError(t, e.do(http.MethodPost, shopapi.NotifyPhoneConfirmPath, key, map[string]any{"code": wrong}),
+			http.StatusUnprocessableEntity, "invalid_code")
+	}
+	requireError(t, e.do(http.MethodPost, shopapi.NotifyPhoneConfirmPath, key, map[string]any{"code": code2}),
+		http.StatusUnprocessableEntity, "code_expired")
+	require.Equal(t, "+15555550199", e.do(http.MethodGet, "/api/shop", key, nil).body["notify_phone"])
+
 	r = e.do(http.MethodPatch, "/api/shop", key, map[string]any{"notify_phone": nil})
 	require.Equal(t, http.StatusOK, r.status, r.raw)
 	require.Nil(t, r.body["notify_phone"], "null clears it")
 	for _, bad := range []any{"", "5555550199", "+1555", "call me", 15555550199, "+15555550100"} {
-		r := e.do(http.MethodPatch, "/api/shop", key, map[string]any{"notify_phone": bad})
+		r := e.do(http.MethodPatch, "/api/shop", key, map[string]any{"notify_phone": bad, "name": "Not this"})
 		require.Contains(t, []int{http.StatusBadRequest, http.StatusUnprocessableEntity}, r.status, r.raw)
 		require.Equal(t, "notify_phone", r.errFieldName(), r.raw)
 		b := validShop("+15555550100") // refused before its number is found taken
@@ -272,7 +318,22 @@ func TestNotifyPhone(t *testing.T) {
 		require.Contains(t, []int{http.StatusBadRequest, http.StatusUnprocessableEntity}, r.status, r.raw)
 		require.Equal(t, "notify_phone", r.errFieldName(), r.raw)
 	}
-	require.Nil(t, e.do(http.MethodGet, "/api/shop", key, nil).body["notify_phone"])
+	got := e.do(http.MethodGet, "/api/shop", key, nil).body
+	require.Nil(t, got["notify_phone"])
+	require.Equal(t, "Renamed", got["name"], "a refused alert number changes nothing else")
+}
+
+// notifyCode is the code in the newest text queued to number (the insert-only queue
+// keeps it), failing when there is none.
+func notifyCode(t *testing.T, e *env, number string) string {
+	t.Helper()
+	var args jobs.Text
+	raw := e.queryString(`SELECT args::text FROM river_job WHERE kind = $1 AND args->>'to' = $2 ORDER BY id DESC LIMIT 1`, jobs.Text{}.Kind(), number)
+	require.NoError(t, json.Unmarshal([]byte(raw), &args))
+	m := regexp.MustCompile(`\b(\d{6})\b`).FindStringSubmatch(args.Body)
+	require.NotNil(t, m, "no code in the text to %s: %q", number, args.Body)
+	require.Contains(t, args.Body, "inbox alerts")
+	return m[1]
 }
 
 // TestMessageReceivedEvent: a message.received event reaches a real receiver, verifies,

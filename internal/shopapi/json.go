@@ -235,6 +235,8 @@ func (h *Handlers) newShopJSON(s shops.Shop) api.Shop {
 		HelpContact: nonEmpty(s.HelpContact),
 		Slug:        s.Slug, JoinURL: joinURL(h.PublicURL, s.Slug), PrivacyURL: nonEmpty(s.PrivacyURL),
 		MoveUpDays: s.MoveUpDays, ChainMax: s.ChainMax,
+		CustomersCancelByText: s.CustomersCancelByText, Ranking: string(cmp.Or(s.Ranking, shops.RankingPriority)),
+		SkipAfterNoShows: s.SkipAfterNoShows,
 		OfferPolicy: api.OfferPolicy{
 			WaveSize:              p.WaveSize,
 			WaveIntervalSeconds:   int64(p.WaveInterval / time.Second),

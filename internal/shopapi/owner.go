@@ -88,6 +88,11 @@ type shopPatchRequest struct {
 	// MoveUpDays and ChainMax cannot be null: 0 turns each off.
 	MoveUpDays optional[int] `json:"move_up_days"`
 	ChainMax   optional[int] `json:"chain_max"`
+	// CustomersCancelByText cannot be null.
+	CustomersCancelByText optional[bool] `json:"customers_cancel_by_text"`
+	// Ranking cannot be null; SkipAfterNoShows null is never.
+	Ranking          optional[string] `json:"ranking"`
+	SkipAfterNoShows optional[int]    `json:"skip_after_no_shows"`
 }
 
 func (r shopPatchRequest) change() (ch shops.ShopChange, err error) {
@@ -122,12 +127,26 @@ func (r shopPatchRequest) change() (ch shops.ShopChange, err error) {
 	if ch.ChainMax, err = ptr(r.ChainMax, "chain_max"); err != nil {
 		return ch, err
 	}
-	if p := r.NotifyPhone; p.Set {
-		v := p.Value // null: "", no alerts
-		if !p.Null && v == "" {
-			return ch, problem.Invalidf("notify_phone", "notify_phone must be in E.164 form, e.g. +15555550199, or null for no alerts")
+	if ch.CustomersCancelByText, err = ptr(r.CustomersCancelByText, "customers_cancel_by_text"); err != nil {
+		return ch, err
+	}
+	if r.Ranking.Set {
+		v, err := ptr(r.Ranking, "ranking")
+		if err != nil {
+			return ch, err
 		}
-		ch.NotifyPhone = &v
+		rk := shops.Ranking(*v)
+		ch.Ranking = &rk
+	}
+	if n := r.SkipAfterNoShows; n.Set {
+		ch.SkipAfterNoShowsSet = true
+		if !n.Null {
+			v := n.Value
+			ch.SkipAfterNoShows = &v
+		}
+	}
+	if p := r.NotifyPhone; p.Set && !p.Null && p.Value == "" {
+		return ch, problem.Invalidf("notify_phone", "notify_phone must be in E.164 form, e.g. +15555550199, or null for no alerts")
 	}
 	if err := r.wording(&ch); err != nil {
 		return ch, err
@@ -215,9 +234,19 @@ func (h *Handlers) patchShop(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	if p := req.NotifyPhone; p.Set && !p.Null {
+		if err := shops.CheckNotifyPhone(shopOf(c), p.Value); err != nil {
+			return err
+		}
+	}
 	shop, err := h.Shops.Update(c.Request().Context(), shopOf(c).ID, ch)
 	if err != nil {
 		return err
+	}
+	if p := req.NotifyPhone; p.Set {
+		if shop, err = h.changeNotifyPhone(c.Request().Context(), shop, p.Value); err != nil {
+			return err
+		}
 	}
 	out, err := h.shopView(c.Request().Context(), shop)
 	if err != nil {

@@ -61,6 +61,10 @@ func (h *Handlers) shopView(ctx context.Context, shop shops.Shop) (api.Shop, err
 	}
 	sender := s.API()
 	out.SMSSender = &sender
+	var err error
+	if out.NotifyPhonePending, err = h.notifyPhonePending(ctx, shop); err != nil {
+		return api.Shop{}, err
+	}
 	return out, nil
 }
 

@@ -41,6 +41,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/idempotency"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/join"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
@@ -86,6 +87,9 @@ type Handlers struct {
 	// Join keeps the consent record (/api/customers/{id}/consent, the CSV export); nil
 	// answers those routes 503.
 	Join *join.Service
+	// Queue queues the texts the API sends itself (the alert number's code); nil
+	// answers a change of notify_phone 503.
+	Queue jobs.Inserter
 }
 
 // Register adds the shop API's routes to e. The routes are registered one by one (not
@@ -106,6 +110,7 @@ func (h *Handlers) Register(e *echo.Echo) {
 	e.GET(ConsentExportPath, h.exportConsent, h.requireShop)
 	e.GET("/api/shop", h.getShop, h.requireShop)
 	e.PATCH("/api/shop", h.patchShop, h.requireShop)
+	e.POST(NotifyPhoneConfirmPath, h.confirmNotifyPhone, h.requireShop)
 	e.POST("/api/shop/rotate-key", h.rotateKey, h.requireShop)
 	e.POST("/api/shop/rotate-calendar-token", h.rotateCalendarToken, h.requireShop)
 	e.POST(StripeOnboardingPath, h.stripeOnboarding, h.requireShop)
@@ -201,14 +206,35 @@ func (h *Handlers) createShop(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	// An alert number given at creation waits for its code like one set later.
+	notify := n.NotifyPhone
+	if notify != "" {
+		if err := shops.CheckNotifyPhone(shops.Shop{SMSNumber: n.SMSNumber}, notify); err != nil {
+			return err
+		}
+		if h.Queue == nil {
+			return ErrNoCodeSender
+		}
+	}
+	n.NotifyPhone = ""
 	shop, key, err := h.Shops.Create(c.Request().Context(), n)
 	if err != nil {
 		return err
+	}
+	var pending *api.NotifyPhonePending
+	if notify != "" {
+		if _, err := h.changeNotifyPhone(c.Request().Context(), shop, notify); err != nil {
+			return err
+		}
+		if pending, err = h.notifyPhonePending(c.Request().Context(), shop); err != nil {
+			return err
+		}
 	}
 	// The key is in this answer and nowhere else: keep it out of caches.
 	c.Response().Header().Set(echo.HeaderCacheControl, "no-store")
 	out := h.newShopJSON(shop)
 	out.APIKey = key
+	out.NotifyPhonePending = pending
 	return c.JSON(http.StatusCreated, out)
 }
 

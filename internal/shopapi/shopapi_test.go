@@ -110,6 +110,7 @@ func newEnvWith(t *testing.T, change func(h *shopapi.Handlers, pool *pgxpool.Poo
 		Inbox:       inbox.New(pool, rc, custSvc, inbox.Config{}),
 		Catalog:     catalog.New(pool, nil),
 		Book:        book.New(pool, shopsSvc, openings, book.Config{}),
+		Queue:       rc,
 	}
 	if change != nil {
 		change(h, pool, rc)
@@ -283,8 +284,12 @@ func TestCreateShop(t *testing.T) {
 
 	require.ElementsMatch(t, []string{"id", "name", "timezone", "sms_number", "currency", "payment_mode",
 		"offer_policy", "api_key", "created_at", "calendar_url", "calendar_full_details", "stripe", "language", "notify_phone", "auto_declare",
-		"formality", "gsm7", "help_contact", "slug", "join_url", "privacy_url", "move_up_days", "chain_max"}, keys(r.body))
+		"formality", "gsm7", "help_contact", "slug", "join_url", "privacy_url", "move_up_days", "chain_max",
+		"customers_cancel_by_text", "ranking", "skip_after_no_shows"}, keys(r.body))
 	require.Nil(t, r.body["notify_phone"], "no alert number unless one is given")
+	require.Equal(t, true, r.body["customers_cancel_by_text"], "the default")
+	require.Equal(t, "priority", r.body["ranking"], "the default: the list's order")
+	require.Nil(t, r.body["skip_after_no_shows"], "the default: never")
 	require.Equal(t, "en", r.body["language"], "the default")
 	require.Equal(t, true, r.body["auto_declare"], "the default")
 	require.Regexp(t, `^https://slots\.example\.test/calendar/cal_[0-9a-f]{64}\.ics$`, r.body["calendar_url"])

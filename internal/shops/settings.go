@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -31,8 +32,6 @@ type ShopChange struct {
 	CalendarFullDetails *bool
 	// Language replaces the shop's language: one of language.All, in any case.
 	Language *language.Code
-	// NotifyPhone replaces the owner's alert number (E.164); "" removes it.
-	NotifyPhone *string
 	// AutoDeclare turns on or off the declaration of a cancelled appointment's opening
 	// by itself (Shop.AutoDeclare).
 	AutoDeclare *bool
@@ -52,6 +51,56 @@ type ShopChange struct {
 	// MoveUpDays and ChainMax replace the move-up settings (Shop.MoveUpDays,
 	// Shop.ChainMax), within their ranges.
 	MoveUpDays, ChainMax *int
+	// CustomersCancelByText replaces Shop.CustomersCancelByText.
+	CustomersCancelByText *bool
+	// Ranking replaces the wave's order inside a priority tier (one of Rankings).
+	Ranking *Ranking
+	// SkipAfterNoShows replaces Shop.SkipAfterNoShows when SkipAfterNoShowsSet: nil
+	// for never, else 1 to MaxSkipAfterNoShows.
+	SkipAfterNoShows    *int
+	SkipAfterNoShowsSet bool
+}
+
+// Ranking is how a wave orders the customers of one priority tier (issue 47).
+type Ranking string
+
+// The rankings: RankingPriority is the list's own order; RankingFair texts first who was
+// offered least recently, then who booked least recently; RankingReliable who had the
+// fewest no-shows and lapsed holds in 180 days, then as fair; RankingValue who would be
+// offered the dearest service, then as fair.
+const (
+	RankingPriority Ranking = "priority"
+	RankingFair     Ranking = "fair"
+	RankingReliable Ranking = "reliable"
+	RankingValue    Ranking = "value"
+)
+
+// Rankings are the valid rankings, the default first.
+var Rankings = []Ranking{RankingPriority, RankingFair, RankingReliable, RankingValue}
+
+// MaxSkipAfterNoShows is the largest skip_after_no_shows (the CHECK of migration 0073).
+const MaxSkipAfterNoShows = 20
+
+// ranking applies ch's ranking settings to cur's and checks them.
+func (ch ShopChange) ranking(cur Shop) (Ranking, pgtype.Int4, error) {
+	r := cur.Ranking
+	if ch.Ranking != nil {
+		r = Ranking(strings.ToLower(strings.TrimSpace(string(*ch.Ranking))))
+		if !slices.Contains(Rankings, r) {
+			return "", pgtype.Int4{}, problem.Invalidf("ranking", "ranking must be one of priority, fair, reliable, value")
+		}
+	}
+	skip := cur.SkipAfterNoShows
+	if ch.SkipAfterNoShowsSet {
+		skip = ch.SkipAfterNoShows
+	}
+	if skip == nil {
+		return r, pgtype.Int4{}, nil
+	}
+	if *skip < 1 || *skip > MaxSkipAfterNoShows {
+		return "", pgtype.Int4{}, problem.Invalidf("skip_after_no_shows", "skip_after_no_shows must be between 1 and %d, or null for never", MaxSkipAfterNoShows)
+	}
+	return r, pgtype.Int4{Int32: int32(*skip), Valid: true}, nil
 }
 
 // Move-up settings' bounds, as the shops table's CHECKs have them (migration 0067).
@@ -111,7 +160,6 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		set(&n.Timezone, ch.Timezone)
 		set(&n.Currency, ch.Currency)
 		set(&n.PaymentMode, ch.PaymentMode)
-		set(&n.NotifyPhone, ch.NotifyPhone)
 		if ch.Language != nil {
 			n.Language = *ch.Language
 		}
@@ -135,6 +183,14 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		moveUpDays, chainMax, err := ch.moveUp(cur)
 		if err != nil {
 			return err
+		}
+		ranking, skip, err := ch.ranking(cur)
+		if err != nil {
+			return err
+		}
+		cancelByText := cur.CustomersCancelByText
+		if ch.CustomersCancelByText != nil {
+			cancelByText = *ch.CustomersCancelByText
 		}
 		if err := s.checkOpeningsCharge(ctx, tx, cur, n); err != nil {
 			return err
@@ -163,6 +219,7 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 			Formality: formalityParam(n.Formality), Gsm7: string(n.GSM7), HelpContact: textParam(n.HelpContact),
 			Slug: n.Slug, PrivacyUrl: textParam(n.PrivacyURL),
 			MoveUpDays: int32(moveUpDays), ChainMax: int32(chainMax),
+			CustomersCancelByText: cancelByText, Ranking: string(ranking), SkipAfterNoShows: skip,
 		})
 		if slugTaken(err) {
 			return ErrSlugTaken

@@ -132,7 +132,17 @@ type Shop struct {
 	// 14); ChainMax is how many moves one chain of freed times may make (0 to 20;
 	// default 5). Package offers reads both for its move-up offers.
 	MoveUpDays, ChainMax int
-	CreatedAt            time.Time
+	// CustomersCancelByText says what a booked customer's "can't make it" does: true
+	// (the default) cancels the booking and reopens its opening at once; false hands
+	// the text to the owner's inbox as a cancellation request.
+	CustomersCancelByText bool
+	// Ranking orders a wave's customers inside each priority tier (RankingPriority,
+	// the default, keeps the list's order).
+	Ranking Ranking
+	// SkipAfterNoShows, when not nil, is how many no-shows in 180 days keep a customer
+	// out of offers until the owner clears them.
+	SkipAfterNoShows *int
+	CreatedAt        time.Time
 	// KeyVersion counts the shop's API keys: it starts at 1 and every RotateKey adds
 	// one. A dashboard session records the version it was signed in under, so that a
 	// rotation ends it (on every instance: the version is read from Postgres).
@@ -585,6 +595,7 @@ func FromRow(r db.Shop) (Shop, error) {
 		Language:                language.Code(r.Language), NotifyPhone: r.NotifyPhone.String,
 		Formality: Formality(r.Formality.String), GSM7: GSM7(r.Gsm7), HelpContact: r.HelpContact.String,
 		Slug: r.Slug, PrivacyURL: r.PrivacyUrl.String, MoveUpDays: int(r.MoveUpDays), ChainMax: int(r.ChainMax),
+		CustomersCancelByText: r.CustomersCancelByText, Ranking: Ranking(r.Ranking),
 		Policy: Policy{
 			WaveSize:     int(r.WaveSize),
 			WaveInterval: time.Duration(r.WaveIntervalSeconds) * time.Second,
@@ -606,6 +617,10 @@ func FromRow(r db.Shop) (Shop, error) {
 		ID: r.StripeAccountID.String, ChargesEnabled: r.StripeChargesEnabled, PayoutsEnabled: r.StripePayoutsEnabled,
 		DetailsSubmitted: r.StripeDetailsSubmitted, RequirementsDue: r.StripeRequirementsDue,
 		StatusAt: r.StripeStatusAt, DisconnectedAt: r.StripeDisconnectedAt,
+	}
+	if r.SkipAfterNoShows.Valid {
+		n := int(r.SkipAfterNoShows.Int32)
+		s.SkipAfterNoShows = &n
 	}
 	if r.PlatformFeeBps.Valid {
 		bps := int(r.PlatformFeeBps.Int32)

@@ -474,3 +474,9 @@ func (w Words) InboxAlert(shop shops.Shop, who, text string) string {
 	}
 	return w.text(shop, "inbox_alert", map[string]any{"Shop": shop.Name, "Who": who, "Text": text})
 }
+
+// NotifyPhoneCode carries the code that confirms a number as the shop's alert number,
+// texted to that number; it says what to do with it and that a stranger may ignore it.
+func (w Words) NotifyPhoneCode(shop shops.Shop, code string) string {
+	return w.text(shop, "notify_phone_code", map[string]any{"Shop": shop.Name, "Code": code})
+}
