@@ -8,10 +8,12 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/cooldown"
 	"github.com/slotrecovery/slotrecovery/internal/customers"
+	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
@@ -25,11 +27,10 @@ import (
 //go:embed testdata/eligible_before.sql
 var eligibleBefore string
 
-// BenchmarkWaveRanking: what a wave reads to pick its customers (the judging statement
-// and the cooldowns of those it may text) over a 10,000-customer list with a history
-// (three offers each over the last half year, a booking for half of them, some lapsed
-// holds and no-shows), before the rankings and under each ranking.
-func BenchmarkWaveRanking(b *testing.B) {
+// benchWave sets the benchmarks' scene: a 10,000-customer list with a history (three
+// offers each over the last half year, a booking for half of them, some lapsed holds
+// and no-shows) and an opening to judge them for.
+func benchWave(b *testing.B) (context.Context, *pgxpool.Pool, *cooldown.Store, *offers.Service, uuid.UUID) {
 	pool, _ := pgtest.New(b)
 	rdb, prefix := redistest.New(b)
 	ctx := context.Background()
@@ -71,30 +72,42 @@ func BenchmarkWaveRanking(b *testing.B) {
 	require.NoError(b, err)
 	var openingID uuid.UUID
 	require.NoError(b, pool.QueryRow(ctx, `SELECT id FROM slot_openings WHERE shop_id = $1 AND status = 'open'`, shop.ID).Scan(&openingID))
+	return ctx, pool, cool, svc, openingID
+}
 
+// judgeBefore runs what a wave read before the rankings: CustomerListEligible as it was,
+// and the cooldowns of those it may text.
+func judgeBefore(ctx context.Context, b *testing.B, pool *pgxpool.Pool, cool *cooldown.Store, p db.CustomerListEligibleParams) {
+	rows, err := pool.Query(ctx, eligibleBefore, p.WithServices, p.OpeningMinutes, p.StartMinute, p.StaffID, p.Service,
+		p.ShopID, p.LocalDow, p.EndMinute, p.MaxPerDay, p.DayStart, p.DayEnd, p.OpeningID, p.Generation, p.MaxRows)
+	require.NoError(b, err)
+	ids, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
+		var id, serviceID uuid.UUID
+		var phone, name, fitName string
+		var prio, fitMinutes int32
+		var fitPrice int64
+		err := r.Scan(&id, &phone, &name, &prio, &serviceID, &fitName, &fitMinutes, &fitPrice)
+		return id.String(), err
+	})
+	require.NoError(b, err)
+	require.Len(b, ids, 5000)
+	_, err = cool.Cooling(ctx, ids)
+	require.NoError(b, err)
+}
+
+// BenchmarkWaveRanking: what a wave reads to pick its customers (the judging statement
+// and the cooldowns of those it may text) over a 10,000-customer list (benchWave),
+// before the rankings and under each ranking.
+func BenchmarkWaveRanking(b *testing.B) {
+	ctx, pool, cool, svc, openingID := benchWave(b)
 	b.Run("before", func(b *testing.B) {
 		p, err := svc.WaveParams(ctx, openingID, shops.RankingPriority)
 		require.NoError(b, err)
 		for b.Loop() {
-			rows, err := pool.Query(ctx, eligibleBefore, p.WithServices, p.OpeningMinutes, p.StartMinute, p.StaffID, p.Service,
-				p.ShopID, p.LocalDow, p.EndMinute, p.MaxPerDay, p.DayStart, p.DayEnd, p.OpeningID, p.Generation, p.MaxRows)
-			require.NoError(b, err)
-			ids, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (string, error) {
-				var id uuid.UUID
-				var phone, name, fitName string
-				var prio, fitMinutes int32
-				var serviceID uuid.UUID
-				var fitPrice int64
-				err := r.Scan(&id, &phone, &name, &prio, &serviceID, &fitName, &fitMinutes, &fitPrice)
-				return id.String(), err
-			})
-			require.NoError(b, err)
-			require.Len(b, ids, 5000)
-			_, err = cool.Cooling(ctx, ids)
-			require.NoError(b, err)
+			judgeBefore(ctx, b, pool, cool, p)
 		}
 	})
-	for _, r := range []shops.Ranking{shops.RankingPriority, shops.RankingFair, shops.RankingReliable, shops.RankingValue} {
+	for _, r := range shops.Rankings {
 		b.Run(string(r), func(b *testing.B) {
 			p, err := svc.WaveParams(ctx, openingID, r)
 			require.NoError(b, err)
@@ -104,5 +117,41 @@ func BenchmarkWaveRanking(b *testing.B) {
 				require.Equal(b, 5000, n)
 			}
 		})
+	}
+}
+
+// BenchmarkWaveRankingInterleaved is BenchmarkWaveRanking with the five runs taken in
+// turn inside each iteration, so that a machine whose load drifts (other work on the
+// same cores) weighs on all of them alike: it reports each one's ms per run and its
+// ratio to before.
+func BenchmarkWaveRankingInterleaved(b *testing.B) {
+	ctx, pool, cool, svc, openingID := benchWave(b)
+	before, err := svc.WaveParams(ctx, openingID, shops.RankingPriority)
+	require.NoError(b, err)
+	params := map[shops.Ranking]db.CustomerListEligibleParams{}
+	for _, r := range shops.Rankings {
+		params[r], err = svc.WaveParams(ctx, openingID, r)
+		require.NoError(b, err)
+	}
+	spent := map[string]time.Duration{}
+	runs := 0
+	for b.Loop() {
+		start := time.Now()
+		judgeBefore(ctx, b, pool, cool, before)
+		spent["before"] += time.Since(start)
+		for _, r := range shops.Rankings {
+			start := time.Now()
+			n, _, err := svc.JudgeWave(ctx, params[r])
+			require.NoError(b, err)
+			require.Equal(b, 5000, n)
+			spent[string(r)] += time.Since(start)
+		}
+		runs++
+	}
+	for name, d := range spent {
+		b.ReportMetric(float64(d.Milliseconds())/float64(runs), name+"_ms")
+		if name != "before" {
+			b.ReportMetric(float64(d)/float64(spent["before"]), name+"/before")
+		}
 	}
 }
