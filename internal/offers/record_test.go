@@ -143,3 +143,31 @@ func TestEveryReasonCountedAndExplained(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ex.Texted, "a customer who said NO was still texted")
 }
+
+// TestExplainBeforeAnyWave: before any wave has run, an explanation says so, and names
+// what would keep the customer out now: the shop's quiet hours, while they last.
+func TestExplainBeforeAnyWave(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	london, err := time.LoadLocation("Europe/London")
+	require.NoError(t, err)
+	w.clock.Set(time.Date(2027, 6, 7, 22, 0, 0, 0, london)) // inside 21:00–08:00
+	p := policy
+	p.Quiet = &shops.QuietHours{Start: 21 * 60, End: 8 * 60}
+	shop := w.shop(t, p)
+	cs := w.customers(t, shop, 1)
+	op := w.declare(t, shop, 14*time.Hour)
+
+	ex, err := w.offers.Explain(ctx, shop.ID, op.ID, cs[0].ID)
+	require.NoError(t, err)
+	require.Equal(t, offers.SkipQuietHours, ex.Now)
+	require.False(t, ex.StillHolds)
+	require.Equal(t, "C0 has not been texted: no wave has run for this opening yet. Now C0 is not texted during the shop's quiet hours.", ex.Words)
+
+	w.clock.Set(time.Date(2027, 6, 8, 9, 0, 0, 0, london))
+	ex, err = w.offers.Explain(ctx, shop.ID, op.ID, cs[0].ID)
+	require.NoError(t, err)
+	require.Empty(t, ex.Now)
+	require.Equal(t, "C0 has not been texted: no wave has run for this opening yet. Nothing keeps C0 out now.", ex.Words)
+}
