@@ -48,74 +48,137 @@ UPDATE customers SET unreachable_at = sqlc.arg(now)::timestamptz, unreachable_co
 WHERE id = sqlc.arg(id);
 
 -- name: CustomerListEligible :many
--- Customers a wave may text: opted in, not opted out, reachable, not offered this
--- opening in this generation, and not someone who declined it or whose hold on it
--- lapsed in an earlier generation; whose preferences (if any) contain the opening:
--- its local day of the week, a window that holds the whole appointment (with services:
--- the service they are offered, from the opening's start), its service;
--- and who have not reached the shop's daily cap of offers texted (max_per_day 0 means
--- no cap) in the local day [day_start, day_end). Waitlist priority first.
+-- Judges a shop's live customers for a wave, in one statement: each one the wave may
+-- not text comes back with the first reason (skip) that leaves them out, and those it
+-- may text (skip '') in the shop's ranking, at most max_rows of them, with their rank
+-- (1: first) and the facts that ranked them. only_customer, when set, judges that one
+-- customer alone (the explanation of an offer, now).
 --
--- A customer who wants only some people (pref_staff_ids) is offered only their
--- openings. In a shop with services (with_services), each customer is offered the first
--- of their services (in their order) that fits the opening: active, done by the
--- opening's person (or by anyone, or the opening names no person), no longer than the
--- opening, and held by one of their time windows from the opening's start (a 30-minute
--- cut at the start of a 90-minute gap fits a 14:00-14:30 window); a customer without
--- service preferences the opening's own service when it names one that fits. No fit,
--- no offer. The fit comes back as service_id (the nil uuid
--- without services), fit_name, fit_minutes and fit_price.
-SELECT c.id, c.phone, c.name, c.priority,
-    COALESCE(fit.id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS service_id,
-    COALESCE(fit.name, '')::text AS fit_name, COALESCE(fit.duration_minutes, 0)::integer AS fit_minutes,
-    COALESCE(fit.price_cents, 0)::bigint AS fit_price
-FROM customers c
-LEFT JOIN LATERAL (
-    SELECT sv.id, sv.name, sv.duration_minutes, sv.price_cents
-    FROM services sv
-    LEFT JOIN unnest(c.pref_services) WITH ORDINALITY AS ps(name, n) ON lower(ps.name) = lower(sv.name)
-    WHERE sqlc.arg(with_services)::boolean AND sv.shop_id = c.shop_id AND sv.active
-      AND sv.duration_minutes <= sqlc.arg(opening_minutes)::integer
-      AND (cardinality(c.pref_window_starts) = 0 OR EXISTS (
-          SELECT 1 FROM generate_subscripts(c.pref_window_starts, 1) AS k
-          WHERE c.pref_window_starts[k] <= sqlc.arg(start_minute)::integer
-            AND sqlc.arg(start_minute)::integer + sv.duration_minutes <= c.pref_window_ends[k]))
-      AND (cardinality(sv.staff_ids) = 0 OR sqlc.narg(staff_id)::uuid IS NULL OR sqlc.narg(staff_id)::uuid = ANY(sv.staff_ids))
-      AND CASE WHEN cardinality(c.pref_services) = 0 THEN lower(sv.name) = lower(sqlc.arg(service)::text)
-               ELSE ps.n IS NOT NULL END
-    ORDER BY ps.n
-    LIMIT 1
-) fit ON true
-WHERE c.shop_id = sqlc.arg(shop_id)
-  AND (cardinality(c.pref_staff_ids) = 0 OR sqlc.narg(staff_id)::uuid = ANY(c.pref_staff_ids))
-  AND (NOT sqlc.arg(with_services)::boolean OR fit.id IS NOT NULL)
-  AND c.sms_opt_in
-  AND c.opted_out_at IS NULL
-  AND c.unreachable_at IS NULL
-  AND c.erased_at IS NULL
-  AND (cardinality(c.pref_days) = 0 OR sqlc.arg(local_dow)::smallint = ANY(c.pref_days))
-  AND (sqlc.arg(with_services)::boolean OR cardinality(c.pref_window_starts) = 0 OR EXISTS (
-      SELECT 1 FROM generate_subscripts(c.pref_window_starts, 1) AS k
-      WHERE c.pref_window_starts[k] <= sqlc.arg(start_minute)::integer
-        AND sqlc.arg(end_minute)::integer <= c.pref_window_ends[k]))
-  AND (sqlc.arg(with_services)::boolean OR cardinality(c.pref_services) = 0 OR EXISTS (
-      SELECT 1 FROM unnest(c.pref_services) AS ps(name)
-      WHERE lower(ps.name) = lower(sqlc.arg(service)::text)))
-  AND (sqlc.arg(max_per_day)::integer = 0 OR (
-      SELECT count(*) FROM slot_offers d
-      WHERE d.customer_id = c.id
-        AND d.created_at >= sqlc.arg(day_start)::timestamptz AND d.created_at < sqlc.arg(day_end)::timestamptz
-        AND (d.sent_at IS NOT NULL OR d.status IN ('queued', 'sending'))) < sqlc.arg(max_per_day)::integer)
-  AND NOT EXISTS (
-      SELECT 1 FROM slot_offers o
-      WHERE o.opening_id = sqlc.arg(opening_id)
-        AND o.customer_id = c.id
-        AND (o.generation = sqlc.arg(generation) OR o.status = 'declined'))
-  AND NOT EXISTS (
-      SELECT 1 FROM bookings b
-      WHERE b.opening_id = sqlc.arg(opening_id) AND b.customer_id = c.id)
-ORDER BY c.priority DESC, c.created_at, c.id
-LIMIT sqlc.arg(max_rows);
+-- The reasons, in the order they are judged: no_consent (not opted in), opted_out
+-- (said STOP, or the number cannot receive texts), already_offered (offered this
+-- opening in this generation, declined it, or held it: a declined offer or a lapsed
+-- hold in an earlier generation is never offered again), no_fit_staff (wants only other
+-- people: pref_staff_ids), no_fit_window (not their day of the week, or no time window
+-- that holds the whole appointment), no_fit_service (not a service they want; with
+-- services, no service of theirs fits: active, done by the opening's person or anyone,
+-- no longer than the opening, held by one of their windows from the opening's start),
+-- daily_cap (had the shop's max_per_day offers texted in the local day [day_start,
+-- day_end); 0: no cap), no_shows (skip_after_no_shows or more no-shows since
+-- `since`, not counting those before the owner cleared them). Cooldowns are in Redis,
+-- judged by the caller.
+--
+-- In a shop with services (with_services), each customer is offered the first of their
+-- services (in their order) that fits; a customer without service preferences the
+-- opening's own service when it names one that fits. The fit comes back as service_id
+-- (the nil uuid without services), fit_name, fit_minutes and fit_price.
+--
+-- The ranking: waitlist priority first always, then by ranking: priority (the list's
+-- order: created_at, id), fair (offered least recently first, then booked least
+-- recently: never before ever; an offer counts from when a wave recorded it, even if
+-- its text then failed: one probe of slot_offers_customer_idx a customer, no heap), reliable (fewest no-shows and lapsed holds since
+-- `since` first, then fair), value (the highest price of the service each would be
+-- offered first, then fair). Under priority the facts are not read (NULL and 0): the
+-- list's own order needs none.
+WITH judged AS (
+    SELECT c.id, c.priority, c.created_at, c.no_shows_cleared_at,
+        fit.id AS fit_id, fit.name AS fit_name, fit.duration_minutes AS fit_minutes, fit.price_cents AS fit_price,
+        CASE
+            WHEN NOT c.sms_opt_in THEN 'no_consent'
+            WHEN c.opted_out_at IS NOT NULL OR c.unreachable_at IS NOT NULL THEN 'opted_out'
+            WHEN EXISTS (
+                SELECT 1 FROM slot_offers o
+                WHERE o.opening_id = sqlc.arg(opening_id) AND o.customer_id = c.id
+                  AND (o.generation = sqlc.arg(generation) OR o.status = 'declined'))
+              OR EXISTS (
+                SELECT 1 FROM bookings b
+                WHERE b.opening_id = sqlc.arg(opening_id) AND b.customer_id = c.id) THEN 'already_offered'
+            -- An opening that names no person is nobody's a customer wants only some people's
+            -- (NULL = ANY(...) is NULL: COALESCE keeps it a reason).
+            WHEN NOT COALESCE(cardinality(c.pref_staff_ids) = 0 OR sqlc.narg(staff_id)::uuid = ANY(c.pref_staff_ids), false) THEN 'no_fit_staff'
+            WHEN NOT (cardinality(c.pref_days) = 0 OR sqlc.arg(local_dow)::smallint = ANY(c.pref_days)) THEN 'no_fit_window'
+            WHEN NOT sqlc.arg(with_services)::boolean AND NOT (cardinality(c.pref_window_starts) = 0 OR EXISTS (
+                SELECT 1 FROM generate_subscripts(c.pref_window_starts, 1) AS k
+                WHERE c.pref_window_starts[k] <= sqlc.arg(start_minute)::integer
+                  AND sqlc.arg(end_minute)::integer <= c.pref_window_ends[k])) THEN 'no_fit_window'
+            WHEN sqlc.arg(with_services)::boolean AND NOT (cardinality(c.pref_window_starts) = 0 OR EXISTS (
+                SELECT 1 FROM generate_subscripts(c.pref_window_starts, 1) AS k
+                WHERE c.pref_window_starts[k] <= sqlc.arg(start_minute)::integer
+                  AND sqlc.arg(start_minute)::integer < c.pref_window_ends[k])) THEN 'no_fit_window'
+            WHEN NOT sqlc.arg(with_services)::boolean AND NOT (cardinality(c.pref_services) = 0 OR EXISTS (
+                SELECT 1 FROM unnest(c.pref_services) AS ps(name)
+                WHERE lower(ps.name) = lower(sqlc.arg(service)::text))) THEN 'no_fit_service'
+            WHEN sqlc.arg(with_services)::boolean AND fit.id IS NULL THEN 'no_fit_service'
+            WHEN sqlc.arg(max_per_day)::integer > 0 AND (
+                SELECT count(*) FROM slot_offers d
+                WHERE d.customer_id = c.id
+                  AND d.created_at >= sqlc.arg(day_start)::timestamptz AND d.created_at < sqlc.arg(day_end)::timestamptz
+                  AND (d.sent_at IS NOT NULL OR d.status IN ('queued', 'sending'))) >= sqlc.arg(max_per_day)::integer THEN 'daily_cap'
+            WHEN sqlc.narg(skip_after_no_shows)::integer IS NOT NULL AND (
+                SELECT count(*) FROM bookings b
+                WHERE b.customer_id = c.id AND b.no_show_at >= sqlc.arg(since)::timestamptz
+                  AND (c.no_shows_cleared_at IS NULL OR b.no_show_at > c.no_shows_cleared_at)) >= sqlc.narg(skip_after_no_shows)::integer THEN 'no_shows'
+            ELSE ''
+        END AS skip
+    FROM customers c
+    LEFT JOIN LATERAL (
+        SELECT sv.id, sv.name, sv.duration_minutes, sv.price_cents
+        FROM services sv
+        LEFT JOIN unnest(c.pref_services) WITH ORDINALITY AS ps(name, n) ON lower(ps.name) = lower(sv.name)
+        WHERE sqlc.arg(with_services)::boolean AND sv.shop_id = c.shop_id AND sv.active
+          AND sv.duration_minutes <= sqlc.arg(opening_minutes)::integer
+          AND (cardinality(c.pref_window_starts) = 0 OR EXISTS (
+              SELECT 1 FROM generate_subscripts(c.pref_window_starts, 1) AS k
+              WHERE c.pref_window_starts[k] <= sqlc.arg(start_minute)::integer
+                AND sqlc.arg(start_minute)::integer + sv.duration_minutes <= c.pref_window_ends[k]))
+          AND (cardinality(sv.staff_ids) = 0 OR sqlc.narg(staff_id)::uuid IS NULL OR sqlc.narg(staff_id)::uuid = ANY(sv.staff_ids))
+          AND CASE WHEN cardinality(c.pref_services) = 0 THEN lower(sv.name) = lower(sqlc.arg(service)::text)
+                   ELSE ps.n IS NOT NULL END
+        ORDER BY ps.n
+        LIMIT 1
+    ) fit ON true
+    WHERE c.shop_id = sqlc.arg(shop_id) AND c.erased_at IS NULL
+      AND (sqlc.narg(only_customer)::uuid IS NULL OR c.id = sqlc.narg(only_customer)::uuid)
+), ranked AS (
+    SELECT j.*, row_number() OVER () AS rank
+    FROM (
+        SELECT j.id, j.priority, j.fit_id, j.fit_name, j.fit_minutes, j.fit_price,
+            fo.last_offered_at, fb.last_booked_at, fb.no_shows, fb.lapsed_holds
+        FROM judged j
+        -- The facts in two index probes a customer (their offers, their bookings), and
+        -- none under priority.
+        LEFT JOIN LATERAL (
+            SELECT max(o.created_at) AS last_offered_at
+            FROM slot_offers o
+            WHERE sqlc.arg(ranking)::text <> 'priority' AND o.customer_id = j.id
+        ) fo ON true
+        LEFT JOIN LATERAL (
+            SELECT max(b.created_at) FILTER (WHERE b.status <> 'payment_failed') AS last_booked_at,
+                count(*) FILTER (WHERE b.no_show_at >= sqlc.arg(since)::timestamptz
+                    AND (j.no_shows_cleared_at IS NULL OR b.no_show_at > j.no_shows_cleared_at)) AS no_shows,
+                count(*) FILTER (WHERE b.status = 'payment_failed' AND b.created_at >= sqlc.arg(since)::timestamptz) AS lapsed_holds
+            FROM bookings b
+            WHERE sqlc.arg(ranking)::text <> 'priority' AND b.customer_id = j.id
+        ) fb ON true
+        WHERE j.skip = ''
+        ORDER BY j.priority DESC,
+            CASE WHEN sqlc.arg(ranking)::text = 'reliable' THEN fb.no_shows + fb.lapsed_holds END,
+            CASE WHEN sqlc.arg(ranking)::text = 'value' THEN j.fit_price END DESC NULLS LAST,
+            fo.last_offered_at NULLS FIRST, fb.last_booked_at NULLS FIRST,
+            j.created_at, j.id
+        LIMIT sqlc.arg(max_rows)
+    ) j
+)
+SELECT r.id, ''::text AS skip, r.rank::integer AS rank, r.priority,
+    COALESCE(r.fit_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS service_id,
+    COALESCE(r.fit_name, '')::text AS fit_name, COALESCE(r.fit_minutes, 0)::integer AS fit_minutes,
+    COALESCE(r.fit_price, 0)::bigint AS fit_price,
+    r.last_offered_at, r.last_booked_at,
+    COALESCE(r.no_shows, 0)::integer AS no_shows, COALESCE(r.lapsed_holds, 0)::integer AS lapsed_holds
+FROM ranked r
+UNION ALL
+SELECT j.id, j.skip, 0, j.priority, '00000000-0000-0000-0000-000000000000'::uuid, '', 0, 0, NULL, NULL, 0, 0
+FROM judged j
+WHERE j.skip <> '';
 
 -- name: CustomerGetForShop :one
 -- A shop's live (not erased) customer: another shop's id finds nothing.
@@ -271,3 +334,33 @@ WHERE shop_id = sqlc.arg(shop_id) AND phone = sqlc.arg(phone)::text AND erased_a
 UPDATE customers SET possibly_reassigned_at = NULL
 WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id)
 RETURNING *;
+
+-- name: CustomerClearNoShows :execrows
+-- The owner clears a live customer's no-shows: those recorded before now no longer
+-- count toward the shop's skip_after_no_shows (or the reliable ranking).
+UPDATE customers SET no_shows_cleared_at = sqlc.arg(now)::timestamptz
+WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id) AND erased_at IS NULL;
+
+-- name: CustomerStats :many
+-- What the records say of some of a shop's live customers: offers texted and bookings
+-- made (not lapsed holds) since `since`, bookings attended and missed (no-shows), holds
+-- that lapsed unpaid, and the last offer texted and booking made (NULL: never).
+SELECT c.id,
+    COALESCE(o.offers, 0)::integer AS offers, o.last_offered_at,
+    COALESCE(b.bookings, 0)::integer AS bookings, COALESCE(b.attended, 0)::integer AS attended,
+    COALESCE(b.no_shows, 0)::integer AS no_shows, COALESCE(b.lapsed_holds, 0)::integer AS lapsed_holds,
+    b.last_booked_at
+FROM customers c
+LEFT JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE so.sent_at >= sqlc.arg(since)::timestamptz) AS offers, max(so.sent_at) AS last_offered_at
+    FROM slot_offers so WHERE so.customer_id = c.id
+) o ON true
+LEFT JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE bk.created_at >= sqlc.arg(since)::timestamptz AND bk.status <> 'payment_failed') AS bookings,
+        count(*) FILTER (WHERE bk.attended_at IS NOT NULL) AS attended,
+        count(*) FILTER (WHERE bk.no_show_at IS NOT NULL) AS no_shows,
+        count(*) FILTER (WHERE bk.status = 'payment_failed') AS lapsed_holds,
+        max(bk.created_at) FILTER (WHERE bk.status <> 'payment_failed') AS last_booked_at
+    FROM bookings bk WHERE bk.customer_id = c.id
+) b ON true
+WHERE c.shop_id = sqlc.arg(shop_id) AND c.id = ANY(sqlc.arg(ids)::uuid[]) AND c.erased_at IS NULL;

@@ -2,16 +2,18 @@
 -- Records a wave's offers, one statement for all its customers, each with the service
 -- it offers them (service_ids[i], services[i], durations[i], prices[i]; the nil uuid, ''
 -- and 0: the opening's own) and, for a move-up offer, the appointment it would move
--- (move_froms[i]; the nil uuid: a plain offer); an offer that exists already (a retried
--- wave) is kept.
+-- (move_froms[i]; the nil uuid: a plain offer), its rank in the wave (i) and the facts
+-- that ranked it (reasons: a JSON array, element i-1 for customer i); an offer that
+-- exists already (a retried wave) is kept.
 INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at,
-    service_id, service, duration_minutes, price_cents, move_from)
+    service_id, service, duration_minutes, price_cents, move_from, rank, reason)
 SELECT sqlc.arg(opening_id), (sqlc.arg(customer_ids)::uuid[])[i], sqlc.arg(shop_id), sqlc.arg(generation), sqlc.arg(wave),
     'queued', sqlc.arg(created_at),
     NULLIF((sqlc.arg(service_ids)::uuid[])[i], '00000000-0000-0000-0000-000000000000'::uuid),
     NULLIF((sqlc.arg(services)::text[])[i], ''), NULLIF((sqlc.arg(durations)::integer[])[i], 0),
     NULLIF((sqlc.arg(prices)::bigint[])[i], 0),
-    NULLIF((sqlc.arg(move_froms)::uuid[])[i], '00000000-0000-0000-0000-000000000000'::uuid)
+    NULLIF((sqlc.arg(move_froms)::uuid[])[i], '00000000-0000-0000-0000-000000000000'::uuid),
+    i, sqlc.arg(reasons)::jsonb -> (i - 1)
 FROM generate_subscripts(sqlc.arg(customer_ids)::uuid[], 1) AS i
 ORDER BY i
 ON CONFLICT (opening_id, generation, customer_id) DO NOTHING;
@@ -239,3 +241,65 @@ LIMIT sqlc.arg(max_rows);
 UPDATE slot_offers SET status = 'lost'
 WHERE move_from = sqlc.arg(appointment_id) AND id <> sqlc.arg(taken_id)
   AND status IN ('queued', 'sending', 'sent');
+
+-- name: OfferWaveRecord :exec
+-- Keeps what a wave judged when it recorded its offers: the ranking, and who it left
+-- out for each reason (skipped: counts; skipped_ids: the customers, by reason). A wave
+-- recorded again (it found nobody before and runs again) keeps the newest judgement.
+INSERT INTO offer_waves (opening_id, generation, wave, shop_id, at, ranking, skipped, skipped_ids)
+VALUES (sqlc.arg(opening_id), sqlc.arg(generation), sqlc.arg(wave), sqlc.arg(shop_id), sqlc.arg(at),
+    sqlc.arg(ranking), sqlc.arg(skipped), sqlc.arg(skipped_ids))
+ON CONFLICT (opening_id, generation, wave) DO UPDATE
+SET at = EXCLUDED.at, ranking = EXCLUDED.ranking, skipped = EXCLUDED.skipped, skipped_ids = EXCLUDED.skipped_ids;
+
+-- name: OfferWaveList :many
+-- An opening's recorded waves, every generation, in order.
+SELECT generation, wave, at, ranking, skipped, skipped_ids
+FROM offer_waves
+WHERE opening_id = sqlc.arg(opening_id)
+ORDER BY generation, wave;
+
+-- name: OfferListForRecord :many
+-- An opening's offers that were texted or are going out, with their customer's name
+-- (erased customers: ''), rank and reason, in wave and rank order.
+SELECT o.id, o.customer_id, c.name, o.generation, o.wave, o.status, o.created_at, o.sent_at,
+    COALESCE(o.rank, 0)::integer AS rank, o.reason
+FROM slot_offers o JOIN customers c ON c.id = o.customer_id
+WHERE o.opening_id = sqlc.arg(opening_id)
+  AND (o.sent_at IS NOT NULL OR o.status IN ('queued', 'sending'))
+ORDER BY o.generation, o.wave, o.rank NULLS LAST, o.created_at, o.id;
+
+-- name: OfferListReplies :many
+-- The replies to an opening's offers: each text from a customer it was texted to,
+-- received after that offer went out and before any later offer to them went out (a
+-- reply answers the customer's newest offer, as a YES or a NO does), with the outcome
+-- the reply was given.
+SELECT o.customer_id, c.name, im.received_at, COALESCE(im.outcome, '')::text AS outcome
+FROM slot_offers o
+JOIN customers c ON c.id = o.customer_id
+JOIN inbound_messages im ON im.shop_id = o.shop_id AND im.from_phone = c.phone AND im.received_at >= o.sent_at
+WHERE o.opening_id = sqlc.arg(opening_id) AND o.sent_at IS NOT NULL AND c.erased_at IS NULL
+  AND NOT EXISTS (
+      SELECT 1 FROM slot_offers n
+      WHERE n.customer_id = o.customer_id AND n.sent_at > o.sent_at AND n.sent_at <= im.received_at)
+ORDER BY im.received_at, im.message_sid;
+
+-- name: OfferForCustomer :one
+-- A customer's newest offer of an opening (its newest generation).
+SELECT o.generation, o.wave, o.status, o.created_at, o.sent_at, COALESCE(o.rank, 0)::integer AS rank, o.reason
+FROM slot_offers o
+WHERE o.opening_id = sqlc.arg(opening_id) AND o.customer_id = sqlc.arg(customer_id)
+ORDER BY o.generation DESC
+LIMIT 1;
+
+-- name: OfferHistory :many
+-- A shop's customer's offers, newest first, with the opening each was for, a page at
+-- a time (before: the created_at of the last offer of the previous page; max_rows).
+SELECT o.id, o.opening_id, s.starts_at, COALESCE(o.service, s.service)::text AS service, o.generation, o.wave,
+    o.status, o.created_at, o.sent_at, o.delivery,
+    (s.filled_by = o.customer_id AND s.status IN ('filled', 'completed'))::boolean AS booked
+FROM slot_offers o JOIN slot_openings s ON s.id = o.opening_id
+WHERE o.customer_id = sqlc.arg(customer_id) AND o.shop_id = sqlc.arg(shop_id)
+  AND o.created_at < sqlc.arg(before)::timestamptz
+ORDER BY o.created_at DESC, o.id
+LIMIT sqlc.arg(max_rows);

@@ -35,6 +35,8 @@ var tableOwners = map[string]string{
 	"slot_openings":    "internal/slots",
 	"bookings":         "internal/ledger", // most booking writes are payment transitions
 	"slot_offers":      "internal/offers",
+	// Each recorded wave with who it left out and why (the offers' record).
+	"offer_waves":      "internal/offers",
 	"inbound_messages": "internal/inbound",
 	"stripe_events":    "internal/ledger", // the webhook's event ledger
 	"text_claims":      "internal/outbox",

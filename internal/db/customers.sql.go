@@ -13,10 +13,31 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const customerClearNoShows = `-- name: CustomerClearNoShows :execrows
+UPDATE customers SET no_shows_cleared_at = $1::timestamptz
+WHERE id = $2 AND shop_id = $3 AND erased_at IS NULL
+`
+
+type CustomerClearNoShowsParams struct {
+	Now    time.Time
+	ID     uuid.UUID
+	ShopID uuid.UUID
+}
+
+// The owner clears a live customer's no-shows: those recorded before now no longer
+// count toward the shop's skip_after_no_shows (or the reliable ranking).
+func (q *Queries) CustomerClearNoShows(ctx context.Context, db DBTX, arg CustomerClearNoShowsParams) (int64, error) {
+	result, err := db.Exec(ctx, customerClearNoShows, arg.Now, arg.ID, arg.ShopID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const customerClearPossiblyReassigned = `-- name: CustomerClearPossiblyReassigned :one
 UPDATE customers SET possibly_reassigned_at = NULL
 WHERE id = $1 AND shop_id = $2
-RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up
+RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up, no_shows_cleared_at
 `
 
 type CustomerClearPossiblyReassignedParams struct {
@@ -48,6 +69,7 @@ func (q *Queries) CustomerClearPossiblyReassigned(ctx context.Context, db DBTX, 
 		&i.PrefStaffIds,
 		&i.PossiblyReassignedAt,
 		&i.MoveUp,
+		&i.NoShowsClearedAt,
 	)
 	return i, err
 }
@@ -95,7 +117,7 @@ func (q *Queries) CustomerEraseMessages(ctx context.Context, db DBTX, arg Custom
 }
 
 const customerGet = `-- name: CustomerGet :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up FROM customers WHERE id = $1
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up, no_shows_cleared_at FROM customers WHERE id = $1
 `
 
 func (q *Queries) CustomerGet(ctx context.Context, db DBTX, id uuid.UUID) (Customer, error) {
@@ -121,12 +143,13 @@ func (q *Queries) CustomerGet(ctx context.Context, db DBTX, id uuid.UUID) (Custo
 		&i.PrefStaffIds,
 		&i.PossiblyReassignedAt,
 		&i.MoveUp,
+		&i.NoShowsClearedAt,
 	)
 	return i, err
 }
 
 const customerGetByPhone = `-- name: CustomerGetByPhone :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up FROM customers WHERE shop_id = $1 AND phone = $2 AND erased_at IS NULL
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up, no_shows_cleared_at FROM customers WHERE shop_id = $1 AND phone = $2 AND erased_at IS NULL
 `
 
 type CustomerGetByPhoneParams struct {
@@ -157,12 +180,13 @@ func (q *Queries) CustomerGetByPhone(ctx context.Context, db DBTX, arg CustomerG
 		&i.PrefStaffIds,
 		&i.PossiblyReassignedAt,
 		&i.MoveUp,
+		&i.NoShowsClearedAt,
 	)
 	return i, err
 }
 
 const customerGetForShop = `-- name: CustomerGetForShop :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up, no_shows_cleared_at FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
 `
 
 type CustomerGetForShopParams struct {
@@ -194,12 +218,13 @@ func (q *Queries) CustomerGetForShop(ctx context.Context, db DBTX, arg CustomerG
 		&i.PrefStaffIds,
 		&i.PossiblyReassignedAt,
 		&i.MoveUp,
+		&i.NoShowsClearedAt,
 	)
 	return i, err
 }
 
 const customerGetForShopForUpdate = `-- name: CustomerGetForShopForUpdate :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up, no_shows_cleared_at FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
 FOR UPDATE
 `
 
@@ -231,6 +256,7 @@ func (q *Queries) CustomerGetForShopForUpdate(ctx context.Context, db DBTX, arg 
 		&i.PrefStaffIds,
 		&i.PossiblyReassignedAt,
 		&i.MoveUp,
+		&i.NoShowsClearedAt,
 	)
 	return i, err
 }
@@ -367,7 +393,7 @@ FROM (SELECT EXISTS (
     SELECT 1 FROM sms_suppressions s
     WHERE s.shop_id = $1 AND s.phone_hmac = ANY($14::bytea[])
 ) AS suppressed) x
-RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up
+RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up, no_shows_cleared_at
 `
 
 type CustomerInsertParams struct {
@@ -429,6 +455,7 @@ func (q *Queries) CustomerInsert(ctx context.Context, db DBTX, arg CustomerInser
 		&i.PrefStaffIds,
 		&i.PossiblyReassignedAt,
 		&i.MoveUp,
+		&i.NoShowsClearedAt,
 	)
 	return i, err
 }
@@ -454,7 +481,7 @@ func (q *Queries) CustomerLearnLanguage(ctx context.Context, db DBTX, arg Custom
 }
 
 const customerList = `-- name: CustomerList :many
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up FROM customers c
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up, no_shows_cleared_at FROM customers c
 WHERE c.shop_id = $1 AND c.erased_at IS NULL
   AND (c.created_at, c.id) > ($2::timestamptz, $3::uuid)
   AND (NOT $4::boolean
@@ -525,6 +552,7 @@ func (q *Queries) CustomerList(ctx context.Context, db DBTX, arg CustomerListPar
 			&i.PrefStaffIds,
 			&i.PossiblyReassignedAt,
 			&i.MoveUp,
+			&i.NoShowsClearedAt,
 		); err != nil {
 			return nil, err
 		}
@@ -537,119 +565,194 @@ func (q *Queries) CustomerList(ctx context.Context, db DBTX, arg CustomerListPar
 }
 
 const customerListEligible = `-- name: CustomerListEligible :many
-SELECT c.id, c.phone, c.name, c.priority,
-    COALESCE(fit.id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS service_id,
-    COALESCE(fit.name, '')::text AS fit_name, COALESCE(fit.duration_minutes, 0)::integer AS fit_minutes,
-    COALESCE(fit.price_cents, 0)::bigint AS fit_price
-FROM customers c
-LEFT JOIN LATERAL (
-    SELECT sv.id, sv.name, sv.duration_minutes, sv.price_cents
-    FROM services sv
-    LEFT JOIN unnest(c.pref_services) WITH ORDINALITY AS ps(name, n) ON lower(ps.name) = lower(sv.name)
-    WHERE $1::boolean AND sv.shop_id = c.shop_id AND sv.active
-      AND sv.duration_minutes <= $2::integer
-      AND (cardinality(c.pref_window_starts) = 0 OR EXISTS (
-          SELECT 1 FROM generate_subscripts(c.pref_window_starts, 1) AS k
-          WHERE c.pref_window_starts[k] <= $3::integer
-            AND $3::integer + sv.duration_minutes <= c.pref_window_ends[k]))
-      AND (cardinality(sv.staff_ids) = 0 OR $4::uuid IS NULL OR $4::uuid = ANY(sv.staff_ids))
-      AND CASE WHEN cardinality(c.pref_services) = 0 THEN lower(sv.name) = lower($5::text)
-               ELSE ps.n IS NOT NULL END
-    ORDER BY ps.n
-    LIMIT 1
-) fit ON true
-WHERE c.shop_id = $6
-  AND (cardinality(c.pref_staff_ids) = 0 OR $4::uuid = ANY(c.pref_staff_ids))
-  AND (NOT $1::boolean OR fit.id IS NOT NULL)
-  AND c.sms_opt_in
-  AND c.opted_out_at IS NULL
-  AND c.unreachable_at IS NULL
-  AND c.erased_at IS NULL
-  AND (cardinality(c.pref_days) = 0 OR $7::smallint = ANY(c.pref_days))
-  AND ($1::boolean OR cardinality(c.pref_window_starts) = 0 OR EXISTS (
-      SELECT 1 FROM generate_subscripts(c.pref_window_starts, 1) AS k
-      WHERE c.pref_window_starts[k] <= $3::integer
-        AND $8::integer <= c.pref_window_ends[k]))
-  AND ($1::boolean OR cardinality(c.pref_services) = 0 OR EXISTS (
-      SELECT 1 FROM unnest(c.pref_services) AS ps(name)
-      WHERE lower(ps.name) = lower($5::text)))
-  AND ($9::integer = 0 OR (
-      SELECT count(*) FROM slot_offers d
-      WHERE d.customer_id = c.id
-        AND d.created_at >= $10::timestamptz AND d.created_at < $11::timestamptz
-        AND (d.sent_at IS NOT NULL OR d.status IN ('queued', 'sending'))) < $9::integer)
-  AND NOT EXISTS (
-      SELECT 1 FROM slot_offers o
-      WHERE o.opening_id = $12
-        AND o.customer_id = c.id
-        AND (o.generation = $13 OR o.status = 'declined'))
-  AND NOT EXISTS (
-      SELECT 1 FROM bookings b
-      WHERE b.opening_id = $12 AND b.customer_id = c.id)
-ORDER BY c.priority DESC, c.created_at, c.id
-LIMIT $14
+WITH judged AS (
+    SELECT c.id, c.priority, c.created_at, c.no_shows_cleared_at,
+        fit.id AS fit_id, fit.name AS fit_name, fit.duration_minutes AS fit_minutes, fit.price_cents AS fit_price,
+        CASE
+            WHEN NOT c.sms_opt_in THEN 'no_consent'
+            WHEN c.opted_out_at IS NOT NULL OR c.unreachable_at IS NOT NULL THEN 'opted_out'
+            WHEN EXISTS (
+                SELECT 1 FROM slot_offers o
+                WHERE o.opening_id = $1 AND o.customer_id = c.id
+                  AND (o.generation = $2 OR o.status = 'declined'))
+              OR EXISTS (
+                SELECT 1 FROM bookings b
+                WHERE b.opening_id = $1 AND b.customer_id = c.id) THEN 'already_offered'
+            -- An opening that names no person is nobody's a customer wants only some people's
+            -- (NULL = ANY(...) is NULL: COALESCE keeps it a reason).
+            WHEN NOT COALESCE(cardinality(c.pref_staff_ids) = 0 OR $3::uuid = ANY(c.pref_staff_ids), false) THEN 'no_fit_staff'
+            WHEN NOT (cardinality(c.pref_days) = 0 OR $4::smallint = ANY(c.pref_days)) THEN 'no_fit_window'
+            WHEN NOT $5::boolean AND NOT (cardinality(c.pref_window_starts) = 0 OR EXISTS (
+                SELECT 1 FROM generate_subscripts(c.pref_window_starts, 1) AS k
+                WHERE c.pref_window_starts[k] <= $6::integer
+                  AND $7::integer <= c.pref_window_ends[k])) THEN 'no_fit_window'
+            WHEN $5::boolean AND NOT (cardinality(c.pref_window_starts) = 0 OR EXISTS (
+                SELECT 1 FROM generate_subscripts(c.pref_window_starts, 1) AS k
+                WHERE c.pref_window_starts[k] <= $6::integer
+                  AND $6::integer < c.pref_window_ends[k])) THEN 'no_fit_window'
+            WHEN NOT $5::boolean AND NOT (cardinality(c.pref_services) = 0 OR EXISTS (
+                SELECT 1 FROM unnest(c.pref_services) AS ps(name)
+                WHERE lower(ps.name) = lower($8::text))) THEN 'no_fit_service'
+            WHEN $5::boolean AND fit.id IS NULL THEN 'no_fit_service'
+            WHEN $9::integer > 0 AND (
+                SELECT count(*) FROM slot_offers d
+                WHERE d.customer_id = c.id
+                  AND d.created_at >= $10::timestamptz AND d.created_at < $11::timestamptz
+                  AND (d.sent_at IS NOT NULL OR d.status IN ('queued', 'sending'))) >= $9::integer THEN 'daily_cap'
+            WHEN $12::integer IS NOT NULL AND (
+                SELECT count(*) FROM bookings b
+                WHERE b.customer_id = c.id AND b.no_show_at >= $13::timestamptz
+                  AND (c.no_shows_cleared_at IS NULL OR b.no_show_at > c.no_shows_cleared_at)) >= $12::integer THEN 'no_shows'
+            ELSE ''
+        END AS skip
+    FROM customers c
+    LEFT JOIN LATERAL (
+        SELECT sv.id, sv.name, sv.duration_minutes, sv.price_cents
+        FROM services sv
+        LEFT JOIN unnest(c.pref_services) WITH ORDINALITY AS ps(name, n) ON lower(ps.name) = lower(sv.name)
+        WHERE $5::boolean AND sv.shop_id = c.shop_id AND sv.active
+          AND sv.duration_minutes <= $14::integer
+          AND (cardinality(c.pref_window_starts) = 0 OR EXISTS (
+              SELECT 1 FROM generate_subscripts(c.pref_window_starts, 1) AS k
+              WHERE c.pref_window_starts[k] <= $6::integer
+                AND $6::integer + sv.duration_minutes <= c.pref_window_ends[k]))
+          AND (cardinality(sv.staff_ids) = 0 OR $3::uuid IS NULL OR $3::uuid = ANY(sv.staff_ids))
+          AND CASE WHEN cardinality(c.pref_services) = 0 THEN lower(sv.name) = lower($8::text)
+                   ELSE ps.n IS NOT NULL END
+        ORDER BY ps.n
+        LIMIT 1
+    ) fit ON true
+    WHERE c.shop_id = $15 AND c.erased_at IS NULL
+      AND ($16::uuid IS NULL OR c.id = $16::uuid)
+), ranked AS (
+    SELECT j.id, j.priority, j.fit_id, j.fit_name, j.fit_minutes, j.fit_price, j.last_offered_at, j.last_booked_at, j.no_shows, j.lapsed_holds, row_number() OVER () AS rank
+    FROM (
+        SELECT j.id, j.priority, j.fit_id, j.fit_name, j.fit_minutes, j.fit_price,
+            fo.last_offered_at, fb.last_booked_at, fb.no_shows, fb.lapsed_holds
+        FROM judged j
+        -- The facts in two index probes a customer (their offers, their bookings), and
+        -- none under priority.
+        LEFT JOIN LATERAL (
+            SELECT max(o.created_at) AS last_offered_at
+            FROM slot_offers o
+            WHERE $17::text <> 'priority' AND o.customer_id = j.id
+        ) fo ON true
+        LEFT JOIN LATERAL (
+            SELECT max(b.created_at) FILTER (WHERE b.status <> 'payment_failed') AS last_booked_at,
+                count(*) FILTER (WHERE b.no_show_at >= $13::timestamptz
+                    AND (j.no_shows_cleared_at IS NULL OR b.no_show_at > j.no_shows_cleared_at)) AS no_shows,
+                count(*) FILTER (WHERE b.status = 'payment_failed' AND b.created_at >= $13::timestamptz) AS lapsed_holds
+            FROM bookings b
+            WHERE $17::text <> 'priority' AND b.customer_id = j.id
+        ) fb ON true
+        WHERE j.skip = ''
+        ORDER BY j.priority DESC,
+            CASE WHEN $17::text = 'reliable' THEN fb.no_shows + fb.lapsed_holds END,
+            CASE WHEN $17::text = 'value' THEN j.fit_price END DESC NULLS LAST,
+            fo.last_offered_at NULLS FIRST, fb.last_booked_at NULLS FIRST,
+            j.created_at, j.id
+        LIMIT $18
+    ) j
+)
+SELECT r.id, ''::text AS skip, r.rank::integer AS rank, r.priority,
+    COALESCE(r.fit_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS service_id,
+    COALESCE(r.fit_name, '')::text AS fit_name, COALESCE(r.fit_minutes, 0)::integer AS fit_minutes,
+    COALESCE(r.fit_price, 0)::bigint AS fit_price,
+    r.last_offered_at, r.last_booked_at,
+    COALESCE(r.no_shows, 0)::integer AS no_shows, COALESCE(r.lapsed_holds, 0)::integer AS lapsed_holds
+FROM ranked r
+UNION ALL
+SELECT j.id, j.skip, 0, j.priority, '00000000-0000-0000-0000-000000000000'::uuid, '', 0, 0, NULL, NULL, 0, 0
+FROM judged j
+WHERE j.skip <> ''
 `
 
 type CustomerListEligibleParams struct {
-	WithServices   bool
-	OpeningMinutes int32
-	StartMinute    int32
-	StaffID        uuid.NullUUID
-	Service        string
-	ShopID         uuid.UUID
-	LocalDow       int16
-	EndMinute      int32
-	MaxPerDay      int32
-	DayStart       time.Time
-	DayEnd         time.Time
-	OpeningID      uuid.UUID
-	Generation     int32
-	MaxRows        int32
+	OpeningID        uuid.UUID
+	Generation       int32
+	StaffID          uuid.NullUUID
+	LocalDow         int16
+	WithServices     bool
+	StartMinute      int32
+	EndMinute        int32
+	Service          string
+	MaxPerDay        int32
+	DayStart         time.Time
+	DayEnd           time.Time
+	SkipAfterNoShows pgtype.Int4
+	Since            time.Time
+	OpeningMinutes   int32
+	ShopID           uuid.UUID
+	OnlyCustomer     uuid.NullUUID
+	Ranking          string
+	MaxRows          int32
 }
 
 type CustomerListEligibleRow struct {
-	ID         uuid.UUID
-	Phone      string
-	Name       string
-	Priority   int32
-	ServiceID  uuid.UUID
-	FitName    string
-	FitMinutes int32
-	FitPrice   int64
+	ID            uuid.UUID
+	Skip          string
+	Rank          int32
+	Priority      int32
+	ServiceID     uuid.UUID
+	FitName       string
+	FitMinutes    int32
+	FitPrice      int64
+	LastOfferedAt interface{}
+	LastBookedAt  interface{}
+	NoShows       int32
+	LapsedHolds   int32
 }
 
-// Customers a wave may text: opted in, not opted out, reachable, not offered this
-// opening in this generation, and not someone who declined it or whose hold on it
-// lapsed in an earlier generation; whose preferences (if any) contain the opening:
-// its local day of the week, a window that holds the whole appointment (with services:
-// the service they are offered, from the opening's start), its service;
-// and who have not reached the shop's daily cap of offers texted (max_per_day 0 means
-// no cap) in the local day [day_start, day_end). Waitlist priority first.
+// Judges a shop's live customers for a wave, in one statement: each one the wave may
+// not text comes back with the first reason (skip) that leaves them out, and those it
+// may text (skip ”) in the shop's ranking, at most max_rows of them, with their rank
+// (1: first) and the facts that ranked them. only_customer, when set, judges that one
+// customer alone (the explanation of an offer, now).
 //
-// A customer who wants only some people (pref_staff_ids) is offered only their
-// openings. In a shop with services (with_services), each customer is offered the first
-// of their services (in their order) that fits the opening: active, done by the
-// opening's person (or by anyone, or the opening names no person), no longer than the
-// opening, and held by one of their time windows from the opening's start (a 30-minute
-// cut at the start of a 90-minute gap fits a 14:00-14:30 window); a customer without
-// service preferences the opening's own service when it names one that fits. No fit,
-// no offer. The fit comes back as service_id (the nil uuid
-// without services), fit_name, fit_minutes and fit_price.
+// The reasons, in the order they are judged: no_consent (not opted in), opted_out
+// (said STOP, or the number cannot receive texts), already_offered (offered this
+// opening in this generation, declined it, or held it: a declined offer or a lapsed
+// hold in an earlier generation is never offered again), no_fit_staff (wants only other
+// people: pref_staff_ids), no_fit_window (not their day of the week, or no time window
+// that holds the whole appointment), no_fit_service (not a service they want; with
+// services, no service of theirs fits: active, done by the opening's person or anyone,
+// no longer than the opening, held by one of their windows from the opening's start),
+// daily_cap (had the shop's max_per_day offers texted in the local day [day_start,
+// day_end); 0: no cap), no_shows (skip_after_no_shows or more no-shows since
+// `since`, not counting those before the owner cleared them). Cooldowns are in Redis,
+// judged by the caller.
+//
+// In a shop with services (with_services), each customer is offered the first of their
+// services (in their order) that fits; a customer without service preferences the
+// opening's own service when it names one that fits. The fit comes back as service_id
+// (the nil uuid without services), fit_name, fit_minutes and fit_price.
+//
+// The ranking: waitlist priority first always, then by ranking: priority (the list's
+// order: created_at, id), fair (offered least recently first, then booked least
+// recently: never before ever; an offer counts from when a wave recorded it, even if
+// its text then failed: one probe of slot_offers_customer_idx a customer, no heap), reliable (fewest no-shows and lapsed holds since
+// `since` first, then fair), value (the highest price of the service each would be
+// offered first, then fair). Under priority the facts are not read (NULL and 0): the
+// list's own order needs none.
 func (q *Queries) CustomerListEligible(ctx context.Context, db DBTX, arg CustomerListEligibleParams) ([]CustomerListEligibleRow, error) {
 	rows, err := db.Query(ctx, customerListEligible,
-		arg.WithServices,
-		arg.OpeningMinutes,
-		arg.StartMinute,
+		arg.OpeningID,
+		arg.Generation,
 		arg.StaffID,
-		arg.Service,
-		arg.ShopID,
 		arg.LocalDow,
+		arg.WithServices,
+		arg.StartMinute,
 		arg.EndMinute,
+		arg.Service,
 		arg.MaxPerDay,
 		arg.DayStart,
 		arg.DayEnd,
-		arg.OpeningID,
-		arg.Generation,
+		arg.SkipAfterNoShows,
+		arg.Since,
+		arg.OpeningMinutes,
+		arg.ShopID,
+		arg.OnlyCustomer,
+		arg.Ranking,
 		arg.MaxRows,
 	)
 	if err != nil {
@@ -661,13 +764,17 @@ func (q *Queries) CustomerListEligible(ctx context.Context, db DBTX, arg Custome
 		var i CustomerListEligibleRow
 		if err := rows.Scan(
 			&i.ID,
-			&i.Phone,
-			&i.Name,
+			&i.Skip,
+			&i.Rank,
 			&i.Priority,
 			&i.ServiceID,
 			&i.FitName,
 			&i.FitMinutes,
 			&i.FitPrice,
+			&i.LastOfferedAt,
+			&i.LastBookedAt,
+			&i.NoShows,
+			&i.LapsedHolds,
 		); err != nil {
 			return nil, err
 		}
@@ -724,7 +831,7 @@ WITH prev AS (
 UPDATE customers c SET sms_opt_in = true, opted_out_at = NULL, unreachable_at = NULL, unreachable_code = NULL
 FROM prev
 WHERE c.id = prev.id
-RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, c.language, c.pref_staff_ids, c.possibly_reassigned_at, c.move_up, (prev.sms_opt_in AND prev.opted_out_at IS NULL AND prev.unreachable_at IS NULL)::boolean AS was_opted_in
+RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, c.language, c.pref_staff_ids, c.possibly_reassigned_at, c.move_up, c.no_shows_cleared_at, (prev.sms_opt_in AND prev.opted_out_at IS NULL AND prev.unreachable_at IS NULL)::boolean AS was_opted_in
 `
 
 type CustomerOptInRow struct {
@@ -747,6 +854,7 @@ type CustomerOptInRow struct {
 	PrefStaffIds         []uuid.UUID
 	PossiblyReassignedAt *time.Time
 	MoveUp               bool
+	NoShowsClearedAt     *time.Time
 	WasOptedIn           bool
 }
 
@@ -775,6 +883,7 @@ func (q *Queries) CustomerOptIn(ctx context.Context, db DBTX, id uuid.UUID) (Cus
 		&i.PrefStaffIds,
 		&i.PossiblyReassignedAt,
 		&i.MoveUp,
+		&i.NoShowsClearedAt,
 		&i.WasOptedIn,
 	)
 	return i, err
@@ -785,7 +894,7 @@ WITH prev AS (SELECT p.id, p.opted_out_at FROM customers p WHERE p.id = $2 FOR U
 UPDATE customers c SET opted_out_at = COALESCE(c.opted_out_at, $1::timestamptz)
 FROM prev
 WHERE c.id = prev.id
-RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, c.language, c.pref_staff_ids, c.possibly_reassigned_at, c.move_up, (prev.opted_out_at IS NOT NULL)::boolean AS was_opted_out
+RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, c.language, c.pref_staff_ids, c.possibly_reassigned_at, c.move_up, c.no_shows_cleared_at, (prev.opted_out_at IS NOT NULL)::boolean AS was_opted_out
 `
 
 type CustomerOptOutParams struct {
@@ -813,6 +922,7 @@ type CustomerOptOutRow struct {
 	PrefStaffIds         []uuid.UUID
 	PossiblyReassignedAt *time.Time
 	MoveUp               bool
+	NoShowsClearedAt     *time.Time
 	WasOptedOut          bool
 }
 
@@ -841,9 +951,81 @@ func (q *Queries) CustomerOptOut(ctx context.Context, db DBTX, arg CustomerOptOu
 		&i.PrefStaffIds,
 		&i.PossiblyReassignedAt,
 		&i.MoveUp,
+		&i.NoShowsClearedAt,
 		&i.WasOptedOut,
 	)
 	return i, err
+}
+
+const customerStats = `-- name: CustomerStats :many
+SELECT c.id,
+    COALESCE(o.offers, 0)::integer AS offers, o.last_offered_at,
+    COALESCE(b.bookings, 0)::integer AS bookings, COALESCE(b.attended, 0)::integer AS attended,
+    COALESCE(b.no_shows, 0)::integer AS no_shows, COALESCE(b.lapsed_holds, 0)::integer AS lapsed_holds,
+    b.last_booked_at
+FROM customers c
+LEFT JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE so.sent_at >= $1::timestamptz) AS offers, max(so.sent_at) AS last_offered_at
+    FROM slot_offers so WHERE so.customer_id = c.id
+) o ON true
+LEFT JOIN LATERAL (
+    SELECT count(*) FILTER (WHERE bk.created_at >= $1::timestamptz AND bk.status <> 'payment_failed') AS bookings,
+        count(*) FILTER (WHERE bk.attended_at IS NOT NULL) AS attended,
+        count(*) FILTER (WHERE bk.no_show_at IS NOT NULL) AS no_shows,
+        count(*) FILTER (WHERE bk.status = 'payment_failed') AS lapsed_holds,
+        max(bk.created_at) FILTER (WHERE bk.status <> 'payment_failed') AS last_booked_at
+    FROM bookings bk WHERE bk.customer_id = c.id
+) b ON true
+WHERE c.shop_id = $2 AND c.id = ANY($3::uuid[]) AND c.erased_at IS NULL
+`
+
+type CustomerStatsParams struct {
+	Since  time.Time
+	ShopID uuid.UUID
+	Ids    []uuid.UUID
+}
+
+type CustomerStatsRow struct {
+	ID            uuid.UUID
+	Offers        int32
+	LastOfferedAt interface{}
+	Bookings      int32
+	Attended      int32
+	NoShows       int32
+	LapsedHolds   int32
+	LastBookedAt  interface{}
+}
+
+// What the records say of some of a shop's live customers: offers texted and bookings
+// made (not lapsed holds) since `since`, bookings attended and missed (no-shows), holds
+// that lapsed unpaid, and the last offer texted and booking made (NULL: never).
+func (q *Queries) CustomerStats(ctx context.Context, db DBTX, arg CustomerStatsParams) ([]CustomerStatsRow, error) {
+	rows, err := db.Query(ctx, customerStats, arg.Since, arg.ShopID, arg.Ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []CustomerStatsRow
+	for rows.Next() {
+		var i CustomerStatsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Offers,
+			&i.LastOfferedAt,
+			&i.Bookings,
+			&i.Attended,
+			&i.NoShows,
+			&i.LapsedHolds,
+			&i.LastBookedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const customerUpdate = `-- name: CustomerUpdate :one
@@ -853,7 +1035,7 @@ UPDATE customers SET name = $1, priority = $2, sms_opt_in = $3,
     pref_staff_ids = $8::uuid[], language = $9::text,
     move_up = $10::boolean
 WHERE id = $11 AND shop_id = $12 AND erased_at IS NULL
-RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up
+RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up, no_shows_cleared_at
 `
 
 type CustomerUpdateParams struct {
@@ -909,6 +1091,7 @@ func (q *Queries) CustomerUpdate(ctx context.Context, db DBTX, arg CustomerUpdat
 		&i.PrefStaffIds,
 		&i.PossiblyReassignedAt,
 		&i.MoveUp,
+		&i.NoShowsClearedAt,
 	)
 	return i, err
 }

@@ -108,6 +108,8 @@ type Booking struct {
 	StaffID                   uuid.NullUUID
 	StartsAt                  *time.Time
 	EndsAt                    *time.Time
+	AttendedAt                *time.Time
+	NoShowAt                  *time.Time
 }
 
 type CalendarEvent struct {
@@ -227,6 +229,7 @@ type Customer struct {
 	PrefStaffIds         []uuid.UUID
 	PossiblyReassignedAt *time.Time
 	MoveUp               bool
+	NoShowsClearedAt     *time.Time
 }
 
 type CustomerExport struct {
@@ -335,6 +338,17 @@ type NotifyPhoneConfirmation struct {
 	Sends     int32
 }
 
+type OfferWafe struct {
+	OpeningID  uuid.UUID
+	Generation int32
+	Wave       int32
+	ShopID     uuid.UUID
+	At         time.Time
+	Ranking    string
+	Skipped    []byte
+	SkippedIds []byte
+}
+
 type Service struct {
 	ID              uuid.UUID
 	ShopID          uuid.UUID
@@ -419,6 +433,8 @@ type SlotOffer struct {
 	DurationMinutes pgtype.Int4
 	PriceCents      pgtype.Int8
 	MoveFrom        uuid.NullUUID
+	Rank            pgtype.Int4
+	Reason          []byte
 }
 
 type SlotOffersClaimable struct {

@@ -126,7 +126,7 @@ func (q *Queries) OfferClaimManyForSending(ctx context.Context, db DBTX, arg Off
 const offerDecline = `-- name: OfferDecline :one
 UPDATE slot_offers SET status = 'declined'
 WHERE id = $1 AND status IN ('sending', 'sent')
-RETURNING id, opening_id, customer_id, shop_id, generation, wave, status, twilio_sid, error_code, created_at, sent_at, claimed_at, delivery, delivery_at, replaced_at, service_id, service, duration_minutes, price_cents, move_from
+RETURNING id, opening_id, customer_id, shop_id, generation, wave, status, twilio_sid, error_code, created_at, sent_at, claimed_at, delivery, delivery_at, replaced_at, service_id, service, duration_minutes, price_cents, move_from, rank, reason
 `
 
 func (q *Queries) OfferDecline(ctx context.Context, db DBTX, id uuid.UUID) (SlotOffer, error) {
@@ -153,19 +153,132 @@ func (q *Queries) OfferDecline(ctx context.Context, db DBTX, id uuid.UUID) (Slot
 		&i.DurationMinutes,
 		&i.PriceCents,
 		&i.MoveFrom,
+		&i.Rank,
+		&i.Reason,
 	)
 	return i, err
 }
 
+const offerForCustomer = `-- name: OfferForCustomer :one
+SELECT o.generation, o.wave, o.status, o.created_at, o.sent_at, COALESCE(o.rank, 0)::integer AS rank, o.reason
+FROM slot_offers o
+WHERE o.opening_id = $1 AND o.customer_id = $2
+ORDER BY o.generation DESC
+LIMIT 1
+`
+
+type OfferForCustomerParams struct {
+	OpeningID  uuid.UUID
+	CustomerID uuid.UUID
+}
+
+type OfferForCustomerRow struct {
+	Generation int32
+	Wave       int32
+	Status     string
+	CreatedAt  time.Time
+	SentAt     *time.Time
+	Rank       int32
+	Reason     []byte
+}
+
+// A customer's newest offer of an opening (its newest generation).
+func (q *Queries) OfferForCustomer(ctx context.Context, db DBTX, arg OfferForCustomerParams) (OfferForCustomerRow, error) {
+	row := db.QueryRow(ctx, offerForCustomer, arg.OpeningID, arg.CustomerID)
+	var i OfferForCustomerRow
+	err := row.Scan(
+		&i.Generation,
+		&i.Wave,
+		&i.Status,
+		&i.CreatedAt,
+		&i.SentAt,
+		&i.Rank,
+		&i.Reason,
+	)
+	return i, err
+}
+
+const offerHistory = `-- name: OfferHistory :many
+SELECT o.id, o.opening_id, s.starts_at, COALESCE(o.service, s.service)::text AS service, o.generation, o.wave,
+    o.status, o.created_at, o.sent_at, o.delivery,
+    (s.filled_by = o.customer_id AND s.status IN ('filled', 'completed'))::boolean AS booked
+FROM slot_offers o JOIN slot_openings s ON s.id = o.opening_id
+WHERE o.customer_id = $1 AND o.shop_id = $2
+  AND o.created_at < $3::timestamptz
+ORDER BY o.created_at DESC, o.id
+LIMIT $4
+`
+
+type OfferHistoryParams struct {
+	CustomerID uuid.UUID
+	ShopID     uuid.UUID
+	Before     time.Time
+	MaxRows    int32
+}
+
+type OfferHistoryRow struct {
+	ID         uuid.UUID
+	OpeningID  uuid.UUID
+	StartsAt   time.Time
+	Service    string
+	Generation int32
+	Wave       int32
+	Status     string
+	CreatedAt  time.Time
+	SentAt     *time.Time
+	Delivery   pgtype.Text
+	Booked     bool
+}
+
+// A shop's customer's offers, newest first, with the opening each was for, a page at
+// a time (before: the created_at of the last offer of the previous page; max_rows).
+func (q *Queries) OfferHistory(ctx context.Context, db DBTX, arg OfferHistoryParams) ([]OfferHistoryRow, error) {
+	rows, err := db.Query(ctx, offerHistory,
+		arg.CustomerID,
+		arg.ShopID,
+		arg.Before,
+		arg.MaxRows,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []OfferHistoryRow
+	for rows.Next() {
+		var i OfferHistoryRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.OpeningID,
+			&i.StartsAt,
+			&i.Service,
+			&i.Generation,
+			&i.Wave,
+			&i.Status,
+			&i.CreatedAt,
+			&i.SentAt,
+			&i.Delivery,
+			&i.Booked,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const offerInsertMany = `-- name: OfferInsertMany :exec
 INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at,
-    service_id, service, duration_minutes, price_cents, move_from)
+    service_id, service, duration_minutes, price_cents, move_from, rank, reason)
 SELECT $1, ($2::uuid[])[i], $3, $4, $5,
     'queued', $6,
     NULLIF(($7::uuid[])[i], '00000000-0000-0000-0000-000000000000'::uuid),
     NULLIF(($8::text[])[i], ''), NULLIF(($9::integer[])[i], 0),
     NULLIF(($10::bigint[])[i], 0),
-    NULLIF(($11::uuid[])[i], '00000000-0000-0000-0000-000000000000'::uuid)
+    NULLIF(($11::uuid[])[i], '00000000-0000-0000-0000-000000000000'::uuid),
+    i, $12::jsonb -> (i - 1)
 FROM generate_subscripts($2::uuid[], 1) AS i
 ORDER BY i
 ON CONFLICT (opening_id, generation, customer_id) DO NOTHING
@@ -183,13 +296,15 @@ type OfferInsertManyParams struct {
 	Durations   []int32
 	Prices      []int64
 	MoveFroms   []uuid.UUID
+	Reasons     []byte
 }
 
 // Records a wave's offers, one statement for all its customers, each with the service
 // it offers them (service_ids[i], services[i], durations[i], prices[i]; the nil uuid, ”
 // and 0: the opening's own) and, for a move-up offer, the appointment it would move
-// (move_froms[i]; the nil uuid: a plain offer); an offer that exists already (a retried
-// wave) is kept.
+// (move_froms[i]; the nil uuid: a plain offer), its rank in the wave (i) and the facts
+// that ranked it (reasons: a JSON array, element i-1 for customer i); an offer that
+// exists already (a retried wave) is kept.
 func (q *Queries) OfferInsertMany(ctx context.Context, db DBTX, arg OfferInsertManyParams) error {
 	_, err := db.Exec(ctx, offerInsertMany,
 		arg.OpeningID,
@@ -203,6 +318,7 @@ func (q *Queries) OfferInsertMany(ctx context.Context, db DBTX, arg OfferInsertM
 		arg.Durations,
 		arg.Prices,
 		arg.MoveFroms,
+		arg.Reasons,
 	)
 	return err
 }
@@ -252,6 +368,109 @@ func (q *Queries) OfferListClaimable(ctx context.Context, db DBTX, arg OfferList
 			&i.StartsAt,
 			&i.MoveFrom,
 			&i.EventFacts,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const offerListForRecord = `-- name: OfferListForRecord :many
+SELECT o.id, o.customer_id, c.name, o.generation, o.wave, o.status, o.created_at, o.sent_at,
+    COALESCE(o.rank, 0)::integer AS rank, o.reason
+FROM slot_offers o JOIN customers c ON c.id = o.customer_id
+WHERE o.opening_id = $1
+  AND (o.sent_at IS NOT NULL OR o.status IN ('queued', 'sending'))
+ORDER BY o.generation, o.wave, o.rank NULLS LAST, o.created_at, o.id
+`
+
+type OfferListForRecordRow struct {
+	ID         uuid.UUID
+	CustomerID uuid.UUID
+	Name       string
+	Generation int32
+	Wave       int32
+	Status     string
+	CreatedAt  time.Time
+	SentAt     *time.Time
+	Rank       int32
+	Reason     []byte
+}
+
+// An opening's offers that were texted or are going out, with their customer's name
+// (erased customers: ”), rank and reason, in wave and rank order.
+func (q *Queries) OfferListForRecord(ctx context.Context, db DBTX, openingID uuid.UUID) ([]OfferListForRecordRow, error) {
+	rows, err := db.Query(ctx, offerListForRecord, openingID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []OfferListForRecordRow
+	for rows.Next() {
+		var i OfferListForRecordRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.CustomerID,
+			&i.Name,
+			&i.Generation,
+			&i.Wave,
+			&i.Status,
+			&i.CreatedAt,
+			&i.SentAt,
+			&i.Rank,
+			&i.Reason,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const offerListReplies = `-- name: OfferListReplies :many
+SELECT o.customer_id, c.name, im.received_at, COALESCE(im.outcome, '')::text AS outcome
+FROM slot_offers o
+JOIN customers c ON c.id = o.customer_id
+JOIN inbound_messages im ON im.shop_id = o.shop_id AND im.from_phone = c.phone AND im.received_at >= o.sent_at
+WHERE o.opening_id = $1 AND o.sent_at IS NOT NULL AND c.erased_at IS NULL
+  AND NOT EXISTS (
+      SELECT 1 FROM slot_offers n
+      WHERE n.customer_id = o.customer_id AND n.sent_at > o.sent_at AND n.sent_at <= im.received_at)
+ORDER BY im.received_at, im.message_sid
+`
+
+type OfferListRepliesRow struct {
+	CustomerID uuid.UUID
+	Name       string
+	ReceivedAt time.Time
+	Outcome    string
+}
+
+// The replies to an opening's offers: each text from a customer it was texted to,
+// received after that offer went out and before any later offer to them went out (a
+// reply answers the customer's newest offer, as a YES or a NO does), with the outcome
+// the reply was given.
+func (q *Queries) OfferListReplies(ctx context.Context, db DBTX, openingID uuid.UUID) ([]OfferListRepliesRow, error) {
+	rows, err := db.Query(ctx, offerListReplies, openingID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []OfferListRepliesRow
+	for rows.Next() {
+		var i OfferListRepliesRow
+		if err := rows.Scan(
+			&i.CustomerID,
+			&i.Name,
+			&i.ReceivedAt,
+			&i.Outcome,
 		); err != nil {
 			return nil, err
 		}
@@ -681,6 +900,86 @@ UPDATE slot_offers SET status = 'queued' WHERE id = $1 AND status = 'sending'
 
 func (q *Queries) OfferUnclaim(ctx context.Context, db DBTX, id uuid.UUID) error {
 	_, err := db.Exec(ctx, offerUnclaim, id)
+	return err
+}
+
+const offerWaveList = `-- name: OfferWaveList :many
+SELECT generation, wave, at, ranking, skipped, skipped_ids
+FROM offer_waves
+WHERE opening_id = $1
+ORDER BY generation, wave
+`
+
+type OfferWaveListRow struct {
+	Generation int32
+	Wave       int32
+	At         time.Time
+	Ranking    string
+	Skipped    []byte
+	SkippedIds []byte
+}
+
+// An opening's recorded waves, every generation, in order.
+func (q *Queries) OfferWaveList(ctx context.Context, db DBTX, openingID uuid.UUID) ([]OfferWaveListRow, error) {
+	rows, err := db.Query(ctx, offerWaveList, openingID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var items []OfferWaveListRow
+	for rows.Next() {
+		var i OfferWaveListRow
+		if err := rows.Scan(
+			&i.Generation,
+			&i.Wave,
+			&i.At,
+			&i.Ranking,
+			&i.Skipped,
+			&i.SkippedIds,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const offerWaveRecord = `-- name: OfferWaveRecord :exec
+INSERT INTO offer_waves (opening_id, generation, wave, shop_id, at, ranking, skipped, skipped_ids)
+VALUES ($1, $2, $3, $4, $5,
+    $6, $7, $8)
+ON CONFLICT (opening_id, generation, wave) DO UPDATE
+SET at = EXCLUDED.at, ranking = EXCLUDED.ranking, skipped = EXCLUDED.skipped, skipped_ids = EXCLUDED.skipped_ids
+`
+
+type OfferWaveRecordParams struct {
+	OpeningID  uuid.UUID
+	Generation int32
+	Wave       int32
+	ShopID     uuid.UUID
+	At         time.Time
+	Ranking    string
+	Skipped    []byte
+	SkippedIds []byte
+}
+
+// Keeps what a wave judged when it recorded its offers: the ranking, and who it left
+// out for each reason (skipped: counts; skipped_ids: the customers, by reason). A wave
+// recorded again (it found nobody before and runs again) keeps the newest judgement.
+func (q *Queries) OfferWaveRecord(ctx context.Context, db DBTX, arg OfferWaveRecordParams) error {
+	_, err := db.Exec(ctx, offerWaveRecord,
+		arg.OpeningID,
+		arg.Generation,
+		arg.Wave,
+		arg.ShopID,
+		arg.At,
+		arg.Ranking,
+		arg.Skipped,
+		arg.SkippedIds,
+	)
 	return err
 }
 

@@ -5,9 +5,10 @@
 //
 //	wave n: opening still open and before the cutoff?  ── no ──▶ stop (expire if past cutoff)
 //	        inside quiet hours?                          ── yes ─▶ snooze to their end
-//	        offers recorded for wave n?  ── no ──▶ pick eligible customers, record them
-//	                                               (queued) and schedule wave n+1, in one
-//	                                               transaction
+//	        offers recorded for wave n?  ── no ──▶ judge the customers, record the offers
+//	                                               (queued, each with its rank and reason),
+//	                                               who was left out and why, and schedule
+//	                                               wave n+1, in one transaction
 //	        text every queued offer: claim it (queued→sending), text, mark sent as
 //	        the provider accepts it (only then may its customer's YES claim it)
 //
@@ -27,7 +28,12 @@
 //
 //	offers.go     Config, Service, New and the interfaces the waves need
 //	wave.go       a wave's run: RunWave's checks, orphans settled, WaveWorker
-//	selection.go  who a wave offers to: eligibility, cooldowns, the next wave scheduled
+//	selection.go  who a wave offers to: one statement judges every customer (the reasons
+//	              to leave one out, the shop's ranking of the rest), cooldowns, the
+//	              wave's judgement kept (offer_waves), the next wave scheduled
+//	reason.go     the reasons: why a customer was left out (Skip) or ranked (Reason), in words
+//	record.go     the record read back: an opening's waves (Record), why a customer was
+//	              or was not texted (Explain), a customer's offers (History)
 //	send.go       texting a wave's offers, chunk by chunk, and the provider's refusals
 //	claim.go      claiming offers for sending, and marking them sent as texts are accepted
 //	delivery.go   delivery reports applied to offers

@@ -1,12 +1,16 @@
 package offers
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/riverqueue/river"
 
 	"github.com/slotrecovery/slotrecovery/internal/catalog"
@@ -33,7 +37,8 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.Opening
 		if !locked.Open || locked.Generation != op.Generation {
 			return nil
 		}
-		params := eligibility(shop, op, now)
+		ranking, skipAfter := shopRanking(shop)
+		params := eligibility(shop, op, now, ranking, skipAfter)
 		params.MaxRows = int32(s.cfg.MaxCandidates)
 		if params.WithServices, err = catalog.HasServices(ctx, tx, shop.ID); err != nil {
 			return err
@@ -43,9 +48,9 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.Opening
 				return fmt.Errorf("lock shop waves: %w", err)
 			}
 		}
-		cands, err := queries.CustomerListEligible(ctx, tx, params)
+		cands, skipped, err := judge(ctx, tx, params)
 		if err != nil {
-			return fmt.Errorf("list eligible customers: %w", err)
+			return err
 		}
 		// The first wave offers the opening first to customers who hold a later booking
 		// it can take and asked to move up; they count in the wave's size.
@@ -66,6 +71,15 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.Opening
 		if err != nil {
 			return fmt.Errorf("check cooldowns: %w", err)
 		}
+		for _, c := range cands {
+			if cooling[c.ID.String()] {
+				skipped[SkipCooldown] = append(skipped[SkipCooldown], c.ID)
+			}
+		}
+		priorities := make(map[uuid.UUID]int, len(cands))
+		for _, c := range cands {
+			priorities[c.ID] = int(c.Priority)
+		}
 		// Offers of earlier waves whose texts never reached their customer are made up
 		// for here: this wave texts that many more.
 		shortfall, err := queries.OfferShortfall(ctx, tx, db.OfferShortfallParams{OpeningID: op.ID, Generation: op.Generation, Wave: int32(w.Wave)})
@@ -78,12 +92,14 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.Opening
 		var services []string
 		var durations []int32
 		var prices []int64
+		var reasons []Reason
 		moving := map[uuid.UUID]bool{}
 		for _, m := range movers {
 			if !cooling[m.CustomerID.String()] {
 				// The opening's own service: the appointment's is the same.
 				picked, serviceIDs, services = append(picked, m.CustomerID), append(serviceIDs, uuid.Nil), append(services, "")
 				durations, prices, moveFroms = append(durations, 0), append(prices, 0), append(moveFroms, m.AppointmentID)
+				reasons = append(reasons, Reason{Ranking: ranking, Priority: priorities[m.CustomerID], MoveUp: true})
 				moving[m.CustomerID] = true
 			}
 		}
@@ -96,6 +112,7 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.Opening
 				picked = append(picked, c.ID)
 				serviceIDs, services = append(serviceIDs, c.ServiceID), append(services, c.FitName)
 				durations, prices = append(durations, c.FitMinutes), append(prices, c.FitPrice)
+				reasons = append(reasons, reasonOf(ranking, c, op.PriceCents, shop.Currency))
 			}
 		}
 		if extra := min(len(picked)-shop.Policy.WaveSize, len(shortfall)); extra > 0 {
@@ -104,13 +121,21 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.Opening
 			}
 		}
 		if len(picked) > 0 {
+			reasonsJSON, err := json.Marshal(reasons)
+			if err != nil {
+				return fmt.Errorf("encode reasons: %w", err)
+			}
 			if err := queries.OfferInsertMany(ctx, tx, db.OfferInsertManyParams{
 				OpeningID: op.ID, ShopID: shop.ID, Generation: op.Generation, Wave: int32(w.Wave),
 				CreatedAt: now.UTC(), CustomerIds: picked,
 				ServiceIds: serviceIDs, Services: services, Durations: durations, Prices: prices, MoveFroms: moveFroms,
+				Reasons: reasonsJSON,
 			}); err != nil {
 				return fmt.Errorf("insert offers: %w", err)
 			}
+		}
+		if err := recordSkips(ctx, tx, shop, op, w, now, ranking, skipped); err != nil {
+			return err
 		}
 		// The next wave is scheduled even when nobody is left: it picks up customers added
 		// or out of cooldown by then, and the last one, run at the cutoff at the latest,
@@ -137,7 +162,7 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.Opening
 // opening (its local day of the week, a window holding the whole appointment, or with
 // services the service each is offered, its service), and who have not had the shop's daily cap of offers in the shop's local day
 // of now.
-func eligibility(shop shops.Shop, op db.OpeningForWaveRow, now time.Time) db.CustomerListEligibleParams {
+func eligibility(shop shops.Shop, op db.OpeningForWaveRow, now time.Time, ranking shops.Ranking, skipAfterNoShows *int) db.CustomerListEligibleParams {
 	local := op.StartsAt.In(shop.Location)
 	startMinute := local.Hour()*60 + local.Minute()
 	today := now.In(shop.Location)
@@ -155,6 +180,98 @@ func eligibility(shop shops.Shop, op db.OpeningForWaveRow, now time.Time) db.Cus
 		OpeningMinutes: op.DurationMinutes,
 		DayStart:       dayStart.UTC(),
 		// AddDate, not 24 hours: a day with a daylight-saving change is 23 or 25 hours.
-		DayEnd: time.Date(y, m, d+1, 0, 0, 0, 0, shop.Location).UTC(),
+		DayEnd:           time.Date(y, m, d+1, 0, 0, 0, 0, shop.Location).UTC(),
+		Ranking:          string(rankingOr(ranking)),
+		SkipAfterNoShows: nullableInt4(skipAfterNoShows),
+		Since:            now.Add(-ReliabilityWindow).UTC(),
 	}
+}
+
+// shopRanking is the shop's ranking settings as a wave reads them.
+func shopRanking(shop shops.Shop) (shops.Ranking, *int) {
+	return rankingOr(shop.Ranking), shop.SkipAfterNoShows
+}
+
+// judge runs the wave's one judging statement (CustomerListEligible): the customers it
+// may text, in rank order, and the others by the first reason that leaves them out.
+func judge(ctx context.Context, tx db.DBTX, params db.CustomerListEligibleParams) ([]db.CustomerListEligibleRow, map[Skip][]uuid.UUID, error) {
+	rows, err := queries.CustomerListEligible(ctx, tx, params)
+	if err != nil {
+		return nil, nil, fmt.Errorf("judge customers: %w", err)
+	}
+	cands := make([]db.CustomerListEligibleRow, 0, len(rows))
+	skipped := map[Skip][]uuid.UUID{}
+	for _, r := range rows {
+		if r.Skip == "" {
+			cands = append(cands, r)
+		} else {
+			skipped[Skip(r.Skip)] = append(skipped[Skip(r.Skip)], r.ID)
+		}
+	}
+	// The statement numbers the ranked rows in its order; a UNION's output order is
+	// Postgres's to choose, the rank is not.
+	slices.SortFunc(cands, func(a, b db.CustomerListEligibleRow) int { return cmp.Compare(a.Rank, b.Rank) })
+	return cands, skipped, nil
+}
+
+// reasonOf is the facts that ranked a texted customer, as the judging statement read
+// them; a service's price is the offer's (the opening's without services).
+func reasonOf(ranking shops.Ranking, c db.CustomerListEligibleRow, openingPrice int64, currency string) Reason {
+	r := Reason{Ranking: rankingOr(ranking), Priority: int(c.Priority)}
+	if r.Ranking == shops.RankingPriority {
+		return r
+	}
+	r.LastOfferedAt, r.LastBookedAt = timeOrNil(c.LastOfferedAt), timeOrNil(c.LastBookedAt)
+	switch r.Ranking {
+	case shops.RankingReliable:
+		r.NoShows, r.LapsedHolds = int(c.NoShows), int(c.LapsedHolds)
+	case shops.RankingValue:
+		r.PriceCents, r.Currency = cmp.Or(c.FitPrice, openingPrice), currency
+	}
+	return r
+}
+
+// nullableInt4 is n as a nullable integer parameter.
+func nullableInt4(n *int) pgtype.Int4 {
+	if n == nil {
+		return pgtype.Int4{}
+	}
+	return pgtype.Int4{Int32: int32(*n), Valid: true}
+}
+
+// timeOrNil reads a nullable timestamptz that sqlc could not type (a computed column).
+func timeOrNil(v any) *time.Time {
+	if t, ok := v.(time.Time); ok {
+		t = t.UTC()
+		return &t
+	}
+	return nil
+}
+
+// recordSkips keeps the wave's judgement (offer_waves): the counts of who it left out
+// for each reason, and who they were (except already_offered: the offers say who).
+func recordSkips(ctx context.Context, tx db.DBTX, shop shops.Shop, op db.OpeningForWaveRow, w jobs.Wave, now time.Time, ranking shops.Ranking, skipped map[Skip][]uuid.UUID) error {
+	counts := make(map[Skip]int, len(Skips))
+	ids := make(map[Skip][]uuid.UUID, len(skipped))
+	for _, k := range Skips {
+		counts[k] = len(skipped[k])
+		if k != SkipAlreadyOffered && len(skipped[k]) > 0 {
+			ids[k] = skipped[k]
+		}
+	}
+	countsJSON, err := json.Marshal(counts)
+	if err != nil {
+		return fmt.Errorf("encode skipped counts: %w", err)
+	}
+	idsJSON, err := json.Marshal(ids)
+	if err != nil {
+		return fmt.Errorf("encode skipped customers: %w", err)
+	}
+	if err := queries.OfferWaveRecord(ctx, tx, db.OfferWaveRecordParams{
+		OpeningID: op.ID, Generation: op.Generation, Wave: int32(w.Wave), ShopID: shop.ID, At: now.UTC(),
+		Ranking: string(rankingOr(ranking)), Skipped: countsJSON, SkippedIds: idsJSON,
+	}); err != nil {
+		return fmt.Errorf("record wave: %w", err)
+	}
+	return nil
 }
