@@ -34,5 +34,9 @@ func purges(cfg config.Config) []retention.Purge {
 		// Join requests, an hour after they expired (a confirmed one's proof is in the
 		// consent record): an unconfirmed one leaves no name or number behind.
 		{Table: "join_requests", Batch: join.Purge, Keep: join.PurgeAfter},
+		// The join page's refusal counts and the hours its budget was spent: the
+		// dashboard's last weeks, then nothing.
+		{Table: "join_refusals", Batch: join.PurgeRefusals, Keep: join.RefusalsKeep},
+		{Table: "join_budget_spent", Batch: join.PurgeBudgetSpent, Keep: join.RefusalsKeep},
 	}
 }
