@@ -184,3 +184,14 @@ LIMIT 2;
 UPDATE bookings SET status = 'cancelled', updated_at = sqlc.arg(now)::timestamptz
 WHERE id = sqlc.arg(id) AND status IN ('pending_payment', 'confirmed')
 RETURNING *;
+
+-- name: BookingAttendanceLock :one
+-- A shop's booking, with its opening's start, held while its attendance is marked.
+SELECT b.id, b.status, b.attended_at, b.no_show_at, s.starts_at
+FROM bookings b JOIN slot_openings s ON s.id = b.opening_id
+WHERE b.id = sqlc.arg(id) AND b.shop_id = sqlc.arg(shop_id)
+FOR UPDATE OF b;
+
+-- name: BookingSetAttendance :exec
+UPDATE bookings SET attended_at = sqlc.narg(attended_at), no_show_at = sqlc.narg(no_show_at), updated_at = sqlc.arg(now)
+WHERE id = sqlc.arg(id);

@@ -7,30 +7,15 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 )
 
 // StatsWindow is how far back Stats' offers_90d and bookings_90d count.
 const StatsWindow = 90 * 24 * time.Hour
 
-// Stats is what a customer's records with the shop say, computed from the offers and
-// bookings each time (no counters to drift).
-type Stats struct {
-	// Offers90d is how many offers were texted to them in the last 90 days.
-	Offers90d int `json:"offers_90d"`
-	// Bookings90d is how many bookings they made in the last 90 days (holds that lapsed
-	// unpaid are not bookings).
-	Bookings90d int `json:"bookings_90d"`
-	// Attended and NoShows are their bookings marked attended and no-show, ever (cleared
-	// no-shows too: clearing only lets them be offered again).
-	Attended int `json:"attended"`
-	NoShows  int `json:"no_shows"`
-	// LapsedHolds is how many of their holds lapsed unpaid, ever.
-	LapsedHolds int `json:"lapsed_holds"`
-	// LastOfferedAt and LastBookedAt: nil means never.
-	LastOfferedAt *time.Time `json:"last_offered_at"`
-	LastBookedAt  *time.Time `json:"last_booked_at"`
-}
+// Stats are a customer's figures, computed from the records (api.CustomerStats).
+type Stats = api.CustomerStats
 
 // Stats returns the shop's customer's stats; ErrNotFound when the shop has no such live
 // customer.

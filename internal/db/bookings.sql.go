@@ -13,6 +13,40 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
+const bookingAttendanceLock = `-- name: BookingAttendanceLock :one
+SELECT b.id, b.status, b.attended_at, b.no_show_at, s.starts_at
+FROM bookings b JOIN slot_openings s ON s.id = b.opening_id
+WHERE b.id = $1 AND b.shop_id = $2
+FOR UPDATE OF b
+`
+
+type BookingAttendanceLockParams struct {
+	ID     uuid.UUID
+	ShopID uuid.UUID
+}
+
+type BookingAttendanceLockRow struct {
+	ID         uuid.UUID
+	Status     string
+	AttendedAt *time.Time
+	NoShowAt   *time.Time
+	StartsAt   time.Time
+}
+
+// A shop's booking, with its opening's start, held while its attendance is marked.
+func (q *Queries) BookingAttendanceLock(ctx context.Context, db DBTX, arg BookingAttendanceLockParams) (BookingAttendanceLockRow, error) {
+	row := db.QueryRow(ctx, bookingAttendanceLock, arg.ID, arg.ShopID)
+	var i BookingAttendanceLockRow
+	err := row.Scan(
+		&i.ID,
+		&i.Status,
+		&i.AttendedAt,
+		&i.NoShowAt,
+		&i.StartsAt,
+	)
+	return i, err
+}
+
 const bookingClaim = `-- name: BookingClaim :one
 WITH opening AS (
     SELECT s.id, s.shop_id, s.starts_at FROM slot_openings s WHERE s.id = $2 FOR UPDATE
@@ -353,6 +387,28 @@ func (q *Queries) BookingMarkTold(ctx context.Context, db DBTX, arg BookingMarkT
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const bookingSetAttendance = `-- name: BookingSetAttendance :exec
+UPDATE bookings SET attended_at = $1, no_show_at = $2, updated_at = $3
+WHERE id = $4
+`
+
+type BookingSetAttendanceParams struct {
+	AttendedAt *time.Time
+	NoShowAt   *time.Time
+	Now        time.Time
+	ID         uuid.UUID
+}
+
+func (q *Queries) BookingSetAttendance(ctx context.Context, db DBTX, arg BookingSetAttendanceParams) error {
+	_, err := db.Exec(ctx, bookingSetAttendance,
+		arg.AttendedAt,
+		arg.NoShowAt,
+		arg.Now,
+		arg.ID,
+	)
+	return err
 }
 
 const bookingSetCheckoutExpiry = `-- name: BookingSetCheckoutExpiry :one

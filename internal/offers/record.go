@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
@@ -22,32 +23,13 @@ import (
 var ErrOpeningNotFound = problem.New(problem.NotFound, "opening_not_found", "no such opening")
 
 // CustomerRef names a customer in the record (an erased customer's name is "").
-type CustomerRef struct {
-	ID   uuid.UUID `json:"id"`
-	Name string    `json:"name"`
-}
+type CustomerRef = api.CustomerRef
 
 // Texted is one customer a wave texted (or is texting), with the reason in words.
-type Texted struct {
-	Customer CustomerRef `json:"customer"`
-	// Rank is the customer's place in the wave, 1 first (0: recorded before ranks were).
-	Rank   int    `json:"rank"`
-	Reason string `json:"reason"`
-}
+type Texted = api.OfferTexted
 
 // Skipped counts who a wave left out, by the first reason that held (Skips).
-type Skipped struct {
-	OptedOut       int `json:"opted_out"`
-	Cooldown       int `json:"cooldown"`
-	DailyCap       int `json:"daily_cap"`
-	QuietHours     int `json:"quiet_hours"`
-	NoFitService   int `json:"no_fit_service"`
-	NoFitStaff     int `json:"no_fit_staff"`
-	NoFitWindow    int `json:"no_fit_window"`
-	NoConsent      int `json:"no_consent"`
-	NoShows        int `json:"no_shows"`
-	AlreadyOffered int `json:"already_offered"`
-}
+type Skipped = api.OfferSkipped
 
 // skippedOf is the counts kept by recordSkips.
 func skippedOf(counts map[Skip]int) Skipped {
@@ -59,31 +41,14 @@ func skippedOf(counts map[Skip]int) Skipped {
 	}
 }
 
-// WaveRecord is one wave of an opening: when it was recorded, under which ranking, who
-// it texted and how many it left out for each reason. A reopened opening's waves start
-// again at 1 in a new generation.
-type WaveRecord struct {
-	N          int           `json:"n"`
-	Generation int           `json:"generation"`
-	At         time.Time     `json:"at"`
-	Ranking    shops.Ranking `json:"ranking"`
-	Texted     []Texted      `json:"texted"`
-	Skipped    Skipped       `json:"skipped"`
-}
+// WaveRecord is one wave of an opening on the record.
+type WaveRecord = api.OfferWave
 
-// Reply is a customer's text answering an offer of the opening, with the outcome it was
-// given (internal/inbound's words: booked, taken, declined, …).
-type Reply struct {
-	Customer CustomerRef `json:"customer"`
-	At       time.Time   `json:"at"`
-	Outcome  string      `json:"outcome"`
-}
+// Reply is a customer's text answering an offer of the opening.
+type Reply = api.OfferReply
 
 // Record is an opening's offers on the record: its waves and the replies to them.
-type Record struct {
-	Waves   []WaveRecord `json:"waves"`
-	Replies []Reply      `json:"replies"`
-}
+type Record = api.OfferRecord
 
 // shopOpening is the opening if it is the shop's, else ErrOpeningNotFound.
 func (s *Service) shopOpening(ctx context.Context, shopID, openingID uuid.UUID) (db.OpeningForWaveRow, error) {
@@ -127,7 +92,7 @@ func (s *Service) Record(ctx context.Context, shopID, openingID uuid.UUID) (Reco
 		}
 		index[key{w.Generation, w.Wave}] = len(rec.Waves)
 		rec.Waves = append(rec.Waves, WaveRecord{N: int(w.Wave), Generation: int(w.Generation), At: w.At,
-			Ranking: rankingOr(shops.Ranking(w.Ranking)), Texted: []Texted{}, Skipped: skippedOf(counts)})
+			Ranking: string(rankingOr(shops.Ranking(w.Ranking))), Texted: []Texted{}, Skipped: skippedOf(counts)})
 	}
 	for _, o := range offers {
 		k := key{o.Generation, o.Wave}
@@ -137,7 +102,7 @@ func (s *Service) Record(ctx context.Context, shopID, openingID uuid.UUID) (Reco
 			i = len(rec.Waves)
 			index[k] = i
 			rec.Waves = append(rec.Waves, WaveRecord{N: int(o.Wave), Generation: int(o.Generation), At: o.CreatedAt,
-				Ranking: shops.RankingPriority, Texted: []Texted{}})
+				Ranking: string(shops.RankingPriority), Texted: []Texted{}})
 		}
 		rec.Waves[i].Texted = append(rec.Waves[i].Texted, Texted{
 			Customer: CustomerRef{ID: o.CustomerID, Name: o.Name}, Rank: int(o.Rank), Reason: reasonWords(o.Reason, now),
@@ -187,6 +152,12 @@ type Explanation struct {
 	StillHolds bool `json:"still_holds"`
 	// Words is the whole explanation as an owner reads it.
 	Words string `json:"words"`
+}
+
+// API is e as the owners' API shows it.
+func (e Explanation) API() api.OfferExplanation {
+	return api.OfferExplanation{Customer: e.Customer, Texted: e.Texted, Generation: e.Generation, Wave: e.Wave, At: e.At,
+		Rank: e.Rank, Skip: string(e.Skip), Now: string(e.Now), StillHolds: e.StillHolds, Words: e.Words}
 }
 
 // Explain says why the shop's customer was or was not texted the opening: texted in
@@ -349,24 +320,10 @@ func outcomeOf(status string, sentAt *time.Time) string {
 }
 
 // OpeningRef names an opening in a customer's history.
-type OpeningRef struct {
-	ID       uuid.UUID `json:"id"`
-	StartsAt time.Time `json:"starts_at"`
-	Service  string    `json:"service"`
-}
+type OpeningRef = api.OpeningRef
 
 // HistoryEntry is one offer a customer was made.
-type HistoryEntry struct {
-	OfferID uuid.UUID  `json:"offer_id"`
-	Opening OpeningRef `json:"opening"`
-	// At is when it was texted (when it was recorded, if never).
-	At time.Time `json:"at"`
-	// RecordedAt is when the wave recorded it: the next page of History starts before it.
-	RecordedAt time.Time `json:"recorded_at"`
-	Generation int       `json:"generation"`
-	Wave       int       `json:"wave"`
-	Outcome    string    `json:"outcome"`
-}
+type HistoryEntry = api.OfferHistoryEntry
 
 // MaxHistory is the most entries History returns at once.
 const MaxHistory = 200

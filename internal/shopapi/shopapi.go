@@ -44,6 +44,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/join"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
+	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/senders"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -87,6 +88,9 @@ type Handlers struct {
 	// Join keeps the consent record (/api/customers/{id}/consent, the CSV export); nil
 	// answers those routes 503.
 	Join *join.Service
+	// Offers keeps the record of who was offered what, and why; nil answers those
+	// routes 503.
+	Offers *offers.Service
 	// Queue queues the texts the API sends itself (the alert number's code); nil
 	// answers a change of notify_phone 503.
 	Queue jobs.Inserter
@@ -107,6 +111,14 @@ func (h *Handlers) Register(e *echo.Echo) {
 	e.DELETE("/api/customers/:id", h.deleteCustomer, h.requireShop)
 	e.POST("/api/customers/:id/reassigned_checked", h.reassignedChecked, h.requireShop)
 	e.GET("/api/customers/:id/consent", h.customerConsent, h.requireShop)
+	e.GET("/api/customers/:id/offers", h.customerOffers, h.requireShop)
+	e.GET("/api/customers/:id/stats", h.customerStats, h.requireShop)
+	e.POST("/api/customers/:id/clear_no_shows", h.clearNoShows, h.requireShop)
+	e.GET("/api/openings/:id/offers", h.openingOffers, h.requireShop)
+	e.GET("/api/openings/:id/explain", h.explainOpening, h.requireShop)
+	e.POST("/api/bookings/:id/attended", h.markAttendance(ledger.AttendanceAttended), h.requireShop)
+	e.POST("/api/bookings/:id/no_show", h.markAttendance(ledger.AttendanceNoShow), h.requireShop)
+	e.DELETE("/api/bookings/:id/attendance", h.markAttendance(ledger.AttendanceNone), h.requireShop)
 	e.GET(ConsentExportPath, h.exportConsent, h.requireShop)
 	e.GET("/api/shop", h.getShop, h.requireShop)
 	e.PATCH("/api/shop", h.patchShop, h.requireShop)
