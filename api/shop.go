@@ -67,6 +67,10 @@ type Shop struct {
 	// SkipAfterNoShows is how many no-shows in 180 days keep a customer out of offers
 	// until the owner clears them; null for never.
 	SkipAfterNoShows *int `json:"skip_after_no_shows"`
+	// JoinCountries are the calling codes whose numbers may join the list from the join
+	// page or by text: the shop's own (its SMS number's) first, then those it added. In
+	// GET and PATCH /api/shop and the admin's answers.
+	JoinCountries []string `json:"join_countries,omitempty"`
 }
 
 // NotifyPhonePending is an alert number waiting for the code texted to it.

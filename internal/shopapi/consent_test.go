@@ -168,3 +168,30 @@ func TestConsentExport(t *testing.T) {
 	}
 	requireError(t, e.do(http.MethodGet, shopapi.ConsentExportPath, "", nil), http.StatusUnauthorized, "unauthorized")
 }
+
+// TestJoinCountries: the shop's answer lists the calling codes that may join, its own
+// first; PATCH adds others (in either form), a bad code is 422 on the field and changes
+// nothing else, and null goes back to the shop's own only.
+func TestJoinCountries(t *testing.T) {
+	t.Parallel()
+	e := newJoinEnv(t)
+	r := e.do(http.MethodPost, "/api/shops", adminToken, validShop("+15555550100"))
+	require.Equal(t, http.StatusCreated, r.status, r.raw)
+	key := r.body["api_key"].(string)
+	require.Equal(t, []any{"+1"}, e.do(http.MethodGet, "/api/shop", key, nil).body["join_countries"])
+
+	r = e.do(http.MethodPatch, "/api/shop", key, map[string]any{"join_countries": []string{"44", "+33", "+1"}})
+	require.Equal(t, http.StatusOK, r.status, r.raw)
+	require.Equal(t, []any{"+1", "+33", "+44"}, r.body["join_countries"])
+
+	r = e.do(http.MethodPatch, "/api/shop", key, map[string]any{"join_countries": []string{"+44", "france"}, "name": "Not this"})
+	require.Equal(t, http.StatusUnprocessableEntity, r.status, r.raw)
+	require.Equal(t, "join_countries", r.errFieldName(), r.raw)
+	got := e.do(http.MethodGet, "/api/shop", key, nil).body
+	require.Equal(t, []any{"+1", "+33", "+44"}, got["join_countries"], "kept")
+	require.NotEqual(t, "Not this", got["name"])
+
+	r = e.do(http.MethodPatch, "/api/shop", key, map[string]any{"join_countries": nil})
+	require.Equal(t, http.StatusOK, r.status, r.raw)
+	require.Equal(t, []any{"+1"}, r.body["join_countries"])
+}

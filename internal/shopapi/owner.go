@@ -93,6 +93,9 @@ type shopPatchRequest struct {
 	// Ranking cannot be null; SkipAfterNoShows null is never.
 	Ranking          optional[string] `json:"ranking"`
 	SkipAfterNoShows optional[int]    `json:"skip_after_no_shows"`
+	// JoinCountries replaces the calling codes besides the shop's own that may join
+	// (null or []: the shop's own only).
+	JoinCountries optional[[]string] `json:"join_countries"`
 }
 
 func (r shopPatchRequest) change() (ch shops.ShopChange, err error) {
@@ -236,6 +239,15 @@ func (h *Handlers) patchShop(c echo.Context) error {
 	}
 	if p := req.NotifyPhone; p.Set && !p.Null {
 		if err := shops.CheckNotifyPhone(shopOf(c), p.Value); err != nil {
+			return err
+		}
+	}
+	// The join page's countries first: a bad list is refused with nothing changed.
+	if jc := req.JoinCountries; jc.Set {
+		if h.Join == nil {
+			return errNoConsent
+		}
+		if _, err := h.Join.SetAllowedCountries(c.Request().Context(), shopOf(c), jc.Value); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package shopapi
 import (
 	"context"
 	"net/http"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -64,6 +65,15 @@ func (h *Handlers) shopView(ctx context.Context, shop shops.Shop) (api.Shop, err
 	var err error
 	if out.NotifyPhonePending, err = h.notifyPhonePending(ctx, shop); err != nil {
 		return api.Shop{}, err
+	}
+	if h.Join != nil {
+		codes, err := h.Join.AllowedCountries(ctx, shop)
+		if err != nil {
+			return api.Shop{}, err
+		}
+		for _, cc := range codes {
+			out.JoinCountries = append(out.JoinCountries, "+"+strings.TrimPrefix(cc, "+"))
+		}
 	}
 	return out, nil
 }
