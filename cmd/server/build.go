@@ -287,7 +287,7 @@ func (a *app) wireSlots(ctx context.Context, v vendors, queue *riverRef, cool *c
 		SessionSecret: a.sessionSecret, Secure: !cfg.DevMode, Logger: log,
 		Redis: a.redis, KeyPrefix: cfg.RedisKeyPrefix, Waves: offers.NewWaveSchedule(queue), AccountIssue: twilio.AccountIssueOf,
 		Hooks: a.hooks, PublicURL: cfg.PublicURL, Inbox: a.inbox, Senders: a.senders,
-		Customers: a.customers, Erasure: a.erasure, Book: a.book, JoinPages: true, Queue: queue,
+		Customers: a.customers, Erasure: a.erasure, Book: a.book, JoinPages: true, Queue: queue, Join: a.join,
 	}); err != nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}

@@ -48,6 +48,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
+	"github.com/slotrecovery/slotrecovery/internal/join"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
@@ -63,6 +64,8 @@ var assets embed.FS
 // Config configures the dashboard. Zero fields mean the defaults, except SessionSecret,
 // which is required.
 type Config struct {
+	// Join shows what the join page refused on the settings page; nil shows nothing.
+	Join *join.Service
 	// Queue queues the texts the dashboard sends itself (a new alert number's code);
 	// nil: a new alert number is refused.
 	Queue jobs.Inserter

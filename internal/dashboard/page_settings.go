@@ -1,6 +1,8 @@
 package dashboard
 
 import (
+	"strings"
+
 	g "maragu.dev/gomponents"
 	h "maragu.dev/gomponents/html"
 
@@ -361,6 +363,10 @@ func (v settingsView) joinCard() g.Node {
 			"box, and reply YES to the text they get. Print the code for your counter, or link to the page.")),
 		h.P(h.A(h.ID("join-url"), h.Href(j.URL), g.Text(j.URL))),
 		h.Img(h.ID("join-qr"), h.Src(j.QR), h.Alt("QR code of your join page"), h.Width("240"), h.Height("240")),
+		g.If(len(j.Refused) > 0, h.P(h.ID("join-refused"), g.Text("Not texted in the last 7 days, to keep fraudsters from "+
+			"spending your texts: "+strings.Join(j.Refused, ", ")+"."))),
+		g.If(j.BudgetSpent != "", h.P(h.Class("alert"), h.ID("join-budget"), g.Text("The page's hourly budget of texts was last spent "+
+			j.BudgetSpent+": for the rest of that hour nobody new could join from it."))),
 	)
 }
 

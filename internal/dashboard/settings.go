@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -8,6 +9,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/slotrecovery/slotrecovery/internal/join"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
@@ -66,9 +68,21 @@ type settingsView struct {
 	Notify *notifyView
 }
 
-// joinView is the shop's join page, as the counter card shows it.
+// joinView is the shop's join page, as the counter card shows it, with what its limits
+// refused in the last week.
 type joinView struct {
 	URL, QR string
+	// Refused are the refusals of the last 7 days by reason, in the order they are
+	// checked ("" when none); BudgetSpent when the hourly budget was last spent.
+	Refused     []string
+	BudgetSpent string
+}
+
+// refusalWords name the join page's refusal reasons for the owner.
+var refusalWords = map[string]string{
+	"honeypot": "filled by a bot", "country": "a country you do not allow", "shape": "not a mobile number",
+	"own_number": "your shop's own number", "ip": "too many from one address", "number": "already sent a text today",
+	"shop_budget": "your hourly budget was spent", "unavailable": "could not be checked",
 }
 
 func (d *Dashboard) joinViewOf(s shops.Shop) *joinView {
@@ -77,6 +91,27 @@ func (d *Dashboard) joinViewOf(s shops.Shop) *joinView {
 	}
 	path := "/join/" + s.Slug
 	return &joinView{URL: strings.TrimRight(d.cfg.PublicURL, "/") + path, QR: path + "/qr.svg"}
+}
+
+// joinRefusals adds what the join page refused in the last week to v (nothing without
+// the join service, or when it cannot be read: the card still shows the page).
+func (d *Dashboard) joinRefusals(c echo.Context, shop shops.Shop, v *joinView) {
+	if v == nil || d.cfg.Join == nil {
+		return
+	}
+	r, err := d.cfg.Join.Refusals(c.Request().Context(), shop.ID, d.cfg.Now().AddDate(0, 0, -7))
+	if err != nil {
+		d.logger(c).Warn("read join refusals", "shop_id", shop.ID, "err", err)
+		return
+	}
+	for _, reason := range join.RefusalReasons {
+		if n := r.ByReason[reason]; n > 0 {
+			v.Refused = append(v.Refused, fmt.Sprintf("%d %s", n, cmpOr(refusalWords[reason], reason)))
+		}
+	}
+	if r.BudgetSpentAt != nil {
+		v.BudgetSpent = r.BudgetSpentAt.In(shop.Location).Format("Mon 2 Jan 15:04")
+	}
 }
 
 // newKeyView is the answer to a key rotation: the new key, shown on this page only.
@@ -111,6 +146,7 @@ func (d *Dashboard) settings(c echo.Context) error {
 	s := current(c)
 	v := settingsView{SMS: s.Shop.SMSNumber, Form: settingsFormOf(s.Shop), Stripe: stripeViewOf(s.Shop),
 		Sender: d.senderViewOf(c.Request().Context(), s.Shop), Join: d.joinViewOf(s.Shop)}
+	d.joinRefusals(c, s.Shop, v.Join)
 	var err error
 	if v.Notify, err = d.notifyViewOf(c, s.Shop); err != nil {
 		return d.internalError(c, "read pending alert number", err)
