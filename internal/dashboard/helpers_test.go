@@ -146,19 +146,19 @@ func newEnv(t *testing.T, o envOpts) *env {
 	rules := &replyRules{}
 	inboxSvc := inbox.New(pool, rc, custSvc, inbox.Config{Now: now, Rules: rules})
 	bookSvc := apptbook.New(pool, shopsSvc, slotsSvc, apptbook.Config{Now: now})
+	joinSvc := join.New(pool, rc, custSvc, join.Config{Now: now, Limits: join.Limits{
+		Limiter: ratelimit.New(rdb, ratelimit.Config{Prefix: prefix})}})
 	d, err := dashboard.New(pool, shopsSvc, slotsSvc, dashboard.Config{
 		Hooks: hooksSvc, PublicURL: "https://slots.example", Inbox: inboxSvc,
 		SessionSecret: secret, Secure: !o.dev, Now: now, RefreshEvery: o.refreshEvery,
 		Redis: rdb, KeyPrefix: prefix, SignInsPerClient: o.perClient, SignInsPerShop: o.perShop, Waves: waves,
-		AccountIssue: twilio.AccountIssueOf, Customers: custSvc, Erasure: erasureSvc, Book: bookSvc, JoinPages: true, Queue: rc,
+		AccountIssue: twilio.AccountIssueOf, Customers: custSvc, Erasure: erasureSvc, Book: bookSvc, JoinPages: true, Queue: rc, Join: joinSvc,
 	})
 	require.NoError(t, err)
 	e := echo.New()
 	d.Register(e)
 	// The shops' join pages, served beside the dashboard as the server does (the
 	// settings page shows their QR code).
-	joinSvc := join.New(pool, rc, custSvc, join.Config{Now: now, Limits: join.Limits{
-		Limiter: ratelimit.New(rdb, ratelimit.Config{Prefix: prefix})}})
 	joinPage, err := joinpage.New(shopsSvc, joinSvc, joinpage.Config{Secret: secret, Secure: !o.dev, Now: now})
 	require.NoError(t, err)
 	joinPage.Register(e)

@@ -5,7 +5,9 @@ import (
 	"net/http"
 	"net/url"
 	"testing"
+	"time"
 
+	"github.com/google/uuid"
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -67,4 +69,34 @@ func TestSettingsCancelAndRanking(t *testing.T) {
 	s = shop()
 	require.True(t, s.CustomersCancelByText)
 	require.Nil(t, s.SkipAfterNoShows, "empty: never")
+}
+
+// TestSettingsJoinRefusals: the join card says what the join page refused in the last
+// week, by reason in the order they are checked, and when the hourly budget was last
+// spent; older refusals and another shop's are left out.
+func TestSettingsJoinRefusals(t *testing.T) {
+	t.Parallel()
+	en := newEnv(t, envOpts{now: time.Date(2026, 11, 29, 17, 0, 0, 0, time.UTC)})
+	ctx := context.Background()
+	for _, r := range []struct {
+		shop   uuid.UUID
+		day    string
+		reason string
+		n      int
+	}{
+		{en.shopA.ID, "2026-11-28", "shape", 2}, {en.shopA.ID, "2026-11-29", "honeypot", 3},
+		{en.shopA.ID, "2026-11-29", "shape", 1}, {en.shopA.ID, "2026-11-01", "ip", 9}, {en.shopB.ID, "2026-11-29", "number", 4},
+	} {
+		_, err := en.pool.Exec(ctx, `INSERT INTO join_refusals (shop_id, day, reason, count, last_at) VALUES ($1, $2, $3, $4, now())`,
+			r.shop, r.day, r.reason, r.n)
+		require.NoError(t, err)
+	}
+	_, err := en.pool.Exec(ctx, `INSERT INTO join_budget_spent (shop_id, hour, at) VALUES ($1, '2026-11-29 15:00Z', '2026-11-29 15:20Z')`, en.shopA.ID)
+	require.NoError(t, err)
+	ck := en.login(t, en.keyA)
+	body, _ := en.page(t, ck, "/dashboard/settings")
+	require.Contains(t, body, "3 filled by a bot, 3 not a mobile number.")
+	require.NotContains(t, body, "too many from one address", "older than a week")
+	require.NotContains(t, body, "already sent a text today", "another shop's")
+	require.Contains(t, body, "last spent Sun 29 Nov 10:20", "in the shop's zone")
 }
