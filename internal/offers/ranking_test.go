@@ -163,7 +163,7 @@ func TestRankingsOrderAWave(t *testing.T) {
 			rec, err := w.offers.Record(ctx, shop.ID, op.ID)
 			require.NoError(t, err)
 			require.Len(t, rec.Waves, 1)
-			require.Equal(t, tc.ranking, rec.Waves[0].Ranking)
+			require.Equal(t, string(tc.ranking), rec.Waves[0].Ranking)
 			got := map[string]string{}
 			for i, tx := range rec.Waves[0].Texted {
 				require.Equal(t, i+1, tx.Rank, "the record lists %s at rank %d", tx.Customer.Name, tx.Rank)
