@@ -15,7 +15,7 @@
 # stderr as it runs. What the commands print on stdout is then held against the file's
 # sample lines ("#", three blanks, then the text): each run of sample lines is the output
 # of the commands between it and the run before, once ids, API keys, event and session
-# ids and appointment times are masked on both sides. Exit status: the block's, or 1 when
+# ids and appointment times (either date order) are masked on both sides. Exit status: the block's, or 1 when
 # it ran but printed something else than the file shows.
 set -euo pipefail
 
@@ -85,6 +85,7 @@ mask() {
 		-e 's/cs_test_[A-Za-z0-9]+/cs_test_<id>/g' \
 		-e 's#/p/[A-Za-z0-9_-]{22}#/p/<code>#g' \
 		-e 's/(Mon|Tue|Wed|Thu|Fri|Sat|Sun) [0-9]{1,2} (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{1,2}:[0-9]{2}( [AP]M)?/<when>/g' \
+		-e 's/(Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [0-9]{1,2} [0-9]{1,2}:[0-9]{2}( [AP]M)?/<when>/g' \
 		-e 's/(lun|mar|mi[ée]|jue|vie|s[áa]b|dom)\. [0-9]{1,2} [a-z]{3,4}\.( a las?)? [0-9]{1,2}(:|h)[0-9]{2}( [ap]\. m\.)?/<when>/g' \
 		-e 's/[[:space:]]+$//' -e '/^$/d' "$@" 2>/dev/null || true
 }
