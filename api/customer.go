@@ -29,6 +29,9 @@ type Customer struct {
 	// MoveUp says the customer wants earlier times offered for the appointments they
 	// hold (move-up offers); false by default.
 	MoveUp bool `json:"move_up"`
+	// Stats are the customer's offers, bookings and attendance (GET /api/customers/{id}/stats):
+	// in the owners' API answers; left out of the customer.* webhook events.
+	Stats *CustomerStats `json:"stats,omitempty"`
 }
 
 // Preferences are a customer's preferences; empty lists mean "any".

@@ -303,8 +303,20 @@ func (h *Handlers) listCustomers(c echo.Context) error {
 		return err
 	}
 	out := api.CustomerList{Customers: make([]api.Customer, 0, len(page.Customers))}
+	ids := make([]uuid.UUID, 0, len(page.Customers))
 	for _, cu := range page.Customers {
 		out.Customers = append(out.Customers, cu.API())
+		ids = append(ids, cu.ID)
+	}
+	// The page's stats in one statement.
+	stats, err := h.Customers.StatsOf(c.Request().Context(), shopOf(c).ID, ids)
+	if err != nil {
+		return err
+	}
+	for i := range out.Customers {
+		if st, ok := stats[out.Customers[i].ID]; ok {
+			out.Customers[i].Stats = &st
+		}
 	}
 	if page.Next != "" {
 		out.NextCursor = &page.Next
@@ -330,7 +342,19 @@ func (h *Handlers) getCustomer(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, cu.API())
+	return h.customerJSON(c, http.StatusOK, cu)
+}
+
+// customerJSON answers the customer with their stats, as every customer answer of the
+// owners' API carries them.
+func (h *Handlers) customerJSON(c echo.Context, status int, cu customers.Customer) error {
+	out := cu.API()
+	st, err := h.Customers.Stats(c.Request().Context(), cu.ShopID, cu.ID)
+	if err != nil {
+		return err
+	}
+	out.Stats = &st
+	return c.JSON(status, out)
 }
 
 // reassignedChecked takes the "possibly reassigned" mark off a customer (their number
@@ -345,7 +369,7 @@ func (h *Handlers) reassignedChecked(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, cu.API())
+	return h.customerJSON(c, http.StatusOK, cu)
 }
 
 type customerPatchRequest struct {
@@ -439,7 +463,7 @@ func (h *Handlers) patchCustomer(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, cu.API())
+	return h.customerJSON(c, http.StatusOK, cu)
 }
 
 func (h *Handlers) deleteCustomer(c echo.Context) error {

@@ -274,7 +274,7 @@ func (h *Handlers) addCustomer(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusCreated, cust.API())
+	return h.customerJSON(c, http.StatusCreated, cust)
 }
 
 func (h *Handlers) declareOpening(c echo.Context) error {

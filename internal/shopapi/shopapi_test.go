@@ -563,7 +563,9 @@ func TestCustomers(t *testing.T) {
 		"phone": "+15555550123", "name": " Ada ", "sms_opt_in": true, "priority": 5})
 	require.Equal(t, http.StatusCreated, r.status, r.raw)
 	require.ElementsMatch(t, []string{"id", "phone", "name", "sms_opt_in", "priority", "opted_out", "created_at",
-		"status", "opted_out_at", "preferences", "language", "possibly_reassigned_at", "move_up"}, keys(r.body))
+		"status", "opted_out_at", "preferences", "language", "possibly_reassigned_at", "move_up", "stats"}, keys(r.body))
+	require.Equal(t, map[string]any{"offers_90d": 0.0, "bookings_90d": 0.0, "attended": 0.0, "no_shows": 0.0,
+		"lapsed_holds": 0.0, "last_offered_at": nil, "last_booked_at": nil}, r.body["stats"], "a new customer's stats")
 	require.Nil(t, r.body["language"], "the shop's")
 	require.Nil(t, r.body["possibly_reassigned_at"], "no wrong number heard")
 	require.Equal(t, "+15555550123", r.body["phone"])
@@ -610,6 +612,16 @@ func TestCustomers(t *testing.T) {
 		})
 	}
 	require.Equal(t, 2, e.queryInt("SELECT count(*) FROM customers"))
+
+	// Every customer of a list page carries their stats too.
+	r = e.do(http.MethodGet, "/api/customers", key, nil)
+	require.Equal(t, http.StatusOK, r.status, r.raw)
+	list, _ := r.body["customers"].([]any)
+	require.Len(t, list, 2, r.raw)
+	for _, cu := range list {
+		st, _ := cu.(map[string]any)["stats"].(map[string]any)
+		require.Equal(t, 0.0, st["offers_90d"], "stats of %v", cu)
+	}
 }
 
 func TestOpenings(t *testing.T) {
