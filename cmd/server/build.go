@@ -288,6 +288,7 @@ func (a *app) wireSlots(ctx context.Context, v vendors, queue *riverRef, cool *c
 		Redis: a.redis, KeyPrefix: cfg.RedisKeyPrefix, Waves: offers.NewWaveSchedule(queue), AccountIssue: twilio.AccountIssueOf,
 		Hooks: a.hooks, PublicURL: cfg.PublicURL, Inbox: a.inbox, Senders: a.senders,
 		Customers: a.customers, Erasure: a.erasure, Book: a.book, JoinPages: true, Queue: queue, Join: a.join,
+		Offers: a.offers, Ledger: a.ledger,
 	}); err != nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}

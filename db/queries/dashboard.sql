@@ -4,7 +4,8 @@
 -- name: DashboardFilledPage :many
 -- Recovered openings (filled or completed), most recently filled first, with who holds
 -- each, its latest booking and what it booked (booked_service '' when the booking
--- took the opening as declared), and whose time it is (staff_name, '' for anyone's).
+-- took the opening as declared), whose time it is (staff_name, '' for anyone's), and the
+-- booking's attendance as the owner marked it.
 SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status, s.filled_at,
     COALESCE(c.name, '')::text AS customer_name, COALESCE(c.phone, '')::text AS customer_phone,
     (c.erased_at IS NOT NULL)::boolean AS customer_erased,
@@ -13,11 +14,14 @@ SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status
     COALESCE(b.application_fee_cents, 0)::bigint AS fee_cents,
     COALESCE(b.service, '')::text AS booked_service,
     COALESCE(b.duration_minutes, 0)::integer AS booked_minutes,
-    COALESCE((SELECT st.name FROM staff st WHERE st.id = s.staff_id), '')::text AS staff_name
+    COALESCE((SELECT st.name FROM staff st WHERE st.id = s.staff_id), '')::text AS staff_name,
+    COALESCE(b.id::text, '')::text AS booking_id,
+    b.attended_at AS attended_at, b.no_show_at AS no_show_at
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
 LEFT JOIN LATERAL (
-    SELECT bk.status, bk.amount_cents, bk.application_fee_cents, bk.service, bk.duration_minutes FROM bookings bk
+    SELECT bk.id, bk.status, bk.amount_cents, bk.application_fee_cents, bk.service, bk.duration_minutes,
+        bk.attended_at, bk.no_show_at FROM bookings bk
     WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
 ) b ON true
 WHERE s.shop_id = sqlc.arg(shop_id) AND s.status IN ('filled', 'completed')

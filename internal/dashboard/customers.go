@@ -157,6 +157,10 @@ type customerView struct {
 	// ShopLanguage is the shop's language, what "the shop's" means on the form.
 	ShopLanguage language.Code
 	Form         customerForm
+	// Record is their offers and figures (nil on a server without the offers' record);
+	// Notice what the last action did.
+	Record *customerRecordView
+	Notice string
 }
 
 func (d *Dashboard) customerPage(c echo.Context) error {
@@ -179,6 +183,12 @@ func (d *Dashboard) customerPage(c echo.Context) error {
 	v := newCustomerView(cu, s.Shop, staff)
 	v.Form = customerForm{Name: cu.Name, Priority: strconv.Itoa(cu.Priority), OptIn: cu.SMSOptIn, MoveUp: cu.MoveUp,
 		Preferences: customers.FormatPreferences(cu.Preferences, staff), Language: string(cu.Language)}
+	if v.Record, err = d.customerRecord(c, s.Shop.ID, cu.ID); err != nil {
+		return d.internalError(c, "customer record", err)
+	}
+	if c.QueryParam("notice") == "no_shows_cleared" {
+		v.Notice = "Their no-shows so far no longer keep them out of offers."
+	}
 	return d.render(c, http.StatusOK, cmpOr(cu.Name, "Customer")+" · "+s.Shop.Name, v)
 }
 

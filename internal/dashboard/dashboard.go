@@ -49,6 +49,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/join"
+	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
@@ -125,6 +126,12 @@ type Config struct {
 	// it") and the booking systems' connectors on the Integrations page; nil leaves both
 	// out.
 	Book *book.Service
+	// Offers is the offers' record: an opening's record page with "why not …?", and a
+	// customer's offers on their page; nil leaves them out.
+	Offers *offers.Service
+	// Ledger marks the filled slots' attendance (their Came / No-show buttons); nil
+	// leaves the buttons out.
+	Ledger *ledger.Service
 }
 
 // queries is this package's one way to its SQL: sqlc's Queries holds no state, and
@@ -271,6 +278,9 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	e.POST("/dashboard/customers/:id", d.page(d.signedIn(d.withCSRF(d.saveCustomer))))
 	e.POST("/dashboard/customers/:id/erase", d.page(d.signedIn(d.withCSRF(d.eraseCustomer))))
 	e.POST("/dashboard/customers/:id/reassigned_checked", d.page(d.signedIn(d.withCSRF(d.reassignedChecked))))
+	e.POST("/dashboard/customers/:id/clear_no_shows", d.page(d.signedIn(d.withCSRF(d.clearNoShows))))
+	e.GET(OpeningPath+"/:id", d.page(d.signedIn(d.openingRecord)))
+	e.POST("/dashboard/bookings/:id/attendance", d.page(d.signedIn(d.withCSRF(d.markAttendance))))
 	e.GET(StaffPath, d.page(d.signedIn(d.staffPage)))
 	e.POST(StaffPath, d.page(d.signedIn(d.withCSRF(d.addStaff))))
 	e.POST(StaffPath+"/:id", d.page(d.signedIn(d.withCSRF(d.saveStaff))))

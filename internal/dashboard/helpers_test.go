@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"fmt"
 	"html"
 	"net/http"
 	"net/http/httptest"
@@ -9,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -34,6 +36,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/sms"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
@@ -103,7 +106,23 @@ type env struct {
 	hooks      *hooks.Service // nil unless envOpts.hooks
 	inbox      *inbox.Service
 	book       *apptbook.Service
+	// offers sends waves through a texter that only counts (the record's page reads
+	// them); ledger marks attendance.
+	offers *offers.Service
+	ledger *ledger.Service
 }
+
+// countingTexter is the offers' texter of these tests: every text "sent", with a new SID.
+type countingTexter struct{ n atomic.Int64 }
+
+func (c *countingTexter) Text(context.Context, sms.Message) (string, error) {
+	return fmt.Sprintf("SM%032d", c.n.Add(1)), nil
+}
+
+// noCooldowns says no customer is cooling down.
+type noCooldowns struct{}
+
+func (noCooldowns) Cooling(context.Context, []string) (map[string]bool, error) { return map[string]bool{}, nil }
 
 type envOpts struct {
 	now          time.Time // zero: the real time
@@ -148,7 +167,10 @@ func newEnv(t *testing.T, o envOpts) *env {
 	bookSvc := apptbook.New(pool, shopsSvc, slotsSvc, apptbook.Config{Now: now})
 	joinSvc := join.New(pool, rc, custSvc, join.Config{Now: now, Limits: join.Limits{
 		Limiter: ratelimit.New(rdb, ratelimit.Config{Prefix: prefix})}})
+	offersSvc := offers.New(pool, rc, &countingTexter{}, noCooldowns{}, shopsSvc, custSvc, slotsSvc, offers.Config{Now: now})
+	ledgerSvc := ledger.New(pool, rc, nil, ledger.Config{Now: now})
 	d, err := dashboard.New(pool, shopsSvc, slotsSvc, dashboard.Config{
+		Offers: offersSvc, Ledger: ledgerSvc,
 		Hooks: hooksSvc, PublicURL: "https://slots.example", Inbox: inboxSvc,
 		SessionSecret: secret, Secure: !o.dev, Now: now, RefreshEvery: o.refreshEvery,
 		Redis: rdb, KeyPrefix: prefix, SignInsPerClient: o.perClient, SignInsPerShop: o.perShop, Waves: waves,
@@ -163,7 +185,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	require.NoError(t, err)
 	joinPage.Register(e)
 	en := &env{replyRules: rules, pool: pool, dbURL: dbURL, clock: ck, shops: shopsSvc, customers: custSvc, erasure: erasureSvc, slots: slotsSvc, river: rc, waves: waves, dash: d, e: e, secure: !o.dev,
-		redis: rdb, prefix: prefix, hooks: hooksSvc, inbox: inboxSvc, book: bookSvc}
+		redis: rdb, prefix: prefix, hooks: hooksSvc, inbox: inboxSvc, book: bookSvc, offers: offersSvc, ledger: ledgerSvc}
 	ctx := context.Background()
 	en.shopA, en.keyA, err = shopsSvc.Create(ctx, shops.NewShop{
 		Name: "Ada's Barbers", Timezone: "America/New_York", SMSNumber: "+15555550100", Currency: "usd",

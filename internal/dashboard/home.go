@@ -145,6 +145,8 @@ type openView struct {
 	No         int
 	Waves      []waveView
 	Next       string
+	// Record links the opening's record page.
+	Record bool
 }
 
 type waveView struct {
@@ -170,6 +172,15 @@ type filledView struct {
 	// the shop received. Empty otherwise.
 	Fee, Net string
 	Status   string
+	// BookingID is the booking's, for its attendance buttons (uuid.Nil: none to mark);
+	// Attendance its mark (attended, no_show or ""); CanMark says its time has come and
+	// it is live, CanChange that a mark may still be changed or taken back (24 hours).
+	BookingID  uuid.UUID
+	Attendance string
+	CanMark    bool
+	CanChange  bool
+	// Record links the opening's record page.
+	Record bool
 }
 
 type exportForm struct {
@@ -186,7 +197,7 @@ func (d *Dashboard) home(c echo.Context) error {
 	if err != nil {
 		return d.internalError(c, "load dashboard", err)
 	}
-	v.Notice = notices[c.QueryParam("notice")]
+	v.Notice = cmpOr(notices[c.QueryParam("notice")], attendanceNotices[c.QueryParam("notice")])
 	v.Form = declareForm{Duration: "30"}
 	return d.render(c, http.StatusOK, s.Shop.Name+" · Slot recovery", v)
 }
@@ -254,8 +265,19 @@ func (d *Dashboard) homeView(ctx context.Context, shop shops.Shop, page int) (ho
 			Phone: phone.Mask(r.CustomerPhone), Payment: label, PayClass: class,
 			Amount: money.Format(r.AmountCents, shop.Currency), Status: titleCase(r.Status),
 		})
+		f := &v.Filled[len(v.Filled)-1]
+		f.Record = d.cfg.Offers != nil
+		if bid, err := uuid.Parse(r.BookingID); err == nil && d.cfg.Ledger != nil &&
+			(r.BookingStatus == ledger.BookingConfirmed || r.BookingStatus == ledger.BookingPendingPayment) {
+			f.BookingID, f.CanMark = bid, !now.Before(r.StartsAt)
+			switch {
+			case r.AttendedAt != nil:
+				f.Attendance, f.CanChange = string(ledger.AttendanceAttended), now.Sub(*r.AttendedAt) <= ledger.UndoAttendanceWithin
+			case r.NoShowAt != nil:
+				f.Attendance, f.CanChange = string(ledger.AttendanceNoShow), now.Sub(*r.NoShowAt) <= ledger.UndoAttendanceWithin
+			}
+		}
 		if r.FeeCents > 0 {
-			f := &v.Filled[len(v.Filled)-1]
 			f.Fee, f.Net = money.Format(r.FeeCents, shop.Currency), money.Format(r.AmountCents-r.FeeCents, shop.Currency)
 		}
 	}
@@ -360,7 +382,7 @@ func (d *Dashboard) openList(ctx context.Context, shop shops.Shop, now time.Time
 			ID: r.ID, When: formatWhen(r.StartsAt, shop.Location), ISO: r.StartsAt.UTC().Format(time.RFC3339),
 			Duration: int(r.DurationMinutes), Service: r.Service, Price: money.Format(r.PriceCents, shop.Currency),
 			Staff: r.StaffName, Rest: r.IsRest,
-			OffersSent: int(r.OffersSent), Yes: int(r.RepliesYes), No: int(r.RepliesNo),
+			OffersSent: int(r.OffersSent), Yes: int(r.RepliesYes), No: int(r.RepliesNo), Record: d.cfg.Offers != nil,
 		}
 		for _, w := range byOpening[r.ID] {
 			label := fmt.Sprintf("Wave %d", w.Wave)

@@ -169,6 +169,7 @@ func (v customerView) content(csrf string) g.Node {
 		h.P(h.A(h.Href("/dashboard/customers"), g.Text("← Customers"))),
 		h.H1(g.Text(name+" "), h.Span(h.Class("muted phone"), g.Text(v.Phone))),
 		h.P(h.ID("customer-status"), g.Text("Texts: "), statusBadge(v.Status, v.StatusLabel)),
+		g.If(v.Notice != "", h.P(h.Class("notice"), h.Role("status"), g.Text(v.Notice))),
 		g.If(v.ReassignedAt != "", v.reassignedNotice(csrf)),
 		h.Div(h.Class("split"),
 			h.Section(h.Class("card"), h.Aria("labelledby", "edit-h"),
@@ -194,6 +195,7 @@ func (v customerView) content(csrf string) g.Node {
 				),
 			),
 		),
+		v.Record.node(v.ID.String(), csrf),
 	}
 }
 

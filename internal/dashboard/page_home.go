@@ -2,6 +2,8 @@ package dashboard
 
 import (
 	"strconv"
+
+	"github.com/google/uuid"
 	"strings"
 
 	g "maragu.dev/gomponents"
@@ -38,7 +40,7 @@ func (v homeView) content(csrf string) g.Node {
 		),
 		h.Section(h.Class("card"), h.Aria("labelledby", "filled-h"), h.ID("filled"),
 			h.H2(h.ID("filled-h"), g.Text("Filled slots")),
-			h.Div(h.ID("live-filled"), live(), v.filledList(), v.filledPager()),
+			h.Div(h.ID("live-filled"), live(), v.filledList(csrf), v.filledPager()),
 		),
 		v.Export.card(),
 	}
@@ -296,7 +298,9 @@ func (o openView) row(csrf string) g.Node {
 		h.Td(h.Data("label", "Offers"), h.Div(
 			g.Text(strconv.Itoa(o.OffersSent)+" sent"), h.Br(),
 			h.Span(h.Class("muted nowrap"), g.Textf("%d yes · %d no", o.Yes, o.No)))),
-		h.Td(h.Data("label", "Waves"), h.Div(o.waves())),
+		h.Td(h.Data("label", "Waves"), h.Div(o.waves(),
+			g.If(o.Record, h.A(h.Class("record-link"), h.Href(OpeningPath+"/"+o.ID.String()), g.Text("Who was texted, and why"),
+				h.Span(h.Class("vh"), g.Text(" for "+o.When)))))),
 		h.Td(h.Data("label", ""), h.Class("actions"), h.Div(
 			h.Form(h.Method("post"), h.Action("/dashboard/openings/"+o.ID.String()+"/cancel"),
 				csrfInput(csrf),
@@ -335,12 +339,12 @@ func (o openView) waves() g.Node {
 }
 
 // filledList is the page's table of filled slots, newest first.
-func (v homeView) filledList() g.Node {
+func (v homeView) filledList(csrf string) g.Node {
 	switch {
 	case len(v.Filled) > 0:
 		return h.Table(h.Class("list"),
-			h.THead(h.Tr(colHead("When"), colHead("Service"), colHead("Customer"), colHead("Payment"), numHead("Amount"))),
-			h.TBody(g.Map(v.Filled, filledView.row)),
+			h.THead(h.Tr(colHead("When"), colHead("Service"), colHead("Customer"), colHead("Payment"), numHead("Amount"), colHead("Came?"))),
+			h.TBody(g.Map(v.Filled, func(f filledView) g.Node { return f.row(csrf, v.Page) })),
 		)
 	case v.Page > 1:
 		return h.P(h.Class("empty"), g.Text("No more filled slots."))
@@ -348,7 +352,7 @@ func (v homeView) filledList() g.Node {
 	return h.P(h.Class("empty"), g.Text("No slots recovered yet. They appear here as soon as a customer says YES."))
 }
 
-func (f filledView) row() g.Node {
+func (f filledView) row(csrf string, page int) g.Node {
 	return h.Tr(h.Class("filled-row"), h.Data("opening", f.ID.String()),
 		h.Td(h.Data("label", "When"), h.Div(
 			h.Time(h.DateTime(f.ISO), g.Text(f.When)), g.Text(" "),
@@ -361,7 +365,35 @@ func (f filledView) row() g.Node {
 		h.Td(h.Data("label", "Payment"), h.Div(h.Span(h.Class("badge badge-"+f.PayClass), g.Text(f.Payment)))),
 		h.Td(h.Data("label", "Amount"), h.Class("num"), h.Div(g.Text(f.Amount),
 			g.If(f.Fee != "", g.Group{h.Br(), h.Span(h.Class("muted nowrap"), g.Text("fee "+f.Fee+" · you get "+f.Net))}))),
+		h.Td(h.Data("label", "Came?"), h.Class("actions"), h.Div(f.attendance(csrf, page),
+			g.If(f.Record, h.A(h.Class("record-link"), h.Href(OpeningPath+"/"+f.ID.String()), g.Text("Offers"),
+				h.Span(h.Class("vh"), g.Text(" for "+f.When)))))),
 	)
+}
+
+// attendance is the booking's mark and the buttons that set or take it back: Came and
+// No-show once its time has come, Undo for 24 hours after a mark.
+func (f filledView) attendance(csrf string, page int) g.Node {
+	if f.BookingID == uuid.Nil {
+		return nil
+	}
+	button := func(mark, label, class string) g.Node {
+		return h.Form(h.Method("post"), h.Action("/dashboard/bookings/"+f.BookingID.String()+"/attendance"), h.Class("inline"),
+			csrfInput(csrf),
+			h.Input(h.Type("hidden"), h.Name("mark"), h.Value(mark)),
+			h.Input(h.Type("hidden"), h.Name("page"), h.Value(strconv.Itoa(page))),
+			h.Button(h.Type("submit"), h.Class(class), g.Text(label), h.Span(h.Class("vh"), g.Text(" ("+f.Customer+", "+f.When+")"))),
+		)
+	}
+	switch {
+	case f.Attendance == "attended":
+		return h.Div(h.Span(h.Class("badge badge-ok"), g.Text("Came")), g.If(f.CanChange, button("none", "Undo", "btn btn-small")))
+	case f.Attendance == "no_show":
+		return h.Div(h.Span(h.Class("badge badge-bad"), g.Text("No-show")), g.If(f.CanChange, button("none", "Undo", "btn btn-small")))
+	case !f.CanMark:
+		return h.Span(h.Class("muted"), g.Text("after the visit"))
+	}
+	return h.Div(button("attended", "Came", "btn btn-small"), button("no_show", "No-show", "btn btn-small"))
 }
 
 // filledPager links the newer and older pages of filled slots; nothing when there is

@@ -8,10 +8,13 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/connectors"
+	"github.com/slotrecovery/slotrecovery/internal/dashboard"
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
@@ -29,12 +32,19 @@ func TestBrowserEveryPageFitsAPhone(t *testing.T) {
 	}
 	en := newEnv(t, envOpts{dev: true, hooks: true})
 	dana := en.addCustomer(t, en.shopA, "+15555550142", "Dana Whitfield-Montgomery")
-	// An opening still offered and one filled: the lists as an owner sees them.
+	// An opening still offered (its first wave sent: its record) and one filled: the
+	// lists as an owner sees them.
+	var offered uuid.UUID
 	for i, name := range []string{"Colour, cut and blow-dry", "Beard trim"} {
 		op, err := en.slots.Declare(context.Background(), en.shopA, slots.NewOpening{
 			StartsAt: time.Now().Add(time.Duration(30+i) * time.Hour).Truncate(time.Hour), DurationMinutes: 60, Service: name, PriceCents: 8000,
 		})
 		require.NoError(t, err)
+		if i == 0 {
+			offered = op.ID
+			_, err = en.offers.RunWave(context.Background(), jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
+			require.NoError(t, err)
+		}
 		if i == 1 {
 			simulateYes(t, en.pool, op.ID, dana.ID)
 		}
@@ -84,6 +94,7 @@ func TestBrowserEveryPageFitsAPhone(t *testing.T) {
 		{"inbox", "/dashboard/inbox"},
 		{"customers", "/dashboard/customers"},
 		{"customer", "/dashboard/customers/" + dana.ID.String()},
+		{"opening", dashboard.OpeningPath + "/" + offered.String() + "?q=Dana"},
 		{"staff", "/dashboard/staff"},
 		{"services", "/dashboard/services"},
 		{"integrations", "/dashboard/integrations"},

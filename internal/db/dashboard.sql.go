@@ -120,11 +120,14 @@ SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status
     COALESCE(b.application_fee_cents, 0)::bigint AS fee_cents,
     COALESCE(b.service, '')::text AS booked_service,
     COALESCE(b.duration_minutes, 0)::integer AS booked_minutes,
-    COALESCE((SELECT st.name FROM staff st WHERE st.id = s.staff_id), '')::text AS staff_name
+    COALESCE((SELECT st.name FROM staff st WHERE st.id = s.staff_id), '')::text AS staff_name,
+    COALESCE(b.id::text, '')::text AS booking_id,
+    b.attended_at AS attended_at, b.no_show_at AS no_show_at
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
 LEFT JOIN LATERAL (
-    SELECT bk.status, bk.amount_cents, bk.application_fee_cents, bk.service, bk.duration_minutes FROM bookings bk
+    SELECT bk.id, bk.status, bk.amount_cents, bk.application_fee_cents, bk.service, bk.duration_minutes,
+        bk.attended_at, bk.no_show_at FROM bookings bk
     WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
 ) b ON true
 WHERE s.shop_id = $1 AND s.status IN ('filled', 'completed')
@@ -155,13 +158,17 @@ type DashboardFilledPageRow struct {
 	BookedService   string
 	BookedMinutes   int32
 	StaffName       string
+	BookingID       string
+	AttendedAt      *time.Time
+	NoShowAt        *time.Time
 }
 
 // Read-only queries behind the shop owners' dashboard (internal/dashboard). Every query
 // is scoped by shop_id: a shop sees only its own rows.
 // Recovered openings (filled or completed), most recently filled first, with who holds
 // each, its latest booking and what it booked (booked_service ” when the booking
-// took the opening as declared), and whose time it is (staff_name, ” for anyone's).
+// took the opening as declared), whose time it is (staff_name, ” for anyone's), and the
+// booking's attendance as the owner marked it.
 func (q *Queries) DashboardFilledPage(ctx context.Context, db DBTX, arg DashboardFilledPageParams) ([]DashboardFilledPageRow, error) {
 	rows, err := db.Query(ctx, dashboardFilledPage, arg.ShopID, arg.SkipRows, arg.MaxRows)
 	if err != nil {
@@ -188,6 +195,9 @@ func (q *Queries) DashboardFilledPage(ctx context.Context, db DBTX, arg Dashboar
 			&i.BookedService,
 			&i.BookedMinutes,
 			&i.StaffName,
+			&i.BookingID,
+			&i.AttendedAt,
+			&i.NoShowAt,
 		); err != nil {
 			return nil, err
 		}
