@@ -122,7 +122,9 @@ func (c *countingTexter) Text(context.Context, sms.Message) (string, error) {
 // noCooldowns says no customer is cooling down.
 type noCooldowns struct{}
 
-func (noCooldowns) Cooling(context.Context, []string) (map[string]bool, error) { return map[string]bool{}, nil }
+func (noCooldowns) Cooling(context.Context, []string) (map[string]bool, error) {
+	return map[string]bool{}, nil
+}
 
 type envOpts struct {
 	now          time.Time // zero: the real time
