@@ -110,6 +110,7 @@ type env struct {
 	// them); ledger marks attendance.
 	offers *offers.Service
 	ledger *ledger.Service
+	join   *join.Service
 }
 
 // countingTexter is the offers' texter of these tests: every text "sent", with a new SID.
@@ -187,7 +188,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	require.NoError(t, err)
 	joinPage.Register(e)
 	en := &env{replyRules: rules, pool: pool, dbURL: dbURL, clock: ck, shops: shopsSvc, customers: custSvc, erasure: erasureSvc, slots: slotsSvc, river: rc, waves: waves, dash: d, e: e, secure: !o.dev,
-		redis: rdb, prefix: prefix, hooks: hooksSvc, inbox: inboxSvc, book: bookSvc, offers: offersSvc, ledger: ledgerSvc}
+		redis: rdb, prefix: prefix, hooks: hooksSvc, inbox: inboxSvc, book: bookSvc, offers: offersSvc, ledger: ledgerSvc, join: joinSvc}
 	ctx := context.Background()
 	en.shopA, en.keyA, err = shopsSvc.Create(ctx, shops.NewShop{
 		Name: "Ada's Barbers", Timezone: "America/New_York", SMSNumber: "+15555550100", Currency: "usd",

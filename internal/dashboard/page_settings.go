@@ -283,7 +283,26 @@ func (f settingsForm) joinFields() g.Node {
 				h.Aria("describedby", describedBy("set-privacy-url-hint", privErr, "set-privacy-url-error")),
 				g.If(privErr != "", h.Aria("invalid", "true"))),
 		),
+		f.joinCountriesField(),
 	}
+}
+
+// joinCountriesField is the calling codes besides the shop's own whose numbers may join.
+func (f settingsForm) joinCountriesField() g.Node {
+	if !f.Countries {
+		return nil
+	}
+	e := f.Errors["join_countries"]
+	return h.Div(fieldClass(e),
+		h.Label(h.For("set-join-countries"), g.Text("Other countries that may join (optional)")),
+		h.P(h.Class("hint"), h.ID("set-join-countries-hint"), g.Text("Numbers of your own country ("+f.OwnCountry+
+			") always may. Add others by their calling code, separated by commas, e.g. +44, +33 (at most 10): "+
+			"each confirmation text to them costs you more, and only countries you serve should be open.")),
+		fieldError("set-join-countries-error", e),
+		h.Input(h.ID("set-join-countries"), h.Name("join_countries"), h.Type("text"), h.MaxLength("80"), h.Value(f.JoinCountries),
+			h.AutoComplete("off"), h.Aria("describedby", describedBy("set-join-countries-hint", e, "set-join-countries-error")),
+			g.If(e != "", h.Aria("invalid", "true"))),
+	)
 }
 
 // autoDeclareField is whether a cancelled appointment of the book declares its opening

@@ -6,10 +6,12 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/labstack/echo/v4"
 
 	"github.com/slotrecovery/slotrecovery/internal/join"
+	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
@@ -42,6 +44,11 @@ type settingsForm struct {
 	// Ranking is the wave's order inside a priority tier; SkipAfterNoShows the no-shows
 	// that keep a customer out of offers, as typed ("" for never).
 	Ranking, SkipAfterNoShows string
+	// JoinCountries are the calling codes besides the shop's own (OwnCountry) whose
+	// numbers may join from the join page or by text, as typed ("+44, +33"); Countries
+	// says the form shows the field (a server with the join service).
+	JoinCountries, OwnCountry string
+	Countries                 bool
 }
 
 // notifyView is the alert number waiting for the code texted to it, and the form that
@@ -91,6 +98,24 @@ func (d *Dashboard) joinViewOf(s shops.Shop) *joinView {
 	}
 	path := "/join/" + s.Slug
 	return &joinView{URL: strings.TrimRight(d.cfg.PublicURL, "/") + path, QR: path + "/qr.svg"}
+}
+
+// joinCountriesOf fills the form's countries that may join besides the shop's own
+// (nothing without the join service).
+func (d *Dashboard) joinCountriesOf(c echo.Context, shop shops.Shop, f *settingsForm) error {
+	if d.cfg.Join == nil {
+		return nil
+	}
+	codes, err := d.cfg.Join.AllowedCountries(c.Request().Context(), shop)
+	if err != nil {
+		return err
+	}
+	// Written as the API writes them: "+44".
+	for i := range codes {
+		codes[i] = "+" + strings.TrimPrefix(codes[i], "+")
+	}
+	f.Countries, f.OwnCountry, f.JoinCountries = true, codes[0], strings.Join(codes[1:], ", ")
+	return nil
 }
 
 // joinRefusals adds what the join page refused in the last week to v (nothing without
@@ -148,6 +173,9 @@ func (d *Dashboard) settings(c echo.Context) error {
 		Sender: d.senderViewOf(c.Request().Context(), s.Shop), Join: d.joinViewOf(s.Shop)}
 	d.joinRefusals(c, s.Shop, v.Join)
 	var err error
+	if err = d.joinCountriesOf(c, s.Shop, &v.Form); err != nil {
+		return d.internalError(c, "read join countries", err)
+	}
 	if v.Notify, err = d.notifyViewOf(c, s.Shop); err != nil {
 		return d.internalError(c, "read pending alert number", err)
 	}
@@ -237,6 +265,10 @@ func (d *Dashboard) saveSettings(c echo.Context) error {
 			f.PrivacyURL = val("privacy_url")
 			ch.PrivacyURL = &f.PrivacyURL
 		}
+		if form.Has("join_countries") && d.cfg.Join != nil {
+			f.Countries, f.JoinCountries = true, val("join_countries")
+			f.OwnCountry = "+" + strings.TrimPrefix(phone.CallingCode(s.Shop.SMSNumber), "+")
+		}
 		// The checkbox is sent only when ticked: its hidden companion says the form has it.
 		if form.Has("auto_declare_shown") {
 			f.AutoDeclare = form.Get("auto_declare") == "on"
@@ -301,6 +333,16 @@ func (d *Dashboard) saveSettings(c echo.Context) error {
 			f.Errors["offer_policy.quiet_hours"] = "Enter both times as HH:MM, or leave both empty for no quiet hours."
 		} else {
 			ch.Policy.Quiet = &shops.QuietHours{Start: start, End: end}
+		}
+	}
+	if len(f.Errors) == 0 && f.Countries {
+		// The countries first, as the API does: a bad list is refused with nothing changed.
+		codes := strings.FieldsFunc(f.JoinCountries, func(r rune) bool { return r == ',' || r == ';' || unicode.IsSpace(r) })
+		if _, err := d.cfg.Join.SetAllowedCountries(c.Request().Context(), s.Shop, codes); err != nil {
+			if p, ok := problem.As(err); !ok || p.Kind != problem.Invalid {
+				return d.internalError(c, "save join countries", err)
+			}
+			f.Errors[join.AllowedCountriesField] = friendlySetting(err)
 		}
 	}
 	if len(f.Errors) == 0 {

@@ -67,3 +67,49 @@ func TestSettingsJoinPage(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "adas-cuts", kept.Slug)
 }
+
+// TestSettingsJoinCountries: the join card's countries besides the shop's own are shown
+// and set as the API sets join_countries; a code that is no calling code, or too many,
+// is shown next to the field and changes nothing (the rest of the form neither).
+func TestSettingsJoinCountries(t *testing.T) {
+	t.Parallel()
+	en := newEnv(t, envOpts{})
+	ctx := context.Background()
+	ck := en.login(t, en.keyA)
+	body, csrf := en.page(t, ck, "/dashboard/settings")
+	require.Contains(t, body, `id="set-join-countries"`)
+	require.Contains(t, body, "Numbers of your own country (+1) always may.")
+
+	form := func(countries, name string) url.Values {
+		return url.Values{"csrf": {csrf}, "name": {name}, "timezone": {"America/New_York"}, "currency": {"USD"},
+			"payment_mode": {"checkout"}, "wave_size": {"10"}, "wave_interval_seconds": {"600"}, "min_lead_minutes": {"60"},
+			"cooldown_seconds": {"86400"}, "join_countries": {countries}}
+	}
+	rec := en.post("/dashboard/settings", form(" +44; 33 +1 ", "Ada's Barbers"), ck)
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	joinSvc := en.join
+	got, err := joinSvc.AllowedCountries(ctx, en.shopA)
+	require.NoError(t, err)
+	require.Equal(t, []string{"1", "33", "44"}, got, "the own code first, the others sorted, +1 not twice")
+	body, _ = en.page(t, ck, "/dashboard/settings")
+	require.Contains(t, body, `value="+33, +44"`)
+
+	for name, bad := range map[string]string{"no calling code": "+44, +0", "words": "France", "too long": "+4412",
+		"too many": "+30, +31, +32, +33, +34, +36, +39, +40, +41, +43, +44"} {
+		rec = en.post("/dashboard/settings", form(bad, "Renamed"), ck)
+		require.Equal(t, http.StatusUnprocessableEntity, rec.Code, name)
+		require.NotEmpty(t, fieldError(rec.Body.String(), "set-join-countries-error"), name)
+	}
+	got, err = joinSvc.AllowedCountries(ctx, en.shopA)
+	require.NoError(t, err)
+	require.Equal(t, []string{"1", "33", "44"}, got, "refused lists change nothing")
+	shop, err := en.shops.Get(ctx, en.shopA.ID)
+	require.NoError(t, err)
+	require.Equal(t, "Ada's Barbers", shop.Name, "nor the rest of the form")
+
+	rec = en.post("/dashboard/settings", form("", "Ada's Barbers"), ck)
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	got, err = joinSvc.AllowedCountries(ctx, en.shopA)
+	require.NoError(t, err)
+	require.Equal(t, []string{"1"}, got, "emptied: the shop's own only")
+}
