@@ -33,7 +33,7 @@ type Stats struct {
 
 // StatGroup is one group's figures. Keys: week, the ISO week of the appointment in the
 // shop's time zone ("2026-W47", weeks start on Monday; every week of the period is
-// listed, empty ones too); service, the service booked (the opening's own if not
+// listed, empty ones too, the first and last maybe partly in the period); service, the service booked (the opening's own if not
 // booked; "" for an opening that names none); staff, the person's id ("" for anyone's
 // time); wave, the wave number ("1", "2", …). Label is the key as an owner reads it.
 // Groups by week, service and staff partition the totals; by wave they need not: an

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/slotrecovery/slotrecovery/api"
@@ -151,17 +152,24 @@ func (s *Service) Report(ctx context.Context, shop shops.Shop, q Query) (api.Sta
 	if err != nil {
 		return api.Stats{}, err
 	}
-	openings, err := queries.StatsOpenings(ctx, s.pool, db.StatsOpeningsParams{
+	// The three reads see one snapshot, so that a YES between them cannot count a
+	// booking whose opening is not yet filled; read-only, as the package writes nothing.
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return api.Stats{}, fmt.Errorf("begin stats read: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	openings, err := queries.StatsOpenings(ctx, tx, db.StatsOpeningsParams{
 		ShopID: shop.ID, StartsFrom: p.since, StartsUntil: p.until})
 	if err != nil {
 		return api.Stats{}, fmt.Errorf("read openings of shop %s: %w", shop.ID, err)
 	}
-	offers, err := queries.StatsOffers(ctx, s.pool, db.StatsOffersParams{
+	offers, err := queries.StatsOffers(ctx, tx, db.StatsOffersParams{
 		ShopID: shop.ID, StartsFrom: p.since, StartsUntil: p.until})
 	if err != nil {
 		return api.Stats{}, fmt.Errorf("read offers of shop %s: %w", shop.ID, err)
 	}
-	bookings, err := queries.StatsBookings(ctx, s.pool, db.StatsBookingsParams{
+	bookings, err := queries.StatsBookings(ctx, tx, db.StatsBookingsParams{
 		ShopID: shop.ID, StartsFrom: p.since, StartsUntil: p.until})
 	if err != nil {
 		return api.Stats{}, fmt.Errorf("read bookings of shop %s: %w", shop.ID, err)
