@@ -213,7 +213,8 @@ func (t *tally) fill(o db.StatsOpeningsRow) {
 	t.fills = append(t.fills, o.FillSeconds)
 }
 
-// offers counts n texted offers of opening id with an offer's status.
+// offers counts n texted offers of opening id with an offer's status. The outcomes are
+// offers' (record.go's outcomeOf) for an offer that was texted.
 func (t *tally) offers(id uuid.UUID, status string, n int) {
 	t.f.OffersSent += n
 	t.offered[id] = true

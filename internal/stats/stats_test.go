@@ -372,3 +372,32 @@ func TestQueryValidation(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "2026-11-01", got.From)
 }
+
+// TestWeeksAcrossDST: the week of the change back from summer time (Sunday 1 November
+// 2026 in New York) is one week from its Monday to its Sunday night: an appointment at
+// 23:30 on that Sunday (04:30 UTC on Monday) counts in it, one at 00:30 on the next
+// Monday in the next.
+func TestWeeksAcrossDST(t *testing.T) {
+	t.Parallel()
+	h := newHistory(t)
+	for _, o := range []openingSpec{
+		{name: "d1", local: "2026-10-26 00:30", service: "Cut", status: "open", price: 1000},
+		{name: "d2", local: "2026-11-01 23:30", service: "Cut", staff: h.ana, status: "filled", price: 2000, fillSecs: 90,
+			offers:  []offerSpec{{1, "accepted", 1, true}},
+			booking: &bookingSpec{wave: 1, status: "confirmed", amount: 2000, service: "Cut"}},
+		{name: "d3", local: "2026-11-02 00:30", service: "Cut", status: "open", price: 4000},
+	} {
+		h.add(t, h.shop, o)
+	}
+	got, err := h.svc.Report(context.Background(), h.shop, stats.Query{From: "2026-10-26", To: "2026-11-08"})
+	require.NoError(t, err)
+	require.Len(t, got.Groups, 2)
+	require.Equal(t, "2026-W44", got.Groups[0].Key)
+	require.Equal(t, "Oct 26", got.Groups[0].Label)
+	require.Equal(t, 2, got.Groups[0].Figures.Openings)
+	require.Equal(t, int64(2000), got.Groups[0].Figures.RevenueCents)
+	require.Equal(t, ptr(90), got.Groups[0].Figures.TimeToFillMedianS)
+	require.Equal(t, "2026-W45", got.Groups[1].Key)
+	require.Equal(t, 1, got.Groups[1].Figures.Openings)
+	require.Equal(t, 3, got.Totals.Openings)
+}
