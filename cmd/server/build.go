@@ -50,6 +50,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
+	"github.com/slotrecovery/slotrecovery/internal/stats"
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
 
@@ -282,13 +283,14 @@ func (a *app) wireSlots(ctx context.Context, v vendors, queue *riverRef, cool *c
 	a.inbox = inbox.New(a.pool, queue, a.customers, inbox.Config{Logger: log, Rules: senders.OwnerReplies{
 		Senders: a.senders, Shops: a.shops, Limits: ratelimit.New(a.redis, ratelimit.Config{Prefix: cfg.RedisKeyPrefix}),
 	}})
+	a.stats = stats.New(a.pool, stats.Config{})
 	// The dashboard asks the instance's one River client when the next waves are due.
 	if a.dashboard, err = dashboard.New(a.pool, a.shops, a.slots, dashboard.Config{
 		SessionSecret: a.sessionSecret, Secure: !cfg.DevMode, Logger: log,
 		Redis: a.redis, KeyPrefix: cfg.RedisKeyPrefix, Waves: offers.NewWaveSchedule(queue), AccountIssue: twilio.AccountIssueOf,
 		Hooks: a.hooks, PublicURL: cfg.PublicURL, Inbox: a.inbox, Senders: a.senders,
 		Customers: a.customers, Erasure: a.erasure, Book: a.book, JoinPages: true, Queue: queue, Join: a.join,
-		Offers: a.offers, Ledger: a.ledger,
+		Offers: a.offers, Ledger: a.ledger, Stats: a.stats,
 	}); err != nil {
 		return fmt.Errorf("dashboard: %w", err)
 	}

@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"encoding/csv"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -158,4 +160,66 @@ func TestOffersOnTheRecordOverHTTP(t *testing.T) {
 	require.Equal(t, http.StatusOK, e.api(base, http.MethodPost, "/api/customers/"+ben.ID+"/clear_no_shows", shop.APIKey, nil, &stats))
 	require.Equal(t, http.StatusOK, e.api(base, http.MethodGet, "/api/openings/"+next.ID+"/explain?customer_id="+ben.ID, shop.APIKey, nil, &ex))
 	require.False(t, ex.StillHolds, "cleared: the reason no longer holds: %s", ex.Words)
+
+	// The customer's own answer carries the same stats.
+	var withStats struct {
+		Stats struct {
+			NoShows int `json:"no_shows"`
+		} `json:"stats"`
+	}
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodGet, "/api/customers/"+ben.ID, shop.APIKey, nil, &withStats))
+	require.Equal(t, 1, withStats.Stats.NoShows, "a clear keeps the no-show in the figures")
+
+	// What the waitlist earned, from the same records: two openings, one filled at its
+	// price, its booking a no-show; every offer sent counted once, by its outcome.
+	from, to := time.Now().AddDate(0, 0, -3).Format(time.DateOnly), time.Now().AddDate(0, 0, 3).Format(time.DateOnly)
+	var figures struct {
+		From    string `json:"from"`
+		GroupBy string `json:"group_by"`
+		Totals  struct {
+			Openings     int   `json:"openings"`
+			Filled       int   `json:"filled"`
+			OffersSent   int   `json:"offers_sent"`
+			Bookings     int   `json:"bookings"`
+			RevenueCents int64 `json:"revenue_cents"`
+			NoShows      int   `json:"no_shows"`
+			Replies      struct {
+				Booked   int `json:"booked"`
+				Declined int `json:"declined"`
+				Missed   int `json:"missed"`
+			} `json:"replies"`
+		} `json:"totals"`
+		Groups []struct {
+			Key string `json:"key"`
+		} `json:"groups"`
+	}
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodGet, "/api/stats?from="+from+"&to="+to+"&group_by=service", shop.APIKey, nil, &figures))
+	require.Equal(t, from, figures.From)
+	require.Equal(t, "service", figures.GroupBy)
+	tot := figures.Totals
+	require.Equal(t, []int{2, 1, 1, 1}, []int{tot.Openings, tot.Filled, tot.Bookings, tot.NoShows}, "%+v", tot)
+	require.Equal(t, int64(4500), tot.RevenueCents)
+	// Ana's NO came after Ben's YES: her offer had already lost the race (missed).
+	require.Equal(t, []int{1, 0, 1}, []int{tot.Replies.Booked, tot.Replies.Declined, tot.Replies.Missed})
+	require.GreaterOrEqual(t, tot.OffersSent, 3, "two in the first opening's wave, the next one's first")
+	require.Len(t, figures.Groups, 1)
+	require.Equal(t, "Haircut", figures.Groups[0].Key)
+	require.Equal(t, http.StatusUnprocessableEntity, e.api(base, http.MethodGet, "/api/stats?group_by=month", shop.APIKey, nil, &errBody))
+	require.Equal(t, http.StatusUnprocessableEntity, e.api(base, http.MethodGet, "/api/stats?from="+to+"&to="+from, shop.APIKey, nil, nil))
+	require.Equal(t, http.StatusUnauthorized, e.api(base, http.MethodGet, "/api/stats", "", nil, nil))
+
+	// The same as a CSV file.
+	req, err := http.NewRequest(http.MethodGet, base+"/api/stats?format=csv&group_by=service&from="+from+"&to="+to, nil)
+	require.NoError(t, err)
+	req.Header.Set("Authorization", "Bearer "+shop.APIKey)
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	defer res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Equal(t, "text/csv; charset=utf-8", res.Header.Get("Content-Type"))
+	rows, err := csv.NewReader(res.Body).ReadAll()
+	require.NoError(t, err)
+	require.Len(t, rows, 3, "header, Haircut, totals: %v", rows)
+	require.Equal(t, "Haircut", rows[1][slices.Index(rows[0], "key")], "%v", rows)
+	require.Equal(t, "45.00", rows[2][slices.Index(rows[0], "revenue")], "%v", rows)
 }

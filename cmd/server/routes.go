@@ -54,7 +54,7 @@ func (a *app) routes() http.Handler {
 	(&shopapi.Handlers{Shops: a.shops, Customers: a.customers, Erasure: a.erasure, Openings: a.slots, AdminToken: a.cfg.AdminToken,
 		Ledger: a.ledger, StripeCalls: stripeCalls(limits), Hooks: a.hooks, Idempotency: a.idempotency, Calendar: a.calendar,
 		PublicURL: a.cfg.PublicURL, Inbox: a.inbox, Senders: a.senders, Catalog: a.catalog,
-		Book: a.book, Join: a.join, Queue: a.queue, Offers: a.offers}).Register(e)
+		Book: a.book, Join: a.join, Queue: a.queue, Offers: a.offers, Stats: a.stats}).Register(e)
 	a.dashboard.Register(e)
 	if a.cfg.StripeConnect {
 		a.dashboard.RegisterStripe(e, a.ledger, stripeCalls(limits)) // Stripe's onboarding, from the settings page

@@ -45,6 +45,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
+	"github.com/slotrecovery/slotrecovery/internal/stats"
 	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
 
@@ -153,6 +154,7 @@ type app struct {
 	catalog       *catalog.Catalog
 	ledger        *ledger.Service
 	offers        *offers.Service
+	stats         *stats.Service
 	delivery      *delivery.Service
 	inbound       *inbound.Service
 	inbox         *inbox.Service

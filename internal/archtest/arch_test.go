@@ -126,7 +126,7 @@ var classes = map[string]class{
 	"internal/outbox": domain, "internal/slots": domain, "internal/offers": domain,
 	"internal/texts": domain, "internal/shops": domain, "internal/inbox": domain,
 	"internal/senders": domain, "internal/customers": domain, "internal/erasure": domain,
-	"internal/catalog": domain, "internal/book": domain, "internal/join": domain,
+	"internal/catalog": domain, "internal/book": domain, "internal/join": domain, "internal/stats": domain,
 
 	"internal/hooks": domainLib, "internal/idempotency": domainLib, "internal/calendar": domainLib,
 	"internal/paylink": domainLib,
@@ -159,7 +159,7 @@ var classes = map[string]class{
 // packages of the layers below its own, never one beside it or above. This is the one
 // place the order is written; docs/architecture.md draws it.
 var domainLayers = [][]string{
-	{"internal/inbound", "internal/erasure"},                                                      // a reply acts through the owners below; an erasure reaches every copy
+	{"internal/inbound", "internal/erasure", "internal/stats"},                                    // a reply acts through the owners below; an erasure reaches every copy; the figures read every record
 	{"internal/ledger", "internal/outbox", "internal/delivery", "internal/book", "internal/join"}, // payments of bookings; transactional texts; delivery reports; the appointment book; joining and the consent record
 	{"internal/slots"},                       // openings and the claim
 	{"internal/offers", "internal/calendar"}, // the waves of offers; the shops' feed

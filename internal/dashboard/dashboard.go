@@ -57,6 +57,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/stats"
 )
 
 //go:embed static/*
@@ -132,6 +133,9 @@ type Config struct {
 	// Ledger marks the filled slots' attendance (their Came / No-show buttons); nil
 	// leaves the buttons out.
 	Ledger *ledger.Service
+	// Stats are the shop's recovery figures: the Figures page (funnel, charts, table and
+	// CSV); nil leaves it out.
+	Stats *stats.Service
 }
 
 // queries is this package's one way to its SQL: sqlc's Queries holds no state, and
@@ -281,6 +285,10 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	e.POST("/dashboard/customers/:id/clear_no_shows", d.page(d.signedIn(d.withCSRF(d.clearNoShows))))
 	e.GET(OpeningPath+"/:id", d.page(d.signedIn(d.openingRecord)))
 	e.POST("/dashboard/bookings/:id/attendance", d.page(d.signedIn(d.withCSRF(d.markAttendance))))
+	if d.cfg.Stats != nil {
+		e.GET(StatsPath, d.page(d.signedIn(d.statsPage)))
+		e.GET(StatsPath+".csv", d.page(d.signedIn(d.statsCSV)))
+	}
 	e.GET(StaffPath, d.page(d.signedIn(d.staffPage)))
 	e.POST(StaffPath, d.page(d.signedIn(d.withCSRF(d.addStaff))))
 	e.POST(StaffPath+"/:id", d.page(d.signedIn(d.withCSRF(d.saveStaff))))

@@ -37,6 +37,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
+	"github.com/slotrecovery/slotrecovery/internal/stats"
 	"github.com/slotrecovery/slotrecovery/internal/sms/twilio"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
@@ -173,7 +174,7 @@ func newEnv(t *testing.T, o envOpts) *env {
 	offersSvc := offers.New(pool, rc, &countingTexter{}, noCooldowns{}, shopsSvc, custSvc, slotsSvc, offers.Config{Now: now})
 	ledgerSvc := ledger.New(pool, rc, nil, ledger.Config{Now: now})
 	d, err := dashboard.New(pool, shopsSvc, slotsSvc, dashboard.Config{
-		Offers: offersSvc, Ledger: ledgerSvc,
+		Offers: offersSvc, Ledger: ledgerSvc, Stats: stats.New(pool, stats.Config{Now: now}),
 		Hooks: hooksSvc, PublicURL: "https://slots.example", Inbox: inboxSvc,
 		SessionSecret: secret, Secure: !o.dev, Now: now, RefreshEvery: o.refreshEvery,
 		Redis: rdb, KeyPrefix: prefix, SignInsPerClient: o.perClient, SignInsPerShop: o.perShop, Waves: waves,

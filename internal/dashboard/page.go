@@ -40,8 +40,9 @@ type layout struct {
 	// pages without live parts.
 	RefreshURL string
 	Nav        string // which top link is current
-	// Book shows the Book page's link.
-	Book bool
+	// Book shows the Book page's link; Stats the figures' page's.
+	Book  bool
+	Stats bool
 	// Inbox shows the inbox's link, Unread its badge (open conversations unread).
 	Inbox  bool
 	Unread int
@@ -71,8 +72,13 @@ func (d *Dashboard) layoutOf(c echo.Context, title string, v view) layout {
 		l.Shop, l.CSRF = &s.Shop, s.CSRF
 		l.Inbox, l.Unread = d.cfg.Inbox != nil, d.unread(c, s)
 		l.Book = d.cfg.Book != nil
+		l.Stats = d.cfg.Stats != nil
 	}
 	switch v := v.(type) {
+	case recordView:
+		l.Nav = "home"
+	case statsView:
+		l.Nav = "stats"
 	case homeView:
 		l.Nav, l.RefreshURL = "home", "/dashboard"
 		if v.Page > 1 {
@@ -137,6 +143,7 @@ func (l layout) header() g.Node {
 						g.If(l.Book, l.navLink("book", BookPath, "Book")),
 						g.If(l.Inbox, l.inboxLink()),
 						l.navLink("customers", "/dashboard/customers", "Customers"),
+						g.If(l.Stats, l.navLink("stats", StatsPath, "Figures")),
 						l.navLink("staff", StaffPath, "Staff"),
 						l.navLink("services", ServicesPath, "Services"),
 						l.navLink("integrations", IntegrationsPath, "Integrations"),

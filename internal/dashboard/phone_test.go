@@ -95,6 +95,7 @@ func TestBrowserEveryPageFitsAPhone(t *testing.T) {
 		{"customers", "/dashboard/customers"},
 		{"customer", "/dashboard/customers/" + dana.ID.String()},
 		{"opening", dashboard.OpeningPath + "/" + offered.String() + "?q=Dana"},
+		{"figures", dashboard.StatsPath + "?group_by=service"},
 		{"staff", "/dashboard/staff"},
 		{"services", "/dashboard/services"},
 		{"integrations", "/dashboard/integrations"},

@@ -48,6 +48,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/senders"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/stats"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 )
 
@@ -91,6 +92,8 @@ type Handlers struct {
 	// Offers keeps the record of who was offered what, and why; nil answers those
 	// routes 503.
 	Offers *offers.Service
+	// Stats are the shop's recovery figures (GET /api/stats); nil answers 503.
+	Stats *stats.Service
 	// Queue queues the texts the API sends itself (the alert number's code); nil
 	// answers a change of notify_phone 503.
 	Queue jobs.Inserter
@@ -113,6 +116,7 @@ func (h *Handlers) Register(e *echo.Echo) {
 	e.GET("/api/customers/:id/consent", h.customerConsent, h.requireShop)
 	e.GET("/api/customers/:id/offers", h.customerOffers, h.requireShop)
 	e.GET("/api/customers/:id/stats", h.customerStats, h.requireShop)
+	e.GET(StatsPath, h.getStats, h.requireShop)
 	e.POST("/api/customers/:id/clear_no_shows", h.clearNoShows, h.requireShop)
 	e.GET("/api/openings/:id/offers", h.openingOffers, h.requireShop)
 	e.GET("/api/openings/:id/explain", h.explainOpening, h.requireShop)
