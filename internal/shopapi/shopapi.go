@@ -48,8 +48,8 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/senders"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
-	"github.com/slotrecovery/slotrecovery/internal/stats"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/stats"
 )
 
 // Handlers serves the shop API.
