@@ -82,6 +82,9 @@ type Customer struct {
 	// MoveUp says the customer wants to be offered an earlier time for an appointment
 	// they hold (a move-up offer); false by default.
 	MoveUp bool
+	// PausedUntil is set when the customer texted PAUSE: no offers before it. A time
+	// past, or nil, means not paused; RESUME clears it.
+	PausedUntil *time.Time
 }
 
 // NewCustomer is what a customer is created from.
@@ -160,7 +163,7 @@ func FromRow(r db.Customer) Customer {
 		ID: r.ID, ShopID: r.ShopID, Phone: r.Phone, Name: r.Name, SMSOptIn: r.SmsOptIn,
 		OptedOutAt: r.OptedOutAt, UnreachableAt: r.UnreachableAt, Priority: int(r.Priority), CreatedAt: r.CreatedAt,
 		ErasedAt: r.ErasedAt, Language: language.Code(r.Language.String), PossiblyReassignedAt: r.PossiblyReassignedAt,
-		MoveUp: r.MoveUp,
+		MoveUp: r.MoveUp, PausedUntil: r.PausedUntil,
 	}
 	for _, d := range r.PrefDays {
 		c.Preferences.Days = append(c.Preferences.Days, int(d))

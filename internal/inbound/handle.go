@@ -87,6 +87,8 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd re
 			return retryLaterAt(w, shop), fmt.Errorf("opt in: %w", err)
 		}
 		return said(w, shop, OutcomeOptedIn), nil
+	case KeywordPause, KeywordResume:
+		return s.pause(ctx, w, shop, rd.kw, snd)
 	case KeywordHelp:
 		return said(w, shop, OutcomeHelp), nil
 	case KeywordClarify:
@@ -133,4 +135,29 @@ func (s *Service) joining(ctx context.Context, w texts.Words, shop shops.Shop, i
 		return Answer{}, false, nil
 	}
 	return Answer{Outcome: OutcomeOptedIn}, true, nil
+}
+
+// pause answers a customer's PAUSE (no offers for customers.PauseFor; they are told
+// until which day, in the shop's time zone) or RESUME (offers again). A number that is
+// no customer has nothing to pause: a person reads it. A customer who said STOP is
+// paused or resumed all the same, and a RESUME tells them that only START brings the
+// offers back.
+func (s *Service) pause(ctx context.Context, w texts.Words, shop shops.Shop, kw Keyword, snd *sender) (Answer, error) {
+	if !snd.known {
+		return said(w, shop, OutcomeUnrecognized), nil
+	}
+	if kw == KeywordPause {
+		until, err := s.customers.Pause(ctx, snd.id)
+		if err != nil {
+			return retryLaterAt(w, shop), fmt.Errorf("pause: %w", err)
+		}
+		return Answer{Outcome: OutcomePaused, Message: w.Paused(shop, until)}, nil
+	}
+	if _, err := s.customers.Resume(ctx, snd.id); err != nil {
+		return retryLaterAt(w, shop), fmt.Errorf("resume: %w", err)
+	}
+	if snd.optedOut {
+		return Answer{Outcome: OutcomeResumed, Message: w.OptedOutYes(shop)}, nil
+	}
+	return Answer{Outcome: OutcomeResumed, Message: w.Resumed(shop)}, nil
 }

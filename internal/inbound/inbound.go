@@ -137,8 +137,12 @@ const (
 	// OutcomeJoinRequested: the join keyword; the confirmation (or "you are in
 	// already") is texted, and the HTTP answer says nothing more.
 	OutcomeJoinRequested Outcome = "join_requested"
-	OutcomeHelp          Outcome = "help"
-	OutcomeUnrecognized  Outcome = "unrecognized"
+	// OutcomePaused: PAUSE from a customer; no offers for 14 days, and they are told
+	// until when. OutcomeResumed: RESUME; offers again.
+	OutcomePaused       Outcome = "paused"
+	OutcomeResumed      Outcome = "resumed"
+	OutcomeHelp         Outcome = "help"
+	OutcomeUnrecognized Outcome = "unrecognized"
 	// OutcomeClarify: a reply that leaned towards the offer without plainly taking it is
 	// asked again, naming the slot; nothing is booked.
 	OutcomeClarify    Outcome = "clarify"
