@@ -106,8 +106,11 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd re
 
 // joining answers the texts of someone joining the shop's list: the join keyword asks
 // for the confirmation text; a YES or START from a number with a live join request (and
-// no offer to answer) confirms it, and the welcome text is the answer. ok is false for
-// every other text. The answers over HTTP say nothing: the texts queued say it all.
+// no offer to answer) confirms it, and the welcome text is the answer; a START from a
+// number the shop has never had (no customer, no STOP on record, no live request) asks
+// for the confirmation as the join keyword does, in the shop's language. ok is false for
+// every other text (a START from a number with a STOP clears it, as before: handle).
+// The answers over HTTP say nothing: the texts queued say it all.
 func (s *Service) joining(ctx context.Context, w texts.Words, shop shops.Shop, in Message, rd reading, snd *sender) (Answer, bool, error) {
 	if lang, ok := join.Keyword(in.Body); ok {
 		if _, err := s.cfg.Joins.RequestByText(ctx, shop, in.From, in.MessageSID, lang); err != nil {
@@ -121,7 +124,17 @@ func (s *Service) joining(ctx context.Context, w texts.Words, shop shops.Shop, i
 	if snd.known && snd.claims != nil && len(snd.claims.Live) > 0 {
 		return Answer{}, false, nil // a YES to an offer
 	}
-	if rd.kw == KeywordStart {
+	// A START from a number the shop has never had (no customer, no STOP on record)
+	// asks to join, unless it confirms a live request.
+	stranger := false
+	if rd.kw == KeywordStart && !snd.known {
+		stopped, err := s.customers.OptedOut(ctx, shop.ID, in.From)
+		if err != nil {
+			return retryLaterAt(w, shop), true, fmt.Errorf("look up a stranger's stop: %w", err)
+		}
+		stranger = !stopped
+	}
+	if rd.kw == KeywordStart && !stranger {
 		// START clears the number's STOP first: the welcome must be allowed to reach it.
 		if err := s.customers.OptInNumber(ctx, shop.ID, in.From); err != nil {
 			return retryLaterAt(w, shop), true, fmt.Errorf("opt in: %w", err)
@@ -131,10 +144,17 @@ func (s *Service) joining(ctx context.Context, w texts.Words, shop shops.Shop, i
 	if err != nil {
 		return retryLaterAt(w, shop), true, fmt.Errorf("confirm join: %w", err)
 	}
-	if !handled {
-		return Answer{}, false, nil
+	if handled {
+		return Answer{Outcome: OutcomeOptedIn}, true, nil
 	}
-	return Answer{Outcome: OutcomeOptedIn}, true, nil
+	if stranger {
+		// As the join keyword, in the shop's language: the confirmation is the answer.
+		if _, err := s.cfg.Joins.RequestByText(ctx, shop, in.From, in.MessageSID, ""); err != nil {
+			return retryLaterAt(w, shop), true, fmt.Errorf("join by START: %w", err)
+		}
+		return Answer{Outcome: OutcomeJoinRequested}, true, nil
+	}
+	return Answer{}, false, nil
 }
 
 // pause answers a customer's PAUSE (no offers for customers.PauseFor; they are told
