@@ -270,6 +270,7 @@ WITH input AS (
         COALESCE(i.move_up, e.move_up, false) AS move_up,
         CASE WHEN e.opted_out_at IS NOT NULL THEN e.sms_opt_in
              ELSE COALESCE(i.sms_opt_in, e.sms_opt_in, false) END AS sms_opt_in,
+        COALESCE(e.sms_opt_in, false) AS was_opted_in,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.days ELSE e.pref_days END AS days,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.starts ELSE e.pref_window_starts END AS starts,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.ends ELSE e.pref_window_ends END AS ends,
@@ -314,7 +315,14 @@ SELECT m.line::integer AS line,
           WHEN m.existing_id IS NOT NULL THEN 'unchanged'
           ELSE 'retry' END)::text AS result,
     m.opted_out::boolean AS opted_out,
-    m.suppression::text AS suppression
+    m.suppression::text AS suppression,
+    -- What the row did to the customer's consent, for the consent record: was_opted_in
+    -- before, opted_in after (a created or updated row; otherwise both as before).
+    (m.was_opted_in AND ins.id IS NULL)::boolean AS was_opted_in,
+    (CASE WHEN ins.id IS NOT NULL THEN m.sms_opt_in AND m.suppression = ''
+          WHEN upd.id IS NOT NULL THEN m.sms_opt_in
+          ELSE m.was_opted_in AND m.existing_id IS NOT NULL END)::boolean AS opted_in,
+    COALESCE(m.language, '')::text AS language
 FROM merged m
 LEFT JOIN inserted ins ON ins.phone = m.phone
 LEFT JOIN updated upd ON upd.id = m.existing_id

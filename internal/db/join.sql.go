@@ -296,6 +296,30 @@ func (q *Queries) ConsentEventsOfCustomer(ctx context.Context, db DBTX, arg Cons
 	return items, nil
 }
 
+const consentEventsRecordOwner = `-- name: ConsentEventsRecordOwner :exec
+INSERT INTO consent_events (id, shop_id, customer_id, kind, method, at, language, asserted_by_owner, asserted_by)
+SELECT e.id, s.id, e.customer_id, e.kind, e.method, $1::timestamptz,
+    COALESCE(NULLIF(e.language, ''), s.language), true, NULLIF(e.asserted_by, '')
+FROM jsonb_to_recordset($2::jsonb)
+    AS e(id uuid, customer_id uuid, kind text, method text, language text, asserted_by text)
+JOIN shops s ON s.id = $3
+`
+
+type ConsentEventsRecordOwnerParams struct {
+	At     time.Time
+	Events []byte
+	ShopID uuid.UUID
+}
+
+// The owner's opt-ins and opt-outs of shop_id's customers (the API, the dashboard, a CSV
+// import), in the transaction that made them: asserted by the owner, by whom. events is
+// a JSON array of {id, customer_id, kind, method, language, asserted_by}; a language ”
+// is the shop's.
+func (q *Queries) ConsentEventsRecordOwner(ctx context.Context, db DBTX, arg ConsentEventsRecordOwnerParams) error {
+	_, err := db.Exec(ctx, consentEventsRecordOwner, arg.At, arg.Events, arg.ShopID)
+	return err
+}
+
 const joinRequestConfirm = `-- name: JoinRequestConfirm :one
 UPDATE join_requests SET confirmed_at = $1, customer_id = $2
 WHERE id = $3 AND confirmed_at IS NULL
