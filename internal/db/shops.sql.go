@@ -1288,8 +1288,8 @@ UPDATE shops SET name = $1, timezone = $2, currency = $3,
     slug = $21, privacy_url = $22,
     move_up_days = $23, chain_max = $24,
     customers_cancel_by_text = $25, ranking = $26,
-    skip_after_no_shows = $27
-WHERE id = $28
+    skip_after_no_shows = $27, join_keywords = $28::text[]
+WHERE id = $29
 RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords
 `
 
@@ -1321,6 +1321,7 @@ type ShopUpdateParams struct {
 	CustomersCancelByText bool
 	Ranking               string
 	SkipAfterNoShows      pgtype.Int4
+	JoinKeywords          []string
 	ID                    uuid.UUID
 }
 
@@ -1354,6 +1355,7 @@ func (q *Queries) ShopUpdate(ctx context.Context, db DBTX, arg ShopUpdateParams)
 		arg.CustomersCancelByText,
 		arg.Ranking,
 		arg.SkipAfterNoShows,
+		arg.JoinKeywords,
 		arg.ID,
 	)
 	var i Shop

@@ -112,7 +112,7 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd re
 // every other text (a START from a number with a STOP clears it, as before: handle).
 // The answers over HTTP say nothing: the texts queued say it all.
 func (s *Service) joining(ctx context.Context, w texts.Words, shop shops.Shop, in Message, rd reading, snd *sender) (Answer, bool, error) {
-	if lang, ok := join.Keyword(in.Body); ok {
+	if lang, ok := join.Keyword(shop, in.Body); ok {
 		if _, err := s.cfg.Joins.RequestByText(ctx, shop, in.From, in.MessageSID, lang); err != nil {
 			return retryLaterAt(w, shop), true, fmt.Errorf("join by text: %w", err)
 		}

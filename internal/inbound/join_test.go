@@ -174,3 +174,32 @@ func TestStartFromAStranger(t *testing.T) {
 	// A customer's START opts them in, as before.
 	require.Equal(t, inbound.OutcomeOptedIn, send("SMs6", w.phones[0], "START").Outcome)
 }
+
+// TestShopsOwnJoinKeyword: a shop's own join keyword asks to join as JOIN does (the
+// confirmation in the shop's language), the defaults still do, and another shop's word
+// is nothing special.
+func TestShopsOwnJoinKeyword(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, 0)
+	rdb, prefix := redistest.New(t)
+	joins := join.New(w.pool, w.queue, w.customers, join.Config{Limits: join.Limits{Limiter: ratelimit.New(rdb, ratelimit.Config{Prefix: prefix})}})
+	w.inbound = inbound.New(w.pool, w.queue, w.shops, w.customers, w.slots, w.ledger, inbound.Config{Joins: joins})
+	send := func(sid, from, body string) inbound.Answer {
+		t.Helper()
+		ans, err := w.inbound.Reply(ctx, inbound.Message{MessageSID: sid, From: from, To: w.shop.SMSNumber, Body: body})
+		require.NoError(t, err)
+		return ans
+	}
+	require.Equal(t, inbound.OutcomeUnrecognized, send("SMk0", "+447700955700", "CORTES").Outcome, "not a keyword yet")
+
+	words, fr := []string{"cortes"}, language.French
+	shop, err := w.shops.Update(ctx, w.shop.ID, shops.ShopChange{JoinKeywords: &words, Language: &fr})
+	require.NoError(t, err)
+	require.Equal(t, []string{"CORTES"}, shop.JoinKeywords)
+	require.Equal(t, inbound.OutcomeJoinRequested, send("SMk1", "+447700955701", "Cortes!").Outcome)
+	var body string
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT args->>'body' FROM river_job WHERE kind = 'sms_text' AND args->>'to' = $1`, "+447700955701").Scan(&body))
+	require.Equal(t, joins.Confirmation(shop), body, "in the shop's language")
+	require.Equal(t, inbound.OutcomeJoinRequested, send("SMk2", "+447700955702", "JOIN").Outcome, "the defaults still work")
+}

@@ -298,7 +298,7 @@ func TestCampaignWords(t *testing.T) {
 	f := setup(t, join.Limits{})
 	require.Equal(t, []string{"INSCRIRE", "JOIN", "UNIRME"}, join.Keywords())
 	for _, k := range join.Keywords() {
-		_, ok := join.Keyword(k)
+		_, ok := join.Keyword(shops.Shop{}, k)
 		require.True(t, ok, k)
 	}
 	got := f.join.Confirmation(f.shop)
