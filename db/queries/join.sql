@@ -76,6 +76,15 @@ FROM jsonb_to_recordset(sqlc.arg(events)::jsonb)
     AS e(id uuid, customer_id uuid, kind text, method text, language text, asserted_by text)
 JOIN shops s ON s.id = sqlc.arg(shop_id);
 
+-- name: ConsentEventRecordReplyOptIn :exec
+-- A customer's own opt-in by text (START): method reply, the text as its confirmation;
+-- the id is derived from the text's MessageSid, so handled again it records nothing.
+INSERT INTO consent_events (id, shop_id, customer_id, kind, method, at, language, confirmation_sid,
+    confirmation_body, confirmation_at)
+VALUES (sqlc.arg(id), sqlc.arg(shop_id), sqlc.arg(customer_id), 'opt_in', 'reply', sqlc.arg(at)::timestamptz,
+    sqlc.arg(language), sqlc.narg(confirmation_sid), sqlc.narg(confirmation_body), sqlc.arg(at)::timestamptz)
+ON CONFLICT (id) DO NOTHING;
+
 -- name: ConsentEventRecord :exec
 -- An opt-in or opt-out outside a join request (a customer's STOP by text), whose id is
 -- derived from what made it (the text's MessageSid): made again, it records nothing.

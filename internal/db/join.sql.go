@@ -129,6 +129,39 @@ func (q *Queries) ConsentEventRecord(ctx context.Context, db DBTX, arg ConsentEv
 	return err
 }
 
+const consentEventRecordReplyOptIn = `-- name: ConsentEventRecordReplyOptIn :exec
+INSERT INTO consent_events (id, shop_id, customer_id, kind, method, at, language, confirmation_sid,
+    confirmation_body, confirmation_at)
+VALUES ($1, $2, $3, 'opt_in', 'reply', $4::timestamptz,
+    $5, $6, $7, $4::timestamptz)
+ON CONFLICT (id) DO NOTHING
+`
+
+type ConsentEventRecordReplyOptInParams struct {
+	ID               uuid.UUID
+	ShopID           uuid.UUID
+	CustomerID       uuid.UUID
+	At               time.Time
+	Language         string
+	ConfirmationSid  pgtype.Text
+	ConfirmationBody pgtype.Text
+}
+
+// A customer's own opt-in by text (START): method reply, the text as its confirmation;
+// the id is derived from the text's MessageSid, so handled again it records nothing.
+func (q *Queries) ConsentEventRecordReplyOptIn(ctx context.Context, db DBTX, arg ConsentEventRecordReplyOptInParams) error {
+	_, err := db.Exec(ctx, consentEventRecordReplyOptIn,
+		arg.ID,
+		arg.ShopID,
+		arg.CustomerID,
+		arg.At,
+		arg.Language,
+		arg.ConfirmationSid,
+		arg.ConfirmationBody,
+	)
+	return err
+}
+
 const consentEventsBetween = `-- name: ConsentEventsBetween :many
 SELECT e.id, e.shop_id, e.customer_id, e.kind, e.method, e.at, e.ip, e.user_agent, e.language, e.disclosure_version, e.disclosure_sha256, e.disclosure_text, e.confirmation_sid, e.confirmation_body, e.confirmation_at, e.asserted_by_owner, e.asserted_by, e.revocation_text, e.join_request_id, c.phone, c.name AS customer_name, c.erased_at
 FROM consent_events e

@@ -43,6 +43,7 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd re
 			if err := s.customers.OptIn(ctx, snd.id); err != nil {
 				return retryLaterAt(w, shop), fmt.Errorf("opt in: %w", err)
 			}
+			s.recordOptIn(ctx, shop, in, snd)
 		}
 		if rd.loose {
 			offered, err := s.answersOffer(ctx, shop, in, snd)
@@ -85,6 +86,9 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd re
 		// The number's own START clears its STOP, customer or not.
 		if err := s.customers.OptInNumber(ctx, shop.ID, in.From); err != nil {
 			return retryLaterAt(w, shop), fmt.Errorf("opt in: %w", err)
+		}
+		if known {
+			s.recordOptIn(ctx, shop, in, snd)
 		}
 		return said(w, shop, OutcomeOptedIn), nil
 	case KeywordPause, KeywordResume:
@@ -180,4 +184,16 @@ func (s *Service) pause(ctx context.Context, w texts.Words, shop shops.Shop, kw 
 		return Answer{Outcome: OutcomeResumed, Message: w.OptedOutYes(shop)}, nil
 	}
 	return Answer{Outcome: OutcomeResumed, Message: w.Resumed(shop)}, nil
+}
+
+// recordOptIn keeps a customer's own opt-in by text (START, or a YES the carrier counted
+// as one) in the consent record, as their STOP is. The opt-in stands whatever becomes
+// of the record: a failure is logged, not answered.
+func (s *Service) recordOptIn(ctx context.Context, shop shops.Shop, in Message, snd *sender) {
+	if s.cfg.Joins == nil {
+		return
+	}
+	if err := s.cfg.Joins.RecordOptIn(ctx, shop, snd.id, snd.lang, in.Body, in.MessageSID, s.cfg.Now()); err != nil {
+		s.log.ErrorContext(ctx, "opt-in not kept in the consent record", "err", err)
+	}
 }

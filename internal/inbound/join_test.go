@@ -109,7 +109,8 @@ func TestJoiningByText(t *testing.T) {
 // STOP on record, no join request) asks to join as JOIN does: the confirmation is
 // texted in the shop's language, nothing joins before its YES, and the YES joins with
 // the consent on record (method keyword). START from a number that said STOP keeps
-// clearing the STOP, and a customer's START opts them in, as before.
+// clearing the STOP, and a customer's START opts them in, as before, and is on the
+// consent record in their words.
 func TestStartFromAStranger(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -171,8 +172,24 @@ func TestStartFromAStranger(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, stopped, "the STOP is cleared")
 
-	// A customer's START opts them in, as before.
-	require.Equal(t, inbound.OutcomeOptedIn, send("SMs6", w.phones[0], "START").Outcome)
+	// A customer's STOP and START, in their own words, are on the consent record, once
+	// however often each text is handled; the START opts them in, as before.
+	require.Equal(t, inbound.OutcomeOptedOut, send("SMs6", w.phones[0], "STOP").Outcome)
+	require.Equal(t, inbound.OutcomeOptedIn, send("SMs7", w.phones[0], "Start").Outcome)
+	require.Equal(t, inbound.OutcomeOptedIn, send("SMs7", w.phones[0], "Start").Outcome)
+	c, err = w.customers.ByPhone(ctx, w.shop.ID, w.phones[0])
+	require.NoError(t, err)
+	require.True(t, c.SMSOptIn)
+	require.Nil(t, c.OptedOutAt)
+	require.NoError(t, joins.RecordOptIn(ctx, w.shop, c.ID, "", "Start", "SMs7", time.Now()), "handled again")
+	hist, err = joins.History(ctx, w.shop.ID, c.ID)
+	require.NoError(t, err)
+	require.Len(t, hist, 2)
+	require.Equal(t, join.KindOptOut+"/"+join.MethodReply, hist[0].Kind+"/"+hist[0].Method)
+	require.Equal(t, join.KindOptIn+"/"+join.MethodReply, hist[1].Kind+"/"+hist[1].Method)
+	require.Equal(t, "Start", hist[1].Confirmation.Body)
+	require.Equal(t, "SMs7", hist[1].Confirmation.MessageSID)
+	require.False(t, hist[1].AssertedByOwner)
 }
 
 // TestShopsOwnJoinKeyword: a shop's own join keyword asks to join as JOIN does (the

@@ -296,3 +296,31 @@ func (OwnerConsent) RecordOwnerConsent(ctx context.Context, tx pgx.Tx, changes [
 	}
 	return nil
 }
+
+// optInSpace derives a reply opt-in event's id from the text that asked for it.
+var optInSpace = uuid.MustParse("5c2d7e1a-93b4-4f0e-8d6a-71e2b9c4f350")
+
+// RecordOptIn records that shop's customer customerID asked by text to be texted again
+// (START, or a YES that the carrier counted as one): method reply, their words as the
+// confirmation of their own consent (no disclosure: they restart what they agreed to
+// before), in their language, at at. The event's id is derived from the text's
+// messageSID, so a text handled again records nothing more.
+func (s *Service) RecordOptIn(ctx context.Context, shop shops.Shop, customerID uuid.UUID, lang language.Code, words, messageSID string, at time.Time) error {
+	if _, ok := language.Parse(string(lang)); !ok {
+		lang = shop.Language.Or(language.Default)
+	}
+	words = strings.ToValidUTF8(words, "")
+	if r := []rune(words); len(r) > MaxRevocationText {
+		words = string(r[:MaxRevocationText])
+	}
+	at = at.UTC()
+	err := queries.ConsentEventRecordReplyOptIn(ctx, s.pool, db.ConsentEventRecordReplyOptInParams{
+		ID:     uuid.NewSHA1(optInSpace, []byte(shop.ID.String()+":"+messageSID)),
+		ShopID: shop.ID, CustomerID: customerID, At: at, Language: string(lang),
+		ConfirmationSid: text(messageSID), ConfirmationBody: text(words),
+	})
+	if err != nil {
+		return fmt.Errorf("record opt-in of customer %s: %w", customerID, err)
+	}
+	return nil
+}
