@@ -414,8 +414,10 @@ var crossWords = map[string]bool{"ya": true, "si": true, "va": true, "ok": true,
 // besideStop are the short answers a clause may hold beside an [optout clause] phrase
 // when no comma parts them: "yes stop", "no stop", "ok baja" are opt-outs. [no lead]
 // phrases are not among them: "para la próxima" is "next time", not "stop, next time".
-// PAUSE and RESUME are short answers too: "pause stop" stops.
-var besideStop = [nSlots]kinds{slotYes: whole, slotNo: whole | clause, slotWith: whole, slotPause: whole, slotResume: whole}
+// The other keywords are short answers too: "pause stop", "help stop", "start stop" and
+// "ayuda baja" stop.
+var besideStop = [nSlots]kinds{slotYes: whole, slotNo: whole | clause, slotWith: whole, slotPause: whole, slotResume: whole,
+	slotHelp: whole, slotOptIn: whole}
 
 // optOut reports whether the reply asks for no more texts: the whole reply, one of its
 // clauses, or an [optout any] phrase anywhere.
