@@ -36,6 +36,8 @@ type OfferSkipped struct {
 	NoConsent      int `json:"no_consent"`
 	NoShows        int `json:"no_shows"`
 	AlreadyOffered int `json:"already_offered"`
+	// Paused: the customer texted PAUSE, and its 14 days had not ended.
+	Paused int `json:"paused"`
 }
 
 // OfferWave is one wave of an opening: when it was recorded, under which ranking, who it

@@ -1173,3 +1173,12 @@ SELECT b.id, s.shop_id, 'slotrecovery'::text, NULL::text, b.customer_id, NULLIF(
 FROM bookings b
 JOIN slot_openings s ON s.id = b.opening_id
 JOIN customers c ON c.id = b.customer_id;
+-- 0081
+-- paused_until: a customer who texted PAUSE gets no offers before it (a wave counts them
+-- as skipped, reason paused); RESUME clears it. NULL: not paused.
+ALTER TABLE customers ADD COLUMN paused_until timestamptz;
+-- join_keywords: the words (upper case, 2 to 20 letters or digits, at most 5) a text may
+-- be to ask to join the shop's list, besides the defaults JOIN, UNIRME and INSCRIRE
+-- (internal/join, internal/shops).
+ALTER TABLE shops ADD COLUMN join_keywords text[] NOT NULL DEFAULT '{}'
+    CHECK (cardinality(join_keywords) <= 5);

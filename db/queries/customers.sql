@@ -55,7 +55,8 @@ WHERE id = sqlc.arg(id);
 -- customer alone (the explanation of an offer, now).
 --
 -- The reasons, in the order they are judged: no_consent (not opted in), opted_out
--- (said STOP, or the number cannot receive texts), already_offered (offered this
+-- (said STOP, or the number cannot receive texts), paused (texted PAUSE, until a time
+-- after now), already_offered (offered this
 -- opening in this generation, declined it, or held it: a declined offer or a lapsed
 -- hold in an earlier generation is never offered again), no_fit_staff (wants only other
 -- people: pref_staff_ids), no_fit_window (not their day of the week, or no time window
@@ -85,6 +86,8 @@ WITH judged AS (
         CASE
             WHEN NOT c.sms_opt_in THEN 'no_consent'
             WHEN c.opted_out_at IS NOT NULL OR c.unreachable_at IS NOT NULL THEN 'opted_out'
+            -- PAUSE by text: no offers until paused_until (RESUME clears it).
+            WHEN c.paused_until > sqlc.arg(now)::timestamptz THEN 'paused'
             WHEN EXISTS (
                 SELECT 1 FROM slot_offers o
                 WHERE o.opening_id = sqlc.arg(opening_id) AND o.customer_id = c.id
@@ -267,6 +270,7 @@ WITH input AS (
         COALESCE(i.move_up, e.move_up, false) AS move_up,
         CASE WHEN e.opted_out_at IS NOT NULL THEN e.sms_opt_in
              ELSE COALESCE(i.sms_opt_in, e.sms_opt_in, false) END AS sms_opt_in,
+        COALESCE(e.sms_opt_in, false) AS was_opted_in,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.days ELSE e.pref_days END AS days,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.starts ELSE e.pref_window_starts END AS starts,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.ends ELSE e.pref_window_ends END AS ends,
@@ -311,11 +315,37 @@ SELECT m.line::integer AS line,
           WHEN m.existing_id IS NOT NULL THEN 'unchanged'
           ELSE 'retry' END)::text AS result,
     m.opted_out::boolean AS opted_out,
-    m.suppression::text AS suppression
+    m.suppression::text AS suppression,
+    -- What the row did to the customer's consent, for the consent record: was_opted_in
+    -- before, opted_in after (a created or updated row; otherwise both as before).
+    (m.was_opted_in AND ins.id IS NULL)::boolean AS was_opted_in,
+    (CASE WHEN ins.id IS NOT NULL THEN m.sms_opt_in AND m.suppression = ''
+          WHEN upd.id IS NOT NULL THEN m.sms_opt_in
+          ELSE m.was_opted_in AND m.existing_id IS NOT NULL END)::boolean AS opted_in,
+    COALESCE(m.language, '')::text AS language
 FROM merged m
 LEFT JOIN inserted ins ON ins.phone = m.phone
 LEFT JOIN updated upd ON upd.id = m.existing_id
 ORDER BY m.line;
+
+-- name: CustomerPause :one
+-- A customer's PAUSE by text: no offers before until (a wave skips them, reason paused).
+-- A later PAUSE moves it; an erased customer is not found.
+UPDATE customers SET paused_until = sqlc.arg(until)::timestamptz
+WHERE id = sqlc.arg(id) AND erased_at IS NULL
+RETURNING paused_until;
+
+-- name: CustomerResume :one
+-- A customer's RESUME by text: offers again. was_paused says whether a pause was still
+-- running at now (an ended one is cleared all the same).
+WITH prev AS (
+    SELECT p.id, p.paused_until FROM customers p
+    WHERE p.id = sqlc.arg(id) AND p.erased_at IS NULL FOR UPDATE
+)
+UPDATE customers c SET paused_until = NULL
+FROM prev
+WHERE c.id = prev.id
+RETURNING COALESCE(prev.paused_until > sqlc.arg(now)::timestamptz, false)::boolean AS was_paused;
 
 -- name: CustomerLearnLanguage :execrows
 -- Records the language a customer's own reply was written in, when none is set (an

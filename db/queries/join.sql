@@ -64,6 +64,27 @@ WHERE shop_id = sqlc.arg(shop_id) AND customer_id = sqlc.arg(customer_id) AND (i
 DELETE FROM join_requests
 WHERE shop_id = sqlc.arg(shop_id) AND (customer_id = sqlc.arg(customer_id) OR phone = sqlc.arg(phone));
 
+-- name: ConsentEventsRecordOwner :exec
+-- The owner's opt-ins and opt-outs of shop_id's customers (the API, the dashboard, a CSV
+-- import), in the transaction that made them: asserted by the owner, by whom. events is
+-- a JSON array of {id, customer_id, kind, method, language, asserted_by}; a language ''
+-- is the shop's.
+INSERT INTO consent_events (id, shop_id, customer_id, kind, method, at, language, asserted_by_owner, asserted_by)
+SELECT e.id, s.id, e.customer_id, e.kind, e.method, sqlc.arg(at)::timestamptz,
+    COALESCE(NULLIF(e.language, ''), s.language), true, NULLIF(e.asserted_by, '')
+FROM jsonb_to_recordset(sqlc.arg(events)::jsonb)
+    AS e(id uuid, customer_id uuid, kind text, method text, language text, asserted_by text)
+JOIN shops s ON s.id = sqlc.arg(shop_id);
+
+-- name: ConsentEventRecordReplyOptIn :exec
+-- A customer's own opt-in by text (START): method reply, the text as its confirmation;
+-- the id is derived from the text's MessageSid, so handled again it records nothing.
+INSERT INTO consent_events (id, shop_id, customer_id, kind, method, at, language, confirmation_sid,
+    confirmation_body, confirmation_at)
+VALUES (sqlc.arg(id), sqlc.arg(shop_id), sqlc.arg(customer_id), 'opt_in', 'reply', sqlc.arg(at)::timestamptz,
+    sqlc.arg(language), sqlc.narg(confirmation_sid), sqlc.narg(confirmation_body), sqlc.arg(at)::timestamptz)
+ON CONFLICT (id) DO NOTHING;
+
 -- name: ConsentEventRecord :exec
 -- An opt-in or opt-out outside a join request (a customer's STOP by text), whose id is
 -- derived from what made it (the text's MessageSid): made again, it records nothing.

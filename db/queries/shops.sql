@@ -40,7 +40,7 @@ UPDATE shops SET name = sqlc.arg(name), timezone = sqlc.arg(timezone), currency 
     slug = sqlc.arg(slug), privacy_url = sqlc.narg(privacy_url),
     move_up_days = sqlc.arg(move_up_days), chain_max = sqlc.arg(chain_max),
     customers_cancel_by_text = sqlc.arg(customers_cancel_by_text), ranking = sqlc.arg(ranking),
-    skip_after_no_shows = sqlc.narg(skip_after_no_shows)
+    skip_after_no_shows = sqlc.narg(skip_after_no_shows), join_keywords = sqlc.arg(join_keywords)::text[]
 WHERE id = sqlc.arg(id)
 RETURNING *;
 

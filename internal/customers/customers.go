@@ -358,13 +358,20 @@ type Change struct {
 	// MoveUp, when set, says whether they are offered earlier times for their
 	// appointments.
 	MoveUp *bool
+	// Source says who made the change (the zero value: the API), for the consent record
+	// of an opt-in or opt-out it makes.
+	Source Source
 }
 
 // Update applies an owner's change. Opting in a customer who replied STOP is
 // refused (ErrOptedOut): only their own START does that.
 func (s *Service) Update(ctx context.Context, shopID, id uuid.UUID, ch Change) (Customer, error) {
+	src, err := ch.Source.check()
+	if err != nil {
+		return Customer{}, err
+	}
 	var out Customer
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		row, err := queries.CustomerGetForShopForUpdate(ctx, tx, db.CustomerGetForShopForUpdateParams{ID: id, ShopID: shopID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrNotFound
@@ -373,6 +380,7 @@ func (s *Service) Update(ctx context.Context, shopID, id uuid.UUID, ch Change) (
 			return fmt.Errorf("get customer %s: %w", id, err)
 		}
 		c := FromRow(row)
+		wasOptedIn := c.SMSOptIn
 		if ch.Name != nil {
 			name := strings.TrimSpace(*ch.Name)
 			if len(name) > 200 || strings.ContainsRune(name, 0) {
@@ -424,7 +432,14 @@ func (s *Service) Update(ctx context.Context, shopID, id uuid.UUID, ch Change) (
 			return fmt.Errorf("update customer %s: %w", id, err)
 		}
 		out = FromRow(updated)
-		return nil
+		if out.SMSOptIn == wasOptedIn || src.Method == SourceCustomer {
+			return nil
+		}
+		// The owner turned the customer's consent on or off: on the record, with them.
+		return s.recordConsent(ctx, tx, []ConsentChange{{
+			ShopID: shopID, CustomerID: id, OptIn: out.SMSOptIn, Method: src.Method, By: src.By, Language: out.Language,
+			At: s.cfg.Now().UTC(),
+		}})
 	})
 	return out, err
 }

@@ -16,9 +16,11 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -121,7 +123,19 @@ var columnNames = map[string]string{
 //
 // The file is read as a stream (memory grows with the rows kept, not with the file's
 // bytes beyond them) and written in batches of one statement each.
-func (s *Service) Import(ctx context.Context, shopID uuid.UUID, r io.Reader) (ImportReport, error) {
+//
+// Each batch's opt-ins and opt-outs (a line that turned sms_opt_in on or off) are kept
+// in the consent record (Config.Consent) in the batch's transaction, method import, as
+// entered by src's By (the first src; none: "csv import").
+func (s *Service) Import(ctx context.Context, shopID uuid.UUID, r io.Reader, src ...Source) (ImportReport, error) {
+	by := Source{Method: SourceImport}
+	if len(src) > 0 {
+		by.By = src[0].By
+	}
+	by, err := by.check()
+	if err != nil {
+		return ImportReport{}, err
+	}
 	records, rep, err := parseImport(r)
 	if err != nil {
 		return ImportReport{}, err
@@ -144,14 +158,24 @@ func (s *Service) Import(ctx context.Context, shopID uuid.UUID, r io.Reader) (Im
 		if err != nil {
 			return fmt.Errorf("encode import batch: %w", err)
 		}
-		rows, err := queries.CustomerImportBatch(ctx, s.pool, db.CustomerImportBatchParams{ShopID: shopID, Rows: body, Now: now})
-		if err != nil {
-			return fmt.Errorf("import customers: %w", err)
-		}
-		for _, row := range rows {
-			results[int(row.Line)] = row
-		}
-		return nil
+		// The batch and its consent record, together.
+		return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+			rows, err := queries.CustomerImportBatch(ctx, tx, db.CustomerImportBatchParams{ShopID: shopID, Rows: body, Now: now})
+			if err != nil {
+				return fmt.Errorf("import customers: %w", err)
+			}
+			var changes []ConsentChange
+			for _, row := range rows {
+				results[int(row.Line)] = row
+				if (row.Result == ImportCreated && row.OptedIn) || (row.Result == ImportUpdated && row.OptedIn != row.WasOptedIn) {
+					changes = append(changes, ConsentChange{
+						ShopID: shopID, CustomerID: row.ID, OptIn: row.OptedIn, Method: SourceImport, By: by.By,
+						Language: language.Code(row.Language), At: now,
+					})
+				}
+			}
+			return s.recordConsent(ctx, tx, changes)
+		})
 	}
 	for start := 0; start < len(records); start += importBatch {
 		batch := records[start:min(start+importBatch, len(records))]

@@ -39,6 +39,10 @@ type Config struct {
 	// one is tried when matching, so records made under an older key still match after
 	// a rotation. Required.
 	PhoneKeys [][]byte
+	// Consent, when set, keeps the owner's opt-ins and opt-outs (Add, Update and Import
+	// turning sms_opt_in on or off) in the consent record, in the transaction that makes
+	// them (internal/join's OwnerConsent). Nil: they are not recorded.
+	Consent ConsentRecorder
 }
 
 // Service finds and changes a shop's customers.
@@ -82,6 +86,9 @@ type Customer struct {
 	// MoveUp says the customer wants to be offered an earlier time for an appointment
 	// they hold (a move-up offer); false by default.
 	MoveUp bool
+	// PausedUntil is set when the customer texted PAUSE: no offers before it. A time
+	// past, or nil, means not paused; RESUME clears it.
+	PausedUntil *time.Time
 }
 
 // NewCustomer is what a customer is created from.
@@ -97,6 +104,9 @@ type NewCustomer struct {
 	Preferences Preferences
 	// MoveUp: offer them earlier times for the appointments they hold.
 	MoveUp bool
+	// Source says who entered the customer (the zero value: the API), for the consent
+	// record of an opt-in.
+	Source Source
 }
 
 // Add adds a customer to shopID. A number that said STOP (as a customer or
@@ -125,12 +135,28 @@ func (s *Service) Add(ctx context.Context, shopID uuid.UUID, n NewCustomer) (Cus
 	if err := n.Preferences.checkCatalog(ctx, s.pool, shopID); err != nil {
 		return Customer{}, err
 	}
+	src, err := n.Source.check()
+	if err != nil {
+		return Customer{}, err
+	}
 	days, starts, ends, services, staff := n.Preferences.columns()
-	row, err := queries.CustomerInsert(ctx, s.pool, db.CustomerInsertParams{
-		ShopID: shopID, Phone: n.Phone, Name: n.Name, SmsOptIn: n.SMSOptIn, Priority: int32(n.Priority),
-		CreatedAt: s.cfg.Now().UTC(), PhoneHmacs: s.phoneHashes(shopID, n.Phone), Language: languageParam(lang),
-		PrefDays: days, PrefWindowStarts: starts, PrefWindowEnds: ends, PrefServices: services, PrefStaffIds: staff,
-		MoveUp: n.MoveUp,
+	now := s.cfg.Now().UTC()
+	var row db.Customer
+	// The customer and the consent record's opt-in, together.
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		row, err = queries.CustomerInsert(ctx, tx, db.CustomerInsertParams{
+			ShopID: shopID, Phone: n.Phone, Name: n.Name, SmsOptIn: n.SMSOptIn, Priority: int32(n.Priority),
+			CreatedAt: now, PhoneHmacs: s.phoneHashes(shopID, n.Phone), Language: languageParam(lang),
+			PrefDays: days, PrefWindowStarts: starts, PrefWindowEnds: ends, PrefServices: services, PrefStaffIds: staff,
+			MoveUp: n.MoveUp,
+		})
+		if err != nil || !row.SmsOptIn || src.Method == SourceCustomer {
+			return err
+		}
+		return s.recordConsent(ctx, tx, []ConsentChange{{
+			ShopID: shopID, CustomerID: row.ID, OptIn: true, Method: src.Method, By: src.By, Language: lang, At: now,
+		}})
 	})
 	if pgcode.Unique(err) {
 		return Customer{}, &problem.Error{Kind: problem.Conflict, Code: "phone_exists", Field: "phone",
@@ -160,7 +186,7 @@ func FromRow(r db.Customer) Customer {
 		ID: r.ID, ShopID: r.ShopID, Phone: r.Phone, Name: r.Name, SMSOptIn: r.SmsOptIn,
 		OptedOutAt: r.OptedOutAt, UnreachableAt: r.UnreachableAt, Priority: int(r.Priority), CreatedAt: r.CreatedAt,
 		ErasedAt: r.ErasedAt, Language: language.Code(r.Language.String), PossiblyReassignedAt: r.PossiblyReassignedAt,
-		MoveUp: r.MoveUp,
+		MoveUp: r.MoveUp, PausedUntil: r.PausedUntil,
 	}
 	for _, d := range r.PrefDays {
 		c.Preferences.Days = append(c.Preferences.Days, int(d))

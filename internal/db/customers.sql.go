@@ -37,7 +37,7 @@ func (q *Queries) CustomerClearNoShows(ctx context.Context, db DBTX, arg Custome
 const customerClearPossiblyReassigned = `-- name: CustomerClearPossiblyReassigned :one
 UPDATE customers SET possibly_reassigned_at = NULL
 WHERE id = $1 AND shop_id = $2
-RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up, no_shows_cleared_at
+RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up, no_shows_cleared_at, paused_until
 `
 
 type CustomerClearPossiblyReassignedParams struct {
@@ -70,6 +70,7 @@ func (q *Queries) CustomerClearPossiblyReassigned(ctx context.Context, db DBTX, 
 		&i.PossiblyReassignedAt,
 		&i.MoveUp,
 		&i.NoShowsClearedAt,
+		&i.PausedUntil,
 	)
 	return i, err
 }
@@ -117,7 +118,7 @@ func (q *Queries) CustomerEraseMessages(ctx context.Context, db DBTX, arg Custom
 }
 
 const customerGet = `-- name: CustomerGet :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up, no_shows_cleared_at FROM customers WHERE id = $1
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up, no_shows_cleared_at, paused_until FROM customers WHERE id = $1
 `
 
 func (q *Queries) CustomerGet(ctx context.Context, db DBTX, id uuid.UUID) (Customer, error) {
@@ -144,12 +145,13 @@ func (q *Queries) CustomerGet(ctx context.Context, db DBTX, id uuid.UUID) (Custo
 		&i.PossiblyReassignedAt,
 		&i.MoveUp,
 		&i.NoShowsClearedAt,
+		&i.PausedUntil,
 	)
 	return i, err
 }
 
 const customerGetByPhone = `-- name: CustomerGetByPhone :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up, no_shows_cleared_at FROM customers WHERE shop_id = $1 AND phone = $2 AND erased_at IS NULL
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up, no_shows_cleared_at, paused_until FROM customers WHERE shop_id = $1 AND phone = $2 AND erased_at IS NULL
 `
 
 type CustomerGetByPhoneParams struct {
@@ -181,12 +183,13 @@ func (q *Queries) CustomerGetByPhone(ctx context.Context, db DBTX, arg CustomerG
 		&i.PossiblyReassignedAt,
 		&i.MoveUp,
 		&i.NoShowsClearedAt,
+		&i.PausedUntil,
 	)
 	return i, err
 }
 
 const customerGetForShop = `-- name: CustomerGetForShop :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up, no_shows_cleared_at FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up, no_shows_cleared_at, paused_until FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
 `
 
 type CustomerGetForShopParams struct {
@@ -219,12 +222,13 @@ func (q *Queries) CustomerGetForShop(ctx context.Context, db DBTX, arg CustomerG
 		&i.PossiblyReassignedAt,
 		&i.MoveUp,
 		&i.NoShowsClearedAt,
+		&i.PausedUntil,
 	)
 	return i, err
 }
 
 const customerGetForShopForUpdate = `-- name: CustomerGetForShopForUpdate :one
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up, no_shows_cleared_at FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up, no_shows_cleared_at, paused_until FROM customers WHERE id = $1 AND shop_id = $2 AND erased_at IS NULL
 FOR UPDATE
 `
 
@@ -257,6 +261,7 @@ func (q *Queries) CustomerGetForShopForUpdate(ctx context.Context, db DBTX, arg 
 		&i.PossiblyReassignedAt,
 		&i.MoveUp,
 		&i.NoShowsClearedAt,
+		&i.PausedUntil,
 	)
 	return i, err
 }
@@ -280,6 +285,7 @@ WITH input AS (
         COALESCE(i.move_up, e.move_up, false) AS move_up,
         CASE WHEN e.opted_out_at IS NOT NULL THEN e.sms_opt_in
              ELSE COALESCE(i.sms_opt_in, e.sms_opt_in, false) END AS sms_opt_in,
+        COALESCE(e.sms_opt_in, false) AS was_opted_in,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.days ELSE e.pref_days END AS days,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.starts ELSE e.pref_window_starts END AS starts,
         CASE WHEN i.prefs_set OR e.id IS NULL THEN i.ends ELSE e.pref_window_ends END AS ends,
@@ -324,7 +330,14 @@ SELECT m.line::integer AS line,
           WHEN m.existing_id IS NOT NULL THEN 'unchanged'
           ELSE 'retry' END)::text AS result,
     m.opted_out::boolean AS opted_out,
-    m.suppression::text AS suppression
+    m.suppression::text AS suppression,
+    -- What the row did to the customer's consent, for the consent record: was_opted_in
+    -- before, opted_in after (a created or updated row; otherwise both as before).
+    (m.was_opted_in AND ins.id IS NULL)::boolean AS was_opted_in,
+    (CASE WHEN ins.id IS NOT NULL THEN m.sms_opt_in AND m.suppression = ''
+          WHEN upd.id IS NOT NULL THEN m.sms_opt_in
+          ELSE m.was_opted_in AND m.existing_id IS NOT NULL END)::boolean AS opted_in,
+    COALESCE(m.language, '')::text AS language
 FROM merged m
 LEFT JOIN inserted ins ON ins.phone = m.phone
 LEFT JOIN updated upd ON upd.id = m.existing_id
@@ -343,6 +356,9 @@ type CustomerImportBatchRow struct {
 	Result      string
 	OptedOut    bool
 	Suppression string
+	WasOptedIn  bool
+	OptedIn     bool
+	Language    string
 }
 
 // One batch of a CSV import, in one statement: rows is a JSON array of objects
@@ -370,6 +386,9 @@ func (q *Queries) CustomerImportBatch(ctx context.Context, db DBTX, arg Customer
 			&i.Result,
 			&i.OptedOut,
 			&i.Suppression,
+			&i.WasOptedIn,
+			&i.OptedIn,
+			&i.Language,
 		); err != nil {
 			return nil, err
 		}
@@ -393,7 +412,7 @@ FROM (SELECT EXISTS (
     SELECT 1 FROM sms_suppressions s
     WHERE s.shop_id = $1 AND s.phone_hmac = ANY($14::bytea[])
 ) AS suppressed) x
-RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up, no_shows_cleared_at
+RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up, no_shows_cleared_at, paused_until
 `
 
 type CustomerInsertParams struct {
@@ -456,6 +475,7 @@ func (q *Queries) CustomerInsert(ctx context.Context, db DBTX, arg CustomerInser
 		&i.PossiblyReassignedAt,
 		&i.MoveUp,
 		&i.NoShowsClearedAt,
+		&i.PausedUntil,
 	)
 	return i, err
 }
@@ -481,7 +501,7 @@ func (q *Queries) CustomerLearnLanguage(ctx context.Context, db DBTX, arg Custom
 }
 
 const customerList = `-- name: CustomerList :many
-SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up, no_shows_cleared_at FROM customers c
+SELECT id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up, no_shows_cleared_at, paused_until FROM customers c
 WHERE c.shop_id = $1 AND c.erased_at IS NULL
   AND (c.created_at, c.id) > ($2::timestamptz, $3::uuid)
   AND (NOT $4::boolean
@@ -553,6 +573,7 @@ func (q *Queries) CustomerList(ctx context.Context, db DBTX, arg CustomerListPar
 			&i.PossiblyReassignedAt,
 			&i.MoveUp,
 			&i.NoShowsClearedAt,
+			&i.PausedUntil,
 		); err != nil {
 			return nil, err
 		}
@@ -571,38 +592,40 @@ WITH judged AS (
         CASE
             WHEN NOT c.sms_opt_in THEN 'no_consent'
             WHEN c.opted_out_at IS NOT NULL OR c.unreachable_at IS NOT NULL THEN 'opted_out'
+            -- PAUSE by text: no offers until paused_until (RESUME clears it).
+            WHEN c.paused_until > $1::timestamptz THEN 'paused'
             WHEN EXISTS (
                 SELECT 1 FROM slot_offers o
-                WHERE o.opening_id = $1 AND o.customer_id = c.id
-                  AND (o.generation = $2 OR o.status = 'declined'))
+                WHERE o.opening_id = $2 AND o.customer_id = c.id
+                  AND (o.generation = $3 OR o.status = 'declined'))
               OR EXISTS (
                 SELECT 1 FROM bookings b
-                WHERE b.opening_id = $1 AND b.customer_id = c.id) THEN 'already_offered'
+                WHERE b.opening_id = $2 AND b.customer_id = c.id) THEN 'already_offered'
             -- An opening that names no person is nobody's a customer wants only some people's
             -- (NULL = ANY(...) is NULL: COALESCE keeps it a reason).
-            WHEN NOT COALESCE(cardinality(c.pref_staff_ids) = 0 OR $3::uuid = ANY(c.pref_staff_ids), false) THEN 'no_fit_staff'
-            WHEN NOT (cardinality(c.pref_days) = 0 OR $4::smallint = ANY(c.pref_days)) THEN 'no_fit_window'
-            WHEN NOT $5::boolean AND NOT (cardinality(c.pref_window_starts) = 0 OR EXISTS (
+            WHEN NOT COALESCE(cardinality(c.pref_staff_ids) = 0 OR $4::uuid = ANY(c.pref_staff_ids), false) THEN 'no_fit_staff'
+            WHEN NOT (cardinality(c.pref_days) = 0 OR $5::smallint = ANY(c.pref_days)) THEN 'no_fit_window'
+            WHEN NOT $6::boolean AND NOT (cardinality(c.pref_window_starts) = 0 OR EXISTS (
                 SELECT 1 FROM generate_subscripts(c.pref_window_starts, 1) AS k
-                WHERE c.pref_window_starts[k] <= $6::integer
-                  AND $7::integer <= c.pref_window_ends[k])) THEN 'no_fit_window'
-            WHEN $5::boolean AND NOT (cardinality(c.pref_window_starts) = 0 OR EXISTS (
+                WHERE c.pref_window_starts[k] <= $7::integer
+                  AND $8::integer <= c.pref_window_ends[k])) THEN 'no_fit_window'
+            WHEN $6::boolean AND NOT (cardinality(c.pref_window_starts) = 0 OR EXISTS (
                 SELECT 1 FROM generate_subscripts(c.pref_window_starts, 1) AS k
-                WHERE c.pref_window_starts[k] <= $6::integer
-                  AND $6::integer < c.pref_window_ends[k])) THEN 'no_fit_window'
-            WHEN NOT $5::boolean AND NOT (cardinality(c.pref_services) = 0 OR EXISTS (
+                WHERE c.pref_window_starts[k] <= $7::integer
+                  AND $7::integer < c.pref_window_ends[k])) THEN 'no_fit_window'
+            WHEN NOT $6::boolean AND NOT (cardinality(c.pref_services) = 0 OR EXISTS (
                 SELECT 1 FROM unnest(c.pref_services) AS ps(name)
-                WHERE lower(ps.name) = lower($8::text))) THEN 'no_fit_service'
-            WHEN $5::boolean AND fit.id IS NULL THEN 'no_fit_service'
-            WHEN $9::integer > 0 AND (
+                WHERE lower(ps.name) = lower($9::text))) THEN 'no_fit_service'
+            WHEN $6::boolean AND fit.id IS NULL THEN 'no_fit_service'
+            WHEN $10::integer > 0 AND (
                 SELECT count(*) FROM slot_offers d
                 WHERE d.customer_id = c.id
-                  AND d.created_at >= $10::timestamptz AND d.created_at < $11::timestamptz
-                  AND (d.sent_at IS NOT NULL OR d.status IN ('queued', 'sending'))) >= $9::integer THEN 'daily_cap'
-            WHEN $12::integer IS NOT NULL AND (
+                  AND d.created_at >= $11::timestamptz AND d.created_at < $12::timestamptz
+                  AND (d.sent_at IS NOT NULL OR d.status IN ('queued', 'sending'))) >= $10::integer THEN 'daily_cap'
+            WHEN $13::integer IS NOT NULL AND (
                 SELECT count(*) FROM bookings b
-                WHERE b.customer_id = c.id AND b.no_show_at >= $13::timestamptz
-                  AND (c.no_shows_cleared_at IS NULL OR b.no_show_at > c.no_shows_cleared_at)) >= $12::integer THEN 'no_shows'
+                WHERE b.customer_id = c.id AND b.no_show_at >= $14::timestamptz
+                  AND (c.no_shows_cleared_at IS NULL OR b.no_show_at > c.no_shows_cleared_at)) >= $13::integer THEN 'no_shows'
             ELSE ''
         END AS skip
     FROM customers c
@@ -610,20 +633,20 @@ WITH judged AS (
         SELECT sv.id, sv.name, sv.duration_minutes, sv.price_cents
         FROM services sv
         LEFT JOIN unnest(c.pref_services) WITH ORDINALITY AS ps(name, n) ON lower(ps.name) = lower(sv.name)
-        WHERE $5::boolean AND sv.shop_id = c.shop_id AND sv.active
-          AND sv.duration_minutes <= $14::integer
+        WHERE $6::boolean AND sv.shop_id = c.shop_id AND sv.active
+          AND sv.duration_minutes <= $15::integer
           AND (cardinality(c.pref_window_starts) = 0 OR EXISTS (
               SELECT 1 FROM generate_subscripts(c.pref_window_starts, 1) AS k
-              WHERE c.pref_window_starts[k] <= $6::integer
-                AND $6::integer + sv.duration_minutes <= c.pref_window_ends[k]))
-          AND (cardinality(sv.staff_ids) = 0 OR $3::uuid IS NULL OR $3::uuid = ANY(sv.staff_ids))
-          AND CASE WHEN cardinality(c.pref_services) = 0 THEN lower(sv.name) = lower($8::text)
+              WHERE c.pref_window_starts[k] <= $7::integer
+                AND $7::integer + sv.duration_minutes <= c.pref_window_ends[k]))
+          AND (cardinality(sv.staff_ids) = 0 OR $4::uuid IS NULL OR $4::uuid = ANY(sv.staff_ids))
+          AND CASE WHEN cardinality(c.pref_services) = 0 THEN lower(sv.name) = lower($9::text)
                    ELSE ps.n IS NOT NULL END
         ORDER BY ps.n
         LIMIT 1
     ) fit ON true
-    WHERE c.shop_id = $15 AND c.erased_at IS NULL
-      AND ($16::uuid IS NULL OR c.id = $16::uuid)
+    WHERE c.shop_id = $16 AND c.erased_at IS NULL
+      AND ($17::uuid IS NULL OR c.id = $17::uuid)
 ), ranked AS (
     SELECT j.id, j.priority, j.fit_id, j.fit_name, j.fit_minutes, j.fit_price, j.last_offered_at, j.last_booked_at, j.no_shows, j.lapsed_holds, row_number() OVER () AS rank
     FROM (
@@ -635,23 +658,23 @@ WITH judged AS (
         LEFT JOIN LATERAL (
             SELECT max(o.created_at) AS last_offered_at
             FROM slot_offers o
-            WHERE $17::text <> 'priority' AND o.customer_id = j.id
+            WHERE $18::text <> 'priority' AND o.customer_id = j.id
         ) fo ON true
         LEFT JOIN LATERAL (
             SELECT max(b.created_at) FILTER (WHERE b.status <> 'payment_failed') AS last_booked_at,
-                count(*) FILTER (WHERE b.no_show_at >= $13::timestamptz
+                count(*) FILTER (WHERE b.no_show_at >= $14::timestamptz
                     AND (j.no_shows_cleared_at IS NULL OR b.no_show_at > j.no_shows_cleared_at)) AS no_shows,
-                count(*) FILTER (WHERE b.status = 'payment_failed' AND b.created_at >= $13::timestamptz) AS lapsed_holds
+                count(*) FILTER (WHERE b.status = 'payment_failed' AND b.created_at >= $14::timestamptz) AS lapsed_holds
             FROM bookings b
-            WHERE $17::text <> 'priority' AND b.customer_id = j.id
+            WHERE $18::text <> 'priority' AND b.customer_id = j.id
         ) fb ON true
         WHERE j.skip = ''
         ORDER BY j.priority DESC,
-            CASE WHEN $17::text = 'reliable' THEN fb.no_shows + fb.lapsed_holds END,
-            CASE WHEN $17::text = 'value' THEN j.fit_price END DESC NULLS LAST,
+            CASE WHEN $18::text = 'reliable' THEN fb.no_shows + fb.lapsed_holds END,
+            CASE WHEN $18::text = 'value' THEN j.fit_price END DESC NULLS LAST,
             fo.last_offered_at NULLS FIRST, fb.last_booked_at NULLS FIRST,
             j.created_at, j.id
-        LIMIT $18
+        LIMIT $19
     ) j
 )
 SELECT r.id, ''::text AS skip, r.rank::integer AS rank, r.priority,
@@ -668,6 +691,7 @@ WHERE j.skip <> ''
 `
 
 type CustomerListEligibleParams struct {
+	Now              time.Time
 	OpeningID        uuid.UUID
 	Generation       int32
 	StaffID          uuid.NullUUID
@@ -710,7 +734,8 @@ type CustomerListEligibleRow struct {
 // customer alone (the explanation of an offer, now).
 //
 // The reasons, in the order they are judged: no_consent (not opted in), opted_out
-// (said STOP, or the number cannot receive texts), already_offered (offered this
+// (said STOP, or the number cannot receive texts), paused (texted PAUSE, until a time
+// after now), already_offered (offered this
 // opening in this generation, declined it, or held it: a declined offer or a lapsed
 // hold in an earlier generation is never offered again), no_fit_staff (wants only other
 // people: pref_staff_ids), no_fit_window (not their day of the week, or no time window
@@ -736,6 +761,7 @@ type CustomerListEligibleRow struct {
 // list's own order needs none.
 func (q *Queries) CustomerListEligible(ctx context.Context, db DBTX, arg CustomerListEligibleParams) ([]CustomerListEligibleRow, error) {
 	rows, err := db.Query(ctx, customerListEligible,
+		arg.Now,
 		arg.OpeningID,
 		arg.Generation,
 		arg.StaffID,
@@ -831,7 +857,7 @@ WITH prev AS (
 UPDATE customers c SET sms_opt_in = true, opted_out_at = NULL, unreachable_at = NULL, unreachable_code = NULL
 FROM prev
 WHERE c.id = prev.id
-RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, c.language, c.pref_staff_ids, c.possibly_reassigned_at, c.move_up, c.no_shows_cleared_at, (prev.sms_opt_in AND prev.opted_out_at IS NULL AND prev.unreachable_at IS NULL)::boolean AS was_opted_in
+RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, c.language, c.pref_staff_ids, c.possibly_reassigned_at, c.move_up, c.no_shows_cleared_at, c.paused_until, (prev.sms_opt_in AND prev.opted_out_at IS NULL AND prev.unreachable_at IS NULL)::boolean AS was_opted_in
 `
 
 type CustomerOptInRow struct {
@@ -855,6 +881,7 @@ type CustomerOptInRow struct {
 	PossiblyReassignedAt *time.Time
 	MoveUp               bool
 	NoShowsClearedAt     *time.Time
+	PausedUntil          *time.Time
 	WasOptedIn           bool
 }
 
@@ -884,6 +911,7 @@ func (q *Queries) CustomerOptIn(ctx context.Context, db DBTX, id uuid.UUID) (Cus
 		&i.PossiblyReassignedAt,
 		&i.MoveUp,
 		&i.NoShowsClearedAt,
+		&i.PausedUntil,
 		&i.WasOptedIn,
 	)
 	return i, err
@@ -894,7 +922,7 @@ WITH prev AS (SELECT p.id, p.opted_out_at FROM customers p WHERE p.id = $2 FOR U
 UPDATE customers c SET opted_out_at = COALESCE(c.opted_out_at, $1::timestamptz)
 FROM prev
 WHERE c.id = prev.id
-RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, c.language, c.pref_staff_ids, c.possibly_reassigned_at, c.move_up, c.no_shows_cleared_at, (prev.opted_out_at IS NOT NULL)::boolean AS was_opted_out
+RETURNING c.id, c.shop_id, c.phone, c.name, c.sms_opt_in, c.opted_out_at, c.unreachable_at, c.unreachable_code, c.priority, c.created_at, c.pref_days, c.pref_window_starts, c.pref_window_ends, c.pref_services, c.erased_at, c.language, c.pref_staff_ids, c.possibly_reassigned_at, c.move_up, c.no_shows_cleared_at, c.paused_until, (prev.opted_out_at IS NOT NULL)::boolean AS was_opted_out
 `
 
 type CustomerOptOutParams struct {
@@ -923,6 +951,7 @@ type CustomerOptOutRow struct {
 	PossiblyReassignedAt *time.Time
 	MoveUp               bool
 	NoShowsClearedAt     *time.Time
+	PausedUntil          *time.Time
 	WasOptedOut          bool
 }
 
@@ -952,9 +981,55 @@ func (q *Queries) CustomerOptOut(ctx context.Context, db DBTX, arg CustomerOptOu
 		&i.PossiblyReassignedAt,
 		&i.MoveUp,
 		&i.NoShowsClearedAt,
+		&i.PausedUntil,
 		&i.WasOptedOut,
 	)
 	return i, err
+}
+
+const customerPause = `-- name: CustomerPause :one
+UPDATE customers SET paused_until = $1::timestamptz
+WHERE id = $2 AND erased_at IS NULL
+RETURNING paused_until
+`
+
+type CustomerPauseParams struct {
+	Until time.Time
+	ID    uuid.UUID
+}
+
+// A customer's PAUSE by text: no offers before until (a wave skips them, reason paused).
+// A later PAUSE moves it; an erased customer is not found.
+func (q *Queries) CustomerPause(ctx context.Context, db DBTX, arg CustomerPauseParams) (*time.Time, error) {
+	row := db.QueryRow(ctx, customerPause, arg.Until, arg.ID)
+	var paused_until *time.Time
+	err := row.Scan(&paused_until)
+	return paused_until, err
+}
+
+const customerResume = `-- name: CustomerResume :one
+WITH prev AS (
+    SELECT p.id, p.paused_until FROM customers p
+    WHERE p.id = $2 AND p.erased_at IS NULL FOR UPDATE
+)
+UPDATE customers c SET paused_until = NULL
+FROM prev
+WHERE c.id = prev.id
+RETURNING COALESCE(prev.paused_until > $1::timestamptz, false)::boolean AS was_paused
+`
+
+type CustomerResumeParams struct {
+	Now time.Time
+	ID  uuid.UUID
+}
+
+// A customer's RESUME by text: offers again. was_paused says whether a pause was still
+// running at now (an ended one is cleared all the same).
+func (q *Queries) CustomerResume(ctx context.Context, db DBTX, arg CustomerResumeParams) (bool, error) {
+	row := db.QueryRow(ctx, customerResume, arg.Now, arg.ID)
+	var was_paused bool
+	err := row.Scan(&was_paused)
+	return was_paused, err
 }
 
 const customerStats = `-- name: CustomerStats :many
@@ -1035,7 +1110,7 @@ UPDATE customers SET name = $1, priority = $2, sms_opt_in = $3,
     pref_staff_ids = $8::uuid[], language = $9::text,
     move_up = $10::boolean
 WHERE id = $11 AND shop_id = $12 AND erased_at IS NULL
-RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up, no_shows_cleared_at
+RETURNING id, shop_id, phone, name, sms_opt_in, opted_out_at, unreachable_at, unreachable_code, priority, created_at, pref_days, pref_window_starts, pref_window_ends, pref_services, erased_at, language, pref_staff_ids, possibly_reassigned_at, move_up, no_shows_cleared_at, paused_until
 `
 
 type CustomerUpdateParams struct {
@@ -1092,6 +1167,7 @@ func (q *Queries) CustomerUpdate(ctx context.Context, db DBTX, arg CustomerUpdat
 		&i.PossiblyReassignedAt,
 		&i.MoveUp,
 		&i.NoShowsClearedAt,
+		&i.PausedUntil,
 	)
 	return i, err
 }

@@ -129,6 +129,39 @@ func (q *Queries) ConsentEventRecord(ctx context.Context, db DBTX, arg ConsentEv
 	return err
 }
 
+const consentEventRecordReplyOptIn = `-- name: ConsentEventRecordReplyOptIn :exec
+INSERT INTO consent_events (id, shop_id, customer_id, kind, method, at, language, confirmation_sid,
+    confirmation_body, confirmation_at)
+VALUES ($1, $2, $3, 'opt_in', 'reply', $4::timestamptz,
+    $5, $6, $7, $4::timestamptz)
+ON CONFLICT (id) DO NOTHING
+`
+
+type ConsentEventRecordReplyOptInParams struct {
+	ID               uuid.UUID
+	ShopID           uuid.UUID
+	CustomerID       uuid.UUID
+	At               time.Time
+	Language         string
+	ConfirmationSid  pgtype.Text
+	ConfirmationBody pgtype.Text
+}
+
+// A customer's own opt-in by text (START): method reply, the text as its confirmation;
+// the id is derived from the text's MessageSid, so handled again it records nothing.
+func (q *Queries) ConsentEventRecordReplyOptIn(ctx context.Context, db DBTX, arg ConsentEventRecordReplyOptInParams) error {
+	_, err := db.Exec(ctx, consentEventRecordReplyOptIn,
+		arg.ID,
+		arg.ShopID,
+		arg.CustomerID,
+		arg.At,
+		arg.Language,
+		arg.ConfirmationSid,
+		arg.ConfirmationBody,
+	)
+	return err
+}
+
 const consentEventsBetween = `-- name: ConsentEventsBetween :many
 SELECT e.id, e.shop_id, e.customer_id, e.kind, e.method, e.at, e.ip, e.user_agent, e.language, e.disclosure_version, e.disclosure_sha256, e.disclosure_text, e.confirmation_sid, e.confirmation_body, e.confirmation_at, e.asserted_by_owner, e.asserted_by, e.revocation_text, e.join_request_id, c.phone, c.name AS customer_name, c.erased_at
 FROM consent_events e
@@ -294,6 +327,30 @@ func (q *Queries) ConsentEventsOfCustomer(ctx context.Context, db DBTX, arg Cons
 		return nil, err
 	}
 	return items, nil
+}
+
+const consentEventsRecordOwner = `-- name: ConsentEventsRecordOwner :exec
+INSERT INTO consent_events (id, shop_id, customer_id, kind, method, at, language, asserted_by_owner, asserted_by)
+SELECT e.id, s.id, e.customer_id, e.kind, e.method, $1::timestamptz,
+    COALESCE(NULLIF(e.language, ''), s.language), true, NULLIF(e.asserted_by, '')
+FROM jsonb_to_recordset($2::jsonb)
+    AS e(id uuid, customer_id uuid, kind text, method text, language text, asserted_by text)
+JOIN shops s ON s.id = $3
+`
+
+type ConsentEventsRecordOwnerParams struct {
+	At     time.Time
+	Events []byte
+	ShopID uuid.UUID
+}
+
+// The owner's opt-ins and opt-outs of shop_id's customers (the API, the dashboard, a CSV
+// import), in the transaction that made them: asserted by the owner, by whom. events is
+// a JSON array of {id, customer_id, kind, method, language, asserted_by}; a language ”
+// is the shop's.
+func (q *Queries) ConsentEventsRecordOwner(ctx context.Context, db DBTX, arg ConsentEventsRecordOwnerParams) error {
+	_, err := db.Exec(ctx, consentEventsRecordOwner, arg.At, arg.Events, arg.ShopID)
+	return err
 }
 
 const joinRequestConfirm = `-- name: JoinRequestConfirm :one

@@ -230,6 +230,7 @@ type Customer struct {
 	PossiblyReassignedAt *time.Time
 	MoveUp               bool
 	NoShowsClearedAt     *time.Time
+	PausedUntil          *time.Time
 }
 
 type CustomerExport struct {
@@ -410,6 +411,7 @@ type Shop struct {
 	CustomersCancelByText   bool
 	Ranking                 string
 	SkipAfterNoShows        pgtype.Int4
+	JoinKeywords            []string
 }
 
 type SlotOffer struct {

@@ -202,7 +202,7 @@ func (q *Queries) ShopDisconnectStripe(ctx context.Context, db DBTX, arg ShopDis
 }
 
 const shopGet = `-- name: ShopGet :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows FROM shops WHERE id = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords FROM shops WHERE id = $1
 `
 
 func (q *Queries) ShopGet(ctx context.Context, db DBTX, id uuid.UUID) (Shop, error) {
@@ -257,12 +257,13 @@ func (q *Queries) ShopGet(ctx context.Context, db DBTX, id uuid.UUID) (Shop, err
 		&i.CustomersCancelByText,
 		&i.Ranking,
 		&i.SkipAfterNoShows,
+		&i.JoinKeywords,
 	)
 	return i, err
 }
 
 const shopGetByCalendarTokenHash = `-- name: ShopGetByCalendarTokenHash :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows FROM shops WHERE calendar_token_hash = $1 OR calendar_legacy_token_hash = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords FROM shops WHERE calendar_token_hash = $1 OR calendar_legacy_token_hash = $1
 `
 
 // The shop whose calendar feed a request asks for, found by the token's hash (read on
@@ -320,12 +321,13 @@ func (q *Queries) ShopGetByCalendarTokenHash(ctx context.Context, db DBTX, hash 
 		&i.CustomersCancelByText,
 		&i.Ranking,
 		&i.SkipAfterNoShows,
+		&i.JoinKeywords,
 	)
 	return i, err
 }
 
 const shopGetByKeyHash = `-- name: ShopGetByKeyHash :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows FROM shops WHERE api_key_hash = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords FROM shops WHERE api_key_hash = $1
 `
 
 func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []byte) (Shop, error) {
@@ -380,12 +382,13 @@ func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []by
 		&i.CustomersCancelByText,
 		&i.Ranking,
 		&i.SkipAfterNoShows,
+		&i.JoinKeywords,
 	)
 	return i, err
 }
 
 const shopGetBySlug = `-- name: ShopGetBySlug :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows FROM shops WHERE slug = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords FROM shops WHERE slug = $1
 `
 
 func (q *Queries) ShopGetBySlug(ctx context.Context, db DBTX, slug string) (Shop, error) {
@@ -440,12 +443,13 @@ func (q *Queries) ShopGetBySlug(ctx context.Context, db DBTX, slug string) (Shop
 		&i.CustomersCancelByText,
 		&i.Ranking,
 		&i.SkipAfterNoShows,
+		&i.JoinKeywords,
 	)
 	return i, err
 }
 
 const shopGetForShare = `-- name: ShopGetForShare :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows FROM shops WHERE id = $1 FOR SHARE
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords FROM shops WHERE id = $1 FOR SHARE
 `
 
 // The shop as it is now, held until the transaction ends: a declaration checks its
@@ -506,12 +510,13 @@ func (q *Queries) ShopGetForShare(ctx context.Context, db DBTX, id uuid.UUID) (S
 		&i.CustomersCancelByText,
 		&i.Ranking,
 		&i.SkipAfterNoShows,
+		&i.JoinKeywords,
 	)
 	return i, err
 }
 
 const shopGetForUpdate = `-- name: ShopGetForUpdate :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows FROM shops WHERE id = $1 FOR UPDATE
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords FROM shops WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (Shop, error) {
@@ -566,6 +571,7 @@ func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (
 		&i.CustomersCancelByText,
 		&i.Ranking,
 		&i.SkipAfterNoShows,
+		&i.JoinKeywords,
 	)
 	return i, err
 }
@@ -590,7 +596,7 @@ INSERT INTO shops (id, name, timezone, sms_number, currency, payment_mode, wave_
 VALUES ($14, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $15, $16, $17,
     1, $18, $19, $20, $21,
     $22, $23, $24, $25, $26)
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords
 `
 
 type ShopInsertParams struct {
@@ -701,6 +707,7 @@ func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams)
 		&i.CustomersCancelByText,
 		&i.Ranking,
 		&i.SkipAfterNoShows,
+		&i.JoinKeywords,
 	)
 	return i, err
 }
@@ -796,7 +803,7 @@ func (q *Queries) ShopRecordSMSProblem(ctx context.Context, db DBTX, arg ShopRec
 const shopRotateKey = `-- name: ShopRotateKey :one
 UPDATE shops SET api_key_hash = $1, api_key_version = api_key_version + 1
 WHERE id = $2
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords
 `
 
 type ShopRotateKeyParams struct {
@@ -860,6 +867,7 @@ func (q *Queries) ShopRotateKey(ctx context.Context, db DBTX, arg ShopRotateKeyP
 		&i.CustomersCancelByText,
 		&i.Ranking,
 		&i.SkipAfterNoShows,
+		&i.JoinKeywords,
 	)
 	return i, err
 }
@@ -870,7 +878,7 @@ UPDATE shops SET calendar_generation = $1::integer, calendar_key_id = $2,
     calendar_legacy_token_hash = CASE WHEN $4::boolean THEN calendar_token_hash END,
     calendar_legacy_until = CASE WHEN $4::boolean THEN $5::timestamptz END
 WHERE id = $6 AND calendar_generation = $1::integer - 1
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords
 `
 
 type ShopSetCalendarTokenParams struct {
@@ -945,13 +953,14 @@ func (q *Queries) ShopSetCalendarToken(ctx context.Context, db DBTX, arg ShopSet
 		&i.CustomersCancelByText,
 		&i.Ranking,
 		&i.SkipAfterNoShows,
+		&i.JoinKeywords,
 	)
 	return i, err
 }
 
 const shopSetNotifyPhone = `-- name: ShopSetNotifyPhone :one
 UPDATE shops SET notify_phone = $1 WHERE id = $2
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords
 `
 
 type ShopSetNotifyPhoneParams struct {
@@ -1012,13 +1021,14 @@ func (q *Queries) ShopSetNotifyPhone(ctx context.Context, db DBTX, arg ShopSetNo
 		&i.CustomersCancelByText,
 		&i.Ranking,
 		&i.SkipAfterNoShows,
+		&i.JoinKeywords,
 	)
 	return i, err
 }
 
 const shopSetPlatformFee = `-- name: ShopSetPlatformFee :one
 UPDATE shops SET platform_fee_bps = $1 WHERE id = $2
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords
 `
 
 type ShopSetPlatformFeeParams struct {
@@ -1080,13 +1090,14 @@ func (q *Queries) ShopSetPlatformFee(ctx context.Context, db DBTX, arg ShopSetPl
 		&i.CustomersCancelByText,
 		&i.Ranking,
 		&i.SkipAfterNoShows,
+		&i.JoinKeywords,
 	)
 	return i, err
 }
 
 const shopSetSMSNumber = `-- name: ShopSetSMSNumber :one
 UPDATE shops SET sms_number = $1 WHERE id = $2
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords
 `
 
 type ShopSetSMSNumberParams struct {
@@ -1147,6 +1158,7 @@ func (q *Queries) ShopSetSMSNumber(ctx context.Context, db DBTX, arg ShopSetSMSN
 		&i.CustomersCancelByText,
 		&i.Ranking,
 		&i.SkipAfterNoShows,
+		&i.JoinKeywords,
 	)
 	return i, err
 }
@@ -1158,7 +1170,7 @@ SET stripe_account_id = $1, stripe_charges_enabled = $2,
     stripe_requirements_due = $5::text[], stripe_status_at = $6::timestamptz,
     stripe_disconnected_at = NULL
 WHERE id = $7
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords
 `
 
 type ShopSetStripeAccountParams struct {
@@ -1232,6 +1244,7 @@ func (q *Queries) ShopSetStripeAccount(ctx context.Context, db DBTX, arg ShopSet
 		&i.CustomersCancelByText,
 		&i.Ranking,
 		&i.SkipAfterNoShows,
+		&i.JoinKeywords,
 	)
 	return i, err
 }
@@ -1275,9 +1288,9 @@ UPDATE shops SET name = $1, timezone = $2, currency = $3,
     slug = $21, privacy_url = $22,
     move_up_days = $23, chain_max = $24,
     customers_cancel_by_text = $25, ranking = $26,
-    skip_after_no_shows = $27
-WHERE id = $28
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows
+    skip_after_no_shows = $27, join_keywords = $28::text[]
+WHERE id = $29
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords
 `
 
 type ShopUpdateParams struct {
@@ -1308,6 +1321,7 @@ type ShopUpdateParams struct {
 	CustomersCancelByText bool
 	Ranking               string
 	SkipAfterNoShows      pgtype.Int4
+	JoinKeywords          []string
 	ID                    uuid.UUID
 }
 
@@ -1341,6 +1355,7 @@ func (q *Queries) ShopUpdate(ctx context.Context, db DBTX, arg ShopUpdateParams)
 		arg.CustomersCancelByText,
 		arg.Ranking,
 		arg.SkipAfterNoShows,
+		arg.JoinKeywords,
 		arg.ID,
 	)
 	var i Shop
@@ -1393,6 +1408,7 @@ func (q *Queries) ShopUpdate(ctx context.Context, db DBTX, arg ShopUpdateParams)
 		&i.CustomersCancelByText,
 		&i.Ranking,
 		&i.SkipAfterNoShows,
+		&i.JoinKeywords,
 	)
 	return i, err
 }

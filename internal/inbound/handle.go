@@ -43,6 +43,7 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd re
 			if err := s.customers.OptIn(ctx, snd.id); err != nil {
 				return retryLaterAt(w, shop), fmt.Errorf("opt in: %w", err)
 			}
+			s.recordOptIn(ctx, shop, in, snd)
 		}
 		if rd.loose {
 			offered, err := s.answersOffer(ctx, shop, in, snd)
@@ -86,7 +87,12 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd re
 		if err := s.customers.OptInNumber(ctx, shop.ID, in.From); err != nil {
 			return retryLaterAt(w, shop), fmt.Errorf("opt in: %w", err)
 		}
+		if known {
+			s.recordOptIn(ctx, shop, in, snd)
+		}
 		return said(w, shop, OutcomeOptedIn), nil
+	case KeywordPause, KeywordResume:
+		return s.pause(ctx, w, shop, rd.kw, snd)
 	case KeywordHelp:
 		return said(w, shop, OutcomeHelp), nil
 	case KeywordClarify:
@@ -104,10 +110,13 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd re
 
 // joining answers the texts of someone joining the shop's list: the join keyword asks
 // for the confirmation text; a YES or START from a number with a live join request (and
-// no offer to answer) confirms it, and the welcome text is the answer. ok is false for
-// every other text. The answers over HTTP say nothing: the texts queued say it all.
+// no offer to answer) confirms it, and the welcome text is the answer; a START from a
+// number the shop has never had (no customer, no STOP on record, no live request) asks
+// for the confirmation as the join keyword does, in the shop's language. ok is false for
+// every other text (a START from a number with a STOP clears it, as before: handle).
+// The answers over HTTP say nothing: the texts queued say it all.
 func (s *Service) joining(ctx context.Context, w texts.Words, shop shops.Shop, in Message, rd reading, snd *sender) (Answer, bool, error) {
-	if lang, ok := join.Keyword(in.Body); ok {
+	if lang, ok := join.Keyword(shop, in.Body); ok {
 		if _, err := s.cfg.Joins.RequestByText(ctx, shop, in.From, in.MessageSID, lang); err != nil {
 			return retryLaterAt(w, shop), true, fmt.Errorf("join by text: %w", err)
 		}
@@ -119,7 +128,17 @@ func (s *Service) joining(ctx context.Context, w texts.Words, shop shops.Shop, i
 	if snd.known && snd.claims != nil && len(snd.claims.Live) > 0 {
 		return Answer{}, false, nil // a YES to an offer
 	}
-	if rd.kw == KeywordStart {
+	// A START from a number the shop has never had (no customer, no STOP on record)
+	// asks to join, unless it confirms a live request.
+	stranger := false
+	if rd.kw == KeywordStart && !snd.known {
+		stopped, err := s.customers.OptedOut(ctx, shop.ID, in.From)
+		if err != nil {
+			return retryLaterAt(w, shop), true, fmt.Errorf("look up a stranger's stop: %w", err)
+		}
+		stranger = !stopped
+	}
+	if rd.kw == KeywordStart && !stranger {
 		// START clears the number's STOP first: the welcome must be allowed to reach it.
 		if err := s.customers.OptInNumber(ctx, shop.ID, in.From); err != nil {
 			return retryLaterAt(w, shop), true, fmt.Errorf("opt in: %w", err)
@@ -129,8 +148,52 @@ func (s *Service) joining(ctx context.Context, w texts.Words, shop shops.Shop, i
 	if err != nil {
 		return retryLaterAt(w, shop), true, fmt.Errorf("confirm join: %w", err)
 	}
-	if !handled {
-		return Answer{}, false, nil
+	if handled {
+		return Answer{Outcome: OutcomeOptedIn}, true, nil
 	}
-	return Answer{Outcome: OutcomeOptedIn}, true, nil
+	if stranger {
+		// As the join keyword, in the shop's language: the confirmation is the answer.
+		if _, err := s.cfg.Joins.RequestByText(ctx, shop, in.From, in.MessageSID, ""); err != nil {
+			return retryLaterAt(w, shop), true, fmt.Errorf("join by START: %w", err)
+		}
+		return Answer{Outcome: OutcomeJoinRequested}, true, nil
+	}
+	return Answer{}, false, nil
+}
+
+// pause answers a customer's PAUSE (no offers for customers.PauseFor; they are told
+// until which day, in the shop's time zone) or RESUME (offers again). A number that is
+// no customer has nothing to pause: a person reads it. A customer who said STOP is
+// paused or resumed all the same, and a RESUME tells them that only START brings the
+// offers back.
+func (s *Service) pause(ctx context.Context, w texts.Words, shop shops.Shop, kw Keyword, snd *sender) (Answer, error) {
+	if !snd.known {
+		return said(w, shop, OutcomeUnrecognized), nil
+	}
+	if kw == KeywordPause {
+		until, err := s.customers.Pause(ctx, snd.id)
+		if err != nil {
+			return retryLaterAt(w, shop), fmt.Errorf("pause: %w", err)
+		}
+		return Answer{Outcome: OutcomePaused, Message: w.Paused(shop, until)}, nil
+	}
+	if _, err := s.customers.Resume(ctx, snd.id); err != nil {
+		return retryLaterAt(w, shop), fmt.Errorf("resume: %w", err)
+	}
+	if snd.optedOut {
+		return Answer{Outcome: OutcomeResumed, Message: w.OptedOutYes(shop)}, nil
+	}
+	return Answer{Outcome: OutcomeResumed, Message: w.Resumed(shop)}, nil
+}
+
+// recordOptIn keeps a customer's own opt-in by text (START, or a YES the carrier counted
+// as one) in the consent record, as their STOP is. The opt-in stands whatever becomes
+// of the record: a failure is logged, not answered.
+func (s *Service) recordOptIn(ctx context.Context, shop shops.Shop, in Message, snd *sender) {
+	if s.cfg.Joins == nil {
+		return
+	}
+	if err := s.cfg.Joins.RecordOptIn(ctx, shop, snd.id, snd.lang, in.Body, in.MessageSID, s.cfg.Now()); err != nil {
+		s.log.ErrorContext(ctx, "opt-in not kept in the consent record", "err", err)
+	}
 }

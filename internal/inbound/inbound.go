@@ -47,7 +47,7 @@ type Config struct {
 	// Joins, when set, takes the texts of people joining the shop's list
 	// (internal/join): the join keyword (JOIN, UNIRME, INSCRIRE), and the YES or START
 	// that confirms a join request from the page or by text; and it keeps a customer's
-	// opt-out by text in the consent record. Nil: nobody joins by text.
+	// opt-out and opt-in (START) by text in the consent record. Nil: nobody joins by text.
 	Joins Joins
 	// HourlyCap is how many texts that need a person one number may send a shop in an
 	// hour and still raise an event, an alert or an answer; beyond it they are only kept
@@ -69,6 +69,7 @@ type Joins interface {
 	RequestByText(ctx context.Context, shop shops.Shop, number, messageSID string, lang language.Code) (join.KeywordOutcome, error)
 	Confirm(ctx context.Context, shop shops.Shop, r join.Reply) (handled bool, err error)
 	RecordOptOut(ctx context.Context, shop shops.Shop, customerID uuid.UUID, lang language.Code, words, messageSID string, at time.Time) error
+	RecordOptIn(ctx context.Context, shop shops.Shop, customerID uuid.UUID, lang language.Code, words, messageSID string, at time.Time) error
 }
 
 // queries is this package's one way to its SQL: sqlc's Queries holds no state, and
@@ -137,8 +138,12 @@ const (
 	// OutcomeJoinRequested: the join keyword; the confirmation (or "you are in
 	// already") is texted, and the HTTP answer says nothing more.
 	OutcomeJoinRequested Outcome = "join_requested"
-	OutcomeHelp          Outcome = "help"
-	OutcomeUnrecognized  Outcome = "unrecognized"
+	// OutcomePaused: PAUSE from a customer; no offers for 14 days, and they are told
+	// until when. OutcomeResumed: RESUME; offers again.
+	OutcomePaused       Outcome = "paused"
+	OutcomeResumed      Outcome = "resumed"
+	OutcomeHelp         Outcome = "help"
+	OutcomeUnrecognized Outcome = "unrecognized"
 	// OutcomeClarify: a reply that leaned towards the offer without plainly taking it is
 	// asked again, naming the slot; nothing is booked.
 	OutcomeClarify    Outcome = "clarify"

@@ -5,11 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/slotrecovery/slotrecovery/internal/inbound"
 	"github.com/slotrecovery/slotrecovery/internal/join"
+	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/ratelimit"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/redistest"
 )
 
@@ -100,4 +103,120 @@ func TestJoiningByText(t *testing.T) {
 
 	// A customer's YES to their offer still books.
 	require.Equal(t, inbound.OutcomeBooked, w.yes(t, "SMj7", w.phones[0]).Outcome)
+}
+
+// TestStartFromAStranger: START from a number the shop has never had (no customer, no
+// STOP on record, no join request) asks to join as JOIN does: the confirmation is
+// texted in the shop's language, nothing joins before its YES, and the YES joins with
+// the consent on record (method keyword). START from a number that said STOP keeps
+// clearing the STOP, and a customer's START opts them in, as before, and is on the
+// consent record in their words.
+func TestStartFromAStranger(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, 1)
+	rdb, prefix := redistest.New(t)
+	joins := join.New(w.pool, w.queue, w.customers, join.Config{Limits: join.Limits{Limiter: ratelimit.New(rdb, ratelimit.Config{Prefix: prefix})}})
+	w.inbound = inbound.New(w.pool, w.queue, w.shops, w.customers, w.slots, w.ledger, inbound.Config{Joins: joins})
+	send := func(sid, from, body string) inbound.Answer {
+		t.Helper()
+		ans, err := w.inbound.Reply(ctx, inbound.Message{MessageSID: sid, From: from, To: w.shop.SMSNumber, Body: body})
+		require.NoError(t, err)
+		return ans
+	}
+	texted := func(to string) []string {
+		t.Helper()
+		rows, err := w.pool.Query(ctx, `SELECT args->>'body' FROM river_job WHERE kind = 'sms_text' AND args->>'to' = $1 ORDER BY id`, to)
+		require.NoError(t, err)
+		bodies, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		require.NoError(t, err)
+		return bodies
+	}
+
+	const ana = "+447700955601"
+	ans := send("SMs1", ana, "START")
+	require.Equal(t, inbound.OutcomeJoinRequested, ans.Outcome)
+	require.Empty(t, ans.Message, "the confirmation text is the answer")
+	require.Equal(t, []string{joins.Confirmation(w.shop)}, texted(ana))
+	_, err := w.customers.ByPhone(ctx, w.shop.ID, ana)
+	require.Error(t, err, "nothing joins before the YES")
+	require.Equal(t, inbound.OutcomeJoinRequested, send("SMs1", ana, "START").Outcome, "a redelivery is answered the same")
+	require.Len(t, texted(ana), 1, "and texts nothing more")
+
+	require.Equal(t, inbound.OutcomeOptedIn, send("SMs2", ana, "YES").Outcome)
+	c, err := w.customers.ByPhone(ctx, w.shop.ID, ana)
+	require.NoError(t, err)
+	require.True(t, c.SMSOptIn)
+	hist, err := joins.History(ctx, w.shop.ID, c.ID)
+	require.NoError(t, err)
+	require.Len(t, hist, 1)
+	require.Equal(t, join.KindOptIn+"/"+join.MethodKeyword, hist[0].Kind+"/"+hist[0].Method)
+	require.Equal(t, "YES", hist[0].Confirmation.Body)
+
+	// A Spanish shop's stranger gets the Spanish confirmation.
+	es := language.Spanish
+	shop, err := w.shops.Update(ctx, w.shop.ID, shops.ShopChange{Language: &es})
+	require.NoError(t, err)
+	const bea = "+447700955602"
+	require.Equal(t, inbound.OutcomeJoinRequested, send("SMs3", bea, "start").Outcome)
+	require.Equal(t, []string{joins.Confirmation(shop)}, texted(bea))
+	require.NotEqual(t, joins.Confirmation(w.shop), joins.Confirmation(shop))
+
+	// A number that said STOP: its START clears the STOP, and asks nothing.
+	const cal = "+447700955603"
+	require.Equal(t, inbound.OutcomeOptedOut, send("SMs4", cal, "STOP").Outcome)
+	before := len(texted(cal))
+	require.Equal(t, inbound.OutcomeOptedIn, send("SMs5", cal, "START").Outcome)
+	require.Len(t, texted(cal), before, "no confirmation")
+	stopped, err := w.customers.OptedOut(ctx, w.shop.ID, cal)
+	require.NoError(t, err)
+	require.False(t, stopped, "the STOP is cleared")
+
+	// A customer's STOP and START, in their own words, are on the consent record, once
+	// however often each text is handled; the START opts them in, as before.
+	require.Equal(t, inbound.OutcomeOptedOut, send("SMs6", w.phones[0], "STOP").Outcome)
+	require.Equal(t, inbound.OutcomeOptedIn, send("SMs7", w.phones[0], "Start").Outcome)
+	require.Equal(t, inbound.OutcomeOptedIn, send("SMs7", w.phones[0], "Start").Outcome)
+	c, err = w.customers.ByPhone(ctx, w.shop.ID, w.phones[0])
+	require.NoError(t, err)
+	require.True(t, c.SMSOptIn)
+	require.Nil(t, c.OptedOutAt)
+	require.NoError(t, joins.RecordOptIn(ctx, w.shop, c.ID, "", "Start", "SMs7", time.Now()), "handled again")
+	hist, err = joins.History(ctx, w.shop.ID, c.ID)
+	require.NoError(t, err)
+	require.Len(t, hist, 2)
+	require.Equal(t, join.KindOptOut+"/"+join.MethodReply, hist[0].Kind+"/"+hist[0].Method)
+	require.Equal(t, join.KindOptIn+"/"+join.MethodReply, hist[1].Kind+"/"+hist[1].Method)
+	require.Equal(t, "Start", hist[1].Confirmation.Body)
+	require.Equal(t, "SMs7", hist[1].Confirmation.MessageSID)
+	require.False(t, hist[1].AssertedByOwner)
+}
+
+// TestShopsOwnJoinKeyword: a shop's own join keyword asks to join as JOIN does (the
+// confirmation in the shop's language), the defaults still do, and another shop's word
+// is nothing special.
+func TestShopsOwnJoinKeyword(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	w := newWorld(t, 0)
+	rdb, prefix := redistest.New(t)
+	joins := join.New(w.pool, w.queue, w.customers, join.Config{Limits: join.Limits{Limiter: ratelimit.New(rdb, ratelimit.Config{Prefix: prefix})}})
+	w.inbound = inbound.New(w.pool, w.queue, w.shops, w.customers, w.slots, w.ledger, inbound.Config{Joins: joins})
+	send := func(sid, from, body string) inbound.Answer {
+		t.Helper()
+		ans, err := w.inbound.Reply(ctx, inbound.Message{MessageSID: sid, From: from, To: w.shop.SMSNumber, Body: body})
+		require.NoError(t, err)
+		return ans
+	}
+	require.Equal(t, inbound.OutcomeUnrecognized, send("SMk0", "+447700955700", "CORTES").Outcome, "not a keyword yet")
+
+	words, fr := []string{"cortes"}, language.French
+	shop, err := w.shops.Update(ctx, w.shop.ID, shops.ShopChange{JoinKeywords: &words, Language: &fr})
+	require.NoError(t, err)
+	require.Equal(t, []string{"CORTES"}, shop.JoinKeywords)
+	require.Equal(t, inbound.OutcomeJoinRequested, send("SMk1", "+447700955701", "Cortes!").Outcome)
+	var body string
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT args->>'body' FROM river_job WHERE kind = 'sms_text' AND args->>'to' = $1`, "+447700955701").Scan(&body))
+	require.Equal(t, joins.Confirmation(shop), body, "in the shop's language")
+	require.Equal(t, inbound.OutcomeJoinRequested, send("SMk2", "+447700955702", "JOIN").Outcome, "the defaults still work")
 }

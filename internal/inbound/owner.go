@@ -27,7 +27,7 @@ func needsOwner(o Outcome) bool { return o == OutcomeUnrecognized || o == Outcom
 // (conversation_texts), so a storm's YES costs the inbox nothing.
 func keepsConversation(o Outcome) bool {
 	return o == OutcomeOptedOut || o == OutcomeOptedIn || o == OutcomeHelp || o == OutcomeNoOffer || o == OutcomeJoinRequested ||
-		o == OutcomeCancelRequest
+		o == OutcomeCancelRequest || o == OutcomePaused || o == OutcomeResumed
 }
 
 // keep records a text that needs no person, and its answer, in the shop's conversation

@@ -23,6 +23,10 @@ const (
 	// "tengo que cancelar mi cita"): a booked customer's booking is cancelled, or the
 	// request goes to the owner (cancelRequest); from anyone else it is for a person.
 	KeywordCancel
+	// KeywordPause: PAUSE (PAUSA, and French PAUSE): no offers for 14 days
+	// (customers.PauseFor); KeywordResume: RESUME (REANUDAR, REPRENDRE) ends it.
+	KeywordPause
+	KeywordResume
 )
 
 // reading is what a reply says: what it asks for, and the one supported language its
@@ -49,7 +53,7 @@ type reading struct {
 var keywords = map[replies.Intent]Keyword{
 	replies.Yes: KeywordYes, replies.No: KeywordNo, replies.OptOut: KeywordStop, replies.OptIn: KeywordStart,
 	replies.Help: KeywordHelp, replies.Clarify: KeywordClarify, replies.Unknown: KeywordUnknown,
-	replies.CancelRequest: KeywordCancel,
+	replies.CancelRequest: KeywordCancel, replies.Pause: KeywordPause, replies.Resume: KeywordResume,
 }
 
 // readReply reads a reply through internal/replies, whose rules are data, one file per

@@ -4,14 +4,17 @@ import (
 	"context"
 	"encoding/csv"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgtype"
 
+	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -236,6 +239,88 @@ func (s *Service) RecordOptOut(ctx context.Context, shop shops.Shop, customerID 
 	})
 	if err != nil {
 		return fmt.Errorf("record opt-out of customer %s: %w", customerID, err)
+	}
+	return nil
+}
+
+// OwnerConsent keeps the owner's opt-ins and opt-outs in the consent record: it is
+// customers.Config.Consent, which customers calls in the transaction that changes the
+// customer (an add, an update, a CSV import), so that the record and the change commit
+// together. The events are asserted by the owner, by whom the owner's side says, with
+// no disclosure and no confirmation: the owner vouches for the consent.
+type OwnerConsent struct{}
+
+// ownerEvent is one row of ConsentEventsRecordOwner's input.
+type ownerEvent struct {
+	ID         uuid.UUID `json:"id"`
+	CustomerID uuid.UUID `json:"customer_id"`
+	Kind       string    `json:"kind"`
+	Method     string    `json:"method"`
+	Language   string    `json:"language"`
+	AssertedBy string    `json:"asserted_by"`
+}
+
+// RecordOwnerConsent records changes in tx, one statement a shop and moment (an import's
+// batch is one).
+func (OwnerConsent) RecordOwnerConsent(ctx context.Context, tx pgx.Tx, changes []customers.ConsentChange) error {
+	type group struct {
+		shop uuid.UUID
+		at   time.Time
+	}
+	var order []group
+	byGroup := map[group][]ownerEvent{}
+	for _, ch := range changes {
+		g := group{ch.ShopID, ch.At.UTC()}
+		if _, ok := byGroup[g]; !ok {
+			order = append(order, g)
+		}
+		kind := KindOptOut
+		if ch.OptIn {
+			kind = KindOptIn
+		}
+		lang := ""
+		if l, ok := language.Parse(string(ch.Language)); ok {
+			lang = string(l)
+		}
+		byGroup[g] = append(byGroup[g], ownerEvent{ID: uuid.New(), CustomerID: ch.CustomerID, Kind: kind, Method: ch.Method,
+			Language: lang, AssertedBy: ch.By})
+	}
+	for _, g := range order {
+		body, err := json.Marshal(byGroup[g])
+		if err != nil {
+			return fmt.Errorf("encode owner's consent events: %w", err)
+		}
+		if err := queries.ConsentEventsRecordOwner(ctx, tx, db.ConsentEventsRecordOwnerParams{ShopID: g.shop, At: g.at, Events: body}); err != nil {
+			return fmt.Errorf("record owner's consent for shop %s: %w", g.shop, err)
+		}
+	}
+	return nil
+}
+
+// optInSpace derives a reply opt-in event's id from the text that asked for it.
+var optInSpace = uuid.MustParse("5c2d7e1a-93b4-4f0e-8d6a-71e2b9c4f350")
+
+// RecordOptIn records that shop's customer customerID asked by text to be texted again
+// (START, or a YES that the carrier counted as one): method reply, their words as the
+// confirmation of their own consent (no disclosure: they restart what they agreed to
+// before), in their language, at at. The event's id is derived from the text's
+// messageSID, so a text handled again records nothing more.
+func (s *Service) RecordOptIn(ctx context.Context, shop shops.Shop, customerID uuid.UUID, lang language.Code, words, messageSID string, at time.Time) error {
+	if _, ok := language.Parse(string(lang)); !ok {
+		lang = shop.Language.Or(language.Default)
+	}
+	words = strings.ToValidUTF8(words, "")
+	if r := []rune(words); len(r) > MaxRevocationText {
+		words = string(r[:MaxRevocationText])
+	}
+	at = at.UTC()
+	err := queries.ConsentEventRecordReplyOptIn(ctx, s.pool, db.ConsentEventRecordReplyOptInParams{
+		ID:     uuid.NewSHA1(optInSpace, []byte(shop.ID.String()+":"+messageSID)),
+		ShopID: shop.ID, CustomerID: customerID, At: at, Language: string(lang),
+		ConfirmationSid: text(messageSID), ConfirmationBody: text(words),
+	})
+	if err != nil {
+		return fmt.Errorf("record opt-in of customer %s: %w", customerID, err)
 	}
 	return nil
 }

@@ -276,7 +276,9 @@ func (s *Service) joinCustomer(ctx context.Context, shop shops.Shop, req db.Join
 		if err := s.customers.OptInNumber(ctx, shop.ID, req.Phone); err != nil {
 			return customers.Customer{}, err
 		}
-		c, err = s.customers.Add(ctx, shop.ID, customers.NewCustomer{Phone: req.Phone, Name: req.Name, SMSOptIn: true, Language: lang})
+		c, err = s.customers.Add(ctx, shop.ID, customers.NewCustomer{Phone: req.Phone, Name: req.Name, SMSOptIn: true, Language: lang,
+			// The customer's own YES: Confirm records it, with its proof.
+			Source: customers.Source{Method: customers.SourceCustomer}})
 		if p, ok := problem.As(err); ok && p.Kind == problem.Conflict {
 			c, err = s.customers.ByPhone(ctx, shop.ID, req.Phone) // added meanwhile (another YES)
 		}
@@ -291,7 +293,7 @@ func (s *Service) joinCustomer(ctx context.Context, shop shops.Shop, req db.Join
 			return customers.Customer{}, err
 		}
 	}
-	ch := customers.Change{Language: &lang}
+	ch := customers.Change{Language: &lang, Source: customers.Source{Method: customers.SourceCustomer}}
 	if c.Name == "" {
 		ch.Name = &req.Name
 	}

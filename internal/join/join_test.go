@@ -62,7 +62,8 @@ func setup(t *testing.T, limits join.Limits) *fixture {
 	f.shop, _, err = f.shops.Create(context.Background(), shops.NewShop{Name: "Joe's Barbers", Timezone: "America/New_York",
 		SMSNumber: "+15555550100", Currency: "usd", PaymentMode: shops.PaymentNone})
 	require.NoError(t, err)
-	f.customers = customertest.New(t, pool)
+	// The owner's opt-ins and opt-outs go to the consent record, as the server wires it.
+	f.customers = customertest.NewWith(t, pool, customers.Config{Consent: join.OwnerConsent{}})
 	limits.Limiter = ratelimit.New(rdb, ratelimit.Config{Prefix: prefix})
 	f.join = join.New(pool, queue, f.customers, join.Config{Now: f.clock.Now, Limits: limits, Refused: func(reason string) {
 		f.mu.Lock()
@@ -297,7 +298,7 @@ func TestCampaignWords(t *testing.T) {
 	f := setup(t, join.Limits{})
 	require.Equal(t, []string{"INSCRIRE", "JOIN", "UNIRME"}, join.Keywords())
 	for _, k := range join.Keywords() {
-		_, ok := join.Keyword(k)
+		_, ok := join.Keyword(shops.Shop{}, k)
 		require.True(t, ok, k)
 	}
 	got := f.join.Confirmation(f.shop)

@@ -20,13 +20,19 @@ import (
 // keywords are the default join keywords, each with the language it is written in.
 var keywords = map[string]language.Code{"JOIN": language.English, "UNIRME": language.Spanish, "INSCRIRE": language.French}
 
-// Keyword reports whether body is a join keyword (JOIN, UNIRME, INSCRIRE: the whole text,
-// in any case, with spaces and closing punctuation around it) and the language it is
-// written in.
-func Keyword(body string) (language.Code, bool) {
+// Keyword reports whether body is one of shop's join keywords (the whole text, in any
+// case, with spaces and closing punctuation around it) and the language to answer it
+// in: a default one (JOIN, UNIRME, INSCRIRE) is written in its own language, and the
+// shop's own (shops.Shop.JoinKeywords) in the shop's.
+func Keyword(shop shops.Shop, body string) (language.Code, bool) {
 	w := strings.ToUpper(strings.Trim(strings.TrimSpace(body), " .!¡?¿\"'"))
-	lang, ok := keywords[w]
-	return lang, ok
+	if lang, ok := keywords[w]; ok {
+		return lang, true
+	}
+	if w != "" && slices.Contains(shop.JoinKeywords, w) {
+		return shop.Language.Or(language.Default), true
+	}
+	return "", false
 }
 
 // KeywordOutcome is what RequestByText did.
@@ -97,13 +103,25 @@ func (s *Service) RequestByText(ctx context.Context, shop shops.Shop, number, me
 	return KeywordOutcome{Outcome: Outcome{Sent: true}}, nil
 }
 
-// Keywords are the join keywords, one a language: what a shop's campaign registers.
+// Keywords are the default join keywords, one a language.
 func Keywords() []string {
 	out := make([]string, 0, len(keywords))
 	for k := range keywords {
 		out = append(out, k)
 	}
 	slices.Sort(out)
+	return out
+}
+
+// ShopKeywords are every word that asks to join shop's list: the defaults, then the
+// shop's own. It is what the shop's campaign registers.
+func ShopKeywords(shop shops.Shop) []string {
+	out := Keywords()
+	for _, k := range shop.JoinKeywords {
+		if !slices.Contains(out, k) {
+			out = append(out, k)
+		}
+	}
 	return out
 }
 

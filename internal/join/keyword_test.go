@@ -9,20 +9,36 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/join"
 	"github.com/slotrecovery/slotrecovery/internal/language"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
 
+// TestKeyword: the default keywords in their languages, whatever the shop; a shop's own
+// words in the shop's language, and only that shop's.
 func TestKeyword(t *testing.T) {
 	t.Parallel()
+	plain := shops.Shop{Language: language.English}
+	own := shops.Shop{Language: language.Spanish, JoinKeywords: []string{"CORTES", "VIP2"}}
 	for body, want := range map[string]language.Code{"JOIN": "en", " join! ": "en", "Unirme": "es", "¡unirme!": "es",
 		"inscrire.": "fr", "INSCRIRE": "fr"} {
-		got, ok := join.Keyword(body)
+		for _, shop := range []shops.Shop{plain, own} {
+			got, ok := join.Keyword(shop, body)
+			require.True(t, ok, body)
+			require.Equal(t, want, got, body)
+		}
+	}
+	for body, want := range map[string]language.Code{"cortes": "es", " VIP2! ": "es"} {
+		got, ok := join.Keyword(own, body)
 		require.True(t, ok, body)
 		require.Equal(t, want, got, body)
+		_, ok = join.Keyword(plain, body)
+		require.False(t, ok, "%s is not the plain shop's", body)
 	}
-	for _, body := range []string{"", "join me", "YES", "JOINED", "STOP", "joint"} {
-		_, ok := join.Keyword(body)
+	for _, body := range []string{"", "join me", "YES", "JOINED", "STOP", "joint", "cortes ya", "VIP"} {
+		_, ok := join.Keyword(own, body)
 		require.False(t, ok, body)
 	}
+	require.Equal(t, []string{"INSCRIRE", "JOIN", "UNIRME", "CORTES", "VIP2"}, join.ShopKeywords(own))
+	require.Equal(t, join.Keywords(), join.ShopKeywords(plain))
 }
 
 // TestJoinByText: the join keyword from a number that is no customer gets the

@@ -18,6 +18,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
 // MaxAllowedCountries is how many calling codes a shop may accept joins from besides
@@ -164,12 +165,10 @@ func (s *Service) refused(ctx context.Context, shop shops.Shop, reason string) e
 }
 
 // budgetAlert is the text to the owner when the join page's hourly budget of
-// confirmation texts is spent. Its words are English here until they move to the texts
-// catalogue (internal/texts, in the shop's language), where the owner's other alerts are.
+// confirmation texts is spent, in the shop's language (internal/texts, beside the
+// owner's other alerts).
 func budgetAlert(shop shops.Shop, l Limits) string {
-	return fmt.Sprintf("%s: your join page hit its limit of %d confirmation texts an hour, so it sends none for now. "+
-		"If you did not expect so many sign-ups, someone may be abusing the page. It starts again on its own.",
-		shop.Name, l.PerShop.Burst)
+	return texts.In(shop.Language).JoinBudgetAlert(shop, l.PerShop.Burst)
 }
 
 // RefusalCounts are a shop's refused join requests, for the dashboard.

@@ -145,11 +145,15 @@ func TestBudgetSpentTellsOwner(t *testing.T) {
 	require.Equal(t, start.Add(2*time.Minute), *got.BudgetSpentAt, "the first refusal of the hour")
 
 	// The next hour (by the service's clock; the bucket, on Redis's, is still empty):
-	// its first refusal tells the owner again, once.
+	// its first refusal tells the owner again, once, in the shop's language.
 	f.clock.Add(time.Hour)
+	shop.Language = language.Spanish
 	require.Equal(t, "shop_budget", try(10).Refused)
 	require.Equal(t, "shop_budget", try(11).Refused)
-	require.Len(t, f.texts(t, owner), 2)
+	alerts = f.texts(t, owner)
+	require.Len(t, alerts, 2)
+	require.Contains(t, alerts, "Joe's Barbers: tu pagina de inscripcion llego a su limite de 2 mensajes de confirmacion por hora y no enviara mas por ahora. "+
+		"Si no esperabas tantas inscripciones, alguien podria estar abusando de ella. Se reanuda sola.", "folded to GSM-7: fewer segments")
 
 	// A shop with no alert number is counted, not texted.
 	f.clock.Add(2 * time.Hour)

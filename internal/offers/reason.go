@@ -29,8 +29,10 @@ type Skip string
 // The reasons a wave leaves a customer out, in the order they are judged (the first
 // that holds is the one kept).
 const (
-	SkipNoConsent      Skip = "no_consent"
-	SkipOptedOut       Skip = "opted_out"
+	SkipNoConsent Skip = "no_consent"
+	SkipOptedOut  Skip = "opted_out"
+	// SkipPaused: the customer texted PAUSE and it still holds.
+	SkipPaused         Skip = "paused"
 	SkipAlreadyOffered Skip = "already_offered"
 	SkipNoFitStaff     Skip = "no_fit_staff"
 	SkipNoFitWindow    Skip = "no_fit_window"
@@ -45,7 +47,7 @@ const (
 )
 
 // Skips are the reasons, in the order they are judged.
-var Skips = []Skip{SkipNoConsent, SkipOptedOut, SkipAlreadyOffered, SkipNoFitStaff, SkipNoFitWindow,
+var Skips = []Skip{SkipNoConsent, SkipOptedOut, SkipPaused, SkipAlreadyOffered, SkipNoFitStaff, SkipNoFitWindow,
 	SkipNoFitService, SkipDailyCap, SkipNoShows, SkipCooldown, SkipQuietHours}
 
 // Words says the reason as an owner reads it, after a customer's name ("Maria …").
@@ -55,6 +57,8 @@ func (s Skip) Words() string {
 		return "has not agreed to receive texts"
 	case SkipOptedOut:
 		return "opted out of texts, or their number cannot receive them"
+	case SkipPaused:
+		return "paused offers by text for a while"
 	case SkipAlreadyOffered:
 		return "was already offered this opening, declined it or held it"
 	case SkipNoFitStaff:

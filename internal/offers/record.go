@@ -37,7 +37,7 @@ func skippedOf(counts map[Skip]int) Skipped {
 		OptedOut: counts[SkipOptedOut], Cooldown: counts[SkipCooldown], DailyCap: counts[SkipDailyCap],
 		QuietHours: counts[SkipQuietHours], NoFitService: counts[SkipNoFitService], NoFitStaff: counts[SkipNoFitStaff],
 		NoFitWindow: counts[SkipNoFitWindow], NoConsent: counts[SkipNoConsent], NoShows: counts[SkipNoShows],
-		AlreadyOffered: counts[SkipAlreadyOffered],
+		AlreadyOffered: counts[SkipAlreadyOffered], Paused: counts[SkipPaused],
 	}
 }
 

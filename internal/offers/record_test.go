@@ -36,7 +36,7 @@ func TestEveryReasonCountedAndExplained(t *testing.T) {
 
 	ids := map[string]uuid.UUID{}
 	phones := map[string]string{}
-	order := []string{"Tex", "Maria", "NoConsent", "OptedOut", "OtherStaff", "OtherDay", "Cuts", "Capped", "NoShow", "Cooling", "Erased"}
+	order := []string{"Tex", "Maria", "NoConsent", "OptedOut", "OtherStaff", "OtherDay", "Cuts", "Capped", "NoShow", "Cooling", "Erased", "Paused", "PauseOver"}
 	for i, name := range order {
 		prio := 0
 		if name == "Tex" {
@@ -64,6 +64,10 @@ func TestEveryReasonCountedAndExplained(t *testing.T) {
 	w.pastBooking(t, shop, ids["NoShow"], now.Add(-10*day), "confirmed", true)
 	require.NoError(t, w.cool.Start(ctx, ids["Cooling"].String(), time.Hour))
 	exec(`UPDATE customers SET erased_at = $2, phone = '' WHERE id = $1`, ids["Erased"], now)
+	until, err := w.cust.Pause(ctx, ids["Paused"]) // texted PAUSE: 14 days without offers
+	require.NoError(t, err)
+	require.WithinDuration(t, now.Add(customers.PauseFor), until, time.Millisecond)
+	exec(`UPDATE customers SET paused_until = $2 WHERE id = $1`, ids["PauseOver"], now.Add(-time.Minute)) // a pause that ended
 
 	res, err := w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
 	require.NoError(t, err)
@@ -74,7 +78,7 @@ func TestEveryReasonCountedAndExplained(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, rec.Waves, 1)
 	require.Equal(t, offers.Skipped{OptedOut: 1, Cooldown: 1, DailyCap: 1, NoFitService: 1, NoFitStaff: 1, NoFitWindow: 1,
-		NoConsent: 1, NoShows: 1}, rec.Waves[0].Skipped, "one left out for each reason; the erased customer is not judged")
+		NoConsent: 1, NoShows: 1, Paused: 1}, rec.Waves[0].Skipped, "one left out for each reason; the erased customer is not judged, and a pause that ended keeps nobody out")
 	require.Equal(t, []offers.Texted{{Customer: offers.CustomerRef{ID: ids["Tex"], Name: "Tex"}, Rank: 1,
 		Reason: "priority 10, in list order"}}, rec.Waves[0].Texted)
 	require.Equal(t, 1, rec.Waves[0].N)
@@ -82,7 +86,7 @@ func TestEveryReasonCountedAndExplained(t *testing.T) {
 	for name, want := range map[string]offers.Skip{
 		"NoConsent": offers.SkipNoConsent, "OptedOut": offers.SkipOptedOut, "OtherStaff": offers.SkipNoFitStaff,
 		"OtherDay": offers.SkipNoFitWindow, "Cuts": offers.SkipNoFitService, "Capped": offers.SkipDailyCap,
-		"NoShow": offers.SkipNoShows, "Cooling": offers.SkipCooldown,
+		"NoShow": offers.SkipNoShows, "Cooling": offers.SkipCooldown, "Paused": offers.SkipPaused,
 	} {
 		ex, err := w.offers.Explain(ctx, shop.ID, op.ID, ids[name])
 		require.NoError(t, err, name)
@@ -106,6 +110,15 @@ func TestEveryReasonCountedAndExplained(t *testing.T) {
 	require.ErrorIs(t, err, offers.ErrOpeningNotFound, "another shop's opening")
 	_, err = w.offers.Explain(ctx, shop.ID, op.ID, ids["Erased"])
 	require.ErrorIs(t, err, customers.ErrNotFound)
+
+	// Paused texts RESUME: the reason no longer holds.
+	_, err = w.cust.Resume(ctx, ids["Paused"])
+	require.NoError(t, err)
+	ex, err = w.offers.Explain(ctx, shop.ID, op.ID, ids["Paused"])
+	require.NoError(t, err)
+	require.Equal(t, offers.SkipPaused, ex.Skip)
+	require.False(t, ex.StillHolds)
+	require.Equal(t, "Paused was not texted in wave 1: Paused paused offers by text for a while. That no longer holds: Paused may be texted in a later wave.", ex.Words)
 
 	// Tex says NO: a reply on the record, and in Tex's history.
 	w.clock.Set(now.Add(time.Minute))

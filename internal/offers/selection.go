@@ -158,7 +158,7 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.Opening
 }
 
 // eligibility is who a wave of op may text, besides the rules that need no parameter
-// (opted in, reachable, not offered this round): customers whose preferences contain the
+// (opted in, reachable, not offered this round): customers not paused at now, whose preferences contain the
 // opening (its local day of the week, a window holding the whole appointment, or with
 // services the service each is offered, its service), and who have not had the shop's daily cap of offers in the shop's local day
 // of now.
@@ -184,6 +184,8 @@ func eligibility(shop shops.Shop, op db.OpeningForWaveRow, now time.Time, rankin
 		Ranking:          string(rankingOr(ranking)),
 		SkipAfterNoShows: nullableInt4(skipAfterNoShows),
 		Since:            now.Add(-ReliabilityWindow).UTC(),
+		// A customer's PAUSE holds until its time (customers.Customer.PausedUntil).
+		Now: now.UTC(),
 	}
 }
 

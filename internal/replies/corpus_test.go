@@ -22,7 +22,8 @@ const minAccuracy = 0.95
 
 // intents in the order the tables print them.
 var intents = []replies.Intent{
-	replies.Yes, replies.No, replies.OptOut, replies.OptIn, replies.Help, replies.Clarify, replies.CancelRequest, replies.Unknown,
+	replies.Yes, replies.No, replies.OptOut, replies.OptIn, replies.Help, replies.Clarify, replies.CancelRequest,
+	replies.Pause, replies.Resume, replies.Unknown,
 }
 
 type labelled struct {

@@ -1,8 +1,8 @@
 // Package replies reads a customer's SMS reply to a live offer of a slot: yes (book it),
-// no, opt-out (no more texts), opt-in, help, clarify (leaning yes, ask again), a request
-// to cancel the customer's appointment (cancel_request) or unknown (a person should read
-// it), and which of the supported languages (English, Spanish,
-// French) its words belong to. It imports nothing of ours.
+// no, opt-out (no more texts), opt-in, help, pause (no offers for a while), resume,
+// clarify (leaning yes, ask again), a request to cancel the customer's appointment
+// (cancel_request) or unknown (a person should read it), and which of the supported
+// languages (English, Spanish, French) its words belong to. It imports nothing of ours.
 //
 // Two mistakes cost more than any other, and the reading is built around them:
 //
@@ -55,7 +55,8 @@
 //     kind starts there ("stop by"), a clause that is only [optout clause] phrases and
 //     fillers ("Stop. Who is this?"), or a reply that is only [optout whole] and
 //     [optout clause] phrases and fillers ("cancel", "please stop").
-//  4. Help, then opt-in: the reply is only such phrases and fillers.
+//  4. Help, then opt-in, then pause (PAUSE, PAUSA), then resume (RESUME, REANUDAR,
+//     REPRENDRE): the reply is only such phrases and fillers.
 //  5. Unknown on purpose: an [unknown any] phrase anywhere (a late-running note, a
 //     reschedule request, a price question) goes to a person whatever else it says.
 //     Then a [cancel any] phrase anywhere ("cancel my booking", "I need to cancel",
@@ -83,7 +84,7 @@
 // compiled on first use. Each file is lines of patterns under section headers; # starts
 // a comment. A header is [intent kind], [with] or [filler]:
 //
-//	intent: yes, no, clarify, optout, optin, help, unknown
+//	intent: yes, no, clarify, optout, optin, help, pause, resume, unknown
 //	kind:   whole   the whole reply is such phrases (fillers aside)
 //	        clause  a whole clause is such phrases (fillers aside); whole counts too
 //	        lead    a clause starts with the phrase, whatever follows; whole counts too
@@ -100,7 +101,7 @@
 //	                  Reading.CannotCome
 //
 // Yes may only be whole or loose (whole, but Reading.Loose); optout may be whole,
-// clause, lead or any; optin and help only whole; unknown only any or react. A
+// clause, lead or any; optin, help, pause and resume only whole; unknown only any or react. A
 // pattern is words separated by spaces, folded as a reply's words are (so "d'accord", "arrêt" and "Sí" may be written as they are
 // spelled), where:
 //

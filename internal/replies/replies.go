@@ -34,6 +34,12 @@ const (
 	// annuler"). It is no opt-out: the bare carrier keyword CANCEL, the whole reply, is
 	// one. To a customer without a booking it says nothing the offer can act on.
 	CancelRequest Intent = "cancel_request"
+	// Pause asks for no offers for a while (PAUSE, PAUSA): the whole reply, as a
+	// keyword. An opt-out wins over it ("pause, no stop it").
+	Pause Intent = "pause"
+	// Resume asks for offers again after a Pause (RESUME, REANUDAR, REPRENDRE): the
+	// whole reply, as a keyword.
+	Resume Intent = "resume"
 )
 
 // Languages is a set of the supported languages, as bits.
@@ -351,6 +357,12 @@ func (r *reader) intent(n int) slot {
 	if r.cover(0, n, slotOptIn, whole, nil) {
 		return slotOptIn
 	}
+	if r.cover(0, n, slotPause, whole, nil) {
+		return slotPause
+	}
+	if r.cover(0, n, slotResume, whole, nil) {
+		return slotResume
+	}
 	if r.anywhere(slotUnknown) {
 		return slotUnknown
 	}
@@ -402,7 +414,10 @@ var crossWords = map[string]bool{"ya": true, "si": true, "va": true, "ok": true,
 // besideStop are the short answers a clause may hold beside an [optout clause] phrase
 // when no comma parts them: "yes stop", "no stop", "ok baja" are opt-outs. [no lead]
 // phrases are not among them: "para la próxima" is "next time", not "stop, next time".
-var besideStop = [nSlots]kinds{slotYes: whole, slotNo: whole | clause, slotWith: whole}
+// The other keywords are short answers too: "pause stop", "help stop", "start stop" and
+// "ayuda baja" stop.
+var besideStop = [nSlots]kinds{slotYes: whole, slotNo: whole | clause, slotWith: whole, slotPause: whole, slotResume: whole,
+	slotHelp: whole, slotOptIn: whole}
 
 // optOut reports whether the reply asks for no more texts: the whole reply, one of its
 // clauses, or an [optout any] phrase anywhere.

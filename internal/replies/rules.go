@@ -33,14 +33,19 @@ const (
 	// ir", "je ne pourrai pas venir"): to an offer a no, and Reading.CannotCome for one
 	// who holds a booking. Its phrases are [no any] phrases too.
 	slotCannot
+	// slotPause and slotResume are [pause whole] and [resume whole]: the customer asks
+	// for no offers for a while (PAUSE, PAUSA), or for offers again (RESUME, REANUDAR,
+	// REPRENDRE). Keywords, as HELP and START are: only the whole reply.
+	slotPause
+	slotResume
 	nSlots
 )
 
 // slotNames are the names sections use.
-var slotNames = [nSlots]string{"unknown", "yes", "no", "optout", "optin", "help", "clarify", "with", "filler", "reassigned", "cancel", "cannot"}
+var slotNames = [nSlots]string{"unknown", "yes", "no", "optout", "optin", "help", "clarify", "with", "filler", "reassigned", "cancel", "cannot", "pause", "resume"}
 
 // slotIntent is the intent a slot reads as.
-var slotIntent = [nSlots]Intent{Unknown, Yes, No, OptOut, OptIn, Help, Clarify, Clarify, Unknown, OptOut, CancelRequest, No}
+var slotIntent = [nSlots]Intent{Unknown, Yes, No, OptOut, OptIn, Help, Clarify, Clarify, Unknown, OptOut, CancelRequest, No, Pause, Resume}
 
 // kinds is a set of the ways a phrase may stand in a reply (see doc.go).
 type kinds uint8
@@ -80,6 +85,9 @@ var allowed = [nSlots]kinds{
 	slotCancel: anywhere,
 	// Cannot-come phrases are [no any] phrases that also say so (Reading.CannotCome).
 	slotCannot: anywhere,
+	// PAUSE and RESUME are keywords: only the whole reply, fillers aside.
+	slotPause:  whole,
+	slotResume: whole,
 }
 
 const (

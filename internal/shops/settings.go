@@ -59,6 +59,9 @@ type ShopChange struct {
 	// for never, else 1 to MaxSkipAfterNoShows.
 	SkipAfterNoShows    *int
 	SkipAfterNoShowsSet bool
+	// JoinKeywords, when set, replace the shop's own join keywords (CheckJoinKeywords);
+	// an empty list leaves only the defaults.
+	JoinKeywords *[]string
 }
 
 // Ranking is how a wave orders the customers of one priority tier (issue 47).
@@ -188,6 +191,12 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		if err != nil {
 			return err
 		}
+		joinKeywords := cur.JoinKeywords
+		if ch.JoinKeywords != nil {
+			if joinKeywords, err = CheckJoinKeywords(*ch.JoinKeywords); err != nil {
+				return err
+			}
+		}
 		cancelByText := cur.CustomersCancelByText
 		if ch.CustomersCancelByText != nil {
 			cancelByText = *ch.CustomersCancelByText
@@ -220,6 +229,7 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 			Slug: n.Slug, PrivacyUrl: textParam(n.PrivacyURL),
 			MoveUpDays: int32(moveUpDays), ChainMax: int32(chainMax),
 			CustomersCancelByText: cancelByText, Ranking: string(ranking), SkipAfterNoShows: skip,
+			JoinKeywords: joinKeywords,
 		})
 		if slugTaken(err) {
 			return ErrSlugTaken

@@ -142,7 +142,11 @@ type Shop struct {
 	// SkipAfterNoShows, when not nil, is how many no-shows in 180 days keep a customer
 	// out of offers until the owner clears them.
 	SkipAfterNoShows *int
-	CreatedAt        time.Time
+	// JoinKeywords are the shop's own words a text may be to ask to join its list
+	// (CheckJoinKeywords: upper case, at most MaxJoinKeywords), besides the defaults
+	// JOIN, UNIRME and INSCRIRE (internal/join's Keyword); empty by default.
+	JoinKeywords []string
+	CreatedAt    time.Time
 	// KeyVersion counts the shop's API keys: it starts at 1 and every RotateKey adds
 	// one. A dashboard session records the version it was signed in under, so that a
 	// rotation ends it (on every instance: the version is read from Postgres).
@@ -596,6 +600,7 @@ func FromRow(r db.Shop) (Shop, error) {
 		Formality: Formality(r.Formality.String), GSM7: GSM7(r.Gsm7), HelpContact: r.HelpContact.String,
 		Slug: r.Slug, PrivacyURL: r.PrivacyUrl.String, MoveUpDays: int(r.MoveUpDays), ChainMax: int(r.ChainMax),
 		CustomersCancelByText: r.CustomersCancelByText, Ranking: Ranking(r.Ranking),
+		JoinKeywords: append([]string{}, r.JoinKeywords...),
 		Policy: Policy{
 			WaveSize:     int(r.WaveSize),
 			WaveInterval: time.Duration(r.WaveIntervalSeconds) * time.Second,

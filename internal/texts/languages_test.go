@@ -238,6 +238,11 @@ var segmentCases = func() []segmentCase {
 		{"retry_later_at", false, only(texts.Words.RetryLaterAt)},
 		{"unknown_number", false, func(w texts.Words, _ shops.Shop, _ time.Time) string { return w.UnknownNumber() }},
 		{"retry_later", false, func(w texts.Words, _ shops.Shop, _ time.Time) string { return w.RetryLater() }},
+		// The answers to PAUSE and RESUME (issue 46), a date 14 days on.
+		{"paused", true, func(w texts.Words, shop shops.Shop, at time.Time) string { return w.Paused(shop, at.AddDate(0, 0, 14)) }},
+		{"resumed", true, only(texts.Words.Resumed)},
+		// The owner's alert when the join page's hourly budget is spent.
+		{"join_budget_alert", false, func(w texts.Words, shop shops.Shop, _ time.Time) string { return w.JoinBudgetAlert(shop, 30) }},
 	}
 }()
 

@@ -528,3 +528,39 @@ func alertQuote(text string) string {
 func (w Words) NotifyPhoneCode(shop shops.Shop, code string) string {
 	return w.text(shop, "notify_phone_code", map[string]any{"Shop": shop.Name, "Code": code})
 }
+
+// Date writes a day as customers read it in texts: the shop's local date, without the
+// time, as the language writes it in the shop's country: "Sat 12 Dec", "Sat Dec 12" in
+// the US (month first, as When), "sáb. 12 dic.", "sam. 12 déc.".
+func (w Words) Date(shop shops.Shop, t time.Time) string {
+	w = w.words()
+	loc := shop.Location
+	if loc == nil {
+		loc = time.UTC
+	}
+	lt := t.In(loc)
+	id := "date"
+	if shop.Country() == "US" {
+		id = "date_us"
+	}
+	return w.say(id, map[string]any{
+		"Weekday": w.cal.WeekdayAbbreviated(lt.Weekday()), "Day": strconv.Itoa(lt.Day()),
+		"Month": w.cal.MonthAbbreviated(lt.Month()),
+	})
+}
+
+// Paused answers a customer's PAUSE: no offers until the day of until (Date), how to
+// get them sooner (RESUME) and how to stop.
+func (w Words) Paused(shop shops.Shop, until time.Time) string {
+	return w.text(shop, "paused", map[string]any{"Shop": shop.Name, "Until": w.Date(shop, until)})
+}
+
+// Resumed answers a customer's RESUME: offers again, and how to pause or stop them.
+func (w Words) Resumed(shop shops.Shop) string { return w.text(shop, "resumed", shopOnly(shop)) }
+
+// JoinBudgetAlert tells the owner, at the shop's alert number, that the join page spent
+// its hourly budget of perHour confirmation texts and sends none until it refills:
+// maybe someone abuses the page.
+func (w Words) JoinBudgetAlert(shop shops.Shop, perHour int) string {
+	return w.text(shop, "join_budget_alert", map[string]any{"Shop": shop.Name, "Count": perHour})
+}

@@ -92,3 +92,26 @@ func TestHelpAndFormality(t *testing.T) {
 	require.Equal(t, "Ana's Salon: no problem, we'll let you know about the next opening.", texts.English.Declined(shop), "English has one way")
 	require.Equal(t, "Ana's Salon: sorry, we couldn't handle your reply just now. Please reply again in a minute.", texts.English.RetryLaterAt(shop))
 }
+
+// TestPausedSaysUntilWhen: the answer to PAUSE names the day offers start again, in the
+// shop's time zone and as the language writes a date there (month first in the US;
+// Spanish folded to GSM-7, which saves a segment).
+func TestPausedSaysUntilWhen(t *testing.T) {
+	t.Parallel()
+	ny, err := time.LoadLocation("America/New_York")
+	require.NoError(t, err)
+	paris, err := time.LoadLocation("Europe/Paris")
+	require.NoError(t, err)
+	// 03:30 UTC on 12 Dec is still the 11th in New York.
+	until := time.Date(2026, 12, 12, 3, 30, 0, 0, time.UTC)
+	us := shops.Shop{Name: "Joe's Barbers", Timezone: "America/New_York", Location: ny, SMSNumber: "+15555550100"}
+	fr := shops.Shop{Name: "Chez Ana", Timezone: "Europe/Paris", Location: paris, SMSNumber: "+33612345678"}
+	require.Equal(t, "Joe's Barbers: offers paused until Fri Dec 11. Reply RESUME to get them sooner, STOP to opt out.",
+		texts.English.Paused(us, until))
+	require.Equal(t, "Sat 12 Dec", texts.English.Date(fr, until))
+	require.Equal(t, "Chez Ana : offres en pause jusqu'au sam. 12 déc. Répondez REPRENDRE pour les recevoir avant, STOP pour vous désabonner.",
+		texts.In(language.French).Paused(fr, until))
+	require.Contains(t, texts.In(language.Spanish).Paused(fr, until), "hasta el sab. 12 dic. Responde REANUDAR")
+	require.Contains(t, texts.In(language.Spanish).Resumed(fr), "Responde PAUSA para pausarlas 14 dias")
+	require.Contains(t, texts.English.Resumed(us), "Reply PAUSE to pause them for 14 days")
+}
