@@ -29,6 +29,10 @@ type Customer struct {
 	// MoveUp says the customer wants earlier times offered for the appointments they
 	// hold (move-up offers); false by default.
 	MoveUp bool `json:"move_up"`
+	// PausedUntil is when the customer's PAUSE by text ends: no offers until then
+	// (RESUME ends it sooner and clears it; a past time is a pause that has ended); null
+	// when they have not paused.
+	PausedUntil *time.Time `json:"paused_until"`
 	// Stats are the customer's offers, bookings and attendance (GET /api/customers/{id}/stats):
 	// in the owners' API answers; left out of the customer.* webhook events.
 	Stats *CustomerStats `json:"stats,omitempty"`

@@ -71,6 +71,9 @@ type Shop struct {
 	// page or by text: the shop's own (its SMS number's) first, then those it added. In
 	// GET and PATCH /api/shop and the admin's answers.
 	JoinCountries []string `json:"join_countries,omitempty"`
+	// JoinKeywords are the shop's own words that ask to join by text (up to 5, upper
+	// case), besides JOIN, UNIRME and INSCRIRE, which always work; [] for none.
+	JoinKeywords []string `json:"join_keywords"`
 }
 
 // NotifyPhonePending is an alert number waiting for the code texted to it.

@@ -185,7 +185,7 @@ func (a *app) serviceConfigs(secrets *keyring.Ring, opts serveOptions) serviceCo
 			// before any registration runs).
 			Join: func(shop shops.Shop) senders.JoinFlow {
 				return senders.JoinFlow{PageURL: cfg.PublicURL + "/join/" + shop.Slug, Confirmation: a.join.Confirmation(shop),
-					Keywords: join.Keywords()}
+					Keywords: join.ShopKeywords(shop)}
 			}},
 	}
 	if opts.tune != nil {
@@ -225,7 +225,7 @@ func (a *app) wireServices(ctx context.Context, v vendors, queue *riverRef, opts
 	a.shops = shops.New(a.pool, shops.Config{PaymentsEnabled: cfg.StripeConfigured(), StripeConnect: cfg.StripeConnect,
 		PlatformFeeBPS: cfg.PlatformFeeBPS, ChargesIn: stripe.ChargesIn, MinimumCharge: stripe.MinimumCharge,
 		Secrets: secrets})
-	if a.customers, err = customers.New(a.pool, customers.Config{PhoneKeys: cfg.ErasureKeys}); err != nil {
+	if a.customers, err = customers.New(a.pool, customers.Config{PhoneKeys: cfg.ErasureKeys, Consent: join.OwnerConsent{}}); err != nil {
 		return err
 	}
 	a.erasure = erasure.New(a.pool, a.customers, queue, erasure.Config{})

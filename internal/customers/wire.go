@@ -21,6 +21,10 @@ func (c Customer) API() api.Customer {
 		l := string(c.Language)
 		out.Language = &l
 	}
+	if c.PausedUntil != nil {
+		t := c.PausedUntil.UTC()
+		out.PausedUntil = &t
+	}
 	if c.PossiblyReassignedAt != nil {
 		t := c.PossiblyReassignedAt.UTC()
 		out.PossiblyReassignedAt = &t

@@ -161,6 +161,9 @@ type customerView struct {
 	// Notice what the last action did.
 	Record *customerRecordView
 	Notice string
+	// PausedUntil is when the customer's PAUSE by text ends, in the shop's time; "" when
+	// not paused now.
+	PausedUntil string
 }
 
 func (d *Dashboard) customerPage(c echo.Context) error {
@@ -183,6 +186,9 @@ func (d *Dashboard) customerPage(c echo.Context) error {
 	v := newCustomerView(cu, s.Shop, staff)
 	v.Form = customerForm{Name: cu.Name, Priority: strconv.Itoa(cu.Priority), OptIn: cu.SMSOptIn, MoveUp: cu.MoveUp,
 		Preferences: customers.FormatPreferences(cu.Preferences, staff), Language: string(cu.Language)}
+	if cu.PausedUntil != nil && cu.PausedUntil.After(d.cfg.Now()) {
+		v.PausedUntil = formatWhen(*cu.PausedUntil, s.Shop.Location)
+	}
 	if v.Record, err = d.customerRecord(c, s.Shop.ID, cu.ID); err != nil {
 		return d.internalError(c, "customer record", err)
 	}
@@ -268,6 +274,8 @@ func (d *Dashboard) saveCustomer(c echo.Context) error {
 		}
 	}
 	if len(f.Errors) == 0 {
+		// A consent changed here is the owner's, made on the dashboard.
+		ch.Source = customers.Source{Method: customers.SourceDashboard}
 		_, err := d.customerSvc.Update(ctx, s.Shop.ID, id, ch)
 		p, isProblem := problem.As(err)
 		switch {
@@ -362,7 +370,7 @@ func (d *Dashboard) importCustomers(c echo.Context) error {
 		return fail(http.StatusBadRequest, "Choose a CSV file to import.")
 	}
 	start := time.Now()
-	rep, err := d.customerSvc.Import(req.Context(), s.Shop.ID, part)
+	rep, err := d.customerSvc.Import(req.Context(), s.Shop.ID, part, customers.Source{By: "dashboard (CSV import)"})
 	var mbe *http.MaxBytesError
 	p, isProblem := problem.As(err)
 	switch {

@@ -168,7 +168,8 @@ func (v customerView) content(csrf string) g.Node {
 	return g.Group{
 		h.P(h.A(h.Href("/dashboard/customers"), g.Text("← Customers"))),
 		h.H1(g.Text(name+" "), h.Span(h.Class("muted phone"), g.Text(v.Phone))),
-		h.P(h.ID("customer-status"), g.Text("Texts: "), statusBadge(v.Status, v.StatusLabel)),
+		h.P(h.ID("customer-status"), g.Text("Texts: "), statusBadge(v.Status, v.StatusLabel),
+			g.If(v.PausedUntil != "", h.Span(h.Class("badge badge-wait"), g.Text("Paused offers until "+v.PausedUntil)))),
 		g.If(v.Notice != "", h.P(h.Class("notice"), h.Role("status"), g.Text(v.Notice))),
 		g.If(v.ReassignedAt != "", v.reassignedNotice(csrf)),
 		h.Div(h.Class("split"),

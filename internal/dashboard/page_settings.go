@@ -283,8 +283,24 @@ func (f settingsForm) joinFields() g.Node {
 				h.Aria("describedby", describedBy("set-privacy-url-hint", privErr, "set-privacy-url-error")),
 				g.If(privErr != "", h.Aria("invalid", "true"))),
 		),
+		f.joinKeywordsField(),
 		f.joinCountriesField(),
 	}
+}
+
+// joinKeywordsField is the shop's own words that ask to join by text.
+func (f settingsForm) joinKeywordsField() g.Node {
+	e := f.Errors["join_keywords"]
+	return h.Div(fieldClass(e),
+		h.Label(h.For("set-join-keywords"), g.Text("Your own join words (optional)")),
+		h.P(h.Class("hint"), h.ID("set-join-keywords-hint"), g.Text("Customers who text JOIN, UNIRME or INSCRIRE to your "+
+			"number are asked to confirm; add up to 5 words of your own, e.g. CUTS, FADE (2 to 20 letters or digits, "+
+			"none a word customers already use to answer, such as YES or STOP).")),
+		fieldError("set-join-keywords-error", e),
+		h.Input(h.ID("set-join-keywords"), h.Name("join_keywords"), h.Type("text"), h.MaxLength("120"), h.Value(f.JoinKeywords),
+			h.AutoComplete("off"), h.Aria("describedby", describedBy("set-join-keywords-hint", e, "set-join-keywords-error")),
+			g.If(e != "", h.Aria("invalid", "true"))),
+	)
 }
 
 // joinCountriesField is the calling codes besides the shop's own whose numbers may join.

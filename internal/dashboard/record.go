@@ -90,6 +90,7 @@ var skipLabels = []struct {
 }{
 	{"already_offered", "already offered this opening"},
 	{"opted_out", "opted out or unreachable"},
+	{"paused", "paused offers by text"},
 	{"no_consent", "no consent to texts"},
 	{"no_shows", "too many no-shows"},
 	{"cooldown", "offered something recently"},
@@ -103,7 +104,7 @@ var skipLabels = []struct {
 // skipCounts lists the reasons that left someone out, with their counts.
 func skipCounts(s api.OfferSkipped) ([]skipCount, int) {
 	n := map[string]int{
-		"already_offered": s.AlreadyOffered, "opted_out": s.OptedOut, "no_consent": s.NoConsent, "no_shows": s.NoShows,
+		"already_offered": s.AlreadyOffered, "opted_out": s.OptedOut, "paused": s.Paused, "no_consent": s.NoConsent, "no_shows": s.NoShows,
 		"cooldown": s.Cooldown, "daily_cap": s.DailyCap, "quiet_hours": s.QuietHours, "no_fit_service": s.NoFitService,
 		"no_fit_staff": s.NoFitStaff, "no_fit_window": s.NoFitWindow,
 	}

@@ -138,6 +138,12 @@ func TestOpeningRecordAndAttendance(t *testing.T) {
 	rec2 := en.post("/dashboard/bookings/"+bookingID.String()+"/attendance", url.Values{"csrf": {csrfB}, "mark": {"attended"}}, other)
 	require.Equal(t, http.StatusNotFound, rec2.Code)
 
+	// Ben texted PAUSE: his page says until when.
+	_, err = en.customers.Pause(ctx, ben.ID) // at the clock: 13:00
+	require.NoError(t, err)
+	body, _ = en.page(t, ck, "/dashboard/customers/"+ben.ID.String())
+	require.Contains(t, text(body), "Paused offers until Mon 14 Dec 2026, 13:00", text(body))
+
 	// Ana's page: her figures and her offer, booked; her no-show cleared.
 	cpath := "/dashboard/customers/" + ana.ID.String()
 	body, csrf = en.page(t, ck, cpath)

@@ -49,6 +49,8 @@ type settingsForm struct {
 	// says the form shows the field (a server with the join service).
 	JoinCountries, OwnCountry string
 	Countries                 bool
+	// JoinKeywords are the shop's own join words, as typed ("CUTS, FADE").
+	JoinKeywords string
 }
 
 // notifyView is the alert number waiting for the code texted to it, and the form that
@@ -152,7 +154,7 @@ func settingsFormOf(s shops.Shop) settingsForm {
 		Delay: strconv.Itoa(int(p.FirstWaveDelay / time.Second)), SendRate: strconv.Itoa(p.SendRate),
 		Language: string(s.Language), NotifyPhone: s.NotifyPhone,
 		Formality: string(s.Formality), GSM7: cmpOr(string(s.GSM7), string(shops.GSM7Prefer)), HelpContact: s.HelpContact,
-		AutoDeclare: s.AutoDeclare, Slug: s.Slug, PrivacyURL: s.PrivacyURL,
+		AutoDeclare: s.AutoDeclare, Slug: s.Slug, PrivacyURL: s.PrivacyURL, JoinKeywords: strings.Join(s.JoinKeywords, ", "),
 		MoveUpDays: strconv.Itoa(s.MoveUpDays), ChainMax: strconv.Itoa(s.ChainMax),
 		CancelByText: s.CustomersCancelByText, Ranking: cmpOr(string(s.Ranking), string(shops.RankingPriority))}
 	if s.SkipAfterNoShows != nil {
@@ -264,6 +266,11 @@ func (d *Dashboard) saveSettings(c echo.Context) error {
 		if form.Has("privacy_url") {
 			f.PrivacyURL = val("privacy_url")
 			ch.PrivacyURL = &f.PrivacyURL
+		}
+		if form.Has("join_keywords") {
+			f.JoinKeywords = val("join_keywords")
+			words := strings.FieldsFunc(f.JoinKeywords, func(r rune) bool { return r == ',' || r == ';' || unicode.IsSpace(r) })
+			ch.JoinKeywords = &words
 		}
 		if form.Has("join_countries") && d.cfg.Join != nil {
 			f.Countries, f.JoinCountries = true, val("join_countries")

@@ -113,3 +113,41 @@ func TestSettingsJoinCountries(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{"1"}, got, "emptied: the shop's own only")
 }
+
+// TestSettingsJoinKeywords: the shop's own join words are shown and set as the API sets
+// join_keywords (upper case, kept once); a word a reply already means, or a malformed
+// one, is shown next to the field and changes nothing.
+func TestSettingsJoinKeywords(t *testing.T) {
+	t.Parallel()
+	en := newEnv(t, envOpts{})
+	ctx := context.Background()
+	ck := en.login(t, en.keyA)
+	body, csrf := en.page(t, ck, "/dashboard/settings")
+	require.Contains(t, body, `id="set-join-keywords"`)
+	form := func(words string) url.Values {
+		return url.Values{"csrf": {csrf}, "name": {"Ada's Barbers"}, "timezone": {"America/New_York"}, "currency": {"USD"},
+			"payment_mode": {"checkout"}, "wave_size": {"10"}, "wave_interval_seconds": {"600"}, "min_lead_minutes": {"60"},
+			"cooldown_seconds": {"86400"}, "join_keywords": {words}}
+	}
+	rec := en.post("/dashboard/settings", form("cuts, Fade cuts"), ck)
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	shop, err := en.shops.Get(ctx, en.shopA.ID)
+	require.NoError(t, err)
+	require.Equal(t, []string{"CUTS", "FADE"}, shop.JoinKeywords)
+	body, _ = en.page(t, ck, "/dashboard/settings")
+	require.Contains(t, body, `value="CUTS, FADE"`)
+	for name, bad := range map[string]string{"a reply's word": "CUTS, STOP", "malformed": "cuts!", "one letter": "X",
+		"too many": "AA, BB, CC, DD, EE, FF"} {
+		rec = en.post("/dashboard/settings", form(bad), ck)
+		require.Equal(t, http.StatusUnprocessableEntity, rec.Code, name)
+		require.NotEmpty(t, fieldError(rec.Body.String(), "set-join-keywords-error"), name)
+	}
+	shop, err = en.shops.Get(ctx, en.shopA.ID)
+	require.NoError(t, err)
+	require.Equal(t, []string{"CUTS", "FADE"}, shop.JoinKeywords, "refused forms change nothing")
+	rec = en.post("/dashboard/settings", form(""), ck)
+	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
+	shop, err = en.shops.Get(ctx, en.shopA.ID)
+	require.NoError(t, err)
+	require.Empty(t, shop.JoinKeywords)
+}

@@ -236,7 +236,7 @@ func (h *Handlers) newShopJSON(s shops.Shop) api.Shop {
 		Slug:        s.Slug, JoinURL: joinURL(h.PublicURL, s.Slug), PrivacyURL: nonEmpty(s.PrivacyURL),
 		MoveUpDays: s.MoveUpDays, ChainMax: s.ChainMax,
 		CustomersCancelByText: s.CustomersCancelByText, Ranking: string(cmp.Or(s.Ranking, shops.RankingPriority)),
-		SkipAfterNoShows: s.SkipAfterNoShows,
+		SkipAfterNoShows: s.SkipAfterNoShows, JoinKeywords: append([]string{}, s.JoinKeywords...),
 		OfferPolicy: api.OfferPolicy{
 			WaveSize:              p.WaveSize,
 			WaveIntervalSeconds:   int64(p.WaveInterval / time.Second),

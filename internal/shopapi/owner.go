@@ -96,6 +96,8 @@ type shopPatchRequest struct {
 	// JoinCountries replaces the calling codes besides the shop's own that may join
 	// (null or []: the shop's own only).
 	JoinCountries optional[[]string] `json:"join_countries"`
+	// JoinKeywords replaces the shop's own join keywords (null or []: none).
+	JoinKeywords optional[[]string] `json:"join_keywords"`
 }
 
 func (r shopPatchRequest) change() (ch shops.ShopChange, err error) {
@@ -140,6 +142,10 @@ func (r shopPatchRequest) change() (ch shops.ShopChange, err error) {
 		}
 		rk := shops.Ranking(*v)
 		ch.Ranking = &rk
+	}
+	if k := r.JoinKeywords; k.Set {
+		words := append([]string{}, k.Value...) // null: none
+		ch.JoinKeywords = &words
 	}
 	if n := r.SkipAfterNoShows; n.Set {
 		ch.SkipAfterNoShowsSet = true
@@ -504,7 +510,7 @@ func (h *Handlers) importCustomers(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	rep, err := h.Customers.Import(req.Context(), shopOf(c).ID, file)
+	rep, err := h.Customers.Import(req.Context(), shopOf(c).ID, file, customers.Source{By: "api key (CSV import)"})
 	if err != nil {
 		if tooLarge(err) {
 			return &httperr.Error{Status: http.StatusRequestEntityTooLarge, Code: "file_too_large",

@@ -285,7 +285,8 @@ func TestCreateShop(t *testing.T) {
 	require.ElementsMatch(t, []string{"id", "name", "timezone", "sms_number", "currency", "payment_mode",
 		"offer_policy", "api_key", "created_at", "calendar_url", "calendar_full_details", "stripe", "language", "notify_phone", "auto_declare",
 		"formality", "gsm7", "help_contact", "slug", "join_url", "privacy_url", "move_up_days", "chain_max",
-		"customers_cancel_by_text", "ranking", "skip_after_no_shows"}, keys(r.body))
+		"customers_cancel_by_text", "ranking", "skip_after_no_shows", "join_keywords"}, keys(r.body))
+	require.Equal(t, []any{}, r.body["join_keywords"], "none of its own")
 	require.Nil(t, r.body["notify_phone"], "no alert number unless one is given")
 	require.Equal(t, true, r.body["customers_cancel_by_text"], "the default")
 	require.Equal(t, "priority", r.body["ranking"], "the default: the list's order")
@@ -563,7 +564,8 @@ func TestCustomers(t *testing.T) {
 		"phone": "+15555550123", "name": " Ada ", "sms_opt_in": true, "priority": 5})
 	require.Equal(t, http.StatusCreated, r.status, r.raw)
 	require.ElementsMatch(t, []string{"id", "phone", "name", "sms_opt_in", "priority", "opted_out", "created_at",
-		"status", "opted_out_at", "preferences", "language", "possibly_reassigned_at", "move_up", "stats"}, keys(r.body))
+		"status", "opted_out_at", "preferences", "language", "possibly_reassigned_at", "move_up", "paused_until", "stats"}, keys(r.body))
+	require.Nil(t, r.body["paused_until"], "not paused")
 	require.Equal(t, map[string]any{"offers_90d": 0.0, "bookings_90d": 0.0, "attended": 0.0, "no_shows": 0.0,
 		"lapsed_holds": 0.0, "last_offered_at": nil, "last_booked_at": nil}, r.body["stats"], "a new customer's stats")
 	require.Nil(t, r.body["language"], "the shop's")
