@@ -35,17 +35,15 @@ SET state = 'failed', error = sqlc.arg(error), updated_at = sqlc.arg(now)::times
 WHERE appointment_id = sqlc.arg(appointment_id) AND state = 'pending';
 
 -- name: WriteBackByExternal :one
--- The write-back of the shop's booking the vendor names so (before the move), with the
--- length of the appointment it moved.
-SELECT w.*, a.duration_minutes FROM appointment_write_backs w
-JOIN appointments a ON a.id = w.appointment_id
-WHERE w.shop_id = sqlc.arg(shop_id) AND w.source = sqlc.arg(source) AND w.external_id = sqlc.arg(external_id)
-  AND w.state IN ('pending', 'written');
+-- The write-back of the shop's booking the vendor names so (before the move), whatever
+-- its state: a failed one's move may reach the vendor all the same (the owner makes it
+-- there by hand, or the last attempt's answer was lost), and it is the same move.
+SELECT w.* FROM appointment_write_backs w
+WHERE w.shop_id = sqlc.arg(shop_id) AND w.source = sqlc.arg(source) AND w.external_id = sqlc.arg(external_id);
 
 -- name: WriteBackByNew :one
 -- The write-back whose vendor answered with this booking (cal.com's new uid).
-SELECT w.*, a.duration_minutes FROM appointment_write_backs w
-JOIN appointments a ON a.id = w.appointment_id
+SELECT w.* FROM appointment_write_backs w
 WHERE w.shop_id = sqlc.arg(shop_id) AND w.source = sqlc.arg(source) AND w.new_external_id = sqlc.arg(new_external_id);
 
 -- name: WriteBackNoteEcho :exec

@@ -354,3 +354,29 @@ func (f *fakeSquare) serve(w http.ResponseWriter, r *http.Request) {
 		sqError(w, http.StatusMethodNotAllowed, "INVALID_REQUEST_ERROR", "METHOD_NOT_ALLOWED", fmt.Sprintf("%s not allowed", r.Method))
 	}
 }
+
+// count reads one of the fake's counters.
+func (f *fakeCalcom) count(n *int) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return *n
+}
+
+func (f *fakeCalcom) echoes() [][]byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([][]byte(nil), f.Echoes...)
+}
+
+// count reads one of the fake's counters.
+func (f *fakeSquare) count(n *int) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return *n
+}
+
+func (f *fakeSquare) echoes() [][]byte {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([][]byte(nil), f.Echoes...)
+}

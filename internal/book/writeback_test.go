@@ -203,7 +203,7 @@ func TestWriteBackCalcom(t *testing.T) {
 	require.Equal(t, book.WriteBackWritten, w.State, w.Error)
 	require.Equal(t, "cal.com API", w.By)
 	require.True(t, w.To.Equal(day))
-	require.Equal(t, 1, f.cal.Reschedules, "rescheduled once through the failure and the lost answer")
+	require.Equal(t, 1, f.cal.count(&f.cal.Reschedules), "rescheduled once through the failure and the lost answer")
 	old := f.cal.Booking("calKim0001")
 	require.Equal(t, "cancelled", old.Status)
 	require.Equal(t, old.RescheduledToUID, w.NewExternalID, "the new booking is known")
@@ -213,21 +213,22 @@ func TestWriteBackCalcom(t *testing.T) {
 	require.Empty(t, moves, "written: nothing to copy")
 
 	// The job again (a redelivery of the enqueue) and WriteBack again do nothing.
-	requests := f.cal.Requests
+	requests := f.cal.count(&f.cal.Requests)
 	_, err = f.river.Insert(ctx, jobs.AppointmentWriteBack{ShopID: f.shop.ID, AppointmentID: kim.appointment.ID}, nil)
 	require.NoError(t, err)
 	out, err := f.book.WriteBack(ctx, f.shop.ID, kim.appointment.ID, false)
 	require.NoError(t, err)
 	require.Equal(t, book.OutcomeDone, out)
 	time.Sleep(300 * time.Millisecond)
-	require.Equal(t, requests, f.cal.Requests)
+	require.Equal(t, requests, f.cal.count(&f.cal.Requests))
 	require.Equal(t, 1, f.count(t, `SELECT count(*) FROM river_job WHERE kind = 'appointment_write_back'`), "unique per move")
 
 	// cal.com's webhook of our reschedule, delivered twice.
 	before := f.bookState(t)
-	require.Len(t, f.cal.Echoes, 1)
-	res := f.deliverCal(t, conn, f.cal.Echoes[0])
-	require.Equal(t, book.ResultDuplicate, f.deliverCal(t, conn, f.cal.Echoes[0]).Result)
+	echo := f.cal.echoes()
+	require.Len(t, echo, 1)
+	res := f.deliverCal(t, conn, echo[0])
+	require.Equal(t, book.ResultDuplicate, f.deliverCal(t, conn, echo[0]).Result)
 	require.Equal(t, before, f.bookState(t))
 	require.Equal(t, 0, f.count(t, `SELECT count(*) FROM appointments WHERE external_id = $1`, w.NewExternalID))
 	require.Equal(t, book.ResultApplied, res.Result)
@@ -249,14 +250,16 @@ func TestWriteBackCalcomEchoFirst(t *testing.T) {
 	conn := f.calConnector(t, calKey)
 	lou := f.vendorMover(t, connectors.SourceCalcom, "calLou0001", "+15555550302", day.Add(72*time.Hour))
 	f.cal.Add("calLou0001", lou.appointment.StartsAt, 45, "+15555550302")
-	var echoed book.ApplyResult
-	f.cal.BeforeAnswer = func(body []byte) { echoed = f.deliverCal(t, conn, body) }
+	echoes := make(chan book.ApplyResult, 1)
+	f.cal.mu.Lock()
+	f.cal.BeforeAnswer = func(body []byte) { echoes <- f.deliverCal(t, conn, body) }
+	f.cal.mu.Unlock()
 	before := f.bookState(t)
 
 	f.moveUp(t, lou, day)
 	w := f.settled(t, lou.appointment.ID)
 	require.Equal(t, book.WriteBackWritten, w.State)
-	require.Equal(t, 2, echoed.Echoes)
+	require.Equal(t, 2, (<-echoes).Echoes)
 	require.Equal(t, f.cal.Booking("calLou0001").RescheduledToUID, w.NewExternalID)
 	after := f.bookState(t)
 	// The move itself: one opening more (the time Lou left) and its claim, Lou's
@@ -280,22 +283,25 @@ func TestWriteBackSquare(t *testing.T) {
 	require.NoError(t, err)
 	ana := f.vendorMover(t, connectors.SourceSquare, "sqAna0001", "+15555550303", day.Add(48*time.Hour))
 	f.sq.Add("sqAna0001", ana.appointment.StartsAt, 45, 1)
+	f.sq.mu.Lock()
 	f.sq.Bump = 1
+	f.sq.mu.Unlock()
 
 	f.moveUp(t, ana, day)
 	w := f.settled(t, ana.appointment.ID)
 	require.Equal(t, book.WriteBackWritten, w.State, w.Error)
 	require.Equal(t, "Square API", w.By)
-	require.Equal(t, 1, f.sq.Conflicts, "the version changed under us once")
-	require.Equal(t, 1, f.sq.Updates)
+	require.Equal(t, 1, f.sq.count(&f.sq.Conflicts), "the version changed under us once")
+	require.Equal(t, 1, f.sq.count(&f.sq.Updates))
 	b := f.sq.Booking("sqAna0001")
 	require.True(t, sameInstant(b.StartAt, day))
 	require.Equal(t, int64(3), b.Version, "1, someone's change, our update")
 
 	before := f.bookState(t)
-	require.Len(t, f.sq.Echoes, 1)
-	res := f.deliverSquare(t, c.Connector.ID, f.sq.Echoes[0])
-	require.Equal(t, book.ResultDuplicate, f.deliverSquare(t, c.Connector.ID, f.sq.Echoes[0]).Result)
+	echo := f.sq.echoes()
+	require.Len(t, echo, 1)
+	res := f.deliverSquare(t, c.Connector.ID, echo[0])
+	require.Equal(t, book.ResultDuplicate, f.deliverSquare(t, c.Connector.ID, echo[0]).Result)
 	a, err := f.book.Get(ctx, f.shop.ID, ana.appointment.ID)
 	require.NoError(t, err)
 	require.Equal(t, connectors.StatusMoved, a.Status, "not booked again at its new time: the YES's booking holds it")
@@ -306,16 +312,18 @@ func TestWriteBackSquare(t *testing.T) {
 	// The echo before the answer.
 	bo := f.vendorMover(t, connectors.SourceSquare, "sqBo0001", "+15555550304", day.Add(96*time.Hour))
 	f.sq.Add("sqBo0001", bo.appointment.StartsAt, 45, 4)
-	var echoed book.ApplyResult
-	f.sq.BeforeAnswer = func(body []byte) { echoed = f.deliverSquare(t, c.Connector.ID, body) }
+	echoes := make(chan book.ApplyResult, 1)
+	f.sq.mu.Lock()
+	f.sq.BeforeAnswer = func(body []byte) { echoes <- f.deliverSquare(t, c.Connector.ID, body) }
+	f.sq.mu.Unlock()
 	f.moveUp(t, bo, day.Add(2*time.Hour))
 	w = f.settled(t, bo.appointment.ID)
 	require.Equal(t, book.WriteBackWritten, w.State, w.Error)
-	require.Equal(t, 1, echoed.Echoes)
+	require.Equal(t, 1, (<-echoes).Echoes)
 	bb, err := f.book.Get(ctx, f.shop.ID, bo.appointment.ID)
 	require.NoError(t, err)
 	require.Equal(t, connectors.StatusMoved, bb.Status)
-	require.Equal(t, 2, f.sq.Updates)
+	require.Equal(t, 2, f.sq.count(&f.sq.Updates))
 }
 
 // TestWriteBackRevokedKey: cal.com refusing the key (401) stops the job at once and
@@ -336,7 +344,7 @@ func TestWriteBackRevokedKey(t *testing.T) {
 	require.Contains(t, w.Error, "cal.com refused the connector's API key")
 	require.Contains(t, w.Error, "Invalid API Key")
 	require.NotContains(t, w.Error, "cal_live_revoked000", "never the key")
-	require.Equal(t, 1, f.cal.Requests, "no retry of a refused key")
+	require.Equal(t, 1, f.cal.count(&f.cal.Requests), "no retry of a refused key")
 	require.Equal(t, "accepted", f.cal.Booking("calKim0002").Status)
 	moves, err := f.book.MovesToCopy(ctx, f.shop.ID, time.Now())
 	require.NoError(t, err)
@@ -383,7 +391,7 @@ func TestNoKeyListsMovesToCopy(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, moves, 1)
 	require.Empty(t, moves[0].Problem)
-	require.Zero(t, f.cal.Requests)
+	require.Zero(t, f.cal.count(&f.cal.Requests))
 }
 
 // TestAPIKeys: a key is taken by cal.com and Square connectors only, cal.com's by its
@@ -425,4 +433,34 @@ func TestAPIKeys(t *testing.T) {
 func sameInstant(s string, t time.Time) bool {
 	v, err := time.Parse(time.RFC3339Nano, s)
 	return err == nil && v.Equal(t)
+}
+
+// TestWriteBackGivesUpAfterItsAttempts: cal.com failing every attempt (503) is retried
+// on River's schedule up to jobs.WriteBackAttempts, then the move is left to the owner
+// with the last reason; nothing was rescheduled.
+func TestWriteBackGivesUpAfterItsAttempts(t *testing.T) {
+	t.Parallel()
+	f := setupWriteBack(t)
+	ctx := context.Background()
+	day := time.Now().Add(24 * time.Hour).Truncate(time.Hour).UTC()
+	f.calConnector(t, calKey)
+	kim := f.vendorMover(t, connectors.SourceCalcom, "calKim0004", "+15555550331", day.Add(48*time.Hour))
+	f.cal.Add("calKim0004", kim.appointment.StartsAt, 45, "")
+	f.cal.mu.Lock()
+	f.cal.Fail, f.cal.FailTimes = 503, 1000
+	f.cal.mu.Unlock()
+
+	f.moveUp(t, kim, day)
+	w := f.settled(t, kim.appointment.ID)
+	require.Equal(t, book.WriteBackFailed, w.State)
+	require.Equal(t, "cal.com failed to answer (503).", w.Error)
+	require.Equal(t, jobs.WriteBackAttempts-1, w.Attempts, "every attempt but the last counted as passing")
+	f.cal.mu.Lock()
+	require.Equal(t, jobs.WriteBackAttempts, f.cal.Requests)
+	require.Zero(t, f.cal.Reschedules)
+	f.cal.mu.Unlock()
+	moves, err := f.book.MovesToCopy(ctx, f.shop.ID, time.Now())
+	require.NoError(t, err)
+	require.Len(t, moves, 1)
+	require.Equal(t, w.Error, moves[0].Problem)
 }

@@ -165,10 +165,8 @@ func (q *Queries) WriteBackAttempt(ctx context.Context, db DBTX, arg WriteBackAt
 }
 
 const writeBackByExternal = `-- name: WriteBackByExternal :one
-SELECT w.appointment_id, w.shop_id, w.source, w.external_id, w.starts_at, w.state, w.new_external_id, w.new_version, w.error, w.attempts, w.created_at, w.updated_at, a.duration_minutes FROM appointment_write_backs w
-JOIN appointments a ON a.id = w.appointment_id
+SELECT w.appointment_id, w.shop_id, w.source, w.external_id, w.starts_at, w.state, w.new_external_id, w.new_version, w.error, w.attempts, w.created_at, w.updated_at FROM appointment_write_backs w
 WHERE w.shop_id = $1 AND w.source = $2 AND w.external_id = $3
-  AND w.state IN ('pending', 'written')
 `
 
 type WriteBackByExternalParams struct {
@@ -177,27 +175,12 @@ type WriteBackByExternalParams struct {
 	ExternalID string
 }
 
-type WriteBackByExternalRow struct {
-	AppointmentID   uuid.UUID
-	ShopID          uuid.UUID
-	Source          string
-	ExternalID      string
-	StartsAt        time.Time
-	State           string
-	NewExternalID   pgtype.Text
-	NewVersion      pgtype.Int8
-	Error           string
-	Attempts        int32
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
-	DurationMinutes int32
-}
-
-// The write-back of the shop's booking the vendor names so (before the move), with the
-// length of the appointment it moved.
-func (q *Queries) WriteBackByExternal(ctx context.Context, db DBTX, arg WriteBackByExternalParams) (WriteBackByExternalRow, error) {
+// The write-back of the shop's booking the vendor names so (before the move), whatever
+// its state: a failed one's move may reach the vendor all the same (the owner makes it
+// there by hand, or the last attempt's answer was lost), and it is the same move.
+func (q *Queries) WriteBackByExternal(ctx context.Context, db DBTX, arg WriteBackByExternalParams) (AppointmentWriteBack, error) {
 	row := db.QueryRow(ctx, writeBackByExternal, arg.ShopID, arg.Source, arg.ExternalID)
-	var i WriteBackByExternalRow
+	var i AppointmentWriteBack
 	err := row.Scan(
 		&i.AppointmentID,
 		&i.ShopID,
@@ -211,14 +194,12 @@ func (q *Queries) WriteBackByExternal(ctx context.Context, db DBTX, arg WriteBac
 		&i.Attempts,
 		&i.CreatedAt,
 		&i.UpdatedAt,
-		&i.DurationMinutes,
 	)
 	return i, err
 }
 
 const writeBackByNew = `-- name: WriteBackByNew :one
-SELECT w.appointment_id, w.shop_id, w.source, w.external_id, w.starts_at, w.state, w.new_external_id, w.new_version, w.error, w.attempts, w.created_at, w.updated_at, a.duration_minutes FROM appointment_write_backs w
-JOIN appointments a ON a.id = w.appointment_id
+SELECT w.appointment_id, w.shop_id, w.source, w.external_id, w.starts_at, w.state, w.new_external_id, w.new_version, w.error, w.attempts, w.created_at, w.updated_at FROM appointment_write_backs w
 WHERE w.shop_id = $1 AND w.source = $2 AND w.new_external_id = $3
 `
 
@@ -228,26 +209,10 @@ type WriteBackByNewParams struct {
 	NewExternalID pgtype.Text
 }
 
-type WriteBackByNewRow struct {
-	AppointmentID   uuid.UUID
-	ShopID          uuid.UUID
-	Source          string
-	ExternalID      string
-	StartsAt        time.Time
-	State           string
-	NewExternalID   pgtype.Text
-	NewVersion      pgtype.Int8
-	Error           string
-	Attempts        int32
-	CreatedAt       time.Time
-	UpdatedAt       time.Time
-	DurationMinutes int32
-}
-
 // The write-back whose vendor answered with this booking (cal.com's new uid).
-func (q *Queries) WriteBackByNew(ctx context.Context, db DBTX, arg WriteBackByNewParams) (WriteBackByNewRow, error) {
+func (q *Queries) WriteBackByNew(ctx context.Context, db DBTX, arg WriteBackByNewParams) (AppointmentWriteBack, error) {
 	row := db.QueryRow(ctx, writeBackByNew, arg.ShopID, arg.Source, arg.NewExternalID)
-	var i WriteBackByNewRow
+	var i AppointmentWriteBack
 	err := row.Scan(
 		&i.AppointmentID,
 		&i.ShopID,
@@ -261,7 +226,6 @@ func (q *Queries) WriteBackByNew(ctx context.Context, db DBTX, arg WriteBackByNe
 		&i.Attempts,
 		&i.CreatedAt,
 		&i.UpdatedAt,
-		&i.DurationMinutes,
 	)
 	return i, err
 }

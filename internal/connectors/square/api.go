@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -102,7 +103,7 @@ func (c *Client) Move(ctx context.Context, token string, m connectors.Move) (con
 		})
 		var up bookingAnswer
 		err := c.call(ctx, token, http.MethodPut, path, body, &up)
-		if ve, ok := err.(*connectors.VendorError); ok && (ve.Code == "VERSION_MISMATCH" || ve.Status == http.StatusConflict) {
+		if ve := (*connectors.VendorError)(nil); errors.As(err, &ve) && (ve.Code == "VERSION_MISMATCH" || ve.Status == http.StatusConflict) {
 			last = err
 			continue
 		}
