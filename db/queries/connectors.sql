@@ -68,7 +68,10 @@ WHERE ctid = ANY (ARRAY(SELECT d.ctid FROM connector_deliveries d
 
 -- name: ConnectorSecretKeyIDs :many
 -- The ids of the keys the connectors' secrets are sealed under.
-SELECT DISTINCT split_part(secret, ':', 2)::text AS key_id FROM connectors WHERE secret IS NOT NULL;
+-- (and their API keys).
+SELECT DISTINCT split_part(secret, ':', 2)::text AS key_id FROM connectors WHERE secret IS NOT NULL
+UNION
+SELECT DISTINCT split_part(api_key, ':', 2)::text FROM connectors WHERE api_key IS NOT NULL;
 
 -- name: ConnectorSecretsToSeal :many
 -- A batch of connectors whose secret is not sealed under the key keep names

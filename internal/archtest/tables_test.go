@@ -75,8 +75,9 @@ var tableOwners = map[string]string{
 	"connector_deliveries": "internal/book",
 	// Joining from the join page: a request waits for the number's YES (and expires), and
 	// the consent record keeps every opt-in and opt-out with its proof.
-	"join_requests":  "internal/join",
-	"consent_events": "internal/join",
+	"join_requests":           "internal/join",
+	"appointment_write_backs": "internal/book",
+	"consent_events":          "internal/join",
 	// What guards the join page against SMS pumping: the countries a shop accepts joins
 	// from, its refusals counted by day and reason, the hours its budget was spent.
 	"join_allowed_countries": "internal/join",

@@ -18,6 +18,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/connectors"
 	"github.com/slotrecovery/slotrecovery/internal/cursor"
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/jobs"
 	"github.com/slotrecovery/slotrecovery/internal/keyring"
 	"github.com/slotrecovery/slotrecovery/internal/money"
 	"github.com/slotrecovery/slotrecovery/internal/offers"
@@ -158,6 +159,12 @@ type Config struct {
 	// Secrets seal the connectors' secrets in the database (the server's SECRETS_KEY;
 	// connectors.go). Nil: a random key for this process (tests).
 	Secrets *keyring.Ring
+	// Queue enqueues the write-back of a move (jobs.AppointmentWriteBack) in the move's
+	// transaction; nil: moves are never written back, only listed to copy.
+	Queue jobs.Inserter
+	// Movers write moves back to each vendor (calcom.Client, square.Client); a vendor
+	// without one has its write-backs left to the owner.
+	Movers map[connectors.Source]Mover
 }
 
 // Service keeps the shops' appointment books.

@@ -73,11 +73,15 @@ type MoveToCopy struct {
 	Source        connectors.Source
 	Name, Service string
 	From, To      time.Time
+	// Problem is why the vendor did not take the move written back through its API, in
+	// words for the owner ("" when it was never written back).
+	Problem string
 }
 
 // MovesToCopy returns the shop's moves still to copy into the system their appointment
 // came from, soonest new time first: those whose new time is after now and which the
-// owner has not marked copied (at most 100).
+// owner has not marked copied (at most 100). A move being written back through the
+// vendor's API is not among them; one the vendor refused is, with its Problem.
 func (s *Service) MovesToCopy(ctx context.Context, shopID uuid.UUID, now time.Time) ([]MoveToCopy, error) {
 	rows, err := queries.AppointmentMovesToCopy(ctx, s.pool, db.AppointmentMovesToCopyParams{ShopID: shopID, Now: now})
 	if err != nil {
@@ -86,7 +90,7 @@ func (s *Service) MovesToCopy(ctx context.Context, shopID uuid.UUID, now time.Ti
 	out := make([]MoveToCopy, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, MoveToCopy{AppointmentID: r.ID, Source: connectors.Source(r.Source), Name: r.Name, Service: r.Service,
-			From: r.OldStartsAt, To: r.NewStartsAt})
+			From: r.OldStartsAt, To: r.NewStartsAt, Problem: r.WriteBackError})
 	}
 	return out, nil
 }

@@ -84,6 +84,9 @@ type Connector struct {
 	Description string
 	// HasSecret is false for a Square connector whose signature key is not given yet.
 	HasSecret bool
+	// HasAPIKey is true when it holds the vendor's API key (SetAPIKey): the shop's moves
+	// of its vendor's appointments are written back through the API.
+	HasAPIKey bool
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	// LastDelivery is nil before the first.
@@ -129,7 +132,7 @@ func (s *Service) sealConnectorSecret(shopID, id uuid.UUID, secret string) (pgty
 
 func connectorFromRow(r db.Connector) Connector {
 	c := Connector{ID: r.ID, ShopID: r.ShopID, Kind: connectors.Source(r.Kind), Description: r.Description,
-		HasSecret: r.Secret.Valid, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
+		HasSecret: r.Secret.Valid, HasAPIKey: r.ApiKey.Valid, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}
 	if r.LastDeliveryAt != nil {
 		c.LastDelivery = &LastDelivery{At: r.LastDeliveryAt.UTC(), Event: r.LastDeliveryEvent,
 			Result: DeliveryResult(r.LastDeliveryResult)}
@@ -414,9 +417,12 @@ func deliveryKey(id string) string {
 // ApplyResult is what applying a delivery did.
 type ApplyResult struct {
 	Result DeliveryResult
-	// Results are the book's changes, one per appointment of the delivery (none for a
-	// duplicate).
+	// Results are the book's changes, one per appointment of the delivery recorded
+	// (none for a duplicate).
 	Results []Result
+	// Echoes counts the delivery's appointments that were the vendor's echo of a move
+	// written back (writeback.go): recorded in the book already, so left out.
+	Echoes int
 }
 
 // Apply records a verified delivery to connector r in r's shop's book: each of its
@@ -424,7 +430,8 @@ type ApplyResult struct {
 // remembered before (by Delivery.ID) is ResultDuplicate and changes nothing; one without
 // appointments is ResultIgnored. The delivery is remembered only once all of it is
 // recorded: one that failed midway is applied again when the vendor retries it, which
-// the book's order makes harmless. Errors are the book's (a problem for an appointment it
+// the book's order makes harmless. The vendor's echo of a move written back through
+// its API changes nothing (ApplyResult.Echoes). Errors are the book's (a problem for an appointment it
 // refuses) or a passing failure.
 func (s *Service) Apply(ctx context.Context, r Receiver, d connectors.Delivery) (ApplyResult, error) {
 	if len(d.Appointments) == 0 {
@@ -448,7 +455,17 @@ func (s *Service) Apply(ctx context.Context, r Receiver, d connectors.Delivery) 
 		return ApplyResult{}, fmt.Errorf("shop of connector %s: %w", r.ID, err)
 	}
 	out := ApplyResult{Result: ResultApplied}
+	echoed := map[string]bool{}
 	for _, a := range d.Appointments {
+		ours, err := s.echo(ctx, r.ShopID, a, echoed)
+		if err != nil {
+			return out, err
+		}
+		if ours {
+			// The vendor telling us of a move we wrote back: the book has it already.
+			out.Echoes++
+			continue
+		}
 		res, err := s.Upsert(ctx, shop, a)
 		if err != nil {
 			return out, err
@@ -495,8 +512,53 @@ func PurgeDeliveries(ctx context.Context, conn db.DBTX, before time.Time, limit 
 
 // ResealConnectorSecrets seals every connector's secret not sealed under Config.Secrets'
 // newest key anew under it (`server secrets-key reencrypt`): afterwards the older keys
-// are no longer needed for connectors. It returns how many it changed.
+// are no longer needed for connectors. Their API keys too. It returns how many it
+// changed.
 func (s *Service) ResealConnectorSecrets(ctx context.Context) (int, error) {
+	n, err := s.resealSecrets(ctx)
+	if err != nil {
+		return n, err
+	}
+	k, err := s.resealAPIKeys(ctx)
+	return n + k, err
+}
+
+// resealAPIKeys is ResealConnectorSecrets for the connectors' API keys.
+func (s *Service) resealAPIKeys(ctx context.Context) (int, error) {
+	keep := "sealed1:" + hex.EncodeToString(s.cfg.Secrets.ID()) + ":%"
+	n := 0
+	for {
+		rows, err := queries.ConnectorAPIKeysToSeal(ctx, s.pool, keep)
+		if err != nil {
+			return n, fmt.Errorf("list connector api keys to seal: %w", err)
+		}
+		if len(rows) == 0 {
+			return n, nil
+		}
+		changed := 0
+		for _, r := range rows {
+			plain, err := s.cfg.Secrets.Open(r.ApiKey, apiKeySealContext(r.ShopID, r.ID))
+			if err != nil {
+				return n, fmt.Errorf("connector %s: the api key cannot be read (SECRETS_KEY): %w", r.ID, err)
+			}
+			sealed, err := s.cfg.Secrets.Seal(plain, apiKeySealContext(r.ShopID, r.ID))
+			if err != nil {
+				return n, fmt.Errorf("seal connector api key: %w", err)
+			}
+			k, err := queries.ConnectorResealAPIKey(ctx, s.pool, db.ConnectorResealAPIKeyParams{ID: r.ID, ApiKey: sealed, OldApiKey: r.ApiKey})
+			if err != nil {
+				return n, fmt.Errorf("reseal connector %s: %w", r.ID, err)
+			}
+			changed += int(k)
+		}
+		n += changed
+		if changed == 0 {
+			return n, errors.New("book: connector api keys changed while being sealed; run it again")
+		}
+	}
+}
+
+func (s *Service) resealSecrets(ctx context.Context) (int, error) {
 	keep := "sealed1:" + hex.EncodeToString(s.cfg.Secrets.ID()) + ":%"
 	n := 0
 	for {

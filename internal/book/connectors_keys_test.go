@@ -13,7 +13,8 @@ import (
 
 // TestConnectorSecretsAcrossKeyRotation: a connector's secret sealed under the old
 // SECRETS_KEY still opens with "new,old", is resealed under the new key, and then opens
-// with the new key alone; a setting that leaves out the key in use is refused.
+// with the new key alone; a setting that leaves out the key in use is refused. The
+// connectors' API keys go along.
 func TestConnectorSecretsAcrossKeyRotation(t *testing.T) {
 	t.Parallel()
 	f := setup(t)
@@ -28,6 +29,12 @@ func TestConnectorSecretsAcrossKeyRotation(t *testing.T) {
 	created, err := before.CreateConnector(ctx, f.shop.ID, book.NewConnector{Kind: connectors.SourceCalcom})
 	require.NoError(t, err)
 	require.NoError(t, before.CheckConnectorKeys(ctx))
+	// A second connector holds only an API key sealed under the old key (its secret is
+	// sealed anew first, so the check below finds the API key alone).
+	sq, err := before.CreateConnector(ctx, f.shop.ID, book.NewConnector{Kind: connectors.SourceSquare})
+	require.NoError(t, err)
+	_, err = before.SetAPIKey(ctx, f.shop.ID, sq.Connector.ID, "EAAAsquare-token")
+	require.NoError(t, err)
 
 	require.ErrorIs(t, ring(newKey).CheckConnectorKeys(ctx), keyring.ErrUnknownKey, "a setting without the key in use")
 	_, err = ring(newKey).Receiver(ctx, connectors.SourceCalcom, created.Connector.ID)
@@ -37,7 +44,7 @@ func TestConnectorSecretsAcrossKeyRotation(t *testing.T) {
 	require.NoError(t, both.CheckConnectorKeys(ctx))
 	n, err := both.ResealConnectorSecrets(ctx)
 	require.NoError(t, err)
-	require.Equal(t, 1, n)
+	require.Equal(t, 2, n, "the secret and the API key")
 	n, err = both.ResealConnectorSecrets(ctx)
 	require.NoError(t, err)
 	require.Zero(t, n, "done once")

@@ -83,6 +83,19 @@
 //	Declarations(ctx, shopID, id) ([]Declaration, error)       what each release declared
 //	DeclarePending(ctx, limit) (int, error)                    a periodic job (DeclarePendingWorker): claims left pending
 //	Forget(ctx, tx, shopID, customerID, phone, at)             the customer's erasure
+//	SetAPIKey / ClearAPIKey(ctx, shopID, connectorID[, key])   PUT/DELETE /api/connectors/{id}/api_key
+//	WriteBack(ctx, shopID, appointmentID, last)                a move written back (WriteBackWorker)
+//	WriteBackOf(ctx, shopID, appointmentID) (WriteBack, error) how a move's write-back stands
+//
+// A move-up of a cal.com or Square appointment, when the shop's connector holds the
+// vendor's API key, is written back through the vendor's API (writeback.go):
+//
+//	pending ──vendor took it (or its echo came)──▶ written   (copied by "cal.com API" / "Square API")
+//	   │
+//	   └──refused for good, or the last attempt failed──▶ failed   (listed to copy, with the reason)
+//
+// The vendor's webhook of that write (the echo) is known by the write-back and records
+// nothing: the move is in the book already.
 //
 // Vendors' payloads are read by internal/connectors' adapters into
 // connectors.Appointment; this package never sees a vendor's words.

@@ -45,8 +45,10 @@ var errMoveOff = errors.New("book: move-up off")
 // later finds the appointment moved (a cancel is then refused, ErrNotBooked) or
 // cancelled (the move is off). Two live move-up offers of one appointment take turns on
 // it too: only the first moves it, and its release withdraws the others
-// (offers.WithdrawMoves, as any release of the appointment does). An error wraps
-// slots.ErrUnavailable.
+// (offers.WithdrawMoves, as any release of the appointment does). A move of a cal.com
+// or Square appointment is written back to the vendor when the shop's connector holds
+// its API key: the write-back and its job are part of the same transaction
+// (writeback.go). An error wraps slots.ErrUnavailable.
 func (s *Service) MoveUp(ctx context.Context, shop shops.Shop, customerID uuid.UUID, offer slots.LiveOffer) (Move, error) {
 	if !offer.MoveFrom.Valid {
 		return Move{}, fmt.Errorf("book: offer %s is not a move-up", offer.OfferID)
@@ -90,6 +92,9 @@ func (s *Service) MoveUp(ctx context.Context, shop shops.Shop, customerID uuid.U
 			return err
 		}
 		out.Declaration = res.Declaration
+		if _, err := s.writeBackTx(ctx, tx, shop, moved, offer.StartsAt, now); err != nil {
+			return err
+		}
 		staffName := ""
 		if res.Appointment.Staff != nil {
 			staffName = res.Appointment.Staff.Name

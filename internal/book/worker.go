@@ -56,3 +56,21 @@ func (w *PollFeedsWorker) Work(ctx context.Context, _ *river.Job[jobs.Appointmen
 func (w *PollFeedsWorker) Timeout(*river.Job[jobs.AppointmentsPollFeeds]) time.Duration {
 	return 3 * time.Minute
 }
+
+// WriteBackWorker runs jobs.AppointmentWriteBack: WriteBack of one move.
+type WriteBackWorker struct {
+	river.WorkerDefaults[jobs.AppointmentWriteBack]
+	Service *Service
+}
+
+// Work implements river.Worker. A passing failure is returned, for River to retry with
+// its backoff; the last attempt leaves the move to the owner instead.
+func (w *WriteBackWorker) Work(ctx context.Context, job *river.Job[jobs.AppointmentWriteBack]) error {
+	_, err := w.Service.WriteBack(ctx, job.Args.ShopID, job.Args.AppointmentID, job.Attempt >= job.MaxAttempts)
+	return err
+}
+
+// Timeout implements river.Worker: at most a few calls of 10 s each.
+func (w *WriteBackWorker) Timeout(*river.Job[jobs.AppointmentWriteBack]) time.Duration {
+	return time.Minute
+}

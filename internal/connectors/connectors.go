@@ -8,6 +8,7 @@ package connectors
 
 import (
 	"errors"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -100,6 +101,10 @@ type Appointment struct {
 	// it.
 	Version   int64
 	UpdatedAt time.Time
+	// Replaces is the ExternalID of the appointment this one takes the place of, when
+	// the source makes a new booking for a move (cal.com's reschedule: the new booking's
+	// rescheduleUid); "" otherwise.
+	Replaces string
 }
 
 // Delivery is what one signed webhook delivery says.
@@ -148,4 +153,57 @@ type Feed struct {
 	// ETag and LastModified are the feed's validators, for the next poll's conditional
 	// request ("" when it sent none).
 	ETag, LastModified string
+}
+
+// Move is a move-up to write back to the system that keeps the appointment: its
+// booking ExternalID, to start at To instead of From.
+type Move struct {
+	ExternalID string
+	From, To   time.Time
+	// Key is the idempotency key of the write: the same for every attempt of one move.
+	Key string
+}
+
+// Moved is what the vendor answered a move written back.
+type Moved struct {
+	// ExternalID names the booking at its new time: a new one for cal.com (a reschedule
+	// makes a new booking), the same for Square.
+	ExternalID string
+	// Version is the booking's version after the move (Square; 0 for cal.com).
+	Version int64
+}
+
+// VendorError is a vendor's API refusing a request: its HTTP status and its reason,
+// in its own words for the owner (never the key).
+type VendorError struct {
+	Vendor  string
+	Status  int
+	Code    string
+	Message string
+	// Final marks a refusal that no retry can change, whatever its status.
+	Final bool
+}
+
+func (e *VendorError) Error() string {
+	msg := e.Vendor + " answered " + strconv.Itoa(e.Status)
+	if e.Code != "" {
+		msg += " " + e.Code
+	}
+	if e.Message != "" {
+		msg += ": " + e.Message
+	}
+	return msg
+}
+
+// Permanent reports whether retrying cannot help: Final, the key refused (401, 403),
+// the booking gone (404, 410) or the request refused as it stands (400, 422).
+func (e *VendorError) Permanent() bool {
+	if e.Final {
+		return true
+	}
+	switch e.Status {
+	case 400, 401, 403, 404, 410, 422:
+		return true
+	}
+	return false
 }

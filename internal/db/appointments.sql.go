@@ -643,12 +643,15 @@ func (q *Queries) AppointmentMarkMoved(ctx context.Context, db DBTX, arg Appoint
 
 const appointmentMovesToCopy = `-- name: AppointmentMovesToCopy :many
 SELECT a.id, a.source, a.service, a.starts_at AS old_starts_at, o.starts_at AS new_starts_at,
-    COALESCE(NULLIF(c.name, ''), a.customer_name, '')::text AS name
+    COALESCE(NULLIF(c.name, ''), a.customer_name, '')::text AS name,
+    COALESCE(w.error, '')::text AS write_back_error
 FROM appointments a
 JOIN slot_openings o ON o.id = a.moved_to
 LEFT JOIN customers c ON c.id = a.customer_id
+LEFT JOIN appointment_write_backs w ON w.appointment_id = a.id
 WHERE a.shop_id = $1 AND a.status = 'moved' AND a.copied_at IS NULL
   AND a.source IN ('calcom', 'square', 'ics') AND o.starts_at > $2
+  AND (w.state IS NULL OR w.state = 'failed')
 ORDER BY o.starts_at, a.id
 LIMIT 100
 `
@@ -659,16 +662,20 @@ type AppointmentMovesToCopyParams struct {
 }
 
 type AppointmentMovesToCopyRow struct {
-	ID          uuid.UUID
-	Source      string
-	Service     string
-	OldStartsAt time.Time
-	NewStartsAt time.Time
-	Name        string
+	ID             uuid.UUID
+	Source         string
+	Service        string
+	OldStartsAt    time.Time
+	NewStartsAt    time.Time
+	Name           string
+	WriteBackError string
 }
 
 // Move-ups of appointments another system keeps whose new time is still ahead and
 // which the owner has not copied there yet, soonest first.
+// A move being written back through the vendor's API is not listed (the owner copying
+// it too would move it twice); one whose write-back failed for good is, with the
+// vendor's reason.
 func (q *Queries) AppointmentMovesToCopy(ctx context.Context, db DBTX, arg AppointmentMovesToCopyParams) ([]AppointmentMovesToCopyRow, error) {
 	rows, err := db.Query(ctx, appointmentMovesToCopy, arg.ShopID, arg.Now)
 	if err != nil {
@@ -685,6 +692,7 @@ func (q *Queries) AppointmentMovesToCopy(ctx context.Context, db DBTX, arg Appoi
 			&i.OldStartsAt,
 			&i.NewStartsAt,
 			&i.Name,
+			&i.WriteBackError,
 		); err != nil {
 			return nil, err
 		}

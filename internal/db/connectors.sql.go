@@ -162,7 +162,7 @@ func (q *Queries) ConnectorFeedPolled(ctx context.Context, db DBTX, arg Connecto
 }
 
 const connectorFeedsDue = `-- name: ConnectorFeedsDue :many
-SELECT id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result, feed_etag, feed_last_modified, polled_at FROM connectors
+SELECT id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result, feed_etag, feed_last_modified, polled_at, api_key FROM connectors
 WHERE kind = 'ics' AND (polled_at IS NULL OR polled_at <= $1::timestamptz)
 ORDER BY polled_at NULLS FIRST, id
 LIMIT $2::int
@@ -197,6 +197,7 @@ func (q *Queries) ConnectorFeedsDue(ctx context.Context, db DBTX, arg ConnectorF
 			&i.FeedEtag,
 			&i.FeedLastModified,
 			&i.PolledAt,
+			&i.ApiKey,
 		); err != nil {
 			return nil, err
 		}
@@ -209,7 +210,7 @@ func (q *Queries) ConnectorFeedsDue(ctx context.Context, db DBTX, arg ConnectorF
 }
 
 const connectorGet = `-- name: ConnectorGet :one
-SELECT id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result, feed_etag, feed_last_modified, polled_at FROM connectors WHERE id = $1 AND shop_id = $2
+SELECT id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result, feed_etag, feed_last_modified, polled_at, api_key FROM connectors WHERE id = $1 AND shop_id = $2
 `
 
 type ConnectorGetParams struct {
@@ -234,12 +235,13 @@ func (q *Queries) ConnectorGet(ctx context.Context, db DBTX, arg ConnectorGetPar
 		&i.FeedEtag,
 		&i.FeedLastModified,
 		&i.PolledAt,
+		&i.ApiKey,
 	)
 	return i, err
 }
 
 const connectorGetByID = `-- name: ConnectorGetByID :one
-SELECT id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result, feed_etag, feed_last_modified, polled_at FROM connectors WHERE id = $1 AND kind = $2
+SELECT id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result, feed_etag, feed_last_modified, polled_at, api_key FROM connectors WHERE id = $1 AND kind = $2
 `
 
 type ConnectorGetByIDParams struct {
@@ -266,6 +268,7 @@ func (q *Queries) ConnectorGetByID(ctx context.Context, db DBTX, arg ConnectorGe
 		&i.FeedEtag,
 		&i.FeedLastModified,
 		&i.PolledAt,
+		&i.ApiKey,
 	)
 	return i, err
 }
@@ -275,7 +278,7 @@ const connectorInsert = `-- name: ConnectorInsert :one
 INSERT INTO connectors (id, shop_id, kind, description, secret, created_at, updated_at)
 VALUES ($1, $2, $3, $4, $5,
     $6::timestamptz, $6::timestamptz)
-RETURNING id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result, feed_etag, feed_last_modified, polled_at
+RETURNING id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result, feed_etag, feed_last_modified, polled_at, api_key
 `
 
 type ConnectorInsertParams struct {
@@ -313,12 +316,13 @@ func (q *Queries) ConnectorInsert(ctx context.Context, db DBTX, arg ConnectorIns
 		&i.FeedEtag,
 		&i.FeedLastModified,
 		&i.PolledAt,
+		&i.ApiKey,
 	)
 	return i, err
 }
 
 const connectorList = `-- name: ConnectorList :many
-SELECT id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result, feed_etag, feed_last_modified, polled_at FROM connectors WHERE shop_id = $1 ORDER BY created_at, id
+SELECT id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result, feed_etag, feed_last_modified, polled_at, api_key FROM connectors WHERE shop_id = $1 ORDER BY created_at, id
 `
 
 func (q *Queries) ConnectorList(ctx context.Context, db DBTX, shopID uuid.UUID) ([]Connector, error) {
@@ -344,6 +348,7 @@ func (q *Queries) ConnectorList(ctx context.Context, db DBTX, shopID uuid.UUID) 
 			&i.FeedEtag,
 			&i.FeedLastModified,
 			&i.PolledAt,
+			&i.ApiKey,
 		); err != nil {
 			return nil, err
 		}
@@ -414,9 +419,12 @@ func (q *Queries) ConnectorReseal(ctx context.Context, db DBTX, arg ConnectorRes
 
 const connectorSecretKeyIDs = `-- name: ConnectorSecretKeyIDs :many
 SELECT DISTINCT split_part(secret, ':', 2)::text AS key_id FROM connectors WHERE secret IS NOT NULL
+UNION
+SELECT DISTINCT split_part(api_key, ':', 2)::text FROM connectors WHERE api_key IS NOT NULL
 `
 
 // The ids of the keys the connectors' secrets are sealed under.
+// (and their API keys).
 func (q *Queries) ConnectorSecretKeyIDs(ctx context.Context, db DBTX) ([]string, error) {
 	rows, err := db.Query(ctx, connectorSecretKeyIDs)
 	if err != nil {
@@ -474,7 +482,7 @@ func (q *Queries) ConnectorSecretsToSeal(ctx context.Context, db DBTX, keep stri
 const connectorSetDescription = `-- name: ConnectorSetDescription :one
 UPDATE connectors SET description = $1, updated_at = $2::timestamptz
 WHERE id = $3 AND shop_id = $4
-RETURNING id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result, feed_etag, feed_last_modified, polled_at
+RETURNING id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result, feed_etag, feed_last_modified, polled_at, api_key
 `
 
 type ConnectorSetDescriptionParams struct {
@@ -506,6 +514,7 @@ func (q *Queries) ConnectorSetDescription(ctx context.Context, db DBTX, arg Conn
 		&i.FeedEtag,
 		&i.FeedLastModified,
 		&i.PolledAt,
+		&i.ApiKey,
 	)
 	return i, err
 }
@@ -513,7 +522,7 @@ func (q *Queries) ConnectorSetDescription(ctx context.Context, db DBTX, arg Conn
 const connectorSetSecret = `-- name: ConnectorSetSecret :one
 UPDATE connectors SET secret = $1, updated_at = $2::timestamptz
 WHERE id = $3 AND shop_id = $4
-RETURNING id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result, feed_etag, feed_last_modified, polled_at
+RETURNING id, shop_id, kind, description, secret, created_at, updated_at, last_delivery_at, last_delivery_event, last_delivery_result, feed_etag, feed_last_modified, polled_at, api_key
 `
 
 type ConnectorSetSecretParams struct {
@@ -545,6 +554,7 @@ func (q *Queries) ConnectorSetSecret(ctx context.Context, db DBTX, arg Connector
 		&i.FeedEtag,
 		&i.FeedLastModified,
 		&i.PolledAt,
+		&i.ApiKey,
 	)
 	return i, err
 }

@@ -51,6 +51,21 @@ type AppointmentOpening struct {
 	UpdatedAt       time.Time
 }
 
+type AppointmentWriteBack struct {
+	AppointmentID uuid.UUID
+	ShopID        uuid.UUID
+	Source        string
+	ExternalID    string
+	StartsAt      time.Time
+	State         string
+	NewExternalID pgtype.Text
+	NewVersion    pgtype.Int8
+	Error         string
+	Attempts      int32
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
 type BookAppointment struct {
 	ID              uuid.UUID
 	ShopID          uuid.UUID
@@ -139,6 +154,7 @@ type Connector struct {
 	FeedEtag           string
 	FeedLastModified   string
 	PolledAt           *time.Time
+	ApiKey             pgtype.Text
 }
 
 type ConnectorDelivery struct {

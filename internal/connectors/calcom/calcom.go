@@ -140,6 +140,7 @@ func Parse(body []byte) (connectors.Delivery, error) {
 				end = start.Add(time.Duration(a.DurationMinutes) * time.Minute).Format(time.RFC3339)
 			}
 		}
+		out.Appointments[0].Replaces = p.RescheduleUID
 		orig, err := p.appointment(p.RescheduleUID, p.RescheduleStartTime, end, connectors.StatusMoved, at)
 		if err != nil {
 			return connectors.Delivery{}, err

@@ -87,6 +87,7 @@ func TestParse(t *testing.T) {
 	moved.Status, moved.UpdatedAt = connectors.StatusMoved, at("2026-11-30T08:30:00Z")
 	rebooked := moved
 	rebooked.ExternalID, rebooked.Status, rebooked.StartsAt = "qW3rTy7UiOp9AsDfGhJkLz", connectors.StatusBooked, at("2026-12-03T16:00:00Z")
+	rebooked.Replaces = "bFJeNb2uX8ANpT3JL5EfXw" // the new booking names the one it takes the place of
 
 	cases := []struct {
 		file string
