@@ -20,6 +20,10 @@ type Connector struct {
 	// SignatureKeySet is false for a Square connector whose subscription signature key is
 	// not given yet (PATCH it): until then every delivery is refused.
 	SignatureKeySet bool `json:"signature_key_set"`
+	// HasAPIKey says the connector holds the vendor's API key (PUT .../api_key; cal.com
+	// and Square only): the shop's move-ups are written back through the vendor's API
+	// instead of being listed for the owner to copy.
+	HasAPIKey bool `json:"has_api_key"`
 	// LastDelivery is the most recent delivery and what became of it; null before the
 	// first.
 	LastDelivery *ConnectorDelivery `json:"last_delivery"`

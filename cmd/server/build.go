@@ -19,7 +19,10 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/calendar"
 	"github.com/slotrecovery/slotrecovery/internal/catalog"
 	"github.com/slotrecovery/slotrecovery/internal/config"
+	"github.com/slotrecovery/slotrecovery/internal/connectors"
+	"github.com/slotrecovery/slotrecovery/internal/connectors/calcom"
 	"github.com/slotrecovery/slotrecovery/internal/connectors/ics"
+	"github.com/slotrecovery/slotrecovery/internal/connectors/square"
 	"github.com/slotrecovery/slotrecovery/internal/cooldown"
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/dashboard"
@@ -262,7 +265,14 @@ func (a *app) wireSlots(ctx context.Context, v vendors, queue *riverRef, cool *c
 	a.lockWatcher = redislock.NewWatcher(a.redis, lockChannel)
 	a.catalog = catalog.New(a.pool, nil)
 	a.slots = slots.New(a.pool, queue, slots.RedisLocker(redislock.New(a.redis), a.lockWatcher, lockChannel, a.metrics), cool, c.slots)
-	a.book = book.New(a.pool, a.shops, a.slots, book.Config{Logger: log, Secrets: secrets, AllowHTTPFeeds: cfg.DevMode})
+	a.book = book.New(a.pool, a.shops, a.slots, book.Config{Logger: log, Secrets: secrets, AllowHTTPFeeds: cfg.DevMode,
+		// A move-up of a cal.com or Square appointment is written back through the
+		// vendor's API when its connector holds an API key.
+		Queue: queue,
+		Movers: map[connectors.Source]book.Mover{
+			connectors.SourceCalcom: calcom.NewClient(cfg.CalcomAPIURL, nil),
+			connectors.SourceSquare: square.NewClient(cfg.SquareAPIURL, nil),
+		}})
 	// A SECRETS_KEY that leaves out a key a connector's secret is sealed under would
 	// refuse every delivery to that connector: refused at start, as for webhook secrets.
 	if err := a.book.CheckConnectorKeys(ctx); err != nil {
@@ -381,6 +391,7 @@ func (a *app) workers(v vendors) (*river.Workers, error) {
 	addWorker(workers, a.jobTimeouts, &hooks.DeliveryWorker{Service: a.hooks})
 	addWorker(workers, a.jobTimeouts, &senders.RegistrationWorker{Service: a.senders})
 	addWorker(workers, a.jobTimeouts, &book.DeclarePendingWorker{Service: a.book})
+	addWorker(workers, a.jobTimeouts, &book.WriteBackWorker{Service: a.book})
 	// Calendar feeds are fetched through the webhooks' guarded client: a feed's address
 	// is the owner's to choose (WEBHOOK_ALLOW_PRIVATE=1 lets it be private).
 	addWorker(workers, a.jobTimeouts, &book.PollFeedsWorker{Service: a.book, Reader: ics.Reader{Client: a.hooks.GuardedClient()}})

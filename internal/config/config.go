@@ -36,6 +36,9 @@ type Config struct {
 	TwilioAccountSID string
 	TwilioAuthToken  string
 	TwilioAPIURL     string
+	// CalcomAPIURL and SquareAPIURL are CALCOM_API_URL and SQUARE_API_URL: the vendors'
+	// APIs a move-up is written back through ("" for cal.com's and Square's own).
+	CalcomAPIURL, SquareAPIURL string
 	// TwilioOverrides is TWILIO_CONNECTION_OVERRIDES: the connection-overrides fragment
 	// set on the inbound webhook URL in Twilio ("rc=3&rp=all&ct=2000&rt=13000", stored
 	// without its "#"); "" for none. Signatures are checked with and without it, and the
@@ -158,6 +161,7 @@ func Load(getenv func(string) string) (Config, error) {
 		(*Config).loadStripe,
 		(*Config).loadConnect,
 		(*Config).loadSender,
+		(*Config).loadBookingAPIs,
 		(*Config).loadServerKeys,
 		(*Config).loadSessionSecret,
 		(*Config).loadLogLevel,
@@ -260,6 +264,13 @@ func checkAPIURL(name, v string, bad func(name, why string)) {
 	if u, err := url.Parse(v); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		bad(name, "must be an absolute http(s) URL")
 	}
+}
+
+// loadBookingAPIs reads the booking systems' API addresses (moves written back).
+func (c *Config) loadBookingAPIs(get func(string) string, bad func(name, why string)) {
+	c.CalcomAPIURL, c.SquareAPIURL = get("CALCOM_API_URL"), get("SQUARE_API_URL")
+	checkAPIURL("CALCOM_API_URL", c.CalcomAPIURL, bad)
+	checkAPIURL("SQUARE_API_URL", c.SquareAPIURL, bad)
 }
 
 // loadLogLevel reads LOG_LEVEL (default info).

@@ -34,7 +34,9 @@ type connectorView struct {
 	// NeedsKey is a Square connector without its signature key: every delivery is
 	// refused until it is given.
 	NeedsKey bool
-	Created  string
+	// HasAPIKey: the connector holds the vendor's API key, so move-ups are written back.
+	HasAPIKey bool
+	Created   string
 	// Last is the last delivery and its result ("401 bad signature 3 min ago"), "" before
 	// the first.
 	Last string
@@ -148,7 +150,7 @@ func (d *Dashboard) connectorsOf(ctx context.Context, shop shops.Shop, v *integr
 	v.Book, v.MaxConnectors = true, book.MaxConnectors
 	now := d.cfg.Now()
 	for _, x := range cs {
-		cv := connectorView{ID: x.ID, Kind: x.Kind, Description: x.Description, WebhookURL: d.webhookURL(x),
+		cv := connectorView{ID: x.ID, Kind: x.Kind, Description: x.Description, WebhookURL: d.webhookURL(x), HasAPIKey: x.HasAPIKey,
 			NeedsKey: x.Kind == connectors.SourceSquare && !x.HasSecret,
 			Created:  shortTime(x.CreatedAt, shop.Location, now.In(shop.Location))}
 		cv.Last, cv.LastBad = lastDelivery(x.Kind, x.LastDelivery, now)
@@ -234,6 +236,28 @@ func (d *Dashboard) setConnectorKey(c echo.Context, s *signedIn, id uuid.UUID) e
 	}
 	d.logger(c).Info("dashboard connector key set", "shop_id", s.Shop.ID, "connector_id", id)
 	return c.Redirect(http.StatusSeeOther, IntegrationsPath+"?notice=connector_key#connector-"+id.String())
+}
+
+// setConnectorAPIKey gives a cal.com or Square connector the vendor's API key (an
+// empty one, with remove=yes, takes it away): move-ups are then written back.
+func (d *Dashboard) setConnectorAPIKey(c echo.Context, s *signedIn, id uuid.UUID) error {
+	ctx := c.Request().Context()
+	var err error
+	notice := "api_key_set"
+	if c.FormValue("remove") == "yes" {
+		_, err = d.cfg.Book.ClearAPIKey(ctx, s.Shop.ID, id)
+		notice = "api_key_removed"
+	} else {
+		_, err = d.cfg.Book.SetAPIKey(ctx, s.Shop.ID, id, strings.TrimSpace(c.FormValue("api_key")))
+	}
+	if p, ok := problem.As(err); ok && p.Kind == problem.Invalid {
+		return d.connectorError(c, http.StatusUnprocessableEntity, id, friendlySetting(p))
+	}
+	if err != nil {
+		return d.orConnectorInternal(c, "set connector API key", err)
+	}
+	d.logger(c).Info("dashboard connector API key changed", "shop_id", s.Shop.ID, "connector_id", id, "notice", notice)
+	return c.Redirect(http.StatusSeeOther, IntegrationsPath+"?notice="+notice+"#connector-"+id.String())
 }
 
 func (d *Dashboard) deleteConnector(c echo.Context, s *signedIn, id uuid.UUID) error {

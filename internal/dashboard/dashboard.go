@@ -306,6 +306,7 @@ func (d *Dashboard) Register(e *echo.Echo) {
 		e.POST(BookPath+"/:id/copied", d.page(d.signedIn(d.withCSRF(d.markCopied))))
 		e.POST(IntegrationsPath+"/connectors", d.page(d.signedIn(d.withCSRF(d.createConnector))))
 		e.POST(IntegrationsPath+"/connectors/:id/key", d.page(d.signedIn(d.withCSRF(d.connectorAction(d.setConnectorKey)))))
+		e.POST(IntegrationsPath+"/connectors/:id/api_key", d.page(d.signedIn(d.withCSRF(d.connectorAction(d.setConnectorAPIKey)))))
 		e.POST(IntegrationsPath+"/connectors/:id/delete", d.page(d.signedIn(d.withCSRF(d.connectorAction(d.deleteConnector)))))
 	}
 	e.GET(IntegrationsPath, d.page(d.signedIn(d.integrations)))

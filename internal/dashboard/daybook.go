@@ -58,6 +58,9 @@ type bookView struct {
 type copyView struct {
 	ID   uuid.UUID
 	Text string
+	// Problem is why the vendor refused the move written back through its API ("" for
+	// none): the owner copies it by hand.
+	Problem string
 }
 
 // chainView is a chain of moves as the page writes it: its links in order ("Tue 11:00
@@ -166,7 +169,8 @@ func (d *Dashboard) bookViewOf(ctx context.Context, shop shops.Shop, day time.Ti
 			who = "(no name)"
 		}
 		v.Copy = append(v.Copy, copyView{ID: m.AppointmentID, Text: fmt.Sprintf("%s, %s: %s → %s (in %s)", who, orDash(m.Service),
-			shortTime(m.From, shop.Location, today), shortTime(m.To, shop.Location, today), sourceLabel(m.Source))})
+			shortTime(m.From, shop.Location, today), shortTime(m.To, shop.Location, today), sourceLabel(m.Source)),
+			Problem: m.Problem})
 	}
 	people := map[string]*personView{}
 	for _, a := range all {

@@ -208,6 +208,8 @@ var integrationNotices = map[string]string{
 	"deleted":          "The endpoint was deleted, with its deliveries.",
 	"resent":           "The delivery is being sent again now.",
 	"connector_key":    "The signature key is saved: Square's deliveries are verified with it from now on.",
+	"api_key_set":      "The API key is saved: customers' move-ups are now written into your booking system by themselves.",
+	"api_key_removed":  "The API key is removed: move-ups are listed on the Book page for you to copy again.",
 	"connector_deleted": "The connection was removed: its deliveries are refused from now on. " +
 		"The appointments it brought stay in the book.",
 }

@@ -34,7 +34,8 @@ func (v bookView) content(csrf string) g.Node {
 					h.Form(h.Method("post"), h.Action(BookPath+"/"+m.ID.String()+"/copied"), h.Class("inline"), csrfInput(csrf),
 						h.Input(h.Type("hidden"), h.Name("day"), h.Value(v.Date)),
 						h.Button(h.Type("submit"), h.Class("btn"), g.Text("Copied"),
-							h.Span(h.Class("vh"), g.Text(" ("+m.Text+")")))))
+							h.Span(h.Class("vh"), g.Text(" ("+m.Text+")")))),
+					g.If(m.Problem != "", h.P(h.Class("field-error"), g.Text(m.Problem))))
 			})),
 		)),
 		g.If(v.Count == 0, h.P(h.Class("empty"), g.Text("No appointments on this day."))),

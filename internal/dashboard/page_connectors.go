@@ -64,6 +64,7 @@ func (x connectorView) card(csrf string) g.Node {
 				),
 				h.Button(h.Type("submit"), h.Class("btn"), g.Text("Save key"), h.Span(h.Class("vh"), g.Text(" ("+name+")"))),
 			)),
+			g.If(x.Kind == connectors.SourceCalcom || x.Kind == connectors.SourceSquare, x.apiKeyForm(base, name, csrf)),
 			h.Form(h.Method("post"), h.Action(base+"/delete"), novalidate(), csrfInput(csrf),
 				h.P(h.Class("inline-check"),
 					h.Input(h.ID("remove-"+id), h.Name("confirm"), h.Type("checkbox"), h.Value("yes")),
@@ -166,4 +167,35 @@ func newConnectorHeading(v newConnectorView) string {
 		return "Copy the webhook URL into " + kindLabel(v.Kind)
 	}
 	return "The calendar is connected"
+}
+
+// apiKeyForm gives the connector the vendor's API key, or takes it away: with it,
+// customers' move-ups are written into the booking system by themselves.
+func (x connectorView) apiKeyForm(base, name, csrf string) g.Node {
+	id := x.ID.String()
+	vendor := "cal.com"
+	if x.Kind == connectors.SourceSquare {
+		vendor = "Square"
+	}
+	if x.HasAPIKey {
+		return h.Form(h.Method("post"), h.Action(base+"/api_key"), novalidate(), csrfInput(csrf),
+			h.P(h.ID("api-key-held-"+id), g.Text("Move-ups are written into "+vendor+" with your API key.")),
+			h.Input(h.Type("hidden"), h.Name("remove"), h.Value("yes")),
+			h.Button(h.Type("submit"), h.Class("btn"), g.Text("Remove API key"), h.Span(h.Class("vh"), g.Text(" ("+name+")"))),
+		)
+	}
+	hint := "Create one in cal.com's Settings → Developer → API keys (it starts with cal_live_)."
+	if x.Kind == connectors.SourceSquare {
+		hint = "Your Square application's access token (Developer Dashboard → Credentials)."
+	}
+	return h.Form(h.Method("post"), h.Action(base+"/api_key"), novalidate(), csrfInput(csrf),
+		h.Div(h.Class("field"),
+			h.Label(h.For("api-key-"+id), g.Text(vendor+"'s API key (optional)"), h.Span(h.Class("vh"), g.Text(" ("+name+")"))),
+			h.P(h.Class("hint"), h.ID("api-key-hint-"+id), g.Text("With it, a customer's move to an earlier time is written into "+
+				vendor+" by itself; without it, the Book page lists moves for you to copy. "+hint)),
+			h.Input(h.ID("api-key-"+id), h.Name("api_key"), h.Type("password"), h.AutoComplete("off"),
+				g.Attr("spellcheck", "false"), h.MaxLength("500"), h.Aria("describedby", "api-key-hint-"+id)),
+		),
+		h.Button(h.Type("submit"), h.Class("btn"), g.Text("Save API key"), h.Span(h.Class("vh"), g.Text(" ("+name+")"))),
+	)
 }

@@ -19,6 +19,45 @@ func (h *Handlers) registerConnectors(e *echo.Echo) {
 	e.GET("/api/connectors/:id", h.getConnector, h.requireShop)
 	e.PATCH("/api/connectors/:id", h.patchConnector, h.requireShop)
 	e.DELETE("/api/connectors/:id", h.deleteConnector, h.requireShop)
+	e.PUT("/api/connectors/:id/api_key", h.putConnectorAPIKey, h.requireShop)
+	e.DELETE("/api/connectors/:id/api_key", h.deleteConnectorAPIKey, h.requireShop)
+}
+
+// apiKeyRequest is the body of PUT /api/connectors/{id}/api_key.
+type apiKeyRequest struct {
+	APIKey string `json:"api_key"`
+}
+
+// putConnectorAPIKey gives a cal.com or Square connector the vendor's API key: the
+// shop's move-ups of that vendor's appointments are written back through its API. The
+// key is never shown again (has_api_key says it is held).
+func (h *Handlers) putConnectorAPIKey(c echo.Context) error {
+	id, err := pathID(c, book.ErrConnectorNotFound)
+	if err != nil {
+		return err
+	}
+	var req apiKeyRequest
+	if err := decode(c, &req); err != nil {
+		return err
+	}
+	x, err := h.Book.SetAPIKey(c.Request().Context(), shopOf(c).ID, id, req.APIKey)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, h.connectorJSON(x))
+}
+
+// deleteConnectorAPIKey removes a connector's API key: moves are listed to copy again.
+func (h *Handlers) deleteConnectorAPIKey(c echo.Context) error {
+	id, err := pathID(c, book.ErrConnectorNotFound)
+	if err != nil {
+		return err
+	}
+	x, err := h.Book.ClearAPIKey(c.Request().Context(), shopOf(c).ID, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(http.StatusOK, h.connectorJSON(x))
 }
 
 // connectorRequest is the body of POST /api/connectors.
@@ -41,7 +80,7 @@ type connectorPatch struct {
 // PUBLIC_URL.
 func (h *Handlers) connectorJSON(c book.Connector) api.Connector {
 	out := api.Connector{ID: c.ID, Kind: string(c.Kind), Description: c.Description,
-		SignatureKeySet: c.HasSecret, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
+		SignatureKeySet: c.HasSecret, HasAPIKey: c.HasAPIKey, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 	if p := connectors.WebhookPath(c.Kind, c.ID.String()); p != "" {
 		u := strings.TrimRight(h.PublicURL, "/") + p
 		out.WebhookURL = &u

@@ -149,3 +149,44 @@ func TestConnectorBadInput(t *testing.T) {
 	require.Equal(t, http.StatusConflict, r.status, r.raw)
 	require.Equal(t, "too_many_connectors", r.errCode())
 }
+
+// TestConnectorAPIKey: a cal.com connector takes the vendor's API key (kept sealed,
+// never shown: has_api_key says it is held) and gives it up; a key that is not cal.com's,
+// an ics connector and another shop's connector are refused.
+func TestConnectorAPIKey(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	_, key := e.shop("+15555550100")
+	_, other := e.shop("+15555550101")
+	created := e.do(http.MethodPost, "/api/connectors", key, map[string]any{"kind": "calcom"})
+	require.Equal(t, http.StatusCreated, created.status, created.raw)
+	require.Equal(t, false, created.body["has_api_key"])
+	path := "/api/connectors/" + created.body["id"].(string) + "/api_key"
+
+	requireError(t, e.do(http.MethodPut, path, key, map[string]any{"api_key": "sk_live_not_calcom"}), http.StatusUnprocessableEntity, "invalid_api_key")
+	const calKey = "cal_live_0123456789abcdef0123456789abcdef"
+	r := e.do(http.MethodPut, path, key, map[string]any{"api_key": calKey})
+	require.Equal(t, http.StatusOK, r.status, r.raw)
+	require.Equal(t, true, r.body["has_api_key"])
+	require.NotContains(t, r.raw, calKey, "never shown")
+	var stored string
+	require.NoError(t, e.pool.QueryRow(context.Background(), "SELECT api_key FROM connectors WHERE id = $1", created.body["id"]).Scan(&stored))
+	require.True(t, strings.HasPrefix(stored, "sealed1:"), "kept sealed")
+	require.NotContains(t, stored, calKey)
+	got := e.do(http.MethodGet, "/api/connectors/"+created.body["id"].(string), key, nil)
+	require.Equal(t, true, got.body["has_api_key"])
+	require.NotContains(t, got.raw, calKey)
+
+	require.Equal(t, http.StatusNotFound, e.do(http.MethodPut, path, other, map[string]any{"api_key": calKey}).status, "another shop's")
+	require.Equal(t, http.StatusNotFound, e.do(http.MethodDelete, path, other, nil).status)
+
+	r = e.do(http.MethodDelete, path, key, nil)
+	require.Equal(t, http.StatusOK, r.status, r.raw)
+	require.Equal(t, false, r.body["has_api_key"])
+
+	feed := e.do(http.MethodPost, "/api/connectors", key, map[string]any{"kind": "ics", "url": "https://calendar.example/feed.ics"})
+	require.Equal(t, http.StatusCreated, feed.status, feed.raw)
+	r = e.do(http.MethodPut, "/api/connectors/"+feed.body["id"].(string)+"/api_key", key, map[string]any{"api_key": calKey})
+	require.Equal(t, http.StatusUnprocessableEntity, r.status, r.raw)
+	require.Equal(t, "api_key", r.errFieldName())
+}
