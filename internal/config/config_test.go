@@ -70,6 +70,8 @@ func TestLoadErrorsNameTheVariableAndHideSecrets(t *testing.T) {
 		"no webhook secret":   {map[string]string{"STRIPE_WEBHOOK_SECRET": ""}, "STRIPE_WEBHOOK_SECRET"},
 		"three secrets":       {map[string]string{"STRIPE_WEBHOOK_SECRET": "a,b,c"}, "STRIPE_WEBHOOK_SECRET"},
 		"bad twilio api url":  {map[string]string{"TWILIO_API_URL": "localhost:9"}, "TWILIO_API_URL"},
+		"bad cal.com api url": {map[string]string{"CALCOM_API_URL": "api.cal.com"}, "CALCOM_API_URL"},
+		"bad square api url":  {map[string]string{"SQUARE_API_URL": "ftp://connect.squareup.com"}, "SQUARE_API_URL"},
 		"short session":       {map[string]string{"SESSION_SECRET": "abc"}, "SESSION_SECRET"},
 		"bad dev mode":        {map[string]string{"DEV_MODE": "yes"}, "DEV_MODE"},
 		"bad allow private":   {map[string]string{"WEBHOOK_ALLOW_PRIVATE": "yes"}, "WEBHOOK_ALLOW_PRIVATE"},
