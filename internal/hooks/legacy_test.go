@@ -87,7 +87,7 @@ func TestEventsRecordedBeforeRenderingInGo(t *testing.T) {
 	require.JSONEq(t, `{"id":"11111111-1111-4111-8111-111111111111","phone":"+15555550100","name":"Ana","sms_opt_in":true,
 		"priority":3,"opted_out":true,"created_at":"2026-11-27T09:00:00Z","status":"opted_out","opted_out_at":"2026-11-27T08:00:00Z",
 		"preferences":{"days":["sat","sun"],"windows":[{"start":"09:00","end":"24:00"}],"services":["Cut"]},"language":"es",
-		"possibly_reassigned_at":null,"move_up":false}`, data(customer))
+		"possibly_reassigned_at":null,"move_up":false,"paused_until":null}`, data(customer))
 	require.JSONEq(t, `{"id":"33333333-3333-4333-8333-333333333333","phone":"+15555550101","name":"Bo","sms_opt_in":true,
 		"priority":0,"opted_out":false,"created_at":"2026-11-27T09:00:00Z","status":"opted_in","opted_out_at":null,
 		"preferences":{"days":[],"windows":[],"services":[],"staff_ids":["0f8b6a56-2d0c-4a8e-9d5e-3d1d0b8f6a05"]},"language":null,
