@@ -91,7 +91,7 @@ func TestEventsRecordedBeforeRenderingInGo(t *testing.T) {
 	require.JSONEq(t, `{"id":"33333333-3333-4333-8333-333333333333","phone":"+15555550101","name":"Bo","sms_opt_in":true,
 		"priority":0,"opted_out":false,"created_at":"2026-11-27T09:00:00Z","status":"opted_in","opted_out_at":null,
 		"preferences":{"days":[],"windows":[],"services":[],"staff_ids":["0f8b6a56-2d0c-4a8e-9d5e-3d1d0b8f6a05"]},"language":null,
-		"possibly_reassigned_at":null,"move_up":false}`, data(optedIn))
+		"possibly_reassigned_at":null,"move_up":false,"paused_until":null}`, data(optedIn))
 	require.JSONEq(t, `{"conversation_id":"44444444-4444-4444-8444-444444444444","message_id":"55555555-5555-4555-8555-555555555555",
 		"phone":"+15555550102","customer_id":null,"body":"can I come at 4?","outcome":"unrecognized","at":"2026-11-27T09:00:00Z"}`, data(message))
 	require.JSONEq(t, `{"shop_id":"22222222-2222-4222-8222-222222222222","number":"+15555550100","messaging_service_sid":null,
