@@ -95,7 +95,8 @@ func (h *Twilio) Handle(c echo.Context) error {
 			h.Metrics.YesAnswered(time.Since(start))
 		}
 	}
-	h.Logger.InfoContext(ctx, "inbound text answered", "outcome", ans.Outcome, "replayed", ans.Replayed)
+	// At debug: the request's line at info carries the outcome (X-Slot-Outcome).
+	h.Logger.DebugContext(ctx, "inbound text answered", "outcome", ans.Outcome, "replayed", ans.Replayed)
 	body := TwiMLAction(ans.Message, ActionURL(h.PublicURL, h.Overrides, in.MessageSID, ans))
 	res := c.Response()
 	res.Header().Set(OutcomeHeader, string(ans.Outcome))
