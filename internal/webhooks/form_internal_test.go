@@ -1,6 +1,8 @@
 package webhooks
 
 import (
+	"bytes"
+	"encoding/xml"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -98,4 +100,18 @@ func TestActionURLIsTheEncodedQuery(t *testing.T) {
 			}
 		}
 	}
+}
+
+// FuzzAppendEscapedIsEscapeText: appendEscaped writes the bytes xml.EscapeText writes.
+func FuzzAppendEscapedIsEscapeText(f *testing.F) {
+	for _, s := range []string{"", "It's taken & gone", `<"a">` + "\t\n\r", "\xff\x00héllo\uFFFD\U0001F600", "https://x.test/?a=1&b=2#rc=3"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		var want bytes.Buffer
+		_ = xml.EscapeText(&want, []byte(s))
+		if got := appendEscaped([]byte("x"), s); string(got) != "x"+want.String() {
+			t.Fatalf("%q: got %q, want %q", s, got[1:], want.String())
+		}
+	})
 }

@@ -3,7 +3,6 @@
 package webhooks
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/xml"
@@ -14,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -279,20 +279,65 @@ func TwiML(message string) []byte { return TwiMLAction(message, "") }
 // is action ("" for none): Twilio requests it with the message's MessageSid and
 // MessageStatus once it has made the message.
 func TwiMLAction(message, action string) []byte {
-	var b bytes.Buffer
-	b.WriteString(xml.Header)
-	b.WriteString("<Response>")
+	// One allocation, sized for the escaped text: this runs once a reply.
+	b := make([]byte, 0, len(xml.Header)+len("<Response><Message action=\"\" method=\"POST\"></Message></Response>")+
+		len(message)+len(action)+32)
+	b = append(b, xml.Header...)
+	b = append(b, "<Response>"...)
 	if message != "" {
-		b.WriteString("<Message")
+		b = append(b, "<Message"...)
 		if action != "" {
-			b.WriteString(` action="`)
-			_ = xml.EscapeText(&b, []byte(action))
-			b.WriteString(`" method="POST"`)
+			b = append(b, ` action="`...)
+			b = appendEscaped(b, action)
+			b = append(b, `" method="POST"`...)
 		}
-		b.WriteString(">")
-		_ = xml.EscapeText(&b, []byte(message))
-		b.WriteString("</Message>")
+		b = append(b, '>')
+		b = appendEscaped(b, message)
+		b = append(b, "</Message>"...)
 	}
-	b.WriteString("</Response>")
-	return b.Bytes()
+	return append(b, "</Response>"...)
+}
+
+// appendEscaped appends s escaped as xml.EscapeText escapes it (the same bytes), without
+// its []byte copy and io.Writer calls.
+func appendEscaped(b []byte, s string) []byte {
+	last := 0
+	for i := 0; i < len(s); {
+		r, width := utf8.DecodeRuneInString(s[i:])
+		i += width
+		var esc string
+		switch r {
+		case '"':
+			esc = "&#34;"
+		case '\'':
+			esc = "&#39;"
+		case '&':
+			esc = "&amp;"
+		case '<':
+			esc = "&lt;"
+		case '>':
+			esc = "&gt;"
+		case '\t':
+			esc = "&#x9;"
+		case '\n':
+			esc = "&#xA;"
+		case '\r':
+			esc = "&#xD;"
+		default:
+			if !inXMLCharRange(r) || (r == utf8.RuneError && width == 1) {
+				esc = "\uFFFD"
+				break
+			}
+			continue
+		}
+		b = append(append(b, s[last:i-width]...), esc...)
+		last = i
+	}
+	return append(b, s[last:]...)
+}
+
+// inXMLCharRange is encoding/xml's isInCharacterRange: XML 1.0's Char production.
+func inXMLCharRange(r rune) bool {
+	return r == 0x09 || r == 0x0A || r == 0x0D || r >= 0x20 && r <= 0xD7FF ||
+		r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF
 }
