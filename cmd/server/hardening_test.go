@@ -53,6 +53,13 @@ func TestHTTPMetricsLabelsAreBounded(t *testing.T) {
 	require.Positive(t, series)
 	require.LessOrEqual(t, series, 10, "series of echo_requests_total:\n%s", text)
 	require.Less(t, len(text), 64<<10, "/metrics stays small")
+
+	// A request refused by a handler's error is counted with the status it was sent.
+	res, err := e.client.Post(base+"/webhooks/twilio/sms", "application/x-www-form-urlencoded", strings.NewReader("From=x"))
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusForbidden, res.StatusCode)
+	require.Contains(t, e.metricsText(base), `echo_requests_total{code="403",host="",method="POST",url="/webhooks/twilio/sms"} 1`)
 }
 
 func randHex(t *testing.T, n int) string {

@@ -7,9 +7,11 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"strconv"
 	"strings"
+	"sync"
+	"time"
 
-	"github.com/labstack/echo-contrib/echoprometheus"
 	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -21,24 +23,96 @@ import (
 // the client's to choose, and each new label value would be a new series kept forever.
 const unmatchedRoute = "unmatched"
 
-// httpMetrics counts requests by status code, method and route template only. Every
-// label value comes from a small fixed set: echoprometheus's defaults label by the Host
-// header and by the raw path of unmatched requests, so random hosts or paths grew
-// /metrics by a series each (600 requests took it from 9 KB to 2.7 MB). The host label
-// cannot be removed from echoprometheus's label set, so it is always empty, which
-// Prometheus treats as no label at all.
+// httpMetrics counts requests by status code, method and route template only: the
+// series echoprometheus's middleware defines (echo_requests_total,
+// echo_request_duration_seconds, echo_request_size_bytes, echo_response_size_bytes,
+// labelled code, method, host and url), with every label value from a small fixed set.
+// echoprometheus's defaults label by the Host header and by the raw path of unmatched
+// requests, so random hosts or paths grew /metrics by a series each (600 requests took
+// it from 9 KB to 2.7 MB); the host label is kept, always empty, which Prometheus treats
+// as no label at all.
+//
+// It is ours rather than echoprometheus's because that one, on each of a YES's two
+// requests, built the label values and looked each of the four series up by them
+// (hashing and checking every value), and counted a request refused with an
+// httperr.Error as a 500: here each series is looked up once per code, method and route,
+// and an error is answered (c.Error) before its status is read.
 func httpMetrics(reg prometheus.Registerer) echo.MiddlewareFunc {
-	return echoprometheus.NewMiddlewareWithConfig(echoprometheus.MiddlewareConfig{
-		Registerer: reg,
-		Skipper:    func(c echo.Context) bool { return c.Path() == "/metrics" },
-		LabelFuncs: map[string]echoprometheus.LabelValueFunc{
-			"host":   func(echo.Context, error) string { return "" },
-			"method": func(c echo.Context, _ error) string { return methodLabel(c.Request().Method) },
-			"url": func(c echo.Context, _ error) string {
-				return routeLabel(c.Path())
-			},
-		},
-	})
+	labels := []string{"code", "method", "host", "url"}
+	count := prometheus.NewCounterVec(prometheus.CounterOpts{Subsystem: "echo", Name: "requests_total",
+		Help: "How many HTTP requests processed, partitioned by status code and HTTP method."}, labels)
+	duration := prometheus.NewHistogramVec(prometheus.HistogramOpts{Subsystem: "echo", Name: "request_duration_seconds",
+		Help: "The HTTP request latencies in seconds.", Buckets: prometheus.DefBuckets}, labels)
+	sizes := []float64{1 << 10, 2 << 10, 5 << 10, 10 << 10, 100 << 10, 500 << 10, 1 << 20, 2.5 * (1 << 20), 5 << 20, 10 << 20}
+	resSize := prometheus.NewHistogramVec(prometheus.HistogramOpts{Subsystem: "echo", Name: "response_size_bytes",
+		Help: "The HTTP response sizes in bytes.", Buckets: sizes}, labels)
+	reqSize := prometheus.NewHistogramVec(prometheus.HistogramOpts{Subsystem: "echo", Name: "request_size_bytes",
+		Help: "The HTTP request sizes in bytes.", Buckets: sizes}, labels)
+	reg.MustRegister(count, duration, resSize, reqSize)
+
+	type key struct {
+		code         int
+		method, path string
+	}
+	type series struct {
+		count                      prometheus.Counter
+		duration, reqSize, resSize prometheus.Observer
+	}
+	var mu sync.RWMutex
+	known := map[key]*series{}
+	lookup := func(k key) *series {
+		mu.RLock()
+		s := known[k]
+		mu.RUnlock()
+		if s != nil {
+			return s
+		}
+		v := []string{strconv.Itoa(k.code), k.method, "", k.path}
+		s = &series{count: count.WithLabelValues(v...), duration: duration.WithLabelValues(v...),
+			reqSize: reqSize.WithLabelValues(v...), resSize: resSize.WithLabelValues(v...)}
+		mu.Lock()
+		known[k] = s
+		mu.Unlock()
+		return s
+	}
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if c.Path() == "/metrics" {
+				return next(c)
+			}
+			req := c.Request()
+			size := requestSize(req)
+			start := time.Now()
+			err := next(c)
+			elapsed := time.Since(start).Seconds()
+			if err != nil {
+				c.Error(err) // answered here, so the status counted is the one sent
+			}
+			res := c.Response()
+			s := lookup(key{code: res.Status, method: methodLabel(req.Method), path: routeLabel(c.Path())})
+			s.duration.Observe(elapsed)
+			s.count.Inc()
+			s.reqSize.Observe(float64(size))
+			s.resSize.Observe(float64(res.Size))
+			return nil
+		}
+	}
+}
+
+// requestSize is echoprometheus's approximate size of a request: its path, method,
+// protocol, headers, host and declared body.
+func requestSize(r *http.Request) int {
+	s := len(r.URL.Path) + len(r.Method) + len(r.Proto) + len(r.Host)
+	for name, values := range r.Header {
+		s += len(name)
+		for _, v := range values {
+			s += len(v)
+		}
+	}
+	if r.ContentLength != -1 {
+		s += int(r.ContentLength)
+	}
+	return s
 }
 
 // routeLabel is the route template (/api/openings/:id), or unmatchedRoute.

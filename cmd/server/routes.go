@@ -111,7 +111,8 @@ func clientAddress(trusted []netip.Prefix) echo.IPExtractor {
 
 // requestLogger puts the request id into the request's context (every log line of the
 // request carries it) and logs one line per request, without query strings (which may
-// carry a phone number).
+// carry a phone number); an inbound text's line carries its outcome (X-Slot-Outcome),
+// so a YES is one line at info, not two.
 func (a *app) requestLogger(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
 		start := time.Now()
@@ -123,9 +124,18 @@ func (a *app) requestLogger(next echo.HandlerFunc) echo.HandlerFunc {
 		if err != nil {
 			c.Error(err)
 		}
-		a.log.LogAttrs(ctx, levelFor(c.Path(), c.Response().Status), "request",
-			slogStr("method", req.Method), slogStr("path", c.Path()), slogInt("status", c.Response().Status),
-			slogDur("duration", time.Since(start)))
+		level := levelFor(c.Path(), c.Response().Status)
+		if !a.log.Enabled(ctx, level) {
+			return nil
+		}
+		attrs := [5]slog.Attr{slogStr("method", req.Method), slogStr("path", c.Path()), slogInt("status", c.Response().Status),
+			slogDur("duration", time.Since(start))}
+		n := 4
+		if o := c.Response().Header().Get(webhooks.OutcomeHeader); o != "" {
+			// An inbound text's outcome: its one line at info (the handler's own is at debug).
+			attrs[n], n = slogStr("outcome", o), n+1
+		}
+		a.log.LogAttrs(ctx, level, "request", attrs[:n]...)
 		return nil
 	}
 }
@@ -216,13 +226,12 @@ func bodyLimits() echo.MiddlewareFunc {
 		bodyLimitFor(http.MethodPost, webhooks.StripeConnectPath), bodyLimitFor(http.MethodPost, webhooks.CalcomPath)} {
 		limits[l] = middleware.BodyLimit(strconv.FormatInt(l, 10))
 	}
+	// Echo applies the middleware added with Use to the matched handler on every request
+	// (its ServeHTTP calls each one with next): what is built here outside the inner
+	// func is built once a request, so only the limit the route needs is wrapped.
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		handlers := make(map[int64]echo.HandlerFunc, len(limits))
-		for l, mw := range limits {
-			handlers[l] = mw(next)
-		}
 		return func(c echo.Context) error {
-			return handlers[bodyLimitFor(c.Request().Method, c.Path())](c)
+			return limits[bodyLimitFor(c.Request().Method, c.Path())](next)(c)
 		}
 	}
 }
@@ -349,8 +358,8 @@ func tooManyGuesses(c echo.Context, wait time.Duration, reserve bool) error {
 // Routes added to the API later are covered without a change here.
 func guessLimits(l *ratelimit.Limiter, log *slog.Logger) echo.MiddlewareFunc {
 	admin, api := limitGuesses(l, log, adminGuesses), limitGuesses(l, log, apiKeyGuesses)
+	// Built once a request (see bodyLimits): a limit wraps next only on its routes.
 	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		adminNext, apiNext := admin(next), api(next)
 		return func(c echo.Context) error {
 			route := c.Path()
 			switch {
@@ -358,9 +367,9 @@ func guessLimits(l *ratelimit.Limiter, log *slog.Logger) echo.MiddlewareFunc {
 				route == shopapi.SenderNumberPath:
 				// The routes the admin token opens (creating a shop, a shop's fee and
 				// view, its own sender).
-				return adminNext(c)
+				return admin(next)(c)
 			case strings.HasPrefix(route, "/api/") && route != "/api/openapi.json":
-				return apiNext(c)
+				return api(next)(c)
 			}
 			return next(c)
 		}

@@ -109,12 +109,19 @@ func TestServerBasics(t *testing.T) {
 		t.Fatal("server did not stop")
 	}
 	out := logs.String()
-	require.Contains(t, out, `"msg":"inbound text answered"`)
+	// A text is one line at info, its request's, with the outcome.
+	require.NotContains(t, out, `"msg":"inbound text answered"`)
+	textLines := 0
 	for _, line := range strings.Split(out, "\n") {
-		if strings.Contains(line, `"msg":"inbound text answered"`) || strings.Contains(line, `"msg":"request"`) {
+		if strings.Contains(line, `"msg":"request"`) {
 			require.Contains(t, line, `"request_id":"`, line)
 		}
+		if strings.Contains(line, `"path":"`+webhooks.TwilioPath+`"`) {
+			require.Contains(t, line, `"outcome":"help"`, line)
+			textLines++
+		}
 	}
+	require.Equal(t, 1, textLines, "one line at info for the text")
 	// At info, the text's request is logged and Twilio's report that it took the
 	// answer is not (a line per report tells an operator nothing).
 	require.Contains(t, out, `"path":"`+webhooks.TwilioPath+`"`)

@@ -3,7 +3,6 @@
 package webhooks
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"encoding/xml"
@@ -12,7 +11,9 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/labstack/echo/v4"
@@ -67,18 +68,19 @@ func (h *Twilio) Handle(c echo.Context) error {
 	start := time.Now()
 	req := c.Request()
 	ctx := req.Context()
-	if err := verifyTwilio(c, h.Validator, h.PublicURL, h.Logger); err != nil {
+	_, f, err := verifyTwilio(c, h.Validator, h.PublicURL, h.Logger)
+	if err != nil {
 		return err
 	}
 	in := inbound.Message{
-		MessageSID: req.PostForm.Get("MessageSid"),
-		From:       req.PostForm.Get("From"),
-		To:         req.PostForm.Get("To"),
-		Body:       req.PostForm.Get("Body"),
-		OptOutType: req.PostForm.Get("OptOutType"),
+		MessageSID: f.get("MessageSid"),
+		From:       f.get("From"),
+		To:         f.get("To"),
+		Body:       f.get("Body"),
+		OptOutType: f.get("OptOutType"),
 	}
 	if in.MessageSID == "" {
-		in.MessageSID = req.PostForm.Get("SmsSid")
+		in.MessageSID = f.get("SmsSid")
 	}
 	if in.MessageSID == "" || in.From == "" || in.To == "" || len(in.MessageSID) > 64 {
 		return httperr.BadRequest("bad_request", "MessageSid, From and To are required")
@@ -93,7 +95,8 @@ func (h *Twilio) Handle(c echo.Context) error {
 			h.Metrics.YesAnswered(time.Since(start))
 		}
 	}
-	h.Logger.InfoContext(ctx, "inbound text answered", "outcome", ans.Outcome, "replayed", ans.Replayed)
+	// At debug: the request's line at info carries the outcome (X-Slot-Outcome).
+	h.Logger.DebugContext(ctx, "inbound text answered", "outcome", ans.Outcome, "replayed", ans.Replayed)
 	body := TwiMLAction(ans.Message, ActionURL(h.PublicURL, h.Overrides, in.MessageSID, ans))
 	res := c.Response()
 	res.Header().Set(OutcomeHeader, string(ans.Outcome))
@@ -107,18 +110,31 @@ func (h *Twilio) Handle(c echo.Context) error {
 // words (Twilio signs the URL it requests, query included, so the server can trust
 // them), then "#" and the connection overrides, if any.
 func ActionURL(publicURL, overrides, sid string, ans inbound.Answer) string {
-	q := url.Values{"for": {sid}, "outcome": {string(ans.Outcome)}}
+	// The query as url.Values.Encode writes it (names in byte order), without building
+	// the map: this runs once a reply.
+	var b strings.Builder
+	b.Grow(len(publicURL) + len(TwilioAnsweredPath) + 128 + len(overrides))
+	b.WriteString(publicURL)
+	b.WriteString(TwilioAnsweredPath)
+	b.WriteByte('?')
 	if ans.Outcome == inbound.OutcomeBooked && ans.BookingID != uuid.Nil {
-		q.Set("booking", ans.BookingID.String())
+		b.WriteString("booking=")
+		b.WriteString(ans.BookingID.String())
+		b.WriteByte('&')
 	}
+	b.WriteString("for=")
+	b.WriteString(url.QueryEscape(sid))
+	b.WriteString("&outcome=")
+	b.WriteString(url.QueryEscape(string(ans.Outcome)))
 	if ans.WordsLeft {
-		q.Set("words", ans.Message) // stored without them: the mark stores them
+		b.WriteString("&words=") // stored without them: the mark stores them
+		b.WriteString(url.QueryEscape(ans.Message))
 	}
-	u := publicURL + TwilioAnsweredPath + "?" + q.Encode()
 	if overrides != "" {
-		u += "#" + overrides
+		b.WriteByte('#')
+		b.WriteString(overrides)
 	}
-	return u
+	return b.String()
 }
 
 // TwilioAnswered handles Twilio's requests to the answers' action URLs
@@ -142,13 +158,13 @@ type TwilioAnswered struct {
 func (h *TwilioAnswered) Handle(c echo.Context) error {
 	req := c.Request()
 	ctx := req.Context()
-	if err := verifyTwilio(c, h.Validator, h.PublicURL, h.Logger); err != nil {
+	q, f, err := verifyTwilio(c, h.Validator, h.PublicURL, h.Logger)
+	if err != nil {
 		return err
 	}
-	q := req.URL.Query()
-	t := inbound.AnswerReport{For: q.Get("for"), Outcome: inbound.Outcome(q.Get("outcome")), Words: q.Get("words"),
-		Status: cmp.Or(req.PostForm.Get("MessageStatus"), req.PostForm.Get("SmsStatus"))}
-	if b := q.Get("booking"); b != "" {
+	t := inbound.AnswerReport{For: q.get("for"), Outcome: inbound.Outcome(q.get("outcome")), Words: q.get("words"),
+		Status: cmp.Or(f.get("MessageStatus"), f.get("SmsStatus"))}
+	if b := q.get("booking"); b != "" {
 		id, err := uuid.Parse(b)
 		if err != nil {
 			return httperr.BadRequest("bad_request", "booking must be a booking id")
@@ -168,26 +184,26 @@ func (h *TwilioAnswered) Handle(c echo.Context) error {
 }
 
 // verifyTwilio checks the request's X-Twilio-Signature the same way for every Twilio
-// route, and leaves the form parsed in the request's PostForm. With a validator, a
+// route, and returns the decoded query and form (readForm). With a validator, a
 // request without the header is refused before its body is read at all; one whose
 // signature does not match PUBLIC_URL, the path and query, and the form is refused
 // before any field is used. A nil validator accepts everything: the server allows that
 // only in DEV_MODE without Twilio credentials.
-func verifyTwilio(c echo.Context, v *twilio.Validator, publicURL string, log *slog.Logger) error {
+func verifyTwilio(c echo.Context, v *twilio.Validator, publicURL string, log *slog.Logger) (query, body form, err error) {
 	req := c.Request()
 	sig := req.Header.Get(SignatureHeader)
 	if v != nil && sig == "" {
 		logger(log).WarnContext(req.Context(), "twilio signature missing", "route", c.Path())
-		return errBadSignature()
+		return nil, nil, errBadSignature()
 	}
-	if err := req.ParseForm(); err != nil {
-		return httperr.BadRequest("bad_request", "malformed form body")
+	if query, body, err = readForm(req); err != nil {
+		return nil, nil, httperr.BadRequest("bad_request", "malformed form body")
 	}
-	if v != nil && !v.Valid(publicURL+req.URL.RequestURI(), req.PostForm, sig) {
+	if v != nil && !v.ValidFields(publicURL+req.URL.RequestURI(), body, sig) {
 		logger(log).WarnContext(req.Context(), "twilio signature rejected", "route", c.Path())
-		return errBadSignature()
+		return nil, nil, errBadSignature()
 	}
-	return nil
+	return query, body, nil
 }
 
 func errBadSignature() error {
@@ -231,10 +247,11 @@ type TwilioStatus struct {
 func (h *TwilioStatus) Handle(c echo.Context) error {
 	req := c.Request()
 	ctx := req.Context()
-	if err := verifyTwilio(c, h.Validator, h.PublicURL, h.Logger); err != nil {
+	_, f, err := verifyTwilio(c, h.Validator, h.PublicURL, h.Logger)
+	if err != nil {
 		return err
 	}
-	rep, err := twilio.ParseStatusCallback(req.PostForm)
+	rep, err := twilio.ParseStatusCallback(f.values())
 	if err != nil {
 		return httperr.BadRequest("bad_request", "MessageSid and MessageStatus are required, and ErrorCode must be a number")
 	}
@@ -262,20 +279,65 @@ func TwiML(message string) []byte { return TwiMLAction(message, "") }
 // is action ("" for none): Twilio requests it with the message's MessageSid and
 // MessageStatus once it has made the message.
 func TwiMLAction(message, action string) []byte {
-	var b bytes.Buffer
-	b.WriteString(xml.Header)
-	b.WriteString("<Response>")
+	// One allocation, sized for the escaped text: this runs once a reply.
+	b := make([]byte, 0, len(xml.Header)+len("<Response><Message action=\"\" method=\"POST\"></Message></Response>")+
+		len(message)+len(action)+32)
+	b = append(b, xml.Header...)
+	b = append(b, "<Response>"...)
 	if message != "" {
-		b.WriteString("<Message")
+		b = append(b, "<Message"...)
 		if action != "" {
-			b.WriteString(` action="`)
-			_ = xml.EscapeText(&b, []byte(action))
-			b.WriteString(`" method="POST"`)
+			b = append(b, ` action="`...)
+			b = appendEscaped(b, action)
+			b = append(b, `" method="POST"`...)
 		}
-		b.WriteString(">")
-		_ = xml.EscapeText(&b, []byte(message))
-		b.WriteString("</Message>")
+		b = append(b, '>')
+		b = appendEscaped(b, message)
+		b = append(b, "</Message>"...)
 	}
-	b.WriteString("</Response>")
-	return b.Bytes()
+	return append(b, "</Response>"...)
+}
+
+// appendEscaped appends s escaped as xml.EscapeText escapes it (the same bytes), without
+// its []byte copy and io.Writer calls.
+func appendEscaped(b []byte, s string) []byte {
+	last := 0
+	for i := 0; i < len(s); {
+		r, width := utf8.DecodeRuneInString(s[i:])
+		i += width
+		var esc string
+		switch r {
+		case '"':
+			esc = "&#34;"
+		case '\'':
+			esc = "&#39;"
+		case '&':
+			esc = "&amp;"
+		case '<':
+			esc = "&lt;"
+		case '>':
+			esc = "&gt;"
+		case '\t':
+			esc = "&#x9;"
+		case '\n':
+			esc = "&#xA;"
+		case '\r':
+			esc = "&#xD;"
+		default:
+			if !inXMLCharRange(r) || (r == utf8.RuneError && width == 1) {
+				esc = "\uFFFD"
+				break
+			}
+			continue
+		}
+		b = append(append(b, s[last:i-width]...), esc...)
+		last = i
+	}
+	return append(b, s[last:]...)
+}
+
+// inXMLCharRange is encoding/xml's isInCharacterRange: XML 1.0's Char production.
+func inXMLCharRange(r rune) bool {
+	return r == 0x09 || r == 0x0A || r == 0x0D || r >= 0x20 && r <= 0xD7FF ||
+		r >= 0xE000 && r <= 0xFFFD || r >= 0x10000 && r <= 0x10FFFF
 }

@@ -67,21 +67,53 @@ func NewValidatorWithOverrides(authToken, overrides string) *Validator {
 // With connection overrides (NewValidatorWithOverrides), a signature of url followed by
 // "#" and the overrides is accepted too, url having no fragment of its own.
 func (v *Validator) Valid(url string, params url.Values, signature string) bool {
-	if v.signedAsGiven(url, params, signature) {
+	var buf [32]Field
+	fields := buf[:0]
+	for k, vs := range params {
+		if len(vs) > 0 {
+			fields = append(fields, Field{Name: k, Value: vs[0]})
+		}
+	}
+	slices.SortFunc(fields, byName)
+	return v.valid(url, fields, signature)
+}
+
+// Field is one decoded field of a webhook's form.
+type Field struct {
+	Name, Value string
+}
+
+// ValidFields is Valid for a form decoded into its fields in the order they were sent,
+// a name possibly more than once (only its first value counts, as in Valid). A webhook
+// handler that decodes the form itself (webhooks' verifyTwilio) checks it without
+// building a url.Values: a map and a slice a field, a tenth of a text's CPU in the
+// instances.
+func (v *Validator) ValidFields(url string, fields []Field, signature string) bool {
+	var buf [32]Field
+	sorted := append(buf[:0], fields...)
+	slices.SortStableFunc(sorted, byName)
+	// Stable: each name's first value is the first of its run, which Compact keeps.
+	sorted = slices.CompactFunc(sorted, func(a, b Field) bool { return a.Name == b.Name })
+	return v.valid(url, sorted, signature)
+}
+
+func byName(a, b Field) int { return strings.Compare(a.Name, b.Name) }
+
+// valid is Valid over fields sorted by name, one field a name.
+func (v *Validator) valid(url string, fields []Field, signature string) bool {
+	if v.signedFields(url, fields, signature) {
 		return true
 	}
 	withOverrides := ""
 	if v.overrides != "" && !strings.Contains(url, "#") {
 		withOverrides = url + "#" + v.overrides
-		if v.signedAsGiven(withOverrides, params, signature) {
+		if v.signedFields(withOverrides, fields, signature) {
 			return true
 		}
 	}
-	m := make(map[string]string, len(params))
-	for k, vs := range params {
-		if len(vs) > 0 {
-			m[k] = vs[0]
-		}
+	m := make(map[string]string, len(fields))
+	for _, f := range fields {
+		m[f.Name] = f.Value
 	}
 	return v.rv.Validate(url, m, signature) || (withOverrides != "" && v.rv.Validate(withOverrides, m, signature))
 }
@@ -90,23 +122,28 @@ func (v *Validator) Valid(url string, params url.Values, signature string) bool 
 // name and first value, the names in byte order: Twilio's scheme, as Validate computes
 // it for the URL as given.
 func (v *Validator) signedAsGiven(url string, params url.Values, signature string) bool {
+	var buf [32]Field
+	fields := buf[:0]
+	for k, vs := range params {
+		if len(vs) > 0 {
+			fields = append(fields, Field{Name: k, Value: vs[0]})
+		}
+	}
+	slices.SortFunc(fields, byName)
+	return v.signedFields(url, fields, signature)
+}
+
+// signedFields is signedAsGiven over fields sorted by name, one field a name.
+func (v *Validator) signedFields(url string, fields []Field, signature string) bool {
 	const size = 28 // base64 of a SHA-1 sum
 	if len(signature) != size {
 		return false
 	}
-	var keys [32]string
-	names := keys[:0]
-	for k, vs := range params {
-		if len(vs) > 0 {
-			names = append(names, k)
-		}
-	}
-	slices.Sort(names)
 	s := v.macs.Get().(*signer)
 	defer v.macs.Put(s)
 	s.buf = append(s.buf[:0], url...)
-	for _, k := range names {
-		s.buf = append(append(s.buf, k...), params[k][0]...)
+	for _, f := range fields {
+		s.buf = append(append(s.buf, f.Name...), f.Value...)
 	}
 	s.mac.Reset()
 	s.mac.Write(s.buf)

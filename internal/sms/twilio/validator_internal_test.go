@@ -40,3 +40,30 @@ func TestSignedAsGivenIsTheFastPath(t *testing.T) {
 		}
 	}
 }
+
+// TestValidFieldsIsValid: a form given as fields in the order sent, a name repeated,
+// is judged as Valid judges it as url.Values (each name's first value signed).
+func TestValidFieldsIsValid(t *testing.T) {
+	const token = "test-auth-token-0123456789"
+	const u = "https://slots.example.test/webhooks/twilio/sms"
+	v := NewValidatorWithOverrides(token, "rc=3")
+	fields := []Field{{"To", "+15555550100"}, {"Body", "YES"}, {"From", "+15555550123"}, {"Body", "later"}, {"", "x"}, {"MessageSid", "SM1"}}
+	form := url.Values{}
+	for _, f := range fields {
+		form[f.Name] = append(form[f.Name], f.Value)
+	}
+	for _, sig := range []string{Signature(token, u, form), Signature(token, u+"#rc=3", form), Signature(token, u, url.Values{"Body": {"later"}}), Signature("other", u, form), ""} {
+		if got, want := v.ValidFields(u, fields, sig), v.Valid(u, form, sig); got != want {
+			t.Errorf("signature %q: ValidFields %v, Valid %v", sig, got, want)
+		}
+	}
+	first := url.Values{}
+	for k, vs := range form {
+		first.Set(k, vs[0])
+	}
+	for _, sig := range []string{Signature(token, u, first), Signature(token, u+"#rc=3", first)} {
+		if !v.ValidFields(u, fields, sig) || !v.Valid(u, form, sig) {
+			t.Errorf("the signature of the first values %q refused", sig)
+		}
+	}
+}
