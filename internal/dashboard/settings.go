@@ -342,18 +342,19 @@ func (d *Dashboard) saveSettings(c echo.Context) error {
 			ch.Policy.Quiet = &shops.QuietHours{Start: start, End: end}
 		}
 	}
-	if len(f.Errors) == 0 && f.Countries {
-		// The countries first, as the API does: a bad list is refused with nothing changed.
-		codes := strings.FieldsFunc(f.JoinCountries, func(r rune) bool { return r == ',' || r == ';' || unicode.IsSpace(r) })
-		if _, err := d.cfg.Join.SetAllowedCountries(c.Request().Context(), s.Shop, codes); err != nil {
-			if p, ok := problem.As(err); !ok || p.Kind != problem.Invalid {
-				return d.internalError(c, "save join countries", err)
-			}
+	// The join page's countries are checked first and set once the shop's change is
+	// made, as the API does: a refusal of either changes neither.
+	countries := strings.FieldsFunc(f.JoinCountries, func(r rune) bool { return r == ',' || r == ';' || unicode.IsSpace(r) })
+	if f.Countries {
+		if _, err := join.CheckAllowedCountries(s.Shop, countries); err != nil {
 			f.Errors[join.AllowedCountriesField] = friendlySetting(err)
 		}
 	}
 	if len(f.Errors) == 0 {
 		shop, err := d.shops.Update(c.Request().Context(), s.Shop.ID, ch)
+		if err == nil && f.Countries {
+			_, err = d.cfg.Join.SetAllowedCountries(c.Request().Context(), shop, countries)
+		}
 		notice := "saved"
 		if form, ferr := c.FormParams(); err == nil && ferr == nil && form.Has("notify_phone") {
 			if notice, err = d.changeNotifyPhone(c, shop, f.NotifyPhone); err != nil {

@@ -142,6 +142,14 @@ func TestSettingsJoinKeywords(t *testing.T) {
 		require.Equal(t, http.StatusUnprocessableEntity, rec.Code, name)
 		require.NotEmpty(t, fieldError(rec.Body.String(), "set-join-keywords-error"), name)
 	}
+	// A refused keyword keeps the form's good countries unsaved too.
+	both := form("CUTS, STOP")
+	both.Set("join_countries", "+44")
+	rec = en.post("/dashboard/settings", both, ck)
+	require.Equal(t, http.StatusUnprocessableEntity, rec.Code)
+	countries, err := en.join.AllowedCountries(ctx, en.shopA)
+	require.NoError(t, err)
+	require.Equal(t, []string{"1"}, countries, "a refused form changes no country")
 	shop, err = en.shops.Get(ctx, en.shopA.ID)
 	require.NoError(t, err)
 	require.Equal(t, []string{"CUTS", "FADE"}, shop.JoinKeywords, "refused forms change nothing")

@@ -61,12 +61,11 @@ func (s *Service) AllowedCountries(ctx context.Context, shop shops.Shop) ([]stri
 	return out, nil
 }
 
-// SetAllowedCountries replaces the calling codes shop accepts joins from besides its own
-// ("+44" or "44"; the shop's own may be listed and changes nothing) and returns them as
-// AllowedCountries does. A code that is no country calling code, or more than
-// MaxAllowedCountries others, is refused (problem.Invalid, field AllowedCountriesField)
-// and changes nothing.
-func (s *Service) SetAllowedCountries(ctx context.Context, shop shops.Shop, codes []string) ([]string, error) {
+// CheckAllowedCountries reads codes as SetAllowedCountries does, changing nothing: the
+// calling codes besides the shop's own, sorted, or the problem SetAllowedCountries
+// would answer. A caller that changes the shop too checks first and sets after, so that
+// a refusal of either changes neither.
+func CheckAllowedCountries(shop shops.Shop, codes []string) ([]string, error) {
 	own := phone.CallingCode(shop.SMSNumber)
 	var extra []string
 	for _, c := range codes {
@@ -82,7 +81,21 @@ func (s *Service) SetAllowedCountries(ctx context.Context, shop shops.Shop, code
 		return nil, problem.Invalidf(AllowedCountriesField, "at most %d countries besides the shop's own", MaxAllowedCountries)
 	}
 	slices.Sort(extra)
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+	return extra, nil
+}
+
+// SetAllowedCountries replaces the calling codes shop accepts joins from besides its own
+// ("+44" or "44"; the shop's own may be listed and changes nothing) and returns them as
+// AllowedCountries does. A code that is no country calling code, or more than
+// MaxAllowedCountries others, is refused (problem.Invalid, field AllowedCountriesField)
+// and changes nothing (CheckAllowedCountries).
+func (s *Service) SetAllowedCountries(ctx context.Context, shop shops.Shop, codes []string) ([]string, error) {
+	own := phone.CallingCode(shop.SMSNumber)
+	extra, err := CheckAllowedCountries(shop, codes)
+	if err != nil {
+		return nil, err
+	}
+	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if err := queries.JoinAllowedCountriesClear(ctx, tx, shop.ID); err != nil {
 			return err
 		}

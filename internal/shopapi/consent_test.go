@@ -190,6 +190,11 @@ func TestJoinCountries(t *testing.T) {
 	got := e.do(http.MethodGet, "/api/shop", key, nil).body
 	require.Equal(t, []any{"+1", "+33", "+44"}, got["join_countries"], "kept")
 	require.NotEqual(t, "Not this", got["name"])
+	// And the reverse: a refused shop change keeps good countries unsaved.
+	r = e.do(http.MethodPatch, "/api/shop", key, map[string]any{"join_countries": []string{"+34"}, "join_keywords": []string{"STOP"}})
+	require.Equal(t, http.StatusUnprocessableEntity, r.status, r.raw)
+	require.Equal(t, "join_keywords", r.errFieldName(), r.raw)
+	require.Equal(t, []any{"+1", "+33", "+44"}, e.do(http.MethodGet, "/api/shop", key, nil).body["join_countries"], "kept")
 
 	r = e.do(http.MethodPatch, "/api/shop", key, map[string]any{"join_countries": nil})
 	require.Equal(t, http.StatusOK, r.status, r.raw)

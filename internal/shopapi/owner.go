@@ -16,6 +16,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/httperr"
+	"github.com/slotrecovery/slotrecovery/internal/join"
 	"github.com/slotrecovery/slotrecovery/internal/language"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -248,18 +249,24 @@ func (h *Handlers) patchShop(c echo.Context) error {
 			return err
 		}
 	}
-	// The join page's countries first: a bad list is refused with nothing changed.
+	// The join page's countries are checked first and set once the shop's change is
+	// made: a refusal of either changes neither.
 	if jc := req.JoinCountries; jc.Set {
 		if h.Join == nil {
 			return errNoConsent
 		}
-		if _, err := h.Join.SetAllowedCountries(c.Request().Context(), shopOf(c), jc.Value); err != nil {
+		if _, err := join.CheckAllowedCountries(shopOf(c), jc.Value); err != nil {
 			return err
 		}
 	}
 	shop, err := h.Shops.Update(c.Request().Context(), shopOf(c).ID, ch)
 	if err != nil {
 		return err
+	}
+	if jc := req.JoinCountries; jc.Set {
+		if _, err := h.Join.SetAllowedCountries(c.Request().Context(), shop, jc.Value); err != nil {
+			return err
+		}
 	}
 	if p := req.NotifyPhone; p.Set {
 		if shop, err = h.changeNotifyPhone(c.Request().Context(), shop, p.Value); err != nil {
