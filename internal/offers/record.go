@@ -299,8 +299,9 @@ const (
 	OutcomeFailed    = "failed"    // the text was not delivered, or the booking's payment failed
 )
 
-// outcomeOf is an offer's outcome from its status and whether it was texted.
-func outcomeOf(status string, sentAt *time.Time) string {
+// OutcomeOf is an offer's outcome from its status and whether it was texted: the one
+// rule the record, a customer's history and the shop's figures (internal/stats) read.
+func OutcomeOf(status string, sentAt *time.Time) string {
 	switch status {
 	case "queued", "sending":
 		return OutcomeSending
@@ -356,7 +357,7 @@ func (s *Service) History(ctx context.Context, shopID, customerID uuid.UUID, bef
 		}
 		out = append(out, HistoryEntry{
 			OfferID: r.ID, Opening: OpeningRef{ID: r.OpeningID, StartsAt: r.StartsAt, Service: r.Service},
-			At: at, RecordedAt: r.CreatedAt, Generation: int(r.Generation), Wave: int(r.Wave), Outcome: outcomeOf(r.Status, r.SentAt),
+			At: at, RecordedAt: r.CreatedAt, Generation: int(r.Generation), Wave: int(r.Wave), Outcome: OutcomeOf(r.Status, r.SentAt),
 		})
 	}
 	return out, nil

@@ -35,6 +35,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 )
@@ -213,21 +214,22 @@ func (t *tally) fill(o db.StatsOpeningsRow) {
 	t.fills = append(t.fills, o.FillSeconds)
 }
 
-// offers counts n texted offers of opening id with an offer's status. The outcomes are
-// offers' (record.go's outcomeOf) for an offer that was texted.
+// offers counts n texted offers of opening id with an offer's status, by the outcome
+// the offers' record gives a texted offer (offers.OutcomeOf).
 func (t *tally) offers(id uuid.UUID, status string, n int) {
 	t.f.OffersSent += n
 	t.offered[id] = true
-	switch status {
-	case "accepted":
+	texted := time.Time{}
+	switch offers.OutcomeOf(status, &texted) {
+	case offers.OutcomeBooked:
 		t.f.Replies.Booked += n
 		t.replied[id] = true
-	case "declined":
+	case offers.OutcomeDeclined:
 		t.f.Replies.Declined += n
 		t.replied[id] = true
-	case "lost":
+	case offers.OutcomeMissed:
 		t.f.Replies.Missed += n
-	case "sent", "queued", "sending":
+	case offers.OutcomeNoReply, offers.OutcomeSending:
 		t.f.Replies.NoReply += n
 	default:
 		t.f.Replies.Failed += n
