@@ -142,7 +142,7 @@ var classes = map[string]class{
 	"internal/pacing": library, "internal/payments": library, "internal/pgbatch": library,
 	"internal/sms": library, "internal/connectors": library,
 
-	"internal/redislock": leaf, "internal/cooldown": leaf, "internal/phone": leaf,
+	"internal/redislock": leaf, "internal/cooldown": leaf, "internal/phone": leaf, "internal/csvcell": leaf,
 	"internal/problem": leaf, "internal/money": leaf, "internal/ratelimit": leaf, "internal/language": leaf, "internal/replies": leaf, "internal/cursor": leaf,
 	"internal/keyring": leaf, "internal/pgcode": leaf, "internal/pgvalue": leaf,
 

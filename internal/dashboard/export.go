@@ -15,6 +15,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/slotrecovery/slotrecovery/internal/catalog"
+	"github.com/slotrecovery/slotrecovery/internal/csvcell"
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/money"
@@ -113,14 +114,8 @@ func exportPhone(p string) string {
 	return safeCell(phone.Mask(p))
 }
 
-// safeCell defuses text a spreadsheet would run as a formula (=, +, -, @ first), since
-// service names and customer names are typed by other people.
-func safeCell(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		return "'" + s
-	}
-	return s
-}
+// safeCell is csvcell.Safe: the exports' one rule against formulas.
+var safeCell = csvcell.Safe
 
 // CustomersExportPath is the customer list as a CSV file (GET).
 const CustomersExportPath = "/dashboard/customers/export.csv"

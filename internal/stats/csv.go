@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/slotrecovery/slotrecovery/api"
+	"github.com/slotrecovery/slotrecovery/internal/csvcell"
 	"github.com/slotrecovery/slotrecovery/internal/money"
 )
 
@@ -59,11 +60,5 @@ func csvRecord(s api.Stats, row, key, label string, f api.Figures) []string {
 	}
 }
 
-// safeCell defuses text a spreadsheet would run as a formula (=, +, -, @, a tab or a
-// carriage return first), as the dashboard's exports do (dashboard's safeCell).
-func safeCell(s string) string {
-	if s != "" && strings.ContainsRune("=+-@\t\r", rune(s[0])) {
-		return "'" + s
-	}
-	return s
-}
+// safeCell is csvcell.Safe: the exports' one rule against formulas.
+var safeCell = csvcell.Safe
