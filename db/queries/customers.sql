@@ -144,8 +144,17 @@ WITH judged AS (
 ), ranked AS (
     SELECT j.*, row_number() OVER () AS rank
     FROM (
-        SELECT j.id, j.priority, j.fit_id, j.fit_name, j.fit_minutes, j.fit_price,
-            fo.last_offered_at, fb.last_booked_at, fb.no_shows, fb.lapsed_holds
+        -- The sort's keys come first, before the row's first text or NULL: Postgres reads
+        -- each key after the first out of the row, walking the columns before it. The
+        -- tier and the reliable ranking's count are one key (priority first, fewer
+        -- no-shows and lapsed holds next; the count is far below 2^32), as its first key
+        -- is compared cheaply.
+        SELECT j.priority::bigint * 4294967296
+                - CASE WHEN sqlc.arg(ranking)::text = 'reliable' THEN fb.no_shows + fb.lapsed_holds ELSE 0 END AS tier,
+            j.created_at, j.id,
+            CASE WHEN sqlc.arg(ranking)::text = 'value' THEN j.fit_price END AS value,
+            fo.last_offered_at, fb.last_booked_at,
+            j.priority, j.fit_id, j.fit_name, j.fit_minutes, j.fit_price, fb.no_shows, fb.lapsed_holds
         FROM judged j
         -- The facts in two index probes a customer (their offers, their bookings), and
         -- none under priority.
@@ -163,11 +172,8 @@ WITH judged AS (
             WHERE sqlc.arg(ranking)::text <> 'priority' AND b.customer_id = j.id
         ) fb ON true
         WHERE j.skip = ''
-        ORDER BY j.priority DESC,
-            CASE WHEN sqlc.arg(ranking)::text = 'reliable' THEN fb.no_shows + fb.lapsed_holds END,
-            CASE WHEN sqlc.arg(ranking)::text = 'value' THEN j.fit_price END DESC NULLS LAST,
-            fo.last_offered_at NULLS FIRST, fb.last_booked_at NULLS FIRST,
-            j.created_at, j.id
+        ORDER BY tier DESC, value DESC NULLS LAST, last_offered_at NULLS FIRST, last_booked_at NULLS FIRST,
+            created_at, id
         LIMIT sqlc.arg(max_rows)
     ) j
 )

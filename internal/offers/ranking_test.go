@@ -76,13 +76,14 @@ const day = 24 * time.Hour
 // words of their reason are on the record.
 //
 //	        priority  last offered  last booked             no-shows, lapsed holds
-//	Ada     1         1 hour ago    never
+//	Ada     1         1 hour ago    never (hold lapsed)     0, 1
 //	Bea     0         2 days ago    30 days ago
 //	Cy      0         10 days ago   never
 //	Dee     0         never         5 days ago (no-show)    1, 0
 //	Eve     0         never         never (hold lapsed)     0, 1
 //	Fay     0         10 days ago   60 days ago
 //
+// Ada's lapsed hold keeps her first under reliable: the tier is above the ranking.
 // With services, Cy and Eve want a colour (£90), the others a cut (£30).
 func TestRankingsOrderAWave(t *testing.T) {
 	t.Parallel()
@@ -146,6 +147,7 @@ func TestRankingsOrderAWave(t *testing.T) {
 				w.clock.Set(w.clock.Now().Add(time.Second)) // the list's order is the order they were added
 			}
 			w.pastOffer(t, shop, ids["Ada"], now.Add(-time.Hour+time.Minute))
+			w.pastBooking(t, shop, ids["Ada"], now.Add(-40*day), "payment_failed", false)
 			w.pastOffer(t, shop, ids["Bea"], now.Add(-2*day))
 			w.pastBooking(t, shop, ids["Bea"], now.Add(-30*day), "confirmed", false)
 			w.pastOffer(t, shop, ids["Cy"], now.Add(-10*day))
