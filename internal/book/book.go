@@ -217,8 +217,10 @@ func (s *Service) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 // with connectors.SourceAPI, or a connector's delivery) and, when it frees a future
 // time (cancelled or moved, or booked at another time: the time it held), claims and
 // declares its opening; booked again over a time one of its releases declared, it
-// withdraws that opening (doc.go). All of it is one transaction holding the
-// appointment's row lock. A description not newer than the stored one changes nothing:
+// withdraws that opening (doc.go). A description of an appointment a move-up moved
+// that still holds its former time leaves it moved (keepMove). All of it is one
+// transaction holding the appointment's row lock. A description not newer than the
+// stored one changes nothing:
 // Result.Changed is false and Result.Appointment is what is stored. Bad input is an
 // Invalid problem naming the field.
 func (s *Service) Upsert(ctx context.Context, shop shops.Shop, in connectors.Appointment) (Result, error) {
@@ -248,6 +250,9 @@ func (s *Service) Upsert(ctx context.Context, shop shops.Shop, in connectors.App
 			return err
 		}
 		prev := b.row // zero when not known
+		if err := keepMove(ctx, tx, b, &p); err != nil {
+			return err
+		}
 		row, err := queries.AppointmentUpsert(ctx, tx, p)
 		if err != nil {
 			return err

@@ -386,6 +386,44 @@ func (s *Service) echo(ctx context.Context, shopID uuid.UUID, a connectors.Appoi
 	return false, nil
 }
 
+// keepMove decides, in the upsert's transaction (holding the appointment's row lock, so
+// after any move of it has committed), whether p, a source's description of an
+// appointment b held, leaves it moved. It does when b is moved by a move-up (moved_to
+// set), p describes it booked, and p is not known to be newer than the move: its version
+// is not above the one the vendor gave our write-back of the move (the version Square
+// returned for it, or its echo's), or, while no such version is known (the write-back
+// pending or failed, or the move left to the owner to copy), p holds the booking at the
+// time it held before the move. Such a description is of the booking before the move
+// reached the source (a delivery racing the write-back, a note edited meanwhile, a feed
+// polled before the owner copied the move): the move is ours, and putting the booking
+// back at its former time would book that time twice, or withdraw the opening it freed.
+// p is then made to keep the appointment moved at its former time; the rest of it (name,
+// service, the source's order) is recorded as any newer description is. A description
+// above our write's version is the owner's own change in the source and applies, at
+// whatever time it names (back at the former time too); so does one of another time
+// while no version of our write is known (the owner rescheduled it in the source).
+func keepMove(ctx context.Context, tx pgx.Tx, b before, p *db.AppointmentUpsertParams) error {
+	prev := b.row
+	if !b.known || connectors.Status(prev.Status) != connectors.StatusMoved || !prev.MovedTo.Valid ||
+		connectors.Status(p.Status) != connectors.StatusBooked {
+		return nil
+	}
+	keep := p.StartsAt.Equal(prev.StartsAt) && p.DurationMinutes == prev.DurationMinutes
+	w, err := queries.WriteBackGet(ctx, tx, db.WriteBackGetParams{AppointmentID: prev.ID, ShopID: prev.ShopID})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return fmt.Errorf("read write-back of %s: %w", prev.ID, err)
+	case w.NewVersion.Valid:
+		keep = p.SourceVersion <= w.NewVersion.Int64
+	}
+	if keep {
+		p.Status = string(connectors.StatusMoved)
+		p.StartsAt, p.DurationMinutes, p.StaffID = prev.StartsAt, prev.DurationMinutes, prev.StaffID
+	}
+	return nil
+}
+
 func (s *Service) noteEcho(ctx context.Context, id uuid.UUID, newID pgtype.Text, version pgtype.Int8) error {
 	if err := queries.WriteBackNoteEcho(ctx, s.pool, db.WriteBackNoteEchoParams{AppointmentID: id, NewExternalID: newID, NewVersion: version}); err != nil {
 		return fmt.Errorf("note echo of write-back %s: %w", id, err)
