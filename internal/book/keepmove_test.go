@@ -11,6 +11,8 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/book"
 	"github.com/slotrecovery/slotrecovery/internal/connectors"
+	"github.com/slotrecovery/slotrecovery/internal/customers"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
 )
 
 // sqUpdated is Square's booking.updated for b as it stands (a new event id each time).
@@ -160,4 +162,59 @@ func TestSquareUpdatesAfterAMoveToCopy(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, connectors.StatusBooked, a.Status, "the owner rescheduled it in Square")
 	require.True(t, a.StartsAt.Equal(later))
+}
+
+// TestMoveWrittenBackThroughItsConnector: a shop with two Square connectors (two
+// accounts, each with its own signature key and access token) records which one
+// delivered each appointment, and a move-up of it is written back with that
+// connector's token, not the oldest connector's (which Square would refuse for a
+// booking of another account). A connector removed leaves its appointments in the
+// book, no longer naming it.
+func TestMoveWrittenBackThroughItsConnector(t *testing.T) {
+	t.Parallel()
+	f := setupWriteBack(t)
+	ctx := context.Background()
+	day := time.Now().Add(24 * time.Hour).Truncate(time.Hour).UTC()
+	const otherKey, otherToken = "sq-signature-key-other", "EAAAl-other-account-0987654321"
+	other, err := f.book.CreateConnector(ctx, f.shop.ID, book.NewConnector{Kind: connectors.SourceSquare, SignatureKey: otherKey})
+	require.NoError(t, err)
+	_, err = f.book.SetAPIKey(ctx, f.shop.ID, other.Connector.ID, otherToken)
+	require.NoError(t, err)
+	c, err := f.book.CreateConnector(ctx, f.shop.ID, book.NewConnector{Kind: connectors.SourceSquare, SignatureKey: sqSigKey})
+	require.NoError(t, err)
+	_, err = f.book.SetAPIKey(ctx, f.shop.ID, c.Connector.ID, sqToken) // the fake Square's account
+	require.NoError(t, err)
+
+	// Lia's booking reaches the book through the second connector, signed by its key.
+	at := day.Add(48 * time.Hour)
+	const phone = "+15555550404"
+	cu, err := customertest.New(t, f.pool).Add(ctx, f.shop.ID, customers.NewCustomer{Phone: phone, Name: "Lia", SMSOptIn: true, MoveUp: true})
+	require.NoError(t, err)
+	f.sq.Add("sqLia0101", at, 45, 1)
+	created := f.sq.Booking("sqLia0101")
+	body, err := json.Marshal(map[string]any{"merchant_id": "MLV3ZQ7Q9XD2K", "type": "booking.created",
+		"event_id": uuid.NewString(), "created_at": time.Now().UTC().Format(time.RFC3339Nano),
+		"data": map[string]any{"type": "booking", "id": created.ID, "object": map[string]any{"booking": created}}})
+	require.NoError(t, err)
+	res := f.deliverSquare(t, c.Connector.ID, body)
+	require.Len(t, res.Results, 1)
+	lia := res.Results[0].Appointment
+	require.Equal(t, c.Connector.ID, lia.ConnectorID, "the appointment names the connector that delivered it")
+	// Square's booking names its customer by Square's id alone (the number needs
+	// Square's Customers API, still to come): link Lia as the book would by her number.
+	_, err = f.pool.Exec(ctx, `UPDATE appointments SET customer_id = $1, phone = $2, service = 'Cut' WHERE id = $3`, cu.ID, phone, lia.ID)
+	require.NoError(t, err)
+	lia, err = f.book.Get(ctx, f.shop.ID, lia.ID)
+	require.NoError(t, err)
+
+	f.moveUp(t, mover{id: cu.ID, appointment: lia}, day)
+	w := f.settled(t, lia.ID)
+	require.Equal(t, book.WriteBackWritten, w.State, "written with the token of the connector that keeps it: %s", w.Error)
+	require.True(t, sameInstant(f.sq.Booking("sqLia0101").StartAt, day))
+
+	require.NoError(t, f.book.DeleteConnector(ctx, f.shop.ID, c.Connector.ID))
+	a, err := f.book.Get(ctx, f.shop.ID, lia.ID)
+	require.NoError(t, err, "its appointments stay in the book")
+	require.Equal(t, uuid.Nil, a.ConnectorID)
+	require.Equal(t, connectors.StatusMoved, a.Status)
 }

@@ -174,7 +174,8 @@ func (s *Service) writeBackTx(ctx context.Context, tx pgx.Tx, shop shops.Shop, m
 	if s.cfg.Queue == nil || (src != connectors.SourceCalcom && src != connectors.SourceSquare) || !moved.ExternalID.Valid {
 		return false, nil
 	}
-	if _, err := queries.ConnectorAPIKeyFor(ctx, tx, db.ConnectorAPIKeyForParams{ShopID: shop.ID, Kind: string(src)}); errors.Is(err, pgx.ErrNoRows) {
+	if _, err := queries.ConnectorAPIKeyFor(ctx, tx, db.ConnectorAPIKeyForParams{ShopID: shop.ID, Kind: string(src),
+		AppointmentID: moved.ID}); errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	} else if err != nil {
 		return false, fmt.Errorf("read connector's api key: %w", err)
@@ -230,7 +231,8 @@ func (s *Service) WriteBack(ctx context.Context, shopID, appointmentID uuid.UUID
 		return OutcomeWritten, s.written(ctx, w, connectors.Moved{})
 	}
 	mover := s.cfg.Movers[src]
-	keyRow, err := queries.ConnectorAPIKeyFor(ctx, s.pool, db.ConnectorAPIKeyForParams{ShopID: shopID, Kind: w.Source})
+	keyRow, err := queries.ConnectorAPIKeyFor(ctx, s.pool, db.ConnectorAPIKeyForParams{ShopID: shopID, Kind: w.Source,
+		AppointmentID: appointmentID})
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return OutcomeFailed, s.failed(ctx, w, fmt.Sprintf("The %s connector no longer holds an API key: copy this move by hand.", vendorName(src)))
