@@ -218,3 +218,44 @@ func TestMoveWrittenBackThroughItsConnector(t *testing.T) {
 	require.Equal(t, uuid.Nil, a.ConnectorID)
 	require.Equal(t, connectors.StatusMoved, a.Status)
 }
+
+// TestOwnersRescheduleBeforeTheWriteBack: the owner reschedules the booking in Square
+// after the move, while its write-back waits for a retry (Square answered 503): the
+// book takes the owner's change (a time of its own, no version of our write known), and
+// the write-back then leaves Square as the owner made it, failed with the reason in
+// words, instead of moving the booking back over the owner's change.
+func TestOwnersRescheduleBeforeTheWriteBack(t *testing.T) {
+	t.Parallel()
+	f := setupWriteBack(t)
+	ctx := context.Background()
+	day := time.Now().Add(24 * time.Hour).Truncate(time.Hour).UTC()
+	c, err := f.book.CreateConnector(ctx, f.shop.ID, book.NewConnector{Kind: connectors.SourceSquare, SignatureKey: sqSigKey})
+	require.NoError(t, err)
+	_, err = f.book.SetAPIKey(ctx, f.shop.ID, c.Connector.ID, sqToken)
+	require.NoError(t, err)
+	oldAt, ownersAt := day.Add(48*time.Hour), day.Add(76*time.Hour)
+	kai := f.vendorMover(t, connectors.SourceSquare, "sqKai0101", "+15555550405", oldAt)
+	f.sq.Add("sqKai0101", oldAt, 45, 1)
+	applied := make(chan book.ApplyResult, 1)
+	f.sq.mu.Lock()
+	f.sq.Unavailable = 1
+	f.sq.BeforeUnavailable = func(b *sqBooking) {
+		*b = at(*b, ownersAt, b.Version+1, "")
+		body := sqUpdated(*b)
+		f.sq.mu.Unlock()
+		applied <- f.deliverSquare(t, c.Connector.ID, body)
+		f.sq.mu.Lock()
+	}
+	f.sq.mu.Unlock()
+
+	f.moveUp(t, kai, day)
+	w := f.settled(t, kai.appointment.ID)
+	res := <-applied
+	require.Len(t, res.Results, 1)
+	require.Equal(t, connectors.StatusBooked, res.Results[0].Appointment.Status, "the owner's reschedule applies")
+	require.True(t, res.Results[0].Appointment.StartsAt.Equal(ownersAt))
+	require.Equal(t, book.WriteBackFailed, w.State)
+	require.Contains(t, w.Error, "changed in Square after the move")
+	require.Zero(t, f.sq.count(&f.sq.Updates), "Square left as the owner made it")
+	require.True(t, sameInstant(f.sq.Booking("sqKai0101").StartAt, ownersAt))
+}

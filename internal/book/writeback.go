@@ -230,6 +230,17 @@ func (s *Service) WriteBack(ctx context.Context, shopID, appointmentID uuid.UUID
 		// Its echo came before this attempt: the vendor has it.
 		return OutcomeWritten, s.written(ctx, w, connectors.Moved{})
 	}
+	// The booking changed in the vendor since the move (the owner rescheduled or
+	// cancelled it there, and the book took it: keepMove): the owner's change stands,
+	// and writing the move now would undo it.
+	a, err := queries.AppointmentGet(ctx, s.pool, db.AppointmentGetParams{ShopID: shopID, ID: appointmentID})
+	if err != nil {
+		return "", fmt.Errorf("read moved appointment %s: %w", appointmentID, err)
+	}
+	if connectors.Status(a.Appointment.Status) != connectors.StatusMoved {
+		return OutcomeFailed, s.failed(ctx, w, fmt.Sprintf("The booking was changed in %s after the move, so the move was not written: "+
+			"check this customer's bookings there.", vendorName(src)))
+	}
 	mover := s.cfg.Movers[src]
 	keyRow, err := queries.ConnectorAPIKeyFor(ctx, s.pool, db.ConnectorAPIKeyForParams{ShopID: shopID, Kind: w.Source,
 		AppointmentID: appointmentID})
