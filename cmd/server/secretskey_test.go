@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"io"
 	"net/http"
 	"strings"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/slotrecovery/slotrecovery/internal/book"
+	"github.com/slotrecovery/slotrecovery/internal/connectors"
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/keyring"
@@ -200,4 +203,74 @@ func TestDevModeNeedsNoKeys(t *testing.T) {
 	require.Error(t, e.startStop(map[string]string{"SECRETS_KEY": secretsKeyA, "ERASURE_KEY": erasureKeyA}))
 	require.NoError(t, e.startStop(map[string]string{"SECRETS_KEY": secretsKeyA + "," + devSecrets,
 		"ERASURE_KEY": erasureKeyA + "," + devErasure + "," + adminToken}))
+}
+
+// TestSecretsKeyReencryptConnectors: `server secrets-key reencrypt` moves the
+// connectors' secrets (cal.com's webhook secret, Square's signature key, a feed's
+// address) and their API keys to SECRETS_KEY's newest key, beside the webhook
+// endpoints' secrets: before it the new key alone is refused, since the connectors'
+// deliveries could no longer be verified; after it the new key alone starts and opens
+// each of them as given. A second run has nothing left to move.
+func TestSecretsKeyReencryptConnectors(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := context.Background()
+	ringA, err := keyring.New([]byte(secretsKeyA))
+	require.NoError(t, err)
+	ringB, err := keyring.New([]byte(secretsKeyB))
+	require.NoError(t, err)
+	// The shop's calendar feed under B already: only the connectors are left under A.
+	sh := shops.New(e.pool, shops.Config{Secrets: ringB})
+	shop, _, err := sh.Create(ctx, shops.NewShop{Name: "A", Timezone: "UTC",
+		SMSNumber: "+15555550101", Currency: "usd", PaymentMode: shops.PaymentNone})
+	require.NoError(t, err)
+	bkA := book.New(e.pool, sh, nil, book.Config{Secrets: ringA})
+	cal, err := bkA.CreateConnector(ctx, shop.ID, book.NewConnector{Kind: connectors.SourceCalcom})
+	require.NoError(t, err)
+	const sqKey, sqToken = "sq-signature-key-0123", "EAAAl-sandbox-token-1234567890"
+	sq, err := bkA.CreateConnector(ctx, shop.ID, book.NewConnector{Kind: connectors.SourceSquare, SignatureKey: sqKey})
+	require.NoError(t, err)
+	_, err = bkA.SetAPIKey(ctx, shop.ID, sq.Connector.ID, sqToken)
+	require.NoError(t, err)
+	const calKey = "cal_live_0123456789abcdef"
+	_, err = bkA.SetAPIKey(ctx, shop.ID, cal.Connector.ID, calKey)
+	require.NoError(t, err)
+
+	key := func(v string) map[string]string { return map[string]string{"SECRETS_KEY": v} }
+	err = e.startStop(key(secretsKeyB))
+	require.Error(t, err, "B alone cannot open the connectors' secrets A sealed")
+	require.Contains(t, err.Error(), "connectors' secrets")
+
+	var out bytes.Buffer
+	require.NoError(t, run(ctx, []string{"secrets-key", "reencrypt"}, e.vars(key(secretsKeyB+","+secretsKeyA)), &out, io.Discard))
+	require.Contains(t, out.String(), "0 webhook endpoints' secrets, 4 connectors' secrets, 0 calendar feeds",
+		"two connectors' secrets and their two API keys")
+	out.Reset()
+	require.NoError(t, run(ctx, []string{"secrets-key", "reencrypt"}, e.vars(key(secretsKeyB+","+secretsKeyA)), &out, io.Discard))
+	require.Contains(t, out.String(), "0 connectors' secrets", "nothing left under A")
+	require.NoError(t, e.startStop(key(secretsKeyB)), "B alone, once the connectors moved to it")
+
+	bkB := book.New(e.pool, sh, nil, book.Config{Secrets: ringB})
+	require.NoError(t, bkB.CheckConnectorKeys(ctx))
+	r, err := bkB.Receiver(ctx, connectors.SourceCalcom, cal.Connector.ID)
+	require.NoError(t, err)
+	require.Equal(t, cal.Secret, r.Secret, "cal.com's secret, as the owner pasted it into cal.com")
+	r, err = bkB.Receiver(ctx, connectors.SourceSquare, sq.Connector.ID)
+	require.NoError(t, err)
+	require.Equal(t, sqKey, r.Secret, "Square's signature key")
+	var sealed []string
+	rows, err := e.pool.Query(ctx, `SELECT secret FROM connectors UNION ALL SELECT api_key FROM connectors`)
+	require.NoError(t, err)
+	for rows.Next() {
+		var s string
+		require.NoError(t, rows.Scan(&s))
+		sealed = append(sealed, s)
+	}
+	require.NoError(t, rows.Err())
+	require.Len(t, sealed, 4)
+	for _, s := range sealed {
+		require.NotContains(t, s, sqToken)
+		require.NotContains(t, s, calKey)
+		require.True(t, strings.HasPrefix(s, "sealed1:"+hex.EncodeToString(ringB.ID())+":"), "sealed under B: %.20s…", s)
+	}
 }

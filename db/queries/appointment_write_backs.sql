@@ -55,10 +55,16 @@ SET new_external_id = COALESCE(new_external_id, sqlc.narg(new_external_id)),
 WHERE appointment_id = sqlc.arg(appointment_id);
 
 -- name: ConnectorAPIKeyFor :one
--- The shop's connector of kind that holds an API key (the oldest, when several do).
-SELECT id, shop_id, api_key::text AS api_key FROM connectors
-WHERE shop_id = sqlc.arg(shop_id) AND kind = sqlc.arg(kind) AND api_key IS NOT NULL
-ORDER BY created_at, id LIMIT 1;
+-- The shop's connector of kind holding an API key that writes the appointment's move
+-- back: the connector that delivered the appointment, when it holds one; else the
+-- oldest that does (an appointment from before 0090, or whose connector was removed or
+-- holds no key).
+SELECT c.id, c.shop_id, c.api_key::text AS api_key FROM connectors c
+WHERE c.shop_id = sqlc.arg(shop_id) AND c.kind = sqlc.arg(kind) AND c.api_key IS NOT NULL
+ORDER BY c.id IS NOT DISTINCT FROM (
+        SELECT a.connector_id FROM appointments a WHERE a.id = sqlc.arg(appointment_id) AND a.shop_id = sqlc.arg(shop_id)
+    ) DESC, c.created_at, c.id
+LIMIT 1;
 
 -- name: ConnectorSetAPIKey :one
 UPDATE connectors SET api_key = sqlc.narg(api_key), updated_at = sqlc.arg(now)::timestamptz

@@ -36,18 +36,21 @@ FOR UPDATE;
 -- releases counts the times the appointment freed the time it held: it left booked (or
 -- completed, no_show) for cancelled or moved, or stayed booked at another time, length or
 -- person. Each release may declare one opening of the time freed (appointment_openings).
+-- connector_id is the connector that delivered the newest description (kept when one
+-- comes without: a snapshot's own cancellation of an event gone).
 INSERT INTO appointments AS a (
     shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff,
     service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at,
-    releases, created_at, changed_at)
+    releases, created_at, changed_at, connector_id)
 VALUES (
     sqlc.arg(shop_id), sqlc.arg(source), sqlc.arg(external_id), sqlc.narg(customer_id), sqlc.narg(phone),
     sqlc.arg(customer_name), sqlc.narg(staff_id), sqlc.arg(external_staff), sqlc.arg(service),
     sqlc.arg(price_cents), sqlc.arg(starts_at), sqlc.arg(duration_minutes), sqlc.arg(status),
     sqlc.arg(source_version), sqlc.arg(source_updated_at),
     CASE WHEN sqlc.arg(status)::text IN ('cancelled', 'moved') THEN 1 ELSE 0 END,
-    sqlc.arg(now), sqlc.arg(now))
+    sqlc.arg(now), sqlc.arg(now), sqlc.narg(connector_id))
 ON CONFLICT (shop_id, source, external_id) DO UPDATE SET
+    connector_id = COALESCE(EXCLUDED.connector_id, a.connector_id),
     customer_id = EXCLUDED.customer_id, phone = EXCLUDED.phone, customer_name = EXCLUDED.customer_name,
     staff_id = EXCLUDED.staff_id, external_staff = EXCLUDED.external_staff, service = EXCLUDED.service,
     price_cents = EXCLUDED.price_cents, starts_at = EXCLUDED.starts_at,

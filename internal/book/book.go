@@ -113,6 +113,10 @@ type Appointment struct {
 	ChangedAt time.Time
 	// MovedTo is the opening a move-up moved it to (status moved; uuid.Nil otherwise).
 	MovedTo uuid.UUID
+	// ConnectorID is the connector that delivered its newest description (uuid.Nil: the
+	// owners' API, a YES, an appointment from before connectors were recorded, or one
+	// whose connector was removed).
+	ConnectorID uuid.UUID
 }
 
 // EndsAt is when the appointment ends.
@@ -217,16 +221,25 @@ func (s *Service) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
 // with connectors.SourceAPI, or a connector's delivery) and, when it frees a future
 // time (cancelled or moved, or booked at another time: the time it held), claims and
 // declares its opening; booked again over a time one of its releases declared, it
-// withdraws that opening (doc.go). All of it is one transaction holding the
-// appointment's row lock. A description not newer than the stored one changes nothing:
+// withdraws that opening (doc.go). A description of an appointment a move-up moved
+// that still holds its former time leaves it moved (keepMove). All of it is one
+// transaction holding the appointment's row lock. A description not newer than the
+// stored one changes nothing:
 // Result.Changed is false and Result.Appointment is what is stored. Bad input is an
 // Invalid problem naming the field.
 func (s *Service) Upsert(ctx context.Context, shop shops.Shop, in connectors.Appointment) (Result, error) {
+	return s.upsert(ctx, shop, in, uuid.Nil)
+}
+
+// upsert is Upsert of a description delivered by connector (uuid.Nil: none, or not
+// known), which the appointment then records (Appointment.ConnectorID).
+func (s *Service) upsert(ctx context.Context, shop shops.Shop, in connectors.Appointment, connector uuid.UUID) (Result, error) {
 	now := s.cfg.Now().UTC()
 	p, err := s.params(ctx, shop, in, now)
 	if err != nil {
 		return Result{}, err
 	}
+	p.ConnectorID = uuid.NullUUID{UUID: connector, Valid: connector != uuid.Nil}
 	var res Result
 	err = s.inTx(ctx, func(tx pgx.Tx) error {
 		res = Result{Changed: true}
@@ -248,6 +261,9 @@ func (s *Service) Upsert(ctx context.Context, shop shops.Shop, in connectors.App
 			return err
 		}
 		prev := b.row // zero when not known
+		if err := keepMove(ctx, tx, b, &p); err != nil {
+			return err
+		}
 		row, err := queries.AppointmentUpsert(ctx, tx, p)
 		if err != nil {
 			return err
@@ -562,7 +578,7 @@ func fromRow(r db.Appointment, staffName, customerName string) Appointment {
 		ExternalStaff: r.ExternalStaff, Service: r.Service, PriceCents: r.PriceCents, StartsAt: r.StartsAt.UTC(),
 		DurationMinutes: int(r.DurationMinutes), Status: connectors.Status(r.Status), Version: r.SourceVersion,
 		UpdatedAt: r.SourceUpdatedAt.UTC(), Releases: int(r.Releases), CreatedAt: r.CreatedAt.UTC(), ChangedAt: r.ChangedAt.UTC(),
-		MovedTo: r.MovedTo.UUID,
+		MovedTo: r.MovedTo.UUID, ConnectorID: r.ConnectorID.UUID,
 	}
 	if r.ExternalID.Valid {
 		a.External = &External{Source: a.Source, ID: r.ExternalID.String}

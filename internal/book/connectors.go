@@ -466,7 +466,7 @@ func (s *Service) Apply(ctx context.Context, r Receiver, d connectors.Delivery) 
 			out.Echoes++
 			continue
 		}
-		res, err := s.Upsert(ctx, shop, a)
+		res, err := s.upsert(ctx, shop, a, r.ID)
 		if err != nil {
 			return out, err
 		}

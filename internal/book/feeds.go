@@ -140,7 +140,7 @@ func (s *Service) pollFeed(ctx context.Context, r FeedReader, row db.Connector) 
 	case feed.NotModified:
 		return record(ResultNotModified)
 	}
-	if _, err := s.Snapshot(ctx, shop, connectors.SourceICS, feed.Appointments, at); err != nil {
+	if _, err := s.snapshot(ctx, shop, connectors.SourceICS, feed.Appointments, at, row.ID); err != nil {
 		// The validators stay the last good poll's: the next poll reads the whole feed
 		// again (the snapshot is idempotent) rather than hear "not modified".
 		// An empty feed, or events the book refuses, is the feed's problem; anything

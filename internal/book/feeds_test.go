@@ -107,6 +107,9 @@ func TestFeedPollDeclaresTheDeletedInstance(t *testing.T) {
 	page, err := f.book.List(ctx, f.shop.ID, book.Query{Status: connectors.StatusBooked})
 	require.NoError(t, err)
 	require.Len(t, page.Appointments, 4, "the series' three other instances, expanded, and the one-off")
+	for _, a := range page.Appointments {
+		require.Equal(t, c.Connector.ID, a.ConnectorID, "each names the feed it came from")
+	}
 
 	got, err = f.book.PollFeed(ctx, reader, f.shop.ID, c.Connector.ID)
 	require.NoError(t, err)
@@ -123,6 +126,7 @@ func TestFeedPollDeclaresTheDeletedInstance(t *testing.T) {
 	a, err := f.book.GetExternal(ctx, f.shop.ID, connectors.SourceICS, "oneoff-1@test")
 	require.NoError(t, err)
 	require.Equal(t, connectors.StatusCancelled, a.Status)
+	require.Equal(t, c.Connector.ID, a.ConnectorID, "gone from the feed, still the feed's")
 
 	fs.mu.Lock()
 	fs.fails = true

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/slotrecovery/slotrecovery/internal/connectors"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
@@ -35,6 +37,12 @@ type SnapshotResult struct {
 // end its window there. An empty snapshot is ErrEmptySnapshot and changes nothing. Each
 // change declares its opening as Upsert does.
 func (s *Service) Snapshot(ctx context.Context, shop shops.Shop, source connectors.Source, appts []connectors.Appointment, at time.Time) (SnapshotResult, error) {
+	return s.snapshot(ctx, shop, source, appts, at, uuid.Nil)
+}
+
+// snapshot is Snapshot of connector's source (uuid.Nil: none), which its appointments
+// then record (Appointment.ConnectorID).
+func (s *Service) snapshot(ctx context.Context, shop shops.Shop, source connectors.Source, appts []connectors.Appointment, at time.Time, connector uuid.UUID) (SnapshotResult, error) {
 	if len(appts) == 0 {
 		return SnapshotResult{}, ErrEmptySnapshot
 	}
@@ -59,7 +67,7 @@ func (s *Service) Snapshot(ctx context.Context, shop shops.Shop, source connecto
 		}
 	}
 	for _, a := range appts {
-		res, err := s.Upsert(ctx, shop, a)
+		res, err := s.upsert(ctx, shop, a, connector)
 		if err != nil {
 			// One unreadable event does not stop the others.
 			errs = append(errs, fmt.Errorf("%s: %w", a.ExternalID, err))
@@ -89,7 +97,7 @@ func (s *Service) Snapshot(ctx context.Context, shop shops.Shop, source connecto
 			ExternalStaff: r.ExternalStaff, StaffID: r.StaffID.UUID, PriceCents: r.PriceCents,
 			Version: r.SourceVersion, UpdatedAt: at,
 		}
-		res, err := s.Upsert(ctx, shop, gone)
+		res, err := s.upsert(ctx, shop, gone, connector)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s gone: %w", gone.ExternalID, err))
 			continue

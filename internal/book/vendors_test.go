@@ -224,6 +224,10 @@ type fakeSquare struct {
 	Echoes [][]byte
 	// BeforeAnswer runs with the webhook body before the update is answered.
 	BeforeAnswer func(body []byte)
+	// Unavailable answers the next reads 503, Unavailable times, after running
+	// BeforeUnavailable (if set) with the booking read.
+	Unavailable       int
+	BeforeUnavailable func(b *sqBooking)
 }
 
 type sqBooking struct {
@@ -297,6 +301,15 @@ func (f *fakeSquare) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	switch r.Method {
 	case http.MethodGet:
+		if f.Unavailable > 0 {
+			f.Unavailable--
+			if f.BeforeUnavailable != nil {
+				f.BeforeUnavailable(b)
+			}
+			f.mu.Unlock()
+			sqError(w, http.StatusServiceUnavailable, "API_ERROR", "SERVICE_UNAVAILABLE", "Service unavailable.")
+			return
+		}
 		if f.Bump > 0 {
 			// Someone else changes the booking between our read and our update.
 			defer func() { f.mu.Lock(); b.Version++; b.SellerNote += "."; f.mu.Unlock() }()

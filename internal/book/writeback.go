@@ -174,7 +174,8 @@ func (s *Service) writeBackTx(ctx context.Context, tx pgx.Tx, shop shops.Shop, m
 	if s.cfg.Queue == nil || (src != connectors.SourceCalcom && src != connectors.SourceSquare) || !moved.ExternalID.Valid {
 		return false, nil
 	}
-	if _, err := queries.ConnectorAPIKeyFor(ctx, tx, db.ConnectorAPIKeyForParams{ShopID: shop.ID, Kind: string(src)}); errors.Is(err, pgx.ErrNoRows) {
+	if _, err := queries.ConnectorAPIKeyFor(ctx, tx, db.ConnectorAPIKeyForParams{ShopID: shop.ID, Kind: string(src),
+		AppointmentID: moved.ID}); errors.Is(err, pgx.ErrNoRows) {
 		return false, nil
 	} else if err != nil {
 		return false, fmt.Errorf("read connector's api key: %w", err)
@@ -229,8 +230,20 @@ func (s *Service) WriteBack(ctx context.Context, shopID, appointmentID uuid.UUID
 		// Its echo came before this attempt: the vendor has it.
 		return OutcomeWritten, s.written(ctx, w, connectors.Moved{})
 	}
+	// The booking changed in the vendor since the move (the owner rescheduled or
+	// cancelled it there, and the book took it: keepMove): the owner's change stands,
+	// and writing the move now would undo it.
+	a, err := queries.AppointmentGet(ctx, s.pool, db.AppointmentGetParams{ShopID: shopID, ID: appointmentID})
+	if err != nil {
+		return "", fmt.Errorf("read moved appointment %s: %w", appointmentID, err)
+	}
+	if connectors.Status(a.Appointment.Status) != connectors.StatusMoved {
+		return OutcomeFailed, s.failed(ctx, w, fmt.Sprintf("The booking was changed in %s after the move, so the move was not written: "+
+			"check this customer's bookings there.", vendorName(src)))
+	}
 	mover := s.cfg.Movers[src]
-	keyRow, err := queries.ConnectorAPIKeyFor(ctx, s.pool, db.ConnectorAPIKeyForParams{ShopID: shopID, Kind: w.Source})
+	keyRow, err := queries.ConnectorAPIKeyFor(ctx, s.pool, db.ConnectorAPIKeyForParams{ShopID: shopID, Kind: w.Source,
+		AppointmentID: appointmentID})
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		return OutcomeFailed, s.failed(ctx, w, fmt.Sprintf("The %s connector no longer holds an API key: copy this move by hand.", vendorName(src)))
@@ -384,6 +397,44 @@ func (s *Service) echo(ctx context.Context, shopID uuid.UUID, a connectors.Appoi
 		return true, s.noteEcho(ctx, w.AppointmentID, pgtype.Text{}, pgtype.Int8{Int64: a.Version, Valid: a.Version > 0})
 	}
 	return false, nil
+}
+
+// keepMove decides, in the upsert's transaction (holding the appointment's row lock, so
+// after any move of it has committed), whether p, a source's description of an
+// appointment b held, leaves it moved. It does when b is moved by a move-up (moved_to
+// set), p describes it booked, and p is not known to be newer than the move: its version
+// is not above the one the vendor gave our write-back of the move (the version Square
+// returned for it, or its echo's), or, while no such version is known (the write-back
+// pending or failed, or the move left to the owner to copy), p holds the booking at the
+// time it held before the move. Such a description is of the booking before the move
+// reached the source (a delivery racing the write-back, a note edited meanwhile, a feed
+// polled before the owner copied the move): the move is ours, and putting the booking
+// back at its former time would book that time twice, or withdraw the opening it freed.
+// p is then made to keep the appointment moved at its former time; the rest of it (name,
+// service, the source's order) is recorded as any newer description is. A description
+// above our write's version is the owner's own change in the source and applies, at
+// whatever time it names (back at the former time too); so does one of another time
+// while no version of our write is known (the owner rescheduled it in the source).
+func keepMove(ctx context.Context, tx pgx.Tx, b before, p *db.AppointmentUpsertParams) error {
+	prev := b.row
+	if !b.known || connectors.Status(prev.Status) != connectors.StatusMoved || !prev.MovedTo.Valid ||
+		connectors.Status(p.Status) != connectors.StatusBooked {
+		return nil
+	}
+	keep := p.StartsAt.Equal(prev.StartsAt) && p.DurationMinutes == prev.DurationMinutes
+	w, err := queries.WriteBackGet(ctx, tx, db.WriteBackGetParams{AppointmentID: prev.ID, ShopID: prev.ShopID})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return fmt.Errorf("read write-back of %s: %w", prev.ID, err)
+	case w.NewVersion.Valid:
+		keep = p.SourceVersion <= w.NewVersion.Int64
+	}
+	if keep {
+		p.Status = string(connectors.StatusMoved)
+		p.StartsAt, p.DurationMinutes, p.StaffID = prev.StartsAt, prev.DurationMinutes, prev.StaffID
+	}
+	return nil
 }
 
 func (s *Service) noteEcho(ctx context.Context, id uuid.UUID, newID pgtype.Text, version pgtype.Int8) error {

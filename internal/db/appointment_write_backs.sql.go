@@ -14,14 +14,18 @@ import (
 )
 
 const connectorAPIKeyFor = `-- name: ConnectorAPIKeyFor :one
-SELECT id, shop_id, api_key::text AS api_key FROM connectors
-WHERE shop_id = $1 AND kind = $2 AND api_key IS NOT NULL
-ORDER BY created_at, id LIMIT 1
+SELECT c.id, c.shop_id, c.api_key::text AS api_key FROM connectors c
+WHERE c.shop_id = $1 AND c.kind = $2 AND c.api_key IS NOT NULL
+ORDER BY c.id IS NOT DISTINCT FROM (
+        SELECT a.connector_id FROM appointments a WHERE a.id = $3 AND a.shop_id = $1
+    ) DESC, c.created_at, c.id
+LIMIT 1
 `
 
 type ConnectorAPIKeyForParams struct {
-	ShopID uuid.UUID
-	Kind   string
+	ShopID        uuid.UUID
+	Kind          string
+	AppointmentID uuid.UUID
 }
 
 type ConnectorAPIKeyForRow struct {
@@ -30,9 +34,12 @@ type ConnectorAPIKeyForRow struct {
 	ApiKey string
 }
 
-// The shop's connector of kind that holds an API key (the oldest, when several do).
+// The shop's connector of kind holding an API key that writes the appointment's move
+// back: the connector that delivered the appointment, when it holds one; else the
+// oldest that does (an appointment from before 0090, or whose connector was removed or
+// holds no key).
 func (q *Queries) ConnectorAPIKeyFor(ctx context.Context, db DBTX, arg ConnectorAPIKeyForParams) (ConnectorAPIKeyForRow, error) {
-	row := db.QueryRow(ctx, connectorAPIKeyFor, arg.ShopID, arg.Kind)
+	row := db.QueryRow(ctx, connectorAPIKeyFor, arg.ShopID, arg.Kind, arg.AppointmentID)
 	var i ConnectorAPIKeyForRow
 	err := row.Scan(&i.ID, &i.ShopID, &i.ApiKey)
 	return i, err

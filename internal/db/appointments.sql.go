@@ -14,7 +14,7 @@ import (
 )
 
 const appointmentBookGet = `-- name: AppointmentBookGet :one
-SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, a.copied_at, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
+SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, a.copied_at, a.connector_id, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
 FROM book_appointments a
 LEFT JOIN staff st ON st.id = a.staff_id
 LEFT JOIN customers c ON c.id = a.customer_id
@@ -59,6 +59,7 @@ func (q *Queries) AppointmentBookGet(ctx context.Context, db DBTX, arg Appointme
 		&i.BookAppointment.ChangedAt,
 		&i.BookAppointment.MovedTo,
 		&i.BookAppointment.CopiedAt,
+		&i.BookAppointment.ConnectorID,
 		&i.StaffName,
 		&i.KnownName,
 	)
@@ -70,7 +71,7 @@ UPDATE appointments
 SET status = 'cancelled', releases = releases + 1,
     source_updated_at = GREATEST(source_updated_at, $1::timestamptz), changed_at = $1
 WHERE shop_id = $2 AND id = $3 AND status = 'booked'
-RETURNING id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to, copied_at
+RETURNING id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to, copied_at, connector_id
 `
 
 type AppointmentCancelParams struct {
@@ -107,6 +108,7 @@ func (q *Queries) AppointmentCancel(ctx context.Context, db DBTX, arg Appointmen
 		&i.ChangedAt,
 		&i.MovedTo,
 		&i.CopiedAt,
+		&i.ConnectorID,
 	)
 	return i, err
 }
@@ -160,7 +162,7 @@ func (q *Queries) AppointmentForget(ctx context.Context, db DBTX, arg Appointmen
 }
 
 const appointmentGet = `-- name: AppointmentGet :one
-SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, a.copied_at, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
+SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, a.copied_at, a.connector_id, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
 FROM appointments a
 LEFT JOIN staff st ON st.id = a.staff_id
 LEFT JOIN customers c ON c.id = a.customer_id
@@ -203,6 +205,7 @@ func (q *Queries) AppointmentGet(ctx context.Context, db DBTX, arg AppointmentGe
 		&i.Appointment.ChangedAt,
 		&i.Appointment.MovedTo,
 		&i.Appointment.CopiedAt,
+		&i.Appointment.ConnectorID,
 		&i.StaffName,
 		&i.KnownName,
 	)
@@ -210,7 +213,7 @@ func (q *Queries) AppointmentGet(ctx context.Context, db DBTX, arg AppointmentGe
 }
 
 const appointmentGetByExternal = `-- name: AppointmentGetByExternal :one
-SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, a.copied_at, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
+SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, a.copied_at, a.connector_id, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
 FROM appointments a
 LEFT JOIN staff st ON st.id = a.staff_id
 LEFT JOIN customers c ON c.id = a.customer_id
@@ -254,6 +257,7 @@ func (q *Queries) AppointmentGetByExternal(ctx context.Context, db DBTX, arg App
 		&i.Appointment.ChangedAt,
 		&i.Appointment.MovedTo,
 		&i.Appointment.CopiedAt,
+		&i.Appointment.ConnectorID,
 		&i.StaffName,
 		&i.KnownName,
 	)
@@ -261,7 +265,7 @@ func (q *Queries) AppointmentGetByExternal(ctx context.Context, db DBTX, arg App
 }
 
 const appointmentList = `-- name: AppointmentList :many
-SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, a.copied_at, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
+SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, a.copied_at, a.connector_id, COALESCE(st.name, '')::text AS staff_name, COALESCE(c.name, '')::text AS known_name
 FROM book_appointments a
 LEFT JOIN staff st ON st.id = a.staff_id
 LEFT JOIN customers c ON c.id = a.customer_id
@@ -335,6 +339,7 @@ func (q *Queries) AppointmentList(ctx context.Context, db DBTX, arg AppointmentL
 			&i.BookAppointment.ChangedAt,
 			&i.BookAppointment.MovedTo,
 			&i.BookAppointment.CopiedAt,
+			&i.BookAppointment.ConnectorID,
 			&i.StaffName,
 			&i.KnownName,
 		); err != nil {
@@ -349,7 +354,7 @@ func (q *Queries) AppointmentList(ctx context.Context, db DBTX, arg AppointmentL
 }
 
 const appointmentListBookedFrom = `-- name: AppointmentListBookedFrom :many
-SELECT id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to, copied_at FROM appointments
+SELECT id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to, copied_at, connector_id FROM appointments
 WHERE shop_id = $1 AND source = $2 AND status = 'booked'
   AND starts_at >= $3::timestamptz AND starts_at < $4::timestamptz
 ORDER BY starts_at, id
@@ -400,6 +405,7 @@ func (q *Queries) AppointmentListBookedFrom(ctx context.Context, db DBTX, arg Ap
 			&i.ChangedAt,
 			&i.MovedTo,
 			&i.CopiedAt,
+			&i.ConnectorID,
 		); err != nil {
 			return nil, err
 		}
@@ -412,7 +418,7 @@ func (q *Queries) AppointmentListBookedFrom(ctx context.Context, db DBTX, arg Ap
 }
 
 const appointmentLock = `-- name: AppointmentLock :one
-SELECT id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to, copied_at FROM appointments
+SELECT id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to, copied_at, connector_id FROM appointments
 WHERE shop_id = $1 AND id = $2
 FOR UPDATE
 `
@@ -450,12 +456,13 @@ func (q *Queries) AppointmentLock(ctx context.Context, db DBTX, arg AppointmentL
 		&i.ChangedAt,
 		&i.MovedTo,
 		&i.CopiedAt,
+		&i.ConnectorID,
 	)
 	return i, err
 }
 
 const appointmentLockExternal = `-- name: AppointmentLockExternal :one
-SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, a.copied_at, COALESCE(st.name, '')::text AS staff_name
+SELECT a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, a.copied_at, a.connector_id, COALESCE(st.name, '')::text AS staff_name
 FROM appointments a
 LEFT JOIN staff st ON st.id = a.staff_id
 WHERE a.shop_id = $1 AND a.source = $2 AND a.external_id = $3
@@ -501,13 +508,14 @@ func (q *Queries) AppointmentLockExternal(ctx context.Context, db DBTX, arg Appo
 		&i.Appointment.ChangedAt,
 		&i.Appointment.MovedTo,
 		&i.Appointment.CopiedAt,
+		&i.Appointment.ConnectorID,
 		&i.StaffName,
 	)
 	return i, err
 }
 
 const appointmentLockForMoveUp = `-- name: AppointmentLockForMoveUp :one
-SELECT id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to, copied_at FROM appointments
+SELECT id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to, copied_at, connector_id FROM appointments
 WHERE shop_id = $1 AND id = $2 AND customer_id = $3 AND status = 'booked'
 FOR UPDATE
 `
@@ -545,6 +553,7 @@ func (q *Queries) AppointmentLockForMoveUp(ctx context.Context, db DBTX, arg App
 		&i.ChangedAt,
 		&i.MovedTo,
 		&i.CopiedAt,
+		&i.ConnectorID,
 	)
 	return i, err
 }
@@ -594,7 +603,7 @@ UPDATE appointments
 SET status = 'moved', moved_to = $1::uuid, releases = releases + 1,
     source_updated_at = GREATEST(source_updated_at, $2::timestamptz), changed_at = $2
 WHERE shop_id = $3 AND id = $4 AND status = 'booked'
-RETURNING id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to, copied_at
+RETURNING id, shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff, service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at, releases, created_at, changed_at, moved_to, copied_at, connector_id
 `
 
 type AppointmentMarkMovedParams struct {
@@ -637,6 +646,7 @@ func (q *Queries) AppointmentMarkMoved(ctx context.Context, db DBTX, arg Appoint
 		&i.ChangedAt,
 		&i.MovedTo,
 		&i.CopiedAt,
+		&i.ConnectorID,
 	)
 	return i, err
 }
@@ -757,15 +767,16 @@ const appointmentUpsert = `-- name: AppointmentUpsert :one
 INSERT INTO appointments AS a (
     shop_id, source, external_id, customer_id, phone, customer_name, staff_id, external_staff,
     service, price_cents, starts_at, duration_minutes, status, source_version, source_updated_at,
-    releases, created_at, changed_at)
+    releases, created_at, changed_at, connector_id)
 VALUES (
     $1, $2, $3, $4, $5,
     $6, $7, $8, $9,
     $10, $11, $12, $13,
     $14, $15,
     CASE WHEN $13::text IN ('cancelled', 'moved') THEN 1 ELSE 0 END,
-    $16, $16)
+    $16, $16, $17)
 ON CONFLICT (shop_id, source, external_id) DO UPDATE SET
+    connector_id = COALESCE(EXCLUDED.connector_id, a.connector_id),
     customer_id = EXCLUDED.customer_id, phone = EXCLUDED.phone, customer_name = EXCLUDED.customer_name,
     staff_id = EXCLUDED.staff_id, external_staff = EXCLUDED.external_staff, service = EXCLUDED.service,
     price_cents = EXCLUDED.price_cents, starts_at = EXCLUDED.starts_at,
@@ -779,7 +790,7 @@ ON CONFLICT (shop_id, source, external_id) DO UPDATE SET
         ELSE 0 END,
     changed_at = EXCLUDED.changed_at
 WHERE (EXCLUDED.source_version, EXCLUDED.source_updated_at) > (a.source_version, a.source_updated_at)
-RETURNING a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, a.copied_at
+RETURNING a.id, a.shop_id, a.source, a.external_id, a.customer_id, a.phone, a.customer_name, a.staff_id, a.external_staff, a.service, a.price_cents, a.starts_at, a.duration_minutes, a.status, a.source_version, a.source_updated_at, a.releases, a.created_at, a.changed_at, a.moved_to, a.copied_at, a.connector_id
 `
 
 type AppointmentUpsertParams struct {
@@ -799,6 +810,7 @@ type AppointmentUpsertParams struct {
 	SourceVersion   int64
 	SourceUpdatedAt time.Time
 	Now             time.Time
+	ConnectorID     uuid.NullUUID
 }
 
 // Records a source's description of an appointment. An existing one changes only for a
@@ -811,6 +823,8 @@ type AppointmentUpsertParams struct {
 // releases counts the times the appointment freed the time it held: it left booked (or
 // completed, no_show) for cancelled or moved, or stayed booked at another time, length or
 // person. Each release may declare one opening of the time freed (appointment_openings).
+// connector_id is the connector that delivered the newest description (kept when one
+// comes without: a snapshot's own cancellation of an event gone).
 func (q *Queries) AppointmentUpsert(ctx context.Context, db DBTX, arg AppointmentUpsertParams) (Appointment, error) {
 	row := db.QueryRow(ctx, appointmentUpsert,
 		arg.ShopID,
@@ -829,6 +843,7 @@ func (q *Queries) AppointmentUpsert(ctx context.Context, db DBTX, arg Appointmen
 		arg.SourceVersion,
 		arg.SourceUpdatedAt,
 		arg.Now,
+		arg.ConnectorID,
 	)
 	var i Appointment
 	err := row.Scan(
@@ -853,6 +868,7 @@ func (q *Queries) AppointmentUpsert(ctx context.Context, db DBTX, arg Appointmen
 		&i.ChangedAt,
 		&i.MovedTo,
 		&i.CopiedAt,
+		&i.ConnectorID,
 	)
 	return i, err
 }

@@ -34,6 +34,7 @@ type Appointment struct {
 	ChangedAt       time.Time
 	MovedTo         uuid.NullUUID
 	CopiedAt        *time.Time
+	ConnectorID     uuid.NullUUID
 }
 
 type AppointmentOpening struct {
@@ -88,6 +89,7 @@ type BookAppointment struct {
 	ChangedAt       time.Time
 	MovedTo         uuid.NullUUID
 	CopiedAt        *time.Time
+	ConnectorID     uuid.NullUUID
 }
 
 type Booking struct {
