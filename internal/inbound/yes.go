@@ -156,7 +156,11 @@ func (s *Service) moveUp(ctx context.Context, w texts.Words, shop shops.Shop, cu
 	if err != nil {
 		return retryLaterAt(w, shop), err
 	}
-	c := m.Claim
+	// A move is a booking: the customer cools down as after any (no plain offer of the
+	// chain's next time, or any other, right after they moved) and a longer opening's
+	// rest is offered, while the link is made; the answer waits for them.
+	c := s.slots.Committed(ctx, shop, customerID, m.Claim)
+	defer c.Settle()
 	switch {
 	case c.Outcome == slots.Booked && c.New() && !c.Confirmed:
 		s.m.Booking(ledger.BookingPendingPayment)

@@ -61,6 +61,9 @@ type Claim struct {
 	// settled, when not nil, is closed once the work a new booking set going beside the
 	// caller's next step is done (see Settle).
 	settled <-chan struct{}
+	// rest is what a booking made in the caller's transaction (ClaimTx) leaves of its
+	// opening, for Committed.
+	rest rest
 }
 
 // New reports whether the claim has just booked the slot (not a repeat): its payment
@@ -428,8 +431,8 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 // YES does (the same statement and checks, without the slot lock: the opening's row
 // lock and the bookings' unique index decide): internal/book's MoveUp, which moves the
 // customer's appointment in the same transaction. Outcome Booked carries the booking
-// (Claim.Booking) and Confirmed; Taken or NoOffer change nothing. The caller makes the
-// payment link after its commit, as for any booking.
+// (Claim.Booking) and Confirmed; Taken or NoOffer change nothing. After its commit the
+// booking is finished (Committed) and its payment link made, as for any booking.
 func (s *Service) ClaimTx(ctx context.Context, tx pgx.Tx, shop shops.Shop, customerID uuid.UUID, offer LiveOffer) (Claim, error) {
 	now := s.cfg.Now()
 	a := attempt{claim: Claim{OpeningID: offer.OpeningID}}
@@ -449,8 +452,20 @@ func (s *Service) ClaimTx(ctx context.Context, tx pgx.Tx, shop shops.Shop, custo
 	if c.Outcome == Booked && !c.Repeat {
 		c.Booking, c.BookingID = a.booking, a.booking.ID
 		c.Confirmed = shop.PaymentMode == shops.PaymentNone
+		c.rest = a.rest
 	}
 	return c, nil
+}
+
+// Committed finishes a booking ClaimTx made once the caller's transaction has committed,
+// as a YES's booking is finished: the rest of a longer opening declared and the
+// customer's cooldown set in the background (the caller settles the claim it returns,
+// Claim.Settle, before it answers). A claim that booked nothing is returned as it is.
+func (s *Service) Committed(ctx context.Context, shop shops.Shop, customerID uuid.UUID, c Claim) Claim {
+	if !c.New() {
+		return c
+	}
+	return s.booked(ctx, shop, customerID, attempt{claim: c, booking: c.Booking, rest: c.rest})
 }
 
 // claimParams are BookingClaim's parameters for the customer's claim of offer at now.
