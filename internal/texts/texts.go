@@ -365,6 +365,18 @@ func (w Words) CheckoutItem(shop shops.Shop, service string, startsAt time.Time)
 	return w.words().say("checkout_item", w.about(shop, service, startsAt))
 }
 
+// DepositItem is the line item of a deposit's payment page (issue 48): the same as
+// CheckoutItem's, said to be a deposit.
+func (w Words) DepositItem(shop shops.Shop, service string, startsAt time.Time) string {
+	return w.words().say("deposit_item", w.about(shop, service, startsAt))
+}
+
+// NoShowFeeItem is what a no-show fee's payment says it is (the customer's statement,
+// the shop's Stripe dashboard).
+func (w Words) NoShowFeeItem(shop shops.Shop, service string, startsAt time.Time) string {
+	return w.words().say("no_show_fee_item", w.about(shop, service, startsAt))
+}
+
 // Confirmed tells a customer they are booked (the payment went through, or the shop
 // takes no payment).
 func (w Words) Confirmed(shop shops.Shop, service string, startsAt time.Time) string {
