@@ -1,0 +1,241 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/api"
+	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/stripetest"
+)
+
+// protectedBooking is one booking of TestNoShowProtectionOverHTTP.
+type protectedBooking struct {
+	opening, booking, session string
+}
+
+// bookProtected declares an opening of s starting in startsIn, has phone say YES to it,
+// and returns the booking once its link is stored.
+func (e *env) bookProtected(base string, s *connectShop, phone string, startsIn time.Duration) protectedBooking {
+	e.t.Helper()
+	e.declare(base, s, startsIn)
+	op := s.openings[len(s.openings)-1]
+	e.waveDone(op, 1, 1)
+	require.Equal(e.t, "booked", e.text(base, phone, s.SMSNumber, "YES").Outcome)
+	var o openingInfo
+	e.eventually("link stored", func() bool {
+		o = e.opening(base, s.shopInfo, op)
+		return o.Booking != nil && o.Booking.SessionID != ""
+	})
+	return protectedBooking{opening: op, booking: o.Booking.ID, session: o.Booking.SessionID}
+}
+
+// keptCard makes the stand-in answer the read-back of b's checkout as one that kept card
+// (a Stripe test payment method) for a customer on the shop's account.
+func (e *env) keptCard(b protectedBooking, card string) {
+	e.stripe.Respond(http.MethodGet, "/v1/checkout/sessions/"+b.session, http.StatusOK, `{"id":"`+b.session+
+		`","object":"checkout.session","mode":"payment","status":"complete","customer":"cus_`+b.booking[:8]+
+		`","payment_intent":{"id":"pi_dep_`+b.booking[:8]+`","object":"payment_intent","payment_method":"`+card+
+		`","setup_future_usage":"off_session"}}`)
+}
+
+type attendanceAnswer struct {
+	Attendance *string  `json:"attendance"`
+	Fee        *api.Fee `json:"fee"`
+}
+
+// TestNoShowProtectionOverHTTP (issue 48), through the API and signed Connect events: a
+// deposit shop's settings (refused when incomplete); a YES's checkout asks the deposit
+// (20% of the price) on the shop's account with the platform's fee, keeps the card and
+// shows the policy; the payment records the customer's acceptance of that policy
+// version; marking the booking a no-show charges the accepted fee to the kept card, once
+// however many clicks race over HTTP; a card that needs authentication answers
+// requires_action and one without funds declined with Stripe's reason; a booking of a
+// shop with no fee owes none.
+func TestNoShowProtectionOverHTTP(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	base := e.start(connectVars, fastTune)
+	s := e.newConnectShop(base, "usd")
+	ctx := context.Background()
+
+	var problem struct {
+		Error struct{ Code, Message, Field string } `json:"error"`
+	}
+	require.Equal(t, http.StatusUnprocessableEntity, e.api(base, http.MethodPatch, "/api/shop", s.APIKey,
+		map[string]any{"payment_mode": "deposit"}, &problem), "a deposit shop needs its deposit")
+	require.Contains(t, problem.Error.Message, "deposit_cents or deposit_percent")
+	require.Equal(t, http.StatusUnprocessableEntity, e.api(base, http.MethodPatch, "/api/shop", s.APIKey,
+		map[string]any{"cancellation_policy": strings.Repeat("x", 501)}, nil))
+
+	policy := "Free to cancel until 24 h before. After that, or if you do not come, $20 is charged to this card."
+	var shop api.Shop
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodPatch, "/api/shop", s.APIKey, map[string]any{
+		"payment_mode": "deposit", "deposit_percent": 20, "keep_card": true, "cancellation_policy": policy,
+		"late_cancel_hours": 24, "no_show_fee_cents": 2000,
+	}, &shop))
+	require.Equal(t, "deposit", shop.PaymentMode)
+	require.Equal(t, 20, *shop.DepositPercent)
+	require.Nil(t, shop.DepositCents)
+	require.True(t, shop.KeepCard)
+	require.Equal(t, policy, shop.CancellationPolicy)
+	require.Equal(t, int64(2000), shop.NoShowFeeCents)
+	require.Equal(t, 1, shop.PolicyVersion)
+
+	phones := []string{"+15550148001", "+15550148002", "+15550148003"}
+	for _, p := range phones {
+		e.newCustomer(base, s.shopInfo, p, true)
+	}
+
+	// The deposit's checkout: 20% of $45.00 on the shop's account, 2.5% of it for the
+	// platform, the card kept, the policy by the button.
+	b := e.bookProtected(base, &s, phones[0], 3*time.Hour)
+	var create *stripetest.Request
+	for _, q := range e.stripe.Requests() {
+		if q.Method == http.MethodPost && q.Path == "/v1/checkout/sessions" && q.Form.Get("metadata[booking_id]") == b.booking {
+			create = &q
+		}
+	}
+	require.NotNil(t, create)
+	require.Equal(t, s.account, create.Account)
+	require.Equal(t, "900", create.Form.Get("line_items[0][price_data][unit_amount]"))
+	fee, ok := create.ApplicationFee()
+	require.True(t, ok)
+	require.Equal(t, int64(23), fee, "2.5% of $9.00, half up")
+	require.Equal(t, "off_session", create.Form.Get("payment_intent_data[setup_future_usage]"))
+	require.Equal(t, policy, create.Form.Get("custom_text[submit][message]"))
+	require.True(t, strings.HasPrefix(create.Form.Get("line_items[0][price_data][product_data][name]"), "Deposit: Haircut"),
+		create.Form.Get("line_items[0][price_data][product_data][name]"))
+
+	// Paid: the acceptance is recorded with the booking.
+	paid := event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: b.booking, session: b.session, intent: "pi_dep_1"}
+	require.Equal(t, "confirmed", e.connectEvent(base, paid, s.account).Result)
+	var prot api.BookingProtection
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodGet, "/api/bookings/"+b.booking+"/protection", s.APIKey, nil, &prot))
+	require.Equal(t, "deposit", *prot.Mode)
+	require.Equal(t, int64(4500), prot.PriceCents)
+	require.Equal(t, int64(900), prot.DepositCents)
+	require.Equal(t, int64(3600), prot.BalanceCents)
+	require.True(t, prot.KeepCard)
+	require.NotNil(t, prot.Policy)
+	require.Equal(t, policy, prot.Policy.Text)
+	require.Equal(t, shops.PolicySHA256(policy), prot.Policy.SHA256)
+	require.Equal(t, 1, prot.Policy.Version)
+	require.NotNil(t, prot.Policy.AcceptedAt)
+	require.Equal(t, b.session, *prot.Policy.CheckoutSession)
+	require.Nil(t, prot.Fee)
+	require.Equal(t, http.StatusNotFound, e.api(base, http.MethodGet, "/api/bookings/"+b.booking+"/protection",
+		e.newShop(base, "none", nil).APIKey, nil, nil), "another shop's booking")
+
+	// The shop changes its fee afterwards: the booking keeps the one its customer accepted.
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodPatch, "/api/shop", s.APIKey, map[string]any{"no_show_fee_cents": 5000}, &shop))
+	require.Equal(t, 2, shop.PolicyVersion)
+
+	// Two more bookings, whose cards decline.
+	needsAuth := e.bookProtected(base, &s, phones[1], 4*time.Hour)
+	poor := e.bookProtected(base, &s, phones[2], 5*time.Hour)
+	for _, x := range []protectedBooking{needsAuth, poor} {
+		ev := event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: x.booking, session: x.session, intent: "pi_" + x.booking[:8]}
+		require.Equal(t, "confirmed", e.connectEvent(base, ev, s.account).Result)
+	}
+	_, err := e.pool.Exec(ctx, `UPDATE slot_openings SET starts_at = now() - interval '2 hours' WHERE id = ANY($1::uuid[])`, s.openings)
+	require.NoError(t, err)
+
+	e.keptCard(needsAuth, stripetest.CardAuthenticationRequired)
+	var a attendanceAnswer
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodPost, "/api/bookings/"+needsAuth.booking+"/no_show", s.APIKey, nil, &a))
+	require.Equal(t, "no_show", *a.Attendance)
+	require.NotNil(t, a.Fee)
+	require.Equal(t, "requires_action", a.Fee.Outcome)
+	require.Equal(t, int64(5000), a.Fee.AmountCents, "booked after the change: the new fee")
+
+	e.keptCard(poor, stripetest.CardInsufficientFunds)
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodPost, "/api/bookings/"+poor.booking+"/no_show", s.APIKey, nil, &a))
+	require.Equal(t, "declined", a.Fee.Outcome)
+	require.Equal(t, "insufficient_funds", *a.Fee.DeclineCode)
+	require.Equal(t, "Your card has insufficient funds.", *a.Fee.Message)
+
+	// The first booking: many clicks at once, one charge of the fee accepted ($20).
+	e.keptCard(b, "pm_card_visa")
+	e.stripe.Respond(http.MethodPost, "/v1/payment_intents", http.StatusOK,
+		`{"id":"pi_fee_1","object":"payment_intent","status":"succeeded","amount":2000,"currency":"usd"}`)
+	const clicks = 16
+	var wg sync.WaitGroup
+	answers := make([]attendanceAnswer, clicks)
+	statuses := make([]int, clicks)
+	for i := range clicks {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses[i], answers[i] = e.tryMark(base, s.APIKey, b.booking)
+		}()
+	}
+	wg.Wait()
+	charged := 0
+	for i := range clicks {
+		require.Equal(t, http.StatusOK, statuses[i])
+		require.NotNil(t, answers[i].Fee)
+		require.Contains(t, []string{"charged", "pending"}, answers[i].Fee.Outcome)
+		if answers[i].Fee.Outcome == "charged" {
+			charged++
+		}
+	}
+	require.GreaterOrEqual(t, charged, 1)
+	n := 0
+	for _, q := range e.stripe.Requests() {
+		if q.Method == http.MethodPost && q.Path == "/v1/payment_intents" && q.Form.Get("metadata[booking_id]") == b.booking {
+			n++
+			require.Equal(t, s.account, q.Account)
+			require.Equal(t, "2000", q.Form.Get("amount"))
+			require.Equal(t, "50", q.Form.Get("application_fee_amount"), "2.5% of $20.00")
+			require.Equal(t, "true", q.Form.Get("off_session"))
+			require.Equal(t, "fee:no_show:"+b.booking+":"+s.account, q.IdempotencyKey)
+		}
+	}
+	require.Equal(t, 1, n, "the fee is charged once")
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodGet, "/api/bookings/"+b.booking+"/protection", s.APIKey, nil, &prot))
+	require.Equal(t, "charged", prot.Fee.Outcome)
+	require.Equal(t, "pi_fee_1", *prot.Fee.PaymentIntentID)
+	require.Equal(t, int64(50), prot.Fee.ApplicationFeeCents)
+
+	// Taken back and marked again: still the one fee, no second charge.
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodDelete, "/api/bookings/"+b.booking+"/attendance", s.APIKey, nil, &a))
+	require.Equal(t, "charged", a.Fee.Outcome, "taking the mark back refunds nothing")
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodPost, "/api/bookings/"+b.booking+"/no_show", s.APIKey, nil, &a))
+	require.Equal(t, "charged", a.Fee.Outcome)
+	require.Equal(t, 1, e.count(`SELECT count(*) FROM booking_fees WHERE booking_id = $1`, b.booking))
+	total := 0
+	for _, q := range e.stripe.Requests() {
+		if q.Method == http.MethodPost && q.Path == "/v1/payment_intents" {
+			total++
+		}
+	}
+	require.Equal(t, 3, total, "one fee charge per booking")
+}
+
+// tryMark posts a no-show mark off the test's goroutine.
+func (e *env) tryMark(base, key, booking string) (int, attendanceAnswer) {
+	req, err := http.NewRequest(http.MethodPost, base+"/api/bookings/"+booking+"/no_show", nil)
+	if err != nil {
+		return 0, attendanceAnswer{}
+	}
+	req.Header.Set("Authorization", "Bearer "+key)
+	res, err := e.client.Do(req)
+	if err != nil {
+		return 0, attendanceAnswer{}
+	}
+	defer res.Body.Close()
+	var a attendanceAnswer
+	if err := json.NewDecoder(res.Body).Decode(&a); err != nil {
+		return res.StatusCode, attendanceAnswer{}
+	}
+	return res.StatusCode, a
+}
