@@ -11,7 +11,10 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
+	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
 // A customer's own cancellation of a booking (issue 45: a booked customer texts that they
@@ -58,6 +61,16 @@ type Cancellation struct {
 	// new generation), ResultExpired (too close to its start to offer it again), or ""
 	// when the booking did not hold it.
 	Result Result
+	// Late: the cancellation came less than the accepted policy's late_cancel_hours
+	// before the start (issue 48); LateCancelHours is that policy's. A late
+	// cancellation of a deposit booking keeps the deposit (DepositKept, no refund); one
+	// with a late-cancel fee in its terms owes it (Fee, pending until ChargeFee after the
+	// commit, or no_card). Before the hour, or without terms, a payment is refunded in
+	// full as it always was.
+	Late            bool
+	LateCancelHours int
+	DepositKept     bool
+	Fee             *Fee
 	// OpenCheckout: the booking was pending with a payment link, which the caller ends
 	// once the cancellation committed (EndCheckout), so that it cannot be paid.
 	OpenCheckout bool
@@ -98,7 +111,21 @@ func (s *Service) CancelByCustomer(ctx context.Context, tx pgx.Tx, bookingID uui
 	}
 	c.Cancelled = true
 	c.OpenCheckout = b.Status == BookingPendingPayment && b.StripeCheckoutSessionID.Valid
-	if b.Status == BookingConfirmed && (b.StripePaymentIntentID.Valid || b.StripeCheckoutSessionID.Valid) {
+	terms, ok, err := BookingTerms(ctx, tx, b.ID)
+	if err != nil {
+		return c, err
+	}
+	if ok && terms.AcceptedAt != nil && now.After(op.StartsAt.Add(-time.Duration(terms.LateCancelHours)*time.Hour)) {
+		// Late, by the policy the customer accepted: what it says applies.
+		c.Late, c.LateCancelHours = true, terms.LateCancelHours
+		c.DepositKept = terms.Mode == shops.PaymentDeposit && b.Status == BookingConfirmed
+		if terms.LateCancelFeeCents > 0 {
+			if c.Fee, err = s.claimFee(ctx, tx, b.ShopID, b.ID, BookingConfirmed, b.Currency, payments.FeeLateCancel, now); err != nil {
+				return c, err
+			}
+		}
+	}
+	if !c.DepositKept && b.Status == BookingConfirmed && (b.StripePaymentIntentID.Valid || b.StripeCheckoutSessionID.Valid) {
 		// Paid: the money goes back. Recorded as decided, as a late payment's refund is.
 		if err := queries.BookingMarkRefundRequested(ctx, tx, db.BookingMarkRefundRequestedParams{ID: b.ID, Now: now.UTC()}); err != nil {
 			return c, fmt.Errorf("mark refund requested: %w", err)
@@ -112,6 +139,33 @@ func (s *Service) CancelByCustomer(ctx context.Context, tx pgx.Tx, bookingID uui
 		return c, err
 	}
 	return c, nil
+}
+
+// ChargeFee charges the fee a cancellation left pending (Cancellation.Fee), after the
+// cancellation committed, and returns it as it then stands; c's fee as it was when the
+// charge could not be made now (logged: the owner sees it pending).
+func (s *Service) ChargeFee(ctx context.Context, c Cancellation) *Fee {
+	if c.Fee == nil || c.Fee.State != FeePending {
+		return c.Fee
+	}
+	b, err := queries.BookingGet(ctx, s.pool, c.BookingID)
+	if err != nil {
+		s.log.WarnContext(ctx, "late-cancel fee not charged", "booking_id", c.BookingID, "err", err)
+		return c.Fee
+	}
+	shop, err := shops.Read(ctx, s.pool, b.ShopID)
+	if err != nil {
+		s.log.WarnContext(ctx, "late-cancel fee not charged", "booking_id", c.BookingID, "err", err)
+		return c.Fee
+	}
+	fee, err := s.chargeFee(ctx, shop, b.ID, b.StripeAccount.String, b.StripeCheckoutSessionID.String, c.Service, c.StartsAt, texts.In(shop.Language))
+	if err != nil {
+		s.log.WarnContext(ctx, "late-cancel fee not charged yet", "booking_id", c.BookingID, "err", err)
+	}
+	if fee == nil {
+		return c.Fee
+	}
+	return fee
 }
 
 // EndCheckout ends the payment link of a booking its customer cancelled

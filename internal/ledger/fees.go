@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -135,7 +136,7 @@ func (s *Service) chargeFee(ctx context.Context, shop shops.Shop, id uuid.UUID, 
 	charge, err := fc.ChargeFee(callCtx, payments.FeeRequest{
 		BookingID: id.String(), Kind: payments.FeeKind(r.Kind), Account: account, Card: card,
 		AmountCents: r.AmountCents, Currency: r.Currency, FeeBPS: shop.FeeBPS(s.cfg.PlatformFeeBPS),
-		Description: w.NoShowFeeItem(shop, service, startsAt),
+		Description: feeItem(w, payments.FeeKind(r.Kind), shop, service, startsAt),
 	})
 	if err != nil {
 		return feeOf(r), fmt.Errorf("charge fee of booking %s: %w", id, err)
@@ -146,6 +147,14 @@ func (s *Service) chargeFee(ctx context.Context, shop shops.Shop, id uuid.UUID, 
 // describer words a fee's payment (texts.Words).
 type describer interface {
 	NoShowFeeItem(shop shops.Shop, service string, startsAt time.Time) string
+	LateCancelFeeItem(shop shops.Shop, service string, startsAt time.Time) string
+}
+
+func feeItem(w describer, kind payments.FeeKind, shop shops.Shop, service string, startsAt time.Time) string {
+	if kind == payments.FeeLateCancel {
+		return w.LateCancelFeeItem(shop, service, startsAt)
+	}
+	return w.NoShowFeeItem(shop, service, startsAt)
 }
 
 // maxFeeMessage is booking_fees.message's limit.
@@ -154,7 +163,7 @@ const maxFeeMessage = 500
 func (s *Service) settleFee(ctx context.Context, id uuid.UUID, c payments.FeeCharge, state string) (*Fee, error) {
 	msg := c.Message
 	if len(msg) > maxFeeMessage {
-		msg = msg[:maxFeeMessage]
+		msg = strings.ToValidUTF8(msg[:maxFeeMessage], "")
 	}
 	r, err := queries.BookingFeeSettle(ctx, s.pool, db.BookingFeeSettleParams{
 		BookingID: id, State: state, PaymentIntentID: pgvalue.TextOrNull(c.PaymentIntentID),

@@ -377,6 +377,11 @@ func (w Words) NoShowFeeItem(shop shops.Shop, service string, startsAt time.Time
 	return w.words().say("no_show_fee_item", w.about(shop, service, startsAt))
 }
 
+// LateCancelFeeItem is what a late cancellation's fee says it is.
+func (w Words) LateCancelFeeItem(shop shops.Shop, service string, startsAt time.Time) string {
+	return w.words().say("late_cancel_fee_item", w.about(shop, service, startsAt))
+}
+
 // Confirmed tells a customer they are booked (the payment went through, or the shop
 // takes no payment).
 func (w Words) Confirmed(shop shops.Shop, service string, startsAt time.Time) string {
@@ -406,6 +411,23 @@ func (w Words) Cancelled(shop shops.Shop, service string, startsAt time.Time, re
 		return w.text(shop, "cancelled_refund", w.about(shop, service, startsAt))
 	}
 	return w.text(shop, "cancelled", w.about(shop, service, startsAt))
+}
+
+// CancelledLate confirms a customer's cancellation that came less than hours before the
+// start, with what the policy they accepted then does (issue 48): the deposit kept, a fee
+// of feeCents (0: none) charged to their card, or both.
+func (w Words) CancelledLate(shop shops.Shop, service string, startsAt time.Time, hours int, depositKept bool, feeCents int64) string {
+	d := w.about(shop, service, startsAt)
+	d["Hours"] = hours
+	id := "late_deposit_kept"
+	switch {
+	case depositKept && feeCents > 0:
+		id = "late_deposit_kept_fee"
+	case feeCents > 0:
+		id = "late_fee"
+	}
+	d["Terms"] = w.words().say(id, map[string]any{"Fee": w.Amount(feeCents, shop.Currency)})
+	return w.text(shop, "cancelled_late", d)
 }
 
 // CancelAsked answers a booked customer's request to cancel in a shop that does not let
