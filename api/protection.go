@@ -48,3 +48,20 @@ type AcceptedPolicy struct {
 	IP              *string    `json:"ip"`
 	UserAgent       *string    `json:"user_agent"`
 }
+
+// LateCancellation is the answer to POST /api/bookings/{id}/late_cancel: the booking is
+// cancelled as its customer's late cancellation.
+type LateCancellation struct {
+	BookingID uuid.UUID `json:"booking_id"`
+	// Late: the booking had accepted terms, whose late-cancellation rules applied.
+	Late bool `json:"late"`
+	// DepositKept: a deposit booking's deposit is not refunded; Refunded: the payment is
+	// refunded in full (a booking without terms, or a full payment).
+	DepositKept bool `json:"deposit_kept"`
+	Refunded    bool `json:"refunded"`
+	// Opening is what became of the opening: reopened, expired, or "" when the booking
+	// did not hold it.
+	Opening string `json:"opening"`
+	// Fee is the late-cancel fee, when the terms have one; null otherwise.
+	Fee *Fee `json:"fee"`
+}

@@ -239,3 +239,84 @@ func (e *env) tryMark(base, key, booking string) (int, attendanceAnswer) {
 	}
 	return res.StatusCode, a
 }
+
+// TestLateCancelOverHTTP (issue 48): a customer's "can't make it" applies the policy they
+// accepted. Before late_cancel_hours the deposit is refunded in full (on the shop's
+// account, with the platform's fee) and the answer says so; after it the deposit is kept,
+// the late-cancel fee charged to the kept card once, and the answer says which. The
+// owner's POST /api/bookings/{id}/late_cancel does the same for a customer who called.
+func TestLateCancelOverHTTP(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	base := e.start(connectVars, fastTune)
+	s := e.newConnectShop(base, "usd")
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodPatch, "/api/shop", s.APIKey, map[string]any{
+		"payment_mode": "deposit", "deposit_cents": 1000, "keep_card": true, "late_cancel_hours": 24, "late_cancel_fee_cents": 1500,
+		"cancellation_policy": "Free to cancel until 24 h before; after that the deposit is kept and $15 charged.",
+	}, nil))
+	phones := []string{"+15550149001", "+15550149002", "+15550149003"}
+	for _, p := range phones {
+		e.newCustomer(base, s.shopInfo, p, true)
+	}
+	late := e.bookProtected(base, &s, phones[0], 3*time.Hour)
+	early := e.bookProtected(base, &s, phones[1], 48*time.Hour)
+	called := e.bookProtected(base, &s, phones[2], 5*time.Hour)
+	for _, x := range []protectedBooking{late, early, called} {
+		ev := event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: x.booking, session: x.session, intent: "pi_" + x.booking[:8]}
+		require.Equal(t, "confirmed", e.connectEvent(base, ev, s.account).Result)
+	}
+	e.stripe.Respond(http.MethodPost, "/v1/payment_intents", http.StatusOK,
+		`{"id":"pi_late_fee","object":"payment_intent","status":"succeeded","amount":1500,"currency":"usd"}`)
+
+	// Late: the deposit kept, the fee charged.
+	e.keptCard(late, "pm_card_visa")
+	a := e.text(base, phones[0], s.SMSNumber, "can't make it")
+	require.Equal(t, "cancel_request", a.Outcome)
+	require.Contains(t, twimlMessage(t, a.Body), "less than 24 h before: the deposit is kept and a $15.00 fee is charged to your card")
+	require.Equal(t, "cancelled", bookingStatus(e, late.booking))
+	var prot api.BookingProtection
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodGet, "/api/bookings/"+late.booking+"/protection", s.APIKey, nil, &prot))
+	require.NotNil(t, prot.Fee)
+	require.Equal(t, "late_cancel", prot.Fee.Kind)
+	require.Equal(t, "charged", prot.Fee.Outcome)
+	require.Equal(t, int64(1500), prot.Fee.AmountCents)
+
+	// Early: refunded in full.
+	a = e.text(base, phones[1], s.SMSNumber, "can't make it")
+	require.Equal(t, "cancel_request", a.Outcome)
+	require.Contains(t, twimlMessage(t, a.Body), "refunded in full")
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodGet, "/api/bookings/"+early.booking+"/protection", s.APIKey, nil, &prot))
+	require.Nil(t, prot.Fee)
+
+	// The owner enters a late cancellation by phone.
+	e.keptCard(called, "pm_card_visa")
+	var lc api.LateCancellation
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodPost, "/api/bookings/"+called.booking+"/late_cancel", s.APIKey, nil, &lc))
+	require.True(t, lc.Late)
+	require.True(t, lc.DepositKept)
+	require.False(t, lc.Refunded)
+	require.Equal(t, "reopened", lc.Opening)
+	require.Equal(t, "charged", lc.Fee.Outcome)
+	require.Equal(t, http.StatusConflict, e.api(base, http.MethodPost, "/api/bookings/"+called.booking+"/late_cancel", s.APIKey, nil, nil),
+		"cancelled already")
+
+	e.settle("booking_refund")
+	var refunds, fees []stripetest.Request
+	for _, q := range e.stripe.Requests() {
+		switch {
+		case q.Method == http.MethodPost && q.Path == "/v1/refunds":
+			refunds = append(refunds, q)
+		case q.Method == http.MethodPost && q.Path == "/v1/payment_intents":
+			fees = append(fees, q)
+		}
+	}
+	require.Len(t, refunds, 1, "only the early cancellation's deposit goes back")
+	require.Equal(t, s.account, refunds[0].Account)
+	require.True(t, refunds[0].RefundsApplicationFee())
+	require.Len(t, fees, 2, "one late-cancel fee each for the late text and the owner's entry")
+	for _, q := range fees {
+		require.Equal(t, "1500", q.Form.Get("amount"))
+		require.Equal(t, s.account, q.Account)
+		require.Contains(t, []string{late.booking, called.booking}, q.Form.Get("metadata[booking_id]"))
+	}
+}

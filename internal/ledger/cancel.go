@@ -91,6 +91,41 @@ var ErrNotCancellable = errors.New("ledger: booking is not live")
 // (latePayment: the booking never takes the slot back). It returns ErrNotCancellable,
 // with nothing changed, when the booking is no longer live or its opening has started.
 func (s *Service) CancelByCustomer(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, now time.Time) (Cancellation, error) {
+	return s.cancel(ctx, tx, bookingID, now, false)
+}
+
+// CancelLate is the owner's entry of a customer's late cancellation (POST
+// /api/bookings/{id}/late_cancel: the customer called, too late): the shop's booking is
+// cancelled as CancelByCustomer does, late by the accepted policy whatever the hour,
+// and its late-cancel fee, if its terms have one, charged to the kept card after the
+// commit. A booking without terms is cancelled and refunded as any other.
+func (s *Service) CancelLate(ctx context.Context, shopID, bookingID uuid.UUID) (Cancellation, error) {
+	var c Cancellation
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		b, err := queries.BookingGet(ctx, tx, bookingID)
+		if errors.Is(err, pgx.ErrNoRows) || err == nil && b.ShopID != shopID {
+			return ErrBookingNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("get booking %s: %w", bookingID, err)
+		}
+		c, err = s.cancel(ctx, tx, bookingID, s.cfg.Now(), true)
+		return err
+	})
+	if err != nil {
+		return c, err
+	}
+	if c.Cancelled {
+		if c.OpenCheckout {
+			s.EndCheckout(ctx, c.BookingID)
+		}
+		s.m.Booking(BookingCancelled)
+		c.Fee = s.ChargeFee(ctx, c)
+	}
+	return c, nil
+}
+
+func (s *Service) cancel(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, now time.Time, late bool) (Cancellation, error) {
 	l, err := s.lock(ctx, tx, bookingID)
 	if err != nil {
 		return Cancellation{}, err
@@ -115,7 +150,7 @@ func (s *Service) CancelByCustomer(ctx context.Context, tx pgx.Tx, bookingID uui
 	if err != nil {
 		return c, err
 	}
-	if ok && terms.AcceptedAt != nil && now.After(op.StartsAt.Add(-time.Duration(terms.LateCancelHours)*time.Hour)) {
+	if ok && terms.AcceptedAt != nil && (late || now.After(op.StartsAt.Add(-time.Duration(terms.LateCancelHours)*time.Hour))) {
 		// Late, by the policy the customer accepted: what it says applies.
 		c.Late, c.LateCancelHours = true, terms.LateCancelHours
 		c.DepositKept = terms.Mode == shops.PaymentDeposit && b.Status == BookingConfirmed

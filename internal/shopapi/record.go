@@ -225,3 +225,31 @@ func (h *Handlers) bookingProtection(c echo.Context) error {
 	}
 	return c.JSON(http.StatusOK, out)
 }
+
+// ErrNotCancellable answers a late cancellation of a booking that is not live, or whose
+// time has come (mark it a no-show instead).
+var ErrNotCancellable = problem.New(problem.Conflict, "not_cancellable",
+	"the booking is not live, or its time has come: a customer who did not come is a no-show (POST /api/bookings/{id}/no_show)")
+
+// lateCancel answers POST /api/bookings/{id}/late_cancel: the owner enters a customer's
+// late cancellation; the opening is offered again, and the accepted policy applies.
+func (h *Handlers) lateCancel(c echo.Context) error {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return ErrBookingNotFound
+	}
+	if h.Ledger == nil {
+		return ErrNoRecord
+	}
+	res, err := h.Ledger.CancelLate(c.Request().Context(), shopOf(c).ID, id)
+	switch {
+	case errors.Is(err, ledger.ErrBookingNotFound):
+		return ErrBookingNotFound
+	case errors.Is(err, ledger.ErrNotCancellable):
+		return ErrNotCancellable
+	case err != nil:
+		return err
+	}
+	return c.JSON(http.StatusOK, api.LateCancellation{BookingID: res.BookingID, Late: res.Late, DepositKept: res.DepositKept,
+		Refunded: res.Refunded, Opening: string(res.Result), Fee: feeJSON(res.Fee)})
+}
