@@ -20,6 +20,8 @@ import (
 // protectedBooking is one booking of TestNoShowProtectionOverHTTP.
 type protectedBooking struct {
 	opening, booking, session string
+	// answer is the YES's answer.
+	answer string
 }
 
 // bookProtected declares an opening of s starting in startsIn, has phone say YES to it,
@@ -29,13 +31,14 @@ func (e *env) bookProtected(base string, s *connectShop, phone string, startsIn 
 	e.declare(base, s, startsIn)
 	op := s.openings[len(s.openings)-1]
 	e.waveDone(op, 1, 1)
-	require.Equal(e.t, "booked", e.text(base, phone, s.SMSNumber, "YES").Outcome)
+	yes := e.text(base, phone, s.SMSNumber, "YES")
+	require.Equal(e.t, "booked", yes.Outcome)
 	var o openingInfo
 	e.eventually("link stored", func() bool {
 		o = e.opening(base, s.shopInfo, op)
 		return o.Booking != nil && o.Booking.SessionID != ""
 	})
-	return protectedBooking{opening: op, booking: o.Booking.ID, session: o.Booking.SessionID}
+	return protectedBooking{opening: op, booking: o.Booking.ID, session: o.Booking.SessionID, answer: twimlMessage(e.t.(*testing.T), yes.Body)}
 }
 
 // keptCard makes the stand-in answer the read-back of b's checkout as one that kept card
@@ -261,6 +264,9 @@ func TestLateCancelOverHTTP(t *testing.T) {
 	late := e.bookProtected(base, &s, phones[0], 3*time.Hour)
 	early := e.bookProtected(base, &s, phones[1], 48*time.Hour)
 	called := e.bookProtected(base, &s, phones[2], 5*time.Hour)
+	require.Contains(t, early.answer, "Pay the deposit within")
+	require.Contains(t, early.answer, "Free to cancel until ", "the booked answer says the policy in one line")
+	require.True(t, strings.HasSuffix(early.answer, "; $15.00 after."), early.answer)
 	for _, x := range []protectedBooking{late, early, called} {
 		ev := event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: x.booking, session: x.session, intent: "pi_" + x.booking[:8]}
 		require.Equal(t, "confirmed", e.connectEvent(base, ev, s.account).Result)

@@ -354,6 +354,43 @@ func (w Words) Link(shop shops.Shop, service string, startsAt time.Time, url str
 	return w.text(shop, "link", d)
 }
 
+// LinkProtected is Link for a shop with no-show protection (issue 48): the payment page
+// takes a deposit (deposit), or only keeps a card (card), or the price (any other
+// mode); and, when the shop's policy makes a cancellation late, one line saying until
+// when it is free and what it costs after ("Free to cancel until Fri 21 Nov 14:00;
+// $20.00 after.").
+func (w Words) LinkProtected(shop shops.Shop, service string, startsAt time.Time, url string, payWithin time.Duration) string {
+	d := w.about(shop, service, startsAt)
+	d["URL"], d["Within"] = url, w.Duration(payWithin)
+	id := "link"
+	switch shop.PaymentMode {
+	case shops.PaymentDeposit:
+		id = "link_deposit"
+	case shops.PaymentCard:
+		id = "link_card"
+	}
+	out := w.text(shop, id, d)
+	if line := w.PolicyLine(shop, startsAt); line != "" {
+		out += " " + line
+	}
+	return out
+}
+
+// PolicyLine says in one line until when a booking starting at startsAt is free to
+// cancel by the shop's policy and what a later cancellation costs; "" when it costs
+// nothing (no late-cancel fee, no deposit kept).
+func (w Words) PolicyLine(shop shops.Shop, startsAt time.Time) string {
+	p := shop.Protection
+	until := w.When(shop, startsAt.Add(-time.Duration(p.LateCancelHours)*time.Hour))
+	switch {
+	case p.LateCancelFeeCents > 0:
+		return w.words().say("policy_line", map[string]any{"Until": until, "Fee": w.Amount(p.LateCancelFeeCents, shop.Currency)})
+	case shop.PaymentMode == shops.PaymentDeposit:
+		return w.words().say("policy_line_deposit", map[string]any{"Until": until})
+	}
+	return ""
+}
+
 // BookedLinkFollows answers a winning YES whose payment link is not ready yet.
 func (w Words) BookedLinkFollows(shop shops.Shop, service string, startsAt time.Time) string {
 	return w.text(shop, "booked_link_follows", w.about(shop, service, startsAt))
