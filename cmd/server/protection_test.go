@@ -15,6 +15,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/stripetest"
+	"github.com/slotrecovery/slotrecovery/internal/webhooks"
 )
 
 // protectedBooking is one booking of TestNoShowProtectionOverHTTP.
@@ -159,6 +160,42 @@ func TestNoShowProtectionOverHTTP(t *testing.T) {
 	require.NotNil(t, a.Fee)
 	require.Equal(t, "requires_action", a.Fee.Outcome)
 	require.Equal(t, int64(5000), a.Fee.AmountCents, "booked after the change: the new fee")
+	// The customer is texted a page to pay it themselves: a Checkout of the fee on the
+	// shop's account, whose payment is the fee's.
+	var feePage *stripetest.Request
+	for _, q := range e.stripe.Requests() {
+		if q.Method == http.MethodPost && q.Path == "/v1/checkout/sessions" && q.Form.Get("metadata[fee]") == "no_show" {
+			feePage = &q
+		}
+	}
+	require.NotNil(t, feePage)
+	require.Equal(t, needsAuth.booking, feePage.Form.Get("metadata[booking_id]"))
+	require.Equal(t, "no_show", feePage.Form.Get("payment_intent_data[metadata][fee]"))
+	require.Equal(t, "5000", feePage.Form.Get("line_items[0][price_data][unit_amount]"))
+	require.Equal(t, s.account, feePage.Account)
+	e.eventually("the fee's page texted", func() bool {
+		for _, m := range e.twilio.MessagesTo(phones[1]) {
+			if strings.Contains(m.Body, "your bank asks you to confirm the $50.00 fee") {
+				return true
+			}
+		}
+		return false
+	})
+	// They pay it: Stripe reports the fee's payment on the Connect endpoint.
+	var paidFee map[string]any
+	require.NoError(t, json.Unmarshal(stripe.TestEventPayload(evtID(), "payment_intent.succeeded", needsAuth.booking, "", "pi_fee_paid", "", time.Now()), &paidFee))
+	paidFee["data"].(map[string]any)["object"].(map[string]any)["metadata"].(map[string]any)["fee"] = "no_show"
+	body, err := json.Marshal(paidFee)
+	require.NoError(t, err)
+	r, err := e.postEvent(base, webhooks.StripeConnectPath, stripe.OnAccount(body, s.account), connectSecret)
+	require.NoError(t, err)
+	require.Equal(t, "fee_charged", r.Result)
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodGet, "/api/bookings/"+needsAuth.booking+"/protection", s.APIKey, nil, &prot))
+	require.Equal(t, "charged", prot.Fee.Outcome)
+	require.Equal(t, "pi_fee_paid", *prot.Fee.PaymentIntentID)
+	r, err = e.postEvent(base, webhooks.StripeConnectPath, stripe.OnAccount(body, s.account), connectSecret)
+	require.NoError(t, err)
+	require.True(t, r.Replayed, "processed once")
 
 	e.keptCard(poor, stripetest.CardInsufficientFunds)
 	require.Equal(t, http.StatusOK, e.api(base, http.MethodPost, "/api/bookings/"+poor.booking+"/no_show", s.APIKey, nil, &a))

@@ -30,3 +30,17 @@ RETURNING *;
 -- name: BookingFeesOfShop :many
 -- The fees of some of a shop's bookings, for the owner's list.
 SELECT * FROM booking_fees WHERE shop_id = sqlc.arg(shop_id) AND booking_id = ANY(sqlc.arg(ids)::uuid[]);
+
+-- name: BookingFeeSetPayURL :execrows
+-- The page where the customer pays a fee their bank wanted them to confirm; once (0
+-- rows: set before, or the fee is no longer waiting for them).
+UPDATE booking_fees SET pay_url = sqlc.arg(pay_url), updated_at = sqlc.arg(now)::timestamptz
+WHERE booking_id = sqlc.arg(booking_id) AND state = 'requires_action' AND pay_url IS NULL;
+
+-- name: BookingFeePaid :one
+-- The provider reports the fee's payment succeeded (the customer paid it themselves,
+-- or an off-session charge settled): charged. No row: charged already, or no such fee.
+UPDATE booking_fees SET state = 'charged', payment_intent_id = sqlc.arg(payment_intent_id),
+    updated_at = sqlc.arg(now)::timestamptz
+WHERE booking_id = sqlc.arg(booking_id) AND kind = sqlc.arg(kind) AND state IN ('pending', 'requires_action', 'declined')
+RETURNING *;

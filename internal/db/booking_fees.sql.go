@@ -17,7 +17,7 @@ const bookingFeeAttempt = `-- name: BookingFeeAttempt :one
 UPDATE booking_fees SET attempt_at = $1::timestamptz, updated_at = $1::timestamptz
 WHERE booking_id = $2 AND state = 'pending'
   AND (attempt_at IS NULL OR attempt_at < $3::timestamptz)
-RETURNING booking_id, shop_id, kind, state, amount_cents, currency, payment_intent_id, decline_code, message, application_fee_cents, attempt_at, created_at, updated_at
+RETURNING booking_id, shop_id, kind, state, amount_cents, currency, payment_intent_id, decline_code, message, application_fee_cents, pay_url, attempt_at, created_at, updated_at
 `
 
 type BookingFeeAttemptParams struct {
@@ -43,6 +43,7 @@ func (q *Queries) BookingFeeAttempt(ctx context.Context, db DBTX, arg BookingFee
 		&i.DeclineCode,
 		&i.Message,
 		&i.ApplicationFeeCents,
+		&i.PayUrl,
 		&i.AttemptAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
@@ -55,7 +56,7 @@ INSERT INTO booking_fees (booking_id, shop_id, kind, state, amount_cents, curren
 VALUES ($1, $2, $3, $4, $5,
     $6, $7, $7)
 ON CONFLICT (booking_id) DO NOTHING
-RETURNING booking_id, shop_id, kind, state, amount_cents, currency, payment_intent_id, decline_code, message, application_fee_cents, attempt_at, created_at, updated_at
+RETURNING booking_id, shop_id, kind, state, amount_cents, currency, payment_intent_id, decline_code, message, application_fee_cents, pay_url, attempt_at, created_at, updated_at
 `
 
 type BookingFeeClaimParams struct {
@@ -92,6 +93,7 @@ func (q *Queries) BookingFeeClaim(ctx context.Context, db DBTX, arg BookingFeeCl
 		&i.DeclineCode,
 		&i.Message,
 		&i.ApplicationFeeCents,
+		&i.PayUrl,
 		&i.AttemptAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
@@ -100,7 +102,7 @@ func (q *Queries) BookingFeeClaim(ctx context.Context, db DBTX, arg BookingFeeCl
 }
 
 const bookingFeeGet = `-- name: BookingFeeGet :one
-SELECT booking_id, shop_id, kind, state, amount_cents, currency, payment_intent_id, decline_code, message, application_fee_cents, attempt_at, created_at, updated_at FROM booking_fees WHERE booking_id = $1
+SELECT booking_id, shop_id, kind, state, amount_cents, currency, payment_intent_id, decline_code, message, application_fee_cents, pay_url, attempt_at, created_at, updated_at FROM booking_fees WHERE booking_id = $1
 `
 
 func (q *Queries) BookingFeeGet(ctx context.Context, db DBTX, bookingID uuid.UUID) (BookingFee, error) {
@@ -117,6 +119,7 @@ func (q *Queries) BookingFeeGet(ctx context.Context, db DBTX, bookingID uuid.UUI
 		&i.DeclineCode,
 		&i.Message,
 		&i.ApplicationFeeCents,
+		&i.PayUrl,
 		&i.AttemptAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
@@ -124,12 +127,76 @@ func (q *Queries) BookingFeeGet(ctx context.Context, db DBTX, bookingID uuid.UUI
 	return i, err
 }
 
+const bookingFeePaid = `-- name: BookingFeePaid :one
+UPDATE booking_fees SET state = 'charged', payment_intent_id = $1,
+    updated_at = $2::timestamptz
+WHERE booking_id = $3 AND kind = $4 AND state IN ('pending', 'requires_action', 'declined')
+RETURNING booking_id, shop_id, kind, state, amount_cents, currency, payment_intent_id, decline_code, message, application_fee_cents, pay_url, attempt_at, created_at, updated_at
+`
+
+type BookingFeePaidParams struct {
+	PaymentIntentID pgtype.Text
+	Now             time.Time
+	BookingID       uuid.UUID
+	Kind            string
+}
+
+// The provider reports the fee's payment succeeded (the customer paid it themselves,
+// or an off-session charge settled): charged. No row: charged already, or no such fee.
+func (q *Queries) BookingFeePaid(ctx context.Context, db DBTX, arg BookingFeePaidParams) (BookingFee, error) {
+	row := db.QueryRow(ctx, bookingFeePaid,
+		arg.PaymentIntentID,
+		arg.Now,
+		arg.BookingID,
+		arg.Kind,
+	)
+	var i BookingFee
+	err := row.Scan(
+		&i.BookingID,
+		&i.ShopID,
+		&i.Kind,
+		&i.State,
+		&i.AmountCents,
+		&i.Currency,
+		&i.PaymentIntentID,
+		&i.DeclineCode,
+		&i.Message,
+		&i.ApplicationFeeCents,
+		&i.PayUrl,
+		&i.AttemptAt,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+	)
+	return i, err
+}
+
+const bookingFeeSetPayURL = `-- name: BookingFeeSetPayURL :execrows
+UPDATE booking_fees SET pay_url = $1, updated_at = $2::timestamptz
+WHERE booking_id = $3 AND state = 'requires_action' AND pay_url IS NULL
+`
+
+type BookingFeeSetPayURLParams struct {
+	PayUrl    pgtype.Text
+	Now       time.Time
+	BookingID uuid.UUID
+}
+
+// The page where the customer pays a fee their bank wanted them to confirm; once (0
+// rows: set before, or the fee is no longer waiting for them).
+func (q *Queries) BookingFeeSetPayURL(ctx context.Context, db DBTX, arg BookingFeeSetPayURLParams) (int64, error) {
+	result, err := db.Exec(ctx, bookingFeeSetPayURL, arg.PayUrl, arg.Now, arg.BookingID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const bookingFeeSettle = `-- name: BookingFeeSettle :one
 UPDATE booking_fees SET state = $1, payment_intent_id = $2,
     decline_code = $3, message = $4,
     application_fee_cents = $5, updated_at = $6::timestamptz
 WHERE booking_id = $7 AND state = 'pending'
-RETURNING booking_id, shop_id, kind, state, amount_cents, currency, payment_intent_id, decline_code, message, application_fee_cents, attempt_at, created_at, updated_at
+RETURNING booking_id, shop_id, kind, state, amount_cents, currency, payment_intent_id, decline_code, message, application_fee_cents, pay_url, attempt_at, created_at, updated_at
 `
 
 type BookingFeeSettleParams struct {
@@ -165,6 +232,7 @@ func (q *Queries) BookingFeeSettle(ctx context.Context, db DBTX, arg BookingFeeS
 		&i.DeclineCode,
 		&i.Message,
 		&i.ApplicationFeeCents,
+		&i.PayUrl,
 		&i.AttemptAt,
 		&i.CreatedAt,
 		&i.UpdatedAt,
@@ -173,7 +241,7 @@ func (q *Queries) BookingFeeSettle(ctx context.Context, db DBTX, arg BookingFeeS
 }
 
 const bookingFeesOfShop = `-- name: BookingFeesOfShop :many
-SELECT booking_id, shop_id, kind, state, amount_cents, currency, payment_intent_id, decline_code, message, application_fee_cents, attempt_at, created_at, updated_at FROM booking_fees WHERE shop_id = $1 AND booking_id = ANY($2::uuid[])
+SELECT booking_id, shop_id, kind, state, amount_cents, currency, payment_intent_id, decline_code, message, application_fee_cents, pay_url, attempt_at, created_at, updated_at FROM booking_fees WHERE shop_id = $1 AND booking_id = ANY($2::uuid[])
 `
 
 type BookingFeesOfShopParams struct {
@@ -202,6 +270,7 @@ func (q *Queries) BookingFeesOfShop(ctx context.Context, db DBTX, arg BookingFee
 			&i.DeclineCode,
 			&i.Message,
 			&i.ApplicationFeeCents,
+			&i.PayUrl,
 			&i.AttemptAt,
 			&i.CreatedAt,
 			&i.UpdatedAt,

@@ -138,6 +138,7 @@ type BookingFee struct {
 	DeclineCode         string
 	Message             string
 	ApplicationFeeCents int64
+	PayUrl              pgtype.Text
 	AttemptAt           *time.Time
 	CreatedAt           time.Time
 	UpdatedAt           time.Time

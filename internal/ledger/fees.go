@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/inbox"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/pgvalue"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -141,7 +142,100 @@ func (s *Service) chargeFee(ctx context.Context, shop shops.Shop, id uuid.UUID, 
 	if err != nil {
 		return feeOf(r), fmt.Errorf("charge fee of booking %s: %w", id, err)
 	}
-	return s.settleFee(ctx, id, charge, string(charge.Outcome))
+	fee, err := s.settleFee(ctx, id, charge, string(charge.Outcome))
+	if err == nil && fee != nil && fee.State == FeeRequiresAction {
+		// The bank wants the customer: they are texted a page to pay it themselves.
+		if err := s.askToPay(ctx, shop, id, account, fee); err != nil {
+			s.log.WarnContext(ctx, "fee's payment page not texted", "booking_id", id, "err", err)
+		}
+	}
+	return fee, err
+}
+
+// feePageLasts is how long a fee's own payment page stays open (Stripe's longest is 24
+// hours).
+const feePageLasts = 23 * time.Hour
+
+// askToPay makes a payment page for booking id's fee, whose off-session charge the
+// customer's bank wanted them to confirm (Stripe's authentication_required), on the
+// shop's account with the platform's fee, and texts it to the customer, once. Its expiry
+// comes from the fee's settlement, so a retry asks the provider for the same page.
+func (s *Service) askToPay(ctx context.Context, shop shops.Shop, id uuid.UUID, account string, fee *Fee) error {
+	b, err := queries.BookingGet(ctx, s.pool, id)
+	if err != nil {
+		return fmt.Errorf("get booking %s: %w", id, err)
+	}
+	_, op, customer, err := s.parties(ctx, b)
+	if err != nil {
+		return err
+	}
+	w := wordsFor(shop, customer)
+	callCtx, cancel := context.WithTimeout(ctx, s.cfg.ProviderTimeout)
+	defer cancel()
+	expires := fee.At.Add(feePageLasts).UTC().Truncate(time.Second)
+	co, err := s.provider.CreateCheckout(callCtx, payments.CheckoutRequest{
+		BookingID: id.String(), AmountCents: fee.AmountCents, Currency: fee.Currency, Fee: fee.Kind,
+		Description: feeItem(w, fee.Kind, shop, op.Service, op.StartsAt), Locale: string(w.Language()), ExpiresAt: expires,
+		SuccessURL: s.cfg.CheckoutSuccessURL, CancelURL: s.cfg.CheckoutCancelURL,
+		Account: account, FeeBPS: shop.FeeBPS(s.cfg.PlatformFeeBPS),
+	})
+	if err != nil {
+		return fmt.Errorf("create fee page of booking %s: %w", id, err)
+	}
+	now := s.cfg.Now()
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		n, err := queries.BookingFeeSetPayURL(ctx, tx, db.BookingFeeSetPayURLParams{BookingID: id, PayUrl: pgvalue.TextOrNull(co.URL), Now: now.UTC()})
+		if err != nil {
+			return fmt.Errorf("store fee page of booking %s: %w", id, err)
+		}
+		if n == 0 {
+			return nil // texted before
+		}
+		_, err = s.queueText(ctx, tx, inbox.Outgoing{
+			Key: "fee_pay:" + id.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone, CustomerID: customer.ID,
+			Body:     w.FeePayLink(shop, op.Service, op.StartsAt, w.Amount(fee.AmountCents, fee.Currency), co.URL),
+			NotAfter: expires,
+		})
+		if err != nil {
+			return fmt.Errorf("enqueue fee page text: %w", err)
+		}
+		return nil
+	})
+}
+
+// feePaid applies the provider's report that a fee's payment succeeded (the customer
+// paid it on the page askToPay texted, or a charge settled): the fee is charged. Only
+// the account that took the booking's payment reports on its fee.
+func (s *Service) feePaid(ctx context.Context, ev payments.Event) (EventResult, error) {
+	id, err := uuid.Parse(ev.BookingID)
+	if err != nil {
+		return s.settle(ctx, ev.ID, ResultUnknownBooking)
+	}
+	b, err := queries.BookingGet(ctx, s.pool, id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s.settle(ctx, ev.ID, ResultUnknownBooking)
+	}
+	if err != nil {
+		return EventResult{}, fmt.Errorf("get booking %s: %w", id, err)
+	}
+	if !tookPayment(b, &ev.Account) {
+		return s.wrongAccount(ctx, ev)
+	}
+	if ev.Kind != payments.EventFeeCharged {
+		// A failed attempt of the customer's own: the page stays for another card, and
+		// the fee stays as it was answered.
+		return s.settle(ctx, ev.ID, ResultFeeUnchanged)
+	}
+	_, err = queries.BookingFeePaid(ctx, s.pool, db.BookingFeePaidParams{
+		BookingID: id, Kind: string(ev.Fee), PaymentIntentID: pgvalue.TextOrNull(ev.PaymentIntentID), Now: s.cfg.Now().UTC(),
+	})
+	if errors.Is(err, pgx.ErrNoRows) {
+		return s.settle(ctx, ev.ID, ResultFeeUnchanged)
+	}
+	if err != nil {
+		return EventResult{}, fmt.Errorf("record fee of booking %s paid: %w", id, err)
+	}
+	return s.settle(ctx, ev.ID, ResultFeeCharged)
 }
 
 // describer words a fee's payment (texts.Words).

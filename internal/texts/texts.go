@@ -419,6 +419,14 @@ func (w Words) LateCancelFeeItem(shop shops.Shop, service string, startsAt time.
 	return w.words().say("late_cancel_fee_item", w.about(shop, service, startsAt))
 }
 
+// FeePayLink asks a customer whose bank wanted them to confirm a fee (fee, written as
+// Amount writes it) to pay it themselves on the page at url.
+func (w Words) FeePayLink(shop shops.Shop, service string, startsAt time.Time, fee, url string) string {
+	d := w.about(shop, service, startsAt)
+	d["Fee"], d["URL"] = fee, url
+	return w.text(shop, "fee_pay_link", d)
+}
+
 // Confirmed tells a customer they are booked (the payment went through, or the shop
 // takes no payment).
 func (w Words) Confirmed(shop shops.Shop, service string, startsAt time.Time) string {

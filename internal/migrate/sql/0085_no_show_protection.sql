@@ -56,6 +56,8 @@ CREATE TABLE booking_fees (
     decline_code          text NOT NULL DEFAULT '',
     message               text NOT NULL DEFAULT '' CHECK (length(message) <= 500),
     application_fee_cents bigint NOT NULL DEFAULT 0,
+    -- requires_action: the page where the customer pays the fee themselves (texted).
+    pay_url               text,
     attempt_at            timestamptz,
     created_at            timestamptz NOT NULL,
     updated_at            timestamptz NOT NULL
