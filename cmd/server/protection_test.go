@@ -363,3 +363,66 @@ func TestLateCancelOverHTTP(t *testing.T) {
 		require.Contains(t, []string{late.booking, called.booking}, q.Form.Get("metadata[booking_id]"))
 	}
 }
+
+// TestCardModeOverHTTP (issue 48): a card shop's YES charges nothing: its page is
+// Checkout in setup mode on the shop's account, the booked answer asks for a card, the
+// completed page confirms the booking, and a no-show charges the fee to the card the
+// setup kept.
+func TestCardModeOverHTTP(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	base := e.start(connectVars, fastTune)
+	s := e.newConnectShop(base, "usd")
+	var shop api.Shop
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodPatch, "/api/shop", s.APIKey, map[string]any{
+		"payment_mode": "card", "no_show_fee_cents": 2500, "cancellation_policy": "No-show: $25 charged to this card.",
+	}, &shop))
+	require.Equal(t, "card", shop.PaymentMode)
+	phone := "+15550147001"
+	e.newCustomer(base, s.shopInfo, phone, true)
+	b := e.bookProtected(base, &s, phone, 3*time.Hour)
+	require.Contains(t, b.answer, "Add a card within")
+
+	var create *stripetest.Request
+	for _, q := range e.stripe.Requests() {
+		if q.Method == http.MethodPost && q.Path == "/v1/checkout/sessions" && q.Form.Get("metadata[booking_id]") == b.booking {
+			create = &q
+		}
+	}
+	require.NotNil(t, create)
+	require.Equal(t, "setup", create.Form.Get("mode"))
+	require.Empty(t, create.Form.Get("line_items[0][price_data][unit_amount]"), "nothing charged at the YES")
+	require.Equal(t, s.account, create.Account)
+	require.Equal(t, "No-show: $25 charged to this card.", create.Form.Get("custom_text[submit][message]"))
+
+	done := event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: b.booking, session: b.session, paymentStatus: "no_payment_required"}
+	require.Equal(t, "confirmed", e.connectEvent(base, done, s.account).Result)
+	var prot api.BookingProtection
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodGet, "/api/bookings/"+b.booking+"/protection", s.APIKey, nil, &prot))
+	require.Equal(t, "card", *prot.Mode)
+	require.Zero(t, prot.ChargedCents)
+	require.True(t, prot.KeepCard)
+	require.NotNil(t, prot.Policy.AcceptedAt)
+
+	_, err := e.pool.Exec(context.Background(), `UPDATE slot_openings SET starts_at = now() - interval '2 hours' WHERE id = $1`, b.opening)
+	require.NoError(t, err)
+	e.stripe.Respond(http.MethodGet, "/v1/checkout/sessions/"+b.session, http.StatusOK, `{"id":"`+b.session+
+		`","object":"checkout.session","mode":"setup","status":"complete","customer":"cus_card",`+
+		`"setup_intent":{"id":"seti_1","object":"setup_intent","payment_method":"pm_card_visa"}}`)
+	e.stripe.Respond(http.MethodPost, "/v1/payment_intents", http.StatusOK,
+		`{"id":"pi_card_fee","object":"payment_intent","status":"succeeded","amount":2500,"currency":"usd"}`)
+	var a attendanceAnswer
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodPost, "/api/bookings/"+b.booking+"/no_show", s.APIKey, nil, &a))
+	require.Equal(t, "charged", a.Fee.Outcome)
+	require.Equal(t, int64(2500), a.Fee.AmountCents)
+	var charge *stripetest.Request
+	for _, q := range e.stripe.Requests() {
+		if q.Method == http.MethodPost && q.Path == "/v1/payment_intents" {
+			charge = &q
+		}
+	}
+	require.NotNil(t, charge)
+	require.Equal(t, "cus_card", charge.Form.Get("customer"))
+	require.Equal(t, "pm_card_visa", charge.Form.Get("payment_method"))
+	require.Equal(t, s.account, charge.Account)
+}

@@ -106,7 +106,8 @@ func (s *Service) fixTerms(ctx context.Context, shop shops.Shop, b db.Booking) (
 func checkoutTerms(r *payments.CheckoutRequest, t Terms) {
 	r.AmountCents, r.KeepCard, r.Policy = t.ChargedCents, t.KeepCard, t.PolicyText
 	if t.Mode == shops.PaymentCard {
-		r.Mode, r.AmountCents, r.KeepCard = payments.CheckoutCardOnly, 0, true
+		// Nothing charged, so no application fee either.
+		r.Mode, r.AmountCents, r.KeepCard, r.FeeBPS = payments.CheckoutCardOnly, 0, true, 0
 	}
 }
 
