@@ -366,6 +366,7 @@ func (f filledView) row(csrf string, page int) g.Node {
 		h.Td(h.Data("label", "Amount"), h.Class("num"), h.Div(g.Text(f.Amount),
 			g.If(f.Fee != "", g.Group{h.Br(), h.Span(h.Class("muted nowrap"), g.Text("fee "+f.Fee+" · you get "+f.Net))}))),
 		h.Td(h.Data("label", "Came?"), h.Class("actions"), h.Div(f.attendance(csrf, page),
+			g.If(f.FeeNote != "", h.P(h.Class("muted fee-note"), g.Text(f.FeeNote))),
 			g.If(f.Record, h.A(h.Class("record-link"), h.Href(OpeningPath+"/"+f.ID.String()), g.Text("Offers"),
 				h.Span(h.Class("vh"), g.Text(" for "+f.When)))))),
 	)

@@ -133,6 +133,12 @@ func TestOpeningRecordAndAttendance(t *testing.T) {
 	require.Contains(t, text(body), "Marked as a no-show.")
 	require.Contains(t, body, `<span class="badge badge-bad">No-show</span>`)
 	require.Contains(t, body, `value="none"`, "undo offered")
+	// Its fee, as the ledger answered it (issue 48), is shown beside the mark.
+	_, err = en.pool.Exec(ctx, `INSERT INTO booking_fees (booking_id, shop_id, kind, state, amount_cents, currency, decline_code, created_at, updated_at)
+		VALUES ($1, $2, 'no_show', 'declined', 2000, 'usd', 'insufficient_funds', now(), now())`, bookingID, shop.ID)
+	require.NoError(t, err)
+	body, _ = en.page(t, ck, "/dashboard")
+	require.Contains(t, text(body), "No-show fee $20.00 declined: insufficient_funds")
 	// Another shop's owner cannot mark it.
 	_, csrfB := en.page(t, other, "/dashboard")
 	rec2 := en.post("/dashboard/bookings/"+bookingID.String()+"/attendance", url.Values{"csrf": {csrfB}, "mark": {"attended"}}, other)

@@ -271,3 +271,20 @@ func (s *Service) settleFee(ctx context.Context, id uuid.UUID, c payments.FeeCha
 	}
 	return feeOf(r), nil
 }
+
+// FeesOf returns the fees of some of a shop's bookings, by booking (the dashboard's
+// list of filled slots shows them).
+func (s *Service) FeesOf(ctx context.Context, shopID uuid.UUID, ids []uuid.UUID) (map[uuid.UUID]*Fee, error) {
+	out := map[uuid.UUID]*Fee{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := queries.BookingFeesOfShop(ctx, s.pool, db.BookingFeesOfShopParams{ShopID: shopID, Ids: ids})
+	if err != nil {
+		return nil, fmt.Errorf("read fees of shop %s: %w", shopID, err)
+	}
+	for _, r := range rows {
+		out[r.BookingID] = feeOf(r)
+	}
+	return out, nil
+}
