@@ -458,8 +458,13 @@ func (d *Dashboard) openList(ctx context.Context, shop shops.Shop, now time.Time
 func paymentLabel(status, paymentMode string) (label, class string) {
 	switch status {
 	case ledger.BookingConfirmed:
-		if paymentMode == shops.PaymentNone {
+		switch paymentMode {
+		case shops.PaymentNone:
 			return "Confirmed", "ok"
+		case shops.PaymentDeposit:
+			return "Deposit paid", "ok"
+		case shops.PaymentCard:
+			return "Card kept", "ok"
 		}
 		return "Paid", "ok"
 	case ledger.BookingPendingPayment:
