@@ -95,8 +95,9 @@ func TestNoShowProtectionOverHTTP(t *testing.T) {
 	require.Equal(t, 1, shop.PolicyVersion)
 
 	phones := []string{"+15550148001", "+15550148002", "+15550148003"}
+	var customerIDs []string
 	for _, p := range phones {
-		e.newCustomer(base, s.shopInfo, p, true)
+		customerIDs = append(customerIDs, e.newCustomer(base, s.shopInfo, p, true).ID)
 	}
 
 	// The deposit's checkout: 20% of $45.00 on the shop's account, 2.5% of it for the
@@ -259,6 +260,14 @@ func TestNoShowProtectionOverHTTP(t *testing.T) {
 		}
 	}
 	require.Equal(t, 3, total, "one fee charge per booking")
+
+	// The customer is erased: the proof of what they accepted is kept.
+	require.Equal(t, http.StatusNoContent, e.api(base, http.MethodDelete, "/api/customers/"+customerIDs[0], s.APIKey, nil, nil))
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodGet, "/api/bookings/"+b.booking+"/protection", s.APIKey, nil, &prot))
+	require.Equal(t, policy, prot.Policy.Text)
+	require.Equal(t, shops.PolicySHA256(policy), prot.Policy.SHA256)
+	require.NotNil(t, prot.Policy.AcceptedAt)
+	require.Equal(t, "charged", prot.Fee.Outcome)
 }
 
 // tryMark posts a no-show mark off the test's goroutine.
