@@ -118,6 +118,7 @@ func TestOpeningRecordAndAttendance(t *testing.T) {
 	body, csrf := en.page(t, ck, "/dashboard")
 	require.Contains(t, text(body), "after the visit")
 	require.NotContains(t, body, `value="no_show"`)
+	require.Contains(t, body, `action="/dashboard/bookings/`+bookingID.String()+`/late_cancel"`, "before the visit: a late cancellation")
 	require.Equal(t, "/dashboard?notice=too_early#filled", mark(ck, csrf, "no_show"))
 	body, _ = en.page(t, ck, "/dashboard?notice=too_early")
 	require.Contains(t, text(body), "The appointment has not started yet")
@@ -183,4 +184,11 @@ func TestOpeningRecordAndAttendance(t *testing.T) {
 	var attended bool
 	require.NoError(t, en.pool.QueryRow(ctx, `SELECT attended_at IS NOT NULL AND no_show_at IS NULL FROM bookings WHERE id = $1`, bookingID).Scan(&attended))
 	require.True(t, attended)
+	// Its time has passed: not a late cancellation any more.
+	lc := en.post("/dashboard/bookings/"+bookingID.String()+"/late_cancel", url.Values{"csrf": {csrf}}, ck)
+	require.Equal(t, http.StatusSeeOther, lc.Code, lc.Body.String())
+	require.Equal(t, "/dashboard?notice=not_cancellable#filled", lc.Header().Get("Location"))
+	var status string
+	require.NoError(t, en.pool.QueryRow(ctx, `SELECT status FROM bookings WHERE id = $1`, bookingID).Scan(&status))
+	require.NotEqual(t, "cancelled", status)
 }
