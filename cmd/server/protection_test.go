@@ -79,6 +79,9 @@ func TestNoShowProtectionOverHTTP(t *testing.T) {
 	require.Contains(t, problem.Error.Message, "deposit_cents or deposit_percent")
 	require.Equal(t, http.StatusUnprocessableEntity, e.api(base, http.MethodPatch, "/api/shop", s.APIKey,
 		map[string]any{"cancellation_policy": strings.Repeat("x", 501)}, nil))
+	require.Equal(t, http.StatusUnprocessableEntity, e.api(base, http.MethodPatch, "/api/shop", s.APIKey,
+		map[string]any{"payment_mode": "deposit", "deposit_cents": 10}, &problem), "below Stripe's smallest charge")
+	require.Equal(t, "deposit_cents", problem.Error.Field)
 
 	policy := "Free to cancel until 24 h before. After that, or if you do not come, $20 is charged to this card."
 	var shop api.Shop

@@ -211,6 +211,13 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		if err != nil {
 			return err
 		}
+		if d := protection.DepositCents; d != nil && n.PaymentMode == PaymentDeposit && s.cfg.MinimumCharge != nil {
+			// A fixed deposit below the provider's smallest charge could never be paid.
+			if minimum := s.cfg.MinimumCharge(n.Currency); *d < minimum {
+				return problem.Invalidf("deposit_cents", "deposit_cents must be at least %d, the payment provider's smallest charge in %s",
+					minimum, strings.ToUpper(n.Currency))
+			}
+		}
 		var qs, qe pgtype.Int4
 		if p.Quiet != nil {
 			qs = pgtype.Int4{Int32: int32(p.Quiet.Start), Valid: true}
