@@ -437,4 +437,14 @@ func TestCardModeOverHTTP(t *testing.T) {
 	require.Equal(t, "cus_card", charge.Form.Get("customer"))
 	require.Equal(t, "pm_card_visa", charge.Form.Get("payment_method"))
 	require.Equal(t, s.account, charge.Account)
+
+	// A booking whose page was never completed kept no card: no_card, nothing charged.
+	other := "+15550147002"
+	e.newCustomer(base, s.shopInfo, other, true)
+	unpaid := e.bookProtected(base, &s, other, 4*time.Hour)
+	_, err = e.pool.Exec(context.Background(), `UPDATE slot_openings SET starts_at = now() - interval '1 hour' WHERE id = $1`, unpaid.opening)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodPost, "/api/bookings/"+unpaid.booking+"/no_show", s.APIKey, nil, &a))
+	require.Equal(t, "no_card", a.Fee.Outcome)
+	require.Equal(t, 1, e.stripe.Count(http.MethodPost, "/v1/payment_intents"), "only the first booking's fee was charged")
 }
