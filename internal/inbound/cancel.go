@@ -73,7 +73,7 @@ func (s *Service) cancelRequest(ctx context.Context, w texts.Words, shop shops.S
 			if c.Fee != nil && c.Fee.State == ledger.FeePending {
 				fee = c.Fee.AmountCents
 			}
-			ans = Answer{Outcome: OutcomeCancelRequest, Message: w.CancelledLate(shop, c.Service, c.StartsAt, c.LateCancelHours, c.DepositKept, fee)}
+			ans = Answer{Outcome: OutcomeCancelRequest, Message: w.CancelledLate(shop, c.Service, c.StartsAt, c.LateCancelHours, c.DepositKept, c.Refunded, fee)}
 		default:
 			ans = Answer{Outcome: OutcomeCancelRequest, Message: w.Cancelled(shop, c.Service, c.StartsAt, c.Refunded)}
 		}

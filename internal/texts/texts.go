@@ -460,14 +460,17 @@ func (w Words) Cancelled(shop shops.Shop, service string, startsAt time.Time, re
 
 // CancelledLate confirms a customer's cancellation that came less than hours before the
 // start, with what the policy they accepted then does (issue 48): the deposit kept, a fee
-// of feeCents (0: none) charged to their card, or both.
-func (w Words) CancelledLate(shop shops.Shop, service string, startsAt time.Time, hours int, depositKept bool, feeCents int64) string {
+// of feeCents (0: none) charged to their card, or both; refunded says a full payment
+// goes back all the same (a checkout's, with a fee).
+func (w Words) CancelledLate(shop shops.Shop, service string, startsAt time.Time, hours int, depositKept, refunded bool, feeCents int64) string {
 	d := w.about(shop, service, startsAt)
 	d["Hours"] = hours
 	id := "late_deposit_kept"
 	switch {
 	case depositKept && feeCents > 0:
 		id = "late_deposit_kept_fee"
+	case refunded && feeCents > 0:
+		id = "late_refund_fee"
 	case feeCents > 0:
 		id = "late_fee"
 	}
