@@ -74,6 +74,20 @@ type Shop struct {
 	// JoinKeywords are the shop's own words that ask to join by text (up to 5, upper
 	// case), besides JOIN, UNIRME and INSCRIRE, which always work; [] for none.
 	JoinKeywords []string `json:"join_keywords"`
+	// No-show protection (issue 48). DepositCents or DepositPercent is the deposit of a
+	// payment_mode deposit shop (null for none); KeepCard keeps a checkout or deposit
+	// customer's card for a fee (payment_mode card always keeps it).
+	DepositCents   *int64 `json:"deposit_cents"`
+	DepositPercent *int   `json:"deposit_percent"`
+	KeepCard       bool   `json:"keep_card"`
+	// CancellationPolicy is shown on the payment page, whose completion accepts it;
+	// LateCancelHours before the start a cancellation becomes late; the fees are charged
+	// to a kept card (0: none). PolicyVersion moves on with each change of them.
+	CancellationPolicy string `json:"cancellation_policy"`
+	LateCancelHours    int    `json:"late_cancel_hours"`
+	NoShowFeeCents     int64  `json:"no_show_fee_cents"`
+	LateCancelFeeCents int64  `json:"late_cancel_fee_cents"`
+	PolicyVersion      int    `json:"policy_version"`
 }
 
 // NotifyPhonePending is an alert number waiting for the code texted to it.

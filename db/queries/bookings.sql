@@ -187,7 +187,8 @@ RETURNING *;
 
 -- name: BookingAttendanceLock :one
 -- A shop's booking, with its opening's start, held while its attendance is marked.
-SELECT b.id, b.status, b.attended_at, b.no_show_at, s.starts_at
+SELECT b.id, b.status, b.attended_at, b.no_show_at, s.starts_at, s.service, b.customer_id,
+    b.stripe_account, b.stripe_checkout_session_id, b.currency
 FROM bookings b JOIN slot_openings s ON s.id = b.opening_id
 WHERE b.id = sqlc.arg(id) AND b.shop_id = sqlc.arg(shop_id)
 FOR UPDATE OF b;

@@ -40,7 +40,17 @@ SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status
     COALESCE(b.application_fee_cents, 0)::bigint AS fee_cents,
     COALESCE(b.service, '')::text AS booked_service,
     COALESCE(b.duration_minutes, 0)::integer AS booked_minutes,
-    COALESCE(st.name, '')::text AS staff_name
+    COALESCE(st.name, '')::text AS staff_name,
+    -- No-show protection (issue 48): the booking's terms (what the page took, the policy
+    -- accepted) and its fee, if any.
+    COALESCE(bt.mode, '')::text AS terms_mode,
+    COALESCE(bt.charged_cents, 0)::bigint AS charged_cents,
+    COALESCE(bt.policy_version, 0)::integer AS policy_version,
+    COALESCE(bt.policy_sha256, '')::text AS policy_sha256,
+    bt.accepted_at AS policy_accepted_at,
+    COALESCE(bf.kind, '')::text AS fee_kind,
+    COALESCE(bf.state, '')::text AS fee_outcome,
+    COALESCE(bf.amount_cents, 0)::bigint AS fee_amount_cents
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
 LEFT JOIN staff st ON st.id = s.staff_id
@@ -48,6 +58,8 @@ LEFT JOIN LATERAL (
     SELECT bk.id, bk.status, bk.amount_cents, bk.application_fee_cents, bk.service, bk.duration_minutes FROM bookings bk
     WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
 ) b ON true
+LEFT JOIN booking_terms bt ON bt.booking_id = b.id
+LEFT JOIN booking_fees bf ON bf.booking_id = b.id
 WHERE s.shop_id = sqlc.arg(shop_id) AND s.status IN ('filled', 'completed')
   AND s.starts_at >= sqlc.arg(starts_from)::timestamptz
   AND s.starts_at < sqlc.arg(starts_until)::timestamptz

@@ -195,3 +195,14 @@ DELETE FROM notify_phone_confirmations WHERE shop_id = $1;
 -- The confirmed alert number, or none.
 UPDATE shops SET notify_phone = sqlc.narg(notify_phone) WHERE id = sqlc.arg(id)
 RETURNING *;
+
+-- name: ShopSetProtection :one
+-- The shop's no-show protection (issue 48): the deposit, whether a card is kept, and the
+-- cancellation policy with its fees at policy_version (Go moves it on when they change).
+-- Run in Update's transaction, after ShopUpdate.
+UPDATE shops SET deposit_cents = sqlc.narg(deposit_cents), deposit_percent = sqlc.narg(deposit_percent),
+    keep_card = sqlc.arg(keep_card), cancellation_policy = sqlc.arg(cancellation_policy),
+    late_cancel_hours = sqlc.arg(late_cancel_hours), no_show_fee_cents = sqlc.arg(no_show_fee_cents),
+    late_cancel_fee_cents = sqlc.arg(late_cancel_fee_cents), policy_version = sqlc.arg(policy_version)
+WHERE id = sqlc.arg(id)
+RETURNING *;

@@ -77,6 +77,8 @@ var tableOwners = map[string]string{
 	// the consent record keeps every opt-in and opt-out with its proof.
 	"join_requests":           "internal/join",
 	"appointment_write_backs": "internal/book",
+	"booking_terms":           "internal/ledger", // a booking's payment page terms and acceptance (issue 48)
+	"booking_fees":            "internal/ledger", // a booking's one fee (issue 48)
 	"consent_events":          "internal/join",
 	// What guards the join page against SMS pumping: the countries a shop accepts joins
 	// from, its refusals counted by day and reason, the hours its budget was spent.

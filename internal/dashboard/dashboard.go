@@ -285,6 +285,7 @@ func (d *Dashboard) Register(e *echo.Echo) {
 	e.POST("/dashboard/customers/:id/clear_no_shows", d.page(d.signedIn(d.withCSRF(d.clearNoShows))))
 	e.GET(OpeningPath+"/:id", d.page(d.signedIn(d.openingRecord)))
 	e.POST("/dashboard/bookings/:id/attendance", d.page(d.signedIn(d.withCSRF(d.markAttendance))))
+	e.POST("/dashboard/bookings/:id/late_cancel", d.page(d.signedIn(d.withCSRF(d.lateCancel))))
 	if d.cfg.Stats != nil {
 		e.GET(StatsPath, d.page(d.signedIn(d.statsPage)))
 		e.GET(StatsPath+".csv", d.page(d.signedIn(d.statsCSV)))

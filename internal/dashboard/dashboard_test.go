@@ -545,14 +545,23 @@ func TestExportCSV(t *testing.T) {
 	c := en.addCustomer(t, en.shopA, "+15555550123", "=HYPERLINK(\"x\")")
 	ny := en.shopA.Location
 	in1 := insertOpening(t, en.pool, en.shopA.ID, time.Date(2026, 11, 1, 0, 30, 0, 0, ny), wednesday, "First", 4500, slots.StatusOpen)
-	book(t, en.pool, in1, c.ID, ledger.BookingConfirmed, 4500, wednesday)
+	b1 := book(t, en.pool, in1, c.ID, ledger.BookingConfirmed, 4500, wednesday)
+	// A deposit booking whose customer accepted policy version 3 and was charged a no-show fee.
+	_, err := en.pool.Exec(context.Background(), `INSERT INTO booking_terms (booking_id, shop_id, mode, price_cents, charged_cents,
+			keep_card, policy_version, policy_text, policy_sha256, late_cancel_hours, no_show_fee_cents, late_cancel_fee_cents,
+			accepted_at, created_at)
+		VALUES ($1, $2, 'deposit', 4500, 900, true, 3, 'Policy', 'abc123', 24, 2000, 0, '2026-10-31T12:00:00Z', now())`, b1, en.shopA.ID)
+	require.NoError(t, err)
+	_, err = en.pool.Exec(context.Background(), `INSERT INTO booking_fees (booking_id, shop_id, kind, state, amount_cents, currency, created_at, updated_at)
+		VALUES ($1, $2, 'no_show', 'charged', 2000, 'usd', now(), now())`, b1, en.shopA.ID)
+	require.NoError(t, err)
 	in2 := insertOpening(t, en.pool, en.shopA.ID, time.Date(2026, 11, 30, 23, 30, 0, 0, ny), wednesday, "Last", 1999, slots.StatusOpen)
 	book(t, en.pool, in2, c.ID, ledger.BookingPendingPayment, 1999, wednesday)
 	out := insertOpening(t, en.pool, en.shopA.ID, time.Date(2026, 12, 1, 0, 30, 0, 0, ny), wednesday, "December", 1000, slots.StatusOpen)
 	book(t, en.pool, out, c.ID, ledger.BookingConfirmed, 1000, wednesday)
 	insertOpening(t, en.pool, en.shopA.ID, time.Date(2026, 11, 10, 12, 0, 0, 0, ny), wednesday, "Still open", 1000, slots.StatusOpen)
 	// The first slot was Ana's time: the file names her.
-	_, err := en.pool.Exec(context.Background(), `WITH ana AS (INSERT INTO staff (shop_id, name, created_at, updated_at) VALUES ($1, 'Ana', now(), now()) RETURNING id)
+	_, err = en.pool.Exec(context.Background(), `WITH ana AS (INSERT INTO staff (shop_id, name, created_at, updated_at) VALUES ($1, 'Ana', now(), now()) RETURNING id)
 		UPDATE slot_openings SET staff_id = (SELECT id FROM ana) WHERE id = $2`, en.shopA.ID, in1)
 	require.NoError(t, err)
 	bo := insertOpening(t, en.pool, en.shopB.ID, time.Date(2026, 11, 10, 12, 0, 0, 0, time.UTC), wednesday, "Theirs", 1000, slots.StatusOpen)
@@ -568,14 +577,20 @@ func TestExportCSV(t *testing.T) {
 	require.Len(t, rows, 3, rec.Body.String())
 	assert.Equal(t, []string{"opening_id", "date", "start_time", "timezone", "duration_minutes", "service",
 		"customer_name", "customer_phone_masked", "opening_status", "payment_status", "amount", "currency", "booking_id",
-		"platform_fee", "net_amount", "staff"}, rows[0])
+		"platform_fee", "net_amount", "staff",
+		// No-show protection (issue 48).
+		"payment_mode", "charged_at_yes", "policy_version", "policy_sha256", "policy_accepted_at",
+		"fee_kind", "fee_outcome", "fee_amount"}, rows[0])
 	assert.Equal(t, []string{in1.String(), "2026-11-01", "00:30", "America/New_York", "30", "First",
 		`'=HYPERLINK("x")`, "+155******23", "filled", "Paid", "45.00", "USD"}, rows[1][:12])
 	assert.NotEmpty(t, rows[1][12])
+	assert.Equal(t, []string{"deposit", "9.00", "3", "abc123", "2026-10-31T12:00:00Z", "no_show", "charged", "20.00"}, rows[1][16:],
+		"the booking's terms, its accepted policy and its fee (issue 48)")
 	assert.Equal(t, []string{in2.String(), "2026-11-30", "23:30"}, rows[2][:3])
 	assert.Equal(t, "Awaiting payment", rows[2][9])
 	assert.Equal(t, "19.99", rows[2][10])
-	assert.Equal(t, []string{"0.00", "19.99", ""}, rows[2][13:], "no platform fee without Stripe Connect: the shop gets it all; anyone's time")
+	assert.Equal(t, []string{"0.00", "19.99", ""}, rows[2][13:16], "no platform fee without Stripe Connect: the shop gets it all; anyone's time")
+	assert.Equal(t, []string{"", "", "", "", "", "", "", ""}, rows[2][16:], "no terms, no fee: a plain checkout")
 	assert.Equal(t, "Ana", rows[1][15], "the person whose time was booked")
 	assert.NotContains(t, rec.Body.String(), "+15555550123")
 	assert.NotContains(t, rec.Body.String(), "Theirs")

@@ -37,11 +37,16 @@ const (
 // they are last: a sheet that reads the columns by position still finds the others.
 // service and duration_minutes are what was booked (with services, the customer's own
 // service, maybe shorter than the gap the opening was declared as); staff the person
-// whose time it was ("" for anyone's), last as it came last.
+// whose time it was ("" for anyone's), last as it came last. Then no-show protection's
+// (issue 48): charged_at_yes (the deposit, the price, or 0 for a card kept), the policy
+// accepted (policy_version, policy_sha256, policy_accepted_at in UTC RFC 3339; empty for
+// none) and the booking's fee (fee_kind, fee_outcome, fee_amount).
 var exportHeader = []string{
 	"opening_id", "date", "start_time", "timezone", "duration_minutes", "service",
 	"customer_name", "customer_phone_masked", "opening_status", "payment_status",
 	"amount", "currency", "booking_id", "platform_fee", "net_amount", "staff",
+	"payment_mode", "charged_at_yes", "policy_version", "policy_sha256", "policy_accepted_at",
+	"fee_kind", "fee_outcome", "fee_amount",
 }
 
 // export answers a CSV of the filled slots whose appointment falls on a local date in
@@ -101,7 +106,26 @@ func exportRecord(r db.DashboardFilledExportRow, shop shops.Shop) []string {
 		exportPhone(r.CustomerPhone), safeCell(r.Status), safeCell(payment),
 		money.Plain(r.AmountCents, shop.Currency), safeCell(strings.ToUpper(shop.Currency)), safeCell(r.BookingID),
 		money.Plain(r.FeeCents, shop.Currency), money.Plain(r.AmountCents-r.FeeCents, shop.Currency), safeCell(r.StaffName),
+		safeCell(r.TermsMode), terms(r.TermsMode != "", money.Plain(r.ChargedCents, shop.Currency)),
+		terms(r.TermsMode != "", fmt.Sprint(r.PolicyVersion)), safeCell(r.PolicySha256), accepted(r.PolicyAcceptedAt),
+		safeCell(r.FeeKind), safeCell(r.FeeOutcome), terms(r.FeeKind != "", money.Plain(r.FeeAmountCents, shop.Currency)),
 	}
+}
+
+// terms is v when the booking has the thing it describes, else an empty cell.
+func terms(has bool, v string) string {
+	if !has {
+		return ""
+	}
+	return v
+}
+
+// accepted is a policy's acceptance time as the export writes it; "" for none.
+func accepted(at *time.Time) string {
+	if at == nil {
+		return ""
+	}
+	return at.UTC().Format(time.RFC3339)
 }
 
 // exportPhone is the masked phone. A valid E.164 number masks to "+155******23": a

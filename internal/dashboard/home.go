@@ -17,6 +17,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/money"
+	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/sms"
@@ -181,6 +182,9 @@ type filledView struct {
 	CanChange  bool
 	// Record links the opening's record page.
 	Record bool
+	// FeeNote says what became of the booking's no-show or late-cancel fee ("No-show fee
+	// $20.00 charged", "… declined: insufficient_funds"); "" for none (issue 48).
+	FeeNote string
 }
 
 type exportForm struct {
@@ -281,7 +285,44 @@ func (d *Dashboard) homeView(ctx context.Context, shop shops.Shop, page int) (ho
 			f.Fee, f.Net = money.Format(r.FeeCents, shop.Currency), money.Format(r.AmountCents-r.FeeCents, shop.Currency)
 		}
 	}
+	if d.cfg.Ledger != nil {
+		var ids []uuid.UUID
+		for _, f := range v.Filled {
+			if f.BookingID != uuid.Nil {
+				ids = append(ids, f.BookingID)
+			}
+		}
+		fees, err := d.cfg.Ledger.FeesOf(ctx, shop.ID, ids)
+		if err != nil {
+			return v, err
+		}
+		for i := range v.Filled {
+			if fee := fees[v.Filled[i].BookingID]; fee != nil {
+				v.Filled[i].FeeNote = feeNote(fee)
+			}
+		}
+	}
 	return v, nil
+}
+
+// feeNote is a booking's fee in the owner's words.
+func feeNote(f *ledger.Fee) string {
+	what := "No-show fee"
+	if f.Kind == payments.FeeLateCancel {
+		what = "Late-cancel fee"
+	}
+	what += " " + money.Format(f.AmountCents, f.Currency)
+	switch f.State {
+	case ledger.FeeCharged:
+		return what + " charged"
+	case ledger.FeeRequiresAction:
+		return what + ": the bank wants the customer to confirm; they were texted a page to pay it"
+	case ledger.FeeDeclined:
+		return what + " declined: " + cmpOr(f.DeclineCode, f.Message)
+	case ledger.FeeNoCard:
+		return what + ": no card was kept to charge"
+	}
+	return what + " being charged"
 }
 
 // pickers are the shop's active people and services, for the opening form.
@@ -417,8 +458,13 @@ func (d *Dashboard) openList(ctx context.Context, shop shops.Shop, now time.Time
 func paymentLabel(status, paymentMode string) (label, class string) {
 	switch status {
 	case ledger.BookingConfirmed:
-		if paymentMode == shops.PaymentNone {
+		switch paymentMode {
+		case shops.PaymentNone:
 			return "Confirmed", "ok"
+		case shops.PaymentDeposit:
+			return "Deposit paid", "ok"
+		case shops.PaymentCard:
+			return "Card kept", "ok"
 		}
 		return "Paid", "ok"
 	case ledger.BookingPendingPayment:

@@ -366,6 +366,7 @@ func (f filledView) row(csrf string, page int) g.Node {
 		h.Td(h.Data("label", "Amount"), h.Class("num"), h.Div(g.Text(f.Amount),
 			g.If(f.Fee != "", g.Group{h.Br(), h.Span(h.Class("muted nowrap"), g.Text("fee "+f.Fee+" · you get "+f.Net))}))),
 		h.Td(h.Data("label", "Came?"), h.Class("actions"), h.Div(f.attendance(csrf, page),
+			g.If(f.FeeNote != "", h.P(h.Class("muted fee-note"), g.Text(f.FeeNote))),
 			g.If(f.Record, h.A(h.Class("record-link"), h.Href(OpeningPath+"/"+f.ID.String()), g.Text("Offers"),
 				h.Span(h.Class("vh"), g.Text(" for "+f.When)))))),
 	)
@@ -391,7 +392,13 @@ func (f filledView) attendance(csrf string, page int) g.Node {
 	case f.Attendance == "no_show":
 		return h.Div(h.Span(h.Class("badge badge-bad"), g.Text("No-show")), g.If(f.CanChange, button("none", "Undo", "btn btn-small")))
 	case !f.CanMark:
-		return h.Span(h.Class("muted"), g.Text("after the visit"))
+		// Before the visit: a customer who calls to cancel is entered as a late
+		// cancellation (the policy they accepted applies).
+		return h.Div(h.Span(h.Class("muted"), g.Text("after the visit")),
+			h.Form(h.Method("post"), h.Action("/dashboard/bookings/"+f.BookingID.String()+"/late_cancel"), h.Class("inline"),
+				csrfInput(csrf),
+				h.Button(h.Type("submit"), h.Class("btn btn-small"), g.Text("Late cancel"),
+					h.Span(h.Class("vh"), g.Text(" ("+f.Customer+", "+f.When+")")))))
 	}
 	return h.Div(button("attended", "Came", "btn btn-small"), button("no_show", "No-show", "btn btn-small"))
 }

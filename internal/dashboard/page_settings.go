@@ -136,6 +136,10 @@ func (f settingsForm) paymentField() g.Node {
 		fieldError("set-payment-error", e),
 		h.Select(h.ID("set-payment"), h.Name("payment_mode"), invalid(e, "set-payment-error"),
 			choice("checkout", "Card payment link (Stripe)"),
+			// No-show protection (issue 48); its deposit, policy and fees are set through
+			// PATCH /api/shop (docs/api.md).
+			choice("deposit", "Deposit by card link (Stripe), the rest at the shop"),
+			choice("card", "Card kept for a no-show fee, nothing charged now (Stripe Connect)"),
 			choice("none", "No payment: pay at the shop"),
 		),
 	)

@@ -309,6 +309,30 @@ var attendanceNotices = map[string]string{
 	"too_early":        "The appointment has not started yet: mark it once it has.",
 	"not_booked":       "That booking was cancelled or not paid: there is nothing to mark.",
 	"attendance_final": "That mark was made more than 24 hours ago and stands.",
+	"late_cancelled":   "Cancelled as a late cancellation: the slot is offered again, and the customer's accepted policy applies (see the fee beside it).",
+	"not_cancellable":  "That booking is no longer live, or its time has come: mark a customer who did not come as a no-show.",
+}
+
+// lateCancel is POST /dashboard/bookings/:id/late_cancel: the owner enters a customer's
+// late cancellation (they called), as POST /api/bookings/{id}/late_cancel does (issue
+// 48), back to the list with what happened.
+func (d *Dashboard) lateCancel(c echo.Context) error {
+	s := current(c)
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil || d.cfg.Ledger == nil {
+		return d.notFound(c)
+	}
+	_, err = d.cfg.Ledger.CancelLate(c.Request().Context(), s.Shop.ID, id)
+	notice := "late_cancelled"
+	switch {
+	case errors.Is(err, ledger.ErrBookingNotFound):
+		return d.notFound(c)
+	case errors.Is(err, ledger.ErrNotCancellable):
+		notice = "not_cancellable"
+	case err != nil:
+		return d.internalError(c, "late cancel", err)
+	}
+	return c.Redirect(http.StatusSeeOther, "/dashboard?notice="+notice+"#filled")
 }
 
 // markAttendance is POST /dashboard/bookings/:id/attendance (mark=attended|no_show|none):

@@ -118,6 +118,7 @@ func TestOpeningRecordAndAttendance(t *testing.T) {
 	body, csrf := en.page(t, ck, "/dashboard")
 	require.Contains(t, text(body), "after the visit")
 	require.NotContains(t, body, `value="no_show"`)
+	require.Contains(t, body, `action="/dashboard/bookings/`+bookingID.String()+`/late_cancel"`, "before the visit: a late cancellation")
 	require.Equal(t, "/dashboard?notice=too_early#filled", mark(ck, csrf, "no_show"))
 	body, _ = en.page(t, ck, "/dashboard?notice=too_early")
 	require.Contains(t, text(body), "The appointment has not started yet")
@@ -133,6 +134,12 @@ func TestOpeningRecordAndAttendance(t *testing.T) {
 	require.Contains(t, text(body), "Marked as a no-show.")
 	require.Contains(t, body, `<span class="badge badge-bad">No-show</span>`)
 	require.Contains(t, body, `value="none"`, "undo offered")
+	// Its fee, as the ledger answered it (issue 48), is shown beside the mark.
+	_, err = en.pool.Exec(ctx, `INSERT INTO booking_fees (booking_id, shop_id, kind, state, amount_cents, currency, decline_code, created_at, updated_at)
+		VALUES ($1, $2, 'no_show', 'declined', 2000, 'usd', 'insufficient_funds', now(), now())`, bookingID, shop.ID)
+	require.NoError(t, err)
+	body, _ = en.page(t, ck, "/dashboard")
+	require.Contains(t, text(body), "No-show fee $20.00 declined: insufficient_funds")
 	// Another shop's owner cannot mark it.
 	_, csrfB := en.page(t, other, "/dashboard")
 	rec2 := en.post("/dashboard/bookings/"+bookingID.String()+"/attendance", url.Values{"csrf": {csrfB}, "mark": {"attended"}}, other)
@@ -177,4 +184,11 @@ func TestOpeningRecordAndAttendance(t *testing.T) {
 	var attended bool
 	require.NoError(t, en.pool.QueryRow(ctx, `SELECT attended_at IS NOT NULL AND no_show_at IS NULL FROM bookings WHERE id = $1`, bookingID).Scan(&attended))
 	require.True(t, attended)
+	// Its time has passed: not a late cancellation any more.
+	lc := en.post("/dashboard/bookings/"+bookingID.String()+"/late_cancel", url.Values{"csrf": {csrf}}, ck)
+	require.Equal(t, http.StatusSeeOther, lc.Code, lc.Body.String())
+	require.Equal(t, "/dashboard?notice=not_cancellable#filled", lc.Header().Get("Location"))
+	var status string
+	require.NoError(t, en.pool.QueryRow(ctx, `SELECT status FROM bookings WHERE id = $1`, bookingID).Scan(&status))
+	require.NotEqual(t, "cancelled", status)
 }

@@ -66,7 +66,7 @@ func stripeViewOf(s shops.Shop) *stripeView {
 		return nil
 	}
 	v := &stripeView{Ready: s.CheckoutReady() == nil, Fee: feeWords(s.PlatformFee())}
-	checkout := s.PaymentMode == shops.PaymentCheckout
+	checkout := s.UsesCheckout()
 	switch {
 	case a.ID == "" || a.DisconnectedAt != nil:
 		v.Action = "Connect Stripe"

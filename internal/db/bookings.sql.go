@@ -14,7 +14,8 @@ import (
 )
 
 const bookingAttendanceLock = `-- name: BookingAttendanceLock :one
-SELECT b.id, b.status, b.attended_at, b.no_show_at, s.starts_at
+SELECT b.id, b.status, b.attended_at, b.no_show_at, s.starts_at, s.service, b.customer_id,
+    b.stripe_account, b.stripe_checkout_session_id, b.currency
 FROM bookings b JOIN slot_openings s ON s.id = b.opening_id
 WHERE b.id = $1 AND b.shop_id = $2
 FOR UPDATE OF b
@@ -26,11 +27,16 @@ type BookingAttendanceLockParams struct {
 }
 
 type BookingAttendanceLockRow struct {
-	ID         uuid.UUID
-	Status     string
-	AttendedAt *time.Time
-	NoShowAt   *time.Time
-	StartsAt   time.Time
+	ID                      uuid.UUID
+	Status                  string
+	AttendedAt              *time.Time
+	NoShowAt                *time.Time
+	StartsAt                time.Time
+	Service                 string
+	CustomerID              uuid.UUID
+	StripeAccount           pgtype.Text
+	StripeCheckoutSessionID pgtype.Text
+	Currency                string
 }
 
 // A shop's booking, with its opening's start, held while its attendance is marked.
@@ -43,6 +49,11 @@ func (q *Queries) BookingAttendanceLock(ctx context.Context, db DBTX, arg Bookin
 		&i.AttendedAt,
 		&i.NoShowAt,
 		&i.StartsAt,
+		&i.Service,
+		&i.CustomerID,
+		&i.StripeAccount,
+		&i.StripeCheckoutSessionID,
+		&i.Currency,
 	)
 	return i, err
 }

@@ -23,7 +23,17 @@ SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status
     COALESCE(b.application_fee_cents, 0)::bigint AS fee_cents,
     COALESCE(b.service, '')::text AS booked_service,
     COALESCE(b.duration_minutes, 0)::integer AS booked_minutes,
-    COALESCE(st.name, '')::text AS staff_name
+    COALESCE(st.name, '')::text AS staff_name,
+    -- No-show protection (issue 48): the booking's terms (what the page took, the policy
+    -- accepted) and its fee, if any.
+    COALESCE(bt.mode, '')::text AS terms_mode,
+    COALESCE(bt.charged_cents, 0)::bigint AS charged_cents,
+    COALESCE(bt.policy_version, 0)::integer AS policy_version,
+    COALESCE(bt.policy_sha256, '')::text AS policy_sha256,
+    bt.accepted_at AS policy_accepted_at,
+    COALESCE(bf.kind, '')::text AS fee_kind,
+    COALESCE(bf.state, '')::text AS fee_outcome,
+    COALESCE(bf.amount_cents, 0)::bigint AS fee_amount_cents
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
 LEFT JOIN staff st ON st.id = s.staff_id
@@ -31,6 +41,8 @@ LEFT JOIN LATERAL (
     SELECT bk.id, bk.status, bk.amount_cents, bk.application_fee_cents, bk.service, bk.duration_minutes FROM bookings bk
     WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
 ) b ON true
+LEFT JOIN booking_terms bt ON bt.booking_id = b.id
+LEFT JOIN booking_fees bf ON bf.booking_id = b.id
 WHERE s.shop_id = $1 AND s.status IN ('filled', 'completed')
   AND s.starts_at >= $2::timestamptz
   AND s.starts_at < $3::timestamptz
@@ -46,23 +58,31 @@ type DashboardFilledExportParams struct {
 }
 
 type DashboardFilledExportRow struct {
-	ID              uuid.UUID
-	StartsAt        time.Time
-	DurationMinutes int32
-	Service         string
-	PriceCents      int64
-	Status          string
-	FilledAt        *time.Time
-	CustomerName    string
-	CustomerPhone   string
-	CustomerErased  bool
-	BookingID       string
-	BookingStatus   string
-	AmountCents     int64
-	FeeCents        int64
-	BookedService   string
-	BookedMinutes   int32
-	StaffName       string
+	ID               uuid.UUID
+	StartsAt         time.Time
+	DurationMinutes  int32
+	Service          string
+	PriceCents       int64
+	Status           string
+	FilledAt         *time.Time
+	CustomerName     string
+	CustomerPhone    string
+	CustomerErased   bool
+	BookingID        string
+	BookingStatus    string
+	AmountCents      int64
+	FeeCents         int64
+	BookedService    string
+	BookedMinutes    int32
+	StaffName        string
+	TermsMode        string
+	ChargedCents     int64
+	PolicyVersion    int32
+	PolicySha256     string
+	PolicyAcceptedAt *time.Time
+	FeeKind          string
+	FeeOutcome       string
+	FeeAmountCents   int64
 }
 
 // Recovered openings whose appointment starts in [starts_from, starts_until), in start
@@ -99,6 +119,14 @@ func (q *Queries) DashboardFilledExport(ctx context.Context, db DBTX, arg Dashbo
 			&i.BookedService,
 			&i.BookedMinutes,
 			&i.StaffName,
+			&i.TermsMode,
+			&i.ChargedCents,
+			&i.PolicyVersion,
+			&i.PolicySha256,
+			&i.PolicyAcceptedAt,
+			&i.FeeKind,
+			&i.FeeOutcome,
+			&i.FeeAmountCents,
 		); err != nil {
 			return nil, err
 		}

@@ -52,7 +52,7 @@ func (q *Queries) DashboardSessionEnd(ctx context.Context, db DBTX, arg Dashboar
 }
 
 const dashboardSessionShop = `-- name: DashboardSessionShop :one
-SELECT shops.id, shops.name, shops.timezone, shops.sms_number, shops.currency, shops.payment_mode, shops.wave_size, shops.wave_interval_seconds, shops.min_lead_minutes, shops.quiet_start_minute, shops.quiet_end_minute, shops.cooldown_seconds, shops.api_key_hash, shops.created_at, shops.max_offers_per_day, shops.first_wave_delay_seconds, shops.api_key_version, shops.send_rate, shops.sms_problem_code, shops.sms_problem_at, shops.sms_problem_count, shops.calendar_token_hash, shops.calendar_full_details, shops.stripe_account_id, shops.stripe_charges_enabled, shops.stripe_payouts_enabled, shops.stripe_details_submitted, shops.stripe_requirements_due, shops.stripe_status_at, shops.stripe_disconnected_at, shops.platform_fee_bps, shops.language, shops.notify_phone, shops.calendar_generation, shops.calendar_key_id, shops.calendar_legacy_token_hash, shops.auto_declare, shops.calendar_legacy_until, shops.formality, shops.gsm7, shops.help_contact, shops.move_up_days, shops.chain_max, shops.slug, shops.privacy_url, shops.customers_cancel_by_text, shops.ranking, shops.skip_after_no_shows, shops.join_keywords,
+SELECT shops.id, shops.name, shops.timezone, shops.sms_number, shops.currency, shops.payment_mode, shops.wave_size, shops.wave_interval_seconds, shops.min_lead_minutes, shops.quiet_start_minute, shops.quiet_end_minute, shops.cooldown_seconds, shops.api_key_hash, shops.created_at, shops.max_offers_per_day, shops.first_wave_delay_seconds, shops.api_key_version, shops.send_rate, shops.sms_problem_code, shops.sms_problem_at, shops.sms_problem_count, shops.calendar_token_hash, shops.calendar_full_details, shops.stripe_account_id, shops.stripe_charges_enabled, shops.stripe_payouts_enabled, shops.stripe_details_submitted, shops.stripe_requirements_due, shops.stripe_status_at, shops.stripe_disconnected_at, shops.platform_fee_bps, shops.language, shops.notify_phone, shops.calendar_generation, shops.calendar_key_id, shops.calendar_legacy_token_hash, shops.auto_declare, shops.calendar_legacy_until, shops.formality, shops.gsm7, shops.help_contact, shops.move_up_days, shops.chain_max, shops.slug, shops.privacy_url, shops.customers_cancel_by_text, shops.ranking, shops.skip_after_no_shows, shops.join_keywords, shops.deposit_cents, shops.deposit_percent, shops.keep_card, shops.cancellation_policy, shops.late_cancel_hours, shops.no_show_fee_cents, shops.late_cancel_fee_cents, shops.policy_version,
     EXISTS (
         SELECT 1 FROM dashboard_session_ends e
         WHERE e.session_id = $1::text AND e.shop_id = shops.id
@@ -126,6 +126,14 @@ func (q *Queries) DashboardSessionShop(ctx context.Context, db DBTX, arg Dashboa
 		&i.Shop.Ranking,
 		&i.Shop.SkipAfterNoShows,
 		&i.Shop.JoinKeywords,
+		&i.Shop.DepositCents,
+		&i.Shop.DepositPercent,
+		&i.Shop.KeepCard,
+		&i.Shop.CancellationPolicy,
+		&i.Shop.LateCancelHours,
+		&i.Shop.NoShowFeeCents,
+		&i.Shop.LateCancelFeeCents,
+		&i.Shop.PolicyVersion,
 		&i.Ended,
 	)
 	return i, err

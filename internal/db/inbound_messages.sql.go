@@ -460,7 +460,7 @@ WITH input AS (
     ON CONFLICT (message_sid) DO NOTHING
     RETURNING message_sid, outcome
 )
-SELECT shops.id, shops.name, shops.timezone, shops.sms_number, shops.currency, shops.payment_mode, shops.wave_size, shops.wave_interval_seconds, shops.min_lead_minutes, shops.quiet_start_minute, shops.quiet_end_minute, shops.cooldown_seconds, shops.api_key_hash, shops.created_at, shops.max_offers_per_day, shops.first_wave_delay_seconds, shops.api_key_version, shops.send_rate, shops.sms_problem_code, shops.sms_problem_at, shops.sms_problem_count, shops.calendar_token_hash, shops.calendar_full_details, shops.stripe_account_id, shops.stripe_charges_enabled, shops.stripe_payouts_enabled, shops.stripe_details_submitted, shops.stripe_requirements_due, shops.stripe_status_at, shops.stripe_disconnected_at, shops.platform_fee_bps, shops.language, shops.notify_phone, shops.calendar_generation, shops.calendar_key_id, shops.calendar_legacy_token_hash, shops.auto_declare, shops.calendar_legacy_until, shops.formality, shops.gsm7, shops.help_contact, shops.move_up_days, shops.chain_max, shops.slug, shops.privacy_url, shops.customers_cancel_by_text, shops.ranking, shops.skip_after_no_shows, shops.join_keywords,
+SELECT shops.id, shops.name, shops.timezone, shops.sms_number, shops.currency, shops.payment_mode, shops.wave_size, shops.wave_interval_seconds, shops.min_lead_minutes, shops.quiet_start_minute, shops.quiet_end_minute, shops.cooldown_seconds, shops.api_key_hash, shops.created_at, shops.max_offers_per_day, shops.first_wave_delay_seconds, shops.api_key_version, shops.send_rate, shops.sms_problem_code, shops.sms_problem_at, shops.sms_problem_count, shops.calendar_token_hash, shops.calendar_full_details, shops.stripe_account_id, shops.stripe_charges_enabled, shops.stripe_payouts_enabled, shops.stripe_details_submitted, shops.stripe_requirements_due, shops.stripe_status_at, shops.stripe_disconnected_at, shops.platform_fee_bps, shops.language, shops.notify_phone, shops.calendar_generation, shops.calendar_key_id, shops.calendar_legacy_token_hash, shops.auto_declare, shops.calendar_legacy_until, shops.formality, shops.gsm7, shops.help_contact, shops.move_up_days, shops.chain_max, shops.slug, shops.privacy_url, shops.customers_cancel_by_text, shops.ranking, shops.skip_after_no_shows, shops.join_keywords, shops.deposit_cents, shops.deposit_percent, shops.keep_card, shops.cancellation_policy, shops.late_cancel_hours, shops.no_show_fee_cents, shops.late_cancel_fee_cents, shops.policy_version,
        f.message_sid::text AS message_sid,
        (st.message_sid IS NOT NULL)::boolean AS stored,
        (st.outcome IS NOT NULL)::boolean AS late,
@@ -477,7 +477,7 @@ SELECT shops.id, shops.name, shops.timezone, shops.sms_number, shops.currency, s
        -- (hooks.ClaimData); NULL when no event is to be recorded.
        (co.facts || f.claim_facts)::jsonb AS event_facts
 FROM found f
-CROSS JOIN LATERAL (SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords FROM shops x WHERE x.id = f.shop_id LIMIT 1) AS shops
+CROSS JOIN LATERAL (SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords, deposit_cents, deposit_percent, keep_card, cancellation_policy, late_cancel_hours, no_show_fee_cents, late_cancel_fee_cents, policy_version FROM shops x WHERE x.id = f.shop_id LIMIT 1) AS shops
 LEFT JOIN stored st ON st.message_sid = f.message_sid
 LEFT JOIN claim_openings co ON co.opening_id = f.opening_id
 `
@@ -600,6 +600,14 @@ func (q *Queries) InboundStoreMany(ctx context.Context, db DBTX, arg InboundStor
 			&i.Shop.Ranking,
 			&i.Shop.SkipAfterNoShows,
 			&i.Shop.JoinKeywords,
+			&i.Shop.DepositCents,
+			&i.Shop.DepositPercent,
+			&i.Shop.KeepCard,
+			&i.Shop.CancellationPolicy,
+			&i.Shop.LateCancelHours,
+			&i.Shop.NoShowFeeCents,
+			&i.Shop.LateCancelFeeCents,
+			&i.Shop.PolicyVersion,
 			&i.MessageSid,
 			&i.Stored,
 			&i.Late,

@@ -129,6 +129,43 @@ type Booking struct {
 	NoShowAt                  *time.Time
 }
 
+type BookingFee struct {
+	BookingID           uuid.UUID
+	ShopID              uuid.UUID
+	Kind                string
+	State               string
+	AmountCents         int64
+	Currency            string
+	PaymentIntentID     pgtype.Text
+	DeclineCode         string
+	Message             string
+	ApplicationFeeCents int64
+	PayUrl              pgtype.Text
+	AttemptAt           *time.Time
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
+}
+
+type BookingTerm struct {
+	BookingID          uuid.UUID
+	ShopID             uuid.UUID
+	Mode               string
+	PriceCents         int64
+	ChargedCents       int64
+	KeepCard           bool
+	PolicyVersion      int32
+	PolicyText         string
+	PolicySha256       string
+	LateCancelHours    int32
+	NoShowFeeCents     int64
+	LateCancelFeeCents int64
+	CheckoutSession    pgtype.Text
+	AcceptedAt         *time.Time
+	AcceptedIp         pgtype.Text
+	AcceptedUserAgent  pgtype.Text
+	CreatedAt          time.Time
+}
+
 type CalendarEvent struct {
 	OpeningID   uuid.UUID
 	IncludeOpen bool
@@ -430,6 +467,14 @@ type Shop struct {
 	Ranking                 string
 	SkipAfterNoShows        pgtype.Int4
 	JoinKeywords            []string
+	DepositCents            pgtype.Int8
+	DepositPercent          pgtype.Int4
+	KeepCard                bool
+	CancellationPolicy      string
+	LateCancelHours         int32
+	NoShowFeeCents          int64
+	LateCancelFeeCents      int64
+	PolicyVersion           int32
 }
 
 type SlotOffer struct {

@@ -202,7 +202,7 @@ func (q *Queries) ShopDisconnectStripe(ctx context.Context, db DBTX, arg ShopDis
 }
 
 const shopGet = `-- name: ShopGet :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords FROM shops WHERE id = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords, deposit_cents, deposit_percent, keep_card, cancellation_policy, late_cancel_hours, no_show_fee_cents, late_cancel_fee_cents, policy_version FROM shops WHERE id = $1
 `
 
 func (q *Queries) ShopGet(ctx context.Context, db DBTX, id uuid.UUID) (Shop, error) {
@@ -258,12 +258,20 @@ func (q *Queries) ShopGet(ctx context.Context, db DBTX, id uuid.UUID) (Shop, err
 		&i.Ranking,
 		&i.SkipAfterNoShows,
 		&i.JoinKeywords,
+		&i.DepositCents,
+		&i.DepositPercent,
+		&i.KeepCard,
+		&i.CancellationPolicy,
+		&i.LateCancelHours,
+		&i.NoShowFeeCents,
+		&i.LateCancelFeeCents,
+		&i.PolicyVersion,
 	)
 	return i, err
 }
 
 const shopGetByCalendarTokenHash = `-- name: ShopGetByCalendarTokenHash :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords FROM shops WHERE calendar_token_hash = $1 OR calendar_legacy_token_hash = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords, deposit_cents, deposit_percent, keep_card, cancellation_policy, late_cancel_hours, no_show_fee_cents, late_cancel_fee_cents, policy_version FROM shops WHERE calendar_token_hash = $1 OR calendar_legacy_token_hash = $1
 `
 
 // The shop whose calendar feed a request asks for, found by the token's hash (read on
@@ -322,12 +330,20 @@ func (q *Queries) ShopGetByCalendarTokenHash(ctx context.Context, db DBTX, hash 
 		&i.Ranking,
 		&i.SkipAfterNoShows,
 		&i.JoinKeywords,
+		&i.DepositCents,
+		&i.DepositPercent,
+		&i.KeepCard,
+		&i.CancellationPolicy,
+		&i.LateCancelHours,
+		&i.NoShowFeeCents,
+		&i.LateCancelFeeCents,
+		&i.PolicyVersion,
 	)
 	return i, err
 }
 
 const shopGetByKeyHash = `-- name: ShopGetByKeyHash :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords FROM shops WHERE api_key_hash = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords, deposit_cents, deposit_percent, keep_card, cancellation_policy, late_cancel_hours, no_show_fee_cents, late_cancel_fee_cents, policy_version FROM shops WHERE api_key_hash = $1
 `
 
 func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []byte) (Shop, error) {
@@ -383,12 +399,20 @@ func (q *Queries) ShopGetByKeyHash(ctx context.Context, db DBTX, apiKeyHash []by
 		&i.Ranking,
 		&i.SkipAfterNoShows,
 		&i.JoinKeywords,
+		&i.DepositCents,
+		&i.DepositPercent,
+		&i.KeepCard,
+		&i.CancellationPolicy,
+		&i.LateCancelHours,
+		&i.NoShowFeeCents,
+		&i.LateCancelFeeCents,
+		&i.PolicyVersion,
 	)
 	return i, err
 }
 
 const shopGetBySlug = `-- name: ShopGetBySlug :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords FROM shops WHERE slug = $1
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords, deposit_cents, deposit_percent, keep_card, cancellation_policy, late_cancel_hours, no_show_fee_cents, late_cancel_fee_cents, policy_version FROM shops WHERE slug = $1
 `
 
 func (q *Queries) ShopGetBySlug(ctx context.Context, db DBTX, slug string) (Shop, error) {
@@ -444,12 +468,20 @@ func (q *Queries) ShopGetBySlug(ctx context.Context, db DBTX, slug string) (Shop
 		&i.Ranking,
 		&i.SkipAfterNoShows,
 		&i.JoinKeywords,
+		&i.DepositCents,
+		&i.DepositPercent,
+		&i.KeepCard,
+		&i.CancellationPolicy,
+		&i.LateCancelHours,
+		&i.NoShowFeeCents,
+		&i.LateCancelFeeCents,
+		&i.PolicyVersion,
 	)
 	return i, err
 }
 
 const shopGetForShare = `-- name: ShopGetForShare :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords FROM shops WHERE id = $1 FOR SHARE
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords, deposit_cents, deposit_percent, keep_card, cancellation_policy, late_cancel_hours, no_show_fee_cents, late_cancel_fee_cents, policy_version FROM shops WHERE id = $1 FOR SHARE
 `
 
 // The shop as it is now, held until the transaction ends: a declaration checks its
@@ -511,12 +543,20 @@ func (q *Queries) ShopGetForShare(ctx context.Context, db DBTX, id uuid.UUID) (S
 		&i.Ranking,
 		&i.SkipAfterNoShows,
 		&i.JoinKeywords,
+		&i.DepositCents,
+		&i.DepositPercent,
+		&i.KeepCard,
+		&i.CancellationPolicy,
+		&i.LateCancelHours,
+		&i.NoShowFeeCents,
+		&i.LateCancelFeeCents,
+		&i.PolicyVersion,
 	)
 	return i, err
 }
 
 const shopGetForUpdate = `-- name: ShopGetForUpdate :one
-SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords FROM shops WHERE id = $1 FOR UPDATE
+SELECT id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords, deposit_cents, deposit_percent, keep_card, cancellation_policy, late_cancel_hours, no_show_fee_cents, late_cancel_fee_cents, policy_version FROM shops WHERE id = $1 FOR UPDATE
 `
 
 func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (Shop, error) {
@@ -572,6 +612,14 @@ func (q *Queries) ShopGetForUpdate(ctx context.Context, db DBTX, id uuid.UUID) (
 		&i.Ranking,
 		&i.SkipAfterNoShows,
 		&i.JoinKeywords,
+		&i.DepositCents,
+		&i.DepositPercent,
+		&i.KeepCard,
+		&i.CancellationPolicy,
+		&i.LateCancelHours,
+		&i.NoShowFeeCents,
+		&i.LateCancelFeeCents,
+		&i.PolicyVersion,
 	)
 	return i, err
 }
@@ -596,7 +644,7 @@ INSERT INTO shops (id, name, timezone, sms_number, currency, payment_mode, wave_
 VALUES ($14, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $15, $16, $17,
     1, $18, $19, $20, $21,
     $22, $23, $24, $25, $26)
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords, deposit_cents, deposit_percent, keep_card, cancellation_policy, late_cancel_hours, no_show_fee_cents, late_cancel_fee_cents, policy_version
 `
 
 type ShopInsertParams struct {
@@ -708,6 +756,14 @@ func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams)
 		&i.Ranking,
 		&i.SkipAfterNoShows,
 		&i.JoinKeywords,
+		&i.DepositCents,
+		&i.DepositPercent,
+		&i.KeepCard,
+		&i.CancellationPolicy,
+		&i.LateCancelHours,
+		&i.NoShowFeeCents,
+		&i.LateCancelFeeCents,
+		&i.PolicyVersion,
 	)
 	return i, err
 }
@@ -803,7 +859,7 @@ func (q *Queries) ShopRecordSMSProblem(ctx context.Context, db DBTX, arg ShopRec
 const shopRotateKey = `-- name: ShopRotateKey :one
 UPDATE shops SET api_key_hash = $1, api_key_version = api_key_version + 1
 WHERE id = $2
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords, deposit_cents, deposit_percent, keep_card, cancellation_policy, late_cancel_hours, no_show_fee_cents, late_cancel_fee_cents, policy_version
 `
 
 type ShopRotateKeyParams struct {
@@ -868,6 +924,14 @@ func (q *Queries) ShopRotateKey(ctx context.Context, db DBTX, arg ShopRotateKeyP
 		&i.Ranking,
 		&i.SkipAfterNoShows,
 		&i.JoinKeywords,
+		&i.DepositCents,
+		&i.DepositPercent,
+		&i.KeepCard,
+		&i.CancellationPolicy,
+		&i.LateCancelHours,
+		&i.NoShowFeeCents,
+		&i.LateCancelFeeCents,
+		&i.PolicyVersion,
 	)
 	return i, err
 }
@@ -878,7 +942,7 @@ UPDATE shops SET calendar_generation = $1::integer, calendar_key_id = $2,
     calendar_legacy_token_hash = CASE WHEN $4::boolean THEN calendar_token_hash END,
     calendar_legacy_until = CASE WHEN $4::boolean THEN $5::timestamptz END
 WHERE id = $6 AND calendar_generation = $1::integer - 1
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords, deposit_cents, deposit_percent, keep_card, cancellation_policy, late_cancel_hours, no_show_fee_cents, late_cancel_fee_cents, policy_version
 `
 
 type ShopSetCalendarTokenParams struct {
@@ -954,13 +1018,21 @@ func (q *Queries) ShopSetCalendarToken(ctx context.Context, db DBTX, arg ShopSet
 		&i.Ranking,
 		&i.SkipAfterNoShows,
 		&i.JoinKeywords,
+		&i.DepositCents,
+		&i.DepositPercent,
+		&i.KeepCard,
+		&i.CancellationPolicy,
+		&i.LateCancelHours,
+		&i.NoShowFeeCents,
+		&i.LateCancelFeeCents,
+		&i.PolicyVersion,
 	)
 	return i, err
 }
 
 const shopSetNotifyPhone = `-- name: ShopSetNotifyPhone :one
 UPDATE shops SET notify_phone = $1 WHERE id = $2
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords, deposit_cents, deposit_percent, keep_card, cancellation_policy, late_cancel_hours, no_show_fee_cents, late_cancel_fee_cents, policy_version
 `
 
 type ShopSetNotifyPhoneParams struct {
@@ -1022,13 +1094,21 @@ func (q *Queries) ShopSetNotifyPhone(ctx context.Context, db DBTX, arg ShopSetNo
 		&i.Ranking,
 		&i.SkipAfterNoShows,
 		&i.JoinKeywords,
+		&i.DepositCents,
+		&i.DepositPercent,
+		&i.KeepCard,
+		&i.CancellationPolicy,
+		&i.LateCancelHours,
+		&i.NoShowFeeCents,
+		&i.LateCancelFeeCents,
+		&i.PolicyVersion,
 	)
 	return i, err
 }
 
 const shopSetPlatformFee = `-- name: ShopSetPlatformFee :one
 UPDATE shops SET platform_fee_bps = $1 WHERE id = $2
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords, deposit_cents, deposit_percent, keep_card, cancellation_policy, late_cancel_hours, no_show_fee_cents, late_cancel_fee_cents, policy_version
 `
 
 type ShopSetPlatformFeeParams struct {
@@ -1091,13 +1171,120 @@ func (q *Queries) ShopSetPlatformFee(ctx context.Context, db DBTX, arg ShopSetPl
 		&i.Ranking,
 		&i.SkipAfterNoShows,
 		&i.JoinKeywords,
+		&i.DepositCents,
+		&i.DepositPercent,
+		&i.KeepCard,
+		&i.CancellationPolicy,
+		&i.LateCancelHours,
+		&i.NoShowFeeCents,
+		&i.LateCancelFeeCents,
+		&i.PolicyVersion,
+	)
+	return i, err
+}
+
+const shopSetProtection = `-- name: ShopSetProtection :one
+UPDATE shops SET deposit_cents = $1, deposit_percent = $2,
+    keep_card = $3, cancellation_policy = $4,
+    late_cancel_hours = $5, no_show_fee_cents = $6,
+    late_cancel_fee_cents = $7, policy_version = $8
+WHERE id = $9
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords, deposit_cents, deposit_percent, keep_card, cancellation_policy, late_cancel_hours, no_show_fee_cents, late_cancel_fee_cents, policy_version
+`
+
+type ShopSetProtectionParams struct {
+	DepositCents       pgtype.Int8
+	DepositPercent     pgtype.Int4
+	KeepCard           bool
+	CancellationPolicy string
+	LateCancelHours    int32
+	NoShowFeeCents     int64
+	LateCancelFeeCents int64
+	PolicyVersion      int32
+	ID                 uuid.UUID
+}
+
+// The shop's no-show protection (issue 48): the deposit, whether a card is kept, and the
+// cancellation policy with its fees at policy_version (Go moves it on when they change).
+// Run in Update's transaction, after ShopUpdate.
+func (q *Queries) ShopSetProtection(ctx context.Context, db DBTX, arg ShopSetProtectionParams) (Shop, error) {
+	row := db.QueryRow(ctx, shopSetProtection,
+		arg.DepositCents,
+		arg.DepositPercent,
+		arg.KeepCard,
+		arg.CancellationPolicy,
+		arg.LateCancelHours,
+		arg.NoShowFeeCents,
+		arg.LateCancelFeeCents,
+		arg.PolicyVersion,
+		arg.ID,
+	)
+	var i Shop
+	err := row.Scan(
+		&i.ID,
+		&i.Name,
+		&i.Timezone,
+		&i.SmsNumber,
+		&i.Currency,
+		&i.PaymentMode,
+		&i.WaveSize,
+		&i.WaveIntervalSeconds,
+		&i.MinLeadMinutes,
+		&i.QuietStartMinute,
+		&i.QuietEndMinute,
+		&i.CooldownSeconds,
+		&i.ApiKeyHash,
+		&i.CreatedAt,
+		&i.MaxOffersPerDay,
+		&i.FirstWaveDelaySeconds,
+		&i.ApiKeyVersion,
+		&i.SendRate,
+		&i.SmsProblemCode,
+		&i.SmsProblemAt,
+		&i.SmsProblemCount,
+		&i.CalendarTokenHash,
+		&i.CalendarFullDetails,
+		&i.StripeAccountID,
+		&i.StripeChargesEnabled,
+		&i.StripePayoutsEnabled,
+		&i.StripeDetailsSubmitted,
+		&i.StripeRequirementsDue,
+		&i.StripeStatusAt,
+		&i.StripeDisconnectedAt,
+		&i.PlatformFeeBps,
+		&i.Language,
+		&i.NotifyPhone,
+		&i.CalendarGeneration,
+		&i.CalendarKeyID,
+		&i.CalendarLegacyTokenHash,
+		&i.AutoDeclare,
+		&i.CalendarLegacyUntil,
+		&i.Formality,
+		&i.Gsm7,
+		&i.HelpContact,
+		&i.MoveUpDays,
+		&i.ChainMax,
+		&i.Slug,
+		&i.PrivacyUrl,
+		&i.CustomersCancelByText,
+		&i.Ranking,
+		&i.SkipAfterNoShows,
+		&i.JoinKeywords,
+		&i.DepositCents,
+		&i.DepositPercent,
+		&i.KeepCard,
+		&i.CancellationPolicy,
+		&i.LateCancelHours,
+		&i.NoShowFeeCents,
+		&i.LateCancelFeeCents,
+		&i.PolicyVersion,
 	)
 	return i, err
 }
 
 const shopSetSMSNumber = `-- name: ShopSetSMSNumber :one
 UPDATE shops SET sms_number = $1 WHERE id = $2
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords, deposit_cents, deposit_percent, keep_card, cancellation_policy, late_cancel_hours, no_show_fee_cents, late_cancel_fee_cents, policy_version
 `
 
 type ShopSetSMSNumberParams struct {
@@ -1159,6 +1346,14 @@ func (q *Queries) ShopSetSMSNumber(ctx context.Context, db DBTX, arg ShopSetSMSN
 		&i.Ranking,
 		&i.SkipAfterNoShows,
 		&i.JoinKeywords,
+		&i.DepositCents,
+		&i.DepositPercent,
+		&i.KeepCard,
+		&i.CancellationPolicy,
+		&i.LateCancelHours,
+		&i.NoShowFeeCents,
+		&i.LateCancelFeeCents,
+		&i.PolicyVersion,
 	)
 	return i, err
 }
@@ -1170,7 +1365,7 @@ SET stripe_account_id = $1, stripe_charges_enabled = $2,
     stripe_requirements_due = $5::text[], stripe_status_at = $6::timestamptz,
     stripe_disconnected_at = NULL
 WHERE id = $7
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords, deposit_cents, deposit_percent, keep_card, cancellation_policy, late_cancel_hours, no_show_fee_cents, late_cancel_fee_cents, policy_version
 `
 
 type ShopSetStripeAccountParams struct {
@@ -1245,6 +1440,14 @@ func (q *Queries) ShopSetStripeAccount(ctx context.Context, db DBTX, arg ShopSet
 		&i.Ranking,
 		&i.SkipAfterNoShows,
 		&i.JoinKeywords,
+		&i.DepositCents,
+		&i.DepositPercent,
+		&i.KeepCard,
+		&i.CancellationPolicy,
+		&i.LateCancelHours,
+		&i.NoShowFeeCents,
+		&i.LateCancelFeeCents,
+		&i.PolicyVersion,
 	)
 	return i, err
 }
@@ -1290,7 +1493,7 @@ UPDATE shops SET name = $1, timezone = $2, currency = $3,
     customers_cancel_by_text = $25, ranking = $26,
     skip_after_no_shows = $27, join_keywords = $28::text[]
 WHERE id = $29
-RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords
+RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords, deposit_cents, deposit_percent, keep_card, cancellation_policy, late_cancel_hours, no_show_fee_cents, late_cancel_fee_cents, policy_version
 `
 
 type ShopUpdateParams struct {
@@ -1409,6 +1612,14 @@ func (q *Queries) ShopUpdate(ctx context.Context, db DBTX, arg ShopUpdateParams)
 		&i.Ranking,
 		&i.SkipAfterNoShows,
 		&i.JoinKeywords,
+		&i.DepositCents,
+		&i.DepositPercent,
+		&i.KeepCard,
+		&i.CancellationPolicy,
+		&i.LateCancelHours,
+		&i.NoShowFeeCents,
+		&i.LateCancelFeeCents,
+		&i.PolicyVersion,
 	)
 	return i, err
 }

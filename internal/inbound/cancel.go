@@ -67,6 +67,13 @@ func (s *Service) cancelRequest(ctx context.Context, w texts.Words, shop shops.S
 			ans = Answer{Outcome: OutcomeCancelRequest}
 		case err != nil:
 			return err
+		case c.Late && (c.DepositKept || c.Fee != nil && c.Fee.State == ledger.FeePending):
+			// Late by the policy the customer accepted: the answer says what it does.
+			var fee int64
+			if c.Fee != nil && c.Fee.State == ledger.FeePending {
+				fee = c.Fee.AmountCents
+			}
+			ans = Answer{Outcome: OutcomeCancelRequest, Message: w.CancelledLate(shop, c.Service, c.StartsAt, c.LateCancelHours, c.DepositKept, c.Refunded, fee)}
 		default:
 			ans = Answer{Outcome: OutcomeCancelRequest, Message: w.Cancelled(shop, c.Service, c.StartsAt, c.Refunded)}
 		}
@@ -84,6 +91,10 @@ func (s *Service) cancelRequest(ctx context.Context, w texts.Words, shop shops.S
 	if c.Cancelled {
 		if c.OpenCheckout {
 			s.ledger.EndCheckout(ctx, c.BookingID)
+		}
+		if c.Fee != nil && c.Fee.State == ledger.FeePending {
+			// The late-cancel fee the answer announced, once the cancellation committed.
+			s.ledger.ChargeFee(ctx, c)
 		}
 		s.m.Booking(ledger.BookingCancelled)
 		s.log.InfoContext(ctx, "booking cancelled by its customer's text", "booking_id", c.BookingID, "opening", string(c.Result))

@@ -216,7 +216,7 @@ func (s *Service) cancelUnpayable(ctx context.Context, tx pgx.Tx, shopID uuid.UU
 	if err != nil {
 		return err
 	}
-	if shop.PaymentMode != shops.PaymentCheckout {
+	if !shop.UsesCheckout() {
 		return nil
 	}
 	cancelled, err := slots.CancelOpen(ctx, tx, shopID, now)

@@ -10,7 +10,10 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
+	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
+	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
 // Attendance is what the owner says of a booking once its time has come (issue 47): the
@@ -44,6 +47,11 @@ type AttendanceMark struct {
 	// Attendance is "" when unmarked; At when it was marked.
 	Attendance Attendance
 	At         *time.Time
+	// Fee is the booking's fee (issue 48): for a no-show of a booking whose accepted
+	// terms have a no-show fee, charged to the kept card once however often it is marked;
+	// nil when it owes none. Taking the mark back does not refund it (the owner refunds
+	// from Stripe's dashboard if they mean to).
+	Fee *Fee
 }
 
 // MarkAttendance marks the shop's booking attended or a no-show, or takes the mark back
@@ -52,8 +60,11 @@ type AttendanceMark struct {
 // UndoAttendanceWithin of the mark. Only a live booking whose time has come is marked.
 func (s *Service) MarkAttendance(ctx context.Context, shopID, bookingID uuid.UUID, a Attendance, now time.Time) (AttendanceMark, error) {
 	out := AttendanceMark{BookingID: bookingID}
+	var b db.BookingAttendanceLockRow
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		b, err := queries.BookingAttendanceLock(ctx, tx, db.BookingAttendanceLockParams{ID: bookingID, ShopID: shopID})
+		var err error
+		out.Fee = nil
+		b, err = queries.BookingAttendanceLock(ctx, tx, db.BookingAttendanceLockParams{ID: bookingID, ShopID: shopID})
 		if errors.Is(err, pgx.ErrNoRows) {
 			return ErrBookingNotFound
 		}
@@ -63,7 +74,8 @@ func (s *Service) MarkAttendance(ctx context.Context, shopID, bookingID uuid.UUI
 		cur, at := attendanceOf(b)
 		if cur == a {
 			out.Attendance, out.At = cur, at
-			return nil
+			out.Fee, err = BookingFee(ctx, tx, bookingID)
+			return err
 		}
 		if b.Status != BookingConfirmed && b.Status != BookingPendingPayment {
 			return ErrAttendanceNotBooked
@@ -88,9 +100,30 @@ func (s *Service) MarkAttendance(ctx context.Context, shopID, bookingID uuid.UUI
 		if a != AttendanceNone {
 			out.At = &now
 		}
-		return nil
+		if a == AttendanceNoShow {
+			out.Fee, err = s.claimFee(ctx, tx, shopID, bookingID, b.Status, b.Currency, payments.FeeNoShow, now)
+			return err
+		}
+		out.Fee, err = BookingFee(ctx, tx, bookingID)
+		return err
 	})
-	return out, err
+	if err != nil || out.Fee == nil || out.Fee.State != FeePending || a != AttendanceNoShow {
+		return out, err
+	}
+	// The mark is committed; the fee is charged after it, outside the booking's lock (a
+	// slow provider must not hold it). A click that comes meanwhile sees it pending.
+	shop, err := shops.Read(ctx, s.pool, shopID)
+	if err != nil {
+		return out, err
+	}
+	fee, err := s.chargeFee(ctx, shop, bookingID, b.StripeAccount.String, b.StripeCheckoutSessionID.String, b.Service, b.StartsAt, texts.In(shop.Language))
+	if fee != nil {
+		out.Fee = fee
+	}
+	if err != nil {
+		s.log.WarnContext(ctx, "no-show fee not charged yet", "booking_id", bookingID, "err", err)
+	}
+	return out, nil
 }
 
 // attendanceOf is a locked booking's mark.

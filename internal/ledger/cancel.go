@@ -11,7 +11,10 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
+	"github.com/slotrecovery/slotrecovery/internal/payments"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
+	"github.com/slotrecovery/slotrecovery/internal/texts"
 )
 
 // A customer's own cancellation of a booking (issue 45: a booked customer texts that they
@@ -58,6 +61,16 @@ type Cancellation struct {
 	// new generation), ResultExpired (too close to its start to offer it again), or ""
 	// when the booking did not hold it.
 	Result Result
+	// Late: the cancellation came less than the accepted policy's late_cancel_hours
+	// before the start (issue 48); LateCancelHours is that policy's. A late
+	// cancellation of a deposit booking keeps the deposit (DepositKept, no refund); one
+	// with a late-cancel fee in its terms owes it (Fee, pending until ChargeFee after the
+	// commit, or no_card). Before the hour, or without terms, a payment is refunded in
+	// full as it always was.
+	Late            bool
+	LateCancelHours int
+	DepositKept     bool
+	Fee             *Fee
 	// OpenCheckout: the booking was pending with a payment link, which the caller ends
 	// once the cancellation committed (EndCheckout), so that it cannot be paid.
 	OpenCheckout bool
@@ -78,6 +91,41 @@ var ErrNotCancellable = errors.New("ledger: booking is not live")
 // (latePayment: the booking never takes the slot back). It returns ErrNotCancellable,
 // with nothing changed, when the booking is no longer live or its opening has started.
 func (s *Service) CancelByCustomer(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, now time.Time) (Cancellation, error) {
+	return s.cancel(ctx, tx, bookingID, now, false)
+}
+
+// CancelLate is the owner's entry of a customer's late cancellation (POST
+// /api/bookings/{id}/late_cancel: the customer called, too late): the shop's booking is
+// cancelled as CancelByCustomer does, late by the accepted policy whatever the hour,
+// and its late-cancel fee, if its terms have one, charged to the kept card after the
+// commit. A booking without terms is cancelled and refunded as any other.
+func (s *Service) CancelLate(ctx context.Context, shopID, bookingID uuid.UUID) (Cancellation, error) {
+	var c Cancellation
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		b, err := queries.BookingGet(ctx, tx, bookingID)
+		if errors.Is(err, pgx.ErrNoRows) || err == nil && b.ShopID != shopID {
+			return ErrBookingNotFound
+		}
+		if err != nil {
+			return fmt.Errorf("get booking %s: %w", bookingID, err)
+		}
+		c, err = s.cancel(ctx, tx, bookingID, s.cfg.Now(), true)
+		return err
+	})
+	if err != nil {
+		return c, err
+	}
+	if c.Cancelled {
+		if c.OpenCheckout {
+			s.EndCheckout(ctx, c.BookingID)
+		}
+		s.m.Booking(BookingCancelled)
+		c.Fee = s.ChargeFee(ctx, c)
+	}
+	return c, nil
+}
+
+func (s *Service) cancel(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, now time.Time, late bool) (Cancellation, error) {
 	l, err := s.lock(ctx, tx, bookingID)
 	if err != nil {
 		return Cancellation{}, err
@@ -98,7 +146,21 @@ func (s *Service) CancelByCustomer(ctx context.Context, tx pgx.Tx, bookingID uui
 	}
 	c.Cancelled = true
 	c.OpenCheckout = b.Status == BookingPendingPayment && b.StripeCheckoutSessionID.Valid
-	if b.Status == BookingConfirmed && (b.StripePaymentIntentID.Valid || b.StripeCheckoutSessionID.Valid) {
+	terms, ok, err := BookingTerms(ctx, tx, b.ID)
+	if err != nil {
+		return c, err
+	}
+	if ok && terms.AcceptedAt != nil && (late || now.After(op.StartsAt.Add(-time.Duration(terms.LateCancelHours)*time.Hour))) {
+		// Late, by the policy the customer accepted: what it says applies.
+		c.Late, c.LateCancelHours = true, terms.LateCancelHours
+		c.DepositKept = terms.Mode == shops.PaymentDeposit && b.Status == BookingConfirmed
+		if terms.LateCancelFeeCents > 0 {
+			if c.Fee, err = s.claimFee(ctx, tx, b.ShopID, b.ID, BookingConfirmed, b.Currency, payments.FeeLateCancel, now); err != nil {
+				return c, err
+			}
+		}
+	}
+	if !c.DepositKept && b.Status == BookingConfirmed && (b.StripePaymentIntentID.Valid || b.StripeCheckoutSessionID.Valid) {
 		// Paid: the money goes back. Recorded as decided, as a late payment's refund is.
 		if err := queries.BookingMarkRefundRequested(ctx, tx, db.BookingMarkRefundRequestedParams{ID: b.ID, Now: now.UTC()}); err != nil {
 			return c, fmt.Errorf("mark refund requested: %w", err)
@@ -112,6 +174,33 @@ func (s *Service) CancelByCustomer(ctx context.Context, tx pgx.Tx, bookingID uui
 		return c, err
 	}
 	return c, nil
+}
+
+// ChargeFee charges the fee a cancellation left pending (Cancellation.Fee), after the
+// cancellation committed, and returns it as it then stands; c's fee as it was when the
+// charge could not be made now (logged: the owner sees it pending).
+func (s *Service) ChargeFee(ctx context.Context, c Cancellation) *Fee {
+	if c.Fee == nil || c.Fee.State != FeePending {
+		return c.Fee
+	}
+	b, err := queries.BookingGet(ctx, s.pool, c.BookingID)
+	if err != nil {
+		s.log.WarnContext(ctx, "late-cancel fee not charged", "booking_id", c.BookingID, "err", err)
+		return c.Fee
+	}
+	shop, err := shops.Read(ctx, s.pool, b.ShopID)
+	if err != nil {
+		s.log.WarnContext(ctx, "late-cancel fee not charged", "booking_id", c.BookingID, "err", err)
+		return c.Fee
+	}
+	fee, err := s.chargeFee(ctx, shop, b.ID, b.StripeAccount.String, b.StripeCheckoutSessionID.String, c.Service, c.StartsAt, texts.In(shop.Language))
+	if err != nil {
+		s.log.WarnContext(ctx, "late-cancel fee not charged yet", "booking_id", c.BookingID, "err", err)
+	}
+	if fee == nil {
+		return c.Fee
+	}
+	return fee
 }
 
 // EndCheckout ends the payment link of a booking its customer cancelled

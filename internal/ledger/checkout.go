@@ -53,12 +53,25 @@ func (s *Service) newCheckout(ctx context.Context, timeout time.Duration, w text
 	}
 	callCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	co, err := s.provider.CreateCheckout(callCtx, payments.CheckoutRequest{
+	r := payments.CheckoutRequest{
 		BookingID: b.ID.String(), AmountCents: b.AmountCents, Currency: b.Currency,
 		Description: w.CheckoutItem(shop, service, startsAt), Locale: string(w.Language()), ExpiresAt: expires,
 		SuccessURL: s.cfg.CheckoutSuccessURL, CancelURL: s.cfg.CheckoutCancelURL,
 		Account: account, FeeBPS: feeBPS,
-	})
+	}
+	// A protected shop's terms (deposit, kept card, policy) are fixed before the first
+	// attempt: one more write on such a shop's YES, none on a plain checkout's.
+	terms, ok, err := s.fixTerms(callCtx, shop, b)
+	if err != nil {
+		return payments.Checkout{}, err
+	}
+	if ok {
+		checkoutTerms(&r, terms)
+		if terms.Mode == shops.PaymentDeposit {
+			r.Description = w.DepositItem(shop, service, startsAt)
+		}
+	}
+	co, err := s.provider.CreateCheckout(callCtx, r)
 	if err != nil && !payments.Transient(err) {
 		return payments.Checkout{}, fmt.Errorf("%w: %w", ErrCheckoutRefused, err)
 	}

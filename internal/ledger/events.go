@@ -77,6 +77,8 @@ func (s *Service) HandleEvent(ctx context.Context, ev payments.Event) (EventResu
 	case payments.EventPaid, payments.EventPending, payments.EventFailed, payments.EventExpired:
 	case payments.EventAccountChanged:
 		return s.accountChanged(ctx, ev, now)
+	case payments.EventFeeCharged, payments.EventFeeFailed:
+		return s.feePaid(ctx, ev)
 	default:
 		// Other events are stored and acknowledged.
 		return s.settle(ctx, ev.ID, ResultIgnoredType)

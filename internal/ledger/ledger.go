@@ -106,6 +106,11 @@ const (
 	// booking. Misrouted or forged by another shop, it must never confirm, fail or
 	// refund the booking.
 	ResultWrongAccount Result = "ignored_wrong_account"
+	// ResultFeeCharged: a booking's fee was paid (its customer paid the page texted to
+	// them, or its charge settled); ResultFeeUnchanged: an event about a fee that
+	// changes nothing (charged already, or a failed attempt of the customer's own).
+	ResultFeeCharged   Result = "fee_charged"
+	ResultFeeUnchanged Result = "fee_unchanged"
 	// ResultIgnoredType: an event of a kind the ledger does not act on.
 	ResultIgnoredType Result = "ignored_type"
 	// ResultStillOpen: (reconciliation) the provider still reports the checkout open or

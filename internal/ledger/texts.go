@@ -29,6 +29,10 @@ func BookedText(w texts.Words, shop shops.Shop, service, staff string, startsAt 
 	switch {
 	case confirmed:
 		return w.Confirmed(shop, service, startsAt)
+	case url != "" && (shop.PaymentMode == shops.PaymentDeposit || shop.PaymentMode == shops.PaymentCard ||
+		shop.Protection.LateCancelFeeCents > 0):
+		// No-show protection: the texts say what the page takes, and the policy's line.
+		return w.LinkProtected(shop, service, startsAt, url, slots.PayWithin)
 	case url != "":
 		return w.Link(shop, service, startsAt, url, slots.PayWithin)
 	default:

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -126,6 +127,9 @@ func (s *Service) paid(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, sess
 			return "", fmt.Errorf("confirm booking: %w", err)
 		}
 		if err := hooks.RecordOpening(ctx, tx, b.ShopID, hooks.BookingConfirmed, now, l.op.ID, b.ID); err != nil {
+			return "", err
+		}
+		if err := accept(ctx, tx, b.ID, cmp.Or(sessionID, b.StripeCheckoutSessionID.String), now); err != nil {
 			return "", err
 		}
 		if err := s.textConfirmed(ctx, tx, l); err != nil {

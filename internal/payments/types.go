@@ -46,6 +46,12 @@ type CheckoutRequest struct {
 	// Policy is the shop's cancellation policy, shown beside the pay button (at most
 	// MaxPolicyLen characters): what the customer accepts by paying.
 	Policy string
+	// Fee makes the checkout a booking's fee of that kind, for the customer to pay
+	// themselves (their bank wanted them to confirm the off-session charge): the
+	// checkout and its payment carry metadata fee, so their events are the fee's
+	// (EventFeeCharged), never the booking's own payment; its idempotency key is the
+	// fee's. "" for the booking's own checkout.
+	Fee FeeKind
 }
 
 // MaxPolicyLen is the longest cancellation policy a checkout shows (the provider's

@@ -246,6 +246,10 @@ func (h *Handlers) newShopJSON(s shops.Shop) api.Shop {
 			SendRatePerSecond:     p.SendRate,
 		},
 	}
+	pr := s.Protection
+	out.DepositCents, out.DepositPercent, out.KeepCard = pr.DepositCents, pr.DepositPercent, pr.KeepCard
+	out.CancellationPolicy, out.LateCancelHours, out.PolicyVersion = pr.Policy, pr.LateCancelHours, pr.PolicyVersion
+	out.NoShowFeeCents, out.LateCancelFeeCents = pr.NoShowFeeCents, pr.LateCancelFeeCents
 	if p.MaxOffersPerDay > 0 {
 		n := p.MaxOffersPerDay
 		out.OfferPolicy.MaxOffersPerDay = &n

@@ -99,6 +99,48 @@ type shopPatchRequest struct {
 	JoinCountries optional[[]string] `json:"join_countries"`
 	// JoinKeywords replaces the shop's own join keywords (null or []: none).
 	JoinKeywords optional[[]string] `json:"join_keywords"`
+	// The no-show protection (issue 48): the deposits are nullable; the rest cannot be
+	// null (0 or "" turns a fee or the policy off).
+	DepositCents       optional[int64]  `json:"deposit_cents"`
+	DepositPercent     optional[int]    `json:"deposit_percent"`
+	KeepCard           optional[bool]   `json:"keep_card"`
+	CancellationPolicy optional[string] `json:"cancellation_policy"`
+	LateCancelHours    optional[int]    `json:"late_cancel_hours"`
+	NoShowFeeCents     optional[int64]  `json:"no_show_fee_cents"`
+	LateCancelFeeCents optional[int64]  `json:"late_cancel_fee_cents"`
+}
+
+// protection reads the no-show protection's fields of a PATCH into ch.
+func (r shopPatchRequest) protection(ch *shops.ShopChange) (err error) {
+	p := &ch.Protection
+	if d := r.DepositCents; d.Set {
+		p.DepositCentsSet = true
+		if !d.Null {
+			v := d.Value
+			p.DepositCents = &v
+		}
+	}
+	if d := r.DepositPercent; d.Set {
+		p.DepositPercentSet = true
+		if !d.Null {
+			v := d.Value
+			p.DepositPercent = &v
+		}
+	}
+	if p.KeepCard, err = ptr(r.KeepCard, "keep_card"); err != nil {
+		return err
+	}
+	if p.Policy, err = ptr(r.CancellationPolicy, "cancellation_policy"); err != nil {
+		return err
+	}
+	if p.LateCancelHours, err = ptr(r.LateCancelHours, "late_cancel_hours"); err != nil {
+		return err
+	}
+	if p.NoShowFeeCents, err = ptr(r.NoShowFeeCents, "no_show_fee_cents"); err != nil {
+		return err
+	}
+	p.LateCancelFeeCents, err = ptr(r.LateCancelFeeCents, "late_cancel_fee_cents")
+	return err
 }
 
 func (r shopPatchRequest) change() (ch shops.ShopChange, err error) {
@@ -159,6 +201,9 @@ func (r shopPatchRequest) change() (ch shops.ShopChange, err error) {
 		return ch, problem.Invalidf("notify_phone", "notify_phone must be in E.164 form, e.g. +15555550199, or null for no alerts")
 	}
 	if err := r.wording(&ch); err != nil {
+		return ch, err
+	}
+	if err := r.protection(&ch); err != nil {
 		return ch, err
 	}
 	if l := r.Language; l.Set {

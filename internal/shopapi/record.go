@@ -153,6 +153,8 @@ type attendanceJSON struct {
 	// Attendance is attended, no_show, or null when unmarked; MarkedAt when.
 	Attendance *string    `json:"attendance"`
 	MarkedAt   *time.Time `json:"marked_at"`
+	// Fee is the booking's no-show fee (issue 48), when its accepted terms have one.
+	Fee *api.Fee `json:"fee,omitempty"`
 }
 
 // markAttendance answers POST /api/bookings/{id}/attended and /no_show, and DELETE
@@ -178,6 +180,76 @@ func (h *Handlers) markAttendance(a ledger.Attendance) echo.HandlerFunc {
 			v := string(m.Attendance)
 			out.Attendance = &v
 		}
+		out.Fee = feeJSON(m.Fee)
 		return c.JSON(http.StatusOK, out)
 	}
+}
+
+// feeJSON is a booking's fee as the API shows it; nil for none.
+func feeJSON(f *ledger.Fee) *api.Fee {
+	if f == nil {
+		return nil
+	}
+	return &api.Fee{Kind: string(f.Kind), Outcome: f.State, AmountCents: f.AmountCents, Currency: f.Currency,
+		PaymentIntentID: nonEmpty(f.PaymentIntentID), DeclineCode: nonEmpty(f.DeclineCode), Message: nonEmpty(f.Message),
+		ApplicationFeeCents: f.ApplicationFeeCents, At: f.At.UTC()}
+}
+
+// bookingProtection answers GET /api/bookings/{id}/protection: the booking's terms, the
+// policy its customer accepted, and its fee.
+func (h *Handlers) bookingProtection(c echo.Context) error {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return ErrBookingNotFound
+	}
+	if h.Ledger == nil {
+		return ErrNoRecord
+	}
+	p, err := h.Ledger.BookingProtection(c.Request().Context(), shopOf(c).ID, id)
+	if errors.Is(err, ledger.ErrBookingNotFound) {
+		return ErrBookingNotFound
+	}
+	if err != nil {
+		return err
+	}
+	out := api.BookingProtection{BookingID: p.BookingID, Status: p.Status, PriceCents: p.AmountCents, Currency: p.Currency, Fee: feeJSON(p.Fee)}
+	if t := p.Terms; t != nil {
+		out.Mode = &t.Mode
+		out.ChargedCents, out.DepositCents, out.BalanceCents, out.KeepCard = t.ChargedCents, t.DepositCents(), t.BalanceCents(), t.KeepCard
+		if t.PolicyText != "" || t.NoShowFeeCents > 0 || t.LateCancelFeeCents > 0 {
+			out.Policy = &api.AcceptedPolicy{Version: t.PolicyVersion, SHA256: t.PolicySHA256, Text: t.PolicyText,
+				LateCancelHours: t.LateCancelHours, NoShowFeeCents: t.NoShowFeeCents, LateCancelFeeCents: t.LateCancelFeeCents,
+				AcceptedAt: t.AcceptedAt, CheckoutSession: nonEmpty(t.CheckoutSession),
+				IP: nonEmpty(t.AcceptedIP), UserAgent: nonEmpty(t.AcceptedUserAgent)}
+		}
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+// ErrNotCancellable answers a late cancellation of a booking that is not live, or whose
+// time has come (mark it a no-show instead).
+var ErrNotCancellable = problem.New(problem.Conflict, "not_cancellable",
+	"the booking is not live, or its time has come: a customer who did not come is a no-show (POST /api/bookings/{id}/no_show)")
+
+// lateCancel answers POST /api/bookings/{id}/late_cancel: the owner enters a customer's
+// late cancellation; the opening is offered again, and the accepted policy applies.
+func (h *Handlers) lateCancel(c echo.Context) error {
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return ErrBookingNotFound
+	}
+	if h.Ledger == nil {
+		return ErrNoRecord
+	}
+	res, err := h.Ledger.CancelLate(c.Request().Context(), shopOf(c).ID, id)
+	switch {
+	case errors.Is(err, ledger.ErrBookingNotFound):
+		return ErrBookingNotFound
+	case errors.Is(err, ledger.ErrNotCancellable):
+		return ErrNotCancellable
+	case err != nil:
+		return err
+	}
+	return c.JSON(http.StatusOK, api.LateCancellation{BookingID: res.BookingID, Late: res.Late, DepositKept: res.DepositKept,
+		Refunded: res.Refunded, Opening: string(res.Result), Fee: feeJSON(res.Fee)})
 }

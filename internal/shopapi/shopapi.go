@@ -123,6 +123,8 @@ func (h *Handlers) Register(e *echo.Echo) {
 	e.POST("/api/bookings/:id/attended", h.markAttendance(ledger.AttendanceAttended), h.requireShop)
 	e.POST("/api/bookings/:id/no_show", h.markAttendance(ledger.AttendanceNoShow), h.requireShop)
 	e.DELETE("/api/bookings/:id/attendance", h.markAttendance(ledger.AttendanceNone), h.requireShop)
+	e.GET("/api/bookings/:id/protection", h.bookingProtection, h.requireShop)
+	e.POST("/api/bookings/:id/late_cancel", h.lateCancel, h.requireShop)
 	e.GET(ConsentExportPath, h.exportConsent, h.requireShop)
 	e.GET("/api/shop", h.getShop, h.requireShop)
 	e.PATCH("/api/shop", h.patchShop, h.requireShop)

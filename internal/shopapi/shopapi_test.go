@@ -285,7 +285,10 @@ func TestCreateShop(t *testing.T) {
 	require.ElementsMatch(t, []string{"id", "name", "timezone", "sms_number", "currency", "payment_mode",
 		"offer_policy", "api_key", "created_at", "calendar_url", "calendar_full_details", "stripe", "language", "notify_phone", "auto_declare",
 		"formality", "gsm7", "help_contact", "slug", "join_url", "privacy_url", "move_up_days", "chain_max",
-		"customers_cancel_by_text", "ranking", "skip_after_no_shows", "join_keywords"}, keys(r.body))
+		"customers_cancel_by_text", "ranking", "skip_after_no_shows", "join_keywords",
+		// No-show protection (issue 48).
+		"deposit_cents", "deposit_percent", "keep_card", "cancellation_policy", "late_cancel_hours",
+		"no_show_fee_cents", "late_cancel_fee_cents", "policy_version"}, keys(r.body))
 	require.Equal(t, []any{}, r.body["join_keywords"], "none of its own")
 	require.Nil(t, r.body["notify_phone"], "no alert number unless one is given")
 	require.Equal(t, true, r.body["customers_cancel_by_text"], "the default")

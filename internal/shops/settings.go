@@ -62,6 +62,9 @@ type ShopChange struct {
 	// JoinKeywords, when set, replace the shop's own join keywords (CheckJoinKeywords);
 	// an empty list leaves only the defaults.
 	JoinKeywords *[]string
+	// Protection changes the no-show protection settings (deposit, kept card, policy,
+	// fees); checked against the payment mode the change leaves.
+	Protection ProtectionChange
 }
 
 // Ranking is how a wave orders the customers of one priority tier (issue 47).
@@ -204,6 +207,17 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		if err := s.checkOpeningsCharge(ctx, tx, cur, n); err != nil {
 			return err
 		}
+		protection, err := ch.Protection.apply(cur.Protection, n.PaymentMode, s.cfg.StripeConnect)
+		if err != nil {
+			return err
+		}
+		if d := protection.DepositCents; d != nil && n.PaymentMode == PaymentDeposit && s.cfg.MinimumCharge != nil {
+			// A fixed deposit below the provider's smallest charge could never be paid.
+			if minimum := s.cfg.MinimumCharge(n.Currency); *d < minimum {
+				return problem.Invalidf("deposit_cents", "deposit_cents must be at least %d, the payment provider's smallest charge in %s",
+					minimum, strings.ToUpper(n.Currency))
+			}
+		}
 		var qs, qe pgtype.Int4
 		if p.Quiet != nil {
 			qs = pgtype.Int4{Int32: int32(p.Quiet.Start), Valid: true}
@@ -236,6 +250,11 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		}
 		if err != nil {
 			return fmt.Errorf("update shop %s: %w", id, err)
+		}
+		if protection != cur.Protection || updated.PaymentMode != cur.PaymentMode {
+			if updated, err = queries.ShopSetProtection(ctx, tx, protectionParams(id, protection)); err != nil {
+				return fmt.Errorf("update protection of shop %s: %w", id, err)
+			}
 		}
 		out, err = s.fromRow(updated)
 		return err

@@ -179,6 +179,9 @@ type Shop struct {
 	// PlatformFeeBPS is the platform's fee on this shop's payments in basis points, set
 	// by the admin; nil takes the server's default (PLATFORM_FEE_BPS).
 	PlatformFeeBPS *int
+	// Protection is the shop's no-show protection: deposit, kept card, cancellation
+	// policy and fees (issue 48).
+	Protection Protection
 }
 
 // SMSProblem is the latest text that failed because of the shop's own SMS number or
@@ -346,6 +349,11 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 	if err := s.normalise(&n, &p); err != nil {
 		return Shop{}, "", err
 	}
+	// A new shop has the default protection: a deposit shop must be given its deposit
+	// (PATCH /api/shop), and a kept card needs Connect.
+	if _, err := (ProtectionChange{}).apply(Protection{LateCancelHours: 24}, n.PaymentMode, s.cfg.StripeConnect); err != nil {
+		return Shop{}, "", err
+	}
 	key, hash, err := newKey()
 	if err != nil {
 		return Shop{}, "", err
@@ -457,13 +465,13 @@ func (s *Service) normalise(n *NewShop, p *Policy) error {
 		n.PaymentMode = PaymentCheckout
 	}
 	switch n.PaymentMode {
-	case PaymentCheckout:
+	case PaymentCheckout, PaymentDeposit, PaymentCard:
 		if !s.cfg.PaymentsEnabled {
-			return problem.Invalidf("payment_mode", "payment_mode checkout needs Stripe, which this server has not configured; use none")
+			return problem.Invalidf("payment_mode", "payment_mode %s needs Stripe, which this server has not configured; use none", n.PaymentMode)
 		}
 	case PaymentNone:
 	default:
-		return problem.Invalidf("payment_mode", "payment_mode must be checkout or none")
+		return problem.Invalidf("payment_mode", "payment_mode must be checkout, deposit, card or none")
 	}
 	switch {
 	case p.WaveSize < 1 || p.WaveSize > 1000:
@@ -631,6 +639,7 @@ func FromRow(r db.Shop) (Shop, error) {
 		bps := int(r.PlatformFeeBps.Int32)
 		s.PlatformFeeBPS = &bps
 	}
+	s.Protection = protectionOf(r)
 	return s, nil
 }
 

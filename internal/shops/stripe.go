@@ -69,7 +69,7 @@ const howToConnect = "connect Stripe from the dashboard's settings page (or POST
 // are not its business: they run their course.
 func (s Shop) CheckoutReady() error {
 	a := s.Stripe
-	if s.PaymentMode != PaymentCheckout || !a.Required || a.Ready() {
+	if !s.UsesCheckout() || !a.Required || a.Ready() {
 		return nil
 	}
 	var msg string

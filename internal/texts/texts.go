@@ -354,6 +354,43 @@ func (w Words) Link(shop shops.Shop, service string, startsAt time.Time, url str
 	return w.text(shop, "link", d)
 }
 
+// LinkProtected is Link for a shop with no-show protection (issue 48): the payment page
+// takes a deposit (deposit), or only keeps a card (card), or the price (any other
+// mode); and, when the shop's policy makes a cancellation late, one line saying until
+// when it is free and what it costs after ("Free to cancel until Fri 21 Nov 14:00;
+// $20.00 after.").
+func (w Words) LinkProtected(shop shops.Shop, service string, startsAt time.Time, url string, payWithin time.Duration) string {
+	d := w.about(shop, service, startsAt)
+	d["URL"], d["Within"] = url, w.Duration(payWithin)
+	id := "link"
+	switch shop.PaymentMode {
+	case shops.PaymentDeposit:
+		id = "link_deposit"
+	case shops.PaymentCard:
+		id = "link_card"
+	}
+	out := w.text(shop, id, d)
+	if line := w.PolicyLine(shop, startsAt); line != "" {
+		out += " " + line
+	}
+	return out
+}
+
+// PolicyLine says in one line until when a booking starting at startsAt is free to
+// cancel by the shop's policy and what a later cancellation costs; "" when it costs
+// nothing (no late-cancel fee, no deposit kept).
+func (w Words) PolicyLine(shop shops.Shop, startsAt time.Time) string {
+	p := shop.Protection
+	until := w.When(shop, startsAt.Add(-time.Duration(p.LateCancelHours)*time.Hour))
+	switch {
+	case p.LateCancelFeeCents > 0:
+		return w.words().say("policy_line", map[string]any{"Until": until, "Fee": w.Amount(p.LateCancelFeeCents, shop.Currency)})
+	case shop.PaymentMode == shops.PaymentDeposit:
+		return w.words().say("policy_line_deposit", map[string]any{"Until": until})
+	}
+	return ""
+}
+
 // BookedLinkFollows answers a winning YES whose payment link is not ready yet.
 func (w Words) BookedLinkFollows(shop shops.Shop, service string, startsAt time.Time) string {
 	return w.text(shop, "booked_link_follows", w.about(shop, service, startsAt))
@@ -363,6 +400,31 @@ func (w Words) BookedLinkFollows(shop shops.Shop, service string, startsAt time.
 // for).
 func (w Words) CheckoutItem(shop shops.Shop, service string, startsAt time.Time) string {
 	return w.words().say("checkout_item", w.about(shop, service, startsAt))
+}
+
+// DepositItem is the line item of a deposit's payment page (issue 48): the same as
+// CheckoutItem's, said to be a deposit.
+func (w Words) DepositItem(shop shops.Shop, service string, startsAt time.Time) string {
+	return w.words().say("deposit_item", w.about(shop, service, startsAt))
+}
+
+// NoShowFeeItem is what a no-show fee's payment says it is (the customer's statement,
+// the shop's Stripe dashboard).
+func (w Words) NoShowFeeItem(shop shops.Shop, service string, startsAt time.Time) string {
+	return w.words().say("no_show_fee_item", w.about(shop, service, startsAt))
+}
+
+// LateCancelFeeItem is what a late cancellation's fee says it is.
+func (w Words) LateCancelFeeItem(shop shops.Shop, service string, startsAt time.Time) string {
+	return w.words().say("late_cancel_fee_item", w.about(shop, service, startsAt))
+}
+
+// FeePayLink asks a customer whose bank wanted them to confirm a fee (fee, written as
+// Amount writes it) to pay it themselves on the page at url.
+func (w Words) FeePayLink(shop shops.Shop, service string, startsAt time.Time, fee, url string) string {
+	d := w.about(shop, service, startsAt)
+	d["Fee"], d["URL"] = fee, url
+	return w.text(shop, "fee_pay_link", d)
 }
 
 // Confirmed tells a customer they are booked (the payment went through, or the shop
@@ -394,6 +456,26 @@ func (w Words) Cancelled(shop shops.Shop, service string, startsAt time.Time, re
 		return w.text(shop, "cancelled_refund", w.about(shop, service, startsAt))
 	}
 	return w.text(shop, "cancelled", w.about(shop, service, startsAt))
+}
+
+// CancelledLate confirms a customer's cancellation that came less than hours before the
+// start, with what the policy they accepted then does (issue 48): the deposit kept, a fee
+// of feeCents (0: none) charged to their card, or both; refunded says a full payment
+// goes back all the same (a checkout's, with a fee).
+func (w Words) CancelledLate(shop shops.Shop, service string, startsAt time.Time, hours int, depositKept, refunded bool, feeCents int64) string {
+	d := w.about(shop, service, startsAt)
+	d["Hours"] = hours
+	id := "late_deposit_kept"
+	switch {
+	case depositKept && feeCents > 0:
+		id = "late_deposit_kept_fee"
+	case refunded && feeCents > 0:
+		id = "late_refund_fee"
+	case feeCents > 0:
+		id = "late_fee"
+	}
+	d["Terms"] = w.words().say(id, map[string]any{"Fee": w.Amount(feeCents, shop.Currency)})
+	return w.text(shop, "cancelled_late", d)
 }
 
 // CancelAsked answers a booked customer's request to cancel in a shop that does not let

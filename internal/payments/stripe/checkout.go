@@ -98,6 +98,13 @@ func (c *Client) CreateCheckout(ctx context.Context, r payments.CheckoutRequest)
 	params.Context = ctx
 	params.AddMetadata("booking_id", r.BookingID)
 	params.SetIdempotencyKey(checkoutIdempotencyKey(r.BookingID, r.ExpiresAt, r.Account))
+	if r.Fee != "" {
+		// A fee the customer pays themselves: its events are the fee's, and its key
+		// the fee's (a booking's own checkout and its fee's are two requests).
+		params.AddMetadata("fee", string(r.Fee))
+		params.PaymentIntentData.Metadata["fee"] = string(r.Fee)
+		params.SetIdempotencyKey(withAccount("checkout:fee:"+string(r.Fee)+":"+r.BookingID+":"+fmt.Sprint(r.ExpiresAt.Unix()), r.Account))
+	}
 	onAccount(&params.Params, r.Account)
 
 	s, err := c.api.CheckoutSessions.New(params)

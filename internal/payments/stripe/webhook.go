@@ -63,8 +63,8 @@ const (
 )
 
 // eventKind classifies a Stripe event for the ledger. paymentStatus is the
-// session's payment_status (checkout.session.* events only); fee is the payment's
-// metadata.fee (payment_intent.* events only).
+// session's payment_status (checkout.session.* events only); fee is the payment's or
+// the session's metadata.fee (a fee's: only its payment's success or failure counts).
 func eventKind(typ, paymentStatus string, fee payments.FeeKind) payments.EventKind {
 	if fee != "" {
 		switch typ {
@@ -249,6 +249,9 @@ func decodeEvent(se stripego.Event) (payments.Event, error) {
 		}
 		stored = o
 		ev.BookingID = cmp.Or(o.Metadata["booking_id"], o.ClientReferenceID)
+		// A fee's checkout (CheckoutRequest.Fee): its payment's event tells the fee's
+		// outcome; the session's own events are not the booking's payment.
+		ev.Fee = payments.FeeKind(o.Metadata["fee"])
 		ev.SessionID = o.ID
 		ev.PaymentIntentID = pi
 		paymentStatus = o.PaymentStatus
