@@ -633,7 +633,7 @@ func (f *flow) campaignSpec(brandSID string) sms.Campaign {
 	at := sampleTime(shop)
 	offer := w.Offer(shop, "Haircut", at, 3500)
 	answer := w.Confirmed(shop, "Haircut", at)
-	links := shop.PaymentMode == shops.PaymentCheckout || f.s.cfg.PaymentsEnabled
+	links := shop.UsesCheckout() || f.s.cfg.PaymentsEnabled
 	if links {
 		answer = w.Link(shop, "Haircut", at, "https://checkout.stripe.com/c/pay/cs_live_a1B2c3", 15*time.Minute)
 	}

@@ -224,7 +224,8 @@ func BenchmarkBook(b *testing.B) {
 
 // TestPricesThePaymentProviderRefusesAreRefused: a shop that takes payments cannot
 // declare an opening below the provider's minimum for its currency (its taker would hear
-// "yours!" and then "hold lapsed"); a shop without payments can.
+// "yours!" and then "hold lapsed"); a shop without payments can. A deposit shop is held
+// to the deposit the price gives, a card shop (nothing charged at the YES) to nothing.
 func TestPricesThePaymentProviderRefusesAreRefused(t *testing.T) {
 	t.Parallel()
 	minimum := func(currency string) int64 { return map[string]int64{"gbp": 30, "jpy": 50}[currency] }
@@ -242,10 +243,22 @@ func TestPricesThePaymentProviderRefusesAreRefused(t *testing.T) {
 		{"jpy", shops.PaymentCheckout, 49, false},
 		{"gbp", shops.PaymentNone, 1, true},
 		{"chf", shops.PaymentCheckout, 1, true}, // no minimum known: the provider decides
+		{"gbp", shops.PaymentDeposit, 145, false}, // 20 %: a deposit of 29
+		{"gbp", shops.PaymentDeposit, 150, true},  // a deposit of 30
+		{"gbp", shops.PaymentCard, 1, true},
 	} {
-		shop, _, err := shops.New(f.pool, shops.Config{PaymentsEnabled: true}).Create(ctx, shops.NewShop{Name: "Min", Timezone: "UTC", SMSNumber: fmt.Sprintf("+1555200%04d", i),
-			Currency: tc.currency, PaymentMode: tc.mode})
+		shopsSvc := shops.New(f.pool, shops.Config{PaymentsEnabled: true})
+		shop, _, err := shopsSvc.Create(ctx, shops.NewShop{Name: "Min", Timezone: "UTC", SMSNumber: fmt.Sprintf("+1555200%04d", i),
+			Currency: tc.currency, PaymentMode: shops.PaymentCheckout})
 		require.NoError(t, err)
+		if tc.mode != shops.PaymentCheckout {
+			// Straight in SQL: the modes' own checks (Connect for a card) are shops'.
+			_, err = f.pool.Exec(ctx, `UPDATE shops SET payment_mode = $2,
+				deposit_percent = CASE WHEN $2 = 'deposit' THEN 20 END WHERE id = $1`, shop.ID, tc.mode)
+			require.NoError(t, err)
+			shop, err = shopsSvc.Get(ctx, shop.ID)
+			require.NoError(t, err)
+		}
 		_, err = svc.Declare(ctx, shop, slots.NewOpening{StartsAt: at, DurationMinutes: 30, Service: "Cut", PriceCents: tc.price})
 		if tc.ok {
 			require.NoError(t, err, "%+v", tc)
@@ -256,6 +269,9 @@ func TestPricesThePaymentProviderRefusesAreRefused(t *testing.T) {
 		require.Equal(t, problem.Invalid, p.Kind)
 		require.Equal(t, "price_cents", p.Field)
 		require.Contains(t, p.Message, strings.ToUpper(tc.currency))
+		if tc.mode == shops.PaymentDeposit {
+			require.Contains(t, p.Message, "a deposit of 29 GBP", "the answer names the deposit, not the price")
+		}
 	}
 }
 

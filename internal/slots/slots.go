@@ -388,9 +388,16 @@ func (s *Service) shopAllows(shop shops.Shop, n NewOpening, now time.Time) error
 		return err
 	}
 	// An opening without a price (a shop with services, no service named) is charged at
-	// each booked service's price.
-	if shop.PaymentMode != shops.PaymentNone && s.cfg.MinimumCharge != nil && n.PriceCents > 0 {
-		if minimum := s.cfg.MinimumCharge(shop.Currency); n.PriceCents < minimum {
+	// each booked service's price. What is charged at the YES is the price, or the
+	// deposit it gives (a deposit shop), or nothing (a card or none shop).
+	if charge := shop.Charge(n.PriceCents); charge > 0 && s.cfg.MinimumCharge != nil {
+		minimum := s.cfg.MinimumCharge(shop.Currency)
+		switch {
+		case charge >= minimum:
+		case shop.PaymentMode == shops.PaymentDeposit:
+			return problem.Invalidf("price_cents", "price_cents gives a deposit of %d %s, below the %d the payment provider accepts: raise the price or the shop's deposit",
+				charge, strings.ToUpper(shop.Currency), minimum)
+		default:
 			return problem.Invalidf("price_cents", "price_cents must be at least %d %s: the payment provider refuses smaller payments", minimum, strings.ToUpper(shop.Currency))
 		}
 	}
