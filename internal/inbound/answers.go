@@ -66,7 +66,7 @@ func (s *Service) bookedAnswer(w texts.Words, shop shops.Shop, c slots.Claim) An
 		url = ""
 	}
 	return Answer{Outcome: OutcomeBooked, BookingID: c.BookingID,
-		Message: ledger.BookedText(w, shop, c.Service, c.StaffName, c.StartsAt, c.Confirmed, url)}
+		Message: ledger.BookedText(w, shop, c.Service, c.StaffName, c.StartsAt, c.Confirmed, url, s.cfg.Now())}
 }
 
 // said is the answer whose words follow from its outcome alone: every answer but a

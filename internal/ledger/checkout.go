@@ -240,7 +240,7 @@ func (s *Service) EnsureCheckout(ctx context.Context, bookingID uuid.UUID) error
 		}
 		_, err = s.queueText(ctx, tx, inbox.Outgoing{
 			Key: "checkout_link:" + b.ID.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone, CustomerID: customer.ID,
-			Body:     BookedText(wordsFor(shop, customer), shop, service, staff, op.StartsAt, false, s.Link(b.ID, co.URL)),
+			Body:     BookedText(wordsFor(shop, customer), shop, service, staff, op.StartsAt, false, s.Link(b.ID, co.URL), now),
 			NotAfter: expires,
 		})
 		if err != nil {

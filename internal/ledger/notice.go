@@ -82,7 +82,7 @@ func (s *Service) Notify(ctx context.Context, bookingID uuid.UUID) error {
 	if err != nil {
 		return err
 	}
-	text.Body = BookedText(wordsFor(shop, customer), shop, op.Service, staff, op.StartsAt, confirmedAtOnce, s.Link(b.ID, b.PaymentUrl.String))
+	text.Body = BookedText(wordsFor(shop, customer), shop, op.Service, staff, op.StartsAt, confirmedAtOnce, s.Link(b.ID, b.PaymentUrl.String), s.cfg.Now())
 	text.NotAfter = op.StartsAt
 	if pendingWithLink && b.CheckoutExpiresAt != nil {
 		text.NotAfter = *b.CheckoutExpiresAt

@@ -23,8 +23,9 @@ import (
 // is told (the answer to their YES, the booking sweep's notice, the link made late, the
 // confirmation after payment): the confirmation when nothing is left to pay, else the
 // payment link, else that the link follows in a separate text. It names the person
-// (staff, "" for anyone), as the offer did.
-func BookedText(w texts.Words, shop shops.Shop, service, staff string, startsAt time.Time, confirmed bool, url string) string {
+// (staff, "" for anyone), as the offer did; now is when it is told (the policy's line
+// says what cancelling costs from then).
+func BookedText(w texts.Words, shop shops.Shop, service, staff string, startsAt time.Time, confirmed bool, url string, now time.Time) string {
 	service = w.ServiceWith(service, staff)
 	switch {
 	case confirmed:
@@ -32,7 +33,7 @@ func BookedText(w texts.Words, shop shops.Shop, service, staff string, startsAt 
 	case url != "" && (shop.PaymentMode == shops.PaymentDeposit || shop.PaymentMode == shops.PaymentCard ||
 		shop.Protection.LateCancelFeeCents > 0):
 		// No-show protection: the texts say what the page takes, and the policy's line.
-		return w.LinkProtected(shop, service, startsAt, url, slots.PayWithin)
+		return w.LinkProtected(shop, service, startsAt, url, slots.PayWithin, now)
 	case url != "":
 		return w.Link(shop, service, startsAt, url, slots.PayWithin)
 	default:
@@ -76,7 +77,7 @@ func (s *Service) textConfirmed(ctx context.Context, tx pgx.Tx, l locked) error 
 	}
 	_, err = s.queueText(ctx, tx, inbox.Outgoing{
 		Key: "confirmed:" + l.b.ID.String(), ShopID: l.shop.ID, From: l.shop.SMSNumber, To: l.customer.Phone, CustomerID: l.customer.ID,
-		Body: BookedText(wordsFor(l.shop, l.customer), l.shop, l.op.Service, staff, l.op.StartsAt, true, ""), NotAfter: l.op.StartsAt,
+		Body: BookedText(wordsFor(l.shop, l.customer), l.shop, l.op.Service, staff, l.op.StartsAt, true, "", s.cfg.Now()), NotAfter: l.op.StartsAt,
 	})
 	if err != nil {
 		return fmt.Errorf("enqueue confirmation text: %w", err)

@@ -280,7 +280,7 @@ func TestMoveUpInAShopThatTakesPayments(t *testing.T) {
 	ans, err := w.inbound.Reply(ctx, inbound.Message{MessageSID: "SMpay", From: kim.Phone, To: shop.SMSNumber, Body: "YES"})
 	require.NoError(t, err)
 	require.Equal(t, inbound.OutcomeBooked, ans.Outcome)
-	require.Equal(t, ledger.BookedText(texts.In("en"), shop, "Colour", "", op.StartsAt, false, ""), ans.Message,
+	require.Equal(t, ledger.BookedText(texts.In("en"), shop, "Colour", "", op.StartsAt, false, "", w.clock.Now()), ans.Message,
 		"the booking's answer, its link to follow (no payments here)")
 	var status string
 	require.NoError(t, w.pool.QueryRow(ctx, `SELECT status FROM bookings WHERE opening_id = $1`, op.ID).Scan(&status))

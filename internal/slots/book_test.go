@@ -242,7 +242,7 @@ func TestPricesThePaymentProviderRefusesAreRefused(t *testing.T) {
 		{"gbp", shops.PaymentCheckout, 30, true},
 		{"jpy", shops.PaymentCheckout, 49, false},
 		{"gbp", shops.PaymentNone, 1, true},
-		{"chf", shops.PaymentCheckout, 1, true}, // no minimum known: the provider decides
+		{"chf", shops.PaymentCheckout, 1, true},   // no minimum known: the provider decides
 		{"gbp", shops.PaymentDeposit, 145, false}, // 20 %: a deposit of 29
 		{"gbp", shops.PaymentDeposit, 150, true},  // a deposit of 30
 		{"gbp", shops.PaymentCard, 1, true},

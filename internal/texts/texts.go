@@ -358,8 +358,8 @@ func (w Words) Link(shop shops.Shop, service string, startsAt time.Time, url str
 // takes a deposit (deposit), or only keeps a card (card), or the price (any other
 // mode); and, when the shop's policy makes a cancellation late, one line saying until
 // when it is free and what it costs after ("Free to cancel until Fri 21 Nov 14:00;
-// $20.00 after.").
-func (w Words) LinkProtected(shop shops.Shop, service string, startsAt time.Time, url string, payWithin time.Duration) string {
+// $20.00 after."), or, when it is late already at now, what cancelling costs.
+func (w Words) LinkProtected(shop shops.Shop, service string, startsAt time.Time, url string, payWithin time.Duration, now time.Time) string {
 	d := w.about(shop, service, startsAt)
 	d["URL"], d["Within"] = url, w.Duration(payWithin)
 	id := "link"
@@ -370,23 +370,30 @@ func (w Words) LinkProtected(shop shops.Shop, service string, startsAt time.Time
 		id = "link_card"
 	}
 	out := w.text(shop, id, d)
-	if line := w.PolicyLine(shop, startsAt); line != "" {
+	if line := w.PolicyLine(shop, startsAt, now); line != "" {
 		out += " " + line
 	}
 	return out
 }
 
 // PolicyLine says in one line until when a booking starting at startsAt is free to
-// cancel by the shop's policy and what a later cancellation costs; "" when it costs
-// nothing (no late-cancel fee, no deposit kept).
-func (w Words) PolicyLine(shop shops.Shop, startsAt time.Time) string {
+// cancel by the shop's policy and what a later cancellation costs; when that time has
+// passed at now (a booking made inside the policy's hours), what cancelling costs now;
+// "" when it costs nothing (no late-cancel fee, no deposit kept).
+func (w Words) PolicyLine(shop shops.Shop, startsAt, now time.Time) string {
 	p := shop.Protection
-	until := w.When(shop, startsAt.Add(-time.Duration(p.LateCancelHours)*time.Hour))
+	free := startsAt.Add(-time.Duration(p.LateCancelHours) * time.Hour)
+	late := !now.Before(free)
+	d := map[string]any{"Until": w.When(shop, free), "Fee": w.Amount(p.LateCancelFeeCents, shop.Currency)}
 	switch {
+	case p.LateCancelFeeCents > 0 && late:
+		return w.words().say("policy_line_late", d)
 	case p.LateCancelFeeCents > 0:
-		return w.words().say("policy_line", map[string]any{"Until": until, "Fee": w.Amount(p.LateCancelFeeCents, shop.Currency)})
+		return w.words().say("policy_line", d)
+	case shop.PaymentMode == shops.PaymentDeposit && late:
+		return w.words().say("policy_line_deposit_late", d)
 	case shop.PaymentMode == shops.PaymentDeposit:
-		return w.words().say("policy_line_deposit", map[string]any{"Until": until})
+		return w.words().say("policy_line_deposit", d)
 	}
 	return ""
 }
