@@ -80,6 +80,9 @@ func TestSettingsProtection(t *testing.T) {
 	require.Nil(t, p.DepositCents)
 	require.Equal(t, 30, *p.DepositPercent)
 	require.Equal(t, v0+1, p.PolicyVersion, "nothing of the policy changed")
+	body, _ = en.page(t, ck, "/dashboard/settings")
+	require.Regexp(t, `id="set-deposit-percent"[^>]*value="30"`, body)
+	require.Regexp(t, `id="set-deposit"[^>]*value=""`, body, "one deposit at a time")
 
 	// A form from before the fields leaves them as they are.
 	old := protectionForm(csrf, "payment_mode", "deposit")
