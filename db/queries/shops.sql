@@ -2,10 +2,14 @@
 INSERT INTO shops (id, name, timezone, sms_number, currency, payment_mode, wave_size,
     wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute,
     cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, send_rate,
-    calendar_generation, calendar_key_id, calendar_token_hash, language, notify_phone, formality, gsm7, help_contact, slug, privacy_url)
+    calendar_generation, calendar_key_id, calendar_token_hash, language, notify_phone, formality, gsm7, help_contact, slug, privacy_url,
+    deposit_cents, deposit_percent, keep_card, cancellation_policy, late_cancel_hours, no_show_fee_cents,
+    late_cancel_fee_cents, policy_version)
 VALUES (sqlc.arg(id), $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, sqlc.narg(max_offers_per_day), sqlc.arg(first_wave_delay_seconds), sqlc.arg(send_rate),
     1, sqlc.arg(calendar_key_id), sqlc.arg(calendar_token_hash), sqlc.arg(language), sqlc.narg(notify_phone),
-    sqlc.narg(formality), sqlc.arg(gsm7), sqlc.narg(help_contact), sqlc.arg(slug), sqlc.narg(privacy_url))
+    sqlc.narg(formality), sqlc.arg(gsm7), sqlc.narg(help_contact), sqlc.arg(slug), sqlc.narg(privacy_url),
+    sqlc.narg(deposit_cents), sqlc.narg(deposit_percent), sqlc.arg(keep_card), sqlc.arg(cancellation_policy),
+    sqlc.arg(late_cancel_hours), sqlc.arg(no_show_fee_cents), sqlc.arg(late_cancel_fee_cents), sqlc.arg(policy_version))
 RETURNING *;
 
 -- name: ShopGet :one

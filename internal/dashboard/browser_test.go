@@ -84,8 +84,10 @@ func simulateYes(t *testing.T, pool *pgxpool.Pool, openingID, customerID uuid.UU
 			return pgx.ErrNoRows
 		}
 		_, err = tx.Exec(ctx, `
-			INSERT INTO bookings (opening_id, customer_id, shop_id, status, amount_cents, currency, created_at, updated_at, confirmed_at)
-			SELECT s.id, $2, s.shop_id, 'confirmed', s.price_cents, sh.currency, $3, $3, $3
+			INSERT INTO bookings (opening_id, customer_id, shop_id, status, amount_cents, currency, created_at, updated_at, confirmed_at,
+				checkout_expires_at)
+			SELECT s.id, $2, s.shop_id, 'confirmed', s.price_cents, sh.currency, $3, $3, $3,
+				CASE WHEN sh.payment_mode <> 'none' THEN $3::timestamptz + interval '10 minutes' END
 			FROM slot_openings s JOIN shops sh ON sh.id = s.shop_id WHERE s.id = $1`, openingID, customerID, now)
 		return err
 	})

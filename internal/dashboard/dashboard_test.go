@@ -582,7 +582,8 @@ func TestExportCSV(t *testing.T) {
 		"payment_mode", "charged_at_yes", "policy_version", "policy_sha256", "policy_accepted_at",
 		"fee_kind", "fee_outcome", "fee_amount"}, rows[0])
 	assert.Equal(t, []string{in1.String(), "2026-11-01", "00:30", "America/New_York", "30", "First",
-		`'=HYPERLINK("x")`, "+155******23", "filled", "Paid", "45.00", "USD"}, rows[1][:12])
+		`'=HYPERLINK("x")`, "+155******23", "filled", "Deposit paid", "45.00", "USD"}, rows[1][:12],
+		"its payment as its own terms have it (a deposit), in a checkout shop")
 	assert.NotEmpty(t, rows[1][12])
 	assert.Equal(t, []string{"deposit", "9.00", "3", "abc123", "2026-10-31T12:00:00Z", "no_show", "charged", "20.00"}, rows[1][16:],
 		"the booking's terms, its accepted policy and its fee (issue 48)")

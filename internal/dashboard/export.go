@@ -93,7 +93,7 @@ func (d *Dashboard) export(c echo.Context) error {
 // checked when they are stored, but the export does not rest on that.
 func exportRecord(r db.DashboardFilledExportRow, shop shops.Shop) []string {
 	start := r.StartsAt.In(shop.Location)
-	payment, _ := paymentLabel(r.BookingStatus, shop.PaymentMode)
+	payment, _ := paymentLabel(r.BookingStatus, bookingMode(r.TermsMode, r.BookingCheckout))
 	// An erased customer's name is empty, like one who never gave a name; the file says
 	// which it was, as the page does. (Their phone is empty too.)
 	name := r.CustomerName

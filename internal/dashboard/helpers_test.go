@@ -315,9 +315,13 @@ func book(t *testing.T, pool *pgxpool.Pool, openingID, customerID uuid.UUID, sta
 		if status == ledger.BookingConfirmed {
 			confirmedAt = &bookedAt
 		}
+		// As the YES does: a paying shop's booking is held for its payment page
+		// (checkout_expires_at), a shop without payments' is confirmed at once.
 		return tx.QueryRow(ctx, `
-			INSERT INTO bookings (opening_id, customer_id, shop_id, status, amount_cents, currency, created_at, updated_at, confirmed_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $8) RETURNING id`,
+			INSERT INTO bookings (opening_id, customer_id, shop_id, status, amount_cents, currency, created_at, updated_at, confirmed_at,
+				checkout_expires_at)
+			SELECT $1, $2, $3, $4, $5, $6, $7, $7, $8, CASE WHEN sh.payment_mode <> 'none' THEN $7::timestamptz + interval '10 minutes' END
+			FROM shops sh WHERE sh.id = $3 RETURNING id`,
 			openingID, customerID, shopID, status, amountCents, currency, bookedAt, confirmedAt).Scan(&bookingID)
 	})
 	require.NoError(t, err)

@@ -261,7 +261,7 @@ func (d *Dashboard) homeView(ctx context.Context, shop shops.Shop, page int) (ho
 		v.PrevPage = page - 1
 	}
 	for _, r := range rows {
-		label, class := paymentLabel(r.BookingStatus, shop.PaymentMode)
+		label, class := paymentLabel(r.BookingStatus, bookingMode(r.TermsMode, r.BookingCheckout))
 		v.Filled = append(v.Filled, filledView{
 			ID: r.ID, When: formatWhen(r.StartsAt, shop.Location), ISO: r.StartsAt.UTC().Format(time.RFC3339),
 			Duration: int(cmp.Or(r.BookedMinutes, r.DurationMinutes)), Service: cmpOr(r.BookedService, r.Service),
@@ -454,7 +454,21 @@ func (d *Dashboard) openList(ctx context.Context, shop shops.Shop, now time.Time
 	return out, more, nil
 }
 
-// paymentLabel says in words where a filled slot's payment stands.
+// bookingMode is the payment mode a booking was made under, whatever the shop's is now:
+// its terms' (the ledger's booking_terms), or, for a booking without terms, checkout
+// when it was held for a payment page and none when it was confirmed at once.
+func bookingMode(termsMode string, heldForCheckout bool) string {
+	switch {
+	case termsMode != "":
+		return termsMode
+	case heldForCheckout:
+		return shops.PaymentCheckout
+	}
+	return shops.PaymentNone
+}
+
+// paymentLabel says in words where a filled slot's payment stands; paymentMode is the
+// one the booking was made under (bookingMode).
 func paymentLabel(status, paymentMode string) (label, class string) {
 	switch status {
 	case ledger.BookingConfirmed:

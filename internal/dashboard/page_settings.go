@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"strconv"
 	"strings"
 
 	g "maragu.dev/gomponents"
@@ -62,6 +63,7 @@ func (f settingsForm) form(csrf string) g.Node {
 		h.Div(h.Class("row"), f.timezoneField(), f.currencyField(), f.paymentField()),
 		f.languageField(),
 		f.notifyPhoneField(),
+		f.Protection.fields(f.Errors),
 		h.H2(g.Text("Offers")),
 		h.Div(h.Class("row"),
 			f.numberField("offer_policy.wave_size", "set-wave-size", "wave_size", "Customers per wave", nil, f.WaveSize),
@@ -136,8 +138,7 @@ func (f settingsForm) paymentField() g.Node {
 		fieldError("set-payment-error", e),
 		h.Select(h.ID("set-payment"), h.Name("payment_mode"), invalid(e, "set-payment-error"),
 			choice("checkout", "Card payment link (Stripe)"),
-			// No-show protection (issue 48); its deposit, policy and fees are set through
-			// PATCH /api/shop (docs/api.md).
+			// No-show protection (issue 48): its deposit, policy and fees are below.
 			choice("deposit", "Deposit by card link (Stripe), the rest at the shop"),
 			choice("card", "Card kept for a no-show fee, nothing charged now (Stripe Connect)"),
 			choice("none", "No payment: pay at the shop"),
@@ -454,4 +455,87 @@ func (v newKeyView) content(string) g.Node {
 			h.P(h.A(h.Class("btn"), h.Href("/dashboard/settings"), g.Text("Back to the settings"))),
 		),
 	}
+}
+
+// fields are the no-show protection's settings: the deposit, the kept card, and the
+// cancellation policy with its hours and fees. Field names in errs are the API's.
+func (f protectionForm) fields(errs map[string]string) g.Node {
+	amount := func(field, id, name, label, hint, value string) g.Node {
+		e := errs[field]
+		return h.Div(fieldClass(e),
+			h.Label(h.For(id), g.Text(label+" "), h.Span(h.Class("muted"), g.Text("in "+f.Currency))),
+			h.P(h.Class("hint"), h.ID(id+"-hint"), g.Text(hint)),
+			fieldError(id+"-error", e),
+			h.Input(h.ID(id), h.Name(name), h.Type("text"), inputMode("decimal"), h.Class("short"), h.Value(value),
+				h.Aria("describedby", describedBy(id+"-hint", e, id+"-error")), g.If(e != "", h.Aria("invalid", "true"))),
+		)
+	}
+	percentErr, hoursErr, policyErr, keepErr := errs["deposit_percent"], errs["late_cancel_hours"], errs["cancellation_policy"], errs["keep_card"]
+	return g.Group{
+		h.H2(h.ID("protection-h"), g.Text("No-show protection")),
+		h.Input(h.Type("hidden"), h.Name("protection_shown"), h.Value("1")),
+		h.P(h.Class("hint"), g.Text("With \u201cDeposit\u201d as the payment, a customer who takes a time pays the deposit; "+
+			"the rest is paid at the shop. Give an amount or a share of the price, not both.")),
+		h.Div(h.Class("row"),
+			amount("deposit_cents", "set-deposit", "deposit", "Deposit", "A fixed amount; empty: none.", f.DepositAmount),
+			h.Div(fieldClass(percentErr),
+				h.Label(h.For("set-deposit-percent"), g.Text("Or deposit, % of the price")),
+				h.P(h.Class("hint"), h.ID("set-deposit-percent-hint"), g.Text("1 to 100; empty: none.")),
+				fieldError("set-deposit-percent-error", percentErr),
+				h.Input(h.ID("set-deposit-percent"), h.Name("deposit_percent"), h.Type("number"), inputMode("numeric"),
+					h.Min("1"), h.Max("100"), h.Class("short"), h.Value(f.DepositPercent),
+					h.Aria("describedby", describedBy("set-deposit-percent-hint", percentErr, "set-deposit-percent-error")),
+					g.If(percentErr != "", h.Aria("invalid", "true"))),
+			),
+		),
+		f.keepCardField(keepErr),
+		h.Div(fieldClass(policyErr),
+			h.Label(h.For("set-policy"), g.Text("Cancellation policy")),
+			h.P(h.Class("hint"), h.ID("set-policy-hint"), g.Text("In the language of your texts, at most "+
+				strconv.Itoa(shops.MaxPolicyLen)+" characters. Customers accept it on the payment page; a change applies to "+
+				"bookings made after it.")),
+			fieldError("set-policy-error", policyErr),
+			h.Textarea(h.ID("set-policy"), h.Name("cancellation_policy"), h.Rows("4"), h.MaxLength(strconv.Itoa(shops.MaxPolicyLen)),
+				h.Aria("describedby", describedBy("set-policy-hint", policyErr, "set-policy-error")),
+				g.If(policyErr != "", h.Aria("invalid", "true")), g.Text(f.Policy)),
+		),
+		h.Div(h.Class("row"),
+			h.Div(fieldClass(hoursErr),
+				h.Label(h.For("set-late-cancel-hours"), g.Text("Late cancellation: hours before the start")),
+				h.P(h.Class("hint"), h.ID("set-late-cancel-hours-hint"), g.Text("Cancelling later than this is late: "+
+					"the deposit is kept and the late-cancellation fee charged. 0 to "+strconv.Itoa(shops.MaxLateCancelHours)+".")),
+				fieldError("set-late-cancel-hours-error", hoursErr),
+				h.Input(h.ID("set-late-cancel-hours"), h.Name("late_cancel_hours"), h.Type("number"), inputMode("numeric"),
+					h.Class("short"), h.Value(f.LateCancelHours),
+					h.Aria("describedby", describedBy("set-late-cancel-hours-hint", hoursErr, "set-late-cancel-hours-error")),
+					g.If(hoursErr != "", h.Aria("invalid", "true"))),
+			),
+			amount("no_show_fee_cents", "set-no-show-fee", "no_show_fee", "No-show fee",
+				"Charged to a kept card; empty: none.", f.NoShowFee),
+			amount("late_cancel_fee_cents", "set-late-cancel-fee", "late_cancel_fee", "Late-cancellation fee",
+				"Charged to a kept card; empty: none.", f.LateCancelFee),
+		),
+	}
+}
+
+// keepCardField is whether a paying customer's card is kept for a fee; without Connect,
+// the plain reason it cannot be.
+func (f protectionForm) keepCardField(e string) g.Node {
+	if !f.Connect {
+		return h.Div(fieldClass(e),
+			fieldError("set-keep-card-error", e),
+			h.P(h.Class("hint"), h.ID("set-keep-card-unavailable"), g.Text("Keeping cards for a fee is not available on "+
+				"this server: a kept card lives on your own Stripe account, and this server does not connect shops' own "+
+				"Stripe accounts (STRIPE_CONNECT). Fees can be charged only to a kept card.")),
+		)
+	}
+	return h.Div(fieldClass(e),
+		h.P(h.Class("inline-check"),
+			h.Input(h.ID("set-keep-card"), h.Name("keep_card"), h.Type("checkbox"), h.Value("on"), g.If(f.KeepCard, h.Checked()),
+				h.Aria("describedby", describedBy("set-keep-card-hint", e, "set-keep-card-error")), g.If(e != "", h.Aria("invalid", "true"))),
+			h.Label(h.For("set-keep-card"), g.Text("Keep the card a customer pays with, for a fee"))),
+		h.P(h.Class("hint"), h.ID("set-keep-card-hint"), g.Text("With card payment or a deposit. \u201cCard kept\u201d as "+
+			"the payment always keeps it. The card stays on your own Stripe account.")),
+		fieldError("set-keep-card-error", e),
+	)
 }

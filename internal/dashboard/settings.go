@@ -11,6 +11,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/slotrecovery/slotrecovery/internal/join"
+	"github.com/slotrecovery/slotrecovery/internal/money"
 	"github.com/slotrecovery/slotrecovery/internal/phone"
 	"github.com/slotrecovery/slotrecovery/internal/problem"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
@@ -51,6 +52,100 @@ type settingsForm struct {
 	Countries                 bool
 	// JoinKeywords are the shop's own join words, as typed ("CUTS, FADE").
 	JoinKeywords string
+	// Protection is the no-show protection's settings, as typed.
+	Protection protectionForm
+}
+
+// protectionForm is the no-show protection's part of the settings form, as typed: the
+// amounts in the shop's currency units ("20.00"), as prices are entered.
+type protectionForm struct {
+	// DepositAmount is a fixed deposit, DepositPercent a share of the price; "" for none.
+	DepositAmount, DepositPercent string
+	KeepCard                      bool
+	Policy, LateCancelHours       string
+	// NoShowFee and LateCancelFee are the fees; "" (or 0) for none.
+	NoShowFee, LateCancelFee string
+	// Connect says cards can be kept: shops are paid on their own Stripe accounts
+	// (STRIPE_CONNECT=on). Without it, the form says so instead of offering the box.
+	Connect bool
+	// Currency is the shop's currency code, in capitals, that the amounts are in.
+	Currency string
+}
+
+// protectionFormOf is the form of a shop's stored protection.
+func protectionFormOf(s shops.Shop) protectionForm {
+	p := s.Protection
+	f := protectionForm{KeepCard: p.KeepCard, Policy: p.Policy, LateCancelHours: strconv.Itoa(p.LateCancelHours),
+		Connect: s.Stripe.Required, Currency: strings.ToUpper(s.Currency)}
+	if p.DepositCents != nil {
+		f.DepositAmount = money.Plain(*p.DepositCents, s.Currency)
+	}
+	if p.DepositPercent != nil {
+		f.DepositPercent = strconv.Itoa(*p.DepositPercent)
+	}
+	if p.NoShowFeeCents > 0 {
+		f.NoShowFee = money.Plain(p.NoShowFeeCents, s.Currency)
+	}
+	if p.LateCancelFeeCents > 0 {
+		f.LateCancelFee = money.Plain(p.LateCancelFeeCents, s.Currency)
+	}
+	return f
+}
+
+// readProtection reads the protection's part of the form in currency into the change
+// the API's PATCH /api/shop would make with the same values, recording what cannot be
+// read in errs under the API's field names. Every field is given, so what did not change
+// stays as it is and the policy's version moves on only when its text, hours or fees do.
+func readProtection(c echo.Context, currency string, connect bool, errs map[string]string) (protectionForm, shops.ProtectionChange) {
+	val := func(k string) string { return strings.TrimSpace(c.FormValue(k)) }
+	f := protectionForm{DepositAmount: val("deposit"), DepositPercent: val("deposit_percent"),
+		KeepCard: c.FormValue("keep_card") == "on", Policy: strings.TrimSpace(strings.ReplaceAll(c.FormValue("cancellation_policy"), "\r\n", "\n")),
+		LateCancelHours: val("late_cancel_hours"), NoShowFee: val("no_show_fee"), LateCancelFee: val("late_cancel_fee"),
+		Connect: connect, Currency: strings.ToUpper(currency)}
+	ch := shops.ProtectionChange{DepositCentsSet: true, DepositPercentSet: true, Policy: &f.Policy}
+	amount := func(field, text, what string) *int64 {
+		if text == "" {
+			return nil
+		}
+		cents, err := money.Parse(text, currency)
+		if err != nil {
+			errs[field] = "Enter " + what + " as a number with at most " + strconv.Itoa(money.Decimals(currency)) +
+				" decimals, for example " + money.Plain(2000, currency) + "."
+			return nil
+		}
+		return &cents
+	}
+	ch.DepositCents = amount("deposit_cents", f.DepositAmount, "the deposit")
+	if f.DepositPercent != "" {
+		if n, err := strconv.Atoi(strings.TrimSuffix(f.DepositPercent, "%")); err != nil {
+			errs["deposit_percent"] = "Enter the deposit's share of the price as a whole number from 1 to 100."
+		} else {
+			ch.DepositPercent = &n
+		}
+	}
+	// Without Connect the box is not offered (a kept card lives on the shop's own
+	// account): the setting stays as it is.
+	if connect {
+		ch.KeepCard = &f.KeepCard
+	}
+	if n, err := strconv.Atoi(cmpOr(f.LateCancelHours, "0")); err != nil {
+		errs["late_cancel_hours"] = "Enter the hours before the start from when a cancellation is late, 0 to " +
+			strconv.Itoa(shops.MaxLateCancelHours) + "."
+	} else {
+		ch.LateCancelHours = &n
+	}
+	zero := int64(0)
+	ch.NoShowFeeCents = cmpPtr(amount("no_show_fee_cents", f.NoShowFee, "the no-show fee"), &zero)
+	ch.LateCancelFeeCents = cmpPtr(amount("late_cancel_fee_cents", f.LateCancelFee, "the late-cancellation fee"), &zero)
+	return f, ch
+}
+
+// cmpPtr is p, or fallback when p is nil.
+func cmpPtr[T any](p, fallback *T) *T {
+	if p == nil {
+		return fallback
+	}
+	return p
 }
 
 // notifyView is the alert number waiting for the code texted to it, and the form that
@@ -156,7 +251,8 @@ func settingsFormOf(s shops.Shop) settingsForm {
 		Formality: string(s.Formality), GSM7: cmpOr(string(s.GSM7), string(shops.GSM7Prefer)), HelpContact: s.HelpContact,
 		AutoDeclare: s.AutoDeclare, Slug: s.Slug, PrivacyURL: s.PrivacyURL, JoinKeywords: strings.Join(s.JoinKeywords, ", "),
 		MoveUpDays: strconv.Itoa(s.MoveUpDays), ChainMax: strconv.Itoa(s.ChainMax),
-		CancelByText: s.CustomersCancelByText, Ranking: cmpOr(string(s.Ranking), string(shops.RankingPriority))}
+		CancelByText: s.CustomersCancelByText, Ranking: cmpOr(string(s.Ranking), string(shops.RankingPriority)),
+		Protection: protectionFormOf(s)}
 	if s.SkipAfterNoShows != nil {
 		f.SkipAfterNoShows = strconv.Itoa(*s.SkipAfterNoShows)
 	}
@@ -275,6 +371,15 @@ func (d *Dashboard) saveSettings(c echo.Context) error {
 		if form.Has("join_countries") && d.cfg.Join != nil {
 			f.Countries, f.JoinCountries = true, val("join_countries")
 			f.OwnCountry = "+" + strings.TrimPrefix(phone.CallingCode(s.Shop.SMSNumber), "+")
+		}
+		if form.Has("protection_shown") {
+			currency := s.Shop.Currency
+			if len(f.Currency) == 3 {
+				currency = strings.ToLower(f.Currency)
+			}
+			f.Protection, ch.Protection = readProtection(c, currency, s.Shop.Stripe.Required, f.Errors)
+		} else {
+			f.Protection = protectionFormOf(s.Shop)
 		}
 		// The checkbox is sent only when ticked: its hidden companion says the form has it.
 		if form.Has("auto_declare_shown") {

@@ -33,12 +33,14 @@ SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status
     bt.accepted_at AS policy_accepted_at,
     COALESCE(bf.kind, '')::text AS fee_kind,
     COALESCE(bf.state, '')::text AS fee_outcome,
-    COALESCE(bf.amount_cents, 0)::bigint AS fee_amount_cents
+    COALESCE(bf.amount_cents, 0)::bigint AS fee_amount_cents,
+    COALESCE(b.checkout_expires_at IS NOT NULL OR b.stripe_checkout_session_id IS NOT NULL, false)::boolean AS booking_checkout
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
 LEFT JOIN staff st ON st.id = s.staff_id
 LEFT JOIN LATERAL (
-    SELECT bk.id, bk.status, bk.amount_cents, bk.application_fee_cents, bk.service, bk.duration_minutes FROM bookings bk
+    SELECT bk.id, bk.status, bk.amount_cents, bk.application_fee_cents, bk.service, bk.duration_minutes,
+        bk.checkout_expires_at, bk.stripe_checkout_session_id FROM bookings bk
     WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
 ) b ON true
 LEFT JOIN booking_terms bt ON bt.booking_id = b.id
@@ -83,6 +85,7 @@ type DashboardFilledExportRow struct {
 	FeeKind          string
 	FeeOutcome       string
 	FeeAmountCents   int64
+	BookingCheckout  bool
 }
 
 // Recovered openings whose appointment starts in [starts_from, starts_until), in start
@@ -127,6 +130,7 @@ func (q *Queries) DashboardFilledExport(ctx context.Context, db DBTX, arg Dashbo
 			&i.FeeKind,
 			&i.FeeOutcome,
 			&i.FeeAmountCents,
+			&i.BookingCheckout,
 		); err != nil {
 			return nil, err
 		}
@@ -150,14 +154,19 @@ SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status
     COALESCE(b.duration_minutes, 0)::integer AS booked_minutes,
     COALESCE((SELECT st.name FROM staff st WHERE st.id = s.staff_id), '')::text AS staff_name,
     COALESCE(b.id::text, '')::text AS booking_id,
-    b.attended_at AS attended_at, b.no_show_at AS no_show_at
+    b.attended_at AS attended_at, b.no_show_at AS no_show_at,
+    -- What the booking was made under (issue 48): its terms' mode, or, without terms
+    -- (a plain checkout, or no payment), whether it was held for a payment page.
+    COALESCE(bt.mode, '')::text AS terms_mode,
+    COALESCE(b.checkout_expires_at IS NOT NULL OR b.stripe_checkout_session_id IS NOT NULL, false)::boolean AS booking_checkout
 FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
 LEFT JOIN LATERAL (
     SELECT bk.id, bk.status, bk.amount_cents, bk.application_fee_cents, bk.service, bk.duration_minutes,
-        bk.attended_at, bk.no_show_at FROM bookings bk
+        bk.attended_at, bk.no_show_at, bk.checkout_expires_at, bk.stripe_checkout_session_id FROM bookings bk
     WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
 ) b ON true
+LEFT JOIN booking_terms bt ON bt.booking_id = b.id
 WHERE s.shop_id = $1 AND s.status IN ('filled', 'completed')
 ORDER BY s.filled_at DESC NULLS LAST, s.starts_at DESC, s.id
 LIMIT $3 OFFSET $2
@@ -189,6 +198,8 @@ type DashboardFilledPageRow struct {
 	BookingID       string
 	AttendedAt      *time.Time
 	NoShowAt        *time.Time
+	TermsMode       string
+	BookingCheckout bool
 }
 
 // Read-only queries behind the shop owners' dashboard (internal/dashboard). Every query
@@ -226,6 +237,8 @@ func (q *Queries) DashboardFilledPage(ctx context.Context, db DBTX, arg Dashboar
 			&i.BookingID,
 			&i.AttendedAt,
 			&i.NoShowAt,
+			&i.TermsMode,
+			&i.BookingCheckout,
 		); err != nil {
 			return nil, err
 		}

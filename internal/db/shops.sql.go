@@ -640,10 +640,14 @@ const shopInsert = `-- name: ShopInsert :one
 INSERT INTO shops (id, name, timezone, sms_number, currency, payment_mode, wave_size,
     wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute,
     cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, send_rate,
-    calendar_generation, calendar_key_id, calendar_token_hash, language, notify_phone, formality, gsm7, help_contact, slug, privacy_url)
+    calendar_generation, calendar_key_id, calendar_token_hash, language, notify_phone, formality, gsm7, help_contact, slug, privacy_url,
+    deposit_cents, deposit_percent, keep_card, cancellation_policy, late_cancel_hours, no_show_fee_cents,
+    late_cancel_fee_cents, policy_version)
 VALUES ($14, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $15, $16, $17,
     1, $18, $19, $20, $21,
-    $22, $23, $24, $25, $26)
+    $22, $23, $24, $25, $26,
+    $27, $28, $29, $30,
+    $31, $32, $33, $34)
 RETURNING id, name, timezone, sms_number, currency, payment_mode, wave_size, wave_interval_seconds, min_lead_minutes, quiet_start_minute, quiet_end_minute, cooldown_seconds, api_key_hash, created_at, max_offers_per_day, first_wave_delay_seconds, api_key_version, send_rate, sms_problem_code, sms_problem_at, sms_problem_count, calendar_token_hash, calendar_full_details, stripe_account_id, stripe_charges_enabled, stripe_payouts_enabled, stripe_details_submitted, stripe_requirements_due, stripe_status_at, stripe_disconnected_at, platform_fee_bps, language, notify_phone, calendar_generation, calendar_key_id, calendar_legacy_token_hash, auto_declare, calendar_legacy_until, formality, gsm7, help_contact, move_up_days, chain_max, slug, privacy_url, customers_cancel_by_text, ranking, skip_after_no_shows, join_keywords, deposit_cents, deposit_percent, keep_card, cancellation_policy, late_cancel_hours, no_show_fee_cents, late_cancel_fee_cents, policy_version
 `
 
@@ -674,6 +678,14 @@ type ShopInsertParams struct {
 	HelpContact           pgtype.Text
 	Slug                  string
 	PrivacyUrl            pgtype.Text
+	DepositCents          pgtype.Int8
+	DepositPercent        pgtype.Int4
+	KeepCard              bool
+	CancellationPolicy    string
+	LateCancelHours       int32
+	NoShowFeeCents        int64
+	LateCancelFeeCents    int64
+	PolicyVersion         int32
 }
 
 func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams) (Shop, error) {
@@ -704,6 +716,14 @@ func (q *Queries) ShopInsert(ctx context.Context, db DBTX, arg ShopInsertParams)
 		arg.HelpContact,
 		arg.Slug,
 		arg.PrivacyUrl,
+		arg.DepositCents,
+		arg.DepositPercent,
+		arg.KeepCard,
+		arg.CancellationPolicy,
+		arg.LateCancelHours,
+		arg.NoShowFeeCents,
+		arg.LateCancelFeeCents,
+		arg.PolicyVersion,
 	)
 	var i Shop
 	err := row.Scan(

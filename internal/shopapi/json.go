@@ -134,6 +134,9 @@ type shopRequest struct {
 	Slug *string `json:"slug"`
 	// PrivacyURL is absent, null or "" for none.
 	PrivacyURL *string `json:"privacy_url"`
+	// The no-show protection, read and checked as a PATCH's: what is absent has its
+	// default, a null deposit none, and a null for the rest is refused as a PATCH's is.
+	protectionRequest
 }
 
 type quietHoursValue struct {
@@ -183,6 +186,9 @@ func (r shopRequest) newShop() (n shops.NewShop, err error) {
 	}
 	if r.PrivacyURL != nil {
 		n.PrivacyURL = *r.PrivacyURL
+	}
+	if err := r.protection(&n.Protection); err != nil {
+		return n, err
 	}
 	if r.OfferPolicy != nil {
 		n.Policy, err = r.OfferPolicy.fields(true)

@@ -99,8 +99,13 @@ type shopPatchRequest struct {
 	JoinCountries optional[[]string] `json:"join_countries"`
 	// JoinKeywords replaces the shop's own join keywords (null or []: none).
 	JoinKeywords optional[[]string] `json:"join_keywords"`
-	// The no-show protection (issue 48): the deposits are nullable; the rest cannot be
-	// null (0 or "" turns a fee or the policy off).
+	protectionRequest
+}
+
+// protectionRequest is the no-show protection's fields (issue 48) of a shop's creation
+// and of a PATCH alike: the deposits are nullable; the rest cannot be null (0 or ""
+// turns a fee or the policy off).
+type protectionRequest struct {
 	DepositCents       optional[int64]  `json:"deposit_cents"`
 	DepositPercent     optional[int]    `json:"deposit_percent"`
 	KeepCard           optional[bool]   `json:"keep_card"`
@@ -110,9 +115,8 @@ type shopPatchRequest struct {
 	LateCancelFeeCents optional[int64]  `json:"late_cancel_fee_cents"`
 }
 
-// protection reads the no-show protection's fields of a PATCH into ch.
-func (r shopPatchRequest) protection(ch *shops.ShopChange) (err error) {
-	p := &ch.Protection
+// protection reads the no-show protection's fields into p.
+func (r protectionRequest) protection(p *shops.ProtectionChange) (err error) {
 	if d := r.DepositCents; d.Set {
 		p.DepositCentsSet = true
 		if !d.Null {
@@ -203,7 +207,7 @@ func (r shopPatchRequest) change() (ch shops.ShopChange, err error) {
 	if err := r.wording(&ch); err != nil {
 		return ch, err
 	}
-	if err := r.protection(&ch); err != nil {
+	if err := r.protection(&ch.Protection); err != nil {
 		return ch, err
 	}
 	if l := r.Language; l.Set {

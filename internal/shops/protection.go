@@ -25,6 +25,8 @@ const (
 const (
 	MaxPolicyLen       = 500
 	MaxLateCancelHours = 720
+	// defaultLateCancelHours is a new shop's, as the column's DEFAULT has it.
+	defaultLateCancelHours = 24
 )
 
 // Protection is a shop's no-show protection: the deposit, whether a paying customer's

@@ -211,12 +211,8 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		if err != nil {
 			return err
 		}
-		if d := protection.DepositCents; d != nil && n.PaymentMode == PaymentDeposit && s.cfg.MinimumCharge != nil {
-			// A fixed deposit below the provider's smallest charge could never be paid.
-			if minimum := s.cfg.MinimumCharge(n.Currency); *d < minimum {
-				return problem.Invalidf("deposit_cents", "deposit_cents must be at least %d, the payment provider's smallest charge in %s",
-					minimum, strings.ToUpper(n.Currency))
-			}
+		if err := s.checkDeposit(protection, n); err != nil {
+			return err
 		}
 		var qs, qe pgtype.Int4
 		if p.Quiet != nil {
@@ -339,4 +335,17 @@ func (s *Service) checkOpeningsCharge(ctx context.Context, tx pgx.Tx, cur Shop, 
 		"%d open or held opening(s) would be charged less than the payment provider's smallest payment in %s, %s %s (price_cents %d), "+
 			"so no one who took them could pay: %s. Cancel them first (or let a held one's payment settle), or keep %s",
 		rows[0].Total, code, money.Plain(minimum, n.Currency), code, minimum, list, keep)}
+}
+
+// checkDeposit refuses a fixed deposit below the payment provider's smallest charge in
+// n's currency for a deposit shop: it could never be paid. A new shop's and a changed
+// one's alike.
+func (s *Service) checkDeposit(p Protection, n NewShop) error {
+	if d := p.DepositCents; d != nil && n.PaymentMode == PaymentDeposit && s.cfg.MinimumCharge != nil {
+		if minimum := s.cfg.MinimumCharge(n.Currency); *d < minimum {
+			return problem.Invalidf("deposit_cents", "deposit_cents must be at least %d, the payment provider's smallest charge in %s",
+				minimum, strings.ToUpper(n.Currency))
+		}
+	}
+	return nil
 }

@@ -223,6 +223,11 @@ type NewShop struct {
 	Slug string
 	// PrivacyURL is the privacy policy's https address; "" for none.
 	PrivacyURL string
+	// Protection is the no-show protection given at creation, as a change of the default
+	// one (no deposit, no kept card, no policy or fees, 24 late-cancel hours) checked as
+	// Update checks a change: payment mode deposit needs a deposit, a kept card Connect.
+	// Update ignores it (ShopChange.Protection is the change).
+	Protection ProtectionChange
 }
 
 // PolicyFields are offer-policy fields as a client sends them, for a new shop
@@ -349,9 +354,14 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 	if err := s.normalise(&n, &p); err != nil {
 		return Shop{}, "", err
 	}
-	// A new shop has the default protection: a deposit shop must be given its deposit
-	// (PATCH /api/shop), and a kept card needs Connect.
-	if _, err := (ProtectionChange{}).apply(Protection{LateCancelHours: 24}, n.PaymentMode, s.cfg.StripeConnect); err != nil {
+	// A new shop's protection is its change of the default one (the columns' defaults),
+	// checked as a PATCH's is: a deposit shop is given its deposit, a kept card needs
+	// Connect, and a policy given here is version 1, as it would be after a PATCH.
+	protection, err := n.Protection.apply(Protection{LateCancelHours: defaultLateCancelHours}, n.PaymentMode, s.cfg.StripeConnect)
+	if err != nil {
+		return Shop{}, "", err
+	}
+	if err := s.checkDeposit(protection, n); err != nil {
 		return Shop{}, "", err
 	}
 	key, hash, err := newKey()
@@ -380,6 +390,10 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 		Formality: formalityParam(n.Formality), Gsm7: string(n.GSM7), HelpContact: textParam(n.HelpContact),
 		PrivacyUrl: textParam(n.PrivacyURL),
 	}
+	pp := protectionParams(id, protection)
+	params.DepositCents, params.DepositPercent, params.KeepCard = pp.DepositCents, pp.DepositPercent, pp.KeepCard
+	params.CancellationPolicy, params.LateCancelHours, params.PolicyVersion = pp.CancellationPolicy, pp.LateCancelHours, pp.PolicyVersion
+	params.NoShowFeeCents, params.LateCancelFeeCents = pp.NoShowFeeCents, pp.LateCancelFeeCents
 	var row db.Shop
 	// A derived slug another shop takes between freeSlug and the insert is derived
 	// again; a few such races in a row are not worth more tries than these.
