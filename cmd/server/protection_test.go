@@ -296,7 +296,10 @@ func (e *env) tryMark(base, key, booking string) (int, attendanceAnswer) {
 // accepted. Before late_cancel_hours the deposit is refunded in full (on the shop's
 // account, with the platform's fee) and the answer says so; after it the deposit is kept,
 // the late-cancel fee charged to the kept card once, and the answer says which. The
-// owner's POST /api/bookings/{id}/late_cancel does the same for a customer who called.
+// owner's POST /api/bookings/{id}/late_cancel does the same for a customer who called:
+// late inside the hours, refunded in full before them (no fee the accepted policy says
+// is not owed); a fee left pending by a failed charge is charged when the owner asks
+// again.
 func TestLateCancelOverHTTP(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -306,17 +309,19 @@ func TestLateCancelOverHTTP(t *testing.T) {
 		"payment_mode": "deposit", "deposit_cents": 1000, "keep_card": true, "late_cancel_hours": 24, "late_cancel_fee_cents": 1500,
 		"cancellation_policy": "Free to cancel until 24 h before; after that the deposit is kept and $15 charged.",
 	}, nil))
-	phones := []string{"+15550149001", "+15550149002", "+15550149003"}
+	phones := []string{"+15550149001", "+15550149002", "+15550149003", "+15550149004", "+15550149005"}
 	for _, p := range phones {
 		e.newCustomer(base, s.shopInfo, p, true)
 	}
 	late := e.bookProtected(base, &s, phones[0], 3*time.Hour)
 	early := e.bookProtected(base, &s, phones[1], 48*time.Hour)
 	called := e.bookProtected(base, &s, phones[2], 5*time.Hour)
+	calledEarly := e.bookProtected(base, &s, phones[3], 72*time.Hour)
+	stuck := e.bookProtected(base, &s, phones[4], 6*time.Hour)
 	require.Contains(t, early.answer, "Pay the deposit within")
 	require.Contains(t, early.answer, "Free to cancel until ", "the booked answer says the policy in one line")
 	require.True(t, strings.HasSuffix(early.answer, "; $15.00 after."), early.answer)
-	for _, x := range []protectedBooking{late, early, called} {
+	for _, x := range []protectedBooking{late, early, called, calledEarly, stuck} {
 		ev := event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: x.booking, session: x.session, intent: "pi_" + x.booking[:8]}
 		require.Equal(t, "confirmed", e.connectEvent(base, ev, s.account).Result)
 	}
@@ -327,7 +332,7 @@ func TestLateCancelOverHTTP(t *testing.T) {
 	e.keptCard(late, "pm_card_visa")
 	a := e.text(base, phones[0], s.SMSNumber, "can't make it")
 	require.Equal(t, "cancel_request", a.Outcome)
-	require.Contains(t, twimlMessage(t, a.Body), "less than 24 h before: the deposit is kept and a $15.00 fee is charged to your card")
+	require.Contains(t, twimlMessage(t, a.Body), "less than 24 h before: the deposit is kept and a $15.00 fee will be charged to your card")
 	require.Equal(t, "cancelled", bookingStatus(e, late.booking))
 	var prot api.BookingProtection
 	require.Equal(t, http.StatusOK, e.api(base, http.MethodGet, "/api/bookings/"+late.booking+"/protection", s.APIKey, nil, &prot))
@@ -355,6 +360,35 @@ func TestLateCancelOverHTTP(t *testing.T) {
 	require.Equal(t, http.StatusConflict, e.api(base, http.MethodPost, "/api/bookings/"+called.booking+"/late_cancel", s.APIKey, nil, nil),
 		"cancelled already")
 
+	// The owner enters a call three days ahead: the accepted policy says free, so the
+	// deposit goes back and no fee is charged.
+	e.keptCard(calledEarly, "pm_card_visa")
+	lc = api.LateCancellation{}
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodPost, "/api/bookings/"+calledEarly.booking+"/late_cancel", s.APIKey, nil, &lc))
+	require.False(t, lc.Late, "72 h ahead is before the policy's 24 h")
+	require.False(t, lc.DepositKept)
+	require.True(t, lc.Refunded)
+	require.Nil(t, lc.Fee)
+
+	// A charge that fails leaves the fee pending; the owner asking again charges it.
+	e.keptCard(stuck, "pm_card_visa")
+	e.stripe.FailNext(1, http.StatusInternalServerError)
+	lc = api.LateCancellation{}
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodPost, "/api/bookings/"+stuck.booking+"/late_cancel", s.APIKey, nil, &lc))
+	require.True(t, lc.Late)
+	require.NotNil(t, lc.Fee)
+	require.Equal(t, "pending", lc.Fee.Outcome, "Stripe failed: the fee waits")
+	// Its attempt grows stale (as after the provider's timeout twice over).
+	_, err := e.pool.Exec(context.Background(), `UPDATE booking_fees SET attempt_at = now() - interval '1 hour' WHERE booking_id = $1`, stuck.booking)
+	require.NoError(t, err)
+	lc = api.LateCancellation{}
+	require.Equal(t, http.StatusOK, e.api(base, http.MethodPost, "/api/bookings/"+stuck.booking+"/late_cancel", s.APIKey, nil, &lc))
+	require.NotNil(t, lc.Fee)
+	require.Equal(t, "charged", lc.Fee.Outcome, "asked again: the pending fee is charged")
+	lc = api.LateCancellation{}
+	require.Equal(t, http.StatusConflict, e.api(base, http.MethodPost, "/api/bookings/"+stuck.booking+"/late_cancel", s.APIKey, nil, &lc),
+		"charged: nothing left to do")
+
 	e.settle("booking_refund")
 	var refunds, fees []stripetest.Request
 	for _, q := range e.stripe.Requests() {
@@ -365,15 +399,19 @@ func TestLateCancelOverHTTP(t *testing.T) {
 			fees = append(fees, q)
 		}
 	}
-	require.Len(t, refunds, 1, "only the early cancellation's deposit goes back")
-	require.Equal(t, s.account, refunds[0].Account)
-	require.True(t, refunds[0].RefundsApplicationFee())
-	require.Len(t, fees, 2, "one late-cancel fee each for the late text and the owner's entry")
+	require.Len(t, refunds, 2, "only the early cancellations' deposits go back (the text's and the owner's)")
+	for _, r := range refunds {
+		require.Equal(t, s.account, r.Account)
+		require.True(t, r.RefundsApplicationFee())
+	}
+	charged := map[string]int{}
 	for _, q := range fees {
 		require.Equal(t, "1500", q.Form.Get("amount"))
 		require.Equal(t, s.account, q.Account)
-		require.Contains(t, []string{late.booking, called.booking}, q.Form.Get("metadata[booking_id]"))
+		charged[q.Form.Get("metadata[booking_id]")]++
 	}
+	require.Equal(t, map[string]int{late.booking: 1, called.booking: 1, stuck.booking: 1}, charged,
+		"one late-cancel fee each for the late text and the owner's late entries (the stuck one's first try failed at Stripe before its charge); none for the early entry")
 }
 
 // TestCardModeOverHTTP (issue 48): a card shop's YES charges nothing: its page is
@@ -447,4 +485,20 @@ func TestCardModeOverHTTP(t *testing.T) {
 	require.Equal(t, http.StatusOK, e.api(base, http.MethodPost, "/api/bookings/"+unpaid.booking+"/no_show", s.APIKey, nil, &a))
 	require.Equal(t, "no_card", a.Fee.Outcome)
 	require.Equal(t, 1, e.stripe.Count(http.MethodPost, "/v1/payment_intents"), "only the first booking's fee was charged")
+
+	// A card booking took no money: its customer's cancellation refunds nothing, and
+	// their answer does not promise a refund.
+	third := "+15550147003"
+	e.newCustomer(base, s.shopInfo, third, true)
+	kept := e.bookProtected(base, &s, third, 48*time.Hour)
+	done = event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: kept.booking, session: kept.session, paymentStatus: "no_payment_required"}
+	require.Equal(t, "confirmed", e.connectEvent(base, done, s.account).Result)
+	ans := e.text(base, third, s.SMSNumber, "can't make it")
+	require.Equal(t, "cancel_request", ans.Outcome)
+	require.NotContains(t, twimlMessage(t, ans.Body), "refund", "nothing was paid")
+	require.Equal(t, "cancelled", bookingStatus(e, kept.booking))
+	var asked *time.Time
+	require.NoError(t, e.pool.QueryRow(context.Background(), `SELECT refund_requested_at FROM bookings WHERE id = $1`, kept.booking).Scan(&asked))
+	require.Nil(t, asked, "no refund of a payment that was never made")
+	require.Zero(t, e.stripe.Count(http.MethodPost, "/v1/refunds"))
 }

@@ -392,12 +392,12 @@ func (f filledView) attendance(csrf string, page int) g.Node {
 	case f.Attendance == "no_show":
 		return h.Div(h.Span(h.Class("badge badge-bad"), g.Text("No-show")), g.If(f.CanChange, button("none", "Undo", "btn btn-small")))
 	case !f.CanMark:
-		// Before the visit: a customer who calls to cancel is entered as a late
-		// cancellation (the policy they accepted applies).
+		// Before the visit: a customer who calls to cancel is entered here (the policy
+		// they accepted applies by its hours: late, or refunded in full).
 		return h.Div(h.Span(h.Class("muted"), g.Text("after the visit")),
 			h.Form(h.Method("post"), h.Action("/dashboard/bookings/"+f.BookingID.String()+"/late_cancel"), h.Class("inline"),
 				csrfInput(csrf),
-				h.Button(h.Type("submit"), h.Class("btn btn-small"), g.Text("Late cancel"),
+				h.Button(h.Type("submit"), h.Class("btn btn-small"), g.Text("They cancelled"),
 					h.Span(h.Class("vh"), g.Text(" ("+f.Customer+", "+f.When+")")))))
 	}
 	return h.Div(button("attended", "Came", "btn btn-small"), button("no_show", "No-show", "btn btn-small"))

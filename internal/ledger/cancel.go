@@ -94,24 +94,40 @@ func (s *Service) CancelByCustomer(ctx context.Context, tx pgx.Tx, bookingID uui
 	return s.cancel(ctx, tx, bookingID, now, false)
 }
 
-// CancelLate is the owner's entry of a customer's late cancellation (POST
-// /api/bookings/{id}/late_cancel: the customer called, too late): the shop's booking is
-// cancelled as CancelByCustomer does, late by the accepted policy whatever the hour,
-// and its late-cancel fee, if its terms have one, charged to the kept card after the
-// commit. A booking without terms is cancelled and refunded as any other.
+// CancelLate is the owner's entry of a customer's cancellation (POST
+// /api/bookings/{id}/late_cancel: the customer called): the shop's booking is cancelled
+// as CancelByCustomer does, and the policy the customer accepted applies as it does to
+// their text: inside its late_cancel_hours the deposit is kept and its late-cancel fee,
+// if its terms have one, charged to the kept card after the commit; before them a
+// payment is refunded in full and nothing is charged (a fee the accepted policy says
+// is not owed is never charged). A booking without terms is cancelled and refunded as
+// any other. Asked again for a booking so cancelled whose fee is still pending (the
+// provider failed or the server stopped before its answer), it charges the fee then
+// (the provider's idempotency key charges it once) and answers the cancellation as it
+// stands.
 func (s *Service) CancelLate(ctx context.Context, shopID, bookingID uuid.UUID) (Cancellation, error) {
 	var c Cancellation
+	var b db.Booking
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		b, err := queries.BookingGet(ctx, tx, bookingID)
+		var err error
+		b, err = queries.BookingGet(ctx, tx, bookingID)
 		if errors.Is(err, pgx.ErrNoRows) || err == nil && b.ShopID != shopID {
 			return ErrBookingNotFound
 		}
 		if err != nil {
 			return fmt.Errorf("get booking %s: %w", bookingID, err)
 		}
-		c, err = s.cancel(ctx, tx, bookingID, s.cfg.Now(), true)
+		c, err = s.cancel(ctx, tx, bookingID, s.cfg.Now(), false)
 		return err
 	})
+	if errors.Is(err, ErrNotCancellable) && b.Status == BookingCancelled {
+		if fee, ferr := BookingFee(ctx, s.pool, bookingID); ferr == nil && fee != nil &&
+			fee.Kind == payments.FeeLateCancel && fee.State == FeePending {
+			c.Late, c.Fee = true, fee
+			c.Fee = s.ChargeFee(ctx, c)
+			return c, nil
+		}
+	}
 	if err != nil {
 		return c, err
 	}
@@ -160,7 +176,9 @@ func (s *Service) cancel(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, no
 			}
 		}
 	}
-	if !c.DepositKept && b.Status == BookingConfirmed && (b.StripePaymentIntentID.Valid || b.StripeCheckoutSessionID.Valid) {
+	// A card-mode page took nothing (its terms charged 0): there is nothing to refund.
+	tookMoney := !ok || terms.ChargedCents > 0
+	if !c.DepositKept && tookMoney && b.Status == BookingConfirmed && (b.StripePaymentIntentID.Valid || b.StripeCheckoutSessionID.Valid) {
 		// Paid: the money goes back. Recorded as decided, as a late payment's refund is.
 		if err := queries.BookingMarkRefundRequested(ctx, tx, db.BookingMarkRefundRequestedParams{ID: b.ID, Now: now.UTC()}); err != nil {
 			return c, fmt.Errorf("mark refund requested: %w", err)

@@ -119,6 +119,14 @@ func (s *Service) chargeFee(ctx context.Context, shop shops.Shop, id uuid.UUID, 
 	if err != nil {
 		return nil, fmt.Errorf("take turn at fee of booking %s: %w", id, err)
 	}
+	// The card is the one the page the customer completed kept: the session their
+	// acceptance names (a payment through an earlier session than the booking's latest
+	// is applied all the same, see paid).
+	if t, ok, err := BookingTerms(ctx, s.pool, id); err != nil {
+		return feeOf(r), err
+	} else if ok && t.CheckoutSession != "" {
+		sessionID = t.CheckoutSession
+	}
 	fc, ok := s.provider.(FeeCharger)
 	if !ok || account == "" || sessionID == "" {
 		// No provider that keeps cards, or a checkout on the platform's own account

@@ -137,7 +137,7 @@ func (s *Service) paid(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, sess
 		}
 		return ResultConfirmed, nil
 	}
-	return s.latePayment(ctx, tx, l, paymentIntentID, now)
+	return s.latePayment(ctx, tx, l, sessionID, paymentIntentID, now)
 }
 
 // latePayment handles money that arrived after its booking failed: the late payer gets
@@ -145,11 +145,11 @@ func (s *Service) paid(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, sess
 // otherwise the payment is refunded. The decision to refund is stored on the booking
 // with the refund job, and from then on the booking never takes the slot back, so a
 // customer is never both refunded and booked.
-func (s *Service) latePayment(ctx context.Context, tx pgx.Tx, l locked, paymentIntentID string, now time.Time) (Result, error) {
+func (s *Service) latePayment(ctx context.Context, tx pgx.Tx, l locked, sessionID, paymentIntentID string, now time.Time) (Result, error) {
 	b, op := l.b, l.op
 	free := (op.Status == slots.StatusOpen || op.Status == slots.StatusExpired) && !op.FilledBy.Valid && now.Before(op.StartsAt)
 	if b.Status == BookingPaymentFailed && b.RefundRequestedAt == nil && !b.RefundID.Valid && free {
-		ok, err := s.retake(ctx, tx, l, paymentIntentID, now)
+		ok, err := s.retake(ctx, tx, l, sessionID, paymentIntentID, now)
 		if err != nil {
 			return "", err
 		}
@@ -177,8 +177,9 @@ func (s *Service) requestRefund(ctx context.Context, tx pgx.Tx, bookingID uuid.U
 
 // retake gives a free opening back to the late payer. It runs in a savepoint: should
 // the partial unique index refuse the booking (another went live), the payment is
-// refunded instead.
-func (s *Service) retake(ctx context.Context, tx pgx.Tx, l locked, paymentIntentID string, now time.Time) (bool, error) {
+// refunded instead. The payment completed the page that showed the booking's terms: the
+// acceptance is recorded as a payment in time records it.
+func (s *Service) retake(ctx context.Context, tx pgx.Tx, l locked, sessionID, paymentIntentID string, now time.Time) (bool, error) {
 	sp, err := tx.Begin(ctx)
 	if err != nil {
 		return false, fmt.Errorf("savepoint: %w", err)
@@ -193,6 +194,9 @@ func (s *Service) retake(ctx context.Context, tx pgx.Tx, l locked, paymentIntent
 	}
 	if err != nil {
 		return false, fmt.Errorf("confirm late booking: %w", err)
+	}
+	if err := accept(ctx, sp, l.b.ID, cmp.Or(sessionID, l.b.StripeCheckoutSessionID.String), now); err != nil {
+		return false, err
 	}
 	// The new generation's offers are over: their YES now gets "taken".
 	if err := offers.LoseOthers(ctx, sp, l.op.ID, l.b.OfferID.UUID); err != nil {

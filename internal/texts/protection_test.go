@@ -46,9 +46,9 @@ func TestProtectionTexts(t *testing.T) {
 	require.NotContains(t, got, "Free to cancel", "nothing to lose by cancelling: no line")
 
 	require.Contains(t, en.CancelledLate(shop, "Cut", start, 24, true, false, 1500),
-		"less than 24 h before: the deposit is kept and a $15.00 fee is charged to your card")
+		"less than 24 h before: the deposit is kept and a $15.00 fee will be charged to your card")
 	require.Contains(t, en.CancelledLate(shop, "Cut", start, 24, false, true, 1500),
-		"your payment is refunded and a $15.00 fee is charged to your card")
+		"your payment is refunded and a $15.00 fee will be charged to your card")
 	require.Contains(t, en.CancelledLate(shop, "Cut", start, 24, true, false, 0), "the deposit is kept.")
 
 	for _, l := range []language.Code{language.Spanish, language.French} {
