@@ -129,7 +129,7 @@ func TestSettingsProtectionNoConnect(t *testing.T) {
 	require.Contains(t, body, `id="set-keep-card-unavailable"`)
 	require.Contains(t, body, "Keeping cards for a fee is not available")
 
-	rec := en.post("/dashboard/settings", protectionForm(csrf, "keep_card", "on", "no_show_fee", "5"), ck)
+	rec := en.post("/dashboard/settings", protectionForm(csrf, "keep_card", "on", "no_show_fee", "5", "cancellation_policy", "A no-show pays $5."), ck)
 	require.Equal(t, http.StatusSeeOther, rec.Code, rec.Body.String())
 	s, err := en.shops.Get(context.Background(), en.shopA.ID)
 	require.NoError(t, err)

@@ -66,7 +66,8 @@ func TestCreateShopWithProtection(t *testing.T) {
 	require.Equal(t, 24.0, r.body["late_cancel_hours"], "the default")
 	require.Equal(t, 0.0, r.body["policy_version"], "no policy given: as a shop created without one")
 
-	r = e.do(http.MethodPost, "/api/shops", adminToken, withFields("+15555550102", "payment_mode", "card", "no_show_fee_cents", 2500))
+	r = e.do(http.MethodPost, "/api/shops", adminToken, withFields("+15555550102", "payment_mode", "card", "no_show_fee_cents", 2500,
+		"cancellation_policy", "A no-show pays $25."))
 	require.Equal(t, http.StatusCreated, r.status, r.raw)
 	require.Equal(t, "card", r.body["payment_mode"])
 	require.Equal(t, 2500.0, r.body["no_show_fee_cents"])

@@ -3,6 +3,7 @@ package shops
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
@@ -170,6 +171,10 @@ func (ch ProtectionChange) apply(cur Protection, mode string, connect bool) (Pro
 		return Protection{}, problem.Invalidf("no_show_fee_cents", "no_show_fee_cents must be 0 (none) or positive")
 	case n.LateCancelFeeCents < 0:
 		return Protection{}, problem.Invalidf("late_cancel_fee_cents", "late_cancel_fee_cents must be 0 (none) or positive")
+	case (n.NoShowFeeCents > 0 || n.LateCancelFeeCents > 0) && strings.TrimSpace(n.Policy) == "":
+		// The policy is what the payment page shows and the customer accepts: a fee
+		// nobody was shown is not charged to anyone.
+		return Protection{}, problem.Invalidf("cancellation_policy", "a no-show or late-cancel fee needs a cancellation_policy saying it: it is what the payment page shows the customer, who accepts it by paying")
 	}
 	keeps := mode == PaymentCard || (n.KeepCard && (mode == PaymentCheckout || mode == PaymentDeposit))
 	if keeps && !connect {
