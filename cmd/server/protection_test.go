@@ -370,15 +370,19 @@ func TestLateCancelOverHTTP(t *testing.T) {
 	require.True(t, lc.Refunded)
 	require.Nil(t, lc.Fee)
 
-	// A charge that fails leaves the fee pending; the owner asking again charges it.
-	e.keptCard(stuck, "pm_card_visa")
-	e.stripe.FailNext(1, http.StatusInternalServerError)
+	// A charge that fails leaves the fee pending; the owner asking again charges it. Stripe
+	// fails this booking's card read-back only (not the calls of the jobs running
+	// beside: the early entry's refund).
+	e.stripe.Respond(http.MethodGet, "/v1/checkout/sessions/"+stuck.session, http.StatusInternalServerError,
+		`{"error":{"type":"api_error","message":"An unknown error occurred"}}`)
 	lc = api.LateCancellation{}
 	require.Equal(t, http.StatusOK, e.api(base, http.MethodPost, "/api/bookings/"+stuck.booking+"/late_cancel", s.APIKey, nil, &lc))
 	require.True(t, lc.Late)
 	require.NotNil(t, lc.Fee)
 	require.Equal(t, "pending", lc.Fee.Outcome, "Stripe failed: the fee waits")
-	// Its attempt grows stale (as after the provider's timeout twice over).
+	// Stripe answers again, and the attempt grows stale (as after the provider's timeout
+	// twice over).
+	e.keptCard(stuck, "pm_card_visa")
 	_, err := e.pool.Exec(context.Background(), `UPDATE booking_fees SET attempt_at = now() - interval '1 hour' WHERE booking_id = $1`, stuck.booking)
 	require.NoError(t, err)
 	lc = api.LateCancellation{}
