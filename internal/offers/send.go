@@ -42,6 +42,13 @@ func (s *Service) chunkSize(shop shops.Shop) int {
 // (queued→sending, one statement), texts the chunk's offers a few at a time, and marks
 // each sent as the provider accepts its text. A retried job skips the offers already
 // claimed.
+//
+// The chunks follow each other at the sender's rate: a chunk's marks, inbox record and
+// failures are settled beside the next chunk's texts. Settling them between chunks left
+// a fast sender idle for a few round trips ten times a second, longer than its pacer's
+// burst covers: a 1,000/s sender reached 810-890 texts a second. The next chunk is still
+// claimed only once this one's texts are with the provider, so a crash leaves at most
+// one chunk claimed and untexted, as before.
 func (s *Service) send(ctx context.Context, shop shops.Shop, batch []db.OfferListWaveRow, body func(db.OfferListWaveRow) string, cutoff time.Time) (WaveResult, error) {
 	var queued []db.OfferListWaveRow
 	for _, o := range batch {
@@ -49,19 +56,37 @@ func (s *Service) send(ctx context.Context, shop shops.Shop, batch []db.OfferLis
 			queued = append(queued, o)
 		}
 	}
-	var res WaveResult
-	var transient error
-	for chunk := range slices.Chunk(queued, s.chunkSize(shop)) {
-		if ctx.Err() != nil {
-			break // the job ran out of time; the rest stay queued for the retry
-		}
-		r, err := s.sendChunk(ctx, shop, chunk, body, cutoff)
+	var (
+		mu        sync.Mutex
+		res       WaveResult
+		transient error
+		tails     sync.WaitGroup
+	)
+	settle := func(r WaveResult, err error) {
+		mu.Lock()
+		defer mu.Unlock()
 		res.Texted += r.Texted
 		res.Failed += r.Failed
 		if err != nil {
 			transient = err
 		}
 	}
+	for chunk := range slices.Chunk(queued, s.chunkSize(shop)) {
+		if ctx.Err() != nil {
+			break // the job ran out of time; the rest stay queued for the retry
+		}
+		tail, err := s.textChunk(ctx, shop, chunk, body, cutoff)
+		if err != nil {
+			settle(WaveResult{}, err)
+			continue
+		}
+		tails.Add(1)
+		go func() {
+			defer tails.Done()
+			settle(tail())
+		}()
+	}
+	tails.Wait()
 	if transient == nil && ctx.Err() != nil {
 		transient = ctx.Err()
 	}
@@ -71,19 +96,22 @@ func (s *Service) send(ctx context.Context, shop shops.Shop, batch []db.OfferLis
 	return res, nil
 }
 
-// sendChunk claims, texts and marks one chunk of offers. The claim rechecks opt-out and
-// the opening at the last moment; each offer is marked sent as soon as the provider
-// accepts its text (marker), so that its customer's YES can claim it then and not
-// before; a number that cannot receive texts marks the customer so no later wave tries;
-// a failure worth retrying puts the offer back to queued and is returned.
-func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.OfferListWaveRow, body func(db.OfferListWaveRow) string, cutoff time.Time) (WaveResult, error) {
+// textChunk claims and texts one chunk of offers and returns the chunk's tail, which
+// settles it. The claim rechecks opt-out and the opening at the last moment; each offer
+// is marked sent as soon as the provider accepts its text (marker), so that its
+// customer's YES can claim it then and not before; the tail waits for the marks, records
+// the texts in the inbox, marks a number that cannot receive texts so no later wave
+// tries, and puts an offer whose failure is worth retrying back to queued and returns
+// the failure.
+func (s *Service) textChunk(ctx context.Context, shop shops.Shop, chunk []db.OfferListWaveRow,
+	body func(db.OfferListWaveRow) string, cutoff time.Time) (tail func() (WaveResult, error), err error) {
 	ids := make([]uuid.UUID, len(chunk))
 	for i, o := range chunk {
 		ids[i] = o.ID
 	}
 	claimed, err := s.claim(ctx, ids)
 	if err != nil {
-		return WaveResult{}, err
+		return nil, err
 	}
 	mine := make(map[uuid.UUID]bool, len(claimed))
 	for _, id := range claimed {
@@ -100,8 +128,6 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 		sem   = make(chan struct{}, s.cfg.SendParallelism)
 		bg    = context.WithoutCancel(ctx)
 		marks = &marker{s: s, ctx: bg, expect: len(claimed)}
-		res   WaveResult
-		errs  error
 		sent  []inbox.OutboundText // for the customers' conversations
 	)
 	for _, o := range chunk {
@@ -139,51 +165,53 @@ func (s *Service) sendChunk(ctx context.Context, shop shops.Shop, chunk []db.Off
 		}()
 	}
 	wg.Wait()
-	sids, err := marks.wait()
-	res.Texted = marks.count()
-	errs = errors.Join(errs, err)
-	s.showInInbox(bg, sent)
+	return func() (WaveResult, error) {
+		var res WaveResult
+		sids, errs := marks.wait()
+		res.Texted = marks.count()
+		s.showInInbox(bg, sent)
 
-	for _, r := range fails {
-		ref := sms.Refused(r.err)
-		s.m.SendError(ref.Code)
-		switch ref.Then {
-		case sms.ThenGiveUp:
-			// The offer fails (the next wave texts someone in its place), and the failure
-			// says what it says of the customer or of the shop's own number
-			// (customers.SMSFailed).
-			if err := queries.OfferMarkFailed(bg, s.pool, db.OfferMarkFailedParams{ID: r.offer.ID, ErrorCode: pgvalue.Int4OrNull(ref.Code)}); err != nil {
-				errs = errors.Join(errs, fmt.Errorf("mark offer failed: %w", err))
-				continue
+		for _, r := range fails {
+			ref := sms.Refused(r.err)
+			s.m.SendError(ref.Code)
+			switch ref.Then {
+			case sms.ThenGiveUp:
+				// The offer fails (the next wave texts someone in its place), and the failure
+				// says what it says of the customer or of the shop's own number
+				// (customers.SMSFailed).
+				if err := queries.OfferMarkFailed(bg, s.pool, db.OfferMarkFailedParams{ID: r.offer.ID, ErrorCode: pgvalue.Int4OrNull(ref.Code)}); err != nil {
+					errs = errors.Join(errs, fmt.Errorf("mark offer failed: %w", err))
+					continue
+				}
+				if err := s.customers.SMSFailed(bg, customers.SMSFailure{ShopID: shop.ID, Number: r.offer.Phone, CustomerID: r.offer.CustomerID,
+					Reason: ref.Reason, Code: ref.Code}); err != nil {
+					errs = errors.Join(errs, err)
+					continue
+				}
+				if ref.Reason == sms.ReasonAccount {
+					s.m.SMSAccountError(metrics.StageSend, ref.Code)
+					s.log.ErrorContext(ctx, "the sms account cannot text this customer; check the shop's number and the account's geo permissions",
+						"shop_id", shop.ID, "offer_id", r.offer.ID, "provider_code", ref.Code)
+				} else {
+					s.log.InfoContext(ctx, "customer unreachable by sms", "customer_id", r.offer.CustomerID, "reason", ref.Reason, "provider_code", ref.Code)
+				}
+				res.Failed++
+			default:
+				// Nothing was sent (the provider refused for now, or could not be reached).
+				if err := queries.OfferUnclaim(bg, s.pool, r.offer.ID); err != nil {
+					errs = errors.Join(errs, fmt.Errorf("unclaim offer: %w", err))
+					continue
+				}
+				errs = errors.Join(errs, r.err)
 			}
-			if err := s.customers.SMSFailed(bg, customers.SMSFailure{ShopID: shop.ID, Number: r.offer.Phone, CustomerID: r.offer.CustomerID,
-				Reason: ref.Reason, Code: ref.Code}); err != nil {
-				errs = errors.Join(errs, err)
-				continue
-			}
-			if ref.Reason == sms.ReasonAccount {
-				s.m.SMSAccountError(metrics.StageSend, ref.Code)
-				s.log.ErrorContext(ctx, "the sms account cannot text this customer; check the shop's number and the account's geo permissions",
-					"shop_id", shop.ID, "offer_id", r.offer.ID, "provider_code", ref.Code)
-			} else {
-				s.log.InfoContext(ctx, "customer unreachable by sms", "customer_id", r.offer.CustomerID, "reason", ref.Reason, "provider_code", ref.Code)
-			}
-			res.Failed++
-		default:
-			// Nothing was sent (the provider refused for now, or could not be reached).
-			if err := queries.OfferUnclaim(bg, s.pool, r.offer.ID); err != nil {
-				errs = errors.Join(errs, fmt.Errorf("unclaim offer: %w", err))
-				continue
-			}
-			errs = errors.Join(errs, r.err)
 		}
-	}
-	if len(sids) > 0 {
-		// Reports that came before the ids were stored; the next report of each text
-		// applies them too.
-		errs = errors.Join(errs, s.applyReported(bg, sids))
-	}
-	return res, errs
+		if len(sids) > 0 {
+			// Reports that came before the ids were stored; the next report of each text
+			// applies them too.
+			errs = errors.Join(errs, s.applyReported(bg, sids))
+		}
+		return res, errs
+	}, nil
 }
 
 // showInInbox records offers that went out (or may have) in their customers'
