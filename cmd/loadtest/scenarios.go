@@ -376,11 +376,14 @@ func (h *harness) fire(ctx context.Context, bases []string, replies []reply, inF
 	return lat, outcomes, byOutcome, wall, nil
 }
 
+// waveSendRate is the wave scenario's sender: texts a second (a short code's class).
+const waveSendRate = 1000
+
 // wave declares one opening for a shop with many eligible customers and times the texts.
 func (h *harness) wave(ctx context.Context) (result, error) {
 	sz := h.sizes("wave")
 	r := result{Scenario: "wave", Instances: len(h.fleet.instances), WantBookings: sz.customersPerShop}
-	shop, err := h.drive.NewShop(ctx, h.fleet.instances[0].Base, sz.customersPerShop)
+	shop, err := h.drive.NewShopWith(ctx, h.fleet.instances[0].Base, sz.customersPerShop, waveSendRate)
 	if err != nil {
 		return r, err
 	}
