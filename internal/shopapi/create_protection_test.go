@@ -85,6 +85,9 @@ func TestCreateShopWithProtection(t *testing.T) {
 		{"long policy", []any{"cancellation_policy", strings.Repeat("é", 501)}, "cancellation_policy"},
 		{"hours", []any{"late_cancel_hours", 721}, "late_cancel_hours"},
 		{"negative fee", []any{"no_show_fee_cents", -1}, "no_show_fee_cents"},
+		{"fee below the smallest charge", []any{"payment_mode", "card", "cancellation_policy", "A no-show pays.", "no_show_fee_cents", 49}, "no_show_fee_cents"},
+		{"late fee below the smallest charge", []any{"payment_mode", "card", "cancellation_policy", "Late pays.", "late_cancel_fee_cents", 1}, "late_cancel_fee_cents"},
+		{"fee above Stripe's largest charge", []any{"payment_mode", "card", "cancellation_policy", "A no-show pays.", "no_show_fee_cents", 100_000_000}, "no_show_fee_cents"},
 	} {
 		r := e.do(http.MethodPost, "/api/shops", adminToken, withFields("+15555550109", c.kv...))
 		requireError(t, r, http.StatusUnprocessableEntity, "invalid_"+c.field)

@@ -26,6 +26,9 @@ const (
 const (
 	MaxPolicyLen       = 500
 	MaxLateCancelHours = 720
+	// MaxFeeCents is the largest fee: Stripe's largest charge (eight digits, in the
+	// currency's smallest unit).
+	MaxFeeCents = 99_999_999
 	// defaultLateCancelHours is a new shop's, as the column's DEFAULT has it.
 	defaultLateCancelHours = 24
 )
@@ -167,10 +170,10 @@ func (ch ProtectionChange) apply(cur Protection, mode string, connect bool) (Pro
 		return Protection{}, problem.Invalidf("cancellation_policy", "cancellation_policy must be text of at most %d characters", MaxPolicyLen)
 	case n.LateCancelHours < 0 || n.LateCancelHours > MaxLateCancelHours:
 		return Protection{}, problem.Invalidf("late_cancel_hours", "late_cancel_hours must be between 0 and %d", MaxLateCancelHours)
-	case n.NoShowFeeCents < 0:
-		return Protection{}, problem.Invalidf("no_show_fee_cents", "no_show_fee_cents must be 0 (none) or positive")
-	case n.LateCancelFeeCents < 0:
-		return Protection{}, problem.Invalidf("late_cancel_fee_cents", "late_cancel_fee_cents must be 0 (none) or positive")
+	case n.NoShowFeeCents < 0 || n.NoShowFeeCents > MaxFeeCents:
+		return Protection{}, problem.Invalidf("no_show_fee_cents", "no_show_fee_cents must be 0 (none) or positive, at most %d", MaxFeeCents)
+	case n.LateCancelFeeCents < 0 || n.LateCancelFeeCents > MaxFeeCents:
+		return Protection{}, problem.Invalidf("late_cancel_fee_cents", "late_cancel_fee_cents must be 0 (none) or positive, at most %d", MaxFeeCents)
 	case (n.NoShowFeeCents > 0 || n.LateCancelFeeCents > 0) && strings.TrimSpace(n.Policy) == "":
 		// The policy is what the payment page shows and the customer accepts: a fee
 		// nobody was shown is not charged to anyone.

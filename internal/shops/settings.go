@@ -211,7 +211,7 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		if err != nil {
 			return err
 		}
-		if err := s.checkDeposit(protection, n); err != nil {
+		if err := s.checkCharges(protection, n); err != nil {
 			return err
 		}
 		var qs, qe pgtype.Int4
@@ -337,14 +337,26 @@ func (s *Service) checkOpeningsCharge(ctx context.Context, tx pgx.Tx, cur Shop, 
 		rows[0].Total, code, money.Plain(minimum, n.Currency), code, minimum, list, keep)}
 }
 
-// checkDeposit refuses a fixed deposit below the payment provider's smallest charge in
-// n's currency for a deposit shop: it could never be paid. A new shop's and a changed
-// one's alike.
-func (s *Service) checkDeposit(p Protection, n NewShop) error {
-	if d := p.DepositCents; d != nil && n.PaymentMode == PaymentDeposit && s.cfg.MinimumCharge != nil {
-		if minimum := s.cfg.MinimumCharge(n.Currency); *d < minimum {
-			return problem.Invalidf("deposit_cents", "deposit_cents must be at least %d, the payment provider's smallest charge in %s",
-				minimum, strings.ToUpper(n.Currency))
+// checkCharges refuses what the payment provider could never charge, below its
+// smallest charge in n's currency: a fixed deposit of a deposit shop, or a no-show or
+// late-cancel fee (0 is none). A new shop's and a changed one's alike: a change of
+// currency is held to the new currency's smallest charge.
+func (s *Service) checkCharges(p Protection, n NewShop) error {
+	if s.cfg.MinimumCharge == nil {
+		return nil
+	}
+	minimum := s.cfg.MinimumCharge(n.Currency)
+	if d := p.DepositCents; d != nil && n.PaymentMode == PaymentDeposit && *d < minimum {
+		return problem.Invalidf("deposit_cents", "deposit_cents must be at least %d, the payment provider's smallest charge in %s",
+			minimum, strings.ToUpper(n.Currency))
+	}
+	for _, fee := range []struct {
+		field string
+		cents int64
+	}{{"no_show_fee_cents", p.NoShowFeeCents}, {"late_cancel_fee_cents", p.LateCancelFeeCents}} {
+		if fee.cents > 0 && fee.cents < minimum {
+			return problem.Invalidf(fee.field, "%s must be 0 (none) or at least %d, the payment provider's smallest charge in %s",
+				fee.field, minimum, strings.ToUpper(n.Currency))
 		}
 	}
 	return nil

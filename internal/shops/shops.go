@@ -361,7 +361,7 @@ func (s *Service) Create(ctx context.Context, n NewShop) (Shop, string, error) {
 	if err != nil {
 		return Shop{}, "", err
 	}
-	if err := s.checkDeposit(protection, n); err != nil {
+	if err := s.checkCharges(protection, n); err != nil {
 		return Shop{}, "", err
 	}
 	key, hash, err := newKey()
