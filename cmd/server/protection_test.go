@@ -320,7 +320,7 @@ func TestLateCancelOverHTTP(t *testing.T) {
 	stuck := e.bookProtected(base, &s, phones[4], 6*time.Hour)
 	require.Contains(t, early.answer, "Pay the deposit within")
 	require.Contains(t, early.answer, "Free to cancel until ", "the booked answer says the policy in one line")
-	require.True(t, strings.HasSuffix(early.answer, "; $15.00 after."), early.answer)
+	require.True(t, strings.HasSuffix(early.answer, "; after, the deposit is kept and $15.00 charged."), early.answer)
 	for _, x := range []protectedBooking{late, early, called, calledEarly, stuck} {
 		ev := event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: x.booking, session: x.session, intent: "pi_" + x.booking[:8]}
 		require.Equal(t, "confirmed", e.connectEvent(base, ev, s.account).Result)

@@ -29,10 +29,15 @@ func TestProtectionTexts(t *testing.T) {
 	early := start.Add(-72 * time.Hour) // booked three days before: free to cancel for two
 	got := en.LinkProtected(shop, "Cut", start, "https://x.test/p/abc", 30*time.Minute, early)
 	require.Contains(t, got, "Pay the deposit within 30 min")
-	require.True(t, strings.HasSuffix(got, "Free to cancel until Fri Nov 27 2:00 PM; $15.00 after."), got)
+	// A deposit shop with a fee: a late cancellation keeps the deposit and charges the fee.
+	require.True(t, strings.HasSuffix(got, "Free to cancel until Fri Nov 27 2:00 PM; after, the deposit is kept and $15.00 charged."), got)
 	// Booked inside the policy's hours: no "free until" a time gone by.
 	got = en.LinkProtected(shop, "Cut", start, "https://x.test/p/abc", 30*time.Minute, start.Add(-2*time.Hour))
-	require.True(t, strings.HasSuffix(got, " Cancelling now costs $15.00."), got)
+	require.True(t, strings.HasSuffix(got, " Cancelling now keeps the deposit and costs $15.00."), got)
+	checkout := shop
+	checkout.PaymentMode = shops.PaymentCheckout
+	require.Equal(t, "Free to cancel until Fri Nov 27 2:00 PM; $15.00 after.", en.PolicyLine(checkout, start, early), "a fee alone")
+	require.Equal(t, "Cancelling now costs $15.00.", en.PolicyLine(checkout, start, start.Add(-2*time.Hour)))
 	deposit := shop
 	deposit.Protection.LateCancelFeeCents = 0
 	require.Equal(t, "Free to cancel until Fri Nov 27 2:00 PM; the deposit is kept after.", en.PolicyLine(deposit, start, early))
@@ -55,7 +60,7 @@ func TestProtectionTexts(t *testing.T) {
 		w := texts.In(l)
 		require.NotContains(t, w.LinkProtected(shop, "Cut", start, "u", 30*time.Minute, early), "{{", l)
 		for _, now := range []time.Time{early, start} {
-			for _, p := range []shops.Shop{shop, deposit} {
+			for _, p := range []shops.Shop{shop, deposit, checkout} {
 				line := w.PolicyLine(p, start, now)
 				require.NotEmpty(t, line, l)
 				require.NotContains(t, line, "{{", l)

@@ -379,20 +379,26 @@ func (w Words) LinkProtected(shop shops.Shop, service string, startsAt time.Time
 // PolicyLine says in one line until when a booking starting at startsAt is free to
 // cancel by the shop's policy and what a later cancellation costs; when that time has
 // passed at now (a booking made inside the policy's hours), what cancelling costs now;
-// "" when it costs nothing (no late-cancel fee, no deposit kept).
+// "" when it costs nothing (no late-cancel fee, no deposit kept). A deposit shop with a
+// fee says both: a late cancellation keeps the deposit and charges the fee.
 func (w Words) PolicyLine(shop shops.Shop, startsAt, now time.Time) string {
 	p := shop.Protection
 	free := startsAt.Add(-time.Duration(p.LateCancelHours) * time.Hour)
 	late := !now.Before(free)
 	d := map[string]any{"Until": w.When(shop, free), "Fee": w.Amount(p.LateCancelFeeCents, shop.Currency)}
+	deposit := shop.PaymentMode == shops.PaymentDeposit
 	switch {
+	case p.LateCancelFeeCents > 0 && deposit && late:
+		return w.words().say("policy_line_deposit_fee_late", d)
+	case p.LateCancelFeeCents > 0 && deposit:
+		return w.words().say("policy_line_deposit_fee", d)
 	case p.LateCancelFeeCents > 0 && late:
 		return w.words().say("policy_line_late", d)
 	case p.LateCancelFeeCents > 0:
 		return w.words().say("policy_line", d)
-	case shop.PaymentMode == shops.PaymentDeposit && late:
+	case deposit && late:
 		return w.words().say("policy_line_deposit_late", d)
-	case shop.PaymentMode == shops.PaymentDeposit:
+	case deposit:
 		return w.words().say("policy_line_deposit", d)
 	}
 	return ""
