@@ -162,10 +162,15 @@ SELECT id FROM shops WHERE sms_number = $1;
 UPDATE shops SET sms_number = sqlc.arg(sms_number) WHERE id = sqlc.arg(id)
 RETURNING *;
 
--- name: ShopSlugsLike :many
--- The slugs taken among base and base-<anything>: a new shop's default slug is the first
--- of base, base-2, base-3, ... not among them.
-SELECT slug FROM shops WHERE slug = sqlc.arg(base)::text OR slug LIKE sqlc.arg(base)::text || '-%';
+-- name: ShopSlugNumbering :one
+-- Whether base is taken, and the highest n of the slugs base-<n> (1: none): a new shop's
+-- default slug is base, else base-<highest + 1>. One row, however many shops share the
+-- name (their slugs were read whole, one query a creation: quadratic in same-named shops).
+SELECT EXISTS (SELECT 1 FROM shops b WHERE b.slug = sqlc.arg(base)::text) AS base_taken,
+    COALESCE(max(substring(s.slug FROM length(sqlc.arg(base)::text) + 2)::bigint), 1)::bigint AS highest
+FROM shops s
+WHERE s.slug LIKE sqlc.arg(base)::text || '-%'
+  AND substring(s.slug FROM length(sqlc.arg(base)::text) + 2) ~ '^[0-9]{1,12}$';
 
 -- name: ShopGetBySlug :one
 SELECT * FROM shops WHERE slug = $1;

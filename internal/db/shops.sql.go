@@ -1472,30 +1472,27 @@ func (q *Queries) ShopSetStripeAccount(ctx context.Context, db DBTX, arg ShopSet
 	return i, err
 }
 
-const shopSlugsLike = `-- name: ShopSlugsLike :many
-SELECT slug FROM shops WHERE slug = $1::text OR slug LIKE $1::text || '-%'
+const shopSlugNumbering = `-- name: ShopSlugNumbering :one
+SELECT EXISTS (SELECT 1 FROM shops b WHERE b.slug = $1::text) AS base_taken,
+    COALESCE(max(substring(s.slug FROM length($1::text) + 2)::bigint), 1)::bigint AS highest
+FROM shops s
+WHERE s.slug LIKE $1::text || '-%'
+  AND substring(s.slug FROM length($1::text) + 2) ~ '^[0-9]{1,12}$'
 `
 
-// The slugs taken among base and base-<anything>: a new shop's default slug is the first
-// of base, base-2, base-3, ... not among them.
-func (q *Queries) ShopSlugsLike(ctx context.Context, db DBTX, base string) ([]string, error) {
-	rows, err := db.Query(ctx, shopSlugsLike, base)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var items []string
-	for rows.Next() {
-		var slug string
-		if err := rows.Scan(&slug); err != nil {
-			return nil, err
-		}
-		items = append(items, slug)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
+type ShopSlugNumberingRow struct {
+	BaseTaken bool
+	Highest   int64
+}
+
+// Whether base is taken, and the highest n of the slugs base-<n> (1: none): a new shop's
+// default slug is base, else base-<highest + 1>. One row, however many shops share the
+// name (their slugs were read whole, one query a creation: quadratic in same-named shops).
+func (q *Queries) ShopSlugNumbering(ctx context.Context, db DBTX, base string) (ShopSlugNumberingRow, error) {
+	row := db.QueryRow(ctx, shopSlugNumbering, base)
+	var i ShopSlugNumberingRow
+	err := row.Scan(&i.BaseTaken, &i.Highest)
+	return i, err
 }
 
 const shopUpdate = `-- name: ShopUpdate :one

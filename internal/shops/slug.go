@@ -97,25 +97,19 @@ func checkPrivacyURL(s string) (string, error) {
 	return s, nil
 }
 
-// freeSlug returns the first of base, base-2, base-3, ... no shop has ("shop" is always
-// numbered: it says nothing of the shop).
+// freeSlug returns base when no shop has it, else base-<n> with n one above the highest
+// number a shop's base-<n> has ("shop" is always numbered: it says nothing of the shop).
+// A number a renamed shop left is not given again: a link to the old address never
+// leads to another shop of the same name.
 func (s *Service) freeSlug(ctx context.Context, base string) (string, error) {
-	taken, err := queries.ShopSlugsLike(ctx, s.pool, base)
+	r, err := queries.ShopSlugNumbering(ctx, s.pool, base)
 	if err != nil {
 		return "", fmt.Errorf("read slugs like %q: %w", base, err)
 	}
-	set := make(map[string]bool, len(taken))
-	for _, t := range taken {
-		set[t] = true
-	}
-	if base != "shop" && !set[base] {
+	if base != "shop" && !r.BaseTaken {
 		return base, nil
 	}
-	for n := 2; ; n++ {
-		if c := base + "-" + strconv.Itoa(n); !set[c] {
-			return c, nil
-		}
-	}
+	return base + "-" + strconv.FormatInt(r.Highest+1, 10), nil
 }
 
 // slugTaken reports whether err is a violation of the slugs' unique index.

@@ -2,6 +2,7 @@ package shops_test
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -51,6 +52,15 @@ func TestSlug(t *testing.T) {
 	c, err := create("X", "+15555550302", "")
 	require.NoError(t, err)
 	require.Equal(t, "shop-2", c.Slug, "a slug that says nothing is always numbered")
+	// Numbered above the highest: joe-s-barbers-9 (an owner's own) takes the count on,
+	// and joe-s-barbers-2x or joe-s-barbers-cuts-3 are not numbers of the name.
+	for i, slug := range []string{"joe-s-barbers-9", "joe-s-barbers-2x", "joe-s-barbers-cuts-30"} {
+		_, err = create("Other", fmt.Sprintf("+1555555031%d", i), slug)
+		require.NoError(t, err)
+	}
+	d, err := create("Joe's Barbers", "+15555550304", "")
+	require.NoError(t, err)
+	require.Equal(t, "joe-s-barbers-10", d.Slug)
 
 	_, err = create("Other", "+15555550303", "joe-s-barbers")
 	require.ErrorIs(t, err, shops.ErrSlugTaken)
