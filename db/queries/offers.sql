@@ -238,9 +238,16 @@ LIMIT sqlc.arg(max_rows);
 -- name: OfferWithdrawMoves :exec
 -- A move-up taken: the appointment's other move-up offers, texted or not, are lost (the
 -- booking they would move is moved already), so no wave texts them and no YES claims them.
+-- One another transaction holds is skipped, not waited for: that is another opening's
+-- claim marking it lost already (BookingClaim), which may wait for an offer this move
+-- holds (two movers, each with offers of both openings, taking one each: a deadlock
+-- aborted one YES). A skipped offer left sent finds the appointment moved if claimed.
 UPDATE slot_offers SET status = 'lost'
-WHERE move_from = sqlc.arg(appointment_id) AND id <> sqlc.arg(taken_id)
-  AND status IN ('queued', 'sending', 'sent');
+WHERE id IN (
+    SELECT o.id FROM slot_offers o
+    WHERE o.move_from = sqlc.arg(appointment_id) AND o.id <> sqlc.arg(taken_id)
+      AND o.status IN ('queued', 'sending', 'sent')
+    FOR NO KEY UPDATE SKIP LOCKED);
 
 -- name: OfferWaveRecord :exec
 -- Keeps what a wave judged when it recorded its offers: the ranking, and who it left

@@ -221,6 +221,43 @@ func TestMoveUpStorms(t *testing.T) {
 		require.Equal(t, connectors.StatusMoved, f.status(t, m.appointment.ID))
 	})
 
+	t.Run("crossed offers", func(t *testing.T) {
+		// X and Y each hold a move-up offer of two openings; X takes the first while Y
+		// takes the second. Each claim marks the other's offer of its opening lost while
+		// each move withdraws the mover's own other offer: neither may wait on the other
+		// (a deadlock aborts one, and its customer's YES would be lost).
+		for i := range 12 {
+			first, err := f.openings.Declare(ctx, f.shop, slots.NewOpening{StartsAt: day.Add(time.Duration(200+2*i) * time.Hour),
+				DurationMinutes: 45, Service: "Cut", PriceCents: 2500})
+			require.NoError(t, err)
+			second, err := f.openings.Declare(ctx, f.shop, slots.NewOpening{StartsAt: day.Add(time.Duration(201+2*i) * time.Hour),
+				DurationMinutes: 45, Service: "Cut", PriceCents: 2500})
+			require.NoError(t, err)
+			x := f.mover(t, fmt.Sprintf("+155555506%02d", i), day.Add(time.Duration(300+i)*time.Hour))
+			y := f.mover(t, fmt.Sprintf("+155555507%02d", i), day.Add(time.Duration(330+i)*time.Hour))
+			xFirst := f.moveUpOffer(t, first.ID, x)
+			f.moveUpOffer(t, first.ID, y)
+			f.moveUpOffer(t, second.ID, x)
+			ySecond := f.moveUpOffer(t, second.ID, y)
+			var xMove, yMove book.Move
+			var xErr, yErr error
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			wg.Go(func() { <-start; xMove, xErr = f.book.MoveUp(ctx, f.shop, x.id, xFirst) })
+			wg.Go(func() { <-start; yMove, yErr = f.book.MoveUp(ctx, f.shop, y.id, ySecond) })
+			close(start)
+			wg.Wait()
+			require.NoError(t, xErr, "round %d: X's YES", i)
+			require.NoError(t, yErr, "round %d: Y's YES", i)
+			require.Equal(t, slots.Booked, xMove.Claim.Outcome, "round %d", i)
+			require.Equal(t, slots.Booked, yMove.Claim.Outcome, "round %d", i)
+			require.Equal(t, connectors.StatusMoved, f.status(t, x.appointment.ID))
+			require.Equal(t, connectors.StatusMoved, f.status(t, y.appointment.ID))
+			require.Equal(t, 0, f.count(t, "SELECT count(*) FROM slot_offers WHERE opening_id IN ($1, $2) AND status = 'sent'", first.ID, second.ID),
+				"every other offer of both openings is lost")
+		}
+	})
+
 	t.Run("move and cancel", func(t *testing.T) {
 		for i := range 8 {
 			op, err := f.openings.Declare(ctx, f.shop, slots.NewOpening{StartsAt: day.Add(time.Duration(6+i) * time.Hour),

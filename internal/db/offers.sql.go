@@ -985,8 +985,11 @@ func (q *Queries) OfferWaveRecord(ctx context.Context, db DBTX, arg OfferWaveRec
 
 const offerWithdrawMoves = `-- name: OfferWithdrawMoves :exec
 UPDATE slot_offers SET status = 'lost'
-WHERE move_from = $1 AND id <> $2
-  AND status IN ('queued', 'sending', 'sent')
+WHERE id IN (
+    SELECT o.id FROM slot_offers o
+    WHERE o.move_from = $1 AND o.id <> $2
+      AND o.status IN ('queued', 'sending', 'sent')
+    FOR NO KEY UPDATE SKIP LOCKED)
 `
 
 type OfferWithdrawMovesParams struct {
@@ -996,6 +999,10 @@ type OfferWithdrawMovesParams struct {
 
 // A move-up taken: the appointment's other move-up offers, texted or not, are lost (the
 // booking they would move is moved already), so no wave texts them and no YES claims them.
+// One another transaction holds is skipped, not waited for: that is another opening's
+// claim marking it lost already (BookingClaim), which may wait for an offer this move
+// holds (two movers, each with offers of both openings, taking one each: a deadlock
+// aborted one YES). A skipped offer left sent finds the appointment moved if claimed.
 func (q *Queries) OfferWithdrawMoves(ctx context.Context, db DBTX, arg OfferWithdrawMovesParams) error {
 	_, err := db.Exec(ctx, offerWithdrawMoves, arg.AppointmentID, arg.TakenID)
 	return err
