@@ -541,6 +541,60 @@ func (q *Queries) OpeningReopen(ctx context.Context, db DBTX, arg OpeningReopenP
 	return i, err
 }
 
+const openingReopenInChain = `-- name: OpeningReopenInChain :one
+UPDATE slot_openings
+SET status = 'open', filled_by = NULL, filled_at = NULL, generation = generation + 1,
+    chain_id = $1, chain_position = $2, chain_moved_from = $3,
+    updated_at = $4::timestamptz, version = version + 1
+WHERE id = $5 AND status = 'filled'
+RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id, chain_id, chain_position, chain_moved_from
+`
+
+type OpeningReopenInChainParams struct {
+	ChainID        uuid.NullUUID
+	ChainPosition  pgtype.Int4
+	ChainMovedFrom uuid.NullUUID
+	Now            time.Time
+	ID             uuid.UUID
+}
+
+// OpeningReopen for the opening of a YES booking moved up: the time it frees is the
+// next link of the chain of the opening the customer moved to (its chain_* replaced:
+// the round it starts belongs to that chain).
+func (q *Queries) OpeningReopenInChain(ctx context.Context, db DBTX, arg OpeningReopenInChainParams) (SlotOpening, error) {
+	row := db.QueryRow(ctx, openingReopenInChain,
+		arg.ChainID,
+		arg.ChainPosition,
+		arg.ChainMovedFrom,
+		arg.Now,
+		arg.ID,
+	)
+	var i SlotOpening
+	err := row.Scan(
+		&i.ID,
+		&i.ShopID,
+		&i.StartsAt,
+		&i.DurationMinutes,
+		&i.Service,
+		&i.PriceCents,
+		&i.Status,
+		&i.FilledBy,
+		&i.Generation,
+		&i.Version,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.FilledAt,
+		&i.StaffID,
+		&i.ParentID,
+		&i.Source,
+		&i.SourceID,
+		&i.ChainID,
+		&i.ChainPosition,
+		&i.ChainMovedFrom,
+	)
+	return i, err
+}
+
 const openingSplit = `-- name: OpeningSplit :execrows
 UPDATE slot_openings
 SET duration_minutes = $1::integer, updated_at = $2::timestamptz, version = version + 1

@@ -122,6 +122,11 @@ func (s *Service) paid(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, sess
 			return ResultRefundedDuplicate, nil
 		}
 		return ResultAlreadyConfirmed, nil
+	case BookingMoved:
+		// The booking moved up and its payment with it (MoveTx): an event of that
+		// payment (a redelivery) names the old booking and changes nothing; another
+		// payment of it (an orphan session) goes back, as a duplicate does.
+		return s.paidMoved(ctx, tx, b, sessionID, paymentIntentID)
 	case BookingPendingPayment:
 		if _, err := queries.BookingMarkConfirmed(ctx, tx, db.BookingMarkConfirmedParams{ID: b.ID, Now: now.UTC(), PaymentIntentID: pgvalue.TextOrNull(paymentIntentID)}); err != nil {
 			return "", fmt.Errorf("confirm booking: %w", err)
