@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/slotrecovery/slotrecovery/api"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
@@ -25,7 +26,7 @@ import (
 // BookingMoved is the status of a YES booking moved up to an earlier opening: its
 // payment went with it to the booking it became (moved_to). It is not live: it holds no
 // time, is never refunded, swept, expired or reconciled, and is not counted.
-const BookingMoved = "moved"
+const BookingMoved = api.BookingMoved
 
 // ErrNotMovable means the booking a move-up offer would move cannot be moved: it is no
 // longer confirmed (cancelled, moved already, or its payment in flight), is not the

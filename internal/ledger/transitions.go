@@ -238,7 +238,8 @@ func (s *Service) failed(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, se
 		return ResultWrongAccount, nil
 	}
 	switch b.Status {
-	case BookingConfirmed:
+	case BookingConfirmed, BookingMoved:
+		// Paid; a moved booking's payment is on the booking it moved to.
 		return ResultKeptConfirmed, nil
 	case BookingPaymentFailed:
 		return ResultAlreadyFailed, nil
