@@ -190,6 +190,17 @@ func TestMoveUpOfAYesBooking(t *testing.T) {
 	require.Equal(t, connectors.StatusBooked, nb.Status)
 	require.True(t, nb.StartsAt.Equal(tue))
 
+	// The chains' line: Kim on Tuesday, from Thursday; Thursday open again.
+	chains, err := f.book.Chains(ctx, f.shop.ID, tue.Add(-time.Hour), thu.Add(time.Hour))
+	require.NoError(t, err)
+	require.Len(t, chains, 1)
+	require.Equal(t, first.ID, chains[0].ID)
+	require.Equal(t, 1, chains[0].Moves)
+	require.Len(t, chains[0].Links, 2)
+	require.NotNil(t, chains[0].Links[0].LeftAt)
+	require.True(t, chains[0].Links[0].LeftAt.Equal(thu), "Kim left Thursday for it")
+	require.Equal(t, kim.held.ID, chains[0].Links[1].OpeningID)
+
 	// Kim is not a candidate of the time she left (now later than hers).
 	cands, err = db.New().OfferMoveUpCandidates(ctx, f.pool, db.OfferMoveUpCandidatesParams{OpeningID: kim.held.ID, MaxRows: 10})
 	require.NoError(t, err)
