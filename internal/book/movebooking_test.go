@@ -208,6 +208,32 @@ func TestMoveUpOfAYesBooking(t *testing.T) {
 		require.NotEqual(t, kim.id, c.CustomerID)
 	}
 
+	// Never twice in one chain: Kim books Friday by another YES; the Thursday time her
+	// move freed (the chain's first link) is earlier, yet she is not asked to move again
+	// (the other Thursday booking, pending payment, is not asked either).
+	fri, err := f.openings.Declare(ctx, f.shop, slots.NewOpening{StartsAt: thu.Add(24 * time.Hour), DurationMinutes: 45, Service: "Cut", PriceCents: 3000})
+	require.NoError(t, err)
+	_, err = f.pool.Exec(ctx, `
+		INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at)
+		SELECT id, $2, shop_id, generation, 1, 'sent', clock_timestamp(), clock_timestamp() FROM slot_openings WHERE id = $1`, fri.ID, kim.id)
+	require.NoError(t, err)
+	friClaim, err := f.openings.Book(ctx, f.shop, kim.id)
+	require.NoError(t, err)
+	require.Equal(t, slots.Booked, friClaim.Outcome)
+	cands, err = db.New().OfferMoveUpCandidates(ctx, f.pool, db.OfferMoveUpCandidatesParams{OpeningID: kim.held.ID, MaxRows: 10})
+	require.NoError(t, err)
+	for _, c := range cands {
+		require.NotEqual(t, kim.id, c.CustomerID, "moved once in this chain already")
+	}
+	// An opening of no chain at the same hour is offered to her, from Friday.
+	other, err := f.openings.Declare(ctx, f.shop, slots.NewOpening{StartsAt: thu.Add(2 * time.Hour), DurationMinutes: 45, Service: "Cut", PriceCents: 3000})
+	require.NoError(t, err)
+	cands, err = db.New().OfferMoveUpCandidates(ctx, f.pool, db.OfferMoveUpCandidatesParams{OpeningID: other.ID, MaxRows: 10})
+	require.NoError(t, err)
+	require.Len(t, cands, 1)
+	require.Equal(t, kim.id, cands[0].CustomerID)
+	require.Equal(t, friClaim.BookingID, cands[0].HeldID)
+
 	// The same YES again changes nothing.
 	again, err := f.book.MoveUp(ctx, f.shop, kim.id, offer)
 	require.NoError(t, err)
