@@ -20,6 +20,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
+	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
 )
 
 // yesMover is a customer who asked to move up, holding a booking made by a YES
@@ -413,5 +414,80 @@ func TestMoveUpOfAYesBookingStorms(t *testing.T) {
 				t.Fatalf("booking %s: %s", m.booking, f.bookingStatus(t, m.booking))
 			}
 		}
+	})
+}
+
+// TestYesBookingMoveAndCancelInEitherOrder: the interleavings of a YES booking's move
+// and its customer's cancellation chosen, not left to timing. The cancellation held at
+// its update of the booking (holding the booking's opening and the booking): the move
+// waits for the opening, then finds the booking cancelled and changes nothing (refunded
+// once, the earlier opening still open). The move held at its new booking's insert: the
+// cancellation waits, then finds the booking moved and is refused (nothing refunded,
+// the payment on the new booking).
+func TestYesBookingMoveAndCancelInEitherOrder(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	day := time.Now().Add(48 * time.Hour).Truncate(time.Hour).UTC()
+	cancelOf := func(f fixture, id uuid.UUID) func() (ledger.Cancellation, error) {
+		led := ledger.New(f.pool, f.queue(t), nil, ledger.Config{})
+		return func() (ledger.Cancellation, error) {
+			var c ledger.Cancellation
+			err := pgx.BeginFunc(ctx, f.pool, func(tx pgx.Tx) error {
+				var err error
+				c, err = led.CancelByCustomer(ctx, tx, id, time.Now())
+				return err
+			})
+			return c, err
+		}
+	}
+
+	t.Run("cancel first", func(t *testing.T) {
+		f := setupWithQueue(t)
+		m := f.yesMover(t, "+15555551101", day.Add(48*time.Hour))
+		op, err := f.openings.Declare(ctx, f.shop, slots.NewOpening{StartsAt: day, DurationMinutes: 45, Service: "Cut", PriceCents: 2500})
+		require.NoError(t, err)
+		offer := f.bookingMoveUpOffer(t, op.ID, m)
+		release := pgtest.PausePoint(t, f.pool, "AFTER UPDATE", "bookings")
+		cancel := pgtest.Async(cancelOf(f, m.booking))
+		pgtest.WaitUntilWaiting(t, f.pool, pgtest.AtPause, "the cancellation", cancel)
+		move := pgtest.Async(func() (book.Move, error) { return f.book.MoveUp(ctx, f.shop, m.id, offer) })
+		pgtest.WaitUntilWaiting(t, f.pool, pgtest.OnARowLock, "the move", move)
+		release()
+		c, mv := <-cancel, <-move
+		require.NoError(t, c.Err)
+		require.True(t, c.V.Refunded)
+		require.NoError(t, mv.Err)
+		require.NotEqual(t, slots.Booked, mv.V.Claim.Outcome)
+		require.True(t, mv.V.From.IsZero(), "the booking no longer stands")
+		require.Equal(t, ledger.BookingCancelled, f.bookingStatus(t, m.booking))
+		require.Zero(t, f.count(t, "SELECT count(*) FROM bookings WHERE opening_id = $1", op.ID))
+		require.Equal(t, 1, f.refunds(t, m.pi))
+		require.Equal(t, 1, f.count(t, "SELECT count(*) FROM slot_offers WHERE id = $1 AND status = 'lost'", offer.OfferID),
+			"the cancellation withdrew the move-up offer")
+		got, err := f.openings.Get(ctx, f.shop.ID, op.ID)
+		require.NoError(t, err)
+		require.Equal(t, slots.StatusOpen, got.Status)
+	})
+
+	t.Run("move first", func(t *testing.T) {
+		f := setupWithQueue(t)
+		m := f.yesMover(t, "+15555551102", day.Add(48*time.Hour))
+		op, err := f.openings.Declare(ctx, f.shop, slots.NewOpening{StartsAt: day, DurationMinutes: 45, Service: "Cut", PriceCents: 2500})
+		require.NoError(t, err)
+		offer := f.bookingMoveUpOffer(t, op.ID, m)
+		release := pgtest.PausePoint(t, f.pool, "AFTER INSERT", "bookings")
+		move := pgtest.Async(func() (book.Move, error) { return f.book.MoveUp(ctx, f.shop, m.id, offer) })
+		pgtest.WaitUntilWaiting(t, f.pool, pgtest.AtPause, "the move", move)
+		cancel := pgtest.Async(cancelOf(f, m.booking))
+		pgtest.WaitUntilWaiting(t, f.pool, pgtest.OnARowLock, "the cancellation", cancel)
+		release()
+		mv, c := <-move, <-cancel
+		require.NoError(t, mv.Err)
+		require.Equal(t, slots.Booked, mv.V.Claim.Outcome)
+		require.ErrorIs(t, c.Err, ledger.ErrNotCancellable)
+		require.Equal(t, ledger.BookingMoved, f.bookingStatus(t, m.booking))
+		require.Zero(t, f.refunds(t, m.pi))
+		require.Equal(t, 1, f.count(t, "SELECT count(*) FROM bookings WHERE opening_id = $1 AND status = 'confirmed' AND stripe_payment_intent_id = $2",
+			op.ID, m.pi))
 	})
 }
