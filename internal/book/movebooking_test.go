@@ -111,10 +111,11 @@ func (f fixture) refunds(t *testing.T, pi string) int {
 // the chain's position 1 (a new generation: one opening for the time). The book shows
 // the old booking moved (moved_to the Tuesday opening) and the new one booked. A
 // cancellation of the new booking refunds the moved payment once; the moved booking
-// cannot be cancelled.
+// cannot be cancelled. appointment.moved is recorded with the time the booking held.
 func TestMoveUpOfAYesBooking(t *testing.T) {
 	t.Parallel()
 	f := setupWithQueue(t)
+	subscribe(t, f)
 	ctx := context.Background()
 	tue := time.Now().Add(48 * time.Hour).Truncate(time.Hour).UTC()
 	thu := tue.Add(53 * time.Hour)
@@ -190,6 +191,19 @@ func TestMoveUpOfAYesBooking(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, connectors.StatusBooked, nb.Status)
 	require.True(t, nb.StartsAt.Equal(tue))
+
+	// appointment.moved, with the time the booking held.
+	var movedEvents []recorded
+	for _, e := range f.events(t) {
+		if e.typ == "appointment.moved" {
+			movedEvents = append(movedEvents, e)
+		}
+	}
+	require.Len(t, movedEvents, 1)
+	require.Equal(t, kim.booking, movedEvents[0].data.ID)
+	require.Equal(t, "moved", movedEvents[0].data.Status)
+	require.NotNil(t, movedEvents[0].data.Previous)
+	require.True(t, movedEvents[0].data.Previous.StartsAt.Equal(thu))
 
 	// The chains' line: Kim on Tuesday, from Thursday; Thursday open again.
 	chains, err := f.book.Chains(ctx, f.shop.ID, tue.Add(-time.Hour), thu.Add(time.Hour))
