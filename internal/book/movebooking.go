@@ -35,7 +35,7 @@ type heldBooking struct {
 // errMoveOff when there is nothing to move (cancelled, moved, gone, not the customer's)
 // or the offer is not earlier; out.From is the time the customer keeps.
 func (s *Service) lockBooking(ctx context.Context, tx pgx.Tx, shop shops.Shop, customerID uuid.UUID, offer slots.LiveOffer, out *Move) (*heldBooking, error) {
-	m, err := ledger.LockForMove(ctx, tx, shop.ID, customerID, offer.MoveFrom.UUID)
+	m, err := ledger.LockForMove(ctx, tx, shop, customerID, offer.MoveFrom.UUID)
 	if errors.Is(err, ledger.ErrNotMovable) {
 		return nil, errMoveOff
 	}
@@ -66,7 +66,7 @@ func (s *Service) moveBooking(ctx context.Context, tx pgx.Tx, shop shops.Shop, o
 		return fmt.Errorf("read chain: %w", err)
 	}
 	chain := slots.Chain{ID: ch.ChainID, Position: int(ch.Position) + 1, MovedFrom: m.Booking.ID}
-	res, err := ledger.MoveTx(ctx, tx, s.cfg.Queue, shop, m, out.Claim.BookingID, offer.OfferID, chain, now)
+	res, err := ledger.MoveTx(ctx, tx, s.cfg.Queue, m, out.Claim.BookingID, offer.OfferID, chain, now)
 	if errors.Is(err, ledger.ErrNotMovable) {
 		return errMoveOff
 	}

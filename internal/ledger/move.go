@@ -33,23 +33,28 @@ const BookingMoved = api.BookingMoved
 // customer's, or its opening is not the shop's or no longer held by it.
 var ErrNotMovable = errors.New("ledger: booking cannot be moved")
 
-// Movable is a confirmed YES booking that LockForMove locked, with the time it holds.
+// Movable is a confirmed YES booking that LockForMove locked, with the time it holds
+// and its shop as the lock read it.
 type Movable struct {
 	Booking db.Booking
 	Opening db.SlotOpening
+	shop    shops.Shop
 }
 
-// LockForMove locks, in tx, a confirmed booking of customerID at shopID that a move-up
-// would move: its opening first, then the booking (the order every payment transition
-// and a customer's cancellation take them in, so a move and a cancellation of the same
-// booking wait for each other instead of deadlocking). ErrNotMovable when it is not
-// (or no longer) movable; a booking pending payment is not: its payment is in flight.
-func LockForMove(ctx context.Context, tx pgx.Tx, shopID, customerID, bookingID uuid.UUID) (Movable, error) {
+// LockForMove locks, in tx, a confirmed booking of customerID at shop that a move-up
+// would move: its opening first, then the booking, then the shop's row for share (the
+// order every payment transition and a customer's cancellation take them in, so a move
+// and a cancellation of the same booking wait for each other instead of deadlocking,
+// and a disconnection of the shop's Stripe account is either seen by MoveTx or waits
+// for the move). ErrNotMovable when it is not (or no longer) movable; a booking pending
+// payment is not: its payment is in flight. shop is as the caller's shops.Service
+// returned it (its Stripe.Required is the server's).
+func LockForMove(ctx context.Context, tx pgx.Tx, shop shops.Shop, customerID, bookingID uuid.UUID) (Movable, error) {
 	op, found, err := slots.LockBookedOpening(ctx, tx, bookingID)
 	if err != nil {
 		return Movable{}, err
 	}
-	if !found || op.ShopID != shopID {
+	if !found || op.ShopID != shop.ID {
 		return Movable{}, ErrNotMovable
 	}
 	b, err := queries.BookingLock(ctx, tx, bookingID)
@@ -60,7 +65,11 @@ func LockForMove(ctx context.Context, tx pgx.Tx, shopID, customerID, bookingID u
 		op.Status != slots.StatusFilled || !op.FilledBy.Valid || op.FilledBy.UUID != customerID {
 		return Movable{}, ErrNotMovable
 	}
-	return Movable{Booking: b, Opening: op}, nil
+	cur, err := shops.ReadForShare(ctx, tx, shop)
+	if err != nil {
+		return Movable{}, err
+	}
+	return Movable{Booking: b, Opening: op, shop: cur}, nil
 }
 
 // MoveResult is what MoveTx did.
@@ -80,10 +89,11 @@ type MoveResult struct {
 // confirmed without a checkout; the accepted terms follow it; the old booking becomes
 // moved (moved_to the new one); its other move-up offers are withdrawn; and its
 // opening is released as the next link of chain (slots.ReopenInChain: one opening per
-// time, offered again, move-ups first), or expired inside the cutoff. The opening's
-// events (opening.reopened or opening.expired, and booking.confirmed when the claim
-// left the new booking pending) are recorded with the change.
-func MoveTx(ctx context.Context, tx pgx.Tx, queue jobs.Inserter, shop shops.Shop, m Movable, toID, takenID uuid.UUID, chain slots.Chain, now time.Time) (MoveResult, error) {
+// time, offered again, move-ups first), or expired inside the cutoff or when the shop
+// can no longer take payments. The opening's events (opening.reopened or
+// opening.expired, and booking.confirmed when the claim left the new booking pending)
+// are recorded with the change.
+func MoveTx(ctx context.Context, tx pgx.Tx, queue jobs.Inserter, m Movable, toID, takenID uuid.UUID, chain slots.Chain, now time.Time) (MoveResult, error) {
 	var out MoveResult
 	cur, err := queries.BookingGet(ctx, tx, toID)
 	if err != nil {
@@ -109,8 +119,10 @@ func MoveTx(ctx context.Context, tx pgx.Tx, queue jobs.Inserter, shop shops.Shop
 	if err := offers.WithdrawBookingMoves(ctx, tx, m.Booking.ID, takenID); err != nil {
 		return out, err
 	}
-	op := m.Opening
+	op, shop := m.Opening, m.shop
 	out.Result = ResultReopened
+	// As a released hold: offered again unless inside the cutoff or the shop can no
+	// longer take payments (its next taker's hold would lapse).
 	if now.Before(shop.Cutoff(op.StartsAt)) && shop.CheckoutReady() == nil {
 		if err := slots.ReopenInChain(ctx, tx, queue, op.ID, chain, now); err != nil {
 			return out, err

@@ -33,7 +33,7 @@ func (s *refundScene) moveUp(customerID, bookingID uuid.UUID, earlier slots.Open
 	require.Equal(s.t, bookingID, offer.MoveFrom.UUID, "the claim reads the booking to move")
 	var moved uuid.UUID
 	require.NoError(s.t, pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		m, err := ledger.LockForMove(ctx, tx, s.shop.ID, customerID, bookingID)
+		m, err := ledger.LockForMove(ctx, tx, s.shop, customerID, bookingID)
 		if err != nil {
 			return err
 		}
@@ -42,7 +42,7 @@ func (s *refundScene) moveUp(customerID, bookingID uuid.UUID, earlier slots.Open
 			return err
 		}
 		require.Equal(s.t, slots.Booked, c.Outcome)
-		res, err := ledger.MoveTx(ctx, tx, s.queue, s.shop, m, c.BookingID, offer.OfferID,
+		res, err := ledger.MoveTx(ctx, tx, s.queue, m, c.BookingID, offer.OfferID,
 			slots.Chain{ID: earlier.ID, Position: 1, MovedFrom: bookingID}, s.clk.Now())
 		if err != nil {
 			return err
