@@ -269,10 +269,16 @@ WHERE move_from = sqlc.arg(appointment_id) AND id <> sqlc.arg(taken_id)
 
 -- name: OfferWithdrawBookingMoves :exec
 -- OfferWithdrawMoves for a YES booking's move-up offers: the booking moved (or ended),
--- so no wave texts them and no YES claims them.
+-- so no wave texts them and no YES claims them. One another transaction holds is
+-- skipped, not waited for, as OfferWithdrawMoves skips it (another opening's claim
+-- marking it lost already, which may wait for an offer this move holds: two movers
+-- crossing deadlocked). A skipped offer left sent finds the booking moved if claimed.
 UPDATE slot_offers SET status = 'lost'
-WHERE move_from_booking = sqlc.arg(booking_id) AND id <> sqlc.arg(taken_id)
-  AND status IN ('queued', 'sending', 'sent');
+WHERE id IN (
+    SELECT o.id FROM slot_offers o
+    WHERE o.move_from_booking = sqlc.arg(booking_id) AND o.id <> sqlc.arg(taken_id)
+      AND o.status IN ('queued', 'sending', 'sent')
+    FOR NO KEY UPDATE SKIP LOCKED);
 
 -- name: OfferWaveRecord :exec
 -- Keeps what a wave judged when it recorded its offers: the ranking, and who it left

@@ -384,6 +384,43 @@ func TestMoveUpOfAYesBookingStorms(t *testing.T) {
 		require.Equal(t, 1, f.count(t, "SELECT count(*) FROM bookings WHERE stripe_payment_intent_id = $1 AND status = 'confirmed'", m.pi))
 	})
 
+	t.Run("crossed offers", func(t *testing.T) {
+		// X and Y each hold a move-up offer of two openings; X takes the first while Y
+		// takes the second: each claim marks the other's offer of its opening lost while
+		// each move withdraws the mover's own other offer, and neither may wait on the
+		// other (a deadlock would abort one, and its customer's YES would be lost).
+		for i := range 12 {
+			first, err := f.openings.Declare(ctx, f.shop, slots.NewOpening{StartsAt: day.Add(time.Duration(200+2*i) * time.Hour),
+				DurationMinutes: 45, Service: "Cut", PriceCents: 2500})
+			require.NoError(t, err)
+			second, err := f.openings.Declare(ctx, f.shop, slots.NewOpening{StartsAt: day.Add(time.Duration(201+2*i) * time.Hour),
+				DurationMinutes: 45, Service: "Cut", PriceCents: 2500})
+			require.NoError(t, err)
+			x := f.yesMover(t, fmt.Sprintf("+155555512%02d", i), day.Add(time.Duration(300+i)*time.Hour))
+			y := f.yesMover(t, fmt.Sprintf("+155555513%02d", i), day.Add(time.Duration(330+i)*time.Hour))
+			xFirst := f.bookingMoveUpOffer(t, first.ID, x)
+			f.bookingMoveUpOffer(t, first.ID, y)
+			f.bookingMoveUpOffer(t, second.ID, x)
+			ySecond := f.bookingMoveUpOffer(t, second.ID, y)
+			var xMove, yMove book.Move
+			var xErr, yErr error
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			wg.Go(func() { <-start; xMove, xErr = f.book.MoveUp(ctx, f.shop, x.id, xFirst) })
+			wg.Go(func() { <-start; yMove, yErr = f.book.MoveUp(ctx, f.shop, y.id, ySecond) })
+			close(start)
+			wg.Wait()
+			require.NoError(t, xErr, "round %d: X's YES", i)
+			require.NoError(t, yErr, "round %d: Y's YES", i)
+			require.Equal(t, slots.Booked, xMove.Claim.Outcome, "round %d", i)
+			require.Equal(t, slots.Booked, yMove.Claim.Outcome, "round %d", i)
+			require.Equal(t, ledger.BookingMoved, f.bookingStatus(t, x.booking))
+			require.Equal(t, ledger.BookingMoved, f.bookingStatus(t, y.booking))
+			require.Equal(t, 0, f.count(t, "SELECT count(*) FROM slot_offers WHERE opening_id IN ($1, $2) AND status = 'sent'", first.ID, second.ID),
+				"every other offer of both openings is lost")
+		}
+	})
+
 	t.Run("move and cancel", func(t *testing.T) {
 		led := ledger.New(f.pool, f.queue(t), nil, ledger.Config{})
 		for i := range 8 {

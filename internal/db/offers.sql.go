@@ -1021,8 +1021,11 @@ func (q *Queries) OfferWaveRecord(ctx context.Context, db DBTX, arg OfferWaveRec
 
 const offerWithdrawBookingMoves = `-- name: OfferWithdrawBookingMoves :exec
 UPDATE slot_offers SET status = 'lost'
-WHERE move_from_booking = $1 AND id <> $2
-  AND status IN ('queued', 'sending', 'sent')
+WHERE id IN (
+    SELECT o.id FROM slot_offers o
+    WHERE o.move_from_booking = $1 AND o.id <> $2
+      AND o.status IN ('queued', 'sending', 'sent')
+    FOR NO KEY UPDATE SKIP LOCKED)
 `
 
 type OfferWithdrawBookingMovesParams struct {
@@ -1031,7 +1034,10 @@ type OfferWithdrawBookingMovesParams struct {
 }
 
 // OfferWithdrawMoves for a YES booking's move-up offers: the booking moved (or ended),
-// so no wave texts them and no YES claims them.
+// so no wave texts them and no YES claims them. One another transaction holds is
+// skipped, not waited for, as OfferWithdrawMoves skips it (another opening's claim
+// marking it lost already, which may wait for an offer this move holds: two movers
+// crossing deadlocked). A skipped offer left sent finds the booking moved if claimed.
 func (q *Queries) OfferWithdrawBookingMoves(ctx context.Context, db DBTX, arg OfferWithdrawBookingMovesParams) error {
 	_, err := db.Exec(ctx, offerWithdrawBookingMoves, arg.BookingID, arg.TakenID)
 	return err
