@@ -71,6 +71,9 @@ const (
 	BookingConfirmed      = "confirmed"
 	BookingPaymentFailed  = "payment_failed"
 	BookingCancelled      = "cancelled"
+	// BookingMoved: a booking made by a YES that its customer moved up to an earlier
+	// opening; its payment went with it to the booking it became.
+	BookingMoved = "moved"
 )
 
 // Booking is an opening's latest booking: what was booked (Service, DurationMinutes,

@@ -182,7 +182,8 @@ FROM slot_openings WHERE id = sqlc.arg(opening_id);
 -- name: BookChains :many
 -- The shop's chains of moves with a link starting in [from, to), whole: each link (the
 -- first opening, position 0, then each time a move freed) in order, who holds it and
--- the time they left for it (a move-up's old appointment; NULL for the waitlist).
+-- the time they left for it (a move-up's old appointment, left_at, or YES booking,
+-- left_booking_at; NULL for the waitlist).
 WITH chains AS (
     SELECT DISTINCT o.chain_id FROM slot_openings o
     WHERE o.shop_id = sqlc.arg(shop_id) AND o.chain_id IS NOT NULL
@@ -194,10 +195,14 @@ WITH chains AS (
 )
 SELECT o.id, COALESCE(o.chain_id, o.id)::uuid AS chain_id, COALESCE(o.chain_position, 0)::int AS position,
     o.starts_at, o.service, o.status, o.price_cents,
-    COALESCE(c.name, '')::text AS holder, m.starts_at AS left_at
+    COALESCE(c.name, '')::text AS holder, m.starts_at AS left_at, mo.starts_at AS left_booking_at
 FROM slot_openings o
 LEFT JOIN customers c ON c.id = o.filled_by
 LEFT JOIN appointments m ON m.moved_to = o.id AND m.status = 'moved'
+-- A YES booking moved up to the link: the time its opening held (left_booking_at).
+LEFT JOIN bookings nb ON nb.opening_id = o.id AND nb.status IN ('pending_payment', 'confirmed')
+LEFT JOIN bookings mb ON mb.moved_to = nb.id AND mb.status = 'moved'
+LEFT JOIN slot_openings mo ON mo.id = mb.opening_id
 WHERE o.shop_id = sqlc.arg(shop_id)
   AND (o.chain_id IN (SELECT chain_id FROM chains) OR o.id IN (SELECT chain_id FROM chains))
 ORDER BY 2, 3

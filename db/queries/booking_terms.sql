@@ -19,3 +19,7 @@ SELECT * FROM booking_terms WHERE booking_id = $1;
 -- first completion's time and checkout stay).
 UPDATE booking_terms SET accepted_at = sqlc.arg(now)::timestamptz, checkout_session = sqlc.narg(checkout_session)
 WHERE booking_id = sqlc.arg(booking_id) AND accepted_at IS NULL;
+
+-- name: BookingTermsMove :exec
+-- A moved booking's accepted terms follow its payment to the booking it became.
+UPDATE booking_terms SET booking_id = sqlc.arg(to_id) WHERE booking_id = sqlc.arg(from_id);

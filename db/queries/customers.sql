@@ -392,7 +392,8 @@ LEFT JOIN LATERAL (
     FROM slot_offers so WHERE so.customer_id = c.id
 ) o ON true
 LEFT JOIN LATERAL (
-    SELECT count(*) FILTER (WHERE bk.created_at >= sqlc.arg(since)::timestamptz AND bk.status <> 'payment_failed') AS bookings,
+    SELECT count(*) FILTER (WHERE bk.created_at >= sqlc.arg(since)::timestamptz
+            AND bk.status NOT IN ('payment_failed', 'moved')) AS bookings,
         count(*) FILTER (WHERE bk.attended_at IS NOT NULL) AS attended,
         count(*) FILTER (WHERE bk.no_show_at IS NOT NULL) AS no_shows,
         count(*) FILTER (WHERE bk.status = 'payment_failed') AS lapsed_holds,

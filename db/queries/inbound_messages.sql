@@ -144,6 +144,7 @@ WITH input AS (
 ), found AS (
     SELECT a.message_sid, a.shop_id, a.yes, cust.id AS customer_id, cust.opted_out_at, cust.language AS customer_language,
            newest.id AS newest_offer_id, newest.status AS newest_offer_status, kept.starts_at AS newest_keeps_at,
+           ks.starts_at AS newest_keeps_booking_at,
            live.offer_id, live.opening_id, live.generation, live.starts_at, live.move_from, live.claim_facts
     FROM addressed a
     LEFT JOIN customers cust ON cust.shop_id = a.shop_id AND cust.phone = a.from_phone AND cust.erased_at IS NULL
@@ -151,15 +152,17 @@ WITH input AS (
     -- never reached them, so a YES cannot answer it (a late YES to the offer before is
     -- "taken", not "no offer", while the next wave's offer waits to be texted).
     LEFT JOIN LATERAL (
-        SELECT o.id, o.status, o.move_from FROM slot_offers o
+        SELECT o.id, o.status, o.move_from, o.move_from_booking FROM slot_offers o
         WHERE o.customer_id = cust.id AND o.status NOT IN ('queued', 'failed')
         ORDER BY o.created_at DESC, o.id
         LIMIT 1
     ) AS newest ON true
     -- A move-up offer as the newest: the booking it would have moved, while it stands,
-    -- for a late YES's answer ("taken; your ... stays"). A plain offer has no move_from:
-    -- nothing is read.
+    -- for a late YES's answer ("taken; your ... stays"): an appointment or a YES booking.
+    -- A plain offer has neither: nothing is read.
     LEFT JOIN appointments kept ON kept.id = newest.move_from AND kept.status = 'booked'
+    LEFT JOIN bookings kb ON kb.id = newest.move_from_booking AND kb.status IN ('pending_payment', 'confirmed')
+    LEFT JOIN slot_openings ks ON ks.id = kb.opening_id
     LEFT JOIN LATERAL (
         SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at, v.move_from,
                -- What this YES's claim adds to its opening's facts (claim_openings), only
@@ -202,6 +205,7 @@ SELECT sqlc.embed(shops),
        COALESCE(f.newest_offer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS newest_offer_id,
        COALESCE(f.newest_offer_status, '')::text AS newest_offer_status,
        f.newest_keeps_at,
+       f.newest_keeps_booking_at,
        COALESCE(f.offer_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS offer_id,
        COALESCE(f.opening_id, '00000000-0000-0000-0000-000000000000'::uuid)::uuid AS opening_id,
        COALESCE(f.generation, 0)::integer AS generation,

@@ -2,17 +2,19 @@
 -- Records a wave's offers, one statement for all its customers, each with the service
 -- it offers them (service_ids[i], services[i], durations[i], prices[i]; the nil uuid, ''
 -- and 0: the opening's own) and, for a move-up offer, the appointment it would move
--- (move_froms[i]; the nil uuid: a plain offer), its rank in the wave (i) and the facts
+-- (move_froms[i]) or the YES booking (move_from_bookings[i]; the nil uuid in both: a
+-- plain offer), its rank in the wave (i) and the facts
 -- that ranked it (reasons: a JSON array, element i-1 for customer i); an offer that
 -- exists already (a retried wave) is kept.
 INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at,
-    service_id, service, duration_minutes, price_cents, move_from, rank, reason)
+    service_id, service, duration_minutes, price_cents, move_from, move_from_booking, rank, reason)
 SELECT sqlc.arg(opening_id), (sqlc.arg(customer_ids)::uuid[])[i], sqlc.arg(shop_id), sqlc.arg(generation), sqlc.arg(wave),
     'queued', sqlc.arg(created_at),
     NULLIF((sqlc.arg(service_ids)::uuid[])[i], '00000000-0000-0000-0000-000000000000'::uuid),
     NULLIF((sqlc.arg(services)::text[])[i], ''), NULLIF((sqlc.arg(durations)::integer[])[i], 0),
     NULLIF((sqlc.arg(prices)::bigint[])[i], 0),
     NULLIF((sqlc.arg(move_froms)::uuid[])[i], '00000000-0000-0000-0000-000000000000'::uuid),
+    NULLIF((sqlc.arg(move_from_bookings)::uuid[])[i], '00000000-0000-0000-0000-000000000000'::uuid),
     i, sqlc.arg(reasons)::jsonb -> (i - 1)
 FROM generate_subscripts(sqlc.arg(customer_ids)::uuid[], 1) AS i
 ORDER BY i
@@ -21,12 +23,15 @@ ON CONFLICT (opening_id, generation, customer_id) DO NOTHING;
 -- name: OfferListWave :many
 -- A wave's offers with the customer's number and language (NULL: the shop's), and the
 -- service each offers ('' and 0: the opening's).
--- A move-up offer also carries the start of the appointment it would move (move_from_at).
+-- A move-up offer also carries the start of the appointment or YES booking it would
+-- move (move_from_at, move_from_booking_at).
 SELECT o.id, o.customer_id, o.status, c.phone, c.language,
     COALESCE(o.service, '')::text AS service, COALESCE(o.price_cents, 0)::bigint AS price_cents,
-    ap.starts_at AS move_from_at
+    ap.starts_at AS move_from_at, bo.starts_at AS move_from_booking_at
 FROM slot_offers o JOIN customers c ON c.id = o.customer_id
 LEFT JOIN appointments ap ON ap.id = o.move_from
+LEFT JOIN bookings bk ON bk.id = o.move_from_booking
+LEFT JOIN slot_openings bo ON bo.id = bk.opening_id
 WHERE o.opening_id = $1 AND o.generation = $2 AND o.wave = $3
 ORDER BY o.created_at, o.id;
 
@@ -202,26 +207,42 @@ WHERE id = sqlc.arg(id) AND status = 'accepted';
 
 -- name: OfferMoveUpCandidates :many
 -- The customers a first wave offers an opening to move up to, ahead of the waitlist:
--- each one's earliest booked appointment that the opening can hold and that starts
--- later than it, within the shop's move_up_days: the same service, as long or shorter,
--- with the opening's person (or the customer accepts anyone, or that person, or the
--- opening names none). They asked for it (move_up) and can be texted; they were not
--- offered this opening in this generation and did not decline it; and they were not
--- moved already in the opening's chain (a chain never moves a customer twice), which
--- has made fewer than the shop's chain_max moves. Waitlist priority first.
-SELECT DISTINCT ON (c.priority, c.created_at, c.id) c.id AS customer_id, a.id AS appointment_id, a.starts_at
+-- each one's earliest booking that the opening can hold and that starts later than it,
+-- within the shop's move_up_days: an appointment of the book that is booked, or a YES
+-- booking that is confirmed (paid, or the shop takes no payment; one pending payment
+-- is not offered: its payment is in flight), read through the filled openings of the
+-- window (slot_openings_shop_status_idx, then bookings_one_live_per_opening). The same
+-- service, as long or shorter, with the opening's person (or the customer accepts
+-- anyone, or that person, or the opening names none). They asked for it (move_up) and
+-- can be texted; they were not offered this opening in this generation and did not
+-- decline it; and they were not moved already in the opening's chain (a chain never
+-- moves a customer twice: a moved appointment or a moved YES booking), which has made
+-- fewer than the shop's chain_max moves. Waitlist priority first. from_booking: held_id
+-- is a YES booking (else an appointment).
+SELECT DISTINCT ON (c.priority, c.created_at, c.id) c.id AS customer_id, h.held_id, h.from_booking, h.starts_at
 FROM slot_openings op
 JOIN shops sh ON sh.id = op.shop_id
-JOIN appointments a ON a.shop_id = op.shop_id
-JOIN customers c ON c.id = a.customer_id
+CROSS JOIN LATERAL (
+    SELECT a.id AS held_id, false AS from_booking, a.customer_id, a.starts_at, a.service, a.duration_minutes, a.staff_id
+    FROM appointments a
+    WHERE a.shop_id = op.shop_id AND a.status = 'booked'
+      AND a.starts_at > op.starts_at
+      AND a.starts_at <= op.starts_at + make_interval(days => sh.move_up_days)
+    UNION ALL
+    SELECT b.id, true, b.customer_id, s.starts_at, COALESCE(b.service, s.service),
+        COALESCE(b.duration_minutes, s.duration_minutes), COALESCE(b.staff_id, s.staff_id)
+    FROM slot_openings s JOIN bookings b ON b.opening_id = s.id AND b.status = 'confirmed'
+    WHERE s.shop_id = op.shop_id AND s.status = 'filled'
+      AND s.starts_at > op.starts_at
+      AND s.starts_at <= op.starts_at + make_interval(days => sh.move_up_days)
+) h
+JOIN customers c ON c.id = h.customer_id
 WHERE op.id = sqlc.arg(opening_id)
   AND COALESCE(op.chain_position, 0) < sh.chain_max
-  AND a.status = 'booked'
-  AND a.starts_at > op.starts_at
-  AND a.starts_at <= op.starts_at + make_interval(days => sh.move_up_days)
-  AND lower(a.service) = lower(op.service)
-  AND a.duration_minutes <= op.duration_minutes
-  AND (op.staff_id IS NULL OR a.staff_id = op.staff_id OR cardinality(c.pref_staff_ids) = 0
+  AND h.customer_id IS NOT NULL
+  AND lower(h.service) = lower(op.service)
+  AND h.duration_minutes <= op.duration_minutes
+  AND (op.staff_id IS NULL OR h.staff_id = op.staff_id OR cardinality(c.pref_staff_ids) = 0
        OR op.staff_id = ANY(c.pref_staff_ids))
   AND c.move_up AND c.sms_opt_in AND c.opted_out_at IS NULL AND c.unreachable_at IS NULL AND c.erased_at IS NULL
   AND NOT EXISTS (
@@ -232,7 +253,11 @@ WHERE op.id = sqlc.arg(opening_id)
       SELECT 1 FROM appointments m JOIN slot_openings mo ON mo.id = m.moved_to
       WHERE op.chain_id IS NOT NULL AND m.shop_id = op.shop_id AND m.customer_id = c.id AND m.status = 'moved'
         AND (mo.id = op.chain_id OR mo.chain_id = op.chain_id))
-ORDER BY c.priority DESC, c.created_at, c.id, a.starts_at
+  AND NOT EXISTS (
+      SELECT 1 FROM bookings m JOIN bookings nb ON nb.id = m.moved_to JOIN slot_openings mo ON mo.id = nb.opening_id
+      WHERE op.chain_id IS NOT NULL AND m.customer_id = c.id AND m.status = 'moved'
+        AND (mo.id = op.chain_id OR mo.chain_id = op.chain_id))
+ORDER BY c.priority DESC, c.created_at, c.id, h.starts_at
 LIMIT sqlc.arg(max_rows);
 
 -- name: OfferWithdrawMoves :exec
@@ -246,6 +271,19 @@ UPDATE slot_offers SET status = 'lost'
 WHERE id IN (
     SELECT o.id FROM slot_offers o
     WHERE o.move_from = sqlc.arg(appointment_id) AND o.id <> sqlc.arg(taken_id)
+      AND o.status IN ('queued', 'sending', 'sent')
+    FOR NO KEY UPDATE SKIP LOCKED);
+
+-- name: OfferWithdrawBookingMoves :exec
+-- OfferWithdrawMoves for a YES booking's move-up offers: the booking moved (or ended),
+-- so no wave texts them and no YES claims them. One another transaction holds is
+-- skipped, not waited for, as OfferWithdrawMoves skips it (another opening's claim
+-- marking it lost already, which may wait for an offer this move holds: two movers
+-- crossing deadlocked). A skipped offer left sent finds the booking moved if claimed.
+UPDATE slot_offers SET status = 'lost'
+WHERE id IN (
+    SELECT o.id FROM slot_offers o
+    WHERE o.move_from_booking = sqlc.arg(booking_id) AND o.id <> sqlc.arg(taken_id)
       AND o.status IN ('queued', 'sending', 'sent')
     FOR NO KEY UPDATE SKIP LOCKED);
 

@@ -53,6 +53,17 @@ SET status = 'open', filled_by = NULL, filled_at = NULL, generation = generation
 WHERE id = sqlc.arg(id) AND status = 'filled'
 RETURNING *;
 
+-- name: OpeningReopenInChain :one
+-- OpeningReopen for the opening of a YES booking moved up: the time it frees is the
+-- next link of the chain of the opening the customer moved to (its chain_* replaced:
+-- the round it starts belongs to that chain).
+UPDATE slot_openings
+SET status = 'open', filled_by = NULL, filled_at = NULL, generation = generation + 1,
+    chain_id = sqlc.arg(chain_id), chain_position = sqlc.arg(chain_position), chain_moved_from = sqlc.arg(chain_moved_from),
+    updated_at = sqlc.arg(now)::timestamptz, version = version + 1
+WHERE id = sqlc.arg(id) AND status = 'filled'
+RETURNING *;
+
 -- name: OpeningExpireFilled :one
 -- A filled opening whose hold lapsed inside the cutoff: nobody holds it any more.
 UPDATE slot_openings

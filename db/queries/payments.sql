@@ -95,3 +95,48 @@ UPDATE bookings
 SET refund_failed_dismissed_at = sqlc.arg(now)::timestamptz, updated_at = sqlc.arg(now)::timestamptz
 WHERE id = sqlc.arg(id) AND shop_id = sqlc.arg(shop_id)
   AND refund_failed_at IS NOT NULL AND refund_failed_dismissed_at IS NULL;
+
+-- name: BookingMovePayment :one
+-- A move-up of a confirmed YES booking (from_id, locked by the caller) to the booking
+-- its customer's YES just made on the earlier opening (to_id, in the same transaction):
+-- the new booking takes the old one's service and price and its payment (the
+-- Stripe ids, the account and its fee, when it was confirmed), and is confirmed; the
+-- old one becomes moved (moved_to) and keeps no payment, so that one payment is reached
+-- from one live booking only (a refund or a fee acts once). Its account stays: a Stripe
+-- event of the moved payment still names the old booking and must be read as its own.
+-- No row: the old booking is no longer confirmed, or the new one no longer live.
+WITH old AS (
+    SELECT o.id AS old_id, o.amount_cents, o.currency, o.service, o.stripe_checkout_session_id,
+        o.stripe_payment_intent_id, o.payment_url, o.stripe_account, o.application_fee_cents, o.confirmed_at
+    FROM bookings o WHERE o.id = sqlc.arg(from_id) AND o.status = 'confirmed'
+), moved AS (
+    UPDATE bookings b
+    SET status = 'moved', moved_to = sqlc.arg(to_id), updated_at = sqlc.arg(now)::timestamptz,
+        stripe_checkout_session_id = NULL, stripe_payment_intent_id = NULL, payment_url = NULL,
+        application_fee_cents = 0
+    FROM old WHERE b.id = old.old_id
+    RETURNING b.id
+)
+UPDATE bookings n
+SET status = 'confirmed', amount_cents = old.amount_cents, currency = old.currency,
+    service = COALESCE(old.service, n.service),
+    stripe_checkout_session_id = old.stripe_checkout_session_id, stripe_payment_intent_id = old.stripe_payment_intent_id,
+    payment_url = old.payment_url, stripe_account = old.stripe_account, application_fee_cents = old.application_fee_cents,
+    confirmed_at = COALESCE(old.confirmed_at, sqlc.arg(now)::timestamptz), checkout_expires_at = NULL,
+    updated_at = sqlc.arg(now)::timestamptz
+FROM old
+WHERE n.id = sqlc.arg(to_id) AND n.status IN ('pending_payment', 'confirmed') AND EXISTS (SELECT 1 FROM moved)
+RETURNING n.*;
+
+-- name: BookingMovedPayment :one
+-- Where the payment of a moved booking is now: the booking it moved to, followed to the
+-- last move (a booking moved up twice). The Stripe ids are those the payment took.
+WITH RECURSIVE hop AS (
+    SELECT b.id, b.status, b.moved_to, 0 AS depth FROM bookings b WHERE b.id = sqlc.arg(id)
+    UNION ALL
+    SELECT n.id, n.status, n.moved_to, h.depth + 1 FROM bookings n JOIN hop h ON n.id = h.moved_to
+    WHERE h.depth < 50
+)
+SELECT b.id, b.status, b.stripe_checkout_session_id, b.stripe_payment_intent_id
+FROM hop h JOIN bookings b ON b.id = h.id
+WHERE h.moved_to IS NULL;

@@ -41,7 +41,8 @@ GROUP BY o.opening_id, o.wave, o.status
 ORDER BY o.opening_id, o.wave, o.status;
 
 -- name: StatsBookings :many
--- The period's openings' bookings (holds that lapsed unpaid aside): whether each was
+-- The period's openings' bookings (holds that lapsed unpaid aside, and YES bookings
+-- moved up: their booking counts where it moved to, as a move-up): whether each was
 -- paid through its link, its attendance, and the wave of its offer (0: none) and
 -- whether that offer was a move-up.
 SELECT b.opening_id, b.amount_cents,
@@ -49,11 +50,11 @@ SELECT b.opening_id, b.amount_cents,
     (b.attended_at IS NOT NULL)::boolean AS attended,
     (b.no_show_at IS NOT NULL)::boolean AS no_show,
     COALESCE(o.wave, 0)::integer AS wave,
-    (o.move_from IS NOT NULL)::boolean AS move_up
+    (o.move_from IS NOT NULL OR o.move_from_booking IS NOT NULL)::boolean AS move_up
 FROM bookings b
 JOIN slot_openings s ON s.id = b.opening_id
 LEFT JOIN slot_offers o ON o.id = b.offer_id
 WHERE s.shop_id = sqlc.arg(shop_id) AND s.status <> 'cancelled'
   AND s.starts_at >= sqlc.arg(starts_from)::timestamptz AND s.starts_at < sqlc.arg(starts_until)::timestamptz
-  AND b.status <> 'payment_failed'
+  AND b.status NOT IN ('payment_failed', 'moved')
 ORDER BY b.opening_id, b.created_at, b.id;

@@ -159,8 +159,9 @@ var classes = map[string]class{
 // packages of the layers below its own, never one beside it or above. This is the one
 // place the order is written; docs/architecture.md draws it.
 var domainLayers = [][]string{
-	{"internal/inbound", "internal/erasure", "internal/stats"},                                    // a reply acts through the owners below; an erasure reaches every copy; the figures read every record
-	{"internal/ledger", "internal/outbox", "internal/delivery", "internal/book", "internal/join"}, // payments of bookings; transactional texts; delivery reports; the appointment book; joining and the consent record
+	{"internal/inbound", "internal/erasure", "internal/stats"},  // a reply acts through the owners below; an erasure reaches every copy; the figures read every record
+	{"internal/book", "internal/join"},                          // the appointment book (a YES booking's move-up moves its payment through the ledger); joining and the consent record
+	{"internal/ledger", "internal/outbox", "internal/delivery"}, // payments of bookings; transactional texts; delivery reports
 	{"internal/slots"},                       // openings and the claim
 	{"internal/offers", "internal/calendar"}, // the waves of offers; the shops' feed
 	{"internal/senders"},                     // each shop's own sender and its A2P registration

@@ -164,7 +164,9 @@ type Config struct {
 	// connectors.go). Nil: a random key for this process (tests).
 	Secrets *keyring.Ring
 	// Queue enqueues the write-back of a move (jobs.AppointmentWriteBack) in the move's
-	// transaction; nil: moves are never written back, only listed to copy.
+	// transaction, and the first wave of the opening a YES booking's move-up frees; nil:
+	// moves are never written back, only listed to copy, and YES bookings are not moved
+	// (MoveUp answers NoOffer).
 	Queue jobs.Inserter
 	// Movers write moves back to each vendor (calcom.Client, square.Client); a vendor
 	// without one has its write-backs left to the owner.
@@ -453,7 +455,13 @@ func (s *Service) Cancel(ctx context.Context, shop shops.Shop, id uuid.UUID) (Re
 // made (source slotrecovery: booked while held or paid, cancelled once it lapsed or was
 // cancelled), read from the ledger's row (book_appointments).
 func (s *Service) Get(ctx context.Context, shopID, id uuid.UUID) (Appointment, error) {
-	r, err := queries.AppointmentBookGet(ctx, s.pool, db.AppointmentBookGetParams{ShopID: shopID, ID: id})
+	return s.getBook(ctx, s.pool, shopID, id)
+}
+
+// getBook is Get on q: a YES booking's move-up reads the booking as the book shows it in
+// its transaction.
+func (s *Service) getBook(ctx context.Context, q db.DBTX, shopID, id uuid.UUID) (Appointment, error) {
+	r, err := queries.AppointmentBookGet(ctx, q, db.AppointmentBookGetParams{ShopID: shopID, ID: id})
 	if errors.Is(err, pgx.ErrNoRows) {
 		return Appointment{}, ErrNotFound
 	}

@@ -1,6 +1,7 @@
 package book
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -53,8 +54,8 @@ func (s *Service) Chains(ctx context.Context, shopID uuid.UUID, from, to time.Ti
 		}
 		c := &out[len(out)-1]
 		c.Links = append(c.Links, ChainLink{OpeningID: r.ID, Position: int(r.Position), StartsAt: r.StartsAt, Service: r.Service,
-			Status: r.Status, Holder: r.Holder, LeftAt: r.LeftAt, PriceCents: r.PriceCents})
-		if r.LeftAt != nil {
+			Status: r.Status, Holder: r.Holder, LeftAt: cmp.Or(r.LeftAt, r.LeftBookingAt), PriceCents: r.PriceCents})
+		if c.Links[len(c.Links)-1].LeftAt != nil {
 			c.Moves++
 		}
 		if r.Status == "filled" || r.Status == "completed" {

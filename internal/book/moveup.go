@@ -48,7 +48,9 @@ var errMoveOff = errors.New("book: move-up off")
 // (offers.WithdrawMoves, as any release of the appointment does). A move of a cal.com
 // or Square appointment is written back to the vendor when the shop's connector holds
 // its API key: the write-back and its job are part of the same transaction
-// (writeback.go). An error wraps slots.ErrUnavailable.
+// (writeback.go). A YES booking's move-up (moveBookingUp) takes its payment with it:
+// the new booking is confirmed at once (Claim.Confirmed, no payment link). An error
+// wraps slots.ErrUnavailable.
 func (s *Service) MoveUp(ctx context.Context, shop shops.Shop, customerID uuid.UUID, offer slots.LiveOffer) (Move, error) {
 	if !offer.MoveFrom.Valid {
 		return Move{}, fmt.Errorf("book: offer %s is not a move-up", offer.OfferID)
@@ -60,15 +62,22 @@ func (s *Service) MoveUp(ctx context.Context, shop shops.Shop, customerID uuid.U
 		row, err := queries.AppointmentLockForMoveUp(ctx, tx, db.AppointmentLockForMoveUpParams{
 			ShopID: shop.ID, ID: offer.MoveFrom.UUID, CustomerID: uuid.NullUUID{UUID: customerID, Valid: true},
 		})
-		if errors.Is(err, pgx.ErrNoRows) {
-			return errMoveOff // cancelled or moved since the offer: nothing to move
-		}
-		if err != nil {
+		var yes *heldBooking
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			// A YES booking's move-up (slot_offers.move_from_booking: the claim reads
+			// either as MoveFrom), or an appointment cancelled or moved since the
+			// offer: nothing to move then.
+			if yes, err = s.lockBooking(ctx, tx, shop, customerID, offer, &out); err != nil {
+				return err
+			}
+		case err != nil:
 			return fmt.Errorf("lock appointment: %w", err)
-		}
-		out.From = row.StartsAt.UTC()
-		if !row.StartsAt.After(offer.StartsAt) {
-			return errMoveOff // never to a later time (the appointment changed since)
+		default:
+			out.From = row.StartsAt.UTC()
+			if !row.StartsAt.After(offer.StartsAt) {
+				return errMoveOff // never to a later time (the appointment changed since)
+			}
 		}
 		c, err := s.openings.ClaimTx(ctx, tx, shop, customerID, offer)
 		if err != nil {
@@ -77,6 +86,9 @@ func (s *Service) MoveUp(ctx context.Context, shop shops.Shop, customerID uuid.U
 		out.Claim = c
 		if c.Outcome != slots.Booked || c.Repeat {
 			return errMoveOff
+		}
+		if yes != nil {
+			return s.moveBooking(ctx, tx, shop, offer, *yes, now, &out)
 		}
 		moved, err := queries.AppointmentMarkMoved(ctx, tx, db.AppointmentMarkMovedParams{
 			ShopID: shop.ID, ID: row.ID, OpeningID: offer.OpeningID, Now: now,

@@ -318,10 +318,18 @@ func describe(shop shops.Shop, r db.CalendarOpeningsRow, opts Options) view {
 		v := view{open: true, status: ics.ObjectStatusTentative, summary: "Open slot: " + service, lines: []string{
 			"Not booked yet: offered by text to your customers.", "Price: " + price,
 		}}
-		if r.BookingID != "" {
+		switch {
+		case r.BookingStatus == "moved":
+			v.lines[0] = "Not booked: " + who + " moved up to an earlier time, and it is offered again."
+		case r.BookingID != "":
 			v.lines[0] = "Not booked: " + who + "'s hold lapsed, and it is offered again."
 		}
 		return v
+	case r.BookingStatus == "moved":
+		// A booking made by a YES that its customer moved up (its payment went with it).
+		return view{status: ics.ObjectStatusCancelled, summary: "Moved: " + service + " – " + who, lines: []string{
+			whoLine, who + " moved up to an earlier time; this slot is not booked.",
+		}}
 	case r.BookingID != "":
 		return view{status: ics.ObjectStatusCancelled, summary: "Cancelled: " + service + " – " + who, lines: []string{
 			whoLine, "Price: " + price + " – the hold lapsed (payment not completed); the slot is not booked.",

@@ -487,6 +487,9 @@ func paymentLabel(status, paymentMode string) (label, class string) {
 		return "Payment failed", "bad"
 	case ledger.BookingCancelled:
 		return "Cancelled", "bad"
+	case ledger.BookingMoved:
+		// Moved up to an earlier opening, its payment with it.
+		return "Moved up", "muted"
 	}
 	return "No booking", "muted"
 }

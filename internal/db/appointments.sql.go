@@ -885,10 +885,13 @@ WITH chains AS (
 )
 SELECT o.id, COALESCE(o.chain_id, o.id)::uuid AS chain_id, COALESCE(o.chain_position, 0)::int AS position,
     o.starts_at, o.service, o.status, o.price_cents,
-    COALESCE(c.name, '')::text AS holder, m.starts_at AS left_at
+    COALESCE(c.name, '')::text AS holder, m.starts_at AS left_at, mo.starts_at AS left_booking_at
 FROM slot_openings o
 LEFT JOIN customers c ON c.id = o.filled_by
 LEFT JOIN appointments m ON m.moved_to = o.id AND m.status = 'moved'
+LEFT JOIN bookings nb ON nb.opening_id = o.id AND nb.status IN ('pending_payment', 'confirmed')
+LEFT JOIN bookings mb ON mb.moved_to = nb.id AND mb.status = 'moved'
+LEFT JOIN slot_openings mo ON mo.id = mb.opening_id
 WHERE o.shop_id = $1
   AND (o.chain_id IN (SELECT chain_id FROM chains) OR o.id IN (SELECT chain_id FROM chains))
 ORDER BY 2, 3
@@ -902,20 +905,23 @@ type BookChainsParams struct {
 }
 
 type BookChainsRow struct {
-	ID         uuid.UUID
-	ChainID    uuid.UUID
-	Position   int32
-	StartsAt   time.Time
-	Service    string
-	Status     string
-	PriceCents int64
-	Holder     string
-	LeftAt     *time.Time
+	ID            uuid.UUID
+	ChainID       uuid.UUID
+	Position      int32
+	StartsAt      time.Time
+	Service       string
+	Status        string
+	PriceCents    int64
+	Holder        string
+	LeftAt        *time.Time
+	LeftBookingAt *time.Time
 }
 
 // The shop's chains of moves with a link starting in [from, to), whole: each link (the
 // first opening, position 0, then each time a move freed) in order, who holds it and
-// the time they left for it (a move-up's old appointment; NULL for the waitlist).
+// the time they left for it (a move-up's old appointment, left_at, or YES booking,
+// left_booking_at; NULL for the waitlist).
+// A YES booking moved up to the link: the time its opening held (left_booking_at).
 func (q *Queries) BookChains(ctx context.Context, db DBTX, arg BookChainsParams) ([]BookChainsRow, error) {
 	rows, err := db.Query(ctx, bookChains, arg.ShopID, arg.FromAt, arg.ToAt)
 	if err != nil {
@@ -935,6 +941,7 @@ func (q *Queries) BookChains(ctx context.Context, db DBTX, arg BookChainsParams)
 			&i.PriceCents,
 			&i.Holder,
 			&i.LeftAt,
+			&i.LeftBookingAt,
 		); err != nil {
 			return nil, err
 		}

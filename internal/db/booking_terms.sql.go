@@ -128,3 +128,18 @@ func (q *Queries) BookingTermsGet(ctx context.Context, db DBTX, bookingID uuid.U
 	)
 	return i, err
 }
+
+const bookingTermsMove = `-- name: BookingTermsMove :exec
+UPDATE booking_terms SET booking_id = $1 WHERE booking_id = $2
+`
+
+type BookingTermsMoveParams struct {
+	ToID   uuid.UUID
+	FromID uuid.UUID
+}
+
+// A moved booking's accepted terms follow its payment to the booking it became.
+func (q *Queries) BookingTermsMove(ctx context.Context, db DBTX, arg BookingTermsMoveParams) error {
+	_, err := db.Exec(ctx, bookingTermsMove, arg.ToID, arg.FromID)
+	return err
+}

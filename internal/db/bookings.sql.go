@@ -106,9 +106,9 @@ WITH opening AS (
         COALESCE(a.service, f.service), COALESCE(a.duration_minutes, f.duration_minutes), f.staff_id, f.starts_at,
         f.starts_at + make_interval(mins => COALESCE(a.duration_minutes, f.duration_minutes))
     FROM filled f, accepted a
-    RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at, attended_at, no_show_at
+    RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at, attended_at, no_show_at, moved_to
 )
-SELECT b.id, b.opening_id, b.customer_id, b.offer_id, b.shop_id, b.status, b.amount_cents, b.currency, b.stripe_checkout_session_id, b.stripe_payment_intent_id, b.payment_url, b.checkout_expires_at, b.refund_id, b.created_at, b.updated_at, b.confirmed_at, b.reconcile_after, b.reconcile_attempts, b.refund_requested_at, b.customer_told_at, b.refund_failed_at, b.refund_failed_payment_intent, b.refund_error, b.link_retry_at, b.refund_failed_dismissed_at, b.stripe_account, b.application_fee_cents, b.service, b.duration_minutes, b.staff_id, b.starts_at, b.ends_at, b.attended_at, b.no_show_at, b.service::text AS service, f.starts_at, b.amount_cents AS price_cents,
+SELECT b.id, b.opening_id, b.customer_id, b.offer_id, b.shop_id, b.status, b.amount_cents, b.currency, b.stripe_checkout_session_id, b.stripe_payment_intent_id, b.payment_url, b.checkout_expires_at, b.refund_id, b.created_at, b.updated_at, b.confirmed_at, b.reconcile_after, b.reconcile_attempts, b.refund_requested_at, b.customer_told_at, b.refund_failed_at, b.refund_failed_payment_intent, b.refund_error, b.link_retry_at, b.refund_failed_dismissed_at, b.stripe_account, b.application_fee_cents, b.service, b.duration_minutes, b.staff_id, b.starts_at, b.ends_at, b.attended_at, b.no_show_at, b.moved_to, b.service::text AS service, f.starts_at, b.amount_cents AS price_cents,
     f.duration_minutes AS opening_minutes, f.staff_id AS opening_staff_id,
     -- The person the booked answer names ("Cut with Ana").
     COALESCE((SELECT st.name FROM staff st WHERE st.id = f.staff_id), '')::text AS staff_name,
@@ -225,6 +225,7 @@ func (q *Queries) BookingClaim(ctx context.Context, db DBTX, arg BookingClaimPar
 		&i.Booking.EndsAt,
 		&i.Booking.AttendedAt,
 		&i.Booking.NoShowAt,
+		&i.Booking.MovedTo,
 		&i.Service,
 		&i.StartsAt,
 		&i.PriceCents,
@@ -237,7 +238,7 @@ func (q *Queries) BookingClaim(ctx context.Context, db DBTX, arg BookingClaimPar
 }
 
 const bookingGet = `-- name: BookingGet :one
-SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at, attended_at, no_show_at FROM bookings WHERE id = $1
+SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at, attended_at, no_show_at, moved_to FROM bookings WHERE id = $1
 `
 
 func (q *Queries) BookingGet(ctx context.Context, db DBTX, id uuid.UUID) (Booking, error) {
@@ -278,6 +279,7 @@ func (q *Queries) BookingGet(ctx context.Context, db DBTX, id uuid.UUID) (Bookin
 		&i.EndsAt,
 		&i.AttendedAt,
 		&i.NoShowAt,
+		&i.MovedTo,
 	)
 	return i, err
 }
@@ -328,7 +330,7 @@ func (q *Queries) BookingLiveForCustomerAt(ctx context.Context, db DBTX, arg Boo
 const bookingMarkCancelled = `-- name: BookingMarkCancelled :one
 UPDATE bookings SET status = 'cancelled', updated_at = $1::timestamptz
 WHERE id = $2 AND status IN ('pending_payment', 'confirmed')
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at, attended_at, no_show_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at, attended_at, no_show_at, moved_to
 `
 
 type BookingMarkCancelledParams struct {
@@ -376,6 +378,7 @@ func (q *Queries) BookingMarkCancelled(ctx context.Context, db DBTX, arg Booking
 		&i.EndsAt,
 		&i.AttendedAt,
 		&i.NoShowAt,
+		&i.MovedTo,
 	)
 	return i, err
 }
@@ -425,7 +428,7 @@ func (q *Queries) BookingSetAttendance(ctx context.Context, db DBTX, arg Booking
 const bookingSetCheckoutExpiry = `-- name: BookingSetCheckoutExpiry :one
 UPDATE bookings SET checkout_expires_at = $1::timestamptz, updated_at = $2::timestamptz
 WHERE id = $3 AND payment_url IS NULL AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at, attended_at, no_show_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at, attended_at, no_show_at, moved_to
 `
 
 type BookingSetCheckoutExpiryParams struct {
@@ -474,6 +477,7 @@ func (q *Queries) BookingSetCheckoutExpiry(ctx context.Context, db DBTX, arg Boo
 		&i.EndsAt,
 		&i.AttendedAt,
 		&i.NoShowAt,
+		&i.MovedTo,
 	)
 	return i, err
 }

@@ -108,7 +108,7 @@ SELECT s.id, s.starts_at, s.duration_minutes, s.service, s.price_cents, s.status
     COALESCE(b.service, '')::text AS booked_service, COALESCE(st.name, '')::text AS staff_name
 FROM slot_openings s
 LEFT JOIN LATERAL (
-    SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at, attended_at, no_show_at FROM bookings bk WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
+    SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at, attended_at, no_show_at, moved_to FROM bookings bk WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
 ) b ON true
 LEFT JOIN customers c ON c.id = b.customer_id
 LEFT JOIN staff st ON st.id = s.staff_id

@@ -127,6 +127,7 @@ type Booking struct {
 	EndsAt                    *time.Time
 	AttendedAt                *time.Time
 	NoShowAt                  *time.Time
+	MovedTo                   uuid.NullUUID
 }
 
 type BookingFee struct {
@@ -500,6 +501,7 @@ type SlotOffer struct {
 	MoveFrom        uuid.NullUUID
 	Rank            pgtype.Int4
 	Reason          []byte
+	MoveFromBooking uuid.NullUUID
 }
 
 type SlotOffersClaimable struct {

@@ -126,7 +126,7 @@ func (q *Queries) OfferClaimManyForSending(ctx context.Context, db DBTX, arg Off
 const offerDecline = `-- name: OfferDecline :one
 UPDATE slot_offers SET status = 'declined'
 WHERE id = $1 AND status IN ('sending', 'sent')
-RETURNING id, opening_id, customer_id, shop_id, generation, wave, status, twilio_sid, error_code, created_at, sent_at, claimed_at, delivery, delivery_at, replaced_at, service_id, service, duration_minutes, price_cents, move_from, rank, reason
+RETURNING id, opening_id, customer_id, shop_id, generation, wave, status, twilio_sid, error_code, created_at, sent_at, claimed_at, delivery, delivery_at, replaced_at, service_id, service, duration_minutes, price_cents, move_from, rank, reason, move_from_booking
 `
 
 func (q *Queries) OfferDecline(ctx context.Context, db DBTX, id uuid.UUID) (SlotOffer, error) {
@@ -155,6 +155,7 @@ func (q *Queries) OfferDecline(ctx context.Context, db DBTX, id uuid.UUID) (Slot
 		&i.MoveFrom,
 		&i.Rank,
 		&i.Reason,
+		&i.MoveFromBooking,
 	)
 	return i, err
 }
@@ -271,38 +272,41 @@ func (q *Queries) OfferHistory(ctx context.Context, db DBTX, arg OfferHistoryPar
 
 const offerInsertMany = `-- name: OfferInsertMany :exec
 INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at,
-    service_id, service, duration_minutes, price_cents, move_from, rank, reason)
+    service_id, service, duration_minutes, price_cents, move_from, move_from_booking, rank, reason)
 SELECT $1, ($2::uuid[])[i], $3, $4, $5,
     'queued', $6,
     NULLIF(($7::uuid[])[i], '00000000-0000-0000-0000-000000000000'::uuid),
     NULLIF(($8::text[])[i], ''), NULLIF(($9::integer[])[i], 0),
     NULLIF(($10::bigint[])[i], 0),
     NULLIF(($11::uuid[])[i], '00000000-0000-0000-0000-000000000000'::uuid),
-    i, $12::jsonb -> (i - 1)
+    NULLIF(($12::uuid[])[i], '00000000-0000-0000-0000-000000000000'::uuid),
+    i, $13::jsonb -> (i - 1)
 FROM generate_subscripts($2::uuid[], 1) AS i
 ORDER BY i
 ON CONFLICT (opening_id, generation, customer_id) DO NOTHING
 `
 
 type OfferInsertManyParams struct {
-	OpeningID   uuid.UUID
-	CustomerIds []uuid.UUID
-	ShopID      uuid.UUID
-	Generation  int32
-	Wave        int32
-	CreatedAt   time.Time
-	ServiceIds  []uuid.UUID
-	Services    []string
-	Durations   []int32
-	Prices      []int64
-	MoveFroms   []uuid.UUID
-	Reasons     []byte
+	OpeningID        uuid.UUID
+	CustomerIds      []uuid.UUID
+	ShopID           uuid.UUID
+	Generation       int32
+	Wave             int32
+	CreatedAt        time.Time
+	ServiceIds       []uuid.UUID
+	Services         []string
+	Durations        []int32
+	Prices           []int64
+	MoveFroms        []uuid.UUID
+	MoveFromBookings []uuid.UUID
+	Reasons          []byte
 }
 
 // Records a wave's offers, one statement for all its customers, each with the service
 // it offers them (service_ids[i], services[i], durations[i], prices[i]; the nil uuid, ”
 // and 0: the opening's own) and, for a move-up offer, the appointment it would move
-// (move_froms[i]; the nil uuid: a plain offer), its rank in the wave (i) and the facts
+// (move_froms[i]) or the YES booking (move_from_bookings[i]; the nil uuid in both: a
+// plain offer), its rank in the wave (i) and the facts
 // that ranked it (reasons: a JSON array, element i-1 for customer i); an offer that
 // exists already (a retried wave) is kept.
 func (q *Queries) OfferInsertMany(ctx context.Context, db DBTX, arg OfferInsertManyParams) error {
@@ -318,6 +322,7 @@ func (q *Queries) OfferInsertMany(ctx context.Context, db DBTX, arg OfferInsertM
 		arg.Durations,
 		arg.Prices,
 		arg.MoveFroms,
+		arg.MoveFromBookings,
 		arg.Reasons,
 	)
 	return err
@@ -544,9 +549,11 @@ func (q *Queries) OfferListStillQueued(ctx context.Context, db DBTX, ids []uuid.
 const offerListWave = `-- name: OfferListWave :many
 SELECT o.id, o.customer_id, o.status, c.phone, c.language,
     COALESCE(o.service, '')::text AS service, COALESCE(o.price_cents, 0)::bigint AS price_cents,
-    ap.starts_at AS move_from_at
+    ap.starts_at AS move_from_at, bo.starts_at AS move_from_booking_at
 FROM slot_offers o JOIN customers c ON c.id = o.customer_id
 LEFT JOIN appointments ap ON ap.id = o.move_from
+LEFT JOIN bookings bk ON bk.id = o.move_from_booking
+LEFT JOIN slot_openings bo ON bo.id = bk.opening_id
 WHERE o.opening_id = $1 AND o.generation = $2 AND o.wave = $3
 ORDER BY o.created_at, o.id
 `
@@ -558,19 +565,21 @@ type OfferListWaveParams struct {
 }
 
 type OfferListWaveRow struct {
-	ID         uuid.UUID
-	CustomerID uuid.UUID
-	Status     string
-	Phone      string
-	Language   pgtype.Text
-	Service    string
-	PriceCents int64
-	MoveFromAt *time.Time
+	ID                uuid.UUID
+	CustomerID        uuid.UUID
+	Status            string
+	Phone             string
+	Language          pgtype.Text
+	Service           string
+	PriceCents        int64
+	MoveFromAt        *time.Time
+	MoveFromBookingAt *time.Time
 }
 
 // A wave's offers with the customer's number and language (NULL: the shop's), and the
 // service each offers (” and 0: the opening's).
-// A move-up offer also carries the start of the appointment it would move (move_from_at).
+// A move-up offer also carries the start of the appointment or YES booking it would
+// move (move_from_at, move_from_booking_at).
 func (q *Queries) OfferListWave(ctx context.Context, db DBTX, arg OfferListWaveParams) ([]OfferListWaveRow, error) {
 	rows, err := db.Query(ctx, offerListWave, arg.OpeningID, arg.Generation, arg.Wave)
 	if err != nil {
@@ -589,6 +598,7 @@ func (q *Queries) OfferListWave(ctx context.Context, db DBTX, arg OfferListWaveP
 			&i.Service,
 			&i.PriceCents,
 			&i.MoveFromAt,
+			&i.MoveFromBookingAt,
 		); err != nil {
 			return nil, err
 		}
@@ -739,19 +749,30 @@ func (q *Queries) OfferMarkSent(ctx context.Context, db DBTX, arg OfferMarkSentP
 }
 
 const offerMoveUpCandidates = `-- name: OfferMoveUpCandidates :many
-SELECT DISTINCT ON (c.priority, c.created_at, c.id) c.id AS customer_id, a.id AS appointment_id, a.starts_at
+SELECT DISTINCT ON (c.priority, c.created_at, c.id) c.id AS customer_id, h.held_id, h.from_booking, h.starts_at
 FROM slot_openings op
 JOIN shops sh ON sh.id = op.shop_id
-JOIN appointments a ON a.shop_id = op.shop_id
-JOIN customers c ON c.id = a.customer_id
+CROSS JOIN LATERAL (
+    SELECT a.id AS held_id, false AS from_booking, a.customer_id, a.starts_at, a.service, a.duration_minutes, a.staff_id
+    FROM appointments a
+    WHERE a.shop_id = op.shop_id AND a.status = 'booked'
+      AND a.starts_at > op.starts_at
+      AND a.starts_at <= op.starts_at + make_interval(days => sh.move_up_days)
+    UNION ALL
+    SELECT b.id, true, b.customer_id, s.starts_at, COALESCE(b.service, s.service),
+        COALESCE(b.duration_minutes, s.duration_minutes), COALESCE(b.staff_id, s.staff_id)
+    FROM slot_openings s JOIN bookings b ON b.opening_id = s.id AND b.status = 'confirmed'
+    WHERE s.shop_id = op.shop_id AND s.status = 'filled'
+      AND s.starts_at > op.starts_at
+      AND s.starts_at <= op.starts_at + make_interval(days => sh.move_up_days)
+) h
+JOIN customers c ON c.id = h.customer_id
 WHERE op.id = $1
   AND COALESCE(op.chain_position, 0) < sh.chain_max
-  AND a.status = 'booked'
-  AND a.starts_at > op.starts_at
-  AND a.starts_at <= op.starts_at + make_interval(days => sh.move_up_days)
-  AND lower(a.service) = lower(op.service)
-  AND a.duration_minutes <= op.duration_minutes
-  AND (op.staff_id IS NULL OR a.staff_id = op.staff_id OR cardinality(c.pref_staff_ids) = 0
+  AND h.customer_id IS NOT NULL
+  AND lower(h.service) = lower(op.service)
+  AND h.duration_minutes <= op.duration_minutes
+  AND (op.staff_id IS NULL OR h.staff_id = op.staff_id OR cardinality(c.pref_staff_ids) = 0
        OR op.staff_id = ANY(c.pref_staff_ids))
   AND c.move_up AND c.sms_opt_in AND c.opted_out_at IS NULL AND c.unreachable_at IS NULL AND c.erased_at IS NULL
   AND NOT EXISTS (
@@ -762,7 +783,11 @@ WHERE op.id = $1
       SELECT 1 FROM appointments m JOIN slot_openings mo ON mo.id = m.moved_to
       WHERE op.chain_id IS NOT NULL AND m.shop_id = op.shop_id AND m.customer_id = c.id AND m.status = 'moved'
         AND (mo.id = op.chain_id OR mo.chain_id = op.chain_id))
-ORDER BY c.priority DESC, c.created_at, c.id, a.starts_at
+  AND NOT EXISTS (
+      SELECT 1 FROM bookings m JOIN bookings nb ON nb.id = m.moved_to JOIN slot_openings mo ON mo.id = nb.opening_id
+      WHERE op.chain_id IS NOT NULL AND m.customer_id = c.id AND m.status = 'moved'
+        AND (mo.id = op.chain_id OR mo.chain_id = op.chain_id))
+ORDER BY c.priority DESC, c.created_at, c.id, h.starts_at
 LIMIT $2
 `
 
@@ -772,19 +797,25 @@ type OfferMoveUpCandidatesParams struct {
 }
 
 type OfferMoveUpCandidatesRow struct {
-	CustomerID    uuid.UUID
-	AppointmentID uuid.UUID
-	StartsAt      time.Time
+	CustomerID  uuid.UUID
+	HeldID      uuid.UUID
+	FromBooking bool
+	StartsAt    time.Time
 }
 
 // The customers a first wave offers an opening to move up to, ahead of the waitlist:
-// each one's earliest booked appointment that the opening can hold and that starts
-// later than it, within the shop's move_up_days: the same service, as long or shorter,
-// with the opening's person (or the customer accepts anyone, or that person, or the
-// opening names none). They asked for it (move_up) and can be texted; they were not
-// offered this opening in this generation and did not decline it; and they were not
-// moved already in the opening's chain (a chain never moves a customer twice), which
-// has made fewer than the shop's chain_max moves. Waitlist priority first.
+// each one's earliest booking that the opening can hold and that starts later than it,
+// within the shop's move_up_days: an appointment of the book that is booked, or a YES
+// booking that is confirmed (paid, or the shop takes no payment; one pending payment
+// is not offered: its payment is in flight), read through the filled openings of the
+// window (slot_openings_shop_status_idx, then bookings_one_live_per_opening). The same
+// service, as long or shorter, with the opening's person (or the customer accepts
+// anyone, or that person, or the opening names none). They asked for it (move_up) and
+// can be texted; they were not offered this opening in this generation and did not
+// decline it; and they were not moved already in the opening's chain (a chain never
+// moves a customer twice: a moved appointment or a moved YES booking), which has made
+// fewer than the shop's chain_max moves. Waitlist priority first. from_booking: held_id
+// is a YES booking (else an appointment).
 func (q *Queries) OfferMoveUpCandidates(ctx context.Context, db DBTX, arg OfferMoveUpCandidatesParams) ([]OfferMoveUpCandidatesRow, error) {
 	rows, err := db.Query(ctx, offerMoveUpCandidates, arg.OpeningID, arg.MaxRows)
 	if err != nil {
@@ -794,7 +825,12 @@ func (q *Queries) OfferMoveUpCandidates(ctx context.Context, db DBTX, arg OfferM
 	var items []OfferMoveUpCandidatesRow
 	for rows.Next() {
 		var i OfferMoveUpCandidatesRow
-		if err := rows.Scan(&i.CustomerID, &i.AppointmentID, &i.StartsAt); err != nil {
+		if err := rows.Scan(
+			&i.CustomerID,
+			&i.HeldID,
+			&i.FromBooking,
+			&i.StartsAt,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)
@@ -980,6 +1016,30 @@ func (q *Queries) OfferWaveRecord(ctx context.Context, db DBTX, arg OfferWaveRec
 		arg.Skipped,
 		arg.SkippedIds,
 	)
+	return err
+}
+
+const offerWithdrawBookingMoves = `-- name: OfferWithdrawBookingMoves :exec
+UPDATE slot_offers SET status = 'lost'
+WHERE id IN (
+    SELECT o.id FROM slot_offers o
+    WHERE o.move_from_booking = $1 AND o.id <> $2
+      AND o.status IN ('queued', 'sending', 'sent')
+    FOR NO KEY UPDATE SKIP LOCKED)
+`
+
+type OfferWithdrawBookingMovesParams struct {
+	BookingID uuid.NullUUID
+	TakenID   uuid.UUID
+}
+
+// OfferWithdrawMoves for a YES booking's move-up offers: the booking moved (or ended),
+// so no wave texts them and no YES claims them. One another transaction holds is
+// skipped, not waited for, as OfferWithdrawMoves skips it (another opening's claim
+// marking it lost already, which may wait for an offer this move holds: two movers
+// crossing deadlocked). A skipped offer left sent finds the booking moved if claimed.
+func (q *Queries) OfferWithdrawBookingMoves(ctx context.Context, db DBTX, arg OfferWithdrawBookingMovesParams) error {
+	_, err := db.Exec(ctx, offerWithdrawBookingMoves, arg.BookingID, arg.TakenID)
 	return err
 }
 

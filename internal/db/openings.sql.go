@@ -329,7 +329,7 @@ FROM slot_openings s
 LEFT JOIN customers c ON c.id = s.filled_by
 LEFT JOIN staff st ON st.id = s.staff_id
 LEFT JOIN LATERAL (
-    SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at, attended_at, no_show_at FROM bookings bk WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
+    SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at, attended_at, no_show_at, moved_to FROM bookings bk WHERE bk.opening_id = s.id ORDER BY bk.created_at DESC, bk.id LIMIT 1
 ) b ON true
 WHERE s.shop_id = $1
   AND ($2::uuid IS NULL OR s.id = $2::uuid)
@@ -515,6 +515,60 @@ type OpeningReopenParams struct {
 // A reopened opening starts a new offer generation.
 func (q *Queries) OpeningReopen(ctx context.Context, db DBTX, arg OpeningReopenParams) (SlotOpening, error) {
 	row := db.QueryRow(ctx, openingReopen, arg.Now, arg.ID)
+	var i SlotOpening
+	err := row.Scan(
+		&i.ID,
+		&i.ShopID,
+		&i.StartsAt,
+		&i.DurationMinutes,
+		&i.Service,
+		&i.PriceCents,
+		&i.Status,
+		&i.FilledBy,
+		&i.Generation,
+		&i.Version,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.FilledAt,
+		&i.StaffID,
+		&i.ParentID,
+		&i.Source,
+		&i.SourceID,
+		&i.ChainID,
+		&i.ChainPosition,
+		&i.ChainMovedFrom,
+	)
+	return i, err
+}
+
+const openingReopenInChain = `-- name: OpeningReopenInChain :one
+UPDATE slot_openings
+SET status = 'open', filled_by = NULL, filled_at = NULL, generation = generation + 1,
+    chain_id = $1, chain_position = $2, chain_moved_from = $3,
+    updated_at = $4::timestamptz, version = version + 1
+WHERE id = $5 AND status = 'filled'
+RETURNING id, shop_id, starts_at, duration_minutes, service, price_cents, status, filled_by, generation, version, created_at, updated_at, filled_at, staff_id, parent_id, source, source_id, chain_id, chain_position, chain_moved_from
+`
+
+type OpeningReopenInChainParams struct {
+	ChainID        uuid.NullUUID
+	ChainPosition  pgtype.Int4
+	ChainMovedFrom uuid.NullUUID
+	Now            time.Time
+	ID             uuid.UUID
+}
+
+// OpeningReopen for the opening of a YES booking moved up: the time it frees is the
+// next link of the chain of the opening the customer moved to (its chain_* replaced:
+// the round it starts belongs to that chain).
+func (q *Queries) OpeningReopenInChain(ctx context.Context, db DBTX, arg OpeningReopenInChainParams) (SlotOpening, error) {
+	row := db.QueryRow(ctx, openingReopenInChain,
+		arg.ChainID,
+		arg.ChainPosition,
+		arg.ChainMovedFrom,
+		arg.Now,
+		arg.ID,
+	)
 	var i SlotOpening
 	err := row.Scan(
 		&i.ID,

@@ -128,7 +128,7 @@ func (q *Queries) BookingListStale(ctx context.Context, db DBTX, arg BookingList
 
 const bookingLock = `-- name: BookingLock :one
 
-SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at, attended_at, no_show_at FROM bookings WHERE id = $1 FOR UPDATE
+SELECT id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at, attended_at, no_show_at, moved_to FROM bookings WHERE id = $1 FOR UPDATE
 `
 
 // Payment outcomes: what Stripe's webhooks, the reconciliation and the refund job change.
@@ -170,6 +170,7 @@ func (q *Queries) BookingLock(ctx context.Context, db DBTX, id uuid.UUID) (Booki
 		&i.EndsAt,
 		&i.AttendedAt,
 		&i.NoShowAt,
+		&i.MovedTo,
 	)
 	return i, err
 }
@@ -179,7 +180,7 @@ UPDATE bookings
 SET status = 'confirmed', confirmed_at = $1::timestamptz, updated_at = $1::timestamptz,
     stripe_payment_intent_id = COALESCE($2, stripe_payment_intent_id)
 WHERE id = $3 AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at, attended_at, no_show_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at, attended_at, no_show_at, moved_to
 `
 
 type BookingMarkConfirmedParams struct {
@@ -228,6 +229,7 @@ func (q *Queries) BookingMarkConfirmed(ctx context.Context, db DBTX, arg Booking
 		&i.EndsAt,
 		&i.AttendedAt,
 		&i.NoShowAt,
+		&i.MovedTo,
 	)
 	return i, err
 }
@@ -237,7 +239,7 @@ UPDATE bookings
 SET status = 'confirmed', confirmed_at = $1::timestamptz, updated_at = $1::timestamptz,
     stripe_payment_intent_id = COALESCE($2, stripe_payment_intent_id)
 WHERE id = $3 AND status = 'payment_failed' AND refund_requested_at IS NULL AND refund_id IS NULL
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at, attended_at, no_show_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at, attended_at, no_show_at, moved_to
 `
 
 type BookingMarkConfirmedLateParams struct {
@@ -287,6 +289,7 @@ func (q *Queries) BookingMarkConfirmedLate(ctx context.Context, db DBTX, arg Boo
 		&i.EndsAt,
 		&i.AttendedAt,
 		&i.NoShowAt,
+		&i.MovedTo,
 	)
 	return i, err
 }
@@ -294,7 +297,7 @@ func (q *Queries) BookingMarkConfirmedLate(ctx context.Context, db DBTX, arg Boo
 const bookingMarkFailed = `-- name: BookingMarkFailed :one
 UPDATE bookings SET status = 'payment_failed', updated_at = $1::timestamptz
 WHERE id = $2 AND status = 'pending_payment'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at, attended_at, no_show_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at, attended_at, no_show_at, moved_to
 `
 
 type BookingMarkFailedParams struct {
@@ -341,6 +344,7 @@ func (q *Queries) BookingMarkFailed(ctx context.Context, db DBTX, arg BookingMar
 		&i.EndsAt,
 		&i.AttendedAt,
 		&i.NoShowAt,
+		&i.MovedTo,
 	)
 	return i, err
 }
@@ -362,12 +366,127 @@ func (q *Queries) BookingMarkRefundRequested(ctx context.Context, db DBTX, arg B
 	return err
 }
 
+const bookingMovePayment = `-- name: BookingMovePayment :one
+WITH old AS (
+    SELECT o.id AS old_id, o.amount_cents, o.currency, o.service, o.stripe_checkout_session_id,
+        o.stripe_payment_intent_id, o.payment_url, o.stripe_account, o.application_fee_cents, o.confirmed_at
+    FROM bookings o WHERE o.id = $3 AND o.status = 'confirmed'
+), moved AS (
+    UPDATE bookings b
+    SET status = 'moved', moved_to = $2, updated_at = $1::timestamptz,
+        stripe_checkout_session_id = NULL, stripe_payment_intent_id = NULL, payment_url = NULL,
+        application_fee_cents = 0
+    FROM old WHERE b.id = old.old_id
+    RETURNING b.id
+)
+UPDATE bookings n
+SET status = 'confirmed', amount_cents = old.amount_cents, currency = old.currency,
+    service = COALESCE(old.service, n.service),
+    stripe_checkout_session_id = old.stripe_checkout_session_id, stripe_payment_intent_id = old.stripe_payment_intent_id,
+    payment_url = old.payment_url, stripe_account = old.stripe_account, application_fee_cents = old.application_fee_cents,
+    confirmed_at = COALESCE(old.confirmed_at, $1::timestamptz), checkout_expires_at = NULL,
+    updated_at = $1::timestamptz
+FROM old
+WHERE n.id = $2 AND n.status IN ('pending_payment', 'confirmed') AND EXISTS (SELECT 1 FROM moved)
+RETURNING n.id, n.opening_id, n.customer_id, n.offer_id, n.shop_id, n.status, n.amount_cents, n.currency, n.stripe_checkout_session_id, n.stripe_payment_intent_id, n.payment_url, n.checkout_expires_at, n.refund_id, n.created_at, n.updated_at, n.confirmed_at, n.reconcile_after, n.reconcile_attempts, n.refund_requested_at, n.customer_told_at, n.refund_failed_at, n.refund_failed_payment_intent, n.refund_error, n.link_retry_at, n.refund_failed_dismissed_at, n.stripe_account, n.application_fee_cents, n.service, n.duration_minutes, n.staff_id, n.starts_at, n.ends_at, n.attended_at, n.no_show_at, n.moved_to
+`
+
+type BookingMovePaymentParams struct {
+	Now    time.Time
+	ToID   uuid.UUID
+	FromID uuid.UUID
+}
+
+// A move-up of a confirmed YES booking (from_id, locked by the caller) to the booking
+// its customer's YES just made on the earlier opening (to_id, in the same transaction):
+// the new booking takes the old one's service and price and its payment (the
+// Stripe ids, the account and its fee, when it was confirmed), and is confirmed; the
+// old one becomes moved (moved_to) and keeps no payment, so that one payment is reached
+// from one live booking only (a refund or a fee acts once). Its account stays: a Stripe
+// event of the moved payment still names the old booking and must be read as its own.
+// No row: the old booking is no longer confirmed, or the new one no longer live.
+func (q *Queries) BookingMovePayment(ctx context.Context, db DBTX, arg BookingMovePaymentParams) (Booking, error) {
+	row := db.QueryRow(ctx, bookingMovePayment, arg.Now, arg.ToID, arg.FromID)
+	var i Booking
+	err := row.Scan(
+		&i.ID,
+		&i.OpeningID,
+		&i.CustomerID,
+		&i.OfferID,
+		&i.ShopID,
+		&i.Status,
+		&i.AmountCents,
+		&i.Currency,
+		&i.StripeCheckoutSessionID,
+		&i.StripePaymentIntentID,
+		&i.PaymentUrl,
+		&i.CheckoutExpiresAt,
+		&i.RefundID,
+		&i.CreatedAt,
+		&i.UpdatedAt,
+		&i.ConfirmedAt,
+		&i.ReconcileAfter,
+		&i.ReconcileAttempts,
+		&i.RefundRequestedAt,
+		&i.CustomerToldAt,
+		&i.RefundFailedAt,
+		&i.RefundFailedPaymentIntent,
+		&i.RefundError,
+		&i.LinkRetryAt,
+		&i.RefundFailedDismissedAt,
+		&i.StripeAccount,
+		&i.ApplicationFeeCents,
+		&i.Service,
+		&i.DurationMinutes,
+		&i.StaffID,
+		&i.StartsAt,
+		&i.EndsAt,
+		&i.AttendedAt,
+		&i.NoShowAt,
+		&i.MovedTo,
+	)
+	return i, err
+}
+
+const bookingMovedPayment = `-- name: BookingMovedPayment :one
+WITH RECURSIVE hop AS (
+    SELECT b.id, b.status, b.moved_to, 0 AS depth FROM bookings b WHERE b.id = $1
+    UNION ALL
+    SELECT n.id, n.status, n.moved_to, h.depth + 1 FROM bookings n JOIN hop h ON n.id = h.moved_to
+    WHERE h.depth < 50
+)
+SELECT b.id, b.status, b.stripe_checkout_session_id, b.stripe_payment_intent_id
+FROM hop h JOIN bookings b ON b.id = h.id
+WHERE h.moved_to IS NULL
+`
+
+type BookingMovedPaymentRow struct {
+	ID                      uuid.UUID
+	Status                  string
+	StripeCheckoutSessionID pgtype.Text
+	StripePaymentIntentID   pgtype.Text
+}
+
+// Where the payment of a moved booking is now: the booking it moved to, followed to the
+// last move (a booking moved up twice). The Stripe ids are those the payment took.
+func (q *Queries) BookingMovedPayment(ctx context.Context, db DBTX, id uuid.UUID) (BookingMovedPaymentRow, error) {
+	row := db.QueryRow(ctx, bookingMovedPayment, id)
+	var i BookingMovedPaymentRow
+	err := row.Scan(
+		&i.ID,
+		&i.Status,
+		&i.StripeCheckoutSessionID,
+		&i.StripePaymentIntentID,
+	)
+	return i, err
+}
+
 const bookingSetRefund = `-- name: BookingSetRefund :one
 UPDATE bookings
 SET refund_id = $1, updated_at = $2::timestamptz,
     stripe_payment_intent_id = COALESCE(stripe_payment_intent_id, $3)
 WHERE id = $4 AND refund_id IS NULL AND status <> 'confirmed'
-RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at, attended_at, no_show_at
+RETURNING id, opening_id, customer_id, offer_id, shop_id, status, amount_cents, currency, stripe_checkout_session_id, stripe_payment_intent_id, payment_url, checkout_expires_at, refund_id, created_at, updated_at, confirmed_at, reconcile_after, reconcile_attempts, refund_requested_at, customer_told_at, refund_failed_at, refund_failed_payment_intent, refund_error, link_retry_at, refund_failed_dismissed_at, stripe_account, application_fee_cents, service, duration_minutes, staff_id, starts_at, ends_at, attended_at, no_show_at, moved_to
 `
 
 type BookingSetRefundParams struct {
@@ -422,6 +541,7 @@ func (q *Queries) BookingSetRefund(ctx context.Context, db DBTX, arg BookingSetR
 		&i.EndsAt,
 		&i.AttendedAt,
 		&i.NoShowAt,
+		&i.MovedTo,
 	)
 	return i, err
 }

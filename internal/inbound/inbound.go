@@ -40,8 +40,9 @@ type Config struct {
 	// is of no use to the customer any more; default 30m.
 	RetellWithin time.Duration
 	// Mover, when set, takes a YES to a move-up offer (the customer's newest live offer
-	// moves a booking of theirs: slots.LiveOffer.MoveFrom): the booking and the move in
-	// one transaction (book.Service.MoveUp). Nil: move-up offers are never claimed
+	// moves a booking of theirs, an appointment of the book or a booking made by a YES:
+	// slots.LiveOffer.MoveFrom): the booking and the move in one transaction
+	// (book.Service.MoveUp). Nil: move-up offers are never claimed
 	// (slots.BookClaimable leaves them out), so offers.Config.MoveUps goes with it.
 	Mover Mover
 	// Joins, when set, takes the texts of people joining the shop's list

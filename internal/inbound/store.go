@@ -1,6 +1,7 @@
 package inbound
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -148,8 +149,8 @@ func senderFrom(rows []db.InboundStoreManyRow) sender {
 		claims: &slots.Claimable{}}
 	if r.NewestOfferID != uuid.Nil {
 		snd.claims.NewestOfferID, snd.claims.NewestStatus = r.NewestOfferID, r.NewestOfferStatus
-		if r.NewestKeepsAt != nil {
-			snd.claims.NewestKeeps = r.NewestKeepsAt.UTC()
+		if keeps := cmp.Or(r.NewestKeepsAt, r.NewestKeepsBookingAt); keeps != nil {
+			snd.claims.NewestKeeps = keeps.UTC()
 		}
 	}
 	for _, r := range rows {

@@ -148,9 +148,11 @@ func (s *Service) claim(ctx context.Context, w texts.Words, shop shops.Shop, cus
 }
 
 // moveUp takes a YES to a move-up offer (Config.Mover): the winner is told both times
-// (or, when the shop takes payments, gets the payment link as any booking does: the
-// appointment moved carried no payment of ours); a customer who lost the race keeps
-// their booking and is told so.
+// (or, when the shop takes payments and an appointment of the book moved, gets the
+// payment link as any booking does: that appointment carried no payment of ours; a
+// booking made by a YES moves with its payment, so its new booking is confirmed and
+// the answer names both times, with no link); a customer who lost the race keeps their
+// booking and is told so.
 func (s *Service) moveUp(ctx context.Context, w texts.Words, shop shops.Shop, customerID uuid.UUID, offer slots.LiveOffer, sid string) (Answer, error) {
 	m, err := s.cfg.Mover.MoveUp(ctx, shop, customerID, offer)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/hooks"
+	"github.com/slotrecovery/slotrecovery/internal/offers"
 	"github.com/slotrecovery/slotrecovery/internal/payments"
 	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
@@ -161,6 +162,10 @@ func (s *Service) cancel(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, no
 		return c, fmt.Errorf("mark booking cancelled: %w", err)
 	}
 	c.Cancelled = true
+	// Its move-up offers go: there is nothing left to move.
+	if err := offers.WithdrawBookingMoves(ctx, tx, b.ID, uuid.Nil); err != nil {
+		return c, err
+	}
 	c.OpenCheckout = b.Status == BookingPendingPayment && b.StripeCheckoutSessionID.Valid
 	terms, ok, err := BookingTerms(ctx, tx, b.ID)
 	if err != nil {

@@ -17,6 +17,9 @@
 //	texts.go        what the customer is told (BookedText; wording in internal/texts)
 //	accounts.go     shops' connected accounts (Stripe Connect): onboarding (Onboard,
 //	                RefreshAccount) and the account events kept on the shop
+//	move.go         a YES booking's move-up, in internal/book's transaction
+//	                (LockForMove, MoveTx): its payment and terms go to the new booking,
+//	                the old one is moved, its opening reopens as the chain's next link
 //
 // With Connect (Config.Connect) a new checkout is made on the shop's connected account
 // with the platform's fee; the account and the fee are stored with the link, and every
@@ -26,8 +29,9 @@
 //
 // The ledger owns the bookings and the stored webhook events (tables bookings and
 // stripe_events); the claim's one statement that books (slots' BookingClaim) is the
-// exception. It changes openings only through slots' transitions (Reopen, ExpireFilled,
-// FillLate), inside its own transactions, and offers through offers' ledger functions.
+// exception. It changes openings only through slots' transitions (Reopen, ReopenInChain,
+// ExpireFilled, FillLate), inside its own transactions or (a move-up) book's, and offers
+// through offers' ledger functions.
 // It writes shops' connected-account columns only through shops' functions. It speaks
 // internal/payments' neutral types: the provider package classifies its own
 // events (payments.EventKind) and checkouts (payments.SessionState).

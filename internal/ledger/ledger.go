@@ -248,6 +248,9 @@ type Config struct {
 //	confirmed ──paid with another payment──▶ that payment is refunded
 //	payment_failed ──paid──▶ confirmed if the slot is still free (open or expired, not
 //	                          started) and no refund was decided; else refunded
+//	confirmed ──moved up (MoveTx)──▶ moved  (its payment on the booking it became;
+//	                                          its opening reopens in the chain)
+//	moved ──its payment again──▶ moved      (applied already; another payment refunded)
 type Service struct {
 	pool     *pgxpool.Pool
 	queue    jobs.Inserter

@@ -79,6 +79,18 @@ func (s *Service) RefundBooking(ctx context.Context, bookingID uuid.UUID, paymen
 			return nil
 		}
 		duplicate = true
+	case BookingMoved:
+		// The booking moved up and its payment with it (MoveTx): that payment holds the
+		// booking it moved to and is never refunded here; another one is a duplicate.
+		at, err := queries.BookingMovedPayment(ctx, s.pool, b.ID)
+		if err != nil {
+			return fmt.Errorf("follow moved booking %s: %w", b.ID, err)
+		}
+		if !at.StripePaymentIntentID.Valid || at.StripePaymentIntentID.String == pi {
+			s.log.WarnContext(ctx, "refund of a moved booking's payment refused", "booking_id", b.ID)
+			return nil
+		}
+		duplicate = true
 	case BookingPendingPayment:
 		// No refund is decided for a pending booking: its payment will confirm it.
 		return river.JobCancel(fmt.Errorf("booking %s is pending: %w", b.ID, errRefundNotDue))

@@ -122,6 +122,11 @@ func (s *Service) paid(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, sess
 			return ResultRefundedDuplicate, nil
 		}
 		return ResultAlreadyConfirmed, nil
+	case BookingMoved:
+		// The booking moved up and its payment with it (MoveTx): an event of that
+		// payment (a redelivery) names the old booking and changes nothing; another
+		// payment of it (an orphan session) goes back, as a duplicate does.
+		return s.paidMoved(ctx, tx, b, sessionID, paymentIntentID)
 	case BookingPendingPayment:
 		if _, err := queries.BookingMarkConfirmed(ctx, tx, db.BookingMarkConfirmedParams{ID: b.ID, Now: now.UTC(), PaymentIntentID: pgvalue.TextOrNull(paymentIntentID)}); err != nil {
 			return "", fmt.Errorf("confirm booking: %w", err)
@@ -233,7 +238,8 @@ func (s *Service) failed(ctx context.Context, tx pgx.Tx, bookingID uuid.UUID, se
 		return ResultWrongAccount, nil
 	}
 	switch b.Status {
-	case BookingConfirmed:
+	case BookingConfirmed, BookingMoved:
+		// Paid; a moved booking's payment is on the booking it moved to.
 		return ResultKeptConfirmed, nil
 	case BookingPaymentFailed:
 		return ResultAlreadyFailed, nil

@@ -71,3 +71,13 @@ func WithdrawMoves(ctx context.Context, q db.DBTX, appointmentID, takenID uuid.U
 	}
 	return nil
 }
+
+// WithdrawBookingMoves is WithdrawMoves for a YES booking's move-up offers (in the
+// caller's transaction, internal/ledger's): the booking moved (takenID, the offer that
+// moved it) or ended (takenID uuid.Nil), so no wave texts them and no YES takes one.
+func WithdrawBookingMoves(ctx context.Context, q db.DBTX, bookingID, takenID uuid.UUID) error {
+	if err := queries.OfferWithdrawBookingMoves(ctx, q, db.OfferWithdrawBookingMovesParams{BookingID: uuid.NullUUID{UUID: bookingID, Valid: true}, TakenID: takenID}); err != nil {
+		return fmt.Errorf("withdraw the booking's move-up offers: %w", err)
+	}
+	return nil
+}

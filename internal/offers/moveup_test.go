@@ -289,3 +289,91 @@ func TestMoveUpInAShopThatTakesPayments(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, connectors.StatusMoved, moved.Status)
 }
+
+// TestMoveUpOfYesBookingFirstWave: a booking made by a YES moves too. Kim holds a
+// confirmed, paid YES booking 48 hours after an opening; the opening's first wave texts
+// her the move-up (the offer names her booking, slot_offers.move_from_booking); her YES
+// moves her (the answer names both times and carries no payment link: the payment
+// moved with her), her booking is moved, and its opening is offered again as the
+// chain's first link, whose first wave texts Lia (a later YES booking) the move-up,
+// and never Kim again.
+func TestMoveUpOfYesBookingFirstWave(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	ctx := context.Background()
+	bk := book.New(w.pool, w.shops, w.slots, book.Config{Now: w.clock.Now, Queue: w.queue})
+	w.offers = offers.New(w.pool, w.queue, w.texter, w.cool, w.shops, w.cust, w.slots, offers.Config{Now: w.clock.Now, MoveUps: true})
+	w.inbound = inbound.New(w.pool, w.queue, w.shops, w.cust, w.slots, nil, inbound.Config{Now: w.clock.Now, Mover: bk})
+	p := policy
+	p.WaveSize = 3
+	shop := w.shop(t, p)
+	op := w.declare(t, shop, 5*time.Hour)
+
+	// yes adds a move_up customer holding a paid YES booking of an opening at at.
+	yes := func(phone string, at time.Time) (customers.Customer, uuid.UUID, uuid.UUID) {
+		c, err := w.cust.Add(ctx, shop.ID, customers.NewCustomer{Phone: phone, Name: phone[len(phone)-3:], SMSOptIn: true, MoveUp: true})
+		require.NoError(t, err)
+		held, err := w.slots.Declare(ctx, shop, slots.NewOpening{StartsAt: at, DurationMinutes: 45, Service: "Colour", PriceCents: 6000})
+		require.NoError(t, err)
+		var id uuid.UUID
+		require.NoError(t, w.pool.QueryRow(ctx, `
+			WITH f AS (UPDATE slot_openings SET status = 'filled', filled_by = $2, filled_at = now() WHERE id = $1 RETURNING *)
+			INSERT INTO bookings (opening_id, customer_id, shop_id, status, amount_cents, currency, created_at, updated_at,
+				confirmed_at, stripe_checkout_session_id, stripe_payment_intent_id, service, duration_minutes, starts_at, ends_at)
+			SELECT f.id, $2, f.shop_id, 'confirmed', 6000, 'gbp', now(), now(), now(), 'cs_' || $3, 'pi_' || $3,
+				f.service, f.duration_minutes, f.starts_at, f.starts_at + interval '45 minutes'
+			FROM f RETURNING id`, held.ID, c.ID, phone[1:]).Scan(&id))
+		return c, id, held.ID
+	}
+	kimAt, liaAt := op.StartsAt.Add(48*time.Hour), op.StartsAt.Add(72*time.Hour)
+	kim, kimBooking, kimHeld := yes("+447700900301", kimAt)
+	lia, liaBooking, _ := yes("+447700900302", liaAt)
+
+	res, err := w.offers.RunWave(ctx, jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
+	require.NoError(t, err)
+	require.Equal(t, 2, res.Texted, "both movers")
+	en := texts.In("en")
+	require.Equal(t, []string{en.MoveUpOffer(shop, "Colour", op.StartsAt, kimAt)}, bodies(w.twilio.MessagesTo(kim.Phone)))
+	var named uuid.UUID
+	require.NoError(t, w.pool.QueryRow(ctx, "SELECT move_from_booking FROM slot_offers WHERE opening_id = $1 AND customer_id = $2 AND move_from IS NULL",
+		op.ID, kim.ID).Scan(&named))
+	require.Equal(t, kimBooking, named)
+
+	ans, err := w.inbound.Reply(ctx, inbound.Message{MessageSID: "SMkimY", From: kim.Phone, To: shop.SMSNumber, Body: "YES"})
+	require.NoError(t, err)
+	require.Equal(t, inbound.OutcomeBooked, ans.Outcome)
+	require.Equal(t, en.MovedUp(shop, "Colour", op.StartsAt, kimAt), ans.Message, "both times, no payment link")
+	ans, err = w.inbound.Reply(ctx, inbound.Message{MessageSID: "SMliaY", From: lia.Phone, To: shop.SMSNumber, Body: "YES"})
+	require.NoError(t, err)
+	require.Equal(t, inbound.OutcomeTaken, ans.Outcome)
+	require.Equal(t, en.MoveUpTaken(shop, liaAt), ans.Message, "the loser keeps their booking and is told so")
+
+	var status string
+	var pi string
+	require.NoError(t, w.pool.QueryRow(ctx, "SELECT status FROM bookings WHERE id = $1", kimBooking).Scan(&status))
+	require.Equal(t, ledger.BookingMoved, status)
+	require.NoError(t, w.pool.QueryRow(ctx, "SELECT status, stripe_payment_intent_id FROM bookings WHERE opening_id = $1", op.ID).Scan(&status, &pi))
+	require.Equal(t, ledger.BookingConfirmed, status)
+	require.Equal(t, "pi_447700900301", pi, "the payment moved with Kim")
+	require.NoError(t, w.pool.QueryRow(ctx, "SELECT status FROM bookings WHERE id = $1", liaBooking).Scan(&status))
+	require.Equal(t, ledger.BookingConfirmed, status)
+
+	// Kim's former time: the same opening, open again as the chain's first link.
+	var gen, position int
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT generation, chain_position FROM slot_openings
+		WHERE id = $1 AND status = 'open' AND chain_id = $2 AND chain_moved_from = $3`, kimHeld, op.ID, kimBooking).Scan(&gen, &position))
+	require.Equal(t, 1, position)
+	_, err = w.offers.RunWave(ctx, jobs.Wave{OpeningID: kimHeld, Generation: gen, Wave: 1})
+	require.NoError(t, err)
+	liaTexts := bodies(w.twilio.MessagesTo(lia.Phone))
+	require.Len(t, liaTexts, 2)
+	require.Equal(t, en.MoveUpOffer(shop, "Colour", kimAt, liaAt), liaTexts[1])
+	require.Len(t, bodies(w.twilio.MessagesTo(kim.Phone)), 1, "Kim holds no later booking and was moved in this chain")
+	ans, err = w.inbound.Reply(ctx, inbound.Message{MessageSID: "SMliaY2", From: lia.Phone, To: shop.SMSNumber, Body: "yes"})
+	require.NoError(t, err)
+	require.Equal(t, inbound.OutcomeBooked, ans.Outcome, ans.Message)
+	require.Equal(t, en.MovedUp(shop, "Colour", kimAt, liaAt), ans.Message)
+	require.NoError(t, w.pool.QueryRow(ctx, `SELECT chain_position FROM slot_openings WHERE chain_id = $1 AND chain_moved_from = $2`,
+		op.ID, liaBooking).Scan(&position))
+	require.Equal(t, 2, position)
+}

@@ -88,7 +88,7 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.Opening
 		}
 		// Each picked customer with the service they are offered (the opening's own, the
 		// nil uuid, without services).
-		var picked, serviceIDs, moveFroms []uuid.UUID
+		var picked, serviceIDs, moveFroms, moveBookings []uuid.UUID
 		var services []string
 		var durations []int32
 		var prices []int64
@@ -98,7 +98,12 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.Opening
 			if !cooling[m.CustomerID.String()] {
 				// The opening's own service: the appointment's is the same.
 				picked, serviceIDs, services = append(picked, m.CustomerID), append(serviceIDs, uuid.Nil), append(services, "")
-				durations, prices, moveFroms = append(durations, 0), append(prices, 0), append(moveFroms, m.AppointmentID)
+				durations, prices = append(durations, 0), append(prices, 0)
+				if m.FromBooking {
+					moveFroms, moveBookings = append(moveFroms, uuid.Nil), append(moveBookings, m.HeldID)
+				} else {
+					moveFroms, moveBookings = append(moveFroms, m.HeldID), append(moveBookings, uuid.Nil)
+				}
 				reasons = append(reasons, Reason{Ranking: ranking, Priority: priorities[m.CustomerID], MoveUp: true})
 				moving[m.CustomerID] = true
 			}
@@ -108,7 +113,7 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.Opening
 				break
 			}
 			if !cooling[c.ID.String()] && !moving[c.ID] {
-				moveFroms = append(moveFroms, uuid.Nil)
+				moveFroms, moveBookings = append(moveFroms, uuid.Nil), append(moveBookings, uuid.Nil)
 				picked = append(picked, c.ID)
 				serviceIDs, services = append(serviceIDs, c.ServiceID), append(services, c.FitName)
 				durations, prices = append(durations, c.FitMinutes), append(prices, c.FitPrice)
@@ -129,7 +134,7 @@ func (s *Service) recordWave(ctx context.Context, shop shops.Shop, op db.Opening
 				OpeningID: op.ID, ShopID: shop.ID, Generation: op.Generation, Wave: int32(w.Wave),
 				CreatedAt: now.UTC(), CustomerIds: picked,
 				ServiceIds: serviceIDs, Services: services, Durations: durations, Prices: prices, MoveFroms: moveFroms,
-				Reasons: reasonsJSON,
+				MoveFromBookings: moveBookings, Reasons: reasonsJSON,
 			}); err != nil {
 				return fmt.Errorf("insert offers: %w", err)
 			}

@@ -1,6 +1,7 @@
 package offers
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -117,13 +118,14 @@ func (s *Service) runWave(ctx context.Context, w jobs.Wave, orphansBefore time.T
 	bodies := map[bodyKey]string{}
 	moveUps := map[uuid.UUID]string{}
 	body := func(o db.OfferListWaveRow) string {
-		if o.MoveFromAt != nil {
-			// A move-up offer: the earlier time instead of the booking it would move.
+		if from := cmp.Or(o.MoveFromAt, o.MoveFromBookingAt); from != nil {
+			// A move-up offer: the earlier time instead of the booking it would move (an
+			// appointment of the book or a YES booking).
 			if b, ok := moveUps[o.ID]; ok {
 				return b
 			}
 			lang := language.Code(o.Language.String).Or(shop.Language)
-			moveUps[o.ID] = texts.In(lang).MoveUpOffer(shop, op.Service, op.StartsAt, *o.MoveFromAt)
+			moveUps[o.ID] = texts.In(lang).MoveUpOffer(shop, op.Service, op.StartsAt, *from)
 			return moveUps[o.ID]
 		}
 		k := bodyKey{language.Code(o.Language.String).Or(shop.Language), op.Service, op.PriceCents}

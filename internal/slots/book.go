@@ -545,7 +545,9 @@ const claimTries = 3
 
 // booked finishes a booking that Postgres has committed: the cooldown, set in the
 // background beside the slot lock's release (a.released); Claim.Settle waits for both.
-// A shop that takes no payment has its booking confirmed already.
+// A shop that takes no payment has its booking confirmed already, and so has a claim
+// its caller confirmed in the claim's transaction (a YES booking's move-up, whose
+// payment moved with it: Committed keeps Claim.Confirmed).
 func (s *Service) booked(ctx context.Context, shop shops.Shop, customerID uuid.UUID, a attempt) Claim {
 	claim := a.claim
 	claim.Booking, claim.BookingID = a.booking, a.booking.ID
@@ -556,7 +558,7 @@ func (s *Service) booked(ctx context.Context, shop shops.Shop, customerID uuid.U
 			s.log.WarnContext(ctx, "rest of an opening not declared", "opening_id", a.booking.OpeningID, "err", err)
 		}
 	}
-	claim.Confirmed = shop.PaymentMode == shops.PaymentNone
+	claim.Confirmed = claim.Confirmed || shop.PaymentMode == shops.PaymentNone
 	settled := make(chan struct{})
 	claim.settled = settled
 	go func() {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgtype"
 
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/jobs"
@@ -42,6 +43,26 @@ func Reopen(ctx context.Context, tx pgx.Tx, queue jobs.Inserter, id uuid.UUID, n
 	reopened, err := queries.OpeningReopen(ctx, tx, db.OpeningReopenParams{ID: id, Now: now.UTC()})
 	if err != nil {
 		return fmt.Errorf("reopen opening: %w", err)
+	}
+	if _, err := queue.InsertTx(ctx, tx, jobs.Wave{OpeningID: id, Generation: int(reopened.Generation), Wave: 1}, nil); err != nil {
+		return fmt.Errorf("enqueue wave: %w", err)
+	}
+	return nil
+}
+
+// ReopenInChain reopens a filled opening as Reopen does (a new generation, its first
+// wave enqueued in tx), as the next link of chain: the payment ledger's move-up of a
+// YES booking frees its opening so (the time is offered like any other, and the
+// chain's rules apply to it: chain_max, nobody moved twice). The opening's chain, if it
+// had one, is replaced.
+func ReopenInChain(ctx context.Context, tx pgx.Tx, queue jobs.Inserter, id uuid.UUID, chain Chain, now time.Time) error {
+	reopened, err := queries.OpeningReopenInChain(ctx, tx, db.OpeningReopenInChainParams{
+		ID: id, Now: now.UTC(), ChainID: uuid.NullUUID{UUID: chain.ID, Valid: true},
+		ChainPosition:  pgtype.Int4{Int32: int32(chain.Position), Valid: true},
+		ChainMovedFrom: uuid.NullUUID{UUID: chain.MovedFrom, Valid: true},
+	})
+	if err != nil {
+		return fmt.Errorf("reopen opening in chain: %w", err)
 	}
 	if _, err := queue.InsertTx(ctx, tx, jobs.Wave{OpeningID: id, Generation: int(reopened.Generation), Wave: 1}, nil); err != nil {
 		return fmt.Errorf("enqueue wave: %w", err)

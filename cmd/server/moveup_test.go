@@ -1,0 +1,68 @@
+package main
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/slotrecovery/slotrecovery/internal/payments/stripe"
+)
+
+// TestMoveUpOfAPaidBookingOverHTTP: a customer who asked to move up pays for a booking
+// made by her YES (a signed Stripe event); an earlier opening's first wave texts her the
+// move-up; her signed YES moves her: the answer names both times and carries no payment
+// link, no checkout is made, the new booking holds her payment (the same payment
+// intent), the old one is moved, and the time she left is open again.
+func TestMoveUpOfAPaidBookingOverHTTP(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	base := e.start(nil, fastTune)
+	shop := e.newShop(base, "checkout", map[string]any{"cooldown_seconds": 0})
+	var kim customerInfo
+	require.Equal(t, http.StatusCreated, e.api(base, http.MethodPost, "/api/customers", shop.APIKey, map[string]any{
+		"phone": "+15555550771", "name": "Kim", "sms_opt_in": true, "move_up": true,
+	}, &kim))
+
+	later := e.newOpening(base, shop, 72*time.Hour)
+	e.eventually("the offer texted", func() bool { return len(e.twilio.MessagesTo(kim.Phone)) == 1 })
+	a := e.text(base, kim.Phone, shop.SMSNumber, "YES")
+	require.Equal(t, "booked", a.Outcome, a.Body)
+	held := e.opening(base, shop, later.ID)
+	require.NotNil(t, held.Booking)
+	paid := event{id: evtID(), typ: stripe.EventCheckoutCompleted, booking: held.Booking.ID, session: held.Booking.SessionID, intent: "pi_kim_moves"}
+	require.Equal(t, "confirmed", e.send(base, paid).Result)
+
+	earlier := e.newOpening(base, shop, 24*time.Hour)
+	e.eventually("the move-up texted", func() bool {
+		for _, body := range e.textsTo(kim.Phone) {
+			if strings.Contains(body, "instead of your") {
+				return true
+			}
+		}
+		return false
+	})
+	checkouts := e.stripe.Count(http.MethodPost, "/v1/checkout/sessions")
+	a = e.text(base, kim.Phone, shop.SMSNumber, "YES")
+	require.Equal(t, "booked", a.Outcome, a.Body)
+	require.Contains(t, a.Body, "moved!")
+	message := a.Body[strings.Index(a.Body, "moved!"):]
+	require.NotContains(t, message, "http", "no payment link: the payment moved")
+	require.NotContains(t, message, "payment")
+	require.Equal(t, checkouts, e.stripe.Count(http.MethodPost, "/v1/checkout/sessions"), "no second checkout")
+
+	got := e.opening(base, shop, earlier.ID)
+	require.Equal(t, "filled", got.Status)
+	require.NotNil(t, got.Booking)
+	require.Equal(t, "confirmed", got.Booking.Status)
+	require.Equal(t, held.Booking.SessionID, got.Booking.SessionID, "the payment's session moved with it")
+	require.Equal(t, 1, e.count("SELECT count(*) FROM bookings WHERE id = $1 AND stripe_payment_intent_id = 'pi_kim_moves'", got.Booking.ID))
+	require.Equal(t, "moved", bookingStatus(e, held.Booking.ID))
+	require.Equal(t, "open", e.opening(base, shop, later.ID).Status, "the time she left is offered again")
+	// Her payment's event delivered again changes nothing: no refund.
+	paid.id = evtID()
+	require.Equal(t, "already_confirmed", e.send(base, paid).Result)
+	require.Zero(t, e.stripe.Count(http.MethodPost, "/v1/refunds"))
+}
