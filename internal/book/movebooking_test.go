@@ -249,10 +249,12 @@ func TestMoveUpOfAYesBooking(t *testing.T) {
 	require.Equal(t, kim.id, cands[0].CustomerID)
 	require.Equal(t, friClaim.BookingID, cands[0].HeldID)
 
-	// The same YES again changes nothing.
+	// The same YES again changes nothing: it is told the move it made.
 	again, err := f.book.MoveUp(ctx, f.shop, kim.id, offer)
 	require.NoError(t, err)
-	require.NotEqual(t, slots.Booked, again.Claim.Outcome)
+	require.Equal(t, slots.Booked, again.Claim.Outcome)
+	require.True(t, again.Claim.Repeat, "nothing new booked")
+	require.Equal(t, offer.OpeningID, again.Claim.OpeningID, "the booking it moved to")
 
 	// Cancelling: the moved booking is not live; the new one refunds the payment once.
 	led := ledger.New(f.pool, f.queue(t), nil, ledger.Config{})
@@ -371,7 +373,7 @@ func TestMoveUpOfAYesBookingStorms(t *testing.T) {
 		won := 0
 		for i := range offers {
 			require.NoError(t, errs[i])
-			if moves[i].Claim.Outcome == slots.Booked {
+			if moves[i].Claim.Outcome == slots.Booked && !moves[i].Claim.Repeat {
 				won++
 			}
 		}

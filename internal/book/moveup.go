@@ -115,10 +115,41 @@ func (s *Service) MoveUp(ctx context.Context, shop shops.Shop, customerID uuid.U
 	})
 	if errors.Is(err, errMoveOff) {
 		out.Claim.Booking, out.Claim.BookingID = db.Booking{}, uuid.Nil // rolled back
+		if out.Claim.Outcome == slots.Booked && !out.Claim.Repeat {
+			out.Claim.Outcome = slots.Taken // a claim made, then rolled back with the move
+		}
+		again, ok, err := s.movedAlready(ctx, shop, offer)
+		if err != nil {
+			return Move{}, fmt.Errorf("move appointment %s up: %w: %w", offer.MoveFrom.UUID, slots.ErrUnavailable, err)
+		}
+		if ok {
+			return again, nil
+		}
 		return out, nil
 	}
 	if err != nil {
 		return Move{}, fmt.Errorf("move appointment %s up: %w: %w", offer.MoveFrom.UUID, slots.ErrUnavailable, err)
 	}
 	return out, nil
+}
+
+// movedAlready answers a YES to a move-up offer the customer's own YES took a moment
+// before (two texts read the offer live at once; the second finds the booking moved):
+// the move they made, Repeat, rather than "taken", which would send them to the time
+// they left, offered to others by now. ok is false when the offer was not taken.
+func (s *Service) movedAlready(ctx context.Context, shop shops.Shop, offer slots.LiveOffer) (Move, bool, error) {
+	b, err := queries.OfferAcceptedBooking(ctx, s.pool, offer.OfferID)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return Move{}, false, nil
+	}
+	if err != nil {
+		return Move{}, false, fmt.Errorf("find booking of accepted offer: %w", err)
+	}
+	was, err := s.getBook(ctx, s.pool, shop.ID, offer.MoveFrom.UUID)
+	if err != nil {
+		return Move{}, false, err
+	}
+	return Move{Claim: slots.Claim{Outcome: slots.Booked, Repeat: true, OpeningID: b.OpeningID, BookingID: b.ID,
+		StartsAt: b.StartsAt.UTC(), Service: b.Service, StaffName: b.StaffName, PaymentURL: b.PaymentUrl.String,
+		LinkFollows: !b.Confirmed && !b.PaymentUrl.Valid, Confirmed: b.Confirmed}, From: was.StartsAt.UTC()}, true, nil
 }

@@ -127,10 +127,12 @@ func TestMoveUpMovesAndChains(t *testing.T) {
 	require.Equal(t, 2, position)
 	require.Equal(t, lou.appointment.ID, movedFrom)
 
-	// A YES again to a move made changes nothing more.
+	// A YES again to a move made changes nothing more: it is told the move it made.
 	again, err := f.book.MoveUp(ctx, f.shop, kim.id, offer)
 	require.NoError(t, err)
-	require.NotEqual(t, slots.Booked, again.Claim.Outcome)
+	require.Equal(t, slots.Booked, again.Claim.Outcome)
+	require.True(t, again.Claim.Repeat, "nothing new booked")
+	require.True(t, again.From.Equal(kim.appointment.StartsAt), "from the time Kim left")
 	require.Equal(t, 2, f.count(t, "SELECT count(*) FROM bookings WHERE shop_id = $1", f.shop.ID))
 	require.Equal(t, 2, f.count(t, "SELECT count(*) FROM appointments WHERE shop_id = $1 AND status = 'moved'", f.shop.ID))
 }
@@ -207,13 +209,25 @@ func TestMoveUpStorms(t *testing.T) {
 		close(start)
 		wg.Wait()
 		won := 0
+		var taken uuid.UUID
 		for i := range offers {
 			require.NoError(t, errs[i])
-			if moves[i].Claim.Outcome == slots.Booked {
+			if moves[i].Claim.Outcome == slots.Booked && !moves[i].Claim.Repeat {
 				won++
+				taken = offers[i].OfferID
 			}
 		}
 		require.Equal(t, 1, won)
+		for i := range offers {
+			if offers[i].OfferID != taken {
+				require.NotEqual(t, slots.Booked, moves[i].Claim.Outcome, "the other offer is not taken")
+				continue
+			}
+			// The same YES again, read live before the first committed: told the move it
+			// made (Repeat), never "taken", which would send them back to the time they left.
+			require.Equal(t, slots.Booked, moves[i].Claim.Outcome, "YES %d to the offer taken", i)
+			require.True(t, moves[i].From.Equal(m.appointment.StartsAt), "YES %d: from %s", i, moves[i].From)
+		}
 		require.Equal(t, 1, f.count(t, "SELECT count(*) FROM bookings WHERE opening_id IN ($1, $2) AND customer_id = $3", a.ID, b.ID, m.id))
 		require.Equal(t, 1, f.count(t, "SELECT count(*) FROM slot_offers WHERE move_from = $1 AND status = 'accepted'", m.appointment.ID))
 		require.Equal(t, 1, f.count(t, "SELECT count(*) FROM slot_offers WHERE move_from = $1 AND status = 'lost'", m.appointment.ID),

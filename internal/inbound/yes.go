@@ -167,6 +167,12 @@ func (s *Service) moveUp(ctx context.Context, w texts.Words, shop shops.Shop, cu
 	case c.Outcome == slots.Booked && c.New() && !c.Confirmed:
 		s.m.Booking(ledger.BookingPendingPayment)
 		return s.link(ctx, w, shop, c, sid), nil
+	case c.Outcome == slots.Booked && c.Repeat && !c.Confirmed:
+		// The customer's own YES moved them a moment ago: its link again (or that it
+		// follows), as any winner's YES said twice.
+		return s.bookedAnswer(w, shop, c), nil
+	case c.Outcome == slots.Booked && c.Repeat:
+		return Answer{Outcome: OutcomeBooked, BookingID: c.BookingID, Message: w.MovedUp(shop, c.Service, c.StartsAt, m.From)}, nil
 	case c.Outcome == slots.Booked:
 		s.m.Booking(ledger.BookingConfirmed)
 		return Answer{Outcome: OutcomeBooked, BookingID: c.BookingID, Message: w.MovedUp(shop, c.Service, c.StartsAt, m.From)}, nil
