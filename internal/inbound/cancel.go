@@ -60,6 +60,19 @@ func (s *Service) cancelRequest(ctx context.Context, w texts.Words, shop shops.S
 	err = pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
 		c, err = s.ledger.CancelByCustomer(ctx, tx, live[0].ID, now)
+		if errors.Is(err, ledger.ErrNotCancellable) {
+			// Moved up meanwhile (their YES to a move-up offer committed first): the
+			// booking it became, with its payment, is the one they hold and mean. Read in
+			// this transaction, which holds the booking they left and its opening, as the
+			// move took them: the same order.
+			held, herr := ledger.LiveBookings(ctx, tx, shop.ID, snd.id, now)
+			if herr != nil {
+				return herr
+			}
+			if len(held) == 1 && held[0].ID != live[0].ID {
+				c, err = s.ledger.CancelByCustomer(ctx, tx, held[0].ID, now)
+			}
+		}
 		switch {
 		case errors.Is(err, ledger.ErrNotCancellable):
 			// Cancelled meanwhile by another text of the customer's (sent twice): that
