@@ -35,7 +35,9 @@ type heldBooking struct {
 // errMoveOff when there is nothing to move (cancelled, moved, gone, not the customer's)
 // or the offer is not earlier; out.From is the time the customer keeps.
 func (s *Service) lockBooking(ctx context.Context, tx pgx.Tx, shop shops.Shop, customerID uuid.UUID, offer slots.LiveOffer, out *Move) (*heldBooking, error) {
-	m, err := ledger.LockForMove(ctx, tx, shop, customerID, offer.MoveFrom.UUID)
+	// The shop as the server's configuration has it: whether its Stripe account must be
+	// able to take payments decides if the time the move frees is offered again.
+	m, err := ledger.LockForMove(ctx, tx, s.shops.Configured(shop), customerID, offer.MoveFrom.UUID)
 	if errors.Is(err, ledger.ErrNotMovable) {
 		return nil, errMoveOff
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/slotrecovery/slotrecovery/internal/customers"
 	"github.com/slotrecovery/slotrecovery/internal/db"
 	"github.com/slotrecovery/slotrecovery/internal/ledger"
+	"github.com/slotrecovery/slotrecovery/internal/shops"
 	"github.com/slotrecovery/slotrecovery/internal/slots"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/customertest"
 	"github.com/slotrecovery/slotrecovery/internal/testkit/pgtest"
@@ -543,4 +544,41 @@ func TestYesBookingMoveAndCancelInEitherOrder(t *testing.T) {
 		require.Equal(t, 1, f.count(t, "SELECT count(*) FROM bookings WHERE opening_id = $1 AND status = 'confirmed' AND stripe_payment_intent_id = $2",
 			op.ID, m.pi))
 	})
+}
+
+// TestMoveUpInAShopWhoseStripeAccountLeft (the review of issue 44's work): with Stripe
+// Connect, a checkout shop whose account was disconnected takes no payment, so the time
+// a YES booking's move frees is not offered again (a YES to it would be a hold no one
+// can pay): it expires. The shop reaches the move as the inbound texts' statement
+// reads it, without the server's configuration; the move reads that itself.
+func TestMoveUpInAShopWhoseStripeAccountLeft(t *testing.T) {
+	t.Parallel()
+	f := setupWithQueue(t)
+	ctx := context.Background()
+	f.shops = shops.New(f.pool, shops.Config{StripeConnect: true})
+	f.book = book.New(f.pool, f.shops, f.openings, book.Config{StaleAfter: time.Minute, Queue: f.queue(t)})
+	_, err := f.pool.Exec(ctx, `UPDATE shops SET payment_mode = 'checkout', stripe_account_id = 'acct_left',
+		stripe_charges_enabled = true WHERE id = $1`, f.shop.ID)
+	require.NoError(t, err)
+	f.shop, err = f.shops.Get(ctx, f.shop.ID)
+	require.NoError(t, err)
+	require.NoError(t, f.shop.CheckoutReady())
+	day := time.Now().Add(48 * time.Hour).Truncate(time.Hour).UTC()
+	m := f.yesMover(t, "+15555551201", day.Add(48*time.Hour))
+	op, err := f.openings.Declare(ctx, f.shop, slots.NewOpening{StartsAt: day, DurationMinutes: 45, Service: "Cut", PriceCents: 3000})
+	require.NoError(t, err)
+	_, err = f.pool.Exec(ctx, `UPDATE bookings SET status = 'confirmed', confirmed_at = now() WHERE id = $1`, m.booking)
+	require.NoError(t, err, "paid")
+	offer := f.bookingMoveUpOffer(t, op.ID, m)
+	_, err = f.pool.Exec(ctx, `UPDATE shops SET stripe_disconnected_at = now() WHERE id = $1`, f.shop.ID)
+	require.NoError(t, err)
+
+	asRead := f.shop
+	asRead.Stripe.Required = false // as shops.FromRow reads it
+	mv, err := f.book.MoveUp(ctx, asRead, m.id, offer)
+	require.NoError(t, err)
+	require.Equal(t, slots.Booked, mv.Claim.Outcome, "her payment moves with her: nothing to pay")
+	got, err := f.openings.Get(ctx, f.shop.ID, m.held.ID)
+	require.NoError(t, err)
+	require.Equal(t, slots.StatusExpired, got.Status, "the time she left is not offered in a shop that cannot take payments")
 }

@@ -543,6 +543,14 @@ func (s *Service) fromRow(r db.Shop) (Shop, error) {
 	return s.withConfig(FromRow(r))
 }
 
+// Configured returns shop as this Service returns its shops: with what the server's
+// configuration says of it (Stripe.Required), which a shop read elsewhere (FromRow, as
+// the inbound texts' statement reads it) does not carry.
+func (s *Service) Configured(shop Shop) Shop {
+	shop, _ = s.withConfig(shop, nil)
+	return shop
+}
+
 func (s *Service) withConfig(shop Shop, err error) (Shop, error) {
 	if err != nil {
 		return shop, err
