@@ -130,13 +130,14 @@ RETURNING n.*;
 
 -- name: BookingMovedPayment :one
 -- Where the payment of a moved booking is now: the booking it moved to, followed to the
--- last move (a booking moved up twice). The Stripe ids are those the payment took.
+-- last move (a booking moved up twice). The Stripe ids are those the payment took, and
+-- its platform fee (a duplicate payment of the moved booking was charged one too).
 WITH RECURSIVE hop AS (
     SELECT b.id, b.status, b.moved_to, 0 AS depth FROM bookings b WHERE b.id = sqlc.arg(id)
     UNION ALL
     SELECT n.id, n.status, n.moved_to, h.depth + 1 FROM bookings n JOIN hop h ON n.id = h.moved_to
     WHERE h.depth < 50
 )
-SELECT b.id, b.status, b.stripe_checkout_session_id, b.stripe_payment_intent_id
+SELECT b.id, b.status, b.stripe_checkout_session_id, b.stripe_payment_intent_id, b.application_fee_cents
 FROM hop h JOIN bookings b ON b.id = h.id
 WHERE h.moved_to IS NULL;

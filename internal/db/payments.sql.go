@@ -455,7 +455,7 @@ WITH RECURSIVE hop AS (
     SELECT n.id, n.status, n.moved_to, h.depth + 1 FROM bookings n JOIN hop h ON n.id = h.moved_to
     WHERE h.depth < 50
 )
-SELECT b.id, b.status, b.stripe_checkout_session_id, b.stripe_payment_intent_id
+SELECT b.id, b.status, b.stripe_checkout_session_id, b.stripe_payment_intent_id, b.application_fee_cents
 FROM hop h JOIN bookings b ON b.id = h.id
 WHERE h.moved_to IS NULL
 `
@@ -465,10 +465,12 @@ type BookingMovedPaymentRow struct {
 	Status                  string
 	StripeCheckoutSessionID pgtype.Text
 	StripePaymentIntentID   pgtype.Text
+	ApplicationFeeCents     int64
 }
 
 // Where the payment of a moved booking is now: the booking it moved to, followed to the
-// last move (a booking moved up twice). The Stripe ids are those the payment took.
+// last move (a booking moved up twice). The Stripe ids are those the payment took, and
+// its platform fee (a duplicate payment of the moved booking was charged one too).
 func (q *Queries) BookingMovedPayment(ctx context.Context, db DBTX, id uuid.UUID) (BookingMovedPaymentRow, error) {
 	row := db.QueryRow(ctx, bookingMovedPayment, id)
 	var i BookingMovedPaymentRow
@@ -477,6 +479,7 @@ func (q *Queries) BookingMovedPayment(ctx context.Context, db DBTX, id uuid.UUID
 		&i.Status,
 		&i.StripeCheckoutSessionID,
 		&i.StripePaymentIntentID,
+		&i.ApplicationFeeCents,
 	)
 	return i, err
 }

@@ -88,9 +88,24 @@ func TestMovedPaymentIsRefundedOnce(t *testing.T) {
 	// A refund of it asked on the old booking is refused: no call to Stripe.
 	require.NoError(t, s.work(kim, pi, 1, 5))
 	require.Zero(t, s.rec.Count(http.MethodPost, "/v1/refunds"))
-	// A second payment on the old booking goes back.
+	// A second payment on the old booking goes back, with the platform's fee it paid
+	// (the fee the moved payment carries: the moved row keeps none of its own).
+	orphan := "pi_orphan_" + kim.String()[:8]
 	require.Equal(t, ledger.ResultRefundedDuplicate,
-		s.handle(s.event("evt_paid_orphan_"+kim.String(), payments.EventPaid, kim, "pi_orphan_"+kim.String()[:8])).Result)
+		s.handle(s.event("evt_paid_orphan_"+kim.String(), payments.EventPaid, kim, orphan)).Result)
+	_, err = s.pool.Exec(ctx, `UPDATE bookings SET stripe_account = 'acct_kims_shop' WHERE id IN ($1, $2)`, kim, moved)
+	require.NoError(t, err)
+	_, err = s.pool.Exec(ctx, `UPDATE bookings SET application_fee_cents = 75 WHERE id = $1`, moved)
+	require.NoError(t, err)
+	require.NoError(t, s.work(kim, orphan, 1, 5))
+	duplicates := 0
+	for _, r := range s.rec.Requests() {
+		if r.Method == http.MethodPost && r.Path == "/v1/refunds" && r.Form.Get("payment_intent") == orphan {
+			require.Equal(t, "true", r.Form.Get("refund_application_fee"), "the duplicate's platform fee goes back too")
+			duplicates++
+		}
+	}
+	require.Equal(t, 1, duplicates)
 
 	// Cancelling: the moved booking is not live; the new one refunds the payment once.
 	cancel := func(id uuid.UUID) (ledger.Cancellation, error) {
@@ -111,7 +126,7 @@ func TestMovedPaymentIsRefundedOnce(t *testing.T) {
 	require.NoError(t, s.work(moved, pi, 1, 5))
 	refunds := 0
 	for _, r := range s.rec.Requests() {
-		if r.Method == http.MethodPost && r.Path == "/v1/refunds" {
+		if r.Method == http.MethodPost && r.Path == "/v1/refunds" && r.Form.Get("payment_intent") != orphan {
 			require.Equal(t, pi, r.Form.Get("payment_intent"))
 			refunds++
 		}

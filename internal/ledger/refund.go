@@ -91,6 +91,9 @@ func (s *Service) RefundBooking(ctx context.Context, bookingID uuid.UUID, paymen
 			return nil
 		}
 		duplicate = true
+		// The moved row keeps no fee of its own (MoveTx): the duplicate paid the fee the
+		// payment that moved carries, and it goes back with it.
+		b.ApplicationFeeCents = at.ApplicationFeeCents
 	case BookingPendingPayment:
 		// No refund is decided for a pending booking: its payment will confirm it.
 		return river.JobCancel(fmt.Errorf("booking %s is pending: %w", b.ID, errRefundNotDue))
