@@ -122,7 +122,9 @@ func (l *Links) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case b.Status == "pending_payment" && b.PaymentUrl != "" && b.CheckoutExpiresAt != nil && l.now().Before(*b.CheckoutExpiresAt):
 		http.Redirect(w, r, b.PaymentUrl, http.StatusFound)
-	case b.Status == "confirmed":
+	case b.Status == "confirmed" || b.Status == "moved":
+		// moved: moved up to an earlier time with its payment (the booking it became
+		// holds it), so the link the customer was texted for it is a paid booking's.
 		page(w, http.StatusOK, b.Language, p.paid, b.ShopName)
 	default:
 		page(w, http.StatusGone, b.Language, p.gone, b.ShopName)

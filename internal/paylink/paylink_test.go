@@ -108,6 +108,14 @@ func TestShortLinks(t *testing.T) {
 	resp, body = get(t, links.URL(paid))
 	require.Equal(t, http.StatusOK, resp.StatusCode)
 	require.Contains(t, body, "Ce rendez-vous est payé")
+	// A paid booking moved up since (its payment went with it): the link it was texted
+	// says it is paid, not that the slot was released.
+	moved := booking(t, pool, shop, "+15551110005", "en", "confirmed", now.Add(-time.Minute))
+	_, err = pool.Exec(ctx, `UPDATE bookings SET status = 'moved', moved_to = $2 WHERE id = $1`, moved, paid)
+	require.NoError(t, err)
+	resp, body = get(t, links.URL(moved))
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	require.Contains(t, body, "This booking is paid")
 
 	resp, _ = get(t, links.URL(failed))
 	require.Equal(t, http.StatusGone, resp.StatusCode)
