@@ -409,8 +409,11 @@ WITH input AS (
     WHERE EXISTS (SELECT FROM webhook_subscribers(y.shop_id, webhook_claim_types('confirmed')))
 ), found AS (
     SELECT a.message_sid, a.shop_id, a.yes, cust.id AS customer_id, cust.opted_out_at, cust.language AS customer_language,
-           newest.id AS newest_offer_id, newest.status AS newest_offer_status, kept.starts_at AS newest_keeps_at,
-           ks.starts_at AS newest_keeps_booking_at,
+           newest.id AS newest_offer_id, newest.status AS newest_offer_status,
+           -- Year 1 (Go's zero time) when the lateral has no row: sqlc reads a lateral's
+           -- columns as never NULL.
+           COALESCE(kept.starts_at, '0001-01-01 00:00:00+00') AS newest_keeps_at,
+           COALESCE(kept_booking.starts_at, '0001-01-01 00:00:00+00') AS newest_keeps_booking_at,
            live.offer_id, live.opening_id, live.generation, live.starts_at, live.move_from, live.claim_facts
     FROM addressed a
     LEFT JOIN customers cust ON cust.shop_id = a.shop_id AND cust.phone = a.from_phone AND cust.erased_at IS NULL
@@ -425,10 +428,20 @@ WITH input AS (
     ) AS newest ON true
     -- A move-up offer as the newest: the booking it would have moved, while it stands,
     -- for a late YES's answer ("taken; your ... stays"): an appointment or a YES booking.
-    -- A plain offer has neither: nothing is read.
-    LEFT JOIN appointments kept ON kept.id = newest.move_from AND kept.status = 'booked'
-    LEFT JOIN bookings kb ON kb.id = newest.move_from_booking AND kb.status IN ('pending_payment', 'confirmed')
-    LEFT JOIN slot_openings ks ON ks.id = kb.opening_id
+    -- A plain offer has neither: nothing is read (each lookup is a subquery its LIMIT
+    -- keeps whole, so its NULL test gates it: a plain joins's index probes with a NULL
+    -- key cost every text of a storm).
+    LEFT JOIN LATERAL (
+        SELECT k.starts_at FROM appointments k
+        WHERE newest.move_from IS NOT NULL AND k.id = newest.move_from AND k.status = 'booked'
+        LIMIT 1
+    ) AS kept ON true
+    LEFT JOIN LATERAL (
+        SELECT ks.starts_at FROM bookings kb JOIN slot_openings ks ON ks.id = kb.opening_id
+        WHERE newest.move_from_booking IS NOT NULL AND kb.id = newest.move_from_booking
+          AND kb.status IN ('pending_payment', 'confirmed')
+        LIMIT 1
+    ) AS kept_booking ON true
     LEFT JOIN LATERAL (
         SELECT v.id AS offer_id, v.opening_id, v.generation, v.starts_at, v.move_from,
                -- What this YES's claim adds to its opening's facts (claim_openings), only
@@ -507,8 +520,8 @@ type InboundStoreManyRow struct {
 	CustomerLanguage     pgtype.Text
 	NewestOfferID        uuid.UUID
 	NewestOfferStatus    string
-	NewestKeepsAt        *time.Time
-	NewestKeepsBookingAt *time.Time
+	NewestKeepsAt        time.Time
+	NewestKeepsBookingAt time.Time
 	OfferID              uuid.UUID
 	OpeningID            uuid.UUID
 	Generation           int32

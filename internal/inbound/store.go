@@ -1,7 +1,6 @@
 package inbound
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"time"
@@ -149,8 +148,12 @@ func senderFrom(rows []db.InboundStoreManyRow) sender {
 		claims: &slots.Claimable{}}
 	if r.NewestOfferID != uuid.Nil {
 		snd.claims.NewestOfferID, snd.claims.NewestStatus = r.NewestOfferID, r.NewestOfferStatus
-		if keeps := cmp.Or(r.NewestKeepsAt, r.NewestKeepsBookingAt); keeps != nil {
-			snd.claims.NewestKeeps = keeps.UTC()
+		// The zero time: no booking the newest offer would have moved still stands.
+		switch {
+		case !r.NewestKeepsAt.IsZero():
+			snd.claims.NewestKeeps = r.NewestKeepsAt.UTC()
+		case !r.NewestKeepsBookingAt.IsZero():
+			snd.claims.NewestKeeps = r.NewestKeepsBookingAt.UTC()
 		}
 	}
 	for _, r := range rows {
