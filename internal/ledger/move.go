@@ -147,13 +147,13 @@ func MoveTx(ctx context.Context, tx pgx.Tx, queue jobs.Inserter, m Movable, toID
 // with it (the booking it moved to holds the same session or payment intent) is
 // applied already; any other is refunded.
 func (s *Service) paidMoved(ctx context.Context, tx pgx.Tx, b db.Booking, sessionID, paymentIntentID string) (Result, error) {
-	now, err := queries.BookingMovedPayment(ctx, tx, b.ID)
+	holder, err := queries.BookingMovedPayment(ctx, tx, b.ID)
 	if err != nil {
 		return "", fmt.Errorf("follow moved booking %s: %w", b.ID, err)
 	}
-	same := sessionID == "" || now.StripeCheckoutSessionID.String == sessionID
-	if paymentIntentID != "" && now.StripePaymentIntentID.Valid {
-		same = now.StripePaymentIntentID.String == paymentIntentID
+	same := sessionID == "" || holder.StripeCheckoutSessionID.String == sessionID
+	if paymentIntentID != "" && holder.StripePaymentIntentID.Valid {
+		same = holder.StripePaymentIntentID.String == paymentIntentID
 	}
 	if same || paymentIntentID == "" {
 		// The moved payment (or no payment named: nothing to refund).
