@@ -37,7 +37,7 @@ func TestChainsAsTheOwnerFollowsThem(t *testing.T) {
 		INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at)
 		SELECT id, $2, shop_id, generation, 1, 'sent', clock_timestamp(), clock_timestamp() FROM slot_openings WHERE id = $1`, third, ana.ID)
 	require.NoError(t, err)
-	booked, err := f.openings.Book(ctx, f.shop, ana.ID)
+	booked, err := f.openings.Book(ctx, &f.shop, ana.ID)
 	require.NoError(t, err)
 	require.Equal(t, slots.Booked, booked.Outcome)
 

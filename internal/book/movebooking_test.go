@@ -48,7 +48,7 @@ func (f fixture) yesMover(t *testing.T, phone string, at time.Time) yesMover {
 		INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at)
 		SELECT id, $2, shop_id, generation, 1, 'sent', clock_timestamp(), clock_timestamp() FROM slot_openings WHERE id = $1`, op.ID, c.ID)
 	require.NoError(t, err)
-	claim, err := f.openings.Book(ctx, f.shop, c.ID)
+	claim, err := f.openings.Book(ctx, &f.shop, c.ID)
 	require.NoError(t, err)
 	require.Equal(t, slots.Booked, claim.Outcome)
 	pi := "pi_" + phone[1:]
@@ -77,7 +77,7 @@ func (f fixture) bookingMoveUpOffer(t *testing.T, opening uuid.UUID, m yesMover)
 		INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at, move_from_booking)
 		SELECT id, $2, shop_id, generation, 1, 'sent', clock_timestamp(), clock_timestamp(), $3 FROM slot_openings WHERE id = $1
 		RETURNING id`, opening, m.id, m.booking).Scan(&id))
-	c, err := f.openings.Claimable(ctx, f.shop, m.id)
+	c, err := f.openings.Claimable(ctx, &f.shop, m.id)
 	require.NoError(t, err)
 	for _, o := range c.Live {
 		if o.OfferID == id {
@@ -136,7 +136,7 @@ func TestMoveUpOfAYesBooking(t *testing.T) {
 	require.True(t, cands[0].StartsAt.Equal(thu))
 
 	offer := f.bookingMoveUpOffer(t, first.ID, kim)
-	plain, err := f.openings.Book(ctx, f.shop, kim.id)
+	plain, err := f.openings.Book(ctx, &f.shop, kim.id)
 	require.NoError(t, err)
 	require.Equal(t, slots.NoOffer, plain.Outcome, "a plain YES leaves a move-up to the book")
 
@@ -233,7 +233,7 @@ func TestMoveUpOfAYesBooking(t *testing.T) {
 		INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at)
 		SELECT id, $2, shop_id, generation, 1, 'sent', clock_timestamp(), clock_timestamp() FROM slot_openings WHERE id = $1`, fri.ID, kim.id)
 	require.NoError(t, err)
-	friClaim, err := f.openings.Book(ctx, f.shop, kim.id)
+	friClaim, err := f.openings.Book(ctx, &f.shop, kim.id)
 	require.NoError(t, err)
 	require.Equal(t, slots.Booked, friClaim.Outcome)
 	cands, err = db.New().OfferMoveUpCandidates(ctx, f.pool, db.OfferMoveUpCandidatesParams{OpeningID: kim.held.ID, MaxRows: 10})

@@ -49,7 +49,7 @@ func (f fixture) moveUpOffer(t *testing.T, opening uuid.UUID, m mover) slots.Liv
 		INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at, move_from)
 		SELECT id, $2, shop_id, generation, 1, 'sent', clock_timestamp(), clock_timestamp(), $3 FROM slot_openings WHERE id = $1
 		RETURNING id`, opening, m.id, m.appointment.ID).Scan(&id))
-	c, err := f.openings.Claimable(ctx, f.shop, m.id)
+	c, err := f.openings.Claimable(ctx, &f.shop, m.id)
 	require.NoError(t, err)
 	for _, o := range c.Live {
 		if o.OfferID == id {
@@ -85,7 +85,7 @@ func TestMoveUpMovesAndChains(t *testing.T) {
 	require.NoError(t, err)
 
 	offer := f.moveUpOffer(t, first.ID, kim)
-	plain, err := f.openings.Book(ctx, f.shop, kim.id)
+	plain, err := f.openings.Book(ctx, &f.shop, kim.id)
 	require.NoError(t, err)
 	require.Equal(t, slots.NoOffer, plain.Outcome, "a plain YES leaves a move-up to the book")
 	require.Equal(t, connectors.StatusBooked, f.status(t, kim.appointment.ID))

@@ -48,7 +48,7 @@ func TestBookShowsChains(t *testing.T) {
 			INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at, move_from)
 			SELECT id, $2, shop_id, generation, 1, 'sent', clock_timestamp(), clock_timestamp(), $3 FROM slot_openings WHERE id = $1
 			RETURNING id`, opening, customer, uuid.NullUUID{UUID: moveFrom, Valid: moveFrom != uuid.Nil}).Scan(&id))
-		c, err := en.slots.Claimable(ctx, shop, customer)
+		c, err := en.slots.Claimable(ctx, &shop, customer)
 		require.NoError(t, err)
 		for _, o := range c.Live {
 			if o.OfferID == id {

@@ -48,7 +48,7 @@ func (d *Dashboard) changeNotifyPhone(c echo.Context, shop shops.Shop, number st
 	}
 	words := texts.In(shop.Language)
 	_, err := d.shops.SendNotifyCode(ctx, d.cfg.Queue, shop, number, func(code string) string {
-		return words.NotifyPhoneCode(shop, code)
+		return words.NotifyPhoneCode(&shop, code)
 	}, d.cfg.Now())
 	return "code_sent", err
 }

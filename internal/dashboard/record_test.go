@@ -96,7 +96,7 @@ func TestOpeningRecordAndAttendance(t *testing.T) {
 	require.Equal(t, http.StatusNotFound, en.get(dashboard.OpeningPath+"/not-an-id", ck).Code)
 
 	// Ana says YES (the claim her YES makes).
-	cl, err := en.slots.Claimable(ctx, shop, ana.ID)
+	cl, err := en.slots.Claimable(ctx, &shop, ana.ID)
 	require.NoError(t, err)
 	require.Len(t, cl.Live, 1)
 	var claim slots.Claim

@@ -33,14 +33,14 @@ func (s *Service) replay(ctx context.Context, sid string) (Answer, error) {
 				shop, err := shops.Read(ctx, s.pool, m.ShopID.UUID)
 				var w texts.Words
 				if err == nil {
-					w, err = s.wordsFor(ctx, shop, m.FromPhone)
+					w, err = s.wordsFor(ctx, &shop, m.FromPhone)
 				}
 				if err != nil {
 					ans := retryLater(texts.English)
 					ans.Replayed = true
 					return ans, fmt.Errorf("read shop of stored message: %w", err)
 				}
-				ans.Message = said(w, shop, ans.Outcome).Message
+				ans.Message = said(w, &shop, ans.Outcome).Message
 			}
 			return ans, nil
 		}
@@ -60,19 +60,19 @@ func (s *Service) replay(ctx context.Context, sid string) (Answer, error) {
 // bookedAnswer is the answer to a YES that holds the booking c: what a booked customer
 // is told of it (ledger.BookedText), its payment link as the ledger gives it (short,
 // on our own domain, when the server has one).
-func (s *Service) bookedAnswer(w texts.Words, shop shops.Shop, c slots.Claim) Answer {
+func (s *Service) bookedAnswer(w texts.Words, shop *shops.Shop, c *slots.Claim) Answer {
 	url := s.ledger.Link(c.BookingID, c.PaymentURL)
 	if c.LinkFollows {
 		url = ""
 	}
 	return Answer{Outcome: OutcomeBooked, BookingID: c.BookingID,
-		Message: ledger.BookedText(w, shop, c.Service, c.StaffName, c.StartsAt, c.Confirmed, url, s.cfg.Now())}
+		Message: ledger.BookedText(w, *shop, c.Service, c.StaffName, c.StartsAt, c.Confirmed, url, s.cfg.Now())}
 }
 
 // said is the answer whose words follow from its outcome alone: every answer but a
 // booking's (bookedAnswer), a STOPped customer's YES and a text to nobody's number. A
 // stored answer without its words (InboundStoreMany's late YES) is told with these.
-func said(w texts.Words, shop shops.Shop, o Outcome) Answer {
+func said(w texts.Words, shop *shops.Shop, o Outcome) Answer {
 	var m string
 	switch o {
 	case OutcomeTaken:
@@ -101,6 +101,6 @@ func retryLater(w texts.Words) Answer {
 	return Answer{Outcome: OutcomeRetryLater, Message: w.RetryLater()}
 }
 
-func retryLaterAt(w texts.Words, shop shops.Shop) Answer {
+func retryLaterAt(w texts.Words, shop *shops.Shop) Answer {
 	return Answer{Outcome: OutcomeRetryLater, Message: w.RetryLaterAt(shop)}
 }

@@ -28,7 +28,7 @@ import (
 // the customer is told the shop will get back to them. ok is false for a customer
 // without a live booking, or a "can't make it" that answers a live offer: the text is
 // handled as any other (declined, or for a person).
-func (s *Service) cancelRequest(ctx context.Context, w texts.Words, shop shops.Shop, in Message, rd reading, snd *sender, sid string) (Answer, bool, error) {
+func (s *Service) cancelRequest(ctx context.Context, w texts.Words, shop *shops.Shop, in Message, rd reading, snd *sender, sid string) (Answer, bool, error) {
 	now := s.cfg.Now()
 	unsure := false
 	if rd.kw == KeywordNo {
@@ -119,7 +119,7 @@ func (s *Service) cancelRequest(ctx context.Context, w texts.Words, shop shops.S
 // optedOutAnswer is the answer to a STOP: a customer who holds a live booking is told it
 // stands and how to cancel it by text (the bare CANCEL is an opt-out, not a
 // cancellation).
-func (s *Service) optedOutAnswer(ctx context.Context, w texts.Words, shop shops.Shop, snd *sender) Answer {
+func (s *Service) optedOutAnswer(ctx context.Context, w texts.Words, shop *shops.Shop, snd *sender) Answer {
 	ans := said(w, shop, OutcomeOptedOut)
 	if !snd.known {
 		return ans

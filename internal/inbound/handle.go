@@ -13,7 +13,7 @@ import (
 
 // handle answers a stored text from snd. With sid, the answer to a YES that books is
 // stored with the booking's payment link (Answer.stored).
-func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd reading, snd *sender, sid string) (Answer, error) {
+func (s *Service) handle(ctx context.Context, shop *shops.Shop, in Message, rd reading, snd *sender, sid string) (Answer, error) {
 	known := snd.known
 	s.learn(ctx, shop, in, snd, rd)
 	w := snd.words(shop)
@@ -77,7 +77,7 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd re
 		if s.cfg.Joins != nil && known {
 			// The consent record keeps the customer's own words. The opt-out stands
 			// whatever becomes of the record: a failure is logged, not answered.
-			if err := s.cfg.Joins.RecordOptOut(ctx, shop, snd.id, snd.lang, in.Body, in.MessageSID, s.cfg.Now()); err != nil {
+			if err := s.cfg.Joins.RecordOptOut(ctx, *shop, snd.id, snd.lang, in.Body, in.MessageSID, s.cfg.Now()); err != nil {
 				s.log.ErrorContext(ctx, "opt-out not kept in the consent record", "err", err)
 			}
 		}
@@ -115,9 +115,9 @@ func (s *Service) handle(ctx context.Context, shop shops.Shop, in Message, rd re
 // for the confirmation as the join keyword does, in the shop's language. ok is false for
 // every other text (a START from a number with a STOP clears it, as before: handle).
 // The answers over HTTP say nothing: the texts queued say it all.
-func (s *Service) joining(ctx context.Context, w texts.Words, shop shops.Shop, in Message, rd reading, snd *sender) (Answer, bool, error) {
-	if lang, ok := join.Keyword(shop, in.Body); ok {
-		if _, err := s.cfg.Joins.RequestByText(ctx, shop, in.From, in.MessageSID, lang); err != nil {
+func (s *Service) joining(ctx context.Context, w texts.Words, shop *shops.Shop, in Message, rd reading, snd *sender) (Answer, bool, error) {
+	if lang, ok := join.Keyword(*shop, in.Body); ok {
+		if _, err := s.cfg.Joins.RequestByText(ctx, *shop, in.From, in.MessageSID, lang); err != nil {
 			return retryLaterAt(w, shop), true, fmt.Errorf("join by text: %w", err)
 		}
 		return Answer{Outcome: OutcomeJoinRequested}, true, nil
@@ -144,7 +144,7 @@ func (s *Service) joining(ctx context.Context, w texts.Words, shop shops.Shop, i
 			return retryLaterAt(w, shop), true, fmt.Errorf("opt in: %w", err)
 		}
 	}
-	handled, err := s.cfg.Joins.Confirm(ctx, shop, join.Reply{From: in.From, Body: in.Body, MessageSID: in.MessageSID, At: s.cfg.Now()})
+	handled, err := s.cfg.Joins.Confirm(ctx, *shop, join.Reply{From: in.From, Body: in.Body, MessageSID: in.MessageSID, At: s.cfg.Now()})
 	if err != nil {
 		return retryLaterAt(w, shop), true, fmt.Errorf("confirm join: %w", err)
 	}
@@ -153,7 +153,7 @@ func (s *Service) joining(ctx context.Context, w texts.Words, shop shops.Shop, i
 	}
 	if stranger {
 		// As the join keyword, in the shop's language: the confirmation is the answer.
-		if _, err := s.cfg.Joins.RequestByText(ctx, shop, in.From, in.MessageSID, ""); err != nil {
+		if _, err := s.cfg.Joins.RequestByText(ctx, *shop, in.From, in.MessageSID, ""); err != nil {
 			return retryLaterAt(w, shop), true, fmt.Errorf("join by START: %w", err)
 		}
 		return Answer{Outcome: OutcomeJoinRequested}, true, nil
@@ -166,7 +166,7 @@ func (s *Service) joining(ctx context.Context, w texts.Words, shop shops.Shop, i
 // no customer has nothing to pause: a person reads it. A customer who said STOP is
 // paused or resumed all the same, and a RESUME tells them that only START brings the
 // offers back.
-func (s *Service) pause(ctx context.Context, w texts.Words, shop shops.Shop, kw Keyword, snd *sender) (Answer, error) {
+func (s *Service) pause(ctx context.Context, w texts.Words, shop *shops.Shop, kw Keyword, snd *sender) (Answer, error) {
 	if !snd.known {
 		return said(w, shop, OutcomeUnrecognized), nil
 	}
@@ -189,11 +189,11 @@ func (s *Service) pause(ctx context.Context, w texts.Words, shop shops.Shop, kw 
 // recordOptIn keeps a customer's own opt-in by text (START, or a YES the carrier counted
 // as one) in the consent record, as their STOP is. The opt-in stands whatever becomes
 // of the record: a failure is logged, not answered.
-func (s *Service) recordOptIn(ctx context.Context, shop shops.Shop, in Message, snd *sender) {
+func (s *Service) recordOptIn(ctx context.Context, shop *shops.Shop, in Message, snd *sender) {
 	if s.cfg.Joins == nil {
 		return
 	}
-	if err := s.cfg.Joins.RecordOptIn(ctx, shop, snd.id, snd.lang, in.Body, in.MessageSID, s.cfg.Now()); err != nil {
+	if err := s.cfg.Joins.RecordOptIn(ctx, *shop, snd.id, snd.lang, in.Body, in.MessageSID, s.cfg.Now()); err != nil {
 		s.log.ErrorContext(ctx, "opt-in not kept in the consent record", "err", err)
 	}
 }

@@ -203,6 +203,9 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 		return retryLater(texts.English), err
 	}
 	known, shop := st.known, st.shop
+	if shop == nil {
+		shop = &shops.Shop{} // a text to a number no shop owns is answered as from no shop
+	}
 	if st.fresh && st.late {
 		// A late YES, its outcome stored with it.
 		snd := st.sender
@@ -255,7 +258,7 @@ func (s *Service) Reply(ctx context.Context, in Message) (Answer, error) {
 
 // process handles a stored text, rd being what read found in it, and stores its answer;
 // with then, the answer is stored in the transaction then runs (which also texts it).
-func (s *Service) process(ctx context.Context, shop shops.Shop, known bool, in Message, rd reading, snd *sender, then func(pgx.Tx, Answer) error) (Answer, error) {
+func (s *Service) process(ctx context.Context, shop *shops.Shop, known bool, in Message, rd reading, snd *sender, then func(pgx.Tx, Answer) error) (Answer, error) {
 	var ans Answer
 	var herr error
 	if !known {

@@ -65,7 +65,7 @@ func TestLateYesIsAnsweredAsItIsStored(t *testing.T) {
 	}
 	wg.Wait()
 	require.NoError(t, errors.Join(errs...))
-	want := texts.English.Taken(w.shop)
+	want := texts.English.Taken(&w.shop)
 	for i, a := range answers {
 		sid := fmt.Sprintf("SMlate%02d", i)
 		require.Equal(t, inbound.OutcomeTaken, a.Outcome, sid)
@@ -101,7 +101,7 @@ func TestLateYesIsAnsweredAsItIsStored(t *testing.T) {
 	require.Equal(t, inbound.OutcomeOptedOut, stop.Outcome)
 	optedOut := w.yes(t, "SMstopped", stopped)
 	require.Equal(t, inbound.OutcomeNoOffer, optedOut.Outcome)
-	require.Equal(t, texts.English.OptedOutYes(w.shop), optedOut.Message)
+	require.Equal(t, texts.English.OptedOutYes(&w.shop), optedOut.Message)
 	require.Equal(t, 1, writes("SMstopped"))
 
 	// Other words are not YES.
@@ -147,7 +147,7 @@ func TestALateYesWhileTheNextOfferWaits(t *testing.T) {
 		require.Equal(t, inbound.OutcomeTaken, got.Outcome, "newest offer %s", status)
 		c, err := w.customers.ByPhone(ctx, w.shop.ID, w.phones[i+1])
 		require.NoError(t, err)
-		claim, err := w.slots.Book(ctx, w.shop, c.ID)
+		claim, err := w.slots.Book(ctx, &w.shop, c.ID)
 		require.NoError(t, err)
 		require.Equal(t, slots.Taken, claim.Outcome, "Book's own read, newest offer %s", status)
 	}

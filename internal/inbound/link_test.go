@@ -131,7 +131,7 @@ func TestAWinnersAnswerIsStoredWithItsLink(t *testing.T) {
 	require.NoError(t, err)
 	var startsAt time.Time
 	require.NoError(t, w.pool.QueryRow(ctx, `SELECT o.starts_at FROM slot_openings o JOIN bookings b ON b.opening_id = o.id WHERE b.id = $1`, failed.BookingID).Scan(&startsAt))
-	require.Equal(t, texts.English.BookedLinkFollows(shop, "Cut", startsAt), failed.Message)
+	require.Equal(t, texts.English.BookedLinkFollows(&shop, "Cut", startsAt), failed.Message)
 }
 
 // TestThePaymentPageSpeaksTheCustomersLanguage: a customer who books with "Sí" gets the

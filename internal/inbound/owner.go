@@ -37,7 +37,7 @@ func keepsConversation(o Outcome) bool {
 // more unread instead, so that the owner sees it, and marks the shop's customer with the
 // number possibly reassigned (customers.MarkPossiblyReassigned); still no alert and no
 // acknowledgement, and the opt-out stands.
-func (s *Service) keep(ctx context.Context, tx pgx.Tx, shop shops.Shop, snd *sender, in Message, ans Answer, wrongNumber bool) error {
+func (s *Service) keep(ctx context.Context, tx pgx.Tx, shop *shops.Shop, snd *sender, in Message, ans Answer, wrongNumber bool) error {
 	now := s.cfg.Now()
 	text := inbox.InboundText{ShopID: shop.ID, Phone: in.From, MessageSID: in.MessageSID, Body: in.Body, At: now, NeedsOwner: wrongNumber}
 	if snd != nil && snd.known {
@@ -90,7 +90,7 @@ const NumberHourlyCap = 20
 // (the team will get back to them), and the owner's alert and the event say it is a
 // cancellation of that booking. Beyond Config.HourlyCap texts from the number in an
 // hour, a text is only kept. A redelivered text changes nothing here.
-func (s *Service) toOwner(ctx context.Context, tx pgx.Tx, shop shops.Shop, snd *sender, w texts.Words, in Message, ans Answer) (Answer, error) {
+func (s *Service) toOwner(ctx context.Context, tx pgx.Tx, shop *shops.Shop, snd *sender, w texts.Words, in Message, ans Answer) (Answer, error) {
 	now := s.cfg.Now()
 	text := inbox.InboundText{
 		ShopID: shop.ID, Phone: in.From, MessageSID: in.MessageSID, Body: in.Body, At: now,
@@ -154,7 +154,7 @@ func (s *Service) toOwner(ctx context.Context, tx pgx.Tx, shop shops.Shop, snd *
 
 // who names a number for the owner's alert: the customer's name, else the number
 // masked.
-func (s *Service) who(ctx context.Context, shop shops.Shop, snd *sender, number string) (string, error) {
+func (s *Service) who(ctx context.Context, shop *shops.Shop, snd *sender, number string) (string, error) {
 	if snd != nil && snd.known {
 		c, err := s.customers.ByPhone(ctx, shop.ID, number)
 		if err != nil {

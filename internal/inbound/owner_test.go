@@ -25,7 +25,7 @@ func TestTextsThatNeedAPersonReachTheInbox(t *testing.T) {
 
 	first := w.reply(t, "SMlate", 0, "running 10 min late, is that ok?")
 	require.Equal(t, inbound.OutcomeUnrecognized, first.Outcome)
-	require.Equal(t, texts.English.InboxAck(w.shop), first.Message)
+	require.Equal(t, texts.English.InboxAck(&w.shop), first.Message)
 	again := w.reply(t, "SMlate", 0, "running 10 min late, is that ok?")
 	require.True(t, again.Replayed)
 	require.Equal(t, first.Message, again.Message)
@@ -60,7 +60,7 @@ func TestTextsThatNeedAPersonReachTheInbox(t *testing.T) {
 	// The question did not use up the day's acknowledgement.
 	asked := w.reply(t, "SMask", 1, "do you take cash?")
 	require.Equal(t, inbound.OutcomeUnrecognized, asked.Outcome)
-	require.Equal(t, texts.English.InboxAck(w.shop), asked.Message)
+	require.Equal(t, texts.English.InboxAck(&w.shop), asked.Message)
 }
 
 // TestKeywordsFromAnyNumberAreKept: a keyword from a number the shop has no
@@ -130,7 +130,7 @@ func TestANumberOverItsHourlyCapIsOnlyKept(t *testing.T) {
 		}
 	}
 	other := w.reply(t, "SMother", 1, "can I come at 4 instead?")
-	require.Equal(t, texts.English.InboxAck(w.shop), other.Message, "another number is answered")
+	require.Equal(t, texts.English.InboxAck(&w.shop), other.Message, "another number is answered")
 
 	count := func(sql string, args ...any) int {
 		t.Helper()

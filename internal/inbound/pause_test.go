@@ -41,8 +41,8 @@ func TestPauseAndResume(t *testing.T) {
 	until := pausedUntil(w.phones[0])
 	require.NotNil(t, until)
 	require.WithinDuration(t, before.Add(customers.PauseFor), *until, time.Minute)
-	require.Equal(t, texts.English.Paused(w.shop, *until), ans.Message)
-	require.Contains(t, ans.Message, "Ana's Salon: offers paused until "+texts.English.Date(w.shop, *until))
+	require.Equal(t, texts.English.Paused(&w.shop, *until), ans.Message)
+	require.Contains(t, ans.Message, "Ana's Salon: offers paused until "+texts.English.Date(&w.shop, *until))
 
 	again := send("SMp1", w.phones[0], "PAUSE")
 	require.Equal(t, ans.Message, again.Message, "a redelivery is answered the same")
@@ -51,7 +51,7 @@ func TestPauseAndResume(t *testing.T) {
 
 	ans = send("SMp2", w.phones[0], "resume please")
 	require.Equal(t, inbound.OutcomeResumed, ans.Outcome)
-	require.Equal(t, texts.English.Resumed(w.shop), ans.Message)
+	require.Equal(t, texts.English.Resumed(&w.shop), ans.Message)
 	require.Nil(t, pausedUntil(w.phones[0]))
 
 	// Spanish words: the answer is Spanish (the words teach the customer's language).
@@ -61,7 +61,7 @@ func TestPauseAndResume(t *testing.T) {
 	require.NotNil(t, pausedUntil(w.phones[1]))
 	ans = send("SMp4", w.phones[1], "REANUDAR")
 	require.Equal(t, inbound.OutcomeResumed, ans.Outcome)
-	require.Equal(t, texts.In(language.Spanish).Resumed(w.shop), ans.Message)
+	require.Equal(t, texts.In(language.Spanish).Resumed(&w.shop), ans.Message)
 
 	// A French customer's English PAUSE is answered in French.
 	c, err := w.customers.ByPhone(ctx, w.shop.ID, w.phones[2])
@@ -78,7 +78,7 @@ func TestPauseAndResume(t *testing.T) {
 	require.Equal(t, inbound.OutcomeOptedOut, send("SMp7", w.phones[0], "STOP").Outcome)
 	ans = send("SMp8", w.phones[0], "RESUME")
 	require.Equal(t, inbound.OutcomeResumed, ans.Outcome)
-	require.Equal(t, texts.English.OptedOutYes(w.shop), ans.Message)
+	require.Equal(t, texts.English.OptedOutYes(&w.shop), ans.Message)
 
 	// A stranger has nothing to pause: a person reads it.
 	require.Equal(t, inbound.OutcomeUnrecognized, send("SMp9", "+447700955599", "PAUSE").Outcome)

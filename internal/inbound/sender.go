@@ -26,7 +26,7 @@ type sender struct {
 }
 
 // lookUp finds the sender when it was not read with the text.
-func (s *Service) lookUp(ctx context.Context, shop shops.Shop, phone string) (sender, error) {
+func (s *Service) lookUp(ctx context.Context, shop *shops.Shop, phone string) (sender, error) {
 	cust, err := s.customers.ByPhone(ctx, shop.ID, phone)
 	var p *problem.Error
 	if errors.As(err, &p) && p.Kind == problem.NotFound {
@@ -39,13 +39,13 @@ func (s *Service) lookUp(ctx context.Context, shop shops.Shop, phone string) (se
 }
 
 // words is what the sender is texted in: their language, else the shop's.
-func (snd sender) words(shop shops.Shop) texts.Words {
+func (snd sender) words(shop *shops.Shop) texts.Words {
 	return texts.In(snd.lang.Or(shop.Language))
 }
 
 // wordsFor is what the number phone is texted in by shop: its customer's language, else
 // the shop's.
-func (s *Service) wordsFor(ctx context.Context, shop shops.Shop, phone string) (texts.Words, error) {
+func (s *Service) wordsFor(ctx context.Context, shop *shops.Shop, phone string) (texts.Words, error) {
 	snd, err := s.lookUp(ctx, shop, phone)
 	if err != nil {
 		return texts.Words{}, err
@@ -64,7 +64,7 @@ func (s *Service) wordsFor(ctx context.Context, shop shops.Shop, phone string) (
 // of a storm are such). Only answers to an offer and opt-outs teach it: HELP and START are carriers'
 // keywords, which customers send in English whatever they speak. A failure to record
 // it costs only the language, and is logged.
-func (s *Service) learn(ctx context.Context, shop shops.Shop, in Message, snd *sender, rd reading) {
+func (s *Service) learn(ctx context.Context, shop *shops.Shop, in Message, snd *sender, rd reading) {
 	if !snd.known || snd.lang != "" || rd.lang == "" || rd.lang == shop.Language {
 		return
 	}

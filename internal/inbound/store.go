@@ -26,8 +26,10 @@ type newText struct {
 type stored struct {
 	// known is false for a text to a number no shop owns: it was not stored.
 	known bool
-	// shop owns the number the text was sent to, as it was when the text was stored.
-	shop shops.Shop
+	// shop owns the number the text was sent to, as it was when the text was stored
+	// (nil when known is false). A pointer: a Shop is over 600 bytes, and this travels
+	// through the batch's channel and down every frame of the YES path.
+	shop *shops.Shop
 	// fresh is false for a MessageSid seen before (a redelivery).
 	fresh  bool
 	sender sender
@@ -80,7 +82,7 @@ func (s *Service) storeTexts(ctx context.Context, batch []newText) ([]stored, er
 		if err != nil {
 			return nil, err
 		}
-		out[i] = stored{known: true, shop: shop, fresh: rs[0].Stored, sender: senderFrom(rs), late: rs[0].Late}
+		out[i] = stored{known: true, shop: &shop, fresh: rs[0].Stored, sender: senderFrom(rs), late: rs[0].Late}
 	}
 	return out, nil
 }

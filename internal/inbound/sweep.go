@@ -77,7 +77,7 @@ func (s *Service) finish(ctx context.Context) (done, read int, err error) {
 			}
 		}
 		in := Message{MessageSID: m.MessageSid, From: m.FromPhone, To: m.ToPhone, Body: m.Body}
-		ans, err := s.process(ctx, shop, known, in, readReply(in.Body, ""), nil, func(tx pgx.Tx, ans Answer) error {
+		ans, err := s.process(ctx, &shop, known, in, readReply(in.Body, ""), nil, func(tx pgx.Tx, ans Answer) error {
 			if ans.Outcome == OutcomeRetryLater {
 				// Nobody would answer it again: roll back, so the text stays unanswered
 				// and a later sweep takes it over once this take-over is stale.
@@ -173,11 +173,11 @@ func (s *Service) retell(ctx context.Context) (done, read int, err error) {
 			body := m.Reply.String
 			if !m.Reply.Valid {
 				// Stored without its words, which follow from the outcome.
-				w, err := s.wordsFor(ctx, shop, m.FromPhone)
+				w, err := s.wordsFor(ctx, &shop, m.FromPhone)
 				if err != nil {
 					return err
 				}
-				body = said(w, shop, outcome).Message
+				body = said(w, &shop, outcome).Message
 				if err := queries.InboundFillReply(ctx, tx, db.InboundFillReplyParams{MessageSid: m.MessageSid, Reply: pgvalue.Text(body)}); err != nil {
 					return err
 				}

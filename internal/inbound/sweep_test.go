@@ -60,7 +60,7 @@ func TestUnheardRetryLaterIsTexted(t *testing.T) {
 	n, err := w.sweeperAt(time.Minute).Sweep(ctx)
 	require.NoError(t, err)
 	require.Equal(t, 1, n)
-	require.Equal(t, []string{texts.English.RetryLaterAt(w.shop)}, w.texts(t, "reply:SMretry"), "the shop named, as every text once its shop is known")
+	require.Equal(t, []string{texts.English.RetryLaterAt(&w.shop)}, w.texts(t, "reply:SMretry"), "the shop named, as every text once its shop is known")
 }
 
 // newRedisDownWorld is newWorld's one customer with an offer, with a Redis that cannot

@@ -44,7 +44,7 @@ func TestUnsureRepliesAreAskedAgain(t *testing.T) {
 	ctx := context.Background()
 	op, err := w.slots.Get(ctx, w.shop.ID, w.opening)
 	require.NoError(t, err)
-	want := texts.English.Clarify(w.shop, "Cut", op.StartsAt)
+	want := texts.English.Clarify(&w.shop, "Cut", op.StartsAt)
 	for i, body := range []string{"yes but can it be 4pm?", "Liked “Ana's Salon: Cut opening …”", "maybe", "👍 to “Ana's Salon: Cut…”"} {
 		ans := w.reply(t, "SMunsure"+string(rune('a'+i)), 0, body)
 		require.Equal(t, inbound.OutcomeClarify, ans.Outcome, body)
@@ -107,14 +107,14 @@ func TestACustomerIsAnsweredInTheLanguageTheyWrite(t *testing.T) {
 
 	ans := w.reply(t, "SMsi", 0, "Sí")
 	require.Equal(t, inbound.OutcomeBooked, ans.Outcome)
-	require.Equal(t, texts.In(language.Spanish).Confirmed(w.shop, "Cut", op.StartsAt), ans.Message)
+	require.Equal(t, texts.In(language.Spanish).Confirmed(&w.shop, "Cut", op.StartsAt), ans.Message)
 	require.Equal(t, "es", *w.language(t, 0))
 	later := w.reply(t, "SMhelp", 0, "HELP")
-	require.Equal(t, texts.In(language.Spanish).Help(w.shop), later.Message, "texted in it from then on")
+	require.Equal(t, texts.In(language.Spanish).Help(&w.shop), later.Message, "texted in it from then on")
 
 	taken := w.reply(t, "SMok", 1, "ok")
 	require.Equal(t, inbound.OutcomeTaken, taken.Outcome)
-	require.Equal(t, texts.English.Taken(w.shop), taken.Message)
+	require.Equal(t, texts.English.Taken(&w.shop), taken.Message)
 	require.Nil(t, w.language(t, 1), "ok is every language's: nothing learnt")
 	require.Equal(t, inbound.OutcomeTaken, w.reply(t, "SMyes", 1, "yes").Outcome)
 	require.Nil(t, w.language(t, 1), "the shop's own language is not written")
@@ -124,7 +124,7 @@ func TestACustomerIsAnsweredInTheLanguageTheyWrite(t *testing.T) {
 	require.NoError(t, err)
 	fr := w.reply(t, "SMfr", 2, "no gracias")
 	require.Equal(t, inbound.OutcomeDeclined, fr.Outcome)
-	require.Equal(t, texts.In(language.French).Declined(w.shop), fr.Message)
+	require.Equal(t, texts.In(language.French).Declined(&w.shop), fr.Message)
 	require.Equal(t, "fr", *w.language(t, 2))
 }
 
@@ -139,10 +139,10 @@ func TestAShopsLanguageIsItsCustomersDefault(t *testing.T) {
 	shop, err := shops.Read(ctx, w.pool, w.shop.ID)
 	require.NoError(t, err)
 	ans := w.reply(t, "SMes", 0, "HELP")
-	require.Equal(t, texts.In(language.Spanish).Help(shop), ans.Message, "a carrier keyword teaches no language")
+	require.Equal(t, texts.In(language.Spanish).Help(&shop), ans.Message, "a carrier keyword teaches no language")
 	op, err := w.slots.Get(ctx, w.shop.ID, w.opening)
 	require.NoError(t, err)
 	ans = w.reply(t, "SMok", 0, "ok")
-	require.Equal(t, texts.In(language.Spanish).Confirmed(shop, "Cut", op.StartsAt), ans.Message)
+	require.Equal(t, texts.In(language.Spanish).Confirmed(&shop, "Cut", op.StartsAt), ans.Message)
 	require.Nil(t, w.language(t, 0))
 }

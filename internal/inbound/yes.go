@@ -19,7 +19,7 @@ import (
 // clarify asks a customer whose reply leaned towards their newest live offer to answer
 // it plainly, naming its slot; nothing is booked and the offer stays claimable. ok is
 // false when the customer holds no live offer.
-func (s *Service) clarify(ctx context.Context, w texts.Words, shop shops.Shop, snd *sender) (Answer, bool, error) {
+func (s *Service) clarify(ctx context.Context, w texts.Words, shop *shops.Shop, snd *sender) (Answer, bool, error) {
 	var openingID uuid.UUID
 	if snd.claims != nil {
 		if len(snd.claims.Live) == 0 {
@@ -54,7 +54,7 @@ func (s *Service) clarify(ctx context.Context, w texts.Words, shop shops.Shop, s
 // reports true (the claim books nothing and answers as a YES would: taken, no offer)
 // unless the customer's newest offer is the one they booked: their "ok" acknowledges
 // the booking and is not answered with it again.
-func (s *Service) answersOffer(ctx context.Context, shop shops.Shop, in Message, snd *sender) (bool, error) {
+func (s *Service) answersOffer(ctx context.Context, shop *shops.Shop, in Message, snd *sender) (bool, error) {
 	var live uuid.UUID
 	if c := snd.claims; c != nil {
 		if len(c.Live) == 0 {
@@ -95,8 +95,8 @@ const acceptedStatus = "accepted"
 
 // claim books a YES. With sid (the text's, when its answer is this path's to store), a
 // new booking's answer is stored with its payment link (see link).
-func (s *Service) claim(ctx context.Context, w texts.Words, shop shops.Shop, customerID uuid.UUID, claims *slots.Claimable, sid string) (Answer, error) {
-	var c slots.Claim
+func (s *Service) claim(ctx context.Context, w texts.Words, shop *shops.Shop, customerID uuid.UUID, claims *slots.Claimable, sid string) (Answer, error) {
+	var c *slots.Claim
 	var err error
 	if s.cfg.Mover != nil {
 		// A move-up is told by a column of the offer row read with the claim: a plain
@@ -153,24 +153,24 @@ func (s *Service) claim(ctx context.Context, w texts.Words, shop shops.Shop, cus
 // booking made by a YES moves with its payment, so its new booking is confirmed and
 // the answer names both times, with no link); a customer who lost the race keeps their
 // booking and is told so.
-func (s *Service) moveUp(ctx context.Context, w texts.Words, shop shops.Shop, customerID uuid.UUID, offer slots.LiveOffer, sid string) (Answer, error) {
-	m, err := s.cfg.Mover.MoveUp(ctx, shop, customerID, offer)
+func (s *Service) moveUp(ctx context.Context, w texts.Words, shop *shops.Shop, customerID uuid.UUID, offer slots.LiveOffer, sid string) (Answer, error) {
+	m, err := s.cfg.Mover.MoveUp(ctx, *shop, customerID, offer)
 	if err != nil {
 		return retryLaterAt(w, shop), err
 	}
 	// A move is a booking: the customer cools down as after any (no plain offer of the
 	// chain's next time, or any other, right after they moved) and a longer opening's
 	// rest is offered, while the link is made; the answer waits for them.
-	c := s.slots.Committed(ctx, shop, customerID, m.Claim)
+	c := s.slots.Committed(ctx, *shop, customerID, m.Claim)
 	defer c.Settle()
 	switch {
 	case c.Outcome == slots.Booked && c.New() && !c.Confirmed:
 		s.m.Booking(ledger.BookingPendingPayment)
-		return s.link(ctx, w, shop, c, sid), nil
+		return s.link(ctx, w, shop, &c, sid), nil
 	case c.Outcome == slots.Booked && c.Repeat && !c.Confirmed:
 		// The customer's own YES moved them a moment ago: its link again (or that it
 		// follows), as any winner's YES said twice.
-		return s.bookedAnswer(w, shop, c), nil
+		return s.bookedAnswer(w, shop, &c), nil
 	case c.Outcome == slots.Booked && c.Repeat:
 		return Answer{Outcome: OutcomeBooked, BookingID: c.BookingID, Message: w.MovedUp(shop, c.Service, c.StartsAt, m.From)}, nil
 	case c.Outcome == slots.Booked:
@@ -189,20 +189,21 @@ func (s *Service) moveUp(ctx context.Context, w texts.Words, shop shops.Shop, cu
 // that was not stored. When the link cannot be made or stored in time, or the booking
 // sweep stored its own first, the answer says that the link follows: the sweep makes or
 // texts it.
-func (s *Service) link(ctx context.Context, w texts.Words, shop shops.Shop, c slots.Claim, sid string) Answer {
+func (s *Service) link(ctx context.Context, w texts.Words, shop *shops.Shop, booked *slots.Claim, sid string) Answer {
+	c := *booked // c.PaymentURL is set below: the caller's claim stays as it is
 	follows := c
 	follows.LinkFollows = true
 	if s.ledger == nil {
 		s.log.WarnContext(ctx, "checkout deferred to job: payments are not configured here", "booking_id", c.BookingID)
-		return s.bookedAnswer(w, shop, follows)
+		return s.bookedAnswer(w, shop, &follows)
 	}
-	co, err := s.ledger.Checkout(ctx, w, shop, c.Booking, c.Service, c.StartsAt)
+	co, err := s.ledger.Checkout(ctx, w, *shop, c.Booking, c.Service, c.StartsAt)
 	if err != nil {
 		s.log.WarnContext(ctx, "checkout deferred to job", "booking_id", c.BookingID, "err", err)
-		return s.bookedAnswer(w, shop, follows)
+		return s.bookedAnswer(w, shop, &follows)
 	}
 	c.PaymentURL = co.URL
-	ans := s.bookedAnswer(w, shop, c)
+	ans := s.bookedAnswer(w, shop, &c)
 	// Stored even if the request ends meanwhile: a link stored but answered as "link
 	// follows" would be texted by nobody (the booking sweep finds it stored).
 	storeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -224,10 +225,10 @@ func (s *Service) link(ctx context.Context, w texts.Words, shop shops.Shop, c sl
 	}
 	if err != nil {
 		s.log.WarnContext(ctx, "checkout not stored; deferred to job", "booking_id", c.BookingID, "err", err)
-		return s.bookedAnswer(w, shop, follows)
+		return s.bookedAnswer(w, shop, &follows)
 	}
 	if linkStored.RowsAffected() == 0 {
-		return s.bookedAnswer(w, shop, follows) // the sweep's link, which it texts
+		return s.bookedAnswer(w, shop, &follows) // the sweep's link, which it texts
 	}
 	ans.stored = answerStored.RowsAffected() == 1
 	return ans

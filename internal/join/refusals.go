@@ -181,7 +181,7 @@ func (s *Service) refused(ctx context.Context, shop shops.Shop, reason string) e
 // confirmation texts is spent, in the shop's language (internal/texts, beside the
 // owner's other alerts).
 func budgetAlert(shop shops.Shop, l Limits) string {
-	return texts.In(shop.Language).JoinBudgetAlert(shop, l.PerShop.Burst)
+	return texts.In(shop.Language).JoinBudgetAlert(&shop, l.PerShop.Burst)
 }
 
 // RefusalCounts are a shop's refused join requests, for the dashboard.

@@ -55,7 +55,7 @@ func (s *Service) newCheckout(ctx context.Context, timeout time.Duration, w text
 	defer cancel()
 	r := payments.CheckoutRequest{
 		BookingID: b.ID.String(), AmountCents: b.AmountCents, Currency: b.Currency,
-		Description: w.CheckoutItem(shop, service, startsAt), Locale: string(w.Language()), ExpiresAt: expires,
+		Description: w.CheckoutItem(&shop, service, startsAt), Locale: string(w.Language()), ExpiresAt: expires,
 		SuccessURL: s.cfg.CheckoutSuccessURL, CancelURL: s.cfg.CheckoutCancelURL,
 		Account: account, FeeBPS: feeBPS,
 	}
@@ -68,7 +68,7 @@ func (s *Service) newCheckout(ctx context.Context, timeout time.Duration, w text
 	if ok {
 		checkoutTerms(&r, terms)
 		if terms.Mode == shops.PaymentDeposit {
-			r.Description = w.DepositItem(shop, service, startsAt)
+			r.Description = w.DepositItem(&shop, service, startsAt)
 		}
 	}
 	co, err := s.provider.CreateCheckout(callCtx, r)

@@ -201,7 +201,7 @@ func (s *Service) askToPay(ctx context.Context, shop shops.Shop, id uuid.UUID, a
 		}
 		_, err = s.queueText(ctx, tx, inbox.Outgoing{
 			Key: "fee_pay:" + id.String(), ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone, CustomerID: customer.ID,
-			Body:     w.FeePayLink(shop, op.Service, op.StartsAt, w.Amount(fee.AmountCents, fee.Currency), co.URL),
+			Body:     w.FeePayLink(&shop, op.Service, op.StartsAt, w.Amount(fee.AmountCents, fee.Currency), co.URL),
 			NotAfter: expires,
 		})
 		if err != nil {
@@ -248,15 +248,15 @@ func (s *Service) feePaid(ctx context.Context, ev payments.Event) (EventResult, 
 
 // describer words a fee's payment (texts.Words).
 type describer interface {
-	NoShowFeeItem(shop shops.Shop, service string, startsAt time.Time) string
-	LateCancelFeeItem(shop shops.Shop, service string, startsAt time.Time) string
+	NoShowFeeItem(shop *shops.Shop, service string, startsAt time.Time) string
+	LateCancelFeeItem(shop *shops.Shop, service string, startsAt time.Time) string
 }
 
 func feeItem(w describer, kind payments.FeeKind, shop shops.Shop, service string, startsAt time.Time) string {
 	if kind == payments.FeeLateCancel {
-		return w.LateCancelFeeItem(shop, service, startsAt)
+		return w.LateCancelFeeItem(&shop, service, startsAt)
 	}
-	return w.NoShowFeeItem(shop, service, startsAt)
+	return w.NoShowFeeItem(&shop, service, startsAt)
 }
 
 // maxFeeMessage is booking_fees.message's limit.

@@ -286,11 +286,11 @@ func (w *world) claim(openingID uuid.UUID, generation int) (slots.Claim, uuid.UU
 	_, err = w.pool.Exec(ctx, `INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at)
 		VALUES ($1, $2, $3, $4, 1, 'sent', $5, $5)`, openingID, c.ID, w.shop.ID, generation, w.clk.Now())
 	require.NoError(w.t, err)
-	claim, err := w.svc.Book(ctx, w.shop, c.ID)
+	claim, err := w.svc.Book(ctx, &w.shop, c.ID)
 	require.NoError(w.t, err)
 	require.Equal(w.t, slots.Booked, claim.Outcome)
 	defer claim.Settle()
-	return w.link(claim), c.ID
+	return w.link(*claim), c.ID
 }
 
 // link makes and stores a new booking's payment link as the YES path does

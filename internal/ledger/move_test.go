@@ -25,7 +25,7 @@ func (s *refundScene) moveUp(customerID, bookingID uuid.UUID, earlier slots.Open
 	require.NoError(s.t, s.pool.QueryRow(ctx, `INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status,
 		created_at, sent_at, move_from_booking) VALUES ($1, $2, $3, 1, 1, 'sent', $4, $4, $5) RETURNING id`,
 		earlier.ID, customerID, s.shop.ID, s.clk.Now(), bookingID).Scan(&offerID))
-	cl, err := s.svc.Claimable(ctx, s.shop, customerID)
+	cl, err := s.svc.Claimable(ctx, &s.shop, customerID)
 	require.NoError(s.t, err)
 	require.NotEmpty(s.t, cl.Live)
 	offer := cl.Live[0]

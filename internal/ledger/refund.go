@@ -155,12 +155,12 @@ func (s *Service) textRefunded(ctx context.Context, tx pgx.Tx, b db.Booking, pay
 	var body string
 	switch {
 	case duplicate:
-		body = w.DuplicateRefunded(shop, op.Service, op.StartsAt)
+		body = w.DuplicateRefunded(&shop, op.Service, op.StartsAt)
 	case b.Status == BookingCancelled:
 		// The customer cancelled a paid booking (CancelByCustomer).
-		body = w.CancelRefunded(shop, op.Service, op.StartsAt)
+		body = w.CancelRefunded(&shop, op.Service, op.StartsAt)
 	default:
-		body = w.Refunded(shop, op.Service, op.StartsAt)
+		body = w.Refunded(&shop, op.Service, op.StartsAt)
 	}
 	queued, err := s.queueText(ctx, tx, inbox.Outgoing{
 		Key: "refunded:" + b.ID.String() + ":" + paymentIntentID, ShopID: shop.ID, From: shop.SMSNumber, To: customer.Phone,

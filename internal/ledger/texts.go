@@ -29,15 +29,15 @@ func BookedText(w texts.Words, shop shops.Shop, service, staff string, startsAt 
 	service = w.ServiceWith(service, staff)
 	switch {
 	case confirmed:
-		return w.Confirmed(shop, service, startsAt)
+		return w.Confirmed(&shop, service, startsAt)
 	case url != "" && (shop.PaymentMode == shops.PaymentDeposit || shop.PaymentMode == shops.PaymentCard ||
 		shop.Protection.LateCancelFeeCents > 0):
 		// No-show protection: the texts say what the page takes, and the policy's line.
-		return w.LinkProtected(shop, service, startsAt, url, slots.PayWithin, now)
+		return w.LinkProtected(&shop, service, startsAt, url, slots.PayWithin, now)
 	case url != "":
-		return w.Link(shop, service, startsAt, url, slots.PayWithin)
+		return w.Link(&shop, service, startsAt, url, slots.PayWithin)
 	default:
-		return w.BookedLinkFollows(shop, service, startsAt)
+		return w.BookedLinkFollows(&shop, service, startsAt)
 	}
 }
 
@@ -88,7 +88,7 @@ func (s *Service) textConfirmed(ctx context.Context, tx pgx.Tx, l locked) error 
 func (s *Service) textLapsed(ctx context.Context, tx pgx.Tx, l locked) error {
 	_, err := s.queueText(ctx, tx, inbox.Outgoing{
 		Key: "lapsed:" + l.b.ID.String(), ShopID: l.shop.ID, From: l.shop.SMSNumber, To: l.customer.Phone, CustomerID: l.customer.ID,
-		Body:      wordsFor(l.shop, l.customer).Lapsed(l.shop, l.op.Service, l.op.StartsAt),
+		Body:      wordsFor(l.shop, l.customer).Lapsed(&l.shop, l.op.Service, l.op.StartsAt),
 		BookingID: l.b.ID, WhileBookingStatus: BookingPaymentFailed,
 	})
 	if err != nil {

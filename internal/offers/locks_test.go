@@ -264,7 +264,7 @@ func TestDeliveriesRacingClaimsDoNotDeadlock(t *testing.T) {
 	}
 	for _, c := range cs {
 		wg.Go(func() {
-			if _, err := w.slots.Book(ctx, shop, c.ID); err != nil {
+			if _, err := w.slots.Book(ctx, &shop, c.ID); err != nil {
 				errs <- fmt.Errorf("yes from %s: %w", c.Name, err)
 			}
 		})

@@ -65,8 +65,8 @@ func TestMoveUpFirstWave(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 3, res.Texted, "two movers ahead of the waitlist, in the wave's size")
 	en := texts.In("en")
-	require.Equal(t, []string{en.MoveUpOffer(shop, "Colour", op.StartsAt, kimAt)}, bodies(w.twilio.MessagesTo(kim.Phone)))
-	require.Equal(t, []string{en.MoveUpOffer(shop, "Colour", op.StartsAt, liaAt)}, bodies(w.twilio.MessagesTo(lia.Phone)))
+	require.Equal(t, []string{en.MoveUpOffer(&shop, "Colour", op.StartsAt, kimAt)}, bodies(w.twilio.MessagesTo(kim.Phone)))
+	require.Equal(t, []string{en.MoveUpOffer(&shop, "Colour", op.StartsAt, liaAt)}, bodies(w.twilio.MessagesTo(lia.Phone)))
 	require.Len(t, w.twilio.MessagesTo(waitlist[0].Phone), 1, "then the waitlist")
 	require.Empty(t, w.twilio.MessagesTo(waitlist[1].Phone))
 	for _, c := range []customers.Customer{other, notAsked, tooFar, earlier} {
@@ -76,14 +76,14 @@ func TestMoveUpFirstWave(t *testing.T) {
 	ans, err := w.inbound.Reply(ctx, inbound.Message{MessageSID: "SMkim", From: kim.Phone, To: shop.SMSNumber, Body: "YES"})
 	require.NoError(t, err)
 	require.Equal(t, inbound.OutcomeBooked, ans.Outcome)
-	require.Equal(t, en.MovedUp(shop, "Colour", op.StartsAt, kimAt), ans.Message)
+	require.Equal(t, en.MovedUp(&shop, "Colour", op.StartsAt, kimAt), ans.Message)
 	cooling, err := w.cool.Cooling(ctx, []string{kim.ID.String()})
 	require.NoError(t, err)
 	require.True(t, cooling[kim.ID.String()], "a move is a booking: Kim cools down, so no plain offer of the chain's next time follows her move")
 	ans, err = w.inbound.Reply(ctx, inbound.Message{MessageSID: "SMlia", From: lia.Phone, To: shop.SMSNumber, Body: "YES"})
 	require.NoError(t, err)
 	require.Equal(t, inbound.OutcomeTaken, ans.Outcome)
-	require.Equal(t, en.MoveUpTaken(shop, liaAt), ans.Message)
+	require.Equal(t, en.MoveUpTaken(&shop, liaAt), ans.Message)
 	ans, err = w.inbound.Reply(ctx, inbound.Message{MessageSID: "SMw0", From: waitlist[0].Phone, To: shop.SMSNumber, Body: "YES"})
 	require.NoError(t, err)
 	require.Equal(t, inbound.OutcomeTaken, ans.Outcome)
@@ -109,7 +109,7 @@ func TestMoveUpFirstWave(t *testing.T) {
 	require.NoError(t, err)
 	liaTexts := bodies(w.twilio.MessagesTo(lia.Phone))
 	require.Len(t, liaTexts, 2)
-	require.Equal(t, en.MoveUpOffer(shop, "Colour", kimAt, liaAt), liaTexts[1])
+	require.Equal(t, en.MoveUpOffer(&shop, "Colour", kimAt, liaAt), liaTexts[1])
 	require.Len(t, bodies(w.twilio.MessagesTo(kim.Phone)), 1, "Kim was moved in this chain already and holds no later booking")
 	ans, err = w.inbound.Reply(ctx, inbound.Message{MessageSID: "SMlia2", From: lia.Phone, To: shop.SMSNumber, Body: "yes"})
 	require.NoError(t, err)
@@ -157,12 +157,12 @@ func TestChainStopsAtChainMax(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, w.pool.QueryRow(ctx, `SELECT count(*) FROM slot_offers WHERE move_from IS NOT NULL AND opening_id = $1`, op2.ID).Scan(&moveUps))
 	require.Equal(t, 1, moveUps, "below chain_max: a move-up")
-	require.Equal(t, texts.In("en").MoveUpOffer(shop, "Colour", op2.StartsAt, op.StartsAt.Add(24*time.Hour)), bodies(w.twilio.MessagesTo(c.Phone))[1])
+	require.Equal(t, texts.In("en").MoveUpOffer(&shop, "Colour", op2.StartsAt, op.StartsAt.Add(24*time.Hour)), bodies(w.twilio.MessagesTo(c.Phone))[1])
 }
 
 // en is the plain English offer of op.
 func en(shop shops.Shop, op slots.Opening) string {
-	return texts.In("en").Offer(shop, op.Service, op.StartsAt, op.PriceCents)
+	return texts.In("en").Offer(&shop, op.Service, op.StartsAt, op.PriceCents)
 }
 
 // bodies are the texts of messages, in order.
@@ -234,9 +234,9 @@ func TestMoveUpYesStorm(t *testing.T) {
 		switch a.Outcome {
 		case inbound.OutcomeBooked:
 			booked++
-			require.Equal(t, en.MovedUp(shop, "Colour", op.StartsAt, keeps[phones[i]]), a.Message)
+			require.Equal(t, en.MovedUp(&shop, "Colour", op.StartsAt, keeps[phones[i]]), a.Message)
 		case inbound.OutcomeTaken:
-			require.Equal(t, en.MoveUpTaken(shop, keeps[phones[i]]), a.Message, "the loser keeps their booking and learns so")
+			require.Equal(t, en.MoveUpTaken(&shop, keeps[phones[i]]), a.Message, "the loser keeps their booking and learns so")
 		default:
 			t.Fatalf("%s: %+v", phones[i], a)
 		}
@@ -333,7 +333,7 @@ func TestMoveUpOfYesBookingFirstWave(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, res.Texted, "both movers")
 	en := texts.In("en")
-	require.Equal(t, []string{en.MoveUpOffer(shop, "Colour", op.StartsAt, kimAt)}, bodies(w.twilio.MessagesTo(kim.Phone)))
+	require.Equal(t, []string{en.MoveUpOffer(&shop, "Colour", op.StartsAt, kimAt)}, bodies(w.twilio.MessagesTo(kim.Phone)))
 	var named uuid.UUID
 	require.NoError(t, w.pool.QueryRow(ctx, "SELECT move_from_booking FROM slot_offers WHERE opening_id = $1 AND customer_id = $2 AND move_from IS NULL",
 		op.ID, kim.ID).Scan(&named))
@@ -342,11 +342,11 @@ func TestMoveUpOfYesBookingFirstWave(t *testing.T) {
 	ans, err := w.inbound.Reply(ctx, inbound.Message{MessageSID: "SMkimY", From: kim.Phone, To: shop.SMSNumber, Body: "YES"})
 	require.NoError(t, err)
 	require.Equal(t, inbound.OutcomeBooked, ans.Outcome)
-	require.Equal(t, en.MovedUp(shop, "Colour", op.StartsAt, kimAt), ans.Message, "both times, no payment link")
+	require.Equal(t, en.MovedUp(&shop, "Colour", op.StartsAt, kimAt), ans.Message, "both times, no payment link")
 	ans, err = w.inbound.Reply(ctx, inbound.Message{MessageSID: "SMliaY", From: lia.Phone, To: shop.SMSNumber, Body: "YES"})
 	require.NoError(t, err)
 	require.Equal(t, inbound.OutcomeTaken, ans.Outcome)
-	require.Equal(t, en.MoveUpTaken(shop, liaAt), ans.Message, "the loser keeps their booking and is told so")
+	require.Equal(t, en.MoveUpTaken(&shop, liaAt), ans.Message, "the loser keeps their booking and is told so")
 
 	var status string
 	var pi string
@@ -367,12 +367,12 @@ func TestMoveUpOfYesBookingFirstWave(t *testing.T) {
 	require.NoError(t, err)
 	liaTexts := bodies(w.twilio.MessagesTo(lia.Phone))
 	require.Len(t, liaTexts, 2)
-	require.Equal(t, en.MoveUpOffer(shop, "Colour", kimAt, liaAt), liaTexts[1])
+	require.Equal(t, en.MoveUpOffer(&shop, "Colour", kimAt, liaAt), liaTexts[1])
 	require.Len(t, bodies(w.twilio.MessagesTo(kim.Phone)), 1, "Kim holds no later booking and was moved in this chain")
 	ans, err = w.inbound.Reply(ctx, inbound.Message{MessageSID: "SMliaY2", From: lia.Phone, To: shop.SMSNumber, Body: "yes"})
 	require.NoError(t, err)
 	require.Equal(t, inbound.OutcomeBooked, ans.Outcome, ans.Message)
-	require.Equal(t, en.MovedUp(shop, "Colour", kimAt, liaAt), ans.Message)
+	require.Equal(t, en.MovedUp(&shop, "Colour", kimAt, liaAt), ans.Message)
 	require.NoError(t, w.pool.QueryRow(ctx, `SELECT chain_position FROM slot_openings WHERE chain_id = $1 AND chain_moved_from = $2`,
 		op.ID, liaBooking).Scan(&position))
 	require.Equal(t, 2, position)

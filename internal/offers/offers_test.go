@@ -218,7 +218,7 @@ func TestOffersStayClaimableAcrossWaves(t *testing.T) {
 	require.Len(t, w.twilio.MessagesTo(cs[1].Phone), 1, "wave 2 texts the next")
 	require.Equal(t, map[string]int{"sent": 2}, w.offerStatuses(t, op.ID))
 
-	claim, err := w.slots.Book(ctx, shop, cs[0].ID)
+	claim, err := w.slots.Book(ctx, &shop, cs[0].ID)
 	require.NoError(t, err)
 	require.Equal(t, slots.Booked, claim.Outcome, "the wave-1 offer is still claimable after wave 2")
 	require.Equal(t, op.ID, claim.OpeningID)
@@ -376,7 +376,7 @@ func TestCutoffExpiresTheOpening(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, slots.StatusExpired, got.Status)
 
-	claim, err := w.slots.Book(ctx, shop, cs[0].ID)
+	claim, err := w.slots.Book(ctx, &shop, cs[0].ID)
 	require.NoError(t, err)
 	require.Equal(t, slots.Taken, claim.Outcome)
 }
@@ -392,7 +392,7 @@ func TestBookRechecksTheCutoff(t *testing.T) {
 	_, err := w.offers.RunWave(context.Background(), jobs.Wave{OpeningID: op.ID, Generation: 1, Wave: 1})
 	require.NoError(t, err)
 	w.clock.Set(w.clock.Now().Add(2*time.Hour + time.Minute))
-	claim, err := w.slots.Book(context.Background(), shop, cs[0].ID)
+	claim, err := w.slots.Book(context.Background(), &shop, cs[0].ID)
 	require.NoError(t, err)
 	require.Equal(t, slots.Taken, claim.Outcome)
 	var n int
@@ -470,7 +470,7 @@ func TestNewGenerationSkipsDeclinersAndTheLapsedHolder(t *testing.T) {
 	var status string
 	require.NoError(t, w.pool.QueryRow(ctx, `SELECT status FROM slot_offers WHERE opening_id = $1 AND customer_id = $2`, op.ID, cs[0].ID).Scan(&status))
 	require.Equal(t, "declined", status, "NO declines the offer")
-	claim, err := w.slots.Book(ctx, shop, cs[1].ID)
+	claim, err := w.slots.Book(ctx, &shop, cs[1].ID)
 	require.NoError(t, err)
 	require.Equal(t, slots.Booked, claim.Outcome)
 	_, err = w.pool.Exec(ctx, `UPDATE bookings SET status = 'payment_failed' WHERE id = $1`, claim.BookingID)

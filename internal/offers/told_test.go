@@ -116,14 +116,14 @@ func TestYesBooksOnlyWhatTheCustomerWasTold(t *testing.T) {
 	require.Equal(t, a.ID, bookedOpening(t, w, cs[2].ID), "booked into the slot their text told them of")
 
 	// The claim itself refuses the untexted offer, whatever its caller read.
-	claim, err := w.slots.BookClaimable(ctx, shop, cs[2].ID, slots.Claimable{Live: []slots.LiveOffer{{
+	claim, err := w.slots.BookClaimable(ctx, &shop, cs[2].ID, slots.Claimable{Live: []slots.LiveOffer{{
 		OfferID: offerOf(t, w, b.ID, cs[2].ID), OpeningID: b.ID, Generation: 1, StartsAt: b.StartsAt,
 	}}})
 	require.NoError(t, err)
 	require.NotEqual(t, slots.Booked, claim.Outcome, "an offer whose text has not gone out is not claimable")
 
 	// The second customer was texted B: their YES takes it.
-	claim, err = w.slots.Book(ctx, shop, cs[1].ID)
+	claim, err = w.slots.Book(ctx, &shop, cs[1].ID)
 	require.NoError(t, err)
 	require.Equal(t, slots.Booked, claim.Outcome)
 	require.Equal(t, b.ID, claim.OpeningID)

@@ -125,7 +125,7 @@ func (s *Service) runWave(ctx context.Context, w jobs.Wave, orphansBefore time.T
 				return b
 			}
 			lang := language.Code(o.Language.String).Or(shop.Language)
-			moveUps[o.ID] = texts.In(lang).MoveUpOffer(shop, op.Service, op.StartsAt, *from)
+			moveUps[o.ID] = texts.In(lang).MoveUpOffer(&shop, op.Service, op.StartsAt, *from)
 			return moveUps[o.ID]
 		}
 		k := bodyKey{language.Code(o.Language.String).Or(shop.Language), op.Service, op.PriceCents}
@@ -133,7 +133,7 @@ func (s *Service) runWave(ctx context.Context, w jobs.Wave, orphansBefore time.T
 			k.service, k.price = o.Service, o.PriceCents
 		}
 		if _, ok := bodies[k]; !ok {
-			bodies[k] = texts.In(k.lang).OfferWith(shop, k.service, op.StaffName, op.StartsAt, k.price)
+			bodies[k] = texts.In(k.lang).OfferWith(&shop, k.service, op.StaffName, op.StartsAt, k.price)
 		}
 		return bodies[k]
 	}

@@ -631,13 +631,13 @@ func (f *flow) campaignSpec(brandSID string) sms.Campaign {
 	shop := f.shop
 	w := texts.In(shop.Language)
 	at := sampleTime(shop)
-	offer := w.Offer(shop, "Haircut", at, 3500)
-	answer := w.Confirmed(shop, "Haircut", at)
+	offer := w.Offer(&shop, "Haircut", at, 3500)
+	answer := w.Confirmed(&shop, "Haircut", at)
 	links := shop.UsesCheckout() || f.s.cfg.PaymentsEnabled
 	if links {
-		answer = w.Link(shop, "Haircut", at, "https://checkout.stripe.com/c/pay/cs_live_a1B2c3", 15*time.Minute)
+		answer = w.Link(&shop, "Haircut", at, "https://checkout.stripe.com/c/pay/cs_live_a1B2c3", 15*time.Minute)
 	}
-	optIn := w.OptedIn(shop)
+	optIn := w.OptedIn(&shop)
 	flow := "Customers of " + shop.Name + " agree to texts about last-minute openings when they tell the shop so, " +
 		"in person, by phone or on its booking form; the shop records that agreement with the customer's number in its " +
 		"customer list, and only customers so recorded are texted. A customer may also opt in by texting START to " +
@@ -669,9 +669,9 @@ func (f *flow) campaignSpec(brandSID string) sms.Campaign {
 		OptInKeywords:    keywords,
 		OptInMessage:     optIn,
 		OptOutKeywords:   optOutKeywords,
-		OptOutMessage:    w.OptedOut(shop),
+		OptOutMessage:    w.OptedOut(&shop),
 		HelpKeywords:     helpKeywords,
-		HelpMessage:      w.Help(shop),
+		HelpMessage:      w.Help(&shop),
 	}
 }
 

@@ -122,10 +122,10 @@ func TestCompanyRegistrationReachesVerified(t *testing.T) {
 	samples := camp.Form["MessageSamples"]
 	require.Len(t, samples, 2)
 	es := texts.In("es")
-	require.Equal(t, es.OptedOut(shop), camp.Form.Get("OptOutMessage"))
+	require.Equal(t, es.OptedOut(&shop), camp.Form.Get("OptOutMessage"))
 	day := time.Now().In(shop.Location).AddDate(0, 0, 1)
 	at := time.Date(day.Year(), day.Month(), day.Day(), 15, 0, 0, 0, shop.Location)
-	require.Equal(t, []string{es.Offer(shop, "Haircut", at, 3500), es.Confirmed(shop, "Haircut", at)}, samples,
+	require.Equal(t, []string{es.Offer(&shop, "Haircut", at, 3500), es.Confirmed(&shop, "Haircut", at)}, samples,
 		"an offer and the answer to its YES, in the shop's language")
 	require.Subset(t, camp.Form["OptOutKeywords"], []string{"STOP", "BAJA", "ARRET"}, "the opt-out keywords of every language")
 	require.Subset(t, camp.Form["HelpKeywords"], []string{"HELP", "AYUDA", "AIDE"}, "the help keywords of every language")

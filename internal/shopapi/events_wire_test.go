@@ -69,7 +69,7 @@ func TestOpeningEventIsTheAPIsOpening(t *testing.T) {
 	require.NoError(t, err)
 	shop, err := e.h.Shops.Get(ctx, uuid.MustParse(shopID))
 	require.NoError(t, err)
-	claim, err := slots.New(e.pool, queue, grantAll{}, noCooldowns{}, slots.Config{}).Book(ctx, shop, bea)
+	claim, err := slots.New(e.pool, queue, grantAll{}, noCooldowns{}, slots.Config{}).Book(ctx, &shop, bea)
 	require.NoError(t, err)
 	require.Equal(t, slots.Booked, claim.Outcome)
 	claim.Settle()

@@ -104,7 +104,7 @@ func TestMoveUpAgainstCancelOverHTTP(t *testing.T) {
 			INSERT INTO slot_offers (opening_id, customer_id, shop_id, generation, wave, status, created_at, sent_at, move_from)
 			SELECT id, $2, shop_id, generation, 1, 'sent', now(), now(), $3 FROM slot_openings WHERE id = $1`, opID, customer, apptID)
 		require.NoError(t, err)
-		claims, err := e.h.Openings.Claimable(ctx, shop, uuid.MustParse(customer))
+		claims, err := e.h.Openings.Claimable(ctx, &shop, uuid.MustParse(customer))
 		require.NoError(t, err)
 		// This round's offer (an earlier round's stays live when its cancel won).
 		k := slices.IndexFunc(claims.Live, func(o slots.LiveOffer) bool { return o.OpeningID.String() == opID })

@@ -34,7 +34,7 @@ func (h *Handlers) changeNotifyPhone(ctx context.Context, shop shops.Shop, numbe
 	}
 	words := texts.In(shop.Language)
 	_, err := h.Shops.SendNotifyCode(ctx, h.Queue, shop, number, func(code string) string {
-		return words.NotifyPhoneCode(shop, code)
+		return words.NotifyPhoneCode(&shop, code)
 	}, time.Now())
 	return shop, err
 }

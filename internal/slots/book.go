@@ -68,14 +68,14 @@ type Claim struct {
 
 // New reports whether the claim has just booked the slot (not a repeat): its payment
 // link, when the shop takes payments, is still to be made.
-func (c Claim) New() bool { return c.Outcome == Booked && !c.Repeat && c.Booking.ID != uuid.Nil }
+func (c *Claim) New() bool { return c.Outcome == Booked && !c.Repeat && c.Booking.ID != uuid.Nil }
 
 // Settle returns once what a new booking set going in the background is done: the slot
 // lock's release (with its notice to the claims waiting on it) and the customer's
 // cooldown. A caller makes the payment link meanwhile (each of those round trips cost a
 // winner ~10 ms on a busy machine, and winners' answers were the p99), then settles
 // before it answers, so the answer never runs ahead of them.
-func (c Claim) Settle() {
+func (c *Claim) Settle() {
 	if c.settled != nil {
 		<-c.settled
 	}
@@ -97,10 +97,10 @@ func (c Claim) Settle() {
 // whose partial unique index is the final fence. The payment link is made after the
 // commit, by the caller (Claim.Booking), so a slow payment provider never holds the row
 // lock or the slot lock.
-func (s *Service) Book(ctx context.Context, shop shops.Shop, customerID uuid.UUID) (Claim, error) {
+func (s *Service) Book(ctx context.Context, shop *shops.Shop, customerID uuid.UUID) (*Claim, error) {
 	c, err := s.Claimable(ctx, shop, customerID)
 	if err != nil {
-		return Claim{}, err
+		return nil, err
 	}
 	return s.BookClaimable(ctx, shop, customerID, c)
 }
@@ -108,7 +108,7 @@ func (s *Service) Book(ctx context.Context, shop shops.Shop, customerID uuid.UUI
 // Claimable reads what a YES from the customer could claim now: their live offers from
 // the shop, newest first, and, when there are none, their newest offer that may have
 // reached them (not queued, not failed). An error wraps ErrUnavailable.
-func (s *Service) Claimable(ctx context.Context, shop shops.Shop, customerID uuid.UUID) (Claimable, error) {
+func (s *Service) Claimable(ctx context.Context, shop *shops.Shop, customerID uuid.UUID) (Claimable, error) {
 	rows, err := queries.OfferListClaimable(ctx, s.pool, db.OfferListClaimableParams{CustomerID: customerID, ShopID: shop.ID})
 	if err != nil {
 		return Claimable{}, fmt.Errorf("find claimable offers: %w: %w", ErrUnavailable, err)
@@ -185,32 +185,34 @@ func Plain(offers []LiveOffer) []LiveOffer {
 //
 // Move-up offers (LiveOffer.MoveFrom) are left out: booking one here would leave the
 // appointment it replaces booked. A customer holding only move-up offers gets NoOffer.
-func (s *Service) BookClaimable(ctx context.Context, shop shops.Shop, customerID uuid.UUID, c Claimable) (Claim, error) {
+func (s *Service) BookClaimable(ctx context.Context, shop *shops.Shop, customerID uuid.UUID, c Claimable) (*Claim, error) {
 	if len(c.Live) == 0 {
-		return s.noClaimable(ctx, c)
+		cl, err := s.noClaimable(ctx, c)
+		return &cl, err
 	}
 	live := Plain(c.Live)
 	if len(live) == 0 {
-		return Claim{Outcome: NoOffer, OpeningID: c.Live[0].OpeningID}, nil
+		return &Claim{Outcome: NoOffer, OpeningID: c.Live[0].OpeningID}, nil
 	}
 	deadline := time.Now().Add(s.cfg.LockWait)
-	result := attempt{claim: Claim{Outcome: NoOffer, OpeningID: live[0].OpeningID}}
+	result := &attempt{claim: Claim{Outcome: NoOffer, OpeningID: live[0].OpeningID}}
 	for _, g := range bySlot(live) {
 		a, err := s.claimSlot(ctx, shop, customerID, g, deadline)
 		if err != nil {
-			return Claim{}, err
+			return nil, err
 		}
 		if a.claim.Outcome == Booked {
 			if a.claim.Repeat {
-				return a.claim, nil // nothing new was booked: the same answer again
+				return &a.claim, nil // nothing new was booked: the same answer again
 			}
-			return s.booked(ctx, shop, customerID, a), nil
+			booked := s.booked(ctx, shop, customerID, a)
+			return &booked, nil
 		}
 		if a.claim.Outcome == Taken && result.claim.Outcome != Taken {
 			result = a
 		}
 	}
-	return result.claim, nil
+	return &result.claim, nil
 }
 
 // slot is the live offers of one customer that share a lock key.
@@ -260,9 +262,9 @@ type rest struct {
 // claimSlot tries the customer's offers for one slot key under its lock, waiting for the
 // current holder's decision when the lock is held (see Book). This instance's
 // contenders for the key take turns to ask Redis (turns.go).
-func (s *Service) claimSlot(ctx context.Context, shop shops.Shop, customerID uuid.UUID, g slot, deadline time.Time) (attempt, error) {
+func (s *Service) claimSlot(ctx context.Context, shop *shops.Shop, customerID uuid.UUID, g slot, deadline time.Time) (*attempt, error) {
 	key := s.cfg.KeyPrefix + LockKey(shop.ID, g.startsAt)
-	taken := attempt{claim: Claim{Outcome: Taken, OpeningID: g.offers[0].OpeningID}}
+	taken := &attempt{claim: Claim{Outcome: Taken, OpeningID: g.offers[0].OpeningID}}
 	// What recent holders of this slot decided answers most of a storm's late replies
 	// without the lock or Postgres: a decided (opening, generation) never becomes
 	// bookable again (a reopen starts a new generation).
@@ -307,7 +309,7 @@ func (s *Service) claimSlot(ctx context.Context, shop shops.Shop, customerID uui
 			case <-wait.C:
 				return s.withoutLock(ctx, shop, customerID, pending)
 			case <-ctx.Done():
-				return attempt{}, fmt.Errorf("wait for slot lock: %w: %w", ErrUnavailable, ctx.Err())
+				return nil, fmt.Errorf("wait for slot lock: %w: %w", ErrUnavailable, ctx.Err())
 			}
 		}
 		release, err := s.locker.TryLock(ctx, key, s.cfg.LockTTL)
@@ -331,7 +333,7 @@ func (s *Service) claimSlot(ctx context.Context, shop shops.Shop, customerID uui
 			return a, err
 		}
 		if !errors.Is(err, ErrLockHeld) {
-			return attempt{}, fmt.Errorf("lock slot: %w: %w", ErrUnavailable, err)
+			return nil, fmt.Errorf("lock slot: %w: %w", ErrUnavailable, err)
 		}
 		// Another instance holds the key: wait for its decision, keeping the turn so
 		// that this instance's other contenders do not ask Redis meanwhile.
@@ -343,7 +345,7 @@ func (s *Service) claimSlot(ctx context.Context, shop shops.Shop, customerID uui
 		case <-wait.C:
 			return s.withoutLock(ctx, shop, customerID, pending)
 		case <-ctx.Done():
-			return attempt{}, fmt.Errorf("wait for slot lock: %w: %w", ErrUnavailable, ctx.Err())
+			return nil, fmt.Errorf("wait for slot lock: %w: %w", ErrUnavailable, ctx.Err())
 		}
 	}
 }
@@ -351,7 +353,7 @@ func (s *Service) claimSlot(ctx context.Context, shop shops.Shop, customerID uui
 // withoutLock books when the wait for the lock ran out: the holder is slow, or died and
 // left its key until the TTL. Postgres's row lock and unique index decide without the
 // lock.
-func (s *Service) withoutLock(ctx context.Context, shop shops.Shop, customerID uuid.UUID, pending []LiveOffer) (attempt, error) {
+func (s *Service) withoutLock(ctx context.Context, shop *shops.Shop, customerID uuid.UUID, pending []LiveOffer) (*attempt, error) {
 	s.log.WarnContext(ctx, "slot lock still held after the wait; booking without it", "wait", s.cfg.LockWait)
 	return s.tryOffers(ctx, shop, customerID, pending)
 }
@@ -378,8 +380,8 @@ func decidedEntry(o LiveOffer) string {
 }
 
 // tryOffers tries the offers in order, one transaction each, until one books.
-func (s *Service) tryOffers(ctx context.Context, shop shops.Shop, customerID uuid.UUID, offers []LiveOffer) (attempt, error) {
-	res := attempt{claim: Claim{Outcome: NoOffer, OpeningID: offers[0].OpeningID}}
+func (s *Service) tryOffers(ctx context.Context, shop *shops.Shop, customerID uuid.UUID, offers []LiveOffer) (*attempt, error) {
+	res := &attempt{claim: Claim{Outcome: NoOffer, OpeningID: offers[0].OpeningID}}
 	for _, o := range offers {
 		a, err := s.tryOffer(ctx, shop, customerID, o)
 		if err != nil {
@@ -405,9 +407,9 @@ func (s *Service) tryOffers(ctx context.Context, shop shops.Shop, customerID uui
 
 // tryOffer books one offer's opening for the customer if it is still free: one
 // statement (BookingClaim) under the opening's row lock.
-func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid.UUID, offer LiveOffer) (attempt, error) {
+func (s *Service) tryOffer(ctx context.Context, shop *shops.Shop, customerID uuid.UUID, offer LiveOffer) (*attempt, error) {
 	now := s.cfg.Now()
-	a := attempt{claim: Claim{OpeningID: offer.OpeningID}}
+	a := &attempt{claim: Claim{OpeningID: offer.OpeningID}}
 	p := s.claimParams(shop, customerID, offer, now)
 	if offer.EventFacts != nil {
 		// The shop has an endpoint for the claim's events: their data is rendered now,
@@ -415,14 +417,14 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 		p.BookingID = uuid.NullUUID{UUID: uuid.New(), Valid: true}
 		data, err := hooks.ClaimData(offer.EventFacts, p.BookingID.UUID, p.ConfirmedAt != nil, now)
 		if err != nil {
-			return attempt{}, fmt.Errorf("book opening %s: %w: %w", offer.OpeningID, ErrUnavailable, err)
+			return nil, fmt.Errorf("book opening %s: %w: %w", offer.OpeningID, ErrUnavailable, err)
 		}
 		p.EventData = data
 	}
 	// One statement, so no transaction of its own: it commits or changes nothing.
-	err := s.claimOn(ctx, s.pool, shop, customerID, offer, p, &a)
+	err := s.claimOn(ctx, s.pool, shop, customerID, offer, p, a)
 	if err != nil {
-		return attempt{}, fmt.Errorf("book opening %s: %w: %w", offer.OpeningID, ErrUnavailable, err)
+		return nil, fmt.Errorf("book opening %s: %w: %w", offer.OpeningID, ErrUnavailable, err)
 	}
 	return a, nil
 }
@@ -436,7 +438,7 @@ func (s *Service) tryOffer(ctx context.Context, shop shops.Shop, customerID uuid
 func (s *Service) ClaimTx(ctx context.Context, tx pgx.Tx, shop shops.Shop, customerID uuid.UUID, offer LiveOffer) (Claim, error) {
 	now := s.cfg.Now()
 	a := attempt{claim: Claim{OpeningID: offer.OpeningID}}
-	p := s.claimParams(shop, customerID, offer, now)
+	p := s.claimParams(&shop, customerID, offer, now)
 	if offer.EventFacts != nil {
 		p.BookingID = uuid.NullUUID{UUID: uuid.New(), Valid: true}
 		data, err := hooks.ClaimData(offer.EventFacts, p.BookingID.UUID, p.ConfirmedAt != nil, now)
@@ -445,7 +447,7 @@ func (s *Service) ClaimTx(ctx context.Context, tx pgx.Tx, shop shops.Shop, custo
 		}
 		p.EventData = data
 	}
-	if err := s.claimOn(ctx, tx, shop, customerID, offer, p, &a); err != nil {
+	if err := s.claimOn(ctx, tx, &shop, customerID, offer, p, &a); err != nil {
 		return Claim{}, fmt.Errorf("book opening %s: %w", offer.OpeningID, err)
 	}
 	c := a.claim
@@ -465,11 +467,11 @@ func (s *Service) Committed(ctx context.Context, shop shops.Shop, customerID uui
 	if !c.New() {
 		return c
 	}
-	return s.booked(ctx, shop, customerID, attempt{claim: c, booking: c.Booking, rest: c.rest})
+	return s.booked(ctx, &shop, customerID, &attempt{claim: c, booking: c.Booking, rest: c.rest})
 }
 
 // claimParams are BookingClaim's parameters for the customer's claim of offer at now.
-func (s *Service) claimParams(shop shops.Shop, customerID uuid.UUID, offer LiveOffer, now time.Time) db.BookingClaimParams {
+func (s *Service) claimParams(shop *shops.Shop, customerID uuid.UUID, offer LiveOffer, now time.Time) db.BookingClaimParams {
 	p := db.BookingClaimParams{
 		OfferID: offer.OfferID, CustomerID: customerID, Now: now.UTC(), OpeningID: offer.OpeningID,
 		Generation: offer.Generation, StartsAfter: now.Add(shop.Policy.MinLead).UTC(), ShopID: shop.ID, Currency: shop.Currency,
@@ -486,7 +488,7 @@ func (s *Service) claimParams(shop shops.Shop, customerID uuid.UUID, offer LiveO
 
 // claimOn runs the claim p of offer on q (the pool: one statement; or a transaction)
 // and writes its outcome into a.
-func (s *Service) claimOn(ctx context.Context, q db.DBTX, shop shops.Shop, customerID uuid.UUID, offer LiveOffer, p db.BookingClaimParams, a *attempt) error {
+func (s *Service) claimOn(ctx context.Context, q db.DBTX, shop *shops.Shop, customerID uuid.UUID, offer LiveOffer, p db.BookingClaimParams, a *attempt) error {
 	now := p.Now
 	row, err := queries.BookingClaim(ctx, q, p)
 	for try := 1; pgcode.Deadlock(err) && try < claimTries; try++ {
@@ -548,7 +550,7 @@ const claimTries = 3
 // A shop that takes no payment has its booking confirmed already, and so has a claim
 // its caller confirmed in the claim's transaction (a YES booking's move-up, whose
 // payment moved with it: Committed keeps Claim.Confirmed).
-func (s *Service) booked(ctx context.Context, shop shops.Shop, customerID uuid.UUID, a attempt) Claim {
+func (s *Service) booked(ctx context.Context, shop *shops.Shop, customerID uuid.UUID, a *attempt) Claim {
 	claim := a.claim
 	claim.Booking, claim.BookingID = a.booking, a.booking.ID
 	if a.rest.booked > 0 && a.rest.booked < a.rest.whole {
@@ -561,17 +563,20 @@ func (s *Service) booked(ctx context.Context, shop shops.Shop, customerID uuid.U
 	claim.Confirmed = claim.Confirmed || shop.PaymentMode == shops.PaymentNone
 	settled := make(chan struct{})
 	claim.settled = settled
+	// The goroutine outlives the call: it takes what it needs, not shop and a (which
+	// stay on the caller's stack).
+	cooldown, released := shop.Policy.Cooldown, a.released
 	go func() {
 		defer close(settled)
 		// The cooldown is a courtesy (fewer texts to someone who just booked); a failure
 		// to set it must not undo a booking that Postgres has already committed.
-		if shop.Policy.Cooldown > 0 {
-			if err := s.cooldowns.Start(context.WithoutCancel(ctx), customerID.String(), shop.Policy.Cooldown); err != nil {
+		if cooldown > 0 {
+			if err := s.cooldowns.Start(context.WithoutCancel(ctx), customerID.String(), cooldown); err != nil {
 				s.log.WarnContext(ctx, "cooldown not set", "customer_id", customerID, "err", err)
 			}
 		}
-		if a.released != nil {
-			<-a.released
+		if released != nil {
+			<-released
 		}
 	}()
 	return claim

@@ -112,7 +112,7 @@ func TestPostgresIsTheLastFence(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			c, err := svc.Book(context.Background(), f.shop, id)
+			c, err := svc.Book(context.Background(), &f.shop, id)
 			if err != nil {
 				t.Errorf("book: %v", err)
 				return
@@ -213,7 +213,7 @@ func BenchmarkBook(b *testing.B) {
 	b.ResetTimer()
 	for i := range b.N {
 		// Newest offer first: each YES claims the next opening.
-		c, err := svc.Book(ctx, f.shop, f.cust[0])
+		c, err := svc.Book(ctx, &f.shop, f.cust[0])
 		if err != nil || c.Outcome != slots.Booked {
 			b.Fatalf("book %d: %v %v", i, c.Outcome, err)
 		}

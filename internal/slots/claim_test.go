@@ -29,7 +29,7 @@ func outcomes(t *testing.T, svc *slots.Service, shop shops.Shop, customers []uui
 		go func() {
 			defer wg.Done()
 			<-start
-			c, err := svc.Book(context.Background(), shop, id)
+			c, err := svc.Book(context.Background(), &shop, id)
 			c.Settle() // as every caller does before it answers: the lock's release is done
 			mu.Lock()
 			defer mu.Unlock()
@@ -108,18 +108,18 @@ func TestALateReplyLearnsWhatThisInstanceDecided(t *testing.T) {
 	// The late replies were read (their offers live) before the winner booked.
 	var late []slots.Claimable
 	for _, id := range f.cust[1:] {
-		c, err := svc.Claimable(ctx, f.shop, id)
+		c, err := svc.Claimable(ctx, &f.shop, id)
 		require.NoError(t, err)
 		require.Len(t, c.Live, 1)
 		late = append(late, c)
 	}
-	first, err := svc.Book(ctx, f.shop, f.cust[0])
+	first, err := svc.Book(ctx, &f.shop, f.cust[0])
 	require.NoError(t, err)
 	require.Equal(t, slots.Booked, first.Outcome)
 	first.Settle()
 	require.EqualValues(t, 2, h.n.Load(), "the winner obtains and releases the lock")
 	for i, id := range f.cust[1:] {
-		c, err := svc.BookClaimable(ctx, f.shop, id, late[i])
+		c, err := svc.BookClaimable(ctx, &f.shop, id, late[i])
 		require.NoError(t, err)
 		require.Equal(t, slots.Taken, c.Outcome)
 	}
@@ -176,7 +176,7 @@ func TestADeadHoldersLockNeverTurnsAYesAway(t *testing.T) {
 	rdb.AddHook(h)
 
 	start := time.Now()
-	c, err := svc.Book(ctx, f.shop, f.cust[0])
+	c, err := svc.Book(ctx, &f.shop, f.cust[0])
 	require.NoError(t, err)
 	require.Equal(t, slots.Booked, c.Outcome)
 	require.GreaterOrEqual(t, time.Since(start), wait, "it waited for the holder's decision first")
@@ -184,7 +184,7 @@ func TestADeadHoldersLockNeverTurnsAYesAway(t *testing.T) {
 
 	// Later claims find the opening decided in Postgres and are told at once.
 	start = time.Now()
-	c, err = svc.Book(ctx, f.shop, f.cust[1])
+	c, err = svc.Book(ctx, &f.shop, f.cust[1])
 	require.NoError(t, err)
 	require.Equal(t, slots.Taken, c.Outcome)
 	require.Less(t, time.Since(start), wait, "a decided opening is answered without waiting")
@@ -223,11 +223,11 @@ func TestOptedOutCustomerCannotBook(t *testing.T) {
 	svc, f := setup(t, 2, redisLocker(t, rdb, prefix), prefix)
 	ctx := context.Background()
 	require.NoError(t, f.customers.OptOut(ctx, f.cust[0]))
-	c, err := svc.Book(ctx, f.shop, f.cust[0])
+	c, err := svc.Book(ctx, &f.shop, f.cust[0])
 	require.NoError(t, err)
 	require.Equal(t, slots.NoOffer, c.Outcome)
 	require.Zero(t, count(t, f, `SELECT count(*) FROM bookings`))
-	c, err = svc.Book(ctx, f.shop, f.cust[1])
+	c, err = svc.Book(ctx, &f.shop, f.cust[1])
 	require.NoError(t, err)
 	require.Equal(t, slots.Booked, c.Outcome, "the slot is still free for others")
 }
@@ -248,10 +248,10 @@ func TestASecondYesDoesNotTakeAnotherChair(t *testing.T) {
 		require.NoError(t, err)
 	}
 
-	first, err := svc.Book(ctx, f.shop, f.cust[0])
+	first, err := svc.Book(ctx, &f.shop, f.cust[0])
 	require.NoError(t, err)
 	require.Equal(t, slots.Booked, first.Outcome)
-	again, err := svc.Book(ctx, f.shop, f.cust[0])
+	again, err := svc.Book(ctx, &f.shop, f.cust[0])
 	require.NoError(t, err)
 	require.Equal(t, slots.Booked, again.Outcome, "the second YES is answered as the booking it repeats")
 	require.True(t, again.Repeat, "nothing new is booked")
@@ -260,7 +260,7 @@ func TestASecondYesDoesNotTakeAnotherChair(t *testing.T) {
 		"one customer, one chair at 15:00")
 
 	// The other chair is still free, and the other customer gets it.
-	other, err := svc.Book(ctx, f.shop, f.cust[1])
+	other, err := svc.Book(ctx, &f.shop, f.cust[1])
 	require.NoError(t, err)
 	require.Equal(t, slots.Booked, other.Outcome)
 	require.NotEqual(t, first.OpeningID, other.OpeningID)

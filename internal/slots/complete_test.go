@@ -45,15 +45,15 @@ func TestCompletePast(t *testing.T) {
 		return op
 	}
 	early := declare(2 * time.Hour)
-	claim, err := svc.Book(ctx, shop, c.ID)
+	claim, err := svc.Book(ctx, &shop, c.ID)
 	require.NoError(t, err)
 	require.Equal(t, slots.Booked, claim.Outcome)
 	late := declare(5 * time.Hour)
-	claim, err = svc.Book(ctx, shop, c.ID)
+	claim, err = svc.Book(ctx, &shop, c.ID)
 	require.NoError(t, err)
 	require.Equal(t, late.ID, claim.OpeningID)
 	pending := declare(2*time.Hour + time.Minute)
-	_, err = svc.Book(ctx, shop, c.ID)
+	_, err = svc.Book(ctx, &shop, c.ID)
 	require.NoError(t, err)
 	_, err = pool.Exec(ctx, `UPDATE bookings SET status = 'pending_payment', confirmed_at = NULL WHERE opening_id = $1`, pending.ID)
 	require.NoError(t, err)

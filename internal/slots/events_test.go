@@ -61,10 +61,10 @@ func TestOpeningChangesRecordTheirEvents(t *testing.T) {
 
 	declared, err := svc.Declare(ctx, f.shop, slots.NewOpening{StartsAt: time.Now().Add(6 * time.Hour), DurationMinutes: 30, Service: "Cut", PriceCents: 1000})
 	require.NoError(t, err)
-	claim, err := svc.Book(ctx, f.shop, f.cust[0])
+	claim, err := svc.Book(ctx, &f.shop, f.cust[0])
 	require.NoError(t, err)
 	require.Equal(t, slots.Booked, claim.Outcome)
-	again, err := svc.Book(ctx, f.shop, f.cust[1])
+	again, err := svc.Book(ctx, &f.shop, f.cust[1])
 	require.NoError(t, err)
 	require.Equal(t, slots.Taken, again.Outcome)
 	_, err = svc.Cancel(ctx, f.shop.ID, declared.ID)
@@ -107,7 +107,7 @@ func TestClaimRecordsOnlyWhatIsSubscribed(t *testing.T) {
 		return op, c.ID
 	}
 	book := func(c uuid.UUID) {
-		claim, err := svc.Book(ctx, shop, c)
+		claim, err := svc.Book(ctx, &shop, c)
 		require.NoError(t, err)
 		require.Equal(t, slots.Booked, claim.Outcome)
 	}

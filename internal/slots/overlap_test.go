@@ -50,7 +50,7 @@ func TestPostgresRefusesOverlappingTimeOfOnePerson(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-gate
-			c, err := svc.Book(ctx, f.shop, id)
+			c, err := svc.Book(ctx, &f.shop, id)
 			if err != nil {
 				t.Errorf("book: %v", err)
 				return

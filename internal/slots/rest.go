@@ -22,7 +22,7 @@ import (
 // its first wave and its opening.declared event, in one transaction. A rest too short
 // for anything is left as it is. Only once: the opening is split only while it is filled
 // and as long as it was declared.
-func (s *Service) declareRest(ctx context.Context, shop shops.Shop, openingID uuid.UUID, startsAt time.Time, r rest) error {
+func (s *Service) declareRest(ctx context.Context, shop *shops.Shop, openingID uuid.UUID, startsAt time.Time, r rest) error {
 	now := s.cfg.Now()
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		shortest, err := catalog.Shortest(ctx, tx, shop.ID, r.staffID.UUID)

@@ -19,13 +19,13 @@ func BenchmarkAnswers(b *testing.B) {
 		b.Run("taken/"+string(l), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				_ = w.Taken(shop)
+				_ = w.Taken(&shop)
 			}
 		})
 		b.Run("link/"+string(l), func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				_ = w.Link(shop, "Haircut", at, "https://pay.example/x", 31*time.Minute)
+				_ = w.Link(&shop, "Haircut", at, "https://pay.example/x", 31*time.Minute)
 			}
 		})
 	}

@@ -15,7 +15,7 @@ import (
 // œ, a curly quote) is sent with them folded to their GSM-7 base when that makes it fewer
 // segments; the letters GSM-7 has (é, è, à, ñ, ü, Ç...) are kept. A text whose folding
 // saves nothing (it fits one UCS-2 segment anyway, or holds an emoji) keeps its accents.
-func fit(shop shops.Shop, body string) string {
+func fit(shop *shops.Shop, body string) string {
 	if shop.GSM7 == shops.GSM7Exact || sms.IsGSM7(body) {
 		return body
 	}

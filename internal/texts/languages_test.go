@@ -84,9 +84,9 @@ func TestWhenInEachLanguage(t *testing.T) {
 		language.Spanish: "sáb. 28 nov. a las 15:00",
 		language.French:  "sam. 28 nov. à 15h00",
 	} {
-		require.Equal(t, want, texts.In(l).When(shop, at), l)
+		require.Equal(t, want, texts.In(l).When(&shop, at), l)
 	}
-	require.Equal(t, "Sat 28 Nov 15:00", texts.In("de").When(shop, at), "an unknown language is English")
+	require.Equal(t, "Sat 28 Nov 15:00", texts.In("de").When(&shop, at), "an unknown language is English")
 	require.Equal(t, "Sat 28 Nov 15:00", shop.When(at), "English is the shop's own format")
 }
 
@@ -119,12 +119,12 @@ func TestClocks(t *testing.T) {
 		require.NoError(t, err)
 		shop := shops.Shop{Name: "Joe's Barbers", Timezone: c.zone, Location: loc}
 		at := time.Date(2026, 11, 28, c.hour, c.min, 0, 0, loc)
-		require.Equal(t, c.want, texts.In(c.l).When(shop, at), "%s %s", c.l, c.zone)
+		require.Equal(t, c.want, texts.In(c.l).When(&shop, at), "%s %s", c.l, c.zone)
 	}
 	mexico, err := time.LoadLocation("America/Mexico_City")
 	require.NoError(t, err)
 	shop := shops.Shop{Name: "Ana", Timezone: "America/Mexico_City", Location: mexico}
-	require.Contains(t, texts.In(language.Spanish).DuplicateRefunded(shop, "Corte", time.Date(2026, 11, 28, 15, 0, 0, 0, mexico)),
+	require.Contains(t, texts.In(language.Spanish).DuplicateRefunded(&shop, "Corte", time.Date(2026, 11, 28, 15, 0, 0, 0, mexico)),
 		"del sab. 28 nov. a las 3:00 p. m. Te hemos", "the clock's dot ends the sentence")
 }
 
@@ -183,35 +183,35 @@ type segmentCase struct {
 	// oneSegment marks the texts that must fit one segment: the offer and the answers
 	// to its replies that the customer gets most.
 	oneSegment bool
-	text       func(w texts.Words, shop shops.Shop, at time.Time) string
+	text       func(w texts.Words, shop *shops.Shop, at time.Time) string
 }
 
 // segmentCases are every text the customers get.
 var segmentCases = func() []segmentCase {
 	const service = "Colour and blow-dry!"
 	url := "https://checkout.stripe.com/c/pay/cs_test_a1b2c3d4e5f6g7h8i9j0"
-	slot := func(f func(texts.Words, shops.Shop, string, time.Time) string) func(texts.Words, shops.Shop, time.Time) string {
-		return func(w texts.Words, shop shops.Shop, at time.Time) string { return f(w, shop, service, at) }
+	slot := func(f func(texts.Words, *shops.Shop, string, time.Time) string) func(texts.Words, *shops.Shop, time.Time) string {
+		return func(w texts.Words, shop *shops.Shop, at time.Time) string { return f(w, shop, service, at) }
 	}
-	only := func(f func(texts.Words, shops.Shop) string) func(texts.Words, shops.Shop, time.Time) string {
-		return func(w texts.Words, shop shops.Shop, _ time.Time) string { return f(w, shop) }
+	only := func(f func(texts.Words, *shops.Shop) string) func(texts.Words, *shops.Shop, time.Time) string {
+		return func(w texts.Words, shop *shops.Shop, _ time.Time) string { return f(w, shop) }
 	}
 	return []segmentCase{
-		{"offer", true, func(w texts.Words, shop shops.Shop, at time.Time) string { return w.Offer(shop, service, at, 4500) }},
+		{"offer", true, func(w texts.Words, shop *shops.Shop, at time.Time) string { return w.Offer(shop, service, at, 4500) }},
 		{"clarify", true, slot(texts.Words.Clarify)},
 		{"taken", true, only(texts.Words.Taken)},
 		// Two times and a service: one segment in English with these 20-character names
 		// (TestMoveUpTexts), two in Spanish and French, whose dates are longer.
-		{"move_up_offer", false, func(w texts.Words, shop shops.Shop, at time.Time) string {
+		{"move_up_offer", false, func(w texts.Words, shop *shops.Shop, at time.Time) string {
 			return w.MoveUpOffer(shop, service, at, at.AddDate(0, 0, 2).Add(3*time.Hour))
 		}},
-		{"move_up_booked", true, func(w texts.Words, shop shops.Shop, at time.Time) string {
+		{"move_up_booked", true, func(w texts.Words, shop *shops.Shop, at time.Time) string {
 			return w.MovedUp(shop, service, at, at.AddDate(0, 0, 2).Add(3*time.Hour))
 		}},
-		{"move_up_taken", true, func(w texts.Words, shop shops.Shop, at time.Time) string {
+		{"move_up_taken", true, func(w texts.Words, shop *shops.Shop, at time.Time) string {
 			return w.MoveUpTaken(shop, at.AddDate(0, 0, 2))
 		}},
-		{"link", false, func(w texts.Words, shop shops.Shop, at time.Time) string {
+		{"link", false, func(w texts.Words, shop *shops.Shop, at time.Time) string {
 			return w.Link(shop, service, at, url, 31*time.Minute)
 		}},
 		{"booked_link_follows", false, slot(texts.Words.BookedLinkFollows)},
@@ -220,10 +220,12 @@ var segmentCases = func() []segmentCase {
 		{"refunded", false, slot(texts.Words.Refunded)},
 		{"duplicate_refunded", false, slot(texts.Words.DuplicateRefunded)},
 		// The answer to a booked customer's "can't make it" (issue 45).
-		{"cancelled", true, func(w texts.Words, shop shops.Shop, at time.Time) string {
+		{"cancelled", true, func(w texts.Words, shop *shops.Shop, at time.Time) string {
 			return w.Cancelled(shop, service, at, false)
 		}},
-		{"cancelled_refund", false, func(w texts.Words, shop shops.Shop, at time.Time) string { return w.Cancelled(shop, service, at, true) }},
+		{"cancelled_refund", false, func(w texts.Words, shop *shops.Shop, at time.Time) string {
+			return w.Cancelled(shop, service, at, true)
+		}},
 		{"cancel_asked", false, only(texts.Words.CancelAsked)},
 		{"opted_out_booked", false, slot(texts.Words.OptedOutBooked)},
 		{"cancel_refunded", false, slot(texts.Words.CancelRefunded)},
@@ -236,13 +238,15 @@ var segmentCases = func() []segmentCase {
 		{"unrecognized", false, only(texts.Words.Unrecognized)},
 		{"inbox_ack", false, only(texts.Words.InboxAck)},
 		{"retry_later_at", false, only(texts.Words.RetryLaterAt)},
-		{"unknown_number", false, func(w texts.Words, _ shops.Shop, _ time.Time) string { return w.UnknownNumber() }},
-		{"retry_later", false, func(w texts.Words, _ shops.Shop, _ time.Time) string { return w.RetryLater() }},
+		{"unknown_number", false, func(w texts.Words, _ *shops.Shop, _ time.Time) string { return w.UnknownNumber() }},
+		{"retry_later", false, func(w texts.Words, _ *shops.Shop, _ time.Time) string { return w.RetryLater() }},
 		// The answers to PAUSE and RESUME (issue 46), a date 14 days on.
-		{"paused", true, func(w texts.Words, shop shops.Shop, at time.Time) string { return w.Paused(shop, at.AddDate(0, 0, 14)) }},
+		{"paused", true, func(w texts.Words, shop *shops.Shop, at time.Time) string {
+			return w.Paused(shop, at.AddDate(0, 0, 14))
+		}},
 		{"resumed", true, only(texts.Words.Resumed)},
 		// The owner's alert when the join page's hourly budget is spent.
-		{"join_budget_alert", false, func(w texts.Words, shop shops.Shop, _ time.Time) string { return w.JoinBudgetAlert(shop, 30) }},
+		{"join_budget_alert", false, func(w texts.Words, shop *shops.Shop, _ time.Time) string { return w.JoinBudgetAlert(shop, 30) }},
 	}
 }()
 
@@ -281,7 +285,7 @@ func TestSegments(t *testing.T) {
 					for day := 1; day <= 7; day++ {
 						at := time.Date(2026, month, day, 12, 30, 0, 0, loc)
 						for _, c := range segmentCases {
-							body := c.text(texts.In(l), shop, at)
+							body := c.text(texts.In(l), &shop, at)
 							enc := "UCS-2"
 							if sms.IsGSM7(body) {
 								enc = "GSM-7"
@@ -333,20 +337,20 @@ func TestGSM7Exact(t *testing.T) {
 	t.Parallel()
 	shop := shops.Shop{Name: "Twenty Char Barbers!", Location: time.UTC, Currency: "eur", SMSNumber: "+447700900001"}
 	at := time.Date(2026, 11, 28, 15, 0, 0, 0, time.UTC) // a Saturday: "sáb."
-	prefer := texts.In(language.Spanish).Offer(shop, "Manicura", at, 4500)
+	prefer := texts.In(language.Spanish).Offer(&shop, "Manicura", at, 4500)
 	require.True(t, sms.IsGSM7(prefer), prefer)
 	require.Contains(t, prefer, "sab. 28 nov. a las 15:00")
 	shop.GSM7 = shops.GSM7Exact
-	exact := texts.In(language.Spanish).Offer(shop, "Manicura", at, 4500)
+	exact := texts.In(language.Spanish).Offer(&shop, "Manicura", at, 4500)
 	require.Contains(t, exact, "sáb. 28 nov. a las 15:00")
 	require.False(t, sms.IsGSM7(exact))
 	// One UCS-2 segment either way: folding would save nothing, the accent stays.
 	shop.GSM7 = shops.GSM7Prefer
 	require.Equal(t, "Lo sentimos, este número no acepta respuestas.", texts.In(language.Spanish).UnknownNumber())
 	short := shops.Shop{Name: "Ana", Location: time.UTC}
-	require.Equal(t, "Ana: sin problema, te avisaremos de la próxima cita libre.", texts.In(language.Spanish).Declined(short))
+	require.Equal(t, "Ana: sin problema, te avisaremos de la próxima cita libre.", texts.In(language.Spanish).Declined(&short))
 	require.Equal(t, "Ana: ¡La cita de Manicura del sab. 28 nov. a las 15:00 es tuya! Te enviamos el enlace de pago en otro mensaje.",
-		texts.In(language.Spanish).BookedLinkFollows(short, "Manicura", at), "two UCS-2 segments folded to one GSM-7")
+		texts.In(language.Spanish).BookedLinkFollows(&short, "Manicura", at), "two UCS-2 segments folded to one GSM-7")
 }
 
 // TestFoldGSM7: letters outside GSM-7 become their base, those GSM-7 has stay.
@@ -361,8 +365,8 @@ func TestInboxAlertIsShort(t *testing.T) {
 	t.Parallel()
 	shop := shops.Shop{Name: "Joe's Barbers"}
 	long := strings.Repeat("é", 150)
-	got := texts.English.InboxAlert(shop, "Ana", long)
+	got := texts.English.InboxAlert(&shop, "Ana", long)
 	// "…" is UCS-2, which would make the alert two segments: it is folded to "...".
 	require.Equal(t, "Joe's Barbers inbox: Ana: "+strings.Repeat("é", 100)+"...", got)
-	require.Equal(t, "Bandeja de Joe's Barbers: +1555•••0123: hola", texts.In(language.Spanish).InboxAlert(shop, "+1555•••0123", "hola"))
+	require.Equal(t, "Bandeja de Joe's Barbers: +1555•••0123: hola", texts.In(language.Spanish).InboxAlert(&shop, "+1555•••0123", "hola"))
 }

@@ -174,7 +174,7 @@ var defaultFormality = map[language.Code]shops.Formality{
 // text renders message id for shop's customers: in the shop's formality (the
 // catalogue's id@formality when the shop chose the way its language does not default
 // to), then fitted to the shop's GSM-7 setting (see fit).
-func (w Words) text(shop shops.Shop, id string, data map[string]any, count ...int) string {
+func (w Words) text(shop *shops.Shop, id string, data map[string]any, count ...int) string {
 	w = w.words()
 	if f := shop.Formality; f != shops.FormalityDefault && f != defaultFormality[w.lang] {
 		id += "@" + string(f)
@@ -213,7 +213,7 @@ func fill(text string, data map[string]any) string {
 // clock): "Sat 28 Nov 15:00", "Sat Nov 28 3:00 PM" in the US (month first: the
 // catalogue's "when_us"), "sáb. 28 nov. a las 15:00" (in the US and Mexico too, with
 // their clock), "sam. 28 nov. à 15h00", "sam. 28 nov. à 15 h" in Canada.
-func (w Words) When(shop shops.Shop, t time.Time) string {
+func (w Words) When(shop *shops.Shop, t time.Time) string {
 	w = w.words()
 	loc := shop.Location
 	if loc == nil {
@@ -271,13 +271,13 @@ func (w Words) Duration(d time.Duration) string {
 }
 
 // about is the data of a text about one slot.
-func (w Words) about(shop shops.Shop, service string, startsAt time.Time) map[string]any {
+func (w Words) about(shop *shops.Shop, service string, startsAt time.Time) map[string]any {
 	return map[string]any{"Shop": shop.Name, "Service": service, "When": w.When(shop, startsAt)}
 }
 
 // Offer is the offer SMS: shop, service, local day and time, price, how to book and how
 // to stop.
-func (w Words) Offer(shop shops.Shop, service string, startsAt time.Time, price int64) string {
+func (w Words) Offer(shop *shops.Shop, service string, startsAt time.Time, price int64) string {
 	d := w.about(shop, service, startsAt)
 	d["Price"] = w.Amount(price, shop.Currency)
 	return w.text(shop, "offer", d)
@@ -285,7 +285,7 @@ func (w Words) Offer(shop shops.Shop, service string, startsAt time.Time, price 
 
 // OfferWith is Offer naming the person whose time it is ("Cut with Ana"); staff ""
 // is Offer.
-func (w Words) OfferWith(shop shops.Shop, service, staff string, startsAt time.Time, price int64) string {
+func (w Words) OfferWith(shop *shops.Shop, service, staff string, startsAt time.Time, price int64) string {
 	if staff == "" {
 		return w.Offer(shop, service, startsAt, price)
 	}
@@ -348,7 +348,7 @@ var currencyPlaces = map[string]string{"usd": "US", "mxn": "MX", "cad": "CA", "g
 // Link carries a payment link: the answer to a winning YES, or the text that follows
 // when the link could not be made in time. payWithin is how long the customer has to
 // pay (see Duration).
-func (w Words) Link(shop shops.Shop, service string, startsAt time.Time, url string, payWithin time.Duration) string {
+func (w Words) Link(shop *shops.Shop, service string, startsAt time.Time, url string, payWithin time.Duration) string {
 	d := w.about(shop, service, startsAt)
 	d["URL"], d["Within"] = url, w.Duration(payWithin)
 	return w.text(shop, "link", d)
@@ -359,7 +359,7 @@ func (w Words) Link(shop shops.Shop, service string, startsAt time.Time, url str
 // mode); and, when the shop's policy makes a cancellation late, one line saying until
 // when it is free and what it costs after ("Free to cancel until Fri 21 Nov 14:00;
 // $20.00 after."), or, when it is late already at now, what cancelling costs.
-func (w Words) LinkProtected(shop shops.Shop, service string, startsAt time.Time, url string, payWithin time.Duration, now time.Time) string {
+func (w Words) LinkProtected(shop *shops.Shop, service string, startsAt time.Time, url string, payWithin time.Duration, now time.Time) string {
 	d := w.about(shop, service, startsAt)
 	d["URL"], d["Within"] = url, w.Duration(payWithin)
 	id := "link"
@@ -381,7 +381,7 @@ func (w Words) LinkProtected(shop shops.Shop, service string, startsAt time.Time
 // passed at now (a booking made inside the policy's hours), what cancelling costs now;
 // "" when it costs nothing (no late-cancel fee, no deposit kept). A deposit shop with a
 // fee says both: a late cancellation keeps the deposit and charges the fee.
-func (w Words) PolicyLine(shop shops.Shop, startsAt, now time.Time) string {
+func (w Words) PolicyLine(shop *shops.Shop, startsAt, now time.Time) string {
 	p := shop.Protection
 	free := startsAt.Add(-time.Duration(p.LateCancelHours) * time.Hour)
 	late := !now.Before(free)
@@ -405,36 +405,36 @@ func (w Words) PolicyLine(shop shops.Shop, startsAt, now time.Time) string {
 }
 
 // BookedLinkFollows answers a winning YES whose payment link is not ready yet.
-func (w Words) BookedLinkFollows(shop shops.Shop, service string, startsAt time.Time) string {
+func (w Words) BookedLinkFollows(shop *shops.Shop, service string, startsAt time.Time) string {
 	return w.text(shop, "booked_link_follows", w.about(shop, service, startsAt))
 }
 
 // CheckoutItem names the slot on the payment page (the line item the customer pays
 // for).
-func (w Words) CheckoutItem(shop shops.Shop, service string, startsAt time.Time) string {
+func (w Words) CheckoutItem(shop *shops.Shop, service string, startsAt time.Time) string {
 	return w.words().say("checkout_item", w.about(shop, service, startsAt))
 }
 
 // DepositItem is the line item of a deposit's payment page (issue 48): the same as
 // CheckoutItem's, said to be a deposit.
-func (w Words) DepositItem(shop shops.Shop, service string, startsAt time.Time) string {
+func (w Words) DepositItem(shop *shops.Shop, service string, startsAt time.Time) string {
 	return w.words().say("deposit_item", w.about(shop, service, startsAt))
 }
 
 // NoShowFeeItem is what a no-show fee's payment says it is (the customer's statement,
 // the shop's Stripe dashboard).
-func (w Words) NoShowFeeItem(shop shops.Shop, service string, startsAt time.Time) string {
+func (w Words) NoShowFeeItem(shop *shops.Shop, service string, startsAt time.Time) string {
 	return w.words().say("no_show_fee_item", w.about(shop, service, startsAt))
 }
 
 // LateCancelFeeItem is what a late cancellation's fee says it is.
-func (w Words) LateCancelFeeItem(shop shops.Shop, service string, startsAt time.Time) string {
+func (w Words) LateCancelFeeItem(shop *shops.Shop, service string, startsAt time.Time) string {
 	return w.words().say("late_cancel_fee_item", w.about(shop, service, startsAt))
 }
 
 // FeePayLink asks a customer whose bank wanted them to confirm a fee (fee, written as
 // Amount writes it) to pay it themselves on the page at url.
-func (w Words) FeePayLink(shop shops.Shop, service string, startsAt time.Time, fee, url string) string {
+func (w Words) FeePayLink(shop *shops.Shop, service string, startsAt time.Time, fee, url string) string {
 	d := w.about(shop, service, startsAt)
 	d["Fee"], d["URL"] = fee, url
 	return w.text(shop, "fee_pay_link", d)
@@ -442,29 +442,29 @@ func (w Words) FeePayLink(shop shops.Shop, service string, startsAt time.Time, f
 
 // Confirmed tells a customer they are booked (the payment went through, or the shop
 // takes no payment).
-func (w Words) Confirmed(shop shops.Shop, service string, startsAt time.Time) string {
+func (w Words) Confirmed(shop *shops.Shop, service string, startsAt time.Time) string {
 	return w.text(shop, "confirmed", w.about(shop, service, startsAt))
 }
 
 // Lapsed tells a customer their hold ended because the payment did not go through.
-func (w Words) Lapsed(shop shops.Shop, service string, startsAt time.Time) string {
+func (w Words) Lapsed(shop *shops.Shop, service string, startsAt time.Time) string {
 	return w.text(shop, "lapsed", w.about(shop, service, startsAt))
 }
 
 // Refunded tells a customer their late payment was refunded.
-func (w Words) Refunded(shop shops.Shop, service string, startsAt time.Time) string {
+func (w Words) Refunded(shop *shops.Shop, service string, startsAt time.Time) string {
 	return w.text(shop, "refunded", w.about(shop, service, startsAt))
 }
 
 // DuplicateRefunded tells a customer that a second payment for a slot they had already
 // paid for was refunded.
-func (w Words) DuplicateRefunded(shop shops.Shop, service string, startsAt time.Time) string {
+func (w Words) DuplicateRefunded(shop *shops.Shop, service string, startsAt time.Time) string {
 	return w.text(shop, "duplicate_refunded", w.about(shop, service, startsAt))
 }
 
 // Cancelled confirms a customer's cancellation by text of their booking of service at
 // startsAt; refunded says their payment goes back.
-func (w Words) Cancelled(shop shops.Shop, service string, startsAt time.Time, refunded bool) string {
+func (w Words) Cancelled(shop *shops.Shop, service string, startsAt time.Time, refunded bool) string {
 	if refunded {
 		return w.text(shop, "cancelled_refund", w.about(shop, service, startsAt))
 	}
@@ -475,7 +475,7 @@ func (w Words) Cancelled(shop shops.Shop, service string, startsAt time.Time, re
 // start, with what the policy they accepted then does (issue 48): the deposit kept, a fee
 // of feeCents (0: none) charged to their card, or both; refunded says a full payment
 // goes back all the same (a checkout's, with a fee).
-func (w Words) CancelledLate(shop shops.Shop, service string, startsAt time.Time, hours int, depositKept, refunded bool, feeCents int64) string {
+func (w Words) CancelledLate(shop *shops.Shop, service string, startsAt time.Time, hours int, depositKept, refunded bool, feeCents int64) string {
 	d := w.about(shop, service, startsAt)
 	d["Hours"] = hours
 	id := "late_deposit_kept"
@@ -493,32 +493,32 @@ func (w Words) CancelledLate(shop shops.Shop, service string, startsAt time.Time
 
 // CancelAsked answers a booked customer's request to cancel in a shop that does not let
 // customers cancel by text: the request is with the team, who will answer.
-func (w Words) CancelAsked(shop shops.Shop) string {
+func (w Words) CancelAsked(shop *shops.Shop) string {
 	return w.text(shop, "cancel_asked", shopOnly(shop))
 }
 
 // OptedOutBooked answers the STOP (or the bare CANCEL) of a customer who holds a
 // booking of service at startsAt: no more offers, the booking stands, and how to cancel
 // it by text.
-func (w Words) OptedOutBooked(shop shops.Shop, service string, startsAt time.Time) string {
+func (w Words) OptedOutBooked(shop *shops.Shop, service string, startsAt time.Time) string {
 	return w.text(shop, "opted_out_booked", w.about(shop, service, startsAt))
 }
 
 // CancelRefunded tells a customer that the payment of a booking they cancelled was
 // refunded.
-func (w Words) CancelRefunded(shop shops.Shop, service string, startsAt time.Time) string {
+func (w Words) CancelRefunded(shop *shops.Shop, service string, startsAt time.Time) string {
 	return w.text(shop, "cancel_refunded", w.about(shop, service, startsAt))
 }
 
 // Clarify asks a customer whose reply to an offer was unsure (a reaction, a question,
 // "maybe") to answer it plainly, naming the slot.
-func (w Words) Clarify(shop shops.Shop, service string, startsAt time.Time) string {
+func (w Words) Clarify(shop *shops.Shop, service string, startsAt time.Time) string {
 	return w.text(shop, "clarify", w.about(shop, service, startsAt))
 }
 
 // MoveUpOffer offers a customer who holds a booking at from an earlier time for it,
 // startsAt: both times, the service, and that their booking stays unless they say YES.
-func (w Words) MoveUpOffer(shop shops.Shop, service string, startsAt, from time.Time) string {
+func (w Words) MoveUpOffer(shop *shops.Shop, service string, startsAt, from time.Time) string {
 	d := w.about(shop, service, startsAt)
 	d["From"] = w.When(shop, from)
 	return w.text(shop, "move_up_offer", d)
@@ -526,7 +526,7 @@ func (w Words) MoveUpOffer(shop shops.Shop, service string, startsAt, from time.
 
 // MovedUp answers the YES that moved a customer's booking from from to startsAt,
 // naming both times.
-func (w Words) MovedUp(shop shops.Shop, service string, startsAt, from time.Time) string {
+func (w Words) MovedUp(shop *shops.Shop, service string, startsAt, from time.Time) string {
 	d := w.about(shop, service, startsAt)
 	d["From"] = w.When(shop, from)
 	return w.text(shop, "move_up_booked", d)
@@ -534,41 +534,41 @@ func (w Words) MovedUp(shop shops.Shop, service string, startsAt, from time.Time
 
 // MoveUpTaken answers a YES to a move-up offer that came too late: the earlier time is
 // gone and the booking at from stays.
-func (w Words) MoveUpTaken(shop shops.Shop, from time.Time) string {
+func (w Words) MoveUpTaken(shop *shops.Shop, from time.Time) string {
 	return w.text(shop, "move_up_taken", map[string]any{"Shop": shop.Name, "From": w.When(shop, from)})
 }
 
 // shopOnly is the data of a text that names only the shop.
-func shopOnly(shop shops.Shop) map[string]any { return map[string]any{"Shop": shop.Name} }
+func shopOnly(shop *shops.Shop) map[string]any { return map[string]any{"Shop": shop.Name} }
 
 // Taken answers a YES that came too late.
-func (w Words) Taken(shop shops.Shop) string { return w.text(shop, "taken", shopOnly(shop)) }
+func (w Words) Taken(shop *shops.Shop) string { return w.text(shop, "taken", shopOnly(shop)) }
 
 // NoOffer answers a YES from a customer who holds no live offer.
-func (w Words) NoOffer(shop shops.Shop) string { return w.text(shop, "no_offer", shopOnly(shop)) }
+func (w Words) NoOffer(shop *shops.Shop) string { return w.text(shop, "no_offer", shopOnly(shop)) }
 
 // Declined answers a NO.
-func (w Words) Declined(shop shops.Shop) string { return w.text(shop, "declined", shopOnly(shop)) }
+func (w Words) Declined(shop *shops.Shop) string { return w.text(shop, "declined", shopOnly(shop)) }
 
 // OptedOut answers a STOP.
-func (w Words) OptedOut(shop shops.Shop) string { return w.text(shop, "opted_out", shopOnly(shop)) }
+func (w Words) OptedOut(shop *shops.Shop) string { return w.text(shop, "opted_out", shopOnly(shop)) }
 
 // OptedIn answers a START.
-func (w Words) OptedIn(shop shops.Shop) string { return w.text(shop, "opted_in", shopOnly(shop)) }
+func (w Words) OptedIn(shop *shops.Shop) string { return w.text(shop, "opted_in", shopOnly(shop)) }
 
 // OptedOutYes answers a YES from a customer who said STOP: they cannot take a slot.
-func (w Words) OptedOutYes(shop shops.Shop) string {
+func (w Words) OptedOutYes(shop *shops.Shop) string {
 	return w.text(shop, "opted_out_yes", shopOnly(shop))
 }
 
 // Help answers HELP: what the texts are, the keywords, how to reach the shop (its
 // HelpContact, or else its SMS number) and that the carrier's rates may apply.
-func (w Words) Help(shop shops.Shop) string {
+func (w Words) Help(shop *shops.Shop) string {
 	return w.text(shop, "help", map[string]any{"Shop": shop.Name, "Contact": cmp.Or(shop.HelpContact, shop.SMSNumber)})
 }
 
 // Unrecognized answers a reply that is none of the keywords.
-func (w Words) Unrecognized(shop shops.Shop) string {
+func (w Words) Unrecognized(shop *shops.Shop) string {
 	return w.text(shop, "unrecognized", shopOnly(shop))
 }
 
@@ -582,7 +582,7 @@ func (w Words) UnknownNumber() string { return w.say("unknown_number", nil) }
 func (w Words) RetryLater() string { return w.say("retry_later", nil) }
 
 // RetryLaterAt is RetryLater naming the shop, for a reply whose shop is known.
-func (w Words) RetryLaterAt(shop shops.Shop) string {
+func (w Words) RetryLaterAt(shop *shops.Shop) string {
 	return w.text(shop, "retry_later_at", shopOnly(shop))
 }
 
@@ -592,19 +592,19 @@ var English = Words{}
 
 // InboxAck acknowledges a customer's text that went to a person (the owner's inbox),
 // once a day a conversation: the rest of the thread is the owner's.
-func (w Words) InboxAck(shop shops.Shop) string { return w.text(shop, "inbox_ack", shopOnly(shop)) }
+func (w Words) InboxAck(shop *shops.Shop) string { return w.text(shop, "inbox_ack", shopOnly(shop)) }
 
 // InboxAlert tells the owner, at the shop's alert number, that a customer's text waits
 // in the inbox: who (their name, or their number masked) and the text's first 100
 // characters.
-func (w Words) InboxAlert(shop shops.Shop, who, text string) string {
+func (w Words) InboxAlert(shop *shops.Shop, who, text string) string {
 	return w.text(shop, "inbox_alert", map[string]any{"Shop": shop.Name, "Who": who, "Text": alertQuote(text)})
 }
 
 // InboxCancelAlert is InboxAlert for a booked customer's request to cancel, in a shop
 // that does not let customers cancel by text: it says it is a cancellation, and of which
 // booking.
-func (w Words) InboxCancelAlert(shop shops.Shop, who, service string, startsAt time.Time, text string) string {
+func (w Words) InboxCancelAlert(shop *shops.Shop, who, service string, startsAt time.Time, text string) string {
 	d := w.about(shop, service, startsAt)
 	d["Who"], d["Text"] = who, alertQuote(text)
 	return w.text(shop, "inbox_cancel_alert", d)
@@ -620,14 +620,14 @@ func alertQuote(text string) string {
 
 // NotifyPhoneCode carries the code that confirms a number as the shop's alert number,
 // texted to that number; it says what to do with it and that a stranger may ignore it.
-func (w Words) NotifyPhoneCode(shop shops.Shop, code string) string {
+func (w Words) NotifyPhoneCode(shop *shops.Shop, code string) string {
 	return w.text(shop, "notify_phone_code", map[string]any{"Shop": shop.Name, "Code": code})
 }
 
 // Date writes a day as customers read it in texts: the shop's local date, without the
 // time, as the language writes it in the shop's country: "Sat 12 Dec", "Sat Dec 12" in
 // the US (month first, as When), "sáb. 12 dic.", "sam. 12 déc.".
-func (w Words) Date(shop shops.Shop, t time.Time) string {
+func (w Words) Date(shop *shops.Shop, t time.Time) string {
 	w = w.words()
 	loc := shop.Location
 	if loc == nil {
@@ -646,16 +646,16 @@ func (w Words) Date(shop shops.Shop, t time.Time) string {
 
 // Paused answers a customer's PAUSE: no offers until the day of until (Date), how to
 // get them sooner (RESUME) and how to stop.
-func (w Words) Paused(shop shops.Shop, until time.Time) string {
+func (w Words) Paused(shop *shops.Shop, until time.Time) string {
 	return w.text(shop, "paused", map[string]any{"Shop": shop.Name, "Until": w.Date(shop, until)})
 }
 
 // Resumed answers a customer's RESUME: offers again, and how to pause or stop them.
-func (w Words) Resumed(shop shops.Shop) string { return w.text(shop, "resumed", shopOnly(shop)) }
+func (w Words) Resumed(shop *shops.Shop) string { return w.text(shop, "resumed", shopOnly(shop)) }
 
 // JoinBudgetAlert tells the owner, at the shop's alert number, that the join page spent
 // its hourly budget of perHour confirmation texts and sends none until it refills:
 // maybe someone abuses the page.
-func (w Words) JoinBudgetAlert(shop shops.Shop, perHour int) string {
+func (w Words) JoinBudgetAlert(shop *shops.Shop, perHour int) string {
 	return w.text(shop, "join_budget_alert", map[string]any{"Shop": shop.Name, "Count": perHour})
 }

@@ -41,16 +41,16 @@ func TestTextsFitOneSegment(t *testing.T) {
 	shop := shops.Shop{Name: "Ana's Salon", Location: london, Currency: "gbp", SMSNumber: "+447700900001"}
 	at := time.Date(2026, 11, 28, 15, 0, 0, 0, time.UTC)
 	for name, body := range map[string]string{
-		"offer":     texts.English.Offer(shop, "Haircut", at, 4500),
-		"link":      texts.English.Link(shop, "Haircut", at, "https://checkout.stripe.com/c/pay/cs_test_a1b2c3d4e5", 31*time.Minute),
-		"taken":     texts.English.Taken(shop),
-		"confirmed": texts.English.Confirmed(shop, "Haircut", at),
+		"offer":     texts.English.Offer(&shop, "Haircut", at, 4500),
+		"link":      texts.English.Link(&shop, "Haircut", at, "https://checkout.stripe.com/c/pay/cs_test_a1b2c3d4e5", 31*time.Minute),
+		"taken":     texts.English.Taken(&shop),
+		"confirmed": texts.English.Confirmed(&shop, "Haircut", at),
 	} {
 		if n := sms.Segments(body); n != 1 {
 			t.Errorf("%s text is %d segments: %q", name, n, body)
 		}
 	}
-	if got := texts.English.Offer(shop, "Haircut", at, 4500); !strings.Contains(got, "Sat 28 Nov 15:00, £45.00") {
+	if got := texts.English.Offer(&shop, "Haircut", at, 4500); !strings.Contains(got, "Sat 28 Nov 15:00, £45.00") {
 		t.Errorf("offer text = %q, want the local time and the price", got)
 	}
 }
@@ -74,23 +74,23 @@ func TestServiceWith(t *testing.T) {
 func TestHelpAndFormality(t *testing.T) {
 	t.Parallel()
 	shop := shops.Shop{Name: "Ana's Salon", Location: time.UTC, SMSNumber: "+15555550100"}
-	require.Contains(t, texts.English.Help(shop), "Help: +15555550100. Msg & data rates may apply.")
+	require.Contains(t, texts.English.Help(&shop), "Help: +15555550100. Msg & data rates may apply.")
 	shop.HelpContact = "ana@salon.example"
-	require.Contains(t, texts.English.Help(shop), "Help: ana@salon.example. Msg & data rates may apply.")
-	require.Contains(t, texts.In(language.Spanish).Help(shop), "Ayuda: ana@salon.example. Pueden aplicarse tarifas de mensajes y datos.")
-	require.Contains(t, texts.In(language.French).Help(shop), "Aide : ana@salon.example.")
+	require.Contains(t, texts.English.Help(&shop), "Help: ana@salon.example. Msg & data rates may apply.")
+	require.Contains(t, texts.In(language.Spanish).Help(&shop), "Ayuda: ana@salon.example. Pueden aplicarse tarifas de mensajes y datos.")
+	require.Contains(t, texts.In(language.French).Help(&shop), "Aide : ana@salon.example.")
 
 	es, fr := texts.In(language.Spanish), texts.In(language.French)
-	require.Equal(t, "Ana's Salon: sin problema, te avisaremos de la próxima cita libre.", es.Declined(shop), "tú by default")
-	require.Equal(t, "Ana's Salon : pas de souci, nous vous préviendrons du prochain créneau.", fr.Declined(shop), "vous by default")
+	require.Equal(t, "Ana's Salon: sin problema, te avisaremos de la próxima cita libre.", es.Declined(&shop), "tú by default")
+	require.Equal(t, "Ana's Salon : pas de souci, nous vous préviendrons du prochain créneau.", fr.Declined(&shop), "vous by default")
 	shop.Formality = shops.FormalityFormal
-	require.Equal(t, "Ana's Salon: sin problema, le avisaremos de la próxima cita libre.", es.Declined(shop))
-	require.Equal(t, "Ana's Salon : pas de souci, nous vous préviendrons du prochain créneau.", fr.Declined(shop))
+	require.Equal(t, "Ana's Salon: sin problema, le avisaremos de la próxima cita libre.", es.Declined(&shop))
+	require.Equal(t, "Ana's Salon : pas de souci, nous vous préviendrons du prochain créneau.", fr.Declined(&shop))
 	shop.Formality = shops.FormalityInformal
-	require.Equal(t, "Ana's Salon: sin problema, te avisaremos de la próxima cita libre.", es.Declined(shop))
-	require.Equal(t, "Ana's Salon : pas de souci, on te préviendra du prochain créneau.", fr.Declined(shop))
-	require.Equal(t, "Ana's Salon: no problem, we'll let you know about the next opening.", texts.English.Declined(shop), "English has one way")
-	require.Equal(t, "Ana's Salon: sorry, we couldn't handle your reply just now. Please reply again in a minute.", texts.English.RetryLaterAt(shop))
+	require.Equal(t, "Ana's Salon: sin problema, te avisaremos de la próxima cita libre.", es.Declined(&shop))
+	require.Equal(t, "Ana's Salon : pas de souci, on te préviendra du prochain créneau.", fr.Declined(&shop))
+	require.Equal(t, "Ana's Salon: no problem, we'll let you know about the next opening.", texts.English.Declined(&shop), "English has one way")
+	require.Equal(t, "Ana's Salon: sorry, we couldn't handle your reply just now. Please reply again in a minute.", texts.English.RetryLaterAt(&shop))
 }
 
 // TestPausedSaysUntilWhen: the answer to PAUSE names the day offers start again, in the
@@ -107,11 +107,11 @@ func TestPausedSaysUntilWhen(t *testing.T) {
 	us := shops.Shop{Name: "Joe's Barbers", Timezone: "America/New_York", Location: ny, SMSNumber: "+15555550100"}
 	fr := shops.Shop{Name: "Chez Ana", Timezone: "Europe/Paris", Location: paris, SMSNumber: "+33612345678"}
 	require.Equal(t, "Joe's Barbers: offers paused until Fri Dec 11. Reply RESUME to get them sooner, STOP to opt out.",
-		texts.English.Paused(us, until))
-	require.Equal(t, "Sat 12 Dec", texts.English.Date(fr, until))
+		texts.English.Paused(&us, until))
+	require.Equal(t, "Sat 12 Dec", texts.English.Date(&fr, until))
 	require.Equal(t, "Chez Ana : offres en pause jusqu'au sam. 12 déc. Répondez REPRENDRE pour les recevoir avant, STOP pour vous désabonner.",
-		texts.In(language.French).Paused(fr, until))
-	require.Contains(t, texts.In(language.Spanish).Paused(fr, until), "hasta el sab. 12 dic. Responde REANUDAR")
-	require.Contains(t, texts.In(language.Spanish).Resumed(fr), "Responde PAUSA para pausarlas 14 dias")
-	require.Contains(t, texts.English.Resumed(us), "Reply PAUSE to pause them for 14 days")
+		texts.In(language.French).Paused(&fr, until))
+	require.Contains(t, texts.In(language.Spanish).Paused(&fr, until), "hasta el sab. 12 dic. Responde REANUDAR")
+	require.Contains(t, texts.In(language.Spanish).Resumed(&fr), "Responde PAUSA para pausarlas 14 dias")
+	require.Contains(t, texts.English.Resumed(&us), "Reply PAUSE to pause them for 14 days")
 }
