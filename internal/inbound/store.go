@@ -68,17 +68,19 @@ func (s *Service) storeTexts(ctx context.Context, batch []newText) ([]stored, er
 	if err != nil {
 		return nil, fmt.Errorf("store inbound messages: %w", err)
 	}
-	bySID := map[string][]db.InboundStoreManyRow{}
-	for _, r := range rows {
+	// The rows by pointer: each is over a kilobyte (the shop's whole row).
+	bySID := make(map[string][]*db.InboundStoreManyRow, len(batch))
+	for i := range rows {
+		r := &rows[i]
 		bySID[r.MessageSid] = append(bySID[r.MessageSid], r)
 	}
 	out := make([]stored, len(batch))
-	for i, t := range batch {
-		rs := bySID[t.in.MessageSID]
+	for i := range batch {
+		rs := bySID[batch[i].in.MessageSID]
 		if len(rs) == 0 {
 			continue // no shop owns the number
 		}
-		shop, err := shops.FromRow(rs[0].Shop)
+		shop, err := shops.FromRow(&rs[0].Shop)
 		if err != nil {
 			return nil, err
 		}
@@ -141,7 +143,7 @@ func (s *Service) markAnswersSent(ctx context.Context, answers []sentAnswer) ([]
 }
 
 // senderFrom reads the sender and their claims from one text's rows.
-func senderFrom(rows []db.InboundStoreManyRow) sender {
+func senderFrom(rows []*db.InboundStoreManyRow) sender {
 	r := rows[0]
 	if !r.CustomerID.Valid {
 		return sender{}

@@ -92,7 +92,7 @@ const OldCalendarAddressLasts = 90 * 24 * time.Hour
 
 // oldAddressUntil is when the shop's kept previous feed address stops working (nil: it
 // has none).
-func oldAddressUntil(r db.Shop) *time.Time {
+func oldAddressUntil(r *db.Shop) *time.Time {
 	if len(r.CalendarLegacyTokenHash) == 0 || r.CalendarLegacyUntil == nil {
 		return nil
 	}

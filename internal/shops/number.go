@@ -34,5 +34,5 @@ func SetSMSNumber(ctx context.Context, q db.DBTX, shopID uuid.UUID, number strin
 	case err != nil:
 		return Shop{}, fmt.Errorf("set sms number of shop %s: %w", shopID, err)
 	}
-	return FromRow(r)
+	return FromRow(&r)
 }

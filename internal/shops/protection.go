@@ -110,7 +110,7 @@ func PolicySHA256(text string) string {
 }
 
 // protectionOf reads a stored shop's protection.
-func protectionOf(r db.Shop) Protection {
+func protectionOf(r *db.Shop) Protection {
 	p := Protection{KeepCard: r.KeepCard, Policy: r.CancellationPolicy, LateCancelHours: int(r.LateCancelHours),
 		NoShowFeeCents: r.NoShowFeeCents, LateCancelFeeCents: r.LateCancelFeeCents, PolicyVersion: int(r.PolicyVersion)}
 	if r.DepositCents.Valid {

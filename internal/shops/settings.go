@@ -147,7 +147,7 @@ func (s *Service) Update(ctx context.Context, id uuid.UUID, ch ShopChange) (Shop
 		if err != nil {
 			return fmt.Errorf("get shop %s: %w", id, err)
 		}
-		cur, err := FromRow(row)
+		cur, err := FromRow(&row)
 		if err != nil {
 			return err
 		}

@@ -540,7 +540,7 @@ func (s *Service) Get(ctx context.Context, id uuid.UUID) (Shop, error) {
 // fromRow is FromRow for the shops the Service returns: they carry what its
 // configuration says of them (Stripe.Required).
 func (s *Service) fromRow(r db.Shop) (Shop, error) {
-	return s.withConfig(FromRow(r))
+	return s.withConfig(FromRow(&r))
 }
 
 // Configured returns shop as this Service returns its shops: with what the server's
@@ -573,7 +573,7 @@ func Read(ctx context.Context, q db.DBTX, id uuid.UUID) (Shop, error) {
 	if err != nil {
 		return Shop{}, fmt.Errorf("get shop %s: %w", id, err)
 	}
-	return FromRow(row)
+	return FromRow(&row)
 }
 
 // ReadForShare reads shop's row again in the caller's transaction and holds it FOR
@@ -593,7 +593,7 @@ func ReadForShare(ctx context.Context, tx pgx.Tx, shop Shop) (Shop, error) {
 	if err != nil {
 		return Shop{}, fmt.Errorf("get shop %s for share: %w", shop.ID, err)
 	}
-	cur, err := FromRow(row)
+	cur, err := FromRow(&row)
 	if err != nil {
 		return Shop{}, err
 	}
@@ -615,7 +615,7 @@ func (s *Service) IDByNumber(ctx context.Context, number string) (uuid.UUID, err
 
 // FromRow maps a shop's row, read by whoever owns the statement that read it (the
 // inbound log reads the shop with each text it stores), to a Shop.
-func FromRow(r db.Shop) (Shop, error) {
+func FromRow(r *db.Shop) (Shop, error) {
 	loc, err := loadLocation(r.Timezone)
 	if err != nil {
 		return Shop{}, fmt.Errorf("shop %s time zone %q: %w", r.ID, r.Timezone, err)

@@ -159,7 +159,7 @@ func SetStripeAccount(ctx context.Context, tx pgx.Tx, shopID uuid.UUID, account 
 	if err != nil {
 		return Shop{}, fmt.Errorf("store stripe account of shop %s: %w", shopID, err)
 	}
-	return FromRow(row)
+	return FromRow(&row)
 }
 
 // UpdateStripeStatus stores the state of the connected account `account` as it was at
