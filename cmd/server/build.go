@@ -97,6 +97,12 @@ func (a *app) openStores(ctx context.Context) (err error) {
 	}
 	ropts, _ := config.RedisOptions(a.cfg.RedisURL) // validated by config.Load
 	ropts.DialTimeout, ropts.ReadTimeout, ropts.WriteTimeout = 2*time.Second, time.Second, time.Second
+	// Our commands and replies are a few hundred bytes (keys, a script's SHA, a counter),
+	// while go-redis buffers 32 KiB each way a connection (128 KiB for its pipeline
+	// pool's): 2.3 MB of an instance's live heap after a flash. A buffer only sets how
+	// much one read or write moves; larger payloads still pass.
+	ropts.ReadBufferSize, ropts.WriteBufferSize = redisBuffer, redisBuffer
+	ropts.PipelineReadBufferSize, ropts.PipelineWriteBufferSize = redisBuffer, redisBuffer
 	a.redis = redis.NewUniversalClient(ropts)
 	pctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 	if err := a.redis.Ping(pctx).Err(); err != nil {
@@ -109,6 +115,9 @@ func (a *app) openStores(ctx context.Context) (err error) {
 	a.metrics = metrics.New(a.registry)
 	return nil
 }
+
+// redisBuffer is each Redis connection's read and write buffer (net/http's own size).
+const redisBuffer = 4 << 10
 
 // vendors are the server's clients of Twilio and Stripe, as the services take them.
 type vendors struct {
